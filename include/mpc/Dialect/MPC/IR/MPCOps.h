@@ -1,0 +1,25 @@
+//===- MPCOps.h - mpc dialect operations ------------------------*- C++ -*-===//
+
+#ifndef MPC_DIALECT_MPC_IR_MPCOPS_H
+#define MPC_DIALECT_MPC_IR_MPCOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mpc/Dialect/MPC/IR/MPCDialect.h"
+
+#include "mpc/Dialect/MPC/IR/MPCInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "mpc/Dialect/MPC/IR/MPCOps.h.inc"
+
+namespace mlir::mpc {
+/// The default precision category of `op`, or none for ops outside the
+/// dialect that do not implement `PrecisionCategoryOpInterface`.
+std::optional<PrecisionCategory> getDefaultPrecisionCategory(Operation *op);
+} // namespace mlir::mpc
+
+#endif // MPC_DIALECT_MPC_IR_MPCOPS_H

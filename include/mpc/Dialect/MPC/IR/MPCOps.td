@@ -1,0 +1,876 @@
+//===- MPCOps.td - mpc dialect operations ------------------*- tablegen -*-===//
+
+#ifndef MPC_OPS
+#define MPC_OPS
+
+include "mpc/Dialect/MPC/IR/MPCBase.td"
+include "mpc/Dialect/MPC/IR/MPCInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// Every op carries its default precision category (DESIGN §3).
+class MPC_Op<string mnemonic, string category, list<Trait> traits = []> :
+    Op<MPC_Dialect, mnemonic, !listconcat([
+        MPC_PrecisionCategoryOpInterface,
+        ParamNativeOpTrait<"mpc::HasPrecisionCategory",
+                           "::mlir::mpc::PrecisionCategory::" # category>],
+      traits)>;
+
+//===----------------------------------------------------------------------===//
+// Constants and casts
+//===----------------------------------------------------------------------===//
+
+def MPC_ConstantOp : MPC_Op<"constant", "Follow", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A dense tensor constant";
+  let description = [{
+    ```mlir
+    %half = mpc.constant dense<0.5> : tensor<f32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs MPC_AnyTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def MPC_CastOp : MPC_Op<"cast", "Follow", [Pure, SameOperandsAndResultShape]> {
+  let summary = "Converts a tensor to another floating-point type";
+  let description = [{
+    Rounds to nearest even when narrowing, as the GPU stores values. The
+    mixed-precision pass inserts these; users may write them too.
+
+    ```mlir
+    %h = mpc.cast %x : tensor<64x784xf32> -> tensor<64x784xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class MPC_UnaryOp<string mnemonic, string category, string math,
+                  list<Trait> traits = []> :
+    MPC_Op<mnemonic, category,
+           !listconcat([Pure, SameOperandsAndResultType], traits)> {
+  let summary = "Elementwise " # math;
+  let description = [{
+    Applies `}] # math # [{` to every element.
+
+    ```mlir
+    %y = mpc.}] # mnemonic # [{ %x : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MPC_NegOp : MPC_UnaryOp<"neg", "Follow", "-x">;
+def MPC_ExpOp : MPC_UnaryOp<"exp", "Fp32", "exp(x)">;
+def MPC_LogOp : MPC_UnaryOp<"log", "Fp32", "log(x)">;
+def MPC_SqrtOp : MPC_UnaryOp<"sqrt", "Follow", "sqrt(x)">;
+def MPC_RsqrtOp : MPC_UnaryOp<"rsqrt", "Fp32", "1/sqrt(x)">;
+def MPC_TanhOp : MPC_UnaryOp<"tanh", "Follow", "tanh(x)">;
+def MPC_SigmoidOp : MPC_UnaryOp<"sigmoid", "Follow", "1/(1+exp(-x))">;
+def MPC_ReluOp : MPC_UnaryOp<"relu", "Follow", "max(x, 0)">;
+def MPC_GeluOp : MPC_UnaryOp<"gelu", "Follow",
+    "x*Phi(x) (tanh approximation with `approximate`)"> {
+  let arguments = (ins MPC_FloatTensor:$input, UnitAttr:$approximate);
+}
+
+class MPC_BinaryOp<string mnemonic, string category, string math,
+                   list<Trait> traits = []> :
+    MPC_Op<mnemonic, category,
+           !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+  let summary = "Elementwise " # math # " with numpy broadcasting";
+  let description = [{
+    Computes `}] # math # [{`. Shapes broadcast as in numpy (trailing
+    dimensions aligned, size-1 dimensions stretched); element types must
+    match: casts are explicit.
+
+    ```mlir
+    %y = mpc.}] # mnemonic # [{ %x, %b : tensor<64x256xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$lhs, MPC_FloatTensor:$rhs);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
+def MPC_AddOp : MPC_BinaryOp<"add", "Promote", "lhs + rhs", [Commutative]>;
+def MPC_SubOp : MPC_BinaryOp<"sub", "Promote", "lhs - rhs">;
+def MPC_MulOp : MPC_BinaryOp<"mul", "Promote", "lhs * rhs", [Commutative]>;
+def MPC_DivOp : MPC_BinaryOp<"div", "Promote", "lhs / rhs">;
+def MPC_PowOp : MPC_BinaryOp<"pow", "Fp32", "lhs ^ rhs">;
+
+class MPC_ActivationGradOp<string mnemonic, string saved, string math> :
+    MPC_Op<mnemonic, "Follow", [Pure, SameOperandsAndResultType]> {
+  let summary = "Backward of " # math;
+  let description = [{
+    Returns `grad * d(}] # math # [{)/dx`, given the forward's }] # saved
+    # [{.
+
+    ```mlir
+    %dx = mpc.}] # mnemonic # [{ %dy, %saved : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$saved);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $saved attr-dict `:` type($grad)";
+}
+
+def MPC_ReluGradOp : MPC_ActivationGradOp<"relu_grad", "input x", "relu">;
+def MPC_GeluGradOp : MPC_ActivationGradOp<"gelu_grad", "input x", "gelu"> {
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$saved,
+                       UnitAttr:$approximate);
+}
+def MPC_TanhGradOp : MPC_ActivationGradOp<"tanh_grad", "output y", "tanh">;
+def MPC_SigmoidGradOp :
+    MPC_ActivationGradOp<"sigmoid_grad", "output y", "sigmoid">;
+
+//===----------------------------------------------------------------------===//
+// Matmul and convolutions
+//===----------------------------------------------------------------------===//
+
+def MPC_MatmulOp : MPC_Op<"matmul", "Lowp", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Batched matrix product with transpose flags";
+  let description = [{
+    `a` is `[..., M, K]` (`[..., K, M]` with `transpose_a`), `b` is
+    `[..., K, N]` (`[..., N, K]` with `transpose_b`); the result is
+    `[..., M, N]`. Batch dimensions broadcast as in numpy, so a rank-3
+    activation times a rank-2 weight is a linear layer. Accumulation is
+    always f32 (Tensor Cores); the result has the operands' element type.
+
+    ```mlir
+    %y = mpc.matmul %x, %w : tensor<8x128x256xf16>, tensor<256x1024xf16>
+    %s = mpc.matmul %q, %k {transpose_b} : tensor<32x128x64xf16>, tensor<32x128x64xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b attr-dict `:` type($a) `,` type($b)";
+}
+
+def MPC_Conv2DOp : MPC_Op<"conv2d", "Lowp", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D convolution, NHWC input, OHWI filter";
+  let description = [{
+    `input` is `[N, H, W, C]`, `filter` `[O, kh, kw, C/groups]`, the result
+    `[N, Ho, Wo, O]` with `Ho = (H + 2*pad - dilation*(kh-1) - 1)/stride + 1`.
+    `stride`, `padding` (symmetric) and `dilation` are `[h, w]` pairs.
+
+    ```mlir
+    %y = mpc.conv2d %x, %w {padding = array<i64: 1, 1>}
+        : tensor<8x64x64x3xf32>, tensor<32x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_FloatTensor:$filter,
+                       MPC_PairOr<"1, 1">:$stride, MPC_PairOr<"0, 0">:$padding,
+                       MPC_PairOr<"1, 1">:$dilation,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $filter attr-dict `:` type($input) `,` type($filter)";
+}
+
+def MPC_Conv2DBackwardDataOp : MPC_Op<"conv2d_backward_data", "Lowp", [Pure]> {
+  let summary = "Gradient of conv2d with respect to its input";
+  let description = [{
+    Given the output gradient `[N, Ho, Wo, O]` and the filter, returns the
+    input gradient, whose type is spelled out (several input sizes give the
+    same output size). Attributes as on `mpc.conv2d`.
+
+    ```mlir
+    %dx = mpc.conv2d_backward_data %dy, %w {padding = array<i64: 1, 1>}
+        : tensor<8x64x64x32xf32>, tensor<32x3x3x3xf32> -> tensor<8x64x64x3xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$filter,
+                       MPC_PairOr<"1, 1">:$stride, MPC_PairOr<"0, 0">:$padding,
+                       MPC_PairOr<"1, 1">:$dilation,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $filter attr-dict `:` type($grad) `,` "
+                       "type($filter) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MPC_Conv2DBackwardFilterOp :
+    MPC_Op<"conv2d_backward_filter", "Lowp", [Pure]> {
+  let summary = "Gradient of conv2d with respect to its filter";
+  let description = [{
+    Given the output gradient and the forward input, returns the filter
+    gradient `[O, kh, kw, C/groups]`; its type is spelled out (it carries the
+    kernel size). Attributes as on `mpc.conv2d`.
+
+    ```mlir
+    %dw = mpc.conv2d_backward_filter %dy, %x {padding = array<i64: 1, 1>}
+        : tensor<8x64x64x32xf32>, tensor<8x64x64x3xf32> -> tensor<32x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
+                       MPC_PairOr<"1, 1">:$stride, MPC_PairOr<"0, 0">:$padding,
+                       MPC_PairOr<"1, 1">:$dilation,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad) `,` "
+                       "type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MPC_ConvTranspose2DOp :
+    MPC_Op<"conv_transpose2d", "Lowp", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D transposed convolution, NHWC input, IHWO filter";
+  let description = [{
+    The adjoint of `mpc.conv2d`: `input` `[N, H, W, Cin]`, `filter`
+    `[Cin, kh, kw, Cout]`, result `[N, Ho, Wo, Cout]` with
+    `Ho = (H-1)*stride - 2*pad + dilation*(kh-1) + output_padding + 1`.
+    Its gradients are `mpc.conv2d` (data) and `mpc.conv2d_backward_filter`
+    with input and gradient swapped (filter).
+
+    ```mlir
+    %y = mpc.conv_transpose2d %x, %w {stride = array<i64: 2, 2>}
+        : tensor<8x16x16x64xf32>, tensor<64x2x2x32xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_FloatTensor:$filter,
+                       MPC_PairOr<"1, 1">:$stride, MPC_PairOr<"0, 0">:$padding,
+                       MPC_PairOr<"1, 1">:$dilation,
+                       MPC_PairOr<"0, 0">:$output_padding);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $filter attr-dict `:` type($input) `,` type($filter)";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalisation
+//===----------------------------------------------------------------------===//
+
+class MPC_ReduceOp<string mnemonic, string category, string what> :
+    MPC_Op<mnemonic, category, [Pure, InferTypeOpAdaptor]> {
+  let summary = what # " over the listed dimensions";
+  let description = [{
+    `dims` lists distinct dimensions in increasing order; they are removed
+    from the result unless `keep_dims` is set (then they have size 1).
+
+    ```mlir
+    %s = mpc.}] # mnemonic # [{ %x {dims = array<i64: 0>} : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keep_dims);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MPC_ReduceSumOp : MPC_ReduceOp<"reduce_sum", "Fp32", "Sum">;
+def MPC_ReduceMeanOp : MPC_ReduceOp<"reduce_mean", "Fp32", "Mean">;
+def MPC_ReduceMaxOp : MPC_ReduceOp<"reduce_max", "Follow", "Maximum">;
+
+class MPC_SoftmaxBase<string mnemonic, string what> :
+    MPC_Op<mnemonic, "Fp32", [Pure, SameOperandsAndResultType]> {
+  let summary = what # " along `axis`";
+  let description = [{
+    `axis` may be negative (counted from the end); it defaults to the last
+    dimension.
+
+    ```mlir
+    %p = mpc.}] # mnemonic # [{ %x {axis = -1 : i64} : tensor<8x4x128x128xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def MPC_SoftmaxOp : MPC_SoftmaxBase<"softmax", "Softmax">;
+def MPC_LogSoftmaxOp : MPC_SoftmaxBase<"log_softmax", "Log-softmax">;
+
+class MPC_SoftmaxBackwardBase<string mnemonic, string what> :
+    MPC_Op<mnemonic, "Fp32", [Pure, SameOperandsAndResultType]> {
+  let summary = "Backward of " # what # ", from its output";
+  let description = [{
+    Given the output gradient and the forward's output `y`, returns the input
+    gradient.
+
+    ```mlir
+    %dx = mpc.}] # mnemonic # [{ %dy, %y {axis = -1 : i64} : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$output,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($grad)";
+  let hasVerifier = 1;
+}
+
+def MPC_SoftmaxBackwardOp :
+    MPC_SoftmaxBackwardBase<"softmax_backward", "mpc.softmax">;
+def MPC_LogSoftmaxBackwardOp :
+    MPC_SoftmaxBackwardBase<"log_softmax_backward", "mpc.log_softmax">;
+
+def MPC_LayerNormOp : MPC_Op<"layer_norm", "Fp32", [Pure, InferTypeOpAdaptor,
+    AllTypesMatch<["gamma", "beta"]>]> {
+  let summary = "Layer normalisation over the dimensions from `axis` on";
+  let description = [{
+    Normalises over `x.shape[axis:]` (`axis` defaults to the last dimension)
+    and applies the affine `gamma`, `beta` of that shape. Also returns the
+    f32 mean and reciprocal standard deviation of shape `x.shape[:axis]` for
+    the backward pass. Statistics are always f32; `gamma`/`beta` may be f32
+    while `x` is low precision.
+
+    ```mlir
+    %y, %mean, %rstd = mpc.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f64}
+        : tensor<8x128x256xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_FloatTensor:$gamma,
+                       MPC_FloatTensor:$beta,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$mean,
+                      MPC_FloatTensor:$rstd);
+  let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` "
+                       "type($input) `,` type($gamma)";
+}
+
+def MPC_LayerNormBackwardOp : MPC_Op<"layer_norm_backward", "Fp32",
+    [Pure, InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
+     AllTypesMatch<["mean", "rstd"]>]> {
+  let summary = "Backward of mpc.layer_norm";
+  let description = [{
+    Returns the gradients of the input, `gamma` and `beta`, from the output
+    gradient, the forward input, its saved mean and rstd, and `gamma`.
+
+    ```mlir
+    %dx, %dg, %db = mpc.layer_norm_backward %dy, %x, %mean, %rstd, %g
+        : tensor<8x128x256xf32>, tensor<8x128xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
+                       MPC_FloatTensor:$mean, MPC_FloatTensor:$rstd,
+                       MPC_FloatTensor:$gamma,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs MPC_FloatTensor:$grad_input, MPC_FloatTensor:$grad_gamma,
+                      MPC_FloatTensor:$grad_beta);
+  let assemblyFormat = "$grad `,` $input `,` $mean `,` $rstd `,` $gamma "
+      "attr-dict `:` type($grad) `,` type($mean) `,` type($gamma)";
+}
+
+def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, InferTypeOpAdaptor,
+    AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
+  let summary = "Batch normalisation in training mode (channels last)";
+  let description = [{
+    Normalises `x` (`[N, C]` or `[N, H, W, C]`) with the batch statistics of
+    each channel, applies `gamma`, `beta`, and returns the updated running
+    statistics (`new = (1-momentum)*old + momentum*batch`, the unbiased
+    variance, as PyTorch) and the saved mean and inverse standard deviation
+    for the backward pass. Per-channel tensors are f32 `[C]`.
+
+    ```mlir
+    %y, %rm, %rv, %mean, %invstd = mpc.batch_norm %x, %g, %b, %m, %v
+        {momentum = 0.1 : f64, epsilon = 1.0e-5 : f64}
+        : tensor<8x32x32x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_FloatTensor:$gamma,
+                       MPC_FloatTensor:$beta, MPC_FloatTensor:$running_mean,
+                       MPC_FloatTensor:$running_var,
+                       DefaultValuedAttr<F64Attr, "0.1">:$momentum,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs MPC_FloatTensor:$result,
+                      MPC_FloatTensor:$new_running_mean,
+                      MPC_FloatTensor:$new_running_var,
+                      MPC_FloatTensor:$saved_mean,
+                      MPC_FloatTensor:$saved_invstd);
+  let assemblyFormat = "$input `,` $gamma `,` $beta `,` $running_mean `,` "
+      "$running_var attr-dict `:` type($input) `,` type($gamma)";
+}
+
+def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
+    InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
+    AllTypesMatch<["gamma", "saved_mean", "saved_invstd"]>]> {
+  let summary = "Backward of mpc.batch_norm";
+  let description = [{
+    ```mlir
+    %dx, %dg, %db = mpc.batch_norm_backward %dy, %x, %g, %mean, %invstd
+        : tensor<8x32x32x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
+                       MPC_FloatTensor:$gamma, MPC_FloatTensor:$saved_mean,
+                       MPC_FloatTensor:$saved_invstd);
+  let results = (outs MPC_FloatTensor:$grad_input, MPC_FloatTensor:$grad_gamma,
+                      MPC_FloatTensor:$grad_beta);
+  let assemblyFormat = "$grad `,` $input `,` $gamma `,` $saved_mean `,` "
+      "$saved_invstd attr-dict `:` type($grad) `,` type($gamma)";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def MPC_ReshapeOp : MPC_Op<"reshape", "Follow", [Pure]> {
+  let summary = "Reinterprets a tensor with another shape";
+  let description = [{
+    ```mlir
+    %y = mpc.reshape %x : tensor<8x128x256xf32> -> tensor<1024x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_AnyTensor:$input);
+  let results = (outs MPC_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permutes dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`.
+
+    ```mlir
+    %y = mpc.transpose %x {permutation = array<i64: 0, 2, 1, 3>}
+        : tensor<8x128x4x64xf32>
+    ```
+  }];
+  let arguments = (ins MPC_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs MPC_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MPC_ConcatOp : MPC_Op<"concat", "Promote", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Concatenates tensors along `axis`";
+  let description = [{
+    All inputs have the same rank, element type and sizes except along
+    `axis`.
+
+    ```mlir
+    %y = mpc.concat %a, %b {axis = 3 : i64}
+        : tensor<8x32x32x64xf32>, tensor<8x32x32x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<MPC_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs MPC_AnyTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
+def MPC_SliceOp : MPC_Op<"slice", "Follow", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Takes a strided box out of a tensor";
+  let description = [{
+    Result dimension `i` has `sizes[i]` elements, starting at `offsets[i]`,
+    `strides[i]` apart (strides default to 1).
+
+    ```mlir
+    %y = mpc.slice %x {offsets = array<i64: 0, 0>, sizes = array<i64: 8, 128>}
+        : tensor<8x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_AnyTensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs MPC_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MPC_SliceBackwardOp : MPC_Op<"slice_backward", "Follow", [Pure]> {
+  let summary = "Scatters a slice's gradient into zeros of the input's shape";
+  let description = [{
+    ```mlir
+    %dx = mpc.slice_backward %dy {offsets = array<i64: 0, 0>}
+        : tensor<8x128xf32> -> tensor<8x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, DenseI64ArrayAttr:$offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MPC_BroadcastToOp : MPC_Op<"broadcast_to", "Follow", [Pure]> {
+  let summary = "Broadcasts a tensor to a shape, numpy rules";
+  let description = [{
+    ```mlir
+    %y = mpc.broadcast_to %b : tensor<256xf32> -> tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_AnyTensor:$input);
+  let results = (outs MPC_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MPC_EmbeddingOp : MPC_Op<"embedding", "Follow", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gathers rows of a table by index";
+  let description = [{
+    `table` is `[V, D]`, `indices` any integer shape `S`; the result is
+    `[S..., D]`. Indices out of `[0, V)` are a runtime error.
+
+    ```mlir
+    %e = mpc.embedding %table, %ids : tensor<30522x256xf32>, tensor<8x128xi32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$table, MPC_IndexTensor:$indices);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$table `,` $indices attr-dict `:` type($table) `,` type($indices)";
+}
+
+def MPC_EmbeddingBackwardOp : MPC_Op<"embedding_backward", "Follow", [Pure]> {
+  let summary = "Scatter-adds gradient rows into a zero table";
+  let description = [{
+    Rows hit by several indices receive the sum of their gradients
+    (accumulated in f32). The table type is spelled out.
+
+    ```mlir
+    %dt = mpc.embedding_backward %dy, %ids
+        : tensor<8x128x256xf32>, tensor<8x128xi32> -> tensor<30522x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_IndexTensor:$indices);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $indices attr-dict `:` type($grad) `,` "
+                       "type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class MPC_Pool2DOp<string mnemonic, string what, dag extra = (ins)> :
+    MPC_Op<mnemonic, "Follow", [Pure, InferTypeOpAdaptor]> {
+  let summary = what # " pooling over H and W of an NHWC tensor";
+  let description = [{
+    `kernel`, `stride` (default: the kernel) and `padding` are `[h, w]`
+    pairs; `Ho = (H + 2*pad - kh)/stride + 1`.
+
+    ```mlir
+    %y = mpc.}] # mnemonic # [{ %x {kernel = array<i64: 2, 2>} : tensor<8x64x64x32xf32>
+    ```
+  }];
+  let arguments = !con((ins MPC_FloatTensor:$input, MPC_Pair:$kernel,
+                            OptionalAttr<MPC_Pair>:$stride,
+                            MPC_PairOr<"0, 0">:$padding), extra);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MPC_MaxPool2DOp : MPC_Pool2DOp<"max_pool2d", "Max">;
+def MPC_AvgPool2DOp : MPC_Pool2DOp<"avg_pool2d", "Average",
+    (ins DefaultValuedAttr<BoolAttr, "true">:$count_include_pad)>;
+
+class MPC_Pool2DBackwardOp<string mnemonic, string forward,
+                           dag extra = (ins)> :
+    MPC_Op<mnemonic, "Follow", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Backward of mpc." # forward;
+  let description = [{
+    Given the output gradient and the forward input, returns the input
+    gradient. Attributes as on the forward op.
+
+    ```mlir
+    %dx = mpc.}] # mnemonic # [{ %dy, %x {kernel = array<i64: 2, 2>}
+        : tensor<8x32x32x32xf32>, tensor<8x64x64x32xf32>
+    ```
+  }];
+  let arguments = !con((ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
+                            MPC_Pair:$kernel, OptionalAttr<MPC_Pair>:$stride,
+                            MPC_PairOr<"0, 0">:$padding), extra);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$grad `,` $input attr-dict `:` type($grad) `,` type($input)";
+  let hasVerifier = 1;
+}
+
+def MPC_MaxPool2DBackwardOp :
+    MPC_Pool2DBackwardOp<"max_pool2d_backward", "max_pool2d">;
+def MPC_AvgPool2DBackwardOp :
+    MPC_Pool2DBackwardOp<"avg_pool2d_backward", "avg_pool2d",
+        (ins DefaultValuedAttr<BoolAttr, "true">:$count_include_pad)>;
+
+def MPC_UpsampleNearest2DOp : MPC_Op<"upsample_nearest2d", "Follow",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Nearest-neighbour upsampling of an NHWC tensor";
+  let description = [{
+    Repeats each pixel `scale[0]` times along H and `scale[1]` along W.
+
+    ```mlir
+    %y = mpc.upsample_nearest2d %x {scale = array<i64: 2, 2>} : tensor<8x16x16x64xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_Pair:$scale);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MPC_UpsampleNearest2DBackwardOp : MPC_Op<"upsample_nearest2d_backward",
+    "Follow", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Backward of mpc.upsample_nearest2d: sums each scale block";
+  let description = [{
+    ```mlir
+    %dx = mpc.upsample_nearest2d_backward %dy {scale = array<i64: 2, 2>}
+        : tensor<8x32x32x64xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_Pair:$scale);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad)";
+}
+
+def MPC_DropoutOp : MPC_Op<"dropout", "Follow", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Seeded inverted dropout; also returns the keep mask";
+  let description = [{
+    Zeroes each element with probability `p` and scales the rest by
+    `1/(1-p)`. The mask is drawn from `seed` and the step number, so each
+    step draws a new mask and a run is reproducible; the backward pass reuses
+    the returned mask.
+
+    ```mlir
+    %y, %mask = mpc.dropout %x {p = 0.1 : f64, seed = 7 : i64} : tensor<8x128x256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, F64Attr:$p, I64Attr:$seed);
+  let results = (outs MPC_FloatTensor:$result, MPC_MaskTensor:$mask);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def MPC_DropoutBackwardOp : MPC_Op<"dropout_backward", "Follow", [Pure,
+    AllTypesMatch<["grad", "result"]>]> {
+  let summary = "Backward of mpc.dropout with the forward's mask";
+  let description = [{
+    ```mlir
+    %dx = mpc.dropout_backward %dy, %mask {p = 0.1 : f64}
+        : tensor<8x128x256xf32>, tensor<8x128x256xi1>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_MaskTensor:$mask, F64Attr:$p);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$grad `,` $mask attr-dict `:` type($grad) `,` type($mask)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+class MPC_LossOp<string mnemonic, string what, string targetKind,
+                 Type targetType> :
+    MPC_Op<mnemonic, "Fp32", [Pure, InferTypeOpAdaptor]> {
+  let summary = what;
+  let description = [{
+    Returns a rank-0 loss of the input's element type, reduced by `reduction`
+    (`mean`, the default, or `sum`). Targets: }] # targetKind # [{.
+
+    ```mlir
+    %loss = mpc.}] # mnemonic # [{ %x, %t : tensor<64x10xf32>, tensor<64xi32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, targetType:$target,
+                       DefaultValuedAttr<MPC_ReductionAttr,
+                           "::mlir::mpc::Reduction::Mean">:$reduction);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $target attr-dict `:` type($input) `,` type($target)";
+}
+
+class MPC_LossBackwardOp<string mnemonic, string forward, Type targetType> :
+    MPC_Op<mnemonic, "Fp32", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Backward of mpc." # forward;
+  let description = [{
+    Given the rank-0 loss gradient, the forward input and the targets,
+    returns the input gradient.
+
+    ```mlir
+    %dx = mpc.}] # mnemonic # [{ %dl, %x, %t : tensor<f32>, tensor<64x10xf32>, tensor<64xi32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
+                       targetType:$target,
+                       DefaultValuedAttr<MPC_ReductionAttr,
+                           "::mlir::mpc::Reduction::Mean">:$reduction);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input `,` $target attr-dict `:` "
+                       "type($grad) `,` type($input) `,` type($target)";
+}
+
+def MPC_CrossEntropyOp : MPC_LossOp<"cross_entropy",
+    "Softmax cross-entropy of logits against integer class labels",
+    "integer labels with the logits' shape less the last (class) dimension",
+    MPC_IndexTensor>;
+def MPC_CrossEntropyBackwardOp : MPC_LossBackwardOp<"cross_entropy_backward",
+    "cross_entropy", MPC_IndexTensor>;
+def MPC_MSEOp : MPC_LossOp<"mse", "Mean squared error",
+    "floats of the input's type", MPC_FloatTensor>;
+def MPC_MSEBackwardOp :
+    MPC_LossBackwardOp<"mse_backward", "mse", MPC_FloatTensor>;
+def MPC_BCEWithLogitsOp : MPC_LossOp<"bce_with_logits",
+    "Binary cross-entropy on logits (numerically stable)",
+    "probabilities in [0, 1] of the input's type", MPC_FloatTensor>;
+def MPC_BCEWithLogitsBackwardOp : MPC_LossBackwardOp<
+    "bce_with_logits_backward", "bce_with_logits", MPC_FloatTensor>;
+def MPC_BinaryCrossEntropyOp : MPC_LossOp<"binary_cross_entropy",
+    "Binary cross-entropy on probabilities (refused under AMP: use "
+    "bce_with_logits)",
+    "probabilities in [0, 1] of the input's type", MPC_FloatTensor>;
+def MPC_BinaryCrossEntropyBackwardOp : MPC_LossBackwardOp<
+    "binary_cross_entropy_backward", "binary_cross_entropy", MPC_FloatTensor>;
+
+//===----------------------------------------------------------------------===//
+// Loss scaling
+//===----------------------------------------------------------------------===//
+
+def MPC_ScaleLossOp : MPC_Op<"scale_loss", "Fp32", [Pure,
+    AllTypesMatch<["loss", "result"]>]> {
+  let summary = "Multiplies the loss by the loss scale";
+  let description = [{
+    ```mlir
+    %scaled = mpc.scale_loss %loss, %scale : tensor<f32>
+    ```
+  }];
+  let arguments = (ins MPC_F32Scalar:$loss, MPC_F32Scalar:$scale);
+  let results = (outs MPC_F32Scalar:$result);
+  let assemblyFormat = "$loss `,` $scale attr-dict `:` type($loss)";
+}
+
+def MPC_UnscaleAndCheckOp : MPC_Op<"unscale_and_check", "Fp32",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Unscales all gradients to f32 and flags any inf/NaN";
+  let description = [{
+    A multi-tensor op (one kernel on the GPU): returns every gradient
+    multiplied by `1/scale` in f32, and `found_inf`, true if any input
+    element is not finite.
+
+    ```mlir
+    %g0, %g1, %found_inf = mpc.unscale_and_check %scale, %d0, %d1
+        : tensor<784x256xf16>, tensor<256xf16>
+    ```
+  }];
+  let arguments = (ins MPC_F32Scalar:$scale, Variadic<MPC_FloatTensor>:$grads);
+  let results = (outs Variadic<MPC_FloatTensor>:$unscaled,
+                      MPC_BoolScalar:$found_inf);
+  let assemblyFormat = "$scale `,` $grads attr-dict `:` type($grads)";
+}
+
+def MPC_UpdateLossScaleOp : MPC_Op<"update_loss_scale", "Fp32", [Pure,
+    AllTypesMatch<["scale", "new_scale"]>,
+    AllTypesMatch<["growth_tracker", "new_growth_tracker"]>,
+    AllTypesMatch<["hysteresis_tracker", "new_hysteresis_tracker"]>]> {
+  let summary = "GradScaler's scale update, with clamps and hysteresis";
+  let description = [{
+    On `found_inf`: the hysteresis tracker counts down; when it reaches zero
+    the scale is multiplied by `backoff_factor` (not below `min_scale`) and
+    the growth tracker is reset. On a clean step the growth tracker counts
+    up; at `growth_interval` the scale grows by `growth_factor` (not above
+    `max_scale`) and the tracker resets. The hysteresis tracker starts at and
+    refills to `hysteresis` after growth. With `hysteresis = 1` this is
+    exactly PyTorch's `torch.amp.GradScaler.update`.
+
+    ```mlir
+    %s, %g, %h = mpc.update_loss_scale %scale, %growth, %hyst, %found_inf
+        {growth_interval = 2000 : i64}
+    ```
+  }];
+  let arguments = (ins MPC_F32Scalar:$scale, MPC_I32Scalar:$growth_tracker,
+                       MPC_I32Scalar:$hysteresis_tracker,
+                       MPC_BoolScalar:$found_inf,
+                       DefaultValuedAttr<F64Attr, "2.0">:$growth_factor,
+                       DefaultValuedAttr<F64Attr, "0.5">:$backoff_factor,
+                       DefaultValuedAttr<I64Attr, "2000">:$growth_interval,
+                       DefaultValuedAttr<I64Attr, "1">:$hysteresis,
+                       OptionalAttr<F64Attr>:$min_scale,
+                       OptionalAttr<F64Attr>:$max_scale);
+  let results = (outs MPC_F32Scalar:$new_scale,
+                      MPC_I32Scalar:$new_growth_tracker,
+                      MPC_I32Scalar:$new_hysteresis_tracker);
+  let assemblyFormat = "$scale `,` $growth_tracker `,` $hysteresis_tracker "
+                       "`,` $found_inf attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def MPC_SGDUpdateOp : MPC_Op<"sgd_update", "Fp32",
+    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
+  let summary = "SGD step, with momentum, Nesterov and weight decay";
+  let description = [{
+    PyTorch's `torch.optim.SGD` on an f32 master `param` with gradient
+    `grad` (any float type, converted to f32; multiplied by `inv_scale` when
+    given): `g = grad*inv_scale + weight_decay*param`; with a
+    `momentum_buffer`, `buf = momentum*buf + (1-dampening)*g` and
+    `g = nesterov ? g + momentum*buf : buf`; `param -= lr*g`. When
+    `found_inf` is given and true, nothing changes. With `copy(T)` the op
+    also returns the new parameter converted to `T` (the low-precision
+    weight copy of O2). Results: the new parameter, then the new momentum
+    buffer, then the copy, each when present.
+
+    ```mlir
+    %p, %buf, %w16 = mpc.sgd_update %param, %grad lr(%lr)
+        momentum_buffer(%m) found_inf(%inf) inv_scale(%inv) copy(f16)
+        {momentum = 0.9 : f64} : tensor<256x256xf32>, tensor<256x256xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$param, MPC_FloatTensor:$grad,
+                       MPC_F32Scalar:$lr,
+                       Optional<MPC_FloatTensor>:$momentum_buffer,
+                       Optional<MPC_BoolScalar>:$found_inf,
+                       Optional<MPC_F32Scalar>:$inv_scale,
+                       DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dampening,
+                       UnitAttr:$nesterov,
+                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                       OptionalAttr<TypeAttr>:$copy_type);
+  let results = (outs MPC_FloatTensor:$new_param,
+                      Optional<MPC_FloatTensor>:$new_momentum_buffer,
+                      Optional<MPC_FloatTensor>:$param_copy);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def MPC_AdamUpdateOp : MPC_Op<"adam_update", "Fp32",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "Adam / AdamW step";
+  let description = [{
+    PyTorch's `torch.optim.Adam` (or `AdamW` with `decoupled`) on an f32
+    master `param` with moments `exp_avg`, `exp_avg_sq` and the step number
+    `step` (starting at 1): `g = grad*inv_scale`; Adam adds
+    `weight_decay*param` to `g`, AdamW multiplies `param` by
+    `1 - lr*weight_decay`; `m = beta1*m + (1-beta1)*g`,
+    `v = beta2*v + (1-beta2)*g*g`; with `bias_correction` (default on)
+    `m^ = m/(1-beta1^step)`, `v^ = v/(1-beta2^step)`;
+    `param -= lr*m^/(sqrt(v^) + eps)`. `found_inf`, `inv_scale` and
+    `copy(T)` are as on `mpc.sgd_update`. Results: new parameter, new
+    moments, then the copy when present.
+
+    ```mlir
+    %p, %m1, %v1 = mpc.adam_update %param, %grad, %m, %v lr(%lr) step(%t)
+        {decoupled, weight_decay = 0.01 : f64} : tensor<256xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$param, MPC_FloatTensor:$grad,
+                       MPC_FloatTensor:$exp_avg, MPC_FloatTensor:$exp_avg_sq,
+                       MPC_F32Scalar:$lr, MPC_I32Scalar:$step,
+                       Optional<MPC_BoolScalar>:$found_inf,
+                       Optional<MPC_F32Scalar>:$inv_scale,
+                       DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+                       DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+                       DefaultValuedAttr<F64Attr, "1.0e-8">:$eps,
+                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                       UnitAttr:$decoupled,
+                       DefaultValuedAttr<BoolAttr, "true">:$bias_correction,
+                       OptionalAttr<TypeAttr>:$copy_type);
+  let results = (outs MPC_FloatTensor:$new_param, MPC_FloatTensor:$new_exp_avg,
+                      MPC_FloatTensor:$new_exp_avg_sq,
+                      Optional<MPC_FloatTensor>:$param_copy);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+#endif // MPC_OPS

@@ -1,0 +1,1243 @@
+//===- MPCOps.cpp - mpc op verifiers, type inference and folds ------------===//
+//
+// Shape checks of ops with inferred result types live in `inferReturnTypes`:
+// it runs both when the custom syntax is parsed and when the op is verified,
+// so a bad op gets the same located message either way. It must not assume
+// the ODS type constraints have run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+namespace {
+
+/// Emits "'<op>' op <message>" at an optional location.
+class Diag {
+public:
+  Diag(std::optional<Location> loc, StringRef opName)
+      : loc(loc), opName(opName) {}
+
+  template <typename... Args>
+  LogicalResult operator()(Args &&...args) const {
+    return emitOptionalError(loc, "'", opName, "' op ",
+                             std::forward<Args>(args)...);
+  }
+
+private:
+  std::optional<Location> loc;
+  StringRef opName;
+};
+
+} // namespace
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+/// The operand as a statically shaped ranked tensor, or an error.
+static FailureOr<RankedTensorType> staticTensor(Type type, StringRef what,
+                                                const Diag &diag) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor) {
+    (void)diag("expects ", what, " to be a ranked tensor, got ", type);
+    return failure();
+  }
+  if (!tensor.hasStaticShape()) {
+    (void)diag("expects ", what,
+               " to have a static shape (dynamic shapes are not supported), "
+               "got ",
+               type);
+    return failure();
+  }
+  return tensor;
+}
+
+static FailureOr<RankedTensorType> staticTensor(Value value, StringRef what,
+                                                const Diag &diag) {
+  return staticTensor(value.getType(), what, diag);
+}
+
+static LogicalResult checkRank(RankedTensorType type, StringRef what,
+                               int64_t rank, const Diag &diag) {
+  if (type.getRank() != rank)
+    return diag("expects ", what, " of rank ", rank, ", got ", type);
+  return success();
+}
+
+static LogicalResult checkSameElementType(RankedTensorType a, StringRef aName,
+                                          RankedTensorType b, StringRef bName,
+                                          const Diag &diag) {
+  if (a.getElementType() != b.getElementType())
+    return diag("expects ", aName, " and ", bName,
+                " of the same element type, got ", a.getElementType(),
+                " and ", b.getElementType());
+  return success();
+}
+
+/// `axis` in [-rank, rank) made non-negative, or an error.
+static FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
+                                        const Diag &diag) {
+  if (axis < -rank || axis >= rank) {
+    (void)diag("expects axis in [", -rank, ", ", rank, "), got ", axis);
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+static LogicalResult checkPair(ArrayRef<int64_t> pair, StringRef name,
+                               int64_t min, const Diag &diag) {
+  if (pair.size() != 2)
+    return diag("expects '", name, "' to have 2 elements [h, w], got ",
+                pair.size());
+  if (pair[0] < min || pair[1] < min)
+    return diag("expects '", name, "' elements >= ", min, ", got ",
+                shapeStr(pair));
+  return success();
+}
+
+static LogicalResult checkFraction(double value, StringRef name, bool closedHigh,
+                                   const Diag &diag) {
+  if (value < 0.0 || (closedHigh ? value > 1.0 : value >= 1.0))
+    return diag("expects ", name, " in [0, 1", closedHigh ? "]" : ")",
+                ", got ", value);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp, CastOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferBroadcast(Value lhs, Value rhs, const Diag &diag,
+                                    SmallVectorImpl<Type> &results) {
+  auto l = staticTensor(lhs, "lhs", diag);
+  auto r = staticTensor(rhs, "rhs", diag);
+  if (failed(l) || failed(r) ||
+      failed(checkSameElementType(*l, "lhs", *r, "rhs", diag)))
+    return failure();
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(l->getShape(), r->getShape(), shape))
+    return diag("expects broadcast-compatible shapes, got ",
+                shapeStr(l->getShape()), " and ", shapeStr(r->getShape()));
+  results.push_back(RankedTensorType::get(shape, l->getElementType()));
+  return success();
+}
+
+#define MPC_BROADCAST_INFER(OP)                                                \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
+    return inferBroadcast(adaptor.getLhs(), adaptor.getRhs(),                  \
+                          Diag(loc, getOperationName()), results);             \
+  }
+MPC_BROADCAST_INFER(AddOp)
+MPC_BROADCAST_INFER(SubOp)
+MPC_BROADCAST_INFER(MulOp)
+MPC_BROADCAST_INFER(DivOp)
+MPC_BROADCAST_INFER(PowOp)
+#undef MPC_BROADCAST_INFER
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto a = staticTensor(adaptor.getA(), "a", diag);
+  auto b = staticTensor(adaptor.getB(), "b", diag);
+  if (failed(a) || failed(b) ||
+      failed(checkSameElementType(*a, "a", *b, "b", diag)))
+    return failure();
+  if (a->getRank() < 2 || b->getRank() < 2)
+    return diag("expects operands of rank >= 2, got ", *a, " and ", *b);
+  ArrayRef<int64_t> as = a->getShape(), bs = b->getShape();
+  int64_t ra = as.size(), rb = bs.size();
+  int64_t m = as[ra - 2], ka = as[ra - 1];
+  if (adaptor.getTransposeA())
+    std::swap(m, ka);
+  int64_t kb = bs[rb - 2], n = bs[rb - 1];
+  if (adaptor.getTransposeB())
+    std::swap(kb, n);
+  if (ka != kb)
+    return diag("expects equal contracting dimensions, got K = ", ka,
+                " for a and ", kb, " for b");
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(as.drop_back(2), bs.drop_back(2),
+                                          shape))
+    return diag("expects broadcast-compatible batch dimensions, got ",
+                shapeStr(as.drop_back(2)), " and ", shapeStr(bs.drop_back(2)));
+  shape.append({m, n});
+  results.push_back(RankedTensorType::get(shape, a->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ConvParams {
+  ArrayRef<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+} // namespace
+
+static LogicalResult checkConvParams(const ConvParams &p, const Diag &diag) {
+  if (failed(checkPair(p.stride, "stride", 1, diag)) ||
+      failed(checkPair(p.padding, "padding", 0, diag)) ||
+      failed(checkPair(p.dilation, "dilation", 1, diag)))
+    return failure();
+  if (p.groups < 1)
+    return diag("expects groups >= 1, got ", p.groups);
+  return success();
+}
+
+/// The NHWC result shape of conv2d(input, filter), or an error.
+static FailureOr<SmallVector<int64_t>>
+conv2dShape(RankedTensorType input, RankedTensorType filter,
+            const ConvParams &p, const Diag &diag) {
+  if (failed(checkConvParams(p, diag)) ||
+      failed(checkRank(input, "an NHWC input", 4, diag)) ||
+      failed(checkRank(filter, "an OHWI filter", 4, diag)))
+    return failure();
+  ArrayRef<int64_t> in = input.getShape(), f = filter.getShape();
+  int64_t channels = in[3], outChannels = f[0];
+  if (channels % p.groups || outChannels % p.groups) {
+    (void)diag("expects input channels (", channels, ") and output channels (",
+               outChannels, ") divisible by groups (", p.groups, ")");
+    return failure();
+  }
+  if (f[3] != channels / p.groups) {
+    (void)diag("expects filter input channels (", f[3],
+               ") to equal input channels / groups (", channels / p.groups,
+               ")");
+    return failure();
+  }
+  SmallVector<int64_t> out = {in[0], 0, 0, outChannels};
+  for (int i = 0; i < 2; ++i) {
+    int64_t extent = in[1 + i] + 2 * p.padding[i] -
+                     p.dilation[i] * (f[1 + i] - 1) - 1;
+    if (extent < 0) {
+      (void)diag("expects the dilated kernel (", f[1 + i], " with dilation ",
+                 p.dilation[i], ") to fit the padded input (", in[1 + i],
+                 " + 2*", p.padding[i], ")");
+      return failure();
+    }
+    out[1 + i] = extent / p.stride[i] + 1;
+  }
+  return out;
+}
+
+LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto input = staticTensor(adaptor.getInput(), "input", diag);
+  auto filter = staticTensor(adaptor.getFilter(), "filter", diag);
+  if (failed(input) || failed(filter) ||
+      failed(checkSameElementType(*input, "input", *filter, "filter", diag)))
+    return failure();
+  ConvParams p{adaptor.getStride(), adaptor.getPadding(),
+               adaptor.getDilation(),
+               static_cast<int64_t>(adaptor.getGroups())};
+  auto shape = conv2dShape(*input, *filter, p, diag);
+  if (failed(shape))
+    return failure();
+  results.push_back(RankedTensorType::get(*shape, input->getElementType()));
+  return success();
+}
+
+/// Checks a conv2d backward op: the forward conv2d(input, filter) must give
+/// `grad`'s shape.
+static LogicalResult verifyConvBackward(RankedTensorType grad,
+                                        RankedTensorType input,
+                                        RankedTensorType filter,
+                                        const ConvParams &p, const Diag &diag) {
+  if (failed(checkSameElementType(grad, "grad", input, "input", diag)) ||
+      failed(checkSameElementType(grad, "grad", filter, "filter", diag)))
+    return failure();
+  auto shape = conv2dShape(input, filter, p, diag);
+  if (failed(shape))
+    return failure();
+  if (ArrayRef<int64_t>(*shape) != grad.getShape())
+    return diag("expects grad of the forward output's shape ",
+                shapeStr(*shape), ", got ", shapeStr(grad.getShape()));
+  return success();
+}
+
+LogicalResult Conv2DBackwardDataOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  return verifyConvBackward(
+      getGrad().getType(), getType(), getFilter().getType(),
+      {getStride(), getPadding(), getDilation(),
+       static_cast<int64_t>(getGroups())},
+      diag);
+}
+
+LogicalResult Conv2DBackwardFilterOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  return verifyConvBackward(
+      getGrad().getType(), getInput().getType(), getType(),
+      {getStride(), getPadding(), getDilation(),
+       static_cast<int64_t>(getGroups())},
+      diag);
+}
+
+LogicalResult ConvTranspose2DOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto input = staticTensor(adaptor.getInput(), "input", diag);
+  auto filter = staticTensor(adaptor.getFilter(), "filter", diag);
+  if (failed(input) || failed(filter) ||
+      failed(checkSameElementType(*input, "input", *filter, "filter", diag)))
+    return failure();
+  ConvParams p{adaptor.getStride(), adaptor.getPadding(),
+               adaptor.getDilation()};
+  ArrayRef<int64_t> outPad = adaptor.getOutputPadding();
+  if (failed(checkConvParams(p, diag)) ||
+      failed(checkPair(outPad, "output_padding", 0, diag)) ||
+      failed(checkRank(*input, "an NHWC input", 4, diag)) ||
+      failed(checkRank(*filter, "an IHWO filter", 4, diag)))
+    return failure();
+  ArrayRef<int64_t> in = input->getShape(), f = filter->getShape();
+  if (f[0] != in[3])
+    return diag("expects filter input channels (", f[0],
+                ") to equal input channels (", in[3], ")");
+  SmallVector<int64_t> out = {in[0], 0, 0, f[3]};
+  for (int i = 0; i < 2; ++i) {
+    if (outPad[i] >= std::max(p.stride[i], p.dilation[i]))
+      return diag("expects output_padding smaller than stride or dilation, "
+                  "got ",
+                  shapeStr(outPad));
+    out[1 + i] = (in[1 + i] - 1) * p.stride[i] - 2 * p.padding[i] +
+                 p.dilation[i] * (f[1 + i] - 1) + outPad[i] + 1;
+    if (out[1 + i] < 1)
+      return diag("expects a non-empty output, got size ", out[1 + i]);
+  }
+  results.push_back(RankedTensorType::get(out, input->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, softmax, normalisation
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferReduce(Value input, ArrayRef<int64_t> dims,
+                                 bool keepDims, const Diag &diag,
+                                 SmallVectorImpl<Type> &results) {
+  auto type = staticTensor(input, "input", diag);
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  for (auto [i, d] : llvm::enumerate(dims))
+    if (d < 0 || d >= rank || (i > 0 && d <= dims[i - 1]))
+      return diag("expects dims distinct, increasing and in [0, ", rank,
+                  "), got ", shapeStr(dims));
+  SmallVector<int64_t> shape;
+  for (auto [i, size] : llvm::enumerate(type->getShape())) {
+    if (!llvm::is_contained(dims, static_cast<int64_t>(i)))
+      shape.push_back(size);
+    else if (keepDims)
+      shape.push_back(1);
+  }
+  results.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+#define MPC_REDUCE_INFER(OP)                                                   \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
+    return inferReduce(adaptor.getInput(), adaptor.getDims(),                  \
+                       adaptor.getKeepDims(), Diag(loc, getOperationName()),   \
+                       results);                                               \
+  }
+MPC_REDUCE_INFER(ReduceSumOp)
+MPC_REDUCE_INFER(ReduceMeanOp)
+MPC_REDUCE_INFER(ReduceMaxOp)
+#undef MPC_REDUCE_INFER
+
+template <typename OpTy>
+static LogicalResult verifyAxis(OpTy op) {
+  Diag diag(op.getLoc(), op.getOperationName());
+  return normalizeAxis(static_cast<int64_t>(op.getAxis()),
+                       op.getType().getRank(), diag);
+}
+
+LogicalResult SoftmaxOp::verify() { return verifyAxis(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifyAxis(*this); }
+LogicalResult SoftmaxBackwardOp::verify() { return verifyAxis(*this); }
+LogicalResult LogSoftmaxBackwardOp::verify() { return verifyAxis(*this); }
+
+/// Splits `input` at the normalisation axis and checks the affine parameter
+/// covers the normalised part. Returns the axis.
+static FailureOr<int64_t> checkLayerNormShapes(RankedTensorType input,
+                                               RankedTensorType gamma,
+                                               int64_t axis, const Diag &diag) {
+  if (input.getRank() < 1) {
+    (void)diag("expects an input of rank >= 1");
+    return failure();
+  }
+  auto a = normalizeAxis(axis, input.getRank(), diag);
+  if (failed(a))
+    return failure();
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(*a);
+  if (gamma.getShape() != normalized) {
+    (void)diag("expects gamma of the normalised shape ", shapeStr(normalized),
+               ", got ", shapeStr(gamma.getShape()));
+    return failure();
+  }
+  return *a;
+}
+
+static RankedTensorType statsType(RankedTensorType input, int64_t axis) {
+  return RankedTensorType::get(input.getShape().take_front(axis),
+                               Float32Type::get(input.getContext()));
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto input = staticTensor(adaptor.getInput(), "input", diag);
+  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
+  if (failed(input) || failed(gamma))
+    return failure();
+  if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
+    return diag("expects epsilon > 0, got ",
+                adaptor.getEpsilon().convertToDouble());
+  auto axis = checkLayerNormShapes(*input, *gamma,
+                                   static_cast<int64_t>(adaptor.getAxis()),
+                                   diag);
+  if (failed(axis))
+    return failure();
+  Type stats = statsType(*input, *axis);
+  results.append({*input, stats, stats});
+  return success();
+}
+
+LogicalResult LayerNormBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto grad = staticTensor(adaptor.getGrad(), "grad", diag);
+  auto input = staticTensor(adaptor.getInput(), "input", diag);
+  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
+  auto mean = staticTensor(adaptor.getMean(), "mean", diag);
+  auto rstd = staticTensor(adaptor.getRstd(), "rstd", diag);
+  if (failed(grad) || failed(input) || failed(gamma) || failed(mean) ||
+      failed(rstd))
+    return failure();
+  if (*grad != *input)
+    return diag("expects grad and input of the same type, got ", *grad,
+                " and ", *input);
+  auto axis = checkLayerNormShapes(*input, *gamma,
+                                   static_cast<int64_t>(adaptor.getAxis()),
+                                   diag);
+  if (failed(axis))
+    return failure();
+  RankedTensorType stats = statsType(*input, *axis);
+  if (*mean != stats || *rstd != stats)
+    return diag("expects mean and rstd of type ", stats, ", got ", *mean,
+                " and ", *rstd);
+  results.append({*input, *gamma, *gamma});
+  return success();
+}
+
+/// Checks an NC or NHWC input against per-channel `[C]` parameters.
+static LogicalResult checkBatchNormShapes(RankedTensorType input,
+                                          RankedTensorType channel,
+                                          const Diag &diag) {
+  if (input.getRank() != 2 && input.getRank() != 4)
+    return diag("expects an NC or NHWC input (rank 2 or 4), got ", input);
+  int64_t c = input.getShape().back();
+  if (channel.getRank() != 1 || channel.getDimSize(0) != c)
+    return diag("expects per-channel tensors of shape [", c, "], got ",
+                channel);
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto input = staticTensor(adaptor.getInput(), "input", diag);
+  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
+  if (failed(input) || failed(gamma) ||
+      failed(checkBatchNormShapes(*input, *gamma, diag)) ||
+      failed(checkFraction(adaptor.getMomentum().convertToDouble(),
+                           "momentum", /*closedHigh=*/true, diag)))
+    return failure();
+  if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
+    return diag("expects epsilon > 0, got ",
+                adaptor.getEpsilon().convertToDouble());
+  results.append({*input, *gamma, *gamma, *gamma, *gamma});
+  return success();
+}
+
+LogicalResult BatchNormBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto grad = staticTensor(adaptor.getGrad(), "grad", diag);
+  auto input = staticTensor(adaptor.getInput(), "input", diag);
+  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
+  if (failed(grad) || failed(input) || failed(gamma) ||
+      failed(checkBatchNormShapes(*input, *gamma, diag)))
+    return failure();
+  if (*grad != *input)
+    return diag("expects grad and input of the same type, got ", *grad,
+                " and ", *input);
+  results.append({*input, *gamma, *gamma});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("expects the same element type, got ")
+           << in.getElementType() << " and " << out.getElementType();
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("expects the same number of elements, got ")
+           << in.getNumElements() << " and " << out.getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto type = staticTensor(adaptor.getInput(), "input", diag);
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  int64_t rank = type->getRank();
+  SmallVector<bool> seen(rank, false);
+  bool valid = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t p : perm) {
+    valid = valid && p >= 0 && p < rank && !seen[p];
+    if (valid)
+      seen[p] = true;
+  }
+  if (!valid)
+    return diag("expects a permutation of [0, ", rank, "), got ",
+                shapeStr(perm));
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type->getDimSize(p));
+  results.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  if (adaptor.getInputs().empty())
+    return diag("expects at least one input");
+  auto first = staticTensor(adaptor.getInputs().front(), "inputs", diag);
+  if (failed(first))
+    return failure();
+  auto axis = normalizeAxis(static_cast<int64_t>(adaptor.getAxis()),
+                            first->getRank(), diag);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(first->getShape());
+  for (Value v : adaptor.getInputs().drop_front()) {
+    auto type = staticTensor(v, "inputs", diag);
+    if (failed(type) ||
+        failed(checkSameElementType(*first, "inputs", *type, "inputs", diag)))
+      return failure();
+    if (type->getRank() != first->getRank())
+      return diag("expects inputs of the same rank, got ", *first, " and ",
+                  *type);
+    for (int64_t d = 0; d < first->getRank(); ++d) {
+      if (d == *axis)
+        continue;
+      if (type->getDimSize(d) != first->getDimSize(d))
+        return diag("expects inputs to agree except along axis ", *axis,
+                    ", got ", *first, " and ", *type);
+    }
+    shape[*axis] += type->getDimSize(*axis);
+  }
+  results.push_back(RankedTensorType::get(shape, first->getElementType()));
+  return success();
+}
+
+/// Checks that a box of `sizes` at `offsets`, `strides` apart, fits `shape`.
+static LogicalResult checkSliceBox(ArrayRef<int64_t> shape,
+                                   ArrayRef<int64_t> offsets,
+                                   ArrayRef<int64_t> sizes,
+                                   std::optional<ArrayRef<int64_t>> strides,
+                                   const Diag &diag) {
+  size_t rank = shape.size();
+  if (offsets.size() != rank || sizes.size() != rank ||
+      (strides && strides->size() != rank))
+    return diag("expects offsets, sizes and strides with one entry per "
+                "dimension (",
+                rank, ")");
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t stride = strides ? (*strides)[d] : 1;
+    if (offsets[d] < 0 || sizes[d] < 1 || stride < 1)
+      return diag("expects offsets >= 0, sizes >= 1 and strides >= 1 in "
+                  "dimension ",
+                  d);
+    if (offsets[d] + (sizes[d] - 1) * stride >= shape[d])
+      return diag("expects the slice within bounds in dimension ", d,
+                  ": offset ", offsets[d], " + (", sizes[d], " - 1) * ",
+                  stride, " >= ", shape[d]);
+  }
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto type = staticTensor(adaptor.getInput(), "input", diag);
+  if (failed(type) ||
+      failed(checkSliceBox(type->getShape(), adaptor.getOffsets(),
+                           adaptor.getSizes(), adaptor.getStrides(), diag)))
+    return failure();
+  results.push_back(
+      RankedTensorType::get(adaptor.getSizes(), type->getElementType()));
+  return success();
+}
+
+LogicalResult SliceBackwardOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  RankedTensorType grad = getGrad().getType(), out = getType();
+  if (failed(checkSameElementType(grad, "grad", out, "result", diag)))
+    return failure();
+  if (grad.getRank() != out.getRank())
+    return diag("expects grad and result of the same rank, got ", grad,
+                " and ", out);
+  return checkSliceBox(out.getShape(), getOffsets(), grad.getShape(),
+                       getStrides(), diag);
+}
+
+LogicalResult BroadcastToOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("expects the same element type, got ")
+           << in.getElementType() << " and " << out.getElementType();
+  int64_t lead = out.getRank() - in.getRank();
+  bool ok = lead >= 0;
+  for (int64_t d = 0; ok && d < in.getRank(); ++d)
+    ok = in.getDimSize(d) == 1 || in.getDimSize(d) == out.getDimSize(lead + d);
+  if (!ok)
+    return emitOpError("cannot broadcast ")
+           << shapeStr(in.getShape()) << " to " << shapeStr(out.getShape());
+  return success();
+}
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto table = staticTensor(adaptor.getTable(), "table", diag);
+  auto indices = staticTensor(adaptor.getIndices(), "indices", diag);
+  if (failed(table) || failed(indices) ||
+      failed(checkRank(*table, "a [V, D] table", 2, diag)))
+    return failure();
+  SmallVector<int64_t> shape(indices->getShape());
+  shape.push_back(table->getDimSize(1));
+  results.push_back(RankedTensorType::get(shape, table->getElementType()));
+  return success();
+}
+
+LogicalResult EmbeddingBackwardOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  RankedTensorType grad = getGrad().getType(), table = getType();
+  if (failed(checkRank(table, "a [V, D] table result", 2, diag)) ||
+      failed(checkSameElementType(grad, "grad", table, "result", diag)))
+    return failure();
+  SmallVector<int64_t> expected(getIndices().getType().getShape());
+  expected.push_back(table.getDimSize(1));
+  if (grad.getShape() != ArrayRef<int64_t>(expected))
+    return diag("expects grad of shape ", shapeStr(expected),
+                " (indices shape, then D), got ", shapeStr(grad.getShape()));
+  return success();
+}
+
+/// The NHWC result shape of a 2-D pooling, or an error.
+static FailureOr<SmallVector<int64_t>>
+pool2dShape(RankedTensorType input, ArrayRef<int64_t> kernel,
+            std::optional<ArrayRef<int64_t>> strideAttr,
+            ArrayRef<int64_t> padding, const Diag &diag) {
+  ArrayRef<int64_t> stride = strideAttr ? *strideAttr : kernel;
+  if (failed(checkRank(input, "an NHWC input", 4, diag)) ||
+      failed(checkPair(kernel, "kernel", 1, diag)) ||
+      failed(checkPair(stride, "stride", 1, diag)) ||
+      failed(checkPair(padding, "padding", 0, diag)))
+    return failure();
+  SmallVector<int64_t> out(input.getShape());
+  for (int i = 0; i < 2; ++i) {
+    if (2 * padding[i] > kernel[i]) {
+      (void)diag("expects padding at most half the kernel, got padding ",
+                 shapeStr(padding), " for kernel ", shapeStr(kernel));
+      return failure();
+    }
+    int64_t extent = out[1 + i] + 2 * padding[i] - kernel[i];
+    if (extent < 0) {
+      (void)diag("expects the kernel ", shapeStr(kernel),
+                 " to fit the padded input");
+      return failure();
+    }
+    out[1 + i] = extent / stride[i] + 1;
+  }
+  return out;
+}
+
+#define MPC_POOL_INFER(OP)                                                     \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
+    Diag diag(loc, getOperationName());                                        \
+    auto input = staticTensor(adaptor.getInput(), "input", diag);              \
+    if (failed(input))                                                         \
+      return failure();                                                        \
+    auto shape = pool2dShape(*input, adaptor.getKernel(),                      \
+                             adaptor.getStride(), adaptor.getPadding(), diag); \
+    if (failed(shape))                                                         \
+      return failure();                                                        \
+    results.push_back(RankedTensorType::get(*shape, input->getElementType())); \
+    return success();                                                          \
+  }
+MPC_POOL_INFER(MaxPool2DOp)
+MPC_POOL_INFER(AvgPool2DOp)
+#undef MPC_POOL_INFER
+
+template <typename OpTy>
+static LogicalResult verifyPoolBackward(OpTy op) {
+  Diag diag(op.getLoc(), op.getOperationName());
+  RankedTensorType grad = op.getGrad().getType();
+  auto shape = pool2dShape(op.getInput().getType(), op.getKernel(),
+                           op.getStride(), op.getPadding(), diag);
+  if (failed(shape) || failed(checkSameElementType(
+                           grad, "grad", op.getInput().getType(), "input",
+                           diag)))
+    return failure();
+  if (grad.getShape() != ArrayRef<int64_t>(*shape))
+    return diag("expects grad of the forward output's shape ",
+                shapeStr(*shape), ", got ", shapeStr(grad.getShape()));
+  return success();
+}
+
+LogicalResult MaxPool2DBackwardOp::verify() { return verifyPoolBackward(*this); }
+LogicalResult AvgPool2DBackwardOp::verify() { return verifyPoolBackward(*this); }
+
+/// Upsampling (`up`) multiplies H and W by the scale; its backward divides.
+static LogicalResult inferUpsample(Value value, ArrayRef<int64_t> scale,
+                                   bool up, const Diag &diag,
+                                   SmallVectorImpl<Type> &results) {
+  auto type = staticTensor(value, up ? "input" : "grad", diag);
+  if (failed(type) || failed(checkRank(*type, "an NHWC tensor", 4, diag)) ||
+      failed(checkPair(scale, "scale", 1, diag)))
+    return failure();
+  SmallVector<int64_t> shape(type->getShape());
+  for (int i = 0; i < 2; ++i) {
+    if (up) {
+      shape[1 + i] *= scale[i];
+      continue;
+    }
+    if (shape[1 + i] % scale[i])
+      return diag("expects grad H and W divisible by scale ", shapeStr(scale),
+                  ", got ", *type);
+    shape[1 + i] /= scale[i];
+  }
+  results.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult UpsampleNearest2DOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  return inferUpsample(adaptor.getInput(), adaptor.getScale(), /*up=*/true,
+                       Diag(loc, getOperationName()), results);
+}
+
+LogicalResult UpsampleNearest2DBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  return inferUpsample(adaptor.getGrad(), adaptor.getScale(), /*up=*/false,
+                       Diag(loc, getOperationName()), results);
+}
+
+LogicalResult DropoutOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto type = staticTensor(adaptor.getInput(), "input", diag);
+  if (failed(type) || failed(checkFraction(adaptor.getP().convertToDouble(),
+                                           "p", /*closedHigh=*/false, diag)))
+    return failure();
+  results.append({*type, RankedTensorType::get(type->getShape(),
+                                               IntegerType::get(context, 1))});
+  return success();
+}
+
+LogicalResult DropoutBackwardOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  if (failed(checkFraction(getP().convertToDouble(), "p",
+                           /*closedHigh=*/false, diag)))
+    return failure();
+  if (getMask().getType().getShape() != getGrad().getType().getShape())
+    return diag("expects mask and grad of the same shape, got ",
+                getMask().getType(), " and ", getGrad().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// Checks loss operands: class-index targets have the input's shape less
+/// its last (class) dimension; other targets the input's type.
+static LogicalResult checkLossOperands(Value inputValue, Value targetValue,
+                                       bool classIndices, const Diag &diag) {
+  auto input = staticTensor(inputValue, "input", diag);
+  auto target = staticTensor(targetValue, "target", diag);
+  if (failed(input) || failed(target))
+    return failure();
+  if (!classIndices) {
+    if (*input != *target)
+      return diag("expects input and target of the same type, got ", *input,
+                  " and ", *target);
+    return success();
+  }
+  if (input->getRank() < 2)
+    return diag("expects logits of rank >= 2 with classes last, got ",
+                *input);
+  ArrayRef<int64_t> expected = input->getShape().drop_back();
+  if (target->getShape() != expected)
+    return diag("expects labels of shape ", shapeStr(expected),
+                " (logits without the class dimension), got ",
+                shapeStr(target->getShape()));
+  return success();
+}
+
+template <bool ClassIndices, typename Adaptor>
+static LogicalResult inferLoss(Adaptor adaptor, const Diag &diag,
+                               SmallVectorImpl<Type> &results) {
+  if (failed(checkLossOperands(adaptor.getInput(), adaptor.getTarget(),
+                               ClassIndices, diag)))
+    return failure();
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  results.push_back(RankedTensorType::get({}, input.getElementType()));
+  return success();
+}
+
+template <bool ClassIndices, typename Adaptor>
+static LogicalResult inferLossBackward(Adaptor adaptor, const Diag &diag,
+                                       SmallVectorImpl<Type> &results) {
+  if (failed(checkLossOperands(adaptor.getInput(), adaptor.getTarget(),
+                               ClassIndices, diag)))
+    return failure();
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto grad = staticTensor(adaptor.getGrad(), "grad", diag);
+  if (failed(grad))
+    return failure();
+  auto scalar = RankedTensorType::get({}, input.getElementType());
+  if (*grad != scalar)
+    return diag("expects a rank-0 loss gradient of type ", scalar, ", got ",
+                *grad);
+  results.push_back(input);
+  return success();
+}
+
+#define MPC_LOSS_INFER(OP, HOW, CLASSES)                                       \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
+    return HOW<CLASSES>(adaptor, Diag(loc, getOperationName()), results);      \
+  }
+MPC_LOSS_INFER(CrossEntropyOp, inferLoss, true)
+MPC_LOSS_INFER(CrossEntropyBackwardOp, inferLossBackward, true)
+MPC_LOSS_INFER(MSEOp, inferLoss, false)
+MPC_LOSS_INFER(MSEBackwardOp, inferLossBackward, false)
+MPC_LOSS_INFER(BCEWithLogitsOp, inferLoss, false)
+MPC_LOSS_INFER(BCEWithLogitsBackwardOp, inferLossBackward, false)
+MPC_LOSS_INFER(BinaryCrossEntropyOp, inferLoss, false)
+MPC_LOSS_INFER(BinaryCrossEntropyBackwardOp, inferLossBackward, false)
+#undef MPC_LOSS_INFER
+
+//===----------------------------------------------------------------------===//
+// Loss scaling
+//===----------------------------------------------------------------------===//
+
+LogicalResult UnscaleAndCheckOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  if (adaptor.getGrads().empty())
+    return diag("expects at least one gradient");
+  Type f32 = Float32Type::get(context);
+  for (Value grad : adaptor.getGrads()) {
+    auto type = staticTensor(grad, "grads", diag);
+    if (failed(type))
+      return failure();
+    results.push_back(RankedTensorType::get(type->getShape(), f32));
+  }
+  results.push_back(RankedTensorType::get({}, IntegerType::get(context, 1)));
+  return success();
+}
+
+LogicalResult UpdateLossScaleOp::verify() {
+  double growth = getGrowthFactor().convertToDouble();
+  double backoff = getBackoffFactor().convertToDouble();
+  if (!(growth > 1.0))
+    return emitOpError("expects growth_factor > 1, got ") << growth;
+  if (!(backoff > 0.0 && backoff < 1.0))
+    return emitOpError("expects backoff_factor in (0, 1), got ") << backoff;
+  if (static_cast<int64_t>(getGrowthInterval()) < 1)
+    return emitOpError("expects growth_interval >= 1, got ")
+           << static_cast<int64_t>(getGrowthInterval());
+  if (static_cast<int64_t>(getHysteresis()) < 1)
+    return emitOpError("expects hysteresis >= 1, got ")
+           << static_cast<int64_t>(getHysteresis());
+  std::optional<APFloat> lo = getMinScale(), hi = getMaxScale();
+  if (lo && !(lo->convertToDouble() > 0.0))
+    return emitOpError("expects min_scale > 0, got ") << lo->convertToDouble();
+  if (lo && hi && lo->convertToDouble() > hi->convertToDouble())
+    return emitOpError("expects min_scale <= max_scale, got ")
+           << lo->convertToDouble() << " > " << hi->convertToDouble();
+  if (hi && !(hi->convertToDouble() > 0.0))
+    return emitOpError("expects max_scale > 0, got ") << hi->convertToDouble();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+/// The type of the low-precision weight copy of `param`.
+static RankedTensorType copyTypeOf(Type param, Type element) {
+  return RankedTensorType::get(cast<RankedTensorType>(param).getShape(),
+                               element);
+}
+
+/// Checks what both optimizer ops share: gradient shape, state types, the
+/// copy result and the hyper-parameters that must be non-negative.
+template <typename OpTy>
+static LogicalResult verifyUpdateCommon(OpTy op, ValueRange state,
+                                        ValueRange newState) {
+  RankedTensorType param = op.getParam().getType();
+  if (op.getGrad().getType().getShape() != param.getShape())
+    return op.emitOpError("expects grad of the parameter's shape ")
+           << shapeStr(param.getShape()) << ", got " << op.getGrad().getType();
+  if (op.getNewParam().getType() != param)
+    return op.emitOpError("expects the new parameter of type ") << param;
+  for (auto [in, out] : llvm::zip_equal(state, newState))
+    if (in.getType() != param || out.getType() != param)
+      return op.emitOpError("expects optimizer state of the parameter's type ")
+             << param << ", got " << in.getType();
+  std::optional<Type> copy = op.getCopyType();
+  if (copy.has_value() != static_cast<bool>(op.getParamCopy()))
+    return op.emitOpError("expects a parameter copy result exactly when "
+                          "'copy_type' is set");
+  if (copy) {
+    if (!isa<FloatType>(*copy))
+      return op.emitOpError("expects a floating-point copy type, got ")
+             << *copy;
+    if (op.getParamCopy().getType() != copyTypeOf(param, *copy))
+      return op.emitOpError("expects the copy of type ")
+             << copyTypeOf(param, *copy);
+  }
+  if (op.getWeightDecay().convertToDouble() < 0.0)
+    return op.emitOpError("expects weight_decay >= 0, got ")
+           << op.getWeightDecay().convertToDouble();
+  return success();
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  if (static_cast<bool>(getMomentumBuffer()) !=
+      static_cast<bool>(getNewMomentumBuffer()))
+    return emitOpError("expects a new momentum buffer result exactly when a "
+                       "momentum buffer is given");
+  SmallVector<Value> state, newState;
+  if (getMomentumBuffer()) {
+    state.push_back(getMomentumBuffer());
+    newState.push_back(getNewMomentumBuffer());
+  }
+  if (failed(verifyUpdateCommon(*this, state, newState)))
+    return failure();
+  double momentum = getMomentum().convertToDouble();
+  double dampening = getDampening().convertToDouble();
+  if (momentum < 0.0)
+    return emitOpError("expects momentum >= 0, got ") << momentum;
+  if (dampening < 0.0 || dampening > 1.0)
+    return emitOpError("expects dampening in [0, 1], got ") << dampening;
+  if ((momentum > 0.0) != static_cast<bool>(getMomentumBuffer()))
+    return emitOpError("expects a momentum buffer exactly when momentum > 0");
+  if (getNesterov() && (momentum == 0.0 || dampening != 0.0))
+    return emitOpError("expects momentum > 0 and zero dampening with "
+                       "nesterov");
+  return success();
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  if (failed(verifyUpdateCommon(
+          *this, ValueRange{getExpAvg(), getExpAvgSq()},
+          ValueRange{getNewExpAvg(), getNewExpAvgSq()})))
+    return failure();
+  Diag diag(getLoc(), getOperationName());
+  if (failed(checkFraction(getBeta1().convertToDouble(), "beta1",
+                           /*closedHigh=*/false, diag)) ||
+      failed(checkFraction(getBeta2().convertToDouble(), "beta2",
+                           /*closedHigh=*/false, diag)))
+    return failure();
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError("expects eps > 0, got ") << getEps().convertToDouble();
+  return success();
+}
+
+/// Custom syntax shared by the optimizer ops:
+///   `op %param, %grad[, %state...] lr(%lr) [step(%t)] [momentum_buffer(%m)]
+///    [found_inf(%f)] [inv_scale(%s)] [copy(T)] attr-dict : Tparam, Tgrad`
+/// Scalar operands have fixed types and state the parameter's, so only the
+/// parameter and gradient types are written.
+namespace {
+struct OptionalOperand {
+  StringRef keyword;
+  Value value;
+};
+} // namespace
+
+static void printUpdate(OpAsmPrinter &p, Operation *op, ValueRange leading,
+                        ArrayRef<OptionalOperand> keyed,
+                        std::optional<Type> copyType,
+                        ArrayRef<StringRef> elided) {
+  p << ' ';
+  p.printOperands(leading);
+  for (const OptionalOperand &k : keyed) {
+    if (!k.value)
+      continue;
+    p << ' ' << k.keyword << '(';
+    p.printOperand(k.value);
+    p << ')';
+  }
+  if (copyType)
+    p << " copy(" << *copyType << ')';
+  SmallVector<StringRef> skip(elided);
+  skip.append({"operandSegmentSizes", "resultSegmentSizes", "copy_type"});
+  p.printOptionalAttrDict(op->getAttrDictionary().getValue(), skip);
+  p << " : " << leading[0].getType() << ", " << leading[1].getType();
+}
+
+/// Parses the shared syntax. `numLeading` operands come first; `keywords`
+/// lists the optional keyed operands, `required` those that must appear.
+/// Fills `present` per keyword and returns the parsed pieces.
+namespace {
+struct ParsedUpdate {
+  SmallVector<OpAsmParser::UnresolvedOperand> leading;
+  SmallVector<std::optional<OpAsmParser::UnresolvedOperand>> keyed;
+  Type copyType;
+  Type paramType, gradType;
+};
+} // namespace
+
+static ParseResult parseUpdate(OpAsmParser &parser, OperationState &result,
+                               unsigned numLeading,
+                               ArrayRef<StringRef> keywords,
+                               ArrayRef<StringRef> required,
+                               ParsedUpdate &parsed) {
+  if (parser.parseOperandList(parsed.leading) ||
+      parsed.leading.size() != numLeading)
+    return parser.emitError(parser.getCurrentLocation(), "expects ")
+           << numLeading << " leading operands";
+  parsed.keyed.resize(keywords.size());
+  for (auto [i, keyword] : llvm::enumerate(keywords)) {
+    if (failed(parser.parseOptionalKeyword(keyword))) {
+      if (llvm::is_contained(required, keyword))
+        return parser.emitError(parser.getCurrentLocation(), "expects '")
+               << keyword << "(...)'";
+      continue;
+    }
+    OpAsmParser::UnresolvedOperand operand;
+    if (parser.parseLParen() || parser.parseOperand(operand) ||
+        parser.parseRParen())
+      return failure();
+    parsed.keyed[i] = operand;
+  }
+  if (succeeded(parser.parseOptionalKeyword("copy"))) {
+    if (parser.parseLParen() || parser.parseType(parsed.copyType) ||
+        parser.parseRParen())
+      return failure();
+    result.addAttribute("copy_type", TypeAttr::get(parsed.copyType));
+  }
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.parseType(parsed.paramType) || parser.parseComma() ||
+      parser.parseType(parsed.gradType))
+    return failure();
+  if (!isa<RankedTensorType>(parsed.paramType))
+    return parser.emitError(parser.getNameLoc(),
+                            "expects a ranked tensor parameter type");
+  return success();
+}
+
+/// Resolves an optional keyed operand to `type`; returns its segment size.
+static FailureOr<int32_t>
+resolveKeyed(OpAsmParser &parser, OperationState &result,
+             const std::optional<OpAsmParser::UnresolvedOperand> &operand,
+             Type type) {
+  if (!operand)
+    return 0;
+  if (parser.resolveOperand(*operand, type, result.operands))
+    return failure();
+  return 1;
+}
+
+void SGDUpdateOp::print(OpAsmPrinter &p) {
+  SmallVector<StringRef> elided;
+  if (getMomentum().isZero())
+    elided.push_back("momentum");
+  if (getDampening().isZero())
+    elided.push_back("dampening");
+  if (getWeightDecay().isZero())
+    elided.push_back("weight_decay");
+  printUpdate(p, *this, {getParam(), getGrad()},
+              {{"lr", getLr()},
+               {"momentum_buffer", getMomentumBuffer()},
+               {"found_inf", getFoundInf()},
+               {"inv_scale", getInvScale()}},
+              getCopyType(), elided);
+}
+
+ParseResult SGDUpdateOp::parse(OpAsmParser &parser, OperationState &result) {
+  ParsedUpdate parsed;
+  if (parseUpdate(parser, result, 2,
+                  {"lr", "momentum_buffer", "found_inf", "inv_scale"}, {"lr"},
+                  parsed))
+    return failure();
+  Builder &b = parser.getBuilder();
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  auto i1 = RankedTensorType::get({}, b.getI1Type());
+  if (parser.resolveOperand(parsed.leading[0], parsed.paramType,
+                            result.operands) ||
+      parser.resolveOperand(parsed.leading[1], parsed.gradType,
+                            result.operands))
+    return failure();
+  Type keyedTypes[] = {f32, parsed.paramType, i1, f32};
+  std::array<int32_t, 6> segments = {1, 1, 0, 0, 0, 0};
+  for (int i = 0; i < 4; ++i) {
+    auto n = resolveKeyed(parser, result, parsed.keyed[i], keyedTypes[i]);
+    if (failed(n))
+      return failure();
+    segments[2 + i] = *n;
+  }
+  result.getOrAddProperties<Properties>().operandSegmentSizes = segments;
+  int32_t hasCopy = parsed.copyType ? 1 : 0;
+  result.getOrAddProperties<Properties>().resultSegmentSizes = {
+      1, segments[3], hasCopy};
+  result.addTypes(parsed.paramType);
+  if (segments[3])
+    result.addTypes(parsed.paramType);
+  if (hasCopy)
+    result.addTypes(copyTypeOf(parsed.paramType, parsed.copyType));
+  return success();
+}
+
+void AdamUpdateOp::print(OpAsmPrinter &p) {
+  SmallVector<StringRef> elided;
+  auto isDefault = [](APFloat value, double dflt) {
+    return value.convertToDouble() == dflt;
+  };
+  if (isDefault(getBeta1(), 0.9))
+    elided.push_back("beta1");
+  if (isDefault(getBeta2(), 0.999))
+    elided.push_back("beta2");
+  if (isDefault(getEps(), 1.0e-8))
+    elided.push_back("eps");
+  if (getWeightDecay().isZero())
+    elided.push_back("weight_decay");
+  if (getBiasCorrection())
+    elided.push_back("bias_correction");
+  printUpdate(p, *this,
+              {getParam(), getGrad(), getExpAvg(), getExpAvgSq()},
+              {{"lr", getLr()},
+               {"step", getStep()},
+               {"found_inf", getFoundInf()},
+               {"inv_scale", getInvScale()}},
+              getCopyType(), elided);
+}
+
+ParseResult AdamUpdateOp::parse(OpAsmParser &parser, OperationState &result) {
+  ParsedUpdate parsed;
+  if (parseUpdate(parser, result, 4, {"lr", "step", "found_inf", "inv_scale"},
+                  {"lr", "step"}, parsed))
+    return failure();
+  Builder &b = parser.getBuilder();
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  auto i1 = RankedTensorType::get({}, b.getI1Type());
+  auto i32 = RankedTensorType::get({}, b.getI32Type());
+  Type leadingTypes[] = {parsed.paramType, parsed.gradType, parsed.paramType,
+                         parsed.paramType};
+  for (auto [operand, type] : llvm::zip_equal(parsed.leading, leadingTypes))
+    if (parser.resolveOperand(operand, type, result.operands))
+      return failure();
+  Type keyedTypes[] = {f32, i32, i1, f32};
+  std::array<int32_t, 8> segments = {1, 1, 1, 1, 0, 0, 0, 0};
+  for (int i = 0; i < 4; ++i) {
+    auto n = resolveKeyed(parser, result, parsed.keyed[i], keyedTypes[i]);
+    if (failed(n))
+      return failure();
+    segments[4 + i] = *n;
+  }
+  result.getOrAddProperties<Properties>().operandSegmentSizes = segments;
+  int32_t hasCopy = parsed.copyType ? 1 : 0;
+  result.addTypes({parsed.paramType, parsed.paramType, parsed.paramType});
+  if (hasCopy)
+    result.addTypes(copyTypeOf(parsed.paramType, parsed.copyType));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "mpc/Dialect/MPC/IR/MPCOps.cpp.inc"

@@ -1,0 +1,51 @@
+//===- VerifyGraph.cpp - module-level training graph checks ---------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_VERIFYGRAPHPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+
+namespace {
+
+static bool usesFans(InitKind kind) {
+  return kind == InitKind::XavierUniform || kind == InitKind::XavierNormal ||
+         kind == InitKind::KaimingUniform || kind == InitKind::KaimingNormal;
+}
+
+static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
+  auto type = dyn_cast<RankedTensorType>(global.getType());
+  if (!type || !type.hasStaticShape())
+    return global.emitError("global @")
+           << global.getSymName()
+           << " must have a statically shaped tensor type (dynamic shapes "
+              "are not supported), got "
+           << global.getType();
+  auto init = dyn_cast_or_null<InitAttr>(global.getValueAttr());
+  if (!init)
+    return success();
+  if (!isa<FloatType>(type.getElementType()))
+    return global.emitError("global @")
+           << global.getSymName() << ": an #mpc.init initializer needs a "
+           << "floating-point element type, got " << type.getElementType();
+  if (usesFans(init.getKind()) && type.getRank() < 2)
+    return global.emitError("global @")
+           << global.getSymName() << ": '" << stringifyInitKind(init.getKind())
+           << "' needs a tensor of rank >= 2 to compute fans, got " << type;
+  return success();
+}
+
+struct VerifyGraphPass : public impl::VerifyGraphPassBase<VerifyGraphPass> {
+  void runOnOperation() override {
+    bool ok = true;
+    for (auto global : getOperation().getOps<ml_program::GlobalOp>())
+      ok &= succeeded(verifyGlobal(global));
+    if (!ok)
+      return signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
+} // namespace mlir::mpc
