@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what mpc needs from Debian's packages (only what is missing), then
+# configures and builds incrementally in build/. Sourced by demo.sh and
+# test.sh; safe to run again.
+set -euo pipefail
+
+MPC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MPC_BUILD="${MPC_BUILD:-$MPC_ROOT/build}"
+
+packages=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
+          lld-22 ccache ninja-build cmake libgtest-dev libgmock-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "mpc: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+export CCACHE_BASEDIR="$MPC_ROOT"
+if [ ! -f "$MPC_BUILD/build.ninja" ]; then
+  cmake -G Ninja -S "$MPC_ROOT" -B "$MPC_BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DLLVM_USE_LINKER=lld \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
+fi
+ninja -C "$MPC_BUILD" ${MPC_NINJA_FLAGS:-}
