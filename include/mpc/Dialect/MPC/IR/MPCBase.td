@@ -122,7 +122,9 @@ def MPC_BoolScalar : MPC_Scalar<I1, "$_builder.getI1Type()">;
 def MPC_I32Scalar : MPC_Scalar<I32, "$_builder.getI32Type()">;
 
 def MPC_Pair : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>;
-class MPC_PairOr<string dflt> : DefaultValuedAttr<MPC_Pair,
+// The element count of defaulted pairs is checked in C++ (a ConfinedAttr
+// would lose the default's builder).
+class MPC_PairOr<string dflt> : DefaultValuedAttr<DenseI64ArrayAttr,
     "::llvm::ArrayRef<int64_t>{" # dflt # "}">;
 
 #endif // MPC_BASE

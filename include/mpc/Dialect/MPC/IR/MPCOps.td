@@ -8,6 +8,43 @@ include "mpc/Dialect/MPC/IR/MPCInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+/// Result types inferred from an adaptor, like upstream `InferTypeOpAdaptor`,
+/// except that while parsing (no properties yet) the properties are built from
+/// the defaults and the attribute dictionary, so inference sees what
+/// `attr-dict` parsed (e.g. `transpose_b`).
+def MPC_InferTypeOpAdaptor : TraitList<[
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    NativeOpTrait<"InferTypeOpAdaptor", [], [{
+      static ::llvm::LogicalResult
+      inferReturnTypes(::mlir::MLIRContext *context,
+                       std::optional<::mlir::Location> location,
+                       Adaptor adaptor,
+                       ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes);
+    }], [{
+      ::llvm::LogicalResult
+      $cppClass::inferReturnTypes(::mlir::MLIRContext *context,
+          std::optional<::mlir::Location> location,
+          ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
+          ::mlir::OpaqueProperties properties, ::mlir::RegionRange regions,
+          ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+        $cppClass::Properties props;
+        if (properties)
+          props = *properties.as<$cppClass::Properties *>();
+        else {
+          $cppClass::populateDefaultProperties(
+              ::mlir::OperationName($cppClass::getOperationName(), context),
+              props);
+          if (attributes)
+            for (::mlir::NamedAttribute attr : attributes)
+              $cppClass::setInherentAttr(props, attr.getName().getValue(),
+                                         attr.getValue());
+        }
+        $cppClass::Adaptor adaptor(operands, attributes, props, regions);
+        return $cppClass::inferReturnTypes(context, location, adaptor,
+                                           inferredReturnTypes);
+      }
+    }]>]>;
+
 /// Every op carries its default precision category (DESIGN §3).
 class MPC_Op<string mnemonic, string category, list<Trait> traits = []> :
     Op<MPC_Dialect, mnemonic, !listconcat([
@@ -87,7 +124,7 @@ def MPC_GeluOp : MPC_UnaryOp<"gelu", "Follow",
 class MPC_BinaryOp<string mnemonic, string category, string math,
                    list<Trait> traits = []> :
     MPC_Op<mnemonic, category,
-           !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+           !listconcat([Pure, MPC_InferTypeOpAdaptor], traits)> {
   let summary = "Elementwise " # math # " with numpy broadcasting";
   let description = [{
     Computes `}] # math # [{`. Shapes broadcast as in numpy (trailing
@@ -138,7 +175,7 @@ def MPC_SigmoidGradOp :
 // Matmul and convolutions
 //===----------------------------------------------------------------------===//
 
-def MPC_MatmulOp : MPC_Op<"matmul", "Lowp", [Pure, InferTypeOpAdaptor]> {
+def MPC_MatmulOp : MPC_Op<"matmul", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Batched matrix product with transpose flags";
   let description = [{
     `a` is `[..., M, K]` (`[..., K, M]` with `transpose_a`), `b` is
@@ -158,7 +195,7 @@ def MPC_MatmulOp : MPC_Op<"matmul", "Lowp", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$a `,` $b attr-dict `:` type($a) `,` type($b)";
 }
 
-def MPC_Conv2DOp : MPC_Op<"conv2d", "Lowp", [Pure, InferTypeOpAdaptor]> {
+def MPC_Conv2DOp : MPC_Op<"conv2d", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "2-D convolution, NHWC input, OHWI filter";
   let description = [{
     `input` is `[N, H, W, C]`, `filter` `[O, kh, kw, C/groups]`, the result
@@ -225,7 +262,7 @@ def MPC_Conv2DBackwardFilterOp :
 }
 
 def MPC_ConvTranspose2DOp :
-    MPC_Op<"conv_transpose2d", "Lowp", [Pure, InferTypeOpAdaptor]> {
+    MPC_Op<"conv_transpose2d", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "2-D transposed convolution, NHWC input, IHWO filter";
   let description = [{
     The adjoint of `mpc.conv2d`: `input` `[N, H, W, Cin]`, `filter`
@@ -253,7 +290,7 @@ def MPC_ConvTranspose2DOp :
 //===----------------------------------------------------------------------===//
 
 class MPC_ReduceOp<string mnemonic, string category, string what> :
-    MPC_Op<mnemonic, category, [Pure, InferTypeOpAdaptor]> {
+    MPC_Op<mnemonic, category, [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = what # " over the listed dimensions";
   let description = [{
     `dims` lists distinct dimensions in increasing order; they are removed
@@ -317,7 +354,7 @@ def MPC_SoftmaxBackwardOp :
 def MPC_LogSoftmaxBackwardOp :
     MPC_SoftmaxBackwardBase<"log_softmax_backward", "mpc.log_softmax">;
 
-def MPC_LayerNormOp : MPC_Op<"layer_norm", "Fp32", [Pure, InferTypeOpAdaptor,
+def MPC_LayerNormOp : MPC_Op<"layer_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor,
     AllTypesMatch<["gamma", "beta"]>]> {
   let summary = "Layer normalisation over the dimensions from `axis` on";
   let description = [{
@@ -343,7 +380,7 @@ def MPC_LayerNormOp : MPC_Op<"layer_norm", "Fp32", [Pure, InferTypeOpAdaptor,
 }
 
 def MPC_LayerNormBackwardOp : MPC_Op<"layer_norm_backward", "Fp32",
-    [Pure, InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
+    [Pure, MPC_InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
      AllTypesMatch<["mean", "rstd"]>]> {
   let summary = "Backward of mpc.layer_norm";
   let description = [{
@@ -365,7 +402,7 @@ def MPC_LayerNormBackwardOp : MPC_Op<"layer_norm_backward", "Fp32",
       "attr-dict `:` type($grad) `,` type($mean) `,` type($gamma)";
 }
 
-def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, InferTypeOpAdaptor,
+def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor,
     AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
   let summary = "Batch normalisation in training mode (channels last)";
   let description = [{
@@ -396,7 +433,7 @@ def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, InferTypeOpAdaptor,
 }
 
 def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
-    InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
+    MPC_InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
     AllTypesMatch<["gamma", "saved_mean", "saved_invstd"]>]> {
   let summary = "Backward of mpc.batch_norm";
   let description = [{
@@ -432,7 +469,7 @@ def MPC_ReshapeOp : MPC_Op<"reshape", "Follow", [Pure]> {
   let hasFolder = 1;
 }
 
-def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, InferTypeOpAdaptor]> {
+def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -447,7 +484,7 @@ def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, InferTypeOpAdaptor]> 
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def MPC_ConcatOp : MPC_Op<"concat", "Promote", [Pure, InferTypeOpAdaptor]> {
+def MPC_ConcatOp : MPC_Op<"concat", "Promote", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Concatenates tensors along `axis`";
   let description = [{
     All inputs have the same rank, element type and sizes except along
@@ -463,7 +500,7 @@ def MPC_ConcatOp : MPC_Op<"concat", "Promote", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
 }
 
-def MPC_SliceOp : MPC_Op<"slice", "Follow", [Pure, InferTypeOpAdaptor]> {
+def MPC_SliceOp : MPC_Op<"slice", "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Takes a strided box out of a tensor";
   let description = [{
     Result dimension `i` has `sizes[i]` elements, starting at `offsets[i]`,
@@ -509,7 +546,7 @@ def MPC_BroadcastToOp : MPC_Op<"broadcast_to", "Follow", [Pure]> {
   let hasVerifier = 1;
 }
 
-def MPC_EmbeddingOp : MPC_Op<"embedding", "Follow", [Pure, InferTypeOpAdaptor]> {
+def MPC_EmbeddingOp : MPC_Op<"embedding", "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Gathers rows of a table by index";
   let description = [{
     `table` is `[V, D]`, `indices` any integer shape `S`; the result is
@@ -544,7 +581,7 @@ def MPC_EmbeddingBackwardOp : MPC_Op<"embedding_backward", "Follow", [Pure]> {
 }
 
 class MPC_Pool2DOp<string mnemonic, string what, dag extra = (ins)> :
-    MPC_Op<mnemonic, "Follow", [Pure, InferTypeOpAdaptor]> {
+    MPC_Op<mnemonic, "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = what # " pooling over H and W of an NHWC tensor";
   let description = [{
     `kernel`, `stride` (default: the kernel) and `padding` are `[h, w]`
@@ -594,7 +631,7 @@ def MPC_AvgPool2DBackwardOp :
         (ins DefaultValuedAttr<BoolAttr, "true">:$count_include_pad)>;
 
 def MPC_UpsampleNearest2DOp : MPC_Op<"upsample_nearest2d", "Follow",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Nearest-neighbour upsampling of an NHWC tensor";
   let description = [{
     Repeats each pixel `scale[0]` times along H and `scale[1]` along W.
@@ -609,7 +646,7 @@ def MPC_UpsampleNearest2DOp : MPC_Op<"upsample_nearest2d", "Follow",
 }
 
 def MPC_UpsampleNearest2DBackwardOp : MPC_Op<"upsample_nearest2d_backward",
-    "Follow", [Pure, InferTypeOpAdaptor]> {
+    "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Backward of mpc.upsample_nearest2d: sums each scale block";
   let description = [{
     ```mlir
@@ -622,7 +659,7 @@ def MPC_UpsampleNearest2DBackwardOp : MPC_Op<"upsample_nearest2d_backward",
   let assemblyFormat = "$grad attr-dict `:` type($grad)";
 }
 
-def MPC_DropoutOp : MPC_Op<"dropout", "Follow", [Pure, InferTypeOpAdaptor]> {
+def MPC_DropoutOp : MPC_Op<"dropout", "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Seeded inverted dropout; also returns the keep mask";
   let description = [{
     Zeroes each element with probability `p` and scales the rest by
@@ -661,7 +698,7 @@ def MPC_DropoutBackwardOp : MPC_Op<"dropout_backward", "Follow", [Pure,
 
 class MPC_LossOp<string mnemonic, string what, string targetKind,
                  Type targetType> :
-    MPC_Op<mnemonic, "Fp32", [Pure, InferTypeOpAdaptor]> {
+    MPC_Op<mnemonic, "Fp32", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = what;
   let description = [{
     Returns a rank-0 loss of the input's element type, reduced by `reduction`
@@ -680,7 +717,7 @@ class MPC_LossOp<string mnemonic, string what, string targetKind,
 }
 
 class MPC_LossBackwardOp<string mnemonic, string forward, Type targetType> :
-    MPC_Op<mnemonic, "Fp32", [Pure, InferTypeOpAdaptor]> {
+    MPC_Op<mnemonic, "Fp32", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Backward of mpc." # forward;
   let description = [{
     Given the rank-0 loss gradient, the forward input and the targets,
@@ -739,7 +776,7 @@ def MPC_ScaleLossOp : MPC_Op<"scale_loss", "Fp32", [Pure,
 }
 
 def MPC_UnscaleAndCheckOp : MPC_Op<"unscale_and_check", "Fp32",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Unscales all gradients to f32 and flags any inf/NaN";
   let description = [{
     A multi-tensor op (one kernel on the GPU): returns every gradient

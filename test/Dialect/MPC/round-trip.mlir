@@ -1,0 +1,230 @@
+// RUN: mpc-opt %s | mpc-opt | FileCheck %s
+// Every op prints, parses and prints again to the same text.
+
+// CHECK-LABEL: func @constant_cast
+func.func @constant_cast(%x: tensor<4x8xf32>) -> (tensor<f32>, tensor<4x8xf16>) {
+  // CHECK: mpc.constant dense<5.000000e-01> : tensor<f32>
+  %c = mpc.constant dense<0.5> : tensor<f32>
+  // CHECK: mpc.cast %{{.*}} : tensor<4x8xf32> -> tensor<4x8xf16>
+  %h = mpc.cast %x : tensor<4x8xf32> -> tensor<4x8xf16>
+  return %c, %h : tensor<f32>, tensor<4x8xf16>
+}
+
+// CHECK-LABEL: func @unary
+func.func @unary(%x: tensor<4x8xbf16>) {
+  // CHECK: mpc.neg %{{.*}} : tensor<4x8xbf16>
+  %0 = mpc.neg %x : tensor<4x8xbf16>
+  // CHECK: mpc.exp
+  %1 = mpc.exp %x : tensor<4x8xbf16>
+  // CHECK: mpc.log
+  %2 = mpc.log %x : tensor<4x8xbf16>
+  // CHECK: mpc.sqrt
+  %3 = mpc.sqrt %x : tensor<4x8xbf16>
+  // CHECK: mpc.rsqrt
+  %4 = mpc.rsqrt %x : tensor<4x8xbf16>
+  // CHECK: mpc.tanh
+  %5 = mpc.tanh %x : tensor<4x8xbf16>
+  // CHECK: mpc.sigmoid
+  %6 = mpc.sigmoid %x : tensor<4x8xbf16>
+  // CHECK: mpc.relu
+  %7 = mpc.relu %x : tensor<4x8xbf16>
+  // CHECK: mpc.gelu %{{.*}} {approximate} : tensor<4x8xbf16>
+  %8 = mpc.gelu %x {approximate} : tensor<4x8xbf16>
+  return
+}
+
+// CHECK-LABEL: func @binary_broadcast
+func.func @binary_broadcast(%x: tensor<2x4x8xf32>, %b: tensor<8xf32>, %c: tensor<2x1x1xf32>) -> tensor<2x4x8xf32> {
+  // CHECK: %[[A:.*]] = mpc.add %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<8xf32>
+  %0 = mpc.add %x, %b : tensor<2x4x8xf32>, tensor<8xf32>
+  // CHECK: mpc.sub %[[A]], %{{.*}} : tensor<2x4x8xf32>, tensor<2x1x1xf32>
+  %1 = mpc.sub %0, %c : tensor<2x4x8xf32>, tensor<2x1x1xf32>
+  // CHECK: mpc.mul {{.*}} : tensor<8xf32>, tensor<2x1x1xf32>
+  %2 = mpc.mul %b, %c : tensor<8xf32>, tensor<2x1x1xf32>
+  // CHECK: mpc.div
+  %3 = mpc.div %1, %2 : tensor<2x4x8xf32>, tensor<2x1x8xf32>
+  // CHECK: mpc.pow
+  %4 = mpc.pow %3, %c : tensor<2x4x8xf32>, tensor<2x1x1xf32>
+  return %4 : tensor<2x4x8xf32>
+}
+
+// CHECK-LABEL: func @activation_grads
+func.func @activation_grads(%g: tensor<4x8xf16>, %x: tensor<4x8xf16>) {
+  // CHECK: mpc.relu_grad %{{.*}}, %{{.*}} : tensor<4x8xf16>
+  %0 = mpc.relu_grad %g, %x : tensor<4x8xf16>
+  // CHECK: mpc.gelu_grad %{{.*}}, %{{.*}} {approximate} : tensor<4x8xf16>
+  %1 = mpc.gelu_grad %g, %x {approximate} : tensor<4x8xf16>
+  // CHECK: mpc.tanh_grad
+  %2 = mpc.tanh_grad %g, %x : tensor<4x8xf16>
+  // CHECK: mpc.sigmoid_grad
+  %3 = mpc.sigmoid_grad %g, %x : tensor<4x8xf16>
+  return
+}
+
+// CHECK-LABEL: func @matmul
+func.func @matmul(%x: tensor<8x16x32xf16>, %w: tensor<32x64xf16>, %k: tensor<8x16x32xf16>) -> (tensor<8x16x64xf16>, tensor<8x16x16xf16>, tensor<8x32x32xf16>) {
+  // CHECK: mpc.matmul %{{.*}}, %{{.*}} : tensor<8x16x32xf16>, tensor<32x64xf16>
+  %0 = mpc.matmul %x, %w : tensor<8x16x32xf16>, tensor<32x64xf16>
+  // CHECK: mpc.matmul %{{.*}}, %{{.*}} {transpose_b} : tensor<8x16x32xf16>, tensor<8x16x32xf16>
+  %1 = mpc.matmul %x, %k {transpose_b} : tensor<8x16x32xf16>, tensor<8x16x32xf16>
+  // CHECK: mpc.matmul %{{.*}}, %{{.*}} {transpose_a} : tensor<8x16x32xf16>, tensor<8x16x32xf16>
+  %2 = mpc.matmul %x, %k {transpose_a} : tensor<8x16x32xf16>, tensor<8x16x32xf16>
+  return %0, %1, %2 : tensor<8x16x64xf16>, tensor<8x16x16xf16>, tensor<8x32x32xf16>
+}
+
+// CHECK-LABEL: func @convolutions
+func.func @convolutions(%x: tensor<2x16x16x4xf32>, %w: tensor<8x3x3x4xf32>, %t: tensor<8x2x2x4xf32>) -> (tensor<2x8x8x8xf32>, tensor<2x16x16x4xf32>) {
+  // CHECK: %[[Y:.*]] = mpc.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<2x16x16x4xf32>, tensor<8x3x3x4xf32>
+  %y = mpc.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x16x16x4xf32>, tensor<8x3x3x4xf32>
+  // CHECK: mpc.conv2d_backward_data %[[Y]], %{{.*}} {{.*}} : tensor<2x8x8x8xf32>, tensor<8x3x3x4xf32> -> tensor<2x16x16x4xf32>
+  %dx = mpc.conv2d_backward_data %y, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x8x8x8xf32>, tensor<8x3x3x4xf32> -> tensor<2x16x16x4xf32>
+  // CHECK: mpc.conv2d_backward_filter %[[Y]], %{{.*}} {{.*}} : tensor<2x8x8x8xf32>, tensor<2x16x16x4xf32> -> tensor<8x3x3x4xf32>
+  %dw = mpc.conv2d_backward_filter %y, %x {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x8x8x8xf32>, tensor<2x16x16x4xf32> -> tensor<8x3x3x4xf32>
+  %gw = mpc.constant dense<1.0> : tensor<8x3x3x2xf32>
+  // CHECK: mpc.conv2d %{{.*}}, %{{.*}} {dilation = array<i64: 2, 2>, groups = 2 : i64} : tensor<2x16x16x4xf32>, tensor<8x3x3x2xf32>
+  %g = mpc.conv2d %x, %gw {dilation = array<i64: 2, 2>, groups = 2} : tensor<2x16x16x4xf32>, tensor<8x3x3x2xf32>
+  // CHECK: mpc.conv_transpose2d %[[Y]], %{{.*}} {stride = array<i64: 2, 2>} : tensor<2x8x8x8xf32>, tensor<8x2x2x4xf32>
+  %up = mpc.conv_transpose2d %y, %t {stride = array<i64: 2, 2>} : tensor<2x8x8x8xf32>, tensor<8x2x2x4xf32>
+  return %y, %up : tensor<2x8x8x8xf32>, tensor<2x16x16x4xf32>
+}
+
+// CHECK-LABEL: func @reductions
+func.func @reductions(%x: tensor<4x8x16xf32>) -> (tensor<4xf32>, tensor<4x1x16xf32>, tensor<8x16xf32>) {
+  // CHECK: mpc.reduce_sum %{{.*}} {dims = array<i64: 1, 2>} : tensor<4x8x16xf32>
+  %0 = mpc.reduce_sum %x {dims = array<i64: 1, 2>} : tensor<4x8x16xf32>
+  // CHECK: mpc.reduce_mean %{{.*}} {dims = array<i64: 1>, keep_dims} : tensor<4x8x16xf32>
+  %1 = mpc.reduce_mean %x {dims = array<i64: 1>, keep_dims} : tensor<4x8x16xf32>
+  // CHECK: mpc.reduce_max %{{.*}} {dims = array<i64: 0>} : tensor<4x8x16xf32>
+  %2 = mpc.reduce_max %x {dims = array<i64: 0>} : tensor<4x8x16xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4x1x16xf32>, tensor<8x16xf32>
+}
+
+// CHECK-LABEL: func @softmax
+func.func @softmax(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) {
+  // CHECK: mpc.softmax %{{.*}} : tensor<4x8xf32>
+  %0 = mpc.softmax %x : tensor<4x8xf32>
+  // CHECK: mpc.log_softmax %{{.*}} {axis = 0 : i64} : tensor<4x8xf32>
+  %1 = mpc.log_softmax %x {axis = 0} : tensor<4x8xf32>
+  // CHECK: mpc.softmax_backward %{{.*}}, %{{.*}} : tensor<4x8xf32>
+  %2 = mpc.softmax_backward %g, %0 : tensor<4x8xf32>
+  // CHECK: mpc.log_softmax_backward %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<4x8xf32>
+  %3 = mpc.log_softmax_backward %g, %1 {axis = 0} : tensor<4x8xf32>
+  return
+}
+
+// CHECK-LABEL: func @norms
+func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %img: tensor<2x4x4x8xf32>) {
+  // CHECK: %{{.*}}, %[[MEAN:.*]], %[[RSTD:.*]] = mpc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.9999999999999995E-7 : f64} : tensor<2x4x8xf16>, tensor<8xf32>
+  %y, %mean, %rstd = mpc.layer_norm %x, %g, %b {epsilon = 1.0e-6} : tensor<2x4x8xf16>, tensor<8xf32>
+  // CHECK: mpc.layer_norm_backward %{{.*}}, %{{.*}}, %[[MEAN]], %[[RSTD]], %{{.*}} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  %dx, %dg, %db = mpc.layer_norm_backward %x, %x, %mean, %rstd, %g : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  // CHECK: mpc.batch_norm {{.*}} {momentum = 2.000000e-01 : f64} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %g, %b {momentum = 0.2} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  // CHECK: mpc.batch_norm_backward {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %bx, %bg, %bb = mpc.batch_norm_backward %o, %img, %g, %sm, %si : tensor<2x4x4x8xf32>, tensor<8xf32>
+  return
+}
+
+// CHECK-LABEL: func @data_movement
+func.func @data_movement(%x: tensor<2x4x8xf32>, %ids: tensor<2x4xi32>, %table: tensor<100x8xf32>) {
+  // CHECK: mpc.reshape %{{.*}} : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %0 = mpc.reshape %x : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  // CHECK: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1>} : tensor<2x4x8xf32>
+  %1 = mpc.transpose %x {permutation = array<i64: 0, 2, 1>} : tensor<2x4x8xf32>
+  // CHECK: mpc.concat %{{.*}}, %{{.*}} {axis = -1 : i64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  %2 = mpc.concat %x, %x {axis = -1} : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  // CHECK: mpc.slice %{{.*}} {offsets = array<i64: 0, 1, 0>, sizes = array<i64: 2, 2, 4>, strides = array<i64: 1, 2, 2>} : tensor<2x4x8xf32>
+  %3 = mpc.slice %x {offsets = array<i64: 0, 1, 0>, sizes = array<i64: 2, 2, 4>, strides = array<i64: 1, 2, 2>} : tensor<2x4x8xf32>
+  // CHECK: mpc.slice_backward %{{.*}} {offsets = array<i64: 0, 1, 0>, strides = array<i64: 1, 2, 2>} : tensor<2x2x4xf32> -> tensor<2x4x8xf32>
+  %4 = mpc.slice_backward %3 {offsets = array<i64: 0, 1, 0>, strides = array<i64: 1, 2, 2>} : tensor<2x2x4xf32> -> tensor<2x4x8xf32>
+  // CHECK: mpc.broadcast_to %{{.*}} : tensor<4x1xf32> -> tensor<2x4x8xf32>
+  %c = mpc.constant dense<1.0> : tensor<4x1xf32>
+  %5 = mpc.broadcast_to %c : tensor<4x1xf32> -> tensor<2x4x8xf32>
+  // CHECK: %[[E:.*]] = mpc.embedding %{{.*}}, %{{.*}} : tensor<100x8xf32>, tensor<2x4xi32>
+  %6 = mpc.embedding %table, %ids : tensor<100x8xf32>, tensor<2x4xi32>
+  // CHECK: mpc.embedding_backward %[[E]], %{{.*}} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
+  %7 = mpc.embedding_backward %6, %ids : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
+  return
+}
+
+// CHECK-LABEL: func @pooling
+func.func @pooling(%x: tensor<2x8x8x4xf32>) {
+  // CHECK: %[[P:.*]] = mpc.max_pool2d %{{.*}} {kernel = array<i64: 2, 2>} : tensor<2x8x8x4xf32>
+  %0 = mpc.max_pool2d %x {kernel = array<i64: 2, 2>} : tensor<2x8x8x4xf32>
+  // CHECK: mpc.max_pool2d_backward %[[P]], %{{.*}} {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  %1 = mpc.max_pool2d_backward %0, %x {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  // CHECK: %[[A:.*]] = mpc.avg_pool2d %{{.*}} {count_include_pad = false, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<2x8x8x4xf32>
+  %2 = mpc.avg_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, count_include_pad = false} : tensor<2x8x8x4xf32>
+  // CHECK: mpc.avg_pool2d_backward %[[A]], %{{.*}} {{.*}} : tensor<2x8x8x4xf32>, tensor<2x8x8x4xf32>
+  %3 = mpc.avg_pool2d_backward %2, %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, count_include_pad = false} : tensor<2x8x8x4xf32>, tensor<2x8x8x4xf32>
+  // CHECK: %[[U:.*]] = mpc.upsample_nearest2d %{{.*}} {scale = array<i64: 2, 3>} : tensor<2x8x8x4xf32>
+  %4 = mpc.upsample_nearest2d %x {scale = array<i64: 2, 3>} : tensor<2x8x8x4xf32>
+  // CHECK: mpc.upsample_nearest2d_backward %[[U]] {scale = array<i64: 2, 3>} : tensor<2x16x24x4xf32>
+  %5 = mpc.upsample_nearest2d_backward %4 {scale = array<i64: 2, 3>} : tensor<2x16x24x4xf32>
+  return
+}
+
+// CHECK-LABEL: func @dropout
+func.func @dropout(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  // CHECK: %{{.*}}, %[[M:.*]] = mpc.dropout %{{.*}} {p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<4x8xf16>
+  %y, %mask = mpc.dropout %x {p = 0.1, seed = 7} : tensor<4x8xf16>
+  // CHECK: mpc.dropout_backward %{{.*}}, %[[M]] {p = 1.000000e-01 : f64} : tensor<4x8xf16>, tensor<4x8xi1>
+  %dx = mpc.dropout_backward %y, %mask {p = 0.1} : tensor<4x8xf16>, tensor<4x8xi1>
+  return %dx : tensor<4x8xf16>
+}
+
+// CHECK-LABEL: func @losses
+func.func @losses(%logits: tensor<2x4x10xf32>, %labels: tensor<2x4xi64>, %p: tensor<8xf32>, %t: tensor<8xf32>, %g: tensor<f32>) {
+  // CHECK: mpc.cross_entropy %{{.*}}, %{{.*}} : tensor<2x4x10xf32>, tensor<2x4xi64>
+  %0 = mpc.cross_entropy %logits, %labels : tensor<2x4x10xf32>, tensor<2x4xi64>
+  // CHECK: mpc.cross_entropy_backward %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
+  %1 = mpc.cross_entropy_backward %g, %logits, %labels : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
+  // CHECK: mpc.mse %{{.*}}, %{{.*}} {reduction = #mpc<reduction sum>} : tensor<8xf32>, tensor<8xf32>
+  %2 = mpc.mse %p, %t {reduction = #mpc<reduction sum>} : tensor<8xf32>, tensor<8xf32>
+  // CHECK: mpc.mse_backward
+  %3 = mpc.mse_backward %g, %p, %t : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: mpc.bce_with_logits
+  %4 = mpc.bce_with_logits %p, %t : tensor<8xf32>, tensor<8xf32>
+  // CHECK: mpc.bce_with_logits_backward
+  %5 = mpc.bce_with_logits_backward %g, %p, %t : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: mpc.binary_cross_entropy
+  %6 = mpc.binary_cross_entropy %p, %t : tensor<8xf32>, tensor<8xf32>
+  // CHECK: mpc.binary_cross_entropy_backward
+  %7 = mpc.binary_cross_entropy_backward %g, %p, %t : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+  return
+}
+
+// CHECK-LABEL: func @loss_scaling
+func.func @loss_scaling(%loss: tensor<f32>, %scale: tensor<f32>, %d0: tensor<4x8xf16>, %d1: tensor<8xbf16>, %growth: tensor<i32>, %hyst: tensor<i32>) {
+  // CHECK: mpc.scale_loss %{{.*}}, %{{.*}} : tensor<f32>
+  %0 = mpc.scale_loss %loss, %scale : tensor<f32>
+  // CHECK: %{{.*}}:2, %[[INF:.*]] = mpc.unscale_and_check %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf16>, tensor<8xbf16>
+  %g:2, %inf = mpc.unscale_and_check %scale, %d0, %d1 : tensor<4x8xf16>, tensor<8xbf16>
+  // CHECK: mpc.update_loss_scale %{{.*}}, %{{.*}}, %{{.*}}, %[[INF]] {hysteresis = 2 : i64, max_scale = 0x4170000000000000 : f64, min_scale = 1.000000e+00 : f64}
+  %s, %gt, %ht = mpc.update_loss_scale %scale, %growth, %hyst, %inf {hysteresis = 2, min_scale = 1.0, max_scale = 16777216.0}
+  return
+}
+
+// CHECK-LABEL: func @optimizers
+func.func @optimizers(%p: tensor<4x8xf32>, %g16: tensor<4x8xf16>, %m: tensor<4x8xf32>, %v: tensor<4x8xf32>, %lr: tensor<f32>, %step: tensor<i32>, %inf: tensor<i1>, %inv: tensor<f32>) {
+  // CHECK: mpc.sgd_update %{{.*}}, %{{.*}} lr(%{{.*}}) : tensor<4x8xf32>, tensor<4x8xf16>
+  %0 = mpc.sgd_update %p, %g16 lr(%lr) : tensor<4x8xf32>, tensor<4x8xf16>
+  // CHECK: mpc.sgd_update %{{.*}}, %{{.*}} lr(%{{.*}}) momentum_buffer(%{{.*}}) found_inf(%{{.*}}) inv_scale(%{{.*}}) copy(f16) {momentum = 9.000000e-01 : f64, nesterov, weight_decay = 1.000000e-04 : f64} : tensor<4x8xf32>, tensor<4x8xf16>
+  %1:3 = mpc.sgd_update %p, %g16 lr(%lr) momentum_buffer(%m) found_inf(%inf) inv_scale(%inv) copy(f16) {momentum = 0.9, nesterov, weight_decay = 1.0e-4} : tensor<4x8xf32>, tensor<4x8xf16>
+  // CHECK: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%{{.*}}) : tensor<4x8xf32>, tensor<4x8xf32>
+  %2:3 = mpc.adam_update %p, %p, %m, %v lr(%lr) step(%step) : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: mpc.adam_update {{.*}} found_inf(%{{.*}}) inv_scale(%{{.*}}) copy(bf16) {bias_correction = false, decoupled, weight_decay = 1.000000e-02 : f64} : tensor<4x8xf32>, tensor<4x8xf16>
+  %3:4 = mpc.adam_update %p, %g16, %m, %v lr(%lr) step(%step) found_inf(%inf) inv_scale(%inv) copy(bf16) {decoupled, weight_decay = 0.01, bias_correction = false} : tensor<4x8xf32>, tensor<4x8xf16>
+  return
+}
+
+// CHECK-LABEL: ml_program.global private mutable @w(#mpc.init<kaiming_uniform, seed = 3, gain = 1.000000e+00 : f64>) : tensor<16x8xf32>
+ml_program.global private mutable @w(#mpc.init<kaiming_uniform, seed = 3, gain = 1.0>) : tensor<16x8xf32>
+// CHECK: @z(#mpc.init<zeros>)
+ml_program.global private mutable @z(#mpc.init<zeros>) : tensor<8xf32>
+// CHECK: @c(#mpc.init<constant, value = 2.500000e-01 : f64>)
+ml_program.global private mutable @c(#mpc.init<constant, value = 0.25>) : tensor<8xf32>
+// CHECK: @u(#mpc.init<uniform, seed = 9, low = -1.000000e+00 : f64, high = 1.000000e+00 : f64>)
+ml_program.global private mutable @u(#mpc.init<uniform, seed = 9, low = -1.0, high = 1.0>) : tensor<8xf32>
+// CHECK: @d(dense<1.000000e+00> : tensor<8xf32>)
+ml_program.global private mutable @d(dense<1.0> : tensor<8xf32>) : tensor<8xf32>
