@@ -1,0 +1,183 @@
+// RUN: mpc-opt %s -split-input-file -verify-diagnostics
+
+func.func @matmul_rank(%a: tensor<4xf16>, %b: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul' op expects operands of rank >= 2, got 'tensor<4xf16>' and 'tensor<4x8xf16>'}}
+  %0 = mpc.matmul %a, %b : tensor<4xf16>, tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<4x5xf16>, %b: tensor<6x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul' op expects equal contracting dimensions, got K = 5 for a and 6 for b}}
+  %0 = mpc.matmul %a, %b : tensor<4x5xf16>, tensor<6x8xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_transpose(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul' op expects equal contracting dimensions, got K = 5 for a and 8 for b}}
+  %0 = mpc.matmul %a, %b {transpose_b} : tensor<4x5xf16>, tensor<5x8xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x4x5xf16>, %b: tensor<3x5x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul' op expects broadcast-compatible batch dimensions, got [2] and [3]}}
+  %0 = mpc.matmul %a, %b : tensor<2x4x5xf16>, tensor<3x5x8xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_types(%a: tensor<4x5xf16>, %b: tensor<5x8xbf16>) {
+  // expected-error @+1 {{'mpc.matmul' op expects a and b of the same element type, got 'f16' and 'bf16'}}
+  %0 = mpc.matmul %a, %b : tensor<4x5xf16>, tensor<5x8xbf16>
+  return
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<2x8x8xf32>, %w: tensor<4x3x3x8xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects an NHWC input of rank 4, got 'tensor<2x8x8xf32>'}}
+  %0 = mpc.conv2d %x, %w : tensor<2x8x8xf32>, tensor<4x3x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_filter_rank(%x: tensor<2x8x8x3xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects an OHWI filter of rank 4, got 'tensor<4x3x3xf32>'}}
+  %0 = mpc.conv2d %x, %w : tensor<2x8x8x3xf32>, tensor<4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<2x8x8x3xf32>, %w: tensor<4x3x3x4xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects filter input channels (4) to equal input channels / groups (3)}}
+  %0 = mpc.conv2d %x, %w : tensor<2x8x8x3xf32>, tensor<4x3x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<2x8x8x6xf32>, %w: tensor<5x3x3x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects input channels (6) and output channels (5) divisible by groups (2)}}
+  %0 = mpc.conv2d %x, %w {groups = 2} : tensor<2x8x8x6xf32>, tensor<5x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups_zero(%x: tensor<2x8x8x6xf32>, %w: tensor<6x3x3x6xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects groups >= 1, got 0}}
+  %0 = mpc.conv2d %x, %w {groups = 0} : tensor<2x8x8x6xf32>, tensor<6x3x3x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_stride(%x: tensor<2x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects 'stride' elements >= 1, got [0, 1]}}
+  %0 = mpc.conv2d %x, %w {stride = array<i64: 0, 1>} : tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_stride_count(%x: tensor<2x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects 'stride' to have 2 elements [h, w], got 3}}
+  %0 = mpc.conv2d %x, %w {stride = array<i64: 1, 1, 1>} : tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_padding(%x: tensor<2x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects 'padding' elements >= 0, got [-1, 0]}}
+  %0 = mpc.conv2d %x, %w {padding = array<i64: -1, 0>} : tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_dilation(%x: tensor<2x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects 'dilation' elements >= 1, got [1, 0]}}
+  %0 = mpc.conv2d %x, %w {dilation = array<i64: 1, 0>} : tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_kernel_too_big(%x: tensor<2x4x4x3xf32>, %w: tensor<4x5x5x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects the dilated kernel (5 with dilation 1) to fit the padded input (4 + 2*0)}}
+  %0 = mpc.conv2d %x, %w : tensor<2x4x4x3xf32>, tensor<4x5x5x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_types(%x: tensor<2x8x8x3xf16>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects input and filter of the same element type, got 'f16' and 'f32'}}
+  %0 = mpc.conv2d %x, %w : tensor<2x8x8x3xf16>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bwd_data(%dy: tensor<2x8x8x4xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d_backward_data' op expects grad of the forward output's shape [2, 6, 6, 4], got [2, 8, 8, 4]}}
+  %0 = mpc.conv2d_backward_data %dy, %w : tensor<2x8x8x4xf32>, tensor<4x3x3x3xf32> -> tensor<2x8x8x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bwd_data_types(%dy: tensor<2x6x6x4xf16>, %w: tensor<4x3x3x3xf16>) {
+  // expected-error @+1 {{'mpc.conv2d_backward_data' op expects grad and input of the same element type, got 'f16' and 'f32'}}
+  %0 = mpc.conv2d_backward_data %dy, %w : tensor<2x6x6x4xf16>, tensor<4x3x3x3xf16> -> tensor<2x8x8x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bwd_filter(%dy: tensor<2x6x6x4xf32>, %x: tensor<2x8x8x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d_backward_filter' op expects grad of the forward output's shape [2, 4, 4, 4], got [2, 6, 6, 4]}}
+  %0 = mpc.conv2d_backward_filter %dy, %x : tensor<2x6x6x4xf32>, tensor<2x8x8x3xf32> -> tensor<4x5x5x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose_channels(%x: tensor<2x4x4x8xf32>, %w: tensor<4x2x2x3xf32>) {
+  // expected-error @+1 {{'mpc.conv_transpose2d' op expects filter input channels (4) to equal input channels (8)}}
+  %0 = mpc.conv_transpose2d %x, %w : tensor<2x4x4x8xf32>, tensor<4x2x2x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose_output_padding(%x: tensor<2x4x4x8xf32>, %w: tensor<8x2x2x3xf32>) {
+  // expected-error @+1 {{'mpc.conv_transpose2d' op expects output_padding smaller than stride or dilation, got [1, 1]}}
+  %0 = mpc.conv_transpose2d %x, %w {output_padding = array<i64: 1, 1>} : tensor<2x4x4x8xf32>, tensor<8x2x2x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose_empty(%x: tensor<2x1x1x8xf32>, %w: tensor<8x1x1x3xf32>) {
+  // expected-error @+1 {{'mpc.conv_transpose2d' op expects a non-empty output, got size -1}}
+  %0 = mpc.conv_transpose2d %x, %w {padding = array<i64: 1, 1>} : tensor<2x1x1x8xf32>, tensor<8x1x1x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose_rank(%x: tensor<2x4x4x8xf32>, %w: tensor<8x2x2xf32>) {
+  // expected-error @+1 {{'mpc.conv_transpose2d' op expects an IHWO filter of rank 4, got 'tensor<8x2x2xf32>'}}
+  %0 = mpc.conv_transpose2d %x, %w : tensor<2x4x4x8xf32>, tensor<8x2x2xf32>
+  return
+}
