@@ -459,9 +459,6 @@ LogicalResult LayerNormBackwardOp::inferReturnTypes(
   if (failed(grad) || failed(input) || failed(gamma) || failed(mean) ||
       failed(rstd))
     return failure();
-  if (*grad != *input)
-    return diag("expects grad and input of the same type, got ", *grad,
-                " and ", *input);
   auto axis = checkLayerNormShapes(*input, *gamma,
                                    static_cast<int64_t>(adaptor.getAxis()),
                                    diag);
@@ -517,9 +514,6 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
   if (failed(grad) || failed(input) || failed(gamma) ||
       failed(checkBatchNormShapes(*input, *gamma, diag)))
     return failure();
-  if (*grad != *input)
-    return diag("expects grad and input of the same type, got ", *grad,
-                " and ", *input);
   results.append({*input, *gamma, *gamma});
   return success();
 }

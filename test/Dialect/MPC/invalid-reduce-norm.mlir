@@ -1,0 +1,127 @@
+// RUN: mpc-opt %s -split-input-file -verify-diagnostics
+
+func.func @reduce_dims(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.reduce_sum' op expects dims distinct, increasing and in [0, 2), got [1, 0]}}
+  %0 = mpc.reduce_sum %x {dims = array<i64: 1, 0>} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_range(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.reduce_mean' op expects dims distinct, increasing and in [0, 2), got [2]}}
+  %0 = mpc.reduce_mean %x {dims = array<i64: 2>} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.softmax' op expects axis in [-2, 2), got 2}}
+  %0 = mpc.softmax %x {axis = 2} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_backward_axis(%g: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.log_softmax_backward' op expects axis in [-2, 2), got -3}}
+  %0 = mpc.log_softmax_backward %g, %g {axis = -3} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_gamma(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.layer_norm' op expects gamma of the normalised shape [8], got [4]}}
+  %0:3 = mpc.layer_norm %x, %g, %g : tensor<4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_epsilon(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.layer_norm' op expects epsilon > 0, got 0.000000e+00}}
+  %0:3 = mpc.layer_norm %x, %g, %g {epsilon = 0.0} : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_axis(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.layer_norm' op expects axis in [-2, 2), got 5}}
+  %0:3 = mpc.layer_norm %x, %g, %g {axis = 5} : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_scalar(%x: tensor<f32>, %g: tensor<f32>) {
+  // expected-error @+1 {{'mpc.layer_norm' op expects an input of rank >= 1}}
+  %0:3 = mpc.layer_norm %x, %g, %g : tensor<f32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_backward_stats(%x: tensor<4x8xf32>, %s: tensor<8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.layer_norm_backward' op expects mean and rstd of type 'tensor<4xf32>', got 'tensor<8xf32>' and 'tensor<8xf32>'}}
+  %0:3 = mpc.layer_norm_backward %x, %x, %s, %s, %g : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_backward_grad(%dy: tensor<4x8xf16>, %x: tensor<4x8xf32>, %s: tensor<4xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.layer_norm_backward' op failed to verify that all of {grad, input} have same type}}
+  %0:3 = "mpc.layer_norm_backward"(%dy, %x, %s, %s, %g) : (tensor<4x8xf16>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_rank(%x: tensor<2x4x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm' op expects an NC or NHWC input (rank 2 or 4), got 'tensor<2x4x8xf32>'}}
+  %0:5 = mpc.batch_norm %x, %c, %c, %c, %c : tensor<2x4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<2x4x4x8xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm' op expects per-channel tensors of shape [8], got 'tensor<4xf32>'}}
+  %0:5 = mpc.batch_norm %x, %c, %c, %c, %c : tensor<2x4x4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_momentum(%x: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm' op expects momentum in [0, 1], got 1.500000e+00}}
+  %0:5 = mpc.batch_norm %x, %c, %c, %c, %c {momentum = 1.5} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_epsilon(%x: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm' op expects epsilon > 0, got -1.000000e+00}}
+  %0:5 = mpc.batch_norm %x, %c, %c, %c, %c {epsilon = -1.0} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward(%dy: tensor<2x8xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op expects per-channel tensors of shape [8], got 'tensor<4xf32>'}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c : tensor<2x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_grad(%dy: tensor<2x8xf16>, %x: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that all of {grad, input} have same type}}
+  %0:3 = "mpc.batch_norm_backward"(%dy, %x, %c, %c, %c) : (tensor<2x8xf16>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
