@@ -977,14 +977,9 @@ static LogicalResult verifyUpdateCommon(OpTy op, ValueRange state,
   if (copy.has_value() != static_cast<bool>(op.getParamCopy()))
     return op.emitOpError("expects a parameter copy result exactly when "
                           "'copy_type' is set");
-  if (copy) {
-    if (!isa<FloatType>(*copy))
-      return op.emitOpError("expects a floating-point copy type, got ")
-             << *copy;
-    if (op.getParamCopy().getType() != copyTypeOf(param, *copy))
-      return op.emitOpError("expects the copy of type ")
-             << copyTypeOf(param, *copy);
-  }
+  if (copy && op.getParamCopy().getType() != copyTypeOf(param, *copy))
+    return op.emitOpError("expects the copy of type ")
+           << copyTypeOf(param, *copy);
   if (op.getWeightDecay().convertToDouble() < 0.0)
     return op.emitOpError("expects weight_decay >= 0, got ")
            << op.getWeightDecay().convertToDouble();
@@ -1102,9 +1097,13 @@ static ParseResult parseUpdate(OpAsmParser &parser, OperationState &result,
     parsed.keyed[i] = operand;
   }
   if (succeeded(parser.parseOptionalKeyword("copy"))) {
+    SMLoc loc = parser.getCurrentLocation();
     if (parser.parseLParen() || parser.parseType(parsed.copyType) ||
         parser.parseRParen())
       return failure();
+    if (!isa<FloatType>(parsed.copyType))
+      return parser.emitError(loc, "expects a floating-point copy type, got ")
+             << parsed.copyType;
     result.addAttribute("copy_type", TypeAttr::get(parsed.copyType));
   }
   if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||

@@ -1,0 +1,258 @@
+// RUN: mpc-opt %s -split-input-file -verify-diagnostics
+
+func.func @ce_labels(%l: tensor<4x10xf32>, %y: tensor<5xi32>) {
+  // expected-error @+1 {{'mpc.cross_entropy' op expects labels of shape [4] (logits without the class dimension), got [5]}}
+  %0 = mpc.cross_entropy %l, %y : tensor<4x10xf32>, tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @ce_rank(%l: tensor<10xf32>, %y: tensor<i32>) {
+  // expected-error @+1 {{'mpc.cross_entropy' op expects logits of rank >= 2 with classes last, got 'tensor<10xf32>'}}
+  %0 = mpc.cross_entropy %l, %y : tensor<10xf32>, tensor<i32>
+  return
+}
+
+// -----
+
+func.func @ce_float_labels(%l: tensor<4x10xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.cross_entropy' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  %0 = mpc.cross_entropy %l, %y : tensor<4x10xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @mse_target(%p: tensor<4xf32>, %t: tensor<4xf16>) {
+  // expected-error @+1 {{'mpc.mse' op expects input and target of the same type, got 'tensor<4xf32>' and 'tensor<4xf16>'}}
+  %0 = mpc.mse %p, %t : tensor<4xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @bce_backward_grad(%g: tensor<4xf32>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.bce_with_logits_backward' op expects a rank-0 loss gradient of type 'tensor<f32>', got 'tensor<4xf32>'}}
+  %0 = mpc.bce_with_logits_backward %g, %p, %p : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduction_name(%p: tensor<4xf32>) {
+  // expected-error @+2 {{expected ::mlir::mpc::Reduction to be one of: mean, sum}}
+  // expected-error @+1 {{failed to parse MPC_ReductionAttr parameter 'value'}}
+  %0 = mpc.mse %p, %p {reduction = #mpc<reduction max>} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scale_loss_type(%l: tensor<4xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'mpc.scale_loss' op operand #0 must be 0D tensor of 32-bit float values, but got 'tensor<4xf32>'}}
+  %0 = mpc.scale_loss %l, %s : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unscale_empty(%s: tensor<f32>) {
+  // expected-error @+2 {{'mpc.unscale_and_check' op expects at least one gradient}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "mpc.unscale_and_check"(%s) : (tensor<f32>) -> tensor<i1>
+  return
+}
+
+// -----
+
+func.func @update_scale_growth(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) {
+  // expected-error @+1 {{'mpc.update_loss_scale' op expects growth_factor > 1, got 1.000000e+00}}
+  %0:3 = mpc.update_loss_scale %s, %t, %t, %f {growth_factor = 1.0}
+  return
+}
+
+// -----
+
+func.func @update_scale_backoff(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) {
+  // expected-error @+1 {{'mpc.update_loss_scale' op expects backoff_factor in (0, 1), got 1.000000e+00}}
+  %0:3 = mpc.update_loss_scale %s, %t, %t, %f {backoff_factor = 1.0}
+  return
+}
+
+// -----
+
+func.func @update_scale_interval(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) {
+  // expected-error @+1 {{'mpc.update_loss_scale' op expects growth_interval >= 1, got 0}}
+  %0:3 = mpc.update_loss_scale %s, %t, %t, %f {growth_interval = 0}
+  return
+}
+
+// -----
+
+func.func @update_scale_hysteresis(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) {
+  // expected-error @+1 {{'mpc.update_loss_scale' op expects hysteresis >= 1, got 0}}
+  %0:3 = mpc.update_loss_scale %s, %t, %t, %f {hysteresis = 0}
+  return
+}
+
+// -----
+
+func.func @update_scale_min(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) {
+  // expected-error @+1 {{'mpc.update_loss_scale' op expects min_scale > 0, got 0.000000e+00}}
+  %0:3 = mpc.update_loss_scale %s, %t, %t, %f {min_scale = 0.0}
+  return
+}
+
+// -----
+
+func.func @update_scale_max(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) {
+  // expected-error @+1 {{'mpc.update_loss_scale' op expects min_scale <= max_scale, got 4.000000e+00 > 2.000000e+00}}
+  %0:3 = mpc.update_loss_scale %s, %t, %t, %f {min_scale = 4.0, max_scale = 2.0}
+  return
+}
+
+// -----
+
+func.func @update_scale_max_positive(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) {
+  // expected-error @+1 {{'mpc.update_loss_scale' op expects max_scale > 0, got -1.000000e+00}}
+  %0:3 = mpc.update_loss_scale %s, %t, %t, %f {max_scale = -1.0}
+  return
+}
+
+// -----
+
+func.func @sgd_grad_shape(%p: tensor<4xf32>, %g: tensor<5xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects grad of the parameter's shape [4], got 'tensor<5xf32>'}}
+  %0 = mpc.sgd_update %p, %g lr(%lr) : tensor<4xf32>, tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_missing_lr(%p: tensor<4xf32>) {
+  // expected-error @+1 {{expects 'lr(...)'}}
+  %0 = mpc.sgd_update %p, %p : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_momentum_without_buffer(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects a momentum buffer exactly when momentum > 0}}
+  %0 = mpc.sgd_update %p, %p lr(%lr) {momentum = 0.9} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_nesterov(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects momentum > 0 and zero dampening with nesterov}}
+  %0:2 = mpc.sgd_update %p, %p lr(%lr) momentum_buffer(%p) {momentum = 0.9, dampening = 0.1, nesterov} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_negative_momentum(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects momentum >= 0, got -1.000000e+00}}
+  %0 = mpc.sgd_update %p, %p lr(%lr) {momentum = -1.0} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_dampening(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects dampening in [0, 1], got 2.000000e+00}}
+  %0:2 = mpc.sgd_update %p, %p lr(%lr) momentum_buffer(%p) {momentum = 0.9, dampening = 2.0} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_weight_decay(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects weight_decay >= 0, got -1.000000e+00}}
+  %0 = mpc.sgd_update %p, %p lr(%lr) {weight_decay = -1.0} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_copy_type(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{expects a floating-point copy type, got 'i8'}}
+  %0:2 = mpc.sgd_update %p, %p lr(%lr) copy(i8) : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_buffer_result(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects a new momentum buffer result exactly when a momentum buffer is given}}
+  %0:2 = "mpc.sgd_update"(%p, %p, %lr, %p) {momentum = 0.9 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1>} : (tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @sgd_copy_result(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects a parameter copy result exactly when 'copy_type' is set}}
+  %0:2 = "mpc.sgd_update"(%p, %p, %lr) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1>} : (tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf16>)
+  return
+}
+
+// -----
+
+func.func @sgd_copy_shape(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects the copy of type 'tensor<4xf16>'}}
+  %0:2 = "mpc.sgd_update"(%p, %p, %lr) {copy_type = f16, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1>} : (tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<8xf16>)
+  return
+}
+
+// -----
+
+func.func @sgd_new_param(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'mpc.sgd_update' op expects the new parameter of type 'tensor<4xf32>'}}
+  %0 = "mpc.sgd_update"(%p, %p, %lr) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>} : (tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @adam_state(%p: tensor<4xf32>, %m: tensor<4xf16>, %lr: tensor<f32>, %t: tensor<i32>) {
+  // expected-error @+1 {{'mpc.adam_update' op expects optimizer state of the parameter's type 'tensor<4xf32>', got 'tensor<4xf16>'}}
+  %0:3 = "mpc.adam_update"(%p, %p, %m, %m, %lr, %t) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf16>, tensor<f32>, tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adam_beta(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i32>) {
+  // expected-error @+1 {{'mpc.adam_update' op expects beta2 in [0, 1), got 1.000000e+00}}
+  %0:3 = mpc.adam_update %p, %p, %p, %p lr(%lr) step(%t) {beta2 = 1.0} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @adam_eps(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i32>) {
+  // expected-error @+1 {{'mpc.adam_update' op expects eps > 0, got 0.000000e+00}}
+  %0:3 = mpc.adam_update %p, %p, %p, %p lr(%lr) step(%t) {eps = 0.0} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @adam_missing_step(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{expects 'step(...)'}}
+  %0:3 = mpc.adam_update %p, %p, %p, %p lr(%lr) : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-note @+1 {{prior use here}}
+func.func @adam_lr_type(%p: tensor<4xf32>, %lr: tensor<f16>, %t: tensor<i32>) {
+  // expected-error @+1 {{use of value '%lr' expects different type than prior uses: 'tensor<f32>' vs 'tensor<f16>'}}
+  %0:3 = mpc.adam_update %p, %p, %p, %p lr(%lr) step(%t) : tensor<4xf32>, tensor<4xf32>
+  return
+}
