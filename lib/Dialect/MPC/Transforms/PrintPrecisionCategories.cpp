@@ -15,8 +15,8 @@ struct PrintPrecisionCategoriesPass
     getOperation().walk([](Operation *op) {
       if (std::optional<PrecisionCategory> category =
               getDefaultPrecisionCategory(op))
-        op->emitRemark("precision category: ")
-            << stringifyPrecisionCategory(*category);
+        op->emitRemark("precision category of '")
+            << op->getName() << "': " << stringifyPrecisionCategory(*category);
     });
     markAllAnalysesPreserved();
   }

@@ -26,7 +26,8 @@ def PrintPrecisionCategoriesPass :
     Pass<"mpc-print-precision-categories", "ModuleOp"> {
   let summary = "Reports each op's default precision category as a remark";
   let description = [{
-    Emits `remark: precision category: <lowp|fp32|promote|follow>` on every
+    Emits `remark: precision category of '<op>': <lowp|fp32|promote|follow>`
+    on every
     op implementing `PrecisionCategoryOpInterface`: the table the
     mixed-precision pass starts from.
   }];

@@ -1,0 +1,21 @@
+// RUN: mpc-opt %s -split-input-file -verify-diagnostics --mpc-verify-graph
+
+// A well-formed graph passes unchanged.
+ml_program.global private mutable @w(#mpc.init<kaiming_uniform, seed = 1>) : tensor<3x3x3x8xf32>
+ml_program.global private mutable @b(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @steps(dense<0> : tensor<i32>) : tensor<i32>
+
+// -----
+
+// expected-error @+1 {{global @w must have a statically shaped tensor type (dynamic shapes are not supported), got 'tensor<?x4xf32>'}}
+ml_program.global private mutable @w : tensor<?x4xf32>
+
+// -----
+
+// expected-error @+1 {{global @w: 'xavier_uniform' needs a tensor of rank >= 2 to compute fans, got 'tensor<4xf32>'}}
+ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{global @w: an #mpc.init initializer needs a floating-point element type, got 'i32'}}
+ml_program.global private mutable @w(#mpc.init<normal>) : tensor<4x4xi32>
