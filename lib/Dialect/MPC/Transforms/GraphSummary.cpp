@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -34,28 +35,42 @@ struct GraphSummaryPass
     llvm::raw_ostream &os = file->os();
     ModuleOp module = getOperation();
 
-    // Parameters: every global, grouped by element type.
-    llvm::MapVector<Type, std::pair<int64_t, int64_t>> byType; // count, bytes
-    int64_t globals = 0, elements = 0, bytes = 0;
+    // A global the graph writes is state (e.g. BatchNorm running
+    // statistics); one it only reads is a trainable parameter.
+    llvm::DenseSet<StringRef> written;
+    module.walk([&](ml_program::GlobalStoreOp store) {
+      written.insert(store.getGlobal().getLeafReference());
+    });
+    struct Tally {
+      int64_t count = 0, elements = 0, bytes = 0;
+      void add(RankedTensorType type) {
+        ++count;
+        elements += type.getNumElements();
+        bytes += byteSize(type);
+      }
+    };
+    Tally params, state;
+    llvm::MapVector<Type, Tally> paramsByType;
     for (auto global : module.getOps<ml_program::GlobalOp>()) {
       auto type = dyn_cast<RankedTensorType>(global.getType());
       if (!type || !type.hasStaticShape())
         continue;
-      ++globals;
-      elements += type.getNumElements();
-      bytes += byteSize(type);
-      auto &entry = byType[type.getElementType()];
-      entry.first += 1;
-      entry.second += byteSize(type);
+      if (written.contains(global.getSymName())) {
+        state.add(type);
+        continue;
+      }
+      params.add(type);
+      paramsByType[type.getElementType()].add(type);
     }
     StringRef name = module.getName() ? *module.getName() : "module";
-    os << llvm::formatv("{0}: {1} globals, {2} elements, {3} bytes\n", name,
-                        globals, elements, bytes);
-    for (auto &[type, entry] : byType) {
-      os << "  ";
+    os << llvm::formatv("{0}: {1} parameters, {2} elements, {3} bytes; "
+                        "{4} state globals, {5} bytes\n",
+                        name, params.count, params.elements, params.bytes,
+                        state.count, state.bytes);
+    for (auto &[type, tally] : paramsByType) {
+      os << "  parameters ";
       type.print(os);
-      os << llvm::formatv(": {0} globals, {1} bytes\n", entry.first,
-                          entry.second);
+      os << llvm::formatv(": {0}, {1} bytes\n", tally.count, tally.bytes);
     }
 
     for (auto func : module.getOps<func::FuncOp>()) {

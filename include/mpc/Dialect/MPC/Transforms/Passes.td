@@ -8,9 +8,10 @@ include "mlir/Pass/PassBase.td"
 def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   let summary = "Prints a summary of each graph: ops by kind and parameters";
   let description = [{
-    Writes, for the module, the number of `ml_program.global`s and their
-    bytes by element type, then for each function its op counts by name.
-    The IR is unchanged.
+    Writes, for the module, its trainable parameters (globals no function
+    writes: count, elements, bytes, by element type) and its state (globals
+    written by `ml_program.global_store`, e.g. BatchNorm running statistics),
+    then for each function its op counts by name. The IR is unchanged.
 
     ```
     $ mpc-opt --mpc-graph-summary examples/mlp.mlir -o /dev/null
