@@ -13,6 +13,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mpc_obj_root, "test")
 
 config.substitutions.append(("%mpc_src_root", config.mpc_src_root))
+config.substitutions.append(("%mpc_obj_root", config.mpc_obj_root))
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])

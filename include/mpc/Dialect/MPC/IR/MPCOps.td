@@ -697,7 +697,7 @@ def MPC_DropoutBackwardOp : MPC_Op<"dropout_backward", "Follow", [Pure,
 //===----------------------------------------------------------------------===//
 
 class MPC_LossOp<string mnemonic, string what, string targetKind,
-                 Type targetType> :
+                 Type targetType, string targetExample> :
     MPC_Op<mnemonic, "Fp32", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = what;
   let description = [{
@@ -705,7 +705,7 @@ class MPC_LossOp<string mnemonic, string what, string targetKind,
     (`mean`, the default, or `sum`). Targets: }] # targetKind # [{.
 
     ```mlir
-    %loss = mpc.}] # mnemonic # [{ %x, %t : tensor<64x10xf32>, tensor<64xi32>
+    %loss = mpc.}] # mnemonic # [{ %x, %t : tensor<64x10xf32>, }] # targetExample # [{
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$input, targetType:$target,
@@ -716,7 +716,8 @@ class MPC_LossOp<string mnemonic, string what, string targetKind,
       "$input `,` $target attr-dict `:` type($input) `,` type($target)";
 }
 
-class MPC_LossBackwardOp<string mnemonic, string forward, Type targetType> :
+class MPC_LossBackwardOp<string mnemonic, string forward, Type targetType,
+                         string targetExample> :
     MPC_Op<mnemonic, "Fp32", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Backward of mpc." # forward;
   let description = [{
@@ -724,7 +725,8 @@ class MPC_LossBackwardOp<string mnemonic, string forward, Type targetType> :
     returns the input gradient.
 
     ```mlir
-    %dx = mpc.}] # mnemonic # [{ %dl, %x, %t : tensor<f32>, tensor<64x10xf32>, tensor<64xi32>
+    %dx = mpc.}] # mnemonic # [{ %dl, %x, %t
+        : tensor<f32>, tensor<64x10xf32>, }] # targetExample # [{
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
@@ -739,24 +741,29 @@ class MPC_LossBackwardOp<string mnemonic, string forward, Type targetType> :
 def MPC_CrossEntropyOp : MPC_LossOp<"cross_entropy",
     "Softmax cross-entropy of logits against integer class labels",
     "integer labels with the logits' shape less the last (class) dimension",
-    MPC_IndexTensor>;
+    MPC_IndexTensor, "tensor<64xi32>">;
 def MPC_CrossEntropyBackwardOp : MPC_LossBackwardOp<"cross_entropy_backward",
-    "cross_entropy", MPC_IndexTensor>;
+    "cross_entropy", MPC_IndexTensor, "tensor<64xi32>">;
 def MPC_MSEOp : MPC_LossOp<"mse", "Mean squared error",
-    "floats of the input's type", MPC_FloatTensor>;
+    "floats of the input's type", MPC_FloatTensor, "tensor<64x10xf32>">;
 def MPC_MSEBackwardOp :
-    MPC_LossBackwardOp<"mse_backward", "mse", MPC_FloatTensor>;
+    MPC_LossBackwardOp<"mse_backward", "mse", MPC_FloatTensor,
+    "tensor<64x10xf32>">;
 def MPC_BCEWithLogitsOp : MPC_LossOp<"bce_with_logits",
     "Binary cross-entropy on logits (numerically stable)",
-    "probabilities in [0, 1] of the input's type", MPC_FloatTensor>;
+    "probabilities in [0, 1] of the input's type", MPC_FloatTensor,
+    "tensor<64x10xf32>">;
 def MPC_BCEWithLogitsBackwardOp : MPC_LossBackwardOp<
-    "bce_with_logits_backward", "bce_with_logits", MPC_FloatTensor>;
+    "bce_with_logits_backward", "bce_with_logits", MPC_FloatTensor,
+    "tensor<64x10xf32>">;
 def MPC_BinaryCrossEntropyOp : MPC_LossOp<"binary_cross_entropy",
     "Binary cross-entropy on probabilities (refused under AMP: use "
     "bce_with_logits)",
-    "probabilities in [0, 1] of the input's type", MPC_FloatTensor>;
+    "probabilities in [0, 1] of the input's type", MPC_FloatTensor,
+    "tensor<64x10xf32>">;
 def MPC_BinaryCrossEntropyBackwardOp : MPC_LossBackwardOp<
-    "binary_cross_entropy_backward", "binary_cross_entropy", MPC_FloatTensor>;
+    "binary_cross_entropy_backward", "binary_cross_entropy", MPC_FloatTensor,
+    "tensor<64x10xf32>">;
 
 //===----------------------------------------------------------------------===//
 // Loss scaling
