@@ -256,3 +256,19 @@ func.func @adam_lr_type(%p: tensor<4xf32>, %lr: tensor<f16>, %t: tensor<i32>) {
   %0:3 = mpc.adam_update %p, %p, %p, %p lr(%lr) step(%t) : tensor<4xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @sgd_operand_count(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{expects 2 leading operands}}
+  %0 = mpc.sgd_update %p lr(%lr) : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_param_type(%p: memref<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{expects a ranked tensor parameter type}}
+  %0 = mpc.sgd_update %p, %p lr(%lr) : memref<4xf32>, memref<4xf32>
+  return
+}

@@ -8,6 +8,7 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "gtest/gtest.h"
 
@@ -76,6 +77,25 @@ TEST_F(ShapeInferenceTest, LayerNormStatisticsAreF32) {
   EXPECT_EQ(op.getResult().getType(), x.getType());
   EXPECT_EQ(op.getMean().getType(),
             RankedTensorType::get({2}, builder.getF32Type()));
+}
+
+// Builders run inference before any verifier: a type the ODS constraints
+// would reject must give an error, not a crash.
+TEST_F(ShapeInferenceTest, UnrankedOperandIsAnErrorNotACrash) {
+  Location loc = builder.getUnknownLoc();
+  Value unranked = module.getBody()->addArgument(
+      UnrankedTensorType::get(builder.getF32Type()), loc);
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  SmallVector<Type> results;
+  EXPECT_TRUE(failed(MatmulOp::inferReturnTypes(
+      &context, loc, ValueRange{unranked, arg({4, 4})}, nullptr, nullptr, {},
+      results)));
+  EXPECT_EQ(message, "'mpc.matmul' op expects a to be a ranked tensor, got "
+                     "'tensor<*xf32>'");
 }
 
 } // namespace
