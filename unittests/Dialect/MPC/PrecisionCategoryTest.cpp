@@ -71,9 +71,8 @@ TEST_F(PrecisionCategoryTest, QueryThroughTheInterface) {
 }
 
 TEST_F(PrecisionCategoryTest, CategoryNamesRoundTrip) {
-  for (auto category :
-       {PrecisionCategory::Lowp, PrecisionCategory::Fp32,
-        PrecisionCategory::Promote, PrecisionCategory::Follow})
+  for (auto category : {PrecisionCategory::Lowp, PrecisionCategory::Fp32,
+                        PrecisionCategory::Promote, PrecisionCategory::Follow})
     EXPECT_EQ(symbolizePrecisionCategory(stringifyPrecisionCategory(category)),
               category);
   EXPECT_EQ(symbolizePrecisionCategory("fp16"), std::nullopt);

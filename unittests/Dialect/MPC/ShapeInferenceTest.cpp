@@ -8,8 +8,8 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "gtest/gtest.h"
 
 using namespace mlir;
@@ -62,8 +62,8 @@ TEST_F(ShapeInferenceTest, ConvTransposeInvertsConv) {
   // (8-1)*2 - 2*1 + 1*(3-1) + 1 + 1 = 16: undoes a stride-2 conv of 16.
   auto op = ConvTranspose2DOp::create(
       builder, loc, arg({1, 8, 8, 4}), arg({4, 3, 3, 2}),
-      ArrayRef<int64_t>{2, 2}, ArrayRef<int64_t>{1, 1},
-      ArrayRef<int64_t>{1, 1}, ArrayRef<int64_t>{1, 1});
+      ArrayRef<int64_t>{2, 2}, ArrayRef<int64_t>{1, 1}, ArrayRef<int64_t>{1, 1},
+      ArrayRef<int64_t>{1, 1});
   EXPECT_EQ(shapeOf(op), ArrayRef<int64_t>({1, 16, 16, 2}));
 }
 

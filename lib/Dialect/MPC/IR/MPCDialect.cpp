@@ -40,10 +40,9 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   bool usesValue = kind == InitKind::Constant;
   bool usesRange = kind == InitKind::Uniform;
   bool usesMoments = kind == InitKind::Normal;
-  bool usesGain = kind == InitKind::XavierUniform ||
-                  kind == InitKind::XavierNormal ||
-                  kind == InitKind::KaimingUniform ||
-                  kind == InitKind::KaimingNormal;
+  bool usesGain =
+      kind == InitKind::XavierUniform || kind == InitKind::XavierNormal ||
+      kind == InitKind::KaimingUniform || kind == InitKind::KaimingNormal;
   struct Param {
     StringRef name;
     FloatAttr attr;

@@ -26,8 +26,7 @@ public:
   Diag(std::optional<Location> loc, StringRef opName)
       : loc(loc), opName(opName) {}
 
-  template <typename... Args>
-  LogicalResult operator()(Args &&...args) const {
+  template <typename... Args> LogicalResult operator()(Args &&...args) const {
     return emitOptionalError(loc, "'", opName, "' op ",
                              std::forward<Args>(args)...);
   }
@@ -83,8 +82,8 @@ static LogicalResult checkSameElementType(RankedTensorType a, StringRef aName,
                                           const Diag &diag) {
   if (a.getElementType() != b.getElementType())
     return diag("expects ", aName, " and ", bName,
-                " of the same element type, got ", a.getElementType(),
-                " and ", b.getElementType());
+                " of the same element type, got ", a.getElementType(), " and ",
+                b.getElementType());
   return success();
 }
 
@@ -109,11 +108,11 @@ static LogicalResult checkPair(ArrayRef<int64_t> pair, StringRef name,
   return success();
 }
 
-static LogicalResult checkFraction(double value, StringRef name, bool closedHigh,
-                                   const Diag &diag) {
+static LogicalResult checkFraction(double value, StringRef name,
+                                   bool closedHigh, const Diag &diag) {
   if (value < 0.0 || (closedHigh ? value > 1.0 : value >= 1.0))
-    return diag("expects ", name, " in [0, 1", closedHigh ? "]" : ")",
-                ", got ", value);
+    return diag("expects ", name, " in [0, 1", closedHigh ? "]" : ")", ", got ",
+                value);
   return success();
 }
 
@@ -221,9 +220,10 @@ static LogicalResult checkConvParams(const ConvParams &p, const Diag &diag) {
 }
 
 /// The NHWC result shape of conv2d(input, filter), or an error.
-static FailureOr<SmallVector<int64_t>>
-conv2dShape(RankedTensorType input, RankedTensorType filter,
-            const ConvParams &p, const Diag &diag) {
+static FailureOr<SmallVector<int64_t>> conv2dShape(RankedTensorType input,
+                                                   RankedTensorType filter,
+                                                   const ConvParams &p,
+                                                   const Diag &diag) {
   if (failed(checkConvParams(p, diag)) ||
       failed(checkRank(input, "an NHWC input", 4, diag)) ||
       failed(checkRank(filter, "an OHWI filter", 4, diag)))
@@ -243,8 +243,8 @@ conv2dShape(RankedTensorType input, RankedTensorType filter,
   }
   SmallVector<int64_t> out = {in[0], 0, 0, outChannels};
   for (int i = 0; i < 2; ++i) {
-    int64_t extent = in[1 + i] + 2 * p.padding[i] -
-                     p.dilation[i] * (f[1 + i] - 1) - 1;
+    int64_t extent =
+        in[1 + i] + 2 * p.padding[i] - p.dilation[i] * (f[1 + i] - 1) - 1;
     if (extent < 0) {
       (void)diag("expects the dilated kernel (", f[1 + i], " with dilation ",
                  p.dilation[i], ") to fit the padded input (", in[1 + i],
@@ -266,8 +266,7 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
   if (failed(input) || failed(filter) ||
       failed(checkSameElementType(*input, "input", *filter, "filter", diag)))
     return failure();
-  ConvParams p{adaptor.getStride(), adaptor.getPadding(),
-               adaptor.getDilation(),
+  ConvParams p{adaptor.getStride(), adaptor.getPadding(), adaptor.getDilation(),
                static_cast<int64_t>(adaptor.getGroups())};
   auto shape = conv2dShape(*input, *filter, p, diag);
   if (failed(shape))
@@ -289,32 +288,33 @@ static LogicalResult verifyConvBackward(RankedTensorType grad,
   if (failed(shape))
     return failure();
   if (ArrayRef<int64_t>(*shape) != grad.getShape())
-    return diag("expects grad of the forward output's shape ",
-                shapeStr(*shape), ", got ", shapeStr(grad.getShape()));
+    return diag("expects grad of the forward output's shape ", shapeStr(*shape),
+                ", got ", shapeStr(grad.getShape()));
   return success();
 }
 
 LogicalResult Conv2DBackwardDataOp::verify() {
   Diag diag(getLoc(), getOperationName());
-  return verifyConvBackward(
-      getGrad().getType(), getType(), getFilter().getType(),
-      {getStride(), getPadding(), getDilation(),
-       static_cast<int64_t>(getGroups())},
-      diag);
+  return verifyConvBackward(getGrad().getType(), getType(),
+                            getFilter().getType(),
+                            {getStride(), getPadding(), getDilation(),
+                             static_cast<int64_t>(getGroups())},
+                            diag);
 }
 
 LogicalResult Conv2DBackwardFilterOp::verify() {
   Diag diag(getLoc(), getOperationName());
-  return verifyConvBackward(
-      getGrad().getType(), getInput().getType(), getType(),
-      {getStride(), getPadding(), getDilation(),
-       static_cast<int64_t>(getGroups())},
-      diag);
+  return verifyConvBackward(getGrad().getType(), getInput().getType(),
+                            getType(),
+                            {getStride(), getPadding(), getDilation(),
+                             static_cast<int64_t>(getGroups())},
+                            diag);
 }
 
-LogicalResult ConvTranspose2DOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
+LogicalResult
+ConvTranspose2DOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &results) {
   Diag diag(loc, getOperationName());
   auto input = staticTensor(adaptor.getInput(), "input", diag);
   auto filter = staticTensor(adaptor.getFilter(), "filter", diag);
@@ -387,8 +387,7 @@ MPC_REDUCE_INFER(ReduceMeanOp)
 MPC_REDUCE_INFER(ReduceMaxOp)
 #undef MPC_REDUCE_INFER
 
-template <typename OpTy>
-static LogicalResult verifyAxis(OpTy op) {
+template <typename OpTy> static LogicalResult verifyAxis(OpTy op) {
   Diag diag(op.getLoc(), op.getOperationName());
   return normalizeAxis(static_cast<int64_t>(op.getAxis()),
                        op.getType().getRank(), diag);
@@ -437,9 +436,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
     return diag("expects epsilon > 0, got ",
                 adaptor.getEpsilon().convertToDouble());
-  auto axis = checkLayerNormShapes(*input, *gamma,
-                                   static_cast<int64_t>(adaptor.getAxis()),
-                                   diag);
+  auto axis = checkLayerNormShapes(
+      *input, *gamma, static_cast<int64_t>(adaptor.getAxis()), diag);
   if (failed(axis))
     return failure();
   Type stats = statsType(*input, *axis);
@@ -459,9 +457,8 @@ LogicalResult LayerNormBackwardOp::inferReturnTypes(
   if (failed(grad) || failed(input) || failed(gamma) || failed(mean) ||
       failed(rstd))
     return failure();
-  auto axis = checkLayerNormShapes(*input, *gamma,
-                                   static_cast<int64_t>(adaptor.getAxis()),
-                                   diag);
+  auto axis = checkLayerNormShapes(
+      *input, *gamma, static_cast<int64_t>(adaptor.getAxis()), diag);
   if (failed(axis))
     return failure();
   RankedTensorType stats = statsType(*input, *axis);
@@ -494,8 +491,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
   if (failed(input) || failed(gamma) ||
       failed(checkBatchNormShapes(*input, *gamma, diag)) ||
-      failed(checkFraction(adaptor.getMomentum().convertToDouble(),
-                           "momentum", /*closedHigh=*/true, diag)))
+      failed(checkFraction(adaptor.getMomentum().convertToDouble(), "momentum",
+                           /*closedHigh=*/true, diag)))
     return failure();
   if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
     return diag("expects epsilon > 0, got ",
@@ -622,8 +619,8 @@ static LogicalResult checkSliceBox(ArrayRef<int64_t> shape,
                   d);
     if (offsets[d] + (sizes[d] - 1) * stride >= shape[d])
       return diag("expects the slice within bounds in dimension ", d,
-                  ": offset ", offsets[d], " + (", sizes[d], " - 1) * ",
-                  stride, " >= ", shape[d]);
+                  ": offset ", offsets[d], " + (", sizes[d], " - 1) * ", stride,
+                  " >= ", shape[d]);
   }
   return success();
 }
@@ -649,8 +646,8 @@ LogicalResult SliceBackwardOp::verify() {
   if (failed(checkSameElementType(grad, "grad", out, "result", diag)))
     return failure();
   if (grad.getRank() != out.getRank())
-    return diag("expects grad and result of the same rank, got ", grad,
-                " and ", out);
+    return diag("expects grad and result of the same rank, got ", grad, " and ",
+                out);
   return checkSliceBox(out.getShape(), getOffsets(), grad.getShape(),
                        getStrides(), diag);
 }
@@ -737,8 +734,8 @@ pool2dShape(RankedTensorType input, ArrayRef<int64_t> kernel,
     auto input = staticTensor(adaptor.getInput(), "input", diag);              \
     if (failed(input))                                                         \
       return failure();                                                        \
-    auto shape = pool2dShape(*input, adaptor.getKernel(),                      \
-                             adaptor.getStride(), adaptor.getPadding(), diag); \
+    auto shape = pool2dShape(*input, adaptor.getKernel(), adaptor.getStride(), \
+                             adaptor.getPadding(), diag);                      \
     if (failed(shape))                                                         \
       return failure();                                                        \
     results.push_back(RankedTensorType::get(*shape, input->getElementType())); \
@@ -748,24 +745,27 @@ MPC_POOL_INFER(MaxPool2DOp)
 MPC_POOL_INFER(AvgPool2DOp)
 #undef MPC_POOL_INFER
 
-template <typename OpTy>
-static LogicalResult verifyPoolBackward(OpTy op) {
+template <typename OpTy> static LogicalResult verifyPoolBackward(OpTy op) {
   Diag diag(op.getLoc(), op.getOperationName());
   RankedTensorType grad = op.getGrad().getType();
   auto shape = pool2dShape(op.getInput().getType(), op.getKernel(),
                            op.getStride(), op.getPadding(), diag);
-  if (failed(shape) || failed(checkSameElementType(
-                           grad, "grad", op.getInput().getType(), "input",
-                           diag)))
+  if (failed(shape) ||
+      failed(checkSameElementType(grad, "grad", op.getInput().getType(),
+                                  "input", diag)))
     return failure();
   if (grad.getShape() != ArrayRef<int64_t>(*shape))
-    return diag("expects grad of the forward output's shape ",
-                shapeStr(*shape), ", got ", shapeStr(grad.getShape()));
+    return diag("expects grad of the forward output's shape ", shapeStr(*shape),
+                ", got ", shapeStr(grad.getShape()));
   return success();
 }
 
-LogicalResult MaxPool2DBackwardOp::verify() { return verifyPoolBackward(*this); }
-LogicalResult AvgPool2DBackwardOp::verify() { return verifyPoolBackward(*this); }
+LogicalResult MaxPool2DBackwardOp::verify() {
+  return verifyPoolBackward(*this);
+}
+LogicalResult AvgPool2DBackwardOp::verify() {
+  return verifyPoolBackward(*this);
+}
 
 /// Upsampling (`up`) multiplies H and W by the scale; its backward divides.
 static LogicalResult inferUpsample(Value value, ArrayRef<int64_t> scale,
@@ -848,8 +848,7 @@ static LogicalResult checkLossOperands(Value inputValue, Value targetValue,
     return success();
   }
   if (input->getRank() < 2)
-    return diag("expects logits of rank >= 2 with classes last, got ",
-                *input);
+    return diag("expects logits of rank >= 2 with classes last, got ", *input);
   ArrayRef<int64_t> expected = input->getShape().drop_back();
   if (target->getShape() != expected)
     return diag("expects labels of shape ", shapeStr(expected),
@@ -1013,9 +1012,8 @@ LogicalResult SGDUpdateOp::verify() {
 }
 
 LogicalResult AdamUpdateOp::verify() {
-  if (failed(verifyUpdateCommon(
-          *this, ValueRange{getExpAvg(), getExpAvgSq()},
-          ValueRange{getNewExpAvg(), getNewExpAvgSq()})))
+  if (failed(verifyUpdateCommon(*this, ValueRange{getExpAvg(), getExpAvgSq()},
+                                ValueRange{getNewExpAvg(), getNewExpAvgSq()})))
     return failure();
   Diag diag(getLoc(), getOperationName());
   if (failed(checkFraction(getBeta1().convertToDouble(), "beta1",
@@ -1168,8 +1166,8 @@ ParseResult SGDUpdateOp::parse(OpAsmParser &parser, OperationState &result) {
   }
   result.getOrAddProperties<Properties>().operandSegmentSizes = segments;
   int32_t hasCopy = parsed.copyType ? 1 : 0;
-  result.getOrAddProperties<Properties>().resultSegmentSizes = {
-      1, segments[3], hasCopy};
+  result.getOrAddProperties<Properties>().resultSegmentSizes = {1, segments[3],
+                                                                hasCopy};
   result.addTypes(parsed.paramType);
   if (segments[3])
     result.addTypes(parsed.paramType);
@@ -1193,8 +1191,7 @@ void AdamUpdateOp::print(OpAsmPrinter &p) {
     elided.push_back("weight_decay");
   if (getBiasCorrection())
     elided.push_back("bias_correction");
-  printUpdate(p, *this,
-              {getParam(), getGrad(), getExpAvg(), getExpAvgSq()},
+  printUpdate(p, *this, {getParam(), getGrad(), getExpAvg(), getExpAvgSq()},
               {{"lr", getLr()},
                {"step", getStep()},
                {"found_inf", getFoundInf()},

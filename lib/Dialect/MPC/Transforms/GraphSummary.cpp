@@ -21,8 +21,7 @@ static int64_t byteSize(RankedTensorType type) {
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
-struct GraphSummaryPass
-    : public impl::GraphSummaryPassBase<GraphSummaryPass> {
+struct GraphSummaryPass : public impl::GraphSummaryPassBase<GraphSummaryPass> {
   using Base::Base;
 
   void runOnOperation() override {

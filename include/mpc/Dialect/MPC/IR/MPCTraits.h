@@ -10,8 +10,7 @@ namespace mlir::OpTrait::mpc {
 
 /// Gives an op its default precision category; read through
 /// `PrecisionCategoryOpInterface`.
-template <::mlir::mpc::PrecisionCategory Category>
-struct HasPrecisionCategory {
+template <::mlir::mpc::PrecisionCategory Category> struct HasPrecisionCategory {
   template <typename ConcreteType>
   class Impl : public TraitBase<ConcreteType, Impl> {
   public:
