@@ -5,6 +5,65 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AssignPrecisionPass : Pass<"mpc-assign-precision", "ModuleOp"> {
+  let summary = "Automatic mixed precision: op categories to dtypes, casts, "
+                "master weights";
+  let description = [{
+    Decides, at compile time, the precision every op of every function runs
+    in, from its category (`lowp`, `fp32`, `promote`, `follow`; see
+    docs/MixedPrecision.md), the level and the overrides, and inserts the
+    casts that follow. Works on forward graphs and on full training steps.
+
+    Levels (Apex's): `O0` all f32; `O1` per category, weights stay f32 and
+    each weight is cast once per step, the cast shared by forward and
+    backward; `O2` `lowp`/`promote`/`follow` ops in low precision, `fp32` ops
+    (and BatchNorm) in f32, persistent low-precision weight copies as new
+    globals written by the optimizer ops from the f32 masters; `O3` pure low
+    precision without masters (a speed baseline; warns).
+
+    Function signatures are kept: arguments are cast where they are used,
+    results are cast back to their declared types.
+
+    ```
+    mpc-opt --mpc-assign-precision="level=O2 dtype=bf16" model.mlir
+    mpc-opt --mpc-assign-precision="level=O1 fp32-ops=mpc.gelu report=-" model.mlir
+    ```
+  }];
+  let options = [
+    Option<"level", "level", "std::string", /*default=*/"\"O1\"",
+           "Optimization level: O0, O1, O2 or O3">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
+           "Low-precision type: f16 or bf16">,
+    Option<"keepBatchNormFp32", "keep-batchnorm-fp32", "std::string",
+           /*default=*/"\"auto\"",
+           "Run batch_norm in f32: true, false or auto (true below O3)">,
+    ListOption<"lowpOps", "lowp-ops", "std::string",
+               "Ops moved to the lowp category (e.g. mpc.softmax)">,
+    ListOption<"fp32Ops", "fp32-ops", "std::string",
+               "Ops moved to the fp32 category">,
+    ListOption<"promoteOps", "promote-ops", "std::string",
+               "Ops moved to the promote category">,
+    ListOption<"followOps", "follow-ops", "std::string",
+               "Ops moved to the follow category">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"\"",
+           "JSON policy file: {\"lowp\": [ops], \"fp32\": [...], ...}">,
+    Option<"allowUnsafe", "allow-unsafe", "bool", /*default=*/"false",
+           "Allow overrides that put a loss or a large reduction in low "
+           "precision">,
+    Option<"alignmentRemarks", "alignment-remarks", "bool", /*default=*/"true",
+           "Remark on low-precision GEMM/conv dimensions that are not "
+           "multiples of 8">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the precision report to this file ('-' for stdout); "
+           "also --mpc-precision-report">,
+    Option<"reportFormat", "report-format", "std::string",
+           /*default=*/"\"auto\"",
+           "Report format: json, table, or auto (a table on a terminal)">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect",
+                           "::mlir::ml_program::MLProgramDialect"];
+}
+
 def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   let summary = "Prints a summary of each graph: ops by kind and parameters";
   let description = [{

@@ -1,0 +1,748 @@
+//===- AssignPrecision.cpp - automatic mixed precision at compile time ----===//
+//
+// Decides the precision each op runs in from its category, the level and
+// the overrides, then inserts casts. One walk per function in program order:
+// operands are cast to the op's compute type (each value cast to a type at
+// most once, right after its definition, so a weight cast is shared by the
+// forward and backward pass), and result types are re-inferred from the new
+// operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+#include "mpc/Dialect/MPC/Transforms/PrecisionPolicy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_ASSIGNPRECISIONPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+} // namespace mlir::mpc
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+static llvm::cl::opt<std::string> clPrecisionReport(
+    "mpc-precision-report",
+    llvm::cl::desc("Write the report of --mpc-assign-precision to FILE "
+                   "('-' for stdout: a table on a terminal, else JSON)"),
+    llvm::cl::value_desc("FILE"), llvm::cl::init(""));
+
+namespace {
+
+enum class Level { O0, O1, O2, O3 };
+
+/// Reductions over at least this many elements per output are "large": in
+/// f16 the running sum stops growing (2048 + 1 == 2048).
+constexpr int64_t kLargeReduction = 1024;
+
+/// One line of the precision report.
+struct OpRecord {
+  std::string location, function, op, category, rule;
+  SmallVector<std::string> inputs, outputs;
+};
+
+std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+std::string locationName(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                         file.getLine(), file.getColumn());
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return s;
+}
+
+RankedTensorType floatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (tensor && isa<FloatType>(tensor.getElementType()))
+    return tensor;
+  return {};
+}
+
+int64_t byteSize(RankedTensorType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+/// The wider of two float types; two different 16-bit types meet at f32.
+Type widest(Type a, Type b) {
+  if (!a || a == b)
+    return b;
+  unsigned wa = a.getIntOrFloatBitWidth(), wb = b.getIntOrFloatBitWidth();
+  if (wa != wb)
+    return wa > wb ? a : b;
+  return Float32Type::get(a.getContext());
+}
+
+bool isLoss(Operation *op) {
+  return isa<CrossEntropyOp, CrossEntropyBackwardOp, MSEOp, MSEBackwardOp,
+             BCEWithLogitsOp, BCEWithLogitsBackwardOp, BinaryCrossEntropyOp,
+             BinaryCrossEntropyBackwardOp>(op);
+}
+
+bool isBatchNorm(Operation *op) {
+  return isa<BatchNormOp, BatchNormBackwardOp>(op);
+}
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+/// Elements summed per output element, for ops that reduce.
+std::optional<int64_t> reducedElements(Operation *op) {
+  auto shapeOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  auto alongAxis = [&](Value v, int64_t axis) {
+    ArrayRef<int64_t> shape = shapeOf(v);
+    return shape[axis < 0 ? axis + shape.size() : axis];
+  };
+  return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(op)
+      .Case<ReduceSumOp, ReduceMeanOp>([&](auto r) {
+        int64_t n = 1;
+        for (int64_t d : r.getDims())
+          n *= shapeOf(r.getInput())[d];
+        return n;
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
+        return alongAxis(s.getInput(), s.getAxis());
+      })
+      .Case<SoftmaxBackwardOp, LogSoftmaxBackwardOp>([&](auto s) {
+        return alongAxis(s.getGrad(), s.getAxis());
+      })
+      .Case<LayerNormOp, LayerNormBackwardOp>([&](auto l) -> int64_t {
+        return product(shapeOf(l.getGamma()));
+      })
+      .Case<BatchNormOp, BatchNormBackwardOp>([&](auto b) {
+        ArrayRef<int64_t> shape = shapeOf(b.getInput());
+        return product(shape.drop_back());
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Operands that keep their type whatever the op's compute type: gradients
+/// entering the optimizer and the unscale op are converted inside them.
+bool keepsOperandType(Operation *op, unsigned index) {
+  if (isa<UnscaleAndCheckOp>(op))
+    return true;
+  if (isa<SGDUpdateOp, AdamUpdateOp>(op))
+    return true;
+  return false;
+}
+
+/// Re-derives result types after operands changed type: through type
+/// inference where the op has it, else float results take `element`.
+void refreshResultTypes(Operation *op, Type element) {
+  if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
+    SmallVector<Type> types;
+    if (succeeded(infer.inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+            op->getRegions(), types))) {
+      for (auto [result, type] : llvm::zip_equal(op->getResults(), types))
+        result.setType(type);
+      return;
+    }
+  }
+  if (!element)
+    return;
+  for (Value result : op->getResults())
+    if (auto tensor = floatTensor(result.getType()))
+      result.setType(tensor.clone(element));
+}
+
+class Assigner {
+public:
+  Assigner(ModuleOp module, Level level, FloatType lowp, bool keepBatchNorm,
+           bool allowUnsafe, bool alignmentRemarks,
+           const PrecisionPolicy &policy)
+      : module(module), symbols(module), level(level), lowp(lowp),
+        f32(Float32Type::get(module.getContext())),
+        keepBatchNorm(keepBatchNorm), allowUnsafe(allowUnsafe),
+        alignmentRemarks(alignmentRemarks), policy(policy) {}
+
+  LogicalResult run();
+
+  std::vector<OpRecord> records;
+  int64_t castsInserted = 0;
+  llvm::MapVector<Type, int64_t> activationsBefore, activationsAfter;
+  llvm::MapVector<Type, int64_t> weightsBefore, weightsAfter;
+
+private:
+  Value castTo(Value value, Type element);
+  Value weightCopy(ml_program::GlobalLoadOp load);
+  LogicalResult assign(Operation *op, StringRef function);
+  void addWeightCopyUpdate(Operation *optimizer);
+  void lowerGlobalsForO3();
+  void alignmentRemark(Operation *op);
+  void tally(llvm::MapVector<Type, int64_t> &activations,
+             llvm::MapVector<Type, int64_t> &weights);
+
+  ModuleOp module;
+  SymbolTable symbols;
+  Level level;
+  FloatType lowp;
+  FloatType f32;
+  bool keepBatchNorm, allowUnsafe, alignmentRemarks;
+  const PrecisionPolicy &policy;
+
+  DenseMap<std::pair<Value, Type>, Value> castCache;
+  /// O2: master global name -> its low-precision copy.
+  llvm::StringMap<ml_program::GlobalOp> copies;
+  /// O2: a load of a master -> the load of its copy beside it.
+  DenseMap<Value, Value> copyLoads;
+};
+
+Value Assigner::castTo(Value value, Type element) {
+  RankedTensorType type = floatTensor(value.getType());
+  if (!type || type.getElementType() == element)
+    return value;
+  if (level == Level::O2 && element == lowp)
+    if (auto load = value.getDefiningOp<ml_program::GlobalLoadOp>())
+      if (Value copy = weightCopy(load))
+        return copy;
+  Value &cached = castCache[{value, element}];
+  if (cached)
+    return cached;
+  OpBuilder builder(value.getContext());
+  builder.setInsertionPointAfterValue(value);
+  cached = CastOp::create(builder, value.getLoc(), type.clone(element), value);
+  ++castsInserted;
+  return cached;
+}
+
+/// O2 keeps a persistent low-precision copy of each f32 weight that feeds
+/// low-precision compute: `@<name>_<dtype>`, marked with `mpc.master`, so the
+/// runtime initializes it from the master and the optimizer rewrites it.
+Value Assigner::weightCopy(ml_program::GlobalLoadOp load) {
+  auto master = symbols.lookup<ml_program::GlobalOp>(
+      load.getGlobal().getLeafReference());
+  RankedTensorType type = master ? floatTensor(master.getType()) : nullptr;
+  if (!type || type.getElementType() != f32)
+    return {};
+  Value &cached = copyLoads[load.getResult()];
+  if (cached)
+    return cached;
+  ml_program::GlobalOp &copy = copies[master.getSymName()];
+  if (!copy) {
+    OpBuilder builder(master);
+    builder.setInsertionPointAfter(master);
+    std::string name =
+        (master.getSymName() + "_" + typeName(lowp)).str();
+    copy = ml_program::GlobalOp::create(
+        builder, master.getLoc(), builder.getStringAttr(name), TypeAttr::get(type.clone(lowp)),
+        /*is_mutable=*/builder.getUnitAttr(), /*value=*/nullptr,
+        builder.getStringAttr("private"));
+    copy->setAttr("mpc.master", FlatSymbolRefAttr::get(master.getSymNameAttr()));
+    symbols.insert(copy);
+  }
+  OpBuilder builder(load);
+  builder.setInsertionPointAfter(load);
+  cached = ml_program::GlobalLoadOp::create(
+      builder, load.getLoc(), copy.getType(),
+      FlatSymbolRefAttr::get(copy.getSymNameAttr()));
+  return cached;
+}
+
+/// O2: an optimizer step on a master that has a low-precision copy also
+/// writes the copy, in the same op (the master-weight update kernel).
+void Assigner::addWeightCopyUpdate(Operation *optimizer) {
+  Value param = optimizer->getOperand(0);
+  auto load = param.getDefiningOp<ml_program::GlobalLoadOp>();
+  if (!load)
+    return;
+  ml_program::GlobalOp copy =
+      copies.lookup(load.getGlobal().getLeafReference());
+  if (!copy || optimizer->hasAttr("copy_type"))
+    return;
+  OpBuilder builder(optimizer);
+  NamedAttrList attrs(optimizer->getAttrDictionary());
+  attrs.set("copy_type", TypeAttr::get(lowp));
+  if (auto sgd = dyn_cast<SGDUpdateOp>(optimizer))
+    attrs.set("resultSegmentSizes",
+              builder.getDenseI32ArrayAttr(
+                  {1, sgd.getMomentumBuffer() ? 1 : 0, 1}));
+  SmallVector<Type> types(optimizer->getResultTypes());
+  types.push_back(copy.getType());
+  OperationState state(optimizer->getLoc(), optimizer->getName(),
+                       optimizer->getOperands(), types, attrs);
+  Operation *updated = builder.create(state);
+  optimizer->replaceAllUsesWith(
+      updated->getResults().take_front(optimizer->getNumResults()));
+  optimizer->erase();
+  ml_program::GlobalStoreOp::create(
+      builder, updated->getLoc(),
+      FlatSymbolRefAttr::get(copy.getSymNameAttr()), updated->getResults().back());
+}
+
+/// O3: every float global is stored in low precision (no masters).
+void Assigner::lowerGlobalsForO3() {
+  DenseSet<StringRef> lowered;
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    RankedTensorType type = floatTensor(global.getType());
+    if (!type || type.getElementType() == lowp)
+      continue;
+    global.setType(type.clone(lowp));
+    if (auto dense =
+            dyn_cast_or_null<DenseFPElementsAttr>(global.getValueAttr())) {
+      const llvm::fltSemantics &semantics = lowp.getFloatSemantics();
+      global.setValueAttr(dense.mapValues(lowp, [&](const APFloat &value) {
+        APFloat rounded = value;
+        bool lost;
+        rounded.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+        return rounded.bitcastToAPInt();
+      }));
+    }
+    lowered.insert(global.getSymName());
+  }
+  module.walk([&](ml_program::GlobalLoadOp load) {
+    if (lowered.contains(load.getGlobal().getLeafReference()))
+      load.getResult().setType(
+          cast<RankedTensorType>(load.getType()).clone(lowp));
+  });
+}
+
+void Assigner::alignmentRemark(Operation *op) {
+  SmallVector<std::pair<StringRef, int64_t>> dims;
+  auto shape = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    ArrayRef<int64_t> a = shape(mm.getA()), b = shape(mm.getB());
+    int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+    if (mm.getTransposeA())
+      std::swap(m, k);
+    if (mm.getTransposeB())
+      n = b[b.size() - 2];
+    dims = {{"M", m}, {"N", n}, {"K", k}};
+  } else if (isa<Conv2DOp, Conv2DBackwardDataOp>(op)) {
+    ArrayRef<int64_t> f = shape(op->getOperand(1));
+    dims = {{"output channels", f[0]}, {"input channels", f[3]}};
+  } else if (isa<Conv2DBackwardFilterOp>(op)) {
+    ArrayRef<int64_t> f = shape(op->getResult(0));
+    dims = {{"output channels", f[0]}, {"input channels", f[3]}};
+  } else if (auto ct = dyn_cast<ConvTranspose2DOp>(op)) {
+    ArrayRef<int64_t> f = shape(ct.getFilter());
+    dims = {{"input channels", f[0]}, {"output channels", f[3]}};
+  }
+  std::string misaligned;
+  for (auto [name, size] : dims)
+    if (size % 8 != 0)
+      misaligned += llvm::formatv("{0}{1} = {2} (pad to {3})",
+                                  misaligned.empty() ? "" : ", ", name, size,
+                                  llvm::alignTo(size, 8));
+  if (!misaligned.empty())
+    op->emitRemark() << "Tensor Cores need " << typeName(lowp)
+                     << " GEMM dimensions that are multiples of 8: "
+                     << misaligned;
+}
+
+LogicalResult Assigner::assign(Operation *op, StringRef function) {
+  std::optional<CategoryChoice> choice = policy.lookup(op);
+  if (!choice || isa<CastOp, ConstantOp>(op))
+    return success();
+
+  if (isa<BinaryCrossEntropyOp, BinaryCrossEntropyBackwardOp>(op))
+    return op->emitError()
+           << "'" << op->getName()
+           << "' is unsafe to run under mixed precision: probabilities "
+              "saturate in low precision; compute logits and use "
+              "mpc.bce_with_logits, which combines the sigmoid with the loss";
+
+  StringRef category = stringifyPrecisionCategory(choice->category);
+  std::string rule;
+  Type compute; // The element type float operands are cast to, if any.
+  auto floatOperandTypes = [&] {
+    Type wide;
+    for (Value v : op->getOperands())
+      if (RankedTensorType t = floatTensor(v.getType()))
+        wide = widest(wide, t.getElementType());
+    return wide;
+  };
+  auto describe = [&](StringRef what) {
+    return llvm::formatv("{0} ({1})", what, choice->source).str();
+  };
+
+  if (isa<ScaleLossOp, UnscaleAndCheckOp, UpdateLossScaleOp>(op)) {
+    compute = f32;
+    rule = "loss-scale ops always run in f32";
+  } else if (isa<SGDUpdateOp, AdamUpdateOp>(op)) {
+    rule = level == Level::O3
+               ? "O3: the optimizer updates the low-precision weights"
+               : "optimizer updates run in f32 on the f32 masters";
+  } else if (isBatchNorm(op) && level >= Level::O2) {
+    compute = keepBatchNorm ? Type(f32) : Type(lowp);
+    rule = keepBatchNorm ? "keep-batchnorm-fp32" : "keep-batchnorm-fp32=false";
+  } else if (level == Level::O3) {
+    compute = lowp;
+    rule = "O3: every op in low precision";
+  } else {
+    switch (choice->category) {
+    case PrecisionCategory::Lowp:
+      compute = lowp;
+      rule = describe("lowp: low precision, f32 accumulation");
+      break;
+    case PrecisionCategory::Fp32:
+      compute = f32;
+      rule = describe("fp32: numerically sensitive");
+      break;
+    case PrecisionCategory::Promote:
+      compute = level == Level::O2 ? Type(lowp) : floatOperandTypes();
+      rule = level == Level::O2 ? describe("promote: O2 runs it low")
+                                : describe("promote: widest input");
+      break;
+    case PrecisionCategory::Follow:
+      // Several float inputs must agree: they meet at the widest.
+      compute = floatOperandTypes();
+      rule = describe("follow: input type");
+      break;
+    }
+  }
+
+  if (compute == lowp && level != Level::O3 && !allowUnsafe &&
+      policy.isOverridden(op)) {
+    std::optional<int64_t> reduced = reducedElements(op);
+    if (isLoss(op) || (reduced && *reduced >= kLargeReduction))
+      return op->emitError()
+             << "'" << op->getName() << "' would run in " << typeName(lowp)
+             << " because of " << choice->source << ": "
+             << (isLoss(op) ? std::string("a loss")
+                            : llvm::formatv("a reduction over {0} elements",
+                                            *reduced)
+                                  .str())
+             << " loses precision there; pass allow-unsafe to force it";
+  }
+
+  if (compute)
+    for (OpOperand &operand : op->getOpOperands())
+      if (!keepsOperandType(op, operand.getOperandNumber()))
+        operand.set(castTo(operand.get(), compute));
+
+  if (isa<SGDUpdateOp, AdamUpdateOp>(op)) {
+    // Results follow the parameter and state types (low precision at O3).
+    for (auto [i, result] : llvm::enumerate(op->getResults()))
+      if (i < op->getNumResults() - (op->hasAttr("copy_type") ? 1 : 0))
+        result.setType(op->getOperand(i == 0 ? 0 : i + 1).getType());
+    if (isa<SGDUpdateOp>(op) && op->getNumResults() > 1 &&
+        !op->hasAttr("copy_type"))
+      op->getResult(1).setType(cast<SGDUpdateOp>(op).getMomentumBuffer().getType());
+  } else {
+    refreshResultTypes(op, compute);
+  }
+
+  if (alignmentRemarks && compute == lowp &&
+      choice->category == PrecisionCategory::Lowp)
+    alignmentRemark(op);
+
+  OpRecord record{locationName(op->getLoc()), function.str(),
+                  op->getName().getStringRef().str(), category.str(), rule,
+                  {}, {}};
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+      record.inputs.push_back(typeName(t.getElementType()));
+  for (Value v : op->getResults())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+      record.outputs.push_back(typeName(t.getElementType()));
+  records.push_back(std::move(record));
+  return success();
+}
+
+void Assigner::tally(llvm::MapVector<Type, int64_t> &activations,
+                     llvm::MapVector<Type, int64_t> &weights) {
+  for (auto global : module.getOps<ml_program::GlobalOp>())
+    if (RankedTensorType t = floatTensor(global.getType()))
+      weights[t.getElementType()] += byteSize(t);
+  module.walk([&](Operation *op) {
+    if (isa<ml_program::GlobalLoadOp, ModuleOp, func::FuncOp>(op))
+      return;
+    for (Value v : op->getResults())
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+        activations[t.getElementType()] += byteSize(t);
+  });
+}
+
+LogicalResult Assigner::run() {
+  tally(activationsBefore, weightsBefore);
+  if (level == Level::O3) {
+    module.emitWarning() << "level O3 runs every op in " << typeName(lowp)
+                         << " without f32 master weights: a speed baseline, "
+                            "not a training recipe";
+    lowerGlobalsForO3();
+  }
+  for (auto func : module.getOps<func::FuncOp>()) {
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (op != func)
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (level != Level::O0 && failed(assign(op, func.getSymName())))
+        return failure();
+      if (level == Level::O0)
+        if (std::optional<CategoryChoice> choice = policy.lookup(op))
+          if (!isa<CastOp, ConstantOp>(op)) {
+            OpRecord record{locationName(op->getLoc()),
+                            func.getSymName().str(),
+                            op->getName().getStringRef().str(),
+                            stringifyPrecisionCategory(choice->category).str(),
+                            "O0: every op in f32", {}, {}};
+            for (Value v : op->getOperands())
+              if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+                record.inputs.push_back(typeName(t.getElementType()));
+            for (Value v : op->getResults())
+              if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+                record.outputs.push_back(typeName(t.getElementType()));
+            records.push_back(std::move(record));
+          }
+    }
+    if (level == Level::O0)
+      continue;
+    // State keeps its global's type; the step keeps its signature.
+    func.walk([&](Operation *op) {
+      if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
+        auto global = symbols.lookup<ml_program::GlobalOp>(
+            store.getGlobal().getLeafReference());
+        if (RankedTensorType t = global ? floatTensor(global.getType()) : nullptr)
+          store.getValueMutable().assign(
+              castTo(store.getValue(), t.getElementType()));
+      } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [operand, type] : llvm::zip_equal(
+                 ret->getOpOperands(), func.getFunctionType().getResults()))
+          if (RankedTensorType t = floatTensor(type))
+            operand.set(castTo(operand.get(), t.getElementType()));
+      }
+    });
+    if (level == Level::O2)
+      for (Operation *op : ops)
+        if (isa<SGDUpdateOp, AdamUpdateOp>(op))
+          addWeightCopyUpdate(op);
+  }
+  tally(activationsAfter, weightsAfter);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The report
+//===----------------------------------------------------------------------===//
+
+void writeJson(llvm::raw_ostream &os, const Assigner &a, StringRef level,
+               StringRef dtype) {
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  auto bytesByType = [&](const llvm::MapVector<Type, int64_t> &bytes) {
+    json.object([&] {
+      for (auto &[type, n] : bytes)
+        json.attribute(typeName(type), n);
+    });
+  };
+  json.object([&] {
+    json.attribute("level", level);
+    json.attribute("dtype", dtype);
+    json.attributeArray("ops", [&] {
+      for (const OpRecord &r : a.records)
+        json.object([&] {
+          json.attribute("location", r.location);
+          json.attribute("function", r.function);
+          json.attribute("op", r.op);
+          json.attribute("category", r.category);
+          json.attributeArray("inputs", [&] {
+            for (const std::string &t : r.inputs)
+              json.value(t);
+          });
+          json.attributeArray("outputs", [&] {
+            for (const std::string &t : r.outputs)
+              json.value(t);
+          });
+          json.attribute("rule", r.rule);
+        });
+    });
+    json.attributeObject("totals", [&] {
+      json.attributeObject("ops_by_dtype", [&] {
+        llvm::MapVector<StringRef, int64_t> counts;
+        for (const OpRecord &r : a.records)
+          ++counts[r.outputs.empty() ? "none" : StringRef(r.outputs.front())];
+        for (auto &[t, n] : counts)
+          json.attribute(t, n);
+      });
+      json.attribute("casts_inserted", a.castsInserted);
+      json.attributeObject("activation_bytes", [&] {
+        json.attributeBegin("before");
+        bytesByType(a.activationsBefore);
+        json.attributeEnd();
+        json.attributeBegin("after");
+        bytesByType(a.activationsAfter);
+        json.attributeEnd();
+      });
+      json.attributeObject("weight_bytes", [&] {
+        json.attributeBegin("before");
+        bytesByType(a.weightsBefore);
+        json.attributeEnd();
+        json.attributeBegin("after");
+        bytesByType(a.weightsAfter);
+        json.attributeEnd();
+      });
+    });
+  });
+  os << "\n";
+}
+
+void writeTable(llvm::raw_ostream &os, const Assigner &a, StringRef level,
+                StringRef dtype) {
+  os << llvm::formatv("mixed precision: level {0}, dtype {1}\n", level, dtype);
+  os << llvm::formatv("{0,-28} {1,-26} {2,-8} {3,-16} {4,-8} {5}\n",
+                      "location", "op", "category", "inputs", "output", "rule");
+  for (const OpRecord &r : a.records) {
+    std::string location = r.location;
+    if (location.size() > 28)
+      location = "..." + location.substr(location.size() - 25);
+    os << llvm::formatv("{0,-28} {1,-26} {2,-8} {3,-16} {4,-8} {5}\n",
+                        location, r.op, r.category,
+                        llvm::join(r.inputs, ","),
+                        r.outputs.empty() ? "-" : r.outputs.front(), r.rule);
+  }
+  auto bytes = [](const llvm::MapVector<Type, int64_t> &m) {
+    std::string s;
+    for (auto &[type, n] : m)
+      s += llvm::formatv("{0}{1} {2}", s.empty() ? "" : ", ", typeName(type),
+                         n);
+    return s.empty() ? std::string("none") : s;
+  };
+  os << llvm::formatv("casts inserted: {0}\n", a.castsInserted);
+  os << "activation bytes: before " << bytes(a.activationsBefore) << "; after "
+     << bytes(a.activationsAfter) << "\n";
+  os << "weight bytes: before " << bytes(a.weightsBefore) << "; after "
+     << bytes(a.weightsAfter) << "\n";
+}
+
+} // namespace
+
+namespace mlir::mpc {
+namespace {
+
+struct AssignPrecisionPass
+    : public impl::AssignPrecisionPassBase<AssignPrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    auto fail = [&](const Twine &message) {
+      module.emitError() << message;
+      signalPassFailure();
+    };
+
+    std::optional<Level> lvl = llvm::StringSwitch<std::optional<Level>>(level)
+                                   .Case("O0", Level::O0)
+                                   .Case("O1", Level::O1)
+                                   .Case("O2", Level::O2)
+                                   .Case("O3", Level::O3)
+                                   .Default(std::nullopt);
+    if (!lvl)
+      return fail("mpc-assign-precision: unknown level '" + level +
+                  "' (expected O0, O1, O2 or O3)");
+    FloatType lowp;
+    if (dtype == "f16")
+      lowp = Float16Type::get(context);
+    else if (dtype == "bf16")
+      lowp = BFloat16Type::get(context);
+    else
+      return fail("mpc-assign-precision: unknown dtype '" + dtype +
+                  "' (expected f16 or bf16)");
+    bool keepBN;
+    if (keepBatchNormFp32 == "auto")
+      keepBN = *lvl != Level::O3;
+    else if (keepBatchNormFp32 == "true")
+      keepBN = true;
+    else if (keepBatchNormFp32 == "false")
+      keepBN = false;
+    else
+      return fail("mpc-assign-precision: keep-batchnorm-fp32 must be true, "
+                  "false or auto, got '" +
+                  keepBatchNormFp32 + "'");
+
+    PrecisionPolicy overrides;
+    std::string error;
+    if (!policy.empty()) {
+      std::string errorMessage;
+      auto file = openInputFile(policy, &errorMessage);
+      if (!file)
+        return fail("mpc-assign-precision: cannot read policy file: " +
+                    errorMessage);
+      if (failed(overrides.addPolicyFile(context, policy, file->getBuffer(),
+                                         error)))
+        return fail(error);
+    }
+    struct {
+      StringRef option;
+      ArrayRef<std::string> ops;
+      PrecisionCategory category;
+    } lists[] = {{"lowp-ops", lowpOps, PrecisionCategory::Lowp},
+                 {"fp32-ops", fp32Ops, PrecisionCategory::Fp32},
+                 {"promote-ops", promoteOps, PrecisionCategory::Promote},
+                 {"follow-ops", followOps, PrecisionCategory::Follow}};
+    for (const auto &list : lists)
+      for (const std::string &name : list.ops)
+        if (failed(overrides.addOverride(context, name, list.category,
+                                         ("option " + list.option).str(),
+                                         error)))
+          return fail("mpc-assign-precision: " + list.option + ": " + error);
+
+    Assigner assigner(module, *lvl, lowp, keepBN, allowUnsafe,
+                      alignmentRemarks, overrides);
+    if (failed(assigner.run()))
+      return signalPassFailure();
+    module->setAttr("mpc.precision",
+                    DictionaryAttr::get(
+                        context, {NamedAttribute(StringAttr::get(context, "level"),
+                                                 StringAttr::get(context, level)),
+                                  NamedAttribute(StringAttr::get(context, "dtype"),
+                                                 StringAttr::get(context, dtype))}));
+
+    std::string out = report.empty() ? clPrecisionReport.getValue()
+                                     : report.getValue();
+    if (out.empty())
+      return;
+    std::string errorMessage;
+    auto file = openOutputFile(out, &errorMessage);
+    if (!file)
+      return fail("mpc-assign-precision: cannot open report output: " +
+                  errorMessage);
+    bool table = reportFormat == "table" ||
+                 (reportFormat == "auto" && out == "-" &&
+                  file->os().is_displayed());
+    if (reportFormat != "auto" && reportFormat != "table" &&
+        reportFormat != "json")
+      return fail("mpc-assign-precision: report-format must be json, table "
+                  "or auto, got '" +
+                  reportFormat + "'");
+    if (table)
+      writeTable(file->os(), assigner, level, dtype);
+    else
+      writeJson(file->os(), assigner, level, dtype);
+    file->keep();
+  }
+};
+
+} // namespace
+} // namespace mlir::mpc
