@@ -50,3 +50,123 @@ func.func @constants() -> (tensor<f32>, tensor<f32>) {
   %1 = mpc.constant dense<2.0> : tensor<f32>
   return %0, %1 : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// f16 -> f32 -> f16 is the identity: the widening cast is exact.
+// CHECK-LABEL: func @widen_then_narrow
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf16>)
+// CHECK-NOT: mpc.cast
+// CHECK: return %[[X]]
+func.func @widen_then_narrow(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %0 = mpc.cast %x : tensor<4xf16> -> tensor<4xf32>
+  %1 = mpc.cast %0 : tensor<4xf32> -> tensor<4xf16>
+  return %1 : tensor<4xf16>
+}
+
+// -----
+
+// f32 -> f16 -> f32 rounds: it must not fold.
+// CHECK-LABEL: func @narrow_then_widen
+// CHECK: %[[H:.*]] = mpc.cast %{{.*}} : tensor<4xf32> -> tensor<4xf16>
+// CHECK: %[[F:.*]] = mpc.cast %[[H]] : tensor<4xf16> -> tensor<4xf32>
+// CHECK: return %[[F]]
+func.func @narrow_then_widen(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = mpc.cast %x : tensor<4xf32> -> tensor<4xf16>
+  %1 = mpc.cast %0 : tensor<4xf16> -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// bf16 -> f32 -> f16 is one cast bf16 -> f16.
+// CHECK-LABEL: func @widen_then_other
+// CHECK: %[[C:.*]] = mpc.cast %{{.*}} : tensor<4xbf16> -> tensor<4xf16>
+// CHECK-NEXT: return %[[C]]
+func.func @widen_then_other(%x: tensor<4xbf16>) -> tensor<4xf16> {
+  %0 = mpc.cast %x : tensor<4xbf16> -> tensor<4xf32>
+  %1 = mpc.cast %0 : tensor<4xf32> -> tensor<4xf16>
+  return %1 : tensor<4xf16>
+}
+
+// -----
+
+// Constants convert at compile time, rounding to nearest even:
+// 1.0009765625 (1 + 2^-10) is an f16; 1 + 2^-11 ties to 1.0.
+// CHECK-LABEL: func @constant_cast
+// CHECK: mpc.constant dense<[1.000000e+00, 1.000980e+00]> : tensor<2xf16>
+// CHECK-NOT: mpc.cast
+func.func @constant_cast() -> tensor<2xf16> {
+  %0 = mpc.constant dense<[1.00048828125, 1.0009765625]> : tensor<2xf32>
+  %1 = mpc.cast %0 : tensor<2xf32> -> tensor<2xf16>
+  return %1 : tensor<2xf16>
+}
+
+// -----
+
+// A cast before a slice moves after it, onto the smaller tensor.
+// CHECK-LABEL: func @cast_below_slice
+// CHECK: %[[S:.*]] = mpc.slice %{{.*}} {{.*}} : tensor<64x64xf32>
+// CHECK: mpc.cast %[[S]] : tensor<8x64xf32> -> tensor<8x64xf16>
+func.func @cast_below_slice(%x: tensor<64x64xf32>) -> tensor<8x64xf16> {
+  %0 = mpc.cast %x : tensor<64x64xf32> -> tensor<64x64xf16>
+  %1 = mpc.slice %0 {offsets = array<i64: 0, 0>, sizes = array<i64: 8, 64>} : tensor<64x64xf16>
+  return %1 : tensor<8x64xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func @cast_below_max_pool
+// CHECK: %[[P:.*]] = mpc.max_pool2d %{{.*}} {kernel = array<i64: 2, 2>} : tensor<1x8x8x4xf32>
+// CHECK: mpc.cast %[[P]] : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf16>
+func.func @cast_below_max_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf16> {
+  %0 = mpc.cast %x : tensor<1x8x8x4xf32> -> tensor<1x8x8x4xf16>
+  %1 = mpc.max_pool2d %0 {kernel = array<i64: 2, 2>} : tensor<1x8x8x4xf16>
+  return %1 : tensor<1x4x4x4xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func @cast_below_reduce_max
+// CHECK: %[[R:.*]] = mpc.reduce_max %{{.*}} {dims = array<i64: 1>} : tensor<4x8xf16>
+// CHECK: mpc.cast %[[R]] : tensor<4xf16> -> tensor<4xf32>
+func.func @cast_below_reduce_max(%x: tensor<4x8xf16>) -> tensor<4xf32> {
+  %0 = mpc.cast %x : tensor<4x8xf16> -> tensor<4x8xf32>
+  %1 = mpc.reduce_max %0 {dims = array<i64: 1>} : tensor<4x8xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// A cast after a broadcast moves before it, onto the smaller tensor.
+// CHECK-LABEL: func @cast_above_broadcast
+// CHECK: %[[C:.*]] = mpc.cast %{{.*}} : tensor<8xf32> -> tensor<8xf16>
+// CHECK: mpc.broadcast_to %[[C]] : tensor<8xf16> -> tensor<64x8xf16>
+func.func @cast_above_broadcast(%b: tensor<8xf32>) -> tensor<64x8xf16> {
+  %0 = mpc.broadcast_to %b : tensor<8xf32> -> tensor<64x8xf32>
+  %1 = mpc.cast %0 : tensor<64x8xf32> -> tensor<64x8xf16>
+  return %1 : tensor<64x8xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func @cast_above_upsample
+// CHECK: %[[C:.*]] = mpc.cast %{{.*}} : tensor<1x4x4x2xf32> -> tensor<1x4x4x2xbf16>
+// CHECK: mpc.upsample_nearest2d %[[C]] {scale = array<i64: 2, 2>} : tensor<1x4x4x2xbf16>
+func.func @cast_above_upsample(%x: tensor<1x4x4x2xf32>) -> tensor<1x8x8x2xbf16> {
+  %0 = mpc.upsample_nearest2d %x {scale = array<i64: 2, 2>} : tensor<1x4x4x2xf32>
+  %1 = mpc.cast %0 : tensor<1x8x8x2xf32> -> tensor<1x8x8x2xbf16>
+  return %1 : tensor<1x8x8x2xbf16>
+}
+
+// -----
+
+// Same-size follow ops (relu, reshape) keep their cast where it is.
+// CHECK-LABEL: func @cast_stays_at_relu
+// CHECK: mpc.cast
+// CHECK-NEXT: mpc.relu %{{.*}} : tensor<4xf16>
+func.func @cast_stays_at_relu(%x: tensor<4xf32>) -> tensor<4xf16> {
+  %0 = mpc.cast %x : tensor<4xf32> -> tensor<4xf16>
+  %1 = mpc.relu %0 : tensor<4xf16>
+  return %1 : tensor<4xf16>
+}

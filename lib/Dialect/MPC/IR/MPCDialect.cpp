@@ -70,6 +70,15 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+Operation *MPCDialect::materializeConstant(OpBuilder &builder,
+                                           Attribute value, Type type,
+                                           Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
 std::optional<PrecisionCategory>
 mlir::mpc::getDefaultPrecisionCategory(Operation *op) {
   if (auto iface = dyn_cast<PrecisionCategoryOpInterface>(op))

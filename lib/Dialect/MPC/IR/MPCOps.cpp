@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -122,10 +123,110 @@ static LogicalResult checkFraction(double value, StringRef name,
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
-OpFoldResult CastOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
+/// Whether every value of `from` is exactly representable in `to`.
+static bool isExactWidening(Type from, Type to) {
+  auto f = dyn_cast<FloatType>(from), t = dyn_cast<FloatType>(to);
+  if (!f || !t)
+    return false;
+  const llvm::fltSemantics &a = f.getFloatSemantics();
+  const llvm::fltSemantics &b = t.getFloatSemantics();
+  // More significand bits, a larger exponent range, and a smallest
+  // subnormal at least as small.
+  return APFloat::semanticsPrecision(b) >= APFloat::semanticsPrecision(a) &&
+         APFloat::semanticsMaxExponent(b) >= APFloat::semanticsMaxExponent(a) &&
+         APFloat::semanticsMinExponent(b) -
+                 static_cast<int>(APFloat::semanticsPrecision(b)) <=
+             APFloat::semanticsMinExponent(a) -
+                 static_cast<int>(APFloat::semanticsPrecision(a));
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  RankedTensorType type = getType();
+  if (getInput().getType() == type)
     return getInput();
+  // Constants convert at compile time, rounding to nearest even.
+  if (auto dense = dyn_cast_or_null<DenseFPElementsAttr>(adaptor.getInput())) {
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(type.getElementType()).getFloatSemantics();
+    return dense.mapValues(type.getElementType(), [&](const APFloat &value) {
+      APFloat rounded = value;
+      bool lost;
+      rounded.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+      return rounded.bitcastToAPInt();
+    });
+  }
+  // cast(cast(x)) is cast(x) when the inner cast only widens: f16 -> f32 ->
+  // f16 is x itself. A narrowing inner cast rounds, so f32 -> f16 -> f32
+  // stays.
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    Value source = inner.getInput();
+    if (!isExactWidening(
+            cast<RankedTensorType>(source.getType()).getElementType(),
+            inner.getType().getElementType()))
+      return {};
+    if (source.getType() == type)
+      return source;
+    getInputMutable().assign(source);
+    return getResult();
+  }
   return {};
+}
+
+namespace {
+/// Moves a cast below an op that selects elements (slice, max pooling, max
+/// reduction): the op's result is smaller, so the cast converts less. Exact:
+/// rounding is monotone and these ops only pick elements.
+template <typename OpTy>
+struct CastBelowSelection : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto castOp = op->getOperand(0).template getDefiningOp<CastOp>();
+    if (!castOp)
+      return rewriter.notifyMatchFailure(op, "input is not a cast");
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (resultType.getNumElements() >= castOp.getType().getNumElements())
+      return rewriter.notifyMatchFailure(op, "result is not smaller");
+    Type source = castOp.getInput().getType().getElementType();
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperand(0, castOp.getInput());
+    moved->getResult(0).setType(resultType.clone(source));
+    rewriter.replaceOpWithNewOp<CastOp>(op, resultType, moved->getResult(0));
+    return success();
+  }
+};
+
+/// Moves a cast above an op that replicates elements (broadcast,
+/// upsampling): its input is smaller, so the cast converts less.
+template <typename OpTy>
+struct CastAboveReplication : public OpRewritePattern<CastOp> {
+  using OpRewritePattern<CastOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp castOp,
+                                PatternRewriter &rewriter) const override {
+    auto op = castOp.getInput().getDefiningOp<OpTy>();
+    if (!op || !op->getResult(0).hasOneUse())
+      return rewriter.notifyMatchFailure(castOp, "input is not a lone " +
+                                                     OpTy::getOperationName());
+    auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+    Type target = castOp.getType().getElementType();
+    Value converted =
+        CastOp::create(rewriter, castOp.getLoc(), input.clone(target),
+                       op->getOperand(0));
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperand(0, converted);
+    moved->getResult(0).setType(castOp.getType());
+    rewriter.replaceOp(castOp, moved->getResult(0));
+    return success();
+  }
+};
+} // namespace
+
+void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<CastBelowSelection<SliceOp>, CastBelowSelection<MaxPool2DOp>,
+               CastBelowSelection<ReduceMaxOp>,
+               CastAboveReplication<BroadcastToOp>,
+               CastAboveReplication<UpsampleNearest2DOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -292,17 +292,20 @@ void Assigner::addWeightCopyUpdate(Operation *optimizer) {
   optimizer->replaceAllUsesWith(
       updated->getResults().take_front(optimizer->getNumResults()));
   optimizer->erase();
+  builder.setInsertionPointAfter(updated);
   ml_program::GlobalStoreOp::create(
       builder, updated->getLoc(),
       FlatSymbolRefAttr::get(copy.getSymNameAttr()), updated->getResults().back());
 }
 
-/// O3: every float global is stored in low precision (no masters).
+/// O3: every float tensor global is stored in low precision (no masters).
+/// Scalars (learning rate, step counts, loss-scale state) stay as they are:
+/// they are hyper-parameters, not weights.
 void Assigner::lowerGlobalsForO3() {
   DenseSet<StringRef> lowered;
   for (auto global : module.getOps<ml_program::GlobalOp>()) {
     RankedTensorType type = floatTensor(global.getType());
-    if (!type || type.getElementType() == lowp)
+    if (!type || type.getRank() == 0 || type.getElementType() == lowp)
       continue;
     global.setType(type.clone(lowp));
     if (auto dense =

@@ -23,6 +23,7 @@ def MPC_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::ml_program::MLProgramDialect"];
+  let hasConstantMaterializer = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -85,6 +85,7 @@ def MPC_CastOp : MPC_Op<"cast", "Follow", [Pure, SameOperandsAndResultShape]> {
   let results = (outs MPC_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
