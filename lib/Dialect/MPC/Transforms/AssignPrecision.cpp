@@ -377,11 +377,17 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
   StringRef category = stringifyPrecisionCategory(choice->category);
   std::string rule;
   Type compute; // The element type float operands are cast to, if any.
-  auto floatOperandTypes = [&] {
+  auto floatOperandTypes = [&](bool weightsAreLowp = false) {
     Type wide;
-    for (Value v : op->getOperands())
-      if (RankedTensorType t = floatTensor(v.getType()))
-        wide = widest(wide, t.getElementType());
+    for (Value v : op->getOperands()) {
+      RankedTensorType t = floatTensor(v.getType());
+      if (!t)
+        continue;
+      bool weight = weightsAreLowp &&
+                    v.getDefiningOp<ml_program::GlobalLoadOp>() &&
+                    t.getRank() > 0;
+      wide = widest(wide, weight ? Type(lowp) : t.getElementType());
+    }
     return wide;
   };
   auto describe = [&](StringRef what) {
@@ -417,8 +423,9 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
                                 : describe("promote: widest input");
       break;
     case PrecisionCategory::Follow:
-      // Several float inputs must agree: they meet at the widest.
-      compute = floatOperandTypes();
+      // Several float inputs must agree: they meet at the widest. At O2 a
+      // weight counts as low precision: its copy costs nothing per step.
+      compute = floatOperandTypes(/*weightsAreLowp=*/level == Level::O2);
       rule = describe("follow: input type");
       break;
     }
