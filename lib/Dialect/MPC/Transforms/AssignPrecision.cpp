@@ -357,7 +357,7 @@ void Assigner::alignmentRemark(Operation *op) {
                                   misaligned.empty() ? "" : ", ", name, size,
                                   llvm::alignTo(size, 8));
   if (!misaligned.empty())
-    op->emitRemark() << "Tensor Cores need " << typeName(lowp)
+    emitRemark(op->getLoc()) << "'" << op->getName() << "': Tensor Cores need " << typeName(lowp)
                      << " GEMM dimensions that are multiples of 8: "
                      << misaligned;
 }
@@ -496,7 +496,7 @@ void Assigner::tally(llvm::MapVector<Type, int64_t> &activations,
 LogicalResult Assigner::run() {
   tally(activationsBefore, weightsBefore);
   if (level == Level::O3) {
-    module.emitWarning() << "level O3 runs every op in " << typeName(lowp)
+    emitWarning(module.getLoc()) << "level O3 runs every op in " << typeName(lowp)
                          << " without f32 master weights: a speed baseline, "
                             "not a training recipe";
     lowerGlobalsForO3();
