@@ -658,7 +658,7 @@ struct AssignPrecisionPass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     auto fail = [&](const Twine &message) {
-      module.emitError() << message;
+      emitError(module.getLoc()) << message;
       signalPassFailure();
     };
 
