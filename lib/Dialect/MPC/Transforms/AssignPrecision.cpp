@@ -623,9 +623,10 @@ void writeTable(llvm::raw_ostream &os, const Assigner &a, StringRef level,
   os << llvm::formatv("{0,-28} {1,-26} {2,-8} {3,-16} {4,-8} {5}\n",
                       "location", "op", "category", "inputs", "output", "rule");
   for (const OpRecord &r : a.records) {
-    std::string location = r.location;
-    if (location.size() > 28)
-      location = "..." + location.substr(location.size() - 25);
+    // The file's base name keeps the column narrow; JSON has the full path.
+    StringRef location = StringRef(r.location).rsplit('/').second;
+    if (location.empty())
+      location = r.location;
     os << llvm::formatv("{0,-28} {1,-26} {2,-8} {3,-16} {4,-8} {5}\n",
                         location, r.op, r.category,
                         llvm::join(r.inputs, ","),
