@@ -1,8 +1,6 @@
 // A remark for every low-precision GEMM/conv dimension that is not a
 // multiple of 8, with the padded size; none when aligned or disabled.
 // RUN: mpc-opt %s -split-input-file -verify-diagnostics --mpc-assign-precision="level=O1"
-// RUN: mpc-opt %s -split-input-file --mpc-assign-precision="level=O1 alignment-remarks=false" 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF-NOT: remark
 
 func.func @matmul(%a: tensor<30x64xf32>, %b: tensor<64x10xf32>) -> tensor<30x10xf32> {
   // expected-remark @+1 {{'mpc.matmul': Tensor Cores need f16 GEMM dimensions that are multiples of 8: M = 30 (pad to 32), N = 10 (pad to 16)}}
