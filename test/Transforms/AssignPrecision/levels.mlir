@@ -26,6 +26,9 @@ ml_program.global private mutable @lr(dense<0.1> : tensor<f32>) : tensor<f32>
 // O1: mpc.cross_entropy %[[Y32]], %{{.*}} : tensor<4x8xf32>, tensor<4xi32>
 // O1: mpc.cross_entropy_backward {{.*}} : tensor<f32>, tensor<4x8xf32>, tensor<4xi32>
 // O1: %[[DW:.*]] = mpc.matmul {{.*}} {transpose_a} : tensor<4x16x[[T]]>, tensor<4x8x[[T]]>
+// The backward pass reuses the forward's cast of the weight.
+// O1: mpc.matmul %{{.*}}, %[[W16]] {transpose_b} : tensor<4x8x[[T]]>, tensor<16x8x[[T]]>
+// O1-NOT: mpc.cast %[[W]] :
 // The low-precision gradient goes straight into the f32-master update.
 // O1: mpc.sgd_update %[[W]], %[[DW]] lr(%{{.*}}) momentum_buffer(%{{.*}}) {{.*}} : tensor<16x8xf32>, tensor<16x8x[[T]]>
 // O1-F16-NOT: bf16
@@ -52,18 +55,19 @@ ml_program.global private mutable @lr(dense<0.1> : tensor<f32>) : tensor<f32>
 // The step keeps its signature: the loss is returned as f32.
 // O3-NEXT: %[[L:.*]] = mpc.cast %[[LOSS]] : tensor<[[T]]> -> tensor<f32>
 // O3: mpc.sgd_update {{.*}} : tensor<16x8x[[T]]>, tensor<16x8x[[T]]>
-// O3: return %[[L]] : tensor<f32>
-func.func @train_step(%x: tensor<4x16xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+// O3: return %[[L]], %{{.*}} : tensor<f32>, tensor<4x16xf32>
+func.func @train_step(%x: tensor<4x16xf32>, %y: tensor<4xi32>) -> (tensor<f32>, tensor<4x16xf32>) {
   %w = ml_program.global_load @w : tensor<16x8xf32>
   %logits = mpc.matmul %x, %w : tensor<4x16xf32>, tensor<16x8xf32>
   %loss = mpc.cross_entropy %logits, %y : tensor<4x8xf32>, tensor<4xi32>
   %one = mpc.constant dense<1.0> : tensor<f32>
   %dlogits = mpc.cross_entropy_backward %one, %logits, %y : tensor<f32>, tensor<4x8xf32>, tensor<4xi32>
   %dw = mpc.matmul %x, %dlogits {transpose_a} : tensor<4x16xf32>, tensor<4x8xf32>
+  %dx = mpc.matmul %dlogits, %w {transpose_b} : tensor<4x8xf32>, tensor<16x8xf32>
   %m = ml_program.global_load @w_m : tensor<16x8xf32>
   %lr = ml_program.global_load @lr : tensor<f32>
   %nw, %nm = mpc.sgd_update %w, %dw lr(%lr) momentum_buffer(%m) {momentum = 0.9} : tensor<16x8xf32>, tensor<16x8xf32>
   ml_program.global_store @w = %nw : tensor<16x8xf32>
   ml_program.global_store @w_m = %nm : tensor<16x8xf32>
-  return %loss : tensor<f32>
+  return %loss, %dx : tensor<f32>, tensor<4x16xf32>
 }
