@@ -109,8 +109,13 @@ LogicalResult PrecisionPolicy::addPolicyFile(MLIRContext *context,
     for (const llvm::json::Value &value : *ops) {
       std::optional<StringRef> name = value.getAsString();
       if (!name) {
-        error = llvm::formatv("{0}:{1}: op names must be strings", path,
-                              position(contents, from));
+        std::string text = llvm::formatv("{0}", value).str();
+        size_t at = contents.find(text, from);
+        error = llvm::formatv("{0}:{1}: op names must be strings, got {2}",
+                              path,
+                              position(contents, at == StringRef::npos ? from
+                                                                       : at),
+                              text);
         return failure();
       }
       std::string where = positionOfString(contents, *name, from);
