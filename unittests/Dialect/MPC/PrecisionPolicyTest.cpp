@@ -43,9 +43,8 @@ TEST_F(PrecisionPolicyTest, DefaultsComeFromTheOps) {
 }
 
 TEST_F(PrecisionPolicyTest, OverridesAcceptNamesWithOrWithoutPrefix) {
-  ASSERT_TRUE(succeeded(policy.addOverride(&context, "gelu",
-                                           PrecisionCategory::Fp32, "option x",
-                                           error)));
+  ASSERT_TRUE(succeeded(policy.addOverride(
+      &context, "gelu", PrecisionCategory::Fp32, "option x", error)));
   ASSERT_TRUE(succeeded(policy.addOverride(
       &context, "mpc.add", PrecisionCategory::Lowp, "option y", error)));
   EXPECT_EQ(policy.lookup(gelu)->category, PrecisionCategory::Fp32);
@@ -66,8 +65,7 @@ TEST_F(PrecisionPolicyTest, UnknownOpsAreErrors) {
 
 TEST_F(PrecisionPolicyTest, PolicyFileSetsCategoriesAndSource) {
   ASSERT_TRUE(succeeded(policy.addPolicyFile(
-      &context, "p.json", R"({"fp32": ["gelu"], "lowp": ["mpc.add"]})",
-      error)))
+      &context, "p.json", R"({"fp32": ["gelu"], "lowp": ["mpc.add"]})", error)))
       << error;
   EXPECT_EQ(policy.lookup(gelu)->category, PrecisionCategory::Fp32);
   EXPECT_EQ(policy.lookup(gelu)->source, "policy p.json");
@@ -79,8 +77,8 @@ TEST_F(PrecisionPolicyTest, PolicyErrorsNameTheirPosition) {
       &context, "p.json", "{\n  \"fp32\": [\"gelu\", \"nope\"]\n}", error)));
   EXPECT_EQ(error, "p.json:2:20: unknown op 'nope' (expected an mpc op such "
                    "as mpc.matmul)");
-  EXPECT_TRUE(failed(policy.addPolicyFile(
-      &context, "p.json", "{\n\n  \"fp64\": []}", error)));
+  EXPECT_TRUE(failed(
+      policy.addPolicyFile(&context, "p.json", "{\n\n  \"fp64\": []}", error)));
   EXPECT_EQ(error, "p.json:3:3: unknown category 'fp64' (expected lowp, "
                    "fp32, promote or follow)");
   EXPECT_TRUE(failed(

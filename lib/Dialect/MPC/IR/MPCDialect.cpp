@@ -70,9 +70,8 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-Operation *MPCDialect::materializeConstant(OpBuilder &builder,
-                                           Attribute value, Type type,
-                                           Location loc) {
+Operation *MPCDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
   auto elements = dyn_cast<ElementsAttr>(value);
   if (!elements || elements.getType() != type)
     return nullptr;

@@ -209,9 +209,8 @@ struct CastAboveReplication : public OpRewritePattern<CastOp> {
                                                      OpTy::getOperationName());
     auto input = cast<RankedTensorType>(op->getOperand(0).getType());
     Type target = castOp.getType().getElementType();
-    Value converted =
-        CastOp::create(rewriter, castOp.getLoc(), input.clone(target),
-                       op->getOperand(0));
+    Value converted = CastOp::create(rewriter, castOp.getLoc(),
+                                     input.clone(target), op->getOperand(0));
     Operation *moved = rewriter.clone(*op);
     moved->setOperand(0, converted);
     moved->getResult(0).setType(castOp.getType());
@@ -223,10 +222,10 @@ struct CastAboveReplication : public OpRewritePattern<CastOp> {
 
 void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                          MLIRContext *context) {
-  patterns.add<CastBelowSelection<SliceOp>, CastBelowSelection<MaxPool2DOp>,
-               CastBelowSelection<ReduceMaxOp>,
-               CastAboveReplication<BroadcastToOp>,
-               CastAboveReplication<UpsampleNearest2DOp>>(context);
+  patterns
+      .add<CastBelowSelection<SliceOp>, CastBelowSelection<MaxPool2DOp>,
+           CastBelowSelection<ReduceMaxOp>, CastAboveReplication<BroadcastToOp>,
+           CastAboveReplication<UpsampleNearest2DOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -126,15 +126,12 @@ std::optional<int64_t> reducedElements(Operation *op) {
           n *= shapeOf(r.getInput())[d];
         return n;
       })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
-        return alongAxis(s.getInput(), s.getAxis());
-      })
-      .Case<SoftmaxBackwardOp, LogSoftmaxBackwardOp>([&](auto s) {
-        return alongAxis(s.getGrad(), s.getAxis());
-      })
-      .Case<LayerNormOp, LayerNormBackwardOp>([&](auto l) -> int64_t {
-        return product(shapeOf(l.getGamma()));
-      })
+      .Case<SoftmaxOp, LogSoftmaxOp>(
+          [&](auto s) { return alongAxis(s.getInput(), s.getAxis()); })
+      .Case<SoftmaxBackwardOp, LogSoftmaxBackwardOp>(
+          [&](auto s) { return alongAxis(s.getGrad(), s.getAxis()); })
+      .Case<LayerNormOp, LayerNormBackwardOp>(
+          [&](auto l) -> int64_t { return product(shapeOf(l.getGamma())); })
       .Case<BatchNormOp, BatchNormBackwardOp>([&](auto b) {
         ArrayRef<int64_t> shape = shapeOf(b.getInput());
         return product(shape.drop_back());
@@ -195,6 +192,8 @@ private:
   Value weightCopy(ml_program::GlobalLoadOp load);
   LogicalResult assign(Operation *op, StringRef function);
   void addWeightCopyUpdate(Operation *optimizer);
+  void refreshCopiesOnStore(func::FuncOp func);
+  bool writesF32State(Operation *op);
   void lowerGlobalsForO3();
   void alignmentRemark(Operation *op);
   void tally(llvm::MapVector<Type, int64_t> &activations,
@@ -237,8 +236,8 @@ Value Assigner::castTo(Value value, Type element) {
 /// low-precision compute: `@<name>_<dtype>`, marked with `mpc.master`, so the
 /// runtime initializes it from the master and the optimizer rewrites it.
 Value Assigner::weightCopy(ml_program::GlobalLoadOp load) {
-  auto master = symbols.lookup<ml_program::GlobalOp>(
-      load.getGlobal().getLeafReference());
+  auto master =
+      symbols.lookup<ml_program::GlobalOp>(load.getGlobal().getLeafReference());
   RankedTensorType type = master ? floatTensor(master.getType()) : nullptr;
   if (!type || type.getElementType() != f32)
     return {};
@@ -249,13 +248,14 @@ Value Assigner::weightCopy(ml_program::GlobalLoadOp load) {
   if (!copy) {
     OpBuilder builder(master);
     builder.setInsertionPointAfter(master);
-    std::string name =
-        (master.getSymName() + "_" + typeName(lowp)).str();
+    std::string name = (master.getSymName() + "_" + typeName(lowp)).str();
     copy = ml_program::GlobalOp::create(
-        builder, master.getLoc(), builder.getStringAttr(name), TypeAttr::get(type.clone(lowp)),
+        builder, master.getLoc(), builder.getStringAttr(name),
+        TypeAttr::get(type.clone(lowp)),
         /*is_mutable=*/builder.getUnitAttr(), /*value=*/nullptr,
         builder.getStringAttr("private"));
-    copy->setAttr("mpc.master", FlatSymbolRefAttr::get(master.getSymNameAttr()));
+    copy->setAttr("mpc.master",
+                  FlatSymbolRefAttr::get(master.getSymNameAttr()));
     symbols.insert(copy);
   }
   OpBuilder builder(load);
@@ -281,9 +281,9 @@ void Assigner::addWeightCopyUpdate(Operation *optimizer) {
   NamedAttrList attrs(optimizer->getAttrDictionary());
   attrs.set("copy_type", TypeAttr::get(lowp));
   if (auto sgd = dyn_cast<SGDUpdateOp>(optimizer))
-    attrs.set("resultSegmentSizes",
-              builder.getDenseI32ArrayAttr(
-                  {1, sgd.getMomentumBuffer() ? 1 : 0, 1}));
+    attrs.set(
+        "resultSegmentSizes",
+        builder.getDenseI32ArrayAttr({1, sgd.getMomentumBuffer() ? 1 : 0, 1}));
   SmallVector<Type> types(optimizer->getResultTypes());
   types.push_back(copy.getType());
   OperationState state(optimizer->getLoc(), optimizer->getName(),
@@ -294,8 +294,32 @@ void Assigner::addWeightCopyUpdate(Operation *optimizer) {
   optimizer->erase();
   builder.setInsertionPointAfter(updated);
   ml_program::GlobalStoreOp::create(
-      builder, updated->getLoc(),
-      FlatSymbolRefAttr::get(copy.getSymNameAttr()), updated->getResults().back());
+      builder, updated->getLoc(), FlatSymbolRefAttr::get(copy.getSymNameAttr()),
+      updated->getResults().back());
+}
+
+/// O2: any other write of a master (a hand-written update) also writes its
+/// copy, so the copy never goes stale.
+void Assigner::refreshCopiesOnStore(func::FuncOp func) {
+  SmallVector<ml_program::GlobalStoreOp> stores;
+  func.walk([&](ml_program::GlobalStoreOp store) { stores.push_back(store); });
+  for (ml_program::GlobalStoreOp store : stores) {
+    ml_program::GlobalOp copy =
+        copies.lookup(store.getGlobal().getLeafReference());
+    Operation *def = store.getValue().getDefiningOp();
+    if (!copy || (isa_and_nonnull<SGDUpdateOp, AdamUpdateOp>(def) &&
+                  def->hasAttr("copy_type")))
+      continue;
+    OpBuilder builder(store);
+    builder.setInsertionPointAfter(store);
+    auto type = cast<RankedTensorType>(store.getValue().getType());
+    Value lowered = CastOp::create(builder, store.getLoc(), type.clone(lowp),
+                                   store.getValue());
+    ++castsInserted;
+    ml_program::GlobalStoreOp::create(
+        builder, store.getLoc(), FlatSymbolRefAttr::get(copy.getSymNameAttr()),
+        lowered);
+  }
 }
 
 /// O3: every float tensor global is stored in low precision (no masters).
@@ -357,9 +381,23 @@ void Assigner::alignmentRemark(Operation *op) {
                                   misaligned.empty() ? "" : ", ", name, size,
                                   llvm::alignTo(size, 8));
   if (!misaligned.empty())
-    emitRemark(op->getLoc()) << "'" << op->getName() << "': Tensor Cores need " << typeName(lowp)
-                     << " GEMM dimensions that are multiples of 8: "
-                     << misaligned;
+    emitRemark(op->getLoc())
+        << "'" << op->getName() << "': Tensor Cores need " << typeName(lowp)
+        << " GEMM dimensions that are multiples of 8: " << misaligned;
+}
+
+/// Whether a result of `op` is stored into an f32 global: an update of f32
+/// state (a master weight, a running statistic) must not round to low
+/// precision on the way.
+bool Assigner::writesF32State(Operation *op) {
+  for (Operation *user : op->getUsers())
+    if (auto store = dyn_cast<ml_program::GlobalStoreOp>(user))
+      if (auto global = symbols.lookup<ml_program::GlobalOp>(
+              store.getGlobal().getLeafReference()))
+        if (RankedTensorType t = floatTensor(global.getType()))
+          if (t.getElementType() == f32)
+            return true;
+  return false;
 }
 
 LogicalResult Assigner::assign(Operation *op, StringRef function) {
@@ -418,14 +456,22 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
       rule = describe("fp32: numerically sensitive");
       break;
     case PrecisionCategory::Promote:
-      compute = level == Level::O2 ? Type(lowp) : floatOperandTypes();
-      rule = level == Level::O2 ? describe("promote: O2 runs it low")
-                                : describe("promote: widest input");
+      if (level == Level::O2 && !writesF32State(op)) {
+        compute = lowp;
+        rule = describe("promote: O2 runs it low");
+      } else {
+        compute = floatOperandTypes();
+        rule = level == Level::O2
+                   ? describe("promote: widest input, it writes f32 state")
+                   : describe("promote: widest input");
+      }
       break;
     case PrecisionCategory::Follow:
       // Several float inputs must agree: they meet at the widest. At O2 a
-      // weight counts as low precision: its copy costs nothing per step.
-      compute = floatOperandTypes(/*weightsAreLowp=*/level == Level::O2);
+      // weight counts as low precision (its copy costs nothing per step),
+      // unless the op writes f32 state.
+      compute = floatOperandTypes(
+          /*weightsAreLowp=*/level == Level::O2 && !writesF32State(op));
       rule = describe("follow: input type");
       break;
     }
@@ -438,10 +484,10 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
       return op->emitError()
              << "'" << op->getName() << "' would run in " << typeName(lowp)
              << " because of " << choice->source << ": "
-             << (isLoss(op) ? std::string("a loss")
-                            : llvm::formatv("a reduction over {0} elements",
-                                            *reduced)
-                                  .str())
+             << (isLoss(op)
+                     ? std::string("a loss")
+                     : llvm::formatv("a reduction over {0} elements", *reduced)
+                           .str())
              << " loses precision there; pass allow-unsafe to force it";
   }
 
@@ -457,7 +503,8 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
         result.setType(op->getOperand(i == 0 ? 0 : i + 1).getType());
     if (isa<SGDUpdateOp>(op) && op->getNumResults() > 1 &&
         !op->hasAttr("copy_type"))
-      op->getResult(1).setType(cast<SGDUpdateOp>(op).getMomentumBuffer().getType());
+      op->getResult(1).setType(
+          cast<SGDUpdateOp>(op).getMomentumBuffer().getType());
   } else {
     refreshResultTypes(op, compute);
   }
@@ -466,9 +513,13 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
       choice->category == PrecisionCategory::Lowp)
     alignmentRemark(op);
 
-  OpRecord record{locationName(op->getLoc()), function.str(),
-                  op->getName().getStringRef().str(), category.str(), rule,
-                  {}, {}};
+  OpRecord record{locationName(op->getLoc()),
+                  function.str(),
+                  op->getName().getStringRef().str(),
+                  category.str(),
+                  rule,
+                  {},
+                  {}};
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<RankedTensorType>(v.getType()))
       record.inputs.push_back(typeName(t.getElementType()));
@@ -496,9 +547,10 @@ void Assigner::tally(llvm::MapVector<Type, int64_t> &activations,
 LogicalResult Assigner::run() {
   tally(activationsBefore, weightsBefore);
   if (level == Level::O3) {
-    emitWarning(module.getLoc()) << "level O3 runs every op in " << typeName(lowp)
-                         << " without f32 master weights: a speed baseline, "
-                            "not a training recipe";
+    emitWarning(module.getLoc())
+        << "level O3 runs every op in " << typeName(lowp)
+        << " without f32 master weights: a speed baseline, "
+           "not a training recipe";
     lowerGlobalsForO3();
   }
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -517,7 +569,9 @@ LogicalResult Assigner::run() {
                             func.getSymName().str(),
                             op->getName().getStringRef().str(),
                             stringifyPrecisionCategory(choice->category).str(),
-                            "O0: every op in f32", {}, {}};
+                            "O0: every op in f32",
+                            {},
+                            {}};
             for (Value v : op->getOperands())
               if (auto t = dyn_cast<RankedTensorType>(v.getType()))
                 record.inputs.push_back(typeName(t.getElementType()));
@@ -534,7 +588,8 @@ LogicalResult Assigner::run() {
       if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
         auto global = symbols.lookup<ml_program::GlobalOp>(
             store.getGlobal().getLeafReference());
-        if (RankedTensorType t = global ? floatTensor(global.getType()) : nullptr)
+        if (RankedTensorType t =
+                global ? floatTensor(global.getType()) : nullptr)
           store.getValueMutable().assign(
               castTo(store.getValue(), t.getElementType()));
       } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -544,10 +599,12 @@ LogicalResult Assigner::run() {
             operand.set(castTo(operand.get(), t.getElementType()));
       }
     });
-    if (level == Level::O2)
+    if (level == Level::O2) {
       for (Operation *op : ops)
         if (isa<SGDUpdateOp, AdamUpdateOp>(op))
           addWeightCopyUpdate(op);
+      refreshCopiesOnStore(func);
+    }
   }
   tally(activationsAfter, weightsAfter);
   return success();
@@ -620,23 +677,22 @@ void writeJson(llvm::raw_ostream &os, const Assigner &a, StringRef level,
 void writeTable(llvm::raw_ostream &os, const Assigner &a, StringRef level,
                 StringRef dtype) {
   os << llvm::formatv("mixed precision: level {0}, dtype {1}\n", level, dtype);
-  os << llvm::formatv("{0,-28} {1,-26} {2,-8} {3,-16} {4,-8} {5}\n",
-                      "location", "op", "category", "inputs", "output", "rule");
+  os << llvm::formatv("{0,-28} {1,-26} {2,-8} {3,-16} {4,-8} {5}\n", "location",
+                      "op", "category", "inputs", "output", "rule");
   for (const OpRecord &r : a.records) {
     // The file's base name keeps the column narrow; JSON has the full path.
     StringRef location = StringRef(r.location).rsplit('/').second;
     if (location.empty())
       location = r.location;
-    os << llvm::formatv("{0,-28} {1,-26} {2,-8} {3,-16} {4,-8} {5}\n",
-                        location, r.op, r.category,
-                        llvm::join(r.inputs, ","),
+    os << llvm::formatv("{0,-28} {1,-26} {2,-8} {3,-16} {4,-8} {5}\n", location,
+                        r.op, r.category, llvm::join(r.inputs, ","),
                         r.outputs.empty() ? "-" : r.outputs.front(), r.rule);
   }
   auto bytes = [](const llvm::MapVector<Type, int64_t> &m) {
     std::string s;
     for (auto &[type, n] : m)
-      s += llvm::formatv("{0}{1} {2}", s.empty() ? "" : ", ", typeName(type),
-                         n);
+      s +=
+          llvm::formatv("{0}{1} {2}", s.empty() ? "" : ", ", typeName(type), n);
     return s.empty() ? std::string("none") : s;
   };
   os << llvm::formatv("casts inserted: {0}\n", a.castsInserted);
@@ -719,19 +775,20 @@ struct AssignPrecisionPass
                                          error)))
           return fail("mpc-assign-precision: " + list.option + ": " + error);
 
-    Assigner assigner(module, *lvl, lowp, keepBN, allowUnsafe,
-                      alignmentRemarks, overrides);
+    Assigner assigner(module, *lvl, lowp, keepBN, allowUnsafe, alignmentRemarks,
+                      overrides);
     if (failed(assigner.run()))
       return signalPassFailure();
-    module->setAttr("mpc.precision",
-                    DictionaryAttr::get(
-                        context, {NamedAttribute(StringAttr::get(context, "level"),
-                                                 StringAttr::get(context, level)),
-                                  NamedAttribute(StringAttr::get(context, "dtype"),
-                                                 StringAttr::get(context, dtype))}));
+    module->setAttr(
+        "mpc.precision",
+        DictionaryAttr::get(context,
+                            {NamedAttribute(StringAttr::get(context, "level"),
+                                            StringAttr::get(context, level)),
+                             NamedAttribute(StringAttr::get(context, "dtype"),
+                                            StringAttr::get(context, dtype))}));
 
-    std::string out = report.empty() ? clPrecisionReport.getValue()
-                                     : report.getValue();
+    std::string out =
+        report.empty() ? clPrecisionReport.getValue() : report.getValue();
     if (out.empty())
       return;
     std::string errorMessage;
@@ -739,9 +796,9 @@ struct AssignPrecisionPass
     if (!file)
       return fail("mpc-assign-precision: cannot open report output: " +
                   errorMessage);
-    bool table = reportFormat == "table" ||
-                 (reportFormat == "auto" && out == "-" &&
-                  file->os().is_displayed());
+    bool table =
+        reportFormat == "table" ||
+        (reportFormat == "auto" && out == "-" && file->os().is_displayed());
     if (reportFormat != "auto" && reportFormat != "table" &&
         reportFormat != "json")
       return fail("mpc-assign-precision: report-format must be json, table "

@@ -9,9 +9,10 @@ using namespace mlir;
 using namespace mlir::mpc;
 
 /// The registered op `name` or `mpc.<name>`, if it is an mpc op.
-static std::optional<RegisteredOperationName>
-lookupMPCOp(MLIRContext *context, StringRef name) {
-  std::string full = name.starts_with("mpc.") ? name.str() : "mpc." + name.str();
+static std::optional<RegisteredOperationName> lookupMPCOp(MLIRContext *context,
+                                                          StringRef name) {
+  std::string full =
+      name.starts_with("mpc.") ? name.str() : "mpc." + name.str();
   auto op = RegisteredOperationName::lookup(full, context);
   if (!op || !op->hasInterface<PrecisionCategoryOpInterface>())
     return std::nullopt;
@@ -56,8 +57,7 @@ static std::string positionOfString(StringRef text, StringRef needle,
 }
 
 LogicalResult PrecisionPolicy::addPolicyFile(MLIRContext *context,
-                                             StringRef path,
-                                             StringRef contents,
+                                             StringRef path, StringRef contents,
                                              std::string &error) {
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(contents);
   if (!parsed) {
@@ -111,11 +111,9 @@ LogicalResult PrecisionPolicy::addPolicyFile(MLIRContext *context,
       if (!name) {
         std::string text = llvm::formatv("{0}", value).str();
         size_t at = contents.find(text, from);
-        error = llvm::formatv("{0}:{1}: op names must be strings, got {2}",
-                              path,
-                              position(contents, at == StringRef::npos ? from
-                                                                       : at),
-                              text);
+        error = llvm::formatv(
+            "{0}:{1}: op names must be strings, got {2}", path,
+            position(contents, at == StringRef::npos ? from : at), text);
         return failure();
       }
       std::string where = positionOfString(contents, *name, from);
