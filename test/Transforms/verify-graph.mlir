@@ -19,3 +19,20 @@ ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<4xf32>
 
 // expected-error @+1 {{global @w: an #mpc.init initializer needs a floating-point element type, got 'i32'}}
 ml_program.global private mutable @w(#mpc.init<normal>) : tensor<4x4xi32>
+
+// -----
+
+// An O2 weight copy and its master.
+ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<4x4xf32>
+ml_program.global private mutable @w_f16 : tensor<4x4xf16> {mpc.master = @w}
+
+// -----
+
+// expected-error @+1 {{global @w_f16: 'mpc.master' must name a global of the module, got @nope}}
+ml_program.global private mutable @w_f16 : tensor<4x4xf16> {mpc.master = @nope}
+
+// -----
+
+ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<4x8xf32>
+// expected-error @+1 {{global @w_f16 must have the shape of its master @w, got 'tensor<4x4xf16>' and 'tensor<4x8xf32>'}}
+ml_program.global private mutable @w_f16 : tensor<4x4xf16> {mpc.master = @w}

@@ -3,6 +3,8 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
+#include "mlir/IR/SymbolTable.h"
+
 namespace mlir::mpc {
 #define GEN_PASS_DEF_VERIFYGRAPHPASS
 #include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
@@ -12,6 +14,30 @@ namespace {
 static bool usesFans(InitKind kind) {
   return kind == InitKind::XavierUniform || kind == InitKind::XavierNormal ||
          kind == InitKind::KaimingUniform || kind == InitKind::KaimingNormal;
+}
+
+/// A low-precision weight copy (`mpc.master = @w`, made at O2) names a
+/// global of the same shape that the runtime initializes it from.
+static LogicalResult verifyMaster(ml_program::GlobalOp global,
+                                  SymbolTable &symbols) {
+  Attribute attr = global->getAttr("mpc.master");
+  if (!attr)
+    return success();
+  auto ref = dyn_cast<FlatSymbolRefAttr>(attr);
+  auto master =
+      ref ? symbols.lookup<ml_program::GlobalOp>(ref.getValue()) : nullptr;
+  if (!master)
+    return global.emitError("global @")
+           << global.getSymName()
+           << ": 'mpc.master' must name a global of the module, got " << attr;
+  auto copyType = cast<RankedTensorType>(global.getType());
+  auto masterType = dyn_cast<RankedTensorType>(master.getType());
+  if (!masterType || masterType.getShape() != copyType.getShape())
+    return global.emitError("global @")
+           << global.getSymName() << " must have the shape of its master @"
+           << master.getSymName() << ", got " << copyType << " and "
+           << master.getType();
+  return success();
 }
 
 static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
@@ -39,8 +65,10 @@ static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
 struct VerifyGraphPass : public impl::VerifyGraphPassBase<VerifyGraphPass> {
   void runOnOperation() override {
     bool ok = true;
+    SymbolTable symbols(getOperation());
     for (auto global : getOperation().getOps<ml_program::GlobalOp>())
-      ok &= succeeded(verifyGlobal(global));
+      ok &= succeeded(verifyGlobal(global)) &&
+            succeeded(verifyMaster(global, symbols));
     if (!ok)
       return signalPassFailure();
     markAllAnalysesPreserved();

@@ -98,8 +98,9 @@ def VerifyGraphPass : Pass<"mpc-verify-graph", "ModuleOp"> {
   let description = [{
     Beyond what each op verifies: every `ml_program.global` has a statically
     shaped tensor type, and an `#mpc.init` initializer fits it (fan-based
-    initializers need rank >= 2; element types are floating point). Errors
-    name the global.
+    initializers need rank >= 2; element types are floating point), and a
+    low-precision weight copy's `mpc.master` names a global of its shape.
+    Errors name the global.
   }];
 }
 
