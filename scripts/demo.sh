@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the examples: parse and verify each example training graph
-# with mpc-opt and print a summary per graph (ops by kind, parameters,
-# parameter bytes).
+# with mpc-opt, print a summary per graph (ops by kind, parameters, parameter
+# bytes), then what automatic mixed precision (O2, f16) does to it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
@@ -10,4 +10,8 @@ for model in mlp bert_encoder unet; do
   echo "== $model ($file)"
   "$MPC_BUILD/bin/mpc-opt" "$file" --mpc-verify-graph --mpc-graph-summary \
     -o /dev/null
+  echo "-- mixed precision, O2 f16 (--mpc-assign-precision):"
+  "$MPC_BUILD/bin/mpc-opt" "$file" \
+    --mpc-assign-precision="level=O2 alignment-remarks=false report=- report-format=table" \
+    -o /dev/null | tail -n 3 | sed 's/^/  /'
 done
