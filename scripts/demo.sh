@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 for model in mlp bert_encoder unet; do
   file="$MPC_ROOT/examples/$model.mlir"
-  echo "== $model ($file)"
+  echo "== $model (examples/$model.mlir)"
   "$MPC_BUILD/bin/mpc-opt" "$file" --mpc-verify-graph --mpc-graph-summary \
     -o /dev/null
   echo "-- mixed precision, O2 f16 (--mpc-assign-precision):"
