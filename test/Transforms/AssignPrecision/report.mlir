@@ -2,6 +2,7 @@
 // RUN: mpc-opt %s --mpc-assign-precision="level=O1 alignment-remarks=false report=-" -o /dev/null | FileCheck %s
 // RUN: mpc-opt %s --mpc-assign-precision="level=O1 alignment-remarks=false" --mpc-precision-report=%t.json -o /dev/null
 // RUN: FileCheck %s < %t.json
+// RUN: mpc-opt %s --mpc-assign-precision="level=O1 alignment-remarks=false report=- report-format=json" -o /dev/null | FileCheck %s
 // RUN: mpc-opt %s --mpc-assign-precision="level=O1 alignment-remarks=false report=- report-format=table" -o /dev/null | FileCheck %s --check-prefix=TABLE
 
 // CHECK: "level": "O1",
