@@ -194,6 +194,8 @@ private:
   void addWeightCopyUpdate(Operation *optimizer);
   void refreshCopiesOnStore(func::FuncOp func);
   bool writesF32State(Operation *op);
+  void record(Operation *op, StringRef function, StringRef category,
+              StringRef rule);
   void lowerGlobalsForO3();
   void alignmentRemark(Operation *op);
   void tally(llvm::MapVector<Type, int64_t> &activations,
@@ -513,21 +515,26 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
       choice->category == PrecisionCategory::Lowp)
     alignmentRemark(op);
 
-  OpRecord record{locationName(op->getLoc()),
-                  function.str(),
-                  op->getName().getStringRef().str(),
-                  category.str(),
-                  rule,
-                  {},
-                  {}};
+  record(op, function, category, rule);
+  return success();
+}
+
+void Assigner::record(Operation *op, StringRef function, StringRef category,
+                      StringRef rule) {
+  OpRecord r{locationName(op->getLoc()),
+             function.str(),
+             op->getName().getStringRef().str(),
+             category.str(),
+             rule.str(),
+             {},
+             {}};
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-      record.inputs.push_back(typeName(t.getElementType()));
+      r.inputs.push_back(typeName(t.getElementType()));
   for (Value v : op->getResults())
     if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-      record.outputs.push_back(typeName(t.getElementType()));
-  records.push_back(std::move(record));
-  return success();
+      r.outputs.push_back(typeName(t.getElementType()));
+  records.push_back(std::move(r));
 }
 
 void Assigner::tally(llvm::MapVector<Type, int64_t> &activations,
@@ -564,22 +571,10 @@ LogicalResult Assigner::run() {
         return failure();
       if (level == Level::O0)
         if (std::optional<CategoryChoice> choice = policy.lookup(op))
-          if (!isa<CastOp, ConstantOp>(op)) {
-            OpRecord record{locationName(op->getLoc()),
-                            func.getSymName().str(),
-                            op->getName().getStringRef().str(),
-                            stringifyPrecisionCategory(choice->category).str(),
-                            "O0: every op in f32",
-                            {},
-                            {}};
-            for (Value v : op->getOperands())
-              if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-                record.inputs.push_back(typeName(t.getElementType()));
-            for (Value v : op->getResults())
-              if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-                record.outputs.push_back(typeName(t.getElementType()));
-            records.push_back(std::move(record));
-          }
+          if (!isa<CastOp, ConstantOp>(op))
+            record(op, func.getSymName(),
+                   stringifyPrecisionCategory(choice->category),
+                   "O0: every op in f32");
     }
     if (level == Level::O0)
       continue;
