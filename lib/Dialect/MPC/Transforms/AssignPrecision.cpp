@@ -139,14 +139,10 @@ std::optional<int64_t> reducedElements(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-/// Operands that keep their type whatever the op's compute type: gradients
-/// entering the optimizer and the unscale op are converted inside them.
-bool keepsOperandType(Operation *op, unsigned index) {
-  if (isa<UnscaleAndCheckOp>(op))
-    return true;
-  if (isa<SGDUpdateOp, AdamUpdateOp>(op))
-    return true;
-  return false;
+/// Ops whose operands keep their types whatever the op's compute type: they
+/// take gradients of any float type and convert them inside.
+bool keepsOperandTypes(Operation *op) {
+  return isa<UnscaleAndCheckOp, SGDUpdateOp, AdamUpdateOp>(op);
 }
 
 /// Re-derives result types after operands changed type: through type
@@ -493,10 +489,9 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
              << " loses precision there; pass allow-unsafe to force it";
   }
 
-  if (compute)
+  if (compute && !keepsOperandTypes(op))
     for (OpOperand &operand : op->getOpOperands())
-      if (!keepsOperandType(op, operand.getOperandNumber()))
-        operand.set(castTo(operand.get(), compute));
+      operand.set(castTo(operand.get(), compute));
 
   if (isa<SGDUpdateOp, AdamUpdateOp>(op)) {
     // Results follow the parameter and state types (low precision at O3).
