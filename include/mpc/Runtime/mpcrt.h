@@ -1,0 +1,74 @@
+/*===- mpcrt.h - the mpc runtime ABI -------------------------------*- C -*-===*
+ *
+ * The flat C ABI that compiled training steps call, implemented by both
+ * backends (libmpcrt-cpu, the reference, and libmpcrt-cuda). Entry points are
+ * named mpcrt_<op>_<dtype>; tensors are dense row-major buffers; f16 and bf16
+ * values are stored as their IEEE bit patterns in uint16_t. Every kernel
+ * accumulates in f32 (f64 for f64 tensors) and rounds its results to nearest
+ * even, as the GPU stores them.
+ *
+ * This header grows with the lowering; what is declared here is implemented
+ * and tested.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MPC_RUNTIME_MPCRT_H
+#define MPC_RUNTIME_MPCRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types of runtime buffers. */
+typedef enum mpcrt_dtype {
+  MPCRT_F16 = 0,
+  MPCRT_BF16 = 1,
+  MPCRT_F32 = 2,
+  MPCRT_F64 = 3,
+} mpcrt_dtype;
+
+/* Scalar conversions, bit-exact with the GPU: round to nearest even,
+ * subnormals kept, overflow to infinity, NaN stays NaN (quietened). */
+uint16_t mpcrt_f32_to_f16(float value);
+float mpcrt_f16_to_f32(uint16_t bits);
+uint16_t mpcrt_f32_to_bf16(float value);
+float mpcrt_bf16_to_f32(uint16_t bits);
+
+/* mpc.cast: converts `count` elements from one type to another. */
+void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
+                void *output, int64_t count);
+
+/* mpc.matmul: C[b] = op(A[b]) x op(B[b]) for b in [0, batch), where op
+ * transposes when asked. A is [m, k] ([k, m] transposed), B is [k, n]
+ * ([n, k] transposed), C is [m, n]; consecutive batches of A and B are
+ * `a_batch_stride` and `b_batch_stride` elements apart (0 broadcasts one
+ * matrix over the batch). A, B and C share the element type of the suffix. */
+#define MPCRT_DECLARE_MATMUL(SUFFIX, T)                                        \
+  void mpcrt_matmul_##SUFFIX(const T *a, int64_t a_batch_stride, const T *b,  \
+                             int64_t b_batch_stride, T *c, int64_t batch,      \
+                             int64_t m, int64_t n, int64_t k, int32_t trans_a, \
+                             int32_t trans_b);
+MPCRT_DECLARE_MATMUL(f16, uint16_t)
+MPCRT_DECLARE_MATMUL(bf16, uint16_t)
+MPCRT_DECLARE_MATMUL(f32, float)
+MPCRT_DECLARE_MATMUL(f64, double)
+#undef MPCRT_DECLARE_MATMUL
+
+/* mpc.softmax / mpc.log_softmax along the last axis of `rows` rows of
+ * `cols` elements (the lowering transposes other axes last). */
+#define MPCRT_DECLARE_SOFTMAX(SUFFIX, T)                                       \
+  void mpcrt_softmax_##SUFFIX(const T *input, T *output, int64_t rows,         \
+                              int64_t cols, int32_t log);
+MPCRT_DECLARE_SOFTMAX(f16, uint16_t)
+MPCRT_DECLARE_SOFTMAX(bf16, uint16_t)
+MPCRT_DECLARE_SOFTMAX(f32, float)
+MPCRT_DECLARE_SOFTMAX(f64, double)
+#undef MPCRT_DECLARE_SOFTMAX
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPC_RUNTIME_MPCRT_H */

@@ -1,0 +1,122 @@
+//===- Float16.h - bit-exact f16 and bf16 storage types ---------*- C++ -*-===//
+//
+// The reference backend stores f16/bf16 as bit patterns and converts them
+// exactly as the GPU does (round to nearest even), written out with integer
+// arithmetic so it does not depend on what the host compiler does with
+// _Float16 or __bf16.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_RUNTIME_CPU_FLOAT16_H
+#define MPC_RUNTIME_CPU_FLOAT16_H
+
+#include <cstdint>
+#include <cstring>
+
+namespace mpcrt {
+
+inline uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+inline float floatOf(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+/// f32 -> IEEE binary16, round to nearest even.
+inline uint16_t f32ToF16(float value) {
+  uint32_t x = bitsOf(value);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u) // NaN: keep the top payload bits, force quiet.
+    return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
+  if (abs >= 0x47800000u) // >= 65536 (incl. inf): overflow to infinity.
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (abs >= 0x38800000u) { // Normal in f16 (>= 2^-14).
+    // Rebias the exponent (127 -> 15) and round the 13 dropped bits.
+    uint32_t mantissa = abs + 0xc8000000u; // - (112 << 23)
+    uint32_t rounded = (mantissa + 0x0fffu + ((mantissa >> 13) & 1u)) >> 13;
+    // A carry out of the mantissa bumps the exponent; 65520 and up reach
+    // 0x7c00, infinity, as they must.
+    return static_cast<uint16_t>(sign | rounded);
+  }
+  if (abs < 0x33000000u) // < 2^-25: rounds to zero (2^-25 ties to even 0).
+    return static_cast<uint16_t>(sign);
+  // Subnormal in f16: value = m * 2^-24 with m < 1024.
+  uint32_t exponent = abs >> 23;
+  uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
+  uint32_t shift = 126 - exponent; // 14..24: to units of 2^-24
+  uint32_t result = mantissa >> shift;
+  uint32_t remainder = mantissa & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (remainder > half || (remainder == half && (result & 1u)))
+    ++result;
+  return static_cast<uint16_t>(sign | result);
+}
+
+/// IEEE binary16 -> f32, exact.
+inline float f16ToF32(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0x1f) // inf / NaN
+    return floatOf(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent != 0)
+    return floatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  if (mantissa == 0)
+    return floatOf(sign);
+  // Subnormal: normalise.
+  int shift = 0;
+  while (!(mantissa & 0x400u)) {
+    mantissa <<= 1;
+    ++shift;
+  }
+  return floatOf(sign | ((113 - shift) << 23) | ((mantissa & 0x3ffu) << 13));
+}
+
+/// f32 -> bfloat16, round to nearest even.
+inline uint16_t f32ToBF16(float value) {
+  uint32_t x = bitsOf(value);
+  if ((x & 0x7fffffffu) > 0x7f800000u) // NaN: quiet, keep sign and payload.
+    return static_cast<uint16_t>((x >> 16) | 0x0040u);
+  uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(rounded >> 16);
+}
+
+/// bfloat16 -> f32, exact.
+inline float bf16ToF32(uint16_t b) {
+  return floatOf(static_cast<uint32_t>(b) << 16);
+}
+
+/// Storage types: the element as stored, and how to load/store it in the
+/// accumulation type.
+struct F16 {
+  uint16_t bits;
+};
+struct BF16 {
+  uint16_t bits;
+};
+
+template <typename T> struct Storage {
+  using Acc = T;
+  static Acc load(T v) { return v; }
+  static T store(Acc v) { return v; }
+};
+template <> struct Storage<F16> {
+  using Acc = float;
+  static float load(F16 v) { return f16ToF32(v.bits); }
+  static F16 store(float v) { return {f32ToF16(v)}; }
+};
+template <> struct Storage<BF16> {
+  using Acc = float;
+  static float load(BF16 v) { return bf16ToF32(v.bits); }
+  static BF16 store(float v) { return {f32ToBF16(v)}; }
+};
+
+} // namespace mpcrt
+
+#endif // MPC_RUNTIME_CPU_FLOAT16_H

@@ -1,0 +1,153 @@
+//===- Kernels.cpp - the CPU reference kernels ----------------------------===//
+//
+// Clarity over speed: these define what every backend must compute. Each
+// kernel is one template over the storage type; results are accumulated in
+// Storage<T>::Acc (f32 for f16/bf16/f32, f64 for f64) and rounded once when
+// stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Float16.h"
+#include "mpc/Runtime/mpcrt.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mpcrt;
+
+extern "C" {
+
+uint16_t mpcrt_f32_to_f16(float value) { return f32ToF16(value); }
+float mpcrt_f16_to_f32(uint16_t bits) { return f16ToF32(bits); }
+uint16_t mpcrt_f32_to_bf16(float value) { return f32ToBF16(value); }
+float mpcrt_bf16_to_f32(uint16_t bits) { return bf16ToF32(bits); }
+
+} // extern "C"
+
+namespace {
+
+/// Reads element `i` of a buffer of type `dtype` as double (exact for every
+/// supported type).
+double loadAny(mpcrt_dtype dtype, const void *data, int64_t i) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case MPCRT_BF16:
+    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case MPCRT_F32:
+    return static_cast<const float *>(data)[i];
+  case MPCRT_F64:
+    return static_cast<const double *>(data)[i];
+  }
+  return 0;
+}
+
+/// f64 -> f32 rounding to odd: truncate, then set the last bit if inexact.
+/// Rounding that result to f16/bf16 (nearest even) equals rounding the f64
+/// directly, because f32 keeps at least two more bits than either; plain
+/// f64 -> f32 -> f16 could round twice.
+float toOddF32(double value) {
+  float f = static_cast<float>(value);
+  if (std::isnan(value) || static_cast<double>(f) == value)
+    return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(value))
+    f = std::nextafter(f, 0.0f);
+  return floatOf(bitsOf(f) | 1u);
+}
+
+/// Stores `value` as element `i`, rounding once to nearest even.
+void storeAny(mpcrt_dtype dtype, void *data, int64_t i, double value) {
+  switch (dtype) {
+  case MPCRT_F16:
+    static_cast<uint16_t *>(data)[i] = f32ToF16(toOddF32(value));
+    return;
+  case MPCRT_BF16:
+    static_cast<uint16_t *>(data)[i] = f32ToBF16(toOddF32(value));
+    return;
+  case MPCRT_F32:
+    static_cast<float *>(data)[i] = static_cast<float>(value);
+    return;
+  case MPCRT_F64:
+    static_cast<double *>(data)[i] = value;
+    return;
+  }
+}
+
+template <typename T>
+void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, T *c,
+            int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+            bool transB) {
+  using S = Storage<T>;
+  using Acc = typename S::Acc;
+  for (int64_t p = 0; p < batch; ++p) {
+    const T *ap = a + p * aStride;
+    const T *bp = b + p * bStride;
+    T *cp = c + p * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        Acc sum = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          Acc x = S::load(transA ? ap[l * m + i] : ap[i * k + l]);
+          Acc y = S::load(transB ? bp[j * k + l] : bp[l * n + j]);
+          sum += x * y;
+        }
+        cp[i * n + j] = S::store(sum);
+      }
+  }
+}
+
+template <typename T>
+void softmax(const T *input, T *output, int64_t rows, int64_t cols, bool log) {
+  using S = Storage<T>;
+  using Acc = typename S::Acc;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *in = input + r * cols;
+    T *out = output + r * cols;
+    // Subtract the row maximum: exp never overflows.
+    Acc max = -std::numeric_limits<Acc>::infinity();
+    for (int64_t c = 0; c < cols; ++c)
+      max = std::fmax(max, S::load(in[c]));
+    Acc sum = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      sum += std::exp(S::load(in[c]) - max);
+    Acc logSum = std::log(sum);
+    for (int64_t c = 0; c < cols; ++c) {
+      Acc shifted = S::load(in[c]) - max;
+      out[c] = S::store(log ? shifted - logSum : std::exp(shifted) / sum);
+    }
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
+                void *output, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    storeAny(to, output, i, loadAny(from, input, i));
+}
+
+// One template, one instance per dtype: the ABI's raw uint16_t buffers are
+// the F16/BF16 storage types bit for bit.
+#define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
+  void mpcrt_matmul_##SUFFIX(const ABI_T *a, int64_t a_batch_stride,           \
+                             const ABI_T *b, int64_t b_batch_stride, ABI_T *c, \
+                             int64_t batch, int64_t m, int64_t n, int64_t k,   \
+                             int32_t trans_a, int32_t trans_b) {               \
+    matmul(reinterpret_cast<const T *>(a), a_batch_stride,                     \
+           reinterpret_cast<const T *>(b), b_batch_stride,                     \
+           reinterpret_cast<T *>(c), batch, m, n, k, trans_a, trans_b);        \
+  }                                                                            \
+  void mpcrt_softmax_##SUFFIX(const ABI_T *input, ABI_T *output, int64_t rows, \
+                              int64_t cols, int32_t log) {                     \
+    softmax(reinterpret_cast<const T *>(input), reinterpret_cast<T *>(output), \
+            rows, cols, log);                                                  \
+  }
+MPCRT_DEFINE(f16, uint16_t, F16)
+MPCRT_DEFINE(bf16, uint16_t, BF16)
+MPCRT_DEFINE(f32, float, float)
+MPCRT_DEFINE(f64, double, double)
+#undef MPCRT_DEFINE
+
+} // extern "C"

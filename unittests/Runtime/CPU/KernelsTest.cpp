@@ -1,0 +1,190 @@
+//===- KernelsTest.cpp - reference kernels against float64 ----------------===//
+//
+// Fresh random inputs every run (the seed is printed on failure). Inputs are
+// generated as exact values of the storage type, so the float64 reference
+// sees exactly what the kernel sees; the tolerance is one rounding of the
+// result plus f32 accumulation error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpc/Runtime/mpcrt.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+struct Rng {
+  Rng() : seed(std::random_device()()), engine(seed) {}
+  unsigned seed;
+  std::mt19937 engine;
+  float normal() { return std::normal_distribution<float>(0.f, 1.f)(engine); }
+};
+
+/// A buffer of one dtype with its exact values as doubles.
+struct Tensor {
+  mpcrt_dtype dtype;
+  std::vector<uint16_t> half;
+  std::vector<float> single;
+  std::vector<double> values;
+
+  Tensor(mpcrt_dtype dtype, size_t n, Rng &rng, float scale = 1.f)
+      : dtype(dtype) {
+    for (size_t i = 0; i < n; ++i) {
+      float x = rng.normal() * scale;
+      if (dtype == MPCRT_F16) {
+        half.push_back(mpcrt_f32_to_f16(x));
+        values.push_back(mpcrt_f16_to_f32(half.back()));
+      } else if (dtype == MPCRT_BF16) {
+        half.push_back(mpcrt_f32_to_bf16(x));
+        values.push_back(mpcrt_bf16_to_f32(half.back()));
+      } else {
+        single.push_back(x);
+        values.push_back(x);
+      }
+    }
+  }
+  explicit Tensor(mpcrt_dtype dtype, size_t n) : dtype(dtype) {
+    half.resize(n);
+    single.resize(n);
+  }
+  double at(size_t i) const {
+    if (dtype == MPCRT_F16)
+      return mpcrt_f16_to_f32(half[i]);
+    if (dtype == MPCRT_BF16)
+      return mpcrt_bf16_to_f32(half[i]);
+    return single[i];
+  }
+};
+
+/// Unit roundoff of the storage type.
+double roundoff(mpcrt_dtype dtype) {
+  return dtype == MPCRT_F16    ? std::ldexp(1.0, -11)
+         : dtype == MPCRT_BF16 ? std::ldexp(1.0, -8)
+                               : std::ldexp(1.0, -24);
+}
+
+void matmul(const Tensor &a, int64_t as, const Tensor &b, int64_t bs, Tensor &c,
+            int64_t batch, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  switch (a.dtype) {
+  case MPCRT_F16:
+    return mpcrt_matmul_f16(a.half.data(), as, b.half.data(), bs, c.half.data(),
+                            batch, m, n, k, ta, tb);
+  case MPCRT_BF16:
+    return mpcrt_matmul_bf16(a.half.data(), as, b.half.data(), bs,
+                             c.half.data(), batch, m, n, k, ta, tb);
+  default:
+    return mpcrt_matmul_f32(a.single.data(), as, b.single.data(), bs,
+                            c.single.data(), batch, m, n, k, ta, tb);
+  }
+}
+
+class MatmulTest : public ::testing::TestWithParam<mpcrt_dtype> {};
+
+TEST_P(MatmulTest, MatchesFloat64WithTransposesAndBroadcast) {
+  mpcrt_dtype dtype = GetParam();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  // K large enough that f16 accumulation would fail the bound.
+  const int64_t batch = 3, m = 7, n = 9, k = 300;
+  for (int t = 0; t < 4; ++t) {
+    bool ta = t & 1, tb = t & 2;
+    Tensor a(dtype, batch * m * k, rng), b(dtype, k * n, rng); // b broadcast
+    Tensor c(dtype, batch * m * n);
+    matmul(a, m * k, b, /*bs=*/0, c, batch, m, n, k, ta, tb);
+    for (int64_t p = 0; p < batch; ++p)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double ref = 0, mag = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            double x = a.values[p * m * k + (ta ? l * m + i : i * k + l)];
+            double y = b.values[tb ? j * k + l : l * n + j];
+            ref += x * y;
+            mag += std::fabs(x * y);
+          }
+          double got = c.at(p * m * n + i * n + j);
+          double bound = roundoff(dtype) * std::fabs(ref) +
+                         k * std::ldexp(1.0, -24) * mag + 1e-30;
+          ASSERT_NEAR(got, ref, bound) << "trans_a " << ta << " trans_b " << tb
+                                       << " at " << p << "," << i << "," << j;
+        }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulTest,
+                         ::testing::Values(MPCRT_F16, MPCRT_BF16, MPCRT_F32));
+
+class SoftmaxTest : public ::testing::TestWithParam<mpcrt_dtype> {};
+
+TEST_P(SoftmaxTest, MatchesFloat64AndDoesNotOverflow) {
+  mpcrt_dtype dtype = GetParam();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 5, cols = 128;
+  // Large logits: a naive exp would overflow f32 (and f16 at 12).
+  for (float scale : {1.f, 30.f, 200.f}) {
+    if (dtype == MPCRT_F16 && scale > 100.f)
+      scale = 60.f; // f16's range ends at 65504.
+    Tensor x(dtype, rows * cols, rng, scale);
+    for (int log = 0; log < 2; ++log) {
+      Tensor y(dtype, rows * cols);
+      if (dtype == MPCRT_F16)
+        mpcrt_softmax_f16(x.half.data(), y.half.data(), rows, cols, log);
+      else if (dtype == MPCRT_BF16)
+        mpcrt_softmax_bf16(x.half.data(), y.half.data(), rows, cols, log);
+      else
+        mpcrt_softmax_f32(x.single.data(), y.single.data(), rows, cols, log);
+      for (int64_t r = 0; r < rows; ++r) {
+        double max = -INFINITY, sum = 0;
+        for (int64_t c = 0; c < cols; ++c)
+          max = std::fmax(max, x.values[r * cols + c]);
+        for (int64_t c = 0; c < cols; ++c)
+          sum += std::exp(x.values[r * cols + c] - max);
+        for (int64_t c = 0; c < cols; ++c) {
+          double shifted = x.values[r * cols + c] - max;
+          double ref = log ? shifted - std::log(sum) : std::exp(shifted) / sum;
+          double got = y.at(r * cols + c);
+          ASSERT_TRUE(std::isfinite(got));
+          // One rounding of the result, plus f32 error in exp/log/sum
+          // scaled by the magnitude of the logits for log-softmax.
+          double bound =
+              roundoff(dtype) * std::fabs(ref) +
+              64 * std::ldexp(1.0, -24) * (log ? std::fabs(shifted) + 1 : 1) +
+              1e-30;
+          ASSERT_NEAR(got, ref, bound)
+              << "scale " << scale << " log " << log << " at " << r << "," << c;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest,
+                         ::testing::Values(MPCRT_F16, MPCRT_BF16, MPCRT_F32));
+
+TEST(CastTest, EveryPairOfTypesRoundsOnce) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t n = 4096;
+  std::vector<double> source(n);
+  for (double &v : source)
+    v = static_cast<double>(rng.normal()) * 1000.0;
+  // f64 -> T -> f64 -> T is stable: the second conversion is exact.
+  for (mpcrt_dtype to : {MPCRT_F16, MPCRT_BF16, MPCRT_F32}) {
+    std::vector<uint8_t> once(n * 4), twice(n * 4);
+    std::vector<double> back(n);
+    mpcrt_cast(MPCRT_F64, source.data(), to, once.data(), n);
+    mpcrt_cast(to, once.data(), MPCRT_F64, back.data(), n);
+    mpcrt_cast(MPCRT_F64, back.data(), to, twice.data(), n);
+    EXPECT_EQ(once, twice) << "dtype " << to;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_LE(std::fabs(back[i] - source[i]),
+                roundoff(to) * std::fabs(source[i]) * 1.0000001)
+          << "dtype " << to << " value " << source[i];
+  }
+}
+
+} // namespace
