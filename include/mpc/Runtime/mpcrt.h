@@ -67,6 +67,53 @@ MPCRT_DECLARE_SOFTMAX(f32, float)
 MPCRT_DECLARE_SOFTMAX(f64, double)
 #undef MPCRT_DECLARE_SOFTMAX
 
+/* ---- Loss scaling. Scalars are passed by pointer: they live on the device,
+ * and the host never reads them inside a step. */
+
+/* mpc.unscale_and_check: unscaled[t][i] = grads[t][i] * (1 / *scale) in f32
+ * for each of `num_tensors` tensors (element type dtypes[t], sizes[t]
+ * elements); *found_inf = 1 if any input element is infinite or NaN, else 0. */
+void mpcrt_unscale_and_check(const float *scale, int64_t num_tensors,
+                             const mpcrt_dtype *dtypes,
+                             const void *const *grads, const int64_t *sizes,
+                             float *const *unscaled, uint8_t *found_inf);
+
+/* mpc.update_loss_scale, in place (see the op for the rule). min_scale <= 0
+ * and max_scale = +inf mean no clamp. */
+void mpcrt_update_loss_scale(float *scale, int32_t *growth_tracker,
+                             int32_t *hysteresis_tracker,
+                             const uint8_t *found_inf, double growth_factor,
+                             double backoff_factor, int64_t growth_interval,
+                             int64_t hysteresis, double min_scale,
+                             double max_scale);
+
+/* ---- Optimizer updates, in place on the parameter and its state: the
+ * "master-weight update kernel". The gradient (type G) is multiplied by
+ * *inv_scale when inv_scale is not null. When found_inf is not null and
+ * *found_inf is set, parameter and state are left bit-identical. When copy is
+ * not null, it receives the parameter rounded to copy_dtype (always, so it is
+ * defined on skipped steps too). Computation is in f32 (f64 for f64).
+ * Suffix: <param type>_<grad type>. */
+#define MPCRT_DECLARE_OPTIMIZERS(SUFFIX, P, G)                                 \
+  void mpcrt_sgd_update_##SUFFIX(                                              \
+      P *param, const G *grad, const float *lr, P *momentum_buffer,            \
+      const uint8_t *found_inf, const float *inv_scale, mpcrt_dtype copy_dtype, \
+      void *copy, int64_t count, double momentum, double dampening,            \
+      int32_t nesterov, double weight_decay);                                  \
+  void mpcrt_adam_update_##SUFFIX(                                             \
+      P *param, const G *grad, P *exp_avg, P *exp_avg_sq, const float *lr,     \
+      const int32_t *step, const uint8_t *found_inf, const float *inv_scale,   \
+      mpcrt_dtype copy_dtype, void *copy, int64_t count, double beta1,         \
+      double beta2, double eps, double weight_decay, int32_t decoupled,        \
+      int32_t bias_correction);
+MPCRT_DECLARE_OPTIMIZERS(f32_f16, float, uint16_t)
+MPCRT_DECLARE_OPTIMIZERS(f32_bf16, float, uint16_t)
+MPCRT_DECLARE_OPTIMIZERS(f32_f32, float, float)
+MPCRT_DECLARE_OPTIMIZERS(f16_f16, uint16_t, uint16_t)
+MPCRT_DECLARE_OPTIMIZERS(bf16_bf16, uint16_t, uint16_t)
+MPCRT_DECLARE_OPTIMIZERS(f64_f64, double, double)
+#undef MPCRT_DECLARE_OPTIMIZERS
+
 #ifdef __cplusplus
 }
 #endif

@@ -808,13 +808,14 @@ def MPC_UpdateLossScaleOp : MPC_Op<"update_loss_scale", "Fp32", [Pure,
     AllTypesMatch<["hysteresis_tracker", "new_hysteresis_tracker"]>]> {
   let summary = "GradScaler's scale update, with clamps and hysteresis";
   let description = [{
-    On `found_inf`: the hysteresis tracker counts down; when it reaches zero
-    the scale is multiplied by `backoff_factor` (not below `min_scale`) and
-    the growth tracker is reset. On a clean step the growth tracker counts
-    up; at `growth_interval` the scale grows by `growth_factor` (not above
-    `max_scale`) and the tracker resets. The hysteresis tracker starts at and
-    refills to `hysteresis` after growth. With `hysteresis = 1` this is
-    exactly PyTorch's `torch.amp.GradScaler.update`.
+    On `found_inf`: the growth tracker resets and the hysteresis tracker
+    counts down; once it reaches zero the scale is multiplied by
+    `backoff_factor` (not below `min_scale`). On a clean step the hysteresis
+    tracker refills to `hysteresis` and the growth tracker counts up; at
+    `growth_interval` the scale grows by `growth_factor` (unless that is not
+    finite, and not above `max_scale`) and the tracker resets. This is Apex's
+    hysteresis scaler; with `hysteresis = 1` it is exactly PyTorch's
+    `torch.amp.GradScaler.update`. Trackers start at 0 and `hysteresis`.
 
     ```mlir
     %s, %g, %h = mpc.update_loss_scale %scale, %growth, %hyst, %found_inf

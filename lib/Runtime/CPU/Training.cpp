@@ -1,0 +1,202 @@
+//===- Training.cpp - loss scaling and optimizer updates ------------------===//
+//
+// The reference twins of the fused GPU kernels: one multi-tensor unscale
+// with an inf/NaN check, the single-thread scale update, and the in-place
+// master-weight updates that skip themselves on found_inf. Formulas follow
+// PyTorch's (torch.optim.SGD/Adam/AdamW, torch.amp.GradScaler) operation by
+// operation so results agree to rounding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Float16.h"
+#include "mpc/Runtime/mpcrt.h"
+
+#include <cmath>
+
+using namespace mpcrt;
+
+namespace {
+
+float loadAsFloat(mpcrt_dtype dtype, const void *data, int64_t i) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case MPCRT_BF16:
+    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case MPCRT_F32:
+    return static_cast<const float *>(data)[i];
+  case MPCRT_F64:
+    return static_cast<float>(static_cast<const double *>(data)[i]);
+  }
+  return 0;
+}
+
+bool skipped(const uint8_t *foundInf) { return foundInf && *foundInf; }
+
+/// Writes the low-precision weight copy.
+template <typename P>
+void writeCopy(const P *param, mpcrt_dtype dtype, void *copy, int64_t count) {
+  if (!copy)
+    return;
+  for (int64_t i = 0; i < count; ++i) {
+    float value = static_cast<float>(Storage<P>::load(param[i]));
+    if (dtype == MPCRT_F16)
+      static_cast<uint16_t *>(copy)[i] = f32ToF16(value);
+    else if (dtype == MPCRT_BF16)
+      static_cast<uint16_t *>(copy)[i] = f32ToBF16(value);
+    else
+      static_cast<float *>(copy)[i] = value;
+  }
+}
+
+template <typename P, typename G>
+void sgd(P *param, const G *grad, const float *lr, P *buffer,
+         const uint8_t *foundInf, const float *invScale, mpcrt_dtype copyDtype,
+         void *copy, int64_t count, double momentum, double dampening,
+         bool nesterov, double weightDecay) {
+  using Acc = typename Storage<P>::Acc;
+  if (!skipped(foundInf)) {
+    Acc rate = static_cast<Acc>(*lr);
+    Acc inv = invScale ? static_cast<Acc>(*invScale) : Acc(1);
+    for (int64_t i = 0; i < count; ++i) {
+      Acc p = Storage<P>::load(param[i]);
+      Acc g = static_cast<Acc>(Storage<G>::load(grad[i])) * inv;
+      if (weightDecay != 0)
+        g += static_cast<Acc>(weightDecay) * p;
+      if (buffer) {
+        Acc b = static_cast<Acc>(momentum) * Storage<P>::load(buffer[i]) +
+                static_cast<Acc>(1 - dampening) * g;
+        buffer[i] = Storage<P>::store(b);
+        g = nesterov ? g + static_cast<Acc>(momentum) * b : b;
+      }
+      param[i] = Storage<P>::store(p - rate * g);
+    }
+  }
+  writeCopy(param, copyDtype, copy, count);
+}
+
+template <typename P, typename G>
+void adam(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
+          const int32_t *step, const uint8_t *foundInf, const float *invScale,
+          mpcrt_dtype copyDtype, void *copy, int64_t count, double beta1,
+          double beta2, double eps, double weightDecay, bool decoupled,
+          bool biasCorrection) {
+  using Acc = typename Storage<P>::Acc;
+  if (!skipped(foundInf)) {
+    // Scalar coefficients are formed in double and rounded once, as PyTorch
+    // forms them in Python: 1 - beta2 from a float beta2 would be off by
+    // 1.3e-5 relative for 0.999.
+    double rate = *lr;
+    Acc inv = invScale ? static_cast<Acc>(*invScale) : Acc(1);
+    Acc b1 = static_cast<Acc>(beta1), b2 = static_cast<Acc>(beta2);
+    Acc oneMinusB1 = static_cast<Acc>(1 - beta1);
+    Acc oneMinusB2 = static_cast<Acc>(1 - beta2);
+    Acc decay = static_cast<Acc>(1 - rate * weightDecay);
+    // step_size = lr / (1 - beta1^t); denom = sqrt(v) / sqrt(1 - beta2^t)
+    // + eps.
+    double correction1 = 1, correction2Sqrt = 1;
+    if (biasCorrection) {
+      correction1 = 1 - std::pow(beta1, static_cast<double>(*step));
+      correction2Sqrt =
+          std::sqrt(1 - std::pow(beta2, static_cast<double>(*step)));
+    }
+    Acc stepSize = static_cast<Acc>(rate / correction1);
+    Acc correction2 = static_cast<Acc>(correction2Sqrt);
+    for (int64_t i = 0; i < count; ++i) {
+      Acc p = Storage<P>::load(param[i]);
+      Acc g = static_cast<Acc>(Storage<G>::load(grad[i])) * inv;
+      if (weightDecay != 0) {
+        if (decoupled)
+          p *= decay;
+        else
+          g += static_cast<Acc>(weightDecay) * p;
+      }
+      Acc m = Storage<P>::load(expAvg[i]);
+      m += oneMinusB1 * (g - m); // lerp
+      Acc v = b2 * Storage<P>::load(expAvgSq[i]) + oneMinusB2 * g * g;
+      expAvg[i] = Storage<P>::store(m);
+      expAvgSq[i] = Storage<P>::store(v);
+      Acc denom = std::sqrt(v) / correction2 + static_cast<Acc>(eps);
+      param[i] = Storage<P>::store(p - stepSize * m / denom);
+    }
+  }
+  writeCopy(param, copyDtype, copy, count);
+}
+
+} // namespace
+
+extern "C" {
+
+void mpcrt_unscale_and_check(const float *scale, int64_t numTensors,
+                             const mpcrt_dtype *dtypes,
+                             const void *const *grads, const int64_t *sizes,
+                             float *const *unscaled, uint8_t *foundInf) {
+  float inv = 1.0f / *scale;
+  bool any = false;
+  for (int64_t t = 0; t < numTensors; ++t)
+    for (int64_t i = 0; i < sizes[t]; ++i) {
+      float value = loadAsFloat(dtypes[t], grads[t], i);
+      any |= !std::isfinite(value);
+      unscaled[t][i] = value * inv;
+    }
+  *foundInf = any;
+}
+
+void mpcrt_update_loss_scale(float *scale, int32_t *growthTracker,
+                             int32_t *hysteresisTracker,
+                             const uint8_t *foundInf, double growthFactor,
+                             double backoffFactor, int64_t growthInterval,
+                             int64_t hysteresis, double minScale,
+                             double maxScale) {
+  if (*foundInf) {
+    *growthTracker = 0;
+    if (--*hysteresisTracker > 0)
+      return;
+    *hysteresisTracker = 0;
+    float backedOff = static_cast<float>(*scale * backoffFactor);
+    *scale = minScale > 0 && backedOff < minScale ? static_cast<float>(minScale)
+                                                  : backedOff;
+    return;
+  }
+  *hysteresisTracker = static_cast<int32_t>(hysteresis);
+  int32_t successful = *growthTracker + 1;
+  if (successful < growthInterval) {
+    *growthTracker = successful;
+    return;
+  }
+  float grown = static_cast<float>(*scale * growthFactor);
+  if (std::isfinite(grown))
+    *scale = grown > maxScale ? static_cast<float>(maxScale) : grown;
+  *growthTracker = 0;
+}
+
+#define MPCRT_DEFINE(SUFFIX, ABI_P, ABI_G, P, G)                               \
+  void mpcrt_sgd_update_##SUFFIX(                                              \
+      ABI_P *param, const ABI_G *grad, const float *lr, ABI_P *buffer,         \
+      const uint8_t *found_inf, const float *inv_scale,                        \
+      mpcrt_dtype copy_dtype, void *copy, int64_t count, double momentum,      \
+      double dampening, int32_t nesterov, double weight_decay) {               \
+    sgd(reinterpret_cast<P *>(param), reinterpret_cast<const G *>(grad), lr,   \
+        reinterpret_cast<P *>(buffer), found_inf, inv_scale, copy_dtype, copy, \
+        count, momentum, dampening, nesterov, weight_decay);                   \
+  }                                                                            \
+  void mpcrt_adam_update_##SUFFIX(                                             \
+      ABI_P *param, const ABI_G *grad, ABI_P *exp_avg, ABI_P *exp_avg_sq,      \
+      const float *lr, const int32_t *step, const uint8_t *found_inf,          \
+      const float *inv_scale, mpcrt_dtype copy_dtype, void *copy,              \
+      int64_t count, double beta1, double beta2, double eps,                   \
+      double weight_decay, int32_t decoupled, int32_t bias_correction) {       \
+    adam(reinterpret_cast<P *>(param), reinterpret_cast<const G *>(grad),      \
+         reinterpret_cast<P *>(exp_avg), reinterpret_cast<P *>(exp_avg_sq),    \
+         lr, step, found_inf, inv_scale, copy_dtype, copy, count, beta1,       \
+         beta2, eps, weight_decay, decoupled, bias_correction);                \
+  }
+MPCRT_DEFINE(f32_f16, float, uint16_t, float, F16)
+MPCRT_DEFINE(f32_bf16, float, uint16_t, float, BF16)
+MPCRT_DEFINE(f32_f32, float, float, float, float)
+MPCRT_DEFINE(f16_f16, uint16_t, uint16_t, F16, F16)
+MPCRT_DEFINE(bf16_bf16, uint16_t, uint16_t, BF16, BF16)
+MPCRT_DEFINE(f64_f64, double, double, double, double)
+#undef MPCRT_DEFINE
+
+} // extern "C"

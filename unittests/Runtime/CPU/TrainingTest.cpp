@@ -1,0 +1,293 @@
+//===- TrainingTest.cpp - loss scaling and optimizer updates --------------===//
+
+#include "mpc/Runtime/mpcrt.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Loss scale update
+//===----------------------------------------------------------------------===//
+
+/// torch.amp.GradScaler.update as PyTorch documents it, plus Apex's
+/// hysteresis and our clamps, written independently of the runtime.
+struct ScalerModel {
+  double scale = 65536.0;
+  int growth = 0, hyst;
+  double growthFactor = 2, backoffFactor = 0.5;
+  int interval, hysteresis;
+  double minScale = 0, maxScale = INFINITY;
+
+  ScalerModel(int interval, int hysteresis)
+      : hyst(hysteresis), interval(interval), hysteresis(hysteresis) {}
+
+  void step(bool inf) {
+    if (inf) {
+      growth = 0;
+      hyst -= 1;
+      if (hyst > 0)
+        return;
+      hyst = 0;
+      scale = std::fmax(static_cast<float>(scale * backoffFactor),
+                        minScale > 0 ? minScale : 0.0);
+      return;
+    }
+    hyst = hysteresis;
+    if (++growth == interval) {
+      growth = 0;
+      float grown = static_cast<float>(scale * growthFactor);
+      if (std::isfinite(grown))
+        scale = std::fmin(grown, maxScale);
+    }
+  }
+};
+
+void expectTrace(int interval, int hysteresis, double minScale, double maxScale,
+                 unsigned seed) {
+  SCOPED_TRACE("seed " + std::to_string(seed) + " interval " +
+               std::to_string(interval) + " hysteresis " +
+               std::to_string(hysteresis));
+  std::mt19937 rng(seed);
+  ScalerModel model(interval, hysteresis);
+  model.minScale = minScale;
+  model.maxScale = maxScale;
+  float scale = 65536.0f;
+  int32_t growth = 0, hyst = hysteresis;
+  for (int s = 0; s < 400; ++s) {
+    // Bursts of overflow and long clean stretches.
+    bool inf = (s / 17) % 3 == 0 ? rng() % 2 : rng() % 13 == 0;
+    uint8_t flag = inf;
+    mpcrt_update_loss_scale(&scale, &growth, &hyst, &flag, 2.0, 0.5, interval,
+                            hysteresis, minScale, maxScale);
+    model.step(inf);
+    ASSERT_EQ(scale, static_cast<float>(model.scale)) << "step " << s;
+    ASSERT_EQ(growth, model.growth) << "step " << s;
+    ASSERT_EQ(hyst, model.hyst) << "step " << s;
+  }
+}
+
+TEST(LossScale, MatchesGradScaler) {
+  unsigned seed = std::random_device()();
+  expectTrace(/*interval=*/3, /*hysteresis=*/1, 0, INFINITY, seed);
+  expectTrace(/*interval=*/2000, /*hysteresis=*/1, 0, INFINITY, seed);
+}
+
+TEST(LossScale, HysteresisAndClamps) {
+  unsigned seed = std::random_device()();
+  expectTrace(/*interval=*/4, /*hysteresis=*/3, 0, INFINITY, seed);
+  expectTrace(/*interval=*/2, /*hysteresis=*/2, 1024.0, 131072.0, seed);
+}
+
+TEST(LossScale, KnownSequence) {
+  // growth_interval 2: clean, clean -> x2; inf -> x0.5 and reset.
+  float scale = 8.0f;
+  int32_t growth = 0, hyst = 1;
+  uint8_t clean = 0, inf = 1;
+  mpcrt_update_loss_scale(&scale, &growth, &hyst, &clean, 2, 0.5, 2, 1, 0,
+                          INFINITY);
+  EXPECT_EQ(scale, 8.0f);
+  EXPECT_EQ(growth, 1);
+  mpcrt_update_loss_scale(&scale, &growth, &hyst, &clean, 2, 0.5, 2, 1, 0,
+                          INFINITY);
+  EXPECT_EQ(scale, 16.0f);
+  EXPECT_EQ(growth, 0);
+  mpcrt_update_loss_scale(&scale, &growth, &hyst, &clean, 2, 0.5, 2, 1, 0,
+                          INFINITY);
+  mpcrt_update_loss_scale(&scale, &growth, &hyst, &inf, 2, 0.5, 2, 1, 0,
+                          INFINITY);
+  EXPECT_EQ(scale, 8.0f);
+  EXPECT_EQ(growth, 0);
+  // Growth never overflows the scale to infinity.
+  scale = 3e38f;
+  growth = 1;
+  mpcrt_update_loss_scale(&scale, &growth, &hyst, &clean, 2, 0.5, 2, 1, 0,
+                          INFINITY);
+  EXPECT_EQ(scale, 3e38f);
+  EXPECT_EQ(growth, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Unscale and check
+//===----------------------------------------------------------------------===//
+
+TEST(Unscale, UnscalesEveryTensorAndFindsInfAndNaN) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> normal(0, 1000);
+  std::vector<uint16_t> h(300), b(200);
+  std::vector<float> f(100);
+  for (auto &x : h)
+    x = mpcrt_f32_to_f16(normal(rng));
+  for (auto &x : b)
+    x = mpcrt_f32_to_bf16(normal(rng));
+  for (auto &x : f)
+    x = normal(rng);
+  mpcrt_dtype dtypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32};
+  const void *grads[] = {h.data(), b.data(), f.data()};
+  int64_t sizes[] = {300, 200, 100};
+  std::vector<float> oh(300), ob(200), of(100);
+  float *outs[] = {oh.data(), ob.data(), of.data()};
+  float scale = 1024.0f;
+  uint8_t found = 7;
+  mpcrt_unscale_and_check(&scale, 3, dtypes, grads, sizes, outs, &found);
+  EXPECT_EQ(found, 0);
+  for (int i = 0; i < 300; ++i)
+    ASSERT_EQ(oh[i], mpcrt_f16_to_f32(h[i]) * (1.0f / 1024.0f));
+  for (int i = 0; i < 200; ++i)
+    ASSERT_EQ(ob[i], mpcrt_bf16_to_f32(b[i]) * (1.0f / 1024.0f));
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(of[i], f[i] * (1.0f / 1024.0f));
+  // An infinity in the last tensor, then a NaN in the first.
+  f[99] = INFINITY;
+  mpcrt_unscale_and_check(&scale, 3, dtypes, grads, sizes, outs, &found);
+  EXPECT_EQ(found, 1);
+  f[99] = 1;
+  h[5] = 0x7e00; // f16 NaN
+  mpcrt_unscale_and_check(&scale, 3, dtypes, grads, sizes, outs, &found);
+  EXPECT_EQ(found, 1);
+  // f16 max overflows f16 storage nowhere: finite.
+  h[5] = 0x7bff;
+  mpcrt_unscale_and_check(&scale, 3, dtypes, grads, sizes, outs, &found);
+  EXPECT_EQ(found, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates against float64 closed form on a quadratic
+//===----------------------------------------------------------------------===//
+
+/// f(w) = 0.5 * |w - target|^2: gradient w - target, delivered in f16 and
+/// scaled by the loss scale, as a mixed-precision step would.
+struct Problem {
+  std::vector<float> target, init;
+  explicit Problem(int n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0, 1);
+    for (int i = 0; i < n; ++i) {
+      target.push_back(normal(rng));
+      init.push_back(normal(rng));
+    }
+  }
+  uint16_t scaledGrad(float w, int i, float scale) const {
+    return mpcrt_f32_to_f16((w - target[i]) * scale);
+  }
+};
+
+enum class Kind { Sgd, Momentum, Nesterov, Adam, AdamW, AdamNoBias };
+
+struct Hyper {
+  double lr = 0.1, momentum = 0.9, dampening = 0, wd = 0.01;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+};
+
+void runAndCompare(Kind kind) {
+  unsigned seed = std::random_device()();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int n = 257, steps = 6;
+  const float scale = 512.0f, inv = 1.0f / scale, lr = 0.1f;
+  Problem problem(n, seed);
+  Hyper hp;
+  std::vector<float> w = problem.init, buf(n, 0), m(n, 0), v(n, 0);
+  std::vector<double> rw(w.begin(), w.end()), rbuf(n, 0), rm(n, 0), rv(n, 0);
+  std::vector<uint16_t> grad(n), copy(n);
+  uint8_t clean = 0;
+  for (int32_t t = 1; t <= steps; ++t) {
+    for (int i = 0; i < n; ++i)
+      grad[i] = problem.scaledGrad(w[i], i, scale);
+    switch (kind) {
+    case Kind::Sgd:
+    case Kind::Momentum:
+    case Kind::Nesterov:
+      mpcrt_sgd_update_f32_f16(w.data(), grad.data(), &lr,
+                               kind == Kind::Sgd ? nullptr : buf.data(), &clean,
+                               &inv, MPCRT_F16, copy.data(), n,
+                               kind == Kind::Sgd ? 0 : hp.momentum,
+                               hp.dampening, kind == Kind::Nesterov, hp.wd);
+      break;
+    default:
+      mpcrt_adam_update_f32_f16(w.data(), grad.data(), m.data(), v.data(), &lr,
+                                &t, &clean, &inv, MPCRT_F16, copy.data(), n,
+                                hp.beta1, hp.beta2, hp.eps, hp.wd,
+                                kind == Kind::AdamW, kind != Kind::AdamNoBias);
+    }
+    // The float64 reference, from PyTorch's formulas, on the same gradients.
+    for (int i = 0; i < n; ++i) {
+      double g = static_cast<double>(mpcrt_f16_to_f32(grad[i])) / scale;
+      if (kind == Kind::Sgd || kind == Kind::Momentum ||
+          kind == Kind::Nesterov) {
+        g += hp.wd * rw[i];
+        if (kind != Kind::Sgd) {
+          rbuf[i] = hp.momentum * rbuf[i] + (1 - hp.dampening) * g;
+          g = kind == Kind::Nesterov ? g + hp.momentum * rbuf[i] : rbuf[i];
+        }
+        rw[i] -= hp.lr * g;
+        continue;
+      }
+      if (kind == Kind::AdamW)
+        rw[i] *= 1 - hp.lr * hp.wd;
+      else
+        g += hp.wd * rw[i];
+      rm[i] = hp.beta1 * rm[i] + (1 - hp.beta1) * g;
+      rv[i] = hp.beta2 * rv[i] + (1 - hp.beta2) * g * g;
+      double mh = rm[i], vh = rv[i];
+      if (kind != Kind::AdamNoBias) {
+        mh /= 1 - std::pow(hp.beta1, t);
+        vh /= 1 - std::pow(hp.beta2, t);
+      }
+      rw[i] -= hp.lr * mh / (std::sqrt(vh) + hp.eps);
+    }
+    for (int i = 0; i < n; ++i) {
+      ASSERT_NEAR(w[i], rw[i], 2e-6 * (1 + std::fabs(rw[i])))
+          << "step " << t << " element " << i;
+      // The copy is the new master rounded to f16.
+      ASSERT_EQ(copy[i], mpcrt_f32_to_f16(w[i]));
+    }
+  }
+}
+
+TEST(Optimizer, SgdMatchesClosedForm) { runAndCompare(Kind::Sgd); }
+TEST(Optimizer, MomentumMatchesClosedForm) { runAndCompare(Kind::Momentum); }
+TEST(Optimizer, NesterovMatchesClosedForm) { runAndCompare(Kind::Nesterov); }
+TEST(Optimizer, AdamMatchesClosedForm) { runAndCompare(Kind::Adam); }
+TEST(Optimizer, AdamWMatchesClosedForm) { runAndCompare(Kind::AdamW); }
+TEST(Optimizer, AdamWithoutBiasCorrection) { runAndCompare(Kind::AdamNoBias); }
+
+TEST(Optimizer, SkippedStepLeavesEverythingBitIdentical) {
+  const int n = 64;
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<float> w(n), m(n), v(n), buf(n);
+  std::vector<uint16_t> grad(n), copy(n, 0xffff);
+  for (int i = 0; i < n; ++i) {
+    w[i] = normal(rng);
+    m[i] = normal(rng);
+    v[i] = std::fabs(normal(rng));
+    buf[i] = normal(rng);
+    grad[i] = mpcrt_f32_to_f16(normal(rng));
+  }
+  grad[3] = 0x7c00; // +inf: the step that found it is skipped
+  auto w0 = w, m0 = m, v0 = v, b0 = buf;
+  float lr = 0.1f, inv = 0.5f;
+  int32_t step = 3;
+  uint8_t found = 1;
+  mpcrt_adam_update_f32_f16(w.data(), grad.data(), m.data(), v.data(), &lr,
+                            &step, &found, &inv, MPCRT_BF16, copy.data(), n,
+                            0.9, 0.999, 1e-8, 0.01, 1, 1);
+  mpcrt_sgd_update_f32_f16(w.data(), grad.data(), &lr, buf.data(), &found, &inv,
+                           MPCRT_F16, nullptr, n, 0.9, 0, 0, 0);
+  EXPECT_EQ(0, std::memcmp(w.data(), w0.data(), n * 4));
+  EXPECT_EQ(0, std::memcmp(m.data(), m0.data(), n * 4));
+  EXPECT_EQ(0, std::memcmp(v.data(), v0.data(), n * 4));
+  EXPECT_EQ(0, std::memcmp(buf.data(), b0.data(), n * 4));
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(std::isfinite(w[i]));
+    // The copy is still defined on a skipped step.
+    ASSERT_EQ(copy[i], mpcrt_f32_to_bf16(w[i]));
+  }
+}
+
+} // namespace
