@@ -67,6 +67,64 @@ MPCRT_DECLARE_SOFTMAX(f32, float)
 MPCRT_DECLARE_SOFTMAX(f64, double)
 #undef MPCRT_DECLARE_SOFTMAX
 
+/* ---- Elementwise. */
+
+typedef enum mpcrt_binary_op {
+  MPCRT_ADD = 0, MPCRT_SUB = 1, MPCRT_MUL = 2, MPCRT_DIV = 3, MPCRT_POW = 4,
+} mpcrt_binary_op;
+
+typedef enum mpcrt_unary_op {
+  MPCRT_NEG = 0, MPCRT_EXP = 1, MPCRT_LOG = 2, MPCRT_SQRT = 3,
+  MPCRT_RSQRT = 4, MPCRT_TANH = 5, MPCRT_SIGMOID = 6, MPCRT_RELU = 7,
+  MPCRT_GELU = 8,      /* x * Phi(x), erf form */
+  MPCRT_GELU_TANH = 9, /* tanh approximation */
+} mpcrt_unary_op;
+
+/* out = lhs op rhs over `shape` (rank dims, row-major output). Operand
+ * strides are in elements per dimension; a stride of 0 broadcasts. */
+#define MPCRT_DECLARE_ELEMENTWISE(SUFFIX, T)                                   \
+  void mpcrt_binary_##SUFFIX(mpcrt_binary_op op, const T *lhs,                 \
+                             const int64_t *lhs_strides, const T *rhs,         \
+                             const int64_t *rhs_strides, T *out,               \
+                             const int64_t *shape, int32_t rank);              \
+  void mpcrt_unary_##SUFFIX(mpcrt_unary_op op, const T *input, T *out,         \
+                            int64_t count);                                    \
+  /* out = grad * d op(x)/dx; `saved` is x for relu/gelu, y for tanh and      \
+   * sigmoid (what their forward returned). */                                \
+  void mpcrt_unary_grad_##SUFFIX(mpcrt_unary_op op, const T *grad,             \
+                                 const T *saved, T *out, int64_t count);
+MPCRT_DECLARE_ELEMENTWISE(f16, uint16_t)
+MPCRT_DECLARE_ELEMENTWISE(bf16, uint16_t)
+MPCRT_DECLARE_ELEMENTWISE(f32, float)
+MPCRT_DECLARE_ELEMENTWISE(f64, double)
+#undef MPCRT_DECLARE_ELEMENTWISE
+
+/* ---- Reductions and losses. */
+
+typedef enum mpcrt_reduce_op {
+  MPCRT_REDUCE_SUM = 0, MPCRT_REDUCE_MEAN = 1, MPCRT_REDUCE_MAX = 2,
+} mpcrt_reduce_op;
+
+/* Reduces the middle dimension of an [outer, reduced, inner] buffer into
+ * [outer, inner] (the lowering groups the reduced dimensions). */
+#define MPCRT_DECLARE_REDUCE(SUFFIX, T)                                        \
+  void mpcrt_reduce_##SUFFIX(mpcrt_reduce_op op, const T *input, T *out,       \
+                             int64_t outer, int64_t reduced, int64_t inner);   \
+  /* Softmax cross-entropy of [rows, classes] logits against integer labels  \
+   * (label_bits 32 or 64); mean (1) or sum (0) over rows. */                 \
+  void mpcrt_cross_entropy_##SUFFIX(const T *logits, const void *labels,       \
+                                    int32_t label_bits, T *loss, int64_t rows, \
+                                    int64_t classes, int32_t mean);            \
+  void mpcrt_cross_entropy_backward_##SUFFIX(                                  \
+      const T *grad_loss, const T *logits, const void *labels,                 \
+      int32_t label_bits, T *grad_logits, int64_t rows, int64_t classes,       \
+      int32_t mean);
+MPCRT_DECLARE_REDUCE(f16, uint16_t)
+MPCRT_DECLARE_REDUCE(bf16, uint16_t)
+MPCRT_DECLARE_REDUCE(f32, float)
+MPCRT_DECLARE_REDUCE(f64, double)
+#undef MPCRT_DECLARE_REDUCE
+
 /* ---- Loss scaling. Scalars are passed by pointer: they live on the device,
  * and the host never reads them inside a step. */
 

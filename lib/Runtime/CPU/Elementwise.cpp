@@ -1,0 +1,249 @@
+//===- Elementwise.cpp - elementwise ops, reductions, cross-entropy -------===//
+//
+// Reference semantics, one template per op family. Values are loaded into
+// the accumulation type (f32, or f64 for f64), computed there, and rounded
+// once when stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Float16.h"
+#include "mpc/Runtime/mpcrt.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace mpcrt;
+
+namespace {
+
+template <typename A> A binary(mpcrt_binary_op op, A x, A y) {
+  switch (op) {
+  case MPCRT_ADD:
+    return x + y;
+  case MPCRT_SUB:
+    return x - y;
+  case MPCRT_MUL:
+    return x * y;
+  case MPCRT_DIV:
+    return x / y;
+  case MPCRT_POW:
+    return std::pow(x, y);
+  }
+  return std::numeric_limits<A>::quiet_NaN();
+}
+
+template <typename A> A phi(A x) { // standard normal CDF
+  return A(0.5) * (A(1) + std::erf(x / std::sqrt(A(2))));
+}
+
+template <typename A> A geluTanhInner(A x) {
+  return std::sqrt(A(2) / A(M_PI)) * (x + A(0.044715) * x * x * x);
+}
+
+template <typename A> A unary(mpcrt_unary_op op, A x) {
+  switch (op) {
+  case MPCRT_NEG:
+    return -x;
+  case MPCRT_EXP:
+    return std::exp(x);
+  case MPCRT_LOG:
+    return std::log(x);
+  case MPCRT_SQRT:
+    return std::sqrt(x);
+  case MPCRT_RSQRT:
+    return A(1) / std::sqrt(x);
+  case MPCRT_TANH:
+    return std::tanh(x);
+  case MPCRT_SIGMOID:
+    return A(1) / (A(1) + std::exp(-x));
+  case MPCRT_RELU:
+    return x <= A(0) ? A(0) : x; // NaN propagates, as in PyTorch
+  case MPCRT_GELU:
+    return x * phi(x);
+  case MPCRT_GELU_TANH:
+    return A(0.5) * x * (A(1) + std::tanh(geluTanhInner(x)));
+  }
+  return std::numeric_limits<A>::quiet_NaN();
+}
+
+/// d op / dx at the saved value (x, or y for tanh and sigmoid).
+template <typename A> A derivative(mpcrt_unary_op op, A s) {
+  switch (op) {
+  case MPCRT_TANH:
+    return A(1) - s * s;
+  case MPCRT_SIGMOID:
+    return s * (A(1) - s);
+  case MPCRT_RELU:
+    return s <= A(0) ? A(0) : A(1); // NaN passes the gradient through
+  case MPCRT_GELU:
+    return phi(s) + s * std::exp(-s * s / A(2)) / std::sqrt(A(2) * A(M_PI));
+  case MPCRT_GELU_TANH: {
+    A t = std::tanh(geluTanhInner(s));
+    A inner = std::sqrt(A(2) / A(M_PI)) * (A(1) + A(3) * A(0.044715) * s * s);
+    return A(0.5) * (A(1) + t) + A(0.5) * s * (A(1) - t * t) * inner;
+  }
+  default:
+    return std::numeric_limits<A>::quiet_NaN();
+  }
+}
+
+template <typename T>
+void binaryKernel(mpcrt_binary_op op, const T *lhs, const int64_t *ls,
+                  const T *rhs, const int64_t *rs, T *out, const int64_t *shape,
+                  int32_t rank) {
+  using S = Storage<T>;
+  int64_t count = 1;
+  for (int32_t d = 0; d < rank; ++d)
+    count *= shape[d];
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t lo = 0, ro = 0;
+    for (int32_t d = 0; d < rank; ++d) {
+      lo += index[d] * ls[d];
+      ro += index[d] * rs[d];
+    }
+    out[i] = S::store(binary(op, S::load(lhs[lo]), S::load(rhs[ro])));
+    for (int32_t d = rank - 1; d >= 0; --d) { // odometer
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+void unaryKernel(mpcrt_unary_op op, const T *in, T *out, int64_t count) {
+  using S = Storage<T>;
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = S::store(unary(op, S::load(in[i])));
+}
+
+template <typename T>
+void unaryGradKernel(mpcrt_unary_op op, const T *grad, const T *saved, T *out,
+                     int64_t count) {
+  using S = Storage<T>;
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
+}
+
+template <typename T>
+void reduceKernel(mpcrt_reduce_op op, const T *in, T *out, int64_t outer,
+                  int64_t reduced, int64_t inner) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      A acc =
+          op == MPCRT_REDUCE_MAX ? -std::numeric_limits<A>::infinity() : A(0);
+      for (int64_t r = 0; r < reduced; ++r) {
+        A x = S::load(in[(o * reduced + r) * inner + j]);
+        acc = op == MPCRT_REDUCE_MAX ? (std::isnan(x) || x > acc ? x : acc)
+                                     : acc + x;
+      }
+      if (op == MPCRT_REDUCE_MEAN)
+        acc /= static_cast<A>(reduced);
+      out[o * inner + j] = S::store(acc);
+    }
+}
+
+int64_t label(const void *labels, int32_t bits, int64_t i) {
+  return bits == 64 ? static_cast<const int64_t *>(labels)[i]
+                    : static_cast<const int32_t *>(labels)[i];
+}
+
+/// log(sum(exp(row))) computed stably, and the row maximum.
+template <typename T, typename A> A logSumExp(const T *row, int64_t classes) {
+  using S = Storage<T>;
+  A max = -std::numeric_limits<A>::infinity();
+  for (int64_t c = 0; c < classes; ++c)
+    max = std::fmax(max, S::load(row[c]));
+  A sum = 0;
+  for (int64_t c = 0; c < classes; ++c)
+    sum += std::exp(S::load(row[c]) - max);
+  return max + std::log(sum);
+}
+
+template <typename T>
+void crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
+                  int64_t rows, int64_t classes, bool mean) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *row = logits + r * classes;
+    total +=
+        logSumExp<T, A>(row, classes) - S::load(row[label(labels, bits, r)]);
+  }
+  *loss = S::store(mean ? total / static_cast<A>(rows) : total);
+}
+
+template <typename T>
+void crossEntropyBackward(const T *gradLoss, const T *logits,
+                          const void *labels, int32_t bits, T *grad,
+                          int64_t rows, int64_t classes, bool mean) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = S::load(*gradLoss) / (mean ? static_cast<A>(rows) : A(1));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *row = logits + r * classes;
+    A lse = logSumExp<T, A>(row, classes);
+    int64_t y = label(labels, bits, r);
+    for (int64_t c = 0; c < classes; ++c) {
+      A p = std::exp(S::load(row[c]) - lse);
+      grad[r * classes + c] = S::store(scale * (p - (c == y ? A(1) : A(0))));
+    }
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+#define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
+  void mpcrt_binary_##SUFFIX(mpcrt_binary_op op, const ABI_T *lhs,             \
+                             const int64_t *ls, const ABI_T *rhs,              \
+                             const int64_t *rs, ABI_T *out,                    \
+                             const int64_t *shape, int32_t rank) {             \
+    binaryKernel(op, reinterpret_cast<const T *>(lhs), ls,                     \
+                 reinterpret_cast<const T *>(rhs), rs,                         \
+                 reinterpret_cast<T *>(out), shape, rank);                     \
+  }                                                                            \
+  void mpcrt_unary_##SUFFIX(mpcrt_unary_op op, const ABI_T *in, ABI_T *out,    \
+                            int64_t count) {                                   \
+    unaryKernel(op, reinterpret_cast<const T *>(in),                           \
+                reinterpret_cast<T *>(out), count);                            \
+  }                                                                            \
+  void mpcrt_unary_grad_##SUFFIX(mpcrt_unary_op op, const ABI_T *grad,         \
+                                 const ABI_T *saved, ABI_T *out,               \
+                                 int64_t count) {                              \
+    unaryGradKernel(op, reinterpret_cast<const T *>(grad),                     \
+                    reinterpret_cast<const T *>(saved),                        \
+                    reinterpret_cast<T *>(out), count);                        \
+  }                                                                            \
+  void mpcrt_reduce_##SUFFIX(mpcrt_reduce_op op, const ABI_T *in, ABI_T *out,  \
+                             int64_t outer, int64_t reduced, int64_t inner) {  \
+    reduceKernel(op, reinterpret_cast<const T *>(in),                          \
+                 reinterpret_cast<T *>(out), outer, reduced, inner);           \
+  }                                                                            \
+  void mpcrt_cross_entropy_##SUFFIX(const ABI_T *logits, const void *labels,   \
+                                    int32_t bits, ABI_T *loss, int64_t rows,   \
+                                    int64_t classes, int32_t mean) {           \
+    crossEntropy(reinterpret_cast<const T *>(logits), labels, bits,            \
+                 reinterpret_cast<T *>(loss), rows, classes, mean);            \
+  }                                                                            \
+  void mpcrt_cross_entropy_backward_##SUFFIX(                                  \
+      const ABI_T *grad_loss, const ABI_T *logits, const void *labels,         \
+      int32_t bits, ABI_T *grad, int64_t rows, int64_t classes,                \
+      int32_t mean) {                                                          \
+    crossEntropyBackward(reinterpret_cast<const T *>(grad_loss),               \
+                         reinterpret_cast<const T *>(logits), labels, bits,    \
+                         reinterpret_cast<T *>(grad), rows, classes, mean);    \
+  }
+MPCRT_DEFINE(f16, uint16_t, F16)
+MPCRT_DEFINE(bf16, uint16_t, BF16)
+MPCRT_DEFINE(f32, float, float)
+MPCRT_DEFINE(f64, double, double)
+#undef MPCRT_DEFINE
+
+} // extern "C"
