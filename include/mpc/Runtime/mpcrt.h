@@ -125,6 +125,49 @@ MPCRT_DECLARE_REDUCE(f32, float)
 MPCRT_DECLARE_REDUCE(f64, double)
 #undef MPCRT_DECLARE_REDUCE
 
+/* ---- Convolutions: NHWC activations, OHWI filters ([O, kh, kw, C/groups]).
+ * conv_transpose2d is conv2d_backward_data. */
+typedef struct mpcrt_conv2d_shape {
+  int64_t n, h, w, c;          /* input */
+  int64_t o, kh, kw;           /* output channels, kernel */
+  int64_t ho, wo;              /* output spatial size */
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+} mpcrt_conv2d_shape;
+
+#define MPCRT_DECLARE_CONV(SUFFIX, T)                                          \
+  void mpcrt_conv2d_##SUFFIX(const T *input, const T *filter, T *output,       \
+                             const mpcrt_conv2d_shape *shape);                 \
+  void mpcrt_conv2d_backward_data_##SUFFIX(const T *grad_output,               \
+                                           const T *filter, T *grad_input,     \
+                                           const mpcrt_conv2d_shape *shape);   \
+  void mpcrt_conv2d_backward_filter_##SUFFIX(const T *grad_output,             \
+                                             const T *input, T *grad_filter,   \
+                                             const mpcrt_conv2d_shape *shape);
+MPCRT_DECLARE_CONV(f16, uint16_t)
+MPCRT_DECLARE_CONV(bf16, uint16_t)
+MPCRT_DECLARE_CONV(f32, float)
+MPCRT_DECLARE_CONV(f64, double)
+#undef MPCRT_DECLARE_CONV
+
+/* ---- Layer normalisation over the last `cols` elements of `rows` rows.
+ * gamma/beta have their own type (f32 with a low-precision input at O2);
+ * the saved mean and 1/std are f32 (f64 for f64 inputs, see docs). */
+#define MPCRT_DECLARE_LAYER_NORM(SUFFIX, T, STAT)                              \
+  void mpcrt_layer_norm_##SUFFIX(const T *input, mpcrt_dtype param_dtype,      \
+                                 const void *gamma, const void *beta,          \
+                                 T *output, STAT *mean, STAT *rstd,            \
+                                 int64_t rows, int64_t cols, double epsilon);  \
+  void mpcrt_layer_norm_backward_##SUFFIX(                                     \
+      const T *grad_output, const T *input, const STAT *mean,                  \
+      const STAT *rstd, mpcrt_dtype param_dtype, const void *gamma,            \
+      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      int64_t cols);
+MPCRT_DECLARE_LAYER_NORM(f16, uint16_t, float)
+MPCRT_DECLARE_LAYER_NORM(bf16, uint16_t, float)
+MPCRT_DECLARE_LAYER_NORM(f32, float, float)
+MPCRT_DECLARE_LAYER_NORM(f64, double, double)
+#undef MPCRT_DECLARE_LAYER_NORM
+
 /* ---- Loss scaling. Scalars are passed by pointer: they live on the device,
  * and the host never reads them inside a step. */
 
