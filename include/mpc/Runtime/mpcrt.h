@@ -168,6 +168,92 @@ MPCRT_DECLARE_LAYER_NORM(f32, float, float)
 MPCRT_DECLARE_LAYER_NORM(f64, double, double)
 #undef MPCRT_DECLARE_LAYER_NORM
 
+/* ---- Data movement, pooling, embedding, dropout, other losses. */
+
+/* out[i] = in[offset + sum_d index_d(i) * in_strides[d]] over `shape`, with
+ * `out` dense: transpose, slice (offset, strides), broadcast (stride 0) and
+ * the pieces of concat are all one strided copy. `bytes` is the element
+ * size. */
+void mpcrt_strided_copy(const void *input, int64_t offset,
+                        const int64_t *in_strides, void *output,
+                        const int64_t *shape, int32_t rank, int32_t bytes);
+
+/* Philox4x32-10 (Salmon et al. 2011, as in cuRAND): 4 random words for a
+ * 128-bit counter and a 64-bit key. Dropout keeps element i at step t when
+ * word (i % 4) of philox(counter, key), as a fraction of 2^32, is >= p, with
+ * q = i / 4, counter = {lo32(q), lo32(t), hi32(t), hi32(q)} and key =
+ * {lo32(seed), hi32(seed)}: any backend reproduces the mask exactly. */
+void mpcrt_philox4x32(const uint32_t counter[4], const uint32_t key[2],
+                      uint32_t out[4]);
+
+/* Training-mode batch norm, channels last: input [rows, c] with rows =
+ * N*H*W. Updates running statistics in place (unbiased variance), saves
+ * mean and 1/std (f32) for the backward pass. Parameters and running
+ * statistics have type param_dtype. */
+typedef struct mpcrt_pool2d_shape {
+  int64_t n, h, w, c, ho, wo, kh, kw, stride_h, stride_w, pad_h, pad_w;
+  int32_t count_include_pad;
+} mpcrt_pool2d_shape;
+
+#define MPCRT_DECLARE_NN(SUFFIX, T)                                            \
+  void mpcrt_batch_norm_##SUFFIX(                                              \
+      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
+      const void *beta, void *running_mean, void *running_var, T *output,      \
+      float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
+      double momentum, double epsilon);                                        \
+  void mpcrt_batch_norm_backward_##SUFFIX(                                     \
+      const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
+      const void *gamma, const float *saved_mean, const float *saved_invstd,   \
+      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      int64_t c);                                                              \
+  void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
+                                 const mpcrt_pool2d_shape *shape);             \
+  void mpcrt_max_pool2d_backward_##SUFFIX(const T *grad_output,                \
+                                          const T *input, T *grad_input,       \
+                                          const mpcrt_pool2d_shape *shape);    \
+  void mpcrt_avg_pool2d_##SUFFIX(const T *input, T *output,                    \
+                                 const mpcrt_pool2d_shape *shape);             \
+  void mpcrt_avg_pool2d_backward_##SUFFIX(const T *grad_output,                \
+                                          T *grad_input,                       \
+                                          const mpcrt_pool2d_shape *shape);    \
+  /* NHWC [n, h, w, c] -> [n, h*sh, w*sw, c], and its adjoint. */             \
+  void mpcrt_upsample_nearest2d_##SUFFIX(const T *input, T *output, int64_t n, \
+                                         int64_t h, int64_t w, int64_t c,      \
+                                         int64_t sh, int64_t sw);              \
+  void mpcrt_upsample_nearest2d_backward_##SUFFIX(                             \
+      const T *grad_output, T *grad_input, int64_t n, int64_t h, int64_t w,    \
+      int64_t c, int64_t sh, int64_t sw);                                      \
+  /* Rows of a [v, d] table; the backward scatter-adds in f32 into a zeroed  \
+   * table. Both return 0, or 1 + the position of the first index outside    \
+   * [0, v) (its row is then left zero).                                     \
+   */                                                                        \
+  int64_t mpcrt_embedding_##SUFFIX(const T *table, int64_t v, int64_t d,       \
+                                   const void *indices, int32_t index_bits,    \
+                                   int64_t count, T *output);                  \
+  int64_t mpcrt_embedding_backward_##SUFFIX(                                   \
+      const T *grad_output, const void *indices, int32_t index_bits,           \
+      int64_t count, int64_t v, int64_t d, T *grad_table);                     \
+  void mpcrt_dropout_##SUFFIX(const T *input, T *output, uint8_t *mask,        \
+                              int64_t count, double p, uint64_t seed,          \
+                              const int64_t *step);                            \
+  void mpcrt_dropout_backward_##SUFFIX(const T *grad_output,                   \
+                                       const uint8_t *mask, T *grad_input,     \
+                                       int64_t count, double p);               \
+  /* Pointwise losses of `count` elements, mean (1) or sum (0). kind 0:     \
+   * mse, 1: bce_with_logits, 2: binary_cross_entropy (log clamped at -100 \
+   * as PyTorch does). */                                                      \
+  void mpcrt_pointwise_loss_##SUFFIX(int32_t kind, const T *input,             \
+                                     const T *target, T *loss, int64_t count,  \
+                                     int32_t mean);                            \
+  void mpcrt_pointwise_loss_backward_##SUFFIX(                                 \
+      int32_t kind, const T *grad_loss, const T *input, const T *target,       \
+      T *grad_input, int64_t count, int32_t mean);
+MPCRT_DECLARE_NN(f16, uint16_t)
+MPCRT_DECLARE_NN(bf16, uint16_t)
+MPCRT_DECLARE_NN(f32, float)
+MPCRT_DECLARE_NN(f64, double)
+#undef MPCRT_DECLARE_NN
+
 /* ---- Loss scaling. Scalars are passed by pointer: they live on the device,
  * and the host never reads them inside a step. */
 

@@ -1,0 +1,483 @@
+//===- Nn.cpp - batch norm, pooling, upsampling, embedding, dropout -------===//
+
+#include "Float16.h"
+#include "mpc/Runtime/mpcrt.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace mpcrt;
+
+extern "C" void mpcrt_philox4x32(const uint32_t counter[4],
+                                 const uint32_t key[2], uint32_t out[4]) {
+  uint32_t c[4] = {counter[0], counter[1], counter[2], counter[3]};
+  uint32_t k0 = key[0], k1 = key[1];
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c[0];
+    uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c[2];
+    uint32_t hi0 = p0 >> 32, lo0 = static_cast<uint32_t>(p0);
+    uint32_t hi1 = p1 >> 32, lo1 = static_cast<uint32_t>(p1);
+    c[0] = hi1 ^ c[1] ^ k0;
+    c[1] = lo1;
+    c[2] = hi0 ^ c[3] ^ k1;
+    c[3] = lo0;
+  }
+  std::memcpy(out, c, sizeof c);
+}
+
+extern "C" void mpcrt_strided_copy(const void *input, int64_t offset,
+                                   const int64_t *strides, void *output,
+                                   const int64_t *shape, int32_t rank,
+                                   int32_t bytes) {
+  int64_t count = 1;
+  for (int32_t d = 0; d < rank; ++d)
+    count *= shape[d];
+  std::vector<int64_t> index(rank, 0);
+  const char *in = static_cast<const char *>(input);
+  char *out = static_cast<char *>(output);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t at = offset;
+    for (int32_t d = 0; d < rank; ++d)
+      at += index[d] * strides[d];
+    std::memcpy(out + i * bytes, in + at * bytes, bytes);
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+namespace {
+
+double loadParam(mpcrt_dtype dtype, const void *data, int64_t i) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case MPCRT_BF16:
+    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case MPCRT_F32:
+    return static_cast<const float *>(data)[i];
+  case MPCRT_F64:
+    return static_cast<const double *>(data)[i];
+  }
+  return 0;
+}
+
+void storeParam(mpcrt_dtype dtype, void *data, int64_t i, double value) {
+  switch (dtype) {
+  case MPCRT_F16:
+    static_cast<uint16_t *>(data)[i] = f32ToF16(static_cast<float>(value));
+    return;
+  case MPCRT_BF16:
+    static_cast<uint16_t *>(data)[i] = f32ToBF16(static_cast<float>(value));
+    return;
+  case MPCRT_F32:
+    static_cast<float *>(data)[i] = static_cast<float>(value);
+    return;
+  case MPCRT_F64:
+    static_cast<double *>(data)[i] = value;
+    return;
+  }
+}
+
+template <typename T>
+void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
+               void *runningMean, void *runningVar, T *y, float *savedMean,
+               float *savedInvstd, int64_t rows, int64_t c, double momentum,
+               double eps) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    A mean = 0, var = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      mean += S::load(x[r * c + ch]);
+    mean /= static_cast<A>(rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      A d = S::load(x[r * c + ch]) - mean;
+      var += d * d;
+    }
+    A biased = var / static_cast<A>(rows);
+    A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
+    A invstd = A(1) / std::sqrt(biased + static_cast<A>(eps));
+    savedMean[ch] = static_cast<float>(mean);
+    savedInvstd[ch] = static_cast<float>(invstd);
+    A g = static_cast<A>(loadParam(pd, gamma, ch));
+    A b = static_cast<A>(loadParam(pd, beta, ch));
+    for (int64_t r = 0; r < rows; ++r)
+      y[r * c + ch] =
+          S::store((S::load(x[r * c + ch]) - mean) * invstd * g + b);
+    storeParam(pd, runningMean, ch,
+               (1 - momentum) * loadParam(pd, runningMean, ch) +
+                   momentum * static_cast<double>(mean));
+    storeParam(pd, runningVar, ch,
+               (1 - momentum) * loadParam(pd, runningVar, ch) +
+                   momentum * static_cast<double>(unbiased));
+  }
+}
+
+template <typename T>
+void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
+                       const void *gamma, const float *savedMean,
+                       const float *savedInvstd, T *dx, void *dgamma,
+                       void *dbeta, int64_t rows, int64_t c) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    A mean = savedMean[ch], invstd = savedInvstd[ch];
+    A g = static_cast<A>(loadParam(pd, gamma, ch));
+    A sumDy = 0, sumDyXhat = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      A d = S::load(dy[r * c + ch]);
+      sumDy += d;
+      sumDyXhat += d * (S::load(x[r * c + ch]) - mean) * invstd;
+    }
+    A n = static_cast<A>(rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      A xhat = (S::load(x[r * c + ch]) - mean) * invstd;
+      dx[r * c + ch] = S::store(
+          g * invstd *
+          (S::load(dy[r * c + ch]) - sumDy / n - xhat * sumDyXhat / n));
+    }
+    storeParam(pd, dgamma, ch, sumDyXhat);
+    storeParam(pd, dbeta, ch, sumDy);
+  }
+}
+
+/// Visits each pooling window: output index, then the valid input indices
+/// and PyTorch's divisor for average pooling.
+template <typename Fn> void forEachWindow(const mpcrt_pool2d_shape &s, Fn fn) {
+  std::vector<int64_t> inputs;
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t oy = 0; oy < s.ho; ++oy)
+      for (int64_t ox = 0; ox < s.wo; ++ox) {
+        int64_t y0 = oy * s.stride_h - s.pad_h, x0 = ox * s.stride_w - s.pad_w;
+        int64_t y1 = std::min(y0 + s.kh, s.h + s.pad_h);
+        int64_t x1 = std::min(x0 + s.kw, s.w + s.pad_w);
+        int64_t padded = (y1 - y0) * (x1 - x0);
+        y0 = std::max<int64_t>(y0, 0), x0 = std::max<int64_t>(x0, 0);
+        y1 = std::min(y1, s.h), x1 = std::min(x1, s.w);
+        int64_t divisor = s.count_include_pad ? padded : (y1 - y0) * (x1 - x0);
+        for (int64_t ch = 0; ch < s.c; ++ch) {
+          inputs.clear();
+          for (int64_t y = y0; y < y1; ++y)
+            for (int64_t x = x0; x < x1; ++x)
+              inputs.push_back(((n * s.h + y) * s.w + x) * s.c + ch);
+          fn(((n * s.ho + oy) * s.wo + ox) * s.c + ch, inputs, divisor);
+        }
+      }
+}
+
+/// The first maximum of a window (a NaN wins, as in PyTorch).
+template <typename T>
+int64_t argmax(const T *x, const std::vector<int64_t> &inputs) {
+  using S = Storage<T>;
+  int64_t best = inputs.empty() ? -1 : inputs[0];
+  for (int64_t i : inputs) {
+    auto v = S::load(x[i]);
+    if (std::isnan(v))
+      return i;
+    if (v > S::load(x[best]))
+      best = i;
+  }
+  return best;
+}
+
+template <typename T>
+void maxPool(const T *x, T *y, const mpcrt_pool2d_shape &s) {
+  forEachWindow(s, [&](int64_t out, const std::vector<int64_t> &in, int64_t) {
+    int64_t best = argmax(x, in);
+    y[out] =
+        best < 0
+            ? Storage<T>::store(
+                  -std::numeric_limits<typename Storage<T>::Acc>::infinity())
+            : x[best];
+  });
+}
+
+template <typename T>
+void maxPoolBackward(const T *dy, const T *x, T *dx,
+                     const mpcrt_pool2d_shape &s) {
+  using S = Storage<T>;
+  std::vector<typename S::Acc> acc(s.n * s.h * s.w * s.c, 0);
+  forEachWindow(s, [&](int64_t out, const std::vector<int64_t> &in, int64_t) {
+    int64_t best = argmax(x, in);
+    if (best >= 0)
+      acc[best] += S::load(dy[out]);
+  });
+  for (size_t i = 0; i < acc.size(); ++i)
+    dx[i] = S::store(acc[i]);
+}
+
+template <typename T>
+void avgPool(const T *x, T *y, const mpcrt_pool2d_shape &s) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  forEachWindow(
+      s, [&](int64_t out, const std::vector<int64_t> &in, int64_t divisor) {
+        A sum = 0;
+        for (int64_t i : in)
+          sum += S::load(x[i]);
+        y[out] = S::store(sum / static_cast<A>(divisor));
+      });
+}
+
+template <typename T>
+void avgPoolBackward(const T *dy, T *dx, const mpcrt_pool2d_shape &s) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  std::vector<A> acc(s.n * s.h * s.w * s.c, 0);
+  forEachWindow(
+      s, [&](int64_t out, const std::vector<int64_t> &in, int64_t divisor) {
+        for (int64_t i : in)
+          acc[i] += S::load(dy[out]) / static_cast<A>(divisor);
+      });
+  for (size_t i = 0; i < acc.size(); ++i)
+    dx[i] = S::store(acc[i]);
+}
+
+/// Nearest upsampling as a map from output to input element.
+template <typename Fn>
+void forEachUpsampled(int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
+                      int64_t sw, Fn fn) {
+  int64_t ho = h * sh, wo = w * sw;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t y = 0; y < ho; ++y)
+      for (int64_t x = 0; x < wo; ++x)
+        for (int64_t ch = 0; ch < c; ++ch)
+          fn(((b * ho + y) * wo + x) * c + ch,
+             ((b * h + y / sh) * w + x / sw) * c + ch);
+}
+
+int64_t indexAt(const void *indices, int32_t bits, int64_t i) {
+  return bits == 64 ? static_cast<const int64_t *>(indices)[i]
+                    : static_cast<const int32_t *>(indices)[i];
+}
+
+template <typename T>
+int64_t embedding(const T *table, int64_t v, int64_t d, const void *indices,
+                  int32_t bits, int64_t count, T *out) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t row = indexAt(indices, bits, i);
+    if (row < 0 || row >= v) {
+      if (!bad)
+        bad = i + 1;
+      std::memset(out + i * d, 0, d * sizeof(T));
+      continue;
+    }
+    std::memcpy(out + i * d, table + row * d, d * sizeof(T));
+  }
+  return bad;
+}
+
+template <typename T>
+int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
+                          int64_t count, int64_t v, int64_t d, T *dtable) {
+  using S = Storage<T>;
+  std::vector<typename S::Acc> acc(v * d, 0);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t row = indexAt(indices, bits, i);
+    if (row < 0 || row >= v) {
+      if (!bad)
+        bad = i + 1;
+      continue;
+    }
+    for (int64_t j = 0; j < d; ++j)
+      acc[row * d + j] += S::load(dy[i * d + j]);
+  }
+  for (int64_t i = 0; i < v * d; ++i)
+    dtable[i] = S::store(acc[i]);
+  return bad;
+}
+
+template <typename T>
+void dropout(const T *x, T *y, uint8_t *mask, int64_t count, double p,
+             uint64_t seed, int64_t step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  uint32_t key[2] = {static_cast<uint32_t>(seed),
+                     static_cast<uint32_t>(seed >> 32)};
+  uint32_t words[4];
+  for (int64_t i = 0; i < count; ++i) {
+    if (i % 4 == 0) {
+      uint32_t counter[4] = {
+          static_cast<uint32_t>(i / 4), static_cast<uint32_t>(step),
+          static_cast<uint32_t>(static_cast<uint64_t>(step) >> 32),
+          static_cast<uint32_t>(static_cast<uint64_t>(i / 4) >> 32)};
+      mpcrt_philox4x32(counter, key, words);
+    }
+    bool keep = words[i % 4] >= p * 4294967296.0;
+    mask[i] = keep;
+    y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
+  }
+}
+
+template <typename T>
+void dropoutBackward(const T *dy, const uint8_t *mask, T *dx, int64_t count,
+                     double p) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  for (int64_t i = 0; i < count; ++i)
+    dx[i] = S::store(mask[i] ? S::load(dy[i]) * scale : A(0));
+}
+
+template <typename A> A pointwise(int32_t kind, A x, A t) {
+  switch (kind) {
+  case 0:
+    return (x - t) * (x - t);
+  case 1: { // PyTorch's stable form
+    A m = std::fmax(-x, A(0));
+    return (A(1) - t) * x + m + std::log(std::exp(-m) + std::exp(-x - m));
+  }
+  default:
+    return -(t * std::fmax(std::log(x), A(-100)) +
+             (A(1) - t) * std::fmax(std::log(A(1) - x), A(-100)));
+  }
+}
+
+template <typename A> A pointwiseGrad(int32_t kind, A x, A t) {
+  switch (kind) {
+  case 0:
+    return A(2) * (x - t);
+  case 1:
+    return A(1) / (A(1) + std::exp(-x)) - t;
+  default:
+    return (x - t) / std::fmax((A(1) - x) * x, A(1e-12));
+  }
+}
+
+template <typename T>
+void pointwiseLoss(int32_t kind, const T *x, const T *t, T *loss, int64_t count,
+                   bool mean) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A sum = 0;
+  for (int64_t i = 0; i < count; ++i)
+    sum += pointwise(kind, S::load(x[i]), S::load(t[i]));
+  *loss = S::store(mean ? sum / static_cast<A>(count) : sum);
+}
+
+template <typename T>
+void pointwiseLossBackward(int32_t kind, const T *dl, const T *x, const T *t,
+                           T *dx, int64_t count, bool mean) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = S::load(*dl) / (mean ? static_cast<A>(count) : A(1));
+  for (int64_t i = 0; i < count; ++i)
+    dx[i] = S::store(scale * pointwiseGrad(kind, S::load(x[i]), S::load(t[i])));
+}
+
+} // namespace
+
+extern "C" {
+
+#define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
+  void mpcrt_batch_norm_##SUFFIX(                                              \
+      const ABI_T *input, mpcrt_dtype pd, const void *gamma, const void *beta, \
+      void *rm, void *rv, ABI_T *output, float *sm, float *si, int64_t rows,   \
+      int64_t c, double momentum, double epsilon) {                            \
+    batchNorm(reinterpret_cast<const T *>(input), pd, gamma, beta, rm, rv,     \
+              reinterpret_cast<T *>(output), sm, si, rows, c, momentum,        \
+              epsilon);                                                        \
+  }                                                                            \
+  void mpcrt_batch_norm_backward_##SUFFIX(                                     \
+      const ABI_T *dy, const ABI_T *input, mpcrt_dtype pd, const void *gamma,  \
+      const float *sm, const float *si, ABI_T *dx, void *dg, void *db,         \
+      int64_t rows, int64_t c) {                                               \
+    batchNormBackward(reinterpret_cast<const T *>(dy),                         \
+                      reinterpret_cast<const T *>(input), pd, gamma, sm, si,   \
+                      reinterpret_cast<T *>(dx), dg, db, rows, c);             \
+  }                                                                            \
+  void mpcrt_max_pool2d_##SUFFIX(const ABI_T *x, ABI_T *y,                     \
+                                 const mpcrt_pool2d_shape *s) {                \
+    maxPool(reinterpret_cast<const T *>(x), reinterpret_cast<T *>(y), *s);     \
+  }                                                                            \
+  void mpcrt_max_pool2d_backward_##SUFFIX(const ABI_T *dy, const ABI_T *x,     \
+                                          ABI_T *dx,                           \
+                                          const mpcrt_pool2d_shape *s) {       \
+    maxPoolBackward(reinterpret_cast<const T *>(dy),                           \
+                    reinterpret_cast<const T *>(x), reinterpret_cast<T *>(dx), \
+                    *s);                                                       \
+  }                                                                            \
+  void mpcrt_avg_pool2d_##SUFFIX(const ABI_T *x, ABI_T *y,                     \
+                                 const mpcrt_pool2d_shape *s) {                \
+    avgPool(reinterpret_cast<const T *>(x), reinterpret_cast<T *>(y), *s);     \
+  }                                                                            \
+  void mpcrt_avg_pool2d_backward_##SUFFIX(const ABI_T *dy, ABI_T *dx,          \
+                                          const mpcrt_pool2d_shape *s) {       \
+    avgPoolBackward(reinterpret_cast<const T *>(dy),                           \
+                    reinterpret_cast<T *>(dx), *s);                            \
+  }                                                                            \
+  void mpcrt_upsample_nearest2d_##SUFFIX(const ABI_T *x, ABI_T *y, int64_t n,  \
+                                         int64_t h, int64_t w, int64_t c,      \
+                                         int64_t sh, int64_t sw) {             \
+    forEachUpsampled(n, h, w, c, sh, sw,                                       \
+                     [&](int64_t out, int64_t in) { y[out] = x[in]; });        \
+  }                                                                            \
+  void mpcrt_upsample_nearest2d_backward_##SUFFIX(                             \
+      const ABI_T *dy, ABI_T *dx, int64_t n, int64_t h, int64_t w, int64_t c,  \
+      int64_t sh, int64_t sw) {                                                \
+    using S = Storage<T>;                                                      \
+    std::vector<S::Acc> acc(n * h * w * c, 0);                                 \
+    const T *g = reinterpret_cast<const T *>(dy);                              \
+    forEachUpsampled(n, h, w, c, sh, sw, [&](int64_t out, int64_t in) {        \
+      acc[in] += S::load(g[out]);                                              \
+    });                                                                        \
+    for (size_t i = 0; i < acc.size(); ++i)                                    \
+      reinterpret_cast<T *>(dx)[i] = S::store(acc[i]);                         \
+  }                                                                            \
+  int64_t mpcrt_embedding_##SUFFIX(const ABI_T *table, int64_t v, int64_t d,   \
+                                   const void *idx, int32_t bits,              \
+                                   int64_t count, ABI_T *out) {                \
+    return embedding(reinterpret_cast<const T *>(table), v, d, idx, bits,      \
+                     count, reinterpret_cast<T *>(out));                       \
+  }                                                                            \
+  int64_t mpcrt_embedding_backward_##SUFFIX(                                   \
+      const ABI_T *dy, const void *idx, int32_t bits, int64_t count,           \
+      int64_t v, int64_t d, ABI_T *dtable) {                                   \
+    return embeddingBackward(reinterpret_cast<const T *>(dy), idx, bits,       \
+                             count, v, d, reinterpret_cast<T *>(dtable));      \
+  }                                                                            \
+  void mpcrt_dropout_##SUFFIX(const ABI_T *x, ABI_T *y, uint8_t *mask,         \
+                              int64_t count, double p, uint64_t seed,          \
+                              const int64_t *step) {                           \
+    dropout(reinterpret_cast<const T *>(x), reinterpret_cast<T *>(y), mask,    \
+            count, p, seed, *step);                                            \
+  }                                                                            \
+  void mpcrt_dropout_backward_##SUFFIX(const ABI_T *dy, const uint8_t *mask,   \
+                                       ABI_T *dx, int64_t count, double p) {   \
+    dropoutBackward(reinterpret_cast<const T *>(dy), mask,                     \
+                    reinterpret_cast<T *>(dx), count, p);                      \
+  }                                                                            \
+  void mpcrt_pointwise_loss_##SUFFIX(int32_t kind, const ABI_T *x,             \
+                                     const ABI_T *t, ABI_T *loss,              \
+                                     int64_t count, int32_t mean) {            \
+    pointwiseLoss(kind, reinterpret_cast<const T *>(x),                        \
+                  reinterpret_cast<const T *>(t), reinterpret_cast<T *>(loss), \
+                  count, mean);                                                \
+  }                                                                            \
+  void mpcrt_pointwise_loss_backward_##SUFFIX(                                 \
+      int32_t kind, const ABI_T *dl, const ABI_T *x, const ABI_T *t,           \
+      ABI_T *dx, int64_t count, int32_t mean) {                                \
+    pointwiseLossBackward(kind, reinterpret_cast<const T *>(dl),               \
+                          reinterpret_cast<const T *>(x),                      \
+                          reinterpret_cast<const T *>(t),                      \
+                          reinterpret_cast<T *>(dx), count, mean);             \
+  }
+MPCRT_DEFINE(f16, uint16_t, F16)
+MPCRT_DEFINE(bf16, uint16_t, BF16)
+MPCRT_DEFINE(f32, float, float)
+MPCRT_DEFINE(f64, double, double)
+#undef MPCRT_DEFINE
+
+} // extern "C"

@@ -1,0 +1,336 @@
+//===- NnTest.cpp - batch norm, pooling, upsampling, embedding, dropout ---===//
+//
+// f64 instances against formulas and identities written here (adjoint
+// identities, finite differences); Philox against its published
+// known-answer vector.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpc/Runtime/mpcrt.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace {
+
+struct Rng {
+  Rng() : seed(std::random_device()()), engine(seed) {}
+  std::vector<double> vec(size_t n, double lo = -1, double hi = 1) {
+    std::uniform_real_distribution<double> u(lo, hi);
+    std::vector<double> v(n);
+    for (double &x : v)
+      x = u(engine);
+    return v;
+  }
+  unsigned seed;
+  std::mt19937 engine;
+};
+
+double dot(const std::vector<double> &a, const std::vector<double> &b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    s += a[i] * b[i];
+  return s;
+}
+
+/// Central differences of the scalar f at every element of v.
+std::vector<double> numericGradient(std::vector<double> &v,
+                                    const std::function<double()> &f) {
+  std::vector<double> g(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    double keep = v[i], h = 1e-6;
+    v[i] = keep + h;
+    double up = f();
+    v[i] = keep - h;
+    double down = f();
+    v[i] = keep;
+    g[i] = (up - down) / (2 * h);
+  }
+  return g;
+}
+
+TEST(Philox, KnownAnswer) {
+  // The zero-counter, zero-key vector of the Random123 distribution.
+  uint32_t counter[4] = {0, 0, 0, 0}, key[2] = {0, 0}, out[4];
+  mpcrt_philox4x32(counter, key, out);
+  EXPECT_EQ(out[0], 0x6627e8d5u);
+  EXPECT_EQ(out[1], 0xe169c58du);
+  EXPECT_EQ(out[2], 0xbc57ac4cu);
+  EXPECT_EQ(out[3], 0x9b00dbd8u);
+}
+
+TEST(Dropout, SeededMaskScalingAndBackward) {
+  const int64_t n = 100000;
+  std::vector<float> x(n, 1.5f), y(n), dy(n, 2.0f), dx(n);
+  std::vector<uint8_t> mask(n), again(n), next(n);
+  int64_t step = 7;
+  mpcrt_dropout_f32(x.data(), y.data(), mask.data(), n, 0.25, 42, &step);
+  mpcrt_dropout_f32(x.data(), y.data(), again.data(), n, 0.25, 42, &step);
+  EXPECT_EQ(mask, again); // reproducible
+  int64_t step8 = 8;
+  mpcrt_dropout_f32(x.data(), y.data(), next.data(), n, 0.25, 42, &step8);
+  EXPECT_NE(mask, next); // a new mask every step
+  mpcrt_dropout_f32(x.data(), y.data(), mask.data(), n, 0.25, 42, &step);
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    kept += mask[i];
+    ASSERT_EQ(y[i], mask[i] ? 1.5f * (1.0f / 0.75f) : 0.0f);
+  }
+  // Binomial(n, 0.75): 5 standard deviations.
+  EXPECT_NEAR(kept, 0.75 * n, 5 * std::sqrt(n * 0.75 * 0.25));
+  mpcrt_dropout_backward_f32(dy.data(), mask.data(), dx.data(), n, 0.25);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(dx[i], mask[i] ? 2.0f * (1.0f / 0.75f) : 0.0f);
+  // p = 0 keeps everything.
+  mpcrt_dropout_f32(x.data(), y.data(), mask.data(), n, 0.0, 42, &step);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_TRUE(mask[i] && y[i] == 1.5f);
+}
+
+TEST(BatchNorm, ForwardRunningStatsAndBackward) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 24, c = 5;
+  const double momentum = 0.1, eps = 1e-5;
+  auto x = rng.vec(rows * c, -2, 3), g = rng.vec(c, 0.5, 1.5), b = rng.vec(c),
+       dy = rng.vec(rows * c);
+  std::vector<double> rm0 = rng.vec(c), rv0 = rng.vec(c, 0.5, 2);
+  std::vector<double> rm = rm0, rv = rv0, y(rows * c), dx(rows * c), dg(c),
+                      db(c);
+  std::vector<float> sm(c), si(c);
+  auto forward = [&]() {
+    std::vector<double> out(rows * c), m(c, 0), v(c, 0);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t r = 0; r < rows; ++r)
+        m[ch] += x[r * c + ch] / rows;
+      for (int64_t r = 0; r < rows; ++r)
+        v[ch] += (x[r * c + ch] - m[ch]) * (x[r * c + ch] - m[ch]) / rows;
+      for (int64_t r = 0; r < rows; ++r)
+        out[r * c + ch] =
+            (x[r * c + ch] - m[ch]) / std::sqrt(v[ch] + eps) * g[ch] + b[ch];
+    }
+    return std::make_tuple(out, m, v);
+  };
+  mpcrt_batch_norm_f64(x.data(), MPCRT_F64, g.data(), b.data(), rm.data(),
+                       rv.data(), y.data(), sm.data(), si.data(), rows, c,
+                       momentum, eps);
+  auto [ref, m, v] = forward();
+  for (int64_t i = 0; i < rows * c; ++i)
+    ASSERT_NEAR(y[i], ref[i], 1e-12);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    EXPECT_NEAR(rm[ch], 0.9 * rm0[ch] + 0.1 * m[ch], 1e-12);
+    EXPECT_NEAR(rv[ch], 0.9 * rv0[ch] + 0.1 * v[ch] * rows / (rows - 1),
+                1e-12); // unbiased, as PyTorch
+  }
+  mpcrt_batch_norm_backward_f64(dy.data(), x.data(), MPCRT_F64, g.data(),
+                                sm.data(), si.data(), dx.data(), dg.data(),
+                                db.data(), rows, c);
+  auto loss = [&]() { return dot(dy, std::get<0>(forward())); };
+  // The saved statistics are f32: agreement to ~1e-6.
+  auto ndx = numericGradient(x, loss), ndg = numericGradient(g, loss),
+       ndb = numericGradient(b, loss);
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(dx[i], ndx[i], 2e-6 * (1 + std::fabs(ndx[i]))) << i;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    ASSERT_NEAR(dg[ch], ndg[ch], 2e-6 * (1 + std::fabs(ndg[ch])));
+    ASSERT_NEAR(db[ch], ndb[ch], 1e-6 * (1 + std::fabs(ndb[ch])));
+  }
+}
+
+mpcrt_pool2d_shape poolShape(int64_t k, int64_t stride, int64_t pad,
+                             int include) {
+  mpcrt_pool2d_shape s{};
+  s.n = 2, s.h = 7, s.w = 6, s.c = 3, s.kh = s.kw = k;
+  s.stride_h = s.stride_w = stride, s.pad_h = s.pad_w = pad;
+  s.ho = (s.h + 2 * pad - k) / stride + 1;
+  s.wo = (s.w + 2 * pad - k) / stride + 1;
+  s.count_include_pad = include;
+  return s;
+}
+
+TEST(Pooling, MaxAndAverageWithTheirGradients) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  for (auto [k, stride, pad, include] :
+       {std::make_tuple(2, 2, 0, 1), std::make_tuple(3, 1, 1, 1),
+        std::make_tuple(3, 2, 1, 0)}) {
+    mpcrt_pool2d_shape s = poolShape(k, stride, pad, include);
+    auto x = rng.vec(s.n * s.h * s.w * s.c);
+    auto dy = rng.vec(s.n * s.ho * s.wo * s.c);
+    std::vector<double> y(dy.size()), dx(x.size());
+    auto window = [&](int64_t n, int64_t oy, int64_t ox, int64_t ch,
+                      auto visit) {
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < k; ++j) {
+          int64_t iy = oy * stride - pad + i, ix = ox * stride - pad + j;
+          visit(iy >= 0 && iy < s.h && ix >= 0 && ix < s.w
+                    ? ((n * s.h + iy) * s.w + ix) * s.c + ch
+                    : -1);
+        }
+    };
+    // Max: forward against the definition, backward against FD.
+    mpcrt_max_pool2d_f64(x.data(), y.data(), &s);
+    auto maxForward = [&]() {
+      std::vector<double> out(dy.size());
+      for (int64_t n = 0; n < s.n; ++n)
+        for (int64_t oy = 0; oy < s.ho; ++oy)
+          for (int64_t ox = 0; ox < s.wo; ++ox)
+            for (int64_t ch = 0; ch < s.c; ++ch) {
+              double best = -INFINITY;
+              window(n, oy, ox, ch, [&](int64_t i) {
+                if (i >= 0)
+                  best = std::fmax(best, x[i]);
+              });
+              out[((n * s.ho + oy) * s.wo + ox) * s.c + ch] = best;
+            }
+      return out;
+    };
+    EXPECT_EQ(y, maxForward());
+    mpcrt_max_pool2d_backward_f64(dy.data(), x.data(), dx.data(), &s);
+    auto ndx = numericGradient(x, [&] { return dot(dy, maxForward()); });
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(dx[i], ndx[i], 1e-6) << "max pool k" << k;
+    // Average: forward against PyTorch's divisor rule, backward against FD.
+    mpcrt_avg_pool2d_f64(x.data(), y.data(), &s);
+    auto avgForward = [&]() {
+      std::vector<double> out(dy.size());
+      for (int64_t n = 0; n < s.n; ++n)
+        for (int64_t oy = 0; oy < s.ho; ++oy)
+          for (int64_t ox = 0; ox < s.wo; ++ox)
+            for (int64_t ch = 0; ch < s.c; ++ch) {
+              double sum = 0;
+              int64_t valid = 0;
+              window(n, oy, ox, ch, [&](int64_t i) {
+                if (i >= 0) {
+                  sum += x[i];
+                  ++valid;
+                }
+              });
+              // With padding counted: the window clipped to the padded input.
+              int64_t y0 = oy * stride - pad, x0 = ox * stride - pad;
+              int64_t padded = (std::min(y0 + k, s.h + pad) - y0) *
+                               (std::min(x0 + k, s.w + pad) - x0);
+              out[((n * s.ho + oy) * s.wo + ox) * s.c + ch] =
+                  sum / (include ? padded : valid);
+            }
+      return out;
+    };
+    auto ref = avgForward();
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_NEAR(y[i], ref[i], 1e-12);
+    mpcrt_avg_pool2d_backward_f64(dy.data(), dx.data(), &s);
+    ndx = numericGradient(x, [&] { return dot(dy, avgForward()); });
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(dx[i], ndx[i], 1e-6) << "avg pool k" << k;
+  }
+}
+
+TEST(Upsample, ForwardAndAdjoint) {
+  Rng rng;
+  const int64_t n = 2, h = 3, w = 4, c = 2, sh = 2, sw = 3;
+  auto x = rng.vec(n * h * w * c), dy = rng.vec(n * h * sh * w * sw * c);
+  std::vector<double> y(dy.size()), dx(x.size());
+  mpcrt_upsample_nearest2d_f64(x.data(), y.data(), n, h, w, c, sh, sw);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t i = 0; i < h * sh; ++i)
+      for (int64_t j = 0; j < w * sw; ++j)
+        for (int64_t ch = 0; ch < c; ++ch)
+          ASSERT_EQ(y[((b * h * sh + i) * w * sw + j) * c + ch],
+                    x[((b * h + i / sh) * w + j / sw) * c + ch]);
+  mpcrt_upsample_nearest2d_backward_f64(dy.data(), dx.data(), n, h, w, c, sh,
+                                        sw);
+  EXPECT_NEAR(dot(y, dy), dot(x, dx), 1e-12);
+}
+
+TEST(Embedding, GatherScatterAddAndBadIndices) {
+  Rng rng;
+  const int64_t v = 10, d = 4, count = 12;
+  auto table = rng.vec(v * d), dy = rng.vec(count * d);
+  std::vector<int32_t> idx = {3, 1, 3, 9, 0, 3, 2, 9, 5, 5, 7, 1};
+  std::vector<double> out(count * d), dtable(v * d);
+  EXPECT_EQ(mpcrt_embedding_f64(table.data(), v, d, idx.data(), 32, count,
+                                out.data()),
+            0);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t j = 0; j < d; ++j)
+      ASSERT_EQ(out[i * d + j], table[idx[i] * d + j]);
+  EXPECT_EQ(mpcrt_embedding_backward_f64(dy.data(), idx.data(), 32, count, v, d,
+                                         dtable.data()),
+            0);
+  // Rows hit several times (3 three times) get the sum: the adjoint.
+  EXPECT_NEAR(dot(out, dy), dot(table, dtable), 1e-12);
+  std::vector<int64_t> bad = {1, 2, 10, -1};
+  std::vector<double> out4(4 * d);
+  EXPECT_EQ(
+      mpcrt_embedding_f64(table.data(), v, d, bad.data(), 64, 4, out4.data()),
+      3); // position 2, plus one
+}
+
+TEST(StridedCopy, TransposeSliceBroadcast) {
+  std::vector<float> x(2 * 3 * 4);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(i);
+  // Transpose [2,3,4] -> [4,2,3].
+  int64_t tshape[] = {4, 2, 3}, tstrides[] = {1, 12, 4};
+  std::vector<float> t(24);
+  mpcrt_strided_copy(x.data(), 0, tstrides, t.data(), tshape, 3, 4);
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 3; ++c)
+        ASSERT_EQ(t[(a * 2 + b) * 3 + c], x[(b * 3 + c) * 4 + a]);
+  // Slice x[1, 0:3:2, 1:3].
+  int64_t sshape[] = {2, 2}, sstrides[] = {8, 1};
+  std::vector<float> sl(4);
+  mpcrt_strided_copy(x.data(), 12 + 1, sstrides, sl.data(), sshape, 2, 4);
+  EXPECT_EQ(sl, (std::vector<float>{13, 14, 21, 22}));
+  // Broadcast a row [4] to [3, 4].
+  int64_t bshape[] = {3, 4}, bstrides[] = {0, 1};
+  std::vector<float> br(12);
+  mpcrt_strided_copy(x.data(), 0, bstrides, br.data(), bshape, 2, 4);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c)
+      ASSERT_EQ(br[r * 4 + c], c);
+}
+
+TEST(PointwiseLoss, ValuesAndGradients) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t n = 40;
+  for (int kind = 0; kind < 3; ++kind) {
+    // BCE takes probabilities; the others any real input.
+    auto x = kind == 2 ? rng.vec(n, 0.05, 0.95) : rng.vec(n, -4, 4);
+    auto t = rng.vec(n, 0, 1);
+    auto ref = [&](bool mean) {
+      double s = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        double v =
+            kind == 0 ? (x[i] - t[i]) * (x[i] - t[i])
+            : kind == 1
+                ? std::log1p(std::exp(-std::fabs(x[i]))) +
+                      std::fmax(x[i], 0.0) - t[i] * x[i]
+                : -(t[i] * std::log(x[i]) + (1 - t[i]) * std::log(1 - x[i]));
+        s += v;
+      }
+      return mean ? s / n : s;
+    };
+    for (int mean = 0; mean < 2; ++mean) {
+      double loss, dl = 0.75;
+      std::vector<double> dx(n);
+      mpcrt_pointwise_loss_f64(kind, x.data(), t.data(), &loss, n, mean);
+      ASSERT_NEAR(loss, ref(mean), 1e-12 * (1 + std::fabs(loss)))
+          << "kind " << kind;
+      mpcrt_pointwise_loss_backward_f64(kind, &dl, x.data(), t.data(),
+                                        dx.data(), n, mean);
+      auto ndx = numericGradient(x, [&] { return dl * ref(mean); });
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(dx[i], ndx[i], 1e-6 * (1 + std::fabs(ndx[i])))
+            << "kind " << kind << " mean " << mean;
+    }
+  }
+}
+
+} // namespace
