@@ -57,10 +57,14 @@ MPCRT_DECLARE_MATMUL(f64, double)
 #undef MPCRT_DECLARE_MATMUL
 
 /* mpc.softmax / mpc.log_softmax along the last axis of `rows` rows of
- * `cols` elements (the lowering transposes other axes last). */
+ * `cols` elements (the lowering transposes other axes last), and their
+ * backward from the forward's output. */
 #define MPCRT_DECLARE_SOFTMAX(SUFFIX, T)                                       \
   void mpcrt_softmax_##SUFFIX(const T *input, T *output, int64_t rows,         \
-                              int64_t cols, int32_t log);
+                              int64_t cols, int32_t log);                      \
+  void mpcrt_softmax_backward_##SUFFIX(const T *grad_output, const T *output,  \
+                                       T *grad_input, int64_t rows,            \
+                                       int64_t cols, int32_t log);
 MPCRT_DECLARE_SOFTMAX(f16, uint16_t)
 MPCRT_DECLARE_SOFTMAX(bf16, uint16_t)
 MPCRT_DECLARE_SOFTMAX(f32, float)
@@ -177,6 +181,13 @@ MPCRT_DECLARE_LAYER_NORM(f64, double, double)
 void mpcrt_strided_copy(const void *input, int64_t offset,
                         const int64_t *in_strides, void *output,
                         const int64_t *shape, int32_t rank, int32_t bytes);
+
+/* The inverse placement: input is dense over `shape`, written to
+ * output[offset + sum_d index_d * out_strides[d]]; other elements of output
+ * are untouched (mpc.slice_backward zero-fills first). */
+void mpcrt_strided_scatter(const void *input, void *output, int64_t offset,
+                           const int64_t *out_strides, const int64_t *shape,
+                           int32_t rank, int32_t bytes);
 
 /* Philox4x32-10 (Salmon et al. 2011, as in cuRAND): 4 random words for a
  * 128-bit counter and a 64-bit key. Dropout keeps element i at step t when

@@ -11,7 +11,6 @@
 
 #include <cmath>
 #include <limits>
-#include <vector>
 
 using namespace mpcrt;
 
@@ -93,23 +92,10 @@ void binaryKernel(mpcrt_binary_op op, const T *lhs, const int64_t *ls,
                   const T *rhs, const int64_t *rs, T *out, const int64_t *shape,
                   int32_t rank) {
   using S = Storage<T>;
-  int64_t count = 1;
-  for (int32_t d = 0; d < rank; ++d)
-    count *= shape[d];
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t lo = 0, ro = 0;
-    for (int32_t d = 0; d < rank; ++d) {
-      lo += index[d] * ls[d];
-      ro += index[d] * rs[d];
-    }
-    out[i] = S::store(binary(op, S::load(lhs[lo]), S::load(rhs[ro])));
-    for (int32_t d = rank - 1; d >= 0; --d) { // odometer
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  forEachStrided<2>(
+      shape, rank, {ls, rs}, {0, 0}, [&](int64_t i, const int64_t *at) {
+        out[i] = S::store(binary(op, S::load(lhs[at[0]]), S::load(rhs[at[1]])));
+      });
 }
 
 template <typename T>

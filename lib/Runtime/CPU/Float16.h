@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace mpcrt {
 
@@ -116,6 +117,34 @@ template <> struct Storage<BF16> {
   static float load(BF16 v) { return bf16ToF32(v.bits); }
   static BF16 store(float v) { return {f32ToBF16(v)}; }
 };
+
+/// Calls fn(i, offsets...) for every element i of a dense row-major `shape`,
+/// with one strided offset per operand: offset_k = base_k + sum_d index_d *
+/// strides_k[d]. The index walk of broadcasting, transposes and slices.
+template <size_t N, typename Fn>
+void forEachStrided(const int64_t *shape, int32_t rank,
+                    const int64_t *const (&strides)[N],
+                    const int64_t (&bases)[N], Fn fn) {
+  int64_t count = 1;
+  for (int32_t d = 0; d < rank; ++d)
+    count *= shape[d];
+  std::vector<int64_t> index(rank, 0);
+  int64_t offsets[N];
+  for (size_t k = 0; k < N; ++k)
+    offsets[k] = bases[k];
+  for (int64_t i = 0; i < count; ++i) {
+    fn(i, offsets);
+    for (int32_t d = rank - 1; d >= 0; --d) { // odometer, offsets follow
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] += strides[k][d];
+      if (++index[d] < shape[d])
+        break;
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] -= strides[k][d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
 
 } // namespace mpcrt
 

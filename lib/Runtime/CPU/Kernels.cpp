@@ -118,6 +118,26 @@ void softmax(const T *input, T *output, int64_t rows, int64_t cols, bool log) {
   }
 }
 
+template <typename T>
+void softmaxBackward(const T *grad, const T *output, T *gradInput, int64_t rows,
+                     int64_t cols, bool log) {
+  using S = Storage<T>;
+  using Acc = typename S::Acc;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *dy = grad + r * cols, *y = output + r * cols;
+    // softmax: dx = y * (dy - sum(dy * y)); log-softmax: dx = dy -
+    // exp(y) * sum(dy).
+    Acc sum = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      sum += log ? S::load(dy[c]) : S::load(dy[c]) * S::load(y[c]);
+    for (int64_t c = 0; c < cols; ++c) {
+      Acc d = S::load(dy[c]), v = S::load(y[c]);
+      gradInput[r * cols + c] =
+          S::store(log ? d - std::exp(v) * sum : v * (d - sum));
+    }
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -143,6 +163,13 @@ void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
                               int64_t cols, int32_t log) {                     \
     softmax(reinterpret_cast<const T *>(input), reinterpret_cast<T *>(output), \
             rows, cols, log);                                                  \
+  }                                                                            \
+  void mpcrt_softmax_backward_##SUFFIX(                                        \
+      const ABI_T *grad_output, const ABI_T *output, ABI_T *grad_input,        \
+      int64_t rows, int64_t cols, int32_t log) {                               \
+    softmaxBackward(reinterpret_cast<const T *>(grad_output),                  \
+                    reinterpret_cast<const T *>(output),                       \
+                    reinterpret_cast<T *>(grad_input), rows, cols, log);       \
   }
 MPCRT_DEFINE(f16, uint16_t, F16)
 MPCRT_DEFINE(bf16, uint16_t, BF16)

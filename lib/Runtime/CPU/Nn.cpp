@@ -35,23 +35,24 @@ extern "C" void mpcrt_strided_copy(const void *input, int64_t offset,
                                    const int64_t *strides, void *output,
                                    const int64_t *shape, int32_t rank,
                                    int32_t bytes) {
-  int64_t count = 1;
-  for (int32_t d = 0; d < rank; ++d)
-    count *= shape[d];
-  std::vector<int64_t> index(rank, 0);
   const char *in = static_cast<const char *>(input);
   char *out = static_cast<char *>(output);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t at = offset;
-    for (int32_t d = 0; d < rank; ++d)
-      at += index[d] * strides[d];
-    std::memcpy(out + i * bytes, in + at * bytes, bytes);
-    for (int32_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  forEachStrided<1>(shape, rank, {strides}, {offset},
+                    [&](int64_t i, const int64_t *at) {
+                      std::memcpy(out + i * bytes, in + at[0] * bytes, bytes);
+                    });
+}
+
+extern "C" void mpcrt_strided_scatter(const void *input, void *output,
+                                      int64_t offset, const int64_t *strides,
+                                      const int64_t *shape, int32_t rank,
+                                      int32_t bytes) {
+  const char *in = static_cast<const char *>(input);
+  char *out = static_cast<char *>(output);
+  forEachStrided<1>(shape, rank, {strides}, {offset},
+                    [&](int64_t i, const int64_t *at) {
+                      std::memcpy(out + at[0] * bytes, in + i * bytes, bytes);
+                    });
 }
 
 namespace {

@@ -165,6 +165,39 @@ TEST_P(SoftmaxTest, MatchesFloat64AndDoesNotOverflow) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest,
                          ::testing::Values(MPCRT_F16, MPCRT_BF16, MPCRT_F32));
 
+TEST(SoftmaxBackward, MatchesFiniteDifferencesInF64) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 3, cols = 11;
+  std::vector<double> x(rows * cols), dy(rows * cols), y(rows * cols),
+      dx(rows * cols);
+  for (double &v : x)
+    v = 3 * rng.normal();
+  for (double &v : dy)
+    v = rng.normal();
+  for (int log = 0; log < 2; ++log) {
+    mpcrt_softmax_f64(x.data(), y.data(), rows, cols, log);
+    mpcrt_softmax_backward_f64(dy.data(), y.data(), dx.data(), rows, cols, log);
+    auto loss = [&]() {
+      std::vector<double> out(rows * cols);
+      mpcrt_softmax_f64(x.data(), out.data(), rows, cols, log);
+      double s = 0;
+      for (size_t i = 0; i < out.size(); ++i)
+        s += out[i] * dy[i];
+      return s;
+    };
+    for (size_t i = 0; i < x.size(); ++i) {
+      double keep = x[i], h = 1e-6;
+      x[i] = keep + h;
+      double up = loss();
+      x[i] = keep - h;
+      double down = loss();
+      x[i] = keep;
+      ASSERT_NEAR(dx[i], (up - down) / (2 * h), 1e-7) << "log " << log;
+    }
+  }
+}
+
 TEST(CastTest, EveryPairOfTypesRoundsOnce) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed));

@@ -296,6 +296,21 @@ TEST(StridedCopy, TransposeSliceBroadcast) {
       ASSERT_EQ(br[r * 4 + c], c);
 }
 
+TEST(StridedScatter, InvertsTheSliceCopy) {
+  // slice_backward: zero-fill, then scatter the slice's gradient back.
+  std::vector<float> full(24), slice = {1, 2, 3, 4};
+  int64_t shape[] = {2, 2}, strides[] = {8, 1};
+  mpcrt_strided_scatter(slice.data(), full.data(), 12 + 1, strides, shape, 2,
+                        4);
+  for (int i = 0; i < 24; ++i) {
+    float expected = i == 13 ? 1 : i == 14 ? 2 : i == 21 ? 3 : i == 22 ? 4 : 0;
+    ASSERT_EQ(full[i], expected) << i;
+  }
+  std::vector<float> back(4);
+  mpcrt_strided_copy(full.data(), 12 + 1, strides, back.data(), shape, 2, 4);
+  EXPECT_EQ(back, slice);
+}
+
 TEST(PointwiseLoss, ValuesAndGradients) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed));
