@@ -46,7 +46,7 @@ void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
  * `a_batch_stride` and `b_batch_stride` elements apart (0 broadcasts one
  * matrix over the batch). A, B and C share the element type of the suffix. */
 #define MPCRT_DECLARE_MATMUL(SUFFIX, T)                                        \
-  void mpcrt_matmul_##SUFFIX(const T *a, int64_t a_batch_stride, const T *b,  \
+  void mpcrt_matmul_##SUFFIX(const T *a, int64_t a_batch_stride, const T *b,   \
                              int64_t b_batch_stride, T *c, int64_t batch,      \
                              int64_t m, int64_t n, int64_t k, int32_t trans_a, \
                              int32_t trans_b);
@@ -74,12 +74,22 @@ MPCRT_DECLARE_SOFTMAX(f64, double)
 /* ---- Elementwise. */
 
 typedef enum mpcrt_binary_op {
-  MPCRT_ADD = 0, MPCRT_SUB = 1, MPCRT_MUL = 2, MPCRT_DIV = 3, MPCRT_POW = 4,
+  MPCRT_ADD = 0,
+  MPCRT_SUB = 1,
+  MPCRT_MUL = 2,
+  MPCRT_DIV = 3,
+  MPCRT_POW = 4,
 } mpcrt_binary_op;
 
 typedef enum mpcrt_unary_op {
-  MPCRT_NEG = 0, MPCRT_EXP = 1, MPCRT_LOG = 2, MPCRT_SQRT = 3,
-  MPCRT_RSQRT = 4, MPCRT_TANH = 5, MPCRT_SIGMOID = 6, MPCRT_RELU = 7,
+  MPCRT_NEG = 0,
+  MPCRT_EXP = 1,
+  MPCRT_LOG = 2,
+  MPCRT_SQRT = 3,
+  MPCRT_RSQRT = 4,
+  MPCRT_TANH = 5,
+  MPCRT_SIGMOID = 6,
+  MPCRT_RELU = 7,
   MPCRT_GELU = 8,      /* x * Phi(x), erf form */
   MPCRT_GELU_TANH = 9, /* tanh approximation */
 } mpcrt_unary_op;
@@ -93,8 +103,8 @@ typedef enum mpcrt_unary_op {
                              const int64_t *shape, int32_t rank);              \
   void mpcrt_unary_##SUFFIX(mpcrt_unary_op op, const T *input, T *out,         \
                             int64_t count);                                    \
-  /* out = grad * d op(x)/dx; `saved` is x for relu/gelu, y for tanh and      \
-   * sigmoid (what their forward returned). */                                \
+  /* out = grad * d op(x)/dx; `saved` is x for relu/gelu, y for tanh and       \
+   * sigmoid (what their forward returned). */                                 \
   void mpcrt_unary_grad_##SUFFIX(mpcrt_unary_op op, const T *grad,             \
                                  const T *saved, T *out, int64_t count);
 MPCRT_DECLARE_ELEMENTWISE(f16, uint16_t)
@@ -106,7 +116,9 @@ MPCRT_DECLARE_ELEMENTWISE(f64, double)
 /* ---- Reductions and losses. */
 
 typedef enum mpcrt_reduce_op {
-  MPCRT_REDUCE_SUM = 0, MPCRT_REDUCE_MEAN = 1, MPCRT_REDUCE_MAX = 2,
+  MPCRT_REDUCE_SUM = 0,
+  MPCRT_REDUCE_MEAN = 1,
+  MPCRT_REDUCE_MAX = 2,
 } mpcrt_reduce_op;
 
 /* Reduces the middle dimension of an [outer, reduced, inner] buffer into
@@ -114,8 +126,8 @@ typedef enum mpcrt_reduce_op {
 #define MPCRT_DECLARE_REDUCE(SUFFIX, T)                                        \
   void mpcrt_reduce_##SUFFIX(mpcrt_reduce_op op, const T *input, T *out,       \
                              int64_t outer, int64_t reduced, int64_t inner);   \
-  /* Softmax cross-entropy of [rows, classes] logits against integer labels  \
-   * (label_bits 32 or 64); mean (1) or sum (0) over rows. */                 \
+  /* Softmax cross-entropy of [rows, classes] logits against integer labels    \
+   * (label_bits 32 or 64); mean (1) or sum (0) over rows. */                  \
   void mpcrt_cross_entropy_##SUFFIX(const T *logits, const void *labels,       \
                                     int32_t label_bits, T *loss, int64_t rows, \
                                     int64_t classes, int32_t mean);            \
@@ -132,9 +144,9 @@ MPCRT_DECLARE_REDUCE(f64, double)
 /* ---- Convolutions: NHWC activations, OHWI filters ([O, kh, kw, C/groups]).
  * conv_transpose2d is conv2d_backward_data. */
 typedef struct mpcrt_conv2d_shape {
-  int64_t n, h, w, c;          /* input */
-  int64_t o, kh, kw;           /* output channels, kernel */
-  int64_t ho, wo;              /* output spatial size */
+  int64_t n, h, w, c; /* input */
+  int64_t o, kh, kw;  /* output channels, kernel */
+  int64_t ho, wo;     /* output spatial size */
   int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
 } mpcrt_conv2d_shape;
 
@@ -224,20 +236,19 @@ typedef struct mpcrt_pool2d_shape {
                                           const mpcrt_pool2d_shape *shape);    \
   void mpcrt_avg_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape);             \
-  void mpcrt_avg_pool2d_backward_##SUFFIX(const T *grad_output,                \
-                                          T *grad_input,                       \
+  void mpcrt_avg_pool2d_backward_##SUFFIX(const T *grad_output, T *grad_input, \
                                           const mpcrt_pool2d_shape *shape);    \
-  /* NHWC [n, h, w, c] -> [n, h*sh, w*sw, c], and its adjoint. */             \
+  /* NHWC [n, h, w, c] -> [n, h*sh, w*sw, c], and its adjoint. */              \
   void mpcrt_upsample_nearest2d_##SUFFIX(const T *input, T *output, int64_t n, \
                                          int64_t h, int64_t w, int64_t c,      \
                                          int64_t sh, int64_t sw);              \
   void mpcrt_upsample_nearest2d_backward_##SUFFIX(                             \
       const T *grad_output, T *grad_input, int64_t n, int64_t h, int64_t w,    \
       int64_t c, int64_t sh, int64_t sw);                                      \
-  /* Rows of a [v, d] table; the backward scatter-adds in f32 into a zeroed  \
-   * table. Both return 0, or 1 + the position of the first index outside    \
-   * [0, v) (its row is then left zero).                                     \
-   */                                                                        \
+  /* Rows of a [v, d] table; the backward scatter-adds in f32 into a zeroed    \
+   * table. Both return 0, or 1 + the position of the first index outside      \
+   * [0, v) (its row is then left zero).                                       \
+   */                                                                          \
   int64_t mpcrt_embedding_##SUFFIX(const T *table, int64_t v, int64_t d,       \
                                    const void *indices, int32_t index_bits,    \
                                    int64_t count, T *output);                  \
@@ -250,8 +261,8 @@ typedef struct mpcrt_pool2d_shape {
   void mpcrt_dropout_backward_##SUFFIX(const T *grad_output,                   \
                                        const uint8_t *mask, T *grad_input,     \
                                        int64_t count, double p);               \
-  /* Pointwise losses of `count` elements, mean (1) or sum (0). kind 0:     \
-   * mse, 1: bce_with_logits, 2: binary_cross_entropy (log clamped at -100 \
+  /* Pointwise losses of `count` elements, mean (1) or sum (0). kind 0:        \
+   * mse, 1: bce_with_logits, 2: binary_cross_entropy (log clamped at -100     \
    * as PyTorch does). */                                                      \
   void mpcrt_pointwise_loss_##SUFFIX(int32_t kind, const T *input,             \
                                      const T *target, T *loss, int64_t count,  \
@@ -295,9 +306,9 @@ void mpcrt_update_loss_scale(float *scale, int32_t *growth_tracker,
 #define MPCRT_DECLARE_OPTIMIZERS(SUFFIX, P, G)                                 \
   void mpcrt_sgd_update_##SUFFIX(                                              \
       P *param, const G *grad, const float *lr, P *momentum_buffer,            \
-      const uint8_t *found_inf, const float *inv_scale, mpcrt_dtype copy_dtype, \
-      void *copy, int64_t count, double momentum, double dampening,            \
-      int32_t nesterov, double weight_decay);                                  \
+      const uint8_t *found_inf, const float *inv_scale,                        \
+      mpcrt_dtype copy_dtype, void *copy, int64_t count, double momentum,      \
+      double dampening, int32_t nesterov, double weight_decay);                \
   void mpcrt_adam_update_##SUFFIX(                                             \
       P *param, const G *grad, P *exp_avg, P *exp_avg_sq, const float *lr,     \
       const int32_t *step, const uint8_t *found_inf, const float *inv_scale,   \

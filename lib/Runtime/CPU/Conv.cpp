@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Float16.h"
+#include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>
@@ -87,37 +87,6 @@ void convBackwardFilter(const T *gradOut, const T *input, T *gradFilter,
       [](int64_t out, int64_t f, int64_t in) { return Triple{f, out, in}; });
 }
 
-double loadParam(mpcrt_dtype dtype, const void *data, int64_t i) {
-  switch (dtype) {
-  case MPCRT_F16:
-    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
-  case MPCRT_BF16:
-    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
-  case MPCRT_F32:
-    return static_cast<const float *>(data)[i];
-  case MPCRT_F64:
-    return static_cast<const double *>(data)[i];
-  }
-  return 0;
-}
-
-void storeParam(mpcrt_dtype dtype, void *data, int64_t i, double value) {
-  switch (dtype) {
-  case MPCRT_F16:
-    static_cast<uint16_t *>(data)[i] = f32ToF16(static_cast<float>(value));
-    return;
-  case MPCRT_BF16:
-    static_cast<uint16_t *>(data)[i] = f32ToBF16(static_cast<float>(value));
-    return;
-  case MPCRT_F32:
-    static_cast<float *>(data)[i] = static_cast<float>(value);
-    return;
-  case MPCRT_F64:
-    static_cast<double *>(data)[i] = value;
-    return;
-  }
-}
-
 template <typename T, typename Stat>
 void layerNorm(const T *x, mpcrt_dtype paramDtype, const void *gamma,
                const void *beta, T *y, Stat *mean, Stat *rstd, int64_t rows,
@@ -140,8 +109,8 @@ void layerNorm(const T *x, mpcrt_dtype paramDtype, const void *gamma,
     mean[r] = static_cast<Stat>(mu);
     rstd[r] = static_cast<Stat>(inv);
     for (int64_t c = 0; c < cols; ++c) {
-      A g = static_cast<A>(loadParam(paramDtype, gamma, c));
-      A b = static_cast<A>(loadParam(paramDtype, beta, c));
+      A g = static_cast<A>(loadAny(paramDtype, gamma, c));
+      A b = static_cast<A>(loadAny(paramDtype, beta, c));
       y[r * cols + c] = S::store((S::load(row[c]) - mu) * inv * g + b);
     }
   }
@@ -162,7 +131,7 @@ void layerNormBackward(const T *dy, const T *x, const Stat *mean,
     for (int64_t c = 0; c < cols; ++c) {
       A xhat = (S::load(x[r * cols + c]) - mu) * inv;
       A d = S::load(dy[r * cols + c]);
-      A gdy = static_cast<A>(loadParam(paramDtype, gamma, c)) * d;
+      A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) * d;
       sumGdy += gdy;
       sumGdyXhat += gdy * xhat;
       dg[c] += d * xhat;
@@ -171,15 +140,15 @@ void layerNormBackward(const T *dy, const T *x, const Stat *mean,
     A n = static_cast<A>(cols);
     for (int64_t c = 0; c < cols; ++c) {
       A xhat = (S::load(x[r * cols + c]) - mu) * inv;
-      A gdy = static_cast<A>(loadParam(paramDtype, gamma, c)) *
+      A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
               S::load(dy[r * cols + c]);
       dx[r * cols + c] =
           S::store(inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n));
     }
   }
   for (int64_t c = 0; c < cols; ++c) {
-    storeParam(paramDtype, dgamma, c, dg[c]);
-    storeParam(paramDtype, dbeta, c, db[c]);
+    storeAny(paramDtype, dgamma, c, dg[c]);
+    storeAny(paramDtype, dbeta, c, db[c]);
   }
 }
 

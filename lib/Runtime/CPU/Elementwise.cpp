@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Float16.h"
+#include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Float16.h"
+#include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>
@@ -25,53 +25,6 @@ float mpcrt_bf16_to_f32(uint16_t bits) { return bf16ToF32(bits); }
 } // extern "C"
 
 namespace {
-
-/// Reads element `i` of a buffer of type `dtype` as double (exact for every
-/// supported type).
-double loadAny(mpcrt_dtype dtype, const void *data, int64_t i) {
-  switch (dtype) {
-  case MPCRT_F16:
-    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
-  case MPCRT_BF16:
-    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
-  case MPCRT_F32:
-    return static_cast<const float *>(data)[i];
-  case MPCRT_F64:
-    return static_cast<const double *>(data)[i];
-  }
-  return 0;
-}
-
-/// f64 -> f32 rounding to odd: truncate, then set the last bit if inexact.
-/// Rounding that result to f16/bf16 (nearest even) equals rounding the f64
-/// directly, because f32 keeps at least two more bits than either; plain
-/// f64 -> f32 -> f16 could round twice.
-float toOddF32(double value) {
-  float f = static_cast<float>(value);
-  if (std::isnan(value) || static_cast<double>(f) == value)
-    return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(value))
-    f = std::nextafter(f, 0.0f);
-  return floatOf(bitsOf(f) | 1u);
-}
-
-/// Stores `value` as element `i`, rounding once to nearest even.
-void storeAny(mpcrt_dtype dtype, void *data, int64_t i, double value) {
-  switch (dtype) {
-  case MPCRT_F16:
-    static_cast<uint16_t *>(data)[i] = f32ToF16(toOddF32(value));
-    return;
-  case MPCRT_BF16:
-    static_cast<uint16_t *>(data)[i] = f32ToBF16(toOddF32(value));
-    return;
-  case MPCRT_F32:
-    static_cast<float *>(data)[i] = static_cast<float>(value);
-    return;
-  case MPCRT_F64:
-    static_cast<double *>(data)[i] = value;
-    return;
-  }
-}
 
 template <typename T>
 void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, T *c,

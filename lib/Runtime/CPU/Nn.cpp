@@ -1,6 +1,6 @@
 //===- Nn.cpp - batch norm, pooling, upsampling, embedding, dropout -------===//
 
-#include "Float16.h"
+#include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>
@@ -57,37 +57,6 @@ extern "C" void mpcrt_strided_scatter(const void *input, void *output,
 
 namespace {
 
-double loadParam(mpcrt_dtype dtype, const void *data, int64_t i) {
-  switch (dtype) {
-  case MPCRT_F16:
-    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
-  case MPCRT_BF16:
-    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
-  case MPCRT_F32:
-    return static_cast<const float *>(data)[i];
-  case MPCRT_F64:
-    return static_cast<const double *>(data)[i];
-  }
-  return 0;
-}
-
-void storeParam(mpcrt_dtype dtype, void *data, int64_t i, double value) {
-  switch (dtype) {
-  case MPCRT_F16:
-    static_cast<uint16_t *>(data)[i] = f32ToF16(static_cast<float>(value));
-    return;
-  case MPCRT_BF16:
-    static_cast<uint16_t *>(data)[i] = f32ToBF16(static_cast<float>(value));
-    return;
-  case MPCRT_F32:
-    static_cast<float *>(data)[i] = static_cast<float>(value);
-    return;
-  case MPCRT_F64:
-    static_cast<double *>(data)[i] = value;
-    return;
-  }
-}
-
 template <typename T>
 void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
                void *runningMean, void *runningVar, T *y, float *savedMean,
@@ -109,17 +78,17 @@ void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
     A invstd = A(1) / std::sqrt(biased + static_cast<A>(eps));
     savedMean[ch] = static_cast<float>(mean);
     savedInvstd[ch] = static_cast<float>(invstd);
-    A g = static_cast<A>(loadParam(pd, gamma, ch));
-    A b = static_cast<A>(loadParam(pd, beta, ch));
+    A g = static_cast<A>(loadAny(pd, gamma, ch));
+    A b = static_cast<A>(loadAny(pd, beta, ch));
     for (int64_t r = 0; r < rows; ++r)
       y[r * c + ch] =
           S::store((S::load(x[r * c + ch]) - mean) * invstd * g + b);
-    storeParam(pd, runningMean, ch,
-               (1 - momentum) * loadParam(pd, runningMean, ch) +
-                   momentum * static_cast<double>(mean));
-    storeParam(pd, runningVar, ch,
-               (1 - momentum) * loadParam(pd, runningVar, ch) +
-                   momentum * static_cast<double>(unbiased));
+    storeAny(pd, runningMean, ch,
+             (1 - momentum) * loadAny(pd, runningMean, ch) +
+                 momentum * static_cast<double>(mean));
+    storeAny(pd, runningVar, ch,
+             (1 - momentum) * loadAny(pd, runningVar, ch) +
+                 momentum * static_cast<double>(unbiased));
   }
 }
 
@@ -132,7 +101,7 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
   using A = typename S::Acc;
   for (int64_t ch = 0; ch < c; ++ch) {
     A mean = savedMean[ch], invstd = savedInvstd[ch];
-    A g = static_cast<A>(loadParam(pd, gamma, ch));
+    A g = static_cast<A>(loadAny(pd, gamma, ch));
     A sumDy = 0, sumDyXhat = 0;
     for (int64_t r = 0; r < rows; ++r) {
       A d = S::load(dy[r * c + ch]);
@@ -146,8 +115,8 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
           g * invstd *
           (S::load(dy[r * c + ch]) - sumDy / n - xhat * sumDyXhat / n));
     }
-    storeParam(pd, dgamma, ch, sumDyXhat);
-    storeParam(pd, dbeta, ch, sumDy);
+    storeAny(pd, dgamma, ch, sumDyXhat);
+    storeAny(pd, dbeta, ch, sumDy);
   }
 }
 

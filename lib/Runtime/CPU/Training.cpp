@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Float16.h"
+#include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>
@@ -16,20 +16,6 @@
 using namespace mpcrt;
 
 namespace {
-
-float loadAsFloat(mpcrt_dtype dtype, const void *data, int64_t i) {
-  switch (dtype) {
-  case MPCRT_F16:
-    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
-  case MPCRT_BF16:
-    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
-  case MPCRT_F32:
-    return static_cast<const float *>(data)[i];
-  case MPCRT_F64:
-    return static_cast<float>(static_cast<const double *>(data)[i]);
-  }
-  return 0;
-}
 
 bool skipped(const uint8_t *foundInf) { return foundInf && *foundInf; }
 
@@ -135,7 +121,7 @@ void mpcrt_unscale_and_check(const float *scale, int64_t numTensors,
   bool any = false;
   for (int64_t t = 0; t < numTensors; ++t)
     for (int64_t i = 0; i < sizes[t]; ++i) {
-      float value = loadAsFloat(dtypes[t], grads[t], i);
+      float value = static_cast<float>(loadAny(dtypes[t], grads[t], i));
       any |= !std::isfinite(value);
       unscaled[t][i] = value * inv;
     }

@@ -1,4 +1,4 @@
-//===- Float16.h - bit-exact f16 and bf16 storage types ---------*- C++ -*-===//
+//===- Storage.h - element storage, conversions, index walks ----*- C++ -*-===//
 //
 // The reference backend stores f16/bf16 as bit patterns and converts them
 // exactly as the GPU does (round to nearest even), written out with integer
@@ -7,9 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MPC_RUNTIME_CPU_FLOAT16_H
-#define MPC_RUNTIME_CPU_FLOAT16_H
+#ifndef MPC_RUNTIME_CPU_STORAGE_H
+#define MPC_RUNTIME_CPU_STORAGE_H
 
+#include "mpc/Runtime/mpcrt.h"
+
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -118,6 +121,52 @@ template <> struct Storage<BF16> {
   static BF16 store(float v) { return {f32ToBF16(v)}; }
 };
 
+/// f64 -> f32 rounding to odd: truncate, then set the last bit if inexact.
+/// Rounding that to f16/bf16 (nearest even) equals rounding the f64
+/// directly, because f32 keeps at least two more bits than either; plain
+/// f64 -> f32 -> f16 could round twice.
+inline float toOddF32(double value) {
+  float f = static_cast<float>(value);
+  if (std::isnan(value) || static_cast<double>(f) == value)
+    return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(value))
+    f = std::nextafter(f, 0.0f);
+  return floatOf(bitsOf(f) | 1u);
+}
+
+/// Element `i` of a buffer of type `dtype`, exactly, as double.
+inline double loadAny(mpcrt_dtype dtype, const void *data, int64_t i) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case MPCRT_BF16:
+    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case MPCRT_F32:
+    return static_cast<const float *>(data)[i];
+  case MPCRT_F64:
+    return static_cast<const double *>(data)[i];
+  }
+  return 0;
+}
+
+/// Stores `value` as element `i`, rounding once to nearest even.
+inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i, double value) {
+  switch (dtype) {
+  case MPCRT_F16:
+    static_cast<uint16_t *>(data)[i] = f32ToF16(toOddF32(value));
+    return;
+  case MPCRT_BF16:
+    static_cast<uint16_t *>(data)[i] = f32ToBF16(toOddF32(value));
+    return;
+  case MPCRT_F32:
+    static_cast<float *>(data)[i] = static_cast<float>(value);
+    return;
+  case MPCRT_F64:
+    static_cast<double *>(data)[i] = value;
+    return;
+  }
+}
+
 /// Calls fn(i, offsets...) for every element i of a dense row-major `shape`,
 /// with one strided offset per operand: offset_k = base_k + sum_d index_d *
 /// strides_k[d]. The index walk of broadcasting, transposes and slices.
@@ -148,4 +197,4 @@ void forEachStrided(const int64_t *shape, int32_t rank,
 
 } // namespace mpcrt
 
-#endif // MPC_RUNTIME_CPU_FLOAT16_H
+#endif // MPC_RUNTIME_CPU_STORAGE_H
