@@ -1,12 +1,16 @@
-// keep-batchnorm-fp32: auto keeps BatchNorm in f32 below O3; true/false force.
+// keep-batchnorm-fp32: auto keeps BatchNorm's parameters and statistics in
+// f32 below O3 while its activations stay low (Apex's O2, cuDNN's mixed
+// BatchNorm); true/false force it.
 // RUN: mpc-opt %s --mpc-assign-precision="level=O2 alignment-remarks=false" | FileCheck %s --check-prefix=F32
 // RUN: mpc-opt %s --mpc-assign-precision="level=O2 keep-batchnorm-fp32=false alignment-remarks=false" | FileCheck %s --check-prefix=LOW
 // RUN: mpc-opt %s --mpc-assign-precision="level=O3 alignment-remarks=false" 2>/dev/null | FileCheck %s --check-prefix=LOW
 // RUN: mpc-opt %s --mpc-assign-precision="level=O3 keep-batchnorm-fp32=true alignment-remarks=false" 2>/dev/null | FileCheck %s --check-prefix=O3-F32
 
-// F32: mpc.batch_norm {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
+// F32: %[[Y:.*]] = mpc.conv2d {{.*}} : tensor<2x4x4x8xf16>, tensor<8x1x1x8xf16>
+// F32-NOT: mpc.cast %[[Y]]
+// F32: mpc.batch_norm %[[Y]], {{.*}} : tensor<2x4x4x8xf16>, tensor<8xf32>
 // LOW: mpc.batch_norm {{.*}} : tensor<2x4x4x8xf16>, tensor<8xf16>
-// O3-F32: mpc.batch_norm {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
+// O3-F32: mpc.batch_norm {{.*}} : tensor<2x4x4x8xf16>, tensor<8xf32>
 func.func @bn(%x: tensor<2x4x4x8xf32>, %w: tensor<8x1x1x8xf32>, %c: tensor<8xf32>) -> tensor<2x4x4x8xf32> {
   %y = mpc.conv2d %x, %w : tensor<2x4x4x8xf32>, tensor<8x1x1x8xf32>
   %o:5 = mpc.batch_norm %y, %c, %c, %c, %c : tensor<2x4x4x8xf32>, tensor<8xf32>

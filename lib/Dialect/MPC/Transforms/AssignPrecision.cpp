@@ -438,8 +438,22 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
                ? "O3: the optimizer updates the low-precision weights"
                : "optimizer updates run in f32 on the f32 masters";
   } else if (isBatchNorm(op) && level >= Level::O2) {
-    compute = keepBatchNorm ? Type(f32) : Type(lowp);
-    rule = keepBatchNorm ? "keep-batchnorm-fp32" : "keep-batchnorm-fp32=false";
+    if (keepBatchNorm) {
+      // Apex's O2 and cuDNN: f32 parameters and statistics (accumulated in
+      // f32 inside the op), low-precision activations: no casts around it.
+      unsigned activations = isa<BatchNormOp>(op) ? 1 : 2;
+      for (OpOperand &operand : op->getOpOperands())
+        operand.set(castTo(
+            operand.get(),
+            operand.getOperandNumber() < activations ? Type(lowp) : Type(f32)));
+      refreshResultTypes(op, /*element=*/nullptr);
+      record(op, function, category,
+             "keep-batchnorm-fp32: f32 parameters and statistics, "
+             "low-precision activations");
+      return success();
+    }
+    compute = lowp;
+    rule = "keep-batchnorm-fp32=false";
   } else if (level == Level::O3) {
     compute = lowp;
     rule = "O3: every op in low precision";

@@ -17,7 +17,8 @@ def AssignPrecisionPass : Pass<"mpc-assign-precision", "ModuleOp"> {
     Levels (Apex's): `O0` all f32; `O1` per category, weights stay f32 and
     each weight is cast once per step, the cast shared by forward and
     backward; `O2` `lowp`/`promote`/`follow` ops in low precision, `fp32` ops
-    (and BatchNorm) in f32, persistent low-precision weight copies as new
+    in f32 (BatchNorm with f32 parameters and statistics), persistent
+    low-precision weight copies as new
     globals written by the optimizer ops from the f32 masters; `O3` pure low
     precision without masters (a speed baseline; warns).
 
@@ -36,7 +37,8 @@ def AssignPrecisionPass : Pass<"mpc-assign-precision", "ModuleOp"> {
            "Low-precision type: f16 or bf16">,
     Option<"keepBatchNormFp32", "keep-batchnorm-fp32", "std::string",
            /*default=*/"\"auto\"",
-           "Run batch_norm in f32: true, false or auto (true below O3)">,
+           "At O2/O3, keep batch_norm parameters and statistics in f32 "
+           "(activations stay low): true, false or auto (true below O3)">,
     ListOption<"lowpOps", "lowp-ops", "std::string",
                "Ops moved to the lowp category (e.g. mpc.softmax)">,
     ListOption<"fp32Ops", "fp32-ops", "std::string",
