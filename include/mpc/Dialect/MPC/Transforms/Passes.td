@@ -84,6 +84,35 @@ def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   ];
 }
 
+def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
+  let summary = "Plans one static arena per function: offsets by liveness";
+  let description = [{
+    Gives every tensor a function computes a byte offset in one arena per
+    function, so peak memory is known before anything runs. Arguments,
+    constants and globals live elsewhere, and the results of the optimizer
+    and loss-scale updates are written in place into their globals:
+
+    - a value lives from its definition to its last use (to the end when it
+      is returned);
+    - an elementwise op whose operand of the same size dies at that op
+      writes its result in place, into the operand's buffer;
+    - buffers are placed greedily, largest first, at the lowest offset
+      aligned to `alignment` bytes (256: Tensor Core kernels) that overlaps
+      no buffer live at the same time.
+
+    Each op gets `mpc.offsets` (one offset per result, -1 where not in the
+    arena) and each function `mpc.arena_bytes`. `report=FILE|-` (or
+    `--mpc-memory-report`) writes the peak split into parameters,
+    optimizer state, other state, gradients and activations, by dtype.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Byte alignment of every buffer (a power of two)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the memory report to this file ('-' for stdout)">,
+  ];
+}
+
 def PrintPrecisionCategoriesPass :
     Pass<"mpc-print-precision-categories", "ModuleOp"> {
   let summary = "Reports each op's default precision category as a remark";

@@ -1,0 +1,342 @@
+//===- PlanMemory.cpp - static arena planning by liveness -----------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+} // namespace mlir::mpc
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+static llvm::cl::opt<std::string> clMemoryReport(
+    "mpc-memory-report",
+    llvm::cl::desc("Write the report of --mpc-plan-memory to FILE ('-' for "
+                   "stdout)"),
+    llvm::cl::value_desc("FILE"), llvm::cl::init(""));
+
+namespace {
+
+int64_t byteSize(RankedTensorType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+/// Ops that read each operand element once and write the same element of
+/// the result: the result may overwrite a dying operand of its size.
+bool isElementwise(Operation *op) {
+  return isa<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
+             GeluOp, AddOp, SubOp, MulOp, DivOp, PowOp, ReluGradOp, GeluGradOp,
+             TanhGradOp, SigmoidGradOp, DropoutBackwardOp, ScaleLossOp>(op);
+}
+
+/// A buffer of the arena: one or more values sharing storage (in place).
+struct Buffer {
+  int64_t bytes = 0, start = 0, end = 0, offset = -1;
+  Type element;
+  bool gradient = false;
+};
+
+struct FunctionPlan {
+  std::string name;
+  int64_t arenaBytes = 0, peakLive = 0;
+  // Bytes of gradients and activations live at the peak, by dtype.
+  llvm::MapVector<Type, int64_t> gradients, activations;
+};
+
+/// Whether `v` is a gradient: produced by a backward op or consumed as the
+/// gradient of an optimizer or unscale op.
+bool isGradient(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (def && (def->getName().getStringRef().ends_with("_backward") ||
+              def->getName().getStringRef().ends_with("_grad")))
+    return true;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<SGDUpdateOp, AdamUpdateOp>(user) && use.getOperandNumber() == 1)
+      return true;
+    if (isa<UnscaleAndCheckOp>(user) && use.getOperandNumber() > 0)
+      return true;
+  }
+  return false;
+}
+
+FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
+  // Program order (the graphs are single-block).
+  DenseMap<Operation *, int64_t> order;
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (op != func) {
+      order[op] = ops.size();
+      ops.push_back(op);
+    }
+  });
+  int64_t last = ops.size();
+  std::vector<Buffer> buffers;
+  DenseMap<Value, int64_t> bufferOf;
+  auto lastUse = [&](Value v) {
+    int64_t end = order[v.getDefiningOp()];
+    for (Operation *user : v.getUsers())
+      end = std::max(end, isa<func::ReturnOp>(user) ? last : order[user]);
+    return end;
+  };
+  for (Operation *op : ops) {
+    // Globals, constants, and state updated in place in its globals (the
+    // optimizer and loss-scale kernels) are not in the arena.
+    if (isa<ml_program::GlobalLoadOp, ConstantOp, SGDUpdateOp, AdamUpdateOp,
+            UpdateLossScaleOp>(op))
+      continue;
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type)
+        continue;
+      int64_t here = order[op];
+      // In place: take a dying operand's buffer of the same size and type.
+      bool inPlace = false;
+      if (isElementwise(op))
+        for (Value operand : op->getOperands()) {
+          auto it = bufferOf.find(operand);
+          if (it == bufferOf.end())
+            continue;
+          Buffer &b = buffers[it->second];
+          if (b.bytes != byteSize(type) || b.end != here ||
+              b.element != type.getElementType())
+            continue;
+          bufferOf[result] = it->second;
+          b.end = lastUse(result);
+          b.gradient |= isGradient(result);
+          inPlace = true;
+          break;
+        }
+      if (inPlace)
+        continue;
+      bufferOf[result] = buffers.size();
+      buffers.push_back({byteSize(type), here, lastUse(result), -1,
+                         type.getElementType(), isGradient(result)});
+    }
+  }
+
+  // Greedy by size: largest first, lowest aligned offset that fits.
+  SmallVector<int64_t> bySize(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i)
+    bySize[i] = i;
+  llvm::sort(bySize, [&](int64_t a, int64_t b) {
+    return buffers[a].bytes != buffers[b].bytes
+               ? buffers[a].bytes > buffers[b].bytes
+               : a < b; // deterministic: definition order breaks ties
+  });
+  SmallVector<int64_t> placedOrder;
+  FunctionPlan plan;
+  plan.name = func.getSymName().str();
+  for (int64_t id : bySize) {
+    Buffer &b = buffers[id];
+    // Live-overlapping placed buffers, by offset.
+    SmallVector<const Buffer *> conflicts;
+    for (int64_t other : placedOrder) {
+      const Buffer &o = buffers[other];
+      if (o.start <= b.end && b.start <= o.end)
+        conflicts.push_back(&o);
+    }
+    llvm::sort(conflicts, [](const Buffer *x, const Buffer *y) {
+      return x->offset < y->offset;
+    });
+    int64_t offset = 0;
+    for (const Buffer *o : conflicts) {
+      if (offset + b.bytes <= o->offset)
+        break;
+      offset = std::max(offset, static_cast<int64_t>(llvm::alignTo(
+                                    o->offset + o->bytes, alignment)));
+    }
+    b.offset = offset;
+    placedOrder.push_back(id);
+    plan.arenaBytes = std::max(plan.arenaBytes, offset + b.bytes);
+  }
+
+  // Record offsets on the IR.
+  Builder builder(func.getContext());
+  for (Operation *op : ops) {
+    if (op->getNumResults() == 0 || isa<ml_program::GlobalLoadOp>(op))
+      continue;
+    SmallVector<int64_t> offsets;
+    bool any = false;
+    for (Value result : op->getResults()) {
+      auto it = bufferOf.find(result);
+      offsets.push_back(it == bufferOf.end() ? -1 : buffers[it->second].offset);
+      any |= it != bufferOf.end();
+    }
+    if (any)
+      op->setAttr("mpc.offsets", builder.getDenseI64ArrayAttr(offsets));
+  }
+  func->setAttr("mpc.arena_bytes", builder.getI64IntegerAttr(plan.arenaBytes));
+
+  // The peak of live bytes (a sweep over start/end events), and what is
+  // live then.
+  SmallVector<std::pair<int64_t, int64_t>> events; // (time, +-bytes)
+  for (const Buffer &b : buffers) {
+    events.push_back({b.start, b.bytes});
+    events.push_back({b.end + 1, -b.bytes});
+  }
+  llvm::sort(events); // at equal times, frees (negative) come first
+  int64_t live = 0, peakTime = 0;
+  for (auto [time, delta] : events) {
+    live += delta;
+    if (live > plan.peakLive) {
+      plan.peakLive = live;
+      peakTime = time;
+    }
+  }
+  for (const Buffer &b : buffers)
+    if (b.start <= peakTime && peakTime <= b.end)
+      (b.gradient ? plan.gradients : plan.activations)[b.element] += b.bytes;
+  return plan;
+}
+
+/// Globals by role: optimizer state (moments, momentum buffers), parameters
+/// (what the optimizer updates, their low-precision copies, and globals
+/// only read), other state (what graphs write otherwise: running statistics,
+/// loss-scale state, step counters).
+struct GlobalTally {
+  llvm::MapVector<Type, int64_t> parameters, optimizerState, otherState;
+};
+
+GlobalTally tallyGlobals(ModuleOp module) {
+  llvm::StringMap<int> role; // 0 parameter, 1 optimizer state, 2 other state
+  auto globalOf = [](Value v) -> StringRef {
+    if (auto load = v.getDefiningOp<ml_program::GlobalLoadOp>())
+      return load.getGlobal().getLeafReference();
+    return {};
+  };
+  module.walk([&](Operation *op) {
+    if (auto sgd = dyn_cast<SGDUpdateOp>(op)) {
+      if (sgd.getMomentumBuffer())
+        role[globalOf(sgd.getMomentumBuffer())] = 1;
+    } else if (auto adam = dyn_cast<AdamUpdateOp>(op)) {
+      role[globalOf(adam.getExpAvg())] = 1;
+      role[globalOf(adam.getExpAvgSq())] = 1;
+    }
+  });
+  DenseSet<StringRef> updatedParams;
+  module.walk([&](Operation *op) {
+    if (isa<SGDUpdateOp, AdamUpdateOp>(op))
+      updatedParams.insert(globalOf(op->getOperand(0)));
+  });
+  module.walk([&](ml_program::GlobalStoreOp store) {
+    StringRef name = store.getGlobal().getLeafReference();
+    if (!role.count(name) && !updatedParams.contains(name))
+      role[name] = 2;
+  });
+  GlobalTally tally;
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    auto type = dyn_cast<RankedTensorType>(global.getType());
+    if (!type)
+      continue;
+    // Low-precision copies are parameters whatever writes them.
+    int r =
+        global->hasAttr("mpc.master") ? 0 : role.lookup(global.getSymName());
+    auto &bucket = r == 1   ? tally.optimizerState
+                   : r == 2 ? tally.otherState
+                            : tally.parameters;
+    bucket[type.getElementType()] += byteSize(type);
+  }
+  return tally;
+}
+
+std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+int64_t total(const llvm::MapVector<Type, int64_t> &m) {
+  int64_t n = 0;
+  for (auto &entry : m)
+    n += entry.second;
+  return n;
+}
+
+void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
+                 ArrayRef<FunctionPlan> plans) {
+  llvm::json::OStream json(os, 2);
+  auto byType = [&](StringRef key, const llvm::MapVector<Type, int64_t> &m) {
+    json.attributeObject(key, [&] {
+      json.attribute("total", total(m));
+      for (auto &[type, n] : m)
+        json.attribute(typeName(type), n);
+    });
+  };
+  json.object([&] {
+    byType("parameters", globals.parameters);
+    byType("optimizer_state", globals.optimizerState);
+    byType("other_state", globals.otherState);
+    json.attributeArray("functions", [&] {
+      for (const FunctionPlan &p : plans)
+        json.object([&] {
+          json.attribute("function", p.name);
+          json.attribute("arena_bytes", p.arenaBytes);
+          json.attribute("peak_live_bytes", p.peakLive);
+          byType("gradients_at_peak", p.gradients);
+          byType("activations_at_peak", p.activations);
+          json.attribute("workspace_bytes", 0);
+          json.attribute("peak_bytes", total(globals.parameters) +
+                                           total(globals.optimizerState) +
+                                           total(globals.otherState) +
+                                           p.arenaBytes);
+        });
+    });
+  });
+  os << "\n";
+}
+
+} // namespace
+
+namespace mlir::mpc {
+namespace {
+struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      emitError(module.getLoc())
+          << "mpc-plan-memory: alignment must be a power of two, got "
+          << static_cast<int64_t>(alignment);
+      return signalPassFailure();
+    }
+    SmallVector<FunctionPlan> plans;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.getBody().getBlocks().size() > 1) {
+        func.emitError("mpc-plan-memory: graphs with control flow are not "
+                       "supported (one block per function)");
+        return signalPassFailure();
+      }
+      if (!func.isExternal())
+        plans.push_back(planFunction(func, alignment));
+    }
+    std::string out =
+        report.empty() ? clMemoryReport.getValue() : report.getValue();
+    if (out.empty())
+      return;
+    std::string error;
+    auto file = openOutputFile(out, &error);
+    if (!file) {
+      emitError(module.getLoc())
+          << "mpc-plan-memory: cannot open report output: " << error;
+      return signalPassFailure();
+    }
+    writeReport(file->os(), tallyGlobals(module), plans);
+    file->keep();
+  }
+};
+} // namespace
+} // namespace mlir::mpc
