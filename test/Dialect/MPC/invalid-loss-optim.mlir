@@ -219,7 +219,7 @@ func.func @sgd_new_param(%p: tensor<4xf32>, %lr: tensor<f32>) {
 // -----
 
 func.func @adam_state(%p: tensor<4xf32>, %m: tensor<4xf16>, %lr: tensor<f32>, %t: tensor<i32>) {
-  // expected-error @+1 {{'mpc.adam_update' op expects optimizer state of the parameter's type 'tensor<4xf32>', got 'tensor<4xf16>'}}
+  // expected-error @+1 {{'mpc.adam_update' op expects optimizer state and its new value of the parameter's type 'tensor<4xf32>', got 'tensor<4xf16>' and 'tensor<4xf32>'}}
   %0:3 = "mpc.adam_update"(%p, %p, %m, %m, %lr, %t) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf16>, tensor<f32>, tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
@@ -270,5 +270,13 @@ func.func @sgd_operand_count(%p: tensor<4xf32>, %lr: tensor<f32>) {
 func.func @sgd_param_type(%p: memref<4xf32>, %lr: tensor<f32>) {
   // expected-error @+1 {{expects a ranked tensor parameter type}}
   %0 = mpc.sgd_update %p, %p lr(%lr) : memref<4xf32>, memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @adam_new_state(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i32>) {
+  // expected-error @+1 {{'mpc.adam_update' op expects optimizer state and its new value of the parameter's type 'tensor<4xf32>', got 'tensor<4xf32>' and 'tensor<4xf16>'}}
+  %0:3 = "mpc.adam_update"(%p, %p, %p, %p, %lr, %t) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i32>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xf32>)
   return
 }

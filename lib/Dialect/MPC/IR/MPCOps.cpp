@@ -1070,8 +1070,9 @@ static LogicalResult verifyUpdateCommon(OpTy op, ValueRange state,
     return op.emitOpError("expects the new parameter of type ") << param;
   for (auto [in, out] : llvm::zip_equal(state, newState))
     if (in.getType() != param || out.getType() != param)
-      return op.emitOpError("expects optimizer state of the parameter's type ")
-             << param << ", got " << in.getType();
+      return op.emitOpError("expects optimizer state and its new value of the "
+                            "parameter's type ")
+             << param << ", got " << in.getType() << " and " << out.getType();
   std::optional<Type> copy = op.getCopyType();
   if (copy.has_value() != static_cast<bool>(op.getParamCopy()))
     return op.emitOpError("expects a parameter copy result exactly when "

@@ -507,15 +507,16 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
     for (OpOperand &operand : op->getOpOperands())
       operand.set(castTo(operand.get(), compute));
 
-  if (isa<SGDUpdateOp, AdamUpdateOp>(op)) {
-    // Results follow the parameter and state types (low precision at O3).
-    for (auto [i, result] : llvm::enumerate(op->getResults()))
-      if (i < op->getNumResults() - (op->hasAttr("copy_type") ? 1 : 0))
-        result.setType(op->getOperand(i == 0 ? 0 : i + 1).getType());
-    if (isa<SGDUpdateOp>(op) && op->getNumResults() > 1 &&
-        !op->hasAttr("copy_type"))
-      op->getResult(1).setType(
-          cast<SGDUpdateOp>(op).getMomentumBuffer().getType());
+  // Optimizer results follow their parameter and state (low precision at
+  // O3); the copy keeps its type.
+  if (auto sgd = dyn_cast<SGDUpdateOp>(op)) {
+    sgd.getNewParam().setType(sgd.getParam().getType());
+    if (Value buffer = sgd.getNewMomentumBuffer())
+      buffer.setType(sgd.getMomentumBuffer().getType());
+  } else if (auto adam = dyn_cast<AdamUpdateOp>(op)) {
+    adam.getNewParam().setType(adam.getParam().getType());
+    adam.getNewExpAvg().setType(adam.getExpAvg().getType());
+    adam.getNewExpAvgSq().setType(adam.getExpAvgSq().getType());
   } else {
     refreshResultTypes(op, compute);
   }
