@@ -156,7 +156,7 @@ void layerNormBackward(const T *dy, const T *x, const Stat *mean,
 
 extern "C" {
 
-#define MPCRT_DEFINE(SUFFIX, ABI_T, T, STAT)                                   \
+#define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
   void mpcrt_conv2d_##SUFFIX(const ABI_T *input, const ABI_T *filter,          \
                              ABI_T *output, const mpcrt_conv2d_shape *shape) { \
     conv(reinterpret_cast<const T *>(input),                                   \
@@ -177,27 +177,24 @@ extern "C" {
                        reinterpret_cast<const T *>(input),                     \
                        reinterpret_cast<T *>(grad_filter), *shape);            \
   }                                                                            \
-  void mpcrt_layer_norm_##SUFFIX(const ABI_T *input, mpcrt_dtype param_dtype,  \
-                                 const void *gamma, const void *beta,          \
-                                 ABI_T *output, STAT *mean, STAT *rstd,        \
-                                 int64_t rows, int64_t cols, double epsilon) { \
+  void mpcrt_layer_norm_##SUFFIX(                                              \
+      const ABI_T *input, mpcrt_dtype param_dtype, const void *gamma,          \
+      const void *beta, ABI_T *output, Storage<T>::Acc *mean,                  \
+      Storage<T>::Acc *rstd, int64_t rows, int64_t cols, double epsilon) {     \
     layerNorm(reinterpret_cast<const T *>(input), param_dtype, gamma, beta,    \
               reinterpret_cast<T *>(output), mean, rstd, rows, cols, epsilon); \
   }                                                                            \
   void mpcrt_layer_norm_backward_##SUFFIX(                                     \
-      const ABI_T *grad_output, const ABI_T *input, const STAT *mean,          \
-      const STAT *rstd, mpcrt_dtype param_dtype, const void *gamma,            \
-      ABI_T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,      \
-      int64_t cols) {                                                          \
+      const ABI_T *grad_output, const ABI_T *input,                            \
+      const Storage<T>::Acc *mean, const Storage<T>::Acc *rstd,                \
+      mpcrt_dtype param_dtype, const void *gamma, ABI_T *grad_input,           \
+      void *grad_gamma, void *grad_beta, int64_t rows, int64_t cols) {         \
     layerNormBackward(reinterpret_cast<const T *>(grad_output),                \
                       reinterpret_cast<const T *>(input), mean, rstd,          \
                       param_dtype, gamma, reinterpret_cast<T *>(grad_input),   \
                       grad_gamma, grad_beta, rows, cols);                      \
   }
-MPCRT_DEFINE(f16, uint16_t, F16, float)
-MPCRT_DEFINE(bf16, uint16_t, BF16, float)
-MPCRT_DEFINE(f32, float, float, float)
-MPCRT_DEFINE(f64, double, double, double)
+MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE
 
 } // extern "C"

@@ -226,10 +226,7 @@ extern "C" {
                          reinterpret_cast<const T *>(logits), labels, bits,    \
                          reinterpret_cast<T *>(grad), rows, classes, mean);    \
   }
-MPCRT_DEFINE(f16, uint16_t, F16)
-MPCRT_DEFINE(bf16, uint16_t, BF16)
-MPCRT_DEFINE(f32, float, float)
-MPCRT_DEFINE(f64, double, double)
+MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE
 
 } // extern "C"

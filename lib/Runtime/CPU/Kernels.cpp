@@ -124,10 +124,7 @@ void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
                     reinterpret_cast<const T *>(output),                       \
                     reinterpret_cast<T *>(grad_input), rows, cols, log);       \
   }
-MPCRT_DEFINE(f16, uint16_t, F16)
-MPCRT_DEFINE(bf16, uint16_t, BF16)
-MPCRT_DEFINE(f32, float, float)
-MPCRT_DEFINE(f64, double, double)
+MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE
 
 } // extern "C"

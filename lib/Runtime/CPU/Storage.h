@@ -167,6 +167,14 @@ inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i, double value) {
   }
 }
 
+/// Instantiates M(suffix, ABI element type, storage type) for every dtype of
+/// the single-type entry points (mpcrt_<op>_<suffix>).
+#define MPCRT_FOR_EACH_DTYPE(M)                                                \
+  M(f16, uint16_t, F16)                                                        \
+  M(bf16, uint16_t, BF16)                                                      \
+  M(f32, float, float)                                                         \
+  M(f64, double, double)
+
 /// Calls fn(i, offsets...) for every element i of a dense row-major `shape`,
 /// with one strided offset per operand: offset_k = base_k + sum_d index_d *
 /// strides_k[d]. The index walk of broadcasting, transposes and slices.

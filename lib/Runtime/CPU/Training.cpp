@@ -74,7 +74,7 @@ void adam(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
     // 1.3e-5 relative for 0.999.
     double rate = *lr;
     Acc inv = invScale ? static_cast<Acc>(*invScale) : Acc(1);
-    Acc b1 = static_cast<Acc>(beta1), b2 = static_cast<Acc>(beta2);
+    Acc b2 = static_cast<Acc>(beta2);
     Acc oneMinusB1 = static_cast<Acc>(1 - beta1);
     Acc oneMinusB2 = static_cast<Acc>(1 - beta2);
     Acc decay = static_cast<Acc>(1 - rate * weightDecay);
