@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Dialect/MPC/Transforms/PrecisionPolicy.h"
@@ -54,13 +55,6 @@ struct OpRecord {
   SmallVector<std::string> inputs, outputs;
 };
 
-std::string typeName(Type type) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  type.print(os);
-  return s;
-}
-
 std::string locationName(Location loc) {
   if (auto file = dyn_cast<FileLineColLoc>(loc))
     return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
@@ -76,11 +70,6 @@ RankedTensorType floatTensor(Type type) {
   if (tensor && isa<FloatType>(tensor.getElementType()))
     return tensor;
   return {};
-}
-
-int64_t byteSize(RankedTensorType type) {
-  return type.getNumElements() *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
 /// The wider of two float types; two different 16-bit types meet at f32.

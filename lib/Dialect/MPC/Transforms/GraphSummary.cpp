@@ -1,5 +1,6 @@
 //===- GraphSummary.cpp - per-graph op and parameter summary --------------===//
 
+#include "TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
@@ -15,11 +16,6 @@ namespace mlir::mpc {
 #include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
 
 namespace {
-
-static int64_t byteSize(RankedTensorType type) {
-  return type.getNumElements() *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-}
 
 struct GraphSummaryPass : public impl::GraphSummaryPassBase<GraphSummaryPass> {
   using Base::Base;

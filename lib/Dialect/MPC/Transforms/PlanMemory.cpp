@@ -1,5 +1,6 @@
 //===- PlanMemory.cpp - static arena planning by liveness -----------------===//
 
+#include "TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
@@ -27,11 +28,6 @@ static llvm::cl::opt<std::string> clMemoryReport(
     llvm::cl::value_desc("FILE"), llvm::cl::init(""));
 
 namespace {
-
-int64_t byteSize(RankedTensorType type) {
-  return type.getNumElements() *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-}
 
 /// Ops that read each operand element once and write the same element of
 /// the result: the result may overwrite a dying operand of its size.
@@ -250,13 +246,6 @@ GlobalTally tallyGlobals(ModuleOp module) {
     bucket[type.getElementType()] += byteSize(type);
   }
   return tally;
-}
-
-std::string typeName(Type type) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  type.print(os);
-  return s;
 }
 
 int64_t total(const llvm::MapVector<Type, int64_t> &m) {

@@ -1,0 +1,30 @@
+//===- TypeUtils.h - small type helpers shared by the passes ----*- C++ -*-===//
+
+#ifndef MPC_LIB_DIALECT_MPC_TRANSFORMS_TYPEUTILS_H
+#define MPC_LIB_DIALECT_MPC_TRANSFORMS_TYPEUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::mpc {
+
+/// Bytes of a statically shaped tensor's dense storage (i1 takes a byte).
+inline int64_t byteSize(RankedTensorType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+/// A type as the IR prints it ("f16", "tensor<4xf32>"), for reports.
+inline std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+} // namespace mlir::mpc
+
+#endif // MPC_LIB_DIALECT_MPC_TRANSFORMS_TYPEUTILS_H
