@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include "gtest/gtest.h"
@@ -17,27 +18,7 @@
 
 namespace {
 
-struct Rng {
-  Rng() : seed(std::random_device()()), engine(seed) {}
-  double operator()() {
-    return std::uniform_real_distribution<double>(-1, 1)(engine);
-  }
-  std::vector<double> vec(size_t n) {
-    std::vector<double> v(n);
-    for (double &x : v)
-      x = (*this)();
-    return v;
-  }
-  unsigned seed;
-  std::mt19937 engine;
-};
-
-double dot(const std::vector<double> &a, const std::vector<double> &b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    s += a[i] * b[i];
-  return s;
-}
+using namespace mpcrt::test;
 
 mpcrt_conv2d_shape makeShape(int64_t stride, int64_t pad, int64_t dilation,
                              int64_t groups) {
@@ -210,20 +191,14 @@ TEST(LayerNorm, ForwardAndBackwardInF64) {
                                 MPCRT_F64, g.data(), dx.data(), dg.data(),
                                 db.data(), rows, cols);
   // d/dv sum(dy * forward) by central differences, for every x, gamma, beta.
-  auto fd = [&](std::vector<double> &v, size_t i) {
-    double keep = v[i], h = 1e-6;
-    v[i] = keep + h;
-    double up = dot(dy, forward(x, g, b));
-    v[i] = keep - h;
-    double down = dot(dy, forward(x, g, b));
-    v[i] = keep;
-    return (up - down) / (2 * h);
-  };
+  auto loss = [&] { return dot(dy, forward(x, g, b)); };
+  auto ndx = numericGradient(x, loss), ndg = numericGradient(g, loss),
+       ndb = numericGradient(b, loss);
   for (size_t i = 0; i < x.size(); ++i)
-    ASSERT_NEAR(dx[i], fd(x, i), 1e-6) << "x " << i;
+    ASSERT_NEAR(dx[i], ndx[i], 1e-6) << "x " << i;
   for (size_t i = 0; i < g.size(); ++i) {
-    ASSERT_NEAR(dg[i], fd(g, i), 1e-6) << "gamma " << i;
-    ASSERT_NEAR(db[i], fd(b, i), 1e-6) << "beta " << i;
+    ASSERT_NEAR(dg[i], ndg[i], 1e-6) << "gamma " << i;
+    ASSERT_NEAR(db[i], ndb[i], 1e-6) << "beta " << i;
   }
 }
 

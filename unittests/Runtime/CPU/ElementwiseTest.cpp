@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include "gtest/gtest.h"
@@ -17,6 +18,8 @@
 #include <vector>
 
 namespace {
+
+using mpcrt::test::numericGradient;
 
 struct Buffer {
   mpcrt_dtype dtype;
@@ -299,15 +302,12 @@ TEST_P(ElementwiseTest, CrossEntropyAndItsGradient) {
     double ref = lossOf(x, mean);
     ASSERT_NEAR(loss.at(0), ref,
                 roundoff(dtype) * std::fabs(ref) + 1e-5 * (1 + std::fabs(ref)));
-    for (int64_t i = 0; i < rows * classes; ++i) {
-      std::vector<double> xp = x, xm = x;
-      xp[i] += 1e-6;
-      xm[i] -= 1e-6;
-      double fd = 1.5 * (lossOf(xp, mean) - lossOf(xm, mean)) / 2e-6;
-      ASSERT_NEAR(grad.at(i), fd,
-                  roundoff(dtype) * std::fabs(fd) + 1e-6 * (1 + std::fabs(fd)))
+    auto fd = numericGradient(x, [&] { return 1.5 * lossOf(x, mean); });
+    for (int64_t i = 0; i < rows * classes; ++i)
+      ASSERT_NEAR(grad.at(i), fd[i],
+                  roundoff(dtype) * std::fabs(fd[i]) +
+                      1e-6 * (1 + std::fabs(fd[i])))
           << "mean " << mean << " element " << i;
-    }
   }
   // 32-bit labels read the same rows.
   std::vector<int32_t> labels32(labels.begin(), labels.end());

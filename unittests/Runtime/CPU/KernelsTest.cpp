@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include "gtest/gtest.h"
@@ -17,12 +18,7 @@
 
 namespace {
 
-struct Rng {
-  Rng() : seed(std::random_device()()), engine(seed) {}
-  unsigned seed;
-  std::mt19937 engine;
-  float normal() { return std::normal_distribution<float>(0.f, 1.f)(engine); }
-};
+using namespace mpcrt::test;
 
 /// A buffer of one dtype with its exact values as doubles.
 struct Tensor {
@@ -186,15 +182,9 @@ TEST(SoftmaxBackward, MatchesFiniteDifferencesInF64) {
         s += out[i] * dy[i];
       return s;
     };
-    for (size_t i = 0; i < x.size(); ++i) {
-      double keep = x[i], h = 1e-6;
-      x[i] = keep + h;
-      double up = loss();
-      x[i] = keep - h;
-      double down = loss();
-      x[i] = keep;
-      ASSERT_NEAR(dx[i], (up - down) / (2 * h), 1e-7) << "log " << log;
-    }
+    auto fd = numericGradient(x, loss);
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(dx[i], fd[i], 1e-7) << "log " << log;
   }
 }
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include "gtest/gtest.h"
@@ -17,41 +18,7 @@
 
 namespace {
 
-struct Rng {
-  Rng() : seed(std::random_device()()), engine(seed) {}
-  std::vector<double> vec(size_t n, double lo = -1, double hi = 1) {
-    std::uniform_real_distribution<double> u(lo, hi);
-    std::vector<double> v(n);
-    for (double &x : v)
-      x = u(engine);
-    return v;
-  }
-  unsigned seed;
-  std::mt19937 engine;
-};
-
-double dot(const std::vector<double> &a, const std::vector<double> &b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    s += a[i] * b[i];
-  return s;
-}
-
-/// Central differences of the scalar f at every element of v.
-std::vector<double> numericGradient(std::vector<double> &v,
-                                    const std::function<double()> &f) {
-  std::vector<double> g(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    double keep = v[i], h = 1e-6;
-    v[i] = keep + h;
-    double up = f();
-    v[i] = keep - h;
-    double down = f();
-    v[i] = keep;
-    g[i] = (up - down) / (2 * h);
-  }
-  return g;
-}
+using namespace mpcrt::test;
 
 TEST(Philox, KnownAnswer) {
   // The zero-counter, zero-key vector of the Random123 distribution.
