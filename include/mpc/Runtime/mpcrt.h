@@ -323,6 +323,29 @@ MPCRT_DECLARE_OPTIMIZERS(bf16_bf16, uint16_t, uint16_t)
 MPCRT_DECLARE_OPTIMIZERS(f64_f64, double, double)
 #undef MPCRT_DECLARE_OPTIMIZERS
 
+/* ---- Support for compiled steps. */
+
+/* Byte copies and zero fills of buffers (overlap allowed in the copy). */
+void mpcrt_copy(void *dst, const void *src, int64_t bytes);
+void mpcrt_zero(void *dst, int64_t bytes);
+
+/* Global initialisers, deterministic from the seed on every backend:
+ * `count` elements of `dtype` set to `value`, or drawn uniformly from
+ * [a, b) (normal = 0) or from N(a, b^2) (normal = 1, Box-Muller). Pair q of
+ * elements comes from philox4x32(counter = {lo32(q), 0, 0, hi32(q)}, key =
+ * seed): words 0-1 make the first 53-bit uniform, words 2-3 the second. */
+void mpcrt_fill(mpcrt_dtype dtype, void *dst, int64_t count, double value);
+void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
+                       int32_t normal, double a, double b, uint64_t seed);
+
+/* The step counter that seeds dropout: the entry function increments it at
+ * its end. */
+void mpcrt_increment_step(int64_t *step);
+
+/* Stops the program with a message naming `where` when an embedding kernel
+ * returned a bad index (code = 1 + its position); nothing when code is 0. */
+void mpcrt_check_index(int64_t code, const char *where);
+
 #ifdef __cplusplus
 }
 #endif

@@ -113,6 +113,39 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
   ];
 }
 
+def LowerToRuntimePass : Pass<"mpc-lower-to-runtime", "ModuleOp"> {
+  let summary = "Lowers planned mpc graphs to calls of the mpcrt C ABI";
+  let description = [{
+    Runs after `--mpc-plan-memory`. Every function becomes
+    `void f(void *arena, void *state, void *const *inputs,
+    void *const *outputs)` on raw pointers: tensors live at their planned
+    arena offsets, globals in one state buffer (declaration order, 256-byte
+    aligned, then an i64 step counter), constants in read-only data, inputs
+    and outputs in the caller's buffers. Each op becomes calls of the runtime
+    ABI (`include/mpc/Runtime/mpcrt.h`), one family per source file:
+    elementwise, linear algebra, normalization, neural-net layers, data
+    movement, training. The module gains `mpc_step` (calls `entry`),
+    `mpc_init_globals` (expands every initializer deterministically from its
+    seed) and `mpc_model`, a JSON descriptor of the entry's inputs and
+    outputs (named by the `mpc.name` argument attribute, else `argN`), the
+    globals and the buffer sizes. What remains is func, arith and llvm ops
+    for `--convert-to-llvm`.
+
+    ```
+    $ mpc-opt model.mlir --mpc-plan-memory --mpc-lower-to-runtime \
+        --convert-to-llvm --reconcile-unrealized-casts
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
+           "The function mpc_step calls (default train_step, or the only "
+           "function)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def PrintPrecisionCategoriesPass :
     Pass<"mpc-print-precision-categories", "ModuleOp"> {
   let summary = "Reports each op's default precision category as a remark";

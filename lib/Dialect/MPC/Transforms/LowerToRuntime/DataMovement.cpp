@@ -1,0 +1,181 @@
+//===- DataMovement.cpp - constants, reshape, transpose, slices, concat ---===//
+
+#include "Lowering.h"
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mpc;
+using namespace mlir::mpc::lowering;
+
+namespace {
+
+int32_t elementBytes(RankedTensorType type) {
+  return std::max<int32_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+/// A rank-0 copy is a one-element copy.
+void stridedCopy(Lowering &l, Value in, int64_t offset,
+                 SmallVector<int64_t> inStrides, Value out,
+                 SmallVector<int64_t> shape, int32_t bytes) {
+  if (shape.empty()) {
+    shape = {1};
+    inStrides = {1};
+  }
+  l.call("mpcrt_strided_copy",
+         {in, l.i64(offset), l.i64Array(inStrides), out, l.i64Array(shape),
+          l.i32(shape.size()), l.i32(bytes)});
+}
+
+void stridedScatter(Lowering &l, Value in, Value out, int64_t offset,
+                    SmallVector<int64_t> outStrides, SmallVector<int64_t> shape,
+                    int32_t bytes) {
+  if (shape.empty()) {
+    shape = {1};
+    outStrides = {1};
+  }
+  l.call("mpcrt_strided_scatter",
+         {in, out, l.i64(offset), l.i64Array(outStrides), l.i64Array(shape),
+          l.i32(shape.size()), l.i32(bytes)});
+}
+
+LogicalResult constant(ConstantOp op, Lowering &l) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitOpError("is lowered for dense element values only");
+  auto type = cast<RankedTensorType>(op.getType());
+  Type element = type.getElementType();
+  Attribute data = dense;
+  if (element.isInteger(1)) { // bytes, as the runtime stores masks
+    SmallVector<int8_t> bytes;
+    for (bool v : dense.getValues<bool>())
+      bytes.push_back(v);
+    element = IntegerType::get(op.getContext(), 8);
+    data = DenseElementsAttr::get(
+        RankedTensorType::get(type.getShape(), element), ArrayRef(bytes));
+  }
+  // Splats are stored expanded: kernels read every element.
+  if (dense.isSplat())
+    data = DenseElementsAttr::get(
+        RankedTensorType::get({type.getNumElements()}, element),
+        SmallVector<Attribute>(
+            type.getNumElements(),
+            cast<DenseElementsAttr>(data).getSplatValue<Attribute>()));
+  StringRef symbol = l.symbols.constant(
+      "__mpc_const_", data,
+      LLVM::LLVMArrayType::get(element,
+                               std::max<int64_t>(1, type.getNumElements())));
+  l.bind(op.getResult(), l.addressOf(symbol));
+  return success();
+}
+
+/// Reshapes copy: the planner gives the result its own buffer, and the
+/// operand's buffer may be reused once the reshape has read it.
+LogicalResult reshape(ReshapeOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  l.copy(out, l.ptr(op.getInput()), op.getType());
+  return success();
+}
+
+LogicalResult transpose(TransposeOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto in = tensorType(op.getInput());
+  SmallVector<int64_t> dense = strides(in.getShape()), permuted;
+  for (int64_t d : op.getPermutation())
+    permuted.push_back(dense[d]);
+  stridedCopy(l, l.ptr(op.getInput()), 0, permuted, out,
+              SmallVector<int64_t>(op.getType().getShape()), elementBytes(in));
+  return success();
+}
+
+/// Offset and strides of a strided window into a dense buffer.
+std::pair<int64_t, SmallVector<int64_t>>
+window(ArrayRef<int64_t> shape, ArrayRef<int64_t> offsets,
+       std::optional<ArrayRef<int64_t>> steps) {
+  SmallVector<int64_t> dense = strides(shape), result;
+  int64_t offset = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    offset += offsets[d] * dense[d];
+    result.push_back(dense[d] * (steps ? (*steps)[d] : 1));
+  }
+  return {offset, result};
+}
+
+LogicalResult slice(SliceOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto in = tensorType(op.getInput());
+  auto [offset, s] = window(in.getShape(), op.getOffsets(), op.getStrides());
+  stridedCopy(l, l.ptr(op.getInput()), offset, s, out,
+              SmallVector<int64_t>(op.getType().getShape()), elementBytes(in));
+  return success();
+}
+
+LogicalResult sliceBackward(SliceBackwardOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto type = op.getType();
+  auto grad = tensorType(op.getGrad());
+  auto [offset, s] = window(type.getShape(), op.getOffsets(), op.getStrides());
+  l.call("mpcrt_zero", {out, l.i64(bytesOf(type))});
+  stridedScatter(l, l.ptr(op.getGrad()), out, offset, s,
+                 SmallVector<int64_t>(grad.getShape()), elementBytes(grad));
+  return success();
+}
+
+LogicalResult broadcastTo(BroadcastToOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto in = tensorType(op.getInput());
+  ArrayRef<int64_t> shape = op.getType().getShape();
+  SmallVector<int64_t> dense = strides(in.getShape());
+  SmallVector<int64_t> s(shape.size(), 0);
+  size_t lead = shape.size() - in.getRank();
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    s[lead + d] = in.getDimSize(d) == 1 ? 0 : dense[d];
+  stridedCopy(l, l.ptr(op.getInput()), 0, s, out, SmallVector<int64_t>(shape),
+              elementBytes(in));
+  return success();
+}
+
+LogicalResult concat(ConcatOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto type = op.getType();
+  int64_t axis =
+      op.getAxis() < 0 ? op.getAxis() + type.getRank() : op.getAxis();
+  SmallVector<int64_t> dense = strides(type.getShape());
+  int64_t position = 0;
+  for (Value input : op.getInputs()) {
+    auto in = tensorType(input);
+    stridedScatter(l, l.ptr(input), out, position * dense[axis], dense,
+                   SmallVector<int64_t>(in.getShape()), elementBytes(in));
+    position += in.getDimSize(axis);
+  }
+  return success();
+}
+
+} // namespace
+
+std::optional<LogicalResult> lowering::lowerDataMovement(Operation *op,
+                                                         Lowering &l) {
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case([&](ConstantOp op) { return constant(op, l); })
+      .Case([&](ReshapeOp op) { return reshape(op, l); })
+      .Case([&](TransposeOp op) { return transpose(op, l); })
+      .Case([&](SliceOp op) { return slice(op, l); })
+      .Case([&](SliceBackwardOp op) { return sliceBackward(op, l); })
+      .Case([&](BroadcastToOp op) { return broadcastTo(op, l); })
+      .Case([&](ConcatOp op) { return concat(op, l); })
+      .Default([](Operation *) { return std::nullopt; });
+}

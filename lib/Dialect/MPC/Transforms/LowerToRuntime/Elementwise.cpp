@@ -1,0 +1,116 @@
+//===- Elementwise.cpp - unary, binary, activation gradients, casts -------===//
+
+#include "Lowering.h"
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mpc;
+using namespace mlir::mpc::lowering;
+
+namespace {
+
+// The enums of mpcrt.h.
+enum Unary { Neg, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, GeluTanh };
+enum Binary { Add, Sub, Mul, Div, Pow };
+
+LogicalResult unary(Operation *op, int32_t kind, Lowering &l) {
+  Value in = op->getOperand(0);
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto type = tensorType(in);
+  l.call("mpcrt_unary_" + suffix(type.getElementType()),
+         {l.i32(kind), l.ptr(in), out, l.i64(type.getNumElements())});
+  return success();
+}
+
+LogicalResult unaryGrad(Operation *op, int32_t kind, Lowering &l) {
+  Value grad = op->getOperand(0), saved = op->getOperand(1);
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto type = tensorType(grad);
+  l.call("mpcrt_unary_grad_" + suffix(type.getElementType()),
+         {l.i32(kind), l.ptr(grad), l.ptr(saved), out,
+          l.i64(type.getNumElements())});
+  return success();
+}
+
+/// Strides of `operand` broadcast to `shape` (numpy rules): 0 along the
+/// dimensions it repeats.
+SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> operand,
+                                      ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dense = strides(operand);
+  SmallVector<int64_t> result(shape.size(), 0);
+  size_t lead = shape.size() - operand.size();
+  for (size_t d = 0; d < operand.size(); ++d)
+    result[lead + d] = operand[d] == 1 && shape[lead + d] != 1 ? 0 : dense[d];
+  return result;
+}
+
+LogicalResult binary(Operation *op, int32_t kind, Lowering &l) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<int64_t> ls = broadcastStrides(tensorType(lhs).getShape(), shape);
+  SmallVector<int64_t> rs = broadcastStrides(tensorType(rhs).getShape(), shape);
+  if (shape.empty()) { // a scalar is a one-element vector
+    shape = {1};
+    ls = {1};
+    rs = {1};
+  }
+  l.call("mpcrt_binary_" + suffix(type.getElementType()),
+         {l.i32(kind), l.ptr(lhs), l.i64Array(ls), l.ptr(rhs), l.i64Array(rs),
+          out, l.i64Array(shape), l.i32(shape.size())});
+  return success();
+}
+
+LogicalResult castOp(CastOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto in = tensorType(op.getInput());
+  l.call("mpcrt_cast",
+         {l.i32(dtypeCode(in.getElementType())), l.ptr(op.getInput()),
+          l.i32(dtypeCode(op.getType().getElementType())), out,
+          l.i64(in.getNumElements())});
+  return success();
+}
+
+} // namespace
+
+std::optional<LogicalResult> lowering::lowerElementwise(Operation *op,
+                                                        Lowering &l) {
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case([&](NegOp op) { return unary(op, Neg, l); })
+      .Case([&](ExpOp op) { return unary(op, Exp, l); })
+      .Case([&](LogOp op) { return unary(op, Log, l); })
+      .Case([&](SqrtOp op) { return unary(op, Sqrt, l); })
+      .Case([&](RsqrtOp op) { return unary(op, Rsqrt, l); })
+      .Case([&](TanhOp op) { return unary(op, Tanh, l); })
+      .Case([&](SigmoidOp op) { return unary(op, Sigmoid, l); })
+      .Case([&](ReluOp op) { return unary(op, Relu, l); })
+      .Case([&](GeluOp op) {
+        return unary(op, op.getApproximate() ? GeluTanh : Gelu, l);
+      })
+      .Case([&](ReluGradOp op) { return unaryGrad(op, Relu, l); })
+      .Case([&](GeluGradOp op) {
+        return unaryGrad(op, op.getApproximate() ? GeluTanh : Gelu, l);
+      })
+      .Case([&](TanhGradOp op) { return unaryGrad(op, Tanh, l); })
+      .Case([&](SigmoidGradOp op) { return unaryGrad(op, Sigmoid, l); })
+      .Case([&](AddOp op) { return binary(op, Add, l); })
+      .Case([&](SubOp op) { return binary(op, Sub, l); })
+      .Case([&](MulOp op) { return binary(op, Mul, l); })
+      .Case([&](DivOp op) { return binary(op, Div, l); })
+      .Case([&](PowOp op) { return binary(op, Pow, l); })
+      .Case([&](ScaleLossOp op) { return binary(op, Mul, l); })
+      .Case([&](CastOp op) { return castOp(op, l); })
+      .Default([](Operation *) { return std::nullopt; });
+}

@@ -1,0 +1,115 @@
+//===- LinearAlgebra.cpp - matmul and convolutions ------------------------===//
+
+#include "Lowering.h"
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mpc;
+using namespace mlir::mpc::lowering;
+
+namespace {
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+LogicalResult matmul(MatmulOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto a = tensorType(op.getA()), b = tensorType(op.getB());
+  auto c = op.getType();
+  int64_t rank = c.getRank();
+  int64_t m = c.getDimSize(rank - 2), n = c.getDimSize(rank - 1);
+  int64_t k = op.getTransposeA() ? a.getDimSize(a.getRank() - 2)
+                                 : a.getDimSize(a.getRank() - 1);
+  ArrayRef<int64_t> batch = c.getShape().drop_back(2);
+  // Each operand either has the result's batch dimensions or none.
+  auto batchStride = [&](RankedTensorType t, int64_t matrix,
+                         StringRef which) -> FailureOr<int64_t> {
+    ArrayRef<int64_t> own = t.getShape().drop_back(2);
+    if (own.empty() || product(own) == 1)
+      return int64_t(0);
+    if (own == batch)
+      return matrix;
+    return op.emitOpError("operand ")
+           << which << " broadcasts only some batch dimensions (" << t
+           << " against " << c << "); the runtime takes all or none";
+  };
+  FailureOr<int64_t> as = batchStride(a, m * k, "A"),
+                     bs = batchStride(b, k * n, "B");
+  if (failed(as) || failed(bs))
+    return failure();
+  l.call("mpcrt_matmul_" + suffix(c.getElementType()),
+         {l.ptr(op.getA()), l.i64(*as), l.ptr(op.getB()), l.i64(*bs), out,
+          l.i64(product(batch)), l.i64(m), l.i64(n), l.i64(k),
+          l.i32(op.getTransposeA()), l.i32(op.getTransposeB())});
+  return success();
+}
+
+/// mpcrt_conv2d_shape of the forward convolution from its input, filter and
+/// output shapes.
+Value convShape(Lowering &l, ArrayRef<int64_t> x, ArrayRef<int64_t> w,
+                ArrayRef<int64_t> y, ArrayRef<int64_t> stride,
+                ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                int64_t groups) {
+  return l.i64Array({x[0], x[1], x[2], x[3], w[0], w[1], w[2], y[1], y[2],
+                     stride[0], stride[1], padding[0], padding[1], dilation[0],
+                     dilation[1], groups});
+}
+
+template <typename Op>
+LogicalResult conv(Op op, StringRef kernel, Value first, Value second,
+                   ArrayRef<int64_t> x, ArrayRef<int64_t> w,
+                   ArrayRef<int64_t> y, int64_t groups, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  Value shape = convShape(l, x, w, y, op.getStride(), op.getPadding(),
+                          op.getDilation(), groups);
+  l.call(
+      ("mpcrt_" + kernel + "_" + suffix(op.getType().getElementType())).str(),
+      {l.ptr(first), l.ptr(second), out, shape});
+  return success();
+}
+
+} // namespace
+
+std::optional<LogicalResult> lowering::lowerLinearAlgebra(Operation *op,
+                                                          Lowering &l) {
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case([&](MatmulOp op) { return matmul(op, l); })
+      .Case([&](Conv2DOp op) {
+        return conv(op, "conv2d", op.getInput(), op.getFilter(),
+                    tensorType(op.getInput()).getShape(),
+                    tensorType(op.getFilter()).getShape(),
+                    op.getType().getShape(), op.getGroups(), l);
+      })
+      .Case([&](Conv2DBackwardDataOp op) {
+        return conv(op, "conv2d_backward_data", op.getGrad(), op.getFilter(),
+                    op.getType().getShape(),
+                    tensorType(op.getFilter()).getShape(),
+                    tensorType(op.getGrad()).getShape(), op.getGroups(), l);
+      })
+      .Case([&](Conv2DBackwardFilterOp op) {
+        return conv(op, "conv2d_backward_filter", op.getGrad(), op.getInput(),
+                    tensorType(op.getInput()).getShape(),
+                    op.getType().getShape(),
+                    tensorType(op.getGrad()).getShape(), op.getGroups(), l);
+      })
+      .Case([&](ConvTranspose2DOp op) {
+        // The data gradient of the convolution that maps our output back to
+        // our input; its OHWI filter is our IHWO filter.
+        return conv(op, "conv2d_backward_data", op.getInput(), op.getFilter(),
+                    op.getType().getShape(),
+                    tensorType(op.getFilter()).getShape(),
+                    tensorType(op.getInput()).getShape(), /*groups=*/1, l);
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}

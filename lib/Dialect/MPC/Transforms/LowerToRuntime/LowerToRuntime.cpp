@@ -1,0 +1,622 @@
+//===- LowerToRuntime.cpp - mpc ops to calls of the mpcrt C ABI -----------===//
+//
+// --mpc-lower-to-runtime turns a planned module (after --mpc-plan-memory)
+// into functions on raw pointers that call the runtime:
+//
+//   void <fn>(void *arena, void *state, void *const *inputs,
+//             void *const *outputs)
+//
+// Tensors live at their planned arena offsets; globals live in one state
+// buffer laid out here (256-byte aligned, in declaration order); results are
+// copied into the caller's output buffers. The module also gets
+//
+//   void mpc_step(arena, state, inputs, outputs)  the entry function;
+//   void mpc_init_globals(state)                  expands the initialisers;
+//   const char mpc_model[]                        a JSON descriptor (inputs,
+//                                                 outputs, globals, sizes)
+//
+// which is what the runner links against. Everything left is func, arith
+// and llvm ops, for the upstream lowering to the LLVM dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "../TypeUtils.h"
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_LOWERTORUNTIMEPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+} // namespace mlir::mpc
+
+using namespace mlir;
+using namespace mlir::mpc;
+using namespace mlir::mpc::lowering;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType lowering::tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+std::string lowering::suffix(Type element) {
+  if (element.isF16())
+    return "f16";
+  if (element.isBF16())
+    return "bf16";
+  if (element.isF32())
+    return "f32";
+  return "f64";
+}
+
+int32_t lowering::dtypeCode(Type element) {
+  if (element.isF16())
+    return 0;
+  if (element.isBF16())
+    return 1;
+  if (element.isF32())
+    return 2;
+  return 3;
+}
+
+SmallVector<int64_t> lowering::strides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> s(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    s[d] = s[d + 1] * shape[d + 1];
+  return s;
+}
+
+int64_t lowering::bytesOf(RankedTensorType type) { return byteSize(type); }
+
+static LLVM::LLVMPointerType ptrType(MLIRContext *ctx) {
+  return LLVM::LLVMPointerType::get(ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// ModuleSymbols
+//===----------------------------------------------------------------------===//
+
+func::FuncOp ModuleSymbols::declare(StringRef name, TypeRange args,
+                                    TypeRange results) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto fn = func::FuncOp::create(b, module.getLoc(), name,
+                                 b.getFunctionType(args, results));
+  fn.setPrivate();
+  return fn;
+}
+
+StringRef ModuleSymbols::constant(StringRef prefix, Attribute data,
+                                  Type llvmType) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << prefix << ':' << data;
+  auto it = uniqued.find(key);
+  if (it != uniqued.end())
+    return it->second;
+  std::string name = (prefix + Twine(counter++)).str();
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto global = LLVM::GlobalOp::create(b, module.getLoc(), llvmType,
+                                       /*isConstant=*/true,
+                                       LLVM::Linkage::Internal, name, data);
+  StringRef symbol = global.getSymName();
+  uniqued[key] = symbol;
+  return symbol;
+}
+
+StringRef ModuleSymbols::i64Array(ArrayRef<int64_t> values) {
+  Builder b(module.getContext());
+  SmallVector<int64_t> data(values);
+  if (data.empty())
+    data.push_back(0); // never read; keeps the pointer valid
+  auto type = RankedTensorType::get({static_cast<int64_t>(data.size())},
+                                    b.getI64Type());
+  return constant("__mpc_i64_", DenseElementsAttr::get(type, ArrayRef(data)),
+                  LLVM::LLVMArrayType::get(b.getI64Type(), data.size()));
+}
+
+StringRef ModuleSymbols::i32Array(ArrayRef<int32_t> values) {
+  Builder b(module.getContext());
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    b.getI32Type());
+  return constant("__mpc_i32_", DenseElementsAttr::get(type, values),
+                  LLVM::LLVMArrayType::get(b.getI32Type(), values.size()));
+}
+
+StringRef ModuleSymbols::string(StringRef text) {
+  Builder b(module.getContext());
+  std::string data = (text + Twine('\0')).str();
+  return constant("__mpc_str_", b.getStringAttr(data),
+                  LLVM::LLVMArrayType::get(b.getI8Type(), data.size()));
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering
+//===----------------------------------------------------------------------===//
+
+Value Lowering::i64(int64_t v) {
+  return arith::ConstantOp::create(b, loc(), b.getI64IntegerAttr(v));
+}
+Value Lowering::i32(int32_t v) {
+  return arith::ConstantOp::create(b, loc(), b.getI32IntegerAttr(v));
+}
+Value Lowering::f64(double v) {
+  return arith::ConstantOp::create(b, loc(), b.getF64FloatAttr(v));
+}
+Value Lowering::null() {
+  return LLVM::ZeroOp::create(b, loc(), ptrType(b.getContext()));
+}
+Value Lowering::addressOf(StringRef symbol) {
+  return LLVM::AddressOfOp::create(b, loc(), ptrType(b.getContext()), symbol);
+}
+Value Lowering::offset(Value base, int64_t bytes) {
+  if (bytes == 0)
+    return base;
+  return LLVM::GEPOp::create(b, loc(), ptrType(b.getContext()), b.getI8Type(),
+                             base, ValueRange{i64(bytes)});
+}
+
+Value Lowering::pointerArray(ArrayRef<Value> values) {
+  MLIRContext *ctx = b.getContext();
+  Value array = LLVM::AllocaOp::create(b, loc(), ptrType(ctx), ptrType(ctx),
+                                       i64(std::max<size_t>(values.size(), 1)));
+  for (auto [i, v] : llvm::enumerate(values)) {
+    Value slot = LLVM::GEPOp::create(b, loc(), ptrType(ctx), ptrType(ctx),
+                                     array, ValueRange{i64(i)});
+    LLVM::StoreOp::create(b, loc(), v, slot);
+  }
+  return array;
+}
+
+Value Lowering::result(Operation *op, unsigned i) {
+  auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
+  if (!offsets || static_cast<int64_t>(i) >= offsets.size() || offsets[i] < 0) {
+    op->emitOpError("has no planned buffer for result #")
+        << i << "; run --mpc-plan-memory before --mpc-lower-to-runtime";
+    return {};
+  }
+  Value p = offset(arena, offsets[i]);
+  bind(op->getResult(i), p);
+  return p;
+}
+
+Value Lowering::global(StringRef name) {
+  auto it = globalPointers.find(name);
+  if (it != globalPointers.end())
+    return it->second;
+  // Computed once at the top of the function, so every load of a global
+  // shares one pointer value.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(state);
+  Value p = offset(state, symbols.globals.lookup(name).offset);
+  globalPointers[name] = p;
+  return p;
+}
+
+Value Lowering::call(StringRef name, ArrayRef<Value> args, bool returnsI64) {
+  SmallVector<Type> types;
+  for (Value a : args)
+    types.push_back(a.getType());
+  SmallVector<Type> results;
+  if (returnsI64)
+    results.push_back(b.getI64Type());
+  func::FuncOp fn = symbols.declare(name, types, results);
+  auto call = func::CallOp::create(b, loc(), fn, args);
+  return returnsI64 ? call.getResult(0) : Value();
+}
+
+void Lowering::copy(Value to, Value from, RankedTensorType type) {
+  if (to != from)
+    call("mpcrt_copy", {to, from, i64(bytesOf(type))});
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string dtypeName(Type element) {
+  if (element.isInteger(1))
+    return "bool";
+  return typeName(element);
+}
+
+llvm::json::Value tensorJson(std::string name, RankedTensorType type) {
+  llvm::json::Array shape;
+  for (int64_t d : type.getShape())
+    shape.push_back(d);
+  return llvm::json::Object{{"name", std::move(name)},
+                            {"dtype", dtypeName(type.getElementType())},
+                            {"shape", std::move(shape)},
+                            {"bytes", byteSize(type)}};
+}
+
+/// Whether `user` runs after `op` in their (shared) block.
+bool runsAfter(Operation *user, Operation *op) {
+  return user != op && user->getBlock() == op->getBlock() &&
+         op->isBeforeInBlock(user);
+}
+
+/// Ops that write their results into their operands' storage (globals):
+/// checks that nothing reads those globals after them.
+LogicalResult checkInPlace(Operation *op, ArrayRef<Value> operands) {
+  for (Value v : operands) {
+    auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
+    if (!load)
+      return op->emitOpError("updates its state in place, so operand ")
+             << "must be loaded from a global (ml_program.global_load)";
+    SymbolRefAttr global = load.getGlobal();
+    auto func = op->getParentOfType<func::FuncOp>();
+    WalkResult walk = func.walk([&](ml_program::GlobalLoadOp other) {
+      if (other.getGlobal() != global)
+        return WalkResult::advance();
+      for (Operation *user : other.getResult().getUsers())
+        if (runsAfter(user, op)) {
+          InFlightDiagnostic d = op->emitOpError("updates ")
+                                 << global << " in place, but it is read "
+                                 << "afterwards by '" << user->getName() << "'";
+          d.attachNote(user->getLoc()) << "read here";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+
+struct LowerToRuntimePass
+    : public mpc::impl::LowerToRuntimePassBase<LowerToRuntimePass> {
+  using LowerToRuntimePassBase::LowerToRuntimePassBase;
+
+  void runOnOperation() override;
+
+  LogicalResult layOutState(ModuleOp module, ModuleSymbols &symbols,
+                            llvm::json::Array &globalsJson,
+                            int64_t &stateBytes);
+  LogicalResult lowerFunction(func::FuncOp func, ModuleSymbols &symbols,
+                              bool isEntry);
+  void emitInitializers(ModuleOp module, ModuleSymbols &symbols);
+};
+
+LogicalResult LowerToRuntimePass::layOutState(ModuleOp module,
+                                              ModuleSymbols &symbols,
+                                              llvm::json::Array &globalsJson,
+                                              int64_t &stateBytes) {
+  int64_t offset = 0;
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    auto type = dyn_cast<RankedTensorType>(global.getType());
+    if (!type || !type.hasStaticShape())
+      return global.emitOpError("needs a statically shaped tensor type to be "
+                                "placed in the state buffer, got ")
+             << global.getType();
+    GlobalSlot slot{offset, byteSize(type), type};
+    symbols.globals[global.getSymName()] = slot;
+    llvm::json::Value entry = tensorJson(global.getSymName().str(), type);
+    entry.getAsObject()->insert({"offset", offset});
+    globalsJson.push_back(std::move(entry));
+    offset = llvm::alignTo(offset + slot.bytes, 256);
+  }
+  // The step counter of dropout, checkpointed with the globals.
+  symbols.stepOffset = offset;
+  auto stepType =
+      RankedTensorType::get({}, IntegerType::get(module.getContext(), 64));
+  llvm::json::Value step = tensorJson("mpc.step", stepType);
+  step.getAsObject()->insert({"offset", offset});
+  globalsJson.push_back(std::move(step));
+  stateBytes = llvm::alignTo(offset + 8, 256);
+  return success();
+}
+
+LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
+                                                ModuleSymbols &symbols,
+                                                bool isEntry) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("must have a single block to be lowered to the "
+                            "runtime");
+  if (!func->hasAttr("mpc.arena_bytes"))
+    return func.emitOpError("has no memory plan; run --mpc-plan-memory "
+                            "before --mpc-lower-to-runtime");
+  MLIRContext *ctx = &getContext();
+  Type ptr = ptrType(ctx);
+  OpBuilder b(func);
+  auto lowered =
+      func::FuncOp::create(b, func.getLoc(), func.getSymName(),
+                           b.getFunctionType({ptr, ptr, ptr, ptr}, {}));
+  lowered->setAttr("mpc.arena_bytes", func->getAttr("mpc.arena_bytes"));
+  Block *entry = lowered.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value arena = entry->getArgument(0), state = entry->getArgument(1),
+        inputs = entry->getArgument(2), outputs = entry->getArgument(3);
+  Lowering l(symbols, b, arena, state);
+  l.currentLoc = func.getLoc();
+
+  auto loadPointer = [&](Value array, int64_t i) -> Value {
+    Value slot =
+        LLVM::GEPOp::create(b, l.loc(), ptr, ptr, array, ValueRange{l.i64(i)});
+    return LLVM::LoadOp::create(b, l.loc(), ptr, slot);
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      return func.emitOpError("argument #")
+             << arg.getArgNumber() << " must be a tensor, got "
+             << arg.getType();
+    l.bind(arg, loadPointer(inputs, arg.getArgNumber()));
+  }
+
+  for (Operation &op : func.getBody().front()) {
+    l.currentLoc = op.getLoc();
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+        l.copy(loadPointer(outputs, i), l.ptr(v), tensorType(v));
+      if (isEntry)
+        l.call("mpcrt_increment_step", {l.offset(state, symbols.stepOffset)});
+      func::ReturnOp::create(b, l.loc());
+      continue;
+    }
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+      l.bind(load.getResult(), l.global(load.getGlobal().getLeafReference()));
+      continue;
+    }
+    if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
+      Value value = store.getValue();
+      l.copy(l.global(store.getGlobal().getLeafReference()), l.ptr(value),
+             tensorType(value));
+      continue;
+    }
+    if (isa<func::CallOp>(op))
+      return op.emitOpError("calls between graphs are not lowered to the "
+                            "runtime yet; inline the callee");
+    for (Value operand : op.getOperands())
+      if (!l.ptr(operand))
+        return op.emitOpError("operand has no buffer (produced by an op the "
+                              "lowering does not know)");
+    // Ops writing state in place must be the last readers of that state.
+    if (auto sgd = dyn_cast<SGDUpdateOp>(op)) {
+      SmallVector<Value> state{sgd.getParam()};
+      if (sgd.getMomentumBuffer())
+        state.push_back(sgd.getMomentumBuffer());
+      if (failed(checkInPlace(&op, state)))
+        return failure();
+    } else if (auto adam = dyn_cast<AdamUpdateOp>(op)) {
+      if (failed(checkInPlace(
+              &op, {adam.getParam(), adam.getExpAvg(), adam.getExpAvgSq()})))
+        return failure();
+    } else if (auto update = dyn_cast<UpdateLossScaleOp>(op)) {
+      if (failed(
+              checkInPlace(&op, {update.getScale(), update.getGrowthTracker(),
+                                 update.getHysteresisTracker()})))
+        return failure();
+    }
+    std::optional<LogicalResult> done;
+    for (auto family :
+         {lowerElementwise, lowerLinearAlgebra, lowerNormalization,
+          lowerNeuralNet, lowerDataMovement, lowerTraining}) {
+      done = family(&op, l);
+      if (done)
+        break;
+    }
+    if (!done)
+      return op.emitOpError("has no lowering to the runtime");
+    if (failed(*done))
+      return failure();
+  }
+  func.erase();
+  return success();
+}
+
+/// PyTorch's fans for the fan-based initialisers (see #mpc.init).
+std::pair<double, double> fans(RankedTensorType type) {
+  ArrayRef<int64_t> s = type.getShape();
+  if (s.size() == 4) // OHWI
+    return {double(s[3] * s[1] * s[2]), double(s[0] * s[1] * s[2])};
+  return {double(s[s.size() - 2]), double(s[s.size() - 1])};
+}
+
+void LowerToRuntimePass::emitInitializers(ModuleOp module,
+                                          ModuleSymbols &symbols) {
+  MLIRContext *ctx = &getContext();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto fn = func::FuncOp::create(b, module.getLoc(), "mpc_init_globals",
+                                 b.getFunctionType({ptrType(ctx)}, {}));
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  Value state = fn.getArgument(0);
+  Lowering l(symbols, b, state, state);
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    l.currentLoc = global.getLoc();
+    auto type = cast<RankedTensorType>(global.getType());
+    Value p =
+        l.offset(state, symbols.globals.lookup(global.getSymName()).offset);
+    Type element = type.getElementType();
+    int64_t count = type.getNumElements();
+    Value dtype = l.i32(dtypeCode(element));
+    Attribute value = global.getValueAttr();
+    if (auto init = dyn_cast_or_null<InitAttr>(value)) {
+      auto get = [](FloatAttr attr, double dflt) {
+        return attr ? attr.getValueAsDouble() : dflt;
+      };
+      auto random = [&](bool normal, double a, double bb) {
+        l.call("mpcrt_fill_random",
+               {dtype, p, l.i64(count), l.i32(normal), l.f64(a), l.f64(bb),
+                l.i64(static_cast<int64_t>(init.getSeed()))});
+      };
+      switch (init.getKind()) {
+      case InitKind::Zeros:
+        l.call("mpcrt_zero", {p, l.i64(byteSize(type))});
+        break;
+      case InitKind::Ones:
+        l.call("mpcrt_fill", {dtype, p, l.i64(count), l.f64(1.0)});
+        break;
+      case InitKind::Constant:
+        l.call("mpcrt_fill",
+               {dtype, p, l.i64(count), l.f64(get(init.getValue(), 0.0))});
+        break;
+      case InitKind::Uniform:
+        random(false, get(init.getLow(), 0.0), get(init.getHigh(), 1.0));
+        break;
+      case InitKind::Normal:
+        random(true, get(init.getMean(), 0.0), get(init.getStd(), 1.0));
+        break;
+      case InitKind::XavierUniform:
+      case InitKind::XavierNormal: {
+        auto [in, out] = fans(type);
+        double gain = get(init.getGain(), 1.0);
+        if (init.getKind() == InitKind::XavierUniform) {
+          double bound = gain * std::sqrt(6.0 / (in + out));
+          random(false, -bound, bound);
+        } else {
+          random(true, 0.0, gain * std::sqrt(2.0 / (in + out)));
+        }
+        break;
+      }
+      case InitKind::KaimingUniform:
+      case InitKind::KaimingNormal: {
+        double gain = get(init.getGain(), std::sqrt(2.0));
+        double in = fans(type).first;
+        if (init.getKind() == InitKind::KaimingUniform) {
+          double bound = gain * std::sqrt(3.0 / in);
+          random(false, -bound, bound);
+        } else {
+          random(true, 0.0, gain / std::sqrt(in));
+        }
+        break;
+      }
+      }
+      continue;
+    }
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(value);
+    if (!dense) {
+      l.call("mpcrt_zero", {p, l.i64(byteSize(type))});
+      continue;
+    }
+    if (dense.isSplat() && isa<FloatType>(element)) {
+      double v = dense.getSplatValue<APFloat>().convertToDouble();
+      l.call("mpcrt_fill", {dtype, p, l.i64(count), l.f64(v)});
+      continue;
+    }
+    Type llvmElement = element.isInteger(1) ? b.getI8Type() : element;
+    Attribute data = dense;
+    if (element.isInteger(1)) {
+      SmallVector<int8_t> bytes;
+      for (bool v : dense.getValues<bool>())
+        bytes.push_back(v);
+      data = DenseElementsAttr::get(
+          RankedTensorType::get(type.getShape(), b.getI8Type()),
+          ArrayRef(bytes));
+    }
+    StringRef symbol = symbols.constant(
+        "__mpc_init_", data, LLVM::LLVMArrayType::get(llvmElement, count));
+    l.call("mpcrt_copy", {p, l.addressOf(symbol), l.i64(byteSize(type))});
+  }
+  l.call("mpcrt_zero", {l.offset(state, symbols.stepOffset), l.i64(8)});
+  func::ReturnOp::create(b, module.getLoc());
+}
+
+void LowerToRuntimePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  ModuleSymbols symbols(module);
+
+  // The entry function: `entry`, or the only function there is.
+  SmallVector<func::FuncOp> funcs;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isDeclaration())
+      funcs.push_back(fn);
+  func::FuncOp entryFunc = module.lookupSymbol<func::FuncOp>(entry);
+  if (!entryFunc && funcs.size() == 1)
+    entryFunc = funcs.front();
+  if (!entryFunc || entryFunc.isDeclaration()) {
+    std::string names;
+    for (auto fn : funcs)
+      names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
+    module.emitError("no entry function @")
+        << entry << " to lower (functions: " << (names.empty() ? "none" : names)
+        << "); name one with entry=NAME";
+    return signalPassFailure();
+  }
+
+  // Descriptor: what the runner needs to feed and read the entry function.
+  llvm::json::Array inputs, outputs, globals;
+  FunctionType entryType = entryFunc.getFunctionType();
+  for (auto [i, type] : llvm::enumerate(entryType.getInputs())) {
+    auto name = entryFunc.getArgAttrOfType<StringAttr>(i, "mpc.name");
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor) {
+      entryFunc.emitOpError("argument #") << i << " must be a tensor";
+      return signalPassFailure();
+    }
+    inputs.push_back(tensorJson(
+        name ? name.getValue().str() : ("arg" + Twine(i)).str(), tensor));
+  }
+  for (auto [i, type] : llvm::enumerate(entryType.getResults())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor) {
+      entryFunc.emitOpError("result #") << i << " must be a tensor";
+      return signalPassFailure();
+    }
+    outputs.push_back(tensorJson(("result" + Twine(i)).str(), tensor));
+  }
+  int64_t stateBytes = 0;
+  if (failed(layOutState(module, symbols, globals, stateBytes)))
+    return signalPassFailure();
+  int64_t arenaBytes = 0;
+  for (auto fn : funcs)
+    if (auto bytes = fn->getAttrOfType<IntegerAttr>("mpc.arena_bytes"))
+      arenaBytes = std::max(arenaBytes, bytes.getInt());
+  std::string entryName = entryFunc.getSymName().str();
+
+  for (auto fn : funcs)
+    if (failed(lowerFunction(fn, symbols, fn == entryFunc)))
+      return signalPassFailure();
+
+  emitInitializers(module, symbols);
+
+  // mpc_step forwards to the entry function.
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Type ptr = ptrType(ctx);
+  auto step = func::FuncOp::create(b, module.getLoc(), "mpc_step",
+                                   b.getFunctionType({ptr, ptr, ptr, ptr}, {}));
+  b.setInsertionPointToStart(step.addEntryBlock());
+  auto target = module.lookupSymbol<func::FuncOp>(entryName);
+  func::CallOp::create(b, module.getLoc(), target, step.getArguments());
+  func::ReturnOp::create(b, module.getLoc());
+
+  llvm::json::Object descriptor{{"version", 1},
+                                {"entry", entryName},
+                                {"arena_bytes", arenaBytes},
+                                {"state_bytes", stateBytes},
+                                {"alignment", 256},
+                                {"inputs", std::move(inputs)},
+                                {"outputs", std::move(outputs)},
+                                {"globals", std::move(globals)}};
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::json::Value(std::move(descriptor));
+  b.setInsertionPointToEnd(module.getBody());
+  std::string data = json + '\0';
+  LLVM::GlobalOp::create(b, module.getLoc(),
+                         LLVM::LLVMArrayType::get(b.getI8Type(), data.size()),
+                         /*isConstant=*/true, LLVM::Linkage::External,
+                         "mpc_model", b.getStringAttr(data));
+
+  // The globals now live in the state buffer.
+  for (auto global :
+       llvm::make_early_inc_range(module.getOps<ml_program::GlobalOp>()))
+    global.erase();
+}
+
+} // namespace

@@ -1,0 +1,121 @@
+//===- Lowering.h - shared state of --mpc-lower-to-runtime ------*- C++ -*-===//
+//
+// The lowering rewrites one function at a time, in program order: every
+// tensor value becomes a pointer (into the planned arena, the state buffer
+// of the globals, a constant, or the caller's input), and every op becomes
+// calls of the mpcrt C ABI (include/mpc/Runtime/mpcrt.h). The op families
+// live in their own files and share this context.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_LIB_DIALECT_MPC_TRANSFORMS_LOWERTORUNTIME_LOWERING_H
+#define MPC_LIB_DIALECT_MPC_TRANSFORMS_LOWERTORUNTIME_LOWERING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+
+namespace mlir::mpc::lowering {
+
+/// Where each global lives in the state buffer.
+struct GlobalSlot {
+  int64_t offset = 0, bytes = 0;
+  RankedTensorType type;
+};
+
+/// Module-wide symbols the lowering creates (runtime declarations, constant
+/// arrays and strings), uniqued.
+class ModuleSymbols {
+public:
+  explicit ModuleSymbols(ModuleOp module) : module(module) {}
+
+  /// Declares `name` as a private external function of these types once.
+  func::FuncOp declare(StringRef name, TypeRange args, TypeRange results);
+  /// An internal constant global holding `data`; returns its symbol.
+  StringRef constant(StringRef prefix, Attribute data, Type llvmType);
+  StringRef i64Array(ArrayRef<int64_t> values);
+  StringRef i32Array(ArrayRef<int32_t> values);
+  StringRef string(StringRef text);
+
+  ModuleOp module;
+  llvm::StringMap<GlobalSlot> globals;
+  int64_t stepOffset = 0;
+
+private:
+  llvm::StringMap<StringRef> uniqued;
+  unsigned counter = 0;
+};
+
+/// The rewrite of one function.
+class Lowering {
+public:
+  Lowering(ModuleSymbols &symbols, OpBuilder &builder, Value arena, Value state)
+      : symbols(symbols), b(builder), arena(arena), state(state) {}
+
+  // The pointer of a tensor value; bind sets it.
+  Value ptr(Value tensor) const { return pointers.lookup(tensor); }
+  void bind(Value tensor, Value pointer) { pointers[tensor] = pointer; }
+  /// The planned arena buffer of result `i` of `op` (from mpc.offsets),
+  /// bound to the result; null with an error when the op has no plan.
+  Value result(Operation *op, unsigned i);
+  /// The state-buffer pointer of a global.
+  Value global(StringRef name);
+
+  // Constants.
+  Value i64(int64_t v);
+  Value i32(int32_t v);
+  Value f64(double v);
+  Value null();
+  Value addressOf(StringRef symbol);
+  Value i64Array(ArrayRef<int64_t> values) {
+    return addressOf(symbols.i64Array(values));
+  }
+  Value string(StringRef text) { return addressOf(symbols.string(text)); }
+  /// An array of pointers on the stack.
+  Value pointerArray(ArrayRef<Value> pointers);
+  Value offset(Value base, int64_t bytes);
+
+  /// Calls runtime function `name` with `args`; returns the i64 result when
+  /// `returnsI64`.
+  Value call(StringRef name, ArrayRef<Value> args, bool returnsI64 = false);
+  /// Copies the bytes of tensor `from` into `to`.
+  void copy(Value to, Value from, RankedTensorType type);
+
+  Location loc() const { return currentLoc; }
+
+  ModuleSymbols &symbols;
+  OpBuilder &b;
+  Value arena, state;
+  Location currentLoc = UnknownLoc::get(b.getContext());
+
+private:
+  DenseMap<Value, Value> pointers;
+  llvm::StringMap<Value> globalPointers;
+};
+
+// Helpers over types.
+RankedTensorType tensorType(Value v);
+/// The kernel suffix of a float element type ("f16", ...).
+std::string suffix(Type element);
+/// mpcrt_dtype of a float element type.
+int32_t dtypeCode(Type element);
+/// Row-major strides of a shape, in elements.
+SmallVector<int64_t> strides(ArrayRef<int64_t> shape);
+int64_t bytesOf(RankedTensorType type);
+
+// The op families. Each returns std::nullopt for ops it does not lower.
+std::optional<LogicalResult> lowerElementwise(Operation *op, Lowering &l);
+std::optional<LogicalResult> lowerLinearAlgebra(Operation *op, Lowering &l);
+std::optional<LogicalResult> lowerNormalization(Operation *op, Lowering &l);
+std::optional<LogicalResult> lowerNeuralNet(Operation *op, Lowering &l);
+std::optional<LogicalResult> lowerDataMovement(Operation *op, Lowering &l);
+std::optional<LogicalResult> lowerTraining(Operation *op, Lowering &l);
+
+} // namespace mlir::mpc::lowering
+
+#endif // MPC_LIB_DIALECT_MPC_TRANSFORMS_LOWERTORUNTIME_LOWERING_H

@@ -1,0 +1,182 @@
+//===- Normalization.cpp - softmax, layer/batch norm, reductions ----------===//
+
+#include "Lowering.h"
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mpc;
+using namespace mlir::mpc::lowering;
+
+namespace {
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Softmax-like ops run along the last axis.
+FailureOr<std::pair<int64_t, int64_t>>
+rowsAndCols(Operation *op, RankedTensorType type, int64_t axis) {
+  int64_t rank = type.getRank();
+  if (rank == 0 || normalizeAxis(axis, rank) != rank - 1)
+    return op->emitOpError("is lowered along the last axis only; transpose "
+                           "axis ")
+           << axis << " last first";
+  int64_t cols = type.getDimSize(rank - 1);
+  return std::make_pair(type.getNumElements() / cols, cols);
+}
+
+LogicalResult softmax(Operation *op, int64_t axis, bool log, Lowering &l) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  auto rc = rowsAndCols(op, type, axis);
+  Value out = succeeded(rc) ? l.result(op, 0) : Value();
+  if (!out)
+    return failure();
+  l.call("mpcrt_softmax_" + suffix(type.getElementType()),
+         {l.ptr(op->getOperand(0)), out, l.i64(rc->first), l.i64(rc->second),
+          l.i32(log)});
+  return success();
+}
+
+LogicalResult softmaxBackward(Operation *op, int64_t axis, bool log,
+                              Lowering &l) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  auto rc = rowsAndCols(op, type, axis);
+  Value out = succeeded(rc) ? l.result(op, 0) : Value();
+  if (!out)
+    return failure();
+  l.call("mpcrt_softmax_backward_" + suffix(type.getElementType()),
+         {l.ptr(op->getOperand(0)), l.ptr(op->getOperand(1)), out,
+          l.i64(rc->first), l.i64(rc->second), l.i32(log)});
+  return success();
+}
+
+std::pair<int64_t, int64_t> layerNormRows(RankedTensorType type, int64_t axis) {
+  int64_t a = normalizeAxis(axis, type.getRank());
+  ArrayRef<int64_t> shape = type.getShape();
+  return {product(shape.take_front(a)), product(shape.drop_front(a))};
+}
+
+LogicalResult layerNorm(LayerNormOp op, Lowering &l) {
+  Value y = l.result(op, 0), mean = l.result(op, 1), rstd = l.result(op, 2);
+  if (!y || !mean || !rstd)
+    return failure();
+  auto type = tensorType(op.getInput());
+  auto [rows, cols] = layerNormRows(type, op.getAxis());
+  l.call("mpcrt_layer_norm_" + suffix(type.getElementType()),
+         {l.ptr(op.getInput()),
+          l.i32(dtypeCode(tensorType(op.getGamma()).getElementType())),
+          l.ptr(op.getGamma()), l.ptr(op.getBeta()), y, mean, rstd, l.i64(rows),
+          l.i64(cols), l.f64(op.getEpsilon().convertToDouble())});
+  return success();
+}
+
+LogicalResult layerNormBackward(LayerNormBackwardOp op, Lowering &l) {
+  Value dx = l.result(op, 0), dg = l.result(op, 1), db = l.result(op, 2);
+  if (!dx || !dg || !db)
+    return failure();
+  auto type = tensorType(op.getInput());
+  auto [rows, cols] = layerNormRows(type, op.getAxis());
+  l.call("mpcrt_layer_norm_backward_" + suffix(type.getElementType()),
+         {l.ptr(op.getGrad()), l.ptr(op.getInput()), l.ptr(op.getMean()),
+          l.ptr(op.getRstd()),
+          l.i32(dtypeCode(tensorType(op.getGamma()).getElementType())),
+          l.ptr(op.getGamma()), dx, dg, db, l.i64(rows), l.i64(cols)});
+  return success();
+}
+
+LogicalResult batchNorm(BatchNormOp op, Lowering &l) {
+  SmallVector<Value> out;
+  for (unsigned i = 0; i < 5; ++i)
+    if (!out.emplace_back(l.result(op, i)))
+      return failure();
+  auto type = tensorType(op.getInput());
+  auto param = tensorType(op.getGamma());
+  int64_t c = param.getNumElements();
+  // The op is functional: the kernel updates the running statistics in
+  // place, so it works on copies in the result buffers.
+  l.copy(out[1], l.ptr(op.getRunningMean()), param);
+  l.copy(out[2], l.ptr(op.getRunningVar()), param);
+  l.call("mpcrt_batch_norm_" + suffix(type.getElementType()),
+         {l.ptr(op.getInput()), l.i32(dtypeCode(param.getElementType())),
+          l.ptr(op.getGamma()), l.ptr(op.getBeta()), out[1], out[2], out[0],
+          out[3], out[4], l.i64(type.getNumElements() / c), l.i64(c),
+          l.f64(op.getMomentum().convertToDouble()),
+          l.f64(op.getEpsilon().convertToDouble())});
+  return success();
+}
+
+LogicalResult batchNormBackward(BatchNormBackwardOp op, Lowering &l) {
+  Value dx = l.result(op, 0), dg = l.result(op, 1), db = l.result(op, 2);
+  if (!dx || !dg || !db)
+    return failure();
+  auto type = tensorType(op.getInput());
+  auto param = tensorType(op.getGamma());
+  int64_t c = param.getNumElements();
+  l.call("mpcrt_batch_norm_backward_" + suffix(type.getElementType()),
+         {l.ptr(op.getGrad()), l.ptr(op.getInput()),
+          l.i32(dtypeCode(param.getElementType())), l.ptr(op.getGamma()),
+          l.ptr(op.getSavedMean()), l.ptr(op.getSavedInvstd()), dx, dg, db,
+          l.i64(type.getNumElements() / c), l.i64(c)});
+  return success();
+}
+
+/// Reductions over a contiguous run of dimensions, as
+/// [outer, reduced, inner].
+LogicalResult reduce(Operation *op, ArrayRef<int64_t> dims, int32_t kind,
+                     Lowering &l) {
+  auto type = tensorType(op->getOperand(0));
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> sorted;
+  for (int64_t d : dims)
+    sorted.push_back(normalizeAxis(d, rank));
+  llvm::sort(sorted);
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i] != sorted[i - 1] + 1)
+      return op->emitOpError("is lowered over adjacent dimensions only; "
+                             "transpose them together first");
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t first = sorted.empty() ? rank : sorted.front();
+  int64_t last = sorted.empty() ? rank : sorted.back() + 1;
+  l.call("mpcrt_reduce_" + suffix(type.getElementType()),
+         {l.i32(kind), l.ptr(op->getOperand(0)), out,
+          l.i64(product(shape.take_front(first))),
+          l.i64(product(shape.slice(first, last - first))),
+          l.i64(product(shape.drop_front(last)))});
+  return success();
+}
+
+} // namespace
+
+std::optional<LogicalResult> lowering::lowerNormalization(Operation *op,
+                                                          Lowering &l) {
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case([&](SoftmaxOp op) { return softmax(op, op.getAxis(), false, l); })
+      .Case([&](LogSoftmaxOp op) { return softmax(op, op.getAxis(), true, l); })
+      .Case([&](SoftmaxBackwardOp op) {
+        return softmaxBackward(op, op.getAxis(), false, l);
+      })
+      .Case([&](LogSoftmaxBackwardOp op) {
+        return softmaxBackward(op, op.getAxis(), true, l);
+      })
+      .Case([&](LayerNormOp op) { return layerNorm(op, l); })
+      .Case([&](LayerNormBackwardOp op) { return layerNormBackward(op, l); })
+      .Case([&](BatchNormOp op) { return batchNorm(op, l); })
+      .Case([&](BatchNormBackwardOp op) { return batchNormBackward(op, l); })
+      .Case([&](ReduceSumOp op) { return reduce(op, op.getDims(), 0, l); })
+      .Case([&](ReduceMeanOp op) { return reduce(op, op.getDims(), 1, l); })
+      .Case([&](ReduceMaxOp op) { return reduce(op, op.getDims(), 2, l); })
+      .Default([](Operation *) { return std::nullopt; });
+}

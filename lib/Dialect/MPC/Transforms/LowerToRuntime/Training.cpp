@@ -1,0 +1,156 @@
+//===- Training.cpp - loss-scale ops and optimizer updates ----------------===//
+//
+// These kernels update their state in place: their results are the
+// storage of the globals their state operands were loaded from (the planner
+// leaves them out of the arena, and the driver checks that nothing reads
+// that state afterwards).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::mpc;
+using namespace mlir::mpc::lowering;
+
+namespace {
+
+LogicalResult unscaleAndCheck(UnscaleAndCheckOp op, Lowering &l) {
+  SmallVector<Value> grads, unscaled;
+  SmallVector<int32_t> dtypes;
+  SmallVector<int64_t> sizes;
+  for (auto [i, grad] : llvm::enumerate(op.getGrads())) {
+    if (!cast<RankedTensorType>(op.getUnscaled()[i].getType())
+             .getElementType()
+             .isF32())
+      return op.emitOpError("is lowered with f32 unscaled gradients only");
+    Value out = l.result(op, i);
+    if (!out)
+      return failure();
+    grads.push_back(l.ptr(grad));
+    unscaled.push_back(out);
+    auto type = tensorType(grad);
+    dtypes.push_back(dtypeCode(type.getElementType()));
+    sizes.push_back(type.getNumElements());
+  }
+  Value foundInf = l.result(op, op.getGrads().size());
+  if (!foundInf)
+    return failure();
+  l.call("mpcrt_unscale_and_check",
+         {l.ptr(op.getScale()), l.i64(grads.size()),
+          l.addressOf(l.symbols.i32Array(dtypes)), l.pointerArray(grads),
+          l.i64Array(sizes), l.pointerArray(unscaled), foundInf});
+  return success();
+}
+
+LogicalResult updateLossScale(UpdateLossScaleOp op, Lowering &l) {
+  Value scale = l.ptr(op.getScale()), growth = l.ptr(op.getGrowthTracker()),
+        hysteresis = l.ptr(op.getHysteresisTracker());
+  double minScale =
+      op.getMinScale() ? op.getMinScale()->convertToDouble() : 0.0;
+  double maxScale = op.getMaxScale() ? op.getMaxScale()->convertToDouble()
+                                     : std::numeric_limits<double>::infinity();
+  l.call("mpcrt_update_loss_scale",
+         {scale, growth, hysteresis, l.ptr(op.getFoundInf()),
+          l.f64(op.getGrowthFactor().convertToDouble()),
+          l.f64(op.getBackoffFactor().convertToDouble()),
+          l.i64(op.getGrowthInterval()), l.i64(op.getHysteresis()),
+          l.f64(minScale), l.f64(maxScale)});
+  l.bind(op.getNewScale(), scale);
+  l.bind(op.getNewGrowthTracker(), growth);
+  l.bind(op.getNewHysteresisTracker(), hysteresis);
+  return success();
+}
+
+/// The buffer of the low-precision copy: the global it is stored to.
+FailureOr<Value> copyBuffer(Operation *op, Value copy, Lowering &l) {
+  if (!copy)
+    return l.null();
+  for (Operation *user : copy.getUsers())
+    if (auto store = dyn_cast<ml_program::GlobalStoreOp>(user))
+      return l.global(store.getGlobal().getLeafReference());
+  if (copy.use_empty())
+    return l.null();
+  return op->emitOpError("is lowered with its parameter copy stored to a "
+                         "global (ml_program.global_store), the storage the "
+                         "kernel writes");
+}
+
+FailureOr<std::string> optimizerSuffix(Operation *op, Type param, Type grad) {
+  std::string p = suffix(param), g = suffix(grad);
+  if (p == g || (p == "f32" && (g == "f16" || g == "bf16")))
+    return p + "_" + g;
+  return op->emitOpError("has no runtime kernel for ")
+         << param << " parameters with " << grad << " gradients";
+}
+
+Value optional(Lowering &l, Value v) { return v ? l.ptr(v) : l.null(); }
+
+LogicalResult sgd(SGDUpdateOp op, Lowering &l) {
+  auto param = tensorType(op.getParam());
+  auto s = optimizerSuffix(op, param.getElementType(),
+                           tensorType(op.getGrad()).getElementType());
+  FailureOr<Value> copy = copyBuffer(op, op.getParamCopy(), l);
+  if (failed(s) || failed(copy))
+    return failure();
+  Type copyType = op.getCopyType() ? *op.getCopyType() : param.getElementType();
+  l.call("mpcrt_sgd_update_" + *s,
+         {l.ptr(op.getParam()), l.ptr(op.getGrad()), l.ptr(op.getLr()),
+          optional(l, op.getMomentumBuffer()), optional(l, op.getFoundInf()),
+          optional(l, op.getInvScale()), l.i32(dtypeCode(copyType)), *copy,
+          l.i64(param.getNumElements()),
+          l.f64(op.getMomentum().convertToDouble()),
+          l.f64(op.getDampening().convertToDouble()), l.i32(op.getNesterov()),
+          l.f64(op.getWeightDecay().convertToDouble())});
+  l.bind(op.getNewParam(), l.ptr(op.getParam()));
+  if (op.getNewMomentumBuffer())
+    l.bind(op.getNewMomentumBuffer(), l.ptr(op.getMomentumBuffer()));
+  if (op.getParamCopy())
+    l.bind(op.getParamCopy(), *copy);
+  return success();
+}
+
+LogicalResult adam(AdamUpdateOp op, Lowering &l) {
+  auto param = tensorType(op.getParam());
+  auto s = optimizerSuffix(op, param.getElementType(),
+                           tensorType(op.getGrad()).getElementType());
+  FailureOr<Value> copy = copyBuffer(op, op.getParamCopy(), l);
+  if (failed(s) || failed(copy))
+    return failure();
+  Type copyType = op.getCopyType() ? *op.getCopyType() : param.getElementType();
+  l.call("mpcrt_adam_update_" + *s,
+         {l.ptr(op.getParam()), l.ptr(op.getGrad()), l.ptr(op.getExpAvg()),
+          l.ptr(op.getExpAvgSq()), l.ptr(op.getLr()), l.ptr(op.getStep()),
+          optional(l, op.getFoundInf()), optional(l, op.getInvScale()),
+          l.i32(dtypeCode(copyType)), *copy, l.i64(param.getNumElements()),
+          l.f64(op.getBeta1().convertToDouble()),
+          l.f64(op.getBeta2().convertToDouble()),
+          l.f64(op.getEps().convertToDouble()),
+          l.f64(op.getWeightDecay().convertToDouble()),
+          l.i32(op.getDecoupled()), l.i32(op.getBiasCorrection())});
+  l.bind(op.getNewParam(), l.ptr(op.getParam()));
+  l.bind(op.getNewExpAvg(), l.ptr(op.getExpAvg()));
+  l.bind(op.getNewExpAvgSq(), l.ptr(op.getExpAvgSq()));
+  if (op.getParamCopy())
+    l.bind(op.getParamCopy(), *copy);
+  return success();
+}
+
+} // namespace
+
+std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
+                                                     Lowering &l) {
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case([&](UnscaleAndCheckOp op) { return unscaleAndCheck(op, l); })
+      .Case([&](UpdateLossScaleOp op) { return updateLossScale(op, l); })
+      .Case([&](SGDUpdateOp op) { return sgd(op, l); })
+      .Case([&](AdamUpdateOp op) { return adam(op, l); })
+      .Default([](Operation *) { return std::nullopt; });
+}

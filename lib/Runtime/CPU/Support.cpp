@@ -1,0 +1,78 @@
+//===- Support.cpp - memory, initialisers and checks for compiled steps ---===//
+//
+// The entry points a compiled step needs besides the op kernels: copies and
+// fills of buffers, the deterministic expansion of global initialisers, the
+// step counter that seeds dropout, and run-time checks that stop the program
+// with a message instead of computing garbage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Storage.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mpcrt;
+
+extern "C" {
+
+void mpcrt_copy(void *dst, const void *src, int64_t bytes) {
+  if (dst != src && bytes > 0)
+    std::memmove(dst, src, static_cast<size_t>(bytes));
+}
+
+void mpcrt_zero(void *dst, int64_t bytes) {
+  if (bytes > 0)
+    std::memset(dst, 0, static_cast<size_t>(bytes));
+}
+
+void mpcrt_fill(mpcrt_dtype dtype, void *dst, int64_t count, double value) {
+  for (int64_t i = 0; i < count; ++i)
+    storeAny(dtype, dst, i, value);
+}
+
+void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
+                       int32_t normal, double a, double b, uint64_t seed) {
+  const uint32_t key[2] = {static_cast<uint32_t>(seed),
+                           static_cast<uint32_t>(seed >> 32)};
+  // Uniform in [0, 1) with 53 random bits from two words.
+  auto unit = [](uint32_t hi, uint32_t lo) {
+    return ((static_cast<uint64_t>(hi) << 21) ^ (lo >> 11)) *
+           (1.0 / 9007199254740992.0);
+  };
+  for (int64_t q = 0; q * 2 < count; ++q) {
+    const uint32_t counter[4] = {static_cast<uint32_t>(q), 0, 0,
+                                 static_cast<uint32_t>(q >> 32)};
+    uint32_t w[4];
+    mpcrt_philox4x32(counter, key, w);
+    double u0 = unit(w[0], w[1]), u1 = unit(w[2], w[3]);
+    double v[2];
+    if (normal) {
+      // Box-Muller; 1 - u0 is in (0, 1], so the log is finite.
+      double r = std::sqrt(-2.0 * std::log(1.0 - u0));
+      v[0] = a + b * r * std::cos(2.0 * M_PI * u1);
+      v[1] = a + b * r * std::sin(2.0 * M_PI * u1);
+    } else {
+      v[0] = a + (b - a) * u0;
+      v[1] = a + (b - a) * u1;
+    }
+    for (int64_t j = 0; j < 2 && 2 * q + j < count; ++j)
+      storeAny(dtype, dst, 2 * q + j, v[j]);
+  }
+}
+
+void mpcrt_increment_step(int64_t *step) { ++*step; }
+
+void mpcrt_check_index(int64_t code, const char *where) {
+  if (code == 0)
+    return;
+  std::fprintf(stderr,
+               "error: %s: index out of range at position %lld of the "
+               "indices\n",
+               where, static_cast<long long>(code - 1));
+  std::exit(1);
+}
+
+} // extern "C"

@@ -1,0 +1,55 @@
+//===- Model.h - the runner's view of a compiled model ----------*- C++ -*-===//
+
+#ifndef MPC_LIB_RUNTIME_RUNNER_MODEL_H
+#define MPC_LIB_RUNTIME_RUNNER_MODEL_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mpc::runner {
+
+/// A tensor of the descriptor: an input, an output or a global.
+struct TensorInfo {
+  std::string name, dtype; // dtype as the IR spells it: f32, i32, bool, ...
+  std::vector<int64_t> shape;
+  int64_t bytes = 0, offset = 0; // offset: in the state buffer (globals)
+  int64_t elementBytes() const;
+};
+
+struct Model {
+  std::string entry;
+  int64_t arenaBytes = 0, stateBytes = 0;
+  std::vector<TensorInfo> inputs, outputs, globals;
+};
+
+/// Parses the JSON descriptor the compiler embeds (mpc_model).
+llvm::Expected<Model> parseModel(llvm::StringRef json);
+
+/// A host array read from .npy data.
+struct Array {
+  std::string dtype; // as TensorInfo::dtype
+  std::vector<int64_t> shape;
+  std::vector<char> data;
+};
+
+/// Reads every array of an .npz archive, or every .npy file of a directory,
+/// or one .npy file (named after its stem). Errors name the file.
+llvm::Error readArrays(const std::string &path,
+                       std::vector<std::pair<std::string, Array>> &arrays);
+
+/// safetensors checkpoints of the state buffer: every global by name.
+/// Writing goes to a temporary file renamed over `path` when complete.
+llvm::Error writeCheckpoint(const std::string &path, const Model &model,
+                            const char *state);
+/// Reads `path` into `state`. With `all`, every global must be present
+/// (resume); otherwise the ones present are loaded (init) and returned.
+llvm::Error readCheckpoint(const std::string &path, const Model &model,
+                           char *state, bool all,
+                           std::vector<std::string> *loaded = nullptr);
+
+} // namespace mpc::runner
+
+#endif // MPC_LIB_RUNTIME_RUNNER_MODEL_H

@@ -1,0 +1,341 @@
+//===- Runner.cpp - main() of a compiled training executable --------------===//
+//
+// Feeds the compiled step (mpc_step) batches of NumPy data, runs the steps,
+// logs metrics, writes and restores checkpoints. Everything the model needs
+// to know comes from the descriptor the compiler embedded (mpc_model).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Model.h"
+
+#include "mpc/Runtime/mpcrt.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+
+extern "C" {
+extern const char mpc_model[];
+void mpc_step(void *arena, void *state, void *const *inputs,
+              void *const *outputs);
+void mpc_init_globals(void *state);
+}
+
+using namespace mpc::runner;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("Training options");
+static cl::opt<std::string> dataPath(
+    "data",
+    cl::desc("Training data: an .npz archive or a directory of .npy files, "
+             "one array per step input, named after it, samples along the "
+             "leading dimension"),
+    cl::value_desc("PATH"), cl::cat(category));
+static cl::opt<int64_t>
+    steps("steps", cl::desc("Train until this step (counting resumed steps)"),
+          cl::init(-1), cl::cat(category));
+static cl::opt<int64_t>
+    epochs("epochs", cl::desc("Train until this many passes over the data"),
+           cl::init(-1), cl::cat(category));
+static cl::opt<int64_t> batchSize(
+    "batch-size",
+    cl::desc("Checked against the batch size the step was compiled for"),
+    cl::init(-1), cl::cat(category));
+static cl::opt<uint64_t>
+    seed("seed", cl::desc("Seed of the per-epoch shuffle (default 0)"),
+         cl::init(0), cl::cat(category));
+static cl::opt<bool> noShuffle("no-shuffle",
+                               cl::desc("Take the samples in file order"),
+                               cl::init(false), cl::cat(category));
+static cl::opt<std::string> checkpointPath(
+    "checkpoint",
+    cl::desc("Write every global to this safetensors file at the end (and "
+             "every --checkpoint-every steps), atomically"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<int64_t>
+    checkpointEvery("checkpoint-every",
+                    cl::desc("Steps between checkpoints (0: at the end)"),
+                    cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    resumePath("resume",
+               cl::desc("Continue from a checkpoint: every global and the "
+                        "step count"),
+               cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> initPath(
+    "init",
+    cl::desc("Initial values for the globals a safetensors file holds (the "
+             "others keep their initializers)"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string>
+    metricsPath("metrics",
+                cl::desc("Append one JSON line per logged step to FILE"),
+                cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<int64_t> logEvery("log-every",
+                                 cl::desc("Steps between logged steps"),
+                                 cl::init(10), cl::cat(category));
+static cl::opt<bool> printMemory(
+    "print-memory",
+    cl::desc("Print the bytes allocated (arena, state, batches) as JSON and "
+             "exit"),
+    cl::init(false), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return 1;
+}
+
+static int fail(llvm::Error err) {
+  return fail(llvm::toString(std::move(err)));
+}
+
+/// 256-byte aligned, zeroed storage.
+struct Buffer {
+  explicit Buffer(int64_t bytes)
+      : data(static_cast<char *>(std::aligned_alloc(
+            256, std::max<int64_t>(256, (bytes + 255) / 256 * 256)))) {
+    std::memset(data, 0, std::max<int64_t>(bytes, 0));
+  }
+  ~Buffer() { std::free(data); }
+  char *data;
+};
+
+static double readScalar(const TensorInfo &t, const char *p) {
+  if (t.dtype == "f32") {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  if (t.dtype == "f64") {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return t.dtype == "f16" ? mpcrt_f16_to_f32(bits) : mpcrt_bf16_to_f32(bits);
+}
+
+/// splitmix64: the shuffle's generator.
+static uint64_t mix(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static std::vector<int64_t> permutation(int64_t n, uint64_t epoch) {
+  std::vector<int64_t> p(n);
+  std::iota(p.begin(), p.end(), 0);
+  if (noShuffle)
+    return p;
+  uint64_t state = seed ^ (epoch * 0xd1b54a32d192ed03ULL);
+  for (int64_t i = n - 1; i > 0; --i)
+    std::swap(p[i], p[mix(state) % uint64_t(i + 1)]);
+  return p;
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "A training executable compiled by mpc-compile.\n\n"
+      "  train --data train.npz --steps 1000 --checkpoint ckpt.safetensors\n");
+
+  llvm::Expected<Model> parsed = parseModel(mpc_model);
+  if (!parsed)
+    return fail(parsed.takeError());
+  Model &model = *parsed;
+  if (model.inputs.empty())
+    return fail("the step function has no inputs to batch");
+  if (model.outputs.empty() || !model.outputs[0].shape.empty() ||
+      model.outputs[0].dtype == "bool" || model.outputs[0].dtype[0] == 'i')
+    return fail("the step function's first result must be the scalar float "
+                "loss");
+  int64_t batch = model.inputs[0].shape.empty() ? 1 : model.inputs[0].shape[0];
+  for (const TensorInfo &in : model.inputs)
+    if (in.shape.empty() || in.shape[0] != batch)
+      return fail("every step input must have the batch as its leading "
+                  "dimension ('" +
+                  in.name + "' does not)");
+  if (batchSize >= 0 && batchSize != batch)
+    return fail("--batch-size " + llvm::Twine(batchSize.getValue()) +
+                " does not match the batch size the step was compiled for (" +
+                llvm::Twine(batch) + "); recompile the model for another size");
+
+  Buffer arena(model.arenaBytes), state(model.stateBytes);
+  std::vector<std::unique_ptr<Buffer>> inputBuffers, outputBuffers;
+  std::vector<void *> inputs, outputs;
+  int64_t inputBytes = 0, outputBytes = 0;
+  for (const TensorInfo &in : model.inputs) {
+    inputBuffers.push_back(std::make_unique<Buffer>(in.bytes));
+    inputs.push_back(inputBuffers.back()->data);
+    inputBytes += in.bytes;
+  }
+  for (const TensorInfo &out : model.outputs) {
+    outputBuffers.push_back(std::make_unique<Buffer>(out.bytes));
+    outputs.push_back(outputBuffers.back()->data);
+    outputBytes += out.bytes;
+  }
+  if (printMemory) {
+    llvm::outs() << llvm::json::Value(
+                        llvm::json::Object{{"arena_bytes", model.arenaBytes},
+                                           {"state_bytes", model.stateBytes},
+                                           {"input_bytes", inputBytes},
+                                           {"output_bytes", outputBytes}})
+                 << "\n";
+    return 0;
+  }
+
+  // Data: one array per input, same number of samples.
+  if (dataPath.empty())
+    return fail("no training data; pass --data FILE.npz (see --help)");
+  std::vector<std::pair<std::string, Array>> arrays;
+  if (llvm::Error err = readArrays(dataPath, arrays))
+    return fail(std::move(err));
+  std::vector<const Array *> sources;
+  int64_t samples = -1;
+  for (const TensorInfo &in : model.inputs) {
+    const Array *found = nullptr;
+    for (const auto &[name, array] : arrays)
+      if (name == in.name)
+        found = &array;
+    if (!found)
+      return fail(dataPath + ": no array '" + in.name +
+                  "' for the step input of that name");
+    std::vector<int64_t> sampleShape(in.shape.begin() + 1, in.shape.end());
+    if (found->dtype != in.dtype)
+      return fail(dataPath + ": array '" + in.name + "' has dtype " +
+                  found->dtype + ", the step input is " + in.dtype);
+    if (found->shape.empty() ||
+        std::vector<int64_t>(found->shape.begin() + 1, found->shape.end()) !=
+            sampleShape) {
+      std::string want = "[N";
+      for (int64_t d : sampleShape)
+        want += ", " + std::to_string(d);
+      return fail(dataPath + ": array '" + in.name +
+                  "' has the wrong shape "
+                  "(samples must be " +
+                  want + "])");
+    }
+    if (samples >= 0 && found->shape[0] != samples)
+      return fail(dataPath + ": arrays hold different numbers of samples (" +
+                  llvm::Twine(samples) + " and " +
+                  llvm::Twine(found->shape[0]) + " in '" + in.name + "')");
+    samples = found->shape[0];
+    sources.push_back(found);
+  }
+  int64_t batchesPerEpoch = samples / batch;
+  if (batchesPerEpoch == 0)
+    return fail(dataPath + ": " + llvm::Twine(samples) +
+                " samples, fewer than one batch of " + llvm::Twine(batch));
+
+  // State: initializers, then --init, then --resume.
+  mpc_init_globals(state.data);
+  if (!initPath.empty())
+    if (llvm::Error err = readCheckpoint(initPath, model, state.data, false))
+      return fail(std::move(err));
+  if (!resumePath.empty())
+    if (llvm::Error err = readCheckpoint(resumePath, model, state.data, true))
+      return fail(std::move(err));
+  const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr;
+  for (const TensorInfo &g : model.globals) {
+    if (g.name == "mpc.step")
+      stepGlobal = &g;
+    if (g.name == "loss_scale" && g.shape.empty() && g.dtype == "f32")
+      lossScale = &g;
+  }
+  if (!stepGlobal)
+    return fail("malformed model descriptor: no step counter");
+  auto currentStep = [&] {
+    int64_t s;
+    std::memcpy(&s, state.data + stepGlobal->offset, 8);
+    return s;
+  };
+
+  int64_t total = steps >= 0    ? steps.getValue()
+                  : epochs >= 0 ? epochs * batchesPerEpoch
+                                : batchesPerEpoch;
+  std::unique_ptr<llvm::raw_fd_ostream> metrics;
+  if (!metricsPath.empty()) {
+    std::error_code ec;
+    metrics = std::make_unique<llvm::raw_fd_ostream>(metricsPath, ec,
+                                                     llvm::sys::fs::OF_Append);
+    if (ec)
+      return fail(metricsPath + ": " + ec.message());
+  }
+  bool terminal = llvm::sys::Process::StandardOutIsDisplayed();
+  std::vector<int64_t> order;
+  int64_t orderEpoch = -1;
+  double msSinceLog = 0;
+  int64_t stepsSinceLog = 0;
+  for (int64_t step = currentStep(); step < total; step = currentStep()) {
+    int64_t epoch = step / batchesPerEpoch, first = step % batchesPerEpoch;
+    if (epoch != orderEpoch) {
+      order = permutation(samples, epoch);
+      orderEpoch = epoch;
+    }
+    for (size_t i = 0; i < model.inputs.size(); ++i) {
+      int64_t sampleBytes = model.inputs[i].bytes / batch;
+      for (int64_t r = 0; r < batch; ++r)
+        std::memcpy(inputBuffers[i]->data + r * sampleBytes,
+                    sources[i]->data.data() +
+                        order[first * batch + r] * sampleBytes,
+                    sampleBytes);
+    }
+    auto start = std::chrono::steady_clock::now();
+    mpc_step(arena.data, state.data, inputs.data(), outputs.data());
+    msSinceLog += std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    ++stepsSinceLog;
+    int64_t done = step + 1;
+    if (done % std::max<int64_t>(1, logEvery) == 0 || done == total) {
+      double loss = readScalar(model.outputs[0], outputBuffers[0]->data);
+      double ms = msSinceLog / stepsSinceLog;
+      double scale =
+          lossScale ? readScalar(*lossScale, state.data + lossScale->offset)
+                    : 1.0;
+      if (metrics) {
+        *metrics << llvm::json::Value(llvm::json::Object{
+                        {"step", done},
+                        {"loss", loss},
+                        {"loss_scale", scale},
+                        {"skipped", false},
+                        {"ms_per_step", ms},
+                        {"samples_per_s", batch * 1000.0 / ms}})
+                 << "\n";
+        metrics->flush();
+      }
+      if (terminal) {
+        int filled = int(30.0 * done / std::max<int64_t>(total, 1));
+        llvm::outs() << "\r[" << std::string(filled, '#')
+                     << std::string(30 - filled, '.') << "] step " << done
+                     << "/" << total << "  loss " << llvm::format("%.4f", loss)
+                     << "  " << llvm::format("%.0f", batch * 1000.0 / ms)
+                     << " samples/s" << (done == total ? "\n" : "");
+      } else {
+        llvm::outs() << "step " << done << "/" << total << " loss "
+                     << llvm::format("%.6f", loss) << " ms/step "
+                     << llvm::format("%.2f", ms) << " samples/s "
+                     << llvm::format("%.0f", batch * 1000.0 / ms) << "\n";
+      }
+      llvm::outs().flush();
+      msSinceLog = 0;
+      stepsSinceLog = 0;
+    }
+    if (!checkpointPath.empty() &&
+        (done == total || (checkpointEvery > 0 && done % checkpointEvery == 0)))
+      if (llvm::Error err = writeCheckpoint(checkpointPath, model, state.data))
+        return fail(std::move(err));
+  }
+  return 0;
+}

@@ -1,0 +1,280 @@
+//===- mpc-compile.cpp - a training graph to a training executable --------===//
+//
+//   mpc-compile model.mlir -o train [--backend=cpu] [--amp=O2 --dtype=f16]
+//                                   [--emit=mlir|llvm|obj|exe] [--save-temps]
+//
+// Runs the pipeline (verify, precision assignment when asked, cast cleanup,
+// memory planning, lowering to the runtime ABI, upstream lowering to the
+// LLVM dialect), emits the object in-process through an LLVM TargetMachine
+// and links it with the chosen runtime and the runner main.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+#include "mpc/Tools/CompileConfig.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/AsmParser/AsmParserState.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("mpc-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("FILE"), cl::Required,
+                                       cl::cat(category));
+static cl::opt<std::string>
+    backend("backend", cl::desc("Runtime to link: cpu (reference) or cuda"),
+            cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    amp("amp",
+        cl::desc("Mixed-precision level O0..O3 (default: the graph's own "
+                 "precision, no pass)"),
+        cl::init(""), cl::cat(category));
+static cl::opt<std::string> dtype("dtype",
+                                  cl::desc("Low-precision type: f16 or bf16"),
+                                  cl::init("f16"), cl::cat(category));
+static cl::opt<std::string>
+    entry("entry", cl::desc("The training step function (default train_step)"),
+          cl::init("train_step"), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit", cl::desc("What to write: mlir, llvm, obj or exe"),
+         cl::init("exe"), cl::cat(category));
+static cl::opt<bool> saveTemps(
+    "save-temps",
+    cl::desc("Keep OUTPUT.mpc.mlir (after the mpc passes), OUTPUT.ll and "
+             "OUTPUT.o next to the output"),
+    cl::init(false), cl::cat(category));
+static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level"),
+                                  cl::init(2), cl::Prefix, cl::cat(category));
+
+static int fail(const Twine &message) {
+  llvm::errs() << "mpc-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// Names the entry function's arguments after their SSA names in the source
+/// (`%x` -> mpc.name = "x"), the names the runner looks for in the data.
+static void nameArguments(ModuleOp module, const AsmParserState &state) {
+  for (const AsmParserState::BlockDefinition &def : state.getBlockDefs()) {
+    Block *block = def.block;
+    auto func = dyn_cast_or_null<func::FuncOp>(block->getParentOp());
+    if (!func || block != &func.getBody().front())
+      continue;
+    for (auto [i, arg] : llvm::enumerate(def.arguments)) {
+      if (i >= func.getNumArguments() || func.getArgAttr(i, "mpc.name") ||
+          !arg.loc.isValid())
+        continue;
+      // The definition starts at the SSA name, `%x`; the name is an MLIR
+      // suffix-id (letters, digits, and $._-).
+      const char *p = arg.loc.Start.getPointer();
+      if (*p != '%')
+        continue;
+      const char *end = ++p;
+      while (llvm::isAlnum(*end) || StringRef("$._-").contains(*end))
+        ++end;
+      StringRef text(p, end - p);
+      if (!text.empty())
+        func.setArgAttr(i, "mpc.name",
+                        StringAttr::get(module.getContext(), text));
+    }
+  }
+}
+
+static LogicalResult writeFile(StringRef path,
+                               function_ref<void(llvm::raw_ostream &)> write) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file) {
+    llvm::errs() << "mpc-compile: error: " << error << "\n";
+    return failure();
+  }
+  write(file->os());
+  file->keep();
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  mpc::registerMPCPasses();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "mpc-compile: compiles a training graph into a standalone training "
+      "executable\n");
+
+  if (backend != "cpu" && backend != "cuda")
+    return fail("unknown backend '" + backend + "' (expected cpu or cuda)");
+  if (backend == "cuda" && !MPC_HAVE_CUDA_RUNTIME)
+    return fail("the CUDA backend (libmpcrt-cuda) is not part of this build "
+                "yet; use --backend=cpu");
+  if (!amp.empty() && amp != "O0" && amp != "O1" && amp != "O2" && amp != "O3")
+    return fail("unknown --amp level '" + amp + "' (expected O0..O3)");
+  if (dtype != "f16" && dtype != "bf16")
+    return fail("unknown --dtype '" + dtype + "' (expected f16 or bf16)");
+  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
+    return fail("unknown --emit '" + emit +
+                "' (expected mlir, llvm, obj or exe)");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<mpc::MPCDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto buffer = openInputFile(inputFile, &error);
+  if (!buffer)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  Block block;
+  AsmParserState asmState;
+  ParserConfig config(&context);
+  if (failed(parseAsmSourceFile(sourceMgr, &block, config, &asmState)))
+    return 1;
+  // A file of top-level ops is an implicit module, as in mlir-opt.
+  OwningOpRef<ModuleOp> module;
+  if (block.getOperations().size() == 1 && isa<ModuleOp>(block.front())) {
+    module = cast<ModuleOp>(block.front());
+    module->getOperation()->remove();
+  } else {
+    module = ModuleOp::create(FileLineColLoc::get(&context, inputFile, 1, 1));
+    module->getBody()->getOperations().splice(module->getBody()->begin(),
+                                              block.getOperations());
+  }
+  if (failed(verify(*module)))
+    return 1;
+  nameArguments(*module, asmState);
+
+  // The pipeline, as mpc-opt passes.
+  PassManager pm(&context);
+  std::string pipeline = "mpc-verify-graph";
+  if (!amp.empty())
+    pipeline += ",mpc-assign-precision{level=" + amp + " dtype=" + dtype + "}";
+  pipeline +=
+      ",canonicalize,cse,mpc-plan-memory,mpc-lower-to-runtime{entry=" + entry +
+      "}";
+  if (failed(parsePassPipeline(pipeline, pm)))
+    return fail("internal pipeline failed to parse: " + pipeline);
+  if (failed(pm.run(*module)))
+    return 1;
+  std::string stem = outputFile;
+  if (saveTemps &&
+      failed(writeFile(stem + ".mpc.mlir",
+                       [&](llvm::raw_ostream &os) { module->print(os); })))
+    return 1;
+
+  PassManager toLLVM(&context);
+  if (failed(parsePassPipeline("convert-to-llvm,reconcile-unrealized-casts",
+                               toLLVM)) ||
+      failed(toLLVM.run(*module)))
+    return 1;
+  if (emit == "mlir")
+    return failed(writeFile(outputFile,
+                            [&](llvm::raw_ostream &os) { module->print(os); }));
+
+  // LLVM IR, optimised for the host.
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "mpc-model");
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return fail(error);
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  if (auto err = makeOptimizingTransformer(optLevel, 0,
+                                           machine.get())(llvmModule.get()))
+    return fail("LLVM optimisation failed: " + toString(std::move(err)));
+  if (saveTemps || emit == "llvm") {
+    std::string path = emit == "llvm" ? outputFile.getValue() : stem + ".ll";
+    if (failed(writeFile(path, [&](llvm::raw_ostream &os) {
+          llvmModule->print(os, nullptr);
+        })))
+      return 1;
+    if (emit == "llvm")
+      return 0;
+  }
+
+  std::string objectPath = emit == "obj" ? outputFile.getValue() : stem + ".o";
+  {
+    std::error_code ec;
+    llvm::ToolOutputFile object(objectPath, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return fail(objectPath + ": " + ec.message());
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, object.os(), nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return fail("the target cannot emit object files");
+    codegen.run(*llvmModule);
+    object.keep();
+  }
+  if (emit == "obj")
+    return 0;
+
+  // Link: the model object, the runner main, the runtime, LLVM Support (the
+  // runner's JSON), system libraries.
+  SmallVector<std::string> args{
+      MPC_LINK_DRIVER, "-fuse-ld=lld",     "-o", outputFile, objectPath,
+      MPC_RUNNER_LIB,  MPC_RUNTIME_CPU_LIB};
+  for (StringRef lib : llvm::split(StringRef(MPC_RUNNER_LINK_LIBS), ';'))
+    if (!lib.empty())
+      args.push_back(lib.str());
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(MPC_LINK_DRIVER, argRefs, std::nullopt, {},
+                                     0, 0, &linkError);
+  if (!saveTemps)
+    llvm::sys::fs::remove(objectPath);
+  if (rc != 0)
+    return fail("linking " + outputFile + " failed" +
+                (linkError.empty() ? "" : ": " + linkError));
+  return 0;
+}
