@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -20,5 +21,6 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mpc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["mpc-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["mpc-opt", "mpc-compile"], tool_dirs)
+config.substitutions.append(("%python", sys.executable))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -152,8 +152,9 @@ LogicalResult concat(ConcatOp op, Lowering &l) {
   if (!out)
     return failure();
   auto type = op.getType();
-  int64_t axis =
-      op.getAxis() < 0 ? op.getAxis() + type.getRank() : op.getAxis();
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  if (axis < 0)
+    axis += type.getRank();
   SmallVector<int64_t> dense = strides(type.getShape());
   int64_t position = 0;
   for (Value input : op.getInputs()) {

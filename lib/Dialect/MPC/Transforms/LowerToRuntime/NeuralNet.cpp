@@ -75,7 +75,12 @@ LogicalResult upsample(Operation *op, bool backward, ArrayRef<int64_t> scale,
 std::string where(Operation *op) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << op->getLoc() << ": '" << op->getName() << "'";
+  if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
+    os << file.getFilename().getValue() << ':' << file.getLine() << ':'
+       << file.getColumn();
+  else
+    os << op->getLoc();
+  os << ": '" << op->getName() << "'";
   return s;
 }
 

@@ -1,0 +1,58 @@
+// The data-movement family: every layout change is one strided copy
+// (input offset and strides in elements, output dense over the result
+// shape) or scatter; reshape copies into its own planned buffer; constants
+// become read-only globals.
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
+
+// Transpose (0, 2, 1) of 2x4x8 reads strides (32, 1, 8) over 2x8x4.
+// CHECK-DAG: llvm.mlir.global internal constant @[[TS:.*]](dense<[32, 1, 8]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[TSHAPE:.*]](dense<[2, 8, 4]> : tensor<3xi64>)
+// Slice at (0, 1, 0) with steps (1, 2, 2): offset 8, strides (32, 16, 2).
+// CHECK-DAG: llvm.mlir.global internal constant @[[SS:.*]](dense<[32, 16, 2]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[SSHAPE:.*]](dense<[2, 2, 4]> : tensor<3xi64>)
+// Broadcast of 4x1 to 2x4x8: strides (0, 1, 0).
+// CHECK-DAG: llvm.mlir.global internal constant @[[BS:.*]](dense<[0, 1, 0]> : tensor<3xi64>)
+// Concat along the last axis writes each 2x4x8 input at offsets 0 and 8 of
+// a 2x4x16 result (strides 64, 16, 1).
+// CHECK-DAG: llvm.mlir.global internal constant @[[CS:.*]](dense<[64, 16, 1]> : tensor<3xi64>)
+// CHECK-LABEL: func.func @layout(
+// CHECK: call @mpcrt_copy(%{{.*}}, %[[X:.*]], %c256_i64)
+// CHECK: %[[A:.*]] = llvm.mlir.addressof @[[TS]]
+// CHECK: %[[B:.*]] = llvm.mlir.addressof @[[TSHAPE]]
+// CHECK: call @mpcrt_strided_copy(%[[X]], %c0_i64{{(_[0-9]+)?}}, %[[A]], %{{.*}}, %[[B]], %c3_i32, %c4_i32)
+// CHECK: call @mpcrt_strided_scatter(%[[X]], %[[CAT:.*]], %c0_i64{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %c3_i32{{(_[0-9]+)?}}, %c4_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_strided_scatter(%[[X]], %[[CAT]], %c8_i64, %{{.*}}, %{{.*}}, %c3_i32{{(_[0-9]+)?}}, %c4_i32{{(_[0-9]+)?}})
+// CHECK: %[[C:.*]] = llvm.mlir.addressof @[[SS]]
+// CHECK: call @mpcrt_strided_copy(%[[X]], %c8_i64{{(_[0-9]+)?}}, %[[C]], %[[SL:.*]], %{{.*}}, %c3_i32{{(_[0-9]+)?}}, %c4_i32{{(_[0-9]+)?}})
+// The backward zero-fills, then scatters into the same window:
+// CHECK: call @mpcrt_zero(%[[DX:.*]], %c256_i64{{(_[0-9]+)?}})
+// CHECK: %[[D:.*]] = llvm.mlir.addressof @[[SS]]
+// CHECK: %[[E:.*]] = llvm.mlir.addressof @[[SSHAPE]]
+// CHECK: call @mpcrt_strided_scatter(%[[SL]], %[[DX]], %c8_i64{{(_[0-9]+)?}}, %[[D]], %[[E]], %c3_i32{{(_[0-9]+)?}}, %c4_i32{{(_[0-9]+)?}})
+// CHECK: %[[F:.*]] = llvm.mlir.addressof @[[BS]]
+// CHECK: call @mpcrt_strided_copy(%{{.*}}, %c0_i64{{(_[0-9]+)?}}, %[[F]], {{.*}}, %c3_i32{{(_[0-9]+)?}}, %c4_i32{{(_[0-9]+)?}})
+func.func @layout(%x: tensor<2x4x8xf32>, %c: tensor<4x1xf32>) -> (tensor<8x8xf32>, tensor<2x8x4xf32>, tensor<2x4x16xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %0 = mpc.reshape %x : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %1 = mpc.transpose %x {permutation = array<i64: 0, 2, 1>} : tensor<2x4x8xf32>
+  %2 = mpc.concat %x, %x {axis = -1} : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  %3 = mpc.slice %x {offsets = array<i64: 0, 1, 0>, sizes = array<i64: 2, 2, 4>, strides = array<i64: 1, 2, 2>} : tensor<2x4x8xf32>
+  %4 = mpc.slice_backward %3 {offsets = array<i64: 0, 1, 0>, strides = array<i64: 1, 2, 2>} : tensor<2x2x4xf32> -> tensor<2x4x8xf32>
+  %5 = mpc.broadcast_to %c : tensor<4x1xf32> -> tensor<2x4x8xf32>
+  return %0, %1, %2, %4, %5 : tensor<8x8xf32>, tensor<2x8x4xf32>, tensor<2x4x16xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// Constants are stored expanded (kernels read every element); i1 as bytes.
+// CHECK-DAG: llvm.mlir.global internal constant @[[HALF:.*]](dense<5.000000e-01> : tensor<3xf16>) {{.*}} : !llvm.array<3 x f16>
+// CHECK-DAG: llvm.mlir.global internal constant @[[MASK:.*]](dense<[1, 0]> : tensor<2xi8>) {{.*}} : !llvm.array<2 x i8>
+// CHECK-LABEL: func.func @constants(
+// CHECK: %[[H:.*]] = llvm.mlir.addressof @[[HALF]]
+// CHECK: %[[M:.*]] = llvm.mlir.addressof @[[MASK]]
+// CHECK: call @mpcrt_copy(%{{.*}}, %[[H]], %c6_i64)
+// CHECK: call @mpcrt_copy(%{{.*}}, %[[M]], %c2_i64)
+func.func @constants() -> (tensor<3xf16>, tensor<2xi1>) {
+  %0 = mpc.constant dense<0.5> : tensor<3xf16>
+  %1 = mpc.constant dense<[true, false]> : tensor<2xi1>
+  return %0, %1 : tensor<3xf16>, tensor<2xi1>
+}

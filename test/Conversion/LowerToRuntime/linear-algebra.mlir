@@ -1,0 +1,46 @@
+// The linear-algebra family: matmul (transposes, batch strides, broadcast
+// of a rank-2 operand over the batch) and the convolutions, whose shapes go
+// to the runtime as one mpcrt_conv2d_shape
+// {n, h, w, c, o, kh, kw, ho, wo, stride, padding, dilation, groups}.
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
+
+// CHECK-LABEL: func.func @matmul(
+// Batch 8 of [16 x 32] x [32 x 24]: A strides 512 elements per batch, the
+// rank-2 B is shared (stride 0); m = 16, n = 24, k = 32, B transposed.
+// CHECK: call @mpcrt_matmul_f16(%{{.*}}, %c512_i64{{(_[0-9]+)?}}, %{{.*}}, %c0_i64{{(_[0-9]+)?}}, %arg0, %c8_i64{{(_[0-9]+)?}}, %c16_i64{{(_[0-9]+)?}}, %c24_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+func.func @matmul(%a: tensor<8x16x32xf16>, %b: tensor<24x32xf16>) -> tensor<8x16x24xf16> {
+  %0 = mpc.matmul %a, %b {transpose_b} : tensor<8x16x32xf16>, tensor<24x32xf16>
+  return %0 : tensor<8x16x24xf16>
+}
+
+// -----
+
+// CHECK-DAG: llvm.mlir.global internal constant @[[SHAPE:.*]](dense<[2, 9, 9, 4, 8, 3, 3, 5, 5, 2, 2, 1, 1, 1, 1, 2]> : tensor<16xi64>)
+// CHECK-LABEL: func.func @conv(
+// CHECK: %[[S:.*]] = llvm.mlir.addressof @[[SHAPE]]
+// CHECK: call @mpcrt_conv2d_f32(%[[X:.*]], %[[W:.*]], %[[Y:.*]], %[[S]])
+// The gradients describe the same forward convolution:
+// CHECK: %[[S1:.*]] = llvm.mlir.addressof @[[SHAPE]]
+// CHECK: call @mpcrt_conv2d_backward_data_f32(%[[Y]], %[[W]], %{{.*}}, %[[S1]])
+// CHECK: %[[S2:.*]] = llvm.mlir.addressof @[[SHAPE]]
+// CHECK: call @mpcrt_conv2d_backward_filter_f32(%[[Y]], %[[X]], %{{.*}}, %[[S2]])
+func.func @conv(%x: tensor<2x9x9x4xf32>, %w: tensor<8x3x3x2xf32>) -> (tensor<2x9x9x4xf32>, tensor<8x3x3x2xf32>) {
+  %y = mpc.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<2x9x9x4xf32>, tensor<8x3x3x2xf32>
+  %dx = mpc.conv2d_backward_data %y, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<2x5x5x8xf32>, tensor<8x3x3x2xf32> -> tensor<2x9x9x4xf32>
+  %dw = mpc.conv2d_backward_filter %y, %x {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<2x5x5x8xf32>, tensor<2x9x9x4xf32> -> tensor<8x3x3x2xf32>
+  return %dx, %dw : tensor<2x9x9x4xf32>, tensor<8x3x3x2xf32>
+}
+
+// -----
+
+// A transposed convolution is the data gradient of the convolution from its
+// output back to its input: n = 1, h = w = 8, c = 3 (our output channels),
+// o = 6 (our input channels), 4x4 kernel, ho = wo = 4, stride 2, padding 1.
+// CHECK-DAG: llvm.mlir.global internal constant @[[SHAPE:.*]](dense<[1, 8, 8, 3, 6, 4, 4, 4, 4, 2, 2, 1, 1, 1, 1, 1]> : tensor<16xi64>)
+// CHECK-LABEL: func.func @conv_transpose(
+// CHECK: %[[S:.*]] = llvm.mlir.addressof @[[SHAPE]]
+// CHECK: call @mpcrt_conv2d_backward_data_bf16(%{{.*}}, %{{.*}}, %arg0, %[[S]])
+func.func @conv_transpose(%x: tensor<1x4x4x6xbf16>, %w: tensor<6x4x4x3xbf16>) -> tensor<1x8x8x3xbf16> {
+  %0 = mpc.conv_transpose2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x4x4x6xbf16>, tensor<6x4x4x3xbf16>
+  return %0 : tensor<1x8x8x3xbf16>
+}

@@ -1,0 +1,60 @@
+// The normalization family: softmax and log-softmax (rows x cols along the
+// last axis) and their backward, layer norm over the trailing dimensions
+// (f32 parameters with low-precision input), batch norm (running
+// statistics copied into the result buffers, then updated there: the op is
+// functional), reductions as [outer, reduced, inner].
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
+
+// CHECK-LABEL: func.func @softmax(
+// CHECK: call @mpcrt_softmax_f32(%{{.*}}, %[[Y:.*]], %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_softmax_backward_f32(%{{.*}}, %[[Y]], %{{.*}}, %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+func.func @softmax(%x: tensor<2x12x8xf32>, %g: tensor<2x12x8xf32>) -> tensor<2x12x8xf32> {
+  %0 = mpc.log_softmax %x : tensor<2x12x8xf32>
+  %1 = mpc.log_softmax_backward %g, %0 : tensor<2x12x8xf32>
+  return %1 : tensor<2x12x8xf32>
+}
+
+// -----
+
+// Normalised over the last two dimensions (axis 1): 2 rows of 32; the
+// parameters are f32 (dtype 2) with an f16 input.
+// CHECK-LABEL: func.func @layer_norm(
+// CHECK: call @mpcrt_layer_norm_f16(%[[X:.*]], %c2_i32{{(_[0-9]+)?}}, %[[G:.*]], %[[B:.*]], %[[Y:.*]], %[[M:.*]], %[[R:.*]], %c2_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_layer_norm_backward_f16(%[[Y]], %[[X]], %[[M]], %[[R]], %c2_i32{{(_[0-9]+)?}}, %[[G]], %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}})
+func.func @layer_norm(%x: tensor<2x4x8xf16>, %g: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<2x4x8xf16>, tensor<4x8xf32>) {
+  %y, %mean, %rstd = mpc.layer_norm %x, %g, %b {axis = 1} : tensor<2x4x8xf16>, tensor<4x8xf32>
+  %dx, %dg, %db = mpc.layer_norm_backward %y, %x, %mean, %rstd, %g {axis = 1} : tensor<2x4x8xf16>, tensor<2xf32>, tensor<4x8xf32>
+  return %dx, %dg : tensor<2x4x8xf16>, tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batch_norm(
+// CHECK-DAG: %[[RM:.*]] = llvm.getelementptr %arg0[%c[[RMO:[0-9]+]]_i64]
+// CHECK-DAG: %[[RV:.*]] = llvm.getelementptr %arg0[%c[[RVO:[0-9]+]]_i64]
+// CHECK: call @mpcrt_copy(%[[RM]], %[[OLDM:.*]], %c32_i64{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_copy(%[[RV]], %[[OLDV:.*]], %c32_i64{{(_[0-9]+)?}})
+// 32 rows (2x4x4) of 8 channels, momentum 0.2:
+// CHECK: call @mpcrt_batch_norm_f32(%{{.*}}, %c2_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %[[RM]], %[[RV]], %{{.*}}, %{{.*}}, %{{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_batch_norm_backward_f32(
+func.func @batch_norm(%img: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> (tensor<2x4x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %m, %v {momentum = 0.2} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %dx, %dg, %db = mpc.batch_norm_backward %o, %img, %g, %sm, %si : tensor<2x4x4x8xf32>, tensor<8xf32>
+  return %dx, %rm, %rv, %dg : tensor<2x4x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce(
+// Sum (0) over dimensions 1 and 2 of 4x8x16x2: outer 4, reduced 128, inner 2.
+// CHECK: call @mpcrt_reduce_f32(%c0_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %c4_i64{{(_[0-9]+)?}}, %c128_i64{{(_[0-9]+)?}}, %c2_i64{{(_[0-9]+)?}})
+// Max (2) over dimension 0 with kept dimensions: outer 1, reduced 4.
+// CHECK: call @mpcrt_reduce_f32(%c2_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %c1_i64{{(_[0-9]+)?}}, %c4_i64{{(_[0-9]+)?}}, %c256_i64{{(_[0-9]+)?}})
+// Mean (1) over everything:
+// CHECK: call @mpcrt_reduce_f32(%c1_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %c1_i64{{(_[0-9]+)?}}, %c1024_i64{{(_[0-9]+)?}}, %c1_i64{{(_[0-9]+)?}})
+func.func @reduce(%x: tensor<4x8x16x2xf32>) -> (tensor<4x2xf32>, tensor<1x8x16x2xf32>, tensor<f32>) {
+  %0 = mpc.reduce_sum %x {dims = array<i64: 1, 2>} : tensor<4x8x16x2xf32>
+  %1 = mpc.reduce_max %x {dims = array<i64: 0>, keep_dims} : tensor<4x8x16x2xf32>
+  %2 = mpc.reduce_mean %x {dims = array<i64: 0, 1, 2, 3>} : tensor<4x8x16x2xf32>
+  return %0, %1, %2 : tensor<4x2xf32>, tensor<1x8x16x2xf32>, tensor<f32>
+}
