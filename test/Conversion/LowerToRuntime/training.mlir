@@ -1,0 +1,92 @@
+// The training family: the multi-tensor unscale (pointer arrays on the
+// stack), the loss-scale update and the optimizer updates work in place on
+// the globals their state was loaded from: stores of their results copy
+// nothing, and the low-precision copy is written straight into its global.
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
+
+ml_program.global private mutable @scale(dense<65536.0> : tensor<f32>) : tensor<f32>
+ml_program.global private mutable @growth(dense<0> : tensor<i32>) : tensor<i32>
+ml_program.global private mutable @hyst(dense<2> : tensor<i32>) : tensor<i32>
+
+// dtypes f16 (0) and bf16 (1); 32 and 8 elements.
+// CHECK-DAG: llvm.mlir.global internal constant @[[DT:.*]](dense<[0, 1]> : tensor<2xi32>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[SZ:.*]](dense<[32, 8]> : tensor<2xi64>)
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[ARENA:[^:]*]]: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
+// The scale is the first global (offset 0), the trackers at 256 and 512.
+// CHECK-DAG: %[[GROWTH:.*]] = llvm.getelementptr %[[STATE]][%c256_i64]
+// CHECK-DAG: %[[HYST:.*]] = llvm.getelementptr %[[STATE]][%c512_i64]
+// CHECK: %[[GRADS:.*]] = llvm.alloca %c2_i64{{(_[0-9]+)?}} x !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %{{.*}} : !llvm.ptr, !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %{{.*}} : !llvm.ptr, !llvm.ptr
+// CHECK: %[[OUTS:.*]] = llvm.alloca %c2_i64{{(_[0-9]+)?}} x !llvm.ptr
+// CHECK: call @mpcrt_unscale_and_check(%[[STATE]], %c2_i64{{(_[0-9]+)?}}, %{{.*}}, %[[GRADS]], %{{.*}}, %[[OUTS]], %[[INF:[^)]*]])
+// CHECK: call @mpcrt_update_loss_scale(%[[STATE]], %[[GROWTH]], %[[HYST]], %[[INF]], %cst, %cst_{{[0-9]+}}, %c2000_i64, %c2_i64{{(_[0-9]+)?}}, %cst_{{[0-9]+}}, %cst_{{[0-9]+}})
+// The stores write back in place: no copy.
+// CHECK-NOT: call @mpcrt_copy(%[[STATE]]
+// CHECK: return
+func.func @train_step(%d0: tensor<4x8xf16>, %d1: tensor<8xbf16>) -> (tensor<4x8xf32>, tensor<8xf32>) {
+  %scale = ml_program.global_load @scale : tensor<f32>
+  %growth = ml_program.global_load @growth : tensor<i32>
+  %hyst = ml_program.global_load @hyst : tensor<i32>
+  %g:2, %inf = mpc.unscale_and_check %scale, %d0, %d1 : tensor<4x8xf16>, tensor<8xbf16>
+  %s, %gt, %ht = mpc.update_loss_scale %scale, %growth, %hyst, %inf {hysteresis = 2}
+  ml_program.global_store @scale = %s : tensor<f32>
+  ml_program.global_store @growth = %gt : tensor<i32>
+  ml_program.global_store @hyst = %ht : tensor<i32>
+  return %g#0, %g#1 : tensor<4x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+ml_program.global private mutable @w(#mpc.init<zeros>) : tensor<4x8xf32>
+ml_program.global private mutable @w_f16 : tensor<4x8xf16> {mpc.master = @w}
+ml_program.global private mutable @m(#mpc.init<zeros>) : tensor<4x8xf32>
+ml_program.global private mutable @v(#mpc.init<zeros>) : tensor<4x8xf32>
+ml_program.global private @lr(dense<0.001> : tensor<f32>) : tensor<f32>
+ml_program.global private mutable @step(dense<1> : tensor<i32>) : tensor<i32>
+
+// f32 master, f16 gradient; the copy (f16, dtype 0) goes to @w_f16 (at
+// offset 256); AdamW (decoupled), bias correction on.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[ARENA:[^:]*]]: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
+// CHECK-DAG: %[[STEP:.*]] = llvm.getelementptr %[[STATE]][%c1280_i64]
+// CHECK-DAG: %[[LR:.*]] = llvm.getelementptr %[[STATE]][%c1024_i64]
+// CHECK-DAG: %[[V:.*]] = llvm.getelementptr %[[STATE]][%c768_i64]
+// CHECK-DAG: %[[M:.*]] = llvm.getelementptr %[[STATE]][%c512_i64]
+// CHECK-DAG: %[[COPY:.*]] = llvm.getelementptr %[[STATE]][%c256_i64]
+// CHECK: %[[NOINF:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[NOSCALE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_adam_update_f32_f16(%[[STATE]], %{{.*}}, %[[M]], %[[V]], %[[LR]], %[[STEP]], %[[NOINF]], %[[NOSCALE]], %c0_i32, %[[COPY]], %c32_i64, %cst, %cst_{{[0-9]+}}, %cst_{{[0-9]+}}, %cst_{{[0-9]+}}, %c1_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+// CHECK-NOT: call @mpcrt_copy(%[[STATE]]
+// CHECK-NOT: call @mpcrt_copy(%[[COPY]]
+// CHECK: return
+func.func @train_step(%g: tensor<4x8xf16>) {
+  %w = ml_program.global_load @w : tensor<4x8xf32>
+  %m = ml_program.global_load @m : tensor<4x8xf32>
+  %v = ml_program.global_load @v : tensor<4x8xf32>
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %step = ml_program.global_load @step : tensor<i32>
+  %0:4 = mpc.adam_update %w, %g, %m, %v lr(%lr) step(%step) copy(f16) {decoupled, weight_decay = 0.01} : tensor<4x8xf32>, tensor<4x8xf16>
+  ml_program.global_store @w = %0#0 : tensor<4x8xf32>
+  ml_program.global_store @m = %0#1 : tensor<4x8xf32>
+  ml_program.global_store @v = %0#2 : tensor<4x8xf32>
+  ml_program.global_store @w_f16 = %0#3 : tensor<4x8xf16>
+  return
+}
+
+// -----
+
+ml_program.global private mutable @w(#mpc.init<zeros>) : tensor<16xf32>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+
+// Plain SGD: no momentum buffer, no copy (null pointers), copy dtype f32 (2).
+// CHECK-LABEL: func.func @train_step(
+// CHECK: call @mpcrt_sgd_update_f32_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c2_i32, %{{.*}}, %c16_i64, %cst, %cst{{(_[0-9]+)?}}, %c0_i32, %cst{{(_[0-9]+)?}})
+func.func @train_step(%g: tensor<16xf32>) {
+  %w = ml_program.global_load @w : tensor<16xf32>
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %0 = mpc.sgd_update %w, %g lr(%lr) : tensor<16xf32>, tensor<16xf32>
+  ml_program.global_store @w = %0 : tensor<16xf32>
+  return
+}
