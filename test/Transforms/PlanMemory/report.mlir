@@ -15,6 +15,10 @@
 // CHECK-NEXT: "total": 512,
 // CHECK: "other_state": {
 // CHECK-NEXT: "total": 4,
+// The state buffer as the runtime lays it out: each global at the next
+// 256-byte boundary (@w 0, @w_f16 512, @m 768, @lr 1280, @steps 1536), then
+// the 8-byte step counter at 1792: 2048 bytes.
+// CHECK: "state_buffer_bytes": 2048,
 // The arena holds the logits (128 B, dead once their gradient exists), the
 // loss (4 B, live to the end), the logits' gradient (128 B) and the weight
 // gradient (512 B); the optimizer writes in place into the globals, outside
@@ -31,7 +35,11 @@
 // CHECK-NEXT: "total": 4,
 // CHECK: "workspace_bytes": 0,
 // 772 + 512 + 4 + 772.
-// CHECK-NEXT: "peak_bytes": 2060
+// CHECK-NEXT: "peak_bytes": 2060,
+// Arguments and results (256 + 16 + 4), and what the executable allocates:
+// state buffer + arena + those, 2048 + 772 + 276.
+// CHECK-NEXT: "io_bytes": 276,
+// CHECK-NEXT: "allocated_bytes": 3096
 ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
 ml_program.global private mutable @w_f16 : tensor<16x8xf16> {mpc.master = @w}
 ml_program.global private mutable @m(#mpc.init<zeros>) : tensor<16x8xf32>

@@ -1,5 +1,6 @@
 //===- PlanMemory.cpp - static arena planning by liveness -----------------===//
 
+#include "StateLayout.h"
 #include "TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
@@ -46,7 +47,7 @@ struct Buffer {
 
 struct FunctionPlan {
   std::string name;
-  int64_t arenaBytes = 0, peakLive = 0;
+  int64_t arenaBytes = 0, peakLive = 0, ioBytes = 0;
   // Bytes of gradients and activations live at the peak, by dtype.
   llvm::MapVector<Type, int64_t> gradients, activations;
 };
@@ -135,6 +136,10 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
   SmallVector<int64_t> placedOrder;
   FunctionPlan plan;
   plan.name = func.getSymName().str();
+  for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
+                                         func.getResultTypes()))
+    if (auto tensor = dyn_cast<RankedTensorType>(t))
+      plan.ioBytes += byteSize(tensor);
   for (int64_t id : bySize) {
     Buffer &b = buffers[id];
     // Live-overlapping placed buffers, by offset.
@@ -256,7 +261,7 @@ int64_t total(const llvm::MapVector<Type, int64_t> &m) {
 }
 
 void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
-                 ArrayRef<FunctionPlan> plans) {
+                 int64_t stateBytes, ArrayRef<FunctionPlan> plans) {
   llvm::json::OStream json(os, 2);
   auto byType = [&](StringRef key, const llvm::MapVector<Type, int64_t> &m) {
     json.attributeObject(key, [&] {
@@ -269,6 +274,7 @@ void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
     byType("parameters", globals.parameters);
     byType("optimizer_state", globals.optimizerState);
     byType("other_state", globals.otherState);
+    json.attribute("state_buffer_bytes", stateBytes);
     json.attributeArray("functions", [&] {
       for (const FunctionPlan &p : plans)
         json.object([&] {
@@ -282,6 +288,9 @@ void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
                                            total(globals.optimizerState) +
                                            total(globals.otherState) +
                                            p.arenaBytes);
+          json.attribute("io_bytes", p.ioBytes);
+          json.attribute("allocated_bytes",
+                         stateBytes + p.arenaBytes + p.ioBytes);
         });
     });
   });
@@ -323,7 +332,8 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
           << "mpc-plan-memory: cannot open report output: " << error;
       return signalPassFailure();
     }
-    writeReport(file->os(), tallyGlobals(module), plans);
+    writeReport(file->os(), tallyGlobals(module), layOutState(module).bytes,
+                plans);
     file->keep();
   }
 };

@@ -22,6 +22,7 @@
 
 #include "Lowering.h"
 
+#include "../StateLayout.h"
 #include "../TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
@@ -297,28 +298,30 @@ LogicalResult LowerToRuntimePass::layOutState(ModuleOp module,
                                               ModuleSymbols &symbols,
                                               llvm::json::Array &globalsJson,
                                               int64_t &stateBytes) {
-  int64_t offset = 0;
   for (auto global : module.getOps<ml_program::GlobalOp>()) {
     auto type = dyn_cast<RankedTensorType>(global.getType());
     if (!type || !type.hasStaticShape())
       return global.emitOpError("needs a statically shaped tensor type to be "
                                 "placed in the state buffer, got ")
              << global.getType();
-    GlobalSlot slot{offset, byteSize(type), type};
-    symbols.globals[global.getSymName()] = slot;
+  }
+  StateLayout layout = mpc::layOutState(module);
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    auto type = cast<RankedTensorType>(global.getType());
+    int64_t offset = layout.offsets.lookup(global.getSymName());
+    symbols.globals[global.getSymName()] = {offset, byteSize(type), type};
     llvm::json::Value entry = tensorJson(global.getSymName().str(), type);
     entry.getAsObject()->insert({"offset", offset});
     globalsJson.push_back(std::move(entry));
-    offset = llvm::alignTo(offset + slot.bytes, 256);
   }
   // The step counter of dropout, checkpointed with the globals.
-  symbols.stepOffset = offset;
+  symbols.stepOffset = layout.stepOffset;
   auto stepType =
       RankedTensorType::get({}, IntegerType::get(module.getContext(), 64));
   llvm::json::Value step = tensorJson("mpc.step", stepType);
-  step.getAsObject()->insert({"offset", offset});
+  step.getAsObject()->insert({"offset", layout.stepOffset});
   globalsJson.push_back(std::move(step));
-  stateBytes = llvm::alignTo(offset + 8, 256);
+  stateBytes = layout.bytes;
   return success();
 }
 
