@@ -33,6 +33,7 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--x-name", default="x")
     p.add_argument("--labels-name", default="labels")
+    p.add_argument("--labels-dtype", choices=["i4", "i8"], default="i4")
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args()
     rng = random.Random(a.seed)
@@ -48,9 +49,10 @@ def main():
         z.writestr(a.x_name + ".npy",
                    npy("<f4", (a.samples, a.features),
                        struct.pack("<%df" % len(x), *x)))
+        code = "i" if a.labels_dtype == "i4" else "q"
         z.writestr(a.labels_name + ".npy",
-                   npy("<i4", (a.samples,),
-                       struct.pack("<%di" % len(labels), *labels)))
+                   npy("<" + a.labels_dtype, (a.samples,),
+                       struct.pack("<%d%s" % (len(labels), code), *labels)))
 
 
 if __name__ == "__main__":

@@ -240,12 +240,6 @@ int main(int argc, char **argv) {
 
   // State: initializers, then --init, then --resume.
   mpc_init_globals(state.data);
-  if (!initPath.empty())
-    if (llvm::Error err = readCheckpoint(initPath, model, state.data, false))
-      return fail(std::move(err));
-  if (!resumePath.empty())
-    if (llvm::Error err = readCheckpoint(resumePath, model, state.data, true))
-      return fail(std::move(err));
   const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr;
   for (const TensorInfo &g : model.globals) {
     if (g.name == "mpc.step")
@@ -255,6 +249,15 @@ int main(int argc, char **argv) {
   }
   if (!stepGlobal)
     return fail("malformed model descriptor: no step counter");
+  if (!initPath.empty()) {
+    if (llvm::Error err = readCheckpoint(initPath, model, state.data, false))
+      return fail(std::move(err));
+    // Values, not progress: training starts at step 0.
+    std::memset(state.data + stepGlobal->offset, 0, 8);
+  }
+  if (!resumePath.empty())
+    if (llvm::Error err = readCheckpoint(resumePath, model, state.data, true))
+      return fail(std::move(err));
   auto currentStep = [&] {
     int64_t s;
     std::memcpy(&s, state.data + stepGlobal->offset, 8);

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Checks on the metrics files (one JSON object per line) of the e2e tests.
+
+  metrics.py falls FILE --steps N --ratio R
+      N lines for steps 1..N, every field present and finite, and the last
+      loss at most R times the first.
+  metrics.py first-below FILE_A FILE_B --ratio R
+      The first loss of A is at most R times the first loss of B.
+  metrics.py same FILE_A FILE_B
+      Every step present in both files has bit-identical loss, loss_scale
+      and skipped fields; at least one step is shared.
+"""
+import argparse
+import json
+import math
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def fail(message):
+    print("metrics.py: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def falls(args):
+    lines = load(args.file)
+    if [m["step"] for m in lines] != list(range(1, args.steps + 1)):
+        fail("expected steps 1..%d, got %s" % (args.steps,
+                                               [m["step"] for m in lines]))
+    for m in lines:
+        for key in ("loss", "loss_scale", "ms_per_step", "samples_per_s"):
+            if not math.isfinite(m[key]):
+                fail("step %d: %s is %r" % (m["step"], key, m[key]))
+        if not isinstance(m["skipped"], bool):
+            fail("step %d: skipped is not a boolean" % m["step"])
+    first, last = lines[0]["loss"], lines[-1]["loss"]
+    if not last <= args.ratio * first:
+        fail("loss went from %r to %r, not below %r of it" %
+             (first, last, args.ratio))
+    print("loss %.6g -> %.6g over %d steps" % (first, last, args.steps))
+
+
+def same(args):
+    a = {m["step"]: m for m in load(args.a)}
+    b = {m["step"]: m for m in load(args.b)}
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        fail("no step in common")
+    for s in shared:
+        for key in ("loss", "loss_scale", "skipped"):
+            if a[s][key] != b[s][key]:
+                fail("step %d: %s differs: %r vs %r" %
+                     (s, key, a[s][key], b[s][key]))
+    print("%d steps identical" % len(shared))
+
+
+def first_below(args):
+    a, b = load(args.a)[0]["loss"], load(args.b)[0]["loss"]
+    if not a <= args.ratio * b:
+        fail("first loss %r is not below %r of %r" % (a, args.ratio, b))
+    print("first loss %.6g vs %.6g" % (a, b))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("falls")
+    f.add_argument("file")
+    f.add_argument("--steps", type=int, required=True)
+    f.add_argument("--ratio", type=float, required=True)
+    s = sub.add_parser("same")
+    s.add_argument("a")
+    s.add_argument("b")
+    fb = sub.add_parser("first-below")
+    fb.add_argument("a")
+    fb.add_argument("b")
+    fb.add_argument("--ratio", type=float, required=True)
+    args = p.parse_args()
+    {"falls": falls, "same": same,
+     "first-below": first_below}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
