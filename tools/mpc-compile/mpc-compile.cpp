@@ -80,6 +80,14 @@ static cl::opt<bool> saveTemps(
     cl::desc("Keep OUTPUT.mpc.mlir (after the mpc passes), OUTPUT.ll and "
              "OUTPUT.o next to the output"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> memoryReport(
+    "memory-report",
+    cl::desc("Write the memory plan's report (JSON) to FILE ('-': stdout)"),
+    cl::value_desc("FILE"), cl::init(""), cl::cat(category));
+static cl::opt<std::string> precisionReport(
+    "precision-report",
+    cl::desc("Write the precision assignment's report to FILE (with --amp)"),
+    cl::value_desc("FILE"), cl::init(""), cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level"),
                                   cl::init(2), cl::Prefix, cl::cat(category));
 
@@ -190,10 +198,15 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   std::string pipeline = "mpc-verify-graph";
   if (!amp.empty())
-    pipeline += ",mpc-assign-precision{level=" + amp + " dtype=" + dtype + "}";
-  pipeline +=
-      ",canonicalize,cse,mpc-plan-memory,mpc-lower-to-runtime{entry=" + entry +
-      "}";
+    pipeline +=
+        ",mpc-assign-precision{level=" + amp + " dtype=" + dtype +
+        (precisionReport.empty() ? std::string()
+                                 : " report=" + precisionReport.getValue()) +
+        "}";
+  pipeline += ",canonicalize,cse,mpc-plan-memory";
+  if (!memoryReport.empty())
+    pipeline += "{report=" + memoryReport.getValue() + "}";
+  pipeline += ",mpc-lower-to-runtime{entry=" + entry + "}";
   if (failed(parsePassPipeline(pipeline, pm)))
     return fail("internal pipeline failed to parse: " + pipeline);
   if (failed(pm.run(*module)))

@@ -186,11 +186,14 @@ int main(int argc, char **argv) {
     outputBytes += out.bytes;
   }
   if (printMemory) {
-    llvm::outs() << llvm::json::Value(
-                        llvm::json::Object{{"arena_bytes", model.arenaBytes},
-                                           {"state_bytes", model.stateBytes},
-                                           {"input_bytes", inputBytes},
-                                           {"output_bytes", outputBytes}})
+    llvm::outs() << llvm::json::Value(llvm::json::Object{
+                        {"allocated_bytes", model.arenaBytes +
+                                                model.stateBytes + inputBytes +
+                                                outputBytes},
+                        {"arena_bytes", model.arenaBytes},
+                        {"state_bytes", model.stateBytes},
+                        {"input_bytes", inputBytes},
+                        {"output_bytes", outputBytes}})
                  << "\n";
     return 0;
   }
