@@ -15,3 +15,17 @@ for model in mlp bert_encoder unet; do
     --mpc-assign-precision="level=O2 alignment-remarks=false report=- report-format=table" \
     -o /dev/null | tail -n 3 | sed 's/^/  /'
 done
+
+# Training: compile the MLP's hand-written training step into an executable
+# (CPU reference backend) and train it on a synthetic 10-class dataset.
+demo="$MPC_BUILD/demo"
+mkdir -p "$demo"
+if [[ ! -f "$demo/mlp_train.npz" ]]; then
+  python3 "$MPC_ROOT/scripts/make_dataset.py" --samples 1024 --noise 4 \
+    -o "$demo/mlp_train.npz"
+fi
+echo "== training examples/mlp.mlir (mpc-compile, CPU backend)"
+"$MPC_BUILD/bin/mpc-compile" "$MPC_ROOT/examples/mlp.mlir" -o "$demo/mlp-train"
+"$demo/mlp-train" --data "$demo/mlp_train.npz" --steps 40 --log-every 5 \
+  --metrics "$demo/mlp-metrics.jsonl" --checkpoint "$demo/mlp.safetensors"
+echo "metrics: $demo/mlp-metrics.jsonl, checkpoint: $demo/mlp.safetensors"

@@ -200,6 +200,7 @@ int main(int argc, char **argv) {
   if (!amp.empty())
     pipeline +=
         ",mpc-assign-precision{level=" + amp + " dtype=" + dtype +
+        " alignment-remarks=false" +
         (precisionReport.empty() ? std::string()
                                  : " report=" + precisionReport.getValue()) +
         "}";
