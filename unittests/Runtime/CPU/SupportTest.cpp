@@ -1,0 +1,108 @@
+//===- SupportTest.cpp - initialisers, copies and the step counter --------===//
+
+#include "TestSupport.h"
+
+#include "mpc/Runtime/mpcrt.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+TEST(Support, CopyAndZero) {
+  mpcrt::test::Rng rng;
+  std::vector<float> a(37), b(37, 1.f);
+  for (float &x : a)
+    x = static_cast<float>(rng());
+  mpcrt_copy(b.data(), a.data(), 37 * 4);
+  EXPECT_EQ(a, b);
+  // Overlapping copy (memmove semantics).
+  mpcrt_copy(b.data() + 1, b.data(), 36 * 4);
+  for (int i = 1; i < 37; ++i)
+    EXPECT_EQ(b[i], a[i - 1]);
+  mpcrt_zero(b.data(), 37 * 4);
+  for (float x : b)
+    EXPECT_EQ(x, 0.f);
+}
+
+TEST(Support, FillRoundsToTheStorageType) {
+  std::vector<uint16_t> h(5), bf(5);
+  mpcrt_fill(MPCRT_F16, h.data(), 5, 0.1);
+  mpcrt_fill(MPCRT_BF16, bf.data(), 5, 0.1);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(h[i], mpcrt_f32_to_f16(0.1f));
+    EXPECT_EQ(bf[i], mpcrt_f32_to_bf16(0.1f));
+  }
+}
+
+// Uniform draws lie in [a, b) with the moments of U(a, b); the same seed
+// gives the same values on every call, another seed others.
+TEST(Support, FillRandomUniform) {
+  const int64_t n = 200001; // odd: the last pair is half used
+  std::vector<double> x(n), y(n), z(n);
+  mpcrt_fill_random(MPCRT_F64, x.data(), n, 0, -2.0, 3.0, 7);
+  mpcrt_fill_random(MPCRT_F64, y.data(), n, 0, -2.0, 3.0, 7);
+  mpcrt_fill_random(MPCRT_F64, z.data(), n, 0, -2.0, 3.0, 8);
+  EXPECT_EQ(x, y);
+  EXPECT_NE(x, z);
+  double sum = 0, sq = 0;
+  for (double v : x) {
+    ASSERT_GE(v, -2.0);
+    ASSERT_LT(v, 3.0);
+    sum += v;
+    sq += v * v;
+  }
+  double mean = sum / n, var = sq / n - mean * mean;
+  // Standard errors: sd/sqrt(n) = 0.0032 for the mean; 5 of them.
+  EXPECT_NEAR(mean, 0.5, 0.016);
+  EXPECT_NEAR(var, 25.0 / 12.0, 0.03);
+}
+
+TEST(Support, FillRandomNormal) {
+  const int64_t n = 200000;
+  std::vector<float> x(n);
+  mpcrt_fill_random(MPCRT_F32, x.data(), n, 1, 1.0, 0.02, 3);
+  double sum = 0, sq = 0, fourth = 0;
+  for (float v : x) {
+    ASSERT_TRUE(std::isfinite(v));
+    sum += v;
+  }
+  double mean = sum / n;
+  for (float v : x) {
+    double d = (v - mean) / 0.02;
+    sq += d * d;
+    fourth += d * d * d * d;
+  }
+  EXPECT_NEAR(mean, 1.0, 5 * 0.02 / std::sqrt(double(n)));
+  EXPECT_NEAR(sq / n, 1.0, 0.02);
+  // Kurtosis 3: Gaussian, not uniform (1.8).
+  EXPECT_NEAR(fourth / n, 3.0, 0.1);
+}
+
+// A prefix of a fill equals the fill of the prefix: element i depends only
+// on the seed and i, so any backend can fill in parallel.
+TEST(Support, FillRandomIsPositional) {
+  std::vector<float> whole(1001), part(300);
+  mpcrt_fill_random(MPCRT_F32, whole.data(), 1001, 1, 0.0, 1.0, 11);
+  mpcrt_fill_random(MPCRT_F32, part.data(), 300, 1, 0.0, 1.0, 11);
+  EXPECT_EQ(0, std::memcmp(whole.data(), part.data(), 300 * sizeof(float)));
+}
+
+TEST(Support, StepCounter) {
+  int64_t step = 41;
+  mpcrt_increment_step(&step);
+  EXPECT_EQ(step, 42);
+  mpcrt_check_index(0, "nothing to report"); // returns
+}
+
+TEST(SupportDeathTest, BadIndexStopsWithTheOpLocation) {
+  EXPECT_EXIT(mpcrt_check_index(4, "model.mlir:12:5: 'mpc.embedding'"),
+              testing::ExitedWithCode(1),
+              "error: model.mlir:12:5: 'mpc.embedding': index out of range at "
+              "position 3 of the indices");
+}
+
+} // namespace
