@@ -136,8 +136,8 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
   SmallVector<int64_t> placedOrder;
   FunctionPlan plan;
   plan.name = func.getSymName().str();
-  for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
-                                         func.getResultTypes()))
+  for (Type t :
+       llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
     if (auto tensor = dyn_cast<RankedTensorType>(t))
       plan.ioBytes += byteSize(tensor);
   for (int64_t id : bySize) {
