@@ -327,7 +327,7 @@ int main(int argc, char **argv) {
                      << std::string(30 - filled, '.') << "] step " << done
                      << "/" << total << "  loss " << llvm::format("%.4f", loss)
                      << "  " << llvm::format("%.0f", batch * 1000.0 / ms)
-                     << " samples/s" << (done == total ? "\n" : "");
+                     << " samples/s\033[K" << (done == total ? "\n" : "");
       } else {
         llvm::outs() << "step " << done << "/" << total << " loss "
                      << llvm::format("%.6f", loss) << " ms/step "
