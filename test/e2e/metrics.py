@@ -6,6 +6,8 @@
       loss at most R times the first.
   metrics.py first-below FILE_A FILE_B --ratio R
       The first loss of A is at most R times the first loss of B.
+  metrics.py close FILE_A FILE_B --rtol R
+      The first losses agree to relative tolerance R.
   metrics.py same FILE_A FILE_B
       Every step present in both files has bit-identical loss, loss_scale
       and skipped fields; at least one step is shared.
@@ -65,6 +67,14 @@ def first_below(args):
     print("first loss %.6g vs %.6g" % (a, b))
 
 
+def close(args):
+    a, b = load(args.a)[0]["loss"], load(args.b)[0]["loss"]
+    if not (math.isfinite(a) and math.isfinite(b)) or \
+            abs(a - b) > args.rtol * abs(a):
+        fail("losses %r and %r differ by more than %r" % (a, b, args.rtol))
+    print("losses %.7g and %.7g agree" % (a, b))
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command", required=True)
@@ -79,9 +89,13 @@ def main():
     fb.add_argument("a")
     fb.add_argument("b")
     fb.add_argument("--ratio", type=float, required=True)
+    c = sub.add_parser("close")
+    c.add_argument("a")
+    c.add_argument("b")
+    c.add_argument("--rtol", type=float, required=True)
     args = p.parse_args()
     {"falls": falls, "same": same,
-     "first-below": first_below}[args.command](args)
+     "first-below": first_below, "close": close}[args.command](args)
 
 
 if __name__ == "__main__":

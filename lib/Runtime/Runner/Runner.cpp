@@ -28,6 +28,7 @@ extern const char mpc_model[];
 void mpc_step(void *arena, void *state, void *const *inputs,
               void *const *outputs);
 void mpc_init_globals(void *state);
+void mpc_refresh_copies(void *state);
 }
 
 using namespace mpc::runner;
@@ -255,8 +256,10 @@ int main(int argc, char **argv) {
   if (!initPath.empty()) {
     if (llvm::Error err = readCheckpoint(initPath, model, state.data, false))
       return fail(std::move(err));
-    // Values, not progress: training starts at step 0.
+    // Values, not progress: training starts at step 0. Low-precision
+    // copies follow the masters that were loaded.
     std::memset(state.data + stepGlobal->offset, 0, 8);
+    mpc_refresh_copies(state.data);
   }
   if (!resumePath.empty())
     if (llvm::Error err = readCheckpoint(resumePath, model, state.data, true))

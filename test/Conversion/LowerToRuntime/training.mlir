@@ -61,6 +61,13 @@ ml_program.global private mutable @step(dense<1> : tensor<i32>) : tensor<i32>
 // CHECK-NOT: call @mpcrt_copy(%[[STATE]]
 // CHECK-NOT: call @mpcrt_copy(%[[COPY]]
 // CHECK: return
+// The copy starts as its master: f32 (2) at 0 to f16 (0) at 256, 32
+// elements, after the initializers (and again after --init in the runner).
+// CHECK-LABEL: func.func @mpc_init_globals(
+// CHECK: call @mpc_refresh_copies(%arg0)
+// CHECK-LABEL: func.func @mpc_refresh_copies(
+// CHECK: %[[TO:.*]] = llvm.getelementptr %arg0[%c256_i64]
+// CHECK: call @mpcrt_cast(%c2_i32, %arg0, %c0_i32, %[[TO]], %c32_i64)
 func.func @train_step(%g: tensor<4x8xf16>) {
   %w = ml_program.global_load @w : tensor<4x8xf32>
   %m = ml_program.global_load @m : tensor<4x8xf32>

@@ -292,6 +292,9 @@ struct LowerToRuntimePass
   LogicalResult lowerFunction(func::FuncOp func, ModuleSymbols &symbols,
                               bool isEntry);
   void emitInitializers(ModuleOp module, ModuleSymbols &symbols);
+  /// mpc_refresh_copies(state): every low-precision copy (a global with
+  /// mpc.master) set to its master, rounded to nearest even.
+  func::FuncOp emitRefreshCopies(ModuleOp module, ModuleSymbols &symbols);
 };
 
 LogicalResult LowerToRuntimePass::layOutState(ModuleOp module,
@@ -526,7 +529,36 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
     l.call("mpcrt_copy", {p, l.addressOf(symbol), l.i64(byteSize(type))});
   }
   l.call("mpcrt_zero", {l.offset(state, symbols.stepOffset), l.i64(8)});
+  // Low-precision copies start as their masters, rounded.
+  func::CallOp::create(b, module.getLoc(), emitRefreshCopies(module, symbols),
+                       ValueRange{state});
   func::ReturnOp::create(b, module.getLoc());
+}
+
+func::FuncOp LowerToRuntimePass::emitRefreshCopies(ModuleOp module,
+                                                   ModuleSymbols &symbols) {
+  MLIRContext *ctx = &getContext();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto fn = func::FuncOp::create(b, module.getLoc(), "mpc_refresh_copies",
+                                 b.getFunctionType({ptrType(ctx)}, {}));
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  Value state = fn.getArgument(0);
+  Lowering l(symbols, b, state, state);
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    auto master = global->getAttrOfType<FlatSymbolRefAttr>("mpc.master");
+    if (!master)
+      continue;
+    l.currentLoc = global.getLoc();
+    const GlobalSlot &from = symbols.globals[master.getValue()];
+    const GlobalSlot &to = symbols.globals[global.getSymName()];
+    l.call("mpcrt_cast",
+           {l.i32(dtypeCode(from.type.getElementType())),
+            l.offset(state, from.offset),
+            l.i32(dtypeCode(to.type.getElementType())),
+            l.offset(state, to.offset), l.i64(to.type.getNumElements())});
+  }
+  func::ReturnOp::create(b, module.getLoc());
+  return fn;
 }
 
 void LowerToRuntimePass::runOnOperation() {
