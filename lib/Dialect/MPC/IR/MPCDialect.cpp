@@ -26,6 +26,7 @@ void MPCDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "mpc/Dialect/MPC/IR/MPCAttrs.cpp.inc"
       >();
+  registerVJPModels(getContext());
 }
 
 //===----------------------------------------------------------------------===//

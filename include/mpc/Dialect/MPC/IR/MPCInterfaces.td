@@ -20,4 +20,24 @@ def MPC_PrecisionCategoryOpInterface : OpInterface<"PrecisionCategoryOpInterface
   ];
 }
 
+def MPC_VJPOpInterface : OpInterface<"VJPOpInterface"> {
+  let cppNamespace = "::mlir::mpc";
+  let description = [{
+    Reverse-mode differentiation of one op: given the gradients of its
+    results (null where no gradient flows), builds the gradients of its
+    operands (null for operands that get none: labels, indices, masks,
+    statistics) with the dialect's ops, at the builder's insertion point.
+    `--mpc-autodiff` calls it on every op between the loss and the
+    trainable globals.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Builds the operand gradients from the result gradients.",
+      "::llvm::LogicalResult", "buildVJP",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::llvm::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
 #endif // MPC_INTERFACES

@@ -20,6 +20,10 @@ namespace mlir::mpc {
 /// The default precision category of `op`, or none for ops outside the
 /// dialect that do not implement `PrecisionCategoryOpInterface`.
 std::optional<PrecisionCategory> getDefaultPrecisionCategory(Operation *op);
+
+/// Attaches VJPOpInterface to every differentiable op (MPCGradients.cpp);
+/// called when the dialect loads.
+void registerVJPModels(MLIRContext *ctx);
 } // namespace mlir::mpc
 
 #endif // MPC_DIALECT_MPC_IR_MPCOPS_H

@@ -1,0 +1,331 @@
+//===- MPCGradients.cpp - vector-Jacobian products of the mpc ops ---------===//
+//
+// Each forward op builds its own VJP (VJPOpInterface) from the dialect's
+// backward ops: matmul gradients are matmuls with transposes, convolutions
+// use their data/filter gradients, broadcasting is undone by reductions.
+// The models are attached to the ops when the dialect loads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// A scalar constant of `like`'s element type.
+Value scalar(OpBuilder &b, Location loc, Value like, double value) {
+  auto type = RankedTensorType::get({}, typeOf(like).getElementType());
+  Attribute attr = b.getFloatAttr(type.getElementType(), value);
+  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, attr));
+}
+
+/// Sums `grad` down to `target`'s shape: the adjoint of numpy broadcasting.
+Value unbroadcast(OpBuilder &b, Location loc, Value grad,
+                  RankedTensorType target) {
+  auto type = typeOf(grad);
+  if (type.getShape() == target.getShape())
+    return grad;
+  int64_t lead = type.getRank() - target.getRank();
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d < lead || (target.getDimSize(d - lead) == 1 && type.getDimSize(d) != 1))
+      dims.push_back(d);
+  Value sum = dims.empty() ? grad : ReduceSumOp::create(b, loc, grad, dims).getResult();
+  if (typeOf(sum).getShape() != target.getShape())
+    sum = ReshapeOp::create(b, loc, RankedTensorType::get(target.getShape(),
+                                                          typeOf(sum).getElementType()),
+                            sum);
+  return sum;
+}
+
+/// The gradient of a reduction broadcast back over the reduced dimensions.
+Value expandReduced(OpBuilder &b, Location loc, Value grad, ArrayRef<int64_t> dims,
+                    RankedTensorType input) {
+  SmallVector<int64_t> kept(input.getShape());
+  for (int64_t d : dims)
+    kept[d < 0 ? d + input.getRank() : d] = 1;
+  auto keptType = RankedTensorType::get(kept, typeOf(grad).getElementType());
+  Value g = grad;
+  if (typeOf(g).getShape() != ArrayRef<int64_t>(kept))
+    g = ReshapeOp::create(b, loc, keptType, g);
+  if (keptType.getShape() == input.getShape())
+    return g;
+  return BroadcastToOp::create(b, loc, RankedTensorType::get(input.getShape(),
+                                                              keptType.getElementType()),
+                               g);
+}
+
+using Grads = SmallVectorImpl<Value>;
+
+LogicalResult binary(Operation *op, OpBuilder &b, Value g, Grads &out) {
+  Location loc = op->getLoc();
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1),
+        y = op->getResult(0);
+  Value dl, dr;
+  if (isa<AddOp>(op)) {
+    dl = g;
+    dr = g;
+  } else if (isa<SubOp>(op)) {
+    dl = g;
+    dr = NegOp::create(b, loc, g);
+  } else if (isa<MulOp>(op)) {
+    dl = MulOp::create(b, loc, g, rhs);
+    dr = MulOp::create(b, loc, g, lhs);
+  } else if (isa<DivOp>(op)) {
+    dl = DivOp::create(b, loc, g, rhs);
+    dr = NegOp::create(b, loc, DivOp::create(b, loc, MulOp::create(b, loc, g, y), rhs));
+  } else { // pow: d/dl = r * l^(r-1), d/dr = y * log(l)
+    Value rm1 = SubOp::create(b, loc, rhs, scalar(b, loc, rhs, 1.0));
+    dl = MulOp::create(b, loc, g,
+                       MulOp::create(b, loc, rhs, PowOp::create(b, loc, lhs, rm1)));
+    dr = MulOp::create(b, loc, g, MulOp::create(b, loc, y, LogOp::create(b, loc, lhs)));
+  }
+  out[0] = unbroadcast(b, loc, dl, typeOf(lhs));
+  out[1] = unbroadcast(b, loc, dr, typeOf(rhs));
+  return success();
+}
+
+LogicalResult unary(Operation *op, OpBuilder &b, Value g, Grads &out) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0), y = op->getResult(0);
+  out[0] =
+      llvm::TypeSwitch<Operation *, Value>(op)
+          .Case([&](NegOp) { return NegOp::create(b, loc, g); })
+          .Case([&](ExpOp) { return MulOp::create(b, loc, g, y); })
+          .Case([&](LogOp) { return DivOp::create(b, loc, g, x); })
+          .Case([&](SqrtOp) {
+            return DivOp::create(b, loc, g,
+                                 MulOp::create(b, loc, y, scalar(b, loc, y, 2.0)));
+          })
+          .Case([&](RsqrtOp) { // -1/2 x^-3/2 = -1/2 y^3
+            Value y3 = MulOp::create(b, loc, MulOp::create(b, loc, y, y), y);
+            return MulOp::create(b, loc, g,
+                                 MulOp::create(b, loc, y3, scalar(b, loc, y, -0.5)));
+          })
+          .Case([&](TanhOp) { return TanhGradOp::create(b, loc, g, y); })
+          .Case([&](SigmoidOp) { return SigmoidGradOp::create(b, loc, g, y); })
+          .Case([&](ReluOp) { return ReluGradOp::create(b, loc, g, x); })
+          .Case([&](GeluOp gelu) {
+            return GeluGradOp::create(b, loc, g, x, gelu.getApproximateAttr());
+          })
+          .Default([](Operation *) { return Value(); });
+  return success(out[0] != nullptr);
+}
+
+LogicalResult matmul(MatmulOp op, OpBuilder &b, Value g, Grads &out) {
+  Location loc = op.getLoc();
+  Value a = op.getA(), w = op.getB();
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  Value da, dw;
+  if (!ta && !tb) {
+    da = MatmulOp::create(b, loc, g, w, false, true);
+    dw = MatmulOp::create(b, loc, a, g, true, false);
+  } else if (ta && !tb) {
+    da = MatmulOp::create(b, loc, w, g, false, true);
+    dw = MatmulOp::create(b, loc, a, g, false, false);
+  } else if (!ta && tb) {
+    da = MatmulOp::create(b, loc, g, w, false, false);
+    dw = MatmulOp::create(b, loc, g, a, true, false);
+  } else {
+    da = MatmulOp::create(b, loc, w, g, true, true);
+    dw = MatmulOp::create(b, loc, g, a, true, true);
+  }
+  out[0] = unbroadcast(b, loc, da, typeOf(a));
+  out[1] = unbroadcast(b, loc, dw, typeOf(w));
+  return success();
+}
+
+template <typename Loss, typename Backward>
+LogicalResult loss(Loss op, OpBuilder &b, Value g, Grads &out) {
+  out[0] = Backward::create(b, op.getLoc(), typeOf(op.getInput()), g, op.getInput(),
+                            op.getTarget(), op.getReductionAttr());
+  return success();
+}
+
+LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
+  Location loc = op->getLoc();
+  Value g = gs.empty() ? Value() : gs[0];
+  if (!g) // only statistics or masks have gradients: nothing flows back
+    return success();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<AddOp, SubOp, MulOp, DivOp, PowOp>(
+          [&](Operation *op) { return binary(op, b, g, out); })
+      .Case<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp>(
+          [&](Operation *op) { return unary(op, b, g, out); })
+      .Case([&](CastOp op) {
+        out[0] = CastOp::create(b, loc, typeOf(op.getInput()), g);
+        return success();
+      })
+      .Case([&](ScaleLossOp op) {
+        out[0] = MulOp::create(b, loc, g, op.getScale());
+        return success();
+      })
+      .Case([&](MatmulOp op) { return matmul(op, b, g, out); })
+      .Case([&](Conv2DOp op) {
+        out[0] = Conv2DBackwardDataOp::create(
+            b, loc, typeOf(op.getInput()), g, op.getFilter(), op.getStrideAttr(),
+            op.getPaddingAttr(), op.getDilationAttr(), op.getGroupsAttr());
+        out[1] = Conv2DBackwardFilterOp::create(
+            b, loc, typeOf(op.getFilter()), g, op.getInput(), op.getStrideAttr(),
+            op.getPaddingAttr(), op.getDilationAttr(), op.getGroupsAttr());
+        return success();
+      })
+      .Case([&](ConvTranspose2DOp op) {
+        // y = conv2d_backward_data(x, w): dx = conv2d(dy, w), dw =
+        // conv2d_backward_filter(x, dy).
+        out[0] = Conv2DOp::create(b, loc, typeOf(op.getInput()), g, op.getFilter(),
+                                  op.getStrideAttr(), op.getPaddingAttr(),
+                                  op.getDilationAttr(), b.getI64IntegerAttr(1));
+        out[1] = Conv2DBackwardFilterOp::create(
+            b, loc, typeOf(op.getFilter()), op.getInput(), g, op.getStrideAttr(),
+            op.getPaddingAttr(), op.getDilationAttr(), b.getI64IntegerAttr(1));
+        return success();
+      })
+      .Case([&](ReduceSumOp op) {
+        out[0] = expandReduced(b, loc, g, op.getDims(), typeOf(op.getInput()));
+        return success();
+      })
+      .Case([&](ReduceMeanOp op) {
+        auto in = typeOf(op.getInput());
+        int64_t n = 1;
+        for (int64_t d : op.getDims())
+          n *= in.getDimSize(d < 0 ? d + in.getRank() : d);
+        Value scaled = MulOp::create(b, loc, g, scalar(b, loc, g, 1.0 / n));
+        out[0] = expandReduced(b, loc, scaled, op.getDims(), in);
+        return success();
+      })
+      .Case([&](SoftmaxOp op) {
+        out[0] = SoftmaxBackwardOp::create(b, loc, g, op.getResult(), op.getAxisAttr());
+        return success();
+      })
+      .Case([&](LogSoftmaxOp op) {
+        out[0] =
+            LogSoftmaxBackwardOp::create(b, loc, g, op.getResult(), op.getAxisAttr());
+        return success();
+      })
+      .Case([&](LayerNormOp op) {
+        auto back = LayerNormBackwardOp::create(b, loc, g, op.getInput(), op.getMean(),
+                                                op.getRstd(), op.getGamma(),
+                                                op.getAxisAttr());
+        out[0] = back.getGradInput();
+        out[1] = back.getGradGamma();
+        out[2] = back.getGradBeta();
+        return success();
+      })
+      .Case([&](BatchNormOp op) {
+        auto back = BatchNormBackwardOp::create(b, loc, g, op.getInput(), op.getGamma(),
+                                                op.getSavedMean(),
+                                                op.getSavedInvstd());
+        out[0] = back.getGradInput();
+        out[1] = back.getGradGamma();
+        out[2] = back.getGradBeta();
+        return success();
+      })
+      .Case([&](ReshapeOp op) {
+        out[0] = ReshapeOp::create(b, loc, typeOf(op.getInput()), g);
+        return success();
+      })
+      .Case([&](TransposeOp op) {
+        ArrayRef<int64_t> perm = op.getPermutation();
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [i, p] : llvm::enumerate(perm))
+          inverse[p] = i;
+        out[0] = TransposeOp::create(b, loc, g, inverse);
+        return success();
+      })
+      .Case([&](SliceOp op) {
+        out[0] = SliceBackwardOp::create(b, loc, typeOf(op.getInput()), g,
+                                         op.getOffsetsAttr(), op.getStridesAttr());
+        return success();
+      })
+      .Case([&](BroadcastToOp op) {
+        out[0] = unbroadcast(b, loc, g, typeOf(op.getInput()));
+        return success();
+      })
+      .Case([&](ConcatOp op) {
+        auto type = typeOf(g);
+        int64_t axis = static_cast<int64_t>(op.getAxis());
+        if (axis < 0)
+          axis += type.getRank();
+        int64_t at = 0;
+        for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+          auto in = typeOf(input);
+          SmallVector<int64_t> offsets(type.getRank(), 0);
+          offsets[axis] = at;
+          out[i] = SliceOp::create(b, loc, in, g, offsets, in.getShape(),
+                                   /*strides=*/nullptr);
+          at += in.getDimSize(axis);
+        }
+        return success();
+      })
+      .Case([&](EmbeddingOp op) {
+        out[0] = EmbeddingBackwardOp::create(b, loc, typeOf(op.getTable()), g,
+                                             op.getIndices());
+        return success();
+      })
+      .Case([&](DropoutOp op) {
+        out[0] = DropoutBackwardOp::create(b, loc, g, op.getMask(), op.getPAttr());
+        return success();
+      })
+      .Case([&](MaxPool2DOp op) {
+        out[0] = MaxPool2DBackwardOp::create(b, loc, typeOf(op.getInput()), g,
+                                             op.getInput(), op.getKernelAttr(),
+                                             op.getStrideAttr(), op.getPaddingAttr());
+        return success();
+      })
+      .Case([&](AvgPool2DOp op) {
+        out[0] = AvgPool2DBackwardOp::create(
+            b, loc, typeOf(op.getInput()), g, op.getInput(), op.getKernelAttr(),
+            op.getStrideAttr(), op.getPaddingAttr(), op.getCountIncludePadAttr());
+        return success();
+      })
+      .Case([&](UpsampleNearest2DOp op) {
+        out[0] = UpsampleNearest2DBackwardOp::create(b, loc, typeOf(op.getInput()), g,
+                                                     op.getScaleAttr());
+        return success();
+      })
+      .Case([&](CrossEntropyOp op) {
+        return loss<CrossEntropyOp, CrossEntropyBackwardOp>(op, b, g, out);
+      })
+      .Case([&](MSEOp op) { return loss<MSEOp, MSEBackwardOp>(op, b, g, out); })
+      .Case([&](BCEWithLogitsOp op) {
+        return loss<BCEWithLogitsOp, BCEWithLogitsBackwardOp>(op, b, g, out);
+      })
+      .Case([&](BinaryCrossEntropyOp op) {
+        return loss<BinaryCrossEntropyOp, BinaryCrossEntropyBackwardOp>(op, b, g, out);
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+template <typename Op>
+struct VJPModel : public VJPOpInterface::ExternalModel<VJPModel<Op>, Op> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &builder,
+                         ArrayRef<Value> resultGrads,
+                         SmallVectorImpl<Value> &operandGrads) const {
+    operandGrads.assign(op->getNumOperands(), Value());
+    return vjp(op, builder, resultGrads, operandGrads);
+  }
+};
+
+template <typename... Ops> void attach(MLIRContext *ctx) {
+  (Ops::template attachInterface<VJPModel<Ops>>(*ctx), ...);
+}
+
+} // namespace
+
+void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
+  attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
+         RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
+         MatmulOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp,
+         SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, ReshapeOp,
+         TransposeOp, SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp,
+         MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
+         BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
+}
