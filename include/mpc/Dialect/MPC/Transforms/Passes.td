@@ -66,6 +66,34 @@ def AssignPrecisionPass : Pass<"mpc-assign-precision", "ModuleOp"> {
                            "::mlir::ml_program::MLProgramDialect"];
 }
 
+def AutodiffPass : Pass<"mpc-autodiff", "ModuleOp"> {
+  let summary = "Builds a training step (loss and gradients) from a loss function";
+  let description = [{
+    Reverse-mode automatic differentiation. From the function `loss` (its
+    first result is the scalar loss; it reads trainable
+    `ml_program.global`s), builds the function `name` that returns the
+    loss, then the gradient of every trainable global (declaration order),
+    each result marked `{mpc.grad_of = @global}`. Each op builds its own
+    vector-Jacobian product (VJPOpInterface); gradients of values used
+    several times are summed; broadcasting is undone by reductions.
+    Trainable: mutable float globals the loss reads and does not write
+    (BatchNorm running statistics are written: not trainable), unless marked
+    `mpc.frozen`. Labels, indices and masks get no gradient. An op on the
+    path from a trainable global to the loss without a VJP is an error
+    naming it. The loss function stays as it was.
+
+    ```
+    $ mpc-opt model.mlir --mpc-autodiff="loss=loss name=train_step"
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"loss\"",
+           "The function to differentiate (first result: the loss)">,
+    Option<"name", "name", "std::string", /*default=*/"\"train_step\"",
+           "The name of the training step to build">,
+  ];
+}
+
 def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   let summary = "Prints a summary of each graph: ops by kind and parameters";
   let description = [{

@@ -1,0 +1,165 @@
+//===- Autodiff.cpp - reverse-mode differentiation of a loss --------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+} // namespace mlir::mpc
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+namespace {
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
+  Attribute zero = b.getFloatAttr(type.getElementType(), 0.0);
+  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, zero));
+}
+
+struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto source = module.lookupSymbol<func::FuncOp>(loss);
+    if (!source || source.isDeclaration()) {
+      module.emitError("mpc-autodiff: no loss function @") << loss;
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(name)) {
+      module.emitError("mpc-autodiff: a symbol @")
+          << name << " already exists; choose another name=";
+      return signalPassFailure();
+    }
+    if (!source.getBody().hasOneBlock()) {
+      source.emitOpError("mpc-autodiff: the loss function must have a single "
+                         "block");
+      return signalPassFailure();
+    }
+    FunctionType type = source.getFunctionType();
+    if (type.getNumResults() == 0 || !isFloatTensor(type.getResult(0)) ||
+        cast<RankedTensorType>(type.getResult(0)).getRank() != 0) {
+      source.emitOpError("mpc-autodiff: the first result must be the scalar "
+                         "float loss");
+      return signalPassFailure();
+    }
+
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(source);
+    auto step = cast<func::FuncOp>(b.clone(*source));
+    step.setSymName(name);
+    step.setPublic();
+    Block &body = step.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+    // Trainable globals: loaded, not stored, mutable float, not frozen.
+    DenseSet<StringRef> stored;
+    step.walk([&](ml_program::GlobalStoreOp s) {
+      stored.insert(s.getGlobal().getLeafReference());
+    });
+    auto trainable = [&](StringRef global) {
+      auto g = module.lookupSymbol<ml_program::GlobalOp>(global);
+      return g && g.getIsMutable() && isFloatTensor(g.getType()) &&
+             !g->hasAttr("mpc.frozen") && !stored.contains(global);
+    };
+
+    // The reverse sweep, appended before the return.
+    b.setInsertionPoint(ret);
+    DenseMap<Value, Value> grads;
+    llvm::MapVector<StringRef, Value> globalGrads;
+    auto accumulate = [&](Value &slot, Value g) {
+      slot = slot ? AddOp::create(b, g.getLoc(), slot, g).getResult() : g;
+    };
+    Value lossValue = ret.getOperand(0);
+    auto lossType = cast<RankedTensorType>(lossValue.getType());
+    Attribute one = b.getFloatAttr(lossType.getElementType(), 1.0);
+    grads[lossValue] = ConstantOp::create(
+        b, step.getLoc(), lossType, DenseElementsAttr::get(lossType, one));
+
+    SmallVector<Operation *> forward;
+    for (Operation &op : body.without_terminator())
+      forward.push_back(&op);
+    for (Operation *op : llvm::reverse(forward)) {
+      SmallVector<Value> resultGrads;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        resultGrads.push_back(grads.lookup(r));
+        any |= resultGrads.back() != nullptr;
+      }
+      if (!any)
+        continue;
+      if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+        StringRef global = load.getGlobal().getLeafReference();
+        if (trainable(global))
+          accumulate(globalGrads[global], resultGrads[0]);
+        continue;
+      }
+      if (isa<ConstantOp>(op))
+        continue;
+      auto vjp = dyn_cast<VJPOpInterface>(op);
+      SmallVector<Value> operandGrads;
+      if (!vjp || failed(vjp.buildVJP(b, resultGrads, operandGrads))) {
+        op->emitOpError("has no vector-Jacobian product; mpc-autodiff needs "
+                        "one for every op between the trainable globals and "
+                        "the loss");
+        return signalPassFailure();
+      }
+      for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
+        if (g && isFloatTensor(operand.getType()))
+          accumulate(grads[operand], g);
+    }
+
+    // Return the loss and the gradients, in declaration order.
+    SmallVector<Value> results{lossValue};
+    SmallVector<Attribute> gradOf;
+    for (auto global : module.getOps<ml_program::GlobalOp>()) {
+      StringRef n = global.getSymName();
+      bool loaded = false;
+      step.walk([&](ml_program::GlobalLoadOp l) {
+        loaded |= l.getGlobal().getLeafReference() == n;
+      });
+      if (!loaded || !trainable(n))
+        continue;
+      Value g = globalGrads.lookup(n);
+      if (!g) // read, but not on a path to the loss
+        g = zeros(b, step.getLoc(),
+                  cast<RankedTensorType>(global.getType()));
+      results.push_back(g);
+      gradOf.push_back(FlatSymbolRefAttr::get(module.getContext(), n));
+    }
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    // Gradients nobody needs (of inputs, labels' producers, constants) go.
+    SmallVector<Operation *> all;
+    for (Operation &op : body.without_terminator())
+      all.push_back(&op);
+    for (Operation *op : llvm::reverse(all))
+      if (op->use_empty() && isMemoryEffectFree(op))
+        op->erase();
+
+    SmallVector<Type> resultTypes;
+    for (Value v : results)
+      resultTypes.push_back(v.getType());
+    step.setType(b.getFunctionType(type.getInputs(), resultTypes));
+    step.setResultAttrs(0, b.getDictionaryAttr(
+                               b.getNamedAttr("mpc.name", b.getStringAttr("loss"))));
+    for (auto [i, g] : llvm::enumerate(gradOf))
+      step.setResultAttrs(
+          i + 1, b.getDictionaryAttr(b.getNamedAttr("mpc.grad_of", g)));
+  }
+};
+
+} // namespace
