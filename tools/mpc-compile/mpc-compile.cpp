@@ -80,6 +80,19 @@ static cl::opt<bool> saveTemps(
     cl::desc("Keep OUTPUT.mpc.mlir (after the mpc passes), OUTPUT.ll and "
              "OUTPUT.o next to the output"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    train("train",
+          cl::desc("Build the training step: --mpc-autodiff of the --loss "
+                   "function into --entry, then --mpc-optimizer"),
+          cl::init(false), cl::cat(category));
+static cl::opt<std::string>
+    lossFunction("loss", cl::desc("The loss function (with --train)"),
+                 cl::init("loss"), cl::cat(category));
+static cl::opt<std::string>
+    optimizer("optimizer",
+              cl::desc("Options of --mpc-optimizer (with --train), e.g. "
+                       "\"kind=momentum lr=0.01\""),
+              cl::init("kind=sgd lr=0.01"), cl::cat(category));
 static cl::opt<std::string> memoryReport(
     "memory-report",
     cl::desc("Write the memory plan's report (JSON) to FILE ('-': stdout)"),
@@ -197,6 +210,9 @@ int main(int argc, char **argv) {
   // The pipeline, as mpc-opt passes.
   PassManager pm(&context);
   std::string pipeline = "mpc-verify-graph";
+  if (train)
+    pipeline += ",mpc-autodiff{loss=" + lossFunction + " name=" + entry +
+                "},mpc-optimizer{func=" + entry + " " + optimizer + "}";
   if (!amp.empty())
     pipeline +=
         ",mpc-assign-precision{level=" + amp + " dtype=" + dtype +

@@ -35,19 +35,22 @@ Value unbroadcast(OpBuilder &b, Location loc, Value grad,
   int64_t lead = type.getRank() - target.getRank();
   SmallVector<int64_t> dims;
   for (int64_t d = 0; d < type.getRank(); ++d)
-    if (d < lead || (target.getDimSize(d - lead) == 1 && type.getDimSize(d) != 1))
+    if (d < lead ||
+        (target.getDimSize(d - lead) == 1 && type.getDimSize(d) != 1))
       dims.push_back(d);
-  Value sum = dims.empty() ? grad : ReduceSumOp::create(b, loc, grad, dims).getResult();
+  Value sum =
+      dims.empty() ? grad : ReduceSumOp::create(b, loc, grad, dims).getResult();
   if (typeOf(sum).getShape() != target.getShape())
-    sum = ReshapeOp::create(b, loc, RankedTensorType::get(target.getShape(),
-                                                          typeOf(sum).getElementType()),
-                            sum);
+    sum = ReshapeOp::create(
+        b, loc,
+        RankedTensorType::get(target.getShape(), typeOf(sum).getElementType()),
+        sum);
   return sum;
 }
 
 /// The gradient of a reduction broadcast back over the reduced dimensions.
-Value expandReduced(OpBuilder &b, Location loc, Value grad, ArrayRef<int64_t> dims,
-                    RankedTensorType input) {
+Value expandReduced(OpBuilder &b, Location loc, Value grad,
+                    ArrayRef<int64_t> dims, RankedTensorType input) {
   SmallVector<int64_t> kept(input.getShape());
   for (int64_t d : dims)
     kept[d < 0 ? d + input.getRank() : d] = 1;
@@ -57,17 +60,16 @@ Value expandReduced(OpBuilder &b, Location loc, Value grad, ArrayRef<int64_t> di
     g = ReshapeOp::create(b, loc, keptType, g);
   if (keptType.getShape() == input.getShape())
     return g;
-  return BroadcastToOp::create(b, loc, RankedTensorType::get(input.getShape(),
-                                                              keptType.getElementType()),
-                               g);
+  return BroadcastToOp::create(
+      b, loc,
+      RankedTensorType::get(input.getShape(), keptType.getElementType()), g);
 }
 
 using Grads = SmallVectorImpl<Value>;
 
 LogicalResult binary(Operation *op, OpBuilder &b, Value g, Grads &out) {
   Location loc = op->getLoc();
-  Value lhs = op->getOperand(0), rhs = op->getOperand(1),
-        y = op->getResult(0);
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1), y = op->getResult(0);
   Value dl, dr;
   if (isa<AddOp>(op)) {
     dl = g;
@@ -80,12 +82,14 @@ LogicalResult binary(Operation *op, OpBuilder &b, Value g, Grads &out) {
     dr = MulOp::create(b, loc, g, lhs);
   } else if (isa<DivOp>(op)) {
     dl = DivOp::create(b, loc, g, rhs);
-    dr = NegOp::create(b, loc, DivOp::create(b, loc, MulOp::create(b, loc, g, y), rhs));
+    dr = NegOp::create(b, loc,
+                       DivOp::create(b, loc, MulOp::create(b, loc, g, y), rhs));
   } else { // pow: d/dl = r * l^(r-1), d/dr = y * log(l)
     Value rm1 = SubOp::create(b, loc, rhs, scalar(b, loc, rhs, 1.0));
-    dl = MulOp::create(b, loc, g,
-                       MulOp::create(b, loc, rhs, PowOp::create(b, loc, lhs, rm1)));
-    dr = MulOp::create(b, loc, g, MulOp::create(b, loc, y, LogOp::create(b, loc, lhs)));
+    dl = MulOp::create(
+        b, loc, g, MulOp::create(b, loc, rhs, PowOp::create(b, loc, lhs, rm1)));
+    dr = MulOp::create(b, loc, g,
+                       MulOp::create(b, loc, y, LogOp::create(b, loc, lhs)));
   }
   out[0] = unbroadcast(b, loc, dl, typeOf(lhs));
   out[1] = unbroadcast(b, loc, dr, typeOf(rhs));
@@ -101,13 +105,13 @@ LogicalResult unary(Operation *op, OpBuilder &b, Value g, Grads &out) {
           .Case([&](ExpOp) { return MulOp::create(b, loc, g, y); })
           .Case([&](LogOp) { return DivOp::create(b, loc, g, x); })
           .Case([&](SqrtOp) {
-            return DivOp::create(b, loc, g,
-                                 MulOp::create(b, loc, y, scalar(b, loc, y, 2.0)));
+            return DivOp::create(
+                b, loc, g, MulOp::create(b, loc, y, scalar(b, loc, y, 2.0)));
           })
           .Case([&](RsqrtOp) { // -1/2 x^-3/2 = -1/2 y^3
             Value y3 = MulOp::create(b, loc, MulOp::create(b, loc, y, y), y);
-            return MulOp::create(b, loc, g,
-                                 MulOp::create(b, loc, y3, scalar(b, loc, y, -0.5)));
+            return MulOp::create(
+                b, loc, g, MulOp::create(b, loc, y3, scalar(b, loc, y, -0.5)));
           })
           .Case([&](TanhOp) { return TanhGradOp::create(b, loc, g, y); })
           .Case([&](SigmoidOp) { return SigmoidGradOp::create(b, loc, g, y); })
@@ -144,8 +148,9 @@ LogicalResult matmul(MatmulOp op, OpBuilder &b, Value g, Grads &out) {
 
 template <typename Loss, typename Backward>
 LogicalResult loss(Loss op, OpBuilder &b, Value g, Grads &out) {
-  out[0] = Backward::create(b, op.getLoc(), typeOf(op.getInput()), g, op.getInput(),
-                            op.getTarget(), op.getReductionAttr());
+  out[0] =
+      Backward::create(b, op.getLoc(), typeOf(op.getInput()), g, op.getInput(),
+                       op.getTarget(), op.getReductionAttr());
   return success();
 }
 
@@ -157,8 +162,8 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp>(
           [&](Operation *op) { return binary(op, b, g, out); })
-      .Case<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp>(
-          [&](Operation *op) { return unary(op, b, g, out); })
+      .Case<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
+            GeluOp>([&](Operation *op) { return unary(op, b, g, out); })
       .Case([&](CastOp op) {
         out[0] = CastOp::create(b, loc, typeOf(op.getInput()), g);
         return success();
@@ -170,22 +175,26 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       .Case([&](MatmulOp op) { return matmul(op, b, g, out); })
       .Case([&](Conv2DOp op) {
         out[0] = Conv2DBackwardDataOp::create(
-            b, loc, typeOf(op.getInput()), g, op.getFilter(), op.getStrideAttr(),
-            op.getPaddingAttr(), op.getDilationAttr(), op.getGroupsAttr());
+            b, loc, typeOf(op.getInput()), g, op.getFilter(),
+            op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
+            op.getGroupsAttr());
         out[1] = Conv2DBackwardFilterOp::create(
-            b, loc, typeOf(op.getFilter()), g, op.getInput(), op.getStrideAttr(),
-            op.getPaddingAttr(), op.getDilationAttr(), op.getGroupsAttr());
+            b, loc, typeOf(op.getFilter()), g, op.getInput(),
+            op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
+            op.getGroupsAttr());
         return success();
       })
       .Case([&](ConvTranspose2DOp op) {
         // y = conv2d_backward_data(x, w): dx = conv2d(dy, w), dw =
         // conv2d_backward_filter(x, dy).
-        out[0] = Conv2DOp::create(b, loc, typeOf(op.getInput()), g, op.getFilter(),
-                                  op.getStrideAttr(), op.getPaddingAttr(),
-                                  op.getDilationAttr(), b.getI64IntegerAttr(1));
+        out[0] =
+            Conv2DOp::create(b, loc, typeOf(op.getInput()), g, op.getFilter(),
+                             op.getStrideAttr(), op.getPaddingAttr(),
+                             op.getDilationAttr(), b.getI64IntegerAttr(1));
         out[1] = Conv2DBackwardFilterOp::create(
-            b, loc, typeOf(op.getFilter()), op.getInput(), g, op.getStrideAttr(),
-            op.getPaddingAttr(), op.getDilationAttr(), b.getI64IntegerAttr(1));
+            b, loc, typeOf(op.getFilter()), op.getInput(), g,
+            op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
+            b.getI64IntegerAttr(1));
         return success();
       })
       .Case([&](ReduceSumOp op) {
@@ -202,27 +211,28 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](SoftmaxOp op) {
-        out[0] = SoftmaxBackwardOp::create(b, loc, g, op.getResult(), op.getAxisAttr());
+        out[0] = SoftmaxBackwardOp::create(b, loc, g, op.getResult(),
+                                           op.getAxisAttr());
         return success();
       })
       .Case([&](LogSoftmaxOp op) {
-        out[0] =
-            LogSoftmaxBackwardOp::create(b, loc, g, op.getResult(), op.getAxisAttr());
+        out[0] = LogSoftmaxBackwardOp::create(b, loc, g, op.getResult(),
+                                              op.getAxisAttr());
         return success();
       })
       .Case([&](LayerNormOp op) {
-        auto back = LayerNormBackwardOp::create(b, loc, g, op.getInput(), op.getMean(),
-                                                op.getRstd(), op.getGamma(),
-                                                op.getAxisAttr());
+        auto back = LayerNormBackwardOp::create(
+            b, loc, g, op.getInput(), op.getMean(), op.getRstd(), op.getGamma(),
+            op.getAxisAttr());
         out[0] = back.getGradInput();
         out[1] = back.getGradGamma();
         out[2] = back.getGradBeta();
         return success();
       })
       .Case([&](BatchNormOp op) {
-        auto back = BatchNormBackwardOp::create(b, loc, g, op.getInput(), op.getGamma(),
-                                                op.getSavedMean(),
-                                                op.getSavedInvstd());
+        auto back =
+            BatchNormBackwardOp::create(b, loc, g, op.getInput(), op.getGamma(),
+                                        op.getSavedMean(), op.getSavedInvstd());
         out[0] = back.getGradInput();
         out[1] = back.getGradGamma();
         out[2] = back.getGradBeta();
@@ -241,8 +251,9 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](SliceOp op) {
-        out[0] = SliceBackwardOp::create(b, loc, typeOf(op.getInput()), g,
-                                         op.getOffsetsAttr(), op.getStridesAttr());
+        out[0] =
+            SliceBackwardOp::create(b, loc, typeOf(op.getInput()), g,
+                                    op.getOffsetsAttr(), op.getStridesAttr());
         return success();
       })
       .Case([&](BroadcastToOp op) {
@@ -271,24 +282,26 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](DropoutOp op) {
-        out[0] = DropoutBackwardOp::create(b, loc, g, op.getMask(), op.getPAttr());
+        out[0] =
+            DropoutBackwardOp::create(b, loc, g, op.getMask(), op.getPAttr());
         return success();
       })
       .Case([&](MaxPool2DOp op) {
-        out[0] = MaxPool2DBackwardOp::create(b, loc, typeOf(op.getInput()), g,
-                                             op.getInput(), op.getKernelAttr(),
-                                             op.getStrideAttr(), op.getPaddingAttr());
+        out[0] = MaxPool2DBackwardOp::create(
+            b, loc, typeOf(op.getInput()), g, op.getInput(), op.getKernelAttr(),
+            op.getStrideAttr(), op.getPaddingAttr());
         return success();
       })
       .Case([&](AvgPool2DOp op) {
         out[0] = AvgPool2DBackwardOp::create(
             b, loc, typeOf(op.getInput()), g, op.getInput(), op.getKernelAttr(),
-            op.getStrideAttr(), op.getPaddingAttr(), op.getCountIncludePadAttr());
+            op.getStrideAttr(), op.getPaddingAttr(),
+            op.getCountIncludePadAttr());
         return success();
       })
       .Case([&](UpsampleNearest2DOp op) {
-        out[0] = UpsampleNearest2DBackwardOp::create(b, loc, typeOf(op.getInput()), g,
-                                                     op.getScaleAttr());
+        out[0] = UpsampleNearest2DBackwardOp::create(
+            b, loc, typeOf(op.getInput()), g, op.getScaleAttr());
         return success();
       })
       .Case([&](CrossEntropyOp op) {
@@ -299,7 +312,8 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return loss<BCEWithLogitsOp, BCEWithLogitsBackwardOp>(op, b, g, out);
       })
       .Case([&](BinaryCrossEntropyOp op) {
-        return loss<BinaryCrossEntropyOp, BinaryCrossEntropyBackwardOp>(op, b, g, out);
+        return loss<BinaryCrossEntropyOp, BinaryCrossEntropyBackwardOp>(op, b,
+                                                                        g, out);
       })
       .Default([](Operation *) { return failure(); });
 }

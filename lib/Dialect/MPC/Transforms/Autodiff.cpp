@@ -135,8 +135,7 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
         continue;
       Value g = globalGrads.lookup(n);
       if (!g) // read, but not on a path to the loss
-        g = zeros(b, step.getLoc(),
-                  cast<RankedTensorType>(global.getType()));
+        g = zeros(b, step.getLoc(), cast<RankedTensorType>(global.getType()));
       results.push_back(g);
       gradOf.push_back(FlatSymbolRefAttr::get(module.getContext(), n));
     }
@@ -154,8 +153,8 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
     for (Value v : results)
       resultTypes.push_back(v.getType());
     step.setType(b.getFunctionType(type.getInputs(), resultTypes));
-    step.setResultAttrs(0, b.getDictionaryAttr(
-                               b.getNamedAttr("mpc.name", b.getStringAttr("loss"))));
+    step.setResultAttrs(0, b.getDictionaryAttr(b.getNamedAttr(
+                               "mpc.name", b.getStringAttr("loss"))));
     for (auto [i, g] : llvm::enumerate(gradOf))
       step.setResultAttrs(
           i + 1, b.getDictionaryAttr(b.getNamedAttr("mpc.grad_of", g)));

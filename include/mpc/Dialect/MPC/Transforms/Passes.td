@@ -112,6 +112,37 @@ def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   ];
 }
 
+def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
+  let summary = "Adds optimizer updates for the gradients a training step returns";
+  let description = [{
+    For every result of `func` marked `{mpc.grad_of = @w}` (what
+    `--mpc-autodiff` builds), adds the update of `@w` at the end of the
+    step, stores the new values and drops the gradient from the results.
+    State is created as globals named after the parameter
+    (`@w_momentum`), the learning rate as `@<func>_lr`. `kind=sgd` is plain
+    SGD, `kind=momentum` SGD with a momentum buffer (`momentum`,
+    `nesterov`); `weight-decay` adds L2 decay as PyTorch does.
+
+    ```
+    $ mpc-opt model.mlir --mpc-autodiff \
+        --mpc-optimizer="kind=momentum lr=0.01 momentum=0.9"
+    ```
+  }];
+  let options = [
+    Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
+           "The training step to extend">,
+    Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"",
+           "sgd or momentum">,
+    Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum (kind=momentum)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 weight decay">,
+  ];
+}
+
 def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
   let summary = "Plans one static arena per function: offsets by liveness";
   let description = [{

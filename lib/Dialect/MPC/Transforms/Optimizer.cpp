@@ -1,0 +1,131 @@
+//===- Optimizer.cpp - optimizer updates after the gradients --------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_OPTIMIZERPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+} // namespace mlir::mpc
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+namespace {
+
+struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
+  using Base::Base;
+
+  /// A new global, or an error when the name is taken.
+  ml_program::GlobalOp createGlobal(ModuleOp module, OpBuilder &b,
+                                    StringRef name, RankedTensorType type,
+                                    Attribute value, bool isMutable,
+                                    Operation *after = nullptr) {
+    if (module.lookupSymbol(name)) {
+      module.emitError("mpc-optimizer: a symbol @")
+          << name << " already exists";
+      return {};
+    }
+    OpBuilder::InsertionGuard guard(b);
+    if (after)
+      b.setInsertionPointAfter(after);
+    else
+      b.setInsertionPointToStart(module.getBody());
+    auto g = ml_program::GlobalOp::create(
+        b, module.getLoc(), b.getStringAttr(name), TypeAttr::get(type),
+        isMutable ? b.getUnitAttr() : nullptr, value,
+        b.getStringAttr("private"));
+    return g;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (kind != "sgd" && kind != "momentum") {
+      module.emitError("mpc-optimizer: unknown kind '")
+          << kind << "' (expected sgd or momentum)";
+      return signalPassFailure();
+    }
+    auto step = module.lookupSymbol<func::FuncOp>(func);
+    if (!step || step.isDeclaration()) {
+      module.emitError("mpc-optimizer: no training step @") << func;
+      return signalPassFailure();
+    }
+    auto ret = cast<func::ReturnOp>(step.getBody().back().getTerminator());
+    OpBuilder b(ctx);
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    auto lrGlobal = createGlobal(
+        module, b, func.getValue() + "_lr", scalar,
+        DenseElementsAttr::get(scalar, b.getF32FloatAttr(lr)), false);
+    if (!lrGlobal)
+      return signalPassFailure();
+
+    b.setInsertionPoint(ret);
+    Location loc = ret.getLoc();
+    Value lrValue = ml_program::GlobalLoadOp::create(
+        b, loc, scalar, FlatSymbolRefAttr::get(lrGlobal.getSymNameAttr()));
+    SmallVector<Value> kept;
+    SmallVector<DictionaryAttr> keptAttrs;
+    bool any = false;
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      auto of = step.getResultAttrOfType<FlatSymbolRefAttr>(i, "mpc.grad_of");
+      if (!of) {
+        kept.push_back(value);
+        keptAttrs.push_back(step.getResultAttrDict(i));
+        continue;
+      }
+      any = true;
+      auto param = module.lookupSymbol<ml_program::GlobalOp>(of.getAttr());
+      auto type = param ? dyn_cast<RankedTensorType>(param.getType()) : nullptr;
+      if (!type) {
+        step.emitOpError("result #") << i << " is the gradient of " << of
+                                     << ", which is not a tensor global";
+        return signalPassFailure();
+      }
+      Value w = ml_program::GlobalLoadOp::create(b, loc, type, of);
+      Value buffer;
+      if (kind == "momentum") {
+        Attribute zero =
+            InitAttr::get(ctx, InitKind::Zeros, 0, nullptr, nullptr, nullptr,
+                          nullptr, nullptr, nullptr);
+        auto m = createGlobal(module, b, (of.getValue() + "_momentum").str(),
+                              type, zero, true, param);
+        if (!m)
+          return signalPassFailure();
+        buffer = ml_program::GlobalLoadOp::create(
+            b, loc, type, FlatSymbolRefAttr::get(m.getSymNameAttr()));
+      }
+      auto update = SGDUpdateOp::create(
+          b, loc, type, buffer ? Type(type) : Type(), Type(), w, value, lrValue,
+          buffer, Value(), Value(),
+          b.getF64FloatAttr(kind == "momentum" ? momentum.getValue() : 0.0),
+          b.getF64FloatAttr(0.0), nesterov ? b.getUnitAttr() : nullptr,
+          b.getF64FloatAttr(weightDecay), TypeAttr());
+      ml_program::GlobalStoreOp::create(b, loc, of, update.getNewParam());
+      if (buffer)
+        ml_program::GlobalStoreOp::create(
+            b, loc,
+            FlatSymbolRefAttr::get(ctx, (of.getValue() + "_momentum").str()),
+            update.getNewMomentumBuffer());
+    }
+    if (!any) {
+      step.emitOpError("mpc-optimizer: no result is marked mpc.grad_of; run "
+                       "--mpc-autodiff first");
+      return signalPassFailure();
+    }
+    func::ReturnOp::create(b, loc, kept);
+    ret.erase();
+    SmallVector<Type> types;
+    for (Value v : kept)
+      types.push_back(v.getType());
+    step.setType(b.getFunctionType(step.getArgumentTypes(), types));
+    for (auto [i, attrs] : llvm::enumerate(keptAttrs))
+      step.setResultAttrs(i, attrs);
+  }
+};
+
+} // namespace
