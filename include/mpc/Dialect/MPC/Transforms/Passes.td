@@ -92,6 +92,7 @@ def AutodiffPass : Pass<"mpc-autodiff", "ModuleOp"> {
     Option<"name", "name", "std::string", /*default=*/"\"train_step\"",
            "The name of the training step to build">,
   ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect"];
 }
 
 def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
@@ -141,6 +142,8 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "L2 weight decay">,
   ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect",
+                           "::mlir::ml_program::MLProgramDialect"];
 }
 
 def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {

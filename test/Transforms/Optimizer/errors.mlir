@@ -1,0 +1,25 @@
+// What --mpc-optimizer refuses.
+// RUN: mpc-opt %s -split-input-file --mpc-optimizer -verify-diagnostics
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer=kind=lamb 2>&1 | FileCheck %s --check-prefix=KIND
+// KIND: mpc-optimizer: unknown kind 'lamb' (expected sgd or momentum)
+
+// expected-error @+1 {{'func.func' op mpc-optimizer: no result is marked mpc.grad_of; run --mpc-autodiff first}}
+func.func @train_step(%x: tensor<f32>) -> tensor<f32> {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{mpc-optimizer: no training step @train_step}}
+module {
+}
+
+// -----
+
+// expected-error @+1 {{mpc-optimizer: a symbol @train_step_lr already exists}}
+module {
+  ml_program.global private @train_step_lr(dense<0.1> : tensor<f32>) : tensor<f32>
+  func.func @train_step(%x: tensor<f32>) -> tensor<f32> {
+    return %x : tensor<f32>
+  }
+}
