@@ -342,6 +342,9 @@ void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
  * its end. */
 void mpcrt_increment_step(int64_t *step);
 
+/* mpc.increment: *out = *in + 1 (an i32 counter such as Adam's step). */
+void mpcrt_increment_i32(const int32_t *in, int32_t *out);
+
 /* Stops the program with a message naming `where` when an embedding kernel
  * returned a bad index (code = 1 + its position); nothing when code is 0. */
 void mpcrt_check_index(int64_t code, const char *where);

@@ -65,6 +65,8 @@ void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
 
 void mpcrt_increment_step(int64_t *step) { ++*step; }
 
+void mpcrt_increment_i32(const int32_t *in, int32_t *out) { *out = *in + 1; }
+
 void mpcrt_check_index(int64_t code, const char *where) {
   if (code == 0)
     return;

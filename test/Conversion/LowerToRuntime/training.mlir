@@ -97,3 +97,12 @@ func.func @train_step(%g: tensor<16xf32>) {
   ml_program.global_store @w = %0 : tensor<16xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @increment(
+// CHECK: call @mpcrt_increment_i32(%{{.*}}, %arg0)
+func.func @increment(%t: tensor<i32>) -> tensor<i32> {
+  %0 = mpc.increment %t : tensor<i32>
+  return %0 : tensor<i32>
+}

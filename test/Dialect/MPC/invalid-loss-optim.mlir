@@ -280,3 +280,11 @@ func.func @adam_new_state(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i32>) 
   %0:3 = "mpc.adam_update"(%p, %p, %p, %p, %lr, %t) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i32>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xf32>)
   return
 }
+
+// -----
+
+func.func @increment_float(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.increment' op operand #0 must be 0D tensor of 32-bit signless integer values, but got 'tensor<f32>'}}
+  %0 = mpc.increment %x : tensor<f32>
+  return %0 : tensor<f32>
+}

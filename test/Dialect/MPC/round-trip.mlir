@@ -211,8 +211,10 @@ func.func @optimizers(%p: tensor<4x8xf32>, %g16: tensor<4x8xf16>, %m: tensor<4x8
   %0 = mpc.sgd_update %p, %g16 lr(%lr) : tensor<4x8xf32>, tensor<4x8xf16>
   // CHECK: mpc.sgd_update %{{.*}}, %{{.*}} lr(%{{.*}}) momentum_buffer(%{{.*}}) found_inf(%{{.*}}) inv_scale(%{{.*}}) copy(f16) {momentum = 9.000000e-01 : f64, nesterov, weight_decay = 1.000000e-04 : f64} : tensor<4x8xf32>, tensor<4x8xf16>
   %1:3 = mpc.sgd_update %p, %g16 lr(%lr) momentum_buffer(%m) found_inf(%inf) inv_scale(%inv) copy(f16) {momentum = 0.9, nesterov, weight_decay = 1.0e-4} : tensor<4x8xf32>, tensor<4x8xf16>
-  // CHECK: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%{{.*}}) : tensor<4x8xf32>, tensor<4x8xf32>
-  %2:3 = mpc.adam_update %p, %p, %m, %v lr(%lr) step(%step) : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: %[[T:.*]] = mpc.increment %{{.*}} : tensor<i32>
+  %t = mpc.increment %step : tensor<i32>
+  // CHECK: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%[[T]]) : tensor<4x8xf32>, tensor<4x8xf32>
+  %2:3 = mpc.adam_update %p, %p, %m, %v lr(%lr) step(%t) : tensor<4x8xf32>, tensor<4x8xf32>
   // CHECK: mpc.adam_update {{.*}} found_inf(%{{.*}}) inv_scale(%{{.*}}) copy(bf16) {bias_correction = false, decoupled, weight_decay = 1.000000e-02 : f64} : tensor<4x8xf32>, tensor<4x8xf16>
   %3:4 = mpc.adam_update %p, %g16, %m, %v lr(%lr) step(%step) found_inf(%inf) inv_scale(%inv) copy(bf16) {decoupled, weight_decay = 0.01, bias_correction = false} : tensor<4x8xf32>, tensor<4x8xf16>
   return

@@ -843,6 +843,22 @@ def MPC_UpdateLossScaleOp : MPC_Op<"update_loss_scale", "Fp32", [Pure,
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
+def MPC_IncrementOp : MPC_Op<"increment", "Follow", [Pure,
+    SameOperandsAndResultType]> {
+  let summary = "Adds one to an i32 counter";
+  let description = [{
+    The step count of an optimizer (Adam's bias correction) or a schedule:
+    the result is the counter plus one, to be stored back to its global.
+
+    ```mlir
+    %t1 = mpc.increment %t : tensor<i32>
+    ```
+  }];
+  let arguments = (ins MPC_I32Scalar:$input);
+  let results = (outs MPC_I32Scalar:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def MPC_SGDUpdateOp : MPC_Op<"sgd_update", "Fp32",
     [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
   let summary = "SGD step, with momentum, Nesterov and weight decay";

@@ -150,6 +150,13 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](UnscaleAndCheckOp op) { return unscaleAndCheck(op, l); })
       .Case([&](UpdateLossScaleOp op) { return updateLossScale(op, l); })
+      .Case([&](IncrementOp op) -> LogicalResult {
+        Value out = l.result(op, 0);
+        if (!out)
+          return failure();
+        l.call("mpcrt_increment_i32", {l.ptr(op.getInput()), out});
+        return success();
+      })
       .Case([&](SGDUpdateOp op) { return sgd(op, l); })
       .Case([&](AdamUpdateOp op) { return adam(op, l); })
       .Default([](Operation *) { return std::nullopt; });
