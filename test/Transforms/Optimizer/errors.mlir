@@ -1,7 +1,7 @@
 // What --mpc-optimizer refuses.
 // RUN: mpc-opt %s -split-input-file --mpc-optimizer -verify-diagnostics
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer=kind=lamb 2>&1 | FileCheck %s --check-prefix=KIND
-// KIND: mpc-optimizer: unknown kind 'lamb' (expected sgd or momentum)
+// KIND: mpc-optimizer: unknown kind 'lamb' (expected sgd, momentum, adam or adamw)
 
 // expected-error @+1 {{'func.func' op mpc-optimizer: no result is marked mpc.grad_of; run --mpc-autodiff first}}
 func.func @train_step(%x: tensor<f32>) -> tensor<f32> {

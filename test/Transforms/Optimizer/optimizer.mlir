@@ -23,6 +23,21 @@
 // SGD-NOT: _momentum
 // SGD: %[[P:.*]] = mpc.sgd_update %{{.*}}, %{{.*}} lr(%{{.*}}) : tensor<16x8xf32>, tensor<16x8xf32>
 // SGD: ml_program.global_store @w = %[[P]]
+// AdamW: moments named after the parameter, one step counter incremented
+// and stored before the updates, which read the new count (t = 1 first).
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adamw lr=0.001 beta2=0.99 eps=1e-6 weight-decay=0.01 bias-correction=false" | FileCheck %s --check-prefix=ADAM
+// ADAM: ml_program.global private mutable @train_step_step(dense<0> : tensor<i32>) : tensor<i32>
+// ADAM: ml_program.global private mutable @w(
+// ADAM-NEXT: ml_program.global private mutable @w_exp_avg_sq(#mpc.init<zeros>) : tensor<16x8xf32>
+// ADAM-NEXT: ml_program.global private mutable @w_exp_avg(#mpc.init<zeros>) : tensor<16x8xf32>
+// ADAM-LABEL: func.func @train_step(
+// ADAM: %[[OLD:.*]] = ml_program.global_load @train_step_step : tensor<i32>
+// ADAM: %[[T:.*]] = mpc.increment %[[OLD]] : tensor<i32>
+// ADAM: ml_program.global_store @train_step_step = %[[T]] : tensor<i32>
+// ADAM: %[[P:.*]], %[[M:.*]], %[[V:.*]] = mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%[[T]]) {beta2 = 0.98999999999999999 : f64, bias_correction = false, decoupled, eps = 9.9999999999999995E-7 : f64, weight_decay = 1.000000e-02 : f64}
+// ADAM: ml_program.global_store @w = %[[P]]
+// ADAM: ml_program.global_store @w_exp_avg = %[[M]]
+// ADAM: ml_program.global_store @w_exp_avg_sq = %[[V]]
 ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
 
 func.func @loss(%x: tensor<4x16xf32>, %y: tensor<4xi32>) -> tensor<f32> {

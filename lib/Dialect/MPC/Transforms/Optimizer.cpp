@@ -45,9 +45,10 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    if (kind != "sgd" && kind != "momentum") {
+    bool adam = kind == "adam" || kind == "adamw";
+    if (kind != "sgd" && kind != "momentum" && !adam) {
       module.emitError("mpc-optimizer: unknown kind '")
-          << kind << "' (expected sgd or momentum)";
+          << kind << "' (expected sgd, momentum, adam or adamw)";
       return signalPassFailure();
     }
     auto step = module.lookupSymbol<func::FuncOp>(func);
@@ -68,6 +69,21 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     Location loc = ret.getLoc();
     Value lrValue = ml_program::GlobalLoadOp::create(
         b, loc, scalar, FlatSymbolRefAttr::get(lrGlobal.getSymNameAttr()));
+    // Adam's step count t, incremented before the updates (t = 1 first).
+    Value t;
+    if (adam) {
+      auto i32 = RankedTensorType::get({}, b.getI32Type());
+      std::string stepName = func.getValue() + "_step";
+      auto counter = createGlobal(
+          module, b, stepName, i32,
+          DenseElementsAttr::get(i32, b.getI32IntegerAttr(0)), true);
+      if (!counter)
+        return signalPassFailure();
+      auto ref = FlatSymbolRefAttr::get(counter.getSymNameAttr());
+      Value old = ml_program::GlobalLoadOp::create(b, loc, i32, ref);
+      t = IncrementOp::create(b, loc, old);
+      ml_program::GlobalStoreOp::create(b, loc, ref, t);
+    }
     SmallVector<Value> kept;
     SmallVector<DictionaryAttr> keptAttrs;
     bool any = false;
@@ -87,6 +103,33 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
         return signalPassFailure();
       }
       Value w = ml_program::GlobalLoadOp::create(b, loc, type, of);
+      Attribute zeros = InitAttr::get(ctx, InitKind::Zeros, 0, nullptr, nullptr,
+                                      nullptr, nullptr, nullptr, nullptr);
+      auto stateGlobal = [&](StringRef suffix) -> FlatSymbolRefAttr {
+        auto g = createGlobal(module, b, (of.getValue() + suffix).str(), type,
+                              zeros, true, param);
+        return g ? FlatSymbolRefAttr::get(g.getSymNameAttr())
+                 : FlatSymbolRefAttr();
+      };
+      if (adam) {
+        FlatSymbolRefAttr m = stateGlobal("_exp_avg"),
+                          v = stateGlobal("_exp_avg_sq");
+        if (!m || !v)
+          return signalPassFailure();
+        Value mv = ml_program::GlobalLoadOp::create(b, loc, type, m);
+        Value vv = ml_program::GlobalLoadOp::create(b, loc, type, v);
+        auto update = AdamUpdateOp::create(
+            b, loc, type, type, type, Type(), w, value, mv, vv, lrValue, t,
+            Value(), Value(), b.getF64FloatAttr(beta1),
+            b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
+            b.getF64FloatAttr(weightDecay),
+            kind == "adamw" ? b.getUnitAttr() : nullptr,
+            b.getBoolAttr(biasCorrection), TypeAttr());
+        ml_program::GlobalStoreOp::create(b, loc, of, update.getNewParam());
+        ml_program::GlobalStoreOp::create(b, loc, m, update.getNewExpAvg());
+        ml_program::GlobalStoreOp::create(b, loc, v, update.getNewExpAvgSq());
+        continue;
+      }
       Value buffer;
       if (kind == "momentum") {
         Attribute zero =

@@ -120,9 +120,12 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     `--mpc-autodiff` builds), adds the update of `@w` at the end of the
     step, stores the new values and drops the gradient from the results.
     State is created as globals named after the parameter
-    (`@w_momentum`), the learning rate as `@<func>_lr`. `kind=sgd` is plain
-    SGD, `kind=momentum` SGD with a momentum buffer (`momentum`,
-    `nesterov`); `weight-decay` adds L2 decay as PyTorch does.
+    (`@w_momentum`, `@w_exp_avg`, `@w_exp_avg_sq`), the learning rate as
+    `@<func>_lr`, Adam's step count as `@<func>_step` (incremented once per
+    step, before the updates). `kind=sgd` is plain SGD, `kind=momentum` SGD
+    with a momentum buffer (`momentum`, `nesterov`), `kind=adam` and
+    `kind=adamw` PyTorch's Adam and AdamW (`beta1`, `beta2`, `eps`,
+    `bias-correction`); `weight-decay` is L2 decay, decoupled for AdamW.
 
     ```
     $ mpc-opt model.mlir --mpc-autodiff \
@@ -133,14 +136,19 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
            "The training step to extend">,
     Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"",
-           "sgd or momentum">,
+           "sgd, momentum, adam or adamw">,
     Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
            "Momentum (kind=momentum)">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false",
            "Nesterov momentum">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
-           "L2 weight decay">,
+           "Weight decay (L2 for sgd/momentum/adam, decoupled for adamw)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"biasCorrection", "bias-correction", "bool", /*default=*/"true",
+           "Adam's bias correction">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect",
                            "::mlir::ml_program::MLProgramDialect"];
