@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Float64 model of the optimizers on the quadratic of Inputs/quadratic.txt
+(PyTorch's update rules), compared with a run's metrics: the loss logged at
+step k is the loss before the k-th update.
+
+  quadratic.py METRICS --kind sgd|momentum|adam|adamw [--lr ..] [...]
+"""
+import argparse
+import json
+import math
+import sys
+
+W0 = [1.0, -2.0, 0.5, 3.0]
+T = [0.5, 0.5, 0.5, 0.5]
+
+
+def model(a, steps):
+    w = list(W0)
+    buf = None
+    m = [0.0] * 4
+    v = [0.0] * 4
+    losses = []
+    for t in range(1, steps + 1):
+        losses.append(sum((wi - ti) ** 2 for wi, ti in zip(w, T)))
+        g = [2 * (wi - ti) for wi, ti in zip(w, T)]
+        if a.kind in ("sgd", "momentum"):
+            g = [gi + a.weight_decay * wi for gi, wi in zip(g, w)]
+            if a.kind == "momentum":
+                buf = list(g) if buf is None else [
+                    a.momentum * bi + gi for bi, gi in zip(buf, g)]
+                g = [gi + a.momentum * bi for gi, bi in zip(g, buf)] \
+                    if a.nesterov else buf
+            w = [wi - a.lr * gi for wi, gi in zip(w, g)]
+        else:
+            if a.kind == "adamw":
+                w = [wi * (1 - a.lr * a.weight_decay) for wi in w]
+            else:
+                g = [gi + a.weight_decay * wi for gi, wi in zip(g, w)]
+            m = [a.beta1 * mi + (1 - a.beta1) * gi for mi, gi in zip(m, g)]
+            v = [a.beta2 * vi + (1 - a.beta2) * gi * gi
+                 for vi, gi in zip(v, g)]
+            c1 = 1 - a.beta1 ** t if a.bias_correction else 1.0
+            c2 = 1 - a.beta2 ** t if a.bias_correction else 1.0
+            w = [wi - a.lr * (mi / c1) / (math.sqrt(vi / c2) + a.eps)
+                 for wi, mi, vi in zip(w, m, v)]
+    return losses
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("metrics")
+    p.add_argument("--kind", required=True)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--nesterov", action="store_true")
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--beta1", type=float, default=0.9)
+    p.add_argument("--beta2", type=float, default=0.999)
+    p.add_argument("--eps", type=float, default=1e-8)
+    p.add_argument("--no-bias-correction", dest="bias_correction",
+                   action="store_false")
+    p.add_argument("--rtol", type=float, default=2e-5)
+    a = p.parse_args()
+    with open(a.metrics) as f:
+        got = [json.loads(line)["loss"] for line in f if line.strip()]
+    want = model(a, len(got))
+    for k, (g, w) in enumerate(zip(got, want), 1):
+        if abs(g - w) > a.rtol * abs(w):
+            print("step %d: loss %r, the float64 model gives %r" % (k, g, w),
+                  file=sys.stderr)
+            sys.exit(1)
+    print("%d steps match the float64 model (%s)" % (len(got), a.kind))
+
+
+if __name__ == "__main__":
+    main()
