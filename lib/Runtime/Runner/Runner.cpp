@@ -286,7 +286,9 @@ int main(int argc, char **argv) {
   int64_t orderEpoch = -1;
   double msSinceLog = 0;
   int64_t stepsSinceLog = 0;
+  bool trained = false;
   for (int64_t step = currentStep(); step < total; step = currentStep()) {
+    trained = true;
     int64_t epoch = step / batchesPerEpoch, first = step % batchesPerEpoch;
     if (epoch != orderEpoch) {
       order = permutation(samples, epoch);
@@ -346,5 +348,10 @@ int main(int argc, char **argv) {
       if (llvm::Error err = writeCheckpoint(checkpointPath, model, state.data))
         return fail(std::move(err));
   }
+  // Nothing trained (--steps 0, or resumed at the end): the checkpoint is
+  // the state as it stands, e.g. the initial weights.
+  if (!checkpointPath.empty() && !trained)
+    if (llvm::Error err = writeCheckpoint(checkpointPath, model, state.data))
+      return fail(std::move(err));
   return 0;
 }

@@ -27,25 +27,21 @@ Value scalar(OpBuilder &b, Location loc, Value like, double value) {
 }
 
 /// Sums `grad` down to `target`'s shape: the adjoint of numpy broadcasting.
+/// The leading dimensions go in one reduction, then each broadcast
+/// dimension in its own (kept) one: every reduction is over adjacent
+/// dimensions, as the runtime computes them.
 Value unbroadcast(OpBuilder &b, Location loc, Value grad,
                   RankedTensorType target) {
-  auto type = typeOf(grad);
-  if (type.getShape() == target.getShape())
-    return grad;
-  int64_t lead = type.getRank() - target.getRank();
-  SmallVector<int64_t> dims;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (d < lead ||
-        (target.getDimSize(d - lead) == 1 && type.getDimSize(d) != 1))
-      dims.push_back(d);
-  Value sum =
-      dims.empty() ? grad : ReduceSumOp::create(b, loc, grad, dims).getResult();
-  if (typeOf(sum).getShape() != target.getShape())
-    sum = ReshapeOp::create(
-        b, loc,
-        RankedTensorType::get(target.getShape(), typeOf(sum).getElementType()),
-        sum);
-  return sum;
+  Value g = grad;
+  int64_t lead = typeOf(g).getRank() - target.getRank();
+  if (lead > 0)
+    g = ReduceSumOp::create(b, loc, g,
+                            llvm::to_vector(llvm::seq<int64_t>(0, lead)));
+  for (int64_t d = 0; d < target.getRank(); ++d)
+    if (target.getDimSize(d) == 1 && typeOf(g).getDimSize(d) != 1)
+      g = ReduceSumOp::create(b, loc, g, ArrayRef<int64_t>{d},
+                              /*keep_dims=*/true);
+  return g;
 }
 
 /// The gradient of a reduction broadcast back over the reduced dimensions.
@@ -307,7 +303,13 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       .Case([&](CrossEntropyOp op) {
         return loss<CrossEntropyOp, CrossEntropyBackwardOp>(op, b, g, out);
       })
-      .Case([&](MSEOp op) { return loss<MSEOp, MSEBackwardOp>(op, b, g, out); })
+      .Case([&](MSEOp op) {
+        // The target is differentiable too (distillation): the opposite of
+        // the input's gradient.
+        (void)loss<MSEOp, MSEBackwardOp>(op, b, g, out);
+        out[1] = NegOp::create(b, loc, out[0]);
+        return success();
+      })
       .Case([&](BCEWithLogitsOp op) {
         return loss<BCEWithLogitsOp, BCEWithLogitsBackwardOp>(op, b, g, out);
       })

@@ -47,14 +47,17 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
     return op.emitOpError("is lowered for dense element values only");
   auto type = cast<RankedTensorType>(op.getType());
   Type element = type.getElementType();
-  Attribute data = dense;
+  // LLVM arrays are one-dimensional: the data goes flat.
+  Attribute data = dense.reshape(
+      RankedTensorType::get({type.getNumElements()}, type.getElementType()));
   if (element.isInteger(1)) { // bytes, as the runtime stores masks
     SmallVector<int8_t> bytes;
     for (bool v : dense.getValues<bool>())
       bytes.push_back(v);
     element = IntegerType::get(op.getContext(), 8);
     data = DenseElementsAttr::get(
-        RankedTensorType::get(type.getShape(), element), ArrayRef(bytes));
+        RankedTensorType::get({type.getNumElements()}, element),
+        ArrayRef(bytes));
   }
   // Splats are stored expanded: kernels read every element.
   if (dense.isSplat())

@@ -515,13 +515,15 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
       continue;
     }
     Type llvmElement = element.isInteger(1) ? b.getI8Type() : element;
-    Attribute data = dense;
+    // LLVM arrays are one-dimensional: the data goes flat.
+    Attribute data = dense.reshape(
+        RankedTensorType::get({type.getNumElements()}, type.getElementType()));
     if (element.isInteger(1)) {
       SmallVector<int8_t> bytes;
       for (bool v : dense.getValues<bool>())
         bytes.push_back(v);
       data = DenseElementsAttr::get(
-          RankedTensorType::get(type.getShape(), b.getI8Type()),
+          RankedTensorType::get({type.getNumElements()}, b.getI8Type()),
           ArrayRef(bytes));
     }
     StringRef symbol = symbols.constant(

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Gradient checks of --mpc-autodiff through the CPU reference backend.
+
+For each case: a tiny f64 graph, loss = sum(op(params) * R) with R a fixed
+random tensor, is compiled twice with mpc-compile: as a training step with
+SGD at learning rate 1 (so one step moves each parameter by exactly its
+gradient) and as the bare loss. The autodiff gradient (initial minus
+updated parameters, read from safetensors checkpoints) is compared with
+central finite differences of the loss (h = 1e-6, on up to 6 elements of
+each parameter, chosen at random): |g - fd| <= 1e-6 + 1e-5 |fd|.
+
+  gradcheck.py --mpc-compile PATH --work DIR [--seed S] [CASE ...]
+"""
+import argparse
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import zipfile
+
+# name -> (params [(name, shape, low, high)], body, result, result shape)
+# Params are f64 globals; the body may use %name for each; the result is
+# the op's output.
+T = "tensor<%sxf64>"
+CASES = {
+    "add_broadcast": ([("a", "3x4", -1, 1), ("b", "4", -1, 1)],
+                      "%y = mpc.add %a, %b : tensor<3x4xf64>, tensor<4xf64>", "3x4"),
+    "sub_broadcast": ([("a", "3x1", -1, 1), ("b", "3x4", -1, 1)],
+                      "%y = mpc.sub %a, %b : tensor<3x1xf64>, tensor<3x4xf64>", "3x4"),
+    "mul_broadcast": ([("a", "2x3x4", -1, 1), ("b", "3x1", -1, 1)],
+                      "%y = mpc.mul %a, %b : tensor<2x3x4xf64>, tensor<3x1xf64>", "2x3x4"),
+    "div": ([("a", "3x4", -1, 1), ("b", "3x4", 0.5, 2)],
+            "%y = mpc.div %a, %b : tensor<3x4xf64>, tensor<3x4xf64>", "3x4"),
+    "pow": ([("a", "3x4", 0.5, 2), ("b", "4", -1, 1)],
+            "%y = mpc.pow %a, %b : tensor<3x4xf64>, tensor<4xf64>", "3x4"),
+    "neg": ([("a", "5", -1, 1)], "%y = mpc.neg %a : tensor<5xf64>", "5"),
+    "exp": ([("a", "5", -1, 1)], "%y = mpc.exp %a : tensor<5xf64>", "5"),
+    "log": ([("a", "5", 0.5, 2)], "%y = mpc.log %a : tensor<5xf64>", "5"),
+    "sqrt": ([("a", "5", 0.5, 2)], "%y = mpc.sqrt %a : tensor<5xf64>", "5"),
+    "rsqrt": ([("a", "5", 0.5, 2)], "%y = mpc.rsqrt %a : tensor<5xf64>", "5"),
+    "tanh": ([("a", "5", -2, 2)], "%y = mpc.tanh %a : tensor<5xf64>", "5"),
+    "sigmoid": ([("a", "5", -2, 2)], "%y = mpc.sigmoid %a : tensor<5xf64>", "5"),
+    "relu": ([("a", "8", -1, 1)], "%y = mpc.relu %a : tensor<8xf64>", "8"),
+    "gelu": ([("a", "8", -2, 2)], "%y = mpc.gelu %a : tensor<8xf64>", "8"),
+    "gelu_tanh": ([("a", "8", -2, 2)],
+                  "%y = mpc.gelu %a {approximate} : tensor<8xf64>", "8"),
+    "matmul": ([("a", "3x4", -1, 1), ("b", "4x5", -1, 1)],
+               "%y = mpc.matmul %a, %b : tensor<3x4xf64>, tensor<4x5xf64>", "3x5"),
+    "matmul_ta": ([("a", "4x3", -1, 1), ("b", "4x5", -1, 1)],
+                  "%y = mpc.matmul %a, %b {transpose_a} : tensor<4x3xf64>, tensor<4x5xf64>", "3x5"),
+    "matmul_tb": ([("a", "3x4", -1, 1), ("b", "5x4", -1, 1)],
+                  "%y = mpc.matmul %a, %b {transpose_b} : tensor<3x4xf64>, tensor<5x4xf64>", "3x5"),
+    "matmul_tab": ([("a", "4x3", -1, 1), ("b", "5x4", -1, 1)],
+                   "%y = mpc.matmul %a, %b {transpose_a, transpose_b} : tensor<4x3xf64>, tensor<5x4xf64>", "3x5"),
+    "matmul_batch_broadcast": ([("a", "2x3x4", -1, 1), ("b", "4x5", -1, 1)],
+                               "%y = mpc.matmul %a, %b : tensor<2x3x4xf64>, tensor<4x5xf64>", "2x3x5"),
+    "conv2d": ([("x", "1x5x5x4", -1, 1), ("w", "6x3x3x2", -1, 1)],
+               "%y = mpc.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<1x5x5x4xf64>, tensor<6x3x3x2xf64>", "1x3x3x6"),
+    "conv_transpose2d": ([("x", "1x3x3x4", -1, 1), ("w", "4x3x3x2", -1, 1)],
+                         "%y = mpc.conv_transpose2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x3x3x4xf64>, tensor<4x3x3x2xf64>", "1x5x5x2"),
+    "reduce_sum": ([("a", "3x4x2", -1, 1)],
+                   "%y = mpc.reduce_sum %a {dims = array<i64: 1>} : tensor<3x4x2xf64>", "3x2"),
+    "reduce_mean_keep": ([("a", "3x4", -1, 1)],
+                         "%y = mpc.reduce_mean %a {dims = array<i64: 0>, keep_dims} : tensor<3x4xf64>", "1x4"),
+    "softmax": ([("a", "3x5", -2, 2)], "%y = mpc.softmax %a : tensor<3x5xf64>", "3x5"),
+    "log_softmax": ([("a", "3x5", -2, 2)], "%y = mpc.log_softmax %a : tensor<3x5xf64>", "3x5"),
+    "layer_norm": ([("x", "3x6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
+                   "%y, %m, %r = mpc.layer_norm %x, %g, %b : tensor<3x6xf64>, tensor<6xf64>", "3x6"),
+    "reshape": ([("a", "3x4", -1, 1)],
+                "%y = mpc.reshape %a : tensor<3x4xf64> -> tensor<2x6xf64>", "2x6"),
+    "transpose": ([("a", "2x3x4", -1, 1)],
+                  "%y = mpc.transpose %a {permutation = array<i64: 2, 0, 1>} : tensor<2x3x4xf64>", "4x2x3"),
+    "slice": ([("a", "4x6", -1, 1)],
+              "%y = mpc.slice %a {offsets = array<i64: 1, 0>, sizes = array<i64: 2, 3>, strides = array<i64: 1, 2>} : tensor<4x6xf64>", "2x3"),
+    "concat": ([("a", "2x3", -1, 1), ("b", "2x2", -1, 1)],
+               "%y = mpc.concat %a, %b {axis = 1} : tensor<2x3xf64>, tensor<2x2xf64>", "2x5"),
+    "broadcast_to": ([("a", "3x1", -1, 1)],
+                     "%y = mpc.broadcast_to %a : tensor<3x1xf64> -> tensor<2x3x4xf64>", "2x3x4"),
+    "embedding": ([("t", "5x3", -1, 1)],
+                  "%ids = mpc.constant dense<[[0, 3], [3, 4]]> : tensor<2x2xi32>\n"
+                  "  %y = mpc.embedding %t, %ids : tensor<5x3xf64>, tensor<2x2xi32>", "2x2x3"),
+    "dropout": ([("a", "16", -1, 1)],
+                "%y, %mask = mpc.dropout %a {p = 0.5, seed = 3} : tensor<16xf64>", "16"),
+    "max_pool2d": ([("x", "1x4x4x2", -1, 1)],
+                   "%y = mpc.max_pool2d %x {kernel = array<i64: 2, 2>} : tensor<1x4x4x2xf64>", "1x2x2x2"),
+    "avg_pool2d": ([("x", "1x4x4x2", -1, 1)],
+                   "%y = mpc.avg_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, count_include_pad = false} : tensor<1x4x4x2xf64>", "1x4x4x2"),
+    "upsample": ([("x", "1x2x2x3", -1, 1)],
+                 "%y = mpc.upsample_nearest2d %x {scale = array<i64: 2, 3>} : tensor<1x2x2x3xf64>", "1x4x6x3"),
+    "cross_entropy": ([("a", "3x5", -2, 2)],
+                      "%lab = mpc.constant dense<[1, 4, 0]> : tensor<3xi32>\n"
+                      "  %y = mpc.cross_entropy %a, %lab : tensor<3x5xf64>, tensor<3xi32>", ""),
+    "mse": ([("a", "6", -1, 1), ("t", "6", -1, 1)],
+            "%y = mpc.mse %a, %t : tensor<6xf64>, tensor<6xf64>", ""),
+    "bce_with_logits": ([("a", "6", -2, 2)],
+                        "%tg = mpc.constant dense<[0.0, 1.0, 0.3, 1.0, 0.0, 0.7]> : tensor<6xf64>\n"
+                        "  %y = mpc.bce_with_logits %a, %tg : tensor<6xf64>, tensor<6xf64>", ""),
+    "binary_cross_entropy": ([("a", "6", 0.1, 0.9)],
+                             "%tg = mpc.constant dense<[0.0, 1.0, 0.3, 1.0, 0.0, 0.7]> : tensor<6xf64>\n"
+                             "  %y = mpc.binary_cross_entropy %a, %tg : tensor<6xf64>, tensor<6xf64>", ""),
+    "batch_norm": ([("x", "4x3", -1, 1), ("g", "3", 0.5, 1.5), ("b", "3", -1, 1)],
+                   "%rm = mpc.constant dense<0.0> : tensor<3xf64>\n"
+                   "  %rv = mpc.constant dense<1.0> : tensor<3xf64>\n"
+                   "  %y, %nm, %nv, %sm, %si = mpc.batch_norm %x, %g, %b, %rm, %rv : tensor<4x3xf64>, tensor<3xf64>", "4x3"),
+    "chain_reuse": ([("a", "4", -1, 1), ("b", "4", -1, 1)],
+                    "%0 = mpc.mul %a, %b : tensor<4xf64>, tensor<4xf64>\n"
+                    "  %1 = mpc.tanh %0 : tensor<4xf64>\n"
+                    "  %y = mpc.add %1, %a : tensor<4xf64>, tensor<4xf64>", "4"),
+}
+
+
+def tensor(shape):
+    return "tensor<%sxf64>" % shape if shape else "tensor<f64>"
+
+
+def graph(name, seed):
+    params, body, shape = CASES[name]
+    lines = []
+    for i, (p, s, lo, hi) in enumerate(params):
+        lines.append(
+            "ml_program.global private mutable @p_%s(#mpc.init<uniform, "
+            "seed = %d, low = %r, high = %r>) : %s" %
+            (p, seed + i, float(lo), float(hi), tensor(s)))
+    lines.append("ml_program.global private @r(#mpc.init<uniform, seed = %d, "
+                 "low = -1.0, high = 1.0>) : %s" % (seed + 99, tensor(shape)))
+    lines.append("func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {")
+    for p, s, _, _ in params:
+        lines.append("  %%%s = ml_program.global_load @p_%s : %s" %
+                     (p, p, tensor(s)))
+    lines.append("  %rw = ml_program.global_load @r : " + tensor(shape))
+    lines.append("  " + body)
+    lines.append("  %%z = mpc.mul %%y, %%rw : %s, %s" % (tensor(shape),
+                                                      tensor(shape)))
+    rank = len(shape.split("x")) if shape else 0
+    if rank:
+        lines.append("  %%l = mpc.reduce_sum %%z {dims = array<i64: %s>} : %s"
+                     % (", ".join(str(d) for d in range(rank)),
+                        tensor(shape)))
+    else:
+        lines.append("  %l = mpc.neg %z : tensor<f64>")  # any scalar map
+    lines.append("  return %l : tensor<f64>")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def npy_f64(shape, values):
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%s), }" % (
+        "".join("%d, " % d for d in shape))
+    header = header.ljust(118) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + \
+        header.encode("latin1") + struct.pack("<%dd" % len(values), *values)
+
+
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = t["data_offsets"]
+        raw = data[8 + n + b:8 + n + e]
+        if t["dtype"] == "F64":
+            out[name] = (t, list(struct.unpack("<%dd" % (len(raw) // 8), raw)))
+        else:
+            out[name] = (t, raw)
+    return out
+
+
+def write_safetensors(path, tensors):
+    header, blobs, at = {}, [], 0
+    for name, (shape, values) in tensors.items():
+        raw = struct.pack("<%dd" % len(values), *values)
+        header[name] = {"dtype": "F64", "shape": shape,
+                        "data_offsets": [at, at + len(raw)]}
+        blobs.append(raw)
+        at += len(raw)
+    text = json.dumps(header)
+    text += " " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text.encode() + b"".join(blobs))
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("gradcheck.py: %s failed:\n%s%s" % (" ".join(cmd), r.stdout,
+                                                     r.stderr))
+
+
+def loss_of(exe, data, init, work):
+    metrics = os.path.join(work, "fd.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    run([exe, "--data", data, "--steps", "1", "--init", init,
+         "--metrics", metrics])
+    with open(metrics) as f:
+        return json.loads(f.readline())["loss"]
+
+
+def check(name, a, rng):
+    work = os.path.join(a.work, name)
+    os.makedirs(work, exist_ok=True)
+    src = os.path.join(work, "graph.mlir")
+    with open(src, "w") as f:
+        f.write(graph(name, rng.randrange(1000)))
+    train, forward = os.path.join(work, "train"), os.path.join(work, "loss")
+    run([a.mpc_compile, src, "--train", "--optimizer=kind=sgd lr=1", "-o",
+         train])
+    run([a.mpc_compile, src, "--entry=loss", "-o", forward])
+    data = os.path.join(work, "d.npz")
+    with zipfile.ZipFile(data, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("d.npy", npy_f64((1,), [0.0]))
+    c0, c1 = os.path.join(work, "c0.st"), os.path.join(work, "c1.st")
+    run([forward, "--data", data, "--steps", "0", "--checkpoint", c0])
+    run([train, "--data", data, "--steps", "1", "--checkpoint", c1])
+    state0, state1 = read_safetensors(c0), read_safetensors(c1)
+    params = {k: v for k, v in state0.items() if k.startswith("p_")}
+    worst = 0.0
+    for p, (info, w0) in params.items():
+        grad = [x - y for x, y in zip(w0, state1[p][1])]
+        for i in rng.sample(range(len(w0)), min(6, len(w0))):
+            loss = []
+            for sign in (1, -1):
+                h = 1e-6
+                tensors = {k: (v[0]["shape"], list(v[1]))
+                           for k, v in params.items()}
+                tensors[p][1][i] = w0[i] + sign * h
+                init = os.path.join(work, "init.st")
+                write_safetensors(init, tensors)
+                loss.append(loss_of(forward, data, init, work))
+            fd = (loss[0] - loss[1]) / 2e-6
+            err = abs(grad[i] - fd)
+            worst = max(worst, err / (1e-6 + 1e-5 * abs(fd)))
+            if err > 1e-6 + 1e-5 * abs(fd):
+                print("%s: d loss / d %s[%d]: autodiff %r, finite "
+                      "differences %r" % (name, p, i, grad[i], fd))
+                return False
+    print("%s: ok (worst error %.2g of the bound)" % (name, worst))
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpc-compile", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("cases", nargs="*")
+    a = ap.parse_args()
+    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    print("seed %d" % seed)
+    rng = random.Random(seed)
+    names = a.cases or sorted(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        sys.exit("gradcheck.py: unknown cases %s" % unknown)
+    failed = [n for n in names if not check(n, a, rng)]
+    if failed:
+        sys.exit("gradcheck.py: %d of %d failed: %s" %
+                 (len(failed), len(names), ", ".join(failed)))
+    print("all %d cases match" % len(names))
+
+
+if __name__ == "__main__":
+    main()
