@@ -342,6 +342,13 @@ void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
  * its end. */
 void mpcrt_increment_step(int64_t *step);
 
+/* mpc.lr_schedule: *lr = the rate of update *step (1-based); kind 0
+ * constant, 1 linear warm-up, 2 warm-up then cosine decay to min_lr at
+ * total. Computed in double, stored as float. */
+void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
+                       double base, int64_t warmup, int64_t total,
+                       double min_lr);
+
 /* mpc.increment: *out = *in + 1 (an i32 counter such as Adam's step). */
 void mpcrt_increment_i32(const int32_t *in, int32_t *out);
 

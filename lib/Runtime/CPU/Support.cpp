@@ -9,6 +9,7 @@
 
 #include "Storage.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +67,21 @@ void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
 void mpcrt_increment_step(int64_t *step) { ++*step; }
 
 void mpcrt_increment_i32(const int32_t *in, int32_t *out) { *out = *in + 1; }
+
+void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
+                       double base, int64_t warmup, int64_t total,
+                       double min_lr) {
+  double t = *step, rate = base;
+  if (kind != 0 && t < static_cast<double>(warmup))
+    rate = base * t / static_cast<double>(warmup);
+  else if (kind == 2) {
+    double progress =
+        (t - static_cast<double>(warmup)) / static_cast<double>(total - warmup);
+    progress = std::min(1.0, std::max(0.0, progress));
+    rate = min_lr + (base - min_lr) * 0.5 * (1.0 + std::cos(M_PI * progress));
+  }
+  *lr = static_cast<float>(rate);
+}
 
 void mpcrt_check_index(int64_t code, const char *where) {
   if (code == 0)

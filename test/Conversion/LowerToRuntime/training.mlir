@@ -106,3 +106,13 @@ func.func @increment(%t: tensor<i32>) -> tensor<i32> {
   %0 = mpc.increment %t : tensor<i32>
   return %0 : tensor<i32>
 }
+
+// -----
+
+// Cosine (2), base 0.1, 5 warm-up steps of 50.
+// CHECK-LABEL: func.func @schedule(
+// CHECK: call @mpcrt_lr_schedule(%{{.*}}, %arg0, %c2_i32, %cst, %c5_i64, %c50_i64, %cst{{(_[0-9]+)?}})
+func.func @schedule(%t: tensor<i32>) -> tensor<f32> {
+  %0 = mpc.lr_schedule %t {kind = "cosine", base = 0.1, warmup = 5, total = 50}
+  return %0 : tensor<f32>
+}

@@ -288,3 +288,35 @@ func.func @increment_float(%x: tensor<f32>) -> tensor<f32> {
   %0 = mpc.increment %x : tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects kind constant, linear_warmup or cosine, got 'step'}}
+  %0 = mpc.lr_schedule %t {kind = "step", base = 0.1}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects warmup >= 0, got -1}}
+  %0 = mpc.lr_schedule %t {kind = "cosine", base = 0.1, warmup = -1, total = 10}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects warmup > 0 for a linear warm-up}}
+  %0 = mpc.lr_schedule %t {kind = "linear_warmup", base = 0.1}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects total > warmup for a cosine schedule, got total 10 and warmup 10}}
+  %0 = mpc.lr_schedule %t {kind = "cosine", base = 0.1, warmup = 10, total = 10}
+  return %0 : tensor<f32>
+}

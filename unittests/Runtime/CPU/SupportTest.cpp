@@ -106,3 +106,34 @@ TEST(SupportDeathTest, BadIndexStopsWithTheOpLocation) {
 }
 
 } // namespace
+
+namespace {
+
+// The schedules against their formulas, evaluated independently in double.
+TEST(Support, LearningRateSchedules) {
+  auto at = [](int32_t step, int32_t kind, double base, int64_t warmup,
+               int64_t total, double minLr) {
+    float lr = -1.f;
+    mpcrt_lr_schedule(&step, &lr, kind, base, warmup, total, minLr);
+    return lr;
+  };
+  EXPECT_EQ(at(7, 0, 0.3, 0, 0, 0), 0.3f);
+  // Linear warm-up over 4 steps, then constant.
+  EXPECT_EQ(at(1, 1, 0.2, 4, 0, 0), static_cast<float>(0.2 * 1 / 4));
+  EXPECT_EQ(at(3, 1, 0.2, 4, 0, 0), static_cast<float>(0.2 * 3 / 4));
+  EXPECT_EQ(at(4, 1, 0.2, 4, 0, 0), 0.2f);
+  EXPECT_EQ(at(100, 1, 0.2, 4, 0, 0), 0.2f);
+  // Cosine: warm-up 10, down to 0.01 at step 110.
+  const double pi = std::acos(-1.0);
+  EXPECT_EQ(at(5, 2, 1.0, 10, 110, 0.01), 0.5f);
+  EXPECT_EQ(at(10, 2, 1.0, 10, 110, 0.01), 1.0f);
+  for (int32_t t : {11, 35, 60, 99, 110}) {
+    double progress = (t - 10) / 100.0;
+    double want = 0.01 + 0.99 * 0.5 * (1 + std::cos(pi * progress));
+    EXPECT_EQ(at(t, 2, 1.0, 10, 110, 0.01), static_cast<float>(want)) << t;
+  }
+  EXPECT_EQ(at(60, 2, 1.0, 10, 110, 0.01), static_cast<float>(0.505));
+  EXPECT_EQ(at(500, 2, 1.0, 10, 110, 0.01), 0.01f);
+}
+
+} // namespace

@@ -1332,3 +1332,25 @@ ParseResult AdamUpdateOp::parse(OpAsmParser &parser, OperationState &result) {
 
 #define GET_OP_CLASSES
 #include "mpc/Dialect/MPC/IR/MPCOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// LRScheduleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LRScheduleOp::verify() {
+  StringRef kind = getKind();
+  if (kind != "constant" && kind != "linear_warmup" && kind != "cosine")
+    return emitOpError("expects kind constant, linear_warmup or cosine, got '")
+           << kind << "'";
+  int64_t warmup = static_cast<int64_t>(getWarmup());
+  int64_t total = static_cast<int64_t>(getTotal());
+  if (warmup < 0)
+    return emitOpError("expects warmup >= 0, got ") << warmup;
+  if (kind == "linear_warmup" && warmup == 0)
+    return emitOpError("expects warmup > 0 for a linear warm-up");
+  if (kind == "cosine" && total <= warmup)
+    return emitOpError("expects total > warmup for a cosine schedule, got "
+                       "total ")
+           << total << " and warmup " << warmup;
+  return success();
+}

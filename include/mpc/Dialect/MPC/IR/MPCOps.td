@@ -859,6 +859,29 @@ def MPC_IncrementOp : MPC_Op<"increment", "Follow", [Pure,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def MPC_LRScheduleOp : MPC_Op<"lr_schedule", "Fp32", [Pure]> {
+  let summary = "The learning rate of step `step` under a schedule";
+  let description = [{
+    `step` is the 1-based number of the update being made (what
+    `mpc.increment` of the optimizer's counter gives). `kind`:
+    `constant` (`base`); `linear_warmup` (`base * min(1, step / warmup)`);
+    `cosine`: the linear warm-up, then from `base` down to `min_lr` along a
+    half cosine until `total`, `min_lr` after it.
+
+    ```mlir
+    %lr = mpc.lr_schedule %t {kind = "cosine", base = 1.0e-3, warmup = 100,
+                              total = 1000}
+    ```
+  }];
+  let arguments = (ins MPC_I32Scalar:$step, StrAttr:$kind, F64Attr:$base,
+                       DefaultValuedAttr<I64Attr, "0">:$warmup,
+                       DefaultValuedAttr<I64Attr, "0">:$total,
+                       DefaultValuedAttr<F64Attr, "0.0">:$min_lr);
+  let results = (outs MPC_F32Scalar:$lr);
+  let assemblyFormat = "$step attr-dict";
+  let hasVerifier = 1;
+}
+
 def MPC_SGDUpdateOp : MPC_Op<"sgd_update", "Fp32",
     [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
   let summary = "SGD step, with momentum, Nesterov and weight decay";

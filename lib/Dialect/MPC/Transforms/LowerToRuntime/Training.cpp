@@ -157,6 +157,21 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
         l.call("mpcrt_increment_i32", {l.ptr(op.getInput()), out});
         return success();
       })
+      .Case([&](LRScheduleOp op) -> LogicalResult {
+        Value out = l.result(op, 0);
+        if (!out)
+          return failure();
+        int32_t kind = op.getKind() == "constant"        ? 0
+                       : op.getKind() == "linear_warmup" ? 1
+                                                         : 2;
+        l.call("mpcrt_lr_schedule",
+               {l.ptr(op.getStep()), out, l.i32(kind),
+                l.f64(op.getBase().convertToDouble()),
+                l.i64(static_cast<int64_t>(op.getWarmup())),
+                l.i64(static_cast<int64_t>(op.getTotal())),
+                l.f64(op.getMinLr().convertToDouble())});
+        return success();
+      })
       .Case([&](SGDUpdateOp op) { return sgd(op, l); })
       .Case([&](AdamUpdateOp op) { return adam(op, l); })
       .Default([](Operation *) { return std::nullopt; });
