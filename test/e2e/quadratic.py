@@ -14,6 +14,19 @@ W0 = [1.0, -2.0, 0.5, 3.0]
 T = [0.5, 0.5, 0.5, 0.5]
 
 
+def rate(a, t):
+    """The learning rate of update t (1-based), as mpc.lr_schedule."""
+    if a.schedule == "constant" or (t >= a.warmup_steps and
+                                    a.schedule == "linear-warmup"):
+        return a.lr
+    if t < a.warmup_steps:
+        return a.lr * t / a.warmup_steps
+    progress = min(1.0, max(0.0, (t - a.warmup_steps) /
+                            (a.total_steps - a.warmup_steps)))
+    return a.min_lr + (a.lr - a.min_lr) * 0.5 * (1 + math.cos(math.pi *
+                                                               progress))
+
+
 def model(a, steps):
     w = list(W0)
     buf = None
@@ -22,6 +35,7 @@ def model(a, steps):
     losses = []
     for t in range(1, steps + 1):
         losses.append(sum((wi - ti) ** 2 for wi, ti in zip(w, T)))
+        lr = rate(a, t)
         g = [2 * (wi - ti) for wi, ti in zip(w, T)]
         if a.kind in ("sgd", "momentum"):
             g = [gi + a.weight_decay * wi for gi, wi in zip(g, w)]
@@ -30,10 +44,10 @@ def model(a, steps):
                     a.momentum * bi + gi for bi, gi in zip(buf, g)]
                 g = [gi + a.momentum * bi for gi, bi in zip(g, buf)] \
                     if a.nesterov else buf
-            w = [wi - a.lr * gi for wi, gi in zip(w, g)]
+            w = [wi - lr * gi for wi, gi in zip(w, g)]
         else:
             if a.kind == "adamw":
-                w = [wi * (1 - a.lr * a.weight_decay) for wi in w]
+                w = [wi * (1 - lr * a.weight_decay) for wi in w]
             else:
                 g = [gi + a.weight_decay * wi for gi, wi in zip(g, w)]
             m = [a.beta1 * mi + (1 - a.beta1) * gi for mi, gi in zip(m, g)]
@@ -41,7 +55,7 @@ def model(a, steps):
                  for vi, gi in zip(v, g)]
             c1 = 1 - a.beta1 ** t if a.bias_correction else 1.0
             c2 = 1 - a.beta2 ** t if a.bias_correction else 1.0
-            w = [wi - a.lr * (mi / c1) / (math.sqrt(vi / c2) + a.eps)
+            w = [wi - lr * (mi / c1) / (math.sqrt(vi / c2) + a.eps)
                  for wi, mi, vi in zip(w, m, v)]
     return losses
 
@@ -59,6 +73,10 @@ def main():
     p.add_argument("--eps", type=float, default=1e-8)
     p.add_argument("--no-bias-correction", dest="bias_correction",
                    action="store_false")
+    p.add_argument("--schedule", default="constant")
+    p.add_argument("--warmup-steps", type=int, default=0)
+    p.add_argument("--total-steps", type=int, default=0)
+    p.add_argument("--min-lr", type=float, default=0.0)
     p.add_argument("--rtol", type=float, default=2e-5)
     a = p.parse_args()
     with open(a.metrics) as f:

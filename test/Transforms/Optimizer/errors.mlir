@@ -2,6 +2,10 @@
 // RUN: mpc-opt %s -split-input-file --mpc-optimizer -verify-diagnostics
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer=kind=lamb 2>&1 | FileCheck %s --check-prefix=KIND
 // KIND: mpc-optimizer: unknown kind 'lamb' (expected sgd, momentum, adam or adamw)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer=schedule=step 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE: mpc-optimizer: unknown schedule 'step' (expected constant, linear-warmup or cosine)
+// RUN: not mpc-opt %s --mpc-optimizer="schedule=cosine warmup-steps=5 total-steps=5" 2>&1 | FileCheck %s --check-prefix=BADCOS
+// BADCOS: error: 'mpc.lr_schedule' op expects total > warmup for a cosine schedule, got total 5 and warmup 5
 
 // expected-error @+1 {{'func.func' op mpc-optimizer: no result is marked mpc.grad_of; run --mpc-autodiff first}}
 func.func @train_step(%x: tensor<f32>) -> tensor<f32> {

@@ -38,6 +38,13 @@
 // ADAM: ml_program.global_store @w = %[[P]]
 // ADAM: ml_program.global_store @w_exp_avg = %[[M]]
 // ADAM: ml_program.global_store @w_exp_avg_sq = %[[V]]
+// A schedule: the rate comes from mpc.lr_schedule at the new step count
+// (no learning-rate global).
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=sgd lr=0.5 schedule=cosine warmup-steps=10 total-steps=100 min-lr=0.001" | FileCheck %s --check-prefix=SCHED
+// SCHED-NOT: @train_step_lr
+// SCHED: %[[T:.*]] = mpc.increment
+// SCHED: %[[LR:.*]] = mpc.lr_schedule %[[T]] {base = 5.000000e-01 : f64, kind = "cosine", min_lr = 1.000000e-03 : f64, total = 100 : i64, warmup = 10 : i64}
+// SCHED: mpc.sgd_update %{{.*}}, %{{.*}} lr(%[[LR]])
 ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
 
 func.func @loss(%x: tensor<4x16xf32>, %y: tensor<4xi32>) -> tensor<f32> {

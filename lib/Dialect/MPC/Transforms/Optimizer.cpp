@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
 
 namespace mlir::mpc {
 #define GEN_PASS_DEF_OPTIMIZERPASS
@@ -46,6 +47,12 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     bool adam = kind == "adam" || kind == "adamw";
+    if (schedule != "constant" && schedule != "linear-warmup" &&
+        schedule != "cosine") {
+      module.emitError("mpc-optimizer: unknown schedule '")
+          << schedule << "' (expected constant, linear-warmup or cosine)";
+      return signalPassFailure();
+    }
     if (kind != "sgd" && kind != "momentum" && !adam) {
       module.emitError("mpc-optimizer: unknown kind '")
           << kind << "' (expected sgd, momentum, adam or adamw)";
@@ -59,23 +66,17 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     auto ret = cast<func::ReturnOp>(step.getBody().back().getTerminator());
     OpBuilder b(ctx);
     auto scalar = RankedTensorType::get({}, b.getF32Type());
-    auto lrGlobal = createGlobal(
-        module, b, func.getValue() + "_lr", scalar,
-        DenseElementsAttr::get(scalar, b.getF32FloatAttr(lr)), false);
-    if (!lrGlobal)
-      return signalPassFailure();
-
+    bool scheduled = schedule != "constant";
     b.setInsertionPoint(ret);
     Location loc = ret.getLoc();
-    Value lrValue = ml_program::GlobalLoadOp::create(
-        b, loc, scalar, FlatSymbolRefAttr::get(lrGlobal.getSymNameAttr()));
-    // Adam's step count t, incremented before the updates (t = 1 first).
+
+    // The step count t (Adam's bias correction, schedules), incremented
+    // before the updates: t = 1 at the first.
     Value t;
-    if (adam) {
+    if (adam || scheduled) {
       auto i32 = RankedTensorType::get({}, b.getI32Type());
-      std::string stepName = func.getValue() + "_step";
       auto counter = createGlobal(
-          module, b, stepName, i32,
+          module, b, func.getValue() + "_step", i32,
           DenseElementsAttr::get(i32, b.getI32IntegerAttr(0)), true);
       if (!counter)
         return signalPassFailure();
@@ -83,6 +84,30 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
       Value old = ml_program::GlobalLoadOp::create(b, loc, i32, ref);
       t = IncrementOp::create(b, loc, old);
       ml_program::GlobalStoreOp::create(b, loc, ref, t);
+    }
+
+    // The learning rate: a global, or the schedule's value at step t.
+    Value lrValue;
+    if (scheduled) {
+      auto op = LRScheduleOp::create(
+          b, loc, scalar, t,
+          b.getStringAttr(schedule == "linear-warmup" ? "linear_warmup"
+                                                      : "cosine"),
+          b.getF64FloatAttr(lr), b.getI64IntegerAttr(warmupSteps),
+          b.getI64IntegerAttr(totalSteps), b.getF64FloatAttr(minLr));
+      if (failed(verify(op))) {
+        module.emitError("mpc-optimizer: invalid schedule options");
+        return signalPassFailure();
+      }
+      lrValue = op;
+    } else {
+      auto lrGlobal = createGlobal(
+          module, b, func.getValue() + "_lr", scalar,
+          DenseElementsAttr::get(scalar, b.getF32FloatAttr(lr)), false);
+      if (!lrGlobal)
+        return signalPassFailure();
+      lrValue = ml_program::GlobalLoadOp::create(
+          b, loc, scalar, FlatSymbolRefAttr::get(lrGlobal.getSymNameAttr()));
     }
     SmallVector<Value> kept;
     SmallVector<DictionaryAttr> keptAttrs;

@@ -126,6 +126,10 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     with a momentum buffer (`momentum`, `nesterov`), `kind=adam` and
     `kind=adamw` PyTorch's Adam and AdamW (`beta1`, `beta2`, `eps`,
     `bias-correction`); `weight-decay` is L2 decay, decoupled for AdamW.
+    `schedule=linear-warmup|cosine` (`warmup-steps`, `total-steps`,
+    `min-lr`) computes the rate from the step count with
+    `mpc.lr_schedule` (`lr` is the peak) instead of the `@<func>_lr`
+    global.
 
     ```
     $ mpc-opt model.mlir --mpc-autodiff \
@@ -149,6 +153,14 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
     Option<"biasCorrection", "bias-correction", "bool", /*default=*/"true",
            "Adam's bias correction">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "Learning-rate schedule: constant, linear-warmup or cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Steps of linear warm-up (linear-warmup, cosine)">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "Step at which the cosine reaches min-lr">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0.0",
+           "Final learning rate of the cosine schedule">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect",
                            "::mlir::ml_program::MLProgramDialect"];
