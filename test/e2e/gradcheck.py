@@ -62,6 +62,8 @@ CASES = {
                          "%y = mpc.conv_transpose2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x3x3x4xf64>, tensor<4x3x3x2xf64>", "1x5x5x2"),
     "reduce_sum": ([("a", "3x4x2", -1, 1)],
                    "%y = mpc.reduce_sum %a {dims = array<i64: 1>} : tensor<3x4x2xf64>", "3x2"),
+    "reduce_max": ([("a", "3x4x2", -1, 1)],
+                   "%y = mpc.reduce_max %a {dims = array<i64: 1>} : tensor<3x4x2xf64>", "3x2"),
     "reduce_mean_keep": ([("a", "3x4", -1, 1)],
                          "%y = mpc.reduce_mean %a {dims = array<i64: 0>, keep_dims} : tensor<3x4xf64>", "1x4"),
     "softmax": ([("a", "3x5", -2, 2)], "%y = mpc.softmax %a : tensor<3x5xf64>", "3x5"),

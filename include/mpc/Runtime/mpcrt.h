@@ -126,6 +126,10 @@ typedef enum mpcrt_reduce_op {
 #define MPCRT_DECLARE_REDUCE(SUFFIX, T)                                        \
   void mpcrt_reduce_##SUFFIX(mpcrt_reduce_op op, const T *input, T *out,       \
                              int64_t outer, int64_t reduced, int64_t inner);   \
+  /* The adjoint of the max: grad shared evenly by the maxima (torch.amax). */ \
+  void mpcrt_reduce_max_backward_##SUFFIX(                                     \
+      const T *grad, const T *input, const T *max, T *grad_input,              \
+      int64_t outer, int64_t reduced, int64_t inner);                          \
   /* Softmax cross-entropy of [rows, classes] logits against integer labels    \
    * (label_bits 32 or 64); mean (1) or sum (0) over rows. */                  \
   void mpcrt_cross_entropy_##SUFFIX(const T *logits, const void *labels,       \

@@ -182,11 +182,41 @@ void crossEntropyBackward(const T *gradLoss, const T *logits,
   }
 }
 
+/// The adjoint of a max over the middle dimension: the gradient is shared
+/// evenly by the elements equal to the maximum (as torch.amax).
+template <typename T>
+void reduceMaxBackward(const T *grad, const T *in, const T *max, T *out,
+                       int64_t outer, int64_t reduced, int64_t inner) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      A m = S::load(max[o * inner + i]);
+      int64_t ties = 0;
+      for (int64_t r = 0; r < reduced; ++r)
+        ties += S::load(in[(o * reduced + r) * inner + i]) == m;
+      A share =
+          ties ? S::load(grad[o * inner + i]) / static_cast<A>(ties) : A(0);
+      for (int64_t r = 0; r < reduced; ++r) {
+        int64_t at = (o * reduced + r) * inner + i;
+        out[at] = S::store(S::load(in[at]) == m ? share : A(0));
+      }
+    }
+}
+
 } // namespace
 
 extern "C" {
 
 #define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
+  void mpcrt_reduce_max_backward_##SUFFIX(                                     \
+      const ABI_T *grad, const ABI_T *in, const ABI_T *max, ABI_T *out,        \
+      int64_t outer, int64_t reduced, int64_t inner) {                         \
+    reduceMaxBackward(reinterpret_cast<const T *>(grad),                       \
+                      reinterpret_cast<const T *>(in),                         \
+                      reinterpret_cast<const T *>(max),                        \
+                      reinterpret_cast<T *>(out), outer, reduced, inner);      \
+  }                                                                            \
   void mpcrt_binary_##SUFFIX(mpcrt_binary_op op, const ABI_T *lhs,             \
                              const int64_t *ls, const ABI_T *rhs,              \
                              const int64_t *rs, ABI_T *out,                    \

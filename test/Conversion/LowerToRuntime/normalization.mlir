@@ -58,3 +58,14 @@ func.func @reduce(%x: tensor<4x8x16x2xf32>) -> (tensor<4x2xf32>, tensor<1x8x16x2
   %2 = mpc.reduce_mean %x {dims = array<i64: 0, 1, 2, 3>} : tensor<4x8x16x2xf32>
   return %0, %1, %2 : tensor<4x2xf32>, tensor<1x8x16x2xf32>, tensor<f32>
 }
+
+// -----
+
+// The max's backward reads the gradient, the input and the maximum, laid
+// out as [outer 4, reduced 8, inner 2].
+// CHECK-LABEL: func.func @reduce_max_backward(
+// CHECK: call @mpcrt_reduce_max_backward_f32(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %c4_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c2_i64{{(_[0-9]+)?}})
+func.func @reduce_max_backward(%g: tensor<4x2xf32>, %x: tensor<4x8x2xf32>, %m: tensor<4x2xf32>) -> tensor<4x8x2xf32> {
+  %0 = mpc.reduce_max_backward %g, %x, %m {dims = array<i64: 1>} : tensor<4x2xf32>, tensor<4x8x2xf32>
+  return %0 : tensor<4x8x2xf32>
+}

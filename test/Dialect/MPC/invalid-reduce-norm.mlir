@@ -125,3 +125,11 @@ func.func @batch_norm_backward_grad(%dy: tensor<2x8xf16>, %x: tensor<2x8xf32>, %
   %0:3 = "mpc.batch_norm_backward"(%dy, %x, %c, %c, %c) : (tensor<2x8xf16>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
+
+// -----
+
+func.func @reduce_max_backward_grad(%g: tensor<4xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'mpc.reduce_max_backward' op expects the gradient of the maximum to have type 'tensor<4x1xf32>', got 'tensor<4xf32>'}}
+  %0 = mpc.reduce_max_backward %g, %x, %g {dims = array<i64: 1>, keep_dims} : tensor<4xf32>, tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

@@ -96,6 +96,9 @@ func.func @reductions(%x: tensor<4x8x16xf32>) -> (tensor<4xf32>, tensor<4x1x16xf
   %1 = mpc.reduce_mean %x {dims = array<i64: 1>, keep_dims} : tensor<4x8x16xf32>
   // CHECK: mpc.reduce_max %{{.*}} {dims = array<i64: 0>} : tensor<4x8x16xf32>
   %2 = mpc.reduce_max %x {dims = array<i64: 0>} : tensor<4x8x16xf32>
+  // CHECK: mpc.reduce_max_backward %{{.*}}, %{{.*}}, %{{.*}} {dims = array<i64: 0>} : tensor<8x16xf32>, tensor<4x8x16xf32>
+  %rm = mpc.reduce_max %x {dims = array<i64: 0>} : tensor<4x8x16xf32>
+  %drm = mpc.reduce_max_backward %rm, %x, %rm {dims = array<i64: 0>} : tensor<8x16xf32>, tensor<4x8x16xf32>
   return %0, %1, %2 : tensor<4xf32>, tensor<4x1x16xf32>, tensor<8x16xf32>
 }
 

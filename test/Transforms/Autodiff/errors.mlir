@@ -5,9 +5,11 @@ ml_program.global private mutable @w(#mpc.init<ones>) : tensor<4x8xf32>
 
 func.func @loss() -> tensor<f32> {
   %w = ml_program.global_load @w : tensor<4x8xf32>
-  // expected-error @+1 {{'mpc.reduce_max' op has no vector-Jacobian product; mpc-autodiff needs one for every op between the trainable globals and the loss}}
-  %0 = mpc.reduce_max %w {dims = array<i64: 0, 1>} : tensor<4x8xf32>
-  return %0 : tensor<f32>
+  // Backward ops have no VJP (no second derivatives).
+  // expected-error @+1 {{'mpc.relu_grad' op has no vector-Jacobian product; mpc-autodiff needs one for every op between the trainable globals and the loss}}
+  %0 = mpc.relu_grad %w, %w : tensor<4x8xf32>
+  %1 = mpc.reduce_sum %0 {dims = array<i64: 0, 1>} : tensor<4x8xf32>
+  return %1 : tensor<f32>
 }
 
 // -----

@@ -137,3 +137,19 @@ TEST(Support, LearningRateSchedules) {
 }
 
 } // namespace
+
+namespace {
+
+// The max's gradient goes to the maxima, shared evenly among ties.
+TEST(ReduceMaxBackward, SharesTiesEvenly) {
+  // [outer 2, reduced 3, inner 1]: row 0 has one maximum, row 1 two.
+  const float in[6] = {1.f, 5.f, 2.f, 4.f, -1.f, 4.f};
+  const float max[2] = {5.f, 4.f}, grad[2] = {3.f, 1.f};
+  float out[6];
+  mpcrt_reduce_max_backward_f32(grad, in, max, out, 2, 3, 1);
+  const float want[6] = {0.f, 3.f, 0.f, 0.5f, 0.f, 0.5f};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(out[i], want[i]) << i;
+}
+
+} // namespace

@@ -206,6 +206,12 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         out[0] = expandReduced(b, loc, scaled, op.getDims(), in);
         return success();
       })
+      .Case([&](ReduceMaxOp op) {
+        out[0] = ReduceMaxBackwardOp::create(
+            b, loc, typeOf(op.getInput()), g, op.getInput(), op.getResult(),
+            op.getDimsAttr(), op.getKeepDimsAttr());
+        return success();
+      })
       .Case([&](SoftmaxOp op) {
         out[0] = SoftmaxBackwardOp::create(b, loc, g, op.getResult(),
                                            op.getAxisAttr());
@@ -340,8 +346,8 @@ void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
          RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
          MatmulOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp,
-         SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, ReshapeOp,
-         TransposeOp, SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp,
-         MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
-         BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
+         ReduceMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp,
+         ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp,
+         DropoutOp, MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp,
+         CrossEntropyOp, MSEOp, BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

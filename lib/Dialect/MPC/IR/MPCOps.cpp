@@ -1354,3 +1354,28 @@ LogicalResult LRScheduleOp::verify() {
            << total << " and warmup " << warmup;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// ReduceMaxBackwardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceMaxBackwardOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  SmallVector<Type> inferred;
+  if (failed(ReduceMaxOp::inferReturnTypes(
+          getContext(), getLoc(), ValueRange{getInput()},
+          DictionaryAttr::get(
+              getContext(), {NamedAttribute(getDimsAttrName(), getDimsAttr())}),
+          nullptr, {}, inferred)))
+    return failure();
+  SmallVector<int64_t> kept(input.getShape());
+  for (int64_t d : getDims())
+    kept[d < 0 ? d + input.getRank() : d] = 1;
+  auto expected = getKeepDims()
+                      ? RankedTensorType::get(kept, input.getElementType())
+                      : cast<RankedTensorType>(inferred.front());
+  if (getGrad().getType() != expected)
+    return emitOpError("expects the gradient of the maximum to have type ")
+           << expected << ", got " << getGrad().getType();
+  return success();
+}

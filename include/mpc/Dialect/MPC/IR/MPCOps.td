@@ -311,6 +311,30 @@ def MPC_ReduceSumOp : MPC_ReduceOp<"reduce_sum", "Fp32", "Sum">;
 def MPC_ReduceMeanOp : MPC_ReduceOp<"reduce_mean", "Fp32", "Mean">;
 def MPC_ReduceMaxOp : MPC_ReduceOp<"reduce_max", "Follow", "Maximum">;
 
+def MPC_ReduceMaxBackwardOp : MPC_Op<"reduce_max_backward", "Follow",
+    [Pure, AllTypesMatch<["input", "result"]>,
+     AllTypesMatch<["grad", "output"]>]> {
+  let summary = "Backward of mpc.reduce_max";
+  let description = [{
+    Given the gradient of the maximum, the forward input and the forward
+    result (with the same `dims` and `keep_dims`), returns the input
+    gradient: each maximum's gradient shared evenly by the elements equal
+    to it, as `torch.amax`.
+
+    ```mlir
+    %dx = mpc.reduce_max_backward %dm, %x, %m {dims = array<i64: 1>}
+        : tensor<4xf32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
+                       MPC_FloatTensor:$output, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keep_dims);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input `,` $output attr-dict `:` "
+                       "type($grad) `,` type($input)";
+  let hasVerifier = 1;
+}
+
 class MPC_SoftmaxBase<string mnemonic, string what> :
     MPC_Op<mnemonic, "Fp32", [Pure, SameOperandsAndResultType]> {
   let summary = what # " along `axis`";

@@ -134,7 +134,8 @@ LogicalResult batchNormBackward(BatchNormBackwardOp op, Lowering &l) {
 /// [outer, reduced, inner].
 LogicalResult reduce(Operation *op, ArrayRef<int64_t> dims, int32_t kind,
                      Lowering &l) {
-  auto type = tensorType(op->getOperand(0));
+  // The reduced tensor: the input (operand 1 of the max's backward).
+  auto type = tensorType(op->getOperand(kind < 0 ? 1 : 0));
   int64_t rank = type.getRank();
   SmallVector<int64_t> sorted;
   for (int64_t d : dims)
@@ -150,11 +151,16 @@ LogicalResult reduce(Operation *op, ArrayRef<int64_t> dims, int32_t kind,
   ArrayRef<int64_t> shape = type.getShape();
   int64_t first = sorted.empty() ? rank : sorted.front();
   int64_t last = sorted.empty() ? rank : sorted.back() + 1;
-  l.call("mpcrt_reduce_" + suffix(type.getElementType()),
-         {l.i32(kind), l.ptr(op->getOperand(0)), out,
-          l.i64(product(shape.take_front(first))),
-          l.i64(product(shape.slice(first, last - first))),
-          l.i64(product(shape.drop_front(last)))});
+  Value outer = l.i64(product(shape.take_front(first))),
+        reduced = l.i64(product(shape.slice(first, last - first))),
+        inner = l.i64(product(shape.drop_front(last)));
+  if (kind < 0) // reduce_max_backward(grad, input, max)
+    l.call("mpcrt_reduce_max_backward_" + suffix(type.getElementType()),
+           {l.ptr(op->getOperand(0)), l.ptr(op->getOperand(1)),
+            l.ptr(op->getOperand(2)), out, outer, reduced, inner});
+  else
+    l.call("mpcrt_reduce_" + suffix(type.getElementType()),
+           {l.i32(kind), l.ptr(op->getOperand(0)), out, outer, reduced, inner});
   return success();
 }
 
@@ -178,5 +184,8 @@ std::optional<LogicalResult> lowering::lowerNormalization(Operation *op,
       .Case([&](ReduceSumOp op) { return reduce(op, op.getDims(), 0, l); })
       .Case([&](ReduceMeanOp op) { return reduce(op, op.getDims(), 1, l); })
       .Case([&](ReduceMaxOp op) { return reduce(op, op.getDims(), 2, l); })
+      .Case([&](ReduceMaxBackwardOp op) {
+        return reduce(op, op.getDims(), /*kind=*/-1, l);
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
