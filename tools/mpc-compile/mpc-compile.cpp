@@ -93,6 +93,12 @@ static cl::opt<std::string>
               cl::desc("Options of --mpc-optimizer (with --train), e.g. "
                        "\"kind=momentum lr=0.01\""),
               cl::init("kind=sgd lr=0.01"), cl::cat(category));
+static cl::opt<std::string> lossScaling(
+    "loss-scaling",
+    cl::desc("Options of --mpc-loss-scaling (with --train), e.g. "
+             "\"mode=dynamic init-scale=65536\"; default mode=auto: dynamic "
+             "when the step computes in f16"),
+    cl::init("mode=auto"), cl::cat(category));
 static cl::opt<std::string> memoryReport(
     "memory-report",
     cl::desc("Write the memory plan's report (JSON) to FILE ('-': stdout)"),
@@ -220,6 +226,8 @@ int main(int argc, char **argv) {
         (precisionReport.empty() ? std::string()
                                  : " report=" + precisionReport.getValue()) +
         "}";
+  if (train)
+    pipeline += ",mpc-loss-scaling{func=" + entry + " " + lossScaling + "}";
   pipeline += ",canonicalize,cse,mpc-plan-memory";
   if (!memoryReport.empty())
     pipeline += "{report=" + memoryReport.getValue() + "}";

@@ -244,8 +244,11 @@ int main(int argc, char **argv) {
 
   // State: initializers, then --init, then --resume.
   mpc_init_globals(state.data);
-  const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr;
+  const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr,
+                   *skippedGlobal = nullptr;
   for (const TensorInfo &g : model.globals) {
+    if (g.name == "loss_scale_skipped" && g.shape.empty() && g.dtype == "bool")
+      skippedGlobal = &g;
     if (g.name == "mpc.step")
       stepGlobal = &g;
     if (g.name == "loss_scale" && g.shape.empty() && g.dtype == "f32")
@@ -312,6 +315,7 @@ int main(int argc, char **argv) {
     if (done % std::max<int64_t>(1, logEvery) == 0 || done == total) {
       double loss = readScalar(model.outputs[0], outputBuffers[0]->data);
       double ms = msSinceLog / stepsSinceLog;
+      bool skipped = skippedGlobal && state.data[skippedGlobal->offset] != 0;
       double scale =
           lossScale ? readScalar(*lossScale, state.data + lossScale->offset)
                     : 1.0;
@@ -320,7 +324,7 @@ int main(int argc, char **argv) {
                         {"step", done},
                         {"loss", loss},
                         {"loss_scale", scale},
-                        {"skipped", false},
+                        {"skipped", skipped},
                         {"ms_per_step", ms},
                         {"samples_per_s", batch * 1000.0 / ms}})
                  << "\n";

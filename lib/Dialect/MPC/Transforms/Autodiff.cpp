@@ -86,8 +86,12 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
     Value lossValue = ret.getOperand(0);
     auto lossType = cast<RankedTensorType>(lossValue.getType());
     Attribute one = b.getFloatAttr(lossType.getElementType(), 1.0);
-    grads[lossValue] = ConstantOp::create(
-        b, step.getLoc(), lossType, DenseElementsAttr::get(lossType, one));
+    // The seed d loss / d loss = 1, marked: --mpc-loss-scaling replaces it
+    // by the loss scale (scaling the loss before the backward pass).
+    Operation *seed = ConstantOp::create(b, step.getLoc(), lossType,
+                                         DenseElementsAttr::get(lossType, one));
+    seed->setAttr("mpc.loss_seed", b.getUnitAttr());
+    grads[lossValue] = seed->getResult(0);
 
     SmallVector<Operation *> forward;
     for (Operation &op : body.without_terminator())

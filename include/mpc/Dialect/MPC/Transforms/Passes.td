@@ -113,6 +113,57 @@ def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   ];
 }
 
+def LossScalingPass : Pass<"mpc-loss-scaling", "ModuleOp"> {
+  let summary = "Loss scaling with GradScaler semantics, on the device";
+  let description = [{
+    Runs after `--mpc-autodiff`, `--mpc-optimizer` and
+    `--mpc-assign-precision`, on the training step `func`:
+
+    - the backward pass starts from the loss scale instead of 1 (the
+      gradient seed `--mpc-autodiff` marks `mpc.loss_seed`): every gradient
+      is the gradient of `loss * scale`, while the step still returns the
+      loss itself;
+    - one `mpc.unscale_and_check` before the first optimizer update
+      multiplies all gradients by `1/scale` (in f32) and computes
+      `found_inf`; every optimizer update takes the unscaled gradient and
+      `found_inf`, and leaves parameters and state untouched when it is set;
+    - `mode=dynamic`: `mpc.update_loss_scale` after the updates, with
+      PyTorch GradScaler's rule (`growth-factor`, `backoff-factor`,
+      `growth-interval`), `min-scale`/`max-scale` clamps and DeepSpeed-style
+      `hysteresis`; `mode=static`: the scale stays `init-scale` (overflowing
+      steps are still skipped); `mode=none`: nothing. `mode=auto` (default)
+      is dynamic when the step computes in f16 and none otherwise (bf16 and
+      f32 have f32's range).
+
+    The scale, the growth and hysteresis counters and whether the last step
+    was skipped are globals (`@loss_scale`, `@loss_scale_growth_tracker`,
+    `@loss_scale_hysteresis_tracker`, `@loss_scale_skipped`): checkpointed
+    with the model and read by the runner's metrics.
+  }];
+  let options = [
+    Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
+           "The training step">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto, dynamic, static or none">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Initial (or static) loss scale">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Factor of growth after growth-interval clean steps">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Factor of backoff on overflow">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000", "Clean steps before the scale grows">,
+    Option<"hysteresis", "hysteresis", "int64_t", /*default=*/"1",
+           "Overflowing steps before the scale backs off">,
+    Option<"minScale", "min-scale", "double", /*default=*/"0.0",
+           "Lower clamp of the scale (0: none)">,
+    Option<"maxScale", "max-scale", "double", /*default=*/"0.0",
+           "Upper clamp of the scale (0: none)">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect",
+                           "::mlir::ml_program::MLProgramDialect"];
+}
+
 def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
   let summary = "Adds optimizer updates for the gradients a training step returns";
   let description = [{

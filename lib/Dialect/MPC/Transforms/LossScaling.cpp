@@ -1,0 +1,188 @@
+//===- LossScaling.cpp - loss scaling decided at compile time -------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+
+#include <limits>
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_LOSSSCALINGPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+} // namespace mlir::mpc
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+namespace {
+
+struct LossScalingPass
+    : public mpc::impl::LossScalingPassBase<LossScalingPass> {
+  using Base::Base;
+
+  FlatSymbolRefAttr createGlobal(ModuleOp module, OpBuilder &b, StringRef name,
+                                 RankedTensorType type, Attribute value,
+                                 bool isMutable) {
+    if (module.lookupSymbol(name)) {
+      module.emitError("mpc-loss-scaling: a symbol @")
+          << name << " already exists";
+      return {};
+    }
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto g = ml_program::GlobalOp::create(
+        b, module.getLoc(), b.getStringAttr(name), TypeAttr::get(type),
+        isMutable ? b.getUnitAttr() : nullptr, value,
+        b.getStringAttr("private"));
+    return FlatSymbolRefAttr::get(g.getSymNameAttr());
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (mode != "auto" && mode != "dynamic" && mode != "static" &&
+        mode != "none") {
+      module.emitError("mpc-loss-scaling: unknown mode '")
+          << mode << "' (expected auto, dynamic, static or none)";
+      return signalPassFailure();
+    }
+    auto step = module.lookupSymbol<func::FuncOp>(func);
+    if (!step || step.isDeclaration()) {
+      module.emitError("mpc-loss-scaling: no training step @") << func;
+      return signalPassFailure();
+    }
+    std::string kind = mode;
+    if (kind == "auto") {
+      bool f16 = false;
+      step.walk([&](Operation *op) {
+        for (Type t : op->getResultTypes())
+          if (auto tensor = dyn_cast<RankedTensorType>(t))
+            f16 |= tensor.getElementType().isF16();
+      });
+      kind = f16 ? "dynamic" : "none";
+    }
+    if (kind == "none")
+      return;
+
+    Operation *seed = nullptr;
+    SmallVector<Operation *> updates;
+    step.walk([&](Operation *op) {
+      if (op->hasAttr("mpc.loss_seed"))
+        seed = op;
+      if (isa<SGDUpdateOp, AdamUpdateOp>(op))
+        updates.push_back(op);
+    });
+    if (!seed) {
+      step.emitOpError("mpc-loss-scaling: no loss gradient seed (the "
+                       "constant --mpc-autodiff marks mpc.loss_seed); run "
+                       "it before canonicalization");
+      return signalPassFailure();
+    }
+    if (updates.empty()) {
+      step.emitOpError("mpc-loss-scaling: no optimizer update to guard; run "
+                       "--mpc-optimizer first");
+      return signalPassFailure();
+    }
+
+    // State.
+    OpBuilder b(ctx);
+    auto f32 = RankedTensorType::get({}, b.getF32Type());
+    auto i32 = RankedTensorType::get({}, b.getI32Type());
+    auto i1 = RankedTensorType::get({}, b.getI1Type());
+    bool dynamic = kind == "dynamic";
+    FlatSymbolRefAttr scaleRef = createGlobal(
+        module, b, "loss_scale", f32,
+        DenseElementsAttr::get(f32, b.getF32FloatAttr(initScale)), dynamic);
+    FlatSymbolRefAttr skippedRef =
+        createGlobal(module, b, "loss_scale_skipped", i1,
+                     DenseElementsAttr::get(i1, b.getBoolAttr(false)), true);
+    FlatSymbolRefAttr growthRef, hysteresisRef;
+    if (dynamic) {
+      growthRef = createGlobal(
+          module, b, "loss_scale_growth_tracker", i32,
+          DenseElementsAttr::get(i32, b.getI32IntegerAttr(0)), true);
+      hysteresisRef = createGlobal(
+          module, b, "loss_scale_hysteresis_tracker", i32,
+          DenseElementsAttr::get(
+              i32, b.getI32IntegerAttr(static_cast<int32_t>(hysteresis))),
+          true);
+      if (!growthRef || !hysteresisRef)
+        return signalPassFailure();
+    }
+    if (!scaleRef || !skippedRef)
+      return signalPassFailure();
+
+    // The backward pass starts from the scale.
+    b.setInsertionPointToStart(&step.getBody().front());
+    Location loc = step.getLoc();
+    Value scale = ml_program::GlobalLoadOp::create(b, loc, f32, scaleRef);
+    Value seedValue = seed->getResult(0);
+    Value scaledSeed = scale;
+    if (seedValue.getType() != f32)
+      scaledSeed = CastOp::create(b, loc, seedValue.getType(), scale);
+    seedValue.replaceAllUsesWith(scaledSeed);
+    seed->erase();
+
+    // One unscale and check of every gradient, before the first update.
+    Operation *first = updates.front();
+    for (Operation *u : updates)
+      if (u->isBeforeInBlock(first))
+        first = u;
+    SmallVector<Value> grads;
+    for (Operation *u : updates) {
+      Value g = u->getOperand(1);
+      if (Operation *def = g.getDefiningOp();
+          def && def->getBlock() == first->getBlock() &&
+          !def->isBeforeInBlock(first)) {
+        u->emitOpError("mpc-loss-scaling: its gradient is computed after the "
+                       "first optimizer update; all gradients must come "
+                       "first");
+        return signalPassFailure();
+      }
+      grads.push_back(g);
+    }
+    b.setInsertionPoint(first);
+    SmallVector<Type> unscaledTypes;
+    for (Value g : grads)
+      unscaledTypes.push_back(RankedTensorType::get(
+          cast<RankedTensorType>(g.getType()).getShape(), b.getF32Type()));
+    auto check =
+        UnscaleAndCheckOp::create(b, loc, unscaledTypes, i1, scale, grads);
+    Value foundInf = check.getFoundInf();
+    for (auto [u, unscaled] : llvm::zip(updates, check.getUnscaled())) {
+      u->setOperand(1, unscaled);
+      if (auto sgd = dyn_cast<SGDUpdateOp>(u))
+        sgd.getFoundInfMutable().assign(foundInf);
+      else
+        cast<AdamUpdateOp>(u).getFoundInfMutable().assign(foundInf);
+    }
+
+    // After the updates: the scale's update and the skipped flag.
+    Operation *last = updates.front();
+    for (Operation *u : updates)
+      if (last->isBeforeInBlock(u))
+        last = u;
+    b.setInsertionPointAfter(last);
+    ml_program::GlobalStoreOp::create(b, loc, skippedRef, foundInf);
+    if (dynamic) {
+      Value growth = ml_program::GlobalLoadOp::create(b, loc, i32, growthRef);
+      Value hyst = ml_program::GlobalLoadOp::create(b, loc, i32, hysteresisRef);
+      auto update = UpdateLossScaleOp::create(
+          b, loc, f32, i32, i32, scale, growth, hyst, foundInf,
+          b.getF64FloatAttr(growthFactor), b.getF64FloatAttr(backoffFactor),
+          b.getI64IntegerAttr(growthInterval), b.getI64IntegerAttr(hysteresis),
+          minScale > 0 ? b.getF64FloatAttr(minScale) : FloatAttr(),
+          maxScale > 0 ? b.getF64FloatAttr(maxScale) : FloatAttr());
+      ml_program::GlobalStoreOp::create(b, loc, scaleRef, update.getNewScale());
+      ml_program::GlobalStoreOp::create(b, loc, growthRef,
+                                        update.getNewGrowthTracker());
+      ml_program::GlobalStoreOp::create(b, loc, hysteresisRef,
+                                        update.getNewHysteresisTracker());
+    }
+  }
+};
+
+} // namespace
