@@ -1,0 +1,62 @@
+// --mpc-loss-scaling on a step built by --mpc-autodiff and --mpc-optimizer,
+// in every mode.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=momentum" --mpc-loss-scaling=mode=dynamic | FileCheck %s
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam" --mpc-loss-scaling="mode=dynamic init-scale=1024 growth-factor=4 backoff-factor=0.25 growth-interval=100 hysteresis=3 min-scale=1 max-scale=16777216" | FileCheck %s --check-prefix=OPTS
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling="mode=static init-scale=128" | FileCheck %s --check-prefix=STATIC
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling=mode=none | FileCheck %s --check-prefix=NONE
+// f32 and bf16 steps get no scaling by default, f16 steps dynamic scaling.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling | FileCheck %s --check-prefix=NONE
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 dtype=bf16 alignment-remarks=false" --mpc-loss-scaling | FileCheck %s --check-prefix=NONE
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 dtype=f16 alignment-remarks=false" --mpc-loss-scaling | FileCheck %s --check-prefix=O2
+
+// CHECK-DAG: ml_program.global private mutable @loss_scale(dense<6.553600e+04> : tensor<f32>) : tensor<f32>
+// CHECK-DAG: ml_program.global private mutable @loss_scale_skipped(dense<false> : tensor<i1>) : tensor<i1>
+// CHECK-DAG: ml_program.global private mutable @loss_scale_growth_tracker(dense<0> : tensor<i32>) : tensor<i32>
+// CHECK-DAG: ml_program.global private mutable @loss_scale_hysteresis_tracker(dense<1> : tensor<i32>) : tensor<i32>
+// CHECK-LABEL: func.func @train_step(
+// The backward pass starts from the scale; the loss returned is unscaled.
+// CHECK: %[[S:.*]] = ml_program.global_load @loss_scale : tensor<f32>
+// CHECK: %[[LOSS:.*]] = mpc.cross_entropy
+// CHECK-NOT: mpc.constant dense<1.000000e+00>
+// CHECK: mpc.cross_entropy_backward %[[S]], %{{.*}}, %arg1
+// CHECK: %[[DW:.*]] = mpc.matmul %arg0
+// One unscale and check before the update, which takes the unscaled
+// gradient and skips on found_inf.
+// CHECK: %[[U:.*]], %[[INF:.*]] = mpc.unscale_and_check %[[S]], %[[DW]] : tensor<16x8xf32>
+// CHECK: %[[P:.*]], %[[M:.*]] = mpc.sgd_update %{{.*}}, %[[U]] lr(%{{.*}}) momentum_buffer(%{{.*}}) found_inf(%[[INF]])
+// CHECK: ml_program.global_store @loss_scale_skipped = %[[INF]]
+// CHECK: %[[G:.*]] = ml_program.global_load @loss_scale_growth_tracker
+// CHECK: %[[H:.*]] = ml_program.global_load @loss_scale_hysteresis_tracker
+// CHECK: %[[NS:.*]], %[[NG:.*]], %[[NH:.*]] = mpc.update_loss_scale %[[S]], %[[G]], %[[H]], %[[INF]]{{$}}
+// CHECK: ml_program.global_store @loss_scale = %[[NS]]
+// CHECK: ml_program.global_store @loss_scale_growth_tracker = %[[NG]]
+// CHECK: ml_program.global_store @loss_scale_hysteresis_tracker = %[[NH]]
+// CHECK: ml_program.global_store @w_momentum = %[[M]]
+// CHECK: return %[[LOSS]]
+
+// OPTS-DAG: @loss_scale(dense<1.024000e+03> : tensor<f32>)
+// OPTS-DAG: @loss_scale_hysteresis_tracker(dense<3> : tensor<i32>)
+// OPTS: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%{{.*}}) found_inf(%{{.*}})
+// OPTS: mpc.update_loss_scale %{{.*}} {backoff_factor = 2.500000e-01 : f64, growth_factor = 4.000000e+00 : f64, growth_interval = 100 : i64, hysteresis = 3 : i64, max_scale = 0x4170000000000000 : f64, min_scale = 1.000000e+00 : f64}
+
+// A static scale: constant, overflowing steps still skipped, no update.
+// STATIC: ml_program.global private @loss_scale(dense<1.280000e+02> : tensor<f32>)
+// STATIC-NOT: growth_tracker
+// STATIC: mpc.unscale_and_check
+// STATIC: mpc.sgd_update {{.*}} found_inf(
+// STATIC-NOT: mpc.update_loss_scale
+
+// NONE-NOT: loss_scale
+// NONE-NOT: unscale_and_check
+
+// At O2 f16 the unscale reads the f16 gradient and gives f32.
+// O2: mpc.unscale_and_check %{{.*}}, %{{.*}} : tensor<16x8xf16>
+// O2: mpc.update_loss_scale
+ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
+
+func.func @loss(%x: tensor<4x16xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  %w = ml_program.global_load @w : tensor<16x8xf32>
+  %0 = mpc.matmul %x, %w : tensor<4x16xf32>, tensor<16x8xf32>
+  %l = mpc.cross_entropy %0, %y : tensor<4x8xf32>, tensor<4xi32>
+  return %l : tensor<f32>
+}
