@@ -12,7 +12,7 @@ ml_program.global private mutable @b(#mpc.init<zeros>) : tensor<8xf32>
 // CHECK-SAME: -> (tensor<f32> {mpc.name = "loss"}, tensor<16x8xf32> {mpc.grad_of = @w}, tensor<8xf32> {mpc.grad_of = @b})
 // CHECK: %[[LOGITS:.*]] = mpc.add
 // CHECK: %[[LOSS:.*]] = mpc.cross_entropy %[[LOGITS]], %arg1
-// CHECK: %[[ONE:.*]] = mpc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONE:.*]] = mpc.constant {mpc.loss_seed} dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[DL:.*]] = mpc.cross_entropy_backward %[[ONE]], %[[LOGITS]], %arg1
 // CHECK: %[[DB:.*]] = mpc.reduce_sum %[[DL]] {dims = array<i64: 0>} : tensor<4x8xf32>
 // CHECK-NOT: transpose_b
@@ -40,7 +40,7 @@ ml_program.global private mutable @v(#mpc.init<ones>) : tensor<8xf32>
 // CHECK: %[[V:.*]] = ml_program.global_load @v
 // CHECK: %[[SQ:.*]] = mpc.mul %[[V]], %[[V]]
 // CHECK: %[[M:.*]] = mpc.reduce_mean %[[SQ]] {dims = array<i64: 0>}
-// CHECK: %[[ONE:.*]] = mpc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONE:.*]] = mpc.constant {mpc.loss_seed} dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[EIGHTH:.*]] = mpc.constant dense<1.250000e-01> : tensor<f32>
 // CHECK: %[[G:.*]] = mpc.mul %[[ONE]], %[[EIGHTH]]
 // CHECK: %[[R:.*]] = mpc.reshape %[[G]] : tensor<f32> -> tensor<1xf32>
