@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Checks for the loss-scaling e2e tests.
+
+  loss_scaling.py data OUT.npz --overflow-batch K
+      12 samples of 8 features (small values), batch K (of 2 samples) with
+      inputs of 3e4, which overflow an f16 matmul.
+  loss_scaling.py trace METRICS --skips 3,9 --init 256 --interval 3
+      The skipped flags are exactly the given steps, and the logged scale
+      after every step equals PyTorch GradScaler's rule (growth 2, backoff
+      0.5), computed here from those flags; the loss recovers (finite after
+      every skipped step, the last below the first).
+  loss_scaling.py same-tensors A.safetensors B.safetensors NAME...
+      The named tensors are bit-identical in both checkpoints.
+  loss_scaling.py finite A.safetensors NAME...
+      The named f32 tensors hold only finite values.
+"""
+import json
+import math
+import random
+import struct
+import sys
+import zipfile
+
+
+def npy(descr, shape, payload):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join("%d, " % d for d in shape))
+    header = header.ljust(118) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + \
+        header.encode("latin1") + payload
+
+
+def tensors(path):
+    data = open(path, "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    return {k: (v, data[8 + n + v["data_offsets"][0]:
+                        8 + n + v["data_offsets"][1]])
+            for k, v in header.items() if k != "__metadata__"}
+
+
+def fail(message):
+    print("loss_scaling.py: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "data":
+        out, k = args[0], int(args[2])
+        rng = random.Random(7)
+        x = []
+        for s in range(12):
+            big = s // 2 == k
+            x.extend(3e4 if big else rng.uniform(-0.5, 0.5) for _ in range(8))
+        labels = [rng.randrange(4) for _ in range(12)]
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("x.npy", npy("<f4", (12, 8), struct.pack("<96f", *x)))
+            z.writestr("labels.npy",
+                       npy("<i4", (12,), struct.pack("<12i", *labels)))
+    elif cmd == "trace":
+        lines = [json.loads(l) for l in open(args[0]) if l.strip()]
+        skips = {int(s) for s in args[args.index("--skips") + 1].split(",")}
+        scale = float(args[args.index("--init") + 1])
+        interval = int(args[args.index("--interval") + 1])
+        tracker = 0
+        for m in lines:
+            inf = m["step"] in skips
+            if m["skipped"] != inf:
+                fail("step %d: skipped is %s" % (m["step"], m["skipped"]))
+            if inf:
+                scale *= 0.5
+                tracker = 0
+            else:
+                tracker += 1
+                if tracker == interval:
+                    scale *= 2.0
+                    tracker = 0
+            if m["loss_scale"] != scale:
+                fail("step %d: scale %r, GradScaler gives %r" %
+                     (m["step"], m["loss_scale"], scale))
+            if not inf and not math.isfinite(m["loss"]):
+                fail("step %d: loss %r" % (m["step"], m["loss"]))
+        if not lines[-1]["loss"] < lines[0]["loss"]:
+            fail("no recovery: loss %r -> %r" % (lines[0]["loss"],
+                                                  lines[-1]["loss"]))
+        print("%d steps: skips and scale trace as GradScaler" % len(lines))
+    elif cmd == "same-tensors":
+        a, b = tensors(args[0]), tensors(args[1])
+        for name in args[2:]:
+            if a[name][1] != b[name][1]:
+                fail("%s differs" % name)
+        print("identical: " + " ".join(args[2:]))
+    elif cmd == "finite":
+        t = tensors(args[0])
+        for name in args[1:]:
+            raw = t[name][1]
+            for v in struct.unpack("<%df" % (len(raw) // 4), raw):
+                if not math.isfinite(v):
+                    fail("%s holds %r" % (name, v))
+        print("finite: " + " ".join(args[1:]))
+    else:
+        fail("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()
