@@ -353,8 +353,9 @@ void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
                        double base, int64_t warmup, int64_t total,
                        double min_lr);
 
-/* mpc.increment: *out = *in + 1 (an i32 counter such as Adam's step). */
-void mpcrt_increment_i32(const int32_t *in, int32_t *out);
+/* mpc.increment: *out = *in + 1 (an i32 counter such as Adam's step), or
+ * *in when skip is not null and *skip is set. */
+void mpcrt_increment_i32(const int32_t *in, int32_t *out, const uint8_t *skip);
 
 /* Stops the program with a message naming `where` when an embedding kernel
  * returned a bad index (code = 1 + its position); nothing when code is 0. */

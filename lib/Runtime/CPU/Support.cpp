@@ -66,7 +66,9 @@ void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
 
 void mpcrt_increment_step(int64_t *step) { ++*step; }
 
-void mpcrt_increment_i32(const int32_t *in, int32_t *out) { *out = *in + 1; }
+void mpcrt_increment_i32(const int32_t *in, int32_t *out, const uint8_t *skip) {
+  *out = skip && *skip ? *in : *in + 1;
+}
 
 void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
                        double base, int64_t warmup, int64_t total,

@@ -100,11 +100,17 @@ func.func @train_step(%g: tensor<16xf32>) {
 
 // -----
 
+// Without a condition the skip pointer is null.
 // CHECK-LABEL: func.func @increment(
-// CHECK: call @mpcrt_increment_i32(%{{.*}}, %arg0)
-func.func @increment(%t: tensor<i32>) -> tensor<i32> {
+// CHECK: %[[SLOT:.*]] = llvm.getelementptr %arg2[%c1_i64]
+// CHECK: %[[INF:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_increment_i32(%{{.*}}, %arg0, %[[NULL]])
+// CHECK: call @mpcrt_increment_i32(%arg0, %{{.*}}, %[[INF]])
+func.func @increment(%t: tensor<i32>, %inf: tensor<i1>) -> tensor<i32> {
   %0 = mpc.increment %t : tensor<i32>
-  return %0 : tensor<i32>
+  %1 = mpc.increment %0 unless(%inf) : tensor<i32>
+  return %1 : tensor<i32>
 }
 
 // -----

@@ -216,6 +216,8 @@ func.func @optimizers(%p: tensor<4x8xf32>, %g16: tensor<4x8xf16>, %m: tensor<4x8
   %1:3 = mpc.sgd_update %p, %g16 lr(%lr) momentum_buffer(%m) found_inf(%inf) inv_scale(%inv) copy(f16) {momentum = 0.9, nesterov, weight_decay = 1.0e-4} : tensor<4x8xf32>, tensor<4x8xf16>
   // CHECK: %[[T:.*]] = mpc.increment %{{.*}} : tensor<i32>
   %t = mpc.increment %step : tensor<i32>
+  // CHECK: mpc.increment %[[T]] unless(%{{.*}}) : tensor<i32>
+  %t2 = mpc.increment %t unless(%inf) : tensor<i32>
   // CHECK: mpc.lr_schedule %[[T]] {base = 1.000000e-03 : f64, kind = "cosine", min_lr = 1.000000e-05 : f64, total = 100 : i64, warmup = 10 : i64}
   %sched = mpc.lr_schedule %t {kind = "cosine", base = 1.0e-3, warmup = 10, total = 100, min_lr = 1.0e-5}
   // CHECK: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%[[T]]) : tensor<4x8xf32>, tensor<4x8xf32>

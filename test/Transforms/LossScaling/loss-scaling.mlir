@@ -36,7 +36,12 @@
 
 // OPTS-DAG: @loss_scale(dense<1.024000e+03> : tensor<f32>)
 // OPTS-DAG: @loss_scale_hysteresis_tracker(dense<3> : tensor<i32>)
-// OPTS: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%{{.*}}) found_inf(%{{.*}})
+// Adam's step count does not advance on a skipped step: the increment moves
+// after the check and takes found_inf.
+// OPTS: %{{.*}}, %[[INF:.*]] = mpc.unscale_and_check
+// OPTS-NEXT: %[[T:.*]] = mpc.increment %{{.*}} unless(%[[INF]]) : tensor<i32>
+// OPTS-NEXT: ml_program.global_store @train_step_step = %[[T]]
+// OPTS: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%[[T]]) found_inf(%[[INF]])
 // OPTS: mpc.update_loss_scale %{{.*}} {backoff_factor = 2.500000e-01 : f64, growth_factor = 4.000000e+00 : f64, growth_interval = 100 : i64, hysteresis = 3 : i64, max_scale = 0x4170000000000000 : f64, min_scale = 1.000000e+00 : f64}
 
 // A static scale: constant, overflowing steps still skipped, no update.

@@ -160,6 +160,24 @@ struct LossScalingPass
         cast<AdamUpdateOp>(u).getFoundInfMutable().assign(foundInf);
     }
 
+    // Optimizer step counters (Adam's bias correction, schedules) do not
+    // advance on skipped steps, as PyTorch's optimizer.step() is not called:
+    // the increment moves after the check and takes found_inf.
+    SmallVector<IncrementOp> counters;
+    step.walk([&](IncrementOp inc) {
+      if (!inc.getSkip())
+        counters.push_back(inc);
+    });
+    for (IncrementOp inc : counters) {
+      if (inc->isBeforeInBlock(check)) {
+        inc->moveAfter(check);
+        for (Operation *user : inc->getUsers())
+          if (user->isBeforeInBlock(inc))
+            user->moveAfter(inc);
+      }
+      inc.getSkipMutable().assign(foundInf);
+    }
+
     // After the updates: the scale's update and the skipped flag.
     Operation *last = updates.front();
     for (Operation *u : updates)

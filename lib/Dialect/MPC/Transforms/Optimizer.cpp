@@ -82,7 +82,7 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
         return signalPassFailure();
       auto ref = FlatSymbolRefAttr::get(counter.getSymNameAttr());
       Value old = ml_program::GlobalLoadOp::create(b, loc, i32, ref);
-      t = IncrementOp::create(b, loc, old);
+      t = IncrementOp::create(b, loc, old, Value());
       ml_program::GlobalStoreOp::create(b, loc, ref, t);
     }
 

@@ -868,19 +868,23 @@ def MPC_UpdateLossScaleOp : MPC_Op<"update_loss_scale", "Fp32", [Pure,
 //===----------------------------------------------------------------------===//
 
 def MPC_IncrementOp : MPC_Op<"increment", "Follow", [Pure,
-    SameOperandsAndResultType]> {
+    AllTypesMatch<["input", "result"]>]> {
   let summary = "Adds one to an i32 counter";
   let description = [{
     The step count of an optimizer (Adam's bias correction) or a schedule:
     the result is the counter plus one, to be stored back to its global.
+    With `unless(%found_inf)` the counter stays when `found_inf` is set, as
+    an optimizer's step count does on a step the loss scaler skips.
 
     ```mlir
     %t1 = mpc.increment %t : tensor<i32>
+    %t2 = mpc.increment %t unless(%inf) : tensor<i32>
     ```
   }];
-  let arguments = (ins MPC_I32Scalar:$input);
+  let arguments = (ins MPC_I32Scalar:$input, Optional<MPC_BoolScalar>:$skip);
   let results = (outs MPC_I32Scalar:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat =
+      "$input (`unless` `(` $skip^ `)`)? attr-dict `:` type($input)";
 }
 
 def MPC_LRScheduleOp : MPC_Op<"lr_schedule", "Fp32", [Pure]> {

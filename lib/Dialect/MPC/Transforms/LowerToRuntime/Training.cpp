@@ -154,7 +154,8 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
         Value out = l.result(op, 0);
         if (!out)
           return failure();
-        l.call("mpcrt_increment_i32", {l.ptr(op.getInput()), out});
+        l.call("mpcrt_increment_i32",
+               {l.ptr(op.getInput()), out, optional(l, op.getSkip())});
         return success();
       })
       .Case([&](LRScheduleOp op) -> LogicalResult {
