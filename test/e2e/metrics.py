@@ -8,6 +8,9 @@
       The first loss of A is at most R times the first loss of B.
   metrics.py close FILE_A FILE_B --rtol R
       The first losses agree to relative tolerance R.
+  metrics.py track FILE REF --tol T --floor F [--no-skips]
+      At every step of REF, |loss - loss_ref| <= T * (loss_ref + F); with
+      --no-skips, no step of FILE was skipped.
   metrics.py same FILE_A FILE_B
       Every step present in both files has bit-identical loss, loss_scale
       and skipped fields; at least one step is shared.
@@ -75,6 +78,23 @@ def close(args):
     print("losses %.7g and %.7g agree" % (a, b))
 
 
+def track(args):
+    got, ref = load(args.file), load(args.ref)
+    if len(got) != len(ref):
+        fail("%d steps against %d" % (len(got), len(ref)))
+    worst = 0.0
+    for m, r in zip(got, ref):
+        if args.no_skips and m["skipped"]:
+            fail("step %d was skipped" % m["step"])
+        bound = args.tol * (r["loss"] + args.floor)
+        if not abs(m["loss"] - r["loss"]) <= bound:
+            fail("step %d: loss %r against %r (bound %r)" %
+                 (m["step"], m["loss"], r["loss"], bound))
+        worst = max(worst, abs(m["loss"] - r["loss"]) / bound)
+    print("%d steps within the tolerance (worst %.2f of it)" %
+          (len(got), worst))
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command", required=True)
@@ -93,9 +113,16 @@ def main():
     c.add_argument("a")
     c.add_argument("b")
     c.add_argument("--rtol", type=float, required=True)
+    t = sub.add_parser("track")
+    t.add_argument("file")
+    t.add_argument("ref")
+    t.add_argument("--tol", type=float, required=True)
+    t.add_argument("--floor", type=float, required=True)
+    t.add_argument("--no-skips", action="store_true")
     args = p.parse_args()
     {"falls": falls, "same": same,
-     "first-below": first_below, "close": close}[args.command](args)
+     "first-below": first_below, "close": close,
+     "track": track}[args.command](args)
 
 
 if __name__ == "__main__":
