@@ -12,6 +12,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::mpc::registerMPCPasses();
+  mlir::mpc::registerMPCPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

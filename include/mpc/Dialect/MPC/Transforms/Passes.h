@@ -14,6 +14,9 @@ namespace mlir::mpc {
 #define GEN_PASS_REGISTRATION
 #include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
 
+/// Registers --mpc-amp-pipeline (Pipelines.cpp).
+void registerMPCPipelines();
+
 } // namespace mlir::mpc
 
 #endif // MPC_DIALECT_MPC_TRANSFORMS_PASSES_H
