@@ -285,7 +285,8 @@ MPCRT_DECLARE_NN(f64, double)
 
 /* mpc.unscale_and_check: unscaled[t][i] = grads[t][i] * (1 / *scale) in f32
  * for each of `num_tensors` tensors (element type dtypes[t], sizes[t]
- * elements); *found_inf = 1 if any input element is infinite or NaN, else 0. */
+ * elements); *found_inf = 1 if any input element is infinite or NaN, else 0.
+ * A null unscaled[t] only checks tensor t (the optimizer unscales it). */
 void mpcrt_unscale_and_check(const float *scale, int64_t num_tensors,
                              const mpcrt_dtype *dtypes,
                              const void *const *grads, const int64_t *sizes,

@@ -123,7 +123,8 @@ void mpcrt_unscale_and_check(const float *scale, int64_t numTensors,
     for (int64_t i = 0; i < sizes[t]; ++i) {
       float value = static_cast<float>(loadAny(dtypes[t], grads[t], i));
       any |= !std::isfinite(value);
-      unscaled[t][i] = value * inv;
+      if (unscaled[t]) // null: check only
+        unscaled[t][i] = value * inv;
     }
   *foundInf = any;
 }

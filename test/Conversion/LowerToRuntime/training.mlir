@@ -122,3 +122,19 @@ func.func @schedule(%t: tensor<i32>) -> tensor<f32> {
   %0 = mpc.lr_schedule %t {kind = "cosine", base = 0.1, warmup = 5, total = 50}
   return %0 : tensor<f32>
 }
+
+// -----
+
+// Unscaled gradients nobody reads get no buffer: the kernel only checks
+// (null output pointers), and the arena holds just found_inf.
+// CHECK-LABEL: func.func @check_only(
+// CHECK-SAME: attributes {mpc.arena_bytes = 1 : i64}
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: llvm.alloca
+// CHECK: %[[OUTS:.*]] = llvm.alloca
+// CHECK: llvm.store %[[NULL]], %{{.*}} : !llvm.ptr, !llvm.ptr
+// CHECK: call @mpcrt_unscale_and_check(%{{.*}}, %c1_i64{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[OUTS]], %arg0)
+func.func @check_only(%s: tensor<f32>, %g: tensor<4x8xf16>) -> tensor<i1> {
+  %u, %inf = mpc.unscale_and_check %s, %g : tensor<4x8xf16>
+  return %inf : tensor<i1>
+}

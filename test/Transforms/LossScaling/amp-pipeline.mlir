@@ -9,9 +9,12 @@
 // CHECK: %[[S:.*]] = ml_program.global_load @loss_scale
 // CHECK: mpc.matmul %{{.*}}, %{{.*}} : tensor<4x16xf16>, tensor<16x8xf16>
 // CHECK: mpc.cross_entropy_backward %[[S]]
-// CHECK: %[[U:.*]], %[[INF:.*]] = mpc.unscale_and_check %[[S]], %{{.*}} : tensor<16x8xf16>
+// The f16 gradient is checked, then read by the master-weight update, which
+// unscales it, updates the f32 master and moments and writes the f16 copy.
+// CHECK: %{{.*}}, %[[INF:.*]] = mpc.unscale_and_check %[[S]], %[[G:.*]] : tensor<16x8xf16>
 // CHECK: mpc.increment %{{.*}} unless(%[[INF]])
-// CHECK: mpc.adam_update %{{.*}}, %[[U]], {{.*}} found_inf(%[[INF]]) copy(f16)
+// CHECK: %[[INV:.*]] = mpc.div %{{.*}}, %[[S]]
+// CHECK: mpc.adam_update %{{.*}}, %[[G]], {{.*}} found_inf(%[[INF]]) inv_scale(%[[INV]]) copy(f16) : tensor<16x8xf32>, tensor<16x8xf16>
 // CHECK: mpc.update_loss_scale
 
 // bf16: no loss scaling by default; the step takes the given name.

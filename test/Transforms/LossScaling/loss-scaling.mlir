@@ -20,10 +20,13 @@
 // CHECK-NOT: mpc.constant dense<1.000000e+00>
 // CHECK: mpc.cross_entropy_backward %[[S]], %{{.*}}, %arg1
 // CHECK: %[[DW:.*]] = mpc.matmul %arg0
-// One unscale and check before the update, which takes the unscaled
-// gradient and skips on found_inf.
-// CHECK: %[[U:.*]], %[[INF:.*]] = mpc.unscale_and_check %[[S]], %[[DW]] : tensor<16x8xf32>
-// CHECK: %[[P:.*]], %[[M:.*]] = mpc.sgd_update %{{.*}}, %[[U]] lr(%{{.*}}) momentum_buffer(%{{.*}}) found_inf(%[[INF]])
+// One check of every gradient before the updates (no unscaled copy is
+// used); each update unscales its gradient (inv_scale) and skips on
+// found_inf.
+// CHECK: %{{.*}}, %[[INF:.*]] = mpc.unscale_and_check %[[S]], %[[DW]] : tensor<16x8xf32>
+// CHECK: %[[ONE:.*]] = mpc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[INV:.*]] = mpc.div %[[ONE]], %[[S]]
+// CHECK: %[[P:.*]], %[[M:.*]] = mpc.sgd_update %{{.*}}, %[[DW]] lr(%{{.*}}) momentum_buffer(%{{.*}}) found_inf(%[[INF]]) inv_scale(%[[INV]])
 // CHECK: ml_program.global_store @loss_scale_skipped = %[[INF]]
 // CHECK: %[[G:.*]] = ml_program.global_load @loss_scale_growth_tracker
 // CHECK: %[[H:.*]] = ml_program.global_load @loss_scale_hysteresis_tracker
@@ -54,8 +57,9 @@
 // NONE-NOT: loss_scale
 // NONE-NOT: unscale_and_check
 
-// At O2 f16 the unscale reads the f16 gradient and gives f32.
+// At O2 f16 the check and the master-weight update read the f16 gradient.
 // O2: mpc.unscale_and_check %{{.*}}, %{{.*}} : tensor<16x8xf16>
+// O2: mpc.sgd_update {{.*}} inv_scale({{.*}}) : tensor<16x8xf32>, tensor<16x8xf16>
 // O2: mpc.update_loss_scale
 ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
 

@@ -152,12 +152,23 @@ struct LossScalingPass
     auto check =
         UnscaleAndCheckOp::create(b, loc, unscaledTypes, i1, scale, grads);
     Value foundInf = check.getFoundInf();
-    for (auto [u, unscaled] : llvm::zip(updates, check.getUnscaled())) {
-      u->setOperand(1, unscaled);
-      if (auto sgd = dyn_cast<SGDUpdateOp>(u))
+    // The updates read the gradient as computed (low precision at O2) and
+    // unscale it themselves: the master-weight update is one op, and the
+    // check writes no unscaled copy.
+    Attribute one = b.getF32FloatAttr(1.0f);
+    Value invScale = DivOp::create(
+        b, loc,
+        ConstantOp::create(b, loc, f32, DenseElementsAttr::get(f32, one)),
+        scale);
+    for (Operation *u : updates) {
+      if (auto sgd = dyn_cast<SGDUpdateOp>(u)) {
         sgd.getFoundInfMutable().assign(foundInf);
-      else
-        cast<AdamUpdateOp>(u).getFoundInfMutable().assign(foundInf);
+        sgd.getInvScaleMutable().assign(invScale);
+      } else {
+        auto adam = cast<AdamUpdateOp>(u);
+        adam.getFoundInfMutable().assign(foundInf);
+        adam.getInvScaleMutable().assign(invScale);
+      }
     }
 
     // Optimizer step counters (Adam's bias correction, schedules) do not

@@ -98,6 +98,10 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type)
         continue;
+      // Unscaled gradients nobody reads are not written (check only).
+      if (isa<UnscaleAndCheckOp>(op) && result.use_empty() &&
+          result != op->getResults().back())
+        continue;
       int64_t here = order[op];
       // In place: take a dying operand's buffer of the same size and type.
       bool inPlace = false;
