@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Checks for the loss-scaling e2e tests.
 
-  loss_scaling.py data OUT.npz --overflow-batch K
+  loss_scaling.py data OUT.npz --overflow-batch K [--tiny-batch T]
       12 samples of 8 features (small values), batch K (of 2 samples) with
-      inputs of 3e4, which overflow an f16 matmul.
+      inputs of 3e4, which overflow an f16 matmul, batch T with inputs below
+      1e-8 in magnitude (gradients that underflow f16).
+  loss_scaling.py grad-stats METRICS --expect STEP:ZERO:UNDERFLOW:NONFINITE...
+      The logged gradient fractions at the given steps are exactly these
+      ('+': above zero, '*': any); every other logged step has none
+      underflowing and none non-finite.
   loss_scaling.py trace METRICS --skips 3,9 --init 256 --interval 3
       The skipped flags are exactly the given steps, and the logged scale
       after every step equals PyTorch GradScaler's rule (growth 2, backoff
@@ -47,17 +52,46 @@ def fail(message):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "data":
-        out, k = args[0], int(args[2])
+        out = args[0]
+        k = int(args[args.index("--overflow-batch") + 1])
+        tiny = (int(args[args.index("--tiny-batch") + 1])
+                if "--tiny-batch" in args else -1)
         rng = random.Random(7)
         x = []
         for s in range(12):
-            big = s // 2 == k
-            x.extend(3e4 if big else rng.uniform(-0.5, 0.5) for _ in range(8))
+            if s // 2 == k:
+                x.extend(3e4 for _ in range(8))
+            elif s // 2 == tiny:
+                # Nonzero, below 2^-25 in magnitude: every weight gradient
+                # (a mean of x times probabilities) rounds to zero in f16.
+                x.extend(rng.choice((-1, 1)) * rng.uniform(1e-9, 1e-8)
+                         for _ in range(8))
+            else:
+                x.extend(rng.uniform(-0.5, 0.5) for _ in range(8))
         labels = [rng.randrange(4) for _ in range(12)]
         with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
             z.writestr("x.npy", npy("<f4", (12, 8), struct.pack("<96f", *x)))
             z.writestr("labels.npy",
                        npy("<i4", (12,), struct.pack("<12i", *labels)))
+    elif cmd == "grad-stats":
+        lines = [json.loads(l) for l in open(args[0]) if l.strip()]
+        expect = {}
+        for spec in args[args.index("--expect") + 1:]:
+            step, *fractions = spec.split(":")
+            expect[int(step)] = fractions
+        keys = ("grad_zero", "grad_underflow", "grad_nonfinite")
+        for m in lines:
+            want = expect.pop(m["step"], ["*", "0", "0"])
+            for key, w in zip(keys, want):
+                got = m[key]
+                ok = (w == "*" or (got > 0 if w == "+" else
+                                   got == float(w)))
+                if not ok:
+                    fail("step %d: %s is %r, expected %s" %
+                         (m["step"], key, got, w))
+        if expect:
+            fail("steps not logged: %s" % sorted(expect))
+        print("%d steps: gradient statistics as expected" % len(lines))
     elif cmd == "trace":
         lines = [json.loads(l) for l in open(args[0]) if l.strip()]
         skips = {int(s) for s in args[args.index("--skips") + 1].split(",")}

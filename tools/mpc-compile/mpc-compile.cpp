@@ -99,6 +99,12 @@ static cl::opt<std::string> lossScaling(
              "\"mode=dynamic init-scale=65536\"; default mode=auto: dynamic "
              "when the step computes in f16"),
     cl::init("mode=auto"), cl::cat(category));
+static cl::opt<bool> gradStats(
+    "grad-stats",
+    cl::desc("Gradient diagnostics (--mpc-grad-stats): the fractions of "
+             "zero, f16-underflowing and non-finite gradient elements on "
+             "every metrics line"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> memoryReport(
     "memory-report",
     cl::desc("Write the memory plan's report (JSON) to FILE ('-': stdout)"),
@@ -228,6 +234,8 @@ int main(int argc, char **argv) {
         "}";
   if (train)
     pipeline += ",mpc-loss-scaling{func=" + entry + " " + lossScaling + "}";
+  if (gradStats)
+    pipeline += ",mpc-grad-stats{func=" + entry + "}";
   pipeline += ",canonicalize,cse,mpc-plan-memory";
   if (!memoryReport.empty())
     pipeline += "{report=" + memoryReport.getValue() + "}";

@@ -292,6 +292,13 @@ void mpcrt_unscale_and_check(const float *scale, int64_t num_tensors,
                              const void *const *grads, const int64_t *sizes,
                              float *const *unscaled, uint8_t *found_inf);
 
+/* mpc.grad_stats: stats = {elements, zero, underflow, nonfinite} over all
+ * `num_tensors` gradients; underflow counts nonzero finite elements with
+ * |grad / *scale| <= 2^-25 (they round to zero in f16). */
+void mpcrt_grad_stats(const float *scale, int64_t num_tensors,
+                      const mpcrt_dtype *dtypes, const void *const *grads,
+                      const int64_t *sizes, int64_t *stats);
+
 /* mpc.update_loss_scale, in place (see the op for the rule). min_scale <= 0
  * and max_scale = +inf mean no clamp. */
 void mpcrt_update_loss_scale(float *scale, int32_t *growth_tracker,

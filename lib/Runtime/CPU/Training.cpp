@@ -129,6 +129,31 @@ void mpcrt_unscale_and_check(const float *scale, int64_t numTensors,
   *foundInf = any;
 }
 
+void mpcrt_grad_stats(const float *scale, int64_t numTensors,
+                      const mpcrt_dtype *dtypes, const void *const *grads,
+                      const int64_t *sizes, int64_t *stats) {
+  // In double: the true gradient grad/scale is not rounded to f32 first.
+  const double inv = 1.0 / static_cast<double>(*scale);
+  const double f16Flush = std::ldexp(1.0, -25);
+  int64_t elements = 0, zero = 0, underflow = 0, nonfinite = 0;
+  for (int64_t t = 0; t < numTensors; ++t) {
+    elements += sizes[t];
+    for (int64_t i = 0; i < sizes[t]; ++i) {
+      double value = loadAny(dtypes[t], grads[t], i);
+      if (value == 0.0)
+        ++zero;
+      else if (!std::isfinite(value))
+        ++nonfinite;
+      else if (std::fabs(value * inv) <= f16Flush)
+        ++underflow;
+    }
+  }
+  stats[0] = elements;
+  stats[1] = zero;
+  stats[2] = underflow;
+  stats[3] = nonfinite;
+}
+
 void mpcrt_update_loss_scale(float *scale, int32_t *growthTracker,
                              int32_t *hysteresisTracker,
                              const uint8_t *foundInf, double growthFactor,

@@ -245,7 +245,7 @@ int main(int argc, char **argv) {
   // State: initializers, then --init, then --resume.
   mpc_init_globals(state.data);
   const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr,
-                   *skippedGlobal = nullptr;
+                   *skippedGlobal = nullptr, *gradStats = nullptr;
   for (const TensorInfo &g : model.globals) {
     if (g.name == "loss_scale_skipped" && g.shape.empty() && g.dtype == "bool")
       skippedGlobal = &g;
@@ -253,6 +253,9 @@ int main(int argc, char **argv) {
       stepGlobal = &g;
     if (g.name == "loss_scale" && g.shape.empty() && g.dtype == "f32")
       lossScale = &g;
+    if (g.name == "grad_stats" && g.shape == std::vector<int64_t>{4} &&
+        g.dtype == "i64")
+      gradStats = &g;
   }
   if (!stepGlobal)
     return fail("malformed model descriptor: no step counter");
@@ -320,14 +323,21 @@ int main(int argc, char **argv) {
           lossScale ? readScalar(*lossScale, state.data + lossScale->offset)
                     : 1.0;
       if (metrics) {
-        *metrics << llvm::json::Value(llvm::json::Object{
-                        {"step", done},
-                        {"loss", loss},
-                        {"loss_scale", scale},
-                        {"skipped", skipped},
-                        {"ms_per_step", ms},
-                        {"samples_per_s", batch * 1000.0 / ms}})
-                 << "\n";
+        llvm::json::Object line{{"step", done},
+                                {"loss", loss},
+                                {"loss_scale", scale},
+                                {"skipped", skipped},
+                                {"ms_per_step", ms},
+                                {"samples_per_s", batch * 1000.0 / ms}};
+        if (gradStats) {
+          int64_t counts[4];
+          std::memcpy(counts, state.data + gradStats->offset, sizeof(counts));
+          double n = static_cast<double>(std::max<int64_t>(counts[0], 1));
+          line["grad_zero"] = counts[1] / n;
+          line["grad_underflow"] = counts[2] / n;
+          line["grad_nonfinite"] = counts[3] / n;
+        }
+        *metrics << llvm::json::Value(std::move(line)) << "\n";
         metrics->flush();
       }
       if (terminal) {

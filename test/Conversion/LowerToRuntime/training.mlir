@@ -138,3 +138,22 @@ func.func @check_only(%s: tensor<f32>, %g: tensor<4x8xf16>) -> tensor<i1> {
   %u, %inf = mpc.unscale_and_check %s, %g : tensor<4x8xf16>
   return %inf : tensor<i1>
 }
+
+// -----
+
+// Gradient statistics: one call over all gradients (dtypes f32 (2) and
+// bf16 (1)), written into the global they are stored to.
+// CHECK-DAG: llvm.mlir.global internal constant @[[DT:.*]](dense<[2, 1]> : tensor<2xi32>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[SZ:.*]](dense<[32, 8]> : tensor<2xi64>)
+// CHECK-LABEL: func.func @stats(
+// CHECK-SAME: %[[ARENA:[^:]*]]: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
+// CHECK: %[[GRADS:.*]] = llvm.alloca %c2_i64{{(_[0-9]+)?}} x !llvm.ptr
+// CHECK: %[[SIZES:.*]] = llvm.mlir.addressof @[[SZ]]
+// CHECK: call @mpcrt_grad_stats(%{{.*}}, %c2_i64{{(_[0-9]+)?}}, %{{.*}}, %[[GRADS]], %[[SIZES]], %[[OUT:[^)]*]])
+// CHECK: call @mpcrt_copy(%[[STATE]], %[[OUT]], %c32_i64)
+ml_program.global private mutable @grad_stats(dense<0> : tensor<4xi64>) : tensor<4xi64>
+func.func @stats(%s: tensor<f32>, %g0: tensor<4x8xf32>, %g1: tensor<8xbf16>) {
+  %0 = mpc.grad_stats %s, %g0, %g1 : tensor<4x8xf32>, tensor<8xbf16>
+  ml_program.global_store @grad_stats = %0 : tensor<4xi64>
+  return
+}

@@ -66,6 +66,30 @@ func.func @unscale_empty(%s: tensor<f32>) {
 
 // -----
 
+func.func @grad_stats_empty(%s: tensor<f32>) {
+  // expected-error @+2 {{'mpc.grad_stats' op expects at least one gradient}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "mpc.grad_stats"(%s) : (tensor<f32>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @grad_stats_result(%s: tensor<f32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{'mpc.grad_stats' op inferred type(s) 'tensor<4xi64>' are incompatible with return type(s) of operation 'tensor<3xi64>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "mpc.grad_stats"(%s, %g) : (tensor<f32>, tensor<8xf32>) -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @grad_stats_scale(%s: tensor<2xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.grad_stats' op operand #0 must be}}
+  %0 = "mpc.grad_stats"(%s, %g) : (tensor<2xf32>, tensor<8xf32>) -> tensor<4xi64>
+  return
+}
+
 func.func @update_scale_growth(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<i1>) {
   // expected-error @+1 {{'mpc.update_loss_scale' op expects growth_factor > 1, got 1.000000e+00}}
   %0:3 = mpc.update_loss_scale %s, %t, %t, %f {growth_factor = 1.0}

@@ -2,6 +2,10 @@
 // that order, from a loss function.
 // RUN: mpc-opt %s --mpc-amp-pipeline="level=O2 dtype=f16 optimizer={kind=adam lr=0.001} loss-scale={mode=dynamic init-scale=4096}" 2>/dev/null | FileCheck %s
 // RUN: mpc-opt %s --mpc-amp-pipeline="level=O2 dtype=bf16 name=step" 2>/dev/null | FileCheck %s --check-prefix=BF16
+// An option the forwarded pass does not know is an error, not an abort.
+// RUN: not mpc-opt %s --mpc-amp-pipeline="optimizer={kindx=adam}" 2>&1 | FileCheck %s --check-prefix=BADOPT
+// BADOPT: error: mpc-amp-pipeline: bad options: <Pass-Options-Parser>: no such option kindx
+// BADOPT: failed to add `mpc-optimizer` with options `func=train_step kindx=adam`
 
 // CHECK-DAG: ml_program.global private mutable @loss_scale(dense<4.096000e+03> : tensor<f32>)
 // CHECK-DAG: ml_program.global private mutable @w_f16 : tensor<16x8xf16> {mpc.master = @w}

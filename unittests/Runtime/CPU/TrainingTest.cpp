@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -154,6 +155,66 @@ TEST(Unscale, UnscalesEveryTensorAndFindsInfAndNaN) {
   h[5] = 0x7bff;
   mpcrt_unscale_and_check(&scale, 3, dtypes, grads, sizes, outs, &found);
   EXPECT_EQ(found, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient statistics
+//===----------------------------------------------------------------------===//
+
+TEST(GradStats, CountsZeroUnderflowAndNonFinite) {
+  unsigned seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  // Magnitudes from 2^-45 to 2^12, random signs, some zeros and some
+  // non-finite values, in every gradient type.
+  std::uniform_real_distribution<double> exponent(-45, 12), unit(0, 1);
+  auto draw = [&]() -> float {
+    double u = unit(rng);
+    if (u < 0.05)
+      return 0.0f;
+    if (u < 0.07)
+      return u < 0.06 ? INFINITY : NAN;
+    float v = static_cast<float>(std::exp2(exponent(rng)));
+    return unit(rng) < 0.5 ? -v : v;
+  };
+  std::vector<uint16_t> h(500), b(400);
+  std::vector<float> f(300);
+  for (auto &x : h)
+    x = mpcrt_f32_to_f16(draw());
+  for (auto &x : b)
+    x = mpcrt_f32_to_bf16(draw());
+  for (auto &x : f)
+    x = draw();
+  mpcrt_dtype dtypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32};
+  const void *grads[] = {h.data(), b.data(), f.data()};
+  int64_t sizes[] = {500, 400, 300};
+  for (float scale : {1.0f, 1000.0f, 65536.0f}) {
+    // Reference: the true value grad/scale converted to f16 is zero.
+    int64_t want[4] = {1200, 0, 0, 0};
+    auto count = [&](float v) {
+      if (v == 0.0f)
+        ++want[1];
+      else if (!std::isfinite(v))
+        ++want[3];
+      else if ((mpcrt_f32_to_f16(static_cast<float>(double(v) / scale)) &
+                0x7fff) == 0)
+        ++want[2];
+    };
+    for (uint16_t x : h)
+      count(mpcrt_f16_to_f32(x));
+    for (uint16_t x : b)
+      count(mpcrt_bf16_to_f32(x));
+    for (float x : f)
+      count(x);
+    int64_t got[4] = {-1, -1, -1, -1};
+    mpcrt_grad_stats(&scale, 3, dtypes, grads, sizes, got);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(got[i], want[i]) << "counter " << i << ", scale " << scale;
+    // The draw covers every class.
+    EXPECT_GT(want[1], 0);
+    EXPECT_GT(want[2], 0);
+    EXPECT_GT(want[3], 0);
+  }
 }
 
 //===----------------------------------------------------------------------===//

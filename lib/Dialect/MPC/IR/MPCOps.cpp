@@ -1023,6 +1023,19 @@ LogicalResult UnscaleAndCheckOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult GradStatsOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  if (adaptor.getGrads().empty())
+    return diag("expects at least one gradient");
+  for (Value grad : adaptor.getGrads())
+    if (failed(staticTensor(grad, "grads", diag)))
+      return failure();
+  results.push_back(RankedTensorType::get({4}, IntegerType::get(context, 64)));
+  return success();
+}
+
 LogicalResult UpdateLossScaleOp::verify() {
   double growth = getGrowthFactor().convertToDouble();
   double backoff = getBackoffFactor().convertToDouble();

@@ -30,23 +30,42 @@ struct AMPPipelineOptions : public PassPipelineOptions<AMPPipelineOptions> {
       *this, "loss-scale",
       llvm::cl::desc("Options of --mpc-loss-scaling, e.g. {mode=dynamic}"),
       llvm::cl::init("mode=auto")};
+  Option<bool> gradStats{
+      *this, "grad-stats",
+      llvm::cl::desc("Add --mpc-grad-stats (gradient diagnostics)"),
+      llvm::cl::init(false)};
 };
 
 } // namespace
 
 void mlir::mpc::registerMPCPipelines() {
-  PassPipelineRegistration<AMPPipelineOptions>(
+  // Registered by hand rather than with PassPipelineRegistration: options
+  // forwarded to the passes are parsed here, and a bad one must be an error
+  // of the command line, not an abort.
+  registerPassPipeline(
       "mpc-amp-pipeline",
       "Forward graph + loss to a mixed-precision training step: autodiff, "
       "optimizer, precision assignment, loss scaling, cast clean-up",
-      [](OpPassManager &pm, const AMPPipelineOptions &o) {
+      [](OpPassManager &pm, StringRef optionsString,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        AMPPipelineOptions o;
+        if (failed(o.parseFromString(optionsString)))
+          return failure();
         std::string pipeline =
             "mpc-autodiff{loss=" + o.loss + " name=" + o.name +
             "},mpc-optimizer{func=" + o.name + " " + o.optimizer +
             "},mpc-assign-precision{level=" + o.level + " dtype=" + o.dtype +
-            "},mpc-loss-scaling{func=" + o.name + " " + o.lossScale +
-            "},canonicalize,cse";
-        if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-          llvm::report_fatal_error("mpc-amp-pipeline: bad options");
+            "},mpc-loss-scaling{func=" + o.name + " " + o.lossScale + "}";
+        if (o.gradStats)
+          pipeline += ",mpc-grad-stats{func=" + o.name + "}";
+        pipeline += ",canonicalize,cse";
+        std::string message;
+        llvm::raw_string_ostream os(message);
+        if (failed(parsePassPipeline(pipeline, pm, os)))
+          return errorHandler("mpc-amp-pipeline: bad options: " + message);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(AMPPipelineOptions());
       });
 }

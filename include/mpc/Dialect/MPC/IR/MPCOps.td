@@ -863,6 +863,26 @@ def MPC_UpdateLossScaleOp : MPC_Op<"update_loss_scale", "Fp32", [Pure,
   let hasVerifier = 1;
 }
 
+def MPC_GradStatsOp : MPC_Op<"grad_stats", "Fp32",
+    [Pure, MPC_InferTypeOpAdaptor]> {
+  let summary = "Counts zero, f16-underflowing and non-finite gradients";
+  let description = [{
+    A diagnostic over all gradients at once (`--mpc-grad-stats`): returns
+    `[elements, zero, underflow, nonfinite]` as `tensor<4xi64>`, where
+    `zero` counts elements equal to zero, `nonfinite` those that are inf or
+    NaN, and `underflow` the nonzero finite elements whose true value
+    `grad / scale` would round to zero in f16 (`|grad / scale| <= 2^-25`):
+    the gradients an unscaled f16 backward pass would lose.
+
+    ```mlir
+    %stats = mpc.grad_stats %scale, %d0, %d1 : tensor<784x256xf16>, tensor<256xf16>
+    ```
+  }];
+  let arguments = (ins MPC_F32Scalar:$scale, Variadic<MPC_FloatTensor>:$grads);
+  let results = (outs StaticShapeTensorOf<[I64]>:$stats);
+  let assemblyFormat = "$scale `,` $grads attr-dict `:` type($grads)";
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizer updates
 //===----------------------------------------------------------------------===//

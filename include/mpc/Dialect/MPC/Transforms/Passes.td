@@ -164,6 +164,26 @@ def LossScalingPass : Pass<"mpc-loss-scaling", "ModuleOp"> {
                            "::mlir::ml_program::MLProgramDialect"];
 }
 
+def GradStatsPass : Pass<"mpc-grad-stats", "ModuleOp"> {
+  let summary = "Gradient diagnostics: zero, f16-underflowing, non-finite";
+  let description = [{
+    Runs last of the training passes (after `--mpc-loss-scaling` when it
+    runs): one `mpc.grad_stats` over the gradients every optimizer update of
+    `func` reads, stored to the global `@grad_stats`
+    (`[elements, zero, underflow, nonfinite]`, `tensor<4xi64>`). The scale
+    is the one the step's `mpc.unscale_and_check` divides by, 1 without loss
+    scaling, so `underflow` counts the gradients whose true value rounds to
+    zero in f16: what an f16 backward pass without the scale would lose.
+    The training executable adds the fractions to every metrics line.
+  }];
+  let options = [
+    Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
+           "The training step">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect",
+                           "::mlir::ml_program::MLProgramDialect"];
+}
+
 def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
   let summary = "Adds optimizer updates for the gradients a training step returns";
   let description = [{

@@ -51,6 +51,26 @@ LogicalResult unscaleAndCheck(UnscaleAndCheckOp op, Lowering &l) {
   return success();
 }
 
+LogicalResult gradStats(GradStatsOp op, Lowering &l) {
+  SmallVector<Value> grads;
+  SmallVector<int32_t> dtypes;
+  SmallVector<int64_t> sizes;
+  for (Value grad : op.getGrads()) {
+    grads.push_back(l.ptr(grad));
+    auto type = tensorType(grad);
+    dtypes.push_back(dtypeCode(type.getElementType()));
+    sizes.push_back(type.getNumElements());
+  }
+  Value stats = l.result(op, 0);
+  if (!stats)
+    return failure();
+  l.call("mpcrt_grad_stats",
+         {l.ptr(op.getScale()), l.i64(grads.size()),
+          l.addressOf(l.symbols.i32Array(dtypes)), l.pointerArray(grads),
+          l.i64Array(sizes), stats});
+  return success();
+}
+
 LogicalResult updateLossScale(UpdateLossScaleOp op, Lowering &l) {
   Value scale = l.ptr(op.getScale()), growth = l.ptr(op.getGrowthTracker()),
         hysteresis = l.ptr(op.getHysteresisTracker());
@@ -151,6 +171,7 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](UnscaleAndCheckOp op) { return unscaleAndCheck(op, l); })
       .Case([&](UpdateLossScaleOp op) { return updateLossScale(op, l); })
+      .Case([&](GradStatsOp op) { return gradStats(op, l); })
       .Case([&](IncrementOp op) -> LogicalResult {
         Value out = l.result(op, 0);
         if (!out)
