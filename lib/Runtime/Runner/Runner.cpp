@@ -323,12 +323,10 @@ int main(int argc, char **argv) {
           lossScale ? readScalar(*lossScale, state.data + lossScale->offset)
                     : 1.0;
       if (metrics) {
-        llvm::json::Object line{{"step", done},
-                                {"loss", loss},
-                                {"loss_scale", scale},
-                                {"skipped", skipped},
-                                {"ms_per_step", ms},
-                                {"samples_per_s", batch * 1000.0 / ms}};
+        llvm::json::Object line{
+            {"step", done},        {"loss", loss},
+            {"loss_scale", scale}, {"skipped", skipped},
+            {"ms_per_step", ms},   {"samples_per_s", batch * 1000.0 / ms}};
         if (gradStats) {
           int64_t counts[4];
           std::memcpy(counts, state.data + gradStats->offset, sizeof(counts));

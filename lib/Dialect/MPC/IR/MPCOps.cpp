@@ -1023,9 +1023,10 @@ LogicalResult UnscaleAndCheckOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult GradStatsOp::inferReturnTypes(
-    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
+LogicalResult GradStatsOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
   Diag diag(loc, getOperationName());
   if (adaptor.getGrads().empty())
     return diag("expects at least one gradient");

@@ -64,10 +64,9 @@ LogicalResult gradStats(GradStatsOp op, Lowering &l) {
   Value stats = l.result(op, 0);
   if (!stats)
     return failure();
-  l.call("mpcrt_grad_stats",
-         {l.ptr(op.getScale()), l.i64(grads.size()),
-          l.addressOf(l.symbols.i32Array(dtypes)), l.pointerArray(grads),
-          l.i64Array(sizes), stats});
+  l.call("mpcrt_grad_stats", {l.ptr(op.getScale()), l.i64(grads.size()),
+                              l.addressOf(l.symbols.i32Array(dtypes)),
+                              l.pointerArray(grads), l.i64Array(sizes), stats});
   return success();
 }
 
