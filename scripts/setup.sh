@@ -30,6 +30,7 @@ if [ ! -f "$MPC_BUILD/build.ninja" ]; then
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DLLVM_USE_LINKER=lld \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
 fi
 ninja -C "$MPC_BUILD" ${MPC_NINJA_FLAGS:-}

@@ -1,0 +1,106 @@
+//===- Abi.cpp - the mpcrt_* C ABI on the CUDA backend --------------------===//
+//
+// The entry points of include/mpc/Runtime/mpcrt.h that the CUDA backend
+// implements so far, mapped onto Kernels.h. Pointers are device pointers;
+// the arrays of the multi-tensor entry points (dtypes, sizes, pointer
+// arrays) are host arrays, as the lowering emits them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+using namespace mpcrt::cuda;
+
+extern "C" {
+
+void mpcrt_copy(void *dst, const void *src, int64_t bytes) {
+  copy(dst, src, bytes);
+}
+void mpcrt_zero(void *dst, int64_t bytes) { zero(dst, bytes); }
+void mpcrt_fill(mpcrt_dtype dtype, void *dst, int64_t count, double value) {
+  fill(dtype, dst, count, value);
+}
+void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
+                       int32_t normal, double a, double b, uint64_t seed) {
+  fillRandom(dtype, dst, count, normal != 0, a, b, seed);
+}
+void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
+                void *output, int64_t count) {
+  cast(from, input, to, output, count);
+}
+void mpcrt_increment_step(int64_t *step) { incrementStep(step); }
+void mpcrt_increment_i32(const int32_t *in, int32_t *out, const uint8_t *skip) {
+  incrementI32(in, out, skip);
+}
+void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
+                       double base, int64_t warmup, int64_t total,
+                       double min_lr) {
+  lrSchedule(step, lr, kind, base, warmup, total, min_lr);
+}
+
+void mpcrt_unscale_and_check(const float *scale, int64_t num_tensors,
+                             const mpcrt_dtype *dtypes,
+                             const void *const *grads, const int64_t *sizes,
+                             float *const *unscaled, uint8_t *found_inf) {
+  unscaleAndCheck(scale, num_tensors, dtypes, grads, sizes, unscaled,
+                  found_inf);
+}
+void mpcrt_grad_stats(const float *scale, int64_t num_tensors,
+                      const mpcrt_dtype *dtypes, const void *const *grads,
+                      const int64_t *sizes, int64_t *stats) {
+  gradStats(scale, num_tensors, dtypes, grads, sizes, stats);
+}
+void mpcrt_update_loss_scale(float *scale, int32_t *growth_tracker,
+                             int32_t *hysteresis_tracker,
+                             const uint8_t *found_inf, double growth_factor,
+                             double backoff_factor, int64_t growth_interval,
+                             int64_t hysteresis, double min_scale,
+                             double max_scale) {
+  updateLossScale(scale, growth_tracker, hysteresis_tracker, found_inf,
+                  growth_factor, backoff_factor, growth_interval, hysteresis,
+                  min_scale, max_scale);
+}
+
+#define MPCRT_DEFINE(SUFFIX, P, G, PD, GD)                                     \
+  void mpcrt_sgd_update_##SUFFIX(                                              \
+      P *param, const G *grad, const float *lr, P *buffer,                     \
+      const uint8_t *found_inf, const float *inv_scale,                        \
+      mpcrt_dtype copy_dtype, void *copy, int64_t count, double momentum,      \
+      double dampening, int32_t nesterov, double weight_decay) {               \
+    sgdUpdate(PD, GD, param, grad, lr, buffer, found_inf, inv_scale,           \
+              copy_dtype, copy, count, momentum, dampening, nesterov != 0,     \
+              weight_decay);                                                   \
+  }                                                                            \
+  void mpcrt_adam_update_##SUFFIX(                                             \
+      P *param, const G *grad, P *exp_avg, P *exp_avg_sq, const float *lr,     \
+      const int32_t *step, const uint8_t *found_inf, const float *inv_scale,   \
+      mpcrt_dtype copy_dtype, void *copy, int64_t count, double beta1,         \
+      double beta2, double eps, double weight_decay, int32_t decoupled,        \
+      int32_t bias_correction) {                                               \
+    adamUpdate(PD, GD, param, grad, exp_avg, exp_avg_sq, lr, step, found_inf,  \
+               inv_scale, copy_dtype, copy, count, beta1, beta2, eps,          \
+               weight_decay, decoupled != 0, bias_correction != 0);            \
+  }
+MPCRT_DEFINE(f32_f16, float, uint16_t, MPCRT_F32, MPCRT_F16)
+MPCRT_DEFINE(f32_bf16, float, uint16_t, MPCRT_F32, MPCRT_BF16)
+MPCRT_DEFINE(f32_f32, float, float, MPCRT_F32, MPCRT_F32)
+MPCRT_DEFINE(f16_f16, uint16_t, uint16_t, MPCRT_F16, MPCRT_F16)
+MPCRT_DEFINE(bf16_bf16, uint16_t, uint16_t, MPCRT_BF16, MPCRT_BF16)
+MPCRT_DEFINE(f64_f64, double, double, MPCRT_F64, MPCRT_F64)
+#undef MPCRT_DEFINE
+
+#define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \
+  void mpcrt_matmul_##SUFFIX(const T *a, int64_t a_batch_stride, const T *b,   \
+                             int64_t b_batch_stride, T *c, int64_t batch,      \
+                             int64_t m, int64_t n, int64_t k, int32_t trans_a, \
+                             int32_t trans_b) {                                \
+    matmul(DTYPE, a, a_batch_stride, b, b_batch_stride, c, batch, m, n, k,     \
+           trans_a != 0, trans_b != 0);                                        \
+  }
+MPCRT_DEFINE(f16, uint16_t, MPCRT_F16)
+MPCRT_DEFINE(bf16, uint16_t, MPCRT_BF16)
+MPCRT_DEFINE(f32, float, MPCRT_F32)
+MPCRT_DEFINE(f64, double, MPCRT_F64)
+#undef MPCRT_DEFINE
+
+} // extern "C"

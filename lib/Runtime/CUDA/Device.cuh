@@ -1,0 +1,88 @@
+//===- Device.cuh - device-side helpers of the CUDA backend -----*- CUDA -*-===//
+
+#ifndef MPC_LIB_RUNTIME_CUDA_DEVICE_CUH
+#define MPC_LIB_RUNTIME_CUDA_DEVICE_CUH
+
+#include "Kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+namespace mpcrt::cuda {
+
+/// Exits with a message naming the call when a CUDA call fails.
+void check(cudaError_t status, const char *what);
+#define MPCRT_CUDA_CHECK(call) ::mpcrt::cuda::check((call), #call)
+/// Checks the launch just made.
+#define MPCRT_CUDA_LAUNCHED(name) ::mpcrt::cuda::check(cudaGetLastError(), name)
+
+/// Blocks for a grid-stride loop over `count` elements.
+inline unsigned blocksFor(int64_t count, int threads = 256) {
+  int64_t blocks = (count + threads - 1) / threads;
+  if (blocks < 1)
+    blocks = 1;
+  return static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
+}
+
+/// Element access by runtime dtype, in double (f64), else float.
+__device__ inline double loadAny(mpcrt_dtype dtype, const void *data,
+                                 int64_t i) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return __half2float(static_cast<const __half *>(data)[i]);
+  case MPCRT_BF16:
+    return __bfloat162float(static_cast<const __nv_bfloat16 *>(data)[i]);
+  case MPCRT_F32:
+    return static_cast<const float *>(data)[i];
+  default:
+    return static_cast<const double *>(data)[i];
+  }
+}
+
+/// Stores `value` as element `i`, rounding once to nearest even (as the
+/// CPU reference does).
+__device__ inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i,
+                                double value) {
+  switch (dtype) {
+  case MPCRT_F16:
+    static_cast<__half *>(data)[i] = __double2half(value);
+    return;
+  case MPCRT_BF16:
+    static_cast<__nv_bfloat16 *>(data)[i] = __double2bfloat16(value);
+    return;
+  case MPCRT_F32:
+    static_cast<float *>(data)[i] = static_cast<float>(value);
+    return;
+  default:
+    static_cast<double *>(data)[i] = value;
+  }
+}
+
+/// Storage types: the accumulator of a tensor type and its conversions.
+template <typename T> struct Storage {
+  using Acc = float;
+  __device__ static float load(T v) { return static_cast<float>(v); }
+  __device__ static T store(float v) { return static_cast<T>(v); }
+};
+template <> struct Storage<double> {
+  using Acc = double;
+  __device__ static double load(double v) { return v; }
+  __device__ static double store(double v) { return v; }
+};
+template <> struct Storage<__half> {
+  using Acc = float;
+  __device__ static float load(__half v) { return __half2float(v); }
+  __device__ static __half store(float v) { return __float2half_rn(v); }
+};
+template <> struct Storage<__nv_bfloat16> {
+  using Acc = float;
+  __device__ static float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __device__ static __nv_bfloat16 store(float v) {
+    return __float2bfloat16_rn(v);
+  }
+};
+
+} // namespace mpcrt::cuda
+
+#endif // MPC_LIB_RUNTIME_CUDA_DEVICE_CUH

@@ -1,0 +1,91 @@
+//===- Kernels.h - the CUDA backend's entry points, in C++ ------*- C++ -*-===//
+//
+// What libmpcrt-cuda implements, under C++ names so that a test can link it
+// beside the CPU reference (whose C names it would otherwise clash with):
+// Abi.cpp maps the mpcrt_* C ABI of include/mpc/Runtime/mpcrt.h onto these.
+// Every pointer is a device pointer unless its comment says "host";
+// every call is enqueued on the backend's stream (stream()) and returns
+// without waiting: scalars such as the loss scale, found_inf, the learning
+// rate and step counters stay on the device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_LIB_RUNTIME_CUDA_KERNELS_H
+#define MPC_LIB_RUNTIME_CUDA_KERNELS_H
+
+#include "mpc/Runtime/mpcrt.h"
+
+#include <cstdint>
+#include <string>
+
+typedef struct CUstream_st *cudaStream_t;
+
+namespace mpcrt::cuda {
+
+/// Whether a CUDA device can be used; if not, `why` says why.
+bool deviceAvailable(std::string *why);
+/// The stream every entry point enqueues on (created on first use).
+cudaStream_t stream();
+/// Waits for the stream; exits with a message on an asynchronous error.
+void synchronize();
+
+// Device memory for the runner and the tests.
+void *allocate(int64_t bytes);
+void release(void *pointer);
+void copyToDevice(void *device, const void *host, int64_t bytes);
+void copyToHost(void *host, const void *device, int64_t bytes);
+
+// Support (mpcrt_copy, mpcrt_zero, mpcrt_fill, mpcrt_fill_random, mpcrt_cast,
+// mpcrt_increment_step, mpcrt_increment_i32, mpcrt_lr_schedule).
+void copy(void *dst, const void *src, int64_t bytes);
+void zero(void *dst, int64_t bytes);
+void fill(mpcrt_dtype dtype, void *dst, int64_t count, double value);
+void fillRandom(mpcrt_dtype dtype, void *dst, int64_t count, bool normal,
+                double a, double b, uint64_t seed);
+void cast(mpcrt_dtype from, const void *input, mpcrt_dtype to, void *output,
+          int64_t count);
+void incrementStep(int64_t *step);
+void incrementI32(const int32_t *in, int32_t *out, const uint8_t *skip);
+void lrSchedule(const int32_t *step, float *lr, int32_t kind, double base,
+                int64_t warmup, int64_t total, double minLr);
+
+// Loss scaling. `dtypes`, `grads`, `sizes` and `unscaled` are host arrays
+// (of device pointers): one multi-tensor launch per 48 tensors.
+void unscaleAndCheck(const float *scale, int64_t numTensors,
+                     const mpcrt_dtype *dtypes, const void *const *grads,
+                     const int64_t *sizes, float *const *unscaled,
+                     uint8_t *foundInf);
+void gradStats(const float *scale, int64_t numTensors,
+               const mpcrt_dtype *dtypes, const void *const *grads,
+               const int64_t *sizes, int64_t *stats);
+void updateLossScale(float *scale, int32_t *growthTracker,
+                     int32_t *hysteresisTracker, const uint8_t *foundInf,
+                     double growthFactor, double backoffFactor,
+                     int64_t growthInterval, int64_t hysteresis,
+                     double minScale, double maxScale);
+
+// Master-weight updates: param (type p) and its state updated in place from
+// the gradient (type g), unscaled by *invScale when given, nothing changed
+// when *foundInf is set; the copy (copyDtype) is written either way.
+void sgdUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
+               const float *lr, void *momentumBuffer, const uint8_t *foundInf,
+               const float *invScale, mpcrt_dtype copyDtype, void *copy,
+               int64_t count, double momentum, double dampening, bool nesterov,
+               double weightDecay);
+void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
+                void *expAvg, void *expAvgSq, const float *lr,
+                const int32_t *step, const uint8_t *foundInf,
+                const float *invScale, mpcrt_dtype copyDtype, void *copy,
+                int64_t count, double beta1, double beta2, double eps,
+                double weightDecay, bool decoupled, bool biasCorrection);
+
+// Matrix multiplication through cuBLASLt (f32 accumulation, Tensor Cores for
+// f16/bf16; f64 in f64), the algorithm chosen by cuBLASLt's heuristic once
+// per shape and cached.
+void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
+            const void *b, int64_t bBatchStride, void *c, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transA, bool transB);
+
+} // namespace mpcrt::cuda
+
+#endif // MPC_LIB_RUNTIME_CUDA_KERNELS_H

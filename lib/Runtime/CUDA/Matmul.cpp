@@ -1,0 +1,164 @@
+//===- Matmul.cpp - mpc.matmul through cuBLASLt ---------------------------===//
+//
+// Row-major C[m, n] = op(A) x op(B) is column-major C^T = op(B)^T x op(A)^T:
+// cuBLASLt gets our B as its A and our A as its B, no data moved. f16/bf16
+// operands accumulate in f32 on Tensor Cores (CUBLAS_COMPUTE_32F), f32 in
+// full f32, f64 in f64. The heuristic's first algorithm is chosen once per
+// shape and cached with its descriptors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace mpcrt::cuda {
+namespace {
+
+void checkLt(cublasStatus_t status, const char *what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return;
+  std::fprintf(stderr, "error: cuBLASLt: %s: %s\n", what,
+               cublasLtGetStatusString(status));
+  std::exit(1);
+}
+#define MPCRT_LT_CHECK(call) checkLt((call), #call)
+
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+};
+
+using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
+                       int64_t, bool, bool>;
+
+struct Context {
+  cublasLtHandle_t handle = nullptr;
+  void *workspace = nullptr;
+  std::map<Key, Plan> plans;
+  std::mutex mutex;
+
+  Context() {
+    MPCRT_LT_CHECK(cublasLtCreate(&handle));
+    if (cudaMalloc(&workspace, kWorkspaceBytes) != cudaSuccess) {
+      std::fprintf(stderr, "error: CUDA: cannot allocate the cuBLASLt "
+                           "workspace\n");
+      std::exit(1);
+    }
+  }
+};
+
+Context &context() {
+  static Context *ctx = new Context(); // lives as long as the process
+  return *ctx;
+}
+
+cublasLtMatrixLayout_t layout(cudaDataType type, int64_t rows, int64_t cols,
+                              int64_t batch, int64_t stride) {
+  cublasLtMatrixLayout_t l;
+  MPCRT_LT_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, rows));
+  if (batch > 1) {
+    int32_t count = static_cast<int32_t>(batch);
+    MPCRT_LT_CHECK(cublasLtMatrixLayoutSetAttribute(
+        l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    MPCRT_LT_CHECK(cublasLtMatrixLayoutSetAttribute(
+        l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+        sizeof(stride)));
+  }
+  return l;
+}
+
+Plan makePlan(mpcrt_dtype dtype, int64_t aStride, int64_t bStride,
+              int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+              bool transB) {
+  Context &ctx = context();
+  cudaDataType type = dtype == MPCRT_F16    ? CUDA_R_16F
+                      : dtype == MPCRT_BF16 ? CUDA_R_16BF
+                      : dtype == MPCRT_F32  ? CUDA_R_32F
+                                            : CUDA_R_64F;
+  bool f64 = dtype == MPCRT_F64;
+  Plan plan;
+  MPCRT_LT_CHECK(cublasLtMatmulDescCreate(
+      &plan.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+      f64 ? CUDA_R_64F : CUDA_R_32F));
+  // cuBLASLt's A is our B, its B our A (see the file comment).
+  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  MPCRT_LT_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+  MPCRT_LT_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  plan.a = layout(type, transB ? k : n, transB ? n : k, batch, bStride);
+  plan.b = layout(type, transA ? m : k, transA ? k : m, batch, aStride);
+  plan.c = layout(type, n, m, batch, m * n);
+
+  cublasLtMatmulPreference_t preference;
+  MPCRT_LT_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  size_t workspace = kWorkspaceBytes;
+  MPCRT_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+      sizeof(workspace)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  MPCRT_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(
+      ctx.handle, plan.op, plan.a, plan.b, plan.c, plan.c, preference, 1,
+      &result, &found));
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (found == 0) {
+    std::fprintf(stderr,
+                 "error: cuBLASLt: no algorithm for a %lldx%lldx%lld matmul "
+                 "(batch %lld)\n",
+                 static_cast<long long>(m), static_cast<long long>(n),
+                 static_cast<long long>(k), static_cast<long long>(batch));
+    std::exit(1);
+  }
+  plan.algo = result.algo;
+  return plan;
+}
+
+} // namespace
+
+void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
+            const void *b, int64_t bBatchStride, void *c, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  if (k == 0) {
+    int64_t bytes = dtype == MPCRT_F64 ? 8 : dtype == MPCRT_F32 ? 4 : 2;
+    zero(c, batch * m * n * bytes);
+    return;
+  }
+  Context &ctx = context();
+  Key key{dtype, aBatchStride, bBatchStride, batch, m, n, k, transA, transB};
+  const Plan *plan;
+  {
+    std::lock_guard<std::mutex> lock(ctx.mutex);
+    auto it = ctx.plans.find(key);
+    if (it == ctx.plans.end())
+      it = ctx.plans
+               .emplace(key, makePlan(dtype, aBatchStride, bBatchStride, batch,
+                                      m, n, k, transA, transB))
+               .first;
+    plan = &it->second;
+  }
+  float one = 1.0f, zeroF = 0.0f;
+  double oneD = 1.0, zeroD = 0.0;
+  bool f64 = dtype == MPCRT_F64;
+  MPCRT_LT_CHECK(cublasLtMatmul(
+      ctx.handle, plan->op, f64 ? static_cast<const void *>(&oneD) : &one, b,
+      plan->a, a, plan->b, f64 ? static_cast<const void *>(&zeroD) : &zeroF, c,
+      plan->c, c, plan->c, &plan->algo, ctx.workspace, kWorkspaceBytes,
+      stream()));
+}
+
+} // namespace mpcrt::cuda

@@ -1,0 +1,214 @@
+//===- Support.cu - context, memory, fills and counters on the device -----===//
+
+#include "Device.cuh"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace mpcrt::cuda {
+
+void check(cudaError_t status, const char *what) {
+  if (status == cudaSuccess)
+    return;
+  std::fprintf(stderr, "error: CUDA: %s: %s\n", what,
+               cudaGetErrorString(status));
+  std::exit(1);
+}
+
+bool deviceAvailable(std::string *why) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    if (why)
+      *why = std::string("no CUDA device: ") + cudaGetErrorString(status);
+    return false;
+  }
+  if (count == 0) {
+    if (why)
+      *why = "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+cudaStream_t stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t created;
+    MPCRT_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+    return created;
+  }();
+  return s;
+}
+
+void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+
+void *allocate(int64_t bytes) {
+  void *pointer = nullptr;
+  MPCRT_CUDA_CHECK(cudaMalloc(&pointer, static_cast<size_t>(
+                                            bytes > 0 ? bytes : 1)));
+  return pointer;
+}
+
+void release(void *pointer) { MPCRT_CUDA_CHECK(cudaFree(pointer)); }
+
+void copyToDevice(void *device, const void *host, int64_t bytes) {
+  MPCRT_CUDA_CHECK(cudaMemcpyAsync(device, host, static_cast<size_t>(bytes),
+                                   cudaMemcpyHostToDevice, stream()));
+  synchronize();
+}
+
+void copyToHost(void *host, const void *device, int64_t bytes) {
+  MPCRT_CUDA_CHECK(cudaMemcpyAsync(host, device, static_cast<size_t>(bytes),
+                                   cudaMemcpyDeviceToHost, stream()));
+  synchronize();
+}
+
+void copy(void *dst, const void *src, int64_t bytes) {
+  if (dst != src && bytes > 0)
+    MPCRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                                     cudaMemcpyDeviceToDevice, stream()));
+}
+
+void zero(void *dst, int64_t bytes) {
+  if (bytes > 0)
+    MPCRT_CUDA_CHECK(
+        cudaMemsetAsync(dst, 0, static_cast<size_t>(bytes), stream()));
+}
+
+namespace {
+
+__global__ void fillKernel(mpcrt_dtype dtype, void *dst, int64_t count,
+                           double value) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    storeAny(dtype, dst, i, value);
+}
+
+/// Philox4x32-10, as mpcrt_philox4x32 on the host.
+__device__ void philox(const uint32_t counter[4], uint32_t k0, uint32_t k1,
+                       uint32_t out[4]) {
+  uint32_t c[4] = {counter[0], counter[1], counter[2], counter[3]};
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    uint32_t lo0 = 0xD2511F53u * c[0], hi0 = __umulhi(0xD2511F53u, c[0]);
+    uint32_t lo1 = 0xCD9E8D57u * c[2], hi1 = __umulhi(0xCD9E8D57u, c[2]);
+    c[0] = hi1 ^ c[1] ^ k0;
+    c[1] = lo1;
+    c[2] = hi0 ^ c[3] ^ k1;
+    c[3] = lo0;
+  }
+  for (int i = 0; i < 4; ++i)
+    out[i] = c[i];
+}
+
+/// Pair q of elements from counter {lo32(q), 0, 0, hi32(q)}, as the host's
+/// mpcrt_fill_random: the same values on both backends for one seed.
+__global__ void fillRandomKernel(mpcrt_dtype dtype, void *dst, int64_t count,
+                                 bool normal, double a, double b,
+                                 uint64_t seed) {
+  int64_t pairs = (count + 1) / 2;
+  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < pairs;
+       q += int64_t(gridDim.x) * blockDim.x) {
+    const uint32_t counter[4] = {static_cast<uint32_t>(q), 0, 0,
+                                 static_cast<uint32_t>(q >> 32)};
+    uint32_t w[4];
+    philox(counter, static_cast<uint32_t>(seed),
+           static_cast<uint32_t>(seed >> 32), w);
+    auto unit = [](uint32_t hi, uint32_t lo) {
+      return ((static_cast<uint64_t>(hi) << 21) ^ (lo >> 11)) *
+             (1.0 / 9007199254740992.0);
+    };
+    double u0 = unit(w[0], w[1]), u1 = unit(w[2], w[3]);
+    double v[2];
+    if (normal) {
+      double r = sqrt(-2.0 * log(1.0 - u0));
+      v[0] = a + b * r * cos(2.0 * M_PI * u1);
+      v[1] = a + b * r * sin(2.0 * M_PI * u1);
+    } else {
+      v[0] = a + (b - a) * u0;
+      v[1] = a + (b - a) * u1;
+    }
+    for (int j = 0; j < 2 && 2 * q + j < count; ++j)
+      storeAny(dtype, dst, 2 * q + j, v[j]);
+  }
+}
+
+__global__ void castKernel(mpcrt_dtype from, const void *input,
+                           mpcrt_dtype to, void *output, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    storeAny(to, output, i, loadAny(from, input, i));
+}
+
+__global__ void incrementStepKernel(int64_t *step) { ++*step; }
+
+__global__ void incrementI32Kernel(const int32_t *in, int32_t *out,
+                                   const uint8_t *skip) {
+  *out = skip && *skip ? *in : *in + 1;
+}
+
+__global__ void lrScheduleKernel(const int32_t *step, float *lr, int32_t kind,
+                                 double base, int64_t warmup, int64_t total,
+                                 double minLr) {
+  double t = *step, rate = base;
+  if (kind != 0 && t < static_cast<double>(warmup))
+    rate = base * t / static_cast<double>(warmup);
+  else if (kind == 2) {
+    double progress =
+        (t - static_cast<double>(warmup)) / static_cast<double>(total - warmup);
+    progress = fmin(1.0, fmax(0.0, progress));
+    rate = minLr + (base - minLr) * 0.5 * (1.0 + cos(M_PI * progress));
+  }
+  *lr = static_cast<float>(rate);
+}
+
+} // namespace
+
+void fill(mpcrt_dtype dtype, void *dst, int64_t count, double value) {
+  if (count <= 0)
+    return;
+  fillKernel<<<blocksFor(count), 256, 0, stream()>>>(dtype, dst, count, value);
+  MPCRT_CUDA_LAUNCHED("fill");
+}
+
+void fillRandom(mpcrt_dtype dtype, void *dst, int64_t count, bool normal,
+                double a, double b, uint64_t seed) {
+  if (count <= 0)
+    return;
+  fillRandomKernel<<<blocksFor((count + 1) / 2), 256, 0, stream()>>>(
+      dtype, dst, count, normal, a, b, seed);
+  MPCRT_CUDA_LAUNCHED("fill_random");
+}
+
+void cast(mpcrt_dtype from, const void *input, mpcrt_dtype to, void *output,
+          int64_t count) {
+  if (count <= 0)
+    return;
+  castKernel<<<blocksFor(count), 256, 0, stream()>>>(from, input, to, output,
+                                                     count);
+  MPCRT_CUDA_LAUNCHED("cast");
+}
+
+void incrementStep(int64_t *step) {
+  incrementStepKernel<<<1, 1, 0, stream()>>>(step);
+  MPCRT_CUDA_LAUNCHED("increment_step");
+}
+
+void incrementI32(const int32_t *in, int32_t *out, const uint8_t *skip) {
+  incrementI32Kernel<<<1, 1, 0, stream()>>>(in, out, skip);
+  MPCRT_CUDA_LAUNCHED("increment_i32");
+}
+
+void lrSchedule(const int32_t *step, float *lr, int32_t kind, double base,
+                int64_t warmup, int64_t total, double minLr) {
+  lrScheduleKernel<<<1, 1, 0, stream()>>>(step, lr, kind, base, warmup, total,
+                                          minLr);
+  MPCRT_CUDA_LAUNCHED("lr_schedule");
+}
+
+} // namespace mpcrt::cuda

@@ -1,0 +1,339 @@
+//===- Training.cu - loss scaling and master-weight updates on the device -===//
+//
+// The multi-tensor kernels take a list of tensors by value as a kernel
+// parameter (no host-to-device copy, so a step can be captured in a CUDA
+// Graph) and cover all of them with one launch per kMaxTensors tensors:
+// block b works on chunk b - firstBlock[t] of the tensor t it falls in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+
+namespace mpcrt::cuda {
+namespace {
+
+constexpr int kMaxTensors = 48;
+constexpr int kThreads = 256;
+constexpr int64_t kChunk = 4096; // elements per block
+
+struct TensorList {
+  const void *data[kMaxTensors];
+  float *out[kMaxTensors];
+  int64_t size[kMaxTensors];
+  int64_t firstBlock[kMaxTensors + 1];
+  mpcrt_dtype dtype[kMaxTensors];
+  int count;
+};
+
+__device__ int tensorOfBlock(const TensorList &list, int64_t block) {
+  int t = 0;
+  while (t + 1 < list.count && list.firstBlock[t + 1] <= block)
+    ++t;
+  return t;
+}
+
+__global__ void unscaleAndCheckKernel(TensorList list, const float *scale,
+                                      uint8_t *foundInf) {
+  int t = tensorOfBlock(list, blockIdx.x);
+  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
+  int64_t end = min(begin + kChunk, list.size[t]);
+  float inv = 1.0f / *scale;
+  bool any = false;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    float value = static_cast<float>(loadAny(list.dtype[t], list.data[t], i));
+    any |= !isfinite(value);
+    if (list.out[t])
+      list.out[t][i] = value * inv;
+  }
+  // Every writer stores the same 1: no atomic needed.
+  if (__syncthreads_or(any) && threadIdx.x == 0)
+    *foundInf = 1;
+}
+
+__global__ void gradStatsKernel(TensorList list, const float *scale,
+                                unsigned long long *stats) {
+  int t = tensorOfBlock(list, blockIdx.x);
+  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
+  int64_t end = min(begin + kChunk, list.size[t]);
+  const double inv = 1.0 / static_cast<double>(*scale);
+  const double flush = 2.9802322387695312e-08; // 2^-25
+  unsigned zero = 0, underflow = 0, nonfinite = 0;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    double value = loadAny(list.dtype[t], list.data[t], i);
+    if (value == 0.0)
+      ++zero;
+    else if (!isfinite(value))
+      ++nonfinite;
+    else if (fabs(value * inv) <= flush)
+      ++underflow;
+  }
+  __shared__ unsigned counts[3];
+  if (threadIdx.x < 3)
+    counts[threadIdx.x] = 0;
+  __syncthreads();
+  if (zero)
+    atomicAdd(&counts[0], zero);
+  if (underflow)
+    atomicAdd(&counts[1], underflow);
+  if (nonfinite)
+    atomicAdd(&counts[2], nonfinite);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicAdd(&stats[0], static_cast<unsigned long long>(end - begin));
+    for (int c = 0; c < 3; ++c)
+      if (counts[c])
+        atomicAdd(&stats[1 + c], static_cast<unsigned long long>(counts[c]));
+  }
+}
+
+/// Calls `launch(list, blocks)` for each run of up to kMaxTensors tensors.
+template <typename Launch>
+void forEachList(int64_t numTensors, const mpcrt_dtype *dtypes,
+                 const void *const *grads, const int64_t *sizes,
+                 float *const *unscaled, Launch launch) {
+  for (int64_t first = 0; first < numTensors; first += kMaxTensors) {
+    TensorList list{};
+    list.count = static_cast<int>(
+        std::min<int64_t>(kMaxTensors, numTensors - first));
+    int64_t blocks = 0;
+    for (int t = 0; t < list.count; ++t) {
+      list.data[t] = grads[first + t];
+      list.out[t] = unscaled ? unscaled[first + t] : nullptr;
+      list.size[t] = sizes[first + t];
+      list.dtype[t] = dtypes[first + t];
+      list.firstBlock[t] = blocks;
+      blocks += (sizes[first + t] + kChunk - 1) / kChunk;
+    }
+    list.firstBlock[list.count] = blocks;
+    if (blocks > 0)
+      launch(list, blocks);
+  }
+}
+
+__global__ void updateLossScaleKernel(float *scale, int32_t *growthTracker,
+                                      int32_t *hysteresisTracker,
+                                      const uint8_t *foundInf,
+                                      double growthFactor,
+                                      double backoffFactor,
+                                      int64_t growthInterval,
+                                      int64_t hysteresis, double minScale,
+                                      double maxScale) {
+  if (*foundInf) {
+    *growthTracker = 0;
+    if (--*hysteresisTracker > 0)
+      return;
+    *hysteresisTracker = 0;
+    float backedOff = static_cast<float>(*scale * backoffFactor);
+    *scale = minScale > 0 && backedOff < minScale ? static_cast<float>(minScale)
+                                                  : backedOff;
+    return;
+  }
+  *hysteresisTracker = static_cast<int32_t>(hysteresis);
+  int32_t successful = *growthTracker + 1;
+  if (successful < growthInterval) {
+    *growthTracker = successful;
+    return;
+  }
+  float grown = static_cast<float>(*scale * growthFactor);
+  if (isfinite(grown))
+    *scale = grown > maxScale ? static_cast<float>(maxScale) : grown;
+  *growthTracker = 0;
+}
+
+template <typename P>
+__device__ void writeCopy(P value, mpcrt_dtype dtype, void *copy, int64_t i) {
+  if (!copy)
+    return;
+  float v = static_cast<float>(Storage<P>::load(value));
+  if (dtype == MPCRT_F16)
+    static_cast<__half *>(copy)[i] = __float2half_rn(v);
+  else if (dtype == MPCRT_BF16)
+    static_cast<__nv_bfloat16 *>(copy)[i] = __float2bfloat16_rn(v);
+  else
+    static_cast<float *>(copy)[i] = v;
+}
+
+// The same arithmetic, in the same order, as the CPU reference (no fused
+// multiply-add contraction: the file is built with --fmad=false).
+template <typename P, typename G>
+__global__ void sgdKernel(P *param, const G *grad, const float *lr, P *buffer,
+                          const uint8_t *foundInf, const float *invScale,
+                          mpcrt_dtype copyDtype, void *copy, int64_t count,
+                          double momentum, double dampening, bool nesterov,
+                          double weightDecay) {
+  using Acc = typename Storage<P>::Acc;
+  bool skip = foundInf && *foundInf;
+  Acc rate = static_cast<Acc>(*lr);
+  Acc inv = invScale ? static_cast<Acc>(*invScale) : Acc(1);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    if (!skip) {
+      Acc p = Storage<P>::load(param[i]);
+      Acc g = static_cast<Acc>(Storage<G>::load(grad[i])) * inv;
+      if (weightDecay != 0)
+        g += static_cast<Acc>(weightDecay) * p;
+      if (buffer) {
+        Acc b = static_cast<Acc>(momentum) * Storage<P>::load(buffer[i]) +
+                static_cast<Acc>(1 - dampening) * g;
+        buffer[i] = Storage<P>::store(b);
+        g = nesterov ? g + static_cast<Acc>(momentum) * b : b;
+      }
+      param[i] = Storage<P>::store(p - rate * g);
+    }
+    writeCopy(param[i], copyDtype, copy, i);
+  }
+}
+
+template <typename P, typename G>
+__global__ void adamKernel(P *param, const G *grad, P *expAvg, P *expAvgSq,
+                           const float *lr, const int32_t *step,
+                           const uint8_t *foundInf, const float *invScale,
+                           mpcrt_dtype copyDtype, void *copy, int64_t count,
+                           double beta1, double beta2, double eps,
+                           double weightDecay, bool decoupled,
+                           bool biasCorrection) {
+  using Acc = typename Storage<P>::Acc;
+  bool skip = foundInf && *foundInf;
+  double rate = *lr;
+  Acc inv = invScale ? static_cast<Acc>(*invScale) : Acc(1);
+  Acc b2 = static_cast<Acc>(beta2);
+  Acc oneMinusB1 = static_cast<Acc>(1 - beta1);
+  Acc oneMinusB2 = static_cast<Acc>(1 - beta2);
+  Acc decay = static_cast<Acc>(1 - rate * weightDecay);
+  double correction1 = 1, correction2Sqrt = 1;
+  if (biasCorrection) {
+    correction1 = 1 - pow(beta1, static_cast<double>(*step));
+    correction2Sqrt = sqrt(1 - pow(beta2, static_cast<double>(*step)));
+  }
+  Acc stepSize = static_cast<Acc>(rate / correction1);
+  Acc correction2 = static_cast<Acc>(correction2Sqrt);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    if (!skip) {
+      Acc p = Storage<P>::load(param[i]);
+      Acc g = static_cast<Acc>(Storage<G>::load(grad[i])) * inv;
+      if (weightDecay != 0) {
+        if (decoupled)
+          p *= decay;
+        else
+          g += static_cast<Acc>(weightDecay) * p;
+      }
+      Acc m = Storage<P>::load(expAvg[i]);
+      m += oneMinusB1 * (g - m);
+      Acc v = b2 * Storage<P>::load(expAvgSq[i]) + oneMinusB2 * g * g;
+      expAvg[i] = Storage<P>::store(m);
+      expAvgSq[i] = Storage<P>::store(v);
+      Acc denom = sqrt(v) / correction2 + static_cast<Acc>(eps);
+      param[i] = Storage<P>::store(p - stepSize * m / denom);
+    }
+    writeCopy(param[i], copyDtype, copy, i);
+  }
+}
+
+/// Calls f(P*, G*) with the storage types of the supported pairs.
+template <typename F>
+void dispatchPair(mpcrt_dtype p, mpcrt_dtype g, const char *what, F f) {
+  if (p == MPCRT_F32 && g == MPCRT_F16)
+    return f(static_cast<float *>(nullptr), static_cast<__half *>(nullptr));
+  if (p == MPCRT_F32 && g == MPCRT_BF16)
+    return f(static_cast<float *>(nullptr),
+             static_cast<__nv_bfloat16 *>(nullptr));
+  if (p == MPCRT_F32 && g == MPCRT_F32)
+    return f(static_cast<float *>(nullptr), static_cast<float *>(nullptr));
+  if (p == MPCRT_F16 && g == MPCRT_F16)
+    return f(static_cast<__half *>(nullptr), static_cast<__half *>(nullptr));
+  if (p == MPCRT_BF16 && g == MPCRT_BF16)
+    return f(static_cast<__nv_bfloat16 *>(nullptr),
+             static_cast<__nv_bfloat16 *>(nullptr));
+  if (p == MPCRT_F64 && g == MPCRT_F64)
+    return f(static_cast<double *>(nullptr), static_cast<double *>(nullptr));
+  std::fprintf(stderr, "error: %s: unsupported parameter/gradient types\n",
+               what);
+  std::exit(1);
+}
+
+} // namespace
+
+void unscaleAndCheck(const float *scale, int64_t numTensors,
+                     const mpcrt_dtype *dtypes, const void *const *grads,
+                     const int64_t *sizes, float *const *unscaled,
+                     uint8_t *foundInf) {
+  zero(foundInf, 1);
+  forEachList(numTensors, dtypes, grads, sizes, unscaled,
+              [&](const TensorList &list, int64_t blocks) {
+                unscaleAndCheckKernel<<<static_cast<unsigned>(blocks),
+                                        kThreads, 0, stream()>>>(list, scale,
+                                                                 foundInf);
+                MPCRT_CUDA_LAUNCHED("unscale_and_check");
+              });
+}
+
+void gradStats(const float *scale, int64_t numTensors,
+               const mpcrt_dtype *dtypes, const void *const *grads,
+               const int64_t *sizes, int64_t *stats) {
+  zero(stats, 4 * sizeof(int64_t));
+  forEachList(numTensors, dtypes, grads, sizes, nullptr,
+              [&](const TensorList &list, int64_t blocks) {
+                gradStatsKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
+                                  stream()>>>(
+                    list, scale,
+                    reinterpret_cast<unsigned long long *>(stats));
+                MPCRT_CUDA_LAUNCHED("grad_stats");
+              });
+}
+
+void updateLossScale(float *scale, int32_t *growthTracker,
+                     int32_t *hysteresisTracker, const uint8_t *foundInf,
+                     double growthFactor, double backoffFactor,
+                     int64_t growthInterval, int64_t hysteresis,
+                     double minScale, double maxScale) {
+  updateLossScaleKernel<<<1, 1, 0, stream()>>>(
+      scale, growthTracker, hysteresisTracker, foundInf, growthFactor,
+      backoffFactor, growthInterval, hysteresis, minScale, maxScale);
+  MPCRT_CUDA_LAUNCHED("update_loss_scale");
+}
+
+void sgdUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
+               const float *lr, void *momentumBuffer, const uint8_t *foundInf,
+               const float *invScale, mpcrt_dtype copyDtype, void *copy,
+               int64_t count, double momentum, double dampening,
+               bool nesterov, double weightDecay) {
+  if (count <= 0)
+    return;
+  dispatchPair(p, g, "sgd_update", [&](auto *pt, auto *gt) {
+    using P = std::remove_pointer_t<decltype(pt)>;
+    using G = std::remove_pointer_t<decltype(gt)>;
+    sgdKernel<P, G><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<P *>(param), static_cast<const G *>(grad), lr,
+        static_cast<P *>(momentumBuffer), foundInf, invScale, copyDtype, copy,
+        count, momentum, dampening, nesterov, weightDecay);
+  });
+  MPCRT_CUDA_LAUNCHED("sgd_update");
+}
+
+void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
+                void *expAvg, void *expAvgSq, const float *lr,
+                const int32_t *step, const uint8_t *foundInf,
+                const float *invScale, mpcrt_dtype copyDtype, void *copy,
+                int64_t count, double beta1, double beta2, double eps,
+                double weightDecay, bool decoupled, bool biasCorrection) {
+  if (count <= 0)
+    return;
+  dispatchPair(p, g, "adam_update", [&](auto *pt, auto *gt) {
+    using P = std::remove_pointer_t<decltype(pt)>;
+    using G = std::remove_pointer_t<decltype(gt)>;
+    adamKernel<P, G><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<P *>(param), static_cast<const G *>(grad),
+        static_cast<P *>(expAvg), static_cast<P *>(expAvgSq), lr, step,
+        foundInf, invScale, copyDtype, copy, count, beta1, beta2, eps,
+        weightDecay, decoupled, biasCorrection);
+  });
+  MPCRT_CUDA_LAUNCHED("adam_update");
+}
+
+} // namespace mpcrt::cuda

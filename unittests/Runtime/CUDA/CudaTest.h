@@ -1,0 +1,71 @@
+//===- CudaTest.h - helpers of the CUDA backend's unit tests ----*- C++ -*-===//
+//
+// Every test compares a CUDA entry point with the CPU reference (or a
+// float64 computation) on fresh random inputs, and skips, saying why, on a
+// machine without a CUDA device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_UNITTESTS_RUNTIME_CUDA_CUDATEST_H
+#define MPC_UNITTESTS_RUNTIME_CUDA_CUDATEST_H
+
+#include "Kernels.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace mpcrt::cuda::test {
+
+class CudaTest : public ::testing::Test {
+public:
+  void SetUp() override {
+    std::string why;
+    if (!deviceAvailable(&why))
+      GTEST_SKIP() << why << "; the CUDA backend is not exercised";
+    seed = std::random_device{}();
+    rng.seed(seed);
+    RecordProperty("seed", std::to_string(seed));
+  }
+  void TearDown() override {
+    for (void *p : owned)
+      release(p);
+  }
+
+  /// A device copy of a host vector.
+  template <typename T> T *upload(const std::vector<T> &host) {
+    T *device = static_cast<T *>(allocate(host.size() * sizeof(T)));
+    owned.push_back(device);
+    copyToDevice(device, host.data(), host.size() * sizeof(T));
+    return device;
+  }
+  template <typename T> std::vector<T> download(const T *device, size_t n) {
+    synchronize();
+    std::vector<T> host(n);
+    copyToHost(host.data(), device, n * sizeof(T));
+    return host;
+  }
+  template <typename T> T *deviceBuffer(size_t n) {
+    T *device = static_cast<T *>(allocate(n * sizeof(T)));
+    owned.push_back(device);
+    return device;
+  }
+
+  unsigned seed = 0;
+  std::mt19937 rng;
+  std::vector<void *> owned;
+};
+
+inline bool sameBits(float a, float b) {
+  uint32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  return x == y;
+}
+
+} // namespace mpcrt::cuda::test
+
+#endif // MPC_UNITTESTS_RUNTIME_CUDA_CUDATEST_H

@@ -1,0 +1,162 @@
+//===- SupportTest.cpp - CUDA casts, fills and matmul vs references -------===//
+
+#include "CudaTest.h"
+
+#include <cmath>
+
+using namespace mpcrt::cuda;
+using namespace mpcrt::cuda::test;
+
+namespace {
+
+using Support = CudaTest;
+
+int64_t bytesOf(mpcrt_dtype d) {
+  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+}
+
+const mpcrt_dtype kTypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64};
+
+TEST_F(Support, CastsAreBitIdenticalToTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t n = 20000;
+  std::uniform_real_distribution<double> exponent(-30, 20), unit(0, 1);
+  std::vector<double> source(n);
+  for (double &v : source)
+    v = (unit(rng) < 0.5 ? -1 : 1) * std::exp2(exponent(rng));
+  source[0] = 0;
+  source[1] = INFINITY;
+  source[2] = 65520.0;                // rounds to f16 infinity
+  source[3] = 0x1p-25;                // ties to f16 zero
+  source[4] = 1.0 + 0x1p-11;          // tie to even in f16
+  source[5] = 1.0 + 0x1p-8 + 0x1p-30; // just above a bf16 tie
+  for (mpcrt_dtype from : kTypes) {
+    std::vector<uint8_t> in(n * bytesOf(from));
+    mpcrt_cast(MPCRT_F64, source.data(), from, in.data(), n);
+    uint8_t *dIn = upload(in);
+    for (mpcrt_dtype to : kTypes) {
+      std::vector<uint8_t> want(n * bytesOf(to));
+      mpcrt_cast(from, in.data(), to, want.data(), n);
+      uint8_t *dOut = deviceBuffer<uint8_t>(want.size());
+      cast(from, dIn, to, dOut, n);
+      EXPECT_EQ(download(dOut, want.size()), want)
+          << "cast " << from << " -> " << to;
+    }
+  }
+}
+
+TEST_F(Support, RandomFillsMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t n = 10001; // odd: the last pair is half used
+  for (mpcrt_dtype d : kTypes)
+    for (int normal : {0, 1}) {
+      std::vector<uint8_t> want(n * bytesOf(d));
+      uint64_t s = rng();
+      mpcrt_fill_random(d, want.data(), n, normal, -0.5, 2.0, s);
+      uint8_t *dOut = deviceBuffer<uint8_t>(want.size());
+      fillRandom(d, dOut, n, normal, -0.5, 2.0, s);
+      std::vector<uint8_t> got = download(dOut, want.size());
+      std::vector<double> w(n), o(n);
+      mpcrt_cast(d, want.data(), MPCRT_F64, w.data(), n);
+      mpcrt_cast(d, got.data(), MPCRT_F64, o.data(), n);
+      // The same Philox words; log/cos may differ by an ulp of double
+      // between the device and the host library, which can move a value
+      // across a rounding boundary of its type: one ulp of the type.
+      double ulp = d == MPCRT_F64   ? 0x1p-50
+                   : d == MPCRT_F32 ? 0x1p-23
+                   : d == MPCRT_F16 ? 0x1p-10
+                                    : 0x1p-7;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_LE(std::fabs(w[i] - o[i]), ulp * std::fabs(w[i]) + 1e-300)
+            << "element " << i << " dtype " << d << " normal " << normal;
+    }
+}
+
+TEST_F(Support, CountersAndScheduleMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int32_t *in = upload(std::vector<int32_t>{41});
+  int32_t *out = deviceBuffer<int32_t>(1);
+  uint8_t *skip = upload(std::vector<uint8_t>{1});
+  incrementI32(in, out, nullptr);
+  EXPECT_EQ(download(out, 1)[0], 42);
+  incrementI32(in, out, skip);
+  EXPECT_EQ(download(out, 1)[0], 41);
+  int64_t *step = upload(std::vector<int64_t>{9});
+  incrementStep(step);
+  EXPECT_EQ(download(step, 1)[0], 10);
+  for (int32_t kind : {0, 1, 2})
+    for (int32_t t : {1, 50, 99, 100, 101, 600, 1000, 1200}) {
+      float want;
+      mpcrt_lr_schedule(&t, &want, kind, 1e-3, 100, 1000, 1e-5);
+      int32_t *dT = upload(std::vector<int32_t>{t});
+      float *lr = deviceBuffer<float>(1);
+      lrSchedule(dT, lr, kind, 1e-3, 100, 1000, 1e-5);
+      EXPECT_NEAR(download(lr, 1)[0], want, 1e-6f * want)
+          << "kind " << kind << " step " << t;
+    }
+}
+
+/// C = op(A) op(B) against float64 on the same (rounded) inputs:
+/// |C - ref| <= rel * |ref| + acc * sum_k |a||b|.
+void checkMatmul(CudaTest &test, std::mt19937 &rng, mpcrt_dtype d,
+                 int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+                 bool transB, bool broadcastB) {
+  std::normal_distribution<double> normal(0, 1);
+  int64_t aCount = batch * m * k, bCount = (broadcastB ? 1 : batch) * k * n;
+  std::vector<double> a(aCount), b(bCount);
+  for (double &v : a)
+    v = normal(rng);
+  for (double &v : b)
+    v = normal(rng);
+  std::vector<uint8_t> aBytes(aCount * bytesOf(d)), bBytes(bCount * bytesOf(d));
+  mpcrt_cast(MPCRT_F64, a.data(), d, aBytes.data(), aCount);
+  mpcrt_cast(MPCRT_F64, b.data(), d, bBytes.data(), bCount);
+  mpcrt_cast(d, aBytes.data(), MPCRT_F64, a.data(), aCount); // as rounded
+  mpcrt_cast(d, bBytes.data(), MPCRT_F64, b.data(), bCount);
+  uint8_t *dA = test.upload(aBytes), *dB = test.upload(bBytes);
+  uint8_t *dC = test.deviceBuffer<uint8_t>(batch * m * n * bytesOf(d));
+  matmul(d, dA, m * k, dB, broadcastB ? 0 : k * n, dC, batch, m, n, k, transA,
+         transB);
+  std::vector<uint8_t> cBytes =
+      test.download(dC, size_t(batch * m * n * bytesOf(d)));
+  std::vector<double> c(batch * m * n);
+  mpcrt_cast(d, cBytes.data(), MPCRT_F64, c.data(), c.size());
+  double rel = d == MPCRT_F16    ? 0x1p-11
+               : d == MPCRT_BF16 ? 0x1p-8
+               : d == MPCRT_F32  ? 0x1p-24
+                                 : 0x1p-53;
+  double acc = d == MPCRT_F64 ? 1e-14 : 1e-5;
+  for (int64_t p = 0; p < batch; ++p) {
+    const double *ap = a.data() + p * m * k;
+    const double *bp = b.data() + (broadcastB ? 0 : p * k * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double ref = 0, abs = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          double x = transA ? ap[l * m + i] : ap[i * k + l];
+          double y = transB ? bp[j * k + l] : bp[l * n + j];
+          ref += x * y;
+          abs += std::fabs(x * y);
+        }
+        double got = c[(p * m + i) * n + j];
+        ASSERT_LE(std::fabs(got - ref), rel * std::fabs(ref) + acc * abs)
+            << "dtype " << d << " batch " << p << " (" << i << ", " << j
+            << "), transA " << transA << " transB " << transB;
+      }
+  }
+}
+
+TEST_F(Support, MatmulMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (mpcrt_dtype d : kTypes)
+    for (bool transA : {false, true})
+      for (bool transB : {false, true}) {
+        checkMatmul(*this, rng, d, 1, 64, 48, 96, transA, transB, false);
+        checkMatmul(*this, rng, d, 3, 17, 33, 65, transA, transB, false);
+        checkMatmul(*this, rng, d, 4, 16, 24, 40, transA, transB, true);
+        if (HasFatalFailure())
+          return;
+      }
+}
+
+} // namespace

@@ -1,0 +1,266 @@
+//===- TrainingTest.cpp - CUDA loss scaling and updates vs the CPU --------===//
+
+#include "CudaTest.h"
+
+#include <cmath>
+
+using namespace mpcrt::cuda;
+using namespace mpcrt::cuda::test;
+
+namespace {
+
+using Training = CudaTest;
+
+/// 60 gradients (two multi-tensor launches) of random types and sizes,
+/// some crossing chunk boundaries, values spanning 2^-40 to 2^12.
+struct Gradients {
+  std::vector<mpcrt_dtype> dtypes;
+  std::vector<int64_t> sizes;
+  std::vector<std::vector<uint8_t>> host; // raw bytes
+  std::vector<const void *> hostPointers, devicePointers;
+};
+
+int64_t bytesOf(mpcrt_dtype d) {
+  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+}
+
+Gradients makeGradients(std::mt19937 &rng, CudaTest &test, bool poison,
+                        std::vector<void *> &owned) {
+  Gradients g;
+  std::uniform_int_distribution<int> type(0, 2);
+  std::uniform_int_distribution<int64_t> size(1, 9000);
+  std::uniform_real_distribution<double> exponent(-40, 12), unit(0, 1);
+  for (int t = 0; t < 60; ++t) {
+    mpcrt_dtype d = static_cast<mpcrt_dtype>(type(rng));
+    int64_t n = size(rng);
+    std::vector<double> values(n);
+    for (double &v : values) {
+      v = (unit(rng) < 0.5 ? -1 : 1) * std::exp2(exponent(rng));
+      if (unit(rng) < 0.03)
+        v = 0;
+    }
+    if (poison && t == 41)
+      values[n / 2] = t % 2 ? INFINITY : NAN;
+    std::vector<uint8_t> bytes(n * bytesOf(d));
+    mpcrt_cast(MPCRT_F64, values.data(), d, bytes.data(), n);
+    g.dtypes.push_back(d);
+    g.sizes.push_back(n);
+    g.host.push_back(std::move(bytes));
+  }
+  for (auto &bytes : g.host) {
+    g.hostPointers.push_back(bytes.data());
+    void *device = allocate(bytes.size());
+    owned.push_back(device);
+    copyToDevice(device, bytes.data(), bytes.size());
+    g.devicePointers.push_back(device);
+  }
+  (void)test;
+  return g;
+}
+
+TEST_F(Training, UnscaleAndCheckMatchesTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (bool poison : {false, true}) {
+    Gradients g = makeGradients(rng, *this, poison, owned);
+    size_t n = g.sizes.size();
+    std::vector<std::vector<float>> want(n);
+    std::vector<float *> wantPointers, gotPointers;
+    for (size_t t = 0; t < n; ++t) {
+      want[t].resize(g.sizes[t]);
+      wantPointers.push_back(want[t].data());
+      // Every third tensor is check-only (null output), as at O2.
+      gotPointers.push_back(t % 3 ? deviceBuffer<float>(g.sizes[t]) : nullptr);
+      if (t % 3 == 0)
+        wantPointers.back() = nullptr;
+    }
+    float scaleHost = 1024.0f;
+    uint8_t wantInf = 7;
+    mpcrt_unscale_and_check(&scaleHost, n, g.dtypes.data(),
+                            g.hostPointers.data(), g.sizes.data(),
+                            wantPointers.data(), &wantInf);
+    float *scale = upload(std::vector<float>{scaleHost});
+    uint8_t *foundInf = upload(std::vector<uint8_t>{7});
+    unscaleAndCheck(scale, n, g.dtypes.data(), g.devicePointers.data(),
+                    g.sizes.data(), gotPointers.data(), foundInf);
+    EXPECT_EQ(download(foundInf, 1)[0], wantInf);
+    EXPECT_EQ(wantInf, poison ? 1 : 0);
+    for (size_t t = 0; t < n; ++t) {
+      if (!gotPointers[t])
+        continue;
+      std::vector<float> got = download(gotPointers[t], g.sizes[t]);
+      for (int64_t i = 0; i < g.sizes[t]; ++i)
+        ASSERT_TRUE(sameBits(got[i], want[t][i]) ||
+                    (std::isnan(got[i]) && std::isnan(want[t][i])))
+            << "tensor " << t << " element " << i << ": " << got[i] << " vs "
+            << want[t][i];
+    }
+  }
+}
+
+TEST_F(Training, GradStatsMatchesTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Gradients g = makeGradients(rng, *this, true, owned);
+  for (float scaleHost : {1.0f, 1000.0f, 65536.0f}) {
+    int64_t want[4], got[4];
+    mpcrt_grad_stats(&scaleHost, g.sizes.size(), g.dtypes.data(),
+                     g.hostPointers.data(), g.sizes.data(), want);
+    float *scale = upload(std::vector<float>{scaleHost});
+    int64_t *stats = deviceBuffer<int64_t>(4);
+    gradStats(scale, g.sizes.size(), g.dtypes.data(), g.devicePointers.data(),
+              g.sizes.data(), stats);
+    std::vector<int64_t> result = download(stats, 4);
+    std::copy(result.begin(), result.end(), got);
+    for (int c = 0; c < 4; ++c)
+      EXPECT_EQ(got[c], want[c]) << "counter " << c << ", scale " << scaleHost;
+    EXPECT_GT(want[2], 0);
+  }
+}
+
+TEST_F(Training, LossScaleTraceMatchesTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::bernoulli_distribution overflow(0.3);
+  float hostScale = 65536.0f;
+  int32_t hostGrowth = 0, hostHyst = 2;
+  float *scale = upload(std::vector<float>{hostScale});
+  int32_t *growth = upload(std::vector<int32_t>{hostGrowth});
+  int32_t *hyst = upload(std::vector<int32_t>{hostHyst});
+  uint8_t *inf = deviceBuffer<uint8_t>(1);
+  for (int step = 0; step < 200; ++step) {
+    uint8_t flag = overflow(rng);
+    copyToDevice(inf, &flag, 1);
+    mpcrt_update_loss_scale(&hostScale, &hostGrowth, &hostHyst, &flag, 2.0, 0.5,
+                            3, 2, 1.0, 16777216.0);
+    updateLossScale(scale, growth, hyst, inf, 2.0, 0.5, 3, 2, 1.0, 16777216.0);
+    ASSERT_TRUE(sameBits(download(scale, 1)[0], hostScale)) << "step " << step;
+    ASSERT_EQ(download(growth, 1)[0], hostGrowth) << "step " << step;
+    ASSERT_EQ(download(hyst, 1)[0], hostHyst) << "step " << step;
+  }
+}
+
+enum class Kind { Sgd, Momentum, Nesterov, Adam, AdamW };
+
+/// One update of 5000 elements on both backends, for every parameter and
+/// gradient type pair of the ABI, with and without found_inf.
+void compareUpdate(CudaTest &test, std::mt19937 &rng, Kind kind, mpcrt_dtype p,
+                   mpcrt_dtype g, bool skip) {
+  const int64_t n = 5000;
+  std::normal_distribution<double> normal(0, 1);
+  auto randomOf = [&](mpcrt_dtype d, double sigma) {
+    std::vector<double> v(n);
+    for (double &x : v)
+      x = normal(rng) * sigma;
+    std::vector<uint8_t> bytes(n * bytesOf(d));
+    mpcrt_cast(MPCRT_F64, v.data(), d, bytes.data(), n);
+    return bytes;
+  };
+  std::vector<uint8_t> param = randomOf(p, 1), grad = randomOf(g, 512),
+                       buf = randomOf(p, 0.1), sq = randomOf(p, 0.1);
+  for (size_t i = 0; i < sq.size() / bytesOf(p); ++i) { // v >= 0
+    double v;
+    mpcrt_cast(p, sq.data() + i * bytesOf(p), MPCRT_F64, &v, 1);
+    v = std::fabs(v);
+    mpcrt_cast(MPCRT_F64, &v, p, sq.data() + i * bytesOf(p), 1);
+  }
+  float lr = 0.01f, inv = 1.0f / 512;
+  int32_t step = 3;
+  uint8_t found = skip;
+  std::vector<uint16_t> copyHost(n);
+
+  auto dev = [&](const std::vector<uint8_t> &host) {
+    return test.upload(host);
+  };
+  uint8_t *dParam = dev(param), *dGrad = dev(grad), *dBuf = dev(buf),
+          *dSq = dev(sq);
+  float *dLr = test.upload(std::vector<float>{lr});
+  float *dInv = test.upload(std::vector<float>{inv});
+  int32_t *dStep = test.upload(std::vector<int32_t>{step});
+  uint8_t *dFound = test.upload(std::vector<uint8_t>{found});
+  uint16_t *dCopy = test.deviceBuffer<uint16_t>(n);
+
+  void *hp = param.data(), *hb = buf.data(), *hs = sq.data();
+  const void *hg = grad.data();
+  bool adam = kind == Kind::Adam || kind == Kind::AdamW;
+  bool decoupled = kind == Kind::AdamW;
+  double momentum = kind == Kind::Sgd ? 0 : 0.9;
+  auto cpu = [&]() {
+#define CASE(SUFFIX, PT, GT, PD, GD)                                           \
+  if (p == PD && g == GD) {                                                    \
+    if (adam)                                                                  \
+      mpcrt_adam_update_##SUFFIX(                                              \
+          static_cast<PT *>(hp), static_cast<const GT *>(hg),                  \
+          static_cast<PT *>(hb), static_cast<PT *>(hs), &lr, &step, &found,    \
+          &inv, MPCRT_F16, copyHost.data(), n, 0.9, 0.999, 1e-8, 0.01,         \
+          decoupled, 1);                                                       \
+    else                                                                       \
+      mpcrt_sgd_update_##SUFFIX(                                               \
+          static_cast<PT *>(hp), static_cast<const GT *>(hg), &lr,             \
+          kind == Kind::Sgd ? nullptr : static_cast<PT *>(hb), &found, &inv,   \
+          MPCRT_F16, copyHost.data(), n, momentum, 0.0,                        \
+          kind == Kind::Nesterov, 1e-4);                                       \
+    return;                                                                    \
+  }
+    CASE(f32_f16, float, uint16_t, MPCRT_F32, MPCRT_F16)
+    CASE(f32_bf16, float, uint16_t, MPCRT_F32, MPCRT_BF16)
+    CASE(f32_f32, float, float, MPCRT_F32, MPCRT_F32)
+    CASE(f16_f16, uint16_t, uint16_t, MPCRT_F16, MPCRT_F16)
+    CASE(bf16_bf16, uint16_t, uint16_t, MPCRT_BF16, MPCRT_BF16)
+#undef CASE
+  };
+  cpu();
+  if (adam)
+    adamUpdate(p, g, dParam, dGrad, dBuf, dSq, dLr, dStep, dFound, dInv,
+               MPCRT_F16, dCopy, n, 0.9, 0.999, 1e-8, 0.01, decoupled, true);
+  else
+    sgdUpdate(p, g, dParam, dGrad, dLr, kind == Kind::Sgd ? nullptr : dBuf,
+              dFound, dInv, MPCRT_F16, dCopy, n, momentum, 0.0,
+              kind == Kind::Nesterov, 1e-4);
+
+  // Same arithmetic in the same order; only pow() in Adam's bias
+  // correction may differ by an ulp between the device and the host
+  // library, so values agree to 2 ulps of their type.
+  auto compare = [&](const std::vector<uint8_t> &want, const uint8_t *device,
+                     const char *what) {
+    std::vector<uint8_t> got = test.download(device, want.size());
+    std::vector<double> w(n), o(n);
+    mpcrt_cast(p, want.data(), MPCRT_F64, w.data(), n);
+    mpcrt_cast(p, got.data(), MPCRT_F64, o.data(), n);
+    double ulp = p == MPCRT_F32 ? 0x1p-23 : p == MPCRT_F16 ? 0x1p-10 : 0x1p-7;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_LE(std::fabs(w[i] - o[i]), 2 * ulp * std::fabs(w[i]) + 1e-30)
+          << what << " element " << i;
+    if (skip) // bit-identical: untouched
+      ASSERT_EQ(got, want) << what;
+  };
+  compare(param, dParam, "param");
+  if (kind != Kind::Sgd)
+    compare(buf, dBuf, adam ? "exp_avg" : "momentum");
+  if (adam)
+    compare(sq, dSq, "exp_avg_sq");
+  std::vector<uint16_t> gotCopy = test.download(dCopy, n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_LE(std::abs(int(gotCopy[i]) - int(copyHost[i])), 1)
+        << "copy element " << i;
+}
+
+TEST_F(Training, OptimizerUpdatesMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::pair<mpcrt_dtype, mpcrt_dtype> pairs[] = {
+      {MPCRT_F32, MPCRT_F16},
+      {MPCRT_F32, MPCRT_BF16},
+      {MPCRT_F32, MPCRT_F32},
+      {MPCRT_F16, MPCRT_F16},
+      {MPCRT_BF16, MPCRT_BF16}};
+  for (Kind kind :
+       {Kind::Sgd, Kind::Momentum, Kind::Nesterov, Kind::Adam, Kind::AdamW})
+    for (auto [p, g] : pairs)
+      for (bool skip : {false, true}) {
+        SCOPED_TRACE("kind " + std::to_string(int(kind)) + " types " +
+                     std::to_string(p) + "/" + std::to_string(g) +
+                     (skip ? " skipped" : ""));
+        compareUpdate(*this, rng, kind, p, g, skip);
+        if (HasFatalFailure())
+          return;
+      }
+}
+
+} // namespace
