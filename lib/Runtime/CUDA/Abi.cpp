@@ -103,4 +103,73 @@ MPCRT_DEFINE(f32, float, MPCRT_F32)
 MPCRT_DEFINE(f64, double, MPCRT_F64)
 #undef MPCRT_DEFINE
 
+#define MPCRT_DEFINE(SUFFIX, T, DTYPE, STAT)                                   \
+  void mpcrt_binary_##SUFFIX(mpcrt_binary_op op, const T *lhs,                 \
+                             const int64_t *lhs_strides, const T *rhs,         \
+                             const int64_t *rhs_strides, T *out,               \
+                             const int64_t *shape, int32_t rank) {             \
+    binary(DTYPE, op, lhs, lhs_strides, rhs, rhs_strides, out, shape, rank);   \
+  }                                                                            \
+  void mpcrt_unary_##SUFFIX(mpcrt_unary_op op, const T *input, T *out,         \
+                            int64_t count) {                                   \
+    unary(DTYPE, op, input, out, count);                                       \
+  }                                                                            \
+  void mpcrt_unary_grad_##SUFFIX(mpcrt_unary_op op, const T *grad,             \
+                                 const T *saved, T *out, int64_t count) {      \
+    unaryGrad(DTYPE, op, grad, saved, out, count);                             \
+  }                                                                            \
+  void mpcrt_reduce_##SUFFIX(mpcrt_reduce_op op, const T *input, T *out,       \
+                             int64_t outer, int64_t reduced, int64_t inner) {  \
+    reduce(DTYPE, op, input, out, outer, reduced, inner);                      \
+  }                                                                            \
+  void mpcrt_reduce_max_backward_##SUFFIX(                                     \
+      const T *grad, const T *input, const T *max, T *grad_input,              \
+      int64_t outer, int64_t reduced, int64_t inner) {                         \
+    reduceMaxBackward(DTYPE, grad, input, max, grad_input, outer, reduced,     \
+                      inner);                                                  \
+  }                                                                            \
+  void mpcrt_softmax_##SUFFIX(const T *input, T *output, int64_t rows,         \
+                              int64_t cols, int32_t log) {                     \
+    softmax(DTYPE, input, output, rows, cols, log != 0);                       \
+  }                                                                            \
+  void mpcrt_softmax_backward_##SUFFIX(const T *grad_output, const T *output,  \
+                                       T *grad_input, int64_t rows,            \
+                                       int64_t cols, int32_t log) {            \
+    softmaxBackward(DTYPE, grad_output, output, grad_input, rows, cols,        \
+                    log != 0);                                                 \
+  }                                                                            \
+  void mpcrt_cross_entropy_##SUFFIX(const T *logits, const void *labels,       \
+                                    int32_t label_bits, T *loss, int64_t rows, \
+                                    int64_t classes, int32_t mean) {           \
+    crossEntropy(DTYPE, logits, labels, label_bits, loss, rows, classes,       \
+                 mean != 0);                                                   \
+  }                                                                            \
+  void mpcrt_cross_entropy_backward_##SUFFIX(                                  \
+      const T *grad_loss, const T *logits, const void *labels,                 \
+      int32_t label_bits, T *grad_logits, int64_t rows, int64_t classes,       \
+      int32_t mean) {                                                          \
+    crossEntropyBackward(DTYPE, grad_loss, logits, labels, label_bits,         \
+                         grad_logits, rows, classes, mean != 0);               \
+  }                                                                            \
+  void mpcrt_layer_norm_##SUFFIX(const T *input, mpcrt_dtype param_dtype,      \
+                                 const void *gamma, const void *beta,          \
+                                 T *output, STAT *mean, STAT *rstd,            \
+                                 int64_t rows, int64_t cols, double epsilon) { \
+    layerNorm(DTYPE, input, param_dtype, gamma, beta, output, mean, rstd,      \
+              rows, cols, epsilon);                                            \
+  }                                                                            \
+  void mpcrt_layer_norm_backward_##SUFFIX(                                     \
+      const T *grad_output, const T *input, const STAT *mean,                  \
+      const STAT *rstd, mpcrt_dtype param_dtype, const void *gamma,            \
+      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      int64_t cols) {                                                          \
+    layerNormBackward(DTYPE, grad_output, input, mean, rstd, param_dtype,      \
+                      gamma, grad_input, grad_gamma, grad_beta, rows, cols);   \
+  }
+MPCRT_DEFINE(f16, uint16_t, MPCRT_F16, float)
+MPCRT_DEFINE(bf16, uint16_t, MPCRT_BF16, float)
+MPCRT_DEFINE(f32, float, MPCRT_F32, float)
+MPCRT_DEFINE(f64, double, MPCRT_F64, double)
+#undef MPCRT_DEFINE
+
 } // extern "C"

@@ -1,4 +1,5 @@
-//===- Device.cuh - device-side helpers of the CUDA backend -----*- CUDA -*-===//
+//===- Device.cuh - device-side helpers of the CUDA backend -----*- CUDA
+//-*-===//
 
 #ifndef MPC_LIB_RUNTIME_CUDA_DEVICE_CUH
 #define MPC_LIB_RUNTIME_CUDA_DEVICE_CUH

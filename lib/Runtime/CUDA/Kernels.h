@@ -79,6 +79,43 @@ void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                 int64_t count, double beta1, double beta2, double eps,
                 double weightDecay, bool decoupled, bool biasCorrection);
 
+// Elementwise ops, reductions, softmax, losses and layer norm (mpcrt_binary_*,
+// mpcrt_unary_*, ...), by runtime dtype. Strides and shapes are host arrays.
+void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
+            const int64_t *lhsStrides, const void *rhs,
+            const int64_t *rhsStrides, void *out, const int64_t *shape,
+            int32_t rank);
+void unary(mpcrt_dtype dtype, mpcrt_unary_op op, const void *input, void *out,
+           int64_t count);
+void unaryGrad(mpcrt_dtype dtype, mpcrt_unary_op op, const void *grad,
+               const void *saved, void *out, int64_t count);
+void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
+            int64_t outer, int64_t reduced, int64_t inner);
+void reduceMaxBackward(mpcrt_dtype dtype, const void *grad, const void *input,
+                       const void *max, void *gradInput, int64_t outer,
+                       int64_t reduced, int64_t inner);
+void softmax(mpcrt_dtype dtype, const void *input, void *output, int64_t rows,
+             int64_t cols, bool logarithm);
+void softmaxBackward(mpcrt_dtype dtype, const void *grad, const void *output,
+                     void *gradInput, int64_t rows, int64_t cols,
+                     bool logarithm);
+void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
+                  int32_t labelBits, void *loss, int64_t rows, int64_t classes,
+                  bool mean);
+void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
+                          const void *logits, const void *labels,
+                          int32_t labelBits, void *gradLogits, int64_t rows,
+                          int64_t classes, bool mean);
+/// mean and rstd are f32 (f64 for f64 inputs).
+void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
+               const void *gamma, const void *beta, void *output, void *mean,
+               void *rstd, int64_t rows, int64_t cols, double epsilon);
+void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       const void *input, const void *mean, const void *rstd,
+                       mpcrt_dtype paramDtype, const void *gamma,
+                       void *gradInput, void *gradGamma, void *gradBeta,
+                       int64_t rows, int64_t cols);
+
 // Matrix multiplication through cuBLASLt (f32 accumulation, Tensor Cores for
 // f16/bf16; f64 in f64), the algorithm chosen by cuBLASLt's heuristic once
 // per shape and cached.

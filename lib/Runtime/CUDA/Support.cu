@@ -46,8 +46,8 @@ void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
 
 void *allocate(int64_t bytes) {
   void *pointer = nullptr;
-  MPCRT_CUDA_CHECK(cudaMalloc(&pointer, static_cast<size_t>(
-                                            bytes > 0 ? bytes : 1)));
+  MPCRT_CUDA_CHECK(
+      cudaMalloc(&pointer, static_cast<size_t>(bytes > 0 ? bytes : 1)));
   return pointer;
 }
 
@@ -138,8 +138,8 @@ __global__ void fillRandomKernel(mpcrt_dtype dtype, void *dst, int64_t count,
   }
 }
 
-__global__ void castKernel(mpcrt_dtype from, const void *input,
-                           mpcrt_dtype to, void *output, int64_t count) {
+__global__ void castKernel(mpcrt_dtype from, const void *input, mpcrt_dtype to,
+                           void *output, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     storeAny(to, output, i, loadAny(from, input, i));

@@ -98,8 +98,8 @@ void forEachList(int64_t numTensors, const mpcrt_dtype *dtypes,
                  float *const *unscaled, Launch launch) {
   for (int64_t first = 0; first < numTensors; first += kMaxTensors) {
     TensorList list{};
-    list.count = static_cast<int>(
-        std::min<int64_t>(kMaxTensors, numTensors - first));
+    list.count =
+        static_cast<int>(std::min<int64_t>(kMaxTensors, numTensors - first));
     int64_t blocks = 0;
     for (int t = 0; t < list.count; ++t) {
       list.data[t] = grads[first + t];
@@ -118,8 +118,7 @@ void forEachList(int64_t numTensors, const mpcrt_dtype *dtypes,
 __global__ void updateLossScaleKernel(float *scale, int32_t *growthTracker,
                                       int32_t *hysteresisTracker,
                                       const uint8_t *foundInf,
-                                      double growthFactor,
-                                      double backoffFactor,
+                                      double growthFactor, double backoffFactor,
                                       int64_t growthInterval,
                                       int64_t hysteresis, double minScale,
                                       double maxScale) {
@@ -190,13 +189,12 @@ __global__ void sgdKernel(P *param, const G *grad, const float *lr, P *buffer,
 }
 
 template <typename P, typename G>
-__global__ void adamKernel(P *param, const G *grad, P *expAvg, P *expAvgSq,
-                           const float *lr, const int32_t *step,
-                           const uint8_t *foundInf, const float *invScale,
-                           mpcrt_dtype copyDtype, void *copy, int64_t count,
-                           double beta1, double beta2, double eps,
-                           double weightDecay, bool decoupled,
-                           bool biasCorrection) {
+__global__ void
+adamKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
+           const int32_t *step, const uint8_t *foundInf, const float *invScale,
+           mpcrt_dtype copyDtype, void *copy, int64_t count, double beta1,
+           double beta2, double eps, double weightDecay, bool decoupled,
+           bool biasCorrection) {
   using Acc = typename Storage<P>::Acc;
   bool skip = foundInf && *foundInf;
   double rate = *lr;
@@ -266,9 +264,8 @@ void unscaleAndCheck(const float *scale, int64_t numTensors,
   zero(foundInf, 1);
   forEachList(numTensors, dtypes, grads, sizes, unscaled,
               [&](const TensorList &list, int64_t blocks) {
-                unscaleAndCheckKernel<<<static_cast<unsigned>(blocks),
-                                        kThreads, 0, stream()>>>(list, scale,
-                                                                 foundInf);
+                unscaleAndCheckKernel<<<static_cast<unsigned>(blocks), kThreads,
+                                        0, stream()>>>(list, scale, foundInf);
                 MPCRT_CUDA_LAUNCHED("unscale_and_check");
               });
 }
@@ -281,8 +278,7 @@ void gradStats(const float *scale, int64_t numTensors,
               [&](const TensorList &list, int64_t blocks) {
                 gradStatsKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
                                   stream()>>>(
-                    list, scale,
-                    reinterpret_cast<unsigned long long *>(stats));
+                    list, scale, reinterpret_cast<unsigned long long *>(stats));
                 MPCRT_CUDA_LAUNCHED("grad_stats");
               });
 }
@@ -301,8 +297,8 @@ void updateLossScale(float *scale, int32_t *growthTracker,
 void sgdUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                const float *lr, void *momentumBuffer, const uint8_t *foundInf,
                const float *invScale, mpcrt_dtype copyDtype, void *copy,
-               int64_t count, double momentum, double dampening,
-               bool nesterov, double weightDecay) {
+               int64_t count, double momentum, double dampening, bool nesterov,
+               double weightDecay) {
   if (count <= 0)
     return;
   dispatchPair(p, g, "sgd_update", [&](auto *pt, auto *gt) {

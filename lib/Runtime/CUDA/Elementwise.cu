@@ -1,0 +1,592 @@
+//===- Elementwise.cu - elementwise ops, reductions, softmax, losses -----===//
+//
+// The CPU reference's formulas (lib/Runtime/CPU), one thread per element or
+// one block per row: values are loaded into the accumulation type (f32, f64
+// for f64), computed there and rounded once when stored. Row sums are
+// reduced in a fixed tree order, so results are deterministic (but not in
+// the reference's sequential order: they agree to rounding).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.cuh"
+
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+
+namespace mpcrt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxRank = 8;
+
+template <typename A> __device__ A binaryOp(mpcrt_binary_op op, A x, A y) {
+  switch (op) {
+  case MPCRT_ADD:
+    return x + y;
+  case MPCRT_SUB:
+    return x - y;
+  case MPCRT_MUL:
+    return x * y;
+  case MPCRT_DIV:
+    return x / y;
+  default:
+    return pow(x, y);
+  }
+}
+
+template <typename A> __device__ A phi(A x) {
+  return A(0.5) * (A(1) + erf(x / sqrt(A(2))));
+}
+template <typename A> __device__ A geluTanhInner(A x) {
+  return sqrt(A(2) / A(M_PI)) * (x + A(0.044715) * x * x * x);
+}
+
+template <typename A> __device__ A unaryOp(mpcrt_unary_op op, A x) {
+  switch (op) {
+  case MPCRT_NEG:
+    return -x;
+  case MPCRT_EXP:
+    return exp(x);
+  case MPCRT_LOG:
+    return log(x);
+  case MPCRT_SQRT:
+    return sqrt(x);
+  case MPCRT_RSQRT:
+    return A(1) / sqrt(x);
+  case MPCRT_TANH:
+    return tanh(x);
+  case MPCRT_SIGMOID:
+    return A(1) / (A(1) + exp(-x));
+  case MPCRT_RELU:
+    return x <= A(0) ? A(0) : x;
+  case MPCRT_GELU:
+    return x * phi(x);
+  default: // MPCRT_GELU_TANH
+    return A(0.5) * x * (A(1) + tanh(geluTanhInner(x)));
+  }
+}
+
+template <typename A> __device__ A derivative(mpcrt_unary_op op, A s) {
+  switch (op) {
+  case MPCRT_TANH:
+    return A(1) - s * s;
+  case MPCRT_SIGMOID:
+    return s * (A(1) - s);
+  case MPCRT_RELU:
+    return s <= A(0) ? A(0) : A(1);
+  case MPCRT_GELU:
+    return phi(s) + s * exp(-s * s / A(2)) / sqrt(A(2) * A(M_PI));
+  case MPCRT_GELU_TANH: {
+    A t = tanh(geluTanhInner(s));
+    A inner = sqrt(A(2) / A(M_PI)) * (A(1) + A(3) * A(0.044715) * s * s);
+    return A(0.5) * (A(1) + t) + A(0.5) * s * (A(1) - t * t) * inner;
+  }
+  default:
+    return A(NAN);
+  }
+}
+
+struct Shape {
+  int64_t dims[kMaxRank], lhs[kMaxRank], rhs[kMaxRank];
+  int rank;
+};
+
+template <typename T>
+__global__ void binaryKernel(mpcrt_binary_op op, const T *lhs, const T *rhs,
+                             T *out, Shape shape, int64_t count) {
+  using S = Storage<T>;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t rest = i, l = 0, r = 0;
+    for (int d = shape.rank - 1; d >= 0; --d) {
+      int64_t at = rest % shape.dims[d];
+      rest /= shape.dims[d];
+      l += at * shape.lhs[d];
+      r += at * shape.rhs[d];
+    }
+    out[i] = S::store(binaryOp(op, S::load(lhs[l]), S::load(rhs[r])));
+  }
+}
+
+template <typename T>
+__global__ void unaryKernel(mpcrt_unary_op op, const T *in, T *out,
+                            int64_t count) {
+  using S = Storage<T>;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = S::store(unaryOp(op, S::load(in[i])));
+}
+
+template <typename T>
+__global__ void unaryGradKernel(mpcrt_unary_op op, const T *grad,
+                                const T *saved, T *out, int64_t count) {
+  using S = Storage<T>;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
+}
+
+/// Sum (or max) of one value per thread over the block, broadcast to all.
+template <typename A, bool Max = false> __device__ A blockReduce(A v) {
+  __shared__ A partial[kThreads / 32];
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    A other = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = Max ? (isnan(other) || other > v ? other : v) : v + other;
+  }
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads(); // partial may still be read by a previous call
+  if (lane == 0)
+    partial[warp] = v;
+  __syncthreads();
+  A total = partial[0];
+  for (int w = 1; w < int(blockDim.x / 32); ++w)
+    total = Max ? (isnan(partial[w]) || partial[w] > total ? partial[w] : total)
+                : total + partial[w];
+  return total;
+}
+
+/// One thread per output: the reduced dimension is strided by `inner`,
+/// so neighbouring threads read neighbouring elements.
+template <typename T>
+__global__ void reduceColumnsKernel(mpcrt_reduce_op op, const T *in, T *out,
+                                    int64_t outer, int64_t reduced,
+                                    int64_t inner) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       i < outer * inner; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t o = i / inner, j = i % inner;
+    A acc = op == MPCRT_REDUCE_MAX ? A(-INFINITY) : A(0);
+    for (int64_t r = 0; r < reduced; ++r) {
+      A x = S::load(in[(o * reduced + r) * inner + j]);
+      acc = op == MPCRT_REDUCE_MAX ? (isnan(x) || x > acc ? x : acc) : acc + x;
+    }
+    if (op == MPCRT_REDUCE_MEAN)
+      acc /= static_cast<A>(reduced);
+    out[i] = S::store(acc);
+  }
+}
+
+/// inner == 1: one block per output row.
+template <typename T>
+__global__ void reduceRowsKernel(mpcrt_reduce_op op, const T *in, T *out,
+                                 int64_t reduced) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const T *row = in + blockIdx.x * reduced;
+  bool max = op == MPCRT_REDUCE_MAX;
+  A acc = max ? A(-INFINITY) : A(0);
+  for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) {
+    A x = S::load(row[r]);
+    acc = max ? (isnan(x) || x > acc ? x : acc) : acc + x;
+  }
+  acc = max ? blockReduce<A, true>(acc) : blockReduce<A>(acc);
+  if (threadIdx.x == 0)
+    out[blockIdx.x] =
+        S::store(op == MPCRT_REDUCE_MEAN ? acc / static_cast<A>(reduced) : acc);
+}
+
+template <typename T>
+__global__ void reduceMaxBackwardKernel(const T *grad, const T *in,
+                                        const T *max, T *out, int64_t outer,
+                                        int64_t reduced, int64_t inner) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       i < outer * inner; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t o = i / inner, j = i % inner;
+    A m = S::load(max[i]);
+    int64_t ties = 0;
+    for (int64_t r = 0; r < reduced; ++r)
+      ties += S::load(in[(o * reduced + r) * inner + j]) == m;
+    A share = ties ? S::load(grad[i]) / static_cast<A>(ties) : A(0);
+    for (int64_t r = 0; r < reduced; ++r) {
+      int64_t at = (o * reduced + r) * inner + j;
+      out[at] = S::store(S::load(in[at]) == m ? share : A(0));
+    }
+  }
+}
+
+/// The row's maximum and sum of exp(x - max), with the whole block.
+template <typename T, typename A>
+__device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
+  using S = Storage<T>;
+  A m = A(-INFINITY);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    m = fmax(m, S::load(row[c]));
+  max = blockReduce<A, true>(m);
+  A sum = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    sum += exp(S::load(row[c]) - max);
+  total = blockReduce<A>(sum);
+}
+
+template <typename T>
+__global__ void softmaxKernel(const T *input, T *output, int64_t cols,
+                              bool logarithm) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const T *in = input + blockIdx.x * cols;
+  T *out = output + blockIdx.x * cols;
+  A max, sum;
+  rowStatistics<T, A>(in, cols, max, sum);
+  A logSum = log(sum);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A shifted = S::load(in[c]) - max;
+    out[c] = S::store(logarithm ? shifted - logSum : exp(shifted) / sum);
+  }
+}
+
+template <typename T>
+__global__ void softmaxBackwardKernel(const T *grad, const T *output,
+                                      T *gradInput, int64_t cols,
+                                      bool logarithm) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const T *dy = grad + blockIdx.x * cols, *y = output + blockIdx.x * cols;
+  A sum = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    sum += logarithm ? S::load(dy[c]) : S::load(dy[c]) * S::load(y[c]);
+  sum = blockReduce<A>(sum);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A d = S::load(dy[c]), v = S::load(y[c]);
+    gradInput[blockIdx.x * cols + c] =
+        S::store(logarithm ? d - exp(v) * sum : v * (d - sum));
+  }
+}
+
+__device__ int64_t labelOf(const void *labels, int32_t bits, int64_t i) {
+  return bits == 64 ? static_cast<const int64_t *>(labels)[i]
+                    : static_cast<const int32_t *>(labels)[i];
+}
+
+/// One block over all rows: the loss is summed in a fixed order.
+template <typename T>
+__global__ void crossEntropyKernel(const T *logits, const void *labels,
+                                   int32_t bits, T *loss, int64_t rows,
+                                   int64_t classes, bool mean) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *row = logits + r * classes;
+    A max, sum;
+    rowStatistics<T, A>(row, classes, max, sum);
+    total += max + log(sum) - S::load(row[labelOf(labels, bits, r)]);
+  }
+  if (threadIdx.x == 0)
+    *loss = S::store(mean ? total / static_cast<A>(rows) : total);
+}
+
+template <typename T>
+__global__ void crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
+                                           const void *labels, int32_t bits,
+                                           T *grad, int64_t classes,
+                                           int64_t rows, bool mean) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = S::load(*gradLoss) / (mean ? static_cast<A>(rows) : A(1));
+  const T *row = logits + blockIdx.x * classes;
+  A max, sum;
+  rowStatistics<T, A>(row, classes, max, sum);
+  A lse = max + log(sum);
+  int64_t y = labelOf(labels, bits, blockIdx.x);
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) {
+    A p = exp(S::load(row[c]) - lse);
+    grad[blockIdx.x * classes + c] =
+        S::store(scale * (p - (c == y ? A(1) : A(0))));
+  }
+}
+
+template <typename T, typename Stat>
+__global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
+                                const void *gamma, const void *beta, T *y,
+                                Stat *mean, Stat *rstd, int64_t cols,
+                                double epsilon) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const T *row = x + blockIdx.x * cols;
+  A sum = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    sum += S::load(row[c]);
+  A mu = blockReduce<A>(sum) / static_cast<A>(cols);
+  A var = 0; // biased, two-pass
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A d = S::load(row[c]) - mu;
+    var += d * d;
+  }
+  var = blockReduce<A>(var) / static_cast<A>(cols);
+  A inv = A(1) / sqrt(var + static_cast<A>(epsilon));
+  if (threadIdx.x == 0) {
+    mean[blockIdx.x] = static_cast<Stat>(mu);
+    rstd[blockIdx.x] = static_cast<Stat>(inv);
+  }
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A g = static_cast<A>(loadAny(paramDtype, gamma, c));
+    A b = static_cast<A>(loadAny(paramDtype, beta, c));
+    y[blockIdx.x * cols + c] = S::store((S::load(row[c]) - mu) * inv * g + b);
+  }
+}
+
+template <typename T, typename Stat>
+__global__ void
+layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
+                        const Stat *rstd, mpcrt_dtype paramDtype,
+                        const void *gamma, T *dx, int64_t cols) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  int64_t r = blockIdx.x;
+  A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
+  A sumGdy = 0, sumGdyXhat = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A xhat = (S::load(x[r * cols + c]) - mu) * inv;
+    A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
+            S::load(dy[r * cols + c]);
+    sumGdy += gdy;
+    sumGdyXhat += gdy * xhat;
+  }
+  sumGdy = blockReduce<A>(sumGdy);
+  sumGdyXhat = blockReduce<A>(sumGdyXhat);
+  A n = static_cast<A>(cols);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A xhat = (S::load(x[r * cols + c]) - mu) * inv;
+    A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
+            S::load(dy[r * cols + c]);
+    dx[r * cols + c] =
+        S::store(inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n));
+  }
+}
+
+/// The parameter gradients: one thread per column, rows in order.
+template <typename T, typename Stat>
+__global__ void
+layerNormParamGradKernel(const T *dy, const T *x, const Stat *mean,
+                         const Stat *rstd, mpcrt_dtype paramDtype, void *dgamma,
+                         void *dbeta, int64_t rows, int64_t cols) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < cols;
+       c += int64_t(gridDim.x) * blockDim.x) {
+    A dg = 0, db = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      A xhat = (S::load(x[r * cols + c]) - static_cast<A>(mean[r])) *
+               static_cast<A>(rstd[r]);
+      A d = S::load(dy[r * cols + c]);
+      dg += d * xhat;
+      db += d;
+    }
+    storeAny(paramDtype, dgamma, c, dg);
+    storeAny(paramDtype, dbeta, c, db);
+  }
+}
+
+/// Calls f(T*) with the storage type of `dtype`.
+template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f(static_cast<__half *>(nullptr));
+  case MPCRT_BF16:
+    return f(static_cast<__nv_bfloat16 *>(nullptr));
+  case MPCRT_F32:
+    return f(static_cast<float *>(nullptr));
+  default:
+    return f(static_cast<double *>(nullptr));
+  }
+}
+
+#define MPCRT_TYPE(ptr) std::remove_pointer_t<decltype(ptr)>
+
+} // namespace
+
+void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
+            const int64_t *lhsStrides, const void *rhs,
+            const int64_t *rhsStrides, void *out, const int64_t *shape,
+            int32_t rank) {
+  if (rank > kMaxRank) {
+    std::fprintf(stderr,
+                 "error: CUDA backend: binary op of rank %d (at most "
+                 "%d)\n",
+                 rank, kMaxRank);
+    std::exit(1);
+  }
+  Shape s{};
+  s.rank = rank;
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    s.dims[d] = shape[d];
+    s.lhs[d] = lhsStrides[d];
+    s.rhs[d] = rhsStrides[d];
+    count *= shape[d];
+  }
+  if (count == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    binaryKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        op, static_cast<const T *>(lhs), static_cast<const T *>(rhs),
+        static_cast<T *>(out), s, count);
+  });
+  MPCRT_CUDA_LAUNCHED("binary");
+}
+
+void unary(mpcrt_dtype dtype, mpcrt_unary_op op, const void *input, void *out,
+           int64_t count) {
+  if (count <= 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    unaryKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        op, static_cast<const T *>(input), static_cast<T *>(out), count);
+  });
+  MPCRT_CUDA_LAUNCHED("unary");
+}
+
+void unaryGrad(mpcrt_dtype dtype, mpcrt_unary_op op, const void *grad,
+               const void *saved, void *out, int64_t count) {
+  if (count <= 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    unaryGradKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        op, static_cast<const T *>(grad), static_cast<const T *>(saved),
+        static_cast<T *>(out), count);
+  });
+  MPCRT_CUDA_LAUNCHED("unary_grad");
+}
+
+void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
+            int64_t outer, int64_t reduced, int64_t inner) {
+  if (outer * inner == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    if (inner == 1 && reduced >= 64 && outer < (int64_t(1) << 31))
+      reduceRowsKernel<T>
+          <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
+              op, static_cast<const T *>(input), static_cast<T *>(out),
+              reduced);
+    else
+      reduceColumnsKernel<T>
+          <<<blocksFor(outer * inner), kThreads, 0, stream()>>>(
+              op, static_cast<const T *>(input), static_cast<T *>(out), outer,
+              reduced, inner);
+  });
+  MPCRT_CUDA_LAUNCHED("reduce");
+}
+
+void reduceMaxBackward(mpcrt_dtype dtype, const void *grad, const void *input,
+                       const void *max, void *gradInput, int64_t outer,
+                       int64_t reduced, int64_t inner) {
+  if (outer * inner == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    reduceMaxBackwardKernel<T>
+        <<<blocksFor(outer * inner), kThreads, 0, stream()>>>(
+            static_cast<const T *>(grad), static_cast<const T *>(input),
+            static_cast<const T *>(max), static_cast<T *>(gradInput), outer,
+            reduced, inner);
+  });
+  MPCRT_CUDA_LAUNCHED("reduce_max_backward");
+}
+
+void softmax(mpcrt_dtype dtype, const void *input, void *output, int64_t rows,
+             int64_t cols, bool logarithm) {
+  if (rows == 0 || cols == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    softmaxKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+        static_cast<const T *>(input), static_cast<T *>(output), cols,
+        logarithm);
+  });
+  MPCRT_CUDA_LAUNCHED("softmax");
+}
+
+void softmaxBackward(mpcrt_dtype dtype, const void *grad, const void *output,
+                     void *gradInput, int64_t rows, int64_t cols,
+                     bool logarithm) {
+  if (rows == 0 || cols == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    softmaxBackwardKernel<T>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            static_cast<const T *>(grad), static_cast<const T *>(output),
+            static_cast<T *>(gradInput), cols, logarithm);
+  });
+  MPCRT_CUDA_LAUNCHED("softmax_backward");
+}
+
+void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
+                  int32_t labelBits, void *loss, int64_t rows, int64_t classes,
+                  bool mean) {
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    crossEntropyKernel<T><<<1, kThreads, 0, stream()>>>(
+        static_cast<const T *>(logits), labels, labelBits,
+        static_cast<T *>(loss), rows, classes, mean);
+  });
+  MPCRT_CUDA_LAUNCHED("cross_entropy");
+}
+
+void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
+                          const void *logits, const void *labels,
+                          int32_t labelBits, void *gradLogits, int64_t rows,
+                          int64_t classes, bool mean) {
+  if (rows == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    crossEntropyBackwardKernel<T>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            static_cast<const T *>(gradLoss), static_cast<const T *>(logits),
+            labels, labelBits, static_cast<T *>(gradLogits), classes, rows,
+            mean);
+  });
+  MPCRT_CUDA_LAUNCHED("cross_entropy_backward");
+}
+
+void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
+               const void *gamma, const void *beta, void *output, void *mean,
+               void *rstd, int64_t rows, int64_t cols, double epsilon) {
+  if (rows == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    layerNormKernel<T, Stat>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            static_cast<const T *>(input), paramDtype, gamma, beta,
+            static_cast<T *>(output), static_cast<Stat *>(mean),
+            static_cast<Stat *>(rstd), cols, epsilon);
+  });
+  MPCRT_CUDA_LAUNCHED("layer_norm");
+}
+
+void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       const void *input, const void *mean, const void *rstd,
+                       mpcrt_dtype paramDtype, const void *gamma,
+                       void *gradInput, void *gradGamma, void *gradBeta,
+                       int64_t rows, int64_t cols) {
+  if (rows == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    layerNormBackwardKernel<T, Stat>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            static_cast<const T *>(gradOutput), static_cast<const T *>(input),
+            static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
+            paramDtype, gamma, static_cast<T *>(gradInput), cols);
+    layerNormParamGradKernel<T, Stat>
+        <<<blocksFor(cols), kThreads, 0, stream()>>>(
+            static_cast<const T *>(gradOutput), static_cast<const T *>(input),
+            static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
+            paramDtype, gradGamma, gradBeta, rows, cols);
+  });
+  MPCRT_CUDA_LAUNCHED("layer_norm_backward");
+}
+
+} // namespace mpcrt::cuda

@@ -1,0 +1,376 @@
+//===- ElementwiseTest.cpp - CUDA elementwise/reductions/norms vs the CPU -===//
+//
+// The device's exp/log/tanh/erf/pow differ from the host library's by an
+// ulp or two of the accumulation type, and row sums are added in a
+// different order; results must agree with the reference to that: a few
+// ulps of the stored type, plus n ulps of the accumulator times the sum of
+// magnitudes for reductions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaTest.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace mpcrt::cuda;
+using namespace mpcrt::cuda::test;
+
+namespace {
+
+using Elementwise = CudaTest;
+
+const mpcrt_dtype kTypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64};
+
+int64_t bytesOf(mpcrt_dtype d) {
+  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+}
+double ulpOf(mpcrt_dtype d) {
+  return d == MPCRT_F64   ? 0x1p-52
+         : d == MPCRT_F32 ? 0x1p-23
+         : d == MPCRT_F16 ? 0x1p-10
+                          : 0x1p-7;
+}
+double accUlp(mpcrt_dtype d) { return d == MPCRT_F64 ? 0x1p-52 : 0x1p-23; }
+
+/// A host buffer of `dtype` and its values as double.
+struct Buffer {
+  mpcrt_dtype dtype;
+  std::vector<uint8_t> bytes;
+  std::vector<double> values() const {
+    size_t n = bytes.size() / bytesOf(dtype);
+    std::vector<double> v(n);
+    mpcrt_cast(dtype, bytes.data(), MPCRT_F64, v.data(), n);
+    return v;
+  }
+};
+
+Buffer randomBuffer(std::mt19937 &rng, mpcrt_dtype d, int64_t n, double lo,
+                    double hi) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(n);
+  for (double &x : v)
+    x = u(rng);
+  Buffer b{d, std::vector<uint8_t>(n * bytesOf(d))};
+  mpcrt_cast(MPCRT_F64, v.data(), d, b.bytes.data(), n);
+  return b;
+}
+
+/// |got - want| <= ulps * ulp(type) * |want| + absolute[i] for every
+/// element (NaN matches NaN).
+void expectClose(const Buffer &want, const std::vector<uint8_t> &got,
+                 double ulps, const std::function<double(size_t)> &absolute,
+                 const std::string &what) {
+  Buffer g{want.dtype, got};
+  std::vector<double> w = want.values(), o = g.values();
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (std::isnan(w[i]) && std::isnan(o[i]))
+      continue;
+    if (w[i] == o[i])
+      continue;
+    double bound = ulps * ulpOf(want.dtype) * std::fabs(w[i]) + absolute(i);
+    ASSERT_LE(std::fabs(w[i] - o[i]), bound)
+        << what << ": element " << i << " is " << o[i] << ", reference "
+        << w[i];
+  }
+}
+
+TEST_F(Elementwise, BinaryOpsWithBroadcastingMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // out[4, 5, 6] = lhs[4, 5, 6] op rhs[5, 1] broadcast.
+  const int64_t shape[] = {4, 5, 6}, ls[] = {30, 6, 1}, rs[] = {0, 1, 0};
+  for (mpcrt_dtype d : kTypes)
+    for (mpcrt_binary_op op :
+         {MPCRT_ADD, MPCRT_SUB, MPCRT_MUL, MPCRT_DIV, MPCRT_POW}) {
+      Buffer lhs = randomBuffer(rng, d, 120, 0.1, 3);
+      Buffer rhs = randomBuffer(rng, d, 5, -2, 2);
+      Buffer want{d, std::vector<uint8_t>(120 * bytesOf(d))};
+#define CALL(SUFFIX, T)                                                        \
+  mpcrt_binary_##SUFFIX(op, reinterpret_cast<const T *>(lhs.bytes.data()), ls, \
+                        reinterpret_cast<const T *>(rhs.bytes.data()), rs,     \
+                        reinterpret_cast<T *>(want.bytes.data()), shape, 3)
+      if (d == MPCRT_F16)
+        CALL(f16, uint16_t);
+      else if (d == MPCRT_BF16)
+        CALL(bf16, uint16_t);
+      else if (d == MPCRT_F32)
+        CALL(f32, float);
+      else
+        CALL(f64, double);
+#undef CALL
+      uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
+      binary(d, op, upload(lhs.bytes), ls, upload(rhs.bytes), rs, out, shape,
+             3);
+      // +-*/ round once on both: bit-identical; pow to an ulp.
+      expectClose(
+          want, download(out, want.bytes.size()), op == MPCRT_POW ? 1 : 0,
+          [](size_t) { return 0.0; }, "binary op " + std::to_string(op));
+      if (HasFatalFailure())
+        return;
+    }
+}
+
+TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t n = 3000;
+  for (mpcrt_dtype d : kTypes)
+    for (int o = MPCRT_NEG; o <= MPCRT_GELU_TANH; ++o) {
+      auto op = static_cast<mpcrt_unary_op>(o);
+      bool positive = op == MPCRT_LOG || op == MPCRT_SQRT || op == MPCRT_RSQRT;
+      Buffer in = randomBuffer(rng, d, n, positive ? 0.01 : -6, 6);
+      Buffer grad = randomBuffer(rng, d, n, -2, 2);
+      Buffer want{d, std::vector<uint8_t>(n * bytesOf(d))};
+      Buffer wantGrad = want;
+      bool hasGrad = op >= MPCRT_TANH;
+#define CALL(SUFFIX, T)                                                        \
+  do {                                                                         \
+    mpcrt_unary_##SUFFIX(op, reinterpret_cast<const T *>(in.bytes.data()),     \
+                         reinterpret_cast<T *>(want.bytes.data()), n);         \
+    if (hasGrad)                                                               \
+      mpcrt_unary_grad_##SUFFIX(                                               \
+          op, reinterpret_cast<const T *>(grad.bytes.data()),                  \
+          reinterpret_cast<const T *>(in.bytes.data()),                        \
+          reinterpret_cast<T *>(wantGrad.bytes.data()), n);                    \
+  } while (0)
+      if (d == MPCRT_F16)
+        CALL(f16, uint16_t);
+      else if (d == MPCRT_BF16)
+        CALL(bf16, uint16_t);
+      else if (d == MPCRT_F32)
+        CALL(f32, float);
+      else
+        CALL(f64, double);
+#undef CALL
+      uint8_t *dIn = upload(in.bytes), *dGrad = upload(grad.bytes);
+      uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
+      unary(d, op, dIn, out, n);
+      // Transcendentals: 2 ulps of f32/f64, which can cross one rounding
+      // boundary of f16/bf16; near zero, an absolute ulp of the
+      // accumulator (GELU's x*Phi(x)).
+      double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 4 : 1;
+      expectClose(
+          want, download(out, want.bytes.size()), ulps,
+          [&](size_t) { return 4 * accUlp(d); },
+          "unary op " + std::to_string(o));
+      if (hasGrad) {
+        unaryGrad(d, op, dGrad, dIn, out, n);
+        expectClose(
+            wantGrad, download(out, want.bytes.size()), ulps,
+            [&](size_t) { return 8 * accUlp(d); },
+            "unary grad " + std::to_string(o));
+      }
+      if (HasFatalFailure())
+        return;
+    }
+}
+
+TEST_F(Elementwise, ReductionsMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Case {
+    int64_t outer, reduced, inner;
+  };
+  for (Case c :
+       {Case{3, 700, 1}, Case{2, 50, 33}, Case{1, 4096, 1}, Case{5, 3, 1}})
+    for (mpcrt_dtype d : kTypes)
+      for (mpcrt_reduce_op op :
+           {MPCRT_REDUCE_SUM, MPCRT_REDUCE_MEAN, MPCRT_REDUCE_MAX}) {
+        int64_t n = c.outer * c.reduced * c.inner, m = c.outer * c.inner;
+        Buffer in = randomBuffer(rng, d, n, -1, 1);
+        Buffer want{d, std::vector<uint8_t>(m * bytesOf(d))};
+        Buffer grad = randomBuffer(rng, d, m, -1, 1);
+        Buffer wantBack{d, std::vector<uint8_t>(n * bytesOf(d))};
+#define CALL(SUFFIX, T)                                                        \
+  do {                                                                         \
+    mpcrt_reduce_##SUFFIX(op, reinterpret_cast<const T *>(in.bytes.data()),    \
+                          reinterpret_cast<T *>(want.bytes.data()), c.outer,   \
+                          c.reduced, c.inner);                                 \
+    if (op == MPCRT_REDUCE_MAX)                                                \
+      mpcrt_reduce_max_backward_##SUFFIX(                                      \
+          reinterpret_cast<const T *>(grad.bytes.data()),                      \
+          reinterpret_cast<const T *>(in.bytes.data()),                        \
+          reinterpret_cast<const T *>(want.bytes.data()),                      \
+          reinterpret_cast<T *>(wantBack.bytes.data()), c.outer, c.reduced,    \
+          c.inner);                                                            \
+  } while (0)
+        if (d == MPCRT_F16)
+          CALL(f16, uint16_t);
+        else if (d == MPCRT_BF16)
+          CALL(bf16, uint16_t);
+        else if (d == MPCRT_F32)
+          CALL(f32, float);
+        else
+          CALL(f64, double);
+#undef CALL
+        uint8_t *dIn = upload(in.bytes);
+        uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
+        reduce(d, op, dIn, out, c.outer, c.reduced, c.inner);
+        std::vector<uint8_t> got = download(out, want.bytes.size());
+        // Sums in another order: reduced * ulp(acc) * sum|x| (|x| <= 1),
+        // then one rounding to the stored type; max is exact.
+        double order = op == MPCRT_REDUCE_MAX
+                           ? 0
+                           : c.reduced * accUlp(d) * c.reduced /
+                                 (op == MPCRT_REDUCE_MEAN ? c.reduced : 1);
+        expectClose(
+            want, got, op == MPCRT_REDUCE_MAX ? 0 : 1,
+            [&](size_t) { return order; }, "reduce " + std::to_string(op));
+        if (op == MPCRT_REDUCE_MAX) {
+          ASSERT_EQ(got, want.bytes);
+          uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
+          reduceMaxBackward(d, upload(grad.bytes), dIn, out, back, c.outer,
+                            c.reduced, c.inner);
+          ASSERT_EQ(download(back, wantBack.bytes.size()), wantBack.bytes);
+        }
+        if (HasFatalFailure())
+          return;
+      }
+}
+
+TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t rows = 37, cols = 1000;
+  for (mpcrt_dtype d : kTypes) {
+    Buffer in = randomBuffer(rng, d, rows * cols, -8, 8);
+    Buffer dy = randomBuffer(rng, d, rows * cols, -1, 1);
+    std::vector<int32_t> labels(rows);
+    std::uniform_int_distribution<int32_t> label(0, cols - 1);
+    for (int32_t &l : labels)
+      l = label(rng);
+    Buffer gradLoss = randomBuffer(rng, d, 1, 0.5, 2);
+    for (int log : {0, 1}) {
+      Buffer want{d, std::vector<uint8_t>(rows * cols * bytesOf(d))};
+      Buffer wantBack = want;
+      Buffer wantLoss{d, std::vector<uint8_t>(bytesOf(d))};
+      Buffer wantGrad = want;
+#define CALL(SUFFIX, T)                                                        \
+  do {                                                                         \
+    mpcrt_softmax_##SUFFIX(reinterpret_cast<const T *>(in.bytes.data()),       \
+                           reinterpret_cast<T *>(want.bytes.data()), rows,     \
+                           cols, log);                                         \
+    mpcrt_softmax_backward_##SUFFIX(                                           \
+        reinterpret_cast<const T *>(dy.bytes.data()),                          \
+        reinterpret_cast<const T *>(want.bytes.data()),                        \
+        reinterpret_cast<T *>(wantBack.bytes.data()), rows, cols, log);        \
+    mpcrt_cross_entropy_##SUFFIX(                                              \
+        reinterpret_cast<const T *>(in.bytes.data()), labels.data(), 32,       \
+        reinterpret_cast<T *>(wantLoss.bytes.data()), rows, cols, log);        \
+    mpcrt_cross_entropy_backward_##SUFFIX(                                     \
+        reinterpret_cast<const T *>(gradLoss.bytes.data()),                    \
+        reinterpret_cast<const T *>(in.bytes.data()), labels.data(), 32,       \
+        reinterpret_cast<T *>(wantGrad.bytes.data()), rows, cols, log);        \
+  } while (0)
+      if (d == MPCRT_F16)
+        CALL(f16, uint16_t);
+      else if (d == MPCRT_BF16)
+        CALL(bf16, uint16_t);
+      else if (d == MPCRT_F32)
+        CALL(f32, float);
+      else
+        CALL(f64, double);
+#undef CALL
+      uint8_t *dIn = upload(in.bytes), *dDy = upload(dy.bytes);
+      uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
+      uint8_t *back = deviceBuffer<uint8_t>(want.bytes.size());
+      softmax(d, dIn, out, rows, cols, log);
+      double rowSum = cols * accUlp(d) * 16; // exp terms up to e^16 apart
+      double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
+      expectClose(
+          want, download(out, want.bytes.size()), ulps,
+          [&](size_t) { return rowSum; }, "softmax");
+      // The backward reads the reference's forward output.
+      uint8_t *y = upload(want.bytes);
+      softmaxBackward(d, dDy, y, back, rows, cols, log);
+      expectClose(
+          wantBack, download(back, want.bytes.size()), ulps,
+          [&](size_t) { return rowSum * 8; }, "softmax backward");
+      // (log selects mean reduction here, to cover both.)
+      int32_t *dLabels = upload(labels);
+      uint8_t *loss = deviceBuffer<uint8_t>(bytesOf(d));
+      crossEntropy(d, dIn, dLabels, 32, loss, rows, cols, log);
+      expectClose(
+          wantLoss, download(loss, bytesOf(d)), ulps,
+          [&](size_t) { return rows * rowSum * 16; }, "cross entropy");
+      uint8_t *grad = deviceBuffer<uint8_t>(want.bytes.size());
+      crossEntropyBackward(d, upload(gradLoss.bytes), dIn, dLabels, 32, grad,
+                           rows, cols, log);
+      expectClose(
+          wantGrad, download(grad, want.bytes.size()), ulps,
+          [&](size_t) { return rowSum * 2; }, "cross entropy backward");
+      if (HasFatalFailure())
+        return;
+    }
+  }
+}
+
+TEST_F(Elementwise, LayerNormMatchesTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t rows = 24, cols = 768;
+  for (mpcrt_dtype d : kTypes) {
+    mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+    int64_t statBytes = d == MPCRT_F64 ? 8 : 4;
+    Buffer x = randomBuffer(rng, d, rows * cols, -3, 5);
+    Buffer dy = randomBuffer(rng, d, rows * cols, -1, 1);
+    Buffer gamma = randomBuffer(rng, pd, cols, 0.5, 1.5);
+    Buffer beta = randomBuffer(rng, pd, cols, -0.5, 0.5);
+    Buffer want{d, std::vector<uint8_t>(rows * cols * bytesOf(d))};
+    Buffer wantDx = want;
+    std::vector<uint8_t> mean(rows * statBytes), rstd(rows * statBytes);
+    Buffer wantDg{pd, std::vector<uint8_t>(cols * bytesOf(pd))};
+    Buffer wantDb = wantDg;
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    mpcrt_layer_norm_##SUFFIX(                                                 \
+        reinterpret_cast<const T *>(x.bytes.data()), pd, gamma.bytes.data(),   \
+        beta.bytes.data(), reinterpret_cast<T *>(want.bytes.data()),           \
+        reinterpret_cast<STAT *>(mean.data()),                                 \
+        reinterpret_cast<STAT *>(rstd.data()), rows, cols, 1e-5);              \
+    mpcrt_layer_norm_backward_##SUFFIX(                                        \
+        reinterpret_cast<const T *>(dy.bytes.data()),                          \
+        reinterpret_cast<const T *>(x.bytes.data()),                           \
+        reinterpret_cast<const STAT *>(mean.data()),                           \
+        reinterpret_cast<const STAT *>(rstd.data()), pd, gamma.bytes.data(),   \
+        reinterpret_cast<T *>(wantDx.bytes.data()), wantDg.bytes.data(),       \
+        wantDb.bytes.data(), rows, cols);                                      \
+  } while (0)
+    if (d == MPCRT_F16)
+      CALL(f16, uint16_t, float);
+    else if (d == MPCRT_BF16)
+      CALL(bf16, uint16_t, float);
+    else if (d == MPCRT_F32)
+      CALL(f32, float, float);
+    else
+      CALL(f64, double, double);
+#undef CALL
+    uint8_t *dX = upload(x.bytes), *dG = upload(gamma.bytes);
+    uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
+    uint8_t *dMean = deviceBuffer<uint8_t>(mean.size());
+    uint8_t *dRstd = deviceBuffer<uint8_t>(rstd.size());
+    layerNorm(d, dX, pd, dG, upload(beta.bytes), out, dMean, dRstd, rows, cols,
+              1e-5);
+    double sums = cols * accUlp(d) * 8;
+    double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
+    expectClose(
+        want, download(out, want.bytes.size()), ulps,
+        [&](size_t) { return sums * 4; }, "layer_norm");
+    // The backward from the reference's statistics.
+    uint8_t *dx = deviceBuffer<uint8_t>(want.bytes.size());
+    uint8_t *dg = deviceBuffer<uint8_t>(wantDg.bytes.size());
+    uint8_t *db = deviceBuffer<uint8_t>(wantDb.bytes.size());
+    layerNormBackward(d, upload(dy.bytes), dX, upload(mean), upload(rstd), pd,
+                      dG, dx, dg, db, rows, cols);
+    expectClose(
+        wantDx, download(dx, want.bytes.size()), ulps,
+        [&](size_t) { return sums * 16; }, "layer_norm dx");
+    expectClose(
+        wantDg, download(dg, wantDg.bytes.size()), 0,
+        [&](size_t) { return rows * accUlp(d) * rows * 4; },
+        "layer_norm dgamma");
+    expectClose(
+        wantDb, download(db, wantDb.bytes.size()), 0,
+        [&](size_t) { return rows * accUlp(d) * rows; }, "layer_norm dbeta");
+    if (HasFatalFailure())
+      return;
+  }
+}
+
+} // namespace
