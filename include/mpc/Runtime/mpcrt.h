@@ -335,6 +335,15 @@ MPCRT_DECLARE_OPTIMIZERS(bf16_bf16, uint16_t, uint16_t)
 MPCRT_DECLARE_OPTIMIZERS(f64_f64, double, double)
 #undef MPCRT_DECLARE_OPTIMIZERS
 
+/* ---- Buffers, for the program that drives compiled steps: memory the
+ * backend's kernels address (host memory on the CPU, device memory on
+ * CUDA), zeroed and 256-byte aligned, and copies between it and the host.
+ * A download waits for the work enqueued before it. */
+void *mpcrt_buffer_alloc(int64_t bytes);
+void mpcrt_buffer_free(void *buffer);
+void mpcrt_upload(void *buffer, const void *host, int64_t bytes);
+void mpcrt_download(void *host, const void *buffer, int64_t bytes);
+
 /* ---- Support for compiled steps. */
 
 /* Byte copies and zero fills of buffers (overlap allowed in the copy). */

@@ -19,6 +19,31 @@ using namespace mpcrt;
 
 extern "C" {
 
+void *mpcrt_buffer_alloc(int64_t bytes) {
+  size_t size =
+      static_cast<size_t>(std::max<int64_t>(256, (bytes + 255) / 256 * 256));
+  void *buffer = std::aligned_alloc(256, size);
+  if (!buffer) {
+    std::fprintf(stderr, "error: cannot allocate %lld bytes\n",
+                 static_cast<long long>(bytes));
+    std::exit(1);
+  }
+  std::memset(buffer, 0, size);
+  return buffer;
+}
+
+void mpcrt_buffer_free(void *buffer) { std::free(buffer); }
+
+void mpcrt_upload(void *buffer, const void *host, int64_t bytes) {
+  if (bytes > 0 && buffer != host)
+    std::memcpy(buffer, host, static_cast<size_t>(bytes));
+}
+
+void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
+  if (bytes > 0 && buffer != host)
+    std::memcpy(host, buffer, static_cast<size_t>(bytes));
+}
+
 void mpcrt_copy(void *dst, const void *src, int64_t bytes) {
   if (dst != src && bytes > 0)
     std::memmove(dst, src, static_cast<size_t>(bytes));

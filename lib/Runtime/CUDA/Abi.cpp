@@ -13,6 +13,19 @@ using namespace mpcrt::cuda;
 
 extern "C" {
 
+void *mpcrt_buffer_alloc(int64_t bytes) {
+  void *buffer = allocate(bytes);
+  zero(buffer, bytes);
+  return buffer;
+}
+void mpcrt_buffer_free(void *buffer) { release(buffer); }
+void mpcrt_upload(void *buffer, const void *host, int64_t bytes) {
+  copyToDevice(buffer, host, bytes);
+}
+void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
+  copyToHost(host, buffer, bytes);
+}
+
 void mpcrt_copy(void *dst, const void *src, int64_t bytes) {
   copy(dst, src, bytes);
 }

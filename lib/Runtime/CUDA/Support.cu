@@ -54,9 +54,10 @@ void *allocate(int64_t bytes) {
 void release(void *pointer) { MPCRT_CUDA_CHECK(cudaFree(pointer)); }
 
 void copyToDevice(void *device, const void *host, int64_t bytes) {
+  // From pageable memory the call returns once the source is staged: the
+  // host buffer may be reused, and the stream is not waited for.
   MPCRT_CUDA_CHECK(cudaMemcpyAsync(device, host, static_cast<size_t>(bytes),
                                    cudaMemcpyHostToDevice, stream()));
-  synchronize();
 }
 
 void copyToHost(void *host, const void *device, int64_t bytes) {
@@ -65,10 +66,11 @@ void copyToHost(void *host, const void *device, int64_t bytes) {
   synchronize();
 }
 
+// Default direction: global initialisers copy from host constants.
 void copy(void *dst, const void *src, int64_t bytes) {
   if (dst != src && bytes > 0)
     MPCRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
-                                     cudaMemcpyDeviceToDevice, stream()));
+                                     cudaMemcpyDefault, stream()));
 }
 
 void zero(void *dst, int64_t bytes) {

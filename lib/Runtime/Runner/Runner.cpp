@@ -98,7 +98,17 @@ static int fail(llvm::Error err) {
   return fail(llvm::toString(std::move(err)));
 }
 
-/// 256-byte aligned, zeroed storage.
+/// Memory of the backend (device memory on CUDA), zeroed.
+struct DeviceBuffer {
+  explicit DeviceBuffer(int64_t bytes)
+      : data(static_cast<char *>(mpcrt_buffer_alloc(bytes))) {}
+  ~DeviceBuffer() { mpcrt_buffer_free(data); }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  char *data;
+};
+
+/// 256-byte aligned, zeroed host storage.
 struct Buffer {
   explicit Buffer(int64_t bytes)
       : data(static_cast<char *>(std::aligned_alloc(
@@ -172,18 +182,25 @@ int main(int argc, char **argv) {
                 " does not match the batch size the step was compiled for (" +
                 llvm::Twine(batch) + "); recompile the model for another size");
 
-  Buffer arena(model.arenaBytes), state(model.stateBytes);
+  // The step's buffers live in the backend's memory; the host keeps a
+  // mirror of the state (read for checkpoints and metrics only) and stages
+  // each batch before uploading it.
+  DeviceBuffer arena(model.arenaBytes), state(model.stateBytes);
+  Buffer hostState(model.stateBytes);
   std::vector<std::unique_ptr<Buffer>> inputBuffers, outputBuffers;
+  std::vector<std::unique_ptr<DeviceBuffer>> deviceInputs, deviceOutputs;
   std::vector<void *> inputs, outputs;
   int64_t inputBytes = 0, outputBytes = 0;
   for (const TensorInfo &in : model.inputs) {
     inputBuffers.push_back(std::make_unique<Buffer>(in.bytes));
-    inputs.push_back(inputBuffers.back()->data);
+    deviceInputs.push_back(std::make_unique<DeviceBuffer>(in.bytes));
+    inputs.push_back(deviceInputs.back()->data);
     inputBytes += in.bytes;
   }
   for (const TensorInfo &out : model.outputs) {
     outputBuffers.push_back(std::make_unique<Buffer>(out.bytes));
-    outputs.push_back(outputBuffers.back()->data);
+    deviceOutputs.push_back(std::make_unique<DeviceBuffer>(out.bytes));
+    outputs.push_back(deviceOutputs.back()->data);
     outputBytes += out.bytes;
   }
   if (printMemory) {
@@ -259,21 +276,35 @@ int main(int argc, char **argv) {
   }
   if (!stepGlobal)
     return fail("malformed model descriptor: no step counter");
+  mpcrt_download(hostState.data, state.data, model.stateBytes);
   if (!initPath.empty()) {
-    if (llvm::Error err = readCheckpoint(initPath, model, state.data, false))
+    if (llvm::Error err =
+            readCheckpoint(initPath, model, hostState.data, false))
       return fail(std::move(err));
     // Values, not progress: training starts at step 0. Low-precision
     // copies follow the masters that were loaded.
-    std::memset(state.data + stepGlobal->offset, 0, 8);
+    std::memset(hostState.data + stepGlobal->offset, 0, 8);
+    mpcrt_upload(state.data, hostState.data, model.stateBytes);
     mpc_refresh_copies(state.data);
+    mpcrt_download(hostState.data, state.data, model.stateBytes);
   }
-  if (!resumePath.empty())
-    if (llvm::Error err = readCheckpoint(resumePath, model, state.data, true))
+  if (!resumePath.empty()) {
+    if (llvm::Error err =
+            readCheckpoint(resumePath, model, hostState.data, true))
       return fail(std::move(err));
-  auto currentStep = [&] {
-    int64_t s;
-    std::memcpy(&s, state.data + stepGlobal->offset, 8);
-    return s;
+    mpcrt_upload(state.data, hostState.data, model.stateBytes);
+  }
+  // The host counts steps as the step function does: no read per step.
+  int64_t firstStep;
+  std::memcpy(&firstStep, hostState.data + stepGlobal->offset, 8);
+  // The state's values on the host, when a checkpoint is written.
+  auto checkpoint = [&]() -> llvm::Error {
+    mpcrt_download(hostState.data, state.data, model.stateBytes);
+    return writeCheckpoint(checkpointPath, model, hostState.data);
+  };
+  auto readGlobal = [&](const TensorInfo &g) {
+    mpcrt_download(hostState.data + g.offset, state.data + g.offset, g.bytes);
+    return hostState.data + g.offset;
   };
 
   int64_t total = steps >= 0    ? steps.getValue()
@@ -290,10 +321,12 @@ int main(int argc, char **argv) {
   bool terminal = llvm::sys::Process::StandardOutIsDisplayed();
   std::vector<int64_t> order;
   int64_t orderEpoch = -1;
-  double msSinceLog = 0;
+  // Time per step: wall time between logged lines (batch staging and
+  // uploads included), measured when the backend has finished the steps.
+  auto lastLog = std::chrono::steady_clock::now();
   int64_t stepsSinceLog = 0;
   bool trained = false;
-  for (int64_t step = currentStep(); step < total; step = currentStep()) {
+  for (int64_t step = firstStep; step < total; ++step) {
     trained = true;
     int64_t epoch = step / batchesPerEpoch, first = step % batchesPerEpoch;
     if (epoch != orderEpoch) {
@@ -308,20 +341,23 @@ int main(int argc, char **argv) {
                         order[first * batch + r] * sampleBytes,
                     sampleBytes);
     }
-    auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < model.inputs.size(); ++i)
+      mpcrt_upload(inputs[i], inputBuffers[i]->data, model.inputs[i].bytes);
     mpc_step(arena.data, state.data, inputs.data(), outputs.data());
-    msSinceLog += std::chrono::duration<double, std::milli>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
     ++stepsSinceLog;
     int64_t done = step + 1;
     if (done % std::max<int64_t>(1, logEvery) == 0 || done == total) {
+      // Downloads wait for the steps: the only synchronisation.
+      mpcrt_download(outputBuffers[0]->data, outputs[0],
+                     model.outputs[0].bytes);
       double loss = readScalar(model.outputs[0], outputBuffers[0]->data);
-      double ms = msSinceLog / stepsSinceLog;
-      bool skipped = skippedGlobal && state.data[skippedGlobal->offset] != 0;
+      auto now = std::chrono::steady_clock::now();
+      double ms =
+          std::chrono::duration<double, std::milli>(now - lastLog).count() /
+          stepsSinceLog;
+      bool skipped = skippedGlobal && *readGlobal(*skippedGlobal) != 0;
       double scale =
-          lossScale ? readScalar(*lossScale, state.data + lossScale->offset)
-                    : 1.0;
+          lossScale ? readScalar(*lossScale, readGlobal(*lossScale)) : 1.0;
       if (metrics) {
         llvm::json::Object line{
             {"step", done},        {"loss", loss},
@@ -329,7 +365,7 @@ int main(int argc, char **argv) {
             {"ms_per_step", ms},   {"samples_per_s", batch * 1000.0 / ms}};
         if (gradStats) {
           int64_t counts[4];
-          std::memcpy(counts, state.data + gradStats->offset, sizeof(counts));
+          std::memcpy(counts, readGlobal(*gradStats), sizeof(counts));
           double n = static_cast<double>(std::max<int64_t>(counts[0], 1));
           line["grad_zero"] = counts[1] / n;
           line["grad_underflow"] = counts[2] / n;
@@ -352,18 +388,18 @@ int main(int argc, char **argv) {
                      << llvm::format("%.0f", batch * 1000.0 / ms) << "\n";
       }
       llvm::outs().flush();
-      msSinceLog = 0;
       stepsSinceLog = 0;
+      lastLog = std::chrono::steady_clock::now();
     }
     if (!checkpointPath.empty() &&
         (done == total || (checkpointEvery > 0 && done % checkpointEvery == 0)))
-      if (llvm::Error err = writeCheckpoint(checkpointPath, model, state.data))
+      if (llvm::Error err = checkpoint())
         return fail(std::move(err));
   }
   // Nothing trained (--steps 0, or resumed at the end): the checkpoint is
   // the state as it stands, e.g. the initial weights.
   if (!checkpointPath.empty() && !trained)
-    if (llvm::Error err = writeCheckpoint(checkpointPath, model, state.data))
+    if (llvm::Error err = checkpoint())
       return fail(std::move(err));
   return 0;
 }
