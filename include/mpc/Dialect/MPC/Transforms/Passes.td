@@ -293,6 +293,10 @@ def LowerToRuntimePass : Pass<"mpc-lower-to-runtime", "ModuleOp"> {
     Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
            "The function mpc_step calls (default train_step, or the only "
            "function)">,
+    Option<"backend", "backend", "std::string", /*default=*/"\"cpu\"",
+           "cpu: tensor constants are read-only globals of the program; "
+           "cuda: they are copied into the state buffer (device memory) by "
+           "mpc_init_globals, after the step counter">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",

@@ -66,10 +66,15 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
         SmallVector<Attribute>(
             type.getNumElements(),
             cast<DenseElementsAttr>(data).getSplatValue<Attribute>()));
+  int64_t count = std::max<int64_t>(1, type.getNumElements());
   StringRef symbol = l.symbols.constant(
-      "__mpc_const_", data,
-      LLVM::LLVMArrayType::get(element,
-                               std::max<int64_t>(1, type.getNumElements())));
+      "__mpc_const_", data, LLVM::LLVMArrayType::get(element, count));
+  if (l.symbols.constantsInState) {
+    int64_t bytes = count * ((element.getIntOrFloatBitWidth() + 7) / 8);
+    l.bind(op.getResult(),
+           l.offset(l.state, l.symbols.stateConstant(symbol, bytes)));
+    return success();
+  }
   l.bind(op.getResult(), l.addressOf(symbol));
   return success();
 }

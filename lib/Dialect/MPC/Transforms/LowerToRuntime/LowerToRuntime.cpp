@@ -117,6 +117,16 @@ StringRef ModuleSymbols::constant(StringRef prefix, Attribute data,
   return symbol;
 }
 
+int64_t ModuleSymbols::stateConstant(StringRef symbol, int64_t bytes) {
+  for (const StateConstant &c : stateConstants)
+    if (c.symbol == symbol)
+      return c.offset;
+  int64_t offset = llvm::alignTo(stateEnd, kStateAlignment);
+  stateConstants.push_back({symbol, offset, bytes});
+  stateEnd = llvm::alignTo(offset + bytes, kStateAlignment);
+  return offset;
+}
+
 StringRef ModuleSymbols::i64Array(ArrayRef<int64_t> values) {
   Builder b(module.getContext());
   SmallVector<int64_t> data(values);
@@ -325,6 +335,7 @@ LogicalResult LowerToRuntimePass::layOutState(ModuleOp module,
   step.getAsObject()->insert({"offset", layout.stepOffset});
   globalsJson.push_back(std::move(step));
   stateBytes = layout.bytes;
+  symbols.stateEnd = layout.bytes;
   return success();
 }
 
@@ -531,6 +542,10 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
     l.call("mpcrt_copy", {p, l.addressOf(symbol), l.i64(byteSize(type))});
   }
   l.call("mpcrt_zero", {l.offset(state, symbols.stepOffset), l.i64(8)});
+  // Tensor constants the steps read from the state (device backends).
+  for (const ModuleSymbols::StateConstant &c : symbols.stateConstants)
+    l.call("mpcrt_copy", {l.offset(state, c.offset), l.addressOf(c.symbol),
+                          l.i64(c.bytes)});
   // Low-precision copies start as their masters, rounded.
   func::CallOp::create(b, module.getLoc(), emitRefreshCopies(module, symbols),
                        ValueRange{state});
@@ -567,6 +582,12 @@ void LowerToRuntimePass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
   ModuleSymbols symbols(module);
+  if (backend != "cpu" && backend != "cuda") {
+    module.emitError("mpc-lower-to-runtime: unknown backend '")
+        << backend << "' (expected cpu or cuda)";
+    return signalPassFailure();
+  }
+  symbols.constantsInState = backend == "cuda";
 
   // The entry function: `entry`, or the only function there is.
   SmallVector<func::FuncOp> funcs;
@@ -621,6 +642,8 @@ void LowerToRuntimePass::runOnOperation() {
       return signalPassFailure();
 
   emitInitializers(module, symbols);
+  if (symbols.constantsInState)
+    stateBytes = symbols.stateEnd;
 
   // mpc_step forwards to the entry function.
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());

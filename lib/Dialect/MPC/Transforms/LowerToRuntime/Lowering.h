@@ -42,9 +42,21 @@ public:
   StringRef i32Array(ArrayRef<int32_t> values);
   StringRef string(StringRef text);
 
+  /// With constants in the state (a device backend): the offset of the
+  /// constant global `symbol` of `bytes` in the state buffer, assigned at
+  /// its first use after everything else the state holds.
+  int64_t stateConstant(StringRef symbol, int64_t bytes);
+
   ModuleOp module;
   llvm::StringMap<GlobalSlot> globals;
   int64_t stepOffset = 0;
+  bool constantsInState = false;
+  int64_t stateEnd = 0; // bytes of the state buffer so far
+  struct StateConstant {
+    StringRef symbol;
+    int64_t offset, bytes;
+  };
+  SmallVector<StateConstant> stateConstants;
 
 private:
   llvm::StringMap<StringRef> uniqued;
