@@ -23,4 +23,7 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.mpc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["mpc-opt", "mpc-compile"], tool_dirs)
 config.substitutions.append(("%python", sys.executable))
+# The CUDA backend is built (a GPU may still be absent).
+if config.mpc_have_cuda:
+    config.available_features.add("cuda-backend")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -9,6 +9,9 @@
 
 #include "Kernels.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 using namespace mpcrt::cuda;
 
 extern "C" {
@@ -24,6 +27,41 @@ void mpcrt_upload(void *buffer, const void *host, int64_t bytes) {
 }
 void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
   copyToHost(host, buffer, bytes);
+  // Checks the device made without stopping the step report here.
+  if (int64_t bad = takeIndexError()) {
+    std::fprintf(stderr,
+                 "error: an embedding index was out of range (position %lld "
+                 "of its indices), found when results were read\n",
+                 static_cast<long long>(bad - 1));
+    std::exit(1);
+  }
+}
+
+uint16_t mpcrt_f32_to_f16(float value) { return floatToHalf(value); }
+float mpcrt_f16_to_f32(uint16_t bits) { return halfToFloat(bits); }
+uint16_t mpcrt_f32_to_bf16(float value) { return floatToBfloat16(value); }
+float mpcrt_bf16_to_f32(uint16_t bits) { return bfloat16ToFloat(bits); }
+
+void mpcrt_strided_copy(const void *input, int64_t offset,
+                        const int64_t *in_strides, void *output,
+                        const int64_t *shape, int32_t rank, int32_t bytes) {
+  stridedCopy(input, offset, in_strides, output, shape, rank, bytes);
+}
+void mpcrt_strided_scatter(const void *input, void *output, int64_t offset,
+                           const int64_t *out_strides, const int64_t *shape,
+                           int32_t rank, int32_t bytes) {
+  stridedScatter(input, output, offset, out_strides, shape, rank, bytes);
+}
+/* Embedding kernels record bad indices on the device (reported by the
+ * next mpcrt_download) and return 0: nothing to check here. */
+void mpcrt_check_index(int64_t code, const char *where) {
+  if (code == 0)
+    return;
+  std::fprintf(stderr,
+               "error: %s: index out of range at position %lld of the "
+               "indices\n",
+               where, static_cast<long long>(code - 1));
+  std::exit(1);
 }
 
 void mpcrt_copy(void *dst, const void *src, int64_t bytes) {
@@ -109,6 +147,36 @@ MPCRT_DEFINE(f64_f64, double, double, MPCRT_F64, MPCRT_F64)
                              int32_t trans_b) {                                \
     matmul(DTYPE, a, a_batch_stride, b, b_batch_stride, c, batch, m, n, k,     \
            trans_a != 0, trans_b != 0);                                        \
+  }
+MPCRT_DEFINE(f16, uint16_t, MPCRT_F16)
+MPCRT_DEFINE(bf16, uint16_t, MPCRT_BF16)
+MPCRT_DEFINE(f32, float, MPCRT_F32)
+MPCRT_DEFINE(f64, double, MPCRT_F64)
+#undef MPCRT_DEFINE
+
+#define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \
+  int64_t mpcrt_embedding_##SUFFIX(const T *table, int64_t v, int64_t d,       \
+                                   const void *indices, int32_t index_bits,    \
+                                   int64_t count, T *output) {                 \
+    embedding(DTYPE, table, v, d, indices, index_bits, count, output);         \
+    return 0;                                                                  \
+  }                                                                            \
+  int64_t mpcrt_embedding_backward_##SUFFIX(                                   \
+      const T *grad_output, const void *indices, int32_t index_bits,           \
+      int64_t count, int64_t v, int64_t d, T *grad_table) {                    \
+    embeddingBackward(DTYPE, grad_output, indices, index_bits, count, v, d,    \
+                      grad_table);                                             \
+    return 0;                                                                  \
+  }                                                                            \
+  void mpcrt_dropout_##SUFFIX(const T *input, T *output, uint8_t *mask,        \
+                              int64_t count, double p, uint64_t seed,          \
+                              const int64_t *step) {                           \
+    dropout(DTYPE, input, output, mask, count, p, seed, step);                 \
+  }                                                                            \
+  void mpcrt_dropout_backward_##SUFFIX(const T *grad_output,                   \
+                                       const uint8_t *mask, T *grad_input,     \
+                                       int64_t count, double p) {              \
+    dropoutBackward(DTYPE, grad_output, mask, grad_input, count, p);           \
   }
 MPCRT_DEFINE(f16, uint16_t, MPCRT_F16)
 MPCRT_DEFINE(bf16, uint16_t, MPCRT_BF16)

@@ -116,6 +116,38 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        void *gradInput, void *gradGamma, void *gradBeta,
                        int64_t rows, int64_t cols);
 
+// Data movement, embedding, dropout (mpcrt_strided_copy, ...). Strides and
+// shapes are host arrays.
+void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,
+                 void *output, const int64_t *shape, int32_t rank,
+                 int32_t bytes);
+void stridedScatter(const void *input, void *output, int64_t offset,
+                    const int64_t *outStrides, const int64_t *shape,
+                    int32_t rank, int32_t bytes);
+/// Rows outside [0, v) give zeros and are recorded on the device, not
+/// returned: takeIndexError() returns (and clears) 1 + the position of the
+/// first one, waiting for the stream.
+void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
+               const void *indices, int32_t indexBits, int64_t count,
+               void *output);
+/// Scatter-adds in f32 with atomics: the order of the additions, and so the
+/// last bit of a row's sum, may change from run to run.
+void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       const void *indices, int32_t indexBits, int64_t count,
+                       int64_t v, int64_t d, void *gradTable);
+int64_t takeIndexError();
+void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,
+             int64_t count, double p, uint64_t seed, const int64_t *step);
+void dropoutBackward(mpcrt_dtype dtype, const void *gradOutput,
+                     const uint8_t *mask, void *gradInput, int64_t count,
+                     double p);
+
+// Host conversions of single values (the runner's metrics).
+float halfToFloat(uint16_t bits);
+float bfloat16ToFloat(uint16_t bits);
+uint16_t floatToHalf(float value);
+uint16_t floatToBfloat16(float value);
+
 // Matrix multiplication through cuBLASLt (f32 accumulation, Tensor Cores for
 // f16/bf16; f64 in f64), the algorithm chosen by cuBLASLt's heuristic once
 // per shape and cached.

@@ -544,8 +544,8 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
   l.call("mpcrt_zero", {l.offset(state, symbols.stepOffset), l.i64(8)});
   // Tensor constants the steps read from the state (device backends).
   for (const ModuleSymbols::StateConstant &c : symbols.stateConstants)
-    l.call("mpcrt_copy", {l.offset(state, c.offset), l.addressOf(c.symbol),
-                          l.i64(c.bytes)});
+    l.call("mpcrt_copy",
+           {l.offset(state, c.offset), l.addressOf(c.symbol), l.i64(c.bytes)});
   // Low-precision copies start as their masters, rounded.
   func::CallOp::create(b, module.getLoc(), emitRefreshCopies(module, symbols),
                        ValueRange{state});

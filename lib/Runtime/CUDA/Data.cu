@@ -1,0 +1,306 @@
+//===- Data.cu - strided copies, embedding, dropout on the device ---------===//
+
+#include "Device.cuh"
+
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+
+namespace mpcrt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxRank = 8;
+
+struct Strided {
+  int64_t shape[kMaxRank], strides[kMaxRank];
+  int rank;
+};
+
+/// Element i of the dense side -> element of the strided side.
+__device__ int64_t stridedIndex(const Strided &s, int64_t offset, int64_t i) {
+  int64_t at = offset;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    at += (i % s.shape[d]) * s.strides[d];
+    i /= s.shape[d];
+  }
+  return at;
+}
+
+template <typename E>
+__global__ void stridedCopyKernel(const E *in, int64_t offset, E *out,
+                                  Strided s, int64_t count, bool scatter) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t at = stridedIndex(s, offset, i);
+    if (scatter)
+      out[at] = in[i];
+    else
+      out[i] = in[at];
+  }
+}
+
+/// The first bad embedding index (1 + its position), kept on the device
+/// and reported when the host next reads results: no synchronisation.
+__device__ unsigned long long badIndex = 0;
+
+__device__ int64_t indexAt(const void *indices, int32_t bits, int64_t i) {
+  return bits == 64 ? static_cast<const int64_t *>(indices)[i]
+                    : static_cast<const int32_t *>(indices)[i];
+}
+
+template <typename T>
+__global__ void embeddingKernel(const T *table, int64_t v, int64_t d,
+                                const void *indices, int32_t bits,
+                                int64_t count, T *out) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t i = e / d, j = e % d;
+    int64_t row = indexAt(indices, bits, i);
+    if (row < 0 || row >= v) {
+      if (j == 0)
+        atomicCAS(&badIndex, 0ull, static_cast<unsigned long long>(i + 1));
+      out[e] = Storage<T>::store(0.0f);
+      continue;
+    }
+    out[e] = table[row * d + j];
+  }
+}
+
+template <typename T>
+__global__ void embeddingBackwardKernel(const T *dy, const void *indices,
+                                        int32_t bits, int64_t count, int64_t v,
+                                        int64_t d, float *acc) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t i = e / d, j = e % d;
+    int64_t row = indexAt(indices, bits, i);
+    if (row < 0 || row >= v) {
+      if (j == 0)
+        atomicCAS(&badIndex, 0ull, static_cast<unsigned long long>(i + 1));
+      continue;
+    }
+    atomicAdd(&acc[row * d + j], static_cast<float>(Storage<T>::load(dy[e])));
+  }
+}
+
+template <typename T>
+__global__ void storeAccumulated(const float *acc, T *out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = Storage<T>::store(acc[i]);
+}
+
+/// Philox4x32-10 (the same as Support.cu's and the host's).
+__device__ void philox(uint32_t c[4], uint32_t k0, uint32_t k1) {
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    uint32_t lo0 = 0xD2511F53u * c[0], hi0 = __umulhi(0xD2511F53u, c[0]);
+    uint32_t lo1 = 0xCD9E8D57u * c[2], hi1 = __umulhi(0xCD9E8D57u, c[2]);
+    c[0] = hi1 ^ c[1] ^ k0;
+    c[1] = lo1;
+    c[2] = hi0 ^ c[3] ^ k1;
+    c[3] = lo0;
+  }
+}
+
+/// The host's mask, bit for bit: element i is kept when word i % 4 of
+/// philox({lo(i/4), lo(step), hi(step), hi(i/4)}, seed) >= p * 2^32.
+template <typename T>
+__global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
+                              double p, uint64_t seed, const int64_t *step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  uint64_t t = static_cast<uint64_t>(*step);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t q = static_cast<uint64_t>(i / 4);
+    uint32_t c[4] = {static_cast<uint32_t>(q), static_cast<uint32_t>(t),
+                     static_cast<uint32_t>(t >> 32),
+                     static_cast<uint32_t>(q >> 32)};
+    philox(c, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+    bool keep = c[i % 4] >= p * 4294967296.0;
+    mask[i] = keep;
+    y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
+  }
+}
+
+template <typename T>
+__global__ void dropoutBackwardKernel(const T *dy, const uint8_t *mask, T *dx,
+                                      int64_t count, double p) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    dx[i] = S::store(mask[i] ? S::load(dy[i]) * scale : A(0));
+}
+
+template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f(static_cast<__half *>(nullptr));
+  case MPCRT_BF16:
+    return f(static_cast<__nv_bfloat16 *>(nullptr));
+  case MPCRT_F32:
+    return f(static_cast<float *>(nullptr));
+  default:
+    return f(static_cast<double *>(nullptr));
+  }
+}
+
+#define MPCRT_TYPE(ptr) std::remove_pointer_t<decltype(ptr)>
+
+void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
+             const int64_t *shape, int32_t rank, int32_t bytes, bool scatter) {
+  if (rank > kMaxRank) {
+    std::fprintf(stderr,
+                 "error: CUDA backend: strided copy of rank %d (at "
+                 "most %d)\n",
+                 rank, kMaxRank);
+    std::exit(1);
+  }
+  Strided s{};
+  s.rank = rank;
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    s.shape[d] = shape[d];
+    s.strides[d] = strides[d];
+    count *= shape[d];
+  }
+  if (count == 0)
+    return;
+  auto launch = [&](auto *e) {
+    using E = MPCRT_TYPE(e);
+    stridedCopyKernel<E><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const E *>(in), offset, static_cast<E *>(out), s, count,
+        scatter);
+  };
+  switch (bytes) {
+  case 1:
+    launch(static_cast<uint8_t *>(nullptr));
+    break;
+  case 2:
+    launch(static_cast<uint16_t *>(nullptr));
+    break;
+  case 4:
+    launch(static_cast<uint32_t *>(nullptr));
+    break;
+  default:
+    launch(static_cast<uint64_t *>(nullptr));
+  }
+  MPCRT_CUDA_LAUNCHED(scatter ? "strided_scatter" : "strided_copy");
+}
+
+} // namespace
+
+void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,
+                 void *output, const int64_t *shape, int32_t rank,
+                 int32_t bytes) {
+  strided(input, offset, inStrides, output, shape, rank, bytes, false);
+}
+
+void stridedScatter(const void *input, void *output, int64_t offset,
+                    const int64_t *outStrides, const int64_t *shape,
+                    int32_t rank, int32_t bytes) {
+  strided(input, offset, outStrides, output, shape, rank, bytes, true);
+}
+
+void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
+               const void *indices, int32_t indexBits, int64_t count,
+               void *output) {
+  if (count * d == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    embeddingKernel<T><<<blocksFor(count * d), kThreads, 0, stream()>>>(
+        static_cast<const T *>(table), v, d, indices, indexBits, count,
+        static_cast<T *>(output));
+  });
+  MPCRT_CUDA_LAUNCHED("embedding");
+}
+
+void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       const void *indices, int32_t indexBits, int64_t count,
+                       int64_t v, int64_t d, void *gradTable) {
+  // An f32 accumulator, grown as needed (the first step runs before a
+  // graph is captured).
+  static float *acc = nullptr;
+  static int64_t accElements = 0;
+  if (accElements < v * d) {
+    if (acc)
+      MPCRT_CUDA_CHECK(cudaFree(acc));
+    MPCRT_CUDA_CHECK(cudaMalloc(&acc, v * d * sizeof(float)));
+    accElements = v * d;
+  }
+  zero(acc, v * d * sizeof(float));
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    if (count * d > 0)
+      embeddingBackwardKernel<T>
+          <<<blocksFor(count * d), kThreads, 0, stream()>>>(
+              static_cast<const T *>(gradOutput), indices, indexBits, count, v,
+              d, acc);
+    storeAccumulated<T><<<blocksFor(v * d), kThreads, 0, stream()>>>(
+        acc, static_cast<T *>(gradTable), v * d);
+  });
+  MPCRT_CUDA_LAUNCHED("embedding_backward");
+}
+
+int64_t takeIndexError() {
+  unsigned long long bad = 0, none = 0;
+  MPCRT_CUDA_CHECK(cudaMemcpyFromSymbol(&bad, badIndex, sizeof(bad)));
+  if (bad)
+    MPCRT_CUDA_CHECK(cudaMemcpyToSymbol(badIndex, &none, sizeof(none)));
+  return static_cast<int64_t>(bad);
+}
+
+void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,
+             int64_t count, double p, uint64_t seed, const int64_t *step) {
+  if (count <= 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    dropoutKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(input), static_cast<T *>(output), mask, count, p,
+        seed, step);
+  });
+  MPCRT_CUDA_LAUNCHED("dropout");
+}
+
+void dropoutBackward(mpcrt_dtype dtype, const void *gradOutput,
+                     const uint8_t *mask, void *gradInput, int64_t count,
+                     double p) {
+  if (count <= 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    dropoutBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(gradOutput), mask, static_cast<T *>(gradInput),
+        count, p);
+  });
+  MPCRT_CUDA_LAUNCHED("dropout_backward");
+}
+
+float halfToFloat(uint16_t bits) {
+  __half_raw raw;
+  raw.x = bits;
+  return __half2float(__half(raw));
+}
+float bfloat16ToFloat(uint16_t bits) {
+  __nv_bfloat16_raw raw;
+  raw.x = bits;
+  return __bfloat162float(__nv_bfloat16(raw));
+}
+uint16_t floatToHalf(float value) {
+  return static_cast<__half_raw>(__float2half_rn(value)).x;
+}
+uint16_t floatToBfloat16(float value) {
+  return static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(value)).x;
+}
+
+} // namespace mpcrt::cuda
