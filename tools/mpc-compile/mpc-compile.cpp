@@ -37,11 +37,9 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Object/Archive.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -50,8 +48,6 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
-
-#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -164,21 +160,6 @@ static LogicalResult writeFile(StringRef path,
   write(file->os());
   file->keep();
   return success();
-}
-
-/// The external symbols an archive defines.
-static llvm::Expected<std::set<std::string>> archiveSymbols(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   path + ": " + buffer.getError().message());
-  auto archive = llvm::object::Archive::create((*buffer)->getMemBufferRef());
-  if (!archive)
-    return archive.takeError();
-  std::set<std::string> names;
-  for (const llvm::object::Archive::Symbol &symbol : (*archive)->symbols())
-    names.insert(symbol.getName().str());
-  return names;
 }
 
 int main(int argc, char **argv) {
@@ -296,26 +277,6 @@ int main(int argc, char **argv) {
       triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
-  // The CUDA backend does not implement every entry point yet: name what
-  // this model needs and it lacks, rather than fail in the linker.
-  if (backend == "cuda") {
-    llvm::Expected<std::set<std::string>> defined =
-        archiveSymbols(MPC_RUNTIME_CUDA_LIB);
-    if (!defined)
-      return fail(toString(defined.takeError()));
-    std::vector<std::string> missing;
-    for (const llvm::Function &f : *llvmModule)
-      if (f.isDeclaration() && f.getName().starts_with("mpcrt_") &&
-          !defined->count(f.getName().str()))
-        missing.push_back(f.getName().str());
-    if (!missing.empty()) {
-      std::string list;
-      for (const std::string &name : missing)
-        list += (list.empty() ? "" : ", ") + name;
-      return fail("the CUDA backend does not implement " + list +
-                  " yet, which this model needs; use --backend=cpu");
-    }
-  }
   if (auto err = makeOptimizingTransformer(optLevel, 0,
                                            machine.get())(llvmModule.get()))
     return fail("LLVM optimisation failed: " + toString(std::move(err)));

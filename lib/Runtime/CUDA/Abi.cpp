@@ -155,6 +155,77 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
 #undef MPCRT_DEFINE
 
 #define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \
+  void mpcrt_conv2d_##SUFFIX(const T *input, const T *filter, T *output,       \
+                             const mpcrt_conv2d_shape *shape) {                \
+    conv2d(DTYPE, input, filter, output, *shape);                              \
+  }                                                                            \
+  void mpcrt_conv2d_backward_data_##SUFFIX(const T *grad_output,               \
+                                           const T *filter, T *grad_input,     \
+                                           const mpcrt_conv2d_shape *shape) {  \
+    conv2dBackwardData(DTYPE, grad_output, filter, grad_input, *shape);        \
+  }                                                                            \
+  void mpcrt_conv2d_backward_filter_##SUFFIX(                                  \
+      const T *grad_output, const T *input, T *grad_filter,                    \
+      const mpcrt_conv2d_shape *shape) {                                       \
+    conv2dBackwardFilter(DTYPE, grad_output, input, grad_filter, *shape);      \
+  }                                                                            \
+  void mpcrt_batch_norm_##SUFFIX(                                              \
+      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
+      const void *beta, void *running_mean, void *running_var, T *output,      \
+      float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
+      double momentum, double epsilon) {                                       \
+    batchNorm(DTYPE, input, param_dtype, gamma, beta, running_mean,            \
+              running_var, output, saved_mean, saved_invstd, rows, c,          \
+              momentum, epsilon);                                              \
+  }                                                                            \
+  void mpcrt_batch_norm_backward_##SUFFIX(                                     \
+      const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
+      const void *gamma, const float *saved_mean, const float *saved_invstd,   \
+      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      int64_t c) {                                                             \
+    batchNormBackward(DTYPE, grad_output, input, param_dtype, gamma,           \
+                      saved_mean, saved_invstd, grad_input, grad_gamma,        \
+                      grad_beta, rows, c);                                     \
+  }                                                                            \
+  void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
+                                 const mpcrt_pool2d_shape *shape) {            \
+    maxPool2d(DTYPE, input, output, *shape);                                   \
+  }                                                                            \
+  void mpcrt_max_pool2d_backward_##SUFFIX(const T *grad_output,                \
+                                          const T *input, T *grad_input,       \
+                                          const mpcrt_pool2d_shape *shape) {   \
+    maxPool2dBackward(DTYPE, grad_output, input, grad_input, *shape);          \
+  }                                                                            \
+  void mpcrt_avg_pool2d_##SUFFIX(const T *input, T *output,                    \
+                                 const mpcrt_pool2d_shape *shape) {            \
+    avgPool2d(DTYPE, input, output, *shape);                                   \
+  }                                                                            \
+  void mpcrt_avg_pool2d_backward_##SUFFIX(const T *grad_output, T *grad_input, \
+                                          const mpcrt_pool2d_shape *shape) {   \
+    avgPool2dBackward(DTYPE, grad_output, grad_input, *shape);                 \
+  }                                                                            \
+  void mpcrt_upsample_nearest2d_##SUFFIX(const T *input, T *output, int64_t n, \
+                                         int64_t h, int64_t w, int64_t c,      \
+                                         int64_t sh, int64_t sw) {             \
+    upsampleNearest2d(DTYPE, input, output, n, h, w, c, sh, sw);               \
+  }                                                                            \
+  void mpcrt_upsample_nearest2d_backward_##SUFFIX(                             \
+      const T *grad_output, T *grad_input, int64_t n, int64_t h, int64_t w,    \
+      int64_t c, int64_t sh, int64_t sw) {                                     \
+    upsampleNearest2dBackward(DTYPE, grad_output, grad_input, n, h, w, c, sh,  \
+                              sw);                                             \
+  }                                                                            \
+  void mpcrt_pointwise_loss_##SUFFIX(int32_t kind, const T *input,             \
+                                     const T *target, T *loss, int64_t count,  \
+                                     int32_t mean) {                           \
+    pointwiseLoss(DTYPE, kind, input, target, loss, count, mean != 0);         \
+  }                                                                            \
+  void mpcrt_pointwise_loss_backward_##SUFFIX(                                 \
+      int32_t kind, const T *grad_loss, const T *input, const T *target,       \
+      T *grad_input, int64_t count, int32_t mean) {                            \
+    pointwiseLossBackward(DTYPE, kind, grad_loss, input, target, grad_input,   \
+                          count, mean != 0);                                   \
+  }                                                                            \
   int64_t mpcrt_embedding_##SUFFIX(const T *table, int64_t v, int64_t d,       \
                                    const void *indices, int32_t index_bits,    \
                                    int64_t count, T *output) {                 \

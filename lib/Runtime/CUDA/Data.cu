@@ -227,16 +227,7 @@ void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
 void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *indices, int32_t indexBits, int64_t count,
                        int64_t v, int64_t d, void *gradTable) {
-  // An f32 accumulator, grown as needed (the first step runs before a
-  // graph is captured).
-  static float *acc = nullptr;
-  static int64_t accElements = 0;
-  if (accElements < v * d) {
-    if (acc)
-      MPCRT_CUDA_CHECK(cudaFree(acc));
-    MPCRT_CUDA_CHECK(cudaMalloc(&acc, v * d * sizeof(float)));
-    accElements = v * d;
-  }
+  float *acc = scratchF32(v * d);
   zero(acc, v * d * sizeof(float));
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);

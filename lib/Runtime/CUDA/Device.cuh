@@ -18,6 +18,10 @@ void check(cudaError_t status, const char *what);
 /// Checks the launch just made.
 #define MPCRT_CUDA_LAUNCHED(name) ::mpcrt::cuda::check(cudaGetLastError(), name)
 
+/// An f32 scratch buffer of at least `elements` (one per process, grown
+/// as needed; the first step runs before a graph is captured).
+float *scratchF32(int64_t elements);
+
 /// Blocks for a grid-stride loop over `count` elements.
 inline unsigned blocksFor(int64_t count, int threads = 256) {
   int64_t blocks = (count + threads - 1) / threads;

@@ -148,6 +148,50 @@ float bfloat16ToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
 uint16_t floatToBfloat16(float value);
 
+// Batch norm (channels last), pooling, upsampling, pointwise losses.
+void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
+               const void *gamma, const void *beta, void *runningMean,
+               void *runningVar, void *output, float *savedMean,
+               float *savedInvstd, int64_t rows, int64_t c, double momentum,
+               double epsilon);
+void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       const void *input, mpcrt_dtype paramDtype,
+                       const void *gamma, const float *savedMean,
+                       const float *savedInvstd, void *gradInput,
+                       void *gradGamma, void *gradBeta, int64_t rows,
+                       int64_t c);
+void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
+               const mpcrt_pool2d_shape &shape);
+void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       const void *input, void *gradInput,
+                       const mpcrt_pool2d_shape &shape);
+void avgPool2d(mpcrt_dtype dtype, const void *input, void *output,
+               const mpcrt_pool2d_shape &shape);
+void avgPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       void *gradInput, const mpcrt_pool2d_shape &shape);
+void upsampleNearest2d(mpcrt_dtype dtype, const void *input, void *output,
+                       int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
+                       int64_t sw);
+void upsampleNearest2dBackward(mpcrt_dtype dtype, const void *gradOutput,
+                               void *gradInput, int64_t n, int64_t h, int64_t w,
+                               int64_t c, int64_t sh, int64_t sw);
+void pointwiseLoss(mpcrt_dtype dtype, int32_t kind, const void *input,
+                   const void *target, void *loss, int64_t count, bool mean);
+void pointwiseLossBackward(mpcrt_dtype dtype, int32_t kind,
+                           const void *gradLoss, const void *input,
+                           const void *target, void *gradInput, int64_t count,
+                           bool mean);
+
+// Convolutions through cuDNN (NHWC, OHWI filters), forward and backward.
+void conv2d(mpcrt_dtype dtype, const void *input, const void *filter,
+            void *output, const mpcrt_conv2d_shape &shape);
+void conv2dBackwardData(mpcrt_dtype dtype, const void *gradOutput,
+                        const void *filter, void *gradInput,
+                        const mpcrt_conv2d_shape &shape);
+void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
+                          const void *input, void *gradFilter,
+                          const mpcrt_conv2d_shape &shape);
+
 // Matrix multiplication through cuBLASLt (f32 accumulation, Tensor Cores for
 // f16/bf16; f64 in f64), the algorithm chosen by cuBLASLt's heuristic once
 // per shape and cached.

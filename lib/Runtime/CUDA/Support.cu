@@ -42,6 +42,18 @@ cudaStream_t stream() {
   return s;
 }
 
+float *scratchF32(int64_t elements) {
+  static float *buffer = nullptr;
+  static int64_t capacity = 0;
+  if (capacity < elements) {
+    if (buffer)
+      MPCRT_CUDA_CHECK(cudaFree(buffer));
+    MPCRT_CUDA_CHECK(cudaMalloc(&buffer, elements * sizeof(float)));
+    capacity = elements;
+  }
+  return buffer;
+}
+
 void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
 
 void *allocate(int64_t bytes) {

@@ -1,0 +1,463 @@
+//===- Nn.cu - batch norm, pooling, upsampling, pointwise losses ----------===//
+//
+// The CPU reference's formulas on the device (cuDNN's batch norm and
+// pooling are not used yet). Sums over a channel or a loss use one block
+// each, in a fixed order; pooling gradients scatter-add in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.cuh"
+
+#include <type_traits>
+
+namespace mpcrt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename A> __device__ A blockSum(A v) {
+  __shared__ A partial[kThreads / 32];
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  __syncthreads();
+  if (threadIdx.x % 32 == 0)
+    partial[threadIdx.x / 32] = v;
+  __syncthreads();
+  A total = partial[0];
+  for (int w = 1; w < int(blockDim.x / 32); ++w)
+    total += partial[w];
+  return total;
+}
+
+/// One block per channel.
+template <typename T>
+__global__ void batchNormKernel(const T *x, mpcrt_dtype pd, const void *gamma,
+                                const void *beta, void *runningMean,
+                                void *runningVar, T *y, float *savedMean,
+                                float *savedInvstd, int64_t rows, int64_t c,
+                                double momentum, double eps) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  int64_t ch = blockIdx.x;
+  A sum = 0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
+    sum += S::load(x[r * c + ch]);
+  A mean = blockSum(sum) / static_cast<A>(rows);
+  A var = 0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+    A d = S::load(x[r * c + ch]) - mean;
+    var += d * d;
+  }
+  var = blockSum(var);
+  A biased = var / static_cast<A>(rows);
+  A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
+  A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
+  A g = static_cast<A>(loadAny(pd, gamma, ch));
+  A b = static_cast<A>(loadAny(pd, beta, ch));
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
+    y[r * c + ch] = S::store((S::load(x[r * c + ch]) - mean) * invstd * g + b);
+  if (threadIdx.x == 0) {
+    savedMean[ch] = static_cast<float>(mean);
+    savedInvstd[ch] = static_cast<float>(invstd);
+    storeAny(pd, runningMean, ch,
+             (1 - momentum) * loadAny(pd, runningMean, ch) +
+                 momentum * static_cast<double>(mean));
+    storeAny(pd, runningVar, ch,
+             (1 - momentum) * loadAny(pd, runningVar, ch) +
+                 momentum * static_cast<double>(unbiased));
+  }
+}
+
+template <typename T>
+__global__ void
+batchNormBackwardKernel(const T *dy, const T *x, mpcrt_dtype pd,
+                        const void *gamma, const float *savedMean,
+                        const float *savedInvstd, T *dx, void *dgamma,
+                        void *dbeta, int64_t rows, int64_t c) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  int64_t ch = blockIdx.x;
+  A mean = savedMean[ch], invstd = savedInvstd[ch];
+  A g = static_cast<A>(loadAny(pd, gamma, ch));
+  A sumDy = 0, sumDyXhat = 0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+    A d = S::load(dy[r * c + ch]);
+    sumDy += d;
+    sumDyXhat += d * (S::load(x[r * c + ch]) - mean) * invstd;
+  }
+  sumDy = blockSum(sumDy);
+  sumDyXhat = blockSum(sumDyXhat);
+  A n = static_cast<A>(rows);
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+    A xhat = (S::load(x[r * c + ch]) - mean) * invstd;
+    dx[r * c + ch] =
+        S::store(g * invstd *
+                 (S::load(dy[r * c + ch]) - sumDy / n - xhat * sumDyXhat / n));
+  }
+  if (threadIdx.x == 0) {
+    storeAny(pd, dgamma, ch, sumDyXhat);
+    storeAny(pd, dbeta, ch, sumDy);
+  }
+}
+
+/// A pooling window of output element `out` (NHWC): its valid input range
+/// and PyTorch's average divisor.
+struct Window {
+  int64_t n, ch, y0, y1, x0, x1, divisor;
+};
+
+__device__ Window windowOf(const mpcrt_pool2d_shape &s, int64_t out) {
+  Window w;
+  w.ch = out % s.c;
+  int64_t rest = out / s.c;
+  int64_t ox = rest % s.wo;
+  rest /= s.wo;
+  int64_t oy = rest % s.ho;
+  w.n = rest / s.ho;
+  int64_t y0 = oy * s.stride_h - s.pad_h, x0 = ox * s.stride_w - s.pad_w;
+  int64_t y1 = min(y0 + s.kh, s.h + s.pad_h),
+          x1 = min(x0 + s.kw, s.w + s.pad_w);
+  int64_t padded = (y1 - y0) * (x1 - x0);
+  w.y0 = y0 > 0 ? y0 : 0;
+  w.x0 = x0 > 0 ? x0 : 0;
+  w.y1 = min(y1, s.h), w.x1 = min(x1, s.w);
+  w.divisor = s.count_include_pad ? padded : (w.y1 - w.y0) * (w.x1 - w.x0);
+  return w;
+}
+
+/// The first maximum of the window (a NaN wins), -1 when empty.
+template <typename T>
+__device__ int64_t argmaxOf(const T *x, const mpcrt_pool2d_shape &s,
+                            const Window &w) {
+  using S = Storage<T>;
+  int64_t best = -1;
+  for (int64_t y = w.y0; y < w.y1; ++y)
+    for (int64_t xx = w.x0; xx < w.x1; ++xx) {
+      int64_t i = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
+      auto v = S::load(x[i]);
+      if (isnan(v))
+        return i;
+      if (best < 0 || v > S::load(x[best]))
+        best = i;
+    }
+  return best;
+}
+
+template <typename T>
+__global__ void maxPoolKernel(const T *x, T *y, mpcrt_pool2d_shape s,
+                              int64_t count) {
+  for (int64_t out = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       out < count; out += int64_t(gridDim.x) * blockDim.x) {
+    int64_t best = argmaxOf(x, s, windowOf(s, out));
+    y[out] = best < 0 ? Storage<T>::store(-INFINITY) : x[best];
+  }
+}
+
+template <typename T>
+__global__ void maxPoolBackwardKernel(const T *dy, const T *x, float *acc,
+                                      mpcrt_pool2d_shape s, int64_t count) {
+  for (int64_t out = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       out < count; out += int64_t(gridDim.x) * blockDim.x) {
+    int64_t best = argmaxOf(x, s, windowOf(s, out));
+    if (best >= 0)
+      atomicAdd(&acc[best], static_cast<float>(Storage<T>::load(dy[out])));
+  }
+}
+
+template <typename T>
+__global__ void avgPoolKernel(const T *x, T *y, mpcrt_pool2d_shape s,
+                              int64_t count) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t out = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       out < count; out += int64_t(gridDim.x) * blockDim.x) {
+    Window w = windowOf(s, out);
+    A sum = 0;
+    for (int64_t yy = w.y0; yy < w.y1; ++yy)
+      for (int64_t xx = w.x0; xx < w.x1; ++xx)
+        sum += S::load(x[((w.n * s.h + yy) * s.w + xx) * s.c + w.ch]);
+    y[out] = S::store(sum / static_cast<A>(w.divisor));
+  }
+}
+
+template <typename T>
+__global__ void avgPoolBackwardKernel(const T *dy, float *acc,
+                                      mpcrt_pool2d_shape s, int64_t count) {
+  for (int64_t out = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       out < count; out += int64_t(gridDim.x) * blockDim.x) {
+    Window w = windowOf(s, out);
+    float share = static_cast<float>(Storage<T>::load(dy[out])) /
+                  static_cast<float>(w.divisor);
+    for (int64_t yy = w.y0; yy < w.y1; ++yy)
+      for (int64_t xx = w.x0; xx < w.x1; ++xx)
+        atomicAdd(&acc[((w.n * s.h + yy) * s.w + xx) * s.c + w.ch], share);
+  }
+}
+
+template <typename T>
+__global__ void storeAccumulatedKernel(const float *acc, T *out,
+                                       int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = Storage<T>::store(acc[i]);
+}
+
+template <typename T>
+__global__ void upsampleKernel(const T *x, T *y, int64_t n, int64_t h,
+                               int64_t w, int64_t c, int64_t sh, int64_t sw) {
+  int64_t ho = h * sh, wo = w * sw, count = n * ho * wo * c;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t ch = i % c, rest = i / c;
+    int64_t xx = rest % wo;
+    rest /= wo;
+    int64_t yy = rest % ho, b = rest / ho;
+    y[i] = x[((b * h + yy / sh) * w + xx / sw) * c + ch];
+  }
+}
+
+/// The adjoint as a gather: each input sums its sh x sw outputs in order.
+template <typename T>
+__global__ void upsampleBackwardKernel(const T *dy, T *dx, int64_t n, int64_t h,
+                                       int64_t w, int64_t c, int64_t sh,
+                                       int64_t sw) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  int64_t wo = w * sw, count = n * h * w * c;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t ch = i % c, rest = i / c;
+    int64_t xx = rest % w;
+    rest /= w;
+    int64_t yy = rest % h, b = rest / h;
+    A sum = 0;
+    for (int64_t dy0 = 0; dy0 < sh; ++dy0)
+      for (int64_t dx0 = 0; dx0 < sw; ++dx0)
+        sum += S::load(
+            dy[((b * h * sh + yy * sh + dy0) * wo + xx * sw + dx0) * c + ch]);
+    dx[i] = S::store(sum);
+  }
+}
+
+template <typename A> __device__ A pointwise(int32_t kind, A x, A t) {
+  switch (kind) {
+  case 0:
+    return (x - t) * (x - t);
+  case 1: {
+    A m = fmax(-x, A(0));
+    return (A(1) - t) * x + m + log(exp(-m) + exp(-x - m));
+  }
+  default:
+    return -(t * fmax(log(x), A(-100)) +
+             (A(1) - t) * fmax(log(A(1) - x), A(-100)));
+  }
+}
+
+template <typename A> __device__ A pointwiseGrad(int32_t kind, A x, A t) {
+  switch (kind) {
+  case 0:
+    return A(2) * (x - t);
+  case 1:
+    return A(1) / (A(1) + exp(-x)) - t;
+  default:
+    return (x - t) / fmax((A(1) - x) * x, A(1e-12));
+  }
+}
+
+/// One block: the sum in a fixed order.
+template <typename T>
+__global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
+                                    T *loss, int64_t count, bool mean) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A sum = 0;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
+    sum += pointwise(kind, S::load(x[i]), S::load(t[i]));
+  sum = blockSum(sum);
+  if (threadIdx.x == 0)
+    *loss = S::store(mean ? sum / static_cast<A>(count) : sum);
+}
+
+template <typename T>
+__global__ void pointwiseLossBackwardKernel(int32_t kind, const T *dl,
+                                            const T *x, const T *t, T *dx,
+                                            int64_t count, bool mean) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = S::load(*dl) / (mean ? static_cast<A>(count) : A(1));
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    dx[i] = S::store(scale * pointwiseGrad(kind, S::load(x[i]), S::load(t[i])));
+}
+
+template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f(static_cast<__half *>(nullptr));
+  case MPCRT_BF16:
+    return f(static_cast<__nv_bfloat16 *>(nullptr));
+  case MPCRT_F32:
+    return f(static_cast<float *>(nullptr));
+  default:
+    return f(static_cast<double *>(nullptr));
+  }
+}
+
+#define MPCRT_TYPE(ptr) std::remove_pointer_t<decltype(ptr)>
+
+} // namespace
+
+void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
+               const void *gamma, const void *beta, void *runningMean,
+               void *runningVar, void *output, float *savedMean,
+               float *savedInvstd, int64_t rows, int64_t c, double momentum,
+               double epsilon) {
+  if (c == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    batchNormKernel<T><<<static_cast<unsigned>(c), kThreads, 0, stream()>>>(
+        static_cast<const T *>(input), paramDtype, gamma, beta, runningMean,
+        runningVar, static_cast<T *>(output), savedMean, savedInvstd, rows, c,
+        momentum, epsilon);
+  });
+  MPCRT_CUDA_LAUNCHED("batch_norm");
+}
+
+void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       const void *input, mpcrt_dtype paramDtype,
+                       const void *gamma, const float *savedMean,
+                       const float *savedInvstd, void *gradInput,
+                       void *gradGamma, void *gradBeta, int64_t rows,
+                       int64_t c) {
+  if (c == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    batchNormBackwardKernel<T>
+        <<<static_cast<unsigned>(c), kThreads, 0, stream()>>>(
+            static_cast<const T *>(gradOutput), static_cast<const T *>(input),
+            paramDtype, gamma, savedMean, savedInvstd,
+            static_cast<T *>(gradInput), gradGamma, gradBeta, rows, c);
+  });
+  MPCRT_CUDA_LAUNCHED("batch_norm_backward");
+}
+
+void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
+               const mpcrt_pool2d_shape &s) {
+  int64_t count = s.n * s.ho * s.wo * s.c;
+  if (count == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    maxPoolKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(input), static_cast<T *>(output), s, count);
+  });
+  MPCRT_CUDA_LAUNCHED("max_pool2d");
+}
+
+void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       const void *input, void *gradInput,
+                       const mpcrt_pool2d_shape &s) {
+  int64_t count = s.n * s.ho * s.wo * s.c, inputs = s.n * s.h * s.w * s.c;
+  float *acc = scratchF32(inputs);
+  zero(acc, inputs * sizeof(float));
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    if (count > 0)
+      maxPoolBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+          static_cast<const T *>(gradOutput), static_cast<const T *>(input),
+          acc, s, count);
+    storeAccumulatedKernel<T><<<blocksFor(inputs), kThreads, 0, stream()>>>(
+        acc, static_cast<T *>(gradInput), inputs);
+  });
+  MPCRT_CUDA_LAUNCHED("max_pool2d_backward");
+}
+
+void avgPool2d(mpcrt_dtype dtype, const void *input, void *output,
+               const mpcrt_pool2d_shape &s) {
+  int64_t count = s.n * s.ho * s.wo * s.c;
+  if (count == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    avgPoolKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(input), static_cast<T *>(output), s, count);
+  });
+  MPCRT_CUDA_LAUNCHED("avg_pool2d");
+}
+
+void avgPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
+                       void *gradInput, const mpcrt_pool2d_shape &s) {
+  int64_t count = s.n * s.ho * s.wo * s.c, inputs = s.n * s.h * s.w * s.c;
+  float *acc = scratchF32(inputs);
+  zero(acc, inputs * sizeof(float));
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    if (count > 0)
+      avgPoolBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+          static_cast<const T *>(gradOutput), acc, s, count);
+    storeAccumulatedKernel<T><<<blocksFor(inputs), kThreads, 0, stream()>>>(
+        acc, static_cast<T *>(gradInput), inputs);
+  });
+  MPCRT_CUDA_LAUNCHED("avg_pool2d_backward");
+}
+
+void upsampleNearest2d(mpcrt_dtype dtype, const void *input, void *output,
+                       int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
+                       int64_t sw) {
+  int64_t count = n * h * sh * w * sw * c;
+  if (count == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    upsampleKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(input), static_cast<T *>(output), n, h, w, c, sh,
+        sw);
+  });
+  MPCRT_CUDA_LAUNCHED("upsample_nearest2d");
+}
+
+void upsampleNearest2dBackward(mpcrt_dtype dtype, const void *gradOutput,
+                               void *gradInput, int64_t n, int64_t h, int64_t w,
+                               int64_t c, int64_t sh, int64_t sw) {
+  int64_t count = n * h * w * c;
+  if (count == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    upsampleBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(gradOutput), static_cast<T *>(gradInput), n, h,
+        w, c, sh, sw);
+  });
+  MPCRT_CUDA_LAUNCHED("upsample_nearest2d_backward");
+}
+
+void pointwiseLoss(mpcrt_dtype dtype, int32_t kind, const void *input,
+                   const void *target, void *loss, int64_t count, bool mean) {
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    pointwiseLossKernel<T><<<1, kThreads, 0, stream()>>>(
+        kind, static_cast<const T *>(input), static_cast<const T *>(target),
+        static_cast<T *>(loss), count, mean);
+  });
+  MPCRT_CUDA_LAUNCHED("pointwise_loss");
+}
+
+void pointwiseLossBackward(mpcrt_dtype dtype, int32_t kind,
+                           const void *gradLoss, const void *input,
+                           const void *target, void *gradInput, int64_t count,
+                           bool mean) {
+  if (count <= 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    pointwiseLossBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        kind, static_cast<const T *>(gradLoss), static_cast<const T *>(input),
+        static_cast<const T *>(target), static_cast<T *>(gradInput), count,
+        mean);
+  });
+  MPCRT_CUDA_LAUNCHED("pointwise_loss_backward");
+}
+
+} // namespace mpcrt::cuda

@@ -1,0 +1,327 @@
+//===- NnTest.cpp - CUDA convolutions, norms, pooling, data vs the CPU ----===//
+
+#include "CudaTest.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mpcrt::cuda;
+using namespace mpcrt::cuda::test;
+
+namespace {
+
+using Nn = CudaTest;
+
+int64_t bytesOf(mpcrt_dtype d) {
+  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+}
+
+std::vector<uint8_t> randomOf(std::mt19937 &rng, mpcrt_dtype d, int64_t n,
+                              double lo, double hi) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(n);
+  for (double &x : v)
+    x = u(rng);
+  std::vector<uint8_t> bytes(n * bytesOf(d));
+  mpcrt_cast(MPCRT_F64, v.data(), d, bytes.data(), n);
+  return bytes;
+}
+
+std::vector<double> valuesOf(mpcrt_dtype d, const std::vector<uint8_t> &b) {
+  std::vector<double> v(b.size() / bytesOf(d));
+  mpcrt_cast(d, b.data(), MPCRT_F64, v.data(), v.size());
+  return v;
+}
+
+/// |got - want| <= rel * |want| + abs, element by element.
+void expectNear(mpcrt_dtype d, const std::vector<uint8_t> &want,
+                const std::vector<uint8_t> &got, double rel, double abs,
+                const char *what) {
+  std::vector<double> w = valuesOf(d, want), o = valuesOf(d, got);
+  ASSERT_EQ(w.size(), o.size()) << what;
+  for (size_t i = 0; i < w.size(); ++i)
+    ASSERT_LE(std::fabs(w[i] - o[i]), rel * std::fabs(w[i]) + abs)
+        << what << " element " << i << ": " << o[i] << " vs " << w[i];
+}
+
+double relOf(mpcrt_dtype d) {
+  return d == MPCRT_F64   ? 1e-12
+         : d == MPCRT_F32 ? 1e-5
+         : d == MPCRT_F16 ? 2e-3
+                          : 1.6e-2;
+}
+
+const mpcrt_dtype kTypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64};
+
+TEST_F(Nn, ConvolutionsMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt_conv2d_shape shapes[] = {
+      // n h w c | o kh kw | ho wo | stride, pad, dilation, groups
+      {2, 9, 9, 8, 16, 3, 3, 9, 9, 1, 1, 1, 1, 1, 1, 1},
+      {1, 10, 8, 8, 8, 3, 3, 5, 4, 2, 2, 1, 1, 1, 1, 1},
+      {2, 7, 7, 8, 8, 3, 3, 5, 5, 1, 1, 0, 0, 1, 1, 2},
+  };
+  for (const mpcrt_conv2d_shape &s : shapes)
+    for (mpcrt_dtype d : kTypes) {
+      int64_t in = s.n * s.h * s.w * s.c, out = s.n * s.ho * s.wo * s.o,
+              filt = s.o * s.kh * s.kw * (s.c / s.groups);
+      auto x = randomOf(rng, d, in, -1, 1), w = randomOf(rng, d, filt, -1, 1),
+           dy = randomOf(rng, d, out, -1, 1);
+      std::vector<uint8_t> y(out * bytesOf(d)), dx(in * bytesOf(d)),
+          dw(filt * bytesOf(d));
+#define CALL(SUFFIX, T)                                                        \
+  do {                                                                         \
+    mpcrt_conv2d_##SUFFIX(reinterpret_cast<const T *>(x.data()),               \
+                          reinterpret_cast<const T *>(w.data()),               \
+                          reinterpret_cast<T *>(y.data()), &s);                \
+    mpcrt_conv2d_backward_data_##SUFFIX(                                       \
+        reinterpret_cast<const T *>(dy.data()),                                \
+        reinterpret_cast<const T *>(w.data()),                                 \
+        reinterpret_cast<T *>(dx.data()), &s);                                 \
+    mpcrt_conv2d_backward_filter_##SUFFIX(                                     \
+        reinterpret_cast<const T *>(dy.data()),                                \
+        reinterpret_cast<const T *>(x.data()),                                 \
+        reinterpret_cast<T *>(dw.data()), &s);                                 \
+  } while (0)
+      if (d == MPCRT_F16)
+        CALL(f16, uint16_t);
+      else if (d == MPCRT_BF16)
+        CALL(bf16, uint16_t);
+      else if (d == MPCRT_F32)
+        CALL(f32, float);
+      else
+        CALL(f64, double);
+#undef CALL
+      uint8_t *dX = upload(x), *dW = upload(w), *dDy = upload(dy);
+      uint8_t *gy = deviceBuffer<uint8_t>(y.size()),
+              *gdx = deviceBuffer<uint8_t>(dx.size()),
+              *gdw = deviceBuffer<uint8_t>(dw.size());
+      conv2d(d, dX, dW, gy, s);
+      conv2dBackwardData(d, dDy, dW, gdx, s);
+      conv2dBackwardFilter(d, dDy, dX, gdw, s);
+      // Sums of up to 2*9*9*8 products of magnitude <= 1 in f32 (f64).
+      double acc = d == MPCRT_F64 ? 1e-12 : 1e-4;
+      expectNear(d, y, download(gy, y.size()), relOf(d), acc, "conv2d");
+      expectNear(d, dx, download(gdx, dx.size()), relOf(d), acc,
+                 "conv2d_backward_data");
+      expectNear(d, dw, download(gdw, dw.size()), relOf(d), acc * 4,
+                 "conv2d_backward_filter");
+      if (HasFatalFailure())
+        return;
+    }
+}
+
+TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (mpcrt_dtype d : kTypes) {
+    mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+    const int64_t rows = 2 * 8 * 8, c = 16;
+    auto x = randomOf(rng, d, rows * c, -2, 3),
+         dy = randomOf(rng, d, rows * c, -1, 1);
+    auto gamma = randomOf(rng, pd, c, 0.5, 1.5),
+         beta = randomOf(rng, pd, c, -0.5, 0.5);
+    auto rm = randomOf(rng, pd, c, -0.1, 0.1), rv = randomOf(rng, pd, c, 1, 2);
+    std::vector<uint8_t> y(x.size()), dx(x.size()), dg(gamma.size()),
+        db(gamma.size()), rmWant = rm, rvWant = rv;
+    std::vector<float> mean(c), invstd(c);
+    mpcrt_pool2d_shape pool{2, 8, 8, c, 4, 4, 3, 3, 2, 2, 1, 1, 0};
+    int64_t pooled = 2 * 4 * 4 * c;
+    std::vector<uint8_t> mp(pooled * bytesOf(d)), ap(mp.size()),
+        mpBack(x.size()), apBack(x.size()), up(4 * x.size()), upBack(x.size());
+    auto pdy = randomOf(rng, d, pooled, -1, 1);
+    auto udy = randomOf(rng, d, 4 * rows * c, -1, 1);
+#define CALL(SUFFIX, T)                                                        \
+  do {                                                                         \
+    const T *X = reinterpret_cast<const T *>(x.data());                        \
+    mpcrt_batch_norm_##SUFFIX(X, pd, gamma.data(), beta.data(), rmWant.data(), \
+                              rvWant.data(), reinterpret_cast<T *>(y.data()),  \
+                              mean.data(), invstd.data(), rows, c, 0.1, 1e-5); \
+    mpcrt_batch_norm_backward_##SUFFIX(                                        \
+        reinterpret_cast<const T *>(dy.data()), X, pd, gamma.data(),           \
+        mean.data(), invstd.data(), reinterpret_cast<T *>(dx.data()),          \
+        dg.data(), db.data(), rows, c);                                        \
+    mpcrt_max_pool2d_##SUFFIX(X, reinterpret_cast<T *>(mp.data()), &pool);     \
+    mpcrt_max_pool2d_backward_##SUFFIX(                                        \
+        reinterpret_cast<const T *>(pdy.data()), X,                            \
+        reinterpret_cast<T *>(mpBack.data()), &pool);                          \
+    mpcrt_avg_pool2d_##SUFFIX(X, reinterpret_cast<T *>(ap.data()), &pool);     \
+    mpcrt_avg_pool2d_backward_##SUFFIX(                                        \
+        reinterpret_cast<const T *>(pdy.data()),                               \
+        reinterpret_cast<T *>(apBack.data()), &pool);                          \
+    mpcrt_upsample_nearest2d_##SUFFIX(X, reinterpret_cast<T *>(up.data()), 2,  \
+                                      8, 8, c, 2, 2);                          \
+    mpcrt_upsample_nearest2d_backward_##SUFFIX(                                \
+        reinterpret_cast<const T *>(udy.data()),                               \
+        reinterpret_cast<T *>(upBack.data()), 2, 8, 8, c, 2, 2);               \
+  } while (0)
+    if (d == MPCRT_F16)
+      CALL(f16, uint16_t);
+    else if (d == MPCRT_BF16)
+      CALL(bf16, uint16_t);
+    else if (d == MPCRT_F32)
+      CALL(f32, float);
+    else
+      CALL(f64, double);
+#undef CALL
+    uint8_t *dX = upload(x), *dG = upload(gamma);
+    uint8_t *dRm = upload(rm), *dRv = upload(rv);
+    uint8_t *gy = deviceBuffer<uint8_t>(y.size());
+    float *gMean = deviceBuffer<float>(c), *gInv = deviceBuffer<float>(c);
+    batchNorm(d, dX, pd, dG, upload(beta), dRm, dRv, gy, gMean, gInv, rows, c,
+              0.1, 1e-5);
+    double acc = d == MPCRT_F64 ? 1e-12 : 1e-5;
+    expectNear(d, y, download(gy, y.size()), relOf(d) * 2, acc * 8,
+               "batch_norm");
+    expectNear(pd, rmWant, download(dRm, rm.size()), 1e-6, acc, "running_mean");
+    expectNear(pd, rvWant, download(dRv, rv.size()), 1e-6, acc, "running_var");
+    uint8_t *gdx = deviceBuffer<uint8_t>(dx.size());
+    uint8_t *gdg = deviceBuffer<uint8_t>(dg.size()),
+            *gdb = deviceBuffer<uint8_t>(db.size());
+    batchNormBackward(d, upload(dy), dX, pd, dG, upload(mean), upload(invstd),
+                      gdx, gdg, gdb, rows, c);
+    expectNear(d, dx, download(gdx, dx.size()), relOf(d) * 2, acc * 16,
+               "batch_norm dx");
+    expectNear(pd, dg, download(gdg, dg.size()), 1e-5, acc * rows, "dgamma");
+    expectNear(pd, db, download(gdb, db.size()), 1e-5, acc * rows, "dbeta");
+
+    uint8_t *g = deviceBuffer<uint8_t>(mp.size());
+    maxPool2d(d, dX, g, pool);
+    ASSERT_EQ(download(g, mp.size()), mp) << "max_pool2d";
+    uint8_t *gb = deviceBuffer<uint8_t>(x.size()), *dPdy = upload(pdy);
+    maxPool2dBackward(d, dPdy, dX, gb, pool);
+    expectNear(d, mpBack, download(gb, x.size()), relOf(d), acc,
+               "max_pool2d_backward");
+    avgPool2d(d, dX, g, pool);
+    expectNear(d, ap, download(g, ap.size()), relOf(d), acc, "avg_pool2d");
+    avgPool2dBackward(d, dPdy, gb, pool);
+    expectNear(d, apBack, download(gb, x.size()), relOf(d), acc,
+               "avg_pool2d_backward");
+    uint8_t *gu = deviceBuffer<uint8_t>(up.size());
+    upsampleNearest2d(d, dX, gu, 2, 8, 8, c, 2, 2);
+    ASSERT_EQ(download(gu, up.size()), up) << "upsample";
+    upsampleNearest2dBackward(d, upload(udy), gb, 2, 8, 8, c, 2, 2);
+    expectNear(d, upBack, download(gb, x.size()), relOf(d), acc,
+               "upsample backward");
+    if (HasFatalFailure())
+      return;
+  }
+}
+
+TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Transpose of a [6, 5, 4] f32 buffer to [4, 6, 5], and back.
+  const int64_t shape[] = {4, 6, 5}, strides[] = {1, 20, 4};
+  auto x = randomOf(rng, MPCRT_F32, 120, -1, 1);
+  std::vector<uint8_t> t(x.size()), back(x.size());
+  mpcrt_strided_copy(x.data(), 0, strides, t.data(), shape, 3, 4);
+  uint8_t *dX = upload(x), *dT = deviceBuffer<uint8_t>(t.size());
+  stridedCopy(dX, 0, strides, dT, shape, 3, 4);
+  ASSERT_EQ(download(dT, t.size()), t);
+  uint8_t *dB = deviceBuffer<uint8_t>(x.size());
+  stridedScatter(dT, dB, 0, strides, shape, 3, 4);
+  ASSERT_EQ(download(dB, x.size()), x);
+
+  for (mpcrt_dtype d : kTypes) {
+    const int64_t n = 10007;
+    auto in = randomOf(rng, d, n, -1, 1);
+    std::vector<uint8_t> want(in.size()), wantMask(n);
+    int64_t step = 17;
+    uint64_t s = rng();
+#define CALL(SUFFIX, T)                                                        \
+  mpcrt_dropout_##SUFFIX(reinterpret_cast<const T *>(in.data()),               \
+                         reinterpret_cast<T *>(want.data()), wantMask.data(),  \
+                         n, 0.3, s, &step)
+    if (d == MPCRT_F16)
+      CALL(f16, uint16_t);
+    else if (d == MPCRT_BF16)
+      CALL(bf16, uint16_t);
+    else if (d == MPCRT_F32)
+      CALL(f32, float);
+    else
+      CALL(f64, double);
+#undef CALL
+    uint8_t *out = deviceBuffer<uint8_t>(want.size());
+    uint8_t *mask = deviceBuffer<uint8_t>(n);
+    dropout(d, upload(in), out, mask, n, 0.3, s,
+            upload(std::vector<int64_t>{step}));
+    ASSERT_EQ(download(mask, n), wantMask) << "dropout mask";
+    ASSERT_EQ(download(out, want.size()), want) << "dropout";
+  }
+
+  // Embedding: gather exactly; the backward sums in f32.
+  const int64_t v = 50, dim = 12, count = 300;
+  auto table = randomOf(rng, MPCRT_F16, v * dim, -1, 1);
+  auto dy = randomOf(rng, MPCRT_F16, count * dim, -1, 1);
+  std::vector<int32_t> idx(count);
+  std::uniform_int_distribution<int32_t> row(0, v - 1);
+  for (int32_t &i : idx)
+    i = row(rng);
+  std::vector<uint8_t> rows(count * dim * 2), grad(v * dim * 2);
+  ASSERT_EQ(
+      mpcrt_embedding_f16(reinterpret_cast<const uint16_t *>(table.data()), v,
+                          dim, idx.data(), 32, count,
+                          reinterpret_cast<uint16_t *>(rows.data())),
+      0);
+  mpcrt_embedding_backward_f16(reinterpret_cast<const uint16_t *>(dy.data()),
+                               idx.data(), 32, count, v, dim,
+                               reinterpret_cast<uint16_t *>(grad.data()));
+  int32_t *dIdx = upload(idx);
+  uint8_t *gRows = deviceBuffer<uint8_t>(rows.size());
+  embedding(MPCRT_F16, upload(table), v, dim, dIdx, 32, count, gRows);
+  ASSERT_EQ(download(gRows, rows.size()), rows);
+  EXPECT_EQ(takeIndexError(), 0);
+  uint8_t *gGrad = deviceBuffer<uint8_t>(grad.size());
+  embeddingBackward(MPCRT_F16, upload(dy), dIdx, 32, count, v, dim, gGrad);
+  expectNear(MPCRT_F16, grad, download(gGrad, grad.size()), 1e-3, 1e-5,
+             "embedding backward");
+  // A bad index is recorded on the device and reported once.
+  idx[123] = v;
+  embedding(MPCRT_F16, upload(table), v, dim, upload(idx), 32, count, gRows);
+  EXPECT_EQ(takeIndexError(), 124);
+  EXPECT_EQ(takeIndexError(), 0);
+
+  for (mpcrt_dtype d : kTypes)
+    for (int32_t kind : {0, 1, 2}) {
+      const int64_t n = 5000;
+      auto input =
+          randomOf(rng, d, n, kind == 2 ? 0.05 : -3, kind == 2 ? 0.95 : 3);
+      auto target = randomOf(rng, d, n, 0, 1);
+      auto dl = randomOf(rng, d, 1, 0.5, 2);
+      std::vector<uint8_t> loss(bytesOf(d)), gi(input.size());
+#define CALL(SUFFIX, T)                                                        \
+  do {                                                                         \
+    mpcrt_pointwise_loss_##SUFFIX(kind,                                        \
+                                  reinterpret_cast<const T *>(input.data()),   \
+                                  reinterpret_cast<const T *>(target.data()),  \
+                                  reinterpret_cast<T *>(loss.data()), n, 1);   \
+    mpcrt_pointwise_loss_backward_##SUFFIX(                                    \
+        kind, reinterpret_cast<const T *>(dl.data()),                          \
+        reinterpret_cast<const T *>(input.data()),                             \
+        reinterpret_cast<const T *>(target.data()),                            \
+        reinterpret_cast<T *>(gi.data()), n, 1);                               \
+  } while (0)
+      if (d == MPCRT_F16)
+        CALL(f16, uint16_t);
+      else if (d == MPCRT_BF16)
+        CALL(bf16, uint16_t);
+      else if (d == MPCRT_F32)
+        CALL(f32, float);
+      else
+        CALL(f64, double);
+#undef CALL
+      uint8_t *dIn = upload(input), *dTg = upload(target);
+      uint8_t *gl = deviceBuffer<uint8_t>(loss.size()),
+              *gg = deviceBuffer<uint8_t>(gi.size());
+      pointwiseLoss(d, kind, dIn, dTg, gl, n, true);
+      pointwiseLossBackward(d, kind, upload(dl), dIn, dTg, gg, n, true);
+      double acc = d == MPCRT_F64 ? 1e-12 : 1e-5;
+      expectNear(d, loss, download(gl, loss.size()), relOf(d), acc,
+                 "pointwise loss");
+      expectNear(d, gi, download(gg, gi.size()), relOf(d), acc * 1e-2,
+                 "pointwise loss backward");
+      if (HasFatalFailure())
+        return;
+    }
+}
+
+} // namespace
