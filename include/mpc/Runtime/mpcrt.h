@@ -344,6 +344,15 @@ void mpcrt_buffer_free(void *buffer);
 void mpcrt_upload(void *buffer, const void *host, int64_t bytes);
 void mpcrt_download(void *host, const void *buffer, int64_t bytes);
 
+/* Step graphs: mpcrt_graph_begin returns 1 when the backend records the
+ * work enqueued until mpcrt_graph_end instead of running it (CUDA: stream
+ * capture into a CUDA Graph), 0 when it cannot (the CPU); mpcrt_graph_launch
+ * runs the recorded work once more. The runner records one step after a
+ * first eager one, then launches it: one launch per step. */
+int32_t mpcrt_graph_begin(void);
+void mpcrt_graph_end(void);
+void mpcrt_graph_launch(void);
+
 /* ---- Support for compiled steps. */
 
 /* Byte copies and zero fills of buffers (overlap allowed in the copy). */

@@ -37,6 +37,13 @@ void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
   }
 }
 
+int32_t mpcrt_graph_begin(void) {
+  graphBegin();
+  return 1;
+}
+void mpcrt_graph_end(void) { graphEnd(); }
+void mpcrt_graph_launch(void) { graphLaunch(); }
+
 uint16_t mpcrt_f32_to_f16(float value) { return floatToHalf(value); }
 float mpcrt_f16_to_f32(uint16_t bits) { return halfToFloat(bits); }
 uint16_t mpcrt_f32_to_bf16(float value) { return floatToBfloat16(value); }

@@ -35,6 +35,11 @@ void release(void *pointer);
 void copyToDevice(void *device, const void *host, int64_t bytes);
 void copyToHost(void *host, const void *device, int64_t bytes);
 
+// Step graphs: stream capture into one CUDA Graph, instantiated once.
+void graphBegin();
+void graphEnd();
+void graphLaunch();
+
 // Support (mpcrt_copy, mpcrt_zero, mpcrt_fill, mpcrt_fill_random, mpcrt_cast,
 // mpcrt_increment_step, mpcrt_increment_i32, mpcrt_lr_schedule).
 void copy(void *dst, const void *src, int64_t bytes);

@@ -54,6 +54,26 @@ float *scratchF32(int64_t elements) {
   return buffer;
 }
 
+namespace {
+cudaGraphExec_t recorded = nullptr;
+} // namespace
+
+void graphBegin() {
+  MPCRT_CUDA_CHECK(
+      cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
+}
+
+void graphEnd() {
+  cudaGraph_t graph;
+  MPCRT_CUDA_CHECK(cudaStreamEndCapture(stream(), &graph));
+  if (recorded)
+    MPCRT_CUDA_CHECK(cudaGraphExecDestroy(recorded));
+  MPCRT_CUDA_CHECK(cudaGraphInstantiate(&recorded, graph, 0));
+  MPCRT_CUDA_CHECK(cudaGraphDestroy(graph));
+}
+
+void graphLaunch() { MPCRT_CUDA_CHECK(cudaGraphLaunch(recorded, stream())); }
+
 void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
 
 void *allocate(int64_t bytes) {

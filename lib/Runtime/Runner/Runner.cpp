@@ -88,6 +88,11 @@ static cl::opt<bool> printMemory(
     cl::desc("Print the bytes allocated (arena, state, batches) as JSON and "
              "exit"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> noGraph(
+    "no-graph",
+    cl::desc("Run every step eagerly instead of replaying a recorded one "
+             "(CUDA Graph; the CPU backend always runs eagerly)"),
+    cl::init(false), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
@@ -325,7 +330,7 @@ int main(int argc, char **argv) {
   // uploads included), measured when the backend has finished the steps.
   auto lastLog = std::chrono::steady_clock::now();
   int64_t stepsSinceLog = 0;
-  bool trained = false;
+  bool trained = false, graphRecorded = false;
   for (int64_t step = firstStep; step < total; ++step) {
     trained = true;
     int64_t epoch = step / batchesPerEpoch, first = step % batchesPerEpoch;
@@ -343,7 +348,18 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < model.inputs.size(); ++i)
       mpcrt_upload(inputs[i], inputBuffers[i]->data, model.inputs[i].bytes);
-    mpc_step(arena.data, state.data, inputs.data(), outputs.data());
+    // After one eager step (plans chosen, workspaces allocated), the step
+    // is recorded once and replayed: one launch per step.
+    if (graphRecorded) {
+      mpcrt_graph_launch();
+    } else if (!noGraph && step > firstStep && mpcrt_graph_begin()) {
+      mpc_step(arena.data, state.data, inputs.data(), outputs.data());
+      mpcrt_graph_end();
+      graphRecorded = true;
+      mpcrt_graph_launch();
+    } else {
+      mpc_step(arena.data, state.data, inputs.data(), outputs.data());
+    }
     ++stepsSinceLog;
     int64_t done = step + 1;
     if (done % std::max<int64_t>(1, logEvery) == 0 || done == total) {
