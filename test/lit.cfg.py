@@ -26,4 +26,11 @@ config.substitutions.append(("%python", sys.executable))
 # The CUDA backend is built (a GPU may still be absent).
 if config.mpc_have_cuda:
     config.available_features.add("cuda-backend")
+    # ... and a GPU to run it on.
+    import shutil
+    import subprocess
+    smi = shutil.which("nvidia-smi")
+    if smi and subprocess.run([smi, "-L"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0:
+        config.available_features.add("cuda-device")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
