@@ -115,19 +115,33 @@ ConvPlan makePlan(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s) {
       p.conv, dtype == MPCRT_F16 || dtype == MPCRT_BF16 ? CUDNN_TENSOR_OP_MATH
                                                         : CUDNN_FMA_MATH));
 
+  // The heuristic's best algorithm that cuDNN supports for this case.
+  auto pick = [&](auto *results, int found, const char *direction) {
+    for (int i = 0; i < found; ++i)
+      if (results[i].status == CUDNN_STATUS_SUCCESS)
+        return results[i].algo;
+    std::fprintf(stderr,
+                 "error: cuDNN: no %s algorithm for a %lldx%lldx%lldx%lld "
+                 "convolution of this type\n",
+                 direction, static_cast<long long>(s.n),
+                 static_cast<long long>(s.h), static_cast<long long>(s.w),
+                 static_cast<long long>(s.c));
+    std::exit(1);
+  };
+  constexpr int kCandidates = 8;
   int found = 0;
-  cudnnConvolutionFwdAlgoPerf_t fwd[4];
+  cudnnConvolutionFwdAlgoPerf_t fwd[kCandidates];
   MPCRT_DNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-      ctx.handle, p.x, p.w, p.conv, p.y, 4, &found, fwd));
-  p.forward = fwd[0].algo;
-  cudnnConvolutionBwdDataAlgoPerf_t bwdData[4];
+      ctx.handle, p.x, p.w, p.conv, p.y, kCandidates, &found, fwd));
+  p.forward = pick(fwd, found, "forward");
+  cudnnConvolutionBwdDataAlgoPerf_t bwdData[kCandidates];
   MPCRT_DNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-      ctx.handle, p.w, p.y, p.conv, p.x, 4, &found, bwdData));
-  p.backwardData = bwdData[0].algo;
-  cudnnConvolutionBwdFilterAlgoPerf_t bwdFilter[4];
+      ctx.handle, p.w, p.y, p.conv, p.x, kCandidates, &found, bwdData));
+  p.backwardData = pick(bwdData, found, "backward-data");
+  cudnnConvolutionBwdFilterAlgoPerf_t bwdFilter[kCandidates];
   MPCRT_DNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-      ctx.handle, p.x, p.y, p.conv, p.w, 4, &found, bwdFilter));
-  p.backwardFilter = bwdFilter[0].algo;
+      ctx.handle, p.x, p.y, p.conv, p.w, kCandidates, &found, bwdFilter));
+  p.backwardFilter = pick(bwdFilter, found, "backward-filter");
 
   size_t a = 0, b = 0, c = 0;
   MPCRT_DNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
