@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Summaries and the comparison table of the benchmarks.
+
+  report.py ours METRICS.jsonl MEMORY.json --impl mpc-O2 --model mlp \
+      --batch 512 --warmup 20 --flops-per-sample F
+      One JSON line for an mpc run: median ms/step over the logged lines
+      after the warm-up (each line averages its interval), the bytes the
+      executable allocates (arena, state, batches; library workspaces not
+      counted).
+  report.py table RESULTS.jsonl
+      A Markdown table per model: ms/step, samples/s, peak memory, TFLOP/s
+      and each mpc run's speed ratio to every PyTorch run.
+"""
+import json
+import statistics
+import sys
+
+
+def ours(args):
+    metrics, memory = args[0], args[1]
+    opt = dict(zip(args[2::2], args[3::2]))
+    warmup = int(opt["--warmup"])
+    lines = [json.loads(l) for l in open(metrics) if l.strip()]
+    timed = [m["ms_per_step"] for m in lines if m["step"] > warmup]
+    ms = statistics.median(timed)
+    batch = int(opt["--batch"])
+    mem = json.loads(open(memory).read())
+    print(json.dumps({
+        "impl": opt["--impl"], "model": opt["--model"], "batch": batch,
+        "ms_per_step": ms, "samples_per_s": batch * 1000.0 / ms,
+        "peak_bytes": mem["allocated_bytes"],
+        "tflops": float(opt["--flops-per-sample"]) * batch / (ms * 1e-3) / 1e12,
+        "final_loss": lines[-1]["loss"]}))
+
+
+def table(args):
+    rows = [json.loads(l) for l in open(args[0]) if l.strip()]
+    for model in sorted({r["model"] for r in rows}):
+        runs = [r for r in rows if r["model"] == model]
+        peers = [r for r in runs if r["impl"].startswith("torch")]
+        print("### %s (batch %d)\n" % (model, runs[0]["batch"]))
+        head = ["impl", "ms/step", "samples/s", "memory (MiB)", "TFLOP/s"]
+        head += ["vs " + p["impl"] for p in peers]
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for r in runs:
+            cells = [r["impl"], "%.2f" % r["ms_per_step"],
+                     "%.0f" % r["samples_per_s"],
+                     "%.0f" % (r["peak_bytes"] / 2**20), "%.1f" % r["tflops"]]
+            cells += ["%.2fx" % (p["ms_per_step"] / r["ms_per_step"])
+                      for p in peers]
+            print("| " + " | ".join(cells) + " |")
+        print()
+
+
+if __name__ == "__main__":
+    {"ours": ours, "table": table}[sys.argv[1]](sys.argv[2:])
