@@ -4,6 +4,9 @@
   models.py mlp --batch 512 --input 1024 --hidden 4096 --layers 4 \
       --classes 1000 -o mlp.mlir
 
+  models.py bert --batch 8 --seq 512 --hidden 768 --heads 12 --ffn 3072 \
+      --layers 12 --vocab 30522 --classes 2 -o bert.mlir
+
 The MLP: `layers` hidden Linear+ReLU layers of width `hidden`, then a
 Linear classifier, softmax cross-entropy on integer labels. Weights are
 [in, out] (`x @ W`), named w0, b0, w1, b1, ...; the PyTorch peer
@@ -52,10 +55,139 @@ def mlp(a):
     return "\n".join(lines) + "\n"
 
 
+def bert(a):
+    """BERT-style encoder for classification, as examples/bert_encoder.mlir:
+    token + position embeddings, post-LN layers (attention, GELU
+    feed-forward), dropout 0.1, tanh pooler on the first token."""
+    B, S, D, NH, F, V, C = (a.batch, a.seq, a.hidden, a.heads, a.ffn,
+                            a.vocab, a.classes)
+    HD = D // NH
+    g, body = [], []
+    seed = [0]
+
+    def param(name, shape, init):
+        seed[0] += 1
+        spec = {"normal": "#mpc.init<normal, seed = %d, std = 0.02>" % seed[0],
+                "xavier": "#mpc.init<xavier_uniform, seed = %d>" % seed[0],
+                "ones": "#mpc.init<ones>", "zeros": "#mpc.init<zeros>"}[init]
+        g.append("ml_program.global private mutable @%s(%s) : tensor<%sxf32>"
+                 % (name, spec, "x".join(map(str, shape))))
+        body.append("  %%%s = ml_program.global_load @%s : tensor<%sxf32>"
+                    % (name, name, "x".join(map(str, shape))))
+        return "%" + name
+
+    n = [0]
+
+    def v():
+        n[0] += 1
+        return "%%v%d" % n[0]
+
+    def t(*shape):
+        return "tensor<%sxf32>" % "x".join(map(str, shape))
+
+    def linear(x, shape_in, din, dout, name):
+        w = param(name + "_w", (din, dout), "xavier")
+        b = param(name + "_b", (dout,), "zeros")
+        m, r = v(), v()
+        body.append("  %s = mpc.matmul %s, %s : %s, %s" %
+                    (m, x, w, t(*shape_in, din), t(din, dout)))
+        body.append("  %s = mpc.add %s, %s : %s, %s" %
+                    (r, m, b, t(*shape_in, dout), t(dout)))
+        return r
+
+    def layer_norm(x, name):
+        gm = param(name + "_gamma", (D,), "ones")
+        bt = param(name + "_beta", (D,), "zeros")
+        r = v()
+        body.append("  %s:3 = mpc.layer_norm %s, %s, %s {epsilon = 1.0e-12} "
+                    ": %s, %s" % (r, x, gm, bt, t(B, S, D), t(D)))
+        return r + "#0"
+
+    drop = [100]
+
+    def dropout(x, shape):
+        drop[0] += 1
+        r = v()
+        body.append("  %s:2 = mpc.dropout %s {p = 0.1, seed = %d} : %s" %
+                    (r, x, drop[0], t(*shape)))
+        return r + "#0"
+
+    we = param("word_embeddings", (V, D), "normal")
+    pe = param("position_embeddings", (S, D), "normal")
+    e, e2 = v(), v()
+    body.append("  %s = mpc.embedding %s, %%input_ids : %s, tensor<%dx%dxi32>"
+                % (e, we, t(V, D), B, S))
+    body.append("  %s = mpc.add %s, %s : %s, %s" % (e2, e, pe, t(B, S, D),
+                                                  t(S, D)))
+    h = dropout(layer_norm(e2, "embeddings_ln"), (B, S, D))
+    scale = v()
+    body.append("  %s = mpc.constant dense<%r> : tensor<f32>" %
+                (scale, 1.0 / HD ** 0.5))
+    for l in range(a.layers):
+        p = "layer%d_" % l
+        heads = []
+        for which in ("query", "key", "value"):
+            x = linear(h, (B, S), D, D, p + which)
+            r, tr = v(), v()
+            body.append("  %s = mpc.reshape %s : %s -> %s" %
+                        (r, x, t(B, S, D), t(B, S, NH, HD)))
+            body.append("  %s = mpc.transpose %s {permutation = array<i64: "
+                        "0, 2, 1, 3>} : %s" % (tr, r, t(B, S, NH, HD)))
+            heads.append(tr)
+        q, k, val = heads
+        sc, ss, sm = v(), v(), v()
+        body.append("  %s = mpc.matmul %s, %s {transpose_b} : %s, %s" %
+                    (sc, q, k, t(B, NH, S, HD), t(B, NH, S, HD)))
+        body.append("  %s = mpc.mul %s, %s : %s, tensor<f32>" %
+                    (ss, sc, scale, t(B, NH, S, S)))
+        body.append("  %s = mpc.softmax %s : %s" % (sm, ss, t(B, NH, S, S)))
+        pr = dropout(sm, (B, NH, S, S))
+        ctx, ct, cr = v(), v(), v()
+        body.append("  %s = mpc.matmul %s, %s : %s, %s" %
+                    (ctx, pr, val, t(B, NH, S, S), t(B, NH, S, HD)))
+        body.append("  %s = mpc.transpose %s {permutation = array<i64: 0, 2, "
+                    "1, 3>} : %s" % (ct, ctx, t(B, NH, S, HD)))
+        body.append("  %s = mpc.reshape %s : %s -> %s" %
+                    (cr, ct, t(B, S, NH, HD), t(B, S, D)))
+        o = dropout(linear(cr, (B, S), D, D, p + "attention_out"), (B, S, D))
+        res = v()
+        body.append("  %s = mpc.add %s, %s : %s, %s" %
+                    (res, o, h, t(B, S, D), t(B, S, D)))
+        h = layer_norm(res, p + "attention_ln")
+        inter = linear(h, (B, S), D, F, p + "intermediate")
+        ge = v()
+        body.append("  %s = mpc.gelu %s : %s" % (ge, inter, t(B, S, F)))
+        o = dropout(linear(ge, (B, S), F, D, p + "output"), (B, S, D))
+        res = v()
+        body.append("  %s = mpc.add %s, %s : %s, %s" %
+                    (res, o, h, t(B, S, D), t(B, S, D)))
+        h = layer_norm(res, p + "output_ln")
+    first, flat = v(), v()
+    body.append("  %s = mpc.slice %s {offsets = array<i64: 0, 0, 0>, sizes = "
+                "array<i64: %d, 1, %d>} : %s" % (first, h, B, D, t(B, S, D)))
+    body.append("  %s = mpc.reshape %s : %s -> %s" %
+                (flat, first, t(B, 1, D), t(B, D)))
+    pooled = linear(flat, (B,), D, D, "pooler")
+    th = v()
+    body.append("  %s = mpc.tanh %s : %s" % (th, pooled, t(B, D)))
+    logits = linear(dropout(th, (B, D)), (B,), D, C, "classifier")
+    loss = v()
+    body.append("  %s = mpc.cross_entropy %s, %%labels : %s, tensor<%dxi32>"
+                % (loss, logits, t(B, C), B))
+    body.append("  return %s : tensor<f32>" % loss)
+    head = ("func.func @loss(%%input_ids: tensor<%dx%dxi32>, %%labels: "
+            "tensor<%dxi32>) -> tensor<f32> {" % (B, S, B))
+    return "\n".join(g + ["", head] + body + ["}"]) + "\n"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("model", choices=["mlp"])
+    p.add_argument("model", choices=["mlp", "bert"])
     p.add_argument("--batch", type=int, default=512)
+    p.add_argument("--seq", type=int, default=512)
+    p.add_argument("--heads", type=int, default=12)
+    p.add_argument("--ffn", type=int, default=3072)
+    p.add_argument("--vocab", type=int, default=30522)
     p.add_argument("--input", type=int, default=1024)
     p.add_argument("--hidden", type=int, default=4096)
     p.add_argument("--layers", type=int, default=4)
@@ -63,7 +195,7 @@ def main():
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args()
     with open(a.output, "w") as f:
-        f.write(mlp(a))
+        f.write(mlp(a) if a.model == "mlp" else bert(a))
 
 
 if __name__ == "__main__":

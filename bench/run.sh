@@ -4,7 +4,8 @@
 #
 #   bench/run.sh            # results under bench/out/, table on stdout
 #
-# MLP: 1024 -> 4 x 4096 (ReLU) -> 1000, batch 512, momentum SGD; mpc at fp32
+# MLP: 1024 -> 4 x 4096 (ReLU) -> 1000, batch 512, momentum SGD, and a
+# BERT-base-style encoder (below), Adam; mpc at fp32
 # and O2 f16 (dynamic loss scaling) against PyTorch fp32, eager AMP
 # (autocast + GradScaler) and torch.compile AMP, from the same initial
 # weights and batches. Steps: $WARMUP untimed, then $STEPS timed.
@@ -47,4 +48,37 @@ done
     --data "$OUT/mlp.npz" --mode $mode --batch $B --steps $STEPS \
     --warmup $WARMUP >> "$RESULTS"
 done
+
+# BERT-base-style encoder: hidden 768, 12 heads, feed-forward 3072,
+# sequence 512, $BL layers, batch $BB, Adam; 2-class classification.
+BB="${BB:-8}" BS="${BS:-512}" BD="${BD:-768}" BH="${BH:-12}" BF="${BF:-3072}"
+BL="${BL:-12}" BV="${BV:-30522}"
+python3 "$ROOT/bench/models.py" bert --batch $BB --seq $BS --hidden $BD \
+  --heads $BH --ffn $BF --layers $BL --vocab $BV --classes 2 \
+  -o "$OUT/bert.mlir"
+python3 "$ROOT/test/e2e/random_inputs.py" -o "$OUT/bert.npz" \
+  input_ids:i4:$((BB * 8))x$BS:0:$BV labels:i4:$((BB * 8)):0:2
+BFLOPS=$(( 3 * (BL * (2 * BS * (4 * BD * BD + 2 * BD * BF) + 4 * BS * BS * BD) + 2 * BD * BD + 4 * BD) ))
+for level in fp32 O2; do
+  amp=(); [ "$level" = O2 ] && amp=(--amp=O2 --dtype=f16)
+  "$BIN/mpc-compile" "$OUT/bert.mlir" --train --optimizer="kind=adam lr=1e-4" \
+    --backend="$BACKEND" "${amp[@]}" -o "$OUT/bert-$level"
+  rm -f "$OUT/bert-$level.jsonl"
+  "$OUT/bert-$level" --data "$OUT/bert.npz" --no-shuffle \
+    --steps $((WARMUP + STEPS)) --log-every 10 \
+    --metrics "$OUT/bert-$level.jsonl" > /dev/null
+  "$OUT/bert-$level" --print-memory > "$OUT/bert-$level.memory.json"
+  python3 "$ROOT/bench/report.py" ours "$OUT/bert-$level.jsonl" \
+    "$OUT/bert-$level.memory.json" --impl "mpc-$level" --model bert \
+    --batch $BB --warmup $WARMUP --flops-per-sample $BFLOPS >> "$RESULTS"
+done
+"$OUT/bert-fp32" --data "$OUT/bert.npz" --steps 0 \
+  --checkpoint "$OUT/bert-init.safetensors" > /dev/null
+[ "$PEERS" = 1 ] && for mode in fp32 amp compile; do
+  python3 "$ROOT/bench/torch_peer.py" bert --heads $BH \
+    --init "$OUT/bert-init.safetensors" --data "$OUT/bert.npz" --mode $mode \
+    --batch $BB --optimizer adam --lr 1e-4 --steps $STEPS \
+    --warmup $WARMUP >> "$RESULTS"
+done
+
 python3 "$ROOT/bench/report.py" table "$RESULTS"

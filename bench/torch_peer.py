@@ -51,9 +51,74 @@ def mlp_from(weights):
     return torch.nn.Sequential(*layers), flops
 
 
+class Bert(torch.nn.Module):
+    """models.py's BERT-style encoder: post-LN layers, GELU (erf), dropout
+    0.1, tanh pooler on the first token. Attention through
+    scaled_dot_product_attention (what a PyTorch user writes; it may pick a
+    fused kernel), or written out with --attention math."""
+
+    def __init__(self, w, heads, math_attention):
+        super().__init__()
+        self.heads, self.math = heads, math_attention
+        self.p = torch.nn.ParameterDict(
+            {k: torch.nn.Parameter(v) for k, v in w.items()
+             if not k.endswith(("_momentum", "_exp_avg", "_exp_avg_sq"))
+             and v.is_floating_point() and v.dim() > 0})
+        self.layers = 0
+        while "layer%d_query_w" % self.layers in self.p:
+            self.layers += 1
+
+    def linear(self, x, name):
+        return x @ self.p[name + "_w"] + self.p[name + "_b"]
+
+    def ln(self, x, name):
+        return torch.nn.functional.layer_norm(
+            x, x.shape[-1:], self.p[name + "_gamma"], self.p[name + "_beta"],
+            1e-12)
+
+    def forward(self, ids):
+        F = torch.nn.functional
+        b, s = ids.shape
+        h = self.p["word_embeddings"][ids] + self.p["position_embeddings"]
+        h = F.dropout(self.ln(h, "embeddings_ln"), 0.1, self.training)
+        for l in range(self.layers):
+            p = "layer%d_" % l
+            q, k, v = (self.linear(h, p + n).view(b, s, self.heads, -1)
+                       .transpose(1, 2) for n in ("query", "key", "value"))
+            if self.math:
+                a = torch.softmax(q @ k.transpose(-1, -2) /
+                                  q.shape[-1] ** 0.5, -1)
+                ctx = F.dropout(a, 0.1, self.training) @ v
+            else:
+                ctx = F.scaled_dot_product_attention(
+                    q, k, v, dropout_p=0.1 if self.training else 0.0)
+            ctx = ctx.transpose(1, 2).reshape(b, s, -1)
+            o = F.dropout(self.linear(ctx, p + "attention_out"), 0.1,
+                          self.training)
+            h = self.ln(o + h, p + "attention_ln")
+            f = F.gelu(self.linear(h, p + "intermediate"))
+            o = F.dropout(self.linear(f, p + "output"), 0.1, self.training)
+            h = self.ln(o + h, p + "output_ln")
+        pooled = torch.tanh(self.linear(h[:, 0], "pooler"))
+        return self.linear(F.dropout(pooled, 0.1, self.training),
+                           "classifier")
+
+
+def bert_flops(w, heads):
+    """Training flops per sample (3x the forward's matmuls)."""
+    s, d = w["position_embeddings"].shape
+    f = w["layer0_intermediate_w"].shape[1]
+    layers = sum(1 for k in w if k.endswith("_query_w"))
+    forward = layers * (2 * s * (4 * d * d + 2 * d * f) + 4 * s * s * d)
+    forward += 2 * d * d + 2 * d * w["classifier_w"].shape[1]
+    return 3 * forward
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("model", choices=["mlp"])
+    p.add_argument("model", choices=["mlp", "bert"])
+    p.add_argument("--heads", type=int, default=12)
+    p.add_argument("--attention", choices=["sdpa", "math"], default="sdpa")
     p.add_argument("--init", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--mode", choices=["fp32", "amp", "compile"],
@@ -63,18 +128,32 @@ def main():
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
+    p.add_argument("--fused", action="store_true",
+                   help="PyTorch's fused optimizer kernel (default: foreach)")
     a = p.parse_args()
 
     torch.backends.cuda.matmul.allow_tf32 = False  # ours computes f32 in f32
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device("cuda")
-    model, flops = mlp_from(read_safetensors(a.init))
-    model = model.to(dev)
+    weights = read_safetensors(a.init)
+    if a.model == "mlp":
+        model, flops = mlp_from(weights)
+    else:
+        model = Bert(weights, a.heads, a.attention == "math")
+        flops = bert_flops(weights, a.heads)
+    model = model.to(dev).train()
     arrays = np.load(a.data)
-    x = torch.from_numpy(arrays["x"]).pin_memory()
+    x = torch.from_numpy(arrays["x" if a.model == "mlp" else "input_ids"])
+    x = (x if a.model == "mlp" else x.long()).pin_memory()
     y = torch.from_numpy(arrays["labels"]).long().pin_memory()
     batches = x.shape[0] // a.batch
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
+    if a.optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=a.lr,
+                              momentum=a.momentum, fused=a.fused or None)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=a.lr,
+                               fused=a.fused or None)
     amp = a.mode != "fp32"
     scaler = torch.amp.GradScaler("cuda", enabled=amp)
     loss_fn = torch.nn.CrossEntropyLoss()
