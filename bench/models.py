@@ -7,6 +7,8 @@
   models.py bert --batch 8 --seq 512 --hidden 768 --heads 12 --ffn 3072 \
       --layers 12 --vocab 30522 --classes 2 -o bert.mlir
 
+  models.py unet --batch 16 --image 128 --width 128 -o unet.mlir
+
 The MLP: `layers` hidden Linear+ReLU layers of width `hidden`, then a
 Linear classifier, softmax cross-entropy on integer labels. Weights are
 [in, out] (`x @ W`), named w0, b0, w1, b1, ...; the PyTorch peer
@@ -180,9 +182,110 @@ def bert(a):
     return "\n".join(g + ["", head] + body + ["}"]) + "\n"
 
 
+def unet(a):
+    """UNet-style segmentation net, as examples/unet.mlir with base width W:
+    two down stages (W, 2W; two 3x3 conv + BatchNorm + ReLU, 2x2 max pool),
+    a 4W bottleneck, an up stage by stride-2 transposed convolution and one
+    by nearest upsampling + 3x3 conv, each concatenated with the encoder
+    output, a 1x1 head, BCE with logits. 448 W^2 weights (W=128: 7.3M)."""
+    N, S, W = a.batch, a.image, a.width
+    g, body = [], []
+    seed = [1]
+    n = [0]
+
+    def v():
+        n[0] += 1
+        return "%%v%d" % n[0]
+
+    def t(*shape):
+        return "tensor<%sxf32>" % "x".join(map(str, shape))
+
+    def glob(name, shape, init):
+        g.append("ml_program.global private mutable @%s(%s) : %s" %
+                 (name, init, t(*shape)))
+        body.append("  %%%s = ml_program.global_load @%s : %s" %
+                    (name, name, t(*shape)))
+        return "%" + name
+
+    def conv_bn_relu(x, hw, cin, cout, name):
+        w = glob(name + "_w", (cout, 3, 3, cin),
+                 "#mpc.init<kaiming_uniform, seed = %d>" % seed[0])
+        seed[0] += 3
+        c = v()
+        body.append("  %s = mpc.conv2d %s, %s {padding = array<i64: 1, 1>} "
+                    ": %s, %s" % (c, x, w, t(N, hw, hw, cin),
+                                  t(cout, 3, 3, cin)))
+        gm = glob(name + "_bn_gamma", (cout,), "#mpc.init<ones>")
+        bt = glob(name + "_bn_beta", (cout,), "#mpc.init<zeros>")
+        rm = glob(name + "_bn_running_mean", (cout,), "#mpc.init<zeros>")
+        rv = glob(name + "_bn_running_var", (cout,), "#mpc.init<ones>")
+        bn, r = v(), v()
+        body.append("  %s:5 = mpc.batch_norm %s, %s, %s, %s, %s : %s, %s" %
+                    (bn, c, gm, bt, rm, rv, t(N, hw, hw, cout), t(cout)))
+        body.append("  ml_program.global_store @%s_bn_running_mean = %s#1 : %s"
+                    % (name, bn, t(cout)))
+        body.append("  ml_program.global_store @%s_bn_running_var = %s#2 : %s"
+                    % (name, bn, t(cout)))
+        body.append("  %s = mpc.relu %s#0 : %s" % (r, bn, t(N, hw, hw, cout)))
+        return r
+
+    def pool(x, hw, c):
+        r = v()
+        body.append("  %s = mpc.max_pool2d %s {kernel = array<i64: 2, 2>} : %s"
+                    % (r, x, t(N, hw, hw, c)))
+        return r
+
+    def concat(x, y, hw, c):
+        r = v()
+        body.append("  %s = mpc.concat %s, %s {axis = 3} : %s, %s" %
+                    (r, x, y, t(N, hw, hw, c), t(N, hw, hw, c)))
+        return r
+
+    x = conv_bn_relu("%image", S, 3, W, "down1_conv1")
+    d1 = conv_bn_relu(x, S, W, W, "down1_conv2")
+    x = conv_bn_relu(pool(d1, S, W), S // 2, W, 2 * W, "down2_conv1")
+    d2 = conv_bn_relu(x, S // 2, 2 * W, 2 * W, "down2_conv2")
+    x = conv_bn_relu(pool(d2, S // 2, 2 * W), S // 4, 2 * W, 4 * W,
+                     "bottleneck_conv1")
+    x = conv_bn_relu(x, S // 4, 4 * W, 4 * W, "bottleneck_conv2")
+    up = glob("up1_w", (4 * W, 2, 2, 2 * W),
+              "#mpc.init<kaiming_uniform, seed = %d>" % seed[0])
+    seed[0] += 1
+    u = v()
+    body.append("  %s = mpc.conv_transpose2d %s, %s {stride = array<i64: 2, "
+                "2>} : %s, %s" % (u, x, up, t(N, S // 4, S // 4, 4 * W),
+                                  t(4 * W, 2, 2, 2 * W)))
+    x = concat(u, d2, S // 2, 2 * W)
+    x = conv_bn_relu(x, S // 2, 4 * W, 2 * W, "up1_conv1")
+    x = conv_bn_relu(x, S // 2, 2 * W, 2 * W, "up1_conv2")
+    u = v()
+    body.append("  %s = mpc.upsample_nearest2d %s {scale = array<i64: 2, 2>} "
+                ": %s" % (u, x, t(N, S // 2, S // 2, 2 * W)))
+    x = conv_bn_relu(u, S, 2 * W, W, "up2_reduce")
+    x = concat(x, d1, S, W)
+    x = conv_bn_relu(x, S, 2 * W, W, "up2_conv1")
+    x = conv_bn_relu(x, S, W, W, "up2_conv2")
+    hw_ = glob("head_w", (1, 1, 1, W),
+               "#mpc.init<xavier_uniform, seed = %d>" % seed[0])
+    hb = glob("head_b", (1,), "#mpc.init<zeros>")
+    c, z, l = v(), v(), v()
+    body.append("  %s = mpc.conv2d %s, %s : %s, %s" %
+                (c, x, hw_, t(N, S, S, W), t(1, 1, 1, W)))
+    body.append("  %s = mpc.add %s, %s : %s, %s" % (z, c, hb, t(N, S, S, 1),
+                                                  t(1)))
+    body.append("  %s = mpc.bce_with_logits %s, %%mask : %s, %s" %
+                (l, z, t(N, S, S, 1), t(N, S, S, 1)))
+    body.append("  return %s : tensor<f32>" % l)
+    head = ("func.func @loss(%%image: %s, %%mask: %s) -> tensor<f32> {" %
+            (t(N, S, S, 3), t(N, S, S, 1)))
+    return "\n".join(g + ["", head] + body + ["}"]) + "\n"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("model", choices=["mlp", "bert"])
+    p.add_argument("model", choices=["mlp", "bert", "unet"])
+    p.add_argument("--image", type=int, default=128)
+    p.add_argument("--width", type=int, default=128)
     p.add_argument("--batch", type=int, default=512)
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--heads", type=int, default=12)
@@ -195,7 +298,7 @@ def main():
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args()
     with open(a.output, "w") as f:
-        f.write(mlp(a) if a.model == "mlp" else bert(a))
+        f.write({"mlp": mlp, "bert": bert, "unet": unet}[a.model](a))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@
 #
 #   bench/run.sh            # results under bench/out/, table on stdout
 #
-# MLP: 1024 -> 4 x 4096 (ReLU) -> 1000, batch 512, momentum SGD, and a
-# BERT-base-style encoder (below), Adam; mpc at fp32
+# MLP: 1024 -> 4 x 4096 (ReLU) -> 1000, batch 512, momentum SGD; a
+# BERT-base-style encoder and a UNet-style conv net (below), Adam; mpc at fp32
 # and O2 f16 (dynamic loss scaling) against PyTorch fp32, eager AMP
 # (autocast + GradScaler) and torch.compile AMP, from the same initial
 # weights and batches. Steps: $WARMUP untimed, then $STEPS timed.
@@ -78,6 +78,40 @@ done
   python3 "$ROOT/bench/torch_peer.py" bert --heads $BH \
     --init "$OUT/bert-init.safetensors" --data "$OUT/bert.npz" --mode $mode \
     --batch $BB --optimizer adam --lr 1e-4 --steps $STEPS \
+    --warmup $WARMUP >> "$RESULTS"
+done
+
+# UNet-style conv net: base width $UW (448 W^2 weights: 7.3M at 128),
+# ${US}x$US RGB images, batch $UB, Adam; NHWC throughout.
+UB="${UB:-16}" US="${US:-128}" UW="${UW:-128}"
+python3 "$ROOT/bench/models.py" unet --batch $UB --image $US --width $UW \
+  -o "$OUT/unet.mlir"
+python3 "$ROOT/test/e2e/random_inputs.py" -o "$OUT/unet.npz" \
+  image:f4:$((UB * 4))x${US}x${US}x3:-1:1 mask:f4:$((UB * 4))x${US}x${US}x1:0:1
+# 3x the forward's 2 multiply-adds per weight per output pixel: full size
+# 28W + 54W^2, half size 162W^2, quarter size 248W^2 (transposed conv
+# counted at its input size).
+UFLOPS=$(( 3 * 2 * (US * US * (28 * UW + 54 * UW * UW) \
+  + (US / 2) * (US / 2) * 162 * UW * UW + (US / 4) * (US / 4) * 248 * UW * UW) ))
+for level in fp32 O2; do
+  amp=(); [ "$level" = O2 ] && amp=(--amp=O2 --dtype=f16)
+  "$BIN/mpc-compile" "$OUT/unet.mlir" --train --optimizer="kind=adam lr=1e-3" \
+    --backend="$BACKEND" "${amp[@]}" -o "$OUT/unet-$level"
+  rm -f "$OUT/unet-$level.jsonl"
+  "$OUT/unet-$level" --data "$OUT/unet.npz" --no-shuffle \
+    --steps $((WARMUP + STEPS)) --log-every 10 \
+    --metrics "$OUT/unet-$level.jsonl" > /dev/null
+  "$OUT/unet-$level" --print-memory > "$OUT/unet-$level.memory.json"
+  python3 "$ROOT/bench/report.py" ours "$OUT/unet-$level.jsonl" \
+    "$OUT/unet-$level.memory.json" --impl "mpc-$level" --model unet \
+    --batch $UB --warmup $WARMUP --flops-per-sample $UFLOPS >> "$RESULTS"
+done
+"$OUT/unet-fp32" --data "$OUT/unet.npz" --steps 0 \
+  --checkpoint "$OUT/unet-init.safetensors" > /dev/null
+[ "$PEERS" = 1 ] && for mode in fp32 amp compile; do
+  python3 "$ROOT/bench/torch_peer.py" unet \
+    --init "$OUT/unet-init.safetensors" --data "$OUT/unet.npz" --mode $mode \
+    --batch $UB --optimizer adam --lr 1e-3 --steps $STEPS \
     --warmup $WARMUP >> "$RESULTS"
 done
 

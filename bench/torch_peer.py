@@ -114,9 +114,69 @@ def bert_flops(w, heads):
     return 3 * forward
 
 
+class UNet(torch.nn.Module):
+    """models.py's UNet, channels-last: conv weights are OHWI in the
+    checkpoint (torch's OIHW after a permute), BatchNorm momentum 0.1."""
+
+    BLOCKS = ["down1_conv1", "down1_conv2", "down2_conv1", "down2_conv2",
+              "bottleneck_conv1", "bottleneck_conv2", "up1_conv1",
+              "up1_conv2", "up2_reduce", "up2_conv1", "up2_conv2"]
+
+    def __init__(self, w):
+        super().__init__()
+        nn = torch.nn
+        self.blocks = nn.ModuleDict()
+        for name in self.BLOCKS:
+            k = w[name + "_w"]
+            conv = nn.Conv2d(k.shape[3], k.shape[0], 3, padding=1, bias=False)
+            bn = nn.BatchNorm2d(k.shape[0], eps=1e-5, momentum=0.1)
+            with torch.no_grad():
+                conv.weight.copy_(k.permute(0, 3, 1, 2))
+                bn.weight.copy_(w[name + "_bn_gamma"])
+                bn.bias.copy_(w[name + "_bn_beta"])
+                bn.running_mean.copy_(w[name + "_bn_running_mean"])
+                bn.running_var.copy_(w[name + "_bn_running_var"])
+            self.blocks[name] = nn.Sequential(conv, bn, nn.ReLU())
+        k = w["up1_w"]
+        self.up1 = nn.ConvTranspose2d(k.shape[0], k.shape[3], 2, stride=2,
+                                      bias=False)
+        k = w["head_w"]
+        self.head = nn.Conv2d(k.shape[3], 1, 1)
+        with torch.no_grad():
+            self.up1.weight.copy_(w["up1_w"].permute(0, 3, 1, 2))
+            self.head.weight.copy_(k.permute(0, 3, 1, 2))
+            self.head.bias.copy_(w["head_b"])
+
+    def forward(self, x):
+        F, b = torch.nn.functional, self.blocks
+        d1 = b["down1_conv2"](b["down1_conv1"](x))
+        d2 = b["down2_conv2"](b["down2_conv1"](F.max_pool2d(d1, 2)))
+        x = b["bottleneck_conv2"](b["bottleneck_conv1"](F.max_pool2d(d2, 2)))
+        x = torch.cat([self.up1(x), d2], 1)
+        x = b["up1_conv2"](b["up1_conv1"](x))
+        x = b["up2_reduce"](F.interpolate(x, scale_factor=2, mode="nearest"))
+        x = b["up2_conv2"](b["up2_conv1"](torch.cat([x, d1], 1)))
+        return self.head(x)
+
+
+def unet_flops(w, image):
+    """Training flops per sample: 3x the forward's convolutions."""
+    total, size = 0, {"down1": image, "down2": image // 2,
+                      "bottleneck": image // 4, "up1": image // 2,
+                      "up2": image}
+    for name in UNet.BLOCKS:
+        k = w[name + "_w"]
+        hw = size[name.split("_")[0]]
+        total += 2 * hw * hw * k.numel()
+    k = w["up1_w"]
+    total += 2 * (image // 4) ** 2 * k.numel()
+    total += 2 * image * image * w["head_w"].numel()
+    return 3 * total
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("model", choices=["mlp", "bert"])
+    p.add_argument("model", choices=["mlp", "bert", "unet"])
     p.add_argument("--heads", type=int, default=12)
     p.add_argument("--attention", choices=["sdpa", "math"], default="sdpa")
     p.add_argument("--init", required=True)
@@ -137,16 +197,33 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device("cuda")
     weights = read_safetensors(a.init)
+    arrays = np.load(a.data)
     if a.model == "mlp":
         model, flops = mlp_from(weights)
-    else:
+        x = torch.from_numpy(arrays["x"])
+        y = torch.from_numpy(arrays["labels"]).long()
+        loss_fn = torch.nn.CrossEntropyLoss()
+    elif a.model == "bert":
         model = Bert(weights, a.heads, a.attention == "math")
         flops = bert_flops(weights, a.heads)
+        x = torch.from_numpy(arrays["input_ids"]).long()
+        y = torch.from_numpy(arrays["labels"]).long()
+        loss_fn = torch.nn.CrossEntropyLoss()
+    else:
+        model = UNet(weights)
+        image = arrays["image"].shape[1]
+        flops = unet_flops(weights, image)
+        # NHWC data, channels-last tensors: no layout change on the device.
+        x = torch.from_numpy(arrays["image"]).permute(0, 3, 1, 2)
+        y = torch.from_numpy(arrays["mask"]).permute(0, 3, 1, 2)
+        loss_fn = torch.nn.BCEWithLogitsLoss()
     model = model.to(dev).train()
-    arrays = np.load(a.data)
-    x = torch.from_numpy(arrays["x" if a.model == "mlp" else "input_ids"])
-    x = (x if a.model == "mlp" else x.long()).pin_memory()
-    y = torch.from_numpy(arrays["labels"]).long().pin_memory()
+    if a.model == "unet":
+        model = model.to(memory_format=torch.channels_last)
+    layout = (torch.channels_last if a.model == "unet"
+              else torch.contiguous_format)
+    x = x.contiguous(memory_format=layout).pin_memory()
+    y = y.contiguous(memory_format=layout).pin_memory()
     batches = x.shape[0] // a.batch
     if a.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=a.lr,
@@ -156,7 +233,6 @@ def main():
                                fused=a.fused or None)
     amp = a.mode != "fp32"
     scaler = torch.amp.GradScaler("cuda", enabled=amp)
-    loss_fn = torch.nn.CrossEntropyLoss()
     forward = torch.compile(model) if a.mode == "compile" else model
 
     def step(i):
