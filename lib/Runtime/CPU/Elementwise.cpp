@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Formulas.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -16,76 +17,9 @@ using namespace mpcrt;
 
 namespace {
 
-template <typename A> A binary(mpcrt_binary_op op, A x, A y) {
-  switch (op) {
-  case MPCRT_ADD:
-    return x + y;
-  case MPCRT_SUB:
-    return x - y;
-  case MPCRT_MUL:
-    return x * y;
-  case MPCRT_DIV:
-    return x / y;
-  case MPCRT_POW:
-    return std::pow(x, y);
-  }
-  return std::numeric_limits<A>::quiet_NaN();
-}
-
-template <typename A> A phi(A x) { // standard normal CDF
-  return A(0.5) * (A(1) + std::erf(x / std::sqrt(A(2))));
-}
-
-template <typename A> A geluTanhInner(A x) {
-  return std::sqrt(A(2) / A(M_PI)) * (x + A(0.044715) * x * x * x);
-}
-
-template <typename A> A unary(mpcrt_unary_op op, A x) {
-  switch (op) {
-  case MPCRT_NEG:
-    return -x;
-  case MPCRT_EXP:
-    return std::exp(x);
-  case MPCRT_LOG:
-    return std::log(x);
-  case MPCRT_SQRT:
-    return std::sqrt(x);
-  case MPCRT_RSQRT:
-    return A(1) / std::sqrt(x);
-  case MPCRT_TANH:
-    return std::tanh(x);
-  case MPCRT_SIGMOID:
-    return A(1) / (A(1) + std::exp(-x));
-  case MPCRT_RELU:
-    return x <= A(0) ? A(0) : x; // NaN propagates, as in PyTorch
-  case MPCRT_GELU:
-    return x * phi(x);
-  case MPCRT_GELU_TANH:
-    return A(0.5) * x * (A(1) + std::tanh(geluTanhInner(x)));
-  }
-  return std::numeric_limits<A>::quiet_NaN();
-}
-
-/// d op / dx at the saved value (x, or y for tanh and sigmoid).
-template <typename A> A derivative(mpcrt_unary_op op, A s) {
-  switch (op) {
-  case MPCRT_TANH:
-    return A(1) - s * s;
-  case MPCRT_SIGMOID:
-    return s * (A(1) - s);
-  case MPCRT_RELU:
-    return s <= A(0) ? A(0) : A(1); // NaN passes the gradient through
-  case MPCRT_GELU:
-    return phi(s) + s * std::exp(-s * s / A(2)) / std::sqrt(A(2) * A(M_PI));
-  case MPCRT_GELU_TANH: {
-    A t = std::tanh(geluTanhInner(s));
-    A inner = std::sqrt(A(2) / A(M_PI)) * (A(1) + A(3) * A(0.044715) * s * s);
-    return A(0.5) * (A(1) + t) + A(0.5) * s * (A(1) - t * t) * inner;
-  }
-  default:
-    return std::numeric_limits<A>::quiet_NaN();
-  }
-}
+using formulas::binary;
+using formulas::derivative;
+using formulas::unary;
 
 template <typename T>
 void binaryKernel(mpcrt_binary_op op, const T *lhs, const int64_t *ls,

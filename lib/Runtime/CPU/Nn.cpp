@@ -1,5 +1,6 @@
 //===- Nn.cpp - batch norm, pooling, upsampling, embedding, dropout -------===//
 
+#include "Formulas.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -13,21 +14,7 @@ using namespace mpcrt;
 extern "C" void mpcrt_philox4x32(const uint32_t counter[4],
                                  const uint32_t key[2], uint32_t out[4]) {
   uint32_t c[4] = {counter[0], counter[1], counter[2], counter[3]};
-  uint32_t k0 = key[0], k1 = key[1];
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c[0];
-    uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c[2];
-    uint32_t hi0 = p0 >> 32, lo0 = static_cast<uint32_t>(p0);
-    uint32_t hi1 = p1 >> 32, lo1 = static_cast<uint32_t>(p1);
-    c[0] = hi1 ^ c[1] ^ k0;
-    c[1] = lo1;
-    c[2] = hi0 ^ c[3] ^ k1;
-    c[3] = lo0;
-  }
+  formulas::philox4x32(c, key[0], key[1]);
   std::memcpy(out, c, sizeof c);
 }
 
@@ -301,39 +288,17 @@ void dropoutBackward(const T *dy, const uint8_t *mask, T *dx, int64_t count,
     dx[i] = S::store(mask[i] ? S::load(dy[i]) * scale : A(0));
 }
 
-template <typename A> A pointwise(int32_t kind, A x, A t) {
-  switch (kind) {
-  case 0:
-    return (x - t) * (x - t);
-  case 1: { // PyTorch's stable form
-    A m = std::fmax(-x, A(0));
-    return (A(1) - t) * x + m + std::log(std::exp(-m) + std::exp(-x - m));
-  }
-  default:
-    return -(t * std::fmax(std::log(x), A(-100)) +
-             (A(1) - t) * std::fmax(std::log(A(1) - x), A(-100)));
-  }
-}
-
-template <typename A> A pointwiseGrad(int32_t kind, A x, A t) {
-  switch (kind) {
-  case 0:
-    return A(2) * (x - t);
-  case 1:
-    return A(1) / (A(1) + std::exp(-x)) - t;
-  default:
-    return (x - t) / std::fmax((A(1) - x) * x, A(1e-12));
-  }
-}
+using formulas::pointwiseLoss;
+using formulas::pointwiseLossGrad;
 
 template <typename T>
-void pointwiseLoss(int32_t kind, const T *x, const T *t, T *loss, int64_t count,
-                   bool mean) {
+void pointwiseLossKernel(int32_t kind, const T *x, const T *t, T *loss,
+                         int64_t count, bool mean) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A sum = 0;
   for (int64_t i = 0; i < count; ++i)
-    sum += pointwise(kind, S::load(x[i]), S::load(t[i]));
+    sum += pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
   *loss = S::store(mean ? sum / static_cast<A>(count) : sum);
 }
 
@@ -344,7 +309,8 @@ void pointwiseLossBackward(int32_t kind, const T *dl, const T *x, const T *t,
   using A = typename S::Acc;
   A scale = S::load(*dl) / (mean ? static_cast<A>(count) : A(1));
   for (int64_t i = 0; i < count; ++i)
-    dx[i] = S::store(scale * pointwiseGrad(kind, S::load(x[i]), S::load(t[i])));
+    dx[i] =
+        S::store(scale * pointwiseLossGrad(kind, S::load(x[i]), S::load(t[i])));
 }
 
 } // namespace
@@ -432,9 +398,9 @@ extern "C" {
   void mpcrt_pointwise_loss_##SUFFIX(int32_t kind, const ABI_T *x,             \
                                      const ABI_T *t, ABI_T *loss,              \
                                      int64_t count, int32_t mean) {            \
-    pointwiseLoss(kind, reinterpret_cast<const T *>(x),                        \
-                  reinterpret_cast<const T *>(t), reinterpret_cast<T *>(loss), \
-                  count, mean);                                                \
+    pointwiseLossKernel(kind, reinterpret_cast<const T *>(x),                  \
+                        reinterpret_cast<const T *>(t),                        \
+                        reinterpret_cast<T *>(loss), count, mean);             \
   }                                                                            \
   void mpcrt_pointwise_loss_backward_##SUFFIX(                                 \
       int32_t kind, const ABI_T *dl, const ABI_T *x, const ABI_T *t,           \

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Formulas.h"
 #include "Storage.h"
 
 #include <algorithm>
@@ -67,17 +68,13 @@ void mpcrt_fill_random(mpcrt_dtype dtype, void *dst, int64_t count,
                        int32_t normal, double a, double b, uint64_t seed) {
   const uint32_t key[2] = {static_cast<uint32_t>(seed),
                            static_cast<uint32_t>(seed >> 32)};
-  // Uniform in [0, 1) with 53 random bits from two words.
-  auto unit = [](uint32_t hi, uint32_t lo) {
-    return ((static_cast<uint64_t>(hi) << 21) ^ (lo >> 11)) *
-           (1.0 / 9007199254740992.0);
-  };
   for (int64_t q = 0; q * 2 < count; ++q) {
     const uint32_t counter[4] = {static_cast<uint32_t>(q), 0, 0,
                                  static_cast<uint32_t>(q >> 32)};
     uint32_t w[4];
     mpcrt_philox4x32(counter, key, w);
-    double u0 = unit(w[0], w[1]), u1 = unit(w[2], w[3]);
+    double u0 = formulas::unitInterval(w[0], w[1]),
+           u1 = formulas::unitInterval(w[2], w[3]);
     double v[2];
     if (normal) {
       // Box-Muller; 1 - u0 is in (0, 1], so the log is finite.
@@ -102,15 +99,8 @@ void mpcrt_increment_i32(const int32_t *in, int32_t *out, const uint8_t *skip) {
 void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
                        double base, int64_t warmup, int64_t total,
                        double min_lr) {
-  double t = *step, rate = base;
-  if (kind != 0 && t < static_cast<double>(warmup))
-    rate = base * t / static_cast<double>(warmup);
-  else if (kind == 2) {
-    double progress =
-        (t - static_cast<double>(warmup)) / static_cast<double>(total - warmup);
-    progress = std::min(1.0, std::max(0.0, progress));
-    rate = min_lr + (base - min_lr) * 0.5 * (1.0 + std::cos(M_PI * progress));
-  }
+  double rate =
+      formulas::learningRate(*step, kind, base, warmup, total, min_lr);
   *lr = static_cast<float>(rate);
 }
 

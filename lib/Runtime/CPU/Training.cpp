@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Formulas.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -42,20 +43,20 @@ void sgd(P *param, const G *grad, const float *lr, P *buffer,
          bool nesterov, double weightDecay) {
   using Acc = typename Storage<P>::Acc;
   if (!skipped(foundInf)) {
-    Acc rate = static_cast<Acc>(*lr);
-    Acc inv = invScale ? static_cast<Acc>(*invScale) : Acc(1);
+    const formulas::Sgd<Acc> rule{static_cast<Acc>(*lr),
+                                  invScale ? static_cast<Acc>(*invScale)
+                                           : Acc(1),
+                                  static_cast<Acc>(momentum),
+                                  static_cast<Acc>(1 - dampening),
+                                  static_cast<Acc>(weightDecay),
+                                  nesterov,
+                                  buffer != nullptr};
     for (int64_t i = 0; i < count; ++i) {
-      Acc p = Storage<P>::load(param[i]);
-      Acc g = static_cast<Acc>(Storage<G>::load(grad[i])) * inv;
-      if (weightDecay != 0)
-        g += static_cast<Acc>(weightDecay) * p;
-      if (buffer) {
-        Acc b = static_cast<Acc>(momentum) * Storage<P>::load(buffer[i]) +
-                static_cast<Acc>(1 - dampening) * g;
+      Acc b = buffer ? Storage<P>::load(buffer[i]) : Acc(0);
+      Acc g = static_cast<Acc>(Storage<G>::load(grad[i]));
+      param[i] = Storage<P>::store(rule.step(Storage<P>::load(param[i]), g, b));
+      if (buffer)
         buffer[i] = Storage<P>::store(b);
-        g = nesterov ? g + static_cast<Acc>(momentum) * b : b;
-      }
-      param[i] = Storage<P>::store(p - rate * g);
     }
   }
   writeCopy(param, copyDtype, copy, count);
@@ -69,41 +70,16 @@ void adam(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
           bool biasCorrection) {
   using Acc = typename Storage<P>::Acc;
   if (!skipped(foundInf)) {
-    // Scalar coefficients are formed in double and rounded once, as PyTorch
-    // forms them in Python: 1 - beta2 from a float beta2 would be off by
-    // 1.3e-5 relative for 0.999.
-    double rate = *lr;
-    Acc inv = invScale ? static_cast<Acc>(*invScale) : Acc(1);
-    Acc b2 = static_cast<Acc>(beta2);
-    Acc oneMinusB1 = static_cast<Acc>(1 - beta1);
-    Acc oneMinusB2 = static_cast<Acc>(1 - beta2);
-    Acc decay = static_cast<Acc>(1 - rate * weightDecay);
-    // step_size = lr / (1 - beta1^t); denom = sqrt(v) / sqrt(1 - beta2^t)
-    // + eps.
-    double correction1 = 1, correction2Sqrt = 1;
-    if (biasCorrection) {
-      correction1 = 1 - std::pow(beta1, static_cast<double>(*step));
-      correction2Sqrt =
-          std::sqrt(1 - std::pow(beta2, static_cast<double>(*step)));
-    }
-    Acc stepSize = static_cast<Acc>(rate / correction1);
-    Acc correction2 = static_cast<Acc>(correction2Sqrt);
+    const formulas::Adam<Acc> rule(
+        *lr, *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1,
+        beta2, eps, weightDecay, decoupled, biasCorrection);
     for (int64_t i = 0; i < count; ++i) {
-      Acc p = Storage<P>::load(param[i]);
-      Acc g = static_cast<Acc>(Storage<G>::load(grad[i])) * inv;
-      if (weightDecay != 0) {
-        if (decoupled)
-          p *= decay;
-        else
-          g += static_cast<Acc>(weightDecay) * p;
-      }
-      Acc m = Storage<P>::load(expAvg[i]);
-      m += oneMinusB1 * (g - m); // lerp
-      Acc v = b2 * Storage<P>::load(expAvgSq[i]) + oneMinusB2 * g * g;
+      Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+      Acc p = rule.step(Storage<P>::load(param[i]),
+                        static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
       expAvg[i] = Storage<P>::store(m);
       expAvgSq[i] = Storage<P>::store(v);
-      Acc denom = std::sqrt(v) / correction2 + static_cast<Acc>(eps);
-      param[i] = Storage<P>::store(p - stepSize * m / denom);
+      param[i] = Storage<P>::store(p);
     }
   }
   writeCopy(param, copyDtype, copy, count);
@@ -160,26 +136,9 @@ void mpcrt_update_loss_scale(float *scale, int32_t *growthTracker,
                              double backoffFactor, int64_t growthInterval,
                              int64_t hysteresis, double minScale,
                              double maxScale) {
-  if (*foundInf) {
-    *growthTracker = 0;
-    if (--*hysteresisTracker > 0)
-      return;
-    *hysteresisTracker = 0;
-    float backedOff = static_cast<float>(*scale * backoffFactor);
-    *scale = minScale > 0 && backedOff < minScale ? static_cast<float>(minScale)
-                                                  : backedOff;
-    return;
-  }
-  *hysteresisTracker = static_cast<int32_t>(hysteresis);
-  int32_t successful = *growthTracker + 1;
-  if (successful < growthInterval) {
-    *growthTracker = successful;
-    return;
-  }
-  float grown = static_cast<float>(*scale * growthFactor);
-  if (std::isfinite(grown))
-    *scale = grown > maxScale ? static_cast<float>(maxScale) : grown;
-  *growthTracker = 0;
+  formulas::updateLossScale(scale, growthTracker, hysteresisTracker,
+                            *foundInf != 0, growthFactor, backoffFactor,
+                            growthInterval, hysteresis, minScale, maxScale);
 }
 
 #define MPCRT_DEFINE(SUFFIX, ABI_P, ABI_G, P, G)                               \

@@ -1,6 +1,7 @@
 //===- Data.cu - strided copies, embedding, dropout on the device ---------===//
 
 #include "Device.cuh"
+#include "Formulas.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -91,22 +92,6 @@ __global__ void storeAccumulated(const float *acc, T *out, int64_t count) {
     out[i] = Storage<T>::store(acc[i]);
 }
 
-/// Philox4x32-10 (the same as Support.cu's and the host's).
-__device__ void philox(uint32_t c[4], uint32_t k0, uint32_t k1) {
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    uint32_t lo0 = 0xD2511F53u * c[0], hi0 = __umulhi(0xD2511F53u, c[0]);
-    uint32_t lo1 = 0xCD9E8D57u * c[2], hi1 = __umulhi(0xCD9E8D57u, c[2]);
-    c[0] = hi1 ^ c[1] ^ k0;
-    c[1] = lo1;
-    c[2] = hi0 ^ c[3] ^ k1;
-    c[3] = lo0;
-  }
-}
-
 /// The host's mask, bit for bit: element i is kept when word i % 4 of
 /// philox({lo(i/4), lo(step), hi(step), hi(i/4)}, seed) >= p * 2^32.
 template <typename T>
@@ -122,7 +107,8 @@ __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
     uint32_t c[4] = {static_cast<uint32_t>(q), static_cast<uint32_t>(t),
                      static_cast<uint32_t>(t >> 32),
                      static_cast<uint32_t>(q >> 32)};
-    philox(c, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+    formulas::philox4x32(c, static_cast<uint32_t>(seed),
+                         static_cast<uint32_t>(seed >> 32));
     bool keep = c[i % 4] >= p * 4294967296.0;
     mask[i] = keep;
     y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));

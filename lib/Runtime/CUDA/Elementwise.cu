@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Device.cuh"
+#include "Formulas.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,72 +21,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxRank = 8;
 
-template <typename A> __device__ A binaryOp(mpcrt_binary_op op, A x, A y) {
-  switch (op) {
-  case MPCRT_ADD:
-    return x + y;
-  case MPCRT_SUB:
-    return x - y;
-  case MPCRT_MUL:
-    return x * y;
-  case MPCRT_DIV:
-    return x / y;
-  default:
-    return pow(x, y);
-  }
-}
-
-template <typename A> __device__ A phi(A x) {
-  return A(0.5) * (A(1) + erf(x / sqrt(A(2))));
-}
-template <typename A> __device__ A geluTanhInner(A x) {
-  return sqrt(A(2) / A(M_PI)) * (x + A(0.044715) * x * x * x);
-}
-
-template <typename A> __device__ A unaryOp(mpcrt_unary_op op, A x) {
-  switch (op) {
-  case MPCRT_NEG:
-    return -x;
-  case MPCRT_EXP:
-    return exp(x);
-  case MPCRT_LOG:
-    return log(x);
-  case MPCRT_SQRT:
-    return sqrt(x);
-  case MPCRT_RSQRT:
-    return A(1) / sqrt(x);
-  case MPCRT_TANH:
-    return tanh(x);
-  case MPCRT_SIGMOID:
-    return A(1) / (A(1) + exp(-x));
-  case MPCRT_RELU:
-    return x <= A(0) ? A(0) : x;
-  case MPCRT_GELU:
-    return x * phi(x);
-  default: // MPCRT_GELU_TANH
-    return A(0.5) * x * (A(1) + tanh(geluTanhInner(x)));
-  }
-}
-
-template <typename A> __device__ A derivative(mpcrt_unary_op op, A s) {
-  switch (op) {
-  case MPCRT_TANH:
-    return A(1) - s * s;
-  case MPCRT_SIGMOID:
-    return s * (A(1) - s);
-  case MPCRT_RELU:
-    return s <= A(0) ? A(0) : A(1);
-  case MPCRT_GELU:
-    return phi(s) + s * exp(-s * s / A(2)) / sqrt(A(2) * A(M_PI));
-  case MPCRT_GELU_TANH: {
-    A t = tanh(geluTanhInner(s));
-    A inner = sqrt(A(2) / A(M_PI)) * (A(1) + A(3) * A(0.044715) * s * s);
-    return A(0.5) * (A(1) + t) + A(0.5) * s * (A(1) - t * t) * inner;
-  }
-  default:
-    return A(NAN);
-  }
-}
+using formulas::derivative;
 
 struct Shape {
   int64_t dims[kMaxRank], lhs[kMaxRank], rhs[kMaxRank];
@@ -105,7 +41,7 @@ __global__ void binaryKernel(mpcrt_binary_op op, const T *lhs, const T *rhs,
       l += at * shape.lhs[d];
       r += at * shape.rhs[d];
     }
-    out[i] = S::store(binaryOp(op, S::load(lhs[l]), S::load(rhs[r])));
+    out[i] = S::store(formulas::binary(op, S::load(lhs[l]), S::load(rhs[r])));
   }
 }
 
@@ -115,7 +51,7 @@ __global__ void unaryKernel(mpcrt_unary_op op, const T *in, T *out,
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = S::store(unaryOp(op, S::load(in[i])));
+    out[i] = S::store(formulas::unary(op, S::load(in[i])));
 }
 
 template <typename T>

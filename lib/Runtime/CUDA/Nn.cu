@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Device.cuh"
+#include "Formulas.h"
 
 #include <type_traits>
 
@@ -239,31 +240,6 @@ __global__ void upsampleBackwardKernel(const T *dy, T *dx, int64_t n, int64_t h,
   }
 }
 
-template <typename A> __device__ A pointwise(int32_t kind, A x, A t) {
-  switch (kind) {
-  case 0:
-    return (x - t) * (x - t);
-  case 1: {
-    A m = fmax(-x, A(0));
-    return (A(1) - t) * x + m + log(exp(-m) + exp(-x - m));
-  }
-  default:
-    return -(t * fmax(log(x), A(-100)) +
-             (A(1) - t) * fmax(log(A(1) - x), A(-100)));
-  }
-}
-
-template <typename A> __device__ A pointwiseGrad(int32_t kind, A x, A t) {
-  switch (kind) {
-  case 0:
-    return A(2) * (x - t);
-  case 1:
-    return A(1) / (A(1) + exp(-x)) - t;
-  default:
-    return (x - t) / fmax((A(1) - x) * x, A(1e-12));
-  }
-}
-
 /// One block: the sum in a fixed order.
 template <typename T>
 __global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
@@ -272,7 +248,7 @@ __global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
   using A = typename S::Acc;
   A sum = 0;
   for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
-    sum += pointwise(kind, S::load(x[i]), S::load(t[i]));
+    sum += formulas::pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
   sum = blockSum(sum);
   if (threadIdx.x == 0)
     *loss = S::store(mean ? sum / static_cast<A>(count) : sum);
@@ -287,7 +263,8 @@ __global__ void pointwiseLossBackwardKernel(int32_t kind, const T *dl,
   A scale = S::load(*dl) / (mean ? static_cast<A>(count) : A(1));
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    dx[i] = S::store(scale * pointwiseGrad(kind, S::load(x[i]), S::load(t[i])));
+    dx[i] = S::store(scale * formulas::pointwiseLossGrad(kind, S::load(x[i]),
+                                                         S::load(t[i])));
 }
 
 template <typename F> void dispatch(mpcrt_dtype dtype, F f) {

@@ -1,6 +1,7 @@
 //===- Support.cu - context, memory, fills and counters on the device -----===//
 
 #include "Device.cuh"
+#include "Formulas.h"
 
 #include <cmath>
 #include <cstdio>
@@ -120,26 +121,6 @@ __global__ void fillKernel(mpcrt_dtype dtype, void *dst, int64_t count,
     storeAny(dtype, dst, i, value);
 }
 
-/// Philox4x32-10, as mpcrt_philox4x32 on the host.
-__device__ void philox(const uint32_t counter[4], uint32_t k0, uint32_t k1,
-                       uint32_t out[4]) {
-  uint32_t c[4] = {counter[0], counter[1], counter[2], counter[3]};
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    uint32_t lo0 = 0xD2511F53u * c[0], hi0 = __umulhi(0xD2511F53u, c[0]);
-    uint32_t lo1 = 0xCD9E8D57u * c[2], hi1 = __umulhi(0xCD9E8D57u, c[2]);
-    c[0] = hi1 ^ c[1] ^ k0;
-    c[1] = lo1;
-    c[2] = hi0 ^ c[3] ^ k1;
-    c[3] = lo0;
-  }
-  for (int i = 0; i < 4; ++i)
-    out[i] = c[i];
-}
-
 /// Pair q of elements from counter {lo32(q), 0, 0, hi32(q)}, as the host's
 /// mpcrt_fill_random: the same values on both backends for one seed.
 __global__ void fillRandomKernel(mpcrt_dtype dtype, void *dst, int64_t count,
@@ -150,14 +131,11 @@ __global__ void fillRandomKernel(mpcrt_dtype dtype, void *dst, int64_t count,
        q += int64_t(gridDim.x) * blockDim.x) {
     const uint32_t counter[4] = {static_cast<uint32_t>(q), 0, 0,
                                  static_cast<uint32_t>(q >> 32)};
-    uint32_t w[4];
-    philox(counter, static_cast<uint32_t>(seed),
-           static_cast<uint32_t>(seed >> 32), w);
-    auto unit = [](uint32_t hi, uint32_t lo) {
-      return ((static_cast<uint64_t>(hi) << 21) ^ (lo >> 11)) *
-             (1.0 / 9007199254740992.0);
-    };
-    double u0 = unit(w[0], w[1]), u1 = unit(w[2], w[3]);
+    uint32_t w[4] = {counter[0], counter[1], counter[2], counter[3]};
+    formulas::philox4x32(w, static_cast<uint32_t>(seed),
+                         static_cast<uint32_t>(seed >> 32));
+    double u0 = formulas::unitInterval(w[0], w[1]),
+           u1 = formulas::unitInterval(w[2], w[3]);
     double v[2];
     if (normal) {
       double r = sqrt(-2.0 * log(1.0 - u0));
@@ -189,15 +167,7 @@ __global__ void incrementI32Kernel(const int32_t *in, int32_t *out,
 __global__ void lrScheduleKernel(const int32_t *step, float *lr, int32_t kind,
                                  double base, int64_t warmup, int64_t total,
                                  double minLr) {
-  double t = *step, rate = base;
-  if (kind != 0 && t < static_cast<double>(warmup))
-    rate = base * t / static_cast<double>(warmup);
-  else if (kind == 2) {
-    double progress =
-        (t - static_cast<double>(warmup)) / static_cast<double>(total - warmup);
-    progress = fmin(1.0, fmax(0.0, progress));
-    rate = minLr + (base - minLr) * 0.5 * (1.0 + cos(M_PI * progress));
-  }
+  double rate = formulas::learningRate(*step, kind, base, warmup, total, minLr);
   *lr = static_cast<float>(rate);
 }
 

@@ -1,0 +1,272 @@
+//===- Formulas.h - the element formulas both backends compute --*- C++ -*-===//
+//
+// One definition of every per-element formula, compiled by the host
+// compiler for the CPU reference and by nvcc (as __host__ __device__) for
+// the CUDA backend: the backends differ in how they loop, never in what
+// they compute. `A` is the accumulation type (float, or double for f64).
+// Math functions are called unqualified: std:: overloads on the host, the
+// CUDA math library's on the device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_LIB_RUNTIME_FORMULAS_H
+#define MPC_LIB_RUNTIME_FORMULAS_H
+
+#include "mpc/Runtime/mpcrt.h"
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define MPCRT_HD __host__ __device__
+#else
+#define MPCRT_HD
+#endif
+
+namespace mpcrt::formulas {
+
+using std::cos;
+using std::erf;
+using std::exp;
+using std::fmax;
+using std::log;
+using std::pow;
+using std::sqrt;
+using std::tanh;
+
+template <typename A> MPCRT_HD A binary(mpcrt_binary_op op, A x, A y) {
+  switch (op) {
+  case MPCRT_ADD:
+    return x + y;
+  case MPCRT_SUB:
+    return x - y;
+  case MPCRT_MUL:
+    return x * y;
+  case MPCRT_DIV:
+    return x / y;
+  case MPCRT_POW:
+    return pow(x, y);
+  }
+  return A(NAN);
+}
+
+/// The standard normal CDF.
+template <typename A> MPCRT_HD A phi(A x) {
+  return A(0.5) * (A(1) + erf(x / sqrt(A(2))));
+}
+
+template <typename A> MPCRT_HD A geluTanhInner(A x) {
+  return sqrt(A(2) / A(M_PI)) * (x + A(0.044715) * x * x * x);
+}
+
+template <typename A> MPCRT_HD A unary(mpcrt_unary_op op, A x) {
+  switch (op) {
+  case MPCRT_NEG:
+    return -x;
+  case MPCRT_EXP:
+    return exp(x);
+  case MPCRT_LOG:
+    return log(x);
+  case MPCRT_SQRT:
+    return sqrt(x);
+  case MPCRT_RSQRT:
+    return A(1) / sqrt(x);
+  case MPCRT_TANH:
+    return tanh(x);
+  case MPCRT_SIGMOID:
+    return A(1) / (A(1) + exp(-x));
+  case MPCRT_RELU:
+    return x <= A(0) ? A(0) : x; // NaN propagates, as in PyTorch
+  case MPCRT_GELU:
+    return x * phi(x);
+  case MPCRT_GELU_TANH:
+    return A(0.5) * x * (A(1) + tanh(geluTanhInner(x)));
+  }
+  return A(NAN);
+}
+
+/// d op / dx at the saved value (x, or y for tanh and sigmoid).
+template <typename A> MPCRT_HD A derivative(mpcrt_unary_op op, A s) {
+  switch (op) {
+  case MPCRT_TANH:
+    return A(1) - s * s;
+  case MPCRT_SIGMOID:
+    return s * (A(1) - s);
+  case MPCRT_RELU:
+    return s <= A(0) ? A(0) : A(1); // NaN passes the gradient through
+  case MPCRT_GELU:
+    return phi(s) + s * exp(-s * s / A(2)) / sqrt(A(2) * A(M_PI));
+  case MPCRT_GELU_TANH: {
+    A t = tanh(geluTanhInner(s));
+    A inner = sqrt(A(2) / A(M_PI)) * (A(1) + A(3) * A(0.044715) * s * s);
+    return A(0.5) * (A(1) + t) + A(0.5) * s * (A(1) - t * t) * inner;
+  }
+  default:
+    return A(NAN);
+  }
+}
+
+/// Pointwise losses: 0 mse, 1 bce_with_logits (PyTorch's stable form),
+/// 2 binary_cross_entropy (log clamped at -100, as PyTorch).
+template <typename A> MPCRT_HD A pointwiseLoss(int32_t kind, A x, A t) {
+  switch (kind) {
+  case 0:
+    return (x - t) * (x - t);
+  case 1: {
+    A m = fmax(-x, A(0));
+    return (A(1) - t) * x + m + log(exp(-m) + exp(-x - m));
+  }
+  default:
+    return -(t * fmax(log(x), A(-100)) +
+             (A(1) - t) * fmax(log(A(1) - x), A(-100)));
+  }
+}
+
+template <typename A> MPCRT_HD A pointwiseLossGrad(int32_t kind, A x, A t) {
+  switch (kind) {
+  case 0:
+    return A(2) * (x - t);
+  case 1:
+    return A(1) / (A(1) + exp(-x)) - t;
+  default:
+    return (x - t) / fmax((A(1) - x) * x, A(1e-12));
+  }
+}
+
+/// Philox4x32-10 (Salmon et al. 2011) on counter `c`, in place.
+MPCRT_HD inline void philox4x32(uint32_t c[4], uint32_t k0, uint32_t k1) {
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c[0];
+    uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c[2];
+    uint32_t hi0 = static_cast<uint32_t>(p0 >> 32);
+    uint32_t lo0 = static_cast<uint32_t>(p0);
+    uint32_t hi1 = static_cast<uint32_t>(p1 >> 32);
+    uint32_t lo1 = static_cast<uint32_t>(p1);
+    c[0] = hi1 ^ c[1] ^ k0;
+    c[1] = lo1;
+    c[2] = hi0 ^ c[3] ^ k1;
+    c[3] = lo0;
+  }
+}
+
+/// Uniform in [0, 1) with 53 random bits from two words.
+MPCRT_HD inline double unitInterval(uint32_t hi, uint32_t lo) {
+  return ((static_cast<uint64_t>(hi) << 21) ^ (lo >> 11)) *
+         (1.0 / 9007199254740992.0);
+}
+
+/// The learning rate of update `step` (see mpcrt_lr_schedule).
+MPCRT_HD inline double learningRate(int32_t step, int32_t kind, double base,
+                                    int64_t warmup, int64_t total,
+                                    double minLr) {
+  double t = step, rate = base;
+  if (kind != 0 && t < static_cast<double>(warmup))
+    rate = base * t / static_cast<double>(warmup);
+  else if (kind == 2) {
+    double progress =
+        (t - static_cast<double>(warmup)) / static_cast<double>(total - warmup);
+    progress = progress < 0.0 ? 0.0 : progress > 1.0 ? 1.0 : progress;
+    rate = minLr + (base - minLr) * 0.5 * (1.0 + cos(M_PI * progress));
+  }
+  return rate;
+}
+
+/// mpc.update_loss_scale on its scalars: GradScaler's rule with hysteresis
+/// and clamps.
+MPCRT_HD inline void updateLossScale(float *scale, int32_t *growthTracker,
+                                     int32_t *hysteresisTracker, bool foundInf,
+                                     double growthFactor, double backoffFactor,
+                                     int64_t growthInterval, int64_t hysteresis,
+                                     double minScale, double maxScale) {
+  if (foundInf) {
+    *growthTracker = 0;
+    if (--*hysteresisTracker > 0)
+      return;
+    *hysteresisTracker = 0;
+    float backedOff = static_cast<float>(*scale * backoffFactor);
+    *scale = minScale > 0 && backedOff < minScale ? static_cast<float>(minScale)
+                                                  : backedOff;
+    return;
+  }
+  *hysteresisTracker = static_cast<int32_t>(hysteresis);
+  int32_t successful = *growthTracker + 1;
+  if (successful < growthInterval) {
+    *growthTracker = successful;
+    return;
+  }
+  float grown = static_cast<float>(*scale * growthFactor);
+  if (grown - grown == 0.0f) // finite
+    *scale = grown > maxScale ? static_cast<float>(maxScale) : grown;
+  *growthTracker = 0;
+}
+
+/// The per-step scalars of an SGD update, formed once.
+template <typename A> struct Sgd {
+  A rate, inv, momentum, oneMinusDampening, weightDecay;
+  bool nesterov, hasBuffer;
+
+  /// The new parameter from p and gradient g; updates the momentum
+  /// buffer b when there is one.
+  MPCRT_HD A step(A p, A g, A &b) const {
+    g = g * inv;
+    if (weightDecay != A(0))
+      g += weightDecay * p;
+    if (hasBuffer) {
+      b = momentum * b + oneMinusDampening * g;
+      g = nesterov ? g + momentum * b : b;
+    }
+    return p - rate * g;
+  }
+};
+
+/// The per-step scalars of an Adam(W) update. Scalar coefficients are formed
+/// in double and rounded once, as PyTorch forms them in Python: 1 - beta2
+/// from a float beta2 would be off by 1.3e-5 relative for 0.999.
+template <typename A> struct Adam {
+  A inv, b2, oneMinusB1, oneMinusB2, decay, stepSize, correction2, eps,
+      weightDecay;
+  bool decoupled;
+
+  MPCRT_HD Adam(double lr, int32_t step, A inv, double beta1, double beta2,
+                double epsilon, double weightDecay, bool decoupled,
+                bool biasCorrection)
+      : inv(inv), b2(static_cast<A>(beta2)),
+        oneMinusB1(static_cast<A>(1 - beta1)),
+        oneMinusB2(static_cast<A>(1 - beta2)),
+        decay(static_cast<A>(1 - lr * weightDecay)),
+        eps(static_cast<A>(epsilon)), weightDecay(static_cast<A>(weightDecay)),
+        decoupled(decoupled) {
+    // step_size = lr / (1 - beta1^t); denom = sqrt(v) / sqrt(1 - beta2^t)
+    // + eps.
+    double correction1 = 1, correction2Sqrt = 1;
+    if (biasCorrection) {
+      correction1 = 1 - pow(beta1, static_cast<double>(step));
+      correction2Sqrt = sqrt(1 - pow(beta2, static_cast<double>(step)));
+    }
+    stepSize = static_cast<A>(lr / correction1);
+    correction2 = static_cast<A>(correction2Sqrt);
+  }
+
+  /// The new parameter; updates the moments m and v.
+  MPCRT_HD A step(A p, A g, A &m, A &v) const {
+    g = g * inv;
+    if (weightDecay != A(0)) {
+      if (decoupled)
+        p *= decay;
+      else
+        g += weightDecay * p;
+    }
+    m += oneMinusB1 * (g - m); // lerp
+    v = b2 * v + oneMinusB2 * g * g;
+    A denom = sqrt(v) / correction2 + eps;
+    return p - stepSize * m / denom;
+  }
+};
+
+} // namespace mpcrt::formulas
+
+#endif // MPC_LIB_RUNTIME_FORMULAS_H
