@@ -10,7 +10,6 @@
 namespace mpcrt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kMaxRank = 8;
 
 struct Strided {
@@ -85,13 +84,6 @@ __global__ void embeddingBackwardKernel(const T *dy, const void *indices,
   }
 }
 
-template <typename T>
-__global__ void storeAccumulated(const float *acc, T *out, int64_t count) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = Storage<T>::store(acc[i]);
-}
-
 /// The host's mask, bit for bit: element i is kept when word i % 4 of
 /// philox({lo(i/4), lo(step), hi(step), hi(i/4)}, seed) >= p * 2^32.
 template <typename T>
@@ -125,21 +117,6 @@ __global__ void dropoutBackwardKernel(const T *dy, const uint8_t *mask, T *dx,
        i += int64_t(gridDim.x) * blockDim.x)
     dx[i] = S::store(mask[i] ? S::load(dy[i]) * scale : A(0));
 }
-
-template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
-  switch (dtype) {
-  case MPCRT_F16:
-    return f(static_cast<__half *>(nullptr));
-  case MPCRT_BF16:
-    return f(static_cast<__nv_bfloat16 *>(nullptr));
-  case MPCRT_F32:
-    return f(static_cast<float *>(nullptr));
-  default:
-    return f(static_cast<double *>(nullptr));
-  }
-}
-
-#define MPCRT_TYPE(ptr) std::remove_pointer_t<decltype(ptr)>
 
 void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
              const int64_t *shape, int32_t rank, int32_t bytes, bool scatter) {
@@ -222,9 +199,8 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
           <<<blocksFor(count * d), kThreads, 0, stream()>>>(
               static_cast<const T *>(gradOutput), indices, indexBits, count, v,
               d, acc);
-    storeAccumulated<T><<<blocksFor(v * d), kThreads, 0, stream()>>>(
-        acc, static_cast<T *>(gradTable), v * d);
   });
+  cast(MPCRT_F32, acc, dtype, gradTable, v * d);
   MPCRT_CUDA_LAUNCHED("embedding_backward");
 }
 

@@ -10,6 +10,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 namespace mpcrt::cuda {
 
 /// Exits with a message naming the call when a CUDA call fails.
@@ -18,12 +20,15 @@ void check(cudaError_t status, const char *what);
 /// Checks the launch just made.
 #define MPCRT_CUDA_LAUNCHED(name) ::mpcrt::cuda::check(cudaGetLastError(), name)
 
+/// Threads per block of every kernel (a multiple of the warp size).
+constexpr int kThreads = 256;
+
 /// An f32 scratch buffer of at least `elements` (one per process, grown
 /// as needed; the first step runs before a graph is captured).
 float *scratchF32(int64_t elements);
 
 /// Blocks for a grid-stride loop over `count` elements.
-inline unsigned blocksFor(int64_t count, int threads = 256) {
+inline unsigned blocksFor(int64_t count, int threads = kThreads) {
   int64_t blocks = (count + threads - 1) / threads;
   if (blocks < 1)
     blocks = 1;
@@ -87,6 +92,42 @@ template <> struct Storage<__nv_bfloat16> {
     return __float2bfloat16_rn(v);
   }
 };
+
+/// Sum (or max, a NaN winning) of one value per thread over a block of
+/// kThreads, in a fixed order, returned to every thread.
+template <typename A, bool Max = false> __device__ A blockReduce(A v) {
+  __shared__ A partial[kThreads / 32];
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    A other = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = Max ? (isnan(other) || other > v ? other : v) : v + other;
+  }
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads(); // partial may still be read by a previous call
+  if (lane == 0)
+    partial[warp] = v;
+  __syncthreads();
+  A total = partial[0];
+  for (int w = 1; w < int(blockDim.x / 32); ++w)
+    total = Max ? (isnan(partial[w]) || partial[w] > total ? partial[w] : total)
+                : total + partial[w];
+  return total;
+}
+
+/// Calls f(T *) (a null pointer) with the storage type of `dtype`; the
+/// callee names it MPCRT_TYPE(pointer).
+template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f(static_cast<__half *>(nullptr));
+  case MPCRT_BF16:
+    return f(static_cast<__nv_bfloat16 *>(nullptr));
+  case MPCRT_F32:
+    return f(static_cast<float *>(nullptr));
+  default:
+    return f(static_cast<double *>(nullptr));
+  }
+}
+#define MPCRT_TYPE(ptr) std::remove_pointer_t<decltype(ptr)>
 
 } // namespace mpcrt::cuda
 

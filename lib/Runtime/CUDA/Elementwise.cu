@@ -18,7 +18,6 @@
 namespace mpcrt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kMaxRank = 8;
 
 using formulas::derivative;
@@ -61,25 +60,6 @@ __global__ void unaryGradKernel(mpcrt_unary_op op, const T *grad,
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
-}
-
-/// Sum (or max) of one value per thread over the block, broadcast to all.
-template <typename A, bool Max = false> __device__ A blockReduce(A v) {
-  __shared__ A partial[kThreads / 32];
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    A other = __shfl_xor_sync(0xffffffffu, v, offset);
-    v = Max ? (isnan(other) || other > v ? other : v) : v + other;
-  }
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads(); // partial may still be read by a previous call
-  if (lane == 0)
-    partial[warp] = v;
-  __syncthreads();
-  A total = partial[0];
-  for (int w = 1; w < int(blockDim.x / 32); ++w)
-    total = Max ? (isnan(partial[w]) || partial[w] > total ? partial[w] : total)
-                : total + partial[w];
-  return total;
 }
 
 /// One thread per output: the reduced dimension is strided by `inner`,
@@ -316,22 +296,6 @@ layerNormParamGradKernel(const T *dy, const T *x, const Stat *mean,
     storeAny(paramDtype, dbeta, c, db);
   }
 }
-
-/// Calls f(T*) with the storage type of `dtype`.
-template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
-  switch (dtype) {
-  case MPCRT_F16:
-    return f(static_cast<__half *>(nullptr));
-  case MPCRT_BF16:
-    return f(static_cast<__nv_bfloat16 *>(nullptr));
-  case MPCRT_F32:
-    return f(static_cast<float *>(nullptr));
-  default:
-    return f(static_cast<double *>(nullptr));
-  }
-}
-
-#define MPCRT_TYPE(ptr) std::remove_pointer_t<decltype(ptr)>
 
 } // namespace
 

@@ -14,22 +14,6 @@
 namespace mpcrt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-template <typename A> __device__ A blockSum(A v) {
-  __shared__ A partial[kThreads / 32];
-  for (int offset = 16; offset > 0; offset >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
-  __syncthreads();
-  if (threadIdx.x % 32 == 0)
-    partial[threadIdx.x / 32] = v;
-  __syncthreads();
-  A total = partial[0];
-  for (int w = 1; w < int(blockDim.x / 32); ++w)
-    total += partial[w];
-  return total;
-}
-
 /// One block per channel.
 template <typename T>
 __global__ void batchNormKernel(const T *x, mpcrt_dtype pd, const void *gamma,
@@ -43,13 +27,13 @@ __global__ void batchNormKernel(const T *x, mpcrt_dtype pd, const void *gamma,
   A sum = 0;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
     sum += S::load(x[r * c + ch]);
-  A mean = blockSum(sum) / static_cast<A>(rows);
+  A mean = blockReduce(sum) / static_cast<A>(rows);
   A var = 0;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
     A d = S::load(x[r * c + ch]) - mean;
     var += d * d;
   }
-  var = blockSum(var);
+  var = blockReduce(var);
   A biased = var / static_cast<A>(rows);
   A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
   A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
@@ -86,8 +70,8 @@ batchNormBackwardKernel(const T *dy, const T *x, mpcrt_dtype pd,
     sumDy += d;
     sumDyXhat += d * (S::load(x[r * c + ch]) - mean) * invstd;
   }
-  sumDy = blockSum(sumDy);
-  sumDyXhat = blockSum(sumDyXhat);
+  sumDy = blockReduce(sumDy);
+  sumDyXhat = blockReduce(sumDyXhat);
   A n = static_cast<A>(rows);
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
     A xhat = (S::load(x[r * c + ch]) - mean) * invstd;
@@ -196,14 +180,6 @@ __global__ void avgPoolBackwardKernel(const T *dy, float *acc,
 }
 
 template <typename T>
-__global__ void storeAccumulatedKernel(const float *acc, T *out,
-                                       int64_t count) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = Storage<T>::store(acc[i]);
-}
-
-template <typename T>
 __global__ void upsampleKernel(const T *x, T *y, int64_t n, int64_t h,
                                int64_t w, int64_t c, int64_t sh, int64_t sw) {
   int64_t ho = h * sh, wo = w * sw, count = n * ho * wo * c;
@@ -249,7 +225,7 @@ __global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
   A sum = 0;
   for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
     sum += formulas::pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
-  sum = blockSum(sum);
+  sum = blockReduce(sum);
   if (threadIdx.x == 0)
     *loss = S::store(mean ? sum / static_cast<A>(count) : sum);
 }
@@ -266,21 +242,6 @@ __global__ void pointwiseLossBackwardKernel(int32_t kind, const T *dl,
     dx[i] = S::store(scale * formulas::pointwiseLossGrad(kind, S::load(x[i]),
                                                          S::load(t[i])));
 }
-
-template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
-  switch (dtype) {
-  case MPCRT_F16:
-    return f(static_cast<__half *>(nullptr));
-  case MPCRT_BF16:
-    return f(static_cast<__nv_bfloat16 *>(nullptr));
-  case MPCRT_F32:
-    return f(static_cast<float *>(nullptr));
-  default:
-    return f(static_cast<double *>(nullptr));
-  }
-}
-
-#define MPCRT_TYPE(ptr) std::remove_pointer_t<decltype(ptr)>
 
 } // namespace
 
@@ -345,10 +306,9 @@ void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
       maxPoolBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
           static_cast<const T *>(gradOutput), static_cast<const T *>(input),
           acc, s, count);
-    storeAccumulatedKernel<T><<<blocksFor(inputs), kThreads, 0, stream()>>>(
-        acc, static_cast<T *>(gradInput), inputs);
   });
   MPCRT_CUDA_LAUNCHED("max_pool2d_backward");
+  cast(MPCRT_F32, acc, dtype, gradInput, inputs);
 }
 
 void avgPool2d(mpcrt_dtype dtype, const void *input, void *output,
@@ -374,10 +334,9 @@ void avgPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
     if (count > 0)
       avgPoolBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
           static_cast<const T *>(gradOutput), acc, s, count);
-    storeAccumulatedKernel<T><<<blocksFor(inputs), kThreads, 0, stream()>>>(
-        acc, static_cast<T *>(gradInput), inputs);
   });
   MPCRT_CUDA_LAUNCHED("avg_pool2d_backward");
+  cast(MPCRT_F32, acc, dtype, gradInput, inputs);
 }
 
 void upsampleNearest2d(mpcrt_dtype dtype, const void *input, void *output,

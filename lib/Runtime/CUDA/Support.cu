@@ -176,7 +176,8 @@ __global__ void lrScheduleKernel(const int32_t *step, float *lr, int32_t kind,
 void fill(mpcrt_dtype dtype, void *dst, int64_t count, double value) {
   if (count <= 0)
     return;
-  fillKernel<<<blocksFor(count), 256, 0, stream()>>>(dtype, dst, count, value);
+  fillKernel<<<blocksFor(count), kThreads, 0, stream()>>>(dtype, dst, count,
+                                                          value);
   MPCRT_CUDA_LAUNCHED("fill");
 }
 
@@ -184,7 +185,7 @@ void fillRandom(mpcrt_dtype dtype, void *dst, int64_t count, bool normal,
                 double a, double b, uint64_t seed) {
   if (count <= 0)
     return;
-  fillRandomKernel<<<blocksFor((count + 1) / 2), 256, 0, stream()>>>(
+  fillRandomKernel<<<blocksFor((count + 1) / 2), kThreads, 0, stream()>>>(
       dtype, dst, count, normal, a, b, seed);
   MPCRT_CUDA_LAUNCHED("fill_random");
 }
@@ -193,8 +194,8 @@ void cast(mpcrt_dtype from, const void *input, mpcrt_dtype to, void *output,
           int64_t count) {
   if (count <= 0)
     return;
-  castKernel<<<blocksFor(count), 256, 0, stream()>>>(from, input, to, output,
-                                                     count);
+  castKernel<<<blocksFor(count), kThreads, 0, stream()>>>(from, input, to,
+                                                          output, count);
   MPCRT_CUDA_LAUNCHED("cast");
 }
 

@@ -19,7 +19,6 @@ namespace mpcrt::cuda {
 namespace {
 
 constexpr int kMaxTensors = 48;
-constexpr int kThreads = 256;
 constexpr int64_t kChunk = 4096; // elements per block
 
 struct TensorList {
