@@ -1,5 +1,7 @@
 //===- LossScaling.cpp - loss scaling decided at compile time -------------===//
 
+#include "TrainingStep.h"
+
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
@@ -26,18 +28,9 @@ struct LossScalingPass
   FlatSymbolRefAttr createGlobal(ModuleOp module, OpBuilder &b, StringRef name,
                                  RankedTensorType type, Attribute value,
                                  bool isMutable) {
-    if (module.lookupSymbol(name)) {
-      module.emitError("mpc-loss-scaling: a symbol @")
-          << name << " already exists";
-      return {};
-    }
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    auto g = ml_program::GlobalOp::create(
-        b, module.getLoc(), b.getStringAttr(name), TypeAttr::get(type),
-        isMutable ? b.getUnitAttr() : nullptr, value,
-        b.getStringAttr("private"));
-    return FlatSymbolRefAttr::get(g.getSymNameAttr());
+    auto g = createStateGlobal(module, b, "mpc-loss-scaling", name, type, value,
+                               isMutable);
+    return g ? FlatSymbolRefAttr::get(g.getSymNameAttr()) : FlatSymbolRefAttr();
   }
 
   void runOnOperation() override {
@@ -68,13 +61,15 @@ struct LossScalingPass
       return;
 
     Operation *seed = nullptr;
-    SmallVector<Operation *> updates;
     step.walk([&](Operation *op) {
       if (op->hasAttr("mpc.loss_seed"))
         seed = op;
-      if (isa<SGDUpdateOp, AdamUpdateOp>(op))
-        updates.push_back(op);
     });
+    FailureOr<OptimizerUpdates> collected =
+        collectOptimizerUpdates(step, "mpc-loss-scaling");
+    if (failed(collected))
+      return signalPassFailure();
+    ArrayRef<Operation *> updates = collected->ops;
     if (!seed) {
       step.emitOpError("mpc-loss-scaling: no loss gradient seed (the "
                        "constant --mpc-autodiff marks mpc.loss_seed); run "
@@ -127,23 +122,8 @@ struct LossScalingPass
     seed->erase();
 
     // One unscale and check of every gradient, before the first update.
-    Operation *first = updates.front();
-    for (Operation *u : updates)
-      if (u->isBeforeInBlock(first))
-        first = u;
-    SmallVector<Value> grads;
-    for (Operation *u : updates) {
-      Value g = u->getOperand(1);
-      if (Operation *def = g.getDefiningOp();
-          def && def->getBlock() == first->getBlock() &&
-          !def->isBeforeInBlock(first)) {
-        u->emitOpError("mpc-loss-scaling: its gradient is computed after the "
-                       "first optimizer update; all gradients must come "
-                       "first");
-        return signalPassFailure();
-      }
-      grads.push_back(g);
-    }
+    Operation *first = collected->first;
+    ArrayRef<Value> grads = collected->grads;
     b.setInsertionPoint(first);
     SmallVector<Type> unscaledTypes;
     for (Value g : grads)

@@ -1,5 +1,7 @@
 //===- Optimizer.cpp - optimizer updates after the gradients --------------===//
 
+#include "TrainingStep.h"
+
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
@@ -26,21 +28,8 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
                                     StringRef name, RankedTensorType type,
                                     Attribute value, bool isMutable,
                                     Operation *after = nullptr) {
-    if (module.lookupSymbol(name)) {
-      module.emitError("mpc-optimizer: a symbol @")
-          << name << " already exists";
-      return {};
-    }
-    OpBuilder::InsertionGuard guard(b);
-    if (after)
-      b.setInsertionPointAfter(after);
-    else
-      b.setInsertionPointToStart(module.getBody());
-    auto g = ml_program::GlobalOp::create(
-        b, module.getLoc(), b.getStringAttr(name), TypeAttr::get(type),
-        isMutable ? b.getUnitAttr() : nullptr, value,
-        b.getStringAttr("private"));
-    return g;
+    return createStateGlobal(module, b, "mpc-optimizer", name, type, value,
+                             isMutable, after);
   }
 
   void runOnOperation() override {

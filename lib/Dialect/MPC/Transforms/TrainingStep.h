@@ -1,0 +1,83 @@
+//===- TrainingStep.h - what the training-step passes share -----*- C++ -*-===//
+//
+// The optimizer, loss-scaling and gradient-statistics passes each add
+// state globals and work on the updates of a training step: one definition
+// of each for all three.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_LIB_DIALECT_MPC_TRANSFORMS_TRAININGSTEP_H
+#define MPC_LIB_DIALECT_MPC_TRANSFORMS_TRAININGSTEP_H
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::mpc {
+
+/// A new private global `name` at the start of the module (after `after`
+/// when given); null, with an error naming `pass`, when the symbol exists.
+inline ml_program::GlobalOp createStateGlobal(ModuleOp module, OpBuilder &b,
+                                              StringRef pass, StringRef name,
+                                              RankedTensorType type,
+                                              Attribute value, bool isMutable,
+                                              Operation *after = nullptr) {
+  if (module.lookupSymbol(name)) {
+    module.emitError(pass) << ": a symbol @" << name << " already exists";
+    return {};
+  }
+  OpBuilder::InsertionGuard guard(b);
+  if (after)
+    b.setInsertionPointAfter(after);
+  else
+    b.setInsertionPointToStart(module.getBody());
+  return ml_program::GlobalOp::create(
+      b, module.getLoc(), b.getStringAttr(name), TypeAttr::get(type),
+      isMutable ? b.getUnitAttr() : nullptr, value, b.getStringAttr("private"));
+}
+
+/// The optimizer updates of a training step and the gradients they read.
+struct OptimizerUpdates {
+  SmallVector<Operation *> ops;
+  SmallVector<Value> grads;   // operand 1 of each op
+  Operation *first = nullptr; // the earliest op, or `before` if earlier
+};
+
+/// Collects the updates of `step`; `ops` is empty when there are none.
+/// Fails, with an error on the update naming `pass`, when a gradient is
+/// computed after the first update (or after `before`).
+inline FailureOr<OptimizerUpdates>
+collectOptimizerUpdates(func::FuncOp step, StringRef pass,
+                        Operation *before = nullptr) {
+  OptimizerUpdates result;
+  step.walk([&](Operation *op) {
+    if (isa<SGDUpdateOp, AdamUpdateOp>(op))
+      result.ops.push_back(op);
+  });
+  if (result.ops.empty())
+    return result;
+  Operation *first = result.ops.front();
+  for (Operation *u : result.ops)
+    if (u->isBeforeInBlock(first))
+      first = u;
+  if (before && before->isBeforeInBlock(first))
+    first = before;
+  for (Operation *u : result.ops) {
+    Value g = u->getOperand(1);
+    if (Operation *def = g.getDefiningOp();
+        def && def->getBlock() == first->getBlock() &&
+        !def->isBeforeInBlock(first))
+      return u->emitOpError(pass)
+             << ": its gradient is computed after the first optimizer "
+                "update; all gradients must come first";
+    result.grads.push_back(g);
+  }
+  result.first = first;
+  return result;
+}
+
+} // namespace mlir::mpc
+
+#endif // MPC_LIB_DIALECT_MPC_TRANSFORMS_TRAININGSTEP_H
