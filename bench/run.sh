@@ -14,7 +14,6 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$ROOT/bench/out}"
 BIN="${MPC_BUILD:-$ROOT/build}/bin"
 STEPS="${STEPS:-100}" WARMUP="${WARMUP:-20}"
-B="${B:-512}" I="${I:-1024}" H="${H:-4096}" L="${L:-4}" C="${C:-1000}"
 # BACKEND=cpu PEERS=0 with small sizes checks the harness without a GPU.
 BACKEND="${BACKEND:-cuda}" PEERS="${PEERS:-1}"
 # PHASE=build generates and compiles only; PHASE=run runs what a build made
@@ -26,33 +25,48 @@ mkdir -p "$OUT"
 RESULTS="$OUT/results.jsonl"
 r truncate -s 0 "$RESULTS"
 
+# bench NAME BATCH FLOPS_PER_SAMPLE OPTIMIZER [PEER OPTIONS...]: OUT/NAME.mlir
+# and OUT/NAME.npz compiled at fp32 and O2 f16 and run, then the PyTorch
+# peers from the fp32 executable's initial checkpoint.
+bench() {
+  local name=$1 batch=$2 flops=$3 optimizer=$4
+  shift 4
+  local level amp mode
+  for level in fp32 O2; do
+    amp=()
+    if [ "$level" = O2 ]; then amp=(--amp=O2 --dtype=f16); fi
+    b "$BIN/mpc-compile" "$OUT/$name.mlir" --train --optimizer="$optimizer" \
+      --backend="$BACKEND" "${amp[@]}" -o "$OUT/$name-$level"
+    r rm -f "$OUT/$name-$level.jsonl"
+    r "$OUT/$name-$level" --data "$OUT/$name.npz" --no-shuffle \
+      --steps $((WARMUP + STEPS)) --log-every 10 \
+      --metrics "$OUT/$name-$level.jsonl" > /dev/null
+    r "$OUT/$name-$level" --print-memory > "$OUT/$name-$level.memory.json"
+    r python3 "$ROOT/bench/report.py" ours "$OUT/$name-$level.jsonl" \
+      "$OUT/$name-$level.memory.json" --impl "mpc-$level" --model "$name" \
+      --batch "$batch" --warmup $WARMUP --flops-per-sample "$flops" \
+      >> "$RESULTS"
+  done
+  r "$OUT/$name-fp32" --data "$OUT/$name.npz" --steps 0 \
+    --checkpoint "$OUT/$name-init.safetensors" > /dev/null
+  if [ "$PEERS" = 1 ] && [ "$PHASE" != build ]; then
+    for mode in fp32 amp compile; do
+      python3 "$ROOT/bench/torch_peer.py" "$name" \
+        --init "$OUT/$name-init.safetensors" --data "$OUT/$name.npz" \
+        --mode $mode --batch "$batch" --steps $STEPS --warmup $WARMUP "$@" \
+        >> "$RESULTS"
+    done
+  fi
+}
+
+B="${B:-512}" I="${I:-1024}" H="${H:-4096}" L="${L:-4}" C="${C:-1000}"
 b python3 "$ROOT/bench/models.py" mlp --batch $B --input $I --hidden $H \
   --layers $L --classes $C -o "$OUT/mlp.mlir"
 b python3 "$ROOT/scripts/make_dataset.py" --samples $((B * 8)) --features $I \
   --classes $C -o "$OUT/mlp.npz"
 # Per sample: forward 2, backward 4 flops per weight.
-FLOPS=$(( 6 * (I * H + (L - 1) * H * H + H * C) ))
-OPT="kind=momentum lr=0.01"
-for level in fp32 O2; do
-  amp=(); [ "$level" = O2 ] && amp=(--amp=O2 --dtype=f16)
-  b "$BIN/mpc-compile" "$OUT/mlp.mlir" --train --optimizer="$OPT" \
-    --backend="$BACKEND" "${amp[@]}" -o "$OUT/mlp-$level"
-  r rm -f "$OUT/mlp-$level.jsonl"
-  r "$OUT/mlp-$level" --data "$OUT/mlp.npz" --no-shuffle \
-    --steps $((WARMUP + STEPS)) --log-every 10 \
-    --metrics "$OUT/mlp-$level.jsonl" > /dev/null
-  r "$OUT/mlp-$level" --print-memory > "$OUT/mlp-$level.memory.json"
-  r python3 "$ROOT/bench/report.py" ours "$OUT/mlp-$level.jsonl" \
-    "$OUT/mlp-$level.memory.json" --impl "mpc-$level" --model mlp \
-    --batch $B --warmup $WARMUP --flops-per-sample $FLOPS >> "$RESULTS"
-done
-r "$OUT/mlp-fp32" --data "$OUT/mlp.npz" --steps 0 \
-  --checkpoint "$OUT/mlp-init.safetensors" > /dev/null
-[ "$PEERS" = 1 ] && [ "$PHASE" != build ] && for mode in fp32 amp compile; do
-  python3 "$ROOT/bench/torch_peer.py" mlp --init "$OUT/mlp-init.safetensors" \
-    --data "$OUT/mlp.npz" --mode $mode --batch $B --steps $STEPS \
-    --warmup $WARMUP >> "$RESULTS"
-done
+bench mlp $B $(( 6 * (I * H + (L - 1) * H * H + H * C) )) \
+  "kind=momentum lr=0.01"
 
 # BERT-base-style encoder: hidden 768, 12 heads, feed-forward 3072,
 # sequence 512, $BL layers, batch $BB, Adam; 2-class classification.
@@ -63,28 +77,10 @@ b python3 "$ROOT/bench/models.py" bert --batch $BB --seq $BS --hidden $BD \
   -o "$OUT/bert.mlir"
 b python3 "$ROOT/test/e2e/random_inputs.py" -o "$OUT/bert.npz" \
   input_ids:i4:$((BB * 8))x$BS:0:$BV labels:i4:$((BB * 8)):0:2
-BFLOPS=$(( 3 * (BL * (2 * BS * (4 * BD * BD + 2 * BD * BF) + 4 * BS * BS * BD) + 2 * BD * BD + 4 * BD) ))
-for level in fp32 O2; do
-  amp=(); [ "$level" = O2 ] && amp=(--amp=O2 --dtype=f16)
-  b "$BIN/mpc-compile" "$OUT/bert.mlir" --train --optimizer="kind=adam lr=1e-4" \
-    --backend="$BACKEND" "${amp[@]}" -o "$OUT/bert-$level"
-  r rm -f "$OUT/bert-$level.jsonl"
-  r "$OUT/bert-$level" --data "$OUT/bert.npz" --no-shuffle \
-    --steps $((WARMUP + STEPS)) --log-every 10 \
-    --metrics "$OUT/bert-$level.jsonl" > /dev/null
-  r "$OUT/bert-$level" --print-memory > "$OUT/bert-$level.memory.json"
-  r python3 "$ROOT/bench/report.py" ours "$OUT/bert-$level.jsonl" \
-    "$OUT/bert-$level.memory.json" --impl "mpc-$level" --model bert \
-    --batch $BB --warmup $WARMUP --flops-per-sample $BFLOPS >> "$RESULTS"
-done
-r "$OUT/bert-fp32" --data "$OUT/bert.npz" --steps 0 \
-  --checkpoint "$OUT/bert-init.safetensors" > /dev/null
-[ "$PEERS" = 1 ] && [ "$PHASE" != build ] && for mode in fp32 amp compile; do
-  python3 "$ROOT/bench/torch_peer.py" bert --heads $BH \
-    --init "$OUT/bert-init.safetensors" --data "$OUT/bert.npz" --mode $mode \
-    --batch $BB --optimizer adam --lr 1e-4 --steps $STEPS \
-    --warmup $WARMUP >> "$RESULTS"
-done
+bench bert $BB \
+  $(( 3 * (BL * (2 * BS * (4 * BD * BD + 2 * BD * BF) + 4 * BS * BS * BD) \
+    + 2 * BD * BD + 4 * BD) )) \
+  "kind=adam lr=1e-4" --heads $BH --optimizer adam --lr 1e-4
 
 # UNet-style conv net: base width $UW (448 W^2 weights: 7.3M at 128),
 # ${US}x$US RGB images, batch $UB, Adam; NHWC throughout.
@@ -96,28 +92,10 @@ b python3 "$ROOT/test/e2e/random_inputs.py" -o "$OUT/unet.npz" \
 # 3x the forward's 2 multiply-adds per weight per output pixel: full size
 # 28W + 54W^2, half size 162W^2, quarter size 248W^2 (transposed conv
 # counted at its input size).
-UFLOPS=$(( 3 * 2 * (US * US * (28 * UW + 54 * UW * UW) \
-  + (US / 2) * (US / 2) * 162 * UW * UW + (US / 4) * (US / 4) * 248 * UW * UW) ))
-for level in fp32 O2; do
-  amp=(); [ "$level" = O2 ] && amp=(--amp=O2 --dtype=f16)
-  b "$BIN/mpc-compile" "$OUT/unet.mlir" --train --optimizer="kind=adam lr=1e-3" \
-    --backend="$BACKEND" "${amp[@]}" -o "$OUT/unet-$level"
-  r rm -f "$OUT/unet-$level.jsonl"
-  r "$OUT/unet-$level" --data "$OUT/unet.npz" --no-shuffle \
-    --steps $((WARMUP + STEPS)) --log-every 10 \
-    --metrics "$OUT/unet-$level.jsonl" > /dev/null
-  r "$OUT/unet-$level" --print-memory > "$OUT/unet-$level.memory.json"
-  r python3 "$ROOT/bench/report.py" ours "$OUT/unet-$level.jsonl" \
-    "$OUT/unet-$level.memory.json" --impl "mpc-$level" --model unet \
-    --batch $UB --warmup $WARMUP --flops-per-sample $UFLOPS >> "$RESULTS"
-done
-r "$OUT/unet-fp32" --data "$OUT/unet.npz" --steps 0 \
-  --checkpoint "$OUT/unet-init.safetensors" > /dev/null
-[ "$PEERS" = 1 ] && [ "$PHASE" != build ] && for mode in fp32 amp compile; do
-  python3 "$ROOT/bench/torch_peer.py" unet \
-    --init "$OUT/unet-init.safetensors" --data "$OUT/unet.npz" --mode $mode \
-    --batch $UB --optimizer adam --lr 1e-3 --steps $STEPS \
-    --warmup $WARMUP >> "$RESULTS"
-done
+bench unet $UB \
+  $(( 3 * 2 * (US * US * (28 * UW + 54 * UW * UW) \
+    + (US / 2) * (US / 2) * 162 * UW * UW \
+    + (US / 4) * (US / 4) * 248 * UW * UW) )) \
+  "kind=adam lr=1e-3" --optimizer adam --lr 1e-3
 
 r python3 "$ROOT/bench/report.py" table "$RESULTS"
