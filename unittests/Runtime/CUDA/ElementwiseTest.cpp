@@ -85,18 +85,11 @@ TEST_F(Elementwise, BinaryOpsWithBroadcastingMatchTheReference) {
       Buffer lhs = randomBuffer(rng, d, 120, 0.1, 3);
       Buffer rhs = randomBuffer(rng, d, 5, -2, 2);
       Buffer want{d, std::vector<uint8_t>(120 * bytesOf(d))};
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   mpcrt_binary_##SUFFIX(op, reinterpret_cast<const T *>(lhs.bytes.data()), ls, \
                         reinterpret_cast<const T *>(rhs.bytes.data()), rs,     \
                         reinterpret_cast<T *>(want.bytes.data()), shape, 3)
-      if (d == MPCRT_F16)
-        CALL(f16, uint16_t);
-      else if (d == MPCRT_BF16)
-        CALL(bf16, uint16_t);
-      else if (d == MPCRT_F32)
-        CALL(f32, float);
-      else
-        CALL(f64, double);
+      MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
       uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
       binary(d, op, upload(lhs.bytes), ls, upload(rhs.bytes), rs, out, shape,
@@ -122,7 +115,7 @@ TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
       Buffer want{d, std::vector<uint8_t>(n * bytesOf(d))};
       Buffer wantGrad = want;
       bool hasGrad = op >= MPCRT_TANH;
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_unary_##SUFFIX(op, reinterpret_cast<const T *>(in.bytes.data()),     \
                          reinterpret_cast<T *>(want.bytes.data()), n);         \
@@ -132,14 +125,7 @@ TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
           reinterpret_cast<const T *>(in.bytes.data()),                        \
           reinterpret_cast<T *>(wantGrad.bytes.data()), n);                    \
   } while (0)
-      if (d == MPCRT_F16)
-        CALL(f16, uint16_t);
-      else if (d == MPCRT_BF16)
-        CALL(bf16, uint16_t);
-      else if (d == MPCRT_F32)
-        CALL(f32, float);
-      else
-        CALL(f64, double);
+      MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
       uint8_t *dIn = upload(in.bytes), *dGrad = upload(grad.bytes);
       uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
@@ -179,7 +165,7 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
         Buffer want{d, std::vector<uint8_t>(m * bytesOf(d))};
         Buffer grad = randomBuffer(rng, d, m, -1, 1);
         Buffer wantBack{d, std::vector<uint8_t>(n * bytesOf(d))};
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_reduce_##SUFFIX(op, reinterpret_cast<const T *>(in.bytes.data()),    \
                           reinterpret_cast<T *>(want.bytes.data()), c.outer,   \
@@ -192,14 +178,7 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
           reinterpret_cast<T *>(wantBack.bytes.data()), c.outer, c.reduced,    \
           c.inner);                                                            \
   } while (0)
-        if (d == MPCRT_F16)
-          CALL(f16, uint16_t);
-        else if (d == MPCRT_BF16)
-          CALL(bf16, uint16_t);
-        else if (d == MPCRT_F32)
-          CALL(f32, float);
-        else
-          CALL(f64, double);
+        MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
         uint8_t *dIn = upload(in.bytes);
         uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
@@ -242,7 +221,7 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
       Buffer wantBack = want;
       Buffer wantLoss{d, std::vector<uint8_t>(bytesOf(d))};
       Buffer wantGrad = want;
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_softmax_##SUFFIX(reinterpret_cast<const T *>(in.bytes.data()),       \
                            reinterpret_cast<T *>(want.bytes.data()), rows,     \
@@ -259,14 +238,7 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         reinterpret_cast<const T *>(in.bytes.data()), labels.data(), 32,       \
         reinterpret_cast<T *>(wantGrad.bytes.data()), rows, cols, log);        \
   } while (0)
-      if (d == MPCRT_F16)
-        CALL(f16, uint16_t);
-      else if (d == MPCRT_BF16)
-        CALL(bf16, uint16_t);
-      else if (d == MPCRT_F32)
-        CALL(f32, float);
-      else
-        CALL(f64, double);
+      MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
       uint8_t *dIn = upload(in.bytes), *dDy = upload(dy.bytes);
       uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
@@ -332,14 +304,7 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
         reinterpret_cast<T *>(wantDx.bytes.data()), wantDg.bytes.data(),       \
         wantDb.bytes.data(), rows, cols);                                      \
   } while (0)
-    if (d == MPCRT_F16)
-      CALL(f16, uint16_t, float);
-    else if (d == MPCRT_BF16)
-      CALL(bf16, uint16_t, float);
-    else if (d == MPCRT_F32)
-      CALL(f32, float, float);
-    else
-      CALL(f64, double, double);
+    MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
     uint8_t *dX = upload(x.bytes), *dG = upload(gamma.bytes);
     uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());

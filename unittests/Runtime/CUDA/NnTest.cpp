@@ -70,7 +70,7 @@ TEST_F(Nn, ConvolutionsMatchTheReference) {
            dy = randomOf(rng, d, out, -1, 1);
       std::vector<uint8_t> y(out * bytesOf(d)), dx(in * bytesOf(d)),
           dw(filt * bytesOf(d));
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_conv2d_##SUFFIX(reinterpret_cast<const T *>(x.data()),               \
                           reinterpret_cast<const T *>(w.data()),               \
@@ -84,14 +84,7 @@ TEST_F(Nn, ConvolutionsMatchTheReference) {
         reinterpret_cast<const T *>(x.data()),                                 \
         reinterpret_cast<T *>(dw.data()), &s);                                 \
   } while (0)
-      if (d == MPCRT_F16)
-        CALL(f16, uint16_t);
-      else if (d == MPCRT_BF16)
-        CALL(bf16, uint16_t);
-      else if (d == MPCRT_F32)
-        CALL(f32, float);
-      else
-        CALL(f64, double);
+      MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
       uint8_t *dX = upload(x), *dW = upload(w), *dDy = upload(dy);
       uint8_t *gy = deviceBuffer<uint8_t>(y.size()),
@@ -131,7 +124,7 @@ TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
         mpBack(x.size()), apBack(x.size()), up(4 * x.size()), upBack(x.size());
     auto pdy = randomOf(rng, d, pooled, -1, 1);
     auto udy = randomOf(rng, d, 4 * rows * c, -1, 1);
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     const T *X = reinterpret_cast<const T *>(x.data());                        \
     mpcrt_batch_norm_##SUFFIX(X, pd, gamma.data(), beta.data(), rmWant.data(), \
@@ -155,14 +148,7 @@ TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
         reinterpret_cast<const T *>(udy.data()),                               \
         reinterpret_cast<T *>(upBack.data()), 2, 8, 8, c, 2, 2);               \
   } while (0)
-    if (d == MPCRT_F16)
-      CALL(f16, uint16_t);
-    else if (d == MPCRT_BF16)
-      CALL(bf16, uint16_t);
-    else if (d == MPCRT_F32)
-      CALL(f32, float);
-    else
-      CALL(f64, double);
+    MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
     uint8_t *dX = upload(x), *dG = upload(gamma);
     uint8_t *dRm = upload(rm), *dRv = upload(rv);
@@ -228,18 +214,11 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
     std::vector<uint8_t> want(in.size()), wantMask(n);
     int64_t step = 17;
     uint64_t s = rng();
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   mpcrt_dropout_##SUFFIX(reinterpret_cast<const T *>(in.data()),               \
                          reinterpret_cast<T *>(want.data()), wantMask.data(),  \
                          n, 0.3, s, &step)
-    if (d == MPCRT_F16)
-      CALL(f16, uint16_t);
-    else if (d == MPCRT_BF16)
-      CALL(bf16, uint16_t);
-    else if (d == MPCRT_F32)
-      CALL(f32, float);
-    else
-      CALL(f64, double);
+    MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
     uint8_t *out = deviceBuffer<uint8_t>(want.size());
     uint8_t *mask = deviceBuffer<uint8_t>(n);
@@ -289,7 +268,7 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
       auto target = randomOf(rng, d, n, 0, 1);
       auto dl = randomOf(rng, d, 1, 0.5, 2);
       std::vector<uint8_t> loss(bytesOf(d)), gi(input.size());
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_pointwise_loss_##SUFFIX(kind,                                        \
                                   reinterpret_cast<const T *>(input.data()),   \
@@ -301,14 +280,7 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
         reinterpret_cast<const T *>(target.data()),                            \
         reinterpret_cast<T *>(gi.data()), n, 1);                               \
   } while (0)
-      if (d == MPCRT_F16)
-        CALL(f16, uint16_t);
-      else if (d == MPCRT_BF16)
-        CALL(bf16, uint16_t);
-      else if (d == MPCRT_F32)
-        CALL(f32, float);
-      else
-        CALL(f64, double);
+      MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
       uint8_t *dIn = upload(input), *dTg = upload(target);
       uint8_t *gl = deviceBuffer<uint8_t>(loss.size()),
