@@ -46,9 +46,10 @@ struct ConvPlan {
   size_t workspace = 0;
 };
 
+// The output size follows from the rest, so it is not part of the key.
 using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, int64_t, int64_t, int64_t>;
+                       int64_t, int64_t, int64_t>;
 
 struct Context {
   cudnnHandle_t handle = nullptr;
@@ -157,10 +158,9 @@ ConvPlan makePlan(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s) {
 
 const ConvPlan &plan(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s) {
   Context &ctx = context();
-  Key key{dtype,        s.n,          s.h,      s.w,
-          s.c,          s.o,          s.kh,     s.kw,
-          s.stride_h,   s.stride_w,   s.pad_h,  s.pad_w,
-          s.dilation_h, s.dilation_w, s.groups, s.ho * 100003 + s.wo};
+  Key key{dtype,   s.n,     s.h,          s.w,          s.c,
+          s.o,     s.kh,    s.kw,         s.stride_h,   s.stride_w,
+          s.pad_h, s.pad_w, s.dilation_h, s.dilation_w, s.groups};
   std::lock_guard<std::mutex> lock(ctx.mutex);
   auto it = ctx.plans.find(key);
   if (it == ctx.plans.end())
