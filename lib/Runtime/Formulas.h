@@ -106,6 +106,13 @@ template <typename A> MPCRT_HD A derivative(mpcrt_unary_op op, A s) {
   }
 }
 
+/// Element i of an index array of 32- or 64-bit integers (labels,
+/// embedding indices).
+MPCRT_HD inline int64_t indexAt(const void *indices, int32_t bits, int64_t i) {
+  return bits == 64 ? static_cast<const int64_t *>(indices)[i]
+                    : static_cast<const int32_t *>(indices)[i];
+}
+
 /// Pointwise losses: 0 mse, 1 bce_with_logits (PyTorch's stable form),
 /// 2 binary_cross_entropy (log clamped at -100, as PyTorch).
 template <typename A> MPCRT_HD A pointwiseLoss(int32_t kind, A x, A t) {

@@ -67,11 +67,6 @@ void reduceKernel(mpcrt_reduce_op op, const T *in, T *out, int64_t outer,
     }
 }
 
-int64_t label(const void *labels, int32_t bits, int64_t i) {
-  return bits == 64 ? static_cast<const int64_t *>(labels)[i]
-                    : static_cast<const int32_t *>(labels)[i];
-}
-
 /// log(sum(exp(row))) computed stably, and the row maximum.
 template <typename T, typename A> A logSumExp(const T *row, int64_t classes) {
   using S = Storage<T>;
@@ -92,8 +87,8 @@ void crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
   A total = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const T *row = logits + r * classes;
-    total +=
-        logSumExp<T, A>(row, classes) - S::load(row[label(labels, bits, r)]);
+    total += logSumExp<T, A>(row, classes) -
+             S::load(row[formulas::indexAt(labels, bits, r)]);
   }
   *loss = S::store(mean ? total / static_cast<A>(rows) : total);
 }
@@ -108,7 +103,7 @@ void crossEntropyBackward(const T *gradLoss, const T *logits,
   for (int64_t r = 0; r < rows; ++r) {
     const T *row = logits + r * classes;
     A lse = logSumExp<T, A>(row, classes);
-    int64_t y = label(labels, bits, r);
+    int64_t y = formulas::indexAt(labels, bits, r);
     for (int64_t c = 0; c < classes; ++c) {
       A p = std::exp(S::load(row[c]) - lse);
       grad[r * classes + c] = S::store(scale * (p - (c == y ? A(1) : A(0))));

@@ -212,17 +212,12 @@ void forEachUpsampled(int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
              ((b * h + y / sh) * w + x / sw) * c + ch);
 }
 
-int64_t indexAt(const void *indices, int32_t bits, int64_t i) {
-  return bits == 64 ? static_cast<const int64_t *>(indices)[i]
-                    : static_cast<const int32_t *>(indices)[i];
-}
-
 template <typename T>
 int64_t embedding(const T *table, int64_t v, int64_t d, const void *indices,
                   int32_t bits, int64_t count, T *out) {
   int64_t bad = 0;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t row = indexAt(indices, bits, i);
+    int64_t row = formulas::indexAt(indices, bits, i);
     if (row < 0 || row >= v) {
       if (!bad)
         bad = i + 1;
@@ -241,7 +236,7 @@ int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
   std::vector<typename S::Acc> acc(v * d, 0);
   int64_t bad = 0;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t row = indexAt(indices, bits, i);
+    int64_t row = formulas::indexAt(indices, bits, i);
     if (row < 0 || row >= v) {
       if (!bad)
         bad = i + 1;

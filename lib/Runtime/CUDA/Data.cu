@@ -44,11 +44,6 @@ __global__ void stridedCopyKernel(const E *in, int64_t offset, E *out,
 /// and reported when the host next reads results: no synchronisation.
 __device__ unsigned long long badIndex = 0;
 
-__device__ int64_t indexAt(const void *indices, int32_t bits, int64_t i) {
-  return bits == 64 ? static_cast<const int64_t *>(indices)[i]
-                    : static_cast<const int32_t *>(indices)[i];
-}
-
 template <typename T>
 __global__ void embeddingKernel(const T *table, int64_t v, int64_t d,
                                 const void *indices, int32_t bits,
@@ -56,7 +51,7 @@ __global__ void embeddingKernel(const T *table, int64_t v, int64_t d,
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
     int64_t i = e / d, j = e % d;
-    int64_t row = indexAt(indices, bits, i);
+    int64_t row = formulas::indexAt(indices, bits, i);
     if (row < 0 || row >= v) {
       if (j == 0)
         atomicCAS(&badIndex, 0ull, static_cast<unsigned long long>(i + 1));
@@ -74,7 +69,7 @@ __global__ void embeddingBackwardKernel(const T *dy, const void *indices,
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
     int64_t i = e / d, j = e % d;
-    int64_t row = indexAt(indices, bits, i);
+    int64_t row = formulas::indexAt(indices, bits, i);
     if (row < 0 || row >= v) {
       if (j == 0)
         atomicCAS(&badIndex, 0ull, static_cast<unsigned long long>(i + 1));

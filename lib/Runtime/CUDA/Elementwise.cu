@@ -172,11 +172,6 @@ __global__ void softmaxBackwardKernel(const T *grad, const T *output,
   }
 }
 
-__device__ int64_t labelOf(const void *labels, int32_t bits, int64_t i) {
-  return bits == 64 ? static_cast<const int64_t *>(labels)[i]
-                    : static_cast<const int32_t *>(labels)[i];
-}
-
 /// One block over all rows: the loss is summed in a fixed order.
 template <typename T>
 __global__ void crossEntropyKernel(const T *logits, const void *labels,
@@ -189,7 +184,7 @@ __global__ void crossEntropyKernel(const T *logits, const void *labels,
     const T *row = logits + r * classes;
     A max, sum;
     rowStatistics<T, A>(row, classes, max, sum);
-    total += max + log(sum) - S::load(row[labelOf(labels, bits, r)]);
+    total += max + log(sum) - S::load(row[formulas::indexAt(labels, bits, r)]);
   }
   if (threadIdx.x == 0)
     *loss = S::store(mean ? total / static_cast<A>(rows) : total);
@@ -207,7 +202,7 @@ __global__ void crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
   A max, sum;
   rowStatistics<T, A>(row, classes, max, sum);
   A lse = max + log(sum);
-  int64_t y = labelOf(labels, bits, blockIdx.x);
+  int64_t y = formulas::indexAt(labels, bits, blockIdx.x);
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) {
     A p = exp(S::load(row[c]) - lse);
     grad[blockIdx.x * classes + c] =
