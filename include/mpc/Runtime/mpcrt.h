@@ -131,11 +131,15 @@ typedef enum mpcrt_reduce_op {
       const T *grad, const T *input, const T *max, T *grad_input,              \
       int64_t outer, int64_t reduced, int64_t inner);                          \
   /* Softmax cross-entropy of [rows, classes] logits against integer labels    \
-   * (label_bits 32 or 64); mean (1) or sum (0) over rows. */                  \
-  void mpcrt_cross_entropy_##SUFFIX(const T *logits, const void *labels,       \
-                                    int32_t label_bits, T *loss, int64_t rows, \
-                                    int64_t classes, int32_t mean);            \
-  void mpcrt_cross_entropy_backward_##SUFFIX(                                  \
+   * (label_bits 32 or 64); mean (1) or sum (0) over rows. A row whose label   \
+   * is outside [0, classes) adds nothing (its gradient row is zero); both     \
+   * return 0, or 1 + the position of the first such label (for               \
+   * mpcrt_check_label; a backend that checks on the device returns 0 and     \
+   * reports at the next mpcrt_download). */                                   \
+  int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
+      const T *logits, const void *labels, int32_t label_bits, T *loss,        \
+      int64_t rows, int64_t classes, int32_t mean);                            \
+  int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const T *grad_loss, const T *logits, const void *labels,                 \
       int32_t label_bits, T *grad_logits, int64_t rows, int64_t classes,       \
       int32_t mean);
@@ -386,6 +390,8 @@ void mpcrt_increment_i32(const int32_t *in, int32_t *out, const uint8_t *skip);
 /* Stops the program with a message naming `where` when an embedding kernel
  * returned a bad index (code = 1 + its position); nothing when code is 0. */
 void mpcrt_check_index(int64_t code, const char *where);
+/* The same for a cross-entropy label outside [0, classes). */
+void mpcrt_check_label(int64_t code, int64_t classes, const char *where);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -79,36 +80,57 @@ template <typename T, typename A> A logSumExp(const T *row, int64_t classes) {
   return max + std::log(sum);
 }
 
+/// Whether label y of a row is a class; a row whose label is not
+/// contributes nothing (no out-of-bounds read) and is reported by the
+/// returned code, 1 + its position, as embedding indices are.
+inline bool isClass(int64_t y, int64_t classes) { return y >= 0 && y < classes; }
+
 template <typename T>
-void crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
-                  int64_t rows, int64_t classes, bool mean) {
+int64_t crossEntropy(const T *logits, const void *labels, int32_t bits,
+                     T *loss, int64_t rows, int64_t classes, bool mean) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A total = 0;
+  int64_t bad = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const T *row = logits + r * classes;
-    total += logSumExp<T, A>(row, classes) -
-             S::load(row[formulas::indexAt(labels, bits, r)]);
+    int64_t y = formulas::indexAt(labels, bits, r);
+    if (!isClass(y, classes)) {
+      if (!bad)
+        bad = r + 1;
+      continue;
+    }
+    total += logSumExp<T, A>(row, classes) - S::load(row[y]);
   }
-  *loss = S::store(mean ? total / static_cast<A>(rows) : total);
+  // An empty batch has loss 0 (not the 0/0 of a mean over no rows).
+  *loss = S::store(mean && rows > 0 ? total / static_cast<A>(rows) : total);
+  return bad;
 }
 
 template <typename T>
-void crossEntropyBackward(const T *gradLoss, const T *logits,
-                          const void *labels, int32_t bits, T *grad,
-                          int64_t rows, int64_t classes, bool mean) {
+int64_t crossEntropyBackward(const T *gradLoss, const T *logits,
+                             const void *labels, int32_t bits, T *grad,
+                             int64_t rows, int64_t classes, bool mean) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = S::load(*gradLoss) / (mean ? static_cast<A>(rows) : A(1));
+  int64_t bad = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const T *row = logits + r * classes;
-    A lse = logSumExp<T, A>(row, classes);
     int64_t y = formulas::indexAt(labels, bits, r);
+    if (!isClass(y, classes)) {
+      if (!bad)
+        bad = r + 1;
+      std::fill(grad + r * classes, grad + (r + 1) * classes, S::store(A(0)));
+      continue;
+    }
+    A lse = logSumExp<T, A>(row, classes);
     for (int64_t c = 0; c < classes; ++c) {
       A p = std::exp(S::load(row[c]) - lse);
       grad[r * classes + c] = S::store(scale * (p - (c == y ? A(1) : A(0))));
     }
   }
+  return bad;
 }
 
 /// The adjoint of a max over the middle dimension: the gradient is shared
@@ -171,17 +193,17 @@ extern "C" {
     reduceKernel(op, reinterpret_cast<const T *>(in),                          \
                  reinterpret_cast<T *>(out), outer, reduced, inner);           \
   }                                                                            \
-  void mpcrt_cross_entropy_##SUFFIX(const ABI_T *logits, const void *labels,   \
-                                    int32_t bits, ABI_T *loss, int64_t rows,   \
-                                    int64_t classes, int32_t mean) {           \
-    crossEntropy(reinterpret_cast<const T *>(logits), labels, bits,            \
+  int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
+      const ABI_T *logits, const void *labels, int32_t bits, ABI_T *loss,      \
+      int64_t rows, int64_t classes, int32_t mean) {                           \
+    return crossEntropy(reinterpret_cast<const T *>(logits), labels, bits,            \
                  reinterpret_cast<T *>(loss), rows, classes, mean);            \
   }                                                                            \
-  void mpcrt_cross_entropy_backward_##SUFFIX(                                  \
+  int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const ABI_T *grad_loss, const ABI_T *logits, const void *labels,         \
       int32_t bits, ABI_T *grad, int64_t rows, int64_t classes,                \
       int32_t mean) {                                                          \
-    crossEntropyBackward(reinterpret_cast<const T *>(grad_loss),               \
+    return crossEntropyBackward(reinterpret_cast<const T *>(grad_loss),               \
                          reinterpret_cast<const T *>(logits), labels, bits,    \
                          reinterpret_cast<T *>(grad), rows, classes, mean);    \
   }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Errors.h"
 #include "Formulas.h"
 #include "Storage.h"
 
@@ -105,13 +106,13 @@ void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
 }
 
 void mpcrt_check_index(int64_t code, const char *where) {
-  if (code == 0)
-    return;
-  std::fprintf(stderr,
-               "error: %s: index out of range at position %lld of the "
-               "indices\n",
-               where, static_cast<long long>(code - 1));
-  std::exit(1);
+  if (code != 0)
+    mpcrt::errors::badIndex(code - 1, where);
+}
+
+void mpcrt_check_label(int64_t code, int64_t classes, const char *where) {
+  if (code != 0)
+    mpcrt::errors::badLabel(code - 1, classes, where);
 }
 
 } // extern "C"

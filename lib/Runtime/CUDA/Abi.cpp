@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Errors.h"
 #include "Kernels.h"
 
 #include <cstdio>
@@ -28,13 +29,14 @@ void mpcrt_upload(void *buffer, const void *host, int64_t bytes) {
 void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
   copyToHost(host, buffer, bytes);
   // Checks the device made without stopping the step report here.
-  if (int64_t bad = takeIndexError()) {
-    std::fprintf(stderr,
-                 "error: an embedding index was out of range (position %lld "
-                 "of its indices), found when results were read\n",
-                 static_cast<long long>(bad - 1));
-    std::exit(1);
-  }
+  IndexErrors bad = takeDeviceErrors();
+  if (bad.index)
+    mpcrt::errors::badIndex(bad.index - 1, "an embedding (found on the device "
+                                           "when results were read)");
+  if (bad.label)
+    mpcrt::errors::badLabel(bad.label - 1, -1,
+                            "a cross-entropy (found on the device when "
+                            "results were read)");
 }
 
 int32_t mpcrt_graph_begin(void) {
@@ -59,16 +61,15 @@ void mpcrt_strided_scatter(const void *input, void *output, int64_t offset,
                            int32_t rank, int32_t bytes) {
   stridedScatter(input, output, offset, out_strides, shape, rank, bytes);
 }
-/* Embedding kernels record bad indices on the device (reported by the
- * next mpcrt_download) and return 0: nothing to check here. */
+/* Embedding and cross-entropy kernels record bad indices and labels on
+ * the device (reported by the next mpcrt_download) and return 0. */
 void mpcrt_check_index(int64_t code, const char *where) {
-  if (code == 0)
-    return;
-  std::fprintf(stderr,
-               "error: %s: index out of range at position %lld of the "
-               "indices\n",
-               where, static_cast<long long>(code - 1));
-  std::exit(1);
+  if (code != 0)
+    mpcrt::errors::badIndex(code - 1, where);
+}
+void mpcrt_check_label(int64_t code, int64_t classes, const char *where) {
+  if (code != 0)
+    mpcrt::errors::badLabel(code - 1, classes, where);
 }
 
 void mpcrt_copy(void *dst, const void *src, int64_t bytes) {
@@ -297,18 +298,20 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
     softmaxBackward(DTYPE, grad_output, output, grad_input, rows, cols,        \
                     log != 0);                                                 \
   }                                                                            \
-  void mpcrt_cross_entropy_##SUFFIX(const T *logits, const void *labels,       \
-                                    int32_t label_bits, T *loss, int64_t rows, \
-                                    int64_t classes, int32_t mean) {           \
+  int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
+      const T *logits, const void *labels, int32_t label_bits, T *loss,        \
+      int64_t rows, int64_t classes, int32_t mean) {                           \
     crossEntropy(DTYPE, logits, labels, label_bits, loss, rows, classes,       \
                  mean != 0);                                                   \
+    return 0;                                                                  \
   }                                                                            \
-  void mpcrt_cross_entropy_backward_##SUFFIX(                                  \
+  int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const T *grad_loss, const T *logits, const void *labels,                 \
       int32_t label_bits, T *grad_logits, int64_t rows, int64_t classes,       \
       int32_t mean) {                                                          \
     crossEntropyBackward(DTYPE, grad_loss, logits, labels, label_bits,         \
                          grad_logits, rows, classes, mean != 0);               \
+    return 0;                                                                  \
   }                                                                            \
   void mpcrt_layer_norm_##SUFFIX(const T *input, mpcrt_dtype param_dtype,      \
                                  const void *gamma, const void *beta,          \

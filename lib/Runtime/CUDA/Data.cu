@@ -40,21 +40,18 @@ __global__ void stridedCopyKernel(const E *in, int64_t offset, E *out,
   }
 }
 
-/// The first bad embedding index (1 + its position), kept on the device
-/// and reported when the host next reads results: no synchronisation.
-__device__ unsigned long long badIndex = 0;
-
 template <typename T>
 __global__ void embeddingKernel(const T *table, int64_t v, int64_t d,
                                 const void *indices, int32_t bits,
-                                int64_t count, T *out) {
+                                int64_t count, T *out,
+                                unsigned long long *bad) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
     int64_t i = e / d, j = e % d;
     int64_t row = formulas::indexAt(indices, bits, i);
     if (row < 0 || row >= v) {
       if (j == 0)
-        atomicCAS(&badIndex, 0ull, static_cast<unsigned long long>(i + 1));
+        recordError(bad, i);
       out[e] = Storage<T>::store(0.0f);
       continue;
     }
@@ -65,14 +62,15 @@ __global__ void embeddingKernel(const T *table, int64_t v, int64_t d,
 template <typename T>
 __global__ void embeddingBackwardKernel(const T *dy, const void *indices,
                                         int32_t bits, int64_t count, int64_t v,
-                                        int64_t d, float *acc) {
+                                        int64_t d, float *acc,
+                                        unsigned long long *bad) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
     int64_t i = e / d, j = e % d;
     int64_t row = formulas::indexAt(indices, bits, i);
     if (row < 0 || row >= v) {
       if (j == 0)
-        atomicCAS(&badIndex, 0ull, static_cast<unsigned long long>(i + 1));
+        recordError(bad, i);
       continue;
     }
     atomicAdd(&acc[row * d + j], static_cast<float>(Storage<T>::load(dy[e])));
@@ -177,7 +175,7 @@ void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
     using T = MPCRT_TYPE(t);
     embeddingKernel<T><<<blocksFor(count * d), kThreads, 0, stream()>>>(
         static_cast<const T *>(table), v, d, indices, indexBits, count,
-        static_cast<T *>(output));
+        static_cast<T *>(output), &deviceErrors()->index);
   });
   MPCRT_CUDA_LAUNCHED("embedding");
 }
@@ -193,18 +191,10 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
       embeddingBackwardKernel<T>
           <<<blocksFor(count * d), kThreads, 0, stream()>>>(
               static_cast<const T *>(gradOutput), indices, indexBits, count, v,
-              d, acc);
+              d, acc, &deviceErrors()->index);
   });
   cast(MPCRT_F32, acc, dtype, gradTable, v * d);
   MPCRT_CUDA_LAUNCHED("embedding_backward");
-}
-
-int64_t takeIndexError() {
-  unsigned long long bad = 0, none = 0;
-  MPCRT_CUDA_CHECK(cudaMemcpyFromSymbol(&bad, badIndex, sizeof(bad)));
-  if (bad)
-    MPCRT_CUDA_CHECK(cudaMemcpyToSymbol(badIndex, &none, sizeof(none)));
-  return static_cast<int64_t>(bad);
 }
 
 void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,

@@ -27,6 +27,19 @@ constexpr int kThreads = 256;
 /// as needed; the first step runs before a graph is captured).
 float *scratchF32(int64_t elements);
 
+/// Bad embedding indices and class labels met by kernels: 1 + the position
+/// of the first of each, 0 if none. Kept on the device, so a step never
+/// waits; read (in stream order) and cleared by takeDeviceErrors().
+struct DeviceErrors {
+  unsigned long long index, label;
+};
+/// The process's record (allocated and zeroed on first use).
+DeviceErrors *deviceErrors();
+/// Records 1 + `position` in `slot` unless an earlier error is there.
+__device__ inline void recordError(unsigned long long *slot, int64_t position) {
+  atomicCAS(slot, 0ull, static_cast<unsigned long long>(position + 1));
+}
+
 /// Blocks for a grid-stride loop over `count` elements.
 inline unsigned blocksFor(int64_t count, int threads = kThreads) {
   int64_t blocks = (count + threads - 1) / threads;

@@ -176,33 +176,49 @@ __global__ void softmaxBackwardKernel(const T *grad, const T *output,
 template <typename T>
 __global__ void crossEntropyKernel(const T *logits, const void *labels,
                                    int32_t bits, T *loss, int64_t rows,
-                                   int64_t classes, bool mean) {
+                                   int64_t classes, bool mean,
+                                   unsigned long long *bad) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A total = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const T *row = logits + r * classes;
+    int64_t y = formulas::indexAt(labels, bits, r);
+    if (y < 0 || y >= classes) {
+      if (threadIdx.x == 0)
+        recordError(bad, r);
+      continue;
+    }
     A max, sum;
     rowStatistics<T, A>(row, classes, max, sum);
-    total += max + log(sum) - S::load(row[formulas::indexAt(labels, bits, r)]);
+    total += max + log(sum) - S::load(row[y]);
   }
+  // An empty batch has loss 0 (not the 0/0 of a mean over no rows).
   if (threadIdx.x == 0)
-    *loss = S::store(mean ? total / static_cast<A>(rows) : total);
+    *loss = S::store(mean && rows > 0 ? total / static_cast<A>(rows) : total);
 }
 
 template <typename T>
 __global__ void crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
                                            const void *labels, int32_t bits,
                                            T *grad, int64_t classes,
-                                           int64_t rows, bool mean) {
+                                           int64_t rows, bool mean,
+                                           unsigned long long *bad) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = S::load(*gradLoss) / (mean ? static_cast<A>(rows) : A(1));
   const T *row = logits + blockIdx.x * classes;
+  int64_t y = formulas::indexAt(labels, bits, blockIdx.x);
+  if (y < 0 || y >= classes) {
+    if (threadIdx.x == 0)
+      recordError(bad, blockIdx.x);
+    for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+      grad[blockIdx.x * classes + c] = S::store(A(0));
+    return;
+  }
   A max, sum;
   rowStatistics<T, A>(row, classes, max, sum);
   A lse = max + log(sum);
-  int64_t y = formulas::indexAt(labels, bits, blockIdx.x);
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) {
     A p = exp(S::load(row[c]) - lse);
     grad[blockIdx.x * classes + c] =
@@ -421,7 +437,7 @@ void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
     using T = MPCRT_TYPE(t);
     crossEntropyKernel<T><<<1, kThreads, 0, stream()>>>(
         static_cast<const T *>(logits), labels, labelBits,
-        static_cast<T *>(loss), rows, classes, mean);
+        static_cast<T *>(loss), rows, classes, mean, &deviceErrors()->label);
   });
   MPCRT_CUDA_LAUNCHED("cross_entropy");
 }
@@ -438,7 +454,7 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
         <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
             static_cast<const T *>(gradLoss), static_cast<const T *>(logits),
             labels, labelBits, static_cast<T *>(gradLogits), classes, rows,
-            mean);
+            mean, &deviceErrors()->label);
   });
   MPCRT_CUDA_LAUNCHED("cross_entropy_backward");
 }

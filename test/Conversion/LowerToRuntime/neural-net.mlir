@@ -74,8 +74,11 @@ func.func @dropout(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 // CHECK-LABEL: func.func @losses(
 // Cross-entropy: 6 rows (2x3) of 10 classes, 64-bit labels, mean (1).
-// CHECK: call @mpcrt_cross_entropy_f32(%{{.*}}, %{{.*}}, %c64_i32, %{{.*}}, %c6_i64, %c10_i64, %c1_i32)
-// CHECK: call @mpcrt_cross_entropy_backward_f32(%{{.*}}, %{{.*}}, %{{.*}}, %c64_i32{{(_[0-9]+)?}}, %{{.*}}, %c6_i64{{(_[0-9]+)?}}, %c10_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+// Labels outside [0, 10) stop the step, naming the op's location.
+// CHECK: %[[CE:.*]] = call @mpcrt_cross_entropy_f32(%{{.*}}, %{{.*}}, %c64_i32, %{{.*}}, %c6_i64, %c10_i64, %c1_i32)
+// CHECK: call @mpcrt_check_label(%[[CE]], %c10_i64{{(_[0-9]+)?}}, %{{.*}})
+// CHECK: %[[CEB:.*]] = call @mpcrt_cross_entropy_backward_f32(%{{.*}}, %{{.*}}, %{{.*}}, %c64_i32{{(_[0-9]+)?}}, %{{.*}}, %c6_i64{{(_[0-9]+)?}}, %c10_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_check_label(%[[CEB]], %c10_i64{{(_[0-9]+)?}}, %{{.*}})
 // MSE (kind 0) summed (0), BCE with logits (kind 1) backward, mean:
 // CHECK: call @mpcrt_pointwise_loss_f32(%c0_i32, %{{.*}}, %{{.*}}, %{{.*}}, %c60_i64, %c0_i32{{(_[0-9]+)?}})
 // CHECK: call @mpcrt_pointwise_loss_backward_f32(%c1_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c60_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})

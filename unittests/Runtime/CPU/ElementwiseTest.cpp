@@ -321,6 +321,46 @@ TEST_P(ElementwiseTest, CrossEntropyAndItsGradient) {
   EXPECT_EQ(loss32.at(0), loss.at(0));
 }
 
+TEST(CrossEntropyLabels, OutOfRangeLabelsAreReportedAndNeverRead) {
+  const int64_t rows = 6, classes = 4;
+  std::vector<float> logits(rows * classes), grad(rows * classes, 7.0f);
+  for (int64_t i = 0; i < rows * classes; ++i)
+    logits[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  // Row 2's label is one past the last class, row 4's negative: neither
+  // may be read (the next row's logits would be), both add nothing.
+  std::vector<int32_t> labels = {0, 3, 4, 1, -1, 2};
+  float loss = 0, one = 1;
+  EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
+                                    rows, classes, 0),
+            3);
+  double want = 0;
+  for (int64_t r : {0, 1, 3, 5}) {
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      sum += std::exp(double(logits[r * classes + c]));
+    want += std::log(sum) - logits[r * classes + labels[r]];
+  }
+  EXPECT_NEAR(loss, want, 1e-5);
+  EXPECT_EQ(mpcrt_cross_entropy_backward_f32(&one, logits.data(), labels.data(),
+                                             32, grad.data(), rows, classes, 0),
+            3);
+  for (int64_t c = 0; c < classes; ++c) {
+    EXPECT_EQ(grad[2 * classes + c], 0.0f);
+    EXPECT_EQ(grad[4 * classes + c], 0.0f);
+    EXPECT_NE(grad[0 * classes + c], 7.0f);
+  }
+  labels[2] = 1;
+  labels[4] = 0;
+  EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
+                                    rows, classes, 1),
+            0);
+  // An empty batch has loss 0, not NaN.
+  EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss, 0,
+                                    classes, 1),
+            0);
+  EXPECT_EQ(loss, 0.0f);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, ElementwiseTest,
                          ::testing::Values(MPCRT_F16, MPCRT_BF16, MPCRT_F32));
 

@@ -105,6 +105,14 @@ TEST(SupportDeathTest, BadIndexStopsWithTheOpLocation) {
               "position 3 of the indices");
 }
 
+TEST(SupportDeathTest, BadLabelStopsWithTheOpLocationAndTheRange) {
+  mpcrt_check_label(0, 10, "nothing to report"); // returns
+  EXPECT_EXIT(mpcrt_check_label(7, 10, "model.mlir:30:9: 'mpc.cross_entropy'"),
+              testing::ExitedWithCode(1),
+              "error: model.mlir:30:9: 'mpc.cross_entropy': label out of range "
+              "\\[0, 10\\) at position 6 of the labels");
+}
+
 } // namespace
 
 namespace {

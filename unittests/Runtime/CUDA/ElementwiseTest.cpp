@@ -150,6 +150,50 @@ TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
     }
 }
 
+TEST_F(Elementwise, BadLabelsAreSkippedAndRecordedAsTheReferenceDoes) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t rows = 37, cols = 11;
+  Buffer in = randomBuffer(rng, MPCRT_F32, rows * cols, -4, 4);
+  std::vector<int64_t> labels(rows);
+  std::uniform_int_distribution<int64_t> label(0, cols - 1);
+  for (int64_t &l : labels)
+    l = label(rng);
+  labels[5] = cols; // one past the end
+  labels[20] = -1;
+  float wantLoss, one = 1;
+  std::vector<float> wantGrad(rows * cols);
+  const float *x = reinterpret_cast<const float *>(in.bytes.data());
+  // The reference reports the first bad row and skips every bad one.
+  ASSERT_EQ(mpcrt_cross_entropy_f32(x, labels.data(), 64, &wantLoss, rows, cols,
+                                    1),
+            6);
+  ASSERT_EQ(mpcrt_cross_entropy_backward_f32(&one, x, labels.data(), 64,
+                                             wantGrad.data(), rows, cols, 1),
+            6);
+  for (int64_t c = 0; c < cols; ++c)
+    ASSERT_EQ(wantGrad[20 * cols + c], 0.0f);
+  int64_t *dLabels = upload(labels);
+  float *loss = deviceBuffer<float>(1), *grad = deviceBuffer<float>(rows * cols);
+  uint8_t *dIn = upload(in.bytes);
+  crossEntropy(MPCRT_F32, dIn, dLabels, 64, loss, rows, cols, true);
+  IndexErrors bad = takeDeviceErrors(); // no synchronisation before it
+  EXPECT_EQ(bad.label, 6);
+  EXPECT_EQ(bad.index, 0);
+  crossEntropyBackward(MPCRT_F32, upload(std::vector<float>{1}), dIn, dLabels,
+                       64, grad, rows, cols, true);
+  EXPECT_NE(takeDeviceErrors().label, 0);
+  EXPECT_EQ(takeDeviceErrors().label, 0); // cleared by the read
+  // Sums in another order: rows * cols ulps of f32 per unit of magnitude.
+  EXPECT_NEAR(download(loss, 1)[0], wantLoss,
+              rows * cols * 0x1p-23 * 16 * std::fabs(wantLoss));
+  std::vector<float> got = download(grad, rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    ASSERT_NEAR(got[i], wantGrad[i], 8 * 0x1p-23 + 8 * 0x1p-23 * std::fabs(wantGrad[i]))
+        << "gradient element " << i;
+  for (int64_t c = 0; c < cols; ++c)
+    ASSERT_EQ(got[5 * cols + c], 0.0f);
+}
+
 TEST_F(Elementwise, ReductionsMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   struct Case {

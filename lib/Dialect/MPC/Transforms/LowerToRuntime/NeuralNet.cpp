@@ -169,9 +169,10 @@ LogicalResult crossEntropy(Op op, bool backward, Lowering &l) {
   args.append({l.ptr(op.getInput()), l.ptr(op.getTarget()),
                l.i32(labels.getElementTypeBitWidth()), out, l.i64(rows),
                l.i64(classes), l.i32(mean)});
-  l.call(std::string("mpcrt_cross_entropy_") + (backward ? "backward_" : "") +
-             t,
-         args);
+  Value code = l.call(std::string("mpcrt_cross_entropy_") +
+                          (backward ? "backward_" : "") + t,
+                      args, /*returnsI64=*/true);
+  l.call("mpcrt_check_label", {code, l.i64(classes), l.string(where(op))});
   return success();
 }
 
