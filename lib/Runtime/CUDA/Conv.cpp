@@ -2,22 +2,31 @@
 //
 // NHWC activations and OHWI filters are cuDNN's NHWC tensor and filter
 // formats as they are. f16/bf16 use Tensor Core math with f32 accumulation;
-// f32 uses FMA math (no TF32), f64 f64. The algorithm of each direction is
-// cuDNN's heuristic choice, made once per shape and cached with its
-// descriptors; one workspace, grown as needed, serves them all.
+// f32 uses FMA math (no TF32), f64 f64. Each direction (forward, backward
+// data, backward filter) has its own convolution descriptor, because the
+// math type belongs to the descriptor and cuDNN ranks algorithms together
+// with the math type they want: the chosen candidate's is set on it. The
+// candidates are cuDNN's heuristic ranking, asked once per shape and
+// direction on first use and cached; a candidate that reports
+// NOT_SUPPORTED, or whose workspace cannot be allocated, gives way to the
+// next. One workspace, grown as needed, serves them all (growth happens in
+// the eager first step, never while a step graph is captured).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "Libraries.h"
 
 #include <cuda_runtime.h>
-#include <cudnn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 // The convolution API of cuDNN 9 is marked deprecated in favour of the
 // graph API; it remains supported.
@@ -31,19 +40,35 @@ void checkDnn(cudnnStatus_t status, const char *what) {
   if (status == CUDNN_STATUS_SUCCESS)
     return;
   std::fprintf(stderr, "error: cuDNN: %s: %s\n", what,
-               cudnnGetErrorString(status));
+               dnn().cudnnGetErrorString(status));
   std::exit(1);
 }
 #define MPCRT_DNN_CHECK(call) checkDnn((call), #call)
 
+/// Statuses after which the next candidate algorithm is tried.
+bool tryAnother(cudnnStatus_t status) {
+  return CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED;
+}
+
+enum Kind { kForward, kBackwardData, kBackwardFilter };
+const char *const kKindNames[] = {"forward", "backward-data",
+                                  "backward-filter"};
+
+/// One direction: its descriptor, the acceptable candidates (algorithm as
+/// an int, math type) best first, and the one in use.
+struct Direction {
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  std::vector<std::pair<int, cudnnMathType_t>> candidates;
+  size_t chosen = 0;
+  bool planned = false;
+};
+
 struct ConvPlan {
-  cudnnTensorDescriptor_t x, y;
-  cudnnFilterDescriptor_t w;
-  cudnnConvolutionDescriptor_t conv;
-  cudnnConvolutionFwdAlgo_t forward;
-  cudnnConvolutionBwdDataAlgo_t backwardData;
-  cudnnConvolutionBwdFilterAlgo_t backwardFilter;
-  size_t workspace = 0;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  bool lowPrecision = false;
+  Direction directions[3];
 };
 
 // The output size follows from the rest, so it is not part of the key.
@@ -59,22 +84,23 @@ struct Context {
   std::mutex mutex;
 
   Context() {
-    MPCRT_DNN_CHECK(cudnnCreate(&handle));
-    MPCRT_DNN_CHECK(cudnnSetStream(handle, stream()));
+    MPCRT_DNN_CHECK(dnn().cudnnCreate(&handle));
+    MPCRT_DNN_CHECK(dnn().cudnnSetStream(handle, stream()));
   }
-  void reserve(size_t bytes) {
+  /// Whether a workspace of `bytes` is available (grown if needed).
+  bool reserve(size_t bytes) {
     if (bytes <= workspaceBytes)
-      return;
+      return true;
+    void *grown = nullptr;
+    if (cudaMalloc(&grown, bytes) != cudaSuccess) {
+      cudaGetLastError(); // not sticky: clear it, the caller moves on
+      return false;
+    }
     if (workspace)
       cudaFree(workspace);
-    if (cudaMalloc(&workspace, bytes) != cudaSuccess) {
-      std::fprintf(stderr,
-                   "error: CUDA: cannot allocate a cuDNN workspace "
-                   "of %zu bytes\n",
-                   bytes);
-      std::exit(1);
-    }
+    workspace = grown;
     workspaceBytes = bytes;
+    return true;
   }
 };
 
@@ -86,86 +112,88 @@ Context &context() {
 int narrow(int64_t v) { return static_cast<int>(v); }
 
 ConvPlan makePlan(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s) {
-  Context &ctx = context();
+  const Cudnn &api = dnn();
   cudnnDataType_t type = dtype == MPCRT_F16    ? CUDNN_DATA_HALF
                          : dtype == MPCRT_BF16 ? CUDNN_DATA_BFLOAT16
                          : dtype == MPCRT_F32  ? CUDNN_DATA_FLOAT
                                                : CUDNN_DATA_DOUBLE;
-  cudnnDataType_t compute =
-      dtype == MPCRT_F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   ConvPlan p;
-  MPCRT_DNN_CHECK(cudnnCreateTensorDescriptor(&p.x));
-  MPCRT_DNN_CHECK(cudnnCreateTensorDescriptor(&p.y));
-  MPCRT_DNN_CHECK(cudnnCreateFilterDescriptor(&p.w));
-  MPCRT_DNN_CHECK(cudnnCreateConvolutionDescriptor(&p.conv));
-  MPCRT_DNN_CHECK(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NHWC, type,
-                                             narrow(s.n), narrow(s.c),
-                                             narrow(s.h), narrow(s.w)));
-  MPCRT_DNN_CHECK(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NHWC, type,
-                                             narrow(s.n), narrow(s.o),
-                                             narrow(s.ho), narrow(s.wo)));
-  MPCRT_DNN_CHECK(cudnnSetFilter4dDescriptor(
+  p.compute = dtype == MPCRT_F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  p.lowPrecision = dtype == MPCRT_F16 || dtype == MPCRT_BF16;
+  MPCRT_DNN_CHECK(api.cudnnCreateTensorDescriptor(&p.x));
+  MPCRT_DNN_CHECK(api.cudnnCreateTensorDescriptor(&p.y));
+  MPCRT_DNN_CHECK(api.cudnnCreateFilterDescriptor(&p.w));
+  MPCRT_DNN_CHECK(api.cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NHWC, type,
+                                                 narrow(s.n), narrow(s.c),
+                                                 narrow(s.h), narrow(s.w)));
+  MPCRT_DNN_CHECK(api.cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NHWC, type,
+                                                 narrow(s.n), narrow(s.o),
+                                                 narrow(s.ho), narrow(s.wo)));
+  MPCRT_DNN_CHECK(api.cudnnSetFilter4dDescriptor(
       p.w, type, CUDNN_TENSOR_NHWC, narrow(s.o), narrow(s.c / s.groups),
       narrow(s.kh), narrow(s.kw)));
-  MPCRT_DNN_CHECK(cudnnSetConvolution2dDescriptor(
-      p.conv, narrow(s.pad_h), narrow(s.pad_w), narrow(s.stride_h),
-      narrow(s.stride_w), narrow(s.dilation_h), narrow(s.dilation_w),
-      CUDNN_CROSS_CORRELATION, compute));
-  MPCRT_DNN_CHECK(cudnnSetConvolutionGroupCount(p.conv, narrow(s.groups)));
-  MPCRT_DNN_CHECK(cudnnSetConvolutionMathType(
-      p.conv, dtype == MPCRT_F16 || dtype == MPCRT_BF16 ? CUDNN_TENSOR_OP_MATH
-                                                        : CUDNN_FMA_MATH));
-
-  // The heuristic's best algorithm that cuDNN supports for this case.
-  auto pick = [&](auto *results, int found, const char *direction) {
-    for (int i = 0; i < found; ++i)
-      if (results[i].status == CUDNN_STATUS_SUCCESS)
-        return results[i].algo;
-    std::fprintf(stderr,
-                 "error: cuDNN: no %s algorithm for a %lldx%lldx%lldx%lld "
-                 "convolution of this type\n",
-                 direction, static_cast<long long>(s.n),
-                 static_cast<long long>(s.h), static_cast<long long>(s.w),
-                 static_cast<long long>(s.c));
-    std::exit(1);
-  };
-  constexpr int kCandidates = 8;
-  int found = 0;
-  cudnnConvolutionFwdAlgoPerf_t fwd[kCandidates];
-  MPCRT_DNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-      ctx.handle, p.x, p.w, p.conv, p.y, kCandidates, &found, fwd));
-  p.forward = pick(fwd, found, "forward");
-  cudnnConvolutionBwdDataAlgoPerf_t bwdData[kCandidates];
-  MPCRT_DNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-      ctx.handle, p.w, p.y, p.conv, p.x, kCandidates, &found, bwdData));
-  p.backwardData = pick(bwdData, found, "backward-data");
-  cudnnConvolutionBwdFilterAlgoPerf_t bwdFilter[kCandidates];
-  MPCRT_DNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-      ctx.handle, p.x, p.y, p.conv, p.w, kCandidates, &found, bwdFilter));
-  p.backwardFilter = pick(bwdFilter, found, "backward-filter");
-
-  size_t a = 0, b = 0, c = 0;
-  MPCRT_DNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-      ctx.handle, p.x, p.w, p.conv, p.y, p.forward, &a));
-  MPCRT_DNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-      ctx.handle, p.w, p.y, p.conv, p.x, p.backwardData, &b));
-  MPCRT_DNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-      ctx.handle, p.x, p.y, p.conv, p.w, p.backwardFilter, &c));
-  p.workspace = std::max(a, std::max(b, c));
-  ctx.reserve(p.workspace);
+  for (Direction &d : p.directions) {
+    MPCRT_DNN_CHECK(api.cudnnCreateConvolutionDescriptor(&d.conv));
+    MPCRT_DNN_CHECK(api.cudnnSetConvolution2dDescriptor(
+        d.conv, narrow(s.pad_h), narrow(s.pad_w), narrow(s.stride_h),
+        narrow(s.stride_w), narrow(s.dilation_h), narrow(s.dilation_w),
+        CUDNN_CROSS_CORRELATION, p.compute));
+    MPCRT_DNN_CHECK(api.cudnnSetConvolutionGroupCount(d.conv, narrow(s.groups)));
+    // What the heuristic is asked for: Tensor Cores for f16/bf16, plain
+    // FMA (no TF32) otherwise.
+    MPCRT_DNN_CHECK(api.cudnnSetConvolutionMathType(
+        d.conv, p.lowPrecision ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+  }
   return p;
 }
 
-const ConvPlan &plan(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s) {
-  Context &ctx = context();
-  Key key{dtype,   s.n,     s.h,          s.w,          s.c,
-          s.o,     s.kh,    s.kw,         s.stride_h,   s.stride_w,
-          s.pad_h, s.pad_w, s.dilation_h, s.dilation_w, s.groups};
-  std::lock_guard<std::mutex> lock(ctx.mutex);
-  auto it = ctx.plans.find(key);
-  if (it == ctx.plans.end())
-    it = ctx.plans.emplace(key, makePlan(dtype, s)).first;
-  return it->second;
+/// f32 and f64 keep their precision: a candidate that would compute in
+/// TF32 or f16 (a conversion) is not taken.
+bool acceptable(const ConvPlan &p, cudnnMathType_t math) {
+  return p.lowPrecision || math == CUDNN_FMA_MATH || math == CUDNN_DEFAULT_MATH;
+}
+
+/// Fills d.candidates from the heuristic ranking of direction `kind`.
+void rank(Context &ctx, ConvPlan &p, Kind kind) {
+  const Cudnn &api = dnn();
+  Direction &d = p.directions[kind];
+  constexpr int kCandidates = 16;
+  int found = 0;
+  auto keep = [&](const auto *results) {
+    for (int i = 0; i < found; ++i)
+      if (results[i].status == CUDNN_STATUS_SUCCESS &&
+          acceptable(p, results[i].mathType))
+        d.candidates.emplace_back(static_cast<int>(results[i].algo),
+                                  results[i].mathType);
+  };
+  if (kind == kForward) {
+    cudnnConvolutionFwdAlgoPerf_t r[kCandidates];
+    MPCRT_DNN_CHECK(api.cudnnGetConvolutionForwardAlgorithm_v7(
+        ctx.handle, p.x, p.w, d.conv, p.y, kCandidates, &found, r));
+    keep(r);
+  } else if (kind == kBackwardData) {
+    cudnnConvolutionBwdDataAlgoPerf_t r[kCandidates];
+    MPCRT_DNN_CHECK(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+        ctx.handle, p.w, p.y, d.conv, p.x, kCandidates, &found, r));
+    keep(r);
+  } else {
+    cudnnConvolutionBwdFilterAlgoPerf_t r[kCandidates];
+    MPCRT_DNN_CHECK(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+        ctx.handle, p.x, p.y, d.conv, p.w, kCandidates, &found, r));
+    keep(r);
+  }
+  d.planned = true;
+}
+
+[[noreturn]] void noAlgorithm(Kind kind, const mpcrt_conv2d_shape &s,
+                              const char *why) {
+  std::fprintf(stderr,
+               "error: cuDNN: no %s algorithm ran for a %lldx%lldx%lldx%lld "
+               "(NHWC) convolution to %lld channels of this type: %s\n",
+               kKindNames[kind], static_cast<long long>(s.n),
+               static_cast<long long>(s.h), static_cast<long long>(s.w),
+               static_cast<long long>(s.c), static_cast<long long>(s.o), why);
+  std::exit(1);
 }
 
 /// alpha = 1, beta = 0 in the type cuDNN expects for the data type.
@@ -180,40 +208,113 @@ struct Scalars {
   }
 };
 
+/// Runs direction `kind` with its current candidate, moving to the next
+/// one while cuDNN says NOT_SUPPORTED or the workspace cannot be had.
+/// `workspaceOf(algo, &bytes)` and `run(algo, workspace, bytes)` call the
+/// direction's cuDNN functions.
+template <typename WorkspaceOf, typename Run>
+void execute(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s, Kind kind,
+             WorkspaceOf workspaceOf, Run run) {
+  Context &ctx = context();
+  Key key{dtype,   s.n,     s.h,          s.w,          s.c,
+          s.o,     s.kh,    s.kw,         s.stride_h,   s.stride_w,
+          s.pad_h, s.pad_w, s.dilation_h, s.dilation_w, s.groups};
+  std::lock_guard<std::mutex> lock(ctx.mutex);
+  auto it = ctx.plans.find(key);
+  if (it == ctx.plans.end())
+    it = ctx.plans.emplace(key, makePlan(dtype, s)).first;
+  ConvPlan &p = it->second;
+  Direction &d = p.directions[kind];
+  if (!d.planned)
+    rank(ctx, p, kind);
+  const char *why = "the heuristic offered none for this case";
+  for (; d.chosen < d.candidates.size(); ++d.chosen) {
+    auto [algo, math] = d.candidates[d.chosen];
+    MPCRT_DNN_CHECK(dnn().cudnnSetConvolutionMathType(d.conv, math));
+    size_t bytes = 0;
+    cudnnStatus_t status = workspaceOf(p, d, algo, &bytes);
+    if (status != CUDNN_STATUS_SUCCESS) {
+      if (!tryAnother(status))
+        checkDnn(status, "workspace size");
+      why = "every candidate was NOT_SUPPORTED";
+      continue;
+    }
+    if (!ctx.reserve(bytes)) {
+      why = "the workspaces of the candidates could not be allocated";
+      continue;
+    }
+    status = run(p, d, algo, ctx.workspace, ctx.workspaceBytes);
+    if (status == CUDNN_STATUS_SUCCESS)
+      return;
+    if (!tryAnother(status))
+      checkDnn(status, kKindNames[kind]);
+    why = "every candidate was NOT_SUPPORTED";
+  }
+  noAlgorithm(kind, s, why);
+}
+
 } // namespace
 
 void conv2d(mpcrt_dtype dtype, const void *input, const void *filter,
             void *output, const mpcrt_conv2d_shape &s) {
-  const ConvPlan &p = plan(dtype, s);
   Context &ctx = context();
+  const Cudnn &api = dnn();
   Scalars k;
-  MPCRT_DNN_CHECK(cudnnConvolutionForward(
-      ctx.handle, k.alpha(dtype), p.x, input, p.w, filter, p.conv, p.forward,
-      ctx.workspace, ctx.workspaceBytes, k.beta(dtype), p.y, output));
+  execute(
+      dtype, s, kForward,
+      [&](ConvPlan &p, Direction &d, int algo, size_t *bytes) {
+        return api.cudnnGetConvolutionForwardWorkspaceSize(
+            ctx.handle, p.x, p.w, d.conv, p.y,
+            static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+      },
+      [&](ConvPlan &p, Direction &d, int algo, void *ws, size_t bytes) {
+        return api.cudnnConvolutionForward(
+            ctx.handle, k.alpha(dtype), p.x, input, p.w, filter, d.conv,
+            static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes,
+            k.beta(dtype), p.y, output);
+      });
 }
 
 void conv2dBackwardData(mpcrt_dtype dtype, const void *gradOutput,
                         const void *filter, void *gradInput,
                         const mpcrt_conv2d_shape &s) {
-  const ConvPlan &p = plan(dtype, s);
   Context &ctx = context();
+  const Cudnn &api = dnn();
   Scalars k;
-  MPCRT_DNN_CHECK(cudnnConvolutionBackwardData(
-      ctx.handle, k.alpha(dtype), p.w, filter, p.y, gradOutput, p.conv,
-      p.backwardData, ctx.workspace, ctx.workspaceBytes, k.beta(dtype), p.x,
-      gradInput));
+  execute(
+      dtype, s, kBackwardData,
+      [&](ConvPlan &p, Direction &d, int algo, size_t *bytes) {
+        return api.cudnnGetConvolutionBackwardDataWorkspaceSize(
+            ctx.handle, p.w, p.y, d.conv, p.x,
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+      },
+      [&](ConvPlan &p, Direction &d, int algo, void *ws, size_t bytes) {
+        return api.cudnnConvolutionBackwardData(
+            ctx.handle, k.alpha(dtype), p.w, filter, p.y, gradOutput, d.conv,
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes,
+            k.beta(dtype), p.x, gradInput);
+      });
 }
 
 void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
                           const void *input, void *gradFilter,
                           const mpcrt_conv2d_shape &s) {
-  const ConvPlan &p = plan(dtype, s);
   Context &ctx = context();
+  const Cudnn &api = dnn();
   Scalars k;
-  MPCRT_DNN_CHECK(cudnnConvolutionBackwardFilter(
-      ctx.handle, k.alpha(dtype), p.x, input, p.y, gradOutput, p.conv,
-      p.backwardFilter, ctx.workspace, ctx.workspaceBytes, k.beta(dtype), p.w,
-      gradFilter));
+  execute(
+      dtype, s, kBackwardFilter,
+      [&](ConvPlan &p, Direction &d, int algo, size_t *bytes) {
+        return api.cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            ctx.handle, p.x, p.y, d.conv, p.w,
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+      },
+      [&](ConvPlan &p, Direction &d, int algo, void *ws, size_t bytes) {
+        return api.cudnnConvolutionBackwardFilter(
+            ctx.handle, k.alpha(dtype), p.x, input, p.y, gradOutput, d.conv,
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes,
+            k.beta(dtype), p.w, gradFilter);
+      });
 }
 
 } // namespace mpcrt::cuda

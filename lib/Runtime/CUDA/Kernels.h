@@ -22,6 +22,9 @@ typedef struct CUstream_st *cudaStream_t;
 
 namespace mpcrt::cuda {
 
+/// Loads cuBLASLt and cuDNN (once; see Libraries.h): called before the
+/// first CUDA call, so that a missing library is what gets reported.
+void initialize();
 /// Whether a CUDA device can be used; if not, `why` says why.
 bool deviceAvailable(std::string *why);
 /// The stream every entry point enqueues on (created on first use).
@@ -104,6 +107,8 @@ void softmax(mpcrt_dtype dtype, const void *input, void *output, int64_t rows,
 void softmaxBackward(mpcrt_dtype dtype, const void *grad, const void *output,
                      void *gradInput, int64_t rows, int64_t cols,
                      bool logarithm);
+/// A row whose label is outside [0, classes) adds nothing (its gradient
+/// row is zero) and is recorded on the device (see takeDeviceErrors).
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   int32_t labelBits, void *loss, int64_t rows, int64_t classes,
                   bool mean);
@@ -130,8 +135,7 @@ void stridedScatter(const void *input, void *output, int64_t offset,
                     const int64_t *outStrides, const int64_t *shape,
                     int32_t rank, int32_t bytes);
 /// Rows outside [0, v) give zeros and are recorded on the device, not
-/// returned: takeIndexError() returns (and clears) 1 + the position of the
-/// first one, waiting for the stream.
+/// returned (see takeDeviceErrors).
 void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
                const void *indices, int32_t indexBits, int64_t count,
                void *output);
@@ -140,7 +144,13 @@ void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
 void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *indices, int32_t indexBits, int64_t count,
                        int64_t v, int64_t d, void *gradTable);
-int64_t takeIndexError();
+/// 1 + the position of the first bad embedding index and of the first bad
+/// class label since the last call (0: none), read in stream order: waits
+/// for the work enqueued so far, then clears the record.
+struct IndexErrors {
+  int64_t index = 0, label = 0;
+};
+IndexErrors takeDeviceErrors();
 void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,
              int64_t count, double p, uint64_t seed, const int64_t *step);
 void dropoutBackward(mpcrt_dtype dtype, const void *gradOutput,

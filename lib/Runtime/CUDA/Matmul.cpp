@@ -4,13 +4,16 @@
 // cuBLASLt gets our B as its A and our A as its B, no data moved. f16/bf16
 // operands accumulate in f32 on Tensor Cores (CUBLAS_COMPUTE_32F), f32 in
 // full f32, f64 in f64. The heuristic's first algorithm is chosen once per
-// shape and cached with its descriptors.
+// shape and cached with its descriptors. cuBLASLt's heuristic assumes
+// 256-byte aligned pointers unless told otherwise, and an algorithm chosen
+// for aligned ones may fault on others: the alignment of the pointers
+// (up to 256) is part of the plan's key and given to the heuristic.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "Libraries.h"
 
-#include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -18,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 namespace mpcrt::cuda {
 namespace {
@@ -26,7 +30,7 @@ void checkLt(cublasStatus_t status, const char *what) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return;
   std::fprintf(stderr, "error: cuBLASLt: %s: %s\n", what,
-               cublasLtGetStatusString(status));
+               lt().cublasLtGetStatusString(status));
   std::exit(1);
 }
 #define MPCRT_LT_CHECK(call) checkLt((call), #call)
@@ -40,7 +44,13 @@ struct Plan {
 };
 
 using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, bool, bool>;
+                       int64_t, bool, bool, uint32_t, uint32_t, uint32_t>;
+
+/// The largest power of two up to 256 that divides `pointer`.
+uint32_t alignmentOf(const void *pointer) {
+  uintptr_t p = reinterpret_cast<uintptr_t>(pointer) | 256;
+  return static_cast<uint32_t>(p & -p);
+}
 
 struct Context {
   cublasLtHandle_t handle = nullptr;
@@ -49,7 +59,7 @@ struct Context {
   std::mutex mutex;
 
   Context() {
-    MPCRT_LT_CHECK(cublasLtCreate(&handle));
+    MPCRT_LT_CHECK(lt().cublasLtCreate(&handle));
     if (cudaMalloc(&workspace, kWorkspaceBytes) != cudaSuccess) {
       std::fprintf(stderr, "error: CUDA: cannot allocate the cuBLASLt "
                            "workspace\n");
@@ -66,12 +76,12 @@ Context &context() {
 cublasLtMatrixLayout_t layout(cudaDataType type, int64_t rows, int64_t cols,
                               int64_t batch, int64_t stride) {
   cublasLtMatrixLayout_t l;
-  MPCRT_LT_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, rows));
+  MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutCreate(&l, type, rows, cols, rows));
   if (batch > 1) {
     int32_t count = static_cast<int32_t>(batch);
-    MPCRT_LT_CHECK(cublasLtMatrixLayoutSetAttribute(
+    MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
         l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-    MPCRT_LT_CHECK(cublasLtMatrixLayoutSetAttribute(
+    MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
         l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
         sizeof(stride)));
   }
@@ -80,7 +90,7 @@ cublasLtMatrixLayout_t layout(cudaDataType type, int64_t rows, int64_t cols,
 
 Plan makePlan(mpcrt_dtype dtype, int64_t aStride, int64_t bStride,
               int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
-              bool transB) {
+              bool transB, uint32_t alignA, uint32_t alignB, uint32_t alignC) {
   Context &ctx = context();
   cudaDataType type = dtype == MPCRT_F16    ? CUDA_R_16F
                       : dtype == MPCRT_BF16 ? CUDA_R_16BF
@@ -88,32 +98,41 @@ Plan makePlan(mpcrt_dtype dtype, int64_t aStride, int64_t bStride,
                                             : CUDA_R_64F;
   bool f64 = dtype == MPCRT_F64;
   Plan plan;
-  MPCRT_LT_CHECK(cublasLtMatmulDescCreate(
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
       &plan.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
       f64 ? CUDA_R_64F : CUDA_R_32F));
   // cuBLASLt's A is our B, its B our A (see the file comment).
   cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  MPCRT_LT_CHECK(cublasLtMatmulDescSetAttribute(
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
       plan.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
-  MPCRT_LT_CHECK(cublasLtMatmulDescSetAttribute(
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
       plan.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
   plan.a = layout(type, transB ? k : n, transB ? n : k, batch, bStride);
   plan.b = layout(type, transA ? m : k, transA ? k : m, batch, aStride);
   plan.c = layout(type, n, m, batch, m * n);
 
   cublasLtMatmulPreference_t preference;
-  MPCRT_LT_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  MPCRT_LT_CHECK(lt().cublasLtMatmulPreferenceCreate(&preference));
   size_t workspace = kWorkspaceBytes;
-  MPCRT_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+  MPCRT_LT_CHECK(lt().cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
       sizeof(workspace)));
+  // cuBLASLt's A and B are our B and A.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligned[] =
+      {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignB},
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignA},
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC},
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignC}};
+  for (auto [attribute, bytes] : aligned)
+    MPCRT_LT_CHECK(lt().cublasLtMatmulPreferenceSetAttribute(
+        preference, attribute, &bytes, sizeof(bytes)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  MPCRT_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(
+  MPCRT_LT_CHECK(lt().cublasLtMatmulAlgoGetHeuristic(
       ctx.handle, plan.op, plan.a, plan.b, plan.c, plan.c, preference, 1,
       &result, &found));
-  cublasLtMatmulPreferenceDestroy(preference);
+  lt().cublasLtMatmulPreferenceDestroy(preference);
   if (found == 0) {
     std::fprintf(stderr,
                  "error: cuBLASLt: no algorithm for a %lldx%lldx%lld matmul "
@@ -139,7 +158,10 @@ void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
     return;
   }
   Context &ctx = context();
-  Key key{dtype, aBatchStride, bBatchStride, batch, m, n, k, transA, transB};
+  uint32_t alignA = alignmentOf(a), alignB = alignmentOf(b),
+           alignC = alignmentOf(c);
+  Key key{dtype,  aBatchStride, bBatchStride, batch,  m,     n,
+          k,      transA,       transB,       alignA, alignB, alignC};
   const Plan *plan;
   {
     std::lock_guard<std::mutex> lock(ctx.mutex);
@@ -147,14 +169,15 @@ void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
     if (it == ctx.plans.end())
       it = ctx.plans
                .emplace(key, makePlan(dtype, aBatchStride, bBatchStride, batch,
-                                      m, n, k, transA, transB))
+                                      m, n, k, transA, transB, alignA, alignB,
+                                      alignC))
                .first;
     plan = &it->second;
   }
   float one = 1.0f, zeroF = 0.0f;
   double oneD = 1.0, zeroD = 0.0;
   bool f64 = dtype == MPCRT_F64;
-  MPCRT_LT_CHECK(cublasLtMatmul(
+  MPCRT_LT_CHECK(lt().cublasLtMatmul(
       ctx.handle, plan->op, f64 ? static_cast<const void *>(&oneD) : &one, b,
       plan->a, a, plan->b, f64 ? static_cast<const void *>(&zeroD) : &zeroF, c,
       plan->c, c, plan->c, &plan->algo, ctx.workspace, kWorkspaceBytes,

@@ -2,6 +2,7 @@
 
 #include "Device.cuh"
 #include "Formulas.h"
+#include "Libraries.h"
 
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,11 @@ void check(cudaError_t status, const char *what) {
   std::fprintf(stderr, "error: CUDA: %s: %s\n", what,
                cudaGetErrorString(status));
   std::exit(1);
+}
+
+void initialize() {
+  static bool loaded = (loadLibraries(), true);
+  (void)loaded;
 }
 
 bool deviceAvailable(std::string *why) {
@@ -35,6 +41,7 @@ bool deviceAvailable(std::string *why) {
 
 cudaStream_t stream() {
   static cudaStream_t s = [] {
+    initialize();
     cudaStream_t created;
     MPCRT_CUDA_CHECK(
         cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
@@ -53,6 +60,32 @@ float *scratchF32(int64_t elements) {
     capacity = elements;
   }
   return buffer;
+}
+
+DeviceErrors *deviceErrors() {
+  static DeviceErrors *errors = [] {
+    DeviceErrors *created;
+    MPCRT_CUDA_CHECK(cudaMalloc(&created, sizeof(DeviceErrors)));
+    MPCRT_CUDA_CHECK(cudaMemset(created, 0, sizeof(DeviceErrors)));
+    return created;
+  }();
+  return errors;
+}
+
+IndexErrors takeDeviceErrors() {
+  // On the backend's (non-blocking) stream, after the kernels that may have
+  // recorded something: the legacy default stream would not wait for them.
+  DeviceErrors host{};
+  MPCRT_CUDA_CHECK(cudaMemcpyAsync(&host, deviceErrors(), sizeof(host),
+                                   cudaMemcpyDeviceToHost, stream()));
+  synchronize();
+  if (host.index || host.label)
+    MPCRT_CUDA_CHECK(
+        cudaMemsetAsync(deviceErrors(), 0, sizeof(DeviceErrors), stream()));
+  IndexErrors errors;
+  errors.index = static_cast<int64_t>(host.index);
+  errors.label = static_cast<int64_t>(host.label);
+  return errors;
 }
 
 namespace {
@@ -78,6 +111,7 @@ void graphLaunch() { MPCRT_CUDA_CHECK(cudaGraphLaunch(recorded, stream())); }
 void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
 
 void *allocate(int64_t bytes) {
+  initialize();
   void *pointer = nullptr;
   MPCRT_CUDA_CHECK(
       cudaMalloc(&pointer, static_cast<size_t>(bytes > 0 ? bytes : 1)));

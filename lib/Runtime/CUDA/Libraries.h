@@ -1,0 +1,82 @@
+//===- Libraries.h - cuBLASLt and cuDNN, loaded at run time -----*- C++ -*-===//
+//
+// The backend opens cuBLASLt and cuDNN with dlopen instead of linking them,
+// so that an executable whose libraries are not on the loader's path stops
+// with a message naming the missing library and what to set, rather than
+// the loader's bare "cannot open shared object file" before main. Where
+// the libraries live differs between machines: inside the CUDA toolkit, in
+// a separate cuDNN install, or in PyTorch's nvidia/* Python packages
+// (`mpc-cuda-env` finds them). The CUDA runtime itself is linked
+// statically.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_LIB_RUNTIME_CUDA_LIBRARIES_H
+#define MPC_LIB_RUNTIME_CUDA_LIBRARIES_H
+
+#include <cublasLt.h>
+#include <cudnn.h>
+
+namespace mpcrt::cuda {
+
+#define MPCRT_CUBLASLT_FUNCTIONS(X)                                            \
+  X(cublasLtCreate)                                                            \
+  X(cublasLtGetStatusString)                                                   \
+  X(cublasLtGetVersion)                                                        \
+  X(cublasLtMatmul)                                                            \
+  X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmulDescCreate)                                                  \
+  X(cublasLtMatmulDescSetAttribute)                                            \
+  X(cublasLtMatmulPreferenceCreate)                                            \
+  X(cublasLtMatmulPreferenceDestroy)                                           \
+  X(cublasLtMatmulPreferenceSetAttribute)                                      \
+  X(cublasLtMatrixLayoutCreate)                                                \
+  X(cublasLtMatrixLayoutSetAttribute)
+
+#define MPCRT_CUDNN_FUNCTIONS(X)                                               \
+  X(cudnnConvolutionBackwardData)                                              \
+  X(cudnnConvolutionBackwardFilter)                                            \
+  X(cudnnConvolutionForward)                                                   \
+  X(cudnnCreate)                                                               \
+  X(cudnnCreateConvolutionDescriptor)                                          \
+  X(cudnnCreateFilterDescriptor)                                               \
+  X(cudnnCreateTensorDescriptor)                                               \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)                               \
+  X(cudnnGetConvolutionBackwardDataWorkspaceSize)                              \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)                             \
+  X(cudnnGetConvolutionBackwardFilterWorkspaceSize)                            \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)                                    \
+  X(cudnnGetConvolutionForwardWorkspaceSize)                                   \
+  X(cudnnGetErrorString)                                                       \
+  X(cudnnGetVersion)                                                           \
+  X(cudnnSetConvolution2dDescriptor)                                           \
+  X(cudnnSetConvolutionGroupCount)                                             \
+  X(cudnnSetConvolutionMathType)                                               \
+  X(cudnnSetFilter4dDescriptor)                                                \
+  X(cudnnSetStream)                                                            \
+  X(cudnnSetTensor4dDescriptor)
+
+#define MPCRT_DECLARE_POINTER(name) decltype(&::name) name = nullptr;
+/// cuBLASLt's entry points, called as `lt().cublasLtMatmul(...)`.
+struct CublasLt {
+  MPCRT_CUBLASLT_FUNCTIONS(MPCRT_DECLARE_POINTER)
+};
+/// cuDNN's entry points, called as `dnn().cudnnCreate(...)`.
+struct Cudnn {
+  MPCRT_CUDNN_FUNCTIONS(MPCRT_DECLARE_POINTER)
+};
+#undef MPCRT_DECLARE_POINTER
+
+/// The libraries, loaded on first use; a library that cannot be loaded,
+/// lacks an entry point or has another major version stops the program
+/// with a message saying what to set.
+const CublasLt &lt();
+const Cudnn &dnn();
+
+/// Loads both now (before the first CUDA call), so that a missing library
+/// is reported first, whatever the machine's other problems.
+void loadLibraries();
+
+} // namespace mpcrt::cuda
+
+#endif // MPC_LIB_RUNTIME_CUDA_LIBRARIES_H
