@@ -133,8 +133,8 @@ typedef enum mpcrt_reduce_op {
   /* Softmax cross-entropy of [rows, classes] logits against integer labels    \
    * (label_bits 32 or 64); mean (1) or sum (0) over rows. A row whose label   \
    * is outside [0, classes) adds nothing (its gradient row is zero); both     \
-   * return 0, or 1 + the position of the first such label (for               \
-   * mpcrt_check_label; a backend that checks on the device returns 0 and     \
+   * return 0, or 1 + the position of the first such label (for                \
+   * mpcrt_check_label; a backend that checks on the device returns 0 and      \
    * reports at the next mpcrt_download). */                                   \
   int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
       const T *logits, const void *labels, int32_t label_bits, T *loss,        \
@@ -352,9 +352,12 @@ void mpcrt_download(void *host, const void *buffer, int64_t bytes);
  * work enqueued until mpcrt_graph_end instead of running it (CUDA: stream
  * capture into a CUDA Graph), 0 when it cannot (the CPU); mpcrt_graph_launch
  * runs the recorded work once more. The runner records one step after a
- * first eager one, then launches it: one launch per step. */
+ * first eager one, then launches it: one launch per step. mpcrt_graph_end
+ * returns 1 when a graph was recorded, 0 when recording failed (CUDA: the
+ * capture is discarded with a warning): nothing recorded ran, so the
+ * caller runs the step eagerly, from then on. */
 int32_t mpcrt_graph_begin(void);
-void mpcrt_graph_end(void);
+int32_t mpcrt_graph_end(void);
 void mpcrt_graph_launch(void);
 
 /* ---- Support for compiled steps. */

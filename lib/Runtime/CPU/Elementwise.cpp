@@ -83,11 +83,13 @@ template <typename T, typename A> A logSumExp(const T *row, int64_t classes) {
 /// Whether label y of a row is a class; a row whose label is not
 /// contributes nothing (no out-of-bounds read) and is reported by the
 /// returned code, 1 + its position, as embedding indices are.
-inline bool isClass(int64_t y, int64_t classes) { return y >= 0 && y < classes; }
+inline bool isClass(int64_t y, int64_t classes) {
+  return y >= 0 && y < classes;
+}
 
 template <typename T>
-int64_t crossEntropy(const T *logits, const void *labels, int32_t bits,
-                     T *loss, int64_t rows, int64_t classes, bool mean) {
+int64_t crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
+                     int64_t rows, int64_t classes, bool mean) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A total = 0;
@@ -196,16 +198,17 @@ extern "C" {
   int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
       const ABI_T *logits, const void *labels, int32_t bits, ABI_T *loss,      \
       int64_t rows, int64_t classes, int32_t mean) {                           \
-    return crossEntropy(reinterpret_cast<const T *>(logits), labels, bits,            \
-                 reinterpret_cast<T *>(loss), rows, classes, mean);            \
+    return crossEntropy(reinterpret_cast<const T *>(logits), labels, bits,     \
+                        reinterpret_cast<T *>(loss), rows, classes, mean);     \
   }                                                                            \
   int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const ABI_T *grad_loss, const ABI_T *logits, const void *labels,         \
       int32_t bits, ABI_T *grad, int64_t rows, int64_t classes,                \
       int32_t mean) {                                                          \
-    return crossEntropyBackward(reinterpret_cast<const T *>(grad_loss),               \
-                         reinterpret_cast<const T *>(logits), labels, bits,    \
-                         reinterpret_cast<T *>(grad), rows, classes, mean);    \
+    return crossEntropyBackward(reinterpret_cast<const T *>(grad_loss),        \
+                                reinterpret_cast<const T *>(logits), labels,   \
+                                bits, reinterpret_cast<T *>(grad), rows,       \
+                                classes, mean);                                \
   }
 MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE

@@ -4,6 +4,7 @@
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -51,6 +52,11 @@ void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
                double eps) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  if (rows == 0) { // no statistics: running ones untouched, saved ones 0
+    std::fill(savedMean, savedMean + c, 0.0f);
+    std::fill(savedInvstd, savedInvstd + c, 0.0f);
+    return;
+  }
   for (int64_t ch = 0; ch < c; ++ch) {
     A mean = 0, var = 0;
     for (int64_t r = 0; r < rows; ++r)
@@ -294,7 +300,8 @@ void pointwiseLossKernel(int32_t kind, const T *x, const T *t, T *loss,
   A sum = 0;
   for (int64_t i = 0; i < count; ++i)
     sum += pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
-  *loss = S::store(mean ? sum / static_cast<A>(count) : sum);
+  // Nothing to average: 0 (not 0/0).
+  *loss = S::store(mean && count > 0 ? sum / static_cast<A>(count) : sum);
 }
 
 template <typename T>
@@ -359,7 +366,7 @@ extern "C" {
       const ABI_T *dy, ABI_T *dx, int64_t n, int64_t h, int64_t w, int64_t c,  \
       int64_t sh, int64_t sw) {                                                \
     using S = Storage<T>;                                                      \
-    std::vector<S::Acc> acc(n * h * w * c, 0);                                 \
+    std::vector<S::Acc> acc(n *h *w *c, 0);                                    \
     const T *g = reinterpret_cast<const T *>(dy);                              \
     forEachUpsampled(n, h, w, c, sh, sw, [&](int64_t out, int64_t in) {        \
       acc[in] += S::load(g[out]);                                              \

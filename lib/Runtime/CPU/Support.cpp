@@ -47,7 +47,7 @@ void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
 }
 
 int32_t mpcrt_graph_begin(void) { return 0; }
-void mpcrt_graph_end(void) {}
+int32_t mpcrt_graph_end(void) { return 0; }
 void mpcrt_graph_launch(void) {}
 
 void mpcrt_copy(void *dst, const void *src, int64_t bytes) {

@@ -43,7 +43,7 @@ int32_t mpcrt_graph_begin(void) {
   graphBegin();
   return 1;
 }
-void mpcrt_graph_end(void) { graphEnd(); }
+int32_t mpcrt_graph_end(void) { return graphEnd() ? 1 : 0; }
 void mpcrt_graph_launch(void) { graphLaunch(); }
 
 uint16_t mpcrt_f32_to_f16(float value) { return floatToHalf(value); }

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -37,7 +38,9 @@ namespace mpcrt::cuda {
 namespace {
 
 void checkDnn(cudnnStatus_t status, const char *what) {
-  if (status == CUDNN_STATUS_SUCCESS)
+  if (status == CUDNN_STATUS_SUCCESS ||
+      captureFailure(std::string(what) + ": " +
+                     dnn().cudnnGetErrorString(status)))
     return;
   std::fprintf(stderr, "error: cuDNN: %s: %s\n", what,
                dnn().cudnnGetErrorString(status));
@@ -91,6 +94,9 @@ struct Context {
   bool reserve(size_t bytes) {
     if (bytes <= workspaceBytes)
       return true;
+    // Not while a graph is captured: the capture fails instead.
+    if (captureFailure("the cuDNN workspace would grow during capture"))
+      return true;
     void *grown = nullptr;
     if (cudaMalloc(&grown, bytes) != cudaSuccess) {
       cudaGetLastError(); // not sticky: clear it, the caller moves on
@@ -138,7 +144,8 @@ ConvPlan makePlan(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s) {
         d.conv, narrow(s.pad_h), narrow(s.pad_w), narrow(s.stride_h),
         narrow(s.stride_w), narrow(s.dilation_h), narrow(s.dilation_w),
         CUDNN_CROSS_CORRELATION, p.compute));
-    MPCRT_DNN_CHECK(api.cudnnSetConvolutionGroupCount(d.conv, narrow(s.groups)));
+    MPCRT_DNN_CHECK(
+        api.cudnnSetConvolutionGroupCount(d.conv, narrow(s.groups)));
     // What the heuristic is asked for: Tensor Cores for f16/bf16, plain
     // FMA (no TF32) otherwise.
     MPCRT_DNN_CHECK(api.cudnnSetConvolutionMathType(
@@ -244,7 +251,7 @@ void execute(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s, Kind kind,
       continue;
     }
     status = run(p, d, algo, ctx.workspace, ctx.workspaceBytes);
-    if (status == CUDNN_STATUS_SUCCESS)
+    if (status == CUDNN_STATUS_SUCCESS || captureFailure(kKindNames[kind]))
       return;
     if (!tryAnother(status))
       checkDnn(status, kKindNames[kind]);

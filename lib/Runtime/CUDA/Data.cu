@@ -41,10 +41,9 @@ __global__ void stridedCopyKernel(const E *in, int64_t offset, E *out,
 }
 
 template <typename T>
-__global__ void embeddingKernel(const T *table, int64_t v, int64_t d,
-                                const void *indices, int32_t bits,
-                                int64_t count, T *out,
-                                unsigned long long *bad) {
+__global__ void
+embeddingKernel(const T *table, int64_t v, int64_t d, const void *indices,
+                int32_t bits, int64_t count, T *out, unsigned long long *bad) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
     int64_t i = e / d, j = e % d;

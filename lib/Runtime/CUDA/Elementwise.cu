@@ -481,8 +481,11 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        mpcrt_dtype paramDtype, const void *gamma,
                        void *gradInput, void *gradGamma, void *gradBeta,
                        int64_t rows, int64_t cols) {
-  if (rows == 0)
+  if (rows == 0) { // no rows: the parameter gradients are sums of nothing
+    fill(paramDtype, gradGamma, cols, 0.0);
+    fill(paramDtype, gradBeta, cols, 0.0);
     return;
+  }
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;

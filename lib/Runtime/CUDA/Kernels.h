@@ -38,10 +38,16 @@ void release(void *pointer);
 void copyToDevice(void *device, const void *host, int64_t bytes);
 void copyToHost(void *host, const void *device, int64_t bytes);
 
-// Step graphs: stream capture into one CUDA Graph, instantiated once.
+// Step graphs: stream capture into one CUDA Graph, instantiated once. While
+// capturing, a failing call (CUDA, cuBLASLt, cuDNN) fails the capture, not
+// the program: graphEnd then discards it, warns once, clears the error and
+// returns false, and the caller runs the step eagerly.
 void graphBegin();
-void graphEnd();
+bool graphEnd();
 void graphLaunch();
+/// During a capture: records `what` as the reason it failed and returns
+/// true (the caller goes on); otherwise returns false.
+bool captureFailure(const std::string &what);
 
 // Support (mpcrt_copy, mpcrt_zero, mpcrt_fill, mpcrt_fill_random, mpcrt_cast,
 // mpcrt_increment_step, mpcrt_increment_i32, mpcrt_lr_schedule).

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -27,7 +28,9 @@ namespace mpcrt::cuda {
 namespace {
 
 void checkLt(cublasStatus_t status, const char *what) {
-  if (status == CUBLAS_STATUS_SUCCESS)
+  if (status == CUBLAS_STATUS_SUCCESS ||
+      captureFailure(std::string(what) + ": " +
+                     lt().cublasLtGetStatusString(status)))
     return;
   std::fprintf(stderr, "error: cuBLASLt: %s: %s\n", what,
                lt().cublasLtGetStatusString(status));
@@ -119,11 +122,11 @@ Plan makePlan(mpcrt_dtype dtype, int64_t aStride, int64_t bStride,
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
       sizeof(workspace)));
   // cuBLASLt's A and B are our B and A.
-  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligned[] =
-      {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignB},
-       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignA},
-       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC},
-       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignC}};
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligned[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignB},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignA},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignC}};
   for (auto [attribute, bytes] : aligned)
     MPCRT_LT_CHECK(lt().cublasLtMatmulPreferenceSetAttribute(
         preference, attribute, &bytes, sizeof(bytes)));
@@ -160,17 +163,17 @@ void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
   Context &ctx = context();
   uint32_t alignA = alignmentOf(a), alignB = alignmentOf(b),
            alignC = alignmentOf(c);
-  Key key{dtype,  aBatchStride, bBatchStride, batch,  m,     n,
-          k,      transA,       transB,       alignA, alignB, alignC};
+  Key key{dtype, aBatchStride, bBatchStride, batch,  m,      n,
+          k,     transA,       transB,       alignA, alignB, alignC};
   const Plan *plan;
   {
     std::lock_guard<std::mutex> lock(ctx.mutex);
     auto it = ctx.plans.find(key);
     if (it == ctx.plans.end())
       it = ctx.plans
-               .emplace(key, makePlan(dtype, aBatchStride, bBatchStride, batch,
-                                      m, n, k, transA, transB, alignA, alignB,
-                                      alignC))
+               .emplace(key,
+                        makePlan(dtype, aBatchStride, bBatchStride, batch, m, n,
+                                 k, transA, transB, alignA, alignB, alignC))
                .first;
     plan = &it->second;
   }

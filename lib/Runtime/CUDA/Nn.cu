@@ -226,8 +226,9 @@ __global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
   for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
     sum += formulas::pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
   sum = blockReduce(sum);
+  // Nothing to average: 0 (not 0/0), as the reference.
   if (threadIdx.x == 0)
-    *loss = S::store(mean ? sum / static_cast<A>(count) : sum);
+    *loss = S::store(mean && count > 0 ? sum / static_cast<A>(count) : sum);
 }
 
 template <typename T>
@@ -252,6 +253,11 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                double epsilon) {
   if (c == 0)
     return;
+  if (rows == 0) { // no statistics: running ones untouched, saved ones 0
+    zero(savedMean, c * sizeof(float));
+    zero(savedInvstd, c * sizeof(float));
+    return;
+  }
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     batchNormKernel<T><<<static_cast<unsigned>(c), kThreads, 0, stream()>>>(

@@ -7,20 +7,42 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace mpcrt::cuda {
+
+namespace {
+/// Between graphBegin and graphEnd: errors make the capture fail instead of
+/// the program (nothing ran; the step is then run eagerly, which reports
+/// what is really wrong).
+bool capturing = false;
+/// Why the capture in progress failed (empty: it has not).
+std::string captureError;
+} // namespace
+
+bool captureFailure(const std::string &what) {
+  if (!capturing)
+    return false;
+  if (captureError.empty())
+    captureError = what;
+  return true;
+}
 
 void check(cudaError_t status, const char *what) {
   if (status == cudaSuccess)
     return;
+  if (captureFailure(std::string(what) + ": " + cudaGetErrorString(status))) {
+    cudaGetLastError(); // clear a non-sticky error
+    return;
+  }
   std::fprintf(stderr, "error: CUDA: %s: %s\n", what,
                cudaGetErrorString(status));
   std::exit(1);
 }
 
 void initialize() {
-  static bool loaded = (loadLibraries(), true);
-  (void)loaded;
+  static bool done = (loadLibraries(), deviceErrors(), true);
+  (void)done;
 }
 
 bool deviceAvailable(std::string *why) {
@@ -53,6 +75,11 @@ cudaStream_t stream() {
 float *scratchF32(int64_t elements) {
   static float *buffer = nullptr;
   static int64_t capacity = 0;
+  // Memory cannot be allocated while a graph is captured: the capture
+  // fails (the first, eager step has sized the buffer).
+  if (capacity < elements &&
+      captureFailure("the f32 scratch buffer would grow during capture"))
+    return buffer;
   if (capacity < elements) {
     if (buffer)
       MPCRT_CUDA_CHECK(cudaFree(buffer));
@@ -95,18 +122,52 @@ cudaGraphExec_t recorded = nullptr;
 void graphBegin() {
   MPCRT_CUDA_CHECK(
       cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
+  capturing = true;
+  captureError.clear();
 }
 
-void graphEnd() {
-  cudaGraph_t graph;
-  MPCRT_CUDA_CHECK(cudaStreamEndCapture(stream(), &graph));
-  if (recorded)
-    MPCRT_CUDA_CHECK(cudaGraphExecDestroy(recorded));
-  MPCRT_CUDA_CHECK(cudaGraphInstantiate(&recorded, graph, 0));
-  MPCRT_CUDA_CHECK(cudaGraphDestroy(graph));
+bool graphEnd() {
+  cudaGraph_t graph = nullptr;
+  cudaError_t status = cudaStreamEndCapture(stream(), &graph);
+  capturing = false;
+  if (status != cudaSuccess && captureError.empty())
+    captureError =
+        std::string("cudaStreamEndCapture: ") + cudaGetErrorString(status);
+  if (captureError.empty()) {
+    cudaGraphExec_t exec = nullptr;
+    status = cudaGraphInstantiate(&exec, graph, 0);
+    if (status == cudaSuccess) {
+      if (recorded)
+        MPCRT_CUDA_CHECK(cudaGraphExecDestroy(recorded));
+      recorded = exec;
+      MPCRT_CUDA_CHECK(cudaGraphDestroy(graph));
+      return true;
+    }
+    captureError =
+        std::string("cudaGraphInstantiate: ") + cudaGetErrorString(status);
+  }
+  // Discard what was captured, clear the error, go on eagerly.
+  if (graph)
+    cudaGraphDestroy(graph);
+  cudaGetLastError();
+  static bool warned = false;
+  if (!warned)
+    std::fprintf(stderr,
+                 "warning: CUDA Graph capture of the step failed (%s); "
+                 "steps run eagerly\n",
+                 captureError.c_str());
+  warned = true;
+  captureError.clear();
+  return false;
 }
 
-void graphLaunch() { MPCRT_CUDA_CHECK(cudaGraphLaunch(recorded, stream())); }
+void graphLaunch() {
+  if (!recorded) {
+    std::fprintf(stderr, "error: CUDA: no step graph was recorded\n");
+    std::exit(1);
+  }
+  MPCRT_CUDA_CHECK(cudaGraphLaunch(recorded, stream()));
+}
 
 void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
 
@@ -134,10 +195,20 @@ void copyToHost(void *host, const void *device, int64_t bytes) {
 }
 
 // Default direction: global initialisers copy from host constants.
+// Overlapping ranges (memmove, as the reference) go through the scratch
+// buffer: cudaMemcpyAsync is undefined on overlap.
 void copy(void *dst, const void *src, int64_t bytes) {
-  if (dst != src && bytes > 0)
-    MPCRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
-                                     cudaMemcpyDefault, stream()));
+  if (dst == src || bytes <= 0)
+    return;
+  auto at = [](const void *p) { return reinterpret_cast<uintptr_t>(p); };
+  size_t n = static_cast<size_t>(bytes);
+  if (at(dst) < at(src) + n && at(src) < at(dst) + n) {
+    void *staging = scratchF32((bytes + 3) / 4);
+    MPCRT_CUDA_CHECK(
+        cudaMemcpyAsync(staging, src, n, cudaMemcpyDefault, stream()));
+    src = staging;
+  }
+  MPCRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, stream()));
 }
 
 void zero(void *dst, int64_t bytes) {

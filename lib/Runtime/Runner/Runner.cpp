@@ -330,7 +330,7 @@ int main(int argc, char **argv) {
   // uploads included), measured when the backend has finished the steps.
   auto lastLog = std::chrono::steady_clock::now();
   int64_t stepsSinceLog = 0;
-  bool trained = false, graphRecorded = false;
+  bool trained = false, graphRecorded = false, graphFailed = false;
   for (int64_t step = firstStep; step < total; ++step) {
     trained = true;
     int64_t epoch = step / batchesPerEpoch, first = step % batchesPerEpoch;
@@ -352,11 +352,15 @@ int main(int argc, char **argv) {
     // is recorded once and replayed: one launch per step.
     if (graphRecorded) {
       mpcrt_graph_launch();
-    } else if (!noGraph && step > firstStep && mpcrt_graph_begin()) {
+    } else if (!noGraph && !graphFailed && step > firstStep &&
+               mpcrt_graph_begin()) {
       mpc_step(arena.data, state.data, inputs.data(), outputs.data());
-      mpcrt_graph_end();
-      graphRecorded = true;
-      mpcrt_graph_launch();
+      graphRecorded = mpcrt_graph_end() != 0;
+      graphFailed = !graphRecorded; // not tried again
+      if (graphRecorded)
+        mpcrt_graph_launch();
+      else
+        mpc_step(arena.data, state.data, inputs.data(), outputs.data());
     } else {
       mpc_step(arena.data, state.data, inputs.data(), outputs.data());
     }

@@ -316,3 +316,27 @@ TEST(PointwiseLoss, ValuesAndGradients) {
 }
 
 } // namespace
+
+namespace {
+
+/// Zero rows: the reference writes no NaN. Batch norm leaves its running
+/// statistics alone; the mean of a pointwise loss over nothing is 0.
+TEST(EmptyInputs, BatchNormAndPointwiseLossesStayFinite) {
+  const int64_t c = 3;
+  float x = 1.0f, y = 0.0f;
+  std::vector<float> runningMean = {0.5f, 1.5f, -2.0f}, runningVar = {1, 2, 3};
+  std::vector<float> gamma(c, 1.0f), beta(c, 0.0f), saved(c, 9.0f),
+      savedInv(c, 9.0f);
+  mpcrt_batch_norm_f32(&x, MPCRT_F32, gamma.data(), beta.data(),
+                       runningMean.data(), runningVar.data(), &y, saved.data(),
+                       savedInv.data(), 0, c, 0.1, 1e-5);
+  EXPECT_EQ(runningMean, (std::vector<float>{0.5f, 1.5f, -2.0f}));
+  EXPECT_EQ(runningVar, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(saved, std::vector<float>(c, 0.0f));
+  EXPECT_EQ(savedInv, std::vector<float>(c, 0.0f));
+  float loss = 123.0f;
+  mpcrt_pointwise_loss_f32(0, &x, &x, &loss, 0, 1);
+  EXPECT_EQ(loss, 0.0f);
+}
+
+} // namespace

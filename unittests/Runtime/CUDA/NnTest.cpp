@@ -301,3 +301,70 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
 }
 
 } // namespace
+
+namespace {
+
+using Edges = CudaTest;
+
+/// Zero rows write no NaN and launch no empty grid: the loss of an empty
+/// batch is 0, batch norm leaves its running statistics alone, the
+/// parameter gradients of zero rows are 0; as the reference.
+TEST_F(Edges, EmptyInputsGiveWhatTheReferenceGives) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t c = 5;
+  float *loss = upload(std::vector<float>{123.0f});
+  int32_t *labels = upload(std::vector<int32_t>{0});
+  float *logits = upload(std::vector<float>{1.0f});
+  crossEntropy(MPCRT_F32, logits, labels, 32, loss, 0, 3, true);
+  EXPECT_EQ(download(loss, 1)[0], 0.0f);
+  pointwiseLoss(MPCRT_F32, 0, logits, logits, loss, 0, true);
+  EXPECT_EQ(download(loss, 1)[0], 0.0f);
+
+  std::vector<float> running = {0.5f, 1.5f, -2.0f, 3.0f, 0.25f};
+  float *runningMean = upload(running), *runningVar = upload(running);
+  float *gamma = upload(std::vector<float>(c, 1.0f));
+  float *beta = upload(std::vector<float>(c, 0.0f));
+  float *saved = upload(std::vector<float>(c, 9.0f));
+  float *savedInv = upload(std::vector<float>(c, 9.0f));
+  batchNorm(MPCRT_F32, logits, MPCRT_F32, gamma, beta, runningMean, runningVar,
+            loss, saved, savedInv, 0, c, 0.1, 1e-5);
+  EXPECT_EQ(download(runningMean, c), running);
+  EXPECT_EQ(download(runningVar, c), running);
+  EXPECT_EQ(download(saved, c), std::vector<float>(c, 0.0f));
+  EXPECT_EQ(download(savedInv, c), std::vector<float>(c, 0.0f));
+
+  float *gradGamma = upload(std::vector<float>(c, 9.0f));
+  float *gradBeta = upload(std::vector<float>(c, 9.0f));
+  layerNormBackward(MPCRT_F32, logits, logits, saved, savedInv, MPCRT_F32,
+                    gamma, loss, gradGamma, gradBeta, 0, c);
+  EXPECT_EQ(download(gradGamma, c), std::vector<float>(c, 0.0f));
+  EXPECT_EQ(download(gradBeta, c), std::vector<float>(c, 0.0f));
+  softmax(MPCRT_F32, logits, loss, 0, 3, false);
+  layerNorm(MPCRT_F32, logits, MPCRT_F32, gamma, beta, loss, saved, savedInv, 0,
+            c, 1e-5);
+  synchronize(); // no launch error
+}
+
+/// mpcrt_copy is memmove, as on the CPU, also when the ranges overlap.
+TEST_F(Edges, OverlappingCopiesMoveAsMemmove) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t n = 100000;
+  std::vector<int32_t> host(n);
+  std::uniform_int_distribution<int32_t> any;
+  for (int32_t &v : host)
+    v = any(rng);
+  for (int64_t shift :
+       {int64_t(1), int64_t(-1), int64_t(777), int64_t(-5000)}) {
+    int32_t *buffer = upload(host);
+    std::vector<int32_t> want = host;
+    int64_t count = n - std::abs(shift);
+    int32_t *src = buffer + (shift > 0 ? 0 : -shift);
+    int32_t *dst = buffer + (shift > 0 ? shift : 0);
+    std::memmove(want.data() + (dst - buffer), want.data() + (src - buffer),
+                 count * sizeof(int32_t));
+    copy(dst, src, count * sizeof(int32_t));
+    ASSERT_EQ(download(buffer, n), want) << "shift " << shift;
+  }
+}
+
+} // namespace
