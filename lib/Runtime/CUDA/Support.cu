@@ -41,7 +41,16 @@ void check(cudaError_t status, const char *what) {
 }
 
 void initialize() {
-  static bool done = (loadLibraries(), deviceErrors(), true);
+  static bool done = [] {
+    loadLibraries();
+    std::string why;
+    if (!deviceAvailable(&why)) {
+      std::fprintf(stderr, "error: CUDA backend: %s\n", why.c_str());
+      std::exit(1);
+    }
+    deviceErrors();
+    return true;
+  }();
   (void)done;
 }
 

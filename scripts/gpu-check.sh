@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# One GPU visit's checks of the CUDA backend, in one command.
+#
+#   PHASE=build scripts/gpu-check.sh   here: build, then put everything the
+#                                      GPU machine runs in $BUNDLE
+#   PHASE=run scripts/gpu-check.sh     there (carry $BUNDLE with the
+#                                      checkout): no compiler, LLVM, lit or
+#                                      network needed
+#
+# The run phase prints the environment (nvidia-smi, driver, CUDA, cuDNN and
+# PyTorch versions, ldd of one executable, where the CUDA libraries were
+# found), runs the CUDA unit tests plainly and under compute-sanitizer
+# (memcheck; racecheck on the kernels with shared memory), trains the MLP
+# on the GPU at fp32, O1 f16 and O2 bf16 against loss curves the CPU
+# reference computed in the build phase, checks graph replay against eager
+# bit for bit, and runs each benchmark model a few steps at its full size.
+# Each part has a time limit; a failure in one never stops the others. A
+# table comes last; in $RESULTS (default: $OUT where set, else
+# $BUNDLE/results) at most 8 files: summary.txt, parts.jsonl, all.log,
+# unit-tests.json, memcheck.log, curves.jsonl.
+#
+# The run phase ends within DEADLINE seconds (510): each part's own limit
+# is cut to what is left, and a part with no time left is SKIPPED.
+#
+# Variables: BUNDLE (default build/gpu-check), STEPS (100: steps of the
+# curve comparison), SMOKE_STEPS (5), DEADLINE, MPC_BUILD (build).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PHASE="${PHASE:-}"
+BUNDLE="${BUNDLE:-$ROOT/build/gpu-check}"
+STEPS="${STEPS:-100}" SMOKE_STEPS="${SMOKE_STEPS:-5}"
+DEADLINE="${DEADLINE:-510}"
+
+# The three curve configurations: name and mpc-compile options.
+CURVES=(fp32 o1f16 o2bf16)
+curve_options() {
+  local common=(--train --entry=ad_step --optimizer="kind=momentum lr=0.01")
+  case $1 in
+  fp32) echo "${common[@]@Q}" ;;
+  o1f16) echo "${common[@]@Q} --amp=O1 --dtype=f16 '--loss-scaling=mode=dynamic init-scale=1024'" ;;
+  o2bf16) echo "${common[@]@Q} --amp=O2 --dtype=bf16" ;;
+  esac
+}
+
+build() {
+  set -e
+  # shellcheck source=setup.sh
+  source "$ROOT/scripts/setup.sh"
+  local bin="$MPC_BUILD/bin"
+  [ -x "$bin/mpc-cuda-env" ] || {
+    echo "gpu-check: this build has no CUDA backend (see docs/CUDA.md)" >&2
+    exit 1
+  }
+  rm -rf "$BUNDLE"
+  mkdir -p "$BUNDLE/bin" "$BUNDLE/data" "$BUNDLE/expected"
+  cp "$MPC_BUILD/unittests/MPCRuntimeCUDATests" "$bin/mpc-cuda-env" \
+    "$BUNDLE/bin/"
+  cp "$ROOT/test/e2e/metrics.py" "$BUNDLE/"
+  echo "STEPS=$STEPS" > "$BUNDLE/settings"
+
+  # GPU-vs-CPU curves (test/e2e/cuda-matches-cpu.test): the CPU reference
+  # runs here; the CUDA executables run there.
+  python3 "$ROOT/scripts/make_dataset.py" --samples 1024 --noise 4 \
+    -o "$BUNDLE/data/mlp.npz"
+  local name
+  for name in "${CURVES[@]}"; do
+    eval "local options=($(curve_options "$name"))"
+    "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${options[@]}" \
+      -o "$BUNDLE/cpu-$name"
+    "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${options[@]}" \
+      --backend=cuda -o "$BUNDLE/bin/curve-$name"
+    "$BUNDLE/cpu-$name" --data "$BUNDLE/data/mlp.npz" --steps "$STEPS" \
+      --log-every 5 --metrics "$BUNDLE/expected/$name.jsonl" > /dev/null
+    rm "$BUNDLE/cpu-$name"
+  done
+
+  # The benchmark models at their full sizes (bench/run.sh's defaults), O2
+  # f16, one batch of data each.
+  python3 "$ROOT/bench/models.py" mlp -o "$BUNDLE/smoke-mlp.mlir"
+  python3 "$ROOT/scripts/make_dataset.py" --samples 512 --features 1024 \
+    --classes 1000 -o "$BUNDLE/data/smoke-mlp.npz"
+  python3 "$ROOT/bench/models.py" bert --batch 8 --seq 512 --hidden 768 \
+    --heads 12 --ffn 3072 --layers 12 --vocab 30522 --classes 2 \
+    -o "$BUNDLE/smoke-bert.mlir"
+  python3 "$ROOT/test/e2e/random_inputs.py" -o "$BUNDLE/data/smoke-bert.npz" \
+    input_ids:i4:8x512:0:30522 labels:i4:8:0:2
+  python3 "$ROOT/bench/models.py" unet --batch 16 --image 128 --width 128 \
+    -o "$BUNDLE/smoke-unet.mlir"
+  python3 "$ROOT/test/e2e/random_inputs.py" -o "$BUNDLE/data/smoke-unet.npz" \
+    image:f4:16x128x128x3:-1:1 mask:f4:16x128x128x1:0:1
+  local model optimizer
+  for model in mlp bert unet; do
+    optimizer="kind=adam lr=1e-4"
+    [ $model = mlp ] && optimizer="kind=momentum lr=0.01"
+    "$bin/mpc-compile" "$BUNDLE/smoke-$model.mlir" --train \
+      --optimizer="$optimizer" --amp=O2 --dtype=f16 --backend=cuda \
+      -o "$BUNDLE/bin/smoke-$model"
+    rm "$BUNDLE/smoke-$model.mlir"
+  done
+  local bytes
+  bytes=$(du -sb "$BUNDLE" | cut -f1)
+  echo "gpu-check: $BUNDLE holds $((bytes / 1048576)) MiB; carry it with" \
+    "the checkout (at most 64 MiB together) and run PHASE=run there"
+}
+
+# --- the run phase -------------------------------------------------------
+
+RESULTS="${RESULTS:-${OUT:-$BUNDLE/results}}"
+export BUNDLE RESULTS STEPS SMOKE_STEPS
+TABLE=()
+
+STARTED=$(date +%s)
+
+# part NAME LIMIT_SECONDS COMMAND...: runs COMMAND with a time limit, its
+# output appended to all.log, one line in parts.jsonl and the table.
+part() {
+  local name=$1 limit=$2
+  shift 2
+  local log="$RESULTS/.logs/$name.log" start end status verdict
+  local left=$((STARTED + DEADLINE - $(date +%s) - 5))
+  [ "$limit" -gt "$left" ] && limit=$left
+  start=$(date +%s.%N)
+  { echo "== $name: $*"; } > "$log"
+  if [ "$limit" -lt 5 ]; then
+    echo "no time left (DEADLINE=$DEADLINE s)" >> "$log"
+    status=-1
+  else
+    # A part's own failure is recorded, never fatal. A part that is a
+    # function of this script runs in a fresh copy of it (timeout runs
+    # programs only).
+    local program=("$@")
+    if declare -F "$1" > /dev/null; then
+      program=(bash "${BASH_SOURCE[0]}" --part "$@")
+    fi
+    timeout --kill-after=5 "$limit" "${program[@]}" >> "$log" 2>&1
+    status=$?
+  fi
+  end=$(date +%s.%N)
+  case $status in
+  -1) verdict=SKIPPED ;;
+  0) verdict=PASS ;;
+  124 | 137) verdict=TIMEOUT ;;
+  *) verdict=FAIL ;;
+  esac
+  local seconds
+  seconds=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+  cat "$log" >> "$RESULTS/all.log"
+  echo "-- $name: $verdict (exit $status, ${seconds} s)" >> "$RESULTS/all.log"
+  printf '{"part": "%s", "verdict": "%s", "exit": %d, "seconds": %s}\n' \
+    "$name" "$verdict" "$status" "$seconds" >> "$RESULTS/parts.jsonl"
+  TABLE+=("$(printf '%-28s %-8s %8s s' "$name" "$verdict" "$seconds")")
+  return 0
+}
+
+environment() {
+  nvidia-smi || true
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
+    --format=csv || true
+  command -v nvcc > /dev/null && nvcc --version | tail -2
+  python3 - << 'PY' || true
+import torch
+print("PyTorch", torch.__version__, "CUDA", torch.version.cuda,
+      "cuDNN", torch.backends.cudnn.version())
+PY
+  uname -r
+  "$BUNDLE/bin/mpc-cuda-env" --list
+  ldd "$BUNDLE/bin/curve-fp32"
+}
+
+# The unit tests; on a GPU machine none may skip.
+unit() {
+  local log="$RESULTS/.logs/unit-run.log"
+  "$BUNDLE/bin/MPCRuntimeCUDATests" \
+    --gtest_output="json:$RESULTS/unit-tests.json" 2>&1 | tee "$log"
+  local status=${PIPESTATUS[0]} skipped
+  skipped=$(grep -c '^\[  SKIPPED \] ' "$log")
+  if [ "$skipped" -gt 0 ]; then
+    echo "$skipped tests skipped (no usable CUDA device?)"
+    return 1
+  fi
+  return "$status"
+}
+
+curve() {
+  local name=$1
+  "$BUNDLE/bin/curve-$name" --data "$BUNDLE/data/mlp.npz" --steps "$STEPS" \
+    --log-every 5 --metrics "$RESULTS/.logs/$name.jsonl" &&
+    python3 "$BUNDLE/metrics.py" track "$RESULTS/.logs/$name.jsonl" \
+      "$BUNDLE/expected/$name.jsonl" --tol 0.1 --floor 0.02 --no-skips &&
+    echo "GPU and CPU curves agree at every logged step"
+}
+
+replay() {
+  "$BUNDLE/bin/curve-o2bf16" --data "$BUNDLE/data/mlp.npz" --steps "$STEPS" \
+    --log-every 5 --no-graph --metrics "$RESULTS/.logs/eager.jsonl" &&
+    python3 "$BUNDLE/metrics.py" same "$RESULTS/.logs/eager.jsonl" \
+      "$RESULTS/.logs/o2bf16.jsonl" &&
+    echo "graph replay and eager steps agree bit for bit"
+}
+
+smoke() {
+  local model=$1
+  "$BUNDLE/bin/smoke-$model" --data "$BUNDLE/data/smoke-$model.npz" \
+    --steps "$SMOKE_STEPS" --log-every 1 \
+    --metrics "$RESULTS/.logs/smoke-$model.jsonl" &&
+    "$BUNDLE/bin/smoke-$model" --print-memory &&
+    python3 - "$RESULTS/.logs/smoke-$model.jsonl" << 'PY'
+import json, math, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert lines, "no metrics"
+for l in lines:
+    assert math.isfinite(l["loss"]), "loss %r at step %d" % (l["loss"], l["step"])
+print("steps", [l["step"] for l in lines], "losses",
+      [round(l["loss"], 4) for l in lines],
+      "ms/step", lines[-1].get("ms_per_step"))
+PY
+}
+
+run() {
+  [ -d "$BUNDLE/bin" ] || {
+    echo "gpu-check: no $BUNDLE/bin; run PHASE=build first and carry it" >&2
+    exit 1
+  }
+  # shellcheck source=/dev/null
+  [ -f "$BUNDLE/settings" ] && source "$BUNDLE/settings"
+  mkdir -p "$RESULTS/.logs"
+  rm -f "$RESULTS"/{summary.txt,parts.jsonl,all.log,unit-tests.json}
+  rm -f "$RESULTS"/{memcheck.log,curves.jsonl}
+  # Where this machine keeps cuBLASLt and cuDNN (PyTorch's packages,
+  # say): found once, for every part.
+  local found
+  if found=$("$BUNDLE/bin/mpc-cuda-env" --print 2> "$RESULTS/.logs/env.err"); then
+    eval "$found"
+  fi
+  part environment 30 environment
+  part unit-tests 90 unit
+  if command -v compute-sanitizer > /dev/null; then
+    part memcheck 180 compute-sanitizer --tool memcheck --error-exitcode 1 \
+      --log-file "$RESULTS/memcheck.log" "$BUNDLE/bin/MPCRuntimeCUDATests"
+    part racecheck 90 compute-sanitizer --tool racecheck --error-exitcode 1 \
+      "$BUNDLE/bin/MPCRuntimeCUDATests" \
+      --gtest_filter='Elementwise.*:Training.*:Nn.BatchNorm*'
+  else
+    part memcheck 5 sh -c 'echo "no compute-sanitizer on PATH"; exit 1'
+  fi
+  local name
+  for name in "${CURVES[@]}"; do
+    part "curve-$name" 45 curve "$name"
+  done
+  part graph-replay 45 replay
+  local model
+  for model in mlp bert unet; do
+    part "smoke-$model" 60 smoke $model
+  done
+  # Every metrics line of the run, tagged with its run.
+  local f
+  for f in "$RESULTS"/.logs/*.jsonl; do
+    [ -f "$f" ] || continue
+    sed "s/^{/{\"run\": \"$(basename "$f" .jsonl)\", /" "$f"
+  done > "$RESULTS/curves.jsonl"
+  {
+    echo "gpu-check ($(date -u +%Y-%m-%dT%H:%M:%SZ), STEPS=$STEPS)"
+    printf '%s\n' "${TABLE[@]}"
+  } > "$RESULTS/summary.txt"
+  rm -rf "$RESULTS/.logs"
+  cat "$RESULTS/summary.txt"
+  ! grep -qE ' (FAIL|TIMEOUT|SKIPPED) ' "$RESULTS/summary.txt"
+}
+
+if [ "${1:-}" = --part ]; then
+  shift
+  "$@"
+  exit
+fi
+
+case "$PHASE" in
+build) build ;;
+run) run ;;
+*)
+  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+  [ "$PHASE" = help ] || exit 2
+  ;;
+esac
