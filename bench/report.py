@@ -4,12 +4,14 @@
   report.py ours METRICS.jsonl MEMORY.json --impl mpc-O2 --model mlp \
       --batch 512 --warmup 20 --flops-per-sample F
       One JSON line for an mpc run: median ms/step over the logged lines
-      after the warm-up (each line averages its interval), the bytes the
-      executable allocates (arena, state, batches; library workspaces not
-      counted).
+      after the warm-up (each line averages its interval), and the most
+      memory the backend held (memory_bytes of the metrics: buffers and,
+      on CUDA, cuBLASLt/cuDNN workspaces and scratch; else the bytes the
+      executable allocates).
   report.py table RESULTS.jsonl
       A Markdown table per model: ms/step, samples/s, peak memory, TFLOP/s
-      and each mpc run's speed ratio to every PyTorch run.
+      and each mpc run's speed ratio to every PyTorch run; a run that
+      failed is a row saying so.
 """
 import json
 import statistics
@@ -28,7 +30,8 @@ def ours(args):
     print(json.dumps({
         "impl": opt["--impl"], "model": opt["--model"], "batch": batch,
         "ms_per_step": ms, "samples_per_s": batch * 1000.0 / ms,
-        "peak_bytes": mem["allocated_bytes"],
+        "peak_bytes": max([m.get("memory_bytes", 0) for m in lines] +
+                          [mem["allocated_bytes"]]),
         "tflops": float(opt["--flops-per-sample"]) * batch / (ms * 1e-3) / 1e12,
         "final_loss": lines[-1]["loss"]}))
 
@@ -37,18 +40,25 @@ def table(args):
     rows = [json.loads(l) for l in open(args[0]) if l.strip()]
     for model in sorted({r["model"] for r in rows}):
         runs = [r for r in rows if r["model"] == model]
-        peers = [r for r in runs if r["impl"].startswith("torch")]
-        print("### %s (batch %d)\n" % (model, runs[0]["batch"]))
+        done = [r for r in runs if "error" not in r]
+        peers = [r for r in done if r["impl"].startswith("torch")]
+        batch = done[0]["batch"] if done else 0
+        print("### %s (batch %d)\n" % (model, batch))
         head = ["impl", "ms/step", "samples/s", "memory (MiB)", "TFLOP/s"]
         head += ["vs " + p["impl"] for p in peers]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
         for r in runs:
-            cells = [r["impl"], "%.2f" % r["ms_per_step"],
-                     "%.0f" % r["samples_per_s"],
-                     "%.0f" % (r["peak_bytes"] / 2**20), "%.1f" % r["tflops"]]
-            cells += ["%.2fx" % (p["ms_per_step"] / r["ms_per_step"])
-                      for p in peers]
+            if "error" in r:
+                cells = [r["impl"], "failed: " + r["error"]]
+                cells += [""] * (len(head) - len(cells))
+            else:
+                cells = [r["impl"], "%.2f" % r["ms_per_step"],
+                         "%.0f" % r["samples_per_s"],
+                         "%.0f" % (r["peak_bytes"] / 2**20),
+                         "%.1f" % r["tflops"]]
+                cells += ["%.2fx" % (p["ms_per_step"] / r["ms_per_step"])
+                          for p in peers]
             print("| " + " | ".join(cells) + " |")
         print()
 

@@ -2,7 +2,9 @@
 """The PyTorch peer of a benchmark model: same architecture, same initial
 weights (read from the mpc executable's initial checkpoint), same batches in
 file order, same optimizer; fp32, eager AMP (autocast + GradScaler) or
-torch.compile AMP. Prints one JSON line.
+torch.compile AMP. Prints one JSON line. Timing: the median over windows
+of --window steps of their wall time per step, each window ended by reading
+the loss back, as mpc's runner times its logged lines.
 
   torch_peer.py mlp --init init.safetensors --data mlp.npz --mode amp \
       --steps 100 --warmup 20 --lr 0.01 --momentum 0.9
@@ -11,6 +13,7 @@ import argparse
 import json
 import struct
 import statistics
+import time
 
 import numpy as np
 import torch
@@ -189,6 +192,8 @@ def main():
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
+    p.add_argument("--window", type=int, default=10,
+                   help="steps per timing window (as mpc's --log-every)")
     p.add_argument("--fused", action="store_true",
                    help="PyTorch's fused optimizer kernel (default: foreach)")
     a = p.parse_args()
@@ -251,18 +256,22 @@ def main():
         step(i)
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    times = []
-    for i in range(a.warmup, a.warmup + a.steps):
-        start, end = torch.cuda.Event(enable_timing=True), \
-            torch.cuda.Event(enable_timing=True)
-        start.record()
-        loss = step(i)
-        end.record()
-        times.append((start, end))
-    torch.cuda.synchronize()
-    ms = statistics.median(s.elapsed_time(e) for s, e in times)
+    # As mpc's runner: wall time of windows of steps, each ended by reading
+    # the loss back (which waits for the device); the median window.
+    windows = []
+    i = a.warmup
+    while i < a.warmup + a.steps:
+        n = min(a.window, a.warmup + a.steps - i)
+        start = time.perf_counter()
+        for j in range(i, i + n):
+            loss = step(j)
+        float(loss)
+        windows.append((time.perf_counter() - start) * 1e3 / n)
+        i += n
+    ms = statistics.median(windows)
     print(json.dumps({
-        "impl": "torch-" + a.mode, "model": a.model, "batch": a.batch,
+        "impl": "torch-" + a.mode + ("-math" if a.attention == "math" else ""),
+        "model": a.model, "batch": a.batch,
         "ms_per_step": ms, "samples_per_s": a.batch * 1000.0 / ms,
         "peak_bytes": torch.cuda.max_memory_allocated(),
         "tflops": flops * a.batch / (ms * 1e-3) / 1e12,

@@ -345,6 +345,11 @@ MPCRT_DECLARE_OPTIMIZERS(f64_f64, double, double)
  * A download waits for the work enqueued before it. */
 void *mpcrt_buffer_alloc(int64_t bytes);
 void mpcrt_buffer_free(void *buffer);
+/* The bytes the backend holds now: its buffers and, on CUDA, the cuBLASLt
+ * and cuDNN workspaces and scratch buffers (what PyTorch's
+ * max_memory_allocated counts of its own). The CPU counts its buffers
+ * only: kernels' temporaries come and go. */
+int64_t mpcrt_memory_bytes(void);
 void mpcrt_upload(void *buffer, const void *host, int64_t bytes);
 void mpcrt_download(void *host, const void *buffer, int64_t bytes);
 

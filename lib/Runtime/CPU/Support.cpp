@@ -17,7 +17,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <malloc.h>
+
 using namespace mpcrt;
+
+/// Bytes of the buffers mpcrt_buffer_alloc handed out and not yet freed.
+static int64_t heldBytes = 0;
 
 extern "C" {
 
@@ -31,10 +36,17 @@ void *mpcrt_buffer_alloc(int64_t bytes) {
     std::exit(1);
   }
   std::memset(buffer, 0, size);
+  heldBytes += static_cast<int64_t>(malloc_usable_size(buffer));
   return buffer;
 }
 
-void mpcrt_buffer_free(void *buffer) { std::free(buffer); }
+void mpcrt_buffer_free(void *buffer) {
+  if (buffer)
+    heldBytes -= static_cast<int64_t>(malloc_usable_size(buffer));
+  std::free(buffer);
+}
+
+int64_t mpcrt_memory_bytes(void) { return heldBytes; }
 
 void mpcrt_upload(void *buffer, const void *host, int64_t bytes) {
   if (bytes > 0 && buffer != host)

@@ -23,6 +23,7 @@ void *mpcrt_buffer_alloc(int64_t bytes) {
   return buffer;
 }
 void mpcrt_buffer_free(void *buffer) { release(buffer); }
+int64_t mpcrt_memory_bytes(void) { return deviceBytes(); }
 void mpcrt_upload(void *buffer, const void *host, int64_t bytes) {
   copyToDevice(buffer, host, bytes);
 }

@@ -104,6 +104,8 @@ struct Context {
     }
     if (workspace)
       cudaFree(workspace);
+    countDeviceBytes(static_cast<int64_t>(bytes) -
+                     static_cast<int64_t>(workspaceBytes));
     workspace = grown;
     workspaceBytes = bytes;
     return true;

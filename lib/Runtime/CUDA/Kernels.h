@@ -33,6 +33,11 @@ cudaStream_t stream();
 void synchronize();
 
 // Device memory for the runner and the tests.
+/// Every byte of device memory the backend holds: buffers, the cuBLASLt
+/// and cuDNN workspaces, scratch (what PyTorch's max_memory_allocated
+/// counts of its own); countDeviceBytes adds or removes some.
+int64_t deviceBytes();
+void countDeviceBytes(int64_t delta);
 void *allocate(int64_t bytes);
 void release(void *pointer);
 void copyToDevice(void *device, const void *host, int64_t bytes);

@@ -68,6 +68,7 @@ struct Context {
                            "workspace\n");
       std::exit(1);
     }
+    countDeviceBytes(kWorkspaceBytes);
   }
 };
 

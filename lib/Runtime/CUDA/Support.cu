@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 
 namespace mpcrt::cuda {
 
@@ -93,15 +94,29 @@ float *scratchF32(int64_t elements) {
     if (buffer)
       MPCRT_CUDA_CHECK(cudaFree(buffer));
     MPCRT_CUDA_CHECK(cudaMalloc(&buffer, elements * sizeof(float)));
+    countDeviceBytes((elements - capacity) * int64_t(sizeof(float)));
     capacity = elements;
   }
   return buffer;
 }
 
+namespace {
+int64_t heldBytes = 0;
+/// The size of every buffer allocate() handed out, for release().
+std::unordered_map<void *, int64_t> &bufferSizes() {
+  static auto *sizes = new std::unordered_map<void *, int64_t>();
+  return *sizes;
+}
+} // namespace
+
+int64_t deviceBytes() { return heldBytes; }
+void countDeviceBytes(int64_t delta) { heldBytes += delta; }
+
 DeviceErrors *deviceErrors() {
   static DeviceErrors *errors = [] {
     DeviceErrors *created;
     MPCRT_CUDA_CHECK(cudaMalloc(&created, sizeof(DeviceErrors)));
+    countDeviceBytes(sizeof(DeviceErrors));
     MPCRT_CUDA_CHECK(cudaMemset(created, 0, sizeof(DeviceErrors)));
     return created;
   }();
@@ -183,12 +198,21 @@ void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
 void *allocate(int64_t bytes) {
   initialize();
   void *pointer = nullptr;
-  MPCRT_CUDA_CHECK(
-      cudaMalloc(&pointer, static_cast<size_t>(bytes > 0 ? bytes : 1)));
+  int64_t size = bytes > 0 ? bytes : 1;
+  MPCRT_CUDA_CHECK(cudaMalloc(&pointer, static_cast<size_t>(size)));
+  bufferSizes()[pointer] = size;
+  countDeviceBytes(size);
   return pointer;
 }
 
-void release(void *pointer) { MPCRT_CUDA_CHECK(cudaFree(pointer)); }
+void release(void *pointer) {
+  auto it = bufferSizes().find(pointer);
+  if (it != bufferSizes().end()) {
+    countDeviceBytes(-it->second);
+    bufferSizes().erase(it);
+  }
+  MPCRT_CUDA_CHECK(cudaFree(pointer));
+}
 
 void copyToDevice(void *device, const void *host, int64_t bytes) {
   // From pageable memory the call returns once the source is staged: the

@@ -382,7 +382,8 @@ int main(int argc, char **argv) {
         llvm::json::Object line{
             {"step", done},        {"loss", loss},
             {"loss_scale", scale}, {"skipped", skipped},
-            {"ms_per_step", ms},   {"samples_per_s", batch * 1000.0 / ms}};
+            {"ms_per_step", ms},   {"samples_per_s", batch * 1000.0 / ms},
+            {"memory_bytes", mpcrt_memory_bytes()}};
         if (gradStats) {
           int64_t counts[4];
           std::memcpy(counts, readGlobal(*gradStats), sizeof(counts));
