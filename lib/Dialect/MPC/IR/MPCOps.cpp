@@ -1186,11 +1186,16 @@ struct ParsedUpdate {
 };
 } // namespace
 
+/// Checks the kind of each inherent attribute in an attribute dictionary
+/// (what the declarative assembly formats do after `attr-dict`).
+using AttrCheck = function_ref<LogicalResult(
+    NamedAttrList &, function_ref<InFlightDiagnostic()>)>;
+
 static ParseResult parseUpdate(OpAsmParser &parser, OperationState &result,
                                unsigned numLeading,
                                ArrayRef<StringRef> keywords,
                                ArrayRef<StringRef> required,
-                               ParsedUpdate &parsed) {
+                               AttrCheck checkAttrs, ParsedUpdate &parsed) {
   if (parser.parseOperandList(parsed.leading) ||
       parsed.leading.size() != numLeading)
     return parser.emitError(parser.getCurrentLocation(), "expects ")
@@ -1219,9 +1224,12 @@ static ParseResult parseUpdate(OpAsmParser &parser, OperationState &result,
              << parsed.copyType;
     result.addAttribute("copy_type", TypeAttr::get(parsed.copyType));
   }
-  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
-      parser.parseType(parsed.paramType) || parser.parseComma() ||
-      parser.parseType(parsed.gradType))
+  SMLoc attrLoc = parser.getCurrentLocation();
+  if (parser.parseOptionalAttrDict(result.attributes) ||
+      failed(checkAttrs(result.attributes,
+                        [&] { return parser.emitError(attrLoc); })) ||
+      parser.parseColon() || parser.parseType(parsed.paramType) ||
+      parser.parseComma() || parser.parseType(parsed.gradType))
     return failure();
   if (!isa<RankedTensorType>(parsed.paramType))
     return parser.emitError(parser.getNameLoc(),
@@ -1259,9 +1267,13 @@ void SGDUpdateOp::print(OpAsmPrinter &p) {
 
 ParseResult SGDUpdateOp::parse(OpAsmParser &parser, OperationState &result) {
   ParsedUpdate parsed;
+  auto checkAttrs = [&](NamedAttrList &attrs,
+                        function_ref<InFlightDiagnostic()> emitError) {
+    return verifyInherentAttrs(result.name, attrs, emitError);
+  };
   if (parseUpdate(parser, result, 2,
                   {"lr", "momentum_buffer", "found_inf", "inv_scale"}, {"lr"},
-                  parsed))
+                  checkAttrs, parsed))
     return failure();
   Builder &b = parser.getBuilder();
   auto f32 = RankedTensorType::get({}, b.getF32Type());
@@ -1316,8 +1328,12 @@ void AdamUpdateOp::print(OpAsmPrinter &p) {
 
 ParseResult AdamUpdateOp::parse(OpAsmParser &parser, OperationState &result) {
   ParsedUpdate parsed;
+  auto checkAttrs = [&](NamedAttrList &attrs,
+                        function_ref<InFlightDiagnostic()> emitError) {
+    return verifyInherentAttrs(result.name, attrs, emitError);
+  };
   if (parseUpdate(parser, result, 4, {"lr", "step", "found_inf", "inv_scale"},
-                  {"lr", "step"}, parsed))
+                  {"lr", "step"}, checkAttrs, parsed))
     return failure();
   Builder &b = parser.getBuilder();
   auto f32 = RankedTensorType::get({}, b.getF32Type());

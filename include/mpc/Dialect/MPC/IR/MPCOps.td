@@ -28,18 +28,30 @@ def MPC_InferTypeOpAdaptor : TraitList<[
           ::mlir::OpaqueProperties properties, ::mlir::RegionRange regions,
           ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
         $cppClass::Properties props;
+        ::mlir::OperationName name($cppClass::getOperationName(), context);
+        ::mlir::Location loc =
+            location ? *location : ::mlir::UnknownLoc::get(context);
         if (properties)
           props = *properties.as<$cppClass::Properties *>();
         else {
-          $cppClass::populateDefaultProperties(
-              ::mlir::OperationName($cppClass::getOperationName(), context),
-              props);
+          // Parsing: the attributes have not been checked yet, and
+          // inference must not read a missing or mistyped one.
+          ::mlir::NamedAttrList list(attributes);
+          if (::mlir::failed($cppClass::verifyInherentAttrs(name, list, [&] {
+                return ::mlir::emitError(loc)
+                       << "'" << name.getStringRef() << "' op ";
+              })))
+            return ::mlir::failure();
+          $cppClass::populateDefaultProperties(name, props);
           if (attributes)
             for (::mlir::NamedAttribute attr : attributes)
               $cppClass::setInherentAttr(props, attr.getName().getValue(),
                                          attr.getValue());
         }
         $cppClass::Adaptor adaptor(operands, attributes, props, regions);
+        // Required attributes present, each of its kind.
+        if (::mlir::failed(adaptor.verify(loc)))
+          return ::mlir::failure();
         return $cppClass::inferReturnTypes(context, location, adaptor,
                                            inferredReturnTypes);
       }
