@@ -138,7 +138,7 @@ func.func @embedding_table(%t: tensor<100xf32>, %i: tensor<4xi32>) {
 // -----
 
 func.func @embedding_float_indices(%t: tensor<100x8xf32>, %i: tensor<4xf32>) {
-  // expected-error @+1 {{'mpc.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'mpc.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values with no zero-sized dimension, but got 'tensor<4xf32>'}}
   %0 = mpc.embedding %t, %i : tensor<100x8xf32>, tensor<4xf32>
   return
 }

@@ -111,10 +111,20 @@ def MPC_InitAttr : AttrDef<MPC_Dialect, "Init"> {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def MPC_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
-def MPC_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
-def MPC_MaskTensor : StaticShapeTensorOf<[I1]>;
-def MPC_AnyTensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
+/// A statically shaped tensor with no dimension of size 0: an empty tensor
+/// has no meaning in a training step (a batch of 0, 0 classes, 0 channels)
+/// and would divide by zero in means and layouts downstream.
+class MPC_TensorOf<list<Type> types> : Type<
+    And<[StaticShapeTensorOf<types>.predicate,
+         CPred<"::llvm::none_of(::llvm::cast<::mlir::ShapedType>($_self)"
+               ".getShape(), [](int64_t d) { return d == 0; })">]>,
+    StaticShapeTensorOf<types>.summary # " with no zero-sized dimension",
+    "::mlir::RankedTensorType">;
+
+def MPC_FloatTensor : MPC_TensorOf<[F16, BF16, F32, F64]>;
+def MPC_IndexTensor : MPC_TensorOf<[I32, I64]>;
+def MPC_MaskTensor : MPC_TensorOf<[I1]>;
+def MPC_AnyTensor : MPC_TensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
 
 class MPC_Scalar<Type elt, string build> : 0DTensorOf<[elt]>,
     BuildableType<"::mlir::RankedTensorType::get({}, " # build # ")">;
