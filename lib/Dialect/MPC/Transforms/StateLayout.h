@@ -1,8 +1,12 @@
 //===- StateLayout.h - where globals live at run time -----------*- C++ -*-===//
 //
 // One state buffer holds every ml_program.global of a module, in declaration
-// order, each at the next 256-byte boundary, then the 8-byte step counter.
-// The lowering places globals by it and the memory report counts it.
+// order, each at the next 256-byte boundary, then the 8-byte step counter,
+// then the large floating-point splat constants of the functions (filled
+// at initialisation rather than stored expanded in the executable: a
+// `dense<0.5> : tensor<65536x65536xf32>` costs its bytes at run time, not
+// 16 GiB of object file). The lowering places globals by it and the memory
+// report counts it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +14,8 @@
 #define MPC_LIB_DIALECT_MPC_TRANSFORMS_STATELAYOUT_H
 
 #include "TypeUtils.h"
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -19,10 +25,25 @@ namespace mlir::mpc {
 
 inline constexpr int64_t kStateAlignment = 256;
 
+/// Splat constants larger than this live in the state, filled at
+/// initialisation; smaller ones are stored in the executable.
+inline constexpr int64_t kStateSplatBytes = 4096;
+
 struct StateLayout {
   llvm::MapVector<StringRef, int64_t> offsets; // by global, in order
   int64_t stepOffset = 0, bytes = 0;
+  /// Offsets of the large float splats, by value (identical ones share).
+  llvm::MapVector<Attribute, int64_t> splats;
 };
+
+/// Whether `value` (of an mpc.constant) lives in the state: a float splat
+/// of more than kStateSplatBytes.
+inline bool isStateSplat(Attribute value) {
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  auto type = dense ? dyn_cast<RankedTensorType>(dense.getType()) : nullptr;
+  return type && dense.isSplat() && isa<FloatType>(type.getElementType()) &&
+         type.hasStaticShape() && byteSize(type) > kStateSplatBytes;
+}
 
 /// The layout of the module's globals; globals that are not statically
 /// shaped tensors are skipped (the lowering rejects them).
@@ -37,7 +58,17 @@ inline StateLayout layOutState(ModuleOp module) {
     offset = llvm::alignTo(offset + byteSize(type), kStateAlignment);
   }
   layout.stepOffset = offset;
-  layout.bytes = llvm::alignTo(offset + 8, kStateAlignment);
+  offset = llvm::alignTo(offset + 8, kStateAlignment);
+  module.walk([&](ConstantOp op) {
+    Attribute value = op.getValue();
+    if (!isStateSplat(value) || layout.splats.count(value))
+      return;
+    layout.splats[value] = offset;
+    offset =
+        llvm::alignTo(offset + byteSize(cast<RankedTensorType>(op.getType())),
+                      kStateAlignment);
+  });
+  layout.bytes = offset;
   return layout;
 }
 

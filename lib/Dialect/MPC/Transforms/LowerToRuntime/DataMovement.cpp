@@ -1,5 +1,6 @@
 //===- DataMovement.cpp - constants, reshape, transpose, slices, concat ---===//
 
+#include "../TypeUtils.h"
 #include "Lowering.h"
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
@@ -47,6 +48,19 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
     return op.emitOpError("is lowered for dense element values only");
   auto type = cast<RankedTensorType>(op.getType());
   Type element = type.getElementType();
+  // Large float splats are filled in the state at initialisation.
+  auto splat = l.symbols.stateSplats.find(dense);
+  if (splat != l.symbols.stateSplats.end()) {
+    l.bind(op.getResult(), l.offset(l.state, splat->second));
+    return success();
+  }
+  // Other splats are stored expanded (kernels read every element): only
+  // small ones, or integer ones, which must fit the limit.
+  if (dense.isSplat() && byteSize(type) > kMaxExpandedSplatBytes)
+    return op.emitOpError("is a splat of ")
+           << byteSize(type) << " bytes of " << element
+           << "; integer splats are stored expanded, at most "
+           << kMaxExpandedSplatBytes << " bytes";
   // LLVM arrays are one-dimensional: the data goes flat.
   Attribute data = dense.reshape(
       RankedTensorType::get({type.getNumElements()}, type.getElementType()));

@@ -334,6 +334,7 @@ LogicalResult LowerToRuntimePass::layOutState(ModuleOp module,
   llvm::json::Value step = tensorJson("mpc.step", stepType);
   step.getAsObject()->insert({"offset", layout.stepOffset});
   globalsJson.push_back(std::move(step));
+  symbols.stateSplats = layout.splats;
   stateBytes = layout.bytes;
   symbols.stateEnd = layout.bytes;
   return success();
@@ -542,6 +543,15 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
     l.call("mpcrt_copy", {p, l.addressOf(symbol), l.i64(byteSize(type))});
   }
   l.call("mpcrt_zero", {l.offset(state, symbols.stepOffset), l.i64(8)});
+  // Large splat constants, filled rather than stored expanded.
+  for (auto [value, offset] : symbols.stateSplats) {
+    auto dense = cast<DenseElementsAttr>(value);
+    auto type = cast<RankedTensorType>(dense.getType());
+    l.call("mpcrt_fill",
+           {l.i32(dtypeCode(type.getElementType())), l.offset(state, offset),
+            l.i64(type.getNumElements()),
+            l.f64(dense.getSplatValue<APFloat>().convertToDouble())});
+  }
   // Tensor constants the steps read from the state (device backends).
   for (const ModuleSymbols::StateConstant &c : symbols.stateConstants)
     l.call("mpcrt_copy",

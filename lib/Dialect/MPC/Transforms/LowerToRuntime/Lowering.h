@@ -51,6 +51,9 @@ public:
   llvm::StringMap<GlobalSlot> globals;
   int64_t stepOffset = 0;
   bool constantsInState = false;
+  /// Large float splat constants, filled in the state at initialisation
+  /// (StateLayout.h): their offsets, by value.
+  llvm::MapVector<Attribute, int64_t> stateSplats;
   int64_t stateEnd = 0; // bytes of the state buffer so far
   struct StateConstant {
     StringRef symbol;
@@ -62,6 +65,10 @@ private:
   llvm::StringMap<StringRef> uniqued;
   unsigned counter = 0;
 };
+
+/// Splats that are not filled in the state (integer ones) are stored
+/// expanded in the executable, up to this size.
+inline constexpr int64_t kMaxExpandedSplatBytes = 16 << 20;
 
 /// The rewrite of one function.
 class Lowering {
