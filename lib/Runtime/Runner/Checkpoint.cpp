@@ -4,7 +4,9 @@
 // little-endian header size, a JSON header mapping each tensor name to its
 // dtype, shape and [begin, end) byte range in the data that follows, padded
 // with spaces to 8 bytes. We add "__metadata__" with the entry function and
-// a CRC-32 of the data, so a flipped byte is an error, not a silent change.
+// a CRC-32 of the whole file (header and data; the CRC's own eight hex
+// digits counted as "00000000"), so a flipped byte anywhere is an error,
+// not a silent change. A file that says it is ours must carry it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,12 +21,24 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <optional>
 #include <unistd.h>
 
 using namespace mpc::runner;
 using llvm::createStringError;
 using llvm::Error;
 using llvm::StringRef;
+
+/// The CRC's value while it is computed: eight hex digits, all zero.
+static constexpr const char *kCrcPlaceholder = "00000000";
+
+/// CRC-32 of the size field, the header (with the CRC as the placeholder)
+/// and the data.
+static uint32_t fileCrc(StringRef size, StringRef header, StringRef data) {
+  uint32_t crc = llvm::crc32(llvm::arrayRefFromStringRef(size));
+  crc = llvm::crc32(crc, llvm::arrayRefFromStringRef(header));
+  return llvm::crc32(crc, llvm::arrayRefFromStringRef(data));
+}
 
 static std::string safetensorsDtype(StringRef dtype) {
   if (dtype == "bool")
@@ -47,14 +61,20 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
         {"shape", std::move(shape)},
         {"data_offsets", llvm::json::Array{begin, int64_t(data.size())}}};
   }
-  uint32_t crc = llvm::crc32(llvm::arrayRefFromStringRef(data));
-  header["__metadata__"] = llvm::json::Object{
-      {"format", "mpc"},
-      {"mpc.entry", model.entry},
-      {"mpc.crc32", llvm::utohexstr(crc, /*LowerCase=*/true)}};
+  header["__metadata__"] = llvm::json::Object{{"format", "mpc"},
+                                              {"mpc.entry", model.entry},
+                                              {"mpc.crc32", kCrcPlaceholder}};
   std::string json;
   llvm::raw_string_ostream(json) << llvm::json::Value(std::move(header));
   json.append((8 - json.size() % 8) % 8, ' ');
+  char size[8];
+  for (int i = 0; i < 8; ++i)
+    size[i] = char(uint64_t(json.size()) >> (8 * i));
+  std::string crc = llvm::utohexstr(fileCrc(StringRef(size, 8), json, data),
+                                    /*LowerCase=*/true);
+  crc.insert(0, 8 - crc.size(), '0');
+  size_t at = json.find(kCrcPlaceholder);
+  json.replace(at, crc.size(), crc);
 
   // Atomic: a complete temporary file, flushed, renamed over the target.
   std::string temp = path + ".tmp." + std::to_string(::getpid());
@@ -64,9 +84,6 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
             temp, fd, llvm::sys::fs::CD_CreateAlways))
       return createStringError(temp + ": " + ec.message());
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    char size[8];
-    for (int i = 0; i < 8; ++i)
-      size[i] = char(uint64_t(json.size()) >> (8 * i));
     os.write(size, 8);
     os << json;
     os.write(data.data(), data.size());
@@ -114,24 +131,44 @@ Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,
     return bad("corrupt header: not a JSON object");
   StringRef data = bytes.drop_front(8 + headerSize);
 
-  if (const llvm::json::Object *meta = header->getObject("__metadata__"))
-    if (auto crc = meta->getString("mpc.crc32")) {
-      // The data is everything the tensors cover.
-      int64_t end = 0;
-      for (const auto &[name, v] : *header)
-        if (const llvm::json::Object *t = v.getAsObject())
-          if (const llvm::json::Array *o = t->getArray("data_offsets"))
-            if (o->size() == 2)
-              end = std::max(end, (*o)[1].getAsInteger().value_or(0));
-      if (end > int64_t(data.size()))
-        return bad("data is truncated: " + llvm::Twine(data.size()) +
-                   " bytes, the header needs " + llvm::Twine(end));
-      uint32_t actual =
-          llvm::crc32(llvm::arrayRefFromStringRef(data.take_front(end)));
-      if (llvm::utohexstr(actual, true) != *crc)
-        return bad("data is corrupt (CRC-32 " + llvm::utohexstr(actual, true) +
-                   ", expected " + *crc + ")");
-    }
+  // Ours (format "mpc"): the CRC must be there and match. A foreign
+  // safetensors file (PyTorch weights for --init) has none to check.
+  const llvm::json::Object *meta = header->getObject("__metadata__");
+  bool ours = meta && meta->getString("format") == StringRef("mpc");
+  if (all && !ours)
+    return bad("not a checkpoint written by mpc (no \"format\": \"mpc\" "
+               "metadata); --resume needs one, --init loads weights");
+  // Truncation first: it is the likelier story than corruption.
+  uint64_t end = 0;
+  for (const auto &[name, v] : *header)
+    if (const llvm::json::Object *t = v.getAsObject())
+      if (const llvm::json::Array *o = t->getArray("data_offsets"))
+        if (o->size() == 2)
+          end = std::max<uint64_t>(
+              end, uint64_t((*o)[1].getAsInteger().value_or(0)));
+  if (end > data.size())
+    return bad("data is truncated: " + llvm::Twine(data.size()) +
+               " bytes, the header needs " + llvm::Twine(end));
+  if (ours) {
+    std::optional<StringRef> crc = meta->getString("mpc.crc32");
+    if (!crc || crc->size() != 8)
+      return bad("no CRC-32 in the header of a checkpoint that says it is "
+                 "written by mpc (altered or corrupt)");
+    StringRef headerBytes = bytes.substr(8, headerSize);
+    std::string quoted = "\"mpc.crc32\":\"" + crc->str() + "\"";
+    size_t at = headerBytes.find(quoted);
+    if (at == StringRef::npos)
+      return bad("corrupt header: its CRC-32 field is not where mpc writes "
+                 "it");
+    std::string blanked = headerBytes.str();
+    blanked.replace(at + quoted.size() - 9, 8, kCrcPlaceholder);
+    std::string actual = llvm::utohexstr(
+        fileCrc(bytes.take_front(8), blanked, data), /*LowerCase=*/true);
+    actual.insert(0, 8 - actual.size(), '0');
+    if (actual != *crc)
+      return bad("checkpoint is corrupt (CRC-32 " + actual + ", expected " +
+                 *crc + ")");
+  }
 
   std::vector<char> staged(state, state + model.stateBytes);
   for (const auto &[key, value] : *header) {
@@ -161,7 +198,9 @@ Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,
       return bad("'" + name + "' has another shape than the model's global");
     int64_t begin = (*offsets)[0].getAsInteger().value_or(-1),
             end = (*offsets)[1].getAsInteger().value_or(-1);
-    if (begin < 0 || end - begin != global->bytes || end > int64_t(data.size()))
+    // Compared without a difference or a sum that could overflow.
+    if (begin < 0 || end < begin || end > int64_t(data.size()) ||
+        uint64_t(end) - uint64_t(begin) != uint64_t(global->bytes))
       return bad("data of '" + name + "' is out of range (truncated or " +
                  "corrupt)");
     std::memcpy(staged.data() + global->offset, data.data() + begin,

@@ -3,8 +3,10 @@
 #include "Model.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CRC.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -138,7 +140,8 @@ static Error parseNpy(StringRef bytes, const std::string &file, Array &out) {
   out.shape.clear();
   llvm::SmallVector<StringRef> dims;
   shape.split(dims, ',', -1, /*KeepEmpty=*/false);
-  int64_t count = 1;
+  // Sizes are checked for overflow: a header may announce anything.
+  uint64_t count = 1;
   for (StringRef d : dims) {
     int64_t v;
     if (d.trim().empty()) // "(3, )"
@@ -146,10 +149,13 @@ static Error parseNpy(StringRef bytes, const std::string &file, Array &out) {
     if (d.trim().getAsInteger(10, v) || v < 0)
       return bad("bad shape in the .npy header");
     out.shape.push_back(v);
-    count *= v;
+    if (__builtin_mul_overflow(count, uint64_t(v), &count))
+      return bad("the shape in the .npy header overflows 64 bits");
   }
   TensorInfo info{"", out.dtype, {}, 0, 0};
-  size_t expected = size_t(count) * info.elementBytes();
+  uint64_t expected;
+  if (__builtin_mul_overflow(count, uint64_t(info.elementBytes()), &expected))
+    return bad("the shape in the .npy header overflows 64 bits");
   size_t have = bytes.size() - start - headerLen;
   if (have < expected)
     return bad("truncated: " + llvm::Twine(have) + " bytes of data, the " +
@@ -189,17 +195,23 @@ static Error parseNpz(StringRef zip, const std::string &file,
   }
   if (eocd == StringRef::npos)
     return bad("not a .npz archive (no ZIP directory; truncated?)");
+  // Offsets and sizes come from the file: every range is checked without
+  // computing an end that could wrap around.
+  auto fits = [&](uint64_t at, uint64_t length) {
+    return at <= zip.size() && length <= zip.size() - at;
+  };
   uint64_t entries = le(zip, eocd + 10, 2);
   uint64_t cd = le(zip, eocd + 16, 4);
   for (uint64_t e = 0; e < entries; ++e) {
-    if (cd + 46 > zip.size() || le(zip, cd, 4) != 0x02014b50)
+    if (!fits(cd, 46) || le(zip, cd, 4) != 0x02014b50)
       return bad("corrupt ZIP directory");
     uint64_t method = le(zip, cd + 10, 2);
+    uint32_t crc = static_cast<uint32_t>(le(zip, cd + 16, 4));
     uint64_t compressed = le(zip, cd + 20, 4), size = le(zip, cd + 24, 4);
     uint64_t nameLen = le(zip, cd + 28, 2), extraLen = le(zip, cd + 30, 2),
              commentLen = le(zip, cd + 32, 2);
     uint64_t local = le(zip, cd + 42, 4);
-    if (cd + 46 + nameLen + extraLen > zip.size())
+    if (!fits(cd + 46, nameLen + extraLen + commentLen))
       return bad("corrupt ZIP directory");
     std::string name = zip.substr(cd + 46, nameLen).str();
     // ZIP64 sizes and offset, in this order, for the fields that overflow.
@@ -221,14 +233,22 @@ static Error parseNpz(StringRef zip, const std::string &file,
       return bad("'" + name +
                  "' is compressed; only uncompressed archives "
                  "(np.savez, not np.savez_compressed) are supported");
-    if (local + 30 > zip.size() || le(zip, local, 4) != 0x04034b50)
+    if (!fits(local, 30) || le(zip, local, 4) != 0x04034b50)
       return bad("corrupt ZIP entry '" + name + "'");
     uint64_t data =
         local + 30 + le(zip, local + 26, 2) + le(zip, local + 28, 2);
-    if (data + size > zip.size())
+    if (!fits(data, size))
       return bad("'" + name + "' is truncated");
+    // The archive's CRC-32 of each member: a flipped byte is an error,
+    // not silently different data.
+    StringRef member = zip.substr(data, size);
+    uint32_t actual = llvm::crc32(llvm::arrayRefFromStringRef(member));
+    if (actual != crc)
+      return bad("'" + name + "' is corrupt (CRC-32 " +
+                 llvm::utohexstr(actual, true) + ", the archive says " +
+                 llvm::utohexstr(crc, true) + ")");
     Array array;
-    if (Error err = parseNpy(zip.substr(data, size), file + ":" + name, array))
+    if (Error err = parseNpy(member, file + ":" + name, array))
       return err;
     StringRef stem = name;
     stem.consume_back(".npy");

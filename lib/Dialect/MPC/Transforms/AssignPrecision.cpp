@@ -706,6 +706,8 @@ struct AssignPrecisionPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     auto fail = [&](const Twine &message) {

@@ -33,6 +33,8 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     auto source = module.lookupSymbol<func::FuncOp>(loss);
     if (!source || source.isDeclaration()) {

@@ -23,6 +23,8 @@ struct GradStatsPass : public mpc::impl::GradStatsPassBase<GradStatsPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     auto step = module.lookupSymbol<func::FuncOp>(func);
     if (!step || step.isDeclaration()) {

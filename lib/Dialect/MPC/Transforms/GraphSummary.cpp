@@ -21,6 +21,8 @@ struct GraphSummaryPass : public impl::GraphSummaryPassBase<GraphSummaryPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
     std::string error;
     auto file = openOutputFile(output, &error);
     if (!file) {

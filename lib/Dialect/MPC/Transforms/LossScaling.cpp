@@ -34,6 +34,8 @@ struct LossScalingPass
   }
 
   void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     if (mode != "auto" && mode != "dynamic" && mode != "static" &&

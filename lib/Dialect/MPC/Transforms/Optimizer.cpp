@@ -33,6 +33,8 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
   }
 
   void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     bool adam = kind == "adam" || kind == "adamw";

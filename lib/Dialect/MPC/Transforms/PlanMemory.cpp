@@ -308,6 +308,8 @@ namespace {
 struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
       emitError(module.getLoc())

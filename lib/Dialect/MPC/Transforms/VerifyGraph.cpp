@@ -64,16 +64,25 @@ static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
 
 struct VerifyGraphPass : public impl::VerifyGraphPassBase<VerifyGraphPass> {
   void runOnOperation() override {
-    bool ok = true;
-    SymbolTable symbols(getOperation());
-    for (auto global : getOperation().getOps<ml_program::GlobalOp>())
-      ok &= succeeded(verifyGlobal(global)) &&
-            succeeded(verifyMaster(global, symbols));
-    if (!ok)
+    if (failed(verifyTrainingGraph(getOperation())))
       return signalPassFailure();
     markAllAnalysesPreserved();
   }
 };
 
 } // namespace
+
+LogicalResult verifyTrainingGraph(ModuleOp module) {
+  bool ok = true;
+  std::optional<SymbolTable> symbols;
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    ok &= succeeded(verifyGlobal(global));
+    if (ok && global->hasAttr("mpc.master")) {
+      if (!symbols)
+        symbols.emplace(module);
+      ok &= succeeded(verifyMaster(global, *symbols));
+    }
+  }
+  return success(ok);
+}
 } // namespace mlir::mpc

@@ -14,6 +14,13 @@ namespace mlir::mpc {
 #define GEN_PASS_REGISTRATION
 #include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
 
+/// The module-level checks of --mpc-verify-graph (globals statically
+/// shaped tensors, initializers that fit their type, weight copies that
+/// name a master of their shape), with errors at the globals. Every mpc
+/// pass that reads globals runs them first, so that a graph it cannot
+/// handle is an error, never an assertion or a wrong size.
+LogicalResult verifyTrainingGraph(ModuleOp module);
+
 /// Registers --mpc-amp-pipeline (Pipelines.cpp).
 void registerMPCPipelines();
 

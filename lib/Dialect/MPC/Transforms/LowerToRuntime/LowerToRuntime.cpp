@@ -590,6 +590,8 @@ func::FuncOp LowerToRuntimePass::emitRefreshCopies(ModuleOp module,
 
 void LowerToRuntimePass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (failed(verifyTrainingGraph(module)))
+    return signalPassFailure();
   MLIRContext *ctx = &getContext();
   ModuleSymbols symbols(module);
   if (backend != "cpu" && backend != "cuda") {
