@@ -36,3 +36,15 @@ ml_program.global private mutable @w_f16 : tensor<4x4xf16> {mpc.master = @nope}
 ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<4x8xf32>
 // expected-error @+1 {{global @w_f16 must have the shape of its master @w, got 'tensor<4x4xf16>' and 'tensor<4x8xf32>'}}
 ml_program.global private mutable @w_f16 : tensor<4x4xf16> {mpc.master = @w}
+
+// -----
+
+// Sizes are checked without overflow: a global of 2^62 f32 elements is an
+// error, not a 0-byte slot in the state buffer.
+// expected-error @+1 {{global @huge takes more than 2^48 bytes: 'tensor<4611686018427387904xf32>'}}
+ml_program.global private mutable @huge(dense<0.0> : tensor<4611686018427387904xf32>) : tensor<4611686018427387904xf32>
+
+// -----
+
+// expected-error @+1 {{global @empty has a zero-sized dimension: 'tensor<0x4xf32>'}}
+ml_program.global private mutable @empty(dense<0.0> : tensor<0x4xf32>) : tensor<0x4xf32>

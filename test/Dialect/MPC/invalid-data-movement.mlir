@@ -138,7 +138,7 @@ func.func @embedding_table(%t: tensor<100xf32>, %i: tensor<4xi32>) {
 // -----
 
 func.func @embedding_float_indices(%t: tensor<100x8xf32>, %i: tensor<4xf32>) {
-  // expected-error @+1 {{'mpc.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values with no zero-sized dimension, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'mpc.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values with no zero-sized dimension and at most 2^48 bytes, but got 'tensor<4xf32>'}}
   %0 = mpc.embedding %t, %i : tensor<100x8xf32>, tensor<4xf32>
   return
 }
@@ -252,5 +252,23 @@ func.func @dropout_backward_p(%g: tensor<4xf32>, %m: tensor<4xi1>) {
 func.func @dropout_backward_mask(%g: tensor<4xf32>, %m: tensor<5xi1>) {
   // expected-error @+1 {{'mpc.dropout_backward' op expects mask and grad of the same shape, got 'tensor<5xi1>' and 'tensor<4xf32>'}}
   %0 = mpc.dropout_backward %g, %m {p = 0.5} : tensor<4xf32>, tensor<5xi1>
+  return
+}
+
+// -----
+
+// offset + (size - 1) * stride would overflow 64 bits (and wrap below the
+// dimension): out of bounds, not accepted.
+func.func @slice_overflow(%x: tensor<8x8xf32>) {
+  // expected-error @+1 {{'mpc.slice' op expects the slice within bounds in dimension 0: offset 0 + (3 - 1) * 4611686018427387904 >= 8}}
+  %0 = mpc.slice %x {offsets = array<i64: 0, 0>, sizes = array<i64: 3, 8>, strides = array<i64: 4611686018427387904, 1>} : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_offset_overflow(%x: tensor<8x8xf32>) {
+  // expected-error @+1 {{'mpc.slice' op expects the slice within bounds in dimension 0: offset 9223372036854775807 + (2 - 1) * 1 >= 8}}
+  %0 = mpc.slice %x {offsets = array<i64: 9223372036854775807, 0>, sizes = array<i64: 2, 8>} : tensor<8x8xf32>
   return
 }

@@ -9,7 +9,7 @@ func.func @dynamic_shape(%x: tensor<?x4xf32>, %y: tensor<4xf32>) {
 // -----
 
 func.func @unranked(%x: tensor<*xf32>, %y: tensor<4xf32>) {
-  // expected-error @+1 {{'mpc.mul' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values with no zero-sized dimension, but got 'tensor<*xf32>'}}
+  // expected-error @+1 {{'mpc.mul' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values with no zero-sized dimension and at most 2^48 bytes, but got 'tensor<*xf32>'}}
   %0 = "mpc.mul"(%x, %y) : (tensor<*xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }

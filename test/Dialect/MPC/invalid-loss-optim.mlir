@@ -17,7 +17,7 @@ func.func @ce_rank(%l: tensor<10xf32>, %y: tensor<i32>) {
 // -----
 
 func.func @ce_float_labels(%l: tensor<4x10xf32>, %y: tensor<4xf32>) {
-  // expected-error @+1 {{'mpc.cross_entropy' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values with no zero-sized dimension, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'mpc.cross_entropy' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values with no zero-sized dimension and at most 2^48 bytes, but got 'tensor<4xf32>'}}
   %0 = mpc.cross_entropy %l, %y : tensor<4x10xf32>, tensor<4xf32>
   return
 }

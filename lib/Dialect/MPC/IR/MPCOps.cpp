@@ -717,7 +717,10 @@ static LogicalResult checkSliceBox(ArrayRef<int64_t> shape,
       return diag("expects offsets >= 0, sizes >= 1 and strides >= 1 in "
                   "dimension ",
                   d);
-    if (offsets[d] + (sizes[d] - 1) * stride >= shape[d])
+    // offset + (size - 1) * stride, computed without overflow.
+    int64_t span, last;
+    if (llvm::MulOverflow(sizes[d] - 1, stride, span) ||
+        llvm::AddOverflow(offsets[d], span, last) || last >= shape[d])
       return diag("expects the slice within bounds in dimension ", d,
                   ": offset ", offsets[d], " + (", sizes[d], " - 1) * ", stride,
                   " >= ", shape[d]);
@@ -1358,6 +1361,25 @@ ParseResult AdamUpdateOp::parse(OpAsmParser &parser, OperationState &result) {
   if (hasCopy)
     result.addTypes(copyTypeOf(parsed.paramType, parsed.copyType));
   return success();
+}
+
+std::optional<int64_t> mlir::mpc::checkedByteSize(ShapedType type) {
+  int64_t elementBytes =
+      llvm::divideCeil(type.getElementTypeBitWidth(), int64_t(8));
+  int64_t bytes = elementBytes;
+  for (int64_t d : type.getShape())
+    if (d < 0 || llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxTensorBytes)
+      return std::nullopt;
+  return bytes;
+}
+
+bool mlir::mpc::isNonEmptyAddressable(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return false;
+  if (llvm::is_contained(shaped.getShape(), 0))
+    return false;
+  return checkedByteSize(shaped).has_value();
 }
 
 #define GET_OP_CLASSES

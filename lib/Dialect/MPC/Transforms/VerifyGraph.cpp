@@ -48,6 +48,14 @@ static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
            << " must have a statically shaped tensor type (dynamic shapes "
               "are not supported), got "
            << global.getType();
+  if (llvm::is_contained(type.getShape(), 0))
+    return global.emitError("global @")
+           << global.getSymName()
+           << " has a zero-sized dimension: " << global.getType();
+  if (!checkedByteSize(type))
+    return global.emitError("global @")
+           << global.getSymName()
+           << " takes more than 2^48 bytes: " << global.getType();
   auto init = dyn_cast_or_null<InitAttr>(global.getValueAttr());
   if (!init)
     return success();

@@ -111,14 +111,15 @@ def MPC_InitAttr : AttrDef<MPC_Dialect, "Init"> {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-/// A statically shaped tensor with no dimension of size 0: an empty tensor
-/// has no meaning in a training step (a batch of 0, 0 classes, 0 channels)
-/// and would divide by zero in means and layouts downstream.
+/// A statically shaped tensor with no dimension of size 0 and at most 2^48
+/// bytes: an empty tensor has no meaning in a training step (a batch of 0,
+/// 0 classes, 0 channels) and would divide by zero in means and layouts
+/// downstream; a larger one fits no device and would overflow byte counts.
 class MPC_TensorOf<list<Type> types> : Type<
     And<[StaticShapeTensorOf<types>.predicate,
-         CPred<"::llvm::none_of(::llvm::cast<::mlir::ShapedType>($_self)"
-               ".getShape(), [](int64_t d) { return d == 0; })">]>,
-    StaticShapeTensorOf<types>.summary # " with no zero-sized dimension",
+         CPred<"::mlir::mpc::isNonEmptyAddressable($_self)">]>,
+    StaticShapeTensorOf<types>.summary #
+        " with no zero-sized dimension and at most 2^48 bytes",
     "::mlir::RankedTensorType">;
 
 def MPC_FloatTensor : MPC_TensorOf<[F16, BF16, F32, F64]>;

@@ -13,6 +13,21 @@
 
 #include "mpc/Dialect/MPC/IR/MPCInterfaces.h.inc"
 
+namespace mlir::mpc {
+/// The most bytes a tensor may take: far beyond any device, and small
+/// enough that sums and products of sizes and offsets never overflow 64
+/// bits downstream.
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// The bytes of a statically shaped tensor's storage (i1 takes a byte), or
+/// none when that is over kMaxTensorBytes (computed without overflow).
+std::optional<int64_t> checkedByteSize(ShapedType type);
+
+/// Whether a statically shaped tensor has no zero-sized dimension and fits
+/// kMaxTensorBytes: what every tensor of the dialect must be.
+bool isNonEmptyAddressable(Type type);
+} // namespace mlir::mpc
+
 #define GET_OP_CLASSES
 #include "mpc/Dialect/MPC/IR/MPCOps.h.inc"
 
