@@ -113,12 +113,24 @@ struct DeviceBuffer {
   char *data;
 };
 
-/// 256-byte aligned, zeroed host storage.
+/// 256-byte aligned, zeroed host storage; the program stops with a message
+/// when there is not enough memory (nothing is ever written to a failed
+/// allocation).
 struct Buffer {
-  explicit Buffer(int64_t bytes)
-      : data(static_cast<char *>(std::aligned_alloc(
-            256, std::max<int64_t>(256, (bytes + 255) / 256 * 256)))) {
-    std::memset(data, 0, std::max<int64_t>(bytes, 0));
+  explicit Buffer(int64_t bytes) : data(allocate(bytes)) {
+    std::memset(data, 0, static_cast<size_t>(bytes));
+  }
+  static char *allocate(int64_t bytes) {
+    void *p = nullptr;
+    if (bytes >= 0 && bytes <= (int64_t(1) << 48))
+      p = std::aligned_alloc(256, static_cast<size_t>(std::max<int64_t>(
+                                      256, (bytes + 255) / 256 * 256)));
+    if (!p) {
+      llvm::errs() << "error: cannot allocate " << bytes
+                   << " bytes of host memory\n";
+      std::exit(1);
+    }
+    return static_cast<char *>(p);
   }
   ~Buffer() { std::free(data); }
   char *data;
@@ -302,6 +314,9 @@ int main(int argc, char **argv) {
   // The host counts steps as the step function does: no read per step.
   int64_t firstStep;
   std::memcpy(&firstStep, hostState.data + stepGlobal->offset, 8);
+  if (firstStep < 0)
+    return fail(resumePath + ": the step counter is negative (" +
+                llvm::Twine(firstStep) + "); corrupt checkpoint");
   // The state's values on the host, when a checkpoint is written.
   auto checkpoint = [&]() -> llvm::Error {
     mpcrt_download(hostState.data, state.data, model.stateBytes);
@@ -379,11 +394,13 @@ int main(int argc, char **argv) {
       double scale =
           lossScale ? readScalar(*lossScale, readGlobal(*lossScale)) : 1.0;
       if (metrics) {
-        llvm::json::Object line{
-            {"step", done},        {"loss", loss},
-            {"loss_scale", scale}, {"skipped", skipped},
-            {"ms_per_step", ms},   {"samples_per_s", batch * 1000.0 / ms},
-            {"memory_bytes", mpcrt_memory_bytes()}};
+        llvm::json::Object line{{"step", done},
+                                {"loss", loss},
+                                {"loss_scale", scale},
+                                {"skipped", skipped},
+                                {"ms_per_step", ms},
+                                {"samples_per_s", batch * 1000.0 / ms},
+                                {"memory_bytes", mpcrt_memory_bytes()}};
         if (gradStats) {
           int64_t counts[4];
           std::memcpy(counts, readGlobal(*gradStats), sizeof(counts));

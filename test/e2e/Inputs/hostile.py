@@ -5,13 +5,16 @@
                                           byte count overflows 64 bits
   hostile.py zip64-offset IN.npz OUT.npz  x.npy's directory entry points
                                           at a local header near 2^64
-The archives are rewritten with correct CRCs, so the check under test is
-the one that fails.
+  hostile.py step IN OUT VALUE            the checkpoint's step counter
+                                          set to VALUE, CRC recomputed
+The archives and checkpoints are rewritten with correct CRCs, so the check
+under test is the one that fails.
 """
 import json
 import struct
 import sys
 import zipfile
+import zlib
 
 
 def safetensors_offsets(src, dst):
@@ -68,6 +71,27 @@ def zip64_offset(src, dst):
     open(dst, "wb").write(data)
 
 
+def step(src, dst, value):
+    data = bytearray(open(src, "rb").read())
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    begin, _ = header["mpc.step"]["data_offsets"]
+    data[8 + n + begin:8 + n + begin + 8] = struct.pack("<q", int(value))
+    # mpc's CRC: size, header with the CRC as "00000000", data.
+    text = bytes(data[8:8 + n])
+    crc = header["__metadata__"]["mpc.crc32"].encode()
+    blank = text.replace(b'"mpc.crc32":"' + crc, b'"mpc.crc32":"00000000')
+    new = ("%08x" % (zlib.crc32(bytes(data[:8]) + blank + bytes(data[8 + n:]))
+                     & 0xffffffff)).encode()
+    data[8:8 + n] = blank.replace(b'"mpc.crc32":"00000000',
+                                  b'"mpc.crc32":"' + new)
+    open(dst, "wb").write(data)
+
+
 if __name__ == "__main__":
-    {"safetensors-offsets": safetensors_offsets, "npy-shape": npy_shape,
-     "zip64-offset": zip64_offset}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    mode = sys.argv[1]
+    if mode == "step":
+        step(sys.argv[2], sys.argv[3], sys.argv[4])
+    else:
+        {"safetensors-offsets": safetensors_offsets, "npy-shape": npy_shape,
+         "zip64-offset": zip64_offset}[mode](sys.argv[2], sys.argv[3])
