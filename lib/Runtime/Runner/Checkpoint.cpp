@@ -17,9 +17,14 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
 #include <cstring>
 #include <optional>
 #include <unistd.h>
@@ -101,6 +106,71 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
                              ec.message());
   }
   return Error::success();
+}
+
+Error mpc::runner::prepareCheckpoint(const std::string &path,
+                                     llvm::raw_ostream &notes) {
+  namespace fs = llvm::sys::fs;
+  StringRef dir = llvm::sys::path::parent_path(path);
+  std::string folder = dir.empty() ? "." : dir.str();
+  fs::file_status status;
+  if (fs::status(folder, status) || !fs::is_directory(status))
+    return createStringError("--checkpoint " + path + ": the folder " + folder +
+                             " does not exist");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    return createStringError("--checkpoint " + path + ": the folder " + folder +
+                             " is not writable");
+  if (!fs::status(path, status) && fs::exists(status) &&
+      !fs::is_regular_file(status))
+    return createStringError("--checkpoint " + path +
+                             ": not a regular file (a checkpoint replaces "
+                             "it; name a file)");
+  // Leftovers of writes that were killed: PATH.tmp.PID, PID gone.
+  std::error_code ec;
+  std::string prefix = llvm::sys::path::filename(path).str() + ".tmp.";
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    unsigned long long pid;
+    if (!name.consume_front(prefix) || name.getAsInteger(10, pid) || pid == 0 ||
+        pid > 0x7fffffff)
+      continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+      continue; // its writer still runs (or is not ours to judge)
+    if (!fs::remove(it->path()))
+      notes << "note: removed " << it->path()
+            << ", left by a checkpoint write that did not finish\n";
+  }
+  return Error::success();
+}
+
+std::string mpc::runner::firstNonFinite(const Model &model, const char *state) {
+  for (const TensorInfo &g : model.globals) {
+    int64_t count = g.bytes / std::max<int64_t>(1, g.elementBytes());
+    const char *p = state + g.offset;
+    for (int64_t i = 0; i < count; ++i) {
+      bool finite = true;
+      if (g.dtype == "f32") {
+        float v;
+        std::memcpy(&v, p + 4 * i, 4);
+        finite = std::isfinite(v);
+      } else if (g.dtype == "f64") {
+        double v;
+        std::memcpy(&v, p + 8 * i, 8);
+        finite = std::isfinite(v);
+      } else if (g.dtype == "f16" || g.dtype == "bf16") {
+        uint16_t bits;
+        std::memcpy(&bits, p + 2 * i, 2);
+        uint16_t exponent = g.dtype == "f16" ? 0x7c00 : 0x7f80;
+        finite = (bits & exponent) != exponent;
+      } else {
+        break; // integers and booleans are always finite
+      }
+      if (!finite)
+        return "@" + g.name + " element " + std::to_string(i);
+    }
+  }
+  return "";
 }
 
 Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,

@@ -4,6 +4,7 @@
 #define MPC_LIB_RUNTIME_RUNNER_MODEL_H
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <string>
@@ -44,6 +45,18 @@ llvm::Error readArrays(const std::string &path,
 /// Writing goes to a temporary file renamed over `path` when complete.
 llvm::Error writeCheckpoint(const std::string &path, const Model &model,
                             const char *state);
+/// Checks, before training, that a checkpoint can be written at `path`: its
+/// folder exists and is writable, and `path` is a regular file or absent
+/// (never a device, a folder or another special file). Removes the
+/// temporary files of earlier writes that were killed (`path.tmp.PID` of a
+/// process that no longer runs), saying so on `notes`.
+llvm::Error prepareCheckpoint(const std::string &path,
+                              llvm::raw_ostream &notes);
+
+/// The first non-finite value of a floating-point global in `state`, as
+/// "@name element i", or empty when every value is finite.
+std::string firstNonFinite(const Model &model, const char *state);
+
 /// Reads `path` into `state`. With `all`, every global must be present
 /// (resume); otherwise the ones present are loaded (init) and returned.
 llvm::Error readCheckpoint(const std::string &path, const Model &model,

@@ -11,6 +11,7 @@
 #include "mpc/Runtime/mpcrt.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -88,6 +89,11 @@ static cl::opt<bool> printMemory(
     cl::desc("Print the bytes allocated (arena, state, batches) as JSON and "
              "exit"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> stopOnNonFinite(
+    "stop-on-nonfinite",
+    cl::desc("Stop with an error at the first logged step whose loss is "
+             "NaN or infinite and was not skipped by loss scaling"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> noGraph(
     "no-graph",
     cl::desc("Run every step eagerly instead of replaying a recorded one "
@@ -135,6 +141,17 @@ struct Buffer {
   ~Buffer() { std::free(data); }
   char *data;
 };
+
+/// A number for the metrics: JSON has no NaN or infinity, so those are
+/// the strings "nan", "inf" and "-inf" (a diverged run's metrics stay valid
+/// JSON).
+static llvm::json::Value jsonNumber(double v) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  return v;
+}
 
 static double readScalar(const TensorInfo &t, const char *p) {
   if (t.dtype == "f32") {
@@ -198,6 +215,10 @@ int main(int argc, char **argv) {
     return fail("--batch-size " + llvm::Twine(batchSize.getValue()) +
                 " does not match the batch size the step was compiled for (" +
                 llvm::Twine(batch) + "); recompile the model for another size");
+  // Where the checkpoint goes is checked now, not after the whole run.
+  if (!checkpointPath.empty())
+    if (llvm::Error err = prepareCheckpoint(checkpointPath, llvm::errs()))
+      return fail(std::move(err));
 
   // The step's buffers live in the backend's memory; the host keeps a
   // mirror of the state (read for checkpoints and metrics only) and stages
@@ -317,9 +338,22 @@ int main(int argc, char **argv) {
   if (firstStep < 0)
     return fail(resumePath + ": the step counter is negative (" +
                 llvm::Twine(firstStep) + "); corrupt checkpoint");
-  // The state's values on the host, when a checkpoint is written.
+  // The state's values on the host, when a checkpoint is written. State
+  // with a NaN or infinity never replaces a checkpoint: the old one is
+  // kept, and the run says so.
   auto checkpoint = [&]() -> llvm::Error {
     mpcrt_download(hostState.data, state.data, model.stateBytes);
+    std::string bad = firstNonFinite(model, hostState.data);
+    if (!bad.empty()) {
+      if (llvm::sys::fs::exists(checkpointPath)) {
+        llvm::errs() << "warning: the state holds a non-finite value (" << bad
+                     << "); " << checkpointPath
+                     << " is kept as it was, not overwritten\n";
+        return llvm::Error::success();
+      }
+      llvm::errs() << "warning: the state holds a non-finite value (" << bad
+                   << "); writing it to " << checkpointPath << " anyway\n";
+    }
     return writeCheckpoint(checkpointPath, model, hostState.data);
   };
   auto readGlobal = [&](const TensorInfo &g) {
@@ -395,8 +429,8 @@ int main(int argc, char **argv) {
           lossScale ? readScalar(*lossScale, readGlobal(*lossScale)) : 1.0;
       if (metrics) {
         llvm::json::Object line{{"step", done},
-                                {"loss", loss},
-                                {"loss_scale", scale},
+                                {"loss", jsonNumber(loss)},
+                                {"loss_scale", jsonNumber(scale)},
                                 {"skipped", skipped},
                                 {"ms_per_step", ms},
                                 {"samples_per_s", batch * 1000.0 / ms},
@@ -411,6 +445,11 @@ int main(int argc, char **argv) {
         }
         *metrics << llvm::json::Value(std::move(line)) << "\n";
         metrics->flush();
+        if (metrics->has_error()) {
+          std::string why = metrics->error().message();
+          metrics->clear_error();
+          return fail(metricsPath + ": cannot write the metrics: " + why);
+        }
       }
       if (terminal) {
         int filled = int(30.0 * done / std::max<int64_t>(total, 1));
@@ -428,6 +467,10 @@ int main(int argc, char **argv) {
       llvm::outs().flush();
       stepsSinceLog = 0;
       lastLog = std::chrono::steady_clock::now();
+      if (stopOnNonFinite && !std::isfinite(loss) && !skipped)
+        return fail("step " + llvm::Twine(done) + ": the loss is " +
+                    (std::isnan(loss) ? "NaN" : "infinite") +
+                    "; stopping (--stop-on-nonfinite)");
     }
     if (!checkpointPath.empty() &&
         (done == total || (checkpointEvery > 0 && done % checkpointEvery == 0)))

@@ -5,6 +5,8 @@
                                           byte count overflows 64 bits
   hostile.py zip64-offset IN.npz OUT.npz  x.npy's directory entry points
                                           at a local header near 2^64
+  hostile.py nan-feature IN.npz OUT.npz   feature 0 of every sample of the
+                                          f32 array x set to NaN
   hostile.py step IN OUT VALUE            the checkpoint's step counter
                                           set to VALUE, CRC recomputed
 The archives and checkpoints are rewritten with correct CRCs, so the check
@@ -71,6 +73,25 @@ def zip64_offset(src, dst):
     open(dst, "wb").write(data)
 
 
+def nan_feature(src, dst):
+    with zipfile.ZipFile(src) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    npy = bytearray(members["x.npy"])
+    hlen = struct.unpack("<H", npy[8:10])[0]
+    header = npy[10:10 + hlen].decode("latin1")
+    start = header.index("'shape': (") + len("'shape': (")
+    rows, cols = [int(v) for v in header[start:header.index(")", start)]
+                  .split(",") if v.strip()]
+    data = 10 + hlen
+    for r in range(rows):
+        at = data + 4 * r * cols
+        npy[at:at + 4] = struct.pack("<f", float("nan"))
+    members["x.npy"] = bytes(npy)
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as z:
+        for name, body in members.items():
+            z.writestr(name, body)
+
+
 def step(src, dst, value):
     data = bytearray(open(src, "rb").read())
     n = struct.unpack("<Q", data[:8])[0]
@@ -94,4 +115,5 @@ if __name__ == "__main__":
         step(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         {"safetensors-offsets": safetensors_offsets, "npy-shape": npy_shape,
-         "zip64-offset": zip64_offset}[mode](sys.argv[2], sys.argv[3])
+         "zip64-offset": zip64_offset,
+         "nan-feature": nan_feature}[mode](sys.argv[2], sys.argv[3])
