@@ -40,6 +40,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -48,6 +49,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <tuple>
+#include <vector>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -162,6 +166,61 @@ static LogicalResult writeFile(StringRef path,
   return success();
 }
 
+/// What the training executable's runner refuses at start-up, refused now
+/// with the same words: the step's first result must be the scalar float
+/// loss, and every input must have the batch as its leading dimension.
+static LogicalResult checkRunnable(ModuleOp module) {
+  auto descriptor = module.lookupSymbol<LLVM::GlobalOp>("mpc_model");
+  auto text = descriptor
+                  ? dyn_cast_or_null<StringAttr>(descriptor.getValueOrNull())
+                  : StringAttr();
+  if (!text)
+    return success(); // not a lowered step (--emit=mlir of another graph)
+  auto parsed = llvm::json::parse(text.getValue().rtrim(StringRef("\0", 1)));
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return success();
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  auto fail = [&](const Twine &message) {
+    mlir::emitError(module.getLoc()) << message;
+    return failure();
+  };
+  const llvm::json::Array *inputs = root ? root->getArray("inputs") : nullptr;
+  const llvm::json::Array *outputs = root ? root->getArray("outputs") : nullptr;
+  if (!inputs || inputs->empty())
+    return fail("the step function has no inputs to batch");
+  auto shapeOf = [](const llvm::json::Value &v) {
+    std::vector<int64_t> shape;
+    if (const llvm::json::Object *o = v.getAsObject())
+      if (const llvm::json::Array *s = o->getArray("shape"))
+        for (const llvm::json::Value &d : *s)
+          shape.push_back(d.getAsInteger().value_or(-1));
+    return shape;
+  };
+  auto dtypeOf = [](const llvm::json::Value &v) {
+    const llvm::json::Object *o = v.getAsObject();
+    return o ? o->getString("dtype").value_or("").str() : std::string();
+  };
+  if (!outputs || outputs->empty() || !shapeOf((*outputs)[0]).empty() ||
+      dtypeOf((*outputs)[0]) == "bool" || dtypeOf((*outputs)[0])[0] == 'i')
+    return fail("the step function's first result must be the scalar float "
+                "loss");
+  std::vector<int64_t> first = shapeOf((*inputs)[0]);
+  int64_t batch = first.empty() ? 1 : first[0];
+  for (const llvm::json::Value &in : *inputs) {
+    std::vector<int64_t> shape = shapeOf(in);
+    if (shape.empty() || shape[0] != batch) {
+      const llvm::json::Object *o = in.getAsObject();
+      return fail("every step input must have the batch as its leading "
+                  "dimension ('" +
+                  (o ? o->getString("name").value_or("?") : "?") +
+                  "' does not)");
+    }
+  }
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAllPasses();
@@ -184,6 +243,17 @@ int main(int argc, char **argv) {
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
     return fail("unknown --emit '" + emit +
                 "' (expected mlir, llvm, obj or exe)");
+  // Options that only mean something with another one are not ignored.
+  for (auto [option, needs, name] :
+       {std::tuple<cl::Option *, bool, const char *>{&dtype, !amp.empty(),
+                                                     "--amp"},
+        {&precisionReport, !amp.empty(), "--amp"},
+        {&optimizer, train, "--train"},
+        {&lossScaling, train, "--train"},
+        {&lossFunction, train, "--train"}})
+    if (option->getNumOccurrences() > 0 && !needs)
+      return fail("--" + option->ArgStr + " applies only with " + name +
+                  "; add " + name + " or drop it");
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -192,6 +262,8 @@ int main(int argc, char **argv) {
   registry.insert<mpc::MPCDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // An error names its op and location; the whole module is not printed.
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   auto buffer = openInputFile(inputFile, &error);
@@ -244,6 +316,8 @@ int main(int argc, char **argv) {
   if (failed(parsePassPipeline(pipeline, pm)))
     return fail("internal pipeline failed to parse: " + pipeline);
   if (failed(pm.run(*module)))
+    return 1;
+  if (failed(checkRunnable(*module)))
     return 1;
   std::string stem = outputFile;
   if (saveTemps &&

@@ -2,6 +2,27 @@
 // RUN: mpc-opt %s -split-input-file --mpc-loss-scaling=mode=dynamic -verify-diagnostics
 // RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling=mode=sometimes 2>&1 | FileCheck %s --check-prefix=MODE
 // MODE: mpc-loss-scaling: unknown mode 'sometimes' (expected auto, dynamic, static or none)
+// Nonsense numbers are refused, naming the option and what it may be.
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="init-scale=0" 2>&1 | FileCheck %s --check-prefix=INIT0
+// INIT0: mpc-loss-scaling: option init-scale must be a finite number > 0, got 0
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="init-scale=-8" 2>&1 | FileCheck %s --check-prefix=INITNEG
+// INITNEG: mpc-loss-scaling: option init-scale must be a finite number > 0, got -8
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="init-scale=nan" 2>&1 | FileCheck %s --check-prefix=INITNAN
+// INITNAN: mpc-loss-scaling: option init-scale must be a finite number > 0, got nan
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="init-scale=inf" 2>&1 | FileCheck %s --check-prefix=INITINF
+// INITINF: mpc-loss-scaling: option init-scale must be a finite number > 0, got inf
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="min-scale=nan" 2>&1 | FileCheck %s --check-prefix=MINNAN
+// MINNAN: mpc-loss-scaling: option min-scale must be a finite number >= 0, got nan
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="max-scale=-1" 2>&1 | FileCheck %s --check-prefix=MAXNEG
+// MAXNEG: mpc-loss-scaling: option max-scale must be a finite number >= 0, got -1
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="min-scale=8 max-scale=4" 2>&1 | FileCheck %s --check-prefix=MINMAX
+// MINMAX: mpc-loss-scaling: min-scale 8 is above max-scale 4
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="growth-factor=0.5" 2>&1 | FileCheck %s --check-prefix=GROWTH
+// GROWTH: mpc-loss-scaling: option growth-factor must be a finite number >= 1, got 0.5
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="backoff-factor=0" 2>&1 | FileCheck %s --check-prefix=BACKOFF
+// BACKOFF: mpc-loss-scaling: option backoff-factor must be a finite number > 0 and <= 1, got 0
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="growth-interval=0" 2>&1 | FileCheck %s --check-prefix=INTERVAL
+// INTERVAL: mpc-loss-scaling: option growth-interval must be a finite number >= 1, got 0
 
 // expected-error @+1 {{'func.func' op mpc-loss-scaling: no loss gradient seed (the constant --mpc-autodiff marks mpc.loss_seed); run it before canonicalization}}
 func.func @train_step(%x: tensor<f32>) -> tensor<f32> {

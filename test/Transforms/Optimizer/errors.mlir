@@ -6,6 +6,21 @@
 // SCHEDULE: mpc-optimizer: unknown schedule 'step' (expected constant, linear-warmup or cosine)
 // RUN: not mpc-opt %s --mpc-optimizer="schedule=cosine warmup-steps=5 total-steps=5" 2>&1 | FileCheck %s --check-prefix=BADCOS
 // BADCOS: error: 'mpc.lr_schedule' op expects total > warmup for a cosine schedule, got total 5 and warmup 5
+// Nonsense numbers are refused, naming the option and what it may be.
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="lr=-0.1" 2>&1 | FileCheck %s --check-prefix=LRNEG
+// LRNEG: mpc-optimizer: option lr must be a finite number >= 0, got -0.1
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="lr=nan" 2>&1 | FileCheck %s --check-prefix=LRNAN
+// LRNAN: mpc-optimizer: option lr must be a finite number >= 0, got nan
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="lr=inf" 2>&1 | FileCheck %s --check-prefix=LRINF
+// LRINF: mpc-optimizer: option lr must be a finite number >= 0, got inf
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="weight-decay=nan" 2>&1 | FileCheck %s --check-prefix=WD
+// WD: mpc-optimizer: option weight-decay must be a finite number >= 0, got nan
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=cosine warmup-steps=1 total-steps=10 min-lr=nan" 2>&1 | FileCheck %s --check-prefix=MINLR
+// MINLR: mpc-optimizer: option min-lr must be a finite number >= 0, got nan
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="kind=adam beta2=1" 2>&1 | FileCheck %s --check-prefix=BETA2
+// BETA2: mpc-optimizer: option beta2 must be a finite number >= 0 and < 1, got 1
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="kind=adam eps=0" 2>&1 | FileCheck %s --check-prefix=EPS
+// EPS: mpc-optimizer: option eps must be a finite number > 0, got 0
 
 // expected-error @+1 {{'func.func' op mpc-optimizer: no result is marked mpc.grad_of; run --mpc-autodiff first}}
 func.func @train_step(%x: tensor<f32>) -> tensor<f32> {

@@ -44,6 +44,27 @@ struct LossScalingPass
           << mode << "' (expected auto, dynamic, static or none)";
       return signalPassFailure();
     }
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const char *pass = "mpc-loss-scaling";
+    if (failed(checkOption(module, pass, "init-scale", initScale,
+                           {0, inf, false})) ||
+        failed(checkOption(module, pass, "growth-factor", growthFactor,
+                           {1, inf})) ||
+        failed(checkOption(module, pass, "backoff-factor", backoffFactor,
+                           {0, 1, false})) ||
+        failed(checkOption(module, pass, "growth-interval",
+                           double(growthInterval), {1, inf})) ||
+        failed(checkOption(module, pass, "hysteresis", double(hysteresis),
+                           {1, inf})) ||
+        failed(checkOption(module, pass, "min-scale", minScale, {0, inf})) ||
+        failed(checkOption(module, pass, "max-scale", maxScale, {0, inf})))
+      return signalPassFailure();
+    if (minScale > 0 && maxScale > 0 && minScale > maxScale) {
+      module.emitError(pass)
+          << ": min-scale " << optionNumber(minScale) << " is above max-scale "
+          << optionNumber(maxScale);
+      return signalPassFailure();
+    }
     auto step = module.lookupSymbol<func::FuncOp>(func);
     if (!step || step.isDeclaration()) {
       module.emitError("mpc-loss-scaling: no training step @") << func;

@@ -49,6 +49,23 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
           << kind << "' (expected sgd, momentum, adam or adamw)";
       return signalPassFailure();
     }
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const char *pass = "mpc-optimizer";
+    if (failed(checkOption(module, pass, "lr", lr, {0, inf})) ||
+        failed(checkOption(module, pass, "momentum", momentum, {0, inf})) ||
+        failed(
+            checkOption(module, pass, "weight-decay", weightDecay, {0, inf})) ||
+        failed(
+            checkOption(module, pass, "beta1", beta1, {0, 1, true, false})) ||
+        failed(
+            checkOption(module, pass, "beta2", beta2, {0, 1, true, false})) ||
+        failed(checkOption(module, pass, "eps", eps, {0, inf, false})) ||
+        failed(checkOption(module, pass, "min-lr", minLr, {0, inf})) ||
+        failed(checkOption(module, pass, "warmup-steps", double(warmupSteps),
+                           {0, inf})) ||
+        failed(checkOption(module, pass, "total-steps", double(totalSteps),
+                           {0, inf})))
+      return signalPassFailure();
     auto step = module.lookupSymbol<func::FuncOp>(func);
     if (!step || step.isDeclaration()) {
       module.emitError("mpc-optimizer: no training step @") << func;

@@ -14,8 +14,51 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
 
 namespace mlir::mpc {
+
+/// The range a numeric pass option must lie in: finite, and above `low`
+/// (or at it when `lowIncluded`), below `high` (or at it when
+/// `highIncluded`).
+struct OptionRange {
+  double low, high;
+  bool lowIncluded = true, highIncluded = true;
+};
+
+/// A number as a user writes it in an option (%g).
+inline std::string optionNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+/// Checks `value` of option `name` of `pass`; an error on the module names
+/// the option, the value and what is allowed.
+inline LogicalResult checkOption(ModuleOp module, StringRef pass,
+                                 StringRef name, double value,
+                                 OptionRange range) {
+  bool ok = std::isfinite(value) &&
+            (range.lowIncluded ? value >= range.low : value > range.low) &&
+            (range.highIncluded ? value <= range.high : value < range.high);
+  if (ok)
+    return success();
+  std::string allowed;
+  llvm::raw_string_ostream os(allowed);
+  os << "a finite number";
+  if (std::isfinite(range.low))
+    os << (range.lowIncluded ? " >= " : " > ") << optionNumber(range.low);
+  if (std::isfinite(range.high))
+    os << (std::isfinite(range.low) ? " and" : "")
+       << (range.highIncluded ? " <= " : " < ") << optionNumber(range.high);
+  return module.emitError(pass) << ": option " << name << " must be " << allowed
+                                << ", got " << optionNumber(value);
+}
 
 /// A new private global `name` at the start of the module (after `after`
 /// when given); null, with an error naming `pass`, when the symbol exists.
