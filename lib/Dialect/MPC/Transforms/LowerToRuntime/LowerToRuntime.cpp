@@ -118,10 +118,11 @@ StringRef ModuleSymbols::constant(StringRef prefix, Attribute data,
 }
 
 int64_t ModuleSymbols::stateConstant(StringRef symbol, int64_t bytes) {
-  for (const StateConstant &c : stateConstants)
-    if (c.symbol == symbol)
-      return c.offset;
+  auto [it, inserted] = stateConstantOffsets.try_emplace(symbol, 0);
+  if (!inserted)
+    return it->second;
   int64_t offset = llvm::alignTo(stateEnd, kStateAlignment);
+  it->second = offset;
   stateConstants.push_back({symbol, offset, bytes});
   stateEnd = llvm::alignTo(offset + bytes, kStateAlignment);
   return offset;

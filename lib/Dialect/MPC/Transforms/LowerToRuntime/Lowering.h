@@ -60,6 +60,8 @@ public:
     int64_t offset, bytes;
   };
   SmallVector<StateConstant> stateConstants;
+  /// Their offsets by symbol (a lookup per use, not a scan).
+  llvm::StringMap<int64_t> stateConstantOffsets;
 
 private:
   llvm::StringMap<StringRef> uniqued;
