@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds mpc and runs every test suite: lit (FileCheck) and GoogleTest
-# (ctest). Exits non-zero on any failure.
+# (ctest), then a bounded fuzzing run under AddressSanitizer and
+# UndefinedBehaviorSanitizer (scripts/fuzz.sh; MPC_FUZZ_SECONDS per target,
+# default 30, 0 to skip). Exits non-zero on any failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
@@ -9,4 +11,8 @@ echo "== lit: check-mpc"
 /usr/lib/llvm-22/bin/lit -sv "$MPC_BUILD/test" || status=1
 echo "== ctest: unit tests"
 ctest --test-dir "$MPC_BUILD" --output-on-failure || status=1
+if [ "${MPC_FUZZ_SECONDS:-30}" != 0 ]; then
+  echo "== fuzz: ${MPC_FUZZ_SECONDS:-30}s per target"
+  FUZZ_SECONDS="${MPC_FUZZ_SECONDS:-30}" "$MPC_ROOT/scripts/fuzz.sh" || status=1
+fi
 exit $status

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Fuzzes mpc for a bounded time with libFuzzer, AddressSanitizer and
+# UndefinedBehaviorSanitizer:
+#
+#   scripts/fuzz.sh                      # each target FUZZ_SECONDS (60)
+#   FUZZ_SECONDS=600 scripts/fuzz.sh     # longer
+#
+# Targets (tools/mpc-fuzz/): mpc-fuzz-pipeline (the textual IR parsed,
+# verified and run through graph checks, precision assignment at O2, cast
+# clean-up, memory planning and the lowering; seeded with every .mlir of
+# test/) and mpc-fuzz-readers (the training executable's .npy, .npz and
+# safetensors readers; seeded with small valid files). The build is
+# separate (FUZZ_BUILD, default build-fuzz/), configured with clang-22 and
+# the sanitizers on mpc's own code (Debian's LLVM/MLIR libraries are not
+# instrumented: ASAN_OPTIONS=allow_user_poisoning=0 keeps their allocators'
+# annotations from being misread).
+#
+# A crash, a sanitizer report or a timeout stops the run and exits 1,
+# leaving the input in FUZZ_BUILD/findings/; reproduce it with
+#   FUZZ_BUILD/bin/mpc-fuzz-<target> FUZZ_BUILD/findings/crash-...
+# and add it as a lit regression test.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+FUZZ_BUILD="${FUZZ_BUILD:-$MPC_ROOT/build-fuzz}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+
+flags="-fsanitize=address,undefined -fsanitize=fuzzer-no-link"
+flags+=" -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
+  cmake -G Ninja -S "$MPC_ROOT" -B "$FUZZ_BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DLLVM_USE_LINKER=lld \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DMPC_ENABLE_CUDA=OFF -DMPC_BUILD_UNITTESTS=OFF \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DMPC_ENABLE_FUZZERS=ON >/dev/null
+fi
+ninja -C "$FUZZ_BUILD" mpc-fuzz-pipeline mpc-fuzz-readers
+
+# Seeds.
+seeds="$FUZZ_BUILD/seeds"
+rm -rf "$seeds" && mkdir -p "$seeds/pipeline" "$seeds/readers"
+find "$MPC_ROOT/test" "$MPC_ROOT/examples" -name '*.mlir' |
+  while read -r f; do
+    # One seed per -split-input-file case.
+    awk -v out="$seeds/pipeline/$(basename "$f" .mlir)" '
+      /^\/\/ -----/ { n++; next } { print > (out "-" n ".mlir") }' "$f"
+  done
+python3 "$MPC_ROOT/scripts/make_dataset.py" --samples 4 --features 3 \
+  --classes 2 -o "$seeds/data.npz"
+python3 - "$seeds" << 'PY'
+import json, struct, sys, zipfile, zlib
+seeds = sys.argv[1]
+npz = open(seeds + "/data.npz", "rb").read()
+npy = zipfile.ZipFile(seeds + "/data.npz").read("x.npy")
+open(seeds + "/readers/npy", "wb").write(b"\0" + npy)
+open(seeds + "/readers/npz", "wb").write(b"\1" + npz)
+# A checkpoint of the fuzzer's model, with mpc's CRC over the whole file.
+data = struct.pack("<6f", *range(6)) + b"\0\x3c" * 4 + struct.pack("<q", 7)
+header = {"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+          "b": {"dtype": "F16", "shape": [4], "data_offsets": [24, 32]},
+          "mpc.step": {"dtype": "I64", "shape": [], "data_offsets": [32, 40]},
+          "__metadata__": {"format": "mpc", "mpc.entry": "train_step",
+                           "mpc.crc32": "00000000"}}
+text = json.dumps(header, separators=(",", ":")).encode()
+text += b" " * ((8 - len(text) % 8) % 8)
+size = struct.pack("<Q", len(text))
+crc = b"%08x" % (zlib.crc32(size + text + data) & 0xffffffff)
+text = text.replace(b"00000000", crc, 1)
+for mode in (2, 3):
+    open(seeds + "/readers/ckpt%d" % mode, "wb").write(
+        bytes([mode]) + size + text + data)
+PY
+
+findings="$FUZZ_BUILD/findings"
+mkdir -p "$findings"
+export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0:abort_on_error=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+status=0
+for target in pipeline readers; do
+  corpus="$FUZZ_BUILD/corpus/$target"
+  mkdir -p "$corpus"
+  echo "== mpc-fuzz-$target: ${FUZZ_SECONDS}s"
+  if ! "$FUZZ_BUILD/bin/mpc-fuzz-$target" "$corpus" "$seeds/$target" \
+    -max_total_time="$FUZZ_SECONDS" -timeout=30 -rss_limit_mb=4096 \
+    -max_len=65536 -detect_leaks=0 -print_final_stats=1 \
+    -artifact_prefix="$findings/" 2>&1 | tail -n 40; then
+    echo "fuzz: mpc-fuzz-$target found a problem; the input is in $findings/"
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,85 @@
+//===- PipelineFuzzer.cpp - libFuzzer over parse -> AMP -> lowering --------===//
+//
+// Each input is a graph in the textual IR. It is parsed, verified, run
+// through the mpc passes a compiled step goes through (graph checks,
+// precision assignment at O2, cast clean-up, memory planning, lowering to
+// the runtime ABI) and printed. Errors are the expected outcome for most
+// inputs and are swallowed; a crash, a sanitizer report or a hang is a
+// finding. Seeds: the test suite's .mlir files (scripts/fuzz.sh).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstddef>
+#include <cstdint>
+
+using namespace mlir;
+
+static MLIRContext &context() {
+  static MLIRContext *ctx = [] {
+    registerAllPasses();
+    mpc::registerMPCPasses();
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    registry.insert<mpc::MPCDialect>();
+    auto *c = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
+    c->loadAllAvailableDialects();
+    c->printOpOnDiagnostic(false);
+    return c;
+  }();
+  return *ctx;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  MLIRContext &ctx = context();
+  ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size),
+          "fuzz.mlir"),
+      llvm::SMLoc());
+  ParserConfig config(&ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module || failed(verify(*module)))
+    return 0;
+  // The entry is the first function, whatever its name.
+  std::string entry = "train_step";
+  for (auto fn : module->getOps<func::FuncOp>())
+    if (!fn.isDeclaration()) {
+      entry = fn.getSymName().str();
+      break;
+    }
+  PassManager pm(&ctx);
+  if (failed(parsePassPipeline(
+          "builtin.module(mpc-verify-graph,mpc-assign-precision{level=O2 "
+          "alignment-remarks=false},canonicalize,cse,mpc-plan-memory,"
+          "mpc-lower-to-runtime{entry=" +
+              entry + "})",
+          pm)))
+    return 0;
+  if (succeeded(pm.run(*module))) {
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    module->print(os);
+  }
+  return 0;
+}
