@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Compile time and peak memory of mpc-compile against the size of the
+# step: the BERT-style encoder (bench/models.py, BERT-base widths) trained
+# with Adam at O2, at LAYERS (default "12 24 48 96") layers, to an
+# executable for the CPU backend. One line per size, then the scaling
+# ratios (4x the layers should cost at most 4.5x the time):
+#
+#   bench/compile_time.sh                 # table on stdout
+#   LAYERS="12 48" bench/compile_time.sh
+#
+# Timing: wall time of one mpc-compile run per size (best of REPEAT, 1 by
+# default), peak resident memory from /usr/bin/time. Results as JSON
+# lines in OUT (default bench/out/compile-time.jsonl).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BIN="${MPC_BUILD:-$ROOT/build}/bin"
+LAYERS="${LAYERS:-12 24 48 96}"
+REPEAT="${REPEAT:-1}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+OUT="${OUT:-$ROOT/bench/out/compile-time.jsonl}"
+mkdir -p "$(dirname "$OUT")"
+: > "$OUT"
+
+printf '%-8s %10s %12s %10s\n' layers ops seconds "peak MiB"
+for layers in $LAYERS; do
+  python3 "$ROOT/bench/models.py" bert --batch 8 --seq 128 --hidden 768 \
+    --heads 12 --ffn 3072 --layers "$layers" --vocab 30522 --classes 2 \
+    -o "$WORK/bert.mlir"
+  ops=$(grep -c ' = mpc\.' "$WORK/bert.mlir" || true)
+  best=""
+  peak=0
+  for _ in $(seq "$REPEAT"); do
+    /usr/bin/time -f '%e %M' -o "$WORK/time" "$BIN/mpc-compile" \
+      "$WORK/bert.mlir" --train --optimizer="kind=adam lr=1e-4" --amp=O2 \
+      -o "$WORK/bert"
+    read -r seconds kib < "$WORK/time"
+    if [ -z "$best" ] || awk -v a="$seconds" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+      best=$seconds
+    fi
+    [ "$kib" -gt "$peak" ] && peak=$kib
+  done
+  printf '%-8s %10s %12s %10s\n' "$layers" "$ops" "$best" $((peak / 1024))
+  printf '{"layers": %d, "forward_ops": %d, "seconds": %s, "peak_kib": %d}\n' \
+    "$layers" "$ops" "$best" "$peak" >> "$OUT"
+done
+python3 - "$OUT" << 'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = {r["layers"]: r for r in rows}
+for r in rows:
+    four = by.get(r["layers"] * 4)
+    if four:
+        print("%d -> %d layers: %.2fx the time, %.2fx the memory (linear: 4x)"
+              % (r["layers"], four["layers"], four["seconds"] / r["seconds"],
+                 four["peak_kib"] / r["peak_kib"]))
+PY
