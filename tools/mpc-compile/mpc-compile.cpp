@@ -117,8 +117,13 @@ static cl::opt<std::string> precisionReport(
     "precision-report",
     cl::desc("Write the precision assignment's report to FILE (with --amp)"),
     cl::value_desc("FILE"), cl::init(""), cl::cat(category));
-static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level"),
-                                  cl::init(2), cl::Prefix, cl::cat(category));
+static cl::opt<unsigned> optLevel(
+    "O",
+    cl::desc("LLVM optimisation level of the step's code (default 0: the "
+             "step is a sequence of calls into the precompiled runtime, "
+             "which optimisation barely speeds up, and at 0 compile time "
+             "stays linear in the length of the step)"),
+    cl::init(0), cl::Prefix, cl::cat(category));
 
 static int fail(const Twine &message) {
   llvm::errs() << "mpc-compile: error: " << message << "\n";
@@ -347,8 +352,17 @@ int main(int argc, char **argv) {
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return fail(error);
+  // Code generation follows -O too. The step is a long sequence of calls
+  // into the precompiled runtime: at -O0 instruction selection and register
+  // allocation stay linear in its length.
+  llvm::CodeGenOptLevel codegenLevel =
+      optLevel == 0   ? llvm::CodeGenOptLevel::None
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                      : llvm::CodeGenOptLevel::Aggressive;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, codegenLevel));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
   if (auto err = makeOptimizingTransformer(optLevel, 0,

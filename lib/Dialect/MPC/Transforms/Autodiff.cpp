@@ -72,8 +72,9 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
     step.walk([&](ml_program::GlobalStoreOp s) {
       stored.insert(s.getGlobal().getLeafReference());
     });
+    SymbolTable symbols(module);
     auto trainable = [&](StringRef global) {
-      auto g = module.lookupSymbol<ml_program::GlobalOp>(global);
+      auto g = symbols.lookup<ml_program::GlobalOp>(global);
       return g && g.getIsMutable() && isFloatTensor(g.getType()) &&
              !g->hasAttr("mpc.frozen") && !stored.contains(global);
     };

@@ -29,14 +29,18 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
                                     Attribute value, bool isMutable,
                                     Operation *after = nullptr) {
     return createStateGlobal(module, b, "mpc-optimizer", name, type, value,
-                             isMutable, after);
+                             isMutable, after, &*symbols);
   }
+
+  /// The module's symbols, built once per run.
+  std::optional<SymbolTable> symbols;
 
   void runOnOperation() override {
     if (failed(verifyTrainingGraph(getOperation())))
       return signalPassFailure();
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    symbols.emplace(module);
     bool adam = kind == "adam" || kind == "adamw";
     if (schedule != "constant" && schedule != "linear-warmup" &&
         schedule != "cosine") {
@@ -128,7 +132,7 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
         continue;
       }
       any = true;
-      auto param = module.lookupSymbol<ml_program::GlobalOp>(of.getAttr());
+      auto param = symbols->lookup<ml_program::GlobalOp>(of.getValue());
       auto type = param ? dyn_cast<RankedTensorType>(param.getType()) : nullptr;
       if (!type) {
         step.emitOpError("result #") << i << " is the gradient of " << of

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -62,12 +63,15 @@ inline LogicalResult checkOption(ModuleOp module, StringRef pass,
 
 /// A new private global `name` at the start of the module (after `after`
 /// when given); null, with an error naming `pass`, when the symbol exists.
-inline ml_program::GlobalOp createStateGlobal(ModuleOp module, OpBuilder &b,
-                                              StringRef pass, StringRef name,
-                                              RankedTensorType type,
-                                              Attribute value, bool isMutable,
-                                              Operation *after = nullptr) {
-  if (module.lookupSymbol(name)) {
+/// A pass that creates many passes its `symbols` table (kept up to date):
+/// `module.lookupSymbol` is a scan of the module, quadratic over many.
+inline ml_program::GlobalOp
+createStateGlobal(ModuleOp module, OpBuilder &b, StringRef pass,
+                  StringRef name, RankedTensorType type, Attribute value,
+                  bool isMutable, Operation *after = nullptr,
+                  SymbolTable *symbols = nullptr) {
+  if (symbols ? symbols->lookup(name) != nullptr
+              : module.lookupSymbol(name) != nullptr) {
     module.emitError(pass) << ": a symbol @" << name << " already exists";
     return {};
   }
@@ -76,9 +80,12 @@ inline ml_program::GlobalOp createStateGlobal(ModuleOp module, OpBuilder &b,
     b.setInsertionPointAfter(after);
   else
     b.setInsertionPointToStart(module.getBody());
-  return ml_program::GlobalOp::create(
+  auto global = ml_program::GlobalOp::create(
       b, module.getLoc(), b.getStringAttr(name), TypeAttr::get(type),
       isMutable ? b.getUnitAttr() : nullptr, value, b.getStringAttr("private"));
+  if (symbols)
+    symbols->insert(global);
+  return global;
 }
 
 /// The optimizer updates of a training step and the gradients they read.

@@ -90,11 +90,15 @@ static LLVM::LLVMPointerType ptrType(MLIRContext *ctx) {
 
 func::FuncOp ModuleSymbols::declare(StringRef name, TypeRange args,
                                     TypeRange results) {
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+  // A map, not module.lookupSymbol (a scan): one lookup per runtime call.
+  func::FuncOp &fn = declared[name];
+  if (!fn)
+    fn = module.lookupSymbol<func::FuncOp>(name);
+  if (fn)
     return fn;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto fn = func::FuncOp::create(b, module.getLoc(), name,
-                                 b.getFunctionType(args, results));
+  fn = func::FuncOp::create(b, module.getLoc(), name,
+                            b.getFunctionType(args, results));
   fn.setPrivate();
   return fn;
 }
@@ -262,31 +266,30 @@ bool runsAfter(Operation *user, Operation *op) {
          op->isBeforeInBlock(user);
 }
 
+/// The loads of each global in a function, gathered once: the in-place
+/// check of every update then looks at its own global's loads only.
+using LoadsByGlobal =
+    llvm::DenseMap<Attribute, SmallVector<ml_program::GlobalLoadOp>>;
+
 /// Ops that write their results into their operands' storage (globals):
 /// checks that nothing reads those globals after them.
-LogicalResult checkInPlace(Operation *op, ArrayRef<Value> operands) {
+LogicalResult checkInPlace(Operation *op, ArrayRef<Value> operands,
+                           const LoadsByGlobal &loadsOf) {
   for (Value v : operands) {
     auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
     if (!load)
       return op->emitOpError("updates its state in place, so operand ")
              << "must be loaded from a global (ml_program.global_load)";
     SymbolRefAttr global = load.getGlobal();
-    auto func = op->getParentOfType<func::FuncOp>();
-    WalkResult walk = func.walk([&](ml_program::GlobalLoadOp other) {
-      if (other.getGlobal() != global)
-        return WalkResult::advance();
+    for (ml_program::GlobalLoadOp other : loadsOf.lookup(global))
       for (Operation *user : other.getResult().getUsers())
         if (runsAfter(user, op)) {
           InFlightDiagnostic d = op->emitOpError("updates ")
                                  << global << " in place, but it is read "
                                  << "afterwards by '" << user->getName() << "'";
           d.attachNote(user->getLoc()) << "read here";
-          return WalkResult::interrupt();
+          return failure();
         }
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return failure();
   }
   return success();
 }
@@ -377,6 +380,10 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     l.bind(arg, loadPointer(inputs, arg.getArgNumber()));
   }
 
+  LoadsByGlobal loadsOf;
+  func.walk([&](ml_program::GlobalLoadOp load) {
+    loadsOf[load.getGlobal()].push_back(load);
+  });
   for (Operation &op : func.getBody().front()) {
     l.currentLoc = op.getLoc();
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -409,16 +416,19 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
       SmallVector<Value> state{sgd.getParam()};
       if (sgd.getMomentumBuffer())
         state.push_back(sgd.getMomentumBuffer());
-      if (failed(checkInPlace(&op, state)))
+      if (failed(checkInPlace(&op, state, loadsOf)))
         return failure();
     } else if (auto adam = dyn_cast<AdamUpdateOp>(op)) {
       if (failed(checkInPlace(
-              &op, {adam.getParam(), adam.getExpAvg(), adam.getExpAvgSq()})))
+              &op, {adam.getParam(), adam.getExpAvg(), adam.getExpAvgSq()},
+              loadsOf)))
         return failure();
     } else if (auto update = dyn_cast<UpdateLossScaleOp>(op)) {
       if (failed(
-              checkInPlace(&op, {update.getScale(), update.getGrowthTracker(),
-                                 update.getHysteresisTracker()})))
+              checkInPlace(&op,
+                           {update.getScale(), update.getGrowthTracker(),
+                            update.getHysteresisTracker()},
+                           loadsOf)))
         return failure();
     }
     std::optional<LogicalResult> done;

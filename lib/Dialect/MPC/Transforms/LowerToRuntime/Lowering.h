@@ -64,6 +64,7 @@ public:
   llvm::StringMap<int64_t> stateConstantOffsets;
 
 private:
+  llvm::StringMap<func::FuncOp> declared;
   llvm::StringMap<StringRef> uniqued;
   unsigned counter = 0;
 };
