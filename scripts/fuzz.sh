@@ -10,35 +10,24 @@
 # clean-up, memory planning and the lowering; seeded with every .mlir of
 # test/) and mpc-fuzz-readers (the training executable's .npy, .npz and
 # safetensors readers; seeded with small valid files). The build is
-# separate (FUZZ_BUILD, default build-fuzz/), configured with clang-22 and
-# the sanitizers on mpc's own code (Debian's LLVM/MLIR libraries are not
-# instrumented: ASAN_OPTIONS=allow_user_poisoning=0 keeps their allocators'
-# annotations from being misread).
+# scripts/sanitize.sh's (FUZZ_BUILD, default build-asan/): clang-22 with
+# the sanitizers and libFuzzer's coverage on mpc's own code (Debian's
+# LLVM/MLIR libraries are not instrumented: ASAN_OPTIONS=
+# allow_user_poisoning=0 keeps their allocators' annotations from being
+# misread).
 #
 # A crash, a sanitizer report or a timeout stops the run and exits 1,
 # leaving the input in FUZZ_BUILD/findings/; reproduce it with
 #   FUZZ_BUILD/bin/mpc-fuzz-<target> FUZZ_BUILD/findings/crash-...
 # and add it as a lit regression test.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-FUZZ_BUILD="${FUZZ_BUILD:-$MPC_ROOT/build-fuzz}"
+MPC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+FUZZ_BUILD="${FUZZ_BUILD:-$MPC_ROOT/build-asan}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
-
-flags="-fsanitize=address,undefined -fsanitize=fuzzer-no-link"
-flags+=" -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
-  cmake -G Ninja -S "$MPC_ROOT" -B "$FUZZ_BUILD" \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-    -DLLVM_USE_LINKER=lld \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DMPC_ENABLE_CUDA=OFF -DMPC_BUILD_UNITTESTS=OFF \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DMPC_ENABLE_FUZZERS=ON >/dev/null
-fi
-ninja -C "$FUZZ_BUILD" mpc-fuzz-pipeline mpc-fuzz-readers
+# The sanitized build of scripts/sanitize.sh, fuzzers only.
+SANITIZE_BUILD="$FUZZ_BUILD" SANITIZE_BUILD_ONLY=1 \
+  SANITIZE_TARGETS="mpc-fuzz-pipeline mpc-fuzz-readers" \
+  "$MPC_ROOT/scripts/sanitize.sh"
 
 # Seeds.
 seeds="$FUZZ_BUILD/seeds"

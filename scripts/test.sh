@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds mpc and runs every test suite: lit (FileCheck) and GoogleTest
-# (ctest), then a bounded fuzzing run under AddressSanitizer and
-# UndefinedBehaviorSanitizer (scripts/fuzz.sh; MPC_FUZZ_SECONDS per target,
-# default 30, 0 to skip). Exits non-zero on any failure.
+# (ctest), then the compiler's and tools' lit suites again under
+# AddressSanitizer and UndefinedBehaviorSanitizer (scripts/sanitize.sh;
+# MPC_SANITIZE_TESTS=0 skips) and a bounded fuzzing run in the same
+# sanitized build (scripts/fuzz.sh; MPC_FUZZ_SECONDS per target, default
+# 30, 0 skips). Exits non-zero on any failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
@@ -11,6 +13,10 @@ echo "== lit: check-mpc"
 /usr/lib/llvm-22/bin/lit -sv "$MPC_BUILD/test" || status=1
 echo "== ctest: unit tests"
 ctest --test-dir "$MPC_BUILD" --output-on-failure || status=1
+if [ "${MPC_SANITIZE_TESTS:-1}" != 0 ]; then
+  echo "== lit under AddressSanitizer and UndefinedBehaviorSanitizer"
+  "$MPC_ROOT/scripts/sanitize.sh" || status=1
+fi
 if [ "${MPC_FUZZ_SECONDS:-30}" != 0 ]; then
   echo "== fuzz: ${MPC_FUZZ_SECONDS:-30}s per target"
   FUZZ_SECONDS="${MPC_FUZZ_SECONDS:-30}" "$MPC_ROOT/scripts/fuzz.sh" || status=1

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer:
+# mpc's code built with both (and libFuzzer's coverage, so that the same
+# build serves scripts/fuzz.sh) in a separate build, SANITIZE_BUILD
+# (default build-asan/), then the lit suites that exercise the compiler
+# and the tools (SANITIZE_SUITES, default Dialect Transforms Conversion
+# Tools Examples; the e2e and bench suites train models and take long
+# under the sanitizers: add them for a longer run).
+#
+# Debian's LLVM/MLIR libraries are not instrumented: the run sets
+# ASAN_OPTIONS=allow_user_poisoning=0 (their allocators' annotations would
+# otherwise be misread), and mpc-compile links the executables it makes
+# with the sanitizer flags (MPC_SANITIZE in CMakeLists.txt).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+SANITIZE_BUILD="${SANITIZE_BUILD:-$MPC_ROOT/build-asan}"
+SANITIZE_SUITES="${SANITIZE_SUITES:-Dialect Transforms Conversion Tools Examples}"
+if [ ! -f "$SANITIZE_BUILD/build.ninja" ]; then
+  cmake -G Ninja -S "$MPC_ROOT" -B "$SANITIZE_BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DMPC_SANITIZE=address,undefined \
+    -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
+    -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link \
+    -DLLVM_USE_LINKER=lld \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DMPC_ENABLE_CUDA=OFF -DMPC_BUILD_UNITTESTS=OFF \
+    -DMPC_ENABLE_FUZZERS=ON >/dev/null
+fi
+ninja -C "$SANITIZE_BUILD" ${SANITIZE_TARGETS:-mpc-opt mpc-compile mpc-runner mpcrt-cpu mpc-fuzz-pipeline mpc-fuzz-readers}
+[ "${SANITIZE_BUILD_ONLY:-0}" = 1 ] && exit 0
+export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+suites=()
+for s in $SANITIZE_SUITES; do suites+=("$SANITIZE_BUILD/test/$s"); done
+/usr/lib/llvm-22/bin/lit -sv "${suites[@]}"
