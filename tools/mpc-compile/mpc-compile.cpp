@@ -14,6 +14,8 @@
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Tools/CompileConfig.h"
 
+#include "Model.h"
+
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Conversion/Passes.h"
@@ -40,7 +42,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -51,7 +52,6 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <tuple>
-#include <vector>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -172,8 +172,7 @@ static LogicalResult writeFile(StringRef path,
 }
 
 /// What the training executable's runner refuses at start-up, refused now
-/// with the same words: the step's first result must be the scalar float
-/// loss, and every input must have the batch as its leading dimension.
+/// with the same check (batchSizeOf, lib/Runtime/Runner) and words.
 static LogicalResult checkRunnable(ModuleOp module) {
   auto descriptor = module.lookupSymbol<LLVM::GlobalOp>("mpc_model");
   auto text = descriptor
@@ -181,55 +180,22 @@ static LogicalResult checkRunnable(ModuleOp module) {
                   : StringAttr();
   if (!text)
     return success(); // not a lowered step (--emit=mlir of another graph)
-  auto parsed = llvm::json::parse(text.getValue().rtrim(StringRef("\0", 1)));
-  if (!parsed) {
-    llvm::consumeError(parsed.takeError());
+  llvm::Expected<::mpc::runner::Model> model =
+      ::mpc::runner::parseModel(text.getValue().rtrim(StringRef("\0", 1)));
+  if (!model) {
+    llvm::consumeError(model.takeError());
     return success();
   }
-  const llvm::json::Object *root = parsed->getAsObject();
-  auto fail = [&](const Twine &message) {
-    mlir::emitError(module.getLoc()) << message;
-    return failure();
-  };
-  const llvm::json::Array *inputs = root ? root->getArray("inputs") : nullptr;
-  const llvm::json::Array *outputs = root ? root->getArray("outputs") : nullptr;
-  if (!inputs || inputs->empty())
-    return fail("the step function has no inputs to batch");
-  auto shapeOf = [](const llvm::json::Value &v) {
-    std::vector<int64_t> shape;
-    if (const llvm::json::Object *o = v.getAsObject())
-      if (const llvm::json::Array *s = o->getArray("shape"))
-        for (const llvm::json::Value &d : *s)
-          shape.push_back(d.getAsInteger().value_or(-1));
-    return shape;
-  };
-  auto dtypeOf = [](const llvm::json::Value &v) {
-    const llvm::json::Object *o = v.getAsObject();
-    return o ? o->getString("dtype").value_or("").str() : std::string();
-  };
-  if (!outputs || outputs->empty() || !shapeOf((*outputs)[0]).empty() ||
-      dtypeOf((*outputs)[0]) == "bool" || dtypeOf((*outputs)[0])[0] == 'i')
-    return fail("the step function's first result must be the scalar float "
-                "loss");
-  std::vector<int64_t> first = shapeOf((*inputs)[0]);
-  int64_t batch = first.empty() ? 1 : first[0];
-  for (const llvm::json::Value &in : *inputs) {
-    std::vector<int64_t> shape = shapeOf(in);
-    if (shape.empty() || shape[0] != batch) {
-      const llvm::json::Object *o = in.getAsObject();
-      return fail("every step input must have the batch as its leading "
-                  "dimension ('" +
-                  (o ? o->getString("name").value_or("?") : "?") +
-                  "' does not)");
-    }
-  }
+  llvm::Expected<int64_t> batch = ::mpc::runner::batchSizeOf(*model);
+  if (!batch)
+    return mlir::emitError(module.getLoc()) << toString(batch.takeError());
   return success();
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAllPasses();
-  mpc::registerMPCPasses();
+  mlir::mpc::registerMPCPasses();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -264,7 +230,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
-  registry.insert<mpc::MPCDialect>();
+  registry.insert<mlir::mpc::MPCDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // An error names its op and location; the whole module is not printed.

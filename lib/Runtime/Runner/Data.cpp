@@ -79,6 +79,23 @@ llvm::Expected<Model> mpc::runner::parseModel(StringRef json) {
   return model;
 }
 
+llvm::Expected<int64_t> mpc::runner::batchSizeOf(const Model &model) {
+  if (model.inputs.empty())
+    return createStringError("the step function has no inputs to batch");
+  const std::vector<TensorInfo> &outputs = model.outputs;
+  if (outputs.empty() || !outputs[0].shape.empty() ||
+      outputs[0].dtype == "bool" || outputs[0].dtype[0] == 'i')
+    return createStringError("the step function's first result must be the "
+                             "scalar float loss");
+  int64_t batch = model.inputs[0].shape.empty() ? 1 : model.inputs[0].shape[0];
+  for (const TensorInfo &in : model.inputs)
+    if (in.shape.empty() || in.shape[0] != batch)
+      return createStringError("every step input must have the batch as its "
+                               "leading dimension ('" +
+                               in.name + "' does not)");
+  return batch;
+}
+
 //===----------------------------------------------------------------------===//
 // .npy
 //===----------------------------------------------------------------------===//

@@ -29,6 +29,12 @@ struct Model {
 /// Parses the JSON descriptor the compiler embeds (mpc_model).
 llvm::Expected<Model> parseModel(llvm::StringRef json);
 
+/// The batch size of the step, or why the runner cannot run it: the first
+/// result must be the scalar float loss, and every input must have the
+/// batch as its leading dimension. mpc-compile asks the same at compile
+/// time.
+llvm::Expected<int64_t> batchSizeOf(const Model &model);
+
 /// A host array read from .npy data.
 struct Array {
   std::string dtype; // as TensorInfo::dtype

@@ -199,18 +199,10 @@ int main(int argc, char **argv) {
   if (!parsed)
     return fail(parsed.takeError());
   Model &model = *parsed;
-  if (model.inputs.empty())
-    return fail("the step function has no inputs to batch");
-  if (model.outputs.empty() || !model.outputs[0].shape.empty() ||
-      model.outputs[0].dtype == "bool" || model.outputs[0].dtype[0] == 'i')
-    return fail("the step function's first result must be the scalar float "
-                "loss");
-  int64_t batch = model.inputs[0].shape.empty() ? 1 : model.inputs[0].shape[0];
-  for (const TensorInfo &in : model.inputs)
-    if (in.shape.empty() || in.shape[0] != batch)
-      return fail("every step input must have the batch as its leading "
-                  "dimension ('" +
-                  in.name + "' does not)");
+  llvm::Expected<int64_t> batchOr = batchSizeOf(model);
+  if (!batchOr)
+    return fail(batchOr.takeError());
+  int64_t batch = *batchOr;
   if (batchSize >= 0 && batchSize != batch)
     return fail("--batch-size " + llvm::Twine(batchSize.getValue()) +
                 " does not match the batch size the step was compiled for (" +
