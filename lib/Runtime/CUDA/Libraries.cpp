@@ -15,16 +15,18 @@ namespace {
 #define MPCRT_STRINGIFY(x) MPCRT_STRINGIFY_(x)
 
 /// A library the backend needs: its soname (the major version it was
-/// built against) and the variable that may name its file instead.
+/// built against), the variable that may name its file instead, and that
+/// major version.
 struct Library {
   const char *what, *soname, *variable;
+  size_t major;
 };
 
 const Library kCublasLt = {"cuBLASLt",
                            "libcublasLt.so." MPCRT_STRINGIFY(CUBLAS_VER_MAJOR),
-                           "MPC_CUBLASLT_LIBRARY"};
+                           "MPC_CUBLASLT_LIBRARY", CUBLAS_VER_MAJOR};
 const Library kCudnn = {"cuDNN", "libcudnn.so." MPCRT_STRINGIFY(CUDNN_MAJOR),
-                        "MPC_CUDNN_LIBRARY"};
+                        "MPC_CUDNN_LIBRARY", CUDNN_MAJOR};
 
 [[noreturn]] void cannotLoad(const Library &library, const std::string &file,
                              const std::string &why) {
@@ -63,18 +65,24 @@ void resolve(void *handle, const Library &library, const char *name,
                    " (another version?)");
 }
 
+/// Both libraries report their version as major * 10000 + ...: another
+/// major version than the backend was built for is refused.
+void checkMajor(const Library &library, size_t version) {
+  size_t major = version / 10000;
+  if (major != library.major)
+    cannotLoad(library, library.soname,
+               "it is version " + std::to_string(major) +
+                   ".x, the backend was built for " +
+                   std::to_string(library.major) + ".x");
+}
+
 CublasLt loadCublasLt() {
   void *handle = open(kCublasLt);
   CublasLt table;
 #define MPCRT_RESOLVE(name) resolve(handle, kCublasLt, #name, table.name);
   MPCRT_CUBLASLT_FUNCTIONS(MPCRT_RESOLVE)
 #undef MPCRT_RESOLVE
-  size_t major = table.cublasLtGetVersion() / 10000;
-  if (major != CUBLAS_VER_MAJOR)
-    cannotLoad(kCublasLt, kCublasLt.soname,
-               "it is version " + std::to_string(major) +
-                   ".x, the backend was built for " +
-                   MPCRT_STRINGIFY(CUBLAS_VER_MAJOR) ".x");
+  checkMajor(kCublasLt, table.cublasLtGetVersion());
   return table;
 }
 
@@ -84,12 +92,7 @@ Cudnn loadCudnn() {
 #define MPCRT_RESOLVE(name) resolve(handle, kCudnn, #name, table.name);
   MPCRT_CUDNN_FUNCTIONS(MPCRT_RESOLVE)
 #undef MPCRT_RESOLVE
-  size_t major = table.cudnnGetVersion() / 10000;
-  if (major != CUDNN_MAJOR)
-    cannotLoad(kCudnn, kCudnn.soname,
-               "it is version " + std::to_string(major) +
-                   ".x, the backend was built for " +
-                   MPCRT_STRINGIFY(CUDNN_MAJOR) ".x");
+  checkMajor(kCudnn, table.cudnnGetVersion());
   return table;
 }
 
