@@ -235,8 +235,12 @@ run() {
   part environment 30 environment
   part unit-tests 90 unit
   if command -v compute-sanitizer > /dev/null; then
+    # The failed-capture test makes CUDA API calls fail on purpose (a
+    # synchronize inside a capture), which memcheck reports as errors: it
+    # runs in the plain part only.
     part memcheck 180 compute-sanitizer --tool memcheck --error-exitcode 1 \
-      --log-file "$RESULTS/memcheck.log" "$BUNDLE/bin/MPCRuntimeCUDATests"
+      --log-file "$RESULTS/memcheck.log" "$BUNDLE/bin/MPCRuntimeCUDATests" \
+      --gtest_filter='-Graph.AFailedCapture*'
     part racecheck 90 compute-sanitizer --tool racecheck --error-exitcode 1 \
       "$BUNDLE/bin/MPCRuntimeCUDATests" \
       --gtest_filter='Elementwise.*:Training.*:Nn.BatchNorm*'

@@ -2,7 +2,8 @@
 //
 // The CPU reference's formulas on the device (cuDNN's batch norm and
 // pooling are not used yet). Sums over a channel or a loss use one block
-// each, in a fixed order; pooling gradients scatter-add in f32.
+// each, in a fixed order; pooling gradients gather per input element in
+// the accumulator type (deterministic, f64 kept f64).
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,14 +139,42 @@ __global__ void maxPoolKernel(const T *x, T *y, mpcrt_pool2d_shape s,
   }
 }
 
+/// The output rows (or columns) whose windows hold input row `y`: the
+/// half-open range [lo, hi) within [0, outputs).
+__device__ void windowsHolding(int64_t y, int64_t k, int64_t stride,
+                               int64_t pad, int64_t outputs, int64_t &lo,
+                               int64_t &hi) {
+  // oy * stride - pad <= y < oy * stride - pad + k
+  int64_t first = y + pad - k + 1;
+  lo = first <= 0 ? 0 : (first + stride - 1) / stride;
+  hi = min((y + pad) / stride + 1, outputs);
+}
+
+/// Pooling gradients gather: each input element sums, in the accumulator
+/// type and a fixed order, what the windows that hold it send back. No
+/// atomics, so the result is deterministic and f64 stays f64.
 template <typename T>
-__global__ void maxPoolBackwardKernel(const T *dy, const T *x, float *acc,
+__global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx,
                                       mpcrt_pool2d_shape s, int64_t count) {
-  for (int64_t out = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-       out < count; out += int64_t(gridDim.x) * blockDim.x) {
-    int64_t best = argmaxOf(x, s, windowOf(s, out));
-    if (best >= 0)
-      atomicAdd(&acc[best], static_cast<float>(Storage<T>::load(dy[out])));
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t in = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; in < count;
+       in += int64_t(gridDim.x) * blockDim.x) {
+    int64_t ch = in % s.c, rest = in / s.c;
+    int64_t xx = rest % s.w;
+    rest /= s.w;
+    int64_t y = rest % s.h, n = rest / s.h;
+    int64_t oy0, oy1, ox0, ox1;
+    windowsHolding(y, s.kh, s.stride_h, s.pad_h, s.ho, oy0, oy1);
+    windowsHolding(xx, s.kw, s.stride_w, s.pad_w, s.wo, ox0, ox1);
+    A sum = 0;
+    for (int64_t oy = oy0; oy < oy1; ++oy)
+      for (int64_t ox = ox0; ox < ox1; ++ox) {
+        int64_t out = ((n * s.ho + oy) * s.wo + ox) * s.c + ch;
+        if (argmaxOf(x, s, windowOf(s, out)) == in)
+          sum += S::load(dy[out]);
+      }
+    dx[in] = S::store(sum);
   }
 }
 
@@ -166,16 +195,27 @@ __global__ void avgPoolKernel(const T *x, T *y, mpcrt_pool2d_shape s,
 }
 
 template <typename T>
-__global__ void avgPoolBackwardKernel(const T *dy, float *acc,
-                                      mpcrt_pool2d_shape s, int64_t count) {
-  for (int64_t out = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-       out < count; out += int64_t(gridDim.x) * blockDim.x) {
-    Window w = windowOf(s, out);
-    float share = static_cast<float>(Storage<T>::load(dy[out])) /
-                  static_cast<float>(w.divisor);
-    for (int64_t yy = w.y0; yy < w.y1; ++yy)
-      for (int64_t xx = w.x0; xx < w.x1; ++xx)
-        atomicAdd(&acc[((w.n * s.h + yy) * s.w + xx) * s.c + w.ch], share);
+__global__ void avgPoolBackwardKernel(const T *dy, T *dx, mpcrt_pool2d_shape s,
+                                      int64_t count) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (int64_t in = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; in < count;
+       in += int64_t(gridDim.x) * blockDim.x) {
+    int64_t ch = in % s.c, rest = in / s.c;
+    int64_t xx = rest % s.w;
+    rest /= s.w;
+    int64_t y = rest % s.h, n = rest / s.h;
+    int64_t oy0, oy1, ox0, ox1;
+    windowsHolding(y, s.kh, s.stride_h, s.pad_h, s.ho, oy0, oy1);
+    windowsHolding(xx, s.kw, s.stride_w, s.pad_w, s.wo, ox0, ox1);
+    A sum = 0;
+    for (int64_t oy = oy0; oy < oy1; ++oy)
+      for (int64_t ox = ox0; ox < ox1; ++ox) {
+        int64_t out = ((n * s.ho + oy) * s.wo + ox) * s.c + ch;
+        Window w = windowOf(s, out);
+        sum += S::load(dy[out]) / static_cast<A>(w.divisor);
+      }
+    dx[in] = S::store(sum);
   }
 }
 
@@ -303,18 +343,16 @@ void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
 void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, void *gradInput,
                        const mpcrt_pool2d_shape &s) {
-  int64_t count = s.n * s.ho * s.wo * s.c, inputs = s.n * s.h * s.w * s.c;
-  float *acc = scratchF32(inputs);
-  zero(acc, inputs * sizeof(float));
+  int64_t inputs = s.n * s.h * s.w * s.c;
+  if (inputs == 0)
+    return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (count > 0)
-      maxPoolBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-          static_cast<const T *>(gradOutput), static_cast<const T *>(input),
-          acc, s, count);
+    maxPoolBackwardKernel<T><<<blocksFor(inputs), kThreads, 0, stream()>>>(
+        static_cast<const T *>(gradOutput), static_cast<const T *>(input),
+        static_cast<T *>(gradInput), s, inputs);
   });
   MPCRT_CUDA_LAUNCHED("max_pool2d_backward");
-  cast(MPCRT_F32, acc, dtype, gradInput, inputs);
 }
 
 void avgPool2d(mpcrt_dtype dtype, const void *input, void *output,
@@ -332,17 +370,16 @@ void avgPool2d(mpcrt_dtype dtype, const void *input, void *output,
 
 void avgPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
                        void *gradInput, const mpcrt_pool2d_shape &s) {
-  int64_t count = s.n * s.ho * s.wo * s.c, inputs = s.n * s.h * s.w * s.c;
-  float *acc = scratchF32(inputs);
-  zero(acc, inputs * sizeof(float));
+  int64_t inputs = s.n * s.h * s.w * s.c;
+  if (inputs == 0)
+    return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (count > 0)
-      avgPoolBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-          static_cast<const T *>(gradOutput), acc, s, count);
+    avgPoolBackwardKernel<T><<<blocksFor(inputs), kThreads, 0, stream()>>>(
+        static_cast<const T *>(gradOutput), static_cast<T *>(gradInput), s,
+        inputs);
   });
   MPCRT_CUDA_LAUNCHED("avg_pool2d_backward");
-  cast(MPCRT_F32, acc, dtype, gradInput, inputs);
 }
 
 void upsampleNearest2d(mpcrt_dtype dtype, const void *input, void *output,

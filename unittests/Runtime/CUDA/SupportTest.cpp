@@ -65,10 +65,11 @@ TEST_F(Support, RandomFillsMatchTheReference) {
       // u0)); the CUDA Math API documents log 1 ulp and sin/cos 2 ulps
       // (double), glibc under 1 ulp each: with the rounding of the
       // products, |dv| <= 8 ulp(double) * |b r cos| = 8 * 2^-52 |w - a|
-      // (not relative to w: a + b r cos cancels near zero), plus one
-      // rounding of the double to the element type (which can land on
-      // either side of a boundary): one ulp of the type at |w|, or its
-      // smallest subnormal step.
+      // (not relative to w: a + b r cos cancels near zero), plus the last
+      // rounding, of the sum a + b r cos (in double) and then to the
+      // element type, which can land on either side of a boundary: one ulp
+      // of the type at |w| (for f64 the sum's own rounding: half an ulp
+      // on each side), or its smallest subnormal step.
       double typeUlp = d == MPCRT_F64   ? 0x1p-52
                        : d == MPCRT_F32 ? 0x1p-23
                        : d == MPCRT_F16 ? 0x1p-10
@@ -83,8 +84,7 @@ TEST_F(Support, RandomFillsMatchTheReference) {
           continue;
         }
         double library = 8 * 0x1p-52 * std::fabs(w[i] - (-0.5));
-        double rounding =
-            d == MPCRT_F64 ? 0 : typeUlp * std::fabs(w[i]) + subnormal;
+        double rounding = typeUlp * std::fabs(w[i]) + subnormal;
         ASSERT_LE(std::fabs(w[i] - o[i]), library + rounding)
             << "normal element " << i << " dtype " << d;
       }
