@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Columns.cuh"
 #include "Device.cuh"
 #include "Formulas.h"
 
@@ -285,28 +286,61 @@ layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
   }
 }
 
-/// The parameter gradients: one thread per column, rows in order.
-template <typename T, typename Stat>
-__global__ void
-layerNormParamGradKernel(const T *dy, const T *x, const Stat *mean,
-                         const Stat *rstd, mpcrt_dtype paramDtype, void *dgamma,
-                         void *dbeta, int64_t rows, int64_t cols) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < cols;
-       c += int64_t(gridDim.x) * blockDim.x) {
-    A dg = 0, db = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      A xhat = (S::load(x[r * cols + c]) - static_cast<A>(mean[r])) *
-               static_cast<A>(rstd[r]);
-      A d = S::load(dy[r * cols + c]);
-      dg += d * xhat;
-      db += d;
-    }
-    storeAny(paramDtype, dgamma, c, dg);
-    storeAny(paramDtype, dbeta, c, db);
+/// The parameter gradients' terms of one element: dy * xhat and dy.
+template <typename T, typename Stat> struct LayerNormParamTerms {
+  const T *dy, *x;
+  const Stat *mean, *rstd;
+  int64_t cols;
+  using A = typename Storage<T>::Acc;
+  __device__ Partial<A, 2> operator()(int64_t, int64_t r, int64_t c) const {
+    using S = Storage<T>;
+    A xhat = (S::load(x[r * cols + c]) - static_cast<A>(mean[r])) *
+             static_cast<A>(rstd[r]);
+    A d = S::load(dy[r * cols + c]);
+    return {{d * xhat, d}};
   }
-}
+};
+
+template <typename A> struct StoreParamGrads {
+  mpcrt_dtype paramDtype;
+  void *dgamma, *dbeta;
+  __device__ void operator()(int64_t, int64_t c, const Partial<A, 2> &s) const {
+    storeAny(paramDtype, dgamma, c, s.v[0]);
+    storeAny(paramDtype, dbeta, c, s.v[1]);
+  }
+};
+
+/// A reduction's element (o, r, j) of [outer, reduced, inner].
+template <typename T> struct ReduceTerm {
+  const T *in;
+  int64_t reduced, inner;
+  using A = typename Storage<T>::Acc;
+  __device__ Partial<A, 1> operator()(int64_t o, int64_t r, int64_t j) const {
+    return {{Storage<T>::load(in[(o * reduced + r) * inner + j])}};
+  }
+};
+
+/// Maximum, a NaN winning (as reduceColumnsKernel).
+template <typename A> struct MaxOf {
+  __device__ Partial<A, 1> operator()(Partial<A, 1> a,
+                                      const Partial<A, 1> &b) const {
+    if (isnan(b.v[0]) || b.v[0] > a.v[0])
+      a.v[0] = b.v[0];
+    return a;
+  }
+};
+
+template <typename T> struct StoreReduced {
+  T *out;
+  int64_t inner, reduced;
+  bool mean;
+  using A = typename Storage<T>::Acc;
+  __device__ void operator()(int64_t o, int64_t j,
+                             const Partial<A, 1> &s) const {
+    out[o * inner + j] =
+        Storage<T>::store(mean ? s.v[0] / static_cast<A>(reduced) : s.v[0]);
+  }
+};
 
 } // namespace
 
@@ -372,16 +406,31 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (inner == 1 && reduced >= 64 && outer < (int64_t(1) << 31))
+    using A = typename Storage<T>::Acc;
+    ColumnPlan plan = planColumns(outer, reduced, inner);
+    if (inner == 1 && reduced >= 64 && outer < (int64_t(1) << 31)) {
       reduceRowsKernel<T>
           <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
               op, static_cast<const T *>(input), static_cast<T *>(out),
               reduced);
-    else
+    } else if (plan.chunks > 0 && (inner >= 32 || plan.chunks > 1)) {
+      auto *partials = reinterpret_cast<Partial<A, 1> *>(
+          scratchF32((partialBytes<A, 1>(plan) + 3) / 4));
+      ReduceTerm<T> term{static_cast<const T *>(input), reduced, inner};
+      StoreReduced<T> finish{static_cast<T *>(out), inner, reduced,
+                             op == MPCRT_REDUCE_MEAN};
+      if (op == MPCRT_REDUCE_MAX)
+        reduceColumnsOf(plan, term, MaxOf<A>{}, Partial<A, 1>{{A(-INFINITY)}},
+                        finish, partials);
+      else
+        reduceColumnsOf(plan, term, SumOf<A, 1>{}, Partial<A, 1>{{A(0)}},
+                        finish, partials);
+    } else {
       reduceColumnsKernel<T>
           <<<blocksFor(outer * inner), kThreads, 0, stream()>>>(
               op, static_cast<const T *>(input), static_cast<T *>(out), outer,
               reduced, inner);
+    }
   });
   MPCRT_CUDA_LAUNCHED("reduce");
 }
@@ -494,11 +543,18 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
             static_cast<const T *>(gradOutput), static_cast<const T *>(input),
             static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
             paramDtype, gamma, static_cast<T *>(gradInput), cols);
-    layerNormParamGradKernel<T, Stat>
-        <<<blocksFor(cols), kThreads, 0, stream()>>>(
-            static_cast<const T *>(gradOutput), static_cast<const T *>(input),
-            static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
-            paramDtype, gradGamma, gradBeta, rows, cols);
+    using A = typename Storage<T>::Acc;
+    ColumnPlan plan = planColumns(1, rows, cols);
+    auto *partials = reinterpret_cast<Partial<A, 2> *>(
+        scratchF32((partialBytes<A, 2>(plan) + 3) / 4));
+    reduceColumnsOf(
+        plan,
+        LayerNormParamTerms<T, Stat>{static_cast<const T *>(gradOutput),
+                                     static_cast<const T *>(input),
+                                     static_cast<const Stat *>(mean),
+                                     static_cast<const Stat *>(rstd), cols},
+        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+        StoreParamGrads<A>{paramDtype, gradGamma, gradBeta}, partials);
   });
   MPCRT_CUDA_LAUNCHED("layer_norm_backward");
 }

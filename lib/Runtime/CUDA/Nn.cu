@@ -1,12 +1,14 @@
 //===- Nn.cu - batch norm, pooling, upsampling, pointwise losses ----------===//
 //
 // The CPU reference's formulas on the device (cuDNN's batch norm and
-// pooling are not used yet). Sums over a channel or a loss use one block
-// each, in a fixed order; pooling gradients gather per input element in
-// the accumulator type (deterministic, f64 kept f64).
+// pooling are not used yet). Channel statistics are column reductions
+// (Columns.cuh); a loss's sum uses one block, in a fixed order; pooling
+// gradients gather per input element in the accumulator type (deterministic,
+// f64 kept f64).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Columns.cuh"
 #include "Device.cuh"
 #include "Formulas.h"
 
@@ -15,34 +17,54 @@
 namespace mpcrt::cuda {
 namespace {
 
-/// One block per channel.
-template <typename T>
-__global__ void batchNormKernel(const T *x, mpcrt_dtype pd, const void *gamma,
-                                const void *beta, void *runningMean,
-                                void *runningVar, T *y, float *savedMean,
-                                float *savedInvstd, int64_t rows, int64_t c,
-                                double momentum, double eps) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  int64_t ch = blockIdx.x;
-  A sum = 0;
-  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
-    sum += S::load(x[r * c + ch]);
-  A mean = blockReduce(sum) / static_cast<A>(rows);
-  A var = 0;
-  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
-    A d = S::load(x[r * c + ch]) - mean;
-    var += d * d;
+/// Batch norm over [rows, c] (channels last): the statistics are column
+/// reductions (Columns.cuh), the normalisation and its gradient elementwise.
+template <typename T> struct ChannelValue {
+  const T *x;
+  int64_t c;
+  using A = typename Storage<T>::Acc;
+  __device__ Partial<A, 1> operator()(int64_t, int64_t r, int64_t ch) const {
+    return {{Storage<T>::load(x[r * c + ch])}};
   }
-  var = blockReduce(var);
-  A biased = var / static_cast<A>(rows);
-  A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
-  A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
-  A g = static_cast<A>(loadAny(pd, gamma, ch));
-  A b = static_cast<A>(loadAny(pd, beta, ch));
-  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
-    y[r * c + ch] = S::store((S::load(x[r * c + ch]) - mean) * invstd * g + b);
-  if (threadIdx.x == 0) {
+};
+
+/// Per channel: stats[ch] = mean, from the sum.
+template <typename A> struct StoreMean {
+  A *stats;
+  int64_t rows;
+  __device__ void operator()(int64_t, int64_t ch,
+                             const Partial<A, 1> &s) const {
+    stats[ch] = s.v[0] / static_cast<A>(rows);
+  }
+};
+
+template <typename T> struct SquaredDeviation {
+  const T *x;
+  const typename Storage<T>::Acc *mean;
+  int64_t c;
+  using A = typename Storage<T>::Acc;
+  __device__ Partial<A, 1> operator()(int64_t, int64_t r, int64_t ch) const {
+    A d = Storage<T>::load(x[r * c + ch]) - mean[ch];
+    return {{d * d}};
+  }
+};
+
+/// Per channel, from the sum of squared deviations: stats[c + ch] =
+/// invstd, the saved statistics and the running ones.
+template <typename A> struct StoreVariance {
+  A *stats;
+  mpcrt_dtype pd;
+  void *runningMean, *runningVar;
+  float *savedMean, *savedInvstd;
+  int64_t rows, c;
+  double momentum, eps;
+  __device__ void operator()(int64_t, int64_t ch,
+                             const Partial<A, 1> &s) const {
+    A mean = stats[ch], var = s.v[0];
+    A biased = var / static_cast<A>(rows);
+    A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
+    A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
+    stats[c + ch] = invstd;
     savedMean[ch] = static_cast<float>(mean);
     savedInvstd[ch] = static_cast<float>(invstd);
     storeAny(pd, runningMean, ch,
@@ -52,38 +74,84 @@ __global__ void batchNormKernel(const T *x, mpcrt_dtype pd, const void *gamma,
              (1 - momentum) * loadAny(pd, runningVar, ch) +
                  momentum * static_cast<double>(unbiased));
   }
-}
+};
 
 template <typename T>
-__global__ void
-batchNormBackwardKernel(const T *dy, const T *x, mpcrt_dtype pd,
-                        const void *gamma, const float *savedMean,
-                        const float *savedInvstd, T *dx, void *dgamma,
-                        void *dbeta, int64_t rows, int64_t c) {
+__global__ void batchNormApplyKernel(const T *x, mpcrt_dtype pd,
+                                     const void *gamma, const void *beta,
+                                     const typename Storage<T>::Acc *stats,
+                                     T *y, int64_t count, int64_t c) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  int64_t ch = blockIdx.x;
-  A mean = savedMean[ch], invstd = savedInvstd[ch];
-  A g = static_cast<A>(loadAny(pd, gamma, ch));
-  A sumDy = 0, sumDyXhat = 0;
-  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t ch = i % c;
+    A g = static_cast<A>(loadAny(pd, gamma, ch));
+    A b = static_cast<A>(loadAny(pd, beta, ch));
+    y[i] = S::store((S::load(x[i]) - stats[ch]) * stats[c + ch] * g + b);
+  }
+}
+
+/// The backward sums of one element: dy and dy * xhat.
+template <typename T> struct BatchNormGradTerms {
+  const T *dy, *x;
+  const float *savedMean, *savedInvstd;
+  int64_t c;
+  using A = typename Storage<T>::Acc;
+  __device__ Partial<A, 2> operator()(int64_t, int64_t r, int64_t ch) const {
+    using S = Storage<T>;
     A d = S::load(dy[r * c + ch]);
-    sumDy += d;
-    sumDyXhat += d * (S::load(x[r * c + ch]) - mean) * invstd;
+    A xhat = (S::load(x[r * c + ch]) - static_cast<A>(savedMean[ch])) *
+             static_cast<A>(savedInvstd[ch]);
+    return {{d, d * xhat}};
   }
-  sumDy = blockReduce(sumDy);
-  sumDyXhat = blockReduce(sumDyXhat);
+};
+
+/// Per channel: dgamma, dbeta, and the sums for dx in stats[2 ch ..].
+template <typename A> struct StoreBatchNormGrads {
+  A *stats;
+  mpcrt_dtype pd;
+  void *dgamma, *dbeta;
+  __device__ void operator()(int64_t, int64_t ch,
+                             const Partial<A, 2> &s) const {
+    stats[2 * ch] = s.v[0];
+    stats[2 * ch + 1] = s.v[1];
+    storeAny(pd, dgamma, ch, s.v[1]);
+    storeAny(pd, dbeta, ch, s.v[0]);
+  }
+};
+
+template <typename T>
+__global__ void batchNormGradInputKernel(const T *dy, const T *x,
+                                         mpcrt_dtype pd, const void *gamma,
+                                         const float *savedMean,
+                                         const float *savedInvstd,
+                                         const typename Storage<T>::Acc *stats,
+                                         T *dx, int64_t rows, int64_t c) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  int64_t count = rows * c;
   A n = static_cast<A>(rows);
-  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
-    A xhat = (S::load(x[r * c + ch]) - mean) * invstd;
-    dx[r * c + ch] =
-        S::store(g * invstd *
-                 (S::load(dy[r * c + ch]) - sumDy / n - xhat * sumDyXhat / n));
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t ch = i % c;
+    A mean = savedMean[ch], invstd = savedInvstd[ch];
+    A g = static_cast<A>(loadAny(pd, gamma, ch));
+    A xhat = (S::load(x[i]) - mean) * invstd;
+    dx[i] = S::store(
+        g * invstd *
+        (S::load(dy[i]) - stats[2 * ch] / n - xhat * stats[2 * ch + 1] / n));
   }
-  if (threadIdx.x == 0) {
-    storeAny(pd, dgamma, ch, sumDyXhat);
-    storeAny(pd, dbeta, ch, sumDy);
-  }
+}
+
+/// Scratch for a batch norm: 2 c statistics of type A, then the partials.
+template <typename A, int K>
+A *batchNormScratch(const ColumnPlan &p, int64_t c, Partial<A, K> *&partials) {
+  int64_t statBytes = (2 * c * int64_t(sizeof(A)) + 15) / 16 * 16;
+  char *base = reinterpret_cast<char *>(
+      scratchF32((statBytes + partialBytes<A, K>(p) + 3) / 4));
+  partials = reinterpret_cast<Partial<A, K> *>(base + statBytes);
+  return reinterpret_cast<A *>(base);
 }
 
 /// A pooling window of output element `out` (NHWC): its valid input range
@@ -300,10 +368,22 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
   }
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    batchNormKernel<T><<<static_cast<unsigned>(c), kThreads, 0, stream()>>>(
-        static_cast<const T *>(input), paramDtype, gamma, beta, runningMean,
-        runningVar, static_cast<T *>(output), savedMean, savedInvstd, rows, c,
-        momentum, epsilon);
+    using A = typename Storage<T>::Acc;
+    const T *x = static_cast<const T *>(input);
+    ColumnPlan plan = planColumns(1, rows, c);
+    Partial<A, 1> *partials;
+    A *stats = batchNormScratch(plan, c, partials);
+    reduceColumnsOf(plan, ChannelValue<T>{x, c}, SumOf<A, 1>{},
+                    Partial<A, 1>{{A(0)}}, StoreMean<A>{stats, rows}, partials);
+    reduceColumnsOf(plan, SquaredDeviation<T>{x, stats, c}, SumOf<A, 1>{},
+                    Partial<A, 1>{{A(0)}},
+                    StoreVariance<A>{stats, paramDtype, runningMean, runningVar,
+                                     savedMean, savedInvstd, rows, c, momentum,
+                                     epsilon},
+                    partials);
+    batchNormApplyKernel<T><<<blocksFor(rows * c), kThreads, 0, stream()>>>(
+        x, paramDtype, gamma, beta, stats, static_cast<T *>(output), rows * c,
+        c);
   });
   MPCRT_CUDA_LAUNCHED("batch_norm");
 }
@@ -316,13 +396,27 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        int64_t c) {
   if (c == 0)
     return;
+  if (rows == 0) { // the parameter gradients are sums of nothing
+    fill(paramDtype, gradGamma, c, 0.0);
+    fill(paramDtype, gradBeta, c, 0.0);
+    return;
+  }
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    batchNormBackwardKernel<T>
-        <<<static_cast<unsigned>(c), kThreads, 0, stream()>>>(
-            static_cast<const T *>(gradOutput), static_cast<const T *>(input),
-            paramDtype, gamma, savedMean, savedInvstd,
-            static_cast<T *>(gradInput), gradGamma, gradBeta, rows, c);
+    using A = typename Storage<T>::Acc;
+    const T *dy = static_cast<const T *>(gradOutput);
+    const T *x = static_cast<const T *>(input);
+    ColumnPlan plan = planColumns(1, rows, c);
+    Partial<A, 2> *partials;
+    A *stats = batchNormScratch(plan, c, partials);
+    reduceColumnsOf(
+        plan, BatchNormGradTerms<T>{dy, x, savedMean, savedInvstd, c},
+        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+        StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta},
+        partials);
+    batchNormGradInputKernel<T><<<blocksFor(rows * c), kThreads, 0, stream()>>>(
+        dy, x, paramDtype, gamma, savedMean, savedInvstd, stats,
+        static_cast<T *>(gradInput), rows, c);
   });
   MPCRT_CUDA_LAUNCHED("batch_norm_backward");
 }
