@@ -104,7 +104,34 @@ __global__ void columnFinishKernel(Combine combine, ColumnPlan p,
   }
 }
 
+/// Pass 2 when there are many chunks: one block per column, its threads
+/// striding over the chunks, then a fixed tree over the threads.
+template <typename A, int K, typename Combine, typename Finish>
+__global__ void columnFinishWideKernel(Combine combine, ColumnPlan p,
+                                       const Partial<A, K> *partials,
+                                       Partial<A, K> init, Finish finish) {
+  __shared__ Partial<A, K> lanes[kThreads];
+  int64_t outputs = p.outer * p.cols;
+  for (int64_t i = blockIdx.x; i < outputs; i += gridDim.x) {
+    Partial<A, K> acc = init;
+    for (int64_t chunk = threadIdx.x; chunk < p.chunks; chunk += blockDim.x)
+      acc = combine(acc, partials[chunk * outputs + i]);
+    lanes[threadIdx.x] = acc;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+      if (int(threadIdx.x) < half)
+        lanes[threadIdx.x] =
+            combine(lanes[threadIdx.x], lanes[threadIdx.x + half]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0)
+      finish(i / p.cols, i % p.cols, lanes[0]);
+    __syncthreads(); // lanes[0] read before the next column overwrites it
+  }
+}
+
 /// Both passes on the stream; `partials` holds partialBytes<A, K>(p).
+/// `init` is the combination's identity.
 template <typename A, int K, typename Load, typename Combine, typename Finish>
 void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine,
                      Partial<A, K> init, Finish finish,
@@ -113,9 +140,14 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine,
             static_cast<unsigned>(p.outer));
   columnPartialsKernel<A, K>
       <<<grid, dim3(32, 8), 0, stream()>>>(load, combine, init, p, partials);
-  columnFinishKernel<A, K>
-      <<<blocksFor(p.outer * p.cols), kThreads, 0, stream()>>>(
-          combine, p, partials, finish);
+  int64_t outputs = p.outer * p.cols;
+  if (p.chunks >= 64)
+    columnFinishWideKernel<A, K>
+        <<<blocksFor(outputs, 1), kThreads, 0, stream()>>>(combine, p, partials,
+                                                           init, finish);
+  else
+    columnFinishKernel<A, K><<<blocksFor(outputs), kThreads, 0, stream()>>>(
+        combine, p, partials, finish);
 }
 
 } // namespace mpcrt::cuda

@@ -216,7 +216,7 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
     int64_t outer, reduced, inner;
   };
   for (Case c : {Case{3, 700, 1}, Case{2, 50, 33}, Case{1, 4096, 1},
-                 Case{5, 3, 1}, Case{2, 1000, 40}})
+                 Case{5, 3, 1}, Case{2, 1000, 40}, Case{1, 8192, 32}})
     for (mpcrt_dtype d : kTypes)
       for (mpcrt_reduce_op op :
            {MPCRT_REDUCE_SUM, MPCRT_REDUCE_MEAN, MPCRT_REDUCE_MAX}) {
