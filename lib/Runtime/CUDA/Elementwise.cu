@@ -28,18 +28,21 @@ struct Shape {
   int rank;
 };
 
-template <typename T>
+/// I: the index type, 32 bits whenever every offset fits (integer division
+/// by a dimension is the kernel's main cost otherwise).
+template <typename T, typename I>
 __global__ void binaryKernel(mpcrt_binary_op op, const T *lhs, const T *rhs,
-                             T *out, Shape shape, int64_t count) {
+                             T *out, Shape shape, I count) {
   using S = Storage<T>;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t rest = i, l = 0, r = 0;
+  for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
+       i += I(gridDim.x) * blockDim.x) {
+    I rest = i, l = 0, r = 0;
     for (int d = shape.rank - 1; d >= 0; --d) {
-      int64_t at = rest % shape.dims[d];
-      rest /= shape.dims[d];
-      l += at * shape.lhs[d];
-      r += at * shape.rhs[d];
+      I dim = static_cast<I>(shape.dims[d]);
+      I at = rest % dim;
+      rest /= dim;
+      l += at * static_cast<I>(shape.lhs[d]);
+      r += at * static_cast<I>(shape.rhs[d]);
     }
     out[i] = S::store(formulas::binary(op, S::load(lhs[l]), S::load(rhs[r])));
   }
@@ -355,22 +358,50 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
                  rank, kMaxRank);
     std::exit(1);
   }
+  // Dimensions of size 1 dropped, and neighbours merged where both
+  // operands step through them as through one (a same-shape operation
+  // becomes one flat dimension, a bias add two).
   Shape s{};
-  s.rank = rank;
   int64_t count = 1;
+  bool small = true; // every offset below 2^32, no negative stride
   for (int d = 0; d < rank; ++d) {
-    s.dims[d] = shape[d];
-    s.lhs[d] = lhsStrides[d];
-    s.rhs[d] = rhsStrides[d];
     count *= shape[d];
+    if (shape[d] == 1)
+      continue;
+    if (lhsStrides[d] < 0 || rhsStrides[d] < 0)
+      small = false;
+    if (s.rank > 0 && s.lhs[s.rank - 1] == lhsStrides[d] * shape[d] &&
+        s.rhs[s.rank - 1] == rhsStrides[d] * shape[d]) {
+      s.dims[s.rank - 1] *= shape[d];
+      s.lhs[s.rank - 1] = lhsStrides[d];
+      s.rhs[s.rank - 1] = rhsStrides[d];
+      continue;
+    }
+    s.dims[s.rank] = shape[d];
+    s.lhs[s.rank] = lhsStrides[d];
+    s.rhs[s.rank] = rhsStrides[d];
+    ++s.rank;
   }
   if (count == 0)
     return;
+  const int64_t kSmall = int64_t(1) << 32;
+  int64_t lastL = 0, lastR = 0;
+  for (int d = 0; d < s.rank; ++d) {
+    lastL += (s.dims[d] - 1) * s.lhs[d];
+    lastR += (s.dims[d] - 1) * s.rhs[d];
+  }
+  // count below 2^31: a grid-stride step past it cannot wrap around.
+  small = small && count < kSmall / 2 && lastL < kSmall && lastR < kSmall;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    binaryKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        op, static_cast<const T *>(lhs), static_cast<const T *>(rhs),
-        static_cast<T *>(out), s, count);
+    if (small)
+      binaryKernel<T, uint32_t><<<blocksFor(count), kThreads, 0, stream()>>>(
+          op, static_cast<const T *>(lhs), static_cast<const T *>(rhs),
+          static_cast<T *>(out), s, static_cast<uint32_t>(count));
+    else
+      binaryKernel<T, int64_t><<<blocksFor(count), kThreads, 0, stream()>>>(
+          op, static_cast<const T *>(lhs), static_cast<const T *>(rhs),
+          static_cast<T *>(out), s, count);
   });
   MPCRT_CUDA_LAUNCHED("binary");
 }

@@ -288,8 +288,35 @@ __global__ void fillRandomKernel(mpcrt_dtype dtype, void *dst, int64_t count,
   }
 }
 
-__global__ void castKernel(mpcrt_dtype from, const void *input, mpcrt_dtype to,
-                           void *output, int64_t count) {
+/// One rounding from the source's value to To, as the CPU reference: a
+/// double source rounds from double, any other from its exact float.
+template <typename To, typename From> __device__ To convert(From v) {
+  if constexpr (std::is_same_v<From, double>) {
+    if constexpr (std::is_same_v<To, __half>)
+      return __double2half(v);
+    else if constexpr (std::is_same_v<To, __nv_bfloat16>)
+      return __double2bfloat16(v);
+    else
+      return static_cast<To>(v);
+  } else {
+    float f = Storage<From>::load(v);
+    if constexpr (std::is_same_v<To, double>)
+      return static_cast<double>(f);
+    else
+      return Storage<To>::store(f);
+  }
+}
+
+template <typename From, typename To>
+__global__ void castKernel(const From *input, To *output, uint32_t count) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += gridDim.x * blockDim.x)
+    output[i] = convert<To>(input[i]);
+}
+
+/// Counts of 2^31 elements and more (beyond a 32-bit grid stride).
+__global__ void castLargeKernel(mpcrt_dtype from, const void *input,
+                                mpcrt_dtype to, void *output, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     storeAny(to, output, i, loadAny(from, input, i));
@@ -332,8 +359,20 @@ void cast(mpcrt_dtype from, const void *input, mpcrt_dtype to, void *output,
           int64_t count) {
   if (count <= 0)
     return;
-  castKernel<<<blocksFor(count), kThreads, 0, stream()>>>(from, input, to,
-                                                          output, count);
+  if (count >= (int64_t(1) << 31)) {
+    castLargeKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
+        from, input, to, output, count);
+  } else {
+    dispatch(from, [&](auto *f) {
+      dispatch(to, [&](auto *t) {
+        using From = MPCRT_TYPE(f);
+        using To = MPCRT_TYPE(t);
+        castKernel<From, To><<<blocksFor(count), kThreads, 0, stream()>>>(
+            static_cast<const From *>(input), static_cast<To *>(output),
+            static_cast<uint32_t>(count));
+      });
+    });
+  }
   MPCRT_CUDA_LAUNCHED("cast");
 }
 
