@@ -11,7 +11,9 @@
   report.py table RESULTS.jsonl
       A Markdown table per model: ms/step, samples/s, peak memory, TFLOP/s
       and each mpc run's speed ratio to every PyTorch run; a run that
-      failed is a row saying so.
+      failed is a row saying so. With a limits line (limits.py): the
+      measured floors first, and each run's TFLOP/s over the GEMM rate of
+      its precision (f32 for *-fp32 runs, f16 for the others).
 """
 import json
 import statistics
@@ -38,6 +40,15 @@ def ours(args):
 
 def table(args):
     rows = [json.loads(l) for l in open(args[0]) if l.strip()]
+    limits = next((r for r in rows if r["impl"] == "limits" and
+                   "error" not in r), None)
+    rows = [r for r in rows if r["impl"] != "limits"]
+    if limits:
+        print("Measured on %s: copy %.0f GB/s; GEMM 8192^3 f16 %.0f, bf16 "
+              "%.0f, f32 %.1f TFLOP/s.\n" % (
+                  limits["gpu"], limits["copy_gb_per_s"],
+                  limits["gemm_f16_tflops"], limits["gemm_bf16_tflops"],
+                  limits["gemm_f32_tflops"]))
     for model in sorted({r["model"] for r in rows}):
         runs = [r for r in rows if r["model"] == model]
         done = [r for r in runs if "error" not in r]
@@ -45,6 +56,8 @@ def table(args):
         batch = done[0]["batch"] if done else 0
         print("### %s (batch %d)\n" % (model, batch))
         head = ["impl", "ms/step", "samples/s", "memory (MiB)", "TFLOP/s"]
+        if limits:
+            head.append("of GEMM rate")
         head += ["vs " + p["impl"] for p in peers]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -57,6 +70,10 @@ def table(args):
                          "%.0f" % r["samples_per_s"],
                          "%.0f" % (r["peak_bytes"] / 2**20),
                          "%.1f" % r["tflops"]]
+                if limits:
+                    rate = limits["gemm_f32_tflops" if r["impl"].endswith(
+                        "fp32") else "gemm_f16_tflops"]
+                    cells.append("%.0f%%" % (100 * r["tflops"] / rate))
                 cells += ["%.2fx" % (p["ms_per_step"] / r["ms_per_step"])
                           for p in peers]
             print("| " + " | ".join(cells) + " |")

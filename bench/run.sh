@@ -26,7 +26,9 @@
 # Every result line is appended to $RESULTS_DIR/results.jsonl as soon as
 # it exists, the output of every run to $RESULTS_DIR/bench.log, and the
 # table ends in $RESULTS_DIR/table.md: on a GPU machine point RESULTS_DIR
-# at the folder that comes back.
+# at the folder that comes back. On CUDA the run first measures the GPU's
+# limits (bench/limits.py); the table gives each run's TFLOP/s as a share
+# of the measured GEMM rate of its precision.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BENCH_DIR="${BENCH_DIR:-$ROOT/bench/out}"
@@ -132,6 +134,11 @@ bench() {
       --steps "$STEPS" --warmup "$WARMUP" --window 10 "$@"
   done
 }
+
+# The floors, in the same run: copy bandwidth and GEMM rates (limits.py).
+if running && [ "$BACKEND" = cuda ]; then
+  attempt gpu limits python3 "$ROOT/bench/limits.py"
+fi
 
 B="${B:-512}" I="${I:-1024}" H="${H:-4096}" L="${L:-4}" C="${C:-1000}"
 if selected mlp; then
