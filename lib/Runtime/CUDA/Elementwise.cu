@@ -66,6 +66,75 @@ __global__ void unaryGradKernel(mpcrt_unary_op op, const T *grad,
     out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
 }
 
+/// N elements moved as one 16-byte access.
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+
+/// out[i] = op(a[i], b[i]) over flat, same-shape operands (b may be null:
+/// op(a[i], a[i])), N elements per access; the last count % N elements
+/// one at a time. N = 1 when a pointer is not aligned to N elements.
+template <typename T, int N, typename Op>
+__global__ void mapKernel(Op op, const T *a, const T *b, T *out,
+                          uint32_t count) {
+  using V = Vec<T, N>;
+  uint32_t stride = gridDim.x * blockDim.x,
+           first = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t vectors = count / N;
+  for (uint32_t v = first; v < vectors; v += stride) {
+    V x = reinterpret_cast<const V *>(a)[v];
+    V y = b ? reinterpret_cast<const V *>(b)[v] : x;
+    V z;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      z.v[k] = op(x.v[k], y.v[k]);
+    reinterpret_cast<V *>(out)[v] = z;
+  }
+  for (uint32_t i = vectors * N + first; i < count; i += stride)
+    out[i] = op(a[i], b ? b[i] : a[i]);
+}
+
+template <typename T> struct BinaryOp {
+  mpcrt_binary_op op;
+  __device__ T operator()(T x, T y) const {
+    using S = Storage<T>;
+    return S::store(formulas::binary(op, S::load(x), S::load(y)));
+  }
+};
+
+template <typename T> struct UnaryOp {
+  mpcrt_unary_op op;
+  __device__ T operator()(T x, T) const {
+    using S = Storage<T>;
+    return S::store(formulas::unary(op, S::load(x)));
+  }
+};
+
+template <typename T> struct UnaryGradOp {
+  mpcrt_unary_op op;
+  __device__ T operator()(T grad, T saved) const {
+    using S = Storage<T>;
+    return S::store(S::load(grad) * derivative(op, S::load(saved)));
+  }
+};
+
+/// Launches mapKernel with 16-byte accesses when every pointer allows,
+/// else one element at a time. Counts below 2^31 only (32-bit indices).
+template <typename T, typename Op>
+void launchMap(Op op, const T *a, const T *b, T *out, int64_t count) {
+  constexpr int N = 16 / sizeof(T);
+  auto aligned = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  };
+  if (aligned(a) && (!b || aligned(b)) && aligned(out))
+    mapKernel<T, N><<<blocksFor((count + N - 1) / N), kThreads, 0, stream()>>>(
+        op, a, b, out, static_cast<uint32_t>(count));
+  else
+    mapKernel<T, 1><<<blocksFor(count), kThreads, 0, stream()>>>(
+        op, a, b, out, static_cast<uint32_t>(count));
+}
+
+/// Below this, counts use launchMap (a grid-stride step cannot wrap).
+constexpr int64_t kMapLimit = int64_t(1) << 31;
+
 /// One thread per output: the reduced dimension is strided by `inner`,
 /// so neighbouring threads read neighbouring elements.
 template <typename T>
@@ -394,7 +463,10 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
   small = small && count < kSmall / 2 && lastL < kSmall && lastR < kSmall;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (small)
+    if (s.rank == 1 && s.lhs[0] == 1 && s.rhs[0] == 1 && count < kMapLimit)
+      launchMap(BinaryOp<T>{op}, static_cast<const T *>(lhs),
+                static_cast<const T *>(rhs), static_cast<T *>(out), count);
+    else if (small)
       binaryKernel<T, uint32_t><<<blocksFor(count), kThreads, 0, stream()>>>(
           op, static_cast<const T *>(lhs), static_cast<const T *>(rhs),
           static_cast<T *>(out), s, static_cast<uint32_t>(count));
@@ -412,8 +484,12 @@ void unary(mpcrt_dtype dtype, mpcrt_unary_op op, const void *input, void *out,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    unaryKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        op, static_cast<const T *>(input), static_cast<T *>(out), count);
+    if (count < kMapLimit)
+      launchMap(UnaryOp<T>{op}, static_cast<const T *>(input),
+                static_cast<const T *>(nullptr), static_cast<T *>(out), count);
+    else
+      unaryKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+          op, static_cast<const T *>(input), static_cast<T *>(out), count);
   });
   MPCRT_CUDA_LAUNCHED("unary");
 }
@@ -424,9 +500,13 @@ void unaryGrad(mpcrt_dtype dtype, mpcrt_unary_op op, const void *grad,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    unaryGradKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        op, static_cast<const T *>(grad), static_cast<const T *>(saved),
-        static_cast<T *>(out), count);
+    if (count < kMapLimit)
+      launchMap(UnaryGradOp<T>{op}, static_cast<const T *>(grad),
+                static_cast<const T *>(saved), static_cast<T *>(out), count);
+    else
+      unaryGradKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+          op, static_cast<const T *>(grad), static_cast<const T *>(saved),
+          static_cast<T *>(out), count);
   });
   MPCRT_CUDA_LAUNCHED("unary_grad");
 }

@@ -109,6 +109,62 @@ TEST_F(Elementwise, BinaryOpsWithBroadcastingMatchTheReference) {
     }
 }
 
+// Same-shape operands take 16-byte accesses when every pointer is aligned
+// and one element at a time when not; the last count % (16 / size)
+// elements always go one at a time. Sizes that are not multiples of the
+// vector width, and pointers one element off alignment, on each path:
+// +, * and relu (and its gradient) round once, so bit-identical.
+TEST_F(Elementwise, FlatOpsAtOddSizesAndOffsetsMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (mpcrt_dtype d : kTypes)
+    for (int64_t n : {1, 7, 9, 1003})
+      for (int64_t offset : {0, 1}) {
+        int64_t size = bytesOf(d);
+        Buffer lhs = randomBuffer(rng, d, n + offset, -3, 3);
+        Buffer rhs = randomBuffer(rng, d, n + offset, -3, 3);
+        uint8_t *dl = upload(lhs.bytes) + offset * size;
+        uint8_t *dr = upload(rhs.bytes) + offset * size;
+        uint8_t *out =
+            deviceBuffer<uint8_t>((n + offset) * size) + offset * size;
+        const int64_t shape[] = {n}, unit[] = {1};
+        auto slice = [&](const Buffer &b) {
+          return std::vector<uint8_t>(b.bytes.begin() + offset * size,
+                                      b.bytes.end());
+        };
+        std::vector<uint8_t> l = slice(lhs), r = slice(rhs);
+        for (mpcrt_binary_op op : {MPCRT_ADD, MPCRT_MUL}) {
+          Buffer want{d, std::vector<uint8_t>(n * size)};
+#define CALL(SUFFIX, T, STAT)                                                  \
+  mpcrt_binary_##SUFFIX(op, reinterpret_cast<const T *>(l.data()), unit,       \
+                        reinterpret_cast<const T *>(r.data()), unit,           \
+                        reinterpret_cast<T *>(want.bytes.data()), shape, 1)
+          MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+          binary(d, op, dl, unit, dr, unit, out, shape, 1);
+          EXPECT_EQ(download(out, n * size), want.bytes)
+              << "binary " << op << " n " << n << " offset " << offset;
+        }
+        Buffer want{d, std::vector<uint8_t>(n * size)}, wantGrad = want;
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    mpcrt_unary_##SUFFIX(MPCRT_RELU, reinterpret_cast<const T *>(l.data()),    \
+                         reinterpret_cast<T *>(want.bytes.data()), n);         \
+    mpcrt_unary_grad_##SUFFIX(                                                 \
+        MPCRT_RELU, reinterpret_cast<const T *>(r.data()),                     \
+        reinterpret_cast<const T *>(l.data()),                                 \
+        reinterpret_cast<T *>(wantGrad.bytes.data()), n);                      \
+  } while (0)
+        MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+        unary(d, MPCRT_RELU, dl, out, n);
+        EXPECT_EQ(download(out, n * size), want.bytes)
+            << "relu n " << n << " offset " << offset;
+        unaryGrad(d, MPCRT_RELU, dr, dl, out, n);
+        EXPECT_EQ(download(out, n * size), wantGrad.bytes)
+            << "relu gradient n " << n << " offset " << offset;
+      }
+}
+
 TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t n = 3000;
