@@ -82,6 +82,14 @@ __device__ inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i,
   }
 }
 
+/// N elements moved as one access (16 bytes at most).
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+
+/// Whether `p` is aligned to `bytes`.
+inline bool alignedTo(const void *p, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
 /// Storage types: the accumulator of a tensor type and its conversions.
 template <typename T> struct Storage {
   using Acc = float;

@@ -66,9 +66,6 @@ __global__ void unaryGradKernel(mpcrt_unary_op op, const T *grad,
     out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
 }
 
-/// N elements moved as one 16-byte access.
-template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
-
 /// out[i] = op(a[i], b[i]) over flat, same-shape operands (b may be null:
 /// op(a[i], a[i])), N elements per access; the last count % N elements
 /// one at a time. N = 1 when a pointer is not aligned to N elements.
@@ -121,10 +118,7 @@ template <typename T> struct UnaryGradOp {
 template <typename T, typename Op>
 void launchMap(Op op, const T *a, const T *b, T *out, int64_t count) {
   constexpr int N = 16 / sizeof(T);
-  auto aligned = [](const void *p) {
-    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-  };
-  if (aligned(a) && (!b || aligned(b)) && aligned(out))
+  if (alignedTo(a, 16) && (!b || alignedTo(b, 16)) && alignedTo(out, 16))
     mapKernel<T, N><<<blocksFor((count + N - 1) / N), kThreads, 0, stream()>>>(
         op, a, b, out, static_cast<uint32_t>(count));
   else

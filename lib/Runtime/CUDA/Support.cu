@@ -307,10 +307,22 @@ template <typename To, typename From> __device__ To convert(From v) {
   }
 }
 
-template <typename From, typename To>
+/// N elements per access (N = 1 when a pointer is not aligned to N
+/// elements); the last count % N one at a time.
+template <typename From, typename To, int N>
 __global__ void castKernel(const From *input, To *output, uint32_t count) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
-       i += gridDim.x * blockDim.x)
+  uint32_t stride = gridDim.x * blockDim.x,
+           first = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t vectors = count / N;
+  for (uint32_t v = first; v < vectors; v += stride) {
+    Vec<From, N> x = reinterpret_cast<const Vec<From, N> *>(input)[v];
+    Vec<To, N> y;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      y.v[k] = convert<To>(x.v[k]);
+    reinterpret_cast<Vec<To, N> *>(output)[v] = y;
+  }
+  for (uint32_t i = vectors * N + first; i < count; i += stride)
     output[i] = convert<To>(input[i]);
 }
 
@@ -367,9 +379,17 @@ void cast(mpcrt_dtype from, const void *input, mpcrt_dtype to, void *output,
       dispatch(to, [&](auto *t) {
         using From = MPCRT_TYPE(f);
         using To = MPCRT_TYPE(t);
-        castKernel<From, To><<<blocksFor(count), kThreads, 0, stream()>>>(
-            static_cast<const From *>(input), static_cast<To *>(output),
-            static_cast<uint32_t>(count));
+        constexpr int N =
+            16 / (sizeof(From) > sizeof(To) ? sizeof(From) : sizeof(To));
+        auto *in = static_cast<const From *>(input);
+        auto *out = static_cast<To *>(output);
+        if (alignedTo(in, N * sizeof(From)) && alignedTo(out, N * sizeof(To)))
+          castKernel<From, To, N>
+              <<<blocksFor((count + N - 1) / N), kThreads, 0, stream()>>>(
+                  in, out, static_cast<uint32_t>(count));
+        else
+          castKernel<From, To, 1><<<blocksFor(count), kThreads, 0, stream()>>>(
+              in, out, static_cast<uint32_t>(count));
       });
     });
   }

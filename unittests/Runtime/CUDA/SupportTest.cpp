@@ -1,6 +1,7 @@
 //===- SupportTest.cpp - CUDA casts, fills and matmul vs references -------===//
 
 #include "CudaTest.h"
+#include <algorithm>
 
 #include <cmath>
 
@@ -41,6 +42,15 @@ TEST_F(Support, CastsAreBitIdenticalToTheReference) {
       cast(from, dIn, to, dOut, n);
       EXPECT_EQ(download(dOut, want.size()), want)
           << "cast " << from << " -> " << to;
+      // One element off the vector alignment, an odd count: the
+      // element-at-a-time path and the tail.
+      int64_t fromSize = bytesOf(from), toSize = bytesOf(to), m = n - 3;
+      cast(from, dIn + fromSize, to, dOut + toSize, m);
+      std::vector<uint8_t> shifted = download(dOut, want.size());
+      EXPECT_TRUE(std::equal(want.begin() + toSize,
+                             want.begin() + (m + 1) * toSize,
+                             shifted.begin() + toSize))
+          << "cast " << from << " -> " << to << " at an offset";
     }
   }
 }
