@@ -1,8 +1,8 @@
 //===- SupportTest.cpp - CUDA casts, fills and matmul vs references -------===//
 
 #include "CudaTest.h"
-#include <algorithm>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mpcrt::cuda;
