@@ -166,10 +166,62 @@ MPCRT_HD inline double unitInterval(uint32_t hi, uint32_t lo) {
          (1.0 / 9007199254740992.0);
 }
 
+/// PyTorch's cosine annealing from `start` to `end`, `pct` of the way.
+MPCRT_HD inline double annealCos(double start, double end, double pct) {
+  return end + (start - end) / 2.0 * (cos(M_PI * pct) + 1.0);
+}
+
+/// PyTorch's OneCycleLR (anneal_strategy='cos', cycle_momentum=False) at
+/// scheduler step `s` (0-based), held at its final rate after the last
+/// step (where PyTorch raises).
+MPCRT_HD inline double oneCycle(double s, double maxLr, int64_t total,
+                                double pctStart, double divFactor,
+                                double finalDivFactor, bool threePhase) {
+  double initial = maxLr / divFactor, minLr = initial / finalDivFactor;
+  double t = static_cast<double>(total);
+  double ends[3], from[3], to[3];
+  int phases;
+  if (threePhase) {
+    phases = 3;
+    ends[0] = pctStart * t - 1, from[0] = initial, to[0] = maxLr;
+    ends[1] = 2 * pctStart * t - 2, from[1] = maxLr, to[1] = initial;
+    ends[2] = t - 1, from[2] = initial, to[2] = minLr;
+  } else {
+    phases = 2;
+    ends[0] = pctStart * t - 1, from[0] = initial, to[0] = maxLr;
+    ends[1] = t - 1, from[1] = maxLr, to[1] = minLr;
+  }
+  double start = 0;
+  for (int i = 0; i < phases; ++i) {
+    if (s <= ends[i] || i == phases - 1) {
+      double pct = (s - start) / (ends[i] - start);
+      return annealCos(from[i], to[i], pct > 1.0 ? 1.0 : pct);
+    }
+    start = ends[i];
+  }
+  return minLr;
+}
+
 /// The learning rate of update `step` (see mpcrt_lr_schedule).
 MPCRT_HD inline double learningRate(int32_t step, int32_t kind, double base,
-                                    int64_t warmup, int64_t total,
-                                    double minLr) {
+                                    int64_t warmup, int64_t total, double minLr,
+                                    double gamma, int64_t stepSize,
+                                    double pctStart, double divFactor,
+                                    double finalDivFactor, bool threePhase) {
+  // PyTorch's schedulers: update t uses the rate after t - 1 calls of
+  // scheduler.step().
+  double done = static_cast<double>(step) - 1.0;
+  switch (kind) {
+  case 3:
+    return oneCycle(done, base, total, pctStart, divFactor, finalDivFactor,
+                    threePhase);
+  case 4:
+    return base * pow(gamma, floor(done / static_cast<double>(stepSize)));
+  case 5:
+    return base * pow(gamma, done);
+  default:
+    break;
+  }
   double t = step, rate = base;
   if (kind != 0 && t < static_cast<double>(warmup))
     rate = base * t / static_cast<double>(warmup);

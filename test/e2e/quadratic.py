@@ -27,15 +27,55 @@ def rate(a, t):
                                                                progress))
 
 
+def pytorch_rates(a, steps):
+    """The rates of updates 1..steps under PyTorch's schedulers, written as
+    torch.optim.lr_scheduler computes them: OneCycleLR's phases (cosine,
+    cycle_momentum=False, held at its last rate where PyTorch would
+    raise), StepLR's and ExponentialLR's chainable forms (the rate
+    multiplied by gamma as the epochs pass)."""
+    rates = []
+    if a.schedule == "one-cycle":
+        initial = a.lr / a.div_factor
+        min_lr = initial / a.final_div_factor
+        total = a.total_steps
+        if a.three_phase:
+            phases = [(float(a.pct_start * total) - 1, initial, a.lr),
+                      (float(2 * a.pct_start * total) - 2, a.lr, initial),
+                      (total - 1, initial, min_lr)]
+        else:
+            phases = [(float(a.pct_start * total) - 1, initial, a.lr),
+                      (total - 1, a.lr, min_lr)]
+        for step_num in range(steps):  # scheduler.step() calls so far
+            step_num = min(step_num, total - 1)
+            start_step = 0
+            for i, (end_step, start, end) in enumerate(phases):
+                if step_num <= end_step or i == len(phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    rates.append(end + (start - end) / 2.0 *
+                                 (math.cos(math.pi * pct) + 1))
+                    break
+                start_step = end_step
+        return rates
+    lr = a.lr
+    for epoch in range(steps):
+        if epoch > 0 and (a.schedule == "exponential" or
+                          epoch % a.step_size == 0):
+            lr *= a.gamma
+        rates.append(lr)
+    return rates
+
+
 def model(a, steps):
     w = list(W0)
     buf = None
     m = [0.0] * 4
     v = [0.0] * 4
     losses = []
+    pytorch = a.schedule in ("one-cycle", "step", "exponential")
+    rates = pytorch_rates(a, steps) if pytorch else None
     for t in range(1, steps + 1):
         losses.append(sum((wi - ti) ** 2 for wi, ti in zip(w, T)))
-        lr = rate(a, t)
+        lr = rates[t - 1] if pytorch else rate(a, t)
         g = [2 * (wi - ti) for wi, ti in zip(w, T)]
         if a.kind in ("sgd", "momentum"):
             g = [gi + a.weight_decay * wi for gi, wi in zip(g, w)]
@@ -77,6 +117,12 @@ def main():
     p.add_argument("--warmup-steps", type=int, default=0)
     p.add_argument("--total-steps", type=int, default=0)
     p.add_argument("--min-lr", type=float, default=0.0)
+    p.add_argument("--gamma", type=float, default=0.1)
+    p.add_argument("--step-size", type=int, default=1)
+    p.add_argument("--pct-start", type=float, default=0.3)
+    p.add_argument("--div-factor", type=float, default=25.0)
+    p.add_argument("--final-div-factor", type=float, default=1e4)
+    p.add_argument("--three-phase", action="store_true")
     p.add_argument("--rtol", type=float, default=2e-5)
     a = p.parse_args()
     with open(a.metrics) as f:

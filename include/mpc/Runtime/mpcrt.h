@@ -386,10 +386,15 @@ void mpcrt_increment_step(int64_t *step);
 
 /* mpc.lr_schedule: *lr = the rate of update *step (1-based); kind 0
  * constant, 1 linear warm-up, 2 warm-up then cosine decay to min_lr at
- * total. Computed in double, stored as float. */
+ * total, 3 PyTorch's OneCycleLR over total steps (base = max_lr;
+ * pct_start, div_factor, final_div_factor, three_phase), 4 StepLR (gamma
+ * every step_size updates), 5 ExponentialLR (gamma). Computed in double,
+ * stored as float. */
 void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
                        double base, int64_t warmup, int64_t total,
-                       double min_lr);
+                       double min_lr, double gamma, int64_t step_size,
+                       double pct_start, double div_factor,
+                       double final_div_factor, int32_t three_phase);
 
 /* mpc.increment: *out = *in + 1 (an i32 counter such as Adam's step), or
  * *in when skip is not null and *skip is set. */

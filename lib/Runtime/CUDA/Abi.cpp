@@ -94,8 +94,12 @@ void mpcrt_increment_i32(const int32_t *in, int32_t *out, const uint8_t *skip) {
 }
 void mpcrt_lr_schedule(const int32_t *step, float *lr, int32_t kind,
                        double base, int64_t warmup, int64_t total,
-                       double min_lr) {
-  lrSchedule(step, lr, kind, base, warmup, total, min_lr);
+                       double min_lr, double gamma, int64_t step_size,
+                       double pct_start, double div_factor,
+                       double final_div_factor, int32_t three_phase) {
+  lrSchedule(step, lr,
+             {kind, base, warmup, total, min_lr, gamma, step_size, pct_start,
+              div_factor, final_div_factor, three_phase != 0});
 }
 
 void mpcrt_unscale_and_check(const float *scale, int64_t num_tensors,

@@ -65,8 +65,17 @@ void cast(mpcrt_dtype from, const void *input, mpcrt_dtype to, void *output,
           int64_t count);
 void incrementStep(int64_t *step);
 void incrementI32(const int32_t *in, int32_t *out, const uint8_t *skip);
-void lrSchedule(const int32_t *step, float *lr, int32_t kind, double base,
-                int64_t warmup, int64_t total, double minLr);
+/// mpcrt_lr_schedule's parameters.
+struct LrSchedule {
+  int32_t kind;
+  double base;
+  int64_t warmup, total;
+  double minLr, gamma;
+  int64_t stepSize;
+  double pctStart, divFactor, finalDivFactor;
+  bool threePhase;
+};
+void lrSchedule(const int32_t *step, float *lr, const LrSchedule &s);
 
 // Loss scaling. `dtypes`, `grads`, `sizes` and `unscaled` are host arrays
 // (of device pointers): one multi-tensor launch per 48 tensors.

@@ -341,10 +341,10 @@ __global__ void incrementI32Kernel(const int32_t *in, int32_t *out,
   *out = skip && *skip ? *in : *in + 1;
 }
 
-__global__ void lrScheduleKernel(const int32_t *step, float *lr, int32_t kind,
-                                 double base, int64_t warmup, int64_t total,
-                                 double minLr) {
-  double rate = formulas::learningRate(*step, kind, base, warmup, total, minLr);
+__global__ void lrScheduleKernel(const int32_t *step, float *lr, LrSchedule s) {
+  double rate = formulas::learningRate(
+      *step, s.kind, s.base, s.warmup, s.total, s.minLr, s.gamma, s.stepSize,
+      s.pctStart, s.divFactor, s.finalDivFactor, s.threePhase);
   *lr = static_cast<float>(rate);
 }
 
@@ -406,10 +406,8 @@ void incrementI32(const int32_t *in, int32_t *out, const uint8_t *skip) {
   MPCRT_CUDA_LAUNCHED("increment_i32");
 }
 
-void lrSchedule(const int32_t *step, float *lr, int32_t kind, double base,
-                int64_t warmup, int64_t total, double minLr) {
-  lrScheduleKernel<<<1, 1, 0, stream()>>>(step, lr, kind, base, warmup, total,
-                                          minLr);
+void lrSchedule(const int32_t *step, float *lr, const LrSchedule &s) {
+  lrScheduleKernel<<<1, 1, 0, stream()>>>(step, lr, s);
   MPCRT_CUDA_LAUNCHED("lr_schedule");
 }
 

@@ -117,9 +117,48 @@ func.func @increment(%t: tensor<i32>, %inf: tensor<i1>) -> tensor<i32> {
 
 // Cosine (2), base 0.1, 5 warm-up steps of 50.
 // CHECK-LABEL: func.func @schedule(
-// CHECK: call @mpcrt_lr_schedule(%{{.*}}, %arg0, %c2_i32, %cst, %c5_i64, %c50_i64, %cst{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_lr_schedule(%{{.*}}, %arg0, %c2_i32, %cst, %c5_i64, %c50_i64, %cst{{(_[0-9]+)?}}, %cst{{.*}}, %c0_i64{{.*}}, %cst{{.*}}, %cst{{.*}}, %cst{{.*}}, %c0_i32{{.*}})
 func.func @schedule(%t: tensor<i32>) -> tensor<f32> {
   %0 = mpc.lr_schedule %t {kind = "cosine", base = 0.1, warmup = 5, total = 50}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// OneCycleLR (3): every parameter passed, in mpcrt.h's order.
+// CHECK-LABEL: func.func @one_cycle(
+// CHECK-DAG: %[[KIND:.*]] = arith.constant 3 : i32
+// CHECK-DAG: %[[TOTAL:.*]] = arith.constant 50 : i64
+// CHECK-DAG: %[[GAMMA:.*]] = arith.constant 7.500000e-01 : f64
+// CHECK-DAG: %[[PCT:.*]] = arith.constant 2.500000e-01 : f64
+// CHECK-DAG: %[[DIV:.*]] = arith.constant 2.000000e+01 : f64
+// CHECK-DAG: %[[FINAL:.*]] = arith.constant 1.000000e+03 : f64
+// CHECK-DAG: %[[THREE:.*]] = arith.constant 1 : i32
+// CHECK: call @mpcrt_lr_schedule(%{{.*}}, %arg0, %[[KIND]], %{{.*}}, %{{.*}}, %[[TOTAL]], %{{.*}}, %[[GAMMA]], %{{.*}}, %[[PCT]], %[[DIV]], %[[FINAL]], %[[THREE]])
+func.func @one_cycle(%t: tensor<i32>) -> tensor<f32> {
+  %0 = mpc.lr_schedule %t {kind = "one_cycle", base = 0.1, total = 50, pct_start = 0.25, div_factor = 20.0, final_div_factor = 1000.0, gamma = 0.75, three_phase = true}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// StepLR (4) and ExponentialLR (5).
+// CHECK-LABEL: func.func @step_decay(
+// CHECK-DAG: %[[KIND:.*]] = arith.constant 4 : i32
+// CHECK-DAG: %[[SIZE:.*]] = arith.constant 30 : i64
+// CHECK: call @mpcrt_lr_schedule(%{{.*}}, %arg0, %[[KIND]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SIZE]],
+func.func @step_decay(%t: tensor<i32>) -> tensor<f32> {
+  %0 = mpc.lr_schedule %t {kind = "step", base = 0.1, step_size = 30, gamma = 0.5}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @exponential(
+// CHECK: %[[KIND:.*]] = arith.constant 5 : i32
+// CHECK: call @mpcrt_lr_schedule(%{{.*}}, %arg0, %[[KIND]],
+func.func @exponential(%t: tensor<i32>) -> tensor<f32> {
+  %0 = mpc.lr_schedule %t {kind = "exponential", base = 0.1, gamma = 0.9}
   return %0 : tensor<f32>
 }
 

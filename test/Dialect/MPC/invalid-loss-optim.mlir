@@ -316,8 +316,8 @@ func.func @increment_float(%x: tensor<f32>) -> tensor<f32> {
 // -----
 
 func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
-  // expected-error @+1 {{'mpc.lr_schedule' op expects kind constant, linear_warmup or cosine, got 'step'}}
-  %0 = mpc.lr_schedule %t {kind = "step", base = 0.1}
+  // expected-error @+1 {{'mpc.lr_schedule' op expects kind constant, linear_warmup, cosine, one_cycle, step or exponential, got 'poly'}}
+  %0 = mpc.lr_schedule %t {kind = "poly", base = 0.1}
   return %0 : tensor<f32>
 }
 
@@ -342,5 +342,53 @@ func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
 func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
   // expected-error @+1 {{'mpc.lr_schedule' op expects total > warmup for a cosine schedule, got total 10 and warmup 10}}
   %0 = mpc.lr_schedule %t {kind = "cosine", base = 0.1, warmup = 10, total = 10}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects step_size >= 1 for a step schedule, got 0}}
+  %0 = mpc.lr_schedule %t {kind = "step", base = 0.1}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects gamma > 0, got -0.5}}
+  %0 = mpc.lr_schedule %t {kind = "exponential", base = 0.1, gamma = -0.5}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects no warmup for a exponential schedule (warm-up is linear_warmup's and cosine's)}}
+  %0 = mpc.lr_schedule %t {kind = "exponential", base = 0.1, gamma = 0.5, warmup = 3}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects 0 < pct_start < 1, got 0}}
+  %0 = mpc.lr_schedule %t {kind = "one_cycle", base = 0.1, total = 100, pct_start = 0.0}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects div_factor and final_div_factor > 0}}
+  %0 = mpc.lr_schedule %t {kind = "one_cycle", base = 0.1, total = 100, final_div_factor = 0.0}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.lr_schedule' op expects phases of positive length: total 0 with pct_start 0.3 leaves a phase empty}}
+  %0 = mpc.lr_schedule %t {kind = "one_cycle", base = 0.1}
   return %0 : tensor<f32>
 }

@@ -222,6 +222,12 @@ func.func @optimizers(%p: tensor<4x8xf32>, %g16: tensor<4x8xf16>, %m: tensor<4x8
   %t2 = mpc.increment %t unless(%inf) : tensor<i32>
   // CHECK: mpc.lr_schedule %[[T]] {base = 1.000000e-03 : f64, kind = "cosine", min_lr = 1.000000e-05 : f64, total = 100 : i64, warmup = 10 : i64}
   %sched = mpc.lr_schedule %t {kind = "cosine", base = 1.0e-3, warmup = 10, total = 100, min_lr = 1.0e-5}
+  // CHECK: mpc.lr_schedule %[[T]] {base = 1.000000e-02 : f64, div_factor = 1.000000e+01 : f64, final_div_factor = 1.000000e+02 : f64, kind = "one_cycle", pct_start = 2.500000e-01 : f64, three_phase = true, total = 1000 : i64}
+  %cycle = mpc.lr_schedule %t {kind = "one_cycle", base = 1.0e-2, total = 1000, pct_start = 0.25, div_factor = 10.0, final_div_factor = 100.0, three_phase = true}
+  // CHECK: mpc.lr_schedule %[[T]] {base = 1.000000e-01 : f64, gamma = 5.000000e-01 : f64, kind = "step", step_size = 30 : i64}
+  %steplr = mpc.lr_schedule %t {kind = "step", base = 0.1, step_size = 30, gamma = 0.5}
+  // CHECK: mpc.lr_schedule %[[T]] {base = 1.000000e-01 : f64, gamma = 7.500000e-01 : f64, kind = "exponential"}
+  %explr = mpc.lr_schedule %t {kind = "exponential", base = 0.1, gamma = 0.75}
   // CHECK: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%[[T]]) : tensor<4x8xf32>, tensor<4x8xf32>
   %2:3 = mpc.adam_update %p, %p, %m, %v lr(%lr) step(%t) : tensor<4x8xf32>, tensor<4x8xf32>
   // CHECK: mpc.adam_update {{.*}} found_inf(%{{.*}}) inv_scale(%{{.*}}) copy(bf16) {bias_correction = false, decoupled, weight_decay = 1.000000e-02 : f64} : tensor<4x8xf32>, tensor<4x8xf16>

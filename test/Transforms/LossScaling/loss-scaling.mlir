@@ -4,6 +4,10 @@
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam" --mpc-loss-scaling="mode=dynamic init-scale=1024 growth-factor=4 backoff-factor=0.25 growth-interval=100 hysteresis=3 min-scale=1 max-scale=16777216" | FileCheck %s --check-prefix=OPTS
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling="mode=static init-scale=128" | FileCheck %s --check-prefix=STATIC
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling=mode=none | FileCheck %s --check-prefix=NONE
+// A schedule's counter advances on a skipped step (as a PyTorch scheduler)
+// unless schedule-on-skip=hold; Adam's never does.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam schedule=exponential gamma=0.9" --mpc-loss-scaling=mode=dynamic | FileCheck %s --check-prefix=ADVANCE
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam schedule=exponential gamma=0.9 schedule-on-skip=hold" --mpc-loss-scaling=mode=dynamic | FileCheck %s --check-prefix=HOLD
 // f32 and bf16 steps get no scaling by default, f16 steps dynamic scaling.
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling | FileCheck %s --check-prefix=NONE
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 dtype=bf16 alignment-remarks=false" --mpc-loss-scaling | FileCheck %s --check-prefix=NONE
@@ -53,6 +57,15 @@
 // STATIC: mpc.unscale_and_check
 // STATIC: mpc.sgd_update {{.*}} found_inf(
 // STATIC-NOT: mpc.update_loss_scale
+
+// ADVANCE: %[[S:.*]] = mpc.increment %{{.*}} {mpc.advances_on_skip} : tensor<i32>
+// ADVANCE-NEXT: ml_program.global_store @train_step_lr_step = %[[S]]
+// ADVANCE: %{{.*}}, %[[INF:.*]] = mpc.unscale_and_check
+// ADVANCE-NEXT: %[[T:.*]] = mpc.increment %{{.*}} unless(%[[INF]]) : tensor<i32>
+// ADVANCE-NEXT: ml_program.global_store @train_step_step = %[[T]]
+// HOLD: %{{.*}}, %[[INF:.*]] = mpc.unscale_and_check
+// HOLD-DAG: mpc.increment %train_step_step unless(%[[INF]])
+// HOLD-DAG: mpc.increment %train_step_lr_step unless(%[[INF]])
 
 // NONE-NOT: loss_scale
 // NONE-NOT: unscale_and_check

@@ -2,8 +2,24 @@
 // RUN: mpc-opt %s -split-input-file --mpc-optimizer -verify-diagnostics
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer=kind=lamb 2>&1 | FileCheck %s --check-prefix=KIND
 // KIND: mpc-optimizer: unknown kind 'lamb' (expected sgd, momentum, adam or adamw)
-// RUN: not mpc-opt %s -split-input-file --mpc-optimizer=schedule=step 2>&1 | FileCheck %s --check-prefix=SCHEDULE
-// SCHEDULE: mpc-optimizer: unknown schedule 'step' (expected constant, linear-warmup or cosine)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer=schedule=poly 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE: mpc-optimizer: unknown schedule 'poly' (expected constant, linear-warmup, cosine, one-cycle, step or exponential)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=step gamma=0.5" 2>&1 | FileCheck %s --check-prefix=STEPSIZE
+// STEPSIZE: error: 'mpc.lr_schedule' op expects step_size >= 1 for a step schedule, got 0
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=exponential gamma=0" 2>&1 | FileCheck %s --check-prefix=GAMMA
+// GAMMA: mpc-optimizer: option gamma must be a finite number > 0, got 0
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=one-cycle total-steps=100 pct-start=1" 2>&1 | FileCheck %s --check-prefix=PCT
+// PCT: mpc-optimizer: option pct-start must be a finite number > 0 and < 1, got 1
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=one-cycle total-steps=3 pct-start=0.3" 2>&1 | FileCheck %s --check-prefix=SHORT
+// SHORT: error: 'mpc.lr_schedule' op expects phases of positive length: total 3 with pct_start 0.3 leaves a phase empty
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=one-cycle total-steps=10 pct-start=0.6 three-phase=true" 2>&1 | FileCheck %s --check-prefix=THREE
+// THREE: error: 'mpc.lr_schedule' op expects phases of positive length: total 10 with pct_start 0.6 (three phases) leaves a phase empty
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=step step-size=2 warmup-steps=3" 2>&1 | FileCheck %s --check-prefix=WARM
+// WARM: error: 'mpc.lr_schedule' op expects no warmup for a step schedule (warm-up is linear_warmup's and cosine's)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=cosine total-steps=10 schedule-on-skip=never" 2>&1 | FileCheck %s --check-prefix=ONSKIP
+// ONSKIP: mpc-optimizer: schedule-on-skip must be advance or hold, got 'never'
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=one-cycle total-steps=100 div-factor=0" 2>&1 | FileCheck %s --check-prefix=DIV
+// DIV: mpc-optimizer: option div-factor must be a finite number > 0, got 0
 // RUN: not mpc-opt %s --mpc-optimizer="schedule=cosine warmup-steps=5 total-steps=5" 2>&1 | FileCheck %s --check-prefix=BADCOS
 // BADCOS: error: 'mpc.lr_schedule' op expects total > warmup for a cosine schedule, got total 5 and warmup 5
 // Nonsense numbers are refused, naming the option and what it may be.

@@ -41,10 +41,25 @@
 // A schedule: the rate comes from mpc.lr_schedule at the new step count
 // (no learning-rate global).
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=sgd lr=0.5 schedule=cosine warmup-steps=10 total-steps=100 min-lr=0.001" | FileCheck %s --check-prefix=SCHED
-// SCHED-NOT: @train_step_lr
-// SCHED: %[[T:.*]] = mpc.increment
+// SCHED-NOT: @train_step_lr(
+// SCHED-NOT: @train_step_step
+// SCHED: ml_program.global private mutable @train_step_lr_step(dense<0> : tensor<i32>)
+// SCHED: %[[T:.*]] = mpc.increment %{{.*}} {mpc.advances_on_skip}
 // SCHED: %[[LR:.*]] = mpc.lr_schedule %[[T]] {base = 5.000000e-01 : f64, kind = "cosine", min_lr = 1.000000e-03 : f64, total = 100 : i64, warmup = 10 : i64}
 // SCHED: mpc.sgd_update %{{.*}}, %{{.*}} lr(%[[LR]])
+// PyTorch's schedulers. With Adam, two counters: Adam's and the schedule's.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam lr=0.01 schedule=one-cycle total-steps=100 pct-start=0.25 div-factor=10 final-div-factor=100 three-phase=true" | FileCheck %s --check-prefix=CYCLE
+// CYCLE-DAG: @train_step_step(dense<0> : tensor<i32>)
+// CYCLE-DAG: @train_step_lr_step(dense<0> : tensor<i32>)
+// CYCLE: %[[T:.*]] = mpc.increment %train_step_step : tensor<i32>
+// CYCLE: %[[S:.*]] = mpc.increment %train_step_lr_step {mpc.advances_on_skip}
+// CYCLE: %[[LR:.*]] = mpc.lr_schedule %[[S]] {base = 1.000000e-02 : f64, div_factor = 1.000000e+01 : f64, final_div_factor = 1.000000e+02 : f64, kind = "one_cycle", pct_start = 2.500000e-01 : f64, three_phase = true, total = 100 : i64}
+// CYCLE: mpc.adam_update {{.*}} lr(%[[LR]]) step(%[[T]])
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=sgd lr=0.1 schedule=step step-size=30 gamma=0.5" | FileCheck %s --check-prefix=STEPLR
+// STEPLR: mpc.lr_schedule %{{.*}} {base = 1.000000e-01 : f64, gamma = 5.000000e-01 : f64, kind = "step", step_size = 30 : i64}
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=sgd lr=0.1 schedule=exponential gamma=0.75 schedule-on-skip=hold" | FileCheck %s --check-prefix=EXPLR
+// EXPLR: %[[S:.*]] = mpc.increment %train_step_lr_step : tensor<i32>
+// EXPLR: mpc.lr_schedule %[[S]] {base = 1.000000e-01 : f64, gamma = 7.500000e-01 : f64, kind = "exponential"}
 ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
 
 func.func @loss(%x: tensor<4x16xf32>, %y: tensor<4xi32>) -> tensor<f32> {

@@ -122,7 +122,8 @@ TEST(Support, LearningRateSchedules) {
   auto at = [](int32_t step, int32_t kind, double base, int64_t warmup,
                int64_t total, double minLr) {
     float lr = -1.f;
-    mpcrt_lr_schedule(&step, &lr, kind, base, warmup, total, minLr);
+    mpcrt_lr_schedule(&step, &lr, kind, base, warmup, total, minLr, 0.1, 0, 0.3,
+                      25.0, 1e4, 0);
     return lr;
   };
   EXPECT_EQ(at(7, 0, 0.3, 0, 0, 0), 0.3f);
@@ -142,6 +143,54 @@ TEST(Support, LearningRateSchedules) {
   }
   EXPECT_EQ(at(60, 2, 1.0, 10, 110, 0.01), static_cast<float>(0.505));
   EXPECT_EQ(at(500, 2, 1.0, 10, 110, 0.01), 0.01f);
+}
+
+// PyTorch's schedulers: update t has the rate after t - 1 scheduler steps.
+TEST(Support, PyTorchSchedules) {
+  auto at = [](int32_t step, int32_t kind, double base, int64_t total,
+               double gamma, int64_t stepSize, double pct, double div,
+               double finalDiv, bool three) {
+    float lr = -1.f;
+    mpcrt_lr_schedule(&step, &lr, kind, base, 0, total, 0.0, gamma, stepSize,
+                      pct, div, finalDiv, three);
+    return lr;
+  };
+  // StepLR(step_size=3, gamma=0.5): 1 1 1 .5 .5 .5 .25
+  for (int32_t t = 1; t <= 7; ++t)
+    EXPECT_EQ(at(t, 4, 0.8, 0, 0.5, 3, 0, 0, 0, false),
+              static_cast<float>(0.8 * std::pow(0.5, (t - 1) / 3)))
+        << t;
+  // ExponentialLR(gamma=0.9).
+  for (int32_t t : {1, 2, 10})
+    EXPECT_EQ(at(t, 5, 0.8, 0, 0.9, 0, 0, 0, 0, false),
+              static_cast<float>(0.8 * std::pow(0.9, t - 1)))
+        << t;
+  // OneCycleLR(max_lr=1, total_steps=100, pct_start=0.25, div_factor=10,
+  // final_div_factor=100): 0.1 at the first update, 1 at scheduler step
+  // 24 (= 0.25 * 100 - 1), 0.001 at the last (step 99), cosine between.
+  const double pi = std::acos(-1.0);
+  auto cycle = [&](int32_t t, bool three) {
+    return at(t, 3, 1.0, 100, 0, 0, 0.25, 10, 100, three);
+  };
+  EXPECT_EQ(cycle(1, false), 0.1f);
+  EXPECT_EQ(cycle(25, false), 1.0f);
+  EXPECT_EQ(cycle(100, false), 0.001f);
+  EXPECT_EQ(cycle(200, false), 0.001f); // held after the last step
+  double s = 10; // scheduler step of update 11, in the rising phase
+  EXPECT_EQ(
+      cycle(11, false),
+      static_cast<float>(1.0 + (0.1 - 1.0) / 2 * (std::cos(pi * s / 24) + 1)));
+  s = 60; // falling: from 1 at step 24 to 0.001 at step 99
+  EXPECT_EQ(cycle(61, false),
+            static_cast<float>(0.001 + (1.0 - 0.001) / 2 *
+                                           (std::cos(pi * (s - 24) / 75) + 1)));
+  // Three phases: up until 24, back to 0.1 at 48, down to 0.001 at 99.
+  EXPECT_EQ(cycle(25, true), 1.0f);
+  EXPECT_EQ(cycle(49, true), 0.1f);
+  s = 70;
+  EXPECT_EQ(cycle(71, true),
+            static_cast<float>(0.001 + (0.1 - 0.001) / 2 *
+                                           (std::cos(pi * (s - 48) / 51) + 1)));
 }
 
 } // namespace

@@ -113,13 +113,18 @@ TEST_F(Support, CountersAndScheduleMatchTheReference) {
   int64_t *step = upload(std::vector<int64_t>{9});
   incrementStep(step);
   EXPECT_EQ(download(step, 1)[0], 10);
-  for (int32_t kind : {0, 1, 2})
+  for (int32_t kind : {0, 1, 2, 3, 4, 5})
     for (int32_t t : {1, 50, 99, 100, 101, 600, 1000, 1200}) {
+      bool pytorch = kind >= 3, three = kind == 3 && t % 2;
+      LrSchedule s{kind, 1e-3, pytorch ? 0 : 100, 1000, 1e-5, 0.97, 7, 0.3, 25,
+                   1e4,  three};
       float want;
-      mpcrt_lr_schedule(&t, &want, kind, 1e-3, 100, 1000, 1e-5);
+      mpcrt_lr_schedule(&t, &want, kind, s.base, s.warmup, s.total, s.minLr,
+                        s.gamma, s.stepSize, s.pctStart, s.divFactor,
+                        s.finalDivFactor, s.threePhase);
       int32_t *dT = upload(std::vector<int32_t>{t});
       float *lr = deviceBuffer<float>(1);
-      lrSchedule(dT, lr, kind, 1e-3, 100, 1000, 1e-5);
+      lrSchedule(dT, lr, s);
       EXPECT_NEAR(download(lr, 1)[0], want, 1e-6f * want)
           << "kind " << kind << " step " << t;
     }

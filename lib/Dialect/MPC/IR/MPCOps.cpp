@@ -1389,15 +1389,56 @@ bool mlir::mpc::isNonEmptyAddressable(Type type) {
 // LRScheduleOp
 //===----------------------------------------------------------------------===//
 
+/// A number in a diagnostic as a user writes it (%g).
+static std::string shortNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 LogicalResult LRScheduleOp::verify() {
   StringRef kind = getKind();
-  if (kind != "constant" && kind != "linear_warmup" && kind != "cosine")
-    return emitOpError("expects kind constant, linear_warmup or cosine, got '")
+  bool pytorch = kind == "one_cycle" || kind == "step" || kind == "exponential";
+  if (kind != "constant" && kind != "linear_warmup" && kind != "cosine" &&
+      !pytorch)
+    return emitOpError("expects kind constant, linear_warmup, cosine, "
+                       "one_cycle, step or exponential, got '")
            << kind << "'";
   int64_t warmup = static_cast<int64_t>(getWarmup());
   int64_t total = static_cast<int64_t>(getTotal());
   if (warmup < 0)
     return emitOpError("expects warmup >= 0, got ") << warmup;
+  if (pytorch && warmup != 0)
+    return emitOpError("expects no warmup for a ")
+           << kind << " schedule (warm-up is linear_warmup's and cosine's)";
+  double gamma = getGamma().convertToDouble();
+  if ((kind == "step" || kind == "exponential") &&
+      !(gamma > 0 && std::isfinite(gamma)))
+    return emitOpError("expects gamma > 0, got ") << shortNumber(gamma);
+  if (kind == "step" && static_cast<int64_t>(getStepSize()) < 1)
+    return emitOpError("expects step_size >= 1 for a step schedule, got ")
+           << static_cast<int64_t>(getStepSize());
+  if (kind == "one_cycle") {
+    double pct = getPctStart().convertToDouble();
+    double div = getDivFactor().convertToDouble();
+    double finalDiv = getFinalDivFactor().convertToDouble();
+    if (!(pct > 0 && pct < 1))
+      return emitOpError("expects 0 < pct_start < 1, got ")
+             << shortNumber(pct);
+    if (!(div > 0 && std::isfinite(div)) ||
+        !(finalDiv > 0 && std::isfinite(finalDiv)))
+      return emitOpError("expects div_factor and final_div_factor > 0");
+    // PyTorch's phase ends, each after the one before (else a phase has no
+    // length and its fraction divides by zero).
+    double t = static_cast<double>(total);
+    double first = pct * t - 1;
+    double second = getThreePhase() ? 2 * pct * t - 2 : t - 1;
+    if (!(first > 0 && second > first && t - 1 >= second))
+      return emitOpError("expects phases of positive length: total ")
+             << total << " with pct_start " << shortNumber(pct)
+             << (getThreePhase() ? " (three phases)" : "")
+             << " leaves a phase empty";
+  }
   if (kind == "linear_warmup" && warmup == 0)
     return emitOpError("expects warmup > 0 for a linear warm-up");
   if (kind == "cosine" && total <= warmup)

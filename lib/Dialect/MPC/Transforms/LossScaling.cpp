@@ -174,12 +174,13 @@ struct LossScalingPass
       }
     }
 
-    // Optimizer step counters (Adam's bias correction, schedules) do not
-    // advance on skipped steps, as PyTorch's optimizer.step() is not called:
-    // the increment moves after the check and takes found_inf.
+    // Optimizer step counters (Adam's bias correction) do not advance on
+    // skipped steps, as PyTorch's optimizer.step() is not called: the
+    // increment moves after the check and takes found_inf. A schedule's
+    // counter marked kAdvancesOnSkip advances (scheduler.step() is called).
     SmallVector<IncrementOp> counters;
     step.walk([&](IncrementOp inc) {
-      if (!inc.getSkip())
+      if (!inc.getSkip() && !inc->hasAttr(kAdvancesOnSkip))
         counters.push_back(inc);
     });
     for (IncrementOp inc : counters) {

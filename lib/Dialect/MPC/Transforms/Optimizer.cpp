@@ -43,9 +43,18 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     symbols.emplace(module);
     bool adam = kind == "adam" || kind == "adamw";
     if (schedule != "constant" && schedule != "linear-warmup" &&
-        schedule != "cosine") {
+        schedule != "cosine" && schedule != "one-cycle" && schedule != "step" &&
+        schedule != "exponential") {
       module.emitError("mpc-optimizer: unknown schedule '")
-          << schedule << "' (expected constant, linear-warmup or cosine)";
+          << schedule
+          << "' (expected constant, linear-warmup, cosine, one-cycle, step or "
+             "exponential)";
+      return signalPassFailure();
+    }
+    if (scheduleOnSkip != "advance" && scheduleOnSkip != "hold") {
+      module.emitError("mpc-optimizer: schedule-on-skip must be advance or "
+                       "hold, got '")
+          << scheduleOnSkip << "'";
       return signalPassFailure();
     }
     if (kind != "sgd" && kind != "momentum" && !adam) {
@@ -68,7 +77,16 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
         failed(checkOption(module, pass, "warmup-steps", double(warmupSteps),
                            {0, inf})) ||
         failed(checkOption(module, pass, "total-steps", double(totalSteps),
-                           {0, inf})))
+                           {0, inf})) ||
+        failed(checkOption(module, pass, "gamma", gamma, {0, inf, false})) ||
+        failed(checkOption(module, pass, "step-size", double(stepSize),
+                           {0, inf})) ||
+        failed(checkOption(module, pass, "pct-start", pctStart,
+                           {0, 1, false, false})) ||
+        failed(checkOption(module, pass, "div-factor", divFactor,
+                           {0, inf, false})) ||
+        failed(checkOption(module, pass, "final-div-factor", finalDivFactor,
+                           {0, inf, false})))
       return signalPassFailure();
     auto step = module.lookupSymbol<func::FuncOp>(func);
     if (!step || step.isDeclaration()) {
@@ -82,31 +100,45 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     b.setInsertionPoint(ret);
     Location loc = ret.getLoc();
 
-    // The step count t (Adam's bias correction, schedules), incremented
-    // before the updates: t = 1 at the first.
-    Value t;
-    if (adam || scheduled) {
+    // Step counts, incremented before the updates (1 at the first): Adam's
+    // (bias correction), which loss scaling holds on a skipped step, and
+    // the schedule's, which by default advances on one (PyTorch calls
+    // scheduler.step() whether or not the optimizer stepped).
+    auto counter = [&](StringRef suffix) -> Value {
       auto i32 = RankedTensorType::get({}, b.getI32Type());
-      auto counter = createGlobal(
-          module, b, func.getValue() + "_step", i32,
+      auto global = createGlobal(
+          module, b, (func.getValue() + suffix).str(), i32,
           DenseElementsAttr::get(i32, b.getI32IntegerAttr(0)), true);
-      if (!counter)
-        return signalPassFailure();
-      auto ref = FlatSymbolRefAttr::get(counter.getSymNameAttr());
+      if (!global)
+        return Value();
+      auto ref = FlatSymbolRefAttr::get(global.getSymNameAttr());
       Value old = ml_program::GlobalLoadOp::create(b, loc, i32, ref);
-      t = IncrementOp::create(b, loc, old, Value());
-      ml_program::GlobalStoreOp::create(b, loc, ref, t);
+      Value next = IncrementOp::create(b, loc, old, Value());
+      ml_program::GlobalStoreOp::create(b, loc, ref, next);
+      return next;
+    };
+    Value t, scheduleT;
+    if (adam && !(t = counter("_step")))
+      return signalPassFailure();
+    if (scheduled) {
+      if (!(scheduleT = counter("_lr_step")))
+        return signalPassFailure();
+      if (scheduleOnSkip == "advance")
+        scheduleT.getDefiningOp()->setAttr(kAdvancesOnSkip, b.getUnitAttr());
     }
 
-    // The learning rate: a global, or the schedule's value at step t.
+    // The learning rate: a global, or the schedule's value at its count.
     Value lrValue;
     if (scheduled) {
+      std::string kindName = schedule;
+      std::replace(kindName.begin(), kindName.end(), '-', '_');
       auto op = LRScheduleOp::create(
-          b, loc, scalar, t,
-          b.getStringAttr(schedule == "linear-warmup" ? "linear_warmup"
-                                                      : "cosine"),
+          b, loc, scalar, scheduleT, b.getStringAttr(kindName),
           b.getF64FloatAttr(lr), b.getI64IntegerAttr(warmupSteps),
-          b.getI64IntegerAttr(totalSteps), b.getF64FloatAttr(minLr));
+          b.getI64IntegerAttr(totalSteps), b.getF64FloatAttr(minLr),
+          b.getF64FloatAttr(gamma), b.getI64IntegerAttr(stepSize),
+          b.getF64FloatAttr(pctStart), b.getF64FloatAttr(divFactor),
+          b.getF64FloatAttr(finalDivFactor), b.getBoolAttr(threePhase));
       if (failed(verify(op))) {
         module.emitError("mpc-optimizer: invalid schedule options");
         return signalPassFailure();

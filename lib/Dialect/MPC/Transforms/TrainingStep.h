@@ -24,6 +24,10 @@
 
 namespace mlir::mpc {
 
+/// On an mpc.increment: loss scaling leaves it advancing on a skipped step
+/// (the learning-rate schedule's counter, as a PyTorch scheduler).
+constexpr llvm::StringLiteral kAdvancesOnSkip = "mpc.advances_on_skip";
+
 /// The range a numeric pass option must lie in: finite, and above `low`
 /// (or at it when `lowIncluded`), below `high` (or at it when
 /// `highIncluded`).
@@ -66,10 +70,9 @@ inline LogicalResult checkOption(ModuleOp module, StringRef pass,
 /// A pass that creates many passes its `symbols` table (kept up to date):
 /// `module.lookupSymbol` is a scan of the module, quadratic over many.
 inline ml_program::GlobalOp
-createStateGlobal(ModuleOp module, OpBuilder &b, StringRef pass,
-                  StringRef name, RankedTensorType type, Attribute value,
-                  bool isMutable, Operation *after = nullptr,
-                  SymbolTable *symbols = nullptr) {
+createStateGlobal(ModuleOp module, OpBuilder &b, StringRef pass, StringRef name,
+                  RankedTensorType type, Attribute value, bool isMutable,
+                  Operation *after = nullptr, SymbolTable *symbols = nullptr) {
   if (symbols ? symbols->lookup(name) != nullptr
               : module.lookupSymbol(name) != nullptr) {
     module.emitError(pass) << ": a symbol @" << name << " already exists";

@@ -923,20 +923,35 @@ def MPC_LRScheduleOp : MPC_Op<"lr_schedule", "Fp32", [Pure]> {
   let summary = "The learning rate of step `step` under a schedule";
   let description = [{
     `step` is the 1-based number of the update being made (what
-    `mpc.increment` of the optimizer's counter gives). `kind`:
+    `mpc.increment` of a step counter gives). `kind`:
     `constant` (`base`); `linear_warmup` (`base * min(1, step / warmup)`);
     `cosine`: the linear warm-up, then from `base` down to `min_lr` along a
-    half cosine until `total`, `min_lr` after it.
+    half cosine until `total`, `min_lr` after it. PyTorch's schedulers,
+    where update `step` uses the rate after `step - 1` calls of
+    `scheduler.step()`: `one_cycle` (`OneCycleLR` with cosine annealing and
+    no momentum cycling: `base` is `max_lr`, over `total` steps, with
+    `pct_start`, `div_factor`, `final_div_factor` and `three_phase`; held
+    at its final rate after `total`, where PyTorch raises); `step`
+    (`StepLR`: `base * gamma^floor((step - 1) / step_size)`);
+    `exponential` (`ExponentialLR`: `base * gamma^(step - 1)`).
 
     ```mlir
     %lr = mpc.lr_schedule %t {kind = "cosine", base = 1.0e-3, warmup = 100,
                               total = 1000}
+    %lr1 = mpc.lr_schedule %t {kind = "one_cycle", base = 1.0e-2,
+                               total = 1000, pct_start = 0.25}
     ```
   }];
   let arguments = (ins MPC_I32Scalar:$step, StrAttr:$kind, F64Attr:$base,
                        DefaultValuedAttr<I64Attr, "0">:$warmup,
                        DefaultValuedAttr<I64Attr, "0">:$total,
-                       DefaultValuedAttr<F64Attr, "0.0">:$min_lr);
+                       DefaultValuedAttr<F64Attr, "0.0">:$min_lr,
+                       DefaultValuedAttr<F64Attr, "0.1">:$gamma,
+                       DefaultValuedAttr<I64Attr, "0">:$step_size,
+                       DefaultValuedAttr<F64Attr, "0.3">:$pct_start,
+                       DefaultValuedAttr<F64Attr, "25.0">:$div_factor,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$final_div_factor,
+                       DefaultValuedAttr<BoolAttr, "false">:$three_phase);
   let results = (outs MPC_F32Scalar:$lr);
   let assemblyFormat = "$step attr-dict";
   let hasVerifier = 1;

@@ -198,9 +198,16 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     `kind=adamw` PyTorch's Adam and AdamW (`beta1`, `beta2`, `eps`,
     `bias-correction`); `weight-decay` is L2 decay, decoupled for AdamW.
     `schedule=linear-warmup|cosine` (`warmup-steps`, `total-steps`,
-    `min-lr`) computes the rate from the step count with
+    `min-lr`) computes the rate from a step count with
     `mpc.lr_schedule` (`lr` is the peak) instead of the `@<func>_lr`
-    global.
+    global; so do PyTorch's `schedule=one-cycle` (`OneCycleLR`: `lr` is
+    `max_lr`, `total-steps`, `pct-start`, `div-factor`,
+    `final-div-factor`, `three-phase`), `schedule=step` (`StepLR`:
+    `step-size`, `gamma`) and `schedule=exponential` (`ExponentialLR`:
+    `gamma`). The schedule has its own counter `@<func>_lr_step`, which
+    by default advances on a step that loss scaling skips, as a PyTorch
+    scheduler does (`schedule-on-skip=advance`; `hold` keeps it with the
+    optimizer's own count).
 
     ```
     $ mpc-opt model.mlir --mpc-autodiff \
@@ -225,13 +232,32 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     Option<"biasCorrection", "bias-correction", "bool", /*default=*/"true",
            "Adam's bias correction">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
-           "Learning-rate schedule: constant, linear-warmup or cosine">,
+           "Learning-rate schedule: constant, linear-warmup, cosine, "
+           "one-cycle, step or exponential">,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
            "Steps of linear warm-up (linear-warmup, cosine)">,
     Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
            "Step at which the cosine reaches min-lr">,
     Option<"minLr", "min-lr", "double", /*default=*/"0.0",
            "Final learning rate of the cosine schedule">,
+    Option<"gamma", "gamma", "double", /*default=*/"0.1",
+           "Decay factor (step: every step-size updates; exponential: "
+           "every update)">,
+    Option<"stepSize", "step-size", "int64_t", /*default=*/"0",
+           "Updates between decays of the step schedule">,
+    Option<"pctStart", "pct-start", "double", /*default=*/"0.3",
+           "one-cycle: the fraction of total-steps spent rising">,
+    Option<"divFactor", "div-factor", "double", /*default=*/"25.0",
+           "one-cycle: the initial rate is lr / div-factor">,
+    Option<"finalDivFactor", "final-div-factor", "double",
+           /*default=*/"1e4",
+           "one-cycle: the final rate is the initial / final-div-factor">,
+    Option<"threePhase", "three-phase", "bool", /*default=*/"false",
+           "one-cycle: rise, fall back to the initial rate, then anneal">,
+    Option<"scheduleOnSkip", "schedule-on-skip", "std::string",
+           /*default=*/"\"advance\"",
+           "Whether a step skipped by loss scaling advances the schedule "
+           "(advance, as PyTorch) or not (hold)">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect",
                            "::mlir::ml_program::MLProgramDialect"];

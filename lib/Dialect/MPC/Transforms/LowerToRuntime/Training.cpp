@@ -12,6 +12,7 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
@@ -183,15 +184,28 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
         Value out = l.result(op, 0);
         if (!out)
           return failure();
-        int32_t kind = op.getKind() == "constant"        ? 0
-                       : op.getKind() == "linear_warmup" ? 1
-                                                         : 2;
+        int32_t kind = llvm::StringSwitch<int32_t>(op.getKind())
+                           .Case("constant", 0)
+                           .Case("linear_warmup", 1)
+                           .Case("cosine", 2)
+                           .Case("one_cycle", 3)
+                           .Case("step", 4)
+                           .Case("exponential", 5)
+                           .Default(-1);
+        if (kind < 0)
+          return op.emitOpError("unknown schedule kind");
         l.call("mpcrt_lr_schedule",
                {l.ptr(op.getStep()), out, l.i32(kind),
                 l.f64(op.getBase().convertToDouble()),
                 l.i64(static_cast<int64_t>(op.getWarmup())),
                 l.i64(static_cast<int64_t>(op.getTotal())),
-                l.f64(op.getMinLr().convertToDouble())});
+                l.f64(op.getMinLr().convertToDouble()),
+                l.f64(op.getGamma().convertToDouble()),
+                l.i64(static_cast<int64_t>(op.getStepSize())),
+                l.f64(op.getPctStart().convertToDouble()),
+                l.f64(op.getDivFactor().convertToDouble()),
+                l.f64(op.getFinalDivFactor().convertToDouble()),
+                l.i32(op.getThreePhase() ? 1 : 0)});
         return success();
       })
       .Case([&](SGDUpdateOp op) { return sgd(op, l); })
