@@ -9,6 +9,8 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/GlobPattern.h"
 
 namespace mlir::mpc {
 #define GEN_PASS_DEF_OPTIMIZERPASS
@@ -34,6 +36,72 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
 
   /// The module's symbols, built once per run.
   std::optional<SymbolTable> symbols;
+
+  /// One parameter-group pattern, and whether it matched a parameter.
+  struct Group {
+    std::string text;
+    llvm::GlobPattern glob;
+    double factor = 1.0;
+    bool used = false;
+  };
+
+  /// Parses no-decay (factor unused) or lr-groups (PATTERN:FACTOR).
+  FailureOr<SmallVector<Group>>
+  parseGroups(ModuleOp module, ArrayRef<std::string> entries, bool withFactor) {
+    SmallVector<Group> groups;
+    const char *option = withFactor ? "lr-groups" : "no-decay";
+    for (const std::string &entry : entries) {
+      StringRef pattern = entry;
+      double factor = 1.0;
+      if (withFactor) {
+        auto [head, tail] = StringRef(entry).rsplit(':');
+        if (tail.empty() || head.empty() || head.size() == entry.size() ||
+            !llvm::to_float(tail, factor) || !std::isfinite(factor) ||
+            factor < 0) {
+          module.emitError("mpc-optimizer: lr-groups entry '")
+              << entry
+              << "' is not PATTERN:FACTOR with a finite factor >= 0 (e.g. "
+                 "embed*:0.1)";
+          return failure();
+        }
+        pattern = head;
+      }
+      auto glob = llvm::GlobPattern::create(pattern);
+      if (!glob) {
+        module.emitError("mpc-optimizer: ")
+            << option << " pattern '" << pattern
+            << "' is not a glob pattern: " << llvm::toString(glob.takeError());
+        return failure();
+      }
+      groups.push_back({pattern.str(), std::move(*glob), factor, false});
+    }
+    return groups;
+  }
+
+  /// The first group whose pattern matches `name`, or null.
+  static Group *match(SmallVectorImpl<Group> &groups, StringRef name) {
+    for (Group &g : groups)
+      if (g.glob.match(name)) {
+        g.used = true;
+        return &g;
+      }
+    return nullptr;
+  }
+
+  /// An error for every pattern that matched no parameter.
+  static LogicalResult checkUsed(ModuleOp module, ArrayRef<Group> groups,
+                                 const char *option,
+                                 ArrayRef<std::string> params) {
+    for (const Group &g : groups)
+      if (!g.used) {
+        module.emitError("mpc-optimizer: ")
+            << option << " pattern '" << g.text
+            << "' matches no parameter (parameters: "
+            << llvm::join(params, ", ") << ")";
+        return failure();
+      }
+    return success();
+  }
 
   void runOnOperation() override {
     if (failed(verifyTrainingGraph(getOperation())))
@@ -127,32 +195,51 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
         scheduleT.getDefiningOp()->setAttr(kAdvancesOnSkip, b.getUnitAttr());
     }
 
-    // The learning rate: a global, or the schedule's value at its count.
-    Value lrValue;
-    if (scheduled) {
-      std::string kindName = schedule;
-      std::replace(kindName.begin(), kindName.end(), '-', '_');
-      auto op = LRScheduleOp::create(
-          b, loc, scalar, scheduleT, b.getStringAttr(kindName),
-          b.getF64FloatAttr(lr), b.getI64IntegerAttr(warmupSteps),
-          b.getI64IntegerAttr(totalSteps), b.getF64FloatAttr(minLr),
-          b.getF64FloatAttr(gamma), b.getI64IntegerAttr(stepSize),
-          b.getF64FloatAttr(pctStart), b.getF64FloatAttr(divFactor),
-          b.getF64FloatAttr(finalDivFactor), b.getBoolAttr(threePhase));
-      if (failed(verify(op))) {
-        module.emitError("mpc-optimizer: invalid schedule options");
-        return signalPassFailure();
+    // Parameter groups.
+    FailureOr<SmallVector<Group>> decayGroups =
+        parseGroups(module, noDecay, false);
+    FailureOr<SmallVector<Group>> rateGroups =
+        parseGroups(module, lrGroups, true);
+    if (failed(decayGroups) || failed(rateGroups))
+      return signalPassFailure();
+
+    // The learning rate of group k (0: the default, factor 1): a global,
+    // or the schedule's value at its count, with base and floor scaled by
+    // the group's factor (every schedule is linear in them). Made when a
+    // parameter first needs it.
+    SmallVector<Value> rates(rateGroups->size() + 1);
+    auto rateOf = [&](size_t k) -> Value {
+      if (rates[k])
+        return rates[k];
+      double factor = k ? (*rateGroups)[k - 1].factor : 1.0;
+      std::string suffix = k ? "_lr_group" + std::to_string(k) : "_lr";
+      if (scheduled) {
+        std::string kindName = schedule;
+        std::replace(kindName.begin(), kindName.end(), '-', '_');
+        auto op = LRScheduleOp::create(
+            b, loc, scalar, scheduleT, b.getStringAttr(kindName),
+            b.getF64FloatAttr(lr * factor), b.getI64IntegerAttr(warmupSteps),
+            b.getI64IntegerAttr(totalSteps), b.getF64FloatAttr(minLr * factor),
+            b.getF64FloatAttr(gamma), b.getI64IntegerAttr(stepSize),
+            b.getF64FloatAttr(pctStart), b.getF64FloatAttr(divFactor),
+            b.getF64FloatAttr(finalDivFactor), b.getBoolAttr(threePhase));
+        if (failed(verify(op))) {
+          module.emitError("mpc-optimizer: invalid schedule options");
+          return Value();
+        }
+        return rates[k] = op;
       }
-      lrValue = op;
-    } else {
       auto lrGlobal = createGlobal(
-          module, b, func.getValue() + "_lr", scalar,
-          DenseElementsAttr::get(scalar, b.getF32FloatAttr(lr)), false);
+          module, b, func.getValue() + suffix, scalar,
+          DenseElementsAttr::get(scalar, b.getF32FloatAttr(lr * factor)),
+          false);
       if (!lrGlobal)
-        return signalPassFailure();
-      lrValue = ml_program::GlobalLoadOp::create(
-          b, loc, scalar, FlatSymbolRefAttr::get(lrGlobal.getSymNameAttr()));
-    }
+        return Value();
+      return rates[k] = ml_program::GlobalLoadOp::create(
+                 b, loc, scalar,
+                 FlatSymbolRefAttr::get(lrGlobal.getSymNameAttr()));
+    };
+    SmallVector<std::string> paramNames;
     SmallVector<Value> kept;
     SmallVector<DictionaryAttr> keptAttrs;
     bool any = false;
@@ -171,6 +258,13 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
                                      << ", which is not a tensor global";
         return signalPassFailure();
       }
+      paramNames.push_back(of.getValue().str());
+      Group *rateGroup = match(*rateGroups, of.getValue());
+      Value lrValue =
+          rateOf(rateGroup ? 1 + (rateGroup - rateGroups->begin()) : 0);
+      if (!lrValue)
+        return signalPassFailure();
+      double decay = match(*decayGroups, of.getValue()) ? 0.0 : weightDecay;
       Value w = ml_program::GlobalLoadOp::create(b, loc, type, of);
       Attribute zeros = InitAttr::get(ctx, InitKind::Zeros, 0, nullptr, nullptr,
                                       nullptr, nullptr, nullptr, nullptr);
@@ -191,7 +285,7 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
             b, loc, type, type, type, Type(), w, value, mv, vv, lrValue, t,
             Value(), Value(), b.getF64FloatAttr(beta1),
             b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-            b.getF64FloatAttr(weightDecay),
+            b.getF64FloatAttr(decay),
             kind == "adamw" ? b.getUnitAttr() : nullptr,
             b.getBoolAttr(biasCorrection), TypeAttr());
         ml_program::GlobalStoreOp::create(b, loc, of, update.getNewParam());
@@ -216,7 +310,7 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
           buffer, Value(), Value(),
           b.getF64FloatAttr(kind == "momentum" ? momentum.getValue() : 0.0),
           b.getF64FloatAttr(0.0), nesterov ? b.getUnitAttr() : nullptr,
-          b.getF64FloatAttr(weightDecay), TypeAttr());
+          b.getF64FloatAttr(decay), TypeAttr());
       ml_program::GlobalStoreOp::create(b, loc, of, update.getNewParam());
       if (buffer)
         ml_program::GlobalStoreOp::create(
@@ -229,6 +323,9 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
                        "--mpc-autodiff first");
       return signalPassFailure();
     }
+    if (failed(checkUsed(module, *decayGroups, "no-decay", paramNames)) ||
+        failed(checkUsed(module, *rateGroups, "lr-groups", paramNames)))
+      return signalPassFailure();
     func::ReturnOp::create(b, loc, kept);
     ret.erase();
     SmallVector<Type> types;

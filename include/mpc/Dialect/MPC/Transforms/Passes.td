@@ -209,6 +209,14 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     scheduler does (`schedule-on-skip=advance`; `hold` keeps it with the
     optimizer's own count).
 
+    Parameter groups, by glob patterns on the parameters' global names:
+    `no-decay=*bias,*norm*` sets their weight decay to 0 (the usual recipe:
+    no decay on biases and normalisation parameters); `lr-groups=embed*:0.1`
+    multiplies their learning rate by 0.1 (the first matching pattern wins;
+    with a schedule the group's whole schedule is scaled, as PyTorch's
+    schedulers scale each group's initial rate). A pattern that matches no
+    parameter is an error.
+
     ```
     $ mpc-opt model.mlir --mpc-autodiff \
         --mpc-optimizer="kind=momentum lr=0.01 momentum=0.9"
@@ -254,6 +262,12 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
            "one-cycle: the final rate is the initial / final-div-factor">,
     Option<"threePhase", "three-phase", "bool", /*default=*/"false",
            "one-cycle: rise, fall back to the initial rate, then anneal">,
+    ListOption<"noDecay", "no-decay", "std::string",
+               "Glob patterns of parameter names that get no weight decay "
+               "(e.g. *bias,*norm*)">,
+    ListOption<"lrGroups", "lr-groups", "std::string",
+               "Learning-rate multipliers by parameter name, PATTERN:FACTOR "
+               "(e.g. embed*:0.1); the first matching pattern wins">,
     Option<"scheduleOnSkip", "schedule-on-skip", "std::string",
            /*default=*/"\"advance\"",
            "Whether a step skipped by loss scaling advances the schedule "
