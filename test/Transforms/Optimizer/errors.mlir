@@ -54,7 +54,8 @@ module {
 // expected-error @+1 {{mpc-optimizer: a symbol @train_step_lr already exists}}
 module {
   ml_program.global private @train_step_lr(dense<0.1> : tensor<f32>) : tensor<f32>
-  func.func @train_step(%x: tensor<f32>) -> tensor<f32> {
-    return %x : tensor<f32>
+  ml_program.global private mutable @w(dense<1.0> : tensor<4xf32>) : tensor<4xf32>
+  func.func @train_step(%g: tensor<4xf32>) -> (tensor<4xf32> {mpc.grad_of = @w}) {
+    return %g : tensor<4xf32>
   }
 }

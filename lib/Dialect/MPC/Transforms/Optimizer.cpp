@@ -239,6 +239,11 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
                  b, loc, scalar,
                  FlatSymbolRefAttr::get(lrGlobal.getSymNameAttr()));
     };
+    // The default group's rate first: its options are checked (and its
+    // name claimed) before any update is built; removed below if no
+    // parameter is left in the default group.
+    if (!rateOf(0))
+      return signalPassFailure();
     SmallVector<std::string> paramNames;
     SmallVector<Value> kept;
     SmallVector<DictionaryAttr> keptAttrs;
@@ -326,6 +331,12 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     if (failed(checkUsed(module, *decayGroups, "no-decay", paramNames)) ||
         failed(checkUsed(module, *rateGroups, "lr-groups", paramNames)))
       return signalPassFailure();
+    if (rates[0].use_empty()) {
+      Operation *def = rates[0].getDefiningOp();
+      if (auto load = dyn_cast<ml_program::GlobalLoadOp>(def))
+        symbols->erase(symbols->lookup(load.getGlobal().getLeafReference()));
+      def->erase();
+    }
     func::ReturnOp::create(b, loc, kept);
     ret.erase();
     SmallVector<Type> types;
