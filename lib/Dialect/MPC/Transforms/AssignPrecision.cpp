@@ -388,7 +388,12 @@ bool Assigner::writesF32State(Operation *op) {
 }
 
 LogicalResult Assigner::assign(Operation *op, StringRef function) {
-  std::optional<CategoryChoice> choice = policy.lookup(op);
+  std::string lookupError;
+  FailureOr<std::optional<CategoryChoice>> found =
+      policy.lookup(op, lookupError);
+  if (failed(found))
+    return op->emitError() << lookupError;
+  std::optional<CategoryChoice> choice = *found;
   if (!choice || isa<CastOp, ConstantOp>(op))
     return success();
 
@@ -426,7 +431,7 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
     rule = level == Level::O3
                ? "O3: the optimizer updates the low-precision weights"
                : "optimizer updates run in f32 on the f32 masters";
-  } else if (isBatchNorm(op) && level >= Level::O2) {
+  } else if (isBatchNorm(op) && level >= Level::O2 && !choice->instance) {
     if (keepBatchNorm) {
       // Apex's O2 and cuDNN: f32 parameters and statistics (accumulated in
       // f32 inside the op), low-precision activations: no casts around it.
@@ -443,7 +448,7 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
     }
     compute = lowp;
     rule = "keep-batchnorm-fp32=false";
-  } else if (level == Level::O3) {
+  } else if (level == Level::O3 && !choice->instance) {
     compute = lowp;
     rule = "O3: every op in low precision";
   } else {
@@ -479,7 +484,7 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
   }
 
   if (compute == lowp && level != Level::O3 && !allowUnsafe &&
-      policy.isOverridden(op)) {
+      choice->source != "default") {
     std::optional<int64_t> reduced = reducedElements(op);
     if (isLoss(op) || (reduced && *reduced >= kLargeReduction))
       return op->emitError()
@@ -775,6 +780,11 @@ struct AssignPrecisionPass
                       overrides);
     if (failed(assigner.run()))
       return signalPassFailure();
+    // A name entry that matched nothing is most likely a misspelt layer
+    // name: said, not fatal (one policy file may serve several models).
+    for (const std::string &source : overrides.unusedNameRules())
+      module.emitWarning("mpc-assign-precision: ")
+          << source << " matched no op";
     module->setAttr(
         "mpc.precision",
         DictionaryAttr::get(context,

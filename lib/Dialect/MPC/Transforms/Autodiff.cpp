@@ -2,6 +2,7 @@
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
+#include "mpc/Dialect/MPC/Transforms/PrecisionPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -118,12 +119,20 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
         continue;
       auto vjp = dyn_cast<VJPOpInterface>(op);
       SmallVector<Value> operandGrads;
+      Operation *before = ret->getPrevNode();
       if (!vjp || failed(vjp.buildVJP(b, resultGrads, operandGrads))) {
         op->emitOpError("has no vector-Jacobian product; mpc-autodiff needs "
                         "one for every op between the trainable globals and "
                         "the loss");
         return signalPassFailure();
       }
+      // An op kept in a precision by its attribute keeps its gradient ops
+      // there too (autocast runs an op's backward in its forward's type).
+      if (Attribute precision = op->getAttr(kPrecisionAttr))
+        for (Operation *built = before ? before->getNextNode() : &body.front();
+             built != ret; built = built->getNextNode())
+          if (getDefaultPrecisionCategory(built) && !isa<ConstantOp>(built))
+            built->setAttr(kPrecisionAttr, precision);
       for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
         if (g && isFloatTensor(operand.getType()))
           accumulate(grads[operand], g);

@@ -35,6 +35,59 @@ LogicalResult PrecisionPolicy::addOverride(MLIRContext *context,
   return success();
 }
 
+LogicalResult PrecisionPolicy::addNameRule(MLIRContext *context, StringRef glob,
+                                           StringRef opName,
+                                           PrecisionCategory category,
+                                           StringRef source,
+                                           std::string &error) {
+  std::string op;
+  if (!opName.empty()) {
+    auto registered = lookupMPCOp(context, opName);
+    if (!registered) {
+      error = llvm::formatv("unknown op '{0}' (expected an mpc op such as "
+                            "mpc.matmul)",
+                            opName);
+      return failure();
+    }
+    op = registered->getStringRef().str();
+  }
+  NameRule &rule = nameRules.emplace_back();
+  rule.text = glob.str();
+  auto pattern = llvm::GlobPattern::create(rule.text);
+  if (!pattern) {
+    error = llvm::formatv("'{0}' is not a glob pattern: {1}", glob,
+                          llvm::toString(pattern.takeError()));
+    nameRules.pop_back();
+    return failure();
+  }
+  rule.glob = std::move(*pattern);
+  rule.opName = op;
+  rule.choice = {category, source.str(), true};
+  return success();
+}
+
+/// The names in `loc`: NameLoc names, also inside fused and call-site
+/// locations.
+static void locationNames(Location loc, SmallVectorImpl<StringRef> &names) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    names.push_back(name.getName().getValue());
+    locationNames(name.getChildLoc(), names);
+  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      locationNames(inner, names);
+  } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+    locationNames(call.getCallee(), names);
+  }
+}
+
+std::vector<std::string> PrecisionPolicy::unusedNameRules() const {
+  std::vector<std::string> unused;
+  for (const NameRule &rule : nameRules)
+    if (!rule.used)
+      unused.push_back(rule.choice.source);
+  return unused;
+}
+
 /// "line:col" of byte `offset` in `text` (1-based).
 static std::string position(StringRef text, size_t offset) {
   StringRef before = text.take_front(offset);
@@ -107,6 +160,37 @@ LogicalResult PrecisionPolicy::addPolicyFile(MLIRContext *context,
       return failure();
     }
     for (const llvm::json::Value &value : *ops) {
+      if (const llvm::json::Object *entry = value.getAsObject()) {
+        // {"name": "<glob of location names>", "op": "<optional op>"}
+        std::optional<StringRef> glob = entry->getString("name");
+        std::string where = position(contents, contents.find('{', from));
+        std::optional<StringRef> opName = entry->getString("op");
+        for (auto &field : *entry)
+          if (field.first != "name" && field.first != "op") {
+            error = llvm::formatv("{0}:{1}: unknown field '{2}' in a name "
+                                  "entry (expected name and op)",
+                                  path, where, StringRef(field.first));
+            return failure();
+          }
+        if (!glob || (entry->get("op") && !opName)) {
+          error = llvm::formatv("{0}:{1}: a name entry needs \"name\": a "
+                                "glob of location names as a string (and "
+                                "\"op\", if given, a string)",
+                                path, where);
+          return failure();
+        }
+        if (size_t close = contents.find('}', from); close != StringRef::npos)
+          from = close + 1;
+        std::string ruleError;
+        std::string ruleSource =
+            llvm::formatv("policy {0}:{1} name '{2}'", path, where, *glob);
+        if (failed(addNameRule(context, *glob, opName.value_or(""), *category,
+                               ruleSource, ruleError))) {
+          error = llvm::formatv("{0}:{1}: {2}", path, where, ruleError);
+          return failure();
+        }
+        continue;
+      }
       std::optional<StringRef> name = value.getAsString();
       if (!name) {
         std::string text = llvm::formatv("{0}", value).str();
@@ -127,12 +211,46 @@ LogicalResult PrecisionPolicy::addPolicyFile(MLIRContext *context,
   return success();
 }
 
-std::optional<CategoryChoice> PrecisionPolicy::lookup(Operation *op) const {
+FailureOr<std::optional<CategoryChoice>>
+PrecisionPolicy::lookup(Operation *op, std::string &error) const {
+  std::optional<PrecisionCategory> defaultCategory =
+      getDefaultPrecisionCategory(op);
+  if (Attribute attr = op->getAttr(kPrecisionAttr)) {
+    auto text = dyn_cast<StringAttr>(attr);
+    std::optional<PrecisionCategory> category =
+        text ? symbolizePrecisionCategory(text.getValue()) : std::nullopt;
+    if (!category) {
+      error = llvm::formatv("{0} must be \"lowp\", \"fp32\", \"promote\" "
+                            "or \"follow\", got {1}",
+                            kPrecisionAttr, attr);
+      return failure();
+    }
+    if (!defaultCategory) {
+      error = llvm::formatv("{0} on '{1}', which has no precision category",
+                            kPrecisionAttr, op->getName());
+      return failure();
+    }
+    return std::optional<CategoryChoice>(
+        CategoryChoice{*category, ("attribute " + kPrecisionAttr).str(), true});
+  }
+  if (!defaultCategory)
+    return std::optional<CategoryChoice>();
+  if (!nameRules.empty()) {
+    SmallVector<StringRef> names;
+    locationNames(op->getLoc(), names);
+    for (const NameRule &rule : nameRules) {
+      if (!rule.opName.empty() && rule.opName != op->getName().getStringRef())
+        continue;
+      for (StringRef name : names)
+        if (rule.glob.match(name)) {
+          rule.used = true;
+          return std::optional<CategoryChoice>(rule.choice);
+        }
+    }
+  }
   auto it = overrides.find(op->getName().getStringRef());
   if (it != overrides.end())
-    return it->second;
-  if (std::optional<PrecisionCategory> category =
-          getDefaultPrecisionCategory(op))
-    return CategoryChoice{*category, "default"};
-  return std::nullopt;
+    return std::optional<CategoryChoice>(it->second);
+  return std::optional<CategoryChoice>(
+      CategoryChoice{*defaultCategory, "default"});
 }
