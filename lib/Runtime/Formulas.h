@@ -28,7 +28,9 @@ namespace mpcrt::formulas {
 using std::cos;
 using std::erf;
 using std::exp;
+using std::floor;
 using std::fmax;
+using std::isfinite;
 using std::log;
 using std::pow;
 using std::sqrt;
@@ -232,6 +234,21 @@ MPCRT_HD inline double learningRate(int32_t step, int32_t kind, double base,
     rate = minLr + (base - minLr) * 0.5 * (1.0 + cos(M_PI * progress));
   }
   return rate;
+}
+
+/// mpc.clip_grad_norm's scalars from the sum of squares of the scaled
+/// gradients and whether an element was not finite.
+MPCRT_HD inline void clipFactor(double sumSquares, bool nonfinite, float scale,
+                                double maxNorm, float *invScale, float *norm,
+                                uint8_t *foundInf) {
+  double inv = 1.0 / static_cast<double>(scale);
+  double n = sqrt(sumSquares) * inv;
+  bool bad = nonfinite || !isfinite(n);
+  *norm = static_cast<float>(n);
+  *foundInf = bad;
+  double coef = maxNorm / (n + 1e-6);
+  coef = coef < 1.0 ? coef : 1.0;
+  *invScale = bad ? static_cast<float>(inv) : static_cast<float>(inv * coef);
 }
 
 /// mpc.update_loss_scale on its scalars: GradScaler's rule with hysteresis

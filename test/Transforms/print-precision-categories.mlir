@@ -36,6 +36,7 @@
 // CHECK-DAG: remark: precision category of 'mpc.lr_schedule': fp32
 // CHECK-DAG: remark: precision category of 'mpc.reduce_max_backward': follow
 // CHECK-DAG: remark: precision category of 'mpc.unscale_and_check': fp32
+// CHECK-DAG: remark: precision category of 'mpc.clip_grad_norm': fp32
 // CHECK-DAG: remark: precision category of 'mpc.update_loss_scale': fp32
 // CHECK-DAG: remark: precision category of 'mpc.grad_stats': fp32
 // CHECK-DAG: remark: precision category of 'mpc.sgd_update': fp32
@@ -76,4 +77,4 @@
 // CHECK-DAG: remark: precision category of 'mpc.dropout': follow
 // CHECK-DAG: remark: precision category of 'mpc.dropout_backward': follow
 
-// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 69
+// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 70

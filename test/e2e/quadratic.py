@@ -71,12 +71,20 @@ def model(a, steps):
     m = [0.0] * 4
     v = [0.0] * 4
     losses = []
+    norms = []
     pytorch = a.schedule in ("one-cycle", "step", "exponential")
     rates = pytorch_rates(a, steps) if pytorch else None
     for t in range(1, steps + 1):
         losses.append(sum((wi - ti) ** 2 for wi, ti in zip(w, T)))
         lr = rates[t - 1] if pytorch else rate(a, t)
         g = [2 * (wi - ti) for wi, ti in zip(w, T)]
+        # torch.nn.utils.clip_grad_norm_ before optimizer.step(): the raw
+        # gradient only (weight decay is the optimizer's).
+        norm = math.sqrt(sum(gi * gi for gi in g))
+        norms.append(norm)
+        if a.clip_grad_norm:
+            coef = min(1.0, a.clip_grad_norm / (norm + 1e-6))
+            g = [gi * coef for gi in g]
         if a.kind in ("sgd", "momentum"):
             g = [gi + a.weight_decay * wi for gi, wi in zip(g, w)]
             if a.kind == "momentum":
@@ -97,7 +105,7 @@ def model(a, steps):
             c2 = 1 - a.beta2 ** t if a.bias_correction else 1.0
             w = [wi - lr * (mi / c1) / (math.sqrt(vi / c2) + a.eps)
                  for wi, mi, vi in zip(w, m, v)]
-    return losses
+    return losses, norms
 
 
 def main():
@@ -123,16 +131,25 @@ def main():
     p.add_argument("--div-factor", type=float, default=25.0)
     p.add_argument("--final-div-factor", type=float, default=1e4)
     p.add_argument("--three-phase", action="store_true")
+    p.add_argument("--clip-grad-norm", type=float, default=0.0)
     p.add_argument("--rtol", type=float, default=2e-5)
     a = p.parse_args()
     with open(a.metrics) as f:
-        got = [json.loads(line)["loss"] for line in f if line.strip()]
-    want = model(a, len(got))
+        lines = [json.loads(line) for line in f if line.strip()]
+    got = [line["loss"] for line in lines]
+    want, norms = model(a, len(got))
     for k, (g, w) in enumerate(zip(got, want), 1):
         if abs(g - w) > a.rtol * abs(w):
             print("step %d: loss %r, the float64 model gives %r" % (k, g, w),
                   file=sys.stderr)
             sys.exit(1)
+    # The clipped runs log the gradient norm of each step (before clipping).
+    if a.clip_grad_norm:
+        for k, (line, n) in enumerate(zip(lines, norms), 1):
+            if abs(line["grad_norm"] - n) > a.rtol * n:
+                print("step %d: grad_norm %r, the float64 model gives %r" %
+                      (k, line["grad_norm"], n), file=sys.stderr)
+                sys.exit(1)
     print("%d steps match the float64 model (%s)" % (len(got), a.kind))
 
 

@@ -103,6 +103,12 @@ static cl::opt<std::string> lossScaling(
              "\"mode=dynamic init-scale=65536\"; default mode=auto: dynamic "
              "when the step computes in f16"),
     cl::init("mode=auto"), cl::cat(category));
+static cl::opt<std::string> clipGradNorm(
+    "clip-grad-norm",
+    cl::desc("Clip the unscaled gradients' global 2-norm to MAX (with "
+             "--train; --mpc-loss-scaling's clip-grad-norm), as PyTorch's "
+             "clip_grad_norm_ after GradScaler.unscale_"),
+    cl::value_desc("MAX"), cl::init(""), cl::cat(category));
 static cl::opt<bool> gradStats(
     "grad-stats",
     cl::desc("Gradient diagnostics (--mpc-grad-stats): the fractions of "
@@ -221,6 +227,7 @@ int main(int argc, char **argv) {
         {&precisionReport, !amp.empty(), "--amp"},
         {&optimizer, train, "--train"},
         {&lossScaling, train, "--train"},
+        {&clipGradNorm, train, "--train"},
         {&lossFunction, train, "--train"}})
     if (option->getNumOccurrences() > 0 && !needs)
       return fail("--" + option->ArgStr + " applies only with " + name +
@@ -276,7 +283,11 @@ int main(int argc, char **argv) {
                                  : " report=" + precisionReport.getValue()) +
         "}";
   if (train)
-    pipeline += ",mpc-loss-scaling{func=" + entry + " " + lossScaling + "}";
+    pipeline +=
+        ",mpc-loss-scaling{func=" + entry + " " + lossScaling +
+        (clipGradNorm.empty() ? std::string()
+                              : " clip-grad-norm=" + clipGradNorm.getValue()) +
+        "}";
   if (gradStats)
     pipeline += ",mpc-grad-stats{func=" + entry + "}";
   pipeline += ",canonicalize,cse,mpc-plan-memory";

@@ -296,6 +296,15 @@ void mpcrt_unscale_and_check(const float *scale, int64_t num_tensors,
                              const void *const *grads, const int64_t *sizes,
                              float *const *unscaled, uint8_t *found_inf);
 
+/* mpc.clip_grad_norm: *norm = sqrt(sum over all tensors of (grads / *scale)^2)
+ * (summed in double), *found_inf = 1 if an element or the norm is not
+ * finite, *inv_scale = (1 / *scale) * min(1, max_norm / (*norm + 1e-6)) in
+ * f32. The gradients are only read. */
+void mpcrt_clip_grad_norm(const float *scale, int64_t num_tensors,
+                          const mpcrt_dtype *dtypes, const void *const *grads,
+                          const int64_t *sizes, double max_norm,
+                          float *inv_scale, float *norm, uint8_t *found_inf);
+
 /* mpc.grad_stats: stats = {elements, zero, underflow, nonfinite} over all
  * `num_tensors` gradients; underflow counts nonzero finite elements with
  * |grad / *scale| <= 2^-25 (they round to zero in f16). */

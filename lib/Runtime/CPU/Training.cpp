@@ -105,6 +105,22 @@ void mpcrt_unscale_and_check(const float *scale, int64_t numTensors,
   *foundInf = any;
 }
 
+void mpcrt_clip_grad_norm(const float *scale, int64_t numTensors,
+                          const mpcrt_dtype *dtypes, const void *const *grads,
+                          const int64_t *sizes, double maxNorm, float *invScale,
+                          float *norm, uint8_t *foundInf) {
+  double sum = 0;
+  bool nonfinite = false;
+  for (int64_t t = 0; t < numTensors; ++t)
+    for (int64_t i = 0; i < sizes[t]; ++i) {
+      double value = loadAny(dtypes[t], grads[t], i);
+      nonfinite |= !std::isfinite(value);
+      sum += value * value;
+    }
+  formulas::clipFactor(sum, nonfinite, *scale, maxNorm, invScale, norm,
+                       foundInf);
+}
+
 void mpcrt_grad_stats(const float *scale, int64_t numTensors,
                       const mpcrt_dtype *dtypes, const void *const *grads,
                       const int64_t *sizes, int64_t *stats) {

@@ -109,6 +109,13 @@ void mpcrt_unscale_and_check(const float *scale, int64_t num_tensors,
   unscaleAndCheck(scale, num_tensors, dtypes, grads, sizes, unscaled,
                   found_inf);
 }
+void mpcrt_clip_grad_norm(const float *scale, int64_t num_tensors,
+                          const mpcrt_dtype *dtypes, const void *const *grads,
+                          const int64_t *sizes, double max_norm,
+                          float *inv_scale, float *norm, uint8_t *found_inf) {
+  clipGradNorm(scale, num_tensors, dtypes, grads, sizes, max_norm, inv_scale,
+               norm, found_inf);
+}
 void mpcrt_grad_stats(const float *scale, int64_t num_tensors,
                       const mpcrt_dtype *dtypes, const void *const *grads,
                       const int64_t *sizes, int64_t *stats) {

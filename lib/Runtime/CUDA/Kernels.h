@@ -83,6 +83,10 @@ void unscaleAndCheck(const float *scale, int64_t numTensors,
                      const mpcrt_dtype *dtypes, const void *const *grads,
                      const int64_t *sizes, float *const *unscaled,
                      uint8_t *foundInf);
+void clipGradNorm(const float *scale, int64_t numTensors,
+                  const mpcrt_dtype *dtypes, const void *const *grads,
+                  const int64_t *sizes, double maxNorm, float *invScale,
+                  float *norm, uint8_t *foundInf);
 void gradStats(const float *scale, int64_t numTensors,
                const mpcrt_dtype *dtypes, const void *const *grads,
                const int64_t *sizes, int64_t *stats);

@@ -55,6 +55,37 @@ __global__ void unscaleAndCheckKernel(TensorList list, const float *scale,
     *foundInf = 1;
 }
 
+/// Each block's sum of squares of its chunk, in double and a fixed order,
+/// into partials[base + block]. A non-finite element makes its sum (and so
+/// the norm) non-finite: that is the check.
+__global__ void sumSquaresKernel(TensorList list, double *partials,
+                                 int64_t base) {
+  int t = tensorOfBlock(list, blockIdx.x);
+  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
+  int64_t end = min(begin + kChunk, list.size[t]);
+  double sum = 0;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    double value = loadAny(list.dtype[t], list.data[t], i);
+    sum += value * value;
+  }
+  sum = blockReduce<double>(sum);
+  if (threadIdx.x == 0)
+    partials[base + blockIdx.x] = sum;
+}
+
+/// The partials in a fixed order, then the clip factor.
+__global__ void clipFactorKernel(const double *partials, int64_t count,
+                                 const float *scale, double maxNorm,
+                                 float *invScale, float *norm,
+                                 uint8_t *foundInf) {
+  double sum = 0;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
+    sum += partials[i];
+  sum = blockReduce<double>(sum);
+  if (threadIdx.x == 0)
+    formulas::clipFactor(sum, false, *scale, maxNorm, invScale, norm, foundInf);
+}
+
 __global__ void gradStatsKernel(TensorList list, const float *scale,
                                 unsigned long long *stats) {
   int t = tensorOfBlock(list, blockIdx.x);
@@ -231,6 +262,29 @@ void unscaleAndCheck(const float *scale, int64_t numTensors,
                                         0, stream()>>>(list, scale, foundInf);
                 MPCRT_CUDA_LAUNCHED("unscale_and_check");
               });
+}
+
+void clipGradNorm(const float *scale, int64_t numTensors,
+                  const mpcrt_dtype *dtypes, const void *const *grads,
+                  const int64_t *sizes, double maxNorm, float *invScale,
+                  float *norm, uint8_t *foundInf) {
+  int64_t total = 0;
+  for (int64_t t = 0; t < numTensors; ++t)
+    total += (sizes[t] + kChunk - 1) / kChunk;
+  // One double per block (the scratch buffer is counted in floats).
+  auto *partials = reinterpret_cast<double *>(scratchF32(2 * (total + 1)));
+  zero(partials, sizeof(double));
+  int64_t base = 0;
+  forEachList(numTensors, dtypes, grads, sizes, nullptr,
+              [&](const TensorList &list, int64_t blocks) {
+                sumSquaresKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
+                                   stream()>>>(list, partials, base);
+                MPCRT_CUDA_LAUNCHED("clip_grad_norm");
+                base += blocks;
+              });
+  clipFactorKernel<<<1, kThreads, 0, stream()>>>(partials, base, scale, maxNorm,
+                                                 invScale, norm, foundInf);
+  MPCRT_CUDA_LAUNCHED("clip_grad_norm");
 }
 
 void gradStats(const float *scale, int64_t numTensors,

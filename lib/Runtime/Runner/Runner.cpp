@@ -292,7 +292,8 @@ int main(int argc, char **argv) {
   // State: initializers, then --init, then --resume.
   mpc_init_globals(state.data);
   const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr,
-                   *skippedGlobal = nullptr, *gradStats = nullptr;
+                   *skippedGlobal = nullptr, *gradStats = nullptr,
+                   *gradNorm = nullptr;
   for (const TensorInfo &g : model.globals) {
     if (g.name == "loss_scale_skipped" && g.shape.empty() && g.dtype == "bool")
       skippedGlobal = &g;
@@ -300,6 +301,8 @@ int main(int argc, char **argv) {
       stepGlobal = &g;
     if (g.name == "loss_scale" && g.shape.empty() && g.dtype == "f32")
       lossScale = &g;
+    if (g.name == "grad_norm" && g.shape.empty() && g.dtype == "f32")
+      gradNorm = &g;
     if (g.name == "grad_stats" && g.shape == std::vector<int64_t>{4} &&
         g.dtype == "i64")
       gradStats = &g;
@@ -427,6 +430,9 @@ int main(int argc, char **argv) {
                                 {"ms_per_step", ms},
                                 {"samples_per_s", batch * 1000.0 / ms},
                                 {"memory_bytes", mpcrt_memory_bytes()}};
+        if (gradNorm)
+          line["grad_norm"] =
+              jsonNumber(readScalar(*gradNorm, readGlobal(*gradNorm)));
         if (gradStats) {
           int64_t counts[4];
           std::memcpy(counts, readGlobal(*gradStats), sizeof(counts));

@@ -180,6 +180,18 @@ func.func @check_only(%s: tensor<f32>, %g: tensor<4x8xf16>) -> tensor<i1> {
 
 // -----
 
+// Clipping: one call over all gradients, max_norm as a double, writing the
+// factor, the norm and found_inf.
+// CHECK-LABEL: func.func @clip(
+// CHECK: %[[MAX:.*]] = arith.constant 2.500000e-01 : f64
+// CHECK: call @mpcrt_clip_grad_norm(%{{.*}}, %c2_i64{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[MAX]], %arg0, %{{.*}}, %{{.*}})
+func.func @clip(%s: tensor<f32>, %g0: tensor<4x8xf16>, %g1: tensor<8xf32>) -> (tensor<f32>, tensor<f32>, tensor<i1>) {
+  %inv, %norm, %inf = mpc.clip_grad_norm %s, %g0, %g1 {max_norm = 0.25} : tensor<4x8xf16>, tensor<8xf32>
+  return %inv, %norm, %inf : tensor<f32>, tensor<f32>, tensor<i1>
+}
+
+// -----
+
 // Gradient statistics: one call over all gradients (dtypes f32 (2) and
 // bf16 (1)), written into the global they are stored to.
 // CHECK-DAG: llvm.mlir.global internal constant @[[DT:.*]](dense<[2, 1]> : tensor<2xi32>)

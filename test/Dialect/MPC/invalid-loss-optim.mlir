@@ -66,6 +66,22 @@ func.func @unscale_empty(%s: tensor<f32>) {
 
 // -----
 
+func.func @clip_empty(%s: tensor<f32>) {
+  // expected-error @+1 {{'mpc.clip_grad_norm' op expects at least one gradient}}
+  %0:3 = "mpc.clip_grad_norm"(%s) {max_norm = 1.0} : (tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<i1>)
+  return
+}
+
+// -----
+
+func.func @clip_max_norm(%s: tensor<f32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.clip_grad_norm' op expects max_norm > 0 and finite, got 0}}
+  %0:3 = mpc.clip_grad_norm %s, %g {max_norm = 0.0} : tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @grad_stats_empty(%s: tensor<f32>) {
   // expected-error @+2 {{'mpc.grad_stats' op expects at least one gradient}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -203,6 +203,8 @@ func.func @loss_scaling(%loss: tensor<f32>, %scale: tensor<f32>, %d0: tensor<4x8
   %0 = mpc.scale_loss %loss, %scale : tensor<f32>
   // CHECK: %{{.*}}:2, %[[INF:.*]] = mpc.unscale_and_check %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf16>, tensor<8xbf16>
   %g:2, %inf = mpc.unscale_and_check %scale, %d0, %d1 : tensor<4x8xf16>, tensor<8xbf16>
+  // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = mpc.clip_grad_norm %{{.*}}, %{{.*}}, %{{.*}} {max_norm = 1.000000e+00 : f64} : tensor<4x8xf16>, tensor<8xbf16>
+  %cinv, %cnorm, %cinf = mpc.clip_grad_norm %scale, %d0, %d1 {max_norm = 1.0} : tensor<4x8xf16>, tensor<8xbf16>
   // CHECK: mpc.update_loss_scale %{{.*}}, %{{.*}}, %{{.*}}, %[[INF]] {hysteresis = 2 : i64, max_scale = 0x4170000000000000 : f64, min_scale = 1.000000e+00 : f64}
   %s, %gt, %ht = mpc.update_loss_scale %scale, %growth, %hyst, %inf {hysteresis = 2, min_scale = 1.0, max_scale = 16777216.0}
   // CHECK: %{{.*}} = mpc.grad_stats %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf16>, tensor<8xbf16>

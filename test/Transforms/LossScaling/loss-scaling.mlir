@@ -4,6 +4,25 @@
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam" --mpc-loss-scaling="mode=dynamic init-scale=1024 growth-factor=4 backoff-factor=0.25 growth-interval=100 hysteresis=3 min-scale=1 max-scale=16777216" | FileCheck %s --check-prefix=OPTS
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling="mode=static init-scale=128" | FileCheck %s --check-prefix=STATIC
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling=mode=none | FileCheck %s --check-prefix=NONE
+// Clipping: mpc.clip_grad_norm in the check's place, its factor into the
+// updates, its norm into @grad_norm; with mode=none (here bf16-free f32)
+// the check stays, over a scale of 1, with no scale state.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam" --mpc-loss-scaling="mode=dynamic clip-grad-norm=1.5" | FileCheck %s --check-prefix=CLIP
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling="mode=none clip-grad-norm=1" | FileCheck %s --check-prefix=CLIPNONE
+// RUN: not mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling="clip-grad-norm=nan" 2>&1 | FileCheck %s --check-prefix=CLIPNAN
+// CLIP-DAG: ml_program.global private mutable @grad_norm(dense<0.000000e+00> : tensor<f32>)
+// CLIP-NOT: unscale_and_check
+// CLIP: %[[INV:.*]], %[[NORM:.*]], %[[INF:.*]] = mpc.clip_grad_norm %loss_scale, %{{.*}} {max_norm = 1.500000e+00 : f64}
+// CLIP: ml_program.global_store @grad_norm = %[[NORM]]
+// CLIP: mpc.adam_update {{.*}} found_inf(%[[INF]]) inv_scale(%[[INV]])
+// CLIP: mpc.update_loss_scale %{{.*}}, %{{.*}}, %{{.*}}, %[[INF]]
+// CLIPNONE-NOT: @loss_scale(
+// CLIPNONE: %[[ONE:.*]] = mpc.constant dense<1.000000e+00> : tensor<f32>
+// CLIPNONE: %[[INV:.*]], %{{.*}}, %[[INF:.*]] = mpc.clip_grad_norm %[[ONE]]
+// CLIPNONE: mpc.sgd_update {{.*}} found_inf(%[[INF]]) inv_scale(%[[INV]])
+// CLIPNONE: ml_program.global_store @loss_scale_skipped = %[[INF]]
+// CLIPNONE-NOT: update_loss_scale
+// CLIPNAN: mpc-loss-scaling: option clip-grad-norm must be a finite number >= 0, got nan
 // A schedule's counter advances on a skipped step (as a PyTorch scheduler)
 // unless schedule-on-skip=hold; Adam's never does.
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam schedule=exponential gamma=0.9" --mpc-loss-scaling=mode=dynamic | FileCheck %s --check-prefix=ADVANCE

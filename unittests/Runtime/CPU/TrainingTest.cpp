@@ -157,6 +157,41 @@ TEST(Unscale, UnscalesEveryTensorAndFindsInfAndNaN) {
   EXPECT_EQ(found, 0);
 }
 
+// Clipping: the norm of the unscaled gradients, PyTorch's coefficient in
+// the factor, and a non-finite element or norm as an overflow.
+TEST(Clip, NormFactorAndOverflow) {
+  std::vector<float> a{3.0f * 8, -4.0f * 8}; // (3, -4) * scale 8
+  std::vector<uint16_t> b{mpcrt_f32_to_f16(12.0f * 8)};
+  mpcrt_dtype dtypes[] = {MPCRT_F32, MPCRT_F16};
+  const void *grads[] = {a.data(), b.data()};
+  int64_t sizes[] = {2, 1};
+  float scale = 8.0f, inv = -1, norm = -1;
+  uint8_t found = 7;
+  // norm sqrt(9 + 16 + 144) = 13: clipped to 2.6 by 0.2 / (1 + 1e-6 / 13).
+  mpcrt_clip_grad_norm(&scale, 2, dtypes, grads, sizes, 2.6, &inv, &norm,
+                       &found);
+  EXPECT_EQ(found, 0);
+  EXPECT_EQ(norm, 13.0f);
+  EXPECT_EQ(inv, static_cast<float>(0.125 * (2.6 / (13.0 + 1e-6))));
+  // Below the limit: the plain 1/scale.
+  mpcrt_clip_grad_norm(&scale, 2, dtypes, grads, sizes, 100.0, &inv, &norm,
+                       &found);
+  EXPECT_EQ(inv, 0.125f);
+  EXPECT_EQ(found, 0);
+  // A NaN, or an infinity: found, and the factor stays finite.
+  b[0] = 0x7e00;
+  mpcrt_clip_grad_norm(&scale, 2, dtypes, grads, sizes, 1.0, &inv, &norm,
+                       &found);
+  EXPECT_EQ(found, 1);
+  EXPECT_TRUE(std::isnan(norm));
+  EXPECT_EQ(inv, 0.125f);
+  b[0] = 0x7c00;
+  mpcrt_clip_grad_norm(&scale, 2, dtypes, grads, sizes, 1.0, &inv, &norm,
+                       &found);
+  EXPECT_EQ(found, 1);
+  EXPECT_TRUE(std::isinf(norm));
+}
+
 //===----------------------------------------------------------------------===//
 // Gradient statistics
 //===----------------------------------------------------------------------===//

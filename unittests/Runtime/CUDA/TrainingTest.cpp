@@ -97,6 +97,39 @@ TEST_F(Training, UnscaleAndCheckMatchesTheReference) {
   }
 }
 
+// 60 tensors: two multi-tensor launches, each block's partial at its place.
+// The sums differ in order only (f64, about 3e5 terms): relative 1e-12 is
+// far above n * 2^-53 and far below f32's rounding of the results, which
+// therefore agree within one f32 rounding.
+TEST_F(Training, ClipGradNormMatchesTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (bool poison : {false, true})
+    for (double maxNorm : {1e-3, 1e9}) {
+      Gradients g = makeGradients(rng, *this, poison, owned);
+      size_t n = g.sizes.size();
+      float scaleHost = 1024.0f, wantInv, wantNorm;
+      uint8_t wantInf = 7;
+      mpcrt_clip_grad_norm(&scaleHost, n, g.dtypes.data(),
+                           g.hostPointers.data(), g.sizes.data(), maxNorm,
+                           &wantInv, &wantNorm, &wantInf);
+      float *scale = upload(std::vector<float>{scaleHost});
+      float *inv = deviceBuffer<float>(1), *norm = deviceBuffer<float>(1);
+      uint8_t *foundInf = upload(std::vector<uint8_t>{7});
+      clipGradNorm(scale, n, g.dtypes.data(), g.devicePointers.data(),
+                   g.sizes.data(), maxNorm, inv, norm, foundInf);
+      EXPECT_EQ(download(foundInf, 1)[0], wantInf);
+      EXPECT_EQ(wantInf, poison ? 1 : 0);
+      float gotNorm = download(norm, 1)[0], gotInv = download(inv, 1)[0];
+      if (poison) {
+        EXPECT_FALSE(std::isfinite(gotNorm));
+        EXPECT_EQ(gotInv, 1.0f / 1024.0f);
+        continue;
+      }
+      EXPECT_NEAR(gotNorm, wantNorm, 0x1p-23 * wantNorm);
+      EXPECT_NEAR(gotInv, wantInv, 0x1p-22 * wantInv);
+    }
+}
+
 TEST_F(Training, GradStatsMatchesTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   Gradients g = makeGradients(rng, *this, true, owned);

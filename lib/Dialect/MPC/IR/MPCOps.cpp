@@ -1026,6 +1026,23 @@ LogicalResult UnscaleAndCheckOp::inferReturnTypes(
   return success();
 }
 
+/// A number in a diagnostic as a user writes it (%g).
+static std::string shortNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+LogicalResult ClipGradNormOp::verify() {
+  if (getGrads().empty())
+    return emitOpError("expects at least one gradient");
+  double maxNorm = getMaxNorm().convertToDouble();
+  if (!(maxNorm > 0) || !std::isfinite(maxNorm))
+    return emitOpError("expects max_norm > 0 and finite, got ")
+           << shortNumber(maxNorm);
+  return success();
+}
+
 LogicalResult GradStatsOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
@@ -1388,13 +1405,6 @@ bool mlir::mpc::isNonEmptyAddressable(Type type) {
 //===----------------------------------------------------------------------===//
 // LRScheduleOp
 //===----------------------------------------------------------------------===//
-
-/// A number in a diagnostic as a user writes it (%g).
-static std::string shortNumber(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 LogicalResult LRScheduleOp::verify() {
   StringRef kind = getKind();

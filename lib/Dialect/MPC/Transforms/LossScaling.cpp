@@ -57,8 +57,11 @@ struct LossScalingPass
         failed(checkOption(module, pass, "hysteresis", double(hysteresis),
                            {1, inf})) ||
         failed(checkOption(module, pass, "min-scale", minScale, {0, inf})) ||
-        failed(checkOption(module, pass, "max-scale", maxScale, {0, inf})))
+        failed(checkOption(module, pass, "max-scale", maxScale, {0, inf})) ||
+        failed(checkOption(module, pass, "clip-grad-norm", clipGradNorm,
+                           {0, inf})))
       return signalPassFailure();
+    bool clip = clipGradNorm > 0;
     if (minScale > 0 && maxScale > 0 && minScale > maxScale) {
       module.emitError(pass)
           << ": min-scale " << optionNumber(minScale) << " is above max-scale "
@@ -80,8 +83,9 @@ struct LossScalingPass
       });
       kind = f16 ? "dynamic" : "none";
     }
-    if (kind == "none")
+    if (kind == "none" && !clip)
       return;
+    bool scaled = kind != "none";
 
     Operation *seed = nullptr;
     step.walk([&](Operation *op) {
@@ -93,7 +97,7 @@ struct LossScalingPass
     if (failed(collected))
       return signalPassFailure();
     ArrayRef<Operation *> updates = collected->ops;
-    if (!seed) {
+    if (scaled && !seed) {
       step.emitOpError("mpc-loss-scaling: no loss gradient seed (the "
                        "constant --mpc-autodiff marks mpc.loss_seed); run "
                        "it before canonicalization");
@@ -111,13 +115,18 @@ struct LossScalingPass
     auto i32 = RankedTensorType::get({}, b.getI32Type());
     auto i1 = RankedTensorType::get({}, b.getI1Type());
     bool dynamic = kind == "dynamic";
-    FlatSymbolRefAttr scaleRef = createGlobal(
-        module, b, "loss_scale", f32,
-        DenseElementsAttr::get(f32, b.getF32FloatAttr(initScale)), dynamic);
+    FlatSymbolRefAttr scaleRef, growthRef, hysteresisRef, normRef;
+    if (scaled &&
+        !(scaleRef = createGlobal(
+              module, b, "loss_scale", f32,
+              DenseElementsAttr::get(f32, b.getF32FloatAttr(initScale)),
+              dynamic)))
+      return signalPassFailure();
     FlatSymbolRefAttr skippedRef =
         createGlobal(module, b, "loss_scale_skipped", i1,
                      DenseElementsAttr::get(i1, b.getBoolAttr(false)), true);
-    FlatSymbolRefAttr growthRef, hysteresisRef;
+    if (!skippedRef)
+      return signalPassFailure();
     if (dynamic) {
       growthRef = createGlobal(
           module, b, "loss_scale_growth_tracker", i32,
@@ -130,39 +139,61 @@ struct LossScalingPass
       if (!growthRef || !hysteresisRef)
         return signalPassFailure();
     }
-    if (!scaleRef || !skippedRef)
+    if (clip &&
+        !(normRef = createGlobal(
+              module, b, "grad_norm", f32,
+              DenseElementsAttr::get(f32, b.getF32FloatAttr(0.0f)), true)))
       return signalPassFailure();
 
-    // The backward pass starts from the scale.
-    b.setInsertionPointToStart(&step.getBody().front());
     Location loc = step.getLoc();
-    Value scale = ml_program::GlobalLoadOp::create(b, loc, f32, scaleRef);
-    Value seedValue = seed->getResult(0);
-    Value scaledSeed = scale;
-    if (seedValue.getType() != f32)
-      scaledSeed = CastOp::create(b, loc, seedValue.getType(), scale);
-    seedValue.replaceAllUsesWith(scaledSeed);
-    seed->erase();
+    Value scale;
+    if (scaled) {
+      // The backward pass starts from the scale.
+      b.setInsertionPointToStart(&step.getBody().front());
+      scale = ml_program::GlobalLoadOp::create(b, loc, f32, scaleRef);
+      Value seedValue = seed->getResult(0);
+      Value scaledSeed = scale;
+      if (seedValue.getType() != f32)
+        scaledSeed = CastOp::create(b, loc, seedValue.getType(), scale);
+      seedValue.replaceAllUsesWith(scaledSeed);
+      seed->erase();
+    }
 
-    // One unscale and check of every gradient, before the first update.
+    // One unscale and check of every gradient (with clipping, one norm and
+    // check), before the first update.
     Operation *first = collected->first;
     ArrayRef<Value> grads = collected->grads;
     b.setInsertionPoint(first);
-    SmallVector<Type> unscaledTypes;
-    for (Value g : grads)
-      unscaledTypes.push_back(RankedTensorType::get(
-          cast<RankedTensorType>(g.getType()).getShape(), b.getF32Type()));
-    auto check =
-        UnscaleAndCheckOp::create(b, loc, unscaledTypes, i1, scale, grads);
-    Value foundInf = check.getFoundInf();
-    // The updates read the gradient as computed (low precision at O2) and
-    // unscale it themselves: the master-weight update is one op, and the
-    // check writes no unscaled copy.
-    Attribute one = b.getF32FloatAttr(1.0f);
-    Value invScale = DivOp::create(
-        b, loc,
-        ConstantOp::create(b, loc, f32, DenseElementsAttr::get(f32, one)),
-        scale);
+    if (!scaled)
+      scale = ConstantOp::create(
+          b, loc, f32, DenseElementsAttr::get(f32, b.getF32FloatAttr(1.0f)));
+    Value foundInf, invScale;
+    Operation *check;
+    if (clip) {
+      auto op = ClipGradNormOp::create(b, loc, f32, f32, i1, scale, grads,
+                                       b.getF64FloatAttr(clipGradNorm));
+      foundInf = op.getFoundInf();
+      invScale = op.getInvScale();
+      ml_program::GlobalStoreOp::create(b, loc, normRef, op.getNorm());
+      check = op;
+    } else {
+      SmallVector<Type> unscaledTypes;
+      for (Value g : grads)
+        unscaledTypes.push_back(RankedTensorType::get(
+            cast<RankedTensorType>(g.getType()).getShape(), b.getF32Type()));
+      auto op =
+          UnscaleAndCheckOp::create(b, loc, unscaledTypes, i1, scale, grads);
+      foundInf = op.getFoundInf();
+      check = op;
+      // The updates read the gradient as computed (low precision at O2)
+      // and unscale it themselves: the master-weight update is one op, and
+      // the check writes no unscaled copy.
+      Attribute one = b.getF32FloatAttr(1.0f);
+      invScale = DivOp::create(
+          b, loc,
+          ConstantOp::create(b, loc, f32, DenseElementsAttr::get(f32, one)),
+          scale);
+    }
     for (Operation *u : updates) {
       if (auto sgd = dyn_cast<SGDUpdateOp>(u)) {
         sgd.getFoundInfMutable().assign(foundInf);

@@ -838,6 +838,31 @@ def MPC_UnscaleAndCheckOp : MPC_Op<"unscale_and_check", "Fp32",
   let assemblyFormat = "$scale `,` $grads attr-dict `:` type($grads)";
 }
 
+def MPC_ClipGradNormOp : MPC_Op<"clip_grad_norm", "Fp32", [Pure]> {
+  let summary = "Global-norm gradient clipping folded into the unscale factor";
+  let description = [{
+    A multi-tensor op in one pass over the gradients, which stay as they
+    are: `norm` is the 2-norm of all unscaled gradients together
+    (`sqrt(sum (g / scale)^2)`, summed in f64), `found_inf` is true if any
+    element or the norm is not finite, and `inv_scale` is the factor the
+    optimizer updates multiply the raw gradients by: `(1 / scale) *
+    min(1, max_norm / (norm + 1e-6))`, PyTorch's `clip_grad_norm_` applied
+    to gradients `GradScaler.unscale_` has unscaled. The clipping can only
+    ever see unscaled gradients; a non-finite norm skips the step.
+
+    ```mlir
+    %inv, %norm, %found_inf = mpc.clip_grad_norm %scale, %d0, %d1
+        {max_norm = 1.0} : tensor<784x256xf16>, tensor<256xf16>
+    ```
+  }];
+  let arguments = (ins MPC_F32Scalar:$scale, Variadic<MPC_FloatTensor>:$grads,
+                       F64Attr:$max_norm);
+  let results = (outs MPC_F32Scalar:$inv_scale, MPC_F32Scalar:$norm,
+                      MPC_BoolScalar:$found_inf);
+  let assemblyFormat = "$scale `,` $grads attr-dict `:` type($grads)";
+  let hasVerifier = 1;
+}
+
 def MPC_UpdateLossScaleOp : MPC_Op<"update_loss_scale", "Fp32", [Pure,
     AllTypesMatch<["scale", "new_scale"]>,
     AllTypesMatch<["growth_tracker", "new_growth_tracker"]>,

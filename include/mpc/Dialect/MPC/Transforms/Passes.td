@@ -139,6 +139,17 @@ def LossScalingPass : Pass<"mpc-loss-scaling", "ModuleOp"> {
     was skipped are globals (`@loss_scale`, `@loss_scale_growth_tracker`,
     `@loss_scale_hysteresis_tracker`, `@loss_scale_skipped`): checkpointed
     with the model and read by the runner's metrics.
+
+    `clip-grad-norm=MAX` clips the gradients' global 2-norm, PyTorch's
+    `clip_grad_norm_` after `GradScaler.unscale_`: `mpc.clip_grad_norm`
+    takes the place of `mpc.unscale_and_check`, computing the norm of the
+    unscaled gradients and the inf/NaN check in one pass, and the clip
+    coefficient `min(1, MAX / (norm + 1e-6))` goes into the `1/scale`
+    factor the updates already apply, so scaled gradients are never
+    clipped; a non-finite norm skips the step (and backs the scale off).
+    The norm is stored in `@grad_norm` (the runner's metrics). With
+    `mode=none` (f32 and bf16 steps) clipping still adds the check: a step
+    with a non-finite gradient is skipped, not applied.
   }];
   let options = [
     Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
@@ -159,6 +170,8 @@ def LossScalingPass : Pass<"mpc-loss-scaling", "ModuleOp"> {
            "Lower clamp of the scale (0: none)">,
     Option<"maxScale", "max-scale", "double", /*default=*/"0.0",
            "Upper clamp of the scale (0: none)">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "Clip the unscaled gradients' global 2-norm to this (0: off)">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect",
                            "::mlir::ml_program::MLProgramDialect"];

@@ -52,6 +52,28 @@ LogicalResult unscaleAndCheck(UnscaleAndCheckOp op, Lowering &l) {
   return success();
 }
 
+LogicalResult clipGradNorm(ClipGradNormOp op, Lowering &l) {
+  SmallVector<Value> grads;
+  SmallVector<int32_t> dtypes;
+  SmallVector<int64_t> sizes;
+  for (Value grad : op.getGrads()) {
+    grads.push_back(l.ptr(grad));
+    auto type = tensorType(grad);
+    dtypes.push_back(dtypeCode(type.getElementType()));
+    sizes.push_back(type.getNumElements());
+  }
+  Value inv = l.result(op, 0), norm = l.result(op, 1),
+        foundInf = l.result(op, 2);
+  if (!inv || !norm || !foundInf)
+    return failure();
+  l.call("mpcrt_clip_grad_norm",
+         {l.ptr(op.getScale()), l.i64(grads.size()),
+          l.addressOf(l.symbols.i32Array(dtypes)), l.pointerArray(grads),
+          l.i64Array(sizes), l.f64(op.getMaxNorm().convertToDouble()), inv,
+          norm, foundInf});
+  return success();
+}
+
 LogicalResult gradStats(GradStatsOp op, Lowering &l) {
   SmallVector<Value> grads;
   SmallVector<int32_t> dtypes;
@@ -172,6 +194,7 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
       .Case([&](UnscaleAndCheckOp op) { return unscaleAndCheck(op, l); })
       .Case([&](UpdateLossScaleOp op) { return updateLossScale(op, l); })
       .Case([&](GradStatsOp op) { return gradStats(op, l); })
+      .Case([&](ClipGradNormOp op) { return clipGradNorm(op, l); })
       .Case([&](IncrementOp op) -> LogicalResult {
         Value out = l.result(op, 0);
         if (!out)
