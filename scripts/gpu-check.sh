@@ -97,6 +97,10 @@ build() {
       -o "$BUNDLE/bin/smoke-$model"
     rm "$BUNDLE/smoke-$model.mlir"
   done
+  # Host symbols are not needed there; without them the bundle (CUDA
+  # kernels in every executable) keeps well inside what can be carried.
+  strip "$BUNDLE"/bin/curve-* "$BUNDLE"/bin/smoke-* \
+    "$BUNDLE/bin/MPCRuntimeCUDATests"
   local bytes
   bytes=$(du -sb "$BUNDLE" | cut -f1)
   echo "gpu-check: $BUNDLE holds $((bytes / 1048576)) MiB; carry it with" \

@@ -236,6 +236,46 @@ MPCRT_HD inline double learningRate(int32_t step, int32_t kind, double base,
   return rate;
 }
 
+/// LAMB (Apex's FusedLAMB, grad_averaging on): Adam's moments, the update
+/// direction u = m_hat / (sqrt(v_hat) + eps) (+ weight_decay * p when
+/// decoupled, Apex's adam_w_mode), then p -= lr * trustRatio * u.
+template <typename A> struct Lamb {
+  A inv, b2, oneMinusB1, oneMinusB2, correction1, correction2, eps, weightDecay;
+  bool decoupled;
+
+  MPCRT_HD Lamb(int32_t step, A inv, double beta1, double beta2, double epsilon,
+                double weightDecay, bool decoupled, bool biasCorrection)
+      : inv(inv), b2(static_cast<A>(beta2)),
+        oneMinusB1(static_cast<A>(1 - beta1)),
+        oneMinusB2(static_cast<A>(1 - beta2)), correction1(1), correction2(1),
+        eps(static_cast<A>(epsilon)), weightDecay(static_cast<A>(weightDecay)),
+        decoupled(decoupled) {
+    if (biasCorrection) {
+      correction1 = static_cast<A>(1 - pow(beta1, static_cast<double>(step)));
+      correction2 =
+          static_cast<A>(sqrt(1 - pow(beta2, static_cast<double>(step))));
+    }
+  }
+
+  /// The update direction of one element; updates the moments m and v.
+  MPCRT_HD A direction(A p, A g, A &m, A &v) const {
+    g = g * inv;
+    if (!decoupled && weightDecay != A(0))
+      g += weightDecay * p;
+    m += oneMinusB1 * (g - m);
+    v = b2 * v + oneMinusB2 * g * g;
+    A u = (m / correction1) / (sqrt(v) / correction2 + eps);
+    if (decoupled && weightDecay != A(0))
+      u += weightDecay * p;
+    return u;
+  }
+};
+
+/// LAMB's trust ratio ||p|| / ||u||, 1 when either norm is 0 (Apex).
+MPCRT_HD inline double trustRatio(double paramNorm, double updateNorm) {
+  return paramNorm > 0 && updateNorm > 0 ? paramNorm / updateNorm : 1.0;
+}
+
 /// mpc.clip_grad_norm's scalars from the sum of squares of the scaled
 /// gradients and whether an element was not finite.
 MPCRT_HD inline void clipFactor(double sumSquares, bool nonfinite, float scale,

@@ -93,6 +93,25 @@ def model(a, steps):
                 g = [gi + a.momentum * bi for gi, bi in zip(g, buf)] \
                     if a.nesterov else buf
             w = [wi - lr * gi for wi, gi in zip(w, g)]
+        elif a.kind == "lamb":
+            # Apex's FusedLAMB (adam_w_mode, grad_averaging, no built-in
+            # clipping): Adam's moments, u = m^/(sqrt(v^)+eps) + wd*w, the
+            # step scaled by ||w|| / ||u||; without adam_w_mode the decay
+            # is added to the gradient instead.
+            if a.lamb_l2:
+                g = [gi + a.weight_decay * wi for gi, wi in zip(g, w)]
+            m = [a.beta1 * mi + (1 - a.beta1) * gi for mi, gi in zip(m, g)]
+            v = [a.beta2 * vi + (1 - a.beta2) * gi * gi
+                 for vi, gi in zip(v, g)]
+            c1 = 1 - a.beta1 ** t
+            c2 = 1 - a.beta2 ** t
+            decay = 0.0 if a.lamb_l2 else a.weight_decay
+            u = [(mi / c1) / (math.sqrt(vi / c2) + a.eps) + decay * wi
+                 for mi, vi, wi in zip(m, v, w)]
+            wn = math.sqrt(sum(wi * wi for wi in w))
+            un = math.sqrt(sum(ui * ui for ui in u))
+            ratio = wn / un if wn > 0 and un > 0 else 1.0
+            w = [wi - lr * ratio * ui for wi, ui in zip(w, u)]
         else:
             if a.kind == "adamw":
                 w = [wi * (1 - lr * a.weight_decay) for wi in w]
@@ -132,6 +151,7 @@ def main():
     p.add_argument("--final-div-factor", type=float, default=1e4)
     p.add_argument("--three-phase", action="store_true")
     p.add_argument("--clip-grad-norm", type=float, default=0.0)
+    p.add_argument("--lamb-l2", action="store_true")
     p.add_argument("--rtol", type=float, default=2e-5)
     a = p.parse_args()
     with open(a.metrics) as f:

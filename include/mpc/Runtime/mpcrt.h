@@ -339,7 +339,7 @@ void mpcrt_update_loss_scale(float *scale, int32_t *growth_tracker,
       const int32_t *step, const uint8_t *found_inf, const float *inv_scale,   \
       mpcrt_dtype copy_dtype, void *copy, int64_t count, double beta1,         \
       double beta2, double eps, double weight_decay, int32_t decoupled,        \
-      int32_t bias_correction);
+      int32_t bias_correction, int32_t lamb);
 MPCRT_DECLARE_OPTIMIZERS(f32_f16, float, uint16_t)
 MPCRT_DECLARE_OPTIMIZERS(f32_bf16, float, uint16_t)
 MPCRT_DECLARE_OPTIMIZERS(f32_f32, float, float)

@@ -13,6 +13,7 @@
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>
+#include <vector>
 
 using namespace mpcrt;
 
@@ -67,9 +68,31 @@ void adam(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
           const int32_t *step, const uint8_t *foundInf, const float *invScale,
           mpcrt_dtype copyDtype, void *copy, int64_t count, double beta1,
           double beta2, double eps, double weightDecay, bool decoupled,
-          bool biasCorrection) {
+          bool biasCorrection, bool lamb) {
   using Acc = typename Storage<P>::Acc;
-  if (!skipped(foundInf)) {
+  if (lamb && !skipped(foundInf)) {
+    // Two passes: the direction and both norms (in double), then the step.
+    const formulas::Lamb<Acc> rule(
+        *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2,
+        eps, weightDecay, decoupled, biasCorrection);
+    std::vector<Acc> u(count);
+    double paramSquares = 0, updateSquares = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+      Acc p = Storage<P>::load(param[i]);
+      u[i] =
+          rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+      expAvg[i] = Storage<P>::store(m);
+      expAvgSq[i] = Storage<P>::store(v);
+      paramSquares += static_cast<double>(p) * p;
+      updateSquares += static_cast<double>(u[i]) * u[i];
+    }
+    Acc rate =
+        static_cast<Acc>(*lr * formulas::trustRatio(std::sqrt(paramSquares),
+                                                    std::sqrt(updateSquares)));
+    for (int64_t i = 0; i < count; ++i)
+      param[i] = Storage<P>::store(Storage<P>::load(param[i]) - rate * u[i]);
+  } else if (!skipped(foundInf)) {
     const formulas::Adam<Acc> rule(
         *lr, *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1,
         beta2, eps, weightDecay, decoupled, biasCorrection);
@@ -172,11 +195,12 @@ void mpcrt_update_loss_scale(float *scale, int32_t *growthTracker,
       const float *lr, const int32_t *step, const uint8_t *found_inf,          \
       const float *inv_scale, mpcrt_dtype copy_dtype, void *copy,              \
       int64_t count, double beta1, double beta2, double eps,                   \
-      double weight_decay, int32_t decoupled, int32_t bias_correction) {       \
+      double weight_decay, int32_t decoupled, int32_t bias_correction,         \
+      int32_t lamb) {                                                          \
     adam(reinterpret_cast<P *>(param), reinterpret_cast<const G *>(grad),      \
          reinterpret_cast<P *>(exp_avg), reinterpret_cast<P *>(exp_avg_sq),    \
          lr, step, found_inf, inv_scale, copy_dtype, copy, count, beta1,       \
-         beta2, eps, weight_decay, decoupled, bias_correction);                \
+         beta2, eps, weight_decay, decoupled, bias_correction, lamb != 0);     \
   }
 MPCRT_DEFINE(f32_f16, float, uint16_t, float, F16)
 MPCRT_DEFINE(f32_bf16, float, uint16_t, float, BF16)

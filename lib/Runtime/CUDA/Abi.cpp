@@ -147,10 +147,10 @@ void mpcrt_update_loss_scale(float *scale, int32_t *growth_tracker,
       const int32_t *step, const uint8_t *found_inf, const float *inv_scale,   \
       mpcrt_dtype copy_dtype, void *copy, int64_t count, double beta1,         \
       double beta2, double eps, double weight_decay, int32_t decoupled,        \
-      int32_t bias_correction) {                                               \
+      int32_t bias_correction, int32_t lamb) {                                 \
     adamUpdate(PD, GD, param, grad, exp_avg, exp_avg_sq, lr, step, found_inf,  \
                inv_scale, copy_dtype, copy, count, beta1, beta2, eps,          \
-               weight_decay, decoupled != 0, bias_correction != 0);            \
+               weight_decay, decoupled != 0, bias_correction != 0, lamb != 0); \
   }
 MPCRT_DEFINE(f32_f16, float, uint16_t, MPCRT_F32, MPCRT_F16)
 MPCRT_DEFINE(f32_bf16, float, uint16_t, MPCRT_F32, MPCRT_BF16)

@@ -109,7 +109,8 @@ void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                 const int32_t *step, const uint8_t *foundInf,
                 const float *invScale, mpcrt_dtype copyDtype, void *copy,
                 int64_t count, double beta1, double beta2, double eps,
-                double weightDecay, bool decoupled, bool biasCorrection);
+                double weightDecay, bool decoupled, bool biasCorrection,
+                bool lamb = false);
 
 // Elementwise ops, reductions, softmax, losses and layer norm (mpcrt_binary_*,
 // mpcrt_unary_*, ...), by runtime dtype. Strides and shapes are host arrays.

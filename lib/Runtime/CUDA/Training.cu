@@ -227,6 +227,85 @@ adamKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
   }
 }
 
+/// LAMB, pass 1: each block's sums of p^2 and u^2 (double, fixed order)
+/// into partials[2 block], [2 block + 1]; nothing is written.
+template <typename P, typename G>
+__global__ void lambNormsKernel(const P *param, const G *grad, const P *expAvg,
+                                const P *expAvgSq, const int32_t *step,
+                                const uint8_t *foundInf, const float *invScale,
+                                int64_t count, double beta1, double beta2,
+                                double eps, double weightDecay, bool decoupled,
+                                bool biasCorrection, double *partials) {
+  using Acc = typename Storage<P>::Acc;
+  if (foundInf && *foundInf)
+    return;
+  const formulas::Lamb<Acc> rule(
+      *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2, eps,
+      weightDecay, decoupled, biasCorrection);
+  double ps = 0, us = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+    Acc p = Storage<P>::load(param[i]);
+    Acc u =
+        rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+    ps += static_cast<double>(p) * p;
+    us += static_cast<double>(u) * u;
+  }
+  ps = blockReduce<double>(ps);
+  us = blockReduce<double>(us);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = ps;
+    partials[2 * blockIdx.x + 1] = us;
+  }
+}
+
+/// LAMB, pass 2: the partials in order, then lr * trust ratio into *rate.
+__global__ void lambRateKernel(const double *partials, int64_t blocks,
+                               const float *lr, const uint8_t *foundInf,
+                               double *rate) {
+  if (foundInf && *foundInf)
+    return;
+  double ps = 0, us = 0;
+  for (int64_t b = threadIdx.x; b < blocks; b += blockDim.x) {
+    ps += partials[2 * b];
+    us += partials[2 * b + 1];
+  }
+  ps = blockReduce<double>(ps);
+  us = blockReduce<double>(us);
+  if (threadIdx.x == 0)
+    *rate = *lr * formulas::trustRatio(sqrt(ps), sqrt(us));
+}
+
+/// LAMB, pass 3: the moments and the step (the copy either way).
+template <typename P, typename G>
+__global__ void
+lambKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const int32_t *step,
+           const uint8_t *foundInf, const float *invScale,
+           mpcrt_dtype copyDtype, void *copy, int64_t count, double beta1,
+           double beta2, double eps, double weightDecay, bool decoupled,
+           bool biasCorrection, const double *rate) {
+  using Acc = typename Storage<P>::Acc;
+  bool skip = foundInf && *foundInf;
+  const formulas::Lamb<Acc> rule(
+      *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2, eps,
+      weightDecay, decoupled, biasCorrection);
+  Acc r = skip ? Acc(0) : static_cast<Acc>(*rate);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    if (!skip) {
+      Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+      Acc p = Storage<P>::load(param[i]);
+      Acc u =
+          rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+      expAvg[i] = Storage<P>::store(m);
+      expAvgSq[i] = Storage<P>::store(v);
+      param[i] = Storage<P>::store(p - r * u);
+    }
+    writeCopy(param[i], copyDtype, copy, i);
+  }
+}
+
 /// Calls f(P*, G*) with the storage types of the supported pairs.
 template <typename F>
 void dispatchPair(mpcrt_dtype p, mpcrt_dtype g, const char *what, F f) {
@@ -334,9 +413,35 @@ void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                 const int32_t *step, const uint8_t *foundInf,
                 const float *invScale, mpcrt_dtype copyDtype, void *copy,
                 int64_t count, double beta1, double beta2, double eps,
-                double weightDecay, bool decoupled, bool biasCorrection) {
+                double weightDecay, bool decoupled, bool biasCorrection,
+                bool lamb) {
   if (count <= 0)
     return;
+  if (lamb) {
+    unsigned blocks = blocksFor(count);
+    // 2 doubles per block, then the rate (the scratch is counted in floats).
+    auto *partials =
+        reinterpret_cast<double *>(scratchF32(4 * (int64_t(blocks) + 1)));
+    double *rate = partials + 2 * blocks;
+    dispatchPair(p, g, "adam_update", [&](auto *pt, auto *gt) {
+      using P = std::remove_pointer_t<decltype(pt)>;
+      using G = std::remove_pointer_t<decltype(gt)>;
+      lambNormsKernel<P, G><<<blocks, kThreads, 0, stream()>>>(
+          static_cast<const P *>(param), static_cast<const G *>(grad),
+          static_cast<const P *>(expAvg), static_cast<const P *>(expAvgSq),
+          step, foundInf, invScale, count, beta1, beta2, eps, weightDecay,
+          decoupled, biasCorrection, partials);
+      lambRateKernel<<<1, kThreads, 0, stream()>>>(partials, blocks, lr,
+                                                   foundInf, rate);
+      lambKernel<P, G><<<blocks, kThreads, 0, stream()>>>(
+          static_cast<P *>(param), static_cast<const G *>(grad),
+          static_cast<P *>(expAvg), static_cast<P *>(expAvgSq), step, foundInf,
+          invScale, copyDtype, copy, count, beta1, beta2, eps, weightDecay,
+          decoupled, biasCorrection, rate);
+    });
+    MPCRT_CUDA_LAUNCHED("adam_update (lamb)");
+    return;
+  }
   dispatchPair(p, g, "adam_update", [&](auto *pt, auto *gt) {
     using P = std::remove_pointer_t<decltype(pt)>;
     using G = std::remove_pointer_t<decltype(gt)>;

@@ -232,6 +232,8 @@ func.func @optimizers(%p: tensor<4x8xf32>, %g16: tensor<4x8xf16>, %m: tensor<4x8
   %explr = mpc.lr_schedule %t {kind = "exponential", base = 0.1, gamma = 0.75}
   // CHECK: mpc.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr(%{{.*}}) step(%[[T]]) : tensor<4x8xf32>, tensor<4x8xf32>
   %2:3 = mpc.adam_update %p, %p, %m, %v lr(%lr) step(%t) : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: mpc.adam_update {{.*}} {decoupled, lamb, weight_decay = 1.000000e-02 : f64} : tensor<4x8xf32>, tensor<4x8xf32>
+  %lamb:3 = mpc.adam_update %p, %p, %m, %v lr(%lr) step(%t) {decoupled, lamb, weight_decay = 0.01} : tensor<4x8xf32>, tensor<4x8xf32>
   // CHECK: mpc.adam_update {{.*}} found_inf(%{{.*}}) inv_scale(%{{.*}}) copy(bf16) {bias_correction = false, decoupled, weight_decay = 1.000000e-02 : f64} : tensor<4x8xf32>, tensor<4x8xf16>
   %3:4 = mpc.adam_update %p, %g16, %m, %v lr(%lr) step(%step) found_inf(%inf) inv_scale(%inv) copy(bf16) {decoupled, weight_decay = 0.01, bias_correction = false} : tensor<4x8xf32>, tensor<4x8xf16>
   return

@@ -1,7 +1,7 @@
 // What --mpc-optimizer refuses.
 // RUN: mpc-opt %s -split-input-file --mpc-optimizer -verify-diagnostics
-// RUN: not mpc-opt %s -split-input-file --mpc-optimizer=kind=lamb 2>&1 | FileCheck %s --check-prefix=KIND
-// KIND: mpc-optimizer: unknown kind 'lamb' (expected sgd, momentum, adam or adamw)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer=kind=lion 2>&1 | FileCheck %s --check-prefix=KIND
+// KIND: mpc-optimizer: unknown kind 'lion' (expected sgd, momentum, adam, adamw or lamb)
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer=schedule=poly 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // SCHEDULE: mpc-optimizer: unknown schedule 'poly' (expected constant, linear-warmup, cosine, one-cycle, step or exponential)
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=step gamma=0.5" 2>&1 | FileCheck %s --check-prefix=STEPSIZE

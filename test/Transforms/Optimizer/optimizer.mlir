@@ -47,6 +47,12 @@
 // SCHED: %[[T:.*]] = mpc.increment %{{.*}} {mpc.advances_on_skip}
 // SCHED: %[[LR:.*]] = mpc.lr_schedule %[[T]] {base = 5.000000e-01 : f64, kind = "cosine", min_lr = 1.000000e-03 : f64, total = 100 : i64, warmup = 10 : i64}
 // SCHED: mpc.sgd_update %{{.*}}, %{{.*}} lr(%[[LR]])
+// Apex's FusedLAMB: Adam's update op with the trust ratio, decoupled decay by default
+// (Apex's adam_w_mode), L2 with adam-w-mode=false.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=lamb lr=0.01 weight-decay=0.01" | FileCheck %s --check-prefix=LAMBW
+// LAMBW: mpc.adam_update {{.*}} {decoupled, lamb, weight_decay = 1.000000e-02 : f64}
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=lamb adam-w-mode=false" | FileCheck %s --check-prefix=LAMBL2
+// LAMBL2: mpc.adam_update {{.*}} {lamb}
 // PyTorch's schedulers. With Adam, two counters: Adam's and the schedule's.
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam lr=0.01 schedule=one-cycle total-steps=100 pct-start=0.25 div-factor=10 final-div-factor=100 three-phase=true" | FileCheck %s --check-prefix=CYCLE
 // CYCLE-DAG: @train_step_step(dense<0> : tensor<i32>)

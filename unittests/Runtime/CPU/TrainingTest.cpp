@@ -305,10 +305,10 @@ void runAndCompare(Kind kind) {
                                hp.dampening, kind == Kind::Nesterov, hp.wd);
       break;
     default:
-      mpcrt_adam_update_f32_f16(w.data(), grad.data(), m.data(), v.data(), &lr,
-                                &t, &clean, &inv, MPCRT_F16, copy.data(), n,
-                                hp.beta1, hp.beta2, hp.eps, hp.wd,
-                                kind == Kind::AdamW, kind != Kind::AdamNoBias);
+      mpcrt_adam_update_f32_f16(
+          w.data(), grad.data(), m.data(), v.data(), &lr, &t, &clean, &inv,
+          MPCRT_F16, copy.data(), n, hp.beta1, hp.beta2, hp.eps, hp.wd,
+          kind == Kind::AdamW, kind != Kind::AdamNoBias, 0);
     }
     // The float64 reference, from PyTorch's formulas, on the same gradients.
     for (int i = 0; i < n; ++i) {
@@ -372,7 +372,10 @@ TEST(Optimizer, SkippedStepLeavesEverythingBitIdentical) {
   uint8_t found = 1;
   mpcrt_adam_update_f32_f16(w.data(), grad.data(), m.data(), v.data(), &lr,
                             &step, &found, &inv, MPCRT_BF16, copy.data(), n,
-                            0.9, 0.999, 1e-8, 0.01, 1, 1);
+                            0.9, 0.999, 1e-8, 0.01, 1, 1, 0);
+  mpcrt_adam_update_f32_f16(w.data(), grad.data(), m.data(), v.data(), &lr,
+                            &step, &found, &inv, MPCRT_BF16, copy.data(), n,
+                            0.9, 0.999, 1e-8, 0.01, 1, 1, 1); // LAMB
   mpcrt_sgd_update_f32_f16(w.data(), grad.data(), &lr, buf.data(), &found, &inv,
                            MPCRT_F16, nullptr, n, 0.9, 0, 0, 0);
   EXPECT_EQ(0, std::memcmp(w.data(), w0.data(), n * 4));

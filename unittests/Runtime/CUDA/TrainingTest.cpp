@@ -170,7 +170,7 @@ TEST_F(Training, LossScaleTraceMatchesTheReference) {
   }
 }
 
-enum class Kind { Sgd, Momentum, Nesterov, Adam, AdamW };
+enum class Kind { Sgd, Momentum, Nesterov, Adam, AdamW, Lamb };
 
 /// One update of 5000 elements on both backends, for every parameter and
 /// gradient type pair of the ABI, with and without found_inf.
@@ -212,8 +212,9 @@ void compareUpdate(CudaTest &test, std::mt19937 &rng, Kind kind, mpcrt_dtype p,
 
   void *hp = param.data(), *hb = buf.data(), *hs = sq.data();
   const void *hg = grad.data();
-  bool adam = kind == Kind::Adam || kind == Kind::AdamW;
-  bool decoupled = kind == Kind::AdamW;
+  bool lamb = kind == Kind::Lamb;
+  bool adam = kind == Kind::Adam || kind == Kind::AdamW || lamb;
+  bool decoupled = kind == Kind::AdamW || lamb;
   double momentum = kind == Kind::Sgd ? 0 : 0.9;
   auto cpu = [&]() {
 #define CASE(SUFFIX, PT, GT, PD, GD)                                           \
@@ -223,7 +224,7 @@ void compareUpdate(CudaTest &test, std::mt19937 &rng, Kind kind, mpcrt_dtype p,
           static_cast<PT *>(hp), static_cast<const GT *>(hg),                  \
           static_cast<PT *>(hb), static_cast<PT *>(hs), &lr, &step, &found,    \
           &inv, MPCRT_F16, copyHost.data(), n, 0.9, 0.999, 1e-8, 0.01,         \
-          decoupled, 1);                                                       \
+          decoupled, 1, lamb);                                                 \
     else                                                                       \
       mpcrt_sgd_update_##SUFFIX(                                               \
           static_cast<PT *>(hp), static_cast<const GT *>(hg), &lr,             \
@@ -242,7 +243,8 @@ void compareUpdate(CudaTest &test, std::mt19937 &rng, Kind kind, mpcrt_dtype p,
   cpu();
   if (adam)
     adamUpdate(p, g, dParam, dGrad, dBuf, dSq, dLr, dStep, dFound, dInv,
-               MPCRT_F16, dCopy, n, 0.9, 0.999, 1e-8, 0.01, decoupled, true);
+               MPCRT_F16, dCopy, n, 0.9, 0.999, 1e-8, 0.01, decoupled, true,
+               lamb);
   else
     sgdUpdate(p, g, dParam, dGrad, dLr, kind == Kind::Sgd ? nullptr : dBuf,
               dFound, dInv, MPCRT_F16, dCopy, n, momentum, 0.0,
@@ -283,8 +285,8 @@ TEST_F(Training, OptimizerUpdatesMatchTheReference) {
       {MPCRT_F32, MPCRT_F32},
       {MPCRT_F16, MPCRT_F16},
       {MPCRT_BF16, MPCRT_BF16}};
-  for (Kind kind :
-       {Kind::Sgd, Kind::Momentum, Kind::Nesterov, Kind::Adam, Kind::AdamW})
+  for (Kind kind : {Kind::Sgd, Kind::Momentum, Kind::Nesterov, Kind::Adam,
+                    Kind::AdamW, Kind::Lamb})
     for (auto [p, g] : pairs)
       for (bool skip : {false, true}) {
         SCOPED_TRACE("kind " + std::to_string(int(kind)) + " types " +

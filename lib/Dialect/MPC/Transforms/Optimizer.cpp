@@ -109,7 +109,7 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     symbols.emplace(module);
-    bool adam = kind == "adam" || kind == "adamw";
+    bool adam = kind == "adam" || kind == "adamw" || kind == "lamb";
     if (schedule != "constant" && schedule != "linear-warmup" &&
         schedule != "cosine" && schedule != "one-cycle" && schedule != "step" &&
         schedule != "exponential") {
@@ -127,7 +127,7 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     }
     if (kind != "sgd" && kind != "momentum" && !adam) {
       module.emitError("mpc-optimizer: unknown kind '")
-          << kind << "' (expected sgd, momentum, adam or adamw)";
+          << kind << "' (expected sgd, momentum, adam, adamw or lamb)";
       return signalPassFailure();
     }
     constexpr double inf = std::numeric_limits<double>::infinity();
@@ -291,7 +291,10 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
             Value(), Value(), b.getF64FloatAttr(beta1),
             b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
             b.getF64FloatAttr(decay),
-            kind == "adamw" ? b.getUnitAttr() : nullptr,
+            kind == "adamw" || (kind == "lamb" && lambDecoupled)
+                ? b.getUnitAttr()
+                : nullptr,
+            kind == "lamb" ? b.getUnitAttr() : nullptr,
             b.getBoolAttr(biasCorrection), TypeAttr());
         ml_program::GlobalStoreOp::create(b, loc, of, update.getNewParam());
         ml_program::GlobalStoreOp::create(b, loc, m, update.getNewExpAvg());

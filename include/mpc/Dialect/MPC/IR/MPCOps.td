@@ -1034,6 +1034,14 @@ def MPC_AdamUpdateOp : MPC_Op<"adam_update", "Fp32",
     `copy(T)` are as on `mpc.sgd_update`. Results: new parameter, new
     moments, then the copy when present.
 
+    With `lamb`, LAMB (Apex's `FusedLAMB`): the same moments give the
+    direction `u = m^/(sqrt(v^) + eps)`, plus `weight_decay*param` when
+    `decoupled` (Apex's `adam_w_mode`; otherwise the decay is added to `g`
+    as for Adam), and `param -= lr * r * u` with the per-tensor trust ratio
+    `r = ||param|| / ||u||` (1 when either norm is 0), the norms summed in
+    f64. Apex's built-in gradient clipping (`max_grad_norm`) is not part of
+    the op: `--mpc-loss-scaling`'s `clip-grad-norm` does it.
+
     ```mlir
     %p, %m1, %v1 = mpc.adam_update %param, %grad, %m, %v lr(%lr) step(%t)
         {decoupled, weight_decay = 0.01 : f64} : tensor<256xf32>, tensor<256xf32>
@@ -1048,7 +1056,7 @@ def MPC_AdamUpdateOp : MPC_Op<"adam_update", "Fp32",
                        DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                        DefaultValuedAttr<F64Attr, "1.0e-8">:$eps,
                        DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
-                       UnitAttr:$decoupled,
+                       UnitAttr:$decoupled, UnitAttr:$lamb,
                        DefaultValuedAttr<BoolAttr, "true">:$bias_correction,
                        OptionalAttr<TypeAttr>:$copy_type);
   let results = (outs MPC_FloatTensor:$new_param, MPC_FloatTensor:$new_exp_avg,

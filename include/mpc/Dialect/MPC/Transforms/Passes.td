@@ -210,6 +210,8 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     with a momentum buffer (`momentum`, `nesterov`), `kind=adam` and
     `kind=adamw` PyTorch's Adam and AdamW (`beta1`, `beta2`, `eps`,
     `bias-correction`); `weight-decay` is L2 decay, decoupled for AdamW.
+    `kind=lamb` is Apex's FusedLAMB (Adam's options, `adam-w-mode`):
+    `mpc.adam_update {lamb}`, a per-tensor trust ratio on Adam's update.
     `schedule=linear-warmup|cosine` (`warmup-steps`, `total-steps`,
     `min-lr`) computes the rate from a step count with
     `mpc.lr_schedule` (`lr` is the peak) instead of the `@<func>_lr`
@@ -239,7 +241,7 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
            "The training step to extend">,
     Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"",
-           "sgd, momentum, adam or adamw">,
+           "sgd, momentum, adam, adamw or lamb">,
     Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
            "Momentum (kind=momentum)">,
@@ -250,6 +252,9 @@ def OptimizerPass : Pass<"mpc-optimizer", "ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"lambDecoupled", "adam-w-mode", "bool", /*default=*/"true",
+           "LAMB: decay added to the update (Apex's adam_w_mode), not to "
+           "the gradient">,
     Option<"biasCorrection", "bias-correction", "bool", /*default=*/"true",
            "Adam's bias correction">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",

@@ -177,7 +177,8 @@ LogicalResult adam(AdamUpdateOp op, Lowering &l) {
           l.f64(op.getBeta2().convertToDouble()),
           l.f64(op.getEps().convertToDouble()),
           l.f64(op.getWeightDecay().convertToDouble()),
-          l.i32(op.getDecoupled()), l.i32(op.getBiasCorrection())});
+          l.i32(op.getDecoupled()), l.i32(op.getBiasCorrection()),
+          l.i32(op.getLamb())});
   l.bind(op.getNewParam(), l.ptr(op.getParam()));
   l.bind(op.getNewExpAvg(), l.ptr(op.getExpAvg()));
   l.bind(op.getNewExpAvgSq(), l.ptr(op.getExpAvgSq()));
