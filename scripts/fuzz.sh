@@ -8,8 +8,10 @@
 # Targets (tools/mpc-fuzz/): mpc-fuzz-pipeline (the textual IR parsed,
 # verified and run through graph checks, precision assignment at O2, cast
 # clean-up, memory planning and the lowering; seeded with every .mlir of
-# test/) and mpc-fuzz-readers (the training executable's .npy, .npz and
-# safetensors readers; seeded with small valid files). The build is
+# test/), mpc-fuzz-policy (--mpc-assign-precision's JSON policy files,
+# with name entries; seeded with the test inputs) and mpc-fuzz-readers (the
+# training executable's .npy, .npz and safetensors readers; seeded with
+# small valid files). The build is
 # scripts/sanitize.sh's (FUZZ_BUILD, default build-asan/): clang-22 with
 # the sanitizers and libFuzzer's coverage on mpc's own code (Debian's
 # LLVM/MLIR libraries are not instrumented: ASAN_OPTIONS=
@@ -26,12 +28,13 @@ FUZZ_BUILD="${FUZZ_BUILD:-$MPC_ROOT/build-asan}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
 # The sanitized build of scripts/sanitize.sh, fuzzers only.
 SANITIZE_BUILD="$FUZZ_BUILD" SANITIZE_BUILD_ONLY=1 \
-  SANITIZE_TARGETS="mpc-fuzz-pipeline mpc-fuzz-readers" \
+  SANITIZE_TARGETS="mpc-fuzz-pipeline mpc-fuzz-policy mpc-fuzz-readers" \
   "$MPC_ROOT/scripts/sanitize.sh"
 
 # Seeds.
 seeds="$FUZZ_BUILD/seeds"
-rm -rf "$seeds" && mkdir -p "$seeds/pipeline" "$seeds/readers"
+rm -rf "$seeds" && mkdir -p "$seeds/pipeline" "$seeds/policy" "$seeds/readers"
+cp "$MPC_ROOT"/test/Transforms/AssignPrecision/Inputs/*.json "$seeds/policy/"
 find "$MPC_ROOT/test" "$MPC_ROOT/examples" -name '*.mlir' |
   while read -r f; do
     # One seed per -split-input-file case.
@@ -69,7 +72,7 @@ mkdir -p "$findings"
 export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
-for target in pipeline readers; do
+for target in pipeline policy readers; do
   corpus="$FUZZ_BUILD/corpus/$target"
   mkdir -p "$corpus"
   echo "== mpc-fuzz-$target: ${FUZZ_SECONDS}s"

@@ -29,7 +29,7 @@ if [ ! -f "$SANITIZE_BUILD/build.ninja" ]; then
     -DMPC_ENABLE_CUDA=OFF -DMPC_BUILD_UNITTESTS=OFF \
     -DMPC_ENABLE_FUZZERS=ON >/dev/null
 fi
-ninja -C "$SANITIZE_BUILD" ${SANITIZE_TARGETS:-mpc-opt mpc-compile mpc-runner mpcrt-cpu mpc-fuzz-pipeline mpc-fuzz-readers}
+ninja -C "$SANITIZE_BUILD" ${SANITIZE_TARGETS:-mpc-opt mpc-compile mpc-runner mpcrt-cpu mpc-fuzz-pipeline mpc-fuzz-policy mpc-fuzz-readers}
 [ "${SANITIZE_BUILD_ONLY:-0}" = 1 ] && exit 0
 export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
