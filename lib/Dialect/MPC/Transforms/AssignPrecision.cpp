@@ -9,7 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TrainingStep.h"
 #include "TypeUtils.h"
+
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Dialect/MPC/Transforms/PrecisionPolicy.h"
@@ -562,6 +564,21 @@ LogicalResult Assigner::run() {
         << "level O3 runs every op in " << typeName(lowp)
         << " without f32 master weights: a speed baseline, "
            "not a training recipe";
+    // Adam's second moment in f16 flushes to 0 for gradients below 2^-12
+    // (their square is below f16's smallest subnormal, 2^-24); the step is
+    // then |m| / eps, and a tiny eps sends the weights to inf and NaN on
+    // steps loss scaling does not skip (the gradients are finite).
+    if (lowp.isF16())
+      module.walk([&](AdamUpdateOp adam) {
+        double eps = adam.getEps().convertToDouble();
+        if (eps < 0x1p-14)
+          adam.emitWarning()
+              << "at O3 the moments are f16, where the second moment is 0 "
+                 "for gradients below 2^-12, and eps "
+              << optionNumber(eps)
+              << " then makes steps of |m| / eps (the weights overflow to "
+                 "inf and NaN): use eps >= 1e-4, bf16, or O2";
+      });
     lowerGlobalsForO3();
   }
   for (auto func : module.getOps<func::FuncOp>()) {
