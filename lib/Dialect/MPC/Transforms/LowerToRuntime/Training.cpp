@@ -23,10 +23,24 @@ using namespace mlir::mpc::lowering;
 
 namespace {
 
-LogicalResult unscaleAndCheck(UnscaleAndCheckOp op, Lowering &l) {
-  SmallVector<Value> grads, unscaled;
+/// The multi-tensor ABI's description of `grads`, in its order: the count,
+/// the dtype codes, the pointers and the element counts.
+SmallVector<Value, 4> tensorListArgs(ValueRange grads, Lowering &l) {
+  SmallVector<Value> pointers;
   SmallVector<int32_t> dtypes;
   SmallVector<int64_t> sizes;
+  for (Value grad : grads) {
+    pointers.push_back(l.ptr(grad));
+    auto type = tensorType(grad);
+    dtypes.push_back(dtypeCode(type.getElementType()));
+    sizes.push_back(type.getNumElements());
+  }
+  return {l.i64(grads.size()), l.addressOf(l.symbols.i32Array(dtypes)),
+          l.pointerArray(pointers), l.i64Array(sizes)};
+}
+
+LogicalResult unscaleAndCheck(UnscaleAndCheckOp op, Lowering &l) {
+  SmallVector<Value> unscaled;
   for (auto [i, grad] : llvm::enumerate(op.getGrads())) {
     if (!cast<RankedTensorType>(op.getUnscaled()[i].getType())
              .getElementType()
@@ -36,60 +50,38 @@ LogicalResult unscaleAndCheck(UnscaleAndCheckOp op, Lowering &l) {
     Value out = op.getUnscaled()[i].use_empty() ? l.null() : l.result(op, i);
     if (!out)
       return failure();
-    grads.push_back(l.ptr(grad));
     unscaled.push_back(out);
-    auto type = tensorType(grad);
-    dtypes.push_back(dtypeCode(type.getElementType()));
-    sizes.push_back(type.getNumElements());
   }
   Value foundInf = l.result(op, op.getGrads().size());
   if (!foundInf)
     return failure();
-  l.call("mpcrt_unscale_and_check",
-         {l.ptr(op.getScale()), l.i64(grads.size()),
-          l.addressOf(l.symbols.i32Array(dtypes)), l.pointerArray(grads),
-          l.i64Array(sizes), l.pointerArray(unscaled), foundInf});
+  SmallVector<Value> args{l.ptr(op.getScale())};
+  args.append(tensorListArgs(op.getGrads(), l));
+  args.append({l.pointerArray(unscaled), foundInf});
+  l.call("mpcrt_unscale_and_check", args);
   return success();
 }
 
 LogicalResult clipGradNorm(ClipGradNormOp op, Lowering &l) {
-  SmallVector<Value> grads;
-  SmallVector<int32_t> dtypes;
-  SmallVector<int64_t> sizes;
-  for (Value grad : op.getGrads()) {
-    grads.push_back(l.ptr(grad));
-    auto type = tensorType(grad);
-    dtypes.push_back(dtypeCode(type.getElementType()));
-    sizes.push_back(type.getNumElements());
-  }
   Value inv = l.result(op, 0), norm = l.result(op, 1),
         foundInf = l.result(op, 2);
   if (!inv || !norm || !foundInf)
     return failure();
-  l.call("mpcrt_clip_grad_norm",
-         {l.ptr(op.getScale()), l.i64(grads.size()),
-          l.addressOf(l.symbols.i32Array(dtypes)), l.pointerArray(grads),
-          l.i64Array(sizes), l.f64(op.getMaxNorm().convertToDouble()), inv,
-          norm, foundInf});
+  SmallVector<Value> args{l.ptr(op.getScale())};
+  args.append(tensorListArgs(op.getGrads(), l));
+  args.append({l.f64(op.getMaxNorm().convertToDouble()), inv, norm, foundInf});
+  l.call("mpcrt_clip_grad_norm", args);
   return success();
 }
 
 LogicalResult gradStats(GradStatsOp op, Lowering &l) {
-  SmallVector<Value> grads;
-  SmallVector<int32_t> dtypes;
-  SmallVector<int64_t> sizes;
-  for (Value grad : op.getGrads()) {
-    grads.push_back(l.ptr(grad));
-    auto type = tensorType(grad);
-    dtypes.push_back(dtypeCode(type.getElementType()));
-    sizes.push_back(type.getNumElements());
-  }
   Value stats = l.result(op, 0);
   if (!stats)
     return failure();
-  l.call("mpcrt_grad_stats", {l.ptr(op.getScale()), l.i64(grads.size()),
-                              l.addressOf(l.symbols.i32Array(dtypes)),
-                              l.pointerArray(grads), l.i64Array(sizes), stats});
+  SmallVector<Value> args{l.ptr(op.getScale())};
+  args.append(tensorListArgs(op.getGrads(), l));
+  args.push_back(stats);
+  l.call("mpcrt_grad_stats", args);
   return success();
 }
 
