@@ -277,13 +277,14 @@ MPCRT_HD inline double trustRatio(double paramNorm, double updateNorm) {
 }
 
 /// mpc.clip_grad_norm's scalars from the sum of squares of the scaled
-/// gradients and whether an element was not finite.
-MPCRT_HD inline void clipFactor(double sumSquares, bool nonfinite, float scale,
-                                double maxNorm, float *invScale, float *norm,
+/// gradients: a non-finite element makes the sum, and so the norm, not
+/// finite.
+MPCRT_HD inline void clipFactor(double sumSquares, float scale, double maxNorm,
+                                float *invScale, float *norm,
                                 uint8_t *foundInf) {
   double inv = 1.0 / static_cast<double>(scale);
   double n = sqrt(sumSquares) * inv;
-  bool bad = nonfinite || !isfinite(n);
+  bool bad = !isfinite(n);
   *norm = static_cast<float>(n);
   *foundInf = bad;
   double coef = maxNorm / (n + 1e-6);

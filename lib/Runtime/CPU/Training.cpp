@@ -133,15 +133,12 @@ void mpcrt_clip_grad_norm(const float *scale, int64_t numTensors,
                           const int64_t *sizes, double maxNorm, float *invScale,
                           float *norm, uint8_t *foundInf) {
   double sum = 0;
-  bool nonfinite = false;
   for (int64_t t = 0; t < numTensors; ++t)
     for (int64_t i = 0; i < sizes[t]; ++i) {
       double value = loadAny(dtypes[t], grads[t], i);
-      nonfinite |= !std::isfinite(value);
       sum += value * value;
     }
-  formulas::clipFactor(sum, nonfinite, *scale, maxNorm, invScale, norm,
-                       foundInf);
+  formulas::clipFactor(sum, *scale, maxNorm, invScale, norm, foundInf);
 }
 
 void mpcrt_grad_stats(const float *scale, int64_t numTensors,

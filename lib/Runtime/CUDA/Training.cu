@@ -83,7 +83,7 @@ __global__ void clipFactorKernel(const double *partials, int64_t count,
     sum += partials[i];
   sum = blockReduce<double>(sum);
   if (threadIdx.x == 0)
-    formulas::clipFactor(sum, false, *scale, maxNorm, invScale, norm, foundInf);
+    formulas::clipFactor(sum, *scale, maxNorm, invScale, norm, foundInf);
 }
 
 __global__ void gradStatsKernel(TensorList list, const float *scale,
