@@ -109,6 +109,13 @@ static cl::opt<std::string> clipGradNorm(
              "--train; --mpc-loss-scaling's clip-grad-norm), as PyTorch's "
              "clip_grad_norm_ after GradScaler.unscale_"),
     cl::value_desc("MAX"), cl::init(""), cl::cat(category));
+static cl::opt<int64_t> accumulate(
+    "accumulate",
+    cl::desc("Gradient accumulation (with --train; "
+             "--mpc-accumulate-gradients): K micro-batches of the compiled "
+             "batch per optimizer step, the loss divided by K, one check, "
+             "scale update and optimizer step per K"),
+    cl::value_desc("K"), cl::init(1), cl::cat(category));
 static cl::opt<bool> gradStats(
     "grad-stats",
     cl::desc("Gradient diagnostics (--mpc-grad-stats): the fractions of "
@@ -228,6 +235,7 @@ int main(int argc, char **argv) {
         {&optimizer, train, "--train"},
         {&lossScaling, train, "--train"},
         {&clipGradNorm, train, "--train"},
+        {&accumulate, train, "--train"},
         {&lossFunction, train, "--train"}})
     if (option->getNumOccurrences() > 0 && !needs)
       return fail("--" + option->ArgStr + " applies only with " + name +
@@ -274,6 +282,8 @@ int main(int argc, char **argv) {
   std::string pipeline = "mpc-verify-graph";
   if (train)
     pipeline += ",mpc-autodiff{loss=" + lossFunction + " name=" + entry +
+                "},mpc-accumulate-gradients{func=" + entry +
+                " steps=" + std::to_string(accumulate) +
                 "},mpc-optimizer{func=" + entry + " " + optimizer + "}";
   if (!amp.empty())
     pipeline +=

@@ -346,6 +346,10 @@ MPCRT_DECLARE_OPTIMIZERS(f32_f32, float, float)
 MPCRT_DECLARE_OPTIMIZERS(f16_f16, uint16_t, uint16_t)
 MPCRT_DECLARE_OPTIMIZERS(bf16_bf16, uint16_t, uint16_t)
 MPCRT_DECLARE_OPTIMIZERS(f64_f64, double, double)
+/* Low-precision parameters with f32 gradients: O3 with gradient
+ * accumulation (the accumulated sums stay f32). */
+MPCRT_DECLARE_OPTIMIZERS(f16_f32, uint16_t, float)
+MPCRT_DECLARE_OPTIMIZERS(bf16_f32, uint16_t, float)
 #undef MPCRT_DECLARE_OPTIMIZERS
 
 /* ---- Buffers, for the program that drives compiled steps: memory the
@@ -364,15 +368,18 @@ void mpcrt_download(void *host, const void *buffer, int64_t bytes);
 
 /* Step graphs: mpcrt_graph_begin returns 1 when the backend records the
  * work enqueued until mpcrt_graph_end instead of running it (CUDA: stream
- * capture into a CUDA Graph), 0 when it cannot (the CPU); mpcrt_graph_launch
- * runs the recorded work once more. The runner records one step after a
- * first eager one, then launches it: one launch per step. mpcrt_graph_end
- * returns 1 when a graph was recorded, 0 when recording failed (CUDA: the
- * capture is discarded with a warning): nothing recorded ran, so the
- * caller runs the step eagerly, from then on. */
+ * capture into a CUDA Graph), 0 when it cannot (the CPU); mpcrt_graph_end
+ * keeps the recording in `slot` (0 to MPCRT_GRAPH_SLOTS-1, one per entry
+ * function: the step, the accumulation micro-step, the evaluation step)
+ * and mpcrt_graph_launch(slot) runs it once more. The runner records each
+ * entry after a first eager call, then launches it: one launch per call.
+ * mpcrt_graph_end returns 1 when a graph was recorded, 0 when recording
+ * failed (CUDA: the capture is discarded with a warning): nothing recorded
+ * ran, so the caller runs that entry eagerly, from then on. */
+#define MPCRT_GRAPH_SLOTS 4
 int32_t mpcrt_graph_begin(void);
-int32_t mpcrt_graph_end(void);
-void mpcrt_graph_launch(void);
+int32_t mpcrt_graph_end(int32_t slot);
+void mpcrt_graph_launch(int32_t slot);
 
 /* ---- Support for compiled steps. */
 

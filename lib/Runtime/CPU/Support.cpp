@@ -59,8 +59,8 @@ void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
 }
 
 int32_t mpcrt_graph_begin(void) { return 0; }
-int32_t mpcrt_graph_end(void) { return 0; }
-void mpcrt_graph_launch(void) {}
+int32_t mpcrt_graph_end(int32_t) { return 0; }
+void mpcrt_graph_launch(int32_t) {}
 
 void mpcrt_copy(void *dst, const void *src, int64_t bytes) {
   if (dst != src && bytes > 0)

@@ -205,6 +205,8 @@ MPCRT_DEFINE(f32_f32, float, float, float, float)
 MPCRT_DEFINE(f16_f16, uint16_t, uint16_t, F16, F16)
 MPCRT_DEFINE(bf16_bf16, uint16_t, uint16_t, BF16, BF16)
 MPCRT_DEFINE(f64_f64, double, double, double, double)
+MPCRT_DEFINE(f16_f32, uint16_t, float, F16, float)
+MPCRT_DEFINE(bf16_f32, uint16_t, float, BF16, float)
 #undef MPCRT_DEFINE
 
 } // extern "C"

@@ -44,8 +44,8 @@ int32_t mpcrt_graph_begin(void) {
   graphBegin();
   return 1;
 }
-int32_t mpcrt_graph_end(void) { return graphEnd() ? 1 : 0; }
-void mpcrt_graph_launch(void) { graphLaunch(); }
+int32_t mpcrt_graph_end(int32_t slot) { return graphEnd(slot) ? 1 : 0; }
+void mpcrt_graph_launch(int32_t slot) { graphLaunch(slot); }
 
 uint16_t mpcrt_f32_to_f16(float value) { return floatToHalf(value); }
 float mpcrt_f16_to_f32(uint16_t bits) { return halfToFloat(bits); }
@@ -158,6 +158,8 @@ MPCRT_DEFINE(f32_f32, float, float, MPCRT_F32, MPCRT_F32)
 MPCRT_DEFINE(f16_f16, uint16_t, uint16_t, MPCRT_F16, MPCRT_F16)
 MPCRT_DEFINE(bf16_bf16, uint16_t, uint16_t, MPCRT_BF16, MPCRT_BF16)
 MPCRT_DEFINE(f64_f64, double, double, MPCRT_F64, MPCRT_F64)
+MPCRT_DEFINE(f16_f32, uint16_t, float, MPCRT_F16, MPCRT_F32)
+MPCRT_DEFINE(bf16_f32, uint16_t, float, MPCRT_BF16, MPCRT_F32)
 #undef MPCRT_DEFINE
 
 #define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \

@@ -43,13 +43,14 @@ void release(void *pointer);
 void copyToDevice(void *device, const void *host, int64_t bytes);
 void copyToHost(void *host, const void *device, int64_t bytes);
 
-// Step graphs: stream capture into one CUDA Graph, instantiated once. While
-// capturing, a failing call (CUDA, cuBLASLt, cuDNN) fails the capture, not
-// the program: graphEnd then discards it, warns once, clears the error and
-// returns false, and the caller runs the step eagerly.
+// Step graphs: stream capture into a CUDA Graph per slot (one per entry
+// function, 0 to MPCRT_GRAPH_SLOTS-1), instantiated once. While capturing,
+// a failing call (CUDA, cuBLASLt, cuDNN) fails the capture, not the
+// program: graphEnd then discards it, warns once, clears the error and
+// returns false, and the caller runs that entry eagerly.
 void graphBegin();
-bool graphEnd();
-void graphLaunch();
+bool graphEnd(int slot = 0);
+void graphLaunch(int slot = 0);
 /// During a capture: records `what` as the reason it failed and returns
 /// true (the caller goes on); otherwise returns false.
 bool captureFailure(const std::string &what);

@@ -140,7 +140,16 @@ IndexErrors takeDeviceErrors() {
 }
 
 namespace {
-cudaGraphExec_t recorded = nullptr;
+cudaGraphExec_t recorded[MPCRT_GRAPH_SLOTS] = {};
+
+/// The slot's recording, or a message and exit for a slot out of range.
+cudaGraphExec_t &recordedIn(int slot) {
+  if (slot < 0 || slot >= MPCRT_GRAPH_SLOTS) {
+    std::fprintf(stderr, "error: CUDA: no step graph slot %d\n", slot);
+    std::exit(1);
+  }
+  return recorded[slot];
+}
 } // namespace
 
 void graphBegin() {
@@ -150,7 +159,8 @@ void graphBegin() {
   captureError.clear();
 }
 
-bool graphEnd() {
+bool graphEnd(int slot) {
+  cudaGraphExec_t &slotGraph = recordedIn(slot);
   cudaGraph_t graph = nullptr;
   cudaError_t status = cudaStreamEndCapture(stream(), &graph);
   capturing = false;
@@ -161,9 +171,9 @@ bool graphEnd() {
     cudaGraphExec_t exec = nullptr;
     status = cudaGraphInstantiate(&exec, graph, 0);
     if (status == cudaSuccess) {
-      if (recorded)
-        MPCRT_CUDA_CHECK(cudaGraphExecDestroy(recorded));
-      recorded = exec;
+      if (slotGraph)
+        MPCRT_CUDA_CHECK(cudaGraphExecDestroy(slotGraph));
+      slotGraph = exec;
       MPCRT_CUDA_CHECK(cudaGraphDestroy(graph));
       return true;
     }
@@ -185,12 +195,14 @@ bool graphEnd() {
   return false;
 }
 
-void graphLaunch() {
-  if (!recorded) {
-    std::fprintf(stderr, "error: CUDA: no step graph was recorded\n");
+void graphLaunch(int slot) {
+  cudaGraphExec_t exec = recordedIn(slot);
+  if (!exec) {
+    std::fprintf(stderr, "error: CUDA: no step graph was recorded in slot %d\n",
+                 slot);
     std::exit(1);
   }
-  MPCRT_CUDA_CHECK(cudaGraphLaunch(recorded, stream()));
+  MPCRT_CUDA_CHECK(cudaGraphLaunch(exec, stream()));
 }
 
 void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }

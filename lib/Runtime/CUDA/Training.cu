@@ -323,6 +323,12 @@ void dispatchPair(mpcrt_dtype p, mpcrt_dtype g, const char *what, F f) {
              static_cast<__nv_bfloat16 *>(nullptr));
   if (p == MPCRT_F64 && g == MPCRT_F64)
     return f(static_cast<double *>(nullptr), static_cast<double *>(nullptr));
+  // O3 with gradient accumulation: low-precision parameters, f32 sums.
+  if (p == MPCRT_F16 && g == MPCRT_F32)
+    return f(static_cast<__half *>(nullptr), static_cast<float *>(nullptr));
+  if (p == MPCRT_BF16 && g == MPCRT_F32)
+    return f(static_cast<__nv_bfloat16 *>(nullptr),
+             static_cast<float *>(nullptr));
   std::fprintf(stderr, "error: %s: unsupported parameter/gradient types\n",
                what);
   std::exit(1);

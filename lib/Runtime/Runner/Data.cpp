@@ -68,6 +68,11 @@ llvm::Expected<Model> mpc::runner::parseModel(StringRef json) {
   model.entry = root->getString("entry")->str();
   model.arenaBytes = *root->getInteger("arena_bytes");
   model.stateBytes = *root->getInteger("state_bytes");
+  if (std::optional<int64_t> k = root->getInteger("accumulate_steps")) {
+    if (*k < 1)
+      return descriptorError("accumulate_steps below 1");
+    model.accumulateSteps = *k;
+  }
   for (auto [key, field] : {std::pair{"inputs", &model.inputs},
                             std::pair{"outputs", &model.outputs},
                             std::pair{"globals", &model.globals}}) {

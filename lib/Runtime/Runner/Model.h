@@ -23,6 +23,9 @@ struct TensorInfo {
 struct Model {
   std::string entry;
   int64_t arenaBytes = 0, stateBytes = 0;
+  /// Micro-batches per optimizer step: mpc_accumulate runs K-1 times, then
+  /// mpc_step (gradient accumulation; 1 without).
+  int64_t accumulateSteps = 1;
   std::vector<TensorInfo> inputs, outputs, globals;
 };
 

@@ -28,6 +28,8 @@ extern "C" {
 extern const char mpc_model[];
 void mpc_step(void *arena, void *state, void *const *inputs,
               void *const *outputs);
+void mpc_accumulate(void *arena, void *state, void *const *inputs,
+                    void *const *outputs);
 void mpc_init_globals(void *state);
 void mpc_refresh_copies(void *state);
 }
@@ -284,10 +286,19 @@ int main(int argc, char **argv) {
     samples = found->shape[0];
     sources.push_back(found);
   }
-  int64_t batchesPerEpoch = samples / batch;
+  // An optimizer step takes K micro-batches of the compiled batch (K = 1
+  // without gradient accumulation): an epoch is the whole optimizer steps
+  // it holds, as with one batch of K times the size.
+  const int64_t micro = model.accumulateSteps;
+  int64_t batchesPerEpoch = samples / (batch * micro);
   if (batchesPerEpoch == 0)
     return fail(dataPath + ": " + llvm::Twine(samples) +
-                " samples, fewer than one batch of " + llvm::Twine(batch));
+                " samples, fewer than one batch of " +
+                llvm::Twine(batch * micro) +
+                (micro > 1 ? " (" + std::to_string(micro) +
+                                 " micro-batches of " + std::to_string(batch) +
+                                 ")"
+                           : std::string()));
 
   // State: initializers, then --init, then --resume.
   mpc_init_globals(state.data);
@@ -328,11 +339,17 @@ int main(int argc, char **argv) {
     mpcrt_upload(state.data, hostState.data, model.stateBytes);
   }
   // The host counts steps as the step function does: no read per step.
+  // The counter counts micro-batches (each draws its own dropout masks).
   int64_t firstStep;
   std::memcpy(&firstStep, hostState.data + stepGlobal->offset, 8);
   if (firstStep < 0)
     return fail(resumePath + ": the step counter is negative (" +
                 llvm::Twine(firstStep) + "); corrupt checkpoint");
+  if (firstStep % micro != 0)
+    return fail(resumePath + ": the step counter (" + llvm::Twine(firstStep) +
+                " micro-batches) is not a whole number of optimizer steps of " +
+                llvm::Twine(micro) + " micro-batches");
+  firstStep /= micro;
   // The state's values on the host, when a checkpoint is written. State
   // with a NaN or infinity never replaces a checkpoint: the old one is
   // kept, and the run says so.
@@ -374,7 +391,32 @@ int main(int argc, char **argv) {
   // uploads included), measured when the backend has finished the steps.
   auto lastLog = std::chrono::steady_clock::now();
   int64_t stepsSinceLog = 0;
-  bool trained = false, graphRecorded = false, graphFailed = false;
+  bool trained = false;
+  // Each entry (the step, the micro-step) is recorded after its first
+  // eager call and replayed from then on (CUDA Graphs; eager on the CPU).
+  struct Entry {
+    void (*fn)(void *, void *, void *const *, void *const *);
+    int32_t slot;
+    int64_t calls = 0;
+    bool recorded = false, failed = false;
+  };
+  Entry stepEntry{mpc_step, 0}, microEntry{mpc_accumulate, 1};
+  auto run = [&](Entry &e) {
+    if (e.recorded) {
+      mpcrt_graph_launch(e.slot);
+    } else if (!noGraph && !e.failed && e.calls > 0 && mpcrt_graph_begin()) {
+      e.fn(arena.data, state.data, inputs.data(), outputs.data());
+      e.recorded = mpcrt_graph_end(e.slot) != 0;
+      e.failed = !e.recorded; // not tried again
+      if (e.recorded)
+        mpcrt_graph_launch(e.slot);
+      else
+        e.fn(arena.data, state.data, inputs.data(), outputs.data());
+    } else {
+      e.fn(arena.data, state.data, inputs.data(), outputs.data());
+    }
+    ++e.calls;
+  };
   for (int64_t step = firstStep; step < total; ++step) {
     trained = true;
     int64_t epoch = step / batchesPerEpoch, first = step % batchesPerEpoch;
@@ -382,31 +424,19 @@ int main(int argc, char **argv) {
       order = permutation(samples, epoch);
       orderEpoch = epoch;
     }
-    for (size_t i = 0; i < model.inputs.size(); ++i) {
-      int64_t sampleBytes = model.inputs[i].bytes / batch;
-      for (int64_t r = 0; r < batch; ++r)
-        std::memcpy(inputBuffers[i]->data + r * sampleBytes,
-                    sources[i]->data.data() +
-                        order[first * batch + r] * sampleBytes,
-                    sampleBytes);
-    }
-    for (size_t i = 0; i < model.inputs.size(); ++i)
-      mpcrt_upload(inputs[i], inputBuffers[i]->data, model.inputs[i].bytes);
-    // After one eager step (plans chosen, workspaces allocated), the step
-    // is recorded once and replayed: one launch per step.
-    if (graphRecorded) {
-      mpcrt_graph_launch();
-    } else if (!noGraph && !graphFailed && step > firstStep &&
-               mpcrt_graph_begin()) {
-      mpc_step(arena.data, state.data, inputs.data(), outputs.data());
-      graphRecorded = mpcrt_graph_end() != 0;
-      graphFailed = !graphRecorded; // not tried again
-      if (graphRecorded)
-        mpcrt_graph_launch();
-      else
-        mpc_step(arena.data, state.data, inputs.data(), outputs.data());
-    } else {
-      mpc_step(arena.data, state.data, inputs.data(), outputs.data());
+    for (int64_t j = 0; j < micro; ++j) {
+      int64_t firstSample = (first * micro + j) * batch;
+      for (size_t i = 0; i < model.inputs.size(); ++i) {
+        int64_t sampleBytes = model.inputs[i].bytes / batch;
+        for (int64_t r = 0; r < batch; ++r)
+          std::memcpy(inputBuffers[i]->data + r * sampleBytes,
+                      sources[i]->data.data() +
+                          order[firstSample + r] * sampleBytes,
+                      sampleBytes);
+      }
+      for (size_t i = 0; i < model.inputs.size(); ++i)
+        mpcrt_upload(inputs[i], inputBuffers[i]->data, model.inputs[i].bytes);
+      run(j + 1 < micro ? microEntry : stepEntry);
     }
     ++stepsSinceLog;
     int64_t done = step + 1;
@@ -428,7 +458,7 @@ int main(int argc, char **argv) {
                                 {"loss_scale", jsonNumber(scale)},
                                 {"skipped", skipped},
                                 {"ms_per_step", ms},
-                                {"samples_per_s", batch * 1000.0 / ms},
+                                {"samples_per_s", batch * micro * 1000.0 / ms},
                                 {"memory_bytes", mpcrt_memory_bytes()}};
         if (gradNorm)
           line["grad_norm"] =
@@ -454,13 +484,15 @@ int main(int argc, char **argv) {
         llvm::outs() << "\r[" << std::string(filled, '#')
                      << std::string(30 - filled, '.') << "] step " << done
                      << "/" << total << "  loss " << llvm::format("%.4f", loss)
-                     << "  " << llvm::format("%.0f", batch * 1000.0 / ms)
+                     << "  "
+                     << llvm::format("%.0f", batch * micro * 1000.0 / ms)
                      << " samples/s\033[K" << (done == total ? "\n" : "");
       } else {
         llvm::outs() << "step " << done << "/" << total << " loss "
                      << llvm::format("%.6f", loss) << " ms/step "
                      << llvm::format("%.2f", ms) << " samples/s "
-                     << llvm::format("%.0f", batch * 1000.0 / ms) << "\n";
+                     << llvm::format("%.0f", batch * micro * 1000.0 / ms)
+                     << "\n";
       }
       llvm::outs().flush();
       stepsSinceLog = 0;

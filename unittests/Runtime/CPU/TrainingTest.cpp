@@ -389,4 +389,53 @@ TEST(Optimizer, SkippedStepLeavesEverythingBitIdentical) {
   }
 }
 
+TEST(Optimizer, LowPrecisionParametersTakeF32Gradients) {
+  // O3 with gradient accumulation: f16/bf16 parameters, f32 (accumulated)
+  // gradients. SGD with weight decay, against float64 rounded once to the
+  // parameter type: the kernel computes in f32, so its result is within
+  // one unit in the last place of the parameter type (a rounding boundary
+  // may fall between the f32 and the f64 value).
+  const int n = 300;
+  unsigned seed = std::random_device()();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0, 1);
+  const float lr = 0.05f, inv = 1.0f / 1024;
+  const double wd = 0.01;
+  uint8_t clean = 0;
+  for (mpcrt_dtype p : {MPCRT_F16, MPCRT_BF16}) {
+    auto toP = [&](double v) {
+      float f = static_cast<float>(v);
+      return p == MPCRT_F16 ? mpcrt_f32_to_f16(f) : mpcrt_f32_to_bf16(f);
+    };
+    auto fromP = [&](uint16_t b) {
+      return p == MPCRT_F16 ? mpcrt_f16_to_f32(b) : mpcrt_bf16_to_f32(b);
+    };
+    std::vector<uint16_t> w(n), w0(n);
+    std::vector<float> grad(n);
+    for (int i = 0; i < n; ++i) {
+      w[i] = w0[i] = toP(normal(rng));
+      grad[i] = normal(rng) * 1024 * 7; // an accumulated, scaled sum
+    }
+    if (p == MPCRT_F16)
+      mpcrt_sgd_update_f16_f32(w.data(), grad.data(), &lr, nullptr, &clean,
+                               &inv, MPCRT_F32, nullptr, n, 0, 0, 0, wd);
+    else
+      mpcrt_sgd_update_bf16_f32(w.data(), grad.data(), &lr, nullptr, &clean,
+                                &inv, MPCRT_F32, nullptr, n, 0, 0, 0, wd);
+    for (int i = 0; i < n; ++i) {
+      double w64 = fromP(w0[i]);
+      double want = w64 - double(lr) * (double(grad[i]) * inv + wd * w64);
+      uint16_t got = w[i], ref = toP(want);
+      // Sign-magnitude bits to a line of consecutive integers.
+      auto ordered = [](uint16_t b) {
+        return (b & 0x8000) ? -int(b & 0x7fff) : int(b);
+      };
+      int ulps = std::abs(ordered(got) - ordered(ref));
+      ASSERT_LE(ulps, 1) << "element " << i << ": " << fromP(got)
+                         << " against " << want;
+    }
+  }
+}
+
 } // namespace

@@ -118,4 +118,28 @@ TEST_F(Graph, AFailedCaptureWarnsOnceAndLeavesTheBackendEager) {
   }
 }
 
+TEST_F(Graph, EachSlotReplaysItsOwnRecording) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Slot 0 casts a to f32, slot 1 casts b: launched in either order, each
+  // replays its own work (the runner's step and micro-step).
+  const int64_t n = 4096;
+  std::vector<uint16_t> ha = randomHalf(rng, n), hb = randomHalf(rng, n);
+  uint16_t *a = upload(ha), *b = upload(hb);
+  float *outA = deviceBuffer<float>(n), *outB = deviceBuffer<float>(n);
+  std::vector<float> wantA(n), wantB(n);
+  mpcrt_cast(MPCRT_F16, ha.data(), MPCRT_F32, wantA.data(), n);
+  mpcrt_cast(MPCRT_F16, hb.data(), MPCRT_F32, wantB.data(), n);
+  graphBegin();
+  cast(MPCRT_F16, a, MPCRT_F32, outA, n);
+  ASSERT_TRUE(graphEnd(0));
+  graphBegin();
+  cast(MPCRT_F16, b, MPCRT_F32, outB, n);
+  ASSERT_TRUE(graphEnd(1));
+  graphLaunch(1);
+  EXPECT_EQ(download(outB, n), wantB);
+  EXPECT_NE(download(outA, n), wantA) << "slot 1 ran slot 0's work";
+  graphLaunch(0);
+  EXPECT_EQ(download(outA, n), wantA);
+}
+
 } // namespace

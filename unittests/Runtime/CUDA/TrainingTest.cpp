@@ -238,6 +238,8 @@ void compareUpdate(CudaTest &test, std::mt19937 &rng, Kind kind, mpcrt_dtype p,
     CASE(f32_f32, float, float, MPCRT_F32, MPCRT_F32)
     CASE(f16_f16, uint16_t, uint16_t, MPCRT_F16, MPCRT_F16)
     CASE(bf16_bf16, uint16_t, uint16_t, MPCRT_BF16, MPCRT_BF16)
+    CASE(f16_f32, uint16_t, float, MPCRT_F16, MPCRT_F32)
+    CASE(bf16_f32, uint16_t, float, MPCRT_BF16, MPCRT_F32)
 #undef CASE
   };
   cpu();
@@ -284,7 +286,9 @@ TEST_F(Training, OptimizerUpdatesMatchTheReference) {
       {MPCRT_F32, MPCRT_BF16},
       {MPCRT_F32, MPCRT_F32},
       {MPCRT_F16, MPCRT_F16},
-      {MPCRT_BF16, MPCRT_BF16}};
+      {MPCRT_BF16, MPCRT_BF16},
+      {MPCRT_F16, MPCRT_F32},
+      {MPCRT_BF16, MPCRT_F32}};
   for (Kind kind : {Kind::Sgd, Kind::Momentum, Kind::Nesterov, Kind::Adam,
                     Kind::AdamW, Kind::Lamb})
     for (auto [p, g] : pairs)

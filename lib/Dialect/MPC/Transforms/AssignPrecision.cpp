@@ -318,7 +318,9 @@ void Assigner::lowerGlobalsForO3() {
   DenseSet<StringRef> lowered;
   for (auto global : module.getOps<ml_program::GlobalOp>()) {
     RankedTensorType type = floatTensor(global.getType());
-    if (!type || type.getRank() == 0 || type.getElementType() == lowp)
+    // Gradient accumulators stay f32 (they sum many low-precision terms).
+    if (!type || type.getRank() == 0 || type.getElementType() == lowp ||
+        global->hasAttr("mpc.grad_accumulator"))
       continue;
     global.setType(type.clone(lowp));
     if (auto dense =

@@ -148,15 +148,45 @@ struct LossScalingPass
     Location loc = step.getLoc();
     Value scale;
     if (scaled) {
-      // The backward pass starts from the scale.
-      b.setInsertionPointToStart(&step.getBody().front());
-      scale = ml_program::GlobalLoadOp::create(b, loc, f32, scaleRef);
-      Value seedValue = seed->getResult(0);
-      Value scaledSeed = scale;
-      if (seedValue.getType() != f32)
-        scaledSeed = CastOp::create(b, loc, seedValue.getType(), scale);
-      seedValue.replaceAllUsesWith(scaledSeed);
-      seed->erase();
+      // The backward pass starts from the scale (times the seed's value:
+      // 1/K with gradient accumulation), in the step and in its
+      // micro-step.
+      auto scaleSeed = [&](Operation *seedOp, func::FuncOp fn) -> Value {
+        b.setInsertionPointToStart(&fn.getBody().front());
+        Value s = ml_program::GlobalLoadOp::create(b, loc, f32, scaleRef);
+        Value seedValue = seedOp->getResult(0);
+        auto value = cast<DenseElementsAttr>(cast<ConstantOp>(seedOp).getValue());
+        double factor = value.getSplatValue<APFloat>().convertToDouble();
+        Value scaledSeed = s;
+        if (factor != 1.0)
+          scaledSeed = MulOp::create(
+              b, loc, s,
+              ConstantOp::create(b, loc, f32,
+                                 DenseElementsAttr::get(
+                                     f32, b.getF32FloatAttr(float(factor)))));
+        if (seedValue.getType() != f32)
+          scaledSeed = CastOp::create(b, loc, seedValue.getType(), scaledSeed);
+        seedValue.replaceAllUsesWith(scaledSeed);
+        seedOp->erase();
+        return s;
+      };
+      for (auto fn : module.getOps<func::FuncOp>()) {
+        auto of = fn->getAttrOfType<FlatSymbolRefAttr>("mpc.accumulates");
+        if (!of || of.getValue() != func)
+          continue;
+        Operation *microSeed = nullptr;
+        fn.walk([&](Operation *op) {
+          if (op->hasAttr("mpc.loss_seed"))
+            microSeed = op;
+        });
+        if (!microSeed) {
+          fn.emitOpError("mpc-loss-scaling: no loss gradient seed in the "
+                         "micro-step");
+          return signalPassFailure();
+        }
+        scaleSeed(microSeed, fn);
+      }
+      scale = scaleSeed(seed, step);
     }
 
     // One unscale and check of every gradient (with clipping, one norm and

@@ -30,6 +30,11 @@ struct AMPPipelineOptions : public PassPipelineOptions<AMPPipelineOptions> {
       *this, "loss-scale",
       llvm::cl::desc("Options of --mpc-loss-scaling, e.g. {mode=dynamic}"),
       llvm::cl::init("mode=auto")};
+  Option<int64_t> accumulate{
+      *this, "accumulate",
+      llvm::cl::desc("Micro-batches per optimizer step "
+                     "(--mpc-accumulate-gradients)"),
+      llvm::cl::init(1)};
   Option<bool> gradStats{
       *this, "grad-stats",
       llvm::cl::desc("Add --mpc-grad-stats (gradient diagnostics)"),
@@ -53,6 +58,8 @@ void mlir::mpc::registerMPCPipelines() {
           return failure();
         std::string pipeline =
             "mpc-autodiff{loss=" + o.loss + " name=" + o.name +
+            "},mpc-accumulate-gradients{func=" + o.name +
+            " steps=" + std::to_string(o.accumulate) +
             "},mpc-optimizer{func=" + o.name + " " + o.optimizer +
             "},mpc-assign-precision{level=" + o.level + " dtype=" + o.dtype +
             "},mpc-loss-scaling{func=" + o.name + " " + o.lossScale + "}";

@@ -45,6 +45,22 @@ inline bool isStateSplat(Attribute value) {
          type.hasStaticShape() && byteSize(type) > kStateSplatBytes;
 }
 
+/// Whether `op` is a zero splat whose every user stores it to a global: the
+/// lowering zeroes the globals in place and the constant needs no storage.
+inline bool isStoredZero(ConstantOp op) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense || !dense.isSplat() || op->use_empty())
+    return false;
+  Type element = dense.getElementType();
+  bool zero = isa<FloatType>(element)
+                  ? dense.getSplatValue<APFloat>().isPosZero()
+                  : isa<IntegerType>(element) &&
+                        dense.getSplatValue<APInt>().isZero();
+  return zero && llvm::all_of(op->getUsers(), [](Operation *user) {
+           return isa<ml_program::GlobalStoreOp>(user);
+         });
+}
+
 /// The layout of the module's globals; globals that are not statically
 /// shaped tensors are skipped (the lowering rejects them).
 inline StateLayout layOutState(ModuleOp module) {
@@ -61,7 +77,8 @@ inline StateLayout layOutState(ModuleOp module) {
   offset = llvm::alignTo(offset + 8, kStateAlignment);
   module.walk([&](ConstantOp op) {
     Attribute value = op.getValue();
-    if (!isStateSplat(value) || layout.splats.count(value))
+    if (!isStateSplat(value) || layout.splats.count(value) ||
+        isStoredZero(op))
       return;
     layout.splats[value] = offset;
     offset =

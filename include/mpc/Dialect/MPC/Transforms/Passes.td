@@ -95,6 +95,48 @@ def AutodiffPass : Pass<"mpc-autodiff", "ModuleOp"> {
   let dependentDialects = ["::mlir::mpc::MPCDialect"];
 }
 
+def AccumulateGradientsPass : Pass<"mpc-accumulate-gradients", "ModuleOp"> {
+  let summary = "Gradient accumulation: one optimizer step per K micro-batches";
+  let description = [{
+    Runs after `--mpc-autodiff` and before `--mpc-optimizer`, on the
+    training step `func` (its results: the loss, then the gradients marked
+    `mpc.grad_of`). With `steps=K` above 1:
+
+    - a second function `@<func>_accumulate` (marked
+      `mpc.accumulates = @<func>`) runs the forward and backward passes of a
+      micro-batch and adds each gradient to its f32 accumulator, the global
+      `@<param>_grad_accum`, and the loss to `@<func>_loss_accum`; it
+      returns the micro-batch's loss;
+    - `@<func>` (marked `mpc.accumulate_steps = K`) runs the last
+      micro-batch: its gradients are its own plus the accumulators', which
+      it zeroes (whether or not the step is then skipped); it returns the
+      mean loss of the K micro-batches;
+    - both backward passes start from `1/K` (the gradient seed
+      `mpc.loss_seed`): the loss is divided by K, as in PyTorch's
+      accumulation recipe, so the sum is the gradient of the mean loss.
+      `--mpc-loss-scaling` multiplies the seeds of both functions by the
+      scale, and its one check, scale update and skip then act on the
+      accumulated gradients once per K micro-batches.
+
+    The training executable calls `@<func>_accumulate` K-1 times and
+    `@<func>` once per optimizer step. Accumulators stay f32 at every level
+    (O3 included). `steps=1` changes nothing.
+
+    ```
+    $ mpc-opt model.mlir --mpc-autodiff --mpc-accumulate-gradients=steps=4 \
+        --mpc-optimizer
+    ```
+  }];
+  let options = [
+    Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
+           "The training step (built by --mpc-autodiff)">,
+    Option<"steps", "steps", "int64_t", /*default=*/"1",
+           "Micro-batches per optimizer step (K)">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect",
+                           "::mlir::ml_program::MLProgramDialect"];
+}
+
 def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   let summary = "Prints a summary of each graph: ops by kind and parameters";
   let description = [{

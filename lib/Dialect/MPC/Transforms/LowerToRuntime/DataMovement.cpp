@@ -1,5 +1,6 @@
 //===- DataMovement.cpp - constants, reshape, transpose, slices, concat ---===//
 
+#include "../StateLayout.h"
 #include "../TypeUtils.h"
 #include "Lowering.h"
 
@@ -48,6 +49,9 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
     return op.emitOpError("is lowered for dense element values only");
   auto type = cast<RankedTensorType>(op.getType());
   Type element = type.getElementType();
+  // Zeros only stored to globals: the stores zero the globals in place.
+  if (isStoredZero(op))
+    return success();
   // Large float splats are filled in the state at initialisation.
   auto splat = l.symbols.stateSplats.find(dense);
   if (splat != l.symbols.stateSplats.end()) {

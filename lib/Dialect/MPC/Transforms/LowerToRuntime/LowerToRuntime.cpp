@@ -11,6 +11,9 @@
 // copied into the caller's output buffers. The module also gets
 //
 //   void mpc_step(arena, state, inputs, outputs)  the entry function;
+//   void mpc_accumulate(arena, state, inputs, outputs)
+//                                                 its micro-step (gradient
+//                                                 accumulation), or nothing;
 //   void mpc_init_globals(state)                  expands the initialisers;
 //   const char mpc_model[]                        a JSON descriptor (inputs,
 //                                                 outputs, globals, sizes)
@@ -304,7 +307,7 @@ struct LowerToRuntimePass
                             llvm::json::Array &globalsJson,
                             int64_t &stateBytes);
   LogicalResult lowerFunction(func::FuncOp func, ModuleSymbols &symbols,
-                              bool isEntry);
+                              bool countsStep);
   void emitInitializers(ModuleOp module, ModuleSymbols &symbols);
   /// mpc_refresh_copies(state): every low-precision copy (a global with
   /// mpc.master) set to its master, rounded to nearest even.
@@ -346,7 +349,7 @@ LogicalResult LowerToRuntimePass::layOutState(ModuleOp module,
 
 LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
                                                 ModuleSymbols &symbols,
-                                                bool isEntry) {
+                                                bool countsStep) {
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("must have a single block to be lowered to the "
                             "runtime");
@@ -389,7 +392,7 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands()))
         l.copy(loadPointer(outputs, i), l.ptr(v), tensorType(v));
-      if (isEntry)
+      if (countsStep)
         l.call("mpcrt_increment_step", {l.offset(state, symbols.stepOffset)});
       func::ReturnOp::create(b, l.loc());
       continue;
@@ -400,6 +403,13 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     }
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
       Value value = store.getValue();
+      if (auto zero = value.getDefiningOp<ConstantOp>();
+          zero && isStoredZero(zero)) {
+        l.call("mpcrt_zero",
+               {l.global(store.getGlobal().getLeafReference()),
+                l.i64(byteSize(tensorType(value)))});
+        continue;
+      }
       l.copy(l.global(store.getGlobal().getLeafReference()), l.ptr(value),
              tensorType(value));
       continue;
@@ -659,27 +669,58 @@ void LowerToRuntimePass::runOnOperation() {
     if (auto bytes = fn->getAttrOfType<IntegerAttr>("mpc.arena_bytes"))
       arenaBytes = std::max(arenaBytes, bytes.getInt());
   std::string entryName = entryFunc.getSymName().str();
+  // The micro-step of gradient accumulation, run K-1 times before the
+  // entry on the same inputs; it counts steps too (dropout draws a new mask
+  // for every micro-batch).
+  func::FuncOp microFunc;
+  int64_t accumulateSteps = 1;
+  if (auto k = entryFunc->getAttrOfType<IntegerAttr>("mpc.accumulate_steps"))
+    accumulateSteps = k.getInt();
+  for (auto fn : funcs)
+    if (auto of = fn->getAttrOfType<FlatSymbolRefAttr>("mpc.accumulates");
+        of && of.getValue() == entryName)
+      microFunc = fn;
+  if (accumulateSteps > 1 &&
+      (!microFunc || microFunc.getArgumentTypes() != entryType.getInputs())) {
+    entryFunc.emitOpError("accumulates gradients over ")
+        << accumulateSteps
+        << " micro-batches but has no micro-step with its arguments (a "
+           "function marked mpc.accumulates = @"
+        << entryName << ")";
+    return signalPassFailure();
+  }
+  std::string microName =
+      microFunc ? microFunc.getSymName().str() : std::string();
 
   for (auto fn : funcs)
-    if (failed(lowerFunction(fn, symbols, fn == entryFunc)))
+    if (failed(lowerFunction(fn, symbols, fn == entryFunc || fn == microFunc)))
       return signalPassFailure();
 
   emitInitializers(module, symbols);
   if (symbols.constantsInState)
     stateBytes = symbols.stateEnd;
 
-  // mpc_step forwards to the entry function.
+  // mpc_step forwards to the entry function, mpc_accumulate to the
+  // micro-step (nothing without one).
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Type ptr = ptrType(ctx);
-  auto step = func::FuncOp::create(b, module.getLoc(), "mpc_step",
+  auto forwarder = [&](StringRef name, StringRef targetName) {
+    OpBuilder::InsertionGuard guard(b);
+    auto fn = func::FuncOp::create(b, module.getLoc(), name,
                                    b.getFunctionType({ptr, ptr, ptr, ptr}, {}));
-  b.setInsertionPointToStart(step.addEntryBlock());
-  auto target = module.lookupSymbol<func::FuncOp>(entryName);
-  func::CallOp::create(b, module.getLoc(), target, step.getArguments());
-  func::ReturnOp::create(b, module.getLoc());
+    b.setInsertionPointToStart(fn.addEntryBlock());
+    if (!targetName.empty())
+      func::CallOp::create(b, module.getLoc(),
+                           module.lookupSymbol<func::FuncOp>(targetName),
+                           fn.getArguments());
+    func::ReturnOp::create(b, module.getLoc());
+  };
+  forwarder("mpc_step", entryName);
+  forwarder("mpc_accumulate", microName);
 
   llvm::json::Object descriptor{{"version", 1},
                                 {"entry", entryName},
+                                {"accumulate_steps", accumulateSteps},
                                 {"arena_bytes", arenaBytes},
                                 {"state_bytes", stateBytes},
                                 {"alignment", 256},

@@ -120,7 +120,8 @@ FailureOr<Value> copyBuffer(Operation *op, Value copy, Lowering &l) {
 
 FailureOr<std::string> optimizerSuffix(Operation *op, Type param, Type grad) {
   std::string p = suffix(param), g = suffix(grad);
-  if (p == g || (p == "f32" && (g == "f16" || g == "bf16")))
+  if (p == g || (p == "f32" && (g == "f16" || g == "bf16")) ||
+      ((p == "f16" || p == "bf16") && g == "f32"))
     return p + "_" + g;
   return op->emitOpError("has no runtime kernel for ")
          << param << " parameters with " << grad << " gradients";

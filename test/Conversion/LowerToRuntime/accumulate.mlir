@@ -1,0 +1,39 @@
+// Gradient accumulation in the lowering: the micro-step behind
+// mpc_accumulate (counting steps, as the entry does: each micro-batch draws
+// its own dropout masks), K in the descriptor, and stored zeros (the
+// accumulators' reset) as mpcrt_zero on the globals with no constant
+// stored anywhere. Without a micro-step, mpc_accumulate does nothing and K
+// is 1.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-accumulate-gradients=steps=4 --mpc-optimizer --canonicalize --cse --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s --check-prefix=ONE
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
+// The 16x8 f32 accumulator (512 bytes) and the scalar loss's (4) zeroed
+// once read (the update reads the sum, in the arena).
+// CHECK: call @mpcrt_zero(%{{.*}}, %c512_i64{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_zero(%{{.*}}, %c4_i64{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_sgd_update_f32_f32
+// CHECK: call @mpcrt_increment_step
+// CHECK-LABEL: func.func @train_step_accumulate(
+// CHECK-NOT: _update_
+// CHECK: call @mpcrt_binary_f32
+// CHECK: call @mpcrt_increment_step
+// CHECK-LABEL: func.func @mpc_step(
+// CHECK: call @train_step(
+// CHECK-LABEL: func.func @mpc_accumulate(
+// CHECK-NEXT: call @train_step_accumulate(
+// CHECK: @mpc_model("{\22accumulate_steps\22:4,
+
+// ONE-LABEL: func.func @mpc_accumulate(
+// ONE-NEXT: return
+// ONE: @mpc_model("{\22accumulate_steps\22:1,
+
+ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
+
+func.func @loss(%x: tensor<4x16xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  %w = ml_program.global_load @w : tensor<16x8xf32>
+  %0 = mpc.matmul %x, %w : tensor<4x16xf32>, tensor<16x8xf32>
+  %l = mpc.cross_entropy %0, %y : tensor<4x8xf32>, tensor<4xi32>
+  return %l : tensor<f32>
+}

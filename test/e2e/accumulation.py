@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Checkpoint checks for the gradient-accumulation e2e tests.
+
+  accumulation.py close A.safetensors B.safetensors --rtol R --atol T NAME...
+      Each named f32 tensor agrees elementwise: |a - b| <= R * |b| + T.
+  accumulation.py zeros A.safetensors NAME...
+      Each named f32 tensor is all zeros.
+"""
+import json
+import struct
+import sys
+
+
+def tensors(path):
+    data = open(path, "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info["dtype"] != "F32":
+            continue
+        begin, end = info["data_offsets"]
+        raw = data[8 + n + begin:8 + n + end]
+        out[name] = struct.unpack("<%df" % (len(raw) // 4), raw)
+    return out
+
+
+def fail(message):
+    print("accumulation.py: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "close":
+        a, b = tensors(args[0]), tensors(args[1])
+        rtol = float(args[args.index("--rtol") + 1])
+        atol = float(args[args.index("--atol") + 1])
+        names = [x for i, x in enumerate(args[2:], 2)
+                 if not x.startswith("--") and not args[i - 1].startswith("--")]
+        worst = 0.0
+        for name in names:
+            if name not in a or name not in b:
+                fail("no f32 tensor %s in both checkpoints" % name)
+            for i, (x, y) in enumerate(zip(a[name], b[name])):
+                bound = rtol * abs(y) + atol
+                if not abs(x - y) <= bound:
+                    fail("%s[%d]: %r against %r (bound %r)" %
+                         (name, i, x, y, bound))
+                worst = max(worst, abs(x - y) / bound)
+        print("%d tensors agree (worst %.2f of the bound)" %
+              (len(names), worst))
+    elif cmd == "zeros":
+        a = tensors(args[0])
+        for name in args[1:]:
+            if name not in a:
+                fail("no f32 tensor %s" % name)
+            if any(v != 0.0 for v in a[name]):
+                fail("%s is not zero" % name)
+        print("%d tensors are zero" % len(args[1:]))
+    else:
+        fail("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()
