@@ -292,13 +292,12 @@ int main(int argc, char **argv) {
   const int64_t micro = model.accumulateSteps;
   int64_t batchesPerEpoch = samples / (batch * micro);
   if (batchesPerEpoch == 0)
-    return fail(dataPath + ": " + llvm::Twine(samples) +
-                " samples, fewer than one batch of " +
-                llvm::Twine(batch * micro) +
-                (micro > 1 ? " (" + std::to_string(micro) +
-                                 " micro-batches of " + std::to_string(batch) +
-                                 ")"
-                           : std::string()));
+    return fail(
+        dataPath + ": " + llvm::Twine(samples) +
+        " samples, fewer than one batch of " + llvm::Twine(batch * micro) +
+        (micro > 1 ? " (" + std::to_string(micro) + " micro-batches of " +
+                         std::to_string(batch) + ")"
+                   : std::string()));
 
   // State: initializers, then --init, then --resume.
   mpc_init_globals(state.data);

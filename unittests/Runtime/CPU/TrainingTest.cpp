@@ -432,8 +432,8 @@ TEST(Optimizer, LowPrecisionParametersTakeF32Gradients) {
         return (b & 0x8000) ? -int(b & 0x7fff) : int(b);
       };
       int ulps = std::abs(ordered(got) - ordered(ref));
-      ASSERT_LE(ulps, 1) << "element " << i << ": " << fromP(got)
-                         << " against " << want;
+      ASSERT_LE(ulps, 1) << "element " << i << ": " << fromP(got) << " against "
+                         << want;
     }
   }
 }

@@ -282,12 +282,8 @@ void compareUpdate(CudaTest &test, std::mt19937 &rng, Kind kind, mpcrt_dtype p,
 TEST_F(Training, OptimizerUpdatesMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const std::pair<mpcrt_dtype, mpcrt_dtype> pairs[] = {
-      {MPCRT_F32, MPCRT_F16},
-      {MPCRT_F32, MPCRT_BF16},
-      {MPCRT_F32, MPCRT_F32},
-      {MPCRT_F16, MPCRT_F16},
-      {MPCRT_BF16, MPCRT_BF16},
-      {MPCRT_F16, MPCRT_F32},
+      {MPCRT_F32, MPCRT_F16}, {MPCRT_F32, MPCRT_BF16},  {MPCRT_F32, MPCRT_F32},
+      {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16}, {MPCRT_F16, MPCRT_F32},
       {MPCRT_BF16, MPCRT_F32}};
   for (Kind kind : {Kind::Sgd, Kind::Momentum, Kind::Nesterov, Kind::Adam,
                     Kind::AdamW, Kind::Lamb})

@@ -68,8 +68,7 @@ struct AccumulateGradientsPass
     if (failed(verifyTrainingGraph(getOperation())))
       return signalPassFailure();
     ModuleOp module = getOperation();
-    if (failed(checkOption(module, kPass, "steps", double(steps),
-                           {1, 65536})))
+    if (failed(checkOption(module, kPass, "steps", double(steps), {1, 65536})))
       return signalPassFailure();
     if (steps == 1)
       return;
@@ -80,8 +79,8 @@ struct AccumulateGradientsPass
     }
     std::string microName = func + "_accumulate";
     if (module.lookupSymbol(microName)) {
-      module.emitError(kPass) << ": a symbol @" << microName
-                              << " already exists";
+      module.emitError(kPass)
+          << ": a symbol @" << microName << " already exists";
       return signalPassFailure();
     }
     Operation *seed = findSeed(step);
@@ -162,14 +161,15 @@ struct AccumulateGradientsPass
                                         inF32(AddOp::create(b, loc, acc, g)));
     }
     Value microLoss = microRet.getOperand(0);
-    Value lossSum = ml_program::GlobalLoadOp::create(b, loc, f32Scalar, lossRef);
+    Value lossSum =
+        ml_program::GlobalLoadOp::create(b, loc, f32Scalar, lossRef);
     ml_program::GlobalStoreOp::create(
         b, loc, lossRef,
         inF32(AddOp::create(b, loc, lossSum, toF32(microLoss))));
     func::ReturnOp::create(b, microRet.getLoc(), ValueRange{microLoss});
     microRet.erase();
-    micro.setType(b.getFunctionType(micro.getArgumentTypes(),
-                                    {microLoss.getType()}));
+    micro.setType(
+        b.getFunctionType(micro.getArgumentTypes(), {microLoss.getType()}));
     micro.setResultAttrs(0, step.getResultAttrDict(0));
     micro->setAttr("mpc.accumulates", FlatSymbolRefAttr::get(step));
     divideSeed(findSeed(micro), steps);

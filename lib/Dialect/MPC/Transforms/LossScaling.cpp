@@ -155,7 +155,8 @@ struct LossScalingPass
         b.setInsertionPointToStart(&fn.getBody().front());
         Value s = ml_program::GlobalLoadOp::create(b, loc, f32, scaleRef);
         Value seedValue = seedOp->getResult(0);
-        auto value = cast<DenseElementsAttr>(cast<ConstantOp>(seedOp).getValue());
+        auto value =
+            cast<DenseElementsAttr>(cast<ConstantOp>(seedOp).getValue());
         double factor = value.getSplatValue<APFloat>().convertToDouble();
         Value scaledSeed = s;
         if (factor != 1.0)

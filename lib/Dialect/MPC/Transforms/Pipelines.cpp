@@ -30,11 +30,10 @@ struct AMPPipelineOptions : public PassPipelineOptions<AMPPipelineOptions> {
       *this, "loss-scale",
       llvm::cl::desc("Options of --mpc-loss-scaling, e.g. {mode=dynamic}"),
       llvm::cl::init("mode=auto")};
-  Option<int64_t> accumulate{
-      *this, "accumulate",
-      llvm::cl::desc("Micro-batches per optimizer step "
-                     "(--mpc-accumulate-gradients)"),
-      llvm::cl::init(1)};
+  Option<int64_t> accumulate{*this, "accumulate",
+                             llvm::cl::desc("Micro-batches per optimizer step "
+                                            "(--mpc-accumulate-gradients)"),
+                             llvm::cl::init(1)};
   Option<bool> gradStats{
       *this, "grad-stats",
       llvm::cl::desc("Add --mpc-grad-stats (gradient diagnostics)"),

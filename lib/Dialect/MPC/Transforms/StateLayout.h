@@ -52,10 +52,10 @@ inline bool isStoredZero(ConstantOp op) {
   if (!dense || !dense.isSplat() || op->use_empty())
     return false;
   Type element = dense.getElementType();
-  bool zero = isa<FloatType>(element)
-                  ? dense.getSplatValue<APFloat>().isPosZero()
-                  : isa<IntegerType>(element) &&
-                        dense.getSplatValue<APInt>().isZero();
+  bool zero =
+      isa<FloatType>(element)
+          ? dense.getSplatValue<APFloat>().isPosZero()
+          : isa<IntegerType>(element) && dense.getSplatValue<APInt>().isZero();
   return zero && llvm::all_of(op->getUsers(), [](Operation *user) {
            return isa<ml_program::GlobalStoreOp>(user);
          });
@@ -77,8 +77,7 @@ inline StateLayout layOutState(ModuleOp module) {
   offset = llvm::alignTo(offset + 8, kStateAlignment);
   module.walk([&](ConstantOp op) {
     Attribute value = op.getValue();
-    if (!isStateSplat(value) || layout.splats.count(value) ||
-        isStoredZero(op))
+    if (!isStateSplat(value) || layout.splats.count(value) || isStoredZero(op))
       return;
     layout.splats[value] = offset;
     offset =

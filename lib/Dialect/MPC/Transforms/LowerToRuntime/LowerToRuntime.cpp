@@ -405,9 +405,8 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
       Value value = store.getValue();
       if (auto zero = value.getDefiningOp<ConstantOp>();
           zero && isStoredZero(zero)) {
-        l.call("mpcrt_zero",
-               {l.global(store.getGlobal().getLeafReference()),
-                l.i64(byteSize(tensorType(value)))});
+        l.call("mpcrt_zero", {l.global(store.getGlobal().getLeafReference()),
+                              l.i64(byteSize(tensorType(value)))});
         continue;
       }
       l.copy(l.global(store.getGlobal().getLeafReference()), l.ptr(value),
@@ -434,11 +433,10 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
               loadsOf)))
         return failure();
     } else if (auto update = dyn_cast<UpdateLossScaleOp>(op)) {
-      if (failed(
-              checkInPlace(&op,
-                           {update.getScale(), update.getGrowthTracker(),
-                            update.getHysteresisTracker()},
-                           loadsOf)))
+      if (failed(checkInPlace(&op,
+                              {update.getScale(), update.getGrowthTracker(),
+                               update.getHysteresisTracker()},
+                              loadsOf)))
         return failure();
     }
     std::optional<LogicalResult> done;
