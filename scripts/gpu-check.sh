@@ -13,7 +13,10 @@
 # (memcheck; racecheck on the kernels with shared memory), trains the MLP
 # on the GPU at fp32, O1 f16 and O2 bf16 against loss curves the CPU
 # reference computed in the build phase, checks graph replay against eager
-# bit for bit, and runs each benchmark model a few steps at its full size.
+# bit for bit, trains with gradient accumulation and evaluation against the
+# CPU reference, and runs each benchmark model a few steps at its full size.
+# The data are made on each machine by the checkout's scripts (CRCs
+# compared), not carried.
 # Each part has a time limit; a failure in one never stops the others. A
 # table comes last; in $RESULTS (default: $OUT where set, else
 # $BUNDLE/results) at most 8 files: summary.txt, parts.jsonl, all.log,
@@ -42,6 +45,33 @@ curve_options() {
   esac
 }
 
+# make_data DIR: the data of every part, made by the checkout's scripts
+# (Python's seeded generators: the same arrays on both machines; the build
+# records each array's CRC-32 and size and the run phase compares, instead
+# of carrying some 10 MB of arrays). data_sums DIR prints them (the
+# archives' own dates differ).
+data_sums() {
+  python3 - "$1"/*.npz << 'PY'
+import os, sys, zipfile
+for path in sys.argv[1:]:
+    for info in zipfile.ZipFile(path).infolist():
+        print(os.path.basename(path), info.filename, info.CRC, info.file_size)
+PY
+}
+
+make_data() {
+  local dir=$1
+  mkdir -p "$dir"
+  python3 "$ROOT/scripts/make_dataset.py" --samples 1024 --noise 4 \
+    -o "$dir/mlp.npz" > /dev/null &&
+    python3 "$ROOT/scripts/make_dataset.py" --samples 512 --features 1024 \
+      --classes 1000 -o "$dir/smoke-mlp.npz" > /dev/null &&
+    python3 "$ROOT/test/e2e/random_inputs.py" -o "$dir/smoke-bert.npz" \
+      input_ids:i4:8x512:0:30522 labels:i4:8:0:2 &&
+    python3 "$ROOT/test/e2e/random_inputs.py" -o "$dir/smoke-unet.npz" \
+      image:f4:16x128x128x3:-1:1 mask:f4:16x128x128x1:0:1
+}
+
 build() {
   set -e
   # shellcheck source=setup.sh
@@ -60,8 +90,8 @@ build() {
 
   # GPU-vs-CPU curves (test/e2e/cuda-matches-cpu.test): the CPU reference
   # runs here; the CUDA executables run there.
-  python3 "$ROOT/scripts/make_dataset.py" --samples 1024 --noise 4 \
-    -o "$BUNDLE/data/mlp.npz"
+  make_data "$BUNDLE/data"
+  data_sums "$BUNDLE/data" > "$BUNDLE/data.sums"
   local name
   for name in "${CURVES[@]}"; do
     eval "local options=($(curve_options "$name"))"
@@ -74,20 +104,27 @@ build() {
     rm "$BUNDLE/cpu-$name"
   done
 
+  # Gradient accumulation and evaluation (O2 f16, 4 micro-batches, an
+  # evaluation every 6 steps): the CPU reference's curve and evaluations.
+  local accumulate=(--train --entry=ad_step --optimizer="kind=adam lr=1e-3"
+    --amp=O2 --dtype=f16 --accumulate=4)
+  "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${accumulate[@]}" \
+    -o "$BUNDLE/cpu-accumulate"
+  "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${accumulate[@]}" \
+    --backend=cuda -o "$BUNDLE/bin/accumulate-eval"
+  "$BUNDLE/cpu-accumulate" --data "$BUNDLE/data/mlp.npz" \
+    --val-data "$BUNDLE/data/mlp.npz" --eval-every 6 --steps 12 \
+    --log-every 5 --metrics "$BUNDLE/expected/accumulate.jsonl" > /dev/null
+  rm "$BUNDLE/cpu-accumulate"
+
   # The benchmark models at their full sizes (bench/run.sh's defaults), O2
   # f16, one batch of data each.
   python3 "$ROOT/bench/models.py" mlp -o "$BUNDLE/smoke-mlp.mlir"
-  python3 "$ROOT/scripts/make_dataset.py" --samples 512 --features 1024 \
-    --classes 1000 -o "$BUNDLE/data/smoke-mlp.npz"
   python3 "$ROOT/bench/models.py" bert --batch 8 --seq 512 --hidden 768 \
     --heads 12 --ffn 3072 --layers 12 --vocab 30522 --classes 2 \
     -o "$BUNDLE/smoke-bert.mlir"
-  python3 "$ROOT/test/e2e/random_inputs.py" -o "$BUNDLE/data/smoke-bert.npz" \
-    input_ids:i4:8x512:0:30522 labels:i4:8:0:2
   python3 "$ROOT/bench/models.py" unet --batch 16 --image 128 --width 128 \
     -o "$BUNDLE/smoke-unet.mlir"
-  python3 "$ROOT/test/e2e/random_inputs.py" -o "$BUNDLE/data/smoke-unet.npz" \
-    image:f4:16x128x128x3:-1:1 mask:f4:16x128x128x1:0:1
   local model optimizer
   for model in mlp bert unet; do
     optimizer="kind=adam lr=1e-4"
@@ -97,9 +134,11 @@ build() {
       -o "$BUNDLE/bin/smoke-$model"
     rm "$BUNDLE/smoke-$model.mlir"
   done
+  rm -rf "$BUNDLE/data" # made again there
   # Host symbols are not needed there; without them the bundle (CUDA
   # kernels in every executable) keeps well inside what can be carried.
   strip "$BUNDLE"/bin/curve-* "$BUNDLE"/bin/smoke-* \
+    "$BUNDLE/bin/accumulate-eval" \
     "$BUNDLE/bin/MPCRuntimeCUDATests"
   local bytes
   bytes=$(du -sb "$BUNDLE" | cut -f1)
@@ -110,7 +149,8 @@ build() {
 # --- the run phase -------------------------------------------------------
 
 RESULTS="${RESULTS:-${OUT:-$BUNDLE/results}}"
-export BUNDLE RESULTS STEPS SMOKE_STEPS
+DATA="${DATA:-${TMPDIR:-/tmp}/mpc-gpu-check-data}"
+export BUNDLE RESULTS STEPS SMOKE_STEPS DATA
 TABLE=()
 
 STARTED=$(date +%s)
@@ -171,6 +211,14 @@ PY
   ldd "$BUNDLE/bin/curve-fp32"
 }
 
+# The data, made again and checked against the build's checksums.
+data() {
+  rm -rf "$DATA"
+  make_data "$DATA" &&
+    data_sums "$DATA" | diff "$BUNDLE/data.sums" - &&
+    echo "the data match the build's"
+}
+
 # The unit tests; on a GPU machine none may skip.
 unit() {
   local log="$RESULTS/.logs/unit-run.log"
@@ -187,7 +235,7 @@ unit() {
 
 curve() {
   local name=$1
-  "$BUNDLE/bin/curve-$name" --data "$BUNDLE/data/mlp.npz" --steps "$STEPS" \
+  "$BUNDLE/bin/curve-$name" --data "$DATA/mlp.npz" --steps "$STEPS" \
     --log-every 5 --metrics "$RESULTS/.logs/$name.jsonl" &&
     python3 "$BUNDLE/metrics.py" track "$RESULTS/.logs/$name.jsonl" \
       "$BUNDLE/expected/$name.jsonl" --tol 0.1 --floor 0.02 --no-skips &&
@@ -195,16 +243,27 @@ curve() {
 }
 
 replay() {
-  "$BUNDLE/bin/curve-o2bf16" --data "$BUNDLE/data/mlp.npz" --steps "$STEPS" \
+  "$BUNDLE/bin/curve-o2bf16" --data "$DATA/mlp.npz" --steps "$STEPS" \
     --log-every 5 --no-graph --metrics "$RESULTS/.logs/eager.jsonl" &&
     python3 "$BUNDLE/metrics.py" same "$RESULTS/.logs/eager.jsonl" \
       "$RESULTS/.logs/o2bf16.jsonl" &&
     echo "graph replay and eager steps agree bit for bit"
 }
 
+accumulate_eval() {
+  "$BUNDLE/bin/accumulate-eval" --data "$DATA/mlp.npz" \
+    --val-data "$DATA/mlp.npz" --eval-every 6 --steps 12 \
+    --log-every 5 --metrics "$RESULTS/.logs/accumulate.jsonl" &&
+    python3 "$BUNDLE/metrics.py" track "$RESULTS/.logs/accumulate.jsonl" \
+      "$BUNDLE/expected/accumulate.jsonl" --tol 0.1 --floor 0.02 &&
+    python3 "$BUNDLE/metrics.py" track-eval "$RESULTS/.logs/accumulate.jsonl" \
+      "$BUNDLE/expected/accumulate.jsonl" --tol 0.1 --floor 0.02 &&
+    echo "accumulated steps and evaluations agree with the CPU reference"
+}
+
 smoke() {
   local model=$1
-  "$BUNDLE/bin/smoke-$model" --data "$BUNDLE/data/smoke-$model.npz" \
+  "$BUNDLE/bin/smoke-$model" --data "$DATA/smoke-$model.npz" \
     --steps "$SMOKE_STEPS" --log-every 1 \
     --metrics "$RESULTS/.logs/smoke-$model.jsonl" &&
     "$BUNDLE/bin/smoke-$model" --print-memory &&
@@ -237,6 +296,7 @@ run() {
     eval "$found"
   fi
   part environment 30 environment
+  part data 60 data
   part unit-tests 90 unit
   if command -v compute-sanitizer > /dev/null; then
     # The failed-capture test makes CUDA API calls fail on purpose (a
@@ -256,6 +316,7 @@ run() {
     part "curve-$name" 45 curve "$name"
   done
   part graph-replay 45 replay
+  part accumulate-eval 60 accumulate_eval
   local model
   for model in mlp bert unet; do
     part "smoke-$model" 60 smoke $model

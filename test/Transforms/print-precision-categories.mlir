@@ -18,6 +18,7 @@
 // CHECK-DAG: remark: precision category of 'mpc.softmax_backward': fp32
 // CHECK-DAG: remark: precision category of 'mpc.log_softmax_backward': fp32
 // CHECK-DAG: remark: precision category of 'mpc.layer_norm': fp32
+// CHECK-DAG: remark: precision category of 'mpc.accuracy': fp32
 // CHECK-DAG: remark: precision category of 'mpc.layer_norm_backward': fp32
 // CHECK-DAG: remark: precision category of 'mpc.batch_norm': fp32
 // CHECK-DAG: remark: precision category of 'mpc.batch_norm_backward': fp32
@@ -77,4 +78,4 @@
 // CHECK-DAG: remark: precision category of 'mpc.dropout': follow
 // CHECK-DAG: remark: precision category of 'mpc.dropout_backward': follow
 
-// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 70
+// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 71

@@ -14,6 +14,12 @@
   metrics.py same FILE_A FILE_B
       Every step present in both files has bit-identical loss, loss_scale
       and skipped fields; at least one step is shared.
+  metrics.py track-eval FILE REF --tol T --floor F
+      The evaluation lines (val_loss) of FILE and REF are at the same
+      steps, and |val_loss - val_loss_ref| <= T * (val_loss_ref + F).
+
+Every command but track-eval reads the training lines only (lines with a
+"loss"; evaluation lines have "val_loss").
 """
 import argparse
 import json
@@ -21,9 +27,10 @@ import math
 import sys
 
 
-def load(path):
+def load(path, key="loss"):
     with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+        lines = [json.loads(line) for line in f if line.strip()]
+    return [line for line in lines if key in line]
 
 
 def fail(message):
@@ -95,6 +102,19 @@ def track(args):
           (len(got), worst))
 
 
+def track_eval(args):
+    got, ref = load(args.file, "val_loss"), load(args.ref, "val_loss")
+    if not ref or [m["step"] for m in got] != [r["step"] for r in ref]:
+        fail("evaluations at steps %r against %r" %
+             ([m["step"] for m in got], [r["step"] for r in ref]))
+    for m, r in zip(got, ref):
+        bound = args.tol * (r["val_loss"] + args.floor)
+        if not abs(m["val_loss"] - r["val_loss"]) <= bound:
+            fail("step %d: val_loss %r against %r" %
+                 (m["step"], m["val_loss"], r["val_loss"]))
+    print("%d evaluations within the tolerance" % len(got))
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command", required=True)
@@ -119,10 +139,15 @@ def main():
     t.add_argument("--tol", type=float, required=True)
     t.add_argument("--floor", type=float, required=True)
     t.add_argument("--no-skips", action="store_true")
+    te = sub.add_parser("track-eval")
+    te.add_argument("file")
+    te.add_argument("ref")
+    te.add_argument("--tol", type=float, required=True)
+    te.add_argument("--floor", type=float, required=True)
     args = p.parse_args()
     {"falls": falls, "same": same,
      "first-below": first_below, "close": close,
-     "track": track}[args.command](args)
+     "track": track, "track-eval": track_eval}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -116,6 +116,15 @@ static cl::opt<int64_t> accumulate(
              "batch per optimizer step, the loss divided by K, one check, "
              "scale update and optimizer step per K"),
     cl::value_desc("K"), cl::init(1), cl::cat(category));
+static cl::opt<std::string> evalPrecision(
+    "eval-precision",
+    cl::desc("The evaluation step built beside the training step (with "
+             "--train; --mpc-eval-step): f32 (default: the f32 master "
+             "weights, f32 compute) or amp (the training level)"),
+    cl::init("f32"), cl::cat(category));
+static cl::opt<bool> noEval("no-eval",
+                            cl::desc("Build no evaluation step (with --train)"),
+                            cl::init(false), cl::cat(category));
 static cl::opt<bool> gradStats(
     "grad-stats",
     cl::desc("Gradient diagnostics (--mpc-grad-stats): the fractions of "
@@ -224,6 +233,11 @@ int main(int argc, char **argv) {
     return fail("unknown --amp level '" + amp + "' (expected O0..O3)");
   if (dtype != "f16" && dtype != "bf16")
     return fail("unknown --dtype '" + dtype + "' (expected f16 or bf16)");
+  if (evalPrecision != "f32" && evalPrecision != "amp")
+    return fail("unknown --eval-precision '" + evalPrecision +
+                "' (expected f32 or amp)");
+  if (noEval && evalPrecision.getNumOccurrences() > 0)
+    return fail("--eval-precision and --no-eval contradict each other");
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
     return fail("unknown --emit '" + emit +
                 "' (expected mlir, llvm, obj or exe)");
@@ -236,6 +250,8 @@ int main(int argc, char **argv) {
         {&lossScaling, train, "--train"},
         {&clipGradNorm, train, "--train"},
         {&accumulate, train, "--train"},
+        {&evalPrecision, train, "--train"},
+        {&noEval, train, "--train"},
         {&lossFunction, train, "--train"}})
     if (option->getNumOccurrences() > 0 && !needs)
       return fail("--" + option->ArgStr + " applies only with " + name +
@@ -285,6 +301,9 @@ int main(int argc, char **argv) {
                 "},mpc-accumulate-gradients{func=" + entry +
                 " steps=" + std::to_string(accumulate) +
                 "},mpc-optimizer{func=" + entry + " " + optimizer + "}";
+  if (train && !noEval)
+    pipeline += ",mpc-eval-step{loss=" + lossFunction +
+                " name=eval_step precision=" + evalPrecision + "}";
   if (!amp.empty())
     pipeline +=
         ",mpc-assign-precision{level=" + amp + " dtype=" + dtype +

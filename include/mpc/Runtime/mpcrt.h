@@ -142,7 +142,14 @@ typedef enum mpcrt_reduce_op {
   int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const T *grad_loss, const T *logits, const void *labels,                 \
       int32_t label_bits, T *grad_logits, int64_t rows, int64_t classes,       \
-      int32_t mean);
+      int32_t mean);                                                           \
+  /* Top-1 accuracy of [rows, classes] logits against integer labels: the      \
+   * fraction of rows whose label is the first index of the row's maximum      \
+   * (NaN the maximum), as f32; labels outside [0, classes) count as wrong.    \
+   * rows < 2^31. */                                                           \
+  void mpcrt_accuracy_##SUFFIX(const T *logits, const void *labels,            \
+                               int32_t label_bits, float *accuracy,            \
+                               int64_t rows, int64_t classes);
 MPCRT_DECLARE_REDUCE(f16, uint16_t)
 MPCRT_DECLARE_REDUCE(bf16, uint16_t)
 MPCRT_DECLARE_REDUCE(f32, float)

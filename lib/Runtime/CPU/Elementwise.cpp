@@ -109,6 +109,32 @@ int64_t crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
   return bad;
 }
 
+/// The first index of the row's maximum, NaN counting as the maximum (as
+/// torch.argmax).
+template <typename T> int64_t argmax(const T *row, int64_t classes) {
+  using S = Storage<T>;
+  int64_t best = 0;
+  auto bestValue = S::load(row[0]);
+  for (int64_t c = 1; c < classes && !std::isnan(bestValue); ++c) {
+    auto v = S::load(row[c]);
+    if (std::isnan(v) || v > bestValue) {
+      best = c;
+      bestValue = v;
+    }
+  }
+  return best;
+}
+
+template <typename T>
+void accuracy(const T *logits, const void *labels, int32_t bits, float *out,
+              int64_t rows, int64_t classes) {
+  int64_t correct = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    correct += argmax(logits + r * classes, classes) ==
+               formulas::indexAt(labels, bits, r);
+  *out = rows > 0 ? static_cast<float>(double(correct) / double(rows)) : 0.0f;
+}
+
 template <typename T>
 int64_t crossEntropyBackward(const T *gradLoss, const T *logits,
                              const void *labels, int32_t bits, T *grad,
@@ -209,6 +235,12 @@ extern "C" {
                                 reinterpret_cast<const T *>(logits), labels,   \
                                 bits, reinterpret_cast<T *>(grad), rows,       \
                                 classes, mean);                                \
+  }                                                                            \
+  void mpcrt_accuracy_##SUFFIX(const ABI_T *logits, const void *labels,        \
+                               int32_t bits, float *out, int64_t rows,         \
+                               int64_t classes) {                              \
+    accuracy(reinterpret_cast<const T *>(logits), labels, bits, out, rows,     \
+             classes);                                                         \
   }
 MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE

@@ -327,6 +327,11 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
                          grad_logits, rows, classes, mean != 0);               \
     return 0;                                                                  \
   }                                                                            \
+  void mpcrt_accuracy_##SUFFIX(const T *logits, const void *labels,            \
+                               int32_t label_bits, float *out, int64_t rows,   \
+                               int64_t classes) {                              \
+    accuracy(DTYPE, logits, labels, label_bits, out, rows, classes);           \
+  }                                                                            \
   void mpcrt_layer_norm_##SUFFIX(const T *input, mpcrt_dtype param_dtype,      \
                                  const void *gamma, const void *beta,          \
                                  T *output, STAT *mean, STAT *rstd,            \

@@ -102,10 +102,9 @@ struct Context {
       cudaGetLastError(); // not sticky: clear it, the caller moves on
       return false;
     }
-    if (workspace)
-      cudaFree(workspace);
+    bool freed = releaseGrown(workspace);
     countDeviceBytes(static_cast<int64_t>(bytes) -
-                     static_cast<int64_t>(workspaceBytes));
+                     (freed ? static_cast<int64_t>(workspaceBytes) : 0));
     workspace = grown;
     workspaceBytes = bytes;
     return true;

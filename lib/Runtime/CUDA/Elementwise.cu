@@ -596,6 +596,75 @@ void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
   MPCRT_CUDA_LAUNCHED("cross_entropy");
 }
 
+/// One warp per row: the first index of the row's maximum (NaN the
+/// maximum, as torch.argmax), compared with the label; the correct rows are
+/// counted in the result's 4 bytes, as an unsigned integer.
+template <typename T>
+__global__ void accuracyCountKernel(const T *logits, const void *labels,
+                                    int32_t bits, unsigned *count, int64_t rows,
+                                    int64_t classes) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t r = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+       r < rows; r += warps) {
+    const T *row = logits + r * classes;
+    A best = 0;
+    int64_t index = -1; // -1: no element seen by this lane
+    for (int64_t c = lane; c < classes; c += 32) {
+      A v = S::load(row[c]);
+      if (index < 0 || (!isnan(best) && (isnan(v) || v > best))) {
+        best = v;
+        index = c;
+      }
+    }
+    // The lanes' candidates, combined: NaN first, then the larger value,
+    // then the smaller index.
+    for (int offset = 16; offset > 0; offset /= 2) {
+      A otherBest = __shfl_down_sync(0xffffffffu, best, offset);
+      int64_t otherIndex = __shfl_down_sync(0xffffffffu, index, offset);
+      if (otherIndex < 0)
+        continue;
+      bool take;
+      if (index < 0)
+        take = true;
+      else if (isnan(best) != isnan(otherBest))
+        take = isnan(otherBest);
+      else if (isnan(best) || best == otherBest)
+        take = otherIndex < index;
+      else
+        take = otherBest > best;
+      if (take) {
+        best = otherBest;
+        index = otherIndex;
+      }
+    }
+    if (lane == 0 && index == formulas::indexAt(labels, bits, r))
+      atomicAdd(count, 1u);
+  }
+}
+
+__global__ void accuracyFinishKernel(float *accuracy, int64_t rows) {
+  unsigned count = *reinterpret_cast<unsigned *>(accuracy);
+  *accuracy =
+      rows > 0 ? static_cast<float>(double(count) / double(rows)) : 0.0f;
+}
+
+void accuracy(mpcrt_dtype dtype, const void *logits, const void *labels,
+              int32_t labelBits, float *out, int64_t rows, int64_t classes) {
+  zero(out, sizeof(float));
+  if (rows > 0)
+    dispatch(dtype, [&](auto *t) {
+      using T = MPCRT_TYPE(t);
+      accuracyCountKernel<T><<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+          static_cast<const T *>(logits), labels, labelBits,
+          reinterpret_cast<unsigned *>(out), rows, classes);
+    });
+  accuracyFinishKernel<<<1, 1, 0, stream()>>>(out, rows);
+  MPCRT_CUDA_LAUNCHED("accuracy");
+}
+
 void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
                           const void *logits, const void *labels,
                           int32_t labelBits, void *gradLogits, int64_t rows,

@@ -51,6 +51,10 @@ void copyToHost(void *host, const void *device, int64_t bytes);
 void graphBegin();
 bool graphEnd(int slot = 0);
 void graphLaunch(int slot = 0);
+/// Frees a buffer replaced by a larger one, unless a recorded graph may
+/// address it (then it is kept to the end of the process); returns whether
+/// it was freed.
+bool releaseGrown(void *pointer);
 /// During a capture: records `what` as the reason it failed and returns
 /// true (the caller goes on); otherwise returns false.
 bool captureFailure(const std::string &what);
@@ -138,6 +142,9 @@ void softmaxBackward(mpcrt_dtype dtype, const void *grad, const void *output,
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   int32_t labelBits, void *loss, int64_t rows, int64_t classes,
                   bool mean);
+/// Top-1 accuracy (see mpcrt_accuracy_*); rows < 2^31.
+void accuracy(mpcrt_dtype dtype, const void *logits, const void *labels,
+              int32_t labelBits, float *out, int64_t rows, int64_t classes);
 void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
                           const void *logits, const void *labels,
                           int32_t labelBits, void *gradLogits, int64_t rows,

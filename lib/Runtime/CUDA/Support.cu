@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace mpcrt::cuda {
 
@@ -82,6 +83,25 @@ cudaStream_t stream() {
   return s;
 }
 
+namespace {
+/// Whether a graph has been recorded: buffers it may address are then
+/// never freed (another entry's first, eager call may grow a scratch
+/// buffer or a workspace after the step was recorded).
+bool graphRecorded = false;
+std::vector<void *> retired;
+} // namespace
+
+bool releaseGrown(void *pointer) {
+  if (!pointer)
+    return true;
+  if (graphRecorded) {
+    retired.push_back(pointer);
+    return false;
+  }
+  MPCRT_CUDA_CHECK(cudaFree(pointer));
+  return true;
+}
+
 float *scratchF32(int64_t elements) {
   static float *buffer = nullptr;
   static int64_t capacity = 0;
@@ -91,10 +111,10 @@ float *scratchF32(int64_t elements) {
       captureFailure("the f32 scratch buffer would grow during capture"))
     return buffer;
   if (capacity < elements) {
-    if (buffer)
-      MPCRT_CUDA_CHECK(cudaFree(buffer));
+    bool freed = releaseGrown(buffer);
     MPCRT_CUDA_CHECK(cudaMalloc(&buffer, elements * sizeof(float)));
-    countDeviceBytes((elements - capacity) * int64_t(sizeof(float)));
+    countDeviceBytes((elements - (freed ? capacity : 0)) *
+                     int64_t(sizeof(float)));
     capacity = elements;
   }
   return buffer;
@@ -174,6 +194,7 @@ bool graphEnd(int slot) {
       if (slotGraph)
         MPCRT_CUDA_CHECK(cudaGraphExecDestroy(slotGraph));
       slotGraph = exec;
+      graphRecorded = true;
       MPCRT_CUDA_CHECK(cudaGraphDestroy(graph));
       return true;
     }

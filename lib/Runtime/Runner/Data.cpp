@@ -81,6 +81,18 @@ llvm::Expected<Model> mpc::runner::parseModel(StringRef json) {
       return tensors.takeError();
     *field = std::move(*tensors);
   }
+  if (root->getArray("eval_outputs")) {
+    auto tensors = parseTensors(*root, "eval_outputs");
+    if (!tensors)
+      return tensors.takeError();
+    model.evalOutputs = std::move(*tensors);
+    for (const TensorInfo &t : model.evalOutputs)
+      if (!t.shape.empty() || t.bytes > 8 ||
+          (t.dtype != "f32" && t.dtype != "f64" && t.dtype != "f16" &&
+           t.dtype != "bf16"))
+        return descriptorError("evaluation output '" + t.name +
+                               "' is not a scalar float");
+  }
   return model;
 }
 

@@ -27,6 +27,9 @@ struct Model {
   /// mpc_step (gradient accumulation; 1 without).
   int64_t accumulateSteps = 1;
   std::vector<TensorInfo> inputs, outputs, globals;
+  /// The evaluation step's scalar results (loss, accuracy), empty without
+  /// one (mpc_eval then does nothing); it reads `inputs`.
+  std::vector<TensorInfo> evalOutputs;
 };
 
 /// Parses the JSON descriptor the compiler embeds (mpc_model).

@@ -30,6 +30,8 @@ void mpc_step(void *arena, void *state, void *const *inputs,
               void *const *outputs);
 void mpc_accumulate(void *arena, void *state, void *const *inputs,
                     void *const *outputs);
+void mpc_eval(void *arena, void *state, void *const *inputs,
+              void *const *outputs);
 void mpc_init_globals(void *state);
 void mpc_refresh_copies(void *state);
 }
@@ -96,6 +98,20 @@ static cl::opt<bool> stopOnNonFinite(
     cl::desc("Stop with an error at the first logged step whose loss is "
              "NaN or infinite and was not skipped by loss scaling"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> valDataPath(
+    "val-data",
+    cl::desc("Validation data (as --data): evaluated at the end of training "
+             "and every --eval-every steps, in file order, whole batches"),
+    cl::value_desc("PATH"), cl::cat(category));
+static cl::opt<int64_t> evalEvery(
+    "eval-every",
+    cl::desc("Steps between evaluations on --val-data (0: at the end only)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<bool>
+    evalOnly("eval-only",
+             cl::desc("Evaluate the state (--resume or --init, else the "
+                      "initial weights) on --val-data and exit"),
+             cl::init(false), cl::cat(category));
 static cl::opt<bool> noGraph(
     "no-graph",
     cl::desc("Run every step eagerly instead of replaying a recorded one "
@@ -190,6 +206,48 @@ static std::vector<int64_t> permutation(int64_t n, uint64_t epoch) {
   return p;
 }
 
+/// Reads `path` and finds the array of each step input: same dtype, same
+/// sample shape, the same number of samples in all.
+static llvm::Error loadData(const std::string &path, const Model &model,
+                            std::vector<std::pair<std::string, Array>> &arrays,
+                            std::vector<const Array *> &sources,
+                            int64_t &samples) {
+  auto bad = [&](const llvm::Twine &why) {
+    return llvm::createStringError(path + ": " + why);
+  };
+  if (llvm::Error err = readArrays(path, arrays))
+    return err;
+  samples = -1;
+  for (const TensorInfo &in : model.inputs) {
+    const Array *found = nullptr;
+    for (const auto &[name, array] : arrays)
+      if (name == in.name)
+        found = &array;
+    if (!found)
+      return bad("no array '" + in.name + "' for the step input of that name");
+    std::vector<int64_t> sampleShape(in.shape.begin() + 1, in.shape.end());
+    if (found->dtype != in.dtype)
+      return bad("array '" + in.name + "' has dtype " + found->dtype +
+                 ", the step input is " + in.dtype);
+    if (found->shape.empty() ||
+        std::vector<int64_t>(found->shape.begin() + 1, found->shape.end()) !=
+            sampleShape) {
+      std::string want = "[N";
+      for (int64_t d : sampleShape)
+        want += ", " + std::to_string(d);
+      return bad("array '" + in.name +
+                 "' has the wrong shape (samples must be " + want + "])");
+    }
+    if (samples >= 0 && found->shape[0] != samples)
+      return bad("arrays hold different numbers of samples (" +
+                 llvm::Twine(samples) + " and " + llvm::Twine(found->shape[0]) +
+                 " in '" + in.name + "')");
+    samples = found->shape[0];
+    sources.push_back(found);
+  }
+  return llvm::Error::success();
+}
+
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
@@ -235,6 +293,14 @@ int main(int argc, char **argv) {
     outputs.push_back(deviceOutputs.back()->data);
     outputBytes += out.bytes;
   }
+  // The evaluation step's scalars (it reads the step's inputs).
+  std::vector<std::unique_ptr<DeviceBuffer>> deviceEvalOutputs;
+  std::vector<void *> evalOutputs;
+  for (const TensorInfo &out : model.evalOutputs) {
+    deviceEvalOutputs.push_back(std::make_unique<DeviceBuffer>(out.bytes));
+    evalOutputs.push_back(deviceEvalOutputs.back()->data);
+    outputBytes += out.bytes;
+  }
   if (printMemory) {
     llvm::outs() << llvm::json::Value(llvm::json::Object{
                         {"allocated_bytes", model.arenaBytes +
@@ -248,49 +314,40 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // Options that need an evaluation step, or each other.
+  bool hasEval = !model.evalOutputs.empty();
+  if ((!valDataPath.empty() || evalOnly) && !hasEval)
+    return fail("the model has no evaluation step; compile it with "
+                "mpc-compile --train (without --no-eval)");
+  if ((evalOnly || evalEvery.getNumOccurrences() > 0) && valDataPath.empty())
+    return fail(std::string(evalOnly ? "--eval-only" : "--eval-every") +
+                " needs --val-data PATH");
+  if (evalEvery < 0)
+    return fail("--eval-every must be 0 or more, got " +
+                llvm::Twine(evalEvery.getValue()));
+
   // Data: one array per input, same number of samples.
-  if (dataPath.empty())
+  if (dataPath.empty() && !evalOnly)
     return fail("no training data; pass --data FILE.npz (see --help)");
-  std::vector<std::pair<std::string, Array>> arrays;
-  if (llvm::Error err = readArrays(dataPath, arrays))
-    return fail(std::move(err));
-  std::vector<const Array *> sources;
-  int64_t samples = -1;
-  for (const TensorInfo &in : model.inputs) {
-    const Array *found = nullptr;
-    for (const auto &[name, array] : arrays)
-      if (name == in.name)
-        found = &array;
-    if (!found)
-      return fail(dataPath + ": no array '" + in.name +
-                  "' for the step input of that name");
-    std::vector<int64_t> sampleShape(in.shape.begin() + 1, in.shape.end());
-    if (found->dtype != in.dtype)
-      return fail(dataPath + ": array '" + in.name + "' has dtype " +
-                  found->dtype + ", the step input is " + in.dtype);
-    if (found->shape.empty() ||
-        std::vector<int64_t>(found->shape.begin() + 1, found->shape.end()) !=
-            sampleShape) {
-      std::string want = "[N";
-      for (int64_t d : sampleShape)
-        want += ", " + std::to_string(d);
-      return fail(dataPath + ": array '" + in.name +
-                  "' has the wrong shape "
-                  "(samples must be " +
-                  want + "])");
-    }
-    if (samples >= 0 && found->shape[0] != samples)
-      return fail(dataPath + ": arrays hold different numbers of samples (" +
-                  llvm::Twine(samples) + " and " +
-                  llvm::Twine(found->shape[0]) + " in '" + in.name + "')");
-    samples = found->shape[0];
-    sources.push_back(found);
+  std::vector<std::pair<std::string, Array>> arrays, valArrays;
+  std::vector<const Array *> sources, valSources;
+  int64_t samples = -1, valSamples = -1;
+  if (!evalOnly)
+    if (llvm::Error err = loadData(dataPath, model, arrays, sources, samples))
+      return fail(std::move(err));
+  if (!valDataPath.empty()) {
+    if (llvm::Error err =
+            loadData(valDataPath, model, valArrays, valSources, valSamples))
+      return fail(std::move(err));
+    if (valSamples < batch)
+      return fail(valDataPath + ": " + llvm::Twine(valSamples) +
+                  " samples, fewer than one batch of " + llvm::Twine(batch));
   }
   // An optimizer step takes K micro-batches of the compiled batch (K = 1
   // without gradient accumulation): an epoch is the whole optimizer steps
   // it holds, as with one batch of K times the size.
   const int64_t micro = model.accumulateSteps;
-  int64_t batchesPerEpoch = samples / (batch * micro);
+  int64_t batchesPerEpoch = evalOnly ? 1 : samples / (batch * micro);
   if (batchesPerEpoch == 0)
     return fail(
         dataPath + ": " + llvm::Twine(samples) +
@@ -392,30 +449,103 @@ int main(int argc, char **argv) {
   int64_t stepsSinceLog = 0;
   bool trained = false;
   // Each entry (the step, the micro-step) is recorded after its first
-  // eager call and replayed from then on (CUDA Graphs; eager on the CPU).
+  // eager call, once a whole step has run eagerly (buffers and plans
+  // sized), and replayed from then on (CUDA Graphs; eager on the CPU).
   struct Entry {
     void (*fn)(void *, void *, void *const *, void *const *);
     int32_t slot;
+    void *const *outs;
     int64_t calls = 0;
     bool recorded = false, failed = false;
   };
-  Entry stepEntry{mpc_step, 0}, microEntry{mpc_accumulate, 1};
+  Entry stepEntry{mpc_step, 0, outputs.data()},
+      microEntry{mpc_accumulate, 1, outputs.data()},
+      evalEntry{mpc_eval, 2, evalOutputs.data()};
   auto run = [&](Entry &e) {
     if (e.recorded) {
       mpcrt_graph_launch(e.slot);
-    } else if (!noGraph && !e.failed && e.calls > 0 && mpcrt_graph_begin()) {
-      e.fn(arena.data, state.data, inputs.data(), outputs.data());
+    } else if (!noGraph && !e.failed && e.calls > 0 &&
+               (stepEntry.calls > 0 || &e == &evalEntry) &&
+               mpcrt_graph_begin()) {
+      e.fn(arena.data, state.data, inputs.data(), e.outs);
       e.recorded = mpcrt_graph_end(e.slot) != 0;
       e.failed = !e.recorded; // not tried again
       if (e.recorded)
         mpcrt_graph_launch(e.slot);
       else
-        e.fn(arena.data, state.data, inputs.data(), outputs.data());
+        e.fn(arena.data, state.data, inputs.data(), e.outs);
     } else {
-      e.fn(arena.data, state.data, inputs.data(), outputs.data());
+      e.fn(arena.data, state.data, inputs.data(), e.outs);
     }
     ++e.calls;
   };
+  // Copies samples order[first], order[first + 1], ... (file order when
+  // `order` is empty) of `from` into the input buffers and uploads them.
+  auto stage = [&](const std::vector<const Array *> &from,
+                   const std::vector<int64_t> &order, int64_t first) {
+    for (size_t i = 0; i < model.inputs.size(); ++i) {
+      int64_t sampleBytes = model.inputs[i].bytes / batch;
+      for (int64_t r = 0; r < batch; ++r) {
+        int64_t sample = order.empty() ? first + r : order[first + r];
+        std::memcpy(inputBuffers[i]->data + r * sampleBytes,
+                    from[i]->data.data() + sample * sampleBytes, sampleBytes);
+      }
+    }
+    for (size_t i = 0; i < model.inputs.size(); ++i)
+      mpcrt_upload(inputs[i], inputBuffers[i]->data, model.inputs[i].bytes);
+  };
+  // Evaluation: every whole batch of the validation data, in file order;
+  // the means of the batches' loss and accuracy (batches of one size, so
+  // the means over the samples).
+  auto evaluate = [&](int64_t atStep) -> llvm::Error {
+    auto start = std::chrono::steady_clock::now();
+    int64_t batches = valSamples / batch;
+    std::vector<double> sums(model.evalOutputs.size(), 0.0);
+    for (int64_t k = 0; k < batches; ++k) {
+      stage(valSources, {}, k * batch);
+      run(evalEntry);
+      for (size_t i = 0; i < sums.size(); ++i) {
+        char value[8];
+        mpcrt_download(value, evalOutputs[i], model.evalOutputs[i].bytes);
+        sums[i] += readScalar(model.evalOutputs[i], value);
+      }
+    }
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    llvm::json::Object line{
+        {"step", atStep}, {"val_samples", batches * batch}, {"eval_ms", ms}};
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "eval step " << atStep;
+    for (size_t i = 0; i < sums.size(); ++i) {
+      double mean = sums[i] / double(batches);
+      std::string key = "val_" + model.evalOutputs[i].name;
+      line[key] = jsonNumber(mean);
+      os << " " << key << " " << llvm::format("%.6f", mean);
+    }
+    os << " (" << batches * batch << " samples, " << llvm::format("%.0f", ms)
+       << " ms)";
+    if (metrics) {
+      *metrics << llvm::json::Value(std::move(line)) << "\n";
+      metrics->flush();
+      if (metrics->has_error()) {
+        std::string why = metrics->error().message();
+        metrics->clear_error();
+        return llvm::createStringError(metricsPath +
+                                       ": cannot write the metrics: " + why);
+      }
+    }
+    llvm::outs() << (terminal ? "\r" : "") << text
+                 << (terminal ? "\033[K\n" : "\n");
+    llvm::outs().flush();
+    return llvm::Error::success();
+  };
+  if (evalOnly) {
+    if (llvm::Error err = evaluate(firstStep))
+      return fail(std::move(err));
+    return 0;
+  }
   for (int64_t step = firstStep; step < total; ++step) {
     trained = true;
     int64_t epoch = step / batchesPerEpoch, first = step % batchesPerEpoch;
@@ -424,17 +554,7 @@ int main(int argc, char **argv) {
       orderEpoch = epoch;
     }
     for (int64_t j = 0; j < micro; ++j) {
-      int64_t firstSample = (first * micro + j) * batch;
-      for (size_t i = 0; i < model.inputs.size(); ++i) {
-        int64_t sampleBytes = model.inputs[i].bytes / batch;
-        for (int64_t r = 0; r < batch; ++r)
-          std::memcpy(inputBuffers[i]->data + r * sampleBytes,
-                      sources[i]->data.data() +
-                          order[firstSample + r] * sampleBytes,
-                      sampleBytes);
-      }
-      for (size_t i = 0; i < model.inputs.size(); ++i)
-        mpcrt_upload(inputs[i], inputBuffers[i]->data, model.inputs[i].bytes);
+      stage(sources, order, (first * micro + j) * batch);
       run(j + 1 < micro ? microEntry : stepEntry);
     }
     ++stepsSinceLog;
@@ -500,6 +620,12 @@ int main(int argc, char **argv) {
         return fail("step " + llvm::Twine(done) + ": the loss is " +
                     (std::isnan(loss) ? "NaN" : "infinite") +
                     "; stopping (--stop-on-nonfinite)");
+    }
+    if (!valDataPath.empty() &&
+        (done == total || (evalEvery > 0 && done % evalEvery == 0))) {
+      if (llvm::Error err = evaluate(done))
+        return fail(std::move(err));
+      lastLog = std::chrono::steady_clock::now(); // not a training step's time
     }
     if (!checkpointPath.empty() &&
         (done == total || (checkpointEvery > 0 && done % checkpointEvery == 0)))

@@ -408,3 +408,27 @@ func.func @lr_schedule(%t: tensor<i32>) -> tensor<f32> {
   %0 = mpc.lr_schedule %t {kind = "one_cycle", base = 0.1}
   return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @accuracy_labels(%l: tensor<4x10xf16>, %y: tensor<5xi32>) {
+  // expected-error @+1 {{'mpc.accuracy' op expects labels of shape [4] (logits without the class dimension), got [5]}}
+  %0 = mpc.accuracy %l, %y : tensor<4x10xf16>, tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @accuracy_rank(%l: tensor<10xf32>, %y: tensor<i32>) {
+  // expected-error @+1 {{'mpc.accuracy' op expects logits of rank >= 2 with classes last, got 'tensor<10xf32>'}}
+  %0 = mpc.accuracy %l, %y : tensor<10xf32>, tensor<i32>
+  return
+}
+
+// -----
+
+func.func @accuracy_float_labels(%l: tensor<4x10xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.accuracy' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values with no zero-sized dimension and at most 2^48 bytes, but got 'tensor<4xf32>'}}
+  %0 = mpc.accuracy %l, %y : tensor<4x10xf32>, tensor<4xf32>
+  return
+}

@@ -59,3 +59,11 @@ func.func @too_large(%x: tensor<2305843009213693952xf32>) {
   %0 = mpc.relu %x : tensor<2305843009213693952xf32>
   return
 }
+
+// -----
+
+func.func @accuracy_no_classes(%l: tensor<4x0xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{'mpc.accuracy' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values with no zero-sized dimension and at most 2^48 bytes, but got 'tensor<4x0xf32>'}}
+  %0 = mpc.accuracy %l, %y : tensor<4x0xf32>, tensor<4xi32>
+  return
+}

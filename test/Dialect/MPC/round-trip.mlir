@@ -180,6 +180,8 @@ func.func @dropout(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
 func.func @losses(%logits: tensor<2x4x10xf32>, %labels: tensor<2x4xi64>, %p: tensor<8xf32>, %t: tensor<8xf32>, %g: tensor<f32>) {
   // CHECK: mpc.cross_entropy %{{.*}}, %{{.*}} : tensor<2x4x10xf32>, tensor<2x4xi64>
   %0 = mpc.cross_entropy %logits, %labels : tensor<2x4x10xf32>, tensor<2x4xi64>
+  // CHECK: mpc.accuracy %{{.*}}, %{{.*}} : tensor<2x4x10xf32>, tensor<2x4xi64>
+  %acc = mpc.accuracy %logits, %labels : tensor<2x4x10xf32>, tensor<2x4xi64>
   // CHECK: mpc.cross_entropy_backward %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
   %1 = mpc.cross_entropy_backward %g, %logits, %labels : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
   // CHECK: mpc.mse %{{.*}}, %{{.*}} {reduction = #mpc<reduction sum>} : tensor<8xf32>, tensor<8xf32>

@@ -361,6 +361,57 @@ TEST(CrossEntropyLabels, OutOfRangeLabelsAreReportedAndNeverRead) {
   EXPECT_EQ(loss, 0.0f);
 }
 
+TEST_P(ElementwiseTest, AccuracyIsTheFirstArgmaxAgainstTheLabels) {
+  mpcrt_dtype dtype = GetParam();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Small integers make ties common; a NaN row, an all-equal row and
+  // labels out of range test the rules (torch.argmax: the first maximum,
+  // NaN the maximum).
+  const int64_t rows = 200, classes = 7;
+  Buffer logits(dtype, rows * classes);
+  std::vector<int32_t> labels(rows);
+  for (int64_t i = 0; i < rows * classes; ++i)
+    logits.set(i, double(int64_t(rng() % 5)) - 2);
+  for (auto &y : labels)
+    y = int32_t(rng() % classes);
+  logits.set(3 * classes + 4, NAN); // row 3: NaN at 4
+  labels[3] = 4;
+  for (int64_t c = 0; c < classes; ++c) // row 4: all equal, first wins
+    logits.set(4 * classes + c, 1.0);
+  labels[4] = 0;
+  labels[5] = classes; // out of range: wrong
+  labels[6] = -1;
+  int64_t correct = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c) {
+      double v = logits.at(r * classes + c), b = logits.at(r * classes + best);
+      if (!std::isnan(b) && (std::isnan(v) || v > b))
+        best = c;
+    }
+    correct += best == labels[r];
+  }
+  ASSERT_GE(correct, 2); // rows 3 and 4 at least
+  float got = -1;
+  if (dtype == MPCRT_F32)
+    mpcrt_accuracy_f32(as<float>(logits), labels.data(), 32, &got, rows,
+                       classes);
+  else
+    DISPATCH(mpcrt_accuracy, dtype, as<uint16_t>(logits), labels.data(), 32,
+             &got, rows, classes);
+  EXPECT_EQ(got, static_cast<float>(double(correct) / rows));
+  // 64-bit labels give the same.
+  std::vector<int64_t> wide(labels.begin(), labels.end());
+  float got64 = -1;
+  if (dtype == MPCRT_F32)
+    mpcrt_accuracy_f32(as<float>(logits), wide.data(), 64, &got64, rows,
+                       classes);
+  else
+    DISPATCH(mpcrt_accuracy, dtype, as<uint16_t>(logits), wide.data(), 64,
+             &got64, rows, classes);
+  EXPECT_EQ(got64, got);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, ElementwiseTest,
                          ::testing::Values(MPCRT_F16, MPCRT_BF16, MPCRT_F32));
 

@@ -266,6 +266,38 @@ TEST_F(Elementwise, BadLabelsAreSkippedAndRecordedAsTheReferenceDoes) {
     ASSERT_EQ(got[5 * cols + c], 0.0f);
 }
 
+TEST_F(Elementwise, AccuracyMatchesTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Rows of many classes (lanes of a warp compete), small integers (ties:
+  // the first index wins), a NaN (the maximum), labels out of range.
+  for (int64_t classes : {3, 37, 1000}) {
+    const int64_t rows = 301;
+    std::vector<float> f(rows * classes);
+    for (float &v : f)
+      v = float(int(rng() % 4));
+    f[7 * classes + classes - 1] = NAN;
+    std::vector<int32_t> labels(rows);
+    for (auto &y : labels)
+      y = int32_t(rng() % classes);
+    labels[8] = int32_t(classes);
+    for (mpcrt_dtype d : {MPCRT_F32, MPCRT_F16}) {
+      SCOPED_TRACE("classes " + std::to_string(classes) + " dtype " +
+                   std::to_string(int(d)));
+      std::vector<uint8_t> bytes(f.size() * bytesOf(d));
+      mpcrt_cast(MPCRT_F32, f.data(), d, bytes.data(), f.size());
+      float want = -1;
+      if (d == MPCRT_F32)
+        mpcrt_accuracy_f32(f.data(), labels.data(), 32, &want, rows, classes);
+      else
+        mpcrt_accuracy_f16(reinterpret_cast<const uint16_t *>(bytes.data()),
+                           labels.data(), 32, &want, rows, classes);
+      float *out = deviceBuffer<float>(1);
+      accuracy(d, upload(bytes), upload(labels), 32, out, rows, classes);
+      EXPECT_EQ(download(out, 1)[0], want); // a count: exact
+    }
+  }
+}
+
 TEST_F(Elementwise, ReductionsMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   struct Case {

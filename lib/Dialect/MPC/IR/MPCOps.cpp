@@ -1005,6 +1005,17 @@ MPC_LOSS_INFER(BinaryCrossEntropyOp, inferLoss, false)
 MPC_LOSS_INFER(BinaryCrossEntropyBackwardOp, inferLossBackward, false)
 #undef MPC_LOSS_INFER
 
+LogicalResult AccuracyOp::inferReturnTypes(MLIRContext *context,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &results) {
+  if (failed(checkLossOperands(adaptor.getInput(), adaptor.getTarget(), true,
+                               Diag(loc, getOperationName()))))
+    return failure();
+  results.push_back(RankedTensorType::get({}, Float32Type::get(context)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Loss scaling
 //===----------------------------------------------------------------------===//
@@ -1433,8 +1444,7 @@ LogicalResult LRScheduleOp::verify() {
     double div = getDivFactor().convertToDouble();
     double finalDiv = getFinalDivFactor().convertToDouble();
     if (!(pct > 0 && pct < 1))
-      return emitOpError("expects 0 < pct_start < 1, got ")
-             << shortNumber(pct);
+      return emitOpError("expects 0 < pct_start < 1, got ") << shortNumber(pct);
     if (!(div > 0 && std::isfinite(div)) ||
         !(finalDiv > 0 && std::isfinite(finalDiv)))
       return emitOpError("expects div_factor and final_div_factor > 0");

@@ -201,6 +201,8 @@ private:
   llvm::StringMap<ml_program::GlobalOp> copies;
   /// O2: a load of a master -> the load of its copy beside it.
   DenseMap<Value, Value> copyLoads;
+  /// O3: the globals lowered to low precision.
+  DenseSet<StringRef> loweredGlobals;
 };
 
 Value Assigner::castTo(Value value, Type element) {
@@ -315,7 +317,7 @@ void Assigner::refreshCopiesOnStore(func::FuncOp func) {
 /// Scalars (learning rate, step counts, loss-scale state) stay as they are:
 /// they are hyper-parameters, not weights.
 void Assigner::lowerGlobalsForO3() {
-  DenseSet<StringRef> lowered;
+  DenseSet<StringRef> &lowered = loweredGlobals;
   for (auto global : module.getOps<ml_program::GlobalOp>()) {
     RankedTensorType type = floatTensor(global.getType());
     // Gradient accumulators stay f32 (they sum many low-precision terms).
@@ -584,6 +586,22 @@ LogicalResult Assigner::run() {
     lowerGlobalsForO3();
   }
   for (auto func : module.getOps<func::FuncOp>()) {
+    // A function kept in f32 (an f32 evaluation step): untouched, but at
+    // O3 the weights it reads are f16 now and are cast back up.
+    if (func->hasAttr("mpc.keep_f32")) {
+      func.walk([&](ml_program::GlobalLoadOp load) {
+        if (!loweredGlobals.contains(load.getGlobal().getLeafReference()))
+          return;
+        auto type = cast<RankedTensorType>(load.getType());
+        OpBuilder builder(load.getContext());
+        builder.setInsertionPointAfter(load);
+        auto up = CastOp::create(builder, load.getLoc(), type.clone(f32),
+                                 load.getResult());
+        load.getResult().replaceAllUsesExcept(up, up);
+        ++castsInserted;
+      });
+      continue;
+    }
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
       if (op != func)

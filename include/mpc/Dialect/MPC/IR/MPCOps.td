@@ -781,6 +781,26 @@ def MPC_CrossEntropyOp : MPC_LossOp<"cross_entropy",
     MPC_IndexTensor, "tensor<64xi32>">;
 def MPC_CrossEntropyBackwardOp : MPC_LossBackwardOp<"cross_entropy_backward",
     "cross_entropy", MPC_IndexTensor, "tensor<64xi32>">;
+def MPC_AccuracyOp : MPC_Op<"accuracy", "Fp32", [Pure,
+    MPC_InferTypeOpAdaptor]> {
+  let summary = "Top-1 accuracy of logits against integer class labels";
+  let description = [{
+    The fraction of rows (the logits' leading dimensions) whose label is the
+    index of the row's largest logit, the first one on ties (PyTorch's
+    `(logits.argmax(-1) == labels).float().mean()`), as a rank-0 f32. A NaN
+    logit counts as the largest; a label outside `[0, classes)` counts as
+    wrong (the loss beside it reports it). Evaluation steps compute it next
+    to a cross-entropy loss; it has no gradient.
+
+    ```mlir
+    %acc = mpc.accuracy %logits, %labels : tensor<64x10xf32>, tensor<64xi32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_IndexTensor:$target);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $target attr-dict `:` type($input) `,` type($target)";
+}
 def MPC_MSEOp : MPC_LossOp<"mse", "Mean squared error",
     "floats of the input's type", MPC_FloatTensor, "tensor<64x10xf32>">;
 def MPC_MSEBackwardOp :

@@ -137,6 +137,44 @@ def AccumulateGradientsPass : Pass<"mpc-accumulate-gradients", "ModuleOp"> {
                            "::mlir::ml_program::MLProgramDialect"];
 }
 
+def EvalStepPass : Pass<"mpc-eval-step", "ModuleOp"> {
+  let summary = "Builds an evaluation step from the loss function";
+  let description = [{
+    Clones the loss function `loss` into `name` (marked `mpc.eval`), the
+    evaluation step the training executable runs on validation data:
+
+    - forward and loss only, no gradients, and no state written (every
+      `ml_program.global_store` goes);
+    - dropout off (its result is its input);
+    - batch norm in inference mode, on its running statistics:
+      `y = x * s + (beta - mean * s)` with `s = gamma * rsqrt(var + eps)`,
+      the per-channel terms computed once on `[C]`;
+    - when the loss is an `mpc.cross_entropy`, a second result, the top-1
+      `mpc.accuracy` of its logits and labels.
+
+    `precision=f32` (the default, PyTorch's advice to evaluate without
+    autocast) marks the step `mpc.keep_f32`: `--mpc-assign-precision` leaves
+    it in f32, reading the f32 master weights (at O3, which has none, the
+    f16 weights cast up). `precision=amp` leaves the step to
+    `--mpc-assign-precision` like any other function: it runs at the
+    training level (at O2 on the low-precision weight copies).
+
+    ```
+    $ mpc-opt model.mlir --mpc-eval-step="loss=loss name=eval_step"
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"loss\"",
+           "The loss function (first result: the loss)">,
+    Option<"name", "name", "std::string", /*default=*/"\"eval_step\"",
+           "The name of the evaluation step to build">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "f32 (f32 master weights, f32 compute) or amp (the training "
+           "level)">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect"];
+}
+
 def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   let summary = "Prints a summary of each graph: ops by kind and parameters";
   let description = [{

@@ -14,6 +14,9 @@
 //   void mpc_accumulate(arena, state, inputs, outputs)
 //                                                 its micro-step (gradient
 //                                                 accumulation), or nothing;
+//   void mpc_eval(arena, state, inputs, outputs)  the evaluation step (the
+//                                                 entry's inputs, scalar
+//                                                 outputs), or nothing;
 //   void mpc_init_globals(state)                  expands the initialisers;
 //   const char mpc_model[]                        a JSON descriptor (inputs,
 //                                                 outputs, globals, sizes)
@@ -689,6 +692,42 @@ void LowerToRuntimePass::runOnOperation() {
   }
   std::string microName =
       microFunc ? microFunc.getSymName().str() : std::string();
+  // The evaluation step (marked mpc.eval): run on validation batches with
+  // the step's inputs; its outputs are described apart.
+  func::FuncOp evalFunc;
+  llvm::json::Array evalOutputs;
+  for (auto fn : funcs)
+    if (fn->hasAttr("mpc.eval") && fn != entryFunc) {
+      if (evalFunc) {
+        fn.emitOpError("is a second evaluation step (mpc.eval); the first is @")
+            << evalFunc.getSymName();
+        return signalPassFailure();
+      }
+      evalFunc = fn;
+    }
+  if (evalFunc) {
+    if (evalFunc.getArgumentTypes() != entryType.getInputs()) {
+      evalFunc.emitOpError("is an evaluation step whose arguments differ from "
+                           "the entry @")
+          << entryName << "'s; it must read the same inputs";
+      return signalPassFailure();
+    }
+    for (auto [i, type] :
+         llvm::enumerate(evalFunc.getFunctionType().getResults())) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      auto name = evalFunc.getResultAttrOfType<StringAttr>(i, "mpc.name");
+      if (!tensor || tensor.getRank() != 0 ||
+          !isa<FloatType>(tensor.getElementType())) {
+        evalFunc.emitOpError("result #")
+            << i << " of an evaluation step must be a scalar float, got "
+            << type;
+        return signalPassFailure();
+      }
+      evalOutputs.push_back(tensorJson(
+          name ? name.getValue().str() : ("result" + Twine(i)).str(), tensor));
+    }
+  }
+  std::string evalName = evalFunc ? evalFunc.getSymName().str() : std::string();
 
   for (auto fn : funcs)
     if (failed(lowerFunction(fn, symbols, fn == entryFunc || fn == microFunc)))
@@ -715,10 +754,12 @@ void LowerToRuntimePass::runOnOperation() {
   };
   forwarder("mpc_step", entryName);
   forwarder("mpc_accumulate", microName);
+  forwarder("mpc_eval", evalName);
 
   llvm::json::Object descriptor{{"version", 1},
                                 {"entry", entryName},
                                 {"accumulate_steps", accumulateSteps},
+                                {"eval_outputs", std::move(evalOutputs)},
                                 {"arena_bytes", arenaBytes},
                                 {"state_bytes", stateBytes},
                                 {"alignment", 256},

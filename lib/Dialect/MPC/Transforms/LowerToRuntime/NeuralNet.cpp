@@ -176,6 +176,23 @@ LogicalResult crossEntropy(Op op, bool backward, Lowering &l) {
   return success();
 }
 
+LogicalResult accuracy(AccuracyOp op, Lowering &l) {
+  auto logits = tensorType(op.getInput());
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  int64_t classes = logits.getDimSize(logits.getRank() - 1);
+  int64_t rows = logits.getNumElements() / classes;
+  if (rows >= (int64_t(1) << 31))
+    return op.emitOpError("is lowered for fewer than 2^31 rows, got ") << rows;
+  auto labels = tensorType(op.getTarget());
+  l.call("mpcrt_accuracy_" + suffix(logits.getElementType()),
+         {l.ptr(op.getInput()), l.ptr(op.getTarget()),
+          l.i32(labels.getElementTypeBitWidth()), out, l.i64(rows),
+          l.i64(classes)});
+  return success();
+}
+
 template <typename Op>
 LogicalResult pointwiseLoss(Op op, int32_t kind, Lowering &l) {
   auto input = tensorType(op.getInput());
@@ -230,6 +247,7 @@ std::optional<LogicalResult> lowering::lowerNeuralNet(Operation *op,
       .Case([&](DropoutOp op) { return dropout(op, l); })
       .Case([&](DropoutBackwardOp op) { return dropoutBackward(op, l); })
       .Case([&](CrossEntropyOp op) { return crossEntropy(op, false, l); })
+      .Case([&](AccuracyOp op) { return accuracy(op, l); })
       .Case(
           [&](CrossEntropyBackwardOp op) { return crossEntropy(op, true, l); })
       .Case([&](MSEOp op) { return pointwiseLoss(op, 0, l); })

@@ -1,0 +1,151 @@
+//===- EvalStep.cpp - an evaluation step from the loss function -----------===//
+//
+// The evaluation step is the loss function with dropout off, batch norm on
+// its running statistics, no state written, and the accuracy beside a
+// cross-entropy loss.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_EVALSTEPPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+} // namespace mlir::mpc
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+namespace {
+
+constexpr const char *kPass = "mpc-eval-step";
+
+/// Batch norm on its running statistics: x * s + (beta - mean * s), with
+/// s = gamma * rsqrt(var + eps) computed on [C].
+void inferenceBatchNorm(BatchNormOp bn) {
+  OpBuilder b(bn);
+  Location loc = bn.getLoc();
+  auto channels = cast<RankedTensorType>(bn.getGamma().getType());
+  auto scalar = RankedTensorType::get({}, channels.getElementType());
+  Value eps = ConstantOp::create(
+      b, loc, scalar,
+      DenseElementsAttr::get(
+          scalar, b.getFloatAttr(scalar.getElementType(),
+                                 bn.getEpsilon().convertToDouble())));
+  Value inv =
+      RsqrtOp::create(b, loc, AddOp::create(b, loc, bn.getRunningVar(), eps));
+  Value scale = MulOp::create(b, loc, bn.getGamma(), inv);
+  Value shift = SubOp::create(
+      b, loc, bn.getBeta(), MulOp::create(b, loc, bn.getRunningMean(), scale));
+  Value y =
+      AddOp::create(b, loc, MulOp::create(b, loc, bn.getInput(), scale), shift);
+  bn.getResult().replaceAllUsesWith(y);
+}
+
+struct EvalStepPass : public mpc::impl::EvalStepPassBase<EvalStepPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
+    ModuleOp module = getOperation();
+    if (precision != "f32" && precision != "amp") {
+      module.emitError(kPass)
+          << ": unknown precision '" << precision << "' (expected f32 or amp)";
+      return signalPassFailure();
+    }
+    auto source = module.lookupSymbol<func::FuncOp>(loss);
+    if (!source || source.isDeclaration()) {
+      module.emitError(kPass) << ": no loss function @" << loss;
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(name)) {
+      module.emitError(kPass)
+          << ": a symbol @" << name << " already exists; choose another name=";
+      return signalPassFailure();
+    }
+    if (!source.getBody().hasOneBlock()) {
+      source.emitOpError(kPass) << ": the loss function must have a single "
+                                   "block";
+      return signalPassFailure();
+    }
+    FunctionType type = source.getFunctionType();
+    auto lossType = type.getNumResults()
+                        ? dyn_cast<RankedTensorType>(type.getResult(0))
+                        : nullptr;
+    if (!lossType || lossType.getRank() != 0 ||
+        !isa<FloatType>(lossType.getElementType())) {
+      source.emitOpError(kPass) << ": the first result must be the scalar "
+                                   "float loss";
+      return signalPassFailure();
+    }
+
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(source);
+    auto eval = cast<func::FuncOp>(b.clone(*source));
+    eval.setSymName(name);
+    eval.setPublic();
+    eval->setAttr("mpc.eval", b.getUnitAttr());
+    if (precision == "f32")
+      eval->setAttr("mpc.keep_f32", b.getUnitAttr());
+
+    SmallVector<Operation *> ops;
+    eval.walk([&](Operation *op) {
+      if (isa<DropoutOp, BatchNormOp, ml_program::GlobalStoreOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (auto dropout = dyn_cast<DropoutOp>(op)) {
+        if (!dropout.getMask().use_empty()) {
+          dropout.emitOpError(kPass)
+              << ": the dropout's mask is used in the loss function; an "
+                 "evaluation step turns dropout off";
+          eval.erase();
+          return signalPassFailure();
+        }
+        dropout.getResult().replaceAllUsesWith(dropout.getInput());
+        dropout.erase();
+      } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
+        inferenceBatchNorm(bn);
+      } else {
+        op->erase(); // evaluation writes no state
+      }
+    }
+    auto ret = cast<func::ReturnOp>(eval.getBody().front().getTerminator());
+    SmallVector<Value> results{ret.getOperand(0)};
+    SmallVector<StringRef> names{"loss"};
+    b.setInsertionPoint(ret);
+    if (auto ce = ret.getOperand(0).getDefiningOp<CrossEntropyOp>()) {
+      results.push_back(
+          AccuracyOp::create(b, ce.getLoc(), ce.getInput(), ce.getTarget()));
+      names.push_back("accuracy");
+    }
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    // What only the dropped results and stores read goes (batch norm's
+    // training-mode op among it).
+    SmallVector<Operation *> all;
+    for (Operation &op : eval.getBody().front().without_terminator())
+      all.push_back(&op);
+    for (Operation *op : llvm::reverse(all))
+      if (op->use_empty() && isMemoryEffectFree(op))
+        op->erase();
+    SmallVector<Type> resultTypes;
+    for (Value v : results)
+      resultTypes.push_back(v.getType());
+    eval.setType(b.getFunctionType(type.getInputs(), resultTypes));
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (StringRef n : names)
+      resultAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr("mpc.name", b.getStringAttr(n))));
+    eval.setAllResultAttrs(resultAttrs);
+  }
+};
+
+} // namespace
