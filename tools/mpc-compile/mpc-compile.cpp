@@ -125,6 +125,15 @@ static cl::opt<std::string> evalPrecision(
 static cl::opt<bool> noEval("no-eval",
                             cl::desc("Build no evaluation step (with --train)"),
                             cl::init(false), cl::cat(category));
+static cl::opt<std::string> checkNumerics(
+    "check-numerics",
+    cl::desc("Check every floating-point result of the step on the device "
+             "(--mpc-check-numerics): the first op that held an inf or NaN "
+             "is reported with its location, and --numerics-report writes "
+             "each op's range. Optionally the phases to check, e.g. "
+             "--check-numerics=forward,backward"),
+    cl::value_desc("PHASES"), cl::ValueOptional, cl::init(""),
+    cl::cat(category));
 static cl::opt<bool> gradStats(
     "grad-stats",
     cl::desc("Gradient diagnostics (--mpc-grad-stats): the fractions of "
@@ -319,7 +328,14 @@ int main(int argc, char **argv) {
         "}";
   if (gradStats)
     pipeline += ",mpc-grad-stats{func=" + entry + "}";
-  pipeline += ",canonicalize,cse,mpc-plan-memory";
+  pipeline += ",canonicalize,cse";
+  if (checkNumerics.getNumOccurrences() > 0)
+    pipeline +=
+        ",mpc-check-numerics{func=" + entry +
+        (checkNumerics.empty() ? std::string()
+                               : " phases=" + checkNumerics.getValue()) +
+        "}";
+  pipeline += ",mpc-plan-memory";
   if (!memoryReport.empty())
     pipeline += "{report=" + memoryReport.getValue() + "}";
   pipeline +=

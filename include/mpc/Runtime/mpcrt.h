@@ -359,6 +359,30 @@ MPCRT_DECLARE_OPTIMIZERS(f16_f32, uint16_t, float)
 MPCRT_DECLARE_OPTIMIZERS(bf16_f32, uint16_t, float)
 #undef MPCRT_DECLARE_OPTIMIZERS
 
+/* ---- Numerics checks (--mpc-check-numerics), on the device, nothing read
+ * back by a step. For checked op `index` of `count`: amax[2 * index] is the
+ * step's largest finite |x|, amax[2 * index + 1] the run's; counts[4 *
+ * index + 0..3] add up, over the run, the values that were not finite, the
+ * nonzero finite values below 2^-14 (f16's smallest normal) and below 2^-24
+ * (its smallest subnormal), and all values; *first is the smallest index
+ * of the step whose value held an inf or NaN (count: none).
+ * mpcrt_numerics_end appends a step with one to events ([0]: the number
+ * of such steps; then a ring of 16 (step counter, first index) pairs at
+ * 2 + 2 * (n % 16)) and copies the step's amax column to event_amax. */
+void mpcrt_numerics_begin(int32_t *first, float *amax, int64_t count);
+#define MPCRT_DECLARE_CHECK_NUMERICS(SUFFIX, T)                                \
+  void mpcrt_check_numerics_##SUFFIX(const T *input, int64_t n, int64_t index, \
+                                     int32_t *first, float *amax,              \
+                                     int64_t *counts);
+MPCRT_DECLARE_CHECK_NUMERICS(f16, uint16_t)
+MPCRT_DECLARE_CHECK_NUMERICS(bf16, uint16_t)
+MPCRT_DECLARE_CHECK_NUMERICS(f32, float)
+MPCRT_DECLARE_CHECK_NUMERICS(f64, double)
+#undef MPCRT_DECLARE_CHECK_NUMERICS
+void mpcrt_numerics_end(const int32_t *first, int64_t count,
+                        const int64_t *step, int64_t *events, const float *amax,
+                        float *event_amax);
+
 /* ---- Buffers, for the program that drives compiled steps: memory the
  * backend's kernels address (host memory on the CPU, device memory on
  * CUDA), zeroed and 256-byte aligned, and copies between it and the host.

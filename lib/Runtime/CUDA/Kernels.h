@@ -142,6 +142,12 @@ void softmaxBackward(mpcrt_dtype dtype, const void *grad, const void *output,
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   int32_t labelBits, void *loss, int64_t rows, int64_t classes,
                   bool mean);
+/// Numerics checks (see mpcrt_numerics_* and mpcrt_check_numerics_*).
+void numericsBegin(int32_t *first, float *amax, int64_t count);
+void checkNumerics(mpcrt_dtype dtype, const void *input, int64_t n,
+                   int64_t index, int32_t *first, float *amax, int64_t *counts);
+void numericsEnd(const int32_t *first, int64_t count, const int64_t *step,
+                 int64_t *events, const float *amax, float *eventAmax);
 /// Top-1 accuracy (see mpcrt_accuracy_*); rows < 2^31.
 void accuracy(mpcrt_dtype dtype, const void *logits, const void *labels,
               int32_t labelBits, float *out, int64_t rows, int64_t classes);

@@ -81,6 +81,24 @@ llvm::Expected<Model> mpc::runner::parseModel(StringRef json) {
       return tensors.takeError();
     *field = std::move(*tensors);
   }
+  if (const llvm::json::Array *ops = root->getArray("numerics_ops"))
+    for (const llvm::json::Value &v : *ops) {
+      const llvm::json::Object *o = v.getAsObject();
+      const llvm::json::Array *inputs = o ? o->getArray("inputs") : nullptr;
+      if (!o || !inputs || !o->getString("op") || !o->getString("loc") ||
+          !o->getString("phase") || !o->getString("dtype"))
+        return descriptorError("bad entry in 'numerics_ops'");
+      NumericsOp op;
+      op.op = o->getString("op")->str();
+      op.loc = o->getString("loc")->str();
+      op.phase = o->getString("phase")->str();
+      op.function = o->getString("function").value_or("").str();
+      op.dtype = o->getString("dtype")->str();
+      for (const llvm::json::Value &i : *inputs)
+        op.inputs.push_back(i.getAsInteger().value_or(-1));
+      model.numericsOps.push_back(std::move(op));
+    }
+  model.lossScaleMin = root->getNumber("loss_scale_min").value_or(0.0);
   if (root->getArray("eval_outputs")) {
     auto tensors = parseTensors(*root, "eval_outputs");
     if (!tensors)

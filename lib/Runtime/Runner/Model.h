@@ -20,16 +20,26 @@ struct TensorInfo {
   int64_t elementBytes() const;
 };
 
+/// An op checked by --mpc-check-numerics (its number is its position).
+struct NumericsOp {
+  std::string op, loc, phase, function, dtype;
+  std::vector<int64_t> inputs; // the numbers of its operands' ops, -1: none
+};
+
 struct Model {
   std::string entry;
   int64_t arenaBytes = 0, stateBytes = 0;
   /// Micro-batches per optimizer step: mpc_accumulate runs K-1 times, then
   /// mpc_step (gradient accumulation; 1 without).
   int64_t accumulateSteps = 1;
+  /// The loss scale's floor (min-scale), 0 without one.
+  double lossScaleMin = 0;
   std::vector<TensorInfo> inputs, outputs, globals;
   /// The evaluation step's scalar results (loss, accuracy), empty without
   /// one (mpc_eval then does nothing); it reads `inputs`.
   std::vector<TensorInfo> evalOutputs;
+  /// The checked ops of a step compiled with --check-numerics (else empty).
+  std::vector<NumericsOp> numericsOps;
 };
 
 /// Parses the JSON descriptor the compiler embeds (mpc_model).

@@ -12,14 +12,18 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -112,6 +116,23 @@ static cl::opt<bool>
              cl::desc("Evaluate the state (--resume or --init, else the "
                       "initial weights) on --val-data and exit"),
              cl::init(false), cl::cat(category));
+static cl::opt<std::string> numericsReport(
+    "numerics-report",
+    cl::desc("With a step compiled with --check-numerics: write each checked "
+             "op's range over the run to FILE (JSON; '-': a table on "
+             "stdout) with the ops to keep in f32"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<int64_t> scaleStuckSteps(
+    "scale-stuck-steps",
+    cl::desc("Warn when the loss scale has sat at its min-scale for this "
+             "many steps (0: never; default 100)"),
+    cl::init(100), cl::cat(category));
+static cl::opt<int64_t> scaleBackoffEvery(
+    "scale-backoff-every",
+    cl::desc("Warn when the loss scale backs off more often than every this "
+             "many steps, over the last 4 times as many (0: never; default "
+             "50)"),
+    cl::init(50), cl::cat(category));
 static cl::opt<bool> noGraph(
     "no-graph",
     cl::desc("Run every step eagerly instead of replaying a recorded one "
@@ -204,6 +225,103 @@ static std::vector<int64_t> permutation(int64_t n, uint64_t epoch) {
   for (int64_t i = n - 1; i > 0; --i)
     std::swap(p[i], p[mix(state) % uint64_t(i + 1)]);
   return p;
+}
+
+/// f16's largest finite value.
+constexpr double kF16Max = 65504.0;
+
+/// The numerics report: each checked op's range over the run, and the ops
+/// to keep in f32 (those that overflowed, or came within a factor of 2 of
+/// f16's range, in f16).
+static llvm::Error writeNumericsReport(const std::string &path,
+                                       const Model &model, const float *amax,
+                                       const int64_t *counts, bool terminal) {
+  llvm::json::Array ops;
+  std::vector<std::string> keep; // op kinds, in order of first appearance
+  llvm::json::Array keepOps;
+  struct Row {
+    std::string op, loc, phase, dtype;
+    double maxAbs, headroom, belowNormal, belowSubnormal;
+    int64_t nonfinite;
+  };
+  std::vector<Row> rows;
+  for (size_t i = 0; i < model.numericsOps.size(); ++i) {
+    const NumericsOp &op = model.numericsOps[i];
+    const int64_t *c = counts + 4 * i;
+    double n = static_cast<double>(std::max<int64_t>(c[3], 1));
+    Row r{op.op,
+          op.loc,
+          op.phase,
+          op.dtype,
+          amax[2 * i + 1],
+          amax[2 * i + 1] > 0 ? kF16Max / amax[2 * i + 1] : INFINITY,
+          c[1] / n,
+          c[2] / n,
+          c[0]};
+    rows.push_back(r);
+    ops.push_back(llvm::json::Object{{"index", static_cast<int64_t>(i)},
+                                     {"op", op.op},
+                                     {"location", op.loc},
+                                     {"phase", op.phase},
+                                     {"function", op.function},
+                                     {"dtype", op.dtype},
+                                     {"max_abs", jsonNumber(r.maxAbs)},
+                                     {"f16_headroom", jsonNumber(r.headroom)},
+                                     {"below_f16_normal", r.belowNormal},
+                                     {"below_f16_subnormal", r.belowSubnormal},
+                                     {"nonfinite_values", r.nonfinite},
+                                     {"values", c[3]}});
+    bool lowp = op.dtype == "f16";
+    bool close = r.nonfinite > 0 || r.maxAbs * 2 > kF16Max;
+    if (lowp && close && op.op.rfind("mpc.", 0) == 0 && op.op != "mpc.cast") {
+      if (std::find(keep.begin(), keep.end(), op.op) == keep.end())
+        keep.push_back(op.op);
+      keepOps.push_back(llvm::json::Object{{"op", op.op},
+                                           {"location", op.loc},
+                                           {"phase", op.phase},
+                                           {"max_abs", jsonNumber(r.maxAbs)},
+                                           {"nonfinite_values", r.nonfinite}});
+    }
+  }
+  std::string option;
+  for (const std::string &k : keep)
+    option += (option.empty() ? "" : ",") + k;
+  if (!option.empty())
+    option = "--mpc-assign-precision=\"fp32-ops=" + option + "\"";
+
+  if (path == "-" && terminal) {
+    llvm::outs() << llvm::format("%-5s %-28s %-10s %-5s %12s %10s %9s %9s %s\n",
+                                 "#", "op", "phase", "type", "max |x|",
+                                 "headroom", "<normal", "<subnorm", "location");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row &r = rows[i];
+      llvm::outs() << llvm::format(
+          "%-5zu %-28s %-10s %-5s %12.4g %10.3g "
+          "%8.2f%% %8.2f%% %s%s\n",
+          i, r.op.c_str(), r.phase.c_str(), r.dtype.c_str(), r.maxAbs,
+          r.headroom, 100 * r.belowNormal, 100 * r.belowSubnormal,
+          r.loc.c_str(), r.nonfinite ? "  NON-FINITE" : "");
+    }
+    if (!option.empty())
+      llvm::outs() << "keep in f32 (overflowed, or within a factor of 2 of "
+                      "f16's range): "
+                   << option << "\n";
+    return llvm::Error::success();
+  }
+  llvm::json::Object report{{"ops", std::move(ops)},
+                            {"keep_in_f32", std::move(keepOps)}};
+  if (!option.empty())
+    report["recommendation"] = option;
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec)
+    return llvm::createStringError(path + ": " + ec.message());
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+  out.close();
+  if (out.has_error())
+    return llvm::createStringError(
+        path + ": cannot write the report: " + out.error().message());
+  return llvm::Error::success();
 }
 
 /// Reads `path` and finds the array of each step input: same dtype, same
@@ -322,6 +440,28 @@ int main(int argc, char **argv) {
   if ((evalOnly || evalEvery.getNumOccurrences() > 0) && valDataPath.empty())
     return fail(std::string(evalOnly ? "--eval-only" : "--eval-every") +
                 " needs --val-data PATH");
+  const TensorInfo *numericsEvents = nullptr, *numericsEventAmax = nullptr,
+                   *numericsAmax = nullptr, *numericsCounts = nullptr;
+  for (const TensorInfo &g : model.globals) {
+    int64_t n = static_cast<int64_t>(model.numericsOps.size());
+    if (g.name == "mpc_numerics_events" && g.dtype == "i64" &&
+        g.shape == std::vector<int64_t>{34})
+      numericsEvents = &g;
+    if (g.name == "mpc_numerics_event_amax" && g.dtype == "f32" &&
+        g.shape == std::vector<int64_t>{n})
+      numericsEventAmax = &g;
+    if (g.name == "mpc_numerics_amax" && g.dtype == "f32" &&
+        g.shape == std::vector<int64_t>{n, 2})
+      numericsAmax = &g;
+    if (g.name == "mpc_numerics_counts" && g.dtype == "i64" &&
+        g.shape == std::vector<int64_t>{n, 4})
+      numericsCounts = &g;
+  }
+  bool checked = !model.numericsOps.empty() && numericsEvents &&
+                 numericsEventAmax && numericsAmax && numericsCounts;
+  if (!numericsReport.empty() && !checked)
+    return fail("--numerics-report needs a step compiled with "
+                "mpc-compile --check-numerics");
   if (evalEvery < 0)
     return fail("--eval-every must be 0 or more, got " +
                 llvm::Twine(evalEvery.getValue()));
@@ -360,7 +500,7 @@ int main(int argc, char **argv) {
   mpc_init_globals(state.data);
   const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr,
                    *skippedGlobal = nullptr, *gradStats = nullptr,
-                   *gradNorm = nullptr;
+                   *gradNorm = nullptr, *cleanSteps = nullptr;
   for (const TensorInfo &g : model.globals) {
     if (g.name == "loss_scale_skipped" && g.shape.empty() && g.dtype == "bool")
       skippedGlobal = &g;
@@ -370,6 +510,9 @@ int main(int argc, char **argv) {
       lossScale = &g;
     if (g.name == "grad_norm" && g.shape.empty() && g.dtype == "f32")
       gradNorm = &g;
+    if (g.name == "loss_scale_clean_steps" && g.shape.empty() &&
+        g.dtype == "i32")
+      cleanSteps = &g;
     if (g.name == "grad_stats" && g.shape == std::vector<int64_t>{4} &&
         g.dtype == "i64")
       gradStats = &g;
@@ -541,6 +684,157 @@ int main(int argc, char **argv) {
     llvm::outs().flush();
     return llvm::Error::success();
   };
+  // Loss-scale health, from what is read on logged steps: the skips since
+  // the last (steps less the clean steps the device counts) and the scale.
+  if (scaleStuckSteps < 0 || scaleBackoffEvery < 0)
+    return fail("--scale-stuck-steps and --scale-backoff-every must be 0 or "
+                "more");
+  int64_t lastDone = firstStep, lastClean = -1, minSince = -1;
+  if (cleanSteps) { // the state as loaded (resumed runs count on)
+    int32_t clean;
+    std::memcpy(&clean, hostState.data + cleanSteps->offset, 4);
+    lastClean = clean;
+  }
+  std::deque<std::pair<int64_t, int64_t>> window; // (steps, skips) per log
+  bool warnedStuck = false;
+  // Said after the step's own line.
+  std::vector<std::pair<int64_t, std::string>> pendingWarnings;
+  auto warn = [&](int64_t done, const std::string &text) {
+    pendingWarnings.push_back({done, text});
+  };
+  auto sayWarnings = [&] {
+    for (auto &[done, text] : pendingWarnings) {
+      llvm::outs() << (terminal ? "\r" : "") << "warning: step " << done << ": "
+                   << text << (terminal ? "\033[K\n" : "\n");
+      if (metrics)
+        *metrics << llvm::json::Value(
+                        llvm::json::Object{{"step", done}, {"warning", text}})
+                 << "\n";
+    }
+    pendingWarnings.clear();
+  };
+  const std::string suggestion =
+      "; compile with mpc-compile --check-numerics to find the op that "
+      "overflows";
+  // Returns the skips since the last logged step (-1: not counted).
+  auto scaleHealth = [&](int64_t done, double scale) -> int64_t {
+    if (!cleanSteps)
+      return -1;
+    int32_t clean;
+    std::memcpy(&clean, readGlobal(*cleanSteps), 4);
+    int64_t steps = done - lastDone;
+    int64_t skips = steps - (clean - lastClean);
+    lastClean = clean;
+    lastDone = done;
+    if (skips >= 0 && scaleBackoffEvery > 0) {
+      window.push_back({steps, skips});
+      int64_t total = 0, skipped = 0;
+      for (auto [n, k] : window) {
+        total += n;
+        skipped += k;
+      }
+      while (window.size() > 1 &&
+             total - window.front().first >= 4 * scaleBackoffEvery) {
+        total -= window.front().first;
+        skipped -= window.front().second;
+        window.pop_front();
+      }
+      if (total >= 4 * scaleBackoffEvery &&
+          skipped * scaleBackoffEvery > total) {
+        warn(done, "the loss scale backed off " + std::to_string(skipped) +
+                       " times in the last " + std::to_string(total) +
+                       " steps, more often than every " +
+                       std::to_string(scaleBackoffEvery.getValue()) +
+                       " steps (endless skipping)" + suggestion);
+        window.clear();
+      }
+    }
+    if (model.lossScaleMin > 0 && scaleStuckSteps > 0) {
+      if (scale <= model.lossScaleMin) {
+        if (minSince < 0)
+          minSince = done - steps + 1;
+        if (!warnedStuck && done - minSince + 1 >= scaleStuckSteps) {
+          char floor[32];
+          std::snprintf(floor, sizeof(floor), "%g", model.lossScaleMin);
+          warn(done, std::string("the loss scale has sat at its min-scale (") +
+                         floor + ") for " +
+                         std::to_string(done - minSince + 1) + " steps" +
+                         suggestion);
+          warnedStuck = true;
+        }
+      } else {
+        minSince = -1;
+        warnedStuck = false;
+      }
+    }
+    return skips;
+  };
+  // Numerics: the steps whose values went non-finite since the last look,
+  // each with its first op; the latest with its inputs' ranges.
+  int64_t eventsSeen = 0;
+  auto describe = [&](int64_t index) {
+    const NumericsOp &op = model.numericsOps[index];
+    return op.op + " at " + op.loc;
+  };
+  auto reportNumerics = [&](int64_t done, bool skipped) -> llvm::Error {
+    if (!checked)
+      return llvm::Error::success();
+    int64_t events[34];
+    std::memcpy(events, readGlobal(*numericsEvents), sizeof(events));
+    if (events[0] <= eventsSeen)
+      return llvm::Error::success();
+    int64_t from = std::max(eventsSeen, events[0] - 16);
+    if (from > eventsSeen)
+      llvm::outs() << "numerics: " << (from - eventsSeen)
+                   << " earlier steps with non-finite values (not kept)\n";
+    const float *ranges =
+        reinterpret_cast<const float *>(readGlobal(*numericsEventAmax));
+    for (int64_t e = from; e < events[0]; ++e) {
+      int64_t slot = 2 + 2 * (e % 16);
+      int64_t counter = events[slot], index = events[slot + 1];
+      if (index < 0 || index >= int64_t(model.numericsOps.size()))
+        return llvm::createStringError("malformed numerics record");
+      int64_t stepNumber = counter / micro + 1;
+      const NumericsOp &op = model.numericsOps[index];
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "step " << stepNumber
+         << (stepNumber == done && skipped ? " skipped" : "")
+         << ": first non-finite value in " << describe(index) << " ("
+         << op.phase
+         << (micro > 1 ? ", micro-batch " + std::to_string(counter % micro + 1)
+                       : std::string())
+         << ")";
+      llvm::json::Array inputs;
+      if (e == events[0] - 1) {
+        bool any = false;
+        for (int64_t in : op.inputs) {
+          if (in < 0)
+            continue;
+          os << (any ? ", " : "; inputs: ") << "max |x| "
+             << llvm::format("%g", ranges[in]) << " (" << describe(in) << ")";
+          inputs.push_back(
+              llvm::json::Object{{"op", model.numericsOps[in].op},
+                                 {"location", model.numericsOps[in].loc},
+                                 {"max_abs", jsonNumber(ranges[in])}});
+          any = true;
+        }
+      }
+      llvm::outs() << (terminal ? "\r" : "") << text
+                   << (terminal ? "\033[K\n" : "\n");
+      if (metrics) {
+        llvm::json::Object line{{"step", stepNumber},
+                                {"nonfinite_op", op.op},
+                                {"location", op.loc},
+                                {"phase", op.phase}};
+        if (!inputs.empty())
+          line["inputs"] = std::move(inputs);
+        *metrics << llvm::json::Value(std::move(line)) << "\n";
+      }
+    }
+    eventsSeen = events[0];
+    return llvm::Error::success();
+  };
   if (evalOnly) {
     if (llvm::Error err = evaluate(firstStep))
       return fail(std::move(err));
@@ -571,6 +865,7 @@ int main(int argc, char **argv) {
       bool skipped = skippedGlobal && *readGlobal(*skippedGlobal) != 0;
       double scale =
           lossScale ? readScalar(*lossScale, readGlobal(*lossScale)) : 1.0;
+      int64_t skipsSinceLog = scaleHealth(done, scale);
       if (metrics) {
         llvm::json::Object line{{"step", done},
                                 {"loss", jsonNumber(loss)},
@@ -579,6 +874,8 @@ int main(int argc, char **argv) {
                                 {"ms_per_step", ms},
                                 {"samples_per_s", batch * micro * 1000.0 / ms},
                                 {"memory_bytes", mpcrt_memory_bytes()}};
+        if (skipsSinceLog >= 0)
+          line["scale_skips"] = skipsSinceLog;
         if (gradNorm)
           line["grad_norm"] =
               jsonNumber(readScalar(*gradNorm, readGlobal(*gradNorm)));
@@ -613,6 +910,9 @@ int main(int argc, char **argv) {
                      << llvm::format("%.0f", batch * micro * 1000.0 / ms)
                      << "\n";
       }
+      if (llvm::Error err = reportNumerics(done, skipped))
+        return fail(std::move(err));
+      sayWarnings();
       llvm::outs().flush();
       stepsSinceLog = 0;
       lastLog = std::chrono::steady_clock::now();
@@ -636,6 +936,13 @@ int main(int argc, char **argv) {
   // the state as it stands, e.g. the initial weights.
   if (!checkpointPath.empty() && !trained)
     if (llvm::Error err = checkpoint())
+      return fail(std::move(err));
+  if (!numericsReport.empty())
+    if (llvm::Error err = writeNumericsReport(
+            numericsReport, model,
+            reinterpret_cast<const float *>(readGlobal(*numericsAmax)),
+            reinterpret_cast<const int64_t *>(readGlobal(*numericsCounts)),
+            terminal))
       return fail(std::move(err));
   return 0;
 }

@@ -432,3 +432,11 @@ func.func @accuracy_float_labels(%l: tensor<4x10xf32>, %y: tensor<4xf32>) {
   %0 = mpc.accuracy %l, %y : tensor<4x10xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @check_numerics_index(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.check_numerics' op expects a non-negative index, got -1}}
+  mpc.check_numerics %x {index = -1 : i64} : tensor<4xf32>
+  return
+}

@@ -251,3 +251,14 @@ ml_program.global private mutable @c(#mpc.init<constant, value = 0.25>) : tensor
 ml_program.global private mutable @u(#mpc.init<uniform, seed = 9, low = -1.0, high = 1.0>) : tensor<8xf32>
 // CHECK: @d(dense<1.000000e+00> : tensor<8xf32>)
 ml_program.global private mutable @d(dense<1.0> : tensor<8xf32>) : tensor<8xf32>
+
+// CHECK-LABEL: func @numerics
+func.func @numerics(%x: tensor<4x8xf16>) {
+  // CHECK: mpc.numerics_begin {count = 2 : i64}
+  mpc.numerics_begin {count = 2 : i64}
+  // CHECK: mpc.check_numerics %{{.*}} {index = 1 : i64} : tensor<4x8xf16>
+  mpc.check_numerics %x {index = 1 : i64} : tensor<4x8xf16>
+  // CHECK: mpc.numerics_end {count = 2 : i64}
+  mpc.numerics_end {count = 2 : i64}
+  return
+}

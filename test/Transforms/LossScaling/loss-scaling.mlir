@@ -36,6 +36,7 @@
 // CHECK-DAG: ml_program.global private mutable @loss_scale_skipped(dense<false> : tensor<i1>) : tensor<i1>
 // CHECK-DAG: ml_program.global private mutable @loss_scale_growth_tracker(dense<0> : tensor<i32>) : tensor<i32>
 // CHECK-DAG: ml_program.global private mutable @loss_scale_hysteresis_tracker(dense<1> : tensor<i32>) : tensor<i32>
+// CHECK-DAG: ml_program.global private mutable @loss_scale_clean_steps(dense<0> : tensor<i32>) : tensor<i32>
 // CHECK-LABEL: func.func @train_step(
 // The backward pass starts from the scale; the loss returned is unscaled.
 // CHECK: %[[S:.*]] = ml_program.global_load @loss_scale : tensor<f32>
@@ -51,6 +52,10 @@
 // CHECK: %[[INV:.*]] = mpc.div %[[ONE]], %[[S]]
 // CHECK: %[[P:.*]], %[[M:.*]] = mpc.sgd_update %{{.*}}, %[[DW]] lr(%{{.*}}) momentum_buffer(%{{.*}}) found_inf(%[[INF]]) inv_scale(%[[INV]])
 // CHECK: ml_program.global_store @loss_scale_skipped = %[[INF]]
+// The clean steps, counted for the runner's loss-scale health.
+// CHECK: %[[C:.*]] = ml_program.global_load @loss_scale_clean_steps
+// CHECK: %[[C1:.*]] = mpc.increment %[[C]] unless(%[[INF]])
+// CHECK: ml_program.global_store @loss_scale_clean_steps = %[[C1]]
 // CHECK: %[[G:.*]] = ml_program.global_load @loss_scale_growth_tracker
 // CHECK: %[[H:.*]] = ml_program.global_load @loss_scale_hysteresis_tracker
 // CHECK: %[[NS:.*]], %[[NG:.*]], %[[NH:.*]] = mpc.update_loss_scale %[[S]], %[[G]], %[[H]], %[[INF]]{{$}}

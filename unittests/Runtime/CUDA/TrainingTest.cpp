@@ -298,4 +298,58 @@ TEST_F(Training, OptimizerUpdatesMatchTheReference) {
       }
 }
 
+TEST_F(Training, NumericsChecksMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Three ops over two steps, f32 and f16 values with infs, NaNs and tiny
+  // values (many blocks of the kernel compete for one record): the device
+  // records equal the CPU's bit for bit (maxima and counts are exact).
+  const int64_t ops = 3, n = 100000;
+  std::uniform_real_distribution<float> u(-5, 5);
+  std::vector<float> a(n), b(n);
+  for (float &v : a)
+    v = u(rng);
+  for (float &v : b)
+    v = u(rng) * 1e-6f;
+  a[12345] = NAN;
+  a[99999] = -INFINITY;
+  std::vector<uint16_t> h(n);
+  mpcrt_cast(MPCRT_F32, b.data(), MPCRT_F16, h.data(), n);
+  int32_t hostFirst;
+  std::vector<float> hostAmax(2 * ops), hostEventAmax(ops);
+  std::vector<int64_t> hostCounts(4 * ops), hostEvents(34);
+  int64_t hostStep = 6;
+  int32_t *first = deviceBuffer<int32_t>(1);
+  float *amax = deviceBuffer<float>(2 * ops),
+        *eventAmax = deviceBuffer<float>(ops);
+  int64_t *counts = deviceBuffer<int64_t>(4 * ops),
+          *events = deviceBuffer<int64_t>(34);
+  int64_t *step = upload(std::vector<int64_t>{hostStep});
+  float *dA = upload(a), *dB = upload(b);
+  uint16_t *dH = upload(h);
+  for (int s = 0; s < 2; ++s) {
+    mpcrt_numerics_begin(&hostFirst, hostAmax.data(), ops);
+    numericsBegin(first, amax, ops);
+    mpcrt_check_numerics_f16(h.data(), n, 0, &hostFirst, hostAmax.data(),
+                             hostCounts.data());
+    checkNumerics(MPCRT_F16, dH, n, 0, first, amax, counts);
+    mpcrt_check_numerics_f32(b.data(), n, 1, &hostFirst, hostAmax.data(),
+                             hostCounts.data());
+    checkNumerics(MPCRT_F32, dB, n, 1, first, amax, counts);
+    if (s == 1) { // the second step has a non-finite op
+      mpcrt_check_numerics_f32(a.data(), n, 2, &hostFirst, hostAmax.data(),
+                               hostCounts.data());
+      checkNumerics(MPCRT_F32, dA, n, 2, first, amax, counts);
+    }
+    mpcrt_numerics_end(&hostFirst, ops, &hostStep, hostEvents.data(),
+                       hostAmax.data(), hostEventAmax.data());
+    numericsEnd(first, ops, step, events, amax, eventAmax);
+  }
+  EXPECT_EQ(download(first, 1)[0], hostFirst);
+  EXPECT_EQ(download(amax, 2 * ops), hostAmax);
+  EXPECT_EQ(download(counts, 4 * ops), hostCounts);
+  EXPECT_EQ(download(events, 34), hostEvents);
+  EXPECT_EQ(download(eventAmax, ops), hostEventAmax);
+  EXPECT_EQ(hostEvents[0], 1);
+}
+
 } // namespace

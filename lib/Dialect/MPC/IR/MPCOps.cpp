@@ -1492,3 +1492,14 @@ LogicalResult ReduceMaxBackwardOp::verify() {
            << expected << ", got " << getGrad().getType();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Numerics checks
+//===----------------------------------------------------------------------===//
+
+LogicalResult CheckNumericsOp::verify() {
+  if (getIndexAttr().getInt() < 0)
+    return emitOpError("expects a non-negative index, got ")
+           << getIndexAttr().getInt();
+  return success();
+}

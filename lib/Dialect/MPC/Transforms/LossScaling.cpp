@@ -127,6 +127,12 @@ struct LossScalingPass
                      DenseElementsAttr::get(i1, b.getBoolAttr(false)), true);
     if (!skippedRef)
       return signalPassFailure();
+    FlatSymbolRefAttr cleanRef;
+    if (dynamic &&
+        !(cleanRef = createGlobal(
+              module, b, "loss_scale_clean_steps", i32,
+              DenseElementsAttr::get(i32, b.getI32IntegerAttr(0)), true)))
+      return signalPassFailure();
     if (dynamic) {
       growthRef = createGlobal(
           module, b, "loss_scale_growth_tracker", i32,
@@ -263,6 +269,11 @@ struct LossScalingPass
     b.setInsertionPointAfter(last);
     ml_program::GlobalStoreOp::create(b, loc, skippedRef, foundInf);
     if (dynamic) {
+      // The steps not skipped, for the runner's loss-scale health (it
+      // reads them on logged steps only: skips = steps - clean steps).
+      Value clean = ml_program::GlobalLoadOp::create(b, loc, i32, cleanRef);
+      ml_program::GlobalStoreOp::create(
+          b, loc, cleanRef, IncrementOp::create(b, loc, clean, foundInf));
       Value growth = ml_program::GlobalLoadOp::create(b, loc, i32, growthRef);
       Value hyst = ml_program::GlobalLoadOp::create(b, loc, i32, hysteresisRef);
       auto update = UpdateLossScaleOp::create(

@@ -941,6 +941,65 @@ def MPC_GradStatsOp : MPC_Op<"grad_stats", "Fp32",
 }
 
 //===----------------------------------------------------------------------===//
+// Numerics checks (--mpc-check-numerics)
+//===----------------------------------------------------------------------===//
+
+def MPC_CheckNumericsOp : MPC_Op<"check_numerics", "Follow",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Records the range of a value and whether it is finite";
+  let description = [{
+    Instrumentation of `--mpc-check-numerics`: for the value of the checked
+    op number `index`, records on the device, in the globals
+    `@mpc_numerics_amax` (`[N, 2]`: this step's and the run's largest
+    finite `|x|`), `@mpc_numerics_counts` (`[N, 4]` over the run: values
+    that were not finite, nonzero values below f16's smallest normal
+    (2^-14) and below its smallest subnormal (2^-24), all values) and
+    `@mpc_numerics_first` (the smallest `index` of this step whose value
+    held an inf or NaN: the first in program order). Nothing is read back
+    by the step.
+
+    ```mlir
+    mpc.check_numerics %y {index = 3 : i64} : tensor<64x256xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, I64Attr:$index);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def MPC_NumericsBeginOp : MPC_Op<"numerics_begin", "Follow",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Starts a step's numerics checks";
+  let description = [{
+    Resets `@mpc_numerics_first` (to `count`, the number of checked ops:
+    none was non-finite) and this step's column of `@mpc_numerics_amax`.
+
+    ```mlir
+    mpc.numerics_begin {count = 120 : i64}
+    ```
+  }];
+  let arguments = (ins I64Attr:$count);
+  let assemblyFormat = "attr-dict";
+}
+
+def MPC_NumericsEndOp : MPC_Op<"numerics_end", "Follow",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Ends a step's numerics checks";
+  let description = [{
+    When an op of the step held a non-finite value, appends the event
+    (the step counter, the first such op) to `@mpc_numerics_events`
+    (`[34]`: the number of events, then a ring of the last 16 (step, op)
+    pairs) and keeps the step's ranges in `@mpc_numerics_event_amax`.
+
+    ```mlir
+    mpc.numerics_end {count = 120 : i64}
+    ```
+  }];
+  let arguments = (ins I64Attr:$count);
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 

@@ -137,6 +137,44 @@ def AccumulateGradientsPass : Pass<"mpc-accumulate-gradients", "ModuleOp"> {
                            "::mlir::ml_program::MLProgramDialect"];
 }
 
+def CheckNumericsPass : Pass<"mpc-check-numerics", "ModuleOp"> {
+  let summary = "Device-side checks of every floating-point result";
+  let description = [{
+    Debug instrumentation, run last before `--mpc-plan-memory`: after every
+    op of the training step `func` (and of its accumulation micro-step)
+    with a floating-point result that is read, an `mpc.check_numerics`
+    records the result's largest finite `|x|`, how many values were not
+    finite, and how many fell below f16's smallest normal and subnormal;
+    the step records the first op, in program order, that held an inf or
+    NaN, and which step it was. Each checked op is numbered; the module
+    attribute `mpc.numerics_ops` lists them (op, location, phase, result
+    type, the numbers of the ops that produced its operands) for the
+    training executable, which reports
+    `step 17 skipped: first non-finite value in mpc.exp at bert.mlir:212:9
+    (forward)` with its inputs' ranges, and writes the per-op table of
+    `--numerics-report`.
+
+    Phases, by position in the step: `state` (global loads), `forward` (up
+    to the first backward op, `*_backward` or `*_grad`), `backward`,
+    `optimizer` (from the first unscale, clip, statistics or update op);
+    `phases=` checks only some (comma-separated). Without the pass nothing
+    is emitted.
+
+    ```
+    $ mpc-opt step.mlir --mpc-check-numerics="phases=forward,backward"
+    ```
+  }];
+  let options = [
+    Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
+           "The training step">,
+    Option<"phases", "phases", "std::string",
+           /*default=*/"\"state,forward,backward,optimizer\"",
+           "The phases to check (comma-separated)">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect",
+                           "::mlir::ml_program::MLProgramDialect"];
+}
+
 def EvalStepPass : Pass<"mpc-eval-step", "ModuleOp"> {
   let summary = "Builds an evaluation step from the loss function";
   let description = [{

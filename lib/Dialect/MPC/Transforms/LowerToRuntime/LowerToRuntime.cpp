@@ -729,6 +729,13 @@ void LowerToRuntimePass::runOnOperation() {
   }
   std::string evalName = evalFunc ? evalFunc.getSymName().str() : std::string();
 
+  // The loss scale's floor, for the runner's loss-scale health.
+  std::optional<double> lossScaleMin;
+  entryFunc.walk([&](UpdateLossScaleOp update) {
+    if (auto floor = update.getMinScaleAttr())
+      lossScaleMin = floor.getValueAsDouble();
+  });
+
   for (auto fn : funcs)
     if (failed(lowerFunction(fn, symbols, fn == entryFunc || fn == microFunc)))
       return signalPassFailure();
@@ -756,6 +763,29 @@ void LowerToRuntimePass::runOnOperation() {
   forwarder("mpc_accumulate", microName);
   forwarder("mpc_eval", evalName);
 
+  // The ops --mpc-check-numerics numbered, for the runner's reports.
+  llvm::json::Array numericsOps;
+  if (auto table = module->getAttrOfType<ArrayAttr>("mpc.numerics_ops"))
+    for (Attribute entry : table) {
+      auto dict = dyn_cast<DictionaryAttr>(entry);
+      if (!dict)
+        continue;
+      llvm::json::Object o;
+      for (NamedAttribute a : dict) {
+        if (auto str = dyn_cast<StringAttr>(a.getValue()))
+          o[a.getName().getValue()] = str.getValue().str();
+        else if (auto num = dyn_cast<IntegerAttr>(a.getValue()))
+          o[a.getName().getValue()] = num.getInt();
+        else if (auto list = dyn_cast<ArrayAttr>(a.getValue())) {
+          llvm::json::Array values;
+          for (Attribute v : list)
+            if (auto n = dyn_cast<IntegerAttr>(v))
+              values.push_back(n.getInt());
+          o[a.getName().getValue()] = std::move(values);
+        }
+      }
+      numericsOps.push_back(std::move(o));
+    }
   llvm::json::Object descriptor{{"version", 1},
                                 {"entry", entryName},
                                 {"accumulate_steps", accumulateSteps},
@@ -766,6 +796,12 @@ void LowerToRuntimePass::runOnOperation() {
                                 {"inputs", std::move(inputs)},
                                 {"outputs", std::move(outputs)},
                                 {"globals", std::move(globals)}};
+  if (lossScaleMin)
+    descriptor["loss_scale_min"] = *lossScaleMin;
+  // Only when checked: without --mpc-check-numerics the descriptor is as
+  // before it existed.
+  if (!numericsOps.empty())
+    descriptor["numerics_ops"] = std::move(numericsOps);
   std::string json;
   llvm::raw_string_ostream os(json);
   os << llvm::json::Value(std::move(descriptor));

@@ -180,6 +180,20 @@ LogicalResult adam(AdamUpdateOp op, Lowering &l) {
   return success();
 }
 
+/// The pointers of the numerics globals, or an error on `op` naming the
+/// one missing.
+FailureOr<SmallVector<Value>> numericsGlobals(Operation *op, Lowering &l,
+                                              ArrayRef<StringRef> names) {
+  SmallVector<Value> pointers;
+  for (StringRef name : names) {
+    if (!l.symbols.globals.count(name))
+      return op->emitOpError("needs the global @")
+             << name << "; run --mpc-check-numerics, which makes it";
+    pointers.push_back(l.global(name));
+  }
+  return pointers;
+}
+
 } // namespace
 
 std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
@@ -223,6 +237,41 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
                 l.f64(op.getDivFactor().convertToDouble()),
                 l.f64(op.getFinalDivFactor().convertToDouble()),
                 l.i32(op.getThreePhase() ? 1 : 0)});
+        return success();
+      })
+      .Case([&](NumericsBeginOp op) -> LogicalResult {
+        auto g =
+            numericsGlobals(op, l, {"mpc_numerics_first", "mpc_numerics_amax"});
+        if (failed(g))
+          return failure();
+        l.call("mpcrt_numerics_begin",
+               {(*g)[0], (*g)[1], l.i64(static_cast<int64_t>(op.getCount()))});
+        return success();
+      })
+      .Case([&](CheckNumericsOp op) -> LogicalResult {
+        auto g = numericsGlobals(
+            op, l,
+            {"mpc_numerics_first", "mpc_numerics_amax", "mpc_numerics_counts"});
+        if (failed(g))
+          return failure();
+        auto type = tensorType(op.getInput());
+        l.call("mpcrt_check_numerics_" + suffix(type.getElementType()),
+               {l.ptr(op.getInput()), l.i64(type.getNumElements()),
+                l.i64(static_cast<int64_t>(op.getIndex())), (*g)[0], (*g)[1],
+                (*g)[2]});
+        return success();
+      })
+      .Case([&](NumericsEndOp op) -> LogicalResult {
+        auto g =
+            numericsGlobals(op, l,
+                            {"mpc_numerics_first", "mpc_numerics_events",
+                             "mpc_numerics_amax", "mpc_numerics_event_amax"});
+        if (failed(g))
+          return failure();
+        l.call("mpcrt_numerics_end",
+               {(*g)[0], l.i64(static_cast<int64_t>(op.getCount())),
+                l.offset(l.state, l.symbols.stepOffset), (*g)[1], (*g)[2],
+                (*g)[3]});
         return success();
       })
       .Case([&](SGDUpdateOp op) { return sgd(op, l); })

@@ -1,0 +1,217 @@
+//===- CheckNumerics.cpp - device-side checks of every result -------------===//
+//
+// Numbers every floating-point result of the training step (and of its
+// accumulation micro-step) that is read, checks each on the device right
+// after the op that makes it, and describes the numbered ops for the
+// training executable's reports.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingStep.h"
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::mpc {
+#define GEN_PASS_DEF_CHECKNUMERICSPASS
+#include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
+} // namespace mlir::mpc
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+namespace {
+
+constexpr const char *kPass = "mpc-check-numerics";
+
+/// "file:line:col" of the op (the innermost file location), with the
+/// location's name first when it has one ("encoder/attn@bert.mlir:3:5").
+std::string locationOf(Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  Location inner = loc;
+  while (auto name = dyn_cast<NameLoc>(inner)) {
+    os << name.getName().getValue() << "@";
+    inner = name.getChildLoc();
+  }
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    os << file.getFilename().getValue() << ':' << file.getLine() << ':'
+       << file.getColumn();
+  else
+    os << inner;
+  return s;
+}
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+bool isBackward(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return name.ends_with("_backward") || name.ends_with("_grad");
+}
+
+bool isOptimizer(Operation *op) {
+  return isa<UnscaleAndCheckOp, ClipGradNormOp, GradStatsOp, SGDUpdateOp,
+             AdamUpdateOp, UpdateLossScaleOp>(op);
+}
+
+struct CheckNumericsPass
+    : public mpc::impl::CheckNumericsPassBase<CheckNumericsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(verifyTrainingGraph(getOperation())))
+      return signalPassFailure();
+    ModuleOp module = getOperation();
+    llvm::StringSet<> wanted;
+    for (StringRef p : llvm::split(phases, ',')) {
+      p = p.trim();
+      if (p.empty())
+        continue;
+      if (p != "state" && p != "forward" && p != "backward" &&
+          p != "optimizer") {
+        module.emitError(kPass)
+            << ": unknown phase '" << p
+            << "' (expected state, forward, backward or optimizer)";
+        return signalPassFailure();
+      }
+      wanted.insert(p);
+    }
+    if (wanted.empty()) {
+      module.emitError(kPass) << ": no phase to check (phases=)";
+      return signalPassFailure();
+    }
+    auto step = module.lookupSymbol<func::FuncOp>(func);
+    if (!step || step.isDeclaration()) {
+      module.emitError(kPass) << ": no training step @" << func;
+      return signalPassFailure();
+    }
+    if (module->hasAttr("mpc.numerics_ops")) {
+      module.emitError(kPass) << ": the module is already instrumented";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> funcs{step};
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (auto of = fn->getAttrOfType<FlatSymbolRefAttr>("mpc.accumulates");
+          of && of.getValue() == func)
+        funcs.push_back(fn);
+
+    // Number the checked results, in program order, function by function.
+    MLIRContext *ctx = &getContext();
+    Builder attrs(ctx);
+    struct Checked {
+      Value value;
+      Operation *op;
+    };
+    SmallVector<Checked> checked;
+    SmallVector<Attribute> table;
+    DenseMap<Value, int64_t> indexOf;
+    SmallVector<std::pair<func::FuncOp, std::pair<int64_t, int64_t>>> ranges;
+    for (func::FuncOp fn : funcs) {
+      if (!fn.getBody().hasOneBlock()) {
+        fn.emitOpError(kPass) << ": the step must have a single block";
+        return signalPassFailure();
+      }
+      int64_t begin = checked.size();
+      StringRef phase = "forward";
+      for (Operation &op : fn.getBody().front()) {
+        if (phase == "forward" && isBackward(&op))
+          phase = "backward";
+        if (phase != "optimizer" && isOptimizer(&op))
+          phase = "optimizer";
+        if (isa<ConstantOp, func::ReturnOp>(op))
+          continue;
+        StringRef opPhase =
+            isa<ml_program::GlobalLoadOp>(op) ? StringRef("state") : phase;
+        if (!wanted.contains(opPhase))
+          continue;
+        for (Value r : op.getResults()) {
+          if (!isFloatTensor(r.getType()) || r.use_empty())
+            continue;
+          // Unscaled gradients nobody reads are not even written.
+          if (isa<UnscaleAndCheckOp>(op))
+            continue;
+          int64_t index = checked.size();
+          indexOf[r] = index;
+          checked.push_back({r, &op});
+          SmallVector<Attribute> inputs;
+          for (Value operand : op.getOperands()) {
+            auto it = indexOf.find(operand);
+            inputs.push_back(
+                attrs.getI64IntegerAttr(it == indexOf.end() ? -1 : it->second));
+          }
+          std::string type;
+          llvm::raw_string_ostream os(type);
+          os << cast<RankedTensorType>(r.getType()).getElementType();
+          table.push_back(attrs.getDictionaryAttr({
+              attrs.getNamedAttr(
+                  "op", attrs.getStringAttr(op.getName().getStringRef())),
+              attrs.getNamedAttr("loc",
+                                 attrs.getStringAttr(locationOf(op.getLoc()))),
+              attrs.getNamedAttr("phase", attrs.getStringAttr(opPhase)),
+              attrs.getNamedAttr("function",
+                                 attrs.getStringAttr(fn.getSymName())),
+              attrs.getNamedAttr("dtype", attrs.getStringAttr(type)),
+              attrs.getNamedAttr(
+                  "result",
+                  attrs.getI64IntegerAttr(cast<OpResult>(r).getResultNumber())),
+              attrs.getNamedAttr("inputs", attrs.getArrayAttr(inputs)),
+          }));
+        }
+      }
+      ranges.push_back({fn, {begin, int64_t(checked.size())}});
+    }
+    int64_t count = checked.size();
+    if (count == 0) {
+      step.emitOpError(kPass) << ": no floating-point result to check";
+      return signalPassFailure();
+    }
+
+    // The records, state like any other (checkpointed, in the report).
+    OpBuilder b(ctx);
+    auto i32 = RankedTensorType::get({}, b.getI32Type());
+    auto amaxType = RankedTensorType::get({count, 2}, b.getF32Type());
+    auto countsType = RankedTensorType::get({count, 4}, b.getI64Type());
+    auto eventsType = RankedTensorType::get({34}, b.getI64Type());
+    auto eventAmaxType = RankedTensorType::get({count}, b.getF32Type());
+    for (auto [name, type] :
+         {std::pair<StringRef, RankedTensorType>{"mpc_numerics_first", i32},
+          {"mpc_numerics_amax", amaxType},
+          {"mpc_numerics_counts", countsType},
+          {"mpc_numerics_events", eventsType},
+          {"mpc_numerics_event_amax", eventAmaxType}}) {
+      Attribute zero =
+          isa<FloatType>(type.getElementType())
+              ? Attribute(b.getFloatAttr(type.getElementType(), 0.0))
+              : Attribute(b.getIntegerAttr(type.getElementType(), 0));
+      if (!createStateGlobal(module, b, kPass, name, type,
+                             DenseElementsAttr::get(type, zero), true))
+        return signalPassFailure();
+    }
+
+    // The checks: each right after the op that makes its value.
+    for (auto [index, c] : llvm::enumerate(checked)) {
+      b.setInsertionPointAfter(c.op);
+      CheckNumericsOp::create(b, c.op->getLoc(), c.value,
+                              b.getI64IntegerAttr(index));
+    }
+    for (auto &[fn, range] : ranges) {
+      Block &body = fn.getBody().front();
+      b.setInsertionPointToStart(&body);
+      NumericsBeginOp::create(b, fn.getLoc(), b.getI64IntegerAttr(count));
+      b.setInsertionPoint(body.getTerminator());
+      NumericsEndOp::create(b, fn.getLoc(), b.getI64IntegerAttr(count));
+    }
+    module->setAttr("mpc.numerics_ops", b.getArrayAttr(table));
+  }
+};
+
+} // namespace
