@@ -6,25 +6,14 @@
   accumulation.py zeros A.safetensors NAME...
       Each named f32 tensor is all zeros.
 """
-import json
-import struct
 import sys
+
+from loss_scaling import float_tensors
 
 
 def tensors(path):
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if info["dtype"] != "F32":
-            continue
-        begin, end = info["data_offsets"]
-        raw = data[8 + n + begin:8 + n + end]
-        out[name] = struct.unpack("<%df" % (len(raw) // 4), raw)
-    return out
+    return {name: values
+            for name, (_, values) in float_tensors(path, ("F32",)).items()}
 
 
 def fail(message):

@@ -18,6 +18,8 @@ import struct
 import sys
 import zipfile
 
+from loss_scaling import float_tensors
+
 
 def npz(path):
     arrays = {}
@@ -36,22 +38,6 @@ def npz(path):
                                         struct.calcsize(code)])
             arrays[name[:-4]] = (shape, list(values))
     return arrays
-
-
-def safetensors(path):
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__" or info["dtype"] not in ("F32", "F16"):
-            continue
-        begin, end = info["data_offsets"]
-        raw = data[8 + n + begin:8 + n + end]
-        code, size = ("f", 4) if info["dtype"] == "F32" else ("e", 2)
-        out[name] = (info["shape"],
-                     struct.unpack("<%d%s" % (len(raw) // size, code), raw))
-    return out
 
 
 def matvec(x, w):
@@ -86,7 +72,7 @@ def main():
     batch = int(args[args.index("--batch") + 1])
     step = int(args[args.index("--step") + 1])
     rtol = float(args[args.index("--rtol") + 1]) if "--rtol" in args else 1e-5
-    t = safetensors(ckpt)
+    t = float_tensors(ckpt)
     data = npz(val)
     (n, features), xs = data["x"]
     labels = data["labels"][1]

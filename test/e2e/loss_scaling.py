@@ -44,6 +44,18 @@ def tensors(path):
             for k, v in header.items() if k != "__metadata__"}
 
 
+def float_tensors(path, dtypes=("F32", "F16")):
+    """The tensors of the given dtypes as (shape, tuple of floats)."""
+    out = {}
+    for name, (info, raw) in tensors(path).items():
+        if info["dtype"] not in dtypes:
+            continue
+        code, size = ("f", 4) if info["dtype"] == "F32" else ("e", 2)
+        out[name] = (info["shape"],
+                     struct.unpack("<%d%s" % (len(raw) // size, code), raw))
+    return out
+
+
 def fail(message):
     print("loss_scaling.py: " + message, file=sys.stderr)
     sys.exit(1)

@@ -29,15 +29,6 @@ namespace {
 
 constexpr const char *kPass = "mpc-accumulate-gradients";
 
-Operation *findSeed(func::FuncOp fn) {
-  Operation *seed = nullptr;
-  fn.walk([&](ConstantOp op) {
-    if (op->hasAttr("mpc.loss_seed"))
-      seed = op;
-  });
-  return seed;
-}
-
 /// Replaces the seed's value 1 by 1/K (the loss divided by K).
 void divideSeed(Operation *seed, int64_t k) {
   auto constant = cast<ConstantOp>(seed);
@@ -83,7 +74,7 @@ struct AccumulateGradientsPass
           << ": a symbol @" << microName << " already exists";
       return signalPassFailure();
     }
-    Operation *seed = findSeed(step);
+    Operation *seed = findLossSeed(step);
     if (!seed) {
       step.emitOpError(kPass)
           << ": no loss gradient seed (the constant --mpc-autodiff marks "
@@ -172,7 +163,7 @@ struct AccumulateGradientsPass
         b.getFunctionType(micro.getArgumentTypes(), {microLoss.getType()}));
     micro.setResultAttrs(0, step.getResultAttrDict(0));
     micro->setAttr("mpc.accumulates", FlatSymbolRefAttr::get(step));
-    divideSeed(findSeed(micro), steps);
+    divideSeed(findLossSeed(micro), steps);
 
     // The step: its gradients plus the accumulators', which it zeroes; the
     // mean loss of the K micro-batches.

@@ -1,5 +1,7 @@
 //===- Autodiff.cpp - reverse-mode differentiation of a loss --------------===//
 
+#include "TrainingStep.h"
+
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Dialect/MPC/Transforms/PrecisionPolicy.h"
@@ -37,34 +39,11 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
     if (failed(verifyTrainingGraph(getOperation())))
       return signalPassFailure();
     ModuleOp module = getOperation();
-    auto source = module.lookupSymbol<func::FuncOp>(loss);
-    if (!source || source.isDeclaration()) {
-      module.emitError("mpc-autodiff: no loss function @") << loss;
+    auto step = cloneLossFunction(module, "mpc-autodiff", loss, name);
+    if (!step)
       return signalPassFailure();
-    }
-    if (module.lookupSymbol(name)) {
-      module.emitError("mpc-autodiff: a symbol @")
-          << name << " already exists; choose another name=";
-      return signalPassFailure();
-    }
-    if (!source.getBody().hasOneBlock()) {
-      source.emitOpError("mpc-autodiff: the loss function must have a single "
-                         "block");
-      return signalPassFailure();
-    }
-    FunctionType type = source.getFunctionType();
-    if (type.getNumResults() == 0 || !isFloatTensor(type.getResult(0)) ||
-        cast<RankedTensorType>(type.getResult(0)).getRank() != 0) {
-      source.emitOpError("mpc-autodiff: the first result must be the scalar "
-                         "float loss");
-      return signalPassFailure();
-    }
-
+    FunctionType type = step.getFunctionType();
     OpBuilder b(module.getContext());
-    b.setInsertionPointAfter(source);
-    auto step = cast<func::FuncOp>(b.clone(*source));
-    step.setSymName(name);
-    step.setPublic();
     Block &body = step.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
 
@@ -158,12 +137,7 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
     // Gradients nobody needs (of inputs, labels' producers, constants) go.
-    SmallVector<Operation *> all;
-    for (Operation &op : body.without_terminator())
-      all.push_back(&op);
-    for (Operation *op : llvm::reverse(all))
-      if (op->use_empty() && isMemoryEffectFree(op))
-        op->erase();
+    eraseDeadOps(body);
 
     SmallVector<Type> resultTypes;
     for (Value v : results)

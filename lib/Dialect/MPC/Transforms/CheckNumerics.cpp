@@ -99,10 +99,8 @@ struct CheckNumericsPass
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> funcs{step};
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (auto of = fn->getAttrOfType<FlatSymbolRefAttr>("mpc.accumulates");
-          of && of.getValue() == func)
-        funcs.push_back(fn);
+    if (func::FuncOp micro = findMicroStep(module, func))
+      funcs.push_back(micro);
 
     // Number the checked results, in program order, function by function.
     MLIRContext *ctx = &getContext();

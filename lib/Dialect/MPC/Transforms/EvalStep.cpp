@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TrainingStep.h"
+
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
@@ -60,37 +62,11 @@ struct EvalStepPass : public mpc::impl::EvalStepPassBase<EvalStepPass> {
           << ": unknown precision '" << precision << "' (expected f32 or amp)";
       return signalPassFailure();
     }
-    auto source = module.lookupSymbol<func::FuncOp>(loss);
-    if (!source || source.isDeclaration()) {
-      module.emitError(kPass) << ": no loss function @" << loss;
+    auto eval = cloneLossFunction(module, kPass, loss, name);
+    if (!eval)
       return signalPassFailure();
-    }
-    if (module.lookupSymbol(name)) {
-      module.emitError(kPass)
-          << ": a symbol @" << name << " already exists; choose another name=";
-      return signalPassFailure();
-    }
-    if (!source.getBody().hasOneBlock()) {
-      source.emitOpError(kPass) << ": the loss function must have a single "
-                                   "block";
-      return signalPassFailure();
-    }
-    FunctionType type = source.getFunctionType();
-    auto lossType = type.getNumResults()
-                        ? dyn_cast<RankedTensorType>(type.getResult(0))
-                        : nullptr;
-    if (!lossType || lossType.getRank() != 0 ||
-        !isa<FloatType>(lossType.getElementType())) {
-      source.emitOpError(kPass) << ": the first result must be the scalar "
-                                   "float loss";
-      return signalPassFailure();
-    }
-
+    FunctionType type = eval.getFunctionType();
     OpBuilder b(module.getContext());
-    b.setInsertionPointAfter(source);
-    auto eval = cast<func::FuncOp>(b.clone(*source));
-    eval.setSymName(name);
-    eval.setPublic();
     eval->setAttr("mpc.eval", b.getUnitAttr());
     if (precision == "f32")
       eval->setAttr("mpc.keep_f32", b.getUnitAttr());
@@ -130,12 +106,7 @@ struct EvalStepPass : public mpc::impl::EvalStepPassBase<EvalStepPass> {
     ret.erase();
     // What only the dropped results and stores read goes (batch norm's
     // training-mode op among it).
-    SmallVector<Operation *> all;
-    for (Operation &op : eval.getBody().front().without_terminator())
-      all.push_back(&op);
-    for (Operation *op : llvm::reverse(all))
-      if (op->use_empty() && isMemoryEffectFree(op))
-        op->erase();
+    eraseDeadOps(eval.getBody().front());
     SmallVector<Type> resultTypes;
     for (Value v : results)
       resultTypes.push_back(v.getType());

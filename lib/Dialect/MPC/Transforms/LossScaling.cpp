@@ -87,11 +87,7 @@ struct LossScalingPass
       return;
     bool scaled = kind != "none";
 
-    Operation *seed = nullptr;
-    step.walk([&](Operation *op) {
-      if (op->hasAttr("mpc.loss_seed"))
-        seed = op;
-    });
+    Operation *seed = findLossSeed(step);
     FailureOr<OptimizerUpdates> collected =
         collectOptimizerUpdates(step, "mpc-loss-scaling");
     if (failed(collected))
@@ -177,21 +173,14 @@ struct LossScalingPass
         seedOp->erase();
         return s;
       };
-      for (auto fn : module.getOps<func::FuncOp>()) {
-        auto of = fn->getAttrOfType<FlatSymbolRefAttr>("mpc.accumulates");
-        if (!of || of.getValue() != func)
-          continue;
-        Operation *microSeed = nullptr;
-        fn.walk([&](Operation *op) {
-          if (op->hasAttr("mpc.loss_seed"))
-            microSeed = op;
-        });
+      if (func::FuncOp micro = findMicroStep(module, func)) {
+        Operation *microSeed = findLossSeed(micro);
         if (!microSeed) {
-          fn.emitOpError("mpc-loss-scaling: no loss gradient seed in the "
-                         "micro-step");
+          micro.emitOpError("mpc-loss-scaling: no loss gradient seed in the "
+                            "micro-step");
           return signalPassFailure();
         }
-        scaleSeed(microSeed, fn);
+        scaleSeed(microSeed, micro);
       }
       scale = scaleSeed(seed, step);
     }

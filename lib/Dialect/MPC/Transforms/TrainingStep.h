@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -129,6 +130,76 @@ collectOptimizerUpdates(func::FuncOp step, StringRef pass,
   }
   result.first = first;
   return result;
+}
+
+/// The gradient seed --mpc-autodiff marks (`mpc.loss_seed`) in `fn`, or
+/// null.
+inline Operation *findLossSeed(func::FuncOp fn) {
+  Operation *seed = nullptr;
+  fn.walk([&](Operation *op) {
+    if (op->hasAttr("mpc.loss_seed"))
+      seed = op;
+  });
+  return seed;
+}
+
+/// The accumulation micro-step of the training step `step` (the function
+/// marked `mpc.accumulates = @step`), or null.
+inline func::FuncOp findMicroStep(ModuleOp module, StringRef step) {
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (auto of = fn->getAttrOfType<FlatSymbolRefAttr>("mpc.accumulates");
+        of && of.getValue() == step)
+      return fn;
+  return {};
+}
+
+/// A copy of the loss function `loss` named `name`, placed after it and
+/// public; null, with an error naming `pass`, when `loss` is missing, has
+/// more than one block or does not return the scalar float loss first, or
+/// when `name` is taken.
+inline func::FuncOp cloneLossFunction(ModuleOp module, StringRef pass,
+                                      StringRef loss, StringRef name) {
+  auto source = module.lookupSymbol<func::FuncOp>(loss);
+  if (!source || source.isDeclaration()) {
+    module.emitError(pass) << ": no loss function @" << loss;
+    return {};
+  }
+  if (module.lookupSymbol(name)) {
+    module.emitError(pass) << ": a symbol @" << name
+                           << " already exists; choose another name=";
+    return {};
+  }
+  if (!source.getBody().hasOneBlock()) {
+    source.emitOpError(pass) << ": the loss function must have a single block";
+    return {};
+  }
+  FunctionType type = source.getFunctionType();
+  auto lossType = type.getNumResults()
+                      ? dyn_cast<RankedTensorType>(type.getResult(0))
+                      : nullptr;
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType())) {
+    source.emitOpError(pass) << ": the first result must be the scalar float "
+                                "loss";
+    return {};
+  }
+  OpBuilder b(module.getContext());
+  b.setInsertionPointAfter(source);
+  auto copy = cast<func::FuncOp>(b.clone(*source));
+  copy.setSymName(name);
+  copy.setPublic();
+  return copy;
+}
+
+/// Erases, last first, the ops of `block` whose results nobody reads and
+/// that have no effect.
+inline void eraseDeadOps(Block &block) {
+  SmallVector<Operation *> all;
+  for (Operation &op : block.without_terminator())
+    all.push_back(&op);
+  for (Operation *op : llvm::reverse(all))
+    if (op->use_empty() && isMemoryEffectFree(op))
+      op->erase();
 }
 
 } // namespace mlir::mpc

@@ -29,6 +29,7 @@
 #include "Lowering.h"
 
 #include "../StateLayout.h"
+#include "../TrainingStep.h"
 #include "../TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
@@ -677,10 +678,9 @@ void LowerToRuntimePass::runOnOperation() {
   int64_t accumulateSteps = 1;
   if (auto k = entryFunc->getAttrOfType<IntegerAttr>("mpc.accumulate_steps"))
     accumulateSteps = k.getInt();
-  for (auto fn : funcs)
-    if (auto of = fn->getAttrOfType<FlatSymbolRefAttr>("mpc.accumulates");
-        of && of.getValue() == entryName)
-      microFunc = fn;
+  if (func::FuncOp micro = findMicroStep(module, entryName);
+      micro && !micro.isDeclaration())
+    microFunc = micro;
   if (accumulateSteps > 1 &&
       (!microFunc || microFunc.getArgumentTypes() != entryType.getInputs())) {
     entryFunc.emitOpError("accumulates gradients over ")
