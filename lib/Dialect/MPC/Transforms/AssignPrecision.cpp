@@ -67,13 +67,6 @@ std::string locationName(Location loc) {
   return s;
 }
 
-RankedTensorType floatTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (tensor && isa<FloatType>(tensor.getElementType()))
-    return tensor;
-  return {};
-}
-
 /// The wider of two float types; two different 16-bit types meet at f32.
 Type widest(Type a, Type b) {
   if (!a || a == b)

@@ -1,6 +1,7 @@
 //===- Autodiff.cpp - reverse-mode differentiation of a loss --------------===//
 
 #include "TrainingStep.h"
+#include "TypeUtils.h"
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
@@ -21,11 +22,6 @@ using namespace mlir;
 using namespace mlir::mpc;
 
 namespace {
-
-bool isFloatTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
-}
 
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
   Attribute zero = b.getFloatAttr(type.getElementType(), 0.0);
@@ -55,7 +51,7 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
     SymbolTable symbols(module);
     auto trainable = [&](StringRef global) {
       auto g = symbols.lookup<ml_program::GlobalOp>(global);
-      return g && g.getIsMutable() && isFloatTensor(g.getType()) &&
+      return g && g.getIsMutable() && floatTensor(g.getType()) &&
              !g->hasAttr("mpc.frozen") && !stored.contains(global);
     };
 
@@ -113,7 +109,7 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
           if (getDefaultPrecisionCategory(built) && !isa<ConstantOp>(built))
             built->setAttr(kPrecisionAttr, precision);
       for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
-        if (g && isFloatTensor(operand.getType()))
+        if (g && floatTensor(operand.getType()))
           accumulate(grads[operand], g);
     }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TrainingStep.h"
+#include "TypeUtils.h"
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
@@ -46,11 +47,6 @@ std::string locationOf(Location loc) {
   else
     os << inner;
   return s;
-}
-
-bool isFloatTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
 }
 
 bool isBackward(Operation *op) {
@@ -132,7 +128,7 @@ struct CheckNumericsPass
         if (!wanted.contains(opPhase))
           continue;
         for (Value r : op.getResults()) {
-          if (!isFloatTensor(r.getType()) || r.use_empty())
+          if (!floatTensor(r.getType()) || r.use_empty())
             continue;
           // Unscaled gradients nobody reads are not even written.
           if (isa<UnscaleAndCheckOp>(op))

@@ -17,6 +17,14 @@ inline int64_t byteSize(RankedTensorType type) {
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
+/// `type` as a ranked tensor of floats, or null when it is not one.
+inline RankedTensorType floatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (tensor && isa<FloatType>(tensor.getElementType()))
+    return tensor;
+  return {};
+}
+
 /// A type as the IR prints it ("f16", "tensor<4xf32>"), for reports.
 inline std::string typeName(Type type) {
   std::string s;
