@@ -9,7 +9,8 @@
 
   models.py unet --batch 16 --image 128 --width 128 -o unet.mlir
 
-The MLP: `layers` hidden Linear+ReLU layers of width `hidden`, then a
+The MLP: `layers` hidden Linear+ReLU layers of width `hidden` (or of the
+widths `--widths 512,256` lists: examples/mlp.mlir's), then a
 Linear classifier, softmax cross-entropy on integer labels. Weights are
 [in, out] (`x @ W`), named w0, b0, w1, b1, ...; the PyTorch peer
 (torch_peer.py) loads them from the executable's initial checkpoint.
@@ -19,7 +20,9 @@ import argparse
 
 def mlp(a):
     lines = []
-    dims = [a.input] + [a.hidden] * a.layers + [a.classes]
+    widths = [int(w) for w in str(a.widths).split(",")] if a.widths else \
+        [a.hidden] * a.layers
+    dims = [a.input] + widths + [a.classes]
     for i in range(len(dims) - 1):
         init = "kaiming_uniform" if i < len(dims) - 2 else "xavier_uniform"
         lines.append(
@@ -294,6 +297,9 @@ def main():
     p.add_argument("--input", type=int, default=1024)
     p.add_argument("--hidden", type=int, default=4096)
     p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--widths", default="",
+                   help="MLP: hidden widths, e.g. 512,256 (instead of "
+                   "--layers of --hidden)")
     p.add_argument("--classes", type=int, default=1000)
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args()

@@ -68,8 +68,10 @@ def table(args):
             else:
                 cells = [r["impl"], "%.2f" % r["ms_per_step"],
                          "%.0f" % r["samples_per_s"],
-                         "%.0f" % (r["peak_bytes"] / 2**20),
-                         "%.1f" % r["tflops"]]
+                         "%.0f" % (r["peak_bytes"] / 2**20)
+                         if r.get("peak_bytes") is not None else "-",
+                         ("%.1f" if r["tflops"] >= 1 else "%.3f") %
+                         r["tflops"]]
                 if limits:
                     rate = limits["gemm_f32_tflops" if r["impl"].endswith(
                         "fp32") else "gemm_f16_tflops"]

@@ -38,8 +38,17 @@ STEPS="${STEPS:-100}" WARMUP="${WARMUP:-20}"
 MODELS="${MODELS:-mlp bert unet}"
 PEERS="${PEERS-fp32 amp compile amp-math}"
 [ "$PEERS" = 0 ] && PEERS=""
-# BACKEND=cpu PEERS=0 with small sizes checks the harness without a GPU.
+# BACKEND=cpu PEERS=0 with small sizes checks the harness without a GPU;
+# BACKEND=cpu with peers runs PyTorch on the CPU too (bench/cpu.sh).
 BACKEND="${BACKEND:-cuda}"
+# LEVELS: the mpc builds (default "fp32 O2"); THREADS: --threads of mpc's
+# executables and of the PyTorch peers on the CPU (0: their defaults).
+LEVELS="${LEVELS:-fp32 O2}"
+# The interpreter of the PyTorch peers.
+PYTHON="${PYTHON:-python3}"
+THREADS="${THREADS:-0}"
+PEER_DEVICE=(--device cuda)
+if [ "$BACKEND" = cpu ]; then PEER_DEVICE=(--device cpu --threads "$THREADS"); fi
 # PHASE=build generates and compiles only; PHASE=run runs what a build made
 # (BENCH_DIR carried to the GPU machine, which needs no compiler); default
 # both.
@@ -84,7 +93,7 @@ mpc_run() {
   local name=$1 level=$2 batch=$3 flops=$4
   local exe="$BENCH_DIR/$name-$level" metrics="$BENCH_DIR/$name-$level.jsonl"
   rm -f "$metrics"
-  "$exe" --data "$BENCH_DIR/$name.npz" --no-shuffle \
+  "$exe" --data "$BENCH_DIR/$name.npz" --no-shuffle --threads "$THREADS" \
     --steps $((WARMUP + STEPS)) --log-every 10 --metrics "$metrics" \
     >> "$LOG" &&
     "$exe" --print-memory > "$BENCH_DIR/$name-$level.memory.json" &&
@@ -102,7 +111,7 @@ bench() {
   local name=$1 batch=$2 flops=$3 optimizer=$4
   shift 4
   local level amp mode
-  for level in fp32 O2; do
+  for level in $LEVELS; do
     amp=()
     if [ "$level" = O2 ]; then amp=(--amp=O2 --dtype=f16); fi
     if building; then
@@ -116,7 +125,8 @@ bench() {
   done
   running || return 0
   [ -n "$PEERS" ] || return 0
-  if ! "$BENCH_DIR/$name-fp32" --data "$BENCH_DIR/$name.npz" --steps 0 \
+  local first=${LEVELS%% *}
+  if ! "$BENCH_DIR/$name-$first" --data "$BENCH_DIR/$name.npz" --steps 0 \
     --checkpoint "$BENCH_DIR/$name-init.safetensors" >> "$LOG" 2>&1; then
     echo "no initial checkpoint for $name: peers not run" >> "$LOG"
     FAILED=1
@@ -128,10 +138,10 @@ bench() {
       [ "$name" = bert ] || continue
       peer=(--mode amp --attention math)
     fi
-    attempt "$name" "torch-$mode" python3 "$ROOT/bench/torch_peer.py" \
+    attempt "$name" "torch-$mode" "$PYTHON" "$ROOT/bench/torch_peer.py" \
       "$name" --init "$BENCH_DIR/$name-init.safetensors" \
       --data "$BENCH_DIR/$name.npz" "${peer[@]}" --batch "$batch" \
-      --steps "$STEPS" --warmup "$WARMUP" --window 10 "$@"
+      --steps "$STEPS" --warmup "$WARMUP" --window 10 "${PEER_DEVICE[@]}" "$@"
   done
 }
 
@@ -140,17 +150,25 @@ if running && [ "$BACKEND" = cuda ]; then
   attempt gpu limits python3 "$ROOT/bench/limits.py"
 fi
 
+# W: hidden widths instead of L layers of H (examples/mlp.mlir: 512,256).
 B="${B:-512}" I="${I:-1024}" H="${H:-4096}" L="${L:-4}" C="${C:-1000}"
+W="${W:-}"
 if selected mlp; then
   if building; then
     python3 "$ROOT/bench/models.py" mlp --batch $B --input $I --hidden $H \
-      --layers $L --classes $C -o "$BENCH_DIR/mlp.mlir"
+      --layers $L --widths "$W" --classes $C -o "$BENCH_DIR/mlp.mlir"
     python3 "$ROOT/scripts/make_dataset.py" --samples $((B * 8)) \
       --features $I --classes $C -o "$BENCH_DIR/mlp.npz"
   fi
   # Per sample: forward 2, backward 4 flops per weight.
-  bench mlp $B $((6 * (I * H + (L - 1) * H * H + H * C))) \
-    "kind=momentum lr=0.01"
+  dims="$I $(if [ -n "$W" ]; then echo "${W//,/ }"; else
+    for _ in $(seq "$L"); do echo -n "$H "; done; fi) $C"
+  weights=0 prev=""
+  for d in $dims; do
+    [ -n "$prev" ] && weights=$((weights + prev * d))
+    prev=$d
+  done
+  bench mlp $B $((6 * weights)) "kind=momentum lr=0.01"
 fi
 
 # BERT-base-style encoder: hidden 768, 12 heads, feed-forward 3072,

@@ -196,11 +196,20 @@ def main():
                    help="steps per timing window (as mpc's --log-every)")
     p.add_argument("--fused", action="store_true",
                    help="PyTorch's fused optimizer kernel (default: foreach)")
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    p.add_argument("--threads", type=int, default=0,
+                   help="CPU: torch.set_num_threads (0: PyTorch's default)")
     a = p.parse_args()
 
-    torch.backends.cuda.matmul.allow_tf32 = False  # ours computes f32 in f32
-    torch.backends.cudnn.allow_tf32 = False
-    dev = torch.device("cuda")
+    cuda = a.device == "cuda"
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = False  # ours: f32 in f32
+        torch.backends.cudnn.allow_tf32 = False
+    elif a.mode != "fp32":
+        p.error("on the CPU only --mode fp32 is measured")
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
+    dev = torch.device(a.device)
     weights = read_safetensors(a.init)
     arrays = np.load(a.data)
     if a.model == "mlp":
@@ -209,7 +218,10 @@ def main():
         y = torch.from_numpy(arrays["labels"]).long()
         loss_fn = torch.nn.CrossEntropyLoss()
     elif a.model == "bert":
-        model = Bert(weights, a.heads, a.attention == "math")
+        # PyTorch before 2.0 has no scaled_dot_product_attention: its
+        # users write attention out.
+        model = Bert(weights, a.heads, a.attention == "math" or not hasattr(
+            torch.nn.functional, "scaled_dot_product_attention"))
         flops = bert_flops(weights, a.heads)
         x = torch.from_numpy(arrays["input_ids"]).long()
         y = torch.from_numpy(arrays["labels"]).long()
@@ -227,24 +239,34 @@ def main():
         model = model.to(memory_format=torch.channels_last)
     layout = (torch.channels_last if a.model == "unet"
               else torch.contiguous_format)
-    x = x.contiguous(memory_format=layout).pin_memory()
-    y = y.contiguous(memory_format=layout).pin_memory()
+    x = x.contiguous(memory_format=layout)
+    y = y.contiguous(memory_format=layout)
+    if cuda:
+        x, y = x.pin_memory(), y.pin_memory()
     batches = x.shape[0] // a.batch
+    fused = {"fused": True} if a.fused else {}
     if a.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=a.lr,
-                              momentum=a.momentum, fused=a.fused or None)
+                              momentum=a.momentum, **fused)
     else:
-        opt = torch.optim.Adam(model.parameters(), lr=a.lr,
-                               fused=a.fused or None)
+        opt = torch.optim.Adam(model.parameters(), lr=a.lr, **fused)
     amp = a.mode != "fp32"
-    scaler = torch.amp.GradScaler("cuda", enabled=amp)
+    # fp32 steps without a scaler: PyTorch releases without torch.amp's
+    # GradScaler (the CPU's 1.13) run them too.
+    scaler = torch.amp.GradScaler("cuda") if amp else None
     forward = torch.compile(model) if a.mode == "compile" else model
 
     def step(i):
         k = i % batches
         xb = x[k * a.batch:(k + 1) * a.batch].to(dev, non_blocking=True)
         yb = y[k * a.batch:(k + 1) * a.batch].to(dev, non_blocking=True)
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+        if not amp:
+            loss = loss_fn(forward(xb), yb)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss
+        with torch.autocast("cuda", dtype=torch.float16):
             loss = loss_fn(forward(xb), yb)
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
@@ -254,8 +276,9 @@ def main():
 
     for i in range(a.warmup):
         step(i)
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
     # As mpc's runner: wall time of windows of steps, each ended by reading
     # the loss back (which waits for the device); the median window.
     windows = []
@@ -273,9 +296,11 @@ def main():
         "impl": "torch-" + a.mode + ("-math" if a.attention == "math" else ""),
         "model": a.model, "batch": a.batch,
         "ms_per_step": ms, "samples_per_s": a.batch * 1000.0 / ms,
-        "peak_bytes": torch.cuda.max_memory_allocated(),
+        "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None,
         "tflops": flops * a.batch / (ms * 1e-3) / 1e12,
-        "final_loss": float(loss), "gpu": torch.cuda.get_device_name(),
+        "final_loss": float(loss),
+        "gpu": torch.cuda.get_device_name() if cuda else None,
+        "threads": None if cuda else torch.get_num_threads(),
         "torch": torch.__version__}))
 
 

@@ -416,8 +416,8 @@ int main(int argc, char **argv) {
   if (emit == "obj")
     return 0;
 
-  // Link: the model object, the runner main, the runtime, LLVM Support (the
-  // runner's JSON), system libraries.
+  // Link: the model object, the runner main, the runtime (the CPU's with
+  // OpenBLAS), LLVM Support (the runner's JSON), system libraries.
   SmallVector<std::string> args{
       MPC_LINK_DRIVER, "-fuse-ld=lld", "-o",
       outputFile,      objectPath,     MPC_RUNNER_LIB};

@@ -407,6 +407,13 @@ void mpcrt_download(void *host, const void *buffer, int64_t bytes);
  * mpcrt_graph_end returns 1 when a graph was recorded, 0 when recording
  * failed (CUDA: the capture is discarded with a warning): nothing recorded
  * ran, so the caller runs that entry eagerly, from then on. */
+/* Host threads of the backend's kernels (the CPU's kernels and OpenBLAS;
+ * CUDA ignores it). A count <= 0 restores the default: OMP_NUM_THREADS
+ * when set, else every core the process may use. Results do not depend
+ * on it. */
+void mpcrt_set_threads(int32_t count);
+int32_t mpcrt_threads(void);
+
 #define MPCRT_GRAPH_SLOTS 4
 int32_t mpcrt_graph_begin(void);
 int32_t mpcrt_graph_end(int32_t slot);

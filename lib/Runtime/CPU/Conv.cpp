@@ -1,90 +1,176 @@
 //===- Conv.cpp - convolutions and layer normalisation --------------------===//
 //
-// Direct loops: the reference, not a fast path. f32 accumulation (f64 for
-// f64), one rounding per stored value.
+// Convolutions as GEMMs in OpenBLAS over im2col matrices (Blas.h);
+// layer normalisation in loops. f32 accumulation (f64 for f64), one
+// rounding per stored value.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Blas.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 using namespace mpcrt;
 
 namespace {
 
-/// Visits every (output position, filter tap, input position) triple that
-/// contributes to the convolution, with flat indices into the NHWC input,
-/// OHWI filter and NHWC output. All three kernels are this one loop nest.
-template <typename Fn> void forEachTap(const mpcrt_conv2d_shape &s, Fn fn) {
-  int64_t cg = s.c / s.groups, og = s.o / s.groups;
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t y = 0; y < s.ho; ++y)
-      for (int64_t x = 0; x < s.wo; ++x)
-        for (int64_t o = 0; o < s.o; ++o) {
-          int64_t g = o / og;
-          int64_t out = ((n * s.ho + y) * s.wo + x) * s.o + o;
-          for (int64_t i = 0; i < s.kh; ++i) {
-            int64_t iy = y * s.stride_h - s.pad_h + i * s.dilation_h;
-            if (iy < 0 || iy >= s.h)
-              continue;
-            for (int64_t j = 0; j < s.kw; ++j) {
-              int64_t ix = x * s.stride_w - s.pad_w + j * s.dilation_w;
-              if (ix < 0 || ix >= s.w)
-                continue;
-              for (int64_t c = 0; c < cg; ++c) {
-                int64_t in = ((n * s.h + iy) * s.w + ix) * s.c + g * cg + c;
-                int64_t f = ((o * s.kh + i) * s.kw + j) * cg + c;
-                fn(out, f, in);
-              }
-            }
-          }
-        }
-}
+/// The convolutions as GEMMs over an im2col matrix: one row per output
+/// position (n, y, x), one column per filter tap (i, j, c) of a group, the
+/// OHWI filter's order, so a group's filter is a [og, K] matrix. The
+/// matrix is built in chunks of rows that fit kChunkBytes.
+constexpr int64_t kChunkBytes = int64_t(8) << 20;
 
-/// Accumulates `target[a] += x[b] * y[c]` over the taps in the accumulation
-/// type, then rounds every target once.
-template <typename T, typename Pick>
-void accumulate(const mpcrt_conv2d_shape &s, int64_t targetSize, T *target,
-                const T *x, const T *y, Pick pick) {
-  using S = Storage<T>;
-  std::vector<typename S::Acc> acc(targetSize, 0);
-  forEachTap(s, [&](int64_t out, int64_t f, int64_t in) {
-    auto [t, a, b] = pick(out, f, in);
-    acc[t] += S::load(x[a]) * S::load(y[b]);
-  });
-  for (int64_t i = 0; i < targetSize; ++i)
-    target[i] = S::store(acc[i]);
-}
+struct Im2col {
+  const mpcrt_conv2d_shape &s;
+  int64_t cg, og, k, positions;
 
-struct Triple {
-  int64_t target, a, b;
+  explicit Im2col(const mpcrt_conv2d_shape &s)
+      : s(s), cg(s.c / s.groups), og(s.o / s.groups), k(s.kh * s.kw * cg),
+        positions(s.n * s.ho * s.wo) {}
+
+  template <typename Acc> int64_t chunkRows() const {
+    int64_t rows = kChunkBytes / static_cast<int64_t>(sizeof(Acc)) /
+                   std::max<int64_t>(k, 1);
+    return std::clamp<int64_t>(rows, 1, std::max<int64_t>(positions, 1));
+  }
+
+  /// Calls fn(tap, inputOffset) for the taps of output position `pos` that
+  /// fall inside the input (offset of channel 0 of group g), and
+  /// pad(tap) for those in the padding; tap indexes the row's cg-blocks.
+  template <typename In, typename Pad>
+  void taps(int64_t pos, int64_t g, In in, Pad pad) const {
+    int64_t x = pos % s.wo, y = (pos / s.wo) % s.ho, n = pos / (s.wo * s.ho);
+    for (int64_t i = 0; i < s.kh; ++i) {
+      int64_t iy = y * s.stride_h - s.pad_h + i * s.dilation_h;
+      for (int64_t j = 0; j < s.kw; ++j) {
+        int64_t ix = x * s.stride_w - s.pad_w + j * s.dilation_w;
+        int64_t tap = i * s.kw + j;
+        if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w)
+          pad(tap);
+        else
+          in(tap, ((n * s.h + iy) * s.w + ix) * s.c + g * cg);
+      }
+    }
+  }
+
+  /// Rows [row0, row0 + rows) of group g's matrix, widened.
+  template <typename T, typename Acc>
+  void gather(const T *input, int64_t g, int64_t row0, int64_t rows,
+              Acc *col) const {
+    for (int64_t r = 0; r < rows; ++r) {
+      Acc *dst = col + r * k;
+      taps(
+          row0 + r, g,
+          [&](int64_t tap, int64_t offset) {
+            for (int64_t c = 0; c < cg; ++c)
+              dst[tap * cg + c] = Storage<T>::load(input[offset + c]);
+          },
+          [&](int64_t tap) { std::fill_n(dst + tap * cg, cg, Acc(0)); });
+    }
+  }
+
+  /// Adds rows of a column-gradient matrix into the input gradient, in
+  /// position then tap order.
+  template <typename Acc>
+  void scatterAdd(const Acc *col, int64_t g, int64_t row0, int64_t rows,
+                  Acc *gradIn) const {
+    for (int64_t r = 0; r < rows; ++r) {
+      const Acc *src = col + r * k;
+      taps(
+          row0 + r, g,
+          [&](int64_t tap, int64_t offset) {
+            for (int64_t c = 0; c < cg; ++c)
+              gradIn[offset + c] += src[tap * cg + c];
+          },
+          [](int64_t) {});
+    }
+  }
 };
+
+/// Stores `count` accumulated values once each.
+template <typename T>
+void storeAll(const typename Storage<T>::Acc *from, T *to, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    to[i] = Storage<T>::store(from[i]);
+}
 
 template <typename T>
 void conv(const T *input, const T *filter, T *output,
           const mpcrt_conv2d_shape &s) {
-  accumulate(
-      s, s.n * s.ho * s.wo * s.o, output, input, filter,
-      [](int64_t out, int64_t f, int64_t in) { return Triple{out, in, f}; });
+  using Acc = typename Storage<T>::Acc;
+  constexpr bool exact = std::is_same_v<T, Acc>;
+  Im2col m(s);
+  const Acc *w = widen(filter, s.o * m.k, 1);
+  int64_t chunk = m.chunkRows<Acc>();
+  Acc *col = scratch<Acc>(0, chunk * m.k);
+  for (int64_t row0 = 0; row0 < m.positions; row0 += chunk) {
+    int64_t rows = std::min(chunk, m.positions - row0);
+    Acc *out = exact ? reinterpret_cast<Acc *>(output + row0 * s.o)
+                     : scratch<Acc>(2, rows * s.o);
+    for (int64_t g = 0; g < s.groups; ++g) {
+      m.gather(input, g, row0, rows, col);
+      gemm(false, true, rows, m.og, m.k, col, m.k, w + g * m.og * m.k, m.k,
+           Acc(0), out + g * m.og, s.o);
+    }
+    if constexpr (!exact)
+      storeAll(out, output + row0 * s.o, rows * s.o);
+  }
 }
 
 template <typename T>
 void convBackwardData(const T *gradOut, const T *filter, T *gradIn,
                       const mpcrt_conv2d_shape &s) {
-  accumulate(
-      s, s.n * s.h * s.w * s.c, gradIn, gradOut, filter,
-      [](int64_t out, int64_t f, int64_t in) { return Triple{in, out, f}; });
+  using Acc = typename Storage<T>::Acc;
+  constexpr bool exact = std::is_same_v<T, Acc>;
+  Im2col m(s);
+  int64_t inCount = s.n * s.h * s.w * s.c;
+  Acc *dx = exact ? reinterpret_cast<Acc *>(gradIn) : scratch<Acc>(2, inCount);
+  std::fill_n(dx, inCount, Acc(0));
+  const Acc *w = widen(filter, s.o * m.k, 1);
+  int64_t chunk = m.chunkRows<Acc>();
+  Acc *col = scratch<Acc>(0, chunk * m.k);
+  for (int64_t row0 = 0; row0 < m.positions; row0 += chunk) {
+    int64_t rows = std::min(chunk, m.positions - row0);
+    const Acc *dy = widen(gradOut + row0 * s.o, rows * s.o, 3);
+    for (int64_t g = 0; g < s.groups; ++g) {
+      gemm(false, false, rows, m.k, m.og, dy + g * m.og, s.o,
+           w + g * m.og * m.k, m.k, Acc(0), col, m.k);
+      m.scatterAdd(col, g, row0, rows, dx);
+    }
+  }
+  if constexpr (!exact)
+    storeAll(dx, gradIn, inCount);
 }
 
 template <typename T>
 void convBackwardFilter(const T *gradOut, const T *input, T *gradFilter,
                         const mpcrt_conv2d_shape &s) {
-  accumulate(
-      s, s.o * s.kh * s.kw * (s.c / s.groups), gradFilter, gradOut, input,
-      [](int64_t out, int64_t f, int64_t in) { return Triple{f, out, in}; });
+  using Acc = typename Storage<T>::Acc;
+  constexpr bool exact = std::is_same_v<T, Acc>;
+  Im2col m(s);
+  int64_t filterCount = s.o * m.k;
+  Acc *dw = exact ? reinterpret_cast<Acc *>(gradFilter)
+                  : scratch<Acc>(2, filterCount);
+  std::fill_n(dw, filterCount, Acc(0));
+  int64_t chunk = m.chunkRows<Acc>();
+  Acc *col = scratch<Acc>(0, chunk * m.k);
+  // dW_g[og, K] += dY_g^T col over the chunks of rows, in order.
+  for (int64_t row0 = 0; row0 < m.positions; row0 += chunk) {
+    int64_t rows = std::min(chunk, m.positions - row0);
+    const Acc *dy = widen(gradOut + row0 * s.o, rows * s.o, 3);
+    for (int64_t g = 0; g < s.groups; ++g) {
+      m.gather(input, g, row0, rows, col);
+      gemm(true, false, m.og, m.k, rows, dy + g * m.og, s.o, col, m.k, Acc(1),
+           dw + g * m.og * m.k, m.k);
+    }
+  }
+  if constexpr (!exact)
+    storeAll(dw, gradFilter, filterCount);
 }
 
 template <typename T, typename Stat>

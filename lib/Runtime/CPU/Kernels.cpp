@@ -1,17 +1,20 @@
 //===- Kernels.cpp - the CPU reference kernels ----------------------------===//
 //
-// Clarity over speed: these define what every backend must compute. Each
-// kernel is one template over the storage type; results are accumulated in
+// These define what every backend must compute. Each kernel is one
+// template over the storage type; results are accumulated in
 // Storage<T>::Acc (f32 for f16/bf16/f32, f64 for f64) and rounded once when
-// stored.
+// stored. Matrix products run in OpenBLAS on operands widened exactly to
+// the accumulation type (Blas.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Blas.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 using namespace mpcrt;
 
@@ -26,26 +29,35 @@ float mpcrt_bf16_to_f32(uint16_t bits) { return bf16ToF32(bits); }
 
 namespace {
 
+/// Batched C = op(A) op(B) in BLAS (Blas.h). A batch stride of 0
+/// broadcasts that operand.
 template <typename T>
 void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, T *c,
             int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
             bool transB) {
   using S = Storage<T>;
   using Acc = typename S::Acc;
+  if (batch == 0 || m == 0 || n == 0)
+    return;
+  int64_t lda = transA ? m : k, ldb = transB ? k : n;
+  // A stack of row-major A against one B: one product of batch*m rows.
+  if (bStride == 0 && !transA && aStride == m * k && batch > 1) {
+    m *= batch;
+    batch = 1;
+  }
+  const Acc *bw = bStride == 0 ? widen(b, k * n, 1) : nullptr;
   for (int64_t p = 0; p < batch; ++p) {
-    const T *ap = a + p * aStride;
-    const T *bp = b + p * bStride;
+    const Acc *ap = widen(a + p * aStride, m * k, 0);
+    const Acc *bp = bw ? bw : widen(b + p * bStride, k * n, 1);
     T *cp = c + p * m * n;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        Acc sum = 0;
-        for (int64_t l = 0; l < k; ++l) {
-          Acc x = S::load(transA ? ap[l * m + i] : ap[i * k + l]);
-          Acc y = S::load(transB ? bp[j * k + l] : bp[l * n + j]);
-          sum += x * y;
-        }
-        cp[i * n + j] = S::store(sum);
-      }
+    if constexpr (std::is_same_v<T, Acc>) {
+      gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(0), cp, n);
+    } else {
+      Acc *out = scratch<Acc>(2, m * n);
+      gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(0), out, n);
+      for (int64_t i = 0; i < m * n; ++i)
+        cp[i] = S::store(out[i]);
+    }
   }
 }
 

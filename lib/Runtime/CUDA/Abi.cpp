@@ -24,6 +24,9 @@ void *mpcrt_buffer_alloc(int64_t bytes) {
 }
 void mpcrt_buffer_free(void *buffer) { release(buffer); }
 int64_t mpcrt_memory_bytes(void) { return deviceBytes(); }
+// The step runs on the device: host threads do nothing for it.
+void mpcrt_set_threads(int32_t) {}
+int32_t mpcrt_threads(void) { return 1; }
 void mpcrt_upload(void *buffer, const void *host, int64_t bytes) {
   copyToDevice(buffer, host, bytes);
 }

@@ -139,6 +139,13 @@ static cl::opt<bool> noGraph(
              "(CUDA Graph; the CPU backend always runs eagerly)"),
     cl::init(false), cl::cat(category));
 
+static cl::opt<int> threads(
+    "threads",
+    cl::desc("Host threads of the CPU backend's kernels and OpenBLAS "
+             "(default: OMP_NUM_THREADS when set, else every core; results "
+             "do not depend on it)"),
+    cl::init(0), cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
   return 1;
@@ -372,6 +379,11 @@ int main(int argc, char **argv) {
       argc, argv,
       "A training executable compiled by mpc-compile.\n\n"
       "  train --data train.npz --steps 1000 --checkpoint ckpt.safetensors\n");
+
+  if (threads < 0 || threads > 1024)
+    return fail("--threads must be between 1 and 1024 (0: the default), not " +
+                llvm::Twine(threads.getValue()));
+  mpcrt_set_threads(threads);
 
   llvm::Expected<Model> parsed = parseModel(mpc_model);
   if (!parsed)

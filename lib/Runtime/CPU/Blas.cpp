@@ -1,0 +1,108 @@
+//===- Blas.cpp - matrix products through OpenBLAS, the thread count ------===//
+
+#include "Blas.h"
+#include "mpc/Runtime/mpcrt.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <thread>
+
+using namespace mpcrt;
+
+namespace {
+
+bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+/// The loops BLAS would run, for sizes its integers cannot hold.
+template <typename T>
+void loopGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c,
+              int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T sum = 0;
+      for (int64_t l = 0; l < k; ++l)
+        sum += (transA ? a[l * lda + i] : a[i * lda + l]) *
+               (transB ? b[j * ldb + l] : b[l * ldb + j]);
+      c[i * ldc + j] = beta == 0 ? sum : sum + beta * c[i * ldc + j];
+    }
+}
+
+template <typename T, typename Blas>
+void gemmWith(Blas blas, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
+              T beta, T *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) { // An empty sum: BLAS would refuse the leading dimensions.
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0 ? T(0) : c[i * ldc + j];
+    return;
+  }
+  threadCount(); // OpenBLAS follows the backend's count from the first call.
+  if (!fitsInt(m) || !fitsInt(n) || !fitsInt(k) || !fitsInt(lda) ||
+      !fitsInt(ldb) || !fitsInt(ldc))
+    return loopGemm(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  blas(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+       transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+       static_cast<int>(n), static_cast<int>(k), T(1), a, static_cast<int>(lda),
+       b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+/// 0 until the first use or mpcrt_set_threads.
+int threads = 0;
+
+/// OMP_NUM_THREADS (the convention OpenBLAS and PyTorch follow), else
+/// every core this process may use.
+int defaultThreads() {
+  if (const char *env = std::getenv("OMP_NUM_THREADS")) {
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end != env && v >= 1 && v <= 1024)
+      return static_cast<int>(v);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+} // namespace
+
+namespace mpcrt {
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+          float *c, int64_t ldc) {
+  gemmWith(cblas_sgemm, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const double *a, int64_t lda, const double *b, int64_t ldb,
+          double beta, double *c, int64_t ldc) {
+  gemmWith(cblas_dgemm, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+int threadCount() {
+  if (threads == 0)
+    setThreadCount(defaultThreads());
+  return threads;
+}
+
+void setThreadCount(int count) {
+  threads = std::clamp(count, 1, 1024);
+  openblas_set_num_threads(threads);
+}
+
+} // namespace mpcrt
+
+extern "C" {
+
+void mpcrt_set_threads(int32_t count) {
+  setThreadCount(count > 0 ? count : defaultThreads());
+}
+
+int32_t mpcrt_threads(void) { return threadCount(); }
+
+} // extern "C"
