@@ -1,6 +1,7 @@
 //===- Blas.cpp - matrix products through OpenBLAS, the thread count ------===//
 
 #include "Blas.h"
+#include "Parallel.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cblas.h>
@@ -43,14 +44,32 @@ void gemmWith(Blas blas, bool transA, bool transB, int64_t m, int64_t n,
         c[i * ldc + j] = beta == 0 ? T(0) : c[i * ldc + j];
     return;
   }
-  threadCount(); // OpenBLAS follows the backend's count from the first call.
   if (!fitsInt(m) || !fitsInt(n) || !fitsInt(k) || !fitsInt(lda) ||
       !fitsInt(ldb) || !fitsInt(ldc))
     return loopGemm(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc);
-  blas(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-       transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-       static_cast<int>(n), static_cast<int>(k), T(1), a, static_cast<int>(lda),
-       b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  threadCount(); // OpenBLAS runs single-threaded from the first call on.
+  auto call = [&](int64_t m, int64_t n, const T *a, const T *b, T *c) {
+    blas(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+         transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+         static_cast<int>(n), static_cast<int>(k), T(1), a,
+         static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+         static_cast<int>(ldc));
+  };
+  // The product in blocks of rows (or columns, whichever C has more of) on
+  // the pool. The blocks depend on the sizes only, so the same BLAS calls
+  // run whatever the thread count; each element's sum is one call's.
+  bool byRows = m >= n;
+  int64_t extent = byRows ? m : n;
+  int64_t block = std::max<int64_t>(128, (extent + 7) / 8 + 15) / 16 * 16;
+  if (m * n * k < (int64_t(1) << 20) || extent <= block)
+    return call(m, n, a, b, c);
+  parallelFor(extent, block, [&](int64_t begin, int64_t end) {
+    if (byRows)
+      call(end - begin, n, transA ? a + begin : a + begin * lda, b,
+           c + begin * ldc);
+    else
+      call(m, end - begin, a, transB ? b + begin * ldb : b + begin, c + begin);
+  });
 }
 
 /// 0 until the first use or mpcrt_set_threads.
@@ -92,7 +111,9 @@ int threadCount() {
 
 void setThreadCount(int count) {
   threads = std::clamp(count, 1, 1024);
-  openblas_set_num_threads(threads);
+  // The pool splits products among threads (gemmWith); OpenBLAS's own
+  // threads would spin between calls and take the cores from the pool's.
+  openblas_set_num_threads(1);
 }
 
 } // namespace mpcrt

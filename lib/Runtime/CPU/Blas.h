@@ -4,9 +4,10 @@
 // OpenBLAS: f32 in sgemm, f64 in dgemm. f16/bf16 operands are widened
 // exactly to f32 first, so every backend computes the same function (f32
 // accumulation of exactly-rounded inputs); only the order of the summation
-// is OpenBLAS's. OpenBLAS splits a product among threads by rows and
-// columns of the result, never along the summed dimension, so the result
-// does not depend on the thread count (tested).
+// is OpenBLAS's. OpenBLAS runs single-threaded: the backend's pool
+// (Parallel.h) splits a product into blocks of rows or columns of the
+// result, fixed by the sizes, so the same BLAS calls compute every element
+// whatever the thread count (tested).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,9 +33,9 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const double *a, int64_t lda, const double *b, int64_t ldb,
           double beta, double *c, int64_t ldc);
 
-/// The number of threads the CPU kernels and OpenBLAS use.
+/// The number of threads of the CPU kernels.
 int threadCount();
-/// Sets it (at least 1); OpenBLAS follows.
+/// Sets it (at least 1).
 void setThreadCount(int threads);
 
 /// A per-thread scratch vector of at least `count` elements (grown, never

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Blas.h"
+#include "Parallel.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -58,37 +59,47 @@ struct Im2col {
     }
   }
 
-  /// Rows [row0, row0 + rows) of group g's matrix, widened.
+  /// Rows [row0, row0 + rows) of group g's matrix, widened; the rows in
+  /// parallel.
   template <typename T, typename Acc>
   void gather(const T *input, int64_t g, int64_t row0, int64_t rows,
               Acc *col) const {
-    for (int64_t r = 0; r < rows; ++r) {
-      Acc *dst = col + r * k;
-      taps(
-          row0 + r, g,
-          [&](int64_t tap, int64_t offset) {
-            for (int64_t c = 0; c < cg; ++c)
-              dst[tap * cg + c] = Storage<T>::load(input[offset + c]);
-          },
-          [&](int64_t tap) { std::fill_n(dst + tap * cg, cg, Acc(0)); });
-    }
+    parallelFor(rows, grainFor(k), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        Acc *dst = col + r * k;
+        taps(
+            row0 + r, g,
+            [&](int64_t tap, int64_t offset) {
+              for (int64_t c = 0; c < cg; ++c)
+                dst[tap * cg + c] = Storage<T>::load(input[offset + c]);
+            },
+            [&](int64_t tap) { std::fill_n(dst + tap * cg, cg, Acc(0)); });
+      }
+    });
   }
 
   /// Adds rows of a column-gradient matrix into the input gradient, in
-  /// position then tap order.
+  /// position then tap order. Images do not share input elements: the
+  /// rows of each image in parallel.
   template <typename Acc>
   void scatterAdd(const Acc *col, int64_t g, int64_t row0, int64_t rows,
                   Acc *gradIn) const {
-    for (int64_t r = 0; r < rows; ++r) {
-      const Acc *src = col + r * k;
-      taps(
-          row0 + r, g,
-          [&](int64_t tap, int64_t offset) {
-            for (int64_t c = 0; c < cg; ++c)
-              gradIn[offset + c] += src[tap * cg + c];
-          },
-          [](int64_t) {});
-    }
+    int64_t perImage = s.ho * s.wo;
+    int64_t first = row0 / perImage, last = (row0 + rows - 1) / perImage;
+    parallelFor(last - first + 1, 1, [&](int64_t i0, int64_t i1) {
+      int64_t begin = std::max(row0, (first + i0) * perImage);
+      int64_t end = std::min(row0 + rows, (first + i1) * perImage);
+      for (int64_t pos = begin; pos < end; ++pos) {
+        const Acc *src = col + (pos - row0) * k;
+        taps(
+            pos, g,
+            [&](int64_t tap, int64_t offset) {
+              for (int64_t c = 0; c < cg; ++c)
+                gradIn[offset + c] += src[tap * cg + c];
+            },
+            [](int64_t) {});
+      }
+    });
   }
 };
 

@@ -7,12 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "Formulas.h"
+#include "Parallel.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using namespace mpcrt;
 
@@ -27,25 +29,43 @@ void binaryKernel(mpcrt_binary_op op, const T *lhs, const int64_t *ls,
                   const T *rhs, const int64_t *rs, T *out, const int64_t *shape,
                   int32_t rank) {
   using S = Storage<T>;
-  forEachStrided<2>(
-      shape, rank, {ls, rs}, {0, 0}, [&](int64_t i, const int64_t *at) {
-        out[i] = S::store(binary(op, S::load(lhs[at[0]]), S::load(rhs[at[1]])));
-      });
+  int64_t count = elementCount(shape, rank);
+  // Both operands dense in the result's shape: no index walk.
+  bool dense = true;
+  int64_t stride = 1;
+  for (int32_t d = rank - 1; d >= 0; stride *= shape[d], --d)
+    dense &= shape[d] == 1 || (ls[d] == stride && rs[d] == stride);
+  parallelFor(count, grainFor(8), [&](int64_t begin, int64_t end) {
+    if (dense) {
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = S::store(binary(op, S::load(lhs[i]), S::load(rhs[i])));
+      return;
+    }
+    forEachStridedIn<2>(shape, rank, {ls, rs}, {0, 0}, begin, end,
+                        [&](int64_t i, const int64_t *at) {
+                          out[i] = S::store(binary(op, S::load(lhs[at[0]]),
+                                                   S::load(rhs[at[1]])));
+                        });
+  });
 }
 
 template <typename T>
 void unaryKernel(mpcrt_unary_op op, const T *in, T *out, int64_t count) {
   using S = Storage<T>;
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = S::store(unary(op, S::load(in[i])));
+  parallelFor(count, grainFor(16), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = S::store(unary(op, S::load(in[i])));
+  });
 }
 
 template <typename T>
 void unaryGradKernel(mpcrt_unary_op op, const T *grad, const T *saved, T *out,
                      int64_t count) {
   using S = Storage<T>;
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
+  parallelFor(count, grainFor(16), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
+  });
 }
 
 template <typename T>
@@ -53,8 +73,10 @@ void reduceKernel(mpcrt_reduce_op op, const T *in, T *out, int64_t outer,
                   int64_t reduced, int64_t inner) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t j = 0; j < inner; ++j) {
+  // Each result is one sum in order: the results in parallel.
+  parallelFor(outer * inner, grainFor(reduced), [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      int64_t o = q / inner, j = q % inner;
       A acc =
           op == MPCRT_REDUCE_MAX ? -std::numeric_limits<A>::infinity() : A(0);
       for (int64_t r = 0; r < reduced; ++r) {
@@ -66,6 +88,7 @@ void reduceKernel(mpcrt_reduce_op op, const T *in, T *out, int64_t outer,
         acc /= static_cast<A>(reduced);
       out[o * inner + j] = S::store(acc);
     }
+  });
 }
 
 /// log(sum(exp(row))) computed stably, and the row maximum.
@@ -87,23 +110,34 @@ inline bool isClass(int64_t y, int64_t classes) {
   return y >= 0 && y < classes;
 }
 
+/// 1 + the first row whose label is not a class, or 0.
+inline int64_t firstBadLabel(const void *labels, int32_t bits, int64_t rows,
+                             int64_t classes) {
+  for (int64_t r = 0; r < rows; ++r)
+    if (!isClass(formulas::indexAt(labels, bits, r), classes))
+      return r + 1;
+  return 0;
+}
+
 template <typename T>
 int64_t crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
                      int64_t rows, int64_t classes, bool mean) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  A total = 0;
-  int64_t bad = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *row = logits + r * classes;
-    int64_t y = formulas::indexAt(labels, bits, r);
-    if (!isClass(y, classes)) {
-      if (!bad)
-        bad = r + 1;
-      continue;
+  int64_t bad = firstBadLabel(labels, bits, rows, classes);
+  // Each row's term in parallel, summed in row order.
+  std::vector<A> terms(static_cast<size_t>(rows), A(0));
+  parallelFor(rows, grainFor(4 * classes), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *row = logits + r * classes;
+      int64_t y = formulas::indexAt(labels, bits, r);
+      if (isClass(y, classes))
+        terms[r] = logSumExp<T, A>(row, classes) - S::load(row[y]);
     }
-    total += logSumExp<T, A>(row, classes) - S::load(row[y]);
-  }
+  });
+  A total = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    total += terms[r];
   // An empty batch has loss 0 (not the 0/0 of a mean over no rows).
   *loss = S::store(mean && rows > 0 ? total / static_cast<A>(rows) : total);
   return bad;
@@ -142,23 +176,22 @@ int64_t crossEntropyBackward(const T *gradLoss, const T *logits,
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = S::load(*gradLoss) / (mean ? static_cast<A>(rows) : A(1));
-  int64_t bad = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *row = logits + r * classes;
-    int64_t y = formulas::indexAt(labels, bits, r);
-    if (!isClass(y, classes)) {
-      if (!bad)
-        bad = r + 1;
-      std::fill(grad + r * classes, grad + (r + 1) * classes, S::store(A(0)));
-      continue;
+  parallelFor(rows, grainFor(8 * classes), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *row = logits + r * classes;
+      int64_t y = formulas::indexAt(labels, bits, r);
+      if (!isClass(y, classes)) {
+        std::fill(grad + r * classes, grad + (r + 1) * classes, S::store(A(0)));
+        continue;
+      }
+      A lse = logSumExp<T, A>(row, classes);
+      for (int64_t c = 0; c < classes; ++c) {
+        A p = std::exp(S::load(row[c]) - lse);
+        grad[r * classes + c] = S::store(scale * (p - (c == y ? A(1) : A(0))));
+      }
     }
-    A lse = logSumExp<T, A>(row, classes);
-    for (int64_t c = 0; c < classes; ++c) {
-      A p = std::exp(S::load(row[c]) - lse);
-      grad[r * classes + c] = S::store(scale * (p - (c == y ? A(1) : A(0))));
-    }
-  }
-  return bad;
+  });
+  return firstBadLabel(labels, bits, rows, classes);
 }
 
 /// The adjoint of a max over the middle dimension: the gradient is shared

@@ -1,10 +1,12 @@
 //===- Nn.cpp - batch norm, pooling, upsampling, embedding, dropout -------===//
 
 #include "Formulas.h"
+#include "Parallel.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,16 +21,46 @@ extern "C" void mpcrt_philox4x32(const uint32_t counter[4],
   std::memcpy(out, c, sizeof c);
 }
 
+namespace {
+
+/// Copies element `from` of `in` to element `to` of `out`, elements of
+/// `bytes` bytes (a fixed-size copy for the usual sizes, not a call).
+inline void copyElement(char *out, int64_t to, const char *in, int64_t from,
+                        int32_t bytes) {
+  switch (bytes) {
+  case 2:
+    return std::memcpy(out + to * 2, in + from * 2, 2), void();
+  case 4:
+    return std::memcpy(out + to * 4, in + from * 4, 4), void();
+  case 8:
+    return std::memcpy(out + to * 8, in + from * 8, 8), void();
+  default:
+    std::memcpy(out + to * bytes, in + from * bytes, bytes);
+  }
+}
+
+/// The strided walk of a copy or scatter, its elements in parallel (each
+/// written once).
+template <typename Fn>
+void stridedWalk(const int64_t *shape, int32_t rank, const int64_t *strides,
+                 int64_t offset, Fn fn) {
+  parallelFor(
+      elementCount(shape, rank), grainFor(4), [&](int64_t begin, int64_t end) {
+        forEachStridedIn<1>(shape, rank, {strides}, {offset}, begin, end, fn);
+      });
+}
+
+} // namespace
+
 extern "C" void mpcrt_strided_copy(const void *input, int64_t offset,
                                    const int64_t *strides, void *output,
                                    const int64_t *shape, int32_t rank,
                                    int32_t bytes) {
   const char *in = static_cast<const char *>(input);
   char *out = static_cast<char *>(output);
-  forEachStrided<1>(shape, rank, {strides}, {offset},
-                    [&](int64_t i, const int64_t *at) {
-                      std::memcpy(out + i * bytes, in + at[0] * bytes, bytes);
-                    });
+  stridedWalk(shape, rank, strides, offset, [&](int64_t i, const int64_t *at) {
+    copyElement(out, i, in, at[0], bytes);
+  });
 }
 
 extern "C" void mpcrt_strided_scatter(const void *input, void *output,
@@ -37,13 +69,51 @@ extern "C" void mpcrt_strided_scatter(const void *input, void *output,
                                       int32_t bytes) {
   const char *in = static_cast<const char *>(input);
   char *out = static_cast<char *>(output);
-  forEachStrided<1>(shape, rank, {strides}, {offset},
-                    [&](int64_t i, const int64_t *at) {
-                      std::memcpy(out + at[0] * bytes, in + i * bytes, bytes);
-                    });
+  stridedWalk(shape, rank, strides, offset, [&](int64_t i, const int64_t *at) {
+    copyElement(out, at[0], in, i, bytes);
+  });
 }
 
 namespace {
+
+/// Per-channel sums over the rows of a [rows, c] tensor: fn(row, ch)
+/// summed in blocks of rows (sizes that depend on c only), the blocks in
+/// parallel, their partial sums added in block order.
+template <typename A, size_t N, typename Fn>
+std::vector<std::array<A, N>> channelSums(int64_t rows, int64_t c, Fn fn) {
+  int64_t block =
+      std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(c, 1));
+  int64_t blocks = (rows + block - 1) / block;
+  std::vector<A> partial(static_cast<size_t>(blocks * c * N), A(0));
+  parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      A *p = partial.data() + b * c * N;
+      for (int64_t r = b * block; r < std::min(rows, (b + 1) * block); ++r)
+        for (int64_t ch = 0; ch < c; ++ch) {
+          std::array<A, N> v = fn(r, ch);
+          for (size_t k = 0; k < N; ++k)
+            p[ch * N + k] += v[k];
+        }
+    }
+  });
+  std::vector<std::array<A, N>> sums(static_cast<size_t>(c));
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (size_t k = 0; k < N; ++k) {
+      A total = 0;
+      for (int64_t b = 0; b < blocks; ++b)
+        total += partial[(b * c + ch) * N + k];
+      sums[ch][k] = total;
+    }
+  return sums;
+}
+
+/// Rows of a [rows, c] loop in parallel blocks.
+template <typename Fn> void forRows(int64_t rows, int64_t c, Fn fn) {
+  parallelFor(rows, grainFor(4 * c), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      fn(r);
+  });
+}
 
 template <typename T>
 void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
@@ -57,32 +127,40 @@ void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
     std::fill(savedInvstd, savedInvstd + c, 0.0f);
     return;
   }
+  // Two passes (mean, then squared deviations), as before.
+  auto sum = channelSums<A, 1>(rows, c, [&](int64_t r, int64_t ch) {
+    return std::array<A, 1>{S::load(x[r * c + ch])};
+  });
+  std::vector<A> mean(c), invstds(c), scale(c), shift(c);
+  for (int64_t ch = 0; ch < c; ++ch)
+    mean[ch] = sum[ch][0] / static_cast<A>(rows);
+  auto squares = channelSums<A, 1>(rows, c, [&](int64_t r, int64_t ch) {
+    A d = S::load(x[r * c + ch]) - mean[ch];
+    return std::array<A, 1>{d * d};
+  });
   for (int64_t ch = 0; ch < c; ++ch) {
-    A mean = 0, var = 0;
-    for (int64_t r = 0; r < rows; ++r)
-      mean += S::load(x[r * c + ch]);
-    mean /= static_cast<A>(rows);
-    for (int64_t r = 0; r < rows; ++r) {
-      A d = S::load(x[r * c + ch]) - mean;
-      var += d * d;
-    }
+    A var = squares[ch][0];
     A biased = var / static_cast<A>(rows);
     A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
     A invstd = A(1) / std::sqrt(biased + static_cast<A>(eps));
-    savedMean[ch] = static_cast<float>(mean);
+    savedMean[ch] = static_cast<float>(mean[ch]);
     savedInvstd[ch] = static_cast<float>(invstd);
-    A g = static_cast<A>(loadAny(pd, gamma, ch));
-    A b = static_cast<A>(loadAny(pd, beta, ch));
-    for (int64_t r = 0; r < rows; ++r)
-      y[r * c + ch] =
-          S::store((S::load(x[r * c + ch]) - mean) * invstd * g + b);
+    invstds[ch] = invstd;
+    scale[ch] = static_cast<A>(loadAny(pd, gamma, ch));
+    shift[ch] = static_cast<A>(loadAny(pd, beta, ch));
     storeAny(pd, runningMean, ch,
              (1 - momentum) * loadAny(pd, runningMean, ch) +
-                 momentum * static_cast<double>(mean));
+                 momentum * static_cast<double>(mean[ch]));
     storeAny(pd, runningVar, ch,
              (1 - momentum) * loadAny(pd, runningVar, ch) +
                  momentum * static_cast<double>(unbiased));
   }
+  forRows(rows, c, [&](int64_t r) {
+    for (int64_t ch = 0; ch < c; ++ch)
+      y[r * c + ch] = S::store((S::load(x[r * c + ch]) - mean[ch]) *
+                                   invstds[ch] * scale[ch] +
+                               shift[ch]);
+  });
 }
 
 template <typename T>
@@ -92,25 +170,28 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
                        void *dbeta, int64_t rows, int64_t c) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  // sum(dy) and sum(dy * xhat) per channel, in one pass.
+  auto sums = channelSums<A, 2>(rows, c, [&](int64_t r, int64_t ch) {
+    A d = S::load(dy[r * c + ch]);
+    A xhat = (S::load(x[r * c + ch]) - A(savedMean[ch])) * A(savedInvstd[ch]);
+    return std::array<A, 2>{d, d * xhat};
+  });
+  std::vector<A> k(c), meanDy(c), meanDyXhat(c);
+  A n = static_cast<A>(rows);
   for (int64_t ch = 0; ch < c; ++ch) {
-    A mean = savedMean[ch], invstd = savedInvstd[ch];
-    A g = static_cast<A>(loadAny(pd, gamma, ch));
-    A sumDy = 0, sumDyXhat = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      A d = S::load(dy[r * c + ch]);
-      sumDy += d;
-      sumDyXhat += d * (S::load(x[r * c + ch]) - mean) * invstd;
-    }
-    A n = static_cast<A>(rows);
-    for (int64_t r = 0; r < rows; ++r) {
-      A xhat = (S::load(x[r * c + ch]) - mean) * invstd;
-      dx[r * c + ch] = S::store(
-          g * invstd *
-          (S::load(dy[r * c + ch]) - sumDy / n - xhat * sumDyXhat / n));
-    }
-    storeAny(pd, dgamma, ch, sumDyXhat);
-    storeAny(pd, dbeta, ch, sumDy);
+    k[ch] = static_cast<A>(loadAny(pd, gamma, ch)) * A(savedInvstd[ch]);
+    meanDy[ch] = sums[ch][0] / n;
+    meanDyXhat[ch] = sums[ch][1] / n;
+    storeAny(pd, dgamma, ch, sums[ch][1]);
+    storeAny(pd, dbeta, ch, sums[ch][0]);
   }
+  forRows(rows, c, [&](int64_t r) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      A xhat = (S::load(x[r * c + ch]) - A(savedMean[ch])) * A(savedInvstd[ch]);
+      dx[r * c + ch] = S::store(k[ch] * (S::load(dy[r * c + ch]) - meanDy[ch] -
+                                         xhat * meanDyXhat[ch]));
+    }
+  });
 }
 
 /// Visits each pooling window: output index, then the valid input indices

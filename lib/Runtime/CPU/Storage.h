@@ -175,21 +175,28 @@ inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i, double value) {
   M(f32, float, float)                                                         \
   M(f64, double, double)
 
-/// Calls fn(i, offsets...) for every element i of a dense row-major `shape`,
-/// with one strided offset per operand: offset_k = base_k + sum_d index_d *
-/// strides_k[d]. The index walk of broadcasting, transposes and slices.
+/// Calls fn(i, offsets...) for the elements i in [begin, end) of a dense
+/// row-major `shape`, with one strided offset per operand: offset_k =
+/// base_k + sum_d index_d * strides_k[d]. The index walk of broadcasting,
+/// transposes and slices; a range of it is one thread's share.
 template <size_t N, typename Fn>
-void forEachStrided(const int64_t *shape, int32_t rank,
-                    const int64_t *const (&strides)[N],
-                    const int64_t (&bases)[N], Fn fn) {
-  int64_t count = 1;
-  for (int32_t d = 0; d < rank; ++d)
-    count *= shape[d];
+void forEachStridedIn(const int64_t *shape, int32_t rank,
+                      const int64_t *const (&strides)[N],
+                      const int64_t (&bases)[N], int64_t begin, int64_t end,
+                      Fn fn) {
+  if (begin >= end)
+    return;
   std::vector<int64_t> index(rank, 0);
   int64_t offsets[N];
   for (size_t k = 0; k < N; ++k)
     offsets[k] = bases[k];
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t d = rank - 1, rest = begin; d >= 0; --d) {
+    index[d] = shape[d] ? rest % shape[d] : 0;
+    rest = shape[d] ? rest / shape[d] : 0;
+    for (size_t k = 0; k < N; ++k)
+      offsets[k] += index[d] * strides[k][d];
+  }
+  for (int64_t i = begin; i < end; ++i) {
     fn(i, offsets);
     for (int32_t d = rank - 1; d >= 0; --d) { // odometer, offsets follow
       for (size_t k = 0; k < N; ++k)
@@ -201,6 +208,23 @@ void forEachStrided(const int64_t *shape, int32_t rank,
       index[d] = 0;
     }
   }
+}
+
+/// Elements of a dense row-major shape.
+inline int64_t elementCount(const int64_t *shape, int32_t rank) {
+  int64_t count = 1;
+  for (int32_t d = 0; d < rank; ++d)
+    count *= shape[d];
+  return count;
+}
+
+/// forEachStridedIn over the whole shape.
+template <size_t N, typename Fn>
+void forEachStrided(const int64_t *shape, int32_t rank,
+                    const int64_t *const (&strides)[N],
+                    const int64_t (&bases)[N], Fn fn) {
+  forEachStridedIn(shape, rank, strides, bases, 0, elementCount(shape, rank),
+                   fn);
 }
 
 } // namespace mpcrt

@@ -1,0 +1,51 @@
+//===- Parallel.h - the CPU kernels' threads --------------------*- C++ -*-===//
+//
+// One pool of threadCount() - 1 workers (Blas.h) plus the calling thread.
+// Work is cut into blocks whose boundaries depend only on the problem's
+// sizes, never on the number of threads, and each block writes its own
+// outputs (or a partial result that is combined in block order): what a
+// kernel computes does not depend on the thread count, so runs, resumes
+// and skipped steps stay bit-reproducible with any --threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_RUNTIME_CPU_PARALLEL_H
+#define MPC_RUNTIME_CPU_PARALLEL_H
+
+#include <algorithm>
+#include <cstdint>
+
+namespace mpcrt {
+
+/// Runs body(context, begin, end) for the blocks [b * grain, min(n, (b + 1)
+/// * grain)) of [0, n), on the pool; returns when all are done.
+void parallelBlocks(int64_t n, int64_t grain,
+                    void (*body)(void *, int64_t, int64_t), void *context);
+
+/// parallelBlocks with a callable. `grain` is the block size: pick it so
+/// a block is worth a thread's wake-up (tens of microseconds of work).
+template <typename Fn> void parallelFor(int64_t n, int64_t grain, Fn &&fn) {
+  if (n <= 0)
+    return;
+  grain = std::max<int64_t>(grain, 1);
+  if (n <= grain) {
+    fn(int64_t(0), n);
+    return;
+  }
+  parallelBlocks(
+      n, grain,
+      [](void *context, int64_t begin, int64_t end) {
+        (*static_cast<Fn *>(context))(begin, end);
+      },
+      &fn);
+}
+
+/// Elements per block for a loop costing about `work` elementary
+/// operations per index: about 64K operations per block.
+inline int64_t grainFor(int64_t work) {
+  return std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(work, 1));
+}
+
+} // namespace mpcrt
+
+#endif // MPC_RUNTIME_CPU_PARALLEL_H
