@@ -82,5 +82,37 @@ def table(args):
         print()
 
 
+def cpu(args):
+    """bench/cpu.sh's table: one row per model and thread count, mpc
+    against the fastest PyTorch configuration measured."""
+    import glob
+    import os
+    names = {"examples": "example", "mlp-large": "benchmark size"}
+    print("| model | threads | mpc ms/step | PyTorch ms/step | PyTorch / mpc |")
+    print("|---|---|---|---|---|")
+    for path in sorted(glob.glob(os.path.join(args[0], "*", "threads-*",
+                                              "results.jsonl"))):
+        group = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        threads = os.path.basename(os.path.dirname(path)).split("-")[1]
+        rows = [json.loads(l) for l in open(path) if l.strip()]
+        for model in sorted({r["model"] for r in rows}):
+            runs = {r["impl"]: r for r in rows if r["model"] == model}
+            ours, peer = runs.get("mpc-fp32"), runs.get("torch-fp32")
+            cells = ["%s (%s, batch %s)" % (model, names.get(group, group),
+                                            (ours or peer or {}).get(
+                                                "batch", "?")), threads]
+            for r in (ours, peer):
+                if r is None or "error" in r:
+                    cells.append("failed: " + (r or {}).get("error", "no run"))
+                else:
+                    blas = r.get("blas_threads")
+                    cells.append("%.2f" % r["ms_per_step"] +
+                                 (" (BLAS threads %d)" % blas if blas else ""))
+            ok = all(r is not None and "error" not in r for r in (ours, peer))
+            cells.append("%.2fx" % (peer["ms_per_step"] / ours["ms_per_step"])
+                         if ok else "")
+            print("| " + " | ".join(cells) + " |")
+
+
 if __name__ == "__main__":
-    {"ours": ours, "table": table}[sys.argv[1]](sys.argv[2:])
+    {"ours": ours, "table": table, "cpu": cpu}[sys.argv[1]](sys.argv[2:])

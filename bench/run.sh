@@ -48,7 +48,11 @@ LEVELS="${LEVELS:-fp32 O2}"
 PYTHON="${PYTHON:-python3}"
 THREADS="${THREADS:-0}"
 PEER_DEVICE=(--device cuda)
-if [ "$BACKEND" = cpu ]; then PEER_DEVICE=(--device cpu --threads "$THREADS"); fi
+if [ "$BACKEND" = cpu ]; then
+  blas=1
+  [ "$THREADS" -gt 1 ] && blas="1,$THREADS"
+  PEER_DEVICE=(--device cpu --threads "$THREADS" --blas-threads "$blas")
+fi
 # PHASE=build generates and compiles only; PHASE=run runs what a build made
 # (BENCH_DIR carried to the GPU machine, which needs no compiler); default
 # both.

@@ -37,6 +37,18 @@ def read_safetensors(path):
     return out
 
 
+def openblas():
+    """The OpenBLAS this process loaded (through PyTorch), for its thread
+    count."""
+    import ctypes
+    for line in open("/proc/self/maps"):
+        path = line.split()[-1]
+        if "openblas" in path and ".so" in path:
+            return ctypes.CDLL(path)
+    raise SystemExit("PyTorch did not load OpenBLAS: install Debian's "
+                     "libopenblas0-pthread (its libblas.so.3 alternative)")
+
+
 def mlp_from(weights):
     layers, i = [], 0
     while "w%d" % i in weights:
@@ -199,6 +211,9 @@ def main():
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     p.add_argument("--threads", type=int, default=0,
                    help="CPU: torch.set_num_threads (0: PyTorch's default)")
+    p.add_argument("--blas-threads", default="",
+                   help="CPU: OpenBLAS thread counts to try, e.g. 1,2 "
+                   "(the fastest is reported)")
     a = p.parse_args()
 
     cuda = a.device == "cuda"
@@ -274,24 +289,42 @@ def main():
         scaler.update()
         return loss
 
-    for i in range(a.warmup):
-        step(i)
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    # As mpc's runner: wall time of windows of steps, each ended by reading
-    # the loss back (which waits for the device); the median window.
-    windows = []
-    i = a.warmup
-    while i < a.warmup + a.steps:
-        n = min(a.window, a.warmup + a.steps - i)
-        start = time.perf_counter()
-        for j in range(i, i + n):
-            loss = step(j)
-        float(loss)
-        windows.append((time.perf_counter() - start) * 1e3 / n)
-        i += n
-    ms = statistics.median(windows)
+    def measure(first):
+        """Warm-up, then the median window; steps first, first + 1, ..."""
+        for i in range(first, first + a.warmup):
+            step(i)
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        # As mpc's runner: wall time of windows of steps, each ended by
+        # reading the loss back (which waits for the device); the median.
+        windows = []
+        i = first + a.warmup
+        while i < first + a.warmup + a.steps:
+            n = min(a.window, first + a.warmup + a.steps - i)
+            start = time.perf_counter()
+            for j in range(i, i + n):
+                loss = step(j)
+            float(loss)
+            windows.append((time.perf_counter() - start) * 1e3 / n)
+            i += n
+        return statistics.median(windows), loss
+
+    # On the CPU, PyTorch's products run in the BLAS it loaded (OpenBLAS
+    # on Debian), whose threads are its own: each --blas-threads count is
+    # measured in turn and the fastest kept, PyTorch at its best.
+    blas_counts = [None]
+    if not cuda and a.blas_threads:
+        blas = openblas()
+        blas_counts = [int(v) for v in a.blas_threads.split(",")]
+    ms, loss, blas_used, first = None, None, None, 0
+    for count in blas_counts:
+        if count is not None:
+            blas.openblas_set_num_threads(count)
+        took, last = measure(first)
+        first += a.warmup + a.steps
+        if ms is None or took < ms:
+            ms, loss, blas_used = took, last, count
     print(json.dumps({
         "impl": "torch-" + a.mode + ("-math" if a.attention == "math" else ""),
         "model": a.model, "batch": a.batch,
@@ -301,6 +334,7 @@ def main():
         "final_loss": float(loss),
         "gpu": torch.cuda.get_device_name() if cuda else None,
         "threads": None if cuda else torch.get_num_threads(),
+        "blas_threads": blas_used,
         "torch": torch.__version__}))
 
 

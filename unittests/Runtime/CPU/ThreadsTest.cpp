@@ -1,0 +1,145 @@
+//===- ThreadsTest.cpp - results do not depend on --threads ---------------===//
+//
+// Each threaded kernel, at sizes large enough to be split into several
+// blocks, run with 1, 2 and 3 threads on fresh random inputs: the results
+// must be bit-identical (the blocks depend on the sizes only). The blocked
+// products are also checked against a float64 reference, since the blocks
+// are where a wrong offset would show.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+#include "mpc/Runtime/mpcrt.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+using namespace mpcrt::test;
+
+/// Runs fn once per thread count and expects the bytes it returns to be
+/// the same each time.
+template <typename Fn> void expectSameWithAnyThreadCount(Fn fn) {
+  mpcrt_set_threads(1);
+  auto first = fn();
+  for (int threads : {2, 3}) {
+    mpcrt_set_threads(threads);
+    auto again = fn();
+    ASSERT_EQ(first.size(), again.size());
+    EXPECT_EQ(std::memcmp(first.data(), again.data(),
+                          first.size() * sizeof(first[0])),
+              0)
+        << threads << " threads";
+  }
+  mpcrt_set_threads(0);
+}
+
+std::vector<float> randomFloats(Rng &rng, size_t n) {
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = rng.normal();
+  return v;
+}
+
+TEST(Threads, BlockedMatmulMatchesFloat64WithAnyThreadCount) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  // Split by rows (m > n) and by columns (n > m), with transposes.
+  for (auto [m, n, k] :
+       {std::tuple<int64_t, int64_t, int64_t>{700, 90, 40}, {60, 900, 33}}) {
+    for (int t = 0; t < 4; ++t) {
+      bool ta = t & 1, tb = t & 2;
+      auto a = randomFloats(rng, m * k), b = randomFloats(rng, k * n);
+      std::vector<float> c;
+      expectSameWithAnyThreadCount([&] {
+        c.assign(m * n, NAN);
+        mpcrt_matmul_f32(a.data(), 0, b.data(), 0, c.data(), 1, m, n, k, ta,
+                         tb);
+        return c;
+      });
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double ref = 0, mag = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            double x = a[ta ? l * m + i : i * k + l];
+            double y = b[tb ? j * k + l : l * n + j];
+            ref += x * y;
+            mag += std::fabs(x * y);
+          }
+          ASSERT_NEAR(c[i * n + j], ref, k * std::ldexp(1.0, -24) * mag + 1e-30)
+              << m << "x" << n << "x" << k << " trans " << ta << tb << " at "
+              << i << "," << j;
+        }
+    }
+  }
+}
+
+TEST(Threads, ConvolutionsAreTheSameWithAnyThreadCount) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  mpcrt_conv2d_shape s{};
+  // Enough output positions for several im2col blocks and a product split
+  // by rows.
+  s.n = 4, s.h = 32, s.w = 30, s.c = 16, s.o = 32, s.kh = 3, s.kw = 3;
+  s.stride_h = s.stride_w = 1, s.pad_h = s.pad_w = 1;
+  s.dilation_h = s.dilation_w = 1, s.groups = 2;
+  s.ho = s.h, s.wo = s.w;
+  auto x = randomFloats(rng, s.n * s.h * s.w * s.c);
+  auto w = randomFloats(rng, s.o * s.kh * s.kw * (s.c / s.groups));
+  auto dy = randomFloats(rng, s.n * s.ho * s.wo * s.o);
+  expectSameWithAnyThreadCount([&] {
+    std::vector<float> y(dy.size()), dx(x.size()), dw(w.size()), all;
+    mpcrt_conv2d_f32(x.data(), w.data(), y.data(), &s);
+    mpcrt_conv2d_backward_data_f32(dy.data(), w.data(), dx.data(), &s);
+    mpcrt_conv2d_backward_filter_f32(dy.data(), x.data(), dw.data(), &s);
+    for (auto *v : {&y, &dx, &dw})
+      all.insert(all.end(), v->begin(), v->end());
+    return all;
+  });
+}
+
+TEST(Threads, NormalisationReductionsAndLossesAreTheSameWithAnyThreadCount) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 5000, c = 24, classes = 37, ceRows = 4000;
+  auto x = randomFloats(rng, rows * c), dy = randomFloats(rng, rows * c);
+  auto gamma = randomFloats(rng, c), beta = randomFloats(rng, c);
+  auto logits = randomFloats(rng, ceRows * classes);
+  std::vector<int32_t> labels(ceRows);
+  for (int32_t &l : labels)
+    l = static_cast<int32_t>(rng.uniform(0, classes));
+  expectSameWithAnyThreadCount([&] {
+    std::vector<float> runMean(c, 0.f), runVar(c, 1.f), y(rows * c), mean(c),
+        invstd(c), dx(rows * c), dg(c), db(c), sums(c), loss(1),
+        dlogits(ceRows * classes), one{1.f}, all;
+    mpcrt_batch_norm_f32(x.data(), MPCRT_F32, gamma.data(), beta.data(),
+                         runMean.data(), runVar.data(), y.data(), mean.data(),
+                         invstd.data(), rows, c, 0.1, 1e-5);
+    mpcrt_batch_norm_backward_f32(dy.data(), x.data(), MPCRT_F32, gamma.data(),
+                                  mean.data(), invstd.data(), dx.data(),
+                                  dg.data(), db.data(), rows, c);
+    mpcrt_reduce_f32(MPCRT_REDUCE_SUM, x.data(), sums.data(), 1, rows, c);
+    EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32,
+                                      loss.data(), ceRows, classes, 1),
+              0);
+    mpcrt_cross_entropy_backward_f32(one.data(), logits.data(), labels.data(),
+                                     32, dlogits.data(), ceRows, classes, 1);
+    for (auto *v : {&runMean, &runVar, &y, &mean, &invstd, &dx, &dg, &db, &sums,
+                    &loss, &dlogits})
+      all.insert(all.end(), v->begin(), v->end());
+    return all;
+  });
+}
+
+TEST(Threads, CountFollowsTheSetting) {
+  mpcrt_set_threads(3);
+  EXPECT_EQ(mpcrt_threads(), 3);
+  mpcrt_set_threads(0); // the default: at least one
+  EXPECT_GE(mpcrt_threads(), 1);
+}
+
+} // namespace
