@@ -110,9 +110,149 @@ void storeAll(const typename Storage<T>::Acc *from, T *to, int64_t count) {
     to[i] = Storage<T>::store(from[i]);
 }
 
+/// Stride-1, undilated convolutions without an im2col matrix: on the
+/// zero-padded image (Hp x Wp), output row y, column x of tap (i, j) reads
+/// padded element (y + i) * Wp + x + j, so over a "wide" output of ho x Wp
+/// positions (the last Wp - wo columns of each row are junk, never
+/// stored) each tap is one GEMM on a contiguous block of padded rows. The
+/// images in parallel, each with its own buffers; per image the taps are
+/// summed in order.
+struct Shifted {
+  const mpcrt_conv2d_shape &s;
+  int64_t cg, og, k, hp, wp, wide, padded;
+
+  explicit Shifted(const mpcrt_conv2d_shape &s)
+      : s(s), cg(s.c / s.groups), og(s.o / s.groups), k(s.kh * s.kw * cg),
+        hp(s.h + 2 * s.pad_h), wp(s.w + 2 * s.pad_w), wide(s.ho * wp),
+        // kw - 1 more rows: the last tap's block runs past the image.
+        padded((hp * wp + s.kw) * s.c) {}
+
+  static bool applies(const mpcrt_conv2d_shape &s) {
+    return s.stride_h == 1 && s.stride_w == 1 && s.dilation_h == 1 &&
+           s.dilation_w == 1 && s.ho == s.h + 2 * s.pad_h - s.kh + 1 &&
+           s.wo == s.w + 2 * s.pad_w - s.kw + 1 && s.n > 0;
+  }
+
+  /// Offset in the padded image of the block tap t reads.
+  int64_t tapOffset(int64_t t) const {
+    return ((t / s.kw) * wp + t % s.kw) * s.c;
+  }
+
+  /// Image n of an NHWC tensor, widened, into a zeroed padded buffer.
+  template <typename T, typename Acc>
+  void pad(const T *x, int64_t n, Acc *p) const {
+    std::fill_n(p, padded, Acc(0));
+    const T *image = x + n * s.h * s.w * s.c;
+    for (int64_t y = 0; y < s.h; ++y) {
+      Acc *row = p + ((y + s.pad_h) * wp + s.pad_w) * s.c;
+      const T *in = image + y * s.w * s.c;
+      for (int64_t i = 0; i < s.w * s.c; ++i)
+        row[i] = Storage<T>::load(in[i]);
+    }
+  }
+
+  /// Image n of the output gradient on the wide grid, junk columns 0.
+  template <typename T, typename Acc>
+  void widenGrad(const T *dy, int64_t n, Acc *w) const {
+    const T *image = dy + n * s.ho * s.wo * s.o;
+    for (int64_t y = 0; y < s.ho; ++y) {
+      Acc *row = w + y * wp * s.o;
+      for (int64_t i = 0; i < s.wo * s.o; ++i)
+        row[i] = Storage<T>::load(image[y * s.wo * s.o + i]);
+      std::fill(row + s.wo * s.o, row + wp * s.o, Acc(0));
+    }
+  }
+};
+
+template <typename T>
+void shiftedConv(const T *input, const T *filter, T *output,
+                 const mpcrt_conv2d_shape &s) {
+  using Acc = typename Storage<T>::Acc;
+  Shifted m(s);
+  const Acc *w = widen(filter, s.o * m.k, 1);
+  parallelFor(s.n, 1, [&](int64_t n0, int64_t n1) {
+    Acc *p = scratch<Acc>(0, m.padded);
+    Acc *out = scratch<Acc>(2, m.wide * s.o);
+    for (int64_t n = n0; n < n1; ++n) {
+      m.pad(input, n, p);
+      for (int64_t g = 0; g < s.groups; ++g)
+        for (int64_t t = 0; t < s.kh * s.kw; ++t)
+          gemm(false, true, m.wide, m.og, m.cg, p + m.tapOffset(t) + g * m.cg,
+               s.c, w + g * m.og * m.k + t * m.cg, m.k, Acc(t ? 1 : 0),
+               out + g * m.og, s.o);
+      T *image = output + n * s.ho * s.wo * s.o;
+      for (int64_t y = 0; y < s.ho; ++y)
+        for (int64_t i = 0; i < s.wo * s.o; ++i)
+          image[y * s.wo * s.o + i] =
+              Storage<T>::store(out[y * m.wp * s.o + i]);
+    }
+  });
+}
+
+template <typename T>
+void shiftedConvBackwardData(const T *gradOut, const T *filter, T *gradIn,
+                             const mpcrt_conv2d_shape &s) {
+  using Acc = typename Storage<T>::Acc;
+  Shifted m(s);
+  const Acc *w = widen(filter, s.o * m.k, 1);
+  parallelFor(s.n, 1, [&](int64_t n0, int64_t n1) {
+    Acc *dy = scratch<Acc>(0, m.wide * s.o);
+    Acc *dp = scratch<Acc>(2, m.padded);
+    for (int64_t n = n0; n < n1; ++n) {
+      m.widenGrad(gradOut, n, dy);
+      std::fill_n(dp, m.padded, Acc(0));
+      for (int64_t g = 0; g < s.groups; ++g)
+        for (int64_t t = 0; t < s.kh * s.kw; ++t)
+          gemm(false, false, m.wide, m.cg, m.og, dy + g * m.og, s.o,
+               w + g * m.og * m.k + t * m.cg, m.k, Acc(1),
+               dp + m.tapOffset(t) + g * m.cg, s.c);
+      T *image = gradIn + n * s.h * s.w * s.c;
+      for (int64_t y = 0; y < s.h; ++y) {
+        const Acc *row = dp + ((y + s.pad_h) * m.wp + s.pad_w) * s.c;
+        for (int64_t i = 0; i < s.w * s.c; ++i)
+          image[y * s.w * s.c + i] = Storage<T>::store(row[i]);
+      }
+    }
+  });
+}
+
+template <typename T>
+void shiftedConvBackwardFilter(const T *gradOut, const T *input, T *gradFilter,
+                               const mpcrt_conv2d_shape &s) {
+  using Acc = typename Storage<T>::Acc;
+  Shifted m(s);
+  int64_t filterCount = s.o * m.k;
+  // Each image's gradient apart, then summed in image order.
+  std::vector<Acc> partial(static_cast<size_t>(s.n * filterCount));
+  parallelFor(s.n, 1, [&](int64_t n0, int64_t n1) {
+    Acc *dy = scratch<Acc>(0, m.wide * s.o);
+    Acc *p = scratch<Acc>(2, m.padded);
+    for (int64_t n = n0; n < n1; ++n) {
+      m.widenGrad(gradOut, n, dy);
+      m.pad(input, n, p);
+      Acc *dw = partial.data() + n * filterCount;
+      for (int64_t g = 0; g < s.groups; ++g)
+        for (int64_t t = 0; t < s.kh * s.kw; ++t)
+          gemm(true, false, m.og, m.cg, m.wide, dy + g * m.og, s.o,
+               p + m.tapOffset(t) + g * m.cg, s.c, Acc(0),
+               dw + g * m.og * m.k + t * m.cg, m.k);
+    }
+  });
+  parallelFor(filterCount, grainFor(s.n), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      Acc total = 0;
+      for (int64_t n = 0; n < s.n; ++n)
+        total += partial[n * filterCount + i];
+      gradFilter[i] = Storage<T>::store(total);
+    }
+  });
+}
+
 template <typename T>
 void conv(const T *input, const T *filter, T *output,
           const mpcrt_conv2d_shape &s) {
+  if (Shifted::applies(s))
+    return shiftedConv(input, filter, output, s);
   using Acc = typename Storage<T>::Acc;
   constexpr bool exact = std::is_same_v<T, Acc>;
   Im2col m(s);
@@ -136,6 +276,8 @@ void conv(const T *input, const T *filter, T *output,
 template <typename T>
 void convBackwardData(const T *gradOut, const T *filter, T *gradIn,
                       const mpcrt_conv2d_shape &s) {
+  if (Shifted::applies(s))
+    return shiftedConvBackwardData(gradOut, filter, gradIn, s);
   using Acc = typename Storage<T>::Acc;
   constexpr bool exact = std::is_same_v<T, Acc>;
   Im2col m(s);
@@ -161,6 +303,8 @@ void convBackwardData(const T *gradOut, const T *filter, T *gradIn,
 template <typename T>
 void convBackwardFilter(const T *gradOut, const T *input, T *gradFilter,
                         const mpcrt_conv2d_shape &s) {
+  if (Shifted::applies(s))
+    return shiftedConvBackwardFilter(gradOut, input, gradFilter, s);
   using Acc = typename Storage<T>::Acc;
   constexpr bool exact = std::is_same_v<T, Acc>;
   Im2col m(s);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 using namespace mpcrt;
@@ -49,12 +50,37 @@ void binaryKernel(mpcrt_binary_op op, const T *lhs, const int64_t *ls,
   });
 }
 
+/// Calls fn with the op as a compile-time constant, so that the loop fn
+/// runs has no switch per element.
+template <typename Fn> void withUnaryOp(mpcrt_unary_op op, Fn fn) {
+  switch (op) {
+#define MPCRT_UNARY_CASE(OP)                                                   \
+  case OP:                                                                     \
+    return fn(std::integral_constant<mpcrt_unary_op, OP>{});
+    MPCRT_UNARY_CASE(MPCRT_NEG)
+    MPCRT_UNARY_CASE(MPCRT_EXP)
+    MPCRT_UNARY_CASE(MPCRT_LOG)
+    MPCRT_UNARY_CASE(MPCRT_SQRT)
+    MPCRT_UNARY_CASE(MPCRT_RSQRT)
+    MPCRT_UNARY_CASE(MPCRT_TANH)
+    MPCRT_UNARY_CASE(MPCRT_SIGMOID)
+    MPCRT_UNARY_CASE(MPCRT_RELU)
+    MPCRT_UNARY_CASE(MPCRT_GELU)
+    MPCRT_UNARY_CASE(MPCRT_GELU_TANH)
+#undef MPCRT_UNARY_CASE
+  }
+  fn(op); // not an op: the formulas' NaN
+}
+
 template <typename T>
 void unaryKernel(mpcrt_unary_op op, const T *in, T *out, int64_t count) {
   using S = Storage<T>;
-  parallelFor(count, grainFor(16), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      out[i] = S::store(unary(op, S::load(in[i])));
+  withUnaryOp(op, [&](auto o) {
+    parallelFor(count, grainFor(16), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        out[i] =
+            S::store(unary(static_cast<mpcrt_unary_op>(o), S::load(in[i])));
+    });
   });
 }
 
@@ -62,9 +88,13 @@ template <typename T>
 void unaryGradKernel(mpcrt_unary_op op, const T *grad, const T *saved, T *out,
                      int64_t count) {
   using S = Storage<T>;
-  parallelFor(count, grainFor(16), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
+  withUnaryOp(op, [&](auto o) {
+    parallelFor(count, grainFor(16), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = S::store(
+            S::load(grad[i]) *
+            derivative(static_cast<mpcrt_unary_op>(o), S::load(saved[i])));
+    });
   });
 }
 

@@ -195,27 +195,33 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
 }
 
 /// Visits each pooling window: output index, then the valid input indices
-/// and PyTorch's divisor for average pooling.
+/// and PyTorch's divisor for average pooling. Windows of different images
+/// read and write disjoint elements: the images in parallel, each in the
+/// same order as alone.
 template <typename Fn> void forEachWindow(const mpcrt_pool2d_shape &s, Fn fn) {
-  std::vector<int64_t> inputs;
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t oy = 0; oy < s.ho; ++oy)
-      for (int64_t ox = 0; ox < s.wo; ++ox) {
-        int64_t y0 = oy * s.stride_h - s.pad_h, x0 = ox * s.stride_w - s.pad_w;
-        int64_t y1 = std::min(y0 + s.kh, s.h + s.pad_h);
-        int64_t x1 = std::min(x0 + s.kw, s.w + s.pad_w);
-        int64_t padded = (y1 - y0) * (x1 - x0);
-        y0 = std::max<int64_t>(y0, 0), x0 = std::max<int64_t>(x0, 0);
-        y1 = std::min(y1, s.h), x1 = std::min(x1, s.w);
-        int64_t divisor = s.count_include_pad ? padded : (y1 - y0) * (x1 - x0);
-        for (int64_t ch = 0; ch < s.c; ++ch) {
-          inputs.clear();
-          for (int64_t y = y0; y < y1; ++y)
-            for (int64_t x = x0; x < x1; ++x)
-              inputs.push_back(((n * s.h + y) * s.w + x) * s.c + ch);
-          fn(((n * s.ho + oy) * s.wo + ox) * s.c + ch, inputs, divisor);
+  parallelFor(s.n, 1, [&](int64_t n0, int64_t n1) {
+    std::vector<int64_t> inputs;
+    for (int64_t n = n0; n < n1; ++n)
+      for (int64_t oy = 0; oy < s.ho; ++oy)
+        for (int64_t ox = 0; ox < s.wo; ++ox) {
+          int64_t y0 = oy * s.stride_h - s.pad_h,
+                  x0 = ox * s.stride_w - s.pad_w;
+          int64_t y1 = std::min(y0 + s.kh, s.h + s.pad_h);
+          int64_t x1 = std::min(x0 + s.kw, s.w + s.pad_w);
+          int64_t padded = (y1 - y0) * (x1 - x0);
+          y0 = std::max<int64_t>(y0, 0), x0 = std::max<int64_t>(x0, 0);
+          y1 = std::min(y1, s.h), x1 = std::min(x1, s.w);
+          int64_t divisor =
+              s.count_include_pad ? padded : (y1 - y0) * (x1 - x0);
+          for (int64_t ch = 0; ch < s.c; ++ch) {
+            inputs.clear();
+            for (int64_t y = y0; y < y1; ++y)
+              for (int64_t x = x0; x < x1; ++x)
+                inputs.push_back(((n * s.h + y) * s.w + x) * s.c + ch);
+            fn(((n * s.ho + oy) * s.wo + ox) * s.c + ch, inputs, divisor);
+          }
         }
-      }
+  });
 }
 
 /// The first maximum of a window (a NaN wins, as in PyTorch).

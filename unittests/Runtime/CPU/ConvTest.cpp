@@ -80,12 +80,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvTest,
                                            std::make_tuple(2, 1, 1, 1),
                                            std::make_tuple(1, 2, 2, 1),
                                            std::make_tuple(2, 1, 2, 2),
-                                           std::make_tuple(3, 0, 1, 2)));
+                                           std::make_tuple(3, 0, 1, 2),
+                                           std::make_tuple(1, 1, 1, 2)));
 
 /// f16/bf16/f32 kernels on inputs exact in that type agree with the f64
-/// kernel within one rounding plus f32 accumulation.
-TEST(ConvPrecision, LowPrecisionMatchesF64) {
-  mpcrt_conv2d_shape s = makeShape(2, 1, 1, 2);
+/// kernel within one rounding plus f32 accumulation; stride 2 takes the
+/// im2col kernels, stride 1 the shifted-GEMM ones.
+class ConvPrecision : public ::testing::TestWithParam<int> {};
+
+TEST_P(ConvPrecision, LowPrecisionMatchesF64) {
+  mpcrt_conv2d_shape s = makeShape(GetParam(), 1, 1, 2);
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed));
   int64_t cg = s.c / s.groups;
@@ -155,6 +159,8 @@ TEST(ConvPrecision, LowPrecisionMatchesF64) {
           });
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Strides, ConvPrecision, ::testing::Values(2, 1));
 
 TEST(LayerNorm, ForwardAndBackwardInF64) {
   Rng rng;
