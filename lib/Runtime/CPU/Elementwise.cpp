@@ -103,22 +103,36 @@ void reduceKernel(mpcrt_reduce_op op, const T *in, T *out, int64_t outer,
                   int64_t reduced, int64_t inner) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  // Each result is one sum in order: the results in parallel.
-  parallelFor(outer * inner, grainFor(reduced), [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-      int64_t o = q / inner, j = q % inner;
-      A acc =
-          op == MPCRT_REDUCE_MAX ? -std::numeric_limits<A>::infinity() : A(0);
-      for (int64_t r = 0; r < reduced; ++r) {
-        A x = S::load(in[(o * reduced + r) * inner + j]);
-        acc = op == MPCRT_REDUCE_MAX ? (std::isnan(x) || x > acc ? x : acc)
-                                     : acc + x;
-      }
-      if (op == MPCRT_REDUCE_MEAN)
-        acc /= static_cast<A>(reduced);
-      out[o * inner + j] = S::store(acc);
-    }
-  });
+  bool max = op == MPCRT_REDUCE_MAX;
+  auto combine = [max](A acc, A x) {
+    return max ? (std::isnan(x) || x > acc ? x : acc) : acc + x;
+  };
+  A start = max ? -std::numeric_limits<A>::infinity() : A(0);
+  // Each result is one sum over r in order. Blocks of adjacent results
+  // (a run of j) walk the rows once, reading contiguous elements.
+  if (outer == 0 || inner == 0)
+    return;
+  int64_t block = std::min<int64_t>(inner, 256);
+  int64_t perOuter = (inner + block - 1) / block;
+  parallelFor(outer * perOuter, grainFor(reduced * block),
+              [&](int64_t q0, int64_t q1) {
+                A acc[256];
+                for (int64_t q = q0; q < q1; ++q) {
+                  int64_t o = q / perOuter, j0 = (q % perOuter) * block;
+                  int64_t width = std::min(block, inner - j0);
+                  std::fill_n(acc, width, start);
+                  for (int64_t r = 0; r < reduced; ++r) {
+                    const T *row = in + (o * reduced + r) * inner + j0;
+                    for (int64_t j = 0; j < width; ++j)
+                      acc[j] = combine(acc[j], S::load(row[j]));
+                  }
+                  for (int64_t j = 0; j < width; ++j)
+                    out[o * inner + j0 + j] =
+                        S::store(op == MPCRT_REDUCE_MEAN
+                                     ? acc[j] / static_cast<A>(reduced)
+                                     : acc[j]);
+                }
+              });
 }
 
 /// log(sum(exp(row))) computed stably, and the row maximum.

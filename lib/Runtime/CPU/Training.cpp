@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Formulas.h"
+#include "Parallel.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -26,15 +27,17 @@ template <typename P>
 void writeCopy(const P *param, mpcrt_dtype dtype, void *copy, int64_t count) {
   if (!copy)
     return;
-  for (int64_t i = 0; i < count; ++i) {
-    float value = static_cast<float>(Storage<P>::load(param[i]));
-    if (dtype == MPCRT_F16)
-      static_cast<uint16_t *>(copy)[i] = f32ToF16(value);
-    else if (dtype == MPCRT_BF16)
-      static_cast<uint16_t *>(copy)[i] = f32ToBF16(value);
-    else
-      static_cast<float *>(copy)[i] = value;
-  }
+  parallelFor(count, grainFor(4), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float value = static_cast<float>(Storage<P>::load(param[i]));
+      if (dtype == MPCRT_F16)
+        static_cast<uint16_t *>(copy)[i] = f32ToF16(value);
+      else if (dtype == MPCRT_BF16)
+        static_cast<uint16_t *>(copy)[i] = f32ToBF16(value);
+      else
+        static_cast<float *>(copy)[i] = value;
+    }
+  });
 }
 
 template <typename P, typename G>
@@ -52,13 +55,16 @@ void sgd(P *param, const G *grad, const float *lr, P *buffer,
                                   static_cast<Acc>(weightDecay),
                                   nesterov,
                                   buffer != nullptr};
-    for (int64_t i = 0; i < count; ++i) {
-      Acc b = buffer ? Storage<P>::load(buffer[i]) : Acc(0);
-      Acc g = static_cast<Acc>(Storage<G>::load(grad[i]));
-      param[i] = Storage<P>::store(rule.step(Storage<P>::load(param[i]), g, b));
-      if (buffer)
-        buffer[i] = Storage<P>::store(b);
-    }
+    parallelFor(count, grainFor(8), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        Acc b = buffer ? Storage<P>::load(buffer[i]) : Acc(0);
+        Acc g = static_cast<Acc>(Storage<G>::load(grad[i]));
+        param[i] =
+            Storage<P>::store(rule.step(Storage<P>::load(param[i]), g, b));
+        if (buffer)
+          buffer[i] = Storage<P>::store(b);
+      }
+    });
   }
   writeCopy(param, copyDtype, copy, count);
 }
@@ -96,14 +102,16 @@ void adam(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
     const formulas::Adam<Acc> rule(
         *lr, *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1,
         beta2, eps, weightDecay, decoupled, biasCorrection);
-    for (int64_t i = 0; i < count; ++i) {
-      Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
-      Acc p = rule.step(Storage<P>::load(param[i]),
-                        static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
-      expAvg[i] = Storage<P>::store(m);
-      expAvgSq[i] = Storage<P>::store(v);
-      param[i] = Storage<P>::store(p);
-    }
+    parallelFor(count, grainFor(16), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+        Acc p = rule.step(Storage<P>::load(param[i]),
+                          static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+        expAvg[i] = Storage<P>::store(m);
+        expAvgSq[i] = Storage<P>::store(v);
+        param[i] = Storage<P>::store(p);
+      }
+    });
   }
   writeCopy(param, copyDtype, copy, count);
 }
