@@ -5,7 +5,9 @@
 # MLP (1024 -> 4 x 4096 -> 1000, batch 512), from the same initial weights
 # on the same batches, with each thread count of THREADS_LIST (default
 # "1 2"). Prints ms/step of both and the ratio (PyTorch's time over mpc's:
-# above 1, mpc is faster).
+# above 1, mpc is faster), and mpc's GFLOP/s (the products' multiply-adds)
+# as a share of the f32 GEMM rate measured in the same run
+# (bench/cpu_limits.py: a 2048^3 sgemm in OpenBLAS with N threads).
 #
 #   scripts/setup.sh && bench/cpu.sh      # work in bench/out-cpu/
 #
@@ -16,13 +18,13 @@
 # and at N and the faster kept (torch_peer.py --blas-threads), so the peer
 # is at its best. mpc: --threads N. Timing as bench/run.sh: WARMUP untimed
 # steps, then STEPS timed in windows of 10, the median window.
-# Selectors: GROUPS (default "examples mlp-large"), THREADS_LIST, STEPS,
+# Selectors: BENCH_GROUPS (default "examples mlp-large"), THREADS_LIST, STEPS,
 # WARMUP (the benchmark-size MLP uses LARGE_STEPS, LARGE_WARMUP).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$ROOT/bench/out-cpu}"
 THREADS_LIST="${THREADS_LIST:-1 2}"
-GROUPS_SELECTED="${GROUPS:-examples mlp-large}"
+GROUPS_SELECTED="${BENCH_GROUPS:-examples mlp-large}"
 STEPS="${STEPS:-50}" WARMUP="${WARMUP:-10}"
 LARGE_STEPS="${LARGE_STEPS:-10}" LARGE_WARMUP="${LARGE_WARMUP:-2}"
 
@@ -46,6 +48,11 @@ export PYTHON
 
 mkdir -p "$OUT"
 FAILED=0
+# The floor, in the same run: the f32 GEMM rate at each thread count.
+for t in $THREADS_LIST; do
+  "$PYTHON" "$ROOT/bench/cpu_limits.py" --threads "$t" \
+    > "$OUT/limits-threads-$t.json" || FAILED=1
+done
 # group NAME VARIABLES...: the models of one group, built once, then run
 # with each thread count.
 group() {

@@ -88,8 +88,20 @@ def cpu(args):
     import glob
     import os
     names = {"examples": "example", "mlp-large": "benchmark size"}
-    print("| model | threads | mpc ms/step | PyTorch ms/step | PyTorch / mpc |")
-    print("|---|---|---|---|---|")
+    rates = {}
+    for path in glob.glob(os.path.join(args[0], "limits-threads-*.json")):
+        for line in open(path):
+            if line.strip():
+                r = json.loads(line)
+                rates[str(r["threads"])] = r["gemm_f32_gflops"]
+    for t in sorted(rates):
+        print("Measured f32 GEMM rate (2048^3 sgemm, OpenBLAS), %s "
+              "thread(s): %.0f GFLOP/s." % (t, rates[t]))
+    if rates:
+        print()
+    print("| model | threads | mpc ms/step | PyTorch ms/step | PyTorch / mpc "
+          "| mpc GFLOP/s (of GEMM rate) |")
+    print("|---|---|---|---|---|---|")
     for path in sorted(glob.glob(os.path.join(args[0], "*", "threads-*",
                                               "results.jsonl"))):
         group = os.path.basename(os.path.dirname(os.path.dirname(path)))
@@ -98,9 +110,10 @@ def cpu(args):
         for model in sorted({r["model"] for r in rows}):
             runs = {r["impl"]: r for r in rows if r["model"] == model}
             ours, peer = runs.get("mpc-fp32"), runs.get("torch-fp32")
+            batch = next((r["batch"] for r in (ours, peer)
+                          if r and "batch" in r), "?")
             cells = ["%s (%s, batch %s)" % (model, names.get(group, group),
-                                            (ours or peer or {}).get(
-                                                "batch", "?")), threads]
+                                            batch), threads]
             for r in (ours, peer):
                 if r is None or "error" in r:
                     cells.append("failed: " + (r or {}).get("error", "no run"))
@@ -111,6 +124,13 @@ def cpu(args):
             ok = all(r is not None and "error" not in r for r in (ours, peer))
             cells.append("%.2fx" % (peer["ms_per_step"] / ours["ms_per_step"])
                          if ok else "")
+            if ours is not None and "error" not in ours:
+                gflops = ours["tflops"] * 1e3
+                rate = rates.get(threads)
+                cells.append("%.1f" % gflops + (" (%.0f%%)" % (
+                    100 * gflops / rate) if rate else ""))
+            else:
+                cells.append("")
             print("| " + " | ".join(cells) + " |")
 
 
