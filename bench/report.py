@@ -134,5 +134,26 @@ def cpu(args):
             print("| " + " | ".join(cells) + " |")
 
 
+def conv(args):
+    """bench/cpu/conv.sh's table: per shape and thread count, each kernel's
+    time in mpc and oneDNN, and oneDNN's over mpc's."""
+    rows = [json.loads(l) for l in open(args[0]) if l.strip()]
+    print("| N H W C O K | threads | kernel | mpc ms | oneDNN ms | "
+          "oneDNN / mpc |")
+    print("|---|---|---|---|---|---|")
+    for ours in (r for r in rows if r["impl"] == "mpc"):
+        peer = next((r for r in rows if r["impl"] == "onednn" and
+                     r["shape"] == ours["shape"] and
+                     r["threads"] == ours["threads"]), None)
+        for kernel in ("forward", "backward_data", "backward_filter"):
+            key = kernel + "_ms"
+            cells = [" ".join(str(v) for v in ours["shape"]),
+                     str(ours["threads"]), kernel, "%.2f" % ours[key]]
+            cells += (["%.2f" % peer[key], "%.2fx" % (peer[key] / ours[key])]
+                      if peer else ["", ""])
+            print("| " + " | ".join(cells) + " |")
+
+
 if __name__ == "__main__":
-    {"ours": ours, "table": table, "cpu": cpu}[sys.argv[1]](sys.argv[2:])
+    {"ours": ours, "table": table, "cpu": cpu,
+     "conv": conv}[sys.argv[1]](sys.argv[2:])
