@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Blas.h"
+#include "Parallel.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -65,22 +66,24 @@ template <typename T>
 void softmax(const T *input, T *output, int64_t rows, int64_t cols, bool log) {
   using S = Storage<T>;
   using Acc = typename S::Acc;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *in = input + r * cols;
-    T *out = output + r * cols;
-    // Subtract the row maximum: exp never overflows.
-    Acc max = -std::numeric_limits<Acc>::infinity();
-    for (int64_t c = 0; c < cols; ++c)
-      max = std::fmax(max, S::load(in[c]));
-    Acc sum = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      sum += std::exp(S::load(in[c]) - max);
-    Acc logSum = std::log(sum);
-    for (int64_t c = 0; c < cols; ++c) {
-      Acc shifted = S::load(in[c]) - max;
-      out[c] = S::store(log ? shifted - logSum : std::exp(shifted) / sum);
+  parallelFor(rows, grainFor(8 * cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *in = input + r * cols;
+      T *out = output + r * cols;
+      // Subtract the row maximum: exp never overflows.
+      Acc max = -std::numeric_limits<Acc>::infinity();
+      for (int64_t c = 0; c < cols; ++c)
+        max = std::fmax(max, S::load(in[c]));
+      Acc sum = 0;
+      for (int64_t c = 0; c < cols; ++c)
+        sum += std::exp(S::load(in[c]) - max);
+      Acc logSum = std::log(sum);
+      for (int64_t c = 0; c < cols; ++c) {
+        Acc shifted = S::load(in[c]) - max;
+        out[c] = S::store(log ? shifted - logSum : std::exp(shifted) / sum);
+      }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -88,19 +91,21 @@ void softmaxBackward(const T *grad, const T *output, T *gradInput, int64_t rows,
                      int64_t cols, bool log) {
   using S = Storage<T>;
   using Acc = typename S::Acc;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *dy = grad + r * cols, *y = output + r * cols;
-    // softmax: dx = y * (dy - sum(dy * y)); log-softmax: dx = dy -
-    // exp(y) * sum(dy).
-    Acc sum = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      sum += log ? S::load(dy[c]) : S::load(dy[c]) * S::load(y[c]);
-    for (int64_t c = 0; c < cols; ++c) {
-      Acc d = S::load(dy[c]), v = S::load(y[c]);
-      gradInput[r * cols + c] =
-          S::store(log ? d - std::exp(v) * sum : v * (d - sum));
+  parallelFor(rows, grainFor(6 * cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *dy = grad + r * cols, *y = output + r * cols;
+      // softmax: dx = y * (dy - sum(dy * y)); log-softmax: dx = dy -
+      // exp(y) * sum(dy).
+      Acc sum = 0;
+      for (int64_t c = 0; c < cols; ++c)
+        sum += log ? S::load(dy[c]) : S::load(dy[c]) * S::load(y[c]);
+      for (int64_t c = 0; c < cols; ++c) {
+        Acc d = S::load(dy[c]), v = S::load(y[c]);
+        gradInput[r * cols + c] =
+            S::store(log ? d - std::exp(v) * sum : v * (d - sum));
+      }
     }
-  }
+  });
 }
 
 } // namespace
@@ -109,8 +114,26 @@ extern "C" {
 
 void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
                 void *output, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    storeAny(to, output, i, loadAny(from, input, i));
+  parallelFor(count, grainFor(8), [&](int64_t begin, int64_t end) {
+    // The casts around f32 ops at O1/O2 without the per-element switch;
+    // the same roundings as storeAny (an f32 value is its own odd rounding).
+    if (from == MPCRT_F32 && (to == MPCRT_F16 || to == MPCRT_BF16)) {
+      const float *in = static_cast<const float *>(input);
+      uint16_t *out = static_cast<uint16_t *>(output);
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = to == MPCRT_F16 ? f32ToF16(in[i]) : f32ToBF16(in[i]);
+      return;
+    }
+    if (to == MPCRT_F32 && (from == MPCRT_F16 || from == MPCRT_BF16)) {
+      const uint16_t *in = static_cast<const uint16_t *>(input);
+      float *out = static_cast<float *>(output);
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = from == MPCRT_F16 ? f16ToF32(in[i]) : bf16ToF32(in[i]);
+      return;
+    }
+    for (int64_t i = begin; i < end; ++i)
+      storeAny(to, output, i, loadAny(from, input, i));
+  });
 }
 
 // One template, one instance per dtype: the ABI's raw uint16_t buffers are

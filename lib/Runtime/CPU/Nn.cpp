@@ -351,19 +351,23 @@ void dropout(const T *x, T *y, uint8_t *mask, int64_t count, double p,
   A scale = static_cast<A>(1 / (1 - p));
   uint32_t key[2] = {static_cast<uint32_t>(seed),
                      static_cast<uint32_t>(seed >> 32)};
-  uint32_t words[4];
-  for (int64_t i = 0; i < count; ++i) {
-    if (i % 4 == 0) {
-      uint32_t counter[4] = {
-          static_cast<uint32_t>(i / 4), static_cast<uint32_t>(step),
-          static_cast<uint32_t>(static_cast<uint64_t>(step) >> 32),
-          static_cast<uint32_t>(static_cast<uint64_t>(i / 4) >> 32)};
-      mpcrt_philox4x32(counter, key, words);
+  // Blocks start at multiples of 4: each Philox call serves one block.
+  int64_t grain = (grainFor(32) + 3) / 4 * 4;
+  parallelFor(count, grain, [&](int64_t begin, int64_t end) {
+    uint32_t words[4];
+    for (int64_t i = begin; i < end; ++i) {
+      if (i % 4 == 0) {
+        uint32_t counter[4] = {
+            static_cast<uint32_t>(i / 4), static_cast<uint32_t>(step),
+            static_cast<uint32_t>(static_cast<uint64_t>(step) >> 32),
+            static_cast<uint32_t>(static_cast<uint64_t>(i / 4) >> 32)};
+        mpcrt_philox4x32(counter, key, words);
+      }
+      bool keep = words[i % 4] >= p * 4294967296.0;
+      mask[i] = keep;
+      y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
     }
-    bool keep = words[i % 4] >= p * 4294967296.0;
-    mask[i] = keep;
-    y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
-  }
+  });
 }
 
 template <typename T>
@@ -372,8 +376,10 @@ void dropoutBackward(const T *dy, const uint8_t *mask, T *dx, int64_t count,
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
-  for (int64_t i = 0; i < count; ++i)
-    dx[i] = S::store(mask[i] ? S::load(dy[i]) * scale : A(0));
+  parallelFor(count, grainFor(4), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = S::store(mask[i] ? S::load(dy[i]) * scale : A(0));
+  });
 }
 
 using formulas::pointwiseLoss;
@@ -384,9 +390,19 @@ void pointwiseLossKernel(int32_t kind, const T *x, const T *t, T *loss,
                          int64_t count, bool mean) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  // Partial sums over blocks of a size fixed by nothing but this
+  // constant, added in block order.
+  const int64_t block = 4096;
+  int64_t blocks = (count + block - 1) / block;
+  std::vector<A> partial(static_cast<size_t>(blocks), A(0));
+  parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      for (int64_t i = b * block; i < std::min(count, (b + 1) * block); ++i)
+        partial[b] += pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
+  });
   A sum = 0;
-  for (int64_t i = 0; i < count; ++i)
-    sum += pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
+  for (A v : partial)
+    sum += v;
   // Nothing to average: 0 (not 0/0).
   *loss = S::store(mean && count > 0 ? sum / static_cast<A>(count) : sum);
 }
@@ -397,9 +413,11 @@ void pointwiseLossBackward(int32_t kind, const T *dl, const T *x, const T *t,
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = S::load(*dl) / (mean ? static_cast<A>(count) : A(1));
-  for (int64_t i = 0; i < count; ++i)
-    dx[i] =
-        S::store(scale * pointwiseLossGrad(kind, S::load(x[i]), S::load(t[i])));
+  parallelFor(count, grainFor(16), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = S::store(scale *
+                       pointwiseLossGrad(kind, S::load(x[i]), S::load(t[i])));
+  });
 }
 
 } // namespace

@@ -135,6 +135,45 @@ TEST(Threads, NormalisationReductionsAndLossesAreTheSameWithAnyThreadCount) {
   });
 }
 
+TEST(Threads, RowKernelsDropoutLossesAndCastsAreTheSameWithAnyThreadCount) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 3000, cols = 48, count = rows * cols;
+  auto x = randomFloats(rng, count), dy = randomFloats(rng, count),
+       t = randomFloats(rng, count);
+  auto gamma = randomFloats(rng, cols), beta = randomFloats(rng, cols);
+  const int64_t step = 7;
+  expectSameWithAnyThreadCount([&] {
+    std::vector<float> y(count), mean(rows), rstd(rows), dx(count), dg(cols),
+        db(cols), soft(count), dsoft(count), drop(count), ddrop(count), loss(1),
+        dloss(count), one{1.f}, all;
+    std::vector<uint8_t> mask(count);
+    std::vector<uint16_t> half(count);
+    mpcrt_layer_norm_f32(x.data(), MPCRT_F32, gamma.data(), beta.data(),
+                         y.data(), mean.data(), rstd.data(), rows, cols, 1e-5);
+    mpcrt_layer_norm_backward_f32(dy.data(), x.data(), mean.data(), rstd.data(),
+                                  MPCRT_F32, gamma.data(), dx.data(), dg.data(),
+                                  db.data(), rows, cols);
+    mpcrt_softmax_f32(x.data(), soft.data(), rows, cols, 0);
+    mpcrt_softmax_backward_f32(dy.data(), soft.data(), dsoft.data(), rows, cols,
+                               0);
+    mpcrt_dropout_f32(x.data(), drop.data(), mask.data(), count, 0.3, 11,
+                      &step);
+    mpcrt_dropout_backward_f32(dy.data(), mask.data(), ddrop.data(), count,
+                               0.3);
+    mpcrt_pointwise_loss_f32(0, x.data(), t.data(), loss.data(), count, 1);
+    mpcrt_pointwise_loss_backward_f32(0, one.data(), x.data(), t.data(),
+                                      dloss.data(), count, 1);
+    mpcrt_cast(MPCRT_F32, x.data(), MPCRT_F16, half.data(), count);
+    for (auto *v : {&y, &mean, &rstd, &dx, &dg, &db, &soft, &dsoft, &drop,
+                    &ddrop, &loss, &dloss})
+      all.insert(all.end(), v->begin(), v->end());
+    for (size_t i = 0; i < mask.size(); ++i)
+      all.push_back(mask[i] + half[i]);
+    return all;
+  });
+}
+
 TEST(Threads, CountFollowsTheSetting) {
   mpcrt_set_threads(3);
   EXPECT_EQ(mpcrt_threads(), 3);
