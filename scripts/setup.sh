@@ -9,7 +9,7 @@ MPC_BUILD="${MPC_BUILD:-$MPC_ROOT/build}"
 
 packages=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
           lld-22 ccache ninja-build cmake libgtest-dev libgmock-dev
-          pkgconf libopenblas-dev)
+          pkgconf libopenblas-dev libonnx-dev libprotobuf-dev libonnx-testdata)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -21,8 +21,11 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mpc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["mpc-opt", "mpc-compile"], tool_dirs)
+llvm_config.add_tool_substitutions(["mpc-opt", "mpc-compile", "mpc-import-onnx"], tool_dirs)
 config.substitutions.append(("%python", sys.executable))
+# ONNX's backend node tests, from Debian's libonnx-testdata.
+config.substitutions.append(
+    ("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
 # The CUDA backend is built (a GPU may still be absent).
 if config.mpc_have_cuda:
     config.available_features.add("cuda-backend")

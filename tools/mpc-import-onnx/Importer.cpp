@@ -1,0 +1,558 @@
+//===- Importer.cpp - an ONNX graph as mpc dialect text -------------------===//
+//
+// One emitter per (op type, since-version at kOpset), grouped by op family
+// (elementwise, linear algebra, shape). Each emits mpc ops whose result
+// types are ONNX's inferred ones; the module is then parsed and verified
+// by mpc's own verifiers (mpc-import-onnx.cpp), so an emitter that got a
+// type wrong is caught, not written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+#include <functional>
+#include <map>
+
+using namespace mpc::onnx_import;
+
+namespace {
+
+/// A value of the graph: its SSA name and type, and, for small integer
+/// constants (shapes, axes), their values.
+struct Value {
+  std::string ssa;
+  TensorType type;
+  std::vector<int64_t> ints;
+  bool constantInts = false;
+};
+
+std::string mlirElement(const std::string &e) {
+  static const std::map<std::string, std::string> names = {
+      {"float", "f32"},     {"double", "f64"}, {"float16", "f16"},
+      {"bfloat16", "bf16"}, {"int64", "i64"},  {"int32", "i32"}};
+  auto it = names.find(e);
+  return it == names.end() ? "" : it->second;
+}
+
+bool isFloat(const std::string &e) {
+  return e == "float" || e == "double" || e == "float16" || e == "bfloat16";
+}
+
+std::string mlirType(const TensorType &t) {
+  std::string s = "tensor<";
+  for (int64_t d : t.dims)
+    s += std::to_string(d) + "x";
+  return s + mlirElement(t.element) + ">";
+}
+
+std::string hexOf(const std::vector<char> &bytes) {
+  return "0x" + llvm::toHex(llvm::StringRef(bytes.data(), bytes.size()));
+}
+
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+class Emitter {
+public:
+  Emitter(const Graph &graph, const ImportOptions &options)
+      : graph(graph), options(options) {}
+
+  std::string run(std::string &mlir);
+
+private:
+  using Emit = std::function<std::string(const Node &)>;
+
+  std::string error(const Node &node, const std::string &what) {
+    // Unnamed nodes are named OpType_<index>, as the locations say.
+    return "node '" + currentName + "' (" + node.opType + ", opset " +
+           std::to_string(kOpset) + " since-version " +
+           std::to_string(node.sinceVersion) + "): " + what;
+  }
+  std::string fresh() { return "%v" + std::to_string(next++); }
+  /// The location of what the current node emits: its name, at the
+  /// node's position in the graph (line = 1 + its index).
+  std::string loc() { return at(currentName, currentIndex + 1); }
+  std::string at(const std::string &name, size_t line) {
+    return " loc(" + quoted(name) + "(" + quoted(options.sourceName) + ":" +
+           std::to_string(line) + ":1))";
+  }
+  void line(const std::string &text) { body += "    " + text + loc() + "\n"; }
+
+  /// The value an input of the node names, or an error.
+  std::string input(const Node &node, size_t i, Value &out) {
+    if (i >= node.inputs.size() || node.inputs[i].empty())
+      return error(node, "input " + std::to_string(i) + " is missing");
+    auto it = values.find(node.inputs[i]);
+    if (it == values.end())
+      return error(node, "input '" + node.inputs[i] +
+                             "' is not a value mpc "
+                             "imported");
+    out = it->second;
+    return "";
+  }
+  /// The inferred type of output i, which must be a static tensor.
+  std::string outputType(const Node &node, size_t i, TensorType &type) {
+    auto it = graph.types.find(node.outputs[i]);
+    if (it == graph.types.end() || !it->second.hasShape)
+      return error(node, "ONNX's shape inference gives output '" +
+                             node.outputs[i] + "' no shape");
+    for (int64_t d : it->second.dims)
+      if (d < 0)
+        return error(node,
+                     "output '" + node.outputs[i] + "' has a dynamic shape");
+    if (mlirElement(it->second.element).empty())
+      return error(node, "output '" + node.outputs[i] + "' has element type " +
+                             it->second.element);
+    type = it->second;
+    return "";
+  }
+  std::string define(const Node &node, size_t i, const std::string &ssa,
+                     const TensorType &type) {
+    values[node.outputs[i]] = Value{ssa, type, {}, false};
+    return "";
+  }
+  int64_t intAttr(const Node &node, const std::string &name, int64_t dflt) {
+    auto it = node.attributes.find(name);
+    return it != node.attributes.end() && it->second.kind == Attribute::Int
+               ? it->second.i
+               : dflt;
+  }
+  double floatAttr(const Node &node, const std::string &name, double dflt) {
+    auto it = node.attributes.find(name);
+    return it != node.attributes.end() && it->second.kind == Attribute::Float
+               ? it->second.f
+               : dflt;
+  }
+
+  std::string floatConstant(double v, const std::string &element) {
+    std::string ssa = fresh();
+    std::string type = "tensor<" + mlirElement(element) + ">";
+    line(ssa + " = mpc.constant dense<" + std::to_string(v) + "> : " + type);
+    return ssa;
+  }
+
+  // Op families.
+  std::string unary(const Node &node, const std::string &op);
+  std::string binary(const Node &node, const std::string &op);
+  std::string matmul(const Node &node);
+  std::string gemm(const Node &node);
+  std::string softmax(const Node &node, const std::string &op);
+  std::string reshapeTo(const Node &node);
+  std::string transpose(const Node &node);
+  std::string identity(const Node &node);
+  std::string constant(const Node &node);
+  std::string dropout(const Node &node);
+
+  std::map<std::pair<std::string, int>, Emit> emitters();
+
+  const Graph &graph;
+  const ImportOptions &options;
+  std::map<std::string, Value> values;
+  std::string globals, body, currentName;
+  size_t currentIndex = 0;
+  int next = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+std::string Emitter::unary(const Node &node, const std::string &op) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  std::string ssa = fresh();
+  line(ssa + " = mpc." + op + " " + x.ssa + " : " + mlirType(x.type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::binary(const Node &node, const std::string &op) {
+  Value a, b;
+  TensorType type;
+  if (auto e = input(node, 0, a); !e.empty())
+    return e;
+  if (auto e = input(node, 1, b); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  std::string ssa = fresh();
+  line(ssa + " = mpc." + op + " " + a.ssa + ", " + b.ssa + " : " +
+       mlirType(a.type) + ", " + mlirType(b.type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::softmax(const Node &node, const std::string &op) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  int64_t axis = intAttr(node, "axis", -1);
+  std::string ssa = fresh();
+  line(ssa + " = mpc." + op + " " + x.ssa + " {axis = " + std::to_string(axis) +
+       " : i64} : " + mlirType(x.type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::dropout(const Node &node) {
+  // Opset 13: Dropout(data, ratio?, training_mode?). Without a constant
+  // training_mode of true it is the identity, as in inference.
+  Value x;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  bool training = false;
+  double ratio = 0.5;
+  if (node.inputs.size() > 1 && !node.inputs[1].empty())
+    return error(node, "a ratio given as an input is not imported (mpc's "
+                       "dropout probability is a compile-time attribute)");
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    auto it = values.find(node.inputs[2]);
+    if (it == values.end() || !it->second.constantInts ||
+        it->second.ints.size() != 1)
+      return error(node, "training_mode must be a constant");
+    training = it->second.ints[0] != 0;
+  }
+  if (!training) {
+    values[node.outputs[0]] = x;
+    return "";
+  }
+  std::string ssa = fresh();
+  line(ssa + ", " + ssa + "_mask = mpc.dropout " + x.ssa + " {p = " +
+       std::to_string(ratio) + " : f64, seed = " + std::to_string(next) +
+       " : i64} : " + mlirType(x.type));
+  return define(node, 0, ssa, x.type);
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+std::string Emitter::matmul(const Node &node) {
+  Value a, b;
+  TensorType type;
+  if (auto e = input(node, 0, a); !e.empty())
+    return e;
+  if (auto e = input(node, 1, b); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (a.type.dims.size() < 2 || b.type.dims.size() < 2)
+    return error(node, "1-D operands are not imported (mpc.matmul takes "
+                       "matrices or stacks of them)");
+  std::string ssa = fresh();
+  line(ssa + " = mpc.matmul " + a.ssa + ", " + b.ssa + " : " +
+       mlirType(a.type) + ", " + mlirType(b.type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::gemm(const Node &node) {
+  Value a, b;
+  TensorType type;
+  if (auto e = input(node, 0, a); !e.empty())
+    return e;
+  if (auto e = input(node, 1, b); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  bool ta = intAttr(node, "transA", 0), tb = intAttr(node, "transB", 0);
+  double alpha = floatAttr(node, "alpha", 1), beta = floatAttr(node, "beta", 1);
+  std::string attrs;
+  if (ta || tb)
+    attrs = std::string(" {") + (ta ? "transpose_a" : "") +
+            (ta && tb ? ", " : "") + (tb ? "transpose_b" : "") + "}";
+  std::string ssa = fresh();
+  line(ssa + " = mpc.matmul " + a.ssa + ", " + b.ssa + attrs + " : " +
+       mlirType(a.type) + ", " + mlirType(b.type));
+  std::string result = mlirType(type);
+  if (alpha != 1) {
+    std::string k = floatConstant(alpha, type.element), scaled = fresh();
+    line(scaled + " = mpc.mul " + ssa + ", " + k + " : " + result +
+         ", tensor<" + mlirElement(type.element) + ">");
+    ssa = scaled;
+  }
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    Value c;
+    if (auto e = input(node, 2, c); !e.empty())
+      return e;
+    std::string cssa = c.ssa;
+    if (beta != 1) {
+      std::string k = floatConstant(beta, type.element);
+      cssa = fresh();
+      line(cssa + " = mpc.mul " + c.ssa + ", " + k + " : " + mlirType(c.type) +
+           ", tensor<" + mlirElement(type.element) + ">");
+    }
+    std::string sum = fresh();
+    line(sum + " = mpc.add " + ssa + ", " + cssa + " : " + result + ", " +
+         mlirType(c.type));
+    ssa = sum;
+  }
+  return define(node, 0, ssa, type);
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes and constants
+//===----------------------------------------------------------------------===//
+
+/// Reshape and Flatten: the result's shape is ONNX's inferred one.
+std::string Emitter::reshapeTo(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  std::string ssa = fresh();
+  line(ssa + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
+       mlirType(type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::transpose(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  std::vector<int64_t> perm;
+  auto it = node.attributes.find("perm");
+  if (it != node.attributes.end())
+    perm = it->second.ints;
+  else
+    for (size_t d = x.type.dims.size(); d-- > 0;)
+      perm.push_back(static_cast<int64_t>(d));
+  std::string list;
+  for (size_t i = 0; i < perm.size(); ++i)
+    list += (i ? ", " : "") + std::to_string(perm[i]);
+  std::string ssa = fresh();
+  line(ssa + " = mpc.transpose " + x.ssa +
+       " {permutation = array<i64: " + list + ">} : " + mlirType(x.type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::identity(const Node &node) {
+  Value x;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  values[node.outputs[0]] = x;
+  return "";
+}
+
+std::string Emitter::constant(const Node &node) {
+  auto it = node.attributes.find("value");
+  if (it == node.attributes.end() || it->second.kind != Attribute::Tensor)
+    return error(node, "only a 'value' tensor is imported");
+  const TensorValue &t = it->second.tensor;
+  Value v;
+  v.type = t.type;
+  if (t.type.element == "int64" || t.type.element == "int32") {
+    v.constantInts = true;
+    int bytes = elementBytes(t.type.element);
+    for (size_t i = 0; i < t.bytes.size() / bytes; ++i) {
+      int64_t x = 0;
+      if (bytes == 8)
+        std::memcpy(&x, t.bytes.data() + i * 8, 8);
+      else {
+        int32_t y;
+        std::memcpy(&y, t.bytes.data() + i * 4, 4);
+        x = y;
+      }
+      v.ints.push_back(x);
+    }
+  } else if (!isFloat(t.type.element)) {
+    return error(node, "a constant of element type " + t.type.element +
+                           " is not imported");
+  }
+  if (isFloat(t.type.element)) {
+    v.ssa = fresh();
+    line(v.ssa + " = mpc.constant dense<\"" + hexOf(t.bytes) +
+         "\"> : " + mlirType(t.type));
+  }
+  values[node.outputs[0]] = v;
+  return "";
+}
+
+std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
+  auto u = [this](const char *op) {
+    return [this, op](const Node &n) { return unary(n, op); };
+  };
+  auto b = [this](const char *op) {
+    return [this, op](const Node &n) { return binary(n, op); };
+  };
+  return {
+      {{"Relu", 14}, u("relu")},
+      {{"Sigmoid", 13}, u("sigmoid")},
+      {{"Tanh", 13}, u("tanh")},
+      {{"Exp", 13}, u("exp")},
+      {{"Log", 13}, u("log")},
+      {{"Sqrt", 13}, u("sqrt")},
+      {{"Neg", 13}, u("neg")},
+      {{"Add", 14}, b("add")},
+      {{"Sub", 14}, b("sub")},
+      {{"Mul", 14}, b("mul")},
+      {{"Div", 14}, b("div")},
+      {{"Pow", 15}, b("pow")},
+      {{"MatMul", 13}, [this](const Node &n) { return matmul(n); }},
+      {{"Gemm", 13}, [this](const Node &n) { return gemm(n); }},
+      {{"Softmax", 13},
+       [this](const Node &n) { return softmax(n, "softmax"); }},
+      {{"LogSoftmax", 13},
+       [this](const Node &n) { return softmax(n, "log_softmax"); }},
+      {{"Reshape", 14}, [this](const Node &n) { return reshapeTo(n); }},
+      {{"Flatten", 13}, [this](const Node &n) { return reshapeTo(n); }},
+      {{"Transpose", 13}, [this](const Node &n) { return transpose(n); }},
+      {{"Identity", 16}, [this](const Node &n) { return identity(n); }},
+      {{"Constant", 13}, [this](const Node &n) { return constant(n); }},
+      {{"Dropout", 13}, [this](const Node &n) { return dropout(n); }},
+  };
+}
+
+std::string Emitter::run(std::string &mlir) {
+  llvm::Regex trainable("^(" + options.trainable + ")$");
+  std::string regexError;
+  if (!trainable.isValid(regexError))
+    return "--trainable: " + regexError;
+  // Initializers: float ones matching --trainable become globals named
+  // after the ONNX tensor (the checkpoint keys), the others constants.
+  std::string loads;
+  int argIndex = 0;
+  for (const TensorValue &t : graph.initializers) {
+    Value v;
+    v.type = t.type;
+    if (t.type.element == "int64" || t.type.element == "int32") {
+      v.constantInts = true;
+      int bytes = elementBytes(t.type.element);
+      for (size_t i = 0; i < t.bytes.size() / bytes; ++i) {
+        int64_t x = 0;
+        if (bytes == 8) {
+          std::memcpy(&x, t.bytes.data() + i * 8, 8);
+        } else {
+          int32_t y;
+          std::memcpy(&y, t.bytes.data() + i * 4, 4);
+          x = y;
+        }
+        v.ints.push_back(x);
+      }
+      values[t.name] = v;
+      continue;
+    }
+    if (!isFloat(t.type.element))
+      return "initializer '" + t.name + "' has element type " + t.type.element +
+             ", which mpc does not import";
+    v.ssa = "%w" + std::to_string(argIndex++);
+    std::string type = mlirType(t.type);
+    std::string value =
+        t.bytes.empty() ? "dense<0.0>" : "dense<\"" + hexOf(t.bytes) + "\">";
+    if (trainable.match(t.name)) {
+      globals += "ml_program.global private mutable @" + quoted(t.name) + "(" +
+                 value + " : " + type + ") : " + type + at(t.name, 0) + "\n";
+      loads += "    " + v.ssa + " = ml_program.global_load @" + quoted(t.name) +
+               " : " + type + at(t.name, 0) + "\n";
+    } else {
+      loads += "    " + v.ssa + " = mpc.constant " + value + " : " + type +
+               at(t.name, 0) + "\n";
+    }
+    values[t.name] = v;
+  }
+  // Arguments: the graph's inputs in order, labels last.
+  std::string args;
+  Value labels;
+  bool haveLabels = false;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    const auto &[name, type] = graph.inputs[i];
+    if (!options.labels.empty() && name == options.labels) {
+      labels = Value{"%labels", type, {}, false};
+      haveLabels = true;
+      continue;
+    }
+    if (mlirElement(type.element).empty())
+      return "input '" + name + "' has element type " + type.element +
+             ", which mpc does not import";
+    Value v{"%a" + std::to_string(i), type, {}, false};
+    args += (args.empty() ? "" : ", ") + v.ssa + ": " + mlirType(type) +
+            " {mpc.name = " + quoted(name) + "}" + at(name, 0);
+    values[name] = v;
+  }
+  (void)haveLabels; // a graph input, or a new argument (exports of a
+                    // model without its loss have none)
+  auto table = emitters();
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node &node = graph.nodes[i];
+    currentIndex = i;
+    currentName =
+        node.name.empty() ? node.opType + "_" + std::to_string(i) : node.name;
+    if (!node.domain.empty() && node.domain != "ai.onnx")
+      return error(node, "domain '" + node.domain + "' is not imported");
+    auto it = table.find({node.opType, node.sinceVersion});
+    if (it == table.end())
+      return error(node, "not supported by mpc-import-onnx (docs/Import.md "
+                         "lists what is)");
+    if (std::string e = it->second(node); !e.empty())
+      return e;
+  }
+  // Results: the graph's outputs, or the loss of the first.
+  std::string results, resultTypes;
+  if (!options.loss.empty()) {
+    if (graph.outputs.size() != 1)
+      return "--loss needs a graph with one output (the logits); this one "
+             "has " +
+             std::to_string(graph.outputs.size());
+    const Value &logits = values[graph.outputs[0].first];
+    if (logits.ssa.empty())
+      return "the output '" + graph.outputs[0].first + "' was not computed";
+    if (logits.type.dims.size() != 2)
+      return "--loss cross_entropy needs [batch, classes] logits; '" +
+             graph.outputs[0].first + "' is " + mlirType(logits.type);
+    TensorType labelType{"int32", {logits.type.dims[0]}, true};
+    args += (args.empty() ? "" : ", ") + std::string("%labels: ") +
+            mlirType(labelType) + " {mpc.name = " + quoted(options.labels) +
+            "}" + at(options.labels, 0);
+    currentName = "loss";
+    currentIndex = graph.nodes.size();
+    line("%loss = mpc.cross_entropy " + logits.ssa +
+         ", %labels : " + mlirType(logits.type) + ", " + mlirType(labelType));
+    results = "%loss";
+    resultTypes = "tensor<" + mlirElement(logits.type.element) + ">";
+  } else {
+    for (const auto &[name, type] : graph.outputs) {
+      auto it = values.find(name);
+      if (it == values.end() || it->second.ssa.empty())
+        return "the output '" + name + "' was not computed";
+      results += (results.empty() ? "" : ", ") + it->second.ssa;
+      resultTypes +=
+          (resultTypes.empty() ? "" : ", ") + mlirType(it->second.type);
+    }
+  }
+  mlir = "// Imported by mpc-import-onnx from " + options.sourceName +
+         " (opset " + std::to_string(graph.originalOpset) + ", as " +
+         std::to_string(kOpset) + ").\n" + globals + "\nfunc.func @" +
+         options.function + "(" + args + ") -> (" + resultTypes + ") {\n" +
+         loads + body + "    return " + results + " : " + resultTypes +
+         at("return", graph.nodes.size() + 1) + "\n}" +
+         at(options.function, 0) + "\n";
+  return "";
+}
+
+} // namespace
+
+std::string mpc::onnx_import::importGraph(const Graph &graph,
+                                          const ImportOptions &options,
+                                          std::string &mlir) {
+  return Emitter(graph, options).run(mlir);
+}

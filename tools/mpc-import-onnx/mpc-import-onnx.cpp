@@ -1,0 +1,140 @@
+//===- mpc-import-onnx.cpp - an ONNX model to an mpc training graph -------===//
+//
+//   mpc-import-onnx model.onnx -o model.mlir --input-shape x=8x784 \
+//       --loss cross_entropy --labels y
+//
+// Reads, checks, converts (to opset 17) and types the model with the ONNX
+// library (OnnxModel.cpp), writes its graph as mpc dialect text
+// (Importer.cpp), then parses and verifies that text with mpc's dialect
+// before writing it: what is written is a valid mpc module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+#include "OnnxModel.h"
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mpc::onnx_import;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("Import options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> outputFile("o",
+                                       cl::desc("Output file ('-': stdout)"),
+                                       cl::value_desc("FILE"), cl::init("-"),
+                                       cl::cat(category));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Bind an input's dimensions, e.g. x=8x3x224x224 (repeatable)"),
+    cl::value_desc("NAME=DxD..."), cl::cat(category));
+static cl::opt<std::string>
+    loss("loss",
+         cl::desc("Append a loss to the (single) output: cross_entropy"),
+         cl::init(""), cl::cat(category));
+static cl::opt<std::string> labels(
+    "labels",
+    cl::desc("With --loss: the name of the class labels, the function's "
+             "last argument (i32, one per row of the logits); a graph input "
+             "of that name is replaced by it"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> trainable(
+    "trainable",
+    cl::desc("Regex over initializer names: the float ones that match become "
+             "trainable globals, the others constants (default: all)"),
+    cl::init(".*"), cl::cat(category));
+static cl::opt<std::string> function("function",
+                                     cl::desc("The function's name (default "
+                                              "loss, mpc-compile's --loss)"),
+                                     cl::init("loss"), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "mpc-import-onnx: an ONNX model to an mpc "
+                              "training graph\n");
+
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string &spec : inputShapes) {
+    auto [name, dims] = llvm::StringRef(spec).split('=');
+    if (name.empty() || dims.empty())
+      return fail("--input-shape expects NAME=DxD..., not '" + spec + "'");
+    std::vector<int64_t> parsed;
+    for (llvm::StringRef d : llvm::split(dims, 'x')) {
+      int64_t v;
+      if (d.getAsInteger(10, v) || v <= 0 || v > (int64_t(1) << 40))
+        return fail("--input-shape '" + spec +
+                    "': each dimension must be a positive integer");
+      parsed.push_back(v);
+    }
+    shapes[name.str()] = parsed;
+  }
+  if (!loss.empty() && loss != "cross_entropy")
+    return fail("--loss must be cross_entropy, not '" + loss + "'");
+  if (!loss.empty() && labels.empty())
+    return fail("--loss needs --labels NAME (the input of class labels)");
+
+  Graph graph;
+  if (std::string err = loadModel(inputFile, shapes, graph); !err.empty())
+    return fail(err);
+  ImportOptions options;
+  options.function = function;
+  options.loss = loss;
+  options.labels = labels;
+  options.trainable = trainable;
+  options.sourceName = llvm::sys::path::filename(inputFile).str();
+  std::string text;
+  if (std::string err = importGraph(graph, options, text); !err.empty())
+    return fail(inputFile + ": " + err);
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::mpc::MPCDialect, mlir::func::FuncDialect,
+                  mlir::ml_program::MLProgramDialect>();
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(text, options.sourceName),
+      llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module || mlir::failed(mlir::verify(*module)))
+    return fail(inputFile +
+                ": the imported graph does not verify (above); this is a "
+                "bug of mpc-import-onnx");
+
+  std::string error;
+  auto output = mlir::openOutputFile(outputFile, &error);
+  if (!output)
+    return fail(error);
+  // With the ONNX node names and positions as locations: what
+  // --check-numerics and diagnostics name.
+  module->print(output->os(),
+                mlir::OpPrintingFlags().enableDebugInfo(/*enable=*/true,
+                                                        /*pretty=*/false));
+  output->keep();
+  return 0;
+}
