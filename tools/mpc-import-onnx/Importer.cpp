@@ -14,6 +14,7 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -52,6 +53,39 @@ std::string mlirType(const TensorType &t) {
 
 std::string hexOf(const std::vector<char> &bytes) {
   return "0x" + llvm::toHex(llvm::StringRef(bytes.data(), bytes.size()));
+}
+
+/// The elements of an integer tensor.
+std::vector<int64_t> intsOf(const TensorValue &t) {
+  std::vector<int64_t> out;
+  int bytes = elementBytes(t.type.element);
+  for (size_t i = 0; bytes && i < t.bytes.size() / bytes; ++i) {
+    if (bytes == 8) {
+      int64_t x;
+      std::memcpy(&x, t.bytes.data() + i * 8, 8);
+      out.push_back(x);
+    } else {
+      int32_t y;
+      std::memcpy(&y, t.bytes.data() + i * 4, 4);
+      out.push_back(y);
+    }
+  }
+  return out;
+}
+
+/// A float tensor's value as a dense attribute (hex bytes).
+std::string denseOf(const TensorValue &t) {
+  return t.bytes.empty() ? "dense<0.0>" : "dense<\"" + hexOf(t.bytes) + "\">";
+}
+
+/// A float literal that reads back as the same double.
+std::string floatLiteral(double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  std::string s = buffer;
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s;
 }
 
 std::string quoted(const std::string &s) {
@@ -100,6 +134,16 @@ private:
                              "' is not a value mpc "
                              "imported");
     out = it->second;
+    if (out.ssa.empty())
+      return error(node, "input '" + node.inputs[i] + "' is an integer " +
+                             mlirType(out.type) +
+                             "; integer tensors are imported only as "
+                             "shapes and axes, not as data");
+    for (int64_t d : out.type.dims)
+      if (d == 0)
+        return error(node, "input '" + node.inputs[i] +
+                               "' has no elements (a zero dimension), "
+                               "which mpc does not import");
     return "";
   }
   /// The inferred type of output i, which must be a static tensor.
@@ -112,9 +156,15 @@ private:
       if (d < 0)
         return error(node,
                      "output '" + node.outputs[i] + "' has a dynamic shape");
-    if (mlirElement(it->second.element).empty())
+    if (!isFloat(it->second.element))
       return error(node, "output '" + node.outputs[i] + "' has element type " +
-                             it->second.element);
+                             it->second.element +
+                             "; mpc imports floating-point results only");
+    for (int64_t d : it->second.dims)
+      if (d == 0)
+        return error(node, "output '" + node.outputs[i] +
+                               "' has no elements (a zero dimension), "
+                               "which mpc does not import");
     type = it->second;
     return "";
   }
@@ -139,7 +189,7 @@ private:
   std::string floatConstant(double v, const std::string &element) {
     std::string ssa = fresh();
     std::string type = "tensor<" + mlirElement(element) + ">";
-    line(ssa + " = mpc.constant dense<" + std::to_string(v) + "> : " + type);
+    line(ssa + " = mpc.constant dense<" + floatLiteral(v) + "> : " + type);
     return ssa;
   }
 
@@ -203,11 +253,35 @@ std::string Emitter::softmax(const Node &node, const std::string &op) {
     return e;
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
+  int64_t rank = static_cast<int64_t>(x.type.dims.size());
   int64_t axis = intAttr(node, "axis", -1);
-  std::string ssa = fresh();
-  line(ssa + " = mpc." + op + " " + x.ssa + " {axis = " + std::to_string(axis) +
-       " : i64} : " + mlirType(x.type));
-  return define(node, 0, ssa, type);
+  if (axis < -rank || axis >= rank)
+    return error(node, "axis " + std::to_string(axis) + " is out of range");
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis == rank - 1) {
+    std::string ssa = fresh();
+    line(ssa + " = mpc." + op + " " + x.ssa +
+         " {axis = -1 : i64} : " + mlirType(x.type));
+    return define(node, 0, ssa, type);
+  }
+  // mpc normalises along the last axis: swap the axis there and back.
+  std::vector<int64_t> perm(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    perm[d] = d;
+  std::swap(perm[axis], perm[rank - 1]);
+  std::string list;
+  for (int64_t d = 0; d < rank; ++d)
+    list += (d ? ", " : "") + std::to_string(perm[d]);
+  TensorType swapped = x.type;
+  std::swap(swapped.dims[axis], swapped.dims[rank - 1]);
+  std::string in = fresh(), norm = fresh(), out = fresh();
+  line(in + " = mpc.transpose " + x.ssa + " {permutation = array<i64: " + list +
+       ">} : " + mlirType(x.type));
+  line(norm + " = mpc." + op + " " + in +
+       " {axis = -1 : i64} : " + mlirType(swapped));
+  line(out + " = mpc.transpose " + norm + " {permutation = array<i64: " + list +
+       ">} : " + mlirType(swapped));
+  return define(node, 0, out, type);
 }
 
 std::string Emitter::dropout(const Node &node) {
@@ -234,7 +308,7 @@ std::string Emitter::dropout(const Node &node) {
   }
   std::string ssa = fresh();
   line(ssa + ", " + ssa + "_mask = mpc.dropout " + x.ssa + " {p = " +
-       std::to_string(ratio) + " : f64, seed = " + std::to_string(next) +
+       floatLiteral(ratio) + " : f64, seed = " + std::to_string(next) +
        " : i64} : " + mlirType(x.type));
   return define(node, 0, ssa, x.type);
 }
@@ -363,18 +437,7 @@ std::string Emitter::constant(const Node &node) {
   v.type = t.type;
   if (t.type.element == "int64" || t.type.element == "int32") {
     v.constantInts = true;
-    int bytes = elementBytes(t.type.element);
-    for (size_t i = 0; i < t.bytes.size() / bytes; ++i) {
-      int64_t x = 0;
-      if (bytes == 8)
-        std::memcpy(&x, t.bytes.data() + i * 8, 8);
-      else {
-        int32_t y;
-        std::memcpy(&y, t.bytes.data() + i * 4, 4);
-        x = y;
-      }
-      v.ints.push_back(x);
-    }
+    v.ints = intsOf(t);
   } else if (!isFloat(t.type.element)) {
     return error(node, "a constant of element type " + t.type.element +
                            " is not imported");
@@ -437,18 +500,7 @@ std::string Emitter::run(std::string &mlir) {
     v.type = t.type;
     if (t.type.element == "int64" || t.type.element == "int32") {
       v.constantInts = true;
-      int bytes = elementBytes(t.type.element);
-      for (size_t i = 0; i < t.bytes.size() / bytes; ++i) {
-        int64_t x = 0;
-        if (bytes == 8) {
-          std::memcpy(&x, t.bytes.data() + i * 8, 8);
-        } else {
-          int32_t y;
-          std::memcpy(&y, t.bytes.data() + i * 4, 4);
-          x = y;
-        }
-        v.ints.push_back(x);
-      }
+      v.ints = intsOf(t);
       values[t.name] = v;
       continue;
     }
@@ -481,6 +533,25 @@ std::string Emitter::run(std::string &mlir) {
       haveLabels = true;
       continue;
     }
+    if (options.testCase) {
+      if (i >= options.testInputs.size())
+        return "the test case has no input_" + std::to_string(i) + ".pb";
+      const TensorValue &t = options.testInputs[i];
+      Value v{"", t.type, {}, false};
+      if (t.type.element == "int64" || t.type.element == "int32") {
+        v.constantInts = true;
+        v.ints = intsOf(t);
+      } else if (isFloat(t.type.element)) {
+        v.ssa = "%a" + std::to_string(i);
+        loads += "    " + v.ssa + " = mpc.constant " + denseOf(t) + " : " +
+                 mlirType(t.type) + at(name, 0) + "\n";
+      } else {
+        return "input '" + name + "' has element type " + t.type.element +
+               ", which mpc does not import";
+      }
+      values[name] = v;
+      continue;
+    }
     if (mlirElement(type.element).empty())
       return "input '" + name + "' has element type " + type.element +
              ", which mpc does not import";
@@ -508,7 +579,34 @@ std::string Emitter::run(std::string &mlir) {
   }
   // Results: the graph's outputs, or the loss of the first.
   std::string results, resultTypes;
-  if (!options.loss.empty()) {
+  if (options.testCase) {
+    for (size_t i = 0; i < graph.outputs.size(); ++i) {
+      const std::string &name = graph.outputs[i].first;
+      auto it = values.find(name);
+      if (it == values.end() || it->second.ssa.empty())
+        return "the output '" + name + "' was not computed";
+      if (i >= options.testOutputs.size())
+        return "the test case has no output_" + std::to_string(i) + ".pb";
+      const TensorValue &expected = options.testOutputs[i];
+      std::string type = mlirType(it->second.type);
+      if (mlirType(expected.type) != type)
+        return "output '" + name + "' is " + type + "; the test case expects " +
+               mlirType(expected.type);
+      globals += "ml_program.global private mutable @" +
+                 quoted("output:" + name) + "(dense<0.0> : " + type +
+                 ") : " + type + at(name, 0) + "\n";
+      globals += "ml_program.global private mutable @" +
+                 quoted("expected:" + name) + "(" + denseOf(expected) + " : " +
+                 type + ") : " + type + at(name, 0) + "\n";
+      currentName = name;
+      body += "    ml_program.global_store @" + quoted("output:" + name) +
+              " = " + it->second.ssa + " : " + type + at(name, 0) + "\n";
+    }
+    args = "%unused: tensor<1xf32> {mpc.name = \"unused\"}";
+    body += "    %zero = mpc.constant dense<0.0> : tensor<f32>\n";
+    results = "%zero";
+    resultTypes = "tensor<f32>";
+  } else if (!options.loss.empty()) {
     if (graph.outputs.size() != 1)
       return "--loss needs a graph with one output (the logits); this one "
              "has " +

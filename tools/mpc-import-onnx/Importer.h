@@ -6,6 +6,7 @@
 #include "OnnxModel.h"
 
 #include <string>
+#include <vector>
 
 namespace mpc::onnx_import {
 
@@ -22,6 +23,13 @@ struct ImportOptions {
   std::string trainable = ".*";
   /// The source file, for the ops' locations.
   std::string sourceName;
+  /// A test case (ONNX's test_data_set_N): when set, the graph's inputs
+  /// are these constants, each output is stored to a global
+  /// "output:NAME" beside "expected:NAME" holding testOutputs' value, and
+  /// the function takes one unused f32 argument and returns 0, so that a
+  /// compiled step computes the case once and its checkpoint holds both.
+  bool testCase = false;
+  std::vector<TensorValue> testInputs, testOutputs;
 };
 
 /// The graph as the text of an MLIR module (func, ml_program and mpc

@@ -64,6 +64,13 @@ static cl::opt<std::string> function("function",
                                               "loss, mpc-compile's --loss)"),
                                      cl::init("loss"), cl::cat(category));
 
+static cl::opt<std::string> testData(
+    "test-data",
+    cl::desc("An ONNX test case folder (input_N.pb, output_N.pb): import it "
+             "as a step that computes the case and keeps the outputs and "
+             "the expected values as globals (the conformance tests)"),
+    cl::value_desc("DIR"), cl::init(""), cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
   return 1;
@@ -105,6 +112,22 @@ int main(int argc, char **argv) {
   options.labels = labels;
   options.trainable = trainable;
   options.sourceName = llvm::sys::path::filename(inputFile).str();
+  if (!testData.empty()) {
+    options.testCase = true;
+    options.function = "step";
+    for (auto [prefix, into] : {std::pair{"input_", &options.testInputs},
+                                std::pair{"output_", &options.testOutputs}})
+      for (int i = 0;; ++i) {
+        llvm::SmallString<256> path(testData.getValue());
+        llvm::sys::path::append(path, prefix + std::to_string(i) + ".pb");
+        if (!llvm::sys::fs::exists(path))
+          break;
+        TensorValue value;
+        if (std::string err = loadTensor(path.str().str(), value); !err.empty())
+          return fail(err);
+        into->push_back(std::move(value));
+      }
+  }
   std::string text;
   if (std::string err = importGraph(graph, options, text); !err.empty())
     return fail(inputFile + ": " + err);

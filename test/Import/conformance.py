@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""ONNX's backend node tests through mpc-import-onnx and the CPU backend.
+
+Each case of the list (node-tests.txt: "OP TEST pass" or "OP TEST xfail:
+REASON") is imported with --test-data (its test_data_set_0), compiled with
+mpc-compile, run for one step, and each output compared with the stored
+one as ONNX's backend runner does (|got - want| <= 1e-7 + 1e-3 |want|).
+A case listed to pass must pass; one listed to fail must fail (so the
+list stays true). Prints the pass count per op.
+
+  conformance.py --bin DIR --node-tests DIR --work DIR LIST
+"""
+import argparse
+import collections
+import concurrent.futures
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import zipfile
+
+
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, t in header.items():
+        if not name.startswith(("output:", "expected:")):
+            continue
+        b, e = t["data_offsets"]
+        raw = data[8 + n + b:8 + n + e]
+        code = {"F32": "f", "F64": "d"}.get(t["dtype"])
+        if code is None:
+            raise ValueError("%s is %s" % (name, t["dtype"]))
+        out[name] = struct.unpack("<%d%s" % (len(raw) // struct.calcsize(code),
+                                             code), raw)
+    return out
+
+
+def write_unused_npz(path):
+    """The step's one unused input: a single f32 sample."""
+    header = ("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }")
+    header += " " * (63 - len(header)) + "\n"
+    npy = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + \
+        header.encode() + struct.pack("<f", 0.0)
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("unused.npy", npy)
+
+
+def run_case(args, test):
+    work = os.path.join(args.work, test)
+    os.makedirs(work, exist_ok=True)
+    case = os.path.join(args.node_tests, test)
+    steps = [
+        ("import", [os.path.join(args.bin, "mpc-import-onnx"),
+                    os.path.join(case, "model.onnx"), "--test-data",
+                    os.path.join(case, "test_data_set_0"), "-o",
+                    os.path.join(work, "model.mlir")]),
+        ("compile", [os.path.join(args.bin, "mpc-compile"),
+                     os.path.join(work, "model.mlir"), "--entry=step", "-o",
+                     os.path.join(work, "step")]),
+        ("run", [os.path.join(work, "step"), "--data", args.unused,
+                 "--steps", "1", "--threads", "1", "--checkpoint",
+                 os.path.join(work, "out.safetensors")]),
+    ]
+    for stage, cmd in steps:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])
+            return "%s: %s" % (stage, last[0][:200])
+    try:
+        state = read_safetensors(os.path.join(work, "out.safetensors"))
+    except ValueError as e:
+        return "compare: %s" % e
+    outputs = [k[len("output:"):] for k in state if k.startswith("output:")]
+    if not outputs:
+        return "compare: no outputs"
+    for name in outputs:
+        got, want = state["output:" + name], state["expected:" + name]
+        for i, (g, w) in enumerate(zip(got, want)):
+            if math.isnan(w) and math.isnan(g):
+                continue
+            if not abs(g - w) <= 1e-7 + 1e-3 * abs(w):
+                return "compare: %s[%d] = %.9g, expected %.9g" % (name, i, g, w)
+    return None
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bin", required=True)
+    p.add_argument("--node-tests", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--record", action="store_true",
+                   help="print each case's result in the list's format")
+    p.add_argument("list")
+    args = p.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    args.unused = os.path.join(args.work, "unused.npz")
+    write_unused_npz(args.unused)
+    cases = []
+    for line in open(args.list):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            op, test, expect = line.split(None, 2)
+            cases.append((op, test, expect))
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda c: run_case(args, c[1]), cases))
+    counts = collections.OrderedDict()
+    wrong = []
+    for (op, test, expect), failure in zip(cases, results):
+        if args.record:
+            print("%s %s %s" % (op, test,
+                                "pass" if failure is None else
+                                "xfail: " + failure))
+        passed, total = counts.get(op, (0, 0))
+        counts[op] = (passed + (failure is None), total + 1)
+        if expect == "pass" and failure is not None:
+            wrong.append("%s: listed to pass, fails: %s" % (test, failure))
+        elif expect != "pass" and failure is None:
+            wrong.append("%s: listed to fail (%s), passes" % (test, expect))
+    for op, (passed, total) in counts.items():
+        print("%-12s %d/%d" % (op, passed, total))
+    print("%d of %d cases pass" % (sum(r is None for r in results),
+                                   len(results)))
+    for w in wrong:
+        print("UNEXPECTED " + w)
+    sys.exit(1 if wrong else 0)
+
+
+if __name__ == "__main__":
+    main()
