@@ -14,10 +14,14 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 
 using namespace mpc::onnx_import;
 
@@ -204,6 +208,21 @@ private:
   std::string identity(const Node &node);
   std::string constant(const Node &node);
   std::string dropout(const Node &node);
+  std::string layerNorm(const Node &node);
+  std::string gather(const Node &node);
+  std::string reduce(const Node &node, const std::string &op, bool axesInput);
+  std::string cast(const Node &node);
+  std::string concat(const Node &node);
+  std::string slice(const Node &node);
+  std::string erf(const Node &node);
+  /// The nodes of a GELU written with Erf (PyTorch's export before
+  /// opset 20: x / sqrt(2), Erf, + 1, * x, * 0.5), found before emission:
+  /// the Erf node's index -> the final Mul's, and the nodes it covers.
+  void findErfGelus();
+  std::map<size_t, size_t> geluEnd;
+  std::set<size_t> covered;
+  /// Integer values of a constant input (shapes, axes), or an error.
+  std::string constInts(const Node &node, size_t i, std::vector<int64_t> &out);
 
   std::map<std::pair<std::string, int>, Emit> emitters();
 
@@ -451,6 +470,346 @@ std::string Emitter::constant(const Node &node) {
   return "";
 }
 
+std::string Emitter::constInts(const Node &node, size_t i,
+                               std::vector<int64_t> &out) {
+  if (i >= node.inputs.size() || node.inputs[i].empty())
+    return error(node, "input " + std::to_string(i) + " is missing");
+  auto it = values.find(node.inputs[i]);
+  if (it == values.end() || !it->second.constantInts)
+    return error(node, "input '" + node.inputs[i] +
+                           "' must be a constant (an initializer or a "
+                           "Constant)");
+  out = it->second.ints;
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation, embedding, reductions
+//===----------------------------------------------------------------------===//
+
+std::string Emitter::layerNorm(const Node &node) {
+  Value x, g, b;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = input(node, 1, g); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  int64_t rank = static_cast<int64_t>(x.type.dims.size());
+  int64_t axis = intAttr(node, "axis", -1);
+  if (axis < -rank || axis >= rank)
+    return error(node, "axis " + std::to_string(axis) + " is out of range");
+  axis = axis < 0 ? axis + rank : axis;
+  // mpc normalises the last axis: over several trailing axes, x is viewed
+  // as [rows, cols] and the parameters as [cols].
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? rows : cols) *= x.type.dims[d];
+  bool flat = axis != rank - 1;
+  auto reshape = [&](const std::string &v, const TensorType &from,
+                     const TensorType &to) {
+    if (mlirType(from) == mlirType(to))
+      return v;
+    std::string r = fresh();
+    line(r + " = mpc.reshape " + v + " : " + mlirType(from) + " -> " +
+         mlirType(to));
+    return r;
+  };
+  TensorType x2 = x.type, g2 = g.type;
+  if (flat) {
+    x2.dims = {rows, cols};
+    g2.dims = {cols};
+  }
+  std::string xs = reshape(x.ssa, x.type, x2), gs = reshape(g.ssa, g.type, g2);
+  std::string beta;
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    if (auto e = input(node, 2, b); !e.empty())
+      return e;
+    TensorType b2 = b.type;
+    b2.dims = g2.dims;
+    beta = reshape(b.ssa, b.type, b2);
+  } else {
+    beta = fresh();
+    line(beta + " = mpc.constant dense<0.0> : " + mlirType(g2));
+  }
+  std::string ssa = fresh();
+  line(ssa + ", " + ssa + "_mean, " + ssa + "_rstd = mpc.layer_norm " + xs +
+       ", " + gs + ", " + beta +
+       " {epsilon = " + floatLiteral(floatAttr(node, "epsilon", 1e-5)) +
+       " : f64} : " + mlirType(x2) + ", " + mlirType(g2));
+  std::string y = reshape(ssa, x2, type);
+  define(node, 0, y, type);
+  // Mean and InvStdDev: mpc's are f32 over the leading dimensions.
+  TensorType stats{"float", {}, true};
+  stats.dims.assign(x2.dims.begin(), x2.dims.end() - 1);
+  const char *names[] = {"_mean", "_rstd"};
+  for (size_t i = 1; i < node.outputs.size() && i < 3; ++i) {
+    if (node.outputs[i].empty())
+      continue;
+    TensorType out;
+    if (auto e = outputType(node, i, out); !e.empty())
+      return e;
+    if (out.element != "float")
+      return error(node, "statistics other than f32 are not imported");
+    define(node, i, reshape(ssa + names[i - 1], stats, out), out);
+  }
+  return "";
+}
+
+std::string Emitter::gather(const Node &node) {
+  Value table;
+  TensorType type;
+  if (auto e = input(node, 0, table); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  auto it = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
+  if (it == values.end() || it->second.ssa.empty() ||
+      isFloat(it->second.type.element))
+    return error(node, "the indices must be an integer input of the graph");
+  if (intAttr(node, "axis", 0) != 0 || table.type.dims.size() != 2)
+    return error(node, "only rows of a 2-D table (an embedding, axis 0) are "
+                       "imported");
+  std::string ssa = fresh();
+  line(ssa + " = mpc.embedding " + table.ssa + ", " + it->second.ssa + " : " +
+       mlirType(table.type) + ", " + mlirType(it->second.type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::reduce(const Node &node, const std::string &op,
+                            bool axesInput) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  int64_t rank = static_cast<int64_t>(x.type.dims.size());
+  std::vector<int64_t> axes;
+  if (axesInput) {
+    if (node.inputs.size() > 1 && !node.inputs[1].empty())
+      if (auto e = constInts(node, 1, axes); !e.empty())
+        return e;
+  } else if (auto it = node.attributes.find("axes");
+             it != node.attributes.end()) {
+    axes = it->second.ints;
+  }
+  if (axes.empty()) {
+    if (intAttr(node, "noop_with_empty_axes", 0))
+      return identity(node);
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  for (int64_t &a : axes) {
+    if (a < -rank || a >= rank)
+      return error(node, "axis " + std::to_string(a) + " is out of range");
+    a = a < 0 ? a + rank : a;
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  std::string list;
+  for (size_t i = 0; i < axes.size(); ++i)
+    list += (i ? ", " : "") + std::to_string(axes[i]);
+  std::string ssa = fresh();
+  line(ssa + " = mpc." + op + " " + x.ssa + " {dims = array<i64: " + list +
+       ">" + (intAttr(node, "keepdims", 1) ? ", keep_dims" : "") +
+       "} : " + mlirType(x.type));
+  return define(node, 0, ssa, type);
+}
+
+//===----------------------------------------------------------------------===//
+// Casts, concatenation, slices
+//===----------------------------------------------------------------------===//
+
+std::string Emitter::cast(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (!isFloat(x.type.element))
+    return error(node, "a cast from " + x.type.element + " is not imported");
+  if (mlirType(x.type) == mlirType(type))
+    return identity(node);
+  std::string ssa = fresh();
+  line(ssa + " = mpc.cast " + x.ssa + " : " + mlirType(x.type) + " -> " +
+       mlirType(type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::concat(const Node &node) {
+  TensorType type;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  std::string operands, types;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    Value v;
+    if (auto e = input(node, i, v); !e.empty())
+      return e;
+    operands += (i ? ", " : "") + v.ssa;
+    types += (i ? ", " : "") + mlirType(v.type);
+  }
+  int64_t rank = static_cast<int64_t>(type.dims.size());
+  int64_t axis = intAttr(node, "axis", 0);
+  axis = axis < 0 ? axis + rank : axis;
+  std::string ssa = fresh();
+  line(ssa + " = mpc.concat " + operands + " {axis = " + std::to_string(axis) +
+       " : i64} : " + types);
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::slice(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (auto e = constInts(node, 1, starts); !e.empty())
+    return e;
+  if (auto e = constInts(node, 2, ends); !e.empty())
+    return e;
+  if (node.inputs.size() > 3 && !node.inputs[3].empty())
+    if (auto e = constInts(node, 3, axes); !e.empty())
+      return e;
+  if (node.inputs.size() > 4 && !node.inputs[4].empty())
+    if (auto e = constInts(node, 4, steps); !e.empty())
+      return e;
+  int64_t rank = static_cast<int64_t>(x.type.dims.size());
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  std::vector<int64_t> offsets(rank, 0), strides(rank, 1);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank)
+      return error(node,
+                   "axis " + std::to_string(axes[i]) + " is out of range");
+    int64_t step = i < steps.size() ? steps[i] : 1;
+    if (step <= 0)
+      return error(node, "negative or zero steps are not imported");
+    int64_t dim = x.type.dims[a], start = starts[i];
+    start = start < 0 ? start + dim : start;
+    offsets[a] = std::clamp<int64_t>(start, 0, dim);
+    strides[a] = step;
+  }
+  auto list = [](const std::vector<int64_t> &v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(v[i]);
+    return s;
+  };
+  std::string ssa = fresh();
+  line(ssa + " = mpc.slice " + x.ssa + " {offsets = array<i64: " +
+       list(offsets) + ">, sizes = array<i64: " + list(type.dims) +
+       ">, strides = array<i64: " + list(strides) + ">} : " + mlirType(x.type));
+  return define(node, 0, ssa, type);
+}
+
+//===----------------------------------------------------------------------===//
+// GELU written with Erf
+//===----------------------------------------------------------------------===//
+
+void Emitter::findErfGelus() {
+  std::map<std::string, size_t> producer;
+  std::map<std::string, std::vector<size_t>> consumers;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string &out : graph.nodes[i].outputs)
+      producer[out] = i;
+    for (const std::string &in : graph.nodes[i].inputs)
+      consumers[in].push_back(i);
+  }
+  // A scalar constant's value: an initializer or a Constant node.
+  auto scalar = [&](const std::string &name) -> std::optional<double> {
+    const TensorValue *t = nullptr;
+    for (const TensorValue &init : graph.initializers)
+      if (init.name == name)
+        t = &init;
+    if (auto p = producer.find(name); !t && p != producer.end()) {
+      const Node &n = graph.nodes[p->second];
+      auto a = n.attributes.find("value");
+      if (n.opType == "Constant" && a != n.attributes.end() &&
+          a->second.kind == Attribute::Tensor)
+        t = &a->second.tensor;
+    }
+    if (!t || t->bytes.size() != 4 || t->type.element != "float")
+      return std::nullopt;
+    float v;
+    std::memcpy(&v, t->bytes.data(), 4);
+    return v;
+  };
+  auto only = [&](const std::string &value) -> std::optional<size_t> {
+    auto it = consumers.find(value);
+    if (it == consumers.end() || it->second.size() != 1)
+      return std::nullopt;
+    return it->second[0];
+  };
+  auto other = [](const Node &n, const std::string &one) {
+    return n.inputs.size() == 2
+               ? (n.inputs[0] == one ? n.inputs[1] : n.inputs[0])
+               : std::string();
+  };
+  auto near = [](std::optional<double> v, double want) {
+    return v && std::fabs(*v - want) <= 1e-6 * std::fabs(want);
+  };
+  for (size_t e = 0; e < graph.nodes.size(); ++e) {
+    const Node &erfNode = graph.nodes[e];
+    if (erfNode.opType != "Erf" || erfNode.inputs.size() != 1)
+      continue;
+    auto p = producer.find(erfNode.inputs[0]);
+    if (p == producer.end())
+      continue;
+    const Node &div = graph.nodes[p->second];
+    if (div.opType != "Div" || div.inputs.size() != 2 ||
+        !near(scalar(div.inputs[1]), std::sqrt(2.0)) ||
+        only(div.outputs[0]) != e)
+      continue;
+    const std::string &x = div.inputs[0];
+    auto add = only(erfNode.outputs[0]);
+    if (!add || graph.nodes[*add].opType != "Add" ||
+        !near(scalar(other(graph.nodes[*add], erfNode.outputs[0])), 1.0))
+      continue;
+    auto mul = only(graph.nodes[*add].outputs[0]);
+    if (!mul || graph.nodes[*mul].opType != "Mul" ||
+        other(graph.nodes[*mul], graph.nodes[*add].outputs[0]) != x)
+      continue;
+    auto half = only(graph.nodes[*mul].outputs[0]);
+    if (!half || graph.nodes[*half].opType != "Mul" ||
+        !near(scalar(other(graph.nodes[*half], graph.nodes[*mul].outputs[0])),
+              0.5))
+      continue;
+    geluEnd[e] = *half;
+    covered.insert({p->second, *add, *mul, *half});
+  }
+}
+
+std::string Emitter::erf(const Node &node) {
+  auto it = geluEnd.find(currentIndex);
+  if (it == geluEnd.end())
+    return error(node, "Erf is imported only inside GELU (x * 0.5 * (1 + "
+                       "erf(x / sqrt(2))), as PyTorch exports it)");
+  // The Div before this Erf holds x.
+  std::string x;
+  for (const Node &n : graph.nodes)
+    if (!n.outputs.empty() && n.outputs[0] == node.inputs[0])
+      x = n.inputs[0];
+  auto v = values.find(x);
+  if (v == values.end() || v->second.ssa.empty())
+    return error(node, "the GELU's input is not a value mpc imported");
+  const Node &last = graph.nodes[it->second];
+  TensorType type;
+  Node end = last;
+  if (auto e = outputType(end, 0, type); !e.empty())
+    return e;
+  std::string ssa = fresh();
+  line(ssa + " = mpc.gelu " + v->second.ssa + " : " + mlirType(v->second.type));
+  values[last.outputs[0]] = Value{ssa, type, {}, false};
+  return "";
+}
+
 std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
   auto u = [this](const char *op) {
     return [this, op](const Node &n) { return unary(n, op); };
@@ -483,6 +842,19 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Identity", 16}, [this](const Node &n) { return identity(n); }},
       {{"Constant", 13}, [this](const Node &n) { return constant(n); }},
       {{"Dropout", 13}, [this](const Node &n) { return dropout(n); }},
+      {{"LayerNormalization", 17},
+       [this](const Node &n) { return layerNorm(n); }},
+      {{"Gather", 13}, [this](const Node &n) { return gather(n); }},
+      {{"ReduceMean", 13},
+       [this](const Node &n) { return reduce(n, "reduce_mean", false); }},
+      {{"ReduceSum", 13},
+       [this](const Node &n) { return reduce(n, "reduce_sum", true); }},
+      {{"Cast", 13}, [this](const Node &n) { return cast(n); }},
+      {{"Concat", 13}, [this](const Node &n) { return concat(n); }},
+      {{"Slice", 13}, [this](const Node &n) { return slice(n); }},
+      {{"Unsqueeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
+      {{"Squeeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
+      {{"Erf", 13}, [this](const Node &n) { return erf(n); }},
   };
 }
 
@@ -555,16 +927,23 @@ std::string Emitter::run(std::string &mlir) {
     if (mlirElement(type.element).empty())
       return "input '" + name + "' has element type " + type.element +
              ", which mpc does not import";
-    Value v{"%a" + std::to_string(i), type, {}, false};
-    args += (args.empty() ? "" : ", ") + v.ssa + ": " + mlirType(type) +
+    // Integer inputs (token ids) are fed as i32, as the runner reads them.
+    TensorType argType = type;
+    if (argType.element == "int64")
+      argType.element = "int32";
+    Value v{"%a" + std::to_string(i), argType, {}, false};
+    args += (args.empty() ? "" : ", ") + v.ssa + ": " + mlirType(argType) +
             " {mpc.name = " + quoted(name) + "}" + at(name, 0);
     values[name] = v;
   }
   (void)haveLabels; // a graph input, or a new argument (exports of a
                     // model without its loss have none)
   auto table = emitters();
+  findErfGelus();
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node &node = graph.nodes[i];
+    if (covered.count(i))
+      continue; // part of a GELU, emitted at its Erf
     currentIndex = i;
     currentName =
         node.name.empty() ? node.opType + "_" + std::to_string(i) : node.name;
