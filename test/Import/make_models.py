@@ -24,6 +24,39 @@ class Mlp(torch.nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
+class Encoder(torch.nn.Module):
+    """A small BERT-style encoder: token and position embeddings, one
+    post-LN layer (attention with 2 heads, GELU feed-forward), a classifier
+    on the first token. No dropout (the traces must be deterministic)."""
+
+    def __init__(self, vocab=50, seq=8, hidden=16, heads=2, ffn=32,
+                 classes=3):
+        super().__init__()
+        self.heads = heads
+        self.tok = torch.nn.Embedding(vocab, hidden)
+        self.pos = torch.nn.Parameter(torch.randn(seq, hidden) * 0.1)
+        self.ln0 = torch.nn.LayerNorm(hidden)
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+        self.ln1 = torch.nn.LayerNorm(hidden)
+        self.ff1 = torch.nn.Linear(hidden, ffn)
+        self.ff2 = torch.nn.Linear(ffn, hidden)
+        self.ln2 = torch.nn.LayerNorm(hidden)
+        self.cls = torch.nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        b, s = ids.shape
+        h = self.ln0(self.tok(ids) + self.pos)
+        q, k, v = self.qkv(h).split(h.shape[-1], dim=-1)
+        split = lambda t: t.reshape(b, s, self.heads, -1).transpose(1, 2)
+        q, k, v = split(q), split(k), split(v)
+        a = torch.softmax(q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5), -1)
+        ctx = (a @ v).transpose(1, 2).reshape(b, s, -1)
+        h = self.ln1(h + self.out(ctx))
+        h = self.ln2(h + self.ff2(torch.nn.functional.gelu(self.ff1(h))))
+        return self.cls(h[:, 0])
+
+
 def sgd_trace(model, x, y, batch, steps, lr):
     """PyTorch's losses of `steps` SGD steps on the batches in file order
     (wrapping), as the runner's --no-shuffle takes them."""
@@ -63,6 +96,41 @@ def main():
     with open(os.path.join(out, "mlp-torch-losses.json"), "w") as f:
         json.dump({"torch": torch.__version__, "losses": losses}, f)
         f.write("\n")
+
+    # The encoder, exported at opset 17 (LayerNormalization, GELU as Erf)
+    # with a dynamic batch; its data and trace (SGD, lr 0.05, batch 4).
+    torch.manual_seed(1)
+    encoder = Encoder().eval()
+    ids = torch.randint(0, 50, (32, 8), dtype=torch.int32)
+    labels = torch.randint(0, 3, (32,), dtype=torch.int32)
+    torch.onnx.export(encoder, ids[:4].long(),
+                      os.path.join(out, "encoder.onnx"),
+                      input_names=["ids"], output_names=["logits"],
+                      dynamic_axes={"ids": {0: "batch"}}, opset_version=17,
+                      # In eval mode the exporter merges parameters with
+                      # equal values (the fresh LayerNorm weights) into one
+                      # initializer; training mode keeps every parameter.
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    numpy.savez(os.path.join(out, "encoder-data.npz"), ids=ids.numpy(),
+                labels=labels.numpy())
+    trained = copy.deepcopy(encoder).train()
+    losses = sgd_trace(_LongIds(trained), ids, labels, batch=4, steps=10,
+                       lr=0.05)
+    with open(os.path.join(out, "encoder-torch-losses.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "losses": losses}, f)
+        f.write("\n")
+
+
+class _LongIds(torch.nn.Module):
+    """The encoder on int32 ids (as the runner feeds them)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, ids):
+        return self.inner(ids.long())
 
 
 if __name__ == "__main__":

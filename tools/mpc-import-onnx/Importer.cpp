@@ -214,11 +214,16 @@ private:
   std::string cast(const Node &node);
   std::string concat(const Node &node);
   std::string slice(const Node &node);
+  std::string split(const Node &node);
   std::string erf(const Node &node);
   /// The nodes of a GELU written with Erf (PyTorch's export before
   /// opset 20: x / sqrt(2), Erf, + 1, * x, * 0.5), found before emission:
   /// the Erf node's index -> the final Mul's, and the nodes it covers.
   void findErfGelus();
+  /// Shape arithmetic on compile-time integers (what exports of reshapes
+  /// with a batch dimension compute: Shape, Gather, Unsqueeze, Concat,
+  /// arithmetic): folded here. Returns false when the node is not that.
+  bool foldInts(const Node &node, std::string &err);
   std::map<size_t, size_t> geluEnd;
   std::set<size_t> covered;
   /// Integer values of a constant input (shapes, axes), or an error.
@@ -565,9 +570,38 @@ std::string Emitter::gather(const Node &node) {
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
   auto it = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
+  if (it != values.end() && it->second.constantInts &&
+      it->second.type.dims.empty() && it->second.ints.size() == 1) {
+    // One constant index (x[:, 0]): a slice of that row, the axis dropped.
+    int64_t rank = static_cast<int64_t>(table.type.dims.size());
+    int64_t axis = intAttr(node, "axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis < 0 || axis >= rank)
+      return error(node, "the axis is out of range");
+    int64_t index = it->second.ints[0], dim = table.type.dims[axis];
+    index = index < 0 ? index + dim : index;
+    if (index < 0 || index >= dim)
+      return error(node, "index " + std::to_string(it->second.ints[0]) +
+                             " is out of range");
+    TensorType sliced = table.type;
+    sliced.dims[axis] = 1;
+    std::string offsets, sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      offsets += (d ? ", " : "") + std::to_string(d == axis ? index : 0);
+      sizes += (d ? ", " : "") + std::to_string(sliced.dims[d]);
+    }
+    std::string row = fresh(), ssa = fresh();
+    line(row + " = mpc.slice " + table.ssa +
+         " {offsets = array<i64: " + offsets +
+         ">, sizes = array<i64: " + sizes + ">} : " + mlirType(table.type));
+    line(ssa + " = mpc.reshape " + row + " : " + mlirType(sliced) + " -> " +
+         mlirType(type));
+    return define(node, 0, ssa, type);
+  }
   if (it == values.end() || it->second.ssa.empty() ||
       isFloat(it->second.type.element))
-    return error(node, "the indices must be an integer input of the graph");
+    return error(node, "the indices must be an integer input of the graph "
+                       "or one constant index");
   if (intAttr(node, "axis", 0) != 0 || table.type.dims.size() != 2)
     return error(node, "only rows of a 2-D table (an embedding, axis 0) are "
                        "imported");
@@ -709,6 +743,35 @@ std::string Emitter::slice(const Node &node) {
   return define(node, 0, ssa, type);
 }
 
+/// Split: one slice per output, along the axis, at the inferred sizes.
+std::string Emitter::split(const Node &node) {
+  Value x;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  int64_t rank = static_cast<int64_t>(x.type.dims.size());
+  int64_t axis = intAttr(node, "axis", 0);
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis < 0 || axis >= rank)
+    return error(node, "the axis is out of range");
+  int64_t offset = 0;
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    TensorType type;
+    if (auto e = outputType(node, i, type); !e.empty())
+      return e;
+    std::string offsets, sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      offsets += (d ? ", " : "") + std::to_string(d == axis ? offset : 0);
+      sizes += (d ? ", " : "") + std::to_string(type.dims[d]);
+    }
+    std::string ssa = fresh();
+    line(ssa + " = mpc.slice " + x.ssa + " {offsets = array<i64: " + offsets +
+         ">, sizes = array<i64: " + sizes + ">} : " + mlirType(x.type));
+    define(node, i, ssa, type);
+    offset += type.dims[axis];
+  }
+  return "";
+}
+
 //===----------------------------------------------------------------------===//
 // GELU written with Erf
 //===----------------------------------------------------------------------===//
@@ -810,6 +873,105 @@ std::string Emitter::erf(const Node &node) {
   return "";
 }
 
+bool Emitter::foldInts(const Node &node, std::string &err) {
+  std::vector<std::vector<int64_t>> in;
+  std::vector<TensorType> types;
+  if (node.opType == "Shape") {
+    auto it = values.find(node.inputs.empty() ? "" : node.inputs[0]);
+    if (it == values.end())
+      return false;
+    const std::vector<int64_t> &dims = it->second.type.dims;
+    int64_t rank = static_cast<int64_t>(dims.size());
+    int64_t start = intAttr(node, "start", 0), end = intAttr(node, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    Value v;
+    v.constantInts = true;
+    for (int64_t d = start; d < end; ++d)
+      v.ints.push_back(dims[d]);
+    v.type = TensorType{"int64", {static_cast<int64_t>(v.ints.size())}, true};
+    values[node.outputs[0]] = v;
+    return true;
+  }
+  static const std::set<std::string> folded = {
+      "Gather", "Unsqueeze", "Squeeze", "Concat",   "Cast",    "Mul",
+      "Div",    "Add",       "Sub",     "Identity", "Reshape", "Slice"};
+  if (!folded.count(node.opType) || node.inputs.empty())
+    return false;
+  for (const std::string &name : node.inputs) {
+    if (name.empty())
+      continue;
+    auto it = values.find(name);
+    if (it == values.end() || !it->second.constantInts)
+      return false;
+    in.push_back(it->second.ints);
+    types.push_back(it->second.type);
+  }
+  TensorType type;
+  auto t = graph.types.find(node.outputs[0]);
+  if (t == graph.types.end() || !t->second.hasShape)
+    return false;
+  type = t->second;
+  Value v;
+  v.constantInts = true;
+  v.type = type;
+  const std::string &op = node.opType;
+  if (op == "Gather") {
+    if (types[0].dims.size() != 1)
+      return false;
+    for (int64_t i : in[1]) {
+      int64_t n = static_cast<int64_t>(in[0].size());
+      i = i < 0 ? i + n : i;
+      if (i < 0 || i >= n) {
+        err = error(node, "index " + std::to_string(i) + " is out of range");
+        return true;
+      }
+      v.ints.push_back(in[0][i]);
+    }
+  } else if (op == "Concat") {
+    for (const auto &part : in)
+      v.ints.insert(v.ints.end(), part.begin(), part.end());
+  } else if (op == "Cast" && isFloat(type.element)) {
+    // A shape entry used as a number (a head size's square root): a float
+    // constant from here on.
+    std::string list;
+    for (size_t i = 0; i < in[0].size(); ++i)
+      list += (i ? ", " : "") + floatLiteral(static_cast<double>(in[0][i]));
+    Value f;
+    f.type = type;
+    f.ssa = fresh();
+    line(f.ssa + " = mpc.constant dense<" +
+         (type.dims.empty() ? list : "[" + list + "]") +
+         "> : " + mlirType(type));
+    values[node.outputs[0]] = f;
+    return true;
+  } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" ||
+             op == "Identity" || op == "Reshape") {
+    v.ints = in[0];
+  } else if (op == "Slice") {
+    return false;
+  } else {
+    // Elementwise arithmetic with broadcasting of a single element.
+    if (in.size() != 2)
+      return false;
+    size_t n = std::max(in[0].size(), in[1].size());
+    for (size_t i = 0; i < n; ++i) {
+      int64_t a = in[0][in[0].size() == 1 ? 0 : i],
+              b = in[1][in[1].size() == 1 ? 0 : i];
+      if (op == "Div" && b == 0) {
+        err = error(node, "division by zero in shape arithmetic");
+        return true;
+      }
+      v.ints.push_back(op == "Mul"   ? a * b
+                       : op == "Div" ? a / b
+                       : op == "Add" ? a + b
+                                     : a - b);
+    }
+  }
+  values[node.outputs[0]] = v;
+  return true;
+}
+
 std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
   auto u = [this](const char *op) {
     return [this, op](const Node &n) { return unary(n, op); };
@@ -852,6 +1014,7 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Cast", 13}, [this](const Node &n) { return cast(n); }},
       {{"Concat", 13}, [this](const Node &n) { return concat(n); }},
       {{"Slice", 13}, [this](const Node &n) { return slice(n); }},
+      {{"Split", 13}, [this](const Node &n) { return split(n); }},
       {{"Unsqueeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Squeeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Erf", 13}, [this](const Node &n) { return erf(n); }},
@@ -949,6 +1112,12 @@ std::string Emitter::run(std::string &mlir) {
         node.name.empty() ? node.opType + "_" + std::to_string(i) : node.name;
     if (!node.domain.empty() && node.domain != "ai.onnx")
       return error(node, "domain '" + node.domain + "' is not imported");
+    std::string foldError;
+    if (foldInts(node, foldError)) {
+      if (!foldError.empty())
+        return foldError;
+      continue;
+    }
     auto it = table.find({node.opType, node.sinceVersion});
     if (it == table.end())
       return error(node, "not supported by mpc-import-onnx (docs/Import.md "

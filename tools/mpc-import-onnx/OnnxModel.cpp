@@ -214,8 +214,8 @@ std::string load(const std::string &path,
                ": bind it with --input-shape " + v.name() + "=DxDx...";
   }
   try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/true,
-                                        /*strict_mode=*/1);
+    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1,
+                                        /*data_prop=*/true);
     onnx::shape_inference::InferShapes(
         model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception &e) {
