@@ -15,9 +15,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace mpc::onnx_import {
 namespace {
@@ -142,30 +148,26 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
-std::string load(const std::string &path,
-                 const std::map<std::string, std::vector<int64_t>> &shapes,
-                 Graph &graph) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return path + ": cannot open";
-  onnx::ModelProto model;
-  if (!model.ParseFromIstream(&file))
-    return path + ": not an ONNX model (the protobuf does not parse)";
+/// ONNX's checker, converter and shape inference on `model`, in place,
+/// with the user's dimensions bound. (Run in a child process: see
+/// prepareIsolated.)
+std::string prepare(const std::string &path,
+                    const std::map<std::string, std::vector<int64_t>> &shapes,
+                    onnx::ModelProto &model, int64_t &originalOpset) {
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
     return path + ": the ONNX checker refuses the model: " + e.what();
   }
-  graph.originalOpset = defaultOpset(model);
-  if (graph.originalOpset == 0)
+  originalOpset = defaultOpset(model);
+  if (originalOpset == 0)
     return path + ": the model imports no version of the default ONNX opset";
-  if (graph.originalOpset != kOpset) {
+  if (originalOpset != kOpset) {
     try {
       model = onnx::version_conversion::ConvertVersion(model, kOpset);
     } catch (const std::exception &e) {
-      return path + ": cannot convert opset " +
-             std::to_string(graph.originalOpset) + " to " +
-             std::to_string(kOpset) + ": " + e.what();
+      return path + ": cannot convert opset " + std::to_string(originalOpset) +
+             " to " + std::to_string(kOpset) + ": " + e.what();
     }
   }
   onnx::GraphProto *g = model.mutable_graph();
@@ -173,7 +175,8 @@ std::string load(const std::string &path,
   std::vector<std::string> initializers;
   for (const auto &t : g->initializer())
     initializers.push_back(t.name());
-  for (const auto &[name, dims] : shapes) {
+  for (const auto &[given, dims] : shapes) {
+    const std::string &name = given;
     auto it =
         std::find_if(g->mutable_input()->begin(), g->mutable_input()->end(),
                      [&](const auto &v) { return v.name() == name; });
@@ -221,6 +224,101 @@ std::string load(const std::string &path,
   } catch (const std::exception &e) {
     return path + ": ONNX shape inference fails: " + e.what();
   }
+  return "";
+}
+
+/// prepare() in a child process: libonnx 1.12's converter and shape
+/// inference can crash on a malformed graph that passes its checker (a
+/// mutated model's dangling reference, found by fuzzing); a crash of the
+/// child is an error message here, not a crash of the importer.
+std::string
+prepareIsolated(const std::string &path,
+                const std::map<std::string, std::vector<int64_t>> &shapes,
+                onnx::ModelProto &model, int64_t &originalOpset) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return prepare(path, shapes, model, originalOpset);
+  std::fflush(nullptr);
+  pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return prepare(path, shapes, model, originalOpset);
+  }
+  if (child == 0) {
+    close(fds[0]);
+    // A crash here is reported by the parent: no stack dump of the
+    // handlers the parent installed, and the library's own chatter muted.
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE})
+      std::signal(sig, SIG_DFL);
+    if (std::FILE *null = std::freopen("/dev/null", "w", stderr))
+      (void)null;
+    std::string reply;
+    try {
+      std::string err = prepare(path, shapes, model, originalOpset);
+      reply = err.empty() ? "O" + model.SerializeAsString() : "E" + err;
+    } catch (const std::exception &e) {
+      reply = std::string("E") + path + ": " + e.what();
+    }
+    int64_t opset = originalOpset;
+    reply.insert(1, reinterpret_cast<const char *>(&opset), sizeof opset);
+    for (size_t done = 0; done < reply.size();) {
+      ssize_t n = write(fds[1], reply.data() + done, reply.size() - done);
+      if (n <= 0)
+        _exit(2);
+      done += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string reply;
+  char buffer[1 << 16];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    reply.append(buffer, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status) || reply.size() < 1 + sizeof(int64_t))
+    return path +
+           ": the ONNX library crashed checking, converting or "
+           "typing this model (" +
+           (WIFSIGNALED(status) ? std::string(strsignal(WTERMSIG(status)))
+                                : std::string("no reply")) +
+           "); the model is malformed, or exporting it at opset " +
+           std::to_string(kOpset) + " avoids the conversion";
+  std::memcpy(&originalOpset, reply.data() + 1, sizeof originalOpset);
+  std::string payload = reply.substr(1 + sizeof(int64_t));
+  if (reply[0] == 'E')
+    return payload;
+  if (!model.ParseFromString(payload))
+    return path + ": the checked model did not come back whole";
+  return "";
+}
+
+std::string load(const std::string &path,
+                 const std::map<std::string, std::vector<int64_t>> &shapes,
+                 Graph &graph) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return path + ": cannot open";
+  onnx::ModelProto model;
+  if (!model.ParseFromIstream(&file))
+    return path + ": not an ONNX model (the protobuf does not parse)";
+  if (std::string err =
+          prepareIsolated(path, shapes, model, graph.originalOpset);
+      !err.empty())
+    return err;
+  onnx::GraphProto *g = model.mutable_graph();
+  std::vector<std::string> initializers;
+  for (const auto &t : g->initializer())
+    initializers.push_back(t.name());
   g = model.mutable_graph();
   for (const auto &t : g->initializer()) {
     TensorValue value;
