@@ -170,3 +170,39 @@ func.func @cast_stays_at_relu(%x: tensor<4xf32>) -> tensor<4xf16> {
   %1 = mpc.relu %0 : tensor<4xf16>
   return %1 : tensor<4xf16>
 }
+
+// -----
+
+// The NCHW <-> NHWC pair around a convolution cancels.
+// CHECK-LABEL: func @transpose_pair
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4x5xf32>)
+// CHECK-NOT: mpc.transpose
+// CHECK: return %[[X]]
+func.func @transpose_pair(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> {
+  %0 = mpc.transpose %x {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x3x4x5xf32>
+  %1 = mpc.transpose %0 {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x4x5x3xf32>
+  return %1 : tensor<2x3x4x5xf32>
+}
+
+// -----
+
+// Two that do not cancel compose into one.
+// CHECK-LABEL: func @transpose_compose
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK: %[[T:.*]] = mpc.transpose %[[X]] {permutation = array<i64: 2, 1, 0>} : tensor<2x3x4xf32>
+// CHECK-NOT: mpc.transpose
+// CHECK: return %[[T]]
+func.func @transpose_compose(%x: tensor<2x3x4xf32>) -> tensor<4x3x2xf32> {
+  %0 = mpc.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
+  %1 = mpc.transpose %0 {permutation = array<i64: 2, 0, 1>} : tensor<3x2x4xf32>
+  return %1 : tensor<4x3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @transpose_identity
+// CHECK-NOT: mpc.transpose
+func.func @transpose_identity(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = mpc.transpose %x {permutation = array<i64: 0, 1>} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -636,6 +636,30 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   return {};
 }
 
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  auto isIdentity = [](ArrayRef<int64_t> perm) {
+    for (auto [i, p] : llvm::enumerate(perm))
+      if (p != static_cast<int64_t>(i))
+        return false;
+    return true;
+  };
+  if (isIdentity(getPermutation()))
+    return getInput();
+  auto inner = getInput().getDefiningOp<TransposeOp>();
+  if (!inner)
+    return {};
+  // Result dim i = this input's dim p[i] = the inner input's dim q[p[i]].
+  ArrayRef<int64_t> p = getPermutation(), q = inner.getPermutation();
+  SmallVector<int64_t> composed;
+  for (int64_t d : p)
+    composed.push_back(q[d]);
+  if (isIdentity(composed))
+    return inner.getInput();
+  getInputMutable().assign(inner.getInput());
+  setPermutation(composed);
+  return getResult();
+}
+
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

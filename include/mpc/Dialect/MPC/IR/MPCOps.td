@@ -509,7 +509,9 @@ def MPC_ReshapeOp : MPC_Op<"reshape", "Follow", [Pure]> {
 def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Permutes dimensions";
   let description = [{
-    Result dimension `i` is input dimension `permutation[i]`.
+    Result dimension `i` is input dimension `permutation[i]`. The identity
+    permutation folds away, and a transpose of a transpose folds into one
+    (into none when they cancel).
 
     ```mlir
     %y = mpc.transpose %x {permutation = array<i64: 0, 2, 1, 3>}
@@ -519,6 +521,10 @@ def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, MPC_InferTypeOpAdapto
   let arguments = (ins MPC_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs MPC_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  // The identity permutation folds away; a transpose of a transpose
+  // becomes one (none when they cancel, as the NCHW <-> NHWC pairs
+  // mpc-import-onnx puts around convolutions do).
+  let hasFolder = 1;
 }
 
 def MPC_ConcatOp : MPC_Op<"concat", "Promote", [Pure, MPC_InferTypeOpAdaptor]> {
