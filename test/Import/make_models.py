@@ -57,6 +57,24 @@ class Encoder(torch.nn.Module):
         return self.cls(h[:, 0])
 
 
+class Cnn(torch.nn.Module):
+    """A small CNN with batch norm (NCHW, as PyTorch exports it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        F = torch.nn.functional
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.relu(self.bn2(self.conv2(x)))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
 def sgd_trace(model, x, y, batch, steps, lr):
     """PyTorch's losses of `steps` SGD steps on the batches in file order
     (wrapping), as the runner's --no-shuffle takes them."""
@@ -119,6 +137,35 @@ def main():
                        lr=0.05)
     with open(os.path.join(out, "encoder-torch-losses.json"), "w") as f:
         json.dump({"torch": torch.__version__, "losses": losses}, f)
+        f.write("\n")
+
+
+    # The CNN, exported in training mode (batch norm on batch statistics,
+    # updating its running ones); NCHW data and the trace (SGD, lr 0.05,
+    # batch 4).
+    torch.manual_seed(2)
+    cnn = Cnn().train()
+    images = torch.rand(32, 3, 8, 8) * 2 - 1
+    classes = torch.randint(0, 4, (32,), dtype=torch.int32)
+    torch.onnx.export(copy.deepcopy(cnn), images[:4],
+                      os.path.join(out, "cnn.onnx"), input_names=["image"],
+                      output_names=["logits"],
+                      dynamic_axes={"image": {0: "batch"}}, opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    numpy.savez(os.path.join(out, "cnn-data.npz"), image=images.numpy(),
+                labels=classes.numpy())
+    # Tracing for the export ran the copy once in training mode, so the
+    # exported running statistics are one update in: the same here.
+    with torch.no_grad():
+        cnn(images[:4])
+    losses = sgd_trace(cnn, images, classes, batch=4, steps=10, lr=0.05)
+    state = {name: cnn.state_dict()[name].flatten().tolist()
+             for name in ("bn1.running_mean", "bn1.running_var",
+                          "bn2.running_var", "conv1.weight", "fc.bias")}
+    with open(os.path.join(out, "cnn-torch-losses.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "losses": losses,
+                   "state": state}, f)
         f.write("\n")
 
 

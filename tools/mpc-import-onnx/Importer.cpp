@@ -215,6 +215,27 @@ private:
   std::string concat(const Node &node);
   std::string slice(const Node &node);
   std::string split(const Node &node);
+  std::string conv(const Node &node);
+  std::string batchNorm(const Node &node);
+  std::string pool(const Node &node, bool max);
+  std::string globalAveragePool(const Node &node);
+  /// NCHW <-> NHWC: mpc's convolutions are channels-last, ONNX's
+  /// channels-first. Each layout op is wrapped in a transpose pair; the
+  /// pairs between adjacent layout ops cancel (mpc.transpose's fold).
+  std::string toNHWC(const Value &x, TensorType &type);
+  std::string toNCHW(const std::string &ssa, const TensorType &nhwc);
+  /// The channels-last twin of an NCHW value a layout op produced: the
+  /// next layout op, or an elementwise op between two, uses it directly,
+  /// so the transposes meet and cancel.
+  std::map<std::string, std::pair<std::string, TensorType>> nhwcOf;
+  /// The symmetric [h, w] padding of a 2-D window op, or an error.
+  std::string padding(const Node &node, std::vector<int64_t> &pads);
+  /// Globals written back by the step (batch-norm running statistics).
+  struct Store {
+    std::string global, ssa, type;
+  };
+  std::vector<Store> stores;
+  std::set<std::string> globalNames;
   std::string erf(const Node &node);
   /// The nodes of a GELU written with Erf (PyTorch's export before
   /// opset 20: x / sqrt(2), Erf, + 1, * x, * 0.5), found before emission:
@@ -250,6 +271,14 @@ std::string Emitter::unary(const Node &node, const std::string &op) {
     return e;
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
+  if (auto it = nhwcOf.find(x.ssa); it != nhwcOf.end()) {
+    // Between layout ops: computed channels-last (a transpose back to
+    // NCHW is emitted for other users and folds away when there are none).
+    std::string ssa = fresh();
+    line(ssa + " = mpc." + op + " " + it->second.first + " : " +
+         mlirType(it->second.second));
+    return define(node, 0, toNCHW(ssa, it->second.second), type);
+  }
   std::string ssa = fresh();
   line(ssa + " = mpc." + op + " " + x.ssa + " : " + mlirType(x.type));
   return define(node, 0, ssa, type);
@@ -743,6 +772,230 @@ std::string Emitter::slice(const Node &node) {
   return define(node, 0, ssa, type);
 }
 
+//===----------------------------------------------------------------------===//
+// Convolutions, normalisation and pooling (NCHW in ONNX, NHWC in mpc)
+//===----------------------------------------------------------------------===//
+
+std::string Emitter::toNHWC(const Value &x, TensorType &type) {
+  if (auto it = nhwcOf.find(x.ssa); it != nhwcOf.end()) {
+    type = it->second.second;
+    return it->second.first;
+  }
+  type = x.type;
+  type.dims = {x.type.dims[0], x.type.dims[2], x.type.dims[3], x.type.dims[1]};
+  std::string ssa = fresh();
+  line(ssa + " = mpc.transpose " + x.ssa +
+       " {permutation = array<i64: 0, 2, 3, 1>} : " + mlirType(x.type));
+  return ssa;
+}
+
+std::string Emitter::toNCHW(const std::string &ssa, const TensorType &nhwc) {
+  std::string out = fresh();
+  line(out + " = mpc.transpose " + ssa +
+       " {permutation = array<i64: 0, 3, 1, 2>} : " + mlirType(nhwc));
+  nhwcOf[out] = {ssa, nhwc};
+  return out;
+}
+
+std::string Emitter::padding(const Node &node, std::vector<int64_t> &pads) {
+  auto autoPad = node.attributes.find("auto_pad");
+  if (autoPad != node.attributes.end() && autoPad->second.s != "NOTSET" &&
+      autoPad->second.s != "VALID")
+    return error(node, "auto_pad " + autoPad->second.s +
+                           " is not imported (give explicit pads)");
+  pads = {0, 0};
+  auto it = node.attributes.find("pads");
+  if (it == node.attributes.end())
+    return "";
+  const std::vector<int64_t> &p = it->second.ints;
+  if (p.size() != 4 || p[0] != p[2] || p[1] != p[3])
+    return error(node, "asymmetric padding is not imported (mpc pads both "
+                       "sides alike)");
+  pads = {p[0], p[1]};
+  return "";
+}
+
+static std::string pair(const std::vector<int64_t> &v) {
+  return "array<i64: " + std::to_string(v[0]) + ", " + std::to_string(v[1]) +
+         ">";
+}
+
+std::string Emitter::conv(const Node &node) {
+  Value x, w;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = input(node, 1, w); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (x.type.dims.size() != 4)
+    return error(node, "only 2-D convolutions (NCHW inputs) are imported");
+  auto ints = [&](const char *name) {
+    auto it = node.attributes.find(name);
+    return it == node.attributes.end() ? std::vector<int64_t>{1, 1}
+                                       : it->second.ints;
+  };
+  std::vector<int64_t> strides = ints("strides"), dilations = ints("dilations"),
+                       pads;
+  if (auto e = padding(node, pads); !e.empty())
+    return e;
+  int64_t groups = intAttr(node, "group", 1);
+  TensorType xt, wt = w.type;
+  std::string xs = toNHWC(x, xt);
+  // The filter stays OIHW in the state (PyTorch's layout, under its name);
+  // the step transposes it to mpc's OHWI.
+  wt.dims = {w.type.dims[0], w.type.dims[2], w.type.dims[3], w.type.dims[1]};
+  std::string ws = fresh();
+  line(ws + " = mpc.transpose " + w.ssa +
+       " {permutation = array<i64: 0, 2, 3, 1>} : " + mlirType(w.type));
+  TensorType yt = type;
+  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  std::string y = fresh();
+  line(y + " = mpc.conv2d " + xs + ", " + ws + " {stride = " + pair(strides) +
+       ", padding = " + pair(pads) + ", dilation = " + pair(dilations) +
+       ", groups = " + std::to_string(groups) + " : i64} : " + mlirType(xt) +
+       ", " + mlirType(wt));
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    Value b;
+    if (auto e = input(node, 2, b); !e.empty())
+      return e;
+    std::string sum = fresh();
+    line(sum + " = mpc.add " + y + ", " + b.ssa + " : " + mlirType(yt) + ", " +
+         mlirType(b.type));
+    y = sum;
+  }
+  return define(node, 0, toNCHW(y, yt), type);
+}
+
+std::string Emitter::batchNorm(const Node &node) {
+  Value x, g, b, mean, var;
+  TensorType type;
+  for (auto [i, v] :
+       {std::pair{0, &x}, {1, &g}, {2, &b}, {3, &mean}, {4, &var}})
+    if (auto e = input(node, i, *v); !e.empty())
+      return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  double eps = floatAttr(node, "epsilon", 1e-5);
+  if (!intAttr(node, "training_mode", 0)) {
+    // Inference: (x - mean) / sqrt(var + eps) * scale + bias, per channel
+    // of NCHW (the statistics broadcast as [C, 1, 1]).
+    size_t rank = x.type.dims.size();
+    TensorType ct = g.type;
+    ct.dims = {g.type.dims[0]};
+    for (size_t d = 2; d < rank; ++d)
+      ct.dims.push_back(1);
+    auto view = [&](const Value &v) {
+      std::string r = fresh();
+      line(r + " = mpc.reshape " + v.ssa + " : " + mlirType(v.type) + " -> " +
+           mlirType(ct));
+      return r;
+    };
+    std::string e = floatConstant(eps, g.type.element), ssa;
+    std::string m = view(mean), v = view(var), gg = view(g), bb = view(b);
+    std::string ve = fresh(), sd = fresh(), c = fresh(), n = fresh(),
+                sc = fresh(), y = fresh();
+    std::string cts = mlirType(ct),
+                scalar = "tensor<" + mlirElement(g.type.element) + ">";
+    line(ve + " = mpc.add " + v + ", " + e + " : " + cts + ", " + scalar);
+    line(sd + " = mpc.sqrt " + ve + " : " + cts);
+    line(c + " = mpc.sub " + x.ssa + ", " + m + " : " + mlirType(x.type) +
+         ", " + cts);
+    line(n + " = mpc.div " + c + ", " + sd + " : " + mlirType(x.type) + ", " +
+         cts);
+    line(sc + " = mpc.mul " + n + ", " + gg + " : " + mlirType(x.type) + ", " +
+         cts);
+    line(y + " = mpc.add " + sc + ", " + bb + " : " + mlirType(x.type) + ", " +
+         cts);
+    return define(node, 0, y, type);
+  }
+  // Training: mpc.batch_norm on NHWC with PyTorch's running statistics
+  // (mpc momentum = 1 - ONNX momentum; the unbiased variance), written
+  // back to the statistics' globals.
+  if (x.type.dims.size() != 4 && x.type.dims.size() != 2)
+    return error(node, "only [N, C] and [N, C, H, W] inputs are imported");
+  double momentum = 1 - floatAttr(node, "momentum", 0.9);
+  bool image = x.type.dims.size() == 4;
+  TensorType xt = x.type;
+  std::string xs = image ? toNHWC(x, xt) : x.ssa;
+  std::string ssa = fresh();
+  line(ssa + ":5 = mpc.batch_norm " + xs + ", " + g.ssa + ", " + b.ssa + ", " +
+       mean.ssa + ", " + var.ssa + " {momentum = " + floatLiteral(momentum) +
+       " : f64, epsilon = " + floatLiteral(eps) + " : f64} : " + mlirType(xt) +
+       ", " + mlirType(g.type));
+  for (auto [i, stat] : {std::pair{3, 1}, std::pair{4, 2}}) {
+    const std::string &name = node.inputs[i];
+    if (!globalNames.count(name))
+      return error(node, "the running statistic '" + name +
+                             "' must be a trainable-side initializer (a "
+                             "global) to be updated; see --trainable");
+    stores.push_back({name, ssa + "#" + std::to_string(stat),
+                      mlirType(i == 3 ? mean.type : var.type)});
+  }
+  std::string y = image ? toNCHW(ssa + "#0", xt) : ssa + "#0";
+  return define(node, 0, y, type);
+}
+
+std::string Emitter::pool(const Node &node, bool max) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (x.type.dims.size() != 4)
+    return error(node, "only 2-D pooling (NCHW inputs) is imported");
+  if (intAttr(node, "ceil_mode", 0))
+    return error(node, "ceil_mode is not imported");
+  if (node.outputs.size() > 1 && !node.outputs[1].empty())
+    return error(node, "the Indices output is not imported");
+  auto it = node.attributes.find("dilations");
+  if (it != node.attributes.end())
+    for (int64_t d : it->second.ints)
+      if (d != 1)
+        return error(node, "dilated pooling is not imported");
+  auto kernel = node.attributes.find("kernel_shape");
+  if (kernel == node.attributes.end() || kernel->second.ints.size() != 2)
+    return error(node, "a 2-D kernel_shape is required");
+  auto st = node.attributes.find("strides");
+  std::vector<int64_t> strides = st == node.attributes.end()
+                                     ? std::vector<int64_t>{1, 1}
+                                     : st->second.ints,
+                       pads;
+  if (auto e = padding(node, pads); !e.empty())
+    return e;
+  TensorType xt, yt = type;
+  std::string xs = toNHWC(x, xt);
+  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  std::string y = fresh();
+  std::string extra =
+      max ? ""
+          : std::string(", count_include_pad = ") +
+                (intAttr(node, "count_include_pad", 0) ? "true" : "false");
+  line(y + " = mpc." + (max ? "max_pool2d " : "avg_pool2d ") + xs +
+       " {kernel = " + pair(kernel->second.ints) +
+       ", stride = " + pair(strides) + ", padding = " + pair(pads) + extra +
+       "} : " + mlirType(xt));
+  return define(node, 0, toNCHW(y, yt), type);
+}
+
+std::string Emitter::globalAveragePool(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  std::string dims;
+  for (size_t d = 2; d < x.type.dims.size(); ++d)
+    dims += (d > 2 ? ", " : "") + std::to_string(d);
+  std::string ssa = fresh();
+  line(ssa + " = mpc.reduce_mean " + x.ssa + " {dims = array<i64: " + dims +
+       ">, keep_dims} : " + mlirType(x.type));
+  return define(node, 0, ssa, type);
+}
+
 /// Split: one slice per output, along the axis, at the inferred sizes.
 std::string Emitter::split(const Node &node) {
   Value x;
@@ -1015,6 +1268,13 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Concat", 13}, [this](const Node &n) { return concat(n); }},
       {{"Slice", 13}, [this](const Node &n) { return slice(n); }},
       {{"Split", 13}, [this](const Node &n) { return split(n); }},
+      {{"Conv", 11}, [this](const Node &n) { return conv(n); }},
+      {{"BatchNormalization", 15},
+       [this](const Node &n) { return batchNorm(n); }},
+      {{"MaxPool", 12}, [this](const Node &n) { return pool(n, true); }},
+      {{"AveragePool", 11}, [this](const Node &n) { return pool(n, false); }},
+      {{"GlobalAveragePool", 1},
+       [this](const Node &n) { return globalAveragePool(n); }},
       {{"Unsqueeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Squeeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Erf", 13}, [this](const Node &n) { return erf(n); }},
@@ -1047,6 +1307,7 @@ std::string Emitter::run(std::string &mlir) {
     std::string value =
         t.bytes.empty() ? "dense<0.0>" : "dense<\"" + hexOf(t.bytes) + "\">";
     if (trainable.match(t.name)) {
+      globalNames.insert(t.name);
       globals += "ml_program.global private mutable @" + quoted(t.name) + "(" +
                  value + " : " + type + ") : " + type + at(t.name, 0) + "\n";
       loads += "    " + v.ssa + " = ml_program.global_load @" + quoted(t.name) +
@@ -1124,6 +1385,11 @@ std::string Emitter::run(std::string &mlir) {
                          "lists what is)");
     if (std::string e = it->second(node); !e.empty())
       return e;
+  }
+  for (const Store &store : stores) {
+    currentName = store.global;
+    body += "    ml_program.global_store @" + quoted(store.global) + " = " +
+            store.ssa + " : " + store.type + at(store.global, 0) + "\n";
   }
   // Results: the graph's outputs, or the loss of the first.
   std::string results, resultTypes;
