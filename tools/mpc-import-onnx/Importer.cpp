@@ -965,6 +965,10 @@ std::string Emitter::pool(const Node &node, bool max) {
                        pads;
   if (auto e = padding(node, pads); !e.empty())
     return e;
+  for (int d = 0; d < 2; ++d)
+    if (2 * pads[d] > kernel->second.ints[d])
+      return error(node, "padding more than half the kernel is not imported "
+                         "(a window entirely in the padding)");
   TensorType xt, yt = type;
   std::string xs = toNHWC(x, xt);
   yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
