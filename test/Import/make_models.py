@@ -75,6 +75,30 @@ class Cnn(torch.nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+class UNetLike(torch.nn.Module):
+    """Encoder-decoder with a skip connection: a transposed convolution and
+    a nearest upsampling bring the resolution back, concatenated with the
+    encoder's features, then a classifier (the import tests use the
+    cross-entropy loss)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Conv2d(3, 6, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(6)
+        self.mid = torch.nn.Conv2d(6, 6, 3, padding=1)
+        self.up = torch.nn.ConvTranspose2d(6, 6, 2, stride=2)
+        self.dec = torch.nn.Conv2d(12, 6, 3, padding=1)
+        self.fc = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        F = torch.nn.functional
+        e = F.relu(self.bn(self.enc(x)))
+        m = F.relu(self.mid(F.max_pool2d(e, 2)))
+        u = self.up(m) + F.interpolate(m, scale_factor=2.0, mode="nearest")
+        d = F.relu(self.dec(torch.cat([u, e], 1)))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(d, 1), 1))
+
+
 def sgd_trace(model, x, y, batch, steps, lr):
     """PyTorch's losses of `steps` SGD steps on the batches in file order
     (wrapping), as the runner's --no-shuffle takes them."""
@@ -166,6 +190,27 @@ def main():
     with open(os.path.join(out, "cnn-torch-losses.json"), "w") as f:
         json.dump({"torch": torch.__version__, "losses": losses,
                    "state": state}, f)
+        f.write("\n")
+
+
+    # The encoder-decoder, as the CNN (exported in training mode).
+    torch.manual_seed(3)
+    unet = UNetLike().train()
+    images = torch.rand(16, 3, 8, 8) * 2 - 1
+    classes = torch.randint(0, 3, (16,), dtype=torch.int32)
+    torch.onnx.export(copy.deepcopy(unet), images[:4],
+                      os.path.join(out, "unet.onnx"), input_names=["image"],
+                      output_names=["logits"],
+                      dynamic_axes={"image": {0: "batch"}}, opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    numpy.savez(os.path.join(out, "unet-data.npz"), image=images.numpy(),
+                labels=classes.numpy())
+    with torch.no_grad():
+        unet(images[:4])
+    losses = sgd_trace(unet, images, classes, batch=4, steps=10, lr=0.05)
+    with open(os.path.join(out, "unet-torch-losses.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "losses": losses}, f)
         f.write("\n")
 
 

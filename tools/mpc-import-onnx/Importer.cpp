@@ -219,6 +219,10 @@ private:
   std::string batchNorm(const Node &node);
   std::string pool(const Node &node, bool max);
   std::string globalAveragePool(const Node &node);
+  std::string convTranspose(const Node &node);
+  std::string resize(const Node &node);
+  /// The values of a float constant (an initializer or a Constant node).
+  std::optional<std::vector<double>> floatConstant(const std::string &name);
   /// NCHW <-> NHWC: mpc's convolutions are channels-last, ONNX's
   /// channels-first. Each layout op is wrapped in a transpose pair; the
   /// pairs between adjacent layout ops cancel (mpc.transpose's fold).
@@ -984,6 +988,174 @@ std::string Emitter::pool(const Node &node, bool max) {
   return define(node, 0, toNCHW(y, yt), type);
 }
 
+std::string Emitter::convTranspose(const Node &node) {
+  Value x, w;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (auto e = input(node, 1, w); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (x.type.dims.size() != 4)
+    return error(node, "only 2-D transposed convolutions are imported");
+  if (intAttr(node, "group", 1) != 1)
+    return error(node, "grouped transposed convolutions are not imported");
+  if (node.attributes.count("output_shape"))
+    return error(node, "output_shape is not imported (give pads)");
+  auto ints = [&](const char *name, int64_t dflt) {
+    auto it = node.attributes.find(name);
+    return it == node.attributes.end() ? std::vector<int64_t>{dflt, dflt}
+                                       : it->second.ints;
+  };
+  std::vector<int64_t> strides = ints("strides", 1),
+                       dilations = ints("dilations", 1),
+                       outputPadding = ints("output_padding", 0), pads;
+  if (auto e = padding(node, pads); !e.empty())
+    return e;
+  TensorType xt, wt = w.type;
+  std::string xs = toNHWC(x, xt);
+  // ONNX [Cin, Cout, kh, kw] -> mpc [Cin, kh, kw, Cout], in the step.
+  wt.dims = {w.type.dims[0], w.type.dims[2], w.type.dims[3], w.type.dims[1]};
+  std::string ws = fresh();
+  line(ws + " = mpc.transpose " + w.ssa +
+       " {permutation = array<i64: 0, 2, 3, 1>} : " + mlirType(w.type));
+  TensorType yt = type;
+  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  std::string y = fresh();
+  line(y + " = mpc.conv_transpose2d " + xs + ", " + ws +
+       " {stride = " + pair(strides) + ", padding = " + pair(pads) +
+       ", dilation = " + pair(dilations) + ", output_padding = " +
+       pair(outputPadding) + "} : " + mlirType(xt) + ", " + mlirType(wt));
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    Value b;
+    if (auto e = input(node, 2, b); !e.empty())
+      return e;
+    std::string sum = fresh();
+    line(sum + " = mpc.add " + y + ", " + b.ssa + " : " + mlirType(yt) + ", " +
+         mlirType(b.type));
+    y = sum;
+  }
+  return define(node, 0, toNCHW(y, yt), type);
+}
+
+/// Resize: nearest upsampling by whole factors, the factors from ONNX's
+/// inferred output shape (PyTorch's `interpolate(mode="nearest")`).
+std::string Emitter::resize(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (outputType(node, 0, type).empty() == false) {
+    // ONNX's inference leaves the shape open when the scales are computed:
+    // from the constant scales (or sizes) then.
+    type = x.type;
+    std::vector<double> scales;
+    if (node.inputs.size() > 3 && !node.inputs[3].empty()) {
+      std::vector<int64_t> sizes;
+      if (auto e = constInts(node, 3, sizes); !e.empty())
+        return e;
+      if (sizes.size() != x.type.dims.size())
+        return error(node, "sizes must give every dimension");
+      type.dims = sizes;
+    } else if (auto v =
+                   floatConstant(node.inputs.size() > 2 ? node.inputs[2] : "");
+               v && v->size() == x.type.dims.size()) {
+      for (size_t d = 0; d < v->size(); ++d)
+        type.dims[d] = static_cast<int64_t>(
+            std::floor(static_cast<double>(x.type.dims[d]) * (*v)[d]));
+    } else {
+      return error(node, "the scales must be constants");
+    }
+  }
+  auto str = [&](const char *name, const char *dflt) {
+    auto it = node.attributes.find(name);
+    return it == node.attributes.end() ? std::string(dflt) : it->second.s;
+  };
+  if (str("mode", "nearest") != "nearest")
+    return error(node, "only mode nearest is imported");
+  std::string ctm = str("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = str("nearest_mode", "round_prefer_floor");
+  if (x.type.dims.size() != 4 || type.dims[0] != x.type.dims[0] ||
+      type.dims[1] != x.type.dims[1])
+    return error(node, "only the spatial dimensions of NCHW are resized");
+  std::vector<int64_t> scale;
+  for (int d = 2; d < 4; ++d) {
+    if (type.dims[d] % x.type.dims[d] != 0)
+      return error(node, "only whole upsampling factors are imported");
+    scale.push_back(type.dims[d] / x.type.dims[d]);
+  }
+  // With a whole factor s, output i reads input floor(i / s): the
+  // asymmetric transformation with floor rounding (what PyTorch exports),
+  // or half_pixel ((i + 0.5) / s - 0.5) rounded to nearest, which never
+  // ties for whole s.
+  bool asymmetric = ctm == "asymmetric" && nearest == "floor";
+  bool halfPixel =
+      (ctm == "half_pixel" || ctm == "pytorch_half_pixel") &&
+      (nearest == "round_prefer_floor" || nearest == "round_prefer_ceil");
+  if (!asymmetric && !halfPixel)
+    return error(node, "coordinate_transformation_mode " + ctm +
+                           " with nearest_mode " + nearest +
+                           " is not imported (asymmetric with floor, or "
+                           "half_pixel with rounding to nearest, is)");
+  TensorType xt, yt = type;
+  std::string xs = toNHWC(x, xt);
+  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  std::string y = fresh();
+  line(y + " = mpc.upsample_nearest2d " + xs + " {scale = " + pair(scale) +
+       "} : " + mlirType(xt));
+  return define(node, 0, toNCHW(y, yt), type);
+}
+
+std::optional<std::vector<double>>
+Emitter::floatConstant(const std::string &name) {
+  const TensorValue *t = nullptr;
+  for (const TensorValue &init : graph.initializers)
+    if (init.name == name)
+      t = &init;
+  for (const Node &n : graph.nodes) {
+    auto a = n.attributes.find("value");
+    if (!t && n.opType == "Constant" && !n.outputs.empty() &&
+        n.outputs[0] == name && a != n.attributes.end() &&
+        a->second.kind == Attribute::Tensor)
+      t = &a->second.tensor;
+  }
+  if (!t) {
+    // Computed from constants: Concat, Cast and Identity of them (how
+    // exports of interpolate's scale_factor build the scales).
+    for (const Node &n : graph.nodes) {
+      if (n.outputs.empty() || n.outputs[0] != name)
+        continue;
+      if (n.opType == "Cast" || n.opType == "Identity")
+        return n.inputs.empty() ? std::nullopt : floatConstant(n.inputs[0]);
+      if (n.opType != "Concat")
+        return std::nullopt;
+      std::vector<double> all;
+      for (const std::string &in : n.inputs) {
+        auto part = floatConstant(in);
+        auto ints = values.find(in);
+        if (part)
+          all.insert(all.end(), part->begin(), part->end());
+        else if (ints != values.end() && ints->second.constantInts)
+          all.insert(all.end(), ints->second.ints.begin(),
+                     ints->second.ints.end());
+        else
+          return std::nullopt;
+      }
+      return all;
+    }
+  }
+  if (!t || t->type.element != "float")
+    return std::nullopt;
+  std::vector<double> out(t->bytes.size() / 4);
+  for (size_t i = 0; i < out.size(); ++i) {
+    float v;
+    std::memcpy(&v, t->bytes.data() + i * 4, 4);
+    out[i] = v;
+  }
+  return out;
+}
+
 std::string Emitter::globalAveragePool(const Node &node) {
   Value x;
   TensorType type;
@@ -1277,6 +1449,9 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
        [this](const Node &n) { return batchNorm(n); }},
       {{"MaxPool", 12}, [this](const Node &n) { return pool(n, true); }},
       {{"AveragePool", 11}, [this](const Node &n) { return pool(n, false); }},
+      {{"ConvTranspose", 11},
+       [this](const Node &n) { return convTranspose(n); }},
+      {{"Resize", 13}, [this](const Node &n) { return resize(n); }},
       {{"GlobalAveragePool", 1},
        [this](const Node &n) { return globalAveragePool(n); }},
       {{"Unsqueeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
