@@ -1607,16 +1607,22 @@ std::string Emitter::run(std::string &mlir) {
     const Value &logits = values[graph.outputs[0].first];
     if (logits.ssa.empty())
       return "the output '" + graph.outputs[0].first + "' was not computed";
-    if (logits.type.dims.size() != 2)
+    // cross_entropy: integer class labels, one per row of [batch,
+    // classes] logits; mse and bce_with_logits: float targets shaped like
+    // the output (a UNet's mask).
+    bool classes = options.loss == "cross_entropy";
+    if (classes && logits.type.dims.size() != 2)
       return "--loss cross_entropy needs [batch, classes] logits; '" +
              graph.outputs[0].first + "' is " + mlirType(logits.type);
-    TensorType labelType{"int32", {logits.type.dims[0]}, true};
+    TensorType labelType =
+        classes ? TensorType{"int32", {logits.type.dims[0]}, true}
+                : logits.type;
     args += (args.empty() ? "" : ", ") + std::string("%labels: ") +
             mlirType(labelType) + " {mpc.name = " + quoted(options.labels) +
             "}" + at(options.labels, 0);
     currentName = "loss";
     currentIndex = graph.nodes.size();
-    line("%loss = mpc.cross_entropy " + logits.ssa +
+    line("%loss = mpc." + options.loss + " " + logits.ssa +
          ", %labels : " + mlirType(logits.type) + ", " + mlirType(labelType));
     results = "%loss";
     resultTypes = "tensor<" + mlirElement(logits.type.element) + ">";

@@ -44,10 +44,12 @@ static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Bind an input's dimensions, e.g. x=8x3x224x224 (repeatable)"),
     cl::value_desc("NAME=DxD..."), cl::cat(category));
-static cl::opt<std::string>
-    loss("loss",
-         cl::desc("Append a loss to the (single) output: cross_entropy"),
-         cl::init(""), cl::cat(category));
+static cl::opt<std::string> loss(
+    "loss",
+    cl::desc("Append a loss to the (single) output: cross_entropy (integer "
+             "class labels), mse or bce_with_logits (float targets shaped "
+             "like the output)"),
+    cl::init(""), cl::cat(category));
 static cl::opt<std::string> labels(
     "labels",
     cl::desc("With --loss: the name of the class labels, the function's "
@@ -98,10 +100,12 @@ int main(int argc, char **argv) {
     }
     shapes[name.str()] = parsed;
   }
-  if (!loss.empty() && loss != "cross_entropy")
-    return fail("--loss must be cross_entropy, not '" + loss + "'");
+  if (!loss.empty() && loss != "cross_entropy" && loss != "mse" &&
+      loss != "bce_with_logits")
+    return fail("--loss must be cross_entropy, mse or bce_with_logits, not '" +
+                loss + "'");
   if (!loss.empty() && labels.empty())
-    return fail("--loss needs --labels NAME (the input of class labels)");
+    return fail("--loss needs --labels NAME (the labels' or targets' input)");
 
   Graph graph;
   if (std::string err = loadModel(inputFile, shapes, graph); !err.empty())
