@@ -23,6 +23,13 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.mpc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["mpc-opt", "mpc-compile", "mpc-import-onnx"], tool_dirs)
 config.substitutions.append(("%python", sys.executable))
+# PyTorch as an oracle (Debian's python3-torch, which scripts/test.sh
+# installs): tests that need it say REQUIRES: torch.
+import subprocess
+if subprocess.run(["/usr/bin/python3", "-c", "import torch, numpy"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", "/usr/bin/python3"))
 # ONNX's backend node tests, from Debian's libonnx-testdata.
 config.substitutions.append(
     ("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
