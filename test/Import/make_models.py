@@ -138,6 +138,14 @@ def main():
     with open(os.path.join(out, "mlp-torch-losses.json"), "w") as f:
         json.dump({"torch": torch.__version__, "losses": losses}, f)
         f.write("\n")
+    # The same MLP with its loss inside (SoftmaxCrossEntropyLoss), as a
+    # user exports a training graph.
+    torch.onnx.export(_WithLoss(model), (torch.randn(4, 12),
+                                         torch.zeros(4, dtype=torch.long)),
+                      os.path.join(out, "mlp-loss.onnx"),
+                      input_names=["x", "y"], output_names=["loss"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+                      opset_version=17)
 
     # The encoder, exported at opset 17 (LayerNormalization, GELU as Erf)
     # with a dynamic batch; its data and trace (SGD, lr 0.05, batch 4).
@@ -212,6 +220,17 @@ def main():
     with open(os.path.join(out, "unet-torch-losses.json"), "w") as f:
         json.dump({"torch": torch.__version__, "losses": losses}, f)
         f.write("\n")
+
+
+class _WithLoss(torch.nn.Module):
+    """A model and its cross-entropy, one graph."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x, y):
+        return torch.nn.functional.cross_entropy(self.inner(x), y)
 
 
 class _LongIds(torch.nn.Module):

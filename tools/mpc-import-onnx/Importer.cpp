@@ -221,6 +221,9 @@ private:
   std::string globalAveragePool(const Node &node);
   std::string convTranspose(const Node &node);
   std::string resize(const Node &node);
+  /// SoftmaxCrossEntropyLoss, and NegativeLogLikelihoodLoss of a
+  /// LogSoftmax over the classes (how PyTorch's cross_entropy exports).
+  std::string crossEntropy(const Node &node, bool fromLogProbs);
   /// The values of a float constant (an initializer or a Constant node).
   std::optional<std::vector<double>> floatConstant(const std::string &name);
   /// NCHW <-> NHWC: mpc's convolutions are channels-last, ONNX's
@@ -1156,6 +1159,57 @@ Emitter::floatConstant(const std::string &name) {
   return out;
 }
 
+std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
+  Value scores;
+  if (auto e = input(node, 0, scores); !e.empty())
+    return e;
+  if (fromLogProbs) {
+    // The scores must be a LogSoftmax over axis 1 of the logits.
+    const Node *logSoftmax = nullptr;
+    for (const Node &n : graph.nodes)
+      if (!n.outputs.empty() && n.outputs[0] == node.inputs[0])
+        logSoftmax = &n;
+    if (!logSoftmax || logSoftmax->opType != "LogSoftmax" ||
+        (intAttr(*logSoftmax, "axis", -1) != 1 &&
+         !(intAttr(*logSoftmax, "axis", -1) == -1 &&
+           scores.type.dims.size() == 2)))
+      return error(node, "only the log-likelihood of a LogSoftmax over the "
+                         "classes is imported (a cross-entropy)");
+    auto it = values.find(logSoftmax->inputs[0]);
+    if (it == values.end() || it->second.ssa.empty())
+      return error(node, "the LogSoftmax's input is not a value mpc imported");
+    scores = it->second;
+  }
+  auto labels = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
+  if (labels == values.end() || labels->second.ssa.empty() ||
+      isFloat(labels->second.type.element))
+    return error(node, "the labels must be an integer input of the graph");
+  if (node.inputs.size() > 2 && !node.inputs[2].empty())
+    return error(node, "class weights are not imported");
+  // PyTorch always exports ignore_index (-100): a negative one is no
+  // class, and a label equal to it stops the step with a bad-label error
+  // instead of being skipped.
+  if (intAttr(node, "ignore_index", -1) >= 0)
+    return error(node, "a non-negative ignore_index is not imported");
+  for (size_t i = 1; i < node.outputs.size(); ++i)
+    if (!node.outputs[i].empty())
+      return error(node, "the log_prob output is not imported");
+  auto reduction = node.attributes.find("reduction");
+  std::string how =
+      reduction == node.attributes.end() ? "mean" : reduction->second.s;
+  if (how != "mean" && how != "sum")
+    return error(node,
+                 "reduction " + how + " is not imported (mean and sum are)");
+  if (scores.type.dims.size() != 2)
+    return error(node, "only [batch, classes] scores are imported");
+  TensorType type{scores.type.element, {}, true};
+  std::string ssa = fresh();
+  line(ssa + " = mpc.cross_entropy " + scores.ssa + ", " + labels->second.ssa +
+       (how == "sum" ? " {reduction = #mpc<reduction sum>}" : "") + " : " +
+       mlirType(scores.type) + ", " + mlirType(labels->second.type));
+  return define(node, 0, ssa, type);
+}
+
 std::string Emitter::globalAveragePool(const Node &node) {
   Value x;
   TensorType type;
@@ -1452,6 +1506,10 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"ConvTranspose", 11},
        [this](const Node &n) { return convTranspose(n); }},
       {{"Resize", 13}, [this](const Node &n) { return resize(n); }},
+      {{"SoftmaxCrossEntropyLoss", 13},
+       [this](const Node &n) { return crossEntropy(n, false); }},
+      {{"NegativeLogLikelihoodLoss", 13},
+       [this](const Node &n) { return crossEntropy(n, true); }},
       {{"GlobalAveragePool", 1},
        [this](const Node &n) { return globalAveragePool(n); }},
       {{"Unsqueeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
