@@ -221,6 +221,7 @@ private:
   std::string globalAveragePool(const Node &node);
   std::string convTranspose(const Node &node);
   std::string resize(const Node &node);
+  std::string constantOfShape(const Node &node);
   /// SoftmaxCrossEntropyLoss, and NegativeLogLikelihoodLoss of a
   /// LogSoftmax over the classes (how PyTorch's cross_entropy exports).
   std::string crossEntropy(const Node &node, bool fromLogProbs);
@@ -1210,6 +1211,44 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
   return define(node, 0, ssa, type);
 }
 
+/// ConstantOfShape: a splat of its value (float) over a constant shape;
+/// integer ones are compile-time values like other shape data.
+std::string Emitter::constantOfShape(const Node &node) {
+  std::vector<int64_t> dims;
+  if (auto e = constInts(node, 0, dims); !e.empty())
+    return e;
+  TensorValue value;
+  value.type = TensorType{"float", {1}, true};
+  value.bytes.assign(4, 0);
+  if (auto it = node.attributes.find("value");
+      it != node.attributes.end() && it->second.kind == Attribute::Tensor)
+    value = it->second.tensor;
+  int bytes = elementBytes(value.type.element);
+  if (bytes == 0 || value.bytes.size() != static_cast<size_t>(bytes))
+    return error(node, "the value must be a one-element tensor");
+  for (int64_t d : dims)
+    if (d <= 0)
+      return error(node, "zero-sized tensors are not imported");
+  TensorType type{value.type.element, dims, true};
+  if (!isFloat(value.type.element)) {
+    Value v;
+    v.constantInts = true;
+    v.type = type;
+    int64_t count = 1;
+    for (int64_t d : dims)
+      count *= d;
+    int64_t x = intsOf(value).empty() ? 0 : intsOf(value)[0];
+    if (count > (int64_t(1) << 20))
+      return error(node, "an integer constant this large is not imported");
+    v.ints.assign(static_cast<size_t>(count), x);
+    values[node.outputs[0]] = v;
+    return "";
+  }
+  std::string ssa = fresh();
+  line(ssa + " = mpc.constant " + denseOf(value) + " : " + mlirType(type));
+  return define(node, 0, ssa, type);
+}
+
 std::string Emitter::globalAveragePool(const Node &node) {
   Value x;
   TensorType type;
@@ -1510,6 +1549,8 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
        [this](const Node &n) { return crossEntropy(n, false); }},
       {{"NegativeLogLikelihoodLoss", 13},
        [this](const Node &n) { return crossEntropy(n, true); }},
+      {{"ConstantOfShape", 9},
+       [this](const Node &n) { return constantOfShape(n); }},
       {{"GlobalAveragePool", 1},
        [this](const Node &n) { return globalAveragePool(n); }},
       {{"Unsqueeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
