@@ -297,28 +297,35 @@ template <typename Fn>
 void forEachUpsampled(int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
                       int64_t sw, Fn fn) {
   int64_t ho = h * sh, wo = w * sw;
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t y = 0; y < ho; ++y)
-      for (int64_t x = 0; x < wo; ++x)
-        for (int64_t ch = 0; ch < c; ++ch)
-          fn(((b * ho + y) * wo + x) * c + ch,
-             ((b * h + y / sh) * w + x / sw) * c + ch);
+  // Images in parallel: each writes (and, backward, adds into) its own.
+  parallelFor(n, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      for (int64_t y = 0; y < ho; ++y)
+        for (int64_t x = 0; x < wo; ++x)
+          for (int64_t ch = 0; ch < c; ++ch)
+            fn(((b * ho + y) * wo + x) * c + ch,
+               ((b * h + y / sh) * w + x / sw) * c + ch);
+  });
 }
 
 template <typename T>
 int64_t embedding(const T *table, int64_t v, int64_t d, const void *indices,
                   int32_t bits, int64_t count, T *out) {
   int64_t bad = 0;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < count && !bad; ++i) {
     int64_t row = formulas::indexAt(indices, bits, i);
-    if (row < 0 || row >= v) {
-      if (!bad)
-        bad = i + 1;
-      std::memset(out + i * d, 0, d * sizeof(T));
-      continue;
-    }
-    std::memcpy(out + i * d, table + row * d, d * sizeof(T));
+    if (row < 0 || row >= v)
+      bad = i + 1;
   }
+  parallelFor(count, grainFor(d), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      int64_t row = formulas::indexAt(indices, bits, i);
+      if (row < 0 || row >= v)
+        std::memset(out + i * d, 0, d * sizeof(T));
+      else
+        std::memcpy(out + i * d, table + row * d, d * sizeof(T));
+    }
+  });
   return bad;
 }
 
@@ -328,18 +335,28 @@ int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
   using S = Storage<T>;
   std::vector<typename S::Acc> acc(v * d, 0);
   int64_t bad = 0;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < count && !bad; ++i) {
     int64_t row = formulas::indexAt(indices, bits, i);
-    if (row < 0 || row >= v) {
-      if (!bad)
-        bad = i + 1;
-      continue;
-    }
-    for (int64_t j = 0; j < d; ++j)
-      acc[row * d + j] += S::load(dy[i * d + j]);
+    if (row < 0 || row >= v)
+      bad = i + 1;
   }
-  for (int64_t i = 0; i < v * d; ++i)
-    dtable[i] = S::store(acc[i]);
+  // Blocks of columns in parallel, each summing the rows in index order:
+  // every element's sum is the same whatever the thread count.
+  const int64_t columns = 64;
+  parallelFor((d + columns - 1) / columns, 1, [&](int64_t b0, int64_t b1) {
+    int64_t j0 = b0 * columns, j1 = std::min(d, b1 * columns);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t row = formulas::indexAt(indices, bits, i);
+      if (row < 0 || row >= v)
+        continue;
+      for (int64_t j = j0; j < j1; ++j)
+        acc[row * d + j] += S::load(dy[i * d + j]);
+    }
+  });
+  parallelFor(v * d, grainFor(2), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      dtable[i] = S::store(acc[i]);
+  });
   return bad;
 }
 

@@ -174,6 +174,35 @@ TEST(Threads, RowKernelsDropoutLossesAndCastsAreTheSameWithAnyThreadCount) {
   });
 }
 
+TEST(Threads, EmbeddingAndUpsamplingAreTheSameWithAnyThreadCount) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t v = 50, d = 200, count = 3000;
+  auto table = randomFloats(rng, v * d), dy = randomFloats(rng, count * d);
+  std::vector<int32_t> ids(count);
+  for (int32_t &i : ids)
+    i = static_cast<int32_t>(rng.uniform(0, v)); // repeated rows
+  const int64_t n = 4, h = 16, w = 12, c = 8;
+  auto x = randomFloats(rng, n * h * w * c),
+       g = randomFloats(rng, n * h * w * c * 4);
+  expectSameWithAnyThreadCount([&] {
+    std::vector<float> out(count * d), dtable(v * d), up(n * h * w * c * 4),
+        dx(n * h * w * c), all;
+    EXPECT_EQ(mpcrt_embedding_f32(table.data(), v, d, ids.data(), 32, count,
+                                  out.data()),
+              0);
+    EXPECT_EQ(mpcrt_embedding_backward_f32(dy.data(), ids.data(), 32, count, v,
+                                           d, dtable.data()),
+              0);
+    mpcrt_upsample_nearest2d_f32(x.data(), up.data(), n, h, w, c, 2, 2);
+    mpcrt_upsample_nearest2d_backward_f32(g.data(), dx.data(), n, h, w, c, 2,
+                                          2);
+    for (auto *t : {&out, &dtable, &up, &dx})
+      all.insert(all.end(), t->begin(), t->end());
+    return all;
+  });
+}
+
 TEST(Threads, CountFollowsTheSetting) {
   mpcrt_set_threads(3);
   EXPECT_EQ(mpcrt_threads(), 3);
