@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -49,8 +50,10 @@ TEST(Threads, BlockedMatmulMatchesFloat64WithAnyThreadCount) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed));
   // Split by rows (m > n) and by columns (n > m), with transposes.
-  for (auto [m, n, k] :
+  for (auto sizes :
        {std::tuple<int64_t, int64_t, int64_t>{700, 90, 40}, {60, 900, 33}}) {
+    int64_t m = std::get<0>(sizes), n = std::get<1>(sizes),
+            k = std::get<2>(sizes);
     for (int t = 0; t < 4; ++t) {
       bool ta = t & 1, tb = t & 2;
       auto a = randomFloats(rng, m * k), b = randomFloats(rng, k * n);
