@@ -13,6 +13,7 @@
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -125,27 +126,43 @@ void mpcrt_unscale_and_check(const float *scale, int64_t numTensors,
                              const void *const *grads, const int64_t *sizes,
                              float *const *unscaled, uint8_t *foundInf) {
   float inv = 1.0f / *scale;
-  bool any = false;
+  std::atomic<bool> any{false}; // an OR: the same with any thread count
   for (int64_t t = 0; t < numTensors; ++t)
-    for (int64_t i = 0; i < sizes[t]; ++i) {
-      float value = static_cast<float>(loadAny(dtypes[t], grads[t], i));
-      any |= !std::isfinite(value);
-      if (unscaled[t]) // null: check only
-        unscaled[t][i] = value * inv;
-    }
-  *foundInf = any;
+    parallelFor(sizes[t], grainFor(8), [&](int64_t i0, int64_t i1) {
+      bool local = false;
+      for (int64_t i = i0; i < i1; ++i) {
+        float value = static_cast<float>(loadAny(dtypes[t], grads[t], i));
+        local |= !std::isfinite(value);
+        if (unscaled[t]) // null: check only
+          unscaled[t][i] = value * inv;
+      }
+      if (local)
+        any.store(true, std::memory_order_relaxed);
+    });
+  *foundInf = any.load();
 }
 
 void mpcrt_clip_grad_norm(const float *scale, int64_t numTensors,
                           const mpcrt_dtype *dtypes, const void *const *grads,
                           const int64_t *sizes, double maxNorm, float *invScale,
                           float *norm, uint8_t *foundInf) {
+  // Partial sums over blocks of a fixed size, added in order.
+  const int64_t block = 8192;
   double sum = 0;
-  for (int64_t t = 0; t < numTensors; ++t)
-    for (int64_t i = 0; i < sizes[t]; ++i) {
-      double value = loadAny(dtypes[t], grads[t], i);
-      sum += value * value;
-    }
+  for (int64_t t = 0; t < numTensors; ++t) {
+    int64_t blocks = (sizes[t] + block - 1) / block;
+    std::vector<double> partial(static_cast<size_t>(blocks), 0.0);
+    parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        for (int64_t i = b * block; i < std::min(sizes[t], (b + 1) * block);
+             ++i) {
+          double value = loadAny(dtypes[t], grads[t], i);
+          partial[b] += value * value;
+        }
+    });
+    for (double p : partial)
+      sum += p;
+  }
   formulas::clipFactor(sum, *scale, maxNorm, invScale, norm, foundInf);
 }
 
@@ -155,18 +172,23 @@ void mpcrt_grad_stats(const float *scale, int64_t numTensors,
   // In double: the true gradient grad/scale is not rounded to f32 first.
   const double inv = 1.0 / static_cast<double>(*scale);
   const double f16Flush = std::ldexp(1.0, -25);
-  int64_t elements = 0, zero = 0, underflow = 0, nonfinite = 0;
+  int64_t elements = 0;
+  std::atomic<int64_t> zero{0}, underflow{0}, nonfinite{0}; // counts
   for (int64_t t = 0; t < numTensors; ++t) {
     elements += sizes[t];
-    for (int64_t i = 0; i < sizes[t]; ++i) {
-      double value = loadAny(dtypes[t], grads[t], i);
-      if (value == 0.0)
-        ++zero;
-      else if (!std::isfinite(value))
-        ++nonfinite;
-      else if (std::fabs(value * inv) <= f16Flush)
-        ++underflow;
-    }
+    parallelFor(sizes[t], grainFor(8), [&](int64_t i0, int64_t i1) {
+      int64_t z = 0, u = 0, n = 0;
+      for (int64_t i = i0; i < i1; ++i) {
+        double value = loadAny(dtypes[t], grads[t], i);
+        if (value == 0.0)
+          ++z;
+        else if (!std::isfinite(value))
+          ++n;
+        else if (std::fabs(value * inv) <= f16Flush)
+          ++u;
+      }
+      zero += z, underflow += u, nonfinite += n;
+    });
   }
   stats[0] = elements;
   stats[1] = zero;

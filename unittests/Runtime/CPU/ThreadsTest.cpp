@@ -206,6 +206,43 @@ TEST(Threads, EmbeddingAndUpsamplingAreTheSameWithAnyThreadCount) {
   });
 }
 
+TEST(Threads, MultiTensorPassesAreTheSameWithAnyThreadCount) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  // Two gradient tensors, f32 and f16, one holding an infinity.
+  const int64_t n0 = 70000, n1 = 30000;
+  auto g0 = randomFloats(rng, n0);
+  std::vector<uint16_t> g1(n1);
+  for (uint16_t &h : g1)
+    h = mpcrt_f32_to_f16(rng.normal() * 1e-3f);
+  g0[12345] = INFINITY;
+  const mpcrt_dtype dtypes[] = {MPCRT_F32, MPCRT_F16};
+  const void *grads[] = {g0.data(), g1.data()};
+  const int64_t sizes[] = {n0, n1};
+  const float scale = 1024.f;
+  expectSameWithAnyThreadCount([&] {
+    std::vector<float> u0(n0), u1(n1), all;
+    float *unscaled[] = {u0.data(), u1.data()};
+    uint8_t found = 0, clipFound = 0;
+    float inv = 0, norm = 0;
+    int64_t stats[4] = {};
+    mpcrt_unscale_and_check(&scale, 2, dtypes, grads, sizes, unscaled, &found);
+    EXPECT_EQ(found, 1);
+    // The norm of the finite tensor alone, then of both (infinite).
+    mpcrt_clip_grad_norm(&scale, 1, dtypes + 1, grads + 1, sizes + 1, 1.0, &inv,
+                         &norm, &clipFound);
+    all.push_back(inv), all.push_back(norm), all.push_back(clipFound);
+    mpcrt_grad_stats(&scale, 2, dtypes, grads, sizes, stats);
+    EXPECT_EQ(stats[0], n0 + n1);
+    EXPECT_EQ(stats[3], 1);
+    for (int64_t s : stats)
+      all.push_back(static_cast<float>(s));
+    all.insert(all.end(), u0.begin(), u0.end());
+    all.insert(all.end(), u1.begin(), u1.end());
+    return all;
+  });
+}
+
 TEST(Threads, CountFollowsTheSetting) {
   mpcrt_set_threads(3);
   EXPECT_EQ(mpcrt_threads(), 3);
