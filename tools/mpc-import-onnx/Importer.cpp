@@ -1256,6 +1256,20 @@ std::string Emitter::globalAveragePool(const Node &node) {
     return e;
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
+  if (auto it = nhwcOf.find(x.ssa);
+      it != nhwcOf.end() && x.type.dims.size() == 4) {
+    // After a layout op: the mean over H and W of the NHWC twin, [N, 1, 1,
+    // C], is [N, C, 1, 1] in memory already: a reshape, no transpose.
+    TensorType pooled = it->second.second;
+    pooled.dims[1] = pooled.dims[2] = 1;
+    std::string mean = fresh(), ssa = fresh();
+    line(mean + " = mpc.reduce_mean " + it->second.first +
+         " {dims = array<i64: 1, 2>, keep_dims} : " +
+         mlirType(it->second.second));
+    line(ssa + " = mpc.reshape " + mean + " : " + mlirType(pooled) + " -> " +
+         mlirType(type));
+    return define(node, 0, ssa, type);
+  }
   std::string dims;
   for (size_t d = 2; d < x.type.dims.size(); ++d)
     dims += (d > 2 ? ", " : "") + std::to_string(d);
