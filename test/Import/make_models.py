@@ -116,6 +116,37 @@ def sgd_trace(model, x, y, batch, steps, lr):
     return losses
 
 
+def write_trace(out, name, losses, state=None):
+    """PyTorch's losses (and final tensors) as name-torch-losses.json."""
+    trace = {"torch": torch.__version__, "losses": losses}
+    if state is not None:
+        trace["state"] = state
+    with open(os.path.join(out, name + "-torch-losses.json"), "w") as f:
+        json.dump(trace, f)
+        f.write("\n")
+
+
+def image_model(out, name, model, samples, classes):
+    """An NCHW classifier exported in training mode (batch norm on batch
+    statistics, updating its running ones), its data (8x8 RGB images) and
+    PyTorch's trace (SGD, lr 0.05, batch 4). Returns the trained model."""
+    images = torch.rand(samples, 3, 8, 8) * 2 - 1
+    labels = torch.randint(0, classes, (samples,), dtype=torch.int32)
+    torch.onnx.export(copy.deepcopy(model), images[:4],
+                      os.path.join(out, name + ".onnx"), input_names=["image"],
+                      output_names=["logits"],
+                      dynamic_axes={"image": {0: "batch"}}, opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    numpy.savez(os.path.join(out, name + "-data.npz"), image=images.numpy(),
+                labels=labels.numpy())
+    # Tracing for the export ran the copy once in training mode, so the
+    # exported running statistics are one update in: the same here.
+    with torch.no_grad():
+        model(images[:4])
+    return sgd_trace(model, images, labels, batch=4, steps=10, lr=0.05)
+
+
 def main():
     out = sys.argv[1]
     torch.manual_seed(0)
@@ -135,9 +166,7 @@ def main():
     numpy.savez(os.path.join(out, "mlp-data.npz"), x=x.numpy(), y=y.numpy())
     trained = copy.deepcopy(model).train()
     losses = sgd_trace(trained, x, y, batch=8, steps=10, lr=0.1)
-    with open(os.path.join(out, "mlp-torch-losses.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "losses": losses}, f)
-        f.write("\n")
+    write_trace(out, "mlp", losses)
     # The same MLP with its loss inside (SoftmaxCrossEntropyLoss), as a
     # user exports a training graph.
     torch.onnx.export(_WithLoss(model), (torch.randn(4, 12),
@@ -167,59 +196,23 @@ def main():
     trained = copy.deepcopy(encoder).train()
     losses = sgd_trace(_LongIds(trained), ids, labels, batch=4, steps=10,
                        lr=0.05)
-    with open(os.path.join(out, "encoder-torch-losses.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "losses": losses}, f)
-        f.write("\n")
+    write_trace(out, "encoder", losses)
 
-
-    # The CNN, exported in training mode (batch norm on batch statistics,
-    # updating its running ones); NCHW data and the trace (SGD, lr 0.05,
-    # batch 4).
+    # The CNN with batch norm, and its final running statistics, a filter
+    # and a bias.
     torch.manual_seed(2)
     cnn = Cnn().train()
-    images = torch.rand(32, 3, 8, 8) * 2 - 1
-    classes = torch.randint(0, 4, (32,), dtype=torch.int32)
-    torch.onnx.export(copy.deepcopy(cnn), images[:4],
-                      os.path.join(out, "cnn.onnx"), input_names=["image"],
-                      output_names=["logits"],
-                      dynamic_axes={"image": {0: "batch"}}, opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    numpy.savez(os.path.join(out, "cnn-data.npz"), image=images.numpy(),
-                labels=classes.numpy())
-    # Tracing for the export ran the copy once in training mode, so the
-    # exported running statistics are one update in: the same here.
-    with torch.no_grad():
-        cnn(images[:4])
-    losses = sgd_trace(cnn, images, classes, batch=4, steps=10, lr=0.05)
+    losses = image_model(out, "cnn", cnn, samples=32, classes=4)
     state = {name: cnn.state_dict()[name].flatten().tolist()
              for name in ("bn1.running_mean", "bn1.running_var",
                           "bn2.running_var", "conv1.weight", "fc.bias")}
-    with open(os.path.join(out, "cnn-torch-losses.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "losses": losses,
-                   "state": state}, f)
-        f.write("\n")
+    write_trace(out, "cnn", losses, state)
 
-
-    # The encoder-decoder, as the CNN (exported in training mode).
+    # The encoder-decoder.
     torch.manual_seed(3)
     unet = UNetLike().train()
-    images = torch.rand(16, 3, 8, 8) * 2 - 1
-    classes = torch.randint(0, 3, (16,), dtype=torch.int32)
-    torch.onnx.export(copy.deepcopy(unet), images[:4],
-                      os.path.join(out, "unet.onnx"), input_names=["image"],
-                      output_names=["logits"],
-                      dynamic_axes={"image": {0: "batch"}}, opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    numpy.savez(os.path.join(out, "unet-data.npz"), image=images.numpy(),
-                labels=classes.numpy())
-    with torch.no_grad():
-        unet(images[:4])
-    losses = sgd_trace(unet, images, classes, batch=4, steps=10, lr=0.05)
-    with open(os.path.join(out, "unet-torch-losses.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "losses": losses}, f)
-        f.write("\n")
+    write_trace(out, "unet", image_model(out, "unet", unet, samples=16,
+                                         classes=3))
 
 
 class _WithLoss(torch.nn.Module):
