@@ -9,7 +9,7 @@
 # as a share of the f32 GEMM rate measured in the same run
 # (bench/cpu_limits.py: a 2048^3 sgemm in OpenBLAS with N threads).
 #
-#   scripts/setup.sh && bench/cpu.sh      # work in bench/out-cpu/
+#   bench/cpu.sh      # builds (scripts/setup.sh), works in bench/out-cpu/
 #
 # PyTorch: Debian's python3-torch (installed here when missing) with its
 # BLAS through Debian's libblas.so.3 alternative, which must be OpenBLAS
@@ -28,7 +28,9 @@ GROUPS_SELECTED="${BENCH_GROUPS:-examples mlp-large}"
 STEPS="${STEPS:-50}" WARMUP="${WARMUP:-10}"
 LARGE_STEPS="${LARGE_STEPS:-10}" LARGE_WARMUP="${LARGE_WARMUP:-2}"
 
-# An interpreter with PyTorch and NumPy: Debian's, installed when missing.
+# An interpreter with PyTorch and NumPy: Debian's, installed when missing
+# (the build, and mpc_install_missing, from scripts/setup.sh).
+source "$ROOT/scripts/setup.sh"
 PYTHON=""
 for candidate in python3 /usr/bin/python3; do
   if "$candidate" -c "import torch, numpy" 2>/dev/null; then
@@ -37,11 +39,7 @@ for candidate in python3 /usr/bin/python3; do
   fi
 done
 if [ -z "$PYTHON" ]; then
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq \
-    python3-torch python3-numpy libopenblas0-pthread >/dev/null
+  mpc_install_missing python3-torch python3-numpy libopenblas0-pthread
   PYTHON=/usr/bin/python3
 fi
 export PYTHON

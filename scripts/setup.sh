@@ -10,18 +10,21 @@ MPC_BUILD="${MPC_BUILD:-$MPC_ROOT/build}"
 packages=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
           lld-22 ccache ninja-build cmake libgtest-dev libgmock-dev
           pkgconf libopenblas-dev libonnx-dev libprotobuf-dev libonnx-testdata)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
+# mpc_install_missing PACKAGE...: installs those not installed yet.
+mpc_install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
   echo "mpc: installing ${missing[*]}"
-  sudo_cmd=""
+  local sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+}
+mpc_install_missing "${packages[@]}"
 
 export CCACHE_BASEDIR="$MPC_ROOT"
 if [ ! -f "$MPC_BUILD/build.ninja" ]; then

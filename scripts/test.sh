@@ -10,19 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 # The independent oracles some tests use (PyTorch exports and trains the
 # models the importer is checked against): Debian's, when missing.
-oracles=(python3-torch python3-numpy)
-missing=()
-for p in "${oracles[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "mpc: installing the test oracles ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+mpc_install_missing python3-torch python3-numpy
 
 status=0
 echo "== lit: check-mpc"
