@@ -62,10 +62,7 @@ void mpcrt_numerics_begin(int32_t *first, float *amax, int64_t count) {
                                      float *amax, int64_t *counts) {           \
     check(reinterpret_cast<const T *>(input), n, index, first, amax, counts);  \
   }
-MPCRT_DEFINE(f16, uint16_t, F16)
-MPCRT_DEFINE(bf16, uint16_t, BF16)
-MPCRT_DEFINE(f32, float, float)
-MPCRT_DEFINE(f64, double, double)
+MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE
 
 void mpcrt_numerics_end(const int32_t *first, int64_t count,
