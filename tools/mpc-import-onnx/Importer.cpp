@@ -82,6 +82,14 @@ std::string denseOf(const TensorValue &t) {
   return t.bytes.empty() ? "dense<0.0>" : "dense<\"" + hexOf(t.bytes) + "\">";
 }
 
+/// "a, b, c": the elements of an array<i64: ...> attribute.
+std::string join(const std::vector<int64_t> &v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
 /// A float literal that reads back as the same double.
 std::string floatLiteral(double v) {
   char buffer[64];
@@ -171,6 +179,33 @@ private:
                                "which mpc does not import");
     type = it->second;
     return "";
+  }
+  /// Input 0 and the type of output 0: what most emitters start with.
+  std::string inputAndType(const Node &node, Value &x, TensorType &type) {
+    if (auto e = input(node, 0, x); !e.empty())
+      return e;
+    return outputType(node, 0, type);
+  }
+  /// Emits mpc.transpose of `ssa` (of type `type`) by `perm`; its result.
+  std::string transposeOf(const std::string &ssa, const TensorType &type,
+                          const std::vector<int64_t> &perm) {
+    std::string out = fresh();
+    line(out + " = mpc.transpose " + ssa +
+         " {permutation = array<i64: " + join(perm) + ">} : " + mlirType(type));
+    return out;
+  }
+  /// Emits an mpc.slice of `ssa` (of type `type`); its result.
+  std::string sliceOf(const std::string &ssa, const TensorType &type,
+                      const std::vector<int64_t> &offsets,
+                      const std::vector<int64_t> &sizes,
+                      const std::vector<int64_t> &strides = {}) {
+    std::string out = fresh();
+    line(out + " = mpc.slice " + ssa + " {offsets = array<i64: " +
+         join(offsets) + ">, sizes = array<i64: " + join(sizes) + ">" +
+         (strides.empty() ? ""
+                          : ", strides = array<i64: " + join(strides) + ">") +
+         "} : " + mlirType(type));
+    return out;
   }
   std::string define(const Node &node, size_t i, const std::string &ssa,
                      const TensorType &type) {
@@ -275,9 +310,7 @@ private:
 std::string Emitter::unary(const Node &node, const std::string &op) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   if (auto it = nhwcOf.find(x.ssa); it != nhwcOf.end()) {
     // Between layout ops: computed channels-last (a transpose back to
@@ -310,9 +343,7 @@ std::string Emitter::binary(const Node &node, const std::string &op) {
 std::string Emitter::softmax(const Node &node, const std::string &op) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   int64_t rank = static_cast<int64_t>(x.type.dims.size());
   int64_t axis = intAttr(node, "axis", -1);
@@ -330,19 +361,12 @@ std::string Emitter::softmax(const Node &node, const std::string &op) {
   for (int64_t d = 0; d < rank; ++d)
     perm[d] = d;
   std::swap(perm[axis], perm[rank - 1]);
-  std::string list;
-  for (int64_t d = 0; d < rank; ++d)
-    list += (d ? ", " : "") + std::to_string(perm[d]);
   TensorType swapped = x.type;
   std::swap(swapped.dims[axis], swapped.dims[rank - 1]);
-  std::string in = fresh(), norm = fresh(), out = fresh();
-  line(in + " = mpc.transpose " + x.ssa + " {permutation = array<i64: " + list +
-       ">} : " + mlirType(x.type));
+  std::string in = transposeOf(x.ssa, x.type, perm), norm = fresh();
   line(norm + " = mpc." + op + " " + in +
        " {axis = -1 : i64} : " + mlirType(swapped));
-  line(out + " = mpc.transpose " + norm + " {permutation = array<i64: " + list +
-       ">} : " + mlirType(swapped));
-  return define(node, 0, out, type);
+  return define(node, 0, transposeOf(norm, swapped, perm), type);
 }
 
 std::string Emitter::dropout(const Node &node) {
@@ -448,9 +472,7 @@ std::string Emitter::gemm(const Node &node) {
 std::string Emitter::reshapeTo(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   std::string ssa = fresh();
   line(ssa + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
@@ -461,9 +483,7 @@ std::string Emitter::reshapeTo(const Node &node) {
 std::string Emitter::transpose(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   std::vector<int64_t> perm;
   auto it = node.attributes.find("perm");
@@ -472,13 +492,7 @@ std::string Emitter::transpose(const Node &node) {
   else
     for (size_t d = x.type.dims.size(); d-- > 0;)
       perm.push_back(static_cast<int64_t>(d));
-  std::string list;
-  for (size_t i = 0; i < perm.size(); ++i)
-    list += (i ? ", " : "") + std::to_string(perm[i]);
-  std::string ssa = fresh();
-  line(ssa + " = mpc.transpose " + x.ssa +
-       " {permutation = array<i64: " + list + ">} : " + mlirType(x.type));
-  return define(node, 0, ssa, type);
+  return define(node, 0, transposeOf(x.ssa, x.type, perm), type);
 }
 
 std::string Emitter::identity(const Node &node) {
@@ -622,15 +636,10 @@ std::string Emitter::gather(const Node &node) {
                              " is out of range");
     TensorType sliced = table.type;
     sliced.dims[axis] = 1;
-    std::string offsets, sizes;
-    for (int64_t d = 0; d < rank; ++d) {
-      offsets += (d ? ", " : "") + std::to_string(d == axis ? index : 0);
-      sizes += (d ? ", " : "") + std::to_string(sliced.dims[d]);
-    }
-    std::string row = fresh(), ssa = fresh();
-    line(row + " = mpc.slice " + table.ssa +
-         " {offsets = array<i64: " + offsets +
-         ">, sizes = array<i64: " + sizes + ">} : " + mlirType(table.type));
+    std::vector<int64_t> offsets(rank, 0);
+    offsets[axis] = index;
+    std::string row = sliceOf(table.ssa, table.type, offsets, sliced.dims),
+                ssa = fresh();
     line(ssa + " = mpc.reshape " + row + " : " + mlirType(sliced) + " -> " +
          mlirType(type));
     return define(node, 0, ssa, type);
@@ -652,9 +661,7 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
                             bool axesInput) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   int64_t rank = static_cast<int64_t>(x.type.dims.size());
   std::vector<int64_t> axes;
@@ -679,12 +686,9 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
   }
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  std::string list;
-  for (size_t i = 0; i < axes.size(); ++i)
-    list += (i ? ", " : "") + std::to_string(axes[i]);
   std::string ssa = fresh();
-  line(ssa + " = mpc." + op + " " + x.ssa + " {dims = array<i64: " + list +
-       ">" + (intAttr(node, "keepdims", 1) ? ", keep_dims" : "") +
+  line(ssa + " = mpc." + op + " " + x.ssa + " {dims = array<i64: " +
+       join(axes) + ">" + (intAttr(node, "keepdims", 1) ? ", keep_dims" : "") +
        "} : " + mlirType(x.type));
   return define(node, 0, ssa, type);
 }
@@ -696,9 +700,7 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
 std::string Emitter::cast(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   if (!isFloat(x.type.element))
     return error(node, "a cast from " + x.type.element + " is not imported");
@@ -734,9 +736,7 @@ std::string Emitter::concat(const Node &node) {
 std::string Emitter::slice(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   std::vector<int64_t> starts, ends, axes, steps;
   if (auto e = constInts(node, 1, starts); !e.empty())
@@ -767,17 +767,8 @@ std::string Emitter::slice(const Node &node) {
     offsets[a] = std::clamp<int64_t>(start, 0, dim);
     strides[a] = step;
   }
-  auto list = [](const std::vector<int64_t> &v) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); ++i)
-      s += (i ? ", " : "") + std::to_string(v[i]);
-    return s;
-  };
-  std::string ssa = fresh();
-  line(ssa + " = mpc.slice " + x.ssa + " {offsets = array<i64: " +
-       list(offsets) + ">, sizes = array<i64: " + list(type.dims) +
-       ">, strides = array<i64: " + list(strides) + ">} : " + mlirType(x.type));
-  return define(node, 0, ssa, type);
+  return define(node, 0, sliceOf(x.ssa, x.type, offsets, type.dims, strides),
+                type);
 }
 
 //===----------------------------------------------------------------------===//
@@ -791,16 +782,11 @@ std::string Emitter::toNHWC(const Value &x, TensorType &type) {
   }
   type = x.type;
   type.dims = {x.type.dims[0], x.type.dims[2], x.type.dims[3], x.type.dims[1]};
-  std::string ssa = fresh();
-  line(ssa + " = mpc.transpose " + x.ssa +
-       " {permutation = array<i64: 0, 2, 3, 1>} : " + mlirType(x.type));
-  return ssa;
+  return transposeOf(x.ssa, x.type, {0, 2, 3, 1});
 }
 
 std::string Emitter::toNCHW(const std::string &ssa, const TensorType &nhwc) {
-  std::string out = fresh();
-  line(out + " = mpc.transpose " + ssa +
-       " {permutation = array<i64: 0, 3, 1, 2>} : " + mlirType(nhwc));
+  std::string out = transposeOf(ssa, nhwc, {0, 3, 1, 2});
   nhwcOf[out] = {ssa, nhwc};
   return out;
 }
@@ -823,9 +809,9 @@ std::string Emitter::padding(const Node &node, std::vector<int64_t> &pads) {
   return "";
 }
 
+/// A window op's [h, w] attribute.
 static std::string pair(const std::vector<int64_t> &v) {
-  return "array<i64: " + std::to_string(v[0]) + ", " + std::to_string(v[1]) +
-         ">";
+  return "array<i64: " + join(v) + ">";
 }
 
 std::string Emitter::conv(const Node &node) {
@@ -854,9 +840,7 @@ std::string Emitter::conv(const Node &node) {
   // The filter stays OIHW in the state (PyTorch's layout, under its name);
   // the step transposes it to mpc's OHWI.
   wt.dims = {w.type.dims[0], w.type.dims[2], w.type.dims[3], w.type.dims[1]};
-  std::string ws = fresh();
-  line(ws + " = mpc.transpose " + w.ssa +
-       " {permutation = array<i64: 0, 2, 3, 1>} : " + mlirType(w.type));
+  std::string ws = transposeOf(w.ssa, w.type, {0, 2, 3, 1});
   TensorType yt = type;
   yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
   std::string y = fresh();
@@ -948,9 +932,7 @@ std::string Emitter::batchNorm(const Node &node) {
 std::string Emitter::pool(const Node &node, bool max) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   if (x.type.dims.size() != 4)
     return error(node, "only 2-D pooling (NCHW inputs) is imported");
@@ -1021,9 +1003,7 @@ std::string Emitter::convTranspose(const Node &node) {
   std::string xs = toNHWC(x, xt);
   // ONNX [Cin, Cout, kh, kw] -> mpc [Cin, kh, kw, Cout], in the step.
   wt.dims = {w.type.dims[0], w.type.dims[2], w.type.dims[3], w.type.dims[1]};
-  std::string ws = fresh();
-  line(ws + " = mpc.transpose " + w.ssa +
-       " {permutation = array<i64: 0, 2, 3, 1>} : " + mlirType(w.type));
+  std::string ws = transposeOf(w.ssa, w.type, {0, 2, 3, 1});
   TensorType yt = type;
   yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
   std::string y = fresh();
@@ -1252,9 +1232,7 @@ std::string Emitter::constantOfShape(const Node &node) {
 std::string Emitter::globalAveragePool(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = input(node, 0, x); !e.empty())
-    return e;
-  if (auto e = outputType(node, 0, type); !e.empty())
+  if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   if (auto it = nhwcOf.find(x.ssa);
       it != nhwcOf.end() && x.type.dims.size() == 4) {
@@ -1294,15 +1272,9 @@ std::string Emitter::split(const Node &node) {
     TensorType type;
     if (auto e = outputType(node, i, type); !e.empty())
       return e;
-    std::string offsets, sizes;
-    for (int64_t d = 0; d < rank; ++d) {
-      offsets += (d ? ", " : "") + std::to_string(d == axis ? offset : 0);
-      sizes += (d ? ", " : "") + std::to_string(type.dims[d]);
-    }
-    std::string ssa = fresh();
-    line(ssa + " = mpc.slice " + x.ssa + " {offsets = array<i64: " + offsets +
-         ">, sizes = array<i64: " + sizes + ">} : " + mlirType(x.type));
-    define(node, i, ssa, type);
+    std::vector<int64_t> offsets(rank, 0);
+    offsets[axis] = offset;
+    define(node, i, sliceOf(x.ssa, x.type, offsets, type.dims), type);
     offset += type.dims[axis];
   }
   return "";
@@ -1321,24 +1293,12 @@ void Emitter::findErfGelus() {
     for (const std::string &in : graph.nodes[i].inputs)
       consumers[in].push_back(i);
   }
-  // A scalar constant's value: an initializer or a Constant node.
+  // A scalar constant's value (an initializer or a Constant node).
   auto scalar = [&](const std::string &name) -> std::optional<double> {
-    const TensorValue *t = nullptr;
-    for (const TensorValue &init : graph.initializers)
-      if (init.name == name)
-        t = &init;
-    if (auto p = producer.find(name); !t && p != producer.end()) {
-      const Node &n = graph.nodes[p->second];
-      auto a = n.attributes.find("value");
-      if (n.opType == "Constant" && a != n.attributes.end() &&
-          a->second.kind == Attribute::Tensor)
-        t = &a->second.tensor;
-    }
-    if (!t || t->bytes.size() != 4 || t->type.element != "float")
+    auto v = floatConstant(name);
+    if (!v || v->size() != 1)
       return std::nullopt;
-    float v;
-    std::memcpy(&v, t->bytes.data(), 4);
-    return v;
+    return (*v)[0];
   };
   auto only = [&](const std::string &value) -> std::optional<size_t> {
     auto it = consumers.find(value);
