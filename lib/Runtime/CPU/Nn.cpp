@@ -409,17 +409,9 @@ void pointwiseLossKernel(int32_t kind, const T *x, const T *t, T *loss,
   using A = typename S::Acc;
   // Partial sums over blocks of a size fixed by nothing but this
   // constant, added in block order.
-  const int64_t block = 4096;
-  int64_t blocks = (count + block - 1) / block;
-  std::vector<A> partial(static_cast<size_t>(blocks), A(0));
-  parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b)
-      for (int64_t i = b * block; i < std::min(count, (b + 1) * block); ++i)
-        partial[b] += pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
+  A sum = blockedSum(A(0), count, 4096, [&](int64_t i) {
+    return pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
   });
-  A sum = 0;
-  for (A v : partial)
-    sum += v;
   // Nothing to average: 0 (not 0/0).
   *loss = S::store(mean && count > 0 ? sum / static_cast<A>(count) : sum);
 }

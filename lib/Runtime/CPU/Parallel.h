@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace mpcrt {
 
@@ -44,6 +45,23 @@ template <typename Fn> void parallelFor(int64_t n, int64_t grain, Fn &&fn) {
 /// operations per index: about 64K operations per block.
 inline int64_t grainFor(int64_t work) {
   return std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(work, 1));
+}
+
+/// start + the sum of term(i) over [0, n): partial sums over blocks of
+/// `block` indices (each in index order, the blocks in parallel), added to
+/// start in block order, so the same whatever the thread count.
+template <typename A, typename Term>
+A blockedSum(A start, int64_t n, int64_t block, Term term) {
+  int64_t blocks = n > 0 ? (n + block - 1) / block : 0;
+  std::vector<A> partial(static_cast<size_t>(blocks), A(0));
+  parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      for (int64_t i = b * block; i < std::min(n, (b + 1) * block); ++i)
+        partial[b] += term(i);
+  });
+  for (A p : partial)
+    start += p;
+  return start;
 }
 
 } // namespace mpcrt

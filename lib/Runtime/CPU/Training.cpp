@@ -147,22 +147,12 @@ void mpcrt_clip_grad_norm(const float *scale, int64_t numTensors,
                           const int64_t *sizes, double maxNorm, float *invScale,
                           float *norm, uint8_t *foundInf) {
   // Partial sums over blocks of a fixed size, added in order.
-  const int64_t block = 8192;
   double sum = 0;
-  for (int64_t t = 0; t < numTensors; ++t) {
-    int64_t blocks = (sizes[t] + block - 1) / block;
-    std::vector<double> partial(static_cast<size_t>(blocks), 0.0);
-    parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b)
-        for (int64_t i = b * block; i < std::min(sizes[t], (b + 1) * block);
-             ++i) {
-          double value = loadAny(dtypes[t], grads[t], i);
-          partial[b] += value * value;
-        }
+  for (int64_t t = 0; t < numTensors; ++t)
+    sum = blockedSum(sum, sizes[t], 8192, [&](int64_t i) {
+      double value = loadAny(dtypes[t], grads[t], i);
+      return value * value;
     });
-    for (double p : partial)
-      sum += p;
-  }
   formulas::clipFactor(sum, *scale, maxNorm, invScale, norm, foundInf);
 }
 
