@@ -142,6 +142,12 @@ template <typename A> MPCRT_HD A pointwiseLossGrad(int32_t kind, A x, A t) {
   }
 }
 
+/// The dropout key of rank `rank` of a data-parallel job (mpcrt_set_rank):
+/// rank 0 keeps `seed`, so its masks are a single process's.
+MPCRT_HD inline uint64_t rankSeed(uint64_t seed, int32_t rank) {
+  return seed ^ (static_cast<uint64_t>(rank) * 0x9e3779b97f4a7c15ULL);
+}
+
 /// Philox4x32-10 (Salmon et al. 2011) on counter `c`, in place.
 MPCRT_HD inline void philox4x32(uint32_t c[4], uint32_t k0, uint32_t k1) {
   for (int round = 0; round < 10; ++round) {

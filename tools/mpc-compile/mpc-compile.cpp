@@ -125,6 +125,14 @@ static cl::opt<std::string> evalPrecision(
 static cl::opt<bool> noEval("no-eval",
                             cl::desc("Build no evaluation step (with --train)"),
                             cl::init(false), cl::cat(category));
+static cl::opt<std::string> dataParallel(
+    "data-parallel",
+    cl::desc("Data-parallel training over the ranks of an mpirun job (with "
+             "--train; --mpc-data-parallel): gradients summed in buckets, "
+             "the same update on every rank. Optionally the pass's options, "
+             "e.g. --data-parallel=\"bucket-bytes=4194304 bf16-reduce=bf16\""),
+    cl::value_desc("OPTIONS"), cl::ValueOptional, cl::init(""),
+    cl::cat(category));
 static cl::opt<std::string> checkNumerics(
     "check-numerics",
     cl::desc("Check every floating-point result of the step on the device "
@@ -261,10 +269,20 @@ int main(int argc, char **argv) {
         {&accumulate, train, "--train"},
         {&evalPrecision, train, "--train"},
         {&noEval, train, "--train"},
-        {&lossFunction, train, "--train"}})
+        {&lossFunction, train, "--train"},
+        {&dataParallel, train, "--train"}})
     if (option->getNumOccurrences() > 0 && !needs)
       return fail("--" + option->ArgStr + " applies only with " + name +
                   "; add " + name + " or drop it");
+
+  bool parallel = dataParallel.getNumOccurrences() > 0;
+  if (parallel && backend == "cpu" && !MPC_HAVE_MPI)
+    return fail("--data-parallel on the CPU backend needs MPI, which this "
+                "build did not find (install libopenmpi-dev and "
+                "reconfigure)");
+  if (parallel && backend == "cuda")
+    return fail("--data-parallel is not available on the CUDA backend yet "
+                "(its NCCL collectives are not built); use --backend=cpu");
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -320,6 +338,9 @@ int main(int argc, char **argv) {
         (precisionReport.empty() ? std::string()
                                  : " report=" + precisionReport.getValue()) +
         "}";
+  if (parallel)
+    pipeline += ",mpc-data-parallel{func=" + entry + " " +
+                dataParallel.getValue() + "}";
   if (train)
     pipeline +=
         ",mpc-loss-scaling{func=" + entry + " " + lossScaling +
@@ -416,11 +437,18 @@ int main(int argc, char **argv) {
   if (emit == "obj")
     return 0;
 
-  // Link: the model object, the runner main, the runtime (the CPU's with
-  // OpenBLAS), LLVM Support (the runner's JSON), system libraries.
+  // Link: the model object, the runner main, the comm ABI (a job of one,
+  // or MPI), the runtime (the CPU's with OpenBLAS), LLVM Support (the runner's JSON), system libraries.
   SmallVector<std::string> args{
       MPC_LINK_DRIVER, "-fuse-ld=lld", "-o",
       outputFile,      objectPath,     MPC_RUNNER_LIB};
+  // The comm ABI before the runtime it uses (f16 conversions).
+  for (StringRef lib :
+       llvm::split(parallel ? StringRef(MPC_COMM_MPI_LIBS)
+                            : StringRef(MPC_COMM_SINGLE_LIB),
+                   ';'))
+    if (!lib.empty())
+      args.push_back(lib.str());
   StringRef runtime =
       backend == "cuda" ? MPC_RUNTIME_CUDA_LIBS : MPC_RUNTIME_CPU_LIB;
   for (StringRef lib : llvm::split(runtime, ';'))

@@ -460,6 +460,42 @@ void mpcrt_check_index(int64_t code, const char *where);
 /* The same for a cross-entropy label outside [0, classes). */
 void mpcrt_check_label(int64_t code, int64_t classes, const char *where);
 
+/* ---- Data parallel (--mpc-data-parallel): the ranks of one job.
+ *
+ * Implemented apart from the backends: a job of one process (every
+ * executable compiled without --data-parallel), MPI (the CPU backend) and
+ * NCCL (the CUDA backend, on its stream). The training executable calls
+ * mpcrt_comm_init first and mpcrt_comm_finalize last. */
+
+/* Joins the job (launched by mpirun: MPI_Init; otherwise a job of one).
+ * Returns 0, or non-zero after a message on stderr. */
+int32_t mpcrt_comm_init(void);
+int32_t mpcrt_comm_rank(void);
+int32_t mpcrt_comm_size(void);
+/* The rank among the job's processes on this machine (its GPU). */
+int32_t mpcrt_comm_local_rank(void);
+/* Collective `slot` of a step: starts the sum over every rank of `count`
+ * elements of `dtype` at `data`, in place; each element is accumulated in
+ * rank order (f32 for f16/bf16/f32, f64 for f64), rounded once, and every
+ * rank receives the same bits. The data must not be read or written until
+ * mpcrt_comm_all_reduce_wait(slot) has returned. */
+void mpcrt_comm_all_reduce_start(int32_t slot, mpcrt_dtype dtype, void *data,
+                                 int64_t count);
+void mpcrt_comm_all_reduce_wait(int32_t slot);
+/* Host memory, between steps: `values` summed over the ranks in rank
+ * order (the same bits on every rank). */
+void mpcrt_comm_host_sum(double *values, int64_t count);
+/* Host memory: all[r] = rank r's `value` (all holds size() values). */
+void mpcrt_comm_host_gather(uint64_t value, uint64_t *all);
+/* Ends every rank of the job with exit status `code` (never returns). */
+void mpcrt_comm_abort(int32_t code);
+void mpcrt_comm_finalize(void);
+
+/* The rank whose dropout masks this process draws (0 by default): rank r
+ * keys its Philox streams with seed ^ (r * 0x9e3779b97f4a7c15), so rank 0
+ * draws the masks of a single-process run. Set before the first step. */
+void mpcrt_set_rank(int32_t rank);
+
 #ifdef __cplusplus
 }
 #endif

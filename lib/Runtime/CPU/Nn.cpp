@@ -360,6 +360,11 @@ int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
   return bad;
 }
 
+/// The rank whose masks dropout draws (mpcrt_set_rank).
+static int32_t dropoutRank = 0;
+
+extern "C" void mpcrt_set_rank(int32_t rank) { dropoutRank = rank; }
+
 template <typename T>
 void dropout(const T *x, T *y, uint8_t *mask, int64_t count, double p,
              uint64_t seed, int64_t step) {
@@ -504,7 +509,7 @@ extern "C" {
                               int64_t count, double p, uint64_t seed,          \
                               const int64_t *step) {                           \
     dropout(reinterpret_cast<const T *>(x), reinterpret_cast<T *>(y), mask,    \
-            count, p, seed, *step);                                            \
+            count, p, formulas::rankSeed(seed, dropoutRank), *step);           \
   }                                                                            \
   void mpcrt_dropout_backward_##SUFFIX(const ABI_T *dy, const uint8_t *mask,   \
                                        ABI_T *dx, int64_t count, double p) {   \

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Errors.h"
+#include "Formulas.h"
 #include "Kernels.h"
 
 #include <cstdio>
@@ -24,6 +25,9 @@ void *mpcrt_buffer_alloc(int64_t bytes) {
 }
 void mpcrt_buffer_free(void *buffer) { release(buffer); }
 int64_t mpcrt_memory_bytes(void) { return deviceBytes(); }
+// The rank whose masks dropout draws: read when a launch is recorded.
+static int32_t dropoutRank = 0;
+void mpcrt_set_rank(int32_t rank) { dropoutRank = rank; }
 // The step runs on the device: host threads do nothing for it.
 void mpcrt_set_threads(int32_t) {}
 int32_t mpcrt_threads(void) { return 1; }
@@ -287,7 +291,8 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
   void mpcrt_dropout_##SUFFIX(const T *input, T *output, uint8_t *mask,        \
                               int64_t count, double p, uint64_t seed,          \
                               const int64_t *step) {                           \
-    dropout(DTYPE, input, output, mask, count, p, seed, step);                 \
+    dropout(DTYPE, input, output, mask, count, p,                              \
+            mpcrt::formulas::rankSeed(seed, dropoutRank), step);                 \
   }                                                                            \
   void mpcrt_dropout_backward_##SUFFIX(const T *grad_output,                   \
                                        const uint8_t *mask, T *grad_input,     \

@@ -52,7 +52,7 @@ static std::string safetensorsDtype(StringRef dtype) {
 }
 
 Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
-                                   const char *state) {
+                                   const char *state, int64_t worldSize) {
   std::string data;
   llvm::json::Object header;
   for (const TensorInfo &g : model.globals) {
@@ -66,9 +66,12 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
         {"shape", std::move(shape)},
         {"data_offsets", llvm::json::Array{begin, int64_t(data.size())}}};
   }
-  header["__metadata__"] = llvm::json::Object{{"format", "mpc"},
-                                              {"mpc.entry", model.entry},
-                                              {"mpc.crc32", kCrcPlaceholder}};
+  llvm::json::Object meta{{"format", "mpc"},
+                          {"mpc.entry", model.entry},
+                          {"mpc.crc32", kCrcPlaceholder}};
+  if (model.dataParallel)
+    meta["mpc.world_size"] = std::to_string(worldSize);
+  header["__metadata__"] = std::move(meta);
   std::string json;
   llvm::raw_string_ostream(json) << llvm::json::Value(std::move(header));
   json.append((8 - json.size() % 8) % 8, ' ');
@@ -175,7 +178,8 @@ std::string mpc::runner::firstNonFinite(const Model &model, const char *state) {
 
 Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,
                                   char *state, bool all,
-                                  std::vector<std::string> *loaded) {
+                                  std::vector<std::string> *loaded,
+                                  int64_t *worldSize) {
   auto bad = [&](const llvm::Twine &what) {
     return createStringError(path + ": " + what);
   };
@@ -240,6 +244,13 @@ Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,
                  *crc + ")");
   }
 
+  if (worldSize) {
+    *worldSize = 1;
+    if (std::optional<StringRef> n =
+            ours ? meta->getString("mpc.world_size") : std::nullopt)
+      if (n->getAsInteger(10, *worldSize) || *worldSize < 1)
+        return bad("corrupt header: bad mpc.world_size '" + *n + "'");
+  }
   std::vector<char> staged(state, state + model.stateBytes);
   for (const auto &[key, value] : *header) {
     StringRef name = key;
@@ -249,6 +260,8 @@ Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,
     for (const TensorInfo &g : model.globals)
       if (g.name == name)
         global = &g;
+    if (!global && !all && name == "data_parallel_inverse_size")
+      continue; // a data-parallel job's, set by the executable
     if (!global)
       return bad("tensor '" + name + "' is not a global of this model");
     const llvm::json::Object *t = value.getAsObject();

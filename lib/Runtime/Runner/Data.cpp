@@ -99,6 +99,18 @@ llvm::Expected<Model> mpc::runner::parseModel(StringRef json) {
       model.numericsOps.push_back(std::move(op));
     }
   model.lossScaleMin = root->getNumber("loss_scale_min").value_or(0.0);
+  if (const llvm::json::Object *dp = root->getObject("data_parallel")) {
+    const llvm::json::Array *rankMean = dp->getArray("rank_mean");
+    if (!dp->getString("inverse_size") || !rankMean)
+      return descriptorError("bad 'data_parallel'");
+    model.dataParallel = true;
+    model.inverseSize = dp->getString("inverse_size")->str();
+    for (const llvm::json::Value &v : *rankMean) {
+      if (!v.getAsString())
+        return descriptorError("bad 'data_parallel'");
+      model.rankMean.push_back(v.getAsString()->str());
+    }
+  }
   if (root->getArray("eval_outputs")) {
     auto tensors = parseTensors(*root, "eval_outputs");
     if (!tensors)

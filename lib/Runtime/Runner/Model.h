@@ -38,6 +38,11 @@ struct Model {
   /// The evaluation step's scalar results (loss, accuracy), empty without
   /// one (mpc_eval then does nothing); it reads `inputs`.
   std::vector<TensorInfo> evalOutputs;
+  /// Compiled with --data-parallel: the global the runner sets to 1/N, and
+  /// those averaged over the ranks before a checkpoint.
+  bool dataParallel = false;
+  std::string inverseSize;
+  std::vector<std::string> rankMean;
   /// The checked ops of a step compiled with --check-numerics (else empty).
   std::vector<NumericsOp> numericsOps;
 };
@@ -65,8 +70,9 @@ llvm::Error readArrays(const std::string &path,
 
 /// safetensors checkpoints of the state buffer: every global by name.
 /// Writing goes to a temporary file renamed over `path` when complete.
+/// A data-parallel job's checkpoint records its number of ranks.
 llvm::Error writeCheckpoint(const std::string &path, const Model &model,
-                            const char *state);
+                            const char *state, int64_t worldSize = 1);
 /// Checks, before training, that a checkpoint can be written at `path`: its
 /// folder exists and is writable, and `path` is a regular file or absent
 /// (never a device, a folder or another special file). Removes the
@@ -80,10 +86,14 @@ llvm::Error prepareCheckpoint(const std::string &path,
 std::string firstNonFinite(const Model &model, const char *state);
 
 /// Reads `path` into `state`. With `all`, every global must be present
-/// (resume); otherwise the ones present are loaded (init) and returned.
+/// (resume); otherwise the ones present are loaded (init) and returned
+/// (a data-parallel job's 1/N global is skipped when the model has none).
+/// `worldSize` receives the number of ranks that wrote it (1 when it does
+/// not say).
 llvm::Error readCheckpoint(const std::string &path, const Model &model,
                            char *state, bool all,
-                           std::vector<std::string> *loaded = nullptr);
+                           std::vector<std::string> *loaded = nullptr,
+                           int64_t *worldSize = nullptr);
 
 } // namespace mpc::runner
 

@@ -28,6 +28,9 @@
 #include <memory>
 #include <numeric>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 extern "C" {
 extern const char mpc_model[];
 void mpc_step(void *arena, void *state, void *const *inputs,
@@ -146,8 +149,21 @@ static cl::opt<int> threads(
              "do not depend on it)"),
     cl::init(0), cl::cat(category));
 
+/// This process's place in a data-parallel job (one rank of one without).
+static int worldRank = 0, worldSize = 1;
+
+/// Says what went wrong; in a job of several ranks, names the rank and ends
+/// them all (a rank that stops alone would leave the others waiting).
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << "error: " << message << "\n";
+  llvm::errs() << "error: "
+               << (worldSize > 1 ? "rank " + std::to_string(worldRank) + ": "
+                                 : std::string())
+               << message << "\n";
+  if (worldSize > 1) {
+    llvm::outs().flush();
+    llvm::errs().flush();
+    mpcrt_comm_abort(1);
+  }
   return 1;
 }
 
@@ -213,6 +229,32 @@ static double readScalar(const TensorInfo &t, const char *p) {
   uint16_t bits;
   std::memcpy(&bits, p, 2);
   return t.dtype == "f16" ? mpcrt_f16_to_f32(bits) : mpcrt_bf16_to_f32(bits);
+}
+
+/// Element `i` of a float global as a double, and back (rounded to
+/// nearest even).
+static double elementAt(const TensorInfo &t, const char *p, int64_t i) {
+  return readScalar(t, p + i * t.elementBytes());
+}
+static void setElement(const TensorInfo &t, char *p, int64_t i, double v) {
+  char *at = p + i * t.elementBytes();
+  if (t.dtype == "f64") {
+    std::memcpy(at, &v, 8);
+  } else if (t.dtype == "f32") {
+    float f = static_cast<float>(v);
+    std::memcpy(at, &f, 4);
+  } else {
+    uint16_t bits = t.dtype == "f16" ? mpcrt_f32_to_f16(static_cast<float>(v))
+                                     : mpcrt_f32_to_bf16(static_cast<float>(v));
+    std::memcpy(at, &bits, 2);
+  }
+}
+
+/// FNV-1a over bytes: a fingerprint of the state, compared across ranks.
+static uint64_t fingerprint(const char *p, int64_t bytes, uint64_t h) {
+  for (int64_t i = 0; i < bytes; ++i)
+    h = (h ^ static_cast<unsigned char>(p[i])) * 0x100000001b3ULL;
+  return h;
 }
 
 /// splitmix64: the shuffle's generator.
@@ -380,6 +422,25 @@ int main(int argc, char **argv) {
       "A training executable compiled by mpc-compile.\n\n"
       "  train --data train.npz --steps 1000 --checkpoint ckpt.safetensors\n");
 
+  // Every rank of a data-parallel job (mpirun) runs this; rank 0 alone
+  // prints progress and writes metrics, checkpoints and reports.
+  if (mpcrt_comm_init() != 0)
+    return 1;
+  worldRank = mpcrt_comm_rank();
+  worldSize = mpcrt_comm_size();
+  struct Finalize {
+    ~Finalize() { mpcrt_comm_finalize(); }
+  } finalize;
+  mpcrt_set_rank(worldRank);
+  if (worldRank != 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      llvm::outs().flush();
+      dup2(null, STDOUT_FILENO);
+      close(null);
+    }
+  }
+
   if (threads < 0 || threads > 1024)
     return fail("--threads must be between 1 and 1024 (0: the default), not " +
                 llvm::Twine(threads.getValue()));
@@ -389,6 +450,10 @@ int main(int argc, char **argv) {
   if (!parsed)
     return fail(parsed.takeError());
   Model &model = *parsed;
+  if (worldSize > 1 && !model.dataParallel)
+    return fail("this step was compiled without --data-parallel; it cannot "
+                "run on " +
+                llvm::Twine(worldSize) + " ranks");
   llvm::Expected<int64_t> batchOr = batchSizeOf(model);
   if (!batchOr)
     return fail(batchOr.takeError());
@@ -398,7 +463,7 @@ int main(int argc, char **argv) {
                 " does not match the batch size the step was compiled for (" +
                 llvm::Twine(batch) + "); recompile the model for another size");
   // Where the checkpoint goes is checked now, not after the whole run.
-  if (!checkpointPath.empty())
+  if (!checkpointPath.empty() && worldRank == 0)
     if (llvm::Error err = prepareCheckpoint(checkpointPath, llvm::errs()))
       return fail(std::move(err));
 
@@ -498,15 +563,26 @@ int main(int argc, char **argv) {
   // An optimizer step takes K micro-batches of the compiled batch (K = 1
   // without gradient accumulation): an epoch is the whole optimizer steps
   // it holds, as with one batch of K times the size.
+  // With N ranks, a step takes N times that: rank r takes every N-th
+  // sample of the epoch's order, starting at the r-th.
   const int64_t micro = model.accumulateSteps;
-  int64_t batchesPerEpoch = evalOnly ? 1 : samples / (batch * micro);
+  int64_t batchesPerEpoch =
+      evalOnly ? 1 : samples / (batch * micro * worldSize);
   if (batchesPerEpoch == 0)
     return fail(
         dataPath + ": " + llvm::Twine(samples) +
-        " samples, fewer than one batch of " + llvm::Twine(batch * micro) +
-        (micro > 1 ? " (" + std::to_string(micro) + " micro-batches of " +
-                         std::to_string(batch) + ")"
-                   : std::string()));
+        " samples, fewer than one batch of " +
+        llvm::Twine(batch * micro * worldSize) +
+        (micro > 1 || worldSize > 1
+             ? " (" +
+                   (micro > 1 ? std::to_string(micro) + " micro-batches of " +
+                                    std::to_string(batch)
+                              : std::to_string(batch)) +
+                   (worldSize > 1
+                        ? " on each of " + std::to_string(worldSize) + " ranks"
+                        : std::string()) +
+                   ")"
+             : std::string()));
 
   // State: initializers, then --init, then --resume.
   mpc_init_globals(state.data);
@@ -544,11 +620,55 @@ int main(int argc, char **argv) {
     mpcrt_download(hostState.data, state.data, model.stateBytes);
   }
   if (!resumePath.empty()) {
+    int64_t written = 1;
     if (llvm::Error err =
-            readCheckpoint(resumePath, model, hostState.data, true))
+            readCheckpoint(resumePath, model, hostState.data, true, nullptr,
+                           &written))
       return fail(std::move(err));
+    if (model.dataParallel && written != worldSize)
+      return fail(resumePath + ": written by a job of " + llvm::Twine(written) +
+                  " ranks, and this job has " + llvm::Twine(worldSize) +
+                  "; resume with mpirun -np " + llvm::Twine(written) +
+                  " (each rank's samples and the samples of a step depend on "
+                  "the number of ranks)");
     mpcrt_upload(state.data, hostState.data, model.stateBytes);
   }
+  // The mean over ranks is folded into the gradient seed: 1/N.
+  if (model.dataParallel) {
+    const TensorInfo *inverse = nullptr;
+    for (const TensorInfo &g : model.globals)
+      if (g.name == model.inverseSize && g.dtype == "f32" && g.shape.empty())
+        inverse = &g;
+    if (!inverse)
+      return fail("malformed model descriptor: no global @" +
+                  model.inverseSize);
+    float value = 1.0f / static_cast<float>(worldSize);
+    std::memcpy(hostState.data + inverse->offset, &value, 4);
+    mpcrt_upload(state.data + inverse->offset, hostState.data + inverse->offset,
+                 4);
+  }
+  // Every rank must hold the same state: its fingerprint (the numerics
+  // ranges aside, which are each rank's own) against rank 0's.
+  auto sameState = [&](const llvm::Twine &when) -> llvm::Error {
+    if (worldSize == 1)
+      return llvm::Error::success();
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const TensorInfo &g : model.globals)
+      if (llvm::StringRef(g.name).starts_with("mpc_numerics") == false)
+        h = fingerprint(hostState.data + g.offset, g.bytes, h);
+    std::vector<uint64_t> all(worldSize);
+    mpcrt_comm_host_gather(h, all.data());
+    for (int r = 1; r < worldSize; ++r)
+      if (all[r] != all[0])
+        return llvm::createStringError(
+            "rank " + std::to_string(r) + "'s state differs from rank 0's " +
+            when.str() +
+            " (the ranks diverged: different --init or --resume files, or "
+            "different executables)");
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = sameState("at the start"))
+    return fail(std::move(err));
   // The host counts steps as the step function does: no read per step.
   // The counter counts micro-batches (each draws its own dropout masks).
   int64_t firstStep;
@@ -566,6 +686,28 @@ int main(int argc, char **argv) {
   // kept, and the run says so.
   auto checkpoint = [&]() -> llvm::Error {
     mpcrt_download(hostState.data, state.data, model.stateBytes);
+    if (worldSize > 1) {
+      // Batch norm's running statistics are each rank's own: their mean
+      // over the ranks, kept by every rank from here on.
+      for (const std::string &name : model.rankMean)
+        for (const TensorInfo &g : model.globals) {
+          if (g.name != name || (g.dtype[0] != 'f' && g.dtype[0] != 'b'))
+            continue;
+          int64_t n = g.bytes / g.elementBytes();
+          std::vector<double> values(n);
+          for (int64_t i = 0; i < n; ++i)
+            values[i] = elementAt(g, hostState.data + g.offset, i);
+          mpcrt_comm_host_sum(values.data(), n);
+          for (int64_t i = 0; i < n; ++i)
+            setElement(g, hostState.data + g.offset, i, values[i] / worldSize);
+          mpcrt_upload(state.data + g.offset, hostState.data + g.offset,
+                       g.bytes);
+        }
+      if (llvm::Error err = sameState("before the checkpoint"))
+        return err;
+      if (worldRank != 0)
+        return llvm::Error::success();
+    }
     std::string bad = firstNonFinite(model, hostState.data);
     if (!bad.empty()) {
       if (llvm::sys::fs::exists(checkpointPath)) {
@@ -577,7 +719,7 @@ int main(int argc, char **argv) {
       llvm::errs() << "warning: the state holds a non-finite value (" << bad
                    << "); writing it to " << checkpointPath << " anyway\n";
     }
-    return writeCheckpoint(checkpointPath, model, hostState.data);
+    return writeCheckpoint(checkpointPath, model, hostState.data, worldSize);
   };
   auto readGlobal = [&](const TensorInfo &g) {
     mpcrt_download(hostState.data + g.offset, state.data + g.offset, g.bytes);
@@ -588,7 +730,7 @@ int main(int argc, char **argv) {
                   : epochs >= 0 ? epochs * batchesPerEpoch
                                 : batchesPerEpoch;
   std::unique_ptr<llvm::raw_fd_ostream> metrics;
-  if (!metricsPath.empty()) {
+  if (!metricsPath.empty() && worldRank == 0) {
     std::error_code ec;
     metrics = std::make_unique<llvm::raw_fd_ostream>(metricsPath, ec,
                                                      llvm::sys::fs::OF_Append);
@@ -636,12 +778,16 @@ int main(int argc, char **argv) {
   };
   // Copies samples order[first], order[first + 1], ... (file order when
   // `order` is empty) of `from` into the input buffers and uploads them.
+  // With N ranks, position p of this rank's samples is position
+  // p * N + rank of `order`.
   auto stage = [&](const std::vector<const Array *> &from,
                    const std::vector<int64_t> &order, int64_t first) {
     for (size_t i = 0; i < model.inputs.size(); ++i) {
       int64_t sampleBytes = model.inputs[i].bytes / batch;
       for (int64_t r = 0; r < batch; ++r) {
-        int64_t sample = order.empty() ? first + r : order[first + r];
+        int64_t sample = order.empty()
+                             ? first + r
+                             : order[(first + r) * worldSize + worldRank];
         std::memcpy(inputBuffers[i]->data + r * sampleBytes,
                     from[i]->data.data() + sample * sampleBytes, sampleBytes);
       }
@@ -656,7 +802,8 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     int64_t batches = valSamples / batch;
     std::vector<double> sums(model.evalOutputs.size(), 0.0);
-    for (int64_t k = 0; k < batches; ++k) {
+    // Rank r evaluates batches r, r + N, ...; the sums are added up.
+    for (int64_t k = worldRank; k < batches; k += worldSize) {
       stage(valSources, {}, k * batch);
       run(evalEntry);
       for (size_t i = 0; i < sums.size(); ++i) {
@@ -665,6 +812,7 @@ int main(int argc, char **argv) {
         sums[i] += readScalar(model.evalOutputs[i], value);
       }
     }
+    mpcrt_comm_host_sum(sums.data(), static_cast<int64_t>(sums.size()));
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
@@ -870,6 +1018,10 @@ int main(int argc, char **argv) {
       mpcrt_download(outputBuffers[0]->data, outputs[0],
                      model.outputs[0].bytes);
       double loss = readScalar(model.outputs[0], outputBuffers[0]->data);
+      if (worldSize > 1) { // the mean over the ranks' batches
+        mpcrt_comm_host_sum(&loss, 1);
+        loss /= worldSize;
+      }
       auto now = std::chrono::steady_clock::now();
       double ms =
           std::chrono::duration<double, std::milli>(now - lastLog).count() /
@@ -884,7 +1036,7 @@ int main(int argc, char **argv) {
                                 {"loss_scale", jsonNumber(scale)},
                                 {"skipped", skipped},
                                 {"ms_per_step", ms},
-                                {"samples_per_s", batch * micro * 1000.0 / ms},
+                                {"samples_per_s", batch * micro * worldSize * 1000.0 / ms},
                                 {"memory_bytes", mpcrt_memory_bytes()}};
         if (skipsSinceLog >= 0)
           line["scale_skips"] = skipsSinceLog;
@@ -913,13 +1065,13 @@ int main(int argc, char **argv) {
                      << std::string(30 - filled, '.') << "] step " << done
                      << "/" << total << "  loss " << llvm::format("%.4f", loss)
                      << "  "
-                     << llvm::format("%.0f", batch * micro * 1000.0 / ms)
+                     << llvm::format("%.0f", batch * micro * worldSize * 1000.0 / ms)
                      << " samples/s\033[K" << (done == total ? "\n" : "");
       } else {
         llvm::outs() << "step " << done << "/" << total << " loss "
                      << llvm::format("%.6f", loss) << " ms/step "
                      << llvm::format("%.2f", ms) << " samples/s "
-                     << llvm::format("%.0f", batch * micro * 1000.0 / ms)
+                     << llvm::format("%.0f", batch * micro * worldSize * 1000.0 / ms)
                      << "\n";
       }
       if (llvm::Error err = reportNumerics(done, skipped))
@@ -949,7 +1101,7 @@ int main(int argc, char **argv) {
   if (!checkpointPath.empty() && !trained)
     if (llvm::Error err = checkpoint())
       return fail(std::move(err));
-  if (!numericsReport.empty())
+  if (!numericsReport.empty() && worldRank == 0)
     if (llvm::Error err = writeNumericsReport(
             numericsReport, model,
             reinterpret_cast<const float *>(readGlobal(*numericsAmax)),

@@ -66,6 +66,33 @@ func.func @unscale_empty(%s: tensor<f32>) {
 
 // -----
 
+func.func @all_reduce_empty() {
+  // expected-error @+2 {{'mpc.all_reduce' op expects at least one tensor}}
+  // expected-error @+1 {{failed to infer returned types}}
+  "mpc.all_reduce"() {bucket = 0} : () -> ()
+  return
+}
+
+// -----
+
+func.func @all_reduce_mixed(%a: tensor<4xf16>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{'mpc.all_reduce' op expects one element type in a bucket, got 'f16' and 'f32'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = mpc.all_reduce %a, %b {bucket = 0} : tensor<4xf16>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_bucket(%a: tensor<4xf16>) {
+  // expected-error @+2 {{'mpc.all_reduce' op bucket must be 0 or more, got -1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpc.all_reduce %a {bucket = -1} : tensor<4xf16>
+  return
+}
+
+// -----
+
 func.func @clip_empty(%s: tensor<f32>) {
   // expected-error @+1 {{'mpc.clip_grad_norm' op expects at least one gradient}}
   %0:3 = "mpc.clip_grad_norm"(%s) {max_norm = 1.0} : (tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<i1>)

@@ -205,6 +205,8 @@ func.func @loss_scaling(%loss: tensor<f32>, %scale: tensor<f32>, %d0: tensor<4x8
   %0 = mpc.scale_loss %loss, %scale : tensor<f32>
   // CHECK: %{{.*}}:2, %[[INF:.*]] = mpc.unscale_and_check %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf16>, tensor<8xbf16>
   %g:2, %inf = mpc.unscale_and_check %scale, %d0, %d1 : tensor<4x8xf16>, tensor<8xbf16>
+  // CHECK: %{{.*}}:2 = mpc.all_reduce %{{.*}}, %{{.*}} {bucket = 3 : i64} : tensor<4x8xf16>, tensor<4x8xf16>
+  %r:2 = mpc.all_reduce %d0, %d0 {bucket = 3} : tensor<4x8xf16>, tensor<4x8xf16>
   // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = mpc.clip_grad_norm %{{.*}}, %{{.*}}, %{{.*}} {max_norm = 1.000000e+00 : f64} : tensor<4x8xf16>, tensor<8xbf16>
   %cinv, %cnorm, %cinf = mpc.clip_grad_norm %scale, %d0, %d1 {max_norm = 1.0} : tensor<4x8xf16>, tensor<8xbf16>
   // CHECK: mpc.update_loss_scale %{{.*}}, %{{.*}}, %{{.*}}, %[[INF]] {hysteresis = 2 : i64, max_scale = 0x4170000000000000 : f64, min_scale = 1.000000e+00 : f64}

@@ -1044,6 +1044,29 @@ LogicalResult AccuracyOp::inferReturnTypes(MLIRContext *context,
 // Loss scaling
 //===----------------------------------------------------------------------===//
 
+LogicalResult AllReduceOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  if (adaptor.getInputs().empty())
+    return diag("expects at least one tensor");
+  Type element;
+  for (Value input : adaptor.getInputs()) {
+    auto type = staticTensor(input, "inputs", diag);
+    if (failed(type))
+      return failure();
+    if (element && type->getElementType() != element)
+      return diag("expects one element type in a bucket, got ", element,
+                  " and ", type->getElementType());
+    element = type->getElementType();
+    results.push_back(*type);
+  }
+  if (static_cast<int64_t>(adaptor.getBucket()) < 0)
+    return diag("bucket must be 0 or more, got ",
+                static_cast<int64_t>(adaptor.getBucket()));
+  return success();
+}
+
 LogicalResult UnscaleAndCheckOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {

@@ -14,6 +14,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <limits>
+
 namespace mlir::mpc {
 #define GEN_PASS_DEF_PLANMEMORYPASS
 #include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
@@ -43,7 +45,14 @@ struct Buffer {
   int64_t bytes = 0, start = 0, end = 0, offset = -1;
   Type element;
   bool gradient = false;
+  /// A member of an all-reduce bucket: the bucket's buffer and the offset
+  /// in it (-1: placed on its own).
+  int64_t bucket = -1, inBucket = 0;
 };
+
+/// Members of an all-reduce bucket start at multiples of this (vector
+/// loads of the kernels that read them).
+constexpr int64_t kBucketAlignment = 16;
 
 struct FunctionPlan {
   std::string name;
@@ -69,7 +78,7 @@ bool isGradient(Value v) {
   return false;
 }
 
-FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
+FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
   // Program order (the graphs are single-block).
   DenseMap<Operation *, int64_t> order;
   SmallVector<Operation *> ops;
@@ -103,6 +112,19 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
           result != op->getResults().back())
         continue;
       int64_t here = order[op];
+      // An all-reduce sums in place: its results are its operands' buffers.
+      if (isa<AllReduceOp>(op)) {
+        Value operand =
+            op->getOperand(cast<OpResult>(result).getResultNumber());
+        auto it = bufferOf.find(operand);
+        if (it != bufferOf.end()) {
+          bufferOf[result] = it->second;
+          Buffer &b = buffers[it->second];
+          b.end = std::max(b.end, lastUse(result));
+          b.gradient = true;
+          continue;
+        }
+      }
       // In place: take a dying operand's buffer of the same size and type.
       bool inPlace = false;
       if (isElementwise(op))
@@ -128,10 +150,40 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
     }
   }
 
+  // Each all-reduce bucket is one buffer holding its members in operand
+  // order, so that the collective covers one contiguous range.
+  for (Operation *op : ops) {
+    if (!isa<AllReduceOp>(op))
+      continue;
+    Buffer group;
+    group.gradient = true;
+    group.start = std::numeric_limits<int64_t>::max();
+    int64_t id = buffers.size();
+    SmallVector<int64_t> members;
+    for (Value result : op->getResults()) {
+      int64_t member = bufferOf.lookup(result);
+      if (buffers[member].bucket >= 0 || llvm::is_contained(members, member))
+        return op->emitOpError("mpc-plan-memory: a gradient of this bucket "
+                               "shares its buffer with another bucket's");
+      members.push_back(member);
+    }
+    for (int64_t member : members) {
+      Buffer &m = buffers[member];
+      m.bucket = id;
+      m.inBucket = group.bytes;
+      group.bytes += llvm::alignTo(m.bytes, kBucketAlignment);
+      group.start = std::min(group.start, m.start);
+      group.end = std::max(group.end, m.end);
+      group.element = m.element;
+    }
+    buffers.push_back(group);
+  }
+
   // Greedy by size: largest first, lowest aligned offset that fits.
-  SmallVector<int64_t> bySize(buffers.size());
+  SmallVector<int64_t> bySize;
   for (size_t i = 0; i < buffers.size(); ++i)
-    bySize[i] = i;
+    if (buffers[i].bucket < 0)
+      bySize.push_back(i);
   llvm::sort(bySize, [&](int64_t a, int64_t b) {
     return buffers[a].bytes != buffers[b].bytes
                ? buffers[a].bytes > buffers[b].bytes
@@ -167,6 +219,9 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
     placedOrder.push_back(id);
     plan.arenaBytes = std::max(plan.arenaBytes, offset + b.bytes);
   }
+  for (Buffer &b : buffers)
+    if (b.bucket >= 0)
+      b.offset = buffers[b.bucket].offset + b.inBucket;
 
   // Record offsets on the IR.
   Builder builder(func.getContext());
@@ -189,6 +244,8 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
   // live then.
   SmallVector<std::pair<int64_t, int64_t>> events; // (time, +-bytes)
   for (const Buffer &b : buffers) {
+    if (b.bucket >= 0)
+      continue; // counted in its bucket
     events.push_back({b.start, b.bytes});
     events.push_back({b.end + 1, -b.bytes});
   }
@@ -202,7 +259,7 @@ FunctionPlan planFunction(func::FuncOp func, int64_t alignment) {
     }
   }
   for (const Buffer &b : buffers)
-    if (b.start <= peakTime && peakTime <= b.end)
+    if (b.bucket < 0 && b.start <= peakTime && peakTime <= b.end)
       (b.gradient ? plan.gradients : plan.activations)[b.element] += b.bytes;
   return plan;
 }
@@ -324,8 +381,12 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
                        "supported (one block per function)");
         return signalPassFailure();
       }
-      if (!func.isExternal())
-        plans.push_back(planFunction(func, alignment));
+      if (func.isExternal())
+        continue;
+      FailureOr<FunctionPlan> plan = planFunction(func, alignment);
+      if (failed(plan))
+        return signalPassFailure();
+      plans.push_back(std::move(*plan));
     }
     std::string out =
         report.empty() ? clMemoryReport.getValue() : report.getValue();

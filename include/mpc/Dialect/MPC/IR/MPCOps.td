@@ -845,6 +845,32 @@ def MPC_ScaleLossOp : MPC_Op<"scale_loss", "Fp32", [Pure,
   let assemblyFormat = "$loss `,` $scale attr-dict `:` type($loss)";
 }
 
+def MPC_AllReduceOp : MPC_Op<"all_reduce", "Follow",
+    [MemoryEffects<[MemRead, MemWrite]>, MPC_InferTypeOpAdaptor]> {
+  let summary = "Sums a bucket of gradients over every rank of the job";
+  let description = [{
+    Data-parallel training's collective (built by `--mpc-data-parallel`):
+    each result is the element-wise sum, over all ranks, of the operand of
+    the same position; at world size 1 it is the operand. The operands are
+    one bucket: they share an element type, the memory plan lays them out
+    contiguously (16-byte aligned) and the results overwrite them, so the
+    reduction is one collective over one range with no copies. The
+    collective starts where the op stands and is waited on before the first
+    reader of a result; every rank computes every element in the same
+    order, so all ranks hold bit-identical results. It has effects: it is
+    never erased, merged or reordered with another collective.
+
+    ```mlir
+    %g0, %g1 = mpc.all_reduce %d0, %d1 {bucket = 0 : i64}
+        : tensor<256x784xf16>, tensor<256xf16>
+    ```
+  }];
+  let arguments = (ins Variadic<MPC_FloatTensor>:$inputs,
+                       I64Attr:$bucket);
+  let results = (outs Variadic<MPC_FloatTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
 def MPC_UnscaleAndCheckOp : MPC_Op<"unscale_and_check", "Fp32",
     [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Unscales all gradients to f32 and flags any inf/NaN";

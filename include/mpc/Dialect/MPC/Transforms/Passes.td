@@ -231,6 +231,64 @@ def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   ];
 }
 
+def DataParallelPass : Pass<"mpc-data-parallel", "ModuleOp"> {
+  let summary = "Data-parallel training: gradients summed over every rank "
+                "in contiguous buckets";
+  let description = [{
+    Runs after `--mpc-optimizer` and `--mpc-assign-precision`, before
+    `--mpc-loss-scaling`, on the training step `func`. Every rank of the job
+    runs the same step on its own samples; this pass makes their updates
+    identical:
+
+    - the gradients the optimizer updates read are gathered, in the order
+      the backward pass produces them (the last layers first), into
+      buckets of one element type of about `bucket-bytes` each (a gradient
+      larger than that is a bucket of its own);
+    - each bucket is one `mpc.all_reduce`, placed right after its last
+      gradient is computed, so that its collective runs while the backward
+      pass goes on; the memory plan lays each bucket out contiguously and
+      the sums overwrite the gradients in place;
+    - the mean over ranks is folded into the gradient seed: the backward
+      pass starts from `1/N` times the seed (`N` the world size, read from
+      the global `@data_parallel_inverse_size`, which the training
+      executable sets at start-up), so the sum of the ranks' gradients is
+      the gradient of the mean loss, and low-precision gradients are not
+      N times larger before they are summed. With gradient accumulation
+      both the step and its micro-step start from the folded seed and only
+      the step reduces (the accumulated sum, once per optimizer step);
+    - f16 and f32 gradients are summed in their type; bf16 gradients are
+      converted to f32 and summed in f32 (`bf16-reduce=f32`, the default;
+      `bf16-reduce=bf16` sums them in bf16); every sum is accumulated in f32
+      and rounded once;
+    - `--mpc-loss-scaling` then checks the reduced gradients: every rank
+      sees the same `found_inf` and takes the same skip and scale decision
+      with no further collective;
+    - the globals batch norm's running statistics are stored in are marked
+      `mpc.rank_mean`: the executable averages them over the ranks when it
+      writes a checkpoint.
+
+    Gradients that are constants (a parameter the loss does not depend on)
+    are the same on every rank and are not reduced.
+
+    ```
+    $ mpc-opt model.mlir --mpc-autodiff --mpc-optimizer \
+        --mpc-assign-precision=level=O2 --mpc-data-parallel \
+        --mpc-loss-scaling
+    ```
+  }];
+  let options = [
+    Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
+           "The training step">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 << 20",
+           "Bytes of gradients per bucket (default 25 MiB, as PyTorch DDP)">,
+    Option<"bf16Reduce", "bf16-reduce", "std::string", /*default=*/"\"f32\"",
+           "The type bf16 gradients are summed in: f32 or bf16">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect",
+                           "::mlir::ml_program::MLProgramDialect"];
+}
+
 def LossScalingPass : Pass<"mpc-loss-scaling", "ModuleOp"> {
   let summary = "Loss scaling with GradScaler semantics, on the device";
   let description = [{

@@ -393,6 +393,8 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   });
   for (Operation &op : func.getBody().front()) {
     l.currentLoc = op.getLoc();
+    for (int32_t slot : l.waitsBefore.lookup(&op))
+      l.call("mpcrt_comm_all_reduce_wait", {l.i32(slot)});
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands()))
         l.copy(loadPointer(outputs, i), l.ptr(v), tensorType(v));
@@ -678,6 +680,7 @@ void LowerToRuntimePass::runOnOperation() {
   int64_t accumulateSteps = 1;
   if (auto k = entryFunc->getAttrOfType<IntegerAttr>("mpc.accumulate_steps"))
     accumulateSteps = k.getInt();
+  bool dataParallel = entryFunc->hasAttr("mpc.data_parallel");
   if (func::FuncOp micro = findMicroStep(module, entryName);
       micro && !micro.isDeclaration())
     microFunc = micro;
@@ -798,6 +801,20 @@ void LowerToRuntimePass::runOnOperation() {
                                 {"globals", std::move(globals)}};
   if (lossScaleMin)
     descriptor["loss_scale_min"] = *lossScaleMin;
+  // Data parallel (--mpc-data-parallel): the global set to 1/N and those
+  // averaged over the ranks at checkpoints.
+  if (dataParallel) {
+    llvm::json::Object dp;
+    llvm::json::Array rankMean;
+    for (auto global : module.getOps<ml_program::GlobalOp>()) {
+      if (global->hasAttr("mpc.inverse_world_size"))
+        dp["inverse_size"] = global.getSymName().str();
+      if (global->hasAttr("mpc.rank_mean"))
+        rankMean.push_back(global.getSymName().str());
+    }
+    dp["rank_mean"] = std::move(rankMean);
+    descriptor["data_parallel"] = std::move(dp);
+  }
   // Only when checked: without --mpc-check-numerics the descriptor is as
   // before it existed.
   if (!numericsOps.empty())

@@ -114,6 +114,10 @@ public:
   OpBuilder &b;
   Value arena, state;
   Location currentLoc = UnknownLoc::get(b.getContext());
+  /// Collectives started (mpc.all_reduce), by slot: the ops before which
+  /// each is waited on, and the next slot.
+  DenseMap<Operation *, SmallVector<int32_t>> waitsBefore;
+  int32_t nextCommSlot = 0;
 
 private:
   DenseMap<Value, Value> pointers;

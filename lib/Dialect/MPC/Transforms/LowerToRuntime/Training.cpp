@@ -62,6 +62,54 @@ LogicalResult unscaleAndCheck(UnscaleAndCheckOp op, Lowering &l) {
   return success();
 }
 
+/// The planned offset of `v` in the arena, or -1 (a global, a constant, an
+/// input).
+int64_t arenaOffset(Value v) {
+  auto result = dyn_cast<OpResult>(v);
+  if (!result)
+    return -1;
+  auto offsets =
+      result.getOwner()->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
+  if (!offsets || result.getResultNumber() >= offsets.size())
+    return -1;
+  return offsets[result.getResultNumber()];
+}
+
+/// One collective over the bucket's range of the arena (its members and
+/// the alignment gaps between them), started here and waited on before the
+/// first reader of a result.
+LogicalResult allReduce(AllReduceOp op, Lowering &l) {
+  int64_t begin = std::numeric_limits<int64_t>::max(), end = 0;
+  for (auto [input, result] : llvm::zip(op.getInputs(), op.getResults())) {
+    Value out = l.result(op, result.getResultNumber());
+    if (!out)
+      return failure();
+    int64_t at = arenaOffset(result);
+    if (arenaOffset(input) != at)
+      l.copy(out, l.ptr(input), tensorType(input));
+    begin = std::min(begin, at);
+    end = std::max(end, at + bytesOf(tensorType(result)));
+  }
+  Type element = tensorType(op.getResult(0)).getElementType();
+  int64_t elementBytes = bytesOf(RankedTensorType::get({}, element));
+  if (end <= begin || (end - begin) % elementBytes != 0)
+    return op.emitOpError("has no contiguous bucket in the memory plan");
+  int32_t slot = l.nextCommSlot++;
+  l.call("mpcrt_comm_all_reduce_start",
+         {l.i32(slot), l.i32(dtypeCode(element)), l.offset(l.arena, begin),
+          l.i64((end - begin) / elementBytes)});
+  Operation *first = nullptr;
+  for (Value result : op.getResults())
+    for (Operation *user : result.getUsers())
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+  if (first)
+    l.waitsBefore[first].push_back(slot);
+  else
+    l.call("mpcrt_comm_all_reduce_wait", {l.i32(slot)});
+  return success();
+}
+
 LogicalResult clipGradNorm(ClipGradNormOp op, Lowering &l) {
   Value inv = l.result(op, 0), norm = l.result(op, 1),
         foundInf = l.result(op, 2);
@@ -200,6 +248,7 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
                                                      Lowering &l) {
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](UnscaleAndCheckOp op) { return unscaleAndCheck(op, l); })
+      .Case([&](AllReduceOp op) { return allReduce(op, l); })
       .Case([&](UpdateLossScaleOp op) { return updateLossScale(op, l); })
       .Case([&](GradStatsOp op) { return gradStats(op, l); })
       .Case([&](ClipGradNormOp op) { return clipGradNorm(op, l); })
