@@ -9,7 +9,8 @@ MPC_BUILD="${MPC_BUILD:-$MPC_ROOT/build}"
 
 packages=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
           lld-22 ccache ninja-build cmake libgtest-dev libgmock-dev
-          pkgconf libopenblas-dev libonnx-dev libprotobuf-dev libonnx-testdata)
+          pkgconf libopenblas-dev libonnx-dev libprotobuf-dev libonnx-testdata
+          openmpi-bin libopenmpi-dev)
 # mpc_install_missing PACKAGE...: installs those not installed yet.
 mpc_install_missing() {
   local missing=() p

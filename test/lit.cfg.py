@@ -33,6 +33,21 @@ if subprocess.run(["/usr/bin/python3", "-c", "import torch, numpy"],
 # ONNX's backend node tests, from Debian's libonnx-testdata.
 config.substitutions.append(
     ("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
+# Data-parallel training over MPI (Debian's openmpi-bin and
+# libopenmpi-dev, which scripts/setup.sh installs): tests that launch ranks
+# say REQUIRES: mpi and run them with %mpirun N (local ranks, one host
+# thread each, allowed to outnumber the cores; as root where CI runs so).
+import shutil
+if config.mpc_have_mpi and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --oversubscribe --bind-to none "
+         "-x OMP_NUM_THREADS=1 -np"))
+    for name in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        config.environment[name] = "1"
+    # Containers often forbid the cross-memory attach of Open MPI's shared
+    # memory transport; copies through the shared segment always work.
+    config.environment["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
 # The CUDA backend is built (a GPU may still be absent).
 if config.mpc_have_cuda:
     config.available_features.add("cuda-backend")

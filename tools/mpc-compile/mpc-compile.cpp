@@ -438,15 +438,15 @@ int main(int argc, char **argv) {
     return 0;
 
   // Link: the model object, the runner main, the comm ABI (a job of one,
-  // or MPI), the runtime (the CPU's with OpenBLAS), LLVM Support (the runner's JSON), system libraries.
+  // or MPI), the runtime (the CPU's with OpenBLAS), LLVM Support (the runner's
+  // JSON), system libraries.
   SmallVector<std::string> args{
       MPC_LINK_DRIVER, "-fuse-ld=lld", "-o",
       outputFile,      objectPath,     MPC_RUNNER_LIB};
   // The comm ABI before the runtime it uses (f16 conversions).
-  for (StringRef lib :
-       llvm::split(parallel ? StringRef(MPC_COMM_MPI_LIBS)
-                            : StringRef(MPC_COMM_SINGLE_LIB),
-                   ';'))
+  for (StringRef lib : llvm::split(parallel ? StringRef(MPC_COMM_MPI_LIBS)
+                                            : StringRef(MPC_COMM_SINGLE_LIB),
+                                   ';'))
     if (!lib.empty())
       args.push_back(lib.str());
   StringRef runtime =

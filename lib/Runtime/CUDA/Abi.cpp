@@ -292,7 +292,7 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
                               int64_t count, double p, uint64_t seed,          \
                               const int64_t *step) {                           \
     dropout(DTYPE, input, output, mask, count, p,                              \
-            mpcrt::formulas::rankSeed(seed, dropoutRank), step);                 \
+            mpcrt::formulas::rankSeed(seed, dropoutRank), step);               \
   }                                                                            \
   void mpcrt_dropout_backward_##SUFFIX(const T *grad_output,                   \
                                        const uint8_t *mask, T *grad_input,     \

@@ -163,8 +163,8 @@ void mpcrt_comm_all_reduce_wait(int32_t slot) {
                                mpcrt_f32_to_f16);
     break;
   case MPCRT_BF16:
-    sumChunks<uint16_t, float>(p.received.data(), out, mine,
-                               mpcrt_bf16_to_f32, mpcrt_f32_to_bf16);
+    sumChunks<uint16_t, float>(p.received.data(), out, mine, mpcrt_bf16_to_f32,
+                               mpcrt_f32_to_bf16);
     break;
   case MPCRT_F32:
     sumChunks<float, float>(
@@ -178,8 +178,7 @@ void mpcrt_comm_all_reduce_wait(int32_t slot) {
     break;
   }
   if (MPI_Allgatherv(MPI_IN_PLACE, 0, p.element, p.data, p.counts.data(),
-                     p.displs.data(), p.element,
-                     MPI_COMM_WORLD) != MPI_SUCCESS)
+                     p.displs.data(), p.element, MPI_COMM_WORLD) != MPI_SUCCESS)
     die("MPI_Allgatherv failed");
   p.active = false;
 }

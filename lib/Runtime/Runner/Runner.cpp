@@ -621,9 +621,8 @@ int main(int argc, char **argv) {
   }
   if (!resumePath.empty()) {
     int64_t written = 1;
-    if (llvm::Error err =
-            readCheckpoint(resumePath, model, hostState.data, true, nullptr,
-                           &written))
+    if (llvm::Error err = readCheckpoint(resumePath, model, hostState.data,
+                                         true, nullptr, &written))
       return fail(std::move(err));
     if (model.dataParallel && written != worldSize)
       return fail(resumePath + ": written by a job of " + llvm::Twine(written) +
@@ -1031,13 +1030,14 @@ int main(int argc, char **argv) {
           lossScale ? readScalar(*lossScale, readGlobal(*lossScale)) : 1.0;
       int64_t skipsSinceLog = scaleHealth(done, scale);
       if (metrics) {
-        llvm::json::Object line{{"step", done},
-                                {"loss", jsonNumber(loss)},
-                                {"loss_scale", jsonNumber(scale)},
-                                {"skipped", skipped},
-                                {"ms_per_step", ms},
-                                {"samples_per_s", batch * micro * worldSize * 1000.0 / ms},
-                                {"memory_bytes", mpcrt_memory_bytes()}};
+        llvm::json::Object line{
+            {"step", done},
+            {"loss", jsonNumber(loss)},
+            {"loss_scale", jsonNumber(scale)},
+            {"skipped", skipped},
+            {"ms_per_step", ms},
+            {"samples_per_s", batch * micro * worldSize * 1000.0 / ms},
+            {"memory_bytes", mpcrt_memory_bytes()}};
         if (skipsSinceLog >= 0)
           line["scale_skips"] = skipsSinceLog;
         if (gradNorm)
@@ -1065,13 +1065,15 @@ int main(int argc, char **argv) {
                      << std::string(30 - filled, '.') << "] step " << done
                      << "/" << total << "  loss " << llvm::format("%.4f", loss)
                      << "  "
-                     << llvm::format("%.0f", batch * micro * worldSize * 1000.0 / ms)
+                     << llvm::format("%.0f",
+                                     batch * micro * worldSize * 1000.0 / ms)
                      << " samples/s\033[K" << (done == total ? "\n" : "");
       } else {
         llvm::outs() << "step " << done << "/" << total << " loss "
                      << llvm::format("%.6f", loss) << " ms/step "
                      << llvm::format("%.2f", ms) << " samples/s "
-                     << llvm::format("%.0f", batch * micro * worldSize * 1000.0 / ms)
+                     << llvm::format("%.0f",
+                                     batch * micro * worldSize * 1000.0 / ms)
                      << "\n";
       }
       if (llvm::Error err = reportNumerics(done, skipped))

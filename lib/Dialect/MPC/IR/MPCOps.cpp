@@ -1044,9 +1044,10 @@ LogicalResult AccuracyOp::inferReturnTypes(MLIRContext *context,
 // Loss scaling
 //===----------------------------------------------------------------------===//
 
-LogicalResult AllReduceOp::inferReturnTypes(
-    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
+LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
   Diag diag(loc, getOperationName());
   if (adaptor.getInputs().empty())
     return diag("expects at least one tensor");

@@ -71,7 +71,8 @@ struct DataParallelPass
       step.emitOpError(kPass) << ": the accumulation micro-step is missing";
       return signalPassFailure();
     }
-    FailureOr<OptimizerUpdates> collected = collectOptimizerUpdates(step, kPass);
+    FailureOr<OptimizerUpdates> collected =
+        collectOptimizerUpdates(step, kPass);
     if (failed(collected))
       return signalPassFailure();
     if (collected->ops.empty()) {
@@ -164,9 +165,8 @@ struct DataParallelPass
         if (last->isBeforeInBlock(m.getDefiningOp()))
           last = m.getDefiningOp();
       b.setInsertionPointAfter(last);
-      auto reduce =
-          AllReduceOp::create(b, loc, ValueRange(bucket.members),
-                              b.getI64IntegerAttr(buckets++));
+      auto reduce = AllReduceOp::create(b, loc, ValueRange(bucket.members),
+                                        b.getI64IntegerAttr(buckets++));
       for (auto [k, g] : llvm::enumerate(bucket.grads))
         for (OpOperand *use : readers[g])
           use->set(reduce.getResult(k));
