@@ -280,9 +280,9 @@ int main(int argc, char **argv) {
     return fail("--data-parallel on the CPU backend needs MPI, which this "
                 "build did not find (install libopenmpi-dev and "
                 "reconfigure)");
-  if (parallel && backend == "cuda")
-    return fail("--data-parallel is not available on the CUDA backend yet "
-                "(its NCCL collectives are not built); use --backend=cpu");
+  if (parallel && backend == "cuda" && !MPC_HAVE_NCCL)
+    return fail("--data-parallel on the CUDA backend needs NCCL's header "
+                "(nccl.h), which this build did not find");
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -444,9 +444,11 @@ int main(int argc, char **argv) {
       MPC_LINK_DRIVER, "-fuse-ld=lld", "-o",
       outputFile,      objectPath,     MPC_RUNNER_LIB};
   // The comm ABI before the runtime it uses (f16 conversions).
-  for (StringRef lib : llvm::split(parallel ? StringRef(MPC_COMM_MPI_LIBS)
-                                            : StringRef(MPC_COMM_SINGLE_LIB),
-                                   ';'))
+  for (StringRef lib :
+       llvm::split(!parallel           ? StringRef(MPC_COMM_SINGLE_LIB)
+                   : backend == "cuda" ? StringRef(MPC_COMM_NCCL_LIB)
+                                       : StringRef(MPC_COMM_MPI_LIBS),
+                   ';'))
     if (!lib.empty())
       args.push_back(lib.str());
   StringRef runtime =
