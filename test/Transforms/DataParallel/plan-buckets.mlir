@@ -31,3 +31,21 @@ func.func @live_range(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, t
   %r:2 = mpc.all_reduce %x, %y {bucket = 0} : tensor<4xf32>, tensor<4xf32>
   return %r#0, %r#1, %s : tensor<4xf32>, tensor<4xf32>, tensor<f32>
 }
+
+// -----
+
+// A buffer is summed in place by one bucket only: an operand given twice,
+// or a sum summed again, gets a buffer of its own (the lowering copies).
+// CHECK-LABEL: func.func @twice
+// CHECK: mpc.neg {{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.all_reduce {{.*}} {bucket = 0 : i64, mpc.offsets = array<i64: 0, 16>}
+// CHECK: %[[R:.*]] = mpc.all_reduce %arg0 {bucket = 1 : i64, mpc.offsets = array<i64: [[R0:[0-9]+]]>}
+// CHECK-NOT: array<i64: [[R0]]>
+// CHECK: mpc.all_reduce %[[R]] {bucket = 2 : i64, mpc.offsets
+func.func @twice(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %x = mpc.neg %a : tensor<4xf32>
+  %r:2 = mpc.all_reduce %x, %x {bucket = 0} : tensor<4xf32>, tensor<4xf32>
+  %s = mpc.all_reduce %a {bucket = 1} : tensor<4xf32>
+  %t = mpc.all_reduce %s {bucket = 2} : tensor<4xf32>
+  return %r#0, %r#1, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -91,6 +91,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
   int64_t last = ops.size();
   std::vector<Buffer> buffers;
   DenseMap<Value, int64_t> bufferOf;
+  DenseSet<int64_t> bucketed; // buffers an all-reduce sums in place
   auto lastUse = [&](Value v) {
     int64_t end = order[v.getDefiningOp()];
     for (Operation *user : v.getUsers())
@@ -112,12 +113,14 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
           result != op->getResults().back())
         continue;
       int64_t here = order[op];
-      // An all-reduce sums in place: its results are its operands' buffers.
+      // An all-reduce sums in place: its results are its operands' buffers,
+      // unless a buffer is already another bucket's member (a sum summed
+      // again, an operand given twice); the lowering then copies.
       if (isa<AllReduceOp>(op)) {
         Value operand =
             op->getOperand(cast<OpResult>(result).getResultNumber());
         auto it = bufferOf.find(operand);
-        if (it != bufferOf.end()) {
+        if (it != bufferOf.end() && bucketed.insert(it->second).second) {
           bufferOf[result] = it->second;
           Buffer &b = buffers[it->second];
           b.end = std::max(b.end, lastUse(result));
@@ -144,6 +147,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
         }
       if (inPlace)
         continue;
+      if (isa<AllReduceOp>(op))
+        bucketed.insert(buffers.size());
       bufferOf[result] = buffers.size();
       buffers.push_back({byteSize(type), here, lastUse(result), -1,
                          type.getElementType(), isGradient(result)});
