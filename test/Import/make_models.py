@@ -57,6 +57,25 @@ class Encoder(torch.nn.Module):
         return self.cls(h[:, 0])
 
 
+class MaskedEncoder(Encoder):
+    """The encoder with padding: token id 0 is padding, and attention to
+    it is masked (masked_fill exports Equal and Where)."""
+
+    def forward(self, ids):
+        b, s = ids.shape
+        pad = (ids == 0)[:, None, None, :]
+        h = self.ln0(self.tok(ids) + self.pos)
+        q, k, v = self.qkv(h).split(h.shape[-1], dim=-1)
+        split = lambda t: t.reshape(b, s, self.heads, -1).transpose(1, 2)
+        q, k, v = split(q), split(k), split(v)
+        scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
+        a = torch.softmax(scores.masked_fill(pad, -1e4), -1)
+        ctx = (a @ v).transpose(1, 2).reshape(b, s, -1)
+        h = self.ln1(h + self.out(ctx))
+        h = self.ln2(h + self.ff2(torch.nn.functional.gelu(self.ff1(h))))
+        return self.cls(h[:, 0])
+
+
 class Cnn(torch.nn.Module):
     """A small CNN with batch norm (NCHW, as PyTorch exports it)."""
 
@@ -213,6 +232,27 @@ def main():
     unet = UNetLike().train()
     write_trace(out, "unet", image_model(out, "unet", unet, samples=16,
                                          classes=3))
+
+    # The encoder with padding masked in attention (Equal, Where), ids
+    # padded with 0 after a random length (at least 2 tokens).
+    torch.manual_seed(4)
+    masked = MaskedEncoder().eval()
+    ids = torch.randint(1, 50, (32, 8), dtype=torch.int32)
+    for row in ids:
+        row[int(torch.randint(2, 9, ())):] = 0
+    labels = torch.randint(0, 3, (32,), dtype=torch.int32)
+    torch.onnx.export(masked, ids[:4].long(),
+                      os.path.join(out, "encoder-masked.onnx"),
+                      input_names=["ids"], output_names=["logits"],
+                      dynamic_axes={"ids": {0: "batch"}}, opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    numpy.savez(os.path.join(out, "encoder-masked-data.npz"), ids=ids.numpy(),
+                labels=labels.numpy())
+    trained = copy.deepcopy(masked).train()
+    losses = sgd_trace(_LongIds(trained), ids, labels, batch=4, steps=10,
+                       lr=0.05)
+    write_trace(out, "encoder-masked", losses)
 
 
 class _WithLoss(torch.nn.Module):

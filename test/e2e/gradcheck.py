@@ -35,6 +35,12 @@ CASES = {
             "%y = mpc.div %a, %b : tensor<3x4xf64>, tensor<3x4xf64>", "3x4"),
     "pow": ([("a", "3x4", 0.5, 2), ("b", "4", -1, 1)],
             "%y = mpc.pow %a, %b : tensor<3x4xf64>, tensor<4xf64>", "3x4"),
+    # The mask from the parameters themselves (no gradient through it),
+    # the values broadcast: each gets the gradient where it was chosen.
+    "where_broadcast": ([("a", "3x4", -1, 1), ("b", "4", -1, 1)],
+                        "%c = mpc.compare \"gt\", %a, %b : tensor<3x4xf64>, tensor<4xf64>\n"
+                        "  %y = mpc.where %c, %a, %b : tensor<3x4xi1>, tensor<3x4xf64>, tensor<4xf64>",
+                        "3x4"),
     "neg": ([("a", "5", -1, 1)], "%y = mpc.neg %a : tensor<5xf64>", "5"),
     "exp": ([("a", "5", -1, 1)], "%y = mpc.exp %a : tensor<5xf64>", "5"),
     "log": ([("a", "5", 0.5, 2)], "%y = mpc.log %a : tensor<5xf64>", "5"),

@@ -39,7 +39,8 @@ struct Value {
 std::string mlirElement(const std::string &e) {
   static const std::map<std::string, std::string> names = {
       {"float", "f32"},     {"double", "f64"}, {"float16", "f16"},
-      {"bfloat16", "bf16"}, {"int64", "i64"},  {"int32", "i32"}};
+      {"bfloat16", "bf16"}, {"int64", "i64"},  {"int32", "i32"},
+      {"bool", "i1"}};
   auto it = names.find(e);
   return it == names.end() ? "" : it->second;
 }
@@ -158,6 +159,44 @@ private:
                                "which mpc does not import");
     return "";
   }
+  /// An input as data of any element type: integer constants (shape
+  /// arithmetic, a test case's integer inputs) become an i64 mpc.constant.
+  std::string dataInput(const Node &node, size_t i, Value &out,
+                        const std::string &element = "int64") {
+    if (i < node.inputs.size()) {
+      auto it = values.find(node.inputs[i]);
+      if (it != values.end() && it->second.ssa.empty() &&
+          it->second.constantInts) {
+        Value &v = it->second;
+        v.ssa = fresh();
+        std::vector<std::string> items;
+        for (int64_t x : v.ints)
+          items.push_back(std::to_string(x));
+        TensorType t = v.type;
+        t.element = element;
+        line(v.ssa + " = mpc.constant dense<" + nested(items, t.dims) +
+             "> : " + mlirType(t));
+        v.type = t;
+      }
+    }
+    return input(node, i, out);
+  }
+  /// A dense literal of `items` in the nested brackets of `dims`.
+  static std::string nested(const std::vector<std::string> &items,
+                            const std::vector<int64_t> &dims) {
+    if (dims.empty())
+      return items.empty() ? "0" : items[0];
+    size_t at = 0;
+    std::function<std::string(size_t)> level = [&](size_t d) {
+      std::string out = "[";
+      for (int64_t k = 0; k < dims[d]; ++k) {
+        out += k ? ", " : "";
+        out += d + 1 == dims.size() ? items[at++] : level(d + 1);
+      }
+      return out + "]";
+    };
+    return level(0);
+  }
   /// The inferred type of output i, which must be a static tensor.
   std::string outputType(const Node &node, size_t i, TensorType &type) {
     auto it = graph.types.find(node.outputs[i]);
@@ -168,10 +207,11 @@ private:
       if (d < 0)
         return error(node,
                      "output '" + node.outputs[i] + "' has a dynamic shape");
-    if (!isFloat(it->second.element))
+    if (!isFloat(it->second.element) && it->second.element != "bool")
       return error(node, "output '" + node.outputs[i] + "' has element type " +
                              it->second.element +
-                             "; mpc imports floating-point results only");
+                             "; mpc imports floating-point and boolean "
+                             "results only");
     for (int64_t d : it->second.dims)
       if (d == 0)
         return error(node, "output '" + node.outputs[i] +
@@ -247,6 +287,12 @@ private:
   std::string gather(const Node &node);
   std::string reduce(const Node &node, const std::string &op, bool axesInput);
   std::string cast(const Node &node);
+  /// Equal, Less, ... to an i1 mask; Not; Where.
+  std::string compare(const Node &node, const std::string &predicate);
+  std::string logicalNot(const Node &node);
+  std::string where(const Node &node);
+  /// And (both) and Or of masks.
+  std::string logical(const Node &node, bool both);
   std::string concat(const Node &node);
   std::string slice(const Node &node);
   std::string split(const Node &node);
@@ -702,13 +748,122 @@ std::string Emitter::cast(const Node &node) {
   TensorType type;
   if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
-  if (!isFloat(x.type.element))
-    return error(node, "a cast from " + x.type.element + " is not imported");
+  if (x.type.element == type.element)
+    return identity(node);
+  if (x.type.element == "bool" && isFloat(type.element)) {
+    // A mask to numbers: 1 where it holds, 0 elsewhere.
+    std::string one = floatConstant(1.0, type.element);
+    std::string zero = floatConstant(0.0, type.element);
+    std::string ssa = fresh();
+    std::string scalar = "tensor<" + mlirElement(type.element) + ">";
+    line(ssa + " = mpc.where " + x.ssa + ", " + one + ", " + zero + " : " +
+         mlirType(x.type) + ", " + scalar + ", " + scalar);
+    return define(node, 0, ssa, type);
+  }
+  if (!isFloat(x.type.element) || !isFloat(type.element))
+    return error(node, "a cast from " + x.type.element + " to " + type.element +
+                           " is not imported");
   if (mlirType(x.type) == mlirType(type))
     return identity(node);
   std::string ssa = fresh();
   line(ssa + " = mpc.cast " + x.ssa + " : " + mlirType(x.type) + " -> " +
        mlirType(type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::compare(const Node &node, const std::string &predicate) {
+  Value a, b;
+  TensorType type;
+  // Integer graph inputs are fed as i32: constants compared with them are
+  // made i32 too.
+  std::string element = "int64";
+  for (size_t i = 0; i < 2 && i < node.inputs.size(); ++i)
+    if (auto it = values.find(node.inputs[i]);
+        it != values.end() && !it->second.ssa.empty() &&
+        it->second.type.element == "int32")
+      element = "int32";
+  if (auto e = dataInput(node, 0, a, element); !e.empty())
+    return e;
+  if (auto e = dataInput(node, 1, b, element); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (mlirElement(a.type.element) != mlirElement(b.type.element))
+    return error(node,
+                 "compares " + a.type.element + " with " + b.type.element);
+  std::string ssa = fresh();
+  line(ssa + " = mpc.compare " + quoted(predicate) + ", " + a.ssa + ", " +
+       b.ssa + " : " + mlirType(a.type) + ", " + mlirType(b.type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::logicalNot(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = dataInput(node, 0, x); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  std::string no = fresh(), ssa = fresh();
+  line(no + " = mpc.constant dense<false> : tensor<i1>");
+  line(ssa + " = mpc.compare \"eq\", " + x.ssa + ", " + no + " : " +
+       mlirType(x.type) + ", tensor<i1>");
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::logical(const Node &node, bool both) {
+  Value a, b;
+  TensorType type;
+  if (auto e = dataInput(node, 0, a); !e.empty())
+    return e;
+  if (auto e = dataInput(node, 1, b); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (a.type.element != "bool" || b.type.element != "bool")
+    return error(node, "expects bool operands");
+  // As numbers: a*b > 0 (and), a+b > 0 (or).
+  std::string one = floatConstant(1.0, "float");
+  std::string zero = floatConstant(0.0, "float");
+  auto number = [&](const Value &v) {
+    std::string ssa = fresh();
+    TensorType f = v.type;
+    f.element = "float";
+    line(ssa + " = mpc.where " + v.ssa + ", " + one + ", " + zero + " : " +
+         mlirType(v.type) + ", tensor<f32>, tensor<f32>");
+    return std::make_pair(ssa, f);
+  };
+  auto [x, xt] = number(a);
+  auto [y, yt] = number(b);
+  TensorType f = type;
+  f.element = "float";
+  std::string combined = fresh(), ssa = fresh();
+  line(combined + " = mpc." + (both ? "mul" : "add") + " " + x + ", " + y +
+       " : " + mlirType(xt) + ", " + mlirType(yt));
+  line(ssa + " = mpc.compare \"gt\", " + combined + ", " + zero + " : " +
+       mlirType(f) + ", tensor<f32>");
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::where(const Node &node) {
+  Value c, a, b;
+  TensorType type;
+  if (auto e = dataInput(node, 0, c); !e.empty())
+    return e;
+  if (auto e = input(node, 1, a); !e.empty())
+    return e;
+  if (auto e = input(node, 2, b); !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (c.type.element != "bool")
+    return error(node, "the condition is " + c.type.element + ", not bool");
+  if (!isFloat(type.element))
+    return error(node, "selects " + type.element +
+                           " values; mpc selects floating-point values only");
+  std::string ssa = fresh();
+  line(ssa + " = mpc.where " + c.ssa + ", " + a.ssa + ", " + b.ssa + " : " +
+       mlirType(c.type) + ", " + mlirType(a.type) + ", " + mlirType(b.type));
   return define(node, 0, ssa, type);
 }
 
@@ -1488,6 +1643,16 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Mul", 14}, b("mul")},
       {{"Div", 14}, b("div")},
       {{"Pow", 15}, b("pow")},
+      {{"Equal", 13}, [this](const Node &n) { return compare(n, "eq"); }},
+      {{"Less", 13}, [this](const Node &n) { return compare(n, "lt"); }},
+      {{"LessOrEqual", 16}, [this](const Node &n) { return compare(n, "le"); }},
+      {{"Greater", 13}, [this](const Node &n) { return compare(n, "gt"); }},
+      {{"GreaterOrEqual", 16},
+       [this](const Node &n) { return compare(n, "ge"); }},
+      {{"Not", 1}, [this](const Node &n) { return logicalNot(n); }},
+      {{"And", 7}, [this](const Node &n) { return logical(n, true); }},
+      {{"Or", 7}, [this](const Node &n) { return logical(n, false); }},
+      {{"Where", 16}, [this](const Node &n) { return where(n); }},
       {{"MatMul", 13}, [this](const Node &n) { return matmul(n); }},
       {{"Gemm", 13}, [this](const Node &n) { return gemm(n); }},
       {{"Softmax", 13},
@@ -1589,6 +1754,14 @@ std::string Emitter::run(std::string &mlir) {
       if (t.type.element == "int64" || t.type.element == "int32") {
         v.constantInts = true;
         v.ints = intsOf(t);
+      } else if (t.type.element == "bool") {
+        std::vector<std::string> items;
+        for (char c : t.bytes)
+          items.push_back(c ? "true" : "false");
+        v.ssa = "%a" + std::to_string(i);
+        loads += "    " + v.ssa + " = mpc.constant dense<" +
+                 nested(items, t.type.dims) + "> : " + mlirType(t.type) +
+                 at(name, 0) + "\n";
       } else if (isFloat(t.type.element)) {
         v.ssa = "%a" + std::to_string(i);
         loads += "    " + v.ssa + " = mpc.constant " + denseOf(t) + " : " +
@@ -1653,11 +1826,32 @@ std::string Emitter::run(std::string &mlir) {
         return "the output '" + name + "' was not computed";
       if (i >= options.testOutputs.size())
         return "the test case has no output_" + std::to_string(i) + ".pb";
-      const TensorValue &expected = options.testOutputs[i];
+      TensorValue expected = options.testOutputs[i];
       std::string type = mlirType(it->second.type);
       if (mlirType(expected.type) != type)
         return "output '" + name + "' is " + type + "; the test case expects " +
                mlirType(expected.type);
+      std::string ssa = it->second.ssa;
+      if (expected.type.element == "bool") {
+        // Masks are compared as 0.0 and 1.0 in f32.
+        TensorType f32 = expected.type;
+        f32.element = "float";
+        std::vector<char> bytes;
+        for (char c : expected.bytes) {
+          float v = c ? 1.0f : 0.0f;
+          const char *p = reinterpret_cast<const char *>(&v);
+          bytes.insert(bytes.end(), p, p + 4);
+        }
+        expected.type = f32;
+        expected.bytes = bytes;
+        std::string one = fresh(), zero = fresh(), out = fresh();
+        body += "    " + one + " = mpc.constant dense<1.0> : tensor<f32>\n";
+        body += "    " + zero + " = mpc.constant dense<0.0> : tensor<f32>\n";
+        body += "    " + out + " = mpc.where " + ssa + ", " + one + ", " +
+                zero + " : " + type + ", tensor<f32>, tensor<f32>\n";
+        ssa = out;
+        type = mlirType(f32);
+      }
       globals += "ml_program.global private mutable @" +
                  quoted("output:" + name) + "(dense<0.0> : " + type +
                  ") : " + type + at(name, 0) + "\n";
@@ -1666,7 +1860,7 @@ std::string Emitter::run(std::string &mlir) {
                  type + ") : " + type + at(name, 0) + "\n";
       currentName = name;
       body += "    ml_program.global_store @" + quoted("output:" + name) +
-              " = " + it->second.ssa + " : " + type + at(name, 0) + "\n";
+              " = " + ssa + " : " + type + at(name, 0) + "\n";
     }
     args = "%unused: tensor<1xf32> {mpc.name = \"unused\"}";
     body += "    %zero = mpc.constant dense<0.0> : tensor<f32>\n";

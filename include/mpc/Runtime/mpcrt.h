@@ -113,6 +113,34 @@ MPCRT_DECLARE_ELEMENTWISE(f32, float)
 MPCRT_DECLARE_ELEMENTWISE(f64, double)
 #undef MPCRT_DECLARE_ELEMENTWISE
 
+/* mpc.compare: out[i] = 1 if lhs pred rhs else 0, one byte per element,
+ * over `shape` with broadcasting strides as mpcrt_binary_*. `element` is
+ * an mpcrt_dtype or one of the codes below (i1 tensors take a byte per
+ * element, 0 or 1). A NaN compares unequal to everything. */
+#define MPCRT_ELEMENT_I32 4
+#define MPCRT_ELEMENT_I64 5
+#define MPCRT_ELEMENT_BOOL 6
+typedef enum mpcrt_predicate {
+  MPCRT_EQ = 0,
+  MPCRT_NE = 1,
+  MPCRT_LT = 2,
+  MPCRT_LE = 3,
+  MPCRT_GT = 4,
+  MPCRT_GE = 5,
+} mpcrt_predicate;
+void mpcrt_compare(mpcrt_predicate predicate, int32_t element, const void *lhs,
+                   const int64_t *lhs_strides, const void *rhs,
+                   const int64_t *rhs_strides, uint8_t *out,
+                   const int64_t *shape, int32_t rank);
+/* mpc.where: out[i] = condition ? lhs : rhs over `shape`, each operand
+ * with broadcasting strides; values of `element_bytes` bytes are copied
+ * as they are. */
+void mpcrt_where(int32_t element_bytes, const uint8_t *condition,
+                 const int64_t *condition_strides, const void *lhs,
+                 const int64_t *lhs_strides, const void *rhs,
+                 const int64_t *rhs_strides, void *out, const int64_t *shape,
+                 int32_t rank);
+
 /* ---- Reductions and losses. */
 
 typedef enum mpcrt_reduce_op {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -262,6 +263,48 @@ void reduceMaxBackward(const T *grad, const T *in, const T *max, T *out,
 
 } // namespace
 
+namespace {
+
+/// The value at byte position `at` of an operand of `element` code, as a
+/// double (exact for every type but i64 beyond 2^53, compared as integers
+/// below).
+double loadAs(int32_t element, const void *base, int64_t at) {
+  switch (element) {
+  case MPCRT_F16:
+    return mpcrt_f16_to_f32(static_cast<const uint16_t *>(base)[at]);
+  case MPCRT_BF16:
+    return mpcrt_bf16_to_f32(static_cast<const uint16_t *>(base)[at]);
+  case MPCRT_F32:
+    return static_cast<const float *>(base)[at];
+  case MPCRT_F64:
+    return static_cast<const double *>(base)[at];
+  case MPCRT_ELEMENT_I32:
+    return static_cast<const int32_t *>(base)[at];
+  default: // MPCRT_ELEMENT_BOOL
+    return static_cast<const uint8_t *>(base)[at] != 0;
+  }
+}
+
+template <typename T> bool holds(mpcrt_predicate p, T a, T b) {
+  switch (p) {
+  case MPCRT_EQ:
+    return a == b;
+  case MPCRT_NE:
+    return !(a == b);
+  case MPCRT_LT:
+    return a < b;
+  case MPCRT_LE:
+    return a <= b;
+  case MPCRT_GT:
+    return a > b;
+  case MPCRT_GE:
+    return a >= b;
+  }
+  return false;
+}
+
+} // namespace
+
 extern "C" {
 
 #define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
@@ -321,5 +364,42 @@ extern "C" {
   }
 MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE
+
+void mpcrt_compare(mpcrt_predicate predicate, int32_t element, const void *lhs,
+                   const int64_t *ls, const void *rhs, const int64_t *rs,
+                   uint8_t *out, const int64_t *shape, int32_t rank) {
+  int64_t count = elementCount(shape, rank);
+  parallelFor(count, grainFor(8), [&](int64_t begin, int64_t end) {
+    forEachStridedIn<2>(
+        shape, rank, {ls, rs}, {0, 0}, begin, end,
+        [&](int64_t i, const int64_t *at) {
+          if (element == MPCRT_ELEMENT_I64)
+            out[i] = holds(predicate, static_cast<const int64_t *>(lhs)[at[0]],
+                           static_cast<const int64_t *>(rhs)[at[1]]);
+          else
+            out[i] = holds(predicate, loadAs(element, lhs, at[0]),
+                           loadAs(element, rhs, at[1]));
+        });
+  });
+}
+
+void mpcrt_where(int32_t bytes, const uint8_t *condition, const int64_t *cs,
+                 const void *lhs, const int64_t *ls, const void *rhs,
+                 const int64_t *rs, void *out, const int64_t *shape,
+                 int32_t rank) {
+  int64_t count = elementCount(shape, rank);
+  const char *l = static_cast<const char *>(lhs);
+  const char *r = static_cast<const char *>(rhs);
+  char *o = static_cast<char *>(out);
+  parallelFor(count, grainFor(4), [&](int64_t begin, int64_t end) {
+    forEachStridedIn<3>(shape, rank, {cs, ls, rs}, {0, 0, 0}, begin, end,
+                        [&](int64_t i, const int64_t *at) {
+                          const char *from = condition[at[0]]
+                                                 ? l + at[1] * bytes
+                                                 : r + at[2] * bytes;
+                          std::memcpy(o + i * bytes, from, bytes);
+                        });
+  });
+}
 
 } // extern "C"

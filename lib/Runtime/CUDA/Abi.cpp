@@ -25,6 +25,21 @@ void *mpcrt_buffer_alloc(int64_t bytes) {
 }
 void mpcrt_buffer_free(void *buffer) { release(buffer); }
 int64_t mpcrt_memory_bytes(void) { return deviceBytes(); }
+void mpcrt_compare(mpcrt_predicate predicate, int32_t element, const void *lhs,
+                   const int64_t *lhs_strides, const void *rhs,
+                   const int64_t *rhs_strides, uint8_t *out,
+                   const int64_t *shape, int32_t rank) {
+  compare(predicate, element, lhs, lhs_strides, rhs, rhs_strides, out, shape,
+          rank);
+}
+void mpcrt_where(int32_t element_bytes, const uint8_t *condition,
+                 const int64_t *condition_strides, const void *lhs,
+                 const int64_t *lhs_strides, const void *rhs,
+                 const int64_t *rhs_strides, void *out, const int64_t *shape,
+                 int32_t rank) {
+  where(element_bytes, condition, condition_strides, lhs, lhs_strides, rhs,
+        rhs_strides, out, shape, rank);
+}
 // The rank whose masks dropout draws: read when a launch is recorded.
 static int32_t dropoutRank = 0;
 void mpcrt_set_rank(int32_t rank) { dropoutRank = rank; }

@@ -472,6 +472,136 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
   MPCRT_CUDA_LAUNCHED("binary");
 }
 
+namespace {
+
+/// Up to three operands' strides over one shape (compare, where).
+struct Shape3 {
+  int64_t dims[kMaxRank], strides[3][kMaxRank];
+  int rank;
+};
+
+__device__ int64_t offsetOf(const Shape3 &s, int k, int64_t i) {
+  int64_t at = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    at += (i % s.dims[d]) * s.strides[k][d];
+    i /= s.dims[d];
+  }
+  return at;
+}
+
+__device__ double loadAs(int32_t element, const void *base, int64_t at) {
+  switch (element) {
+  case MPCRT_F16:
+    return Storage<__half>::load(static_cast<const __half *>(base)[at]);
+  case MPCRT_BF16:
+    return Storage<__nv_bfloat16>::load(
+        static_cast<const __nv_bfloat16 *>(base)[at]);
+  case MPCRT_F32:
+    return static_cast<const float *>(base)[at];
+  case MPCRT_F64:
+    return static_cast<const double *>(base)[at];
+  case MPCRT_ELEMENT_I32:
+    return static_cast<const int32_t *>(base)[at];
+  default:
+    return static_cast<const uint8_t *>(base)[at] != 0;
+  }
+}
+
+template <typename T> __device__ bool holds(int32_t p, T a, T b) {
+  switch (p) {
+  case MPCRT_EQ:
+    return a == b;
+  case MPCRT_NE:
+    return !(a == b);
+  case MPCRT_LT:
+    return a < b;
+  case MPCRT_LE:
+    return a <= b;
+  case MPCRT_GT:
+    return a > b;
+  default:
+    return a >= b;
+  }
+}
+
+__global__ void compareKernel(int32_t predicate, int32_t element,
+                              const void *lhs, const void *rhs, uint8_t *out,
+                              Shape3 s, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t l = offsetOf(s, 0, i), r = offsetOf(s, 1, i);
+    out[i] = element == MPCRT_ELEMENT_I64
+                 ? holds(predicate, static_cast<const int64_t *>(lhs)[l],
+                         static_cast<const int64_t *>(rhs)[r])
+                 : holds(predicate, loadAs(element, lhs, l),
+                         loadAs(element, rhs, r));
+  }
+}
+
+__global__ void whereKernel(int32_t bytes, const uint8_t *condition,
+                            const char *lhs, const char *rhs, char *out,
+                            Shape3 s, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const char *from = condition[offsetOf(s, 0, i)]
+                           ? lhs + offsetOf(s, 1, i) * bytes
+                           : rhs + offsetOf(s, 2, i) * bytes;
+    for (int32_t b = 0; b < bytes; ++b)
+      out[i * bytes + b] = from[b];
+  }
+}
+
+Shape3 shape3(const char *what, const int64_t *shape, int32_t rank,
+              const int64_t *const (&strides)[3], int64_t &count) {
+  if (rank > kMaxRank) {
+    std::fprintf(stderr, "error: CUDA backend: %s of rank %d (at most %d)\n",
+                 what, rank, kMaxRank);
+    std::exit(1);
+  }
+  Shape3 s{};
+  s.rank = rank;
+  count = 1;
+  for (int d = 0; d < rank; ++d) {
+    s.dims[d] = shape[d];
+    count *= shape[d];
+    for (int k = 0; k < 3; ++k)
+      s.strides[k][d] = strides[k] ? strides[k][d] : 0;
+  }
+  return s;
+}
+
+} // namespace
+
+void compare(int32_t predicate, int32_t element, const void *lhs,
+             const int64_t *lhsStrides, const void *rhs,
+             const int64_t *rhsStrides, uint8_t *out, const int64_t *shape,
+             int32_t rank) {
+  int64_t count;
+  Shape3 s =
+      shape3("compare", shape, rank, {lhsStrides, rhsStrides, nullptr}, count);
+  if (count == 0)
+    return;
+  compareKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
+      predicate, element, lhs, rhs, out, s, count);
+  MPCRT_CUDA_LAUNCHED("compare");
+}
+
+void where(int32_t bytes, const uint8_t *condition,
+           const int64_t *conditionStrides, const void *lhs,
+           const int64_t *lhsStrides, const void *rhs,
+           const int64_t *rhsStrides, void *out, const int64_t *shape,
+           int32_t rank) {
+  int64_t count;
+  Shape3 s = shape3("where", shape, rank,
+                    {conditionStrides, lhsStrides, rhsStrides}, count);
+  if (count == 0)
+    return;
+  whereKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
+      bytes, condition, static_cast<const char *>(lhs),
+      static_cast<const char *>(rhs), static_cast<char *>(out), s, count);
+  MPCRT_CUDA_LAUNCHED("where");
+}
+
 void unary(mpcrt_dtype dtype, mpcrt_unary_op op, const void *input, void *out,
            int64_t count) {
   if (count <= 0)

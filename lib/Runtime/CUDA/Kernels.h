@@ -119,6 +119,16 @@ void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
 
 // Elementwise ops, reductions, softmax, losses and layer norm (mpcrt_binary_*,
 // mpcrt_unary_*, ...), by runtime dtype. Strides and shapes are host arrays.
+/// mpcrt_compare and mpcrt_where (their ABI's arguments).
+void compare(int32_t predicate, int32_t element, const void *lhs,
+             const int64_t *lhsStrides, const void *rhs,
+             const int64_t *rhsStrides, uint8_t *out, const int64_t *shape,
+             int32_t rank);
+void where(int32_t bytes, const uint8_t *condition,
+           const int64_t *conditionStrides, const void *lhs,
+           const int64_t *lhsStrides, const void *rhs,
+           const int64_t *rhsStrides, void *out, const int64_t *shape,
+           int32_t rank);
 void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
             const int64_t *lhsStrides, const void *rhs,
             const int64_t *rhsStrides, void *out, const int64_t *shape,

@@ -77,3 +77,36 @@ func.func @constant_type() {
   %0 = "mpc.constant"() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<4xf16>
   return
 }
+
+// -----
+
+func.func @compare_predicate(%x: tensor<4xf32>) {
+  // expected-error @+2 {{'mpc.compare' op unknown predicate 'gte' (expected eq, ne, lt, le, gt or ge)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "mpc.compare"(%x, %x) {predicate = "gte"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @compare_types(%x: tensor<4xi64>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{'mpc.compare' op expects lhs and rhs of the same element type, got 'i64' and 'i32'}}
+  %0 = mpc.compare "eq", %x, %y : tensor<4xi64>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @where_condition_shape(%c: tensor<3xi1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.where' op expects a condition broadcast-compatible with the values, got [3] and [4]}}
+  %0 = mpc.where %c, %x, %x : tensor<3xi1>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @where_condition_type(%c: tensor<4xf32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.where' op operand #0 must be statically shaped tensor of 1-bit signless integer values}}
+  %0 = "mpc.where"(%c, %x, %x) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}

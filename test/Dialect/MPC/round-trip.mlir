@@ -37,6 +37,10 @@ func.func @unary(%x: tensor<4x8xbf16>) {
 func.func @binary_broadcast(%x: tensor<2x4x8xf32>, %b: tensor<8xf32>, %c: tensor<2x1x1xf32>) -> tensor<2x4x8xf32> {
   // CHECK: %[[A:.*]] = mpc.add %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<8xf32>
   %0 = mpc.add %x, %b : tensor<2x4x8xf32>, tensor<8xf32>
+  // CHECK: %[[C:.*]] = mpc.compare "gt", %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<8xf32>
+  %cmp = mpc.compare "gt", %x, %b : tensor<2x4x8xf32>, tensor<8xf32>
+  // CHECK: mpc.where %[[C]], %{{.*}}, %{{.*}} : tensor<2x4x8xi1>, tensor<2x4x8xf32>, tensor<8xf32>
+  %sel = mpc.where %cmp, %x, %b : tensor<2x4x8xi1>, tensor<2x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.sub %[[A]], %{{.*}} : tensor<2x4x8xf32>, tensor<2x1x1xf32>
   %1 = mpc.sub %0, %c : tensor<2x4x8xf32>, tensor<2x1x1xf32>
   // CHECK: mpc.mul {{.*}} : tensor<8xf32>, tensor<2x1x1xf32>

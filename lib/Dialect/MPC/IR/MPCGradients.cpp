@@ -164,6 +164,18 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         out[0] = CastOp::create(b, loc, typeOf(op.getInput()), g);
         return success();
       })
+      .Case([&](WhereOp op) {
+        // Each value receives the gradient where it was chosen, zero
+        // elsewhere (the condition has none).
+        Value zero = scalar(b, loc, g, 0.0);
+        out[1] = unbroadcast(
+            b, loc, WhereOp::create(b, loc, op.getCondition(), g, zero),
+            typeOf(op.getLhs()));
+        out[2] = unbroadcast(
+            b, loc, WhereOp::create(b, loc, op.getCondition(), zero, g),
+            typeOf(op.getRhs()));
+        return success();
+      })
       .Case([&](ScaleLossOp op) {
         out[0] = MulOp::create(b, loc, g, op.getScale());
         return success();
@@ -345,9 +357,9 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
          RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
-         MatmulOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp,
-         ReduceMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp,
-         ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp,
-         DropoutOp, MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp,
+         WhereOp, MatmulOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp,
+         ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+         BatchNormOp, ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp,
+         EmbeddingOp, DropoutOp, MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp,
          CrossEntropyOp, MSEOp, BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

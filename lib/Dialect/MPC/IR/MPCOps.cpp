@@ -261,6 +261,43 @@ MPC_BROADCAST_INFER(DivOp)
 MPC_BROADCAST_INFER(PowOp)
 #undef MPC_BROADCAST_INFER
 
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  StringRef p = adaptor.getPredicate();
+  if (p != "eq" && p != "ne" && p != "lt" && p != "le" && p != "gt" &&
+      p != "ge")
+    return diag("unknown predicate '", p,
+                "' (expected eq, ne, lt, le, gt or ge)");
+  if (failed(inferBroadcast(adaptor.getLhs(), adaptor.getRhs(), diag, results)))
+    return failure();
+  results[0] =
+      cast<RankedTensorType>(results[0]).clone(IntegerType::get(context, 1));
+  return success();
+}
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto c = staticTensor(adaptor.getCondition(), "condition", diag);
+  if (failed(c) ||
+      failed(inferBroadcast(adaptor.getLhs(), adaptor.getRhs(), diag, results)))
+    return failure();
+  auto values = cast<RankedTensorType>(results[0]);
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(values.getShape(), c->getShape(),
+                                          shape))
+    return diag("expects a condition broadcast-compatible with the values, "
+                "got ",
+                shapeStr(c->getShape()), " and ", shapeStr(values.getShape()));
+  results[0] = RankedTensorType::get(shape, values.getElementType());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // MatmulOp
 //===----------------------------------------------------------------------===//

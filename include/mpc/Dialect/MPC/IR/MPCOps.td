@@ -159,6 +159,46 @@ def MPC_MulOp : MPC_BinaryOp<"mul", "Promote", "lhs * rhs", [Commutative]>;
 def MPC_DivOp : MPC_BinaryOp<"div", "Promote", "lhs / rhs">;
 def MPC_PowOp : MPC_BinaryOp<"pow", "Fp32", "lhs ^ rhs">;
 
+def MPC_CompareOp : MPC_Op<"compare", "Follow",
+    [Pure, MPC_InferTypeOpAdaptor]> {
+  let summary = "Elementwise comparison with numpy broadcasting, to a mask";
+  let description = [{
+    `lhs <predicate> rhs` for each element, `predicate` one of `eq`, `ne`,
+    `lt`, `le`, `gt`, `ge`; the result is an `i1` mask. Floats, integers
+    and masks compare (both operands of one element type); a NaN compares
+    unequal to everything, as in IEEE 754. Masks carry no gradient.
+
+    ```mlir
+    %keep = mpc.compare "ne", %ids, %pad : tensor<8x128xi64>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins MPC_AnyTensor:$lhs, MPC_AnyTensor:$rhs,
+                       StrAttr:$predicate);
+  let results = (outs MPC_MaskTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` "
+      "type($lhs) `,` type($rhs)";
+}
+
+def MPC_WhereOp : MPC_Op<"where", "Promote", [Pure, MPC_InferTypeOpAdaptor]> {
+  let summary = "Elementwise selection by a mask, with numpy broadcasting";
+  let description = [{
+    `condition ? lhs : rhs` for each element of the three operands'
+    broadcast shape (ONNX `Where`, PyTorch's `torch.where` and
+    `masked_fill`). The values share a float type; the gradient goes to
+    `lhs` where the condition holds and to `rhs` elsewhere.
+
+    ```mlir
+    %s = mpc.where %keep, %scores, %minus_inf
+        : tensor<8x1x1x128xi1>, tensor<8x12x128x128xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins MPC_MaskTensor:$condition, MPC_FloatTensor:$lhs,
+                       MPC_FloatTensor:$rhs);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$condition `,` $lhs `,` $rhs attr-dict `:` "
+      "type($condition) `,` type($lhs) `,` type($rhs)";
+}
+
 class MPC_ActivationGradOp<string mnemonic, string saved, string math> :
     MPC_Op<mnemonic, "Follow", [Pure, SameOperandsAndResultType]> {
   let summary = "Backward of " # math;

@@ -4,6 +4,7 @@
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -71,6 +72,71 @@ LogicalResult binary(Operation *op, int32_t kind, Lowering &l) {
   return success();
 }
 
+/// The element code of mpcrt_compare.
+int32_t elementCode(Type element) {
+  if (isa<FloatType>(element))
+    return dtypeCode(element);
+  if (element.isInteger(1))
+    return 6;                           // MPCRT_ELEMENT_BOOL
+  return element.isInteger(64) ? 5 : 4; // MPCRT_ELEMENT_I64, I32
+}
+
+LogicalResult compare(CompareOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  int32_t predicate = llvm::StringSwitch<int32_t>(op.getPredicate())
+                          .Case("eq", 0)
+                          .Case("ne", 1)
+                          .Case("lt", 2)
+                          .Case("le", 3)
+                          .Case("gt", 4)
+                          .Default(5);
+  SmallVector<int64_t> shape(tensorType(op.getResult()).getShape());
+  SmallVector<int64_t> ls =
+      broadcastStrides(tensorType(op.getLhs()).getShape(), shape);
+  SmallVector<int64_t> rs =
+      broadcastStrides(tensorType(op.getRhs()).getShape(), shape);
+  if (shape.empty()) {
+    shape = {1};
+    ls = {1};
+    rs = {1};
+  }
+  l.call("mpcrt_compare",
+         {l.i32(predicate),
+          l.i32(elementCode(tensorType(op.getLhs()).getElementType())),
+          l.ptr(op.getLhs()), l.i64Array(ls), l.ptr(op.getRhs()),
+          l.i64Array(rs), out, l.i64Array(shape), l.i32(shape.size())});
+  return success();
+}
+
+LogicalResult where(WhereOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto type = tensorType(op.getResult());
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<int64_t> cs =
+      broadcastStrides(tensorType(op.getCondition()).getShape(), shape);
+  SmallVector<int64_t> ls =
+      broadcastStrides(tensorType(op.getLhs()).getShape(), shape);
+  SmallVector<int64_t> rs =
+      broadcastStrides(tensorType(op.getRhs()).getShape(), shape);
+  if (shape.empty()) {
+    shape = {1};
+    cs = {1};
+    ls = {1};
+    rs = {1};
+  }
+  l.call("mpcrt_where",
+         {l.i32(static_cast<int32_t>(
+              bytesOf(RankedTensorType::get({}, type.getElementType())))),
+          l.ptr(op.getCondition()), l.i64Array(cs), l.ptr(op.getLhs()),
+          l.i64Array(ls), l.ptr(op.getRhs()), l.i64Array(rs), out,
+          l.i64Array(shape), l.i32(shape.size())});
+  return success();
+}
+
 LogicalResult castOp(CastOp op, Lowering &l) {
   Value out = l.result(op, 0);
   if (!out)
@@ -105,6 +171,8 @@ std::optional<LogicalResult> lowering::lowerElementwise(Operation *op,
       })
       .Case([&](TanhGradOp op) { return unaryGrad(op, Tanh, l); })
       .Case([&](SigmoidGradOp op) { return unaryGrad(op, Sigmoid, l); })
+      .Case([&](CompareOp op) { return compare(op, l); })
+      .Case([&](WhereOp op) { return where(op, l); })
       .Case([&](AddOp op) { return binary(op, Add, l); })
       .Case([&](SubOp op) { return binary(op, Sub, l); })
       .Case([&](MulOp op) { return binary(op, Mul, l); })
