@@ -109,6 +109,45 @@ TEST_F(Elementwise, BinaryOpsWithBroadcastingMatchTheReference) {
     }
 }
 
+// mpc.compare and mpc.where: the same bits as the reference (no
+// arithmetic), every predicate and type, with broadcasting; a NaN.
+TEST_F(Elementwise, CompareAndWhereMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t shape[] = {4, 5, 6}, ls[] = {30, 6, 1}, rs[] = {0, 1, 0};
+  std::uniform_int_distribution<int> small(-2, 2);
+  for (mpcrt_dtype d : kTypes) {
+    // Few distinct values: equal pairs occur.
+    std::vector<double> a(120), b(5);
+    for (double &x : a)
+      x = small(rng) * 0.5;
+    for (double &x : b)
+      x = small(rng) * 0.5;
+    a[7] = NAN;
+    Buffer lhs{d, std::vector<uint8_t>(120 * bytesOf(d))};
+    Buffer rhs{d, std::vector<uint8_t>(5 * bytesOf(d))};
+    mpcrt_cast(MPCRT_F64, a.data(), d, lhs.bytes.data(), 120);
+    mpcrt_cast(MPCRT_F64, b.data(), d, rhs.bytes.data(), 5);
+    for (int p = MPCRT_EQ; p <= MPCRT_GE; ++p) {
+      std::vector<uint8_t> want(120);
+      mpcrt_compare(static_cast<mpcrt_predicate>(p), d, lhs.bytes.data(), ls,
+                    rhs.bytes.data(), rs, want.data(), shape, 3);
+      uint8_t *out = deviceBuffer<uint8_t>(120);
+      compare(p, d, upload(lhs.bytes), ls, upload(rhs.bytes), rs, out, shape,
+              3);
+      ASSERT_EQ(download(out, 120), want) << "predicate " << p;
+      // where(mask, lhs, rhs broadcast) with that mask.
+      Buffer chosen{d, std::vector<uint8_t>(120 * bytesOf(d))};
+      const int64_t dense[] = {30, 6, 1};
+      mpcrt_where(bytesOf(d), want.data(), dense, lhs.bytes.data(), ls,
+                  rhs.bytes.data(), rs, chosen.bytes.data(), shape, 3);
+      uint8_t *selected = deviceBuffer<uint8_t>(chosen.bytes.size());
+      where(bytesOf(d), upload(want), dense, upload(lhs.bytes), ls,
+            upload(rhs.bytes), rs, selected, shape, 3);
+      ASSERT_EQ(download(selected, chosen.bytes.size()), chosen.bytes);
+    }
+  }
+}
+
 // Same-shape operands take 16-byte accesses when every pointer is aligned
 // and one element at a time when not; the last count % (16 / size)
 // elements always go one at a time. Sizes that are not multiples of the
