@@ -317,8 +317,14 @@ private:
   /// next layout op, or an elementwise op between two, uses it directly,
   /// so the transposes meet and cancel.
   std::map<std::string, std::pair<std::string, TensorType>> nhwcOf;
-  /// The symmetric [h, w] padding of a 2-D window op, or an error.
-  std::string padding(const Node &node, std::vector<int64_t> &pads);
+  /// What auto_pad SAME depends on: [h, w] each.
+  struct Window {
+    std::vector<int64_t> input, kernel, strides, dilations;
+  };
+  /// The symmetric [h, w] padding of a 2-D window op, or an error;
+  /// auto_pad SAME_* with `window` (even totals only).
+  std::string padding(const Node &node, std::vector<int64_t> &pads,
+                      const Window *window = nullptr);
   /// Globals written back by the step (batch-norm running statistics).
   struct Store {
     std::string global, ssa, type;
@@ -946,8 +952,29 @@ std::string Emitter::toNCHW(const std::string &ssa, const TensorType &nhwc) {
   return out;
 }
 
-std::string Emitter::padding(const Node &node, std::vector<int64_t> &pads) {
+std::string Emitter::padding(const Node &node, std::vector<int64_t> &pads,
+                             const Window *window) {
   auto autoPad = node.attributes.find("auto_pad");
+  if (autoPad != node.attributes.end() &&
+      (autoPad->second.s == "SAME_UPPER" ||
+       autoPad->second.s == "SAME_LOWER") &&
+      window) {
+    // The output is ceil(in / stride); the padding that takes, split
+    // evenly (an odd total is split unevenly: not mpc's padding).
+    pads = {0, 0};
+    for (int d = 0; d < 2; ++d) {
+      int64_t in = window->input[d], s = window->strides[d];
+      int64_t k = (window->kernel[d] - 1) * window->dilations[d] + 1;
+      int64_t total = std::max<int64_t>((in + s - 1) / s * s - s + k - in, 0);
+      if (total % 2)
+        return error(node, "auto_pad " + autoPad->second.s +
+                               " pads this input unevenly (" +
+                               std::to_string(total) +
+                               " in all), which is not imported");
+      pads[d] = total / 2;
+    }
+    return "";
+  }
   if (autoPad != node.attributes.end() && autoPad->second.s != "NOTSET" &&
       autoPad->second.s != "VALID")
     return error(node, "auto_pad " + autoPad->second.s +
@@ -987,7 +1014,11 @@ std::string Emitter::conv(const Node &node) {
   };
   std::vector<int64_t> strides = ints("strides"), dilations = ints("dilations"),
                        pads;
-  if (auto e = padding(node, pads); !e.empty())
+  Window window{{x.type.dims[2], x.type.dims[3]},
+                {w.type.dims[2], w.type.dims[3]},
+                strides,
+                dilations};
+  if (auto e = padding(node, pads, &window); !e.empty())
     return e;
   int64_t groups = intAttr(node, "group", 1);
   TensorType xt, wt = w.type;
@@ -1108,7 +1139,9 @@ std::string Emitter::pool(const Node &node, bool max) {
                                      ? std::vector<int64_t>{1, 1}
                                      : st->second.ints,
                        pads;
-  if (auto e = padding(node, pads); !e.empty())
+  Window window{
+      {x.type.dims[2], x.type.dims[3]}, kernel->second.ints, strides, {1, 1}};
+  if (auto e = padding(node, pads, &window); !e.empty())
     return e;
   for (int d = 0; d < 2; ++d)
     if (2 * pads[d] > kernel->second.ints[d])
