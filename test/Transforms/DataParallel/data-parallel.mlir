@@ -9,6 +9,12 @@
 // bf16 gradients are summed in f32 unless bf16-reduce=bf16.
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 dtype=bf16 alignment-remarks=false" --mpc-data-parallel | FileCheck %s --check-prefix=BF16
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 dtype=bf16 alignment-remarks=false" --mpc-data-parallel=bf16-reduce=bf16 | FileCheck %s --check-prefix=BF16BF16
+// The named pipeline adds the pass with data-parallel=true.
+// RUN: mpc-opt %s --mpc-amp-pipeline="level=O2 data-parallel=true" | FileCheck %s --check-prefix=PIPE
+// RUN: mpc-opt %s --mpc-amp-pipeline="level=O2" | FileCheck %s --check-prefix=NOPIPE
+// PIPE: mpc.all_reduce
+// PIPE: mpc.unscale_and_check
+// NOPIPE-NOT: mpc.all_reduce
 // With accumulation, both seeds are folded and only the step reduces.
 // RUN: mpc-opt %s --mpc-autodiff --mpc-accumulate-gradients=steps=2 --mpc-optimizer --mpc-data-parallel | FileCheck %s --check-prefix=ACC
 // Batch norm's running statistics are marked to be averaged over the

@@ -34,6 +34,10 @@ struct AMPPipelineOptions : public PassPipelineOptions<AMPPipelineOptions> {
                              llvm::cl::desc("Micro-batches per optimizer step "
                                             "(--mpc-accumulate-gradients)"),
                              llvm::cl::init(1)};
+  Option<bool> dataParallel{
+      *this, "data-parallel",
+      llvm::cl::desc("Add --mpc-data-parallel (gradients summed over ranks)"),
+      llvm::cl::init(false)};
   Option<bool> gradStats{
       *this, "grad-stats",
       llvm::cl::desc("Add --mpc-grad-stats (gradient diagnostics)"),
@@ -61,7 +65,10 @@ void mlir::mpc::registerMPCPipelines() {
             " steps=" + std::to_string(o.accumulate) +
             "},mpc-optimizer{func=" + o.name + " " + o.optimizer +
             "},mpc-assign-precision{level=" + o.level + " dtype=" + o.dtype +
-            "},mpc-loss-scaling{func=" + o.name + " " + o.lossScale + "}";
+            "}" +
+            (o.dataParallel ? ",mpc-data-parallel{func=" + o.name + "}"
+                            : std::string()) +
+            ",mpc-loss-scaling{func=" + o.name + " " + o.lossScale + "}";
         if (o.gradStats)
           pipeline += ",mpc-grad-stats{func=" + o.name + "}";
         pipeline += ",canonicalize,cse";
