@@ -145,6 +145,13 @@ void mpcrt_comm_all_reduce_start(int32_t slot, mpcrt_dtype dtype, void *data,
                      &p.request) != MPI_SUCCESS)
     die("MPI_Ialltoallv failed");
   p.active = true;
+  // MPI moves a nonblocking exchange on only inside MPI calls: each start
+  // also lets the earlier buckets' exchanges progress.
+  for (Pending &other : pending)
+    if (other.active && other.request != MPI_REQUEST_NULL) {
+      int done = 0;
+      MPI_Test(&other.request, &done, MPI_STATUS_IGNORE);
+    }
 }
 
 void mpcrt_comm_all_reduce_wait(int32_t slot) {
