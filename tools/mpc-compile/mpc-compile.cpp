@@ -125,6 +125,11 @@ static cl::opt<std::string> evalPrecision(
 static cl::opt<bool> noEval("no-eval",
                             cl::desc("Build no evaluation step (with --train)"),
                             cl::init(false), cl::cat(category));
+static cl::opt<bool> padForTensorCores(
+    "pad-for-tensor-cores",
+    cl::desc("Pad f16/bf16 matmuls whose dimensions are not multiples of 8 "
+             "with zeros (with --amp; --mpc-pad-for-tensor-cores)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> dataParallel(
     "data-parallel",
     cl::desc("Data-parallel training over the ranks of an mpirun job (with "
@@ -263,6 +268,7 @@ int main(int argc, char **argv) {
        {std::tuple<cl::Option *, bool, const char *>{&dtype, !amp.empty(),
                                                      "--amp"},
         {&precisionReport, !amp.empty(), "--amp"},
+        {&padForTensorCores, !amp.empty(), "--amp"},
         {&optimizer, train, "--train"},
         {&lossScaling, train, "--train"},
         {&clipGradNorm, train, "--train"},
@@ -338,6 +344,8 @@ int main(int argc, char **argv) {
         (precisionReport.empty() ? std::string()
                                  : " report=" + precisionReport.getValue()) +
         "}";
+  if (padForTensorCores)
+    pipeline += ",mpc-pad-for-tensor-cores";
   if (parallel)
     pipeline += ",mpc-data-parallel{func=" + entry + " " +
                 dataParallel.getValue() + "}";

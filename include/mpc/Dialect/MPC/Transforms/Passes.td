@@ -353,6 +353,38 @@ def LossScalingPass : Pass<"mpc-loss-scaling", "ModuleOp"> {
                            "::mlir::ml_program::MLProgramDialect"];
 }
 
+def PadForTensorCoresPass : Pass<"mpc-pad-for-tensor-cores", "ModuleOp"> {
+  let summary = "Pads low-precision matmuls to Tensor Core multiples of 8";
+  let description = [{
+    Runs after `--mpc-assign-precision`. Every `mpc.matmul` in f16 or bf16
+    whose M, N or K (after transposes) is not a multiple of 8 is computed
+    on operands padded with zeros to the next multiple of 8 (an
+    `mpc.concat` with a zero constant along each padded dimension), and its
+    result is sliced back (`mpc.slice`): zeros add nothing to the products
+    and the extra rows and columns are dropped, so the values are those of
+    the unpadded product. A remark names what was padded.
+
+    It pads only where the padded product is at most `max-extra-work` more
+    multiply-adds than the original (default 1.0: at most twice the work):
+    cuBLASLt runs misaligned f16/bf16 shapes on slower non-Tensor-Core or
+    narrow-vector kernels, commonly several times slower, but a tiny
+    dimension padded far (3 to 8) may still cost more than it saves. The
+    threshold has not been measured on a GPU yet. Convolutions are not
+    padded yet (their remark stays).
+
+    ```
+    $ mpc-opt model.mlir --mpc-assign-precision=level=O2 \
+        --mpc-pad-for-tensor-cores
+    ```
+  }];
+  let options = [
+    Option<"maxExtraWork", "max-extra-work", "double", /*default=*/"1.0",
+           "The most extra work padding may add, as a fraction of the "
+           "product's multiply-adds">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect"];
+}
+
 def GradStatsPass : Pass<"mpc-grad-stats", "ModuleOp"> {
   let summary = "Gradient diagnostics: zero, f16-underflowing, non-finite";
   let description = [{

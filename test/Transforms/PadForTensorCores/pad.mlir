@@ -1,0 +1,56 @@
+// --mpc-pad-for-tensor-cores: f16/bf16 matmuls padded with zeros to
+// multiples of 8 and sliced back, where the extra work is small enough.
+// RUN: mpc-opt %s -split-input-file --mpc-pad-for-tensor-cores 2>%t.remarks | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
+// RUN: mpc-opt %s -split-input-file --mpc-pad-for-tensor-cores=max-extra-work=2 2>/dev/null | FileCheck %s --check-prefix=LAX
+// RUN: not mpc-opt %s -split-input-file --mpc-pad-for-tensor-cores=max-extra-work=-1 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: mpc-pad-for-tensor-cores: option max-extra-work must be a finite number >= 0, got -1
+
+// M = 12 and N = 14 padded to 16; K = 16 is aligned.
+// CHECK-LABEL: func.func @m_and_n
+// CHECK: %[[ZA:.*]] = mpc.constant dense<0.000000e+00> : tensor<4x16xf16>
+// CHECK: %[[A:.*]] = mpc.concat %arg0, %[[ZA]] {axis = 0 : i64} : tensor<12x16xf16>, tensor<4x16xf16>
+// CHECK: %[[ZB:.*]] = mpc.constant dense<0.000000e+00> : tensor<16x2xf16>
+// CHECK: %[[B:.*]] = mpc.concat %arg1, %[[ZB]] {axis = 1 : i64} : tensor<16x14xf16>, tensor<16x2xf16>
+// CHECK: %[[P:.*]] = mpc.matmul %[[A]], %[[B]] : tensor<16x16xf16>, tensor<16x16xf16>
+// CHECK: %[[S:.*]] = mpc.slice %[[P]] {offsets = array<i64: 0, 0>, sizes = array<i64: 12, 14>} : tensor<16x16xf16>
+// CHECK: return %[[S]]
+// REMARK: remark: 'mpc.matmul': padded for Tensor Cores: M 12 to 16, N 14 to 16 (52% more work)
+func.func @m_and_n(%a: tensor<12x16xf16>, %b: tensor<16x14xf16>) -> tensor<12x14xf16> {
+  %0 = mpc.matmul %a, %b : tensor<12x16xf16>, tensor<16x14xf16>
+  return %0 : tensor<12x14xf16>
+}
+
+// -----
+
+// K = 12 (the contracted dimension of a transposed b) padded in both
+// operands; the result needs no slice.
+// CHECK-LABEL: func.func @k_transposed
+// CHECK: mpc.concat %arg0, %{{.*}} {axis = 2 : i64} : tensor<2x8x12xbf16>, tensor<2x8x4xbf16>
+// CHECK: mpc.concat %arg1, %{{.*}} {axis = 2 : i64} : tensor<2x16x12xbf16>, tensor<2x16x4xbf16>
+// CHECK: %[[P:.*]] = mpc.matmul %{{.*}}, %{{.*}} {transpose_b} : tensor<2x8x16xbf16>, tensor<2x16x16xbf16>
+// CHECK-NOT: mpc.slice
+// CHECK: return %[[P]]
+// REMARK: remark: 'mpc.matmul': padded for Tensor Cores: K 12 to 16 (33% more work)
+func.func @k_transposed(%a: tensor<2x8x12xbf16>, %b: tensor<2x16x12xbf16>) -> tensor<2x8x16xbf16> {
+  %0 = mpc.matmul %a, %b {transpose_b} : tensor<2x8x12xbf16>, tensor<2x16x12xbf16>
+  return %0 : tensor<2x8x16xbf16>
+}
+
+// -----
+
+// Not padded: f32, aligned shapes, and M = 3 (to 8: 167% more work, over
+// the default 100%; max-extra-work=2 pads it).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: mpc.concat
+// CHECK: return
+// LAX-LABEL: func.func @left_alone
+// LAX: mpc.concat %arg2, %{{.*}} {axis = 0 : i64} : tensor<3x8xf16>, tensor<5x8xf16>
+// LAX-NOT: mpc.concat
+// REMARK: remark: 'mpc.matmul': not padded for Tensor Cores: 167% more work than the product (max-extra-work 1)
+func.func @left_alone(%a: tensor<12x16xf32>, %b: tensor<16x10xf32>, %c: tensor<3x8xf16>, %d: tensor<8x8xf16>) -> (tensor<12x10xf32>, tensor<8x8xf16>, tensor<3x8xf16>) {
+  %0 = mpc.matmul %a, %b : tensor<12x16xf32>, tensor<16x10xf32>
+  %1 = mpc.matmul %d, %d : tensor<8x8xf16>, tensor<8x8xf16>
+  %2 = mpc.matmul %c, %d : tensor<3x8xf16>, tensor<8x8xf16>
+  return %0, %1, %2 : tensor<12x10xf32>, tensor<8x8xf16>, tensor<3x8xf16>
+}
