@@ -125,11 +125,14 @@ static cl::opt<std::string> evalPrecision(
 static cl::opt<bool> noEval("no-eval",
                             cl::desc("Build no evaluation step (with --train)"),
                             cl::init(false), cl::cat(category));
-static cl::opt<bool> padForTensorCores(
+static cl::opt<std::string> padForTensorCores(
     "pad-for-tensor-cores",
-    cl::desc("Pad f16/bf16 matmuls whose dimensions are not multiples of 8 "
-             "with zeros (with --amp; --mpc-pad-for-tensor-cores)"),
-    cl::init(false), cl::cat(category));
+    cl::desc("Pad f16/bf16 matmuls and convolutions whose dimensions are not "
+             "multiples of 8 with zeros (with --amp; "
+             "--mpc-pad-for-tensor-cores). Optionally the pass's options, "
+             "e.g. --pad-for-tensor-cores=max-extra-work=2"),
+    cl::value_desc("OPTIONS"), cl::ValueOptional, cl::init(""),
+    cl::cat(category));
 static cl::opt<std::string> dataParallel(
     "data-parallel",
     cl::desc("Data-parallel training over the ranks of an mpirun job (with "
@@ -344,8 +347,9 @@ int main(int argc, char **argv) {
         (precisionReport.empty() ? std::string()
                                  : " report=" + precisionReport.getValue()) +
         "}";
-  if (padForTensorCores)
-    pipeline += ",mpc-pad-for-tensor-cores";
+  if (padForTensorCores.getNumOccurrences() > 0)
+    pipeline +=
+        ",mpc-pad-for-tensor-cores{" + padForTensorCores.getValue() + "}";
   if (parallel)
     pipeline += ",mpc-data-parallel{func=" + entry + " " +
                 dataParallel.getValue() + "}";

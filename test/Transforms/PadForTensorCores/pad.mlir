@@ -54,3 +54,28 @@ func.func @left_alone(%a: tensor<12x16xf32>, %b: tensor<16x10xf32>, %c: tensor<3
   %2 = mpc.matmul %c, %d : tensor<3x8xf16>, tensor<8x8xf16>
   return %0, %1, %2 : tensor<12x10xf32>, tensor<8x8xf16>, tensor<3x8xf16>
 }
+
+// -----
+
+// Convolutions: input channels C = 12 padded to 16 (zero channels of the
+// input and of the filter), output channels O = 16 aligned; the backward
+// ops likewise, their results sliced back.
+// CHECK-LABEL: func.func @convolutions
+// LAX-LABEL: func.func @convolutions
+// CHECK: %[[X:.*]] = mpc.concat %arg0, %{{.*}} {axis = 3 : i64} : tensor<2x8x8x12xf16>, tensor<2x8x8x4xf16>
+// CHECK: %[[F:.*]] = mpc.concat %arg1, %{{.*}} {axis = 3 : i64} : tensor<16x3x3x12xf16>, tensor<16x3x3x4xf16>
+// CHECK: %[[Y:.*]] = mpc.conv2d %[[X]], %[[F]] {{.*}} : tensor<2x8x8x16xf16>, tensor<16x3x3x16xf16>
+// CHECK: mpc.slice %[[Y]] {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 8, 8, 16>}
+// CHECK: %[[DX:.*]] = mpc.conv2d_backward_data {{.*}} -> tensor<2x8x8x16xf16>
+// CHECK: mpc.slice %[[DX]] {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 8, 8, 12>}
+// CHECK: %[[DF:.*]] = mpc.conv2d_backward_filter {{.*}} -> tensor<16x3x3x16xf16>
+// CHECK: mpc.slice %[[DF]] {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 16, 3, 3, 12>}
+// REMARK: remark: 'mpc.conv2d': padded for Tensor Cores: input channels 12 to 16 (33% more work)
+// REMARK: remark: 'mpc.conv2d_backward_data': padded for Tensor Cores: input channels 12 to 16 (33% more work)
+// REMARK: remark: 'mpc.conv2d_backward_filter': padded for Tensor Cores: input channels 12 to 16 (33% more work)
+func.func @convolutions(%x: tensor<2x8x8x12xf16>, %w: tensor<16x3x3x12xf16>, %dy: tensor<2x8x8x16xf16>) -> (tensor<2x8x8x16xf16>, tensor<2x8x8x12xf16>, tensor<16x3x3x12xf16>) {
+  %y = mpc.conv2d %x, %w {padding = array<i64: 1, 1>} : tensor<2x8x8x12xf16>, tensor<16x3x3x12xf16>
+  %dx = mpc.conv2d_backward_data %dy, %w {padding = array<i64: 1, 1>} : tensor<2x8x8x16xf16>, tensor<16x3x3x12xf16> -> tensor<2x8x8x12xf16>
+  %dw = mpc.conv2d_backward_filter %dy, %x {padding = array<i64: 1, 1>} : tensor<2x8x8x16xf16>, tensor<2x8x8x12xf16> -> tensor<16x3x3x12xf16>
+  return %y, %dx, %dw : tensor<2x8x8x16xf16>, tensor<2x8x8x12xf16>, tensor<16x3x3x12xf16>
+}

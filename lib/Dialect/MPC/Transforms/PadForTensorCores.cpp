@@ -44,9 +44,97 @@ Value padDim(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t size) {
                           b.getI64IntegerAttr(dim));
 }
 
+/// A convolution's channels: which operand dimensions hold C (input
+/// channels) and O (output channels), and which result dimensions.
+struct ConvChannels {
+  SmallVector<std::pair<unsigned, int64_t>> cDims, oDims; // (operand, dim)
+  SmallVector<int64_t> resultC, resultO;
+};
+
+std::optional<ConvChannels> channelsOf(Operation *op) {
+  ConvChannels c;
+  if (isa<Conv2DOp>(op)) { // input [N,H,W,C], filter [O,kh,kw,C]
+    c.cDims = {{0, 3}, {1, 3}};
+    c.oDims = {{1, 0}};
+    c.resultO = {3};
+  } else if (isa<Conv2DBackwardDataOp>(op)) { // grad [..,O], filter
+    c.cDims = {{1, 3}};
+    c.oDims = {{0, 3}, {1, 0}};
+    c.resultC = {3};
+  } else if (isa<Conv2DBackwardFilterOp>(op)) { // grad [..,O], input [..,C]
+    c.cDims = {{1, 3}};
+    c.oDims = {{0, 3}};
+    c.resultC = {3};
+    c.resultO = {0};
+  } else {
+    return std::nullopt;
+  }
+  return c;
+}
+
 struct PadForTensorCoresPass
     : public mpc::impl::PadForTensorCoresPassBase<PadForTensorCoresPass> {
   using Base::Base;
+
+  /// Pads a convolution's channels (input C, output O) with zeros: zero
+  /// input channels add nothing, zero filters make outputs that are
+  /// sliced off.
+  void padConvolution(Operation *op) {
+    auto groups = op->getAttrOfType<IntegerAttr>("groups");
+    Type element =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+    if ((groups && groups.getInt() != 1) ||
+        (!element.isF16() && !element.isBF16()))
+      return;
+    ConvChannels ch = *channelsOf(op);
+    auto dimOf = [&](std::pair<unsigned, int64_t> at) {
+      return cast<RankedTensorType>(op->getOperand(at.first).getType())
+          .getDimSize(at.second);
+    };
+    int64_t c = dimOf(ch.cDims[0]), o = dimOf(ch.oDims[0]);
+    int64_t pc = llvm::alignTo(c, kMultiple), po = llvm::alignTo(o, kMultiple);
+    if (pc == c && po == o)
+      return;
+    double extra = double(pc) * double(po) / (double(c) * double(o)) - 1;
+    StringRef name = op->getName().getStringRef();
+    if (extra > maxExtraWork) {
+      op->emitRemark() << "'" << name << "': not padded for Tensor Cores: "
+                       << llvm::formatv("{0:F0}", extra * 100)
+                       << "% more work than the convolution (max-extra-work "
+                       << optionNumber(maxExtraWork) << ")";
+      return;
+    }
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    SmallVector<Value> operands(op->getOperands());
+    for (auto at : ch.cDims)
+      operands[at.first] = padDim(b, loc, operands[at.first], at.second, pc);
+    for (auto at : ch.oDims)
+      operands[at.first] = padDim(b, loc, operands[at.first], at.second, po);
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<int64_t> shape(result.getShape());
+    for (int64_t d : ch.resultC)
+      shape[d] = pc;
+    for (int64_t d : ch.resultO)
+      shape[d] = po;
+    Operation *padded = b.clone(*op);
+    padded->setOperands(operands);
+    padded->getResult(0).setType(result.clone(shape));
+    Value out = SliceOp::create(
+        b, loc, result, padded->getResult(0),
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(result.getRank(), 0)),
+        b.getDenseI64ArrayAttr(result.getShape()), DenseI64ArrayAttr());
+    std::string what;
+    if (pc != c)
+      what += llvm::formatv("input channels {0} to {1}", c, pc);
+    if (po != o)
+      what += llvm::formatv("{0}output channels {1} to {2}",
+                            what.empty() ? "" : ", ", o, po);
+    op->emitRemark() << "'" << name << "': padded for Tensor Cores: " << what
+                     << llvm::formatv(" ({0:F0}% more work)", extra * 100);
+    op->getResult(0).replaceAllUsesWith(out);
+    op->erase();
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -54,6 +142,13 @@ struct PadForTensorCoresPass
                            maxExtraWork,
                            {0, std::numeric_limits<double>::infinity()})))
       return signalPassFailure();
+    SmallVector<Operation *> convs;
+    module.walk([&](Operation *op) {
+      if (channelsOf(op))
+        convs.push_back(op);
+    });
+    for (Operation *op : convs)
+      padConvolution(op);
     SmallVector<MatmulOp> matmuls;
     module.walk([&](MatmulOp op) { matmuls.push_back(op); });
     for (MatmulOp op : matmuls) {

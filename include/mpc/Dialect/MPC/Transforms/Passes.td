@@ -354,7 +354,8 @@ def LossScalingPass : Pass<"mpc-loss-scaling", "ModuleOp"> {
 }
 
 def PadForTensorCoresPass : Pass<"mpc-pad-for-tensor-cores", "ModuleOp"> {
-  let summary = "Pads low-precision matmuls to Tensor Core multiples of 8";
+  let summary = "Pads low-precision matmuls and convolutions to Tensor "
+                "Core multiples of 8";
   let description = [{
     Runs after `--mpc-assign-precision`. Every `mpc.matmul` in f16 or bf16
     whose M, N or K (after transposes) is not a multiple of 8 is computed
@@ -362,15 +363,17 @@ def PadForTensorCoresPass : Pass<"mpc-pad-for-tensor-cores", "ModuleOp"> {
     `mpc.concat` with a zero constant along each padded dimension), and its
     result is sliced back (`mpc.slice`): zeros add nothing to the products
     and the extra rows and columns are dropped, so the values are those of
-    the unpadded product. A remark names what was padded.
+    the unpadded product. Convolutions (`mpc.conv2d` and its backward ops,
+    ungrouped) have their input and output channels padded the same way
+    (zero input channels, zero filters). A remark names what was padded.
 
     It pads only where the padded product is at most `max-extra-work` more
     multiply-adds than the original (default 1.0: at most twice the work):
     cuBLASLt runs misaligned f16/bf16 shapes on slower non-Tensor-Core or
     narrow-vector kernels, commonly several times slower, but a tiny
     dimension padded far (3 to 8) may still cost more than it saves. The
-    threshold has not been measured on a GPU yet. Convolutions are not
-    padded yet (their remark stays).
+    threshold has not been measured on a GPU yet. Grouped and transposed
+    convolutions are not padded.
 
     ```
     $ mpc-opt model.mlir --mpc-assign-precision=level=O2 \
