@@ -52,23 +52,41 @@ SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> operand,
   return result;
 }
 
+/// The arguments of a broadcasting kernel: each operand's pointer and its
+/// strides over the result's shape, then that shape and its rank (a scalar
+/// result is a one-element vector).
+struct BroadcastArgs {
+  SmallVector<Value> operands;
+  Value shape, rank;
+};
+
+BroadcastArgs broadcastArgs(ValueRange operands, Value result, Lowering &l) {
+  SmallVector<int64_t> shape(tensorType(result).getShape());
+  BroadcastArgs args;
+  for (Value v : operands) {
+    SmallVector<int64_t> s =
+        shape.empty() ? SmallVector<int64_t>{1}
+                      : broadcastStrides(tensorType(v).getShape(), shape);
+    args.operands.append({l.ptr(v), l.i64Array(s)});
+  }
+  if (shape.empty())
+    shape = {1};
+  args.shape = l.i64Array(shape);
+  args.rank = l.i32(shape.size());
+  return args;
+}
+
 LogicalResult binary(Operation *op, int32_t kind, Lowering &l) {
-  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   Value out = l.result(op, 0);
   if (!out)
     return failure();
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  SmallVector<int64_t> shape(type.getShape());
-  SmallVector<int64_t> ls = broadcastStrides(tensorType(lhs).getShape(), shape);
-  SmallVector<int64_t> rs = broadcastStrides(tensorType(rhs).getShape(), shape);
-  if (shape.empty()) { // a scalar is a one-element vector
-    shape = {1};
-    ls = {1};
-    rs = {1};
-  }
-  l.call("mpcrt_binary_" + suffix(type.getElementType()),
-         {l.i32(kind), l.ptr(lhs), l.i64Array(ls), l.ptr(rhs), l.i64Array(rs),
-          out, l.i64Array(shape), l.i32(shape.size())});
+  SmallVector<Value> args{l.i32(kind)};
+  BroadcastArgs b = broadcastArgs(op->getOperands(), op->getResult(0), l);
+  args.append(b.operands);
+  args.append({out, b.shape, b.rank});
+  l.call("mpcrt_binary_" +
+             suffix(tensorType(op->getResult(0)).getElementType()),
+         args);
   return success();
 }
 
@@ -92,21 +110,13 @@ LogicalResult compare(CompareOp op, Lowering &l) {
                           .Case("le", 3)
                           .Case("gt", 4)
                           .Default(5);
-  SmallVector<int64_t> shape(tensorType(op.getResult()).getShape());
-  SmallVector<int64_t> ls =
-      broadcastStrides(tensorType(op.getLhs()).getShape(), shape);
-  SmallVector<int64_t> rs =
-      broadcastStrides(tensorType(op.getRhs()).getShape(), shape);
-  if (shape.empty()) {
-    shape = {1};
-    ls = {1};
-    rs = {1};
-  }
-  l.call("mpcrt_compare",
-         {l.i32(predicate),
-          l.i32(elementCode(tensorType(op.getLhs()).getElementType())),
-          l.ptr(op.getLhs()), l.i64Array(ls), l.ptr(op.getRhs()),
-          l.i64Array(rs), out, l.i64Array(shape), l.i32(shape.size())});
+  SmallVector<Value> args{
+      l.i32(predicate),
+      l.i32(elementCode(tensorType(op.getLhs()).getElementType()))};
+  BroadcastArgs b = broadcastArgs(op->getOperands(), op.getResult(), l);
+  args.append(b.operands);
+  args.append({out, b.shape, b.rank});
+  l.call("mpcrt_compare", args);
   return success();
 }
 
@@ -114,26 +124,13 @@ LogicalResult where(WhereOp op, Lowering &l) {
   Value out = l.result(op, 0);
   if (!out)
     return failure();
-  auto type = tensorType(op.getResult());
-  SmallVector<int64_t> shape(type.getShape());
-  SmallVector<int64_t> cs =
-      broadcastStrides(tensorType(op.getCondition()).getShape(), shape);
-  SmallVector<int64_t> ls =
-      broadcastStrides(tensorType(op.getLhs()).getShape(), shape);
-  SmallVector<int64_t> rs =
-      broadcastStrides(tensorType(op.getRhs()).getShape(), shape);
-  if (shape.empty()) {
-    shape = {1};
-    cs = {1};
-    ls = {1};
-    rs = {1};
-  }
-  l.call("mpcrt_where",
-         {l.i32(static_cast<int32_t>(
-              bytesOf(RankedTensorType::get({}, type.getElementType())))),
-          l.ptr(op.getCondition()), l.i64Array(cs), l.ptr(op.getLhs()),
-          l.i64Array(ls), l.ptr(op.getRhs()), l.i64Array(rs), out,
-          l.i64Array(shape), l.i32(shape.size())});
+  Type element = tensorType(op.getResult()).getElementType();
+  BroadcastArgs b = broadcastArgs(op->getOperands(), op.getResult(), l);
+  SmallVector<Value> args{
+      l.i32(static_cast<int32_t>(bytesOf(RankedTensorType::get({}, element))))};
+  args.append(b.operands);
+  args.append({out, b.shape, b.rank});
+  l.call("mpcrt_where", args);
   return success();
 }
 
