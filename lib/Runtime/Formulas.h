@@ -52,6 +52,25 @@ template <typename A> MPCRT_HD A binary(mpcrt_binary_op op, A x, A y) {
   return A(NAN);
 }
 
+/// `a pred b` (mpc.compare); a NaN compares unequal to everything.
+template <typename A> MPCRT_HD bool compare(mpcrt_predicate p, A a, A b) {
+  switch (p) {
+  case MPCRT_EQ:
+    return a == b;
+  case MPCRT_NE:
+    return !(a == b);
+  case MPCRT_LT:
+    return a < b;
+  case MPCRT_LE:
+    return a <= b;
+  case MPCRT_GT:
+    return a > b;
+  case MPCRT_GE:
+    return a >= b;
+  }
+  return false;
+}
+
 /// The standard normal CDF.
 template <typename A> MPCRT_HD A phi(A x) {
   return A(0.5) * (A(1) + erf(x / sqrt(A(2))));

@@ -261,10 +261,6 @@ void reduceMaxBackward(const T *grad, const T *in, const T *max, T *out,
     }
 }
 
-} // namespace
-
-namespace {
-
 /// The value at byte position `at` of an operand of `element` code, as a
 /// double (exact for every type but i64 beyond 2^53, compared as integers
 /// below).
@@ -283,24 +279,6 @@ double loadAs(int32_t element, const void *base, int64_t at) {
   default: // MPCRT_ELEMENT_BOOL
     return static_cast<const uint8_t *>(base)[at] != 0;
   }
-}
-
-template <typename T> bool holds(mpcrt_predicate p, T a, T b) {
-  switch (p) {
-  case MPCRT_EQ:
-    return a == b;
-  case MPCRT_NE:
-    return !(a == b);
-  case MPCRT_LT:
-    return a < b;
-  case MPCRT_LE:
-    return a <= b;
-  case MPCRT_GT:
-    return a > b;
-  case MPCRT_GE:
-    return a >= b;
-  }
-  return false;
 }
 
 } // namespace
@@ -374,11 +352,12 @@ void mpcrt_compare(mpcrt_predicate predicate, int32_t element, const void *lhs,
         shape, rank, {ls, rs}, {0, 0}, begin, end,
         [&](int64_t i, const int64_t *at) {
           if (element == MPCRT_ELEMENT_I64)
-            out[i] = holds(predicate, static_cast<const int64_t *>(lhs)[at[0]],
-                           static_cast<const int64_t *>(rhs)[at[1]]);
+            out[i] = formulas::compare(
+                predicate, static_cast<const int64_t *>(lhs)[at[0]],
+                static_cast<const int64_t *>(rhs)[at[1]]);
           else
-            out[i] = holds(predicate, loadAs(element, lhs, at[0]),
-                           loadAs(element, rhs, at[1]));
+            out[i] = formulas::compare(predicate, loadAs(element, lhs, at[0]),
+                                       loadAs(element, rhs, at[1]));
         });
   });
 }

@@ -507,34 +507,18 @@ __device__ double loadAs(int32_t element, const void *base, int64_t at) {
   }
 }
 
-template <typename T> __device__ bool holds(int32_t p, T a, T b) {
-  switch (p) {
-  case MPCRT_EQ:
-    return a == b;
-  case MPCRT_NE:
-    return !(a == b);
-  case MPCRT_LT:
-    return a < b;
-  case MPCRT_LE:
-    return a <= b;
-  case MPCRT_GT:
-    return a > b;
-  default:
-    return a >= b;
-  }
-}
-
-__global__ void compareKernel(int32_t predicate, int32_t element,
+__global__ void compareKernel(mpcrt_predicate predicate, int32_t element,
                               const void *lhs, const void *rhs, uint8_t *out,
                               Shape3 s, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t l = offsetOf(s, 0, i), r = offsetOf(s, 1, i);
-    out[i] = element == MPCRT_ELEMENT_I64
-                 ? holds(predicate, static_cast<const int64_t *>(lhs)[l],
-                         static_cast<const int64_t *>(rhs)[r])
-                 : holds(predicate, loadAs(element, lhs, l),
-                         loadAs(element, rhs, r));
+    out[i] =
+        element == MPCRT_ELEMENT_I64
+            ? formulas::compare(predicate, static_cast<const int64_t *>(lhs)[l],
+                                static_cast<const int64_t *>(rhs)[r])
+            : formulas::compare(predicate, loadAs(element, lhs, l),
+                                loadAs(element, rhs, r));
   }
 }
 
@@ -582,7 +566,8 @@ void compare(int32_t predicate, int32_t element, const void *lhs,
   if (count == 0)
     return;
   compareKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
-      predicate, element, lhs, rhs, out, s, count);
+      static_cast<mpcrt_predicate>(predicate), element, lhs, rhs, out, s,
+      count);
   MPCRT_CUDA_LAUNCHED("compare");
 }
 
