@@ -33,3 +33,29 @@ func.func @train_step(%g: tensor<4xf32>) -> tensor<f32> {
   %s = mpc.reduce_sum %g {dims = array<i64: 0>} : tensor<4xf32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op mpc-data-parallel: the accumulation micro-step is missing}}
+func.func @train_step(%x: tensor<f32>) -> tensor<f32> attributes {mpc.accumulate_steps = 2 : i64} {
+  return %x : tensor<f32>
+}
+
+// -----
+
+ml_program.global private mutable @w(dense<1.0> : tensor<4xf32>) : tensor<4xf32>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+func.func @train_step(%g: tensor<4xf32>) -> tensor<f32> attributes {mpc.accumulate_steps = 2 : i64} {
+  %seed = mpc.constant {mpc.loss_seed} dense<0.5> : tensor<f32>
+  %w = ml_program.global_load @w : tensor<4xf32>
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %d = mpc.mul %g, %seed : tensor<4xf32>, tensor<f32>
+  %new = mpc.sgd_update %w, %d lr(%lr) : tensor<4xf32>, tensor<4xf32>
+  ml_program.global_store @w = %new : tensor<4xf32>
+  return %seed : tensor<f32>
+}
+// expected-error @+1 {{'func.func' op mpc-data-parallel: no loss gradient seed in the micro-step}}
+func.func @train_step_accumulate(%g: tensor<4xf32>) -> tensor<f32> attributes {mpc.accumulates = @train_step} {
+  %s = mpc.reduce_sum %g {dims = array<i64: 0>} : tensor<4xf32>
+  return %s : tensor<f32>
+}

@@ -66,8 +66,8 @@ struct DataParallelPass
                                  "(the pass ran twice)";
       return signalPassFailure();
     }
-    if (findMicroStep(module, func) == nullptr &&
-        step->hasAttr("mpc.accumulate_steps")) {
+    func::FuncOp micro = findMicroStep(module, func);
+    if (!micro && step->hasAttr("mpc.accumulate_steps")) {
       step.emitOpError(kPass) << ": the accumulation micro-step is missing";
       return signalPassFailure();
     }
@@ -92,7 +92,6 @@ struct DataParallelPass
              "canonicalization";
       return signalPassFailure();
     }
-    func::FuncOp micro = findMicroStep(module, func);
     Operation *microSeed = micro ? findLossSeed(micro) : nullptr;
     if (micro && !microSeed) {
       micro.emitOpError(kPass) << ": no loss gradient seed in the micro-step";
