@@ -7,7 +7,7 @@
 // time (libnccl.so.2, or the file MPC_NCCL_LIBRARY names), as cuBLASLt
 // and cuDNN are.
 //
-// Ranks and sizes come from the launcher's environment (Launch.h); no MPI
+// Ranks and sizes come from the launcher's environment (Comm/Job.h); no MPI
 // is needed. NCCL's unique id goes from rank 0 to the others through a
 // file: MPC_NCCL_ID_FILE, or $TMPDIR/mpc-nccl-<job>.id named after the
 // launcher's job (on one machine; several machines need MPC_NCCL_ID_FILE
@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Comm/Launch.h"
+#include "Comm/Job.h"
 #include "Kernels.h"
 
 #include "mpc/Runtime/mpcrt.h"
@@ -243,12 +243,9 @@ void mpcrt_comm_host_sum(double *values, int64_t count) {
     return;
   std::vector<double> all(static_cast<size_t>(count) * size);
   hostAllGather(values, sizeof(double) * count, all.data());
-  for (int64_t i = 0; i < count; ++i) {
-    double acc = all[i];
-    for (int r = 1; r < size; ++r)
-      acc += all[int64_t(r) * count + i];
-    values[i] = acc;
-  }
+  auto same = [](double v) { return v; };
+  mpcrt::comm::sumInRankOrder<double>(all.data(), size, count, values, same,
+                                      same);
 }
 
 void mpcrt_comm_host_gather(uint64_t value, uint64_t *all) {

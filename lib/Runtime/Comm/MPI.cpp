@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Launch.h"
+#include "Job.h"
 
 #include "mpc/Runtime/mpcrt.h"
 
@@ -64,17 +64,13 @@ struct Pending {
 };
 std::vector<Pending> pending;
 
+/// This rank's chunk: every rank's copy of it in `received`, summed.
 template <typename T, typename Acc, typename Load, typename Store>
 void sumChunks(const char *received, char *out, int count, Load load,
                Store store) {
-  const T *in = reinterpret_cast<const T *>(received);
-  T *dst = reinterpret_cast<T *>(out);
-  for (int i = 0; i < count; ++i) {
-    Acc acc = load(in[i]);
-    for (int r = 1; r < size; ++r)
-      acc += load(in[int64_t(r) * count + i]);
-    dst[i] = store(acc);
-  }
+  mpcrt::comm::sumInRankOrder<Acc>(reinterpret_cast<const T *>(received), size,
+                                   count, reinterpret_cast<T *>(out), load,
+                                   store);
 }
 
 } // namespace
@@ -199,12 +195,9 @@ void mpcrt_comm_host_sum(double *values, int64_t count) {
   if (MPI_Allgather(values, int(count), MPI_DOUBLE, all.data(), int(count),
                     MPI_DOUBLE, MPI_COMM_WORLD) != MPI_SUCCESS)
     die("MPI_Allgather failed");
-  for (int64_t i = 0; i < count; ++i) {
-    double acc = all[i];
-    for (int r = 1; r < size; ++r)
-      acc += all[int64_t(r) * count + i];
-    values[i] = acc;
-  }
+  auto same = [](double v) { return v; };
+  mpcrt::comm::sumInRankOrder<double>(all.data(), size, count, values, same,
+                                      same);
 }
 
 void mpcrt_comm_host_gather(uint64_t value, uint64_t *all) {

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Launch.h"
+#include "Job.h"
 
 #include "mpc/Runtime/mpcrt.h"
 

@@ -1,13 +1,15 @@
-//===- Launch.h - how the job was launched ----------------------*- C++ -*-===//
+//===- Job.h - what every implementation of the comm ABI shares -*- C++ -*-===//
 //
 // The rank and size a launcher (Open MPI's mpirun, a PMI/PMIx launcher such
-// as srun or MPICH's hydra) gives each process in its environment.
+// as srun or MPICH's hydra) gives each process in its environment, and the
+// sum of every rank's copy of some values in rank order.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MPC_LIB_RUNTIME_COMM_LAUNCH_H
-#define MPC_LIB_RUNTIME_COMM_LAUNCH_H
+#ifndef MPC_LIB_RUNTIME_COMM_JOB_H
+#define MPC_LIB_RUNTIME_COMM_JOB_H
 
+#include <cstdint>
 #include <cstdlib>
 
 namespace mpcrt::comm {
@@ -41,6 +43,20 @@ inline Launch launchOf() {
   return l;
 }
 
+/// out[i] = the sum over r of all[r * count + i] (rank r's copy), added in
+/// rank order in `Acc` from `load`ed values and rounded once by `store`:
+/// the same bits on every rank that computes it.
+template <typename Acc, typename T, typename Load, typename Store>
+void sumInRankOrder(const T *all, int ranks, int64_t count, T *out, Load load,
+                    Store store) {
+  for (int64_t i = 0; i < count; ++i) {
+    Acc acc = load(all[i]);
+    for (int r = 1; r < ranks; ++r)
+      acc += load(all[int64_t(r) * count + i]);
+    out[i] = store(acc);
+  }
+}
+
 } // namespace mpcrt::comm
 
-#endif // MPC_LIB_RUNTIME_COMM_LAUNCH_H
+#endif // MPC_LIB_RUNTIME_COMM_JOB_H
