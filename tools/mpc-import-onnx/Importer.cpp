@@ -272,6 +272,33 @@ private:
     return ssa;
   }
 
+  /// A convolution's end: input 2 (the bias, channels last) added to its
+  /// channels-last result `y` when given, then output 0 defined in NCHW.
+  std::string withBias(const Node &node, std::string y, const TensorType &yt,
+                       const TensorType &type) {
+    if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+      Value b;
+      if (auto e = input(node, 2, b); !e.empty())
+        return e;
+      std::string sum = fresh();
+      line(sum + " = mpc.add " + y + ", " + b.ssa + " : " + mlirType(yt) +
+           ", " + mlirType(b.type));
+      y = sum;
+    }
+    return define(node, 0, toNCHW(y, yt), type);
+  }
+  /// A mask as numbers of `element`: 1 where it holds, 0 elsewhere.
+  std::string maskAsNumbers(const std::string &mask, const TensorType &type,
+                            const std::string &element) {
+    std::string one = floatConstant(1.0, element);
+    std::string zero = floatConstant(0.0, element);
+    std::string ssa = fresh();
+    std::string scalar = "tensor<" + mlirElement(element) + ">";
+    line(ssa + " = mpc.where " + mask + ", " + one + ", " + zero + " : " +
+         mlirType(type) + ", " + scalar + ", " + scalar);
+    return ssa;
+  }
+
   // Op families.
   std::string unary(const Node &node, const std::string &op);
   std::string binary(const Node &node, const std::string &op);
@@ -756,16 +783,8 @@ std::string Emitter::cast(const Node &node) {
     return e;
   if (x.type.element == type.element)
     return identity(node);
-  if (x.type.element == "bool" && isFloat(type.element)) {
-    // A mask to numbers: 1 where it holds, 0 elsewhere.
-    std::string one = floatConstant(1.0, type.element);
-    std::string zero = floatConstant(0.0, type.element);
-    std::string ssa = fresh();
-    std::string scalar = "tensor<" + mlirElement(type.element) + ">";
-    line(ssa + " = mpc.where " + x.ssa + ", " + one + ", " + zero + " : " +
-         mlirType(x.type) + ", " + scalar + ", " + scalar);
-    return define(node, 0, ssa, type);
-  }
+  if (x.type.element == "bool" && isFloat(type.element))
+    return define(node, 0, maskAsNumbers(x.ssa, x.type, type.element), type);
   if (!isFloat(x.type.element) || !isFloat(type.element))
     return error(node, "a cast from " + x.type.element + " to " + type.element +
                            " is not imported");
@@ -829,20 +848,11 @@ std::string Emitter::logical(const Node &node, bool both) {
   if (a.type.element != "bool" || b.type.element != "bool")
     return error(node, "expects bool operands");
   // As numbers: a*b > 0 (and), a+b > 0 (or).
-  std::string one = floatConstant(1.0, "float");
+  std::string x = maskAsNumbers(a.ssa, a.type, "float");
+  std::string y = maskAsNumbers(b.ssa, b.type, "float");
+  TensorType xt = a.type, yt = b.type, f = type;
+  xt.element = yt.element = f.element = "float";
   std::string zero = floatConstant(0.0, "float");
-  auto number = [&](const Value &v) {
-    std::string ssa = fresh();
-    TensorType f = v.type;
-    f.element = "float";
-    line(ssa + " = mpc.where " + v.ssa + ", " + one + ", " + zero + " : " +
-         mlirType(v.type) + ", tensor<f32>, tensor<f32>");
-    return std::make_pair(ssa, f);
-  };
-  auto [x, xt] = number(a);
-  auto [y, yt] = number(b);
-  TensorType f = type;
-  f.element = "float";
   std::string combined = fresh(), ssa = fresh();
   line(combined + " = mpc." + (both ? "mul" : "add") + " " + x + ", " + y +
        " : " + mlirType(xt) + ", " + mlirType(yt));
@@ -1034,16 +1044,7 @@ std::string Emitter::conv(const Node &node) {
        ", padding = " + pair(pads) + ", dilation = " + pair(dilations) +
        ", groups = " + std::to_string(groups) + " : i64} : " + mlirType(xt) +
        ", " + mlirType(wt));
-  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
-    Value b;
-    if (auto e = input(node, 2, b); !e.empty())
-      return e;
-    std::string sum = fresh();
-    line(sum + " = mpc.add " + y + ", " + b.ssa + " : " + mlirType(yt) + ", " +
-         mlirType(b.type));
-    y = sum;
-  }
-  return define(node, 0, toNCHW(y, yt), type);
+  return withBias(node, y, yt, type);
 }
 
 std::string Emitter::batchNorm(const Node &node) {
@@ -1199,16 +1200,7 @@ std::string Emitter::convTranspose(const Node &node) {
        " {stride = " + pair(strides) + ", padding = " + pair(pads) +
        ", dilation = " + pair(dilations) + ", output_padding = " +
        pair(outputPadding) + "} : " + mlirType(xt) + ", " + mlirType(wt));
-  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
-    Value b;
-    if (auto e = input(node, 2, b); !e.empty())
-      return e;
-    std::string sum = fresh();
-    line(sum + " = mpc.add " + y + ", " + b.ssa + " : " + mlirType(yt) + ", " +
-         mlirType(b.type));
-    y = sum;
-  }
-  return define(node, 0, toNCHW(y, yt), type);
+  return withBias(node, y, yt, type);
 }
 
 /// Resize: nearest upsampling by whole factors, the factors from ONNX's
@@ -1877,12 +1869,8 @@ std::string Emitter::run(std::string &mlir) {
         }
         expected.type = f32;
         expected.bytes = bytes;
-        std::string one = fresh(), zero = fresh(), out = fresh();
-        body += "    " + one + " = mpc.constant dense<1.0> : tensor<f32>\n";
-        body += "    " + zero + " = mpc.constant dense<0.0> : tensor<f32>\n";
-        body += "    " + out + " = mpc.where " + ssa + ", " + one + ", " +
-                zero + " : " + type + ", tensor<f32>, tensor<f32>\n";
-        ssa = out;
+        currentName = name;
+        ssa = maskAsNumbers(ssa, it->second.type, "float");
         type = mlirType(f32);
       }
       globals += "ml_program.global private mutable @" +
