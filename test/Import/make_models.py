@@ -166,6 +166,24 @@ def image_model(out, name, model, samples, classes):
     return sgd_trace(model, images, labels, batch=4, steps=10, lr=0.05)
 
 
+def token_model(out, name, model, ids, labels):
+    """A model of token ids exported at opset 17 with a dynamic batch, its
+    data and PyTorch's trace (SGD, lr 0.05, batch 4)."""
+    torch.onnx.export(model, ids[:4].long(), os.path.join(out, name + ".onnx"),
+                      input_names=["ids"], output_names=["logits"],
+                      dynamic_axes={"ids": {0: "batch"}}, opset_version=17,
+                      # In eval mode the exporter merges parameters with
+                      # equal values (the fresh LayerNorm weights) into one
+                      # initializer; training mode keeps every parameter.
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    numpy.savez(os.path.join(out, name + "-data.npz"), ids=ids.numpy(),
+                labels=labels.numpy())
+    trained = copy.deepcopy(model).train()
+    write_trace(out, name, sgd_trace(_LongIds(trained), ids, labels, batch=4,
+                                     steps=10, lr=0.05))
+
+
 def main():
     out = sys.argv[1]
     torch.manual_seed(0)
@@ -201,21 +219,7 @@ def main():
     encoder = Encoder().eval()
     ids = torch.randint(0, 50, (32, 8), dtype=torch.int32)
     labels = torch.randint(0, 3, (32,), dtype=torch.int32)
-    torch.onnx.export(encoder, ids[:4].long(),
-                      os.path.join(out, "encoder.onnx"),
-                      input_names=["ids"], output_names=["logits"],
-                      dynamic_axes={"ids": {0: "batch"}}, opset_version=17,
-                      # In eval mode the exporter merges parameters with
-                      # equal values (the fresh LayerNorm weights) into one
-                      # initializer; training mode keeps every parameter.
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    numpy.savez(os.path.join(out, "encoder-data.npz"), ids=ids.numpy(),
-                labels=labels.numpy())
-    trained = copy.deepcopy(encoder).train()
-    losses = sgd_trace(_LongIds(trained), ids, labels, batch=4, steps=10,
-                       lr=0.05)
-    write_trace(out, "encoder", losses)
+    token_model(out, "encoder", encoder, ids, labels)
 
     # The CNN with batch norm, and its final running statistics, a filter
     # and a bias.
@@ -241,18 +245,7 @@ def main():
     for row in ids:
         row[int(torch.randint(2, 9, ())):] = 0
     labels = torch.randint(0, 3, (32,), dtype=torch.int32)
-    torch.onnx.export(masked, ids[:4].long(),
-                      os.path.join(out, "encoder-masked.onnx"),
-                      input_names=["ids"], output_names=["logits"],
-                      dynamic_axes={"ids": {0: "batch"}}, opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    numpy.savez(os.path.join(out, "encoder-masked-data.npz"), ids=ids.numpy(),
-                labels=labels.numpy())
-    trained = copy.deepcopy(masked).train()
-    losses = sgd_trace(_LongIds(trained), ids, labels, batch=4, steps=10,
-                       lr=0.05)
-    write_trace(out, "encoder-masked", losses)
+    token_model(out, "encoder-masked", masked, ids, labels)
 
 
 class _WithLoss(torch.nn.Module):
