@@ -62,6 +62,14 @@ CASES = {
                    "%y = mpc.matmul %a, %b {transpose_a, transpose_b} : tensor<4x3xf64>, tensor<5x4xf64>", "3x5"),
     "matmul_batch_broadcast": ([("a", "2x3x4", -1, 1), ("b", "4x5", -1, 1)],
                                "%y = mpc.matmul %a, %b : tensor<2x3x4xf64>, tensor<4x5xf64>", "2x3x5"),
+    # Hand-written fused products (f64 stays unfused by --mpc-fuse): the
+    # bias, the activation and both operands differentiate as the parts.
+    "fused_matmul": ([("a", "3x4", -1, 1), ("b", "4x5", -1, 1), ("c", "5", -1, 1)],
+                     "%y = mpc.fused_matmul %a, %b, %c : tensor<3x4xf64>, tensor<4x5xf64>, tensor<5xf64> -> tensor<3x5xf64>", "3x5"),
+    "fused_matmul_relu": ([("a", "2x3x4", -1, 1), ("b", "5x4", -1, 1), ("c", "5", -1, 1)],
+                          "%y = mpc.fused_matmul %a, %b, %c {activation = \"relu\", transpose_b} : tensor<2x3x4xf64>, tensor<5x4xf64>, tensor<5xf64> -> tensor<2x3x5xf64>", "2x3x5"),
+    "fused_matmul_gelu": ([("a", "4x3", -1, 1), ("b", "4x5", -1, 1), ("c", "5", -1, 1)],
+                          "%y = mpc.fused_matmul %a, %b, %c {activation = \"gelu_tanh\", transpose_a} : tensor<4x3xf64>, tensor<4x5xf64>, tensor<5xf64> -> tensor<3x5xf64>", "3x5"),
     "conv2d": ([("x", "1x5x5x4", -1, 1), ("w", "6x3x3x2", -1, 1)],
                "%y = mpc.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<1x5x5x4xf64>, tensor<6x3x3x2xf64>", "1x3x3x6"),
     "conv_transpose2d": ([("x", "1x3x3x4", -1, 1), ("w", "4x3x3x2", -1, 1)],

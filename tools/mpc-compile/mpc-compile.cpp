@@ -125,6 +125,12 @@ static cl::opt<std::string> evalPrecision(
 static cl::opt<bool> noEval("no-eval",
                             cl::desc("Build no evaluation step (with --train)"),
                             cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    noFuse("no-fuse",
+           cl::desc("Do not fuse linear layers' bias and activation into "
+                    "their GEMMs (--mpc-fuse runs by default)"),
+           cl::init(false));
+
 static cl::opt<std::string> padForTensorCores(
     "pad-for-tensor-cores",
     cl::desc("Pad f16/bf16 matmuls and convolutions whose dimensions are not "
@@ -347,9 +353,6 @@ int main(int argc, char **argv) {
         (precisionReport.empty() ? std::string()
                                  : " report=" + precisionReport.getValue()) +
         "}";
-  if (padForTensorCores.getNumOccurrences() > 0)
-    pipeline +=
-        ",mpc-pad-for-tensor-cores{" + padForTensorCores.getValue() + "}";
   if (parallel)
     pipeline += ",mpc-data-parallel{func=" + entry + " " +
                 dataParallel.getValue() + "}";
@@ -362,6 +365,12 @@ int main(int argc, char **argv) {
   if (gradStats)
     pipeline += ",mpc-grad-stats{func=" + entry + "}";
   pipeline += ",canonicalize,cse";
+  if (!noFuse)
+    pipeline += ",mpc-fuse";
+  // After fusion: a fused product is padded with its bias.
+  if (padForTensorCores.getNumOccurrences() > 0)
+    pipeline +=
+        ",mpc-pad-for-tensor-cores{" + padForTensorCores.getValue() + "}";
   if (checkNumerics.getNumOccurrences() > 0)
     pipeline +=
         ",mpc-check-numerics{func=" + entry +

@@ -56,6 +56,19 @@ MPCRT_DECLARE_MATMUL(f32, float)
 MPCRT_DECLARE_MATMUL(f64, double)
 #undef MPCRT_DECLARE_MATMUL
 
+/* mpc.fused_matmul: C[b] = act(op(A[b]) x op(B[b]) + bias) with A, B, the
+ * strides and the transposes as mpcrt_matmul_*, `bias` a vector of n added
+ * to every row and `activation` MPCRT_RELU, MPCRT_GELU_TANH or
+ * MPCRT_ACTIVATION_NONE. The product accumulates in f32 (f64 for f64), the
+ * bias and activation apply to the sum, which is rounded once. `in` is A
+ * and B's type; `out` is C and the bias's: `in`, or f32 for f16/bf16. */
+#define MPCRT_ACTIVATION_NONE (-1)
+void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                        int64_t a_batch_stride, const void *b,
+                        int64_t b_batch_stride, const void *bias, void *c,
+                        int64_t batch, int64_t m, int64_t n, int64_t k,
+                        int32_t trans_a, int32_t trans_b, int32_t activation);
+
 /* mpc.softmax / mpc.log_softmax along the last axis of `rows` rows of
  * `cols` elements (the lowering transposes other axes last), and their
  * backward from the forward's output. */

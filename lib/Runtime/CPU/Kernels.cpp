@@ -9,11 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "Blas.h"
+#include "Formulas.h"
 #include "Parallel.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <type_traits>
 
@@ -30,14 +33,19 @@ float mpcrt_bf16_to_f32(uint16_t bits) { return bf16ToF32(bits); }
 
 namespace {
 
-/// Batched C = op(A) op(B) in BLAS (Blas.h). A batch stride of 0
-/// broadcasts that operand.
-template <typename T>
-void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, T *c,
+/// Batched C = act(op(A) op(B) + bias) in BLAS (Blas.h), the bias and
+/// activation (if any) applied to the unrounded sum. A batch stride of 0
+/// broadcasts that operand. O, the result's type, is T or the accumulation
+/// type.
+template <typename T, typename O = T>
+void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, O *c,
             int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
-            bool transB) {
+            bool transB, const O *bias = nullptr,
+            int32_t activation = MPCRT_ACTIVATION_NONE) {
   using S = Storage<T>;
+  using SO = Storage<O>;
   using Acc = typename S::Acc;
+  static_assert(std::is_same_v<typename SO::Acc, Acc>);
   if (batch == 0 || m == 0 || n == 0)
     return;
   int64_t lda = transA ? m : k, ldb = transB ? k : n;
@@ -46,20 +54,44 @@ void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, T *c,
     m *= batch;
     batch = 1;
   }
+  auto finish = [&](Acc v, int64_t column) {
+    if (!bias)
+      return v;
+    v += SO::load(bias[column]);
+    if (activation != MPCRT_ACTIVATION_NONE)
+      v = formulas::unary(static_cast<mpcrt_unary_op>(activation), v);
+    return v;
+  };
   const Acc *bw = bStride == 0 ? widen(b, k * n, 1) : nullptr;
   for (int64_t p = 0; p < batch; ++p) {
     const Acc *ap = widen(a + p * aStride, m * k, 0);
     const Acc *bp = bw ? bw : widen(b + p * bStride, k * n, 1);
-    T *cp = c + p * m * n;
-    if constexpr (std::is_same_v<T, Acc>) {
+    O *cp = c + p * m * n;
+    if constexpr (std::is_same_v<T, Acc> && std::is_same_v<O, Acc>) {
       gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(0), cp, n);
+      if (bias)
+        parallelFor(m, grainFor(4 * n), [&](int64_t r0, int64_t r1) {
+          for (int64_t i = r0 * n; i < r1 * n; ++i)
+            cp[i] = finish(cp[i], i % n);
+        });
     } else {
       Acc *out = scratch<Acc>(2, m * n);
       gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(0), out, n);
-      for (int64_t i = 0; i < m * n; ++i)
-        cp[i] = S::store(out[i]);
+      parallelFor(m, grainFor(4 * n), [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0 * n; i < r1 * n; ++i)
+          cp[i] = SO::store(finish(out[i], i % n));
+      });
     }
   }
+}
+
+template <typename T, typename O>
+void fusedMatmul(const void *a, int64_t aStride, const void *b, int64_t bStride,
+                 const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
+                 int64_t k, bool transA, bool transB, int32_t activation) {
+  matmul(static_cast<const T *>(a), aStride, static_cast<const T *>(b), bStride,
+         static_cast<O *>(c), batch, m, n, k, transA, transB,
+         static_cast<const O *>(bias), activation);
 }
 
 template <typename T>
@@ -134,6 +166,35 @@ void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
     for (int64_t i = begin; i < end; ++i)
       storeAny(to, output, i, loadAny(from, input, i));
   });
+}
+
+void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                        int64_t a_batch_stride, const void *b,
+                        int64_t b_batch_stride, const void *bias, void *c,
+                        int64_t batch, int64_t m, int64_t n, int64_t k,
+                        int32_t trans_a, int32_t trans_b, int32_t activation) {
+  auto run = [&](auto kernel) {
+    kernel(a, a_batch_stride, b, b_batch_stride, bias, c, batch, m, n, k,
+           trans_a != 0, trans_b != 0, activation);
+  };
+  if (in == out) {
+    switch (in) {
+    case MPCRT_F16:
+      return run(fusedMatmul<F16, F16>);
+    case MPCRT_BF16:
+      return run(fusedMatmul<BF16, BF16>);
+    case MPCRT_F32:
+      return run(fusedMatmul<float, float>);
+    case MPCRT_F64:
+      return run(fusedMatmul<double, double>);
+    }
+  }
+  if (out == MPCRT_F32 && in == MPCRT_F16)
+    return run(fusedMatmul<F16, float>);
+  if (out == MPCRT_F32 && in == MPCRT_BF16)
+    return run(fusedMatmul<BF16, float>);
+  std::fprintf(stderr, "error: mpcrt_fused_matmul: unsupported types\n");
+  std::exit(1);
 }
 
 // One template, one instance per dtype: the ABI's raw uint16_t buffers are

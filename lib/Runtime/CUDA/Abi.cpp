@@ -204,6 +204,15 @@ MPCRT_DEFINE(f16_f32, uint16_t, float, MPCRT_F16, MPCRT_F32)
 MPCRT_DEFINE(bf16_f32, uint16_t, float, MPCRT_BF16, MPCRT_F32)
 #undef MPCRT_DEFINE
 
+void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                        int64_t a_batch_stride, const void *b,
+                        int64_t b_batch_stride, const void *bias, void *c,
+                        int64_t batch, int64_t m, int64_t n, int64_t k,
+                        int32_t trans_a, int32_t trans_b, int32_t activation) {
+  fusedMatmul(in, out, a, a_batch_stride, b, b_batch_stride, bias, c, batch, m,
+              n, k, trans_a != 0, trans_b != 0, activation);
+}
+
 #define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \
   void mpcrt_matmul_##SUFFIX(const T *a, int64_t a_batch_stride, const T *b,   \
                              int64_t b_batch_stride, T *c, int64_t batch,      \

@@ -408,6 +408,19 @@ template <typename T> struct StoreReduced {
   }
 };
 
+template <typename T>
+__global__ void biasActivationKernel(T *c, const T *bias, int64_t count,
+                                     int64_t n, int32_t activation) {
+  using S = Storage<T>;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    auto v = S::load(c[i]) + S::load(bias[i % n]);
+    if (activation != MPCRT_ACTIVATION_NONE)
+      v = formulas::unary(static_cast<mpcrt_unary_op>(activation), v);
+    c[i] = S::store(v);
+  }
+}
+
 } // namespace
 
 void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
@@ -585,6 +598,20 @@ void where(int32_t bytes, const uint8_t *condition,
       bytes, condition, static_cast<const char *>(lhs),
       static_cast<const char *>(rhs), static_cast<char *>(out), s, count);
   MPCRT_CUDA_LAUNCHED("where");
+}
+
+void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, int64_t rows,
+                    int64_t n, int32_t activation) {
+  int64_t count = rows * n;
+  if (count <= 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    biasActivationKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<T *>(c), static_cast<const T *>(bias), count, n,
+        activation);
+  });
+  MPCRT_CUDA_LAUNCHED("fused_matmul epilogue");
 }
 
 void unary(mpcrt_dtype dtype, mpcrt_unary_op op, const void *input, void *out,

@@ -263,6 +263,19 @@ void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
             const void *b, int64_t bBatchStride, void *c, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transA, bool transB);
 
+// mpcrt_fused_matmul: the bias and activation in cuBLASLt's epilogue
+// (BIAS, RELU_BIAS, GELU_BIAS), or, where cuBLASLt has no algorithm for it,
+// the plain GEMM followed by biasActivation.
+void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                 int64_t aBatchStride, const void *b, int64_t bBatchStride,
+                 const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
+                 int64_t k, bool transA, bool transB, int32_t activation);
+
+// c[i] = act(c[i] + bias[i % n]) over rows x n elements of type `dtype`
+// (activation an mpcrt_unary_op or MPCRT_ACTIVATION_NONE).
+void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, int64_t rows,
+                    int64_t n, int32_t activation);
+
 } // namespace mpcrt::cuda
 
 #endif // MPC_LIB_RUNTIME_CUDA_KERNELS_H

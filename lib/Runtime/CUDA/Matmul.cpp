@@ -9,6 +9,12 @@
 // for aligned ones may fault on others: the alignment of the pointers
 // (up to 256) is part of the plan's key and given to the heuristic.
 //
+// mpc.fused_matmul adds its bias and activation in the epilogue (BIAS,
+// RELU_BIAS, GELU_BIAS; the bias is a vector over cuBLASLt's D rows, our
+// columns). Where the heuristic has no algorithm for the epilogue, the
+// plan falls back to the plain GEMM and biasActivation (one rounding
+// more).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
@@ -44,10 +50,13 @@ struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  bool epilogue = false; // the bias and activation run in cuBLASLt
 };
 
-using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, bool, bool, uint32_t, uint32_t, uint32_t>;
+/// in, out, strides, batch, m, n, k, transposes, alignments, epilogue
+/// (cublasLtEpilogue_t).
+using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t,
+                       int64_t, bool, bool, uint32_t, uint32_t, uint32_t, int>;
 
 /// The largest power of two up to 256 that divides `pointer`.
 uint32_t alignmentOf(const void *pointer) {
@@ -92,30 +101,17 @@ cublasLtMatrixLayout_t layout(cudaDataType type, int64_t rows, int64_t cols,
   return l;
 }
 
-Plan makePlan(mpcrt_dtype dtype, int64_t aStride, int64_t bStride,
-              int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
-              bool transB, uint32_t alignA, uint32_t alignB, uint32_t alignC) {
-  Context &ctx = context();
-  cudaDataType type = dtype == MPCRT_F16    ? CUDA_R_16F
-                      : dtype == MPCRT_BF16 ? CUDA_R_16BF
-                      : dtype == MPCRT_F32  ? CUDA_R_32F
-                                            : CUDA_R_64F;
-  bool f64 = dtype == MPCRT_F64;
-  Plan plan;
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
-      &plan.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
-      f64 ? CUDA_R_64F : CUDA_R_32F));
-  // cuBLASLt's A is our B, its B our A (see the file comment).
-  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-      plan.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-      plan.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
-  plan.a = layout(type, transB ? k : n, transB ? n : k, batch, bStride);
-  plan.b = layout(type, transA ? m : k, transA ? k : m, batch, aStride);
-  plan.c = layout(type, n, m, batch, m * n);
+cudaDataType cudaType(mpcrt_dtype dtype) {
+  return dtype == MPCRT_F16    ? CUDA_R_16F
+         : dtype == MPCRT_BF16 ? CUDA_R_16BF
+         : dtype == MPCRT_F32  ? CUDA_R_32F
+                               : CUDA_R_64F;
+}
 
+/// The algorithm for the plan's descriptors, or false.
+bool chooseAlgorithm(Plan &plan, uint32_t alignA, uint32_t alignB,
+                     uint32_t alignC) {
+  Context &ctx = context();
   cublasLtMatmulPreference_t preference;
   MPCRT_LT_CHECK(lt().cublasLtMatmulPreferenceCreate(&preference));
   size_t workspace = kWorkspaceBytes;
@@ -133,11 +129,58 @@ Plan makePlan(mpcrt_dtype dtype, int64_t aStride, int64_t bStride,
         preference, attribute, &bytes, sizeof(bytes)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  MPCRT_LT_CHECK(lt().cublasLtMatmulAlgoGetHeuristic(
+  cublasStatus_t status = lt().cublasLtMatmulAlgoGetHeuristic(
       ctx.handle, plan.op, plan.a, plan.b, plan.c, plan.c, preference, 1,
-      &result, &found));
+      &result, &found);
   lt().cublasLtMatmulPreferenceDestroy(preference);
-  if (found == 0) {
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0)
+    return false;
+  plan.algo = result.algo;
+  return true;
+}
+
+Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
+              int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+              bool transB, uint32_t alignA, uint32_t alignB, uint32_t alignC,
+              cublasLtEpilogue_t epilogue) {
+  bool f64 = in == MPCRT_F64;
+  Plan plan;
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
+      &plan.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+      f64 ? CUDA_R_64F : CUDA_R_32F));
+  // cuBLASLt's A is our B, its B our A (see the file comment).
+  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+      plan.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+      plan.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  cudaDataType type = cudaType(in);
+  plan.a = layout(type, transB ? k : n, transB ? n : k, batch, bStride);
+  plan.b = layout(type, transA ? m : k, transA ? k : m, batch, aStride);
+  plan.c = layout(cudaType(out), n, m, batch, m * n);
+
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    int32_t biasType = cudaType(out);
+    int64_t biasStride = 0; // one bias for every batch
+    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+        plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+        plan.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
+        sizeof(biasType)));
+    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+        plan.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &biasStride,
+        sizeof(biasStride)));
+    if (chooseAlgorithm(plan, alignA, alignB, alignC)) {
+      plan.epilogue = true;
+      return plan;
+    }
+    // No algorithm with this epilogue: the plain GEMM, then our kernel.
+    cublasLtEpilogue_t none = CUBLASLT_EPILOGUE_DEFAULT;
+    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+        plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &none, sizeof(none)));
+  }
+  if (!chooseAlgorithm(plan, alignA, alignB, alignC)) {
     std::fprintf(stderr,
                  "error: cuBLASLt: no algorithm for a %lldx%lldx%lld matmul "
                  "(batch %lld)\n",
@@ -145,8 +188,72 @@ Plan makePlan(mpcrt_dtype dtype, int64_t aStride, int64_t bStride,
                  static_cast<long long>(k), static_cast<long long>(batch));
     std::exit(1);
   }
-  plan.algo = result.algo;
   return plan;
+}
+
+int64_t bytesOf(mpcrt_dtype dtype) {
+  return dtype == MPCRT_F64 ? 8 : dtype == MPCRT_F32 ? 4 : 2;
+}
+
+cublasLtEpilogue_t epilogueOf(int32_t activation) {
+  switch (activation) {
+  case MPCRT_RELU:
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case MPCRT_GELU_TANH:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
+  default:
+    return CUBLASLT_EPILOGUE_BIAS;
+  }
+}
+
+/// C = act(op(A) op(B) + bias), or the plain product without a bias.
+void gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
+          const void *b, int64_t bBatchStride, const void *bias, void *c,
+          int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+          bool transB, int32_t activation) {
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  if (k == 0) {
+    zero(c, batch * m * n * bytesOf(out));
+    if (bias)
+      biasActivation(out, c, bias, batch * m, n, activation);
+    return;
+  }
+  Context &ctx = context();
+  uint32_t alignA = alignmentOf(a), alignB = alignmentOf(b),
+           alignC = alignmentOf(c);
+  cublasLtEpilogue_t epilogue =
+      bias ? epilogueOf(activation) : CUBLASLT_EPILOGUE_DEFAULT;
+  Key key{
+      in, out,    aBatchStride, bBatchStride, batch,  m,      n,
+      k,  transA, transB,       alignA,       alignB, alignC, int(epilogue)};
+  float one = 1.0f, zeroF = 0.0f;
+  double oneD = 1.0, zeroD = 0.0;
+  bool f64 = in == MPCRT_F64;
+  bool fallback = false;
+  {
+    // The plan's bias pointer is set per call: the lock covers the launch.
+    std::lock_guard<std::mutex> lock(ctx.mutex);
+    auto it = ctx.plans.find(key);
+    if (it == ctx.plans.end())
+      it = ctx.plans
+               .emplace(key, makePlan(in, out, aBatchStride, bBatchStride,
+                                      batch, m, n, k, transA, transB, alignA,
+                                      alignB, alignC, epilogue))
+               .first;
+    const Plan &plan = it->second;
+    if (plan.epilogue)
+      MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+          plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+    fallback = bias && !plan.epilogue;
+    MPCRT_LT_CHECK(lt().cublasLtMatmul(
+        ctx.handle, plan.op, f64 ? static_cast<const void *>(&oneD) : &one, b,
+        plan.a, a, plan.b, f64 ? static_cast<const void *>(&zeroD) : &zeroF, c,
+        plan.c, c, plan.c, &plan.algo, ctx.workspace, kWorkspaceBytes,
+        stream()));
+  }
+  if (fallback)
+    biasActivation(out, c, bias, batch * m, n, activation);
 }
 
 } // namespace
@@ -154,38 +261,16 @@ Plan makePlan(mpcrt_dtype dtype, int64_t aStride, int64_t bStride,
 void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
             const void *b, int64_t bBatchStride, void *c, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
-  if (m == 0 || n == 0 || batch == 0)
-    return;
-  if (k == 0) {
-    int64_t bytes = dtype == MPCRT_F64 ? 8 : dtype == MPCRT_F32 ? 4 : 2;
-    zero(c, batch * m * n * bytes);
-    return;
-  }
-  Context &ctx = context();
-  uint32_t alignA = alignmentOf(a), alignB = alignmentOf(b),
-           alignC = alignmentOf(c);
-  Key key{dtype, aBatchStride, bBatchStride, batch,  m,      n,
-          k,     transA,       transB,       alignA, alignB, alignC};
-  const Plan *plan;
-  {
-    std::lock_guard<std::mutex> lock(ctx.mutex);
-    auto it = ctx.plans.find(key);
-    if (it == ctx.plans.end())
-      it = ctx.plans
-               .emplace(key,
-                        makePlan(dtype, aBatchStride, bBatchStride, batch, m, n,
-                                 k, transA, transB, alignA, alignB, alignC))
-               .first;
-    plan = &it->second;
-  }
-  float one = 1.0f, zeroF = 0.0f;
-  double oneD = 1.0, zeroD = 0.0;
-  bool f64 = dtype == MPCRT_F64;
-  MPCRT_LT_CHECK(lt().cublasLtMatmul(
-      ctx.handle, plan->op, f64 ? static_cast<const void *>(&oneD) : &one, b,
-      plan->a, a, plan->b, f64 ? static_cast<const void *>(&zeroD) : &zeroF, c,
-      plan->c, c, plan->c, &plan->algo, ctx.workspace, kWorkspaceBytes,
-      stream()));
+  gemm(dtype, dtype, a, aBatchStride, b, bBatchStride, nullptr, c, batch, m, n,
+       k, transA, transB, MPCRT_ACTIVATION_NONE);
+}
+
+void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                 int64_t aBatchStride, const void *b, int64_t bBatchStride,
+                 const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
+                 int64_t k, bool transA, bool transB, int32_t activation) {
+  gemm(in, out, a, aBatchStride, b, bBatchStride, bias, c, batch, m, n, k,
+       transA, transB, activation);
 }
 
 } // namespace mpcrt::cuda

@@ -40,6 +40,54 @@ func.func @matmul_types(%a: tensor<4x5xf16>, %b: tensor<5x8xbf16>) {
 
 // -----
 
+func.func @fused_activation(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.fused_matmul' op unknown activation 'gelu' (expected none, relu or gelu_tanh)}}
+  %0 = mpc.fused_matmul %a, %b, %c {activation = "gelu"} : tensor<4x5xf16>, tensor<5x8xf16>, tensor<8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @fused_k(%a: tensor<4x5xf16>, %b: tensor<6x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.fused_matmul' op expects equal contracting dimensions, got K = 5 for a and 6 for b}}
+  %0 = mpc.fused_matmul %a, %b, %c : tensor<4x5xf16>, tensor<6x8xf16>, tensor<8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @fused_result_shape(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.fused_matmul' op expects a result of the product's shape [4, 8], got [8, 4]}}
+  %0 = mpc.fused_matmul %a, %b, %c : tensor<4x5xf16>, tensor<5x8xf16>, tensor<8xf16> -> tensor<8x4xf16>
+  return
+}
+
+// -----
+
+func.func @fused_result_type(%a: tensor<4x5xf32>, %b: tensor<5x8xf32>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.fused_matmul' op expects a result of the operands' element type, or f32 for f16/bf16 operands, got 'f16' for 'f32' operands}}
+  %0 = mpc.fused_matmul %a, %b, %c : tensor<4x5xf32>, tensor<5x8xf32>, tensor<8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @fused_bias_shape(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.fused_matmul' op expects a bias of shape [8] (the result's last dimension), got [4, 8]}}
+  %0 = mpc.fused_matmul %a, %b, %c : tensor<4x5xf16>, tensor<5x8xf16>, tensor<4x8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @fused_bias_type(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.fused_matmul' op expects a bias of the result's element type 'f32', got 'f16'}}
+  %0 = mpc.fused_matmul %a, %b, %c : tensor<4x5xf16>, tensor<5x8xf16>, tensor<8xf16> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
 func.func @conv_rank(%x: tensor<2x8x8xf32>, %w: tensor<4x3x3x8xf32>) {
   // expected-error @+1 {{'mpc.conv2d' op expects an NHWC input of rank 4, got 'tensor<2x8x8xf32>'}}
   %0 = mpc.conv2d %x, %w : tensor<2x8x8xf32>, tensor<4x3x3x8xf32>

@@ -76,6 +76,17 @@ func.func @matmul(%x: tensor<8x16x32xf16>, %w: tensor<32x64xf16>, %k: tensor<8x1
   return %0, %1, %2 : tensor<8x16x64xf16>, tensor<8x16x16xf16>, tensor<8x32x32xf16>
 }
 
+// CHECK-LABEL: func @fused_matmul
+func.func @fused_matmul(%x: tensor<8x16x32xf16>, %w: tensor<32x64xf16>, %wt: tensor<64x32xf16>, %b: tensor<64xf16>, %b32: tensor<64xf32>) -> (tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf32>) {
+  // CHECK: mpc.fused_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x16x32xf16>, tensor<32x64xf16>, tensor<64xf16> -> tensor<8x16x64xf16>
+  %0 = mpc.fused_matmul %x, %w, %b : tensor<8x16x32xf16>, tensor<32x64xf16>, tensor<64xf16> -> tensor<8x16x64xf16>
+  // CHECK: mpc.fused_matmul %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu", transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>, tensor<64xf16> -> tensor<8x16x64xf16>
+  %1 = mpc.fused_matmul %x, %wt, %b {activation = "relu", transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>, tensor<64xf16> -> tensor<8x16x64xf16>
+  // CHECK: mpc.fused_matmul %{{.*}}, %{{.*}}, %{{.*}} {activation = "gelu_tanh"} : tensor<8x16x32xf16>, tensor<32x64xf16>, tensor<64xf32> -> tensor<8x16x64xf32>
+  %2 = mpc.fused_matmul %x, %w, %b32 {activation = "gelu_tanh"} : tensor<8x16x32xf16>, tensor<32x64xf16>, tensor<64xf32> -> tensor<8x16x64xf32>
+  return %0, %1, %2 : tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf32>
+}
+
 // CHECK-LABEL: func @convolutions
 func.func @convolutions(%x: tensor<2x16x16x4xf32>, %w: tensor<8x3x3x4xf32>, %t: tensor<8x2x2x4xf32>) -> (tensor<2x8x8x8xf32>, tensor<2x16x16x4xf32>) {
   // CHECK: %[[Y:.*]] = mpc.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<2x16x16x4xf32>, tensor<8x3x3x4xf32>

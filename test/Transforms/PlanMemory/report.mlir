@@ -1,5 +1,6 @@
 // The memory report: globals by role, and per function the arena, the live
-// peak and the gradients and activations live at it.
+// peak, the bytes of all its tensors, what was fused and the gradients and
+// activations live at the peak.
 // RUN: mpc-opt %s --mpc-plan-memory="report=-" -o /dev/null | FileCheck %s
 // RUN: mpc-opt %s --mpc-plan-memory --mpc-memory-report=%t.json -o /dev/null
 // RUN: FileCheck %s < %t.json
@@ -24,10 +25,13 @@
 // gradient (512 B); the optimizer writes in place into the globals, outside
 // the arena. Greedy by size: the weight gradient at 0, the logits reuse 0
 // (dead before it), their gradient at 512, the loss at 768 (aligned after
-// 640): 772 bytes for a live peak of 644.
+// 640): 772 bytes for a live peak of 644, of 772 bytes of tensors in all;
+// nothing fused.
 // CHECK: "function": "train_step",
 // CHECK-NEXT: "arena_bytes": 772,
 // CHECK-NEXT: "peak_live_bytes": 644,
+// CHECK-NEXT: "buffer_bytes": 772,
+// CHECK-NEXT: "fused": {},
 // Both gradients are live at the peak, with the loss.
 // CHECK-NEXT: "gradients_at_peak": {
 // CHECK-NEXT: "total": 640,

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../FusedMatmulCheck.h"
 #include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -14,6 +15,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -208,6 +210,28 @@ TEST(CastTest, EveryPairOfTypesRoundsOnce) {
                 roundoff(to) * std::fabs(source[i]) * 1.0000001)
           << "dtype " << to << " value " << source[i];
   }
+}
+
+} // namespace
+
+namespace {
+
+TEST(Kernels, FusedMatmulMatchesFloat64) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllFusedMatmuls(
+      rng, [](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
+              const mpcrt::test::FusedMatmulShape &s) {
+        return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                   const std::vector<uint8_t> &bias, std::vector<uint8_t> &c,
+                   int64_t aStride, int64_t bStride) {
+          mpcrt_fused_matmul(in, out, a.data(), aStride, b.data(), bStride,
+                             bias.data(), c.data(), s.batch, s.m, s.n, s.k,
+                             s.transA, s.transB, act);
+        };
+      });
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 //===- SupportTest.cpp - CUDA casts, fills and matmul vs references -------===//
 
+#include "../FusedMatmulCheck.h"
 #include "CudaTest.h"
 
 #include <algorithm>
@@ -196,6 +197,23 @@ TEST_F(Support, MatmulMatchesFloat64) {
         if (HasFatalFailure())
           return;
       }
+}
+
+TEST_F(Support, FusedMatmulMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllFusedMatmuls(
+      rng, [this](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
+                  const mpcrt::test::FusedMatmulShape &s) {
+        return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                   const std::vector<uint8_t> &bias, std::vector<uint8_t> &c,
+                   int64_t aStride, int64_t bStride) {
+          uint8_t *dC = deviceBuffer<uint8_t>(c.size());
+          fusedMatmul(in, out, upload(a), aStride, upload(b), bStride,
+                      upload(bias), dC, s.batch, s.m, s.n, s.k, s.transA,
+                      s.transB, act);
+          c = download(dC, c.size());
+        };
+      });
 }
 
 } // namespace

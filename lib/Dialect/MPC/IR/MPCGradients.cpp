@@ -119,10 +119,9 @@ LogicalResult unary(Operation *op, OpBuilder &b, Value g, Grads &out) {
   return success(out[0] != nullptr);
 }
 
-LogicalResult matmul(MatmulOp op, OpBuilder &b, Value g, Grads &out) {
-  Location loc = op.getLoc();
-  Value a = op.getA(), w = op.getB();
-  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+/// The gradients of op(a) x op(w) from the result's gradient `g`.
+void matmulGrads(OpBuilder &b, Location loc, Value a, Value w, bool ta, bool tb,
+                 Value g, Grads &out) {
   Value da, dw;
   if (!ta && !tb) {
     da = MatmulOp::create(b, loc, g, w, false, true);
@@ -139,6 +138,37 @@ LogicalResult matmul(MatmulOp op, OpBuilder &b, Value g, Grads &out) {
   }
   out[0] = unbroadcast(b, loc, da, typeOf(a));
   out[1] = unbroadcast(b, loc, dw, typeOf(w));
+}
+
+LogicalResult matmul(MatmulOp op, OpBuilder &b, Value g, Grads &out) {
+  matmulGrads(b, op.getLoc(), op.getA(), op.getB(), op.getTransposeA(),
+              op.getTransposeB(), g, out);
+  return success();
+}
+
+/// activation(op(a) x op(w) + bias): the activation's gradient (ReLU's from
+/// the output, which is positive where its input is; GELU's from the
+/// pre-activation, recomputed), the bias's sum over the rows, then the
+/// product's gradients in the operands' type.
+LogicalResult fusedMatmul(FusedMatmulOp op, OpBuilder &b, Value g, Grads &out) {
+  Location loc = op.getLoc();
+  Value dh = g;
+  if (op.getActivation() == "relu") {
+    dh = ReluGradOp::create(b, loc, g, op.getResult());
+  } else if (op.getActivation() == "gelu_tanh") {
+    Value h =
+        FusedMatmulOp::create(b, loc, op.getType(), op.getA(), op.getB(),
+                              op.getBias(), op.getTransposeAAttr(),
+                              op.getTransposeBAttr(), b.getStringAttr("none"));
+    dh = GeluGradOp::create(b, loc, g, h, b.getUnitAttr());
+  }
+  out[2] = unbroadcast(b, loc, dh, typeOf(op.getBias()));
+  RankedTensorType operands = typeOf(op.getA());
+  if (typeOf(dh).getElementType() != operands.getElementType())
+    dh =
+        CastOp::create(b, loc, typeOf(dh).clone(operands.getElementType()), dh);
+  matmulGrads(b, loc, op.getA(), op.getB(), op.getTransposeA(),
+              op.getTransposeB(), dh, out);
   return success();
 }
 
@@ -181,6 +211,7 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](MatmulOp op) { return matmul(op, b, g, out); })
+      .Case([&](FusedMatmulOp op) { return fusedMatmul(op, b, g, out); })
       .Case([&](Conv2DOp op) {
         out[0] = Conv2DBackwardDataOp::create(
             b, loc, typeOf(op.getInput()), g, op.getFilter(),
@@ -357,9 +388,10 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
          RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
-         WhereOp, MatmulOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp,
-         ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-         BatchNormOp, ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp,
-         EmbeddingOp, DropoutOp, MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp,
-         CrossEntropyOp, MSEOp, BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
+         WhereOp, MatmulOp, FusedMatmulOp, Conv2DOp, ConvTranspose2DOp,
+         ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp,
+         LayerNormOp, BatchNormOp, ReshapeOp, TransposeOp, SliceOp,
+         BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp, MaxPool2DOp,
+         AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
+         BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

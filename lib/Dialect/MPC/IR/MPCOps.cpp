@@ -302,36 +302,86 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
+/// The result shape of op(a) x op(b), or an error.
+static FailureOr<SmallVector<int64_t>> matmulShape(Value aValue, Value bValue,
+                                                   bool transA, bool transB,
+                                                   const Diag &diag) {
+  auto a = staticTensor(aValue, "a", diag);
+  auto b = staticTensor(bValue, "b", diag);
+  if (failed(a) || failed(b) ||
+      failed(checkSameElementType(*a, "a", *b, "b", diag)))
+    return failure();
+  if (a->getRank() < 2 || b->getRank() < 2) {
+    (void)diag("expects operands of rank >= 2, got ", *a, " and ", *b);
+    return failure();
+  }
+  ArrayRef<int64_t> as = a->getShape(), bs = b->getShape();
+  int64_t ra = as.size(), rb = bs.size();
+  int64_t m = as[ra - 2], ka = as[ra - 1];
+  if (transA)
+    std::swap(m, ka);
+  int64_t kb = bs[rb - 2], n = bs[rb - 1];
+  if (transB)
+    std::swap(kb, n);
+  if (ka != kb) {
+    (void)diag("expects equal contracting dimensions, got K = ", ka,
+               " for a and ", kb, " for b");
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(as.drop_back(2), bs.drop_back(2),
+                                          shape)) {
+    (void)diag("expects broadcast-compatible batch dimensions, got ",
+               shapeStr(as.drop_back(2)), " and ", shapeStr(bs.drop_back(2)));
+    return failure();
+  }
+  shape.append({m, n});
+  return shape;
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   Diag diag(loc, getOperationName());
-  auto a = staticTensor(adaptor.getA(), "a", diag);
-  auto b = staticTensor(adaptor.getB(), "b", diag);
-  if (failed(a) || failed(b) ||
-      failed(checkSameElementType(*a, "a", *b, "b", diag)))
+  auto shape =
+      matmulShape(adaptor.getA(), adaptor.getB(), adaptor.getTransposeA(),
+                  adaptor.getTransposeB(), diag);
+  if (failed(shape))
     return failure();
-  if (a->getRank() < 2 || b->getRank() < 2)
-    return diag("expects operands of rank >= 2, got ", *a, " and ", *b);
-  ArrayRef<int64_t> as = a->getShape(), bs = b->getShape();
-  int64_t ra = as.size(), rb = bs.size();
-  int64_t m = as[ra - 2], ka = as[ra - 1];
-  if (adaptor.getTransposeA())
-    std::swap(m, ka);
-  int64_t kb = bs[rb - 2], n = bs[rb - 1];
-  if (adaptor.getTransposeB())
-    std::swap(kb, n);
-  if (ka != kb)
-    return diag("expects equal contracting dimensions, got K = ", ka,
-                " for a and ", kb, " for b");
-  SmallVector<int64_t> shape;
-  if (!OpTrait::util::getBroadcastedShape(as.drop_back(2), bs.drop_back(2),
-                                          shape))
-    return diag("expects broadcast-compatible batch dimensions, got ",
-                shapeStr(as.drop_back(2)), " and ", shapeStr(bs.drop_back(2)));
-  shape.append({m, n});
-  results.push_back(RankedTensorType::get(shape, a->getElementType()));
+  results.push_back(RankedTensorType::get(
+      *shape,
+      cast<RankedTensorType>(adaptor.getA().getType()).getElementType()));
+  return success();
+}
+
+LogicalResult FusedMatmulOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  StringRef act = getActivation();
+  if (act != "none" && act != "relu" && act != "gelu_tanh")
+    return diag("unknown activation '", act,
+                "' (expected none, relu or gelu_tanh)");
+  auto shape =
+      matmulShape(getA(), getB(), getTransposeA(), getTransposeB(), diag);
+  if (failed(shape))
+    return failure();
+  RankedTensorType result = getType();
+  if (result.getShape() != ArrayRef<int64_t>(*shape))
+    return diag("expects a result of the product's shape ", shapeStr(*shape),
+                ", got ", shapeStr(result.getShape()));
+  Type in = getA().getType().getElementType(), out = result.getElementType();
+  if (out != in && !(out.isF32() && (in.isF16() || in.isBF16())))
+    return diag("expects a result of the operands' element type, or f32 "
+                "for f16/bf16 operands, got ",
+                out, " for ", in, " operands");
+  RankedTensorType bias = getBias().getType();
+  if (bias.getRank() != 1 || bias.getDimSize(0) != shape->back())
+    return diag("expects a bias of shape [", shape->back(),
+                "] (the result's last dimension), got ",
+                shapeStr(bias.getShape()));
+  if (bias.getElementType() != out)
+    return diag("expects a bias of the result's element type ", out, ", got ",
+                bias.getElementType());
   return success();
 }
 

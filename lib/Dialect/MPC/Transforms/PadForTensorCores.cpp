@@ -149,20 +149,26 @@ struct PadForTensorCoresPass
     });
     for (Operation *op : convs)
       padConvolution(op);
-    SmallVector<MatmulOp> matmuls;
-    module.walk([&](MatmulOp op) { matmuls.push_back(op); });
-    for (MatmulOp op : matmuls) {
-      auto a = cast<RankedTensorType>(op.getA().getType());
-      auto bt = cast<RankedTensorType>(op.getB().getType());
+    SmallVector<Operation *> matmuls;
+    module.walk([&](Operation *op) {
+      if (isa<MatmulOp, FusedMatmulOp>(op))
+        matmuls.push_back(op);
+    });
+    for (Operation *op : matmuls) {
+      auto a = cast<RankedTensorType>(op->getOperand(0).getType());
+      auto bt = cast<RankedTensorType>(op->getOperand(1).getType());
+      bool transA = op->hasAttr("transpose_a"),
+           transB = op->hasAttr("transpose_b");
+      StringRef name = op->getName().getStringRef();
       Type element = a.getElementType();
       if (!element.isF16() && !element.isBF16())
         continue;
       int64_t ra = a.getRank(), rb = bt.getRank();
       // The dimensions of M, K in a and of K, N in b.
-      int64_t aM = op.getTransposeA() ? ra - 1 : ra - 2;
-      int64_t aK = op.getTransposeA() ? ra - 2 : ra - 1;
-      int64_t bK = op.getTransposeB() ? rb - 1 : rb - 2;
-      int64_t bN = op.getTransposeB() ? rb - 2 : rb - 1;
+      int64_t aM = transA ? ra - 1 : ra - 2;
+      int64_t aK = transA ? ra - 2 : ra - 1;
+      int64_t bK = transB ? rb - 1 : rb - 2;
+      int64_t bN = transB ? rb - 2 : rb - 1;
       int64_t m = a.getDimSize(aM), k = a.getDimSize(aK), n = bt.getDimSize(bN);
       int64_t pm = llvm::alignTo(m, kMultiple),
               pk = llvm::alignTo(k, kMultiple),
@@ -173,44 +179,51 @@ struct PadForTensorCoresPass
                          (double(m) * double(k) * double(n)) -
                      1;
       if (extra > maxExtraWork) {
-        op.emitRemark() << "'mpc.matmul': not padded for Tensor Cores: "
-                        << llvm::formatv("{0:F0}", extra * 100)
-                        << "% more work than the product (max-extra-work "
-                        << optionNumber(maxExtraWork) << ")";
+        op->emitRemark() << "'" << name << "': not padded for Tensor Cores: "
+                         << llvm::formatv("{0:F0}", extra * 100)
+                         << "% more work than the product (max-extra-work "
+                         << optionNumber(maxExtraWork) << ")";
         continue;
       }
       OpBuilder b(op);
-      Location loc = op.getLoc();
-      Value pa = padDim(b, loc, op.getA(), aM, pm);
-      pa = padDim(b, loc, pa, aK, pk);
-      Value pb = padDim(b, loc, op.getB(), bK, pk);
-      pb = padDim(b, loc, pb, bN, pn);
-      Value product = MatmulOp::create(b, loc, pa, pb, op.getTransposeA(),
-                                       op.getTransposeB());
-      auto result = cast<RankedTensorType>(op.getType());
-      Value out = product;
+      Location loc = op->getLoc();
+      SmallVector<Value> operands(op->getOperands());
+      operands[0] = padDim(b, loc, padDim(b, loc, operands[0], aM, pm), aK, pk);
+      operands[1] = padDim(b, loc, padDim(b, loc, operands[1], bK, pk), bN, pn);
+      // A fused product's bias gets zeros for the extra columns.
+      if (operands.size() == 3)
+        operands[2] = padDim(b, loc, operands[2], 0, pn);
+      auto result = cast<RankedTensorType>(op->getResult(0).getType());
+      SmallVector<int64_t> shape(result.getShape());
+      shape[shape.size() - 2] = pm;
+      shape.back() = pn;
+      Operation *product = b.clone(*op);
+      product->setOperands(operands);
+      product->getResult(0).setType(result.clone(shape));
+      Value out = product->getResult(0);
       if (pm != m || pn != n)
         out = SliceOp::create(
-            b, loc, result, product,
+            b, loc, result, out,
             b.getDenseI64ArrayAttr(SmallVector<int64_t>(result.getRank(), 0)),
             b.getDenseI64ArrayAttr(result.getShape()), DenseI64ArrayAttr());
       if (Attribute precision = op->getAttr("mpc.precision"))
-        for (Value v : {pa, pb, product, out})
+        for (Value v : {operands[0], operands[1], out})
           if (Operation *def = v.getDefiningOp();
               def && !isa<ConstantOp>(def) && def != op)
             def->setAttr("mpc.precision", precision);
       std::string padded;
-      for (auto [name, from, to] :
+      for (auto [dim, from, to] :
            {std::tuple<const char *, int64_t, int64_t>{"M", m, pm},
             {"N", n, pn},
             {"K", k, pk}})
         if (from != to)
           padded += llvm::formatv("{0}{1} {2} to {3}",
-                                  padded.empty() ? "" : ", ", name, from, to);
-      op.emitRemark() << "'mpc.matmul': padded for Tensor Cores: " << padded
-                      << llvm::formatv(" ({0:F0}% more work)", extra * 100);
-      op.replaceAllUsesWith(out);
-      op.erase();
+                                  padded.empty() ? "" : ", ", dim, from, to);
+      op->emitRemark() << "'" << name
+                       << "': padded for Tensor Cores: " << padded
+                       << llvm::formatv(" ({0:F0}% more work)", extra * 100);
+      op->getResult(0).replaceAllUsesWith(out);
+      op->erase();
     }
   }
 };

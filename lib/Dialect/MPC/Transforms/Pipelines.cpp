@@ -38,6 +38,10 @@ struct AMPPipelineOptions : public PassPipelineOptions<AMPPipelineOptions> {
       *this, "data-parallel",
       llvm::cl::desc("Add --mpc-data-parallel (gradients summed over ranks)"),
       llvm::cl::init(false)};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Add --mpc-fuse (GEMM epilogues) after the "
+                                   "clean-up"),
+                    llvm::cl::init(true)};
   Option<bool> gradStats{
       *this, "grad-stats",
       llvm::cl::desc("Add --mpc-grad-stats (gradient diagnostics)"),
@@ -72,6 +76,8 @@ void mlir::mpc::registerMPCPipelines() {
         if (o.gradStats)
           pipeline += ",mpc-grad-stats{func=" + o.name + "}";
         pipeline += ",canonicalize,cse";
+        if (o.fuse)
+          pipeline += ",mpc-fuse";
         std::string message;
         llvm::raw_string_ostream os(message);
         if (failed(parsePassPipeline(pipeline, pm, os)))

@@ -15,6 +15,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <limits>
+#include <map>
+#include <string>
 
 namespace mlir::mpc {
 #define GEN_PASS_DEF_PLANMEMORYPASS
@@ -57,6 +59,11 @@ constexpr int64_t kBucketAlignment = 16;
 struct FunctionPlan {
   std::string name;
   int64_t arenaBytes = 0, peakLive = 0, ioBytes = 0;
+  // Bytes of every intermediate tensor, placed or not at once.
+  int64_t bufferBytes = 0;
+  // Fused ops by name and activation ("mpc.fused_matmul relu"): what
+  // --mpc-fuse left in the function.
+  std::map<std::string, int64_t> fused;
   // Bytes of gradients and activations live at the peak, by dtype.
   llvm::MapVector<Type, int64_t> gradients, activations;
 };
@@ -201,6 +208,12 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
        llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
     if (auto tensor = dyn_cast<RankedTensorType>(t))
       plan.ioBytes += byteSize(tensor);
+  for (const Buffer &b : buffers)
+    if (b.bucket < 0)
+      plan.bufferBytes += b.bytes;
+  func.walk([&](FusedMatmulOp op) {
+    ++plan.fused[("mpc.fused_matmul " + op.getActivation()).str()];
+  });
   for (int64_t id : bySize) {
     Buffer &b = buffers[id];
     // Live-overlapping placed buffers, by offset.
@@ -347,6 +360,11 @@ void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
           json.attribute("function", p.name);
           json.attribute("arena_bytes", p.arenaBytes);
           json.attribute("peak_live_bytes", p.peakLive);
+          json.attribute("buffer_bytes", p.bufferBytes);
+          json.attributeObject("fused", [&] {
+            for (auto &[what, n] : p.fused)
+              json.attribute(what, n);
+          });
           byType("gradients_at_peak", p.gradients);
           byType("activations_at_peak", p.activations);
           json.attribute("workspace_bytes", 0);

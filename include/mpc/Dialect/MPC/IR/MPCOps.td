@@ -248,6 +248,39 @@ def MPC_MatmulOp : MPC_Op<"matmul", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {
   let assemblyFormat = "$a `,` $b attr-dict `:` type($a) `,` type($b)";
 }
 
+def MPC_FusedMatmulOp : MPC_Op<"fused_matmul", "Lowp", [Pure]> {
+  let summary = "Matrix product with a bias and activation epilogue";
+  let description = [{
+    `activation(matmul(a, b) + bias)`, with `a`, `b` and the transpose
+    flags as in `mpc.matmul` and `bias` a vector of `N` (the result's last
+    dimension) added to every row. `activation` is `none`, `relu` or
+    `gelu_tanh` (GELU's tanh approximation, `mpc.gelu {approximate}`).
+    The product accumulates in f32 and the bias and activation are applied
+    to the f32 sum before the one rounding to the result type: the
+    epilogue of a cuBLASLt GEMM (`CUBLASLT_EPILOGUE_BIAS`, `RELU_BIAS`,
+    `GELU_BIAS`). The result has the operands' element type, or f32 when
+    the operands are f16 or bf16 (the O1 form of a product whose sum is
+    taken in f32); `bias` has the result's element type.
+
+    `--mpc-fuse` builds it from `matmul` + `add` (+ `relu` / `gelu`);
+    it can also be written by hand, and differentiates as its parts.
+
+    ```mlir
+    %h = mpc.fused_matmul %x, %w, %b {activation = "relu"}
+        : tensor<64x784xf16>, tensor<784x512xf16>, tensor<512xf16>
+          -> tensor<64x512xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
+                       MPC_FloatTensor:$bias, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b,
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b `,` $bias attr-dict `:` type($a) `,` "
+      "type($b) `,` type($bias) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def MPC_Conv2DOp : MPC_Op<"conv2d", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "2-D convolution, NHWC input, OHWI filter";
   let description = [{

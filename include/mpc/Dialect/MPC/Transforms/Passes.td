@@ -357,13 +357,15 @@ def PadForTensorCoresPass : Pass<"mpc-pad-for-tensor-cores", "ModuleOp"> {
   let summary = "Pads low-precision matmuls and convolutions to Tensor "
                 "Core multiples of 8";
   let description = [{
-    Runs after `--mpc-assign-precision`. Every `mpc.matmul` in f16 or bf16
+    Runs after `--mpc-assign-precision` (in `mpc-compile`, after
+    `--mpc-fuse`). Every `mpc.matmul` and `mpc.fused_matmul` in f16 or bf16
     whose M, N or K (after transposes) is not a multiple of 8 is computed
     on operands padded with zeros to the next multiple of 8 (an
-    `mpc.concat` with a zero constant along each padded dimension), and its
-    result is sliced back (`mpc.slice`): zeros add nothing to the products
-    and the extra rows and columns are dropped, so the values are those of
-    the unpadded product. Convolutions (`mpc.conv2d` and its backward ops,
+    `mpc.concat` with a zero constant along each padded dimension; a fused
+    product's bias gets zeros for the extra columns), and its result is
+    sliced back (`mpc.slice`): zeros add nothing to the products and the
+    extra rows and columns are dropped, so the values are those of the
+    unpadded product. Convolutions (`mpc.conv2d` and its backward ops,
     ungrouped) have their input and output channels padded the same way
     (zero input channels, zero filters). A remark names what was padded.
 
@@ -384,6 +386,44 @@ def PadForTensorCoresPass : Pass<"mpc-pad-for-tensor-cores", "ModuleOp"> {
     Option<"maxExtraWork", "max-extra-work", "double", /*default=*/"1.0",
            "The most extra work padding may add, as a fraction of the "
            "product's multiply-adds">,
+  ];
+  let dependentDialects = ["::mlir::mpc::MPCDialect"];
+}
+
+def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
+  let summary = "Fuses linear layers' bias and activation into the GEMM";
+  let description = [{
+    Runs after precision assignment, loss scaling and cast clean-up, before
+    `--mpc-check-numerics` and memory planning. Each `mpc.add` of a bias
+    vector (`[N]`, the result's last dimension) to an `mpc.matmul` of a
+    row-major activation and one `[K, N]` (or transposed) weight matrix
+    becomes one `mpc.fused_matmul`, which adds the bias and applies the
+    activation in the GEMM's epilogue (cuBLASLt `BIAS`, `RELU_BIAS`,
+    `GELU_BIAS`); the product and the sum are never written. It fuses:
+
+    - the product in f16, bf16 or f32, read only by the `add` (at O1, an
+      f16/bf16 product widened to f32 by an `mpc.cast` read only by the
+      `add`: the fused op then takes f16 operands and an f32 bias);
+    - an `mpc.relu` that is the sum's only reader besides ReLU gradients,
+      which then read the ReLU's output (positive exactly where its input
+      is, so the gradients are unchanged);
+    - an `mpc.gelu {approximate}` that is the sum's only reader (cuBLASLt's
+      GELU is the tanh form; exact GELU and a GELU whose gradient needs the
+      sum stay separate ops reading it).
+
+    It does not fuse a product or sum read elsewhere, a batched weight, a
+    transposed activation, a bias that is not a vector of the result's
+    element type, or f64. The fused op's location fuses those of its parts,
+    so a numerics report names all of them. With `remarks` each fusion is
+    reported where it happened.
+
+    ```
+    $ mpc-opt step.mlir --mpc-fuse
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Report each fusion as a remark at the fused op">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect"];
 }

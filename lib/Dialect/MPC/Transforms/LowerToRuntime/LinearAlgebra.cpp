@@ -3,6 +3,7 @@
 #include "Lowering.h"
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Runtime/mpcrt.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -19,10 +20,12 @@ int64_t product(ArrayRef<int64_t> dims) {
   return p;
 }
 
-LogicalResult matmul(MatmulOp op, Lowering &l) {
-  Value out = l.result(op, 0);
-  if (!out)
-    return failure();
+/// The sizes and batch strides of a (fused) matmul's GEMMs.
+struct Gemm {
+  int64_t aStride, bStride, batch, m, n, k;
+};
+
+template <typename Op> FailureOr<Gemm> gemmOf(Op op) {
   auto a = tensorType(op.getA()), b = tensorType(op.getB());
   auto c = op.getType();
   int64_t rank = c.getRank();
@@ -46,10 +49,37 @@ LogicalResult matmul(MatmulOp op, Lowering &l) {
                      bs = batchStride(b, k * n, "B");
   if (failed(as) || failed(bs))
     return failure();
-  l.call("mpcrt_matmul_" + suffix(c.getElementType()),
-         {l.ptr(op.getA()), l.i64(*as), l.ptr(op.getB()), l.i64(*bs), out,
-          l.i64(product(batch)), l.i64(m), l.i64(n), l.i64(k),
-          l.i32(op.getTransposeA()), l.i32(op.getTransposeB())});
+  return Gemm{*as, *bs, product(batch), m, n, k};
+}
+
+LogicalResult matmul(MatmulOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  FailureOr<Gemm> g = gemmOf(op);
+  if (!out || failed(g))
+    return failure();
+  l.call("mpcrt_matmul_" + suffix(op.getType().getElementType()),
+         {l.ptr(op.getA()), l.i64(g->aStride), l.ptr(op.getB()),
+          l.i64(g->bStride), out, l.i64(g->batch), l.i64(g->m), l.i64(g->n),
+          l.i64(g->k), l.i32(op.getTransposeA()), l.i32(op.getTransposeB())});
+  return success();
+}
+
+LogicalResult fusedMatmul(FusedMatmulOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  FailureOr<Gemm> g = gemmOf(op);
+  if (!out || failed(g))
+    return failure();
+  StringRef act = op.getActivation();
+  int32_t activation = act == "relu"        ? MPCRT_RELU
+                       : act == "gelu_tanh" ? MPCRT_GELU_TANH
+                                            : MPCRT_ACTIVATION_NONE;
+  l.call("mpcrt_fused_matmul",
+         {l.i32(dtypeCode(tensorType(op.getA()).getElementType())),
+          l.i32(dtypeCode(op.getType().getElementType())), l.ptr(op.getA()),
+          l.i64(g->aStride), l.ptr(op.getB()), l.i64(g->bStride),
+          l.ptr(op.getBias()), out, l.i64(g->batch), l.i64(g->m), l.i64(g->n),
+          l.i64(g->k), l.i32(op.getTransposeA()), l.i32(op.getTransposeB()),
+          l.i32(activation)});
   return success();
 }
 
@@ -85,6 +115,7 @@ std::optional<LogicalResult> lowering::lowerLinearAlgebra(Operation *op,
                                                           Lowering &l) {
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](MatmulOp op) { return matmul(op, l); })
+      .Case([&](FusedMatmulOp op) { return fusedMatmul(op, l); })
       .Case([&](Conv2DOp op) {
         return conv(op, "conv2d", op.getInput(), op.getFilter(),
                     tensorType(op.getInput()).getShape(),

@@ -1,0 +1,146 @@
+//===- FusedMatmulCheck.h - mpcrt_fused_matmul against float64 --*- C++ -*-===//
+//
+// One check for every backend: fresh random operands, exact in their
+// storage type, multiplied by the backend and by a float64 reference, each
+// element held to the error bound below. The backend runs through a
+// callback on host buffers (the CUDA test uploads and downloads).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_UNITTESTS_RUNTIME_FUSEDMATMULCHECK_H
+#define MPC_UNITTESTS_RUNTIME_FUSEDMATMULCHECK_H
+
+#include "mpc/Runtime/mpcrt.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace mpcrt::test {
+
+struct FusedMatmulShape {
+  int64_t batch, m, n, k;
+  bool transA, transB, broadcastB;
+};
+
+/// Runs the backend: (a, b, bias, c) host buffers of the check's types.
+using FusedMatmulRun = std::function<void(
+    const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+    const std::vector<uint8_t> &bias, std::vector<uint8_t> &c, int64_t aStride,
+    int64_t bStride)>;
+
+inline int64_t elementBytes(mpcrt_dtype d) {
+  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+}
+
+/// Half an ulp of the type (unit roundoff).
+inline double unitRoundoff(mpcrt_dtype d) {
+  return d == MPCRT_F16    ? 0x1p-11
+         : d == MPCRT_BF16 ? 0x1p-8
+         : d == MPCRT_F32  ? 0x1p-24
+                           : 0x1p-53;
+}
+
+/// `count` normal values rounded to `d`: the bytes and the exact values.
+inline std::vector<uint8_t> randomOf(mpcrt_dtype d, int64_t count,
+                                     std::mt19937 &rng,
+                                     std::vector<double> &values) {
+  std::normal_distribution<double> normal(0, 1);
+  values.resize(count);
+  for (double &v : values)
+    v = normal(rng);
+  std::vector<uint8_t> bytes(count * elementBytes(d));
+  mpcrt_cast(MPCRT_F64, values.data(), d, bytes.data(), count);
+  mpcrt_cast(d, bytes.data(), MPCRT_F64, values.data(), count);
+  return bytes;
+}
+
+/// act(op(A) op(B) + bias) against float64. The sum h has the product's
+/// accumulation error, gamma_k sum_k |a b| (u the accumulation type's
+/// roundoff, gamma_k = k u / (1 - k u); Higham 3.1), plus the f32 addition
+/// of the bias (u |h|); the activation's slope is at most 1.13 (tanh GELU)
+/// and its f32 evaluation adds a few ulps of |h| (8 u |h| allowed); the
+/// result is rounded once to `out` (its roundoff times |result|, and half
+/// f16's smallest subnormal).
+inline void checkFusedMatmul(mpcrt_dtype in, mpcrt_dtype out,
+                             int32_t activation, const FusedMatmulShape &s,
+                             std::mt19937 &rng, const FusedMatmulRun &run) {
+  int64_t aCount = s.batch * s.m * s.k;
+  int64_t bCount = (s.broadcastB ? 1 : s.batch) * s.k * s.n;
+  std::vector<double> a, b, bias;
+  std::vector<uint8_t> aBytes = randomOf(in, aCount, rng, a),
+                       bBytes = randomOf(in, bCount, rng, b),
+                       biasBytes = randomOf(out, s.n, rng, bias);
+  std::vector<uint8_t> cBytes(s.batch * s.m * s.n * elementBytes(out));
+  run(aBytes, bBytes, biasBytes, cBytes, s.m * s.k,
+      s.broadcastB ? 0 : s.k * s.n);
+  std::vector<double> c(s.batch * s.m * s.n);
+  mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
+
+  double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
+  double gamma = s.k * u / (1 - s.k * u);
+  double rel = unitRoundoff(out), tiny = out == MPCRT_F16 ? 0x1p-25 : 0;
+  double slope = activation == MPCRT_GELU_TANH ? 1.13 : 1;
+  for (int64_t p = 0; p < s.batch; ++p) {
+    const double *ap = a.data() + p * s.m * s.k;
+    const double *bp = b.data() + (s.broadcastB ? 0 : p * s.k * s.n);
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) {
+        double h = bias[j], abs = 0;
+        for (int64_t l = 0; l < s.k; ++l) {
+          double x = s.transA ? ap[l * s.m + i] : ap[i * s.k + l];
+          double y = s.transB ? bp[j * s.k + l] : bp[l * s.n + j];
+          h += x * y;
+          abs += std::fabs(x * y);
+        }
+        double want = h;
+        if (activation == MPCRT_RELU)
+          want = h > 0 ? h : 0;
+        else if (activation == MPCRT_GELU_TANH)
+          want =
+              0.5 * h *
+              (1 + std::tanh(std::sqrt(2 / M_PI) * (h + 0.044715 * h * h * h)));
+        double bound =
+            rel * std::fabs(want) + tiny +
+            slope * (gamma * abs + u * std::fabs(h)) +
+            (activation == MPCRT_ACTIVATION_NONE ? 0 : 8 * u) * std::fabs(h);
+        double got = c[(p * s.m + i) * s.n + j];
+        ASSERT_LE(std::fabs(got - want), bound)
+            << "in " << in << " out " << out << " activation " << activation
+            << " batch " << p << " (" << i << ", " << j << "), transA "
+            << s.transA << " transB " << s.transB;
+      }
+  }
+}
+
+/// Every type pair, activation and layout the op takes.
+inline void checkAllFusedMatmuls(
+    std::mt19937 &rng,
+    const std::function<FusedMatmulRun(mpcrt_dtype, mpcrt_dtype, int32_t,
+                                       const FusedMatmulShape &)> &backend) {
+  const std::pair<mpcrt_dtype, mpcrt_dtype> types[] = {
+      {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16},
+      {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64},
+      {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
+  const FusedMatmulShape shapes[] = {{1, 64, 48, 96, false, false, true},
+                                     {3, 17, 33, 65, false, false, true},
+                                     {2, 16, 24, 40, false, true, true},
+                                     {2, 16, 24, 40, true, false, false},
+                                     {1, 8, 8, 0, false, false, true}};
+  for (auto [in, out] : types)
+    for (int32_t act :
+         {MPCRT_ACTIVATION_NONE, int32_t(MPCRT_RELU), int32_t(MPCRT_GELU_TANH)})
+      for (const FusedMatmulShape &s : shapes) {
+        checkFusedMatmul(in, out, act, s, rng, backend(in, out, act, s));
+        if (::testing::Test::HasFatalFailure())
+          return;
+      }
+}
+
+} // namespace mpcrt::test
+
+#endif // MPC_UNITTESTS_RUNTIME_FUSEDMATMULCHECK_H
