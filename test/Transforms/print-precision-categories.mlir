@@ -84,4 +84,4 @@
 // CHECK-DAG: remark: precision category of 'mpc.numerics_begin': follow
 // CHECK-DAG: remark: precision category of 'mpc.numerics_end': follow
 
-// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 78
+// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 80

@@ -70,6 +70,21 @@ CASES = {
                           "%y = mpc.fused_matmul %a, %b, %c {activation = \"relu\", transpose_b} : tensor<2x3x4xf64>, tensor<5x4xf64>, tensor<5xf64> -> tensor<2x3x5xf64>", "2x3x5"),
     "fused_matmul_gelu": ([("a", "4x3", -1, 1), ("b", "4x5", -1, 1), ("c", "5", -1, 1)],
                           "%y = mpc.fused_matmul %a, %b, %c {activation = \"gelu_tanh\", transpose_a} : tensor<4x3xf64>, tensor<4x5xf64>, tensor<5xf64> -> tensor<3x5xf64>", "3x5"),
+    # Fused attention (hand-written, and as --mpc-fuse builds it from the
+    # unfused graph): query, key and value, sq != sk, d != dv, with dropout
+    # (the mask is a function of the seed and the step, the same in the
+    # step and the loss evaluations).
+    "attention": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],
+                  "%y, %lse = mpc.attention %q, %k, %v {scale = 0.7 : f64} : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x3xf64>", "2x3x3"),
+    "attention_dropout": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],
+                          "%y, %lse = mpc.attention %q, %k, %v {scale = 0.7 : f64, dropout_p = 0.4 : f64, seed = 9 : i64} : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x3xf64>", "2x3x3"),
+    "attention_from_parts": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],
+                             "%s = mpc.matmul %q, %k {transpose_b} : tensor<2x3x4xf64>, tensor<2x5x4xf64>\n"
+                             "  %c = mpc.constant dense<0.7> : tensor<f64>\n"
+                             "  %t = mpc.mul %s, %c : tensor<2x3x5xf64>, tensor<f64>\n"
+                             "  %p = mpc.softmax %t : tensor<2x3x5xf64>\n"
+                             "  %pd, %mask = mpc.dropout %p {p = 0.4, seed = 9} : tensor<2x3x5xf64>\n"
+                             "  %y = mpc.matmul %pd, %v : tensor<2x3x5xf64>, tensor<2x5x3xf64>", "2x3x3"),
     "conv2d": ([("x", "1x5x5x4", -1, 1), ("w", "6x3x3x2", -1, 1)],
                "%y = mpc.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<1x5x5x4xf64>, tensor<6x3x3x2xf64>", "1x3x3x6"),
     "conv_transpose2d": ([("x", "1x3x3x4", -1, 1), ("w", "4x3x3x2", -1, 1)],

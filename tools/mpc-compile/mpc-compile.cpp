@@ -127,8 +127,9 @@ static cl::opt<bool> noEval("no-eval",
                             cl::init(false), cl::cat(category));
 static cl::opt<bool>
     noFuse("no-fuse",
-           cl::desc("Do not fuse linear layers' bias and activation into "
-                    "their GEMMs (--mpc-fuse runs by default)"),
+           cl::desc("Do not fuse attention or linear layers' bias and "
+                    "activation into their GEMMs (--mpc-fuse runs by "
+                    "default)"),
            cl::init(false));
 
 static cl::opt<std::string> padForTensorCores(
@@ -338,6 +339,11 @@ int main(int argc, char **argv) {
   // The pipeline, as mpc-opt passes.
   PassManager pm(&context);
   std::string pipeline = "mpc-verify-graph";
+  // Attention is fused in the forward graph, before autodiff takes its
+  // gradient as the fused op's (its intermediates have no other reader
+  // there); the GEMM epilogues after precision assignment.
+  if (train && !noFuse)
+    pipeline += ",mpc-fuse{epilogues=false}";
   if (train)
     pipeline += ",mpc-autodiff{loss=" + lossFunction + " name=" + entry +
                 "},mpc-accumulate-gradients{func=" + entry +

@@ -265,6 +265,28 @@ void mpcrt_strided_scatter(const void *input, void *output, int64_t offset,
 void mpcrt_philox4x32(const uint32_t counter[4], const uint32_t key[2],
                       uint32_t out[4]);
 
+/* mpc.attention over `heads` independent triples (the product of the
+ * leading dimensions): query [sq, d], key [sk, d], value [sk, dv], result
+ * [sq, dv], all row-major of type `dtype`; logsumexp [sq] per head, f32 (f64
+ * for f64). Scores and softmax in f32 (f64), the result rounded once. With
+ * dropout_p > 0 a probability is kept exactly when mpcrt_dropout_* with
+ * `seed` at `*step` keeps the same element of the [heads, sq, sk]
+ * probabilities. The backward recomputes the probabilities and the mask
+ * from the logsumexp and writes the three gradients. */
+void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
+                     const void *value, void *result, void *logsumexp,
+                     int64_t heads, int64_t sq, int64_t sk, int64_t d,
+                     int64_t dv, double scale, double dropout_p, uint64_t seed,
+                     const int64_t *step);
+void mpcrt_attention_backward(mpcrt_dtype dtype, const void *grad,
+                              const void *query, const void *key,
+                              const void *value, const void *result,
+                              const void *logsumexp, void *grad_query,
+                              void *grad_key, void *grad_value, int64_t heads,
+                              int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                              double scale, double dropout_p, uint64_t seed,
+                              const int64_t *step);
+
 /* Training-mode batch norm, channels last: input [rows, c] with rows =
  * N*H*W. Updates running statistics in place (unbiased variance), saves
  * mean and 1/std (f32) for the backward pass. Parameters and running

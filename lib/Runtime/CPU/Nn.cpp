@@ -1,5 +1,6 @@
-//===- Nn.cpp - batch norm, pooling, upsampling, embedding, dropout -------===//
+//===- Nn.cpp - batch norm, pooling, embedding, dropout, attention -------===//
 
+#include "Blas.h"
 #include "Formulas.h"
 #include "Parallel.h"
 #include "Storage.h"
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 using namespace mpcrt;
@@ -434,9 +436,202 @@ void pointwiseLossBackward(int32_t kind, const T *dl, const T *x, const T *t,
   });
 }
 
+/// Shapes of one mpc.attention call (mpcrt_attention).
+struct AttentionShape {
+  int64_t heads, sq, sk, d, dv;
+  double scale, p;
+  uint64_t seed; // the rank's key
+  int64_t step;
+};
+
+/// The dropout factor of element (h, i, j) of the [heads, sq, sk]
+/// probabilities: 0 where mpcrt_dropout_* drops it, else 1/(1-p).
+template <typename A>
+A keepFactor(const AttentionShape &a, int64_t h, int64_t i, int64_t j) {
+  if (a.p == 0)
+    return A(1);
+  int64_t index = (h * a.sq + i) * a.sk + j;
+  return formulas::dropoutKeeps(a.seed, a.step, index, a.p)
+             ? static_cast<A>(1 / (1 - a.p))
+             : A(0);
+}
+
+/// One head's probabilities P = softmax(scale * q k^T) in `p` ([sq, sk]),
+/// from the log-sum-exp of each row if `lse` is given, else computing it
+/// into `lseOut`.
+template <typename A>
+void probabilities(const A *q, const A *k, const AttentionShape &a, A *p,
+                   const A *lse, A *lseOut) {
+  gemm(false, true, a.sq, a.sk, a.d, q, a.d, k, a.d, A(0), p, a.sk);
+  A scale = static_cast<A>(a.scale);
+  for (int64_t i = 0; i < a.sq; ++i) {
+    A *row = p + i * a.sk;
+    for (int64_t j = 0; j < a.sk; ++j)
+      row[j] *= scale;
+    A shift;
+    if (lse) {
+      shift = lse[i];
+    } else {
+      A max = -std::numeric_limits<A>::infinity();
+      for (int64_t j = 0; j < a.sk; ++j)
+        max = std::fmax(max, row[j]);
+      A sum = 0;
+      for (int64_t j = 0; j < a.sk; ++j)
+        sum += std::exp(row[j] - max);
+      shift = lseOut[i] = max + std::log(sum);
+    }
+    for (int64_t j = 0; j < a.sk; ++j)
+      row[j] = std::exp(row[j] - shift);
+  }
+}
+
+/// One head at a time (heads in parallel), its products in BLAS: the
+/// [sq, sk] probabilities of one head live in a per-thread buffer, never
+/// those of the whole batch.
+template <typename T>
+void attention(const T *query, const T *key, const T *value, T *result,
+               typename Storage<T>::Acc *lse, const AttentionShape &a) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  parallelFor(a.heads, 1, [&](int64_t h0, int64_t h1) {
+    std::vector<A> o(a.sq * a.dv);
+    for (int64_t h = h0; h < h1; ++h) {
+      const A *q = widen(query + h * a.sq * a.d, a.sq * a.d, 0);
+      const A *k = widen(key + h * a.sk * a.d, a.sk * a.d, 1);
+      const A *v = widen(value + h * a.sk * a.dv, a.sk * a.dv, 2);
+      A *p = scratch<A>(3, a.sq * a.sk);
+      probabilities(q, k, a, p, static_cast<const A *>(nullptr),
+                    lse + h * a.sq);
+      if (a.p != 0)
+        for (int64_t i = 0; i < a.sq; ++i)
+          for (int64_t j = 0; j < a.sk; ++j)
+            p[i * a.sk + j] *= keepFactor<A>(a, h, i, j);
+      gemm(false, false, a.sq, a.dv, a.sk, p, a.sk, v, a.dv, A(0), o.data(),
+           a.dv);
+      for (int64_t n = 0; n < a.sq * a.dv; ++n)
+        result[h * a.sq * a.dv + n] = S::store(o[n]);
+    }
+  });
+}
+
+/// Per head: P from the saved log-sum-exp, Pd = P Z (Z the dropout
+/// factors), dPd = dO v^T, dv = Pd^T dO, dP = dPd Z, D_i = sum_j P dP,
+/// dS = scale P (dP - D), dq = dS k, dk = dS^T q.
+template <typename T>
+void attentionBackward(const T *grad, const T *query, const T *key,
+                       const T *value, const typename Storage<T>::Acc *lse,
+                       T *gradQuery, T *gradKey, T *gradValue,
+                       const AttentionShape &a) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  parallelFor(a.heads, 1, [&](int64_t h0, int64_t h1) {
+    std::vector<A> go(a.sq * a.dv), dpd(a.sq * a.sk), ds(a.sq * a.sk),
+        dq(a.sq * a.d), dk(a.sk * a.d), dv(a.sk * a.dv);
+    for (int64_t h = h0; h < h1; ++h) {
+      const A *q = widen(query + h * a.sq * a.d, a.sq * a.d, 0);
+      const A *k = widen(key + h * a.sk * a.d, a.sk * a.d, 1);
+      const A *v = widen(value + h * a.sk * a.dv, a.sk * a.dv, 2);
+      for (int64_t n = 0; n < a.sq * a.dv; ++n)
+        go[n] = S::load(grad[h * a.sq * a.dv + n]);
+      A *p = scratch<A>(3, a.sq * a.sk);
+      probabilities(q, k, a, p, lse + h * a.sq, static_cast<A *>(nullptr));
+      gemm(false, true, a.sq, a.sk, a.dv, go.data(), a.dv, v, a.dv, A(0),
+           dpd.data(), a.sk);
+      // ds holds Pd for dv, then dS.
+      for (int64_t i = 0; i < a.sq; ++i)
+        for (int64_t j = 0; j < a.sk; ++j)
+          ds[i * a.sk + j] = p[i * a.sk + j] * keepFactor<A>(a, h, i, j);
+      gemm(true, false, a.sk, a.dv, a.sq, ds.data(), a.sk, go.data(), a.dv,
+           A(0), dv.data(), a.dv);
+      A scale = static_cast<A>(a.scale);
+      for (int64_t i = 0; i < a.sq; ++i) {
+        A rowDot = 0;
+        for (int64_t j = 0; j < a.sk; ++j) {
+          dpd[i * a.sk + j] *= keepFactor<A>(a, h, i, j); // now dP
+          rowDot += p[i * a.sk + j] * dpd[i * a.sk + j];
+        }
+        for (int64_t j = 0; j < a.sk; ++j)
+          ds[i * a.sk + j] =
+              scale * p[i * a.sk + j] * (dpd[i * a.sk + j] - rowDot);
+      }
+      gemm(false, false, a.sq, a.d, a.sk, ds.data(), a.sk, k, a.d, A(0),
+           dq.data(), a.d);
+      gemm(true, false, a.sk, a.d, a.sq, ds.data(), a.sk, q, a.d, A(0),
+           dk.data(), a.d);
+      for (int64_t n = 0; n < a.sq * a.d; ++n)
+        gradQuery[h * a.sq * a.d + n] = S::store(dq[n]);
+      for (int64_t n = 0; n < a.sk * a.d; ++n)
+        gradKey[h * a.sk * a.d + n] = S::store(dk[n]);
+      for (int64_t n = 0; n < a.sk * a.dv; ++n)
+        gradValue[h * a.sk * a.dv + n] = S::store(dv[n]);
+    }
+  });
+}
 } // namespace
 
 extern "C" {
+
+void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
+                     const void *value, void *result, void *logsumexp,
+                     int64_t heads, int64_t sq, int64_t sk, int64_t d,
+                     int64_t dv, double scale, double dropout_p, uint64_t seed,
+                     const int64_t *step) {
+  AttentionShape a{
+      heads, sq,    sk,        d,
+      dv,    scale, dropout_p, formulas::rankSeed(seed, dropoutRank),
+      *step};
+  auto run = [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    using A = typename Storage<T>::Acc;
+    attention(static_cast<const T *>(query), static_cast<const T *>(key),
+              static_cast<const T *>(value), static_cast<T *>(result),
+              static_cast<A *>(logsumexp), a);
+  };
+  switch (dtype) {
+  case MPCRT_F16:
+    return run(static_cast<F16 *>(nullptr));
+  case MPCRT_BF16:
+    return run(static_cast<BF16 *>(nullptr));
+  case MPCRT_F32:
+    return run(static_cast<float *>(nullptr));
+  case MPCRT_F64:
+    return run(static_cast<double *>(nullptr));
+  }
+}
+
+void mpcrt_attention_backward(mpcrt_dtype dtype, const void *grad,
+                              const void *query, const void *key,
+                              const void *value, const void *result,
+                              const void *logsumexp, void *grad_query,
+                              void *grad_key, void *grad_value, int64_t heads,
+                              int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                              double scale, double dropout_p, uint64_t seed,
+                              const int64_t *step) {
+  (void)result; // D_i is summed from the probabilities, not dO . O
+  AttentionShape a{
+      heads, sq,    sk,        d,
+      dv,    scale, dropout_p, formulas::rankSeed(seed, dropoutRank),
+      *step};
+  auto run = [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    using A = typename Storage<T>::Acc;
+    attentionBackward(
+        static_cast<const T *>(grad), static_cast<const T *>(query),
+        static_cast<const T *>(key), static_cast<const T *>(value),
+        static_cast<const A *>(logsumexp), static_cast<T *>(grad_query),
+        static_cast<T *>(grad_key), static_cast<T *>(grad_value), a);
+  };
+  switch (dtype) {
+  case MPCRT_F16:
+    return run(static_cast<F16 *>(nullptr));
+  case MPCRT_BF16:
+    return run(static_cast<BF16 *>(nullptr));
+  case MPCRT_F32:
+    return run(static_cast<float *>(nullptr));
+  case MPCRT_F64:
+    return run(static_cast<double *>(nullptr));
+  }
+}
 
 #define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
   void mpcrt_batch_norm_##SUFFIX(                                              \

@@ -204,6 +204,31 @@ MPCRT_DEFINE(f16_f32, uint16_t, float, MPCRT_F16, MPCRT_F32)
 MPCRT_DEFINE(bf16_f32, uint16_t, float, MPCRT_BF16, MPCRT_F32)
 #undef MPCRT_DEFINE
 
+void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
+                     const void *value, void *result, void *logsumexp,
+                     int64_t heads, int64_t sq, int64_t sk, int64_t d,
+                     int64_t dv, double scale, double dropout_p, uint64_t seed,
+                     const int64_t *step) {
+  attention(dtype, query, key, value, result, logsumexp, heads, sq, sk, d, dv,
+            scale, dropout_p, mpcrt::formulas::rankSeed(seed, dropoutRank),
+            step);
+}
+
+void mpcrt_attention_backward(mpcrt_dtype dtype, const void *grad,
+                              const void *query, const void *key,
+                              const void *value, const void *result,
+                              const void *logsumexp, void *grad_query,
+                              void *grad_key, void *grad_value, int64_t heads,
+                              int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                              double scale, double dropout_p, uint64_t seed,
+                              const int64_t *step) {
+  (void)result;
+  attentionBackward(dtype, grad, query, key, value, logsumexp, grad_query,
+                    grad_key, grad_value, heads, sq, sk, d, dv, scale,
+                    dropout_p, mpcrt::formulas::rankSeed(seed, dropoutRank),
+                    step);
+}
+
 void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                         int64_t a_batch_stride, const void *b,
                         int64_t b_batch_stride, const void *bias, void *c,

@@ -256,6 +256,20 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
                           const void *input, void *gradFilter,
                           const mpcrt_conv2d_shape &shape);
 
+// mpc.attention and its backward (mpcrt_attention*): one warp per row,
+// the scores never written; `step` is the device step counter and `seed`
+// the rank's dropout key.
+void attention(mpcrt_dtype dtype, const void *query, const void *key,
+               const void *value, void *result, void *logsumexp, int64_t heads,
+               int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
+               double dropoutP, uint64_t seed, const int64_t *step);
+void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
+                       const void *key, const void *value,
+                       const void *logsumexp, void *gradQuery, void *gradKey,
+                       void *gradValue, int64_t heads, int64_t sq, int64_t sk,
+                       int64_t d, int64_t dv, double scale, double dropoutP,
+                       uint64_t seed, const int64_t *step);
+
 // Matrix multiplication through cuBLASLt (f32 accumulation, Tensor Cores for
 // f16/bf16; f64 in f64), the algorithm chosen by cuBLASLt's heuristic once
 // per shape and cached.

@@ -88,6 +88,70 @@ func.func @fused_bias_type(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<
 
 // -----
 
+func.func @attention_head(%q: tensor<2x4x8xf16>, %k: tensor<2x6x16xf16>, %v: tensor<2x6x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects query and key of one head size, got 8 and 16}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x16xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_length(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x5x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects key and value of one sequence length, got 6 and 5}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x5x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_leading(%q: tensor<2x4x8xf16>, %k: tensor<3x6x8xf16>, %v: tensor<3x6x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects query, key and value with the same leading dimensions, got [2], [3] and [3]}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<3x6x8xf16>, tensor<3x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_rank(%q: tensor<8xf16>, %k: tensor<8xf16>, %v: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects query, key and value of one rank >= 2, got 'tensor<8xf16>', 'tensor<8xf16>' and 'tensor<8xf16>'}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64} : tensor<8xf16>, tensor<8xf16>, tensor<8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_types(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xbf16>, %v: tensor<2x6x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects query and key of the same element type, got 'f16' and 'bf16'}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xbf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_dropout(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects dropout_p in [0, 1), got 1.0}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64, dropout_p = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects a finite scale, got INF}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 0x7FF0000000000000 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_backward_stats(%g: tensor<2x4x8xf16>, %q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>, %lse: tensor<2x4xf16>) {
+  // expected-error @+1 {{'mpc.attention_backward' op expects logsumexp of type 'tensor<2x4xf32>', got 'tensor<2x4xf16>'}}
+  %dq, %dk, %dv = mpc.attention_backward %g, %q, %k, %v, %g, %lse {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>, tensor<2x4x8xf16>, tensor<2x4xf16>
+  return
+}
+
+// -----
+
 func.func @conv_rank(%x: tensor<2x8x8xf32>, %w: tensor<4x3x3x8xf32>) {
   // expected-error @+1 {{'mpc.conv2d' op expects an NHWC input of rank 4, got 'tensor<2x8x8xf32>'}}
   %0 = mpc.conv2d %x, %w : tensor<2x8x8xf32>, tensor<4x3x3x8xf32>

@@ -87,6 +87,15 @@ func.func @fused_matmul(%x: tensor<8x16x32xf16>, %w: tensor<32x64xf16>, %wt: ten
   return %0, %1, %2 : tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf32>
 }
 
+// CHECK-LABEL: func @attention
+func.func @attention(%q: tensor<8x4x128x64xf16>, %k: tensor<8x4x96x64xf16>, %v: tensor<8x4x96x32xf16>, %g: tensor<8x4x128x32xf16>) -> (tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>) {
+  // CHECK: %[[O:.*]], %[[LSE:.*]] = mpc.attention %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>
+  %o, %lse = mpc.attention %q, %k, %v {scale = 0.125 : f64, dropout_p = 0.1 : f64, seed = 7 : i64} : tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>
+  // CHECK: mpc.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[LSE]] {scale = 1.250000e-01 : f64} : tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>, tensor<8x4x128x32xf16>, tensor<8x4x128xf32>
+  %dq, %dk, %dv = mpc.attention_backward %g, %q, %k, %v, %o, %lse {scale = 0.125 : f64} : tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>, tensor<8x4x128x32xf16>, tensor<8x4x128xf32>
+  return %o, %dq, %dk, %dv : tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>
+}
+
 // CHECK-LABEL: func @convolutions
 func.func @convolutions(%x: tensor<2x16x16x4xf32>, %w: tensor<8x3x3x4xf32>, %t: tensor<8x2x2x4xf32>) -> (tensor<2x8x8x8xf32>, tensor<2x16x16x4xf32>) {
   // CHECK: %[[Y:.*]] = mpc.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<2x16x16x4xf32>, tensor<8x3x3x4xf32>

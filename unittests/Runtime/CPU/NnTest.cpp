@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../AttentionCheck.h"
 #include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -337,6 +338,25 @@ TEST(EmptyInputs, BatchNormAndPointwiseLossesStayFinite) {
   float loss = 123.0f;
   mpcrt_pointwise_loss_f32(0, &x, &x, &loss, 0, 1);
   EXPECT_EQ(loss, 0.0f);
+}
+
+TEST(Nn, AttentionMatchesFloat64) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllAttention(rng, [](mpcrt_dtype dt,
+                                         const mpcrt::test::AttentionCase &c) {
+    return [=](mpcrt::test::AttentionBuffers &b) {
+      mpcrt_attention(dt, b.q.data(), b.k.data(), b.v.data(), b.result.data(),
+                      b.lse.data(), c.heads, c.sq, c.sk, c.d, c.dv, c.scale,
+                      c.p, c.seed, &c.step);
+      mpcrt_attention_backward(
+          dt, b.grad.data(), b.q.data(), b.k.data(), b.v.data(),
+          b.result.data(), b.lse.data(), b.dq.data(), b.dk.data(), b.dv.data(),
+          c.heads, c.sq, c.sk, c.d, c.dv, c.scale, c.p, c.seed, &c.step);
+    };
+  });
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 //===- NnTest.cpp - CUDA convolutions, norms, pooling, data vs the CPU ----===//
 
+#include "../AttentionCheck.h"
 #include "CudaTest.h"
 
 #include <cmath>
@@ -365,6 +366,32 @@ TEST_F(Edges, OverlappingCopiesMoveAsMemmove) {
     copy(dst, src, count * sizeof(int32_t));
     ASSERT_EQ(download(buffer, n), want) << "shift " << shift;
   }
+}
+
+TEST_F(Nn, AttentionMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllAttention(
+      rng, [this](mpcrt_dtype dt, const mpcrt::test::AttentionCase &c) {
+        return [=](mpcrt::test::AttentionBuffers &b) {
+          auto buffer = [&](std::vector<uint8_t> &host) {
+            return deviceBuffer<uint8_t>(host.size());
+          };
+          const int64_t *step = upload(std::vector<int64_t>{c.step});
+          uint8_t *q = upload(b.q), *k = upload(b.k), *v = upload(b.v),
+                  *go = upload(b.grad), *o = buffer(b.result),
+                  *lse = buffer(b.lse), *dq = buffer(b.dq), *dk = buffer(b.dk),
+                  *dv = buffer(b.dv);
+          attention(dt, q, k, v, o, lse, c.heads, c.sq, c.sk, c.d, c.dv,
+                    c.scale, c.p, c.seed, step);
+          attentionBackward(dt, go, q, k, v, lse, dq, dk, dv, c.heads, c.sq,
+                            c.sk, c.d, c.dv, c.scale, c.p, c.seed, step);
+          b.result = download(o, b.result.size());
+          b.lse = download(lse, b.lse.size());
+          b.dq = download(dq, b.dq.size());
+          b.dk = download(dk, b.dk.size());
+          b.dv = download(dv, b.dv.size());
+        };
+      });
 }
 
 } // namespace

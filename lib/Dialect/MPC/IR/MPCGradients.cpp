@@ -265,6 +265,18 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
                                               op.getAxisAttr());
         return success();
       })
+      .Case([&](AttentionOp op) -> LogicalResult {
+        if (gs.size() > 1 && gs[1])
+          return op.emitOpError("has no gradient through its logsumexp");
+        auto back = AttentionBackwardOp::create(
+            b, loc, g, op.getQuery(), op.getKey(), op.getValue(),
+            op.getResult(), op.getLogsumexp(), op.getScaleAttr(),
+            op.getDropoutPAttr(), op.getSeedAttr());
+        out[0] = back.getGradQuery();
+        out[1] = back.getGradKey();
+        out[2] = back.getGradValue();
+        return success();
+      })
       .Case([&](LayerNormOp op) {
         auto back = LayerNormBackwardOp::create(
             b, loc, g, op.getInput(), op.getMean(), op.getRstd(), op.getGamma(),
@@ -388,10 +400,10 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
          RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
-         WhereOp, MatmulOp, FusedMatmulOp, Conv2DOp, ConvTranspose2DOp,
-         ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp,
-         LayerNormOp, BatchNormOp, ReshapeOp, TransposeOp, SliceOp,
-         BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp, MaxPool2DOp,
+         WhereOp, MatmulOp, FusedMatmulOp, AttentionOp, Conv2DOp,
+         ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp,
+         LogSoftmaxOp, LayerNormOp, BatchNormOp, ReshapeOp, TransposeOp,
+         SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp, MaxPool2DOp,
          AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
          BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

@@ -16,6 +16,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::mpc;
 
@@ -382,6 +384,89 @@ LogicalResult FusedMatmulOp::verify() {
   if (bias.getElementType() != out)
     return diag("expects a bias of the result's element type ", out, ", got ",
                 bias.getElementType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// The shapes of attention's query [..., Sq, D], key [..., Sk, D] and value
+/// [..., Sk, Dv], checked; the result [..., Sq, Dv] and log-sum-exp
+/// [..., Sq] types.
+static LogicalResult inferAttention(Value queryValue, Value keyValue,
+                                    Value valueValue, double scale,
+                                    double dropout, const Diag &diag,
+                                    SmallVectorImpl<Type> &results) {
+  auto q = staticTensor(queryValue, "query", diag);
+  auto k = staticTensor(keyValue, "key", diag);
+  auto v = staticTensor(valueValue, "value", diag);
+  if (failed(q) || failed(k) || failed(v) ||
+      failed(checkSameElementType(*q, "query", *k, "key", diag)) ||
+      failed(checkSameElementType(*q, "query", *v, "value", diag)))
+    return failure();
+  if (q->getRank() < 2 || k->getRank() != q->getRank() ||
+      v->getRank() != q->getRank())
+    return diag("expects query, key and value of one rank >= 2, got ", *q, ", ",
+                *k, " and ", *v);
+  ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape(), vs = v->getShape();
+  if (qs.drop_back(2) != ks.drop_back(2) || qs.drop_back(2) != vs.drop_back(2))
+    return diag("expects query, key and value with the same leading "
+                "dimensions, got ",
+                shapeStr(qs.drop_back(2)), ", ", shapeStr(ks.drop_back(2)),
+                " and ", shapeStr(vs.drop_back(2)));
+  if (qs.back() != ks.back())
+    return diag("expects query and key of one head size, got ", qs.back(),
+                " and ", ks.back());
+  if (ks[ks.size() - 2] != vs[vs.size() - 2])
+    return diag("expects key and value of one sequence length, got ",
+                ks[ks.size() - 2], " and ", vs[vs.size() - 2]);
+  if (!std::isfinite(scale))
+    return diag("expects a finite scale, got ", scale);
+  if (!(dropout >= 0 && dropout < 1))
+    return diag("expects dropout_p in [0, 1), got ", dropout);
+  Type element = q->getElementType();
+  SmallVector<int64_t> out(qs);
+  out.back() = vs.back();
+  results.push_back(RankedTensorType::get(out, element));
+  Type stats =
+      element.isF64() ? element : Float32Type::get(element.getContext());
+  results.push_back(RankedTensorType::get(qs.drop_back(), stats));
+  return success();
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  return inferAttention(adaptor.getQuery(), adaptor.getKey(),
+                        adaptor.getValue(),
+                        adaptor.getScale().convertToDouble(),
+                        adaptor.getDropoutP().convertToDouble(), diag, results);
+}
+
+LogicalResult AttentionBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  SmallVector<Type> forward;
+  if (failed(inferAttention(
+          adaptor.getQuery(), adaptor.getKey(), adaptor.getValue(),
+          adaptor.getScale().convertToDouble(),
+          adaptor.getDropoutP().convertToDouble(), diag, forward)))
+    return failure();
+  for (auto [value, name, want] :
+       {std::tuple<Value, const char *, Type>{adaptor.getGrad(), "grad",
+                                              forward[0]},
+        {adaptor.getResult(), "result", forward[0]},
+        {adaptor.getLogsumexp(), "logsumexp", forward[1]}})
+    if (value.getType() != want)
+      return diag("expects ", name, " of type ", want, ", got ",
+                  value.getType());
+  results.push_back(adaptor.getQuery().getType());
+  results.push_back(adaptor.getKey().getType());
+  results.push_back(adaptor.getValue().getType());
   return success();
 }
 

@@ -497,8 +497,13 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
   }
 
   if (compute && !keepsOperandTypes(op))
-    for (OpOperand &operand : op->getOpOperands())
+    for (OpOperand &operand : op->getOpOperands()) {
+      // Attention's log-sum-exp statistics stay f32 (f64).
+      if (auto back = dyn_cast<AttentionBackwardOp>(op);
+          back && operand.get() == back.getLogsumexp())
+        continue;
       operand.set(castTo(operand.get(), compute));
+    }
 
   // Optimizer results follow their parameter and state (low precision at
   // O3); the copy keeps its type.

@@ -1,4 +1,4 @@
-//===- Fuse.cpp - GEMM epilogues ------------------------------------------===//
+//===- Fuse.cpp - GEMM epilogues and attention ----------------------------===//
 //
 // A linear layer written as `matmul` + bias `add` (+ `relu` / tanh `gelu`)
 // becomes one `mpc.fused_matmul`, whose bias and activation run in the
@@ -7,12 +7,20 @@
 // the pre-activation (GELU's gradient does; ReLU's reads the output
 // instead, which is positive exactly where its input is).
 //
+// Scaled dot-product attention, `matmul(q, k^T)` * scale -> `softmax` (->
+// `dropout`) -> `matmul(., v)`, becomes one `mpc.attention` that never
+// writes the scores. Its intermediates must have no other reader, so it
+// fuses forward graphs: before autodiff, which then differentiates the
+// fused op.
+//
 //===----------------------------------------------------------------------===//
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+
+#include <cmath>
 
 namespace mlir::mpc {
 #define GEN_PASS_DEF_FUSEPASS
@@ -79,14 +87,132 @@ Operation *activationOf(Value h) {
   return act;
 }
 
+/// The scale of `scores * c` (or `c * scores`, `scores / c`) with `c` a
+/// splat float constant, and the scaled value's other operand.
+std::optional<std::pair<double, Value>> scaleOf(Operation *op) {
+  if (!isa_and_nonnull<MulOp, DivOp>(op))
+    return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    if (isa<DivOp>(op) && side == 0)
+      continue; // c / scores is not a scaling
+    auto constant = op->getOperand(side).getDefiningOp<ConstantOp>();
+    if (!constant)
+      continue;
+    auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+    if (!dense || !dense.isSplat())
+      continue;
+    double c = dense.getSplatValue<APFloat>().convertToDouble();
+    if (isa<DivOp>(op))
+      c = 1 / c;
+    if (!std::isfinite(c))
+      return std::nullopt;
+    return std::make_pair(c, op->getOperand(1 - side));
+  }
+  return std::nullopt;
+}
+
 struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
 
   void runOnOperation() override {
-    SmallVector<AddOp> adds;
-    getOperation().walk([&](AddOp op) { adds.push_back(op); });
-    for (AddOp add : adds)
-      fuseLinear(add);
+    if (attention) {
+      SmallVector<MatmulOp> products;
+      getOperation().walk([&](MatmulOp op) { products.push_back(op); });
+      for (MatmulOp op : products)
+        fuseAttention(op);
+    }
+    if (epilogues) {
+      SmallVector<AddOp> adds;
+      getOperation().walk([&](AddOp op) { adds.push_back(op); });
+      for (AddOp add : adds)
+        fuseLinear(add);
+    }
+  }
+
+  /// `out = matmul(dropout(softmax(scale * matmul(q, k^T))), v)`, each
+  /// intermediate read once (the dropout's mask never), the softmax over
+  /// the last axis, q, k and v of one rank and leading dimensions.
+  void fuseAttention(MatmulOp out) {
+    if (out.getTransposeA() || out.getTransposeB())
+      return;
+    Value probs = out.getA(), v = out.getB();
+    double dropoutP = 0;
+    int64_t seed = 0;
+    SmallVector<Operation *> parts;
+    auto dropout = probs.getDefiningOp<DropoutOp>();
+    if (dropout) {
+      if (!dropout.getResult().hasOneUse() || !dropout.getMask().use_empty())
+        return;
+      dropoutP = dropout.getP().convertToDouble();
+      seed = static_cast<int64_t>(dropout.getSeed());
+      parts.push_back(dropout);
+      probs = dropout.getInput();
+    }
+    auto softmax = probs.getDefiningOp<SoftmaxOp>();
+    if (!softmax || !softmax->hasOneUse())
+      return;
+    int64_t rank = softmax.getType().getRank();
+    int64_t axis = static_cast<int64_t>(softmax.getAxis());
+    if (axis != -1 && axis != rank - 1)
+      return;
+    parts.push_back(softmax);
+    Value scaled = softmax.getInput();
+    double scale = 1;
+    Operation *scaling = nullptr;
+    if (auto s = scaleOf(scaled.getDefiningOp())) {
+      if (!scaled.hasOneUse())
+        return;
+      scaling = scaled.getDefiningOp();
+      parts.push_back(scaling);
+      scale = s->first;
+      scaled = s->second;
+    }
+    auto scores = scaled.getDefiningOp<MatmulOp>();
+    if (!scores || !scores->hasOneUse() || scores.getTransposeA() ||
+        !scores.getTransposeB())
+      return;
+    parts.push_back(scores);
+    Value q = scores.getA(), k = scores.getB();
+    // One shape for the scores all the way: no broadcast by the scaling.
+    for (Operation *part : parts)
+      if (part->getResult(0).getType() != scores.getType())
+        return;
+    auto qt = typeOf(q), kt = typeOf(k), vt = typeOf(v);
+    if (qt.getRank() != vt.getRank() || kt.getRank() != vt.getRank() ||
+        qt.getShape().drop_back(2) != kt.getShape().drop_back(2) ||
+        qt.getShape().drop_back(2) != vt.getShape().drop_back(2))
+      return;
+    SmallVector<Location> locs{scores.getLoc()};
+    for (Operation *part : llvm::reverse(parts))
+      if (part != scores)
+        locs.push_back(part->getLoc());
+    locs.push_back(out.getLoc());
+    OpBuilder b(out);
+    auto fused = AttentionOp::create(b, FusedLoc::get(&getContext(), locs), q,
+                                     k, v, b.getF64FloatAttr(scale),
+                                     b.getF64FloatAttr(dropoutP),
+                                     b.getI64IntegerAttr(seed));
+    if (Attribute precision = out->getAttr("mpc.precision"))
+      fused->setAttr("mpc.precision", precision);
+    if (remarks)
+      fused.emitRemark() << "fused: mpc.matmul + "
+                         << (scaling ? scaling->getName().getStringRef().str() +
+                                           " + "
+                                     : std::string())
+                         << "mpc.softmax + "
+                         << (dropout ? "mpc.dropout + " : "")
+                         << "mpc.matmul -> mpc.attention";
+    Operation *constant = nullptr;
+    if (scaling)
+      for (Value operand : scaling->getOperands())
+        if (operand.getDefiningOp<ConstantOp>())
+          constant = operand.getDefiningOp();
+    out.getResult().replaceAllUsesWith(fused.getResult());
+    out.erase();
+    for (Operation *part : parts)
+      part->erase();
+    if (constant && constant->use_empty())
+      constant->erase();
   }
 
   void fuseLinear(AddOp add) {

@@ -39,7 +39,8 @@ struct AMPPipelineOptions : public PassPipelineOptions<AMPPipelineOptions> {
       llvm::cl::desc("Add --mpc-data-parallel (gradients summed over ranks)"),
       llvm::cl::init(false)};
   Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Add --mpc-fuse (GEMM epilogues) after the "
+                    llvm::cl::desc("Add --mpc-fuse: attention before "
+                                   "autodiff, GEMM epilogues after the "
                                    "clean-up"),
                     llvm::cl::init(true)};
   Option<bool> gradStats{
@@ -63,7 +64,10 @@ void mlir::mpc::registerMPCPipelines() {
         AMPPipelineOptions o;
         if (failed(o.parseFromString(optionsString)))
           return failure();
+        // Attention fuses in the forward graph, epilogues after the
+        // precision assignment (--mpc-fuse).
         std::string pipeline =
+            std::string(o.fuse ? "mpc-fuse{epilogues=false}," : "") +
             "mpc-autodiff{loss=" + o.loss + " name=" + o.name +
             "},mpc-accumulate-gradients{func=" + o.name +
             " steps=" + std::to_string(o.accumulate) +

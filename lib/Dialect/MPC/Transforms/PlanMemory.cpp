@@ -61,7 +61,7 @@ struct FunctionPlan {
   int64_t arenaBytes = 0, peakLive = 0, ioBytes = 0;
   // Bytes of every intermediate tensor, placed or not at once.
   int64_t bufferBytes = 0;
-  // Fused ops by name and activation ("mpc.fused_matmul relu"): what
+  // Fused ops by name (and activation: "mpc.fused_matmul relu"): what
   // --mpc-fuse left in the function.
   std::map<std::string, int64_t> fused;
   // Bytes of gradients and activations live at the peak, by dtype.
@@ -211,8 +211,11 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
   for (const Buffer &b : buffers)
     if (b.bucket < 0)
       plan.bufferBytes += b.bytes;
-  func.walk([&](FusedMatmulOp op) {
-    ++plan.fused[("mpc.fused_matmul " + op.getActivation()).str()];
+  func.walk([&](Operation *op) {
+    if (auto fused = dyn_cast<FusedMatmulOp>(op))
+      ++plan.fused[("mpc.fused_matmul " + fused.getActivation()).str()];
+    else if (isa<AttentionOp, AttentionBackwardOp>(op))
+      ++plan.fused[op->getName().getStringRef().str()];
   });
   for (int64_t id : bySize) {
     Buffer &b = buffers[id];

@@ -281,6 +281,68 @@ def MPC_FusedMatmulOp : MPC_Op<"fused_matmul", "Lowp", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
+    [Pure, MPC_InferTypeOpAdaptor]> {
+  let summary = "Fused scaled dot-product attention with dropout";
+  let description = [{
+    `dropout(softmax(scale * query @ key^T)) @ value` over the last two
+    dimensions, computed without writing the `[..., Sq, Sk]` scores:
+    `query` is `[..., Sq, D]`, `key` `[..., Sk, D]`, `value` `[..., Sk,
+    Dv]` (the same leading dimensions and element type); the result is
+    `[..., Sq, Dv]`. The scores and the softmax are computed in f32 (f64
+    for f64) and the result rounded once; `logsumexp` (`[..., Sq]`, f32 or
+    f64) is each row's `max + log(sum(exp(score - max)))`, which
+    `mpc.attention_backward` uses to recompute the probabilities.
+
+    With `dropout_p > 0` each probability is kept with probability
+    `1 - dropout_p` and scaled by `1/(1 - dropout_p)`; the keep bits are
+    those `mpc.dropout {p = dropout_p, seed = seed}` draws for a
+    `[..., Sq, Sk]` tensor at the same step (element `i` of the row-major
+    probabilities), so the fused op drops exactly what the unfused graph
+    drops.
+
+    ```mlir
+    %o, %lse = mpc.attention %q, %k, %v {scale = 0.125 : f64, dropout_p = 0.1 : f64, seed = 7 : i64}
+        : tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$query, MPC_FloatTensor:$key,
+                       MPC_FloatTensor:$value, F64Attr:$scale,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$logsumexp);
+  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` "
+      "type($query) `,` type($key) `,` type($value)";
+}
+
+def MPC_AttentionBackwardOp : MPC_Op<"attention_backward", "Lowp",
+    [Pure, MPC_InferTypeOpAdaptor]> {
+  let summary = "Backward of mpc.attention";
+  let description = [{
+    The gradients of `query`, `key` and `value` from the gradient of the
+    forward's result, given the forward's operands, result and
+    `logsumexp` and the same attributes. The probabilities and the
+    dropout mask are recomputed, never read from memory.
+
+    ```mlir
+    %dq, %dk, %dv = mpc.attention_backward %do, %q, %k, %v, %o, %lse {scale = 0.125 : f64}
+        : tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>,
+          tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>, tensor<8x12x128xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$query,
+                       MPC_FloatTensor:$key, MPC_FloatTensor:$value,
+                       MPC_FloatTensor:$result, MPC_FloatTensor:$logsumexp,
+                       F64Attr:$scale,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs MPC_FloatTensor:$grad_query, MPC_FloatTensor:$grad_key,
+                      MPC_FloatTensor:$grad_value);
+  let assemblyFormat = "$grad `,` $query `,` $key `,` $value `,` $result `,` "
+      "$logsumexp attr-dict `:` type($grad) `,` type($query) `,` type($key) "
+      "`,` type($value) `,` type($result) `,` type($logsumexp)";
+}
+
 def MPC_Conv2DOp : MPC_Op<"conv2d", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "2-D convolution, NHWC input, OHWI filter";
   let description = [{

@@ -422,6 +422,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     ```
   }];
   let options = [
+    Option<"epilogues", "epilogues", "bool", /*default=*/"true",
+           "Fuse linear layers' bias and activation into their GEMMs">,
+    Option<"attention", "attention", "bool", /*default=*/"true",
+           "Fuse scaled dot-product attention into mpc.attention">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
   ];

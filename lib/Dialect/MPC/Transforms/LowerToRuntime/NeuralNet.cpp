@@ -129,6 +129,67 @@ LogicalResult dropout(DropoutOp op, Lowering &l) {
   return success();
 }
 
+/// mpcrt_attention's sizes: heads (the leading dimensions), sq, sk, d, dv.
+SmallVector<Value> attentionSizes(Value query, Value key, Value value,
+                                  Lowering &l) {
+  ArrayRef<int64_t> q = tensorType(query).getShape(),
+                    k = tensorType(key).getShape(),
+                    v = tensorType(value).getShape();
+  int64_t heads = 1;
+  for (int64_t n : q.drop_back(2))
+    heads *= n;
+  return {l.i64(heads), l.i64(q[q.size() - 2]), l.i64(k[k.size() - 2]),
+          l.i64(q.back()), l.i64(v.back())};
+}
+
+/// scale, dropout_p, seed and the step counter dropout draws with.
+template <typename Op> SmallVector<Value> attentionParams(Op op, Lowering &l) {
+  return {l.f64(op.getScale().convertToDouble()),
+          l.f64(op.getDropoutP().convertToDouble()),
+          l.i64(static_cast<int64_t>(op.getSeed())),
+          l.offset(l.state, l.symbols.stepOffset)};
+}
+
+LogicalResult attention(AttentionOp op, Lowering &l) {
+  Value out = l.result(op, 0), lse = l.result(op, 1);
+  if (!out || !lse)
+    return failure();
+  SmallVector<Value> args{
+      l.i32(dtypeCode(tensorType(op.getQuery()).getElementType())),
+      l.ptr(op.getQuery()),
+      l.ptr(op.getKey()),
+      l.ptr(op.getValue()),
+      out,
+      lse};
+  llvm::append_range(
+      args, attentionSizes(op.getQuery(), op.getKey(), op.getValue(), l));
+  llvm::append_range(args, attentionParams(op, l));
+  l.call("mpcrt_attention", args);
+  return success();
+}
+
+LogicalResult attentionBackward(AttentionBackwardOp op, Lowering &l) {
+  Value dq = l.result(op, 0), dk = l.result(op, 1), dv = l.result(op, 2);
+  if (!dq || !dk || !dv)
+    return failure();
+  SmallVector<Value> args{
+      l.i32(dtypeCode(tensorType(op.getQuery()).getElementType())),
+      l.ptr(op.getGrad()),
+      l.ptr(op.getQuery()),
+      l.ptr(op.getKey()),
+      l.ptr(op.getValue()),
+      l.ptr(op.getResult()),
+      l.ptr(op.getLogsumexp()),
+      dq,
+      dk,
+      dv};
+  llvm::append_range(
+      args, attentionSizes(op.getQuery(), op.getKey(), op.getValue(), l));
+  llvm::append_range(args, attentionParams(op, l));
+  l.call("mpcrt_attention_backward", args);
+  return success();
+}
+
 LogicalResult dropoutBackward(DropoutBackwardOp op, Lowering &l) {
   Value out = l.result(op, 0);
   if (!out)
@@ -245,6 +306,8 @@ std::optional<LogicalResult> lowering::lowerNeuralNet(Operation *op,
       .Case([&](EmbeddingOp op) { return embedding(op, l); })
       .Case([&](EmbeddingBackwardOp op) { return embeddingBackward(op, l); })
       .Case([&](DropoutOp op) { return dropout(op, l); })
+      .Case([&](AttentionOp op) { return attention(op, l); })
+      .Case([&](AttentionBackwardOp op) { return attentionBackward(op, l); })
       .Case([&](DropoutBackwardOp op) { return dropoutBackward(op, l); })
       .Case([&](CrossEntropyOp op) { return crossEntropy(op, false, l); })
       .Case([&](AccuracyOp op) { return accuracy(op, l); })

@@ -1,0 +1,90 @@
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false" | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="attention=false" | FileCheck %s --check-prefix=OFF
+
+// BERT's attention: scores, scale, softmax, dropout, weighted values; the
+// scale's constant goes with them.
+// CHECK-LABEL: func @bert
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = mpc.attention %arg0, %arg1, %arg2 {dropout_p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 102 : i64} : tensor<8x4x128x64xf32>, tensor<8x4x128x64xf32>, tensor<8x4x128x64xf32>
+// CHECK-NEXT: return %[[O]]
+// REMARK: remark: fused: mpc.matmul + mpc.mul + mpc.softmax + mpc.dropout + mpc.matmul -> mpc.attention
+// OFF-LABEL: func @bert
+// OFF-NOT: mpc.attention
+func.func @bert(%q: tensor<8x4x128x64xf32>, %k: tensor<8x4x128x64xf32>, %v: tensor<8x4x128x64xf32>) -> tensor<8x4x128x64xf32> {
+  %c = mpc.constant dense<0.125> : tensor<f32>
+  %s = mpc.matmul %q, %k {transpose_b} : tensor<8x4x128x64xf32>, tensor<8x4x128x64xf32>
+  %t = mpc.mul %s, %c : tensor<8x4x128x128xf32>, tensor<f32>
+  %p = mpc.softmax %t : tensor<8x4x128x128xf32>
+  %pd, %mask = mpc.dropout %p {p = 0.1, seed = 102} : tensor<8x4x128x128xf32>
+  %o = mpc.matmul %pd, %v : tensor<8x4x128x128xf32>, tensor<8x4x128x64xf32>
+  return %o : tensor<8x4x128x64xf32>
+}
+
+// -----
+
+// No scale, no dropout; sq != sk, d != dv, f16.
+// CHECK-LABEL: func @plain
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = mpc.attention %arg0, %arg1, %arg2 {scale = 1.000000e+00 : f64} : tensor<2x16x8xf16>, tensor<2x24x8xf16>, tensor<2x24x4xf16>
+// CHECK-NEXT: return %[[O]]
+// REMARK: remark: fused: mpc.matmul + mpc.softmax + mpc.matmul -> mpc.attention
+func.func @plain(%q: tensor<2x16x8xf16>, %k: tensor<2x24x8xf16>, %v: tensor<2x24x4xf16>) -> tensor<2x16x4xf16> {
+  %s = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf16>, tensor<2x24x8xf16>
+  %p = mpc.softmax %s {axis = 2} : tensor<2x16x24xf16>
+  %o = mpc.matmul %p, %v : tensor<2x16x24xf16>, tensor<2x24x4xf16>
+  return %o : tensor<2x16x4xf16>
+}
+
+// -----
+
+// A division by a constant on the left-hand side is a scale of 1/c.
+// CHECK-LABEL: func @divided
+// CHECK-NEXT: mpc.attention %arg0, %arg1, %arg2 {scale = 2.500000e-01 : f64}
+// REMARK: remark: fused: mpc.matmul + mpc.div + mpc.softmax + mpc.matmul -> mpc.attention
+func.func @divided(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: tensor<2x24x4xf32>) -> tensor<2x16x4xf32> {
+  %c = mpc.constant dense<4.0> : tensor<f32>
+  %s = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x24x8xf32>
+  %t = mpc.div %s, %c : tensor<2x16x24xf32>, tensor<f32>
+  %p = mpc.softmax %t : tensor<2x16x24xf32>
+  %o = mpc.matmul %p, %v : tensor<2x16x24xf32>, tensor<2x24x4xf32>
+  return %o : tensor<2x16x4xf32>
+}
+
+// -----
+
+// What must not fuse: a mask between the scale and the softmax, a softmax
+// over another axis, scores read elsewhere (a training graph's backward
+// reads them), a dropout mask in use, a scale that is not a constant,
+// constant / scores, key not transposed in the product.
+// CHECK-LABEL: func @no_fusion
+// CHECK-NOT: mpc.attention
+// REMARK-NOT: remark
+func.func @no_fusion(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x8xf32>, %keep: tensor<2x16x16xi1>, %x: tensor<f32>, %kt: tensor<2x8x16xf32>) -> (tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x16xf32>, tensor<2x16x8xf32>, tensor<2x16x16xi1>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) {
+  %ninf = mpc.constant dense<-1.0e9> : tensor<f32>
+  %c = mpc.constant dense<0.5> : tensor<f32>
+  %s0 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x16x8xf32>
+  %m0 = mpc.where %keep, %s0, %ninf : tensor<2x16x16xi1>, tensor<2x16x16xf32>, tensor<f32>
+  %p0 = mpc.softmax %m0 : tensor<2x16x16xf32>
+  %o0 = mpc.matmul %p0, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
+  %s1 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x16x8xf32>
+  %p1 = mpc.softmax %s1 {axis = 1} : tensor<2x16x16xf32>
+  %o1 = mpc.matmul %p1, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
+  %s2 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x16x8xf32>
+  %p2 = mpc.softmax %s2 : tensor<2x16x16xf32>
+  %o2 = mpc.matmul %p2, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
+  %s3 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x16x8xf32>
+  %p3 = mpc.softmax %s3 : tensor<2x16x16xf32>
+  %d3, %mask3 = mpc.dropout %p3 {p = 0.1, seed = 1} : tensor<2x16x16xf32>
+  %o3 = mpc.matmul %d3, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
+  %s4 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x16x8xf32>
+  %t4 = mpc.mul %s4, %x : tensor<2x16x16xf32>, tensor<f32>
+  %p4 = mpc.softmax %t4 : tensor<2x16x16xf32>
+  %o4 = mpc.matmul %p4, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
+  %s5 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x16x8xf32>
+  %t5 = mpc.div %c, %s5 : tensor<f32>, tensor<2x16x16xf32>
+  %p5 = mpc.softmax %t5 : tensor<2x16x16xf32>
+  %o5 = mpc.matmul %p5, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
+  %s6 = mpc.matmul %q, %kt : tensor<2x16x8xf32>, tensor<2x8x16xf32>
+  %p6 = mpc.softmax %s6 : tensor<2x16x16xf32>
+  %o6 = mpc.matmul %p6, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
+  return %o0, %o1, %o2, %s2, %o3, %mask3, %o4, %o5, %o6 : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x16xf32>, tensor<2x16x8xf32>, tensor<2x16x16xi1>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>
+}

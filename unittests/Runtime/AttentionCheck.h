@@ -1,0 +1,151 @@
+//===- AttentionCheck.h - mpcrt_attention against float64 -------*- C++ -*-===//
+//
+// One check for every backend: fresh random query, key, value and output
+// gradient, exact in their storage type; the backend's forward (result,
+// log-sum-exp) and backward (three gradients) against a float64 reference
+// written here from the definition (scores, softmax, the dropout bits of
+// mpcrt_philox4x32, the chain rule through each), with the same bits
+// dropped. Bound, per tensor, in the max norm: the result's rounding (u of
+// its type) plus the f32 (f64) computation, whose error grows with the
+// lengths of the sums (d and sk terms, each product and exp relative u):
+// |got - ref| <= (u_out + 4 (d + sk + 8) u_acc) max |ref|.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_UNITTESTS_RUNTIME_ATTENTIONCHECK_H
+#define MPC_UNITTESTS_RUNTIME_ATTENTIONCHECK_H
+
+#include "FusedMatmulCheck.h"
+
+#include <algorithm>
+
+namespace mpcrt::test {
+
+struct AttentionCase {
+  int64_t heads, sq, sk, d, dv;
+  double scale, p;
+  uint64_t seed;
+  int64_t step;
+};
+
+/// Host buffers the backend reads and writes: q, k, v, dO in; result,
+/// logsumexp, dq, dk, dv out (sized by the check).
+struct AttentionBuffers {
+  std::vector<uint8_t> q, k, v, grad, result, lse, dq, dk, dv;
+};
+
+using AttentionRun = std::function<void(AttentionBuffers &)>;
+
+inline bool referenceKeeps(const AttentionCase &c, int64_t index) {
+  uint64_t q = static_cast<uint64_t>(index) / 4;
+  uint32_t counter[4] = {static_cast<uint32_t>(q),
+                         static_cast<uint32_t>(c.step),
+                         static_cast<uint32_t>(uint64_t(c.step) >> 32),
+                         static_cast<uint32_t>(q >> 32)};
+  uint32_t key[2] = {static_cast<uint32_t>(c.seed),
+                     static_cast<uint32_t>(c.seed >> 32)};
+  uint32_t words[4];
+  mpcrt_philox4x32(counter, key, words);
+  return words[index % 4] >= c.p * 4294967296.0;
+}
+
+inline void expectClose(const char *what, mpcrt_dtype d,
+                        const std::vector<uint8_t> &bytes,
+                        const std::vector<double> &want, double uOut,
+                        double slack) {
+  std::vector<double> got(want.size());
+  mpcrt_cast(d, bytes.data(), MPCRT_F64, got.data(), got.size());
+  double scale = 0;
+  for (double w : want)
+    scale = std::max(scale, std::fabs(w));
+  double bound = (uOut + slack) * scale;
+  for (size_t n = 0; n < want.size(); ++n)
+    ASSERT_LE(std::fabs(got[n] - want[n]), bound)
+        << what << " element " << n << " (dtype " << d << ")";
+}
+
+inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
+                           std::mt19937 &rng, const AttentionRun &run) {
+  std::vector<double> q, k, v, go;
+  AttentionBuffers b;
+  b.q = randomOf(dt, c.heads * c.sq * c.d, rng, q);
+  b.k = randomOf(dt, c.heads * c.sk * c.d, rng, k);
+  b.v = randomOf(dt, c.heads * c.sk * c.dv, rng, v);
+  b.grad = randomOf(dt, c.heads * c.sq * c.dv, rng, go);
+  mpcrt_dtype stats = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+  b.result.resize(go.size() * elementBytes(dt));
+  b.lse.resize(c.heads * c.sq * elementBytes(stats));
+  b.dq.resize(q.size() * elementBytes(dt));
+  b.dk.resize(k.size() * elementBytes(dt));
+  b.dv.resize(v.size() * elementBytes(dt));
+  run(b);
+
+  std::vector<double> o(go.size()), lse(c.heads * c.sq), dq(q.size(), 0),
+      dk(k.size(), 0), dv(v.size(), 0), p(c.sk), z(c.sk), dp(c.sk);
+  for (int64_t h = 0; h < c.heads; ++h)
+    for (int64_t i = 0; i < c.sq; ++i) {
+      int64_t r = h * c.sq + i;
+      double max = -INFINITY;
+      for (int64_t j = 0; j < c.sk; ++j) {
+        double s = 0;
+        for (int64_t e = 0; e < c.d; ++e)
+          s += q[r * c.d + e] * k[(h * c.sk + j) * c.d + e];
+        p[j] = c.scale * s;
+        max = std::max(max, p[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < c.sk; ++j)
+        sum += std::exp(p[j] - max);
+      lse[r] = max + std::log(sum);
+      double rowDot = 0;
+      for (int64_t j = 0; j < c.sk; ++j) {
+        p[j] = std::exp(p[j] - lse[r]);
+        z[j] = c.p == 0 || referenceKeeps(c, r * c.sk + j) ? 1 / (1 - c.p) : 0;
+        double dpd = 0;
+        for (int64_t e = 0; e < c.dv; ++e) {
+          double ve = v[(h * c.sk + j) * c.dv + e];
+          o[r * c.dv + e] += p[j] * z[j] * ve;
+          dpd += go[r * c.dv + e] * ve;
+          dv[(h * c.sk + j) * c.dv + e] += p[j] * z[j] * go[r * c.dv + e];
+        }
+        dp[j] = dpd * z[j];
+        rowDot += p[j] * dp[j];
+      }
+      for (int64_t j = 0; j < c.sk; ++j) {
+        double ds = c.scale * p[j] * (dp[j] - rowDot);
+        for (int64_t e = 0; e < c.d; ++e) {
+          dq[r * c.d + e] += ds * k[(h * c.sk + j) * c.d + e];
+          dk[(h * c.sk + j) * c.d + e] += ds * q[r * c.d + e];
+        }
+      }
+    }
+  double uAcc = dt == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
+  double slack = 4 * (c.d + c.sk + 8) * uAcc, uOut = unitRoundoff(dt);
+  expectClose("result", dt, b.result, o, uOut, slack);
+  expectClose("logsumexp", stats, b.lse, lse, 0, slack);
+  expectClose("grad_query", dt, b.dq, dq, uOut, slack);
+  expectClose("grad_key", dt, b.dk, dk, uOut, slack);
+  expectClose("grad_value", dt, b.dv, dv, uOut, slack);
+}
+
+/// Every type, with and without dropout, several shapes (sq != sk, d != dv,
+/// head sizes beyond one warp's 32).
+inline void checkAllAttention(
+    std::mt19937 &rng,
+    const std::function<AttentionRun(mpcrt_dtype, const AttentionCase &)>
+        &backend) {
+  const AttentionCase cases[] = {
+      {3, 16, 16, 8, 8, 0.35, 0, 0, 0},
+      {2, 7, 19, 40, 24, 0.15, 0.3, 0x1234567890ull, 5},
+      {1, 33, 9, 72, 72, 0.12, 0.1, 42, 1ll << 33}};
+  for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
+    for (const AttentionCase &c : cases) {
+      checkAttention(dt, c, rng, backend(dt, c));
+      if (::testing::Test::HasFatalFailure())
+        return;
+    }
+}
+
+} // namespace mpcrt::test
+
+#endif // MPC_UNITTESTS_RUNTIME_ATTENTIONCHECK_H
