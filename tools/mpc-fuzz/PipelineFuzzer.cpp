@@ -1,4 +1,5 @@
-//===- PipelineFuzzer.cpp - libFuzzer over parse -> AMP -> lowering --------===//
+//===- PipelineFuzzer.cpp - libFuzzer over parse -> AMP -> lowering
+//--------===//
 //
 // Each input is a graph in the textual IR. It is parsed, verified, run
 // through the mpc passes a compiled step goes through (graph checks,
@@ -70,8 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   PassManager pm(&ctx);
   if (failed(parsePassPipeline(
-          "builtin.module(mpc-verify-graph,mpc-assign-precision{level=O2 "
-          "alignment-remarks=false},canonicalize,cse,mpc-plan-memory,"
+          "builtin.module(mpc-verify-graph,mpc-fuse{epilogues=false},"
+          "mpc-assign-precision{level=O2 alignment-remarks=false},"
+          "canonicalize,cse,mpc-fuse,mpc-plan-memory,"
           "mpc-lower-to-runtime{entry=" +
               entry + "})",
           pm)))

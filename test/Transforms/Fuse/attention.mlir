@@ -51,6 +51,28 @@ func.func @divided(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: tensor<2x
 
 // -----
 
+// As ONNX exports it: k^T made by a transpose (the head split's, composed
+// with the swap), the scale a division by pow(8, 0.5). The transpose that
+// makes k replaces it.
+// CHECK-LABEL: func @onnx
+// CHECK-NEXT: %[[K:.*]] = mpc.transpose %arg1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<4x8x2x8xf32>
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = mpc.attention %arg0, %[[K]], %arg2 {scale = 0.35355339059327373 : f64} : tensor<4x2x8x8xf32>, tensor<4x2x8x8xf32>, tensor<4x2x8x8xf32>
+// CHECK-NEXT: return %[[O]]
+// REMARK: remark: fused: mpc.matmul + mpc.div + mpc.softmax + mpc.matmul -> mpc.attention
+func.func @onnx(%q: tensor<4x2x8x8xf32>, %k: tensor<4x8x2x8xf32>, %v: tensor<4x2x8x8xf32>) -> tensor<4x2x8x8xf32> {
+  %kt = mpc.transpose %k {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x8x2x8xf32>
+  %s = mpc.matmul %q, %kt : tensor<4x2x8x8xf32>, tensor<4x2x8x8xf32>
+  %c8 = mpc.constant dense<8.0> : tensor<f32>
+  %half = mpc.constant dense<0.5> : tensor<f32>
+  %d = mpc.pow %c8, %half : tensor<f32>, tensor<f32>
+  %t = mpc.div %s, %d : tensor<4x2x8x8xf32>, tensor<f32>
+  %p = mpc.softmax %t : tensor<4x2x8x8xf32>
+  %o = mpc.matmul %p, %v : tensor<4x2x8x8xf32>, tensor<4x2x8x8xf32>
+  return %o : tensor<4x2x8x8xf32>
+}
+
+// -----
+
 // What must not fuse: a mask between the scale and the softmax, a softmax
 // over another axis, scores read elsewhere (a training graph's backward
 // reads them), a dropout mask in use, a scale that is not a constant,

@@ -87,28 +87,80 @@ Operation *activationOf(Value h) {
   return act;
 }
 
+/// The value of a scalar computed from splat float constants (an imported
+/// graph's 1/sqrt(d) is `div(scores, pow(8, 0.5))`), or nothing.
+std::optional<double> constantValue(Value v, int depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 4)
+    return std::nullopt;
+  if (auto constant = dyn_cast<ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+    if (!dense || !dense.isSplat())
+      return std::nullopt;
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  }
+  if (def->getNumOperands() == 1 && isa<SqrtOp, RsqrtOp, NegOp>(def)) {
+    std::optional<double> x = constantValue(def->getOperand(0), depth + 1);
+    if (!x)
+      return std::nullopt;
+    return isa<SqrtOp>(def)    ? std::sqrt(*x)
+           : isa<RsqrtOp>(def) ? 1 / std::sqrt(*x)
+                               : -*x;
+  }
+  if (!isa<MulOp, DivOp, PowOp, AddOp, SubOp>(def))
+    return std::nullopt;
+  std::optional<double> a = constantValue(def->getOperand(0), depth + 1),
+                        b = constantValue(def->getOperand(1), depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  return isa<MulOp>(def)   ? *a * *b
+         : isa<DivOp>(def) ? *a / *b
+         : isa<PowOp>(def) ? std::pow(*a, *b)
+         : isa<AddOp>(def) ? *a + *b
+                           : *a - *b;
+}
+
 /// The scale of `scores * c` (or `c * scores`, `scores / c`) with `c` a
-/// splat float constant, and the scaled value's other operand.
+/// scalar of constants, and the scaled value's other operand.
 std::optional<std::pair<double, Value>> scaleOf(Operation *op) {
   if (!isa_and_nonnull<MulOp, DivOp>(op))
     return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     if (isa<DivOp>(op) && side == 0)
       continue; // c / scores is not a scaling
-    auto constant = op->getOperand(side).getDefiningOp<ConstantOp>();
-    if (!constant)
+    Value operand = op->getOperand(side);
+    if (typeOf(operand).getNumElements() != 1)
       continue;
-    auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-    if (!dense || !dense.isSplat())
+    std::optional<double> c = constantValue(operand);
+    if (!c)
       continue;
-    double c = dense.getSplatValue<APFloat>().convertToDouble();
-    if (isa<DivOp>(op))
-      c = 1 / c;
-    if (!std::isfinite(c))
+    double scale = isa<DivOp>(op) ? 1 / *c : *c;
+    if (!std::isfinite(scale))
       return std::nullopt;
-    return std::make_pair(c, op->getOperand(1 - side));
+    return std::make_pair(scale, op->getOperand(1 - side));
   }
   return std::nullopt;
+}
+
+/// `k` such that `kt` is k with its last two dimensions swapped, made by
+/// composing a transpose that produces `kt` (read only by the product),
+/// or nothing.
+Value untransposed(OpBuilder &b, Value kt) {
+  auto transpose = kt.getDefiningOp<TransposeOp>();
+  if (!transpose || !transpose->hasOneUse())
+    return Value();
+  SmallVector<int64_t> perm(transpose.getPermutation());
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  Value input = transpose.getInput();
+  auto inputType = typeOf(input);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(inputType.getDimSize(p));
+  b.setInsertionPoint(transpose);
+  return TransposeOp::create(
+      b, transpose.getLoc(),
+      RankedTensorType::get(shape, inputType.getElementType()), input,
+      b.getDenseI64ArrayAttr(perm));
 }
 
 struct FusePass : public mpc::impl::FusePassBase<FusePass> {
@@ -168,10 +220,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       scaled = s->second;
     }
     auto scores = scaled.getDefiningOp<MatmulOp>();
-    if (!scores || !scores->hasOneUse() || scores.getTransposeA() ||
-        !scores.getTransposeB())
+    if (!scores || !scores->hasOneUse() || scores.getTransposeA())
       return;
-    parts.push_back(scores);
     Value q = scores.getA(), k = scores.getB();
     // One shape for the scores all the way: no broadcast by the scaling.
     for (Operation *part : parts)
@@ -182,6 +232,17 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         qt.getShape().drop_back(2) != kt.getShape().drop_back(2) ||
         qt.getShape().drop_back(2) != vt.getShape().drop_back(2))
       return;
+    // q k^T with k^T made by a transpose (as ONNX exports it): the
+    // transpose that makes k instead.
+    Operation *keyTranspose = nullptr;
+    if (!scores.getTransposeB()) {
+      if (!k.getDefiningOp<TransposeOp>() || !k.hasOneUse())
+        return;
+      keyTranspose = k.getDefiningOp();
+      OpBuilder kb(keyTranspose);
+      k = untransposed(kb, k);
+    }
+    parts.push_back(scores);
     SmallVector<Location> locs{scores.getLoc()};
     for (Operation *part : llvm::reverse(parts))
       if (part != scores)
@@ -202,17 +263,30 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                          << "mpc.softmax + "
                          << (dropout ? "mpc.dropout + " : "")
                          << "mpc.matmul -> mpc.attention";
-    Operation *constant = nullptr;
+    SmallVector<Value> scaleOperands; // the constant side
     if (scaling)
       for (Value operand : scaling->getOperands())
-        if (operand.getDefiningOp<ConstantOp>())
-          constant = operand.getDefiningOp();
+        if (constantValue(operand))
+          scaleOperands.push_back(operand);
     out.getResult().replaceAllUsesWith(fused.getResult());
     out.erase();
     for (Operation *part : parts)
       part->erase();
-    if (constant && constant->use_empty())
-      constant->erase();
+    if (keyTranspose)
+      keyTranspose->erase();
+    // The scale's constants (and the arithmetic on them) go if unread.
+    for (Value operand : scaleOperands)
+      eraseDeadConstant(operand);
+  }
+
+  static void eraseDeadConstant(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !def->use_empty() || !constantValue(v))
+      return;
+    SmallVector<Value> operands(def->getOperands());
+    def->erase();
+    for (Value operand : operands)
+      eraseDeadConstant(operand);
   }
 
   void fuseLinear(AddOp add) {
