@@ -1,7 +1,8 @@
 // The data-movement family: every layout change is one strided copy
 // (input offset and strides in elements, output dense over the result
-// shape) or scatter; reshape copies into its own planned buffer; constants
-// become read-only globals.
+// shape) or scatter; a reshape is a view of its operand's buffer (no call),
+// except of an argument, which it copies into its own planned buffer;
+// constants become read-only globals.
 // RUN: mpc-opt %s -split-input-file --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
 
 // Transpose (0, 2, 1) of 2x4x8 reads strides (32, 1, 8) over 2x8x4.
@@ -55,4 +56,19 @@ func.func @constants() -> (tensor<3xf16>, tensor<2xi1>) {
   %0 = mpc.constant dense<0.5> : tensor<3xf16>
   %1 = mpc.constant dense<[true, false]> : tensor<2xi1>
   return %0, %1 : tensor<3xf16>, tensor<2xi1>
+}
+
+// -----
+
+// The reshape of the product is a view: the exp reads the product's buffer,
+// and nothing is copied.
+// CHECK-LABEL: func.func @view(
+// CHECK: call @mpcrt_matmul_f32(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[P:[^,]*]],
+// CHECK-NOT: mpcrt_copy
+// CHECK: call @mpcrt_unary_f32(%c1_i32{{(_[0-9]+)?}}, %[[P]], %[[P]], %c64_i64{{(_[0-9]+)?}})
+func.func @view(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<64xf32> {
+  %0 = mpc.matmul %x, %w : tensor<8x8xf32>, tensor<8x8xf32>
+  %1 = mpc.reshape %0 : tensor<8x8xf32> -> tensor<64xf32>
+  %2 = mpc.exp %1 : tensor<64xf32>
+  return %2 : tensor<64xf32>
 }

@@ -5,12 +5,27 @@
 // RUN: mpc-opt %s -split-input-file --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
 
 // CHECK-LABEL: func.func @matmul(
-// Batch 8 of [16 x 32] x [32 x 24]: A strides 512 elements per batch, the
-// rank-2 B is shared (stride 0); m = 16, n = 24, k = 32, B transposed.
-// CHECK: call @mpcrt_matmul_f16(%{{.*}}, %c512_i64{{(_[0-9]+)?}}, %{{.*}}, %c0_i64{{(_[0-9]+)?}}, %arg0, %c8_i64{{(_[0-9]+)?}}, %c16_i64{{(_[0-9]+)?}}, %c24_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+// Batch 8 of [16 x 32] x [32 x 24] against one B (a linear layer): one
+// product of 128 rows, no batch strides; m = 128, n = 24, k = 32, B
+// transposed.
+// CHECK: call @mpcrt_matmul_f16(%{{.*}}, %c0_i64{{(_[0-9]+)?}}, %{{.*}}, %c0_i64{{(_[0-9]+)?}}, %arg0, %c1_i64{{(_[0-9]+)?}}, %c128_i64{{(_[0-9]+)?}}, %c24_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
 func.func @matmul(%a: tensor<8x16x32xf16>, %b: tensor<24x32xf16>) -> tensor<8x16x24xf16> {
   %0 = mpc.matmul %a, %b {transpose_b} : tensor<8x16x32xf16>, tensor<24x32xf16>
   return %0 : tensor<8x16x24xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_batched(
+// Both batched: A strides 512 elements per batch, B 768; batch 8, m = 16,
+// n = 24, k = 32. A transposed against one B: the batches stay (their rows
+// are not contiguous), B's stride 0.
+// CHECK: call @mpcrt_matmul_f16(%{{.*}}, %c512_i64{{(_[0-9]+)?}}, %{{.*}}, %c768_i64{{(_[0-9]+)?}}, %{{.*}}, %c8_i64{{(_[0-9]+)?}}, %c16_i64{{(_[0-9]+)?}}, %c24_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_matmul_f16(%{{.*}}, %c512_i64{{(_[0-9]+)?}}, %{{.*}}, %c0_i64{{(_[0-9]+)?}}, %{{.*}}, %c8_i64{{(_[0-9]+)?}}, %c16_i64{{(_[0-9]+)?}}, %c24_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
+func.func @matmul_batched(%a: tensor<8x16x32xf16>, %b: tensor<8x32x24xf16>, %at: tensor<8x32x16xf16>, %w: tensor<32x24xf16>) -> (tensor<8x16x24xf16>, tensor<8x16x24xf16>) {
+  %0 = mpc.matmul %a, %b : tensor<8x16x32xf16>, tensor<8x32x24xf16>
+  %1 = mpc.matmul %at, %w {transpose_a} : tensor<8x32x16xf16>, tensor<32x24xf16>
+  return %0, %1 : tensor<8x16x24xf16>, tensor<8x16x24xf16>
 }
 
 // -----

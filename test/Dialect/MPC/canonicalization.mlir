@@ -1,4 +1,5 @@
 // RUN: mpc-opt %s -split-input-file -canonicalize | FileCheck %s
+// RUN: mpc-opt %s -split-input-file -canonicalize -cse | FileCheck %s --check-prefix=CSE
 
 // CHECK-LABEL: func @identity_cast
 // CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
@@ -134,6 +135,26 @@ func.func @cast_below_reduce_max(%x: tensor<4x8xf16>) -> tensor<4xf32> {
   %0 = mpc.cast %x : tensor<4x8xf16> -> tensor<4x8xf32>
   %1 = mpc.reduce_max %0 {dims = array<i64: 1>} : tensor<4x8xf32>
   return %1 : tensor<4xf32>
+}
+
+// -----
+
+// A cast after a reshape moves before it: with -cse it then meets the other
+// cast of the same value (a linear layer's output gradient, cast for both
+// of its products), and one cast is left.
+// CHECK-LABEL: func @cast_above_reshape
+// CHECK: mpc.cast %arg0 : tensor<8x16xf32> -> tensor<8x16xf16>
+// CHECK-NEXT: %[[C:.*]] = mpc.cast %arg0 : tensor<8x16xf32> -> tensor<8x16xf16>
+// CHECK-NEXT: mpc.reshape %[[C]] : tensor<8x16xf16> -> tensor<128xf16>
+// CSE-LABEL: func @cast_above_reshape
+// CSE-NEXT: %[[C:.*]] = mpc.cast %arg0
+// CSE-NEXT: %[[R:.*]] = mpc.reshape %[[C]]
+// CSE-NEXT: return %[[C]], %[[R]]
+func.func @cast_above_reshape(%g: tensor<8x16xf32>) -> (tensor<8x16xf16>, tensor<128xf16>) {
+  %0 = mpc.cast %g : tensor<8x16xf32> -> tensor<8x16xf16>
+  %1 = mpc.reshape %g : tensor<8x16xf32> -> tensor<128xf32>
+  %2 = mpc.cast %1 : tensor<128xf32> -> tensor<128xf16>
+  return %0, %2 : tensor<8x16xf16>, tensor<128xf16>
 }
 
 // -----

@@ -386,10 +386,14 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
 
 // -----
 
-// matmul_batch_broadcast
+// matmul_batch_broadcast: the weight's gradient is one product over all
+// 2 x 3 rows (the batch folded into the contraction), not a product per
+// batch summed after.
 // CHECK-LABEL: func.func @train_step(
-// CHECK: %[[DB:.*]] = mpc.matmul %p_a, %{{.*}} {transpose_a} : tensor<2x3x4xf64>, tensor<2x3x5xf64>
-// CHECK: mpc.reduce_sum %[[DB]] {dims = array<i64: 0>} : tensor<2x4x5xf64>
+// CHECK-DAG: %[[A2:.*]] = mpc.reshape %p_a : tensor<2x3x4xf64> -> tensor<6x4xf64>
+// CHECK-DAG: %[[G2:.*]] = mpc.reshape %{{.*}} : tensor<2x3x5xf64> -> tensor<6x5xf64>
+// CHECK: mpc.matmul %[[A2]], %[[G2]] {transpose_a} : tensor<6x4xf64>, tensor<6x5xf64>
+// CHECK-NOT: tensor<2x4x5xf64>
 ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = -1.0, high = 1.0>) : tensor<2x3x4xf64>
 ml_program.global private mutable @p_b(#mpc.init<uniform, seed = 2, low = -1.0, high = 1.0>) : tensor<4x5xf64>
 ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<2x3x5xf64>

@@ -49,3 +49,19 @@ func.func @twice(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf
   %t = mpc.all_reduce %s {bucket = 2} : tensor<4xf32>
   return %r#0, %r#1, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A reshape is a view of its operand's buffer, except where an all-reduce
+// sums it in place: then it has a buffer of its own (the product, read
+// after the sum, keeps its values).
+// CHECK-LABEL: func.func @reshape_summed
+// CHECK: mpc.neg {{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.reshape {{.*}} {mpc.offsets = array<i64: 256>}
+// CHECK: mpc.all_reduce {{.*}} {bucket = 0 : i64, mpc.offsets = array<i64: 256>}
+func.func @reshape_summed(%a: tensor<2x2xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) {
+  %x = mpc.neg %a : tensor<2x2xf32>
+  %v = mpc.reshape %x : tensor<2x2xf32> -> tensor<4xf32>
+  %r = mpc.all_reduce %v {bucket = 0} : tensor<4xf32>
+  return %r, %x : tensor<4xf32>, tensor<2x2xf32>
+}

@@ -51,3 +51,26 @@ func.func @outside(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = mpc.add %x, %b : tensor<8xf32>, tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// A reshape is a view: its result shares its operand's buffer (the same
+// offset), and the buffer lives as long as either; an elementwise op after
+// it writes in place only into a buffer that both have finished with. A
+// reshape of a function argument (outside the arena) gets its own buffer.
+// CHECK-LABEL: func @reshape_view
+// CHECK-SAME: attributes {mpc.arena_bytes = 49152 : i64}
+// CHECK: %[[A:.*]] = mpc.matmul {{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK: %[[V:.*]] = mpc.reshape %[[A]] {mpc.offsets = array<i64: 0>}
+// The relu reads the matmul's result, which the view keeps alive: no in place.
+// CHECK: mpc.relu %[[A]] {mpc.offsets = array<i64: 16384>}
+// CHECK: mpc.exp %[[V]] {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.reshape %arg0 {mpc.offsets = array<i64: 32768>}
+func.func @reshape_view(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<4096xf32>, tensor<4096xf32>) {
+  %0 = mpc.matmul %x, %w : tensor<64x64xf32>, tensor<64x64xf32>
+  %1 = mpc.reshape %0 : tensor<64x64xf32> -> tensor<4096xf32>
+  %2 = mpc.relu %0 : tensor<64x64xf32>
+  %3 = mpc.exp %1 : tensor<4096xf32>
+  %4 = mpc.reshape %x : tensor<64x64xf32> -> tensor<4096xf32>
+  return %2, %3, %4 : tensor<64x64xf32>, tensor<4096xf32>, tensor<4096xf32>
+}

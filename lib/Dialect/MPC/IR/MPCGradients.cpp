@@ -122,22 +122,30 @@ LogicalResult unary(Operation *op, OpBuilder &b, Value g, Grads &out) {
 /// The gradients of op(a) x op(w) from the result's gradient `g`.
 void matmulGrads(OpBuilder &b, Location loc, Value a, Value w, bool ta, bool tb,
                  Value g, Grads &out) {
-  Value da, dw;
-  if (!ta && !tb) {
-    da = MatmulOp::create(b, loc, g, w, false, true);
-    dw = MatmulOp::create(b, loc, a, g, true, false);
-  } else if (ta && !tb) {
-    da = MatmulOp::create(b, loc, w, g, false, true);
-    dw = MatmulOp::create(b, loc, a, g, false, false);
-  } else if (!ta && tb) {
-    da = MatmulOp::create(b, loc, g, w, false, false);
-    dw = MatmulOp::create(b, loc, g, a, true, false);
-  } else {
-    da = MatmulOp::create(b, loc, w, g, true, true);
-    dw = MatmulOp::create(b, loc, g, a, true, true);
-  }
+  Value da = !ta ? MatmulOp::create(b, loc, g, w, false, !tb)
+                 : MatmulOp::create(b, loc, w, g, tb, true);
   out[0] = unbroadcast(b, loc, da, typeOf(a));
-  out[1] = unbroadcast(b, loc, dw, typeOf(w));
+  RankedTensorType at = typeOf(a), wt = typeOf(w), gt = typeOf(g);
+  if (!ta && wt.getRank() == 2 && at.getRank() > 2) {
+    // A linear layer over [..., M, K] rows with one weight: the weight's
+    // gradient is one product over all rows (the batch folded into the
+    // contraction), not one per batch summed afterwards (an extra
+    // gradient per batch, each rounded to the operands' type).
+    int64_t k = at.getShape().back(), rows = at.getNumElements() / k;
+    Value a2 = ReshapeOp::create(
+        b, loc, RankedTensorType::get({rows, k}, at.getElementType()), a);
+    Value g2 =
+        ReshapeOp::create(b, loc,
+                          RankedTensorType::get({rows, gt.getShape().back()},
+                                                gt.getElementType()),
+                          g);
+    out[1] = tb ? MatmulOp::create(b, loc, g2, a2, true, false)
+                : MatmulOp::create(b, loc, a2, g2, true, false);
+    return;
+  }
+  Value dw = !tb ? MatmulOp::create(b, loc, a, g, !ta, false)
+                 : MatmulOp::create(b, loc, g, a, true, ta);
+  out[1] = unbroadcast(b, loc, dw, wt);
 }
 
 LogicalResult matmul(MatmulOp op, OpBuilder &b, Value g, Grads &out) {

@@ -199,7 +199,11 @@ struct CastBelowSelection : public OpRewritePattern<OpTy> {
 };
 
 /// Moves a cast above an op that replicates elements (broadcast,
-/// upsampling): its input is smaller, so the cast converts less.
+/// upsampling): its input is smaller, so the cast converts less. Also above
+/// a reshape (the same elements): the cast then meets the other casts of
+/// the reshaped value, and CSE keeps one (a linear layer's output gradient
+/// is cast once for both of its products, and its f32 original dies
+/// after the first).
 template <typename OpTy>
 struct CastAboveReplication : public OpRewritePattern<CastOp> {
   using OpRewritePattern<CastOp>::OpRewritePattern;
@@ -227,7 +231,8 @@ void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
   patterns
       .add<CastBelowSelection<SliceOp>, CastBelowSelection<MaxPool2DOp>,
            CastBelowSelection<ReduceMaxOp>, CastAboveReplication<BroadcastToOp>,
-           CastAboveReplication<UpsampleNearest2DOp>>(context);
+           CastAboveReplication<UpsampleNearest2DOp>,
+           CastAboveReplication<ReshapeOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//

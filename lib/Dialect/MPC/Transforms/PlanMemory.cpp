@@ -120,6 +120,26 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
           result != op->getResults().back())
         continue;
       int64_t here = order[op];
+      // A reshape is a view: the same bytes in the same order, so its
+      // result shares its operand's buffer, which then lives as long as
+      // either (no copy; an elementwise op writes in place only once both
+      // are dead). Not for what an all-reduce sums in place.
+      if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+        auto readByAllReduce = [](Value v) {
+          return llvm::any_of(v.getUsers(), [](Operation *user) {
+            return isa<AllReduceOp>(user);
+          });
+        };
+        auto it = bufferOf.find(reshape.getInput());
+        if (it != bufferOf.end() && !bucketed.contains(it->second) &&
+            !readByAllReduce(reshape.getInput()) && !readByAllReduce(result)) {
+          bufferOf[result] = it->second;
+          Buffer &b = buffers[it->second];
+          b.end = std::max(b.end, lastUse(result));
+          b.gradient |= isGradient(result);
+          continue;
+        }
+      }
       // An all-reduce sums in place: its results are its operands' buffers,
       // unless a buffer is already another bucket's member (a sum summed
       // again, an operand given twice); the lowering then copies.

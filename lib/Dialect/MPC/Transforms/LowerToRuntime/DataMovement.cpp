@@ -97,9 +97,30 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
   return success();
 }
 
-/// Reshapes copy: the planner gives the result its own buffer, and the
-/// operand's buffer may be reused once the reshape has read it.
+/// The arena offset the plan gave `v`, if any.
+std::optional<int64_t> plannedOffset(Value v) {
+  auto result = dyn_cast<OpResult>(v);
+  if (!result)
+    return std::nullopt;
+  auto offsets =
+      result.getOwner()->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
+  if (!offsets || result.getResultNumber() >= offsets.size() ||
+      offsets[result.getResultNumber()] < 0)
+    return std::nullopt;
+  return offsets[result.getResultNumber()];
+}
+
+/// A reshape is a view where the plan gave it its operand's buffer (the
+/// same offset: two live buffers never share one), and costs nothing;
+/// otherwise (an operand outside the arena: an argument, a global) it
+/// copies.
 LogicalResult reshape(ReshapeOp op, Lowering &l) {
+  auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
+  std::optional<int64_t> input = plannedOffset(op.getInput());
+  if (offsets && offsets.size() == 1 && input && *input == offsets[0]) {
+    l.bind(op.getResult(), l.ptr(op.getInput()));
+    return success();
+  }
   Value out = l.result(op, 0);
   if (!out)
     return failure();

@@ -49,7 +49,12 @@ template <typename Op> FailureOr<Gemm> gemmOf(Op op) {
                      bs = batchStride(b, k * n, "B");
   if (failed(as) || failed(bs))
     return failure();
-  return Gemm{*as, *bs, product(batch), m, n, k};
+  // Row-major batches of A against one B (a linear layer over [..., M, K]):
+  // one product of batch * M rows, on every backend.
+  int64_t count = product(batch);
+  if (*bs == 0 && !op.getTransposeA() && *as == m * k && count > 1)
+    return Gemm{0, 0, 1, m * count, n, k};
+  return Gemm{*as, *bs, count, m, n, k};
 }
 
 LogicalResult matmul(MatmulOp op, Lowering &l) {
