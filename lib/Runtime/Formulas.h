@@ -187,6 +187,49 @@ MPCRT_HD inline void philox4x32(uint32_t c[4], uint32_t k0, uint32_t k1) {
   }
 }
 
+/// An attention mask (mpcrt_attention): for the scores [lead..., sq, sk]
+/// (`rank` dimensions, `shape`), the mask's strides in bytes per dimension
+/// (0 where it broadcasts); a nonzero byte fills that score with `value`.
+constexpr int kMaxAttentionRank = 8;
+struct AttentionMask {
+  const uint8_t *mask = nullptr;
+  int32_t rank = 0;
+  int64_t shape[kMaxAttentionRank] = {};
+  int64_t strides[kMaxAttentionRank] = {};
+  double value = 0;
+};
+
+/// The mask of mpcrt_attention's arguments (mpcrt.h): the scores' shape
+/// then the mask's strides in `layout`.
+inline AttentionMask attentionMask(const uint8_t *mask, const int64_t *layout,
+                                   int32_t rank, double value) {
+  AttentionMask m;
+  if (!mask)
+    return m;
+  m.mask = mask;
+  m.rank = rank;
+  m.value = value;
+  for (int32_t d = 0; d < rank; ++d) {
+    m.shape[d] = layout[d];
+    m.strides[d] = layout[rank + d];
+  }
+  return m;
+}
+
+/// Whether score (h, i, j) is filled: h indexes the flattened leading
+/// dimensions (the last fastest).
+MPCRT_HD inline bool masked(const AttentionMask &m, int64_t h, int64_t i,
+                            int64_t j) {
+  if (!m.mask)
+    return false;
+  int64_t at = i * m.strides[m.rank - 2] + j * m.strides[m.rank - 1];
+  for (int d = m.rank - 3; d >= 0; --d) {
+    at += (h % m.shape[d]) * m.strides[d];
+    h /= m.shape[d];
+  }
+  return m.mask[at] != 0;
+}
+
 /// Whether dropout with probability `p` keeps element `i` at `step` under
 /// the (rank's) key `seed`: word i % 4 of philox({lo(i/4), lo(step),
 /// hi(step), hi(i/4)}, seed), as a fraction of 2^32, is >= p (mpcrt.h).

@@ -85,6 +85,16 @@ CASES = {
                              "  %p = mpc.softmax %t : tensor<2x3x5xf64>\n"
                              "  %pd, %mask = mpc.dropout %p {p = 0.4, seed = 9} : tensor<2x3x5xf64>\n"
                              "  %y = mpc.matmul %pd, %v : tensor<2x3x5xf64>, tensor<2x5x3xf64>", "2x3x3"),
+    "attention_masked": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],
+                         "%m = mpc.constant dense<[[[true, false, false, true, false]], [[false, false, true, false, false]]]> : tensor<2x1x5xi1>\n"
+                         "  %y, %lse = mpc.attention %q, %k, %v mask(%m : tensor<2x1x5xi1>) {scale = 0.7 : f64, mask_value = -3.0 : f64, dropout_p = 0.2 : f64, seed = 4 : i64} : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x3xf64>", "2x3x3"),
+    "attention_masked_from_parts": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],
+                                    "%s = mpc.matmul %q, %k {transpose_b} : tensor<2x3x4xf64>, tensor<2x5x4xf64>\n"
+                                    "  %keep = mpc.constant dense<[true, false, true, true, false]> : tensor<5xi1>\n"
+                                    "  %ninf = mpc.constant dense<-1.0e4> : tensor<f64>\n"
+                                    "  %t = mpc.where %keep, %s, %ninf : tensor<5xi1>, tensor<2x3x5xf64>, tensor<f64>\n"
+                                    "  %p = mpc.softmax %t : tensor<2x3x5xf64>\n"
+                                    "  %y = mpc.matmul %p, %v : tensor<2x3x5xf64>, tensor<2x5x3xf64>", "2x3x3"),
     "conv2d": ([("x", "1x5x5x4", -1, 1), ("w", "6x3x3x2", -1, 1)],
                "%y = mpc.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<1x5x5x4xf64>, tensor<6x3x3x2xf64>", "1x3x3x6"),
     "conv_transpose2d": ([("x", "1x3x3x4", -1, 1), ("w", "4x3x3x2", -1, 1)],

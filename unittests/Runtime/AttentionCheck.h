@@ -26,12 +26,19 @@ struct AttentionCase {
   double scale, p;
   uint64_t seed;
   int64_t step;
+  // A mask over the scores [lead..., sq, sk] (lead's product is heads):
+  // its shape (each dimension 1 or the scores'), empty for none, and fill.
+  std::vector<int64_t> lead = {}, maskShape = {};
+  double fill = 0;
 };
 
-/// Host buffers the backend reads and writes: q, k, v, dO in; result,
-/// logsumexp, dq, dk, dv out (sized by the check).
+/// Host buffers the backend reads and writes: q, k, v, dO and the mask
+/// (bytes, and mpcrt_attention's layout: the scores' shape, then the
+/// mask's strides) in; result, logsumexp, dq, dk, dv out (sized by the
+/// check).
 struct AttentionBuffers {
-  std::vector<uint8_t> q, k, v, grad, result, lse, dq, dk, dv;
+  std::vector<uint8_t> q, k, v, grad, result, lse, dq, dk, dv, mask;
+  std::vector<int64_t> layout;
 };
 
 using AttentionRun = std::function<void(AttentionBuffers &)>;
@@ -72,6 +79,36 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
   b.k = randomOf(dt, c.heads * c.sk * c.d, rng, k);
   b.v = randomOf(dt, c.heads * c.sk * c.dv, rng, v);
   b.grad = randomOf(dt, c.heads * c.sq * c.dv, rng, go);
+  // About a third of the scores filled, where there is a mask.
+  std::vector<int64_t> scores(c.lead);
+  scores.insert(scores.end(), {c.sq, c.sk});
+  std::vector<int64_t> maskStrides(scores.size(), 0);
+  if (!c.maskShape.empty()) {
+    int64_t count = 1;
+    for (int64_t n : c.maskShape)
+      count *= n;
+    std::uniform_int_distribution<int> third(0, 2);
+    for (int64_t n = 0; n < count; ++n)
+      b.mask.push_back(third(rng) == 0);
+    int64_t stride = 1;
+    for (size_t dim = scores.size(); dim-- > 0;) {
+      maskStrides[dim] = c.maskShape[dim] == 1 ? 0 : stride;
+      stride *= c.maskShape[dim];
+    }
+    b.layout = scores;
+    b.layout.insert(b.layout.end(), maskStrides.begin(), maskStrides.end());
+  }
+  auto filled = [&](int64_t h, int64_t i, int64_t j) {
+    if (b.mask.empty())
+      return false;
+    int64_t at =
+        i * maskStrides[scores.size() - 2] + j * maskStrides[scores.size() - 1];
+    for (size_t dim = scores.size() - 2; dim-- > 0;) {
+      at += (h % scores[dim]) * maskStrides[dim];
+      h /= scores[dim];
+    }
+    return b.mask[at] != 0;
+  };
   mpcrt_dtype stats = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
   b.result.resize(go.size() * elementBytes(dt));
   b.lse.resize(c.heads * c.sq * elementBytes(stats));
@@ -90,7 +127,7 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
         double s = 0;
         for (int64_t e = 0; e < c.d; ++e)
           s += q[r * c.d + e] * k[(h * c.sk + j) * c.d + e];
-        p[j] = c.scale * s;
+        p[j] = filled(h, i, j) ? c.fill : c.scale * s;
         max = std::max(max, p[j]);
       }
       double sum = 0;
@@ -112,7 +149,7 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
         rowDot += p[j] * dp[j];
       }
       for (int64_t j = 0; j < c.sk; ++j) {
-        double ds = c.scale * p[j] * (dp[j] - rowDot);
+        double ds = filled(h, i, j) ? 0 : c.scale * p[j] * (dp[j] - rowDot);
         for (int64_t e = 0; e < c.d; ++e) {
           dq[r * c.d + e] += ds * k[(h * c.sk + j) * c.d + e];
           dk[(h * c.sk + j) * c.d + e] += ds * q[r * c.d + e];
@@ -135,9 +172,15 @@ inline void checkAllAttention(
     const std::function<AttentionRun(mpcrt_dtype, const AttentionCase &)>
         &backend) {
   const AttentionCase cases[] = {
-      {3, 16, 16, 8, 8, 0.35, 0, 0, 0},
-      {2, 7, 19, 40, 24, 0.15, 0.3, 0x1234567890ull, 5},
-      {1, 33, 9, 72, 72, 0.12, 0.1, 42, 1ll << 33}};
+      {3, 16, 16, 8, 8, 0.35, 0, 0, 0, {3}},
+      {2, 7, 19, 40, 24, 0.15, 0.3, 0x1234567890ull, 5, {2}},
+      {1, 33, 9, 72, 72, 0.12, 0.1, 42, 1ll << 33, {1}},
+      // Masks: padding ([2, 1, 1, sk] over [2, 3] heads, filled with -1e4,
+      // with dropout), a full [heads, sq, sk] one, one broadcast over the
+      // first leading dimension and the keys.
+      {6, 5, 11, 16, 8, 0.25, 0.2, 7, 3, {2, 3}, {2, 1, 1, 11}, -1e4},
+      {4, 9, 9, 8, 8, 0.3, 0, 0, 0, {4}, {4, 9, 9}, -30},
+      {6, 5, 7, 8, 8, 0.3, 0, 0, 0, {2, 3}, {1, 3, 5, 1}, -2}};
   for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
     for (const AttentionCase &c : cases) {
       checkAttention(dt, c, rng, backend(dt, c));

@@ -271,21 +271,26 @@ void mpcrt_philox4x32(const uint32_t counter[4], const uint32_t key[2],
  * for f64). Scores and softmax in f32 (f64), the result rounded once. With
  * dropout_p > 0 a probability is kept exactly when mpcrt_dropout_* with
  * `seed` at `*step` keeps the same element of the [heads, sq, sk]
- * probabilities. The backward recomputes the probabilities and the mask
- * from the logsumexp and writes the three gradients. */
+ * probabilities. `mask` (or null): one byte per element, nonzero where the
+ * scaled score is replaced by `mask_value`; `mask_layout` holds the
+ * scores' shape [lead..., sq, sk] (`mask_rank` <= 8 dimensions) and then
+ * the mask's strides over it in elements (0 where it broadcasts). The
+ * backward recomputes the probabilities and the dropout mask from the
+ * logsumexp and writes the three gradients (none through filled scores). */
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const void *value, void *result, void *logsumexp,
                      int64_t heads, int64_t sq, int64_t sk, int64_t d,
                      int64_t dv, double scale, double dropout_p, uint64_t seed,
-                     const int64_t *step);
-void mpcrt_attention_backward(mpcrt_dtype dtype, const void *grad,
-                              const void *query, const void *key,
-                              const void *value, const void *result,
-                              const void *logsumexp, void *grad_query,
-                              void *grad_key, void *grad_value, int64_t heads,
-                              int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                              double scale, double dropout_p, uint64_t seed,
-                              const int64_t *step);
+                     const int64_t *step, const uint8_t *mask,
+                     const int64_t *mask_layout, int32_t mask_rank,
+                     double mask_value);
+void mpcrt_attention_backward(
+    mpcrt_dtype dtype, const void *grad, const void *query, const void *key,
+    const void *value, const void *result, const void *logsumexp,
+    void *grad_query, void *grad_key, void *grad_value, int64_t heads,
+    int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
+    double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
+    const int64_t *mask_layout, int32_t mask_rank, double mask_value);
 
 /* Training-mode batch norm, channels last: input [rows, c] with rows =
  * N*H*W. Updates running statistics in place (unbiased variance), saves

@@ -442,6 +442,7 @@ struct AttentionShape {
   double scale, p;
   uint64_t seed; // the rank's key
   int64_t step;
+  formulas::AttentionMask mask;
 };
 
 /// The dropout factor of element (h, i, j) of the [heads, sq, sk]
@@ -456,18 +457,19 @@ A keepFactor(const AttentionShape &a, int64_t h, int64_t i, int64_t j) {
              : A(0);
 }
 
-/// One head's probabilities P = softmax(scale * q k^T) in `p` ([sq, sk]),
-/// from the log-sum-exp of each row if `lse` is given, else computing it
-/// into `lseOut`.
+/// Head h's probabilities P = softmax(scale * q k^T, filled where
+/// masked) in `p` ([sq, sk]), from the log-sum-exp of each row if `lse`
+/// is given, else computing it into `lseOut`.
 template <typename A>
-void probabilities(const A *q, const A *k, const AttentionShape &a, A *p,
-                   const A *lse, A *lseOut) {
+void probabilities(const A *q, const A *k, const AttentionShape &a, int64_t h,
+                   A *p, const A *lse, A *lseOut) {
   gemm(false, true, a.sq, a.sk, a.d, q, a.d, k, a.d, A(0), p, a.sk);
   A scale = static_cast<A>(a.scale);
+  A fill = static_cast<A>(a.mask.value);
   for (int64_t i = 0; i < a.sq; ++i) {
     A *row = p + i * a.sk;
     for (int64_t j = 0; j < a.sk; ++j)
-      row[j] *= scale;
+      row[j] = formulas::masked(a.mask, h, i, j) ? fill : row[j] * scale;
     A shift;
     if (lse) {
       shift = lse[i];
@@ -500,7 +502,7 @@ void attention(const T *query, const T *key, const T *value, T *result,
       const A *k = widen(key + h * a.sk * a.d, a.sk * a.d, 1);
       const A *v = widen(value + h * a.sk * a.dv, a.sk * a.dv, 2);
       A *p = scratch<A>(3, a.sq * a.sk);
-      probabilities(q, k, a, p, static_cast<const A *>(nullptr),
+      probabilities(q, k, a, h, p, static_cast<const A *>(nullptr),
                     lse + h * a.sq);
       if (a.p != 0)
         for (int64_t i = 0; i < a.sq; ++i)
@@ -534,7 +536,7 @@ void attentionBackward(const T *grad, const T *query, const T *key,
       for (int64_t n = 0; n < a.sq * a.dv; ++n)
         go[n] = S::load(grad[h * a.sq * a.dv + n]);
       A *p = scratch<A>(3, a.sq * a.sk);
-      probabilities(q, k, a, p, lse + h * a.sq, static_cast<A *>(nullptr));
+      probabilities(q, k, a, h, p, lse + h * a.sq, static_cast<A *>(nullptr));
       gemm(false, true, a.sq, a.sk, a.dv, go.data(), a.dv, v, a.dv, A(0),
            dpd.data(), a.sk);
       // ds holds Pd for dv, then dS.
@@ -550,9 +552,12 @@ void attentionBackward(const T *grad, const T *query, const T *key,
           dpd[i * a.sk + j] *= keepFactor<A>(a, h, i, j); // now dP
           rowDot += p[i * a.sk + j] * dpd[i * a.sk + j];
         }
+        // Filled scores do not depend on q or k.
         for (int64_t j = 0; j < a.sk; ++j)
           ds[i * a.sk + j] =
-              scale * p[i * a.sk + j] * (dpd[i * a.sk + j] - rowDot);
+              formulas::masked(a.mask, h, i, j)
+                  ? A(0)
+                  : scale * p[i * a.sk + j] * (dpd[i * a.sk + j] - rowDot);
       }
       gemm(false, false, a.sq, a.d, a.sk, ds.data(), a.sk, k, a.d, A(0),
            dq.data(), a.d);
@@ -575,11 +580,20 @@ void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const void *value, void *result, void *logsumexp,
                      int64_t heads, int64_t sq, int64_t sk, int64_t d,
                      int64_t dv, double scale, double dropout_p, uint64_t seed,
-                     const int64_t *step) {
+                     const int64_t *step, const uint8_t *mask,
+                     const int64_t *mask_layout, int32_t mask_rank,
+                     double mask_value) {
   AttentionShape a{
-      heads, sq,    sk,        d,
-      dv,    scale, dropout_p, formulas::rankSeed(seed, dropoutRank),
-      *step};
+      heads,
+      sq,
+      sk,
+      d,
+      dv,
+      scale,
+      dropout_p,
+      formulas::rankSeed(seed, dropoutRank),
+      *step,
+      formulas::attentionMask(mask, mask_layout, mask_rank, mask_value)};
   auto run = [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
@@ -599,19 +613,25 @@ void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
   }
 }
 
-void mpcrt_attention_backward(mpcrt_dtype dtype, const void *grad,
-                              const void *query, const void *key,
-                              const void *value, const void *result,
-                              const void *logsumexp, void *grad_query,
-                              void *grad_key, void *grad_value, int64_t heads,
-                              int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                              double scale, double dropout_p, uint64_t seed,
-                              const int64_t *step) {
+void mpcrt_attention_backward(
+    mpcrt_dtype dtype, const void *grad, const void *query, const void *key,
+    const void *value, const void *result, const void *logsumexp,
+    void *grad_query, void *grad_key, void *grad_value, int64_t heads,
+    int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
+    double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
+    const int64_t *mask_layout, int32_t mask_rank, double mask_value) {
   (void)result; // D_i is summed from the probabilities, not dO . O
   AttentionShape a{
-      heads, sq,    sk,        d,
-      dv,    scale, dropout_p, formulas::rankSeed(seed, dropoutRank),
-      *step};
+      heads,
+      sq,
+      sk,
+      d,
+      dv,
+      scale,
+      dropout_p,
+      formulas::rankSeed(seed, dropoutRank),
+      *step,
+      formulas::attentionMask(mask, mask_layout, mask_rank, mask_value)};
   auto run = [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;

@@ -6,7 +6,8 @@
 // rescaled when the maximum grows) and keeps its output row in registers,
 // the head sizes split over the lanes. The dropout bits are the dropout
 // kernel's (formulas::dropoutKeeps on the index into the [heads, sq, sk]
-// probabilities). The backward pass is two kernels: one warp per query row
+// probabilities), the mask's fill formulas::masked's. The backward pass is
+// two kernels: one warp per query row
 // for dq (and D_i = sum_j P dP, kept for the second), one warp per key row
 // for dk and dv; each recomputes the probabilities from the log-sum-exp.
 //
@@ -34,7 +35,15 @@ struct Dims {
   int64_t heads, sq, sk, d, dv;
   double scale, p;
   uint64_t seed;
+  formulas::AttentionMask mask;
 };
+
+/// Score (h, i, j) from its dot product: scaled, or the mask's fill.
+template <typename A>
+__device__ A score(const Dims &m, int64_t h, int64_t i, int64_t j, A dot) {
+  return formulas::masked(m.mask, h, i, j) ? static_cast<A>(m.mask.value)
+                                           : static_cast<A>(m.scale) * dot;
+}
 
 template <typename A> __device__ A warpSum(A v) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2)
@@ -85,7 +94,7 @@ __global__ void attentionKernel(const T *query, const T *key, const T *value,
     acc[e] = 0;
   A max = -INFINITY, sum = 0;
   for (int64_t j = 0; j < m.sk; ++j) {
-    A s = static_cast<A>(m.scale) * dotRows<T, A>(q, k + j * m.d, m.d, lane);
+    A s = score(m, h, i, j, dotRows<T, A>(q, k + j * m.d, m.d, lane));
     A newMax = s > max ? s : max;
     A rescale = exp(max - newMax); // 0 on the first key (max = -inf)
     A e = exp(s - newMax);
@@ -126,7 +135,8 @@ attentionGradQueryKernel(const T *grad, const T *query, const T *key,
   A scale = static_cast<A>(m.scale);
   A dot = 0;
   for (int64_t j = 0; j < m.sk; ++j) {
-    A p = exp(scale * dotRows<T, A>(q, k + j * m.d, m.d, lane) - lse[row]);
+    A p = exp(score(m, h, i, j, dotRows<T, A>(q, k + j * m.d, m.d, lane)) -
+              lse[row]);
     A dp = dotRows<T, A>(go, v + j * m.dv, m.dv, lane) *
            keepFactor<A>(m, t, h, i, j);
     dot += p * dp;
@@ -135,10 +145,11 @@ attentionGradQueryKernel(const T *grad, const T *query, const T *key,
   for (int n = 0; n < kMaxPerLane; ++n)
     dq[n] = 0;
   for (int64_t j = 0; j < m.sk; ++j) {
-    A p = exp(scale * dotRows<T, A>(q, k + j * m.d, m.d, lane) - lse[row]);
+    A p = exp(score(m, h, i, j, dotRows<T, A>(q, k + j * m.d, m.d, lane)) -
+              lse[row]);
     A dp = dotRows<T, A>(go, v + j * m.dv, m.dv, lane) *
            keepFactor<A>(m, t, h, i, j);
-    A ds = scale * p * (dp - dot);
+    A ds = formulas::masked(m.mask, h, i, j) ? A(0) : scale * p * (dp - dot);
     for (int n = 0; n < kMaxPerLane; ++n) {
       int64_t c = lane + int64_t(n) * kWarp;
       if (c < m.d)
@@ -176,10 +187,12 @@ attentionGradKeyValueKernel(const T *grad, const T *query, const T *key,
     dk[n] = dv[n] = 0;
   for (int64_t i = 0; i < m.sq; ++i) {
     int64_t r = h * m.sq + i;
-    A p = exp(scale * dotRows<T, A>(q + i * m.d, k, m.d, lane) - lse[r]);
+    A p = exp(score(m, h, i, j, dotRows<T, A>(q + i * m.d, k, m.d, lane)) -
+              lse[r]);
     A z = keepFactor<A>(m, t, h, i, j);
     A dp = dotRows<T, A>(go + i * m.dv, v, m.dv, lane) * z;
-    A ds = scale * p * (dp - rowDot[r]);
+    A ds =
+        formulas::masked(m.mask, h, i, j) ? A(0) : scale * p * (dp - rowDot[r]);
     for (int n = 0; n < kMaxPerLane; ++n) {
       int64_t c = lane + int64_t(n) * kWarp;
       if (c < m.dv)
@@ -217,11 +230,12 @@ void checkHeadSizes(int64_t d, int64_t dv) {
 void attention(mpcrt_dtype dtype, const void *query, const void *key,
                const void *value, void *result, void *logsumexp, int64_t heads,
                int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-               double dropoutP, uint64_t seed, const int64_t *step) {
+               double dropoutP, uint64_t seed, const int64_t *step,
+               const formulas::AttentionMask &mask) {
   if (heads * sq == 0)
     return;
   checkHeadSizes(d, dv);
-  Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed};
+  Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
@@ -238,11 +252,12 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
                        const void *logsumexp, void *gradQuery, void *gradKey,
                        void *gradValue, int64_t heads, int64_t sq, int64_t sk,
                        int64_t d, int64_t dv, double scale, double dropoutP,
-                       uint64_t seed, const int64_t *step) {
+                       uint64_t seed, const int64_t *step,
+                       const formulas::AttentionMask &mask) {
   if (heads * (sq + sk) == 0)
     return;
   checkHeadSizes(d, dv);
-  Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed};
+  Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;

@@ -13,6 +13,7 @@
 #ifndef MPC_LIB_RUNTIME_CUDA_KERNELS_H
 #define MPC_LIB_RUNTIME_CUDA_KERNELS_H
 
+#include "../Formulas.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cstdint>
@@ -262,13 +263,15 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
 void attention(mpcrt_dtype dtype, const void *query, const void *key,
                const void *value, void *result, void *logsumexp, int64_t heads,
                int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-               double dropoutP, uint64_t seed, const int64_t *step);
+               double dropoutP, uint64_t seed, const int64_t *step,
+               const formulas::AttentionMask &mask);
 void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
                        const void *key, const void *value,
                        const void *logsumexp, void *gradQuery, void *gradKey,
                        void *gradValue, int64_t heads, int64_t sq, int64_t sk,
                        int64_t d, int64_t dv, double scale, double dropoutP,
-                       uint64_t seed, const int64_t *step);
+                       uint64_t seed, const int64_t *step,
+                       const formulas::AttentionMask &mask);
 
 // Matrix multiplication through cuBLASLt (f32 accumulation, Tensor Cores for
 // f16/bf16; f64 in f64), the algorithm chosen by cuBLASLt's heuristic once

@@ -144,6 +144,38 @@ func.func @attention_scale(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: ten
 
 // -----
 
+func.func @attention_mask_shape(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>, %m: tensor<2x4x4xi1>) {
+  // expected-error @+1 {{'mpc.attention' op expects a mask of the scores' rank whose dimensions are 1 or the scores' [2, 4, 6], got [2, 4, 4]}}
+  %o, %l = mpc.attention %q, %k, %v mask(%m : tensor<2x4x4xi1>) {scale = 1.0 : f64, mask_value = -1.0e4 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_mask_value(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>, %m: tensor<2x1x6xi1>) {
+  // expected-error @+1 {{'mpc.attention' op expects a mask_value with a mask}}
+  %o, %l = mpc.attention %q, %k, %v mask(%m : tensor<2x1x6xi1>) {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_mask_value_alone(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op has a mask_value but no mask}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64, mask_value = -1.0e4 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_mask_nan(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>, %m: tensor<2x1x6xi1>) {
+  // expected-error @+1 {{'mpc.attention' op expects a mask_value that is not NaN}}
+  %o, %l = mpc.attention %q, %k, %v mask(%m : tensor<2x1x6xi1>) {scale = 1.0 : f64, mask_value = 0x7FF8000000000000 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
 func.func @attention_backward_stats(%g: tensor<2x4x8xf16>, %q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>, %lse: tensor<2x4xf16>) {
   // expected-error @+1 {{'mpc.attention_backward' op expects logsumexp of type 'tensor<2x4xf32>', got 'tensor<2x4xf16>'}}
   %dq, %dk, %dv = mpc.attention_backward %g, %q, %k, %v, %g, %lse {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>, tensor<2x4x8xf16>, tensor<2x4xf16>

@@ -73,18 +73,46 @@ func.func @onnx(%q: tensor<4x2x8x8xf32>, %k: tensor<4x8x2x8xf32>, %v: tensor<4x2
 
 // -----
 
-// What must not fuse: a mask between the scale and the softmax, a softmax
-// over another axis, scores read elsewhere (a training graph's backward
+// Masks: masked_fill (fill where the condition holds), a padding mask of
+// lower rank (leading 1s added), and where(keep, scores, fill), whose
+// condition is negated.
+// CHECK-LABEL: func @masked
+// CHECK: %[[M:.*]] = mpc.reshape %arg3 : tensor<2x1x8xi1> -> tensor<1x2x1x8xi1>
+// CHECK: %[[O:.*]], %{{.*}} = mpc.attention %arg0, %arg1, %arg2 mask(%[[M]] : tensor<1x2x1x8xi1>) {mask_value = -1.000000e+04 : f64, scale = 1.250000e-01 : f64}
+// CHECK: %[[F:.*]] = mpc.constant dense<false> : tensor<i1>
+// CHECK: %[[N:.*]] = mpc.compare "eq", %arg4, %[[F]] : tensor<3x2x8x8xi1>, tensor<i1>
+// CHECK: mpc.attention %arg0, %arg1, %arg2 mask(%[[N]] : tensor<3x2x8x8xi1>) {mask_value = 0xFFF0000000000000 : f64, scale = 1.000000e+00 : f64}
+// REMARK: remark: fused: mpc.matmul + mpc.mul + mpc.where + mpc.softmax + mpc.matmul -> mpc.attention
+// REMARK: remark: fused: mpc.matmul + mpc.where + mpc.softmax + mpc.matmul -> mpc.attention
+func.func @masked(%q: tensor<3x2x8x4xf32>, %k: tensor<3x2x8x4xf32>, %v: tensor<3x2x8x4xf32>, %pad: tensor<2x1x8xi1>, %keep: tensor<3x2x8x8xi1>) -> (tensor<3x2x8x4xf32>, tensor<3x2x8x4xf32>) {
+  %c = mpc.constant dense<0.125> : tensor<f32>
+  %fill = mpc.constant dense<-1.0e4> : tensor<f32>
+  %s = mpc.matmul %q, %k {transpose_b} : tensor<3x2x8x4xf32>, tensor<3x2x8x4xf32>
+  %t = mpc.mul %s, %c : tensor<3x2x8x8xf32>, tensor<f32>
+  %m = mpc.where %pad, %fill, %t : tensor<2x1x8xi1>, tensor<f32>, tensor<3x2x8x8xf32>
+  %p = mpc.softmax %m : tensor<3x2x8x8xf32>
+  %o = mpc.matmul %p, %v : tensor<3x2x8x8xf32>, tensor<3x2x8x4xf32>
+  %ninf = mpc.constant dense<0xFF800000> : tensor<f32>
+  %s2 = mpc.matmul %q, %k {transpose_b} : tensor<3x2x8x4xf32>, tensor<3x2x8x4xf32>
+  %m2 = mpc.where %keep, %s2, %ninf : tensor<3x2x8x8xi1>, tensor<3x2x8x8xf32>, tensor<f32>
+  %p2 = mpc.softmax %m2 : tensor<3x2x8x8xf32>
+  %o2 = mpc.matmul %p2, %v : tensor<3x2x8x8xf32>, tensor<3x2x8x4xf32>
+  return %o, %o2 : tensor<3x2x8x4xf32>, tensor<3x2x8x4xf32>
+}
+
+// -----
+
+// What must not fuse: a mask whose fill is not a constant, a softmax over
+// another axis, scores read elsewhere (a training graph's backward
 // reads them), a dropout mask in use, a scale that is not a constant,
 // constant / scores, key not transposed in the product.
 // CHECK-LABEL: func @no_fusion
 // CHECK-NOT: mpc.attention
 // REMARK-NOT: remark
 func.func @no_fusion(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x8xf32>, %keep: tensor<2x16x16xi1>, %x: tensor<f32>, %kt: tensor<2x8x16xf32>) -> (tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x16xf32>, tensor<2x16x8xf32>, tensor<2x16x16xi1>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) {
-  %ninf = mpc.constant dense<-1.0e9> : tensor<f32>
   %c = mpc.constant dense<0.5> : tensor<f32>
   %s0 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x16x8xf32>
-  %m0 = mpc.where %keep, %s0, %ninf : tensor<2x16x16xi1>, tensor<2x16x16xf32>, tensor<f32>
+  %m0 = mpc.where %keep, %s0, %x : tensor<2x16x16xi1>, tensor<2x16x16xf32>, tensor<f32>
   %p0 = mpc.softmax %m0 : tensor<2x16x16xf32>
   %o0 = mpc.matmul %p0, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
   %s1 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf32>, tensor<2x16x8xf32>

@@ -348,13 +348,17 @@ TEST(Nn, AttentionMatchesFloat64) {
   mpcrt::test::checkAllAttention(rng, [](mpcrt_dtype dt,
                                          const mpcrt::test::AttentionCase &c) {
     return [=](mpcrt::test::AttentionBuffers &b) {
+      const uint8_t *mask = b.mask.empty() ? nullptr : b.mask.data();
+      const int64_t *layout = b.layout.empty() ? nullptr : b.layout.data();
+      int32_t rank = static_cast<int32_t>(b.layout.size() / 2);
       mpcrt_attention(dt, b.q.data(), b.k.data(), b.v.data(), b.result.data(),
                       b.lse.data(), c.heads, c.sq, c.sk, c.d, c.dv, c.scale,
-                      c.p, c.seed, &c.step);
-      mpcrt_attention_backward(
-          dt, b.grad.data(), b.q.data(), b.k.data(), b.v.data(),
-          b.result.data(), b.lse.data(), b.dq.data(), b.dk.data(), b.dv.data(),
-          c.heads, c.sq, c.sk, c.d, c.dv, c.scale, c.p, c.seed, &c.step);
+                      c.p, c.seed, &c.step, mask, layout, rank, c.fill);
+      mpcrt_attention_backward(dt, b.grad.data(), b.q.data(), b.k.data(),
+                               b.v.data(), b.result.data(), b.lse.data(),
+                               b.dq.data(), b.dk.data(), b.dv.data(), c.heads,
+                               c.sq, c.sk, c.d, c.dv, c.scale, c.p, c.seed,
+                               &c.step, mask, layout, rank, c.fill);
     };
   });
 }

@@ -381,10 +381,14 @@ TEST_F(Nn, AttentionMatchesFloat64) {
                   *go = upload(b.grad), *o = buffer(b.result),
                   *lse = buffer(b.lse), *dq = buffer(b.dq), *dk = buffer(b.dk),
                   *dv = buffer(b.dv);
+          const uint8_t *mask = b.mask.empty() ? nullptr : upload(b.mask);
+          mpcrt::formulas::AttentionMask m = mpcrt::formulas::attentionMask(
+              mask, b.layout.data(), static_cast<int32_t>(b.layout.size() / 2),
+              c.fill);
           attention(dt, q, k, v, o, lse, c.heads, c.sq, c.sk, c.d, c.dv,
-                    c.scale, c.p, c.seed, step);
+                    c.scale, c.p, c.seed, step, m);
           attentionBackward(dt, go, q, k, v, lse, dq, dk, dv, c.heads, c.sq,
-                            c.sk, c.d, c.dv, c.scale, c.p, c.seed, step);
+                            c.sk, c.d, c.dv, c.scale, c.p, c.seed, step, m);
           b.result = download(o, b.result.size());
           b.lse = download(lse, b.lse.size());
           b.dq = download(dq, b.dq.size());

@@ -278,8 +278,8 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
           return op.emitOpError("has no gradient through its logsumexp");
         auto back = AttentionBackwardOp::create(
             b, loc, g, op.getQuery(), op.getKey(), op.getValue(),
-            op.getResult(), op.getLogsumexp(), op.getScaleAttr(),
-            op.getDropoutPAttr(), op.getSeedAttr());
+            op.getResult(), op.getLogsumexp(), op.getMask(), op.getScaleAttr(),
+            op.getDropoutPAttr(), op.getSeedAttr(), op.getMaskValueAttr());
         out[0] = back.getGradQuery();
         out[1] = back.getGradKey();
         out[2] = back.getGradValue();

@@ -399,10 +399,10 @@ LogicalResult FusedMatmulOp::verify() {
 /// The shapes of attention's query [..., Sq, D], key [..., Sk, D] and value
 /// [..., Sk, Dv], checked; the result [..., Sq, Dv] and log-sum-exp
 /// [..., Sq] types.
-static LogicalResult inferAttention(Value queryValue, Value keyValue,
-                                    Value valueValue, double scale,
-                                    double dropout, const Diag &diag,
-                                    SmallVectorImpl<Type> &results) {
+static LogicalResult
+inferAttention(Value queryValue, Value keyValue, Value valueValue, Value mask,
+               std::optional<double> maskValue, double scale, double dropout,
+               const Diag &diag, SmallVectorImpl<Type> &results) {
   auto q = staticTensor(queryValue, "query", diag);
   auto k = staticTensor(keyValue, "key", diag);
   auto v = staticTensor(valueValue, "value", diag);
@@ -430,6 +430,26 @@ static LogicalResult inferAttention(Value queryValue, Value keyValue,
     return diag("expects a finite scale, got ", scale);
   if (!(dropout >= 0 && dropout < 1))
     return diag("expects dropout_p in [0, 1), got ", dropout);
+  if (mask) {
+    auto m = staticTensor(mask, "mask", diag);
+    if (failed(m))
+      return failure();
+    SmallVector<int64_t> scores(qs);
+    scores.back() = ks[ks.size() - 2];
+    bool fits = m->getRank() == static_cast<int64_t>(scores.size());
+    for (int64_t d = 0; fits && d < m->getRank(); ++d)
+      fits = m->getDimSize(d) == 1 || m->getDimSize(d) == scores[d];
+    if (!fits)
+      return diag("expects a mask of the scores' rank whose dimensions are 1 "
+                  "or the scores' ",
+                  shapeStr(scores), ", got ", shapeStr(m->getShape()));
+    if (!maskValue)
+      return diag("expects a mask_value with a mask");
+    if (std::isnan(*maskValue))
+      return diag("expects a mask_value that is not NaN");
+  } else if (maskValue) {
+    return diag("has a mask_value but no mask");
+  }
   Type element = q->getElementType();
   SmallVector<int64_t> out(qs);
   out.back() = vs.back();
@@ -445,8 +465,11 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   Diag diag(loc, getOperationName());
+  std::optional<double> maskValue;
+  if (adaptor.getMaskValue())
+    maskValue = adaptor.getMaskValue()->convertToDouble();
   return inferAttention(adaptor.getQuery(), adaptor.getKey(),
-                        adaptor.getValue(),
+                        adaptor.getValue(), adaptor.getMask(), maskValue,
                         adaptor.getScale().convertToDouble(),
                         adaptor.getDropoutP().convertToDouble(), diag, results);
 }
@@ -456,9 +479,12 @@ LogicalResult AttentionBackwardOp::inferReturnTypes(
     SmallVectorImpl<Type> &results) {
   Diag diag(loc, getOperationName());
   SmallVector<Type> forward;
+  std::optional<double> maskValue;
+  if (adaptor.getMaskValue())
+    maskValue = adaptor.getMaskValue()->convertToDouble();
   if (failed(inferAttention(
           adaptor.getQuery(), adaptor.getKey(), adaptor.getValue(),
-          adaptor.getScale().convertToDouble(),
+          adaptor.getMask(), maskValue, adaptor.getScale().convertToDouble(),
           adaptor.getDropoutP().convertToDouble(), diag, forward)))
     return failure();
   for (auto [value, name, want] :

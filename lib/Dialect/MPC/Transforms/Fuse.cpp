@@ -209,6 +209,35 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       return;
     parts.push_back(softmax);
     Value scaled = softmax.getInput();
+    // A mask: where(cond, fill, scores) fills where cond holds (PyTorch's
+    // masked_fill), where(cond, scores, fill) where it does not.
+    WhereOp masking = scaled.getDefiningOp<WhereOp>();
+    std::optional<double> fill;
+    bool keepWhereTrue = false;
+    if (masking) {
+      if (!scaled.hasOneUse())
+        return;
+      auto scalar = [](Value v) -> std::optional<double> {
+        if (typeOf(v).getNumElements() != 1)
+          return std::nullopt;
+        return constantValue(v);
+      };
+      std::optional<double> l = scalar(masking.getLhs()),
+                            r = scalar(masking.getRhs());
+      if (l && !r) {
+        fill = l;
+        scaled = masking.getRhs();
+      } else if (r && !l) {
+        fill = r;
+        keepWhereTrue = true;
+        scaled = masking.getLhs();
+      } else {
+        return;
+      }
+      if (std::isnan(*fill))
+        return;
+      parts.push_back(masking);
+    }
     double scale = 1;
     Operation *scaling = nullptr;
     if (auto s = scaleOf(scaled.getDefiningOp())) {
@@ -242,6 +271,35 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       OpBuilder kb(keyTranspose);
       k = untransposed(kb, k);
     }
+    // The mask of the scores' rank (leading 1s for a lower-rank condition),
+    // true where the score is filled; each dimension 1 or the scores'.
+    Value mask;
+    if (masking) {
+      Value cond = masking.getCondition();
+      auto ct = typeOf(cond);
+      ArrayRef<int64_t> shape = scores.getType().getShape();
+      if (ct.getRank() > static_cast<int64_t>(shape.size()))
+        return;
+      SmallVector<int64_t> dims(shape.size() - ct.getRank(), 1);
+      llvm::append_range(dims, ct.getShape());
+      for (auto [d, n] : llvm::zip_equal(dims, shape))
+        if (d != 1 && d != n)
+          return;
+      OpBuilder mb(out);
+      mask = cond;
+      if (keepWhereTrue) {
+        auto one = RankedTensorType::get({}, mb.getI1Type());
+        Value no = ConstantOp::create(
+            mb, masking.getLoc(), one,
+            DenseElementsAttr::get(one, mb.getBoolAttr(false)));
+        mask = CompareOp::create(mb, masking.getLoc(), mask, no,
+                                 mb.getStringAttr("eq"));
+      }
+      if (ct.getRank() != static_cast<int64_t>(dims.size()))
+        mask = ReshapeOp::create(mb, masking.getLoc(),
+                                 RankedTensorType::get(dims, mb.getI1Type()),
+                                 mask);
+    }
     parts.push_back(scores);
     SmallVector<Location> locs{scores.getLoc()};
     for (Operation *part : llvm::reverse(parts))
@@ -249,10 +307,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         locs.push_back(part->getLoc());
     locs.push_back(out.getLoc());
     OpBuilder b(out);
-    auto fused = AttentionOp::create(b, FusedLoc::get(&getContext(), locs), q,
-                                     k, v, b.getF64FloatAttr(scale),
-                                     b.getF64FloatAttr(dropoutP),
-                                     b.getI64IntegerAttr(seed));
+    auto fused = AttentionOp::create(
+        b, FusedLoc::get(&getContext(), locs), q, k, v, mask,
+        b.getF64FloatAttr(scale), b.getF64FloatAttr(dropoutP),
+        b.getI64IntegerAttr(seed),
+        fill ? b.getF64FloatAttr(*fill) : FloatAttr());
     if (Attribute precision = out->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
     if (remarks)
@@ -260,21 +319,24 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                          << (scaling ? scaling->getName().getStringRef().str() +
                                            " + "
                                      : std::string())
-                         << "mpc.softmax + "
+                         << (masking ? "mpc.where + " : "") << "mpc.softmax + "
                          << (dropout ? "mpc.dropout + " : "")
                          << "mpc.matmul -> mpc.attention";
-    SmallVector<Value> scaleOperands; // the constant side
-    if (scaling)
-      for (Value operand : scaling->getOperands())
-        if (constantValue(operand))
-          scaleOperands.push_back(operand);
+    SmallVector<Value> scaleOperands; // the constant sides
+    for (Operation *part : {scaling, masking.getOperation()})
+      if (part)
+        for (Value operand : part->getOperands())
+          if (!isa<IntegerType>(typeOf(operand).getElementType()) &&
+              constantValue(operand))
+            scaleOperands.push_back(operand);
     out.getResult().replaceAllUsesWith(fused.getResult());
     out.erase();
     for (Operation *part : parts)
       part->erase();
     if (keyTranspose)
       keyTranspose->erase();
-    // The scale's constants (and the arithmetic on them) go if unread.
+    // The scale's and the fill's constants (and the arithmetic on them) go
+    // if unread.
     for (Value operand : scaleOperands)
       eraseDeadConstant(operand);
   }

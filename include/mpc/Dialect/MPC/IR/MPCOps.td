@@ -301,17 +301,27 @@ def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
     probabilities), so the fused op drops exactly what the unfused graph
     drops.
 
+    An optional `mask` (`i1`, of the scores' rank, each dimension 1 or the
+    scores') fills: where it holds, the scaled score is replaced by
+    `mask_value` before the softmax (PyTorch's `masked_fill`; a padding
+    mask is `[B, 1, 1, Sk]`). Filled scores get no gradient.
+
     ```mlir
     %o, %lse = mpc.attention %q, %k, %v {scale = 0.125 : f64, dropout_p = 0.1 : f64, seed = 7 : i64}
+        : tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>
+    %o, %lse = mpc.attention %q, %k, %v mask(%pad : tensor<8x1x1x128xi1>) {scale = 0.125 : f64, mask_value = -1.0e4 : f64}
         : tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$query, MPC_FloatTensor:$key,
-                       MPC_FloatTensor:$value, F64Attr:$scale,
+                       MPC_FloatTensor:$value, Optional<MPC_MaskTensor>:$mask,
+                       F64Attr:$scale,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
-                       DefaultValuedAttr<I64Attr, "0">:$seed);
+                       DefaultValuedAttr<I64Attr, "0">:$seed,
+                       OptionalAttr<F64Attr>:$mask_value);
   let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$logsumexp);
-  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` "
+  let assemblyFormat = "$query `,` $key `,` $value "
+      "(`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` "
       "type($query) `,` type($key) `,` type($value)";
 }
 
@@ -333,14 +343,16 @@ def MPC_AttentionBackwardOp : MPC_Op<"attention_backward", "Lowp",
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$query,
                        MPC_FloatTensor:$key, MPC_FloatTensor:$value,
                        MPC_FloatTensor:$result, MPC_FloatTensor:$logsumexp,
-                       F64Attr:$scale,
+                       Optional<MPC_MaskTensor>:$mask, F64Attr:$scale,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
-                       DefaultValuedAttr<I64Attr, "0">:$seed);
+                       DefaultValuedAttr<I64Attr, "0">:$seed,
+                       OptionalAttr<F64Attr>:$mask_value);
   let results = (outs MPC_FloatTensor:$grad_query, MPC_FloatTensor:$grad_key,
                       MPC_FloatTensor:$grad_value);
   let assemblyFormat = "$grad `,` $query `,` $key `,` $value `,` $result `,` "
-      "$logsumexp attr-dict `:` type($grad) `,` type($query) `,` type($key) "
-      "`,` type($value) `,` type($result) `,` type($logsumexp)";
+      "$logsumexp (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` "
+      "type($grad) `,` type($query) `,` type($key) `,` type($value) `,` "
+      "type($result) `,` type($logsumexp)";
 }
 
 def MPC_Conv2DOp : MPC_Op<"conv2d", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {

@@ -142,12 +142,33 @@ SmallVector<Value> attentionSizes(Value query, Value key, Value value,
           l.i64(q.back()), l.i64(v.back())};
 }
 
-/// scale, dropout_p, seed and the step counter dropout draws with.
-template <typename Op> SmallVector<Value> attentionParams(Op op, Lowering &l) {
-  return {l.f64(op.getScale().convertToDouble()),
-          l.f64(op.getDropoutP().convertToDouble()),
-          l.i64(static_cast<int64_t>(op.getSeed())),
-          l.offset(l.state, l.symbols.stepOffset)};
+/// scale, dropout_p, seed, the step counter dropout draws with, and the
+/// mask: its bytes (or null), the scores' shape and the mask's strides over
+/// it (0 where it broadcasts), the rank and the fill.
+template <typename Op>
+FailureOr<SmallVector<Value>> attentionParams(Op op, Lowering &l) {
+  SmallVector<Value> params{l.f64(op.getScale().convertToDouble()),
+                            l.f64(op.getDropoutP().convertToDouble()),
+                            l.i64(static_cast<int64_t>(op.getSeed())),
+                            l.offset(l.state, l.symbols.stepOffset)};
+  Value mask = op.getMask();
+  if (!mask) {
+    params.append({l.null(), l.null(), l.i32(0), l.f64(0)});
+    return params;
+  }
+  ArrayRef<int64_t> shape = tensorType(mask).getShape();
+  SmallVector<int64_t> layout(tensorType(op.getQuery()).getShape());
+  layout.back() = tensorType(op.getKey()).getShape().drop_back().back();
+  if (layout.size() > 8)
+    return op.emitOpError("is lowered with at most 8 dimensions, got ")
+           << layout.size();
+  SmallVector<int64_t> own = strides(shape);
+  for (size_t d = 0; d < shape.size(); ++d)
+    layout.push_back(shape[d] == 1 ? 0 : own[d]);
+  params.append({l.ptr(mask), l.i64Array(layout),
+                 l.i32(static_cast<int32_t>(shape.size())),
+                 l.f64(op.getMaskValue()->convertToDouble())});
+  return params;
 }
 
 LogicalResult attention(AttentionOp op, Lowering &l) {
@@ -163,7 +184,10 @@ LogicalResult attention(AttentionOp op, Lowering &l) {
       lse};
   llvm::append_range(
       args, attentionSizes(op.getQuery(), op.getKey(), op.getValue(), l));
-  llvm::append_range(args, attentionParams(op, l));
+  FailureOr<SmallVector<Value>> params = attentionParams(op, l);
+  if (failed(params))
+    return failure();
+  llvm::append_range(args, *params);
   l.call("mpcrt_attention", args);
   return success();
 }
@@ -185,7 +209,10 @@ LogicalResult attentionBackward(AttentionBackwardOp op, Lowering &l) {
       dv};
   llvm::append_range(
       args, attentionSizes(op.getQuery(), op.getKey(), op.getValue(), l));
-  llvm::append_range(args, attentionParams(op, l));
+  FailureOr<SmallVector<Value>> params = attentionParams(op, l);
+  if (failed(params))
+    return failure();
+  llvm::append_range(args, *params);
   l.call("mpcrt_attention_backward", args);
   return success();
 }
