@@ -348,10 +348,16 @@ private:
   struct Window {
     std::vector<int64_t> input, kernel, strides, dilations;
   };
-  /// The symmetric [h, w] padding of a 2-D window op, or an error;
-  /// auto_pad SAME_* with `window` (even totals only).
-  std::string padding(const Node &node, std::vector<int64_t> &pads,
+  /// The [h, w] padding of a 2-D window op before and after the input
+  /// (explicit pads, or auto_pad SAME_* with `window`), or an error.
+  std::string padding(const Node &node, std::vector<int64_t> &begin,
+                      std::vector<int64_t> &end,
                       const Window *window = nullptr);
+  /// `x` (NHWC) with `begin[d]`/`end[d]` rows and columns of `fill`
+  /// concatenated before and after its H and W dimensions; `type` grows.
+  std::string padNHWC(const std::string &x, TensorType &type,
+                      const std::vector<int64_t> &begin,
+                      const std::vector<int64_t> &end, const char *fill);
   /// Globals written back by the step (batch-norm running statistics).
   struct Store {
     std::string global, ssa, type;
@@ -962,26 +968,23 @@ std::string Emitter::toNCHW(const std::string &ssa, const TensorType &nhwc) {
   return out;
 }
 
-std::string Emitter::padding(const Node &node, std::vector<int64_t> &pads,
-                             const Window *window) {
+std::string Emitter::padding(const Node &node, std::vector<int64_t> &begin,
+                             std::vector<int64_t> &end, const Window *window) {
+  begin = end = {0, 0};
   auto autoPad = node.attributes.find("auto_pad");
   if (autoPad != node.attributes.end() &&
       (autoPad->second.s == "SAME_UPPER" ||
        autoPad->second.s == "SAME_LOWER") &&
       window) {
-    // The output is ceil(in / stride); the padding that takes, split
-    // evenly (an odd total is split unevenly: not mpc's padding).
-    pads = {0, 0};
+    // The output is ceil(in / stride); the padding that takes, the odd one
+    // after the input (SAME_UPPER) or before it (SAME_LOWER).
+    bool upper = autoPad->second.s == "SAME_UPPER";
     for (int d = 0; d < 2; ++d) {
       int64_t in = window->input[d], s = window->strides[d];
       int64_t k = (window->kernel[d] - 1) * window->dilations[d] + 1;
       int64_t total = std::max<int64_t>((in + s - 1) / s * s - s + k - in, 0);
-      if (total % 2)
-        return error(node, "auto_pad " + autoPad->second.s +
-                               " pads this input unevenly (" +
-                               std::to_string(total) +
-                               " in all), which is not imported");
-      pads[d] = total / 2;
+      begin[d] = upper ? total / 2 : total - total / 2;
+      end[d] = total - begin[d];
     }
     return "";
   }
@@ -989,16 +992,58 @@ std::string Emitter::padding(const Node &node, std::vector<int64_t> &pads,
       autoPad->second.s != "VALID")
     return error(node, "auto_pad " + autoPad->second.s +
                            " is not imported (give explicit pads)");
-  pads = {0, 0};
   auto it = node.attributes.find("pads");
   if (it == node.attributes.end())
     return "";
   const std::vector<int64_t> &p = it->second.ints;
-  if (p.size() != 4 || p[0] != p[2] || p[1] != p[3])
-    return error(node, "asymmetric padding is not imported (mpc pads both "
-                       "sides alike)");
-  pads = {p[0], p[1]};
+  if (p.size() != 4)
+    return error(node, "pads of a 2-D window op must have 4 entries");
+  for (int64_t v : p)
+    if (v < 0)
+      return error(node, "negative pads are not imported");
+  begin = {p[0], p[1]};
+  end = {p[2], p[3]};
   return "";
+}
+
+std::string Emitter::padNHWC(const std::string &x, TensorType &type,
+                             const std::vector<int64_t> &begin,
+                             const std::vector<int64_t> &end,
+                             const char *fill) {
+  std::string out = x;
+  for (int d = 0; d < 2; ++d) {
+    int64_t axis = d + 1;
+    for (auto [count, before] : {std::pair{begin[d], true}, {end[d], false}}) {
+      if (count == 0)
+        continue;
+      TensorType pad = type;
+      pad.dims[axis] = count;
+      std::string padSsa = fresh();
+      line(padSsa + " = mpc.constant dense<" + std::string(fill) +
+           "> : " + mlirType(pad));
+      TensorType grown = type;
+      grown.dims[axis] += count;
+      std::string next = fresh();
+      line(next + " = mpc.concat " + (before ? padSsa : out) + ", " +
+           (before ? out : padSsa) + " {axis = " + std::to_string(axis) +
+           " : i64} : " + mlirType(before ? pad : type) + ", " +
+           mlirType(before ? type : pad));
+      out = next;
+      type = grown;
+    }
+  }
+  return out;
+}
+
+/// Negative infinity as an MLIR literal of the element type.
+static const char *minusInfinity(const std::string &element) {
+  if (element == "float16")
+    return "0xFC00";
+  if (element == "bfloat16")
+    return "0xFF80";
+  if (element == "double")
+    return "0xFFF0000000000000";
+  return "0xFF800000";
 }
 
 /// A window op's [h, w] attribute.
@@ -1028,11 +1073,16 @@ std::string Emitter::conv(const Node &node) {
                 {w.type.dims[2], w.type.dims[3]},
                 strides,
                 dilations};
-  if (auto e = padding(node, pads, &window); !e.empty())
+  std::vector<int64_t> begin, end;
+  if (auto e = padding(node, begin, end, &window); !e.empty())
     return e;
   int64_t groups = intAttr(node, "group", 1);
   TensorType xt, wt = w.type;
   std::string xs = toNHWC(x, xt);
+  if (begin != end)
+    return error(node, "asymmetric padding of a convolution is not imported "
+                       "(mpc pads both sides alike)");
+  pads = begin;
   // The filter stays OIHW in the state (PyTorch's layout, under its name);
   // the step transposes it to mpc's OHWI.
   wt.dims = {w.type.dims[0], w.type.dims[2], w.type.dims[3], w.type.dims[1]};
@@ -1123,8 +1173,11 @@ std::string Emitter::pool(const Node &node, bool max) {
     return e;
   if (x.type.dims.size() != 4)
     return error(node, "only 2-D pooling (NCHW inputs) is imported");
-  if (intAttr(node, "ceil_mode", 0))
-    return error(node, "ceil_mode is not imported");
+  bool ceil = intAttr(node, "ceil_mode", 0) != 0;
+  bool includePad = intAttr(node, "count_include_pad", 0) != 0;
+  if (ceil && !max)
+    return error(node, "ceil_mode of AveragePool is not imported (its "
+                       "windows past the input have smaller divisors)");
   if (node.outputs.size() > 1 && !node.outputs[1].empty())
     return error(node, "the Indices output is not imported");
   auto it = node.attributes.find("dilations");
@@ -1142,20 +1195,47 @@ std::string Emitter::pool(const Node &node, bool max) {
                        pads;
   Window window{
       {x.type.dims[2], x.type.dims[3]}, kernel->second.ints, strides, {1, 1}};
-  if (auto e = padding(node, pads, &window); !e.empty())
+  std::vector<int64_t> begin, end;
+  if (auto e = padding(node, begin, end, &window); !e.empty())
     return e;
-  for (int d = 0; d < 2; ++d)
-    if (2 * pads[d] > kernel->second.ints[d])
-      return error(node, "padding more than half the kernel is not imported "
-                         "(a window entirely in the padding)");
+  const std::vector<int64_t> &k = kernel->second.ints;
+  if (ceil)
+    // ceil_mode: the last window may start past the padded input, if it
+    // starts inside the input or its leading padding (ONNX, PyTorch); the
+    // rows it needs beyond are padding too.
+    for (int d = 0; d < 2; ++d) {
+      int64_t in = x.type.dims[2 + d], span = in + begin[d] + end[d];
+      if (span < k[d])
+        continue;
+      int64_t out = (span - k[d] + strides[d] - 1) / strides[d] + 1;
+      if ((out - 1) * strides[d] >= in + begin[d])
+        --out;
+      end[d] += std::max<int64_t>((out - 1) * strides[d] + k[d] - span, 0);
+    }
+  // mpc pads both sides alike and at most half the kernel (each window
+  // holds an input element). Max pooling takes the rest as -inf rows and
+  // columns concatenated to the input; average pooling counting its
+  // padding as zeros, as zeros; average pooling without the padding in
+  // its divisors cannot (the extra zeros would count).
+  std::vector<int64_t> extraBegin(2), extraEnd(2);
+  for (int d = 0; d < 2; ++d) {
+    pads.push_back(std::min({begin[d], end[d], k[d] / 2}));
+    extraBegin[d] = begin[d] - pads[d];
+    extraEnd[d] = end[d] - pads[d];
+    if (!max && !includePad && (extraBegin[d] || extraEnd[d]))
+      return error(node, "AveragePool's padding is imported when it is "
+                         "symmetric and at most half the kernel, or with "
+                         "count_include_pad = 1");
+  }
   TensorType xt, yt = type;
   std::string xs = toNHWC(x, xt);
+  xs = padNHWC(xs, xt, extraBegin, extraEnd,
+               max ? minusInfinity(xt.element) : "0.0");
   yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
   std::string y = fresh();
-  std::string extra =
-      max ? ""
-          : std::string(", count_include_pad = ") +
-                (intAttr(node, "count_include_pad", 0) ? "true" : "false");
+  std::string extra = max ? ""
+                          : std::string(", count_include_pad = ") +
+                                (includePad ? "true" : "false");
   line(y + " = mpc." + (max ? "max_pool2d " : "avg_pool2d ") + xs +
        " {kernel = " + pair(kernel->second.ints) +
        ", stride = " + pair(strides) + ", padding = " + pair(pads) + extra +
@@ -1186,8 +1266,13 @@ std::string Emitter::convTranspose(const Node &node) {
   std::vector<int64_t> strides = ints("strides", 1),
                        dilations = ints("dilations", 1),
                        outputPadding = ints("output_padding", 0), pads;
-  if (auto e = padding(node, pads); !e.empty())
+  std::vector<int64_t> begin, end;
+  if (auto e = padding(node, begin, end); !e.empty())
     return e;
+  if (begin != end)
+    return error(node, "asymmetric padding of a transposed convolution is "
+                       "not imported (mpc pads both sides alike)");
+  pads = begin;
   TensorType xt, wt = w.type;
   std::string xs = toNHWC(x, xt);
   // ONNX [Cin, Cout, kh, kw] -> mpc [Cin, kh, kw, Cout], in the step.
