@@ -41,8 +41,10 @@ PEERS="${PEERS-fp32 amp compile amp-math}"
 # BACKEND=cpu PEERS=0 with small sizes checks the harness without a GPU;
 # BACKEND=cpu with peers runs PyTorch on the CPU too (bench/cpu.sh).
 BACKEND="${BACKEND:-cuda}"
-# LEVELS: the mpc builds (default "fp32 O2"); THREADS: --threads of mpc's
-# executables and of the PyTorch peers on the CPU (0: their defaults).
+# LEVELS: the mpc builds (default "fp32 O2"; O2-nofuse and fp32-nofuse
+# compile with --no-fuse, to measure what fusion gives); THREADS: --threads
+# of mpc's executables and of the PyTorch peers on the CPU (0: their
+# defaults).
 LEVELS="${LEVELS:-fp32 O2}"
 # The interpreter of the PyTorch peers.
 PYTHON="${PYTHON:-python3}"
@@ -117,7 +119,11 @@ bench() {
   local level amp mode
   for level in $LEVELS; do
     amp=()
-    if [ "$level" = O2 ]; then amp=(--amp=O2 --dtype=f16); fi
+    case "$level" in
+    O2) amp=(--amp=O2 --dtype=f16) ;;
+    O2-nofuse) amp=(--amp=O2 --dtype=f16 --no-fuse) ;;
+    fp32-nofuse) amp=(--no-fuse) ;;
+    esac
     if building; then
       "$BIN/mpc-compile" "$BENCH_DIR/$name.mlir" --train \
         --optimizer="$optimizer" --backend="$BACKEND" "${amp[@]}" \
