@@ -233,15 +233,23 @@ MPCRT_HD inline bool masked(const AttentionMask &m, int64_t h, int64_t i,
 /// Whether dropout with probability `p` keeps element `i` at `step` under
 /// the (rank's) key `seed`: word i % 4 of philox({lo(i/4), lo(step),
 /// hi(step), hi(i/4)}, seed), as a fraction of 2^32, is >= p (mpcrt.h).
-/// One element's bit, for ops that draw the mask out of order.
+/// One element's bit, for ops that draw the mask out of order;
+/// dropoutWords gives the four words of elements 4q..4q+3.
+MPCRT_HD inline void dropoutWords(uint64_t seed, int64_t step, uint64_t q,
+                                  uint32_t words[4]) {
+  words[0] = static_cast<uint32_t>(q);
+  words[1] = static_cast<uint32_t>(step);
+  words[2] = static_cast<uint32_t>(static_cast<uint64_t>(step) >> 32);
+  words[3] = static_cast<uint32_t>(q >> 32);
+  philox4x32(words, static_cast<uint32_t>(seed),
+             static_cast<uint32_t>(seed >> 32));
+}
+
 MPCRT_HD inline bool dropoutKeeps(uint64_t seed, int64_t step, int64_t i,
                                   double p) {
-  uint64_t q = static_cast<uint64_t>(i) / 4;
-  uint32_t c[4] = {static_cast<uint32_t>(q), static_cast<uint32_t>(step),
-                   static_cast<uint32_t>(static_cast<uint64_t>(step) >> 32),
-                   static_cast<uint32_t>(q >> 32)};
-  philox4x32(c, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-  return c[i % 4] >= p * 4294967296.0;
+  uint32_t words[4];
+  dropoutWords(seed, step, static_cast<uint64_t>(i) / 4, words);
+  return words[i % 4] >= p * 4294967296.0;
 }
 
 /// Uniform in [0, 1) with 53 random bits from two words.

@@ -445,16 +445,23 @@ struct AttentionShape {
   formulas::AttentionMask mask;
 };
 
-/// The dropout factor of element (h, i, j) of the [heads, sq, sk]
-/// probabilities: 0 where mpcrt_dropout_* drops it, else 1/(1-p).
+/// The dropout factors of head h's [sq, sk] probabilities, elements
+/// h * sq * sk ... of the [heads, sq, sk] ones: 0 where mpcrt_dropout_*
+/// drops them, else 1/(1-p); one Philox call per four, as the dropout
+/// kernel draws them.
 template <typename A>
-A keepFactor(const AttentionShape &a, int64_t h, int64_t i, int64_t j) {
-  if (a.p == 0)
-    return A(1);
-  int64_t index = (h * a.sq + i) * a.sk + j;
-  return formulas::dropoutKeeps(a.seed, a.step, index, a.p)
-             ? static_cast<A>(1 / (1 - a.p))
-             : A(0);
+void dropoutFactors(const AttentionShape &a, int64_t h, A *z) {
+  int64_t count = a.sq * a.sk, first = h * count;
+  A keep = static_cast<A>(1 / (1 - a.p));
+  double threshold = a.p * 4294967296.0;
+  uint32_t words[4];
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t index = first + n;
+    if (n == 0 || index % 4 == 0)
+      formulas::dropoutWords(a.seed, a.step, static_cast<uint64_t>(index) / 4,
+                             words);
+    z[n] = words[index % 4] >= threshold ? keep : A(0);
+  }
 }
 
 /// Head h's probabilities P = softmax(scale * q k^T, filled where
@@ -496,7 +503,7 @@ void attention(const T *query, const T *key, const T *value, T *result,
   using S = Storage<T>;
   using A = typename S::Acc;
   parallelFor(a.heads, 1, [&](int64_t h0, int64_t h1) {
-    std::vector<A> o(a.sq * a.dv);
+    std::vector<A> o(a.sq * a.dv), z(a.p != 0 ? a.sq * a.sk : 0);
     for (int64_t h = h0; h < h1; ++h) {
       const A *q = widen(query + h * a.sq * a.d, a.sq * a.d, 0);
       const A *k = widen(key + h * a.sk * a.d, a.sk * a.d, 1);
@@ -504,10 +511,11 @@ void attention(const T *query, const T *key, const T *value, T *result,
       A *p = scratch<A>(3, a.sq * a.sk);
       probabilities(q, k, a, h, p, static_cast<const A *>(nullptr),
                     lse + h * a.sq);
-      if (a.p != 0)
-        for (int64_t i = 0; i < a.sq; ++i)
-          for (int64_t j = 0; j < a.sk; ++j)
-            p[i * a.sk + j] *= keepFactor<A>(a, h, i, j);
+      if (a.p != 0) {
+        dropoutFactors(a, h, z.data());
+        for (int64_t n = 0; n < a.sq * a.sk; ++n)
+          p[n] *= z[n];
+      }
       gemm(false, false, a.sq, a.dv, a.sk, p, a.sk, v, a.dv, A(0), o.data(),
            a.dv);
       for (int64_t n = 0; n < a.sq * a.dv; ++n)
@@ -528,7 +536,7 @@ void attentionBackward(const T *grad, const T *query, const T *key,
   using A = typename S::Acc;
   parallelFor(a.heads, 1, [&](int64_t h0, int64_t h1) {
     std::vector<A> go(a.sq * a.dv), dpd(a.sq * a.sk), ds(a.sq * a.sk),
-        dq(a.sq * a.d), dk(a.sk * a.d), dv(a.sk * a.dv);
+        dq(a.sq * a.d), dk(a.sk * a.d), dv(a.sk * a.dv), z(a.sq * a.sk, A(1));
     for (int64_t h = h0; h < h1; ++h) {
       const A *q = widen(query + h * a.sq * a.d, a.sq * a.d, 0);
       const A *k = widen(key + h * a.sk * a.d, a.sk * a.d, 1);
@@ -540,16 +548,17 @@ void attentionBackward(const T *grad, const T *query, const T *key,
       gemm(false, true, a.sq, a.sk, a.dv, go.data(), a.dv, v, a.dv, A(0),
            dpd.data(), a.sk);
       // ds holds Pd for dv, then dS.
-      for (int64_t i = 0; i < a.sq; ++i)
-        for (int64_t j = 0; j < a.sk; ++j)
-          ds[i * a.sk + j] = p[i * a.sk + j] * keepFactor<A>(a, h, i, j);
+      if (a.p != 0)
+        dropoutFactors(a, h, z.data());
+      for (int64_t n = 0; n < a.sq * a.sk; ++n)
+        ds[n] = p[n] * z[n];
       gemm(true, false, a.sk, a.dv, a.sq, ds.data(), a.sk, go.data(), a.dv,
            A(0), dv.data(), a.dv);
       A scale = static_cast<A>(a.scale);
       for (int64_t i = 0; i < a.sq; ++i) {
         A rowDot = 0;
         for (int64_t j = 0; j < a.sk; ++j) {
-          dpd[i * a.sk + j] *= keepFactor<A>(a, h, i, j); // now dP
+          dpd[i * a.sk + j] *= z[i * a.sk + j]; // now dP
           rowDot += p[i * a.sk + j] * dpd[i * a.sk + j];
         }
         // Filled scores do not depend on q or k.
