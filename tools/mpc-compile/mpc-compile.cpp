@@ -132,6 +132,13 @@ static cl::opt<bool>
                     "default)"),
            cl::init(false));
 
+static cl::opt<std::string> fusionReport(
+    "fusion-report",
+    cl::desc("Write what --mpc-fuse fused (each fused op's function, kind, "
+             "location and the ops it replaced) as JSON to FILE ('-': "
+             "stdout)"),
+    cl::value_desc("FILE"), cl::init(""));
+
 static cl::opt<std::string> padForTensorCores(
     "pad-for-tensor-cores",
     cl::desc("Pad f16/bf16 matmuls and convolutions whose dimensions are not "
@@ -270,6 +277,8 @@ int main(int argc, char **argv) {
                 "' (expected f32 or amp)");
   if (noEval && evalPrecision.getNumOccurrences() > 0)
     return fail("--eval-precision and --no-eval contradict each other");
+  if (noFuse && fusionReport.getNumOccurrences() > 0)
+    return fail("--fusion-report and --no-fuse contradict each other");
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
     return fail("unknown --emit '" + emit +
                 "' (expected mlir, llvm, obj or exe)");
@@ -372,7 +381,10 @@ int main(int argc, char **argv) {
     pipeline += ",mpc-grad-stats{func=" + entry + "}";
   pipeline += ",canonicalize,cse";
   if (!noFuse)
-    pipeline += ",mpc-fuse";
+    pipeline +=
+        ",mpc-fuse" + (fusionReport.empty()
+                           ? std::string()
+                           : "{report=" + fusionReport.getValue() + "}");
   // After fusion: a fused product is padded with its bias.
   if (padForTensorCores.getNumOccurrences() > 0)
     pipeline +=

@@ -18,7 +18,12 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
 
@@ -163,8 +168,57 @@ Value untransposed(OpBuilder &b, Value kt) {
       b.getDenseI64ArrayAttr(perm));
 }
 
+/// On a fused op: the names of the ops it replaced (the fusion report).
+constexpr llvm::StringLiteral kFusedFrom = "mpc.fused_from";
+
 struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
+
+  /// Every fused op of the module, as JSON: its function, kind, location
+  /// and the ops it replaced.
+  LogicalResult writeReport() {
+    std::string error;
+    auto file = openOutputFile(report, &error);
+    if (!file)
+      return emitError(getOperation().getLoc())
+             << "mpc-fuse: cannot open report output: " << error;
+    llvm::json::OStream json(file->os(), 2);
+    json.object([&] {
+      json.attributeArray("fused", [&] {
+        getOperation().walk([&](Operation *op) {
+          auto from = op->getAttrOfType<ArrayAttr>(kFusedFrom);
+          if (!from)
+            return;
+          json.object([&] {
+            auto func = op->getParentOfType<func::FuncOp>();
+            json.attribute("function",
+                           func ? func.getSymName().str() : std::string());
+            json.attribute("op", op->getName().getStringRef().str());
+            if (auto fm = dyn_cast<FusedMatmulOp>(op))
+              json.attribute("activation", fm.getActivation().str());
+            if (auto at = dyn_cast<AttentionOp>(op)) {
+              json.attribute("dropout_p", at.getDropoutP().convertToDouble());
+              json.attribute("masked", at.getMask() != nullptr);
+            }
+            // The product's source line (the first of the fused location).
+            std::string where;
+            if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
+              where =
+                  llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                                file.getLine(), file.getColumn());
+            json.attribute("location", where);
+            json.attributeArray("from", [&] {
+              for (Attribute name : from)
+                json.value(cast<StringAttr>(name).getValue().str());
+            });
+          });
+        });
+      });
+    });
+    file->os() << "\n";
+    file->keep();
+    return success();
+  }
 
   void runOnOperation() override {
     if (attention) {
@@ -179,6 +233,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (AddOp add : adds)
         fuseLinear(add);
     }
+    if (!report.empty() && failed(writeReport()))
+      signalPassFailure();
   }
 
   /// `out = matmul(dropout(softmax(scale * matmul(q, k^T))), v)`, each
@@ -314,6 +370,18 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         fill ? b.getF64FloatAttr(*fill) : FloatAttr());
     if (Attribute precision = out->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
+    {
+      SmallVector<Attribute> from{b.getStringAttr("mpc.matmul")};
+      if (scaling)
+        from.push_back(b.getStringAttr(scaling->getName().getStringRef()));
+      if (masking)
+        from.push_back(b.getStringAttr("mpc.where"));
+      from.push_back(b.getStringAttr("mpc.softmax"));
+      if (dropout)
+        from.push_back(b.getStringAttr("mpc.dropout"));
+      from.push_back(b.getStringAttr("mpc.matmul"));
+      fused->setAttr(kFusedFrom, b.getArrayAttr(from));
+    }
     if (remarks)
       fused.emitRemark() << "fused: mpc.matmul + "
                          << (scaling ? scaling->getName().getStringRef().str() +
@@ -382,6 +450,13 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           p->matmul.getTransposeBAttr(), b.getStringAttr(activation));
       if (Attribute precision = p->matmul->getAttr("mpc.precision"))
         fused->setAttr("mpc.precision", precision);
+      SmallVector<Attribute> from{b.getStringAttr("mpc.matmul")};
+      if (p->widen)
+        from.push_back(b.getStringAttr("mpc.cast"));
+      from.push_back(b.getStringAttr("mpc.add"));
+      if (act)
+        from.push_back(b.getStringAttr(act->getName().getStringRef()));
+      fused->setAttr(kFusedFrom, b.getArrayAttr(from));
       if (remarks)
         fused.emitRemark() << "fused: mpc.matmul"
                            << (p->widen ? " + mpc.cast" : "") << " + mpc.add"

@@ -413,9 +413,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
 
     It does not fuse a product or sum read elsewhere, a batched weight, a
     transposed activation, a bias that is not a vector of the result's
-    element type, or f64. The fused op's location fuses those of its parts,
-    so a numerics report names all of them. With `remarks` each fusion is
-    reported where it happened.
+    element type, or f64. The fused op's location fuses those of its parts.
+    With `remarks` each fusion is reported where it happened; `report`
+    writes every fused op of the module as JSON (the ops it replaced are
+    kept in its `mpc.fused_from` attribute).
 
     ```
     $ mpc-opt step.mlir --mpc-fuse
@@ -428,6 +429,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "Fuse scaled dot-product attention into mpc.attention">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
+    Option<"report", "report", "std::string", /*default=*/"",
+           "Write every fused op of the module (function, kind, location, "
+           "the ops it replaced) as JSON to this file ('-': stdout)">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect"];
 }
