@@ -168,9 +168,6 @@ Value untransposed(OpBuilder &b, Value kt) {
       b.getDenseI64ArrayAttr(perm));
 }
 
-/// On a fused op: the names of the ops it replaced (the fusion report).
-constexpr llvm::StringLiteral kFusedFrom = "mpc.fused_from";
-
 struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
 
@@ -186,9 +183,13 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     json.object([&] {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
-          auto from = op->getAttrOfType<ArrayAttr>(kFusedFrom);
-          if (!from)
+          // A fused op's location is a FusedLoc whose metadata names the
+          // ops it replaced.
+          if (!isa<FusedMatmulOp, AttentionOp>(op))
             return;
+          auto loc = dyn_cast<FusedLoc>(op->getLoc());
+          auto from = loc ? dyn_cast_or_null<ArrayAttr>(loc.getMetadata())
+                          : ArrayAttr();
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
             json.attribute("function",
@@ -208,8 +209,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                                 file.getLine(), file.getColumn());
             json.attribute("location", where);
             json.attributeArray("from", [&] {
-              for (Attribute name : from)
-                json.value(cast<StringAttr>(name).getValue().str());
+              if (from)
+                for (Attribute name : from)
+                  if (auto s = dyn_cast<StringAttr>(name))
+                    json.value(s.getValue().str());
             });
           });
         });
@@ -363,25 +366,22 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         locs.push_back(part->getLoc());
     locs.push_back(out.getLoc());
     OpBuilder b(out);
+    SmallVector<Attribute> from{b.getStringAttr("mpc.matmul")};
+    if (scaling)
+      from.push_back(b.getStringAttr(scaling->getName().getStringRef()));
+    if (masking)
+      from.push_back(b.getStringAttr("mpc.where"));
+    from.push_back(b.getStringAttr("mpc.softmax"));
+    if (dropout)
+      from.push_back(b.getStringAttr("mpc.dropout"));
+    from.push_back(b.getStringAttr("mpc.matmul"));
     auto fused = AttentionOp::create(
-        b, FusedLoc::get(&getContext(), locs), q, k, v, mask,
-        b.getF64FloatAttr(scale), b.getF64FloatAttr(dropoutP),
+        b, FusedLoc::get(locs, b.getArrayAttr(from), &getContext()), q, k, v,
+        mask, b.getF64FloatAttr(scale), b.getF64FloatAttr(dropoutP),
         b.getI64IntegerAttr(seed),
         fill ? b.getF64FloatAttr(*fill) : FloatAttr());
     if (Attribute precision = out->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
-    {
-      SmallVector<Attribute> from{b.getStringAttr("mpc.matmul")};
-      if (scaling)
-        from.push_back(b.getStringAttr(scaling->getName().getStringRef()));
-      if (masking)
-        from.push_back(b.getStringAttr("mpc.where"));
-      from.push_back(b.getStringAttr("mpc.softmax"));
-      if (dropout)
-        from.push_back(b.getStringAttr("mpc.dropout"));
-      from.push_back(b.getStringAttr("mpc.matmul"));
-      fused->setAttr(kFusedFrom, b.getArrayAttr(from));
-    }
     if (remarks)
       fused.emitRemark() << "fused: mpc.matmul + "
                          << (scaling ? scaling->getName().getStringRef().str() +
@@ -444,19 +444,19 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       if (act)
         locs.push_back(act->getLoc());
       OpBuilder b(add);
-      auto fused = FusedMatmulOp::create(
-          b, FusedLoc::get(&getContext(), locs), result, p->matmul.getA(),
-          p->matmul.getB(), bias, p->matmul.getTransposeAAttr(),
-          p->matmul.getTransposeBAttr(), b.getStringAttr(activation));
-      if (Attribute precision = p->matmul->getAttr("mpc.precision"))
-        fused->setAttr("mpc.precision", precision);
       SmallVector<Attribute> from{b.getStringAttr("mpc.matmul")};
       if (p->widen)
         from.push_back(b.getStringAttr("mpc.cast"));
       from.push_back(b.getStringAttr("mpc.add"));
       if (act)
         from.push_back(b.getStringAttr(act->getName().getStringRef()));
-      fused->setAttr(kFusedFrom, b.getArrayAttr(from));
+      auto fused = FusedMatmulOp::create(
+          b, FusedLoc::get(locs, b.getArrayAttr(from), &getContext()), result,
+          p->matmul.getA(), p->matmul.getB(), bias,
+          p->matmul.getTransposeAAttr(), p->matmul.getTransposeBAttr(),
+          b.getStringAttr(activation));
+      if (Attribute precision = p->matmul->getAttr("mpc.precision"))
+        fused->setAttr("mpc.precision", precision);
       if (remarks)
         fused.emitRemark() << "fused: mpc.matmul"
                            << (p->widen ? " + mpc.cast" : "") << " + mpc.add"

@@ -133,8 +133,10 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
         auto it = bufferOf.find(reshape.getInput());
         if (it != bufferOf.end() && !bucketed.contains(it->second) &&
             !readByAllReduce(reshape.getInput()) && !readByAllReduce(result)) {
-          bufferOf[result] = it->second;
-          Buffer &b = buffers[it->second];
+          // Inserting may move the map's entries: `it` is read first.
+          int64_t id = it->second;
+          bufferOf[result] = id;
+          Buffer &b = buffers[id];
           b.end = std::max(b.end, lastUse(result));
           b.gradient |= isGradient(result);
           continue;
@@ -148,8 +150,10 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
             op->getOperand(cast<OpResult>(result).getResultNumber());
         auto it = bufferOf.find(operand);
         if (it != bufferOf.end() && bucketed.insert(it->second).second) {
-          bufferOf[result] = it->second;
-          Buffer &b = buffers[it->second];
+          // Inserting may move the map's entries: `it` is read first.
+          int64_t id = it->second;
+          bufferOf[result] = id;
+          Buffer &b = buffers[id];
           b.end = std::max(b.end, lastUse(result));
           b.gradient = true;
           continue;

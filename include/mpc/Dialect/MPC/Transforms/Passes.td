@@ -416,7 +416,8 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     element type, or f64. The fused op's location fuses those of its parts.
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
-    kept in its `mpc.fused_from` attribute).
+    the metadata of its fused location). A hand-written fused op is listed
+    with no parts.
 
     ```
     $ mpc-opt step.mlir --mpc-fuse
