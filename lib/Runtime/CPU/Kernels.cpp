@@ -177,18 +177,11 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
     kernel(a, a_batch_stride, b, b_batch_stride, bias, c, batch, m, n, k,
            trans_a != 0, trans_b != 0, activation);
   };
-  if (in == out) {
-    switch (in) {
-    case MPCRT_F16:
-      return run(fusedMatmul<F16, F16>);
-    case MPCRT_BF16:
-      return run(fusedMatmul<BF16, BF16>);
-    case MPCRT_F32:
-      return run(fusedMatmul<float, float>);
-    case MPCRT_F64:
-      return run(fusedMatmul<double, double>);
-    }
-  }
+  if (in == out)
+    return dispatch(in, [&](auto *t) {
+      using T = std::remove_pointer_t<decltype(t)>;
+      run(fusedMatmul<T, T>);
+    });
   if (out == MPCRT_F32 && in == MPCRT_F16)
     return run(fusedMatmul<F16, float>);
   if (out == MPCRT_F32 && in == MPCRT_BF16)

@@ -603,23 +603,13 @@ void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
       formulas::rankSeed(seed, dropoutRank),
       *step,
       formulas::attentionMask(mask, mask_layout, mask_rank, mask_value)};
-  auto run = [&](auto *t) {
+  dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
     attention(static_cast<const T *>(query), static_cast<const T *>(key),
               static_cast<const T *>(value), static_cast<T *>(result),
               static_cast<A *>(logsumexp), a);
-  };
-  switch (dtype) {
-  case MPCRT_F16:
-    return run(static_cast<F16 *>(nullptr));
-  case MPCRT_BF16:
-    return run(static_cast<BF16 *>(nullptr));
-  case MPCRT_F32:
-    return run(static_cast<float *>(nullptr));
-  case MPCRT_F64:
-    return run(static_cast<double *>(nullptr));
-  }
+  });
 }
 
 void mpcrt_attention_backward(
@@ -641,7 +631,7 @@ void mpcrt_attention_backward(
       formulas::rankSeed(seed, dropoutRank),
       *step,
       formulas::attentionMask(mask, mask_layout, mask_rank, mask_value)};
-  auto run = [&](auto *t) {
+  dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
     attentionBackward(
@@ -649,17 +639,7 @@ void mpcrt_attention_backward(
         static_cast<const T *>(key), static_cast<const T *>(value),
         static_cast<const A *>(logsumexp), static_cast<T *>(grad_query),
         static_cast<T *>(grad_key), static_cast<T *>(grad_value), a);
-  };
-  switch (dtype) {
-  case MPCRT_F16:
-    return run(static_cast<F16 *>(nullptr));
-  case MPCRT_BF16:
-    return run(static_cast<BF16 *>(nullptr));
-  case MPCRT_F32:
-    return run(static_cast<float *>(nullptr));
-  case MPCRT_F64:
-    return run(static_cast<double *>(nullptr));
-  }
+  });
 }
 
 #define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \

@@ -167,6 +167,21 @@ inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i, double value) {
   }
 }
 
+/// Calls f(T *) (a null pointer) with the storage type of `dtype`, as the
+/// CUDA backend's dispatch: the entry points that take an mpcrt_dtype.
+template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f(static_cast<F16 *>(nullptr));
+  case MPCRT_BF16:
+    return f(static_cast<BF16 *>(nullptr));
+  case MPCRT_F32:
+    return f(static_cast<float *>(nullptr));
+  case MPCRT_F64:
+    return f(static_cast<double *>(nullptr));
+  }
+}
+
 /// Instantiates M(suffix, ABI element type, storage type) for every dtype of
 /// the single-type entry points (mpcrt_<op>_<suffix>).
 #define MPCRT_FOR_EACH_DTYPE(M)                                                \

@@ -75,6 +75,29 @@ __device__ A keepFactor(const Dims &m, int64_t step, int64_t h, int64_t i,
              : A(0);
 }
 
+/// Score (i, j) of head h recomputed for the backward pass: the
+/// probability P (from the row's saved log-sum-exp), the dropout factor Z
+/// and dP = (dO_i . v_j) Z, given the rows q_i, k_j, dO_i and v_j.
+template <typename A> struct PairTerms { A p, z, dp; };
+template <typename T, typename A>
+__device__ PairTerms<A> pairTerms(const Dims &m, int64_t step, int64_t h,
+                                  int64_t i, int64_t j, const T *qi,
+                                  const T *kj, const T *goi, const T *vj, A lse,
+                                  int lane) {
+  A p = exp(score(m, h, i, j, dotRows<T, A>(qi, kj, m.d, lane)) - lse);
+  A z = keepFactor<A>(m, step, h, i, j);
+  return {p, z, dotRows<T, A>(goi, vj, m.dv, lane) * z};
+}
+
+/// dS of score (i, j): none through a filled score.
+template <typename A>
+__device__ A scoreGrad(const Dims &m, int64_t h, int64_t i, int64_t j,
+                       const PairTerms<A> &x, A rowDot) {
+  return formulas::masked(m.mask, h, i, j)
+             ? A(0)
+             : static_cast<A>(m.scale) * x.p * (x.dp - rowDot);
+}
+
 template <typename T>
 __global__ void attentionKernel(const T *query, const T *key, const T *value,
                                 T *result, typename Storage<T>::Acc *lse,
@@ -132,24 +155,20 @@ attentionGradQueryKernel(const T *grad, const T *query, const T *key,
   int64_t h = row / m.sq, i = row % m.sq, t = *step;
   const T *q = query + row * m.d, *go = grad + row * m.dv;
   const T *k = key + h * m.sk * m.d, *v = value + h * m.sk * m.dv;
-  A scale = static_cast<A>(m.scale);
+  auto terms = [&](int64_t j) {
+    return pairTerms<T, A>(m, t, h, i, j, q, k + j * m.d, go, v + j * m.dv,
+                           lse[row], lane);
+  };
   A dot = 0;
   for (int64_t j = 0; j < m.sk; ++j) {
-    A p = exp(score(m, h, i, j, dotRows<T, A>(q, k + j * m.d, m.d, lane)) -
-              lse[row]);
-    A dp = dotRows<T, A>(go, v + j * m.dv, m.dv, lane) *
-           keepFactor<A>(m, t, h, i, j);
-    dot += p * dp;
+    PairTerms<A> x = terms(j);
+    dot += x.p * x.dp;
   }
   A dq[kMaxPerLane];
   for (int n = 0; n < kMaxPerLane; ++n)
     dq[n] = 0;
   for (int64_t j = 0; j < m.sk; ++j) {
-    A p = exp(score(m, h, i, j, dotRows<T, A>(q, k + j * m.d, m.d, lane)) -
-              lse[row]);
-    A dp = dotRows<T, A>(go, v + j * m.dv, m.dv, lane) *
-           keepFactor<A>(m, t, h, i, j);
-    A ds = formulas::masked(m.mask, h, i, j) ? A(0) : scale * p * (dp - dot);
+    A ds = scoreGrad(m, h, i, j, terms(j), dot);
     for (int n = 0; n < kMaxPerLane; ++n) {
       int64_t c = lane + int64_t(n) * kWarp;
       if (c < m.d)
@@ -181,22 +200,18 @@ attentionGradKeyValueKernel(const T *grad, const T *query, const T *key,
   int64_t h = row / m.sk, j = row % m.sk, t = *step;
   const T *k = key + row * m.d, *v = value + row * m.dv;
   const T *q = query + h * m.sq * m.d, *go = grad + h * m.sq * m.dv;
-  A scale = static_cast<A>(m.scale);
   A dk[kMaxPerLane], dv[kMaxPerLane];
   for (int n = 0; n < kMaxPerLane; ++n)
     dk[n] = dv[n] = 0;
   for (int64_t i = 0; i < m.sq; ++i) {
     int64_t r = h * m.sq + i;
-    A p = exp(score(m, h, i, j, dotRows<T, A>(q + i * m.d, k, m.d, lane)) -
-              lse[r]);
-    A z = keepFactor<A>(m, t, h, i, j);
-    A dp = dotRows<T, A>(go + i * m.dv, v, m.dv, lane) * z;
-    A ds =
-        formulas::masked(m.mask, h, i, j) ? A(0) : scale * p * (dp - rowDot[r]);
+    PairTerms<A> x = pairTerms<T, A>(m, t, h, i, j, q + i * m.d, k,
+                                     go + i * m.dv, v, lse[r], lane);
+    A ds = scoreGrad(m, h, i, j, x, rowDot[r]);
     for (int n = 0; n < kMaxPerLane; ++n) {
       int64_t c = lane + int64_t(n) * kWarp;
       if (c < m.dv)
-        dv[n] += p * z * S::load(go[i * m.dv + c]);
+        dv[n] += x.p * x.z * S::load(go[i * m.dv + c]);
       if (c < m.d)
         dk[n] += ds * S::load(q[i * m.d + c]);
     }

@@ -129,46 +129,44 @@ LogicalResult dropout(DropoutOp op, Lowering &l) {
   return success();
 }
 
-/// mpcrt_attention's sizes: heads (the leading dimensions), sq, sk, d, dv.
-SmallVector<Value> attentionSizes(Value query, Value key, Value value,
+/// The arguments of mpcrt_attention(_backward) after the pointers: heads
+/// (the leading dimensions), sq, sk, d, dv; scale, dropout_p, seed and the
+/// step counter dropout draws with; the mask's bytes (or null), the scores'
+/// shape and the mask's strides over it (0 where it broadcasts), its rank
+/// and fill.
+template <typename Op>
+LogicalResult appendAttentionArgs(Op op, SmallVectorImpl<Value> &args,
                                   Lowering &l) {
-  ArrayRef<int64_t> q = tensorType(query).getShape(),
-                    k = tensorType(key).getShape(),
-                    v = tensorType(value).getShape();
+  ArrayRef<int64_t> q = tensorType(op.getQuery()).getShape(),
+                    k = tensorType(op.getKey()).getShape(),
+                    v = tensorType(op.getValue()).getShape();
   int64_t heads = 1;
   for (int64_t n : q.drop_back(2))
     heads *= n;
-  return {l.i64(heads), l.i64(q[q.size() - 2]), l.i64(k[k.size() - 2]),
-          l.i64(q.back()), l.i64(v.back())};
-}
-
-/// scale, dropout_p, seed, the step counter dropout draws with, and the
-/// mask: its bytes (or null), the scores' shape and the mask's strides over
-/// it (0 where it broadcasts), the rank and the fill.
-template <typename Op>
-FailureOr<SmallVector<Value>> attentionParams(Op op, Lowering &l) {
-  SmallVector<Value> params{l.f64(op.getScale().convertToDouble()),
-                            l.f64(op.getDropoutP().convertToDouble()),
-                            l.i64(static_cast<int64_t>(op.getSeed())),
-                            l.offset(l.state, l.symbols.stepOffset)};
+  args.append({l.i64(heads), l.i64(q[q.size() - 2]), l.i64(k[k.size() - 2]),
+               l.i64(q.back()), l.i64(v.back()),
+               l.f64(op.getScale().convertToDouble()),
+               l.f64(op.getDropoutP().convertToDouble()),
+               l.i64(static_cast<int64_t>(op.getSeed())),
+               l.offset(l.state, l.symbols.stepOffset)});
   Value mask = op.getMask();
   if (!mask) {
-    params.append({l.null(), l.null(), l.i32(0), l.f64(0)});
-    return params;
+    args.append({l.null(), l.null(), l.i32(0), l.f64(0)});
+    return success();
   }
   ArrayRef<int64_t> shape = tensorType(mask).getShape();
-  SmallVector<int64_t> layout(tensorType(op.getQuery()).getShape());
-  layout.back() = tensorType(op.getKey()).getShape().drop_back().back();
+  SmallVector<int64_t> layout(q);
+  layout.back() = k[k.size() - 2];
   if (layout.size() > 8)
     return op.emitOpError("is lowered with at most 8 dimensions, got ")
            << layout.size();
   SmallVector<int64_t> own = strides(shape);
   for (size_t d = 0; d < shape.size(); ++d)
     layout.push_back(shape[d] == 1 ? 0 : own[d]);
-  params.append({l.ptr(mask), l.i64Array(layout),
-                 l.i32(static_cast<int32_t>(shape.size())),
-                 l.f64(op.getMaskValue()->convertToDouble())});
-  return params;
+  args.append({l.ptr(mask), l.i64Array(layout),
+               l.i32(static_cast<int32_t>(shape.size())),
+               l.f64(op.getMaskValue()->convertToDouble())});
+  return success();
 }
 
 LogicalResult attention(AttentionOp op, Lowering &l) {
@@ -182,12 +180,8 @@ LogicalResult attention(AttentionOp op, Lowering &l) {
       l.ptr(op.getValue()),
       out,
       lse};
-  llvm::append_range(
-      args, attentionSizes(op.getQuery(), op.getKey(), op.getValue(), l));
-  FailureOr<SmallVector<Value>> params = attentionParams(op, l);
-  if (failed(params))
+  if (failed(appendAttentionArgs(op, args, l)))
     return failure();
-  llvm::append_range(args, *params);
   l.call("mpcrt_attention", args);
   return success();
 }
@@ -207,12 +201,8 @@ LogicalResult attentionBackward(AttentionBackwardOp op, Lowering &l) {
       dq,
       dk,
       dv};
-  llvm::append_range(
-      args, attentionSizes(op.getQuery(), op.getKey(), op.getValue(), l));
-  FailureOr<SmallVector<Value>> params = attentionParams(op, l);
-  if (failed(params))
+  if (failed(appendAttentionArgs(op, args, l)))
     return failure();
-  llvm::append_range(args, *params);
   l.call("mpcrt_attention_backward", args);
   return success();
 }
