@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -168,6 +169,31 @@ Value untransposed(OpBuilder &b, Value kt) {
       b.getDenseI64ArrayAttr(perm));
 }
 
+/// The location of an op fused from `parts` (in program order): theirs,
+/// with their names as metadata (the fusion report and remarks read them).
+Location fusedLocation(MLIRContext *context, ArrayRef<Operation *> parts) {
+  SmallVector<Location> locs;
+  SmallVector<Attribute> names;
+  for (Operation *part : parts) {
+    locs.push_back(part->getLoc());
+    names.push_back(StringAttr::get(context, part->getName().getStringRef()));
+  }
+  return FusedLoc::get(locs, ArrayAttr::get(context, names), context);
+}
+
+/// The names of the ops a fused op came from (its location's metadata;
+/// none for a hand-written one).
+SmallVector<StringRef> partsOf(Operation *op) {
+  SmallVector<StringRef> names;
+  auto loc = dyn_cast<FusedLoc>(op->getLoc());
+  if (auto list =
+          loc ? dyn_cast_or_null<ArrayAttr>(loc.getMetadata()) : ArrayAttr())
+    for (Attribute name : list)
+      if (auto s = dyn_cast<StringAttr>(name))
+        names.push_back(s.getValue());
+  return names;
+}
+
 struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
 
@@ -183,13 +209,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     json.object([&] {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
-          // A fused op's location is a FusedLoc whose metadata names the
-          // ops it replaced.
           if (!isa<FusedMatmulOp, AttentionOp>(op))
             return;
-          auto loc = dyn_cast<FusedLoc>(op->getLoc());
-          auto from = loc ? dyn_cast_or_null<ArrayAttr>(loc.getMetadata())
-                          : ArrayAttr();
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
             json.attribute("function",
@@ -209,10 +230,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                                 file.getLine(), file.getColumn());
             json.attribute("location", where);
             json.attributeArray("from", [&] {
-              if (from)
-                for (Attribute name : from)
-                  if (auto s = dyn_cast<StringAttr>(name))
-                    json.value(s.getValue().str());
+              for (StringRef name : partsOf(op))
+                json.value(name.str());
             });
           });
         });
@@ -322,74 +341,62 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       return;
     // q k^T with k^T made by a transpose (as ONNX exports it): the
     // transpose that makes k instead.
-    Operation *keyTranspose = nullptr;
-    if (!scores.getTransposeB()) {
-      if (!k.getDefiningOp<TransposeOp>() || !k.hasOneUse())
-        return;
-      keyTranspose = k.getDefiningOp();
-      OpBuilder kb(keyTranspose);
-      k = untransposed(kb, k);
-    }
-    // The mask of the scores' rank (leading 1s for a lower-rank condition),
-    // true where the score is filled; each dimension 1 or the scores'.
-    Value mask;
+    auto keyTranspose = k.getDefiningOp<TransposeOp>();
+    if (!scores.getTransposeB() && (!keyTranspose || !k.hasOneUse()))
+      return;
+    // The mask's shape: the scores' rank (leading 1s for a lower-rank
+    // condition), each dimension 1 or the scores'.
+    SmallVector<int64_t> maskDims;
     if (masking) {
-      Value cond = masking.getCondition();
-      auto ct = typeOf(cond);
+      auto ct = typeOf(masking.getCondition());
       ArrayRef<int64_t> shape = scores.getType().getShape();
       if (ct.getRank() > static_cast<int64_t>(shape.size()))
         return;
-      SmallVector<int64_t> dims(shape.size() - ct.getRank(), 1);
-      llvm::append_range(dims, ct.getShape());
-      for (auto [d, n] : llvm::zip_equal(dims, shape))
+      maskDims.assign(shape.size() - ct.getRank(), 1);
+      llvm::append_range(maskDims, ct.getShape());
+      for (auto [d, n] : llvm::zip_equal(maskDims, shape))
         if (d != 1 && d != n)
           return;
-      OpBuilder mb(out);
-      mask = cond;
+    }
+
+    // It fuses: from here on the IR changes.
+    if (!scores.getTransposeB()) {
+      OpBuilder kb(keyTranspose);
+      k = untransposed(kb, k);
+    } else {
+      keyTranspose = nullptr;
+    }
+    OpBuilder b(out);
+    // The mask, true where the score is filled.
+    Value mask;
+    if (masking) {
+      mask = masking.getCondition();
       if (keepWhereTrue) {
-        auto one = RankedTensorType::get({}, mb.getI1Type());
+        auto one = RankedTensorType::get({}, b.getI1Type());
         Value no = ConstantOp::create(
-            mb, masking.getLoc(), one,
-            DenseElementsAttr::get(one, mb.getBoolAttr(false)));
-        mask = CompareOp::create(mb, masking.getLoc(), mask, no,
-                                 mb.getStringAttr("eq"));
+            b, masking.getLoc(), one,
+            DenseElementsAttr::get(one, b.getBoolAttr(false)));
+        mask = CompareOp::create(b, masking.getLoc(), mask, no,
+                                 b.getStringAttr("eq"));
       }
-      if (ct.getRank() != static_cast<int64_t>(dims.size()))
-        mask = ReshapeOp::create(mb, masking.getLoc(),
-                                 RankedTensorType::get(dims, mb.getI1Type()),
+      if (typeOf(mask).getShape() != ArrayRef<int64_t>(maskDims))
+        mask = ReshapeOp::create(b, masking.getLoc(),
+                                 RankedTensorType::get(maskDims, b.getI1Type()),
                                  mask);
     }
     parts.push_back(scores);
-    SmallVector<Location> locs{scores.getLoc()};
-    for (Operation *part : llvm::reverse(parts))
-      if (part != scores)
-        locs.push_back(part->getLoc());
-    locs.push_back(out.getLoc());
-    OpBuilder b(out);
-    SmallVector<Attribute> from{b.getStringAttr("mpc.matmul")};
-    if (scaling)
-      from.push_back(b.getStringAttr(scaling->getName().getStringRef()));
-    if (masking)
-      from.push_back(b.getStringAttr("mpc.where"));
-    from.push_back(b.getStringAttr("mpc.softmax"));
-    if (dropout)
-      from.push_back(b.getStringAttr("mpc.dropout"));
-    from.push_back(b.getStringAttr("mpc.matmul"));
+    SmallVector<Operation *> inOrder(llvm::reverse(parts));
+    inOrder.push_back(out);
     auto fused = AttentionOp::create(
-        b, FusedLoc::get(locs, b.getArrayAttr(from), &getContext()), q, k, v,
-        mask, b.getF64FloatAttr(scale), b.getF64FloatAttr(dropoutP),
+        b, fusedLocation(&getContext(), inOrder), q, k, v, mask,
+        b.getF64FloatAttr(scale), b.getF64FloatAttr(dropoutP),
         b.getI64IntegerAttr(seed),
         fill ? b.getF64FloatAttr(*fill) : FloatAttr());
     if (Attribute precision = out->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
     if (remarks)
-      fused.emitRemark() << "fused: mpc.matmul + "
-                         << (scaling ? scaling->getName().getStringRef().str() +
-                                           " + "
-                                     : std::string())
-                         << (masking ? "mpc.where + " : "") << "mpc.softmax + "
-                         << (dropout ? "mpc.dropout + " : "")
-                         << "mpc.matmul -> mpc.attention";
+      fused.emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
+                         << " -> mpc.attention";
     SmallVector<Value> scaleOperands; // the constant sides
     for (Operation *part : {scaling, masking.getOperation()})
       if (part)
@@ -437,31 +444,21 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       StringRef activation = !act               ? "none"
                              : isa<ReluOp>(act) ? "relu"
                                                 : "gelu_tanh";
-      SmallVector<Location> locs{p->matmul.getLoc()};
+      SmallVector<Operation *> inOrder{p->matmul};
       if (p->widen)
-        locs.push_back(p->widen.getLoc());
-      locs.push_back(add.getLoc());
+        inOrder.push_back(p->widen);
+      inOrder.push_back(add);
       if (act)
-        locs.push_back(act->getLoc());
+        inOrder.push_back(act);
       OpBuilder b(add);
-      SmallVector<Attribute> from{b.getStringAttr("mpc.matmul")};
-      if (p->widen)
-        from.push_back(b.getStringAttr("mpc.cast"));
-      from.push_back(b.getStringAttr("mpc.add"));
-      if (act)
-        from.push_back(b.getStringAttr(act->getName().getStringRef()));
       auto fused = FusedMatmulOp::create(
-          b, FusedLoc::get(locs, b.getArrayAttr(from), &getContext()), result,
-          p->matmul.getA(), p->matmul.getB(), bias,
-          p->matmul.getTransposeAAttr(), p->matmul.getTransposeBAttr(),
-          b.getStringAttr(activation));
+          b, fusedLocation(&getContext(), inOrder), result, p->matmul.getA(),
+          p->matmul.getB(), bias, p->matmul.getTransposeAAttr(),
+          p->matmul.getTransposeBAttr(), b.getStringAttr(activation));
       if (Attribute precision = p->matmul->getAttr("mpc.precision"))
         fused->setAttr("mpc.precision", precision);
       if (remarks)
-        fused.emitRemark() << "fused: mpc.matmul"
-                           << (p->widen ? " + mpc.cast" : "") << " + mpc.add"
-                           << (act ? " + " + act->getName().getStringRef().str()
-                                   : std::string())
+        fused.emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
                            << " -> mpc.fused_matmul (activation " << activation
                            << ")";
       if (act) {
