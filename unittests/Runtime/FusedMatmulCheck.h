@@ -1,7 +1,8 @@
-//===- FusedMatmulCheck.h - mpcrt_fused_matmul against float64 --*- C++ -*-===//
+//===- FusedMatmulCheck.h - fused GEMMs against float64 ---------*- C++ -*-===//
 //
-// One check for every backend: fresh random operands, exact in their
-// storage type, multiplied by the backend and by a float64 reference, each
+// One check for every backend (mpcrt_fused_matmul, mpcrt_matmul_bias_grad):
+// fresh random operands, exact in their storage type, multiplied by the
+// backend and by a float64 reference, each
 // element held to the error bound below. The backend runs through a
 // callback on host buffers (the CUDA test uploads and downloads).
 //
@@ -139,6 +140,85 @@ inline void checkAllFusedMatmuls(
         if (::testing::Test::HasFatalFailure())
           return;
       }
+}
+
+struct BiasGradShape {
+  int64_t m, n, k;
+  bool transA;
+};
+
+/// Runs the backend: (a, b, c, biasGrad) host buffers of the check's types.
+using BiasGradRun = std::function<void(
+    const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+    std::vector<uint8_t> &c, std::vector<uint8_t> &biasGrad)>;
+
+/// mpcrt_matmul_bias_grad against float64: the product as above (no bias,
+/// no activation), rounded to `in`; the column sums of B over its k rows
+/// accumulate in f32 (f64) with error gamma_k sum |b| and are rounded once
+/// to `grad`.
+inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
+                                const BiasGradShape &s, std::mt19937 &rng,
+                                const BiasGradRun &run) {
+  std::vector<double> a, b;
+  std::vector<uint8_t> aBytes = randomOf(in, s.m * s.k, rng, a),
+                       bBytes = randomOf(in, s.k * s.n, rng, b);
+  std::vector<uint8_t> cBytes(s.m * s.n * elementBytes(in)),
+      gBytes(s.n * elementBytes(grad));
+  run(aBytes, bBytes, cBytes, gBytes);
+  std::vector<double> c(s.m * s.n), g(s.n);
+  mpcrt_cast(in, cBytes.data(), MPCRT_F64, c.data(), c.size());
+  mpcrt_cast(grad, gBytes.data(), MPCRT_F64, g.data(), g.size());
+
+  double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
+  double gamma = s.k * u / (1 - s.k * u);
+  double tiny = in == MPCRT_F16 ? 0x1p-25 : 0;
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < s.n; ++j) {
+      double want = 0, abs = 0;
+      for (int64_t l = 0; l < s.k; ++l) {
+        double x = s.transA ? a[l * s.m + i] : a[i * s.k + l];
+        want += x * b[l * s.n + j];
+        abs += std::fabs(x * b[l * s.n + j]);
+      }
+      double bound = unitRoundoff(in) * std::fabs(want) + tiny + gamma * abs;
+      ASSERT_LE(std::fabs(c[i * s.n + j] - want), bound)
+          << "product in " << in << " (" << i << ", " << j << "), transA "
+          << s.transA;
+    }
+  for (int64_t j = 0; j < s.n; ++j) {
+    double want = 0, abs = 0;
+    for (int64_t l = 0; l < s.k; ++l) {
+      want += b[l * s.n + j];
+      abs += std::fabs(b[l * s.n + j]);
+    }
+    double bound = unitRoundoff(grad) * std::fabs(want) + gamma * abs +
+                   (grad == MPCRT_F16 ? 0x1p-25 : 0);
+    ASSERT_LE(std::fabs(g[j] - want), bound)
+        << "bias gradient in " << in << " grad " << grad << " column " << j
+        << " of " << s.n << ", k " << s.k;
+  }
+}
+
+/// Every type pair and layout the op takes, and columns beyond one block.
+inline void checkAllMatmulBiasGrads(
+    std::mt19937 &rng,
+    const std::function<BiasGradRun(mpcrt_dtype, mpcrt_dtype,
+                                    const BiasGradShape &)> &backend) {
+  const std::pair<mpcrt_dtype, mpcrt_dtype> types[] = {{MPCRT_F16, MPCRT_F32},
+                                                       {MPCRT_BF16, MPCRT_F32},
+                                                       {MPCRT_F32, MPCRT_F32},
+                                                       {MPCRT_F64, MPCRT_F64},
+                                                       {MPCRT_F16, MPCRT_F16}};
+  const BiasGradShape shapes[] = {{64, 48, 96, true},
+                                  {17, 33, 65, false},
+                                  {24, 300, 1000, true},
+                                  {8, 8, 0, true}};
+  for (auto [in, grad] : types)
+    for (const BiasGradShape &s : shapes) {
+      checkMatmulBiasGrad(in, grad, s, rng, backend(in, grad, s));
+      if (::testing::Test::HasFatalFailure())
+        return;
+    }
 }
 
 } // namespace mpcrt::test

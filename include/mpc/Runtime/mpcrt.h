@@ -69,6 +69,15 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                         int64_t batch, int64_t m, int64_t n, int64_t k,
                         int32_t trans_a, int32_t trans_b, int32_t activation);
 
+/* mpc.matmul_bias_grad: C[m, n] = op(A) x B as mpcrt_matmul_* (one pair
+ * of matrices, B not transposed), and bias_grad[j], the sum of column j of
+ * B over its k rows, accumulated in f32 (f64 for f64) in row order and
+ * rounded once. `in` is A, B and C's type; `grad` is bias_grad's: `in`, or
+ * f32 for f16/bf16. */
+void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
+                            const void *b, void *c, void *bias_grad, int64_t m,
+                            int64_t n, int64_t k, int32_t trans_a);
+
 /* mpc.softmax / mpc.log_softmax along the last axis of `rows` rows of
  * `cols` elements (the lowering transposes other axes last), and their
  * backward from the forward's output. */

@@ -14,6 +14,7 @@
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +93,35 @@ void fusedMatmul(const void *a, int64_t aStride, const void *b, int64_t bStride,
   matmul(static_cast<const T *>(a), aStride, static_cast<const T *>(b), bStride,
          static_cast<O *>(c), batch, m, n, k, transA, transB,
          static_cast<const O *>(bias), activation);
+}
+
+/// C = op(A) B and the column sums of B [k, n] in G (T or the accumulation
+/// type), each a sum over the rows in order, as mpc.reduce_sum takes it.
+template <typename T, typename G>
+void matmulBiasGrad(const void *a, const void *b, void *c, void *biasGrad,
+                    int64_t m, int64_t n, int64_t k, bool transA) {
+  using S = Storage<T>;
+  using SG = Storage<G>;
+  using Acc = typename S::Acc;
+  static_assert(std::is_same_v<typename SG::Acc, Acc>);
+  const T *bt = static_cast<const T *>(b);
+  matmul(static_cast<const T *>(a), 0, bt, 0, static_cast<T *>(c), 1, m, n, k,
+         transA, false);
+  G *out = static_cast<G *>(biasGrad);
+  constexpr int64_t kBlock = 256;
+  parallelFor((n + kBlock - 1) / kBlock, grainFor(k * kBlock),
+              [&](int64_t q0, int64_t q1) {
+                Acc acc[kBlock];
+                for (int64_t q = q0; q < q1; ++q) {
+                  int64_t j0 = q * kBlock, width = std::min(kBlock, n - j0);
+                  std::fill_n(acc, width, Acc(0));
+                  for (int64_t r = 0; r < k; ++r)
+                    for (int64_t j = 0; j < width; ++j)
+                      acc[j] += S::load(bt[r * n + j0 + j]);
+                  for (int64_t j = 0; j < width; ++j)
+                    out[j0 + j] = SG::store(acc[j]);
+                }
+              });
 }
 
 template <typename T>
@@ -187,6 +217,25 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
   if (out == MPCRT_F32 && in == MPCRT_BF16)
     return run(fusedMatmul<BF16, float>);
   std::fprintf(stderr, "error: mpcrt_fused_matmul: unsupported types\n");
+  std::exit(1);
+}
+
+void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
+                            const void *b, void *c, void *bias_grad, int64_t m,
+                            int64_t n, int64_t k, int32_t trans_a) {
+  auto run = [&](auto kernel) {
+    kernel(a, b, c, bias_grad, m, n, k, trans_a != 0);
+  };
+  if (in == grad)
+    return dispatch(in, [&](auto *t) {
+      using T = std::remove_pointer_t<decltype(t)>;
+      run(matmulBiasGrad<T, T>);
+    });
+  if (grad == MPCRT_F32 && in == MPCRT_F16)
+    return run(matmulBiasGrad<F16, float>);
+  if (grad == MPCRT_F32 && in == MPCRT_BF16)
+    return run(matmulBiasGrad<BF16, float>);
+  std::fprintf(stderr, "error: mpcrt_matmul_bias_grad: unsupported types\n");
   std::exit(1);
 }
 

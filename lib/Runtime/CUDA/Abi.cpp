@@ -241,6 +241,12 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
               n, k, trans_a != 0, trans_b != 0, activation);
 }
 
+void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
+                            const void *b, void *c, void *bias_grad, int64_t m,
+                            int64_t n, int64_t k, int32_t trans_a) {
+  matmulBiasGrad(in, grad, a, b, c, bias_grad, m, n, k, trans_a != 0);
+}
+
 #define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \
   void mpcrt_matmul_##SUFFIX(const T *a, int64_t a_batch_stride, const T *b,   \
                              int64_t b_batch_stride, T *c, int64_t batch,      \

@@ -682,6 +682,41 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
   MPCRT_CUDA_LAUNCHED("reduce");
 }
 
+namespace {
+/// Column sums stored as G.
+template <typename G, typename A> struct StoreSums {
+  G *out;
+  __device__ void operator()(int64_t, int64_t j, const Partial<A, 1> &s) const {
+    out[j] = Storage<G>::store(s.v[0]);
+  }
+};
+} // namespace
+
+void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
+                int64_t rows, int64_t cols) {
+  if (cols == 0)
+    return;
+  if (rows == 0)
+    return zero(sums, cols * (out == MPCRT_F64 ? 8 : out == MPCRT_F32 ? 4 : 2));
+  dispatch(in, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    using A = typename Storage<T>::Acc;
+    ColumnPlan plan = planColumns(1, rows, cols);
+    auto *partials = reinterpret_cast<Partial<A, 1> *>(
+        scratchF32((partialBytes<A, 1>(plan) + 3) / 4));
+    ReduceTerm<T> term{static_cast<const T *>(input), rows, cols};
+    auto run = [&](auto finish) {
+      reduceColumnsOf(plan, term, SumOf<A, 1>{}, Partial<A, 1>{{A(0)}}, finish,
+                      partials);
+    };
+    if (out == in)
+      run(StoreSums<T, A>{static_cast<T *>(sums)});
+    else if constexpr (std::is_same_v<A, float>)
+      run(StoreSums<float, A>{static_cast<float *>(sums)});
+  });
+  MPCRT_CUDA_LAUNCHED("column_sums");
+}
+
 void reduceMaxBackward(mpcrt_dtype dtype, const void *grad, const void *input,
                        const void *max, void *gradInput, int64_t outer,
                        int64_t reduced, int64_t inner) {

@@ -288,6 +288,19 @@ void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                  const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
                  int64_t k, bool transA, bool transB, int32_t activation);
 
+// mpcrt_matmul_bias_grad: the bias gradient from cuBLASLt's BGRADA
+// epilogue, or, where cuBLASLt has no algorithm for it, the plain GEMM
+// followed by columnSums.
+void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
+                    const void *b, void *c, void *biasGrad, int64_t m,
+                    int64_t n, int64_t k, bool transA);
+
+// sums[j] = the sum of column j of a [rows, cols] array of type `in` over
+// its rows (f32 accumulation, f64 for f64; the same order on every GPU),
+// stored as `out` (`in`, or f32 for f16/bf16).
+void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
+                int64_t rows, int64_t cols);
+
 // c[i] = act(c[i] + bias[i % n]) over rows x n elements of type `dtype`
 // (activation an mpcrt_unary_op or MPCRT_ACTIVATION_NONE).
 void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, int64_t rows,

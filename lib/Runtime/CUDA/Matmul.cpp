@@ -13,7 +13,9 @@
 // RELU_BIAS, GELU_BIAS; the bias is a vector over cuBLASLt's D rows, our
 // columns). Where the heuristic has no algorithm for the epilogue, the
 // plan falls back to the plain GEMM and biasActivation (one rounding
-// more).
+// more). mpc.matmul_bias_grad takes the bias gradient, the column sums of
+// our B, from the BGRADA epilogue (f32 sums for f16/bf16), or from
+// columnSums where cuBLASLt has no algorithm for it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,7 +144,7 @@ bool chooseAlgorithm(Plan &plan, uint32_t alignA, uint32_t alignB,
 Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
               int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
               bool transB, uint32_t alignA, uint32_t alignB, uint32_t alignC,
-              cublasLtEpilogue_t epilogue) {
+              cublasLtEpilogue_t epilogue, mpcrt_dtype biasDtype) {
   bool f64 = in == MPCRT_F64;
   Plan plan;
   MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
@@ -161,7 +163,7 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
   plan.c = layout(cudaType(out), n, m, batch, m * n);
 
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
-    int32_t biasType = cudaType(out);
+    int32_t biasType = cudaType(biasDtype);
     int64_t biasStride = 0; // one bias for every batch
     MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
         plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
@@ -206,54 +208,41 @@ cublasLtEpilogue_t epilogueOf(int32_t activation) {
   }
 }
 
-/// C = act(op(A) op(B) + bias), or the plain product without a bias.
-void gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
-          const void *b, int64_t bBatchStride, const void *bias, void *c,
-          int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
-          bool transB, int32_t activation) {
-  if (m == 0 || n == 0 || batch == 0)
-    return;
-  if (k == 0) {
-    zero(c, batch * m * n * bytesOf(out));
-    if (bias)
-      biasActivation(out, c, bias, batch * m, n, activation);
-    return;
-  }
+/// One cuBLASLt GEMM, C = op(A) op(B), with `epilogue` (DEFAULT: none)
+/// whose bias vector, or bias-gradient output, is `bias` of type
+/// `biasType`. False where cuBLASLt has no algorithm for the epilogue: the
+/// plain GEMM ran, and the caller applies the epilogue itself.
+bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
+          const void *b, int64_t bBatchStride, void *c, int64_t batch,
+          int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+          cublasLtEpilogue_t epilogue, const void *bias, mpcrt_dtype biasType) {
   Context &ctx = context();
   uint32_t alignA = alignmentOf(a), alignB = alignmentOf(b),
            alignC = alignmentOf(c);
-  cublasLtEpilogue_t epilogue =
-      bias ? epilogueOf(activation) : CUBLASLT_EPILOGUE_DEFAULT;
   Key key{
       in, out,    aBatchStride, bBatchStride, batch,  m,      n,
       k,  transA, transB,       alignA,       alignB, alignC, int(epilogue)};
   float one = 1.0f, zeroF = 0.0f;
   double oneD = 1.0, zeroD = 0.0;
   bool f64 = in == MPCRT_F64;
-  bool fallback = false;
-  {
-    // The plan's bias pointer is set per call: the lock covers the launch.
-    std::lock_guard<std::mutex> lock(ctx.mutex);
-    auto it = ctx.plans.find(key);
-    if (it == ctx.plans.end())
-      it = ctx.plans
-               .emplace(key, makePlan(in, out, aBatchStride, bBatchStride,
-                                      batch, m, n, k, transA, transB, alignA,
-                                      alignB, alignC, epilogue))
-               .first;
-    const Plan &plan = it->second;
-    if (plan.epilogue)
-      MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-          plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-    fallback = bias && !plan.epilogue;
-    MPCRT_LT_CHECK(lt().cublasLtMatmul(
-        ctx.handle, plan.op, f64 ? static_cast<const void *>(&oneD) : &one, b,
-        plan.a, a, plan.b, f64 ? static_cast<const void *>(&zeroD) : &zeroF, c,
-        plan.c, c, plan.c, &plan.algo, ctx.workspace, kWorkspaceBytes,
-        stream()));
-  }
-  if (fallback)
-    biasActivation(out, c, bias, batch * m, n, activation);
+  // The plan's bias pointer is set per call: the lock covers the launch.
+  std::lock_guard<std::mutex> lock(ctx.mutex);
+  auto it = ctx.plans.find(key);
+  if (it == ctx.plans.end())
+    it = ctx.plans
+             .emplace(key, makePlan(in, out, aBatchStride, bBatchStride, batch,
+                                    m, n, k, transA, transB, alignA, alignB,
+                                    alignC, epilogue, biasType))
+             .first;
+  const Plan &plan = it->second;
+  if (plan.epilogue)
+    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+        plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  MPCRT_LT_CHECK(lt().cublasLtMatmul(
+      ctx.handle, plan.op, f64 ? static_cast<const void *>(&oneD) : &one, b,
+      plan.a, a, plan.b, f64 ? static_cast<const void *>(&zeroD) : &zeroF, c,
+      plan.c, c, plan.c, &plan.algo, ctx.workspace, kWorkspaceBytes, stream()));
+  return epilogue == CUBLASLT_EPILOGUE_DEFAULT || plan.epilogue;
 }
 
 } // namespace
@@ -261,16 +250,43 @@ void gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
 void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
             const void *b, int64_t bBatchStride, void *c, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
-  gemm(dtype, dtype, a, aBatchStride, b, bBatchStride, nullptr, c, batch, m, n,
-       k, transA, transB, MPCRT_ACTIVATION_NONE);
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  if (k == 0)
+    return zero(c, batch * m * n * bytesOf(dtype));
+  gemm(dtype, dtype, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
+       transA, transB, CUBLASLT_EPILOGUE_DEFAULT, nullptr, dtype);
 }
 
 void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                  int64_t aBatchStride, const void *b, int64_t bBatchStride,
                  const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
                  int64_t k, bool transA, bool transB, int32_t activation) {
-  gemm(in, out, a, aBatchStride, b, bBatchStride, bias, c, batch, m, n, k,
-       transA, transB, activation);
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  if (k == 0) {
+    zero(c, batch * m * n * bytesOf(out));
+    return biasActivation(out, c, bias, batch * m, n, activation);
+  }
+  if (!gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
+            transA, transB, epilogueOf(activation), bias, out))
+    biasActivation(out, c, bias, batch * m, n, activation);
+}
+
+void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
+                    const void *b, void *c, void *biasGrad, int64_t m,
+                    int64_t n, int64_t k, bool transA) {
+  if (n == 0)
+    return;
+  if (m == 0 || k == 0) {
+    zero(c, m * n * bytesOf(in));
+    return columnSums(in, grad, b, biasGrad, k, n);
+  }
+  // Our B is cuBLASLt's A (see the file comment): its sums over k are
+  // BGRADA's, a vector over D's rows (our columns).
+  if (!gemm(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false,
+            CUBLASLT_EPILOGUE_BGRADA, biasGrad, grad))
+    columnSums(in, grad, b, biasGrad, k, n);
 }
 
 } // namespace mpcrt::cuda

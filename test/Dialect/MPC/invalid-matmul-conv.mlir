@@ -325,3 +325,27 @@ func.func @conv_transpose_rank(%x: tensor<2x4x4x8xf32>, %w: tensor<8x2x2xf32>) {
   %0 = mpc.conv_transpose2d %x, %w : tensor<2x4x4x8xf32>, tensor<8x2x2xf32>
   return
 }
+
+// -----
+
+func.func @bias_grad_rank(%a: tensor<2x4x5xf16>, %b: tensor<2x4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_bias_grad' op expects two matrices (the bias gradient sums b's rows), got 'tensor<2x4x5xf16>' and 'tensor<2x4x8xf16>'}}
+  %0:2 = mpc.matmul_bias_grad %a, %b {transpose_a} : tensor<2x4x5xf16>, tensor<2x4x8xf16>
+  return
+}
+
+// -----
+
+func.func @bias_grad_k(%a: tensor<4x5xf16>, %b: tensor<6x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_bias_grad' op expects equal contracting dimensions, got K = 4 for a and 6 for b}}
+  %0:2 = mpc.matmul_bias_grad %a, %b {transpose_a} : tensor<4x5xf16>, tensor<6x8xf16>
+  return
+}
+
+// -----
+
+func.func @bias_grad_types(%a: tensor<4x5xf16>, %b: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.matmul_bias_grad' op expects a and b of the same element type, got 'f16' and 'f32'}}
+  %0:2 = mpc.matmul_bias_grad %a, %b {transpose_a} : tensor<4x5xf16>, tensor<4x8xf32>
+  return
+}

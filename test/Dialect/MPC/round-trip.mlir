@@ -87,6 +87,15 @@ func.func @fused_matmul(%x: tensor<8x16x32xf16>, %w: tensor<32x64xf16>, %wt: ten
   return %0, %1, %2 : tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf32>
 }
 
+// CHECK-LABEL: func @matmul_bias_grad
+func.func @matmul_bias_grad(%x: tensor<1024x256xf16>, %dy: tensor<1024x64xf16>, %xt: tensor<256x1024xf32>, %dy32: tensor<1024x64xf32>) -> (tensor<256x64xf16>, tensor<64xf32>, tensor<256x64xf32>, tensor<64xf32>) {
+  // CHECK: %{{.*}}, %{{.*}} = mpc.matmul_bias_grad %{{.*}}, %{{.*}} {transpose_a} : tensor<1024x256xf16>, tensor<1024x64xf16>
+  %0:2 = mpc.matmul_bias_grad %x, %dy {transpose_a} : tensor<1024x256xf16>, tensor<1024x64xf16>
+  // CHECK: %{{.*}}, %{{.*}} = mpc.matmul_bias_grad %{{.*}}, %{{.*}} : tensor<256x1024xf32>, tensor<1024x64xf32>
+  %1:2 = mpc.matmul_bias_grad %xt, %dy32 : tensor<256x1024xf32>, tensor<1024x64xf32>
+  return %0#0, %0#1, %1#0, %1#1 : tensor<256x64xf16>, tensor<64xf32>, tensor<256x64xf32>, tensor<64xf32>
+}
+
 // CHECK-LABEL: func @attention
 func.func @attention(%q: tensor<8x4x128x64xf16>, %k: tensor<8x4x96x64xf16>, %v: tensor<8x4x96x32xf16>, %g: tensor<8x4x128x32xf16>) -> (tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>) {
   // CHECK: %[[O:.*]], %[[LSE:.*]] = mpc.attention %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>

@@ -234,4 +234,20 @@ TEST(Kernels, FusedMatmulMatchesFloat64) {
       });
 }
 
+TEST(Kernels, MatmulBiasGradMatchesFloat64) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllMatmulBiasGrads(
+      rng, [](mpcrt_dtype in, mpcrt_dtype grad,
+              const mpcrt::test::BiasGradShape &s) {
+        return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                   std::vector<uint8_t> &c, std::vector<uint8_t> &g) {
+          mpcrt_matmul_bias_grad(in, grad, a.data(), b.data(), c.data(),
+                                 g.data(), s.m, s.n, s.k, s.transA);
+        };
+      });
+}
+
 } // namespace

@@ -123,9 +123,11 @@ mpcrt_pool2d_shape poolShape(int64_t k, int64_t stride, int64_t pad,
 TEST(Pooling, MaxAndAverageWithTheirGradients) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed));
-  for (auto [k, stride, pad, include] :
+  for (auto [kSize, strideSize, padSize, includePad] :
        {std::make_tuple(2, 2, 0, 1), std::make_tuple(3, 1, 1, 1),
         std::make_tuple(3, 2, 1, 0)}) {
+    // Plain copies: lambdas cannot capture structured bindings in C++17.
+    int k = kSize, stride = strideSize, pad = padSize, include = includePad;
     mpcrt_pool2d_shape s = poolShape(k, stride, pad, include);
     auto x = rng.vec(s.n * s.h * s.w * s.c);
     auto dy = rng.vec(s.n * s.ho * s.wo * s.c);

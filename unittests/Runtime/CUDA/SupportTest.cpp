@@ -216,4 +216,21 @@ TEST_F(Support, FusedMatmulMatchesFloat64) {
       });
 }
 
+TEST_F(Support, MatmulBiasGradMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllMatmulBiasGrads(
+      rng, [this](mpcrt_dtype in, mpcrt_dtype grad,
+                  const mpcrt::test::BiasGradShape &s) {
+        return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                   std::vector<uint8_t> &c, std::vector<uint8_t> &g) {
+          uint8_t *dC = deviceBuffer<uint8_t>(c.size());
+          uint8_t *dG = deviceBuffer<uint8_t>(g.size());
+          matmulBiasGrad(in, grad, upload(a), upload(b), dC, dG, s.m, s.n, s.k,
+                         s.transA);
+          c = download(dC, c.size());
+          g = download(dG, g.size());
+        };
+      });
+}
+
 } // namespace

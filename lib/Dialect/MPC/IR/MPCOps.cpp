@@ -392,6 +392,30 @@ LogicalResult FusedMatmulOp::verify() {
   return success();
 }
 
+LogicalResult
+MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                   Adaptor adaptor,
+                                   SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto shape = matmulShape(adaptor.getA(), adaptor.getB(),
+                           adaptor.getTransposeA(), false, diag);
+  if (failed(shape))
+    return failure();
+  auto b = cast<RankedTensorType>(adaptor.getB().getType());
+  if (shape->size() != 2 ||
+      cast<RankedTensorType>(adaptor.getA().getType()).getRank() != 2)
+    return diag("expects two matrices (the bias gradient sums b's rows), "
+                "got ",
+                adaptor.getA().getType(), " and ", b);
+  Type element = b.getElementType();
+  Type sums = element.isF16() || element.isBF16()
+                  ? Float32Type::get(element.getContext())
+                  : element;
+  results.push_back(RankedTensorType::get(*shape, element));
+  results.push_back(RankedTensorType::get({shape->back()}, sums));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

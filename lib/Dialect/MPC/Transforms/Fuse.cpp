@@ -209,7 +209,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     json.object([&] {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
-          if (!isa<FusedMatmulOp, AttentionOp>(op))
+          if (!isa<FusedMatmulOp, MatmulBiasGradOp, AttentionOp>(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -254,6 +254,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](AddOp op) { adds.push_back(op); });
       for (AddOp add : adds)
         fuseLinear(add);
+      SmallVector<ReduceSumOp> sums;
+      getOperation().walk([&](ReduceSumOp op) { sums.push_back(op); });
+      for (ReduceSumOp sum : sums)
+        fuseBiasGrad(sum);
     }
     if (!report.empty() && failed(writeReport()))
       signalPassFailure();
@@ -424,6 +428,101 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     def->erase();
     for (Value operand : operands)
       eraseDeadConstant(operand);
+  }
+
+  /// `reduce_sum(g)` over every dimension but the last (through a
+  /// widening cast of g), with a weight gradient `matmul(x, g2) {transpose_a}`
+  /// where g2 is g or g reshaped to [rows, N]: one mpc.matmul_bias_grad,
+  /// which reads g once. The sums are those the reduce took (f32
+  /// accumulation of the same values); an f16/bf16 reduce gets its f32 sums
+  /// rounded once, as the reduce rounds them.
+  void fuseBiasGrad(ReduceSumOp reduce) {
+    if (reduce.getKeepDims())
+      return;
+    Value g = reduce.getInput();
+    RankedTensorType in = typeOf(g);
+    int64_t rank = in.getRank();
+    if (rank < 2 || !in.hasStaticShape())
+      return;
+    SmallVector<int64_t> dims;
+    for (int64_t d : reduce.getDims())
+      dims.push_back(d < 0 ? d + rank : d);
+    llvm::sort(dims);
+    if (dims != llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)))
+      return;
+    auto widen = g.getDefiningOp<CastOp>();
+    if (widen) {
+      Type from = typeOf(widen.getInput()).getElementType();
+      if (in.getElementType().isF32() && (from.isF16() || from.isBF16()))
+        g = widen.getInput();
+      else
+        widen = nullptr;
+    }
+    int64_t n = in.getShape().back(), rows = in.getNumElements() / n;
+    // The first such product in program order.
+    MatmulOp mm;
+    auto consider = [&](Value b) {
+      for (Operation *user : b.getUsers()) {
+        auto product = dyn_cast<MatmulOp>(user);
+        if (product && product.getB() == b && product.getTransposeA() &&
+            !product.getTransposeB() && typeOf(product.getA()).getRank() == 2 &&
+            product->getBlock() == reduce->getBlock() &&
+            (!mm || product->isBeforeInBlock(mm)) && placeable(product, reduce))
+          mm = product;
+      }
+    };
+    SmallVector<int64_t, 2> matrix{rows, n};
+    if (typeOf(g).getShape() == ArrayRef<int64_t>(matrix))
+      consider(g);
+    for (Operation *user : g.getUsers())
+      if (auto reshape = dyn_cast<ReshapeOp>(user);
+          reshape && reshape.getType().getShape() == ArrayRef<int64_t>(matrix))
+        consider(reshape.getResult());
+    if (!mm)
+      return;
+
+    // It fuses, at the later of the two ops.
+    bool productFirst = mm->isBeforeInBlock(reduce);
+    Operation *later = productFirst ? reduce.getOperation() : mm;
+    // The replaced ops in program order (a widening cast read elsewhere
+    // stays, and is not one of them).
+    SmallVector<Operation *> inOrder{mm, reduce};
+    if (widen && widen->hasOneUse())
+      inOrder.push_back(widen);
+    llvm::sort(inOrder, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    OpBuilder b(later);
+    auto fused =
+        MatmulBiasGradOp::create(b, fusedLocation(&getContext(), inOrder),
+                                 mm.getA(), mm.getB(), mm.getTransposeAAttr());
+    if (Attribute precision = mm->getAttr("mpc.precision"))
+      fused->setAttr("mpc.precision", precision);
+    if (remarks)
+      fused.emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
+                         << " -> mpc.matmul_bias_grad";
+    Value sums = fused.getBiasGrad();
+    if (typeOf(sums) != reduce.getType())
+      sums = CastOp::create(b, reduce.getLoc(), reduce.getType(), sums);
+    mm.getResult().replaceAllUsesWith(fused.getResult());
+    reduce.getResult().replaceAllUsesWith(sums);
+    mm.erase();
+    reduce.erase();
+    if (widen && widen->use_empty())
+      widen.erase();
+  }
+
+  /// Whether one op at the later of `a` and `b` (of one block) can take
+  /// both: the earlier one's results are read only after the later one.
+  static bool placeable(Operation *a, Operation *b) {
+    Operation *earlier = a->isBeforeInBlock(b) ? a : b;
+    Operation *later = earlier == a ? b : a;
+    for (Operation *user : earlier->getUsers()) {
+      Operation *at = later->getBlock()->findAncestorOpInBlock(*user);
+      if (!at || at == later || at->isBeforeInBlock(later))
+        return false;
+    }
+    return true;
   }
 
   void fuseLinear(AddOp add) {

@@ -281,6 +281,36 @@ def MPC_FusedMatmulOp : MPC_Op<"fused_matmul", "Lowp", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
+    [Pure, MPC_InferTypeOpAdaptor]> {
+  let summary = "Weight and bias gradients of a linear layer in one GEMM";
+  let description = [{
+    `result = matmul(a, b)` of two matrices (`a` transposed with
+    `transpose_a`), and `bias_grad`, the sum of `b` over the contraction
+    dimension (its rows): with `a` a linear layer's input `[R, K]` and `b`
+    the gradient of its output `[R, N]`, the weight gradient `a^T b` and
+    the bias gradient. The product is as `mpc.matmul`'s; the sums
+    accumulate in f32 (f64 for f64) and `bias_grad` is f32 for f16/bf16
+    operands (the operands' type otherwise), rounded once: the bias
+    gradient an O1/O2 graph takes in f32. On CUDA both come from one
+    cuBLASLt GEMM (`CUBLASLT_EPILOGUE_BGRADA`): the gradient is read once
+    and never widened into an f32 copy.
+
+    `--mpc-fuse` builds it from a weight-gradient `matmul` and the
+    `reduce_sum` of the same gradient (through a widening `cast`); it has
+    no gradient of its own.
+
+    ```mlir
+    %dw, %db = mpc.matmul_bias_grad %x, %dy {transpose_a}
+        : tensor<1024x256xf16>, tensor<1024x1024xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
+                       UnitAttr:$transpose_a);
+  let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$bias_grad);
+  let assemblyFormat = "$a `,` $b attr-dict `:` type($a) `,` type($b)";
+}
+
 def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
     [Pure, MPC_InferTypeOpAdaptor]> {
   let summary = "Fused scaled dot-product attention with dropout";

@@ -413,7 +413,16 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
 
     It does not fuse a product or sum read elsewhere, a batched weight, a
     transposed activation, a bias that is not a vector of the result's
-    element type, or f64. The fused op's location fuses those of its parts.
+    element type, or f64.
+
+    In the backward pass, the `mpc.reduce_sum` over every dimension but
+    the last of a gradient `g` (or of `g` widened from f16/bf16 to f32 by
+    an `mpc.cast`) and the first weight-gradient product
+    `mpc.matmul(x, g2) {transpose_a}` whose right operand is `g` or `g`
+    reshaped to `[rows, N]` become one `mpc.matmul_bias_grad` (cuBLASLt
+    `BGRADA`) at the later of the two, where that place can take both;
+    an f16/bf16 reduction gets the f32 sums cast to its type. It does not
+    fuse an f32 sum of values the product reads rounded to f16. The fused op's location fuses those of its parts.
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
     the metadata of its fused location). A hand-written fused op is listed

@@ -88,6 +88,21 @@ LogicalResult fusedMatmul(FusedMatmulOp op, Lowering &l) {
   return success();
 }
 
+LogicalResult matmulBiasGrad(MatmulBiasGradOp op, Lowering &l) {
+  Value out = l.result(op, 0), biasGrad = l.result(op, 1);
+  if (!out || !biasGrad)
+    return failure();
+  RankedTensorType c = op.getResult().getType();
+  int64_t k = tensorType(op.getB()).getDimSize(0);
+  l.call("mpcrt_matmul_bias_grad",
+         {l.i32(dtypeCode(c.getElementType())),
+          l.i32(dtypeCode(op.getBiasGrad().getType().getElementType())),
+          l.ptr(op.getA()), l.ptr(op.getB()), out, biasGrad,
+          l.i64(c.getDimSize(0)), l.i64(c.getDimSize(1)), l.i64(k),
+          l.i32(op.getTransposeA())});
+  return success();
+}
+
 /// mpcrt_conv2d_shape of the forward convolution from its input, filter and
 /// output shapes.
 Value convShape(Lowering &l, ArrayRef<int64_t> x, ArrayRef<int64_t> w,
@@ -121,6 +136,7 @@ std::optional<LogicalResult> lowering::lowerLinearAlgebra(Operation *op,
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](MatmulOp op) { return matmul(op, l); })
       .Case([&](FusedMatmulOp op) { return fusedMatmul(op, l); })
+      .Case([&](MatmulBiasGradOp op) { return matmulBiasGrad(op, l); })
       .Case([&](Conv2DOp op) {
         return conv(op, "conv2d", op.getInput(), op.getFilter(),
                     tensorType(op.getInput()).getShape(),
