@@ -109,6 +109,18 @@ CASES = {
     "log_softmax": ([("a", "3x5", -2, 2)], "%y = mpc.log_softmax %a : tensor<3x5xf64>", "3x5"),
     "layer_norm": ([("x", "3x6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
                    "%y, %m, %r = mpc.layer_norm %x, %g, %b : tensor<3x6xf64>, tensor<6xf64>", "3x6"),
+    # Dropout + residual add + layer norm (hand-written, with the sum read
+    # too, and as --mpc-fuse builds it from its parts).
+    "add_layer_norm": ([("x", "3x6", -1, 1), ("s", "3x6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
+                       "%y, %sum, %m, %r = mpc.add_layer_norm %x, %s, %g, %b : tensor<3x6xf64>, tensor<6xf64>", "3x6"),
+    "add_layer_norm_dropout_sum": ([("x", "3x6", -1, 1), ("s", "3x6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
+                                   "%n, %sum, %m, %r = mpc.add_layer_norm %x, %s, %g, %b {dropout_p = 0.4 : f64, seed = 9 : i64} : tensor<3x6xf64>, tensor<6xf64>\n"
+                                   "  %y = mpc.mul %n, %sum : tensor<3x6xf64>, tensor<3x6xf64>", "3x6"),
+    "add_layer_norm_from_parts": ([("x", "3x6", -1, 1), ("s", "3x6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
+                                  "%xd, %mask = mpc.dropout %x {p = 0.4, seed = 9} : tensor<3x6xf64>\n"
+                                  "  %sum = mpc.add %s, %xd : tensor<3x6xf64>, tensor<3x6xf64>\n"
+                                  "  %n, %m, %r = mpc.layer_norm %sum, %g, %b : tensor<3x6xf64>, tensor<6xf64>\n"
+                                  "  %y = mpc.mul %n, %sum : tensor<3x6xf64>, tensor<3x6xf64>", "3x6"),
     "reshape": ([("a", "3x4", -1, 1)],
                 "%y = mpc.reshape %a : tensor<3x4xf64> -> tensor<2x6xf64>", "2x6"),
     "transpose": ([("a", "2x3x4", -1, 1)],

@@ -301,6 +301,29 @@ void mpcrt_attention_backward(
     double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
     const int64_t *mask_layout, int32_t mask_rank, double mask_value);
 
+/* mpc.add_layer_norm over `rows` rows of `cols`: sum = dropout(x) +
+ * residual, y = layer_norm(sum) as mpcrt_layer_norm_* (mean and rstd f32,
+ * f64 for f64). The dropout keeps element i exactly when mpcrt_dropout_*
+ * of x keeps it at *step (dropout_p 0: every element); the dropped value
+ * and the sum are each rounded to `dtype`, as the separate ops round them.
+ * Backward: ds = the layer norm's input gradient (+ grad_sum when not
+ * null), in f32, rounded once to grad_residual; grad_x = ds through the
+ * same dropout; grad_gamma, grad_beta as mpcrt_layer_norm_backward_*. */
+void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
+                          const void *residual, mpcrt_dtype param_dtype,
+                          const void *gamma, const void *beta, void *sum,
+                          void *y, void *mean, void *rstd, int64_t rows,
+                          int64_t cols, double epsilon, double dropout_p,
+                          uint64_t seed, const int64_t *step);
+void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
+                                   const void *grad_sum, const void *sum,
+                                   const void *mean, const void *rstd,
+                                   mpcrt_dtype param_dtype, const void *gamma,
+                                   void *grad_x, void *grad_residual,
+                                   void *grad_gamma, void *grad_beta,
+                                   int64_t rows, int64_t cols, double dropout_p,
+                                   uint64_t seed, const int64_t *step);
+
 /* Training-mode batch norm, channels last: input [rows, c] with rows =
  * N*H*W. Updates running statistics in place (unbiased variance), saves
  * mean and 1/std (f32) for the backward pass. Parameters and running

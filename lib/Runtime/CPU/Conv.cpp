@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Blas.h"
+#include "LayerNorm.h"
 #include "Parallel.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
@@ -332,30 +333,10 @@ template <typename T, typename Stat>
 void layerNorm(const T *x, mpcrt_dtype paramDtype, const void *gamma,
                const void *beta, T *y, Stat *mean, Stat *rstd, int64_t rows,
                int64_t cols, double epsilon) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
   parallelFor(rows, grainFor(6 * cols), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T *row = x + r * cols;
-      A mu = 0;
-      for (int64_t c = 0; c < cols; ++c)
-        mu += S::load(row[c]);
-      mu /= static_cast<A>(cols);
-      A var = 0; // biased, two-pass
-      for (int64_t c = 0; c < cols; ++c) {
-        A d = S::load(row[c]) - mu;
-        var += d * d;
-      }
-      var /= static_cast<A>(cols);
-      A inv = A(1) / std::sqrt(var + static_cast<A>(epsilon));
-      mean[r] = static_cast<Stat>(mu);
-      rstd[r] = static_cast<Stat>(inv);
-      for (int64_t c = 0; c < cols; ++c) {
-        A g = static_cast<A>(loadAny(paramDtype, gamma, c));
-        A b = static_cast<A>(loadAny(paramDtype, beta, c));
-        y[r * cols + c] = S::store((S::load(row[c]) - mu) * inv * g + b);
-      }
-    }
+    for (int64_t r = r0; r < r1; ++r)
+      layerNormRow(x + r * cols, paramDtype, gamma, beta, y + r * cols, mean[r],
+                   rstd[r], cols, epsilon);
   });
 }
 
@@ -364,50 +345,12 @@ void layerNormBackward(const T *dy, const T *x, const Stat *mean,
                        const Stat *rstd, mpcrt_dtype paramDtype,
                        const void *gamma, T *dx, void *dgamma, void *dbeta,
                        int64_t rows, int64_t cols) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  // dgamma and dbeta: partial sums over blocks of rows (sizes fixed by
-  // cols), added in block order; dx row by row. The blocks in parallel.
-  int64_t block =
-      std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(cols, 1));
-  int64_t blocks = (rows + block - 1) / block;
-  std::vector<A> partial(static_cast<size_t>(2 * blocks * cols), A(0));
-  parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      A *dg = partial.data() + 2 * b * cols, *db = dg + cols;
-      for (int64_t r = b * block; r < std::min(rows, (b + 1) * block); ++r) {
-        A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
-        // dx = inv * (g*dy - mean(g*dy) - xhat * mean(g*dy*xhat))
-        A sumGdy = 0, sumGdyXhat = 0;
-        for (int64_t c = 0; c < cols; ++c) {
-          A xhat = (S::load(x[r * cols + c]) - mu) * inv;
-          A d = S::load(dy[r * cols + c]);
-          A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) * d;
-          sumGdy += gdy;
-          sumGdyXhat += gdy * xhat;
-          dg[c] += d * xhat;
-          db[c] += d;
-        }
-        A n = static_cast<A>(cols);
-        for (int64_t c = 0; c < cols; ++c) {
-          A xhat = (S::load(x[r * cols + c]) - mu) * inv;
-          A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
-                  S::load(dy[r * cols + c]);
-          dx[r * cols + c] =
-              S::store(inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n));
-        }
-      }
-    }
-  });
-  for (int64_t c = 0; c < cols; ++c) {
-    A dg = 0, db = 0;
-    for (int64_t b = 0; b < blocks; ++b) {
-      dg += partial[2 * b * cols + c];
-      db += partial[(2 * b + 1) * cols + c];
-    }
-    storeAny(paramDtype, dgamma, c, dg);
-    storeAny(paramDtype, dbeta, c, db);
-  }
+  using A = typename Storage<T>::Acc;
+  layerNormBackwardRows(dy, x, mean, rstd, paramDtype, gamma, dgamma, dbeta,
+                        rows, cols, [&](int64_t r, const A *values) {
+                          for (int64_t c = 0; c < cols; ++c)
+                            dx[r * cols + c] = Storage<T>::store(values[c]);
+                        });
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "Blas.h"
 #include "Formulas.h"
+#include "LayerNorm.h"
 #include "Parallel.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
@@ -581,9 +582,122 @@ void attentionBackward(const T *grad, const T *query, const T *key,
     }
   });
 }
+/// The dropout keep bits of a run of elements, one Philox call per four
+/// (formulas::dropoutWords), as mpc.dropout draws them.
+class KeepBits {
+public:
+  KeepBits(double p, uint64_t seed, int64_t step)
+      : p(p), seed(seed), step(step) {}
+  bool operator()(int64_t i) {
+    if (p == 0)
+      return true;
+    uint64_t q = static_cast<uint64_t>(i) / 4;
+    if (q != cached) {
+      formulas::dropoutWords(seed, step, q, words);
+      cached = q;
+    }
+    return words[i % 4] >= p * 4294967296.0;
+  }
+
+private:
+  double p;
+  uint64_t seed;
+  int64_t step;
+  uint64_t cached = ~uint64_t(0);
+  uint32_t words[4] = {};
+};
+
+template <typename T, typename Stat>
+void addLayerNorm(const T *x, const T *residual, mpcrt_dtype paramDtype,
+                  const void *gamma, const void *beta, T *sum, T *y, Stat *mean,
+                  Stat *rstd, int64_t rows, int64_t cols, double epsilon,
+                  double p, uint64_t seed, int64_t step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  parallelFor(rows, grainFor(10 * cols), [&](int64_t r0, int64_t r1) {
+    KeepBits keeps(p, seed, step);
+    for (int64_t r = r0; r < r1; ++r) {
+      T *s = sum + r * cols;
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t i = r * cols + c;
+        // The dropped value rounded as mpc.dropout stores it.
+        A d = p == 0     ? S::load(x[i])
+              : keeps(i) ? S::load(S::store(S::load(x[i]) * scale))
+                         : A(0);
+        s[c] = S::store(d + S::load(residual[i]));
+      }
+      layerNormRow(s, paramDtype, gamma, beta, y + r * cols, mean[r], rstd[r],
+                   cols, epsilon);
+    }
+  });
+}
+
+template <typename T, typename Stat>
+void addLayerNormBackward(const T *dy, const T *dsum, const T *sum,
+                          const Stat *mean, const Stat *rstd,
+                          mpcrt_dtype paramDtype, const void *gamma, T *dx,
+                          T *dresidual, void *dgamma, void *dbeta, int64_t rows,
+                          int64_t cols, double p, uint64_t seed, int64_t step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  layerNormBackwardRows(
+      dy, sum, mean, rstd, paramDtype, gamma, dgamma, dbeta, rows, cols,
+      [&](int64_t r, const A *values) {
+        KeepBits keeps(p, seed, step);
+        for (int64_t c = 0; c < cols; ++c) {
+          int64_t i = r * cols + c;
+          A v = values[c];
+          if (dsum)
+            v += S::load(dsum[i]);
+          dresidual[i] = S::store(v);
+          dx[i] = S::store(p == 0 ? v : keeps(i) ? v * scale : A(0));
+        }
+      });
+}
+
 } // namespace
 
 extern "C" {
+
+void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
+                          const void *residual, mpcrt_dtype param_dtype,
+                          const void *gamma, const void *beta, void *sum,
+                          void *y, void *mean, void *rstd, int64_t rows,
+                          int64_t cols, double epsilon, double dropout_p,
+                          uint64_t seed, const int64_t *step) {
+  dispatch(dtype, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    using A = typename Storage<T>::Acc;
+    addLayerNorm(static_cast<const T *>(x), static_cast<const T *>(residual),
+                 param_dtype, gamma, beta, static_cast<T *>(sum),
+                 static_cast<T *>(y), static_cast<A *>(mean),
+                 static_cast<A *>(rstd), rows, cols, epsilon, dropout_p,
+                 formulas::rankSeed(seed, dropoutRank), *step);
+  });
+}
+
+void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
+                                   const void *grad_sum, const void *sum,
+                                   const void *mean, const void *rstd,
+                                   mpcrt_dtype param_dtype, const void *gamma,
+                                   void *grad_x, void *grad_residual,
+                                   void *grad_gamma, void *grad_beta,
+                                   int64_t rows, int64_t cols, double dropout_p,
+                                   uint64_t seed, const int64_t *step) {
+  dispatch(dtype, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    using A = typename Storage<T>::Acc;
+    addLayerNormBackward(
+        static_cast<const T *>(grad), static_cast<const T *>(grad_sum),
+        static_cast<const T *>(sum), static_cast<const A *>(mean),
+        static_cast<const A *>(rstd), param_dtype, gamma,
+        static_cast<T *>(grad_x), static_cast<T *>(grad_residual), grad_gamma,
+        grad_beta, rows, cols, dropout_p, formulas::rankSeed(seed, dropoutRank),
+        *step);
+  });
+}
 
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const void *value, void *result, void *logsumexp,

@@ -204,6 +204,31 @@ MPCRT_DEFINE(f16_f32, uint16_t, float, MPCRT_F16, MPCRT_F32)
 MPCRT_DEFINE(bf16_f32, uint16_t, float, MPCRT_BF16, MPCRT_F32)
 #undef MPCRT_DEFINE
 
+void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
+                          const void *residual, mpcrt_dtype param_dtype,
+                          const void *gamma, const void *beta, void *sum,
+                          void *y, void *mean, void *rstd, int64_t rows,
+                          int64_t cols, double epsilon, double dropout_p,
+                          uint64_t seed, const int64_t *step) {
+  addLayerNorm(dtype, x, residual, param_dtype, gamma, beta, sum, y, mean, rstd,
+               rows, cols, epsilon, dropout_p,
+               mpcrt::formulas::rankSeed(seed, dropoutRank), step);
+}
+
+void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
+                                   const void *grad_sum, const void *sum,
+                                   const void *mean, const void *rstd,
+                                   mpcrt_dtype param_dtype, const void *gamma,
+                                   void *grad_x, void *grad_residual,
+                                   void *grad_gamma, void *grad_beta,
+                                   int64_t rows, int64_t cols, double dropout_p,
+                                   uint64_t seed, const int64_t *step) {
+  addLayerNormBackward(dtype, grad, grad_sum, sum, mean, rstd, param_dtype,
+                       gamma, grad_x, grad_residual, grad_gamma, grad_beta,
+                       rows, cols, dropout_p,
+                       mpcrt::formulas::rankSeed(seed, dropoutRank), step);
+}
+
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const void *value, void *result, void *logsumexp,
                      int64_t heads, int64_t sq, int64_t sk, int64_t d,

@@ -293,14 +293,14 @@ __global__ void crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
   }
 }
 
+/// Row `r` of a layer norm, one block: two-pass statistics of `row`, y.
 template <typename T, typename Stat>
-__global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
-                                const void *gamma, const void *beta, T *y,
-                                Stat *mean, Stat *rstd, int64_t cols,
-                                double epsilon) {
+__device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
+                             const void *gamma, const void *beta, T *y,
+                             Stat *mean, Stat *rstd, int64_t r, int64_t cols,
+                             double epsilon) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  const T *row = x + blockIdx.x * cols;
   A sum = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
     sum += S::load(row[c]);
@@ -313,24 +313,66 @@ __global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
   var = blockReduce<A>(var) / static_cast<A>(cols);
   A inv = A(1) / sqrt(var + static_cast<A>(epsilon));
   if (threadIdx.x == 0) {
-    mean[blockIdx.x] = static_cast<Stat>(mu);
-    rstd[blockIdx.x] = static_cast<Stat>(inv);
+    mean[r] = static_cast<Stat>(mu);
+    rstd[r] = static_cast<Stat>(inv);
   }
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     A g = static_cast<A>(loadAny(paramDtype, gamma, c));
     A b = static_cast<A>(loadAny(paramDtype, beta, c));
-    y[blockIdx.x * cols + c] = S::store((S::load(row[c]) - mu) * inv * g + b);
+    y[r * cols + c] = S::store((S::load(row[c]) - mu) * inv * g + b);
   }
 }
 
 template <typename T, typename Stat>
+__global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
+                                const void *gamma, const void *beta, T *y,
+                                Stat *mean, Stat *rstd, int64_t cols,
+                                double epsilon) {
+  layerNormRow(x + blockIdx.x * cols, paramDtype, gamma, beta, y, mean, rstd,
+               int64_t(blockIdx.x), cols, epsilon);
+}
+
+/// Whether dropout keeps element i (always with p = 0), as dropoutKernel.
+__device__ inline bool keeps(double p, uint64_t seed, uint64_t step,
+                             int64_t i) {
+  return p == 0 ||
+         formulas::dropoutKeeps(seed, static_cast<int64_t>(step), i, p);
+}
+
+/// mpc.add_layer_norm, one block per row: the sum (each thread writes and
+/// reads back its own elements), then the row's layer norm.
+template <typename T, typename Stat>
 __global__ void
-layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
-                        const Stat *rstd, mpcrt_dtype paramDtype,
-                        const void *gamma, T *dx, int64_t cols) {
+addLayerNormKernel(const T *x, const T *residual, mpcrt_dtype paramDtype,
+                   const void *gamma, const void *beta, T *sum, T *y,
+                   Stat *mean, Stat *rstd, int64_t cols, double epsilon,
+                   double p, uint64_t seed, const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  uint64_t t = static_cast<uint64_t>(*step);
   int64_t r = blockIdx.x;
+  T *row = sum + r * cols;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    int64_t i = r * cols + c;
+    A d = p == 0                 ? S::load(x[i])
+          : keeps(p, seed, t, i) ? S::load(S::store(S::load(x[i]) * scale))
+                                 : A(0);
+    row[c] = S::store(d + S::load(residual[i]));
+  }
+  layerNormRow(static_cast<const T *>(row), paramDtype, gamma, beta, y, mean,
+               rstd, r, cols, epsilon);
+}
+
+/// Row `r` of a layer norm's input gradient, one block; each element's
+/// unrounded gradient handed to emit(i, value).
+template <typename T, typename Stat, typename Emit>
+__device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
+                                     const Stat *rstd, mpcrt_dtype paramDtype,
+                                     const void *gamma, int64_t r, int64_t cols,
+                                     Emit emit) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
@@ -347,9 +389,40 @@ layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
     A xhat = (S::load(x[r * cols + c]) - mu) * inv;
     A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
             S::load(dy[r * cols + c]);
-    dx[r * cols + c] =
-        S::store(inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n));
+    emit(r * cols + c, inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n));
   }
+}
+
+template <typename T, typename Stat>
+__global__ void
+layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
+                        const Stat *rstd, mpcrt_dtype paramDtype,
+                        const void *gamma, T *dx, int64_t cols) {
+  using A = typename Storage<T>::Acc;
+  layerNormBackwardRow(dy, x, mean, rstd, paramDtype, gamma,
+                       int64_t(blockIdx.x), cols,
+                       [dx](int64_t i, A v) { dx[i] = Storage<T>::store(v); });
+}
+
+/// mpc.add_layer_norm_backward's input gradients, one block per row: ds
+/// (+ the sum's own gradient) to the residual, through the dropout to x.
+template <typename T, typename Stat>
+__global__ void addLayerNormBackwardKernel(
+    const T *dy, const T *dsum, const T *sum, const Stat *mean,
+    const Stat *rstd, mpcrt_dtype paramDtype, const void *gamma, T *dx,
+    T *dresidual, int64_t cols, double p, uint64_t seed, const int64_t *step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  uint64_t t = static_cast<uint64_t>(*step);
+  layerNormBackwardRow(
+      dy, sum, mean, rstd, paramDtype, gamma, int64_t(blockIdx.x), cols,
+      [&](int64_t i, A v) {
+        if (dsum)
+          v += S::load(dsum[i]);
+        dresidual[i] = S::store(v);
+        dx[i] = S::store(p == 0 ? v : keeps(p, seed, t, i) ? v * scale : A(0));
+      });
 }
 
 /// The parameter gradients' terms of one element: dy * xhat and dy.
@@ -876,6 +949,25 @@ void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
   MPCRT_CUDA_LAUNCHED("layer_norm");
 }
 
+namespace {
+/// layer_norm_backward's parameter gradients: the column sums of dy * xhat
+/// and dy, in the same fixed order on every GPU.
+template <typename T, typename Stat>
+void layerNormParamGrads(const T *dy, const T *x, const Stat *mean,
+                         const Stat *rstd, mpcrt_dtype paramDtype,
+                         void *gradGamma, void *gradBeta, int64_t rows,
+                         int64_t cols) {
+  using A = typename Storage<T>::Acc;
+  ColumnPlan plan = planColumns(1, rows, cols);
+  auto *partials = reinterpret_cast<Partial<A, 2> *>(
+      scratchF32((partialBytes<A, 2>(plan) + 3) / 4));
+  reduceColumnsOf(plan, LayerNormParamTerms<T, Stat>{dy, x, mean, rstd, cols},
+                  SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+                  StoreParamGrads<A>{paramDtype, gradGamma, gradBeta},
+                  partials);
+}
+} // namespace
+
 void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, const void *mean, const void *rstd,
                        mpcrt_dtype paramDtype, const void *gamma,
@@ -894,20 +986,64 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
             static_cast<const T *>(gradOutput), static_cast<const T *>(input),
             static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
             paramDtype, gamma, static_cast<T *>(gradInput), cols);
-    using A = typename Storage<T>::Acc;
-    ColumnPlan plan = planColumns(1, rows, cols);
-    auto *partials = reinterpret_cast<Partial<A, 2> *>(
-        scratchF32((partialBytes<A, 2>(plan) + 3) / 4));
-    reduceColumnsOf(
-        plan,
-        LayerNormParamTerms<T, Stat>{static_cast<const T *>(gradOutput),
-                                     static_cast<const T *>(input),
-                                     static_cast<const Stat *>(mean),
-                                     static_cast<const Stat *>(rstd), cols},
-        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-        StoreParamGrads<A>{paramDtype, gradGamma, gradBeta}, partials);
+    layerNormParamGrads(
+        static_cast<const T *>(gradOutput), static_cast<const T *>(input),
+        static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
+        paramDtype, gradGamma, gradBeta, rows, cols);
   });
   MPCRT_CUDA_LAUNCHED("layer_norm_backward");
+}
+
+void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
+                  mpcrt_dtype paramDtype, const void *gamma, const void *beta,
+                  void *sum, void *y, void *mean, void *rstd, int64_t rows,
+                  int64_t cols, double epsilon, double dropoutP, uint64_t seed,
+                  const int64_t *step) {
+  if (rows == 0 || cols == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    addLayerNormKernel<T, Stat>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            static_cast<const T *>(x), static_cast<const T *>(residual),
+            paramDtype, gamma, beta, static_cast<T *>(sum), static_cast<T *>(y),
+            static_cast<Stat *>(mean), static_cast<Stat *>(rstd), cols, epsilon,
+            dropoutP, seed, step);
+  });
+  MPCRT_CUDA_LAUNCHED("add_layer_norm");
+}
+
+void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
+                          const void *gradSum, const void *sum,
+                          const void *mean, const void *rstd,
+                          mpcrt_dtype paramDtype, const void *gamma,
+                          void *gradX, void *gradResidual, void *gradGamma,
+                          void *gradBeta, int64_t rows, int64_t cols,
+                          double dropoutP, uint64_t seed, const int64_t *step) {
+  if (rows == 0) {
+    fill(paramDtype, gradGamma, cols, 0.0);
+    fill(paramDtype, gradBeta, cols, 0.0);
+    return;
+  }
+  if (cols == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    addLayerNormBackwardKernel<T, Stat>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            static_cast<const T *>(grad), static_cast<const T *>(gradSum),
+            static_cast<const T *>(sum), static_cast<const Stat *>(mean),
+            static_cast<const Stat *>(rstd), paramDtype, gamma,
+            static_cast<T *>(gradX), static_cast<T *>(gradResidual), cols,
+            dropoutP, seed, step);
+    layerNormParamGrads(
+        static_cast<const T *>(grad), static_cast<const T *>(sum),
+        static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
+        paramDtype, gradGamma, gradBeta, rows, cols);
+  });
+  MPCRT_CUDA_LAUNCHED("add_layer_norm_backward");
 }
 
 } // namespace mpcrt::cuda

@@ -176,6 +176,21 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        void *gradInput, void *gradGamma, void *gradBeta,
                        int64_t rows, int64_t cols);
 
+/// mpcrt_add_layer_norm and its backward (mpcrt.h); `step` is the device
+/// step counter.
+void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
+                  mpcrt_dtype paramDtype, const void *gamma, const void *beta,
+                  void *sum, void *y, void *mean, void *rstd, int64_t rows,
+                  int64_t cols, double epsilon, double dropoutP, uint64_t seed,
+                  const int64_t *step);
+void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
+                          const void *gradSum, const void *sum,
+                          const void *mean, const void *rstd,
+                          mpcrt_dtype paramDtype, const void *gamma,
+                          void *gradX, void *gradResidual, void *gradGamma,
+                          void *gradBeta, int64_t rows, int64_t cols,
+                          double dropoutP, uint64_t seed, const int64_t *step);
+
 // Data movement, embedding, dropout (mpcrt_strided_copy, ...). Strides and
 // shapes are host arrays.
 void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,

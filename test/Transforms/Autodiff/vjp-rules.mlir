@@ -316,7 +316,7 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
 // layer_norm
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %{{.*}}, %[[M:.*]], %[[R:.*]] = mpc.layer_norm %p_x, %p_g, %p_b
-// CHECK: mpc.layer_norm_backward %{{.*}}, %p_x, %[[M]], %[[R]], %p_g : tensor<3x6xf64>, tensor<3xf32>, tensor<6xf64>
+// CHECK: mpc.layer_norm_backward %{{.*}}, %p_x, %[[M]], %[[R]], %p_g : tensor<3x6xf64>, tensor<3xf64>, tensor<6xf64>
 ml_program.global private mutable @p_x(#mpc.init<uniform, seed = 1, low = -1.0, high = 1.0>) : tensor<3x6xf64>
 ml_program.global private mutable @p_g(#mpc.init<uniform, seed = 2, low = 0.5, high = 1.5>) : tensor<6xf64>
 ml_program.global private mutable @p_b(#mpc.init<uniform, seed = 3, low = -1.0, high = 1.0>) : tensor<6xf64>

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../AddLayerNormCheck.h"
 #include "../AttentionCheck.h"
 #include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
@@ -363,6 +364,98 @@ TEST(Nn, AttentionMatchesFloat64) {
                                &c.step, mask, layout, rank, c.fill);
     };
   });
+}
+
+TEST(Nn, AddLayerNormMatchesFloat64) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllAddLayerNorms(
+      rng, [](mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c) {
+        return [=](mpcrt::test::AddLayerNormBuffers &b) {
+          mpcrt_dtype param = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+          mpcrt_add_layer_norm(dt, b.x.data(), b.residual.data(), param,
+                               b.gamma.data(), b.beta.data(), b.sum.data(),
+                               b.y.data(), b.mean.data(), b.rstd.data(), c.rows,
+                               c.cols, 1e-5, c.p, c.seed, &c.step);
+          mpcrt_add_layer_norm_backward(
+              dt, b.grad.data(), b.sumGrad.empty() ? nullptr : b.sumGrad.data(),
+              b.sum.data(), b.mean.data(), b.rstd.data(), param, b.gamma.data(),
+              b.dx.data(), b.dresidual.data(), b.dgamma.data(), b.dbeta.data(),
+              c.rows, c.cols, c.p, c.seed, &c.step);
+        };
+      });
+}
+
+/// What the unfused graph computes at O2 for `dropout -> add -> cast f32 ->
+/// layer_norm -> cast`, and for its backward (the layer norm's gradient in
+/// f32, cast for the residual, through the f32 dropout gradient for the
+/// input): the fused op's results, bit for bit.
+template <typename T, typename Dropout, typename Binary>
+void checkAgainstUnfusedOps(mpcrt_dtype dt, Dropout dropout, Binary binary) {
+  std::mt19937 rng(std::random_device{}());
+  const int64_t rows = 24, cols = 96, n = rows * cols;
+  const double p = 0.2;
+  const uint64_t seed = 5;
+  const int64_t step = 9;
+  std::vector<double> unused;
+  auto x = mpcrt::test::randomOf(dt, n, rng, unused),
+       r = mpcrt::test::randomOf(dt, n, rng, unused),
+       dy = mpcrt::test::randomOf(dt, n, rng, unused);
+  auto gamma = mpcrt::test::uniformOf(MPCRT_F32, cols, 0.5, 1.5, rng),
+       beta = mpcrt::test::uniformOf(MPCRT_F32, cols, -1, 1, rng);
+  size_t bytes = n * sizeof(T);
+  std::vector<uint8_t> sum(bytes), y(bytes), dx(bytes), dres(bytes);
+  std::vector<float> mean(rows), rstd(rows), dg(cols), db(cols);
+  mpcrt_add_layer_norm(dt, x.data(), r.data(), MPCRT_F32, gamma.data(),
+                       beta.data(), sum.data(), y.data(), mean.data(),
+                       rstd.data(), rows, cols, 1e-5, p, seed, &step);
+  mpcrt_add_layer_norm_backward(dt, dy.data(), nullptr, sum.data(), mean.data(),
+                                rstd.data(), MPCRT_F32, gamma.data(), dx.data(),
+                                dres.data(), dg.data(), db.data(), rows, cols,
+                                p, seed, &step);
+
+  std::vector<uint8_t> dropped(bytes), mask(n), sum2(bytes), y2(bytes),
+      dx2(bytes), dres2(bytes);
+  dropout(reinterpret_cast<const T *>(x.data()),
+          reinterpret_cast<T *>(dropped.data()), mask.data(), n, p, seed,
+          &step);
+  int64_t shape[] = {n}, strides[] = {1};
+  binary(MPCRT_ADD, reinterpret_cast<const T *>(dropped.data()), strides,
+         reinterpret_cast<const T *>(r.data()), strides,
+         reinterpret_cast<T *>(sum2.data()), shape, 1);
+  std::vector<float> s32(n), y32(n), dy32(n), dx32(n), dd32(n), mean2(rows),
+      rstd2(rows), dg2(cols), db2(cols);
+  mpcrt_cast(dt, sum2.data(), MPCRT_F32, s32.data(), n);
+  mpcrt_layer_norm_f32(s32.data(), MPCRT_F32, gamma.data(), beta.data(),
+                       y32.data(), mean2.data(), rstd2.data(), rows, cols,
+                       1e-5);
+  mpcrt_cast(MPCRT_F32, y32.data(), dt, y2.data(), n);
+  mpcrt_cast(dt, dy.data(), MPCRT_F32, dy32.data(), n);
+  mpcrt_layer_norm_backward_f32(
+      dy32.data(), s32.data(), mean2.data(), rstd2.data(), MPCRT_F32,
+      gamma.data(), dx32.data(), dg2.data(), db2.data(), rows, cols);
+  mpcrt_cast(MPCRT_F32, dx32.data(), dt, dres2.data(), n);
+  mpcrt_dropout_backward_f32(dx32.data(), mask.data(), dd32.data(), n, p);
+  mpcrt_cast(MPCRT_F32, dd32.data(), dt, dx2.data(), n);
+
+  EXPECT_EQ(sum, sum2);
+  EXPECT_EQ(y, y2);
+  EXPECT_EQ(mean, mean2);
+  EXPECT_EQ(rstd, rstd2);
+  EXPECT_EQ(dres, dres2);
+  EXPECT_EQ(dx, dx2);
+  EXPECT_EQ(dg, dg2);
+  EXPECT_EQ(db, db2);
+}
+
+TEST(Nn, AddLayerNormIsTheUnfusedOpsBitForBit) {
+  checkAgainstUnfusedOps<uint16_t>(MPCRT_F16, mpcrt_dropout_f16,
+                                   mpcrt_binary_f16);
+  checkAgainstUnfusedOps<uint16_t>(MPCRT_BF16, mpcrt_dropout_bf16,
+                                   mpcrt_binary_bf16);
+  checkAgainstUnfusedOps<float>(MPCRT_F32, mpcrt_dropout_f32, mpcrt_binary_f32);
 }
 
 } // namespace

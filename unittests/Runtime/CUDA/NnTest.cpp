@@ -1,5 +1,6 @@
 //===- NnTest.cpp - CUDA convolutions, norms, pooling, data vs the CPU ----===//
 
+#include "../AddLayerNormCheck.h"
 #include "../AttentionCheck.h"
 #include "CudaTest.h"
 
@@ -394,6 +395,42 @@ TEST_F(Nn, AttentionMatchesFloat64) {
           b.dq = download(dq, b.dq.size());
           b.dk = download(dk, b.dk.size());
           b.dv = download(dv, b.dv.size());
+        };
+      });
+}
+
+TEST_F(Nn, AddLayerNormMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllAddLayerNorms(
+      rng, [this](mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c) {
+        return [=](mpcrt::test::AddLayerNormBuffers &b) {
+          auto buffer = [&](std::vector<uint8_t> &host) {
+            return deviceBuffer<uint8_t>(host.size());
+          };
+          mpcrt_dtype param = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+          const int64_t *step = upload(std::vector<int64_t>{c.step});
+          uint8_t *x = upload(b.x), *res = upload(b.residual),
+                  *gamma = upload(b.gamma), *beta = upload(b.beta),
+                  *grad = upload(b.grad), *sum = buffer(b.sum),
+                  *y = buffer(b.y), *mean = buffer(b.mean),
+                  *rstd = buffer(b.rstd), *dx = buffer(b.dx),
+                  *dres = buffer(b.dresidual), *dg = buffer(b.dgamma),
+                  *db = buffer(b.dbeta);
+          const uint8_t *sumGrad =
+              b.sumGrad.empty() ? nullptr : upload(b.sumGrad);
+          addLayerNorm(dt, x, res, param, gamma, beta, sum, y, mean, rstd,
+                       c.rows, c.cols, 1e-5, c.p, c.seed, step);
+          addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma,
+                               dx, dres, dg, db, c.rows, c.cols, c.p, c.seed,
+                               step);
+          b.sum = download(sum, b.sum.size());
+          b.y = download(y, b.y.size());
+          b.mean = download(mean, b.mean.size());
+          b.rstd = download(rstd, b.rstd.size());
+          b.dx = download(dx, b.dx.size());
+          b.dresidual = download(dres, b.dresidual.size());
+          b.dgamma = download(dg, b.dgamma.size());
+          b.dbeta = download(db, b.dbeta.size());
         };
       });
 }

@@ -191,6 +191,16 @@ LogicalResult loss(Loss op, OpBuilder &b, Value g, Grads &out) {
 LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
   Location loc = op->getLoc();
   Value g = gs.empty() ? Value() : gs[0];
+  if (auto fused = dyn_cast<AddLayerNormOp>(op)) {
+    if ((gs.size() > 2 && gs[2]) || (gs.size() > 3 && gs[3]))
+      return op->emitOpError("has no gradient through its statistics");
+    if (!g && gs.size() > 1 && gs[1]) // only the sum is read: dy = 0
+      g = ConstantOp::create(
+          b, loc, fused.getResult().getType(),
+          DenseElementsAttr::get(
+              fused.getResult().getType(),
+              b.getFloatAttr(fused.getResult().getType().getElementType(), 0)));
+  }
   if (!g) // only statistics or masks have gradients: nothing flows back
     return success();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -283,6 +293,17 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         out[0] = back.getGradQuery();
         out[1] = back.getGradKey();
         out[2] = back.getGradValue();
+        return success();
+      })
+      .Case([&](AddLayerNormOp op) {
+        Value sumGrad = gs.size() > 1 ? gs[1] : Value();
+        auto back = AddLayerNormBackwardOp::create(
+            b, loc, g, op.getSum(), op.getMean(), op.getRstd(), op.getGamma(),
+            sumGrad, op.getDropoutPAttr(), op.getSeedAttr());
+        out[0] = back.getGradInput();
+        out[1] = back.getGradResidual();
+        out[2] = back.getGradGamma();
+        out[3] = back.getGradBeta();
         return success();
       })
       .Case([&](LayerNormOp op) {
@@ -408,10 +429,10 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
          RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
-         WhereOp, MatmulOp, FusedMatmulOp, AttentionOp, Conv2DOp,
-         ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp,
-         LogSoftmaxOp, LayerNormOp, BatchNormOp, ReshapeOp, TransposeOp,
-         SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp, MaxPool2DOp,
-         AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
+         WhereOp, MatmulOp, FusedMatmulOp, AttentionOp, AddLayerNormOp,
+         Conv2DOp, ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+         SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, ReshapeOp,
+         TransposeOp, SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp,
+         MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
          BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

@@ -746,9 +746,13 @@ static FailureOr<int64_t> checkLayerNormShapes(RankedTensorType input,
   return *a;
 }
 
+/// Layer-norm statistics: f32, f64 for f64 input (what the runtimes write:
+/// the accumulation type).
 static RankedTensorType statsType(RankedTensorType input, int64_t axis) {
-  return RankedTensorType::get(input.getShape().take_front(axis),
-                               Float32Type::get(input.getContext()));
+  Type element = input.getElementType().isF64()
+                     ? input.getElementType()
+                     : Float32Type::get(input.getContext());
+  return RankedTensorType::get(input.getShape().take_front(axis), element);
 }
 
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
@@ -793,6 +797,64 @@ LogicalResult LayerNormBackwardOp::inferReturnTypes(
     return diag("expects mean and rstd of type ", stats, ", got ", *mean,
                 " and ", *rstd);
   results.append({*input, *gamma, *gamma});
+  return success();
+}
+
+static LogicalResult checkDropoutP(double p, const Diag &diag) {
+  if (!(p >= 0.0 && p < 1.0))
+    return diag("expects dropout_p in [0, 1), got ", p);
+  return success();
+}
+
+LogicalResult AddLayerNormOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto input = staticTensor(adaptor.getInput(), "input", diag);
+  auto residual = staticTensor(adaptor.getResidual(), "residual", diag);
+  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
+  if (failed(input) || failed(residual) || failed(gamma) ||
+      failed(checkDropoutP(adaptor.getDropoutP().convertToDouble(), diag)))
+    return failure();
+  if (*input != *residual)
+    return diag("expects input and residual of one type, got ", *input, " and ",
+                *residual);
+  if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
+    return diag("expects epsilon > 0, got ",
+                adaptor.getEpsilon().convertToDouble());
+  auto axis = checkLayerNormShapes(*input, *gamma, -1, diag);
+  if (failed(axis))
+    return failure();
+  Type stats = statsType(*input, *axis);
+  results.append({*input, *input, stats, stats});
+  return success();
+}
+
+LogicalResult AddLayerNormBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto grad = staticTensor(adaptor.getGrad(), "grad", diag);
+  auto sum = staticTensor(adaptor.getSum(), "sum", diag);
+  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
+  auto mean = staticTensor(adaptor.getMean(), "mean", diag);
+  if (failed(grad) || failed(sum) || failed(gamma) || failed(mean) ||
+      failed(checkDropoutP(adaptor.getDropoutP().convertToDouble(), diag)))
+    return failure();
+  if (*grad != *sum)
+    return diag("expects grad and sum of one type, got ", *grad, " and ", *sum);
+  if (Value sumGrad = adaptor.getSumGrad();
+      sumGrad && sumGrad.getType() != *sum)
+    return diag("expects sum_grad of the sum's type ", *sum, ", got ",
+                sumGrad.getType());
+  auto axis = checkLayerNormShapes(*sum, *gamma, -1, diag);
+  if (failed(axis))
+    return failure();
+  RankedTensorType stats = statsType(*sum, *axis);
+  if (*mean != stats)
+    return diag("expects mean and rstd of type ", stats, ", got ", *mean);
+  results.append({*sum, *sum, *gamma, *gamma});
   return success();
 }
 

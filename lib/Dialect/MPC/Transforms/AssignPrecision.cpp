@@ -498,9 +498,18 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
 
   if (compute && !keepsOperandTypes(op))
     for (OpOperand &operand : op->getOpOperands()) {
-      // Attention's log-sum-exp statistics stay f32 (f64).
+      // Attention's log-sum-exp statistics stay f32 (f64), and so do a
+      // fused layer norm's statistics; its parameters keep their type (as
+      // mpc.layer_norm's f32 parameters beside low-precision activations).
       if (auto back = dyn_cast<AttentionBackwardOp>(op);
           back && operand.get() == back.getLogsumexp())
+        continue;
+      if (auto norm = dyn_cast<AddLayerNormOp>(op);
+          norm && operand.getOperandNumber() >= 2)
+        continue;
+      if (auto back = dyn_cast<AddLayerNormBackwardOp>(op);
+          back && operand.getOperandNumber() >= 1 &&
+          operand.getOperandNumber() <= 4 && operand.get() != back.getSum())
         continue;
       operand.set(castTo(operand.get(), compute));
     }

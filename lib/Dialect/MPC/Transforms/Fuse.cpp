@@ -209,7 +209,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     json.object([&] {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
-          if (!isa<FusedMatmulOp, MatmulBiasGradOp, AttentionOp>(op))
+          if (!isa<FusedMatmulOp, MatmulBiasGradOp, AttentionOp,
+                   AddLayerNormOp>(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -218,6 +219,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
             json.attribute("op", op->getName().getStringRef().str());
             if (auto fm = dyn_cast<FusedMatmulOp>(op))
               json.attribute("activation", fm.getActivation().str());
+            if (auto norm = dyn_cast<AddLayerNormOp>(op))
+              json.attribute("dropout_p", norm.getDropoutP().convertToDouble());
             if (auto at = dyn_cast<AttentionOp>(op)) {
               json.attribute("dropout_p", at.getDropoutP().convertToDouble());
               json.attribute("masked", at.getMask() != nullptr);
@@ -248,6 +251,12 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](MatmulOp op) { products.push_back(op); });
       for (MatmulOp op : products)
         fuseAttention(op);
+    }
+    if (norms) {
+      SmallVector<LayerNormOp> layerNorms;
+      getOperation().walk([&](LayerNormOp op) { layerNorms.push_back(op); });
+      for (LayerNormOp norm : layerNorms)
+        fuseResidualNorm(norm);
     }
     if (epilogues) {
       SmallVector<AddOp> adds;
@@ -428,6 +437,58 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     def->erase();
     for (Value operand : operands)
       eraseDeadConstant(operand);
+  }
+
+  /// `layer_norm(add(dropout(x), residual))` over the last axis, the
+  /// dropout optional (its mask unread, its result read only by the add),
+  /// the add of two tensors of one type, the statistics unread (a forward
+  /// graph): one mpc.add_layer_norm at the norm, whose sum replaces the
+  /// add for its other readers (which must follow the norm).
+  void fuseResidualNorm(LayerNormOp norm) {
+    RankedTensorType type = typeOf(norm.getResult());
+    int64_t rank = type.getRank();
+    int64_t axis = norm.getAxis();
+    if (rank < 1 || (axis != -1 && axis != rank - 1) ||
+        !norm.getMean().use_empty() || !norm.getRstd().use_empty())
+      return;
+    auto add = norm.getInput().getDefiningOp<AddOp>();
+    if (!add || add->getBlock() != norm->getBlock() ||
+        typeOf(add.getLhs()) != type || typeOf(add.getRhs()) != type)
+      return;
+    for (Operation *user : add->getUsers())
+      if (user != norm && (user->getBlock() != norm->getBlock() ||
+                           !norm->isBeforeInBlock(user)))
+        return;
+    DropoutOp dropout;
+    Value x = add.getLhs(), residual = add.getRhs();
+    for (int side = 0; side < 2 && !dropout; ++side) {
+      auto d = add->getOperand(side).getDefiningOp<DropoutOp>();
+      if (d && d.getMask().use_empty() && d.getResult().hasOneUse()) {
+        dropout = d;
+        x = d.getInput();
+        residual = add->getOperand(1 - side);
+      }
+    }
+    SmallVector<Operation *> inOrder;
+    if (dropout)
+      inOrder.push_back(dropout);
+    inOrder.append({add, norm});
+    OpBuilder b(norm);
+    auto fused = AddLayerNormOp::create(
+        b, fusedLocation(&getContext(), inOrder), x, residual, norm.getGamma(),
+        norm.getBeta(), norm.getEpsilonAttr(),
+        b.getF64FloatAttr(dropout ? dropout.getP().convertToDouble() : 0.0),
+        b.getI64IntegerAttr(dropout ? static_cast<int64_t>(dropout.getSeed())
+                                    : 0));
+    if (remarks)
+      fused.emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
+                         << " -> mpc.add_layer_norm";
+    norm.getResult().replaceAllUsesWith(fused.getResult());
+    add.getResult().replaceAllUsesWith(fused.getSum());
+    norm.erase();
+    add.erase();
+    if (dropout)
+      dropout.erase();
   }
 
   /// `reduce_sum(g)` over every dimension but the last (through a

@@ -238,7 +238,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
   func.walk([&](Operation *op) {
     if (auto fused = dyn_cast<FusedMatmulOp>(op))
       ++plan.fused[("mpc.fused_matmul " + fused.getActivation()).str()];
-    else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp>(op))
+    else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp,
+                 AddLayerNormOp, AddLayerNormBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
   });
   for (int64_t id : bySize) {

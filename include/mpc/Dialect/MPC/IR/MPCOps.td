@@ -574,9 +574,10 @@ def MPC_LayerNormOp : MPC_Op<"layer_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor
   let description = [{
     Normalises over `x.shape[axis:]` (`axis` defaults to the last dimension)
     and applies the affine `gamma`, `beta` of that shape. Also returns the
-    f32 mean and reciprocal standard deviation of shape `x.shape[:axis]` for
-    the backward pass. Statistics are always f32; `gamma`/`beta` may be f32
-    while `x` is low precision.
+    mean and reciprocal standard deviation of shape `x.shape[:axis]` for
+    the backward pass. Statistics are f32 (f64 for f64 input, the
+    accumulation type); `gamma`/`beta` may be f32 while `x` is low
+    precision.
 
     ```mlir
     %y, %mean, %rstd = mpc.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f64}
@@ -614,6 +615,81 @@ def MPC_LayerNormBackwardOp : MPC_Op<"layer_norm_backward", "Fp32",
                       MPC_FloatTensor:$grad_beta);
   let assemblyFormat = "$grad `,` $input `,` $mean `,` $rstd `,` $gamma "
       "attr-dict `:` type($grad) `,` type($mean) `,` type($gamma)";
+}
+
+def MPC_AddLayerNormOp : MPC_Op<"add_layer_norm", "Promote",
+    [Pure, MPC_InferTypeOpAdaptor, AllTypesMatch<["input", "residual"]>,
+     AllTypesMatch<["gamma", "beta"]>]> {
+  let summary = "Dropout, residual add and layer normalisation in one pass";
+  let description = [{
+    `sum = dropout(input) + residual` and `result = layer_norm(sum)` over
+    the last dimension, with the affine `gamma`, `beta` of that size: a
+    transformer block's residual connection and the normalisation after
+    it, reading each input once. `input` and `residual` have one type,
+    which `sum` and `result` have; `mean` and `rstd` (the shape without
+    the last dimension) are f32 (f64 for f64), as `mpc.layer_norm`'s.
+
+    The dropout (none with `dropout_p = 0`) keeps exactly the elements
+    `mpc.dropout {p = dropout_p, seed = seed}` of `input` keeps at the
+    same step, scaled by `1/(1 - dropout_p)` and rounded to the type; the
+    sum is rounded to the type, and normalised as `mpc.layer_norm` does
+    (f32 statistics and arithmetic, one rounding of the result). So the op
+    computes bit for bit what `mpc.dropout`, `mpc.add` and
+    `mpc.layer_norm` (with casts to f32 around it) compute. The keep bits
+    are not returned: `mpc.add_layer_norm_backward` draws them again.
+
+    Its precision category is `promote` (O2 runs it in low precision; the
+    statistics and arithmetic are f32 at every level); `gamma` and `beta`
+    keep their type. `--mpc-fuse` builds it from `mpc.dropout` (optional),
+    `mpc.add` and `mpc.layer_norm` in forward graphs.
+
+    ```mlir
+    %y, %s, %mean, %rstd = mpc.add_layer_norm %h, %x, %g, %b {epsilon = 1.0e-12 : f64, dropout_p = 0.1 : f64, seed = 104 : i64}
+        : tensor<8x128x256xf16>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_FloatTensor:$residual,
+                       MPC_FloatTensor:$gamma, MPC_FloatTensor:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$sum,
+                      MPC_FloatTensor:$mean, MPC_FloatTensor:$rstd);
+  let assemblyFormat = "$input `,` $residual `,` $gamma `,` $beta attr-dict "
+                       "`:` type($input) `,` type($gamma)";
+}
+
+def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",
+    [Pure, MPC_InferTypeOpAdaptor, AllTypesMatch<["grad", "sum"]>,
+     AllTypesMatch<["mean", "rstd"]>]> {
+  let summary = "Backward of mpc.add_layer_norm";
+  let description = [{
+    From the gradient of the normalised result (and, if the sum has other
+    readers, the gradient of the sum, `sum_grad`), the forward's sum,
+    statistics and `gamma`: the gradient of the sum `ds =
+    layer_norm_backward(grad) + sum_grad`, computed in f32 and rounded
+    once, is the residual's gradient; the input's is `ds` through the
+    forward's dropout (the same keep bits, drawn again from `seed` and the
+    step, scaled by `1/(1 - dropout_p)`); the gradients of `gamma` and
+    `beta` are `mpc.layer_norm_backward`'s, in gamma's type.
+
+    ```mlir
+    %dx, %dr, %dg, %db = mpc.add_layer_norm_backward %dy, %s, %mean, %rstd, %g {dropout_p = 0.1 : f64, seed = 104 : i64}
+        : tensor<8x128x256xf16>, tensor<8x128xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$sum,
+                       MPC_FloatTensor:$mean, MPC_FloatTensor:$rstd,
+                       MPC_FloatTensor:$gamma,
+                       Optional<MPC_FloatTensor>:$sum_grad,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs MPC_FloatTensor:$grad_input,
+                      MPC_FloatTensor:$grad_residual,
+                      MPC_FloatTensor:$grad_gamma, MPC_FloatTensor:$grad_beta);
+  let assemblyFormat = "$grad `,` $sum `,` $mean `,` $rstd `,` $gamma "
+      "(`sum_grad` `(` $sum_grad^ `:` type($sum_grad) `)`)? attr-dict `:` "
+      "type($grad) `,` type($mean) `,` type($gamma)";
 }
 
 def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor,

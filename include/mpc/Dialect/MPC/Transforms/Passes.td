@@ -437,6 +437,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "Fuse linear layers' bias and activation into their GEMMs">,
     Option<"attention", "attention", "bool", /*default=*/"true",
            "Fuse scaled dot-product attention into mpc.attention">,
+    Option<"norms", "norms", "bool", /*default=*/"true",
+           "Fuse dropout + residual add + layer norm into "
+           "mpc.add_layer_norm">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
     Option<"report", "report", "std::string", /*default=*/"",

@@ -3,6 +3,7 @@
 #include "Lowering.h"
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Runtime/mpcrt.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -94,6 +95,44 @@ LogicalResult layerNormBackward(LayerNormBackwardOp op, Lowering &l) {
   return success();
 }
 
+LogicalResult addLayerNorm(AddLayerNormOp op, Lowering &l) {
+  Value y = l.result(op, 0), sum = l.result(op, 1), mean = l.result(op, 2),
+        rstd = l.result(op, 3);
+  if (!y || !sum || !mean || !rstd)
+    return failure();
+  auto type = tensorType(op.getInput());
+  auto [rows, cols] = layerNormRows(type, -1);
+  l.call("mpcrt_add_layer_norm",
+         {l.i32(dtypeCode(type.getElementType())), l.ptr(op.getInput()),
+          l.ptr(op.getResidual()),
+          l.i32(dtypeCode(tensorType(op.getGamma()).getElementType())),
+          l.ptr(op.getGamma()), l.ptr(op.getBeta()), sum, y, mean, rstd,
+          l.i64(rows), l.i64(cols), l.f64(op.getEpsilon().convertToDouble()),
+          l.f64(op.getDropoutP().convertToDouble()),
+          l.i64(static_cast<int64_t>(op.getSeed())),
+          l.offset(l.state, l.symbols.stepOffset)});
+  return success();
+}
+
+LogicalResult addLayerNormBackward(AddLayerNormBackwardOp op, Lowering &l) {
+  Value dx = l.result(op, 0), dr = l.result(op, 1), dg = l.result(op, 2),
+        db = l.result(op, 3);
+  if (!dx || !dr || !dg || !db)
+    return failure();
+  auto type = tensorType(op.getSum());
+  auto [rows, cols] = layerNormRows(type, -1);
+  l.call("mpcrt_add_layer_norm_backward",
+         {l.i32(dtypeCode(type.getElementType())), l.ptr(op.getGrad()),
+          op.getSumGrad() ? l.ptr(op.getSumGrad()) : l.null(),
+          l.ptr(op.getSum()), l.ptr(op.getMean()), l.ptr(op.getRstd()),
+          l.i32(dtypeCode(tensorType(op.getGamma()).getElementType())),
+          l.ptr(op.getGamma()), dx, dr, dg, db, l.i64(rows), l.i64(cols),
+          l.f64(op.getDropoutP().convertToDouble()),
+          l.i64(static_cast<int64_t>(op.getSeed())),
+          l.offset(l.state, l.symbols.stepOffset)});
+  return success();
+}
+
 LogicalResult batchNorm(BatchNormOp op, Lowering &l) {
   SmallVector<Value> out;
   for (unsigned i = 0; i < 5; ++i)
@@ -179,6 +218,10 @@ std::optional<LogicalResult> lowering::lowerNormalization(Operation *op,
       })
       .Case([&](LayerNormOp op) { return layerNorm(op, l); })
       .Case([&](LayerNormBackwardOp op) { return layerNormBackward(op, l); })
+      .Case([&](AddLayerNormOp op) { return addLayerNorm(op, l); })
+      .Case([&](AddLayerNormBackwardOp op) {
+        return addLayerNormBackward(op, l);
+      })
       .Case([&](BatchNormOp op) { return batchNorm(op, l); })
       .Case([&](BatchNormBackwardOp op) { return batchNormBackward(op, l); })
       .Case([&](ReduceSumOp op) { return reduce(op, op.getDims(), 0, l); })
