@@ -80,6 +80,8 @@
 // CHECK-DAG: remark: precision category of 'mpc.upsample_nearest2d_backward': follow
 // CHECK-DAG: remark: precision category of 'mpc.dropout': follow
 // CHECK-DAG: remark: precision category of 'mpc.all_reduce': follow
+// CHECK-DAG: remark: precision category of 'mpc.add_layer_norm': promote
+// CHECK-DAG: remark: precision category of 'mpc.add_layer_norm_backward': promote
 // CHECK-DAG: remark: precision category of 'mpc.compare': follow
 // CHECK-DAG: remark: precision category of 'mpc.where': promote
 // CHECK-DAG: remark: precision category of 'mpc.dropout_backward': follow
@@ -87,4 +89,4 @@
 // CHECK-DAG: remark: precision category of 'mpc.numerics_begin': follow
 // CHECK-DAG: remark: precision category of 'mpc.numerics_end': follow
 
-// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 81
+// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 83

@@ -127,9 +127,9 @@ static cl::opt<bool> noEval("no-eval",
                             cl::init(false), cl::cat(category));
 static cl::opt<bool>
     noFuse("no-fuse",
-           cl::desc("Do not fuse attention or linear layers' bias and "
-                    "activation into their GEMMs (--mpc-fuse runs by "
-                    "default)"),
+           cl::desc("Do not fuse attention, residual norms, or linear "
+                    "layers' bias, activation and bias gradient into their "
+                    "GEMMs (--mpc-fuse runs by default)"),
            cl::init(false));
 
 static cl::opt<std::string> fusionReport(

@@ -133,3 +133,51 @@ func.func @reduce_max_backward_grad(%g: tensor<4xf32>, %x: tensor<4x8xf32>) -> t
   %0 = mpc.reduce_max_backward %g, %x, %g {dims = array<i64: 1>, keep_dims} : tensor<4xf32>, tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @add_layer_norm_residual(%x: tensor<4x8xf16>, %r: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm' op failed to verify that all of {input, residual} have same type}}
+  %0:4 = "mpc.add_layer_norm"(%x, %r, %g, %g) : (tensor<4x8xf16>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_gamma(%x: tensor<4x8xf16>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm' op expects gamma of the normalised shape [8], got [4]}}
+  %0:4 = mpc.add_layer_norm %x, %x, %g, %g : tensor<4x8xf16>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_dropout(%x: tensor<4x8xf16>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm' op expects dropout_p in [0, 1), got 1.000000e+00}}
+  %0:4 = mpc.add_layer_norm %x, %x, %g, %g {dropout_p = 1.0} : tensor<4x8xf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_epsilon(%x: tensor<4x8xf16>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm' op expects epsilon > 0, got -1.000000e+00}}
+  %0:4 = mpc.add_layer_norm %x, %x, %g, %g {epsilon = -1.0} : tensor<4x8xf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_backward_stats(%x: tensor<4x8xf16>, %m: tensor<4xf16>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm_backward' op expects mean and rstd of type 'tensor<4xf32>', got 'tensor<4xf16>'}}
+  %0:4 = mpc.add_layer_norm_backward %x, %x, %m, %m, %g : tensor<4x8xf16>, tensor<4xf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_backward_sum_grad(%x: tensor<4x8xf16>, %d: tensor<4x8xf32>, %m: tensor<4xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm_backward' op expects sum_grad of the sum's type 'tensor<4x8xf16>', got 'tensor<4x8xf32>'}}
+  %0:4 = mpc.add_layer_norm_backward %x, %x, %m, %m, %g sum_grad(%d : tensor<4x8xf32>) : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  return
+}

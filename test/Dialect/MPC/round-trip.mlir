@@ -163,6 +163,12 @@ func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %i
   %y, %mean, %rstd = mpc.layer_norm %x, %g, %b {epsilon = 1.0e-6} : tensor<2x4x8xf16>, tensor<8xf32>
   // CHECK: mpc.layer_norm_backward %{{.*}}, %{{.*}}, %[[MEAN]], %[[RSTD]], %{{.*}} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   %dx, %dg, %db = mpc.layer_norm_backward %x, %x, %mean, %rstd, %g : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  // CHECK: %{{.*}}, %[[SUM:.*]], %[[M2:.*]], %[[R2:.*]] = mpc.add_layer_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x4x8xf16>, tensor<8xf32>
+  %ay, %as, %am, %ar = mpc.add_layer_norm %x, %x, %g, %b {dropout_p = 0.1, seed = 7} : tensor<2x4x8xf16>, tensor<8xf32>
+  // CHECK: mpc.add_layer_norm_backward %{{.*}}, %[[SUM]], %[[M2]], %[[R2]], %{{.*}} {dropout_p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  %ax:4 = mpc.add_layer_norm_backward %x, %as, %am, %ar, %g {dropout_p = 0.1, seed = 7} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  // CHECK: mpc.add_layer_norm_backward %{{.*}}, %[[SUM]], %[[M2]], %[[R2]], %{{.*}} sum_grad(%{{.*}} : tensor<2x4x8xf16>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  %ag:4 = mpc.add_layer_norm_backward %x, %as, %am, %ar, %g sum_grad(%x : tensor<2x4x8xf16>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm {{.*}} {momentum = 2.000000e-01 : f64} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %g, %b {momentum = 0.2} : tensor<2x4x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm_backward {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>

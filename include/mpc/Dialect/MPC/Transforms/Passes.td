@@ -422,7 +422,14 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     reshaped to `[rows, N]` become one `mpc.matmul_bias_grad` (cuBLASLt
     `BGRADA`) at the later of the two, where that place can take both;
     an f16/bf16 reduction gets the f32 sums cast to its type. It does not
-    fuse an f32 sum of values the product reads rounded to f16. The fused op's location fuses those of its parts.
+    fuse an f32 sum of values the product reads rounded to f16.
+
+    With `norms`, in forward graphs (before autodiff, with attention):
+    `mpc.layer_norm` over the last axis, its statistics unread, of an
+    `mpc.add` of two tensors of its type (one side optionally an
+    `mpc.dropout` read only by the add, its mask unread) becomes one
+    `mpc.add_layer_norm`, whose sum replaces the add for its other
+    readers (which must follow the norm). The fused op's location fuses those of its parts.
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
     the metadata of its fused location). A hand-written fused op is listed
