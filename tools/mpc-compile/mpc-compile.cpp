@@ -31,6 +31,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
@@ -131,6 +132,13 @@ static cl::opt<bool>
                     "layers' bias, activation and bias gradient into their "
                     "GEMMs (--mpc-fuse runs by default)"),
            cl::init(false));
+
+static cl::opt<bool>
+    timing("timing",
+           cl::desc("Print the time of each compiler pass, of the "
+                    "translation to LLVM IR, code generation and linking "
+                    "(standard error, when the compiler exits)"),
+           cl::init(false), cl::cat(category));
 
 static cl::opt<std::string> fusionReport(
     "fusion-report",
@@ -345,8 +353,15 @@ int main(int argc, char **argv) {
     return 1;
   nameArguments(*module, asmState);
 
+  // Timing of every phase (--timing): printed when `timer` goes.
+  DefaultTimingManager timer;
+  timer.setEnabled(timing);
+  TimingScope timeRoot = timer.getRootScope();
+
   // The pipeline, as mpc-opt passes.
   PassManager pm(&context);
+  TimingScope passTime = timeRoot.nest("mpc passes");
+  pm.enableTiming(passTime);
   std::string pipeline = "mpc-verify-graph";
   // Attention is fused in the forward graph, before autodiff takes its
   // gradient as the fused op's (its intermediates have no other reader
@@ -404,6 +419,7 @@ int main(int argc, char **argv) {
     return fail("internal pipeline failed to parse: " + pipeline);
   if (failed(pm.run(*module)))
     return 1;
+  passTime.stop();
   if (failed(checkRunnable(*module)))
     return 1;
   std::string stem = outputFile;
@@ -413,10 +429,13 @@ int main(int argc, char **argv) {
     return 1;
 
   PassManager toLLVM(&context);
+  TimingScope convertTime = timeRoot.nest("conversion to the LLVM dialect");
+  toLLVM.enableTiming(convertTime);
   if (failed(parsePassPipeline("convert-to-llvm,reconcile-unrealized-casts",
                                toLLVM)) ||
       failed(toLLVM.run(*module)))
     return 1;
+  convertTime.stop();
   if (emit == "mlir")
     return failed(writeFile(outputFile,
                             [&](llvm::raw_ostream &os) { module->print(os); }));
@@ -425,8 +444,10 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
+  TimingScope translateTime = timeRoot.nest("translation to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, "mpc-model");
+  translateTime.stop();
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
@@ -447,9 +468,11 @@ int main(int argc, char **argv) {
       std::nullopt, codegenLevel));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
+  TimingScope optimizeTime = timeRoot.nest("LLVM optimisation");
   if (auto err = makeOptimizingTransformer(optLevel, 0,
                                            machine.get())(llvmModule.get()))
     return fail("LLVM optimisation failed: " + toString(std::move(err)));
+  optimizeTime.stop();
   if (saveTemps || emit == "llvm") {
     std::string path = emit == "llvm" ? outputFile.getValue() : stem + ".ll";
     if (failed(writeFile(path, [&](llvm::raw_ostream &os) {
@@ -466,6 +489,7 @@ int main(int argc, char **argv) {
     llvm::ToolOutputFile object(objectPath, ec, llvm::sys::fs::OF_None);
     if (ec)
       return fail(objectPath + ": " + ec.message());
+    TimingScope codegenTime = timeRoot.nest("code generation");
     llvm::legacy::PassManager codegen;
     if (machine->addPassesToEmitFile(codegen, object.os(), nullptr,
                                      llvm::CodeGenFileType::ObjectFile))
@@ -500,8 +524,10 @@ int main(int argc, char **argv) {
       args.push_back(lib.str());
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string linkError;
+  TimingScope linkTime = timeRoot.nest("linking");
   int rc = llvm::sys::ExecuteAndWait(MPC_LINK_DRIVER, argRefs, std::nullopt, {},
                                      0, 0, &linkError);
+  linkTime.stop();
   if (!saveTemps)
     llvm::sys::fs::remove(objectPath);
   if (rc != 0)

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::mpc {
@@ -116,13 +117,14 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
     // Return the loss and the gradients, in declaration order.
     SmallVector<Value> results{lossValue};
     SmallVector<Attribute> gradOf;
+    // What the step reads, in one walk (not one per global).
+    llvm::DenseSet<StringRef> loadedGlobals;
+    step.walk([&](ml_program::GlobalLoadOp l) {
+      loadedGlobals.insert(l.getGlobal().getLeafReference());
+    });
     for (auto global : module.getOps<ml_program::GlobalOp>()) {
       StringRef n = global.getSymName();
-      bool loaded = false;
-      step.walk([&](ml_program::GlobalLoadOp l) {
-        loaded |= l.getGlobal().getLeafReference() == n;
-      });
-      if (!loaded || !trainable(n))
+      if (!loadedGlobals.contains(n) || !trainable(n))
         continue;
       Value g = globalGrads.lookup(n);
       if (!g) // read, but not on a path to the loss

@@ -10,6 +10,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/GlobPattern.h"
 
 namespace mlir::mpc {
@@ -166,6 +168,25 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     bool scheduled = schedule != "constant";
     b.setInsertionPoint(ret);
+    // The step's own read of a parameter (the forward's) is the value the
+    // update takes: a second load would leave CSE to merge the two,
+    // scanning every op between them (quadratic in the step's length).
+    llvm::StringMap<Value> firstLoad;
+    llvm::StringSet<> stored;
+    for (Operation &op : step.getBody().front()) {
+      if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op))
+        firstLoad.try_emplace(load.getGlobal().getLeafReference(),
+                              load.getResult());
+      else if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
+        stored.insert(store.getGlobal().getLeafReference());
+    }
+    auto loadOf = [&](FlatSymbolRefAttr of, Type type) -> Value {
+      auto it = firstLoad.find(of.getValue());
+      if (it != firstLoad.end() && !stored.contains(of.getValue()) &&
+          it->second.getType() == type)
+        return it->second;
+      return ml_program::GlobalLoadOp::create(b, step.getLoc(), type, of);
+    };
     Location loc = ret.getLoc();
 
     // Step counts, incremented before the updates (1 at the first): Adam's
@@ -270,7 +291,7 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
       if (!lrValue)
         return signalPassFailure();
       double decay = match(*decayGroups, of.getValue()) ? 0.0 : weightDecay;
-      Value w = ml_program::GlobalLoadOp::create(b, loc, type, of);
+      Value w = loadOf(of, type);
       Attribute zeros = InitAttr::get(ctx, InitKind::Zeros, 0, nullptr, nullptr,
                                       nullptr, nullptr, nullptr, nullptr);
       auto stateGlobal = [&](StringRef suffix) -> FlatSymbolRefAttr {
