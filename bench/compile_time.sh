@@ -7,6 +7,11 @@
 #
 #   bench/compile_time.sh                 # table on stdout
 #   LAYERS="12 48" bench/compile_time.sh
+#   CHAIN="2000 10000 50000" bench/compile_time.sh   # and long functions
+#
+# CHAIN sizes (none by default) add single long functions (models.py
+# chain: elementwise ops, every fifth adding a parameter, trained with SGD)
+# of that many forward ops; 5x the ops should cost at most 5.5x the time.
 #
 # Timing: wall time of one mpc-compile run per size (best of REPEAT, 1 by
 # default), peak resident memory from /usr/bin/time. Results as JSON
@@ -44,14 +49,31 @@ for layers in $LAYERS; do
   printf '{"layers": %d, "forward_ops": %d, "seconds": %s, "peak_kib": %d}\n' \
     "$layers" "$ops" "$best" "$peak" >> "$OUT"
 done
+for ops in ${CHAIN:-}; do
+  python3 "$ROOT/bench/models.py" chain --ops "$ops" -o "$WORK/chain.mlir"
+  /usr/bin/time -f '%e %M' -o "$WORK/time" "$BIN/mpc-compile" \
+    "$WORK/chain.mlir" --train --optimizer="kind=sgd lr=0.01" -o "$WORK/chain"
+  read -r seconds kib < "$WORK/time"
+  printf '%-8s %10s %12s %10s\n' chain "$ops" "$seconds" $((kib / 1024))
+  printf '{"chain_ops": %d, "seconds": %s, "peak_kib": %d}\n' \
+    "$ops" "$seconds" "$kib" >> "$OUT"
+done
 python3 - "$OUT" << 'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-by = {r["layers"]: r for r in rows}
-for r in rows:
+by = {r["layers"]: r for r in rows if "layers" in r}
+for r in by.values():
     four = by.get(r["layers"] * 4)
     if four:
         print("%d -> %d layers: %.2fx the time, %.2fx the memory (linear: 4x)"
               % (r["layers"], four["layers"], four["seconds"] / r["seconds"],
                  four["peak_kib"] / r["peak_kib"]))
+chains = {r["chain_ops"]: r for r in rows if "chain_ops" in r}
+for r in chains.values():
+    five = chains.get(r["chain_ops"] * 5)
+    if five:
+        print("chain %d -> %d ops: %.2fx the time, %.2fx the memory "
+              "(linear: 5x)" % (r["chain_ops"], five["chain_ops"],
+                                five["seconds"] / r["seconds"],
+                                five["peak_kib"] / r["peak_kib"]))
 PY

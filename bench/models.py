@@ -9,6 +9,8 @@
 
   models.py unet --batch 16 --image 128 --width 128 -o unet.mlir
 
+  models.py chain --ops 10000 -o chain.mlir   # compile-time stress
+
 The MLP: `layers` hidden Linear+ReLU layers of width `hidden` (or of the
 widths `--widths 512,256` lists: examples/mlp.mlir's), then a
 Linear classifier, softmax cross-entropy on integer labels. Weights are
@@ -284,9 +286,37 @@ def unet(a):
     return "\n".join(g + ["", head] + body + ["}"]) + "\n"
 
 
+def chain(a):
+    """One long function: `ops` elementwise ops on one [8, 16] tensor, every
+    fifth adding a parameter (a compile-time stress, not a model)."""
+    g, body = [], []
+    cur = "%x"
+    t = "tensor<8x16xf32>"
+    for i in range(a.ops):
+        if i % 5 == 4:
+            p = i // 5
+            g.append("ml_program.global private mutable @p%d(#mpc.init<"
+                     "uniform, seed = %d, low = -0.1, high = 0.1>) : %s" %
+                     (p, p + 1, t))
+            body.append("  %%w%d = ml_program.global_load @p%d : %s" %
+                        (p, p, t))
+            body.append("  %%v%d = mpc.add %s, %%w%d : %s, %s" %
+                        (i, cur, p, t, t))
+        else:
+            op = ["mpc.tanh", "mpc.sigmoid", "mpc.neg", "mpc.tanh"][i % 4]
+            body.append("  %%v%d = %s %s : %s" % (i, op, cur, t))
+        cur = "%%v%d" % i
+    body.append("  %%l = mpc.reduce_sum %s {dims = array<i64: 0, 1>} : %s" %
+                (cur, t))
+    body.append("  return %l : tensor<f32>")
+    head = "func.func @loss(%%x: %s) -> tensor<f32> {" % t
+    return "\n".join(g + ["", head] + body + ["}"]) + "\n"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("model", choices=["mlp", "bert", "unet"])
+    p.add_argument("model", choices=["mlp", "bert", "unet", "chain"])
+    p.add_argument("--ops", type=int, default=10000)
     p.add_argument("--image", type=int, default=128)
     p.add_argument("--width", type=int, default=128)
     p.add_argument("--batch", type=int, default=512)
@@ -304,7 +334,8 @@ def main():
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args()
     with open(a.output, "w") as f:
-        f.write({"mlp": mlp, "bert": bert, "unet": unet}[a.model](a))
+        f.write({"mlp": mlp, "bert": bert, "unet": unet,
+                 "chain": chain}[a.model](a))
 
 
 if __name__ == "__main__":

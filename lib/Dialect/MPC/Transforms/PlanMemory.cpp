@@ -242,27 +242,26 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
                  AddLayerNormOp, AddLayerNormBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
   });
+  // The placed buffers by offset: each buffer walks them upwards, skipping
+  // those whose lifetime it does not overlap, and takes the first gap that
+  // fits (the walk stops there, and sorts nothing).
   for (int64_t id : bySize) {
     Buffer &b = buffers[id];
-    // Live-overlapping placed buffers, by offset.
-    SmallVector<const Buffer *> conflicts;
+    int64_t offset = 0;
     for (int64_t other : placedOrder) {
       const Buffer &o = buffers[other];
-      if (o.start <= b.end && b.start <= o.end)
-        conflicts.push_back(&o);
-    }
-    llvm::sort(conflicts, [](const Buffer *x, const Buffer *y) {
-      return x->offset < y->offset;
-    });
-    int64_t offset = 0;
-    for (const Buffer *o : conflicts) {
-      if (offset + b.bytes <= o->offset)
+      if (o.start > b.end || b.start > o.end)
+        continue;
+      if (offset + b.bytes <= o.offset)
         break;
       offset = std::max(offset, static_cast<int64_t>(llvm::alignTo(
-                                    o->offset + o->bytes, alignment)));
+                                    o.offset + o.bytes, alignment)));
     }
     b.offset = offset;
-    placedOrder.push_back(id);
+    auto at = llvm::upper_bound(placedOrder, offset, [&](int64_t o, int64_t x) {
+      return o < buffers[x].offset;
+    });
+    placedOrder.insert(at, id);
     plan.arenaBytes = std::max(plan.arenaBytes, offset + b.bytes);
   }
   for (Buffer &b : buffers)
