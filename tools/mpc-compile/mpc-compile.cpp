@@ -133,6 +133,13 @@ static cl::opt<bool>
                     "GEMMs (--mpc-fuse runs by default)"),
            cl::init(false));
 
+static cl::opt<int64_t> opsPerPart(
+    "ops-per-part",
+    cl::desc("Ops of the step lowered into one generated function (default "
+             "2000; 0: one function, whose code generation is superlinear in "
+             "its length)"),
+    cl::init(2000), cl::cat(category));
+
 static cl::opt<bool>
     timing("timing",
            cl::desc("Print the time of each compiler pass, of the "
@@ -287,6 +294,9 @@ int main(int argc, char **argv) {
     return fail("--eval-precision and --no-eval contradict each other");
   if (noFuse && fusionReport.getNumOccurrences() > 0)
     return fail("--fusion-report and --no-fuse contradict each other");
+  if (opsPerPart < 0)
+    return fail("--ops-per-part must be 0 (one function) or positive, got " +
+                std::to_string(opsPerPart));
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
     return fail("unknown --emit '" + emit +
                 "' (expected mlir, llvm, obj or exe)");
@@ -413,8 +423,8 @@ int main(int argc, char **argv) {
   pipeline += ",mpc-plan-memory";
   if (!memoryReport.empty())
     pipeline += "{report=" + memoryReport.getValue() + "}";
-  pipeline +=
-      ",mpc-lower-to-runtime{entry=" + entry + " backend=" + backend + "}";
+  pipeline += ",mpc-lower-to-runtime{entry=" + entry + " backend=" + backend +
+              " ops-per-part=" + std::to_string(opsPerPart) + "}";
   if (failed(parsePassPipeline(pipeline, pm)))
     return fail("internal pipeline failed to parse: " + pipeline);
   if (failed(pm.run(*module)))

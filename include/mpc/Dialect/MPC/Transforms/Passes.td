@@ -621,6 +621,13 @@ def LowerToRuntimePass : Pass<"mpc-lower-to-runtime", "ModuleOp"> {
     globals and the buffer sizes. What remains is func, arith and llvm ops
     for `--convert-to-llvm`.
 
+    A function of more than `ops-per-part` ops is lowered as a chain of
+    functions (`f`, then private `f.part1`, `f.part2`, ..., each ending by
+    calling the next with the same four pointers), each re-deriving the
+    pointers it uses from its arguments: LLVM's code generation of one
+    function of 100k calls is superlinear in its length, of the parts
+    linear.
+
     ```
     $ mpc-opt model.mlir --mpc-plan-memory --mpc-lower-to-runtime \
         --convert-to-llvm --reconcile-unrealized-casts
@@ -634,6 +641,9 @@ def LowerToRuntimePass : Pass<"mpc-lower-to-runtime", "ModuleOp"> {
            "cpu: tensor constants are read-only globals of the program; "
            "cuda: they are copied into the state buffer (device memory) by "
            "mpc_init_globals, after the step counter">,
+    Option<"opsPerPart", "ops-per-part", "int64_t", /*default=*/"2000",
+           "Ops of a function lowered into one generated function (0: no "
+           "limit, one function)">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",

@@ -216,16 +216,96 @@ Value Lowering::result(Operation *op, unsigned i) {
 }
 
 Value Lowering::global(StringRef name) {
-  auto it = globalPointers.find(name);
-  if (it != globalPointers.end())
+  // Computed once at the top of the part, so every load of a global shares
+  // one pointer value.
+  return materialize(Address{1, symbols.globals.lookup(name).offset, {}});
+}
+
+std::optional<Lowering::Address>
+Lowering::addressOfPointer(Value pointer) const {
+  auto constantIndex = [](LLVM::GEPOp gep) -> std::optional<int64_t> {
+    auto indices = gep.getIndices();
+    if (indices.size() != 1)
+      return std::nullopt;
+    auto index = *indices.begin();
+    IntegerAttr value = dyn_cast_if_present<IntegerAttr>(index);
+    if (auto dynamic = dyn_cast_if_present<Value>(index))
+      if (auto constant = dynamic.getDefiningOp<arith::ConstantOp>())
+        value = dyn_cast<IntegerAttr>(constant.getValue());
+    if (!value)
+      return std::nullopt;
+    return value.getInt();
+  };
+  if (pointer == arena || pointer == state)
+    return Address{pointer == arena ? 0 : 1, 0, {}};
+  if (auto gep = pointer.getDefiningOp<LLVM::GEPOp>()) {
+    std::optional<int64_t> bytes = constantIndex(gep);
+    if (bytes && gep.getElemType().isInteger(8) &&
+        (gep.getBase() == arena || gep.getBase() == state))
+      return Address{gep.getBase() == arena ? 0 : 1, *bytes, {}};
+    return std::nullopt;
+  }
+  if (auto symbol = pointer.getDefiningOp<LLVM::AddressOfOp>())
+    return Address{2, 0, symbol.getGlobalName().str()};
+  if (pointer.getDefiningOp<LLVM::ZeroOp>())
+    return Address{4, 0, {}};
+  if (auto load = pointer.getDefiningOp<LLVM::LoadOp>()) {
+    Value slot = load.getAddr();
+    if (slot == inputs)
+      return Address{3, 0, {}};
+    if (auto gep = slot.getDefiningOp<LLVM::GEPOp>();
+        gep && gep.getBase() == inputs)
+      if (std::optional<int64_t> i = constantIndex(gep))
+        return Address{3, *i, {}};
+  }
+  return std::nullopt;
+}
+
+Value Lowering::materialize(const Address &a) {
+  auto it = partPointers.find(a);
+  if (it != partPointers.end())
     return it->second;
-  // Computed once at the top of the function, so every load of a global
-  // shares one pointer value.
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfterValue(state);
-  Value p = offset(state, symbols.globals.lookup(name).offset);
-  globalPointers[name] = p;
+  b.setInsertionPointAfterValue(state); // the top of the part
+  Value p;
+  if (a.kind == 0 || a.kind == 1) {
+    p = offset(a.kind == 0 ? arena : state, a.offset);
+  } else if (a.kind == 2) {
+    p = addressOf(a.symbol);
+  } else if (a.kind == 4) {
+    p = null();
+  } else {
+    Type ptr = ptrType(b.getContext());
+    Value slot = LLVM::GEPOp::create(b, loc(), ptr, ptr, inputs,
+                                     ValueRange{i64(a.offset)});
+    p = LLVM::LoadOp::create(b, loc(), ptr, slot);
+  }
+  partPointers[a] = p;
   return p;
+}
+
+void Lowering::bind(Value tensor, Value pointer) {
+  pointers[tensor] = pointer;
+  if (std::optional<Address> a = addressOfPointer(pointer)) {
+    addresses[tensor] = *a;
+    partPointers.try_emplace(*a, pointer);
+  }
+}
+
+Value Lowering::ptr(Value tensor) {
+  Value p = pointers.lookup(tensor);
+  if (!p || p.getParentRegion() == state.getParentRegion())
+    return p;
+  // Bound in an earlier part of the step: this part's value.
+  auto it = addresses.find(tensor);
+  return it == addresses.end() ? Value() : materialize(it->second);
+}
+
+void Lowering::startPart(Value newArena, Value newState, Value newInputs) {
+  arena = newArena;
+  state = newState;
+  inputs = newInputs;
+  partPointers.clear();
 }
 
 Value Lowering::call(StringRef name, ArrayRef<Value> args, bool returnsI64) {
@@ -372,7 +452,13 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   Value arena = entry->getArgument(0), state = entry->getArgument(1),
         inputs = entry->getArgument(2), outputs = entry->getArgument(3);
   Lowering l(symbols, b, arena, state);
+  l.inputs = inputs;
   l.currentLoc = func.getLoc();
+  // A long step is lowered as a chain of functions (each part ends by
+  // calling the next): LLVM's code generation of one function of 100k
+  // calls is superlinear in its length (its fast register allocator).
+  func::FuncOp part = lowered;
+  int64_t opsInPart = 0, parts = 0;
 
   auto loadPointer = [&](Value array, int64_t i) -> Value {
     Value slot =
@@ -393,6 +479,28 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   });
   for (Operation &op : func.getBody().front()) {
     l.currentLoc = op.getLoc();
+    if (++opsInPart > opsPerPart && opsPerPart > 0 &&
+        !isa<func::ReturnOp>(op)) {
+      OpBuilder module(part);
+      module.setInsertionPointAfter(part);
+      auto next = func::FuncOp::create(
+          module, func.getLoc(),
+          (func.getSymName() + ".part" + Twine(++parts)).str(),
+          lowered.getFunctionType());
+      next.setPrivate();
+      func::CallOp::create(b, l.loc(), next,
+                           ValueRange{arena, state, inputs, outputs});
+      func::ReturnOp::create(b, l.loc());
+      Block *body = next.addEntryBlock();
+      b.setInsertionPointToStart(body);
+      arena = body->getArgument(0);
+      state = body->getArgument(1);
+      inputs = body->getArgument(2);
+      outputs = body->getArgument(3);
+      l.startPart(arena, state, inputs);
+      part = next;
+      opsInPart = 1;
+    }
     for (int32_t slot : l.waitsBefore.lookup(&op))
       l.call("mpcrt_comm_all_reduce_wait", {l.i32(slot)});
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {

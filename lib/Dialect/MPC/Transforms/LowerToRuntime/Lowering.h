@@ -17,6 +17,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include <map>
+#include <tuple>
 
 #include <optional>
 
@@ -79,9 +81,15 @@ public:
   Lowering(ModuleSymbols &symbols, OpBuilder &builder, Value arena, Value state)
       : symbols(symbols), b(builder), arena(arena), state(state) {}
 
-  // The pointer of a tensor value; bind sets it.
-  Value ptr(Value tensor) const { return pointers.lookup(tensor); }
-  void bind(Value tensor, Value pointer) { pointers[tensor] = pointer; }
+  /// The pointer of a tensor value; bind sets it. Every pointer is an
+  /// address in the arena, the state, a symbol or an input: within one
+  /// part of the step it is one value, and a later part computes it again
+  /// from its own arguments (see startPart).
+  Value ptr(Value tensor);
+  void bind(Value tensor, Value pointer);
+  /// Continues the lowering in a new function of the step (its next part),
+  /// whose arguments are the arena, state, inputs and outputs.
+  void startPart(Value arena, Value state, Value inputs);
   /// The planned arena buffer of result `i` of `op` (from mpc.offsets),
   /// bound to the result; null with an error when the op has no plan.
   Value result(Operation *op, unsigned i);
@@ -119,9 +127,27 @@ public:
   DenseMap<Operation *, SmallVector<int32_t>> waitsBefore;
   int32_t nextCommSlot = 0;
 
+  Value inputs;
+
 private:
+  /// Where a pointer points: kind 0 the arena, 1 the state (at `offset`),
+  /// 2 the address of `symbol`, 3 input number `offset`, 4 null.
+  struct Address {
+    int kind = -1;
+    int64_t offset = 0;
+    std::string symbol;
+    bool operator<(const Address &o) const {
+      return std::tie(kind, offset, symbol) <
+             std::tie(o.kind, o.offset, o.symbol);
+    }
+  };
+  std::optional<Address> addressOfPointer(Value pointer) const;
+  Value materialize(const Address &address);
+
   DenseMap<Value, Value> pointers;
-  llvm::StringMap<Value> globalPointers;
+  DenseMap<Value, Address> addresses;
+  /// This part's value of each address used in it.
+  std::map<Address, Value> partPointers;
 };
 
 // Helpers over types.
