@@ -141,11 +141,14 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
     for (Value v : results)
       resultTypes.push_back(v.getType());
     step.setType(b.getFunctionType(type.getInputs(), resultTypes));
-    step.setResultAttrs(0, b.getDictionaryAttr(b.getNamedAttr(
-                               "mpc.name", b.getStringAttr("loss"))));
-    for (auto [i, g] : llvm::enumerate(gradOf))
-      step.setResultAttrs(
-          i + 1, b.getDictionaryAttr(b.getNamedAttr("mpc.grad_of", g)));
+    // All at once: setting one result's attributes rebuilds the list of
+    // all of them (quadratic in the number of gradients).
+    SmallVector<DictionaryAttr> resultAttrs{b.getDictionaryAttr(
+        b.getNamedAttr("mpc.name", b.getStringAttr("loss")))};
+    for (Attribute g : gradOf)
+      resultAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr("mpc.grad_of", g)));
+    step.setAllResultAttrs(resultAttrs);
   }
 };
 
