@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace mlir::mpc {
 #define GEN_PASS_DEF_PLANMEMORYPASS
@@ -55,6 +56,18 @@ struct Buffer {
 /// Members of an all-reduce bucket start at multiples of this (vector
 /// loads of the kernels that read them).
 constexpr int64_t kBucketAlignment = 16;
+
+/// Placed buffers adjacent in offset order, with what placement needs to
+/// pass them in one step: the hull of their lifetimes, the latest start and
+/// earliest end (all overlap a lifetime within them), the first offset,
+/// the highest aligned end, and the widest gap between one buffer's
+/// offset and the highest aligned end below it.
+struct Run {
+  std::vector<int64_t> ids;
+  int64_t minStart = 0, maxStart = 0, minEnd = 0, maxEnd = 0;
+  int64_t firstOffset = 0, top = 0, widestGap = -1;
+};
+constexpr size_t kRunLength = 64;
 
 struct FunctionPlan {
   std::string name;
@@ -225,7 +238,6 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
                ? buffers[a].bytes > buffers[b].bytes
                : a < b; // deterministic: definition order breaks ties
   });
-  SmallVector<int64_t> placedOrder;
   FunctionPlan plan;
   plan.name = func.getSymName().str();
   for (Type t :
@@ -242,26 +254,83 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
                  AddLayerNormOp, AddLayerNormBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
   });
-  // The placed buffers by offset: each buffer walks them upwards, skipping
-  // those whose lifetime it does not overlap, and takes the first gap that
-  // fits (the walk stops there, and sorts nothing).
+  // The placed buffers by offset, in runs (Run): each buffer walks them
+  // upwards, skipping those whose lifetime it does not overlap, and takes
+  // the first gap that fits. A run none of whose buffers overlaps it, or
+  // all of whose buffers do and which holds no gap it fits, is passed in
+  // one step: when most values live through the step (each buffer then
+  // conflicts with every placed one), the walk costs runs, not buffers.
+  std::vector<Run> runs;
+  auto alignedEnd = [&](const Buffer &o) {
+    return static_cast<int64_t>(llvm::alignTo(o.offset + o.bytes, alignment));
+  };
+  auto summarize = [&](Run &run) {
+    const Buffer &first = buffers[run.ids.front()];
+    run.minStart = run.maxStart = first.start;
+    run.minEnd = run.maxEnd = first.end;
+    run.firstOffset = first.offset;
+    run.top = alignedEnd(first);
+    run.widestGap = -1;
+    for (size_t i = 1; i < run.ids.size(); ++i) {
+      const Buffer &o = buffers[run.ids[i]];
+      run.minStart = std::min(run.minStart, o.start);
+      run.maxStart = std::max(run.maxStart, o.start);
+      run.minEnd = std::min(run.minEnd, o.end);
+      run.maxEnd = std::max(run.maxEnd, o.end);
+      run.widestGap = std::max(run.widestGap, o.offset - run.top);
+      run.top = std::max(run.top, alignedEnd(o));
+    }
+  };
   for (int64_t id : bySize) {
     Buffer &b = buffers[id];
     int64_t offset = 0;
-    for (int64_t other : placedOrder) {
-      const Buffer &o = buffers[other];
-      if (o.start > b.end || b.start > o.end)
-        continue;
-      if (offset + b.bytes <= o.offset)
+    bool placed = false;
+    for (const Run &run : runs) {
+      if (run.maxEnd < b.start || run.minStart > b.end)
+        continue; // no buffer of the run overlaps b's lifetime
+      bool allOverlap = run.maxStart <= b.end && run.minEnd >= b.start;
+      if (allOverlap && offset + b.bytes > run.firstOffset &&
+          run.widestGap < b.bytes) {
+        offset = std::max(offset, run.top);
+        continue; // every buffer conflicts, and no gap between them fits
+      }
+      for (int64_t other : run.ids) {
+        const Buffer &o = buffers[other];
+        if (o.start > b.end || b.start > o.end)
+          continue;
+        if (offset + b.bytes <= o.offset) {
+          placed = true;
+          break;
+        }
+        offset = std::max(offset, alignedEnd(o));
+      }
+      if (placed)
         break;
-      offset = std::max(offset, static_cast<int64_t>(llvm::alignTo(
-                                    o.offset + o.bytes, alignment)));
     }
     b.offset = offset;
-    auto at = llvm::upper_bound(placedOrder, offset, [&](int64_t o, int64_t x) {
-      return o < buffers[x].offset;
+    // Into the run holding its offset (the last whose first buffer starts
+    // at or below it), split in two when it grows past 2 * kRunLength.
+    auto at = llvm::upper_bound(runs, offset, [&](int64_t x, const Run &run) {
+      return x < run.firstOffset;
     });
-    placedOrder.insert(at, id);
+    if (at != runs.begin())
+      --at;
+    if (at == runs.end())
+      at = runs.insert(at, Run{});
+    auto pos = llvm::upper_bound(at->ids, offset, [&](int64_t x, int64_t o) {
+      return x < buffers[o].offset;
+    });
+    at->ids.insert(pos, id);
+    if (at->ids.size() > 2 * kRunLength) {
+      Run tail;
+      tail.ids.assign(at->ids.begin() + kRunLength, at->ids.end());
+      at->ids.resize(kRunLength);
+      summarize(*at);
+      summarize(tail);
+      runs.insert(at + 1, std::move(tail));
+    } else {
+      summarize(*at);
+    }
     plan.arenaBytes = std::max(plan.arenaBytes, offset + b.bytes);
   }
   for (Buffer &b : buffers)
