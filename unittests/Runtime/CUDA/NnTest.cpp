@@ -14,25 +14,12 @@ namespace {
 
 using Nn = CudaTest;
 
-int64_t bytesOf(mpcrt_dtype d) {
-  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
-}
-
+// The shared helpers (AddLayerNormCheck.h), under this file's names.
+using mpcrt::test::valuesOf;
+int64_t bytesOf(mpcrt_dtype d) { return mpcrt::test::elementBytes(d); }
 std::vector<uint8_t> randomOf(std::mt19937 &rng, mpcrt_dtype d, int64_t n,
                               double lo, double hi) {
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(n);
-  for (double &x : v)
-    x = u(rng);
-  std::vector<uint8_t> bytes(n * bytesOf(d));
-  mpcrt_cast(MPCRT_F64, v.data(), d, bytes.data(), n);
-  return bytes;
-}
-
-std::vector<double> valuesOf(mpcrt_dtype d, const std::vector<uint8_t> &b) {
-  std::vector<double> v(b.size() / bytesOf(d));
-  mpcrt_cast(d, b.data(), MPCRT_F64, v.data(), v.size());
-  return v;
+  return mpcrt::test::uniformOf(d, n, lo, hi, rng);
 }
 
 /// |got - want| <= rel * |want| + abs, element by element.
