@@ -368,27 +368,43 @@ static int32_t dropoutRank = 0;
 
 extern "C" void mpcrt_set_rank(int32_t rank) { dropoutRank = rank; }
 
+/// The dropout keep bits of a run of elements, one Philox call per four
+/// (formulas::dropoutWords), as mpc.dropout draws them.
+class KeepBits {
+public:
+  KeepBits(double p, uint64_t seed, int64_t step)
+      : p(p), seed(seed), step(step) {}
+  bool operator()(int64_t i) {
+    if (p == 0)
+      return true;
+    uint64_t q = static_cast<uint64_t>(i) / 4;
+    if (q != cached) {
+      formulas::dropoutWords(seed, step, q, words);
+      cached = q;
+    }
+    return words[i % 4] >= p * 4294967296.0;
+  }
+
+private:
+  double p;
+  uint64_t seed;
+  int64_t step;
+  uint64_t cached = ~uint64_t(0);
+  uint32_t words[4] = {};
+};
+
 template <typename T>
 void dropout(const T *x, T *y, uint8_t *mask, int64_t count, double p,
              uint64_t seed, int64_t step) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
-  uint32_t key[2] = {static_cast<uint32_t>(seed),
-                     static_cast<uint32_t>(seed >> 32)};
   // Blocks start at multiples of 4: each Philox call serves one block.
   int64_t grain = (grainFor(32) + 3) / 4 * 4;
   parallelFor(count, grain, [&](int64_t begin, int64_t end) {
-    uint32_t words[4];
+    KeepBits keeps(p, seed, step);
     for (int64_t i = begin; i < end; ++i) {
-      if (i % 4 == 0) {
-        uint32_t counter[4] = {
-            static_cast<uint32_t>(i / 4), static_cast<uint32_t>(step),
-            static_cast<uint32_t>(static_cast<uint64_t>(step) >> 32),
-            static_cast<uint32_t>(static_cast<uint64_t>(i / 4) >> 32)};
-        mpcrt_philox4x32(counter, key, words);
-      }
-      bool keep = words[i % 4] >= p * 4294967296.0;
+      bool keep = keeps(i);
       mask[i] = keep;
       y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
     }
@@ -446,6 +462,20 @@ struct AttentionShape {
   formulas::AttentionMask mask;
 };
 
+/// The shapes of an mpcrt_attention(_backward) call, with the rank's key.
+AttentionShape attentionShape(int64_t heads, int64_t sq, int64_t sk, int64_t d,
+                              int64_t dv, double scale, double dropoutP,
+                              uint64_t seed, const int64_t *step,
+                              const uint8_t *mask, const int64_t *maskLayout,
+                              int32_t maskRank, double maskValue) {
+  return {
+      heads,    sq,
+      sk,       d,
+      dv,       scale,
+      dropoutP, formulas::rankSeed(seed, dropoutRank),
+      *step,    formulas::attentionMask(mask, maskLayout, maskRank, maskValue)};
+}
+
 /// The dropout factors of head h's [sq, sk] probabilities, elements
 /// h * sq * sk ... of the [heads, sq, sk] ones: 0 where mpcrt_dropout_*
 /// drops them, else 1/(1-p); one Philox call per four, as the dropout
@@ -454,15 +484,9 @@ template <typename A>
 void dropoutFactors(const AttentionShape &a, int64_t h, A *z) {
   int64_t count = a.sq * a.sk, first = h * count;
   A keep = static_cast<A>(1 / (1 - a.p));
-  double threshold = a.p * 4294967296.0;
-  uint32_t words[4];
-  for (int64_t n = 0; n < count; ++n) {
-    int64_t index = first + n;
-    if (n == 0 || index % 4 == 0)
-      formulas::dropoutWords(a.seed, a.step, static_cast<uint64_t>(index) / 4,
-                             words);
-    z[n] = words[index % 4] >= threshold ? keep : A(0);
-  }
+  KeepBits keeps(a.p, a.seed, a.step);
+  for (int64_t n = 0; n < count; ++n)
+    z[n] = keeps(first + n) ? keep : A(0);
 }
 
 /// Head h's probabilities P = softmax(scale * q k^T, filled where
@@ -582,31 +606,6 @@ void attentionBackward(const T *grad, const T *query, const T *key,
     }
   });
 }
-/// The dropout keep bits of a run of elements, one Philox call per four
-/// (formulas::dropoutWords), as mpc.dropout draws them.
-class KeepBits {
-public:
-  KeepBits(double p, uint64_t seed, int64_t step)
-      : p(p), seed(seed), step(step) {}
-  bool operator()(int64_t i) {
-    if (p == 0)
-      return true;
-    uint64_t q = static_cast<uint64_t>(i) / 4;
-    if (q != cached) {
-      formulas::dropoutWords(seed, step, q, words);
-      cached = q;
-    }
-    return words[i % 4] >= p * 4294967296.0;
-  }
-
-private:
-  double p;
-  uint64_t seed;
-  int64_t step;
-  uint64_t cached = ~uint64_t(0);
-  uint32_t words[4] = {};
-};
-
 template <typename T, typename Stat>
 void addLayerNorm(const T *x, const T *residual, mpcrt_dtype paramDtype,
                   const void *gamma, const void *beta, T *sum, T *y, Stat *mean,
@@ -706,17 +705,9 @@ void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const int64_t *step, const uint8_t *mask,
                      const int64_t *mask_layout, int32_t mask_rank,
                      double mask_value) {
-  AttentionShape a{
-      heads,
-      sq,
-      sk,
-      d,
-      dv,
-      scale,
-      dropout_p,
-      formulas::rankSeed(seed, dropoutRank),
-      *step,
-      formulas::attentionMask(mask, mask_layout, mask_rank, mask_value)};
+  AttentionShape a =
+      attentionShape(heads, sq, sk, d, dv, scale, dropout_p, seed, step, mask,
+                     mask_layout, mask_rank, mask_value);
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
@@ -734,17 +725,9 @@ void mpcrt_attention_backward(
     double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
     const int64_t *mask_layout, int32_t mask_rank, double mask_value) {
   (void)result; // D_i is summed from the probabilities, not dO . O
-  AttentionShape a{
-      heads,
-      sq,
-      sk,
-      d,
-      dv,
-      scale,
-      dropout_p,
-      formulas::rankSeed(seed, dropoutRank),
-      *step,
-      formulas::attentionMask(mask, mask_layout, mask_rank, mask_value)};
+  AttentionShape a =
+      attentionShape(heads, sq, sk, d, dv, scale, dropout_p, seed, step, mask,
+                     mask_layout, mask_rank, mask_value);
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
