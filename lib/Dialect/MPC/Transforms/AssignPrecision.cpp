@@ -129,6 +129,23 @@ bool keepsOperandTypes(Operation *op) {
   return isa<UnscaleAndCheckOp, SGDUpdateOp, AdamUpdateOp>(op);
 }
 
+/// Operands that keep their type whatever their op's compute type:
+/// statistics, f32 (f64), and a fused layer norm's parameters (as
+/// mpc.layer_norm's f32 parameters beside low-precision activations).
+bool keepsItsType(OpOperand &operand) {
+  Operation *op = operand.getOwner();
+  if (auto back = dyn_cast<AttentionBackwardOp>(op))
+    return &operand == &back.getLogsumexpMutable();
+  if (auto norm = dyn_cast<AddLayerNormOp>(op))
+    return &operand == &norm.getGammaMutable() ||
+           &operand == &norm.getBetaMutable();
+  if (auto back = dyn_cast<AddLayerNormBackwardOp>(op))
+    return &operand == &back.getMeanMutable() ||
+           &operand == &back.getRstdMutable() ||
+           &operand == &back.getGammaMutable();
+  return false;
+}
+
 /// Re-derives result types after operands changed type: through type
 /// inference where the op has it, else float results take `element`.
 void refreshResultTypes(Operation *op, Type element) {
@@ -498,18 +515,7 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
 
   if (compute && !keepsOperandTypes(op))
     for (OpOperand &operand : op->getOpOperands()) {
-      // Attention's log-sum-exp statistics stay f32 (f64), and so do a
-      // fused layer norm's statistics; its parameters keep their type (as
-      // mpc.layer_norm's f32 parameters beside low-precision activations).
-      if (auto back = dyn_cast<AttentionBackwardOp>(op);
-          back && operand.get() == back.getLogsumexp())
-        continue;
-      if (auto norm = dyn_cast<AddLayerNormOp>(op);
-          norm && operand.getOperandNumber() >= 2)
-        continue;
-      if (auto back = dyn_cast<AddLayerNormBackwardOp>(op);
-          back && operand.getOperandNumber() >= 1 &&
-          operand.getOperandNumber() <= 4 && operand.get() != back.getSum())
+      if (keepsItsType(operand))
         continue;
       operand.set(castTo(operand.get(), compute));
     }

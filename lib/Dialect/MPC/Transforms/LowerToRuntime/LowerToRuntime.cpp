@@ -191,6 +191,13 @@ Value Lowering::offset(Value base, int64_t bytes) {
                              base, ValueRange{i64(bytes)});
 }
 
+Value Lowering::loadPointer(Value array, int64_t i) {
+  Type ptr = ptrType(b.getContext());
+  Value slot =
+      LLVM::GEPOp::create(b, loc(), ptr, ptr, array, ValueRange{i64(i)});
+  return LLVM::LoadOp::create(b, loc(), ptr, slot);
+}
+
 Value Lowering::pointerArray(ArrayRef<Value> values) {
   MLIRContext *ctx = b.getContext();
   Value array = LLVM::AllocaOp::create(b, loc(), ptrType(ctx), ptrType(ctx),
@@ -218,7 +225,8 @@ Value Lowering::result(Operation *op, unsigned i) {
 Value Lowering::global(StringRef name) {
   // Computed once at the top of the part, so every load of a global shares
   // one pointer value.
-  return materialize(Address{1, symbols.globals.lookup(name).offset, {}});
+  return materialize(
+      Address{Kind::State, symbols.globals.lookup(name).offset, {}});
 }
 
 std::optional<Lowering::Address>
@@ -237,26 +245,27 @@ Lowering::addressOfPointer(Value pointer) const {
     return value.getInt();
   };
   if (pointer == arena || pointer == state)
-    return Address{pointer == arena ? 0 : 1, 0, {}};
+    return Address{pointer == arena ? Kind::Arena : Kind::State, 0, {}};
   if (auto gep = pointer.getDefiningOp<LLVM::GEPOp>()) {
     std::optional<int64_t> bytes = constantIndex(gep);
     if (bytes && gep.getElemType().isInteger(8) &&
         (gep.getBase() == arena || gep.getBase() == state))
-      return Address{gep.getBase() == arena ? 0 : 1, *bytes, {}};
+      return Address{
+          gep.getBase() == arena ? Kind::Arena : Kind::State, *bytes, {}};
     return std::nullopt;
   }
   if (auto symbol = pointer.getDefiningOp<LLVM::AddressOfOp>())
-    return Address{2, 0, symbol.getGlobalName().str()};
+    return Address{Kind::Symbol, 0, symbol.getGlobalName().str()};
   if (pointer.getDefiningOp<LLVM::ZeroOp>())
-    return Address{4, 0, {}};
+    return Address{Kind::Null, 0, {}};
   if (auto load = pointer.getDefiningOp<LLVM::LoadOp>()) {
     Value slot = load.getAddr();
     if (slot == inputs)
-      return Address{3, 0, {}};
+      return Address{Kind::Input, 0, {}};
     if (auto gep = slot.getDefiningOp<LLVM::GEPOp>();
         gep && gep.getBase() == inputs)
       if (std::optional<int64_t> i = constantIndex(gep))
-        return Address{3, *i, {}};
+        return Address{Kind::Input, *i, {}};
   }
   return std::nullopt;
 }
@@ -268,17 +277,20 @@ Value Lowering::materialize(const Address &a) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfterValue(state); // the top of the part
   Value p;
-  if (a.kind == 0 || a.kind == 1) {
-    p = offset(a.kind == 0 ? arena : state, a.offset);
-  } else if (a.kind == 2) {
+  switch (a.kind) {
+  case Kind::Arena:
+  case Kind::State:
+    p = offset(a.kind == Kind::Arena ? arena : state, a.offset);
+    break;
+  case Kind::Symbol:
     p = addressOf(a.symbol);
-  } else if (a.kind == 4) {
+    break;
+  case Kind::Null:
     p = null();
-  } else {
-    Type ptr = ptrType(b.getContext());
-    Value slot = LLVM::GEPOp::create(b, loc(), ptr, ptr, inputs,
-                                     ValueRange{i64(a.offset)});
-    p = LLVM::LoadOp::create(b, loc(), ptr, slot);
+    break;
+  case Kind::Input:
+    p = loadPointer(inputs, a.offset);
+    break;
   }
   partPointers[a] = p;
   return p;
@@ -451,8 +463,7 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   b.setInsertionPointToStart(entry);
   Value arena = entry->getArgument(0), state = entry->getArgument(1),
         inputs = entry->getArgument(2), outputs = entry->getArgument(3);
-  Lowering l(symbols, b, arena, state);
-  l.inputs = inputs;
+  Lowering l(symbols, b, arena, state, inputs);
   l.currentLoc = func.getLoc();
   // A long step is lowered as a chain of functions (each part ends by
   // calling the next): LLVM's code generation of one function of 100k
@@ -460,17 +471,12 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   func::FuncOp part = lowered;
   int64_t opsInPart = 0, parts = 0;
 
-  auto loadPointer = [&](Value array, int64_t i) -> Value {
-    Value slot =
-        LLVM::GEPOp::create(b, l.loc(), ptr, ptr, array, ValueRange{l.i64(i)});
-    return LLVM::LoadOp::create(b, l.loc(), ptr, slot);
-  };
   for (BlockArgument arg : func.getArguments()) {
     if (!isa<RankedTensorType>(arg.getType()))
       return func.emitOpError("argument #")
              << arg.getArgNumber() << " must be a tensor, got "
              << arg.getType();
-    l.bind(arg, loadPointer(inputs, arg.getArgNumber()));
+    l.bind(arg, l.loadPointer(inputs, arg.getArgNumber()));
   }
 
   LoadsByGlobal loadsOf;
@@ -505,7 +511,7 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
       l.call("mpcrt_comm_all_reduce_wait", {l.i32(slot)});
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-        l.copy(loadPointer(outputs, i), l.ptr(v), tensorType(v));
+        l.copy(l.loadPointer(outputs, i), l.ptr(v), tensorType(v));
       if (countsStep)
         l.call("mpcrt_increment_step", {l.offset(state, symbols.stepOffset)});
       func::ReturnOp::create(b, l.loc());

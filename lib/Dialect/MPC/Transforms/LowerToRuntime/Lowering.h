@@ -78,8 +78,10 @@ inline constexpr int64_t kMaxExpandedSplatBytes = 16 << 20;
 /// The rewrite of one function.
 class Lowering {
 public:
-  Lowering(ModuleSymbols &symbols, OpBuilder &builder, Value arena, Value state)
-      : symbols(symbols), b(builder), arena(arena), state(state) {}
+  Lowering(ModuleSymbols &symbols, OpBuilder &builder, Value arena, Value state,
+           Value inputs = Value())
+      : symbols(symbols), b(builder), arena(arena), state(state),
+        inputs(inputs) {}
 
   /// The pointer of a tensor value; bind sets it. Every pointer is an
   /// address in the arena, the state, a symbol or an input: within one
@@ -108,6 +110,8 @@ public:
   Value string(StringRef text) { return addressOf(symbols.string(text)); }
   /// An array of pointers on the stack.
   Value pointerArray(ArrayRef<Value> pointers);
+  /// Pointer `i` of a pointer array (the step's inputs or outputs).
+  Value loadPointer(Value array, int64_t i);
   Value offset(Value base, int64_t bytes);
 
   /// Calls runtime function `name` with `args`; returns the i64 result when
@@ -120,20 +124,19 @@ public:
 
   ModuleSymbols &symbols;
   OpBuilder &b;
-  Value arena, state;
+  Value arena, state, inputs;
   Location currentLoc = UnknownLoc::get(b.getContext());
   /// Collectives started (mpc.all_reduce), by slot: the ops before which
   /// each is waited on, and the next slot.
   DenseMap<Operation *, SmallVector<int32_t>> waitsBefore;
   int32_t nextCommSlot = 0;
 
-  Value inputs;
-
 private:
-  /// Where a pointer points: kind 0 the arena, 1 the state (at `offset`),
-  /// 2 the address of `symbol`, 3 input number `offset`, 4 null.
+  /// Where a pointer points: the arena or the state at `offset`, the
+  /// address of `symbol`, input number `offset`, or null.
+  enum class Kind { Arena, State, Symbol, Input, Null };
   struct Address {
-    int kind = -1;
+    Kind kind = Kind::Null;
     int64_t offset = 0;
     std::string symbol;
     bool operator<(const Address &o) const {
