@@ -245,6 +245,13 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     return success();
   }
 
+  /// With `remarks`: what a fused op replaced, at the fused op.
+  void remark(Operation *fused, const Twine &detail = "") {
+    if (remarks)
+      fused->emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
+                          << " -> " << fused->getName() << detail;
+  }
+
   void runOnOperation() override {
     if (attention) {
       SmallVector<MatmulOp> products;
@@ -407,9 +414,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         fill ? b.getF64FloatAttr(*fill) : FloatAttr());
     if (Attribute precision = out->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
-    if (remarks)
-      fused.emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
-                         << " -> mpc.attention";
+    remark(fused);
     SmallVector<Value> scaleOperands; // the constant sides
     for (Operation *part : {scaling, masking.getOperation()})
       if (part)
@@ -480,9 +485,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         b.getF64FloatAttr(dropout ? dropout.getP().convertToDouble() : 0.0),
         b.getI64IntegerAttr(dropout ? static_cast<int64_t>(dropout.getSeed())
                                     : 0));
-    if (remarks)
-      fused.emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
-                         << " -> mpc.add_layer_norm";
+    remark(fused);
     norm.getResult().replaceAllUsesWith(fused.getResult());
     add.getResult().replaceAllUsesWith(fused.getSum());
     norm.erase();
@@ -559,9 +562,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                                  mm.getA(), mm.getB(), mm.getTransposeAAttr());
     if (Attribute precision = mm->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
-    if (remarks)
-      fused.emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
-                         << " -> mpc.matmul_bias_grad";
+    remark(fused);
     Value sums = fused.getBiasGrad();
     if (typeOf(sums) != reduce.getType())
       sums = CastOp::create(b, reduce.getLoc(), reduce.getType(), sums);
@@ -617,10 +618,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           p->matmul.getTransposeBAttr(), b.getStringAttr(activation));
       if (Attribute precision = p->matmul->getAttr("mpc.precision"))
         fused->setAttr("mpc.precision", precision);
-      if (remarks)
-        fused.emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
-                           << " -> mpc.fused_matmul (activation " << activation
-                           << ")";
+      remark(fused, " (activation " + activation + ")");
       if (act) {
         // ReLU's gradients read its output, which the epilogue writes.
         for (OpOperand &use :
