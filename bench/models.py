@@ -65,7 +65,8 @@ def mlp(a):
 def bert(a):
     """BERT-style encoder for classification, as examples/bert_encoder.mlir:
     token + position embeddings, post-LN layers (attention, GELU
-    feed-forward), dropout 0.1, tanh pooler on the first token."""
+    feed-forward; --gelu tanh for GPT-2's tanh approximation), dropout 0.1,
+    tanh pooler on the first token."""
     B, S, D, NH, F, V, C = (a.batch, a.seq, a.hidden, a.heads, a.ffn,
                             a.vocab, a.classes)
     HD = D // NH
@@ -163,7 +164,9 @@ def bert(a):
         h = layer_norm(res, p + "attention_ln")
         inter = linear(h, (B, S), D, F, p + "intermediate")
         ge = v()
-        body.append("  %s = mpc.gelu %s : %s" % (ge, inter, t(B, S, F)))
+        body.append("  %s = mpc.gelu %s%s : %s" %
+                    (ge, inter, " {approximate}" if a.gelu == "tanh" else "",
+                     t(B, S, F)))
         o = dropout(linear(ge, (B, S), F, D, p + "output"), (B, S, D))
         res = v()
         body.append("  %s = mpc.add %s, %s : %s, %s" %
@@ -331,6 +334,9 @@ def main():
                    help="MLP: hidden widths, e.g. 512,256 (instead of "
                    "--layers of --hidden)")
     p.add_argument("--classes", type=int, default=1000)
+    p.add_argument("--gelu", choices=["exact", "tanh"], default="exact",
+                   help="BERT: the feed-forward GELU, exact (erf, BERT's) "
+                   "or its tanh approximation (GPT-2's)")
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args()
     with open(a.output, "w") as f:

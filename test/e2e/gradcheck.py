@@ -70,6 +70,12 @@ CASES = {
                           "%y = mpc.fused_matmul %a, %b, %c {activation = \"relu\", transpose_b} : tensor<2x3x4xf64>, tensor<5x4xf64>, tensor<5xf64> -> tensor<2x3x5xf64>", "2x3x5"),
     "fused_matmul_gelu": ([("a", "4x3", -1, 1), ("b", "4x5", -1, 1), ("c", "5", -1, 1)],
                           "%y = mpc.fused_matmul %a, %b, %c {activation = \"gelu_tanh\", transpose_a} : tensor<4x3xf64>, tensor<4x5xf64>, tensor<5xf64> -> tensor<3x5xf64>", "3x5"),
+    # The pre-activation written beside the GELU (read by the VJP instead
+    # of a second product) and read by the graph too: its own gradient
+    # joins the GELU's.
+    "fused_matmul_gelu_pre": ([("a", "3x4", -1, 1), ("b", "4x5", -1, 1), ("c", "5", -1, 1)],
+                              "%h, %pre = mpc.fused_matmul %a, %b, %c {activation = \"gelu_tanh\"} : tensor<3x4xf64>, tensor<4x5xf64>, tensor<5xf64> -> tensor<3x5xf64>, tensor<3x5xf64>\n"
+                              "  %y = mpc.mul %h, %pre : tensor<3x5xf64>, tensor<3x5xf64>", "3x5"),
     # Fused attention (hand-written, and as --mpc-fuse builds it from the
     # unfused graph): query, key and value, sq != sk, d != dv, with dropout
     # (the mask is a function of the seed and the step, the same in the

@@ -1,6 +1,7 @@
 //===- FusedMatmulCheck.h - fused GEMMs against float64 ---------*- C++ -*-===//
 //
-// One check for every backend (mpcrt_fused_matmul, mpcrt_matmul_bias_grad):
+// One check for every backend (mpcrt_fused_matmul, mpcrt_matmul_bias_grad,
+// mpcrt_matmul_activation_grad):
 // fresh random operands, exact in their storage type, multiplied by the
 // backend and by a float64 reference, each
 // element held to the error bound below. The backend runs through a
@@ -28,11 +29,12 @@ struct FusedMatmulShape {
   bool transA, transB, broadcastB;
 };
 
-/// Runs the backend: (a, b, bias, c) host buffers of the check's types.
+/// Runs the backend: (a, b, bias, c, pre) host buffers of the check's
+/// types; `pre` is null when the pre-activation is not asked for.
 using FusedMatmulRun = std::function<void(
     const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-    const std::vector<uint8_t> &bias, std::vector<uint8_t> &c, int64_t aStride,
-    int64_t bStride)>;
+    const std::vector<uint8_t> &bias, std::vector<uint8_t> &c,
+    std::vector<uint8_t> *pre, int64_t aStride, int64_t bStride)>;
 
 inline int64_t elementBytes(mpcrt_dtype d) {
   return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
@@ -66,21 +68,26 @@ inline std::vector<uint8_t> randomOf(mpcrt_dtype d, int64_t count,
 /// of the bias (u |h|); the activation's slope is at most 1.13 (tanh GELU)
 /// and its f32 evaluation adds a few ulps of |h| (8 u |h| allowed); the
 /// result is rounded once to `out` (its roundoff times |result|, and half
-/// f16's smallest subnormal).
+/// f16's smallest subnormal). With `withPre`, the pre-activation h, rounded
+/// once, is held to the same bound without the activation's terms.
 inline void checkFusedMatmul(mpcrt_dtype in, mpcrt_dtype out,
                              int32_t activation, const FusedMatmulShape &s,
-                             std::mt19937 &rng, const FusedMatmulRun &run) {
+                             bool withPre, std::mt19937 &rng,
+                             const FusedMatmulRun &run) {
   int64_t aCount = s.batch * s.m * s.k;
   int64_t bCount = (s.broadcastB ? 1 : s.batch) * s.k * s.n;
   std::vector<double> a, b, bias;
   std::vector<uint8_t> aBytes = randomOf(in, aCount, rng, a),
                        bBytes = randomOf(in, bCount, rng, b),
                        biasBytes = randomOf(out, s.n, rng, bias);
-  std::vector<uint8_t> cBytes(s.batch * s.m * s.n * elementBytes(out));
-  run(aBytes, bBytes, biasBytes, cBytes, s.m * s.k,
-      s.broadcastB ? 0 : s.k * s.n);
-  std::vector<double> c(s.batch * s.m * s.n);
+  std::vector<uint8_t> cBytes(s.batch * s.m * s.n * elementBytes(out)),
+      preBytes(withPre ? cBytes.size() : 0);
+  run(aBytes, bBytes, biasBytes, cBytes, withPre ? &preBytes : nullptr,
+      s.m * s.k, s.broadcastB ? 0 : s.k * s.n);
+  std::vector<double> c(s.batch * s.m * s.n), pre(withPre ? c.size() : 0);
   mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
+  if (withPre)
+    mpcrt_cast(out, preBytes.data(), MPCRT_F64, pre.data(), pre.size());
 
   double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
   double gamma = s.k * u / (1 - s.k * u);
@@ -114,11 +121,19 @@ inline void checkFusedMatmul(mpcrt_dtype in, mpcrt_dtype out,
             << "in " << in << " out " << out << " activation " << activation
             << " batch " << p << " (" << i << ", " << j << "), transA "
             << s.transA << " transB " << s.transB;
+        if (withPre) {
+          double preBound =
+              rel * std::fabs(h) + tiny + gamma * abs + u * std::fabs(h);
+          ASSERT_LE(std::fabs(pre[(p * s.m + i) * s.n + j] - h), preBound)
+              << "pre-activation, in " << in << " out " << out << " activation "
+              << activation << " batch " << p << " (" << i << ", " << j << ")";
+        }
       }
   }
 }
 
-/// Every type pair, activation and layout the op takes.
+/// Every type pair, activation and layout the op takes, with and without
+/// the pre-activation.
 inline void checkAllFusedMatmuls(
     std::mt19937 &rng,
     const std::function<FusedMatmulRun(mpcrt_dtype, mpcrt_dtype, int32_t,
@@ -135,8 +150,100 @@ inline void checkAllFusedMatmuls(
   for (auto [in, out] : types)
     for (int32_t act :
          {MPCRT_ACTIVATION_NONE, int32_t(MPCRT_RELU), int32_t(MPCRT_GELU_TANH)})
+      for (const FusedMatmulShape &s : shapes)
+        for (bool withPre : {false, true}) {
+          if (withPre && act == MPCRT_ACTIVATION_NONE)
+            continue;
+          checkFusedMatmul(in, out, act, s, withPre, rng,
+                           backend(in, out, act, s));
+          if (::testing::Test::HasFatalFailure())
+            return;
+        }
+}
+
+/// Runs the backend: (a, b, saved, c) host buffers of the check's types.
+using ActivationGradRun = std::function<void(
+    const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+    const std::vector<uint8_t> &saved, std::vector<uint8_t> &c, int64_t aStride,
+    int64_t bStride)>;
+
+/// mpcrt_matmul_activation_grad against float64: the product p as above
+/// (error gamma_k sum |a b|), times the derivative at the saved value
+/// (at most 1.13 in magnitude; its f32 evaluation within 8 u), one
+/// rounding to `out`. The saved values are random normals of `out`, half
+/// of them negative (ReLU's zeros).
+inline void checkMatmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out,
+                                      int32_t activation,
+                                      const FusedMatmulShape &s,
+                                      std::mt19937 &rng,
+                                      const ActivationGradRun &run) {
+  int64_t aCount = s.batch * s.m * s.k;
+  int64_t bCount = (s.broadcastB ? 1 : s.batch) * s.k * s.n;
+  int64_t cCount = s.batch * s.m * s.n;
+  std::vector<double> a, b, saved;
+  std::vector<uint8_t> aBytes = randomOf(in, aCount, rng, a),
+                       bBytes = randomOf(in, bCount, rng, b),
+                       savedBytes = randomOf(out, cCount, rng, saved);
+  std::vector<uint8_t> cBytes(cCount * elementBytes(out));
+  run(aBytes, bBytes, savedBytes, cBytes, s.m * s.k,
+      s.broadcastB ? 0 : s.k * s.n);
+  std::vector<double> c(cCount);
+  mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
+
+  double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
+  double gamma = s.k * u / (1 - s.k * u);
+  double rel = unitRoundoff(out), tiny = out == MPCRT_F16 ? 0x1p-25 : 0;
+  for (int64_t p = 0; p < s.batch; ++p) {
+    const double *ap = a.data() + p * s.m * s.k;
+    const double *bp = b.data() + (s.broadcastB ? 0 : p * s.k * s.n);
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) {
+        double h = 0, abs = 0;
+        for (int64_t l = 0; l < s.k; ++l) {
+          double x = s.transA ? ap[l * s.m + i] : ap[i * s.k + l];
+          double y = s.transB ? bp[j * s.k + l] : bp[l * s.n + j];
+          h += x * y;
+          abs += std::fabs(x * y);
+        }
+        double x = saved[(p * s.m + i) * s.n + j], d;
+        if (activation == MPCRT_RELU) {
+          d = x > 0 ? 1 : 0;
+        } else {
+          double t =
+              std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x));
+          d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * std::sqrt(2 / M_PI) *
+                                  (1 + 3 * 0.044715 * x * x);
+        }
+        double want = h * d;
+        double bound = rel * std::fabs(want) + tiny + 1.13 * gamma * abs +
+                       (activation == MPCRT_RELU ? 0 : 9 * u) * std::fabs(h);
+        double got = c[(p * s.m + i) * s.n + j];
+        ASSERT_LE(std::fabs(got - want), bound)
+            << "in " << in << " out " << out << " activation " << activation
+            << " batch " << p << " (" << i << ", " << j << "), transA "
+            << s.transA << " transB " << s.transB << ", saved " << x;
+      }
+  }
+}
+
+/// Every type pair, activation and layout the op takes.
+inline void checkAllMatmulActivationGrads(
+    std::mt19937 &rng,
+    const std::function<ActivationGradRun(mpcrt_dtype, mpcrt_dtype, int32_t,
+                                          const FusedMatmulShape &)> &backend) {
+  const std::pair<mpcrt_dtype, mpcrt_dtype> types[] = {
+      {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16},
+      {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64},
+      {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
+  const FusedMatmulShape shapes[] = {{1, 64, 48, 96, false, true, true},
+                                     {3, 17, 33, 65, false, false, true},
+                                     {2, 16, 24, 40, true, false, false},
+                                     {1, 8, 8, 0, false, true, true}};
+  for (auto [in, out] : types)
+    for (int32_t act : {int32_t(MPCRT_RELU), int32_t(MPCRT_GELU_TANH)})
       for (const FusedMatmulShape &s : shapes) {
-        checkFusedMatmul(in, out, act, s, rng, backend(in, out, act, s));
+        checkMatmulActivationGrad(in, out, act, s, rng,
+                                  backend(in, out, act, s));
         if (::testing::Test::HasFatalFailure())
           return;
       }

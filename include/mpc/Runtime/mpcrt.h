@@ -61,13 +61,30 @@ MPCRT_DECLARE_MATMUL(f64, double)
  * to every row and `activation` MPCRT_RELU, MPCRT_GELU_TANH or
  * MPCRT_ACTIVATION_NONE. The product accumulates in f32 (f64 for f64), the
  * bias and activation apply to the sum, which is rounded once. `in` is A
- * and B's type; `out` is C and the bias's: `in`, or f32 for f16/bf16. */
+ * and B's type; `out` is C, `pre` and the bias's: `in`, or f32 for
+ * f16/bf16. `pre`, when not null, receives the sum before the activation
+ * (rounded once). */
 #define MPCRT_ACTIVATION_NONE (-1)
 void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                         int64_t a_batch_stride, const void *b,
                         int64_t b_batch_stride, const void *bias, void *c,
-                        int64_t batch, int64_t m, int64_t n, int64_t k,
-                        int32_t trans_a, int32_t trans_b, int32_t activation);
+                        void *pre, int64_t batch, int64_t m, int64_t n,
+                        int64_t k, int32_t trans_a, int32_t trans_b,
+                        int32_t activation);
+
+/* mpc.matmul_activation_grad: C[b] = (op(A[b]) x op(B[b])) * act'(saved[b])
+ * with A, B, the strides and the transposes as mpcrt_matmul_*, `activation`
+ * MPCRT_RELU or MPCRT_GELU_TANH and `saved` of C's shape and type (the
+ * activation's input; for ReLU its output does as well). The product
+ * accumulates in f32 (f64 for f64) and is multiplied by the derivative
+ * before the one rounding. `in` is A and B's type; `out` C and saved's. */
+void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
+                                  const void *a, int64_t a_batch_stride,
+                                  const void *b, int64_t b_batch_stride,
+                                  const void *saved, void *c, int64_t batch,
+                                  int64_t m, int64_t n, int64_t k,
+                                  int32_t trans_a, int32_t trans_b,
+                                  int32_t activation);
 
 /* mpc.matmul_bias_grad: C[m, n] = op(A) x B as mpcrt_matmul_* (one pair
  * of matrices, B not transposed), and bias_grad[j], the sum of column j of

@@ -34,19 +34,23 @@ float mpcrt_bf16_to_f32(uint16_t bits) { return bf16ToF32(bits); }
 
 namespace {
 
-/// Batched C = act(op(A) op(B) + bias) in BLAS (Blas.h), the bias and
-/// activation (if any) applied to the unrounded sum. A batch stride of 0
-/// broadcasts that operand. O, the result's type, is T or the accumulation
-/// type.
-template <typename T, typename O = T>
+/// No epilogue: the product is rounded as it is.
+struct NoEpilogue {};
+
+/// Batched C = epilogue(op(A) op(B)) in BLAS (Blas.h), the epilogue (if
+/// any) applied to the unrounded f32 (f64) element `i` of batch `p`,
+/// `epilogue(v, p, i)`, before the one rounding. A batch stride of 0
+/// broadcasts that operand. O, the result's type, is T or the
+/// accumulation type.
+template <typename T, typename O = T, typename Epilogue = NoEpilogue>
 void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, O *c,
             int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
-            bool transB, const O *bias = nullptr,
-            int32_t activation = MPCRT_ACTIVATION_NONE) {
+            bool transB, Epilogue epilogue = {}) {
   using S = Storage<T>;
   using SO = Storage<O>;
   using Acc = typename S::Acc;
   static_assert(std::is_same_v<typename SO::Acc, Acc>);
+  constexpr bool hasEpilogue = !std::is_same_v<Epilogue, NoEpilogue>;
   if (batch == 0 || m == 0 || n == 0)
     return;
   int64_t lda = transA ? m : k, ldb = transB ? k : n;
@@ -55,14 +59,6 @@ void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, O *c,
     m *= batch;
     batch = 1;
   }
-  auto finish = [&](Acc v, int64_t column) {
-    if (!bias)
-      return v;
-    v += SO::load(bias[column]);
-    if (activation != MPCRT_ACTIVATION_NONE)
-      v = formulas::unary(static_cast<mpcrt_unary_op>(activation), v);
-    return v;
-  };
   const Acc *bw = bStride == 0 ? widen(b, k * n, 1) : nullptr;
   for (int64_t p = 0; p < batch; ++p) {
     const Acc *ap = widen(a + p * aStride, m * k, 0);
@@ -70,29 +66,66 @@ void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, O *c,
     O *cp = c + p * m * n;
     if constexpr (std::is_same_v<T, Acc> && std::is_same_v<O, Acc>) {
       gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(0), cp, n);
-      if (bias)
+      if constexpr (hasEpilogue)
         parallelFor(m, grainFor(4 * n), [&](int64_t r0, int64_t r1) {
           for (int64_t i = r0 * n; i < r1 * n; ++i)
-            cp[i] = finish(cp[i], i % n);
+            cp[i] = epilogue(cp[i], p, i);
         });
     } else {
       Acc *out = scratch<Acc>(2, m * n);
       gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(0), out, n);
       parallelFor(m, grainFor(4 * n), [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0 * n; i < r1 * n; ++i)
-          cp[i] = SO::store(finish(out[i], i % n));
+        for (int64_t i = r0 * n; i < r1 * n; ++i) {
+          if constexpr (hasEpilogue)
+            cp[i] = SO::store(epilogue(out[i], p, i));
+          else
+            cp[i] = SO::store(out[i]);
+        }
       });
     }
   }
 }
 
+/// act(op(A) op(B) + bias), the bias and activation applied to the f32
+/// sum; `pre`, when given, gets the sum before the activation.
 template <typename T, typename O>
 void fusedMatmul(const void *a, int64_t aStride, const void *b, int64_t bStride,
-                 const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
-                 int64_t k, bool transA, bool transB, int32_t activation) {
+                 const void *biasPtr, void *c, void *prePtr, int64_t batch,
+                 int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+                 int32_t activation) {
+  using SO = Storage<O>;
+  using Acc = typename SO::Acc;
+  const O *bias = static_cast<const O *>(biasPtr);
+  O *pre = static_cast<O *>(prePtr);
+  int64_t mn = m * n;
+  auto epilogue = [&](Acc v, int64_t p, int64_t i) {
+    v += SO::load(bias[i % n]);
+    if (pre)
+      pre[p * mn + i] = SO::store(v);
+    if (activation != MPCRT_ACTIVATION_NONE)
+      v = formulas::unary(static_cast<mpcrt_unary_op>(activation), v);
+    return v;
+  };
   matmul(static_cast<const T *>(a), aStride, static_cast<const T *>(b), bStride,
-         static_cast<O *>(c), batch, m, n, k, transA, transB,
-         static_cast<const O *>(bias), activation);
+         static_cast<O *>(c), batch, m, n, k, transA, transB, epilogue);
+}
+
+/// op(A) op(B) * act'(saved), the derivative applied to the f32 product.
+template <typename T, typename O>
+void matmulActivationGrad(const void *a, int64_t aStride, const void *b,
+                          int64_t bStride, const void *savedPtr, void *c,
+                          int64_t batch, int64_t m, int64_t n, int64_t k,
+                          bool transA, bool transB, int32_t activation) {
+  using SO = Storage<O>;
+  using Acc = typename SO::Acc;
+  const O *saved = static_cast<const O *>(savedPtr);
+  auto op = static_cast<mpcrt_unary_op>(activation);
+  int64_t mn = m * n;
+  auto epilogue = [&](Acc v, int64_t p, int64_t i) {
+    return v * formulas::derivative(op, SO::load(saved[p * mn + i]));
+  };
+  matmul(static_cast<const T *>(a), aStride, static_cast<const T *>(b), bStride,
+         static_cast<O *>(c), batch, m, n, k, transA, transB, epilogue);
 }
 
 /// C = op(A) B and the column sums of B [k, n] in G (T or the accumulation
@@ -198,26 +231,44 @@ void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
   });
 }
 
+/// kernel<T, O> for the type pairs of the epilogue GEMMs: the operands'
+/// type, or f32 results of f16/bf16 operands.
+#define MPCRT_EPILOGUE_DISPATCH(NAME, KERNEL, ...)                             \
+  do {                                                                         \
+    if (in == out)                                                             \
+      return dispatch(in, [&](auto *t) {                                       \
+        using T = std::remove_pointer_t<decltype(t)>;                          \
+        KERNEL<T, T>(__VA_ARGS__);                                             \
+      });                                                                      \
+    if (out == MPCRT_F32 && in == MPCRT_F16)                                   \
+      return KERNEL<F16, float>(__VA_ARGS__);                                  \
+    if (out == MPCRT_F32 && in == MPCRT_BF16)                                  \
+      return KERNEL<BF16, float>(__VA_ARGS__);                                 \
+    std::fprintf(stderr, "error: " NAME ": unsupported types\n");              \
+    std::exit(1);                                                              \
+  } while (false)
+
 void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                         int64_t a_batch_stride, const void *b,
                         int64_t b_batch_stride, const void *bias, void *c,
-                        int64_t batch, int64_t m, int64_t n, int64_t k,
-                        int32_t trans_a, int32_t trans_b, int32_t activation) {
-  auto run = [&](auto kernel) {
-    kernel(a, a_batch_stride, b, b_batch_stride, bias, c, batch, m, n, k,
-           trans_a != 0, trans_b != 0, activation);
-  };
-  if (in == out)
-    return dispatch(in, [&](auto *t) {
-      using T = std::remove_pointer_t<decltype(t)>;
-      run(fusedMatmul<T, T>);
-    });
-  if (out == MPCRT_F32 && in == MPCRT_F16)
-    return run(fusedMatmul<F16, float>);
-  if (out == MPCRT_F32 && in == MPCRT_BF16)
-    return run(fusedMatmul<BF16, float>);
-  std::fprintf(stderr, "error: mpcrt_fused_matmul: unsupported types\n");
-  std::exit(1);
+                        void *pre, int64_t batch, int64_t m, int64_t n,
+                        int64_t k, int32_t trans_a, int32_t trans_b,
+                        int32_t activation) {
+  MPCRT_EPILOGUE_DISPATCH("mpcrt_fused_matmul", fusedMatmul, a, a_batch_stride,
+                          b, b_batch_stride, bias, c, pre, batch, m, n, k,
+                          trans_a != 0, trans_b != 0, activation);
+}
+
+void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
+                                  const void *a, int64_t a_batch_stride,
+                                  const void *b, int64_t b_batch_stride,
+                                  const void *saved, void *c, int64_t batch,
+                                  int64_t m, int64_t n, int64_t k,
+                                  int32_t trans_a, int32_t trans_b,
+                                  int32_t activation) {
+  MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_activation_grad", matmulActivationGrad,
+                          a, a_batch_stride, b, b_batch_stride, saved, c, batch,
+                          m, n, k, trans_a != 0, trans_b != 0, activation);
 }
 
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,

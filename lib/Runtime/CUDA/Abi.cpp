@@ -260,10 +260,22 @@ void mpcrt_attention_backward(
 void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                         int64_t a_batch_stride, const void *b,
                         int64_t b_batch_stride, const void *bias, void *c,
-                        int64_t batch, int64_t m, int64_t n, int64_t k,
-                        int32_t trans_a, int32_t trans_b, int32_t activation) {
-  fusedMatmul(in, out, a, a_batch_stride, b, b_batch_stride, bias, c, batch, m,
-              n, k, trans_a != 0, trans_b != 0, activation);
+                        void *pre, int64_t batch, int64_t m, int64_t n,
+                        int64_t k, int32_t trans_a, int32_t trans_b,
+                        int32_t activation) {
+  fusedMatmul(in, out, a, a_batch_stride, b, b_batch_stride, bias, c, pre,
+              batch, m, n, k, trans_a != 0, trans_b != 0, activation);
+}
+
+void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
+                                  const void *a, int64_t a_batch_stride,
+                                  const void *b, int64_t b_batch_stride,
+                                  const void *saved, void *c, int64_t batch,
+                                  int64_t m, int64_t n, int64_t k,
+                                  int32_t trans_a, int32_t trans_b,
+                                  int32_t activation) {
+  matmulActivationGrad(in, out, a, a_batch_stride, b, b_batch_stride, saved, c,
+                       batch, m, n, k, trans_a != 0, trans_b != 0, activation);
 }
 
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,

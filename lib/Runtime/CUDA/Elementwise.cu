@@ -482,12 +482,14 @@ template <typename T> struct StoreReduced {
 };
 
 template <typename T>
-__global__ void biasActivationKernel(T *c, const T *bias, int64_t count,
+__global__ void biasActivationKernel(T *c, const T *bias, T *pre, int64_t count,
                                      int64_t n, int32_t activation) {
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     auto v = S::load(c[i]) + S::load(bias[i % n]);
+    if (pre)
+      pre[i] = S::store(v);
     if (activation != MPCRT_ACTIVATION_NONE)
       v = formulas::unary(static_cast<mpcrt_unary_op>(activation), v);
     c[i] = S::store(v);
@@ -673,16 +675,16 @@ void where(int32_t bytes, const uint8_t *condition,
   MPCRT_CUDA_LAUNCHED("where");
 }
 
-void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, int64_t rows,
-                    int64_t n, int32_t activation) {
+void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, void *pre,
+                    int64_t rows, int64_t n, int32_t activation) {
   int64_t count = rows * n;
   if (count <= 0)
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     biasActivationKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<T *>(c), static_cast<const T *>(bias), count, n,
-        activation);
+        static_cast<T *>(c), static_cast<const T *>(bias),
+        static_cast<T *>(pre), count, n, activation);
   });
   MPCRT_CUDA_LAUNCHED("fused_matmul epilogue");
 }

@@ -296,12 +296,25 @@ void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
             int64_t m, int64_t n, int64_t k, bool transA, bool transB);
 
 // mpcrt_fused_matmul: the bias and activation in cuBLASLt's epilogue
-// (BIAS, RELU_BIAS, GELU_BIAS), or, where cuBLASLt has no algorithm for it,
-// the plain GEMM followed by biasActivation.
+// (BIAS, RELU_BIAS, GELU_BIAS; GELU_AUX_BIAS with the pre-activation), or,
+// where cuBLASLt has no algorithm for it, the plain GEMM followed by
+// biasActivation.
 void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                  int64_t aBatchStride, const void *b, int64_t bBatchStride,
-                 const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
-                 int64_t k, bool transA, bool transB, int32_t activation);
+                 const void *bias, void *c, void *pre, int64_t batch, int64_t m,
+                 int64_t n, int64_t k, bool transA, bool transB,
+                 int32_t activation);
+
+// mpcrt_matmul_activation_grad: GELU's derivative in cuBLASLt's DGELU
+// epilogue (the saved input its auxiliary matrix); ReLU's (whose DRELU
+// epilogue reads a bit mask, not a saved tensor), and GELU's where
+// cuBLASLt has no algorithm, by the plain GEMM followed by unaryGrad in
+// place.
+void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                          int64_t aBatchStride, const void *b,
+                          int64_t bBatchStride, const void *saved, void *c,
+                          int64_t batch, int64_t m, int64_t n, int64_t k,
+                          bool transA, bool transB, int32_t activation);
 
 // mpcrt_matmul_bias_grad: the bias gradient from cuBLASLt's BGRADA
 // epilogue, or, where cuBLASLt has no algorithm for it, the plain GEMM
@@ -317,9 +330,10 @@ void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
                 int64_t rows, int64_t cols);
 
 // c[i] = act(c[i] + bias[i % n]) over rows x n elements of type `dtype`
-// (activation an mpcrt_unary_op or MPCRT_ACTIVATION_NONE).
-void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, int64_t rows,
-                    int64_t n, int32_t activation);
+// (activation an mpcrt_unary_op or MPCRT_ACTIVATION_NONE); pre[i], when
+// `pre` is not null, the sum before the activation.
+void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, void *pre,
+                    int64_t rows, int64_t n, int32_t activation);
 
 } // namespace mpcrt::cuda
 

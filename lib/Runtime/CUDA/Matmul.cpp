@@ -13,9 +13,18 @@
 // RELU_BIAS, GELU_BIAS; the bias is a vector over cuBLASLt's D rows, our
 // columns). Where the heuristic has no algorithm for the epilogue, the
 // plan falls back to the plain GEMM and biasActivation (one rounding
-// more). mpc.matmul_bias_grad takes the bias gradient, the column sums of
-// our B, from the BGRADA epilogue (f32 sums for f16/bf16), or from
-// columnSums where cuBLASLt has no algorithm for it.
+// more). A fused product that keeps its pre-activation for the backward
+// (tanh GELU in training) writes it as GELU_AUX_BIAS's auxiliary matrix.
+// mpc.matmul_bias_grad takes the bias gradient, the column sums of our B,
+// from the BGRADA epilogue (f32 sums for f16/bf16), or from columnSums
+// where cuBLASLt has no algorithm for it. mpc.matmul_activation_grad
+// applies GELU's derivative in the DGELU epilogue, reading the saved
+// pre-activation as the auxiliary matrix; ReLU's DRELU reads a bit mask
+// that RELU_AUX writes, not a saved tensor, so ReLU's gradient is the
+// plain GEMM and unaryGrad in place, as is GELU's without an algorithm.
+//
+// The auxiliary matrix has D's layout: row-major [m, n] is column-major
+// with leading dimension n, which cuBLASLt requires to be a multiple of 8.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,10 +64,17 @@ struct Plan {
   bool epilogue = false; // the bias and activation run in cuBLASLt
 };
 
-/// in, out, strides, batch, m, n, k, transposes, alignments, epilogue
-/// (cublasLtEpilogue_t).
-using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, bool, bool, uint32_t, uint32_t, uint32_t, int>;
+/// in, out, strides, batch, m, n, k, transposes, alignments (A, B, C, the
+/// auxiliary matrix), epilogue (cublasLtEpilogue_t).
+using Key =
+    std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+               bool, bool, uint32_t, uint32_t, uint32_t, uint32_t, int>;
+
+/// Whether an epilogue reads a bias or writes a bias gradient.
+bool usesBias(cublasLtEpilogue_t epilogue) {
+  return (epilogue & (CUBLASLT_EPILOGUE_BIAS | 16 | CUBLASLT_EPILOGUE_BGRADA |
+                      CUBLASLT_EPILOGUE_BGRADB)) != 0;
+}
 
 /// The largest power of two up to 256 that divides `pointer`.
 uint32_t alignmentOf(const void *pointer) {
@@ -144,7 +160,8 @@ bool chooseAlgorithm(Plan &plan, uint32_t alignA, uint32_t alignB,
 Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
               int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
               bool transB, uint32_t alignA, uint32_t alignB, uint32_t alignC,
-              cublasLtEpilogue_t epilogue, mpcrt_dtype biasDtype) {
+              cublasLtEpilogue_t epilogue, mpcrt_dtype biasDtype,
+              const void *aux) {
   bool f64 = in == MPCRT_F64;
   Plan plan;
   MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
@@ -162,17 +179,40 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
   plan.b = layout(type, transA ? m : k, transA ? k : m, batch, aStride);
   plan.c = layout(cudaType(out), n, m, batch, m * n);
 
+  // The auxiliary matrix has D's layout, which cuBLASLt takes only with
+  // a leading dimension that is a multiple of 8.
+  if (aux && n % 8 != 0)
+    epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
-    int32_t biasType = cudaType(biasDtype);
-    int64_t biasStride = 0; // one bias for every batch
     MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
         plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
-    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-        plan.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
-        sizeof(biasType)));
-    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-        plan.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &biasStride,
-        sizeof(biasStride)));
+    if (usesBias(epilogue)) {
+      int32_t biasType = cudaType(biasDtype);
+      int64_t biasStride = 0; // one bias for every batch
+      MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+          plan.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
+          sizeof(biasType)));
+      MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+          plan.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &biasStride,
+          sizeof(biasStride)));
+    }
+    if (aux) {
+      // The heuristic reads the pointer's alignment (the key holds it).
+      int64_t ld = n, stride = m * n;
+      int32_t auxType = cudaType(out);
+      MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+          plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+          sizeof(aux)));
+      MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+          plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld)));
+      MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+          plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &auxType,
+          sizeof(auxType)));
+      if (batch > 1)
+        MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+            plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &stride,
+            sizeof(stride)));
+    }
     if (chooseAlgorithm(plan, alignA, alignB, alignC)) {
       plan.epilogue = true;
       return plan;
@@ -210,18 +250,21 @@ cublasLtEpilogue_t epilogueOf(int32_t activation) {
 
 /// One cuBLASLt GEMM, C = op(A) op(B), with `epilogue` (DEFAULT: none)
 /// whose bias vector, or bias-gradient output, is `bias` of type
-/// `biasType`. False where cuBLASLt has no algorithm for the epilogue: the
-/// plain GEMM ran, and the caller applies the epilogue itself.
+/// `biasType`, and whose auxiliary matrix (C's type and layout: the
+/// pre-activation GELU_AUX_BIAS writes, the one DGELU reads) is `aux`.
+/// False where cuBLASLt has no algorithm for the epilogue: the plain GEMM
+/// ran, and the caller applies the epilogue itself.
 bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
           const void *b, int64_t bBatchStride, void *c, int64_t batch,
           int64_t m, int64_t n, int64_t k, bool transA, bool transB,
-          cublasLtEpilogue_t epilogue, const void *bias, mpcrt_dtype biasType) {
+          cublasLtEpilogue_t epilogue, const void *bias, mpcrt_dtype biasType,
+          const void *aux = nullptr) {
   Context &ctx = context();
   uint32_t alignA = alignmentOf(a), alignB = alignmentOf(b),
-           alignC = alignmentOf(c);
-  Key key{
-      in, out,    aBatchStride, bBatchStride, batch,  m,      n,
-      k,  transA, transB,       alignA,       alignB, alignC, int(epilogue)};
+           alignC = alignmentOf(c), alignAux = aux ? alignmentOf(aux) : 0;
+  Key key{in,     out,      aBatchStride, bBatchStride, batch,  m,
+          n,      k,        transA,       transB,       alignA, alignB,
+          alignC, alignAux, int(epilogue)};
   float one = 1.0f, zeroF = 0.0f;
   double oneD = 1.0, zeroD = 0.0;
   bool f64 = in == MPCRT_F64;
@@ -232,12 +275,15 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
     it = ctx.plans
              .emplace(key, makePlan(in, out, aBatchStride, bBatchStride, batch,
                                     m, n, k, transA, transB, alignA, alignB,
-                                    alignC, epilogue, biasType))
+                                    alignC, epilogue, biasType, aux))
              .first;
   const Plan &plan = it->second;
-  if (plan.epilogue)
+  if (plan.epilogue && usesBias(epilogue))
     MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
         plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  if (plan.epilogue && aux)
+    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+        plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
   MPCRT_LT_CHECK(lt().cublasLtMatmul(
       ctx.handle, plan.op, f64 ? static_cast<const void *>(&oneD) : &one, b,
       plan.a, a, plan.b, f64 ? static_cast<const void *>(&zeroD) : &zeroF, c,
@@ -260,17 +306,48 @@ void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
 
 void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                  int64_t aBatchStride, const void *b, int64_t bBatchStride,
-                 const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
-                 int64_t k, bool transA, bool transB, int32_t activation) {
+                 const void *bias, void *c, void *pre, int64_t batch, int64_t m,
+                 int64_t n, int64_t k, bool transA, bool transB,
+                 int32_t activation) {
   if (m == 0 || n == 0 || batch == 0)
     return;
   if (k == 0) {
     zero(c, batch * m * n * bytesOf(out));
-    return biasActivation(out, c, bias, batch * m, n, activation);
+    return biasActivation(out, c, bias, pre, batch * m, n, activation);
   }
-  if (!gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
-            transA, transB, epilogueOf(activation), bias, out))
-    biasActivation(out, c, bias, batch * m, n, activation);
+  // With the pre-activation: GELU_AUX_BIAS writes it; ReLU's auxiliary
+  // output is a bit mask, so a ReLU that keeps it takes the fallback.
+  cublasLtEpilogue_t epilogue = epilogueOf(activation);
+  if (pre)
+    epilogue = activation == MPCRT_GELU_TANH ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                                             : CUBLASLT_EPILOGUE_DEFAULT;
+  bool done = gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
+                   transA, transB, epilogue, bias, out, pre);
+  if (!done || epilogue == CUBLASLT_EPILOGUE_DEFAULT)
+    biasActivation(out, c, bias, pre, batch * m, n, activation);
+}
+
+void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                          int64_t aBatchStride, const void *b,
+                          int64_t bBatchStride, const void *saved, void *c,
+                          int64_t batch, int64_t m, int64_t n, int64_t k,
+                          bool transA, bool transB, int32_t activation) {
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  int64_t count = batch * m * n;
+  auto op = static_cast<mpcrt_unary_op>(activation);
+  if (k == 0) { // a zero product, times the derivative (NaN stays NaN)
+    zero(c, count * bytesOf(out));
+    return unaryGrad(out, op, c, saved, c, count);
+  }
+  cublasLtEpilogue_t epilogue = activation == MPCRT_GELU_TANH
+                                    ? CUBLASLT_EPILOGUE_DGELU
+                                    : CUBLASLT_EPILOGUE_DEFAULT;
+  bool done = gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
+                   transA, transB, epilogue, nullptr, out,
+                   epilogue == CUBLASLT_EPILOGUE_DEFAULT ? nullptr : saved);
+  if (!done || epilogue == CUBLASLT_EPILOGUE_DEFAULT)
+    unaryGrad(out, op, c, saved, c, count);
 }
 
 void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,

@@ -88,6 +88,62 @@ func.func @fused_bias_type(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<
 
 // -----
 
+func.func @fused_pre_without_activation(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.fused_matmul' op has a pre_activation result but no activation (the result is the pre-activation)}}
+  %0:2 = mpc.fused_matmul %a, %b, %c : tensor<4x5xf16>, tensor<5x8xf16>, tensor<8xf16> -> tensor<4x8xf16>, tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @fused_pre_type(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.fused_matmul' op expects a pre_activation of the result's type 'tensor<4x8xf16>', got 'tensor<4x8xf32>'}}
+  %0:2 = mpc.fused_matmul %a, %b, %c {activation = "gelu_tanh"} : tensor<4x5xf16>, tensor<5x8xf16>, tensor<8xf16> -> tensor<4x8xf16>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @activation_grad_kind(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %s: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_activation_grad' op unknown activation 'gelu' (expected relu or gelu_tanh)}}
+  %0 = mpc.matmul_activation_grad %a, %b, %s {activation = "gelu"} : tensor<4x5xf16>, tensor<5x8xf16>, tensor<4x8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @activation_grad_k(%a: tensor<4x5xf16>, %b: tensor<6x8xf16>, %s: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_activation_grad' op expects equal contracting dimensions, got K = 5 for a and 6 for b}}
+  %0 = mpc.matmul_activation_grad %a, %b, %s {activation = "relu"} : tensor<4x5xf16>, tensor<6x8xf16>, tensor<4x8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @activation_grad_result(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %s: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_activation_grad' op expects a result of the product's shape [4, 8], got [8, 4]}}
+  %0 = mpc.matmul_activation_grad %a, %b, %s {activation = "relu"} : tensor<4x5xf16>, tensor<5x8xf16>, tensor<4x8xf16> -> tensor<8x4xf16>
+  return
+}
+
+// -----
+
+func.func @activation_grad_type(%a: tensor<4x5xf32>, %b: tensor<5x8xf32>, %s: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_activation_grad' op expects a result of the operands' element type, or f32 for f16/bf16 operands, got 'f16' for 'f32' operands}}
+  %0 = mpc.matmul_activation_grad %a, %b, %s {activation = "relu"} : tensor<4x5xf32>, tensor<5x8xf32>, tensor<4x8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @activation_grad_saved(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %s: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_activation_grad' op expects a saved value of the result's type 'tensor<4x8xf32>', got 'tensor<4x8xf16>'}}
+  %0 = mpc.matmul_activation_grad %a, %b, %s {activation = "gelu_tanh"} : tensor<4x5xf16>, tensor<5x8xf16>, tensor<4x8xf16> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
 func.func @attention_head(%q: tensor<2x4x8xf16>, %k: tensor<2x6x16xf16>, %v: tensor<2x6x8xf16>) {
   // expected-error @+1 {{'mpc.attention' op expects query and key of one head size, got 8 and 16}}
   %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x16xf16>, tensor<2x6x8xf16>

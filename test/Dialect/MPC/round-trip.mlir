@@ -87,6 +87,22 @@ func.func @fused_matmul(%x: tensor<8x16x32xf16>, %w: tensor<32x64xf16>, %wt: ten
   return %0, %1, %2 : tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf32>
 }
 
+// CHECK-LABEL: func @fused_matmul_pre_activation
+func.func @fused_matmul_pre_activation(%x: tensor<16x32xbf16>, %w: tensor<32x64xbf16>, %b: tensor<64xbf16>) -> (tensor<16x64xbf16>, tensor<16x64xbf16>) {
+  // CHECK: %{{.*}}, %{{.*}} = mpc.fused_matmul %{{.*}}, %{{.*}}, %{{.*}} {activation = "gelu_tanh"} : tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<64xbf16> -> tensor<16x64xbf16>, tensor<16x64xbf16>
+  %0, %1 = mpc.fused_matmul %x, %w, %b {activation = "gelu_tanh"} : tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<64xbf16> -> tensor<16x64xbf16>, tensor<16x64xbf16>
+  return %0, %1 : tensor<16x64xbf16>, tensor<16x64xbf16>
+}
+
+// CHECK-LABEL: func @matmul_activation_grad
+func.func @matmul_activation_grad(%dy: tensor<8x16x64xf16>, %w: tensor<32x64xf16>, %h: tensor<8x16x32xf16>, %pre: tensor<8x16x32xf32>) -> (tensor<8x16x32xf16>, tensor<8x16x32xf32>) {
+  // CHECK: mpc.matmul_activation_grad %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu", transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf16> -> tensor<8x16x32xf16>
+  %0 = mpc.matmul_activation_grad %dy, %w, %h {activation = "relu", transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf16> -> tensor<8x16x32xf16>
+  // CHECK: mpc.matmul_activation_grad %{{.*}}, %{{.*}}, %{{.*}} {activation = "gelu_tanh", transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+  %1 = mpc.matmul_activation_grad %dy, %w, %pre {activation = "gelu_tanh", transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+  return %0, %1 : tensor<8x16x32xf16>, tensor<8x16x32xf32>
+}
+
 // CHECK-LABEL: func @matmul_bias_grad
 func.func @matmul_bias_grad(%x: tensor<1024x256xf16>, %dy: tensor<1024x64xf16>, %xt: tensor<256x1024xf32>, %dy32: tensor<1024x64xf32>) -> (tensor<256x64xf16>, tensor<64xf32>, tensor<256x64xf32>, tensor<64xf32>) {
   // CHECK: %{{.*}}, %{{.*}} = mpc.matmul_bias_grad %{{.*}}, %{{.*}} {transpose_a} : tensor<1024x256xf16>, tensor<1024x64xf16>

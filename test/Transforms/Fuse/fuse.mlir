@@ -62,28 +62,96 @@ func.func @gelu_tanh(%x: tensor<64x32xf32>, %w: tensor<32x16xf32>, %b: tensor<16
 
 // -----
 
-// Exact GELU (not cuBLASLt's), and tanh GELU whose gradient reads the sum:
-// the bias is fused, the GELU stays an op reading the fused sum.
+// Exact GELU (not cuBLASLt's): the bias is fused, the GELU stays an op
+// reading the fused sum.
 // CHECK-LABEL: func @gelu_stays
 // CHECK-NEXT: %[[H:.*]] = mpc.fused_matmul %arg0, %arg1, %arg2 : {{.*}} -> tensor<64x16xf16>
 // CHECK-NEXT: %[[Y:.*]] = mpc.gelu %[[H]] : tensor<64x16xf16>
-// CHECK-NEXT: %[[H2:.*]] = mpc.fused_matmul %arg0, %arg1, %arg2 : {{.*}} -> tensor<64x16xf16>
-// CHECK-NEXT: %[[Y2:.*]] = mpc.gelu %[[H2]] {approximate} : tensor<64x16xf16>
-// CHECK-NEXT: %[[G:.*]] = mpc.gelu_grad %arg3, %[[H2]] {approximate} : tensor<64x16xf16>
-// CHECK-NEXT: return %[[Y]], %[[Y2]], %[[G]]
-// REMARK-COUNT-2: remark: fused: mpc.matmul + mpc.add -> mpc.fused_matmul (activation none)
-func.func @gelu_stays(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<16xf16>, %dy: tensor<64x16xf16>) -> (tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf16>) {
+// CHECK-NEXT: %[[G:.*]] = mpc.gelu_grad %arg3, %[[H]] : tensor<64x16xf16>
+// CHECK-NEXT: return %[[Y]], %[[G]]
+// REMARK: remark: fused: mpc.matmul + mpc.add -> mpc.fused_matmul (activation none)
+func.func @gelu_stays(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<16xf16>, %dy: tensor<64x16xf16>) -> (tensor<64x16xf16>, tensor<64x16xf16>) {
   %0 = mpc.matmul %x, %w : tensor<64x32xf16>, tensor<32x16xf16>
   %1 = mpc.add %0, %b : tensor<64x16xf16>, tensor<16xf16>
   %2 = mpc.gelu %1 : tensor<64x16xf16>
-  %3 = mpc.matmul %x, %w : tensor<64x32xf16>, tensor<32x16xf16>
-  %4 = mpc.add %3, %b : tensor<64x16xf16>, tensor<16xf16>
-  %5 = mpc.gelu %4 {approximate} : tensor<64x16xf16>
-  %6 = mpc.gelu_grad %dy, %4 {approximate} : tensor<64x16xf16>
-  return %2, %5, %6 : tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf16>
+  %3 = mpc.gelu_grad %dy, %1 : tensor<64x16xf16>
+  return %2, %3 : tensor<64x16xf16>, tensor<64x16xf16>
 }
 
 // -----
+
+// Tanh GELU in training (GELU_AUX_BIAS): its gradient reads the sum, which
+// the fused op writes as its pre-activation result beside the GELU.
+// CHECK-LABEL: func @gelu_tanh_training
+// CHECK-NEXT: %[[Y:.*]], %[[PRE:.*]] = mpc.fused_matmul %arg0, %arg1, %arg2 {activation = "gelu_tanh"} : tensor<64x32xf16>, tensor<32x16xf16>, tensor<16xf16> -> tensor<64x16xf16>, tensor<64x16xf16>
+// CHECK-NEXT: %[[G:.*]] = mpc.gelu_grad %arg3, %[[PRE]] {approximate} : tensor<64x16xf16>
+// CHECK-NEXT: return %[[Y]], %[[G]]
+// REMARK: remark: fused: mpc.matmul + mpc.add + mpc.gelu -> mpc.fused_matmul (activation gelu_tanh, pre-activation kept)
+func.func @gelu_tanh_training(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<16xf16>, %dy: tensor<64x16xf16>) -> (tensor<64x16xf16>, tensor<64x16xf16>) {
+  %0 = mpc.matmul %x, %w : tensor<64x32xf16>, tensor<32x16xf16>
+  %1 = mpc.add %0, %b : tensor<64x16xf16>, tensor<16xf16>
+  %2 = mpc.gelu %1 {approximate} : tensor<64x16xf16>
+  %3 = mpc.gelu_grad %dy, %1 {approximate} : tensor<64x16xf16>
+  return %2, %3 : tensor<64x16xf16>, tensor<64x16xf16>
+}
+
+// -----
+
+// A sum read by a gradient of another activation (exact GELU's beside a
+// tanh GELU): the GELU stays.
+// CHECK-LABEL: func @gelu_tanh_mixed_gradient
+// CHECK-NEXT: %[[H:.*]] = mpc.fused_matmul %arg0, %arg1, %arg2 : {{.*}} -> tensor<64x16xf16>
+// CHECK-NEXT: mpc.gelu %[[H]] {approximate}
+// CHECK-NEXT: mpc.gelu_grad %arg3, %[[H]] : tensor<64x16xf16>
+func.func @gelu_tanh_mixed_gradient(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<16xf16>, %dy: tensor<64x16xf16>) -> (tensor<64x16xf16>, tensor<64x16xf16>) {
+  %0 = mpc.matmul %x, %w : tensor<64x32xf16>, tensor<32x16xf16>
+  %1 = mpc.add %0, %b : tensor<64x16xf16>, tensor<16xf16>
+  %2 = mpc.gelu %1 {approximate} : tensor<64x16xf16>
+  %3 = mpc.gelu_grad %dy, %1 : tensor<64x16xf16>
+  return %2, %3 : tensor<64x16xf16>, tensor<64x16xf16>
+}
+
+// -----
+
+// The data gradient of the next layer through the activation's gradient
+// (DRELU / DGELU): one mpc.matmul_activation_grad; at O1 through the
+// product's widening cast (f16 operands, f32 result).
+// CHECK-LABEL: func @activation_grads
+// CHECK-NEXT: %[[R:.*]] = mpc.matmul_activation_grad %arg0, %arg1, %arg2 {activation = "relu", transpose_b} : tensor<64x16xf16>, tensor<32x16xf16>, tensor<64x32xf16> -> tensor<64x32xf16>
+// CHECK-NEXT: %[[G:.*]] = mpc.matmul_activation_grad %arg0, %arg1, %arg3 {activation = "gelu_tanh", transpose_b} : tensor<64x16xf16>, tensor<32x16xf16>, tensor<64x32xf32> -> tensor<64x32xf32>
+// CHECK-NEXT: return %[[R]], %[[G]]
+// REMARK: remark: fused: mpc.matmul + mpc.relu_grad -> mpc.matmul_activation_grad (activation relu)
+// REMARK: remark: fused: mpc.matmul + mpc.cast + mpc.gelu_grad -> mpc.matmul_activation_grad (activation gelu_tanh)
+func.func @activation_grads(%dy: tensor<64x16xf16>, %w: tensor<32x16xf16>, %h: tensor<64x32xf16>, %pre: tensor<64x32xf32>) -> (tensor<64x32xf16>, tensor<64x32xf32>) {
+  %0 = mpc.matmul %dy, %w {transpose_b} : tensor<64x16xf16>, tensor<32x16xf16>
+  %1 = mpc.relu_grad %0, %h : tensor<64x32xf16>
+  %2 = mpc.matmul %dy, %w {transpose_b} : tensor<64x16xf16>, tensor<32x16xf16>
+  %3 = mpc.cast %2 : tensor<64x32xf16> -> tensor<64x32xf32>
+  %4 = mpc.gelu_grad %3, %pre {approximate} : tensor<64x32xf32>
+  return %1, %4 : tensor<64x32xf16>, tensor<64x32xf32>
+}
+
+// -----
+
+// What must not fuse into an activation gradient: a product read
+// elsewhere, a product as the saved value, exact GELU's gradient, a
+// batched weight, f64.
+// CHECK-LABEL: func @no_activation_grad
+// CHECK-NOT: mpc.matmul_activation_grad
+// REMARK-NOT: remark
+func.func @no_activation_grad(%dy: tensor<64x16xf16>, %w: tensor<32x16xf16>, %h: tensor<64x32xf16>, %g: tensor<64x32xf16>, %dyb: tensor<2x64x16xf16>, %wb: tensor<2x32x16xf16>, %hb: tensor<2x64x32xf16>, %dyd: tensor<64x16xf64>, %wd: tensor<32x16xf64>, %hd: tensor<64x32xf64>) -> (tensor<64x32xf16>, tensor<64x32xf16>, tensor<64x32xf16>, tensor<64x32xf16>, tensor<2x64x32xf16>, tensor<64x32xf64>) {
+  %0 = mpc.matmul %dy, %w {transpose_b} : tensor<64x16xf16>, tensor<32x16xf16>
+  %1 = mpc.relu_grad %0, %h : tensor<64x32xf16>
+  %2 = mpc.matmul %dy, %w {transpose_b} : tensor<64x16xf16>, tensor<32x16xf16>
+  %3 = mpc.relu_grad %g, %2 : tensor<64x32xf16>
+  %4 = mpc.matmul %dy, %w {transpose_b} : tensor<64x16xf16>, tensor<32x16xf16>
+  %5 = mpc.gelu_grad %4, %h : tensor<64x32xf16>
+  %6 = mpc.matmul %dyb, %wb {transpose_b} : tensor<2x64x16xf16>, tensor<2x32x16xf16>
+  %7 = mpc.relu_grad %6, %hb : tensor<2x64x32xf16>
+  %8 = mpc.matmul %dyd, %wd {transpose_b} : tensor<64x16xf64>, tensor<32x16xf64>
+  %9 = mpc.relu_grad %8, %hd : tensor<64x32xf64>
+  return %0, %1, %3, %5, %7, %9 : tensor<64x32xf16>, tensor<64x32xf16>, tensor<64x32xf16>, tensor<64x32xf16>, tensor<2x64x32xf16>, tensor<64x32xf64>
+}
 
 // A sum with a reader besides the ReLU (and its gradients): the ReLU stays.
 // CHECK-LABEL: func @relu_stays

@@ -226,10 +226,29 @@ TEST(Kernels, FusedMatmulMatchesFloat64) {
               const mpcrt::test::FusedMatmulShape &s) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
                    const std::vector<uint8_t> &bias, std::vector<uint8_t> &c,
-                   int64_t aStride, int64_t bStride) {
+                   std::vector<uint8_t> *pre, int64_t aStride,
+                   int64_t bStride) {
           mpcrt_fused_matmul(in, out, a.data(), aStride, b.data(), bStride,
-                             bias.data(), c.data(), s.batch, s.m, s.n, s.k,
-                             s.transA, s.transB, act);
+                             bias.data(), c.data(), pre ? pre->data() : nullptr,
+                             s.batch, s.m, s.n, s.k, s.transA, s.transB, act);
+        };
+      });
+}
+
+TEST(Kernels, MatmulActivationGradMatchesFloat64) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllMatmulActivationGrads(
+      rng, [](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
+              const mpcrt::test::FusedMatmulShape &s) {
+        return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                   const std::vector<uint8_t> &saved, std::vector<uint8_t> &c,
+                   int64_t aStride, int64_t bStride) {
+          mpcrt_matmul_activation_grad(in, out, a.data(), aStride, b.data(),
+                                       bStride, saved.data(), c.data(), s.batch,
+                                       s.m, s.n, s.k, s.transA, s.transB, act);
         };
       });
 }

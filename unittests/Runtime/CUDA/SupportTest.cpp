@@ -206,11 +206,32 @@ TEST_F(Support, FusedMatmulMatchesFloat64) {
                   const mpcrt::test::FusedMatmulShape &s) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
                    const std::vector<uint8_t> &bias, std::vector<uint8_t> &c,
+                   std::vector<uint8_t> *pre, int64_t aStride,
+                   int64_t bStride) {
+          uint8_t *dC = deviceBuffer<uint8_t>(c.size());
+          uint8_t *dPre = pre ? deviceBuffer<uint8_t>(pre->size()) : nullptr;
+          fusedMatmul(in, out, upload(a), aStride, upload(b), bStride,
+                      upload(bias), dC, dPre, s.batch, s.m, s.n, s.k, s.transA,
+                      s.transB, act);
+          c = download(dC, c.size());
+          if (pre)
+            *pre = download(dPre, pre->size());
+        };
+      });
+}
+
+TEST_F(Support, MatmulActivationGradMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllMatmulActivationGrads(
+      rng, [this](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
+                  const mpcrt::test::FusedMatmulShape &s) {
+        return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                   const std::vector<uint8_t> &saved, std::vector<uint8_t> &c,
                    int64_t aStride, int64_t bStride) {
           uint8_t *dC = deviceBuffer<uint8_t>(c.size());
-          fusedMatmul(in, out, upload(a), aStride, upload(b), bStride,
-                      upload(bias), dC, s.batch, s.m, s.n, s.k, s.transA,
-                      s.transB, act);
+          matmulActivationGrad(in, out, upload(a), aStride, upload(b), bStride,
+                               upload(saved), dC, s.batch, s.m, s.n, s.k,
+                               s.transA, s.transB, act);
           c = download(dC, c.size());
         };
       });

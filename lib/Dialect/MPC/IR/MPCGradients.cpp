@@ -156,20 +156,30 @@ LogicalResult matmul(MatmulOp op, OpBuilder &b, Value g, Grads &out) {
 
 /// activation(op(a) x op(w) + bias): the activation's gradient (ReLU's from
 /// the output, which is positive where its input is; GELU's from the
-/// pre-activation, recomputed), the bias's sum over the rows, then the
-/// product's gradients in the operands' type.
-LogicalResult fusedMatmul(FusedMatmulOp op, OpBuilder &b, Value g, Grads &out) {
+/// pre-activation, written by the op or recomputed) plus the gradient of
+/// the pre-activation result where something reads it, the bias's sum over
+/// the rows, then the product's gradients in the operands' type.
+LogicalResult fusedMatmul(FusedMatmulOp op, OpBuilder &b, Value g,
+                          Value preGrad, Grads &out) {
   Location loc = op.getLoc();
   Value dh = g;
-  if (op.getActivation() == "relu") {
+  if (!g) {
+    dh = preGrad;
+  } else if (op.getActivation() == "relu") {
     dh = ReluGradOp::create(b, loc, g, op.getResult());
   } else if (op.getActivation() == "gelu_tanh") {
-    Value h =
-        FusedMatmulOp::create(b, loc, op.getType(), op.getA(), op.getB(),
-                              op.getBias(), op.getTransposeAAttr(),
-                              op.getTransposeBAttr(), b.getStringAttr("none"));
+    // The pre-activation the op wrote, or the product again.
+    Value h = op.getPreActivation();
+    if (!h)
+      h = FusedMatmulOp::create(b, loc, op.getResult().getType(), Type(),
+                                op.getA(), op.getB(), op.getBias(),
+                                op.getTransposeAAttr(), op.getTransposeBAttr(),
+                                b.getStringAttr("none"))
+              .getResult();
     dh = GeluGradOp::create(b, loc, g, h, b.getUnitAttr());
   }
+  if (g && preGrad)
+    dh = AddOp::create(b, loc, dh, preGrad);
   out[2] = unbroadcast(b, loc, dh, typeOf(op.getBias()));
   RankedTensorType operands = typeOf(op.getA());
   if (typeOf(dh).getElementType() != operands.getElementType())
@@ -201,6 +211,12 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
               fused.getResult().getType(),
               b.getFloatAttr(fused.getResult().getType().getElementType(), 0)));
   }
+  if (auto fused = dyn_cast<FusedMatmulOp>(op)) {
+    Value preGrad = gs.size() > 1 ? gs[1] : Value();
+    if (!g && !preGrad)
+      return success();
+    return fusedMatmul(fused, b, g, preGrad, out);
+  }
   if (!g) // only statistics or masks have gradients: nothing flows back
     return success();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -229,7 +245,6 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](MatmulOp op) { return matmul(op, b, g, out); })
-      .Case([&](FusedMatmulOp op) { return fusedMatmul(op, b, g, out); })
       .Case([&](Conv2DOp op) {
         out[0] = Conv2DBackwardDataOp::create(
             b, loc, typeOf(op.getInput()), g, op.getFilter(),

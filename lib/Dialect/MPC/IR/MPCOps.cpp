@@ -362,25 +362,50 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// The product of an op with a GEMM epilogue: a result of the product's
+/// shape, of the operands' element type or f32 for f16/bf16 operands.
+static FailureOr<SmallVector<int64_t>>
+epilogueProductShape(Value a, Value b, bool transA, bool transB,
+                     RankedTensorType result, const Diag &diag) {
+  auto shape = matmulShape(a, b, transA, transB, diag);
+  if (failed(shape))
+    return failure();
+  if (result.getShape() != ArrayRef<int64_t>(*shape)) {
+    (void)diag("expects a result of the product's shape ", shapeStr(*shape),
+               ", got ", shapeStr(result.getShape()));
+    return failure();
+  }
+  Type in = cast<RankedTensorType>(a.getType()).getElementType(),
+       out = result.getElementType();
+  if (out != in && !(out.isF32() && (in.isF16() || in.isBF16()))) {
+    (void)diag("expects a result of the operands' element type, or f32 "
+               "for f16/bf16 operands, got ",
+               out, " for ", in, " operands");
+    return failure();
+  }
+  return shape;
+}
+
 LogicalResult FusedMatmulOp::verify() {
   Diag diag(getLoc(), getOperationName());
   StringRef act = getActivation();
   if (act != "none" && act != "relu" && act != "gelu_tanh")
     return diag("unknown activation '", act,
                 "' (expected none, relu or gelu_tanh)");
-  auto shape =
-      matmulShape(getA(), getB(), getTransposeA(), getTransposeB(), diag);
+  RankedTensorType result = getResult().getType();
+  auto shape = epilogueProductShape(getA(), getB(), getTransposeA(),
+                                    getTransposeB(), result, diag);
   if (failed(shape))
     return failure();
-  RankedTensorType result = getType();
-  if (result.getShape() != ArrayRef<int64_t>(*shape))
-    return diag("expects a result of the product's shape ", shapeStr(*shape),
-                ", got ", shapeStr(result.getShape()));
-  Type in = getA().getType().getElementType(), out = result.getElementType();
-  if (out != in && !(out.isF32() && (in.isF16() || in.isBF16())))
-    return diag("expects a result of the operands' element type, or f32 "
-                "for f16/bf16 operands, got ",
-                out, " for ", in, " operands");
+  Type out = result.getElementType();
+  if (Value pre = getPreActivation()) {
+    if (act == "none")
+      return diag("has a pre_activation result but no activation (the "
+                  "result is the pre-activation)");
+    if (pre.getType() != result)
+      return diag("expects a pre_activation of the result's type ", result,
+                  ", got ", pre.getType());
+  }
   RankedTensorType bias = getBias().getType();
   if (bias.getRank() != 1 || bias.getDimSize(0) != shape->back())
     return diag("expects a bias of shape [", shape->back(),
@@ -389,6 +414,21 @@ LogicalResult FusedMatmulOp::verify() {
   if (bias.getElementType() != out)
     return diag("expects a bias of the result's element type ", out, ", got ",
                 bias.getElementType());
+  return success();
+}
+
+LogicalResult MatmulActivationGradOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  StringRef act = getActivation();
+  if (act != "relu" && act != "gelu_tanh")
+    return diag("unknown activation '", act, "' (expected relu or gelu_tanh)");
+  RankedTensorType result = getType();
+  if (failed(epilogueProductShape(getA(), getB(), getTransposeA(),
+                                  getTransposeB(), result, diag)))
+    return failure();
+  if (getSaved().getType() != result)
+    return diag("expects a saved value of the result's type ", result, ", got ",
+                getSaved().getType());
   return success();
 }
 

@@ -68,27 +68,46 @@ std::optional<Product> productOf(Value v) {
   return p;
 }
 
+/// Whether `user` is a gradient of `kind` (relu or gelu_tanh) that reads
+/// `h` as its saved value.
+bool isGradientReading(Operation *user, Value h, StringRef kind) {
+  if (auto grad = dyn_cast<ReluGradOp>(user))
+    return kind == "relu" && grad.getSaved() == h;
+  if (auto grad = dyn_cast<GeluGradOp>(user))
+    return kind == "gelu_tanh" && grad.getApproximate() && grad.getSaved() == h;
+  if (auto grad = dyn_cast<MatmulActivationGradOp>(user))
+    return grad.getActivation() == kind && grad.getSaved() == h;
+  return false;
+}
+
 /// The activation that follows `h` and can join the epilogue: its one
-/// reader other than ReLU gradients (which are given the ReLU's output).
-Operation *activationOf(Value h) {
+/// reader other than the activation's gradients, in its block. ReLU's
+/// gradients are given the ReLU's output; tanh-GELU's, which need its
+/// input, the pre-activation the fused op then also writes
+/// (`needsPre`). Exact GELU does not join: cuBLASLt's GELU epilogue is
+/// the tanh approximation.
+Operation *activationOf(Value h, bool &needsPre) {
+  needsPre = false;
   Operation *act = nullptr;
   for (Operation *user : h.getUsers()) {
-    if (auto grad = dyn_cast<ReluGradOp>(user); grad && grad.getSaved() == h)
+    if (isa<ReluGradOp, GeluGradOp, MatmulActivationGradOp>(user))
       continue;
     if (act || !isa<ReluOp, GeluOp>(user))
       return nullptr;
     act = user;
   }
-  if (auto gelu = dyn_cast_or_null<GeluOp>(act)) {
-    // cuBLASLt's GELU epilogue is the tanh approximation, and GELU's
-    // gradient reads the pre-activation the epilogue would not write.
-    if (!gelu.getApproximate() || !h.hasOneUse())
+  if (!act)
+    return nullptr;
+  if (auto gelu = dyn_cast<GeluOp>(act); gelu && !gelu.getApproximate())
+    return nullptr;
+  StringRef kind = isa<ReluOp>(act) ? "relu" : "gelu_tanh";
+  for (Operation *user : h.getUsers()) {
+    if (user == act)
+      continue;
+    if (!isGradientReading(user, h, kind) ||
+        act->getBlock() != user->getBlock())
       return nullptr;
-  }
-  if (auto relu = dyn_cast_or_null<ReluOp>(act)) {
-    for (Operation *user : h.getUsers())
-      if (isa<ReluGradOp>(user) && relu->getBlock() != user->getBlock())
-        return nullptr;
+    needsPre |= kind == "gelu_tanh";
   }
   return act;
 }
@@ -209,16 +228,21 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     json.object([&] {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
-          if (!isa<FusedMatmulOp, MatmulBiasGradOp, AttentionOp,
-                   AddLayerNormOp>(op))
+          if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
+                   AttentionOp, AddLayerNormOp>(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
             json.attribute("function",
                            func ? func.getSymName().str() : std::string());
             json.attribute("op", op->getName().getStringRef().str());
-            if (auto fm = dyn_cast<FusedMatmulOp>(op))
+            if (auto fm = dyn_cast<FusedMatmulOp>(op)) {
               json.attribute("activation", fm.getActivation().str());
+              json.attribute("pre_activation",
+                             fm.getPreActivation() != nullptr);
+            }
+            if (auto grad = dyn_cast<MatmulActivationGradOp>(op))
+              json.attribute("activation", grad.getActivation().str());
             if (auto norm = dyn_cast<AddLayerNormOp>(op))
               json.attribute("dropout_p", norm.getDropoutP().convertToDouble());
             if (auto at = dyn_cast<AttentionOp>(op)) {
@@ -270,6 +294,13 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](AddOp op) { adds.push_back(op); });
       for (AddOp add : adds)
         fuseLinear(add);
+      SmallVector<Operation *> gradients;
+      getOperation().walk([&](Operation *op) {
+        if (isa<ReluGradOp, GeluGradOp>(op))
+          gradients.push_back(op);
+      });
+      for (Operation *gradient : gradients)
+        fuseActivationGrad(gradient);
       SmallVector<ReduceSumOp> sums;
       getOperation().walk([&](ReduceSumOp op) { sums.push_back(op); });
       for (ReduceSumOp sum : sums)
@@ -574,6 +605,49 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       widen.erase();
   }
 
+  /// `relu_grad(matmul(a, b), saved)` or `gelu_grad(matmul(a, b), saved)
+  /// {approximate}` (at O1 through the product's widening cast), the
+  /// product a linear layer's data gradient read only by the gradient: one
+  /// mpc.matmul_activation_grad, the derivative applied to the f32 product
+  /// (cuBLASLt's DRELU / DGELU epilogues).
+  void fuseActivationGrad(Operation *gradient) {
+    StringRef kind;
+    Value grad, saved;
+    if (auto relu = dyn_cast<ReluGradOp>(gradient)) {
+      kind = "relu";
+      grad = relu.getGrad();
+      saved = relu.getSaved();
+    } else if (auto gelu = dyn_cast<GeluGradOp>(gradient);
+               gelu && gelu.getApproximate()) {
+      kind = "gelu_tanh";
+      grad = gelu.getGrad();
+      saved = gelu.getSaved();
+    } else {
+      return;
+    }
+    std::optional<Product> p = productOf(grad);
+    RankedTensorType result = typeOf(gradient->getResult(0));
+    if (!p || typeOf(saved) != result || typeOf(grad) != result)
+      return;
+    SmallVector<Operation *> inOrder{p->matmul};
+    if (p->widen)
+      inOrder.push_back(p->widen);
+    inOrder.push_back(gradient);
+    OpBuilder b(gradient);
+    auto fused = MatmulActivationGradOp::create(
+        b, fusedLocation(&getContext(), inOrder), result, p->matmul.getA(),
+        p->matmul.getB(), saved, p->matmul.getTransposeAAttr(),
+        p->matmul.getTransposeBAttr(), b.getStringAttr(kind));
+    if (Attribute precision = p->matmul->getAttr("mpc.precision"))
+      fused->setAttr("mpc.precision", precision);
+    remark(fused, " (activation " + kind + ")");
+    gradient->getResult(0).replaceAllUsesWith(fused.getResult());
+    gradient->erase();
+    if (p->widen)
+      p->widen.erase();
+    p->matmul.erase();
+  }
+
   /// Whether one op at the later of `a` and `b` (of one block) can take
   /// both: the earlier one's results are read only after the later one.
   static bool placeable(Operation *a, Operation *b) {
@@ -601,7 +675,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           typeOf(productValue) != result ||
           biasType.getElementType() != result.getElementType())
         continue;
-      Operation *act = activationOf(add.getResult());
+      bool needsPre = false;
+      Operation *act = activationOf(add.getResult(), needsPre);
       StringRef activation = !act               ? "none"
                              : isa<ReluOp>(act) ? "relu"
                                                 : "gelu_tanh";
@@ -613,18 +688,22 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         inOrder.push_back(act);
       OpBuilder b(add);
       auto fused = FusedMatmulOp::create(
-          b, fusedLocation(&getContext(), inOrder), result, p->matmul.getA(),
-          p->matmul.getB(), bias, p->matmul.getTransposeAAttr(),
-          p->matmul.getTransposeBAttr(), b.getStringAttr(activation));
+          b, fusedLocation(&getContext(), inOrder), result,
+          needsPre ? Type(result) : Type(), p->matmul.getA(), p->matmul.getB(),
+          bias, p->matmul.getTransposeAAttr(), p->matmul.getTransposeBAttr(),
+          b.getStringAttr(activation));
       if (Attribute precision = p->matmul->getAttr("mpc.precision"))
         fused->setAttr("mpc.precision", precision);
-      remark(fused, " (activation " + activation + ")");
+      remark(fused, " (activation " + activation +
+                        (needsPre ? ", pre-activation kept" : "") + ")");
       if (act) {
-        // ReLU's gradients read its output, which the epilogue writes.
+        // ReLU's gradients read its output, which the epilogue writes;
+        // GELU's the pre-activation, which it writes beside.
+        Value saved = needsPre ? fused.getPreActivation() : fused.getResult();
         for (OpOperand &use :
              llvm::make_early_inc_range(add.getResult().getUses()))
-          if (isa<ReluGradOp>(use.getOwner()))
-            use.set(fused);
+          if (use.getOwner() != act)
+            use.set(saved);
         act->getResult(0).replaceAllUsesWith(fused.getResult());
         act->erase();
       } else {

@@ -197,17 +197,25 @@ struct PadForTensorCoresPass
       SmallVector<int64_t> shape(result.getShape());
       shape[shape.size() - 2] = pm;
       shape.back() = pn;
+      // Every result (a fused product's pre-activation too) has the
+      // product's shape: each is sliced back.
       Operation *product = b.clone(*op);
       product->setOperands(operands);
-      product->getResult(0).setType(result.clone(shape));
-      Value out = product->getResult(0);
-      if (pm != m || pn != n)
-        out = SliceOp::create(
-            b, loc, result, out,
-            b.getDenseI64ArrayAttr(SmallVector<int64_t>(result.getRank(), 0)),
-            b.getDenseI64ArrayAttr(result.getShape()), DenseI64ArrayAttr());
+      SmallVector<Value> outs;
+      for (OpResult r : product->getResults()) {
+        auto type = cast<RankedTensorType>(r.getType());
+        r.setType(type.clone(shape));
+        Value out = r;
+        if (pm != m || pn != n)
+          out = SliceOp::create(
+              b, loc, type, out,
+              b.getDenseI64ArrayAttr(SmallVector<int64_t>(type.getRank(), 0)),
+              b.getDenseI64ArrayAttr(type.getShape()), DenseI64ArrayAttr());
+        outs.push_back(out);
+      }
       if (Attribute precision = op->getAttr("mpc.precision"))
-        for (Value v : {operands[0], operands[1], out})
+        for (Value v : llvm::concat<const Value>(
+                 ArrayRef<Value>{operands[0], operands[1]}, outs))
           if (Operation *def = v.getDefiningOp();
               def && !isa<ConstantOp>(def) && def != op)
             def->setAttr("mpc.precision", precision);
@@ -222,7 +230,7 @@ struct PadForTensorCoresPass
       op->emitRemark() << "'" << name
                        << "': padded for Tensor Cores: " << padded
                        << llvm::formatv(" ({0:F0}% more work)", extra * 100);
-      op->getResult(0).replaceAllUsesWith(out);
+      op->replaceAllUsesWith(outs);
       op->erase();
     }
   }

@@ -250,6 +250,9 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
   func.walk([&](Operation *op) {
     if (auto fused = dyn_cast<FusedMatmulOp>(op))
       ++plan.fused[("mpc.fused_matmul " + fused.getActivation()).str()];
+    else if (auto grad = dyn_cast<MatmulActivationGradOp>(op))
+      ++plan.fused[("mpc.matmul_activation_grad " + grad.getActivation())
+                       .str()];
     else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp,
                  AddLayerNormOp, AddLayerNormBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];

@@ -262,6 +262,12 @@ def MPC_FusedMatmulOp : MPC_Op<"fused_matmul", "Lowp", [Pure]> {
     the operands are f16 or bf16 (the O1 form of a product whose sum is
     taken in f32); `bias` has the result's element type.
 
+    With a second result, `pre_activation` (of the result's type), the
+    op also writes `matmul(a, b) + bias` rounded to the result type, the
+    value the activation's gradient reads (cuBLASLt's `GELU_AUX_BIAS`):
+    a training graph fuses a GELU whose backward needs its input, and the
+    op's VJP reads `pre_activation` instead of recomputing the product.
+
     `--mpc-fuse` builds it from `matmul` + `add` (+ `relu` / `gelu`);
     it can also be written by hand, and differentiates as its parts.
 
@@ -269,15 +275,53 @@ def MPC_FusedMatmulOp : MPC_Op<"fused_matmul", "Lowp", [Pure]> {
     %h = mpc.fused_matmul %x, %w, %b {activation = "relu"}
         : tensor<64x784xf16>, tensor<784x512xf16>, tensor<512xf16>
           -> tensor<64x512xf16>
+    %g, %pre = mpc.fused_matmul %x, %w1, %b1 {activation = "gelu_tanh"}
+        : tensor<64x784xf16>, tensor<784x512xf16>, tensor<512xf16>
+          -> tensor<64x512xf16>, tensor<64x512xf16>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
                        MPC_FloatTensor:$bias, UnitAttr:$transpose_a,
                        UnitAttr:$transpose_b,
                        DefaultValuedStrAttr<StrAttr, "none">:$activation);
-  let results = (outs MPC_FloatTensor:$result);
+  let results = (outs MPC_FloatTensor:$result,
+                      Optional<MPC_FloatTensor>:$pre_activation);
   let assemblyFormat = "$a `,` $b `,` $bias attr-dict `:` type($a) `,` "
-      "type($b) `,` type($bias) `->` type($result)";
+      "type($b) `,` type($bias) `->` type($result) "
+      "(`,` type($pre_activation)^)?";
+  let hasVerifier = 1;
+}
+
+def MPC_MatmulActivationGradOp : MPC_Op<"matmul_activation_grad", "Lowp",
+    [Pure]> {
+  let summary = "Data-gradient GEMM with the activation's gradient epilogue";
+  let description = [{
+    `matmul(a, b) * activation'(saved)`, with `a`, `b` and the transpose
+    flags as in `mpc.matmul`: the gradient of a linear layer's input
+    `matmul(dy, W) {transpose_b}` carried back through the activation
+    before it, as `mpc.relu_grad` / `mpc.gelu_grad {approximate}` take it.
+    `activation` is `relu` (`saved` the ReLU's input or output, positive
+    at the same places) or `gelu_tanh` (`saved` GELU's input). The product
+    accumulates in f32 (f64 for f64), is multiplied by the derivative
+    there, and is rounded once to the result type (cuBLASLt's `DRELU` and
+    `DGELU` epilogues): the operands' element type, or f32 for f16/bf16
+    operands; `saved` has the result's type and shape.
+
+    `--mpc-fuse` builds it from a `matmul` read only by an activation's
+    gradient; it has no gradient of its own.
+
+    ```mlir
+    %dh = mpc.matmul_activation_grad %dy, %w2, %pre {activation = "gelu_tanh", transpose_b}
+        : tensor<64x256xf16>, tensor<512x256xf16>, tensor<64x512xf16>
+          -> tensor<64x512xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
+                       MPC_FloatTensor:$saved, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b, StrAttr:$activation);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b `,` $saved attr-dict `:` type($a) `,` "
+      "type($b) `,` type($saved) `->` type($result)";
   let hasVerifier = 1;
 }
 

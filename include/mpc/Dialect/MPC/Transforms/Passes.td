@@ -407,9 +407,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     - an `mpc.relu` that is the sum's only reader besides ReLU gradients,
       which then read the ReLU's output (positive exactly where its input
       is, so the gradients are unchanged);
-    - an `mpc.gelu {approximate}` that is the sum's only reader (cuBLASLt's
-      GELU is the tanh form; exact GELU and a GELU whose gradient needs the
-      sum stay separate ops reading it).
+    - an `mpc.gelu {approximate}` that is the sum's only reader besides
+      tanh-GELU gradients, which then read the pre-activation the fused op
+      writes beside its result (`GELU_AUX_BIAS`); cuBLASLt's GELU is the
+      tanh form, so exact GELU stays a separate op reading the sum.
 
     It does not fuse a product or sum read elsewhere, a batched weight, a
     transposed activation, a bias that is not a vector of the result's
@@ -422,7 +423,11 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     reshaped to `[rows, N]` become one `mpc.matmul_bias_grad` (cuBLASLt
     `BGRADA`) at the later of the two, where that place can take both;
     an f16/bf16 reduction gets the f32 sums cast to its type. It does not
-    fuse an f32 sum of values the product reads rounded to f16.
+    fuse an f32 sum of values the product reads rounded to f16. An
+    `mpc.relu_grad` or `mpc.gelu_grad {approximate}` whose gradient is a
+    product (as above: one rank-2 weight, at O1 through its widening cast,
+    read only by it) becomes one `mpc.matmul_activation_grad`, the
+    derivative applied to the f32 product (cuBLASLt `DRELU` / `DGELU`).
 
     With `norms`, in forward graphs (before autodiff, with attention):
     `mpc.layer_norm` over the last axis, its statistics unread, of an

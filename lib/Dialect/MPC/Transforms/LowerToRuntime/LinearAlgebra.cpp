@@ -27,7 +27,7 @@ struct Gemm {
 
 template <typename Op> FailureOr<Gemm> gemmOf(Op op) {
   auto a = tensorType(op.getA()), b = tensorType(op.getB());
-  auto c = op.getType();
+  auto c = tensorType(op->getResult(0));
   int64_t rank = c.getRank();
   int64_t m = c.getDimSize(rank - 2), n = c.getDimSize(rank - 1);
   int64_t k = op.getTransposeA() ? a.getDimSize(a.getRank() - 2)
@@ -69,22 +69,41 @@ LogicalResult matmul(MatmulOp op, Lowering &l) {
   return success();
 }
 
+int32_t activationCode(StringRef act) {
+  return act == "relu"        ? MPCRT_RELU
+         : act == "gelu_tanh" ? MPCRT_GELU_TANH
+                              : MPCRT_ACTIVATION_NONE;
+}
+
 LogicalResult fusedMatmul(FusedMatmulOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  Value pre = op.getPreActivation() ? l.result(op, 1) : l.null();
+  FailureOr<Gemm> g = gemmOf(op);
+  if (!out || !pre || failed(g))
+    return failure();
+  l.call("mpcrt_fused_matmul",
+         {l.i32(dtypeCode(tensorType(op.getA()).getElementType())),
+          l.i32(dtypeCode(op.getResult().getType().getElementType())),
+          l.ptr(op.getA()), l.i64(g->aStride), l.ptr(op.getB()),
+          l.i64(g->bStride), l.ptr(op.getBias()), out, pre, l.i64(g->batch),
+          l.i64(g->m), l.i64(g->n), l.i64(g->k), l.i32(op.getTransposeA()),
+          l.i32(op.getTransposeB()),
+          l.i32(activationCode(op.getActivation()))});
+  return success();
+}
+
+LogicalResult matmulActivationGrad(MatmulActivationGradOp op, Lowering &l) {
   Value out = l.result(op, 0);
   FailureOr<Gemm> g = gemmOf(op);
   if (!out || failed(g))
     return failure();
-  StringRef act = op.getActivation();
-  int32_t activation = act == "relu"        ? MPCRT_RELU
-                       : act == "gelu_tanh" ? MPCRT_GELU_TANH
-                                            : MPCRT_ACTIVATION_NONE;
-  l.call("mpcrt_fused_matmul",
+  l.call("mpcrt_matmul_activation_grad",
          {l.i32(dtypeCode(tensorType(op.getA()).getElementType())),
           l.i32(dtypeCode(op.getType().getElementType())), l.ptr(op.getA()),
           l.i64(g->aStride), l.ptr(op.getB()), l.i64(g->bStride),
-          l.ptr(op.getBias()), out, l.i64(g->batch), l.i64(g->m), l.i64(g->n),
+          l.ptr(op.getSaved()), out, l.i64(g->batch), l.i64(g->m), l.i64(g->n),
           l.i64(g->k), l.i32(op.getTransposeA()), l.i32(op.getTransposeB()),
-          l.i32(activation)});
+          l.i32(activationCode(op.getActivation()))});
   return success();
 }
 
@@ -137,6 +156,9 @@ std::optional<LogicalResult> lowering::lowerLinearAlgebra(Operation *op,
       .Case([&](MatmulOp op) { return matmul(op, l); })
       .Case([&](FusedMatmulOp op) { return fusedMatmul(op, l); })
       .Case([&](MatmulBiasGradOp op) { return matmulBiasGrad(op, l); })
+      .Case([&](MatmulActivationGradOp op) {
+        return matmulActivationGrad(op, l);
+      })
       .Case([&](Conv2DOp op) {
         return conv(op, "conv2d", op.getInput(), op.getFilter(),
                     tensorType(op.getInput()).getShape(),
