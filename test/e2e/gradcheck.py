@@ -70,6 +70,10 @@ CASES = {
                           "%y = mpc.fused_matmul %a, %b, %c {activation = \"relu\", transpose_b} : tensor<2x3x4xf64>, tensor<5x4xf64>, tensor<5xf64> -> tensor<2x3x5xf64>", "2x3x5"),
     "fused_matmul_gelu": ([("a", "4x3", -1, 1), ("b", "4x5", -1, 1), ("c", "5", -1, 1)],
                           "%y = mpc.fused_matmul %a, %b, %c {activation = \"gelu_tanh\", transpose_a} : tensor<4x3xf64>, tensor<4x5xf64>, tensor<5xf64> -> tensor<3x5xf64>", "3x5"),
+    # A product accumulated into a tensor: the addend's gradient is the
+    # output's, the operands' the matmul's.
+    "matmul_add": ([("a", "2x3x4", -1, 1), ("b", "5x4", -1, 1), ("c", "2x3x5", -1, 1)],
+                   "%y = mpc.matmul_add %a, %b, %c {transpose_b} : tensor<2x3x4xf64>, tensor<5x4xf64>, tensor<2x3x5xf64> -> tensor<2x3x5xf64>", "2x3x5"),
     # The pre-activation written beside the GELU (read by the VJP instead
     # of a second product) and read by the graph too: its own gradient
     # joins the GELU's.

@@ -1,7 +1,7 @@
 //===- FusedMatmulCheck.h - fused GEMMs against float64 ---------*- C++ -*-===//
 //
 // One check for every backend (mpcrt_fused_matmul, mpcrt_matmul_bias_grad,
-// mpcrt_matmul_activation_grad):
+// mpcrt_matmul_activation_grad, mpcrt_matmul_add):
 // fresh random operands, exact in their storage type, multiplied by the
 // backend and by a float64 reference, each
 // element held to the error bound below. The backend runs through a
@@ -244,6 +244,81 @@ inline void checkAllMatmulActivationGrads(
       for (const FusedMatmulShape &s : shapes) {
         checkMatmulActivationGrad(in, out, act, s, rng,
                                   backend(in, out, act, s));
+        if (::testing::Test::HasFatalFailure())
+          return;
+      }
+}
+
+/// Runs the backend: (a, b, addend, c) host buffers of the check's types;
+/// with `inPlace` the backend gives C as the addend (C holds it on entry).
+using MatmulAddRun = std::function<void(
+    const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+    const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
+    int64_t aStride, int64_t bStride, bool inPlace)>;
+
+/// mpcrt_matmul_add against float64: the product's error gamma_k sum |a b|,
+/// the f32 addition of the addend (u |sum|), one rounding to `out`.
+inline void checkMatmulAdd(mpcrt_dtype in, mpcrt_dtype out,
+                           const FusedMatmulShape &s, bool inPlace,
+                           std::mt19937 &rng, const MatmulAddRun &run) {
+  int64_t aCount = s.batch * s.m * s.k;
+  int64_t bCount = (s.broadcastB ? 1 : s.batch) * s.k * s.n;
+  int64_t cCount = s.batch * s.m * s.n;
+  std::vector<double> a, b, addend;
+  std::vector<uint8_t> aBytes = randomOf(in, aCount, rng, a),
+                       bBytes = randomOf(in, bCount, rng, b),
+                       addendBytes = randomOf(out, cCount, rng, addend);
+  std::vector<uint8_t> cBytes(cCount * elementBytes(out));
+  if (inPlace)
+    cBytes = addendBytes;
+  run(aBytes, bBytes, addendBytes, cBytes, s.m * s.k,
+      s.broadcastB ? 0 : s.k * s.n, inPlace);
+  std::vector<double> c(cCount);
+  mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
+
+  double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
+  double gamma = s.k * u / (1 - s.k * u);
+  double rel = unitRoundoff(out), tiny = out == MPCRT_F16 ? 0x1p-25 : 0;
+  for (int64_t p = 0; p < s.batch; ++p) {
+    const double *ap = a.data() + p * s.m * s.k;
+    const double *bp = b.data() + (s.broadcastB ? 0 : p * s.k * s.n);
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) {
+        int64_t at = (p * s.m + i) * s.n + j;
+        double h = addend[at], abs = 0;
+        for (int64_t l = 0; l < s.k; ++l) {
+          double x = s.transA ? ap[l * s.m + i] : ap[i * s.k + l];
+          double y = s.transB ? bp[j * s.k + l] : bp[l * s.n + j];
+          h += x * y;
+          abs += std::fabs(x * y);
+        }
+        double bound =
+            rel * std::fabs(h) + tiny + gamma * abs + u * std::fabs(h);
+        ASSERT_LE(std::fabs(c[at] - h), bound)
+            << "in " << in << " out " << out << " batch " << p << " (" << i
+            << ", " << j << "), transA " << s.transA << " transB " << s.transB
+            << ", in place " << inPlace;
+      }
+  }
+}
+
+/// Every type pair and layout the op takes, apart and in place.
+inline void checkAllMatmulAdds(
+    std::mt19937 &rng,
+    const std::function<MatmulAddRun(mpcrt_dtype, mpcrt_dtype,
+                                     const FusedMatmulShape &)> &backend) {
+  const std::pair<mpcrt_dtype, mpcrt_dtype> types[] = {
+      {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16},
+      {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64},
+      {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
+  const FusedMatmulShape shapes[] = {{1, 64, 48, 96, false, true, true},
+                                     {3, 17, 33, 65, false, false, true},
+                                     {2, 16, 24, 40, true, false, false},
+                                     {1, 8, 8, 0, false, true, true}};
+  for (auto [in, out] : types)
+    for (const FusedMatmulShape &s : shapes)
+      for (bool inPlace : {false, true}) {
+        checkMatmulAdd(in, out, s, inPlace, rng, backend(in, out, s));
         if (::testing::Test::HasFatalFailure())
           return;
       }

@@ -72,6 +72,17 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                         int64_t k, int32_t trans_a, int32_t trans_b,
                         int32_t activation);
 
+/* mpc.matmul_add: C[b] = op(A[b]) x op(B[b]) + addend[b] with A, B, the
+ * strides and the transposes as mpcrt_matmul_*, `addend` of C's shape and
+ * type. The product accumulates in f32 (f64 for f64), the addend is added
+ * to the sum, which is rounded once. `in` is A and B's type; `out` C and
+ * the addend's. `c` may be `addend` (the sum is accumulated in place). */
+void mpcrt_matmul_add(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                      int64_t a_batch_stride, const void *b,
+                      int64_t b_batch_stride, const void *addend, void *c,
+                      int64_t batch, int64_t m, int64_t n, int64_t k,
+                      int32_t trans_a, int32_t trans_b);
+
 /* mpc.matmul_activation_grad: C[b] = (op(A[b]) x op(B[b])) * act'(saved[b])
  * with A, B, the strides and the transposes as mpcrt_matmul_*, `activation`
  * MPCRT_RELU or MPCRT_GELU_TANH and `saved` of C's shape and type (the

@@ -39,13 +39,14 @@ struct NoEpilogue {};
 
 /// Batched C = epilogue(op(A) op(B)) in BLAS (Blas.h), the epilogue (if
 /// any) applied to the unrounded f32 (f64) element `i` of batch `p`,
-/// `epilogue(v, p, i)`, before the one rounding. A batch stride of 0
-/// broadcasts that operand. O, the result's type, is T or the
-/// accumulation type.
+/// `epilogue(v, p, i)`, before the one rounding. With `addend` (C's shape
+/// and type; it may be C itself), C = op(A) op(B) + addend, the addend
+/// added to the unrounded sum. A batch stride of 0 broadcasts that
+/// operand. O, the result's type, is T or the accumulation type.
 template <typename T, typename O = T, typename Epilogue = NoEpilogue>
 void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, O *c,
             int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
-            bool transB, Epilogue epilogue = {}) {
+            bool transB, Epilogue epilogue = {}, const O *addend = nullptr) {
   using S = Storage<T>;
   using SO = Storage<O>;
   using Acc = typename S::Acc;
@@ -64,8 +65,12 @@ void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, O *c,
     const Acc *ap = widen(a + p * aStride, m * k, 0);
     const Acc *bp = bw ? bw : widen(b + p * bStride, k * n, 1);
     O *cp = c + p * m * n;
+    const O *addp = addend ? addend + p * m * n : nullptr;
     if constexpr (std::is_same_v<T, Acc> && std::is_same_v<O, Acc>) {
-      gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(0), cp, n);
+      // BLAS adds the addend itself: C holds it, beta = 1.
+      if (addp && addp != cp)
+        std::copy(addp, addp + m * n, cp);
+      gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(addp ? 1 : 0), cp, n);
       if constexpr (hasEpilogue)
         parallelFor(m, grainFor(4 * n), [&](int64_t r0, int64_t r1) {
           for (int64_t i = r0 * n; i < r1 * n; ++i)
@@ -76,10 +81,11 @@ void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, O *c,
       gemm(transA, transB, m, n, k, ap, lda, bp, ldb, Acc(0), out, n);
       parallelFor(m, grainFor(4 * n), [&](int64_t r0, int64_t r1) {
         for (int64_t i = r0 * n; i < r1 * n; ++i) {
+          Acc v = addp ? out[i] + SO::load(addp[i]) : out[i];
           if constexpr (hasEpilogue)
-            cp[i] = SO::store(epilogue(out[i], p, i));
+            cp[i] = SO::store(epilogue(v, p, i));
           else
-            cp[i] = SO::store(out[i]);
+            cp[i] = SO::store(v);
         }
       });
     }
@@ -108,6 +114,16 @@ void fusedMatmul(const void *a, int64_t aStride, const void *b, int64_t bStride,
   };
   matmul(static_cast<const T *>(a), aStride, static_cast<const T *>(b), bStride,
          static_cast<O *>(c), batch, m, n, k, transA, transB, epilogue);
+}
+
+/// op(A) op(B) + addend, the addend added to the f32 product.
+template <typename T, typename O>
+void matmulAdd(const void *a, int64_t aStride, const void *b, int64_t bStride,
+               const void *addend, void *c, int64_t batch, int64_t m, int64_t n,
+               int64_t k, bool transA, bool transB) {
+  matmul(static_cast<const T *>(a), aStride, static_cast<const T *>(b), bStride,
+         static_cast<O *>(c), batch, m, n, k, transA, transB, NoEpilogue{},
+         static_cast<const O *>(addend));
 }
 
 /// op(A) op(B) * act'(saved), the derivative applied to the f32 product.
@@ -257,6 +273,16 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
   MPCRT_EPILOGUE_DISPATCH("mpcrt_fused_matmul", fusedMatmul, a, a_batch_stride,
                           b, b_batch_stride, bias, c, pre, batch, m, n, k,
                           trans_a != 0, trans_b != 0, activation);
+}
+
+void mpcrt_matmul_add(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                      int64_t a_batch_stride, const void *b,
+                      int64_t b_batch_stride, const void *addend, void *c,
+                      int64_t batch, int64_t m, int64_t n, int64_t k,
+                      int32_t trans_a, int32_t trans_b) {
+  MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_add", matmulAdd, a, a_batch_stride, b,
+                          b_batch_stride, addend, c, batch, m, n, k,
+                          trans_a != 0, trans_b != 0);
 }
 
 void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,

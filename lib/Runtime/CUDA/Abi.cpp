@@ -267,6 +267,15 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
               batch, m, n, k, trans_a != 0, trans_b != 0, activation);
 }
 
+void mpcrt_matmul_add(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+                      int64_t a_batch_stride, const void *b,
+                      int64_t b_batch_stride, const void *addend, void *c,
+                      int64_t batch, int64_t m, int64_t n, int64_t k,
+                      int32_t trans_a, int32_t trans_b) {
+  matmulAdd(in, out, a, a_batch_stride, b, b_batch_stride, addend, c, batch, m,
+            n, k, trans_a != 0, trans_b != 0);
+}
+
 void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
                                   const void *a, int64_t a_batch_stride,
                                   const void *b, int64_t b_batch_stride,

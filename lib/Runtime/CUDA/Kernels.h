@@ -305,6 +305,13 @@ void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                  int64_t n, int64_t k, bool transA, bool transB,
                  int32_t activation);
 
+// mpcrt_matmul_add: the addend as cuBLASLt's C matrix with beta = 1 (in
+// place when it is C).
+void matmulAdd(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+               int64_t aBatchStride, const void *b, int64_t bBatchStride,
+               const void *addend, void *c, int64_t batch, int64_t m, int64_t n,
+               int64_t k, bool transA, bool transB);
+
 // mpcrt_matmul_activation_grad: GELU's derivative in cuBLASLt's DGELU
 // epilogue (the saved input its auxiliary matrix); ReLU's (whose DRELU
 // epilogue reads a bit mask, not a saved tensor), and GELU's where

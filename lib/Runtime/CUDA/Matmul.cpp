@@ -22,6 +22,8 @@
 // pre-activation as the auxiliary matrix; ReLU's DRELU reads a bit mask
 // that RELU_AUX writes, not a saved tensor, so ReLU's gradient is the
 // plain GEMM and unaryGrad in place, as is GELU's without an algorithm.
+// mpc.matmul_add gives its addend as cuBLASLt's C with beta = 1 (C may be
+// D: the sum accumulates in place).
 //
 // The auxiliary matrix has D's layout: row-major [m, n] is column-major
 // with leading dimension n, which cuBLASLt requires to be a multiple of 8.
@@ -33,6 +35,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -252,16 +255,22 @@ cublasLtEpilogue_t epilogueOf(int32_t activation) {
 /// whose bias vector, or bias-gradient output, is `bias` of type
 /// `biasType`, and whose auxiliary matrix (C's type and layout: the
 /// pre-activation GELU_AUX_BIAS writes, the one DGELU reads) is `aux`.
-/// False where cuBLASLt has no algorithm for the epilogue: the plain GEMM
-/// ran, and the caller applies the epilogue itself.
+/// With `addend` (C's shape and type, possibly C itself), C = op(A) op(B) +
+/// addend: cuBLASLt's C matrix with beta = 1. False where cuBLASLt has no
+/// algorithm for the epilogue: the plain GEMM ran, and the caller applies
+/// the epilogue itself.
 bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
           const void *b, int64_t bBatchStride, void *c, int64_t batch,
           int64_t m, int64_t n, int64_t k, bool transA, bool transB,
           cublasLtEpilogue_t epilogue, const void *bias, mpcrt_dtype biasType,
-          const void *aux = nullptr) {
+          const void *aux = nullptr, const void *addend = nullptr) {
   Context &ctx = context();
+  // C (the addend) and D (the result) share a layout; the plan assumes
+  // the alignment of both.
   uint32_t alignA = alignmentOf(a), alignB = alignmentOf(b),
-           alignC = alignmentOf(c), alignAux = aux ? alignmentOf(aux) : 0;
+           alignC =
+               std::min(alignmentOf(c), addend ? alignmentOf(addend) : 256u),
+           alignAux = aux ? alignmentOf(aux) : 0;
   Key key{in,     out,      aBatchStride, bBatchStride, batch,  m,
           n,      k,        transA,       transB,       alignA, alignB,
           alignC, alignAux, int(epilogue)};
@@ -284,10 +293,13 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
   if (plan.epilogue && aux)
     MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
         plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
+  const void *beta = addend
+                         ? (f64 ? static_cast<const void *>(&oneD) : &one)
+                         : (f64 ? static_cast<const void *>(&zeroD) : &zeroF);
   MPCRT_LT_CHECK(lt().cublasLtMatmul(
       ctx.handle, plan.op, f64 ? static_cast<const void *>(&oneD) : &one, b,
-      plan.a, a, plan.b, f64 ? static_cast<const void *>(&zeroD) : &zeroF, c,
-      plan.c, c, plan.c, &plan.algo, ctx.workspace, kWorkspaceBytes, stream()));
+      plan.a, a, plan.b, beta, addend ? addend : c, plan.c, c, plan.c,
+      &plan.algo, ctx.workspace, kWorkspaceBytes, stream()));
   return epilogue == CUBLASLT_EPILOGUE_DEFAULT || plan.epilogue;
 }
 
@@ -325,6 +337,22 @@ void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                    transA, transB, epilogue, bias, out, pre);
   if (!done || epilogue == CUBLASLT_EPILOGUE_DEFAULT)
     biasActivation(out, c, bias, pre, batch * m, n, activation);
+}
+
+void matmulAdd(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+               int64_t aBatchStride, const void *b, int64_t bBatchStride,
+               const void *addend, void *c, int64_t batch, int64_t m, int64_t n,
+               int64_t k, bool transA, bool transB) {
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  int64_t bytes = batch * m * n * bytesOf(out);
+  if (k == 0) { // the empty product: C is the addend
+    if (addend != c)
+      copy(c, addend, bytes);
+    return;
+  }
+  gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k, transA,
+       transB, CUBLASLT_EPILOGUE_DEFAULT, nullptr, out, nullptr, addend);
 }
 
 void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,

@@ -405,3 +405,27 @@ func.func @bias_grad_types(%a: tensor<4x5xf16>, %b: tensor<4x8xf32>) {
   %0:2 = mpc.matmul_bias_grad %a, %b {transpose_a} : tensor<4x5xf16>, tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @matmul_add_k(%a: tensor<4x5xf16>, %b: tensor<6x8xf16>, %c: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_add' op expects equal contracting dimensions, got K = 5 for a and 6 for b}}
+  %0 = mpc.matmul_add %a, %b, %c : tensor<4x5xf16>, tensor<6x8xf16>, tensor<4x8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_add_result(%a: tensor<4x5xbf16>, %b: tensor<5x8xbf16>, %c: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_add' op expects a result of the operands' element type, or f32 for f16/bf16 operands, got 'f16' for 'bf16' operands}}
+  %0 = mpc.matmul_add %a, %b, %c : tensor<4x5xbf16>, tensor<5x8xbf16>, tensor<4x8xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_add_addend(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_add' op expects an addend of the result's type 'tensor<4x8xf16>', got 'tensor<8xf16>'}}
+  %0 = mpc.matmul_add %a, %b, %c : tensor<4x5xf16>, tensor<5x8xf16>, tensor<8xf16> -> tensor<4x8xf16>
+  return
+}

@@ -94,6 +94,15 @@ func.func @fused_matmul_pre_activation(%x: tensor<16x32xbf16>, %w: tensor<32x64x
   return %0, %1 : tensor<16x64xbf16>, tensor<16x64xbf16>
 }
 
+// CHECK-LABEL: func @matmul_add
+func.func @matmul_add(%dy: tensor<8x16x64xf16>, %w: tensor<32x64xf16>, %g: tensor<8x16x32xf16>, %g32: tensor<8x16x32xf32>) -> (tensor<8x16x32xf16>, tensor<8x16x32xf32>) {
+  // CHECK: mpc.matmul_add %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf16> -> tensor<8x16x32xf16>
+  %0 = mpc.matmul_add %dy, %w, %g {transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf16> -> tensor<8x16x32xf16>
+  // CHECK: mpc.matmul_add %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+  %1 = mpc.matmul_add %dy, %w, %g32 {transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf32> -> tensor<8x16x32xf32>
+  return %0, %1 : tensor<8x16x32xf16>, tensor<8x16x32xf32>
+}
+
 // CHECK-LABEL: func @matmul_activation_grad
 func.func @matmul_activation_grad(%dy: tensor<8x16x64xf16>, %w: tensor<32x64xf16>, %h: tensor<8x16x32xf16>, %pre: tensor<8x16x32xf32>) -> (tensor<8x16x32xf16>, tensor<8x16x32xf32>) {
   // CHECK: mpc.matmul_activation_grad %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu", transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf16> -> tensor<8x16x32xf16>

@@ -176,14 +176,14 @@ func.func @relu_stays(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<1
 // CHECK-COUNT-6: mpc.matmul
 // CHECK-NOT: mpc.fused_matmul
 // REMARK-NOT: remark
-func.func @no_fusion(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<16xf16>, %b32: tensor<16xf32>, %bm: tensor<64x16xf16>, %xt: tensor<32x64xf16>, %wb: tensor<2x32x16xf16>, %xb: tensor<2x64x32xf16>, %xd: tensor<64x32xf64>, %wd: tensor<32x16xf64>, %bd: tensor<16xf64>) -> (tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf16>, tensor<64x16xf16>, tensor<2x64x16xf16>, tensor<64x16xf64>) {
+func.func @no_fusion(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<16xf16>, %b32: tensor<16xf32>, %bm: tensor<1x16xf16>, %xt: tensor<32x64xf16>, %wb: tensor<2x32x16xf16>, %xb: tensor<2x64x32xf16>, %xd: tensor<64x32xf64>, %wd: tensor<32x16xf64>, %bd: tensor<16xf64>) -> (tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf16>, tensor<64x16xf16>, tensor<2x64x16xf16>, tensor<64x16xf64>) {
   %0 = mpc.matmul %x, %w : tensor<64x32xf16>, tensor<32x16xf16>
   %1 = mpc.add %0, %b : tensor<64x16xf16>, tensor<16xf16>
   %2 = mpc.matmul %x, %w : tensor<64x32xf16>, tensor<32x16xf16>
   %3 = mpc.cast %2 : tensor<64x16xf16> -> tensor<64x16xf32>
   %4 = mpc.add %3, %b32 : tensor<64x16xf32>, tensor<16xf32>
   %5 = mpc.matmul %x, %w : tensor<64x32xf16>, tensor<32x16xf16>
-  %6 = mpc.add %5, %bm : tensor<64x16xf16>, tensor<64x16xf16>
+  %6 = mpc.add %5, %bm : tensor<64x16xf16>, tensor<1x16xf16>
   %7 = mpc.matmul %xt, %w {transpose_a} : tensor<32x64xf16>, tensor<32x16xf16>
   %8 = mpc.add %7, %b : tensor<64x16xf16>, tensor<16xf16>
   %9 = mpc.matmul %xb, %wb : tensor<2x64x32xf16>, tensor<2x32x16xf16>
@@ -191,4 +191,48 @@ func.func @no_fusion(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<16
   %11 = mpc.matmul %xd, %wd : tensor<64x32xf64>, tensor<32x16xf64>
   %12 = mpc.add %11, %bd : tensor<64x16xf64>, tensor<16xf64>
   return %0, %1, %3, %4, %6, %8, %10, %12 : tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf16>, tensor<64x16xf16>, tensor<2x64x16xf16>, tensor<64x16xf64>
+}
+
+// -----
+
+// A product added to a tensor of its type (a residual gradient plus a
+// linear layer's data gradient): one mpc.matmul_add, either side, at O1
+// through the product's widening cast; a chain of such adds accumulates
+// into one tensor.
+// CHECK-LABEL: func @matmul_add
+// CHECK-NEXT: %[[A:.*]] = mpc.matmul_add %arg0, %arg1, %arg2 {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>, tensor<8x16x64xf16> -> tensor<8x16x64xf16>
+// CHECK-NEXT: %[[B:.*]] = mpc.matmul_add %arg0, %arg1, %[[A]] {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>, tensor<8x16x64xf16> -> tensor<8x16x64xf16>
+// CHECK-NEXT: %[[C:.*]] = mpc.matmul_add %arg0, %arg1, %arg3 {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>, tensor<8x16x64xf32> -> tensor<8x16x64xf32>
+// CHECK-NEXT: return %[[B]], %[[C]]
+// REMARK-COUNT-2: remark: fused: mpc.matmul + mpc.add -> mpc.matmul_add
+// REMARK: remark: fused: mpc.matmul + mpc.cast + mpc.add -> mpc.matmul_add
+func.func @matmul_add(%dy: tensor<8x16x32xf16>, %w: tensor<64x32xf16>, %g: tensor<8x16x64xf16>, %g32: tensor<8x16x64xf32>) -> (tensor<8x16x64xf16>, tensor<8x16x64xf32>) {
+  %0 = mpc.matmul %dy, %w {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>
+  %1 = mpc.add %g, %0 : tensor<8x16x64xf16>, tensor<8x16x64xf16>
+  %2 = mpc.matmul %dy, %w {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>
+  %3 = mpc.add %2, %1 : tensor<8x16x64xf16>, tensor<8x16x64xf16>
+  %4 = mpc.matmul %dy, %w {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>
+  %5 = mpc.cast %4 : tensor<8x16x64xf16> -> tensor<8x16x64xf32>
+  %6 = mpc.add %g32, %5 : tensor<8x16x64xf32>, tensor<8x16x64xf32>
+  return %3, %6 : tensor<8x16x64xf16>, tensor<8x16x64xf32>
+}
+
+// -----
+
+// What must not fuse into a GEMM's addend: a broadcasting add, a product
+// read elsewhere, a widening cast read elsewhere, a batched weight.
+// CHECK-LABEL: func @no_matmul_add
+// CHECK-NOT: mpc.matmul_add
+// REMARK-NOT: remark
+func.func @no_matmul_add(%dy: tensor<8x16x32xf16>, %w: tensor<64x32xf16>, %g: tensor<16x64xf16>, %g2: tensor<8x16x64xf16>, %g32: tensor<8x16x64xf32>, %wb: tensor<8x64x32xf16>) -> (tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf32>, tensor<8x16x64xf16>) {
+  %0 = mpc.matmul %dy, %w {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>
+  %1 = mpc.add %0, %g : tensor<8x16x64xf16>, tensor<16x64xf16>
+  %2 = mpc.matmul %dy, %w {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>
+  %3 = mpc.add %2, %g2 : tensor<8x16x64xf16>, tensor<8x16x64xf16>
+  %4 = mpc.matmul %dy, %w {transpose_b} : tensor<8x16x32xf16>, tensor<64x32xf16>
+  %5 = mpc.cast %4 : tensor<8x16x64xf16> -> tensor<8x16x64xf32>
+  %6 = mpc.add %5, %g32 : tensor<8x16x64xf32>, tensor<8x16x64xf32>
+  %7 = mpc.matmul %dy, %wb {transpose_b} : tensor<8x16x32xf16>, tensor<8x64x32xf16>
+  %8 = mpc.add %7, %g2 : tensor<8x16x64xf16>, tensor<8x16x64xf16>
+  return %1, %2, %3, %5, %8 : tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf16>, tensor<8x16x64xf32>, tensor<8x16x64xf16>
 }

@@ -386,3 +386,21 @@ func.func @many_views(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %v300 = mpc.neg %v299 : tensor<4x8xf32>
   return %v300 : tensor<4x8xf32>
 }
+
+// -----
+
+// mpc.matmul_add accumulates in place into its addend where the addend dies
+// there (a chain of residual gradients is one buffer), never into its
+// product's operands; an addend read later gets a buffer of its own.
+// CHECK-LABEL: func @matmul_add_in_place
+// CHECK: %[[G:.*]] = mpc.exp {{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK: %[[A:.*]] = mpc.matmul_add %{{.*}}, %{{.*}}, %[[G]] {{.*}}mpc.offsets = array<i64: 0>
+// CHECK: %[[B:.*]] = mpc.matmul_add %{{.*}}, %{{.*}}, %[[A]] {{.*}}mpc.offsets = array<i64: 0>
+// CHECK: mpc.matmul_add %{{.*}}, %{{.*}}, %[[B]] {{.*}}mpc.offsets = array<i64: 16384>
+func.func @matmul_add_in_place(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %g = mpc.exp %x : tensor<64x64xf32>
+  %0 = mpc.matmul_add %x, %w, %g : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %1 = mpc.matmul_add %x, %w, %0 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %2 = mpc.matmul_add %x, %w, %1 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %1, %2 : tensor<64x64xf32>, tensor<64x64xf32>
+}

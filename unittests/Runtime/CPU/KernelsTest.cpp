@@ -235,6 +235,24 @@ TEST(Kernels, FusedMatmulMatchesFloat64) {
       });
 }
 
+TEST(Kernels, MatmulAddMatchesFloat64) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllMatmulAdds(
+      rng, [](mpcrt_dtype in, mpcrt_dtype out,
+              const mpcrt::test::FusedMatmulShape &s) {
+        return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                   const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
+                   int64_t aStride, int64_t bStride, bool inPlace) {
+          mpcrt_matmul_add(in, out, a.data(), aStride, b.data(), bStride,
+                           inPlace ? c.data() : addend.data(), c.data(),
+                           s.batch, s.m, s.n, s.k, s.transA, s.transB);
+        };
+      });
+}
+
 TEST(Kernels, MatmulActivationGradMatchesFloat64) {
   std::mt19937 rng(std::random_device{}());
   unsigned seed = rng();

@@ -220,6 +220,23 @@ TEST_F(Support, FusedMatmulMatchesFloat64) {
       });
 }
 
+TEST_F(Support, MatmulAddMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllMatmulAdds(
+      rng, [this](mpcrt_dtype in, mpcrt_dtype out,
+                  const mpcrt::test::FusedMatmulShape &s) {
+        return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+                   const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
+                   int64_t aStride, int64_t bStride, bool inPlace) {
+          uint8_t *dC = upload(c);
+          matmulAdd(in, out, upload(a), aStride, upload(b), bStride,
+                    inPlace ? dC : upload(addend), dC, s.batch, s.m, s.n, s.k,
+                    s.transA, s.transB);
+          c = download(dC, c.size());
+        };
+      });
+}
+
 TEST_F(Support, MatmulActivationGradMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulActivationGrads(

@@ -245,6 +245,18 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](MatmulOp op) { return matmul(op, b, g, out); })
+      .Case([&](MatmulAddOp op) {
+        // The addend's gradient is g; the product's, g in the operands'
+        // type.
+        out[2] = g;
+        Value dp = g;
+        Type operands = typeOf(op.getA()).getElementType();
+        if (typeOf(g).getElementType() != operands)
+          dp = CastOp::create(b, loc, typeOf(g).clone(operands), g);
+        matmulGrads(b, loc, op.getA(), op.getB(), op.getTransposeA(),
+                    op.getTransposeB(), dp, out);
+        return success();
+      })
       .Case([&](Conv2DOp op) {
         out[0] = Conv2DBackwardDataOp::create(
             b, loc, typeOf(op.getInput()), g, op.getFilter(),
@@ -444,10 +456,10 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
          RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
-         WhereOp, MatmulOp, FusedMatmulOp, AttentionOp, AddLayerNormOp,
-         Conv2DOp, ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
-         SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, ReshapeOp,
-         TransposeOp, SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp,
-         MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
-         BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
+         WhereOp, MatmulOp, FusedMatmulOp, MatmulAddOp, AttentionOp,
+         AddLayerNormOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp,
+         ReduceMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp,
+         ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp,
+         DropoutOp, MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp,
+         CrossEntropyOp, MSEOp, BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

@@ -417,6 +417,18 @@ LogicalResult FusedMatmulOp::verify() {
   return success();
 }
 
+LogicalResult MatmulAddOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  RankedTensorType result = getType();
+  if (failed(epilogueProductShape(getA(), getB(), getTransposeA(),
+                                  getTransposeB(), result, diag)))
+    return failure();
+  if (getAddend().getType() != result)
+    return diag("expects an addend of the result's type ", result, ", got ",
+                getAddend().getType());
+  return success();
+}
+
 LogicalResult MatmulActivationGradOp::verify() {
   Diag diag(getLoc(), getOperationName());
   StringRef act = getActivation();

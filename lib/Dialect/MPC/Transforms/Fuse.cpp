@@ -229,7 +229,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
-                   AttentionOp, AddLayerNormOp>(op))
+                   MatmulAddOp, AttentionOp, AddLayerNormOp>(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -294,6 +294,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](AddOp op) { adds.push_back(op); });
       for (AddOp add : adds)
         fuseLinear(add);
+      SmallVector<AddOp> sums;
+      getOperation().walk([&](AddOp op) { sums.push_back(op); });
+      for (AddOp add : sums)
+        fuseMatmulAdd(add);
       SmallVector<Operation *> gradients;
       getOperation().walk([&](Operation *op) {
         if (isa<ReluGradOp, GeluGradOp>(op))
@@ -301,9 +305,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
       for (Operation *gradient : gradients)
         fuseActivationGrad(gradient);
-      SmallVector<ReduceSumOp> sums;
-      getOperation().walk([&](ReduceSumOp op) { sums.push_back(op); });
-      for (ReduceSumOp sum : sums)
+      SmallVector<ReduceSumOp> reductions;
+      getOperation().walk([&](ReduceSumOp op) { reductions.push_back(op); });
+      for (ReduceSumOp sum : reductions)
         fuseBiasGrad(sum);
     }
     if (!report.empty() && failed(writeReport()))
@@ -603,6 +607,40 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     reduce.erase();
     if (widen && widen->use_empty())
       widen.erase();
+  }
+
+  /// `add(matmul(a, b), c)` (either side; at O1 through the product's
+  /// widening cast) with c of the sum's type: one mpc.matmul_add, the GEMM
+  /// with c as its C matrix. In the backward pass these are the residual
+  /// gradient plus a linear layer's data gradient.
+  void fuseMatmulAdd(AddOp add) {
+    RankedTensorType result = add.getType();
+    if (typeOf(add.getLhs()) != result || typeOf(add.getRhs()) != result)
+      return;
+    for (int side = 0; side < 2; ++side) {
+      std::optional<Product> p = productOf(add->getOperand(side));
+      if (!p)
+        continue;
+      Value addend = add->getOperand(1 - side);
+      SmallVector<Operation *> inOrder{p->matmul};
+      if (p->widen)
+        inOrder.push_back(p->widen);
+      inOrder.push_back(add);
+      OpBuilder b(add);
+      auto fused = MatmulAddOp::create(
+          b, fusedLocation(&getContext(), inOrder), result, p->matmul.getA(),
+          p->matmul.getB(), addend, p->matmul.getTransposeAAttr(),
+          p->matmul.getTransposeBAttr());
+      if (Attribute precision = p->matmul->getAttr("mpc.precision"))
+        fused->setAttr("mpc.precision", precision);
+      remark(fused);
+      add.getResult().replaceAllUsesWith(fused.getResult());
+      add.erase();
+      if (p->widen)
+        p->widen.erase();
+      p->matmul.erase();
+      return;
+    }
   }
 
   /// `relu_grad(matmul(a, b), saved)` or `gelu_grad(matmul(a, b), saved)

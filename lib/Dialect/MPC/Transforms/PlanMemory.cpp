@@ -43,6 +43,16 @@ bool isElementwise(Operation *op) {
              TanhGradOp, SigmoidGradOp, DropoutBackwardOp, ScaleLossOp>(op);
 }
 
+/// The operands whose buffer an op's result may take where they die: every
+/// operand of an elementwise op, the addend a GEMM accumulates into.
+SmallVector<Value> inPlaceOperands(Operation *op) {
+  if (isElementwise(op))
+    return SmallVector<Value>(op->getOperands());
+  if (auto accumulate = dyn_cast<MatmulAddOp>(op))
+    return {accumulate.getAddend()};
+  return {};
+}
+
 /// A buffer of the arena: one or more values sharing storage (in place).
 struct Buffer {
   int64_t bytes = 0, start = 0, end = 0, offset = -1;
@@ -174,21 +184,20 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
       }
       // In place: take a dying operand's buffer of the same size and type.
       bool inPlace = false;
-      if (isElementwise(op))
-        for (Value operand : op->getOperands()) {
-          auto it = bufferOf.find(operand);
-          if (it == bufferOf.end())
-            continue;
-          Buffer &b = buffers[it->second];
-          if (b.bytes != byteSize(type) || b.end != here ||
-              b.element != type.getElementType())
-            continue;
-          bufferOf[result] = it->second;
-          b.end = lastUse(result);
-          b.gradient |= isGradient(result);
-          inPlace = true;
-          break;
-        }
+      for (Value operand : inPlaceOperands(op)) {
+        auto it = bufferOf.find(operand);
+        if (it == bufferOf.end())
+          continue;
+        Buffer &b = buffers[it->second];
+        if (b.bytes != byteSize(type) || b.end != here ||
+            b.element != type.getElementType())
+          continue;
+        bufferOf[result] = it->second;
+        b.end = lastUse(result);
+        b.gradient |= isGradient(result);
+        inPlace = true;
+        break;
+      }
       if (inPlace)
         continue;
       if (isa<AllReduceOp>(op))
@@ -254,7 +263,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
       ++plan.fused[("mpc.matmul_activation_grad " + grad.getActivation())
                        .str()];
     else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp,
-                 AddLayerNormOp, AddLayerNormBackwardOp>(op))
+                 MatmulAddOp, AddLayerNormOp, AddLayerNormBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
   });
   // The placed buffers by offset, in runs (Run): each buffer walks them

@@ -292,6 +292,37 @@ def MPC_FusedMatmulOp : MPC_Op<"fused_matmul", "Lowp", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MPC_MatmulAddOp : MPC_Op<"matmul_add", "Lowp", [Pure]> {
+  let summary = "Matrix product added to a tensor of its shape in the GEMM";
+  let description = [{
+    `matmul(a, b) + addend`, with `a`, `b` and the transpose flags as in
+    `mpc.matmul` and `addend` of the result's type. The product
+    accumulates in f32 (f64 for f64), the addend is added to the f32 sum
+    and the result is rounded once: a GEMM whose C matrix is the addend
+    (cuBLASLt with beta = 1). The result has the operands' element type,
+    or f32 for f16/bf16 operands. The memory plan may give the result the
+    addend's buffer when the addend dies there (the GEMM then accumulates
+    in place).
+
+    `--mpc-fuse` builds it from an `add` of a product and another tensor:
+    in the backward pass, a residual gradient plus a linear layer's data
+    gradient. It can be written by hand and differentiates as its parts.
+
+    ```mlir
+    %g = mpc.matmul_add %dq, %wq, %g0 {transpose_b}
+        : tensor<8x128x256xf16>, tensor<256x256xf16>, tensor<8x128x256xf16>
+          -> tensor<8x128x256xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
+                       MPC_FloatTensor:$addend, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b `,` $addend attr-dict `:` type($a) `,` "
+      "type($b) `,` type($addend) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def MPC_MatmulActivationGradOp : MPC_Op<"matmul_activation_grad", "Lowp",
     [Pure]> {
   let summary = "Data-gradient GEMM with the activation's gradient epilogue";

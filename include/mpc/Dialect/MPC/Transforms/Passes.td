@@ -427,7 +427,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     `mpc.relu_grad` or `mpc.gelu_grad {approximate}` whose gradient is a
     product (as above: one rank-2 weight, at O1 through its widening cast,
     read only by it) becomes one `mpc.matmul_activation_grad`, the
-    derivative applied to the f32 product (cuBLASLt `DRELU` / `DGELU`).
+    derivative applied to the f32 product (cuBLASLt `DRELU` / `DGELU`). An
+    `mpc.add` of such a product and a tensor of the sum's type (a residual
+    gradient plus a data gradient) becomes one `mpc.matmul_add`, the GEMM
+    with the tensor as its C matrix.
 
     With `norms`, in forward graphs (before autodiff, with attention):
     `mpc.layer_norm` over the last axis, its statistics unread, of an

@@ -92,6 +92,20 @@ LogicalResult fusedMatmul(FusedMatmulOp op, Lowering &l) {
   return success();
 }
 
+LogicalResult matmulAdd(MatmulAddOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  FailureOr<Gemm> g = gemmOf(op);
+  if (!out || failed(g))
+    return failure();
+  l.call("mpcrt_matmul_add",
+         {l.i32(dtypeCode(tensorType(op.getA()).getElementType())),
+          l.i32(dtypeCode(op.getType().getElementType())), l.ptr(op.getA()),
+          l.i64(g->aStride), l.ptr(op.getB()), l.i64(g->bStride),
+          l.ptr(op.getAddend()), out, l.i64(g->batch), l.i64(g->m), l.i64(g->n),
+          l.i64(g->k), l.i32(op.getTransposeA()), l.i32(op.getTransposeB())});
+  return success();
+}
+
 LogicalResult matmulActivationGrad(MatmulActivationGradOp op, Lowering &l) {
   Value out = l.result(op, 0);
   FailureOr<Gemm> g = gemmOf(op);
@@ -156,6 +170,7 @@ std::optional<LogicalResult> lowering::lowerLinearAlgebra(Operation *op,
       .Case([&](MatmulOp op) { return matmul(op, l); })
       .Case([&](FusedMatmulOp op) { return fusedMatmul(op, l); })
       .Case([&](MatmulBiasGradOp op) { return matmulBiasGrad(op, l); })
+      .Case([&](MatmulAddOp op) { return matmulAdd(op, l); })
       .Case([&](MatmulActivationGradOp op) {
         return matmulActivationGrad(op, l);
       })
