@@ -131,6 +131,14 @@ CASES = {
                                   "  %sum = mpc.add %s, %xd : tensor<3x6xf64>, tensor<3x6xf64>\n"
                                   "  %n, %m, %r = mpc.layer_norm %sum, %g, %b : tensor<3x6xf64>, tensor<6xf64>\n"
                                   "  %y = mpc.mul %n, %sum : tensor<3x6xf64>, tensor<3x6xf64>", "3x6"),
+    "dropout_add": ([("x", "3x6", -1, 1), ("s", "3x6", -1, 1)],
+                    "%y = mpc.dropout_add %x, %s {p = 0.4 : f64, seed = 9 : i64} : tensor<3x6xf64>, tensor<3x6xf64>", "3x6"),
+    # Fused by mpc-compile from its parts (the sum read twice: the
+    # residual's gradient and the input's through the same bits).
+    "dropout_add_from_parts": ([("x", "3x6", -1, 1), ("s", "3x6", -1, 1)],
+                               "%xd, %mask = mpc.dropout %x {p = 0.4, seed = 9} : tensor<3x6xf64>\n"
+                               "  %sum = mpc.add %s, %xd : tensor<3x6xf64>, tensor<3x6xf64>\n"
+                               "  %y = mpc.mul %sum, %sum : tensor<3x6xf64>, tensor<3x6xf64>", "3x6"),
     "reshape": ([("a", "3x4", -1, 1)],
                 "%y = mpc.reshape %a : tensor<3x4xf64> -> tensor<2x6xf64>", "2x6"),
     "transpose": ([("a", "2x3x4", -1, 1)],

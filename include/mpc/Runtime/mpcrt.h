@@ -329,6 +329,15 @@ void mpcrt_attention_backward(
     double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
     const int64_t *mask_layout, int32_t mask_rank, double mask_value);
 
+/* mpc.dropout_add: y = dropout(x) + residual over `count` elements of
+ * `dtype`, element i kept exactly when mpcrt_dropout_* keeps it at *step,
+ * the dropped value and the sum each rounded to `dtype` (the separate ops'
+ * roundings); no mask. `residual` may be null: y = dropout(x). `y` may be
+ * `x` or `residual`. */
+void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,
+                       void *y, int64_t count, double p, uint64_t seed,
+                       const int64_t *step);
+
 /* mpc.add_layer_norm over `rows` rows of `cols`: sum = dropout(x) +
  * residual, y = layer_norm(sum) as mpcrt_layer_norm_* (mean and rstd f32,
  * f64 for f64). The dropout keeps element i exactly when mpcrt_dropout_*

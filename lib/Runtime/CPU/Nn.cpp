@@ -411,6 +411,25 @@ void dropout(const T *x, T *y, uint8_t *mask, int64_t count, double p,
   });
 }
 
+/// mpc.dropout_add: the dropout's bits and rounding, then the residual
+/// added and the sum rounded (no residual: the dropped value alone).
+template <typename T>
+void dropoutAdd(const T *x, const T *residual, T *y, int64_t count, double p,
+                uint64_t seed, int64_t step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  int64_t grain = (grainFor(32) + 3) / 4 * 4;
+  parallelFor(count, grain, [&](int64_t begin, int64_t end) {
+    KeepBits keeps(p, seed, step);
+    for (int64_t i = begin; i < end; ++i) {
+      T dropped = S::store(keeps(i) ? S::load(x[i]) * scale : A(0));
+      y[i] = residual ? S::store(S::load(dropped) + S::load(residual[i]))
+                      : dropped;
+    }
+  });
+}
+
 template <typename T>
 void dropoutBackward(const T *dy, const uint8_t *mask, T *dx, int64_t count,
                      double p) {
@@ -714,6 +733,17 @@ void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
     attention(static_cast<const T *>(query), static_cast<const T *>(key),
               static_cast<const T *>(value), static_cast<T *>(result),
               static_cast<A *>(logsumexp), a);
+  });
+}
+
+void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,
+                       void *y, int64_t count, double p, uint64_t seed,
+                       const int64_t *step) {
+  dispatch(dtype, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    dropoutAdd(static_cast<const T *>(x), static_cast<const T *>(residual),
+               static_cast<T *>(y), count, p,
+               formulas::rankSeed(seed, dropoutRank), *step);
   });
 }
 

@@ -204,6 +204,13 @@ MPCRT_DEFINE(f16_f32, uint16_t, float, MPCRT_F16, MPCRT_F32)
 MPCRT_DEFINE(bf16_f32, uint16_t, float, MPCRT_BF16, MPCRT_F32)
 #undef MPCRT_DEFINE
 
+void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,
+                       void *y, int64_t count, double p, uint64_t seed,
+                       const int64_t *step) {
+  dropoutAdd(dtype, x, residual, y, count, p,
+             mpcrt::formulas::rankSeed(seed, dropoutRank), step);
+}
+
 void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                           const void *residual, mpcrt_dtype param_dtype,
                           const void *gamma, const void *beta, void *sum,

@@ -339,6 +339,24 @@ __device__ inline bool keeps(double p, uint64_t seed, uint64_t step,
          formulas::dropoutKeeps(seed, static_cast<int64_t>(step), i, p);
 }
 
+/// mpc.dropout_add: the dropout kernel's bits and rounding, then the
+/// residual (if any) added and the sum rounded.
+template <typename T>
+__global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
+                                 int64_t count, double p, uint64_t seed,
+                                 const int64_t *step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  uint64_t t = static_cast<uint64_t>(*step);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    T dropped = S::store(keeps(p, seed, t, i) ? S::load(x[i]) * scale : A(0));
+    y[i] =
+        residual ? S::store(S::load(dropped) + S::load(residual[i])) : dropped;
+  }
+}
+
 /// mpc.add_layer_norm, one block per row: the sum (each thread writes and
 /// reads back its own elements), then the row's layer norm.
 template <typename T, typename Stat>
@@ -673,6 +691,19 @@ void where(int32_t bytes, const uint8_t *condition,
       bytes, condition, static_cast<const char *>(lhs),
       static_cast<const char *>(rhs), static_cast<char *>(out), s, count);
   MPCRT_CUDA_LAUNCHED("where");
+}
+
+void dropoutAdd(mpcrt_dtype dtype, const void *x, const void *residual, void *y,
+                int64_t count, double p, uint64_t seed, const int64_t *step) {
+  if (count <= 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    dropoutAddKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(x), static_cast<const T *>(residual),
+        static_cast<T *>(y), count, p, seed, step);
+  });
+  MPCRT_CUDA_LAUNCHED("dropout_add");
 }
 
 void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, void *pre,

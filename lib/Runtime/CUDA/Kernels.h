@@ -336,6 +336,11 @@ void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
 void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
                 int64_t rows, int64_t cols);
 
+// mpc.dropout_add: y = dropout(x) + residual (residual may be null), the
+// dropout kernel's bits, each step rounded as the separate ops round it.
+void dropoutAdd(mpcrt_dtype dtype, const void *x, const void *residual, void *y,
+                int64_t count, double p, uint64_t seed, const int64_t *step);
+
 // c[i] = act(c[i] + bias[i % n]) over rows x n elements of type `dtype`
 // (activation an mpcrt_unary_op or MPCRT_ACTIVATION_NONE); pre[i], when
 // `pre` is not null, the sum before the activation.

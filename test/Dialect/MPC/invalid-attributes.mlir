@@ -177,3 +177,27 @@ func.func @wrong_kind_adam_eps(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i
   %0:3 = mpc.adam_update %p, %p, %p, %p lr(%lr) step(%t) {eps = 1 : i64} : tensor<4xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @dropout_add_p(%x: tensor<4x8xf16>, %r: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.dropout_add' op expects p in [0, 1), got 1}}
+  %y = mpc.dropout_add %x, %r {p = 1.0 : f64, seed = 1 : i64} : tensor<4x8xf16>, tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @dropout_add_nan_p(%x: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.dropout_add' op expects p in [0, 1), got nan}}
+  %y = mpc.dropout_add %x {p = 0x7FF8000000000000 : f64, seed = 1 : i64} : tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @dropout_add_residual(%x: tensor<4x8xf16>, %r: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.dropout_add' op expects a residual of the input's type 'tensor<4x8xf16>', got 'tensor<4x8xf32>'}}
+  %y = mpc.dropout_add %x, %r {p = 0.1 : f64, seed = 1 : i64} : tensor<4x8xf16>, tensor<4x8xf32>
+  return
+}

@@ -94,6 +94,15 @@ func.func @fused_matmul_pre_activation(%x: tensor<16x32xbf16>, %w: tensor<32x64x
   return %0, %1 : tensor<16x64xbf16>, tensor<16x64xbf16>
 }
 
+// CHECK-LABEL: func @dropout_add
+func.func @dropout_add(%x: tensor<8x16x32xbf16>, %r: tensor<8x16x32xbf16>) -> (tensor<8x16x32xbf16>, tensor<8x16x32xbf16>) {
+  // CHECK: mpc.dropout_add %{{.*}}, %{{.*}} {p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<8x16x32xbf16>, tensor<8x16x32xbf16>
+  %0 = mpc.dropout_add %x, %r {p = 0.1 : f64, seed = 7 : i64} : tensor<8x16x32xbf16>, tensor<8x16x32xbf16>
+  // CHECK: mpc.dropout_add %{{.*}} {p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<8x16x32xbf16>
+  %1 = mpc.dropout_add %x {p = 0.1 : f64, seed = 7 : i64} : tensor<8x16x32xbf16>
+  return %0, %1 : tensor<8x16x32xbf16>, tensor<8x16x32xbf16>
+}
+
 // CHECK-LABEL: func @matmul_add
 func.func @matmul_add(%dy: tensor<8x16x64xf16>, %w: tensor<32x64xf16>, %g: tensor<8x16x32xf16>, %g32: tensor<8x16x32xf32>) -> (tensor<8x16x32xf16>, tensor<8x16x32xf32>) {
   // CHECK: mpc.matmul_add %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf16> -> tensor<8x16x32xf16>

@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -448,6 +449,50 @@ void checkAgainstUnfusedOps(mpcrt_dtype dt, Dropout dropout, Binary binary) {
   EXPECT_EQ(dx, dx2);
   EXPECT_EQ(dg, dg2);
   EXPECT_EQ(db, db2);
+}
+
+/// mpcrt_dropout_add against mpcrt_dropout_* then mpcrt_binary_* ADD (the
+/// unfused ops), bit for bit: apart, in place over the residual, and
+/// without a residual (the dropped input, the gradient's form).
+template <typename T, typename Dropout, typename Binary>
+void checkDropoutAdd(mpcrt_dtype dt, Dropout dropout, Binary binary) {
+  std::mt19937 rng(std::random_device{}());
+  const int64_t n = 4099; // not a multiple of the four words of a draw
+  const double p = 0.3;
+  const uint64_t seed = rng();
+  const int64_t step = 11;
+  std::vector<double> unused;
+  auto x = mpcrt::test::randomOf(dt, n, rng, unused),
+       r = mpcrt::test::randomOf(dt, n, rng, unused);
+  size_t bytes = n * sizeof(T);
+  std::vector<uint8_t> dropped(bytes), mask(n), want(bytes);
+  dropout(reinterpret_cast<const T *>(x.data()),
+          reinterpret_cast<T *>(dropped.data()), mask.data(), n, p, seed,
+          &step);
+  int64_t shape[] = {n}, strides[] = {1};
+  binary(MPCRT_ADD, reinterpret_cast<const T *>(dropped.data()), strides,
+         reinterpret_cast<const T *>(r.data()), strides,
+         reinterpret_cast<T *>(want.data()), shape, 1);
+
+  std::vector<uint8_t> got(bytes), alone(bytes), inPlace = r;
+  mpcrt_dropout_add(dt, x.data(), r.data(), got.data(), n, p, seed, &step);
+  mpcrt_dropout_add(dt, x.data(), nullptr, alone.data(), n, p, seed, &step);
+  mpcrt_dropout_add(dt, x.data(), inPlace.data(), inPlace.data(), n, p, seed,
+                    &step);
+  EXPECT_EQ(got, want) << "dtype " << dt;
+  EXPECT_EQ(alone, dropped) << "dtype " << dt;
+  EXPECT_EQ(inPlace, want) << "dtype " << dt;
+  // A nonzero drop rate drops something and keeps something.
+  int64_t kept = std::count(mask.begin(), mask.end(), 1);
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, n);
+}
+
+TEST(Nn, DropoutAddIsTheUnfusedOpsBitForBit) {
+  checkDropoutAdd<uint16_t>(MPCRT_F16, mpcrt_dropout_f16, mpcrt_binary_f16);
+  checkDropoutAdd<uint16_t>(MPCRT_BF16, mpcrt_dropout_bf16, mpcrt_binary_bf16);
+  checkDropoutAdd<float>(MPCRT_F32, mpcrt_dropout_f32, mpcrt_binary_f32);
+  checkDropoutAdd<double>(MPCRT_F64, mpcrt_dropout_f64, mpcrt_binary_f64);
 }
 
 TEST(Nn, AddLayerNormIsTheUnfusedOpsBitForBit) {

@@ -215,6 +215,22 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
             upload(std::vector<int64_t>{step}));
     ASSERT_EQ(download(mask, n), wantMask) << "dropout mask";
     ASSERT_EQ(download(out, want.size()), want) << "dropout";
+
+    // Dropout + residual add (no mask), and the dropped input alone, as
+    // the reference computes them.
+    auto residual = randomOf(rng, d, n, -1, 1);
+    std::vector<uint8_t> wantSum(in.size()), wantAlone(in.size());
+    mpcrt_dropout_add(d, in.data(), residual.data(), wantSum.data(), n, 0.3, s,
+                      &step);
+    mpcrt_dropout_add(d, in.data(), nullptr, wantAlone.data(), n, 0.3, s,
+                      &step);
+    uint8_t *sum = deviceBuffer<uint8_t>(in.size());
+    uint8_t *alone = deviceBuffer<uint8_t>(in.size());
+    const int64_t *dStep = upload(std::vector<int64_t>{step});
+    dropoutAdd(d, upload(in), upload(residual), sum, n, 0.3, s, dStep);
+    dropoutAdd(d, upload(in), nullptr, alone, n, 0.3, s, dStep);
+    ASSERT_EQ(download(sum, in.size()), wantSum) << "dropout_add";
+    ASSERT_EQ(download(alone, in.size()), wantAlone) << "dropout_add alone";
   }
 
   // Embedding: gather exactly; the backward sums in f32.

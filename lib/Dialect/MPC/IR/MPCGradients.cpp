@@ -245,6 +245,15 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](MatmulOp op) { return matmul(op, b, g, out); })
+      .Case([&](DropoutAddOp op) {
+        // The same bits scale the gradient: the input's is the gradient
+        // dropped again; the residual's is the gradient itself.
+        out[0] = DropoutAddOp::create(b, loc, g, Value(), op.getPAttr(),
+                                      op.getSeedAttr());
+        if (op.getResidual())
+          out[1] = g;
+        return success();
+      })
       .Case([&](MatmulAddOp op) {
         // The addend's gradient is g; the product's, g in the operands'
         // type.
@@ -456,10 +465,10 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
          RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
-         WhereOp, MatmulOp, FusedMatmulOp, MatmulAddOp, AttentionOp,
-         AddLayerNormOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp, ReduceMeanOp,
-         ReduceMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp,
-         ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp,
-         DropoutOp, MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp,
+         WhereOp, MatmulOp, FusedMatmulOp, MatmulAddOp, DropoutAddOp,
+         AttentionOp, AddLayerNormOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp,
+         ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+         BatchNormOp, ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp,
+         EmbeddingOp, DropoutOp, MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp,
          CrossEntropyOp, MSEOp, BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

@@ -113,7 +113,7 @@ static LogicalResult checkPair(ArrayRef<int64_t> pair, StringRef name,
 
 static LogicalResult checkFraction(double value, StringRef name,
                                    bool closedHigh, const Diag &diag) {
-  if (value < 0.0 || (closedHigh ? value > 1.0 : value >= 1.0))
+  if (!(value >= 0.0) || (closedHigh ? value > 1.0 : value >= 1.0)) // NaN too
     return diag("expects ", name, " in [0, 1", closedHigh ? "]" : ")", ", got ",
                 value);
   return success();
@@ -414,6 +414,18 @@ LogicalResult FusedMatmulOp::verify() {
   if (bias.getElementType() != out)
     return diag("expects a bias of the result's element type ", out, ", got ",
                 bias.getElementType());
+  return success();
+}
+
+LogicalResult DropoutAddOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  if (failed(checkFraction(getP().convertToDouble(), "p",
+                           /*closedHigh=*/false, diag)))
+    return failure();
+  if (Value residual = getResidual();
+      residual && residual.getType() != getInput().getType())
+    return diag("expects a residual of the input's type ", getInput().getType(),
+                ", got ", residual.getType());
   return success();
 }
 

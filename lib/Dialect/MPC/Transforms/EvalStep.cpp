@@ -81,6 +81,8 @@ struct EvalStepPass : public mpc::impl::EvalStepPassBase<EvalStepPass> {
         attention.setDropoutP(llvm::APFloat(0.0));
       if (auto norm = dyn_cast<AddLayerNormOp>(op))
         norm.setDropoutP(llvm::APFloat(0.0));
+      if (auto residual = dyn_cast<DropoutAddOp>(op))
+        residual.setP(llvm::APFloat(0.0));
     });
     for (Operation *op : ops) {
       if (auto dropout = dyn_cast<DropoutOp>(op)) {

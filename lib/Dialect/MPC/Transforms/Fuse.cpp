@@ -229,7 +229,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
-                   MatmulAddOp, AttentionOp, AddLayerNormOp>(op))
+                   MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp>(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -245,6 +245,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
               json.attribute("activation", grad.getActivation().str());
             if (auto norm = dyn_cast<AddLayerNormOp>(op))
               json.attribute("dropout_p", norm.getDropoutP().convertToDouble());
+            if (auto residual = dyn_cast<DropoutAddOp>(op))
+              json.attribute("dropout_p", residual.getP().convertToDouble());
             if (auto at = dyn_cast<AttentionOp>(op)) {
               json.attribute("dropout_p", at.getDropoutP().convertToDouble());
               json.attribute("masked", at.getMask() != nullptr);
@@ -288,6 +290,12 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](LayerNormOp op) { layerNorms.push_back(op); });
       for (LayerNormOp norm : layerNorms)
         fuseResidualNorm(norm);
+    }
+    if (residuals) {
+      SmallVector<DropoutOp> dropouts;
+      getOperation().walk([&](DropoutOp op) { dropouts.push_back(op); });
+      for (DropoutOp dropout : dropouts)
+        fuseDropoutAdd(dropout);
     }
     if (epilogues) {
       SmallVector<AddOp> adds;
@@ -527,6 +535,30 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     add.erase();
     if (dropout)
       dropout.erase();
+  }
+
+  /// `add(dropout(x), residual)` (either side), the dropout's mask unread
+  /// and its result read only by the add, of one type: one
+  /// mpc.dropout_add at the add, which keeps no mask.
+  void fuseDropoutAdd(DropoutOp dropout) {
+    if (!dropout.getMask().use_empty() || !dropout.getResult().hasOneUse())
+      return;
+    auto add = dyn_cast<AddOp>(*dropout.getResult().getUsers().begin());
+    RankedTensorType type = dropout.getResult().getType();
+    if (!add || typeOf(add.getLhs()) != type || typeOf(add.getRhs()) != type)
+      return;
+    Value residual =
+        add.getLhs() == dropout.getResult() ? add.getRhs() : add.getLhs();
+    if (residual == dropout.getResult()) // dropout(x) + dropout(x)
+      return;
+    OpBuilder b(add);
+    auto fused = DropoutAddOp::create(
+        b, fusedLocation(&getContext(), {dropout, add}), dropout.getInput(),
+        residual, dropout.getPAttr(), dropout.getSeedAttr());
+    remark(fused);
+    add.getResult().replaceAllUsesWith(fused.getResult());
+    add.erase();
+    dropout.erase();
   }
 
   /// `reduce_sum(g)` over every dimension but the last (through a

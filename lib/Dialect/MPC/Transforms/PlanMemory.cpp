@@ -40,7 +40,8 @@ namespace {
 bool isElementwise(Operation *op) {
   return isa<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
              GeluOp, AddOp, SubOp, MulOp, DivOp, PowOp, ReluGradOp, GeluGradOp,
-             TanhGradOp, SigmoidGradOp, DropoutBackwardOp, ScaleLossOp>(op);
+             TanhGradOp, SigmoidGradOp, DropoutBackwardOp, DropoutAddOp,
+             ScaleLossOp>(op);
 }
 
 /// The operands whose buffer an op's result may take where they die: every
@@ -263,7 +264,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
       ++plan.fused[("mpc.matmul_activation_grad " + grad.getActivation())
                        .str()];
     else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp,
-                 MatmulAddOp, AddLayerNormOp, AddLayerNormBackwardOp>(op))
+                 MatmulAddOp, DropoutAddOp, AddLayerNormOp,
+                 AddLayerNormBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
   });
   // The placed buffers by offset, in runs (Run): each buffer walks them

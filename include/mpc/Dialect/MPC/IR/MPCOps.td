@@ -1047,6 +1047,37 @@ def MPC_DropoutOp : MPC_Op<"dropout", "Follow", [Pure, MPC_InferTypeOpAdaptor]> 
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def MPC_DropoutAddOp : MPC_Op<"dropout_add", "Promote",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Dropout and residual add in one pass, no mask kept";
+  let description = [{
+    `dropout(input) + residual`: each element of `input` is kept exactly
+    when `mpc.dropout {p, seed}` keeps it at the same step (and rank),
+    scaled by `1/(1-p)` and rounded to the type, then the residual is added
+    and the sum rounded, as the separate ops round them. No mask is
+    written: the backward pass draws the same bits again. Without
+    `residual`, the dropped input alone: the gradient of the input, which
+    the same bits scale.
+
+    `--mpc-fuse` builds it from an `mpc.dropout` whose mask nothing reads
+    and the `mpc.add` of its result and a tensor of its type (a residual
+    connection after a sublayer, with no norm after it: `norms` takes
+    those into `mpc.add_layer_norm`).
+
+    ```mlir
+    %h = mpc.dropout_add %attn, %x {p = 0.1 : f64, seed = 7 : i64}
+        : tensor<8x128x256xf16>, tensor<8x128x256xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input,
+                       Optional<MPC_FloatTensor>:$residual, F64Attr:$p,
+                       I64Attr:$seed);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$input (`,` $residual^)? attr-dict `:` type($input) "
+      "(`,` type($residual)^)?";
+  let hasVerifier = 1;
+}
+
 def MPC_DropoutBackwardOp : MPC_Op<"dropout_backward", "Follow", [Pure,
     AllTypesMatch<["grad", "result"]>]> {
   let summary = "Backward of mpc.dropout with the forward's mask";

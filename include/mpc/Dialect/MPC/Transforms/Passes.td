@@ -437,7 +437,11 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     `mpc.add` of two tensors of its type (one side optionally an
     `mpc.dropout` read only by the add, its mask unread) becomes one
     `mpc.add_layer_norm`, whose sum replaces the add for its other
-    readers (which must follow the norm). The fused op's location fuses those of its parts.
+    readers (which must follow the norm). With `residuals`, after the
+    norms: an `mpc.dropout` whose mask nothing reads, read only by an
+    `mpc.add` of a tensor of its type, becomes one `mpc.dropout_add` (no
+    mask is kept; the backward draws the bits again). The fused op's
+    location fuses those of its parts.
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
     the metadata of its fused location). A hand-written fused op is listed
@@ -455,6 +459,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"norms", "norms", "bool", /*default=*/"true",
            "Fuse dropout + residual add + layer norm into "
            "mpc.add_layer_norm">,
+    Option<"residuals", "residuals", "bool", /*default=*/"true",
+           "Fuse dropout + residual add with no norm after it into "
+           "mpc.dropout_add">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
     Option<"report", "report", "std::string", /*default=*/"",

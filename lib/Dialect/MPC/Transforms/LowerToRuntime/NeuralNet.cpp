@@ -129,6 +129,20 @@ LogicalResult dropout(DropoutOp op, Lowering &l) {
   return success();
 }
 
+LogicalResult dropoutAdd(DropoutAddOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto type = tensorType(op.getInput());
+  l.call("mpcrt_dropout_add",
+         {l.i32(dtypeCode(type.getElementType())), l.ptr(op.getInput()),
+          op.getResidual() ? l.ptr(op.getResidual()) : l.null(), out,
+          l.i64(type.getNumElements()), l.f64(op.getP().convertToDouble()),
+          l.i64(static_cast<int64_t>(op.getSeed())),
+          l.offset(l.state, l.symbols.stepOffset)});
+  return success();
+}
+
 /// The arguments of mpcrt_attention(_backward) after the pointers: heads
 /// (the leading dimensions), sq, sk, d, dv; scale, dropout_p, seed and the
 /// step counter dropout draws with; the mask's bytes (or null), the scores'
@@ -323,6 +337,7 @@ std::optional<LogicalResult> lowering::lowerNeuralNet(Operation *op,
       .Case([&](EmbeddingOp op) { return embedding(op, l); })
       .Case([&](EmbeddingBackwardOp op) { return embeddingBackward(op, l); })
       .Case([&](DropoutOp op) { return dropout(op, l); })
+      .Case([&](DropoutAddOp op) { return dropoutAdd(op, l); })
       .Case([&](AttentionOp op) { return attention(op, l); })
       .Case([&](AttentionBackwardOp op) { return attentionBackward(op, l); })
       .Case([&](DropoutBackwardOp op) { return dropoutBackward(op, l); })
