@@ -41,13 +41,6 @@ struct AddLayerNormBuffers {
 
 using AddLayerNormRun = std::function<void(AddLayerNormBuffers &)>;
 
-inline std::vector<double> valuesOf(mpcrt_dtype d,
-                                    const std::vector<uint8_t> &bytes) {
-  std::vector<double> v(bytes.size() / elementBytes(d));
-  mpcrt_cast(d, bytes.data(), MPCRT_F64, v.data(), v.size());
-  return v;
-}
-
 inline std::vector<uint8_t> uniformOf(mpcrt_dtype d, int64_t count, double lo,
                                       double hi, std::mt19937 &rng) {
   std::uniform_real_distribution<double> u(lo, hi);

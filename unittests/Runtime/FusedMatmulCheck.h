@@ -62,6 +62,56 @@ inline std::vector<uint8_t> randomOf(mpcrt_dtype d, int64_t count,
   return bytes;
 }
 
+/// Random operands of op(A) op(B) of shape `s`, exact in `in`, and the
+/// float64 reference: each element's exact product and its sum of |a b|,
+/// which scales the accumulation error gamma_k sum |a b| (u the
+/// accumulation type's roundoff, gamma_k = k u / (1 - k u); Higham 3.1).
+struct ProductReference {
+  std::vector<double> a, b;
+  std::vector<uint8_t> aBytes, bBytes;
+  const FusedMatmulShape &s;
+  double u, gamma;
+
+  ProductReference(mpcrt_dtype in, const FusedMatmulShape &shape,
+                   std::mt19937 &rng)
+      : s(shape), u(in == MPCRT_F64 ? 0x1p-53 : 0x1p-24),
+        gamma(shape.k * u / (1 - shape.k * u)) {
+    aBytes = randomOf(in, s.batch * s.m * s.k, rng, a);
+    bBytes = randomOf(in, (s.broadcastB ? 1 : s.batch) * s.k * s.n, rng, b);
+  }
+  int64_t aStride() const { return s.m * s.k; }
+  int64_t bStride() const { return s.broadcastB ? 0 : s.k * s.n; }
+  int64_t count() const { return s.batch * s.m * s.n; }
+
+  /// Element (i, j) of product p: the exact value and sum |a b|.
+  std::pair<double, double> at(int64_t p, int64_t i, int64_t j) const {
+    const double *ap = a.data() + p * s.m * s.k;
+    const double *bp = b.data() + (s.broadcastB ? 0 : p * s.k * s.n);
+    double h = 0, abs = 0;
+    for (int64_t l = 0; l < s.k; ++l) {
+      double x = s.transA ? ap[l * s.m + i] : ap[i * s.k + l];
+      double y = s.transB ? bp[j * s.k + l] : bp[l * s.n + j];
+      h += x * y;
+      abs += std::fabs(x * y);
+    }
+    return {h, abs};
+  }
+};
+
+/// The type pairs of the epilogue GEMMs: the operands' type, or f32
+/// results of f16/bf16 operands.
+inline constexpr std::pair<mpcrt_dtype, mpcrt_dtype> kEpilogueTypes[] = {
+    {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16}, {MPCRT_F32, MPCRT_F32},
+    {MPCRT_F64, MPCRT_F64}, {MPCRT_F16, MPCRT_F32},   {MPCRT_BF16, MPCRT_F32}};
+
+/// `bytes` of type `d` as float64 values.
+inline std::vector<double> valuesOf(mpcrt_dtype d,
+                                    const std::vector<uint8_t> &bytes) {
+  std::vector<double> values(bytes.size() / elementBytes(d));
+  mpcrt_cast(d, bytes.data(), MPCRT_F64, values.data(), values.size());
+  return values;
+}
+
 /// act(op(A) op(B) + bias) against float64. The sum h has the product's
 /// accumulation error, gamma_k sum_k |a b| (u the accumulation type's
 /// roundoff, gamma_k = k u / (1 - k u); Higham 3.1), plus the f32 addition
@@ -74,37 +124,23 @@ inline void checkFusedMatmul(mpcrt_dtype in, mpcrt_dtype out,
                              int32_t activation, const FusedMatmulShape &s,
                              bool withPre, std::mt19937 &rng,
                              const FusedMatmulRun &run) {
-  int64_t aCount = s.batch * s.m * s.k;
-  int64_t bCount = (s.broadcastB ? 1 : s.batch) * s.k * s.n;
-  std::vector<double> a, b, bias;
-  std::vector<uint8_t> aBytes = randomOf(in, aCount, rng, a),
-                       bBytes = randomOf(in, bCount, rng, b),
-                       biasBytes = randomOf(out, s.n, rng, bias);
-  std::vector<uint8_t> cBytes(s.batch * s.m * s.n * elementBytes(out)),
+  ProductReference ref(in, s, rng);
+  std::vector<double> bias;
+  std::vector<uint8_t> biasBytes = randomOf(out, s.n, rng, bias);
+  std::vector<uint8_t> cBytes(ref.count() * elementBytes(out)),
       preBytes(withPre ? cBytes.size() : 0);
-  run(aBytes, bBytes, biasBytes, cBytes, withPre ? &preBytes : nullptr,
-      s.m * s.k, s.broadcastB ? 0 : s.k * s.n);
-  std::vector<double> c(s.batch * s.m * s.n), pre(withPre ? c.size() : 0);
-  mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
-  if (withPre)
-    mpcrt_cast(out, preBytes.data(), MPCRT_F64, pre.data(), pre.size());
+  run(ref.aBytes, ref.bBytes, biasBytes, cBytes, withPre ? &preBytes : nullptr,
+      ref.aStride(), ref.bStride());
+  std::vector<double> c = valuesOf(out, cBytes), pre = valuesOf(out, preBytes);
 
-  double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
-  double gamma = s.k * u / (1 - s.k * u);
+  double u = ref.u, gamma = ref.gamma;
   double rel = unitRoundoff(out), tiny = out == MPCRT_F16 ? 0x1p-25 : 0;
   double slope = activation == MPCRT_GELU_TANH ? 1.13 : 1;
-  for (int64_t p = 0; p < s.batch; ++p) {
-    const double *ap = a.data() + p * s.m * s.k;
-    const double *bp = b.data() + (s.broadcastB ? 0 : p * s.k * s.n);
+  for (int64_t p = 0; p < s.batch; ++p)
     for (int64_t i = 0; i < s.m; ++i)
       for (int64_t j = 0; j < s.n; ++j) {
-        double h = bias[j], abs = 0;
-        for (int64_t l = 0; l < s.k; ++l) {
-          double x = s.transA ? ap[l * s.m + i] : ap[i * s.k + l];
-          double y = s.transB ? bp[j * s.k + l] : bp[l * s.n + j];
-          h += x * y;
-          abs += std::fabs(x * y);
-        }
+        auto [product, abs] = ref.at(p, i, j);
+        double h = product + bias[j];
         double want = h;
         if (activation == MPCRT_RELU)
           want = h > 0 ? h : 0;
@@ -129,7 +165,6 @@ inline void checkFusedMatmul(mpcrt_dtype in, mpcrt_dtype out,
               << activation << " batch " << p << " (" << i << ", " << j << ")";
         }
       }
-  }
 }
 
 /// Every type pair, activation and layout the op takes, with and without
@@ -138,16 +173,12 @@ inline void checkAllFusedMatmuls(
     std::mt19937 &rng,
     const std::function<FusedMatmulRun(mpcrt_dtype, mpcrt_dtype, int32_t,
                                        const FusedMatmulShape &)> &backend) {
-  const std::pair<mpcrt_dtype, mpcrt_dtype> types[] = {
-      {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16},
-      {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64},
-      {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
   const FusedMatmulShape shapes[] = {{1, 64, 48, 96, false, false, true},
                                      {3, 17, 33, 65, false, false, true},
                                      {2, 16, 24, 40, false, true, true},
                                      {2, 16, 24, 40, true, false, false},
                                      {1, 8, 8, 0, false, false, true}};
-  for (auto [in, out] : types)
+  for (auto [in, out] : kEpilogueTypes)
     for (int32_t act :
          {MPCRT_ACTIVATION_NONE, int32_t(MPCRT_RELU), int32_t(MPCRT_GELU_TANH)})
       for (const FusedMatmulShape &s : shapes)
@@ -177,34 +208,18 @@ inline void checkMatmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out,
                                       const FusedMatmulShape &s,
                                       std::mt19937 &rng,
                                       const ActivationGradRun &run) {
-  int64_t aCount = s.batch * s.m * s.k;
-  int64_t bCount = (s.broadcastB ? 1 : s.batch) * s.k * s.n;
-  int64_t cCount = s.batch * s.m * s.n;
-  std::vector<double> a, b, saved;
-  std::vector<uint8_t> aBytes = randomOf(in, aCount, rng, a),
-                       bBytes = randomOf(in, bCount, rng, b),
-                       savedBytes = randomOf(out, cCount, rng, saved);
-  std::vector<uint8_t> cBytes(cCount * elementBytes(out));
-  run(aBytes, bBytes, savedBytes, cBytes, s.m * s.k,
-      s.broadcastB ? 0 : s.k * s.n);
-  std::vector<double> c(cCount);
-  mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
+  ProductReference ref(in, s, rng);
+  std::vector<double> saved;
+  std::vector<uint8_t> savedBytes = randomOf(out, ref.count(), rng, saved);
+  std::vector<uint8_t> cBytes(ref.count() * elementBytes(out));
+  run(ref.aBytes, ref.bBytes, savedBytes, cBytes, ref.aStride(), ref.bStride());
+  std::vector<double> c = valuesOf(out, cBytes);
 
-  double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
-  double gamma = s.k * u / (1 - s.k * u);
   double rel = unitRoundoff(out), tiny = out == MPCRT_F16 ? 0x1p-25 : 0;
-  for (int64_t p = 0; p < s.batch; ++p) {
-    const double *ap = a.data() + p * s.m * s.k;
-    const double *bp = b.data() + (s.broadcastB ? 0 : p * s.k * s.n);
+  for (int64_t p = 0; p < s.batch; ++p)
     for (int64_t i = 0; i < s.m; ++i)
       for (int64_t j = 0; j < s.n; ++j) {
-        double h = 0, abs = 0;
-        for (int64_t l = 0; l < s.k; ++l) {
-          double x = s.transA ? ap[l * s.m + i] : ap[i * s.k + l];
-          double y = s.transB ? bp[j * s.k + l] : bp[l * s.n + j];
-          h += x * y;
-          abs += std::fabs(x * y);
-        }
+        auto [h, abs] = ref.at(p, i, j);
         double x = saved[(p * s.m + i) * s.n + j], d;
         if (activation == MPCRT_RELU) {
           d = x > 0 ? 1 : 0;
@@ -215,15 +230,15 @@ inline void checkMatmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out,
                                   (1 + 3 * 0.044715 * x * x);
         }
         double want = h * d;
-        double bound = rel * std::fabs(want) + tiny + 1.13 * gamma * abs +
-                       (activation == MPCRT_RELU ? 0 : 9 * u) * std::fabs(h);
+        double bound =
+            rel * std::fabs(want) + tiny + 1.13 * ref.gamma * abs +
+            (activation == MPCRT_RELU ? 0 : 9 * ref.u) * std::fabs(h);
         double got = c[(p * s.m + i) * s.n + j];
         ASSERT_LE(std::fabs(got - want), bound)
             << "in " << in << " out " << out << " activation " << activation
             << " batch " << p << " (" << i << ", " << j << "), transA "
             << s.transA << " transB " << s.transB << ", saved " << x;
       }
-  }
 }
 
 /// Every type pair, activation and layout the op takes.
@@ -231,15 +246,11 @@ inline void checkAllMatmulActivationGrads(
     std::mt19937 &rng,
     const std::function<ActivationGradRun(mpcrt_dtype, mpcrt_dtype, int32_t,
                                           const FusedMatmulShape &)> &backend) {
-  const std::pair<mpcrt_dtype, mpcrt_dtype> types[] = {
-      {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16},
-      {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64},
-      {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
   const FusedMatmulShape shapes[] = {{1, 64, 48, 96, false, true, true},
                                      {3, 17, 33, 65, false, false, true},
                                      {2, 16, 24, 40, true, false, false},
                                      {1, 8, 8, 0, false, true, true}};
-  for (auto [in, out] : types)
+  for (auto [in, out] : kEpilogueTypes)
     for (int32_t act : {int32_t(MPCRT_RELU), int32_t(MPCRT_GELU_TANH)})
       for (const FusedMatmulShape &s : shapes) {
         checkMatmulActivationGrad(in, out, act, s, rng,
@@ -261,45 +272,30 @@ using MatmulAddRun = std::function<void(
 inline void checkMatmulAdd(mpcrt_dtype in, mpcrt_dtype out,
                            const FusedMatmulShape &s, bool inPlace,
                            std::mt19937 &rng, const MatmulAddRun &run) {
-  int64_t aCount = s.batch * s.m * s.k;
-  int64_t bCount = (s.broadcastB ? 1 : s.batch) * s.k * s.n;
-  int64_t cCount = s.batch * s.m * s.n;
-  std::vector<double> a, b, addend;
-  std::vector<uint8_t> aBytes = randomOf(in, aCount, rng, a),
-                       bBytes = randomOf(in, bCount, rng, b),
-                       addendBytes = randomOf(out, cCount, rng, addend);
-  std::vector<uint8_t> cBytes(cCount * elementBytes(out));
+  ProductReference ref(in, s, rng);
+  std::vector<double> addend;
+  std::vector<uint8_t> addendBytes = randomOf(out, ref.count(), rng, addend);
+  std::vector<uint8_t> cBytes(ref.count() * elementBytes(out));
   if (inPlace)
     cBytes = addendBytes;
-  run(aBytes, bBytes, addendBytes, cBytes, s.m * s.k,
-      s.broadcastB ? 0 : s.k * s.n, inPlace);
-  std::vector<double> c(cCount);
-  mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
+  run(ref.aBytes, ref.bBytes, addendBytes, cBytes, ref.aStride(), ref.bStride(),
+      inPlace);
+  std::vector<double> c = valuesOf(out, cBytes);
 
-  double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
-  double gamma = s.k * u / (1 - s.k * u);
   double rel = unitRoundoff(out), tiny = out == MPCRT_F16 ? 0x1p-25 : 0;
-  for (int64_t p = 0; p < s.batch; ++p) {
-    const double *ap = a.data() + p * s.m * s.k;
-    const double *bp = b.data() + (s.broadcastB ? 0 : p * s.k * s.n);
+  for (int64_t p = 0; p < s.batch; ++p)
     for (int64_t i = 0; i < s.m; ++i)
       for (int64_t j = 0; j < s.n; ++j) {
         int64_t at = (p * s.m + i) * s.n + j;
-        double h = addend[at], abs = 0;
-        for (int64_t l = 0; l < s.k; ++l) {
-          double x = s.transA ? ap[l * s.m + i] : ap[i * s.k + l];
-          double y = s.transB ? bp[j * s.k + l] : bp[l * s.n + j];
-          h += x * y;
-          abs += std::fabs(x * y);
-        }
+        auto [product, abs] = ref.at(p, i, j);
+        double h = product + addend[at];
         double bound =
-            rel * std::fabs(h) + tiny + gamma * abs + u * std::fabs(h);
+            rel * std::fabs(h) + tiny + ref.gamma * abs + ref.u * std::fabs(h);
         ASSERT_LE(std::fabs(c[at] - h), bound)
             << "in " << in << " out " << out << " batch " << p << " (" << i
             << ", " << j << "), transA " << s.transA << " transB " << s.transB
             << ", in place " << inPlace;
       }
-  }
 }
 
 /// Every type pair and layout the op takes, apart and in place.
@@ -307,15 +303,11 @@ inline void checkAllMatmulAdds(
     std::mt19937 &rng,
     const std::function<MatmulAddRun(mpcrt_dtype, mpcrt_dtype,
                                      const FusedMatmulShape &)> &backend) {
-  const std::pair<mpcrt_dtype, mpcrt_dtype> types[] = {
-      {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16},
-      {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64},
-      {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
   const FusedMatmulShape shapes[] = {{1, 64, 48, 96, false, true, true},
                                      {3, 17, 33, 65, false, false, true},
                                      {2, 16, 24, 40, true, false, false},
                                      {1, 8, 8, 0, false, true, true}};
-  for (auto [in, out] : types)
+  for (auto [in, out] : kEpilogueTypes)
     for (const FusedMatmulShape &s : shapes)
       for (bool inPlace : {false, true}) {
         checkMatmulAdd(in, out, s, inPlace, rng, backend(in, out, s));

@@ -76,24 +76,19 @@ __global__ void embeddingBackwardKernel(const T *dy, const void *indices,
   }
 }
 
-/// The host's mask, bit for bit: element i is kept when word i % 4 of
-/// philox({lo(i/4), lo(step), hi(step), hi(i/4)}, seed) >= p * 2^32.
+/// The host's mask, bit for bit (formulas::dropoutKeeps): element i is
+/// kept when word i % 4 of philox({lo(i/4), lo(step), hi(step), hi(i/4)},
+/// seed) >= p * 2^32.
 template <typename T>
 __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
                               double p, uint64_t seed, const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
-  uint64_t t = static_cast<uint64_t>(*step);
+  int64_t t = *step;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
-    uint64_t q = static_cast<uint64_t>(i / 4);
-    uint32_t c[4] = {static_cast<uint32_t>(q), static_cast<uint32_t>(t),
-                     static_cast<uint32_t>(t >> 32),
-                     static_cast<uint32_t>(q >> 32)};
-    formulas::philox4x32(c, static_cast<uint32_t>(seed),
-                         static_cast<uint32_t>(seed >> 32));
-    bool keep = c[i % 4] >= p * 4294967296.0;
+    bool keep = formulas::dropoutKeeps(seed, t, i, p);
     mask[i] = keep;
     y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
   }

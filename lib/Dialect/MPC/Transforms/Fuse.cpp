@@ -46,6 +46,26 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 struct Product {
   MatmulOp matmul;
   CastOp widen; // or null
+
+  /// The ops a fusion of the product with `rest` replaces, in program
+  /// order.
+  SmallVector<Operation *> with(ArrayRef<Operation *> rest) const {
+    SmallVector<Operation *> parts{matmul};
+    if (widen)
+      parts.push_back(widen);
+    llvm::append_range(parts, rest);
+    return parts;
+  }
+
+  /// Hands the product's precision to the op fused from it and erases the
+  /// product and its cast (their readers are gone).
+  void retire(Operation *fused) {
+    if (Attribute precision = matmul->getAttr("mpc.precision"))
+      fused->setAttr("mpc.precision", precision);
+    if (widen)
+      widen.erase();
+    matmul.erase();
+  }
 };
 
 std::optional<Product> productOf(Value v) {
@@ -654,23 +674,15 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       if (!p)
         continue;
       Value addend = add->getOperand(1 - side);
-      SmallVector<Operation *> inOrder{p->matmul};
-      if (p->widen)
-        inOrder.push_back(p->widen);
-      inOrder.push_back(add);
       OpBuilder b(add);
       auto fused = MatmulAddOp::create(
-          b, fusedLocation(&getContext(), inOrder), result, p->matmul.getA(),
-          p->matmul.getB(), addend, p->matmul.getTransposeAAttr(),
-          p->matmul.getTransposeBAttr());
-      if (Attribute precision = p->matmul->getAttr("mpc.precision"))
-        fused->setAttr("mpc.precision", precision);
+          b, fusedLocation(&getContext(), p->with({add})), result,
+          p->matmul.getA(), p->matmul.getB(), addend,
+          p->matmul.getTransposeAAttr(), p->matmul.getTransposeBAttr());
       remark(fused);
       add.getResult().replaceAllUsesWith(fused.getResult());
       add.erase();
-      if (p->widen)
-        p->widen.erase();
-      p->matmul.erase();
+      p->retire(fused);
       return;
     }
   }
@@ -699,23 +711,16 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     RankedTensorType result = typeOf(gradient->getResult(0));
     if (!p || typeOf(saved) != result || typeOf(grad) != result)
       return;
-    SmallVector<Operation *> inOrder{p->matmul};
-    if (p->widen)
-      inOrder.push_back(p->widen);
-    inOrder.push_back(gradient);
     OpBuilder b(gradient);
     auto fused = MatmulActivationGradOp::create(
-        b, fusedLocation(&getContext(), inOrder), result, p->matmul.getA(),
-        p->matmul.getB(), saved, p->matmul.getTransposeAAttr(),
-        p->matmul.getTransposeBAttr(), b.getStringAttr(kind));
-    if (Attribute precision = p->matmul->getAttr("mpc.precision"))
-      fused->setAttr("mpc.precision", precision);
+        b, fusedLocation(&getContext(), p->with({gradient})), result,
+        p->matmul.getA(), p->matmul.getB(), saved,
+        p->matmul.getTransposeAAttr(), p->matmul.getTransposeBAttr(),
+        b.getStringAttr(kind));
     remark(fused, " (activation " + kind + ")");
     gradient->getResult(0).replaceAllUsesWith(fused.getResult());
     gradient->erase();
-    if (p->widen)
-      p->widen.erase();
-    p->matmul.erase();
+    p->retire(fused);
   }
 
   /// Whether one op at the later of `a` and `b` (of one block) can take
@@ -750,10 +755,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       StringRef activation = !act               ? "none"
                              : isa<ReluOp>(act) ? "relu"
                                                 : "gelu_tanh";
-      SmallVector<Operation *> inOrder{p->matmul};
-      if (p->widen)
-        inOrder.push_back(p->widen);
-      inOrder.push_back(add);
+      SmallVector<Operation *> inOrder = p->with({add});
       if (act)
         inOrder.push_back(act);
       OpBuilder b(add);
@@ -762,8 +764,6 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           needsPre ? Type(result) : Type(), p->matmul.getA(), p->matmul.getB(),
           bias, p->matmul.getTransposeAAttr(), p->matmul.getTransposeBAttr(),
           b.getStringAttr(activation));
-      if (Attribute precision = p->matmul->getAttr("mpc.precision"))
-        fused->setAttr("mpc.precision", precision);
       remark(fused, " (activation " + activation +
                         (needsPre ? ", pre-activation kept" : "") + ")");
       if (act) {
@@ -780,9 +780,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         add.getResult().replaceAllUsesWith(fused.getResult());
       }
       add.erase();
-      if (p->widen)
-        p->widen.erase();
-      p->matmul.erase();
+      p->retire(fused);
       return;
     }
   }
