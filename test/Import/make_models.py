@@ -76,6 +76,27 @@ class MaskedEncoder(Encoder):
         return self.cls(h[:, 0])
 
 
+class AdditiveMaskEncoder(Encoder):
+    """The encoder with Hugging Face's attention mask: an integer input of
+    1s (attend) and 0s (padding), cast to float and turned into an
+    additive bias of the scores, (1 - mask) * -10000 (Cast, Sub, Mul,
+    Add)."""
+
+    def forward(self, ids, mask):
+        b, s = ids.shape
+        bias = (1.0 - mask[:, None, None, :].to(torch.float32)) * -10000.0
+        h = self.ln0(self.tok(ids) + self.pos)
+        q, k, v = self.qkv(h).split(h.shape[-1], dim=-1)
+        split = lambda t: t.reshape(b, s, self.heads, -1).transpose(1, 2)
+        q, k, v = split(q), split(k), split(v)
+        scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5) + bias
+        a = torch.softmax(scores, -1)
+        ctx = (a @ v).transpose(1, 2).reshape(b, s, -1)
+        h = self.ln1(h + self.out(ctx))
+        h = self.ln2(h + self.ff2(torch.nn.functional.gelu(self.ff1(h))))
+        return self.cls(h[:, 0])
+
+
 class Cnn(torch.nn.Module):
     """A small CNN with batch norm (NCHW, as PyTorch exports it)."""
 
@@ -184,6 +205,46 @@ def token_model(out, name, model, ids, labels):
                                      steps=10, lr=0.05))
 
 
+def additive_mask_model(out):
+    """The encoder with an integer attention-mask input (int64, as Hugging
+    Face's tokenizers give it), exported at opset 17 with a dynamic batch;
+    its data (ids, mask, labels) and PyTorch's trace (SGD, lr 0.05, batch
+    4, the batches in file order)."""
+    torch.manual_seed(5)
+    model = AdditiveMaskEncoder().eval()
+    ids = torch.randint(1, 50, (32, 8), dtype=torch.int32)
+    mask = torch.ones(32, 8, dtype=torch.int32)
+    for row, m in zip(ids, mask):
+        n = int(torch.randint(2, 9, ()))
+        row[n:] = 0
+        m[n:] = 0
+    labels = torch.randint(0, 3, (32,), dtype=torch.int32)
+    name = "encoder-additive-mask"
+    torch.onnx.export(model, (ids[:4].long(), mask[:4].long()),
+                      os.path.join(out, name + ".onnx"),
+                      input_names=["ids", "mask"], output_names=["logits"],
+                      dynamic_axes={"ids": {0: "batch"}, "mask": {0: "batch"}},
+                      opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    numpy.savez(os.path.join(out, name + "-data.npz"), ids=ids.numpy(),
+                mask=mask.numpy(), labels=labels.numpy())
+    trained = copy.deepcopy(model).train()
+    opt = torch.optim.SGD(trained.parameters(), lr=0.05)
+    losses = []
+    for i in range(10):
+        k = i % (ids.shape[0] // 4)
+        batch = slice(k * 4, (k + 1) * 4)
+        loss = torch.nn.functional.cross_entropy(
+            trained(ids[batch].long(), mask[batch].long()),
+            labels[batch].long())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    write_trace(out, name, losses)
+
+
 def main():
     out = sys.argv[1]
     torch.manual_seed(0)
@@ -246,6 +307,9 @@ def main():
         row[int(torch.randint(2, 9, ())):] = 0
     labels = torch.randint(0, 3, (32,), dtype=torch.int32)
     token_model(out, "encoder-masked", masked, ids, labels)
+
+    # The encoder with an additive mask from an integer mask input (Cast).
+    additive_mask_model(out)
 
 
 class _WithLoss(torch.nn.Module):

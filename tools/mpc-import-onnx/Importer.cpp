@@ -197,8 +197,11 @@ private:
     };
     return level(0);
   }
-  /// The inferred type of output i, which must be a static tensor.
-  std::string outputType(const Node &node, size_t i, TensorType &type) {
+  /// The inferred type of output i, which must be a static tensor. With
+  /// `intData`, an integer output is allowed and typed i32: data moved
+  /// from an integer graph input, which is fed as i32.
+  std::string outputType(const Node &node, size_t i, TensorType &type,
+                         bool intData = false) {
     auto it = graph.types.find(node.outputs[i]);
     if (it == graph.types.end() || !it->second.hasShape)
       return error(node, "ONNX's shape inference gives output '" +
@@ -207,7 +210,9 @@ private:
       if (d < 0)
         return error(node,
                      "output '" + node.outputs[i] + "' has a dynamic shape");
-    if (!isFloat(it->second.element) && it->second.element != "bool")
+    bool isInt = it->second.element == "int64" || it->second.element == "int32";
+    if (!isFloat(it->second.element) && it->second.element != "bool" &&
+        !(intData && isInt))
       return error(node, "output '" + node.outputs[i] + "' has element type " +
                              it->second.element +
                              "; mpc imports floating-point and boolean "
@@ -218,13 +223,17 @@ private:
                                "' has no elements (a zero dimension), "
                                "which mpc does not import");
     type = it->second;
+    if (intData && isInt)
+      type.element = "int32";
     return "";
   }
   /// Input 0 and the type of output 0: what most emitters start with.
-  std::string inputAndType(const Node &node, Value &x, TensorType &type) {
+  /// Ops that only move elements (`moves`) also take integer data.
+  std::string inputAndType(const Node &node, Value &x, TensorType &type,
+                           bool moves = false) {
     if (auto e = input(node, 0, x); !e.empty())
       return e;
-    return outputType(node, 0, type);
+    return outputType(node, 0, type, moves && x.type.element == "int32");
   }
   /// Emits mpc.transpose of `ssa` (of type `type`) by `perm`; its result.
   std::string transposeOf(const std::string &ssa, const TensorType &type,
@@ -557,7 +566,7 @@ std::string Emitter::gemm(const Node &node) {
 std::string Emitter::reshapeTo(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = inputAndType(node, x, type); !e.empty())
+  if (auto e = inputAndType(node, x, type, /*moves=*/true); !e.empty())
     return e;
   std::string ssa = fresh();
   line(ssa + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
@@ -568,7 +577,7 @@ std::string Emitter::reshapeTo(const Node &node) {
 std::string Emitter::transpose(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = inputAndType(node, x, type); !e.empty())
+  if (auto e = inputAndType(node, x, type, /*moves=*/true); !e.empty())
     return e;
   std::vector<int64_t> perm;
   auto it = node.attributes.find("perm");
@@ -791,7 +800,10 @@ std::string Emitter::cast(const Node &node) {
     return identity(node);
   if (x.type.element == "bool" && isFloat(type.element))
     return define(node, 0, maskAsNumbers(x.ssa, x.type, type.element), type);
-  if (!isFloat(x.type.element) || !isFloat(type.element))
+  // Integer data is an integer graph input, fed as i32 (an attention mask
+  // of 0s and 1s cast to the scores' type).
+  bool fromInts = x.type.element == "int32" && isFloat(type.element);
+  if (!fromInts && (!isFloat(x.type.element) || !isFloat(type.element)))
     return error(node, "a cast from " + x.type.element + " to " + type.element +
                            " is not imported");
   if (mlirType(x.type) == mlirType(type))

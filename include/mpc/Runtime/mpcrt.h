@@ -40,6 +40,11 @@ float mpcrt_bf16_to_f32(uint16_t bits);
 void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
                 void *output, int64_t count);
 
+/* mpc.cast from i32: each integer rounded to f32 (nearest even), then to
+ * `to` as mpcrt_cast rounds from f32 (f64: exact). */
+void mpcrt_cast_i32(const int32_t *input, mpcrt_dtype to, void *output,
+                    int64_t count);
+
 /* mpc.matmul: C[b] = op(A[b]) x op(B[b]) for b in [0, batch), where op
  * transposes when asked. A is [m, k] ([k, m] transposed), B is [k, n]
  * ([n, k] transposed), C is [m, n]; consecutive batches of A and B are

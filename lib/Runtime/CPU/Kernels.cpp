@@ -264,6 +264,18 @@ void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
     std::exit(1);                                                              \
   } while (false)
 
+void mpcrt_cast_i32(const int32_t *input, mpcrt_dtype to, void *output,
+                    int64_t count) {
+  parallelFor(count, grainFor(8), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      if (to == MPCRT_F64)
+        static_cast<double *>(output)[i] = input[i];
+      else
+        storeAny(to, output, i, static_cast<float>(input[i]));
+    }
+  });
+}
+
 void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                         int64_t a_batch_stride, const void *b,
                         int64_t b_batch_stride, const void *bias, void *c,

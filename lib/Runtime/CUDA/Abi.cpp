@@ -130,6 +130,10 @@ void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
                 void *output, int64_t count) {
   cast(from, input, to, output, count);
 }
+void mpcrt_cast_i32(const int32_t *input, mpcrt_dtype to, void *output,
+                    int64_t count) {
+  castI32(input, to, output, count);
+}
 void mpcrt_increment_step(int64_t *step) { incrementStep(step); }
 void mpcrt_increment_i32(const int32_t *in, int32_t *out, const uint8_t *skip) {
   incrementI32(in, out, skip);

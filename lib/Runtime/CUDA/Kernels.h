@@ -69,6 +69,8 @@ void fillRandom(mpcrt_dtype dtype, void *dst, int64_t count, bool normal,
                 double a, double b, uint64_t seed);
 void cast(mpcrt_dtype from, const void *input, mpcrt_dtype to, void *output,
           int64_t count);
+// mpcrt_cast_i32: each integer to f32 (nearest even), then to `to`.
+void castI32(const int32_t *input, mpcrt_dtype to, void *output, int64_t count);
 void incrementStep(int64_t *step);
 void incrementI32(const int32_t *in, int32_t *out, const uint8_t *skip);
 /// mpcrt_lr_schedule's parameters.

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -381,7 +382,31 @@ __global__ void lrScheduleKernel(const int32_t *step, float *lr, LrSchedule s) {
   *lr = static_cast<float>(rate);
 }
 
+/// mpc.cast from i32: to f32 (nearest even), then to To as from f32.
+template <typename To>
+__global__ void castI32Kernel(const int32_t *in, To *out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    if constexpr (std::is_same_v<To, double>)
+      out[i] = static_cast<double>(in[i]);
+    else
+      out[i] = Storage<To>::store(static_cast<float>(in[i]));
+  }
+}
+
 } // namespace
+
+void castI32(const int32_t *input, mpcrt_dtype to, void *output,
+             int64_t count) {
+  if (count <= 0)
+    return;
+  dispatch(to, [&](auto *t) {
+    using To = MPCRT_TYPE(t);
+    castI32Kernel<To><<<blocksFor(count), kThreads, 0, stream()>>>(
+        input, static_cast<To *>(output), count);
+  });
+  MPCRT_CUDA_LAUNCHED("cast_i32");
+}
 
 void fill(mpcrt_dtype dtype, void *dst, int64_t count, double value) {
   if (count <= 0)

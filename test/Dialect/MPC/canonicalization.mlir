@@ -22,6 +22,26 @@ func.func @narrowing_cast(%x: tensor<4xf32>) -> tensor<4xf16> {
 
 // -----
 
+// Integer constants convert at compile time: to f32 (2^24 + 1 rounds to
+// 2^24), then to the result type; a cast of integer data stays, and a
+// selection below it is not moved above it (the cast stays first).
+// CHECK-LABEL: func @cast_integers
+// CHECK-DAG: mpc.constant dense<[1.000000e+00, 1.677720e+07, -3.000000e+00]> : tensor<3xbf16>
+// CHECK-DAG: mpc.constant dense<[0.000000e+00, 1.000000e+00, 0x4B800000]> : tensor<3xf32>
+// CHECK: %[[C:.*]] = mpc.cast %arg0 : tensor<2x4xi32> -> tensor<2x4xf32>
+// CHECK: mpc.slice %[[C]]
+func.func @cast_integers(%m: tensor<2x4xi32>) -> (tensor<3xbf16>, tensor<3xf32>, tensor<1x4xf32>) {
+  %c = mpc.constant dense<[1, 16777217, -3]> : tensor<3xi32>
+  %0 = mpc.cast %c : tensor<3xi32> -> tensor<3xbf16>
+  %d = mpc.constant dense<[0, 1, 16777217]> : tensor<3xi32>
+  %1 = mpc.cast %d : tensor<3xi32> -> tensor<3xf32>
+  %2 = mpc.cast %m : tensor<2x4xi32> -> tensor<2x4xf32>
+  %3 = mpc.slice %2 {offsets = array<i64: 0, 0>, sizes = array<i64: 1, 4>} : tensor<2x4xf32>
+  return %0, %1, %3 : tensor<3xbf16>, tensor<3xf32>, tensor<1x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @identity_reshape
 // CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>)
 // CHECK-NOT: mpc.reshape

@@ -56,17 +56,25 @@ func.func @grad_types(%g: tensor<4xf32>, %x: tensor<4xf16>) {
 
 // -----
 
-func.func @cast_shape(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'mpc.cast' op requires the same shape for all operands and results}}
-  %0 = mpc.cast %x : tensor<4xf32> -> tensor<8xf16>
+func.func @cast_from_i64(%x: tensor<4xi64>) {
+  // expected-error @+1 {{'mpc.cast' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer values with no zero-sized dimension and at most 2^48 bytes, but got 'tensor<4xi64>'}}
+  %0 = mpc.cast %x : tensor<4xi64> -> tensor<4xf32>
   return
 }
 
 // -----
 
-func.func @cast_int(%x: tensor<4xi32>) {
-  // expected-error @+1 {{'mpc.cast' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
-  %0 = mpc.cast %x : tensor<4xi32> -> tensor<4xf16>
+func.func @cast_to_integers(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.cast' op result #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values with no zero-sized dimension and at most 2^48 bytes, but got 'tensor<4xi32>'}}
+  %0 = mpc.cast %x : tensor<4xf32> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.cast' op requires the same shape for all operands and results}}
+  %0 = mpc.cast %x : tensor<4xf32> -> tensor<8xf16>
   return
 }
 

@@ -346,3 +346,12 @@ func.func @numerics(%x: tensor<4x8xf16>) {
   mpc.numerics_end {count = 2 : i64}
   return
 }
+
+// CHECK-LABEL: func @cast_from_integers
+func.func @cast_from_integers(%m: tensor<8x128xi32>) -> (tensor<8x128xf32>, tensor<8x128xbf16>) {
+  // CHECK: mpc.cast %{{.*}} : tensor<8x128xi32> -> tensor<8x128xf32>
+  %0 = mpc.cast %m : tensor<8x128xi32> -> tensor<8x128xf32>
+  // CHECK: mpc.cast %{{.*}} : tensor<8x128xi32> -> tensor<8x128xbf16>
+  %1 = mpc.cast %m : tensor<8x128xi32> -> tensor<8x128xbf16>
+  return %0, %1 : tensor<8x128xf32>, tensor<8x128xbf16>
+}

@@ -190,6 +190,41 @@ TEST(SoftmaxBackward, MatchesFiniteDifferencesInF64) {
   }
 }
 
+/// mpcrt_cast_i32 against its definition: the integer rounded to f32 (the
+/// host's int -> float conversion, nearest even), then to the type as from
+/// f32 (mpcrt_cast); f64 exact. Masks, large values past 2^24 (f32 rounds
+/// them), values past f16's range (infinity) and the extremes of i32.
+TEST(CastTest, IntegersRoundToF32ThenToTheType) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  std::vector<int32_t> ints = {0,        1,         -1,       65504,
+                               65520,    100000,    16777217, -16777219,
+                               33554435, INT32_MAX, INT32_MIN};
+  for (int i = 0; i < 1000; ++i)
+    ints.push_back(static_cast<int32_t>(rng.normal() * 1e6));
+  int64_t n = static_cast<int64_t>(ints.size());
+  std::vector<float> viaF32(n);
+  for (int64_t i = 0; i < n; ++i)
+    viaF32[i] = static_cast<float>(ints[i]);
+  for (mpcrt_dtype to : {MPCRT_F16, MPCRT_BF16, MPCRT_F32}) {
+    std::vector<uint8_t> got(n * 4), want(n * 4);
+    mpcrt_cast_i32(ints.data(), to, got.data(), n);
+    mpcrt_cast(MPCRT_F32, viaF32.data(), to, want.data(), n);
+    EXPECT_EQ(got, want) << "dtype " << to;
+  }
+  std::vector<double> exact(n);
+  mpcrt_cast_i32(ints.data(), MPCRT_F64, exact.data(), n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(exact[i], static_cast<double>(ints[i]));
+  // The definition's landmarks: f32 rounds 2^24 + 1 to even, f16 overflows.
+  float f32;
+  mpcrt_cast_i32(&ints[6], MPCRT_F32, &f32, 1);
+  EXPECT_EQ(f32, 16777216.0f);
+  uint16_t f16;
+  mpcrt_cast_i32(&ints[4], MPCRT_F16, &f16, 1);
+  EXPECT_EQ(f16, 0x7c00) << "65520 rounds to f16 infinity";
+}
+
 TEST(CastTest, EveryPairOfTypesRoundsOnce) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed));

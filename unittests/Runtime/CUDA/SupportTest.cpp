@@ -19,6 +19,24 @@ int64_t bytesOf(mpcrt_dtype d) {
 
 const mpcrt_dtype kTypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64};
 
+TEST_F(Support, IntegerCastsAreBitIdenticalToTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX),
+      small(-70000, 70000);
+  std::vector<int32_t> ints(20000);
+  for (size_t i = 0; i < ints.size(); ++i)
+    ints[i] = i % 2 ? any(rng) : small(rng);
+  int64_t n = static_cast<int64_t>(ints.size());
+  int32_t *dIn = upload(ints);
+  for (mpcrt_dtype to : kTypes) {
+    std::vector<uint8_t> want(n * bytesOf(to));
+    mpcrt_cast_i32(ints.data(), to, want.data(), n);
+    uint8_t *dOut = deviceBuffer<uint8_t>(want.size());
+    castI32(dIn, to, dOut, n);
+    EXPECT_EQ(download(dOut, want.size()), want) << "cast i32 -> " << to;
+  }
+}
+
 TEST_F(Support, CastsAreBitIdenticalToTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t n = 20000;

@@ -225,6 +225,9 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       .Case<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
             GeluOp>([&](Operation *op) { return unary(op, b, g, out); })
       .Case([&](CastOp op) {
+        // Integers have no gradient.
+        if (!isa<FloatType>(typeOf(op.getInput()).getElementType()))
+          return success();
         out[0] = CastOp::create(b, loc, typeOf(op.getInput()), g);
         return success();
       })

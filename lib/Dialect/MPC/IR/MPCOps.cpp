@@ -146,6 +146,18 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   RankedTensorType type = getType();
   if (getInput().getType() == type)
     return getInput();
+  // Integer constants convert at compile time as the runtime converts
+  // them: to f32 (nearest even), then to the result type.
+  if (auto ints = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getInput())) {
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(type.getElementType()).getFloatSemantics();
+    return ints.mapValues(type.getElementType(), [&](const APInt &value) {
+      APFloat f(static_cast<float>(value.getSExtValue()));
+      bool lost;
+      f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+      return f.bitcastToAPInt();
+    });
+  }
   // Constants convert at compile time, rounding to nearest even.
   if (auto dense = dyn_cast_or_null<DenseFPElementsAttr>(adaptor.getInput())) {
     const llvm::fltSemantics &semantics =
@@ -186,6 +198,8 @@ struct CastBelowSelection : public OpRewritePattern<OpTy> {
     auto castOp = op->getOperand(0).template getDefiningOp<CastOp>();
     if (!castOp)
       return rewriter.notifyMatchFailure(op, "input is not a cast");
+    if (!isa<FloatType>(castOp.getInput().getType().getElementType()))
+      return rewriter.notifyMatchFailure(op, "the cast is from integers");
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     if (resultType.getNumElements() >= castOp.getType().getNumElements())
       return rewriter.notifyMatchFailure(op, "result is not smaller");

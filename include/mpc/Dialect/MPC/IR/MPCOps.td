@@ -89,11 +89,17 @@ def MPC_CastOp : MPC_Op<"cast", "Follow", [Pure, SameOperandsAndResultShape]> {
     Rounds to nearest even when narrowing, as the GPU stores values. The
     mixed-precision pass inserts these; users may write them too.
 
+    The input may also be an `i32` tensor (an integer graph input: an
+    attention mask given as 0s and 1s, counts): each integer is rounded to
+    f32 (nearest even; exact up to 2^24), then to the result type, as
+    between float types. Such a cast has no gradient.
+
     ```mlir
     %h = mpc.cast %x : tensor<64x784xf32> -> tensor<64x784xf16>
+    %m = mpc.cast %mask : tensor<8x128xi32> -> tensor<8x128xf32>
     ```
   }];
-  let arguments = (ins MPC_FloatTensor:$input);
+  let arguments = (ins MPC_TensorOf<[F16, BF16, F32, F64, I32]>:$input);
   let results = (outs MPC_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;

@@ -139,6 +139,12 @@ LogicalResult castOp(CastOp op, Lowering &l) {
   if (!out)
     return failure();
   auto in = tensorType(op.getInput());
+  if (!isa<FloatType>(in.getElementType())) { // i32
+    l.call("mpcrt_cast_i32", {l.ptr(op.getInput()),
+                              l.i32(dtypeCode(op.getType().getElementType())),
+                              out, l.i64(in.getNumElements())});
+    return success();
+  }
   l.call("mpcrt_cast",
          {l.i32(dtypeCode(in.getElementType())), l.ptr(op.getInput()),
           l.i32(dtypeCode(op.getType().getElementType())), out,
