@@ -193,41 +193,65 @@ MPCRT_HD inline void philox4x32(uint32_t c[4], uint32_t k0, uint32_t k1) {
 constexpr int kMaxAttentionRank = 8;
 struct AttentionMask {
   const uint8_t *mask = nullptr;
+  const float *bias = nullptr; // added to the scaled scores
   int32_t rank = 0;
   int64_t shape[kMaxAttentionRank] = {};
   int64_t strides[kMaxAttentionRank] = {};
+  int64_t biasStrides[kMaxAttentionRank] = {};
   double value = 0;
 };
 
-/// The mask of mpcrt_attention's arguments (mpcrt.h): the scores' shape
-/// then the mask's strides in `layout`.
+/// The mask and additive bias of mpcrt_attention's arguments (mpcrt.h):
+/// each layout is the scores' shape then the tensor's strides over it.
 inline AttentionMask attentionMask(const uint8_t *mask, const int64_t *layout,
-                                   int32_t rank, double value) {
+                                   int32_t rank, double value,
+                                   const float *bias = nullptr,
+                                   const int64_t *biasLayout = nullptr,
+                                   int32_t biasRank = 0) {
   AttentionMask m;
-  if (!mask)
-    return m;
-  m.mask = mask;
-  m.rank = rank;
-  m.value = value;
-  for (int32_t d = 0; d < rank; ++d) {
-    m.shape[d] = layout[d];
-    m.strides[d] = layout[rank + d];
+  if (mask) {
+    m.mask = mask;
+    m.rank = rank;
+    m.value = value;
+    for (int32_t d = 0; d < rank; ++d) {
+      m.shape[d] = layout[d];
+      m.strides[d] = layout[rank + d];
+    }
+  }
+  if (bias) {
+    m.bias = bias;
+    m.rank = biasRank;
+    for (int32_t d = 0; d < biasRank; ++d) {
+      m.shape[d] = biasLayout[d];
+      m.biasStrides[d] = biasLayout[biasRank + d];
+    }
   }
   return m;
 }
 
-/// Whether score (h, i, j) is filled: h indexes the flattened leading
-/// dimensions (the last fastest).
-MPCRT_HD inline bool masked(const AttentionMask &m, int64_t h, int64_t i,
-                            int64_t j) {
-  if (!m.mask)
-    return false;
-  int64_t at = i * m.strides[m.rank - 2] + j * m.strides[m.rank - 1];
+/// The element of score (h, i, j) in a tensor of `strides` over the
+/// scores: h indexes the flattened leading dimensions (the last fastest).
+MPCRT_HD inline int64_t scoreOffset(const AttentionMask &m,
+                                    const int64_t *strides, int64_t h,
+                                    int64_t i, int64_t j) {
+  int64_t at = i * strides[m.rank - 2] + j * strides[m.rank - 1];
   for (int d = m.rank - 3; d >= 0; --d) {
-    at += (h % m.shape[d]) * m.strides[d];
+    at += (h % m.shape[d]) * strides[d];
     h /= m.shape[d];
   }
-  return m.mask[at] != 0;
+  return at;
+}
+
+/// Whether score (h, i, j) is filled.
+MPCRT_HD inline bool masked(const AttentionMask &m, int64_t h, int64_t i,
+                            int64_t j) {
+  return m.mask && m.mask[scoreOffset(m, m.strides, h, i, j)] != 0;
+}
+
+/// The bias added to scaled score (h, i, j) (0 without one).
+MPCRT_HD inline float scoreBias(const AttentionMask &m, int64_t h, int64_t i,
+                                int64_t j) {
+  return m.bias ? m.bias[scoreOffset(m, m.biasStrides, h, i, j)] : 0.0f;
 }
 
 /// Whether dropout with probability `p` keeps element `i` at `step` under

@@ -30,6 +30,9 @@ struct AttentionCase {
   // its shape (each dimension 1 or the scores'), empty for none, and fill.
   std::vector<int64_t> lead = {}, maskShape = {};
   double fill = 0;
+  // An additive f32 bias of the scores (each dimension 1 or the scores'),
+  // empty for none.
+  std::vector<int64_t> biasShape = {};
 };
 
 /// Host buffers the backend reads and writes: q, k, v, dO and the mask
@@ -39,6 +42,8 @@ struct AttentionCase {
 struct AttentionBuffers {
   std::vector<uint8_t> q, k, v, grad, result, lse, dq, dk, dv, mask;
   std::vector<int64_t> layout;
+  std::vector<float> bias; // and its layout, as the mask's
+  std::vector<int64_t> biasLayout;
 };
 
 using AttentionRun = std::function<void(AttentionBuffers &)>;
@@ -98,16 +103,41 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
     b.layout = scores;
     b.layout.insert(b.layout.end(), maskStrides.begin(), maskStrides.end());
   }
-  auto filled = [&](int64_t h, int64_t i, int64_t j) {
-    if (b.mask.empty())
-      return false;
+  // A bias of normal values and, for a third of them, Hugging Face's
+  // padding bias -1e4.
+  std::vector<int64_t> biasStrides(scores.size(), 0);
+  if (!c.biasShape.empty()) {
+    int64_t count = 1;
+    for (int64_t n : c.biasShape)
+      count *= n;
+    std::uniform_int_distribution<int> third(0, 2);
+    std::normal_distribution<float> normal(0, 2);
+    for (int64_t n = 0; n < count; ++n)
+      b.bias.push_back(third(rng) == 0 ? -1e4f : normal(rng));
+    int64_t stride = 1;
+    for (size_t dim = scores.size(); dim-- > 0;) {
+      biasStrides[dim] = c.biasShape[dim] == 1 ? 0 : stride;
+      stride *= c.biasShape[dim];
+    }
+    b.biasLayout = scores;
+    b.biasLayout.insert(b.biasLayout.end(), biasStrides.begin(),
+                        biasStrides.end());
+  }
+  auto offset = [&](const std::vector<int64_t> &strides, int64_t h, int64_t i,
+                    int64_t j) {
     int64_t at =
-        i * maskStrides[scores.size() - 2] + j * maskStrides[scores.size() - 1];
+        i * strides[scores.size() - 2] + j * strides[scores.size() - 1];
     for (size_t dim = scores.size() - 2; dim-- > 0;) {
-      at += (h % scores[dim]) * maskStrides[dim];
+      at += (h % scores[dim]) * strides[dim];
       h /= scores[dim];
     }
-    return b.mask[at] != 0;
+    return at;
+  };
+  auto filled = [&](int64_t h, int64_t i, int64_t j) {
+    return !b.mask.empty() && b.mask[offset(maskStrides, h, i, j)] != 0;
+  };
+  auto biasOf = [&](int64_t h, int64_t i, int64_t j) {
+    return b.bias.empty() ? 0.0 : double(b.bias[offset(biasStrides, h, i, j)]);
   };
   mpcrt_dtype stats = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
   b.result.resize(go.size() * elementBytes(dt));
@@ -127,7 +157,7 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
         double s = 0;
         for (int64_t e = 0; e < c.d; ++e)
           s += q[r * c.d + e] * k[(h * c.sk + j) * c.d + e];
-        p[j] = filled(h, i, j) ? c.fill : c.scale * s;
+        p[j] = filled(h, i, j) ? c.fill : c.scale * s + biasOf(h, i, j);
         max = std::max(max, p[j]);
       }
       double sum = 0;
@@ -180,7 +210,26 @@ inline void checkAllAttention(
       // first leading dimension and the keys.
       {6, 5, 11, 16, 8, 0.25, 0.2, 7, 3, {2, 3}, {2, 1, 1, 11}, -1e4},
       {4, 9, 9, 8, 8, 0.3, 0, 0, 0, {4}, {4, 9, 9}, -30},
-      {6, 5, 7, 8, 8, 0.3, 0, 0, 0, {2, 3}, {1, 3, 5, 1}, -2}};
+      {6, 5, 7, 8, 8, 0.3, 0, 0, 0, {2, 3}, {1, 3, 5, 1}, -2},
+      // Additive biases: Hugging Face's padding bias [2, 1, 1, sk] (with
+      // dropout), a full one, one shared by the batch [1, heads, sq, sk]
+      // (relative positions, ALiBi), and a bias beside a mask.
+      {6, 5, 11, 16, 8, 0.25, 0.2, 9, 4, {2, 3}, {}, 0, {2, 1, 1, 11}},
+      {4, 9, 9, 8, 8, 0.3, 0, 0, 0, {4}, {}, 0, {4, 9, 9}},
+      {6, 5, 7, 8, 8, 0.3, 0, 0, 0, {2, 3}, {}, 0, {1, 3, 5, 7}},
+      {6,
+       5,
+       11,
+       16,
+       8,
+       0.25,
+       0,
+       0,
+       0,
+       {2, 3},
+       {2, 1, 1, 11},
+       -1e4,
+       {1, 3, 5, 11}}};
   for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
     for (const AttentionCase &c : cases) {
       checkAttention(dt, c, rng, backend(dt, c));

@@ -316,23 +316,27 @@ void mpcrt_philox4x32(const uint32_t counter[4], const uint32_t key[2],
  * probabilities. `mask` (or null): one byte per element, nonzero where the
  * scaled score is replaced by `mask_value`; `mask_layout` holds the
  * scores' shape [lead..., sq, sk] (`mask_rank` <= 8 dimensions) and then
- * the mask's strides over it in elements (0 where it broadcasts). The
- * backward recomputes the probabilities and the dropout mask from the
- * logsumexp and writes the three gradients (none through filled scores). */
+ * the mask's strides over it in elements (0 where it broadcasts). `bias`
+ * (or null): f32 values added to the scaled scores (before the mask's
+ * fill), `bias_layout` as `mask_layout`. The backward recomputes the
+ * probabilities and the dropout mask from the logsumexp and writes the
+ * three gradients (none through filled scores; none of the bias). */
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const void *value, void *result, void *logsumexp,
                      int64_t heads, int64_t sq, int64_t sk, int64_t d,
                      int64_t dv, double scale, double dropout_p, uint64_t seed,
                      const int64_t *step, const uint8_t *mask,
                      const int64_t *mask_layout, int32_t mask_rank,
-                     double mask_value);
+                     double mask_value, const float *bias,
+                     const int64_t *bias_layout, int32_t bias_rank);
 void mpcrt_attention_backward(
     mpcrt_dtype dtype, const void *grad, const void *query, const void *key,
     const void *value, const void *result, const void *logsumexp,
     void *grad_query, void *grad_key, void *grad_value, int64_t heads,
     int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
     double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
-    const int64_t *mask_layout, int32_t mask_rank, double mask_value);
+    const int64_t *mask_layout, int32_t mask_rank, double mask_value,
+    const float *bias, const int64_t *bias_layout, int32_t bias_rank);
 
 /* mpc.dropout_add: y = dropout(x) + residual over `count` elements of
  * `dtype`, element i kept exactly when mpcrt_dropout_* keeps it at *step,

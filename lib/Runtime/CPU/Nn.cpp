@@ -486,13 +486,20 @@ AttentionShape attentionShape(int64_t heads, int64_t sq, int64_t sk, int64_t d,
                               int64_t dv, double scale, double dropoutP,
                               uint64_t seed, const int64_t *step,
                               const uint8_t *mask, const int64_t *maskLayout,
-                              int32_t maskRank, double maskValue) {
-  return {
-      heads,    sq,
-      sk,       d,
-      dv,       scale,
-      dropoutP, formulas::rankSeed(seed, dropoutRank),
-      *step,    formulas::attentionMask(mask, maskLayout, maskRank, maskValue)};
+                              int32_t maskRank, double maskValue,
+                              const float *bias, const int64_t *biasLayout,
+                              int32_t biasRank) {
+  return {heads,
+          sq,
+          sk,
+          d,
+          dv,
+          scale,
+          dropoutP,
+          formulas::rankSeed(seed, dropoutRank),
+          *step,
+          formulas::attentionMask(mask, maskLayout, maskRank, maskValue, bias,
+                                  biasLayout, biasRank)};
 }
 
 /// The dropout factors of head h's [sq, sk] probabilities, elements
@@ -520,7 +527,9 @@ void probabilities(const A *q, const A *k, const AttentionShape &a, int64_t h,
   for (int64_t i = 0; i < a.sq; ++i) {
     A *row = p + i * a.sk;
     for (int64_t j = 0; j < a.sk; ++j)
-      row[j] = formulas::masked(a.mask, h, i, j) ? fill : row[j] * scale;
+      row[j] = formulas::masked(a.mask, h, i, j)
+                   ? fill
+                   : row[j] * scale + formulas::scoreBias(a.mask, h, i, j);
     A shift;
     if (lse) {
       shift = lse[i];
@@ -723,10 +732,11 @@ void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      int64_t dv, double scale, double dropout_p, uint64_t seed,
                      const int64_t *step, const uint8_t *mask,
                      const int64_t *mask_layout, int32_t mask_rank,
-                     double mask_value) {
-  AttentionShape a =
-      attentionShape(heads, sq, sk, d, dv, scale, dropout_p, seed, step, mask,
-                     mask_layout, mask_rank, mask_value);
+                     double mask_value, const float *bias,
+                     const int64_t *bias_layout, int32_t bias_rank) {
+  AttentionShape a = attentionShape(heads, sq, sk, d, dv, scale, dropout_p,
+                                    seed, step, mask, mask_layout, mask_rank,
+                                    mask_value, bias, bias_layout, bias_rank);
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
@@ -753,11 +763,12 @@ void mpcrt_attention_backward(
     void *grad_query, void *grad_key, void *grad_value, int64_t heads,
     int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
     double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
-    const int64_t *mask_layout, int32_t mask_rank, double mask_value) {
+    const int64_t *mask_layout, int32_t mask_rank, double mask_value,
+    const float *bias, const int64_t *bias_layout, int32_t bias_rank) {
   (void)result; // D_i is summed from the probabilities, not dO . O
-  AttentionShape a =
-      attentionShape(heads, sq, sk, d, dv, scale, dropout_p, seed, step, mask,
-                     mask_layout, mask_rank, mask_value);
+  AttentionShape a = attentionShape(heads, sq, sk, d, dv, scale, dropout_p,
+                                    seed, step, mask, mask_layout, mask_rank,
+                                    mask_value, bias, bias_layout, bias_rank);
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;

@@ -38,11 +38,14 @@ struct Dims {
   formulas::AttentionMask mask;
 };
 
-/// Score (h, i, j) from its dot product: scaled, or the mask's fill.
+/// Score (h, i, j) from its dot product: scaled plus the bias, or the
+/// mask's fill.
 template <typename A>
 __device__ A score(const Dims &m, int64_t h, int64_t i, int64_t j, A dot) {
-  return formulas::masked(m.mask, h, i, j) ? static_cast<A>(m.mask.value)
-                                           : static_cast<A>(m.scale) * dot;
+  return formulas::masked(m.mask, h, i, j)
+             ? static_cast<A>(m.mask.value)
+             : static_cast<A>(m.scale) * dot +
+                   static_cast<A>(formulas::scoreBias(m.mask, h, i, j));
 }
 
 template <typename A> __device__ A warpSum(A v) {

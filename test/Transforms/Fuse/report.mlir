@@ -11,7 +11,8 @@
 // CHECK-NEXT: "op": "mpc.attention",
 // CHECK-NEXT: "dropout_p": 0.5,
 // CHECK-NEXT: "masked": false,
-// CHECK-NEXT: "location": "{{.*}}report.mlir:39:8",
+// CHECK-NEXT: "bias": false,
+// CHECK-NEXT: "location": "{{.*}}report.mlir:40:8",
 // CHECK-NEXT: "from": [
 // CHECK-NEXT: "mpc.matmul",
 // CHECK-NEXT: "mpc.mul",
@@ -22,7 +23,7 @@
 // CHECK-NEXT: "op": "mpc.fused_matmul",
 // CHECK-NEXT: "activation": "relu",
 // CHECK-NEXT: "pre_activation": false,
-// CHECK-NEXT: "location": "{{.*}}report.mlir:44:8",
+// CHECK-NEXT: "location": "{{.*}}report.mlir:45:8",
 // CHECK-NEXT: "from": [
 // CHECK-NEXT: "mpc.matmul",
 // CHECK-NEXT: "mpc.add",

@@ -386,9 +386,11 @@ TEST_F(Nn, AttentionMatchesFloat64) {
                   *lse = buffer(b.lse), *dq = buffer(b.dq), *dk = buffer(b.dk),
                   *dv = buffer(b.dv);
           const uint8_t *mask = b.mask.empty() ? nullptr : upload(b.mask);
+          const float *bias = b.bias.empty() ? nullptr : upload(b.bias);
           mpcrt::formulas::AttentionMask m = mpcrt::formulas::attentionMask(
               mask, b.layout.data(), static_cast<int32_t>(b.layout.size() / 2),
-              c.fill);
+              c.fill, bias, b.biasLayout.data(),
+              static_cast<int32_t>(b.biasLayout.size() / 2));
           attention(dt, q, k, v, o, lse, c.heads, c.sq, c.sk, c.d, c.dv,
                     c.scale, c.p, c.seed, step, m);
           attentionBackward(dt, go, q, k, v, lse, dq, dk, dv, c.heads, c.sq,

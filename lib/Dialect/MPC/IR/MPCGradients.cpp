@@ -325,10 +325,17 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       .Case([&](AttentionOp op) -> LogicalResult {
         if (gs.size() > 1 && gs[1])
           return op.emitOpError("has no gradient through its logsumexp");
+        // The bias gets no gradient: one computed from model state would
+        // silently not train.
+        if (op.getBias() && readsModelState(op.getBias()))
+          return op.emitOpError(
+              "has no gradient through its bias, which is computed from "
+              "model state (a learned bias): write the scores out unfused");
         auto back = AttentionBackwardOp::create(
             b, loc, g, op.getQuery(), op.getKey(), op.getValue(),
-            op.getResult(), op.getLogsumexp(), op.getMask(), op.getScaleAttr(),
-            op.getDropoutPAttr(), op.getSeedAttr(), op.getMaskValueAttr());
+            op.getResult(), op.getLogsumexp(), op.getMask(), op.getBias(),
+            op.getScaleAttr(), op.getDropoutPAttr(), op.getSeedAttr(),
+            op.getMaskValueAttr());
         out[0] = back.getGradQuery();
         out[1] = back.getGradKey();
         out[2] = back.getGradValue();

@@ -498,13 +498,31 @@ MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
 // Attention
 //===----------------------------------------------------------------------===//
 
+bool mlir::mpc::readsModelState(Value v) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen{v};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def)
+      continue;
+    if (isa<ml_program::GlobalLoadOp>(def))
+      return true;
+    for (Value operand : def->getOperands())
+      if (seen.insert(operand).second)
+        work.push_back(operand);
+  }
+  return false;
+}
+
 /// The shapes of attention's query [..., Sq, D], key [..., Sk, D] and value
 /// [..., Sk, Dv], checked; the result [..., Sq, Dv] and log-sum-exp
 /// [..., Sq] types.
-static LogicalResult
-inferAttention(Value queryValue, Value keyValue, Value valueValue, Value mask,
-               std::optional<double> maskValue, double scale, double dropout,
-               const Diag &diag, SmallVectorImpl<Type> &results) {
+static LogicalResult inferAttention(Value queryValue, Value keyValue,
+                                    Value valueValue, Value mask, Value bias,
+                                    std::optional<double> maskValue,
+                                    double scale, double dropout,
+                                    const Diag &diag,
+                                    SmallVectorImpl<Type> &results) {
   auto q = staticTensor(queryValue, "query", diag);
   auto k = staticTensor(keyValue, "key", diag);
   auto v = staticTensor(valueValue, "value", diag);
@@ -532,16 +550,29 @@ inferAttention(Value queryValue, Value keyValue, Value valueValue, Value mask,
     return diag("expects a finite scale, got ", scale);
   if (!(dropout >= 0 && dropout < 1))
     return diag("expects dropout_p in [0, 1), got ", dropout);
+  SmallVector<int64_t> scores(qs);
+  scores.back() = ks[ks.size() - 2];
+  // A mask or bias: the scores' rank, each dimension 1 or the scores'.
+  auto broadcastsToScores = [&](RankedTensorType t) {
+    bool fits = t.getRank() == static_cast<int64_t>(scores.size());
+    for (int64_t d = 0; fits && d < t.getRank(); ++d)
+      fits = t.getDimSize(d) == 1 || t.getDimSize(d) == scores[d];
+    return fits;
+  };
+  if (bias) {
+    auto t = staticTensor(bias, "bias", diag);
+    if (failed(t))
+      return failure();
+    if (!broadcastsToScores(*t))
+      return diag("expects a bias of the scores' rank whose dimensions are 1 "
+                  "or the scores' ",
+                  shapeStr(scores), ", got ", shapeStr(t->getShape()));
+  }
   if (mask) {
     auto m = staticTensor(mask, "mask", diag);
     if (failed(m))
       return failure();
-    SmallVector<int64_t> scores(qs);
-    scores.back() = ks[ks.size() - 2];
-    bool fits = m->getRank() == static_cast<int64_t>(scores.size());
-    for (int64_t d = 0; fits && d < m->getRank(); ++d)
-      fits = m->getDimSize(d) == 1 || m->getDimSize(d) == scores[d];
-    if (!fits)
+    if (!broadcastsToScores(*m))
       return diag("expects a mask of the scores' rank whose dimensions are 1 "
                   "or the scores' ",
                   shapeStr(scores), ", got ", shapeStr(m->getShape()));
@@ -571,7 +602,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getMaskValue())
     maskValue = adaptor.getMaskValue()->convertToDouble();
   return inferAttention(adaptor.getQuery(), adaptor.getKey(),
-                        adaptor.getValue(), adaptor.getMask(), maskValue,
+                        adaptor.getValue(), adaptor.getMask(),
+                        adaptor.getBias(), maskValue,
                         adaptor.getScale().convertToDouble(),
                         adaptor.getDropoutP().convertToDouble(), diag, results);
 }
@@ -586,7 +618,8 @@ LogicalResult AttentionBackwardOp::inferReturnTypes(
     maskValue = adaptor.getMaskValue()->convertToDouble();
   if (failed(inferAttention(
           adaptor.getQuery(), adaptor.getKey(), adaptor.getValue(),
-          adaptor.getMask(), maskValue, adaptor.getScale().convertToDouble(),
+          adaptor.getMask(), adaptor.getBias(), maskValue,
+          adaptor.getScale().convertToDouble(),
           adaptor.getDropoutP().convertToDouble(), diag, forward)))
     return failure();
   for (auto [value, name, want] :

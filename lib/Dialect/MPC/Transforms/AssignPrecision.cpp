@@ -134,8 +134,15 @@ bool keepsOperandTypes(Operation *op) {
 /// mpc.layer_norm's f32 parameters beside low-precision activations).
 bool keepsItsType(OpOperand &operand) {
   Operation *op = operand.getOwner();
+  // Attention's f32 bias of the scores, and its backward's log-sum-exp.
+  auto isIn = [&](MutableOperandRange range) {
+    return llvm::any_of(range, [&](OpOperand &o) { return &o == &operand; });
+  };
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return isIn(attention.getBiasMutable());
   if (auto back = dyn_cast<AttentionBackwardOp>(op))
-    return &operand == &back.getLogsumexpMutable();
+    return &operand == &back.getLogsumexpMutable() ||
+           isIn(back.getBiasMutable());
   if (auto norm = dyn_cast<AddLayerNormOp>(op))
     return &operand == &norm.getGammaMutable() ||
            &operand == &norm.getBetaMutable();

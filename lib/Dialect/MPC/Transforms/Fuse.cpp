@@ -270,6 +270,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
             if (auto at = dyn_cast<AttentionOp>(op)) {
               json.attribute("dropout_p", at.getDropoutP().convertToDouble());
               json.attribute("masked", at.getMask() != nullptr);
+              json.attribute("bias", at.getBias() != nullptr);
             }
             // The product's source line (the first of the fused location).
             std::string where;
@@ -399,6 +400,31 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         return;
       parts.push_back(masking);
     }
+    // An additive bias (Hugging Face's padding bias, relative positions):
+    // add(scaled scores, bias), the side that is not the (scaled) product
+    // being the bias, computed from inputs and constants alone (it gets no
+    // gradient) and widened exactly to f32.
+    AddOp biasAdd = scaled.getDefiningOp<AddOp>();
+    Value bias;
+    if (biasAdd) {
+      if (!scaled.hasOneUse())
+        return;
+      auto isScores = [](Value v) {
+        Operation *def = v.getDefiningOp();
+        return isa_and_nonnull<MatmulOp>(def) || scaleOf(def).has_value();
+      };
+      bool lhs = isScores(biasAdd.getLhs()), rhs = isScores(biasAdd.getRhs());
+      if (lhs == rhs)
+        return;
+      scaled = lhs ? biasAdd.getLhs() : biasAdd.getRhs();
+      bias = lhs ? biasAdd.getRhs() : biasAdd.getLhs();
+      Type element = typeOf(bias).getElementType();
+      if (typeOf(scaled) != biasAdd.getType() ||
+          !(element.isF32() || element.isF16() || element.isBF16()) ||
+          readsModelState(bias))
+        return;
+      parts.push_back(biasAdd);
+    }
     double scale = 1;
     Operation *scaling = nullptr;
     if (auto s = scaleOf(scaled.getDefiningOp())) {
@@ -427,6 +453,19 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     auto keyTranspose = k.getDefiningOp<TransposeOp>();
     if (!scores.getTransposeB() && (!keyTranspose || !k.hasOneUse()))
       return;
+    // The bias's shape likewise.
+    SmallVector<int64_t> biasDims;
+    if (bias) {
+      auto bt = typeOf(bias);
+      ArrayRef<int64_t> shape = scores.getType().getShape();
+      if (bt.getRank() > static_cast<int64_t>(shape.size()))
+        return;
+      biasDims.assign(shape.size() - bt.getRank(), 1);
+      llvm::append_range(biasDims, bt.getShape());
+      for (auto [d, n] : llvm::zip_equal(biasDims, shape))
+        if (d != 1 && d != n)
+          return;
+    }
     // The mask's shape: the scores' rank (leading 1s for a lower-rank
     // condition), each dimension 1 or the scores'.
     SmallVector<int64_t> maskDims;
@@ -467,11 +506,20 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                                  RankedTensorType::get(maskDims, b.getI1Type()),
                                  mask);
     }
+    if (bias) {
+      auto f32 = RankedTensorType::get(biasDims, b.getF32Type());
+      if (typeOf(bias).getShape() != ArrayRef<int64_t>(biasDims))
+        bias =
+            ReshapeOp::create(b, biasAdd.getLoc(),
+                              f32.clone(typeOf(bias).getElementType()), bias);
+      if (!typeOf(bias).getElementType().isF32())
+        bias = CastOp::create(b, biasAdd.getLoc(), f32, bias);
+    }
     parts.push_back(scores);
     SmallVector<Operation *> inOrder(llvm::reverse(parts));
     inOrder.push_back(out);
     auto fused = AttentionOp::create(
-        b, fusedLocation(&getContext(), inOrder), q, k, v, mask,
+        b, fusedLocation(&getContext(), inOrder), q, k, v, mask, bias,
         b.getF64FloatAttr(scale), b.getF64FloatAttr(dropoutP),
         b.getI64IntegerAttr(seed),
         fill ? b.getF64FloatAttr(*fill) : FloatAttr());

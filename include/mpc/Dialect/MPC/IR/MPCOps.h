@@ -36,6 +36,11 @@ namespace mlir::mpc {
 /// dialect that do not implement `PrecisionCategoryOpInterface`.
 std::optional<PrecisionCategory> getDefaultPrecisionCategory(Operation *op);
 
+/// Whether `v` is computed from model state (an ml_program.global_load):
+/// a value autodiff may have to differentiate, unlike one computed from
+/// the step's inputs and constants alone.
+bool readsModelState(Value v);
+
 /// Attaches VJPOpInterface to every differentiable op (MPCGradients.cpp);
 /// called when the dialect loads.
 void registerVJPModels(MLIRContext *ctx);

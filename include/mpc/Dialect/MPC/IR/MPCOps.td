@@ -33,21 +33,23 @@ def MPC_InferTypeOpAdaptor : TraitList<[
             location ? *location : ::mlir::UnknownLoc::get(context);
         if (properties)
           props = *properties.as<$cppClass::Properties *>();
-        else {
-          // Parsing: the attributes have not been checked yet, and
-          // inference must not read a missing or mistyped one.
+        if (attributes && !attributes.empty()) {
+          // Parsing: the attributes have not been checked or moved into
+          // the properties yet (an op with operand segments has
+          // properties holding only those), and inference must not read
+          // a missing or mistyped one.
           ::mlir::NamedAttrList list(attributes);
           if (::mlir::failed($cppClass::verifyInherentAttrs(name, list, [&] {
                 return ::mlir::emitError(loc)
                        << "'" << name.getStringRef() << "' op ";
               })))
             return ::mlir::failure();
-          $cppClass::populateDefaultProperties(name, props);
-          if (attributes)
-            for (::mlir::NamedAttribute attr : attributes)
-              $cppClass::setInherentAttr(props, attr.getName().getValue(),
-                                         attr.getValue());
+          for (::mlir::NamedAttribute attr : attributes)
+            $cppClass::setInherentAttr(props, attr.getName().getValue(),
+                                       attr.getValue());
         }
+        // Defaults of the attributes not given (only those still unset).
+        $cppClass::populateDefaultProperties(name, props);
         $cppClass::Adaptor adaptor(operands, attributes, props, regions);
         // Required attributes present, each of its kind.
         if (::mlir::failed(adaptor.verify(loc)))
@@ -393,7 +395,7 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
 }
 
 def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
-    [Pure, MPC_InferTypeOpAdaptor]> {
+    [Pure, MPC_InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "Fused scaled dot-product attention with dropout";
   let description = [{
     `dropout(softmax(scale * query @ key^T)) @ value` over the last two
@@ -417,6 +419,12 @@ def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
     `mask_value` before the softmax (PyTorch's `masked_fill`; a padding
     mask is `[B, 1, 1, Sk]`). Filled scores get no gradient.
 
+    An optional `bias` (f32, of the scores' rank, each dimension 1 or the
+    scores') is added to the scaled scores (before a mask's fill): Hugging
+    Face's padding bias `(1 - mask) * -10000` `[B, 1, 1, Sk]`, relative
+    position biases, ALiBi. It gets no gradient: a bias computed from
+    model state (a learned relative position bias) is refused by autodiff.
+
     ```mlir
     %o, %lse = mpc.attention %q, %k, %v {scale = 0.125 : f64, dropout_p = 0.1 : f64, seed = 7 : i64}
         : tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>
@@ -426,18 +434,20 @@ def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
   }];
   let arguments = (ins MPC_FloatTensor:$query, MPC_FloatTensor:$key,
                        MPC_FloatTensor:$value, Optional<MPC_MaskTensor>:$mask,
+                       Optional<MPC_TensorOf<[F32]>>:$bias,
                        F64Attr:$scale,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
                        DefaultValuedAttr<I64Attr, "0">:$seed,
                        OptionalAttr<F64Attr>:$mask_value);
   let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$logsumexp);
   let assemblyFormat = "$query `,` $key `,` $value "
-      "(`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` "
+      "(`mask` `(` $mask^ `:` type($mask) `)`)? "
+      "(`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict `:` "
       "type($query) `,` type($key) `,` type($value)";
 }
 
 def MPC_AttentionBackwardOp : MPC_Op<"attention_backward", "Lowp",
-    [Pure, MPC_InferTypeOpAdaptor]> {
+    [Pure, MPC_InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "Backward of mpc.attention";
   let description = [{
     The gradients of `query`, `key` and `value` from the gradient of the
@@ -454,14 +464,16 @@ def MPC_AttentionBackwardOp : MPC_Op<"attention_backward", "Lowp",
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$query,
                        MPC_FloatTensor:$key, MPC_FloatTensor:$value,
                        MPC_FloatTensor:$result, MPC_FloatTensor:$logsumexp,
-                       Optional<MPC_MaskTensor>:$mask, F64Attr:$scale,
+                       Optional<MPC_MaskTensor>:$mask,
+                       Optional<MPC_TensorOf<[F32]>>:$bias, F64Attr:$scale,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
                        DefaultValuedAttr<I64Attr, "0">:$seed,
                        OptionalAttr<F64Attr>:$mask_value);
   let results = (outs MPC_FloatTensor:$grad_query, MPC_FloatTensor:$grad_key,
                       MPC_FloatTensor:$grad_value);
   let assemblyFormat = "$grad `,` $query `,` $key `,` $value `,` $result `,` "
-      "$logsumexp (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` "
+      "$logsumexp (`mask` `(` $mask^ `:` type($mask) `)`)? "
+      "(`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict `:` "
       "type($grad) `,` type($query) `,` type($key) `,` type($value) `,` "
       "type($result) `,` type($logsumexp)";
 }

@@ -163,23 +163,31 @@ LogicalResult appendAttentionArgs(Op op, SmallVectorImpl<Value> &args,
                l.f64(op.getDropoutP().convertToDouble()),
                l.i64(static_cast<int64_t>(op.getSeed())),
                l.offset(l.state, l.symbols.stepOffset)});
-  Value mask = op.getMask();
-  if (!mask) {
-    args.append({l.null(), l.null(), l.i32(0), l.f64(0)});
-    return success();
-  }
-  ArrayRef<int64_t> shape = tensorType(mask).getShape();
-  SmallVector<int64_t> layout(q);
-  layout.back() = k[k.size() - 2];
-  if (layout.size() > 8)
+  SmallVector<int64_t> scores(q);
+  scores.back() = k[k.size() - 2];
+  if ((op.getMask() || op.getBias()) && scores.size() > 8)
     return op.emitOpError("is lowered with at most 8 dimensions, got ")
-           << layout.size();
-  SmallVector<int64_t> own = strides(shape);
-  for (size_t d = 0; d < shape.size(); ++d)
-    layout.push_back(shape[d] == 1 ? 0 : own[d]);
-  args.append({l.ptr(mask), l.i64Array(layout),
-               l.i32(static_cast<int32_t>(shape.size())),
-               l.f64(op.getMaskValue()->convertToDouble())});
+           << scores.size();
+  // A mask's or bias's pointer, then its layout: the scores' shape, then
+  // its strides over them (0 where it broadcasts), and the rank.
+  auto appendLayout = [&](Value t) {
+    ArrayRef<int64_t> shape = tensorType(t).getShape();
+    SmallVector<int64_t> layout(scores), own = strides(shape);
+    for (size_t d = 0; d < shape.size(); ++d)
+      layout.push_back(shape[d] == 1 ? 0 : own[d]);
+    args.append({l.ptr(t), l.i64Array(layout),
+                 l.i32(static_cast<int32_t>(shape.size()))});
+  };
+  if (Value mask = op.getMask()) {
+    appendLayout(mask);
+    args.push_back(l.f64(op.getMaskValue()->convertToDouble()));
+  } else {
+    args.append({l.null(), l.null(), l.i32(0), l.f64(0)});
+  }
+  if (Value bias = op.getBias())
+    appendLayout(bias);
+  else
+    args.append({l.null(), l.null(), l.i32(0)});
   return success();
 }
 
