@@ -86,6 +86,12 @@ CASES = {
     # step and the loss evaluations).
     "attention": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],
                   "%y, %lse = mpc.attention %q, %k, %v {scale = 0.7 : f64} : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x3xf64>", "2x3x3"),
+    # An additive f32 bias of the scores (Hugging Face's padding bias: -1e4
+    # on padding, here with other values too), broadcast over the queries;
+    # no gradient of its own.
+    "attention_bias": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],
+                       "%bias = mpc.constant dense<[[[0.0, -10000.0, 0.5, -1.5, 0.0]], [[2.0, 0.0, -10000.0, -10000.0, 0.25]]]> : tensor<2x1x5xf32>\n"
+                       "  %y, %lse = mpc.attention %q, %k, %v bias(%bias : tensor<2x1x5xf32>) {scale = 0.7 : f64} : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x3xf64>", "2x3x3"),
     "attention_dropout": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],
                           "%y, %lse = mpc.attention %q, %k, %v {scale = 0.7 : f64, dropout_p = 0.4 : f64, seed = 9 : i64} : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x3xf64>", "2x3x3"),
     "attention_from_parts": ([("q", "2x3x4", -1, 1), ("k", "2x5x4", -1, 1), ("v", "2x5x3", -1, 1)],

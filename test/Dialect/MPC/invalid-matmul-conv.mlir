@@ -429,3 +429,19 @@ func.func @matmul_add_addend(%a: tensor<4x5xf16>, %b: tensor<5x8xf16>, %c: tenso
   %0 = mpc.matmul_add %a, %b, %c : tensor<4x5xf16>, tensor<5x8xf16>, tensor<8xf16> -> tensor<4x8xf16>
   return
 }
+
+// -----
+
+func.func @attention_bias_shape(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>, %b: tensor<2x1x4xf32>) {
+  // expected-error @+1 {{'mpc.attention' op expects a bias of the scores' rank whose dimensions are 1 or the scores' [2, 4, 6], got [2, 1, 4]}}
+  %o, %l = mpc.attention %q, %k, %v bias(%b : tensor<2x1x4xf32>) {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_bias_type(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>, %b: tensor<2x1x6xf16>) {
+  // expected-error @+1 {{'mpc.attention' op operand #3 must be statically shaped tensor of 32-bit float values with no zero-sized dimension and at most 2^48 bytes, but got 'tensor<2x1x6xf16>'}}
+  %o, %l = mpc.attention %q, %k, %v bias(%b : tensor<2x1x6xf16>) {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}

@@ -355,3 +355,12 @@ func.func @cast_from_integers(%m: tensor<8x128xi32>) -> (tensor<8x128xf32>, tens
   %1 = mpc.cast %m : tensor<8x128xi32> -> tensor<8x128xbf16>
   return %0, %1 : tensor<8x128xf32>, tensor<8x128xbf16>
 }
+
+// CHECK-LABEL: func @attention_bias
+func.func @attention_bias(%q: tensor<8x4x16x64xf16>, %k: tensor<8x4x16x64xf16>, %v: tensor<8x4x16x64xf16>, %m: tensor<8x1x1x16xi1>, %b: tensor<8x1x1x16xf32>, %g: tensor<8x4x16x64xf16>) -> (tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>) {
+  // CHECK: %[[O:.*]], %[[L:.*]] = mpc.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : tensor<8x1x1x16xi1>) bias(%{{.*}} : tensor<8x1x1x16xf32>) {mask_value = -1.000000e+04 : f64, scale = 1.250000e-01 : f64}
+  %o, %l = mpc.attention %q, %k, %v mask(%m : tensor<8x1x1x16xi1>) bias(%b : tensor<8x1x1x16xf32>) {scale = 0.125 : f64, mask_value = -1.0e4 : f64} : tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>
+  // CHECK: mpc.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[L]] bias(%{{.*}} : tensor<8x1x1x16xf32>) {scale = 1.250000e-01 : f64}
+  %dq, %dk, %dv = mpc.attention_backward %g, %q, %k, %v, %o, %l bias(%b : tensor<8x1x1x16xf32>) {scale = 0.125 : f64} : tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16xf32>
+  return %o, %dq : tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>
+}

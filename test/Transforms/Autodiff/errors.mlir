@@ -39,3 +39,19 @@ module {
     return %x : tensor<f32>
   }
 }
+
+// -----
+
+// Attention's additive bias gets no gradient: a bias computed from model
+// state (a learned relative-position bias) is refused, not left untrained.
+ml_program.global private mutable @q(#mpc.init<ones>) : tensor<2x4x8xf32>
+ml_program.global private mutable @rel(#mpc.init<zeros>) : tensor<1x4x4xf32>
+
+func.func @loss() -> tensor<f32> {
+  %q = ml_program.global_load @q : tensor<2x4x8xf32>
+  %rel = ml_program.global_load @rel : tensor<1x4x4xf32>
+  // expected-error @+1 {{'mpc.attention' op has no gradient through its bias, which is computed from model state (a learned bias): write the scores out unfused}}
+  %o, %l = mpc.attention %q, %q, %q bias(%rel : tensor<1x4x4xf32>) {scale = 1.0 : f64} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  %s = mpc.reduce_sum %o {dims = array<i64: 0, 1, 2>} : tensor<2x4x8xf32>
+  return %s : tensor<f32>
+}

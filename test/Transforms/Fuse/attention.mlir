@@ -138,3 +138,56 @@ func.func @no_fusion(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<
   %o6 = mpc.matmul %p6, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>
   return %o0, %o1, %o2, %s2, %o3, %mask3, %o4, %o5, %o6 : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x16xf32>, tensor<2x16x8xf32>, tensor<2x16x16xi1>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>
 }
+
+// -----
+
+// Hugging Face's padding bias, (1 - mask) * -10000 from an integer mask
+// input [B, 1, 1, Sk], added to the scaled scores: the bias joins the
+// fused op; a lower-rank bias is reshaped to the scores' rank.
+// CHECK-LABEL: func @additive_bias
+// CHECK: %[[B:.*]] = mpc.mul
+// CHECK: mpc.attention %arg0, %arg1, %arg2 bias(%[[B]] : tensor<2x1x1x8xf32>) {scale = 2.500000e-01 : f64} : tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>
+// CHECK: %[[R:.*]] = mpc.reshape %arg4 : tensor<8x8xf32> -> tensor<1x1x8x8xf32>
+// CHECK: mpc.attention %arg0, %arg1, %arg2 bias(%[[R]] : tensor<1x1x8x8xf32>) {scale = 1.000000e+00 : f64}
+// CHECK-NOT: mpc.softmax
+// REMARK: remark: fused: mpc.matmul + mpc.div + mpc.add + mpc.softmax + mpc.matmul -> mpc.attention
+// REMARK: remark: fused: mpc.matmul + mpc.add + mpc.softmax + mpc.matmul -> mpc.attention
+func.func @additive_bias(%q: tensor<2x3x8x16xf32>, %k: tensor<2x3x8x16xf32>, %v: tensor<2x3x8x16xf32>, %m: tensor<2x1x1x8xi32>, %alibi: tensor<8x8xf32>) -> (tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>) {
+  %c = mpc.constant dense<4.0> : tensor<f32>
+  %one = mpc.constant dense<1.0> : tensor<f32>
+  %big = mpc.constant dense<-10000.0> : tensor<f32>
+  %mf = mpc.cast %m : tensor<2x1x1x8xi32> -> tensor<2x1x1x8xf32>
+  %inv = mpc.sub %one, %mf : tensor<f32>, tensor<2x1x1x8xf32>
+  %bias = mpc.mul %inv, %big : tensor<2x1x1x8xf32>, tensor<f32>
+  %s = mpc.matmul %q, %k {transpose_b} : tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>
+  %t = mpc.div %s, %c : tensor<2x3x8x8xf32>, tensor<f32>
+  %u = mpc.add %t, %bias : tensor<2x3x8x8xf32>, tensor<2x1x1x8xf32>
+  %p = mpc.softmax %u : tensor<2x3x8x8xf32>
+  %o = mpc.matmul %p, %v : tensor<2x3x8x8xf32>, tensor<2x3x8x16xf32>
+  %s2 = mpc.matmul %q, %k {transpose_b} : tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>
+  %u2 = mpc.add %alibi, %s2 : tensor<8x8xf32>, tensor<2x3x8x8xf32>
+  %p2 = mpc.softmax %u2 : tensor<2x3x8x8xf32>
+  %o2 = mpc.matmul %p2, %v : tensor<2x3x8x8xf32>, tensor<2x3x8x16xf32>
+  return %o, %o2 : tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>
+}
+
+// -----
+
+// A bias computed from model state (a learned relative-position bias)
+// would get no gradient from the fused op: it stays unfused. So does an
+// f64 bias (f32 would round it) and a bias that is not broadcastable.
+// CHECK-LABEL: func @no_bias_fusion
+// CHECK-NOT: mpc.attention
+ml_program.global private mutable @rel(#mpc.init<zeros>) : tensor<3x8x8xf32>
+func.func @no_bias_fusion(%q: tensor<2x3x8x16xf32>, %k: tensor<2x3x8x16xf32>, %v: tensor<2x3x8x16xf32>, %qd: tensor<2x3x8x16xf64>, %kd: tensor<2x3x8x16xf64>, %vd: tensor<2x3x8x16xf64>, %bd: tensor<2x1x1x8xf64>) -> (tensor<2x3x8x16xf32>, tensor<2x3x8x16xf64>) {
+  %rel = ml_program.global_load @rel : tensor<3x8x8xf32>
+  %s = mpc.matmul %q, %k {transpose_b} : tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>
+  %u = mpc.add %s, %rel : tensor<2x3x8x8xf32>, tensor<3x8x8xf32>
+  %p = mpc.softmax %u : tensor<2x3x8x8xf32>
+  %o = mpc.matmul %p, %v : tensor<2x3x8x8xf32>, tensor<2x3x8x16xf32>
+  %sd = mpc.matmul %qd, %kd {transpose_b} : tensor<2x3x8x16xf64>, tensor<2x3x8x16xf64>
+  %ud = mpc.add %sd, %bd : tensor<2x3x8x8xf64>, tensor<2x1x1x8xf64>
+  %pd = mpc.softmax %ud : tensor<2x3x8x8xf64>
+  %od = mpc.matmul %pd, %vd : tensor<2x3x8x8xf64>, tensor<2x3x8x16xf64>
+  return %o, %od : tensor<2x3x8x16xf32>, tensor<2x3x8x16xf64>
+}

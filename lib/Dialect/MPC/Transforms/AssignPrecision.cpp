@@ -132,17 +132,23 @@ bool keepsOperandTypes(Operation *op) {
 /// Operands that keep their type whatever their op's compute type:
 /// statistics, f32 (f64), and a fused layer norm's parameters (as
 /// mpc.layer_norm's f32 parameters beside low-precision activations).
-bool keepsItsType(OpOperand &operand) {
-  Operation *op = operand.getOwner();
-  // Attention's f32 bias of the scores, and its backward's log-sum-exp.
+/// Operands that are f32 whatever the op computes in: attention's additive
+/// bias of the scores (its producers may have run in low precision).
+bool f32Operand(OpOperand &operand) {
   auto isIn = [&](MutableOperandRange range) {
     return llvm::any_of(range, [&](OpOperand &o) { return &o == &operand; });
   };
-  if (auto attention = dyn_cast<AttentionOp>(op))
+  if (auto attention = dyn_cast<AttentionOp>(operand.getOwner()))
     return isIn(attention.getBiasMutable());
+  if (auto back = dyn_cast<AttentionBackwardOp>(operand.getOwner()))
+    return isIn(back.getBiasMutable());
+  return false;
+}
+
+bool keepsItsType(OpOperand &operand) {
+  Operation *op = operand.getOwner();
   if (auto back = dyn_cast<AttentionBackwardOp>(op))
-    return &operand == &back.getLogsumexpMutable() ||
-           isIn(back.getBiasMutable());
+    return &operand == &back.getLogsumexpMutable();
   if (auto norm = dyn_cast<AddLayerNormOp>(op))
     return &operand == &norm.getGammaMutable() ||
            &operand == &norm.getBetaMutable();
@@ -524,7 +530,7 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
     for (OpOperand &operand : op->getOpOperands()) {
       if (keepsItsType(operand))
         continue;
-      operand.set(castTo(operand.get(), compute));
+      operand.set(castTo(operand.get(), f32Operand(operand) ? f32 : compute));
     }
 
   // Optimizer results follow their parameter and state (low precision at

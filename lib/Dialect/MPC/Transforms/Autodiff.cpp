@@ -4,6 +4,8 @@
 #include "TypeUtils.h"
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
+
+#include "mlir/IR/Diagnostics.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Dialect/MPC/Transforms/PrecisionPolicy.h"
 
@@ -96,10 +98,22 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
       auto vjp = dyn_cast<VJPOpInterface>(op);
       SmallVector<Value> operandGrads;
       Operation *before = ret->getPrevNode();
-      if (!vjp || failed(vjp.buildVJP(b, resultGrads, operandGrads))) {
-        op->emitOpError("has no vector-Jacobian product; mpc-autodiff needs "
-                        "one for every op between the trainable globals and "
-                        "the loss");
+      // A VJP that fails says why (a gradient it does not have); one that
+      // fails without an error, or no VJP at all, gets the general one.
+      bool explained = false;
+      LogicalResult built = failure();
+      if (vjp) {
+        ScopedDiagnosticHandler seen(&getContext(), [&](Diagnostic &d) {
+          explained |= d.getSeverity() == DiagnosticSeverity::Error;
+          return failure(); // still reported
+        });
+        built = vjp.buildVJP(b, resultGrads, operandGrads);
+      }
+      if (failed(built)) {
+        if (!explained)
+          op->emitOpError("has no vector-Jacobian product; mpc-autodiff needs "
+                          "one for every op between the trainable globals "
+                          "and the loss");
         return signalPassFailure();
       }
       // An op kept in a precision by its attribute keeps its gradient ops

@@ -409,9 +409,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     if (biasAdd) {
       if (!scaled.hasOneUse())
         return;
+      // The scores: a product, or a product scaled by a constant.
       auto isScores = [](Value v) {
-        Operation *def = v.getDefiningOp();
-        return isa_and_nonnull<MatmulOp>(def) || scaleOf(def).has_value();
+        if (auto s = scaleOf(v.getDefiningOp()))
+          v = s->second;
+        return isa_and_nonnull<MatmulOp>(v.getDefiningOp());
       };
       bool lhs = isScores(biasAdd.getLhs()), rhs = isScores(biasAdd.getRhs());
       if (lhs == rhs)
