@@ -79,3 +79,30 @@ func.func @convolutions(%x: tensor<2x8x8x12xf16>, %w: tensor<16x3x3x12xf16>, %dy
   %dw = mpc.conv2d_backward_filter %dy, %x {padding = array<i64: 1, 1>} : tensor<2x8x8x16xf16>, tensor<2x8x8x12xf16> -> tensor<16x3x3x12xf16>
   return %y, %dx, %dw : tensor<2x8x8x16xf16>, tensor<2x8x8x12xf16>, tensor<16x3x3x12xf16>
 }
+
+// -----
+
+// Fused products are padded too: a bias gets zeros for the extra columns
+// and both results of a GELU that keeps its pre-activation are sliced
+// back; an addend (mpc.matmul_add) and an activation's saved value
+// (mpc.matmul_activation_grad) get zeros for the extra rows and columns,
+// where the padded product is zero.
+// CHECK-LABEL: func.func @fused
+// CHECK: mpc.concat %arg2, %{{.*}} {axis = 0 : i64} : tensor<10xf16>, tensor<6xf16>
+// CHECK: %[[F:.*]], %[[PRE:.*]] = mpc.fused_matmul %{{.*}}, %{{.*}}, %{{.*}} {activation = "gelu_tanh"} : tensor<16x16xf16>, tensor<16x16xf16>, tensor<16xf16> -> tensor<16x16xf16>, tensor<16x16xf16>
+// CHECK-DAG: mpc.slice %[[F]] {offsets = array<i64: 0, 0>, sizes = array<i64: 16, 10>} : tensor<16x16xf16>
+// CHECK-DAG: mpc.slice %[[PRE]] {offsets = array<i64: 0, 0>, sizes = array<i64: 16, 10>} : tensor<16x16xf16>
+// CHECK: mpc.concat %arg3, %{{.*}} {axis = 1 : i64} : tensor<16x10xf16>, tensor<16x6xf16>
+// CHECK: %[[A:.*]] = mpc.matmul_add %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf16>
+// CHECK: mpc.slice %[[A]] {offsets = array<i64: 0, 0>, sizes = array<i64: 16, 10>}
+// CHECK: %[[G:.*]] = mpc.matmul_activation_grad %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu"} : tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf16>
+// CHECK: mpc.slice %[[G]] {offsets = array<i64: 0, 0>, sizes = array<i64: 16, 10>}
+// REMARK: remark: 'mpc.fused_matmul': padded for Tensor Cores: N 10 to 16 (60% more work)
+// REMARK: remark: 'mpc.matmul_add': padded for Tensor Cores: N 10 to 16 (60% more work)
+// REMARK: remark: 'mpc.matmul_activation_grad': padded for Tensor Cores: N 10 to 16 (60% more work)
+func.func @fused(%a: tensor<16x16xf16>, %b: tensor<16x10xf16>, %bias: tensor<10xf16>, %c: tensor<16x10xf16>) -> (tensor<16x10xf16>, tensor<16x10xf16>, tensor<16x10xf16>, tensor<16x10xf16>) {
+  %0, %1 = mpc.fused_matmul %a, %b, %bias {activation = "gelu_tanh"} : tensor<16x16xf16>, tensor<16x10xf16>, tensor<10xf16> -> tensor<16x10xf16>, tensor<16x10xf16>
+  %2 = mpc.matmul_add %a, %b, %c : tensor<16x16xf16>, tensor<16x10xf16>, tensor<16x10xf16> -> tensor<16x10xf16>
+  %3 = mpc.matmul_activation_grad %a, %b, %c {activation = "relu"} : tensor<16x16xf16>, tensor<16x10xf16>, tensor<16x10xf16> -> tensor<16x10xf16>
+  return %0, %1, %2, %3 : tensor<16x10xf16>, tensor<16x10xf16>, tensor<16x10xf16>, tensor<16x10xf16>
+}

@@ -151,7 +151,7 @@ struct PadForTensorCoresPass
       padConvolution(op);
     SmallVector<Operation *> matmuls;
     module.walk([&](Operation *op) {
-      if (isa<MatmulOp, FusedMatmulOp>(op))
+      if (isa<MatmulOp, FusedMatmulOp, MatmulAddOp, MatmulActivationGradOp>(op))
         matmuls.push_back(op);
     });
     for (Operation *op : matmuls) {
@@ -190,9 +190,16 @@ struct PadForTensorCoresPass
       SmallVector<Value> operands(op->getOperands());
       operands[0] = padDim(b, loc, padDim(b, loc, operands[0], aM, pm), aK, pk);
       operands[1] = padDim(b, loc, padDim(b, loc, operands[1], bK, pk), bN, pn);
-      // A fused product's bias gets zeros for the extra columns.
-      if (operands.size() == 3)
+      // A fused product's bias gets zeros for the extra columns; an addend
+      // or an activation's saved value (of the result's shape) zeros for
+      // the extra rows and columns, where the product is zero too.
+      if (isa<FusedMatmulOp>(op)) {
         operands[2] = padDim(b, loc, operands[2], 0, pn);
+      } else if (operands.size() == 3) {
+        int64_t rank = cast<RankedTensorType>(operands[2].getType()).getRank();
+        operands[2] = padDim(b, loc, padDim(b, loc, operands[2], rank - 2, pm),
+                             rank - 1, pn);
+      }
       auto result = cast<RankedTensorType>(op->getResult(0).getType());
       SmallVector<int64_t> shape(result.getShape());
       shape[shape.size() - 2] = pm;
