@@ -84,45 +84,39 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
   b.k = randomOf(dt, c.heads * c.sk * c.d, rng, k);
   b.v = randomOf(dt, c.heads * c.sk * c.dv, rng, v);
   b.grad = randomOf(dt, c.heads * c.sq * c.dv, rng, go);
-  // About a third of the scores filled, where there is a mask.
   std::vector<int64_t> scores(c.lead);
   scores.insert(scores.end(), {c.sq, c.sk});
-  std::vector<int64_t> maskStrides(scores.size(), 0);
-  if (!c.maskShape.empty()) {
+  // A tensor of `shape` over the scores: its values from `draw`, and its
+  // strides (0 where it broadcasts) appended to `layout` after the scores'
+  // shape, as mpcrt_attention takes them.
+  auto overScores = [&](const std::vector<int64_t> &shape, auto draw,
+                        auto &values, std::vector<int64_t> &layout) {
+    std::vector<int64_t> strides(scores.size(), 0);
+    if (shape.empty())
+      return strides;
     int64_t count = 1;
-    for (int64_t n : c.maskShape)
+    for (int64_t n : shape)
       count *= n;
-    std::uniform_int_distribution<int> third(0, 2);
     for (int64_t n = 0; n < count; ++n)
-      b.mask.push_back(third(rng) == 0);
+      values.push_back(draw());
     int64_t stride = 1;
     for (size_t dim = scores.size(); dim-- > 0;) {
-      maskStrides[dim] = c.maskShape[dim] == 1 ? 0 : stride;
-      stride *= c.maskShape[dim];
+      strides[dim] = shape[dim] == 1 ? 0 : stride;
+      stride *= shape[dim];
     }
-    b.layout = scores;
-    b.layout.insert(b.layout.end(), maskStrides.begin(), maskStrides.end());
-  }
-  // A bias of normal values and, for a third of them, Hugging Face's
-  // padding bias -1e4.
-  std::vector<int64_t> biasStrides(scores.size(), 0);
-  if (!c.biasShape.empty()) {
-    int64_t count = 1;
-    for (int64_t n : c.biasShape)
-      count *= n;
-    std::uniform_int_distribution<int> third(0, 2);
-    std::normal_distribution<float> normal(0, 2);
-    for (int64_t n = 0; n < count; ++n)
-      b.bias.push_back(third(rng) == 0 ? -1e4f : normal(rng));
-    int64_t stride = 1;
-    for (size_t dim = scores.size(); dim-- > 0;) {
-      biasStrides[dim] = c.biasShape[dim] == 1 ? 0 : stride;
-      stride *= c.biasShape[dim];
-    }
-    b.biasLayout = scores;
-    b.biasLayout.insert(b.biasLayout.end(), biasStrides.begin(),
-                        biasStrides.end());
-  }
+    layout = scores;
+    layout.insert(layout.end(), strides.begin(), strides.end());
+    return strides;
+  };
+  std::uniform_int_distribution<int> third(0, 2);
+  std::normal_distribution<float> normal(0, 2);
+  // About a third of the scores filled, where there is a mask; a bias of
+  // normal values and, for a third of them, Hugging Face's padding bias.
+  std::vector<int64_t> maskStrides = overScores(
+      c.maskShape, [&] { return uint8_t(third(rng) == 0); }, b.mask, b.layout);
+  std::vector<int64_t> biasStrides = overScores(
+      c.biasShape, [&] { return third(rng) == 0 ? -1e4f : normal(rng); },
+      b.bias, b.biasLayout);
   auto offset = [&](const std::vector<int64_t> &strides, int64_t h, int64_t i,
                     int64_t j) {
     int64_t at =

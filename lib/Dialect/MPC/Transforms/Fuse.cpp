@@ -455,32 +455,32 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     auto keyTranspose = k.getDefiningOp<TransposeOp>();
     if (!scores.getTransposeB() && (!keyTranspose || !k.hasOneUse()))
       return;
-    // The bias's shape likewise.
-    SmallVector<int64_t> biasDims;
+    // The bias's and the mask's shapes: the scores' rank (leading 1s for a
+    // lower rank), each dimension 1 or the scores'.
+    auto scoresShaped = [&](Value v) -> std::optional<SmallVector<int64_t>> {
+      ArrayRef<int64_t> shape = scores.getType().getShape();
+      auto t = typeOf(v);
+      if (t.getRank() > static_cast<int64_t>(shape.size()))
+        return std::nullopt;
+      SmallVector<int64_t> dims(shape.size() - t.getRank(), 1);
+      llvm::append_range(dims, t.getShape());
+      for (auto [d, n] : llvm::zip_equal(dims, shape))
+        if (d != 1 && d != n)
+          return std::nullopt;
+      return dims;
+    };
+    SmallVector<int64_t> biasDims, maskDims;
     if (bias) {
-      auto bt = typeOf(bias);
-      ArrayRef<int64_t> shape = scores.getType().getShape();
-      if (bt.getRank() > static_cast<int64_t>(shape.size()))
+      auto dims = scoresShaped(bias);
+      if (!dims)
         return;
-      biasDims.assign(shape.size() - bt.getRank(), 1);
-      llvm::append_range(biasDims, bt.getShape());
-      for (auto [d, n] : llvm::zip_equal(biasDims, shape))
-        if (d != 1 && d != n)
-          return;
+      biasDims = *dims;
     }
-    // The mask's shape: the scores' rank (leading 1s for a lower-rank
-    // condition), each dimension 1 or the scores'.
-    SmallVector<int64_t> maskDims;
     if (masking) {
-      auto ct = typeOf(masking.getCondition());
-      ArrayRef<int64_t> shape = scores.getType().getShape();
-      if (ct.getRank() > static_cast<int64_t>(shape.size()))
+      auto dims = scoresShaped(masking.getCondition());
+      if (!dims)
         return;
-      maskDims.assign(shape.size() - ct.getRank(), 1);
-      llvm::append_range(maskDims, ct.getShape());
-      for (auto [d, n] : llvm::zip_equal(maskDims, shape))
-        if (d != 1 && d != n)
-          return;
+      maskDims = *dims;
     }
 
     // It fuses: from here on the IR changes.
