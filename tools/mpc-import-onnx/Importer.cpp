@@ -1268,8 +1268,6 @@ std::string Emitter::convTranspose(const Node &node) {
     return error(node, "only 2-D transposed convolutions are imported");
   if (intAttr(node, "group", 1) != 1)
     return error(node, "grouped transposed convolutions are not imported");
-  if (node.attributes.count("output_shape"))
-    return error(node, "output_shape is not imported (give pads)");
   auto ints = [&](const char *name, int64_t dflt) {
     auto it = node.attributes.find(name);
     return it == node.attributes.end() ? std::vector<int64_t>{dflt, dflt}
@@ -1277,14 +1275,49 @@ std::string Emitter::convTranspose(const Node &node) {
   };
   std::vector<int64_t> strides = ints("strides", 1),
                        dilations = ints("dilations", 1),
-                       outputPadding = ints("output_padding", 0), pads;
-  std::vector<int64_t> begin, end;
-  if (auto e = padding(node, begin, end); !e.empty())
+                       outputPadding = ints("output_padding", 0), pads(2);
+  std::vector<int64_t> begin(2), end(2);
+  auto outputShape = node.attributes.find("output_shape");
+  auto autoPad = node.attributes.find("auto_pad");
+  std::string mode =
+      autoPad == node.attributes.end() ? "NOTSET" : autoPad->second.s;
+  if (outputShape != node.attributes.end() || mode == "SAME_UPPER" ||
+      mode == "SAME_LOWER") {
+    // ONNX's padding for a given output size (output_shape, or in * stride
+    // for SAME): the natural size minus the output in all, the odd one at
+    // the end with SAME_UPPER, else at the start (the operator's
+    // definition).
+    const std::vector<int64_t> *os = outputShape != node.attributes.end()
+                                         ? &outputShape->second.ints
+                                         : nullptr;
+    if (os && os->size() < 2)
+      return error(node, "output_shape must give the two spatial sizes");
+    for (int d = 0; d < 2; ++d) {
+      int64_t in = x.type.dims[2 + d];
+      int64_t target = os ? (*os)[os->size() - 2 + d] : in * strides[d];
+      int64_t k = (w.type.dims[2 + d] - 1) * dilations[d] + 1;
+      int64_t total = strides[d] * (in - 1) + outputPadding[d] + k - target;
+      if (total < 0)
+        return error(node, "an output_shape larger than the transposed "
+                           "convolution's is not imported");
+      begin[d] = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end[d] = total - begin[d];
+    }
+  } else if (auto e = padding(node, begin, end); !e.empty()) {
     return e;
-  if (begin != end)
-    return error(node, "asymmetric padding of a transposed convolution is "
-                       "not imported (mpc pads both sides alike)");
-  pads = begin;
+  }
+  // mpc pads both sides alike and extends the end by output_padding:
+  // padding (b, e) is padding b with output_padding grown by b - e.
+  for (int d = 0; d < 2; ++d) {
+    pads[d] = begin[d];
+    outputPadding[d] += begin[d] - end[d];
+    if (outputPadding[d] < 0 ||
+        (outputPadding[d] >= strides[d] && outputPadding[d] >= dilations[d]))
+      return error(node, "this asymmetric padding of a transposed "
+                         "convolution is not imported (mpc pads both sides "
+                         "alike and adds output_padding, smaller than the "
+                         "stride or dilation, at the end)");
+  }
   TensorType xt, wt = w.type;
   std::string xs = toNHWC(x, xt);
   // ONNX [Cin, Cout, kh, kw] -> mpc [Cin, kh, kw, Cout], in the step.
