@@ -26,11 +26,13 @@ namespace mpcrt::cuda {
   X(cublasLtMatmul)                                                            \
   X(cublasLtMatmulAlgoGetHeuristic)                                            \
   X(cublasLtMatmulDescCreate)                                                  \
+  X(cublasLtMatmulDescDestroy)                                                 \
   X(cublasLtMatmulDescSetAttribute)                                            \
   X(cublasLtMatmulPreferenceCreate)                                            \
   X(cublasLtMatmulPreferenceDestroy)                                           \
   X(cublasLtMatmulPreferenceSetAttribute)                                      \
   X(cublasLtMatrixLayoutCreate)                                                \
+  X(cublasLtMatrixLayoutDestroy)                                               \
   X(cublasLtMatrixLayoutSetAttribute)
 
 #define MPCRT_CUDNN_FUNCTIONS(X)                                               \

@@ -220,10 +220,15 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
       plan.epilogue = true;
       return plan;
     }
-    // No algorithm with this epilogue: the plain GEMM, then our kernel.
-    cublasLtEpilogue_t none = CUBLASLT_EPILOGUE_DEFAULT;
-    MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-        plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &none, sizeof(none)));
+    // No algorithm with this epilogue: the plain GEMM (then our kernel),
+    // planned on fresh descriptors: the epilogue's bias and auxiliary
+    // attributes left on these make the heuristic find nothing at all.
+    lt().cublasLtMatmulDescDestroy(plan.op);
+    for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
+      lt().cublasLtMatrixLayoutDestroy(l);
+    return makePlan(in, out, aStride, bStride, batch, m, n, k, transA, transB,
+                    alignA, alignB, alignC, CUBLASLT_EPILOGUE_DEFAULT,
+                    biasDtype, nullptr);
   }
   if (!chooseAlgorithm(plan, alignA, alignB, alignC)) {
     std::fprintf(stderr,
