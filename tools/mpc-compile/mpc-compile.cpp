@@ -376,8 +376,12 @@ int main(int argc, char **argv) {
   // Attention is fused in the forward graph, before autodiff takes its
   // gradient as the fused op's (its intermediates have no other reader
   // there); the GEMM epilogues after precision assignment.
+  // On CUDA attention stays unfused: mpc.attention's kernels are CUDA-core
+  // kernels, which made BERT's fused step 25x slower than the unfused one
+  // on an H100 (docs/Benchmarks.md); the other fusions stay.
+  std::string noAttention = backend == "cuda" ? " attention=false" : "";
   if (train && !noFuse)
-    pipeline += ",mpc-fuse{epilogues=false}";
+    pipeline += ",mpc-fuse{epilogues=false" + noAttention + "}";
   if (train)
     pipeline += ",mpc-autodiff{loss=" + lossFunction + " name=" + entry +
                 "},mpc-accumulate-gradients{func=" + entry +
@@ -406,10 +410,10 @@ int main(int argc, char **argv) {
     pipeline += ",mpc-grad-stats{func=" + entry + "}";
   pipeline += ",canonicalize,cse";
   if (!noFuse)
-    pipeline +=
-        ",mpc-fuse" + (fusionReport.empty()
-                           ? std::string()
-                           : "{report=" + fusionReport.getValue() + "}");
+    pipeline += ",mpc-fuse{" +
+                (fusionReport.empty() ? std::string()
+                                      : "report=" + fusionReport.getValue()) +
+                noAttention + "}";
   // After fusion: a fused product is padded with its bias.
   if (padForTensorCores.getNumOccurrences() > 0)
     pipeline +=
