@@ -312,20 +312,9 @@ void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
                             const void *b, void *c, void *bias_grad, int64_t m,
                             int64_t n, int64_t k, int32_t trans_a) {
-  auto run = [&](auto kernel) {
-    kernel(a, b, c, bias_grad, m, n, k, trans_a != 0);
-  };
-  if (in == grad)
-    return dispatch(in, [&](auto *t) {
-      using T = std::remove_pointer_t<decltype(t)>;
-      run(matmulBiasGrad<T, T>);
-    });
-  if (grad == MPCRT_F32 && in == MPCRT_F16)
-    return run(matmulBiasGrad<F16, float>);
-  if (grad == MPCRT_F32 && in == MPCRT_BF16)
-    return run(matmulBiasGrad<BF16, float>);
-  std::fprintf(stderr, "error: mpcrt_matmul_bias_grad: unsupported types\n");
-  std::exit(1);
+  mpcrt_dtype out = grad; // the bias gradient's type pairs are the epilogues'
+  MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_bias_grad", matmulBiasGrad, a, b, c,
+                          bias_grad, m, n, k, trans_a != 0);
 }
 
 // One template, one instance per dtype: the ABI's raw uint16_t buffers are

@@ -119,6 +119,10 @@ static LogicalResult checkFraction(double value, StringRef name,
   return success();
 }
 
+static LogicalResult checkDropoutP(double p, const Diag &diag) {
+  return checkFraction(p, "dropout_p", /*closedHigh=*/false, diag);
+}
+
 //===----------------------------------------------------------------------===//
 // ConstantOp, CastOp
 //===----------------------------------------------------------------------===//
@@ -548,8 +552,8 @@ static LogicalResult inferAttention(Value queryValue, Value keyValue,
                 ks[ks.size() - 2], " and ", vs[vs.size() - 2]);
   if (!std::isfinite(scale))
     return diag("expects a finite scale, got ", scale);
-  if (!(dropout >= 0 && dropout < 1))
-    return diag("expects dropout_p in [0, 1), got ", dropout);
+  if (failed(checkDropoutP(dropout, diag)))
+    return failure();
   SmallVector<int64_t> scores(qs);
   scores.back() = ks[ks.size() - 2];
   // A mask or bias: the scores' rank, each dimension 1 or the scores'.
@@ -908,12 +912,6 @@ LogicalResult LayerNormBackwardOp::inferReturnTypes(
     return diag("expects mean and rstd of type ", stats, ", got ", *mean,
                 " and ", *rstd);
   results.append({*input, *gamma, *gamma});
-  return success();
-}
-
-static LogicalResult checkDropoutP(double p, const Diag &diag) {
-  if (!(p >= 0.0 && p < 1.0))
-    return diag("expects dropout_p in [0, 1), got ", p);
   return success();
 }
 
