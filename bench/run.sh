@@ -42,7 +42,8 @@ PEERS="${PEERS-fp32 amp compile amp-math}"
 # BACKEND=cpu with peers runs PyTorch on the CPU too (bench/cpu.sh).
 BACKEND="${BACKEND:-cuda}"
 # LEVELS: the mpc builds (default "fp32 O2"; O2-nofuse and fp32-nofuse
-# compile with --no-fuse, to measure what fusion gives); THREADS: --threads
+# compile with --no-fuse, to measure what fusion gives; O2-attn with
+# --fuse-attention, mpc.attention on CUDA too); THREADS: --threads
 # of mpc's executables and of the PyTorch peers on the CPU (0: their
 # defaults).
 LEVELS="${LEVELS:-fp32 O2}"
@@ -122,6 +123,7 @@ bench() {
     case "$level" in
     O2) amp=(--amp=O2 --dtype=f16) ;;
     O2-nofuse) amp=(--amp=O2 --dtype=f16 --no-fuse) ;;
+    O2-attn) amp=(--amp=O2 --dtype=f16 --fuse-attention) ;;
     fp32-nofuse) amp=(--no-fuse) ;;
     esac
     if building; then

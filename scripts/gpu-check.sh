@@ -144,6 +144,10 @@ build() {
     "$bin/mpc-compile" "$BUNDLE/smoke-$model.mlir" --train \
       --optimizer="$optimizer" --amp=O2 --dtype=f16 --backend=cuda \
       -o "$BUNDLE/bin/smoke-$model"
+    # BERT with mpc.attention (cuBLASLt products in chunks of heads).
+    [ $model = bert ] && "$bin/mpc-compile" "$BUNDLE/smoke-$model.mlir" \
+      --train --optimizer="$optimizer" --amp=O2 --dtype=f16 --backend=cuda \
+      --fuse-attention -o "$BUNDLE/bin/smoke-bert-attn"
     rm "$BUNDLE/smoke-$model.mlir"
   done
   rm -rf "$BUNDLE/data" # made again there
@@ -293,7 +297,7 @@ data_parallel() {
 
 smoke() {
   local model=$1
-  "$BUNDLE/bin/smoke-$model" --data "$DATA/smoke-$model.npz" \
+  "$BUNDLE/bin/smoke-$model" --data "$DATA/smoke-${model%-attn}.npz" \
     --steps "$SMOKE_STEPS" --log-every 1 \
     --metrics "$RESULTS/.logs/smoke-$model.jsonl" &&
     "$BUNDLE/bin/smoke-$model" --print-memory &&
@@ -353,7 +357,7 @@ run() {
   part accumulate-eval 60 accumulate_eval
   part data-parallel 60 data_parallel
   local model
-  for model in mlp bert unet; do
+  for model in mlp bert bert-attn unet; do
     part "smoke-$model" 60 smoke $model
   done
   # Every metrics line of the run, tagged with its run.

@@ -1,19 +1,26 @@
-//===- Attention.cu - mpc.attention without the score matrix -------------===//
+//===- Attention.cu - mpc.attention on Tensor Cores, in chunks of heads --===//
 //
-// The CPU reference's function (lib/Runtime/CPU/Nn.cpp), computed without
-// writing the [heads, sq, sk] scores: one warp per query row streams the
-// keys with an online softmax (running maximum and sum, the accumulator
-// rescaled when the maximum grows) and keeps its output row in registers,
-// the head sizes split over the lanes. The dropout bits are the dropout
-// kernel's (formulas::dropoutKeeps on the index into the [heads, sq, sk]
-// probabilities), the mask's fill formulas::masked's. The backward pass is
-// two kernels: one warp per query row
-// for dq (and D_i = sum_j P dP, kept for the second), one warp per key row
-// for dk and dv; each recomputes the probabilities from the log-sum-exp.
+// The CPU reference's algorithm (lib/Runtime/CPU/Nn.cpp), its products in
+// cuBLASLt: a chunk of heads at a time, the scores S = q k^T of the chunk
+// (f32 from f16/bf16 operands on Tensor Cores, f64 for f64) are written
+// to a scratch buffer, one block per row turns them into the
+// probabilities (scale, bias and mask's fill, the row's log-sum-exp, the
+// dropout factors), rounded to the operands' type, and P v is the second
+// GEMM. The backward recomputes S and P from the saved log-sum-exp and
+// dPd = dO v^T; one block per row forms dP = dPd Z, D_i = sum_j P dP and
+// dS = scale P (dP - D) (none through a filled score); dv = Pd^T dO,
+// dq = dS k and dk = dS^T q are three more GEMMs. Only a chunk's scores
+// exist at any time (256 MiB, split evenly over the heads): the
+// plan holds no [heads, sq, sk] tensor, as with the fused op on the CPU.
 //
-// These are plain CUDA-core kernels (dot products as warp reductions), not
-// Tensor Core flash attention: correct first, and the place cuDNN's fused
-// attention would take. Head sizes up to 256.
+// The dropout bits are the dropout kernel's (formulas::dropoutWords on the
+// index into the [heads, sq, sk] probabilities, one Philox call per four),
+// the mask's fill formulas::masked's.
+//
+// Rounding: P (with its dropout factor) and dS are rounded to the
+// operands' type before their products, as flash attention does for its
+// Tensor Core products; with f32 and f64 operands nothing is rounded that
+// the CPU reference keeps. Every head size is taken.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,15 +28,14 @@
 #include "Formulas.h"
 #include "Kernels.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include <algorithm>
 
 namespace mpcrt::cuda {
 namespace {
 
-constexpr int kWarp = 32;
-constexpr int kMaxPerLane = 8; // head size <= 256
-constexpr int kWarpsPerBlock = kThreads / kWarp;
+/// The scratch a call may take for a chunk's score-sized buffers (at
+/// least one head's, whatever it needs).
+int64_t scratchLimit = int64_t(256) << 20;
 
 struct Dims {
   int64_t heads, sq, sk, d, dv;
@@ -48,202 +54,137 @@ __device__ A score(const Dims &m, int64_t h, int64_t i, int64_t j, A dot) {
                    static_cast<A>(formulas::scoreBias(m.mask, h, i, j));
 }
 
-template <typename A> __device__ A warpSum(A v) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2)
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-/// Two rows of n elements dotted, spread over the lanes (lane c takes
-/// elements c, c + 32, ...); every lane gets the sum.
-template <typename T, typename A>
-__device__ A dotRows(const T *a, const T *b, int64_t n, int lane) {
-  using S = Storage<T>;
-  A sum = 0;
-  for (int64_t c = lane; c < n; c += kWarp)
-    sum += S::load(a[c]) * S::load(b[c]);
-  return warpSum(sum);
-}
-
-/// 0 where dropout drops element (h, i, j) of the probabilities, else
-/// 1/(1 - p).
-template <typename A>
-__device__ A keepFactor(const Dims &m, int64_t step, int64_t h, int64_t i,
-                        int64_t j) {
-  if (m.p == 0)
-    return A(1);
-  int64_t index = (h * m.sq + i) * m.sk + j;
-  return formulas::dropoutKeeps(m.seed, step, index, m.p)
-             ? static_cast<A>(1 / (1 - m.p))
-             : A(0);
-}
-
-/// Score (i, j) of head h recomputed for the backward pass: the
-/// probability P (from the row's saved log-sum-exp), the dropout factor Z
-/// and dP = (dO_i . v_j) Z, given the rows q_i, k_j, dO_i and v_j.
-template <typename A> struct PairTerms { A p, z, dp; };
-template <typename T, typename A>
-__device__ PairTerms<A> pairTerms(const Dims &m, int64_t step, int64_t h,
-                                  int64_t i, int64_t j, const T *qi,
-                                  const T *kj, const T *goi, const T *vj, A lse,
-                                  int lane) {
-  A p = exp(score(m, h, i, j, dotRows<T, A>(qi, kj, m.d, lane)) - lse);
-  A z = keepFactor<A>(m, step, h, i, j);
-  return {p, z, dotRows<T, A>(goi, vj, m.dv, lane) * z};
-}
-
-/// dS of score (i, j): none through a filled score.
-template <typename A>
-__device__ A scoreGrad(const Dims &m, int64_t h, int64_t i, int64_t j,
-                       const PairTerms<A> &x, A rowDot) {
-  return formulas::masked(m.mask, h, i, j)
-             ? A(0)
-             : static_cast<A>(m.scale) * x.p * (x.dp - rowDot);
-}
-
-template <typename T>
-__global__ void attentionKernel(const T *query, const T *key, const T *value,
-                                T *result, typename Storage<T>::Acc *lse,
-                                Dims m, const int64_t *step) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  int lane = threadIdx.x % kWarp;
-  int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / kWarp;
-  if (row >= m.heads * m.sq)
+/// f(j, z) for every column j of score row `row` (of [heads, sq, sk]),
+/// z its dropout factor (0 or 1/(1-p); 1 without dropout), spread over
+/// the block's threads: with dropout a thread takes the four elements of
+/// one Philox call.
+template <typename A, typename F>
+__device__ void forEachColumn(const Dims &m, int64_t step, int64_t row, F f) {
+  if (m.p == 0) {
+    for (int64_t j = threadIdx.x; j < m.sk; j += blockDim.x)
+      f(j, A(1));
     return;
-  int64_t h = row / m.sq, i = row % m.sq, t = *step;
-  const T *q = query + row * m.d;
-  const T *k = key + h * m.sk * m.d;
-  const T *v = value + h * m.sk * m.dv;
-  A acc[kMaxPerLane];
-  for (int e = 0; e < kMaxPerLane; ++e)
-    acc[e] = 0;
-  A max = -INFINITY, sum = 0;
-  for (int64_t j = 0; j < m.sk; ++j) {
-    A s = score(m, h, i, j, dotRows<T, A>(q, k + j * m.d, m.d, lane));
-    A newMax = s > max ? s : max;
-    A rescale = exp(max - newMax); // 0 on the first key (max = -inf)
-    A e = exp(s - newMax);
-    sum = sum * rescale + e;
-    A weight = e * keepFactor<A>(m, t, h, i, j);
-    for (int n = 0; n < kMaxPerLane; ++n) {
-      int64_t c = lane + int64_t(n) * kWarp;
-      acc[n] = acc[n] * rescale +
-               (c < m.dv ? weight * S::load(v[j * m.dv + c]) : A(0));
-    }
-    max = newMax;
   }
-  for (int n = 0; n < kMaxPerLane; ++n) {
-    int64_t c = lane + int64_t(n) * kWarp;
-    if (c < m.dv)
-      result[row * m.dv + c] = S::store(acc[n] / sum);
-  }
-  if (lane == 0)
-    lse[row] = max + log(sum);
-}
-
-/// dq of query row i, and D_i = sum_j P_ij dP_ij into `rowDot`.
-template <typename T>
-__global__ void
-attentionGradQueryKernel(const T *grad, const T *query, const T *key,
-                         const T *value, const typename Storage<T>::Acc *lse,
-                         T *gradQuery, typename Storage<T>::Acc *rowDot, Dims m,
-                         const int64_t *step) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  int lane = threadIdx.x % kWarp;
-  int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / kWarp;
-  if (row >= m.heads * m.sq)
-    return;
-  int64_t h = row / m.sq, i = row % m.sq, t = *step;
-  const T *q = query + row * m.d, *go = grad + row * m.dv;
-  const T *k = key + h * m.sk * m.d, *v = value + h * m.sk * m.dv;
-  auto terms = [&](int64_t j) {
-    return pairTerms<T, A>(m, t, h, i, j, q, k + j * m.d, go, v + j * m.dv,
-                           lse[row], lane);
-  };
-  A dot = 0;
-  for (int64_t j = 0; j < m.sk; ++j) {
-    PairTerms<A> x = terms(j);
-    dot += x.p * x.dp;
-  }
-  A dq[kMaxPerLane];
-  for (int n = 0; n < kMaxPerLane; ++n)
-    dq[n] = 0;
-  for (int64_t j = 0; j < m.sk; ++j) {
-    A ds = scoreGrad(m, h, i, j, terms(j), dot);
-    for (int n = 0; n < kMaxPerLane; ++n) {
-      int64_t c = lane + int64_t(n) * kWarp;
-      if (c < m.d)
-        dq[n] += ds * S::load(k[j * m.d + c]);
+  A keep = static_cast<A>(1 / (1 - m.p));
+  double threshold = m.p * 4294967296.0;
+  uint64_t first = static_cast<uint64_t>(row * m.sk),
+           end = first + static_cast<uint64_t>(m.sk);
+  for (uint64_t q = first / 4 + threadIdx.x; 4 * q < end; q += blockDim.x) {
+    uint32_t words[4];
+    formulas::dropoutWords(m.seed, step, q, words);
+    for (int e = 0; e < 4; ++e) {
+      uint64_t index = 4 * q + e;
+      if (index >= first && index < end)
+        f(static_cast<int64_t>(index - first),
+          words[e] >= threshold ? keep : A(0));
     }
   }
-  for (int n = 0; n < kMaxPerLane; ++n) {
-    int64_t c = lane + int64_t(n) * kWarp;
-    if (c < m.d)
-      gradQuery[row * m.d + c] = S::store(dq[n]);
-  }
-  if (lane == 0)
-    rowDot[row] = dot;
 }
 
-/// dk and dv of key row j: sums over the query rows.
+/// One block per row of the chunk (heads h0...): the log-sum-exp of the
+/// row's scores (scaled, biased, filled) and its probabilities times
+/// their dropout factors, rounded to T.
 template <typename T>
-__global__ void
-attentionGradKeyValueKernel(const T *grad, const T *query, const T *key,
-                            const T *value, const typename Storage<T>::Acc *lse,
-                            const typename Storage<T>::Acc *rowDot, T *gradKey,
-                            T *gradValue, Dims m, const int64_t *step) {
+__global__ void probabilitiesKernel(const typename Storage<T>::Acc *scores,
+                                    T *probs, typename Storage<T>::Acc *lse,
+                                    Dims m, int64_t h0, int64_t rows,
+                                    const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  int lane = threadIdx.x % kWarp;
-  int64_t row = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / kWarp;
-  if (row >= m.heads * m.sk)
-    return;
-  int64_t h = row / m.sk, j = row % m.sk, t = *step;
-  const T *k = key + row * m.d, *v = value + row * m.dv;
-  const T *q = query + h * m.sq * m.d, *go = grad + h * m.sq * m.dv;
-  A dk[kMaxPerLane], dv[kMaxPerLane];
-  for (int n = 0; n < kMaxPerLane; ++n)
-    dk[n] = dv[n] = 0;
-  for (int64_t i = 0; i < m.sq; ++i) {
-    int64_t r = h * m.sq + i;
-    PairTerms<A> x = pairTerms<T, A>(m, t, h, i, j, q + i * m.d, k,
-                                     go + i * m.dv, v, lse[r], lane);
-    A ds = scoreGrad(m, h, i, j, x, rowDot[r]);
-    for (int n = 0; n < kMaxPerLane; ++n) {
-      int64_t c = lane + int64_t(n) * kWarp;
-      if (c < m.dv)
-        dv[n] += x.p * x.z * S::load(go[i * m.dv + c]);
-      if (c < m.d)
-        dk[n] += ds * S::load(q[i * m.d + c]);
-    }
-  }
-  for (int n = 0; n < kMaxPerLane; ++n) {
-    int64_t c = lane + int64_t(n) * kWarp;
-    if (c < m.dv)
-      gradValue[row * m.dv + c] = S::store(dv[n]);
-    if (c < m.d)
-      gradKey[row * m.d + c] = S::store(dk[n]);
+  int64_t t = *step;
+  for (int64_t local = blockIdx.x; local < rows; local += gridDim.x) {
+    int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;
+    const A *s = scores + local * m.sk;
+    A max = -INFINITY;
+    for (int64_t j = threadIdx.x; j < m.sk; j += blockDim.x)
+      max = fmax(max, score(m, h, i, j, s[j]));
+    max = blockReduce<A, true>(max);
+    A sum = 0;
+    for (int64_t j = threadIdx.x; j < m.sk; j += blockDim.x)
+      sum += exp(score(m, h, i, j, s[j]) - max);
+    A shift = max + log(blockReduce<A>(sum));
+    if (threadIdx.x == 0)
+      lse[row] = shift;
+    T *p = probs + local * m.sk;
+    forEachColumn<A>(m, t, row, [&](int64_t j, A z) {
+      p[j] = S::store(exp(score(m, h, i, j, s[j]) - shift) * z);
+    });
   }
 }
 
+/// One block per row of the chunk: P from the saved log-sum-exp, dP =
+/// dPd Z (written over dPd), Pd = P Z rounded to T, D = sum_j P dP, then
+/// dS = scale P (dP - D) rounded to T (0 where the score is filled).
+template <typename T>
+__global__ void scoreGradKernel(const typename Storage<T>::Acc *scores,
+                                typename Storage<T>::Acc *dpd,
+                                const typename Storage<T>::Acc *lse, T *pd,
+                                T *ds, Dims m, int64_t h0, int64_t rows,
+                                const int64_t *step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  int64_t t = *step;
+  A scale = static_cast<A>(m.scale);
+  for (int64_t local = blockIdx.x; local < rows; local += gridDim.x) {
+    int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;
+    const A *s = scores + local * m.sk;
+    A *g = dpd + local * m.sk;
+    T *pdRow = pd + local * m.sk, *dsRow = ds + local * m.sk;
+    A shift = lse[row], dot = 0;
+    forEachColumn<A>(m, t, row, [&](int64_t j, A z) {
+      A p = exp(score(m, h, i, j, s[j]) - shift);
+      A dp = g[j] * z;
+      g[j] = dp;
+      pdRow[j] = S::store(p * z);
+      dot += p * dp;
+    });
+    // The reduction's barrier also makes dP visible to the whole block.
+    dot = blockReduce<A>(dot);
+    for (int64_t j = threadIdx.x; j < m.sk; j += blockDim.x) {
+      A p = exp(score(m, h, i, j, s[j]) - shift);
+      dsRow[j] = formulas::masked(m.mask, h, i, j)
+                     ? S::store(A(0))
+                     : S::store(scale * p * (g[j] - dot));
+    }
+  }
+}
+
+/// Blocks for `rows` rows (a block loops over several beyond the cap).
 unsigned blocksForRows(int64_t rows) {
-  return static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  return static_cast<unsigned>(std::min<int64_t>(rows, int64_t(1) << 20));
 }
 
-void checkHeadSizes(int64_t d, int64_t dv) {
-  if (d <= kWarp * kMaxPerLane && dv <= kWarp * kMaxPerLane)
-    return;
-  std::fprintf(stderr,
-               "error: mpc.attention: head sizes up to %d on the GPU, got "
-               "%lld and %lld\n",
-               kWarp * kMaxPerLane, static_cast<long long>(d),
-               static_cast<long long>(dv));
-  std::exit(1);
+/// Bytes rounded up to 256 (cuBLASLt's preferred alignment).
+int64_t aligned(int64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/// Heads per chunk for `perHead` bytes of scratch per head: as many as
+/// the scratch limit holds (at least one), the chunks made even.
+int64_t headsPerChunk(int64_t heads, int64_t perHead) {
+  int64_t most =
+      std::max<int64_t>(1, scratchLimit / std::max<int64_t>(1, perHead));
+  int64_t chunks = (heads + most - 1) / most;
+  return (heads + chunks - 1) / chunks;
+}
+
+/// Scratch for `regions` buffers of the given bytes, each 256-aligned.
+template <size_t N> void carve(const int64_t (&bytes)[N], char *(&out)[N]) {
+  int64_t total = 0;
+  for (int64_t b : bytes)
+    total += aligned(b);
+  char *base = reinterpret_cast<char *>(scratchF32((total + 3) / 4));
+  for (size_t r = 0; r < N; ++r) {
+    out[r] = base;
+    base += aligned(bytes[r]);
+  }
 }
 
 } // namespace
+
+int64_t setAttentionScratchBytes(int64_t bytes) {
+  int64_t previous = scratchLimit;
+  scratchLimit = bytes;
+  return previous;
+}
 
 void attention(mpcrt_dtype dtype, const void *query, const void *key,
                const void *value, void *result, void *logsumexp, int64_t heads,
@@ -252,17 +193,33 @@ void attention(mpcrt_dtype dtype, const void *query, const void *key,
                const formulas::AttentionMask &mask) {
   if (heads * sq == 0)
     return;
-  checkHeadSizes(d, dv);
   Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
+  mpcrt_dtype acc = dtype == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
-    attentionKernel<T><<<blocksForRows(heads * sq), kThreads, 0, stream()>>>(
-        static_cast<const T *>(query), static_cast<const T *>(key),
-        static_cast<const T *>(value), static_cast<T *>(result),
-        static_cast<A *>(logsumexp), m, step);
+    int64_t area = sq * sk;
+    int64_t chunk = headsPerChunk(heads, area * int64_t(sizeof(A) + sizeof(T)));
+    char *regions[2];
+    carve(
+        {chunk * area * int64_t(sizeof(A)), chunk * area * int64_t(sizeof(T))},
+        regions);
+    auto *scores = reinterpret_cast<A *>(regions[0]);
+    auto *probs = reinterpret_cast<T *>(regions[1]);
+    auto *q = static_cast<const T *>(query), *k = static_cast<const T *>(key),
+         *v = static_cast<const T *>(value);
+    auto *o = static_cast<T *>(result);
+    for (int64_t h0 = 0; h0 < heads; h0 += chunk) {
+      int64_t n = std::min(chunk, heads - h0), rows = n * sq;
+      matmulTo(dtype, acc, q + h0 * sq * d, sq * d, k + h0 * sk * d, sk * d,
+               scores, n, sq, sk, d, false, true);
+      probabilitiesKernel<T><<<blocksForRows(rows), kThreads, 0, stream()>>>(
+          scores, probs, static_cast<A *>(logsumexp), m, h0, rows, step);
+      MPCRT_CUDA_LAUNCHED("attention (probabilities)");
+      matmulTo(dtype, dtype, probs, area, v + h0 * sk * dv, sk * dv,
+               o + h0 * sq * dv, n, sq, dv, sk, false, false);
+    }
   });
-  MPCRT_CUDA_LAUNCHED("attention");
 }
 
 void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
@@ -274,29 +231,48 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
                        const formulas::AttentionMask &mask) {
   if (heads * (sq + sk) == 0)
     return;
-  checkHeadSizes(d, dv);
   Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
+  mpcrt_dtype acc = dtype == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
-    // D_i, in the accumulation type, between the two kernels.
-    A *rowDot = reinterpret_cast<A *>(
-        scratchF32(heads * sq * int64_t(sizeof(A) / sizeof(float))));
-    auto *stats = static_cast<const A *>(logsumexp);
-    attentionGradQueryKernel<T>
-        <<<blocksForRows(heads * sq), kThreads, 0, stream()>>>(
-            static_cast<const T *>(grad), static_cast<const T *>(query),
-            static_cast<const T *>(key), static_cast<const T *>(value), stats,
-            static_cast<T *>(gradQuery), rowDot, m, step);
-    MPCRT_CUDA_LAUNCHED("attention_backward (query)");
-    attentionGradKeyValueKernel<T>
-        <<<blocksForRows(heads * sk), kThreads, 0, stream()>>>(
-            static_cast<const T *>(grad), static_cast<const T *>(query),
-            static_cast<const T *>(key), static_cast<const T *>(value), stats,
-            rowDot, static_cast<T *>(gradKey), static_cast<T *>(gradValue), m,
+    int64_t area = sq * sk;
+    int64_t chunk =
+        headsPerChunk(heads, area * int64_t(2 * sizeof(A) + 2 * sizeof(T)));
+    int64_t accBytes = chunk * area * int64_t(sizeof(A)),
+            typeBytes = chunk * area * int64_t(sizeof(T));
+    char *regions[4];
+    carve({accBytes, accBytes, typeBytes, typeBytes}, regions);
+    auto *scores = reinterpret_cast<A *>(regions[0]);
+    auto *dpd = reinterpret_cast<A *>(regions[1]);
+    auto *pd = reinterpret_cast<T *>(regions[2]);
+    auto *ds = reinterpret_cast<T *>(regions[3]);
+    auto *go = static_cast<const T *>(grad), *q = static_cast<const T *>(query),
+         *k = static_cast<const T *>(key), *v = static_cast<const T *>(value);
+    auto *dq = static_cast<T *>(gradQuery), *dk = static_cast<T *>(gradKey),
+         *dV = static_cast<T *>(gradValue);
+    for (int64_t h0 = 0; h0 < heads; h0 += chunk) {
+      int64_t n = std::min(chunk, heads - h0), rows = n * sq;
+      const T *qc = q + h0 * sq * d, *kc = k + h0 * sk * d,
+              *vc = v + h0 * sk * dv, *goc = go + h0 * sq * dv;
+      matmulTo(dtype, acc, qc, sq * d, kc, sk * d, scores, n, sq, sk, d, false,
+               true);
+      matmulTo(dtype, acc, goc, sq * dv, vc, sk * dv, dpd, n, sq, sk, dv, false,
+               true);
+      if (rows > 0) {
+        scoreGradKernel<T><<<blocksForRows(rows), kThreads, 0, stream()>>>(
+            scores, dpd, static_cast<const A *>(logsumexp), pd, ds, m, h0, rows,
             step);
+        MPCRT_CUDA_LAUNCHED("attention_backward (score gradients)");
+      }
+      matmulTo(dtype, dtype, pd, area, goc, sq * dv, dV + h0 * sk * dv, n, sk,
+               dv, sq, true, false);
+      matmulTo(dtype, dtype, ds, area, kc, sk * d, dq + h0 * sq * d, n, sq, d,
+               sk, false, false);
+      matmulTo(dtype, dtype, ds, area, qc, sq * d, dk + h0 * sk * d, n, sk, d,
+               sq, true, false);
+    }
   });
-  MPCRT_CUDA_LAUNCHED("attention_backward (key, value)");
 }
 
 } // namespace mpcrt::cuda

@@ -274,9 +274,13 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
                           const void *input, void *gradFilter,
                           const mpcrt_conv2d_shape &shape);
 
-// mpc.attention and its backward (mpcrt_attention*): one warp per row,
-// the scores never written; `step` is the device step counter and `seed`
-// the rank's dropout key.
+// mpc.attention and its backward (mpcrt_attention*): cuBLASLt products
+// over chunks of heads, one block per score row between them, only a
+// chunk's scores in scratch at a time; `step` is the device step counter
+// and `seed` the rank's dropout key.
+// The scratch bytes attention's chunks may take (default 256 MiB; at least
+// one head's whatever the limit), returning the previous limit (for tests).
+int64_t setAttentionScratchBytes(int64_t bytes);
 void attention(mpcrt_dtype dtype, const void *query, const void *key,
                const void *value, void *result, void *logsumexp, int64_t heads,
                int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
@@ -296,6 +300,12 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
 void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
             const void *b, int64_t bBatchStride, void *c, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transA, bool transB);
+// The same with a result of type `out`: `in`, or f32 for f16/bf16 operands
+// (the f32 accumulation rounded once to f32).
+void matmulTo(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+              int64_t aBatchStride, const void *b, int64_t bBatchStride,
+              void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+              bool transA, bool transB);
 
 // mpcrt_fused_matmul: the bias and activation in cuBLASLt's epilogue
 // (BIAS, RELU_BIAS, GELU_BIAS; GELU_AUX_BIAS with the pre-activation), or,

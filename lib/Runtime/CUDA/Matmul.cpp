@@ -14,7 +14,10 @@
 // columns). Where the heuristic has no algorithm for the epilogue, the
 // plan falls back to the plain GEMM and biasActivation (one rounding
 // more). A fused product that keeps its pre-activation for the backward
-// (tanh GELU in training) writes it as GELU_AUX_BIAS's auxiliary matrix.
+// (tanh GELU in training) writes it as GELU_AUX_BIAS's auxiliary matrix;
+// a ReLU that keeps it has the BIAS epilogue write it and the ReLU kernel
+// read it (RELU_AUX_BIAS's auxiliary output is a bit mask). Where a GEMM's
+// result is f16/bf16, split-K algorithms may reduce only in f32.
 // mpc.matmul_bias_grad takes the bias gradient, the column sums of our B,
 // from the BGRADA epilogue (f32 sums for f16/bf16), or from columnSums
 // where cuBLASLt has no algorithm for it. mpc.matmul_activation_grad
@@ -129,9 +132,13 @@ cudaDataType cudaType(mpcrt_dtype dtype) {
                                : CUDA_R_64F;
 }
 
-/// The algorithm for the plan's descriptors, or false.
+/// The algorithm for the plan's descriptors, or false. With an f16/bf16
+/// result (`narrow`), a split-K algorithm may only reduce its partial sums
+/// in the compute type: cuBLASLt's INPLACE and OUTPUT_TYPE schemes round
+/// each partial sum to the result's type, which the one-rounding error
+/// bounds of mpc's GEMMs do not allow.
 bool chooseAlgorithm(Plan &plan, uint32_t alignA, uint32_t alignB,
-                     uint32_t alignC) {
+                     uint32_t alignC, bool narrow) {
   Context &ctx = context();
   cublasLtMatmulPreference_t preference;
   MPCRT_LT_CHECK(lt().cublasLtMatmulPreferenceCreate(&preference));
@@ -148,6 +155,13 @@ bool chooseAlgorithm(Plan &plan, uint32_t alignA, uint32_t alignB,
   for (auto [attribute, bytes] : aligned)
     MPCRT_LT_CHECK(lt().cublasLtMatmulPreferenceSetAttribute(
         preference, attribute, &bytes, sizeof(bytes)));
+  if (narrow) {
+    uint32_t schemes =
+        CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    MPCRT_LT_CHECK(lt().cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
+        sizeof(schemes)));
+  }
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   cublasStatus_t status = lt().cublasLtMatmulAlgoGetHeuristic(
@@ -166,6 +180,7 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
               cublasLtEpilogue_t epilogue, mpcrt_dtype biasDtype,
               const void *aux) {
   bool f64 = in == MPCRT_F64;
+  bool narrow = out == MPCRT_F16 || out == MPCRT_BF16;
   Plan plan;
   MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
       &plan.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
@@ -216,7 +231,7 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
             plan.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &stride,
             sizeof(stride)));
     }
-    if (chooseAlgorithm(plan, alignA, alignB, alignC)) {
+    if (chooseAlgorithm(plan, alignA, alignB, alignC, narrow)) {
       plan.epilogue = true;
       return plan;
     }
@@ -230,7 +245,7 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
                     alignA, alignB, alignC, CUBLASLT_EPILOGUE_DEFAULT,
                     biasDtype, nullptr);
   }
-  if (!chooseAlgorithm(plan, alignA, alignB, alignC)) {
+  if (!chooseAlgorithm(plan, alignA, alignB, alignC, narrow)) {
     std::fprintf(stderr,
                  "error: cuBLASLt: no algorithm for a %lldx%lldx%lld matmul "
                  "(batch %lld)\n",
@@ -310,15 +325,23 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
 
 } // namespace
 
-void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
-            const void *b, int64_t bBatchStride, void *c, int64_t batch,
-            int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
+void matmulTo(mpcrt_dtype in, mpcrt_dtype out, const void *a,
+              int64_t aBatchStride, const void *b, int64_t bBatchStride,
+              void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+              bool transA, bool transB) {
   if (m == 0 || n == 0 || batch == 0)
     return;
   if (k == 0)
-    return zero(c, batch * m * n * bytesOf(dtype));
-  gemm(dtype, dtype, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
-       transA, transB, CUBLASLT_EPILOGUE_DEFAULT, nullptr, dtype);
+    return zero(c, batch * m * n * bytesOf(out));
+  gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k, transA,
+       transB, CUBLASLT_EPILOGUE_DEFAULT, nullptr, out);
+}
+
+void matmul(mpcrt_dtype dtype, const void *a, int64_t aBatchStride,
+            const void *b, int64_t bBatchStride, void *c, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
+  matmulTo(dtype, dtype, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
+           transA, transB);
 }
 
 void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
@@ -332,15 +355,24 @@ void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
     zero(c, batch * m * n * bytesOf(out));
     return biasActivation(out, c, bias, pre, batch * m, n, activation);
   }
-  // With the pre-activation: GELU_AUX_BIAS writes it; ReLU's auxiliary
-  // output is a bit mask, so a ReLU that keeps it takes the fallback.
+  // With the pre-activation: GELU_AUX_BIAS writes it. ReLU's auxiliary
+  // output is a bit mask, so a ReLU that keeps it has the BIAS epilogue
+  // write the pre-activation (one rounding, as unfused) and takes its ReLU
+  // (exact on the rounded value).
+  if (pre && activation != MPCRT_GELU_TANH) {
+    if (!gemm(in, out, a, aBatchStride, b, bBatchStride, pre, batch, m, n, k,
+              transA, transB, CUBLASLT_EPILOGUE_BIAS, bias, out))
+      biasActivation(out, pre, bias, nullptr, batch * m, n,
+                     MPCRT_ACTIVATION_NONE);
+    if (activation == MPCRT_RELU)
+      return unary(out, MPCRT_RELU, pre, c, batch * m * n);
+    return copy(c, pre, batch * m * n * bytesOf(out));
+  }
   cublasLtEpilogue_t epilogue = epilogueOf(activation);
   if (pre)
-    epilogue = activation == MPCRT_GELU_TANH ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
-                                             : CUBLASLT_EPILOGUE_DEFAULT;
-  bool done = gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
-                   transA, transB, epilogue, bias, out, pre);
-  if (!done || epilogue == CUBLASLT_EPILOGUE_DEFAULT)
+    epilogue = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  if (!gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
+            transA, transB, epilogue, bias, out, pre))
     biasActivation(out, c, bias, pre, batch * m, n, activation);
 }
 

@@ -12,7 +12,10 @@ using namespace mpcrt::cuda::test;
 
 namespace {
 
-using Nn = CudaTest;
+class Nn : public CudaTest {
+public:
+  void checkAttentionOnce();
+};
 
 // The shared helpers (AddLayerNormCheck.h), under this file's names.
 using mpcrt::test::valuesOf;
@@ -372,10 +375,25 @@ TEST_F(Edges, OverlappingCopiesMoveAsMemmove) {
   }
 }
 
+/// The checks with the heads in one chunk (the default scratch) and in
+/// chunks of one head each (a limit of one byte).
 TEST_F(Nn, AttentionMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int64_t limit : {int64_t(0), int64_t(1)}) {
+    SCOPED_TRACE(limit ? "one head per chunk" : "default chunks");
+    int64_t previous = limit ? setAttentionScratchBytes(limit) : 0;
+    checkAttentionOnce();
+    if (limit)
+      setAttentionScratchBytes(previous);
+    if (HasFatalFailure())
+      return;
+  }
+}
+
+void Nn::checkAttentionOnce() {
   mpcrt::test::checkAllAttention(
-      rng, [this](mpcrt_dtype dt, const mpcrt::test::AttentionCase &c) {
+      rng,
+      [this](mpcrt_dtype dt, const mpcrt::test::AttentionCase &c) {
         return [=](mpcrt::test::AttentionBuffers &b) {
           auto buffer = [&](std::vector<uint8_t> &host) {
             return deviceBuffer<uint8_t>(host.size());
@@ -401,7 +419,8 @@ TEST_F(Nn, AttentionMatchesFloat64) {
           b.dk = download(dk, b.dk.size());
           b.dv = download(dv, b.dv.size());
         };
-      });
+      },
+      /*roundsProducts=*/true);
 }
 
 TEST_F(Nn, AddLayerNormMatchesFloat64) {
