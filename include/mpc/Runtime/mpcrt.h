@@ -505,6 +505,23 @@ MPCRT_DECLARE_OPTIMIZERS(f16_f32, uint16_t, float)
 MPCRT_DECLARE_OPTIMIZERS(bf16_f32, uint16_t, float)
 #undef MPCRT_DECLARE_OPTIMIZERS
 
+/* mpcrt_adam_update_<p>_<g> (not LAMB) of `num_tensors` parameters that
+ * share the rate, step, skip flag, unscale factor and hyperparameters, in
+ * one call: tensor t has types param_dtypes[t] and grad_dtypes[t] (a pair
+ * with a suffix above), its buffers params[t], grads[t], exp_avgs[t],
+ * exp_avg_sqs[t] and copies[t] (may be null; rounded to copy_dtypes[t]),
+ * and sizes[t] elements. Each tensor gets exactly what its own call would
+ * give; the CUDA backend updates them all in one launch per pair of types
+ * (and per 36 tensors). */
+void mpcrt_adam_update_multi(
+    int64_t num_tensors, const mpcrt_dtype *param_dtypes,
+    const mpcrt_dtype *grad_dtypes, void *const *params,
+    const void *const *grads, void *const *exp_avgs, void *const *exp_avg_sqs,
+    const mpcrt_dtype *copy_dtypes, void *const *copies, const int64_t *sizes,
+    const float *lr, const int32_t *step, const uint8_t *found_inf,
+    const float *inv_scale, double beta1, double beta2, double eps,
+    double weight_decay, int32_t decoupled, int32_t bias_correction);
+
 /* ---- Numerics checks (--mpc-check-numerics), on the device, nothing read
  * back by a step. For checked op `index` of `count`: amax[2 * index] is the
  * step's largest finite |x|, amax[2 * index + 1] the run's; counts[4 *

@@ -208,6 +208,20 @@ MPCRT_DEFINE(f16_f32, uint16_t, float, MPCRT_F16, MPCRT_F32)
 MPCRT_DEFINE(bf16_f32, uint16_t, float, MPCRT_BF16, MPCRT_F32)
 #undef MPCRT_DEFINE
 
+void mpcrt_adam_update_multi(
+    int64_t num_tensors, const mpcrt_dtype *param_dtypes,
+    const mpcrt_dtype *grad_dtypes, void *const *params,
+    const void *const *grads, void *const *exp_avgs, void *const *exp_avg_sqs,
+    const mpcrt_dtype *copy_dtypes, void *const *copies, const int64_t *sizes,
+    const float *lr, const int32_t *step, const uint8_t *found_inf,
+    const float *inv_scale, double beta1, double beta2, double eps,
+    double weight_decay, int32_t decoupled, int32_t bias_correction) {
+  adamUpdateMulti(num_tensors, param_dtypes, grad_dtypes, params, grads,
+                  exp_avgs, exp_avg_sqs, copy_dtypes, copies, sizes, lr, step,
+                  found_inf, inv_scale, beta1, beta2, eps, weight_decay,
+                  decoupled != 0, bias_correction != 0);
+}
+
 void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,
                        void *y, int64_t count, double p, uint64_t seed,
                        const int64_t *step) {

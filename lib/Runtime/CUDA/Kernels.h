@@ -119,6 +119,18 @@ void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                 int64_t count, double beta1, double beta2, double eps,
                 double weightDecay, bool decoupled, bool biasCorrection,
                 bool lamb = false);
+// mpcrt_adam_update_multi: adamUpdate (not LAMB) of every tensor, one launch
+// per type pair and per 36 tensors; each element's arithmetic is
+// adamUpdate's.
+void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
+                     const mpcrt_dtype *gradDtypes, void *const *params,
+                     const void *const *grads, void *const *expAvgs,
+                     void *const *expAvgSqs, const mpcrt_dtype *copyDtypes,
+                     void *const *copies, const int64_t *sizes, const float *lr,
+                     const int32_t *step, const uint8_t *foundInf,
+                     const float *invScale, double beta1, double beta2,
+                     double eps, double weightDecay, bool decoupled,
+                     bool biasCorrection);
 
 // Elementwise ops, reductions, softmax, losses and layer norm (mpcrt_binary_*,
 // mpcrt_unary_*, ...), by runtime dtype. Strides and shapes are host arrays.

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
+#include <vector>
 
 namespace mpcrt::cuda {
 namespace {
@@ -30,7 +31,8 @@ struct TensorList {
   int count;
 };
 
-__device__ int tensorOfBlock(const TensorList &list, int64_t block) {
+template <typename List>
+__device__ int tensorOfBlock(const List &list, int64_t block) {
   int t = 0;
   while (t + 1 < list.count && list.firstBlock[t + 1] <= block)
     ++t;
@@ -201,6 +203,35 @@ __global__ void sgdKernel(P *param, const G *grad, const float *lr, P *buffer,
   }
 }
 
+/// Adam's update of element i (nothing when the step is skipped) and its
+/// copy: the single-tensor and the multi-tensor kernels share it.
+template <typename P, typename G>
+__device__ void
+adamElement(const formulas::Adam<typename Storage<P>::Acc> &rule, bool skip,
+            P *param, const G *grad, P *expAvg, P *expAvgSq,
+            mpcrt_dtype copyDtype, void *copy, int64_t i) {
+  using Acc = typename Storage<P>::Acc;
+  if (!skip) {
+    Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+    Acc p = rule.step(Storage<P>::load(param[i]),
+                      static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+    expAvg[i] = Storage<P>::store(m);
+    expAvgSq[i] = Storage<P>::store(v);
+    param[i] = Storage<P>::store(p);
+  }
+  writeCopy(param[i], copyDtype, copy, i);
+}
+
+template <typename Acc>
+__device__ formulas::Adam<Acc>
+adamRule(const float *lr, const int32_t *step, const float *invScale,
+         double beta1, double beta2, double eps, double weightDecay,
+         bool decoupled, bool biasCorrection) {
+  return formulas::Adam<Acc>(
+      *lr, *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2,
+      eps, weightDecay, decoupled, biasCorrection);
+}
+
 template <typename P, typename G>
 __global__ void
 adamKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
@@ -210,21 +241,50 @@ adamKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
            bool biasCorrection) {
   using Acc = typename Storage<P>::Acc;
   bool skip = foundInf && *foundInf;
-  const formulas::Adam<Acc> rule(
-      *lr, *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2,
-      eps, weightDecay, decoupled, biasCorrection);
+  const formulas::Adam<Acc> rule =
+      adamRule<Acc>(lr, step, invScale, beta1, beta2, eps, weightDecay,
+                    decoupled, biasCorrection);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    if (!skip) {
-      Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
-      Acc p = rule.step(Storage<P>::load(param[i]),
-                        static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
-      expAvg[i] = Storage<P>::store(m);
-      expAvgSq[i] = Storage<P>::store(v);
-      param[i] = Storage<P>::store(p);
-    }
-    writeCopy(param[i], copyDtype, copy, i);
-  }
+       i += int64_t(gridDim.x) * blockDim.x)
+    adamElement(rule, skip, param, grad, expAvg, expAvgSq, copyDtype, copy, i);
+}
+
+/// Up to kMaxUpdates parameters of one type pair, by value (no copy to the
+/// device, capturable): block b updates chunk b - firstBlock[t] of tensor t.
+constexpr int kMaxUpdates = 36;
+struct UpdateList {
+  void *param[kMaxUpdates];
+  const void *grad[kMaxUpdates];
+  void *expAvg[kMaxUpdates];
+  void *expAvgSq[kMaxUpdates];
+  void *copy[kMaxUpdates];
+  int64_t size[kMaxUpdates];
+  int64_t firstBlock[kMaxUpdates + 1];
+  mpcrt_dtype copyDtype[kMaxUpdates];
+  int count;
+};
+
+template <typename P, typename G>
+__global__ void adamMultiKernel(UpdateList list, const float *lr,
+                                const int32_t *step, const uint8_t *foundInf,
+                                const float *invScale, double beta1,
+                                double beta2, double eps, double weightDecay,
+                                bool decoupled, bool biasCorrection) {
+  using Acc = typename Storage<P>::Acc;
+  int t = tensorOfBlock(list, blockIdx.x);
+  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
+  int64_t end = min(begin + kChunk, list.size[t]);
+  bool skip = foundInf && *foundInf;
+  const formulas::Adam<Acc> rule =
+      adamRule<Acc>(lr, step, invScale, beta1, beta2, eps, weightDecay,
+                    decoupled, biasCorrection);
+  auto *param = static_cast<P *>(list.param[t]);
+  auto *grad = static_cast<const G *>(list.grad[t]);
+  auto *expAvg = static_cast<P *>(list.expAvg[t]);
+  auto *expAvgSq = static_cast<P *>(list.expAvgSq[t]);
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    adamElement(rule, skip, param, grad, expAvg, expAvgSq, list.copyDtype[t],
+                list.copy[t], i);
 }
 
 /// LAMB, pass 1: each block's sums of p^2 and u^2 (double, fixed order)
@@ -458,6 +518,60 @@ void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
         weightDecay, decoupled, biasCorrection);
   });
   MPCRT_CUDA_LAUNCHED("adam_update");
+}
+
+void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
+                     const mpcrt_dtype *gradDtypes, void *const *params,
+                     const void *const *grads, void *const *expAvgs,
+                     void *const *expAvgSqs, const mpcrt_dtype *copyDtypes,
+                     void *const *copies, const int64_t *sizes, const float *lr,
+                     const int32_t *step, const uint8_t *foundInf,
+                     const float *invScale, double beta1, double beta2,
+                     double eps, double weightDecay, bool decoupled,
+                     bool biasCorrection) {
+  // The tensors of each type pair, in their order, kMaxUpdates a launch.
+  std::vector<bool> done(numTensors, false);
+  for (int64_t first = 0; first < numTensors; ++first) {
+    if (done[first])
+      continue;
+    mpcrt_dtype p = paramDtypes[first], g = gradDtypes[first];
+    std::vector<int64_t> members;
+    for (int64_t t = first; t < numTensors; ++t)
+      if (!done[t] && paramDtypes[t] == p && gradDtypes[t] == g) {
+        members.push_back(t);
+        done[t] = true;
+      }
+    for (size_t from = 0; from < members.size(); from += kMaxUpdates) {
+      UpdateList list{};
+      list.count = static_cast<int>(
+          std::min<size_t>(kMaxUpdates, members.size() - from));
+      int64_t blocks = 0;
+      for (int n = 0; n < list.count; ++n) {
+        int64_t t = members[from + n];
+        list.param[n] = params[t];
+        list.grad[n] = grads[t];
+        list.expAvg[n] = expAvgs[t];
+        list.expAvgSq[n] = expAvgSqs[t];
+        list.copy[n] = copies[t];
+        list.copyDtype[n] = copyDtypes[t];
+        list.size[n] = sizes[t];
+        list.firstBlock[n] = blocks;
+        blocks += (sizes[t] + kChunk - 1) / kChunk;
+      }
+      list.firstBlock[list.count] = blocks;
+      if (blocks == 0)
+        continue;
+      dispatchPair(p, g, "adam_update", [&](auto *pt, auto *gt) {
+        using P = std::remove_pointer_t<decltype(pt)>;
+        using G = std::remove_pointer_t<decltype(gt)>;
+        adamMultiKernel<P, G>
+            <<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(
+                list, lr, step, foundInf, invScale, beta1, beta2, eps,
+                weightDecay, decoupled, biasCorrection);
+      });
+      MPCRT_CUDA_LAUNCHED("adam_update (multi-tensor)");
+    }
+  }
 }
 
 } // namespace mpcrt::cuda

@@ -439,3 +439,114 @@ TEST(Optimizer, LowPrecisionParametersTakeF32Gradients) {
 }
 
 } // namespace
+
+namespace {
+
+/// mpcrt_adam_update_<p>_<g> (not LAMB) by runtime types.
+void adamSingle(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
+                void *m, void *v, const float *lr, const int32_t *step,
+                const uint8_t *found, const float *inv, mpcrt_dtype copyDtype,
+                void *copy, int64_t n, double wd) {
+#define MPC_SINGLE(PD, GD, SUFFIX, P, G)                                       \
+  if (p == PD && g == GD)                                                      \
+    return mpcrt_adam_update_##SUFFIX(                                         \
+        static_cast<P *>(param), static_cast<const G *>(grad),                 \
+        static_cast<P *>(m), static_cast<P *>(v), lr, step, found, inv,        \
+        copyDtype, copy, n, 0.9, 0.999, 1e-8, wd, 1, 1, 0);
+  MPC_SINGLE(MPCRT_F32, MPCRT_F16, f32_f16, float, uint16_t)
+  MPC_SINGLE(MPCRT_F32, MPCRT_BF16, f32_bf16, float, uint16_t)
+  MPC_SINGLE(MPCRT_F32, MPCRT_F32, f32_f32, float, float)
+  MPC_SINGLE(MPCRT_F16, MPCRT_F16, f16_f16, uint16_t, uint16_t)
+  MPC_SINGLE(MPCRT_BF16, MPCRT_BF16, bf16_bf16, uint16_t, uint16_t)
+  MPC_SINGLE(MPCRT_F64, MPCRT_F64, f64_f64, double, double)
+  MPC_SINGLE(MPCRT_F16, MPCRT_F32, f16_f32, uint16_t, float)
+  MPC_SINGLE(MPCRT_BF16, MPCRT_F32, bf16_f32, uint16_t, float)
+#undef MPC_SINGLE
+  FAIL() << "no single-tensor update for " << p << "/" << g;
+}
+
+size_t bytesOf(mpcrt_dtype d) {
+  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+}
+
+/// `n` values of type `d` from `draw`, as bytes.
+template <typename Draw>
+std::vector<uint8_t> valuesOf(mpcrt_dtype d, int64_t n, Draw draw) {
+  std::vector<double> values(n);
+  for (double &x : values)
+    x = draw();
+  std::vector<uint8_t> bytes(n * bytesOf(d));
+  mpcrt_cast(MPCRT_F64, values.data(), d, bytes.data(), n);
+  return bytes;
+}
+
+} // namespace
+
+TEST(Optimizer, MultiTensorAdamEqualsOneCallPerTensor) {
+  // Every type pair in one call (twice each: with and without a copy),
+  // sizes that are multiples of nothing; clean and skipped steps: every
+  // byte equals what one call per tensor gives.
+  unsigned seed = std::random_device()();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0, 1);
+  auto draw = [&] { return normal(rng); };
+  auto positive = [&] { return std::fabs(normal(rng)); };
+  const std::pair<mpcrt_dtype, mpcrt_dtype> pairs[] = {
+      {MPCRT_F32, MPCRT_F16}, {MPCRT_F32, MPCRT_BF16},  {MPCRT_F32, MPCRT_F32},
+      {MPCRT_F16, MPCRT_F16}, {MPCRT_BF16, MPCRT_BF16}, {MPCRT_F64, MPCRT_F64},
+      {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
+  struct Tensor {
+    mpcrt_dtype p, g, copyDtype;
+    int64_t n;
+    std::vector<uint8_t> param, grad, m, v, copy;
+  };
+  std::vector<Tensor> tensors;
+  for (int round = 0; round < 2; ++round)
+    for (auto [p, g] : pairs) {
+      int64_t n = 1 + 37 * int64_t(tensors.size());
+      mpcrt_dtype copyDtype = round ? MPCRT_BF16 : p;
+      tensors.push_back({p, g, copyDtype, n, valuesOf(p, n, draw),
+                         valuesOf(g, n, draw), valuesOf(p, n, draw),
+                         valuesOf(p, n, positive),
+                         std::vector<uint8_t>(round ? n * 2 : 0, 0xff)});
+    }
+  float lr = 0.01f, inv = 1.0f / 512;
+  int32_t step = 4;
+  for (uint8_t found : {0, 1}) {
+    SCOPED_TRACE(found ? "skipped" : "clean");
+    std::vector<Tensor> want = tensors, got = tensors;
+    for (Tensor &t : want)
+      adamSingle(t.p, t.g, t.param.data(), t.grad.data(), t.m.data(),
+                 t.v.data(), &lr, &step, &found, &inv, t.copyDtype,
+                 t.copy.empty() ? nullptr : t.copy.data(), t.n, 0.01);
+    std::vector<mpcrt_dtype> pd, gd, cd;
+    std::vector<void *> params, ms, vs, copies;
+    std::vector<const void *> grads;
+    std::vector<int64_t> sizes;
+    for (Tensor &t : got) {
+      pd.push_back(t.p);
+      gd.push_back(t.g);
+      cd.push_back(t.copyDtype);
+      params.push_back(t.param.data());
+      grads.push_back(t.grad.data());
+      ms.push_back(t.m.data());
+      vs.push_back(t.v.data());
+      copies.push_back(t.copy.empty() ? nullptr : t.copy.data());
+      sizes.push_back(t.n);
+    }
+    mpcrt_adam_update_multi(int64_t(got.size()), pd.data(), gd.data(),
+                            params.data(), grads.data(), ms.data(), vs.data(),
+                            cd.data(), copies.data(), sizes.data(), &lr, &step,
+                            &found, &inv, 0.9, 0.999, 1e-8, 0.01, 1, 1);
+    for (size_t t = 0; t < got.size(); ++t) {
+      SCOPED_TRACE("tensor " + std::to_string(t));
+      EXPECT_EQ(got[t].param, want[t].param);
+      EXPECT_EQ(got[t].m, want[t].m);
+      EXPECT_EQ(got[t].v, want[t].v);
+      EXPECT_EQ(got[t].copy, want[t].copy);
+      if (!found)
+        EXPECT_NE(got[t].param, tensors[t].param);
+    }
+  }
+}

@@ -483,7 +483,52 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   func.walk([&](ml_program::GlobalLoadOp load) {
     loadsOf[load.getGlobal()].push_back(load);
   });
+  // A store to a global: a copy, or zeroes.
+  auto lowerStore = [&](ml_program::GlobalStoreOp store) {
+    l.currentLoc = store.getLoc();
+    Value value = store.getValue();
+    if (auto zero = value.getDefiningOp<ConstantOp>();
+        zero && isStoredZero(zero)) {
+      l.call("mpcrt_zero", {l.global(store.getGlobal().getLeafReference()),
+                            l.i64(byteSize(tensorType(value)))});
+      return;
+    }
+    l.copy(l.global(store.getGlobal().getLeafReference()), l.ptr(value),
+           tensorType(value));
+  };
+  // Adam updates (not LAMB) are held, grouped by what they share, until an
+  // op that is not one of them, a load, or a store of their results: each
+  // group is then one multi-tensor call (one launch on CUDA where there
+  // were as many as parameters), the held stores after it. The updates
+  // touch only their own parameter and state, so their order among
+  // themselves does not matter.
+  SmallVector<SmallVector<AdamUpdateOp>> adamGroups;
+  SmallVector<ml_program::GlobalStoreOp> heldStores;
+  llvm::SmallPtrSet<Operation *, 16> held;
+  // What a run may hold besides its updates: LAMB's updates (lowered where
+  // they stand: they too touch only their own state), loads, and stores of
+  // any update's results.
+  auto holds = [&](Operation &op) {
+    if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
+      return isa_and_nonnull<AdamUpdateOp>(store.getValue().getDefiningOp());
+    return isa<AdamUpdateOp, ml_program::GlobalLoadOp>(op);
+  };
+  auto release = [&]() -> LogicalResult {
+    for (auto &group : adamGroups)
+      if (failed(lowerAdamGroup(group, l)))
+        return failure();
+    for (ml_program::GlobalStoreOp store : heldStores)
+      lowerStore(store);
+    adamGroups.clear();
+    heldStores.clear();
+    held.clear();
+    return success();
+  };
   for (Operation &op : func.getBody().front()) {
+    bool newPart = opsInPart + 1 > opsPerPart && opsPerPart > 0 &&
+                   !isa<func::ReturnOp>(op);
+    if (!held.empty() && (newPart || !holds(op)) && failed(release()))
+      return failure();
     l.currentLoc = op.getLoc();
     if (++opsInPart > opsPerPart && opsPerPart > 0 &&
         !isa<func::ReturnOp>(op)) {
@@ -522,15 +567,10 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
       continue;
     }
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
-      Value value = store.getValue();
-      if (auto zero = value.getDefiningOp<ConstantOp>();
-          zero && isStoredZero(zero)) {
-        l.call("mpcrt_zero", {l.global(store.getGlobal().getLeafReference()),
-                              l.i64(byteSize(tensorType(value)))});
-        continue;
-      }
-      l.copy(l.global(store.getGlobal().getLeafReference()), l.ptr(value),
-             tensorType(value));
+      if (held.contains(store.getValue().getDefiningOp()))
+        heldStores.push_back(store);
+      else
+        lowerStore(store);
       continue;
     }
     if (isa<func::CallOp>(op))
@@ -552,6 +592,16 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
               &op, {adam.getParam(), adam.getExpAvg(), adam.getExpAvgSq()},
               loadsOf)))
         return failure();
+      if (!adam.getLamb()) {
+        auto group = llvm::find_if(
+            adamGroups, [&](auto &g) { return groupsWith(g.front(), adam); });
+        if (group != adamGroups.end())
+          group->push_back(adam);
+        else
+          adamGroups.push_back({adam});
+        held.insert(&op);
+        continue;
+      }
     } else if (auto update = dyn_cast<UpdateLossScaleOp>(op)) {
       if (failed(checkInPlace(&op,
                               {update.getScale(), update.getGrowthTracker(),

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include <map>
@@ -170,6 +171,13 @@ std::optional<LogicalResult> lowerNormalization(Operation *op, Lowering &l);
 std::optional<LogicalResult> lowerNeuralNet(Operation *op, Lowering &l);
 std::optional<LogicalResult> lowerDataMovement(Operation *op, Lowering &l);
 std::optional<LogicalResult> lowerTraining(Operation *op, Lowering &l);
+
+/// Whether two Adam updates (not LAMB) share what mpcrt_adam_update_multi
+/// takes once: rate, step, skip flag, unscale factor, hyperparameters.
+bool groupsWith(AdamUpdateOp a, AdamUpdateOp b);
+/// One mpcrt_adam_update_multi call for the updates of `group` (one
+/// mpcrt_adam_update_<p>_<g> call for a single one), their results bound.
+LogicalResult lowerAdamGroup(ArrayRef<AdamUpdateOp> group, Lowering &l);
 
 } // namespace mlir::mpc::lowering
 

@@ -228,6 +228,80 @@ LogicalResult adam(AdamUpdateOp op, Lowering &l) {
   return success();
 }
 
+} // namespace
+
+bool lowering::groupsWith(AdamUpdateOp a, AdamUpdateOp b) {
+  return !a.getLamb() && !b.getLamb() && a.getLr() == b.getLr() &&
+         a.getStep() == b.getStep() && a.getFoundInf() == b.getFoundInf() &&
+         a.getInvScale() == b.getInvScale() && a.getBeta1() == b.getBeta1() &&
+         a.getBeta2() == b.getBeta2() && a.getEps() == b.getEps() &&
+         a.getWeightDecay() == b.getWeightDecay() &&
+         a.getDecoupled() == b.getDecoupled() &&
+         a.getBiasCorrection() == b.getBiasCorrection();
+}
+
+LogicalResult lowering::lowerAdamGroup(ArrayRef<AdamUpdateOp> group,
+                                       Lowering &l) {
+  if (group.size() == 1)
+    return adam(group.front(), l);
+  AdamUpdateOp first = group.front();
+  l.currentLoc = first.getLoc();
+  SmallVector<int32_t> paramDtypes, gradDtypes, copyDtypes;
+  SmallVector<Value> params, grads, expAvgs, expAvgSqs, copies;
+  SmallVector<int64_t> sizes;
+  for (AdamUpdateOp op : group) {
+    auto param = tensorType(op.getParam());
+    Type grad = tensorType(op.getGrad()).getElementType();
+    FailureOr<Value> copy = copyBuffer(op, op.getParamCopy(), l);
+    if (failed(optimizerSuffix(op, param.getElementType(), grad)) ||
+        failed(copy))
+      return failure();
+    paramDtypes.push_back(dtypeCode(param.getElementType()));
+    gradDtypes.push_back(dtypeCode(grad));
+    copyDtypes.push_back(dtypeCode(op.getCopyType() ? *op.getCopyType()
+                                                    : param.getElementType()));
+    params.push_back(l.ptr(op.getParam()));
+    grads.push_back(l.ptr(op.getGrad()));
+    expAvgs.push_back(l.ptr(op.getExpAvg()));
+    expAvgSqs.push_back(l.ptr(op.getExpAvgSq()));
+    copies.push_back(*copy);
+    sizes.push_back(param.getNumElements());
+  }
+  l.call("mpcrt_adam_update_multi",
+         {l.i64(group.size()),
+          l.addressOf(l.symbols.i32Array(paramDtypes)),
+          l.addressOf(l.symbols.i32Array(gradDtypes)),
+          l.pointerArray(params),
+          l.pointerArray(grads),
+          l.pointerArray(expAvgs),
+          l.pointerArray(expAvgSqs),
+          l.addressOf(l.symbols.i32Array(copyDtypes)),
+          l.pointerArray(copies),
+          l.i64Array(sizes),
+          l.ptr(first.getLr()),
+          l.ptr(first.getStep()),
+          optional(l, first.getFoundInf()),
+          optional(l, first.getInvScale()),
+          l.f64(first.getBeta1().convertToDouble()),
+          l.f64(first.getBeta2().convertToDouble()),
+          l.f64(first.getEps().convertToDouble()),
+          l.f64(first.getWeightDecay().convertToDouble()),
+          l.i32(first.getDecoupled()),
+          l.i32(first.getBiasCorrection())});
+  for (auto [index, constOp] : llvm::enumerate(group)) {
+    AdamUpdateOp op = constOp;
+    Value copy = copies[index];
+    l.bind(op.getNewParam(), l.ptr(op.getParam()));
+    l.bind(op.getNewExpAvg(), l.ptr(op.getExpAvg()));
+    l.bind(op.getNewExpAvgSq(), l.ptr(op.getExpAvgSq()));
+    if (op.getParamCopy())
+      l.bind(op.getParamCopy(), copy);
+  }
+  return success();
+}
+
+namespace {
+
 /// The pointers of the numerics globals, or an error on `op` naming the
 /// one missing.
 FailureOr<SmallVector<Value>> numericsGlobals(Operation *op, Lowering &l,
