@@ -505,6 +505,18 @@ MPCRT_DECLARE_OPTIMIZERS(f16_f32, uint16_t, float)
 MPCRT_DECLARE_OPTIMIZERS(bf16_f32, uint16_t, float)
 #undef MPCRT_DECLARE_OPTIMIZERS
 
+/* mpcrt_sgd_update_<p>_<g> of `num_tensors` parameters that share the
+ * rate, skip flag, unscale factor and hyperparameters, in one call, as
+ * mpcrt_adam_update_multi below: momentum_buffers[t] may be null (no
+ * momentum), for every tensor or for none. */
+void mpcrt_sgd_update_multi(
+    int64_t num_tensors, const mpcrt_dtype *param_dtypes,
+    const mpcrt_dtype *grad_dtypes, void *const *params,
+    const void *const *grads, void *const *momentum_buffers,
+    const mpcrt_dtype *copy_dtypes, void *const *copies, const int64_t *sizes,
+    const float *lr, const uint8_t *found_inf, const float *inv_scale,
+    double momentum, double dampening, int32_t nesterov, double weight_decay);
+
 /* mpcrt_adam_update_<p>_<g> (not LAMB) of `num_tensors` parameters that
  * share the rate, step, skip flag, unscale factor and hyperparameters, in
  * one call: tensor t has types param_dtypes[t] and grad_dtypes[t] (a pair

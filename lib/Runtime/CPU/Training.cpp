@@ -120,6 +120,33 @@ void adam(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
   writeCopy(param, copyDtype, copy, count);
 }
 
+/// f(P *, G *) (null pointers) for the optimizers' type pairs.
+template <typename F> void dispatchPair(mpcrt_dtype p, mpcrt_dtype g, F f) {
+  if (p == MPCRT_F32 && g == MPCRT_F16)
+    f(static_cast<float *>(nullptr), static_cast<F16 *>(nullptr));
+  else if (p == MPCRT_F32 && g == MPCRT_BF16)
+    f(static_cast<float *>(nullptr), static_cast<BF16 *>(nullptr));
+  else if (p == MPCRT_F32 && g == MPCRT_F32)
+    f(static_cast<float *>(nullptr), static_cast<float *>(nullptr));
+  else if (p == MPCRT_F16 && g == MPCRT_F16)
+    f(static_cast<F16 *>(nullptr), static_cast<F16 *>(nullptr));
+  else if (p == MPCRT_BF16 && g == MPCRT_BF16)
+    f(static_cast<BF16 *>(nullptr), static_cast<BF16 *>(nullptr));
+  else if (p == MPCRT_F64 && g == MPCRT_F64)
+    f(static_cast<double *>(nullptr), static_cast<double *>(nullptr));
+  else if (p == MPCRT_F16 && g == MPCRT_F32)
+    f(static_cast<F16 *>(nullptr), static_cast<float *>(nullptr));
+  else if (p == MPCRT_BF16 && g == MPCRT_F32)
+    f(static_cast<BF16 *>(nullptr), static_cast<float *>(nullptr));
+  else {
+    std::fprintf(stderr,
+                 "error: optimizer update: unsupported types (parameter %d, "
+                 "gradient %d)\n",
+                 int(p), int(g));
+    std::exit(1);
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -232,6 +259,24 @@ MPCRT_DEFINE(f16_f32, uint16_t, float, F16, float)
 MPCRT_DEFINE(bf16_f32, uint16_t, float, BF16, float)
 #undef MPCRT_DEFINE
 
+void mpcrt_sgd_update_multi(
+    int64_t num_tensors, const mpcrt_dtype *param_dtypes,
+    const mpcrt_dtype *grad_dtypes, void *const *params,
+    const void *const *grads, void *const *momentum_buffers,
+    const mpcrt_dtype *copy_dtypes, void *const *copies, const int64_t *sizes,
+    const float *lr, const uint8_t *found_inf, const float *inv_scale,
+    double momentum, double dampening, int32_t nesterov, double weight_decay) {
+  for (int64_t t = 0; t < num_tensors; ++t)
+    dispatchPair(param_dtypes[t], grad_dtypes[t], [&](auto *p, auto *g) {
+      using P = std::remove_pointer_t<decltype(p)>;
+      using G = std::remove_pointer_t<decltype(g)>;
+      sgd(static_cast<P *>(params[t]), static_cast<const G *>(grads[t]), lr,
+          static_cast<P *>(momentum_buffers[t]), found_inf, inv_scale,
+          copy_dtypes[t], copies[t], sizes[t], momentum, dampening,
+          nesterov != 0, weight_decay);
+    });
+}
+
 void mpcrt_adam_update_multi(
     int64_t num_tensors, const mpcrt_dtype *param_dtypes,
     const mpcrt_dtype *grad_dtypes, void *const *params,
@@ -240,40 +285,15 @@ void mpcrt_adam_update_multi(
     const float *lr, const int32_t *step, const uint8_t *found_inf,
     const float *inv_scale, double beta1, double beta2, double eps,
     double weight_decay, int32_t decoupled, int32_t bias_correction) {
-  for (int64_t t = 0; t < num_tensors; ++t) {
-    auto update = [&](auto *p, auto *g) {
+  for (int64_t t = 0; t < num_tensors; ++t)
+    dispatchPair(param_dtypes[t], grad_dtypes[t], [&](auto *p, auto *g) {
       using P = std::remove_pointer_t<decltype(p)>;
       using G = std::remove_pointer_t<decltype(g)>;
       adam(static_cast<P *>(params[t]), static_cast<const G *>(grads[t]),
            static_cast<P *>(exp_avgs[t]), static_cast<P *>(exp_avg_sqs[t]), lr,
            step, found_inf, inv_scale, copy_dtypes[t], copies[t], sizes[t],
            beta1, beta2, eps, weight_decay, decoupled, bias_correction, false);
-    };
-    mpcrt_dtype p = param_dtypes[t], g = grad_dtypes[t];
-    if (p == MPCRT_F32 && g == MPCRT_F16)
-      update(static_cast<float *>(nullptr), static_cast<F16 *>(nullptr));
-    else if (p == MPCRT_F32 && g == MPCRT_BF16)
-      update(static_cast<float *>(nullptr), static_cast<BF16 *>(nullptr));
-    else if (p == MPCRT_F32 && g == MPCRT_F32)
-      update(static_cast<float *>(nullptr), static_cast<float *>(nullptr));
-    else if (p == MPCRT_F16 && g == MPCRT_F16)
-      update(static_cast<F16 *>(nullptr), static_cast<F16 *>(nullptr));
-    else if (p == MPCRT_BF16 && g == MPCRT_BF16)
-      update(static_cast<BF16 *>(nullptr), static_cast<BF16 *>(nullptr));
-    else if (p == MPCRT_F64 && g == MPCRT_F64)
-      update(static_cast<double *>(nullptr), static_cast<double *>(nullptr));
-    else if (p == MPCRT_F16 && g == MPCRT_F32)
-      update(static_cast<F16 *>(nullptr), static_cast<float *>(nullptr));
-    else if (p == MPCRT_BF16 && g == MPCRT_F32)
-      update(static_cast<BF16 *>(nullptr), static_cast<float *>(nullptr));
-    else {
-      std::fprintf(stderr,
-                   "error: adam_update_multi: unsupported types (parameter "
-                   "%d, gradient %d)\n",
-                   int(p), int(g));
-      std::exit(1);
-    }
-  }
+    });
 }
 
 } // extern "C"

@@ -208,6 +208,18 @@ MPCRT_DEFINE(f16_f32, uint16_t, float, MPCRT_F16, MPCRT_F32)
 MPCRT_DEFINE(bf16_f32, uint16_t, float, MPCRT_BF16, MPCRT_F32)
 #undef MPCRT_DEFINE
 
+void mpcrt_sgd_update_multi(
+    int64_t num_tensors, const mpcrt_dtype *param_dtypes,
+    const mpcrt_dtype *grad_dtypes, void *const *params,
+    const void *const *grads, void *const *momentum_buffers,
+    const mpcrt_dtype *copy_dtypes, void *const *copies, const int64_t *sizes,
+    const float *lr, const uint8_t *found_inf, const float *inv_scale,
+    double momentum, double dampening, int32_t nesterov, double weight_decay) {
+  sgdUpdateMulti(num_tensors, param_dtypes, grad_dtypes, params, grads,
+                 momentum_buffers, copy_dtypes, copies, sizes, lr, found_inf,
+                 inv_scale, momentum, dampening, nesterov != 0, weight_decay);
+}
+
 void mpcrt_adam_update_multi(
     int64_t num_tensors, const mpcrt_dtype *param_dtypes,
     const mpcrt_dtype *grad_dtypes, void *const *params,

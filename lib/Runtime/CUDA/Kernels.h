@@ -119,6 +119,16 @@ void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                 int64_t count, double beta1, double beta2, double eps,
                 double weightDecay, bool decoupled, bool biasCorrection,
                 bool lamb = false);
+// mpcrt_sgd_update_multi: sgdUpdate of every tensor, one launch per type
+// pair and per 36 tensors; each element's arithmetic is sgdUpdate's.
+void sgdUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
+                    const mpcrt_dtype *gradDtypes, void *const *params,
+                    const void *const *grads, void *const *momentumBuffers,
+                    const mpcrt_dtype *copyDtypes, void *const *copies,
+                    const int64_t *sizes, const float *lr,
+                    const uint8_t *foundInf, const float *invScale,
+                    double momentum, double dampening, bool nesterov,
+                    double weightDecay);
 // mpcrt_adam_update_multi: adamUpdate (not LAMB) of every tensor, one launch
 // per type pair and per 36 tensors; each element's arithmetic is
 // adamUpdate's.

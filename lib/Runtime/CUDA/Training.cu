@@ -175,6 +175,36 @@ __device__ void writeCopy(P value, mpcrt_dtype dtype, void *copy, int64_t i) {
 
 // The same arithmetic, in the same order, as the CPU reference (no fused
 // multiply-add contraction: the file is built with --fmad=false).
+template <typename Acc>
+__device__ formulas::Sgd<Acc>
+sgdRule(const float *lr, const float *invScale, double momentum,
+        double dampening, bool nesterov, double weightDecay, bool hasBuffer) {
+  return formulas::Sgd<Acc>{static_cast<Acc>(*lr),
+                            invScale ? static_cast<Acc>(*invScale) : Acc(1),
+                            static_cast<Acc>(momentum),
+                            static_cast<Acc>(1 - dampening),
+                            static_cast<Acc>(weightDecay),
+                            nesterov,
+                            hasBuffer};
+}
+
+/// SGD's update of element i (nothing when the step is skipped) and its
+/// copy: the single-tensor and the multi-tensor kernels share it.
+template <typename P, typename G>
+__device__ void sgdElement(const formulas::Sgd<typename Storage<P>::Acc> &rule,
+                           bool skip, P *param, const G *grad, P *buffer,
+                           mpcrt_dtype copyDtype, void *copy, int64_t i) {
+  using Acc = typename Storage<P>::Acc;
+  if (!skip) {
+    Acc b = buffer ? Storage<P>::load(buffer[i]) : Acc(0);
+    Acc g = static_cast<Acc>(Storage<G>::load(grad[i]));
+    param[i] = Storage<P>::store(rule.step(Storage<P>::load(param[i]), g, b));
+    if (buffer)
+      buffer[i] = Storage<P>::store(b);
+  }
+  writeCopy(param[i], copyDtype, copy, i);
+}
+
 template <typename P, typename G>
 __global__ void sgdKernel(P *param, const G *grad, const float *lr, P *buffer,
                           const uint8_t *foundInf, const float *invScale,
@@ -183,24 +213,12 @@ __global__ void sgdKernel(P *param, const G *grad, const float *lr, P *buffer,
                           double weightDecay) {
   using Acc = typename Storage<P>::Acc;
   bool skip = foundInf && *foundInf;
-  const formulas::Sgd<Acc> rule{static_cast<Acc>(*lr),
-                                invScale ? static_cast<Acc>(*invScale) : Acc(1),
-                                static_cast<Acc>(momentum),
-                                static_cast<Acc>(1 - dampening),
-                                static_cast<Acc>(weightDecay),
-                                nesterov,
-                                buffer != nullptr};
+  const formulas::Sgd<Acc> rule =
+      sgdRule<Acc>(lr, invScale, momentum, dampening, nesterov, weightDecay,
+                   buffer != nullptr);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    if (!skip) {
-      Acc b = buffer ? Storage<P>::load(buffer[i]) : Acc(0);
-      Acc g = static_cast<Acc>(Storage<G>::load(grad[i]));
-      param[i] = Storage<P>::store(rule.step(Storage<P>::load(param[i]), g, b));
-      if (buffer)
-        buffer[i] = Storage<P>::store(b);
-    }
-    writeCopy(param[i], copyDtype, copy, i);
-  }
+       i += int64_t(gridDim.x) * blockDim.x)
+    sgdElement(rule, skip, param, grad, buffer, copyDtype, copy, i);
 }
 
 /// Adam's update of element i (nothing when the step is skipped) and its
@@ -263,6 +281,29 @@ struct UpdateList {
   mpcrt_dtype copyDtype[kMaxUpdates];
   int count;
 };
+
+/// The momentum buffer lives in the list's expAvg slot (null for none,
+/// in every tensor of a list).
+template <typename P, typename G>
+__global__ void sgdMultiKernel(UpdateList list, const float *lr,
+                               const uint8_t *foundInf, const float *invScale,
+                               double momentum, double dampening, bool nesterov,
+                               double weightDecay) {
+  using Acc = typename Storage<P>::Acc;
+  int t = tensorOfBlock(list, blockIdx.x);
+  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
+  int64_t end = min(begin + kChunk, list.size[t]);
+  bool skip = foundInf && *foundInf;
+  auto *buffer = static_cast<P *>(list.expAvg[t]);
+  const formulas::Sgd<Acc> rule =
+      sgdRule<Acc>(lr, invScale, momentum, dampening, nesterov, weightDecay,
+                   buffer != nullptr);
+  auto *param = static_cast<P *>(list.param[t]);
+  auto *grad = static_cast<const G *>(list.grad[t]);
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    sgdElement(rule, skip, param, grad, buffer, list.copyDtype[t], list.copy[t],
+               i);
+}
 
 template <typename P, typename G>
 __global__ void adamMultiKernel(UpdateList list, const float *lr,
@@ -520,16 +561,17 @@ void adamUpdate(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
   MPCRT_CUDA_LAUNCHED("adam_update");
 }
 
-void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
-                     const mpcrt_dtype *gradDtypes, void *const *params,
-                     const void *const *grads, void *const *expAvgs,
-                     void *const *expAvgSqs, const mpcrt_dtype *copyDtypes,
-                     void *const *copies, const int64_t *sizes, const float *lr,
-                     const int32_t *step, const uint8_t *foundInf,
-                     const float *invScale, double beta1, double beta2,
-                     double eps, double weightDecay, bool decoupled,
-                     bool biasCorrection) {
-  // The tensors of each type pair, in their order, kMaxUpdates a launch.
+namespace {
+
+/// Calls launch(p, g, list, blocks) for the tensors of each type pair, in
+/// their order, kMaxUpdates a list; `expAvgs` and `expAvgSqs` may be null.
+template <typename Launch>
+void forEachUpdateList(int64_t numTensors, const mpcrt_dtype *paramDtypes,
+                       const mpcrt_dtype *gradDtypes, void *const *params,
+                       const void *const *grads, void *const *expAvgs,
+                       void *const *expAvgSqs, const mpcrt_dtype *copyDtypes,
+                       void *const *copies, const int64_t *sizes,
+                       Launch launch) {
   std::vector<bool> done(numTensors, false);
   for (int64_t first = 0; first < numTensors; ++first) {
     if (done[first])
@@ -550,8 +592,8 @@ void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
         int64_t t = members[from + n];
         list.param[n] = params[t];
         list.grad[n] = grads[t];
-        list.expAvg[n] = expAvgs[t];
-        list.expAvgSq[n] = expAvgSqs[t];
+        list.expAvg[n] = expAvgs ? expAvgs[t] : nullptr;
+        list.expAvgSq[n] = expAvgSqs ? expAvgSqs[t] : nullptr;
         list.copy[n] = copies[t];
         list.copyDtype[n] = copyDtypes[t];
         list.size[n] = sizes[t];
@@ -559,19 +601,63 @@ void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
         blocks += (sizes[t] + kChunk - 1) / kChunk;
       }
       list.firstBlock[list.count] = blocks;
-      if (blocks == 0)
-        continue;
-      dispatchPair(p, g, "adam_update", [&](auto *pt, auto *gt) {
-        using P = std::remove_pointer_t<decltype(pt)>;
-        using G = std::remove_pointer_t<decltype(gt)>;
-        adamMultiKernel<P, G>
-            <<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(
-                list, lr, step, foundInf, invScale, beta1, beta2, eps,
-                weightDecay, decoupled, biasCorrection);
-      });
-      MPCRT_CUDA_LAUNCHED("adam_update (multi-tensor)");
+      if (blocks > 0)
+        launch(p, g, list, blocks);
     }
   }
+}
+
+} // namespace
+
+void sgdUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
+                    const mpcrt_dtype *gradDtypes, void *const *params,
+                    const void *const *grads, void *const *momentumBuffers,
+                    const mpcrt_dtype *copyDtypes, void *const *copies,
+                    const int64_t *sizes, const float *lr,
+                    const uint8_t *foundInf, const float *invScale,
+                    double momentum, double dampening, bool nesterov,
+                    double weightDecay) {
+  forEachUpdateList(
+      numTensors, paramDtypes, gradDtypes, params, grads, momentumBuffers,
+      nullptr, copyDtypes, copies, sizes,
+      [&](mpcrt_dtype p, mpcrt_dtype g, const UpdateList &list,
+          int64_t blocks) {
+        dispatchPair(p, g, "sgd_update", [&](auto *pt, auto *gt) {
+          using P = std::remove_pointer_t<decltype(pt)>;
+          using G = std::remove_pointer_t<decltype(gt)>;
+          sgdMultiKernel<P, G>
+              <<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(
+                  list, lr, foundInf, invScale, momentum, dampening, nesterov,
+                  weightDecay);
+        });
+        MPCRT_CUDA_LAUNCHED("sgd_update (multi-tensor)");
+      });
+}
+
+void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
+                     const mpcrt_dtype *gradDtypes, void *const *params,
+                     const void *const *grads, void *const *expAvgs,
+                     void *const *expAvgSqs, const mpcrt_dtype *copyDtypes,
+                     void *const *copies, const int64_t *sizes, const float *lr,
+                     const int32_t *step, const uint8_t *foundInf,
+                     const float *invScale, double beta1, double beta2,
+                     double eps, double weightDecay, bool decoupled,
+                     bool biasCorrection) {
+  forEachUpdateList(
+      numTensors, paramDtypes, gradDtypes, params, grads, expAvgs, expAvgSqs,
+      copyDtypes, copies, sizes,
+      [&](mpcrt_dtype p, mpcrt_dtype g, const UpdateList &list,
+          int64_t blocks) {
+        dispatchPair(p, g, "adam_update", [&](auto *pt, auto *gt) {
+          using P = std::remove_pointer_t<decltype(pt)>;
+          using G = std::remove_pointer_t<decltype(gt)>;
+          adamMultiKernel<P, G>
+              <<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(
+                  list, lr, step, foundInf, invScale, beta1, beta2, eps,
+                  weightDecay, decoupled, biasCorrection);
+        });
+        MPCRT_CUDA_LAUNCHED("adam_update (multi-tensor)");
+      });
 }
 
 } // namespace mpcrt::cuda

@@ -86,17 +86,21 @@
 // the alignment of other sizes).
 // PLAN: mpc.all_reduce {{.*}} {bucket = 0 : i64, mpc.offsets = array<i64: 0, 32, 1056, 1184>}
 
-// Each bucket is waited on before its first reader: without loss scaling
-// the update of its first parameter (w1's bucket, the last, first).
+// Each bucket is waited on where its first reader stood (without loss
+// scaling the update of its first parameter); the updates, held together
+// into one multi-tensor call, come after every wait.
 // LOWER-NOT: call @mpcrt_comm_all_reduce_wait
 // LOWER: call @mpcrt_comm_all_reduce_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, !llvm.ptr, i64) -> ()
 // LOWER-NOT: call @mpcrt_comm_all_reduce_wait
 // LOWER: call @mpcrt_comm_all_reduce_start
 // LOWER-NOT: call @mpcrt_comm_all_reduce_wait
-// LOWER: call @mpcrt_comm_all_reduce_start(%[[SLOT:.*]], %{{.*}}, %{{.*}}, %{{.*}})
+// LOWER: call @mpcrt_comm_all_reduce_start
+// LOWER-NOT: call @mpcrt_sgd_update
 // LOWER: call @mpcrt_comm_all_reduce_wait
-// LOWER-NEXT: llvm.mlir.zero
-// LOWER: call @mpcrt_sgd_update
+// LOWER: call @mpcrt_comm_all_reduce_wait
+// LOWER: call @mpcrt_comm_all_reduce_wait
+// LOWER-NOT: call @mpcrt_comm
+// LOWER: call @mpcrt_sgd_update_multi(%c4_i64
 // With loss scaling, every bucket before the check of them all.
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-data-parallel=bucket-bytes=1100 --mpc-loss-scaling=mode=dynamic --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s --check-prefix=LOWERLS
 // LOWERLS-NOT: call @mpcrt_unscale_and_check

@@ -465,6 +465,29 @@ void adamSingle(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
   FAIL() << "no single-tensor update for " << p << "/" << g;
 }
 
+/// mpcrt_sgd_update_<p>_<g> by runtime types (momentum 0.9, Nesterov).
+void sgdSingle(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
+               void *buffer, const float *lr, const uint8_t *found,
+               const float *inv, mpcrt_dtype copyDtype, void *copy, int64_t n,
+               double wd) {
+#define MPC_SINGLE(PD, GD, SUFFIX, P, G)                                       \
+  if (p == PD && g == GD)                                                      \
+    return mpcrt_sgd_update_##SUFFIX(static_cast<P *>(param),                  \
+                                     static_cast<const G *>(grad), lr,         \
+                                     static_cast<P *>(buffer), found, inv,     \
+                                     copyDtype, copy, n, 0.9, 0, 1, wd);
+  MPC_SINGLE(MPCRT_F32, MPCRT_F16, f32_f16, float, uint16_t)
+  MPC_SINGLE(MPCRT_F32, MPCRT_BF16, f32_bf16, float, uint16_t)
+  MPC_SINGLE(MPCRT_F32, MPCRT_F32, f32_f32, float, float)
+  MPC_SINGLE(MPCRT_F16, MPCRT_F16, f16_f16, uint16_t, uint16_t)
+  MPC_SINGLE(MPCRT_BF16, MPCRT_BF16, bf16_bf16, uint16_t, uint16_t)
+  MPC_SINGLE(MPCRT_F64, MPCRT_F64, f64_f64, double, double)
+  MPC_SINGLE(MPCRT_F16, MPCRT_F32, f16_f32, uint16_t, float)
+  MPC_SINGLE(MPCRT_BF16, MPCRT_F32, bf16_f32, uint16_t, float)
+#undef MPC_SINGLE
+  FAIL() << "no single-tensor update for " << p << "/" << g;
+}
+
 size_t bytesOf(mpcrt_dtype d) {
   return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
 }
@@ -482,10 +505,11 @@ std::vector<uint8_t> valuesOf(mpcrt_dtype d, int64_t n, Draw draw) {
 
 } // namespace
 
-TEST(Optimizer, MultiTensorAdamEqualsOneCallPerTensor) {
-  // Every type pair in one call (twice each: with and without a copy),
-  // sizes that are multiples of nothing; clean and skipped steps: every
-  // byte equals what one call per tensor gives.
+TEST(Optimizer, MultiTensorUpdatesEqualOneCallPerTensor) {
+  // Adam and SGD (momentum, Nesterov): every type pair in one call (twice
+  // each: with and without a copy), sizes that are multiples of nothing;
+  // clean and skipped steps: every byte equals what one call per tensor
+  // gives.
   unsigned seed = std::random_device()();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
@@ -513,40 +537,54 @@ TEST(Optimizer, MultiTensorAdamEqualsOneCallPerTensor) {
     }
   float lr = 0.01f, inv = 1.0f / 512;
   int32_t step = 4;
-  for (uint8_t found : {0, 1}) {
-    SCOPED_TRACE(found ? "skipped" : "clean");
-    std::vector<Tensor> want = tensors, got = tensors;
-    for (Tensor &t : want)
-      adamSingle(t.p, t.g, t.param.data(), t.grad.data(), t.m.data(),
-                 t.v.data(), &lr, &step, &found, &inv, t.copyDtype,
-                 t.copy.empty() ? nullptr : t.copy.data(), t.n, 0.01);
-    std::vector<mpcrt_dtype> pd, gd, cd;
-    std::vector<void *> params, ms, vs, copies;
-    std::vector<const void *> grads;
-    std::vector<int64_t> sizes;
-    for (Tensor &t : got) {
-      pd.push_back(t.p);
-      gd.push_back(t.g);
-      cd.push_back(t.copyDtype);
-      params.push_back(t.param.data());
-      grads.push_back(t.grad.data());
-      ms.push_back(t.m.data());
-      vs.push_back(t.v.data());
-      copies.push_back(t.copy.empty() ? nullptr : t.copy.data());
-      sizes.push_back(t.n);
+  for (int adam = 0; adam < 2; ++adam)
+    for (uint8_t found : {0, 1}) {
+      SCOPED_TRACE(std::string(adam ? "adam" : "sgd") +
+                   (found ? " skipped" : " clean"));
+      std::vector<Tensor> want = tensors, got = tensors;
+      for (Tensor &t : want)
+        if (adam)
+          adamSingle(t.p, t.g, t.param.data(), t.grad.data(), t.m.data(),
+                     t.v.data(), &lr, &step, &found, &inv, t.copyDtype,
+                     t.copy.empty() ? nullptr : t.copy.data(), t.n, 0.01);
+        else
+          sgdSingle(t.p, t.g, t.param.data(), t.grad.data(), t.m.data(), &lr,
+                    &found, &inv, t.copyDtype,
+                    t.copy.empty() ? nullptr : t.copy.data(), t.n, 0.01);
+      std::vector<mpcrt_dtype> pd, gd, cd;
+      std::vector<void *> params, ms, vs, copies;
+      std::vector<const void *> grads;
+      std::vector<int64_t> sizes;
+      for (Tensor &t : got) {
+        pd.push_back(t.p);
+        gd.push_back(t.g);
+        cd.push_back(t.copyDtype);
+        params.push_back(t.param.data());
+        grads.push_back(t.grad.data());
+        ms.push_back(t.m.data());
+        vs.push_back(t.v.data());
+        copies.push_back(t.copy.empty() ? nullptr : t.copy.data());
+        sizes.push_back(t.n);
+      }
+      if (adam)
+        mpcrt_adam_update_multi(int64_t(got.size()), pd.data(), gd.data(),
+                                params.data(), grads.data(), ms.data(),
+                                vs.data(), cd.data(), copies.data(),
+                                sizes.data(), &lr, &step, &found, &inv, 0.9,
+                                0.999, 1e-8, 0.01, 1, 1);
+      else
+        mpcrt_sgd_update_multi(int64_t(got.size()), pd.data(), gd.data(),
+                               params.data(), grads.data(), ms.data(),
+                               cd.data(), copies.data(), sizes.data(), &lr,
+                               &found, &inv, 0.9, 0, 1, 0.01);
+      for (size_t t = 0; t < got.size(); ++t) {
+        SCOPED_TRACE("tensor " + std::to_string(t));
+        EXPECT_EQ(got[t].param, want[t].param);
+        EXPECT_EQ(got[t].m, want[t].m);
+        EXPECT_EQ(got[t].v, want[t].v);
+        EXPECT_EQ(got[t].copy, want[t].copy);
+        if (!found)
+          EXPECT_NE(got[t].param, tensors[t].param);
+      }
     }
-    mpcrt_adam_update_multi(int64_t(got.size()), pd.data(), gd.data(),
-                            params.data(), grads.data(), ms.data(), vs.data(),
-                            cd.data(), copies.data(), sizes.data(), &lr, &step,
-                            &found, &inv, 0.9, 0.999, 1e-8, 0.01, 1, 1);
-    for (size_t t = 0; t < got.size(); ++t) {
-      SCOPED_TRACE("tensor " + std::to_string(t));
-      EXPECT_EQ(got[t].param, want[t].param);
-      EXPECT_EQ(got[t].m, want[t].m);
-      EXPECT_EQ(got[t].v, want[t].v);
-      EXPECT_EQ(got[t].copy, want[t].copy);
-      if (!found)
-        EXPECT_NE(got[t].param, tensors[t].param);
-    }
-  }
 }

@@ -353,12 +353,13 @@ TEST_F(Training, NumericsChecksMatchTheReference) {
   EXPECT_EQ(hostEvents[0], 1);
 }
 
-TEST_F(Training, MultiTensorAdamEqualsOneLaunchPerTensor) {
+TEST_F(Training, MultiTensorUpdatesEqualOneLaunchPerTensor) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  // 40 tensors (more than one launch's 36) of three type pairs, mixed in
-  // the list, sizes across several 4096-element chunks and multiples of
-  // nothing, with and without copies; clean and skipped steps: every byte
-  // equals what adamUpdate gives each tensor.
+  // Adam and SGD (momentum, Nesterov) over 40 tensors (more than one
+  // launch's 36) of three type pairs, mixed in the list, sizes across
+  // several 4096-element chunks and multiples of nothing, with and without
+  // copies; clean and skipped steps: every byte equals what adamUpdate or
+  // sgdUpdate gives each tensor.
   std::normal_distribution<double> normal(0, 1);
   const std::pair<mpcrt_dtype, mpcrt_dtype> pairs[] = {
       {MPCRT_F32, MPCRT_F16}, {MPCRT_F32, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
@@ -390,46 +391,59 @@ TEST_F(Training, MultiTensorAdamEqualsOneLaunchPerTensor) {
   const float *lr = upload(std::vector<float>{0.01f});
   const float *inv = upload(std::vector<float>{1.0f / 256});
   const int32_t *step = upload(std::vector<int32_t>{3});
-  for (uint8_t skip : {0, 1}) {
-    SCOPED_TRACE(skip ? "skipped" : "clean");
-    const uint8_t *found = upload(std::vector<uint8_t>{skip});
-    // Device copies for each side: [0] one launch per tensor, [1] multi.
-    std::vector<void *> dp[2], dm[2], dv[2], dc[2];
-    std::vector<const void *> dg;
-    for (int t = 0; t < count; ++t) {
-      dg.push_back(upload(grad[t]));
-      for (int side = 0; side < 2; ++side) {
-        dp[side].push_back(upload(param[t]));
-        dm[side].push_back(upload(m[t]));
-        dv[side].push_back(upload(v[t]));
-        dc[side].push_back(t % 2 ? static_cast<void *>(upload(
+  for (int adam = 0; adam < 2; ++adam)
+    for (uint8_t skip : {0, 1}) {
+      SCOPED_TRACE(std::string(adam ? "adam" : "sgd") +
+                   (skip ? " skipped" : " clean"));
+      const uint8_t *found = upload(std::vector<uint8_t>{skip});
+      // Device copies for each side: [0] one launch per tensor, [1] multi.
+      std::vector<void *> dp[2], dm[2], dv[2], dc[2];
+      std::vector<const void *> dg;
+      for (int t = 0; t < count; ++t) {
+        dg.push_back(upload(grad[t]));
+        for (int side = 0; side < 2; ++side) {
+          dp[side].push_back(upload(param[t]));
+          dm[side].push_back(upload(m[t]));
+          dv[side].push_back(upload(v[t]));
+          dc[side].push_back(t % 2
+                                 ? static_cast<void *>(upload(
                                        std::vector<uint16_t>(sizes[t], 0xffff)))
                                  : nullptr);
+        }
+        if (adam)
+          adamUpdate(pd[t], gd[t], dp[0][t], dg[t], dm[0][t], dv[0][t], lr,
+                     step, found, inv, cd[t], dc[0][t], sizes[t], 0.9, 0.999,
+                     1e-8, 0.01, true, true);
+        else
+          sgdUpdate(pd[t], gd[t], dp[0][t], dg[t], lr, dm[0][t], found, inv,
+                    cd[t], dc[0][t], sizes[t], 0.9, 0, true, 0.01);
       }
-      adamUpdate(pd[t], gd[t], dp[0][t], dg[t], dm[0][t], dv[0][t], lr, step,
-                 found, inv, cd[t], dc[0][t], sizes[t], 0.9, 0.999, 1e-8, 0.01,
-                 true, true);
+      if (adam)
+        adamUpdateMulti(count, pd.data(), gd.data(), dp[1].data(), dg.data(),
+                        dm[1].data(), dv[1].data(), cd.data(), dc[1].data(),
+                        sizes.data(), lr, step, found, inv, 0.9, 0.999, 1e-8,
+                        0.01, true, true);
+      else
+        sgdUpdateMulti(count, pd.data(), gd.data(), dp[1].data(), dg.data(),
+                       dm[1].data(), cd.data(), dc[1].data(), sizes.data(), lr,
+                       found, inv, 0.9, 0, true, 0.01);
+      for (int t = 0; t < count; ++t) {
+        SCOPED_TRACE("tensor " + std::to_string(t));
+        size_t n = sizes[t] * bytes(pd[t]);
+        auto at = [&](std::vector<void *> *side, int s) {
+          return download(static_cast<const uint8_t *>(side[s][t]), n);
+        };
+        EXPECT_EQ(at(dp, 1), at(dp, 0));
+        EXPECT_EQ(at(dm, 1), at(dm, 0));
+        EXPECT_EQ(at(dv, 1), at(dv, 0));
+        if (dc[0][t])
+          EXPECT_EQ(
+              download(static_cast<const uint16_t *>(dc[1][t]), sizes[t]),
+              download(static_cast<const uint16_t *>(dc[0][t]), sizes[t]));
+        if (!skip)
+          EXPECT_NE(at(dp, 1), param[t]);
+      }
     }
-    adamUpdateMulti(count, pd.data(), gd.data(), dp[1].data(), dg.data(),
-                    dm[1].data(), dv[1].data(), cd.data(), dc[1].data(),
-                    sizes.data(), lr, step, found, inv, 0.9, 0.999, 1e-8, 0.01,
-                    true, true);
-    for (int t = 0; t < count; ++t) {
-      SCOPED_TRACE("tensor " + std::to_string(t));
-      size_t n = sizes[t] * bytes(pd[t]);
-      auto at = [&](std::vector<void *> *side, int s) {
-        return download(static_cast<const uint8_t *>(side[s][t]), n);
-      };
-      EXPECT_EQ(at(dp, 1), at(dp, 0));
-      EXPECT_EQ(at(dm, 1), at(dm, 0));
-      EXPECT_EQ(at(dv, 1), at(dv, 0));
-      if (dc[0][t])
-        EXPECT_EQ(download(static_cast<const uint16_t *>(dc[1][t]), sizes[t]),
-                  download(static_cast<const uint16_t *>(dc[0][t]), sizes[t]));
-      if (!skip)
-        EXPECT_NE(at(dp, 1), param[t]);
-    }
-  }
 }
 
 } // namespace

@@ -496,13 +496,13 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     l.copy(l.global(store.getGlobal().getLeafReference()), l.ptr(value),
            tensorType(value));
   };
-  // Adam updates (not LAMB) are held, grouped by what they share, until an
-  // op that is not one of them, a load, or a store of their results: each
-  // group is then one multi-tensor call (one launch on CUDA where there
-  // were as many as parameters), the held stores after it. The updates
-  // touch only their own parameter and state, so their order among
-  // themselves does not matter.
-  SmallVector<SmallVector<AdamUpdateOp>> adamGroups;
+  // Optimizer updates (SGD, and Adam that is not LAMB) are held, grouped by
+  // what they share, until an op that is not one of them, a load, or a
+  // store of their results: each group is then one multi-tensor call (one
+  // launch on CUDA where there were as many as parameters), the held
+  // stores after it. The updates touch only their own parameter and
+  // state, so their order among themselves does not matter.
+  SmallVector<SmallVector<Operation *>> updateGroups;
   SmallVector<ml_program::GlobalStoreOp> heldStores;
   llvm::SmallPtrSet<Operation *, 16> held;
   // What a run may hold besides its updates: LAMB's updates (lowered where
@@ -510,16 +510,17 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   // any update's results.
   auto holds = [&](Operation &op) {
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
-      return isa_and_nonnull<AdamUpdateOp>(store.getValue().getDefiningOp());
-    return isa<AdamUpdateOp, ml_program::GlobalLoadOp>(op);
+      return isa_and_nonnull<AdamUpdateOp, SGDUpdateOp>(
+          store.getValue().getDefiningOp());
+    return isa<AdamUpdateOp, SGDUpdateOp, ml_program::GlobalLoadOp>(op);
   };
   auto release = [&]() -> LogicalResult {
-    for (auto &group : adamGroups)
-      if (failed(lowerAdamGroup(group, l)))
+    for (auto &group : updateGroups)
+      if (failed(lowerUpdateGroup(group, l)))
         return failure();
     for (ml_program::GlobalStoreOp store : heldStores)
       lowerStore(store);
-    adamGroups.clear();
+    updateGroups.clear();
     heldStores.clear();
     held.clear();
     return success();
@@ -592,17 +593,20 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
               &op, {adam.getParam(), adam.getExpAvg(), adam.getExpAvgSq()},
               loadsOf)))
         return failure();
-      if (!adam.getLamb()) {
-        auto group = llvm::find_if(
-            adamGroups, [&](auto &g) { return groupsWith(g.front(), adam); });
-        if (group != adamGroups.end())
-          group->push_back(adam);
-        else
-          adamGroups.push_back({adam});
-        held.insert(&op);
-        continue;
-      }
-    } else if (auto update = dyn_cast<UpdateLossScaleOp>(op)) {
+    }
+    // Hold the update in its group (a LAMB update is lowered below).
+    if (isa<SGDUpdateOp>(op) ||
+        (isa<AdamUpdateOp>(op) && !cast<AdamUpdateOp>(op).getLamb())) {
+      auto group = llvm::find_if(
+          updateGroups, [&](auto &g) { return groupsWith(g.front(), &op); });
+      if (group != updateGroups.end())
+        group->push_back(&op);
+      else
+        updateGroups.push_back({&op});
+      held.insert(&op);
+      continue;
+    }
+    if (auto update = dyn_cast<UpdateLossScaleOp>(op)) {
       if (failed(checkInPlace(&op,
                               {update.getScale(), update.getGrowthTracker(),
                                update.getHysteresisTracker()},

@@ -172,12 +172,13 @@ std::optional<LogicalResult> lowerNeuralNet(Operation *op, Lowering &l);
 std::optional<LogicalResult> lowerDataMovement(Operation *op, Lowering &l);
 std::optional<LogicalResult> lowerTraining(Operation *op, Lowering &l);
 
-/// Whether two Adam updates (not LAMB) share what mpcrt_adam_update_multi
-/// takes once: rate, step, skip flag, unscale factor, hyperparameters.
-bool groupsWith(AdamUpdateOp a, AdamUpdateOp b);
-/// One mpcrt_adam_update_multi call for the updates of `group` (one
-/// mpcrt_adam_update_<p>_<g> call for a single one), their results bound.
-LogicalResult lowerAdamGroup(ArrayRef<AdamUpdateOp> group, Lowering &l);
+/// Whether two optimizer updates (SGD, or Adam that is not LAMB) share
+/// what mpcrt_sgd_update_multi / mpcrt_adam_update_multi take once: rate,
+/// step, skip flag, unscale factor, hyperparameters.
+bool groupsWith(Operation *a, Operation *b);
+/// One multi-tensor call for the updates of `group` (one single-tensor
+/// call for a single one), their results bound.
+LogicalResult lowerUpdateGroup(ArrayRef<Operation *> group, Lowering &l);
 
 } // namespace mlir::mpc::lowering
 

@@ -230,7 +230,9 @@ LogicalResult adam(AdamUpdateOp op, Lowering &l) {
 
 } // namespace
 
-bool lowering::groupsWith(AdamUpdateOp a, AdamUpdateOp b) {
+namespace {
+
+bool sameUpdate(AdamUpdateOp a, AdamUpdateOp b) {
   return !a.getLamb() && !b.getLamb() && a.getLr() == b.getLr() &&
          a.getStep() == b.getStep() && a.getFoundInf() == b.getFoundInf() &&
          a.getInvScale() == b.getInvScale() && a.getBeta1() == b.getBeta1() &&
@@ -240,44 +242,68 @@ bool lowering::groupsWith(AdamUpdateOp a, AdamUpdateOp b) {
          a.getBiasCorrection() == b.getBiasCorrection();
 }
 
-LogicalResult lowering::lowerAdamGroup(ArrayRef<AdamUpdateOp> group,
-                                       Lowering &l) {
-  if (group.size() == 1)
-    return adam(group.front(), l);
-  AdamUpdateOp first = group.front();
-  l.currentLoc = first.getLoc();
+bool sameUpdate(SGDUpdateOp a, SGDUpdateOp b) {
+  return a.getLr() == b.getLr() && a.getFoundInf() == b.getFoundInf() &&
+         a.getInvScale() == b.getInvScale() &&
+         bool(a.getMomentumBuffer()) == bool(b.getMomentumBuffer()) &&
+         a.getMomentum() == b.getMomentum() &&
+         a.getDampening() == b.getDampening() &&
+         a.getNesterov() == b.getNesterov() &&
+         a.getWeightDecay() == b.getWeightDecay();
+}
+
+/// The arrays every multi-tensor update takes: dtypes, pointers, sizes.
+struct UpdateArrays {
   SmallVector<int32_t> paramDtypes, gradDtypes, copyDtypes;
-  SmallVector<Value> params, grads, expAvgs, expAvgSqs, copies;
+  SmallVector<Value> params, grads, copies;
   SmallVector<int64_t> sizes;
-  for (AdamUpdateOp op : group) {
-    auto param = tensorType(op.getParam());
-    Type grad = tensorType(op.getGrad()).getElementType();
-    FailureOr<Value> copy = copyBuffer(op, op.getParamCopy(), l);
-    if (failed(optimizerSuffix(op, param.getElementType(), grad)) ||
+
+  LogicalResult add(Operation *op, Value param, Value grad, Value paramCopy,
+                    std::optional<Type> copyType, Lowering &l) {
+    auto type = tensorType(param);
+    Type gradType = tensorType(grad).getElementType();
+    FailureOr<Value> copy = copyBuffer(op, paramCopy, l);
+    if (failed(optimizerSuffix(op, type.getElementType(), gradType)) ||
         failed(copy))
       return failure();
-    paramDtypes.push_back(dtypeCode(param.getElementType()));
-    gradDtypes.push_back(dtypeCode(grad));
-    copyDtypes.push_back(dtypeCode(op.getCopyType() ? *op.getCopyType()
-                                                    : param.getElementType()));
-    params.push_back(l.ptr(op.getParam()));
-    grads.push_back(l.ptr(op.getGrad()));
+    paramDtypes.push_back(dtypeCode(type.getElementType()));
+    gradDtypes.push_back(dtypeCode(gradType));
+    copyDtypes.push_back(
+        dtypeCode(copyType ? *copyType : type.getElementType()));
+    params.push_back(l.ptr(param));
+    grads.push_back(l.ptr(grad));
+    copies.push_back(*copy);
+    sizes.push_back(type.getNumElements());
+    return success();
+  }
+  Value dtypes(ArrayRef<int32_t> codes, Lowering &l) {
+    return l.addressOf(l.symbols.i32Array(codes));
+  }
+};
+
+LogicalResult adamGroup(ArrayRef<Operation *> group, Lowering &l) {
+  auto first = cast<AdamUpdateOp>(group.front());
+  UpdateArrays arrays;
+  SmallVector<Value> expAvgs, expAvgSqs;
+  for (Operation *o : group) {
+    auto op = cast<AdamUpdateOp>(o);
+    if (failed(arrays.add(op, op.getParam(), op.getGrad(), op.getParamCopy(),
+                          op.getCopyType(), l)))
+      return failure();
     expAvgs.push_back(l.ptr(op.getExpAvg()));
     expAvgSqs.push_back(l.ptr(op.getExpAvgSq()));
-    copies.push_back(*copy);
-    sizes.push_back(param.getNumElements());
   }
   l.call("mpcrt_adam_update_multi",
          {l.i64(group.size()),
-          l.addressOf(l.symbols.i32Array(paramDtypes)),
-          l.addressOf(l.symbols.i32Array(gradDtypes)),
-          l.pointerArray(params),
-          l.pointerArray(grads),
+          arrays.dtypes(arrays.paramDtypes, l),
+          arrays.dtypes(arrays.gradDtypes, l),
+          l.pointerArray(arrays.params),
+          l.pointerArray(arrays.grads),
           l.pointerArray(expAvgs),
           l.pointerArray(expAvgSqs),
-          l.addressOf(l.symbols.i32Array(copyDtypes)),
-          l.pointerArray(copies),
-          l.i64Array(sizes),
+          arrays.dtypes(arrays.copyDtypes, l),
+          l.pointerArray(arrays.copies),
+          l.i64Array(arrays.sizes),
           l.ptr(first.getLr()),
           l.ptr(first.getStep()),
           optional(l, first.getFoundInf()),
@@ -288,16 +314,73 @@ LogicalResult lowering::lowerAdamGroup(ArrayRef<AdamUpdateOp> group,
           l.f64(first.getWeightDecay().convertToDouble()),
           l.i32(first.getDecoupled()),
           l.i32(first.getBiasCorrection())});
-  for (auto [index, constOp] : llvm::enumerate(group)) {
-    AdamUpdateOp op = constOp;
-    Value copy = copies[index];
+  for (auto [index, o] : llvm::enumerate(group)) {
+    auto op = cast<AdamUpdateOp>(o);
     l.bind(op.getNewParam(), l.ptr(op.getParam()));
     l.bind(op.getNewExpAvg(), l.ptr(op.getExpAvg()));
     l.bind(op.getNewExpAvgSq(), l.ptr(op.getExpAvgSq()));
     if (op.getParamCopy())
-      l.bind(op.getParamCopy(), copy);
+      l.bind(op.getParamCopy(), arrays.copies[index]);
   }
   return success();
+}
+
+LogicalResult sgdGroup(ArrayRef<Operation *> group, Lowering &l) {
+  auto first = cast<SGDUpdateOp>(group.front());
+  UpdateArrays arrays;
+  SmallVector<Value> buffers;
+  for (Operation *o : group) {
+    auto op = cast<SGDUpdateOp>(o);
+    if (failed(arrays.add(op, op.getParam(), op.getGrad(), op.getParamCopy(),
+                          op.getCopyType(), l)))
+      return failure();
+    buffers.push_back(optional(l, op.getMomentumBuffer()));
+  }
+  l.call("mpcrt_sgd_update_multi",
+         {l.i64(group.size()), arrays.dtypes(arrays.paramDtypes, l),
+          arrays.dtypes(arrays.gradDtypes, l), l.pointerArray(arrays.params),
+          l.pointerArray(arrays.grads), l.pointerArray(buffers),
+          arrays.dtypes(arrays.copyDtypes, l), l.pointerArray(arrays.copies),
+          l.i64Array(arrays.sizes), l.ptr(first.getLr()),
+          optional(l, first.getFoundInf()), optional(l, first.getInvScale()),
+          l.f64(first.getMomentum().convertToDouble()),
+          l.f64(first.getDampening().convertToDouble()),
+          l.i32(first.getNesterov()),
+          l.f64(first.getWeightDecay().convertToDouble())});
+  for (auto [index, o] : llvm::enumerate(group)) {
+    auto op = cast<SGDUpdateOp>(o);
+    l.bind(op.getNewParam(), l.ptr(op.getParam()));
+    if (op.getNewMomentumBuffer())
+      l.bind(op.getNewMomentumBuffer(), l.ptr(op.getMomentumBuffer()));
+    if (op.getParamCopy())
+      l.bind(op.getParamCopy(), arrays.copies[index]);
+  }
+  return success();
+}
+
+} // namespace
+
+bool lowering::groupsWith(Operation *a, Operation *b) {
+  if (auto adamA = dyn_cast<AdamUpdateOp>(a))
+    if (auto adamB = dyn_cast<AdamUpdateOp>(b))
+      return sameUpdate(adamA, adamB);
+  if (auto sgdA = dyn_cast<SGDUpdateOp>(a))
+    if (auto sgdB = dyn_cast<SGDUpdateOp>(b))
+      return sameUpdate(sgdA, sgdB);
+  return false;
+}
+
+LogicalResult lowering::lowerUpdateGroup(ArrayRef<Operation *> group,
+                                         Lowering &l) {
+  l.currentLoc = group.front()->getLoc();
+  if (group.size() == 1) {
+    if (auto op = dyn_cast<AdamUpdateOp>(group.front()))
+      return adam(op, l);
+    return sgd(cast<SGDUpdateOp>(group.front()), l);
+  }
+  if (isa<AdamUpdateOp>(group.front()))
+    return adamGroup(group, l);
+  return sgdGroup(group, l);
 }
 
 namespace {

@@ -1,9 +1,10 @@
-// Adam updates that share their rate, step, skip flag, unscale factor and
-// hyperparameters become one mpcrt_adam_update_multi call (one launch on
-// CUDA for all of them), wherever they are in a run of updates, loads and
-// stores of their results; different hyperparameters make another group,
-// LAMB (per-tensor norms) keeps its own call, and any other op ends the
-// run, so nothing can read a parameter before its update.
+// Optimizer updates that share their rate, step, skip flag, unscale factor
+// and hyperparameters become one mpcrt_adam_update_multi (or
+// mpcrt_sgd_update_multi) call, one launch on CUDA for all of them,
+// wherever they are in a run of updates, loads and stores of their
+// results; different hyperparameters make another group, LAMB (per-tensor
+// norms) keeps its own call, and any other op ends the run, so nothing can
+// read a parameter before its update.
 // RUN: mpc-opt %s -split-input-file --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
 
 ml_program.global private mutable @a(#mpc.init<zeros>) : tensor<4x8xf32>
@@ -129,4 +130,40 @@ func.func @train_step(%ga: tensor<8xf32>, %gb: tensor<8xf32>) -> tensor<8xf32> {
   ml_program.global_store @bm = %1#1 : tensor<8xf32>
   ml_program.global_store @bv = %1#2 : tensor<8xf32>
   return %sum : tensor<8xf32>
+}
+
+// -----
+
+ml_program.global private mutable @a(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @am(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @b(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private mutable @bm(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private mutable @c(#mpc.init<zeros>) : tensor<2xf32>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+
+// SGD: @a and @b (momentum buffers, 8 and 4 elements) in one call; @c has
+// no momentum buffer, so it is a group of its own.
+// CHECK-DAG: llvm.mlir.global internal constant @[[SZ:.*]](dense<[8, 4]> : tensor<2xi64>)
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[SZS:.*]] = llvm.mlir.addressof @[[SZ]]
+// CHECK: call @mpcrt_sgd_update_multi(%c2_i64{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SZS]], %{{.*}}, %{{.*}}, %{{.*}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_sgd_update_f32_f32({{.*}}, %c2_i64{{(_[0-9]+)?}},
+// CHECK-NOT: call @mpcrt_sgd_update
+// CHECK: return
+func.func @train_step(%ga: tensor<8xf32>, %gb: tensor<4xf32>, %gc: tensor<2xf32>) {
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %a = ml_program.global_load @a : tensor<8xf32>
+  %am = ml_program.global_load @am : tensor<8xf32>
+  %0:2 = mpc.sgd_update %a, %ga lr(%lr) momentum_buffer(%am) {momentum = 0.9} : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @a = %0#0 : tensor<8xf32>
+  ml_program.global_store @am = %0#1 : tensor<8xf32>
+  %c = ml_program.global_load @c : tensor<2xf32>
+  %1 = mpc.sgd_update %c, %gc lr(%lr) : tensor<2xf32>, tensor<2xf32>
+  ml_program.global_store @c = %1 : tensor<2xf32>
+  %b = ml_program.global_load @b : tensor<4xf32>
+  %bm = ml_program.global_load @bm : tensor<4xf32>
+  %2:2 = mpc.sgd_update %b, %gb lr(%lr) momentum_buffer(%bm) {momentum = 0.9} : tensor<4xf32>, tensor<4xf32>
+  ml_program.global_store @b = %2#0 : tensor<4xf32>
+  ml_program.global_store @bm = %2#1 : tensor<4xf32>
+  return
 }
