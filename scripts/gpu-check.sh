@@ -14,13 +14,14 @@
 # on the GPU at fp32, O1 f16 and O2 bf16 against loss curves the CPU
 # reference computed in the build phase, checks graph replay against eager
 # bit for bit, trains with gradient accumulation and evaluation against the
-# CPU reference, and runs each benchmark model a few steps at its full size.
+# CPU reference, runs each benchmark model a few steps at its full size,
+# and times the memory-bound kernels against a copy (mpc-bench-kernels).
 # The data are made on each machine by the checkout's scripts (CRCs
 # compared), not carried.
 # Each part has a time limit; a failure in one never stops the others. A
 # table comes last; in $RESULTS (default: $OUT where set, else
 # $BUNDLE/results) at most 8 files: summary.txt, parts.jsonl, all.log,
-# unit-tests.json, memcheck.log, curves.jsonl.
+# unit-tests.json, memcheck.log, curves.jsonl, kernels.jsonl.
 #
 # The run phase ends within DEADLINE seconds (510): each part's own limit
 # is cut to what is left, and a part with no time left is SKIPPED.
@@ -84,7 +85,7 @@ build() {
   rm -rf "$BUNDLE"
   mkdir -p "$BUNDLE/bin" "$BUNDLE/data" "$BUNDLE/expected"
   cp "$MPC_BUILD/unittests/MPCRuntimeCUDATests" "$bin/mpc-cuda-env" \
-    "$BUNDLE/bin/"
+    "$bin/mpc-bench-kernels" "$BUNDLE/bin/"
   cp "$ROOT/test/e2e/metrics.py" "$BUNDLE/"
   echo "STEPS=$STEPS" > "$BUNDLE/settings"
 
@@ -155,12 +156,12 @@ build() {
   # kernels in every executable) keeps well inside what can be carried.
   strip "$BUNDLE"/bin/curve-* "$BUNDLE"/bin/smoke-* \
     "$BUNDLE/bin/accumulate-eval" "$BUNDLE/bin/data-parallel" \
-    "$BUNDLE/bin/MPCRuntimeCUDATests"
+    "$BUNDLE/bin/MPCRuntimeCUDATests" "$BUNDLE/bin/mpc-bench-kernels"
   # Each executable carries the same CUDA kernels (most of its bytes):
   # compressed, they are a quarter of the size; the run phase unpacks them.
   gzip -9 "$BUNDLE"/bin/curve-* "$BUNDLE"/bin/smoke-* \
     "$BUNDLE/bin/accumulate-eval" "$BUNDLE/bin/data-parallel" \
-    "$BUNDLE/bin/MPCRuntimeCUDATests"
+    "$BUNDLE/bin/MPCRuntimeCUDATests" "$BUNDLE/bin/mpc-bench-kernels"
   local bytes
   bytes=$(du -sb "$BUNDLE" | cut -f1)
   echo "gpu-check: $BUNDLE holds $((bytes / 1048576)) MiB; carry it with" \
@@ -295,6 +296,23 @@ data_parallel() {
       "and with the CPU reference"
 }
 
+# The kernel micro-benchmark: one JSON line per kernel into kernels.jsonl
+# (on success only), the kernels short of their target listed.
+kernels() {
+  local out="$RESULTS/.logs/kernels.jsonl"
+  "$BUNDLE/bin/mpc-bench-kernels" > "$out" || return 1
+  mv "$out" "$RESULTS/kernels.jsonl"
+  python3 - "$RESULTS/kernels.jsonl" << 'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for l in lines:
+    print("%-26s %-28s %-9s %9.4f ms %8.1f GB/s %s" % (
+        l["kernel"], l["shape"], l.get("dtype", ""), l["ms"], l["gb_per_s"],
+        "" if "of_copy" not in l else "%.2f of copy%s" % (
+            l["of_copy"], "" if l["target_met"] else "  (target %.2f)" % l["target"])))
+PY
+}
+
 smoke() {
   local model=$1
   "$BUNDLE/bin/smoke-$model" --data "$DATA/smoke-${model%-attn}.npz" \
@@ -326,7 +344,7 @@ run() {
   done
   mkdir -p "$RESULTS/.logs"
   rm -f "$RESULTS"/{summary.txt,parts.jsonl,all.log,unit-tests.json}
-  rm -f "$RESULTS"/{memcheck.log,curves.jsonl}
+  rm -f "$RESULTS"/{memcheck.log,curves.jsonl,kernels.jsonl}
   # Where this machine keeps cuBLASLt and cuDNN (PyTorch's packages,
   # say): found once, for every part.
   local found
@@ -360,6 +378,7 @@ run() {
   for model in mlp bert bert-attn unet; do
     part "smoke-$model" 60 smoke $model
   done
+  part kernels 90 kernels
   # Every metrics line of the run, tagged with its run.
   local f
   for f in "$RESULTS"/.logs/*.jsonl; do

@@ -1,0 +1,420 @@
+//===- kernel_bench.cpp - the CUDA backend's memory-bound kernels, timed --===//
+//
+// mpc-bench-kernels [--reps N] [--filter TEXT]: times each memory-bound
+// kernel of the CUDA backend at the benchmark models' shapes (BERT-base
+// batch 8 x 512, the UNet at width 128 on 128x128 images, batch 16, the
+// MLP's 4096-wide layers at batch 512) and, in the same run, a
+// device-to-device copy of 1 GiB. One JSON line per kernel on stdout:
+// the median of N timings (CUDA events, after 3 untimed runs) on random
+// data, the bytes the kernel must move at least (each input read once,
+// each output written once), the GB/s that gives, and its share of the
+// copy's GB/s. The target of every memory-bound kernel is a share of 0.7
+// or more; the multi-tensor Adam update of all BERT-base parameters
+// (`adam_multi_bert`) is held to 1.3x the time of moving its bytes at
+// the copy's rate (a share of 0.77). `target_met` says whether it holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mpcrt::cuda;
+
+namespace {
+
+int reps = 20;
+std::string filter;
+double copyGbPerS = 0;
+
+void check(cudaError_t status, const char *what) {
+  if (status == cudaSuccess)
+    return;
+  std::fprintf(stderr, "error: mpc-bench-kernels: %s: %s\n", what,
+               cudaGetErrorString(status));
+  std::exit(1);
+}
+
+/// The median milliseconds of `run` over `reps` timings after 3 untimed.
+double medianMs(const std::function<void()> &run) {
+  for (int i = 0; i < 3; ++i)
+    run();
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    check(cudaEventRecord(start, stream()), "cudaEventRecord");
+    run();
+    check(cudaEventRecord(stop, stream()), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    times.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  synchronize();
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int64_t bytesOf(mpcrt_dtype d) {
+  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+}
+const char *nameOf(mpcrt_dtype d) {
+  return d == MPCRT_F16    ? "f16"
+         : d == MPCRT_BF16 ? "bf16"
+         : d == MPCRT_F32  ? "f32"
+                           : "f64";
+}
+
+/// Device buffers of one case, released when it ends.
+struct Buffers {
+  std::vector<void *> owned;
+  ~Buffers() {
+    synchronize();
+    for (void *p : owned)
+      release(p);
+  }
+  /// `count` random normal values of `dtype`.
+  void *random(mpcrt_dtype dtype, int64_t count, uint64_t seed = 1) {
+    void *p = allocate(count * bytesOf(dtype));
+    owned.push_back(p);
+    fillRandom(dtype, p, count, true, 0, 1, seed);
+    return p;
+  }
+  /// `count` uniform values in [lo, hi) of `dtype` (positive moments).
+  void *uniform(mpcrt_dtype dtype, int64_t count, double lo, double hi) {
+    void *p = allocate(count * bytesOf(dtype));
+    owned.push_back(p);
+    fillRandom(dtype, p, count, false, lo, hi, 2);
+    return p;
+  }
+  void *empty(int64_t bytes) {
+    void *p = allocate(bytes);
+    owned.push_back(p);
+    zero(p, bytes);
+    return p;
+  }
+  /// `count` int32 values in [0, bound).
+  int32_t *indices(int64_t count, int64_t bound) {
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<int32_t> pick(0, int32_t(bound - 1));
+    std::vector<int32_t> host(count);
+    for (int32_t &v : host)
+      v = pick(rng);
+    auto *p = static_cast<int32_t *>(allocate(count * 4));
+    owned.push_back(p);
+    copyToDevice(p, host.data(), count * 4);
+    return p;
+  }
+};
+
+/// Times `run`, which moves at least `bytes`, and prints its line.
+void report(const std::string &kernel, const std::string &shape,
+            const char *dtype, double bytes, const std::function<void()> &run,
+            double target = 0.7) {
+  if (!filter.empty() && kernel.find(filter) == std::string::npos)
+    return;
+  double ms = medianMs(run);
+  double gbPerS = bytes / (ms * 1e-3) / 1e9;
+  double share = gbPerS / copyGbPerS;
+  std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"dtype\": \"%s\", "
+              "\"ms\": %.5f, \"bytes\": %.0f, \"gb_per_s\": %.1f, "
+              "\"of_copy\": %.3f, \"target\": %.2f, \"target_met\": %s}\n",
+              kernel.c_str(), shape.c_str(), dtype, ms, bytes, gbPerS, share,
+              target, share >= target ? "true" : "false");
+  std::fflush(stdout);
+}
+
+/// The copy rate everything is compared with: 1 GiB device to device
+/// (read and written bytes over the time), as bench/limits.py measures it.
+void measureCopy() {
+  int64_t bytes = int64_t(1) << 30;
+  Buffers b;
+  void *src = b.empty(bytes), *dst = b.empty(bytes);
+  double ms = medianMs([&] { copy(dst, src, bytes); });
+  copyGbPerS = 2.0 * bytes / (ms * 1e-3) / 1e9;
+  std::printf("{\"kernel\": \"copy\", \"shape\": \"1 GiB\", \"ms\": %.5f, "
+              "\"gb_per_s\": %.1f}\n",
+              ms, copyGbPerS);
+}
+
+// The models' shapes.
+constexpr int64_t kRows = 8 * 512, kHidden = 768, kFfn = 3072, kHeads = 12,
+                  kSeq = 512, kHead = 64, kVocab = 30522;
+constexpr int64_t kPixels = 16 * 128 * 128, kWidth = 128;
+
+std::string dims(std::initializer_list<int64_t> sizes) {
+  std::string out;
+  for (int64_t s : sizes)
+    out += (out.empty() ? "" : "x") + std::to_string(s);
+  return out;
+}
+
+void elementwise() {
+  for (mpcrt_dtype t : {MPCRT_F16, MPCRT_F32}) {
+    int64_t n = kRows * kFfn, e = bytesOf(t);
+    Buffers b;
+    void *x = b.random(t, n), *y = b.random(t, n), *out = b.empty(n * e);
+    int64_t shape[] = {kRows, kFfn}, full[] = {kFfn, 1}, row[] = {0, 1};
+    report("binary_add", dims({kRows, kFfn}), nameOf(t), 3.0 * n * e,
+           [&] { binary(t, MPCRT_ADD, x, full, y, full, out, shape, 2); });
+    report("binary_add_bias", dims({kRows, kFfn}) + "+" + dims({kFfn}),
+           nameOf(t), 2.0 * n * e + kFfn * e,
+           [&] { binary(t, MPCRT_ADD, x, full, y, row, out, shape, 2); });
+    report("unary_gelu", dims({kRows, kFfn}), nameOf(t), 2.0 * n * e,
+           [&] { unary(t, MPCRT_GELU, x, out, n); });
+    report("unary_gelu_grad", dims({kRows, kFfn}), nameOf(t), 3.0 * n * e,
+           [&] { unaryGrad(t, MPCRT_GELU, x, y, out, n); });
+  }
+  int64_t n = kRows * kFfn;
+  Buffers b;
+  void *x = b.random(MPCRT_F32, n), *h = b.empty(n * 2);
+  report("cast", dims({kRows, kFfn}), "f32->f16", 6.0 * n,
+         [&] { cast(MPCRT_F32, x, MPCRT_F16, h, n); });
+  report("cast", dims({kRows, kFfn}), "f16->f32", 6.0 * n,
+         [&] { cast(MPCRT_F16, h, MPCRT_F32, x, n); });
+}
+
+void columnSumCases() {
+  for (int64_t cols : {kHidden, kFfn}) {
+    Buffers b;
+    void *in = b.random(MPCRT_F16, kRows * cols), *out = b.empty(cols * 4);
+    report("column_sums", dims({kRows, cols}), "f16->f32",
+           2.0 * kRows * cols + 4.0 * cols,
+           [&] { columnSums(MPCRT_F16, MPCRT_F32, in, out, kRows, cols); });
+  }
+}
+
+void rowCases() {
+  // Cross-entropy: the MLP's 1000 classes at batch 512, forward and
+  // backward.
+  for (mpcrt_dtype t : {MPCRT_F16, MPCRT_F32}) {
+    int64_t rows = 512, classes = 1000, e = bytesOf(t);
+    Buffers b;
+    void *logits = b.random(t, rows * classes);
+    int32_t *labels = b.indices(rows, classes);
+    void *loss = b.empty(8), *grad = b.empty(rows * classes * e);
+    fill(t, loss, 1, 1.0);
+    report("cross_entropy", dims({rows, classes}), nameOf(t),
+           double(rows) * classes * e + rows * 4.0, [&] {
+             crossEntropy(t, logits, labels, 32, loss, rows, classes, true);
+           });
+    report("cross_entropy_backward", dims({rows, classes}), nameOf(t),
+           2.0 * rows * classes * e + rows * 4.0, [&] {
+             crossEntropyBackward(t, loss, logits, labels, 32, grad, rows,
+                                  classes, true);
+           });
+  }
+  // Softmax over BERT's attention scores (unfused attention).
+  for (mpcrt_dtype t : {MPCRT_F16, MPCRT_F32}) {
+    int64_t rows = 8 * kHeads * kSeq, cols = kSeq, e = bytesOf(t);
+    Buffers b;
+    void *x = b.random(t, rows * cols), *y = b.empty(rows * cols * e),
+         *g = b.random(t, rows * cols, 5), *dx = b.empty(rows * cols * e);
+    report("softmax", dims({rows, cols}), nameOf(t), 2.0 * rows * cols * e,
+           [&] { softmax(t, x, y, rows, cols, false); });
+    report("softmax_backward", dims({rows, cols}), nameOf(t),
+           3.0 * rows * cols * e,
+           [&] { softmaxBackward(t, g, y, dx, rows, cols, false); });
+  }
+  // Layer norm over BERT's hidden rows, f32 parameters.
+  {
+    Buffers b;
+    int64_t n = kRows * kHidden;
+    void *x = b.random(MPCRT_F16, n), *res = b.random(MPCRT_F16, n, 7),
+         *gamma = b.random(MPCRT_F32, kHidden),
+         *beta = b.random(MPCRT_F32, kHidden, 9), *y = b.empty(n * 2),
+         *sum = b.empty(n * 2), *mean = b.empty(kRows * 4),
+         *rstd = b.empty(kRows * 4), *g = b.random(MPCRT_F16, n, 11),
+         *dx = b.empty(n * 2), *dres = b.empty(n * 2),
+         *dg = b.empty(kHidden * 4), *db = b.empty(kHidden * 4);
+    auto *step = static_cast<int64_t *>(b.empty(8));
+    report("layer_norm", dims({kRows, kHidden}), "f16", 4.0 * n, [&] {
+      layerNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, y, mean, rstd, kRows,
+                kHidden, 1e-12);
+    });
+    report("layer_norm_backward", dims({kRows, kHidden}), "f16", 6.0 * n, [&] {
+      layerNormBackward(MPCRT_F16, g, x, mean, rstd, MPCRT_F32, gamma, dx, dg,
+                        db, kRows, kHidden);
+    });
+    report("add_layer_norm", dims({kRows, kHidden}), "f16", 8.0 * n, [&] {
+      addLayerNorm(MPCRT_F16, x, res, MPCRT_F32, gamma, beta, sum, y, mean,
+                   rstd, kRows, kHidden, 1e-12, 0.1, 42, step);
+    });
+    report("add_layer_norm_backward", dims({kRows, kHidden}), "f16", 8.0 * n,
+           [&] {
+             addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
+                                  MPCRT_F32, gamma, dx, dres, dg, db, kRows,
+                                  kHidden, 0.1, 42, step);
+           });
+  }
+}
+
+void movementCases() {
+  // [8, 512, 12, 64] to [8, 12, 512, 64]: the heads' transpose.
+  int64_t n = kRows * kHidden;
+  Buffers b;
+  void *in = b.random(MPCRT_F16, n), *out = b.empty(n * 2);
+  int64_t shape[] = {8, kHeads, kSeq, kHead};
+  int64_t strides[] = {kSeq * kHidden, kHead, kHidden, 1};
+  report("transpose_heads", dims({8, kSeq, kHeads, kHead}), "f16", 4.0 * n,
+         [&] { stridedCopy(in, 0, strides, out, shape, 4, 2); });
+  // Dropout with its mask, and its backward.
+  int64_t m = kRows * kFfn;
+  void *x = b.random(MPCRT_F16, m), *y = b.empty(m * 2);
+  auto *mask = static_cast<uint8_t *>(b.empty(m));
+  auto *step = static_cast<int64_t *>(b.empty(8));
+  report("dropout", dims({kRows, kFfn}), "f16", 5.0 * m,
+         [&] { dropout(MPCRT_F16, x, y, mask, m, 0.1, 42, step); });
+  report("dropout_backward", dims({kRows, kFfn}), "f16", 5.0 * m,
+         [&] { dropoutBackward(MPCRT_F16, x, mask, y, m, 0.1); });
+  // Embedding backward: BERT's token table from one batch's gradient.
+  void *grad = b.random(MPCRT_F16, kRows * kHidden);
+  int32_t *ids = b.indices(kRows, kVocab);
+  void *table = b.empty(kVocab * kHidden * 4);
+  report("embedding_backward",
+         dims({kVocab, kHidden}) + " from " + dims({kRows, kHidden}),
+         "f16->f32", 2.0 * kRows * kHidden + 4.0 * kVocab * kHidden, [&] {
+           embeddingBackward(MPCRT_F16, grad, ids, 32, kRows, kVocab, kHidden,
+                             table);
+         });
+}
+
+void batchNormCases() {
+  int64_t n = kPixels * kWidth;
+  Buffers b;
+  void *x = b.random(MPCRT_F16, n), *y = b.empty(n * 2),
+       *gamma = b.random(MPCRT_F32, kWidth),
+       *beta = b.random(MPCRT_F32, kWidth, 3), *runMean = b.empty(kWidth * 4),
+       *runVar = b.uniform(MPCRT_F32, kWidth, 0.5, 1.5),
+       *g = b.random(MPCRT_F16, n, 5), *dx = b.empty(n * 2),
+       *dg = b.empty(kWidth * 4), *db = b.empty(kWidth * 4);
+  auto *mean = static_cast<float *>(b.empty(kWidth * 4));
+  auto *invstd = static_cast<float *>(b.empty(kWidth * 4));
+  report("batch_norm", dims({16, 128, 128, kWidth}), "f16", 4.0 * n, [&] {
+    batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y, mean,
+              invstd, kPixels, kWidth, 0.1, 1e-5);
+  });
+  report("batch_norm_backward", dims({16, 128, 128, kWidth}), "f16", 6.0 * n,
+         [&] {
+           batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
+                             dx, dg, db, kPixels, kWidth);
+         });
+}
+
+/// Every BERT-base parameter (12 layers, its embeddings and classifier) in
+/// one multi-tensor Adam update at O2: f32 masters and moments, f16
+/// gradients for the matrices and f32 for the vectors, f16 copies.
+void optimizerCases() {
+  std::vector<int64_t> matrices = {kVocab * kHidden, kSeq * kHidden,
+                                   2 * kHidden, kHidden * 2};
+  std::vector<int64_t> vectors = {kHidden, kHidden, 2};
+  for (int layer = 0; layer < 12; ++layer) {
+    for (int q = 0; q < 4; ++q) {
+      matrices.push_back(kHidden * kHidden);
+      vectors.push_back(kHidden);
+    }
+    matrices.push_back(kHidden * kFfn);
+    vectors.push_back(kFfn);
+    matrices.push_back(kFfn * kHidden);
+    for (int v = 0; v < 5; ++v) // the second bias, two norms' gamma, beta
+      vectors.push_back(kHidden);
+  }
+  Buffers b;
+  std::vector<mpcrt_dtype> pd, gd, cd;
+  std::vector<void *> params, ms, vs, copies;
+  std::vector<const void *> grads;
+  std::vector<int64_t> sizes;
+  double bytes = 0, elements = 0;
+  auto add = [&](int64_t n, mpcrt_dtype g) {
+    pd.push_back(MPCRT_F32);
+    gd.push_back(g);
+    cd.push_back(MPCRT_F16);
+    params.push_back(b.random(MPCRT_F32, n));
+    grads.push_back(b.random(g, n, 5));
+    ms.push_back(b.random(MPCRT_F32, n, 7));
+    vs.push_back(b.uniform(MPCRT_F32, n, 0.1, 1));
+    copies.push_back(b.empty(n * 2));
+    sizes.push_back(n);
+    // Read: param, gradient, two moments; written: them and the copy.
+    bytes += n * (4.0 + bytesOf(g) + 8 + 12 + 2);
+    elements += n;
+  };
+  for (int64_t n : matrices)
+    add(n, MPCRT_F16);
+  for (int64_t n : vectors)
+    add(n, MPCRT_F32);
+  const float *lr =
+      static_cast<const float *>(b.uniform(MPCRT_F32, 1, 1e-4, 1e-4));
+  auto *step = static_cast<int32_t *>(b.empty(4));
+  int32_t one = 1;
+  copyToDevice(step, &one, 4);
+  auto *found = static_cast<uint8_t *>(b.empty(1));
+  const float *inv = static_cast<const float *>(
+      b.uniform(MPCRT_F32, 1, 1.0 / 1024, 1.0 / 1024));
+  std::string shape = std::to_string(params.size()) + " tensors, " +
+                      std::to_string(int64_t(elements)) + " elements";
+  report(
+      "adam_multi_bert", shape, "f32/f16", bytes,
+      [&] {
+        adamUpdateMulti(int64_t(params.size()), pd.data(), gd.data(),
+                        params.data(), grads.data(), ms.data(), vs.data(),
+                        cd.data(), copies.data(), sizes.data(), lr, step, found,
+                        inv, 0.9, 0.999, 1e-8, 0.01, true, true);
+      },
+      1 / 1.3);
+  report(
+      "adam_per_tensor_bert", shape, "f32/f16", bytes,
+      [&] {
+        for (size_t t = 0; t < params.size(); ++t)
+          adamUpdate(pd[t], gd[t], params[t], grads[t], ms[t], vs[t], lr, step,
+                     found, inv, cd[t], copies[t], sizes[t], 0.9, 0.999, 1e-8,
+                     0.01, true, true);
+      },
+      1 / 1.3);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
+    } else {
+      std::fprintf(arg == "--help" ? stdout : stderr,
+                   "usage: mpc-bench-kernels [--reps N] [--filter TEXT]\n"
+                   "Times the CUDA backend's memory-bound kernels at the "
+                   "benchmark models' shapes against a device-to-device "
+                   "copy; one JSON line per kernel.\n");
+      return arg == "--help" ? 0 : 1;
+    }
+  }
+  std::string why;
+  if (!deviceAvailable(&why)) {
+    std::fprintf(stderr, "error: mpc-bench-kernels: %s\n", why.c_str());
+    return 1;
+  }
+  measureCopy();
+  elementwise();
+  columnSumCases();
+  rowCases();
+  movementCases();
+  batchNormCases();
+  optimizerCases();
+  return 0;
+}
