@@ -78,7 +78,7 @@ __global__ void embeddingBackwardKernel(const T *dy, const void *indices,
 
 /// The host's mask, bit for bit (formulas::dropoutKeeps): element i is
 /// kept when word i % 4 of philox({lo(i/4), lo(step), hi(step), hi(i/4)},
-/// seed) >= p * 2^32.
+/// seed) >= p * 2^32. A thread takes the four elements of one Philox call.
 template <typename T>
 __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
                               double p, uint64_t seed, const int64_t *step) {
@@ -86,11 +86,20 @@ __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
   int64_t t = *step;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    bool keep = formulas::dropoutKeeps(seed, t, i, p);
-    mask[i] = keep;
-    y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
+  double threshold = p * 4294967296.0;
+  int64_t groups = (count + 3) / 4;
+  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < groups;
+       q += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t words[4];
+    formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
+    for (int e = 0; e < 4; ++e) {
+      int64_t i = 4 * q + e;
+      if (i >= count)
+        break;
+      bool keep = words[e] >= threshold;
+      mask[i] = keep;
+      y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
+    }
   }
 }
 
@@ -197,7 +206,7 @@ void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    dropoutKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+    dropoutKernel<T><<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(
         static_cast<const T *>(input), static_cast<T *>(output), mask, count, p,
         seed, step);
   });

@@ -348,12 +348,24 @@ __global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
-  uint64_t t = static_cast<uint64_t>(*step);
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    T dropped = S::store(keeps(p, seed, t, i) ? S::load(x[i]) * scale : A(0));
-    y[i] =
-        residual ? S::store(S::load(dropped) + S::load(residual[i])) : dropped;
+  int64_t t = *step;
+  double threshold = p * 4294967296.0;
+  // A thread takes the four elements of one Philox call (none at p = 0).
+  int64_t groups = (count + 3) / 4;
+  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < groups;
+       q += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t words[4] = {~0u, ~0u, ~0u, ~0u};
+    if (p != 0)
+      formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
+    for (int e = 0; e < 4; ++e) {
+      int64_t i = 4 * q + e;
+      if (i >= count)
+        break;
+      bool keep = p == 0 || words[e] >= threshold;
+      T dropped = S::store(keep ? S::load(x[i]) * scale : A(0));
+      y[i] = residual ? S::store(S::load(dropped) + S::load(residual[i]))
+                      : dropped;
+    }
   }
 }
 
@@ -699,7 +711,7 @@ void dropoutAdd(mpcrt_dtype dtype, const void *x, const void *residual, void *y,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    dropoutAddKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
+    dropoutAddKernel<T><<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(
         static_cast<const T *>(x), static_cast<const T *>(residual),
         static_cast<T *>(y), count, p, seed, step);
   });

@@ -234,6 +234,11 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
     dropoutAdd(d, upload(in), nullptr, alone, n, 0.3, s, dStep);
     ASSERT_EQ(download(sum, in.size()), wantSum) << "dropout_add";
     ASSERT_EQ(download(alone, in.size()), wantAlone) << "dropout_add alone";
+    // p = 0: nothing dropped, no Philox words drawn.
+    mpcrt_dropout_add(d, in.data(), residual.data(), wantSum.data(), n, 0, s,
+                      &step);
+    dropoutAdd(d, upload(in), upload(residual), sum, n, 0, s, dStep);
+    ASSERT_EQ(download(sum, in.size()), wantSum) << "dropout_add, p = 0";
   }
 
   // Embedding: gather exactly; the backward sums in f32.
