@@ -571,6 +571,15 @@ void mpcrt_buffer_free(void *buffer);
 int64_t mpcrt_memory_bytes(void);
 void mpcrt_upload(void *buffer, const void *host, int64_t bytes);
 void mpcrt_download(void *host, const void *buffer, int64_t bytes);
+/* A step's input batch, uploaded while the work already enqueued runs:
+ * `host` may be reused when the call returns, and `buffer` holds the bytes
+ * for the work enqueued after the next mpcrt_inputs_ready, not before it
+ * (the step before still reads the previous batch). CUDA: copied to pinned
+ * memory, then to a staging buffer on a second stream; mpcrt_inputs_ready
+ * orders the step's stream after that copy and moves the staged bytes into
+ * `buffer` (a device-to-device copy). The CPU copies at once. */
+void mpcrt_upload_input(void *buffer, const void *host, int64_t bytes);
+void mpcrt_inputs_ready(void);
 
 /* Step graphs: mpcrt_graph_begin returns 1 when the backend records the
  * work enqueued until mpcrt_graph_end instead of running it (CUDA: stream

@@ -49,6 +49,10 @@ int32_t mpcrt_threads(void) { return 1; }
 void mpcrt_upload(void *buffer, const void *host, int64_t bytes) {
   copyToDevice(buffer, host, bytes);
 }
+void mpcrt_upload_input(void *buffer, const void *host, int64_t bytes) {
+  uploadInput(buffer, host, bytes);
+}
+void mpcrt_inputs_ready(void) { inputsReady(); }
 void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
   copyToHost(host, buffer, bytes);
   // Checks the device made without stopping the step report here.

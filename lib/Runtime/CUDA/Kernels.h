@@ -43,6 +43,12 @@ void *allocate(int64_t bytes);
 void release(void *pointer);
 void copyToDevice(void *device, const void *host, int64_t bytes);
 void copyToHost(void *host, const void *device, int64_t bytes);
+/// mpcrt_upload_input and mpcrt_inputs_ready: per input buffer, two pinned
+/// host buffers (alternating: the one a pending copy reads is waited for
+/// before it is refilled), a staging buffer the copy stream fills, and
+/// events ordering each copy after the staged bytes were taken.
+void uploadInput(void *device, const void *host, int64_t bytes);
+void inputsReady();
 
 // Step graphs: stream capture into a CUDA Graph per slot (one per entry
 // function, 0 to MPCRT_GRAPH_SLOTS-1), instantiated once. While capturing,

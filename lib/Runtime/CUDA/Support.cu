@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -253,6 +254,90 @@ void copyToDevice(void *device, const void *host, int64_t bytes) {
   // host buffer may be reused, and the stream is not waited for.
   MPCRT_CUDA_CHECK(cudaMemcpyAsync(device, host, static_cast<size_t>(bytes),
                                    cudaMemcpyHostToDevice, stream()));
+}
+
+namespace {
+
+/// One input buffer's upload pipeline (see uploadInput).
+struct InputUpload {
+  int64_t bytes = 0;
+  void *staging = nullptr;
+  void *pinned[2] = {nullptr, nullptr};
+  cudaEvent_t uploaded[2] = {nullptr, nullptr}; // the copy from pinned[k]
+  cudaEvent_t taken = nullptr; // the staged bytes moved into the buffer
+  int next = 0;                // the pinned buffer the next batch fills
+  bool pending = false;        // staged, not yet taken
+};
+
+std::unordered_map<void *, InputUpload> &inputUploads() {
+  static auto *uploads = new std::unordered_map<void *, InputUpload>();
+  return *uploads;
+}
+
+cudaStream_t copyStream() {
+  static cudaStream_t s = [] {
+    cudaStream_t created;
+    MPCRT_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+    return created;
+  }();
+  return s;
+}
+
+cudaEvent_t newEvent() {
+  cudaEvent_t e;
+  MPCRT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
+} // namespace
+
+void uploadInput(void *device, const void *host, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  InputUpload &u = inputUploads()[device];
+  if (u.bytes != bytes) { // first use (an input buffer keeps its size)
+    if (u.bytes) {        // not a step's input after all: a plain upload
+      u.pending = false;
+      return copyToDevice(device, host, bytes);
+    }
+    u.bytes = bytes;
+    MPCRT_CUDA_CHECK(cudaMalloc(&u.staging, static_cast<size_t>(bytes)));
+    countDeviceBytes(bytes);
+    for (int k = 0; k < 2; ++k) {
+      MPCRT_CUDA_CHECK(cudaHostAlloc(&u.pinned[k], static_cast<size_t>(bytes),
+                                     cudaHostAllocDefault));
+      u.uploaded[k] = newEvent();
+    }
+    u.taken = newEvent();
+    MPCRT_CUDA_CHECK(cudaEventRecord(u.taken, stream()));
+  }
+  int k = u.next;
+  u.next = 1 - k;
+  // The copy that last read pinned[k] (two batches ago) has finished.
+  MPCRT_CUDA_CHECK(cudaEventSynchronize(u.uploaded[k]));
+  std::memcpy(u.pinned[k], host, static_cast<size_t>(bytes));
+  // The staging buffer is free once the previous batch was taken.
+  MPCRT_CUDA_CHECK(cudaStreamWaitEvent(copyStream(), u.taken, 0));
+  MPCRT_CUDA_CHECK(cudaMemcpyAsync(u.staging, u.pinned[k],
+                                   static_cast<size_t>(bytes),
+                                   cudaMemcpyHostToDevice, copyStream()));
+  MPCRT_CUDA_CHECK(cudaEventRecord(u.uploaded[k], copyStream()));
+  u.pending = true;
+}
+
+void inputsReady() {
+  for (auto &[device, u] : inputUploads()) {
+    if (!u.pending)
+      continue;
+    // The last copy recorded uploaded[1 - next].
+    MPCRT_CUDA_CHECK(cudaStreamWaitEvent(stream(), u.uploaded[1 - u.next], 0));
+    MPCRT_CUDA_CHECK(cudaMemcpyAsync(device, u.staging,
+                                     static_cast<size_t>(u.bytes),
+                                     cudaMemcpyDeviceToDevice, stream()));
+    MPCRT_CUDA_CHECK(cudaEventRecord(u.taken, stream()));
+    u.pending = false;
+  }
 }
 
 void copyToHost(void *host, const void *device, int64_t bytes) {

@@ -758,6 +758,7 @@ int main(int argc, char **argv) {
       microEntry{mpc_accumulate, 1, outputs.data()},
       evalEntry{mpc_eval, 2, evalOutputs.data()};
   auto run = [&](Entry &e) {
+    mpcrt_inputs_ready();
     if (e.recorded) {
       mpcrt_graph_launch(e.slot);
     } else if (!noGraph && !e.failed && e.calls > 0 &&
@@ -791,8 +792,11 @@ int main(int argc, char **argv) {
                     from[i]->data.data() + sample * sampleBytes, sampleBytes);
       }
     }
+    // On CUDA the copies overlap the steps still running; the next step
+    // reads them (mpcrt_inputs_ready in `run`).
     for (size_t i = 0; i < model.inputs.size(); ++i)
-      mpcrt_upload(inputs[i], inputBuffers[i]->data, model.inputs[i].bytes);
+      mpcrt_upload_input(inputs[i], inputBuffers[i]->data,
+                         model.inputs[i].bytes);
   };
   // Evaluation: every whole batch of the validation data, in file order;
   // the means of the batches' loss and accuracy (batches of one size, so

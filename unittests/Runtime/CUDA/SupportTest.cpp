@@ -19,6 +19,38 @@ int64_t bytesOf(mpcrt_dtype d) {
 
 const mpcrt_dtype kTypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64};
 
+TEST_F(Support, InputUploadsArriveAtTheNextStepOnly) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Five batches through mpcrt_upload_input's pipeline: the host buffer is
+  // overwritten as soon as the call returns; work enqueued before
+  // inputsReady still reads the previous batch, work after it the new one.
+  const int64_t n = 300001; // bytes not a multiple of anything
+  std::uniform_real_distribution<float> u(-1, 1);
+  float *buffer = deviceBuffer<float>(n);
+  std::vector<std::vector<float>> batches(5, std::vector<float>(n));
+  std::vector<float *> before, after;
+  for (auto &b : batches)
+    for (float &v : b)
+      v = u(rng);
+  std::vector<float> host(n);
+  for (size_t r = 0; r < batches.size(); ++r) {
+    host = batches[r];
+    uploadInput(buffer, host.data(), n * 4);
+    std::fill(host.begin(), host.end(), -7.0f); // reused at once
+    before.push_back(deviceBuffer<float>(n));
+    copy(before.back(), buffer, n * 4); // the step still running
+    inputsReady();
+    after.push_back(deviceBuffer<float>(n));
+    copy(after.back(), buffer, n * 4); // the next step
+  }
+  for (size_t r = 0; r < batches.size(); ++r) {
+    SCOPED_TRACE("batch " + std::to_string(r));
+    ASSERT_EQ(download(after[r], n), batches[r]);
+    if (r > 0)
+      ASSERT_EQ(download(before[r], n), batches[r - 1]);
+  }
+}
+
 TEST_F(Support, IntegerCastsAreBitIdenticalToTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX),
