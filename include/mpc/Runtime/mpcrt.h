@@ -580,6 +580,23 @@ void mpcrt_download(void *host, const void *buffer, int64_t bytes);
  * `buffer` (a device-to-device copy). The CPU copies at once. */
 void mpcrt_upload_input(void *buffer, const void *host, int64_t bytes);
 void mpcrt_inputs_ready(void);
+/* A batch from a dataset kept in the backend's memory (the runner's
+ * --data-on-device): row rows[r] (a host array of `count` row numbers) of
+ * `src`, `row_elements` elements of type `from`, becomes row r of `dst`,
+ * of type `to` (f16/bf16 rows widened exactly to f32/f64, or the same
+ * type). With raw_bytes > 0 the elements are copied as units of that many
+ * bytes (integer data) and from/to are not read. Enqueued in order with
+ * the steps. */
+void mpcrt_gather_rows(const void *src, mpcrt_dtype from, void *dst,
+                       mpcrt_dtype to, int64_t row_elements,
+                       const int64_t *rows, int64_t count, int32_t raw_bytes);
+/* How many more bytes of buffers the backend can hold now (CUDA: the
+ * device's free memory; CPU: the memory available to the process, the
+ * smaller of the system's available memory, what its address-space limit
+ * leaves and what MPCRT_MEMORY_LIMIT leaves), or -1 when unknown. On the
+ * CPU, the environment variable MPCRT_MEMORY_LIMIT (bytes) caps what
+ * mpcrt_buffer_alloc hands out, as a device of that size would. */
+int64_t mpcrt_free_bytes(void);
 
 /* Step graphs: mpcrt_graph_begin returns 1 when the backend records the
  * work enqueued until mpcrt_graph_end instead of running it (CUDA: stream

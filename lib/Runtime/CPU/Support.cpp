@@ -18,17 +18,47 @@
 #include <cstring>
 
 #include <malloc.h>
+#include <sys/resource.h>
 
 using namespace mpcrt;
 
 /// Bytes of the buffers mpcrt_buffer_alloc handed out and not yet freed.
 static int64_t heldBytes = 0;
 
+/// MPCRT_MEMORY_LIMIT (bytes): the most the buffers may hold, to see how a
+/// step fits a device of that size (-1: no limit).
+static int64_t memoryLimit() {
+  static const int64_t limit = [] {
+    const char *text = std::getenv("MPCRT_MEMORY_LIMIT");
+    char *end = nullptr;
+    long long value = text ? std::strtoll(text, &end, 10) : -1;
+    if (text && (end == text || *end != '\0' || value < 0)) {
+      std::fprintf(stderr,
+                   "error: MPCRT_MEMORY_LIMIT must be a number of bytes, not "
+                   "'%s'\n",
+                   text);
+      std::exit(1);
+    }
+    return static_cast<int64_t>(value);
+  }();
+  return limit;
+}
+
 extern "C" {
 
 void *mpcrt_buffer_alloc(int64_t bytes) {
   size_t size =
       static_cast<size_t>(std::max<int64_t>(256, (bytes + 255) / 256 * 256));
+  if (memoryLimit() >= 0 &&
+      heldBytes + static_cast<int64_t>(size) > memoryLimit()) {
+    std::fprintf(stderr,
+                 "error: cannot allocate %lld bytes: the buffers would hold "
+                 "%lld, more than MPCRT_MEMORY_LIMIT (%lld)\n",
+                 static_cast<long long>(bytes),
+                 static_cast<long long>(heldBytes + int64_t(size)),
+                 static_cast<long long>(memoryLimit()));
+    std::exit(1);
+  }
   void *buffer = std::aligned_alloc(256, size);
   if (!buffer) {
     std::fprintf(stderr, "error: cannot allocate %lld bytes\n",
@@ -58,6 +88,58 @@ void mpcrt_upload_input(void *buffer, const void *host, int64_t bytes) {
 }
 
 void mpcrt_inputs_ready(void) {}
+
+void mpcrt_gather_rows(const void *src, mpcrt_dtype from, void *dst,
+                       mpcrt_dtype to, int64_t row_elements,
+                       const int64_t *rows, int64_t count, int32_t raw_bytes) {
+  auto elementBytes = [](mpcrt_dtype d) -> int64_t {
+    return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+  };
+  int64_t fromRow =
+      row_elements * (raw_bytes > 0 ? raw_bytes : elementBytes(from));
+  int64_t toRow = row_elements * (raw_bytes > 0 ? raw_bytes : elementBytes(to));
+  for (int64_t r = 0; r < count; ++r) {
+    const char *in = static_cast<const char *>(src) + rows[r] * fromRow;
+    char *out = static_cast<char *>(dst) + r * toRow;
+    if (raw_bytes > 0 || from == to)
+      std::memcpy(out, in, static_cast<size_t>(toRow));
+    else
+      mpcrt_cast(from, in, to, out, row_elements);
+  }
+}
+
+int64_t mpcrt_free_bytes(void) {
+  int64_t available = -1;
+  if (std::FILE *info = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    long long kib;
+    while (std::fgets(line, sizeof(line), info))
+      if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+        available = static_cast<int64_t>(kib) * 1024;
+    std::fclose(info);
+  }
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    // What the address-space limit leaves beside what is mapped now.
+    int64_t mapped = 0;
+    if (std::FILE *status = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      long long kib;
+      while (std::fgets(line, sizeof(line), status))
+        if (std::sscanf(line, "VmSize: %lld kB", &kib) == 1)
+          mapped = static_cast<int64_t>(kib) * 1024;
+      std::fclose(status);
+    }
+    int64_t left =
+        std::max<int64_t>(0, static_cast<int64_t>(limit.rlim_cur) - mapped);
+    available = available < 0 ? left : std::min(available, left);
+  }
+  if (memoryLimit() >= 0) {
+    int64_t left = std::max<int64_t>(0, memoryLimit() - heldBytes);
+    available = available < 0 ? left : std::min(available, left);
+  }
+  return available;
+}
 
 void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
   if (bytes > 0 && buffer != host)

@@ -53,6 +53,12 @@ void mpcrt_upload_input(void *buffer, const void *host, int64_t bytes) {
   uploadInput(buffer, host, bytes);
 }
 void mpcrt_inputs_ready(void) { inputsReady(); }
+void mpcrt_gather_rows(const void *src, mpcrt_dtype from, void *dst,
+                       mpcrt_dtype to, int64_t row_elements,
+                       const int64_t *rows, int64_t count, int32_t raw_bytes) {
+  gatherRows(src, from, dst, to, row_elements, rows, count, raw_bytes);
+}
+int64_t mpcrt_free_bytes(void) { return freeBytes(); }
 void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
   copyToHost(host, buffer, bytes);
   // Checks the device made without stopping the step report here.

@@ -49,6 +49,12 @@ void copyToHost(void *host, const void *device, int64_t bytes);
 /// events ordering each copy after the staged bytes were taken.
 void uploadInput(void *device, const void *host, int64_t bytes);
 void inputsReady();
+/// mpcrt_gather_rows (`rows` a host array: passed to the kernel by value,
+/// 64 rows a launch) and mpcrt_free_bytes.
+void gatherRows(const void *src, mpcrt_dtype from, void *dst, mpcrt_dtype to,
+                int64_t rowElements, const int64_t *rows, int64_t count,
+                int32_t rawBytes);
+int64_t freeBytes();
 
 // Step graphs: stream capture into a CUDA Graph per slot (one per entry
 // function, 0 to MPCRT_GRAPH_SLOTS-1), instantiated once. While capturing,

@@ -340,6 +340,84 @@ void inputsReady() {
   }
 }
 
+namespace {
+
+/// Up to kGatherRows row numbers, by value (no copy to the device).
+constexpr int kGatherRows = 64;
+struct GatherRows {
+  int64_t row[kGatherRows];
+};
+
+/// Row r of the list, element c: src row rows.row[r] to dst row r.
+__global__ void gatherRowsKernel(const void *src, mpcrt_dtype from, void *dst,
+                                 mpcrt_dtype to, int64_t rowElements,
+                                 GatherRows rows, int count, int rawBytes) {
+  int64_t total = count * rowElements;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t r = e / rowElements, c = e % rowElements;
+    int64_t in = rows.row[r] * rowElements + c;
+    switch (rawBytes) {
+    case 1:
+      static_cast<uint8_t *>(dst)[e] = static_cast<const uint8_t *>(src)[in];
+      break;
+    case 2:
+      static_cast<uint16_t *>(dst)[e] = static_cast<const uint16_t *>(src)[in];
+      break;
+    case 4:
+      static_cast<uint32_t *>(dst)[e] = static_cast<const uint32_t *>(src)[in];
+      break;
+    case 8:
+      static_cast<uint64_t *>(dst)[e] = static_cast<const uint64_t *>(src)[in];
+      break;
+    default: // widening (exact) or the same type
+      storeAny(to, dst, e, loadAny(from, src, in));
+    }
+  }
+}
+
+int64_t elementBytes(mpcrt_dtype d) {
+  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+}
+
+} // namespace
+
+void gatherRows(const void *src, mpcrt_dtype from, void *dst, mpcrt_dtype to,
+                int64_t rowElements, const int64_t *rows, int64_t count,
+                int32_t rawBytes) {
+  if (rawBytes <= 0 && from == to)
+    rawBytes = static_cast<int32_t>(elementBytes(from));
+  if (rawBytes != 0 && rawBytes != 1 && rawBytes != 2 && rawBytes != 4 &&
+      rawBytes != 8) {
+    std::fprintf(stderr,
+                 "error: CUDA backend: gather_rows of %d-byte "
+                 "elements\n",
+                 rawBytes);
+    std::exit(1);
+  }
+  int64_t outRow = rowElements * (rawBytes > 0 ? rawBytes : elementBytes(to));
+  for (int64_t first = 0; first < count; first += kGatherRows) {
+    int n = static_cast<int>(std::min<int64_t>(kGatherRows, count - first));
+    GatherRows list{};
+    for (int r = 0; r < n; ++r)
+      list.row[r] = rows[first + r];
+    if (n * rowElements == 0)
+      continue;
+    gatherRowsKernel<<<blocksFor(n * rowElements), kThreads, 0, stream()>>>(
+        src, from, static_cast<char *>(dst) + first * outRow, to, rowElements,
+        list, n, rawBytes);
+    MPCRT_CUDA_LAUNCHED("gather_rows");
+  }
+}
+
+int64_t freeBytes() {
+  initialize();
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess)
+    return -1;
+  return static_cast<int64_t>(free);
+}
+
 void copyToHost(void *host, const void *device, int64_t bytes) {
   MPCRT_CUDA_CHECK(cudaMemcpyAsync(host, device, static_cast<size_t>(bytes),
                                    cudaMemcpyDeviceToHost, stream()));

@@ -10,6 +10,7 @@
 
 #include "mpc/Runtime/mpcrt.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -27,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -136,6 +138,13 @@ static cl::opt<int64_t> scaleBackoffEvery(
              "many steps, over the last 4 times as many (0: never; default "
              "50)"),
     cl::init(50), cl::cat(category));
+static cl::opt<std::string> dataOnDevice(
+    "data-on-device", cl::ValueOptional,
+    cl::desc("Keep the data (--data, --val-data) in the backend's memory: "
+             "f32/f64 arrays as f16 (=f16, the default) or bf16 (=bf16), "
+             "the others as they are; each batch is gathered and widened "
+             "to the step's input type there, not uploaded"),
+    cl::value_desc("f16|bf16"), cl::cat(category));
 static cl::opt<bool> noGraph(
     "no-graph",
     cl::desc("Run every step eagerly instead of replaying a recorded one "
@@ -371,6 +380,98 @@ static llvm::Error writeNumericsReport(const std::string &path,
     return llvm::createStringError(
         path + ": cannot write the report: " + out.error().message());
   return llvm::Error::success();
+}
+
+/// A dataset kept in the backend's memory (--data-on-device): per step
+/// input, its buffer, the type it is stored as and the input's (or, for
+/// integer data, the bytes of an element), and the elements of a sample.
+struct ResidentData {
+  std::vector<void *> buffers;
+  std::vector<mpcrt_dtype> stored, type;
+  std::vector<int32_t> rawBytes;
+  std::vector<int64_t> sampleElements;
+  ~ResidentData() {
+    for (void *b : buffers)
+      mpcrt_buffer_free(b);
+  }
+};
+
+/// The float type of an IR dtype name, if it is one.
+static std::optional<mpcrt_dtype> floatType(llvm::StringRef dtype) {
+  return llvm::StringSwitch<std::optional<mpcrt_dtype>>(dtype)
+      .Case("f16", MPCRT_F16)
+      .Case("bf16", MPCRT_BF16)
+      .Case("f32", MPCRT_F32)
+      .Case("f64", MPCRT_F64)
+      .Default(std::nullopt);
+}
+
+/// The layout of `sources` (samples each) in the backend's memory, 32/64-bit
+/// floats as `narrow`: per input the stored type, raw element bytes, and
+/// the bytes in all.
+static int64_t planResident(const Model &model, int64_t batch,
+                            const std::vector<const Array *> &sources,
+                            int64_t samples, mpcrt_dtype narrow,
+                            ResidentData &data) {
+  int64_t total = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const TensorInfo &in = model.inputs[i];
+    int64_t elements = 1;
+    for (size_t d = 1; d < in.shape.size(); ++d)
+      elements *= in.shape[d];
+    int64_t bytes = elements ? in.bytes / (batch * elements) : 0;
+    std::optional<mpcrt_dtype> type = floatType(in.dtype);
+    mpcrt_dtype stored = type && (*type == MPCRT_F32 || *type == MPCRT_F64)
+                             ? narrow
+                             : type.value_or(MPCRT_F32);
+    data.type.push_back(type.value_or(MPCRT_F32));
+    data.stored.push_back(stored);
+    data.rawBytes.push_back(type ? 0 : static_cast<int32_t>(bytes));
+    data.sampleElements.push_back(elements);
+    total += samples * elements *
+             (type ? (stored == MPCRT_F64   ? 8
+                      : stored == MPCRT_F32 ? 4
+                                            : 2)
+                   : bytes);
+  }
+  return total;
+}
+
+/// Copies `sources` into the buffers planResident laid out, converting
+/// through a staging buffer of at most 64 MiB.
+static void makeResident(const std::vector<const Array *> &sources,
+                         int64_t samples, ResidentData &data) {
+  const int64_t stagingBytes = int64_t(64) << 20;
+  void *staging = nullptr;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const std::vector<char> &host = sources[i]->data;
+    int64_t elements = samples * data.sampleElements[i];
+    int64_t hostElement = elements ? int64_t(host.size()) / elements : 0;
+    bool same = data.rawBytes[i] > 0 || data.stored[i] == data.type[i];
+    int64_t storedElement =
+        same ? hostElement : (data.stored[i] == MPCRT_F32 ? 4 : 2);
+    void *buffer =
+        mpcrt_buffer_alloc(std::max<int64_t>(1, elements * storedElement));
+    data.buffers.push_back(buffer);
+    if (same) {
+      mpcrt_upload(buffer, host.data(), elements * hostElement);
+      continue;
+    }
+    if (!staging)
+      staging = mpcrt_buffer_alloc(stagingBytes);
+    int64_t chunk = stagingBytes / hostElement;
+    for (int64_t first = 0; first < elements; first += chunk) {
+      int64_t n = std::min(chunk, elements - first);
+      mpcrt_upload(staging, host.data() + first * hostElement, n * hostElement);
+      mpcrt_cast(data.type[i], staging, data.stored[i],
+                 static_cast<char *>(buffer) + first * storedElement, n);
+    }
+  }
+  if (staging) {
+    char done;
+    mpcrt_download(&done, staging, 1); // the casts have read it
+    mpcrt_buffer_free(staging);
+  }
 }
 
 /// Reads `path` and finds the array of each step input: same dtype, same
@@ -757,6 +858,43 @@ int main(int argc, char **argv) {
   Entry stepEntry{mpc_step, 0, outputs.data()},
       microEntry{mpc_accumulate, 1, outputs.data()},
       evalEntry{mpc_eval, 2, evalOutputs.data()};
+  // --data-on-device: the data in the backend's memory, if they fit.
+  std::unique_ptr<ResidentData> residentTrain, residentVal;
+  if (dataOnDevice.getNumOccurrences() > 0) {
+    std::optional<mpcrt_dtype> narrow;
+    if (dataOnDevice.empty() || dataOnDevice == "f16")
+      narrow = MPCRT_F16;
+    else if (dataOnDevice == "bf16")
+      narrow = MPCRT_BF16;
+    else
+      return fail("--data-on-device takes f16 or bf16, not '" + dataOnDevice +
+                  "'");
+    int64_t bytes = 0;
+    if (!sources.empty()) {
+      residentTrain = std::make_unique<ResidentData>();
+      bytes +=
+          planResident(model, batch, sources, samples, *narrow, *residentTrain);
+    }
+    if (!valSources.empty()) {
+      residentVal = std::make_unique<ResidentData>();
+      bytes += planResident(model, batch, valSources, valSamples, *narrow,
+                            *residentVal);
+    }
+    // With the staging buffer the conversion goes through.
+    int64_t free = mpcrt_free_bytes(), needed = bytes + (int64_t(64) << 20);
+    if (free >= 0 && needed > free)
+      return fail(llvm::formatv("--data-on-device: the data take {0:F1} MiB "
+                                "in the backend's memory (and 64 MiB to "
+                                "convert them), which has {1:F1} MiB free; "
+                                "run without it",
+                                bytes / 1048576.0, free / 1048576.0)
+                      .str());
+    if (residentTrain)
+      makeResident(sources, samples, *residentTrain);
+    if (residentVal)
+      makeResident(valSources, valSamples, *residentVal);
+  }
+
   auto run = [&](Entry &e) {
     mpcrt_inputs_ready();
     if (e.recorded) {
@@ -780,8 +918,20 @@ int main(int argc, char **argv) {
   // `order` is empty) of `from` into the input buffers and uploads them.
   // With N ranks, position p of this rank's samples is position
   // p * N + rank of `order`.
+  std::vector<int64_t> rows(batch);
   auto stage = [&](const std::vector<const Array *> &from,
-                   const std::vector<int64_t> &order, int64_t first) {
+                   const std::vector<int64_t> &order, int64_t first,
+                   const ResidentData *resident) {
+    if (resident) { // gathered and widened in the backend's memory
+      for (int64_t r = 0; r < batch; ++r)
+        rows[r] = order.empty() ? first + r
+                                : order[(first + r) * worldSize + worldRank];
+      for (size_t i = 0; i < model.inputs.size(); ++i)
+        mpcrt_gather_rows(resident->buffers[i], resident->stored[i], inputs[i],
+                          resident->type[i], resident->sampleElements[i],
+                          rows.data(), batch, resident->rawBytes[i]);
+      return;
+    }
     for (size_t i = 0; i < model.inputs.size(); ++i) {
       int64_t sampleBytes = model.inputs[i].bytes / batch;
       for (int64_t r = 0; r < batch; ++r) {
@@ -807,7 +957,7 @@ int main(int argc, char **argv) {
     std::vector<double> sums(model.evalOutputs.size(), 0.0);
     // Rank r evaluates batches r, r + N, ...; the sums are added up.
     for (int64_t k = worldRank; k < batches; k += worldSize) {
-      stage(valSources, {}, k * batch);
+      stage(valSources, {}, k * batch, residentVal.get());
       run(evalEntry);
       for (size_t i = 0; i < sums.size(); ++i) {
         char value[8];
@@ -1011,7 +1161,7 @@ int main(int argc, char **argv) {
       orderEpoch = epoch;
     }
     for (int64_t j = 0; j < micro; ++j) {
-      stage(sources, order, (first * micro + j) * batch);
+      stage(sources, order, (first * micro + j) * batch, residentTrain.get());
       run(j + 1 < micro ? microEntry : stepEntry);
     }
     ++stepsSinceLog;

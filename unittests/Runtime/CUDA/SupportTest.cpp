@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 using namespace mpcrt::cuda;
 using namespace mpcrt::cuda::test;
@@ -48,6 +49,38 @@ TEST_F(Support, InputUploadsArriveAtTheNextStepOnly) {
     ASSERT_EQ(download(after[r], n), batches[r]);
     if (r > 0)
       ASSERT_EQ(download(before[r], n), batches[r - 1]);
+  }
+}
+
+TEST_F(Support, GatheredRowsAreBitIdenticalToTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // 130 rows (three launches of up to 64) of 37 elements, repeated and
+  // out of order, from a 50-row table: f16 to f32, bf16 to f64, f32 to
+  // f32, and 4-byte integers raw.
+  const int64_t tableRows = 50, width = 37, count = 130;
+  std::uniform_int_distribution<int64_t> pick(0, tableRows - 1);
+  std::vector<int64_t> rows(count);
+  for (int64_t &r : rows)
+    r = pick(rng);
+  const std::tuple<mpcrt_dtype, mpcrt_dtype, int32_t> cases[] = {
+      {MPCRT_F16, MPCRT_F32, 0},
+      {MPCRT_BF16, MPCRT_F64, 0},
+      {MPCRT_F32, MPCRT_F32, 0},
+      {MPCRT_F32, MPCRT_F32, 4}};
+  auto bytes = [](mpcrt_dtype d) {
+    return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+  };
+  for (auto [from, to, raw] : cases) {
+    SCOPED_TRACE(std::to_string(from) + " to " + std::to_string(to) +
+                 (raw ? " raw" : ""));
+    std::vector<double> values;
+    auto table = mpcrt::test::randomOf(from, tableRows * width, rng, values);
+    std::vector<uint8_t> want(count * width * (raw ? raw : bytes(to)));
+    mpcrt_gather_rows(table.data(), from, want.data(), to, width, rows.data(),
+                      count, raw);
+    uint8_t *out = deviceBuffer<uint8_t>(want.size());
+    gatherRows(upload(table), from, out, to, width, rows.data(), count, raw);
+    ASSERT_EQ(download(out, want.size()), want);
   }
 }
 
