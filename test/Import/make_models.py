@@ -274,6 +274,8 @@ def main():
                       dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
                       opset_version=17)
 
+    weighted_loss_model(out, model, x, y)
+
     # The encoder, exported at opset 17 (LayerNormalization, GELU as Erf)
     # with a dynamic batch; its data and trace (SGD, lr 0.05, batch 4).
     torch.manual_seed(1)
@@ -321,6 +323,46 @@ class _WithLoss(torch.nn.Module):
 
     def forward(self, x, y):
         return torch.nn.functional.cross_entropy(self.inner(x), y)
+
+
+class _WithWeightedLoss(torch.nn.Module):
+    """A model and the cross-entropies ONNX writes out: class weights with
+    an ignored class (mean over the weights), plus half the mean of the
+    per-sample (reduction none) losses."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.weight = torch.tensor([1.0, 0.5, 2.0, 1.5, 0.25])
+
+    def forward(self, x, y):
+        logits = self.inner(x)
+        weighted = torch.nn.functional.cross_entropy(
+            logits, y, weight=self.weight, ignore_index=2)
+        each = torch.nn.functional.cross_entropy(logits, y, reduction="none")
+        return weighted + 0.5 * each.mean()
+
+
+def weighted_loss_model(out, model, x, y):
+    """The MLP with _WithWeightedLoss exported as its training graph, and
+    PyTorch's trace of it (SGD, lr 0.1, batch 8, 10 steps)."""
+    with_loss = _WithWeightedLoss(copy.deepcopy(model))
+    torch.onnx.export(with_loss, (torch.randn(8, 12),
+                                  torch.zeros(8, dtype=torch.long)),
+                      os.path.join(out, "mlp-weighted-loss.onnx"),
+                      input_names=["x", "y"], output_names=["loss"],
+                      opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    opt = torch.optim.SGD(with_loss.inner.parameters(), lr=0.1)
+    losses = []
+    for i in range(10):
+        k = i % (x.shape[0] // 8)
+        loss = with_loss(x[k * 8:(k + 1) * 8], y[k * 8:(k + 1) * 8].long())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    write_trace(out, "mlp-weighted-loss", losses)
 
 
 class _LongIds(torch.nn.Module):

@@ -342,6 +342,20 @@ private:
   /// SoftmaxCrossEntropyLoss, and NegativeLogLikelihoodLoss of a
   /// LogSoftmax over the classes (how PyTorch's cross_entropy exports).
   std::string crossEntropy(const Node &node, bool fromLogProbs);
+  /// The same written out (class weights, ignore_index, reduction none,
+  /// the log_prob output, log-probabilities from anywhere).
+  /// How [N, C, d...] scores were made [N D, C] rows: their type, the
+  /// transposed type (classes last), the permutation, the labels' type.
+  struct Unflatten {
+    TensorType scores, last;
+    std::vector<int64_t> perm;
+    TensorType labels;
+  };
+  std::string weightedCrossEntropy(const Node &node, bool fromLogProbs,
+                                   const Value &scores, const Value &labels,
+                                   const std::string &how,
+                                   std::optional<int64_t> ignore,
+                                   const std::optional<Unflatten> &shape);
   /// The values of a float constant (an initializer or a Constant node).
   std::optional<std::vector<double>> floatConstant(const std::string &name);
   /// NCHW <-> NHWC: mpc's convolutions are channels-last, ONNX's
@@ -1454,51 +1468,239 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
   Value scores;
   if (auto e = input(node, 0, scores); !e.empty())
     return e;
-  if (fromLogProbs) {
-    // The scores must be a LogSoftmax over axis 1 of the logits.
-    const Node *logSoftmax = nullptr;
-    for (const Node &n : graph.nodes)
-      if (!n.outputs.empty() && n.outputs[0] == node.inputs[0])
-        logSoftmax = &n;
-    if (!logSoftmax || logSoftmax->opType != "LogSoftmax" ||
-        (intAttr(*logSoftmax, "axis", -1) != 1 &&
-         !(intAttr(*logSoftmax, "axis", -1) == -1 &&
-           scores.type.dims.size() == 2)))
-      return error(node, "only the log-likelihood of a LogSoftmax over the "
-                         "classes is imported (a cross-entropy)");
-    auto it = values.find(logSoftmax->inputs[0]);
-    if (it == values.end() || it->second.ssa.empty())
-      return error(node, "the LogSoftmax's input is not a value mpc imported");
-    scores = it->second;
+  auto found = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
+  if (found == values.end() || isFloat(found->second.type.element) ||
+      (found->second.ssa.empty() && !found->second.constantInts))
+    return error(node, "the labels must be integers");
+  Value labelValue = found->second;
+  if (labelValue.ssa.empty()) { // compile-time labels: an i32 constant
+    TensorType type{"int32", labelValue.type.dims, true};
+    TensorType flat{"int32", {int64_t(labelValue.ints.size())}, true};
+    std::string dense;
+    for (int64_t v : labelValue.ints) {
+      if (v < INT32_MIN || v > INT32_MAX)
+        return error(node, "a label beyond 32 bits");
+      dense += (dense.empty() ? "" : ", ") + std::to_string(v);
+    }
+    labelValue.ssa = fresh();
+    line(labelValue.ssa + " = mpc.constant dense<[" + dense +
+         "]> : " + mlirType(flat));
+    if (type.dims != flat.dims) {
+      std::string r = fresh();
+      line(r + " = mpc.reshape " + labelValue.ssa + " : " + mlirType(flat) +
+           " -> " + mlirType(type));
+      labelValue.ssa = r;
+    }
+    labelValue.type = type;
   }
-  auto labels = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
-  if (labels == values.end() || labels->second.ssa.empty() ||
-      isFloat(labels->second.type.element))
-    return error(node, "the labels must be an integer input of the graph");
-  if (node.inputs.size() > 2 && !node.inputs[2].empty())
-    return error(node, "class weights are not imported");
-  // PyTorch always exports ignore_index (-100): a negative one is no
-  // class, and a label equal to it stops the step with a bad-label error
-  // instead of being skipped.
-  if (intAttr(node, "ignore_index", -1) >= 0)
-    return error(node, "a non-negative ignore_index is not imported");
-  for (size_t i = 1; i < node.outputs.size(); ++i)
-    if (!node.outputs[i].empty())
-      return error(node, "the log_prob output is not imported");
+  const Value *labels = &labelValue;
+  int64_t rank = static_cast<int64_t>(scores.type.dims.size());
+  if (rank < 2)
+    return error(node, "the scores must be [batch, classes, ...]");
+  if (labels->type.dims.size() + 1 != scores.type.dims.size())
+    return error(node, "the labels must have the scores' shape less the "
+                       "classes");
   auto reduction = node.attributes.find("reduction");
   std::string how =
       reduction == node.attributes.end() ? "mean" : reduction->second.s;
-  if (how != "mean" && how != "sum")
-    return error(node,
-                 "reduction " + how + " is not imported (mean and sum are)");
-  if (scores.type.dims.size() != 2)
-    return error(node, "only [batch, classes] scores are imported");
-  TensorType type{scores.type.element, {}, true};
-  std::string ssa = fresh();
-  line(ssa + " = mpc.cross_entropy " + scores.ssa + ", " + labels->second.ssa +
-       (how == "sum" ? " {reduction = #mpc<reduction sum>}" : "") + " : " +
-       mlirType(scores.type) + ", " + mlirType(labels->second.type));
-  return define(node, 0, ssa, type);
+  if (how != "mean" && how != "sum" && how != "none")
+    return error(node, "reduction " + how + " is not one of mean, sum, none");
+  bool weighted = node.inputs.size() > 2 && !node.inputs[2].empty();
+  auto ignore = node.attributes.find("ignore_index");
+  std::optional<int64_t> ignoreIndex;
+  if (ignore != node.attributes.end())
+    ignoreIndex = ignore->second.i;
+  bool ignores = ignoreIndex && *ignoreIndex >= 0;
+  bool logProbOut =
+      !fromLogProbs && node.outputs.size() > 1 && !node.outputs[1].empty();
+  // The log-likelihood of a LogSoftmax over the classes: mpc's fused
+  // cross-entropy of the LogSoftmax's input (PyTorch's export of
+  // cross_entropy), when nothing else is asked for.
+  const Node *logSoftmax = nullptr;
+  if (fromLogProbs)
+    for (const Node &n : graph.nodes)
+      if (!n.outputs.empty() && n.outputs[0] == node.inputs[0] &&
+          n.opType == "LogSoftmax" &&
+          (intAttr(n, "axis", -1) == 1 || intAttr(n, "axis", -1) == -1))
+        logSoftmax = &n;
+  if (logSoftmax) {
+    auto it = values.find(logSoftmax->inputs[0]);
+    if (it == values.end() || it->second.ssa.empty())
+      logSoftmax = nullptr;
+  }
+  // PyTorch always exports ignore_index (-100): a negative one is no
+  // class, and the fused op stops the step at a label outside the
+  // classes instead of skipping it.
+  if (rank == 2 && how != "none" && !weighted && !ignores && !logProbOut &&
+      (!fromLogProbs || logSoftmax)) {
+    const Value &logits =
+        logSoftmax ? values.find(logSoftmax->inputs[0])->second : scores;
+    TensorType type{logits.type.element, {}, true};
+    std::string ssa = fresh();
+    line(ssa + " = mpc.cross_entropy " + logits.ssa + ", " + labels->ssa +
+         (how == "sum" ? " {reduction = #mpc<reduction sum>}" : "") + " : " +
+         mlirType(logits.type) + ", " + mlirType(labels->type));
+    return define(node, 0, ssa, type);
+  }
+  if (rank == 2)
+    return weightedCrossEntropy(node, fromLogProbs, scores, *labels, how,
+                                ignoreIndex, std::nullopt);
+  // [N, C, d...]: the classes last and every position a row, [N D, C]
+  // against [N D] labels; results shaped back.
+  std::vector<int64_t> perm{0};
+  for (int64_t d = 2; d < rank; ++d)
+    perm.push_back(d);
+  perm.push_back(1);
+  TensorType last = scores.type;
+  int64_t positions = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    last.dims[d] = scores.type.dims[perm[d]];
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    positions *= last.dims[d];
+  int64_t classes = scores.type.dims[1];
+  Value flat{fresh(),
+             TensorType{scores.type.element, {positions, classes}, true},
+             {},
+             false};
+  line(flat.ssa + " = mpc.reshape " +
+       transposeOf(scores.ssa, scores.type, perm) + " : " + mlirType(last) +
+       " -> " + mlirType(flat.type));
+  Value flatLabels{
+      fresh(), TensorType{labels->type.element, {positions}, true}, {}, false};
+  line(flatLabels.ssa + " = mpc.reshape " + labels->ssa + " : " +
+       mlirType(labels->type) + " -> " + mlirType(flatLabels.type));
+  return weightedCrossEntropy(node, fromLogProbs, flat, flatLabels, how,
+                              ignoreIndex,
+                              Unflatten{scores.type, last, perm, labels->type});
+}
+
+std::string Emitter::weightedCrossEntropy(
+    const Node &node, bool fromLogProbs, const Value &scores,
+    const Value &labels, const std::string &how, std::optional<int64_t> ignore,
+    const std::optional<Unflatten> &shape) {
+  // Written out as ONNX defines it: l_i = -w[y_i] logp[i, y_i] (w = 1
+  // without weights; 0 for an ignored label), then none, sum, or the sum
+  // over sum_i w[y_i]. The label's column is picked by a one-hot mask
+  // (labels against 0..C-1).
+  int64_t n = scores.type.dims[0], classes = scores.type.dims[1];
+  const std::string &elt = scores.type.element;
+  std::string t = mlirType(scores.type);
+  std::string logp = scores.ssa;
+  if (!fromLogProbs) {
+    logp = fresh();
+    line(logp + " = mpc.log_softmax " + scores.ssa +
+         " {axis = -1 : i64} : " + t);
+  }
+  TensorType column{labels.type.element, {n, 1}, true},
+      row{labels.type.element, {1, classes}, true};
+  std::string labels2 = fresh();
+  line(labels2 + " = mpc.reshape " + labels.ssa + " : " +
+       mlirType(labels.type) + " -> " + mlirType(column));
+  std::string iota = fresh(), ids;
+  for (int64_t c = 0; c < classes; ++c)
+    ids += (c ? ", " : "") + std::to_string(c);
+  line(iota + " = mpc.constant dense<[[" + ids + "]]> : " + mlirType(row));
+  TensorType maskType{"bool", {n, classes}, true};
+  std::string onehot = fresh();
+  line(onehot + " = mpc.compare \"eq\", " + labels2 + ", " + iota + " : " +
+       mlirType(column) + ", " + mlirType(row));
+  std::string zero = floatConstant(0.0, elt),
+              scalar = "tensor<" + mlirElement(elt) + ">";
+  TensorType perSample{elt, {n}, true};
+  // The sum over the classes of `x` where the mask holds: [n].
+  auto pick = [&](const std::string &x, const std::string &xType) {
+    std::string masked = fresh(), sum = fresh();
+    line(masked + " = mpc.where " + onehot + ", " + x + ", " + zero + " : " +
+         mlirType(maskType) + ", " + xType + ", " + scalar);
+    line(sum + " = mpc.reduce_sum " + masked +
+         " {dims = array<i64: 1>} : " + t);
+    return sum;
+  };
+  std::string picked = pick(logp, t);
+  std::string weight; // per sample, empty for all ones
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    Value w;
+    if (auto e = input(node, 2, w); !e.empty())
+      return e;
+    if (w.type.dims != std::vector<int64_t>{classes} || w.type.element != elt)
+      return error(node, "the class weights must be a [" +
+                             std::to_string(classes) +
+                             "] tensor of the scores' type");
+    weight = pick(w.ssa, mlirType(w.type));
+  }
+  if (ignore) {
+    int64_t ignoreIndex = *ignore;
+    std::string ignored = fresh(), valid = fresh();
+    TensorType scalarInt{labels.type.element, {}, true};
+    line(ignored + " = mpc.constant dense<" + std::to_string(ignoreIndex) +
+         "> : " + mlirType(scalarInt));
+    line(valid + " = mpc.compare \"ne\", " + labels.ssa + ", " + ignored +
+         " : " + mlirType(labels.type) + ", " + mlirType(scalarInt));
+    TensorType validType{"bool", {n}, true};
+    if (weight.empty()) {
+      weight = maskAsNumbers(valid, validType, elt);
+    } else {
+      std::string kept = fresh();
+      line(kept + " = mpc.where " + valid + ", " + weight + ", " + zero +
+           " : " + mlirType(validType) + ", " + mlirType(perSample) + ", " +
+           scalar);
+      weight = kept;
+    }
+  }
+  std::string loss = fresh();
+  line(loss + " = mpc.neg " + picked + " : " + mlirType(perSample));
+  if (!weight.empty()) {
+    std::string weighted = fresh();
+    line(weighted + " = mpc.mul " + loss + ", " + weight + " : " +
+         mlirType(perSample) + ", " + mlirType(perSample));
+    loss = weighted;
+  }
+  if (!fromLogProbs && node.outputs.size() > 1 && !node.outputs[1].empty()) {
+    if (!shape) {
+      if (auto e = define(node, 1, logp, scores.type); !e.empty())
+        return e;
+    } else { // [N D, C] back to [N, C, d...]
+      std::string r = fresh();
+      line(r + " = mpc.reshape " + logp + " : " + t + " -> " +
+           mlirType(shape->last));
+      std::vector<int64_t> inverse(shape->perm.size());
+      for (size_t d = 0; d < shape->perm.size(); ++d)
+        inverse[shape->perm[d]] = static_cast<int64_t>(d);
+      if (auto e = define(node, 1, transposeOf(r, shape->last, inverse),
+                          shape->scores);
+          !e.empty())
+        return e;
+    }
+  }
+  if (how == "none") {
+    if (!shape)
+      return define(node, 0, loss, perSample);
+    TensorType out{elt, shape->labels.dims, true};
+    std::string r = fresh();
+    line(r + " = mpc.reshape " + loss + " : " + mlirType(perSample) + " -> " +
+         mlirType(out));
+    return define(node, 0, r, out);
+  }
+  TensorType rank0{elt, {}, true};
+  auto total = [&](const std::string &x) {
+    std::string sum = fresh();
+    line(sum + " = mpc.reduce_sum " + x +
+         " {dims = array<i64: 0>} : " + mlirType(perSample));
+    return sum;
+  };
+  std::string sum = total(loss);
+  if (how == "sum")
+    return define(node, 0, sum, rank0);
+  std::string mean = fresh();
+  if (weight.empty()) {
+    line(mean + " = mpc.reduce_mean " + loss +
+         " {dims = array<i64: 0>} : " + mlirType(perSample));
+  } else {
+    std::string norm = total(weight);
+    line(mean + " = mpc.div " + sum + ", " + norm + " : " + mlirType(rank0) +
+         ", " + mlirType(rank0));
+  }
+  return define(node, 0, mean, rank0);
 }
 
 /// ConstantOfShape: a splat of its value (float) over a constant shape;
