@@ -389,15 +389,25 @@ private:
   std::set<std::string> globalNames;
   std::string erf(const Node &node);
   /// The nodes of a GELU written with Erf (PyTorch's export before
-  /// opset 20: x / sqrt(2), Erf, + 1, * x, * 0.5), found before emission:
-  /// the Erf node's index -> the final Mul's, and the nodes it covers.
+  /// opset 20: x / sqrt(2), Erf, + 1, * x, * 0.5), and the tanh form an
+  /// opset-20 Gelu is converted to, found before emission.
   void findErfGelus();
   /// Shape arithmetic on compile-time integers (what exports of reshapes
   /// with a batch dimension compute: Shape, Gather, Unsqueeze, Concat,
   /// arithmetic): folded here. Returns false when the node is not that.
   bool foldInts(const Node &node, std::string &err);
-  std::map<size_t, size_t> geluEnd;
+  /// A GELU found: the index of its last node, its input, and whether it
+  /// is the tanh approximation.
+  struct GeluMatch {
+    size_t end;
+    std::string x;
+    bool tanh;
+  };
+  /// By the index of the node where it is emitted (the Erf, the Tanh).
+  std::map<size_t, GeluMatch> geluAt;
   std::set<size_t> covered;
+  /// mpc.gelu for the GELU found at this node.
+  std::string gelu(const Node &node, const GeluMatch &match);
   /// Integer values of a constant input (shapes, axes), or an error.
   std::string constInts(const Node &node, size_t i, std::vector<int64_t> &out);
 
@@ -1852,32 +1862,111 @@ void Emitter::findErfGelus() {
         !near(scalar(other(graph.nodes[*half], graph.nodes[*mul].outputs[0])),
               0.5))
       continue;
-    geluEnd[e] = *half;
+    geluAt[e] = GeluMatch{*half, x, false};
     covered.insert({p->second, *add, *mul, *half});
+  }
+  // The tanh approximation, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
+  // x^3))), as an opset-20 Gelu is written out for opset 17 (x^3 as
+  // (x x) x, or Pow(x, 3)), and the nodes it covers.
+  auto producerOf = [&](const std::string &v) -> const Node * {
+    auto it = producer.find(v);
+    return it == producer.end() ? nullptr : &graph.nodes[it->second];
+  };
+  auto onlyFrom = [&](const Node *n, const std::string &v, size_t user) {
+    return n && only(v) == user;
+  };
+  for (size_t t = 0; t < graph.nodes.size(); ++t) {
+    const Node &tanhNode = graph.nodes[t];
+    if (tanhNode.opType != "Tanh" || tanhNode.inputs.size() != 1)
+      continue;
+    const Node *scaled = producerOf(tanhNode.inputs[0]);
+    if (!onlyFrom(scaled, tanhNode.inputs[0], t) || scaled->opType != "Mul")
+      continue;
+    std::string innerName;
+    for (const std::string &in : scaled->inputs)
+      if (near(scalar(other(*scaled, in)), std::sqrt(2 / M_PI)))
+        innerName = in;
+    const Node *inner = innerName.empty() ? nullptr : producerOf(innerName);
+    size_t scaledAt = producer[scaled->outputs[0]];
+    if (!onlyFrom(inner, innerName, scaledAt) || inner->opType != "Add" ||
+        inner->inputs.size() != 2)
+      continue;
+    size_t innerAt = producer[inner->outputs[0]];
+    // One addend is x, the other 0.044715 x^3.
+    std::string x;
+    std::vector<size_t> cubeNodes;
+    for (int which = 0; which < 2 && x.empty(); ++which) {
+      const std::string &k = inner->inputs[which],
+                        &candidate = inner->inputs[1 - which];
+      const Node *scale = producerOf(k);
+      if (!onlyFrom(scale, k, innerAt) || scale->opType != "Mul")
+        continue;
+      size_t scaleAt = producer[k];
+      std::string cubeName;
+      for (const std::string &in : scale->inputs)
+        if (near(scalar(other(*scale, in)), 0.044715))
+          cubeName = in;
+      const Node *cube = cubeName.empty() ? nullptr : producerOf(cubeName);
+      if (!onlyFrom(cube, cubeName, scaleAt))
+        continue;
+      size_t cubeAt = producer[cubeName];
+      if (cube->opType == "Pow" && cube->inputs.size() == 2 &&
+          cube->inputs[0] == candidate && near(scalar(cube->inputs[1]), 3)) {
+        x = candidate;
+        cubeNodes = {cubeAt, scaleAt};
+      } else if (cube->opType == "Mul" && cube->inputs.size() == 2 &&
+                 other(*cube, candidate).size()) {
+        const std::string &sqName = other(*cube, candidate);
+        const Node *sq = producerOf(sqName);
+        if (onlyFrom(sq, sqName, cubeAt) && sq->opType == "Mul" &&
+            sq->inputs.size() == 2 && sq->inputs[0] == candidate &&
+            sq->inputs[1] == candidate) {
+          x = candidate;
+          cubeNodes = {producer[sqName], cubeAt, scaleAt};
+        }
+      }
+    }
+    if (x.empty())
+      continue;
+    auto add = only(tanhNode.outputs[0]);
+    if (!add || graph.nodes[*add].opType != "Add" ||
+        !near(scalar(other(graph.nodes[*add], tanhNode.outputs[0])), 1.0))
+      continue;
+    auto mul = only(graph.nodes[*add].outputs[0]);
+    if (!mul || graph.nodes[*mul].opType != "Mul" ||
+        other(graph.nodes[*mul], graph.nodes[*add].outputs[0]) != x)
+      continue;
+    auto half = only(graph.nodes[*mul].outputs[0]);
+    if (!half || graph.nodes[*half].opType != "Mul" ||
+        !near(scalar(other(graph.nodes[*half], graph.nodes[*mul].outputs[0])),
+              0.5))
+      continue;
+    geluAt[t] = GeluMatch{*half, x, true};
+    covered.insert(cubeNodes.begin(), cubeNodes.end());
+    covered.insert({innerAt, scaledAt, *add, *mul, *half});
   }
 }
 
 std::string Emitter::erf(const Node &node) {
-  auto it = geluEnd.find(currentIndex);
-  if (it == geluEnd.end())
+  auto it = geluAt.find(currentIndex);
+  if (it == geluAt.end())
     return error(node, "Erf is imported only inside GELU (x * 0.5 * (1 + "
                        "erf(x / sqrt(2))), as PyTorch exports it)");
-  // The Div before this Erf holds x.
-  std::string x;
-  for (const Node &n : graph.nodes)
-    if (!n.outputs.empty() && n.outputs[0] == node.inputs[0])
-      x = n.inputs[0];
-  auto v = values.find(x);
+  return gelu(node, it->second);
+}
+
+std::string Emitter::gelu(const Node &node, const GeluMatch &match) {
+  auto v = values.find(match.x);
   if (v == values.end() || v->second.ssa.empty())
     return error(node, "the GELU's input is not a value mpc imported");
-  const Node &last = graph.nodes[it->second];
+  Node end = graph.nodes[match.end];
   TensorType type;
-  Node end = last;
   if (auto e = outputType(end, 0, type); !e.empty())
     return e;
   std::string ssa = fresh();
-  line(ssa + " = mpc.gelu " + v->second.ssa + " : " + mlirType(v->second.type));
-  values[last.outputs[0]] = Value{ssa, type, {}, false};
+  line(ssa + " = mpc.gelu " + v->second.ssa +
+       (match.tanh ? " {approximate}" : "") + " : " + mlirType(v->second.type));
+  values[end.outputs[0]] = Value{ssa, type, {}, false};
   return "";
 }
 
@@ -1990,7 +2079,11 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
   return {
       {{"Relu", 14}, u("relu")},
       {{"Sigmoid", 13}, u("sigmoid")},
-      {{"Tanh", 13}, u("tanh")},
+      {{"Tanh", 13},
+       [this, tanh = u("tanh")](const Node &n) {
+         auto it = geluAt.find(currentIndex);
+         return it != geluAt.end() ? gelu(n, it->second) : tanh(n);
+       }},
       {{"Exp", 13}, u("exp")},
       {{"Log", 13}, u("log")},
       {{"Sqrt", 13}, u("sqrt")},

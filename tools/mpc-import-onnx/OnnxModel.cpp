@@ -16,10 +16,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -148,21 +150,276 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
+/// The newest default opset a model may import: 18 to kNewestOpset are
+/// rewritten to kOpset (libonnx 1.12 knows kOpset) where their ops mean the
+/// same there, see downgrade.
+constexpr int64_t kNewestOpset = 20;
+
+/// The int64 values of a constant (an initializer or a Constant node's
+/// value) named `name`, or false.
+bool constantInts(const onnx::GraphProto &g, const std::string &name,
+                  std::vector<int64_t> &out) {
+  auto read = [&](const onnx::TensorProto &t) {
+    if (t.data_type() != onnx::TensorProto::INT64)
+      return false;
+    out.clear();
+    if (t.has_raw_data()) {
+      const std::string &raw = t.raw_data();
+      out.resize(raw.size() / 8);
+      std::memcpy(out.data(), raw.data(), out.size() * 8);
+    } else {
+      out.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+    return true;
+  };
+  for (const auto &t : g.initializer())
+    if (t.name() == name)
+      return read(t);
+  for (const auto &n : g.node())
+    if (n.op_type() == "Constant" && n.output_size() == 1 &&
+        n.output(0) == name)
+      for (const auto &a : n.attribute())
+        if (a.name() == "value" && a.has_t())
+          return read(a.t());
+  return false;
+}
+
+/// A model of opsets 18 to 20 as one of kOpset, where the ops it uses
+/// mean the same there: Gelu (20) written out (the Erf form, which the
+/// importer fuses back into one mpc.gelu, or the tanh formula); the
+/// reductions' constant axes input (18) made the attribute again; the
+/// attributes Resize (18, 19), AveragePool (19) and Cast (19) gained,
+/// dropped where they hold their defaults; Pad (18, 19) and Split (18)
+/// as they were. Any other op that changed after kOpset is an error
+/// naming the node.
+std::string downgrade(onnx::ModelProto &model) {
+  int64_t opset = 0;
+  onnx::OperatorSetIdProto *defaultImport = nullptr;
+  for (auto &op : *model.mutable_opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") {
+      opset = op.version();
+      defaultImport = &op;
+    }
+  if (opset <= kOpset)
+    return "";
+  if (opset > kNewestOpset)
+    return "opset " + std::to_string(opset) + " is newer than the " +
+           std::to_string(kNewestOpset) + " this importer reads";
+  onnx::GraphProto *g = model.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  int made = 0;
+  auto fresh = [&](const std::string &what) {
+    return "mpc_opset" + std::to_string(opset) + "_" + what + "_" +
+           std::to_string(made++);
+  };
+  // A float scalar as a Constant node (a constant, not a parameter).
+  auto scalar = [&](float value) {
+    onnx::NodeProto *c = nodes.Add();
+    std::string name = fresh("constant");
+    c->set_op_type("Constant");
+    c->set_name(name);
+    c->add_output(name);
+    onnx::AttributeProto *a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_float_data(value);
+    return name;
+  };
+  auto binary = [&](const std::string &op, const std::string &a,
+                    const std::string &b, const std::string &out,
+                    const std::string &name) {
+    onnx::NodeProto *n = nodes.Add();
+    n->set_op_type(op);
+    n->set_name(name);
+    n->add_input(a);
+    n->add_input(b);
+    n->add_output(out);
+  };
+  auto unaryNode = [&](const std::string &op, const std::string &a,
+                       const std::string &out, const std::string &name) {
+    onnx::NodeProto *n = nodes.Add();
+    n->set_op_type(op);
+    n->set_name(name);
+    n->add_input(a);
+    n->add_output(out);
+  };
+  auto dropAttribute = [](onnx::NodeProto &n, const std::string &name) {
+    auto *attrs = n.mutable_attribute();
+    for (int i = 0; i < attrs->size(); ++i)
+      if (attrs->Get(i).name() == name) {
+        attrs->DeleteSubrange(i, 1);
+        return;
+      }
+  };
+  auto attribute = [](const onnx::NodeProto &n,
+                      const std::string &name) -> const onnx::AttributeProto * {
+    for (const auto &a : n.attribute())
+      if (a.name() == name)
+        return &a;
+    return nullptr;
+  };
+  static const std::set<std::string> reductions = {
+      "ReduceL1",   "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+      "ReduceMean", "ReduceMin", "ReduceProd",   "ReduceSumSquare"};
+  static const std::set<std::string> changed = {"BitwiseAnd",
+                                                "BitwiseNot",
+                                                "BitwiseOr",
+                                                "BitwiseXor",
+                                                "CenterCropPad",
+                                                "Col2Im",
+                                                "GroupNormalization",
+                                                "LpPool",
+                                                "Mish",
+                                                "OptionalGetElement",
+                                                "OptionalHasElement",
+                                                "ScatterElements",
+                                                "ScatterND",
+                                                "DeformConv",
+                                                "DequantizeLinear",
+                                                "QuantizeLinear",
+                                                "If",
+                                                "Loop",
+                                                "Scan",
+                                                "AffineGrid",
+                                                "DFT",
+                                                "GridSample",
+                                                "ImageDecoder",
+                                                "RegexFullMatch",
+                                                "StringConcat",
+                                                "StringSplit"};
+  for (const onnx::NodeProto &original : g->node()) {
+    onnx::NodeProto node = original;
+    const std::string &op = node.op_type();
+    auto refuse = [&](const std::string &why) {
+      return "node '" + node.name() + "' (" + op + ", opset " +
+             std::to_string(opset) + "): " + why;
+    };
+    bool onnxDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!onnxDomain) {
+      *nodes.Add() = node;
+      continue;
+    }
+    if (op == "Gelu") {
+      const auto *a = attribute(node, "approximate");
+      std::string how = a ? a->s() : "none";
+      if (node.input_size() != 1 || node.output_size() != 1)
+        return refuse("takes one input and one output");
+      const std::string &x = node.input(0), &y = node.output(0);
+      std::string base = node.name().empty() ? fresh("gelu") : node.name();
+      if (how == "none") { // x * (1 + erf(x / sqrt 2)) * 0.5
+        std::string d = fresh("div"), e = fresh("erf"), s = fresh("add"),
+                    m = fresh("mul");
+        binary("Div", x, scalar(static_cast<float>(M_SQRT2)), d, base + "/div");
+        unaryNode("Erf", d, e, base + "/erf");
+        binary("Add", e, scalar(1.0f), s, base + "/add");
+        binary("Mul", x, s, m, base + "/mul");
+        binary("Mul", m, scalar(0.5f), y, base + "/half");
+      } else if (how == "tanh") {
+        // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        std::string cube = fresh("cube"), k = fresh("k"), inner = fresh("in"),
+                    scaled = fresh("scaled"), t = fresh("tanh"),
+                    s = fresh("add"), m = fresh("mul");
+        binary("Mul", x, x, cube + "_sq", base + "/square");
+        binary("Mul", cube + "_sq", x, cube, base + "/cube");
+        binary("Mul", cube, scalar(0.044715f), k, base + "/k");
+        binary("Add", x, k, inner, base + "/inner");
+        binary("Mul", inner, scalar(static_cast<float>(std::sqrt(2.0 / M_PI))),
+               scaled, base + "/scaled");
+        unaryNode("Tanh", scaled, t, base + "/tanh");
+        binary("Add", t, scalar(1.0f), s, base + "/add");
+        binary("Mul", x, s, m, base + "/mul");
+        binary("Mul", m, scalar(0.5f), y, base + "/half");
+      } else {
+        return refuse("approximate '" + how + "' is neither none nor tanh");
+      }
+      continue;
+    }
+    if (reductions.count(op)) {
+      if (node.input_size() > 1 && !node.input(1).empty()) {
+        std::vector<int64_t> axes;
+        if (!constantInts(*g, node.input(1), axes))
+          return refuse("the axes must be a constant");
+        node.mutable_input()->RemoveLast();
+        if (!axes.empty()) {
+          onnx::AttributeProto *a = node.add_attribute();
+          a->set_name("axes");
+          a->set_type(onnx::AttributeProto::INTS);
+          for (int64_t axis : axes)
+            a->add_ints(axis);
+        }
+      }
+      const auto *noop = attribute(node, "noop_with_empty_axes");
+      if (noop && noop->i() != 0 && !attribute(node, "axes")) {
+        node.set_op_type("Identity");
+        node.clear_attribute();
+      } else {
+        dropAttribute(node, "noop_with_empty_axes");
+      }
+    } else if (op == "Split") {
+      if (attribute(node, "num_outputs") &&
+          !(node.input_size() > 1 && !node.input(1).empty()))
+        dropAttribute(node, "num_outputs"); // equal parts, as opset 13
+    } else if (op == "Resize") {
+      const auto *antialias = attribute(node, "antialias");
+      const auto *policy = attribute(node, "keep_aspect_ratio_policy");
+      const auto *mode = attribute(node, "coordinate_transformation_mode");
+      if ((antialias && antialias->i() != 0) || attribute(node, "axes") ||
+          (policy && policy->s() != "stretch") ||
+          (mode && mode->s() == "half_pixel_symmetric"))
+        return refuse("antialias, axes, keep_aspect_ratio_policy and "
+                      "half_pixel_symmetric are not converted to opset " +
+                      std::to_string(kOpset));
+      dropAttribute(node, "antialias");
+      dropAttribute(node, "keep_aspect_ratio_policy");
+    } else if (op == "Pad") {
+      const auto *mode = attribute(node, "mode");
+      if ((node.input_size() > 3 && !node.input(3).empty()) ||
+          (mode && mode->s() == "wrap"))
+        return refuse("axes and mode wrap are not converted to opset " +
+                      std::to_string(kOpset));
+    } else if (op == "AveragePool") {
+      if (const auto *d = attribute(node, "dilations")) {
+        for (int64_t v : d->ints())
+          if (v != 1)
+            return refuse("dilations are not converted to opset " +
+                          std::to_string(kOpset));
+        dropAttribute(node, "dilations");
+      }
+    } else if (op == "Cast" || op == "CastLike") {
+      dropAttribute(node, "saturate"); // float8 only
+    } else if (changed.count(op)) {
+      return refuse("this op changed after opset " + std::to_string(kOpset) +
+                    " and is not converted to it");
+    }
+    *nodes.Add() = node;
+  }
+  g->mutable_node()->Swap(&nodes);
+  defaultImport->set_version(kOpset);
+  // The IR version libonnx 1.12 checks (opsets 18-20 came with IR 9).
+  if (model.ir_version() > 8)
+    model.set_ir_version(8);
+  return "";
+}
+
 /// ONNX's checker, converter and shape inference on `model`, in place,
 /// with the user's dimensions bound. (Run in a child process: see
 /// prepareIsolated.)
 std::string prepare(const std::string &path,
                     const std::map<std::string, std::vector<int64_t>> &shapes,
                     onnx::ModelProto &model, int64_t &originalOpset) {
+  int64_t declared = defaultOpset(model);
+  if (std::string err = downgrade(model); !err.empty())
+    return path + ": " + err;
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
     return path + ": the ONNX checker refuses the model: " + e.what();
   }
-  originalOpset = defaultOpset(model);
+  originalOpset = declared;
   if (originalOpset == 0)
     return path + ": the model imports no version of the default ONNX opset";
-  if (originalOpset != kOpset) {
+  if (defaultOpset(model) != kOpset) {
     try {
       model = onnx::version_conversion::ConvertVersion(model, kOpset);
     } catch (const std::exception &e) {
