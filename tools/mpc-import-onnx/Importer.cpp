@@ -1836,6 +1836,25 @@ void Emitter::findErfGelus() {
   auto near = [](std::optional<double> v, double want) {
     return v && std::fabs(*v - want) <= 1e-6 * std::fabs(want);
   };
+  // Both forms end the same way from erf(...) or tanh(...): + 1, * x,
+  // * 0.5; the three nodes, or nothing.
+  auto tail = [&](const std::string &from,
+                  const std::string &x) -> std::optional<std::vector<size_t>> {
+    auto add = only(from);
+    if (!add || graph.nodes[*add].opType != "Add" ||
+        !near(scalar(other(graph.nodes[*add], from)), 1.0))
+      return std::nullopt;
+    auto mul = only(graph.nodes[*add].outputs[0]);
+    if (!mul || graph.nodes[*mul].opType != "Mul" ||
+        other(graph.nodes[*mul], graph.nodes[*add].outputs[0]) != x)
+      return std::nullopt;
+    auto half = only(graph.nodes[*mul].outputs[0]);
+    if (!half || graph.nodes[*half].opType != "Mul" ||
+        !near(scalar(other(graph.nodes[*half], graph.nodes[*mul].outputs[0])),
+              0.5))
+      return std::nullopt;
+    return std::vector<size_t>{*add, *mul, *half};
+  };
   for (size_t e = 0; e < graph.nodes.size(); ++e) {
     const Node &erfNode = graph.nodes[e];
     if (erfNode.opType != "Erf" || erfNode.inputs.size() != 1)
@@ -1849,21 +1868,12 @@ void Emitter::findErfGelus() {
         only(div.outputs[0]) != e)
       continue;
     const std::string &x = div.inputs[0];
-    auto add = only(erfNode.outputs[0]);
-    if (!add || graph.nodes[*add].opType != "Add" ||
-        !near(scalar(other(graph.nodes[*add], erfNode.outputs[0])), 1.0))
+    auto end = tail(erfNode.outputs[0], x);
+    if (!end)
       continue;
-    auto mul = only(graph.nodes[*add].outputs[0]);
-    if (!mul || graph.nodes[*mul].opType != "Mul" ||
-        other(graph.nodes[*mul], graph.nodes[*add].outputs[0]) != x)
-      continue;
-    auto half = only(graph.nodes[*mul].outputs[0]);
-    if (!half || graph.nodes[*half].opType != "Mul" ||
-        !near(scalar(other(graph.nodes[*half], graph.nodes[*mul].outputs[0])),
-              0.5))
-      continue;
-    geluAt[e] = GeluMatch{*half, x, false};
-    covered.insert({p->second, *add, *mul, *half});
+    geluAt[e] = GeluMatch{end->back(), x, false};
+    covered.insert(end->begin(), end->end());
+    covered.insert(p->second);
   }
   // The tanh approximation, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
   // x^3))), as an opset-20 Gelu is written out for opset 17 (x^3 as
@@ -1926,24 +1936,13 @@ void Emitter::findErfGelus() {
         }
       }
     }
-    if (x.empty())
+    auto end = x.empty() ? std::nullopt : tail(tanhNode.outputs[0], x);
+    if (!end)
       continue;
-    auto add = only(tanhNode.outputs[0]);
-    if (!add || graph.nodes[*add].opType != "Add" ||
-        !near(scalar(other(graph.nodes[*add], tanhNode.outputs[0])), 1.0))
-      continue;
-    auto mul = only(graph.nodes[*add].outputs[0]);
-    if (!mul || graph.nodes[*mul].opType != "Mul" ||
-        other(graph.nodes[*mul], graph.nodes[*add].outputs[0]) != x)
-      continue;
-    auto half = only(graph.nodes[*mul].outputs[0]);
-    if (!half || graph.nodes[*half].opType != "Mul" ||
-        !near(scalar(other(graph.nodes[*half], graph.nodes[*mul].outputs[0])),
-              0.5))
-      continue;
-    geluAt[t] = GeluMatch{*half, x, true};
+    geluAt[t] = GeluMatch{end->back(), x, true};
     covered.insert(cubeNodes.begin(), cubeNodes.end());
-    covered.insert({innerAt, scaledAt, *add, *mul, *half});
+    covered.insert(end->begin(), end->end());
+    covered.insert({innerAt, scaledAt});
   }
 }
 

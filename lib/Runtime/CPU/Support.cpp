@@ -44,6 +44,21 @@ static int64_t memoryLimit() {
   return limit;
 }
 
+/// The bytes of the first line of the /proc file `path` that `format`
+/// (one %lld of kB) reads, or -1.
+static int64_t kibibytes(const char *path, const char *format) {
+  int64_t bytes = -1;
+  if (std::FILE *file = std::fopen(path, "r")) {
+    char line[256];
+    long long kib;
+    while (bytes < 0 && std::fgets(line, sizeof(line), file))
+      if (std::sscanf(line, format, &kib) == 1)
+        bytes = static_cast<int64_t>(kib) * 1024;
+    std::fclose(file);
+  }
+  return bytes;
+}
+
 extern "C" {
 
 void *mpcrt_buffer_alloc(int64_t bytes) {
@@ -109,27 +124,12 @@ void mpcrt_gather_rows(const void *src, mpcrt_dtype from, void *dst,
 }
 
 int64_t mpcrt_free_bytes(void) {
-  int64_t available = -1;
-  if (std::FILE *info = std::fopen("/proc/meminfo", "r")) {
-    char line[256];
-    long long kib;
-    while (std::fgets(line, sizeof(line), info))
-      if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
-        available = static_cast<int64_t>(kib) * 1024;
-    std::fclose(info);
-  }
+  int64_t available = kibibytes("/proc/meminfo", "MemAvailable: %lld kB");
   struct rlimit limit;
   if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
     // What the address-space limit leaves beside what is mapped now.
-    int64_t mapped = 0;
-    if (std::FILE *status = std::fopen("/proc/self/status", "r")) {
-      char line[256];
-      long long kib;
-      while (std::fgets(line, sizeof(line), status))
-        if (std::sscanf(line, "VmSize: %lld kB", &kib) == 1)
-          mapped = static_cast<int64_t>(kib) * 1024;
-      std::fclose(status);
-    }
+    int64_t mapped =
+        std::max<int64_t>(0, kibibytes("/proc/self/status", "VmSize: %lld kB"));
     int64_t left =
         std::max<int64_t>(0, static_cast<int64_t>(limit.rlim_cur) - mapped);
     available = available < 0 ? left : std::min(available, left);
