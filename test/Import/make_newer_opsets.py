@@ -7,6 +7,8 @@ export) with their test data, encoded here (standard library only):
             and ReduceMax with noop_with_empty_axes and no axes
   mish18/   Mish (opset 18): not converted
   opset21/  Relu at opset 21: newer than the importer reads
+  convsame/ Conv (opset 17) with auto_pad SAME_UPPER and a 2x2 kernel:
+            an odd total padding, the extra row and column at the end
 
 Each directory holds model.onnx and, where it imports, test_data_set_0
 (input_0.pb, output_*.pb) in the layout of ONNX's node tests, the outputs
@@ -68,6 +70,10 @@ def attr_i(name, value):
     return ld(1, name) + vint(3, value) + vint(20, 2)
 
 
+def attr_ints(name, values):
+    return ld(1, name) + b"".join(vint(8, v) for v in values) + vint(20, 7)
+
+
 def node(op, inputs, outputs, name, attrs=()):
     return (b"".join(ld(1, i) for i in inputs) +
             b"".join(ld(2, o) for o in outputs) + ld(3, name) + ld(4, op) +
@@ -127,6 +133,27 @@ def main():
                 [("x", [4, 6])], [("mean", [4]), ("same", [4, 6])], 18,
                 [tensor("axes", [1], INT64, [1])]),
           [("x", [4, 6], x)], [("mean", [4], mean), ("same", [4, 6], x)])
+    # 1x1x5x5 input, 2x2 filter, SAME_UPPER: 4 of 5 rows and columns get
+    # no padding before, one of zeros after.
+    img = [rng.uniform(-2, 2) for _ in range(25)]
+    img = list(struct.unpack("<25f", struct.pack("<25f", *img)))
+    filt = [0.5, -1.0, 0.25, 2.0]
+    conv = []
+    for i in range(5):
+        for j in range(5):
+            acc = 0.0
+            for a in range(2):
+                for b in range(2):
+                    if i + a < 5 and j + b < 5:
+                        acc += img[(i + a) * 5 + j + b] * filt[a * 2 + b]
+            conv.append(acc)
+    write(out, "convsame",
+          model([node("Conv", ["x", "w"], ["y"], "conv",
+                      [attr_s("auto_pad", "SAME_UPPER"),
+                       attr_ints("kernel_shape", [2, 2])])],
+                [("x", [1, 1, 5, 5])], [("y", [1, 1, 5, 5])], 17,
+                [tensor("w", [1, 1, 2, 2], FLOAT, filt)]),
+          [("x", [1, 1, 5, 5], img)], [("y", [1, 1, 5, 5], conv)])
     write(out, "mish18",
           model([node("Mish", ["x"], ["y"], "mish")], [("x", [4, 6])],
                 [("y", [4, 6])], 18))

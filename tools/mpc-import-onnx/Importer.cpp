@@ -1115,10 +1115,18 @@ std::string Emitter::conv(const Node &node) {
   int64_t groups = intAttr(node, "group", 1);
   TensorType xt, wt = w.type;
   std::string xs = toNHWC(x, xt);
-  if (begin != end)
-    return error(node, "asymmetric padding of a convolution is not imported "
-                       "(mpc pads both sides alike)");
-  pads = begin;
+  // mpc pads both sides alike: the common part as the convolution's
+  // padding, what one side has more (auto_pad SAME with an odd total,
+  // uneven pads) as rows and columns of zeros concatenated to the input.
+  std::vector<int64_t> extraBegin(2), extraEnd(2);
+  for (int d = 0; d < 2; ++d) {
+    pads.push_back(std::min(begin[d], end[d]));
+    extraBegin[d] = begin[d] - pads[d];
+    extraEnd[d] = end[d] - pads[d];
+  }
+  if (extraBegin != std::vector<int64_t>{0, 0} ||
+      extraEnd != std::vector<int64_t>{0, 0})
+    xs = padNHWC(xs, xt, extraBegin, extraEnd, "0.000000e+00");
   // The filter stays OIHW in the state (PyTorch's layout, under its name);
   // the step transposes it to mpc's OHWI.
   wt.dims = {w.type.dims[0], w.type.dims[2], w.type.dims[3], w.type.dims[1]};
