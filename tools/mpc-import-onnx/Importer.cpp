@@ -1329,26 +1329,37 @@ std::string Emitter::convTranspose(const Node &node) {
       int64_t target = os ? (*os)[os->size() - 2 + d] : in * strides[d];
       int64_t k = (w.type.dims[2 + d] - 1) * dilations[d] + 1;
       int64_t total = strides[d] * (in - 1) + outputPadding[d] + k - target;
-      if (total < 0)
-        return error(node, "an output_shape larger than the transposed "
-                           "convolution's is not imported");
-      begin[d] = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
+      // Halves rounded down (ONNX's reference): a negative total (an
+      // output larger than the natural size) puts zero rows at the end.
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      begin[d] = mode == "SAME_UPPER" ? half : total - half;
       end[d] = total - begin[d];
     }
   } else if (auto e = padding(node, begin, end); !e.empty()) {
     return e;
   }
-  // mpc pads both sides alike and extends the end by output_padding:
-  // padding (b, e) is padding b with output_padding grown by b - e.
+  // Output row o is row o + b of the full transposed convolution, F = s
+  // (in - 1) + k rows (ONNX's output_padding and any output beyond them
+  // are zeros). mpc's symmetric padding p gives full rows [p, F - p): the
+  // rows the output takes from the full result, [b0, e0), come from p =
+  // min(b0, F - e0) and a slice; rows before 0 or from F on are zeros
+  // concatenated before and after.
+  std::vector<int64_t> offsets(2), lead(2), trail(2), middle(2), fullRows(2);
   for (int d = 0; d < 2; ++d) {
-    pads[d] = begin[d];
-    outputPadding[d] += begin[d] - end[d];
-    if (outputPadding[d] < 0 ||
-        (outputPadding[d] >= strides[d] && outputPadding[d] >= dilations[d]))
-      return error(node, "this asymmetric padding of a transposed "
-                         "convolution is not imported (mpc pads both sides "
-                         "alike and adds output_padding, smaller than the "
-                         "stride or dilation, at the end)");
+    int64_t k = (w.type.dims[2 + d] - 1) * dilations[d] + 1;
+    int64_t full = fullRows[d] = strides[d] * (x.type.dims[2 + d] - 1) + k;
+    int64_t rows = type.dims[2 + d];
+    int64_t b0 = std::max<int64_t>(0, begin[d]),
+            e0 = std::min(begin[d] + rows, full);
+    if (e0 <= b0)
+      return error(node, "the output holds no row of the transposed "
+                         "convolution");
+    pads[d] = std::min(b0, full - e0);
+    offsets[d] = b0 - pads[d];
+    middle[d] = e0 - b0;
+    lead[d] = b0 - begin[d];
+    trail[d] = rows - lead[d] - middle[d];
+    outputPadding[d] = 0;
   }
   TensorType xt, wt = w.type;
   std::string xs = toNHWC(x, xt);
@@ -1357,11 +1368,21 @@ std::string Emitter::convTranspose(const Node &node) {
   std::string ws = transposeOf(w.ssa, w.type, {0, 2, 3, 1});
   TensorType yt = type;
   yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  TensorType got = yt; // mpc's result: rows [p, F - p) of the full one
+  for (int d = 0; d < 2; ++d)
+    got.dims[1 + d] = fullRows[d] - 2 * pads[d];
   std::string y = fresh();
   line(y + " = mpc.conv_transpose2d " + xs + ", " + ws +
        " {stride = " + pair(strides) + ", padding = " + pair(pads) +
        ", dilation = " + pair(dilations) + ", output_padding = " +
        pair(outputPadding) + "} : " + mlirType(xt) + ", " + mlirType(wt));
+  TensorType taken = yt;
+  taken.dims[1] = middle[0];
+  taken.dims[2] = middle[1];
+  if (got.dims != taken.dims)
+    y = sliceOf(y, got, {0, offsets[0], offsets[1], 0}, taken.dims);
+  if (lead != std::vector<int64_t>{0, 0} || trail != std::vector<int64_t>{0, 0})
+    y = padNHWC(y, taken, lead, trail, "0.000000e+00");
   return withBias(node, y, yt, type);
 }
 
