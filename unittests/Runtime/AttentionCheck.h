@@ -8,7 +8,9 @@
 // dropped. Bound, per tensor, in the max norm: the result's rounding (u of
 // its type) plus the f32 (f64) computation, whose error grows with the
 // lengths of the sums (d and sk terms, each product and exp relative u):
-// |got - ref| <= (u_out + 4 (d + sk + 8) u_acc) max |ref|.
+// |got - ref| <= (u_out + 4 (d + sk + 8) u_acc) max |ref|, plus what the
+// scores' own accumulation error (gamma_d of scale sum |q k|) moves the
+// probabilities by, through each product (checkAttention).
 // A backend that rounds the probabilities (with their dropout factors) and
 // the score gradients to an f16/bf16 operand type before its Tensor Core
 // products (the CUDA backend, as flash attention does) adds u_out times
@@ -147,8 +149,14 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
   b.dv.resize(v.size() * elementBytes(dt));
   run(b);
 
+  double uAcc = dt == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
   std::vector<double> o(go.size()), lse(c.heads * c.sq), dq(q.size(), 0),
       dk(k.size(), 0), dv(v.size(), 0), p(c.sk), z(c.sk), dp(c.sk);
+  // What the scores' own errors can move each tensor by (below), and the
+  // log-sum-exp's largest.
+  std::vector<double> oMoves(o.size(), 0), dqMoves(q.size(), 0),
+      dkMoves(k.size(), 0), dvMoves(v.size(), 0), err(c.sk), rel(c.sk);
+  double lseMoves = 0;
   // Each product's sum of |terms| (the rounded factor's share).
   std::vector<double> oAbs(o.size(), 0), dqAbs(q.size(), 0), dkAbs(k.size(), 0),
       dvAbs(v.size(), 0);
@@ -157,10 +165,18 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
       int64_t r = h * c.sq + i;
       double max = -INFINITY;
       for (int64_t j = 0; j < c.sk; ++j) {
-        double s = 0;
-        for (int64_t e = 0; e < c.d; ++e)
+        double s = 0, sAbs = 0;
+        for (int64_t e = 0; e < c.d; ++e) {
           s += q[r * c.d + e] * k[(h * c.sk + j) * c.d + e];
+          sAbs += std::fabs(q[r * c.d + e] * k[(h * c.sk + j) * c.d + e]);
+        }
         p[j] = filled(h, i, j) ? c.fill : c.scale * s + biasOf(h, i, j);
+        // The backend's score is off by at most gamma_d of scale sum |q k|
+        // (the product's accumulation) and two roundings of the score (the
+        // scaling, the bias's addition); a fill is exact.
+        err[j] = filled(h, i, j) ? 0
+                                 : (c.d + 2) * uAcc * c.scale * sAbs +
+                                       2 * uAcc * std::fabs(p[j]);
         max = std::max(max, p[j]);
       }
       double sum = 0;
@@ -184,9 +200,34 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
         dp[j] = dpd * z[j];
         rowDot += p[j] * dp[j];
       }
+      // The log-sum-exp moves by at most m = sum_l P_l err_l, probability
+      // j by a factor within exp(+-(err_j + m)): rel_j (1% for the second
+      // order); through the products, D and dS.
+      double m = 0, dMoves = 0;
+      for (int64_t j = 0; j < c.sk; ++j)
+        m += p[j] * err[j];
+      lseMoves = std::max(lseMoves, 1.01 * m);
+      for (int64_t j = 0; j < c.sk; ++j) {
+        rel[j] = 1.01 * (err[j] + m);
+        dMoves += p[j] * rel[j] * std::fabs(dp[j]);
+        for (int64_t e = 0; e < c.dv; ++e) {
+          oMoves[r * c.dv + e] +=
+              p[j] * z[j] * rel[j] * std::fabs(v[(h * c.sk + j) * c.dv + e]);
+          dvMoves[(h * c.sk + j) * c.dv + e] +=
+              p[j] * z[j] * rel[j] * std::fabs(go[r * c.dv + e]);
+        }
+      }
       for (int64_t j = 0; j < c.sk; ++j) {
         double ds = filled(h, i, j) ? 0 : c.scale * p[j] * (dp[j] - rowDot);
+        double dsMoves =
+            filled(h, i, j) ? 0
+                            : c.scale * p[j] *
+                                  (rel[j] * std::fabs(dp[j] - rowDot) + dMoves);
         for (int64_t e = 0; e < c.d; ++e) {
+          dqMoves[r * c.d + e] +=
+              dsMoves * std::fabs(k[(h * c.sk + j) * c.d + e]);
+          dkMoves[(h * c.sk + j) * c.d + e] +=
+              dsMoves * std::fabs(q[r * c.d + e]);
           dq[r * c.d + e] += ds * k[(h * c.sk + j) * c.d + e];
           dk[(h * c.sk + j) * c.d + e] += ds * q[r * c.d + e];
           dqAbs[r * c.d + e] += std::fabs(ds * k[(h * c.sk + j) * c.d + e]);
@@ -194,17 +235,22 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
         }
       }
     }
-  double uAcc = dt == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
   double slack = 4 * (c.d + c.sk + 8) * uAcc, uOut = unitRoundoff(dt);
   bool rounds = roundsProducts && (dt == MPCRT_F16 || dt == MPCRT_BF16);
-  auto extra = [&](const std::vector<double> &abs) {
-    return rounds ? uOut * *std::max_element(abs.begin(), abs.end()) : 0.0;
+  // What the scores' errors move each tensor by, plus a rounding's u_out
+  // of each product's sum of |terms| where the backend rounds P and dS.
+  auto largest = [](const std::vector<double> &v) {
+    return *std::max_element(v.begin(), v.end());
   };
-  expectClose("result", dt, b.result, o, uOut, slack, extra(oAbs));
-  expectClose("logsumexp", stats, b.lse, lse, 0, slack);
-  expectClose("grad_query", dt, b.dq, dq, uOut, slack, extra(dqAbs));
-  expectClose("grad_key", dt, b.dk, dk, uOut, slack, extra(dkAbs));
-  expectClose("grad_value", dt, b.dv, dv, uOut, slack, extra(dvAbs));
+  auto extra = [&](const std::vector<double> &abs,
+                   const std::vector<double> &moved) {
+    return (rounds ? uOut * largest(abs) : 0.0) + largest(moved);
+  };
+  expectClose("result", dt, b.result, o, uOut, slack, extra(oAbs, oMoves));
+  expectClose("logsumexp", stats, b.lse, lse, 0, slack, lseMoves);
+  expectClose("grad_query", dt, b.dq, dq, uOut, slack, extra(dqAbs, dqMoves));
+  expectClose("grad_key", dt, b.dk, dk, uOut, slack, extra(dkAbs, dkMoves));
+  expectClose("grad_value", dt, b.dv, dv, uOut, slack, extra(dvAbs, dvMoves));
 }
 
 /// Every type, with and without dropout, several shapes (sq != sk, d != dv,
@@ -247,6 +293,8 @@ inline void checkAllAttention(
        {1, 3, 5, 11}}};
   for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
     for (const AttentionCase &c : cases) {
+      SCOPED_TRACE("case " + std::to_string(&c - cases) + " of " +
+                   std::to_string(std::size(cases)));
       checkAttention(dt, c, rng, backend(dt, c), roundsProducts);
       if (::testing::Test::HasFatalFailure())
         return;
