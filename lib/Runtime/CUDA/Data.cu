@@ -58,21 +58,49 @@ embeddingKernel(const T *table, int64_t v, int64_t d, const void *indices,
   }
 }
 
+/// Embedding backward in three kernels over the `count` indices, none over
+/// the table: each row's first index (the sums' slot), the sums (atomics
+/// in the accumulation type, one slot per row touched), then each touched
+/// row's sum rounded into the table (zeroed before).
+__global__ void embeddingFirstKernel(const void *indices, int32_t bits,
+                                     int64_t count, int64_t v, int32_t *first,
+                                     unsigned long long *bad) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t row = formulas::indexAt(indices, bits, i);
+    if (row < 0 || row >= v)
+      recordError(bad, i);
+    else
+      atomicMin(&first[row], static_cast<int32_t>(i));
+  }
+}
+
 template <typename T>
-__global__ void embeddingBackwardKernel(const T *dy, const void *indices,
-                                        int32_t bits, int64_t count, int64_t v,
-                                        int64_t d, float *acc,
-                                        unsigned long long *bad) {
+__global__ void embeddingSumKernel(const T *dy, const void *indices,
+                                   int32_t bits, int64_t count, int64_t v,
+                                   int64_t d, const int32_t *first,
+                                   typename Storage<T>::Acc *acc) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
     int64_t i = e / d, j = e % d;
     int64_t row = formulas::indexAt(indices, bits, i);
-    if (row < 0 || row >= v) {
-      if (j == 0)
-        recordError(bad, i);
-      continue;
-    }
-    atomicAdd(&acc[row * d + j], static_cast<float>(Storage<T>::load(dy[e])));
+    if (row >= 0 && row < v)
+      atomicAdd(&acc[int64_t(first[row]) * d + j],
+                static_cast<typename Storage<T>::Acc>(Storage<T>::load(dy[e])));
+  }
+}
+
+template <typename T>
+__global__ void
+embeddingWriteKernel(const void *indices, int32_t bits, int64_t count,
+                     int64_t v, int64_t d, const int32_t *first,
+                     const typename Storage<T>::Acc *acc, T *gradTable) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       e < count * d; e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t i = e / d, j = e % d;
+    int64_t row = formulas::indexAt(indices, bits, i);
+    if (row >= 0 && row < v && first[row] == i)
+      gradTable[row * d + j] = Storage<T>::store(acc[e]);
   }
 }
 
@@ -186,17 +214,36 @@ void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
 void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *indices, int32_t indexBits, int64_t count,
                        int64_t v, int64_t d, void *gradTable) {
-  float *acc = scratchF32(v * d);
-  zero(acc, v * d * sizeof(float));
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (count * d > 0)
-      embeddingBackwardKernel<T>
-          <<<blocksFor(count * d), kThreads, 0, stream()>>>(
-              static_cast<const T *>(gradOutput), indices, indexBits, count, v,
-              d, acc, &deviceErrors()->index);
+    using A = typename Storage<T>::Acc;
+    zero(gradTable, v * d * int64_t(sizeof(T)));
+    if (count * d == 0 || v == 0)
+      return;
+    if (count > INT32_MAX) {
+      std::fprintf(stderr, "error: CUDA backend: embedding backward of more "
+                           "than 2^31 indices\n");
+      std::exit(1);
+    }
+    // Scratch: the first index of each row (v int32, "none" = 0x7f7f7f7f,
+    // beyond any index), then a sum slot per index (only a row's first is
+    // used), 8-byte aligned.
+    int64_t firstWords = (v + 1) / 2 * 2;
+    auto *scratch = scratchF32(firstWords + count * d * int64_t(sizeof(A) / 4));
+    auto *first = reinterpret_cast<int32_t *>(scratch);
+    auto *acc = reinterpret_cast<A *>(scratch + firstWords);
+    MPCRT_CUDA_CHECK(
+        cudaMemsetAsync(first, 0x7f, static_cast<size_t>(v) * 4, stream()));
+    zero(acc, count * d * int64_t(sizeof(A)));
+    embeddingFirstKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
+        indices, indexBits, count, v, first, &deviceErrors()->index);
+    embeddingSumKernel<T><<<blocksFor(count * d), kThreads, 0, stream()>>>(
+        static_cast<const T *>(gradOutput), indices, indexBits, count, v, d,
+        first, acc);
+    embeddingWriteKernel<T><<<blocksFor(count * d), kThreads, 0, stream()>>>(
+        indices, indexBits, count, v, d, first, acc,
+        static_cast<T *>(gradTable));
   });
-  cast(MPCRT_F32, acc, dtype, gradTable, v * d);
   MPCRT_CUDA_LAUNCHED("embedding_backward");
 }
 
