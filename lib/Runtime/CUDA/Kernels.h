@@ -240,8 +240,9 @@ void stridedScatter(const void *input, void *output, int64_t offset,
 void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
                const void *indices, int32_t indexBits, int64_t count,
                void *output);
-/// Scatter-adds in f32 with atomics: the order of the additions, and so the
-/// last bit of a row's sum, may change from run to run.
+/// Scatter-adds with atomics (f32; f64 for f64) into one slot per row
+/// touched: the order of the additions, and so the last bit of a row's
+/// sum, may change from run to run.
 void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *indices, int32_t indexBits, int64_t count,
                        int64_t v, int64_t d, void *gradTable);
