@@ -517,14 +517,15 @@ void mpcrt_sgd_update_multi(
     const float *lr, const uint8_t *found_inf, const float *inv_scale,
     double momentum, double dampening, int32_t nesterov, double weight_decay);
 
-/* mpcrt_adam_update_<p>_<g> (not LAMB) of `num_tensors` parameters that
+/* mpcrt_adam_update_<p>_<g> (Adam, or LAMB) of `num_tensors` parameters that
  * share the rate, step, skip flag, unscale factor and hyperparameters, in
  * one call: tensor t has types param_dtypes[t] and grad_dtypes[t] (a pair
  * with a suffix above), its buffers params[t], grads[t], exp_avgs[t],
  * exp_avg_sqs[t] and copies[t] (may be null; rounded to copy_dtypes[t]),
- * and sizes[t] elements. Each tensor gets exactly what its own call would
- * give; the CUDA backend updates them all in one launch per pair of types
- * (and per 36 tensors). */
+ * and sizes[t] elements. Each tensor gets what its own call would give
+ * (exactly, but for LAMB's trust ratio on CUDA, whose norms are summed in
+ * another order); the CUDA backend updates them all in one launch per
+ * pair of types (and per 36 tensors), LAMB in three. */
 void mpcrt_adam_update_multi(
     int64_t num_tensors, const mpcrt_dtype *param_dtypes,
     const mpcrt_dtype *grad_dtypes, void *const *params,
@@ -532,7 +533,8 @@ void mpcrt_adam_update_multi(
     const mpcrt_dtype *copy_dtypes, void *const *copies, const int64_t *sizes,
     const float *lr, const int32_t *step, const uint8_t *found_inf,
     const float *inv_scale, double beta1, double beta2, double eps,
-    double weight_decay, int32_t decoupled, int32_t bias_correction);
+    double weight_decay, int32_t decoupled, int32_t bias_correction,
+    int32_t lamb);
 
 /* ---- Numerics checks (--mpc-check-numerics), on the device, nothing read
  * back by a step. For checked op `index` of `count`: amax[2 * index] is the

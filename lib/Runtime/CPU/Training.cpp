@@ -284,7 +284,8 @@ void mpcrt_adam_update_multi(
     const mpcrt_dtype *copy_dtypes, void *const *copies, const int64_t *sizes,
     const float *lr, const int32_t *step, const uint8_t *found_inf,
     const float *inv_scale, double beta1, double beta2, double eps,
-    double weight_decay, int32_t decoupled, int32_t bias_correction) {
+    double weight_decay, int32_t decoupled, int32_t bias_correction,
+    int32_t lamb) {
   for (int64_t t = 0; t < num_tensors; ++t)
     dispatchPair(param_dtypes[t], grad_dtypes[t], [&](auto *p, auto *g) {
       using P = std::remove_pointer_t<decltype(p)>;
@@ -292,7 +293,8 @@ void mpcrt_adam_update_multi(
       adam(static_cast<P *>(params[t]), static_cast<const G *>(grads[t]),
            static_cast<P *>(exp_avgs[t]), static_cast<P *>(exp_avg_sqs[t]), lr,
            step, found_inf, inv_scale, copy_dtypes[t], copies[t], sizes[t],
-           beta1, beta2, eps, weight_decay, decoupled, bias_correction, false);
+           beta1, beta2, eps, weight_decay, decoupled, bias_correction,
+           lamb != 0);
     });
 }
 

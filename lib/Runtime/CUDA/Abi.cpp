@@ -237,11 +237,12 @@ void mpcrt_adam_update_multi(
     const mpcrt_dtype *copy_dtypes, void *const *copies, const int64_t *sizes,
     const float *lr, const int32_t *step, const uint8_t *found_inf,
     const float *inv_scale, double beta1, double beta2, double eps,
-    double weight_decay, int32_t decoupled, int32_t bias_correction) {
+    double weight_decay, int32_t decoupled, int32_t bias_correction,
+    int32_t lamb) {
   adamUpdateMulti(num_tensors, param_dtypes, grad_dtypes, params, grads,
                   exp_avgs, exp_avg_sqs, copy_dtypes, copies, sizes, lr, step,
                   found_inf, inv_scale, beta1, beta2, eps, weight_decay,
-                  decoupled != 0, bias_correction != 0);
+                  decoupled != 0, bias_correction != 0, lamb != 0);
 }
 
 void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,

@@ -141,9 +141,9 @@ void sgdUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
                     const uint8_t *foundInf, const float *invScale,
                     double momentum, double dampening, bool nesterov,
                     double weightDecay);
-// mpcrt_adam_update_multi: adamUpdate (not LAMB) of every tensor, one launch
-// per type pair and per 36 tensors; each element's arithmetic is
-// adamUpdate's.
+// mpcrt_adam_update_multi: adamUpdate of every tensor, one launch per type
+// pair and per 36 tensors (LAMB: three, its norms summed per 4096-element
+// chunk); each element's arithmetic is adamUpdate's.
 void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
                      const mpcrt_dtype *gradDtypes, void *const *params,
                      const void *const *grads, void *const *expAvgs,
@@ -152,7 +152,7 @@ void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
                      const int32_t *step, const uint8_t *foundInf,
                      const float *invScale, double beta1, double beta2,
                      double eps, double weightDecay, bool decoupled,
-                     bool biasCorrection);
+                     bool biasCorrection, bool lamb = false);
 
 // Elementwise ops, reductions, softmax, losses and layer norm (mpcrt_binary_*,
 // mpcrt_unary_*, ...), by runtime dtype. Strides and shapes are host arrays.

@@ -305,6 +305,97 @@ __global__ void sgdMultiKernel(UpdateList list, const float *lr,
                i);
 }
 
+/// LAMB over a list, pass 1: each block's sums of p^2 and u^2 (double,
+/// fixed order) over its chunk into partials[2 block], [2 block + 1].
+template <typename P, typename G>
+__global__ void
+lambNormsMultiKernel(UpdateList list, const int32_t *step,
+                     const uint8_t *foundInf, const float *invScale,
+                     double beta1, double beta2, double eps, double weightDecay,
+                     bool decoupled, bool biasCorrection, double *partials) {
+  using Acc = typename Storage<P>::Acc;
+  if (foundInf && *foundInf)
+    return;
+  int t = tensorOfBlock(list, blockIdx.x);
+  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
+  int64_t end = min(begin + kChunk, list.size[t]);
+  const formulas::Lamb<Acc> rule(
+      *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2, eps,
+      weightDecay, decoupled, biasCorrection);
+  auto *param = static_cast<const P *>(list.param[t]);
+  auto *grad = static_cast<const G *>(list.grad[t]);
+  auto *expAvg = static_cast<const P *>(list.expAvg[t]);
+  auto *expAvgSq = static_cast<const P *>(list.expAvgSq[t]);
+  double ps = 0, us = 0;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+    Acc p = Storage<P>::load(param[i]);
+    Acc u =
+        rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+    ps += static_cast<double>(p) * p;
+    us += static_cast<double>(u) * u;
+  }
+  ps = blockReduce<double>(ps);
+  us = blockReduce<double>(us);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = ps;
+    partials[2 * blockIdx.x + 1] = us;
+  }
+}
+
+/// Pass 2: one block per tensor sums its partials in order; its rate.
+__global__ void lambRatesMultiKernel(UpdateList list, const double *partials,
+                                     const float *lr, const uint8_t *foundInf,
+                                     double *rates) {
+  if (foundInf && *foundInf)
+    return;
+  int t = blockIdx.x;
+  double ps = 0, us = 0;
+  for (int64_t b = list.firstBlock[t] + threadIdx.x; b < list.firstBlock[t + 1];
+       b += blockDim.x) {
+    ps += partials[2 * b];
+    us += partials[2 * b + 1];
+  }
+  ps = blockReduce<double>(ps);
+  us = blockReduce<double>(us);
+  if (threadIdx.x == 0)
+    rates[t] = *lr * formulas::trustRatio(sqrt(ps), sqrt(us));
+}
+
+/// Pass 3: the moments and the step of each chunk (the copy either way).
+template <typename P, typename G>
+__global__ void lambMultiKernel(UpdateList list, const int32_t *step,
+                                const uint8_t *foundInf, const float *invScale,
+                                double beta1, double beta2, double eps,
+                                double weightDecay, bool decoupled,
+                                bool biasCorrection, const double *rates) {
+  using Acc = typename Storage<P>::Acc;
+  int t = tensorOfBlock(list, blockIdx.x);
+  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
+  int64_t end = min(begin + kChunk, list.size[t]);
+  bool skip = foundInf && *foundInf;
+  const formulas::Lamb<Acc> rule(
+      *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2, eps,
+      weightDecay, decoupled, biasCorrection);
+  Acc r = skip ? Acc(0) : static_cast<Acc>(rates[t]);
+  auto *param = static_cast<P *>(list.param[t]);
+  auto *grad = static_cast<const G *>(list.grad[t]);
+  auto *expAvg = static_cast<P *>(list.expAvg[t]);
+  auto *expAvgSq = static_cast<P *>(list.expAvgSq[t]);
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    if (!skip) {
+      Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+      Acc p = Storage<P>::load(param[i]);
+      Acc u =
+          rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+      expAvg[i] = Storage<P>::store(m);
+      expAvgSq[i] = Storage<P>::store(v);
+      param[i] = Storage<P>::store(p - r * u);
+    }
+    writeCopy(param[i], list.copyDtype[t], list.copy[t], i);
+  }
+}
+
 template <typename P, typename G>
 __global__ void adamMultiKernel(UpdateList list, const float *lr,
                                 const int32_t *step, const uint8_t *foundInf,
@@ -642,7 +733,7 @@ void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
                      const int32_t *step, const uint8_t *foundInf,
                      const float *invScale, double beta1, double beta2,
                      double eps, double weightDecay, bool decoupled,
-                     bool biasCorrection) {
+                     bool biasCorrection, bool lamb) {
   forEachUpdateList(
       numTensors, paramDtypes, gradDtypes, params, grads, expAvgs, expAvgSqs,
       copyDtypes, copies, sizes,
@@ -651,6 +742,23 @@ void adamUpdateMulti(int64_t numTensors, const mpcrt_dtype *paramDtypes,
         dispatchPair(p, g, "adam_update", [&](auto *pt, auto *gt) {
           using P = std::remove_pointer_t<decltype(pt)>;
           using G = std::remove_pointer_t<decltype(gt)>;
+          if (lamb) {
+            // 2 doubles per block, then a rate per tensor (the scratch is
+            // counted in floats).
+            auto *partials = reinterpret_cast<double *>(
+                scratchF32(4 * (blocks + int64_t(kMaxUpdates))));
+            double *rates = partials + 2 * blocks;
+            unsigned grid = static_cast<unsigned>(blocks);
+            lambNormsMultiKernel<P, G><<<grid, kThreads, 0, stream()>>>(
+                list, step, foundInf, invScale, beta1, beta2, eps, weightDecay,
+                decoupled, biasCorrection, partials);
+            lambRatesMultiKernel<<<list.count, kThreads, 0, stream()>>>(
+                list, partials, lr, foundInf, rates);
+            lambMultiKernel<P, G><<<grid, kThreads, 0, stream()>>>(
+                list, step, foundInf, invScale, beta1, beta2, eps, weightDecay,
+                decoupled, biasCorrection, rates);
+            return;
+          }
           adamMultiKernel<P, G>
               <<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(
                   list, lr, step, foundInf, invScale, beta1, beta2, eps,

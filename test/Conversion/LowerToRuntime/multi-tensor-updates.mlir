@@ -2,8 +2,8 @@
 // and hyperparameters become one mpcrt_adam_update_multi (or
 // mpcrt_sgd_update_multi) call, one launch on CUDA for all of them,
 // wherever they are in a run of updates, loads and stores of their
-// results; different hyperparameters make another group, LAMB (per-tensor
-// norms) keeps its own call, and any other op ends the run, so nothing can
+// results; different hyperparameters make another group (LAMB groups with
+// LAMB only), and any other op ends the run, so nothing can
 // read a parameter before its update.
 // RUN: mpc-opt %s -split-input-file --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
 
@@ -30,22 +30,21 @@ ml_program.global private mutable @step(dense<1> : tensor<i32>) : tensor<i32>
 // everything: one call of 2 tensors, parameter dtypes f32 (2), gradient
 // dtypes f16 (0) and f32, copy dtypes f16 and f32 (the same constant), 32
 // and 3 elements. @b has no weight decay (a group of its own: the
-// single-tensor call), @d is LAMB (its own call, where it stands), @e's
-// beta2 differs (another single call).
+// single-tensor call), @d is LAMB (a group of one), @e's beta2 differs
+// (another single call).
 // CHECK-DAG: llvm.mlir.global internal constant @[[PD:.*]](dense<2> : tensor<2xi32>)
 // CHECK-DAG: llvm.mlir.global internal constant @[[GD:.*]](dense<[0, 2]> : tensor<2xi32>)
 // CHECK-DAG: llvm.mlir.global internal constant @[[SZ:.*]](dense<[32, 3]> : tensor<2xi64>)
 // CHECK-LABEL: func.func @train_step(
-// LAMB is lowered where it stands; the held groups after the run, in the
-// order of their first update.
-// CHECK: call @mpcrt_adam_update_f32_f32({{.*}}, %c5_i64, {{.*}}, %c1_i32{{(_[0-9]+)?}})
+// The held groups after the run, in the order of their first update.
 // CHECK: %[[PDS:.*]] = llvm.mlir.addressof @[[PD]]
 // CHECK: %[[GDS:.*]] = llvm.mlir.addressof @[[GD]]
 // CHECK: %[[P:.*]] = llvm.alloca %c2_i64{{(_[0-9]+)?}} x !llvm.ptr
 // CHECK: %[[CDS:.*]] = llvm.mlir.addressof @[[GD]]
 // CHECK: %[[SZS:.*]] = llvm.mlir.addressof @[[SZ]]
-// CHECK: call @mpcrt_adam_update_multi(%c2_i64{{(_[0-9]+)?}}, %[[PDS]], %[[GDS]], %[[P]], %{{.*}}, %{{.*}}, %{{.*}}, %[[CDS]], %{{.*}}, %[[SZS]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_adam_update_multi(%c2_i64{{(_[0-9]+)?}}, %[[PDS]], %[[GDS]], %[[P]], %{{.*}}, %{{.*}}, %{{.*}}, %[[CDS]], %{{.*}}, %[[SZS]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
 // CHECK: call @mpcrt_adam_update_f32_f32({{.*}}, %c8_i64, {{.*}}, %c0_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_adam_update_f32_f32({{.*}}, %c5_i64, {{.*}}, %c1_i32{{(_[0-9]+)?}})
 // CHECK: call @mpcrt_adam_update_f32_f32({{.*}}, %c6_i64, {{.*}}, %c0_i32{{(_[0-9]+)?}})
 // CHECK-NOT: call @mpcrt_adam_update
 // CHECK: return
@@ -165,5 +164,41 @@ func.func @train_step(%ga: tensor<8xf32>, %gb: tensor<4xf32>, %gc: tensor<2xf32>
   %2:2 = mpc.sgd_update %b, %gb lr(%lr) momentum_buffer(%bm) {momentum = 0.9} : tensor<4xf32>, tensor<4xf32>
   ml_program.global_store @b = %2#0 : tensor<4xf32>
   ml_program.global_store @bm = %2#1 : tensor<4xf32>
+  return
+}
+
+// -----
+
+ml_program.global private mutable @a(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @am(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @av(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @b(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private mutable @bm(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private mutable @bv(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private @lr(dense<0.001> : tensor<f32>) : tensor<f32>
+ml_program.global private mutable @step(dense<1> : tensor<i32>) : tensor<i32>
+
+// Two LAMB updates: one multi-tensor call with its lamb flag (1).
+// CHECK-LABEL: func.func @train_step(
+// CHECK: call @mpcrt_adam_update_multi(%c2_i64{{(_[0-9]+)?}}, {{.*}}, %c1_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+// CHECK-NOT: call @mpcrt_adam_update
+// CHECK: return
+func.func @train_step(%ga: tensor<8xf32>, %gb: tensor<4xf32>) {
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %step = ml_program.global_load @step : tensor<i32>
+  %a = ml_program.global_load @a : tensor<8xf32>
+  %am = ml_program.global_load @am : tensor<8xf32>
+  %av = ml_program.global_load @av : tensor<8xf32>
+  %0:3 = mpc.adam_update %a, %ga, %am, %av lr(%lr) step(%step) {decoupled, lamb} : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @a = %0#0 : tensor<8xf32>
+  ml_program.global_store @am = %0#1 : tensor<8xf32>
+  ml_program.global_store @av = %0#2 : tensor<8xf32>
+  %b = ml_program.global_load @b : tensor<4xf32>
+  %bm = ml_program.global_load @bm : tensor<4xf32>
+  %bv = ml_program.global_load @bv : tensor<4xf32>
+  %1:3 = mpc.adam_update %b, %gb, %bm, %bv lr(%lr) step(%step) {decoupled, lamb} : tensor<4xf32>, tensor<4xf32>
+  ml_program.global_store @b = %1#0 : tensor<4xf32>
+  ml_program.global_store @bm = %1#1 : tensor<4xf32>
+  ml_program.global_store @bv = %1#2 : tensor<4xf32>
   return
 }

@@ -446,13 +446,13 @@ namespace {
 void adamSingle(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                 void *m, void *v, const float *lr, const int32_t *step,
                 const uint8_t *found, const float *inv, mpcrt_dtype copyDtype,
-                void *copy, int64_t n, double wd) {
+                void *copy, int64_t n, double wd, int32_t lamb) {
 #define MPC_SINGLE(PD, GD, SUFFIX, P, G)                                       \
   if (p == PD && g == GD)                                                      \
     return mpcrt_adam_update_##SUFFIX(                                         \
         static_cast<P *>(param), static_cast<const G *>(grad),                 \
         static_cast<P *>(m), static_cast<P *>(v), lr, step, found, inv,        \
-        copyDtype, copy, n, 0.9, 0.999, 1e-8, wd, 1, 1, 0);
+        copyDtype, copy, n, 0.9, 0.999, 1e-8, wd, 1, 1, lamb);
   MPC_SINGLE(MPCRT_F32, MPCRT_F16, f32_f16, float, uint16_t)
   MPC_SINGLE(MPCRT_F32, MPCRT_BF16, f32_bf16, float, uint16_t)
   MPC_SINGLE(MPCRT_F32, MPCRT_F32, f32_f32, float, float)
@@ -506,7 +506,7 @@ std::vector<uint8_t> valuesOf(mpcrt_dtype d, int64_t n, Draw draw) {
 } // namespace
 
 TEST(Optimizer, MultiTensorUpdatesEqualOneCallPerTensor) {
-  // Adam and SGD (momentum, Nesterov): every type pair in one call (twice
+  // Adam, LAMB and SGD (momentum, Nesterov): every type pair in one call (twice
   // each: with and without a copy), sizes that are multiples of nothing;
   // clean and skipped steps: every byte equals what one call per tensor
   // gives.
@@ -537,16 +537,20 @@ TEST(Optimizer, MultiTensorUpdatesEqualOneCallPerTensor) {
     }
   float lr = 0.01f, inv = 1.0f / 512;
   int32_t step = 4;
-  for (int adam = 0; adam < 2; ++adam)
+  // 0: SGD, 1: Adam, 2: LAMB.
+  for (int adam = 0; adam < 3; ++adam)
     for (uint8_t found : {0, 1}) {
-      SCOPED_TRACE(std::string(adam ? "adam" : "sgd") +
+      SCOPED_TRACE(std::string(adam == 2 ? "lamb"
+                               : adam    ? "adam"
+                                         : "sgd") +
                    (found ? " skipped" : " clean"));
       std::vector<Tensor> want = tensors, got = tensors;
       for (Tensor &t : want)
         if (adam)
           adamSingle(t.p, t.g, t.param.data(), t.grad.data(), t.m.data(),
                      t.v.data(), &lr, &step, &found, &inv, t.copyDtype,
-                     t.copy.empty() ? nullptr : t.copy.data(), t.n, 0.01);
+                     t.copy.empty() ? nullptr : t.copy.data(), t.n, 0.01,
+                     adam == 2);
         else
           sgdSingle(t.p, t.g, t.param.data(), t.grad.data(), t.m.data(), &lr,
                     &found, &inv, t.copyDtype,
@@ -571,7 +575,7 @@ TEST(Optimizer, MultiTensorUpdatesEqualOneCallPerTensor) {
                                 params.data(), grads.data(), ms.data(),
                                 vs.data(), cd.data(), copies.data(),
                                 sizes.data(), &lr, &step, &found, &inv, 0.9,
-                                0.999, 1e-8, 0.01, 1, 1);
+                                0.999, 1e-8, 0.01, 1, 1, adam == 2);
       else
         mpcrt_sgd_update_multi(int64_t(got.size()), pd.data(), gd.data(),
                                params.data(), grads.data(), ms.data(),

@@ -594,9 +594,8 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
               loadsOf)))
         return failure();
     }
-    // Hold the update in its group (a LAMB update is lowered below).
-    if (isa<SGDUpdateOp>(op) ||
-        (isa<AdamUpdateOp>(op) && !cast<AdamUpdateOp>(op).getLamb())) {
+    // Hold the update in its group.
+    if (isa<SGDUpdateOp, AdamUpdateOp>(op)) {
       auto group = llvm::find_if(
           updateGroups, [&](auto &g) { return groupsWith(g.front(), &op); });
       if (group != updateGroups.end())

@@ -233,7 +233,7 @@ LogicalResult adam(AdamUpdateOp op, Lowering &l) {
 namespace {
 
 bool sameUpdate(AdamUpdateOp a, AdamUpdateOp b) {
-  return !a.getLamb() && !b.getLamb() && a.getLr() == b.getLr() &&
+  return a.getLamb() == b.getLamb() && a.getLr() == b.getLr() &&
          a.getStep() == b.getStep() && a.getFoundInf() == b.getFoundInf() &&
          a.getInvScale() == b.getInvScale() && a.getBeta1() == b.getBeta1() &&
          a.getBeta2() == b.getBeta2() && a.getEps() == b.getEps() &&
@@ -313,7 +313,7 @@ LogicalResult adamGroup(ArrayRef<Operation *> group, Lowering &l) {
           l.f64(first.getEps().convertToDouble()),
           l.f64(first.getWeightDecay().convertToDouble()),
           l.i32(first.getDecoupled()),
-          l.i32(first.getBiasCorrection())});
+          l.i32(first.getBiasCorrection()), l.i32(first.getLamb())});
   for (auto [index, o] : llvm::enumerate(group)) {
     auto op = cast<AdamUpdateOp>(o);
     l.bind(op.getNewParam(), l.ptr(op.getParam()));
