@@ -9,6 +9,8 @@ export) with their test data, encoded here (standard library only):
   opset21/  Relu at opset 21: newer than the importer reads
   convsame/ Conv (opset 17) with auto_pad SAME_UPPER and a 2x2 kernel:
             an odd total padding, the extra row and column at the end
+  avgceil/  AveragePool (opset 17) with ceil_mode and count_include_pad:
+            not imported
 
 Each directory holds model.onnx and, where it imports, test_data_set_0
 (input_0.pb, output_*.pb) in the layout of ONNX's node tests, the outputs
@@ -154,6 +156,12 @@ def main():
                 [("x", [1, 1, 5, 5])], [("y", [1, 1, 5, 5])], 17,
                 [tensor("w", [1, 1, 2, 2], FLOAT, filt)]),
           [("x", [1, 1, 5, 5], img)], [("y", [1, 1, 5, 5], conv)])
+    write(out, "avgceil",
+          model([node("AveragePool", ["x"], ["y"], "pool",
+                      [attr_ints("kernel_shape", [2, 2]),
+                       attr_ints("strides", [2, 2]), attr_i("ceil_mode", 1),
+                       attr_i("count_include_pad", 1)])],
+                [("x", [1, 1, 5, 5])], [("y", [1, 1, 3, 3])], 17))
     write(out, "mish18",
           model([node("Mish", ["x"], ["y"], "mish")], [("x", [4, 6])],
                 [("y", [4, 6])], 18))

@@ -1219,9 +1219,10 @@ std::string Emitter::pool(const Node &node, bool max) {
     return error(node, "only 2-D pooling (NCHW inputs) is imported");
   bool ceil = intAttr(node, "ceil_mode", 0) != 0;
   bool includePad = intAttr(node, "count_include_pad", 0) != 0;
-  if (ceil && !max)
-    return error(node, "ceil_mode of AveragePool is not imported (its "
-                       "windows past the input have smaller divisors)");
+  if (ceil && !max && includePad)
+    return error(node, "ceil_mode of AveragePool with count_include_pad = 1 "
+                       "is not imported (its windows past the padding have "
+                       "smaller divisors)");
   if (node.outputs.size() > 1 && !node.outputs[1].empty())
     return error(node, "the Indices output is not imported");
   auto it = node.attributes.find("dilations");
@@ -1262,20 +1263,40 @@ std::string Emitter::pool(const Node &node, bool max) {
   // padding as zeros, as zeros; average pooling without the padding in
   // its divisors cannot (the extra zeros would count).
   std::vector<int64_t> extraBegin(2), extraEnd(2);
+  bool ratio = false;
   for (int d = 0; d < 2; ++d) {
     pads.push_back(std::min({begin[d], end[d], k[d] / 2}));
     extraBegin[d] = begin[d] - pads[d];
     extraEnd[d] = end[d] - pads[d];
-    if (!max && !includePad && (extraBegin[d] || extraEnd[d]))
-      return error(node, "AveragePool's padding is imported when it is "
-                         "symmetric and at most half the kernel, or with "
-                         "count_include_pad = 1");
+    ratio |= !max && !includePad && (extraBegin[d] || extraEnd[d]);
   }
   TensorType xt, yt = type;
   std::string xs = toNHWC(x, xt);
+  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  if (ratio) {
+    // Average pooling without its padding in the divisors, over padding mpc
+    // cannot hold: the windows' means over the zero-padded input, divided
+    // by their means over ones where the input is (each window's share of
+    // input elements), both counting every position.
+    auto meanOf = [&](const std::string &v, TensorType t) {
+      std::string padded = padNHWC(v, t, begin, end, "0.0"), out = fresh();
+      line(out + " = mpc.avg_pool2d " + padded + " {kernel = " + pair(k) +
+           ", stride = " + pair(strides) + ", padding = " + pair({0, 0}) +
+           ", count_include_pad = true} : " + mlirType(t));
+      return out;
+    };
+    std::string sums = meanOf(xs, xt);
+    TensorType onesType{xt.element, {1, xt.dims[1], xt.dims[2], 1}, true};
+    std::string ones = fresh();
+    line(ones + " = mpc.constant dense<1.0> : " + mlirType(onesType));
+    std::string counts = meanOf(ones, onesType), y = fresh();
+    TensorType countsType{xt.element, {1, yt.dims[1], yt.dims[2], 1}, true};
+    line(y + " = mpc.div " + sums + ", " + counts + " : " + mlirType(yt) +
+         ", " + mlirType(countsType));
+    return define(node, 0, toNCHW(y, yt), type);
+  }
   xs = padNHWC(xs, xt, extraBegin, extraEnd,
                max ? minusInfinity(xt.element) : "0.0");
-  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
   std::string y = fresh();
   std::string extra = max ? ""
                           : std::string(", count_include_pad = ") +
