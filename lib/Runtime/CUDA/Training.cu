@@ -305,6 +305,51 @@ __global__ void sgdMultiKernel(UpdateList list, const float *lr,
                i);
 }
 
+/// LAMB's sums of p^2 and u^2 over elements first, first + step, ... below
+/// limit (double, fixed order), the block's into partials[2 slot],
+/// [2 slot + 1]; nothing is written.
+template <typename P, typename G>
+__device__ void lambNorms(const formulas::Lamb<typename Storage<P>::Acc> &rule,
+                          const P *param, const G *grad, const P *expAvg,
+                          const P *expAvgSq, int64_t first, int64_t limit,
+                          int64_t step, double *partials, int64_t slot) {
+  using Acc = typename Storage<P>::Acc;
+  double ps = 0, us = 0;
+  for (int64_t i = first; i < limit; i += step) {
+    Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+    Acc p = Storage<P>::load(param[i]);
+    Acc u =
+        rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+    ps += static_cast<double>(p) * p;
+    us += static_cast<double>(u) * u;
+  }
+  ps = blockReduce<double>(ps);
+  us = blockReduce<double>(us);
+  if (threadIdx.x == 0) {
+    partials[2 * slot] = ps;
+    partials[2 * slot + 1] = us;
+  }
+}
+
+/// LAMB's step of element i at rate r (nothing when skipped) and its copy.
+template <typename P, typename G>
+__device__ void
+lambElement(const formulas::Lamb<typename Storage<P>::Acc> &rule, bool skip,
+            typename Storage<P>::Acc r, P *param, const G *grad, P *expAvg,
+            P *expAvgSq, mpcrt_dtype copyDtype, void *copy, int64_t i) {
+  using Acc = typename Storage<P>::Acc;
+  if (!skip) {
+    Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
+    Acc p = Storage<P>::load(param[i]);
+    Acc u =
+        rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
+    expAvg[i] = Storage<P>::store(m);
+    expAvgSq[i] = Storage<P>::store(v);
+    param[i] = Storage<P>::store(p - r * u);
+  }
+  writeCopy(param[i], copyDtype, copy, i);
+}
+
 /// LAMB over a list, pass 1: each block's sums of p^2 and u^2 (double,
 /// fixed order) over its chunk into partials[2 block], [2 block + 1].
 template <typename P, typename G>
@@ -322,25 +367,11 @@ lambNormsMultiKernel(UpdateList list, const int32_t *step,
   const formulas::Lamb<Acc> rule(
       *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2, eps,
       weightDecay, decoupled, biasCorrection);
-  auto *param = static_cast<const P *>(list.param[t]);
-  auto *grad = static_cast<const G *>(list.grad[t]);
-  auto *expAvg = static_cast<const P *>(list.expAvg[t]);
-  auto *expAvgSq = static_cast<const P *>(list.expAvgSq[t]);
-  double ps = 0, us = 0;
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
-    Acc p = Storage<P>::load(param[i]);
-    Acc u =
-        rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
-    ps += static_cast<double>(p) * p;
-    us += static_cast<double>(u) * u;
-  }
-  ps = blockReduce<double>(ps);
-  us = blockReduce<double>(us);
-  if (threadIdx.x == 0) {
-    partials[2 * blockIdx.x] = ps;
-    partials[2 * blockIdx.x + 1] = us;
-  }
+  lambNorms(rule, static_cast<const P *>(list.param[t]),
+            static_cast<const G *>(list.grad[t]),
+            static_cast<const P *>(list.expAvg[t]),
+            static_cast<const P *>(list.expAvgSq[t]), begin + threadIdx.x, end,
+            blockDim.x, partials, blockIdx.x);
 }
 
 /// Pass 2: one block per tensor sums its partials in order; its rate.
@@ -382,18 +413,9 @@ __global__ void lambMultiKernel(UpdateList list, const int32_t *step,
   auto *grad = static_cast<const G *>(list.grad[t]);
   auto *expAvg = static_cast<P *>(list.expAvg[t]);
   auto *expAvgSq = static_cast<P *>(list.expAvgSq[t]);
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    if (!skip) {
-      Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
-      Acc p = Storage<P>::load(param[i]);
-      Acc u =
-          rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
-      expAvg[i] = Storage<P>::store(m);
-      expAvgSq[i] = Storage<P>::store(v);
-      param[i] = Storage<P>::store(p - r * u);
-    }
-    writeCopy(param[i], list.copyDtype[t], list.copy[t], i);
-  }
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    lambElement(rule, skip, r, param, grad, expAvg, expAvgSq, list.copyDtype[t],
+                list.copy[t], i);
 }
 
 template <typename P, typename G>
@@ -434,22 +456,9 @@ __global__ void lambNormsKernel(const P *param, const G *grad, const P *expAvg,
   const formulas::Lamb<Acc> rule(
       *step, invScale ? static_cast<Acc>(*invScale) : Acc(1), beta1, beta2, eps,
       weightDecay, decoupled, biasCorrection);
-  double ps = 0, us = 0;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
-    Acc p = Storage<P>::load(param[i]);
-    Acc u =
-        rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
-    ps += static_cast<double>(p) * p;
-    us += static_cast<double>(u) * u;
-  }
-  ps = blockReduce<double>(ps);
-  us = blockReduce<double>(us);
-  if (threadIdx.x == 0) {
-    partials[2 * blockIdx.x] = ps;
-    partials[2 * blockIdx.x + 1] = us;
-  }
+  lambNorms(rule, param, grad, expAvg, expAvgSq,
+            blockIdx.x * int64_t(blockDim.x) + threadIdx.x, count,
+            int64_t(gridDim.x) * blockDim.x, partials, blockIdx.x);
 }
 
 /// LAMB, pass 2: the partials in order, then lr * trust ratio into *rate.
@@ -484,18 +493,9 @@ lambKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const int32_t *step,
       weightDecay, decoupled, biasCorrection);
   Acc r = skip ? Acc(0) : static_cast<Acc>(*rate);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    if (!skip) {
-      Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
-      Acc p = Storage<P>::load(param[i]);
-      Acc u =
-          rule.direction(p, static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
-      expAvg[i] = Storage<P>::store(m);
-      expAvgSq[i] = Storage<P>::store(v);
-      param[i] = Storage<P>::store(p - r * u);
-    }
-    writeCopy(param[i], copyDtype, copy, i);
-  }
+       i += int64_t(gridDim.x) * blockDim.x)
+    lambElement(rule, skip, r, param, grad, expAvg, expAvgSq, copyDtype, copy,
+                i);
 }
 
 /// Calls f(P*, G*) with the storage types of the supported pairs.
