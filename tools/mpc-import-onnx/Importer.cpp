@@ -1319,8 +1319,11 @@ std::string Emitter::convTranspose(const Node &node) {
     return e;
   if (x.type.dims.size() != 4)
     return error(node, "only 2-D transposed convolutions are imported");
-  if (intAttr(node, "group", 1) != 1)
-    return error(node, "grouped transposed convolutions are not imported");
+  int64_t groups = intAttr(node, "group", 1);
+  if (groups < 1 || x.type.dims[1] % groups != 0 ||
+      w.type.dims[0] != x.type.dims[1])
+    return error(node, "the group count must divide the input channels, "
+                       "which the filter's first dimension must equal");
   auto ints = [&](const char *name, int64_t dflt) {
     auto it = node.attributes.find(name);
     return it == node.attributes.end() ? std::vector<int64_t>{dflt, dflt}
@@ -1392,11 +1395,37 @@ std::string Emitter::convTranspose(const Node &node) {
   TensorType got = yt; // mpc's result: rows [p, F - p) of the full one
   for (int d = 0; d < 2; ++d)
     got.dims[1 + d] = fullRows[d] - 2 * pads[d];
-  std::string y = fresh();
-  line(y + " = mpc.conv_transpose2d " + xs + ", " + ws +
-       " {stride = " + pair(strides) + ", padding = " + pair(pads) +
-       ", dilation = " + pair(dilations) + ", output_padding = " +
-       pair(outputPadding) + "} : " + mlirType(xt) + ", " + mlirType(wt));
+  // Groups: each group's input channels and filters transposed apart,
+  // the results concatenated along the channels in group order.
+  int64_t perGroup = xt.dims[3] / groups;
+  std::string y;
+  TensorType part = got;
+  part.dims[3] = got.dims[3] / groups;
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    std::string xg = xs, wg = ws;
+    TensorType xgt = xt, wgt = wt;
+    if (groups > 1) {
+      xgt.dims[3] = perGroup;
+      wgt.dims[0] = perGroup;
+      xg = sliceOf(xs, xt, {0, 0, 0, gi * perGroup}, xgt.dims);
+      wg = sliceOf(ws, wt, {gi * perGroup, 0, 0, 0}, wgt.dims);
+    }
+    std::string yg = fresh();
+    line(yg + " = mpc.conv_transpose2d " + xg + ", " + wg +
+         " {stride = " + pair(strides) + ", padding = " + pair(pads) +
+         ", dilation = " + pair(dilations) + ", output_padding = " +
+         pair(outputPadding) + "} : " + mlirType(xgt) + ", " + mlirType(wgt));
+    if (gi == 0) {
+      y = yg;
+      continue;
+    }
+    TensorType sofar = part;
+    sofar.dims[3] = part.dims[3] * gi;
+    std::string joined = fresh();
+    line(joined + " = mpc.concat " + y + ", " + yg +
+         " {axis = 3 : i64} : " + mlirType(sofar) + ", " + mlirType(part));
+    y = joined;
+  }
   TensorType taken = yt;
   taken.dims[1] = middle[0];
   taken.dims[2] = middle[1];
