@@ -68,9 +68,6 @@ double medianMs(const std::function<void()> &run) {
   return times[times.size() / 2];
 }
 
-int64_t bytesOf(mpcrt_dtype d) {
-  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
-}
 const char *nameOf(mpcrt_dtype d) {
   return d == MPCRT_F16    ? "f16"
          : d == MPCRT_BF16 ? "bf16"

@@ -120,31 +120,30 @@ void adam(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
   writeCopy(param, copyDtype, copy, count);
 }
 
+/// The optimizers' type pairs: suffix, ABI parameter and gradient types,
+/// storage types, dtype codes.
+#define MPCRT_FOR_EACH_OPTIMIZER_PAIR(M)                                       \
+  M(f32_f16, float, uint16_t, float, F16, MPCRT_F32, MPCRT_F16)                \
+  M(f32_bf16, float, uint16_t, float, BF16, MPCRT_F32, MPCRT_BF16)             \
+  M(f32_f32, float, float, float, float, MPCRT_F32, MPCRT_F32)                 \
+  M(f16_f16, uint16_t, uint16_t, F16, F16, MPCRT_F16, MPCRT_F16)               \
+  M(bf16_bf16, uint16_t, uint16_t, BF16, BF16, MPCRT_BF16, MPCRT_BF16)         \
+  M(f64_f64, double, double, double, double, MPCRT_F64, MPCRT_F64)             \
+  M(f16_f32, uint16_t, float, F16, float, MPCRT_F16, MPCRT_F32)                \
+  M(bf16_f32, uint16_t, float, BF16, float, MPCRT_BF16, MPCRT_F32)
+
 /// f(P *, G *) (null pointers) for the optimizers' type pairs.
 template <typename F> void dispatchPair(mpcrt_dtype p, mpcrt_dtype g, F f) {
-  if (p == MPCRT_F32 && g == MPCRT_F16)
-    f(static_cast<float *>(nullptr), static_cast<F16 *>(nullptr));
-  else if (p == MPCRT_F32 && g == MPCRT_BF16)
-    f(static_cast<float *>(nullptr), static_cast<BF16 *>(nullptr));
-  else if (p == MPCRT_F32 && g == MPCRT_F32)
-    f(static_cast<float *>(nullptr), static_cast<float *>(nullptr));
-  else if (p == MPCRT_F16 && g == MPCRT_F16)
-    f(static_cast<F16 *>(nullptr), static_cast<F16 *>(nullptr));
-  else if (p == MPCRT_BF16 && g == MPCRT_BF16)
-    f(static_cast<BF16 *>(nullptr), static_cast<BF16 *>(nullptr));
-  else if (p == MPCRT_F64 && g == MPCRT_F64)
-    f(static_cast<double *>(nullptr), static_cast<double *>(nullptr));
-  else if (p == MPCRT_F16 && g == MPCRT_F32)
-    f(static_cast<F16 *>(nullptr), static_cast<float *>(nullptr));
-  else if (p == MPCRT_BF16 && g == MPCRT_F32)
-    f(static_cast<BF16 *>(nullptr), static_cast<float *>(nullptr));
-  else {
-    std::fprintf(stderr,
-                 "error: optimizer update: unsupported types (parameter %d, "
-                 "gradient %d)\n",
-                 int(p), int(g));
-    std::exit(1);
-  }
+#define MPCRT_CASE(SUFFIX, ABI_P, ABI_G, P, G, PD, GD)                         \
+  if (p == PD && g == GD)                                                      \
+    return f(static_cast<P *>(nullptr), static_cast<G *>(nullptr));
+  MPCRT_FOR_EACH_OPTIMIZER_PAIR(MPCRT_CASE)
+#undef MPCRT_CASE
+  std::fprintf(stderr,
+               "error: optimizer update: unsupported types (parameter %d, "
+               "gradient %d)\n",
+               int(p), int(g));
+  std::exit(1);
 }
 
 } // namespace
@@ -227,7 +226,7 @@ void mpcrt_update_loss_scale(float *scale, int32_t *growthTracker,
                             growthInterval, hysteresis, minScale, maxScale);
 }
 
-#define MPCRT_DEFINE(SUFFIX, ABI_P, ABI_G, P, G)                               \
+#define MPCRT_DEFINE(SUFFIX, ABI_P, ABI_G, P, G, PD, GD)                       \
   void mpcrt_sgd_update_##SUFFIX(                                              \
       ABI_P *param, const ABI_G *grad, const float *lr, ABI_P *buffer,         \
       const uint8_t *found_inf, const float *inv_scale,                        \
@@ -249,14 +248,7 @@ void mpcrt_update_loss_scale(float *scale, int32_t *growthTracker,
          lr, step, found_inf, inv_scale, copy_dtype, copy, count, beta1,       \
          beta2, eps, weight_decay, decoupled, bias_correction, lamb != 0);     \
   }
-MPCRT_DEFINE(f32_f16, float, uint16_t, float, F16)
-MPCRT_DEFINE(f32_bf16, float, uint16_t, float, BF16)
-MPCRT_DEFINE(f32_f32, float, float, float, float)
-MPCRT_DEFINE(f16_f16, uint16_t, uint16_t, F16, F16)
-MPCRT_DEFINE(bf16_bf16, uint16_t, uint16_t, BF16, BF16)
-MPCRT_DEFINE(f64_f64, double, double, double, double)
-MPCRT_DEFINE(f16_f32, uint16_t, float, F16, float)
-MPCRT_DEFINE(bf16_f32, uint16_t, float, BF16, float)
+MPCRT_FOR_EACH_OPTIMIZER_PAIR(MPCRT_DEFINE)
 #undef MPCRT_DEFINE
 
 void mpcrt_sgd_update_multi(

@@ -23,6 +23,11 @@ typedef struct CUstream_st *cudaStream_t;
 
 namespace mpcrt::cuda {
 
+/// Bytes of one element of a float dtype.
+inline int64_t bytesOf(mpcrt_dtype dtype) {
+  return dtype == MPCRT_F64 ? 8 : dtype == MPCRT_F32 ? 4 : 2;
+}
+
 /// Loads cuBLASLt and cuDNN (once; see Libraries.h): called before the
 /// first CUDA call, so that a missing library is what gets reported.
 void initialize();

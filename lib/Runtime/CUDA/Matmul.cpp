@@ -256,10 +256,6 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
   return plan;
 }
 
-int64_t bytesOf(mpcrt_dtype dtype) {
-  return dtype == MPCRT_F64 ? 8 : dtype == MPCRT_F32 ? 4 : 2;
-}
-
 cublasLtEpilogue_t epilogueOf(int32_t activation) {
   switch (activation) {
   case MPCRT_RELU:

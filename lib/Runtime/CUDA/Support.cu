@@ -376,17 +376,13 @@ __global__ void gatherRowsKernel(const void *src, mpcrt_dtype from, void *dst,
   }
 }
 
-int64_t elementBytes(mpcrt_dtype d) {
-  return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
-}
-
 } // namespace
 
 void gatherRows(const void *src, mpcrt_dtype from, void *dst, mpcrt_dtype to,
                 int64_t rowElements, const int64_t *rows, int64_t count,
                 int32_t rawBytes) {
   if (rawBytes <= 0 && from == to)
-    rawBytes = static_cast<int32_t>(elementBytes(from));
+    rawBytes = static_cast<int32_t>(bytesOf(from));
   if (rawBytes != 0 && rawBytes != 1 && rawBytes != 2 && rawBytes != 4 &&
       rawBytes != 8) {
     std::fprintf(stderr,
@@ -395,7 +391,7 @@ void gatherRows(const void *src, mpcrt_dtype from, void *dst, mpcrt_dtype to,
                  rawBytes);
     std::exit(1);
   }
-  int64_t outRow = rowElements * (rawBytes > 0 ? rawBytes : elementBytes(to));
+  int64_t outRow = rowElements * (rawBytes > 0 ? rawBytes : bytesOf(to));
   for (int64_t first = 0; first < count; first += kGatherRows) {
     int n = static_cast<int>(std::min<int64_t>(kGatherRows, count - first));
     GatherRows list{};

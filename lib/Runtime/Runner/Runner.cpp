@@ -389,7 +389,8 @@ struct ResidentData {
   std::vector<void *> buffers;
   std::vector<mpcrt_dtype> stored, type;
   std::vector<int32_t> rawBytes;
-  std::vector<int64_t> sampleElements;
+  /// Elements of a sample; bytes of an element in the data and stored.
+  std::vector<int64_t> sampleElements, hostBytes, storedBytes;
   ~ResidentData() {
     for (void *b : buffers)
       mpcrt_buffer_free(b);
@@ -424,15 +425,17 @@ static int64_t planResident(const Model &model, int64_t batch,
     mpcrt_dtype stored = type && (*type == MPCRT_F32 || *type == MPCRT_F64)
                              ? narrow
                              : type.value_or(MPCRT_F32);
+    int64_t storedBytes = !type                 ? bytes
+                          : stored == MPCRT_F64 ? 8
+                          : stored == MPCRT_F32 ? 4
+                                                : 2;
     data.type.push_back(type.value_or(MPCRT_F32));
     data.stored.push_back(stored);
     data.rawBytes.push_back(type ? 0 : static_cast<int32_t>(bytes));
     data.sampleElements.push_back(elements);
-    total += samples * elements *
-             (type ? (stored == MPCRT_F64   ? 8
-                      : stored == MPCRT_F32 ? 4
-                                            : 2)
-                   : bytes);
+    data.hostBytes.push_back(bytes);
+    data.storedBytes.push_back(storedBytes);
+    total += samples * elements * storedBytes;
   }
   return total;
 }
@@ -446,10 +449,9 @@ static void makeResident(const std::vector<const Array *> &sources,
   for (size_t i = 0; i < sources.size(); ++i) {
     const std::vector<char> &host = sources[i]->data;
     int64_t elements = samples * data.sampleElements[i];
-    int64_t hostElement = elements ? int64_t(host.size()) / elements : 0;
+    int64_t hostElement = data.hostBytes[i],
+            storedElement = data.storedBytes[i];
     bool same = data.rawBytes[i] > 0 || data.stored[i] == data.type[i];
-    int64_t storedElement =
-        same ? hostElement : (data.stored[i] == MPCRT_F32 ? 4 : 2);
     void *buffer =
         mpcrt_buffer_alloc(std::max<int64_t>(1, elements * storedElement));
     data.buffers.push_back(buffer);

@@ -442,7 +442,18 @@ TEST(Optimizer, LowPrecisionParametersTakeF32Gradients) {
 
 namespace {
 
-/// mpcrt_adam_update_<p>_<g> (not LAMB) by runtime types.
+/// The optimizers' type pairs: dtype codes, suffix, ABI types.
+#define MPC_PAIRS(M)                                                           \
+  M(MPCRT_F32, MPCRT_F16, f32_f16, float, uint16_t)                            \
+  M(MPCRT_F32, MPCRT_BF16, f32_bf16, float, uint16_t)                          \
+  M(MPCRT_F32, MPCRT_F32, f32_f32, float, float)                               \
+  M(MPCRT_F16, MPCRT_F16, f16_f16, uint16_t, uint16_t)                         \
+  M(MPCRT_BF16, MPCRT_BF16, bf16_bf16, uint16_t, uint16_t)                     \
+  M(MPCRT_F64, MPCRT_F64, f64_f64, double, double)                             \
+  M(MPCRT_F16, MPCRT_F32, f16_f32, uint16_t, float)                            \
+  M(MPCRT_BF16, MPCRT_F32, bf16_f32, uint16_t, float)
+
+/// mpcrt_adam_update_<p>_<g> (Adam or LAMB) by runtime types.
 void adamSingle(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                 void *m, void *v, const float *lr, const int32_t *step,
                 const uint8_t *found, const float *inv, mpcrt_dtype copyDtype,
@@ -453,14 +464,7 @@ void adamSingle(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
         static_cast<P *>(param), static_cast<const G *>(grad),                 \
         static_cast<P *>(m), static_cast<P *>(v), lr, step, found, inv,        \
         copyDtype, copy, n, 0.9, 0.999, 1e-8, wd, 1, 1, lamb);
-  MPC_SINGLE(MPCRT_F32, MPCRT_F16, f32_f16, float, uint16_t)
-  MPC_SINGLE(MPCRT_F32, MPCRT_BF16, f32_bf16, float, uint16_t)
-  MPC_SINGLE(MPCRT_F32, MPCRT_F32, f32_f32, float, float)
-  MPC_SINGLE(MPCRT_F16, MPCRT_F16, f16_f16, uint16_t, uint16_t)
-  MPC_SINGLE(MPCRT_BF16, MPCRT_BF16, bf16_bf16, uint16_t, uint16_t)
-  MPC_SINGLE(MPCRT_F64, MPCRT_F64, f64_f64, double, double)
-  MPC_SINGLE(MPCRT_F16, MPCRT_F32, f16_f32, uint16_t, float)
-  MPC_SINGLE(MPCRT_BF16, MPCRT_F32, bf16_f32, uint16_t, float)
+  MPC_PAIRS(MPC_SINGLE)
 #undef MPC_SINGLE
   FAIL() << "no single-tensor update for " << p << "/" << g;
 }
@@ -476,17 +480,11 @@ void sgdSingle(mpcrt_dtype p, mpcrt_dtype g, void *param, const void *grad,
                                      static_cast<const G *>(grad), lr,         \
                                      static_cast<P *>(buffer), found, inv,     \
                                      copyDtype, copy, n, 0.9, 0, 1, wd);
-  MPC_SINGLE(MPCRT_F32, MPCRT_F16, f32_f16, float, uint16_t)
-  MPC_SINGLE(MPCRT_F32, MPCRT_BF16, f32_bf16, float, uint16_t)
-  MPC_SINGLE(MPCRT_F32, MPCRT_F32, f32_f32, float, float)
-  MPC_SINGLE(MPCRT_F16, MPCRT_F16, f16_f16, uint16_t, uint16_t)
-  MPC_SINGLE(MPCRT_BF16, MPCRT_BF16, bf16_bf16, uint16_t, uint16_t)
-  MPC_SINGLE(MPCRT_F64, MPCRT_F64, f64_f64, double, double)
-  MPC_SINGLE(MPCRT_F16, MPCRT_F32, f16_f32, uint16_t, float)
-  MPC_SINGLE(MPCRT_BF16, MPCRT_F32, bf16_f32, uint16_t, float)
+  MPC_PAIRS(MPC_SINGLE)
 #undef MPC_SINGLE
   FAIL() << "no single-tensor update for " << p << "/" << g;
 }
+#undef MPC_PAIRS
 
 size_t bytesOf(mpcrt_dtype d) {
   return d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;

@@ -496,8 +496,8 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     l.copy(l.global(store.getGlobal().getLeafReference()), l.ptr(value),
            tensorType(value));
   };
-  // Optimizer updates (SGD, and Adam that is not LAMB) are held, grouped by
-  // what they share, until an op that is not one of them, a load, or a
+  // Optimizer updates (SGD, Adam, LAMB) are held, grouped by what they
+  // share, until an op that is not one of them, a load, or a
   // store of their results: each group is then one multi-tensor call (one
   // launch on CUDA where there were as many as parameters), the held
   // stores after it. The updates touch only their own parameter and
@@ -505,9 +505,7 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   SmallVector<SmallVector<Operation *>> updateGroups;
   SmallVector<ml_program::GlobalStoreOp> heldStores;
   llvm::SmallPtrSet<Operation *, 16> held;
-  // What a run may hold besides its updates: LAMB's updates (lowered where
-  // they stand: they too touch only their own state), loads, and stores of
-  // any update's results.
+  // What a run holds: updates, loads, and stores of updates' results.
   auto holds = [&](Operation &op) {
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
       return isa_and_nonnull<AdamUpdateOp, SGDUpdateOp>(
@@ -531,8 +529,8 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     if (!held.empty() && (newPart || !holds(op)) && failed(release()))
       return failure();
     l.currentLoc = op.getLoc();
-    if (++opsInPart > opsPerPart && opsPerPart > 0 &&
-        !isa<func::ReturnOp>(op)) {
+    ++opsInPart;
+    if (newPart) {
       OpBuilder module(part);
       module.setInsertionPointAfter(part);
       auto next = func::FuncOp::create(
