@@ -157,19 +157,24 @@ constexpr int64_t kNewestOpset = 20;
 
 /// The int64 values of a constant (an initializer or a Constant node's
 /// value) named `name`, or false.
+/// The attribute `name` of `n`, or null.
+const onnx::AttributeProto *attributeOf(const onnx::NodeProto &n,
+                                        const std::string &name) {
+  for (const auto &a : n.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
 bool constantInts(const onnx::GraphProto &g, const std::string &name,
                   std::vector<int64_t> &out) {
   auto read = [&](const onnx::TensorProto &t) {
-    if (t.data_type() != onnx::TensorProto::INT64)
+    TensorValue value;
+    if (t.data_type() != onnx::TensorProto::INT64 ||
+        !copyTensor(t, value).empty())
       return false;
-    out.clear();
-    if (t.has_raw_data()) {
-      const std::string &raw = t.raw_data();
-      out.resize(raw.size() / 8);
-      std::memcpy(out.data(), raw.data(), out.size() * 8);
-    } else {
-      out.assign(t.int64_data().begin(), t.int64_data().end());
-    }
+    out.resize(value.bytes.size() / 8);
+    std::memcpy(out.data(), value.bytes.data(), out.size() * 8);
     return true;
   };
   for (const auto &t : g.initializer())
@@ -178,9 +183,8 @@ bool constantInts(const onnx::GraphProto &g, const std::string &name,
   for (const auto &n : g.node())
     if (n.op_type() == "Constant" && n.output_size() == 1 &&
         n.output(0) == name)
-      for (const auto &a : n.attribute())
-        if (a.name() == "value" && a.has_t())
-          return read(a.t());
+      if (const auto *a = attributeOf(n, "value"); a && a->has_t())
+        return read(a->t());
   return false;
 }
 
@@ -252,13 +256,6 @@ std::string downgrade(onnx::ModelProto &model) {
         return;
       }
   };
-  auto attribute = [](const onnx::NodeProto &n,
-                      const std::string &name) -> const onnx::AttributeProto * {
-    for (const auto &a : n.attribute())
-      if (a.name() == name)
-        return &a;
-    return nullptr;
-  };
   static const std::set<std::string> reductions = {
       "ReduceL1",   "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
       "ReduceMean", "ReduceMin", "ReduceProd",   "ReduceSumSquare"};
@@ -301,7 +298,7 @@ std::string downgrade(onnx::ModelProto &model) {
       continue;
     }
     if (op == "Gelu") {
-      const auto *a = attribute(node, "approximate");
+      const auto *a = attributeOf(node, "approximate");
       std::string how = a ? a->s() : "none";
       if (node.input_size() != 1 || node.output_size() != 1)
         return refuse("takes one input and one output");
@@ -349,22 +346,22 @@ std::string downgrade(onnx::ModelProto &model) {
             a->add_ints(axis);
         }
       }
-      const auto *noop = attribute(node, "noop_with_empty_axes");
-      if (noop && noop->i() != 0 && !attribute(node, "axes")) {
+      const auto *noop = attributeOf(node, "noop_with_empty_axes");
+      if (noop && noop->i() != 0 && !attributeOf(node, "axes")) {
         node.set_op_type("Identity");
         node.clear_attribute();
       } else {
         dropAttribute(node, "noop_with_empty_axes");
       }
     } else if (op == "Split") {
-      if (attribute(node, "num_outputs") &&
+      if (attributeOf(node, "num_outputs") &&
           !(node.input_size() > 1 && !node.input(1).empty()))
         dropAttribute(node, "num_outputs"); // equal parts, as opset 13
     } else if (op == "Resize") {
-      const auto *antialias = attribute(node, "antialias");
-      const auto *policy = attribute(node, "keep_aspect_ratio_policy");
-      const auto *mode = attribute(node, "coordinate_transformation_mode");
-      if ((antialias && antialias->i() != 0) || attribute(node, "axes") ||
+      const auto *antialias = attributeOf(node, "antialias");
+      const auto *policy = attributeOf(node, "keep_aspect_ratio_policy");
+      const auto *mode = attributeOf(node, "coordinate_transformation_mode");
+      if ((antialias && antialias->i() != 0) || attributeOf(node, "axes") ||
           (policy && policy->s() != "stretch") ||
           (mode && mode->s() == "half_pixel_symmetric"))
         return refuse("antialias, axes, keep_aspect_ratio_policy and "
@@ -373,13 +370,13 @@ std::string downgrade(onnx::ModelProto &model) {
       dropAttribute(node, "antialias");
       dropAttribute(node, "keep_aspect_ratio_policy");
     } else if (op == "Pad") {
-      const auto *mode = attribute(node, "mode");
+      const auto *mode = attributeOf(node, "mode");
       if ((node.input_size() > 3 && !node.input(3).empty()) ||
           (mode && mode->s() == "wrap"))
         return refuse("axes and mode wrap are not converted to opset " +
                       std::to_string(kOpset));
     } else if (op == "AveragePool") {
-      if (const auto *d = attribute(node, "dilations")) {
+      if (const auto *d = attributeOf(node, "dilations")) {
         for (int64_t v : d->ints())
           if (v != 1)
             return refuse("dilations are not converted to opset " +
