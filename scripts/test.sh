@@ -14,7 +14,9 @@ mpc_install_missing python3-torch python3-numpy
 
 status=0
 echo "== lit: check-mpc"
-/usr/lib/llvm-22/bin/lit -sv "$MPC_BUILD/test" || status=1
+results="$MPC_BUILD/lit-results.json"
+rm -f "$results"
+/usr/lib/llvm-22/bin/lit -sv -o "$results" "$MPC_BUILD/test" || status=1
 echo "== ctest: unit tests"
 ctest --test-dir "$MPC_BUILD" --output-on-failure || status=1
 if [ "${MPC_SANITIZE_TESTS:-1}" != 0 ]; then
@@ -24,5 +26,10 @@ fi
 if [ "${MPC_FUZZ_SECONDS:-30}" != 0 ]; then
   echo "== fuzz: ${MPC_FUZZ_SECONDS:-30}s per target"
   FUZZ_SECONDS="${MPC_FUZZ_SECONDS:-30}" "$MPC_ROOT/scripts/fuzz.sh" || status=1
+fi
+# A failing lit test's own lines come last again, where a log read from
+# its end shows them: each failed test's name and the end of its output.
+if [ -f "$results" ]; then
+  "$MPC_ROOT/scripts/lit_failures.py" "$results" || true
 fi
 exit $status

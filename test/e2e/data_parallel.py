@@ -17,6 +17,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 
@@ -80,29 +81,39 @@ def main():
         command = args[args.index("--") + 1:]
         job = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, start_new_session=True)
+        # The job's messages are read as they come: a full pipe would stop
+        # the launcher and read as a hang.
+        said = []
+        reader = threading.Thread(target=lambda: said.append(job.stderr.read()))
+        reader.start()
+
+        def messages():
+            reader.join(timeout=bound)
+            return b"".join(said).decode(errors="replace")
         victim, start = None, time.monotonic()
         while victim is None and time.monotonic() - start < bound:
             if job.poll() is not None:
                 fail("the job ended before rank %d was found (status %d): %s"
-                     % (rank, job.returncode, job.stderr.read().decode()))
+                     % (rank, job.returncode, messages()))
             victim = rank_process(rank, job.pid)
             time.sleep(0.1)
         if victim is None:
             os.killpg(job.pid, signal.SIGKILL)
-            fail("no process of rank %d" % rank)
+            fail("no process of rank %d: %s" % (rank, messages()))
         time.sleep(1.0)  # training
         os.kill(victim, signal.SIGKILL)
         try:
             job.wait(timeout=bound)
         except subprocess.TimeoutExpired:
             os.killpg(job.pid, signal.SIGKILL)
-            fail("the job still ran %g s after rank %d was killed (a hang)"
-                 % (bound, rank))
+            fail("the job still ran %g s after rank %d was killed (a hang): %s"
+                 % (bound, rank, messages()))
         if job.returncode == 0:
-            fail("the job ended with status 0 after rank %d was killed" % rank)
+            fail("the job ended with status 0 after rank %d was killed: %s"
+                 % (rank, messages()))
         print("killed rank %d: the job ended with status %d within %g s"
               % (rank, job.returncode, bound))
-        sys.stdout.write(job.stderr.read().decode(errors="replace"))
+        sys.stdout.write(messages())
     else:
         fail("unknown command " + cmd)
 

@@ -690,7 +690,8 @@ void mpcrt_comm_all_reduce_wait(int32_t slot);
 void mpcrt_comm_host_sum(double *values, int64_t count);
 /* Host memory: all[r] = rank r's `value` (all holds size() values). */
 void mpcrt_comm_host_gather(uint64_t value, uint64_t *all);
-/* Ends every rank of the job with exit status `code` (never returns). */
+/* Ends this rank with exit status `code`, its output flushed, and with it
+ * the job: the launcher ends the other ranks (never returns). */
 void mpcrt_comm_abort(int32_t code);
 void mpcrt_comm_finalize(void);
 

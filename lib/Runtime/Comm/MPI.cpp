@@ -30,12 +30,21 @@ namespace {
 bool joined = false;
 int rank = 0, size = 1, localRank = 0;
 
+/// Ends this rank with `code`, what it printed flushed. Not MPI_Abort:
+/// Open MPI may kill the ranks before its launcher has forwarded the
+/// aborting rank's last lines (its own manual says one may or may not see
+/// them), and those lines are the error. A rank that exits without
+/// MPI_Finalize makes mpirun end the others, after it has read the rank's
+/// output to its end.
+[[noreturn]] void leave(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
 [[noreturn]] void die(const char *what) {
   std::fprintf(stderr, "error: rank %d: %s\n", rank, what);
-  std::fflush(stderr);
-  if (joined)
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  leave(1);
 }
 
 int elementBytes(mpcrt_dtype dtype) {
@@ -210,13 +219,7 @@ void mpcrt_comm_host_gather(uint64_t value, uint64_t *all) {
     die("MPI_Allgather failed");
 }
 
-void mpcrt_comm_abort(int32_t code) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  if (joined && size > 1)
-    MPI_Abort(MPI_COMM_WORLD, code);
-  std::exit(code);
-}
+void mpcrt_comm_abort(int32_t code) { leave(code); }
 
 void mpcrt_comm_finalize(void) {
   if (!joined)
