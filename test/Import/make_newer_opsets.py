@@ -11,6 +11,10 @@ export) with their test data, encoded here (standard library only):
             an odd total padding, the extra row and column at the end
   avgceil/  AveragePool (opset 17) with ceil_mode and count_include_pad:
             not imported
+  powint/   Pow (opset 17) of x [4] (float) to the power of y [4] (int64,
+            a graph input): the exponent cast to the base's type
+  powmixed/ Pow (opset 17) of x [4] (float16) to the power of y [4]
+            (float): not imported
 
 Each directory holds model.onnx and, where it imports, test_data_set_0
 (input_0.pb, output_*.pb) in the layout of ONNX's node tests, the outputs
@@ -52,7 +56,7 @@ def vint(field, n):
     return key(field, 0) + varint(n)
 
 
-FLOAT, INT64 = 1, 7
+FLOAT, INT64, FLOAT16 = 1, 7, 10
 
 
 def tensor(name, dims, dtype, values):
@@ -82,9 +86,9 @@ def node(op, inputs, outputs, name, attrs=()):
             b"".join(ld(5, a) for a in attrs))
 
 
-def value_info(name, dims):
+def value_info(name, dims, dtype=FLOAT):
     dim = b"".join(ld(1, vint(1, d)) for d in dims)
-    return ld(1, name) + ld(2, ld(1, vint(1, FLOAT) + ld(2, dim)))
+    return ld(1, name) + ld(2, ld(1, vint(1, dtype) + ld(2, dim)))
 
 
 def model(nodes, inputs, outputs, opset, initializers=()):
@@ -162,6 +166,12 @@ def main():
                        attr_ints("strides", [2, 2]), attr_i("ceil_mode", 1),
                        attr_i("count_include_pad", 1)])],
                 [("x", [1, 1, 5, 5])], [("y", [1, 1, 3, 3])], 17))
+    write(out, "powint",
+          model([node("Pow", ["x", "y"], ["z"], "pow")],
+                [("x", [4]), ("y", [4], INT64)], [("z", [4])], 17))
+    write(out, "powmixed",
+          model([node("Pow", ["x", "y"], ["z"], "pow")],
+                [("x", [4], FLOAT16), ("y", [4])], [("z", [4], FLOAT16)], 17))
     write(out, "mish18",
           model([node("Mish", ["x"], ["y"], "mish")], [("x", [4, 6])],
                 [("y", [4, 6])], 18))

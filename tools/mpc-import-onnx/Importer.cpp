@@ -448,10 +448,38 @@ std::string Emitter::binary(const Node &node, const std::string &op) {
   TensorType type;
   if (auto e = input(node, 0, a); !e.empty())
     return e;
-  if (auto e = input(node, 1, b); !e.empty())
+  // An integer exponent may be constant data too (a test case's input),
+  // as i32 while every value is exact in f32.
+  bool smallInts = false;
+  if (op == "pow" && node.inputs.size() > 1)
+    if (auto it = values.find(node.inputs[1]);
+        it != values.end() && it->second.constantInts)
+      smallInts = std::all_of(it->second.ints.begin(), it->second.ints.end(),
+                              [](int64_t x) { return std::abs(x) <= 1 << 24; });
+  if (auto e = smallInts ? dataInput(node, 1, b, "int32") : input(node, 1, b);
+      !e.empty())
     return e;
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
+  // Pow's exponent may be integer data (an integer graph input, fed as
+  // i32): it is cast to the base's type, exactly while |y| < 2^24.
+  if (op == "pow" && isFloat(a.type.element) && b.type.element == "int32") {
+    TensorType widened = b.type;
+    widened.element = a.type.element;
+    std::string cast = fresh();
+    line(cast + " = mpc.cast " + b.ssa + " : " + mlirType(b.type) + " -> " +
+         mlirType(widened));
+    b.ssa = cast;
+    b.type = widened;
+  }
+  for (const Value *v : {&a, &b})
+    if (!isFloat(v->type.element) ||
+        mlirElement(v->type.element) != mlirElement(type.element))
+      return error(node, "computes " + type.element + " from " +
+                             a.type.element + " and " + b.type.element +
+                             "; mpc's " + op +
+                             " takes floating-point operands of the "
+                             "result's type");
   std::string ssa = fresh();
   line(ssa + " = mpc." + op + " " + a.ssa + ", " + b.ssa + " : " +
        mlirType(a.type) + ", " + mlirType(b.type));
