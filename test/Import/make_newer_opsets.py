@@ -15,6 +15,7 @@ export) with their test data, encoded here (standard library only):
             a graph input): the exponent cast to the base's type
   powmixed/ Pow (opset 17) of x [4] (float16) to the power of y [4]
             (float): not imported
+  huge/     Relu (opset 17) of x [2^21, 2^21]: too large to import
 
 Each directory holds model.onnx and, where it imports, test_data_set_0
 (input_0.pb, output_*.pb) in the layout of ONNX's node tests, the outputs
@@ -172,6 +173,9 @@ def main():
     write(out, "powmixed",
           model([node("Pow", ["x", "y"], ["z"], "pow")],
                 [("x", [4], FLOAT16), ("y", [4])], [("z", [4], FLOAT16)], 17))
+    write(out, "huge",
+          model([node("Relu", ["x"], ["y"], "relu")],
+                [("x", [1 << 21, 1 << 21])], [("y", [1 << 21, 1 << 21])], 17))
     write(out, "mish18",
           model([node("Mish", ["x"], ["y"], "mish")], [("x", [4, 6])],
                 [("y", [4, 6])], 18))

@@ -620,6 +620,21 @@ std::string Emitter::reshapeTo(const Node &node) {
   TensorType type;
   if (auto e = inputAndType(node, x, type, /*moves=*/true); !e.empty())
     return e;
+  // ONNX's inference keeps a type the model declares where it cannot
+  // compute one (a shape or axes given as graph inputs): it must still
+  // hold the input's elements.
+  auto count = [](const TensorType &t) {
+    int64_t n = 1;
+    for (int64_t d : t.dims)
+      n *= d;
+    return n;
+  };
+  if (count(x.type) != count(type) ||
+      mlirElement(x.type.element) != mlirElement(type.element))
+    return error(node, "the model gives output '" + node.outputs[0] +
+                           "' the type " + mlirType(type) + ", and input '" +
+                           node.inputs[0] + "' is " + mlirType(x.type) +
+                           ": not a reshape of it");
   std::string ssa = fresh();
   line(ssa + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
        mlirType(type));
@@ -2446,6 +2461,8 @@ std::string Emitter::run(std::string &mlir) {
     results = "%loss";
     resultTypes = "tensor<" + mlirElement(logits.type.element) + ">";
   } else {
+    if (graph.outputs.empty())
+      return "the graph has no outputs: nothing to compute";
     for (const auto &[name, type] : graph.outputs) {
       auto it = values.find(name);
       if (it == values.end() || it->second.ssa.empty())

@@ -592,6 +592,20 @@ std::string load(const std::string &path,
     graph.types[v.name()] = typeOf(v.type());
     graph.outputs.emplace_back(v.name(), typeOf(v.type()));
   }
+  // Every value's size is bounded (as the initializers' are): the import
+  // multiplies dimensions freely after this.
+  for (const auto &[name, type] : graph.types) {
+    int64_t count = 1;
+    for (int64_t d : type.dims) {
+      if (d <= 0)
+        continue; // unknown here; refused where it matters
+      if (count > (int64_t(1) << 40) / d)
+        return path + ": value '" + name +
+               "' has a huge shape (over 2^40 elements), which mpc does not "
+               "import";
+      count *= d;
+    }
+  }
   for (const auto &n : g->node()) {
     Node node;
     node.name = n.name(), node.opType = n.op_type(), node.domain = n.domain();
