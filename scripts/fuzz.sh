@@ -11,7 +11,9 @@
 # test/), mpc-fuzz-policy (--mpc-assign-precision's JSON policy files,
 # with name entries; seeded with the test inputs) and mpc-fuzz-readers (the
 # training executable's .npy, .npz and safetensors readers; seeded with
-# small valid files). The build is
+# small valid files), mpc-fuzz-import (ONNX models through
+# mpc-import-onnx's checks and translation, whose result must verify;
+# seeded with test/Import's models and ONNX's node tests). The build is
 # scripts/sanitize.sh's (FUZZ_BUILD, default build-asan/): clang-22 with
 # the sanitizers and libFuzzer's coverage on mpc's own code (Debian's
 # LLVM/MLIR libraries are not instrumented: ASAN_OPTIONS=
@@ -28,12 +30,13 @@ FUZZ_BUILD="${FUZZ_BUILD:-$MPC_ROOT/build-asan}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
 # The sanitized build of scripts/sanitize.sh, fuzzers only.
 SANITIZE_BUILD="$FUZZ_BUILD" SANITIZE_BUILD_ONLY=1 \
-  SANITIZE_TARGETS="mpc-fuzz-pipeline mpc-fuzz-policy mpc-fuzz-readers" \
+  SANITIZE_TARGETS="mpc-fuzz-pipeline mpc-fuzz-policy mpc-fuzz-readers mpc-fuzz-import" \
   "$MPC_ROOT/scripts/sanitize.sh"
 
 # Seeds.
 seeds="$FUZZ_BUILD/seeds"
-rm -rf "$seeds" && mkdir -p "$seeds/pipeline" "$seeds/policy" "$seeds/readers"
+rm -rf "$seeds" && mkdir -p "$seeds/pipeline" "$seeds/policy" "$seeds/readers" \
+  "$seeds/import"
 cp "$MPC_ROOT"/test/Transforms/AssignPrecision/Inputs/*.json "$seeds/policy/"
 find "$MPC_ROOT/test" "$MPC_ROOT/examples" -name '*.mlir' |
   while read -r f; do
@@ -67,12 +70,24 @@ for mode in (2, 3):
         bytes([mode]) + size + text + data)
 PY
 
+# The importer's: its test models and the node tests' (one model each).
+cp "$MPC_ROOT"/test/Import/Inputs/*.onnx "$MPC_ROOT"/test/Import/Inputs/fuzz/*.onnx \
+  "$seeds/import/"
+nodes=/usr/share/libonnx-testdata/data/node
+if [ -d "$nodes" ]; then
+  for d in "$nodes"/*/; do
+    if [ -f "$d/model.onnx" ]; then
+      cp "$d/model.onnx" "$seeds/import/$(basename "$d").onnx"
+    fi
+  done
+fi
+
 findings="$FUZZ_BUILD/findings"
 mkdir -p "$findings"
 export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
-for target in pipeline policy readers; do
+for target in pipeline policy readers import; do
   corpus="$FUZZ_BUILD/corpus/$target"
   mkdir -p "$corpus"
   echo "== mpc-fuzz-$target: ${FUZZ_SECONDS}s"

@@ -36,6 +36,34 @@ struct Value {
   bool constantInts = false;
 };
 
+/// The largest stride, dilation, kernel size or padding a window op may
+/// have: sizes computed from them stay far from overflow.
+constexpr int64_t kWindowLimit = int64_t(1) << 20;
+
+/// Whether `from` broadcasts to `to` (NumPy's rules, one direction).
+bool broadcastsTo(const std::vector<int64_t> &from,
+                  const std::vector<int64_t> &to) {
+  if (from.size() > to.size())
+    return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != t && f != 1)
+      return false;
+  }
+  return true;
+}
+
+/// Whether `a` and `b` broadcast together (NumPy's rules).
+bool broadcastTogether(const std::vector<int64_t> &a,
+                       const std::vector<int64_t> &b) {
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    int64_t x = a[a.size() - 1 - i], y = b[b.size() - 1 - i];
+    if (x != y && x != 1 && y != 1)
+      return false;
+  }
+  return true;
+}
+
 std::string mlirElement(const std::string &e) {
   static const std::map<std::string, std::string> names = {
       {"float", "f32"},     {"double", "f64"}, {"float16", "f16"},
@@ -311,6 +339,11 @@ private:
   // Op families.
   std::string unary(const Node &node, const std::string &op);
   std::string binary(const Node &node, const std::string &op);
+  std::string contracting(const Node &node, const Value &a, const Value &b,
+                          bool ta, bool tb);
+  std::string convShapes(const Node &node, const Value &x, const Value &w,
+                         int64_t groups, const std::vector<int64_t> &strides,
+                         const std::vector<int64_t> &dilations);
   std::string matmul(const Node &node);
   std::string gemm(const Node &node);
   std::string softmax(const Node &node, const std::string &op);
@@ -472,6 +505,9 @@ std::string Emitter::binary(const Node &node, const std::string &op) {
     b.ssa = cast;
     b.type = widened;
   }
+  if (!broadcastTogether(a.type.dims, b.type.dims))
+    return error(node, "operands " + mlirType(a.type) + " and " +
+                           mlirType(b.type) + " do not broadcast together");
   for (const Value *v : {&a, &b})
     if (!isFloat(v->type.element) ||
         mlirElement(v->type.element) != mlirElement(type.element))
@@ -548,6 +584,22 @@ std::string Emitter::dropout(const Node &node) {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
+/// The dimension a product of `a` and `b` sums over must be one (ONNX's
+/// inference does not check it where the model declares the output).
+std::string Emitter::contracting(const Node &node, const Value &a,
+                                 const Value &b, bool ta, bool tb) {
+  size_t ra = a.type.dims.size(), rb = b.type.dims.size();
+  int64_t ka = a.type.dims[ta ? ra - 2 : ra - 1];
+  int64_t kb = b.type.dims[tb ? rb - 1 : rb - 2];
+  if (ka != kb)
+    return error(node, "multiplies " + mlirType(a.type) +
+                           (ta ? " (transposed)" : "") + " by " +
+                           mlirType(b.type) + (tb ? " (transposed)" : "") +
+                           ": the summed dimensions are " + std::to_string(ka) +
+                           " and " + std::to_string(kb));
+  return "";
+}
+
 std::string Emitter::matmul(const Node &node) {
   Value a, b;
   TensorType type;
@@ -560,6 +612,8 @@ std::string Emitter::matmul(const Node &node) {
   if (a.type.dims.size() < 2 || b.type.dims.size() < 2)
     return error(node, "1-D operands are not imported (mpc.matmul takes "
                        "matrices or stacks of them)");
+  if (auto e = contracting(node, a, b, false, false); !e.empty())
+    return e;
   std::string ssa = fresh();
   line(ssa + " = mpc.matmul " + a.ssa + ", " + b.ssa + " : " +
        mlirType(a.type) + ", " + mlirType(b.type));
@@ -576,6 +630,11 @@ std::string Emitter::gemm(const Node &node) {
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
   bool ta = intAttr(node, "transA", 0), tb = intAttr(node, "transB", 0);
+  if (a.type.dims.size() != 2 || b.type.dims.size() != 2)
+    return error(node, "Gemm takes matrices; its operands are " +
+                           mlirType(a.type) + " and " + mlirType(b.type));
+  if (auto e = contracting(node, a, b, ta, tb); !e.empty())
+    return e;
   double alpha = floatAttr(node, "alpha", 1), beta = floatAttr(node, "beta", 1);
   std::string attrs;
   if (ta || tb)
@@ -595,6 +654,10 @@ std::string Emitter::gemm(const Node &node) {
     Value c;
     if (auto e = input(node, 2, c); !e.empty())
       return e;
+    if (!broadcastsTo(c.type.dims, type.dims))
+      return error(node, "the bias " + mlirType(c.type) +
+                             " does not broadcast to the product's " +
+                             mlirType(type));
     std::string cssa = c.ssa;
     if (beta != 1) {
       std::string k = floatConstant(beta, type.element);
@@ -653,6 +716,20 @@ std::string Emitter::transpose(const Node &node) {
   else
     for (size_t d = x.type.dims.size(); d-- > 0;)
       perm.push_back(static_cast<int64_t>(d));
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t d = 0; d < sorted.size(); ++d)
+    if (sorted.size() != x.type.dims.size() ||
+        sorted[d] != static_cast<int64_t>(d))
+      return error(node, "perm is not a permutation of the input's " +
+                             std::to_string(x.type.dims.size()) +
+                             " dimensions");
+  std::vector<int64_t> permuted;
+  for (int64_t d : perm)
+    permuted.push_back(x.type.dims[d]);
+  if (permuted != type.dims)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           ", not the permuted input's");
   return define(node, 0, transposeOf(x.ssa, x.type, perm), type);
 }
 
@@ -723,6 +800,26 @@ std::string Emitter::layerNorm(const Node &node) {
   int64_t rows = 1, cols = 1;
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? rows : cols) *= x.type.dims[d];
+  auto elements = [](const TensorType &t) {
+    int64_t n = 1;
+    for (int64_t d : t.dims)
+      n *= d;
+    return n;
+  };
+  if (type.dims != x.type.dims)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           " for an input of " + mlirType(x.type));
+  std::vector<const Value *> parameters = {&g};
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    if (auto e = input(node, 2, b); !e.empty())
+      return e;
+    parameters.push_back(&b);
+  }
+  for (const Value *p : parameters)
+    if (elements(p->type) != cols)
+      return error(node, "the scale and bias must hold the normalized " +
+                             std::to_string(cols) + " elements; " +
+                             mlirType(p->type) + " does not");
   bool flat = axis != rank - 1;
   auto reshape = [&](const std::string &v, const TensorType &from,
                      const TensorType &to) {
@@ -741,8 +838,6 @@ std::string Emitter::layerNorm(const Node &node) {
   std::string xs = reshape(x.ssa, x.type, x2), gs = reshape(g.ssa, g.type, g2);
   std::string beta;
   if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
-    if (auto e = input(node, 2, b); !e.empty())
-      return e;
     TensorType b2 = b.type;
     b2.dims = g2.dims;
     beta = reshape(b.ssa, b.type, b2);
@@ -901,6 +996,9 @@ std::string Emitter::compare(const Node &node, const std::string &predicate) {
   if (mlirElement(a.type.element) != mlirElement(b.type.element))
     return error(node,
                  "compares " + a.type.element + " with " + b.type.element);
+  if (!broadcastTogether(a.type.dims, b.type.dims))
+    return error(node, "operands " + mlirType(a.type) + " and " +
+                           mlirType(b.type) + " do not broadcast together");
   std::string ssa = fresh();
   line(ssa + " = mpc.compare " + quoted(predicate) + ", " + a.ssa + ", " +
        b.ssa + " : " + mlirType(a.type) + ", " + mlirType(b.type));
@@ -1078,8 +1176,8 @@ std::string Emitter::padding(const Node &node, std::vector<int64_t> &begin,
   if (p.size() != 4)
     return error(node, "pads of a 2-D window op must have 4 entries");
   for (int64_t v : p)
-    if (v < 0)
-      return error(node, "negative pads are not imported");
+    if (v < 0 || v > kWindowLimit)
+      return error(node, "pads must be between 0 and 2^20");
   begin = {p[0], p[1]};
   end = {p[2], p[3]};
   return "";
@@ -1130,6 +1228,31 @@ static std::string pair(const std::vector<int64_t> &v) {
   return "array<i64: " + join(v) + ">";
 }
 
+/// A convolution's filter [out, in / groups, kh, kw] against its NCHW
+/// input, and its strides and dilations (two each, positive): ONNX's
+/// inference leaves some of this unchecked where the model declares the
+/// output.
+std::string Emitter::convShapes(const Node &node, const Value &x,
+                                const Value &w, int64_t groups,
+                                const std::vector<int64_t> &strides,
+                                const std::vector<int64_t> &dilations) {
+  if (w.type.dims.size() != 4)
+    return error(node, "the filter must be [out, in / groups, kh, kw], not " +
+                           mlirType(w.type));
+  if (groups < 1 || x.type.dims[1] % groups != 0 ||
+      w.type.dims[0] % groups != 0 || w.type.dims[1] * groups != x.type.dims[1])
+    return error(node, "the filter " + mlirType(w.type) + " in " +
+                           std::to_string(groups) +
+                           " groups does not fit the input " +
+                           mlirType(x.type));
+  for (const auto *v : {&strides, &dilations})
+    if (v->size() != 2 || (*v)[0] < 1 || (*v)[1] < 1 ||
+        (*v)[0] > kWindowLimit || (*v)[1] > kWindowLimit)
+      return error(node, "strides and dilations must be two numbers "
+                         "between 1 and 2^20 each");
+  return "";
+}
+
 std::string Emitter::conv(const Node &node) {
   Value x, w;
   TensorType type;
@@ -1148,6 +1271,9 @@ std::string Emitter::conv(const Node &node) {
   };
   std::vector<int64_t> strides = ints("strides"), dilations = ints("dilations"),
                        pads;
+  int64_t groups = intAttr(node, "group", 1);
+  if (auto e = convShapes(node, x, w, groups, strides, dilations); !e.empty())
+    return e;
   Window window{{x.type.dims[2], x.type.dims[3]},
                 {w.type.dims[2], w.type.dims[3]},
                 strides,
@@ -1155,7 +1281,6 @@ std::string Emitter::conv(const Node &node) {
   std::vector<int64_t> begin, end;
   if (auto e = padding(node, begin, end, &window); !e.empty())
     return e;
-  int64_t groups = intAttr(node, "group", 1);
   TensorType xt, wt = w.type;
   std::string xs = toNHWC(x, xt);
   // mpc pads both sides alike: the common part as the convolution's
@@ -1281,6 +1406,12 @@ std::string Emitter::pool(const Node &node, bool max) {
                                      ? std::vector<int64_t>{1, 1}
                                      : st->second.ints,
                        pads;
+  const std::vector<int64_t> *sizes[] = {&strides, &kernel->second.ints};
+  for (const std::vector<int64_t> *v : sizes)
+    if (v->size() != 2 || (*v)[0] < 1 || (*v)[1] < 1 ||
+        (*v)[0] > kWindowLimit || (*v)[1] > kWindowLimit)
+      return error(node, "the kernel and the strides must be two numbers "
+                         "between 1 and 2^20 each");
   Window window{
       {x.type.dims[2], x.type.dims[3]}, kernel->second.ints, strides, {1, 1}};
   std::vector<int64_t> begin, end;
@@ -1363,6 +1494,9 @@ std::string Emitter::convTranspose(const Node &node) {
   if (x.type.dims.size() != 4)
     return error(node, "only 2-D transposed convolutions are imported");
   int64_t groups = intAttr(node, "group", 1);
+  if (w.type.dims.size() != 4)
+    return error(node, "the filter must be [in, out / groups, kh, kw], not " +
+                           mlirType(w.type));
   if (groups < 1 || x.type.dims[1] % groups != 0 ||
       w.type.dims[0] != x.type.dims[1])
     return error(node, "the group count must divide the input channels, "
@@ -1375,6 +1509,13 @@ std::string Emitter::convTranspose(const Node &node) {
   std::vector<int64_t> strides = ints("strides", 1),
                        dilations = ints("dilations", 1),
                        outputPadding = ints("output_padding", 0), pads(2);
+  for (const auto *v : {&strides, &dilations, &outputPadding})
+    if (v->size() != 2 || (*v)[0] < (v == &outputPadding ? 0 : 1) ||
+        (*v)[1] < (v == &outputPadding ? 0 : 1) || (*v)[0] > kWindowLimit ||
+        (*v)[1] > kWindowLimit)
+      return error(node, "strides, dilations and output_padding must be two "
+                         "numbers each (positive, positive, not negative), "
+                         "at most 2^20");
   std::vector<int64_t> begin(2), end(2);
   auto outputShape = node.attributes.find("output_shape");
   auto autoPad = node.attributes.find("auto_pad");
@@ -1629,9 +1770,21 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
   int64_t rank = static_cast<int64_t>(scores.type.dims.size());
   if (rank < 2)
     return error(node, "the scores must be [batch, classes, ...]");
-  if (labels->type.dims.size() + 1 != scores.type.dims.size())
+  std::vector<int64_t> expectedLabels = scores.type.dims;
+  expectedLabels.erase(expectedLabels.begin() + 1);
+  if (labels->type.dims != expectedLabels)
     return error(node, "the labels must have the scores' shape less the "
-                       "classes");
+                       "classes; scores " +
+                           mlirType(scores.type) + ", labels " +
+                           mlirType(labels->type));
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    auto w = values.find(node.inputs[2]);
+    if (w != values.end() &&
+        w->second.type.dims != std::vector<int64_t>{scores.type.dims[1]})
+      return error(node, "the class weights must be [classes] = [" +
+                             std::to_string(scores.type.dims[1]) + "], not " +
+                             mlirType(w->second.type));
+  }
   auto reduction = node.attributes.find("reduction");
   std::string how =
       reduction == node.attributes.end() ? "mean" : reduction->second.s;
@@ -1642,6 +1795,9 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
   std::optional<int64_t> ignoreIndex;
   if (ignore != node.attributes.end())
     ignoreIndex = ignore->second.i;
+  if (ignoreIndex && (*ignoreIndex < INT32_MIN || *ignoreIndex > INT32_MAX))
+    return error(node, "ignore_index " + std::to_string(*ignoreIndex) +
+                           " is beyond the 32-bit labels");
   bool ignores = ignoreIndex && *ignoreIndex >= 0;
   bool logProbOut =
       !fromLogProbs && node.outputs.size() > 1 && !node.outputs[1].empty();
@@ -1916,6 +2072,16 @@ std::string Emitter::split(const Node &node) {
     TensorType type;
     if (auto e = outputType(node, i, type); !e.empty())
       return e;
+    // The outputs' types (ONNX's, or the model's where the split sizes
+    // are not constant) must tile the input along the axis.
+    bool fits = static_cast<int64_t>(type.dims.size()) == rank &&
+                type.dims[axis] <= x.type.dims[axis] - offset;
+    for (int64_t d = 0; fits && d < rank; ++d)
+      fits = d == axis || type.dims[d] == x.type.dims[d];
+    if (!fits)
+      return error(node, "output '" + node.outputs[i] + "' " + mlirType(type) +
+                             " is not the next part of " + mlirType(x.type) +
+                             " along axis " + std::to_string(axis));
     std::vector<int64_t> offsets(rank, 0);
     offsets[axis] = offset;
     define(node, i, sliceOf(x.ssa, x.type, offsets, type.dims), type);

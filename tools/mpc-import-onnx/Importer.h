@@ -5,6 +5,10 @@
 
 #include "OnnxModel.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
 #include <string>
 #include <vector>
 
@@ -36,6 +40,14 @@ struct ImportOptions {
 /// dialects), or an error message naming the node, its op type and opset.
 std::string importGraph(const Graph &graph, const ImportOptions &options,
                         std::string &mlir);
+
+/// Parses and verifies what importGraph wrote, in `context` (the mpc,
+/// func and ml_program dialects loaded): "" and `module`, or an error
+/// message naming the node whose ops do not verify (Verify.cpp).
+std::string parseImported(const std::string &text,
+                          const std::string &sourceName,
+                          mlir::MLIRContext &context,
+                          mlir::OwningOpRef<mlir::ModuleOp> &module);
 
 } // namespace mpc::onnx_import
 

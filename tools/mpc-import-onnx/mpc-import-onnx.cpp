@@ -141,17 +141,11 @@ int main(int argc, char **argv) {
                   mlir::ml_program::MLProgramDialect>();
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBuffer(text, options.sourceName),
-      llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module || mlir::failed(mlir::verify(*module)))
-    return fail(inputFile +
-                ": the imported graph does not verify (above); this is a "
-                "bug of mpc-import-onnx");
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (std::string err =
+          parseImported(text, options.sourceName, context, module);
+      !err.empty())
+    return fail(inputFile + ": " + err);
 
   std::string error;
   auto output = mlir::openOutputFile(outputFile, &error);

@@ -1,0 +1,138 @@
+//===- ImportFuzzer.cpp - libFuzzer over the ONNX importer ----------------===//
+//
+// Each input is an ONNX model (a serialized ModelProto). It goes through
+// what mpc-import-onnx does: ONNX's checker, version converter and shape
+// inference (in the importer's child process), the translation into the
+// mpc dialect, then the parse and verification of that text. A model the
+// importer accepts is imported a second time with a
+// cross-entropy loss over its first integer input, when it has one, and
+// that graph goes through what mpc-compile --train --amp=O2 runs on it
+// (autodiff, the optimizer, precision assignment, loss scaling, fusion,
+// memory planning, the lowering).
+//
+// Errors are the expected outcome for most inputs and are swallowed; a
+// crash, a sanitizer report or a hang is a finding. An imported graph
+// that does not verify is an error naming the node for the user (the
+// emitters check what ONNX's shape inference leaves unchecked, and
+// mpc's verifiers catch the rest); with MPC_FUZZ_IMPORT_STRICT=1 in the
+// environment it is a finding too, which points at a check an emitter
+// lacks.
+// Crashes of libonnx itself happen in the child and are errors. Seeds:
+// the importer's test models and ONNX's node tests (scripts/fuzz.sh).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+#include "OnnxModel.h"
+
+#include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Dialect/MPC/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+using namespace mpc::onnx_import;
+
+/// Swallows the diagnostics of the passes (errors are expected).
+struct ScopedQuiet {
+  explicit ScopedQuiet(mlir::MLIRContext &ctx)
+      : handler(&ctx, [](mlir::Diagnostic &) { return mlir::success(); }) {}
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+static mlir::MLIRContext &context() {
+  static mlir::MLIRContext *ctx = [] {
+    mlir::registerAllPasses();
+    mlir::mpc::registerMPCPasses();
+    mlir::DialectRegistry registry;
+    mlir::registerAllDialects(registry);
+    mlir::registerAllExtensions(registry);
+    registry.insert<mlir::mpc::MPCDialect>();
+    auto *c =
+        new mlir::MLIRContext(registry, mlir::MLIRContext::Threading::DISABLED);
+    c->loadAllAvailableDialects();
+    return c;
+  }();
+  return *ctx;
+}
+
+/// Imports `graph` with `options`. With a loss, the training pipeline
+/// then runs on what verifies.
+static bool importAndVerify(const Graph &graph, const ImportOptions &options) {
+  std::string text;
+  if (!importGraph(graph, options, text).empty())
+    return false;
+  mlir::MLIRContext &ctx = context();
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (std::string err = parseImported(text, "fuzz.onnx", ctx, module);
+      !err.empty()) {
+    // An error for the user either way; with MPC_FUZZ_IMPORT_STRICT set,
+    // a finding: a check an emitter lacks.
+    static const bool strict = getenv("MPC_FUZZ_IMPORT_STRICT") != nullptr;
+    if (strict) {
+      llvm::errs() << "mpc-fuzz-import: " << err << "\n" << text << "\n";
+      std::abort();
+    }
+    return false;
+  }
+  ScopedQuiet quiet(ctx);
+  if (options.loss.empty())
+    return true;
+  mlir::PassManager pm(&ctx);
+  if (mlir::failed(mlir::parsePassPipeline(
+          "builtin.module(mpc-verify-graph,mpc-fuse{epilogues=false},"
+          "mpc-autodiff{loss=loss name=train_step},"
+          "mpc-optimizer{func=train_step kind=adam lr=0.001},"
+          "mpc-assign-precision{level=O2 dtype=f16 alignment-remarks=false},"
+          "mpc-loss-scaling{func=train_step},canonicalize,cse,mpc-fuse,"
+          "mpc-plan-memory,mpc-lower-to-runtime{entry=train_step})",
+          pm))) {
+    llvm::errs() << "mpc-fuzz-import: the training pipeline does not parse\n";
+    std::abort();
+  }
+  (void)pm.run(*module);
+  return true;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static const std::string path = [] {
+    const char *tmp = getenv("TMPDIR");
+    return std::string(tmp && *tmp ? tmp : "/tmp") + "/mpc-fuzz-import-" +
+           std::to_string(getpid()) + ".onnx";
+  }();
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    return 0;
+  std::fwrite(data, 1, size, f);
+  std::fclose(f);
+  Graph graph;
+  if (!loadModel(path, {}, graph).empty())
+    return 0;
+  ImportOptions options;
+  options.sourceName = "fuzz.onnx";
+  if (!importAndVerify(graph, options))
+    return 0;
+  for (const auto &[name, type] : graph.inputs)
+    if (type.element == "int64" || type.element == "int32") {
+      options.loss = "cross_entropy";
+      options.labels = name;
+      importAndVerify(graph, options);
+      break;
+    }
+  return 0;
+}
