@@ -1070,17 +1070,33 @@ std::string Emitter::concat(const Node &node) {
   TensorType type;
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
+  int64_t rank = static_cast<int64_t>(type.dims.size());
+  int64_t axis = intAttr(node, "axis", 0);
+  if (axis < -rank || axis >= rank)
+    return error(node, "axis " + std::to_string(axis) + " is out of range");
+  axis = axis < 0 ? axis + rank : axis;
   std::string operands, types;
+  int64_t along = 0;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     Value v;
     if (auto e = input(node, i, v); !e.empty())
       return e;
+    bool fits = v.type.dims.size() == type.dims.size();
+    for (int64_t d = 0; fits && d < rank; ++d)
+      fits = d == axis || v.type.dims[d] == type.dims[d];
+    if (!fits)
+      return error(node, "input '" + node.inputs[i] + "' " + mlirType(v.type) +
+                             " is not a part of " + mlirType(type) +
+                             " along axis " + std::to_string(axis));
+    along += v.type.dims[axis];
     operands += (i ? ", " : "") + v.ssa;
     types += (i ? ", " : "") + mlirType(v.type);
   }
-  int64_t rank = static_cast<int64_t>(type.dims.size());
-  int64_t axis = intAttr(node, "axis", 0);
-  axis = axis < 0 ? axis + rank : axis;
+  if (along != type.dims[axis])
+    return error(node, "the inputs hold " + std::to_string(along) +
+                           " along axis " + std::to_string(axis) +
+                           "; the output " + mlirType(type) + " has " +
+                           std::to_string(type.dims[axis]));
   std::string ssa = fresh();
   line(ssa + " = mpc.concat " + operands + " {axis = " + std::to_string(axis) +
        " : i64} : " + types);
@@ -1281,6 +1297,12 @@ std::string Emitter::conv(const Node &node) {
   std::vector<int64_t> begin, end;
   if (auto e = padding(node, begin, end, &window); !e.empty())
     return e;
+  for (int d = 0; d < 2; ++d)
+    if ((w.type.dims[2 + d] - 1) * dilations[d] + 1 >
+        x.type.dims[2 + d] + begin[d] + end[d])
+      return error(node, "the filter " + mlirType(w.type) +
+                             " does not fit the padded input " +
+                             mlirType(x.type));
   TensorType xt, wt = w.type;
   std::string xs = toNHWC(x, xt);
   // mpc pads both sides alike: the common part as the convolution's
@@ -1431,6 +1453,23 @@ std::string Emitter::pool(const Node &node, bool max) {
         --out;
       end[d] += std::max<int64_t>((out - 1) * strides[d] + k[d] - span, 0);
     }
+  // The windows of the (padded) input must be the output's: ONNX's
+  // inference counts ceil_mode's windows without the rule above, or keeps
+  // a type the model declares.
+  if (type.dims.size() != 4)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           ", not NCHW");
+  for (int d = 0; d < 2; ++d) {
+    int64_t span = x.type.dims[2 + d] + begin[d] + end[d];
+    int64_t windows = span < k[d] ? 0 : (span - k[d]) / strides[d] + 1;
+    if (windows != type.dims[2 + d] || type.dims[0] != x.type.dims[0] ||
+        type.dims[1] != x.type.dims[1])
+      return error(node, "the model gives the output the type " +
+                             mlirType(type) + "; the windows of " +
+                             mlirType(x.type) + " make " +
+                             std::to_string(windows) + " along axis " +
+                             std::to_string(2 + d));
+  }
   // mpc pads both sides alike and at most half the kernel (each window
   // holds an input element). Max pooling takes the rest as -inf rows and
   // columns concatenated to the input; average pooling counting its
