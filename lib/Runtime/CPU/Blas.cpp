@@ -8,7 +8,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <thread>
 
 using namespace mpcrt;
@@ -32,6 +36,41 @@ void loopGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
     }
 }
 
+/// OpenBLAS's work buffer (BUFFER_SIZE of Debian's x86-64 build): each
+/// thread that calls it maps one on its first call and keeps it.
+constexpr size_t kBlasBuffer = size_t(128) << 20;
+
+/// OpenBLAS retries a failing mapping of its work buffer forever: under an
+/// address-space limit (ulimit -v) too tight for it, the first product
+/// would hang. Before that product, the limit must leave room for one
+/// buffer per pool thread; otherwise the run stops, saying so.
+void checkAddressSpace() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+      return;
+    size_t need = static_cast<size_t>(threadCount()) * kBlasBuffer;
+    void *room = mmap(nullptr, need, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (room != MAP_FAILED) {
+      munmap(room, need);
+      return;
+    }
+    std::fprintf(stderr,
+                 "error: the address-space limit (ulimit -v: %llu MiB) "
+                 "leaves no room for OpenBLAS's work buffers (128 MiB for "
+                 "each of %d threads); raise the limit or run fewer threads "
+                 "(--threads)\n",
+                 static_cast<unsigned long long>(limit.rlim_cur >> 20),
+                 threadCount());
+    // Not exit(): its handlers may map memory too (and spin as OpenBLAS
+    // would).
+    std::fflush(nullptr);
+    std::_Exit(1);
+  });
+}
+
 template <typename T, typename Blas>
 void gemmWith(Blas blas, bool transA, bool transB, int64_t m, int64_t n,
               int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
@@ -48,6 +87,7 @@ void gemmWith(Blas blas, bool transA, bool transB, int64_t m, int64_t n,
       !fitsInt(ldb) || !fitsInt(ldc))
     return loopGemm(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc);
   threadCount(); // OpenBLAS runs single-threaded from the first call on.
+  checkAddressSpace();
   auto call = [&](int64_t m, int64_t n, const T *a, const T *b, T *c) {
     blas(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
          transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
