@@ -70,16 +70,18 @@ for mode in (2, 3):
         bytes([mode]) + size + text + data)
 PY
 
-# The importer's: its test models and the node tests' (one model each).
+# The importer's: its test models and the models of the node tests of
+# the ops it imports (test/Import/node-tests.txt; about 330).
 cp "$MPC_ROOT"/test/Import/Inputs/*.onnx "$MPC_ROOT"/test/Import/Inputs/fuzz/*.onnx \
   "$seeds/import/"
 nodes=/usr/share/libonnx-testdata/data/node
 if [ -d "$nodes" ]; then
-  for d in "$nodes"/*/; do
-    if [ -f "$d/model.onnx" ]; then
-      cp "$d/model.onnx" "$seeds/import/$(basename "$d").onnx"
-    fi
-  done
+  grep -v '^#' "$MPC_ROOT/test/Import/node-tests.txt" | awk 'NF { print $2 }' |
+    while read -r t; do
+      if [ -f "$nodes/$t/model.onnx" ]; then
+        cp "$nodes/$t/model.onnx" "$seeds/import/$t.onnx"
+      fi
+    done
 fi
 
 findings="$FUZZ_BUILD/findings"
