@@ -4,9 +4,13 @@
 // Each input is a graph in the textual IR. It is parsed, verified, run
 // through the mpc passes a compiled step goes through (graph checks,
 // precision assignment at O2, cast clean-up, memory planning, lowering to
-// the runtime ABI) and printed. Errors are the expected outcome for most
-// inputs and are swallowed; a crash, a sanitizer report or a hang is a
-// finding. Seeds: the test suite's .mlir files (scripts/fuzz.sh).
+// the runtime ABI) and printed. When its first function returns one
+// scalar float, a copy also goes through the training passes of
+// mpc-compile --train (autodiff, accumulation, the optimizer, the
+// evaluation step, loss scaling with clipping) before those. Errors are the
+// expected outcome for most inputs and are swallowed; a crash, a sanitizer
+// report or a hang is a finding. Seeds: the test suite's .mlir files
+// (scripts/fuzz.sh).
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,11 +68,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   // The entry is the first function, whatever its name.
   std::string entry = "train_step";
+  bool scalarLoss = false;
   for (auto fn : module->getOps<func::FuncOp>())
     if (!fn.isDeclaration()) {
       entry = fn.getSymName().str();
+      auto results = fn.getFunctionType().getResults();
+      auto type = results.size() == 1 ? dyn_cast<RankedTensorType>(results[0])
+                                      : RankedTensorType();
+      scalarLoss =
+          type && type.getRank() == 0 && isa<FloatType>(type.getElementType());
       break;
     }
+  // A function of one scalar float result is also a loss: its training
+  // step (mpc-compile --train --amp=O2's passes) is built on a copy.
+  if (scalarLoss) {
+    OwningOpRef<ModuleOp> copy = module->clone();
+    PassManager train(&ctx);
+    if (succeeded(parsePassPipeline(
+            "builtin.module(mpc-verify-graph,mpc-fuse{epilogues=false},"
+            "mpc-autodiff{loss=" +
+                entry +
+                " name=mpc_fuzz_step},"
+                "mpc-accumulate-gradients{func=mpc_fuzz_step steps=2},"
+                "mpc-optimizer{func=mpc_fuzz_step kind=adam lr=0.001},"
+                "mpc-eval-step{loss=" +
+                entry +
+                " name=mpc_fuzz_eval},"
+                "mpc-assign-precision{level=O2 dtype=f16 "
+                "alignment-remarks=false},"
+                "mpc-loss-scaling{func=mpc_fuzz_step clip-grad-norm=1.0},"
+                "canonicalize,cse,mpc-fuse,mpc-plan-memory,"
+                "mpc-lower-to-runtime{entry=mpc_fuzz_step})",
+            train)))
+      (void)train.run(*copy);
+  }
   PassManager pm(&ctx);
   if (failed(parsePassPipeline(
           "builtin.module(mpc-verify-graph,mpc-fuse{epilogues=false},"
