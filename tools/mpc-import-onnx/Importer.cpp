@@ -40,6 +40,15 @@ struct Value {
 /// have: sizes computed from them stay far from overflow.
 constexpr int64_t kWindowLimit = int64_t(1) << 20;
 
+/// The elements of a static type (the loader bounds every value's count
+/// by 2^40, so the product cannot overflow).
+int64_t elementCount(const TensorType &t) {
+  int64_t n = 1;
+  for (int64_t d : t.dims)
+    n *= d;
+  return n;
+}
+
 /// Whether `from` broadcasts to `to` (NumPy's rules, one direction).
 bool broadcastsTo(const std::vector<int64_t> &from,
                   const std::vector<int64_t> &to) {
@@ -686,13 +695,7 @@ std::string Emitter::reshapeTo(const Node &node) {
   // ONNX's inference keeps a type the model declares where it cannot
   // compute one (a shape or axes given as graph inputs): it must still
   // hold the input's elements.
-  auto count = [](const TensorType &t) {
-    int64_t n = 1;
-    for (int64_t d : t.dims)
-      n *= d;
-    return n;
-  };
-  if (count(x.type) != count(type) ||
+  if (elementCount(x.type) != elementCount(type) ||
       mlirElement(x.type.element) != mlirElement(type.element))
     return error(node, "the model gives output '" + node.outputs[0] +
                            "' the type " + mlirType(type) + ", and input '" +
@@ -800,12 +803,6 @@ std::string Emitter::layerNorm(const Node &node) {
   int64_t rows = 1, cols = 1;
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? rows : cols) *= x.type.dims[d];
-  auto elements = [](const TensorType &t) {
-    int64_t n = 1;
-    for (int64_t d : t.dims)
-      n *= d;
-    return n;
-  };
   if (type.dims != x.type.dims)
     return error(node, "the model gives the output the type " + mlirType(type) +
                            " for an input of " + mlirType(x.type));
@@ -816,7 +813,7 @@ std::string Emitter::layerNorm(const Node &node) {
     parameters.push_back(&b);
   }
   for (const Value *p : parameters)
-    if (elements(p->type) != cols)
+    if (elementCount(p->type) != cols)
       return error(node, "the scale and bias must hold the normalized " +
                              std::to_string(cols) + " elements; " +
                              mlirType(p->type) + " does not");
