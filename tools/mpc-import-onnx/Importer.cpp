@@ -239,27 +239,32 @@ private:
   /// from an integer graph input, which is fed as i32.
   std::string outputType(const Node &node, size_t i, TensorType &type,
                          bool intData = false) {
-    auto it = graph.types.find(node.outputs[i]);
-    if (it == graph.types.end() || !it->second.hasShape)
+    const TensorType *found = nullptr;
+    if (auto own = ownTypes.find(node.outputs[i]); own != ownTypes.end())
+      found = &own->second;
+    else if (auto it = graph.types.find(node.outputs[i]);
+             it != graph.types.end())
+      found = &it->second;
+    if (!found || !found->hasShape)
       return error(node, "ONNX's shape inference gives output '" +
                              node.outputs[i] + "' no shape");
-    for (int64_t d : it->second.dims)
+    for (int64_t d : found->dims)
       if (d < 0)
         return error(node,
                      "output '" + node.outputs[i] + "' has a dynamic shape");
-    bool isInt = it->second.element == "int64" || it->second.element == "int32";
-    if (!isFloat(it->second.element) && it->second.element != "bool" &&
+    bool isInt = found->element == "int64" || found->element == "int32";
+    if (!isFloat(found->element) && found->element != "bool" &&
         !(intData && isInt))
       return error(node, "output '" + node.outputs[i] + "' has element type " +
-                             it->second.element +
+                             found->element +
                              "; mpc imports floating-point and boolean "
                              "results only");
-    for (int64_t d : it->second.dims)
+    for (int64_t d : found->dims)
       if (d == 0)
         return error(node, "output '" + node.outputs[i] +
                                "' has no elements (a zero dimension), "
                                "which mpc does not import");
-    type = it->second;
+    type = *found;
     if (intData && isInt)
       type.element = "int32";
     return "";
@@ -375,6 +380,11 @@ private:
   std::string slice(const Node &node);
   std::string split(const Node &node);
   std::string conv(const Node &node);
+  /// A 1-D window op (Conv, ConvTranspose, MaxPool, AveragePool over
+  /// [N, C, L]) as `emit`'s 2-D form over [N, C, 1, L], or `emit` itself
+  /// for any other rank.
+  std::string windowOp(const Node &node,
+                       const std::function<std::string(const Node &)> &emit);
   std::string batchNorm(const Node &node);
   std::string pool(const Node &node, bool max);
   std::string globalAveragePool(const Node &node);
@@ -458,6 +468,9 @@ private:
   const Graph &graph;
   const ImportOptions &options;
   std::map<std::string, Value> values;
+  /// Types of values the importer names itself (the 2-D views of 1-D
+  /// window ops' results), where outputType looks before ONNX's.
+  std::map<std::string, TensorType> ownTypes;
   std::string globals, body, currentName;
   size_t currentIndex = 0;
   int next = 0;
@@ -1241,6 +1254,74 @@ static std::string pair(const std::vector<int64_t> &v) {
   return "array<i64: " + join(v) + ">";
 }
 
+std::string
+Emitter::windowOp(const Node &node,
+                  const std::function<std::string(const Node &)> &emit) {
+  auto x = values.find(node.inputs.empty() ? "" : node.inputs[0]);
+  if (x == values.end() || x->second.type.dims.size() != 3)
+    return emit(node);
+  // The view: a unit height before the length of the input and of a
+  // filter (the second input of a convolution), a unit first entry in
+  // every per-axis attribute.
+  Node flat = node;
+  auto view = [](TensorType from) {
+    from.dims.insert(from.dims.begin() + 2, 1);
+    return from;
+  };
+  for (size_t i = 0; i < 2 && i < node.inputs.size(); ++i) {
+    if (i == 1 && node.opType != "Conv" && node.opType != "ConvTranspose")
+      break;
+    Value v;
+    if (auto e = input(node, i, v); !e.empty())
+      return e;
+    if (v.type.dims.size() != 3)
+      return error(node, "input '" + node.inputs[i] + "' is " +
+                             mlirType(v.type) + "; a 1-D " + node.opType +
+                             " takes [N, C, L] data and [O, I, K] filters");
+    TensorType type = view(v.type);
+    std::string ssa = fresh();
+    line(ssa + " = mpc.reshape " + v.ssa + " : " + mlirType(v.type) + " -> " +
+         mlirType(type));
+    flat.inputs[i] = node.inputs[i] + "#2d";
+    values[flat.inputs[i]] = Value{ssa, type, {}, false};
+  }
+  for (const char *name :
+       {"strides", "dilations", "kernel_shape", "output_padding"}) {
+    auto it = flat.attributes.find(name);
+    if (it == flat.attributes.end())
+      continue;
+    if (it->second.ints.size() != 1)
+      return error(node, std::string("a 1-D ") + node.opType + "'s " + name +
+                             " must have one entry");
+    it->second.ints.insert(it->second.ints.begin(),
+                           std::string(name) == "output_padding" ? 0 : 1);
+  }
+  if (auto it = flat.attributes.find("pads"); it != flat.attributes.end()) {
+    if (it->second.ints.size() != 2)
+      return error(node, std::string("a 1-D ") + node.opType +
+                             "'s pads must have two entries");
+    it->second.ints = {0, it->second.ints[0], 0, it->second.ints[1]};
+  }
+  if (auto it = flat.attributes.find("output_shape");
+      it != flat.attributes.end())
+    it->second.ints.insert(it->second.ints.end() - 1, 1);
+  TensorType type;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  if (type.dims.size() != 3)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           ", not [N, C, L]");
+  flat.outputs.assign(1, node.outputs[0] + "#2d");
+  ownTypes[flat.outputs[0]] = view(type);
+  if (auto e = emit(flat); !e.empty())
+    return e;
+  const Value &y = values[flat.outputs[0]];
+  std::string ssa = fresh();
+  line(ssa + " = mpc.reshape " + y.ssa + " : " + mlirType(y.type) + " -> " +
+       mlirType(type));
+  return define(node, 0, ssa, type);
+}
+
 /// A convolution's filter [out, in / groups, kh, kw] against its NCHW
 /// input, and its strides and dilations (two each, positive): ONNX's
 /// inference leaves some of this unchecked where the model declares the
@@ -1276,7 +1357,9 @@ std::string Emitter::conv(const Node &node) {
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
   if (x.type.dims.size() != 4)
-    return error(node, "only 2-D convolutions (NCHW inputs) are imported");
+    return error(
+        node,
+        "only 1-D and 2-D convolutions (NCL and NCHW inputs) are imported");
   auto ints = [&](const char *name) {
     auto it = node.attributes.find(name);
     return it == node.attributes.end() ? std::vector<int64_t>{1, 1}
@@ -1403,7 +1486,8 @@ std::string Emitter::pool(const Node &node, bool max) {
   if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
   if (x.type.dims.size() != 4)
-    return error(node, "only 2-D pooling (NCHW inputs) is imported");
+    return error(node,
+                 "only 1-D and 2-D pooling (NCL and NCHW inputs) is imported");
   bool ceil = intAttr(node, "ceil_mode", 0) != 0;
   bool includePad = intAttr(node, "count_include_pad", 0) != 0;
   if (ceil && !max && includePad)
@@ -1528,7 +1612,7 @@ std::string Emitter::convTranspose(const Node &node) {
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
   if (x.type.dims.size() != 4)
-    return error(node, "only 2-D transposed convolutions are imported");
+    return error(node, "only 1-D and 2-D transposed convolutions are imported");
   int64_t groups = intAttr(node, "group", 1);
   if (w.type.dims.size() != 4)
     return error(node, "the filter must be [in, out / groups, kh, kw], not " +
@@ -2449,13 +2533,24 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Concat", 13}, [this](const Node &n) { return concat(n); }},
       {{"Slice", 13}, [this](const Node &n) { return slice(n); }},
       {{"Split", 13}, [this](const Node &n) { return split(n); }},
-      {{"Conv", 11}, [this](const Node &n) { return conv(n); }},
+      {{"Conv", 11},
+       [this](const Node &n) {
+         return windowOp(n, [this](const Node &m) { return conv(m); });
+       }},
       {{"BatchNormalization", 15},
        [this](const Node &n) { return batchNorm(n); }},
-      {{"MaxPool", 12}, [this](const Node &n) { return pool(n, true); }},
-      {{"AveragePool", 11}, [this](const Node &n) { return pool(n, false); }},
+      {{"MaxPool", 12},
+       [this](const Node &n) {
+         return windowOp(n, [this](const Node &m) { return pool(m, true); });
+       }},
+      {{"AveragePool", 11},
+       [this](const Node &n) {
+         return windowOp(n, [this](const Node &m) { return pool(m, false); });
+       }},
       {{"ConvTranspose", 11},
-       [this](const Node &n) { return convTranspose(n); }},
+       [this](const Node &n) {
+         return windowOp(n, [this](const Node &m) { return convTranspose(m); });
+       }},
       {{"Resize", 13}, [this](const Node &n) { return resize(n); }},
       {{"SoftmaxCrossEntropyLoss", 13},
        [this](const Node &n) { return crossEntropy(n, false); }},

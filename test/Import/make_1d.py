@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""1-D window ops exported by PyTorch, in the layout of ONNX's node tests
+(model.onnx, test_data_set_0 with PyTorch's output):
+
+  make_1d.py OUT
+
+  conv1d/           Conv1d(4, 6, 3, stride 2, padding 2, dilation 2,
+                    groups 2) with a bias, on [2, 4, 11]
+  maxpool1d/        MaxPool1d(3, stride 2, padding 1) on [2, 3, 10]
+  avgpool1d/        AvgPool1d(3, stride 2, padding 1, ceil_mode,
+                    count_include_pad False) on [2, 3, 10]
+  convtranspose1d/  ConvTranspose1d(4, 3, 3, stride 2, padding 1,
+                    output_padding 1) with a bias, on [2, 4, 7]
+"""
+import os
+import sys
+
+import torch
+
+from make_grouped import tensor
+
+
+def write(out, name, module, x):
+    d = os.path.join(out, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    torch.onnx.export(module, x, os.path.join(d, "model.onnx"),
+                      input_names=["x"], output_names=["y"], opset_version=17)
+    with open(os.path.join(d, "test_data_set_0", "input_0.pb"), "wb") as f:
+        f.write(tensor("x", x))
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(tensor("y", module(x)))
+
+
+def main():
+    out = sys.argv[1]
+    torch.manual_seed(0)
+    write(out, "conv1d",
+          torch.nn.Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2),
+          torch.randn(2, 4, 11))
+    write(out, "maxpool1d", torch.nn.MaxPool1d(3, stride=2, padding=1),
+          torch.randn(2, 3, 10))
+    write(out, "avgpool1d",
+          torch.nn.AvgPool1d(3, stride=2, padding=1, ceil_mode=True,
+                             count_include_pad=False),
+          torch.randn(2, 3, 10))
+    write(out, "convtranspose1d",
+          torch.nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1,
+                                   output_padding=1),
+          torch.randn(2, 4, 7))
+
+
+if __name__ == "__main__":
+    main()
