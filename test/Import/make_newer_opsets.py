@@ -16,6 +16,8 @@ export) with their test data, encoded here (standard library only):
   powmixed/ Pow (opset 17) of x [4] (float16) to the power of y [4]
             (float): not imported
   huge/     Relu (opset 17) of x [2^21, 2^21]: too large to import
+  clipbounds/ Clip (opset 17) of x [4] to a lower bound of [2]: refused
+            (the bounds are scalars)
 
 Each directory holds model.onnx and, where it imports, test_data_set_0
 (input_0.pb, output_*.pb) in the layout of ONNX's node tests, the outputs
@@ -176,6 +178,9 @@ def main():
     write(out, "huge",
           model([node("Relu", ["x"], ["y"], "relu")],
                 [("x", [1 << 21, 1 << 21])], [("y", [1 << 21, 1 << 21])], 17))
+    write(out, "clipbounds",
+          model([node("Clip", ["x", "lo"], ["y"], "clip")], [("x", [4])],
+                [("y", [4])], 17, [tensor("lo", [2], FLOAT, [0.0, 1.0])]))
     write(out, "mish18",
           model([node("Mish", ["x"], ["y"], "mish")], [("x", [4, 6])],
                 [("y", [4, 6])], 18))

@@ -379,6 +379,9 @@ private:
   std::string concat(const Node &node);
   std::string slice(const Node &node);
   std::string split(const Node &node);
+  /// LeakyRelu, Clip, HardSigmoid, HardSwish and Elu, written with
+  /// mpc.compare and mpc.where (whose gradients are the ops' own).
+  std::string activation(const Node &node);
   std::string conv(const Node &node);
   /// A 1-D window op (Conv, ConvTranspose, MaxPool, AveragePool over
   /// [N, C, L]) as `emit`'s 2-D form over [N, C, 1, L], or `emit` itself
@@ -542,6 +545,109 @@ std::string Emitter::binary(const Node &node, const std::string &op) {
   line(ssa + " = mpc." + op + " " + a.ssa + ", " + b.ssa + " : " +
        mlirType(a.type) + ", " + mlirType(b.type));
   return define(node, 0, ssa, type);
+}
+
+std::string Emitter::activation(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = inputAndType(node, x, type); !e.empty())
+    return e;
+  if (!isFloat(x.type.element) || x.type.dims != type.dims)
+    return error(node, "takes floating-point data to the same shape");
+  const std::string t = mlirType(type);
+  const std::string scalar = "tensor<" + mlirElement(type.element) + ">";
+  TensorType maskType = type;
+  maskType.element = "bool";
+  // mask = v PRED bound; where(mask, a, b).
+  auto compare = [&](const char *pred, const std::string &v,
+                     const std::string &bound, const std::string &boundType) {
+    std::string m = fresh();
+    line(m + " = mpc.compare " + quoted(pred) + ", " + v + ", " + bound +
+         " : " + t + ", " + boundType);
+    return m;
+  };
+  auto select = [&](const std::string &mask, const std::string &a,
+                    const std::string &aType, const std::string &b,
+                    const std::string &bType) {
+    std::string r = fresh();
+    line(r + " = mpc.where " + mask + ", " + a + ", " + b + " : " +
+         mlirType(maskType) + ", " + aType + ", " + bType);
+    return r;
+  };
+  auto binary = [&](const char *op, const std::string &a, const std::string &b,
+                    const std::string &bType) {
+    std::string r = fresh();
+    line(r + " = mpc." + op + " " + a + ", " + b + " : " + t + ", " + bType);
+    return r;
+  };
+  // Clip to [lo, hi] (either may be absent), inclusive: the gradient
+  // passes at the bounds, as PyTorch's clamp.
+  auto clip = [&](std::string v, const std::optional<Value> &lo,
+                  const std::optional<Value> &hi) {
+    if (lo)
+      v = select(compare("lt", v, lo->ssa, mlirType(lo->type)), lo->ssa,
+                 mlirType(lo->type), v, t);
+    if (hi)
+      v = select(compare("gt", v, hi->ssa, mlirType(hi->type)), hi->ssa,
+                 mlirType(hi->type), v, t);
+    return v;
+  };
+  auto constant = [&](double v) {
+    return Value{floatConstant(v, type.element),
+                 TensorType{type.element, {}, true},
+                 {},
+                 false};
+  };
+  std::string y;
+  const std::string &op = node.opType;
+  if (op == "LeakyRelu") {
+    std::string alpha =
+        floatConstant(floatAttr(node, "alpha", 0.01), type.element);
+    std::string zero = floatConstant(0, type.element);
+    y = select(compare("lt", x.ssa, zero, scalar),
+               binary("mul", x.ssa, alpha, scalar), t, x.ssa, t);
+  } else if (op == "Clip") {
+    std::optional<Value> bounds[2];
+    for (size_t i = 1; i < 3; ++i) {
+      if (i >= node.inputs.size() || node.inputs[i].empty())
+        continue;
+      Value b;
+      if (auto e = input(node, i, b); !e.empty())
+        return e;
+      if (!b.type.dims.empty() ||
+          mlirElement(b.type.element) != mlirElement(type.element))
+        return error(node, "the bounds must be scalars of the data's type");
+      bounds[i - 1] = b;
+    }
+    y = clip(x.ssa, bounds[0], bounds[1]);
+  } else if (op == "HardSigmoid" || op == "HardSwish") {
+    // max(0, min(1, alpha x + beta)); HardSwish is x times it with
+    // alpha 1/6 and beta 1/2.
+    bool swish = op == "HardSwish";
+    std::string alpha = floatConstant(
+        swish ? 1.0 / 6 : floatAttr(node, "alpha", 0.2), type.element);
+    std::string beta =
+        floatConstant(swish ? 0.5 : floatAttr(node, "beta", 0.5), type.element);
+    std::string h =
+        clip(binary("add", binary("mul", x.ssa, alpha, scalar), beta, scalar),
+             constant(0), constant(1));
+    y = swish ? binary("mul", x.ssa, h, t) : h;
+  } else { // Elu: x > 0 ? x : alpha (exp(x) - 1), exp of min(x, 0) only
+           // (an overflowing exp of the unselected side would make its
+           // zero gradient NaN).
+    std::string zero = floatConstant(0, type.element);
+    std::string one = floatConstant(1, type.element);
+    std::string alpha =
+        floatConstant(floatAttr(node, "alpha", 1.0), type.element);
+    std::string negative =
+        select(compare("lt", x.ssa, zero, scalar), x.ssa, t, zero, scalar);
+    std::string e = fresh();
+    line(e + " = mpc.exp " + negative + " : " + t);
+    std::string below =
+        binary("mul", binary("sub", e, one, scalar), alpha, scalar);
+    y = select(compare("gt", x.ssa, zero, scalar), x.ssa, t, below, t);
+  }
+  return define(node, 0, y, type);
 }
 
 std::string Emitter::softmax(const Node &node, const std::string &op) {
@@ -2533,6 +2639,11 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Concat", 13}, [this](const Node &n) { return concat(n); }},
       {{"Slice", 13}, [this](const Node &n) { return slice(n); }},
       {{"Split", 13}, [this](const Node &n) { return split(n); }},
+      {{"LeakyRelu", 16}, [this](const Node &n) { return activation(n); }},
+      {{"Clip", 13}, [this](const Node &n) { return activation(n); }},
+      {{"HardSigmoid", 6}, [this](const Node &n) { return activation(n); }},
+      {{"HardSwish", 14}, [this](const Node &n) { return activation(n); }},
+      {{"Elu", 6}, [this](const Node &n) { return activation(n); }},
       {{"Conv", 11},
        [this](const Node &n) {
          return windowOp(n, [this](const Node &m) { return conv(m); });
