@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""An MLP with PyTorch's piecewise activations, exported at opset 17 with
-a dynamic batch, its data and PyTorch's own 10-step SGD trace:
+"""Models of PyTorch's piecewise activations and maxima, exported at
+opset 17 with a dynamic batch, their data and PyTorch's own 10-step SGD
+traces:
 
-  make_activations.py OUT   (OUT/activations.onnx, -data.npz,
-                             -torch-losses.json)
+  make_activations.py OUT   (OUT/NAME.onnx, NAME-data.npz,
+                             NAME-torch-losses.json)
 
-Linear(12, 16) -> LeakyReLU(0.1) -> Linear(16, 16) -> ReLU6 (Clip) ->
-Linear(16, 16) -> Hardswish -> Linear(16, 16) -> ELU(0.5) ->
-Linear(16, 16) -> Hardsigmoid -> Linear(16, 5). Inputs in [-4, 4] and
-weights scaled by 3 put values on both sides of every bend.
+activations: Linear(12, 16) -> LeakyReLU(0.1) -> Linear(16, 16) -> ReLU6
+  (Clip) -> Linear(16, 16) -> Hardswish -> Linear(16, 16) -> ELU(0.5) ->
+  Linear(16, 16) -> Hardsigmoid -> x * reciprocal(1 + |x|) -> x minus its
+  row maximum (ReduceMax) -> Linear(16, 5). Inputs in [-4, 4] and weights
+  scaled by 3 put values on both sides of every bend.
 """
 import copy
 import os
@@ -37,6 +39,8 @@ class Activations(torch.nn.Module):
     def forward(self, x):
         for fc, act in zip(self.fc, self.act):
             x = act(fc(x))
+        x = x * torch.reciprocal(1 + x.abs())
+        x = x - x.amax(dim=1, keepdim=True)
         return self.fc[-1](x)
 
 

@@ -379,8 +379,9 @@ private:
   std::string concat(const Node &node);
   std::string slice(const Node &node);
   std::string split(const Node &node);
-  /// LeakyRelu, Clip, HardSigmoid, HardSwish and Elu, written with
-  /// mpc.compare and mpc.where (whose gradients are the ops' own).
+  /// LeakyRelu, Clip, HardSigmoid, HardSwish, Elu and Abs, written with
+  /// mpc.compare and mpc.where (whose gradients are the ops' own), and
+  /// Reciprocal as a division.
   std::string activation(const Node &node);
   std::string conv(const Node &node);
   /// A 1-D window op (Conv, ConvTranspose, MaxPool, AveragePool over
@@ -390,7 +391,9 @@ private:
                        const std::function<std::string(const Node &)> &emit);
   std::string batchNorm(const Node &node);
   std::string pool(const Node &node, bool max);
-  std::string globalAveragePool(const Node &node);
+  /// GlobalAveragePool and GlobalMaxPool: `op` (reduce_mean, reduce_max)
+  /// over every axis after the channels, kept.
+  std::string globalPool(const Node &node, const std::string &op);
   std::string convTranspose(const Node &node);
   std::string resize(const Node &node);
   std::string constantOfShape(const Node &node);
@@ -632,6 +635,18 @@ std::string Emitter::activation(const Node &node) {
         clip(binary("add", binary("mul", x.ssa, alpha, scalar), beta, scalar),
              constant(0), constant(1));
     y = swish ? binary("mul", x.ssa, h, t) : h;
+  } else if (op == "Reciprocal") {
+    std::string one = floatConstant(1, type.element);
+    y = fresh();
+    line(y + " = mpc.div " + one + ", " + x.ssa + " : " + scalar + ", " + t);
+  } else if (op == "Abs") {
+    // x > 0 ? x : (x < 0 ? -x : 0 x): the gradient is sign(x), 0 at 0 as
+    // PyTorch's (and a NaN stays NaN).
+    std::string zero = floatConstant(0, type.element), negated = fresh();
+    line(negated + " = mpc.neg " + x.ssa + " : " + t);
+    std::string inner = select(compare("lt", x.ssa, zero, scalar), negated, t,
+                               binary("mul", x.ssa, zero, scalar), t);
+    y = select(compare("gt", x.ssa, zero, scalar), x.ssa, t, inner, t);
   } else { // Elu: x > 0 ? x : alpha (exp(x) - 1), exp of min(x, 0) only
            // (an overflowing exp of the unselected side would make its
            // zero gradient NaN).
@@ -2255,7 +2270,7 @@ std::string Emitter::constantOfShape(const Node &node) {
   return define(node, 0, ssa, type);
 }
 
-std::string Emitter::globalAveragePool(const Node &node) {
+std::string Emitter::globalPool(const Node &node, const std::string &op) {
   Value x;
   TensorType type;
   if (auto e = inputAndType(node, x, type); !e.empty())
@@ -2267,7 +2282,7 @@ std::string Emitter::globalAveragePool(const Node &node) {
     TensorType pooled = it->second.second;
     pooled.dims[1] = pooled.dims[2] = 1;
     std::string mean = fresh(), ssa = fresh();
-    line(mean + " = mpc.reduce_mean " + it->second.first +
+    line(mean + " = mpc." + op + " " + it->second.first +
          " {dims = array<i64: 1, 2>, keep_dims} : " +
          mlirType(it->second.second));
     line(ssa + " = mpc.reshape " + mean + " : " + mlirType(pooled) + " -> " +
@@ -2278,7 +2293,7 @@ std::string Emitter::globalAveragePool(const Node &node) {
   for (size_t d = 2; d < x.type.dims.size(); ++d)
     dims += (d > 2 ? ", " : "") + std::to_string(d);
   std::string ssa = fresh();
-  line(ssa + " = mpc.reduce_mean " + x.ssa + " {dims = array<i64: " + dims +
+  line(ssa + " = mpc." + op + " " + x.ssa + " {dims = array<i64: " + dims +
        ">, keep_dims} : " + mlirType(x.type));
   return define(node, 0, ssa, type);
 }
@@ -2635,6 +2650,10 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
        [this](const Node &n) { return reduce(n, "reduce_mean", false); }},
       {{"ReduceSum", 13},
        [this](const Node &n) { return reduce(n, "reduce_sum", true); }},
+      {{"ReduceMax", 13},
+       [this](const Node &n) { return reduce(n, "reduce_max", false); }},
+      {{"Reciprocal", 13}, [this](const Node &n) { return activation(n); }},
+      {{"Abs", 13}, [this](const Node &n) { return activation(n); }},
       {{"Cast", 13}, [this](const Node &n) { return cast(n); }},
       {{"Concat", 13}, [this](const Node &n) { return concat(n); }},
       {{"Slice", 13}, [this](const Node &n) { return slice(n); }},
@@ -2670,7 +2689,9 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"ConstantOfShape", 9},
        [this](const Node &n) { return constantOfShape(n); }},
       {{"GlobalAveragePool", 1},
-       [this](const Node &n) { return globalAveragePool(n); }},
+       [this](const Node &n) { return globalPool(n, "reduce_mean"); }},
+      {{"GlobalMaxPool", 1},
+       [this](const Node &n) { return globalPool(n, "reduce_max"); }},
       {{"Unsqueeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Squeeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Erf", 13}, [this](const Node &n) { return erf(n); }},
