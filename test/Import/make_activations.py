@@ -9,7 +9,12 @@ traces:
 activations: Linear(12, 16) -> LeakyReLU(0.1) -> Linear(16, 16) -> ReLU6
   (Clip) -> Linear(16, 16) -> Hardswish -> Linear(16, 16) -> ELU(0.5) ->
   Linear(16, 16) -> Hardsigmoid -> x * reciprocal(1 + |x|) -> x minus its
-  row maximum (ReduceMax) -> Linear(16, 5). Inputs in [-4, 4] and weights
+  row maximum (ReduceMax) -> padded with 0.5 (Pad, 1 before and 2 after)
+  -> plus a [1, 19] parameter expanded to the batch (Expand) ->
+  Linear(19, 5). PyTorch computes the pads and the expanded shape with
+  small graphs of Reshape, Slice, Transpose, Equal and Where that the
+  importer folds, and ONNX's inference leaves the types after them
+  unknown: the importer types them. Inputs in [-4, 4] and weights
   scaled by 3 put values on both sides of every bend.
 """
 import copy
@@ -28,7 +33,8 @@ class Activations(torch.nn.Module):
         self.fc = torch.nn.ModuleList(
             [torch.nn.Linear(12, 16)] +
             [torch.nn.Linear(16, 16) for _ in range(4)] +
-            [torch.nn.Linear(16, 5)])
+            [torch.nn.Linear(19, 5)])
+        self.p = torch.nn.Parameter(torch.randn(1, 19))
         self.act = torch.nn.ModuleList([
             torch.nn.LeakyReLU(0.1), torch.nn.ReLU6(), torch.nn.Hardswish(),
             torch.nn.ELU(0.5), torch.nn.Hardsigmoid()])
@@ -41,6 +47,8 @@ class Activations(torch.nn.Module):
             x = act(fc(x))
         x = x * torch.reciprocal(1 + x.abs())
         x = x - x.amax(dim=1, keepdim=True)
+        x = torch.nn.functional.pad(x, (1, 2), value=0.5)
+        x = x + self.p.expand(x.shape[0], -1)
         return self.fc[-1](x)
 
 

@@ -245,6 +245,16 @@ private:
     else if (auto it = graph.types.find(node.outputs[i]);
              it != graph.types.end())
       found = &it->second;
+    TensorType own;
+    if (found &&
+        (!found->hasShape ||
+         std::count(found->dims.begin(), found->dims.end(), -1)) &&
+        i == 0 && typeFromInputs(node, found->element, own)) {
+      // ONNX's inference did not see through shapes the importer folded
+      // (its data propagation stops at Reshape, Where, ...).
+      ownTypes[node.outputs[0]] = own;
+      found = &ownTypes[node.outputs[0]];
+    }
     if (!found || !found->hasShape)
       return error(node, "ONNX's shape inference gives output '" +
                              node.outputs[i] + "' no shape");
@@ -268,6 +278,105 @@ private:
     if (intData && isInt)
       type.element = "int32";
     return "";
+  }
+  /// The type of output 0 of an elementwise op (its inputs broadcast), an
+  /// Expand to a folded shape or a Pad by folded pads, from the inputs'
+  /// types and constants: where ONNX's inference left it unknown.
+  bool typeFromInputs(const Node &node, const std::string &element,
+                      TensorType &type) {
+    static const std::set<std::string> elementwise = {
+        "Add",        "Sub",      "Mul",       "Div",         "Pow",
+        "Relu",       "Sigmoid",  "Tanh",      "Exp",         "Log",
+        "Sqrt",       "Neg",      "Erf",       "Where",       "Abs",
+        "Clip",       "Elu",      "LeakyRelu", "HardSigmoid", "HardSwish",
+        "Reciprocal", "Identity", "Dropout",   "Cast"};
+    const std::string &op = node.opType;
+    auto known = [&](size_t k) -> const TensorType * {
+      auto it = values.find(k < node.inputs.size() ? node.inputs[k] : "");
+      if (it == values.end() || !it->second.type.hasShape ||
+          std::count(it->second.type.dims.begin(), it->second.type.dims.end(),
+                     -1))
+        return nullptr;
+      return &it->second.type;
+    };
+    if (op == "Gemm" || op == "MatMul") { // [.., M, K] x [.., K, N]
+      const TensorType *a = known(0), *b = known(1);
+      if (!a || !b || a->dims.size() < 2 || b->dims.size() < 2 ||
+          (op == "Gemm" && (a->dims.size() != 2 || b->dims.size() != 2)))
+        return false;
+      bool ta = op == "Gemm" && intAttr(node, "transA", 0);
+      bool tb = op == "Gemm" && intAttr(node, "transB", 0);
+      size_t ra = a->dims.size(), rb = b->dims.size();
+      std::vector<int64_t> batch(a->dims.begin(), a->dims.end() - 2),
+          other(b->dims.begin(), b->dims.end() - 2);
+      std::vector<int64_t> out(std::max(batch.size(), other.size()), 1);
+      for (size_t k = 0; k < out.size(); ++k) {
+        int64_t x = k < batch.size() ? batch[batch.size() - 1 - k] : 1;
+        int64_t y = k < other.size() ? other[other.size() - 1 - k] : 1;
+        if (x != y && x != 1 && y != 1)
+          return false;
+        out[out.size() - 1 - k] = x == 1 ? y : x;
+      }
+      out.push_back(a->dims[ta ? ra - 1 : ra - 2]);
+      out.push_back(b->dims[tb ? rb - 2 : rb - 1]);
+      type = TensorType{element, out, true};
+      return true;
+    }
+    bool expand = op == "Expand", pad = op == "Pad";
+    if (!elementwise.count(op) && !expand && !pad)
+      return false;
+    std::vector<int64_t> dims;
+    auto merge = [&](const std::vector<int64_t> &other) {
+      std::vector<int64_t> out(std::max(dims.size(), other.size()), 1);
+      for (size_t k = 0; k < out.size(); ++k) {
+        int64_t a = k < dims.size() ? dims[dims.size() - 1 - k] : 1;
+        int64_t b = k < other.size() ? other[other.size() - 1 - k] : 1;
+        if (a != b && a != 1 && b != 1)
+          return false;
+        out[out.size() - 1 - k] = a == 1 ? b : a;
+      }
+      dims = out;
+      return true;
+    };
+    // The inputs that broadcast into the result: every one, or the data
+    // alone (the others are bounds, a ratio, a shape, pads).
+    static const std::set<std::string> dataOnly = {"Clip", "Dropout", "Cast",
+                                                   "Expand", "Pad"};
+    size_t count = dataOnly.count(op) ? 1 : node.inputs.size();
+    for (size_t k = 0; k < count && k < node.inputs.size(); ++k) {
+      auto it = values.find(node.inputs[k]);
+      if (node.inputs[k].empty() || it == values.end() ||
+          !it->second.type.hasShape ||
+          std::count(it->second.type.dims.begin(), it->second.type.dims.end(),
+                     -1) ||
+          !merge(it->second.type.dims))
+        return false;
+    }
+    if (expand || pad) {
+      auto it = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
+      if (it == values.end() || !it->second.constantInts)
+        return false;
+      if (pad) { // starts, then ends, per axis
+        size_t rank = dims.size();
+        if (it->second.ints.size() != 2 * rank)
+          return false;
+        for (size_t d = 0; d < rank; ++d) {
+          int64_t b = it->second.ints[d], e = it->second.ints[rank + d];
+          if (b < 0 || e < 0 || b > kWindowLimit || e > kWindowLimit)
+            return false;
+          dims[d] += b + e;
+        }
+        type = TensorType{element, dims, true};
+        return true;
+      }
+      for (int64_t d : it->second.ints)
+        if (d < 1 || d > (int64_t(1) << 40))
+          return false;
+      if (!merge(it->second.ints))
+        return false;
+    }
+    type = TensorType{element, dims, true};
+    return true;
   }
   /// Input 0 and the type of output 0: what most emitters start with.
   /// Ops that only move elements (`moves`) also take integer data.
@@ -383,6 +492,10 @@ private:
   /// mpc.compare and mpc.where (whose gradients are the ops' own), and
   /// Reciprocal as a division.
   std::string activation(const Node &node);
+  /// Expand: mpc.broadcast_to the inferred shape.
+  std::string expand(const Node &node);
+  /// Pad in constant mode: the value's slabs concatenated on each side.
+  std::string pad(const Node &node);
   std::string conv(const Node &node);
   /// A 1-D window op (Conv, ConvTranspose, MaxPool, AveragePool over
   /// [N, C, L]) as `emit`'s 2-D form over [N, C, 1, L], or `emit` itself
@@ -663,6 +776,105 @@ std::string Emitter::activation(const Node &node) {
     y = select(compare("gt", x.ssa, zero, scalar), x.ssa, t, below, t);
   }
   return define(node, 0, y, type);
+}
+
+std::string Emitter::expand(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = inputAndType(node, x, type); !e.empty())
+    return e;
+  if (!broadcastsTo(x.type.dims, type.dims) ||
+      mlirElement(x.type.element) != mlirElement(type.element))
+    return error(node,
+                 mlirType(x.type) + " does not broadcast to " + mlirType(type));
+  if (x.type.dims == type.dims)
+    return identity(node);
+  std::string ssa = fresh();
+  line(ssa + " = mpc.broadcast_to " + x.ssa + " : " + mlirType(x.type) +
+       " -> " + mlirType(type));
+  return define(node, 0, ssa, type);
+}
+
+std::string Emitter::pad(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = inputAndType(node, x, type); !e.empty())
+    return e;
+  auto mode = node.attributes.find("mode");
+  if (mode != node.attributes.end() && mode->second.s != "constant")
+    return error(node, "mode " + mode->second.s +
+                           " is not imported (constant padding is)");
+  int64_t rank = static_cast<int64_t>(x.type.dims.size());
+  std::vector<int64_t> pads;
+  if (auto e = constInts(node, 1, pads); !e.empty())
+    return e;
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return error(node, "pads must give a start and an end for each of the " +
+                           std::to_string(rank) + " axes");
+  double value = 0;
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    // A constant of the model: an initializer, a Constant node's value, or
+    // (a test case) an input's data.
+    const std::string &name = node.inputs[2];
+    const TensorValue *found = nullptr;
+    for (const TensorValue &t : graph.initializers)
+      if (t.name == name)
+        found = &t;
+    for (const Node &n : graph.nodes)
+      if (n.opType == "Constant" && n.outputs.size() == 1 &&
+          n.outputs[0] == name)
+        if (auto a = n.attributes.find("value");
+            a != n.attributes.end() && a->second.kind == Attribute::Tensor)
+          found = &a->second.tensor;
+    if (options.testCase)
+      for (size_t i = 0; i < graph.inputs.size(); ++i)
+        if (graph.inputs[i].first == name && i < options.testInputs.size())
+          found = &options.testInputs[i];
+    if (!found || !found->type.dims.empty() ||
+        mlirElement(found->type.element) != mlirElement(type.element) ||
+        (found->type.element != "float" && found->type.element != "double"))
+      return error(node, "the padding value must be a constant f32 or f64 "
+                         "scalar of the data's type");
+    if (found->type.element == "float") {
+      float v;
+      std::memcpy(&v, found->bytes.data(), 4);
+      value = v;
+    } else {
+      std::memcpy(&value, found->bytes.data(), 8);
+    }
+  }
+  std::vector<int64_t> grown = x.type.dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (pads[d] < 0 || pads[rank + d] < 0 || pads[d] > kWindowLimit ||
+        pads[rank + d] > kWindowLimit)
+      return error(node, "pads must be between 0 and 2^20 (negative pads, "
+                         "a crop, are not imported)");
+    grown[d] += pads[d] + pads[rank + d];
+  }
+  if (grown != type.dims)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           ", not the padded input's");
+  std::string out = x.ssa;
+  TensorType current = x.type;
+  for (int64_t d = 0; d < rank; ++d)
+    for (auto [count, before] :
+         {std::pair{pads[d], true}, std::pair{pads[rank + d], false}}) {
+      if (count == 0)
+        continue;
+      TensorType slab = current;
+      slab.dims[d] = count;
+      std::string slabSsa = fresh();
+      line(slabSsa + " = mpc.constant dense<" + floatLiteral(value) +
+           "> : " + mlirType(slab));
+      std::string next = fresh();
+      line(next + " = mpc.concat " + (before ? slabSsa : out) + ", " +
+           (before ? out : slabSsa) + " {axis = " + std::to_string(d) +
+           " : i64} : " + mlirType(before ? slab : current) + ", " +
+           mlirType(before ? current : slab));
+      current.dims[d] += count;
+      out = next;
+    }
+  return define(node, 0, out, type);
 }
 
 std::string Emitter::softmax(const Node &node, const std::string &op) {
@@ -2519,10 +2731,15 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
     return true;
   }
   static const std::set<std::string> folded = {
-      "Gather", "Unsqueeze", "Squeeze", "Concat",   "Cast",    "Mul",
-      "Div",    "Add",       "Sub",     "Identity", "Reshape", "Slice"};
+      "Gather",  "Unsqueeze", "Squeeze",   "Concat", "Cast",
+      "Mul",     "Div",       "Add",       "Sub",    "Identity",
+      "Reshape", "Slice",     "Transpose", "Equal",  "Where"};
   if (!folded.count(node.opType) || node.inputs.empty())
     return false;
+  // A graph output is computed by the op's emitter, not folded away.
+  for (const auto &[name, type] : graph.outputs)
+    if (name == node.outputs[0])
+      return false;
   for (const std::string &name : node.inputs) {
     if (name.empty())
       continue;
@@ -2573,8 +2790,83 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
   } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" ||
              op == "Identity" || op == "Reshape") {
     v.ints = in[0];
-  } else if (op == "Slice") {
-    return false;
+  } else if (op == "Equal" || op == "Where") {
+    // PyTorch's expand(n, -1): the -1 entries of a shape replaced by ones
+    // (Equal, Where), element by element, a single element broadcast.
+    size_t n = 0;
+    for (const auto &part : in)
+      n = std::max(n, part.size());
+    for (const auto &part : in)
+      if (part.size() != n && part.size() != 1)
+        return false;
+    auto at = [&](size_t k, size_t i) {
+      return in[k][in[k].size() == 1 ? 0 : i];
+    };
+    for (size_t i = 0; i < n; ++i)
+      v.ints.push_back(op == "Equal" ? at(0, i) == at(1, i)
+                                     : (at(0, i) ? at(1, i) : at(2, i)));
+  } else if (op == "Slice" || op == "Transpose") {
+    // Row-major index arithmetic over the constant's dims (the padding
+    // lists of PyTorch's F.pad export: reshaped to [n, 2], rows reversed
+    // by a step of -1, transposed, flattened).
+    const std::vector<int64_t> &dims = types[0].dims;
+    int64_t rank = static_cast<int64_t>(dims.size());
+    if (elementCount(types[0]) != static_cast<int64_t>(in[0].size()) ||
+        elementCount(type) > static_cast<int64_t>(in[0].size()) ||
+        static_cast<int64_t>(type.dims.size()) != rank)
+      return false;
+    std::vector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * dims[d + 1];
+    // For each output axis: the input axis it reads, its first index and
+    // its step.
+    std::vector<int64_t> from(rank), first(rank, 0), step(rank, 1);
+    for (int64_t d = 0; d < rank; ++d)
+      from[d] = d;
+    if (op == "Transpose") {
+      auto perm = node.attributes.find("perm");
+      if (perm == node.attributes.end() ||
+          static_cast<int64_t>(perm->second.ints.size()) != rank)
+        return false;
+      for (int64_t d = 0; d < rank; ++d) {
+        from[d] = perm->second.ints[d];
+        if (from[d] < 0 || from[d] >= rank)
+          return false;
+      }
+    } else {
+      if (in.size() < 3)
+        return false;
+      std::vector<int64_t> axes;
+      for (size_t i = 0; i < in[1].size(); ++i)
+        axes.push_back(in.size() > 3 ? in[3][i] : static_cast<int64_t>(i));
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= rank)
+          return false;
+        int64_t s = in.size() > 4 ? in[4][i] : 1, n = dims[a];
+        if (s == 0)
+          return false;
+        // ONNX's clamping of the start: [0, n] forwards, [0, n-1] back.
+        int64_t b =
+            in[1][i] < 0 ? std::max<int64_t>(in[1][i], -n) + n : in[1][i];
+        b = s > 0 ? std::min(b, n) : std::min(b, n - 1);
+        first[a] = b;
+        step[a] = s;
+      }
+    }
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t k = 0, total = elementCount(type); k < total; ++k) {
+      int64_t at = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t i = first[from[d]] + index[d] * step[from[d]];
+        if (i < 0 || i >= dims[from[d]])
+          return false;
+        at += i * strides[from[d]];
+      }
+      v.ints.push_back(in[0][at]);
+      for (int64_t d = rank - 1; d >= 0 && ++index[d] == type.dims[d]; --d)
+        index[d] = 0;
+    }
   } else {
     // Elementwise arithmetic with broadcasting of a single element.
     if (in.size() != 2)
@@ -2587,10 +2879,17 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
         err = error(node, "division by zero in shape arithmetic");
         return true;
       }
-      v.ints.push_back(op == "Mul"   ? a * b
-                       : op == "Div" ? a / b
-                       : op == "Add" ? a + b
-                                     : a - b);
+      int64_t r;
+      bool overflow = op == "Mul"   ? __builtin_mul_overflow(a, b, &r)
+                      : op == "Add" ? __builtin_add_overflow(a, b, &r)
+                      : op == "Sub"
+                          ? __builtin_sub_overflow(a, b, &r)
+                          : (a == INT64_MIN && b == -1) || ((r = a / b), false);
+      if (overflow) {
+        err = error(node, "shape arithmetic overflows 64 bits");
+        return true;
+      }
+      v.ints.push_back(r);
     }
   }
   values[node.outputs[0]] = v;
@@ -2653,6 +2952,8 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"ReduceMax", 13},
        [this](const Node &n) { return reduce(n, "reduce_max", false); }},
       {{"Reciprocal", 13}, [this](const Node &n) { return activation(n); }},
+      {{"Expand", 13}, [this](const Node &n) { return expand(n); }},
+      {{"Pad", 13}, [this](const Node &n) { return pad(n); }},
       {{"Abs", 13}, [this](const Node &n) { return activation(n); }},
       {{"Cast", 13}, [this](const Node &n) { return cast(n); }},
       {{"Concat", 13}, [this](const Node &n) { return concat(n); }},
