@@ -18,6 +18,8 @@ export) with their test data, encoded here (standard library only):
   huge/     Relu (opset 17) of x [2^21, 2^21]: too large to import
   clipbounds/ Clip (opset 17) of x [4] to a lower bound of [2]: refused
             (the bounds are scalars)
+  bneps/    BatchNormalization (opset 17, inference) with epsilon 0:
+            refused
 
 Each directory holds model.onnx and, where it imports, test_data_set_0
 (input_0.pb, output_*.pb) in the layout of ONNX's node tests, the outputs
@@ -73,6 +75,10 @@ def tensor(name, dims, dtype, values):
 
 def attr_s(name, value):
     return ld(1, name) + ld(4, value) + vint(20, 3)
+
+
+def attr_f(name, value):
+    return ld(1, name) + key(2, 5) + struct.pack("<f", value) + vint(20, 1)
 
 
 def attr_i(name, value):
@@ -181,6 +187,11 @@ def main():
     write(out, "clipbounds",
           model([node("Clip", ["x", "lo"], ["y"], "clip")], [("x", [4])],
                 [("y", [4])], 17, [tensor("lo", [2], FLOAT, [0.0, 1.0])]))
+    write(out, "bneps",
+          model([node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
+                      "bn", [attr_f("epsilon", 0.0)])],
+                [("x", [1, 2, 2, 2])], [("y", [1, 2, 2, 2])], 17,
+                [tensor(n, [2], FLOAT, [1.0, 1.0]) for n in "sbmv"]))
     write(out, "mish18",
           model([node("Mish", ["x"], ["y"], "mish")], [("x", [4, 6])],
                 [("y", [4, 6])], 18))

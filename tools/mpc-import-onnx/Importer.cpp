@@ -1144,6 +1144,10 @@ std::string Emitter::layerNorm(const Node &node) {
   if (axis < -rank || axis >= rank)
     return error(node, "axis " + std::to_string(axis) + " is out of range");
   axis = axis < 0 ? axis + rank : axis;
+  double epsilon = floatAttr(node, "epsilon", 1e-5);
+  if (!(epsilon > 0) || !std::isfinite(epsilon))
+    return error(node, "epsilon must be positive and finite, not " +
+                           floatLiteral(epsilon));
   // mpc normalises the last axis: over several trailing axes, x is viewed
   // as [rows, cols] and the parameters as [cols].
   int64_t rows = 1, cols = 1;
@@ -1190,8 +1194,7 @@ std::string Emitter::layerNorm(const Node &node) {
   }
   std::string ssa = fresh();
   line(ssa + ", " + ssa + "_mean, " + ssa + "_rstd = mpc.layer_norm " + xs +
-       ", " + gs + ", " + beta +
-       " {epsilon = " + floatLiteral(floatAttr(node, "epsilon", 1e-5)) +
+       ", " + gs + ", " + beta + " {epsilon = " + floatLiteral(epsilon) +
        " : f64} : " + mlirType(x2) + ", " + mlirType(g2));
   std::string y = reshape(ssa, x2, type);
   define(node, 0, y, type);
@@ -1754,6 +1757,9 @@ std::string Emitter::batchNorm(const Node &node) {
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
   double eps = floatAttr(node, "epsilon", 1e-5);
+  if (!(eps > 0) || !std::isfinite(eps))
+    return error(node, "epsilon must be positive and finite, not " +
+                           floatLiteral(eps));
   if (!intAttr(node, "training_mode", 0)) {
     // Inference: (x - mean) / sqrt(var + eps) * scale + bias, per channel
     // of NCHW (the statistics broadcast as [C, 1, 1]).
