@@ -62,15 +62,24 @@ bool broadcastsTo(const std::vector<int64_t> &from,
   return true;
 }
 
+/// The shape `a` and `b` broadcast to (NumPy's rules), if they do.
+std::optional<std::vector<int64_t>>
+broadcastShape(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+  std::vector<int64_t> out(std::max(a.size(), b.size()), 1);
+  for (size_t k = 0; k < out.size(); ++k) {
+    int64_t x = k < a.size() ? a[a.size() - 1 - k] : 1;
+    int64_t y = k < b.size() ? b[b.size() - 1 - k] : 1;
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    out[out.size() - 1 - k] = x == 1 ? y : x;
+  }
+  return out;
+}
+
 /// Whether `a` and `b` broadcast together (NumPy's rules).
 bool broadcastTogether(const std::vector<int64_t> &a,
                        const std::vector<int64_t> &b) {
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    int64_t x = a[a.size() - 1 - i], y = b[b.size() - 1 - i];
-    if (x != y && x != 1 && y != 1)
-      return false;
-  }
-  return true;
+  return broadcastShape(a, b).has_value();
 }
 
 std::string mlirElement(const std::string &e) {
@@ -307,19 +316,13 @@ private:
       bool ta = op == "Gemm" && intAttr(node, "transA", 0);
       bool tb = op == "Gemm" && intAttr(node, "transB", 0);
       size_t ra = a->dims.size(), rb = b->dims.size();
-      std::vector<int64_t> batch(a->dims.begin(), a->dims.end() - 2),
-          other(b->dims.begin(), b->dims.end() - 2);
-      std::vector<int64_t> out(std::max(batch.size(), other.size()), 1);
-      for (size_t k = 0; k < out.size(); ++k) {
-        int64_t x = k < batch.size() ? batch[batch.size() - 1 - k] : 1;
-        int64_t y = k < other.size() ? other[other.size() - 1 - k] : 1;
-        if (x != y && x != 1 && y != 1)
-          return false;
-        out[out.size() - 1 - k] = x == 1 ? y : x;
-      }
-      out.push_back(a->dims[ta ? ra - 1 : ra - 2]);
-      out.push_back(b->dims[tb ? rb - 2 : rb - 1]);
-      type = TensorType{element, out, true};
+      auto out = broadcastShape({a->dims.begin(), a->dims.end() - 2},
+                                {b->dims.begin(), b->dims.end() - 2});
+      if (!out)
+        return false;
+      out->push_back(a->dims[ta ? ra - 1 : ra - 2]);
+      out->push_back(b->dims[tb ? rb - 2 : rb - 1]);
+      type = TensorType{element, *out, true};
       return true;
     }
     bool expand = op == "Expand", pad = op == "Pad";
@@ -327,16 +330,10 @@ private:
       return false;
     std::vector<int64_t> dims;
     auto merge = [&](const std::vector<int64_t> &other) {
-      std::vector<int64_t> out(std::max(dims.size(), other.size()), 1);
-      for (size_t k = 0; k < out.size(); ++k) {
-        int64_t a = k < dims.size() ? dims[dims.size() - 1 - k] : 1;
-        int64_t b = k < other.size() ? other[other.size() - 1 - k] : 1;
-        if (a != b && a != 1 && b != 1)
-          return false;
-        out[out.size() - 1 - k] = a == 1 ? b : a;
-      }
-      dims = out;
-      return true;
+      auto out = broadcastShape(dims, other);
+      if (out)
+        dims = *out;
+      return out.has_value();
     };
     // The inputs that broadcast into the result: every one, or the data
     // alone (the others are bounds, a ratio, a shape, pads).
