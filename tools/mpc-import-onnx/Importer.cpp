@@ -147,9 +147,19 @@ std::string floatLiteral(double v) {
   return s;
 }
 
+/// An MLIR string literal of `s`: quotes and backslashes escaped, and
+/// control characters as \HH (names in a model may hold any byte).
 std::string quoted(const std::string &s) {
+  static const char hex[] = "0123456789ABCDEF";
   std::string out = "\"";
   for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += '\\';
+      out += hex[u >> 4];
+      out += hex[u & 15];
+      continue;
+    }
     if (c == '"' || c == '\\')
       out += '\\';
     out += c;
