@@ -1646,8 +1646,11 @@ Emitter::windowOp(const Node &node,
     it->second.ints = {0, it->second.ints[0], 0, it->second.ints[1]};
   }
   if (auto it = flat.attributes.find("output_shape");
-      it != flat.attributes.end())
+      it != flat.attributes.end()) {
+    if (it->second.ints.empty())
+      return error(node, "output_shape must give the output's length");
     it->second.ints.insert(it->second.ints.end() - 1, 1);
+  }
   TensorType type;
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
@@ -1703,6 +1706,9 @@ std::string Emitter::conv(const Node &node) {
     return error(
         node,
         "only 1-D and 2-D convolutions (NCL and NCHW inputs) are imported");
+  if (type.dims.size() != 4)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           ", not NCHW");
   auto ints = [&](const char *name) {
     auto it = node.attributes.find(name);
     return it == node.attributes.end() ? std::vector<int64_t>{1, 1}
@@ -1959,6 +1965,9 @@ std::string Emitter::convTranspose(const Node &node) {
     return e;
   if (x.type.dims.size() != 4)
     return error(node, "only 1-D and 2-D transposed convolutions are imported");
+  if (type.dims.size() != 4)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           ", not NCHW");
   int64_t groups = intAttr(node, "group", 1);
   if (w.type.dims.size() != 4)
     return error(node, "the filter must be [in, out / groups, kh, kw], not " +
@@ -2500,6 +2509,9 @@ std::string Emitter::globalPool(const Node &node, const std::string &op) {
   TensorType type;
   if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
+  if (x.type.dims.size() < 3)
+    return error(node,
+                 "takes [N, C, spatial...] data, not " + mlirType(x.type));
   if (auto it = nhwcOf.find(x.ssa);
       it != nhwcOf.end() && x.type.dims.size() == 4) {
     // After a layout op: the mean over H and W of the NHWC twin, [N, 1, 1,
