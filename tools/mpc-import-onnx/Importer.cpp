@@ -351,12 +351,8 @@ private:
                                                    "Expand", "Pad"};
     size_t count = dataOnly.count(op) ? 1 : node.inputs.size();
     for (size_t k = 0; k < count && k < node.inputs.size(); ++k) {
-      auto it = values.find(node.inputs[k]);
-      if (node.inputs[k].empty() || it == values.end() ||
-          !it->second.type.hasShape ||
-          std::count(it->second.type.dims.begin(), it->second.type.dims.end(),
-                     -1) ||
-          !merge(it->second.type.dims))
+      const TensorType *t = node.inputs[k].empty() ? nullptr : known(k);
+      if (!t || !merge(t->dims))
         return false;
     }
     if (expand || pad) {
@@ -536,6 +532,21 @@ private:
                                    const std::optional<Unflatten> &shape);
   /// The values of a float constant (an initializer or a Constant node).
   std::optional<std::vector<double>> floatConstant(const std::string &name);
+  /// The tensor an initializer or a Constant node gives the value `name`,
+  /// or null.
+  const TensorValue *constantTensor(const std::string &name) const {
+    for (const TensorValue &init : graph.initializers)
+      if (init.name == name)
+        return &init;
+    for (const Node &n : graph.nodes) {
+      auto a = n.attributes.find("value");
+      if (n.opType == "Constant" && !n.outputs.empty() &&
+          n.outputs[0] == name && a != n.attributes.end() &&
+          a->second.kind == Attribute::Tensor)
+        return &a->second.tensor;
+    }
+    return nullptr;
+  }
   /// NCHW <-> NHWC: mpc's convolutions are channels-last, ONNX's
   /// channels-first. Each layout op is wrapped in a transpose pair; the
   /// pairs between adjacent layout ops cancel (mpc.transpose's fold).
@@ -823,16 +834,7 @@ std::string Emitter::pad(const Node &node) {
     // A constant of the model: an initializer, a Constant node's value, or
     // (a test case) an input's data.
     const std::string &name = node.inputs[2];
-    const TensorValue *found = nullptr;
-    for (const TensorValue &t : graph.initializers)
-      if (t.name == name)
-        found = &t;
-    for (const Node &n : graph.nodes)
-      if (n.opType == "Constant" && n.outputs.size() == 1 &&
-          n.outputs[0] == name)
-        if (auto a = n.attributes.find("value");
-            a != n.attributes.end() && a->second.kind == Attribute::Tensor)
-          found = &a->second.tensor;
+    const TensorValue *found = constantTensor(name);
     if (options.testCase)
       for (size_t i = 0; i < graph.inputs.size(); ++i)
         if (graph.inputs[i].first == name && i < options.testInputs.size())
@@ -2165,17 +2167,7 @@ std::string Emitter::resize(const Node &node) {
 
 std::optional<std::vector<double>>
 Emitter::floatConstant(const std::string &name) {
-  const TensorValue *t = nullptr;
-  for (const TensorValue &init : graph.initializers)
-    if (init.name == name)
-      t = &init;
-  for (const Node &n : graph.nodes) {
-    auto a = n.attributes.find("value");
-    if (!t && n.opType == "Constant" && !n.outputs.empty() &&
-        n.outputs[0] == name && a != n.attributes.end() &&
-        a->second.kind == Attribute::Tensor)
-      t = &a->second.tensor;
-  }
+  const TensorValue *t = constantTensor(name);
   if (!t) {
     // Computed from constants: Concat, Cast and Identity of them (how
     // exports of interpolate's scale_factor build the scales).
