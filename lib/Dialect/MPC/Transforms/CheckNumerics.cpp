@@ -49,14 +49,41 @@ std::string locationOf(Location loc) {
   return s;
 }
 
-bool isBackward(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return name.ends_with("_backward") || name.ends_with("_grad");
-}
-
 bool isOptimizer(Operation *op) {
   return isa<UnscaleAndCheckOp, ClipGradNormOp, GradStatsOp, SGDUpdateOp,
              AdamUpdateOp, UpdateLossScaleOp>(op);
+}
+
+/// The forward pass of a step: the ops its loss (the first result) is
+/// computed from, and those of the state it writes before the optimizer
+/// (running statistics), gradient accumulators excepted. Everything else
+/// before the first optimizer op is the backward pass, whatever its ops
+/// are called (a loss written out of generic ops has a backward pass of
+/// generic ops), wherever canonicalization put them.
+llvm::DenseSet<Operation *> forwardOps(func::FuncOp fn, SymbolTable &symbols) {
+  Block &body = fn.getBody().front();
+  SmallVector<Value> work;
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() > 0)
+    work.push_back(ret.getOperand(0));
+  for (Operation &op : body) {
+    if (isOptimizer(&op))
+      break;
+    auto store = dyn_cast<ml_program::GlobalStoreOp>(op);
+    if (!store)
+      continue;
+    auto global = symbols.lookup<ml_program::GlobalOp>(
+        store.getGlobal().getLeafReference());
+    if (global && !global->hasAttr("mpc.grad_accumulator"))
+      work.push_back(store.getValue());
+  }
+  llvm::DenseSet<Operation *> slice;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (def && def->getBlock() == &body && slice.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return slice;
 }
 
 struct CheckNumericsPass
@@ -106,6 +133,7 @@ struct CheckNumericsPass
       Operation *op;
     };
     SmallVector<Checked> checked;
+    SymbolTable symbols(module);
     SmallVector<Attribute> table;
     DenseMap<Value, int64_t> indexOf;
     SmallVector<std::pair<func::FuncOp, std::pair<int64_t, int64_t>>> ranges;
@@ -115,16 +143,16 @@ struct CheckNumericsPass
         return signalPassFailure();
       }
       int64_t begin = checked.size();
-      StringRef phase = "forward";
+      llvm::DenseSet<Operation *> forward = forwardOps(fn, symbols);
+      bool optimizer = false;
       for (Operation &op : fn.getBody().front()) {
-        if (phase == "forward" && isBackward(&op))
-          phase = "backward";
-        if (phase != "optimizer" && isOptimizer(&op))
-          phase = "optimizer";
+        optimizer |= isOptimizer(&op);
         if (isa<ConstantOp, func::ReturnOp>(op))
           continue;
-        StringRef opPhase =
-            isa<ml_program::GlobalLoadOp>(op) ? StringRef("state") : phase;
+        StringRef opPhase = isa<ml_program::GlobalLoadOp>(op) ? "state"
+                            : optimizer                       ? "optimizer"
+                            : forward.contains(&op)           ? "forward"
+                                                              : "backward";
         if (!wanted.contains(opPhase))
           continue;
         for (Value r : op.getResults()) {

@@ -1,0 +1,51 @@
+// The phases of --mpc-check-numerics follow the data, not op names: the
+// forward pass is what the loss and the stored state (here a running mean
+// written out of generic ops) are computed from; the backward pass of a
+// loss written out of generic ops (no *_backward op) is backward from the
+// scaled seed on, though canonicalization moved that seed to the top.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 alignment-remarks=false" --mpc-loss-scaling --canonicalize --cse --mpc-check-numerics | FileCheck %s
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 alignment-remarks=false" --mpc-loss-scaling --canonicalize --cse --mpc-check-numerics=phases=backward | FileCheck %s --check-prefix=BACKWARD
+
+// CHECK: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:8", op = "mpc.matmul", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:8", op = "mpc.sub", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:9", op = "mpc.mul", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:8", op = "mpc.reduce_mean", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:8", op = "mpc.reduce_mean", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+31]]:8", op = "mpc.mul", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+32]]:8", op = "mpc.mul", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+32]]:8", op = "mpc.add", phase = "forward"
+// The gradient of the mean, then of the square (d * g + d * g), then of the
+// product: every one backward.
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+22]]:8", op = "mpc.mul", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+21]]:8", op = "mpc.broadcast_to", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+19]]:9", op = "mpc.mul", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+18]]:9", op = "mpc.add", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+15]]:8", op = "mpc.matmul", phase = "backward"
+// CHECK-SAME: op = "mpc.sgd_update", phase = "optimizer"
+// CHECK-NOT: phase = "forward"
+// CHECK-SAME: ]
+
+// BACKWARD-NOT: phase = "forward"
+// BACKWARD: op = "mpc.broadcast_to", phase = "backward"
+// BACKWARD-NOT: phase = "forward"
+// BACKWARD-SAME: ]
+
+ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
+ml_program.global private mutable @rm(#mpc.init<zeros>) : tensor<8xf32>
+
+func.func @loss(%x: tensor<4x16xf32>, %t: tensor<4x8xf32>) -> tensor<f32> {
+  %w = ml_program.global_load @w : tensor<16x8xf32>
+  %y = mpc.matmul %x, %w : tensor<4x16xf32>, tensor<16x8xf32>
+  %d = mpc.sub %y, %t : tensor<4x8xf32>, tensor<4x8xf32>
+  %sq = mpc.mul %d, %d : tensor<4x8xf32>, tensor<4x8xf32>
+  %l = mpc.reduce_mean %sq {dims = array<i64: 0, 1>} : tensor<4x8xf32>
+  %m = mpc.reduce_mean %y {dims = array<i64: 0>} : tensor<4x8xf32>
+  %rm = ml_program.global_load @rm : tensor<8xf32>
+  %k = mpc.constant dense<9.0e-01> : tensor<f32>
+  %a = mpc.mul %rm, %k : tensor<8xf32>, tensor<f32>
+  %k2 = mpc.constant dense<1.0e-01> : tensor<f32>
+  %b = mpc.mul %m, %k2 : tensor<8xf32>, tensor<f32>
+  %n = mpc.add %a, %b : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @rm = %n : tensor<8xf32>
+  return %l : tensor<f32>
+}
