@@ -39,6 +39,8 @@ struct Value {
 /// The largest stride, dilation, kernel size or padding a window op may
 /// have: sizes computed from them stay far from overflow.
 constexpr int64_t kWindowLimit = int64_t(1) << 20;
+/// Reflect padding emits a slice per row: at most this many a side.
+constexpr int64_t kReflectLimit = 4096;
 
 /// The elements of a static type (the loader bounds every value's count
 /// by 2^40, so the product cannot overflow).
@@ -264,15 +266,22 @@ private:
     else if (auto it = graph.types.find(node.outputs[i]);
              it != graph.types.end())
       found = &it->second;
-    TensorType own;
-    if (found &&
-        (!found->hasShape ||
-         std::count(found->dims.begin(), found->dims.end(), -1)) &&
-        i == 0 && typeFromInputs(node, found->element, own)) {
-      // ONNX's inference did not see through shapes the importer folded
-      // (its data propagation stops at Reshape, Where, ...).
-      ownTypes[node.outputs[0]] = own;
-      found = &ownTypes[node.outputs[0]];
+    if (!found || !found->hasShape ||
+        std::count(found->dims.begin(), found->dims.end(), -1)) {
+      // Any other op: ONNX's inference of this node alone, from the
+      // types (and folded values) the importer knows for its inputs.
+      std::vector<TensorType> outputs;
+      if (std::string e = inferOutputs(node, outputs); !e.empty())
+        return error(node, "ONNX's shape inference gives output '" +
+                               node.outputs[i] +
+                               "' no static shape, and inferring the node "
+                               "from its inputs' types fails: " +
+                               e);
+      for (size_t k = 0; k < outputs.size(); ++k)
+        if (outputs[k].hasShape && !node.outputs[k].empty())
+          ownTypes[node.outputs[k]] = outputs[k];
+      if (auto own = ownTypes.find(node.outputs[i]); own != ownTypes.end())
+        found = &own->second;
     }
     if (!found || !found->hasShape)
       return error(node, "ONNX's shape inference gives output '" +
@@ -298,88 +307,36 @@ private:
       type.element = "int32";
     return "";
   }
-  /// The type of output 0 of an elementwise op (its inputs broadcast), an
-  /// Expand to a folded shape or a Pad by folded pads, from the inputs'
-  /// types and constants: where ONNX's inference left it unknown.
-  bool typeFromInputs(const Node &node, const std::string &element,
-                      TensorType &type) {
-    static const std::set<std::string> elementwise = {
-        "Add",        "Sub",      "Mul",       "Div",         "Pow",
-        "Relu",       "Sigmoid",  "Tanh",      "Exp",         "Log",
-        "Sqrt",       "Neg",      "Erf",       "Where",       "Abs",
-        "Clip",       "Elu",      "LeakyRelu", "HardSigmoid", "HardSwish",
-        "Reciprocal", "Identity", "Dropout",   "Cast"};
-    const std::string &op = node.opType;
-    auto known = [&](size_t k) -> const TensorType * {
-      auto it = values.find(k < node.inputs.size() ? node.inputs[k] : "");
-      if (it == values.end() || !it->second.type.hasShape ||
+  /// ONNX's inference of `node` alone from its inputs' types as the
+  /// importer knows them, with the integer values it folded.
+  std::string inferOutputs(const Node &node, std::vector<TensorType> &outputs) {
+    std::vector<TensorType> types(node.inputs.size());
+    std::vector<TensorValue> folded(node.inputs.size());
+    std::vector<const TensorValue *> given(node.inputs.size(), nullptr);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      auto it = values.find(node.inputs[k]);
+      if (node.inputs[k].empty() || it == values.end() ||
           std::count(it->second.type.dims.begin(), it->second.type.dims.end(),
                      -1))
-        return nullptr;
-      return &it->second.type;
-    };
-    if (op == "Gemm" || op == "MatMul") { // [.., M, K] x [.., K, N]
-      const TensorType *a = known(0), *b = known(1);
-      if (!a || !b || a->dims.size() < 2 || b->dims.size() < 2 ||
-          (op == "Gemm" && (a->dims.size() != 2 || b->dims.size() != 2)))
-        return false;
-      bool ta = op == "Gemm" && intAttr(node, "transA", 0);
-      bool tb = op == "Gemm" && intAttr(node, "transB", 0);
-      size_t ra = a->dims.size(), rb = b->dims.size();
-      auto out = broadcastShape({a->dims.begin(), a->dims.end() - 2},
-                                {b->dims.begin(), b->dims.end() - 2});
-      if (!out)
-        return false;
-      out->push_back(a->dims[ta ? ra - 1 : ra - 2]);
-      out->push_back(b->dims[tb ? rb - 2 : rb - 1]);
-      type = TensorType{element, *out, true};
-      return true;
-    }
-    bool expand = op == "Expand", pad = op == "Pad";
-    if (!elementwise.count(op) && !expand && !pad)
-      return false;
-    std::vector<int64_t> dims;
-    auto merge = [&](const std::vector<int64_t> &other) {
-      auto out = broadcastShape(dims, other);
-      if (out)
-        dims = *out;
-      return out.has_value();
-    };
-    // The inputs that broadcast into the result: every one, or the data
-    // alone (the others are bounds, a ratio, a shape, pads).
-    static const std::set<std::string> dataOnly = {"Clip", "Dropout", "Cast",
-                                                   "Expand", "Pad"};
-    size_t count = dataOnly.count(op) ? 1 : node.inputs.size();
-    for (size_t k = 0; k < count && k < node.inputs.size(); ++k) {
-      const TensorType *t = node.inputs[k].empty() ? nullptr : known(k);
-      if (!t || !merge(t->dims))
-        return false;
-    }
-    if (expand || pad) {
-      auto it = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
-      if (it == values.end() || !it->second.constantInts)
-        return false;
-      if (pad) { // starts, then ends, per axis
-        size_t rank = dims.size();
-        if (it->second.ints.size() != 2 * rank)
-          return false;
-        for (size_t d = 0; d < rank; ++d) {
-          int64_t b = it->second.ints[d], e = it->second.ints[rank + d];
-          if (b < 0 || e < 0 || b > kWindowLimit || e > kWindowLimit)
-            return false;
-          dims[d] += b + e;
+        continue;
+      types[k] = it->second.type;
+      const std::vector<int64_t> &ints = it->second.ints;
+      int bytes = elementBytes(types[k].element);
+      if (it->second.constantInts && (bytes == 4 || bytes == 8) &&
+          static_cast<int64_t>(ints.size()) == elementCount(types[k])) {
+        folded[k].type = types[k];
+        folded[k].bytes.resize(ints.size() * bytes);
+        for (size_t j = 0; j < ints.size(); ++j) {
+          int32_t narrow = static_cast<int32_t>(ints[j]);
+          std::memcpy(folded[k].bytes.data() + j * bytes,
+                      bytes == 8 ? static_cast<const void *>(&ints[j])
+                                 : static_cast<const void *>(&narrow),
+                      bytes);
         }
-        type = TensorType{element, dims, true};
-        return true;
+        given[k] = &folded[k];
       }
-      for (int64_t d : it->second.ints)
-        if (d < 1 || d > (int64_t(1) << 40))
-          return false;
-      if (!merge(it->second.ints))
-        return false;
     }
-    type = TensorType{element, dims, true};
-    return true;
+    return inferNode(node, types, given, outputs);
   }
   /// Input 0 and the type of output 0: what most emitters start with.
   /// Ops that only move elements (`moves`) also take integer data.
@@ -818,10 +775,12 @@ std::string Emitter::pad(const Node &node) {
   TensorType type;
   if (auto e = inputAndType(node, x, type); !e.empty())
     return e;
-  auto mode = node.attributes.find("mode");
-  if (mode != node.attributes.end() && mode->second.s != "constant")
-    return error(node, "mode " + mode->second.s +
-                           " is not imported (constant padding is)");
+  auto modeAttr = node.attributes.find("mode");
+  std::string mode =
+      modeAttr == node.attributes.end() ? "constant" : modeAttr->second.s;
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    return error(node, "mode " + mode +
+                           " is not imported (constant, edge and reflect are)");
   int64_t rank = static_cast<int64_t>(x.type.dims.size());
   std::vector<int64_t> pads;
   if (auto e = constInts(node, 1, pads); !e.empty())
@@ -830,7 +789,7 @@ std::string Emitter::pad(const Node &node) {
     return error(node, "pads must give a start and an end for each of the " +
                            std::to_string(rank) + " axes");
   double value = 0;
-  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+  if (mode == "constant" && node.inputs.size() > 2 && !node.inputs[2].empty()) {
     // A constant of the model: an initializer, a Constant node's value, or
     // (a test case) an input's data.
     const std::string &name = node.inputs[2];
@@ -858,31 +817,82 @@ std::string Emitter::pad(const Node &node) {
         pads[rank + d] > kWindowLimit)
       return error(node, "pads must be between 0 and 2^20 (negative pads, "
                          "a crop, are not imported)");
+    int64_t n = x.type.dims[d];
+    if (mode == "edge" && n == 0 && (pads[d] > 0 || pads[rank + d] > 0))
+      return error(node, "edge padding of the empty axis " + std::to_string(d));
+    // Each reflected row is a slice of its own: bounded, as ONNX bounds
+    // them by the axis.
+    if (mode == "reflect" &&
+        (std::max(pads[d], pads[rank + d]) >= n ||
+         std::max(pads[d], pads[rank + d]) > kReflectLimit))
+      return error(node, "reflect pads of axis " + std::to_string(d) +
+                             " must be smaller than its size " +
+                             std::to_string(n) + " and at most " +
+                             std::to_string(kReflectLimit));
     grown[d] += pads[d] + pads[rank + d];
   }
   if (grown != type.dims)
     return error(node, "the model gives the output the type " + mlirType(type) +
                            ", not the padded input's");
+  // Axis by axis, as numpy.pad (ONNX's reference) does: an axis padded
+  // later pads the rows earlier axes added too (the corners).
   std::string out = x.ssa;
   TensorType current = x.type;
-  for (int64_t d = 0; d < rank; ++d)
-    for (auto [count, before] :
-         {std::pair{pads[d], true}, std::pair{pads[rank + d], false}}) {
+  for (int64_t d = 0; d < rank; ++d) {
+    if (pads[d] == 0 && pads[rank + d] == 0)
+      continue;
+    int64_t n = current.dims[d];
+    TensorType row = current;
+    row.dims[d] = 1;
+    // Row `i` of axis d of the tensor padded so far.
+    auto rowAt = [&](int64_t i) {
+      std::vector<int64_t> offsets(rank, 0), sizes = row.dims;
+      offsets[d] = i;
+      return sliceOf(out, current, offsets, sizes);
+    };
+    // The rows added before (true) or after (false) the axis.
+    using Part = std::pair<std::string, TensorType>;
+    auto padding = [&](bool before) {
+      std::vector<Part> parts;
+      int64_t count = before ? pads[d] : pads[rank + d];
       if (count == 0)
-        continue;
+        return parts;
       TensorType slab = current;
       slab.dims[d] = count;
-      std::string slabSsa = fresh();
-      line(slabSsa + " = mpc.constant dense<" + floatLiteral(value) +
-           "> : " + mlirType(slab));
-      std::string next = fresh();
-      line(next + " = mpc.concat " + (before ? slabSsa : out) + ", " +
-           (before ? out : slabSsa) + " {axis = " + std::to_string(d) +
-           " : i64} : " + mlirType(before ? slab : current) + ", " +
-           mlirType(before ? current : slab));
-      current.dims[d] += count;
-      out = next;
+      if (mode == "constant") {
+        std::string ssa = fresh();
+        line(ssa + " = mpc.constant dense<" + floatLiteral(value) +
+             "> : " + mlirType(slab));
+        parts.push_back({ssa, slab});
+      } else if (mode == "edge") {
+        std::string ssa = rowAt(before ? 0 : n - 1);
+        if (count > 1) {
+          std::string edge = ssa;
+          ssa = fresh();
+          line(ssa + " = mpc.broadcast_to " + edge + " : " + mlirType(row) +
+               " -> " + mlirType(slab));
+        }
+        parts.push_back({ssa, count > 1 ? slab : row});
+      } else { // reflect: rows count..1 before, n-2..n-1-count after
+        for (int64_t k = 0; k < count; ++k)
+          parts.push_back({rowAt(before ? count - k : n - 2 - k), row});
+      }
+      return parts;
+    };
+    std::vector<Part> parts = padding(true);
+    parts.push_back({out, current});
+    for (Part &p : padding(false))
+      parts.push_back(p);
+    std::string next = fresh(), operands, types;
+    for (auto &[ssa, t] : parts) {
+      operands += (operands.empty() ? "" : ", ") + ssa;
+      types += (types.empty() ? "" : ", ") + mlirType(t);
     }
+    line(next + " = mpc.concat " + operands + " {axis = " + std::to_string(d) +
+         " : i64} : " + types);
+    current.dims[d] += pads[d] + pads[rank + d];
+    out = next;
+  }
   return define(node, 0, out, type);
 }
 

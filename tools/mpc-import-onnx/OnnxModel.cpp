@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -481,23 +482,24 @@ std::string prepare(const std::string &path,
   return "";
 }
 
-/// prepare() in a child process: libonnx 1.12's converter and shape
-/// inference can crash on a malformed graph that passes its checker (a
-/// mutated model's dangling reference, found by fuzzing); a crash of the
-/// child is an error message here, not a crash of the importer.
-std::string
-prepareIsolated(const std::string &path,
-                const std::map<std::string, std::vector<int64_t>> &shapes,
-                onnx::ModelProto &model, int64_t &originalOpset) {
+/// Runs `work` in a child process and returns its reply in `reply`; false
+/// when the child crashed or replied nothing (`why` says which). Where no
+/// child can be made, `work` runs here.
+bool isolated(const std::function<std::string()> &work, std::string &reply,
+              std::string &why) {
+  reply.clear();
   int fds[2];
-  if (pipe(fds) != 0)
-    return prepare(path, shapes, model, originalOpset);
+  if (pipe(fds) != 0) {
+    reply = work();
+    return true;
+  }
   std::fflush(nullptr);
   pid_t child = fork();
   if (child < 0) {
     close(fds[0]);
     close(fds[1]);
-    return prepare(path, shapes, model, originalOpset);
+    reply = work();
+    return true;
   }
   if (child == 0) {
     close(fds[0]);
@@ -507,17 +509,9 @@ prepareIsolated(const std::string &path,
       std::signal(sig, SIG_DFL);
     if (std::FILE *null = std::freopen("/dev/null", "w", stderr))
       (void)null;
-    std::string reply;
-    try {
-      std::string err = prepare(path, shapes, model, originalOpset);
-      reply = err.empty() ? "O" + model.SerializeAsString() : "E" + err;
-    } catch (const std::exception &e) {
-      reply = std::string("E") + path + ": " + e.what();
-    }
-    int64_t opset = originalOpset;
-    reply.insert(1, reinterpret_cast<const char *>(&opset), sizeof opset);
-    for (size_t done = 0; done < reply.size();) {
-      ssize_t n = write(fds[1], reply.data() + done, reply.size() - done);
+    std::string out = work();
+    for (size_t done = 0; done < out.size();) {
+      ssize_t n = write(fds[1], out.data() + done, out.size() - done);
       if (n <= 0)
         _exit(2);
       done += static_cast<size_t>(n);
@@ -525,7 +519,6 @@ prepareIsolated(const std::string &path,
     _exit(0);
   }
   close(fds[1]);
-  std::string reply;
   char buffer[1 << 16];
   for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) != 0;) {
     if (n < 0) {
@@ -539,12 +532,42 @@ prepareIsolated(const std::string &path,
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFSIGNALED(status) || reply.size() < 1 + sizeof(int64_t))
+  if (WIFSIGNALED(status) || reply.empty()) {
+    why = WIFSIGNALED(status) ? std::string(strsignal(WTERMSIG(status)))
+                              : std::string("no reply");
+    return false;
+  }
+  return true;
+}
+
+/// prepare() in a child process: libonnx 1.12's converter and shape
+/// inference can crash on a malformed graph that passes its checker (a
+/// mutated model's dangling reference, found by fuzzing); a crash of the
+/// child is an error message here, not a crash of the importer.
+std::string
+prepareIsolated(const std::string &path,
+                const std::map<std::string, std::vector<int64_t>> &shapes,
+                onnx::ModelProto &model, int64_t &originalOpset) {
+  std::string reply, why;
+  bool replied = isolated(
+      [&] {
+        std::string out;
+        try {
+          std::string err = prepare(path, shapes, model, originalOpset);
+          out = err.empty() ? "O" + model.SerializeAsString() : "E" + err;
+        } catch (const std::exception &e) {
+          out = std::string("E") + path + ": " + e.what();
+        }
+        int64_t opset = originalOpset;
+        out.insert(1, reinterpret_cast<const char *>(&opset), sizeof opset);
+        return out;
+      },
+      reply, why);
+  if (!replied || reply.size() < 1 + sizeof(int64_t))
     return path +
            ": the ONNX library crashed checking, converting or "
            "typing this model (" +
-           (WIFSIGNALED(status) ? std::string(strsignal(WTERMSIG(status)))
-                                : std::string("no reply")) +
+           (replied ? std::string("no reply") : why) +
            "); the model is malformed, or exporting it at opset " +
            std::to_string(kOpset) + " avoids the conversion";
   std::memcpy(&originalOpset, reply.data() + 1, sizeof originalOpset);
@@ -611,6 +634,7 @@ std::string load(const std::string &path,
     node.name = n.name(), node.opType = n.op_type(), node.domain = n.domain();
     node.inputs.assign(n.input().begin(), n.input().end());
     node.outputs.assign(n.output().begin(), n.output().end());
+    node.proto = n.SerializeAsString();
     if (const auto *schema =
             onnx::OpSchemaRegistry::Schema(n.op_type(), kOpset, n.domain()))
       node.sinceVersion = schema->SinceVersion();
@@ -644,6 +668,94 @@ std::string loadModel(const std::string &path,
     return load(path, shapes, graph);
   } catch (const std::exception &e) {
     return path + ": " + e.what();
+  }
+}
+
+namespace {
+std::string inferNodeImpl(const Node &node,
+                          const std::vector<TensorType> &inputTypes,
+                          const std::vector<const TensorValue *> &inputValues,
+                          std::vector<TensorType> &outputs) {
+  outputs.assign(node.outputs.size(), TensorType{});
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  auto *opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kOpset);
+  onnx::GraphProto *g = model.mutable_graph();
+  g->set_name("node");
+  if (!g->add_node()->ParseFromString(node.proto))
+    return "the node does not parse";
+  std::set<std::string> declared;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const std::string &name = node.inputs[i];
+    if (name.empty() || !declared.insert(name).second)
+      continue;
+    if (i >= inputTypes.size() || !inputTypes[i].hasShape)
+      return "input '" + name + "' has no known type";
+    const TensorType &t = inputTypes[i];
+    std::string upper = t.element;
+    for (char &c : upper)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    onnx::TensorProto_DataType element;
+    if (!onnx::TensorProto_DataType_Parse(upper, &element))
+      return "input '" + name + "' has element type " + t.element;
+    if (i < inputValues.size() && inputValues[i]) {
+      onnx::TensorProto *value = g->add_initializer();
+      value->set_name(name);
+      value->set_data_type(element);
+      for (int64_t d : inputValues[i]->type.dims)
+        value->add_dims(d);
+      value->set_raw_data(inputValues[i]->bytes.data(),
+                          inputValues[i]->bytes.size());
+      continue;
+    }
+    onnx::ValueInfoProto *v = g->add_input();
+    v->set_name(name);
+    auto *tensor = v->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(element);
+    auto *shape = tensor->mutable_shape();
+    for (int64_t d : t.dims)
+      shape->add_dim()->set_dim_value(d);
+  }
+  std::string reply, why;
+  bool replied = isolated(
+      [&]() -> std::string {
+        try {
+          onnx::ShapeInferenceOptions options(/*check_type=*/true,
+                                              /*strict_mode=*/1,
+                                              /*data_prop=*/true);
+          onnx::shape_inference::InferShapes(
+              model, onnx::OpSchemaRegistry::Instance(), options);
+        } catch (const std::exception &e) {
+          return std::string("E") + e.what();
+        }
+        return "O" + model.SerializeAsString();
+      },
+      reply, why);
+  if (!replied)
+    return "ONNX's shape inference crashed on it (" + why + ")";
+  if (reply[0] == 'E')
+    return "ONNX's shape inference fails: " + reply.substr(1);
+  onnx::ModelProto typed;
+  if (!typed.ParseFromString(reply.substr(1)))
+    return "ONNX's shape inference did not come back whole";
+  for (const auto &v : typed.graph().value_info())
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      if (node.outputs[i] == v.name())
+        outputs[i] = typeOf(v.type());
+  return "";
+}
+} // namespace
+
+std::string inferNode(const Node &node,
+                      const std::vector<TensorType> &inputTypes,
+                      const std::vector<const TensorValue *> &inputValues,
+                      std::vector<TensorType> &outputs) {
+  try {
+    return inferNodeImpl(node, inputTypes, inputValues, outputs);
+  } catch (const std::exception &e) {
+    return e.what();
   }
 }
 

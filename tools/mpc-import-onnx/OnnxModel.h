@@ -55,6 +55,8 @@ struct Node {
   int sinceVersion = 0;
   std::vector<std::string> inputs, outputs; // "" for an absent optional
   std::map<std::string, Attribute> attributes;
+  /// The node as ONNX serializes it (for inferNode).
+  std::string proto;
 };
 
 struct Graph {
@@ -72,6 +74,18 @@ struct Graph {
 std::string loadModel(const std::string &path,
                       const std::map<std::string, std::vector<int64_t>> &shapes,
                       Graph &graph);
+
+/// ONNX's shape inference of `node` alone, at kOpset, from the types of its
+/// inputs (`inputTypes`, one per input; an absent optional input's is
+/// ignored) and the values of those given in `inputValues` (null where
+/// not): the types of the outputs ONNX's inference of the whole graph left
+/// unknown behind values the importer folds. `outputs` gets one type per
+/// output, without a shape where ONNX says nothing. Returns an error
+/// message (ONNX's inference refuses the node, or crashed), or "".
+std::string inferNode(const Node &node,
+                      const std::vector<TensorType> &inputTypes,
+                      const std::vector<const TensorValue *> &inputValues,
+                      std::vector<TensorType> &outputs);
 
 /// Reads one serialized TensorProto (ONNX's test data), or an error.
 std::string loadTensor(const std::string &path, TensorValue &value);
