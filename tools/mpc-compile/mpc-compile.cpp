@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Dialect/MPC/IR/InputLimits.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Tools/CompileConfig.h"
@@ -352,6 +353,8 @@ int main(int argc, char **argv) {
     return fail(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  if (failed(mlir::mpc::checkNesting(sourceMgr, llvm::errs())))
+    return 1;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   Block block;
   AsmParserState asmState;
@@ -389,8 +392,8 @@ int main(int argc, char **argv) {
   // (CUDA cores) made BERT's fused step 25x slower than the unfused one on
   // an H100 (docs/Benchmarks.md), and the cuBLASLt products that replaced
   // them are not yet measured on a GPU; the other fusions stay.
-  bool attention = fuseAttention.getNumOccurrences() > 0 ? fuseAttention
-                                                          : backend != "cuda";
+  bool attention =
+      fuseAttention.getNumOccurrences() > 0 ? fuseAttention : backend != "cuda";
   std::string noAttention = attention ? "" : " attention=false";
   if (train && !noFuse)
     pipeline += ",mpc-fuse{epilogues=false" + noAttention + "}";

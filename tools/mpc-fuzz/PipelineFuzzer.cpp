@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Dialect/MPC/IR/InputLimits.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
@@ -62,6 +63,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           llvm::StringRef(reinterpret_cast<const char *>(data), size),
           "fuzz.mlir"),
       llvm::SMLoc());
+  // As the tools do: nothing nested too deep reaches the parser.
+  if (failed(mlir::mpc::checkNesting(sourceMgr, llvm::nulls())))
+    return 0;
   ParserConfig config(&ctx);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module || failed(verify(*module)))

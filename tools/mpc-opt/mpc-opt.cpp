@@ -1,5 +1,11 @@
 //===- mpc-opt.cpp - the mpc optimizer driver -----------------------------===//
+//
+// mlir-opt with the mpc dialect and passes; the input's bracket nesting is
+// checked before MLIR's parser sees it (InputLimits.h).
+//
+//===----------------------------------------------------------------------===//
 
+#include "mpc/Dialect/MPC/IR/InputLimits.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
@@ -7,19 +13,58 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
 
 int main(int argc, char **argv) {
-  mlir::registerAllPasses();
-  mlir::mpc::registerMPCPasses();
-  mlir::mpc::registerMPCPipelines();
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  mpc::registerMPCPasses();
+  mpc::registerMPCPipelines();
 
-  mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  registry.insert<mlir::mpc::MPCDialect>();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<mpc::MPCDialect>();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+  auto [inputFile, outputFile] = registerAndParseCLIOptions(
       argc, argv, "mpc optimizer driver: training graphs and AMP passes\n",
-      registry));
+      registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // Listing dialects or passes reads no input.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFile, outputFile, registry));
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  {
+    llvm::SourceMgr check;
+    check.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(input->getBuffer(),
+                                         input->getBufferIdentifier(),
+                                         /*RequiresNullTerminator=*/false),
+        llvm::SMLoc());
+    if (failed(mpc::checkNesting(check, llvm::errs())))
+      return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

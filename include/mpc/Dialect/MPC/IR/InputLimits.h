@@ -1,0 +1,33 @@
+//===- InputLimits.h - limits checked before MLIR's parser runs -*- C++ -*-===//
+//
+// MLIR's parser descends recursively, one call chain per level of nested
+// brackets, so a file nesting brackets thousands deep (a few kilobytes of
+// "(((") overflows the stack before any error is reported. Every mpc tool
+// that parses textual IR checks the text first.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_DIALECT_MPC_IR_INPUTLIMITS_H
+#define MPC_DIALECT_MPC_IR_INPUTLIMITS_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace mlir::mpc {
+
+/// The deepest nesting of brackets mpc's tools parse. Real graphs nest a
+/// handful of levels (a rank-8 dense literal, a region in a function in a
+/// module); 256 stays far below what overflows the parser's stack, also
+/// in a sanitized build.
+constexpr unsigned kMaxNesting = 256;
+
+/// Checks that the main buffer of `sourceMgr` nests `(`, `[`, `{` and `<`
+/// at most `limit` deep outside string literals and `//` comments. If not,
+/// prints "FILE:LINE:COL: error: ..." at the first bracket past the limit
+/// to `os` and fails. Linear in the buffer's size.
+LogicalResult checkNesting(const llvm::SourceMgr &sourceMgr,
+                           llvm::raw_ostream &os, unsigned limit = kMaxNesting);
+
+} // namespace mlir::mpc
+
+#endif
