@@ -117,10 +117,12 @@ std::vector<int64_t> intsOf(const TensorValue &t) {
       int64_t x;
       std::memcpy(&x, t.bytes.data() + i * 8, 8);
       out.push_back(x);
-    } else {
+    } else if (bytes == 4) {
       int32_t y;
       std::memcpy(&y, t.bytes.data() + i * 4, 4);
       out.push_back(y);
+    } else { // bool
+      out.push_back(t.bytes[i] != 0);
     }
   }
   return out;
@@ -463,6 +465,7 @@ private:
   std::string windowOp(const Node &node,
                        const std::function<std::string(const Node &)> &emit);
   std::string batchNorm(const Node &node);
+  std::string instanceNorm(const Node &node);
   std::string pool(const Node &node, bool max);
   /// GlobalAveragePool and GlobalMaxPool: `op` (reduce_mean, reduce_max)
   /// over every axis after the channels, kept.
@@ -491,19 +494,23 @@ private:
   std::optional<std::vector<double>> floatConstant(const std::string &name);
   /// The tensor an initializer or a Constant node gives the value `name`,
   /// or null.
-  const TensorValue *constantTensor(const std::string &name) const {
-    for (const TensorValue &init : graph.initializers)
-      if (init.name == name)
-        return &init;
-    for (const Node &n : graph.nodes) {
-      auto a = n.attributes.find("value");
-      if (n.opType == "Constant" && !n.outputs.empty() &&
-          n.outputs[0] == name && a != n.attributes.end() &&
-          a->second.kind == Attribute::Tensor)
-        return &a->second.tensor;
+  const TensorValue *constantTensor(const std::string &name) {
+    if (!constantsIndexed) { // one pass over the graph, not one per lookup
+      constantsIndexed = true;
+      for (const TensorValue &init : graph.initializers)
+        constants.emplace(init.name, &init);
+      for (const Node &n : graph.nodes) {
+        auto a = n.attributes.find("value");
+        if (n.opType == "Constant" && !n.outputs.empty() &&
+            a != n.attributes.end() && a->second.kind == Attribute::Tensor)
+          constants.emplace(n.outputs[0], &a->second.tensor);
+      }
     }
-    return nullptr;
+    auto it = constants.find(name);
+    return it == constants.end() ? nullptr : it->second;
   }
+  std::map<std::string, const TensorValue *> constants;
+  bool constantsIndexed = false;
   /// NCHW <-> NHWC: mpc's convolutions are channels-last, ONNX's
   /// channels-first. Each layout op is wrapped in a transpose pair; the
   /// pairs between adjacent layout ops cancel (mpc.transpose's fold).
@@ -933,9 +940,25 @@ std::string Emitter::dropout(const Node &node) {
     return e;
   bool training = false;
   double ratio = 0.5;
-  if (node.inputs.size() > 1 && !node.inputs[1].empty())
-    return error(node, "a ratio given as an input is not imported (mpc's "
-                       "dropout probability is a compile-time attribute)");
+  if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
+    // A constant of the model (PyTorch exports the probability as a
+    // Constant node); data would be a run-time probability.
+    const TensorValue *r = constantTensor(node.inputs[1]);
+    if (!r || !r->type.dims.empty() ||
+        (r->type.element != "float" && r->type.element != "double"))
+      return error(node, "a ratio given as an input is not imported (mpc's "
+                         "dropout probability is a compile-time attribute: "
+                         "give it as a constant f32 or f64 scalar)");
+    if (r->type.element == "float") {
+      float v;
+      std::memcpy(&v, r->bytes.data(), 4);
+      ratio = v;
+    } else {
+      std::memcpy(&ratio, r->bytes.data(), 8);
+    }
+    if (!(ratio >= 0 && ratio < 1))
+      return error(node, "ratio " + floatLiteral(ratio) + " is not in [0, 1)");
+  }
   if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
     auto it = values.find(node.inputs[2]);
     if (it == values.end() || !it->second.constantInts ||
@@ -1116,14 +1139,16 @@ std::string Emitter::constant(const Node &node) {
   const TensorValue &t = it->second.tensor;
   Value v;
   v.type = t.type;
-  if (t.type.element == "int64" || t.type.element == "int32") {
+  if (t.type.element == "int64" || t.type.element == "int32" ||
+      t.type.element == "bool") { // folded (training_mode, masks of shapes)
     v.constantInts = true;
     v.ints = intsOf(t);
   } else if (!isFloat(t.type.element)) {
     return error(node, "a constant of element type " + t.type.element +
                            " is not imported");
   }
-  if (isFloat(t.type.element)) {
+  if (isFloat(t.type.element) && elementCount(t.type) > 0) { // not an
+    // empty optional input (Resize's roi)
     v.ssa = fresh();
     line(v.ssa + " = mpc.constant dense<\"" + hexOf(t.bytes) +
          "\"> : " + mlirType(t.type));
@@ -1772,6 +1797,63 @@ std::string Emitter::conv(const Node &node) {
   return withBias(node, y, yt, type);
 }
 
+/// InstanceNormalization (and so PyTorch's GroupNorm, which exports as one
+/// over [N, groups, -1]): each (n, c) row normalised over the remaining
+/// axes with its biased variance, then scaled and shifted per channel,
+/// written out of reductions and elementwise ops (autodiff differentiates
+/// them).
+std::string Emitter::instanceNorm(const Node &node) {
+  Value x, g, b;
+  TensorType type;
+  for (auto [i, v] : {std::pair{0, &x}, {1, &g}, {2, &b}})
+    if (auto e = input(node, i, *v); !e.empty())
+      return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  size_t rank = x.type.dims.size();
+  if (rank < 3 || type.dims != x.type.dims)
+    return error(node, "the input must be [N, C, D...] and the output of its "
+                       "type");
+  for (const Value *p : {&g, &b})
+    if (p->type.dims != std::vector<int64_t>{x.type.dims[1]} ||
+        p->type.element != x.type.element)
+      return error(node, "scale and bias must be [" +
+                             std::to_string(x.type.dims[1]) + "] of " +
+                             mlirElement(x.type.element));
+  double eps = floatAttr(node, "epsilon", 1e-5);
+  if (!(eps > 0) || !std::isfinite(eps))
+    return error(node, "epsilon must be positive and finite, not " +
+                           floatLiteral(eps));
+  std::vector<int64_t> axes;
+  TensorType stat = x.type, ct = g.type;
+  ct.dims = {x.type.dims[1]};
+  for (size_t d = 2; d < rank; ++d) {
+    axes.push_back(static_cast<int64_t>(d));
+    stat.dims[d] = 1;
+    ct.dims.push_back(1);
+  }
+  std::string xs = mlirType(x.type), ss = mlirType(stat), cs = mlirType(ct),
+              scalar = "tensor<" + mlirElement(x.type.element) + ">";
+  std::string mean = fresh(), c = fresh(), sq = fresh(), var = fresh(),
+              ve = fresh(), inv = fresh(), n = fresh(), gv = fresh(),
+              bv = fresh(), sc = fresh(), y = fresh();
+  std::string e = floatConstant(eps, x.type.element);
+  line(mean + " = mpc.reduce_mean " + x.ssa +
+       " {dims = array<i64: " + join(axes) + ">, keep_dims} : " + xs);
+  line(c + " = mpc.sub " + x.ssa + ", " + mean + " : " + xs + ", " + ss);
+  line(sq + " = mpc.mul " + c + ", " + c + " : " + xs + ", " + xs);
+  line(var + " = mpc.reduce_mean " + sq + " {dims = array<i64: " + join(axes) +
+       ">, keep_dims} : " + xs);
+  line(ve + " = mpc.add " + var + ", " + e + " : " + ss + ", " + scalar);
+  line(inv + " = mpc.rsqrt " + ve + " : " + ss);
+  line(n + " = mpc.mul " + c + ", " + inv + " : " + xs + ", " + ss);
+  line(gv + " = mpc.reshape " + g.ssa + " : " + mlirType(g.type) + " -> " + cs);
+  line(bv + " = mpc.reshape " + b.ssa + " : " + mlirType(b.type) + " -> " + cs);
+  line(sc + " = mpc.mul " + n + ", " + gv + " : " + xs + ", " + cs);
+  line(y + " = mpc.add " + sc + ", " + bv + " : " + xs + ", " + cs);
+  return define(node, 0, y, type);
+}
+
 std::string Emitter::batchNorm(const Node &node) {
   Value x, g, b, mean, var;
   TensorType type;
@@ -2107,77 +2189,223 @@ std::string Emitter::convTranspose(const Node &node) {
   return withBias(node, y, yt, type);
 }
 
-/// Resize: nearest upsampling by whole factors, the factors from ONNX's
-/// inferred output shape (PyTorch's `interpolate(mode="nearest")`).
+/// The weights of ONNX's Resize along one axis, [out, in] row-major: row i
+/// holds what output i takes from each input (ONNX's reference: the
+/// coordinate transformation, then the nearest, linear or cubic neighbours,
+/// indices past the ends clamped to them), or an error.
+std::string interpolationWeights(const std::string &mode,
+                                 const std::string &ctm,
+                                 const std::string &nearest, double cubicA,
+                                 bool excludeOutside, int64_t in, int64_t out,
+                                 double scale, std::vector<double> &w) {
+  // ONNX's resized length: in * scale, not rounded (its reference computes
+  // align_corners and pytorch_half_pixel with it); out where sizes are
+  // given (scale = out / in).
+  double length = double(in) * scale;
+  w.assign(static_cast<size_t>(out * in), 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    double x;
+    if (ctm == "half_pixel")
+      x = (i + 0.5) / scale - 0.5;
+    else if (ctm == "pytorch_half_pixel")
+      x = length > 1 ? (i + 0.5) / scale - 0.5 : 0.0;
+    else if (ctm == "align_corners")
+      x = length == 1 ? 0.0 : double(i) * double(in - 1) / (length - 1);
+    else if (ctm == "asymmetric")
+      x = i / scale;
+    else if (ctm == "tf_half_pixel_for_nn")
+      x = (i + 0.5) / scale;
+    else
+      return "coordinate_transformation_mode " + ctm + " is not imported";
+    auto add = [&](int64_t j, double weight) {
+      j = std::clamp<int64_t>(j, 0, in - 1);
+      w[static_cast<size_t>(i * in + j)] += weight;
+    };
+    if (mode == "nearest") {
+      double f = std::floor(x);
+      bool half = x - f == 0.5;
+      int64_t j;
+      if (nearest == "round_prefer_floor")
+        j = static_cast<int64_t>(half ? f : std::round(x));
+      else if (nearest == "round_prefer_ceil")
+        j = static_cast<int64_t>(half ? f + 1 : std::round(x));
+      else if (nearest == "floor")
+        j = static_cast<int64_t>(f);
+      else if (nearest == "ceil")
+        j = static_cast<int64_t>(std::ceil(x));
+      else
+        return "nearest_mode " + nearest + " is not imported";
+      add(j, 1.0);
+    } else if (mode == "linear") {
+      double f = std::floor(x), t = x - f;
+      add(static_cast<int64_t>(f), 1 - t);
+      add(static_cast<int64_t>(f) + 1, t);
+    } else if (mode == "cubic") {
+      double f = std::floor(x), t = x - f, a = cubicA;
+      double c[4] = {
+          ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+          ((a + 2) * t - (a + 3)) * t * t + 1,
+          ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+          ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a};
+      int64_t j0 = static_cast<int64_t>(f) - 1;
+      double kept = 0;
+      for (int k = 0; k < 4; ++k)
+        if (!excludeOutside || (j0 + k >= 0 && j0 + k < in))
+          kept += c[k];
+      for (int k = 0; k < 4; ++k)
+        if (!excludeOutside || (j0 + k >= 0 && j0 + k < in))
+          add(j0 + k, excludeOutside ? c[k] / kept : c[k]);
+    } else {
+      return "mode " + mode + " is not imported";
+    }
+  }
+  return "";
+}
+
+/// Resize of the spatial dimensions of NCHW data. Nearest upsampling by
+/// whole factors (PyTorch's `interpolate(mode="nearest")`) is
+/// mpc.upsample_nearest2d; anything else ONNX defines (linear, cubic, other
+/// coordinate transformations and roundings, any size) is two products
+/// with constant interpolation matrices, one per axis.
 std::string Emitter::resize(const Node &node) {
   Value x;
   TensorType type;
   if (auto e = input(node, 0, x); !e.empty())
     return e;
-  if (outputType(node, 0, type).empty() == false) {
-    // ONNX's inference leaves the shape open when the scales are computed:
-    // from the constant scales (or sizes) then.
-    type = x.type;
-    std::vector<double> scales;
-    if (node.inputs.size() > 3 && !node.inputs[3].empty()) {
-      std::vector<int64_t> sizes;
-      if (auto e = constInts(node, 3, sizes); !e.empty())
-        return e;
-      if (sizes.size() != x.type.dims.size())
-        return error(node, "sizes must give every dimension");
-      type.dims = sizes;
-    } else if (auto v =
-                   floatConstant(node.inputs.size() > 2 ? node.inputs[2] : "");
-               v && v->size() == x.type.dims.size()) {
-      for (size_t d = 0; d < v->size(); ++d)
-        type.dims[d] = static_cast<int64_t>(
-            std::floor(static_cast<double>(x.type.dims[d]) * (*v)[d]));
-    } else {
-      return error(node, "the scales must be constants");
+  if (x.type.dims.size() != 4)
+    return error(node, "only the spatial dimensions of NCHW data are resized");
+  // The scales ONNX's coordinate transformation uses: the constant scales,
+  // or out / in where sizes are given.
+  std::vector<double> scales;
+  type = x.type;
+  if (node.inputs.size() > 3 && !node.inputs[3].empty()) {
+    std::vector<int64_t> sizes;
+    if (auto e = constInts(node, 3, sizes); !e.empty())
+      return e;
+    if (sizes.size() != x.type.dims.size())
+      return error(node, "sizes must give every dimension");
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] < 1 || sizes[d] > kWindowLimit)
+        return error(node, "sizes must be between 1 and 2^20");
+      scales.push_back(double(sizes[d]) / double(x.type.dims[d]));
     }
+    type.dims = sizes;
+  } else if (auto v =
+                 floatConstant(node.inputs.size() > 2 ? node.inputs[2] : "");
+             v && v->size() == x.type.dims.size()) {
+    for (size_t d = 0; d < v->size(); ++d) {
+      double size = std::floor(double(x.type.dims[d]) * (*v)[d]);
+      if (!((*v)[d] > 0) || !(size >= 1 && size <= double(kWindowLimit)))
+        return error(node, "the scales must give sizes between 1 and 2^20");
+      type.dims[d] = static_cast<int64_t>(size);
+    }
+    scales = *v;
+  } else {
+    return error(node, "the scales must be constants");
   }
+  if (TensorType declared;
+      outputType(node, 0, declared).empty() && declared.dims != type.dims)
+    return error(node, "the model gives the output the type " +
+                           mlirType(declared) + ", not the resized input's " +
+                           mlirType(type));
+  if (type.dims[0] != x.type.dims[0] || type.dims[1] != x.type.dims[1])
+    return error(node, "only the spatial dimensions of NCHW data are resized");
   auto str = [&](const char *name, const char *dflt) {
     auto it = node.attributes.find(name);
     return it == node.attributes.end() ? std::string(dflt) : it->second.s;
   };
-  if (str("mode", "nearest") != "nearest")
-    return error(node, "only mode nearest is imported");
+  std::string mode = str("mode", "nearest");
   std::string ctm = str("coordinate_transformation_mode", "half_pixel");
   std::string nearest = str("nearest_mode", "round_prefer_floor");
-  if (x.type.dims.size() != 4 || type.dims[0] != x.type.dims[0] ||
-      type.dims[1] != x.type.dims[1])
-    return error(node, "only the spatial dimensions of NCHW are resized");
-  std::vector<int64_t> scale;
-  for (int d = 2; d < 4; ++d) {
-    if (type.dims[d] % x.type.dims[d] != 0)
-      return error(node, "only whole upsampling factors are imported");
-    scale.push_back(type.dims[d] / x.type.dims[d]);
-  }
   // With a whole factor s, output i reads input floor(i / s): the
   // asymmetric transformation with floor rounding (what PyTorch exports),
   // or half_pixel ((i + 0.5) / s - 0.5) rounded to nearest, which never
   // ties for whole s.
+  bool whole = true;
+  std::vector<int64_t> factor;
+  for (int d = 2; d < 4; ++d) {
+    whole &= type.dims[d] % x.type.dims[d] == 0 &&
+             scales[d] == double(type.dims[d] / x.type.dims[d]);
+    factor.push_back(type.dims[d] / x.type.dims[d]);
+  }
   bool asymmetric = ctm == "asymmetric" && nearest == "floor";
   bool halfPixel =
       (ctm == "half_pixel" || ctm == "pytorch_half_pixel") &&
       (nearest == "round_prefer_floor" || nearest == "round_prefer_ceil");
-  if (!asymmetric && !halfPixel)
-    return error(node, "coordinate_transformation_mode " + ctm +
-                           " with nearest_mode " + nearest +
-                           " is not imported (asymmetric with floor, or "
-                           "half_pixel with rounding to nearest, is)");
-  TensorType xt, yt = type;
-  std::string xs = toNHWC(x, xt);
-  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
-  std::string y = fresh();
-  line(y + " = mpc.upsample_nearest2d " + xs + " {scale = " + pair(scale) +
-       "} : " + mlirType(xt));
-  return define(node, 0, toNCHW(y, yt), type);
+  if (mode == "nearest" && whole && (asymmetric || halfPixel)) {
+    TensorType xt, yt = type;
+    std::string xs = toNHWC(x, xt);
+    yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+    std::string y = fresh();
+    line(y + " = mpc.upsample_nearest2d " + xs + " {scale = " + pair(factor) +
+         "} : " + mlirType(xt));
+    return define(node, 0, toNCHW(y, yt), type);
+  }
+
+  // The interpolation matrices, [out, in] per axis, in the data's type.
+  if (x.type.element != "float" && x.type.element != "double")
+    return error(node, "mode " + mode + " resizes f32 or f64 data only");
+  double cubicA = -0.75;
+  if (auto a = node.attributes.find("cubic_coeff_a");
+      a != node.attributes.end() && a->second.kind == Attribute::Float)
+    cubicA = a->second.f;
+  bool exclude = intAttr(node, "exclude_outside", 0) != 0;
+  std::string matrix[2];
+  for (int d = 2; d < 4; ++d) {
+    int64_t in = x.type.dims[d], out = type.dims[d];
+    if (in * out > (int64_t(1) << 24))
+      return error(node, "an interpolation matrix of " + std::to_string(out) +
+                             " x " + std::to_string(in) +
+                             " (over 2^24 weights) is not imported");
+    std::vector<double> w;
+    if (auto e = interpolationWeights(mode, ctm, nearest, cubicA, exclude, in,
+                                      out, scales[d], w);
+        !e.empty())
+      return error(node, e);
+    TensorValue t;
+    t.type = TensorType{x.type.element, {out, in}, true};
+    bool f32 = x.type.element == "float";
+    t.bytes.resize(w.size() * (f32 ? 4 : 8));
+    for (size_t k = 0; k < w.size(); ++k) {
+      float f = static_cast<float>(w[k]);
+      std::memcpy(t.bytes.data() + k * (f32 ? 4 : 8),
+                  f32 ? static_cast<const void *>(&f)
+                      : static_cast<const void *>(&w[k]),
+                  f32 ? 4 : 8);
+    }
+    matrix[d - 2] = fresh();
+    line(matrix[d - 2] + " = mpc.constant " + denseOf(t) + " : " +
+         mlirType(t.type));
+  }
+  // [N*C, H, W] times the W matrix (transposed) is [N*C, H, Wo]; the H
+  // matrix times that (broadcast over N*C) is [N*C, Ho, Wo].
+  int64_t n = x.type.dims[0], c = x.type.dims[1], h = x.type.dims[2],
+          wd = x.type.dims[3], ho = type.dims[2], wo = type.dims[3];
+  auto t3 = [&](int64_t a, int64_t b, int64_t e) {
+    return TensorType{x.type.element, {a, b, e}, true};
+  };
+  TensorType hmat{x.type.element, {ho, h}, true},
+      wmat{x.type.element, {wo, wd}, true};
+  std::string flat = fresh(), alongW = fresh(), alongH = fresh(), y = fresh();
+  line(flat + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
+       mlirType(t3(n * c, h, wd)));
+  line(alongW + " = mpc.matmul " + flat + ", " + matrix[1] +
+       " {transpose_b} : " + mlirType(t3(n * c, h, wd)) + ", " +
+       mlirType(wmat));
+  line(alongH + " = mpc.matmul " + matrix[0] + ", " + alongW + " : " +
+       mlirType(hmat) + ", " + mlirType(t3(n * c, h, wo)));
+  line(y + " = mpc.reshape " + alongH + " : " + mlirType(t3(n * c, ho, wo)) +
+       " -> " + mlirType(type));
+  return define(node, 0, y, type);
 }
 
 std::optional<std::vector<double>>
 Emitter::floatConstant(const std::string &name) {
   const TensorValue *t = constantTensor(name);
+  if (!t && options.testCase) // a test case's input data
+    for (size_t i = 0; i < graph.inputs.size(); ++i)
+      if (graph.inputs[i].first == name && i < options.testInputs.size())
+        t = &options.testInputs[i];
   if (!t) {
     // Computed from constants: Concat, Cast and Identity of them (how
     // exports of interpolate's scale_factor build the scales).
@@ -2997,6 +3225,8 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
        }},
       {{"BatchNormalization", 15},
        [this](const Node &n) { return batchNorm(n); }},
+      {{"InstanceNormalization", 6},
+       [this](const Node &n) { return instanceNorm(n); }},
       {{"MaxPool", 12},
        [this](const Node &n) {
          return windowOp(n, [this](const Node &m) { return pool(m, true); });
@@ -3090,6 +3320,8 @@ std::string Emitter::run(std::string &mlir) {
         loads += "    " + v.ssa + " = mpc.constant dense<" +
                  nested(items, t.type.dims) + "> : " + mlirType(t.type) +
                  at(name, 0) + "\n";
+      } else if (isFloat(t.type.element) && elementCount(t.type) == 0) {
+        // An empty optional input (Resize's roi): no value to load.
       } else if (isFloat(t.type.element)) {
         v.ssa = "%a" + std::to_string(i);
         loads += "    " + v.ssa + " = mpc.constant " + denseOf(t) + " : " +

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Small networks of common architectures, exported by PyTorch in training
+mode at opset 17 with a batch of 4, their data and PyTorch's own 10-step
+SGD traces (lr 0.05, batch 4, file order):
+
+  make_zoo.py OUT   (OUT/NAME.onnx, NAME-data.npz, NAME-torch-losses.json)
+
+mobile:  MobileNetV2-style: conv, batch norm, ReLU6, an inverted residual
+         (1x1 expand, 3x3 depthwise, 1x1 project), global mean, Dropout
+         (p = 0 here: PyTorch exports its ratio and training_mode as
+         Constant nodes), linear; 3x16x16 images
+mobile-drop: the same with Dropout(0.2) (imported, not traced)
+seg:     a segmentation head: strided conv, GroupNorm(2) (exported as
+         InstanceNormalization over [N, groups, -1]), SiLU, bilinear and
+         bicubic upsampling by 2 (Resize linear and cubic), a skip concat,
+         1x1 conv, global mean, linear; 3x8x8 images
+vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
+         dropout 0) over a patch embedding (conv, stride 4) with a class
+         token and positions; 3x16x16 images
+"""
+import copy
+import os
+import sys
+
+import numpy
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from make_models import sgd_trace, write_trace
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, c, expand):
+        super().__init__()
+        h = c * expand
+        self.body = nn.Sequential(
+            nn.Conv2d(c, h, 1, bias=False), nn.BatchNorm2d(h), nn.ReLU6(),
+            nn.Conv2d(h, h, 3, 1, 1, groups=h, bias=False), nn.BatchNorm2d(h),
+            nn.ReLU6(), nn.Conv2d(h, c, 1, bias=False), nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+class Mobile(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, 2, 1), nn.BatchNorm2d(8), nn.ReLU6(),
+            InvertedResidual(8, 4))
+        self.drop = nn.Dropout(p)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        return self.fc(self.drop(self.features(x).mean([2, 3])))
+
+
+class Seg(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 8, 3, 2, 1)
+        self.norm = nn.GroupNorm(2, 8)
+        self.out = nn.Conv2d(19, 4, 1)
+        self.fc = nn.Linear(4, 5)
+
+    def forward(self, x):
+        y = F.silu(self.norm(self.down(x)))
+        up = F.interpolate(y, scale_factor=2, mode="bilinear",
+                           align_corners=False)
+        cubic = F.interpolate(y[:, :8], scale_factor=2, mode="bicubic",
+                              align_corners=True)
+        z = self.out(torch.cat([up, cubic, x], 1))
+        return self.fc(z.mean([2, 3]))
+
+
+class ViT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 16, 4, 4)
+        self.cls = nn.Parameter(torch.randn(1, 1, 16) * 0.1)
+        self.pos = nn.Parameter(torch.randn(1, 17, 16) * 0.1)
+        self.encoder = nn.TransformerEncoderLayer(
+            16, 4, 32, dropout=0.0, batch_first=True, norm_first=True)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        return self.head(self.encoder(x)[:, 0])
+
+
+def export(out, name, model, x):
+    torch.onnx.export(copy.deepcopy(model), x[:4],
+                      os.path.join(out, name + ".onnx"), input_names=["x"],
+                      output_names=["logits"], opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+
+
+def main():
+    out = sys.argv[1]
+    torch.manual_seed(3)
+    for name, model, size in (("mobile", Mobile(0.0), 16), ("seg", Seg(), 8),
+                              ("vit", ViT(), 16)):
+        x = torch.randn(32, 3, size, size)
+        y = torch.randint(0, 5, (32,), dtype=torch.int32)
+        export(out, name, model, x)
+        # Tracing for the export ran the copy once in training mode, so
+        # batch norm's running statistics are one update in: the same here.
+        with torch.no_grad():
+            model.train()(x[:4])
+        numpy.savez(os.path.join(out, name + "-data.npz"), x=x.numpy(),
+                    y=y.numpy())
+        write_trace(out, name, sgd_trace(model.train(), x, y, batch=4,
+                                         steps=10, lr=0.05))
+    export(out, "mobile-drop", Mobile(0.2), torch.randn(4, 3, 16, 16))
+
+
+if __name__ == "__main__":
+    main()
