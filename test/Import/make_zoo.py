@@ -14,6 +14,10 @@ seg:     a segmentation head: strided conv, GroupNorm(2) (exported as
          InstanceNormalization over [N, groups, -1]), SiLU, bilinear and
          bicubic upsampling by 2 (Resize linear and cubic), a skip concat,
          1x1 conv, global mean, linear; 3x8x8 images
+tokens:  token and position embeddings (the positions an arange: a
+         Gather of constant indices), layer norm, Softplus, PReLU,
+         torch.maximum (Max), F.normalize (ReduceL2, Clip, Expand, Div),
+         mean over the sequence, linear; 12 tokens of a vocabulary of 40
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
          dropout 0) over a patch embedding (conv, stride 4) with a class
          token and positions; 3x16x16 images
@@ -90,6 +94,27 @@ class ViT(nn.Module):
         return self.head(self.encoder(x)[:, 0])
 
 
+class Tokens(nn.Module):
+    def __init__(self, vocab=40, dim=16, length=12):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(length, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, dim)
+        self.act = nn.PReLU(dim)
+        self.head = nn.Linear(dim, 5)
+
+    def forward(self, ids):
+        ids = ids.long()
+        positions = torch.arange(ids.shape[1]).unsqueeze(0)
+        x = self.tok(ids) + self.pos(positions)
+        x = x + F.softplus(self.fc(self.norm(x)))
+        x = torch.maximum(self.act(x.transpose(1, 2)).transpose(1, 2),
+                          torch.zeros_like(x) - 0.5)
+        x = F.normalize(x, dim=-1) * 2
+        return self.head(x.mean(1))
+
+
 def export(out, name, model, x):
     torch.onnx.export(copy.deepcopy(model), x[:4],
                       os.path.join(out, name + ".onnx"), input_names=["x"],
@@ -113,6 +138,14 @@ def main():
         numpy.savez(os.path.join(out, name + "-data.npz"), x=x.numpy(),
                     y=y.numpy())
         write_trace(out, name, sgd_trace(model.train(), x, y, batch=4,
+                                         steps=10, lr=0.05))
+    model = Tokens()
+    ids = torch.randint(0, 40, (32, 12), dtype=torch.int32)
+    y = torch.randint(0, 5, (32,), dtype=torch.int32)
+    export(out, "tokens", model, ids.long())
+    numpy.savez(os.path.join(out, "tokens-data.npz"), x=ids.numpy(),
+                y=y.numpy())
+    write_trace(out, "tokens", sgd_trace(model.train(), ids, y, batch=4,
                                          steps=10, lr=0.05))
     export(out, "mobile-drop", Mobile(0.2), torch.randn(4, 3, 16, 16))
 

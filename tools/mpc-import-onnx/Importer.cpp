@@ -39,7 +39,8 @@ struct Value {
 /// The largest stride, dilation, kernel size or padding a window op may
 /// have: sizes computed from them stay far from overflow.
 constexpr int64_t kWindowLimit = int64_t(1) << 20;
-/// Reflect padding emits a slice per row: at most this many a side.
+/// Reflect padding, and a gather of constant indices that are not
+/// consecutive, emit a slice per row: at most this many.
 constexpr int64_t kReflectLimit = 4096;
 
 /// The elements of a static type (the loader bounds every value's count
@@ -454,6 +455,8 @@ private:
   /// mpc.compare and mpc.where (whose gradients are the ops' own), and
   /// Reciprocal as a division.
   std::string activation(const Node &node);
+  std::string prelu(const Node &node);
+  std::string variadic(const Node &node);
   /// Expand: mpc.broadcast_to the inferred shape.
   std::string expand(const Node &node);
   /// Pad in constant mode: the value's slabs concatenated on each side.
@@ -734,21 +737,40 @@ std::string Emitter::activation(const Node &node) {
     std::string one = floatConstant(1, type.element);
     y = fresh();
     line(y + " = mpc.div " + one + ", " + x.ssa + " : " + scalar + ", " + t);
-  } else if (op == "Abs") {
+  } else if (op == "Abs" || op == "Softsign") {
     // x > 0 ? x : (x < 0 ? -x : 0 x): the gradient is sign(x), 0 at 0 as
-    // PyTorch's (and a NaN stays NaN).
+    // PyTorch's (and a NaN stays NaN). Softsign is x / (1 + |x|).
     std::string zero = floatConstant(0, type.element), negated = fresh();
     line(negated + " = mpc.neg " + x.ssa + " : " + t);
     std::string inner = select(compare("lt", x.ssa, zero, scalar), negated, t,
                                binary("mul", x.ssa, zero, scalar), t);
     y = select(compare("gt", x.ssa, zero, scalar), x.ssa, t, inner, t);
+    if (op == "Softsign") {
+      std::string one = floatConstant(1, type.element);
+      y = binary("div", x.ssa, binary("add", y, one, scalar), t);
+    }
+  } else if (op == "Softplus") {
+    // PyTorch's: x past 20 is x, else log(1 + exp(x)), its exp of x
+    // clamped to 20 (an overflowing exp on the unselected side would make
+    // its zero gradient NaN). log(1 + e) rounds exp(x) below 2^-24 away,
+    // where PyTorch's log1p keeps it (an absolute difference under 6e-8).
+    std::string limit = floatConstant(20, type.element);
+    std::string one = floatConstant(1, type.element);
+    std::string above = compare("gt", x.ssa, limit, scalar);
+    std::string clamped = select(above, limit, scalar, x.ssa, t);
+    std::string e = fresh(), l = fresh();
+    line(e + " = mpc.exp " + clamped + " : " + t);
+    line(l + " = mpc.log " + binary("add", e, one, scalar) + " : " + t);
+    y = select(above, x.ssa, t, l, t);
   } else { // Elu: x > 0 ? x : alpha (exp(x) - 1), exp of min(x, 0) only
            // (an overflowing exp of the unselected side would make its
-           // zero gradient NaN).
+           // zero gradient NaN); Selu is gamma times that.
+    bool selu = op == "Selu";
     std::string zero = floatConstant(0, type.element);
     std::string one = floatConstant(1, type.element);
-    std::string alpha =
-        floatConstant(floatAttr(node, "alpha", 1.0), type.element);
+    std::string alpha = floatConstant(
+        floatAttr(node, "alpha", selu ? 1.67326319217681884765625 : 1.0),
+        type.element);
     std::string negative =
         select(compare("lt", x.ssa, zero, scalar), x.ssa, t, zero, scalar);
     std::string e = fresh();
@@ -756,8 +778,100 @@ std::string Emitter::activation(const Node &node) {
     std::string below =
         binary("mul", binary("sub", e, one, scalar), alpha, scalar);
     y = select(compare("gt", x.ssa, zero, scalar), x.ssa, t, below, t);
+    if (selu)
+      y = binary(
+          "mul", y,
+          floatConstant(floatAttr(node, "gamma", 1.05070102214813232421875),
+                        type.element),
+          scalar);
   }
   return define(node, 0, y, type);
+}
+
+std::string Emitter::prelu(const Node &node) {
+  // x < 0 ? slope x : x, the slope broadcast to x (its gradient summed
+  // back over the broadcast axes by autodiff).
+  Value x, slope;
+  TensorType type;
+  if (auto e = inputAndType(node, x, type); !e.empty())
+    return e;
+  if (auto e = input(node, 1, slope); !e.empty())
+    return e;
+  if (!isFloat(x.type.element) || x.type.dims != type.dims ||
+      slope.type.element != x.type.element ||
+      !broadcastsTo(slope.type.dims, x.type.dims))
+    return error(node, "the slope " + mlirType(slope.type) +
+                           " must broadcast to the data " + mlirType(x.type) +
+                           " of its type");
+  TensorType maskType = type;
+  maskType.element = "bool";
+  const std::string t = mlirType(type),
+                    scalar = "tensor<" + mlirElement(type.element) + ">";
+  std::string zero = floatConstant(0, type.element), mask = fresh(),
+              scaled = fresh(), y = fresh();
+  line(mask + " = mpc.compare \"lt\", " + x.ssa + ", " + zero + " : " + t +
+       ", " + scalar);
+  line(scaled + " = mpc.mul " + x.ssa + ", " + slope.ssa + " : " + t + ", " +
+       mlirType(slope.type));
+  line(y + " = mpc.where " + mask + ", " + scaled + ", " + x.ssa + " : " +
+       mlirType(maskType) + ", " + t + ", " + t);
+  return define(node, 0, y, type);
+}
+
+std::string Emitter::variadic(const Node &node) {
+  // Max, Min, Sum and Mean of one or more inputs, broadcast together:
+  // where(a >= b, a, b) for Max (a tie's gradient goes to the first input;
+  // PyTorch's maximum splits it in halves), a chain of adds for Sum.
+  TensorType type;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  const std::string &op = node.opType;
+  std::vector<Value> xs;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    Value v;
+    if (auto e = input(node, i, v); !e.empty())
+      return e;
+    if (!isFloat(v.type.element) || v.type.element != type.element ||
+        !broadcastsTo(v.type.dims, type.dims))
+      return error(node, "input " + std::to_string(i) + " " + mlirType(v.type) +
+                             " does not broadcast to " + mlirType(type));
+    xs.push_back(v);
+  }
+  if (xs.empty())
+    return error(node, "takes at least one input");
+  Value acc = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) {
+    std::vector<int64_t> dims = *broadcastShape(acc.type.dims, xs[i].type.dims);
+    TensorType out{type.element, dims, true}, mask{"bool", dims, true};
+    std::string r = fresh();
+    if (op == "Sum" || op == "Mean") {
+      line(r + " = mpc.add " + acc.ssa + ", " + xs[i].ssa + " : " +
+           mlirType(acc.type) + ", " + mlirType(xs[i].type));
+    } else {
+      std::string m = fresh();
+      line(m + " = mpc.compare " + quoted(op == "Max" ? "ge" : "le") + ", " +
+           acc.ssa + ", " + xs[i].ssa + " : " + mlirType(acc.type) + ", " +
+           mlirType(xs[i].type));
+      line(r + " = mpc.where " + m + ", " + acc.ssa + ", " + xs[i].ssa + " : " +
+           mlirType(mask) + ", " + mlirType(acc.type) + ", " +
+           mlirType(xs[i].type));
+    }
+    acc = Value{r, out, {}, false};
+  }
+  if (op == "Mean" && xs.size() > 1) {
+    std::string r = fresh();
+    line(r + " = mpc.div " + acc.ssa + ", " +
+         floatConstant(double(xs.size()), type.element) + " : " +
+         mlirType(acc.type) + ", tensor<" + mlirElement(type.element) + ">");
+    acc.ssa = r;
+  }
+  if (acc.type.dims != type.dims) {
+    std::string r = fresh();
+    line(r + " = mpc.broadcast_to " + acc.ssa + " : " + mlirType(acc.type) +
+         " -> " + mlirType(type));
+    acc = Value{r, type, {}, false};
+  }
+  return define(node, 0, acc.ssa, type);
 }
 
 std::string Emitter::expand(const Node &node) {
@@ -1267,33 +1381,82 @@ std::string Emitter::gather(const Node &node) {
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
   auto it = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
-  if (it != values.end() && it->second.constantInts &&
-      it->second.type.dims.empty() && it->second.ints.size() == 1) {
-    // One constant index (x[:, 0]): a slice of that row, the axis dropped.
+  if (it != values.end() && it->second.constantInts) {
+    // Constant indices (x[:, 0], x[:, [2, 0]], positions from an arange):
+    // a slice where they are consecutive, an embedding of constant rows of
+    // a 2-D table, else one slice per index joined; then the index shape
+    // in place of the axis.
     int64_t rank = static_cast<int64_t>(table.type.dims.size());
     int64_t axis = intAttr(node, "axis", 0);
     axis = axis < 0 ? axis + rank : axis;
     if (axis < 0 || axis >= rank)
       return error(node, "the axis is out of range");
-    int64_t index = it->second.ints[0], dim = table.type.dims[axis];
-    index = index < 0 ? index + dim : index;
-    if (index < 0 || index >= dim)
-      return error(node, "index " + std::to_string(it->second.ints[0]) +
-                             " is out of range");
-    TensorType sliced = table.type;
-    sliced.dims[axis] = 1;
-    std::vector<int64_t> offsets(rank, 0);
-    offsets[axis] = index;
-    std::string row = sliceOf(table.ssa, table.type, offsets, sliced.dims),
-                ssa = fresh();
-    line(ssa + " = mpc.reshape " + row + " : " + mlirType(sliced) + " -> " +
+    std::vector<int64_t> index = it->second.ints;
+    int64_t dim = table.type.dims[axis];
+    if (index.empty())
+      return error(node, "no indices (zero-sized tensors are not imported)");
+    bool consecutive = true;
+    for (size_t k = 0; k < index.size(); ++k) {
+      int64_t i = index[k] < 0 ? index[k] + dim : index[k];
+      if (i < 0 || i >= dim)
+        return error(node, "index " + std::to_string(index[k]) +
+                               " is out of range for an axis of " +
+                               std::to_string(dim));
+      index[k] = i;
+      consecutive &= i == index[0] + static_cast<int64_t>(k);
+    }
+    int64_t count = static_cast<int64_t>(index.size());
+    TensorType taken = table.type;
+    taken.dims[axis] = count;
+    std::string part;
+    if (consecutive) {
+      std::vector<int64_t> offsets(rank, 0);
+      offsets[axis] = index[0];
+      part = sliceOf(table.ssa, table.type, offsets, taken.dims);
+    } else if (axis == 0 && rank == 2) {
+      std::vector<std::string> items;
+      for (int64_t i : index)
+        items.push_back(std::to_string(i));
+      TensorType ids{"int32", it->second.type.dims, true};
+      std::string rows = fresh();
+      line(rows + " = mpc.constant dense<" + nested(items, ids.dims) +
+           "> : " + mlirType(ids));
+      part = fresh();
+      line(part + " = mpc.embedding " + table.ssa + ", " + rows + " : " +
+           mlirType(table.type) + ", " + mlirType(ids));
+      return define(node, 0, part, type);
+    } else if (count <= kReflectLimit) {
+      TensorType one = table.type;
+      one.dims[axis] = 1;
+      std::string operands, types;
+      for (int64_t i : index) {
+        std::vector<int64_t> offsets(rank, 0);
+        offsets[axis] = i;
+        operands += (operands.empty() ? "" : ", ") +
+                    sliceOf(table.ssa, table.type, offsets, one.dims);
+        types += (types.empty() ? "" : ", ") + mlirType(one);
+      }
+      part = fresh();
+      line(part + " = mpc.concat " + operands +
+           " {axis = " + std::to_string(axis) + " : i64} : " + types);
+    } else {
+      return error(node, "more than " + std::to_string(kReflectLimit) +
+                             " constant indices that are not consecutive");
+    }
+    if (elementCount(taken) != elementCount(type))
+      return error(node, "the model gives the output the type " +
+                             mlirType(type) + ", not the gathered rows'");
+    if (taken.dims == type.dims)
+      return define(node, 0, part, type);
+    std::string ssa = fresh();
+    line(ssa + " = mpc.reshape " + part + " : " + mlirType(taken) + " -> " +
          mlirType(type));
     return define(node, 0, ssa, type);
   }
   if (it == values.end() || it->second.ssa.empty() ||
       isFloat(it->second.type.element))
-    return error(node, "the indices must be an integer input of the graph "
-                       "or one constant index");
+    return error(node, "the indices must be integers: a graph input or "
+                       "constants");
   if (intAttr(node, "axis", 0) != 0 || table.type.dims.size() != 2)
     return error(node, "only rows of a 2-D table (an embedding, axis 0) are "
                        "imported");
@@ -1332,10 +1495,37 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
   }
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  std::string ssa = fresh();
-  line(ssa + " = mpc." + op + " " + x.ssa + " {dims = array<i64: " +
-       join(axes) + ">" + (intAttr(node, "keepdims", 1) ? ", keep_dims" : "") +
+  std::string in = x.ssa, ssa = fresh();
+  bool squares = op == "l2" || op == "sum_square";
+  if (squares) { // the sum of x * x
+    in = fresh();
+    line(in + " = mpc.mul " + x.ssa + ", " + x.ssa + " : " + mlirType(x.type) +
+         ", " + mlirType(x.type));
+  }
+  line(ssa + " = mpc." + (squares ? std::string("reduce_sum") : op) + " " + in +
+       " {dims = array<i64: " + join(axes) + ">" +
+       (intAttr(node, "keepdims", 1) ? ", keep_dims" : "") +
        "} : " + mlirType(x.type));
+  if (op == "l2") {
+    // sqrt(s), as where(s > 0, sqrt(where(s > 0, s, 1)), 0): the same
+    // values, and a zero norm's gradient 0 (PyTorch's) where sqrt's would
+    // be 0 times infinity.
+    const std::string t = mlirType(type),
+                      scalar = "tensor<" + mlirElement(type.element) + ">";
+    TensorType maskType = type;
+    maskType.element = "bool";
+    std::string zero = floatConstant(0, type.element),
+                one = floatConstant(1, type.element), positive = fresh(),
+                safe = fresh(), root = fresh(), norm = fresh();
+    line(positive + " = mpc.compare \"gt\", " + ssa + ", " + zero + " : " + t +
+         ", " + scalar);
+    line(safe + " = mpc.where " + positive + ", " + ssa + ", " + one + " : " +
+         mlirType(maskType) + ", " + t + ", " + scalar);
+    line(root + " = mpc.sqrt " + safe + " : " + t);
+    line(norm + " = mpc.where " + positive + ", " + root + ", " + zero + " : " +
+         mlirType(maskType) + ", " + t + ", " + scalar);
+    ssa = norm;
+  }
   return define(node, 0, ssa, type);
 }
 
@@ -1346,7 +1536,9 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
 std::string Emitter::cast(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = inputAndType(node, x, type); !e.empty())
+  // An integer graph input cast to another integer type (PyTorch's
+  // `ids.long()`) stays the i32 data it is fed as.
+  if (auto e = inputAndType(node, x, type, /*moves=*/true); !e.empty())
     return e;
   if (x.type.element == type.element)
     return identity(node);
@@ -3219,6 +3411,18 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"HardSigmoid", 6}, [this](const Node &n) { return activation(n); }},
       {{"HardSwish", 14}, [this](const Node &n) { return activation(n); }},
       {{"Elu", 6}, [this](const Node &n) { return activation(n); }},
+      {{"Selu", 6}, [this](const Node &n) { return activation(n); }},
+      {{"Softplus", 1}, [this](const Node &n) { return activation(n); }},
+      {{"Softsign", 1}, [this](const Node &n) { return activation(n); }},
+      {{"PRelu", 16}, [this](const Node &n) { return prelu(n); }},
+      {{"Max", 13}, [this](const Node &n) { return variadic(n); }},
+      {{"Min", 13}, [this](const Node &n) { return variadic(n); }},
+      {{"Sum", 13}, [this](const Node &n) { return variadic(n); }},
+      {{"Mean", 13}, [this](const Node &n) { return variadic(n); }},
+      {{"ReduceL2", 13},
+       [this](const Node &n) { return reduce(n, "l2", false); }},
+      {{"ReduceSumSquare", 13},
+       [this](const Node &n) { return reduce(n, "sum_square", false); }},
       {{"Conv", 11},
        [this](const Node &n) {
          return windowOp(n, [this](const Node &m) { return conv(m); });
