@@ -102,6 +102,10 @@ template <typename A> MPCRT_HD A unary(mpcrt_unary_op op, A x) {
     return x * phi(x);
   case MPCRT_GELU_TANH:
     return A(0.5) * x * (A(1) + tanh(geluTanhInner(x)));
+  case MPCRT_SIN:
+    return sin(x);
+  case MPCRT_COS:
+    return cos(x);
   }
   return A(NAN);
 }

@@ -15,7 +15,8 @@ seg:     a segmentation head: strided conv, GroupNorm(2) (exported as
          bicubic upsampling by 2 (Resize linear and cubic), a skip concat,
          1x1 conv, global mean, linear; 3x8x8 images
 tokens:  token and position embeddings (the positions an arange: a
-         Gather of constant indices), layer norm, Softplus, PReLU,
+         Gather of constant indices), a sinusoidal embedding of the
+         positions computed in the graph (Sin, Cos), layer norm, Softplus, PReLU,
          torch.maximum (Max), F.normalize (ReduceL2, Clip, Expand, Div),
          mean over the sequence, linear; 12 tokens of a vocabulary of 40
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
@@ -108,6 +109,14 @@ class Tokens(nn.Module):
         ids = ids.long()
         positions = torch.arange(ids.shape[1]).unsqueeze(0)
         x = self.tok(ids) + self.pos(positions)
+        # A sinusoidal embedding computed in the graph (as diffusion models
+        # embed their timesteps): sin and cos of the positions' angles.
+        # (Frequencies computed in the graph too: a buffer would be an
+        # initializer, which the importer makes trainable.)
+        half = self.pos.weight.shape[1] // 2
+        freqs = torch.exp(-torch.arange(half).float() * (4.0 / half))
+        angles = positions.float().unsqueeze(-1) * freqs
+        x = x + torch.cat([torch.sin(angles), torch.cos(angles)], -1)
         x = x + F.softplus(self.fc(self.norm(x)))
         x = torch.maximum(self.act(x.transpose(1, 2)).transpose(1, 2),
                           torch.zeros_like(x) - 0.5)

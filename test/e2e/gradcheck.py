@@ -49,6 +49,8 @@ CASES = {
     "tanh": ([("a", "5", -2, 2)], "%y = mpc.tanh %a : tensor<5xf64>", "5"),
     "sigmoid": ([("a", "5", -2, 2)], "%y = mpc.sigmoid %a : tensor<5xf64>", "5"),
     "relu": ([("a", "8", -1, 1)], "%y = mpc.relu %a : tensor<8xf64>", "8"),
+    "sin": ([("a", "8", -4, 4)], "%y = mpc.sin %a : tensor<8xf64>", "8"),
+    "cos": ([("a", "8", -4, 4)], "%y = mpc.cos %a : tensor<8xf64>", "8"),
     "gelu": ([("a", "8", -2, 2)], "%y = mpc.gelu %a : tensor<8xf64>", "8"),
     "gelu_tanh": ([("a", "8", -2, 2)],
                   "%y = mpc.gelu %a {approximate} : tensor<8xf64>", "8"),

@@ -3362,6 +3362,8 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Log", 13}, u("log")},
       {{"Sqrt", 13}, u("sqrt")},
       {{"Neg", 13}, u("neg")},
+      {{"Sin", 7}, u("sin")},
+      {{"Cos", 7}, u("cos")},
       {{"Add", 14}, b("add")},
       {{"Sub", 14}, b("sub")},
       {{"Mul", 14}, b("mul")},

@@ -147,6 +147,8 @@ typedef enum mpcrt_unary_op {
   MPCRT_RELU = 7,
   MPCRT_GELU = 8,      /* x * Phi(x), erf form */
   MPCRT_GELU_TANH = 9, /* tanh approximation */
+  MPCRT_SIN = 10,
+  MPCRT_COS = 11,
 } mpcrt_unary_op;
 
 /* out = lhs op rhs over `shape` (rank dims, row-major output). Operand

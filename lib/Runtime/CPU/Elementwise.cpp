@@ -68,6 +68,8 @@ template <typename Fn> void withUnaryOp(mpcrt_unary_op op, Fn fn) {
     MPCRT_UNARY_CASE(MPCRT_RELU)
     MPCRT_UNARY_CASE(MPCRT_GELU)
     MPCRT_UNARY_CASE(MPCRT_GELU_TANH)
+    MPCRT_UNARY_CASE(MPCRT_SIN)
+    MPCRT_UNARY_CASE(MPCRT_COS)
 #undef MPCRT_UNARY_CASE
   }
   fn(op); // not an op: the formulas' NaN

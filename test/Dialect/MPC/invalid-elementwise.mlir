@@ -40,6 +40,22 @@ func.func @integer_unary(%x: tensor<4xi32>) {
 
 // -----
 
+func.func @integer_sin(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'mpc.sin' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = mpc.sin %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @cos_result_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.cos' op}}
+  %0 = "mpc.cos"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
 func.func @dynamic_unary(%x: tensor<?xf32>) {
   // expected-error @+1 {{'mpc.relu' op operand #0 must be statically shaped tensor}}
   %0 = mpc.relu %x : tensor<?xf32>

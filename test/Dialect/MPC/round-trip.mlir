@@ -30,6 +30,10 @@ func.func @unary(%x: tensor<4x8xbf16>) {
   %7 = mpc.relu %x : tensor<4x8xbf16>
   // CHECK: mpc.gelu %{{.*}} {approximate} : tensor<4x8xbf16>
   %8 = mpc.gelu %x {approximate} : tensor<4x8xbf16>
+  // CHECK: mpc.sin %{{.*}} : tensor<4x8xbf16>
+  %9 = mpc.sin %x : tensor<4x8xbf16>
+  // CHECK: mpc.cos %{{.*}} : tensor<4x8xbf16>
+  %10 = mpc.cos %x : tensor<4x8xbf16>
   return
 }
 

@@ -792,3 +792,38 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
   %l = mpc.reduce_sum %z {dims = array<i64: 0, 1, 2, 3>} : tensor<1x4x6x3xf64>
   return %l : tensor<f64>
 }
+
+// -----
+
+// sin
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[C:.*]] = mpc.cos %p_a : tensor<8xf64>
+// CHECK: mpc.mul %{{.*}}, %[[C]] : tensor<8xf64>, tensor<8xf64>
+ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = -4.0, high = 4.0>) : tensor<8xf64>
+ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<8xf64>
+func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
+  %a = ml_program.global_load @p_a : tensor<8xf64>
+  %rw = ml_program.global_load @r : tensor<8xf64>
+  %y = mpc.sin %a : tensor<8xf64>
+  %z = mpc.mul %y, %rw : tensor<8xf64>, tensor<8xf64>
+  %l = mpc.reduce_sum %z {dims = array<i64: 0>} : tensor<8xf64>
+  return %l : tensor<f64>
+}
+
+// -----
+
+// cos
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[S:.*]] = mpc.sin %p_a : tensor<8xf64>
+// CHECK: %[[M:.*]] = mpc.mul %{{.*}}, %[[S]] : tensor<8xf64>, tensor<8xf64>
+// CHECK: mpc.neg %[[M]] : tensor<8xf64>
+ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = -4.0, high = 4.0>) : tensor<8xf64>
+ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<8xf64>
+func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
+  %a = ml_program.global_load @p_a : tensor<8xf64>
+  %rw = ml_program.global_load @r : tensor<8xf64>
+  %y = mpc.cos %a : tensor<8xf64>
+  %z = mpc.mul %y, %rw : tensor<8xf64>, tensor<8xf64>
+  %l = mpc.reduce_sum %z {dims = array<i64: 0>} : tensor<8xf64>
+  return %l : tensor<f64>
+}

@@ -45,6 +45,8 @@ TEST_F(PrecisionCategoryTest, StaticCategoriesMatchTheDesignTable) {
   EXPECT_EQ(ConcatOp::getDefaultPrecisionCategory(),
             PrecisionCategory::Promote);
   EXPECT_EQ(ReluOp::getDefaultPrecisionCategory(), PrecisionCategory::Follow);
+  EXPECT_EQ(SinOp::getDefaultPrecisionCategory(), PrecisionCategory::Fp32);
+  EXPECT_EQ(CosOp::getDefaultPrecisionCategory(), PrecisionCategory::Fp32);
   EXPECT_EQ(TransposeOp::getDefaultPrecisionCategory(),
             PrecisionCategory::Follow);
 }

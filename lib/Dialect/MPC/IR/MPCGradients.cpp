@@ -109,6 +109,13 @@ LogicalResult unary(Operation *op, OpBuilder &b, Value g, Grads &out) {
             return MulOp::create(
                 b, loc, g, MulOp::create(b, loc, y3, scalar(b, loc, y, -0.5)));
           })
+          .Case([&](SinOp) {
+            return MulOp::create(b, loc, g, CosOp::create(b, loc, x));
+          })
+          .Case([&](CosOp) {
+            return NegOp::create(
+                b, loc, MulOp::create(b, loc, g, SinOp::create(b, loc, x)));
+          })
           .Case([&](TanhOp) { return TanhGradOp::create(b, loc, g, y); })
           .Case([&](SigmoidOp) { return SigmoidGradOp::create(b, loc, g, y); })
           .Case([&](ReluOp) { return ReluGradOp::create(b, loc, g, x); })
@@ -223,7 +230,8 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp>(
           [&](Operation *op) { return binary(op, b, g, out); })
       .Case<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
-            GeluOp>([&](Operation *op) { return unary(op, b, g, out); })
+            GeluOp, SinOp, CosOp>(
+          [&](Operation *op) { return unary(op, b, g, out); })
       .Case([&](CastOp op) {
         // Integers have no gradient.
         if (!isa<FloatType>(typeOf(op.getInput()).getElementType()))
@@ -474,11 +482,12 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 
 void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ExpOp, LogOp, SqrtOp,
-         RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, CastOp, ScaleLossOp,
-         WhereOp, MatmulOp, FusedMatmulOp, MatmulAddOp, DropoutAddOp,
-         AttentionOp, AddLayerNormOp, Conv2DOp, ConvTranspose2DOp, ReduceSumOp,
-         ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-         BatchNormOp, ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp,
-         EmbeddingOp, DropoutOp, MaxPool2DOp, AvgPool2DOp, UpsampleNearest2DOp,
-         CrossEntropyOp, MSEOp, BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
+         RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, SinOp, CosOp, CastOp,
+         ScaleLossOp, WhereOp, MatmulOp, FusedMatmulOp, MatmulAddOp,
+         DropoutAddOp, AttentionOp, AddLayerNormOp, Conv2DOp, ConvTranspose2DOp,
+         ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp,
+         LayerNormOp, BatchNormOp, ReshapeOp, TransposeOp, SliceOp,
+         BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp, MaxPool2DOp,
+         AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
+         BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

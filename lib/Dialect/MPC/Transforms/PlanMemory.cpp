@@ -39,9 +39,9 @@ namespace {
 /// the result: the result may overwrite a dying operand of its size.
 bool isElementwise(Operation *op) {
   return isa<NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
-             GeluOp, AddOp, SubOp, MulOp, DivOp, PowOp, ReluGradOp, GeluGradOp,
-             TanhGradOp, SigmoidGradOp, DropoutBackwardOp, DropoutAddOp,
-             ScaleLossOp>(op);
+             GeluOp, SinOp, CosOp, AddOp, SubOp, MulOp, DivOp, PowOp,
+             ReluGradOp, GeluGradOp, TanhGradOp, SigmoidGradOp,
+             DropoutBackwardOp, DropoutAddOp, ScaleLossOp>(op);
 }
 
 /// The operands whose buffer an op's result may take where they die: every

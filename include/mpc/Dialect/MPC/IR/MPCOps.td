@@ -137,6 +137,10 @@ def MPC_RsqrtOp : MPC_UnaryOp<"rsqrt", "Fp32", "1/sqrt(x)">;
 def MPC_TanhOp : MPC_UnaryOp<"tanh", "Follow", "tanh(x)">;
 def MPC_SigmoidOp : MPC_UnaryOp<"sigmoid", "Follow", "1/(1+exp(-x))">;
 def MPC_ReluOp : MPC_UnaryOp<"relu", "Follow", "max(x, 0)">;
+// f32 at every level: in f16 an angle of a few thousand radians (rotary
+// positions, diffusion timesteps) keeps no fraction at all.
+def MPC_SinOp : MPC_UnaryOp<"sin", "Fp32", "sin(x)">;
+def MPC_CosOp : MPC_UnaryOp<"cos", "Fp32", "cos(x)">;
 def MPC_GeluOp : MPC_UnaryOp<"gelu", "Follow",
     "x*Phi(x) (tanh approximation with `approximate`)"> {
   let arguments = (ins MPC_FloatTensor:$input, UnitAttr:$approximate);

@@ -14,7 +14,20 @@ using namespace mlir::mpc::lowering;
 namespace {
 
 // The enums of mpcrt.h.
-enum Unary { Neg, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, GeluTanh };
+enum Unary {
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Gelu,
+  GeluTanh,
+  Sin,
+  Cos
+};
 enum Binary { Add, Sub, Mul, Div, Pow };
 
 LogicalResult unary(Operation *op, int32_t kind, Lowering &l) {
@@ -165,6 +178,8 @@ std::optional<LogicalResult> lowering::lowerElementwise(Operation *op,
       .Case([&](TanhOp op) { return unary(op, Tanh, l); })
       .Case([&](SigmoidOp op) { return unary(op, Sigmoid, l); })
       .Case([&](ReluOp op) { return unary(op, Relu, l); })
+      .Case([&](SinOp op) { return unary(op, Sin, l); })
+      .Case([&](CosOp op) { return unary(op, Cos, l); })
       .Case([&](GeluOp op) {
         return unary(op, op.getApproximate() ? GeluTanh : Gelu, l);
       })
