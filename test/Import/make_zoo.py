@@ -19,6 +19,8 @@ tokens:  token and position embeddings (the positions an arange: a
          positions computed in the graph (Sin, Cos), layer norm, Softplus, PReLU,
          torch.maximum (Max), F.normalize (ReduceL2, Clip, Expand, Div),
          mean over the sequence, linear; 12 tokens of a vocabulary of 40
+buffered: the same with the frequencies of the sinusoidal embedding a
+         registered buffer (an initializer, as the parameters are)
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
          dropout 0) over a patch embedding (conv, stride 4) with a class
          token and positions; 3x16x16 images
@@ -96,8 +98,16 @@ class ViT(nn.Module):
 
 
 class Tokens(nn.Module):
-    def __init__(self, vocab=40, dim=16, length=12):
+    def __init__(self, vocab=40, dim=16, length=12, buffer=False):
         super().__init__()
+        # The frequencies as a buffer (an initializer like the parameters:
+        # only --frozen keeps it out of training) or computed in the graph.
+        half = dim // 2
+        if buffer:
+            self.register_buffer(
+                "freqs", torch.exp(-torch.arange(half).float() * (4.0 / half)))
+        else:
+            self.freqs = None
         self.tok = nn.Embedding(vocab, dim)
         self.pos = nn.Embedding(length, dim)
         self.norm = nn.LayerNorm(dim)
@@ -111,10 +121,9 @@ class Tokens(nn.Module):
         x = self.tok(ids) + self.pos(positions)
         # A sinusoidal embedding computed in the graph (as diffusion models
         # embed their timesteps): sin and cos of the positions' angles.
-        # (Frequencies computed in the graph too: a buffer would be an
-        # initializer, which the importer makes trainable.)
         half = self.pos.weight.shape[1] // 2
-        freqs = torch.exp(-torch.arange(half).float() * (4.0 / half))
+        freqs = self.freqs if self.freqs is not None else torch.exp(
+            -torch.arange(half).float() * (4.0 / half))
         angles = positions.float().unsqueeze(-1) * freqs
         x = x + torch.cat([torch.sin(angles), torch.cos(angles)], -1)
         x = x + F.softplus(self.fc(self.norm(x)))
@@ -148,13 +157,15 @@ def main():
                     y=y.numpy())
         write_trace(out, name, sgd_trace(model.train(), x, y, batch=4,
                                          steps=10, lr=0.05))
-    model = Tokens()
     ids = torch.randint(0, 40, (32, 12), dtype=torch.int32)
     y = torch.randint(0, 5, (32,), dtype=torch.int32)
-    export(out, "tokens", model, ids.long())
     numpy.savez(os.path.join(out, "tokens-data.npz"), x=ids.numpy(),
                 y=y.numpy())
-    write_trace(out, "tokens", sgd_trace(model.train(), ids, y, batch=4,
+    for name, buffer in (("tokens", False), ("buffered", True)):
+        torch.manual_seed(4)
+        model = Tokens(buffer=buffer)
+        export(out, name, model, ids.long())
+        write_trace(out, name, sgd_trace(model.train(), ids, y, batch=4,
                                          steps=10, lr=0.05))
     export(out, "mobile-drop", Mobile(0.2), torch.randn(4, 3, 16, 16))
 

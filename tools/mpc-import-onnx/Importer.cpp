@@ -3467,6 +3467,9 @@ std::string Emitter::run(std::string &mlir) {
   std::string regexError;
   if (!trainable.isValid(regexError))
     return "--trainable: " + regexError;
+  llvm::Regex frozen("^(" + options.frozen + ")$");
+  if (!frozen.isValid(regexError))
+    return "--frozen: " + regexError;
   // Initializers: float ones matching --trainable become globals named
   // after the ONNX tensor (the checkpoint keys), the others constants.
   std::string loads;
@@ -3489,8 +3492,10 @@ std::string Emitter::run(std::string &mlir) {
         t.bytes.empty() ? "dense<0.0>" : "dense<\"" + hexOf(t.bytes) + "\">";
     if (trainable.match(t.name)) {
       globalNames.insert(t.name);
+      bool isFrozen = !options.frozen.empty() && frozen.match(t.name);
       globals += "ml_program.global private mutable @" + quoted(t.name) + "(" +
-                 value + " : " + type + ") : " + type + at(t.name, 0) + "\n";
+                 value + " : " + type + ") : " + type +
+                 (isFrozen ? " {mpc.frozen}" : "") + at(t.name, 0) + "\n";
       loads += "    " + v.ssa + " = ml_program.global_load @" + quoted(t.name) +
                " : " + type + at(t.name, 0) + "\n";
     } else {

@@ -25,6 +25,9 @@ struct ImportOptions {
   /// Float initializers whose names match become trainable globals; the
   /// others become constants.
   std::string trainable = ".*";
+  /// Of those, the ones whose names match stay globals marked mpc.frozen
+  /// (checkpointed, never trained: PyTorch's buffers); "" matches none.
+  std::string frozen;
   /// The source file, for the ops' locations.
   std::string sourceName;
   /// A test case (ONNX's test_data_set_N): when set, the graph's inputs

@@ -61,6 +61,13 @@ static cl::opt<std::string> trainable(
     cl::desc("Regex over initializer names: the float ones that match become "
              "trainable globals, the others constants (default: all)"),
     cl::init(".*"), cl::cat(category));
+static cl::opt<std::string> frozen(
+    "frozen",
+    cl::desc("Regex over initializer names: of the --trainable ones, those "
+             "that match are kept as frozen globals (mpc.frozen: in "
+             "checkpoints, never trained), as PyTorch's buffers are "
+             "(default: none)"),
+    cl::init(""), cl::cat(category));
 static cl::opt<std::string> function("function",
                                      cl::desc("The function's name (default "
                                               "loss, mpc-compile's --loss)"),
@@ -115,6 +122,7 @@ int main(int argc, char **argv) {
   options.loss = loss;
   options.labels = labels;
   options.trainable = trainable;
+  options.frozen = frozen;
   options.sourceName = llvm::sys::path::filename(inputFile).str();
   if (!testData.empty()) {
     options.testCase = true;
