@@ -183,7 +183,8 @@ static cl::opt<std::string> checkNumerics(
     cl::desc("Check every floating-point result of the step on the device "
              "(--mpc-check-numerics): the first op that held an inf or NaN "
              "is reported with its location, and --numerics-report writes "
-             "each op's range. Optionally the phases to check, e.g. "
+             "each op's range. Optionally the phases to check (state, "
+             "forward, backward, optimizer, eval; all by default), e.g. "
              "--check-numerics=forward,backward"),
     cl::value_desc("PHASES"), cl::ValueOptional, cl::init(""),
     cl::cat(category));

@@ -1111,15 +1111,37 @@ int main(int argc, char **argv) {
         return llvm::createStringError("malformed numerics record");
       int64_t stepNumber = counter / micro + 1;
       const NumericsOp &op = model.numericsOps[index];
+      bool eval = op.phase == "eval";
+      // An evaluation records one event per batch that held a non-finite
+      // value: the first one stands for the others of that evaluation.
+      int64_t batches = 1;
+      if (eval) {
+        while (e + 1 < events[0] && events[2 + 2 * ((e + 1) % 16)] == counter &&
+               model.numericsOps[std::clamp<int64_t>(
+                                     events[3 + 2 * ((e + 1) % 16)], 0,
+                                     int64_t(model.numericsOps.size()) - 1)]
+                       .phase == "eval") {
+          ++e;
+          ++batches;
+        }
+      }
       std::string text;
       llvm::raw_string_ostream os(text);
-      os << "step " << stepNumber
-         << (stepNumber == done && skipped ? " skipped" : "")
-         << ": first non-finite value in " << describe(index) << " ("
-         << op.phase
-         << (micro > 1 ? ", micro-batch " + std::to_string(counter % micro + 1)
-                       : std::string())
-         << ")";
+      if (eval)
+        os << "evaluation after step " << counter / micro
+           << ": first non-finite value in " << describe(index) << " (eval"
+           << (batches > 1 ? ", " + std::to_string(batches) + " batches"
+                           : std::string())
+           << ")";
+      else
+        os << "step " << stepNumber
+           << (stepNumber == done && skipped ? " skipped" : "")
+           << ": first non-finite value in " << describe(index) << " ("
+           << op.phase
+           << (micro > 1
+                   ? ", micro-batch " + std::to_string(counter % micro + 1)
+                   : std::string())
+           << ")";
       llvm::json::Array inputs;
       if (e == events[0] - 1) {
         bool any = false;
@@ -1138,10 +1160,14 @@ int main(int argc, char **argv) {
       llvm::outs() << (terminal ? "\r" : "") << text
                    << (terminal ? "\033[K\n" : "\n");
       if (metrics) {
-        llvm::json::Object line{{"step", stepNumber},
-                                {"nonfinite_op", op.op},
-                                {"location", op.loc},
-                                {"phase", op.phase}};
+        llvm::json::Object line{
+            {"nonfinite_op", op.op}, {"location", op.loc}, {"phase", op.phase}};
+        if (eval) {
+          line["eval_after_step"] = counter / micro;
+          line["batches"] = batches;
+        } else {
+          line["step"] = stepNumber;
+        }
         if (!inputs.empty())
           line["inputs"] = std::move(inputs);
         *metrics << llvm::json::Value(std::move(line)) << "\n";
@@ -1152,6 +1178,8 @@ int main(int argc, char **argv) {
   };
   if (evalOnly) {
     if (llvm::Error err = evaluate(firstStep))
+      return fail(std::move(err));
+    if (llvm::Error err = reportNumerics(firstStep, false))
       return fail(std::move(err));
     return 0;
   }
@@ -1246,6 +1274,8 @@ int main(int argc, char **argv) {
     if (!valDataPath.empty() &&
         (done == total || (evalEvery > 0 && done % evalEvery == 0))) {
       if (llvm::Error err = evaluate(done))
+        return fail(std::move(err));
+      if (llvm::Error err = reportNumerics(done, false))
         return fail(std::move(err));
       lastLog = std::chrono::steady_clock::now(); // not a training step's time
     }

@@ -1,6 +1,6 @@
 // What --mpc-check-numerics refuses.
 // RUN: not mpc-opt %s --mpc-check-numerics=phases=sideways 2>&1 | FileCheck %s --check-prefix=PHASE
-// PHASE: mpc-check-numerics: unknown phase 'sideways' (expected state, forward, backward or optimizer)
+// PHASE: mpc-check-numerics: unknown phase 'sideways' (expected state, forward, backward, optimizer or eval)
 // RUN: not mpc-opt %s "--mpc-check-numerics=phases=," 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: mpc-check-numerics: no phase to check (phases=)
 // RUN: not mpc-opt %s --mpc-check-numerics=func=nope 2>&1 | FileCheck %s --check-prefix=NOSTEP

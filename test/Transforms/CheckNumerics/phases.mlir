@@ -6,21 +6,21 @@
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 alignment-remarks=false" --mpc-loss-scaling --canonicalize --cse --mpc-check-numerics | FileCheck %s
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-assign-precision="level=O2 alignment-remarks=false" --mpc-loss-scaling --canonicalize --cse --mpc-check-numerics=phases=backward | FileCheck %s --check-prefix=BACKWARD
 
-// CHECK: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:8", op = "mpc.matmul", phase = "forward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:8", op = "mpc.sub", phase = "forward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:9", op = "mpc.mul", phase = "forward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:8", op = "mpc.reduce_mean", phase = "forward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+29]]:8", op = "mpc.reduce_mean", phase = "forward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+31]]:8", op = "mpc.mul", phase = "forward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+32]]:8", op = "mpc.mul", phase = "forward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+32]]:8", op = "mpc.add", phase = "forward"
+// CHECK: loc = "{{[^"]*}}phases.mlir:[[#@LINE+49]]:8", op = "mpc.matmul", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+49]]:8", op = "mpc.sub", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+49]]:9", op = "mpc.mul", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+49]]:8", op = "mpc.reduce_mean", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+49]]:8", op = "mpc.reduce_mean", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+51]]:8", op = "mpc.mul", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+52]]:8", op = "mpc.mul", phase = "forward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+52]]:8", op = "mpc.add", phase = "forward"
 // The gradient of the mean, then of the square (d * g + d * g), then of the
 // product: every one backward.
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+22]]:8", op = "mpc.mul", phase = "backward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+21]]:8", op = "mpc.broadcast_to", phase = "backward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+19]]:9", op = "mpc.mul", phase = "backward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+18]]:9", op = "mpc.add", phase = "backward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+15]]:8", op = "mpc.matmul", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+42]]:8", op = "mpc.mul", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+41]]:8", op = "mpc.broadcast_to", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+39]]:9", op = "mpc.mul", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+38]]:9", op = "mpc.add", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+35]]:8", op = "mpc.matmul", phase = "backward"
 // CHECK-SAME: op = "mpc.sgd_update", phase = "optimizer"
 // CHECK-NOT: phase = "forward"
 // CHECK-SAME: ]
@@ -29,6 +29,26 @@
 // BACKWARD: op = "mpc.broadcast_to", phase = "backward"
 // BACKWARD-NOT: phase = "forward"
 // BACKWARD-SAME: ]
+
+// The evaluation step (mpc.eval) is the eval phase, numbered after the
+// training step; its begin and end go around it. Without eval among the
+// phases it is left alone.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-eval-step --mpc-check-numerics | FileCheck %s --check-prefix=EVAL
+// EVAL: function = "train_step"
+// EVAL-NOT: function = "eval_step"
+// EVAL: function = "eval_step", inputs = [], loc = "{{[^"]*}}phases.mlir:{{[0-9]+}}:8", op = "ml_program.global_load", phase = "eval"
+// EVAL-SAME: op = "mpc.matmul", phase = "eval"
+// EVAL-NOT: function = "train_step"
+// EVAL-LABEL: func.func @eval_step(
+// EVAL-NEXT: mpc.numerics_begin
+// EVAL: mpc.check_numerics
+// EVAL: mpc.numerics_end
+// EVAL-NEXT: return
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-eval-step --mpc-check-numerics=phases=forward | FileCheck %s --check-prefix=NOEVAL
+// NOEVAL-NOT: phase = "eval"
+// NOEVAL-LABEL: func.func @eval_step(
+// NOEVAL-NOT: numerics
+// NOEVAL: return
 
 ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x8xf32>
 ml_program.global private mutable @rm(#mpc.init<zeros>) : tensor<8xf32>

@@ -100,10 +100,10 @@ struct CheckNumericsPass
       if (p.empty())
         continue;
       if (p != "state" && p != "forward" && p != "backward" &&
-          p != "optimizer") {
+          p != "optimizer" && p != "eval") {
         module.emitError(kPass)
             << ": unknown phase '" << p
-            << "' (expected state, forward, backward or optimizer)";
+            << "' (expected state, forward, backward, optimizer or eval)";
         return signalPassFailure();
       }
       wanted.insert(p);
@@ -124,6 +124,12 @@ struct CheckNumericsPass
     SmallVector<func::FuncOp> funcs{step};
     if (func::FuncOp micro = findMicroStep(module, func))
       funcs.push_back(micro);
+    // The evaluation step (--mpc-eval-step's, marked mpc.eval): all of it
+    // is the `eval` phase.
+    if (wanted.contains("eval"))
+      for (auto fn : module.getOps<func::FuncOp>())
+        if (fn->hasAttr("mpc.eval") && !fn.isDeclaration())
+          funcs.push_back(fn);
 
     // Number the checked results, in program order, function by function.
     MLIRContext *ctx = &getContext();
@@ -143,16 +149,20 @@ struct CheckNumericsPass
         return signalPassFailure();
       }
       int64_t begin = checked.size();
-      llvm::DenseSet<Operation *> forward = forwardOps(fn, symbols);
+      bool eval = fn->hasAttr("mpc.eval");
+      llvm::DenseSet<Operation *> forward;
+      if (!eval)
+        forward = forwardOps(fn, symbols);
       bool optimizer = false;
       for (Operation &op : fn.getBody().front()) {
         optimizer |= isOptimizer(&op);
         if (isa<ConstantOp, func::ReturnOp>(op))
           continue;
-        StringRef opPhase = isa<ml_program::GlobalLoadOp>(op) ? "state"
-                            : optimizer                       ? "optimizer"
-                            : forward.contains(&op)           ? "forward"
-                                                              : "backward";
+        StringRef opPhase = eval                                ? "eval"
+                            : isa<ml_program::GlobalLoadOp>(op) ? "state"
+                            : optimizer                         ? "optimizer"
+                            : forward.contains(&op)             ? "forward"
+                                                                : "backward";
         if (!wanted.contains(opPhase))
           continue;
         for (Value r : op.getResults()) {

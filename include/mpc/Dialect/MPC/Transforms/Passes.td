@@ -154,11 +154,13 @@ def CheckNumericsPass : Pass<"mpc-check-numerics", "ModuleOp"> {
     (forward)` with its inputs' ranges, and writes the per-op table of
     `--numerics-report`.
 
-    Phases, by position in the step: `state` (global loads), `forward` (up
-    to the first backward op, `*_backward` or `*_grad`), `backward`,
-    `optimizer` (from the first unscale, clip, statistics or update op);
-    `phases=` checks only some (comma-separated). Without the pass nothing
-    is emitted.
+    Phases: `state` (global loads), `optimizer` (from the first unscale,
+    clip, statistics or update op on), and before that `forward` (what the
+    loss and the stored state are computed from) and `backward` (every
+    other op); `eval`, the whole evaluation step (`mpc.eval`, from
+    `--mpc-eval-step`), numbered after the training step's ops. `phases=`
+    checks only some (comma-separated). Without the pass nothing is
+    emitted.
 
     ```
     $ mpc-opt step.mlir --mpc-check-numerics="phases=forward,backward"
@@ -168,7 +170,7 @@ def CheckNumericsPass : Pass<"mpc-check-numerics", "ModuleOp"> {
     Option<"func", "func", "std::string", /*default=*/"\"train_step\"",
            "The training step">,
     Option<"phases", "phases", "std::string",
-           /*default=*/"\"state,forward,backward,optimizer\"",
+           /*default=*/"\"state,forward,backward,optimizer,eval\"",
            "The phases to check (comma-separated)">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect",
