@@ -19,6 +19,9 @@ tokens:  token and position embeddings (the positions an arange: a
          positions computed in the graph (Sin, Cos), layer norm, Softplus, PReLU,
          torch.maximum (Max), F.normalize (ReduceL2, Clip, Expand, Div),
          mean over the sequence, linear; 12 tokens of a vocabulary of 40
+einsums: attention and projections written with torch.einsum
+         (bqd,bkd->bqk; bqk,bkd->bqd; ...d,de->...e with an ellipsis; a
+         sum bsd->bd; an outer product bi,bj->bij); 6 steps of 8 features
 buffered: the same with the frequencies of the sinusoidal embedding a
          registered buffer (an initializer, as the parameters are)
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
@@ -133,6 +136,24 @@ class Tokens(nn.Module):
         return self.head(x.mean(1))
 
 
+class Einsums(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Parameter(torch.randn(dim, dim) * 0.3)
+        self.head = nn.Linear(dim * dim // 4, 5)
+        self.dim = dim
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).split(self.dim, -1)
+        scores = torch.einsum("bqd,bkd->bqk", q, k) / self.dim ** 0.5
+        y = torch.einsum("bqk,bkd->bqd", scores.softmax(-1), v)
+        y = torch.einsum("...d,de->...e", y, self.proj) + x
+        pooled = torch.einsum("bsd->bd", y)
+        outer = torch.einsum("bi,bj->bij", pooled[:, :4], pooled[:, 4:])
+        return self.head(outer.flatten(1) * 0.1)
+
+
 def export(out, name, model, x):
     torch.onnx.export(copy.deepcopy(model), x[:4],
                       os.path.join(out, name + ".onnx"), input_names=["x"],
@@ -144,9 +165,11 @@ def export(out, name, model, x):
 def main():
     out = sys.argv[1]
     torch.manual_seed(3)
-    for name, model, size in (("mobile", Mobile(0.0), 16), ("seg", Seg(), 8),
-                              ("vit", ViT(), 16)):
-        x = torch.randn(32, 3, size, size)
+    for name, model, shape in (("mobile", Mobile(0.0), (3, 16, 16)),
+                               ("seg", Seg(), (3, 8, 8)),
+                               ("vit", ViT(), (3, 16, 16)),
+                               ("einsums", Einsums(), (6, 8))):
+        x = torch.randn(32, *shape)
         y = torch.randint(0, 5, (32,), dtype=torch.int32)
         export(out, name, model, x)
         # Tracing for the export ran the copy once in training mode, so

@@ -456,6 +456,7 @@ private:
   /// Reciprocal as a division.
   std::string activation(const Node &node);
   std::string prelu(const Node &node);
+  std::string einsum(const Node &node);
   std::string variadic(const Node &node);
   /// Expand: mpc.broadcast_to the inferred shape.
   std::string expand(const Node &node);
@@ -786,6 +787,219 @@ std::string Emitter::activation(const Node &node) {
           scalar);
   }
   return define(node, 0, y, type);
+}
+
+/// Einsum of one or two operands as transposes, sums, reshapes and one
+/// batched mpc.matmul: the labels both operands and the output share are
+/// the batch, those both share and the output drops are summed by the
+/// product, the others are rows (first operand) and columns (second); a
+/// label one operand alone has and the output drops is summed first. A
+/// label repeated in one operand (a diagonal) is refused.
+std::string Emitter::einsum(const Node &node) {
+  // ONNX's inference gives an Einsum its rank only: the dims come from the
+  // equation, checked against a type the model declares.
+  TensorType declared, type;
+  bool haveDeclared = outputType(node, 0, declared).empty();
+  auto eq = node.attributes.find("equation");
+  if (eq == node.attributes.end() || eq->second.kind != Attribute::String)
+    return error(node, "the equation attribute is missing");
+  std::string equation;
+  for (char c : eq->second.s)
+    if (c != ' ')
+      equation += c;
+  size_t arrow = equation.find("->");
+  std::string lhs = equation.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (terms.size() != node.inputs.size() || terms.empty() || terms.size() > 2)
+    return error(node, "equation '" + eq->second.s +
+                           "': one or two operands are imported, each "
+                           "with its term");
+  std::vector<Value> xs(terms.size());
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (auto e = input(node, i, xs[i]); !e.empty())
+      return e;
+    if (!isFloat(xs[i].type.element) ||
+        xs[i].type.element != xs[0].type.element)
+      return error(node, "the operands must be floating-point of one type");
+  }
+  type.element = xs[0].type.element;
+  type.hasShape = true;
+  // Labels: letters, and "..." as labels of their own (digits), the same
+  // for every operand (equal sizes; no broadcasting of them).
+  int64_t ellipsisRank = -1;
+  auto expand = [&](const std::string &term, int64_t rank,
+                    std::string &out) -> std::string {
+    size_t dots = term.find("...");
+    int64_t letters =
+        static_cast<int64_t>(term.size()) - (dots == std::string::npos ? 0 : 3);
+    if (dots == std::string::npos) {
+      if (letters != rank)
+        return "term '" + term + "' has " + std::to_string(letters) +
+               " labels for an operand of rank " + std::to_string(rank);
+      out = term;
+    } else {
+      int64_t k = rank - letters;
+      if (k < 0 || (ellipsisRank >= 0 && k != ellipsisRank) || k > 10)
+        return "the ellipsis of term '" + term + "' covers " +
+               std::to_string(k) + " dimensions";
+      ellipsisRank = k;
+      out = term.substr(0, dots);
+      for (int64_t d = 0; d < k; ++d)
+        out += static_cast<char>('0' + d);
+      out += term.substr(dots + 3);
+    }
+    for (char c : out)
+      if (!std::isalpha(static_cast<unsigned char>(c)) &&
+          !std::isdigit(static_cast<unsigned char>(c)))
+        return "term '" + term + "' has the label '" + std::string(1, c) + "'";
+    for (size_t a = 0; a < out.size(); ++a)
+      if (out.find(out[a], a + 1) != std::string::npos)
+        return "term '" + term + "' repeats '" + std::string(1, out[a]) +
+               "' (a diagonal), which is not imported";
+    return "";
+  };
+  std::vector<std::string> labels(terms.size());
+  std::map<char, int64_t> size;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (auto e = expand(terms[i], int64_t(xs[i].type.dims.size()), labels[i]);
+        !e.empty())
+      return error(node, e);
+    for (size_t d = 0; d < labels[i].size(); ++d) {
+      auto [it, fresh] = size.emplace(labels[i][d], xs[i].type.dims[d]);
+      if (!fresh && it->second != xs[i].type.dims[d])
+        return error(node, "label '" + std::string(1, labels[i][d]) +
+                               "' has sizes " + std::to_string(it->second) +
+                               " and " + std::to_string(xs[i].type.dims[d]));
+    }
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    // The output's rank: its letters, plus the ellipsis's.
+    std::string term = equation.substr(arrow + 2);
+    bool dots = term.find("...") != std::string::npos;
+    int64_t rank = static_cast<int64_t>(term.size()) -
+                   (dots ? 3 - std::max<int64_t>(ellipsisRank, 0) : 0);
+    if (auto e = expand(term, rank, out); !e.empty())
+      return error(node, e);
+  } else { // implicit: the ellipsis, then the labels seen once, sorted
+    for (int64_t d = 0; d < std::max<int64_t>(ellipsisRank, 0); ++d)
+      out += static_cast<char>('0' + d);
+    std::string once;
+    for (auto [c, n] : size) {
+      int64_t seen = 0;
+      for (const std::string &l : labels)
+        seen += std::count(l.begin(), l.end(), c);
+      if (std::isalpha(static_cast<unsigned char>(c)) && seen == 1)
+        once += c;
+    }
+    out += once;
+  }
+  for (char c : out)
+    if (!size.count(c))
+      return error(node, "the output's label '" + std::string(1, c) +
+                             "' is no operand's");
+  for (char c : out)
+    type.dims.push_back(size[c]);
+  if (haveDeclared && declared.dims != type.dims)
+    return error(node, "the model gives the output the type " +
+                           mlirType(declared) + ", not the equation's " +
+                           mlirType(type));
+
+  auto typeOf = [&](const std::string &l) {
+    TensorType t{type.element, {}, true};
+    for (char c : l)
+      t.dims.push_back(size[c]);
+    return t;
+  };
+  // Sums an operand over its labels in neither `keep` set.
+  auto sumAway = [&](Value &x, std::string &l, const std::string &keep) {
+    std::vector<int64_t> dims;
+    std::string kept;
+    for (size_t d = 0; d < l.size(); ++d)
+      if (keep.find(l[d]) == std::string::npos)
+        dims.push_back(int64_t(d));
+      else
+        kept += l[d];
+    if (dims.empty())
+      return;
+    std::string r = fresh();
+    line(r + " = mpc.reduce_sum " + x.ssa +
+         " {dims = array<i64: " + join(dims) + ">} : " + mlirType(x.type));
+    x = Value{r, typeOf(kept), {}, false};
+    l = kept;
+  };
+  // Permutes an operand to `order`; reshapes to `dims`.
+  auto arrange = [&](Value x, const std::string &l, const std::string &order) {
+    std::vector<int64_t> perm;
+    for (char c : order)
+      perm.push_back(int64_t(l.find(c)));
+    bool identity = true;
+    for (size_t d = 0; d < perm.size(); ++d)
+      identity &= perm[d] == int64_t(d);
+    if (!identity)
+      x = Value{transposeOf(x.ssa, x.type, perm), typeOf(order), {}, false};
+    return x;
+  };
+  auto reshape = [&](const Value &x, const TensorType &to) {
+    if (x.type.dims == to.dims)
+      return x;
+    std::string r = fresh();
+    line(r + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
+         mlirType(to));
+    return Value{r, to, {}, false};
+  };
+  auto product = [&](const std::string &l) {
+    int64_t n = 1;
+    for (char c : l)
+      n *= size[c];
+    return n;
+  };
+
+  if (xs.size() == 1) {
+    Value x = xs[0];
+    std::string l = labels[0];
+    sumAway(x, l, out);
+    x = arrange(x, l, out);
+    return define(node, 0, reshape(x, type).ssa, type);
+  }
+  Value a = xs[0], b = xs[1];
+  std::string la = labels[0], lb = labels[1];
+  sumAway(a, la, out + lb);
+  sumAway(b, lb, out + la);
+  std::string batch, contracted, rows, cols;
+  for (char c : la)
+    (lb.find(c) != std::string::npos
+         ? (out.find(c) != std::string::npos ? batch : contracted)
+         : rows) += c;
+  for (char c : lb)
+    if (la.find(c) == std::string::npos)
+      cols += c;
+  int64_t bt = product(batch), m = product(rows), k = product(contracted),
+          n = product(cols);
+  auto shape3 = [&](int64_t x, int64_t y) {
+    TensorType t{type.element, {}, true};
+    if (!batch.empty())
+      t.dims.push_back(bt);
+    t.dims.push_back(x);
+    t.dims.push_back(y);
+    return t;
+  };
+  a = reshape(arrange(a, la, batch + rows + contracted), shape3(m, k));
+  b = reshape(arrange(b, lb, batch + contracted + cols), shape3(k, n));
+  std::string r = fresh();
+  line(r + " = mpc.matmul " + a.ssa + ", " + b.ssa + " : " + mlirType(a.type) +
+       ", " + mlirType(b.type));
+  std::string order = batch + rows + cols;
+  Value y = reshape(Value{r, shape3(m, n), {}, false}, typeOf(order));
+  y = arrange(y, order, out);
+  return define(node, 0, reshape(y, type).ssa, type);
 }
 
 std::string Emitter::prelu(const Node &node) {
@@ -3459,6 +3673,7 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Unsqueeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Squeeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Erf", 13}, [this](const Node &n) { return erf(n); }},
+      {{"Einsum", 12}, [this](const Node &n) { return einsum(n); }},
   };
 }
 
