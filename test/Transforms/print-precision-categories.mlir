@@ -16,6 +16,8 @@
 // CHECK-DAG: remark: precision category of 'mpc.attention': lowp
 // fp32
 // CHECK-DAG: remark: precision category of 'mpc.exp': fp32
+// CHECK-DAG: remark: precision category of 'mpc.sin': fp32
+// CHECK-DAG: remark: precision category of 'mpc.cos': fp32
 // CHECK-DAG: remark: precision category of 'mpc.log': fp32
 // CHECK-DAG: remark: precision category of 'mpc.rsqrt': fp32
 // CHECK-DAG: remark: precision category of 'mpc.pow': fp32
@@ -92,4 +94,4 @@
 // CHECK-DAG: remark: precision category of 'mpc.numerics_begin': follow
 // CHECK-DAG: remark: precision category of 'mpc.numerics_end': follow
 
-// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 86
+// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 88
