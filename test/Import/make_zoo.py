@@ -22,6 +22,9 @@ tokens:  token and position embeddings (the positions an arange: a
 einsums: attention and projections written with torch.einsum
          (bqd,bkd->bqk; bqk,bkd->bqd; ...d,de->...e with an ellipsis; a
          sum bsd->bd; an outer product bi,bj->bij); 6 steps of 8 features
+causal:  self-attention masked by torch.triu(ones) (Trilu, then a float
+         to bool Cast, masked_fill's Where), x.repeat (Tile) and
+         torch.cumsum (CumSum); 5 steps of 8 features
 buffered: the same with the frequencies of the sinusoidal embedding a
          registered buffer (an initializer, as the parameters are)
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
@@ -154,6 +157,20 @@ class Einsums(nn.Module):
         return self.head(outer.flatten(1) * 0.1)
 
 
+class Causal(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        t = x.shape[1]
+        mask = torch.triu(torch.ones(t, t), diagonal=1).bool()
+        scores = (x @ x.transpose(1, 2)).masked_fill(mask, float("-inf"))
+        y = self.fc(scores.softmax(-1) @ x).repeat(1, 1, 2)
+        return self.head(torch.cumsum(y, dim=1).mean(1) * 0.3)
+
+
 def export(out, name, model, x):
     torch.onnx.export(copy.deepcopy(model), x[:4],
                       os.path.join(out, name + ".onnx"), input_names=["x"],
@@ -168,7 +185,8 @@ def main():
     for name, model, shape in (("mobile", Mobile(0.0), (3, 16, 16)),
                                ("seg", Seg(), (3, 8, 8)),
                                ("vit", ViT(), (3, 16, 16)),
-                               ("einsums", Einsums(), (6, 8))):
+                               ("einsums", Einsums(), (6, 8)),
+                               ("causal", Causal(), (5, 8))):
         x = torch.randn(32, *shape)
         y = torch.randint(0, 5, (32,), dtype=torch.int32)
         export(out, name, model, x)

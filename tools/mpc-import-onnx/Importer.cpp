@@ -457,6 +457,27 @@ private:
   std::string activation(const Node &node);
   std::string prelu(const Node &node);
   std::string einsum(const Node &node);
+  std::string trilu(const Node &node);
+  std::string tile(const Node &node);
+  std::string cumSum(const Node &node);
+  /// A constant of `type` (f32 or f64) holding `values` (row-major).
+  std::string denseConstant(const std::vector<double> &values,
+                            const TensorType &type) {
+    TensorValue t;
+    t.type = type;
+    bool f32 = type.element == "float";
+    t.bytes.resize(values.size() * (f32 ? 4 : 8));
+    for (size_t k = 0; k < values.size(); ++k) {
+      float f = static_cast<float>(values[k]);
+      std::memcpy(t.bytes.data() + k * (f32 ? 4 : 8),
+                  f32 ? static_cast<const void *>(&f)
+                      : static_cast<const void *>(&values[k]),
+                  f32 ? 4 : 8);
+    }
+    std::string ssa = fresh();
+    line(ssa + " = mpc.constant " + denseOf(t) + " : " + mlirType(type));
+    return ssa;
+  }
   std::string variadic(const Node &node);
   /// Expand: mpc.broadcast_to the inferred shape.
   std::string expand(const Node &node);
@@ -786,6 +807,171 @@ std::string Emitter::activation(const Node &node) {
                         type.element),
           scalar);
   }
+  return define(node, 0, y, type);
+}
+
+/// Trilu: the upper (or lower) triangle of the last two axes, from the
+/// diagonal `k` (a constant input) on; the rest zero (false): the data
+/// times a constant 0/1 mask broadcast over the leading axes, or for a
+/// boolean mask a where.
+std::string Emitter::trilu(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = inputAndType(node, x, type); !e.empty())
+    return e;
+  size_t rank = x.type.dims.size();
+  if (rank < 2 || type.dims != x.type.dims)
+    return error(node, "takes data of rank 2 or more to its own type");
+  int64_t k = 0;
+  if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
+    std::vector<int64_t> ks;
+    if (auto e = constInts(node, 1, ks); !e.empty())
+      return e;
+    if (ks.size() != 1)
+      return error(node, "k must be one integer");
+    k = ks[0];
+  }
+  bool upper = intAttr(node, "upper", 1) != 0;
+  int64_t rows = x.type.dims[rank - 2], cols = x.type.dims[rank - 1];
+  if (rows * cols > (int64_t(1) << 24))
+    return error(node, "a mask of more than 2^24 elements is not imported");
+  std::vector<bool> keep(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      keep[static_cast<size_t>(i * cols + j)] = upper ? j - i >= k : j - i <= k;
+  TensorType maskType{x.type.element, {rows, cols}, true};
+  std::string ssa = fresh();
+  if (x.type.element == "bool") {
+    std::vector<std::string> items;
+    for (bool b : keep)
+      items.push_back(b ? "true" : "false");
+    std::string mask = fresh();
+    line(mask + " = mpc.constant dense<" + nested(items, maskType.dims) +
+         "> : " + mlirType(maskType));
+    std::string no = fresh();
+    line(no + " = mpc.constant dense<false> : tensor<i1>");
+    line(ssa + " = mpc.where " + mask + ", " + x.ssa + ", " + no + " : " +
+         mlirType(maskType) + ", " + mlirType(x.type) + ", tensor<i1>");
+    return define(node, 0, ssa, type);
+  }
+  if (x.type.element != "float" && x.type.element != "double")
+    return error(node, "takes f32, f64 or boolean data");
+  std::vector<double> ones(keep.begin(), keep.end());
+  std::string mask = denseConstant(ones, maskType);
+  line(ssa + " = mpc.mul " + x.ssa + ", " + mask + " : " + mlirType(x.type) +
+       ", " + mlirType(maskType));
+  return define(node, 0, ssa, type);
+}
+
+/// Tile by constant repeats: per axis, the copies joined by one concat
+/// (autodiff sums the copies' gradients).
+std::string Emitter::tile(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = inputAndType(node, x, type, /*moves=*/true); !e.empty())
+    return e;
+  std::vector<int64_t> repeats;
+  if (auto e = constInts(node, 1, repeats); !e.empty())
+    return e;
+  size_t rank = x.type.dims.size();
+  if (repeats.size() != rank)
+    return error(node, "repeats must give every axis");
+  std::vector<int64_t> dims = x.type.dims;
+  for (size_t d = 0; d < rank; ++d) {
+    if (repeats[d] < 1 || repeats[d] > kReflectLimit)
+      return error(node, "repeats must be between 1 and " +
+                             std::to_string(kReflectLimit));
+    dims[d] *= repeats[d];
+  }
+  if (dims != type.dims)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           ", not the tiled input's");
+  Value y = x;
+  for (size_t d = 0; d < rank; ++d) {
+    if (repeats[d] == 1)
+      continue;
+    std::string operands, types;
+    for (int64_t r = 0; r < repeats[d]; ++r) {
+      operands += (r ? ", " : "") + y.ssa;
+      types += (r ? ", " : "") + mlirType(y.type);
+    }
+    std::string ssa = fresh();
+    line(ssa + " = mpc.concat " + operands + " {axis = " + std::to_string(d) +
+         " : i64} : " + types);
+    y.type.dims[d] *= repeats[d];
+    y.ssa = ssa;
+  }
+  return define(node, 0, y.ssa, type);
+}
+
+/// CumSum along a constant axis: a product with a constant triangular 0/1
+/// matrix (exclusive and reverse choose the triangle), kept in f32 at every
+/// AMP level (PyTorch's autocast runs cumsum in f32).
+std::string Emitter::cumSum(const Node &node) {
+  Value x;
+  TensorType type;
+  if (auto e = inputAndType(node, x, type); !e.empty())
+    return e;
+  if (x.type.element != "float" && x.type.element != "double")
+    return error(node, "takes f32 or f64 data");
+  std::vector<int64_t> axes;
+  if (auto e = constInts(node, 1, axes); !e.empty())
+    return e;
+  int64_t rank = static_cast<int64_t>(x.type.dims.size());
+  if (axes.size() != 1 || axes[0] < -rank || axes[0] >= rank)
+    return error(node, "axis must be one integer within the data's rank");
+  int64_t axis = axes[0] < 0 ? axes[0] + rank : axes[0];
+  int64_t n = x.type.dims[axis];
+  if (n * n > (int64_t(1) << 24))
+    return error(node, "an axis of " + std::to_string(n) +
+                           " (a matrix of over 2^24 weights) is not imported");
+  bool exclusive = intAttr(node, "exclusive", 0) != 0,
+       reverse = intAttr(node, "reverse", 0) != 0;
+  // y[j] = sum over i of x[i] * m[i][j]: i <= j (i < j exclusive), or
+  // i >= j reversed.
+  std::vector<double> m(static_cast<size_t>(n * n), 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      bool in =
+          reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
+      m[static_cast<size_t>(i * n + j)] = in ? 1.0 : 0.0;
+    }
+  TensorType mt{x.type.element, {n, n}, true};
+  std::string matrix = denseConstant(m, mt);
+  // The axis last, the product, the axis back.
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  perm.push_back(axis);
+  std::vector<int64_t> back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d)
+    back[static_cast<size_t>(perm[static_cast<size_t>(d)])] = d;
+  bool last = axis == rank - 1;
+  TensorType moved = x.type;
+  for (int64_t d = 0; d < rank; ++d)
+    moved.dims[static_cast<size_t>(d)] =
+        x.type.dims[static_cast<size_t>(perm[static_cast<size_t>(d)])];
+  std::string in = last ? x.ssa : transposeOf(x.ssa, x.type, perm);
+  TensorType in2 = moved;
+  std::string flat = in;
+  if (rank == 1) {
+    in2.dims = {1, n};
+    flat = fresh();
+    line(flat + " = mpc.reshape " + in + " : " + mlirType(moved) + " -> " +
+         mlirType(in2));
+  }
+  std::string product = fresh();
+  line(product + " = mpc.matmul " + flat + ", " + matrix +
+       " {mpc.precision = \"fp32\"} : " + mlirType(in2) + ", " + mlirType(mt));
+  std::string y = product;
+  if (rank == 1) {
+    y = fresh();
+    line(y + " = mpc.reshape " + product + " : " + mlirType(in2) + " -> " +
+         mlirType(moved));
+  }
+  if (!last)
+    y = transposeOf(y, moved, back);
   return define(node, 0, y, type);
 }
 
@@ -1758,6 +1944,13 @@ std::string Emitter::cast(const Node &node) {
     return identity(node);
   if (x.type.element == "bool" && isFloat(type.element))
     return define(node, 0, maskAsNumbers(x.ssa, x.type, type.element), type);
+  if (isFloat(x.type.element) && type.element == "bool") {
+    // Nonzero (NaN included) is true: x != 0.
+    std::string zero = floatConstant(0, x.type.element), ssa = fresh();
+    line(ssa + " = mpc.compare \"ne\", " + x.ssa + ", " + zero + " : " +
+         mlirType(x.type) + ", tensor<" + mlirElement(x.type.element) + ">");
+    return define(node, 0, ssa, type);
+  }
   // Integer data is an integer graph input, fed as i32 (an attention mask
   // of 0s and 1s cast to the scores' type).
   bool fromInts = x.type.element == "int32" && isFloat(type.element);
@@ -3674,6 +3867,9 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Squeeze", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Erf", 13}, [this](const Node &n) { return erf(n); }},
       {{"Einsum", 12}, [this](const Node &n) { return einsum(n); }},
+      {{"Trilu", 14}, [this](const Node &n) { return trilu(n); }},
+      {{"Tile", 13}, [this](const Node &n) { return tile(n); }},
+      {{"CumSum", 14}, [this](const Node &n) { return cumSum(n); }},
   };
 }
 
