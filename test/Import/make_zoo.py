@@ -25,6 +25,9 @@ einsums: attention and projections written with torch.einsum
 causal:  self-attention masked by torch.triu(ones) (Trilu, then a float
          to bool Cast, masked_fill's Where), x.repeat (Tile) and
          torch.cumsum (CumSum); 5 steps of 8 features
+stats:   a layer of statistics: x.std and torch.var (their element count a
+         ReduceProd of the shape, folded), torch.logsumexp, x.amin
+         (ReduceMin) and torch.sign; 8 features
 buffered: the same with the frequencies of the sinusoidal embedding a
          registered buffer (an initializer, as the parameters are)
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
@@ -171,6 +174,20 @@ class Causal(nn.Module):
         return self.head(torch.cumsum(y, dim=1).mean(1) * 0.3)
 
 
+class Stats(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x):
+        y = self.fc(x)
+        y = (y - y.mean(-1, keepdim=True)) / (y.std(-1, keepdim=True) + 1) \
+            + torch.var(y, -1, keepdim=True)
+        y = y - torch.logsumexp(y, -1, keepdim=True) + y.amin(-1, keepdim=True)
+        return self.head(y * torch.sign(x))
+
+
 def export(out, name, model, x):
     torch.onnx.export(copy.deepcopy(model), x[:4],
                       os.path.join(out, name + ".onnx"), input_names=["x"],
@@ -186,7 +203,8 @@ def main():
                                ("seg", Seg(), (3, 8, 8)),
                                ("vit", ViT(), (3, 16, 16)),
                                ("einsums", Einsums(), (6, 8)),
-                               ("causal", Causal(), (5, 8))):
+                               ("causal", Causal(), (5, 8)),
+                               ("stats", Stats(), (8,))):
         x = torch.randn(32, *shape)
         y = torch.randint(0, 5, (32,), dtype=torch.int32)
         export(out, name, model, x)

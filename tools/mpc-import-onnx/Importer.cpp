@@ -771,6 +771,14 @@ std::string Emitter::activation(const Node &node) {
       std::string one = floatConstant(1, type.element);
       y = binary("div", x.ssa, binary("add", y, one, scalar), t);
     }
+  } else if (op == "Sign") {
+    // x > 0 ? 1 : (x < 0 ? -1 : 0 x): 0 at 0, NaN stays NaN; no gradient.
+    std::string zero = floatConstant(0, type.element),
+                one = floatConstant(1, type.element),
+                minus = floatConstant(-1, type.element);
+    std::string inner = select(compare("lt", x.ssa, zero, scalar), minus,
+                               scalar, binary("mul", x.ssa, zero, scalar), t);
+    y = select(compare("gt", x.ssa, zero, scalar), one, scalar, inner, t);
   } else if (op == "Softplus") {
     // PyTorch's: x past 20 is x, else log(1 + exp(x)), its exp of x
     // clamped to 20 (an overflowing exp on the unselected side would make
@@ -1895,6 +1903,41 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
   }
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  bool keep = intAttr(node, "keepdims", 1) != 0;
+  auto dimsAttr = [&](bool keepDims) {
+    return " {dims = array<i64: " + join(axes) + ">" +
+           (keepDims ? ", keep_dims" : "") + "} : " + mlirType(x.type);
+  };
+  if (op == "min") { // -max(-x): ties share the gradient, as torch.amin
+    std::string neg = fresh(), max = fresh(), ssa = fresh();
+    line(neg + " = mpc.neg " + x.ssa + " : " + mlirType(x.type));
+    line(max + " = mpc.reduce_max " + neg + dimsAttr(keep));
+    line(ssa + " = mpc.neg " + max + " : " + mlirType(type));
+    return define(node, 0, ssa, type);
+  }
+  if (op == "logsumexp") {
+    // m + log(sum(exp(x - m))) with m the maximum: no exp overflows.
+    TensorType kept = x.type;
+    for (int64_t a : axes)
+      kept.dims[static_cast<size_t>(a)] = 1;
+    std::string m = fresh(), d = fresh(), e = fresh(), sum = fresh(),
+                l = fresh(), ssa = fresh();
+    line(m + " = mpc.reduce_max " + x.ssa + dimsAttr(true));
+    line(d + " = mpc.sub " + x.ssa + ", " + m + " : " + mlirType(x.type) +
+         ", " + mlirType(kept));
+    line(e + " = mpc.exp " + d + " : " + mlirType(x.type));
+    line(sum + " = mpc.reduce_sum " + e + dimsAttr(keep));
+    line(l + " = mpc.log " + sum + " : " + mlirType(type));
+    std::string mm = m;
+    if (!keep) {
+      mm = fresh();
+      line(mm + " = mpc.reshape " + m + " : " + mlirType(kept) + " -> " +
+           mlirType(type));
+    }
+    line(ssa + " = mpc.add " + l + ", " + mm + " : " + mlirType(type) + ", " +
+         mlirType(type));
+    return define(node, 0, ssa, type);
+  }
   std::string in = x.ssa, ssa = fresh();
   bool squares = op == "l2" || op == "sum_square";
   if (squares) { // the sum of x * x
@@ -3585,9 +3628,9 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
     return true;
   }
   static const std::set<std::string> folded = {
-      "Gather",  "Unsqueeze", "Squeeze",   "Concat", "Cast",
-      "Mul",     "Div",       "Add",       "Sub",    "Identity",
-      "Reshape", "Slice",     "Transpose", "Equal",  "Where"};
+      "Gather",    "Unsqueeze", "Squeeze", "Concat",    "Cast",    "Mul",
+      "Div",       "Add",       "Sub",     "Identity",  "Reshape", "Slice",
+      "Transpose", "Equal",     "Where",   "ReduceProd"};
   if (!folded.count(node.opType) || node.inputs.empty())
     return false;
   // A graph output is computed by the op's emitter, not folded away.
@@ -3644,6 +3687,51 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
   } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" ||
              op == "Identity" || op == "Reshape") {
     v.ints = in[0];
+  } else if (op == "ReduceProd") {
+    // The product of shape entries (torch.var's element count): over the
+    // `axes` attribute's axes, or all; overflow-checked.
+    const std::vector<int64_t> &dims = types[0].dims;
+    int64_t rank = static_cast<int64_t>(dims.size());
+    std::vector<bool> reduced(static_cast<size_t>(rank), false);
+    auto axes = node.attributes.find("axes");
+    if (axes == node.attributes.end() || axes->second.ints.empty())
+      reduced.assign(static_cast<size_t>(rank), true);
+    else
+      for (int64_t a : axes->second.ints) {
+        if (a < -rank || a >= rank)
+          return false;
+        reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+      }
+    // Output element of each input element: its index with the reduced
+    // axes' coordinates dropped.
+    std::vector<int64_t> outDims;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced[static_cast<size_t>(d)])
+        outDims.push_back(dims[static_cast<size_t>(d)]);
+    int64_t outCount = 1;
+    for (int64_t d : outDims)
+      outCount *= d;
+    v.ints.assign(static_cast<size_t>(outCount), 1);
+    for (size_t i = 0; i < in[0].size(); ++i) {
+      int64_t rest = static_cast<int64_t>(i), o = 0, stride = 1;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        int64_t c = rest % dims[static_cast<size_t>(d)];
+        rest /= dims[static_cast<size_t>(d)];
+        if (!reduced[static_cast<size_t>(d)]) {
+          o += c * stride;
+          stride *= dims[static_cast<size_t>(d)];
+        }
+      }
+      int64_t r;
+      if (__builtin_mul_overflow(v.ints[static_cast<size_t>(o)], in[0][i],
+                                 &r)) {
+        err = error(node, "the product overflows 64 bits");
+        return true;
+      }
+      v.ints[static_cast<size_t>(o)] = r;
+    }
+    if (static_cast<int64_t>(v.ints.size()) != elementCount(type))
+      return false;
   } else if (op == "Equal" || op == "Where") {
     // PyTorch's expand(n, -1): the -1 entries of a shape replaced by ones
     // (Equal, Where), element by element, a single element broadcast.
@@ -3828,6 +3916,11 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Min", 13}, [this](const Node &n) { return variadic(n); }},
       {{"Sum", 13}, [this](const Node &n) { return variadic(n); }},
       {{"Mean", 13}, [this](const Node &n) { return variadic(n); }},
+      {{"ReduceMin", 13},
+       [this](const Node &n) { return reduce(n, "min", false); }},
+      {{"ReduceLogSumExp", 13},
+       [this](const Node &n) { return reduce(n, "logsumexp", false); }},
+      {{"Sign", 13}, [this](const Node &n) { return activation(n); }},
       {{"ReduceL2", 13},
        [this](const Node &n) { return reduce(n, "l2", false); }},
       {{"ReduceSumSquare", 13},
