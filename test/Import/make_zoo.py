@@ -27,7 +27,8 @@ causal:  self-attention masked by torch.triu(ones) (Trilu, then a float
          torch.cumsum (CumSum); 5 steps of 8 features
 stats:   a layer of statistics: x.std and torch.var (their element count a
          ReduceProd of the shape, folded), torch.logsumexp, x.amin
-         (ReduceMin) and torch.sign; 8 features
+         (ReduceMin), torch.sign and torch.flip (a Slice with step -1);
+         8 features
 buffered: the same with the frequencies of the sinusoidal embedding a
          registered buffer (an initializer, as the parameters are)
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
@@ -185,7 +186,7 @@ class Stats(nn.Module):
         y = (y - y.mean(-1, keepdim=True)) / (y.std(-1, keepdim=True) + 1) \
             + torch.var(y, -1, keepdim=True)
         y = y - torch.logsumexp(y, -1, keepdim=True) + y.amin(-1, keepdim=True)
-        return self.head(y * torch.sign(x))
+        return self.head(y * torch.sign(x) + y.flip(-1))
 
 
 def export(out, name, model, x):

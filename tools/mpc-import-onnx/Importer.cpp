@@ -2156,21 +2156,61 @@ std::string Emitter::slice(const Node &node) {
     for (size_t i = 0; i < starts.size(); ++i)
       axes.push_back(static_cast<int64_t>(i));
   std::vector<int64_t> offsets(rank, 0), strides(rank, 1);
+  // Axes taken backwards (torch.flip): first whole, then row by row.
+  struct Backwards {
+    int64_t axis, start, step;
+  };
+  std::vector<Backwards> backwards;
+  TensorType taken = type;
+  if (type.dims.size() != x.type.dims.size())
+    return error(node, "the model gives the output another rank");
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (a < 0 || a >= rank)
       return error(node,
                    "axis " + std::to_string(axes[i]) + " is out of range");
     int64_t step = i < steps.size() ? steps[i] : 1;
-    if (step <= 0)
-      return error(node, "negative or zero steps are not imported");
-    int64_t dim = x.type.dims[a], start = starts[i];
+    if (step == 0)
+      return error(node, "a step of 0");
+    int64_t dim = x.type.dims[a], start = i < starts.size() ? starts[i] : 0;
     start = start < 0 ? start + dim : start;
+    if (step < 0) {
+      if (type.dims[a] > kReflectLimit)
+        return error(node, "more than " + std::to_string(kReflectLimit) +
+                               " rows taken with a negative step");
+      backwards.push_back({a, std::clamp<int64_t>(start, 0, dim - 1), step});
+      taken.dims[a] = dim;
+      continue;
+    }
     offsets[a] = std::clamp<int64_t>(start, 0, dim);
     strides[a] = step;
   }
-  return define(node, 0, sliceOf(x.ssa, x.type, offsets, type.dims, strides),
-                type);
+  bool whole = taken.dims == x.type.dims &&
+               std::all_of(strides.begin(), strides.end(),
+                           [](int64_t v) { return v == 1; });
+  std::string y =
+      whole ? x.ssa : sliceOf(x.ssa, x.type, offsets, taken.dims, strides);
+  for (const Backwards &b : backwards) {
+    TensorType row = taken;
+    row.dims[b.axis] = 1;
+    std::string operands, types;
+    for (int64_t k = 0; k < type.dims[b.axis]; ++k) {
+      int64_t index = b.start + k * b.step;
+      if (index < 0)
+        return error(node, "the model gives the output more rows than the "
+                           "negative step takes");
+      std::vector<int64_t> at(rank, 0);
+      at[b.axis] = index;
+      operands += (k ? ", " : "") + sliceOf(y, taken, at, row.dims);
+      types += (k ? ", " : "") + mlirType(row);
+    }
+    std::string joined = fresh();
+    line(joined + " = mpc.concat " + operands +
+         " {axis = " + std::to_string(b.axis) + " : i64} : " + types);
+    taken.dims[b.axis] = type.dims[b.axis];
+    y = joined;
+  }
+  return define(node, 0, y, type);
 }
 
 //===----------------------------------------------------------------------===//
