@@ -29,6 +29,10 @@ stats:   a layer of statistics: x.std and torch.var (their element count a
          ReduceProd of the shape, folded), torch.logsumexp, x.amin
          (ReduceMin), torch.sign and torch.flip (a Slice with step -1);
          8 features
+lstm:    a 2-layer bidirectional nn.LSTM (batch_first) over 5 steps of 8
+         features, its last step's output to a linear head
+gru:     an nn.GRU (PyTorch's linear_before_reset) with an initial state
+         of zeros given, the same head
 buffered: the same with the frequencies of the sinusoidal embedding a
          registered buffer (an initializer, as the parameters are)
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
@@ -189,6 +193,23 @@ class Stats(nn.Module):
         return self.head(y * torch.sign(x) + y.flip(-1))
 
 
+class Recurrent(nn.Module):
+    def __init__(self, lstm):
+        super().__init__()
+        self.rnn = (nn.LSTM(8, 6, num_layers=2, batch_first=True,
+                            bidirectional=True) if lstm
+                    else nn.GRU(8, 6, batch_first=True))
+        self.head = nn.Linear(12 if lstm else 6, 5)
+        self.lstm = lstm
+
+    def forward(self, x):
+        if self.lstm:
+            y, _ = self.rnn(x)
+        else:
+            y, _ = self.rnn(x, torch.zeros(1, x.shape[0], 6))
+        return self.head(y[:, -1])
+
+
 def export(out, name, model, x):
     torch.onnx.export(copy.deepcopy(model), x[:4],
                       os.path.join(out, name + ".onnx"), input_names=["x"],
@@ -205,7 +226,9 @@ def main():
                                ("vit", ViT(), (3, 16, 16)),
                                ("einsums", Einsums(), (6, 8)),
                                ("causal", Causal(), (5, 8)),
-                               ("stats", Stats(), (8,))):
+                               ("stats", Stats(), (8,)),
+                               ("lstm", Recurrent(True), (5, 8)),
+                               ("gru", Recurrent(False), (5, 8))):
         x = torch.randn(32, *shape)
         y = torch.randint(0, 5, (32,), dtype=torch.int32)
         export(out, name, model, x)

@@ -458,6 +458,7 @@ private:
   std::string prelu(const Node &node);
   std::string einsum(const Node &node);
   std::string trilu(const Node &node);
+  std::string recurrent(const Node &node);
   std::string tile(const Node &node);
   std::string cumSum(const Node &node);
   /// A constant of `type` (f32 or f64) holding `values` (row-major).
@@ -816,6 +817,267 @@ std::string Emitter::activation(const Node &node) {
           scalar);
   }
   return define(node, 0, y, type);
+}
+
+/// LSTM and GRU (PyTorch's nn.LSTM and nn.GRU), unrolled over the static
+/// sequence: the input's product with every gate's weights is one matmul
+/// over all steps (the biases added once); each step then adds its hidden
+/// state's product, slices the gates and applies sigmoid and tanh, so
+/// autodiff differentiates the whole recurrence. ONNX's gate orders: LSTM
+/// i, o, f, c; GRU z, r, h. Forward, reverse and bidirectional; layout 0;
+/// default activations, no clip, no peepholes, no input_forget, no
+/// sequence_lens shorter than the sequence.
+std::string Emitter::recurrent(const Node &node) {
+  bool lstm = node.opType == "LSTM";
+  int gates = lstm ? 4 : 3;
+  Value x, w, r;
+  for (auto [i, v] : {std::pair{0, &x}, {1, &w}, {2, &r}})
+    if (auto e = input(node, i, *v); !e.empty())
+      return e;
+  auto given = [&](size_t i) {
+    return i < node.inputs.size() && !node.inputs[i].empty();
+  };
+  auto str = [&](const char *name, const char *dflt) {
+    auto it = node.attributes.find(name);
+    return it == node.attributes.end() ? std::string(dflt) : it->second.s;
+  };
+  std::string direction = str("direction", "forward");
+  int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  if (direction != "forward" && direction != "reverse" && dirs != 2)
+    return error(node, "direction " + direction + " is not imported");
+  if (intAttr(node, "layout", 0) != 0 || node.attributes.count("clip") ||
+      node.attributes.count("activations") ||
+      node.attributes.count("activation_alpha") ||
+      (lstm && intAttr(node, "input_forget", 0) != 0) || (lstm && given(7)))
+    return error(node, "only layout 0, the default activations, no clip, "
+                       "no peepholes and no input_forget are imported");
+  if (x.type.dims.size() != 3 || !isFloat(x.type.element))
+    return error(node, "X must be floating-point [sequence, batch, input]");
+  int64_t steps = x.type.dims[0], batch = x.type.dims[1],
+          inputs = x.type.dims[2];
+  int64_t hidden = intAttr(node, "hidden_size", 0);
+  if (hidden <= 0 || hidden > (int64_t(1) << 24))
+    return error(node, "hidden_size must be given and positive");
+  if (steps * dirs > kReflectLimit)
+    return error(node, "more than " + std::to_string(kReflectLimit) +
+                           " unrolled steps");
+  const std::string &el = x.type.element;
+  auto tt = [&](std::vector<int64_t> dims) {
+    return TensorType{el, std::move(dims), true};
+  };
+  if (w.type.dims != std::vector<int64_t>{dirs, gates * hidden, inputs} ||
+      r.type.dims != std::vector<int64_t>{dirs, gates * hidden, hidden} ||
+      w.type.element != el || r.type.element != el)
+    return error(node,
+                 "W must be " + mlirType(tt({dirs, gates * hidden, inputs})) +
+                     " and R " + mlirType(tt({dirs, gates * hidden, hidden})));
+  if (given(4)) { // sequence_lens: the whole sequence only
+    auto it = values.find(node.inputs[4]);
+    bool whole = it != values.end() && it->second.constantInts;
+    if (whole)
+      for (int64_t n : it->second.ints)
+        whole &= n == steps;
+    if (!whole)
+      return error(node, "sequence_lens must be constants equal to the "
+                         "sequence length");
+  }
+  Value b, h0, c0;
+  if (given(3)) {
+    if (auto e = input(node, 3, b); !e.empty())
+      return e;
+    if (b.type.dims != std::vector<int64_t>{dirs, 2 * gates * hidden})
+      return error(node,
+                   "B must be " + mlirType(tt({dirs, 2 * gates * hidden})));
+  }
+  for (auto [i, v] : {std::pair{5, &h0}, {6, &c0}}) {
+    if (!given(i) || (i == 6 && !lstm))
+      continue;
+    if (auto e = input(node, i, *v); !e.empty())
+      return e;
+    if (v->type.dims != std::vector<int64_t>{dirs, batch, hidden})
+      return error(node, "the initial states must be " +
+                             mlirType(tt({dirs, batch, hidden})));
+  }
+
+  auto slice = [&](const std::string &v, const TensorType &t,
+                   std::vector<int64_t> offsets, std::vector<int64_t> sizes) {
+    return sliceOf(v, t, offsets, sizes);
+  };
+  auto reshape = [&](const std::string &v, const TensorType &from,
+                     const TensorType &to) {
+    std::string out = fresh();
+    line(out + " = mpc.reshape " + v + " : " + mlirType(from) + " -> " +
+         mlirType(to));
+    return out;
+  };
+  auto op2 = [&](const char *op, const std::string &a, const TensorType &ta,
+                 const std::string &bb, const TensorType &tb) {
+    std::string out = fresh();
+    line(out + " = mpc." + op + " " + a + ", " + bb + " : " + mlirType(ta) +
+         ", " + mlirType(tb));
+    return out;
+  };
+  auto op1 = [&](const char *op, const std::string &a, const TensorType &t) {
+    std::string out = fresh();
+    line(out + " = mpc." + op + " " + a + " : " + mlirType(t));
+    return out;
+  };
+  TensorType bh = tt({batch, hidden}), bg = tt({batch, gates * hidden}),
+             gw = tt({gates * hidden, inputs}),
+             gr = tt({gates * hidden, hidden}), g1 = tt({gates * hidden}),
+             w3 = tt({1, gates * hidden, inputs}),
+             r3 = tt({1, gates * hidden, hidden}), s3 = tt({1, batch, hidden});
+  std::vector<std::string> ys(static_cast<size_t>(dirs)),
+      lastH(static_cast<size_t>(dirs)), lastC(static_cast<size_t>(dirs));
+  for (int64_t d = 0; d < dirs; ++d) {
+    bool backwards = direction == "reverse" || d == 1;
+    std::string wd = reshape(
+        slice(w.ssa, w.type, {d, 0, 0}, {1, gates * hidden, inputs}), w3, gw);
+    std::string rd = reshape(
+        slice(r.ssa, r.type, {d, 0, 0}, {1, gates * hidden, hidden}), r3, gr);
+    // Every step's input products at once: [steps, batch, gates hidden].
+    TensorType xg = tt({steps, batch, gates * hidden});
+    std::string xw = fresh();
+    line(xw + " = mpc.matmul " + x.ssa + ", " + wd +
+         " {transpose_b} : " + mlirType(x.type) + ", " + mlirType(gw));
+    std::string rb; // R's bias, added inside the reset gate for GRU's h
+    if (b.ssa.size()) {
+      TensorType b2 = tt({1, gates * hidden});
+      std::string wb =
+          reshape(slice(b.ssa, b.type, {d, 0}, {1, gates * hidden}), b2, g1);
+      rb = reshape(
+          slice(b.ssa, b.type, {d, gates * hidden}, {1, gates * hidden}), b2,
+          g1);
+      // GRU (PyTorch's linear_before_reset) keeps R's bias of h apart;
+      // every other bias is added to the input products here.
+      std::string both = lstm ? op2("add", wb, g1, rb, g1) : wb;
+      if (!lstm) {
+        TensorType two = tt({2 * hidden});
+        std::string rzr = slice(rb, g1, {0}, {2 * hidden});
+        std::string zero = fresh();
+        line(zero + " = mpc.constant dense<0.0> : " + mlirType(tt({hidden})));
+        std::string rpad = fresh();
+        line(rpad + " = mpc.concat " + rzr + ", " + zero +
+             " {axis = 0 : i64} : " + mlirType(two) + ", " +
+             mlirType(tt({hidden})));
+        both = op2("add", wb, g1, rpad, g1);
+      }
+      xw = op2("add", xw, xg, both, g1);
+    }
+    bool linearBeforeReset = intAttr(node, "linear_before_reset", 0) != 0;
+    auto initial = [&](const Value &v) {
+      if (v.ssa.empty()) {
+        std::string z = fresh();
+        line(z + " = mpc.constant dense<0.0> : " + mlirType(bh));
+        return z;
+      }
+      return reshape(slice(v.ssa, v.type, {d, 0, 0}, {1, batch, hidden}), s3,
+                     bh);
+    };
+    std::string h = initial(h0), c = lstm ? initial(c0) : "";
+    std::vector<std::string> hs(static_cast<size_t>(steps));
+    TensorType x1 = tt({1, batch, gates * hidden});
+    for (int64_t k = 0; k < steps; ++k) {
+      int64_t t = backwards ? steps - 1 - k : k;
+      std::string xt =
+          reshape(slice(xw, xg, {t, 0, 0}, {1, batch, gates * hidden}), x1, bg);
+      std::string hr = fresh();
+      line(hr + " = mpc.matmul " + h + ", " + rd +
+           " {transpose_b} : " + mlirType(bh) + ", " + mlirType(gr));
+      auto gate = [&](const std::string &v, int64_t g) {
+        return slice(v, bg, {0, g * hidden}, {batch, hidden});
+      };
+      if (lstm) {
+        std::string sum = op2("add", xt, bg, hr, bg);
+        std::string i = op1("sigmoid", gate(sum, 0), bh),
+                    o = op1("sigmoid", gate(sum, 1), bh),
+                    f = op1("sigmoid", gate(sum, 2), bh),
+                    cc = op1("tanh", gate(sum, 3), bh);
+        c = op2("add", op2("mul", f, bh, c, bh), bh, op2("mul", i, bh, cc, bh),
+                bh);
+        h = op2("mul", o, bh, op1("tanh", c, bh), bh);
+      } else {
+        // z and r from the sums; h~ = tanh(x_h + r * (h R_h + Rb_h)) with
+        // linear_before_reset, else tanh(x_h + (r * h) R_h + Rb_h).
+        std::string sum = op2("add", xt, bg, hr, bg);
+        std::string z = op1("sigmoid", gate(sum, 0), bh),
+                    rr = op1("sigmoid", gate(sum, 1), bh);
+        std::string rbh;
+        if (!rb.empty())
+          rbh = slice(rb, g1, {2 * hidden}, {hidden});
+        std::string inner;
+        if (linearBeforeReset) {
+          inner = gate(hr, 2);
+          if (!rbh.empty())
+            inner = op2("add", inner, bh, rbh, tt({hidden}));
+          inner = op2("mul", rr, bh, inner, bh);
+        } else {
+          std::string rh = op2("mul", rr, bh, h, bh);
+          TensorType rhT = tt({hidden, hidden});
+          std::string rdh = slice(rd, gr, {2 * hidden, 0}, {hidden, hidden});
+          inner = fresh();
+          line(inner + " = mpc.matmul " + rh + ", " + rdh +
+               " {transpose_b} : " + mlirType(bh) + ", " + mlirType(rhT));
+          if (!rbh.empty())
+            inner = op2("add", inner, bh, rbh, tt({hidden}));
+        }
+        std::string hh =
+            op1("tanh", op2("add", gate(xt, 2), bh, inner, bh), bh);
+        // h = (1 - z) h~ + z h = h~ + z (h - h~)
+        h = op2("add", hh, bh, op2("mul", z, bh, op2("sub", h, bh, hh, bh), bh),
+                bh);
+      }
+      hs[static_cast<size_t>(t)] = reshape(h, bh, s3);
+    }
+    lastH[static_cast<size_t>(d)] = h;
+    lastC[static_cast<size_t>(d)] = c;
+    std::string operands, types;
+    for (int64_t t = 0; t < steps; ++t) {
+      operands += (t ? ", " : "") + hs[static_cast<size_t>(t)];
+      types += (t ? ", " : "") + mlirType(s3);
+    }
+    std::string y = fresh();
+    if (steps == 1)
+      y = hs[0];
+    else
+      line(y + " = mpc.concat " + operands + " {axis = 0 : i64} : " + types);
+    ys[static_cast<size_t>(d)] =
+        reshape(y, tt({steps, batch, hidden}), tt({steps, 1, batch, hidden}));
+  }
+  // Y [steps, dirs, batch, hidden]; Y_h and Y_c [dirs, batch, hidden].
+  auto stack = [&](const std::vector<std::string> &parts,
+                   const TensorType &part, int64_t axis) {
+    if (parts.size() == 1)
+      return parts[0];
+    std::string out = fresh();
+    line(out + " = mpc.concat " + parts[0] + ", " + parts[1] +
+         " {axis = " + std::to_string(axis) + " : i64} : " + mlirType(part) +
+         ", " + mlirType(part));
+    return out;
+  };
+  auto lasts = [&](const std::vector<std::string> &v) {
+    std::vector<std::string> out;
+    for (const std::string &s1 : v)
+      out.push_back(reshape(s1, bh, s3));
+    return stack(out, s3, 0);
+  };
+  std::vector<std::pair<std::string, TensorType>> results = {
+      {stack(ys, tt({steps, 1, batch, hidden}), 1),
+       tt({steps, dirs, batch, hidden})},
+      {lasts(lastH), tt({dirs, batch, hidden})}};
+  if (lstm)
+    results.push_back({lasts(lastC), tt({dirs, batch, hidden})});
+  for (size_t k = 0; k < node.outputs.size() && k < results.size(); ++k)
+    if (!node.outputs[k].empty()) {
+      TensorType declared;
+      if (outputType(node, k, declared).empty() &&
+          declared.dims != results[k].second.dims)
+        return error(node, "the model gives output " + std::to_string(k) +
+                               " the type " + mlirType(declared) + ", not " +
+                               mlirType(results[k].second));
+      define(node, k, results[k].first, results[k].second);
+    }
+  return "";
 }
 
 /// Trilu: the upper (or lower) triangle of the last two axes, from the
@@ -4001,6 +4263,8 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Erf", 13}, [this](const Node &n) { return erf(n); }},
       {{"Einsum", 12}, [this](const Node &n) { return einsum(n); }},
       {{"Trilu", 14}, [this](const Node &n) { return trilu(n); }},
+      {{"LSTM", 14}, [this](const Node &n) { return recurrent(n); }},
+      {{"GRU", 14}, [this](const Node &n) { return recurrent(n); }},
       {{"Tile", 13}, [this](const Node &n) { return tile(n); }},
       {{"CumSum", 14}, [this](const Node &n) { return cumSum(n); }},
   };
