@@ -845,14 +845,25 @@ std::string Emitter::recurrent(const Node &node) {
   int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (direction != "forward" && direction != "reverse" && dirs != 2)
     return error(node, "direction " + direction + " is not imported");
-  if (intAttr(node, "layout", 0) != 0 || node.attributes.count("clip") ||
+  // Layout 1 (batch first): X and the states transposed to layout 0, the
+  // results back.
+  bool batchFirst = intAttr(node, "layout", 0) == 1;
+  if (intAttr(node, "layout", 0) > 1 || node.attributes.count("clip") ||
       node.attributes.count("activations") ||
       node.attributes.count("activation_alpha") ||
       (lstm && intAttr(node, "input_forget", 0) != 0) || (lstm && given(7)))
-    return error(node, "only layout 0, the default activations, no clip, "
-                       "no peepholes and no input_forget are imported");
+    return error(node, "only the default activations, no clip, no "
+                       "peepholes and no input_forget are imported");
   if (x.type.dims.size() != 3 || !isFloat(x.type.element))
-    return error(node, "X must be floating-point [sequence, batch, input]");
+    return error(node, "X must be floating-point [sequence, batch, input] "
+                       "([batch, sequence, input] with layout 1)");
+  auto swap01 = [&](Value &v) {
+    TensorType t = v.type;
+    std::swap(t.dims[0], t.dims[1]);
+    v = Value{transposeOf(v.ssa, v.type, {1, 0, 2}), t, {}, false};
+  };
+  if (batchFirst)
+    swap01(x);
   int64_t steps = x.type.dims[0], batch = x.type.dims[1],
           inputs = x.type.dims[2];
   int64_t hidden = intAttr(node, "hidden_size", 0);
@@ -894,6 +905,8 @@ std::string Emitter::recurrent(const Node &node) {
       continue;
     if (auto e = input(node, i, *v); !e.empty())
       return e;
+    if (batchFirst && v->type.dims.size() == 3)
+      swap01(*v);
     if (v->type.dims != std::vector<int64_t>{dirs, batch, hidden})
       return error(node, "the initial states must be " +
                              mlirType(tt({dirs, batch, hidden})));
@@ -1067,6 +1080,14 @@ std::string Emitter::recurrent(const Node &node) {
       {lasts(lastH), tt({dirs, batch, hidden})}};
   if (lstm)
     results.push_back({lasts(lastC), tt({dirs, batch, hidden})});
+  if (batchFirst) { // Y [batch, steps, dirs, hidden], states [batch, dirs, ..]
+    results[0] = {
+        transposeOf(results[0].first, results[0].second, {2, 0, 1, 3}),
+        tt({batch, steps, dirs, hidden})};
+    for (size_t k = 1; k < results.size(); ++k)
+      results[k] = {transposeOf(results[k].first, results[k].second, {1, 0, 2}),
+                    tt({batch, dirs, hidden})};
+  }
   for (size_t k = 0; k < node.outputs.size() && k < results.size(); ++k)
     if (!node.outputs[k].empty()) {
       TensorType declared;
