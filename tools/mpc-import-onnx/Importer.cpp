@@ -230,11 +230,12 @@ private:
           it->second.constantInts) {
         Value &v = it->second;
         v.ssa = fresh();
+        bool mask = v.type.element == "bool"; // a bool buffer (a mask)
         std::vector<std::string> items;
         for (int64_t x : v.ints)
-          items.push_back(std::to_string(x));
+          items.push_back(mask ? (x ? "true" : "false") : std::to_string(x));
         TensorType t = v.type;
-        t.element = element;
+        t.element = mask ? "bool" : element;
         line(v.ssa + " = mpc.constant dense<" + nested(items, t.dims) +
              "> : " + mlirType(t));
         v.type = t;
@@ -4306,7 +4307,8 @@ std::string Emitter::run(std::string &mlir) {
   for (const TensorValue &t : graph.initializers) {
     Value v;
     v.type = t.type;
-    if (t.type.element == "int64" || t.type.element == "int32") {
+    if (t.type.element == "int64" || t.type.element == "int32" ||
+        t.type.element == "bool") { // compile-time values (Dropout's mode)
       v.constantInts = true;
       v.ints = intsOf(t);
       values[t.name] = v;
