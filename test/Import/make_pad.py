@@ -26,22 +26,10 @@ import sys
 import numpy
 import torch
 
-from make_grouped import tensor
+from make_1d import write
 from make_models import sgd_trace, write_trace
 from make_newer_opsets import (INT64, attr_s, model as graph_model, node,
-                               tensor as proto,
-                               write as write_proto)
-
-
-def write(out, name, module, x):
-    d = os.path.join(out, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    torch.onnx.export(module, x, os.path.join(d, "model.onnx"),
-                      input_names=["x"], output_names=["y"], opset_version=17)
-    with open(os.path.join(d, "test_data_set_0", "input_0.pb"), "wb") as f:
-        f.write(tensor("x", x))
-    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
-        f.write(tensor("y", module(x)))
+                               tensor as proto, write as write_proto)
 
 
 def main():
