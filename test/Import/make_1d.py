@@ -11,6 +11,9 @@
                     count_include_pad False) on [2, 3, 10]
   convtranspose1d/  ConvTranspose1d(4, 3, 3, stride 2, padding 1,
                     output_padding 1) with a bias, on [2, 4, 7]
+  linear1d/         Upsample(scale_factor 2, mode linear) on [2, 3, 7]
+  trilinear3d/      Upsample(scale_factor (2, 1, 3), mode trilinear,
+                    align_corners) on [1, 2, 3, 4, 5]
 """
 import os
 import sys
@@ -47,6 +50,12 @@ def main():
           torch.nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1,
                                    output_padding=1),
           torch.randn(2, 4, 7))
+    write(out, "linear1d", torch.nn.Upsample(scale_factor=2, mode="linear"),
+          torch.randn(2, 3, 7))
+    write(out, "trilinear3d",
+          torch.nn.Upsample(scale_factor=(2, 1, 3), mode="trilinear",
+                            align_corners=True),
+          torch.randn(1, 2, 3, 4, 5))
 
 
 if __name__ == "__main__":

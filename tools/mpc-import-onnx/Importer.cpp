@@ -3238,8 +3238,10 @@ std::string Emitter::resize(const Node &node) {
   TensorType type;
   if (auto e = input(node, 0, x); !e.empty())
     return e;
-  if (x.type.dims.size() != 4)
-    return error(node, "only the spatial dimensions of NCHW data are resized");
+  size_t rank = x.type.dims.size();
+  if (rank < 3)
+    return error(node, "only the spatial dimensions of [N, C, D...] data "
+                       "are resized");
   // The scales ONNX's coordinate transformation uses: the constant scales,
   // or out / in where sizes are given.
   std::vector<double> scales;
@@ -3275,7 +3277,8 @@ std::string Emitter::resize(const Node &node) {
                            mlirType(declared) + ", not the resized input's " +
                            mlirType(type));
   if (type.dims[0] != x.type.dims[0] || type.dims[1] != x.type.dims[1])
-    return error(node, "only the spatial dimensions of NCHW data are resized");
+    return error(node, "only the spatial dimensions of [N, C, D...] data "
+                       "are resized");
   auto str = [&](const char *name, const char *dflt) {
     auto it = node.attributes.find(name);
     return it == node.attributes.end() ? std::string(dflt) : it->second.s;
@@ -3287,9 +3290,9 @@ std::string Emitter::resize(const Node &node) {
   // asymmetric transformation with floor rounding (what PyTorch exports),
   // or half_pixel ((i + 0.5) / s - 0.5) rounded to nearest, which never
   // ties for whole s.
-  bool whole = true;
+  bool whole = rank == 4;
   std::vector<int64_t> factor;
-  for (int d = 2; d < 4; ++d) {
+  for (size_t d = 2; whole && d < 4; ++d) {
     whole &= type.dims[d] % x.type.dims[d] == 0 &&
              scales[d] == double(type.dims[d] / x.type.dims[d]);
     factor.push_back(type.dims[d] / x.type.dims[d]);
@@ -3316,8 +3319,11 @@ std::string Emitter::resize(const Node &node) {
       a != node.attributes.end() && a->second.kind == Attribute::Float)
     cubicA = a->second.f;
   bool exclude = intAttr(node, "exclude_outside", 0) != 0;
-  std::string matrix[2];
-  for (int d = 2; d < 4; ++d) {
+  // Axis by axis, last first: a [P, in] view times the matrix transposed
+  // for the last axis, the matrix times a [P, in, Q] view (broadcast over
+  // P) for the others; an axis whose weights are the identity is skipped.
+  Value y = x;
+  for (size_t d = rank; d-- > 2;) {
     int64_t in = x.type.dims[d], out = type.dims[d];
     if (in * out > (int64_t(1) << 24))
       return error(node, "an interpolation matrix of " + std::to_string(out) +
@@ -3328,41 +3334,42 @@ std::string Emitter::resize(const Node &node) {
                                       out, scales[d], w);
         !e.empty())
       return error(node, e);
-    TensorValue t;
-    t.type = TensorType{x.type.element, {out, in}, true};
-    bool f32 = x.type.element == "float";
-    t.bytes.resize(w.size() * (f32 ? 4 : 8));
-    for (size_t k = 0; k < w.size(); ++k) {
-      float f = static_cast<float>(w[k]);
-      std::memcpy(t.bytes.data() + k * (f32 ? 4 : 8),
-                  f32 ? static_cast<const void *>(&f)
-                      : static_cast<const void *>(&w[k]),
-                  f32 ? 4 : 8);
-    }
-    matrix[d - 2] = fresh();
-    line(matrix[d - 2] + " = mpc.constant " + denseOf(t) + " : " +
-         mlirType(t.type));
+    bool identity = in == out;
+    for (int64_t i = 0; identity && i < out; ++i)
+      for (int64_t j = 0; identity && j < in; ++j)
+        identity = w[static_cast<size_t>(i * in + j)] == (i == j ? 1.0 : 0.0);
+    if (identity)
+      continue;
+    TensorType mt{x.type.element, {out, in}, true};
+    std::string matrix = denseConstant(w, mt);
+    int64_t p = 1, q = 1;
+    for (size_t k = 0; k < d; ++k)
+      p *= y.type.dims[k];
+    for (size_t k = d + 1; k < rank; ++k)
+      q *= y.type.dims[k];
+    TensorType view{x.type.element, {p, in}, true}, result = view;
+    if (q > 1)
+      view.dims.push_back(q);
+    result.dims =
+        q > 1 ? std::vector<int64_t>{p, out, q} : std::vector<int64_t>{p, out};
+    std::string flat = fresh(), product = fresh(), back = fresh();
+    line(flat + " = mpc.reshape " + y.ssa + " : " + mlirType(y.type) + " -> " +
+         mlirType(view));
+    if (q > 1)
+      line(product + " = mpc.matmul " + matrix + ", " + flat + " : " +
+           mlirType(mt) + ", " + mlirType(view));
+    else
+      line(product + " = mpc.matmul " + flat + ", " + matrix +
+           " {transpose_b} : " + mlirType(view) + ", " + mlirType(mt));
+    TensorType next = y.type;
+    next.dims[d] = out;
+    line(back + " = mpc.reshape " + product + " : " + mlirType(result) +
+         " -> " + mlirType(next));
+    y = Value{back, next, {}, false};
   }
-  // [N*C, H, W] times the W matrix (transposed) is [N*C, H, Wo]; the H
-  // matrix times that (broadcast over N*C) is [N*C, Ho, Wo].
-  int64_t n = x.type.dims[0], c = x.type.dims[1], h = x.type.dims[2],
-          wd = x.type.dims[3], ho = type.dims[2], wo = type.dims[3];
-  auto t3 = [&](int64_t a, int64_t b, int64_t e) {
-    return TensorType{x.type.element, {a, b, e}, true};
-  };
-  TensorType hmat{x.type.element, {ho, h}, true},
-      wmat{x.type.element, {wo, wd}, true};
-  std::string flat = fresh(), alongW = fresh(), alongH = fresh(), y = fresh();
-  line(flat + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
-       mlirType(t3(n * c, h, wd)));
-  line(alongW + " = mpc.matmul " + flat + ", " + matrix[1] +
-       " {transpose_b} : " + mlirType(t3(n * c, h, wd)) + ", " +
-       mlirType(wmat));
-  line(alongH + " = mpc.matmul " + matrix[0] + ", " + alongW + " : " +
-       mlirType(hmat) + ", " + mlirType(t3(n * c, h, wo)));
-  line(y + " = mpc.reshape " + alongH + " : " + mlirType(t3(n * c, ho, wo)) +
-       " -> " + mlirType(type));
-  return define(node, 0, y, type);
+  if (y.ssa == x.ssa)
+    return identity(node);
+  return define(node, 0, y.ssa, type);
 }
 
 std::optional<std::vector<double>>
