@@ -33,6 +33,10 @@ lstm:    a 2-layer bidirectional nn.LSTM (batch_first) over 5 steps of 8
          features, its last step's output to a linear head
 gru:     an nn.GRU (PyTorch's linear_before_reset) with an initial state
          of zeros given, the same head
+positions: embeddings of tokens and of torch.arange(x.shape[1]) expanded
+         to the batch, exported with a dynamic batch and length (Range,
+         Unsqueeze and Expand of shape entries, which the importer folds
+         once --input-shape binds them), mean, linear
 buffered: the same with the frequencies of the sinusoidal embedding a
          registered buffer (an initializer, as the parameters are)
 vit:     a pre-norm transformer encoder layer (nn.TransformerEncoderLayer,
@@ -210,6 +214,18 @@ class Recurrent(nn.Module):
         return self.head(y[:, -1])
 
 
+class Positions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 4)
+        self.head = nn.Linear(4, 5)
+
+    def forward(self, ids):
+        ids = ids.long()
+        pos = torch.arange(ids.shape[1]).unsqueeze(0).expand(ids.shape[0], -1)
+        return self.head((self.emb(ids) + self.emb(pos)).mean(1))
+
+
 def export(out, name, model, x):
     torch.onnx.export(copy.deepcopy(model), x[:4],
                       os.path.join(out, name + ".onnx"), input_names=["x"],
@@ -250,6 +266,19 @@ def main():
         export(out, name, model, ids.long())
         write_trace(out, name, sgd_trace(model.train(), ids, y, batch=4,
                                          steps=10, lr=0.05))
+    torch.manual_seed(5)
+    model = Positions()
+    ids = torch.randint(0, 16, (32, 6), dtype=torch.int32)
+    torch.onnx.export(copy.deepcopy(model), ids[:4].long(),
+                      os.path.join(out, "positions.onnx"), input_names=["x"],
+                      output_names=["logits"], opset_version=17,
+                      dynamic_axes={"x": {0: "batch", 1: "length"}},
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    numpy.savez(os.path.join(out, "positions-data.npz"), x=ids.numpy(),
+                y=y.numpy())
+    write_trace(out, "positions", sgd_trace(model.train(), ids, y, batch=4,
+                                            steps=10, lr=0.05))
     export(out, "mobile-drop", Mobile(0.2), torch.randn(4, 3, 16, 16))
 
 

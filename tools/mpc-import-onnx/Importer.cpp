@@ -3958,10 +3958,44 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
     values[node.outputs[0]] = v;
     return true;
   }
+  if (node.opType == "Range" && node.inputs.size() == 3) {
+    // torch.arange of shape entries: start, limit, delta, all constant.
+    std::vector<int64_t> bound[3];
+    for (int k = 0; k < 3; ++k) {
+      auto it = values.find(node.inputs[k]);
+      if (it == values.end() || !it->second.constantInts ||
+          it->second.ints.size() != 1)
+        return false;
+      bound[k] = it->second.ints;
+    }
+    int64_t start = bound[0][0], limit = bound[1][0], delta = bound[2][0];
+    if (delta == 0) {
+      err = error(node, "a delta of 0");
+      return true;
+    }
+    // ceil((limit - start) / delta) elements, at least 0, in 128 bits.
+    __int128 span = static_cast<__int128>(limit) - start;
+    __int128 n =
+        span / delta + (span % delta != 0 && (span > 0) == (delta > 0));
+    if (n < 1 || n > (int64_t(1) << 24)) {
+      err = error(node, "a range of " +
+                            std::to_string(static_cast<long long>(
+                                std::max<__int128>(n, 0))) +
+                            " values (1 to 2^24 are imported)");
+      return true;
+    }
+    Value v;
+    v.constantInts = true;
+    for (int64_t i = 0; i < static_cast<int64_t>(n); ++i)
+      v.ints.push_back(start + i * delta);
+    v.type = TensorType{"int64", {static_cast<int64_t>(n)}, true};
+    values[node.outputs[0]] = v;
+    return true;
+  }
   static const std::set<std::string> folded = {
-      "Gather",    "Unsqueeze", "Squeeze", "Concat",    "Cast",    "Mul",
-      "Div",       "Add",       "Sub",     "Identity",  "Reshape", "Slice",
-      "Transpose", "Equal",     "Where",   "ReduceProd"};
+      "Gather",    "Unsqueeze", "Squeeze", "Concat",     "Cast",    "Mul",
+      "Div",       "Add",       "Sub",     "Identity",   "Reshape", "Slice",
+      "Transpose", "Equal",     "Where",   "ReduceProd", "Expand"};
   if (!folded.count(node.opType) || node.inputs.empty())
     return false;
   // A graph output is computed by the op's emitter, not folded away.
@@ -4018,6 +4052,33 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
   } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" ||
              op == "Identity" || op == "Reshape") {
     v.ints = in[0];
+  } else if (op == "Expand") {
+    // Constant integers broadcast to a constant shape (positions expanded
+    // to the batch).
+    auto dims = broadcastShape(types[0].dims, in[1]);
+    if (!dims || types[0].dims.size() > dims->size())
+      return false;
+    v.type = TensorType{types[0].element, *dims, true};
+    int64_t rank = static_cast<int64_t>(dims->size()),
+            offset = rank - static_cast<int64_t>(types[0].dims.size());
+    int64_t total = 1;
+    for (int64_t d : *dims)
+      total *= d;
+    if (total > (int64_t(1) << 24))
+      return false;
+    for (int64_t k = 0; k < total; ++k) {
+      int64_t rest = k, at = 0, stride = 1;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        int64_t c = rest % (*dims)[static_cast<size_t>(d)];
+        rest /= (*dims)[static_cast<size_t>(d)];
+        if (d >= offset) {
+          int64_t size = types[0].dims[static_cast<size_t>(d - offset)];
+          at += (size == 1 ? 0 : c) * stride;
+          stride *= size;
+        }
+      }
+      v.ints.push_back(in[0][static_cast<size_t>(at)]);
+    }
   } else if (op == "ReduceProd") {
     // The product of shape entries (torch.var's element count): over the
     // `axes` attribute's axes, or all; overflow-checked.
@@ -4165,6 +4226,22 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
       v.ints.push_back(r);
     }
   }
+  // A dimension ONNX's inference left unknown (after a folded Range): the
+  // one that makes the count.
+  if (std::count(v.type.dims.begin(), v.type.dims.end(), -1) == 1) {
+    int64_t known = 1;
+    for (int64_t d : v.type.dims)
+      known *= d == -1 ? 1 : d;
+    int64_t count = static_cast<int64_t>(v.ints.size());
+    if (known <= 0 || count % known != 0)
+      return false;
+    for (int64_t &d : v.type.dims)
+      if (d == -1)
+        d = count / known;
+  }
+  if (std::count(v.type.dims.begin(), v.type.dims.end(), -1) ||
+      elementCount(v.type) != static_cast<int64_t>(v.ints.size()))
+    return false;
   values[node.outputs[0]] = v;
   return true;
 }
