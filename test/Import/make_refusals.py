@@ -14,6 +14,7 @@ dropout1     Dropout in training mode with a ratio of 1
 gatherrange  Gather of a constant index past the axis
 slice0       Slice with a step of 0
 prelu        PRelu whose slope [3] does not broadcast to [2, 4]
+range0       Range with a delta of 0 (its values feed a Reshape)
 
 and one it takes:
 
@@ -85,6 +86,12 @@ def main():
             [node("PRelu", ["x", "slope"], ["y"], "prelu")],
             [("x", [2, 4])], [("y", [2, 4])], 17,
             [tensor("slope", [3], FLOAT, [0.1, 0.2, 0.3])]),
+        "range0": model(
+            [node("Range", ["start", "limit", "delta"], ["shape"], "range"),
+             node("Reshape", ["x", "shape"], ["y"], "reshape")],
+            [("x", [6])], [("y", [6])], 17,
+            [tensor("start", [], INT64, [6]), tensor("limit", [], INT64, [7]),
+             tensor("delta", [], INT64, [0])]),
         "boolmask": model(
             [node("Where", ["mask", "x", "y"], ["z"], "where")],
             [("x", [2, 2]), ("y", [2, 2])], [("z", [2, 2])], 17,
