@@ -358,6 +358,17 @@ private:
          " {permutation = array<i64: " + join(perm) + ">} : " + mlirType(type));
     return out;
   }
+  /// `ssa` (of type `from`) as `to`: an mpc.reshape, none where the types
+  /// are the same; its result.
+  std::string reshapeOf(const std::string &ssa, const TensorType &from,
+                        const TensorType &to) {
+    if (mlirType(from) == mlirType(to))
+      return ssa;
+    std::string out = fresh();
+    line(out + " = mpc.reshape " + ssa + " : " + mlirType(from) + " -> " +
+         mlirType(to));
+    return out;
+  }
   /// Emits an mpc.slice of `ssa` (of type `type`); its result.
   std::string sliceOf(const std::string &ssa, const TensorType &type,
                       const std::vector<int64_t> &offsets,
@@ -918,12 +929,7 @@ std::string Emitter::recurrent(const Node &node) {
     return sliceOf(v, t, offsets, sizes);
   };
   auto reshape = [&](const std::string &v, const TensorType &from,
-                     const TensorType &to) {
-    std::string out = fresh();
-    line(out + " = mpc.reshape " + v + " : " + mlirType(from) + " -> " +
-         mlirType(to));
-    return out;
-  };
+                     const TensorType &to) { return reshapeOf(v, from, to); };
   auto op2 = [&](const char *op, const std::string &a, const TensorType &ta,
                  const std::string &bb, const TensorType &tb) {
     std::string out = fresh();
@@ -1246,22 +1252,13 @@ std::string Emitter::cumSum(const Node &node) {
         x.type.dims[static_cast<size_t>(perm[static_cast<size_t>(d)])];
   std::string in = last ? x.ssa : transposeOf(x.ssa, x.type, perm);
   TensorType in2 = moved;
-  std::string flat = in;
-  if (rank == 1) {
+  if (rank == 1)
     in2.dims = {1, n};
-    flat = fresh();
-    line(flat + " = mpc.reshape " + in + " : " + mlirType(moved) + " -> " +
-         mlirType(in2));
-  }
+  std::string flat = reshapeOf(in, moved, in2);
   std::string product = fresh();
   line(product + " = mpc.matmul " + flat + ", " + matrix +
        " {mpc.precision = \"fp32\"} : " + mlirType(in2) + ", " + mlirType(mt));
-  std::string y = product;
-  if (rank == 1) {
-    y = fresh();
-    line(y + " = mpc.reshape " + product + " : " + mlirType(in2) + " -> " +
-         mlirType(moved));
-  }
+  std::string y = reshapeOf(product, in2, moved);
   if (!last)
     y = transposeOf(y, moved, back);
   return define(node, 0, y, type);
@@ -1426,12 +1423,7 @@ std::string Emitter::einsum(const Node &node) {
     return x;
   };
   auto reshape = [&](const Value &x, const TensorType &to) {
-    if (x.type.dims == to.dims)
-      return x;
-    std::string r = fresh();
-    line(r + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
-         mlirType(to));
-    return Value{r, to, {}, false};
+    return Value{reshapeOf(x.ssa, x.type, to), to, {}, false};
   };
   auto product = [&](const std::string &l) {
     int64_t n = 1;
@@ -2019,14 +2011,7 @@ std::string Emitter::layerNorm(const Node &node) {
                              mlirType(p->type) + " does not");
   bool flat = axis != rank - 1;
   auto reshape = [&](const std::string &v, const TensorType &from,
-                     const TensorType &to) {
-    if (mlirType(from) == mlirType(to))
-      return v;
-    std::string r = fresh();
-    line(r + " = mpc.reshape " + v + " : " + mlirType(from) + " -> " +
-         mlirType(to));
-    return r;
-  };
+                     const TensorType &to) { return reshapeOf(v, from, to); };
   TensorType x2 = x.type, g2 = g.type;
   if (flat) {
     x2.dims = {rows, cols};
@@ -2138,12 +2123,7 @@ std::string Emitter::gather(const Node &node) {
     if (elementCount(taken) != elementCount(type))
       return error(node, "the model gives the output the type " +
                              mlirType(type) + ", not the gathered rows'");
-    if (taken.dims == type.dims)
-      return define(node, 0, part, type);
-    std::string ssa = fresh();
-    line(ssa + " = mpc.reshape " + part + " : " + mlirType(taken) + " -> " +
-         mlirType(type));
-    return define(node, 0, ssa, type);
+    return define(node, 0, reshapeOf(part, taken, type), type);
   }
   if (it == values.end() || it->second.ssa.empty() ||
       isFloat(it->second.type.element))
@@ -2212,12 +2192,7 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
     line(e + " = mpc.exp " + d + " : " + mlirType(x.type));
     line(sum + " = mpc.reduce_sum " + e + dimsAttr(keep));
     line(l + " = mpc.log " + sum + " : " + mlirType(type));
-    std::string mm = m;
-    if (!keep) {
-      mm = fresh();
-      line(mm + " = mpc.reshape " + m + " : " + mlirType(kept) + " -> " +
-           mlirType(type));
-    }
+    std::string mm = reshapeOf(m, kept, type);
     line(ssa + " = mpc.add " + l + ", " + mm + " : " + mlirType(type) + ", " +
          mlirType(type));
     return define(node, 0, ssa, type);
@@ -2801,8 +2776,8 @@ std::string Emitter::instanceNorm(const Node &node) {
   std::string xs = mlirType(x.type), ss = mlirType(stat), cs = mlirType(ct),
               scalar = "tensor<" + mlirElement(x.type.element) + ">";
   std::string mean = fresh(), c = fresh(), sq = fresh(), var = fresh(),
-              ve = fresh(), inv = fresh(), n = fresh(), gv = fresh(),
-              bv = fresh(), sc = fresh(), y = fresh();
+              ve = fresh(), inv = fresh(), n = fresh(), sc = fresh(),
+              y = fresh();
   std::string e = floatConstant(eps, x.type.element);
   line(mean + " = mpc.reduce_mean " + x.ssa +
        " {dims = array<i64: " + join(axes) + ">, keep_dims} : " + xs);
@@ -2813,8 +2788,8 @@ std::string Emitter::instanceNorm(const Node &node) {
   line(ve + " = mpc.add " + var + ", " + e + " : " + ss + ", " + scalar);
   line(inv + " = mpc.rsqrt " + ve + " : " + ss);
   line(n + " = mpc.mul " + c + ", " + inv + " : " + xs + ", " + ss);
-  line(gv + " = mpc.reshape " + g.ssa + " : " + mlirType(g.type) + " -> " + cs);
-  line(bv + " = mpc.reshape " + b.ssa + " : " + mlirType(b.type) + " -> " + cs);
+  std::string gv = reshapeOf(g.ssa, g.type, ct),
+              bv = reshapeOf(b.ssa, b.type, ct);
   line(sc + " = mpc.mul " + n + ", " + gv + " : " + xs + ", " + cs);
   line(y + " = mpc.add " + sc + ", " + bv + " : " + xs + ", " + cs);
   return define(node, 0, y, type);
@@ -3352,9 +3327,7 @@ std::string Emitter::resize(const Node &node) {
       view.dims.push_back(q);
     result.dims =
         q > 1 ? std::vector<int64_t>{p, out, q} : std::vector<int64_t>{p, out};
-    std::string flat = fresh(), product = fresh(), back = fresh();
-    line(flat + " = mpc.reshape " + y.ssa + " : " + mlirType(y.type) + " -> " +
-         mlirType(view));
+    std::string flat = reshapeOf(y.ssa, y.type, view), product = fresh();
     if (q > 1)
       line(product + " = mpc.matmul " + matrix + ", " + flat + " : " +
            mlirType(mt) + ", " + mlirType(view));
@@ -3363,9 +3336,7 @@ std::string Emitter::resize(const Node &node) {
            " {transpose_b} : " + mlirType(view) + ", " + mlirType(mt));
     TensorType next = y.type;
     next.dims[d] = out;
-    line(back + " = mpc.reshape " + product + " : " + mlirType(result) +
-         " -> " + mlirType(next));
-    y = Value{back, next, {}, false};
+    y = Value{reshapeOf(product, result, next), next, {}, false};
   }
   if (y.ssa == x.ssa)
     return identity(node);
