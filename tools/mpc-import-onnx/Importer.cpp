@@ -467,7 +467,6 @@ private:
   /// mpc.compare and mpc.where (whose gradients are the ops' own), and
   /// Reciprocal as a division.
   std::string activation(const Node &node);
-  std::string prelu(const Node &node);
   std::string einsum(const Node &node);
   std::string trilu(const Node &node);
   std::string recurrent(const Node &node);
@@ -736,12 +735,28 @@ std::string Emitter::activation(const Node &node) {
   };
   std::string y;
   const std::string &op = node.opType;
-  if (op == "LeakyRelu") {
-    std::string alpha =
-        floatConstant(floatAttr(node, "alpha", 0.01), type.element);
+  if (op == "LeakyRelu" || op == "PRelu") {
+    // x < 0 ? slope x : x: LeakyRelu's slope its alpha, PRelu's an input
+    // broadcast to x (its gradient summed back over the broadcast axes by
+    // autodiff).
+    std::string slope, slopeType = scalar;
+    if (op == "PRelu") {
+      Value v;
+      if (auto e = input(node, 1, v); !e.empty())
+        return e;
+      if (v.type.element != x.type.element ||
+          !broadcastsTo(v.type.dims, x.type.dims))
+        return error(node, "the slope " + mlirType(v.type) +
+                               " must broadcast to the data " +
+                               mlirType(x.type) + " of its type");
+      slope = v.ssa;
+      slopeType = mlirType(v.type);
+    } else {
+      slope = floatConstant(floatAttr(node, "alpha", 0.01), type.element);
+    }
     std::string zero = floatConstant(0, type.element);
     y = select(compare("lt", x.ssa, zero, scalar),
-               binary("mul", x.ssa, alpha, scalar), t, x.ssa, t);
+               binary("mul", x.ssa, slope, slopeType), t, x.ssa, t);
   } else if (op == "Clip") {
     std::optional<Value> bounds[2];
     for (size_t i = 1; i < 3; ++i) {
@@ -1470,36 +1485,6 @@ std::string Emitter::einsum(const Node &node) {
   Value y = reshape(Value{r, shape3(m, n), {}, false}, typeOf(order));
   y = arrange(y, order, out);
   return define(node, 0, reshape(y, type).ssa, type);
-}
-
-std::string Emitter::prelu(const Node &node) {
-  // x < 0 ? slope x : x, the slope broadcast to x (its gradient summed
-  // back over the broadcast axes by autodiff).
-  Value x, slope;
-  TensorType type;
-  if (auto e = inputAndType(node, x, type); !e.empty())
-    return e;
-  if (auto e = input(node, 1, slope); !e.empty())
-    return e;
-  if (!isFloat(x.type.element) || x.type.dims != type.dims ||
-      slope.type.element != x.type.element ||
-      !broadcastsTo(slope.type.dims, x.type.dims))
-    return error(node, "the slope " + mlirType(slope.type) +
-                           " must broadcast to the data " + mlirType(x.type) +
-                           " of its type");
-  TensorType maskType = type;
-  maskType.element = "bool";
-  const std::string t = mlirType(type),
-                    scalar = "tensor<" + mlirElement(type.element) + ">";
-  std::string zero = floatConstant(0, type.element), mask = fresh(),
-              scaled = fresh(), y = fresh();
-  line(mask + " = mpc.compare \"lt\", " + x.ssa + ", " + zero + " : " + t +
-       ", " + scalar);
-  line(scaled + " = mpc.mul " + x.ssa + ", " + slope.ssa + " : " + t + ", " +
-       mlirType(slope.type));
-  line(y + " = mpc.where " + mask + ", " + scaled + ", " + x.ssa + " : " +
-       mlirType(maskType) + ", " + t + ", " + t);
-  return define(node, 0, y, type);
 }
 
 std::string Emitter::variadic(const Node &node) {
@@ -4290,7 +4275,7 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Selu", 6}, [this](const Node &n) { return activation(n); }},
       {{"Softplus", 1}, [this](const Node &n) { return activation(n); }},
       {{"Softsign", 1}, [this](const Node &n) { return activation(n); }},
-      {{"PRelu", 16}, [this](const Node &n) { return prelu(n); }},
+      {{"PRelu", 16}, [this](const Node &n) { return activation(n); }},
       {{"Max", 13}, [this](const Node &n) { return variadic(n); }},
       {{"Min", 13}, [this](const Node &n) { return variadic(n); }},
       {{"Sum", 13}, [this](const Node &n) { return variadic(n); }},
