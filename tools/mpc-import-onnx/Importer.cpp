@@ -548,6 +548,33 @@ private:
   }
   std::map<std::string, const TensorValue *> constants;
   bool constantsIndexed = false;
+  /// constantTensor's, or in a test case the data of the graph input
+  /// `name`.
+  const TensorValue *constantOrTestInput(const std::string &name) {
+    if (const TensorValue *t = constantTensor(name))
+      return t;
+    if (options.testCase)
+      for (size_t i = 0; i < graph.inputs.size(); ++i)
+        if (graph.inputs[i].first == name && i < options.testInputs.size())
+          return &options.testInputs[i];
+    return nullptr;
+  }
+  /// The value of an f32 or f64 scalar tensor, or nothing.
+  static std::optional<double> floatScalar(const TensorValue *t) {
+    if (!t || !t->type.dims.empty())
+      return std::nullopt;
+    if (t->type.element == "double" && t->bytes.size() == 8) {
+      double v;
+      std::memcpy(&v, t->bytes.data(), 8);
+      return v;
+    }
+    if (t->type.element == "float" && t->bytes.size() == 4) {
+      float v;
+      std::memcpy(&v, t->bytes.data(), 4);
+      return v;
+    }
+    return std::nullopt;
+  }
   /// NCHW <-> NHWC: mpc's convolutions are channels-last, ONNX's
   /// channels-first. Each layout op is wrapped in a transpose pair; the
   /// pairs between adjacent layout ops cancel (mpc.transpose's fold).
@@ -1582,24 +1609,12 @@ std::string Emitter::pad(const Node &node) {
   if (mode == "constant" && node.inputs.size() > 2 && !node.inputs[2].empty()) {
     // A constant of the model: an initializer, a Constant node's value, or
     // (a test case) an input's data.
-    const std::string &name = node.inputs[2];
-    const TensorValue *found = constantTensor(name);
-    if (options.testCase)
-      for (size_t i = 0; i < graph.inputs.size(); ++i)
-        if (graph.inputs[i].first == name && i < options.testInputs.size())
-          found = &options.testInputs[i];
-    if (!found || !found->type.dims.empty() ||
-        mlirElement(found->type.element) != mlirElement(type.element) ||
-        (found->type.element != "float" && found->type.element != "double"))
+    const TensorValue *found = constantOrTestInput(node.inputs[2]);
+    std::optional<double> v = floatScalar(found);
+    if (!v || mlirElement(found->type.element) != mlirElement(type.element))
       return error(node, "the padding value must be a constant f32 or f64 "
                          "scalar of the data's type");
-    if (found->type.element == "float") {
-      float v;
-      std::memcpy(&v, found->bytes.data(), 4);
-      value = v;
-    } else {
-      std::memcpy(&value, found->bytes.data(), 8);
-    }
+    value = *v;
   }
   std::vector<int64_t> grown = x.type.dims;
   for (int64_t d = 0; d < rank; ++d) {
@@ -1726,19 +1741,12 @@ std::string Emitter::dropout(const Node &node) {
   if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
     // A constant of the model (PyTorch exports the probability as a
     // Constant node); data would be a run-time probability.
-    const TensorValue *r = constantTensor(node.inputs[1]);
-    if (!r || !r->type.dims.empty() ||
-        (r->type.element != "float" && r->type.element != "double"))
+    std::optional<double> r = floatScalar(constantTensor(node.inputs[1]));
+    if (!r)
       return error(node, "a ratio given as an input is not imported (mpc's "
                          "dropout probability is a compile-time attribute: "
                          "give it as a constant f32 or f64 scalar)");
-    if (r->type.element == "float") {
-      float v;
-      std::memcpy(&v, r->bytes.data(), 4);
-      ratio = v;
-    } else {
-      std::memcpy(&ratio, r->bytes.data(), 8);
-    }
+    ratio = *r;
     if (!(ratio >= 0 && ratio < 1))
       return error(node, "ratio " + floatLiteral(ratio) + " is not in [0, 1)");
   }
@@ -3330,11 +3338,7 @@ std::string Emitter::resize(const Node &node) {
 
 std::optional<std::vector<double>>
 Emitter::floatConstant(const std::string &name) {
-  const TensorValue *t = constantTensor(name);
-  if (!t && options.testCase) // a test case's input data
-    for (size_t i = 0; i < graph.inputs.size(); ++i)
-      if (graph.inputs[i].first == name && i < options.testInputs.size())
-        t = &options.testInputs[i];
+  const TensorValue *t = constantOrTestInput(name);
   if (!t) {
     // Computed from constants: Concat, Cast and Identity of them (how
     // exports of interpolate's scale_factor build the scales).
