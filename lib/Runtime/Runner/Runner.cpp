@@ -1104,26 +1104,29 @@ int main(int argc, char **argv) {
                    << " earlier steps with non-finite values (not kept)\n";
     const float *ranges =
         reinterpret_cast<const float *>(readGlobal(*numericsEventAmax));
+    // Event e's step counter and op, the op null where it is no op.
+    auto eventAt = [&](int64_t e) {
+      int64_t slot = 2 + 2 * (e % 16), index = events[slot + 1];
+      return std::pair{events[slot],
+                       index >= 0 && index < int64_t(model.numericsOps.size())
+                           ? &model.numericsOps[index]
+                           : nullptr};
+    };
     for (int64_t e = from; e < events[0]; ++e) {
-      int64_t slot = 2 + 2 * (e % 16);
-      int64_t counter = events[slot], index = events[slot + 1];
-      if (index < 0 || index >= int64_t(model.numericsOps.size()))
+      auto [counter, checked] = eventAt(e);
+      if (!checked)
         return llvm::createStringError("malformed numerics record");
+      int64_t index = checked - model.numericsOps.data();
       int64_t stepNumber = counter / micro + 1;
       const NumericsOp &op = model.numericsOps[index];
       bool eval = op.phase == "eval";
       // An evaluation records one event per batch that held a non-finite
       // value: the first one stands for the others of that evaluation.
       int64_t batches = 1;
-      if (eval) {
-        while (e + 1 < events[0] && events[2 + 2 * ((e + 1) % 16)] == counter &&
-               model.numericsOps[std::clamp<int64_t>(
-                                     events[3 + 2 * ((e + 1) % 16)], 0,
-                                     int64_t(model.numericsOps.size()) - 1)]
-                       .phase == "eval") {
-          ++e;
-          ++batches;
-        }
+      for (; eval && e + 1 < events[0]; ++e, ++batches) {
+        auto [nextCounter, next] = eventAt(e + 1);
+        if (nextCounter != counter || !next || next->phase != "eval")
+          break;
       }
       std::string text;
       llvm::raw_string_ostream os(text);
