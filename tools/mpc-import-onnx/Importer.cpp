@@ -966,12 +966,6 @@ std::string Emitter::recurrent(const Node &node) {
                              mlirType(tt({dirs, batch, hidden})));
   }
 
-  auto slice = [&](const std::string &v, const TensorType &t,
-                   std::vector<int64_t> offsets, std::vector<int64_t> sizes) {
-    return sliceOf(v, t, offsets, sizes);
-  };
-  auto reshape = [&](const std::string &v, const TensorType &from,
-                     const TensorType &to) { return reshapeOf(v, from, to); };
   auto op2 = [&](const char *op, const std::string &a, const TensorType &ta,
                  const std::string &bb, const TensorType &tb) {
     std::string out = fresh();
@@ -993,10 +987,10 @@ std::string Emitter::recurrent(const Node &node) {
       lastH(static_cast<size_t>(dirs)), lastC(static_cast<size_t>(dirs));
   for (int64_t d = 0; d < dirs; ++d) {
     bool backwards = direction == "reverse" || d == 1;
-    std::string wd = reshape(
-        slice(w.ssa, w.type, {d, 0, 0}, {1, gates * hidden, inputs}), w3, gw);
-    std::string rd = reshape(
-        slice(r.ssa, r.type, {d, 0, 0}, {1, gates * hidden, hidden}), r3, gr);
+    std::string wd = reshapeOf(
+        sliceOf(w.ssa, w.type, {d, 0, 0}, {1, gates * hidden, inputs}), w3, gw);
+    std::string rd = reshapeOf(
+        sliceOf(r.ssa, r.type, {d, 0, 0}, {1, gates * hidden, hidden}), r3, gr);
     // Every step's input products at once: [steps, batch, gates hidden].
     TensorType xg = tt({steps, batch, gates * hidden});
     std::string xw = fresh();
@@ -1005,17 +999,17 @@ std::string Emitter::recurrent(const Node &node) {
     std::string rb; // R's bias, added inside the reset gate for GRU's h
     if (b.ssa.size()) {
       TensorType b2 = tt({1, gates * hidden});
-      std::string wb =
-          reshape(slice(b.ssa, b.type, {d, 0}, {1, gates * hidden}), b2, g1);
-      rb = reshape(
-          slice(b.ssa, b.type, {d, gates * hidden}, {1, gates * hidden}), b2,
+      std::string wb = reshapeOf(
+          sliceOf(b.ssa, b.type, {d, 0}, {1, gates * hidden}), b2, g1);
+      rb = reshapeOf(
+          sliceOf(b.ssa, b.type, {d, gates * hidden}, {1, gates * hidden}), b2,
           g1);
       // GRU (PyTorch's linear_before_reset) keeps R's bias of h apart;
       // every other bias is added to the input products here.
       std::string both = lstm ? op2("add", wb, g1, rb, g1) : wb;
       if (!lstm) {
         TensorType two = tt({2 * hidden});
-        std::string rzr = slice(rb, g1, {0}, {2 * hidden});
+        std::string rzr = sliceOf(rb, g1, {0}, {2 * hidden});
         std::string zero = fresh();
         line(zero + " = mpc.constant dense<0.0> : " + mlirType(tt({hidden})));
         std::string rpad = fresh();
@@ -1033,21 +1027,21 @@ std::string Emitter::recurrent(const Node &node) {
         line(z + " = mpc.constant dense<0.0> : " + mlirType(bh));
         return z;
       }
-      return reshape(slice(v.ssa, v.type, {d, 0, 0}, {1, batch, hidden}), s3,
-                     bh);
+      return reshapeOf(sliceOf(v.ssa, v.type, {d, 0, 0}, {1, batch, hidden}),
+                       s3, bh);
     };
     std::string h = initial(h0), c = lstm ? initial(c0) : "";
     std::vector<std::string> hs(static_cast<size_t>(steps));
     TensorType x1 = tt({1, batch, gates * hidden});
     for (int64_t k = 0; k < steps; ++k) {
       int64_t t = backwards ? steps - 1 - k : k;
-      std::string xt =
-          reshape(slice(xw, xg, {t, 0, 0}, {1, batch, gates * hidden}), x1, bg);
+      std::string xt = reshapeOf(
+          sliceOf(xw, xg, {t, 0, 0}, {1, batch, gates * hidden}), x1, bg);
       std::string hr = fresh();
       line(hr + " = mpc.matmul " + h + ", " + rd +
            " {transpose_b} : " + mlirType(bh) + ", " + mlirType(gr));
       auto gate = [&](const std::string &v, int64_t g) {
-        return slice(v, bg, {0, g * hidden}, {batch, hidden});
+        return sliceOf(v, bg, {0, g * hidden}, {batch, hidden});
       };
       if (lstm) {
         std::string sum = op2("add", xt, bg, hr, bg);
@@ -1066,7 +1060,7 @@ std::string Emitter::recurrent(const Node &node) {
                     rr = op1("sigmoid", gate(sum, 1), bh);
         std::string rbh;
         if (!rb.empty())
-          rbh = slice(rb, g1, {2 * hidden}, {hidden});
+          rbh = sliceOf(rb, g1, {2 * hidden}, {hidden});
         std::string inner;
         if (linearBeforeReset) {
           inner = gate(hr, 2);
@@ -1076,7 +1070,7 @@ std::string Emitter::recurrent(const Node &node) {
         } else {
           std::string rh = op2("mul", rr, bh, h, bh);
           TensorType rhT = tt({hidden, hidden});
-          std::string rdh = slice(rd, gr, {2 * hidden, 0}, {hidden, hidden});
+          std::string rdh = sliceOf(rd, gr, {2 * hidden, 0}, {hidden, hidden});
           inner = fresh();
           line(inner + " = mpc.matmul " + rh + ", " + rdh +
                " {transpose_b} : " + mlirType(bh) + ", " + mlirType(rhT));
@@ -1089,7 +1083,7 @@ std::string Emitter::recurrent(const Node &node) {
         h = op2("add", hh, bh, op2("mul", z, bh, op2("sub", h, bh, hh, bh), bh),
                 bh);
       }
-      hs[static_cast<size_t>(t)] = reshape(h, bh, s3);
+      hs[static_cast<size_t>(t)] = reshapeOf(h, bh, s3);
     }
     lastH[static_cast<size_t>(d)] = h;
     lastC[static_cast<size_t>(d)] = c;
@@ -1104,7 +1098,7 @@ std::string Emitter::recurrent(const Node &node) {
     else
       line(y + " = mpc.concat " + operands + " {axis = 0 : i64} : " + types);
     ys[static_cast<size_t>(d)] =
-        reshape(y, tt({steps, batch, hidden}), tt({steps, 1, batch, hidden}));
+        reshapeOf(y, tt({steps, batch, hidden}), tt({steps, 1, batch, hidden}));
   }
   // Y [steps, dirs, batch, hidden]; Y_h and Y_c [dirs, batch, hidden].
   auto stack = [&](const std::vector<std::string> &parts,
@@ -1120,7 +1114,7 @@ std::string Emitter::recurrent(const Node &node) {
   auto lasts = [&](const std::vector<std::string> &v) {
     std::vector<std::string> out;
     for (const std::string &s1 : v)
-      out.push_back(reshape(s1, bh, s3));
+      out.push_back(reshapeOf(s1, bh, s3));
     return stack(out, s3, 0);
   };
   std::vector<std::pair<std::string, TensorType>> results = {
@@ -2003,19 +1997,18 @@ std::string Emitter::layerNorm(const Node &node) {
                              std::to_string(cols) + " elements; " +
                              mlirType(p->type) + " does not");
   bool flat = axis != rank - 1;
-  auto reshape = [&](const std::string &v, const TensorType &from,
-                     const TensorType &to) { return reshapeOf(v, from, to); };
   TensorType x2 = x.type, g2 = g.type;
   if (flat) {
     x2.dims = {rows, cols};
     g2.dims = {cols};
   }
-  std::string xs = reshape(x.ssa, x.type, x2), gs = reshape(g.ssa, g.type, g2);
+  std::string xs = reshapeOf(x.ssa, x.type, x2),
+              gs = reshapeOf(g.ssa, g.type, g2);
   std::string beta;
   if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
     TensorType b2 = b.type;
     b2.dims = g2.dims;
-    beta = reshape(b.ssa, b.type, b2);
+    beta = reshapeOf(b.ssa, b.type, b2);
   } else {
     beta = fresh();
     line(beta + " = mpc.constant dense<0.0> : " + mlirType(g2));
@@ -2024,7 +2017,7 @@ std::string Emitter::layerNorm(const Node &node) {
   line(ssa + ", " + ssa + "_mean, " + ssa + "_rstd = mpc.layer_norm " + xs +
        ", " + gs + ", " + beta + " {epsilon = " + floatLiteral(epsilon) +
        " : f64} : " + mlirType(x2) + ", " + mlirType(g2));
-  std::string y = reshape(ssa, x2, type);
+  std::string y = reshapeOf(ssa, x2, type);
   define(node, 0, y, type);
   // Mean and InvStdDev: mpc's are f32 over the leading dimensions.
   TensorType stats{"float", {}, true};
@@ -2038,7 +2031,7 @@ std::string Emitter::layerNorm(const Node &node) {
       return e;
     if (out.element != "float")
       return error(node, "statistics other than f32 are not imported");
-    define(node, i, reshape(ssa + names[i - 1], stats, out), out);
+    define(node, i, reshapeOf(ssa + names[i - 1], stats, out), out);
   }
   return "";
 }
