@@ -15,9 +15,19 @@
 // CHECK: call @mpcrt_zero(%{{.*}}, %c4_i64{{(_[0-9]+)?}})
 // CHECK: call @mpcrt_sgd_update_f32_f32
 // CHECK: call @mpcrt_increment_step
+// The micro-step adds each micro-batch's gradient (and loss) into its
+// accumulator's own storage in the state (the weight's at 1024, the loss's
+// at 256): the sum is both an operand and the output, and the stores after
+// it copy nothing; the one copy left is the loss to the step's output.
 // CHECK-LABEL: func.func @train_step_accumulate(
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %[[MSTATE:[^:]*]]: !llvm.ptr
+// CHECK-DAG: %[[LACC:.*]] = llvm.getelementptr %[[MSTATE]][%c256_i64]
+// CHECK-DAG: %[[WACC:.*]] = llvm.getelementptr %[[MSTATE]][%c1024_i64]
 // CHECK-NOT: _update_
-// CHECK: call @mpcrt_binary_f32
+// CHECK: call @mpcrt_binary_f32(%{{[^,]*}}, %[[WACC]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[WACC]],
+// CHECK: call @mpcrt_binary_f32(%{{[^,]*}}, %[[LACC]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[LACC]],
+// CHECK: call @mpcrt_copy(
+// CHECK-NOT: call @mpcrt_copy(
 // CHECK: call @mpcrt_increment_step
 // CHECK-LABEL: func.func @mpc_step(
 // CHECK: call @train_step(

@@ -32,6 +32,8 @@
 // CHECK-NEXT: "peak_live_bytes": 644,
 // CHECK-NEXT: "buffer_bytes": 772,
 // CHECK-NEXT: "fused": {},
+// No result is written straight into a global (no accumulation).
+// CHECK-NEXT: "written_in_globals": 0,
 // Both gradients are live at the peak, with the loss.
 // CHECK-NEXT: "gradients_at_peak": {
 // CHECK-NEXT: "total": 640,

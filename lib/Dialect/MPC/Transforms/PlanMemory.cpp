@@ -54,6 +54,53 @@ SmallVector<Value> inPlaceOperands(Operation *op) {
   return {};
 }
 
+/// The global an elementwise op may write its result into directly: the
+/// op reads a load of the global (of the result's type) and the result is
+/// stored back to it (a gradient accumulator's `acc = acc + g`), nothing
+/// reads the global after the op, and no other store writes it after the
+/// op. The store then copies nothing, and the result takes no arena
+/// buffer. Null otherwise.
+SymbolRefAttr globalWrittenInPlace(
+    Operation *op, Value result, const DenseMap<Operation *, int64_t> &order,
+    const llvm::DenseMap<Attribute, SmallVector<Operation *>> &accessesOf) {
+  if (!isElementwise(op) || op->getNumResults() != 1)
+    return {};
+  int64_t here = order.lookup(op);
+  for (Operation *user : result.getUsers()) {
+    auto store = dyn_cast<ml_program::GlobalStoreOp>(user);
+    if (!store || store->getBlock() != op->getBlock())
+      continue;
+    SymbolRefAttr global = store.getGlobalAttr();
+    bool readsIt = llvm::any_of(op->getOperands(), [&](Value operand) {
+      auto load = operand.getDefiningOp<ml_program::GlobalLoadOp>();
+      return load && load.getGlobalAttr() == global &&
+             load.getType() == result.getType();
+    });
+    if (!readsIt)
+      continue;
+    // Every other access of the global (a load's readers, a store) comes
+    // before the op.
+    bool later = false;
+    for (Operation *access : accessesOf.lookup(global)) {
+      if (access == store)
+        continue;
+      if (auto load = dyn_cast<ml_program::GlobalLoadOp>(access)) {
+        for (Operation *reader : load.getResult().getUsers())
+          if (reader != op && order.lookup(reader) >= here)
+            later = true;
+      } else if (order.lookup(access) >= here) {
+        later = true;
+      }
+    }
+    // An all-reduce sums its operands in place: not in a global.
+    if (!later && llvm::none_of(result.getUsers(), [](Operation *u) {
+          return isa<AllReduceOp>(u);
+        }))
+      return global;
+  }
+  return {};
+}
+
 /// A buffer of the arena: one or more values sharing storage (in place).
 struct Buffer {
   int64_t bytes = 0, start = 0, end = 0, offset = -1;
@@ -88,6 +135,8 @@ struct FunctionPlan {
   // Fused ops by name (and activation: "mpc.fused_matmul relu"): what
   // --mpc-fuse left in the function.
   std::map<std::string, int64_t> fused;
+  // Results written straight into the global they are stored to.
+  int64_t inGlobals = 0;
   // Bytes of gradients and activations live at the peak, by dtype.
   llvm::MapVector<Type, int64_t> gradients, activations;
 };
@@ -115,11 +164,22 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (op != func) {
+      op->removeAttr("mpc.in_global"); // a plan made before
       order[op] = ops.size();
       ops.push_back(op);
     }
   });
   int64_t last = ops.size();
+  FunctionPlan plan;
+  // The loads and stores of each global, for the accumulations written
+  // into their globals (globalWrittenInPlace).
+  llvm::DenseMap<Attribute, SmallVector<Operation *>> accessesOf;
+  for (Operation *op : ops) {
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op))
+      accessesOf[load.getGlobalAttr()].push_back(op);
+    else if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
+      accessesOf[store.getGlobalAttr()].push_back(op);
+  }
   std::vector<Buffer> buffers;
   DenseMap<Value, int64_t> bufferOf;
   DenseSet<int64_t> bucketed; // buffers an all-reduce sums in place
@@ -144,6 +204,13 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
           result != op->getResults().back())
         continue;
       int64_t here = order[op];
+      // An accumulation into a global writes the global itself.
+      if (SymbolRefAttr global =
+              globalWrittenInPlace(op, result, order, accessesOf)) {
+        op->setAttr("mpc.in_global", global);
+        ++plan.inGlobals;
+        continue;
+      }
       // A reshape is a view: the same bytes in the same order, so its
       // result shares its operand's buffer, which then lives as long as
       // either (no copy; an elementwise op writes in place only once both
@@ -248,7 +315,6 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
                ? buffers[a].bytes > buffers[b].bytes
                : a < b; // deterministic: definition order breaks ties
   });
-  FunctionPlan plan;
   plan.name = func.getSymName().str();
   for (Type t :
        llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
@@ -475,6 +541,7 @@ void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
             for (auto &[what, n] : p.fused)
               json.attribute(what, n);
           });
+          json.attribute("written_in_globals", p.inGlobals);
           byType("gradients_at_peak", p.gradients);
           byType("activations_at_peak", p.activations);
           json.attribute("workspace_bytes", 0);

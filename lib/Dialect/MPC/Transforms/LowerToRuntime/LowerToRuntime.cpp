@@ -211,6 +211,13 @@ Value Lowering::pointerArray(ArrayRef<Value> values) {
 }
 
 Value Lowering::result(Operation *op, unsigned i) {
+  // Written into the global it accumulates (--mpc-plan-memory).
+  if (auto global = op->getAttrOfType<SymbolRefAttr>("mpc.in_global");
+      global && i == 0) {
+    Value p = this->global(global.getLeafReference());
+    bind(op->getResult(i), p);
+    return p;
+  }
   auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
   if (!offsets || static_cast<int64_t>(i) >= offsets.size() || offsets[i] < 0) {
     op->emitOpError("has no planned buffer for result #")
@@ -487,6 +494,10 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   auto lowerStore = [&](ml_program::GlobalStoreOp store) {
     l.currentLoc = store.getLoc();
     Value value = store.getValue();
+    // Computed in the global's own storage: nothing to copy.
+    if (Operation *def = value.getDefiningOp();
+        def && def->getAttr("mpc.in_global") == store.getGlobalAttr())
+      return;
     if (auto zero = value.getDefiningOp<ConstantOp>();
         zero && isStoredZero(zero)) {
       l.call("mpcrt_zero", {l.global(store.getGlobal().getLeafReference()),

@@ -1,0 +1,125 @@
+// An elementwise op whose result is stored back to a global it reads (a
+// gradient accumulator's acc = acc + g) writes the global itself: it gets
+// mpc.in_global and no arena buffer, and the store copies nothing. Only
+// where nothing reads the global after the op and no other store writes it
+// afterwards.
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory="report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+
+// The accumulation: no arena at all (the gradient is an argument).
+// CHECK-LABEL: func @accumulate
+// CHECK-SAME: attributes {mpc.arena_bytes = 0 : i64}
+// CHECK: %[[SUM:.*]] = mpc.add %{{.*}}, %{{.*}} {mpc.in_global = @acc} : tensor<16x8xf32>, tensor<16x8xf32>
+// CHECK-NEXT: ml_program.global_store @acc = %[[SUM]]
+// REPORT: "function": "accumulate",
+// REPORT: "written_in_globals": 1,
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<16x8xf32>
+func.func @accumulate(%g: tensor<16x8xf32>) {
+  %a = ml_program.global_load @acc : tensor<16x8xf32>
+  %s = mpc.add %a, %g : tensor<16x8xf32>, tensor<16x8xf32>
+  ml_program.global_store @acc = %s : tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// The global's operand may come second; the result may also be read (it is
+// the global's value from then on) and returned.
+// CHECK-LABEL: func @second_operand
+// CHECK: %[[SUM:.*]] = mpc.mul %{{.*}}, %{{.*}} {mpc.in_global = @acc}
+// CHECK: mpc.exp %[[SUM]] {mpc.offsets = array<i64: 0>}
+// CHECK: return %[[SUM]]
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @second_operand(%g: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.mul %g, %a : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @acc = %s : tensor<8xf32>
+  %e = mpc.exp %s : tensor<8xf32>
+  return %s, %e : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// The old value is read after the sum (here by a later op): the sum may not
+// overwrite it, and takes an arena buffer as before.
+// CHECK-LABEL: func @read_after
+// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK-NOT: mpc.in_global
+// REPORT: "function": "read_after",
+// REPORT: "written_in_globals": 0,
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @read_after(%g: tensor<8xf32>) -> tensor<8xf32> {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @acc = %s : tensor<8xf32>
+  %old = mpc.exp %a : tensor<8xf32>
+  return %old : tensor<8xf32>
+}
+
+// -----
+
+// Read after through a second load of the same global: also not in place.
+// CHECK-LABEL: func @second_load
+// CHECK-NOT: mpc.in_global
+// CHECK: return
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @second_load(%g: tensor<8xf32>) -> tensor<8xf32> {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %b = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  %old = mpc.exp %b : tensor<8xf32>
+  ml_program.global_store @acc = %s : tensor<8xf32>
+  return %old : tensor<8xf32>
+}
+
+// -----
+
+// Another store writes the global after the sum (the step's reset to zero,
+// while the update still reads the sum): the sum stays in the arena.
+// CHECK-LABEL: func @stored_again
+// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK-NOT: mpc.in_global
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @stored_again(%g: tensor<8xf32>) -> tensor<8xf32> {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  %z = mpc.constant dense<0.0> : tensor<8xf32>
+  ml_program.global_store @acc = %z : tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+// Stored to another global than the one read, or not elementwise: a copy
+// from the arena, as before.
+// CHECK-LABEL: func @other_global
+// CHECK-NOT: mpc.in_global
+// CHECK: mpc.matmul {{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK-NOT: mpc.in_global
+// CHECK: return
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @other(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @w(#mpc.init<zeros>) : tensor<8x8xf32>
+func.func @other_global(%g: tensor<8xf32>) {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @other = %s : tensor<8xf32>
+  %w = ml_program.global_load @w : tensor<8x8xf32>
+  %p = mpc.matmul %w, %w : tensor<8x8xf32>, tensor<8x8xf32>
+  ml_program.global_store @w = %p : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+// The other operand may broadcast (each result element still reads the
+// global's element at its own index only).
+// CHECK-LABEL: func @broadcast
+// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.in_global = @acc} : tensor<4x8xf32>, tensor<8xf32>
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<4x8xf32>
+func.func @broadcast(%g: tensor<8xf32>) {
+  %a = ml_program.global_load @acc : tensor<4x8xf32>
+  %s = mpc.add %a, %g : tensor<4x8xf32>, tensor<8xf32>
+  ml_program.global_store @acc = %s : tensor<4x8xf32>
+  return
+}
