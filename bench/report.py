@@ -8,12 +8,19 @@
       memory the backend held (memory_bytes of the metrics: buffers and,
       on CUDA, cuBLASLt/cuDNN workspaces and scratch; else the bytes the
       executable allocates).
+  report.py eval METRICS.jsonl --impl "mpc-O2 eval" --model mlp --batch 512
+      One JSON line for an evaluation timing run: the median over its
+      evaluations but the first (which pays for the first launches) of
+      the time per validation batch, and the last evaluation's loss.
   report.py table RESULTS.jsonl
       A Markdown table per model: ms/step, samples/s, peak memory, TFLOP/s
       and each mpc run's speed ratio to every PyTorch run; a run that
       failed is a row saying so. With a limits line (limits.py): the
       measured floors first, and each run's TFLOP/s over the GEMM rate of
-      its precision (f32 for *-fp32 runs, f16 for the others).
+      its precision (f32 for *-fp32 runs, f16 for the others). Each mpc
+      build named after another (mpc-O2-check after mpc-O2) gets a line
+      with its step time and memory against that one's; evaluation
+      timings (eval lines) a table of their own, each against the first.
 """
 import json
 import statistics
@@ -38,8 +45,71 @@ def ours(args):
         "final_loss": lines[-1]["loss"]}))
 
 
+def evaluation(args):
+    metrics = args[0]
+    opt = dict(zip(args[1::2], args[2::2]))
+    batch = int(opt["--batch"])
+    evals = [m for m in (json.loads(l) for l in open(metrics) if l.strip())
+             if "eval_ms" in m]
+    if len(evals) < 2:
+        sys.exit("report.py eval: %s holds %d evaluations; at least 2 are "
+                 "needed (the first is not timed)" % (metrics, len(evals)))
+    per_batch = [m["eval_ms"] * batch / m["val_samples"] for m in evals[1:]]
+    ms = statistics.median(per_batch)
+    print(json.dumps({
+        "impl": opt["--impl"], "model": opt["--model"], "batch": batch,
+        "eval_ms_per_batch": ms, "samples_per_s": batch * 1000.0 / ms,
+        "evaluations": len(per_batch),
+        "val_loss": evals[-1].get("val_loss")}))
+
+
+def is_eval(r):
+    return "eval_ms_per_batch" in r or r["impl"].endswith(" eval")
+
+
+def eval_table(runs):
+    """The evaluation timings of one model, each against the first."""
+    done = [r for r in runs if "error" not in r]
+    print("Evaluation (per validation batch):\n")
+    print("| impl | ms/batch | samples/s | val loss | vs %s |" %
+          (done[0]["impl"] if done else "-"))
+    print("|---|---|---|---|---|")
+    for r in runs:
+        if "error" in r:
+            cells = [r["impl"], "failed: " + r["error"], "", "", ""]
+        else:
+            loss = r.get("val_loss")
+            cells = [r["impl"], "%.3f" % r["eval_ms_per_batch"],
+                     "%.0f" % r["samples_per_s"],
+                     "%.6f" % loss if loss is not None else "-",
+                     "%.2fx" % (done[0]["eval_ms_per_batch"] /
+                                r["eval_ms_per_batch"])]
+        print("| " + " | ".join(cells) + " |")
+    print()
+
+
+def derived_lines(done):
+    """mpc-BASE-SUFFIX against mpc-BASE: step time and memory."""
+    by_impl = {r["impl"]: r for r in done}
+    for r in done:
+        impl = r["impl"]
+        if not impl.startswith("mpc-") or "-" not in impl[4:]:
+            continue
+        base = by_impl.get(impl.rsplit("-", 1)[0])
+        if base is None:
+            continue
+        line = "%s: %.3fx the step time of %s" % (
+            impl, r["ms_per_step"] / base["ms_per_step"], base["impl"])
+        if r.get("peak_bytes") is not None and base.get("peak_bytes"):
+            line += ", memory %+.0f MiB" % (
+                (r["peak_bytes"] - base["peak_bytes"]) / 2**20)
+        print("- " + line + ".")
+
+
 def table(args):
     rows = [json.loads(l) for l in open(args[0]) if l.strip()]
+    evals = [r for r in rows if is_eval(r)]
+    rows = [r for r in rows if not is_eval(r)]
     limits = next((r for r in rows if r["impl"] == "limits" and
                    "error" not in r), None)
     rows = [r for r in rows if r["impl"] != "limits"]
@@ -80,6 +150,13 @@ def table(args):
                           for p in peers]
             print("| " + " | ".join(cells) + " |")
         print()
+        derived = [r for r in done if r["impl"].startswith("mpc-")]
+        if any(r["impl"].count("-") > 1 for r in derived):
+            derived_lines(derived)
+            print()
+        model_evals = [r for r in evals if r["model"] == model]
+        if model_evals:
+            eval_table(model_evals)
 
 
 def cpu(args):
@@ -155,5 +232,5 @@ def conv(args):
 
 
 if __name__ == "__main__":
-    {"ours": ours, "table": table, "cpu": cpu,
+    {"ours": ours, "eval": evaluation, "table": table, "cpu": cpu,
      "conv": conv}[sys.argv[1]](sys.argv[2:])

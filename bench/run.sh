@@ -46,7 +46,37 @@ BACKEND="${BACKEND:-cuda}"
 # --fuse-attention, mpc.attention on CUDA too); THREADS: --threads
 # of mpc's executables and of the PyTorch peers on the CPU (0: their
 # defaults).
+# O2-check compiles with --check-numerics (what the checks cost),
+# O2-evalamp with --eval-precision=amp (the evaluation at the training
+# level instead of f32).
 LEVELS="${LEVELS:-fp32 O2}"
+# EVAL=1: each build's evaluation step is timed too (mpc_eval: the
+# training data as validation data, EVALS evaluations, the first one
+# untimed), in a separate run so that the training windows hold no
+# evaluation.
+EVAL="${EVAL:-0}" EVALS="${EVALS:-5}"
+
+# level_options LEVEL: the mpc-compile options of a level, in `amp`.
+level_options() {
+  amp=()
+  case "$1" in
+  fp32) ;;
+  fp32-nofuse) amp=(--no-fuse) ;;
+  O2) amp=(--amp=O2 --dtype=f16) ;;
+  O2-nofuse) amp=(--amp=O2 --dtype=f16 --no-fuse) ;;
+  O2-attn) amp=(--amp=O2 --dtype=f16 --fuse-attention) ;;
+  O2-check) amp=(--amp=O2 --dtype=f16 --check-numerics) ;;
+  O2-evalamp) amp=(--amp=O2 --dtype=f16 --eval-precision=amp) ;;
+  *) return 1 ;;
+  esac
+}
+for level in $LEVELS; do
+  if ! level_options "$level"; then
+    echo "bench/run.sh: unknown level '$level' in LEVELS (known: fp32" \
+      "fp32-nofuse O2 O2-nofuse O2-attn O2-check O2-evalamp)" >&2
+    exit 2
+  fi
+done
 # The interpreter of the PyTorch peers.
 PYTHON="${PYTHON:-python3}"
 THREADS="${THREADS:-0}"
@@ -110,6 +140,19 @@ mpc_run() {
       --flops-per-sample "$flops"
 }
 
+# Times one mpc executable's evaluation step (one JSON line on stdout):
+# an evaluation after every other step, EVALS of them.
+mpc_eval() {
+  local name=$1 level=$2 batch=$3
+  local exe="$BENCH_DIR/$name-$level" metrics="$BENCH_DIR/$name-$level.eval.jsonl"
+  rm -f "$metrics"
+  "$exe" --data "$BENCH_DIR/$name.npz" --val-data "$BENCH_DIR/$name.npz" \
+    --no-shuffle --threads "$THREADS" --steps $((2 * EVALS)) \
+    --eval-every 2 --log-every 2 --metrics "$metrics" >> "$LOG" &&
+    python3 "$ROOT/bench/report.py" eval "$metrics" --impl "mpc-$level eval" \
+      --model "$name" --batch "$batch"
+}
+
 # bench NAME BATCH FLOPS_PER_SAMPLE OPTIMIZER [PEER OPTIONS...]:
 # BENCH_DIR/NAME.mlir and NAME.npz compiled at fp32 and O2 f16 and run,
 # then the selected PyTorch peers from the fp32 executable's initial
@@ -119,13 +162,7 @@ bench() {
   shift 4
   local level amp mode
   for level in $LEVELS; do
-    amp=()
-    case "$level" in
-    O2) amp=(--amp=O2 --dtype=f16) ;;
-    O2-nofuse) amp=(--amp=O2 --dtype=f16 --no-fuse) ;;
-    O2-attn) amp=(--amp=O2 --dtype=f16 --fuse-attention) ;;
-    fp32-nofuse) amp=(--no-fuse) ;;
-    esac
+    level_options "$level"
     if building; then
       "$BIN/mpc-compile" "$BENCH_DIR/$name.mlir" --train \
         --optimizer="$optimizer" --backend="$BACKEND" "${amp[@]}" \
@@ -133,6 +170,9 @@ bench() {
     fi
     if running; then
       attempt "$name" "mpc-$level" mpc_run "$name" "$level" "$batch" "$flops"
+      if [ "$EVAL" = 1 ]; then
+        attempt "$name" "mpc-$level eval" mpc_eval "$name" "$level" "$batch"
+      fi
     fi
   done
   running || return 0
