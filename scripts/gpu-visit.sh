@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# A whole GPU visit: the checks of scripts/gpu-check.sh and the benchmarks
+# of bench/run.sh (every model at every level the open measurements need),
+# built here into one compressed bundle, run there part by part (each part
+# within one 10-minute command).
+#
+#   PHASE=build scripts/gpu-visit.sh   here: $VISIT/ (the gpu-check bundle
+#                                      and one bench folder per model, no
+#                                      datasets: the run makes them again)
+#                                      packed into $VISIT.tar.xz
+#   PART=check scripts/gpu-visit.sh    there, carrying $VISIT.tar.xz: unpacks
+#   PART=bert  scripts/gpu-visit.sh    it once (python3's tarfile, no xz
+#   PART=mlp   scripts/gpu-visit.sh    binary needed), then runs the part,
+#   PART=unet  scripts/gpu-visit.sh    its results in $RESULTS/<part>/
+#
+# Parts, in the order a visit should run them: check (gpu-check.sh: unit
+# tests, memcheck, curves against the CPU, kernel timings; about 9
+# minutes), then bert, mlp, unet (bench/run.sh with LEVELS, EVAL=1 and the
+# PyTorch peers). A part's failure never stops the others; each prints its
+# table last.
+#
+# Variables: VISIT (default build/gpu-visit), PARTS (what the build makes,
+# default "check bert mlp unet"), LEVELS (default "fp32 O2
+# O2-attn O2-check O2-evalamp"), RESULTS (default $OUT where set, else
+# $VISIT/results), PEERS (bench/run.sh's).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VISIT="${VISIT:-$ROOT/build/gpu-visit}"
+LEVELS="${LEVELS:-fp32 O2 O2-attn O2-check O2-evalamp}"
+PHASE="${PHASE:-run}"
+# PARTS: what the build makes (default all four).
+PARTS="${PARTS:-check bert mlp unet}"
+# What one command may carry, with the checkout.
+LIMIT_MIB=56
+
+build() {
+  set -e
+  rm -rf "$VISIT" "$VISIT.tar.xz"
+  mkdir -p "$VISIT"
+  local model
+  for model in $PARTS; do
+    case "$model" in
+    check | bert | mlp | unet) ;;
+    *)
+      echo "gpu-visit: PARTS may hold check, bert, mlp and unet (got" \
+        "'$model')" >&2
+      exit 2
+      ;;
+    esac
+    if [ "$model" = check ]; then
+      BUNDLE="$VISIT/check" PHASE=build "$ROOT/scripts/gpu-check.sh"
+      continue
+    fi
+    BENCH_DIR="$VISIT/bench-$model" MODELS=$model LEVELS="$LEVELS" \
+      PHASE=build "$ROOT/bench/run.sh"
+    rm -f "$VISIT/bench-$model"/*.npz
+    strip "$VISIT/bench-$model/$model"-*
+  done
+  # One stream with a dictionary larger than the bundle: the executables
+  # share the runtime's kernels (about 9 MiB each), which then compress
+  # to almost nothing after the first (xz's default window of 8 MiB
+  # would miss them: 46 MiB instead of 24).
+  tar -cf - -C "$(dirname "$VISIT")" "$(basename "$VISIT")" |
+    xz -T1 --lzma2=preset=6,dict=192MiB > "$VISIT.tar.xz"
+  local mib=$(($(stat -c %s "$VISIT.tar.xz") / 1048576))
+  echo "gpu-visit: $VISIT.tar.xz holds $mib MiB; carry it with the" \
+    "checkout and run PART=check, bert, mlp, unet there"
+  if [ "$mib" -gt "$LIMIT_MIB" ]; then
+    echo "gpu-visit: more than $LIMIT_MIB MiB: carry fewer LEVELS" >&2
+    exit 1
+  fi
+}
+
+unpack() {
+  [ -d "$VISIT" ] && [ "$VISIT" -nt "$VISIT.tar.xz" ] && return 0
+  [ -f "$VISIT.tar.xz" ] || {
+    echo "gpu-visit: no $VISIT.tar.xz here: run PHASE=build first, and" \
+      "carry it" >&2
+    return 1
+  }
+  rm -rf "$VISIT"
+  python3 - "$VISIT.tar.xz" "$(dirname "$VISIT")" << 'PY' || return 1
+import sys, tarfile
+with tarfile.open(sys.argv[1], "r:xz") as t:
+    t.extractall(sys.argv[2])
+PY
+  touch "$VISIT"
+}
+
+run() {
+  local part=${PART:-}
+  local results="${RESULTS:-${OUT:-$VISIT/results}}"
+  unpack || exit 1
+  mkdir -p "$results/$part"
+  case "$part" in
+  check)
+    BUNDLE="$VISIT/check" RESULTS="$results/check" PHASE=run \
+      "$ROOT/scripts/gpu-check.sh"
+    ;;
+  bert | mlp | unet)
+    BENCH_DIR="$VISIT/bench-$part" RESULTS_DIR="$results/$part" \
+      MODELS=$part LEVELS="$LEVELS" EVAL=1 PHASE=run "$ROOT/bench/run.sh"
+    ;;
+  *)
+    echo "gpu-visit: PART must be check, bert, mlp or unet (got" \
+      "'$part')" >&2
+    exit 2
+    ;;
+  esac
+}
+
+case "$PHASE" in
+build) build ;;
+run) run ;;
+*)
+  echo "gpu-visit: PHASE must be build or run (got '$PHASE')" >&2
+  exit 2
+  ;;
+esac
