@@ -20,13 +20,24 @@
 # table last.
 #
 # Variables: VISIT (default build/gpu-visit), PARTS (what the build makes,
-# default "check bert mlp unet"), LEVELS (default "fp32 O2
-# O2-attn O2-check O2-evalamp"), RESULTS (default $OUT where set, else
+# default "check bert mlp unet"), LEVELS (default "fp32 O2 O2-check
+# O2-evalamp", and O2-attn for BERT; the same at build and run), RESULTS (default $OUT where set, else
 # $VISIT/results), PEERS (bench/run.sh's).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VISIT="${VISIT:-$ROOT/build/gpu-visit}"
-LEVELS="${LEVELS:-fp32 O2 O2-attn O2-check O2-evalamp}"
+LEVELS="${LEVELS:-}"
+# levels MODEL: LEVELS, or by default fp32, O2, O2-check and O2-evalamp,
+# and O2-attn for BERT (the only model with attention).
+levels() {
+  if [ -n "$LEVELS" ]; then
+    echo "$LEVELS"
+  elif [ "$1" = bert ]; then
+    echo "fp32 O2 O2-attn O2-check O2-evalamp"
+  else
+    echo "fp32 O2 O2-check O2-evalamp"
+  fi
+}
 PHASE="${PHASE:-run}"
 # PARTS: what the build makes (default all four).
 PARTS="${PARTS:-check bert mlp unet}"
@@ -51,7 +62,7 @@ build() {
       BUNDLE="$VISIT/check" PHASE=build "$ROOT/scripts/gpu-check.sh"
       continue
     fi
-    BENCH_DIR="$VISIT/bench-$model" MODELS=$model LEVELS="$LEVELS" \
+    BENCH_DIR="$VISIT/bench-$model" MODELS=$model LEVELS="$(levels $model)" \
       PHASE=build "$ROOT/bench/run.sh"
     rm -f "$VISIT/bench-$model"/*.npz
     strip "$VISIT/bench-$model/$model"-*
@@ -99,7 +110,8 @@ run() {
     ;;
   bert | mlp | unet)
     BENCH_DIR="$VISIT/bench-$part" RESULTS_DIR="$results/$part" \
-      MODELS=$part LEVELS="$LEVELS" EVAL=1 PHASE=run "$ROOT/bench/run.sh"
+      MODELS=$part LEVELS="$(levels $part)" EVAL=1 PHASE=run \
+      "$ROOT/bench/run.sh"
     ;;
   *)
     echo "gpu-visit: PART must be check, bert, mlp or unet (got" \
