@@ -72,3 +72,21 @@ func.func @view(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<64xf32> {
   %2 = mpc.exp %1 : tensor<64xf32>
   return %2 : tensor<64xf32>
 }
+
+// -----
+
+// A load whose global is stored to before its last reader is copied into
+// its planned buffer at the load; the readers after the store read that
+// copy, not the global. A load read only before any store is the global.
+// CHECK-LABEL: func.func @snapshot(
+// CHECK-SAME: %[[ARENA:[^:]*]]: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
+// CHECK: call @mpcrt_copy(%[[ARENA]], %[[STATE]], %c16_i64)
+// CHECK: call @mpcrt_copy(%[[STATE]], %{{.*}}, %c16_i64
+// CHECK: call @mpcrt_binary_f32(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[ARENA]],
+ml_program.global private mutable @g(dense<1.0> : tensor<4xf32>) : tensor<4xf32>
+func.func @snapshot(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %p = ml_program.global_load @g : tensor<4xf32>
+  ml_program.global_store @g = %x : tensor<4xf32>
+  %d = mpc.sub %x, %p : tensor<4xf32>, tensor<4xf32>
+  return %d : tensor<4xf32>
+}

@@ -87,3 +87,19 @@ module {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+ml_program.global private mutable @w(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+
+func.func @stored_before_update(%g: tensor<4xf32>, %x: tensor<4xf32>) {
+  // expected-note @+1 {{loaded here}}
+  %w = ml_program.global_load @w : tensor<4xf32>
+  %lr = ml_program.global_load @lr : tensor<f32>
+  ml_program.global_store @w = %x : tensor<4xf32>
+  // expected-error @+1 {{'mpc.sgd_update' op updates @w in place, but @w is stored to between its load and this op}}
+  %0 = mpc.sgd_update %w, %g lr(%lr) : tensor<4xf32>, tensor<4xf32>
+  ml_program.global_store @w = %0 : tensor<4xf32>
+  return
+}

@@ -40,10 +40,12 @@ func.func @second_operand(%g: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
 
 // -----
 
-// The old value is read after the sum (here by a later op): the sum may not
-// overwrite it, and takes an arena buffer as before.
+// The old value is read after the sum (here by a later op, after the
+// store): the sum may not overwrite it, and takes an arena buffer; the
+// load is a snapshot (test/Transforms/PlanMemory/snapshot.mlir).
 // CHECK-LABEL: func @read_after
-// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK: ml_program.global_load @acc : tensor<8xf32> {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.offsets = array<i64: 256>}
 // CHECK-NOT: mpc.in_global
 // REPORT: "function": "read_after",
 // REPORT: "written_in_globals": 0,

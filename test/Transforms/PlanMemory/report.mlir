@@ -34,6 +34,8 @@
 // CHECK-NEXT: "fused": {},
 // No result is written straight into a global (no accumulation).
 // CHECK-NEXT: "written_in_globals": 0,
+// No load is copied (none is read after a store to its global).
+// CHECK-NEXT: "load_snapshots": 0,
 // Both gradients are live at the peak, with the loss.
 // CHECK-NEXT: "gradients_at_peak": {
 // CHECK-NEXT: "total": 640,

@@ -137,6 +137,9 @@ struct FunctionPlan {
   std::map<std::string, int64_t> fused;
   // Results written straight into the global they are stored to.
   int64_t inGlobals = 0;
+  // Loads copied into the arena: their global is overwritten before their
+  // last reader.
+  int64_t snapshots = 0;
   // Bytes of gradients and activations live at the peak, by dtype.
   llvm::MapVector<Type, int64_t> gradients, activations;
 };
@@ -165,6 +168,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
   func.walk([&](Operation *op) {
     if (op != func) {
       op->removeAttr("mpc.in_global"); // a plan made before
+      op->removeAttr("mpc.offsets");
       order[op] = ops.size();
       ops.push_back(op);
     }
@@ -189,11 +193,39 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
       end = std::max(end, isa<func::ReturnOp>(user) ? last : order[user]);
     return end;
   };
+  // Where each global is stored, in program order.
+  llvm::DenseMap<Attribute, SmallVector<int64_t>> storedAt;
+  for (auto &[global, accesses] : accessesOf)
+    for (Operation *access : accesses)
+      if (isa<ml_program::GlobalStoreOp>(access))
+        storedAt[global].push_back(order[access]);
+  // A load reads the global where it stands; the lowering gives it the
+  // global's own storage. Where a store overwrites the global before the
+  // loaded value's last reader, the value is copied into the arena at the
+  // load (a snapshot), so the readers after the store still see what was
+  // loaded.
+  auto needsSnapshot = [&](ml_program::GlobalLoadOp load) {
+    auto it = storedAt.find(load.getGlobalAttr());
+    if (it == storedAt.end())
+      return false;
+    int64_t here = order[load], end = lastUse(load.getResult());
+    auto next = llvm::upper_bound(it->second, here);
+    return next != it->second.end() && *next < end;
+  };
   for (Operation *op : ops) {
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+      auto type = dyn_cast<RankedTensorType>(load.getType());
+      if (type && needsSnapshot(load)) {
+        bufferOf[load.getResult()] = buffers.size();
+        buffers.push_back({byteSize(type), order[op], lastUse(load.getResult()),
+                           -1, type.getElementType(), false});
+        ++plan.snapshots;
+      }
+      continue;
+    }
     // Globals, constants, and state updated in place in its globals (the
     // optimizer and loss-scale kernels) are not in the arena.
-    if (isa<ml_program::GlobalLoadOp, ConstantOp, SGDUpdateOp, AdamUpdateOp,
-            UpdateLossScaleOp>(op))
+    if (isa<ConstantOp, SGDUpdateOp, AdamUpdateOp, UpdateLossScaleOp>(op))
       continue;
     for (Value result : op->getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
@@ -420,7 +452,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
   // Record offsets on the IR.
   Builder builder(func.getContext());
   for (Operation *op : ops) {
-    if (op->getNumResults() == 0 || isa<ml_program::GlobalLoadOp>(op))
+    if (op->getNumResults() == 0)
       continue;
     SmallVector<int64_t> offsets;
     bool any = false;
@@ -542,6 +574,7 @@ void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
               json.attribute(what, n);
           });
           json.attribute("written_in_globals", p.inGlobals);
+          json.attribute("load_snapshots", p.snapshots);
           byType("gradients_at_peak", p.gradients);
           byType("activations_at_peak", p.activations);
           json.attribute("workspace_bytes", 0);

@@ -387,6 +387,15 @@ LogicalResult checkInPlace(Operation *op, ArrayRef<Value> operands,
       return op->emitOpError("updates its state in place, so operand ")
              << "must be loaded from a global (ml_program.global_load)";
     SymbolRefAttr global = load.getGlobal();
+    // A snapshot: the global was stored to between the load and this op,
+    // so the operand is no longer the global's storage.
+    if (load->hasAttr("mpc.offsets")) {
+      InFlightDiagnostic d = op->emitOpError("updates ")
+                             << global << " in place, but " << global
+                             << " is stored to between its load and this op";
+      d.attachNote(load.getLoc()) << "loaded here";
+      return failure();
+    }
     for (ml_program::GlobalLoadOp other : loadsOf.lookup(global))
       for (Operation *user : other.getResult().getUsers())
         if (runsAfter(user, op)) {
@@ -521,7 +530,11 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
       return isa_and_nonnull<AdamUpdateOp, SGDUpdateOp>(
           store.getValue().getDefiningOp());
-    return isa<AdamUpdateOp, SGDUpdateOp, ml_program::GlobalLoadOp>(op);
+    // A snapshot copies the global where it stands: the held updates are
+    // lowered first.
+    if (isa<ml_program::GlobalLoadOp>(op))
+      return !op.hasAttr("mpc.offsets");
+    return isa<AdamUpdateOp, SGDUpdateOp>(op);
   };
   auto release = [&]() -> LogicalResult {
     for (auto &group : updateGroups)
@@ -573,7 +586,18 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
       continue;
     }
     if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
-      l.bind(load.getResult(), l.global(load.getGlobal().getLeafReference()));
+      Value global = l.global(load.getGlobal().getLeafReference());
+      // A snapshot (--mpc-plan-memory): the global is overwritten before
+      // the value's last reader, so the value is copied where it is
+      // loaded; otherwise readers read the global itself.
+      if (load->hasAttr("mpc.offsets")) {
+        Value copy = l.result(load, 0);
+        if (!copy)
+          return failure();
+        l.copy(copy, global, tensorType(load.getResult()));
+        continue;
+      }
+      l.bind(load.getResult(), global);
       continue;
     }
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
