@@ -55,3 +55,49 @@ func.func @loss() -> tensor<f32> {
   %s = mpc.reduce_sum %o {dims = array<i64: 0, 1, 2>} : tensor<2x4x8xf32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// The statistics of a fused residual + layer norm are outputs for its
+// backward, not differentiable values.
+ml_program.global private mutable @g(#mpc.init<ones>) : tensor<8xf32>
+ml_program.global private mutable @b(#mpc.init<zeros>) : tensor<8xf32>
+
+func.func @loss(%x: tensor<2x4x8xf32>, %r: tensor<2x4x8xf32>) -> tensor<f32> {
+  %g = ml_program.global_load @g : tensor<8xf32>
+  %b = ml_program.global_load @b : tensor<8xf32>
+  // expected-error @+1 {{'mpc.add_layer_norm' op has no gradient through its statistics}}
+  %y, %s, %m, %v = mpc.add_layer_norm %x, %r, %g, %b : tensor<2x4x8xf32>, tensor<8xf32>
+  %0 = mpc.reduce_sum %m {dims = array<i64: 0, 1>} : tensor<2x4xf32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Nor is attention's log-sum-exp (what its backward recomputes from).
+ml_program.global private mutable @q(#mpc.init<ones>) : tensor<1x2x4x8xf32>
+
+func.func @loss(%k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<f32> {
+  %q = ml_program.global_load @q : tensor<1x2x4x8xf32>
+  // expected-error @+1 {{'mpc.attention' op has no gradient through its logsumexp}}
+  %o, %lse = mpc.attention %q, %k, %v {scale = 0.35 : f64} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+  %0 = mpc.reduce_sum %lse {dims = array<i64: 0, 1, 2>} : tensor<1x2x4xf32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Any other op's results past the first (here layer norm's mean): an error
+// naming the result, never a gradient silently dropped.
+ml_program.global private mutable @g(#mpc.init<ones>) : tensor<8xf32>
+ml_program.global private mutable @b(#mpc.init<zeros>) : tensor<8xf32>
+
+func.func @loss(%x: tensor<2x4x8xf32>) -> tensor<f32> {
+  %g = ml_program.global_load @g : tensor<8xf32>
+  %b = ml_program.global_load @b : tensor<8xf32>
+  %xg = mpc.mul %x, %g : tensor<2x4x8xf32>, tensor<8xf32>
+  // expected-error @+1 {{'mpc.layer_norm' op has no gradient through its result #1; only result #0 is differentiable}}
+  %y, %m, %r = mpc.layer_norm %xg, %g, %b : tensor<2x4x8xf32>, tensor<8xf32>
+  %0 = mpc.reduce_sum %m {dims = array<i64: 0, 1>} : tensor<2x4xf32>
+  return %0 : tensor<f32>
+}

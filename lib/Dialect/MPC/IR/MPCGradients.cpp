@@ -224,7 +224,20 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       return success();
     return fusedMatmul(fused, b, g, preGrad, out);
   }
-  if (!g) // only statistics or masks have gradients: nothing flows back
+  // Only an op's first result is differentiable, besides the fused
+  // residual's sum and the fused GEMM's pre-activation: the others are
+  // statistics, log-sum-exps or masks for the backward ops. A gradient
+  // reaching one is an error; before, it was silently dropped (a loss of
+  // attention's log-sum-exp trained with a zero gradient).
+  for (size_t i = 1; i < gs.size(); ++i) {
+    if (!gs[i] || (i == 1 && isa<AddLayerNormOp>(op))) // its sum: below
+      continue;
+    if (isa<AttentionOp>(op))
+      return op->emitOpError("has no gradient through its logsumexp");
+    return op->emitOpError("has no gradient through its result #")
+           << i << "; only result #0 is differentiable";
+  }
+  if (!g) // nothing flows back
     return success();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp>(
@@ -331,8 +344,6 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](AttentionOp op) -> LogicalResult {
-        if (gs.size() > 1 && gs[1])
-          return op.emitOpError("has no gradient through its logsumexp");
         // The bias gets no gradient: one computed from model state would
         // silently not train.
         if (op.getBias() && readsModelState(op.getBias()))
