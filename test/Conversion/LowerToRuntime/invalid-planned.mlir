@@ -103,3 +103,21 @@ func.func @stored_before_update(%g: tensor<4xf32>, %x: tensor<4xf32>) {
   ml_program.global_store @w = %0 : tensor<4xf32>
   return
 }
+
+// -----
+
+// The runtime's row counts are 32-bit where it reports a bad label.
+func.func @accuracy_rows(%x: tensor<2147483648x2xf32>, %y: tensor<2147483648xi32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.accuracy' op is lowered for fewer than 2^31 rows, got 2147483648}}
+  %0 = mpc.accuracy %x, %y : tensor<2147483648x2xf32>, tensor<2147483648xi32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// A mask's layout is passed with at most 8 dimensions.
+func.func @attention_rank(%q: tensor<1x1x1x1x1x1x2x4x8xf32>, %m: tensor<1x1x1x1x1x1x1x1x4xi1>) -> tensor<1x1x1x1x1x1x2x4x8xf32> {
+  // expected-error @+1 {{'mpc.attention' op is lowered with at most 8 dimensions, got 9}}
+  %o, %lse = mpc.attention %q, %q, %q mask(%m : tensor<1x1x1x1x1x1x1x1x4xi1>) {scale = 0.35 : f64, mask_value = -1.0e4 : f64} : tensor<1x1x1x1x1x1x2x4x8xf32>, tensor<1x1x1x1x1x1x2x4x8xf32>, tensor<1x1x1x1x1x1x2x4x8xf32>
+  return %o : tensor<1x1x1x1x1x1x2x4x8xf32>
+}

@@ -59,3 +59,15 @@ module {
     return %g : tensor<4xf32>
   }
 }
+
+// -----
+
+// A gradient result names a global the module does not have.
+module {
+  ml_program.global private mutable @w(#mpc.init<ones>) : tensor<4xf32>
+  // expected-error @+1 {{'func.func' op result #1 is the gradient of @nothing, which is not a tensor global}}
+  func.func @train_step(%x: tensor<4xf32>) -> (tensor<f32> {mpc.name = "loss"}, tensor<4xf32> {mpc.grad_of = @nothing}) {
+    %l = mpc.reduce_sum %x {dims = array<i64: 0>} : tensor<4xf32>
+    return %l, %x : tensor<f32>, tensor<4xf32>
+  }
+}
