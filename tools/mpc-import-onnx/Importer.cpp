@@ -198,6 +198,26 @@ private:
   }
   void line(const std::string &text) { body += "    " + text + loc() + "\n"; }
 
+  /// Why the graph output `name` has no value to return: an integer
+  /// known at compile time only, an output of a node that mpc does not
+  /// import (Dropout's mask, MaxPool's indices), or nothing computed it.
+  std::string notComputed(const std::string &name) {
+    auto it = values.find(name);
+    if (it != values.end())
+      return "the output '" + name + "' is " + mlirType(it->second.type) +
+             ", known at compile time only (integer shape arithmetic); mpc "
+             "imports floating-point and boolean outputs";
+    for (const Node &n : graph.nodes)
+      for (size_t k = 0; k < n.outputs.size(); ++k)
+        if (n.outputs[k] == name)
+          return "the output '" + name + "' is output #" + std::to_string(k) +
+                 (n.name.empty()
+                      ? " of a " + n.opType + " node"
+                      : " of node '" + n.name + "' (" + n.opType + ")") +
+                 ", which mpc does not import";
+    return "the output '" + name + "' was not computed";
+  }
+
   /// The value an input of the node names, or an error.
   std::string input(const Node &node, size_t i, Value &out) {
     if (i >= node.inputs.size() || node.inputs[i].empty())
@@ -208,16 +228,17 @@ private:
                              "' is not a value mpc "
                              "imported");
     out = it->second;
-    if (out.ssa.empty())
-      return error(node, "input '" + node.inputs[i] + "' is an integer " +
-                             mlirType(out.type) +
-                             "; integer tensors are imported only as "
-                             "shapes and axes, not as data");
+    // Zero-sized values are not imported as data whatever their type.
     for (int64_t d : out.type.dims)
       if (d == 0)
         return error(node, "input '" + node.inputs[i] +
                                "' has no elements (a zero dimension), "
                                "which mpc does not import");
+    if (out.ssa.empty())
+      return error(node, "input '" + node.inputs[i] + "' is an integer " +
+                             mlirType(out.type) +
+                             "; integer tensors are imported only as "
+                             "shapes and axes, not as data");
     return "";
   }
   /// An input as data of any element type: integer constants (shape
@@ -4462,7 +4483,7 @@ std::string Emitter::run(std::string &mlir) {
       const std::string &name = graph.outputs[i].first;
       auto it = values.find(name);
       if (it == values.end() || it->second.ssa.empty())
-        return "the output '" + name + "' was not computed";
+        return notComputed(name);
       if (i >= options.testOutputs.size())
         return "the test case has no output_" + std::to_string(i) + ".pb";
       TensorValue expected = options.testOutputs[i];
@@ -4506,9 +4527,10 @@ std::string Emitter::run(std::string &mlir) {
       return "--loss needs a graph with one output (the logits); this one "
              "has " +
              std::to_string(graph.outputs.size());
-    const Value &logits = values[graph.outputs[0].first];
-    if (logits.ssa.empty())
-      return "the output '" + graph.outputs[0].first + "' was not computed";
+    auto found = values.find(graph.outputs[0].first);
+    if (found == values.end() || found->second.ssa.empty())
+      return notComputed(graph.outputs[0].first);
+    const Value &logits = found->second;
     // cross_entropy: integer class labels, one per row of [batch,
     // classes] logits; mse and bce_with_logits: float targets shaped like
     // the output (a UNet's mask).
@@ -4534,7 +4556,7 @@ std::string Emitter::run(std::string &mlir) {
     for (const auto &[name, type] : graph.outputs) {
       auto it = values.find(name);
       if (it == values.end() || it->second.ssa.empty())
-        return "the output '" + name + "' was not computed";
+        return notComputed(name);
       results += (results.empty() ? "" : ", ") + it->second.ssa;
       resultTypes +=
           (resultTypes.empty() ? "" : ", ") + mlirType(it->second.type);
