@@ -33,6 +33,9 @@ lstm:    a 2-layer bidirectional nn.LSTM (batch_first) over 5 steps of 8
          features, its last step's output to a linear head
 gru:     an nn.GRU (PyTorch's linear_before_reset) with an initial state
          of zeros given, the same head
+vectors: torch.matmul with 1-D operands: attention pooling by a learned
+         vector ([B, S, 8] @ [8]), a vector times a matrix and a stack
+         ([8] @ [8, 5], [5] @ [B, 5, S]) and a dot product ([8] @ [8])
 positions: embeddings of tokens and of torch.arange(x.shape[1]) expanded
          to the batch, exported with a dynamic batch and length (Range,
          Unsqueeze and Expand of shape entries, which the importer folds
@@ -214,6 +217,25 @@ class Recurrent(nn.Module):
         return self.head(y[:, -1])
 
 
+class Vectors(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.v = nn.Parameter(torch.randn(8) * 0.5)
+        self.u = nn.Parameter(torch.randn(5) * 0.5)
+        self.w = nn.Parameter(torch.randn(8, 5) * 0.3)
+
+    def forward(self, x):
+        h = torch.tanh(self.fc(x))
+        a = (h @ self.v).softmax(-1)                 # [B, S, 8] @ [8]
+        pooled = (a.unsqueeze(1) @ h).squeeze(1)
+        bias = self.v @ self.w                       # [8] @ [8, 5]
+        gate = self.u @ self.w.t()                   # [5] @ [5, 8]
+        scores = self.u @ torch.tanh(h @ self.w).transpose(1, 2)  # [5] @ [B, 5, S]
+        return (pooled * gate) @ self.w + bias * (self.v @ self.v) \
+            + scores.mean(-1, keepdim=True)           # [8] @ [8]: a dot
+
+
 class Positions(nn.Module):
     def __init__(self):
         super().__init__()
@@ -244,7 +266,8 @@ def main():
                                ("causal", Causal(), (5, 8)),
                                ("stats", Stats(), (8,)),
                                ("lstm", Recurrent(True), (5, 8)),
-                               ("gru", Recurrent(False), (5, 8))):
+                               ("gru", Recurrent(False), (5, 8)),
+                               ("vectors", Vectors(), (5, 8))):
         x = torch.randn(32, *shape)
         y = torch.randint(0, 5, (32,), dtype=torch.int32)
         export(out, name, model, x)

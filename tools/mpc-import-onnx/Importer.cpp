@@ -1812,15 +1812,54 @@ std::string Emitter::matmul(const Node &node) {
     return e;
   if (auto e = outputType(node, 0, type); !e.empty())
     return e;
-  if (a.type.dims.size() < 2 || b.type.dims.size() < 2)
-    return error(node, "1-D operands are not imported (mpc.matmul takes "
-                       "matrices or stacks of them)");
-  if (auto e = contracting(node, a, b, false, false); !e.empty())
+  if (a.type.dims.empty() || b.type.dims.empty())
+    return error(node, "scalar operands are not imported (MatMul takes "
+                       "vectors, matrices or stacks of them)");
+  // NumPy's rule for vectors (torch.matmul): a 1-D left operand [K] is
+  // the row [1, K], a 1-D right operand [K] the column [K, 1], and the
+  // product's unit dimension is dropped again (the result's type, which
+  // the final reshape gives).
+  Value a2 = a, b2 = b;
+  if (a.type.dims.size() == 1) {
+    a2.type.dims = {1, a.type.dims[0]};
+    a2.ssa = reshapeOf(a.ssa, a.type, a2.type);
+  }
+  if (b.type.dims.size() == 1) {
+    b2.type.dims = {b.type.dims[0], 1};
+    b2.ssa = reshapeOf(b.ssa, b.type, b2.type);
+  }
+  if (auto e = contracting(node, a2, b2, false, false); !e.empty())
     return e;
+  // The product's type: the batch dimensions broadcast, then M and N.
+  const std::vector<int64_t> &da = a2.type.dims, &db = b2.type.dims;
+  size_t batch = std::max(da.size(), db.size()) - 2;
+  TensorType product = type;
+  product.dims.assign(batch + 2, 1);
+  for (size_t i = 0; i < batch; ++i) {
+    size_t fromEnd = batch - i; // counted from the matrix dimensions
+    int64_t x = da.size() - 2 >= fromEnd ? da[da.size() - 2 - fromEnd] : 1;
+    int64_t y = db.size() - 2 >= fromEnd ? db[db.size() - 2 - fromEnd] : 1;
+    if (x != y && x != 1 && y != 1)
+      return error(node, "the batch dimensions of " + mlirType(a.type) +
+                             " and " + mlirType(b.type) + " do not broadcast");
+    product.dims[i] = x == 1 ? y : x;
+  }
+  product.dims[batch] = da[da.size() - 2];
+  product.dims[batch + 1] = db.back();
+  int64_t count = 1;
+  for (int64_t d : product.dims)
+    count *= d;
+  int64_t expected = 1;
+  for (int64_t d : type.dims)
+    expected *= d;
+  if (count != expected)
+    return error(node, "the model gives the product of " + mlirType(a.type) +
+                           " and " + mlirType(b.type) + " the type " +
+                           mlirType(type));
   std::string ssa = fresh();
-  line(ssa + " = mpc.matmul " + a.ssa + ", " + b.ssa + " : " +
-       mlirType(a.type) + ", " + mlirType(b.type));
-  return define(node, 0, ssa, type);
+  line(ssa + " = mpc.matmul " + a2.ssa + ", " + b2.ssa + " : " +
+       mlirType(a2.type) + ", " + mlirType(b2.type));
+  return define(node, 0, reshapeOf(ssa, product, type), type);
 }
 
 std::string Emitter::gemm(const Node &node) {
