@@ -198,6 +198,12 @@ static cl::opt<std::string> memoryReport(
     "memory-report",
     cl::desc("Write the memory plan's report (JSON) to FILE ('-': stdout)"),
     cl::value_desc("FILE"), cl::init(""), cl::cat(category));
+static cl::opt<bool> noMemoryReuse(
+    "no-memory-reuse",
+    cl::desc("Give every value of the step its own buffer (--mpc-plan-memory "
+             "reuse=false): nothing in place, no views; the same results "
+             "in more memory, to check the reusing plan against"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> precisionReport(
     "precision-report",
     cl::desc("Write the precision assignment's report to FILE (with --amp)"),
@@ -440,9 +446,12 @@ int main(int argc, char **argv) {
         (checkNumerics.empty() ? std::string()
                                : " phases=" + checkNumerics.getValue()) +
         "}";
-  pipeline += ",mpc-plan-memory";
+  pipeline += ",mpc-plan-memory{";
   if (!memoryReport.empty())
-    pipeline += "{report=" + memoryReport.getValue() + "}";
+    pipeline += "report=" + memoryReport.getValue() + " ";
+  if (noMemoryReuse)
+    pipeline += "reuse=false";
+  pipeline += "}";
   pipeline += ",mpc-lower-to-runtime{entry=" + entry + " backend=" + backend +
               " ops-per-part=" + std::to_string(opsPerPart) + "}";
   if (failed(parsePassPipeline(pipeline, pm)))

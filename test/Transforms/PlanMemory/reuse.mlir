@@ -1,4 +1,12 @@
 // RUN: mpc-opt %s -split-input-file --mpc-plan-memory | FileCheck %s
+// Without reuse every value has its own bytes (the first case: five
+// 16 KiB values, 80 KiB, none in place).
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory=reuse=false | FileCheck %s --check-prefix=NOREUSE
+// NOREUSE-LABEL: func @chain
+// NOREUSE-SAME: attributes {mpc.arena_bytes = 81920 : i64}
+// NOREUSE: %[[A:.*]] = mpc.matmul {{.*}} {mpc.offsets = array<i64: [[O1:[0-9]+]]>}
+// NOREUSE-NOT: array<i64: [[O1]]>
+// NOREUSE: return
 
 // Elementwise ops write in place into a dying operand; a buffer is reused
 // once its value is dead. Two 16 KiB buffers suffice for five values.

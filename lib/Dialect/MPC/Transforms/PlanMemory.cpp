@@ -161,7 +161,8 @@ bool isGradient(Value v) {
   return false;
 }
 
-FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
+FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
+                                     bool reuse) {
   // Program order (the graphs are single-block).
   DenseMap<Operation *, int64_t> order;
   SmallVector<Operation *> ops;
@@ -238,7 +239,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
       int64_t here = order[op];
       // An accumulation into a global writes the global itself.
       if (SymbolRefAttr global =
-              globalWrittenInPlace(op, result, order, accessesOf)) {
+              reuse ? globalWrittenInPlace(op, result, order, accessesOf)
+                    : SymbolRefAttr()) {
         op->setAttr("mpc.in_global", global);
         ++plan.inGlobals;
         continue;
@@ -247,7 +249,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
       // result shares its operand's buffer, which then lives as long as
       // either (no copy; an elementwise op writes in place only once both
       // are dead). Not for what an all-reduce sums in place.
-      if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      if (auto reshape = dyn_cast<ReshapeOp>(op); reshape && reuse) {
         auto readByAllReduce = [](Value v) {
           return llvm::any_of(v.getUsers(), [](Operation *user) {
             return isa<AllReduceOp>(user);
@@ -284,7 +286,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
       }
       // In place: take a dying operand's buffer of the same size and type.
       bool inPlace = false;
-      for (Value operand : inPlaceOperands(op)) {
+      for (Value operand : reuse ? inPlaceOperands(op) : SmallVector<Value>()) {
         auto it = bufferOf.find(operand);
         if (it == bufferOf.end())
           continue;
@@ -307,6 +309,14 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment) {
                          type.getElementType(), isGradient(result)});
     }
   }
+
+  // Without reuse every buffer lives through the whole function, so no
+  // two share bytes (a plan to compare the reusing one with).
+  if (!reuse)
+    for (Buffer &b : buffers) {
+      b.start = 0;
+      b.end = last;
+    }
 
   // Each all-reduce bucket is one buffer holding its members in operand
   // order, so that the collective covers one contiguous range.
@@ -616,7 +626,7 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
       }
       if (func.isExternal())
         continue;
-      FailureOr<FunctionPlan> plan = planFunction(func, alignment);
+      FailureOr<FunctionPlan> plan = planFunction(func, alignment, reuse);
       if (failed(plan))
         return signalPassFailure();
       plans.push_back(std::move(*plan));

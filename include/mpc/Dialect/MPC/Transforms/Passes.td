@@ -607,6 +607,11 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
       aligned to `alignment` bytes (256: Tensor Core kernels) that overlaps
       no buffer live at the same time.
 
+    `reuse=false` gives every value a buffer of its own: no in-place
+    writes, no views, no sums written into their globals. A step planned
+    so must compute bit for bit what the reusing plan computes, which
+    checks the plan (`test/e2e/plan-reuse.test`).
+
     Each op gets `mpc.offsets` (one offset per result, -1 where not in the
     arena) and each function `mpc.arena_bytes`. `report=FILE|-` (or
     `--mpc-memory-report`) writes the peak split into parameters,
@@ -617,6 +622,10 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
            "Byte alignment of every buffer (a power of two)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the memory report to this file ('-' for stdout)">,
+    Option<"reuse", "reuse", "bool", /*default=*/"true",
+           "Share bytes between values (false: every value its own "
+           "buffer, nothing in place, no views, no sums written into "
+           "their globals; a plan to check the reusing one against)">,
   ];
 }
 
