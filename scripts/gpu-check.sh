@@ -13,7 +13,8 @@
 # (memcheck; racecheck on the kernels with shared memory), trains the MLP
 # on the GPU at fp32, O1 f16 and O2 bf16 against loss curves the CPU
 # reference computed in the build phase, checks graph replay against eager
-# bit for bit, trains with gradient accumulation and evaluation against the
+# and the memory plan against one without reuse, bit for bit, trains
+# with gradient accumulation and evaluation against the
 # CPU reference, runs each benchmark model a few steps at its full size,
 # and times the memory-bound kernels against a copy (mpc-bench-kernels).
 # The data are made on each machine by the checkout's scripts (CRCs
@@ -104,6 +105,11 @@ build() {
       --log-every 5 --metrics "$BUNDLE/expected/$name.jsonl" > /dev/null
     rm "$BUNDLE/cpu-$name"
   done
+  # The O2 bf16 step planned without sharing (--no-memory-reuse): it must
+  # compute the sharing plan's bits on the GPU too.
+  eval "local options=($(curve_options o2bf16))"
+  "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${options[@]}" \
+    --no-memory-reuse --backend=cuda -o "$BUNDLE/bin/curve-o2bf16-noreuse"
 
   # Gradient accumulation and evaluation (O2 f16, 4 micro-batches, an
   # evaluation every 6 steps): the CPU reference's curve and evaluations.
@@ -272,6 +278,14 @@ replay() {
     echo "graph replay and eager steps agree bit for bit"
 }
 
+plan_reuse() {
+  "$BUNDLE/bin/curve-o2bf16-noreuse" --data "$DATA/mlp.npz" --steps "$STEPS" \
+    --log-every 5 --metrics "$RESULTS/.logs/noreuse.jsonl" &&
+    python3 "$BUNDLE/metrics.py" same "$RESULTS/.logs/noreuse.jsonl" \
+      "$RESULTS/.logs/o2bf16.jsonl" &&
+    echo "the step planned without memory reuse agrees bit for bit"
+}
+
 accumulate_eval() {
   "$BUNDLE/bin/accumulate-eval" --data "$DATA/mlp.npz" \
     --val-data "$DATA/mlp.npz" --eval-every 6 --steps 12 \
@@ -372,6 +386,7 @@ run() {
     part "curve-$name" 45 curve "$name"
   done
   part graph-replay 45 replay
+  part plan-reuse 45 plan_reuse
   part accumulate-eval 60 accumulate_eval
   part data-parallel 60 data_parallel
   local model
