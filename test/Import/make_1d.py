@@ -14,6 +14,8 @@
   linear1d/         Upsample(scale_factor 2, mode linear) on [2, 3, 7]
   trilinear3d/      Upsample(scale_factor (2, 1, 3), mode trilinear,
                     align_corners) on [1, 2, 3, 4, 5]
+  batchnorm1d/      BatchNorm1d(4) in training mode on [2, 4, 11]
+  batchnorm3d/      BatchNorm3d(3) in training mode on [2, 3, 2, 3, 4]
 """
 import os
 import sys
@@ -23,11 +25,14 @@ import torch
 from make_grouped import tensor
 
 
-def write(out, name, module, x):
+def write(out, name, module, x, training=False):
     d = os.path.join(out, name)
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    mode = (torch.onnx.TrainingMode.TRAINING if training
+            else torch.onnx.TrainingMode.EVAL)
     torch.onnx.export(module, x, os.path.join(d, "model.onnx"),
-                      input_names=["x"], output_names=["y"], opset_version=17)
+                      input_names=["x"], output_names=["y"], opset_version=17,
+                      training=mode, do_constant_folding=not training)
     with open(os.path.join(d, "test_data_set_0", "input_0.pb"), "wb") as f:
         f.write(tensor("x", x))
     with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
@@ -56,6 +61,12 @@ def main():
           torch.nn.Upsample(scale_factor=(2, 1, 3), mode="trilinear",
                             align_corners=True),
           torch.randn(1, 2, 3, 4, 5))
+    # Training mode: the batch's statistics (the output does not depend on
+    # the running ones, which the export's trace updated).
+    write(out, "batchnorm1d", torch.nn.BatchNorm1d(4).train(),
+          torch.randn(2, 4, 11) * 2 + 1, training=True)
+    write(out, "batchnorm3d", torch.nn.BatchNorm3d(3).train(),
+          torch.randn(2, 3, 2, 3, 4) * 2 + 1, training=True)
 
 
 if __name__ == "__main__":

@@ -2889,12 +2889,25 @@ std::string Emitter::batchNorm(const Node &node) {
   // Training: mpc.batch_norm on NHWC with PyTorch's running statistics
   // (mpc momentum = 1 - ONNX momentum; the unbiased variance), written
   // back to the statistics' globals.
-  if (x.type.dims.size() != 4 && x.type.dims.size() != 2)
-    return error(node, "only [N, C] and [N, C, H, W] inputs are imported");
+  size_t rank = x.type.dims.size();
+  if (rank < 2)
+    return error(node, "the input must be [N, C] or [N, C, D...]");
   double momentum = 1 - floatAttr(node, "momentum", 0.9);
-  bool image = x.type.dims.size() == 4;
-  TensorType xt = x.type;
-  std::string xs = image ? toNHWC(x, xt) : x.ssa;
+  // [N, C, D...] other than NCHW (BatchNorm1d's [N, C, L], BatchNorm3d's
+  // [N, C, D, H, W]) is normalized as the NCHW view [N, C, D... but the
+  // last, last]: the statistics are over N and every spatial position
+  // either way.
+  Value x4 = x;
+  if (rank == 3 || rank > 4) {
+    int64_t rows = 1;
+    for (size_t d = 2; d + 1 < rank; ++d)
+      rows *= x.type.dims[d];
+    x4.type.dims = {x.type.dims[0], x.type.dims[1], rows, x.type.dims.back()};
+    x4.ssa = reshapeOf(x.ssa, x.type, x4.type);
+  }
+  bool image = rank >= 3;
+  TensorType xt = x4.type;
+  std::string xs = image ? toNHWC(x4, xt) : x.ssa;
   std::string ssa = fresh();
   line(ssa + ":5 = mpc.batch_norm " + xs + ", " + g.ssa + ", " + b.ssa + ", " +
        mean.ssa + ", " + var.ssa + " {momentum = " + floatLiteral(momentum) +
@@ -2910,7 +2923,7 @@ std::string Emitter::batchNorm(const Node &node) {
                       mlirType(i == 3 ? mean.type : var.type)});
   }
   std::string y = image ? toNCHW(ssa + "#0", xt) : ssa + "#0";
-  return define(node, 0, y, type);
+  return define(node, 0, reshapeOf(y, x4.type, x.type), type);
 }
 
 std::string Emitter::pool(const Node &node, bool max) {
