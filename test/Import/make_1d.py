@@ -16,6 +16,7 @@
                     align_corners) on [1, 2, 3, 4, 5]
   batchnorm1d/      BatchNorm1d(4) in training mode on [2, 4, 11]
   batchnorm3d/      BatchNorm3d(3) in training mode on [2, 3, 2, 3, 4]
+  conv3d/           Conv3d(2, 3, 2) on [1, 2, 3, 3, 3] (refused)
 """
 import os
 import sys
@@ -67,6 +68,7 @@ def main():
           torch.randn(2, 4, 11) * 2 + 1, training=True)
     write(out, "batchnorm3d", torch.nn.BatchNorm3d(3).train(),
           torch.randn(2, 3, 2, 3, 4) * 2 + 1, training=True)
+    write(out, "conv3d", torch.nn.Conv3d(2, 3, 2), torch.randn(1, 2, 3, 3, 3))
 
 
 if __name__ == "__main__":
