@@ -33,6 +33,8 @@ lstm:    a 2-layer bidirectional nn.LSTM (batch_first) over 5 steps of 8
          features, its last step's output to a linear head
 gru:     an nn.GRU (PyTorch's linear_before_reset) with an initial state
          of zeros given, the same head
+padded:  nn.Embedding(padding_idx=0) over ids a third of which are 0
+         (ONNX does not record the padding index: --padding-idx)
 vectors: torch.matmul with 1-D operands: attention pooling by a learned
          vector ([B, S, 8] @ [8]), a vector times a matrix and a stack
          ([8] @ [8, 5], [5] @ [B, 5, S]) and a dot product ([8] @ [8])
@@ -236,6 +238,16 @@ class Vectors(nn.Module):
             + scores.mean(-1, keepdim=True)           # [8] @ [8]: a dot
 
 
+class Padded(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 4, padding_idx=0)
+        self.head = nn.Linear(4, 5)
+
+    def forward(self, ids):
+        return self.head(self.emb(ids.long()).mean(1))
+
+
 class Positions(nn.Module):
     def __init__(self):
         super().__init__()
@@ -303,6 +315,16 @@ def main():
     write_trace(out, "positions", sgd_trace(model.train(), ids, y, batch=4,
                                             steps=10, lr=0.05))
     export(out, "mobile-drop", Mobile(0.2), torch.randn(4, 3, 16, 16))
+    # Token ids a third of which are the padding index 0.
+    torch.manual_seed(6)
+    model = Padded()
+    ids = torch.randint(0, 16, (32, 6), dtype=torch.int32)
+    ids[torch.rand(32, 6) < 0.3] = 0
+    export(out, "padded", model, ids.long())
+    numpy.savez(os.path.join(out, "padded-data.npz"), x=ids.numpy(),
+                y=y.numpy())
+    write_trace(out, "padded", sgd_trace(model.train(), ids, y, batch=4,
+                                         steps=10, lr=0.05))
 
 
 if __name__ == "__main__":

@@ -625,6 +625,8 @@ private:
   };
   std::vector<Store> stores;
   std::set<std::string> globalNames;
+  /// The --padding-idx tables an embedding read (each must be one).
+  std::set<std::string> paddedTables;
   std::string erf(const Node &node);
   /// The nodes of a GELU written with Erf (PyTorch's export before
   /// opset 20: x / sqrt(2), Erf, + 1, * x, * 0.5), and the tanh form an
@@ -2178,9 +2180,20 @@ std::string Emitter::gather(const Node &node) {
   if (intAttr(node, "axis", 0) != 0 || table.type.dims.size() != 2)
     return error(node, "only rows of a 2-D table (an embedding, axis 0) are "
                        "imported");
+  std::string attrs;
+  if (auto padding = options.paddingIdx.find(node.inputs[0]);
+      padding != options.paddingIdx.end()) {
+    if (padding->second >= table.type.dims[0])
+      return error(node, "--padding-idx " + node.inputs[0] + "=" +
+                             std::to_string(padding->second) +
+                             " is past the table's " +
+                             std::to_string(table.type.dims[0]) + " rows");
+    attrs = " {padding_idx = " + std::to_string(padding->second) + " : i64}";
+    paddedTables.insert(node.inputs[0]);
+  }
   std::string ssa = fresh();
-  line(ssa + " = mpc.embedding " + table.ssa + ", " + it->second.ssa + " : " +
-       mlirType(table.type) + ", " + mlirType(it->second.type));
+  line(ssa + " = mpc.embedding " + table.ssa + ", " + it->second.ssa + attrs +
+       " : " + mlirType(table.type) + ", " + mlirType(it->second.type));
   return define(node, 0, ssa, type);
 }
 
@@ -4528,6 +4541,11 @@ std::string Emitter::run(std::string &mlir) {
     body += "    ml_program.global_store @" + quoted(store.global) + " = " +
             store.ssa + " : " + store.type + at(store.global, 0) + "\n";
   }
+  for (const auto &[name, row] : options.paddingIdx)
+    if (!paddedTables.count(name))
+      return "--padding-idx " + name + "=" + std::to_string(row) +
+             ": no embedding (a Gather of integer indices) reads '" + name +
+             "'";
   // Results: the graph's outputs, or the loss of the first.
   std::string results, resultTypes;
   if (options.testCase) {

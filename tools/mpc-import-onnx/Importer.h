@@ -9,6 +9,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct ImportOptions {
   /// Of those, the ones whose names match stay globals marked mpc.frozen
   /// (checkpointed, never trained: PyTorch's buffers); "" matches none.
   std::string frozen;
+  /// Embedding tables (initializer names) and the row of each that gets
+  /// no gradient (PyTorch's padding_idx, which ONNX does not record).
+  std::map<std::string, int64_t> paddingIdx;
   /// The source file, for the ops' locations.
   std::string sourceName;
   /// A test case (ONNX's test_data_set_N): when set, the graph's inputs

@@ -68,6 +68,13 @@ static cl::opt<std::string> frozen(
              "checkpoints, never trained), as PyTorch's buffers are "
              "(default: none)"),
     cl::init(""), cl::cat(category));
+static cl::list<std::string> paddingIdx(
+    "padding-idx",
+    cl::desc("TABLE=INDEX: the row of the embedding table TABLE (an "
+             "initializer's name) that gets no gradient, as PyTorch's "
+             "nn.Embedding(padding_idx=INDEX), which ONNX does not record "
+             "(repeatable)"),
+    cl::value_desc("TABLE=INDEX"), cl::cat(category));
 static cl::opt<std::string> function("function",
                                      cl::desc("The function's name (default "
                                               "loss, mpc-compile's --loss)"),
@@ -123,6 +130,15 @@ int main(int argc, char **argv) {
   options.labels = labels;
   options.trainable = trainable;
   options.frozen = frozen;
+  for (const std::string &spec : paddingIdx) {
+    auto [name, index] = llvm::StringRef(spec).rsplit('=');
+    int64_t row;
+    if (name.empty() || index.getAsInteger(10, row) || row < 0)
+      return fail("--padding-idx expects TABLE=INDEX (a row index >= 0), "
+                  "not '" +
+                  spec + "'");
+    options.paddingIdx[name.str()] = row;
+  }
   options.sourceName = llvm::sys::path::filename(inputFile).str();
   if (!testData.empty()) {
     options.testCase = true;

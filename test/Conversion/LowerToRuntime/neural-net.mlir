@@ -57,6 +57,20 @@ func.func @embedding(%table: tensor<100x8xf32>, %ids: tensor<2x4xi32>) -> tensor
 
 // -----
 
+// A padding row gets no gradient: its 8 f32s (32 bytes, at 3 * 32) are
+// zeroed after the scatter.
+// CHECK-LABEL: func.func @embedding_padding(
+// CHECK: call @mpcrt_embedding_backward_f32({{.*}}, %[[DT:[^)]*]]) : {{.*}} -> i64
+// CHECK: call @mpcrt_check_index(
+// CHECK: %[[ROW:.*]] = llvm.getelementptr %[[DT]][%c96_i64]
+// CHECK: call @mpcrt_zero(%[[ROW]], %c32_i64)
+func.func @embedding_padding(%g: tensor<2x4x8xf32>, %ids: tensor<2x4xi32>) -> tensor<100x8xf32> {
+  %0 = mpc.embedding_backward %g, %ids {padding_idx = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
+  return %0 : tensor<100x8xf32>
+}
+
+// -----
+
 // The step counter is the state buffer's last slot (here the only one, at
 // offset 0): dropout reads it, the entry function increments it.
 // CHECK-LABEL: func.func @dropout(

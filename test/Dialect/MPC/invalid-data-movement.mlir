@@ -272,3 +272,19 @@ func.func @slice_offset_overflow(%x: tensor<8x8xf32>) {
   %0 = mpc.slice %x {offsets = array<i64: 9223372036854775807, 0>, sizes = array<i64: 2, 8>} : tensor<8x8xf32>
   return
 }
+
+// -----
+
+func.func @embedding_padding(%t: tensor<100x8xf32>, %i: tensor<4xi32>) {
+  // expected-error @+1 {{'mpc.embedding' op expects padding_idx in [0, 100), got 100}}
+  %0 = mpc.embedding %t, %i {padding_idx = 100 : i64} : tensor<100x8xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @embedding_backward_padding(%g: tensor<4x8xf32>, %i: tensor<4xi32>) {
+  // expected-error @+1 {{'mpc.embedding_backward' op expects padding_idx in [0, 100), got -1}}
+  %0 = mpc.embedding_backward %g, %i {padding_idx = -1 : i64} : tensor<4x8xf32>, tensor<4xi32> -> tensor<100x8xf32>
+  return
+}

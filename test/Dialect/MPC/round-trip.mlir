@@ -233,6 +233,10 @@ func.func @data_movement(%x: tensor<2x4x8xf32>, %ids: tensor<2x4xi32>, %table: t
   %6 = mpc.embedding %table, %ids : tensor<100x8xf32>, tensor<2x4xi32>
   // CHECK: mpc.embedding_backward %[[E]], %{{.*}} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
   %7 = mpc.embedding_backward %6, %ids : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
+  // CHECK: mpc.embedding %{{.*}}, %{{.*}} {padding_idx = 0 : i64} : tensor<100x8xf32>, tensor<2x4xi32>
+  %pe = mpc.embedding %table, %ids {padding_idx = 0 : i64} : tensor<100x8xf32>, tensor<2x4xi32>
+  // CHECK: mpc.embedding_backward %{{.*}}, %{{.*}} {padding_idx = 99 : i64} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
+  %pb = mpc.embedding_backward %pe, %ids {padding_idx = 99 : i64} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
   return
 }
 

@@ -246,17 +246,17 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
 
 // -----
 
-// embedding
+// embedding (the padding row's index carried to the backward)
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %[[IDS:.*]] = mpc.constant dense<{{.*}}> : tensor<2x2xi32>
-// CHECK: mpc.embedding_backward %{{.*}}, %[[IDS]] : tensor<2x2x3xf64>, tensor<2x2xi32> -> tensor<5x3xf64>
+// CHECK: mpc.embedding_backward %{{.*}}, %[[IDS]] {padding_idx = 3 : i64} : tensor<2x2x3xf64>, tensor<2x2xi32> -> tensor<5x3xf64>
 ml_program.global private mutable @p_t(#mpc.init<uniform, seed = 1, low = -1.0, high = 1.0>) : tensor<5x3xf64>
 ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<2x2x3xf64>
 func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
   %t = ml_program.global_load @p_t : tensor<5x3xf64>
   %rw = ml_program.global_load @r : tensor<2x2x3xf64>
   %ids = mpc.constant dense<[[0, 3], [3, 4]]> : tensor<2x2xi32>
-  %y = mpc.embedding %t, %ids : tensor<5x3xf64>, tensor<2x2xi32>
+  %y = mpc.embedding %t, %ids {padding_idx = 3 : i64} : tensor<5x3xf64>, tensor<2x2xi32>
   %z = mpc.mul %y, %rw : tensor<2x2x3xf64>, tensor<2x2x3xf64>
   %l = mpc.reduce_sum %z {dims = array<i64: 0, 1, 2>} : tensor<2x2x3xf64>
   return %l : tensor<f64>

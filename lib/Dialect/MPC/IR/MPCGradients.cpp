@@ -429,7 +429,8 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       })
       .Case([&](EmbeddingOp op) {
         out[0] = EmbeddingBackwardOp::create(b, loc, typeOf(op.getTable()), g,
-                                             op.getIndices());
+                                             op.getIndices(),
+                                             op.getPaddingIdxAttr());
         return success();
       })
       .Case([&](DropoutOp op) {

@@ -1208,11 +1208,27 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// A padding row within the table's V rows.
+static LogicalResult checkPaddingIdx(std::optional<int64_t> padding,
+                                     RankedTensorType table, const Diag &diag) {
+  if (padding && table.getRank() == 2 &&
+      (*padding < 0 || *padding >= table.getDimSize(0)))
+    return diag("expects padding_idx in [0, ", table.getDimSize(0), "), got ",
+                *padding);
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  return checkPaddingIdx(getPaddingIdx(), getTable().getType(),
+                         Diag(getLoc(), getOperationName()));
+}
+
 LogicalResult EmbeddingBackwardOp::verify() {
   Diag diag(getLoc(), getOperationName());
   RankedTensorType grad = getGrad().getType(), table = getType();
   if (failed(checkRank(table, "a [V, D] table result", 2, diag)) ||
-      failed(checkSameElementType(grad, "grad", table, "result", diag)))
+      failed(checkSameElementType(grad, "grad", table, "result", diag)) ||
+      failed(checkPaddingIdx(getPaddingIdx(), table, diag)))
     return failure();
   SmallVector<int64_t> expected(getIndices().getType().getShape());
   expected.push_back(table.getDimSize(1));

@@ -943,30 +943,37 @@ def MPC_EmbeddingOp : MPC_Op<"embedding", "Follow", [Pure, MPC_InferTypeOpAdapto
   let summary = "Gathers rows of a table by index";
   let description = [{
     `table` is `[V, D]`, `indices` any integer shape `S`; the result is
-    `[S..., D]`. Indices out of `[0, V)` are a runtime error.
+    `[S..., D]`. Indices out of `[0, V)` are a runtime error. With
+    `padding_idx` (PyTorch's `nn.Embedding(padding_idx=...)`), that row
+    gets no gradient: the forward reads it as any other row.
 
     ```mlir
-    %e = mpc.embedding %table, %ids : tensor<30522x256xf32>, tensor<8x128xi32>
+    %e = mpc.embedding %table, %ids {padding_idx = 0 : i64}
+        : tensor<30522x256xf32>, tensor<8x128xi32>
     ```
   }];
-  let arguments = (ins MPC_FloatTensor:$table, MPC_IndexTensor:$indices);
+  let arguments = (ins MPC_FloatTensor:$table, MPC_IndexTensor:$indices,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs MPC_FloatTensor:$result);
   let assemblyFormat =
       "$table `,` $indices attr-dict `:` type($table) `,` type($indices)";
+  let hasVerifier = 1;
 }
 
 def MPC_EmbeddingBackwardOp : MPC_Op<"embedding_backward", "Follow", [Pure]> {
   let summary = "Scatter-adds gradient rows into a zero table";
   let description = [{
     Rows hit by several indices receive the sum of their gradients
-    (accumulated in f32). The table type is spelled out.
+    (accumulated in f32). The table type is spelled out. The row
+    `padding_idx`, where given, stays zero.
 
     ```mlir
     %dt = mpc.embedding_backward %dy, %ids
         : tensor<8x128x256xf32>, tensor<8x128xi32> -> tensor<30522x256xf32>
     ```
   }];
-  let arguments = (ins MPC_FloatTensor:$grad, MPC_IndexTensor:$indices);
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_IndexTensor:$indices,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs MPC_FloatTensor:$result);
   let assemblyFormat = "$grad `,` $indices attr-dict `:` type($grad) `,` "
                        "type($indices) `->` type($result)";

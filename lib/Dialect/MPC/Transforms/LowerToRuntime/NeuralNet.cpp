@@ -113,6 +113,12 @@ LogicalResult embeddingBackward(EmbeddingBackwardOp op, Lowering &l) {
        l.i64(table.getDimSize(0)), l.i64(table.getDimSize(1)), out},
       /*returnsI64=*/true);
   l.call("mpcrt_check_index", {code, l.string(where(op))});
+  // The padding row gets no gradient: zeroed after the scatter.
+  if (std::optional<int64_t> padding = op.getPaddingIdx()) {
+    int64_t rowBytes = bytesOf(
+        RankedTensorType::get({table.getDimSize(1)}, table.getElementType()));
+    l.call("mpcrt_zero", {l.offset(out, *padding * rowBytes), l.i64(rowBytes)});
+  }
   return success();
 }
 
