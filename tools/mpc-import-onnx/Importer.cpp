@@ -1834,27 +1834,16 @@ std::string Emitter::matmul(const Node &node) {
     return e;
   // The product's type: the batch dimensions broadcast, then M and N.
   const std::vector<int64_t> &da = a2.type.dims, &db = b2.type.dims;
-  size_t batch = std::max(da.size(), db.size()) - 2;
+  auto batch =
+      broadcastShape({da.begin(), da.end() - 2}, {db.begin(), db.end() - 2});
+  if (!batch)
+    return error(node, "the batch dimensions of " + mlirType(a.type) + " and " +
+                           mlirType(b.type) + " do not broadcast");
   TensorType product = type;
-  product.dims.assign(batch + 2, 1);
-  for (size_t i = 0; i < batch; ++i) {
-    size_t fromEnd = batch - i; // counted from the matrix dimensions
-    int64_t x = da.size() - 2 >= fromEnd ? da[da.size() - 2 - fromEnd] : 1;
-    int64_t y = db.size() - 2 >= fromEnd ? db[db.size() - 2 - fromEnd] : 1;
-    if (x != y && x != 1 && y != 1)
-      return error(node, "the batch dimensions of " + mlirType(a.type) +
-                             " and " + mlirType(b.type) + " do not broadcast");
-    product.dims[i] = x == 1 ? y : x;
-  }
-  product.dims[batch] = da[da.size() - 2];
-  product.dims[batch + 1] = db.back();
-  int64_t count = 1;
-  for (int64_t d : product.dims)
-    count *= d;
-  int64_t expected = 1;
-  for (int64_t d : type.dims)
-    expected *= d;
-  if (count != expected)
+  product.dims = *batch;
+  product.dims.push_back(da[da.size() - 2]);
+  product.dims.push_back(db.back());
+  if (elementCount(product) != elementCount(type))
     return error(node, "the model gives the product of " + mlirType(a.type) +
                            " and " + mlirType(b.type) + " the type " +
                            mlirType(type));
