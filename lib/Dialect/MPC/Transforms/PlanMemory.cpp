@@ -177,13 +177,17 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
   int64_t last = ops.size();
   FunctionPlan plan;
   // The loads and stores of each global, for the accumulations written
-  // into their globals (globalWrittenInPlace).
+  // into their globals (globalWrittenInPlace), and where each global is
+  // stored, in program order (for the snapshots below).
   llvm::DenseMap<Attribute, SmallVector<Operation *>> accessesOf;
+  llvm::DenseMap<Attribute, SmallVector<int64_t>> storedAt;
   for (Operation *op : ops) {
-    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op))
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
       accessesOf[load.getGlobalAttr()].push_back(op);
-    else if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
+    } else if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
       accessesOf[store.getGlobalAttr()].push_back(op);
+      storedAt[store.getGlobalAttr()].push_back(order[op]);
+    }
   }
   std::vector<Buffer> buffers;
   DenseMap<Value, int64_t> bufferOf;
@@ -194,12 +198,6 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       end = std::max(end, isa<func::ReturnOp>(user) ? last : order[user]);
     return end;
   };
-  // Where each global is stored, in program order.
-  llvm::DenseMap<Attribute, SmallVector<int64_t>> storedAt;
-  for (auto &[global, accesses] : accessesOf)
-    for (Operation *access : accesses)
-      if (isa<ml_program::GlobalStoreOp>(access))
-        storedAt[global].push_back(order[access]);
   // A load reads the global where it stands; the lowering gives it the
   // global's own storage. Where a store overwrites the global before the
   // loaded value's last reader, the value is copied into the arena at the
