@@ -89,8 +89,10 @@ def eval_table(runs):
 
 
 def derived_lines(done):
-    """mpc-BASE-SUFFIX against mpc-BASE: step time and memory."""
+    """mpc-BASE-SUFFIX against mpc-BASE: step time and memory, a line
+    each."""
     by_impl = {r["impl"]: r for r in done}
+    lines = []
     for r in done:
         impl = r["impl"]
         if not impl.startswith("mpc-") or "-" not in impl[4:]:
@@ -103,7 +105,8 @@ def derived_lines(done):
         if r.get("peak_bytes") is not None and base.get("peak_bytes"):
             line += ", memory %+.0f MiB" % (
                 (r["peak_bytes"] - base["peak_bytes"]) / 2**20)
-        print("- " + line + ".")
+        lines.append("- " + line + ".")
+    return lines
 
 
 def table(args):
@@ -150,10 +153,9 @@ def table(args):
                           for p in peers]
             print("| " + " | ".join(cells) + " |")
         print()
-        derived = [r for r in done if r["impl"].startswith("mpc-")]
-        if any(r["impl"].count("-") > 1 for r in derived):
-            derived_lines(derived)
-            print()
+        derived = derived_lines(done)
+        if derived:
+            print("\n".join(derived) + "\n")
         model_evals = [r for r in evals if r["model"] == model]
         if model_evals:
             eval_table(model_evals)
