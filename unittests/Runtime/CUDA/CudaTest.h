@@ -2,7 +2,8 @@
 //
 // Every test compares a CUDA entry point with the CPU reference (or a
 // float64 computation) on fresh random inputs, and skips, saying why, on a
-// machine without a CUDA device.
+// machine without a CUDA device. The same tests also run with the kernels
+// emulated on the host (MPCRuntimeCUDAEmulatedTests), in CI.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +59,16 @@ public:
   std::mt19937 rng;
   std::vector<void *> owned;
 };
+
+/// Skips a test of an entry point built on cuBLASLt or cuDNN where the
+/// kernels run on the host (lib/Runtime/CUDA/Emulation): neither library is
+/// emulated.
+#ifdef MPC_CUDA_EMULATION
+#define MPCRT_NEEDS_CUDA_LIBRARIES()                                           \
+  GTEST_SKIP() << "cuBLASLt and cuDNN are not emulated on the host"
+#else
+#define MPCRT_NEEDS_CUDA_LIBRARIES() (void)0
+#endif
 
 /// Expands CALL(SUFFIX, T, STAT) for the C ABI instance of dtype `d`: the
 /// suffix, the ABI element type and the statistics type (layer norm).

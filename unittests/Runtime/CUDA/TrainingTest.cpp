@@ -472,7 +472,8 @@ TEST_F(Training, MultiTensorUpdatesEqualOneLaunchPerTensor) {
             EXPECT_EQ(c1, c0);
           }
         }
-        if (!skip)
+        // A one-element step may round back to the bf16 value it had.
+        if (!skip && sizes[t] > 1)
           EXPECT_NE(at(dp, 1), param[t]);
       }
     }

@@ -1,0 +1,431 @@
+//===- Emulation.cpp - kernels as fibers, the CUDA runtime on the host ----===//
+//
+// The scheduler behind Emulation.h and the CUDA runtime calls the backend
+// makes, answered with host memory and work done when it is enqueued.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emulation.h"
+
+#include <ucontext.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <vector>
+
+// The built-in variables are members of `builtins` here.
+#undef threadIdx
+#undef blockIdx
+#undef blockDim
+#undef gridDim
+
+namespace mpcemu {
+
+Builtins builtins;
+
+namespace {
+
+[[noreturn]] void fail(const char *file, int line, const char *what) {
+  std::fprintf(stderr, "error: CUDA emulation: kernel launched at %s:%d: %s\n",
+               file, line, what);
+  std::abort();
+}
+
+/// A group of threads that meet at a barrier: the block, or one warp.
+struct Group {
+  unsigned live = 0, arrived = 0, generation = 0;
+  int orSoFar = 0, orResult[2] = {0, 0};
+};
+
+struct Fiber {
+  ucontext_t context;
+  uint3 index;
+  unsigned linear = 0;
+  enum Status { Ready, Waiting, Done } status = Ready;
+  Group *waitingOn = nullptr;
+  unsigned waitingFor = 0;
+  bool started = false;
+};
+
+/// Threads' stacks, reused by every block (kernels pass tensor lists of a
+/// few KiB by value).
+constexpr size_t kStackBytes = 256 * 1024;
+std::vector<std::unique_ptr<char[]>> stacks;
+
+/// The block that runs.
+struct Block {
+  const char *file;
+  int line;
+  const std::function<void()> *thread;
+  std::vector<Fiber> fibers;
+  Group block;
+  std::vector<Group> warps;
+  std::vector<unsigned> warpSizes;
+  std::vector<uint64_t> slots; // one exchange word per thread
+  ucontext_t scheduler;
+  Fiber *current = nullptr;
+};
+Block *running = nullptr;
+
+void release(Group &g) {
+  g.orResult[g.generation & 1] = g.orSoFar;
+  g.orSoFar = 0;
+  g.arrived = 0;
+  ++g.generation;
+}
+
+/// Waits at `g` until every live thread of it has arrived.
+void arrive(Group &g) {
+  Fiber &f = *running->current;
+  f.waitingOn = &g;
+  f.waitingFor = g.generation;
+  if (++g.arrived == g.live) {
+    release(g);
+    return;
+  }
+  f.status = Fiber::Waiting;
+  swapcontext(&f.context, &running->scheduler);
+}
+
+void threadMain() {
+  (*running->thread)();
+  Fiber &f = *running->current;
+  f.status = Fiber::Done;
+  for (Group *g : {&running->block, &running->warps[f.linear / 32]}) {
+    --g->live;
+    if (g->arrived && g->arrived == g->live)
+      release(*g);
+  }
+}
+
+void runBlock(Block &b, dim3 blockDim) {
+  unsigned n = blockDim.x * blockDim.y * blockDim.z;
+  while (stacks.size() < n)
+    stacks.emplace_back(new char[kStackBytes]);
+  b.fibers.assign(n, Fiber());
+  b.block = Group();
+  b.block.live = n;
+  unsigned warps = (n + 31) / 32;
+  b.warps.assign(warps, Group());
+  b.warpSizes.assign(warps, 32);
+  b.warpSizes.back() = n - 32 * (warps - 1);
+  for (unsigned w = 0; w < warps; ++w)
+    b.warps[w].live = b.warpSizes[w];
+  b.slots.assign(n, 0);
+  for (unsigned i = 0; i < n; ++i) {
+    Fiber &f = b.fibers[i];
+    f.linear = i;
+    f.index = {i % blockDim.x, (i / blockDim.x) % blockDim.y,
+               i / (blockDim.x * blockDim.y)};
+  }
+  unsigned done = 0;
+  while (done < n) {
+    bool progressed = false;
+    for (Fiber &f : b.fibers) {
+      if (f.status == Fiber::Done)
+        continue;
+      if (f.status == Fiber::Waiting) {
+        if (f.waitingOn->generation == f.waitingFor)
+          continue;
+        f.status = Fiber::Ready;
+      }
+      if (!f.started) {
+        getcontext(&f.context);
+        f.context.uc_stack.ss_sp = stacks[f.linear].get();
+        f.context.uc_stack.ss_size = kStackBytes;
+        f.context.uc_link = &b.scheduler;
+        makecontext(&f.context, threadMain, 0);
+        f.started = true;
+      }
+      b.current = &f;
+      builtins.threadIdx = f.index;
+      swapcontext(&b.scheduler, &f.context);
+      progressed = true;
+      if (f.status == Fiber::Done)
+        ++done;
+    }
+    if (!progressed)
+      fail(b.file, b.line,
+           "threads wait at a barrier (__syncthreads or a warp shuffle) "
+           "that the others never reach");
+  }
+}
+
+/// Work enqueued on a stream while it is captured.
+struct Capture {
+  cudaStream_t stream = nullptr;
+  std::vector<std::function<void()>> work;
+  /// A call that cannot be captured was made: the capture fails.
+  bool invalidated = false;
+};
+Capture capture;
+cudaError_t lastError = cudaSuccess;
+
+/// Runs `work` now, or records it on the captured stream.
+void enqueue(cudaStream_t stream, std::function<void()> work) {
+  if (capture.stream && stream == capture.stream) {
+    capture.work.push_back(std::move(work));
+    return;
+  }
+  work();
+}
+
+/// A synchronous call while a stream is captured: as CUDA, it fails and so
+/// does the capture.
+bool refusedDuringCapture() {
+  if (!capture.stream)
+    return false;
+  capture.invalidated = true;
+  return true;
+}
+
+} // namespace
+
+void syncThreads() { arrive(running->block); }
+
+int syncThreadsOr(int predicate) {
+  Group &g = running->block;
+  if (predicate)
+    g.orSoFar = 1;
+  unsigned generation = g.generation;
+  arrive(g);
+  return g.orResult[generation & 1];
+}
+
+int laneId() { return running->current->linear % 32; }
+
+void exchange(const void *value, void *result, size_t bytes, int source) {
+  Block &b = *running;
+  Fiber &f = *b.current;
+  unsigned warp = f.linear / 32;
+  if (b.warps[warp].live != b.warpSizes[warp] || b.warpSizes[warp] != 32)
+    fail(b.file, b.line,
+         "a warp shuffle over all lanes in a warp whose lanes have exited "
+         "or do not exist");
+  std::memcpy(&b.slots[f.linear], value, bytes);
+  arrive(b.warps[warp]);
+  std::memcpy(result, &b.slots[warp * 32 + source], bytes);
+  arrive(b.warps[warp]);
+}
+
+void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
+            const char *file, int line, std::function<void()> thread) {
+  uint64_t threads = uint64_t(block.x) * block.y * block.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 ||
+      threads > 1024 || block.z > 64 || grid.x > 0x7fffffffu ||
+      grid.y > 65535 || grid.z > 65535 || shared > 48 * 1024) {
+    lastError = cudaErrorInvalidConfiguration;
+    return;
+  }
+  enqueue(stream, [=] {
+    Block b;
+    b.file = file;
+    b.line = line;
+    b.thread = &thread;
+    Block *outer = running;
+    running = &b;
+    Builtins saved = builtins;
+    builtins.gridDim = grid;
+    builtins.blockDim = block;
+    for (unsigned z = 0; z < grid.z; ++z)
+      for (unsigned y = 0; y < grid.y; ++y)
+        for (unsigned x = 0; x < grid.x; ++x) {
+          builtins.blockIdx = {x, y, z};
+          runBlock(b, block);
+        }
+    builtins = saved;
+    running = outer;
+  });
+}
+
+} // namespace mpcemu
+
+// The CUDA runtime, as far as the backend and its tests use it.
+struct CUstream_st {};
+struct CUevent_st {};
+struct CUgraph_st {
+  std::vector<std::function<void()>> work;
+};
+struct CUgraphExec_st {
+  std::vector<std::function<void()>> work;
+};
+
+namespace {
+std::map<const void *, size_t> &allocations() {
+  static auto *sizes = new std::map<const void *, size_t>();
+  return *sizes;
+}
+size_t allocatedBytes = 0;
+constexpr size_t kEmulatedMemory = size_t(16) << 30;
+
+cudaError_t copyBytes(void *dst, const void *src, size_t bytes) {
+  auto *d = static_cast<char *>(dst);
+  auto *s = static_cast<const char *>(src);
+  if (bytes && d < s + bytes && s < d + bytes) {
+    std::fprintf(stderr, "error: CUDA emulation: cudaMemcpy between "
+                         "overlapping ranges\n");
+    std::abort();
+  }
+  std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+} // namespace
+
+cudaError_t cudaGetDeviceCount(int *count) {
+  *count = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+cudaError_t cudaGetLastError() {
+  cudaError_t e = mpcemu::lastError;
+  mpcemu::lastError = cudaSuccess;
+  return e;
+}
+cudaError_t cudaPeekAtLastError() { return mpcemu::lastError; }
+const char *cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+  case cudaSuccess:
+    return "no error";
+  case cudaErrorInvalidConfiguration:
+    return "invalid configuration argument";
+  case cudaErrorMemoryAllocation:
+    return "out of memory";
+  case cudaErrorStreamCaptureUnsupported:
+    return "operation not permitted when stream is capturing";
+  case cudaErrorStreamCaptureImplicit:
+    return "operation would make the legacy stream depend on a capturing "
+           "blocking stream";
+  case cudaErrorStreamCaptureInvalidated:
+    return "operation failed due to a previous error during capture";
+  default:
+    return "error (emulated)";
+  }
+}
+cudaError_t cudaDeviceSynchronize() {
+  return mpcemu::refusedDuringCapture() ? cudaErrorStreamCaptureUnsupported
+                                        : cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void **pointer, size_t bytes) {
+  if (mpcemu::refusedDuringCapture())
+    return cudaErrorStreamCaptureUnsupported;
+  if (allocatedBytes + bytes > kEmulatedMemory)
+    return cudaErrorMemoryAllocation;
+  *pointer = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  if (!*pointer)
+    return cudaErrorMemoryAllocation;
+  allocations()[*pointer] = bytes;
+  allocatedBytes += bytes;
+  return cudaSuccess;
+}
+cudaError_t cudaFree(void *pointer) {
+  if (!pointer)
+    return cudaSuccess;
+  auto found = allocations().find(pointer);
+  if (found == allocations().end())
+    return cudaErrorInvalidValue;
+  allocatedBytes -= found->second;
+  allocations().erase(found);
+  std::free(pointer);
+  return cudaSuccess;
+}
+cudaError_t cudaHostAlloc(void **pointer, size_t bytes, unsigned) {
+  *pointer = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  return *pointer ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFreeHost(void *pointer) {
+  std::free(pointer);
+  return cudaSuccess;
+}
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
+  *total = kEmulatedMemory;
+  *free = kEmulatedMemory - allocatedBytes;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
+                       cudaMemcpyKind) {
+  if (mpcemu::refusedDuringCapture())
+    return cudaErrorStreamCaptureImplicit;
+  return copyBytes(dst, src, bytes);
+}
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
+                            cudaMemcpyKind, cudaStream_t stream) {
+  mpcemu::enqueue(stream, [=] { copyBytes(dst, src, bytes); });
+  return cudaSuccess;
+}
+cudaError_t cudaMemset(void *dst, int value, size_t bytes) {
+  if (mpcemu::refusedDuringCapture())
+    return cudaErrorStreamCaptureImplicit;
+  std::memset(dst, value, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
+                            cudaStream_t stream) {
+  mpcemu::enqueue(stream, [=] { std::memset(dst, value, bytes); });
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned) {
+  *stream = new CUstream_st;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  delete stream;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  if (stream == mpcemu::capture.stream && mpcemu::refusedDuringCapture())
+    return cudaErrorStreamCaptureUnsupported;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned) {
+  *event = new CUevent_st;
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete event;
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+  if (mpcemu::capture.stream)
+    return cudaErrorIllegalState;
+  mpcemu::capture.stream = stream;
+  mpcemu::capture.work.clear();
+  return cudaSuccess;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
+  if (mpcemu::capture.stream != stream)
+    return cudaErrorIllegalState;
+  bool invalidated = mpcemu::capture.invalidated;
+  *graph =
+      invalidated ? nullptr : new CUgraph_st{std::move(mpcemu::capture.work)};
+  mpcemu::capture = mpcemu::Capture();
+  return invalidated ? cudaErrorStreamCaptureInvalidated : cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long) {
+  *exec = new CUgraphExec_st{graph->work};
+  return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  for (const auto &work : exec->work)
+    mpcemu::enqueue(stream, work);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  delete graph;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  delete exec;
+  return cudaSuccess;
+}

@@ -1,0 +1,199 @@
+//===- Emulation.h - the CUDA backend's kernels run on the host --*- C++
+//-*-===//
+//
+// Included first into every source of the emulated CUDA backend (the same
+// .cu files, their `<<<...>>>` launches rewritten by Launches.cmake), so
+// that the kernels and the code that launches them run on a machine
+// without a GPU: each block's threads are fibers on one host thread,
+// switched at __syncthreads and at warp shuffles; the CUDA runtime calls
+// the backend makes are answered by Emulation.cpp (host memory, work done
+// when it is enqueued, graphs as recorded lists of that work).
+//
+// What it checks: the index arithmetic, the bounds, the barriers and
+// shuffles (a barrier some threads never reach, a shuffle reading a lane
+// that has exited or does not exist, a launch past the grid's limits are
+// errors), the reductions' order and every result against the CPU
+// reference. What it cannot: races between threads (they run one at a
+// time, to the next barrier), the ordering of work on different streams
+// (everything runs when enqueued), device math's last bits (the host's
+// libm), speed; and cuBLASLt and cuDNN are not emulated.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_LIB_RUNTIME_CUDA_EMULATION_EMULATION_H
+#define MPC_LIB_RUNTIME_CUDA_EMULATION_EMULATION_H
+
+// The execution-space keywords, before CUDA's headers give them meanings
+// that only nvcc understands; __shared__ variables are static: the blocks
+// of a launch run one after the other, so one copy is each block's.
+#define __host__
+#define __device__
+#define __global__
+#define __shared__ static
+#define __constant__
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <math.h>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace mpcemu {
+
+/// The built-in variables of the thread that runs.
+struct Builtins {
+  uint3 threadIdx, blockIdx;
+  dim3 blockDim, gridDim;
+};
+extern Builtins builtins;
+
+/// Runs `thread` for every thread of the grid now, or records it while the
+/// stream is captured; a configuration CUDA would refuse sets the error
+/// cudaGetLastError returns instead.
+void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
+            const char *file, int line, std::function<void()> thread);
+
+/// A launch's configuration and then its arguments, evaluated once: see
+/// Launches.cmake for the rewriting of `kernel<<<config>>>(args)`.
+template <typename... Args> struct Pending;
+struct Config {
+  dim3 grid, block;
+  size_t shared;
+  cudaStream_t stream;
+  const char *file;
+  int line;
+  Config(dim3 grid, dim3 block, size_t shared = 0, cudaStream_t stream = 0,
+         const char *file = __builtin_FILE(), int line = __builtin_LINE())
+      : grid(grid), block(block), shared(shared), stream(stream), file(file),
+        line(line) {}
+  template <typename... Args>
+  Pending<std::decay_t<Args>...> operator()(Args &&...args) const {
+    return {*this,
+            std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)};
+  }
+};
+template <typename... Args> struct Pending {
+  Config config;
+  std::tuple<Args...> args;
+};
+/// The kernel, called with the launch's arguments by each thread.
+template <typename F> struct Kernel {
+  explicit Kernel(F call) : call(call) {}
+  F call;
+};
+template <typename F> Kernel(F) -> Kernel<F>;
+
+template <typename F, typename... Args>
+void operator*(Kernel<F> kernel, Pending<Args...> &&pending) {
+  const Config &c = pending.config;
+  launch(c.grid, c.block, c.shared, c.stream, c.file, c.line,
+         [call = kernel.call, args = std::move(pending.args)] {
+           std::apply(call, args);
+         });
+}
+
+// Barriers and warp exchanges of the running fiber.
+void syncThreads();
+int syncThreadsOr(int predicate);
+/// Every lane of the warp stores `bytes` of `value`, then reads those of
+/// lane `source` into `result` (its own where `source` is out of range).
+void exchange(const void *value, void *result, size_t bytes, int source);
+int laneId();
+
+} // namespace mpcemu
+
+#define threadIdx (::mpcemu::builtins.threadIdx)
+#define blockIdx (::mpcemu::builtins.blockIdx)
+#define blockDim (::mpcemu::builtins.blockDim)
+#define gridDim (::mpcemu::builtins.gridDim)
+
+inline void __syncthreads() { ::mpcemu::syncThreads(); }
+inline int __syncthreads_or(int predicate) {
+  return ::mpcemu::syncThreadsOr(predicate);
+}
+
+template <typename T>
+T __shfl_xor_sync(unsigned, T value, int laneMask, int width = 32) {
+  int lane = ::mpcemu::laneId();
+  int source = lane ^ laneMask;
+  if (source / width != lane / width)
+    source = lane;
+  T result;
+  ::mpcemu::exchange(&value, &result, sizeof(T), source);
+  return result;
+}
+template <typename T>
+T __shfl_down_sync(unsigned, T value, unsigned delta, int width = 32) {
+  int lane = ::mpcemu::laneId();
+  int source = lane + int(delta);
+  if (source / width != lane / width)
+    source = lane;
+  T result;
+  ::mpcemu::exchange(&value, &result, sizeof(T), source);
+  return result;
+}
+
+// Atomics: the threads run one at a time, so a read-modify-write is one.
+template <typename T, typename U> T atomicAdd(T *address, U value) {
+  T old = *address;
+  *address = static_cast<T>(old + static_cast<T>(value));
+  return old;
+}
+template <typename T, typename U> T atomicMax(T *address, U value) {
+  T old = *address;
+  if (static_cast<T>(value) > old)
+    *address = static_cast<T>(value);
+  return old;
+}
+template <typename T, typename U> T atomicMin(T *address, U value) {
+  T old = *address;
+  if (static_cast<T>(value) < old)
+    *address = static_cast<T>(value);
+  return old;
+}
+template <typename T, typename U, typename V>
+T atomicCAS(T *address, U compare, V value) {
+  T old = *address;
+  if (old == static_cast<T>(compare))
+    *address = static_cast<T>(value);
+  return old;
+}
+
+inline int __float_as_int(float x) {
+  int i;
+  std::memcpy(&i, &x, sizeof i);
+  return i;
+}
+inline float __int_as_float(int i) {
+  float x;
+  std::memcpy(&x, &i, sizeof x);
+  return x;
+}
+/// Rounds toward +infinity.
+inline float __double2float_ru(double x) {
+  float f = static_cast<float>(x);
+  if (std::isfinite(x) && static_cast<double>(f) < x)
+    f = std::nextafter(f, INFINITY);
+  return f;
+}
+// CUDA's min and max of two numbers of any (common) type.
+template <typename A, typename B> auto min(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  return C(b) < C(a) ? C(b) : C(a);
+}
+template <typename A, typename B> auto max(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  return C(a) < C(b) ? C(b) : C(a);
+}
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+
+#endif // MPC_LIB_RUNTIME_CUDA_EMULATION_EMULATION_H

@@ -1,0 +1,224 @@
+//===- EmulationTest.cu - the host emulation of CUDA kernels --------------===//
+//
+// What the emulated backend's tests rely on: blocks and threads indexed as
+// on a GPU, __syncthreads and warp shuffles exchanging what they do there,
+// atomics, launches CUDA would refuse refused, graphs replaying what was
+// captured, and the mistakes a GPU would hang or misbehave on (a barrier
+// some threads never reach, a shuffle with lanes that have exited) stopped
+// with a message naming the launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gtest/gtest.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+namespace {
+
+__global__ void indexKernel(unsigned *out) {
+  unsigned block =
+      blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  unsigned thread =
+      threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  out[block * threads + thread] = block * threads + thread;
+}
+
+TEST(Emulation, EveryThreadOfAGridRunsOnceWithItsIndices) {
+  const unsigned n = 2 * 3 * 2 * 4 * 5 * 3;
+  std::vector<unsigned> host(n, ~0u);
+  unsigned *out;
+  ASSERT_EQ(cudaMalloc(&out, n * sizeof(unsigned)), cudaSuccess);
+  cudaMemset(out, 0xff, n * sizeof(unsigned));
+  indexKernel<<<dim3(2, 3, 2), dim3(4, 5, 3)>>>(out);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaMemcpy(host.data(), out, n * sizeof(unsigned), cudaMemcpyDeviceToHost);
+  for (unsigned i = 0; i < n; ++i)
+    EXPECT_EQ(host[i], i);
+  cudaFree(out);
+}
+
+/// Each block sums its 256 values through shared memory and a barrier per
+/// level, then warp 0 checks the shuffles against the same sum.
+__global__ void blockSumKernel(const int *in, int *sums, int *shuffled) {
+  __shared__ int lanes[256];
+  int t = threadIdx.x;
+  lanes[t] = in[blockIdx.x * 256 + t];
+  __syncthreads();
+  for (int half = 128; half > 0; half /= 2) {
+    if (t < half)
+      lanes[t] += lanes[t + half];
+    __syncthreads();
+  }
+  if (t == 0)
+    sums[blockIdx.x] = lanes[0];
+  // Warp sums by xor (every lane gets the total) and by down (lane 0 does).
+  int v = in[blockIdx.x * 256 + t], w = v;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+    w += __shfl_down_sync(0xffffffffu, w, offset);
+  }
+  if (t % 32 == 0)
+    shuffled[(blockIdx.x * 8 + t / 32) * 2] = w;
+  if (t % 32 == 31)
+    shuffled[(blockIdx.x * 8 + t / 32) * 2 + 1] = v;
+}
+
+TEST(Emulation, BarriersAndShufflesExchangeWhatTheyDoOnAGpu) {
+  const int blocks = 3;
+  std::vector<int> in(blocks * 256);
+  std::iota(in.begin(), in.end(), -100);
+  int *dIn, *dSums, *dShuffled;
+  cudaMalloc(&dIn, in.size() * sizeof(int));
+  cudaMalloc(&dSums, blocks * sizeof(int));
+  cudaMalloc(&dShuffled, blocks * 16 * sizeof(int));
+  cudaMemcpy(dIn, in.data(), in.size() * sizeof(int), cudaMemcpyHostToDevice);
+  blockSumKernel<<<blocks, 256>>>(dIn, dSums, dShuffled);
+  std::vector<int> sums(blocks), shuffled(blocks * 16);
+  cudaMemcpy(sums.data(), dSums, blocks * sizeof(int), cudaMemcpyDeviceToHost);
+  cudaMemcpy(shuffled.data(), dShuffled, shuffled.size() * sizeof(int),
+             cudaMemcpyDeviceToHost);
+  for (int b = 0; b < blocks; ++b) {
+    EXPECT_EQ(sums[b], std::accumulate(&in[b * 256], &in[b * 256 + 256], 0));
+    for (int w = 0; w < 8; ++w) {
+      int want =
+          std::accumulate(&in[b * 256 + w * 32], &in[b * 256 + w * 32 + 32], 0);
+      EXPECT_EQ(shuffled[(b * 8 + w) * 2], want) << "down, warp " << w;
+      EXPECT_EQ(shuffled[(b * 8 + w) * 2 + 1], want) << "xor, warp " << w;
+    }
+  }
+  cudaFree(dIn);
+  cudaFree(dSums);
+  cudaFree(dShuffled);
+}
+
+__global__ void orKernel(const int *flags, int *out) {
+  out[threadIdx.x] = __syncthreads_or(flags[threadIdx.x]);
+  out[blockDim.x + threadIdx.x] = __syncthreads_or(0);
+}
+
+__global__ void atomicKernel(unsigned long long *first, int *count,
+                             float *sum) {
+  atomicCAS(first, 0ull, 1ull + threadIdx.x);
+  atomicAdd(count, 1);
+  atomicAdd(sum, 0.5f);
+}
+
+TEST(Emulation, SyncThreadsOrAndAtomics) {
+  int *flags, *out, *count;
+  unsigned long long *first;
+  float *sum;
+  cudaMalloc(&flags, 64 * sizeof(int));
+  cudaMalloc(&out, 128 * sizeof(int));
+  cudaMalloc(&first, sizeof(unsigned long long));
+  cudaMalloc(&count, sizeof(int));
+  cudaMalloc(&sum, sizeof(float));
+  std::vector<int> f(64, 0);
+  f[37] = 1;
+  cudaMemcpy(flags, f.data(), 64 * sizeof(int), cudaMemcpyHostToDevice);
+  cudaMemset(first, 0, sizeof(unsigned long long));
+  cudaMemset(count, 0, sizeof(int));
+  cudaMemset(sum, 0, sizeof(float));
+  orKernel<<<1, 64>>>(flags, out);
+  atomicKernel<<<2, 96>>>(first, count, sum);
+  std::vector<int> o(128);
+  cudaMemcpy(o.data(), out, 128 * sizeof(int), cudaMemcpyDeviceToHost);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_NE(o[i], 0) << "thread " << i << " missed thread 37's flag";
+    EXPECT_EQ(o[64 + i], 0) << "thread " << i;
+  }
+  unsigned long long firstHost;
+  int countHost;
+  float sumHost;
+  cudaMemcpy(&firstHost, first, sizeof firstHost, cudaMemcpyDeviceToHost);
+  cudaMemcpy(&countHost, count, sizeof countHost, cudaMemcpyDeviceToHost);
+  cudaMemcpy(&sumHost, sum, sizeof sumHost, cudaMemcpyDeviceToHost);
+  EXPECT_NE(firstHost, 0u);
+  EXPECT_LE(firstHost, 96u);
+  EXPECT_EQ(countHost, 192);
+  EXPECT_EQ(sumHost, 96.0f);
+  for (void *p :
+       {(void *)flags, (void *)out, (void *)first, (void *)count, (void *)sum})
+    cudaFree(p);
+}
+
+__global__ void nothingKernel() {}
+
+TEST(Emulation, LaunchesCudaWouldRefuseSetTheLastError) {
+  nothingKernel<<<1, 1025>>>();
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the error is not sticky";
+  nothingKernel<<<dim3(1, 65536), 32>>>();
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  nothingKernel<<<0, 32>>>();
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  nothingKernel<<<dim3(1u << 31), 32>>>();
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  nothingKernel<<<1, 32, 64 * 1024>>>();
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+}
+
+__global__ void addKernel(int *x, int by) { x[threadIdx.x] += by; }
+
+TEST(Emulation, AGraphReplaysWhatWasCapturedAndNothingRunsWhileCapturing) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  int *x;
+  cudaMalloc(&x, 4 * sizeof(int));
+  cudaMemset(x, 0, 4 * sizeof(int));
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  addKernel<<<1, 4, 0, s>>>(x, 3);
+  cudaMemsetAsync(x + 3, 0, sizeof(int), s);
+  cudaGraph_t graph;
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+  std::vector<int> h(4);
+  cudaMemcpy(h.data(), x, sizeof(int) * 4, cudaMemcpyDeviceToHost);
+  EXPECT_EQ(h, std::vector<int>({0, 0, 0, 0}));
+  cudaGraphExec_t exec;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  cudaGraphLaunch(exec, s);
+  cudaGraphLaunch(exec, s);
+  cudaMemcpy(h.data(), x, sizeof(int) * 4, cudaMemcpyDeviceToHost);
+  EXPECT_EQ(h, std::vector<int>({6, 6, 6, 0}));
+  // A synchronous call while capturing fails, and so does the capture.
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  EXPECT_NE(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_NE(cudaMalloc(&x, 4), cudaSuccess);
+  EXPECT_EQ(cudaStreamEndCapture(s, &graph), cudaErrorStreamCaptureInvalidated);
+  cudaGraphExecDestroy(exec);
+  cudaStreamDestroy(s);
+}
+
+/// Half a warp shuffles with lanes that wait at the block's barrier.
+__global__ void unreachedBarrierKernel(int *x) {
+  if (threadIdx.x < 16)
+    x[threadIdx.x] = __shfl_xor_sync(0xffffffffu, int(threadIdx.x), 1);
+  else
+    __syncthreads();
+}
+
+__global__ void exitedLaneKernel(int *x) {
+  if (threadIdx.x % 32 == 5)
+    return;
+  x[threadIdx.x] = __shfl_down_sync(0xffffffffu, int(threadIdx.x), 1);
+}
+
+TEST(EmulationDeathTest, MistakesAGpuWouldHangOnStopWithTheLaunchSite) {
+  int *x;
+  cudaMalloc(&x, 64 * sizeof(int));
+  EXPECT_DEATH(unreachedBarrierKernel<<<1, 32>>>(x),
+               "kernel launched at .*EmulationTest.cu:[0-9]+: threads wait at "
+               "a barrier");
+  EXPECT_DEATH(exitedLaneKernel<<<1, 64>>>(x),
+               "EmulationTest.cu:[0-9]+: a warp shuffle over all lanes in a "
+               "warp whose lanes have exited");
+  cudaFree(x);
+}
+
+} // namespace
