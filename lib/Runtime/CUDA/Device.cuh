@@ -23,10 +23,6 @@ void check(cudaError_t status, const char *what);
 /// Threads per block of every kernel (a multiple of the warp size).
 constexpr int kThreads = 256;
 
-/// An f32 scratch buffer of at least `elements` (one per process, grown
-/// as needed; the first step runs before a graph is captured).
-float *scratchF32(int64_t elements);
-
 /// Bad embedding indices and class labels met by kernels: 1 + the position
 /// of the first of each, 0 if none. Kept on the device, so a step never
 /// waits; read (in stream order) and cleared by takeDeviceErrors().

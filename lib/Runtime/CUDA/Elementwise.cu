@@ -57,13 +57,16 @@ __global__ void unaryKernel(mpcrt_unary_op op, const T *in, T *out,
     out[i] = S::store(formulas::unary(op, S::load(in[i])));
 }
 
-template <typename T>
-__global__ void unaryGradKernel(mpcrt_unary_op op, const T *grad,
+/// out = grad * op'(saved), grad of type G: T, or the f32 product of
+/// f16/bf16 operands (matmulActivationGrad), so that out is rounded once.
+template <typename T, typename G = T>
+__global__ void unaryGradKernel(mpcrt_unary_op op, const G *grad,
                                 const T *saved, T *out, int64_t count) {
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = S::store(S::load(grad[i]) * derivative(op, S::load(saved[i])));
+    out[i] = S::store(Storage<G>::load(grad[i]) *
+                      derivative(op, S::load(saved[i])));
 }
 
 /// out[i] = op(a[i], b[i]) over flat, same-shape operands (b may be null:
@@ -511,13 +514,16 @@ template <typename T> struct StoreReduced {
   }
 };
 
-template <typename T>
-__global__ void biasActivationKernel(T *c, const T *bias, T *pre, int64_t count,
-                                     int64_t n, int32_t activation) {
+/// c = act(product + bias), product of type P: T itself (in place), or the
+/// f32 product of f16/bf16 operands, so that the result is rounded once.
+template <typename T, typename P>
+__global__ void biasActivationKernel(const P *product, T *c, const T *bias,
+                                     T *pre, int64_t count, int64_t n,
+                                     int32_t activation) {
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
-    auto v = S::load(c[i]) + S::load(bias[i % n]);
+    auto v = Storage<P>::load(product[i]) + S::load(bias[i % n]);
     if (pre)
       pre[i] = S::store(v);
     if (activation != MPCRT_ACTIVATION_NONE)
@@ -719,15 +725,23 @@ void dropoutAdd(mpcrt_dtype dtype, const void *x, const void *residual, void *y,
 }
 
 void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, void *pre,
-                    int64_t rows, int64_t n, int32_t activation) {
+                    int64_t rows, int64_t n, int32_t activation,
+                    const float *product) {
   int64_t count = rows * n;
   if (count <= 0)
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    biasActivationKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<T *>(c), static_cast<const T *>(bias),
-        static_cast<T *>(pre), count, n, activation);
+    if (product)
+      biasActivationKernel<T, float>
+          <<<blocksFor(count), kThreads, 0, stream()>>>(
+              product, static_cast<T *>(c), static_cast<const T *>(bias),
+              static_cast<T *>(pre), count, n, activation);
+    else
+      biasActivationKernel<T, T><<<blocksFor(count), kThreads, 0, stream()>>>(
+          static_cast<const T *>(c), static_cast<T *>(c),
+          static_cast<const T *>(bias), static_cast<T *>(pre), count, n,
+          activation);
   });
   MPCRT_CUDA_LAUNCHED("fused_matmul epilogue");
 }
@@ -763,6 +777,20 @@ void unaryGrad(mpcrt_dtype dtype, mpcrt_unary_op op, const void *grad,
           static_cast<T *>(out), count);
   });
   MPCRT_CUDA_LAUNCHED("unary_grad");
+}
+
+void unaryGradOfProduct(mpcrt_dtype dtype, mpcrt_unary_op op,
+                        const float *product, const void *saved, void *out,
+                        int64_t count) {
+  if (count <= 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    unaryGradKernel<T, float><<<blocksFor(count), kThreads, 0, stream()>>>(
+        op, product, static_cast<const T *>(saved), static_cast<T *>(out),
+        count);
+  });
+  MPCRT_CUDA_LAUNCHED("matmul_activation_grad epilogue");
 }
 
 void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,

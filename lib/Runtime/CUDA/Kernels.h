@@ -38,6 +38,10 @@ cudaStream_t stream();
 /// Waits for the stream; exits with a message on an asynchronous error.
 void synchronize();
 
+/// An f32 scratch buffer of at least `elements` (one per process, grown
+/// as needed; the first step runs before a graph is captured).
+float *scratchF32(int64_t elements);
+
 // Device memory for the runner and the tests.
 /// Every byte of device memory the backend holds: buffers, the cuBLASLt
 /// and cuDNN workspaces, scratch (what PyTorch's max_memory_allocated
@@ -350,7 +354,7 @@ void matmulTo(mpcrt_dtype in, mpcrt_dtype out, const void *a,
 // mpcrt_fused_matmul: the bias and activation in cuBLASLt's epilogue
 // (BIAS, RELU_BIAS, GELU_BIAS; GELU_AUX_BIAS with the pre-activation), or,
 // where cuBLASLt has no algorithm for it, the plain GEMM followed by
-// biasActivation.
+// biasActivation (an f16/bf16 result from the f32 product, rounded once).
 void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                  int64_t aBatchStride, const void *b, int64_t bBatchStride,
                  const void *bias, void *c, void *pre, int64_t batch, int64_t m,
@@ -368,7 +372,7 @@ void matmulAdd(mpcrt_dtype in, mpcrt_dtype out, const void *a,
 // epilogue (the saved input its auxiliary matrix); ReLU's (whose DRELU
 // epilogue reads a bit mask, not a saved tensor), and GELU's where
 // cuBLASLt has no algorithm, by the plain GEMM followed by unaryGrad in
-// place.
+// place (GELU's f16/bf16 result from the f32 product, rounded once).
 void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                           int64_t aBatchStride, const void *b,
                           int64_t bBatchStride, const void *saved, void *c,
@@ -395,9 +399,17 @@ void dropoutAdd(mpcrt_dtype dtype, const void *x, const void *residual, void *y,
 
 // c[i] = act(c[i] + bias[i % n]) over rows x n elements of type `dtype`
 // (activation an mpcrt_unary_op or MPCRT_ACTIVATION_NONE); pre[i], when
-// `pre` is not null, the sum before the activation.
+// `pre` is not null, the sum before the activation. With `product` (the
+// f32 product of f16/bf16 operands), product[i] instead of c[i]: each
+// result rounded once.
 void biasActivation(mpcrt_dtype dtype, void *c, const void *bias, void *pre,
-                    int64_t rows, int64_t n, int32_t activation);
+                    int64_t rows, int64_t n, int32_t activation,
+                    const float *product = nullptr);
+// out[i] = product[i] * op'(saved[i]), product the f32 product of f16/bf16
+// operands, rounded once to `dtype`.
+void unaryGradOfProduct(mpcrt_dtype dtype, mpcrt_unary_op op,
+                        const float *product, const void *saved, void *out,
+                        int64_t count);
 
 } // namespace mpcrt::cuda
 

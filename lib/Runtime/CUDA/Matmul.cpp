@@ -273,13 +273,14 @@ cublasLtEpilogue_t epilogueOf(int32_t activation) {
 /// pre-activation GELU_AUX_BIAS writes, the one DGELU reads) is `aux`.
 /// With `addend` (C's shape and type, possibly C itself), C = op(A) op(B) +
 /// addend: cuBLASLt's C matrix with beta = 1. False where cuBLASLt has no
-/// algorithm for the epilogue: the plain GEMM ran, and the caller applies
-/// the epilogue itself.
+/// algorithm for the epilogue: the plain GEMM ran (unless `plainWithout`
+/// is false: then nothing did), and the caller applies the epilogue itself.
 bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
           const void *b, int64_t bBatchStride, void *c, int64_t batch,
           int64_t m, int64_t n, int64_t k, bool transA, bool transB,
           cublasLtEpilogue_t epilogue, const void *bias, mpcrt_dtype biasType,
-          const void *aux = nullptr, const void *addend = nullptr) {
+          const void *aux = nullptr, const void *addend = nullptr,
+          bool plainWithout = true) {
   Context &ctx = context();
   // C (the addend) and D (the result) share a layout; the plan assumes
   // the alignment of both.
@@ -303,6 +304,8 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
                                     alignC, epilogue, biasType, aux))
              .first;
   const Plan &plan = it->second;
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT && !plan.epilogue && !plainWithout)
+    return false;
   if (plan.epilogue && usesBias(epilogue))
     MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
         plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
@@ -319,7 +322,26 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
   return epilogue == CUBLASLT_EPILOGUE_DEFAULT || plan.epilogue;
 }
 
+bool narrow(mpcrt_dtype dtype) {
+  return dtype == MPCRT_F16 || dtype == MPCRT_BF16;
+}
+
 } // namespace
+
+/// op(A) op(B) of f16/bf16 operands in f32 scratch: where cuBLASLt has no
+/// algorithm for an epilogue, our kernel then rounds the result once, as
+/// the epilogue would (rounding the product to f16/bf16 first and again
+/// after the epilogue would be two roundings).
+static const float *productInScratch(mpcrt_dtype in, const void *a,
+                                     int64_t aBatchStride, const void *b,
+                                     int64_t bBatchStride, int64_t batch,
+                                     int64_t m, int64_t n, int64_t k,
+                                     bool transA, bool transB) {
+  float *product = scratchF32(batch * m * n);
+  matmulTo(in, MPCRT_F32, a, aBatchStride, b, bBatchStride, product, batch, m,
+           n, k, transA, transB);
+  return product;
+}
 
 void matmulTo(mpcrt_dtype in, mpcrt_dtype out, const void *a,
               int64_t aBatchStride, const void *b, int64_t bBatchStride,
@@ -355,11 +377,17 @@ void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
   // output is a bit mask, so a ReLU that keeps it has the BIAS epilogue
   // write the pre-activation (one rounding, as unfused) and takes its ReLU
   // (exact on the rounded value).
+  bool once = narrow(out); // the fallback rounds the f32 product once
+  auto product = [&] {
+    return productInScratch(in, a, aBatchStride, b, bBatchStride, batch, m, n,
+                            k, transA, transB);
+  };
   if (pre && activation != MPCRT_GELU_TANH) {
     if (!gemm(in, out, a, aBatchStride, b, bBatchStride, pre, batch, m, n, k,
-              transA, transB, CUBLASLT_EPILOGUE_BIAS, bias, out))
+              transA, transB, CUBLASLT_EPILOGUE_BIAS, bias, out, nullptr,
+              nullptr, !once))
       biasActivation(out, pre, bias, nullptr, batch * m, n,
-                     MPCRT_ACTIVATION_NONE);
+                     MPCRT_ACTIVATION_NONE, once ? product() : nullptr);
     if (activation == MPCRT_RELU)
       return unary(out, MPCRT_RELU, pre, c, batch * m * n);
     return copy(c, pre, batch * m * n * bytesOf(out));
@@ -368,8 +396,9 @@ void fusedMatmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
   if (pre)
     epilogue = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
   if (!gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
-            transA, transB, epilogue, bias, out, pre))
-    biasActivation(out, c, bias, pre, batch * m, n, activation);
+            transA, transB, epilogue, bias, out, pre, nullptr, !once))
+    biasActivation(out, c, bias, pre, batch * m, n, activation,
+                   once ? product() : nullptr);
 }
 
 void matmulAdd(mpcrt_dtype in, mpcrt_dtype out, const void *a,
@@ -404,10 +433,19 @@ void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
   cublasLtEpilogue_t epilogue = activation == MPCRT_GELU_TANH
                                     ? CUBLASLT_EPILOGUE_DGELU
                                     : CUBLASLT_EPILOGUE_DEFAULT;
+  // ReLU's derivative (0 or 1) is exact on the rounded product; GELU's
+  // fallback rounds the f32 product times the derivative once.
+  bool once = narrow(out) && epilogue != CUBLASLT_EPILOGUE_DEFAULT;
   bool done = gemm(in, out, a, aBatchStride, b, bBatchStride, c, batch, m, n, k,
                    transA, transB, epilogue, nullptr, out,
-                   epilogue == CUBLASLT_EPILOGUE_DEFAULT ? nullptr : saved);
-  if (!done || epilogue == CUBLASLT_EPILOGUE_DEFAULT)
+                   epilogue == CUBLASLT_EPILOGUE_DEFAULT ? nullptr : saved,
+                   nullptr, !once);
+  if (!done && once)
+    unaryGradOfProduct(out, op,
+                       productInScratch(in, a, aBatchStride, b, bBatchStride,
+                                        batch, m, n, k, transA, transB),
+                       saved, c, count);
+  else if (!done || epilogue == CUBLASLT_EPILOGUE_DEFAULT)
     unaryGrad(out, op, c, saved, c, count);
 }
 

@@ -60,14 +60,12 @@ public:
   std::vector<void *> owned;
 };
 
-/// Skips a test of an entry point built on cuBLASLt or cuDNN where the
-/// kernels run on the host (lib/Runtime/CUDA/Emulation): neither library is
-/// emulated.
+/// Skips a test of an entry point built on cuDNN where the kernels run on
+/// the host (lib/Runtime/CUDA/Emulation): cuDNN is not emulated there.
 #ifdef MPC_CUDA_EMULATION
-#define MPCRT_NEEDS_CUDA_LIBRARIES()                                           \
-  GTEST_SKIP() << "cuBLASLt and cuDNN are not emulated on the host"
+#define MPCRT_NEEDS_CUDNN() GTEST_SKIP() << "cuDNN is not emulated on the host"
 #else
-#define MPCRT_NEEDS_CUDA_LIBRARIES() (void)0
+#define MPCRT_NEEDS_CUDNN() (void)0
 #endif
 
 /// Expands CALL(SUFFIX, T, STAT) for the C ABI instance of dtype `d`: the

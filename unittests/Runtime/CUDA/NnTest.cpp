@@ -46,7 +46,7 @@ double relOf(mpcrt_dtype d) {
 const mpcrt_dtype kTypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64};
 
 TEST_F(Nn, ConvolutionsMatchTheReference) {
-  MPCRT_NEEDS_CUDA_LIBRARIES();
+  MPCRT_NEEDS_CUDNN();
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt_conv2d_shape shapes[] = {
       // n h w c | o kh kw | ho wo | stride, pad, dilation, groups
@@ -384,7 +384,6 @@ TEST_F(Edges, OverlappingCopiesMoveAsMemmove) {
 /// The checks with the heads in one chunk (the default scratch) and in
 /// chunks of one head each (a limit of one byte).
 TEST_F(Nn, AttentionMatchesFloat64) {
-  MPCRT_NEEDS_CUDA_LIBRARIES();
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int64_t limit : {int64_t(0), int64_t(1)}) {
     SCOPED_TRACE(limit ? "one head per chunk" : "default chunks");

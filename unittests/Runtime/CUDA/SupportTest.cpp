@@ -270,7 +270,6 @@ void checkMatmul(CudaTest &test, std::mt19937 &rng, mpcrt_dtype d,
 }
 
 TEST_F(Support, MatmulMatchesFloat64) {
-  MPCRT_NEEDS_CUDA_LIBRARIES();
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (mpcrt_dtype d : kTypes)
     for (bool transA : {false, true})
@@ -284,7 +283,6 @@ TEST_F(Support, MatmulMatchesFloat64) {
 }
 
 TEST_F(Support, FusedMatmulMatchesFloat64) {
-  MPCRT_NEEDS_CUDA_LIBRARIES();
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllFusedMatmuls(
       rng, [this](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
@@ -306,7 +304,6 @@ TEST_F(Support, FusedMatmulMatchesFloat64) {
 }
 
 TEST_F(Support, MatmulAddMatchesFloat64) {
-  MPCRT_NEEDS_CUDA_LIBRARIES();
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulAdds(
       rng, [this](mpcrt_dtype in, mpcrt_dtype out,
@@ -324,7 +321,6 @@ TEST_F(Support, MatmulAddMatchesFloat64) {
 }
 
 TEST_F(Support, MatmulActivationGradMatchesFloat64) {
-  MPCRT_NEEDS_CUDA_LIBRARIES();
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulActivationGrads(
       rng, [this](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
@@ -342,7 +338,6 @@ TEST_F(Support, MatmulActivationGradMatchesFloat64) {
 }
 
 TEST_F(Support, MatmulBiasGradMatchesFloat64) {
-  MPCRT_NEEDS_CUDA_LIBRARIES();
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulBiasGrads(
       rng, [this](mpcrt_dtype in, mpcrt_dtype grad,

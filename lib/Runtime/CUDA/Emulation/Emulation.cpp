@@ -163,15 +163,6 @@ struct Capture {
 Capture capture;
 cudaError_t lastError = cudaSuccess;
 
-/// Runs `work` now, or records it on the captured stream.
-void enqueue(cudaStream_t stream, std::function<void()> work) {
-  if (capture.stream && stream == capture.stream) {
-    capture.work.push_back(std::move(work));
-    return;
-  }
-  work();
-}
-
 /// A synchronous call while a stream is captured: as CUDA, it fails and so
 /// does the capture.
 bool refusedDuringCapture() {
@@ -182,6 +173,14 @@ bool refusedDuringCapture() {
 }
 
 } // namespace
+
+void enqueue(cudaStream_t stream, std::function<void()> work) {
+  if (capture.stream && stream == capture.stream) {
+    capture.work.push_back(std::move(work));
+    return;
+  }
+  work();
+}
 
 void syncThreads() { arrive(running->block); }
 
@@ -260,6 +259,15 @@ std::map<const void *, size_t> &allocations() {
 size_t allocatedBytes = 0;
 constexpr size_t kEmulatedMemory = size_t(16) << 30;
 
+/// 256-byte aligned as cudaMalloc's, and no byte more than asked for, so
+/// that an access past the end is caught by AddressSanitizer.
+void *allocateExactly(size_t bytes) {
+  void *pointer = nullptr;
+  if (posix_memalign(&pointer, 256, bytes ? bytes : 1))
+    return nullptr;
+  return pointer;
+}
+
 cudaError_t copyBytes(void *dst, const void *src, size_t bytes) {
   auto *d = static_cast<char *>(dst);
   auto *s = static_cast<const char *>(src);
@@ -313,7 +321,7 @@ cudaError_t cudaMalloc(void **pointer, size_t bytes) {
     return cudaErrorStreamCaptureUnsupported;
   if (allocatedBytes + bytes > kEmulatedMemory)
     return cudaErrorMemoryAllocation;
-  *pointer = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  *pointer = allocateExactly(bytes);
   if (!*pointer)
     return cudaErrorMemoryAllocation;
   allocations()[*pointer] = bytes;
@@ -332,7 +340,7 @@ cudaError_t cudaFree(void *pointer) {
   return cudaSuccess;
 }
 cudaError_t cudaHostAlloc(void **pointer, size_t bytes, unsigned) {
-  *pointer = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  *pointer = allocateExactly(bytes);
   return *pointer ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 cudaError_t cudaFreeHost(void *pointer) {

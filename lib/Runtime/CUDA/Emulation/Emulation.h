@@ -55,6 +55,9 @@ struct Builtins {
 };
 extern Builtins builtins;
 
+/// Runs `work` now, or records it while `stream` is captured.
+void enqueue(cudaStream_t stream, std::function<void()> work);
+
 /// Runs `thread` for every thread of the grid now, or records it while the
 /// stream is captured; a configuration CUDA would refuse sets the error
 /// cudaGetLastError returns instead.
