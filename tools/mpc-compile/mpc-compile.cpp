@@ -132,14 +132,14 @@ static cl::opt<bool>
            cl::desc("Do not fuse attention, residual norms, or linear "
                     "layers' bias, activation and bias gradient into their "
                     "GEMMs (--mpc-fuse runs by default)"),
-           cl::init(false));
+           cl::init(false), cl::cat(category));
 
 static cl::opt<bool> fuseAttention(
     "fuse-attention",
     cl::desc("Fuse attention into mpc.attention (default: on the cpu "
              "backend; on cuda only when given, until its Tensor Core path "
              "is measured on a GPU)"),
-    cl::init(false));
+    cl::init(false), cl::cat(category));
 
 static cl::opt<int64_t> opsPerPart(
     "ops-per-part",
@@ -160,7 +160,17 @@ static cl::opt<std::string> fusionReport(
     cl::desc("Write what --mpc-fuse fused (each fused op's function, kind, "
              "location and the ops it replaced) as JSON to FILE ('-': "
              "stdout)"),
-    cl::value_desc("FILE"), cl::init(""));
+    cl::value_desc("FILE"), cl::init(""), cl::cat(category));
+
+static cl::opt<bool> emulateCuda(
+    "emulate-cuda",
+    cl::desc("With --backend=cuda: link the CUDA backend with its kernels "
+             "and cuBLASLt's plain GEMMs emulated on the host instead of the "
+             "CUDA runtime (docs/CUDA.md): the executable runs the CUDA "
+             "backend's code without a GPU, slowly; for testing. "
+             "Convolutions (cuDNN) and --data-parallel (NCCL) are not "
+             "emulated"),
+    cl::init(false), cl::cat(category));
 
 static cl::opt<std::string> padForTensorCores(
     "pad-for-tensor-cores",
@@ -340,6 +350,10 @@ int main(int argc, char **argv) {
     return fail("--data-parallel on the CPU backend needs MPI, which this "
                 "build did not find (install libopenmpi-dev and "
                 "reconfigure)");
+  if (emulateCuda && backend != "cuda")
+    return fail("--emulate-cuda needs --backend=cuda");
+  if (emulateCuda && parallel)
+    return fail("--emulate-cuda does not emulate NCCL: no --data-parallel");
   if (parallel && backend == "cuda" && !MPC_HAVE_NCCL)
     return fail("--data-parallel on the CUDA backend needs NCCL's header "
                 "(nccl.h), which this build did not find");
@@ -553,8 +567,9 @@ int main(int argc, char **argv) {
                    ';'))
     if (!lib.empty())
       args.push_back(lib.str());
-  StringRef runtime =
-      backend == "cuda" ? MPC_RUNTIME_CUDA_LIBS : MPC_RUNTIME_CPU_LIB;
+  StringRef runtime = backend == "cpu" ? MPC_RUNTIME_CPU_LIB
+                      : emulateCuda    ? MPC_RUNTIME_CUDA_EMULATED_LIBS
+                                       : MPC_RUNTIME_CUDA_LIBS;
   for (StringRef lib : llvm::split(runtime, ';'))
     if (!lib.empty())
       args.push_back(lib.str());

@@ -9,7 +9,8 @@
 // are checked on a GPU only. A layout that does not fit the operation is
 // CUBLAS_STATUS_INVALID_VALUE, as cuBLASLt answers.
 //
-// Sums run in the compute type in order of k, rounded once to D's type.
+// Sums run in the compute type in order of k, rounded to the compute type
+// and then to D's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +19,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace mpcemu {
 namespace {
@@ -216,6 +219,54 @@ cublasStatus_t heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t d,
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/// D = alpha op(A) op(B) + beta C, batch by batch, summing in Acc over k
+/// in order: op(A)'s rows and op(B) are first converted to Acc (exactly,
+/// for f16/bf16), then each row of D accumulates a row of op(B) at a time,
+/// which the compiler vectorises across D's columns without reordering any
+/// element's sum.
+template <typename Acc>
+void multiply(const Desc &d, const Layout &a, const void *A, const Layout &b,
+              const void *B, const Layout &c, const void *C, const Layout &dd,
+              void *D, double alpha, double beta) {
+  auto [m, k] = shapeOf(a, d.transA);
+  uint64_t n = dd.cols;
+  auto at = [](const Layout &l, cublasOperation_t op, uint64_t i, uint64_t j) {
+    return op == CUBLAS_OP_N ? int64_t(i) + int64_t(j) * l.ld
+                             : int64_t(j) + int64_t(i) * l.ld;
+  };
+  std::vector<Acc> opA(m * k), opB(k * n), row(n);
+  for (int32_t batch = 0; batch < dd.batch; ++batch) {
+    auto offset = [&](const Layout &l) {
+      return l.batch == 1 ? 0 : batch * l.stride;
+    };
+    for (uint64_t i = 0; i < m; ++i)
+      for (uint64_t p = 0; p < k; ++p)
+        opA[i * k + p] = static_cast<Acc>(
+            load(a.type, A, offset(a) + at(a, d.transA, i, p)));
+    for (uint64_t p = 0; p < k; ++p)
+      for (uint64_t j = 0; j < n; ++j)
+        opB[p * n + j] = static_cast<Acc>(
+            load(b.type, B, offset(b) + at(b, d.transB, p, j)));
+    for (uint64_t i = 0; i < m; ++i) {
+      std::fill(row.begin(), row.end(), Acc(0));
+      for (uint64_t p = 0; p < k; ++p) {
+        Acc x = opA[i * k + p];
+        const Acc *y = &opB[p * n];
+        for (uint64_t j = 0; j < n; ++j)
+          row[j] += x * y[j];
+      }
+      for (uint64_t j = 0; j < n; ++j) {
+        double v = alpha * double(row[j]);
+        if (beta != 0)
+          v += beta *
+               load(c.type, C, offset(c) + int64_t(i) + int64_t(j) * c.ld);
+        store(dd.type, D, offset(dd) + int64_t(i) + int64_t(j) * dd.ld,
+              double(static_cast<Acc>(v)));
+      }
+    }
+  }
+}
+
 cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t dp,
                       const void *alphaP, const void *A,
                       cublasLtMatrixLayout_t al, const void *B,
@@ -236,37 +287,10 @@ cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t dp,
                     : *static_cast<const float *>(betaP);
   bool wide = d.compute == CUBLAS_COMPUTE_64F;
   enqueue(stream, [=] {
-    auto [m, k] = shapeOf(a, d.transA);
-    uint64_t n = dd.cols;
-    auto at = [](const Layout &l, cublasOperation_t op, uint64_t i,
-                 uint64_t j) {
-      return op == CUBLAS_OP_N ? int64_t(i) + int64_t(j) * l.ld
-                               : int64_t(j) + int64_t(i) * l.ld;
-    };
-    for (int32_t batch = 0; batch < dd.batch; ++batch) {
-      auto offset = [&](const Layout &l) {
-        return l.batch == 1 ? 0 : batch * l.stride;
-      };
-      for (uint64_t j = 0; j < n; ++j)
-        for (uint64_t i = 0; i < m; ++i) {
-          double sum = 0;
-          float sumF = 0;
-          for (uint64_t p = 0; p < k; ++p) {
-            double x = load(a.type, A, offset(a) + at(a, d.transA, i, p)) *
-                       load(b.type, B, offset(b) + at(b, d.transB, p, j));
-            if (wide)
-              sum += x;
-            else
-              sumF += static_cast<float>(x);
-          }
-          double v = alpha * (wide ? sum : double(sumF));
-          int64_t ci = offset(c) + int64_t(i) + int64_t(j) * c.ld;
-          if (beta != 0)
-            v += beta * load(c.type, C, ci);
-          store(dd.type, D, offset(dd) + int64_t(i) + int64_t(j) * dd.ld,
-                wide ? v : double(static_cast<float>(v)));
-        }
-    }
+    if (wide)
+      multiply<double>(d, a, A, b, B, c, C, dd, D, alpha, beta);
+    else
+      multiply<float>(d, a, A, b, B, c, C, dd, D, alpha, beta);
   });
   return CUBLAS_STATUS_SUCCESS;
 }

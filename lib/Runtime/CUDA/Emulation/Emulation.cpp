@@ -39,8 +39,71 @@ struct Group {
   int orSoFar = 0, orResult[2] = {0, 0};
 };
 
-struct Fiber {
+// Switching between threads: a few instructions on x86-64 (callee-saved
+// registers and the stack pointer); elsewhere, and under
+// AddressSanitizer (which follows swapcontext, not a hand-made switch),
+// ucontext's, which also saves the signal mask with two system calls.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MPCEMU_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(MPCEMU_SANITIZED)
+extern "C" void mpcemuSwitch(void **save, void *to);
+asm(R"(
+  .text
+  .p2align 4
+  .type mpcemuSwitch,@function
+mpcemuSwitch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size mpcemuSwitch, .-mpcemuSwitch
+)");
+struct Context {
+  void *sp = nullptr;
+};
+/// A context that calls `entry` (which never returns) on `stack`.
+void prepare(Context &c, char *stack, size_t bytes, void (*entry)()) {
+  auto top = reinterpret_cast<uintptr_t>(stack + bytes) & ~uintptr_t(15);
+  auto *sp = reinterpret_cast<void **>(top);
+  *--sp = nullptr;                         // entry's return address slot
+  *--sp = reinterpret_cast<void *>(entry); // mpcemuSwitch's ret
+  for (int r = 0; r < 6; ++r)              // the callee-saved registers
+    *--sp = nullptr;
+  c.sp = sp;
+}
+void switchTo(Context &from, Context &to) { mpcemuSwitch(&from.sp, to.sp); }
+#else
+struct Context {
   ucontext_t context;
+};
+void prepare(Context &c, char *stack, size_t bytes, void (*entry)()) {
+  getcontext(&c.context);
+  c.context.uc_stack.ss_sp = stack;
+  c.context.uc_stack.ss_size = bytes;
+  c.context.uc_link = nullptr;
+  makecontext(&c.context, entry, 0);
+}
+void switchTo(Context &from, Context &to) {
+  swapcontext(&from.context, &to.context);
+}
+#endif
+
+struct Fiber {
+  Context context;
   uint3 index;
   unsigned linear = 0;
   enum Status { Ready, Waiting, Done } status = Ready;
@@ -50,8 +113,12 @@ struct Fiber {
 };
 
 /// Threads' stacks, reused by every block (kernels pass tensor lists of a
-/// few KiB by value).
+/// few KiB by value; AddressSanitizer's frames are larger).
+#ifdef MPCEMU_SANITIZED
 constexpr size_t kStackBytes = 256 * 1024;
+#else
+constexpr size_t kStackBytes = 64 * 1024;
+#endif
 std::vector<std::unique_ptr<char[]>> stacks;
 
 /// The block that runs.
@@ -63,8 +130,8 @@ struct Block {
   Group block;
   std::vector<Group> warps;
   std::vector<unsigned> warpSizes;
-  std::vector<uint64_t> slots; // one exchange word per thread
-  ucontext_t scheduler;
+  std::vector<uint64_t> slots; // two exchange words per thread
+  Context scheduler;
   Fiber *current = nullptr;
 };
 Block *running = nullptr;
@@ -86,9 +153,10 @@ void arrive(Group &g) {
     return;
   }
   f.status = Fiber::Waiting;
-  swapcontext(&f.context, &running->scheduler);
+  switchTo(f.context, running->scheduler);
 }
 
+/// A thread's fiber: the kernel, then back to the scheduler for good.
 void threadMain() {
   (*running->thread)();
   Fiber &f = *running->current;
@@ -98,6 +166,8 @@ void threadMain() {
     if (g->arrived && g->arrived == g->live)
       release(*g);
   }
+  switchTo(f.context, running->scheduler);
+  __builtin_unreachable();
 }
 
 void runBlock(Block &b, dim3 blockDim) {
@@ -113,7 +183,7 @@ void runBlock(Block &b, dim3 blockDim) {
   b.warpSizes.back() = n - 32 * (warps - 1);
   for (unsigned w = 0; w < warps; ++w)
     b.warps[w].live = b.warpSizes[w];
-  b.slots.assign(n, 0);
+  b.slots.assign(2 * n, 0);
   for (unsigned i = 0; i < n; ++i) {
     Fiber &f = b.fibers[i];
     f.linear = i;
@@ -132,16 +202,12 @@ void runBlock(Block &b, dim3 blockDim) {
         f.status = Fiber::Ready;
       }
       if (!f.started) {
-        getcontext(&f.context);
-        f.context.uc_stack.ss_sp = stacks[f.linear].get();
-        f.context.uc_stack.ss_size = kStackBytes;
-        f.context.uc_link = &b.scheduler;
-        makecontext(&f.context, threadMain, 0);
+        prepare(f.context, stacks[f.linear].get(), kStackBytes, threadMain);
         f.started = true;
       }
       b.current = &f;
       builtins.threadIdx = f.index;
-      swapcontext(&b.scheduler, &f.context);
+      switchTo(b.scheduler, f.context);
       progressed = true;
       if (f.status == Fiber::Done)
         ++done;
@@ -203,10 +269,14 @@ void exchange(const void *value, void *result, size_t bytes, int source) {
     fail(b.file, b.line,
          "a warp shuffle over all lanes in a warp whose lanes have exited "
          "or do not exist");
-  std::memcpy(&b.slots[f.linear], value, bytes);
+  // Two sets of slots, by the barrier's generation: a lane that has read
+  // this exchange and writes the next cannot overwrite a value another
+  // lane has still to read (it would first have to pass the next barrier,
+  // which waits for that lane).
+  uint64_t *slots = &b.slots[(b.warps[warp].generation & 1) * b.fibers.size()];
+  std::memcpy(&slots[f.linear], value, bytes);
   arrive(b.warps[warp]);
-  std::memcpy(result, &b.slots[warp * 32 + source], bytes);
-  arrive(b.warps[warp]);
+  std::memcpy(result, &slots[warp * 32 + source], bytes);
 }
 
 void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
