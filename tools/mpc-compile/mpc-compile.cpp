@@ -164,12 +164,11 @@ static cl::opt<std::string> fusionReport(
 
 static cl::opt<bool> emulateCuda(
     "emulate-cuda",
-    cl::desc("With --backend=cuda: link the CUDA backend with its kernels "
-             "and cuBLASLt's plain GEMMs emulated on the host instead of the "
-             "CUDA runtime (docs/CUDA.md): the executable runs the CUDA "
-             "backend's code without a GPU, slowly; for testing. "
-             "Convolutions (cuDNN) and --data-parallel (NCCL) are not "
-             "emulated"),
+    cl::desc("With --backend=cuda: link the CUDA backend with its kernels, "
+             "cuBLASLt's plain GEMMs and cuDNN's convolutions emulated on "
+             "the host instead of the CUDA runtime (docs/CUDA.md): the "
+             "executable runs the CUDA backend's code without a GPU, "
+             "slowly; for testing. NCCL (--data-parallel) is not emulated"),
     cl::init(false), cl::cat(category));
 
 static cl::opt<std::string> padForTensorCores(

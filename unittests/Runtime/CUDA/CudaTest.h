@@ -60,14 +60,6 @@ public:
   std::vector<void *> owned;
 };
 
-/// Skips a test of an entry point built on cuDNN where the kernels run on
-/// the host (lib/Runtime/CUDA/Emulation): cuDNN is not emulated there.
-#ifdef MPC_CUDA_EMULATION
-#define MPCRT_NEEDS_CUDNN() GTEST_SKIP() << "cuDNN is not emulated on the host"
-#else
-#define MPCRT_NEEDS_CUDNN() (void)0
-#endif
-
 /// Expands CALL(SUFFIX, T, STAT) for the C ABI instance of dtype `d`: the
 /// suffix, the ABI element type and the statistics type (layer norm).
 #define MPCRT_FOR_DTYPE(d, CALL)                                               \

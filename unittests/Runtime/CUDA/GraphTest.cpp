@@ -28,7 +28,6 @@ std::vector<uint16_t> randomHalf(std::mt19937 &rng, int64_t n) {
 }
 
 TEST_F(Graph, ReplayIsBitIdenticalToEager) {
-  MPCRT_NEEDS_CUDNN();
   SCOPED_TRACE("seed " + std::to_string(seed));
   // matmul [64, 96] x [96, 48] in f16; a 3x3 f16 convolution; the
   // embedding backward of a permutation (one addend per row, so the f32

@@ -46,7 +46,6 @@ double relOf(mpcrt_dtype d) {
 const mpcrt_dtype kTypes[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64};
 
 TEST_F(Nn, ConvolutionsMatchTheReference) {
-  MPCRT_NEEDS_CUDNN();
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt_conv2d_shape shapes[] = {
       // n h w c | o kh kw | ho wo | stride, pad, dilation, groups

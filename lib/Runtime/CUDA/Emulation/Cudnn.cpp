@@ -1,0 +1,389 @@
+//===- Cudnn.cpp - the cuDNN calls of the backend, on the host ------------===//
+//
+// 2-D cross-correlations as the backend describes them: NHWC activations,
+// NHWC (OHWI) filters, padding, strides, dilations and groups; forward,
+// backward data and backward filter; f16/bf16/f32/f64 with f32 (f64 for
+// f64) sums in a fixed order, D = alpha conv + beta D. The heuristic
+// offers one algorithm with no workspace, of the math type asked for; a
+// descriptor whose sizes do not fit the convolution is
+// CUDNN_STATUS_BAD_PARAM, as cuDNN answers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cudnn.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <vector>
+
+namespace mpcemu {
+namespace {
+
+struct Handle {
+  cudaStream_t stream = nullptr;
+};
+struct Tensor {
+  cudnnDataType_t type;
+  int n, c, h, w;
+};
+struct Conv {
+  int padH, padW, strideH, strideW, dilationH, dilationW;
+  cudnnDataType_t compute;
+  int groups = 1;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+
+template <typename To, typename From> To *as(From p) {
+  return reinterpret_cast<To *>(p);
+}
+
+double load(cudnnDataType_t type, const void *p, int64_t i) {
+  switch (type) {
+  case CUDNN_DATA_HALF:
+    return __half2float(static_cast<const __half *>(p)[i]);
+  case CUDNN_DATA_BFLOAT16:
+    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+  case CUDNN_DATA_FLOAT:
+    return static_cast<const float *>(p)[i];
+  default:
+    return static_cast<const double *>(p)[i];
+  }
+}
+
+void store(cudnnDataType_t type, void *p, int64_t i, double v) {
+  switch (type) {
+  case CUDNN_DATA_HALF:
+    static_cast<__half *>(p)[i] = __float2half_rn(static_cast<float>(v));
+    return;
+  case CUDNN_DATA_BFLOAT16:
+    static_cast<__nv_bfloat16 *>(p)[i] =
+        __float2bfloat16_rn(static_cast<float>(v));
+    return;
+  case CUDNN_DATA_FLOAT:
+    static_cast<float *>(p)[i] = static_cast<float>(v);
+    return;
+  default:
+    static_cast<double *>(p)[i] = v;
+  }
+}
+
+/// The convolution x (*) w -> y, checked against its descriptors.
+struct Problem {
+  Tensor x, w, y; // w: o = n, c per group = c, kh = h, kw = w
+  Conv conv;
+  bool valid() const {
+    int g = conv.groups;
+    if (g < 1 || x.c != w.c * g || w.n % g != 0 || y.c != w.n || y.n != x.n ||
+        x.type != w.type || x.type != y.type)
+      return false;
+    auto out = [](int in, int pad, int k, int dilation, int stride) {
+      return (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+    };
+    return y.h == out(x.h, conv.padH, w.h, conv.dilationH, conv.strideH) &&
+           y.w == out(x.w, conv.padW, w.w, conv.dilationW, conv.strideW);
+  }
+  /// Calls f(xi, wi, yi) for every term of the convolution, in the order
+  /// of the output element, then the filter's (kh, kw, c), or of the
+  /// filter element, then (n, ho, wo): `byFilter`.
+  template <typename F> void terms(bool byFilter, F f) const {
+    int g = conv.groups, perGroup = w.n / g;
+    auto visit = [&](int n, int p, int q, int o, int r, int s, int ci) {
+      int hi = p * conv.strideH - conv.padH + r * conv.dilationH;
+      int wi = q * conv.strideW - conv.padW + s * conv.dilationW;
+      if (hi < 0 || hi >= x.h || wi < 0 || wi >= x.w)
+        return;
+      int c = (o / perGroup) * w.c + ci;
+      f(((int64_t(n) * x.h + hi) * x.w + wi) * x.c + c,
+        ((int64_t(o) * w.h + r) * w.w + s) * w.c + ci,
+        ((int64_t(n) * y.h + p) * y.w + q) * y.c + o);
+    };
+    if (!byFilter) {
+      for (int n = 0; n < y.n; ++n)
+        for (int p = 0; p < y.h; ++p)
+          for (int q = 0; q < y.w; ++q)
+            for (int o = 0; o < y.c; ++o)
+              for (int r = 0; r < w.h; ++r)
+                for (int s = 0; s < w.w; ++s)
+                  for (int ci = 0; ci < w.c; ++ci)
+                    visit(n, p, q, o, r, s, ci);
+      return;
+    }
+    for (int o = 0; o < w.n; ++o)
+      for (int r = 0; r < w.h; ++r)
+        for (int s = 0; s < w.w; ++s)
+          for (int ci = 0; ci < w.c; ++ci)
+            for (int n = 0; n < y.n; ++n)
+              for (int p = 0; p < y.h; ++p)
+                for (int q = 0; q < y.w; ++q)
+                  visit(n, p, q, o, r, s, ci);
+  }
+};
+
+/// out = alpha sum + beta out over `count` elements, the sums in `Acc`.
+template <typename Acc>
+void finish(const std::vector<Acc> &sums, cudnnDataType_t type, void *out,
+            double alpha, double beta) {
+  for (size_t i = 0; i < sums.size(); ++i) {
+    double v = alpha * double(sums[i]);
+    if (beta != 0)
+      v += beta * load(type, out, int64_t(i));
+    store(type, out, int64_t(i), double(static_cast<Acc>(v)));
+  }
+}
+
+enum Kind { kForward, kData, kFilter };
+
+/// `count` elements of `p` converted to Acc (exactly, but for f64 data
+/// summed in f32, which no descriptor asks for).
+template <typename Acc>
+std::vector<Acc> values(cudnnDataType_t type, const void *p, size_t count) {
+  std::vector<Acc> v(count);
+  for (size_t i = 0; i < count; ++i)
+    v[i] = static_cast<Acc>(load(type, p, int64_t(i)));
+  return v;
+}
+
+template <typename Acc>
+void run(const Problem &pr, Kind kind, const void *x, const void *w,
+         const void *y, void *out, double alpha, double beta) {
+  cudnnDataType_t t = pr.x.type;
+  size_t xs = size_t(pr.x.n) * pr.x.h * pr.x.w * pr.x.c,
+         ws = size_t(pr.w.n) * pr.w.h * pr.w.w * pr.w.c,
+         ys = size_t(pr.y.n) * pr.y.h * pr.y.w * pr.y.c;
+  std::vector<Acc> wv =
+      kind == kFilter ? std::vector<Acc>() : values<Acc>(t, w, ws);
+  std::vector<Acc> xv =
+      kind == kData ? std::vector<Acc>() : values<Acc>(t, x, xs);
+  std::vector<Acc> yv =
+      kind == kForward ? std::vector<Acc>() : values<Acc>(t, y, ys);
+  if (kind == kForward) {
+    std::vector<Acc> sums(ys, Acc(0));
+    pr.terms(false, [&](int64_t xi, int64_t wi, int64_t yi) {
+      sums[yi] += xv[xi] * wv[wi];
+    });
+    return finish(sums, t, out, alpha, beta);
+  }
+  if (kind == kData) {
+    std::vector<Acc> sums(xs, Acc(0));
+    pr.terms(false, [&](int64_t xi, int64_t wi, int64_t yi) {
+      sums[xi] += yv[yi] * wv[wi];
+    });
+    return finish(sums, t, out, alpha, beta);
+  }
+  std::vector<Acc> sums(ws, Acc(0));
+  pr.terms(true, [&](int64_t xi, int64_t wi, int64_t yi) {
+    sums[wi] += yv[yi] * xv[xi];
+  });
+  finish(sums, t, out, alpha, beta);
+}
+
+cudnnStatus_t launch(cudnnHandle_t h, const Problem &pr, Kind kind,
+                     const void *alphaP, const void *x, const void *w,
+                     const void *y, const void *betaP, void *out) {
+  if (!pr.valid())
+    return CUDNN_STATUS_BAD_PARAM;
+  bool f64 = pr.conv.compute == CUDNN_DATA_DOUBLE;
+  double alpha = f64 ? *static_cast<const double *>(alphaP)
+                     : *static_cast<const float *>(alphaP);
+  double beta = f64 ? *static_cast<const double *>(betaP)
+                    : *static_cast<const float *>(betaP);
+  enqueue(as<Handle>(h)->stream, [=] {
+    if (f64)
+      run<double>(pr, kind, x, w, y, out, alpha, beta);
+    else
+      run<float>(pr, kind, x, w, y, out, alpha, beta);
+  });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+Problem problem(cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y) {
+  return {*as<Tensor>(x), *as<Tensor>(w), *as<Tensor>(y), *as<Conv>(conv)};
+}
+
+cudnnStatus_t create(cudnnHandle_t *h) {
+  *h = as<cudnnContext>(new Handle);
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t setStream(cudnnHandle_t h, cudaStream_t stream) {
+  as<Handle>(h)->stream = stream;
+  return CUDNN_STATUS_SUCCESS;
+}
+const char *errorString(cudnnStatus_t status) {
+  switch (status) {
+  case CUDNN_STATUS_SUCCESS:
+    return "CUDNN_STATUS_SUCCESS";
+  case CUDNN_STATUS_BAD_PARAM:
+    return "CUDNN_STATUS_BAD_PARAM";
+  default:
+    return "CUDNN_STATUS_NOT_SUPPORTED";
+  }
+}
+size_t version() { return CUDNN_VERSION; }
+
+cudnnStatus_t createTensor(cudnnTensorDescriptor_t *d) {
+  *d = as<cudnnTensorStruct>(new Tensor{});
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t createFilter(cudnnFilterDescriptor_t *d) {
+  *d = as<cudnnFilterStruct>(new Tensor{});
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t createConv(cudnnConvolutionDescriptor_t *d) {
+  *d = as<cudnnConvolutionStruct>(new Conv{});
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t setTensor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
+                        cudnnDataType_t type, int n, int c, int h, int w) {
+  if (format != CUDNN_TENSOR_NHWC)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  *as<Tensor>(d) = {type, n, c, h, w};
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t setFilter(cudnnFilterDescriptor_t d, cudnnDataType_t type,
+                        cudnnTensorFormat_t format, int k, int c, int h,
+                        int w) {
+  if (format != CUDNN_TENSOR_NHWC)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  *as<Tensor>(d) = {type, k, c, h, w};
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t setConv(cudnnConvolutionDescriptor_t d, int padH, int padW,
+                      int strideH, int strideW, int dilationH, int dilationW,
+                      cudnnConvolutionMode_t mode, cudnnDataType_t compute) {
+  if (mode != CUDNN_CROSS_CORRELATION)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  Conv &c = *as<Conv>(d);
+  c = {padH,      padW,    strideH,  strideW, dilationH,
+       dilationW, compute, c.groups, c.math};
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t setGroups(cudnnConvolutionDescriptor_t d, int groups) {
+  as<Conv>(d)->groups = groups;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t setMath(cudnnConvolutionDescriptor_t d, cudnnMathType_t math) {
+  as<Conv>(d)->math = math;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/// One algorithm (0), no workspace, of the math type asked for.
+template <typename Perf>
+cudnnStatus_t offer(const Problem &pr, int requested, int *found, Perf *r) {
+  if (!pr.valid())
+    return CUDNN_STATUS_BAD_PARAM;
+  if (requested < 1)
+    return CUDNN_STATUS_BAD_PARAM;
+  r[0] = Perf{};
+  r[0].status = CUDNN_STATUS_SUCCESS;
+  r[0].mathType = pr.conv.math;
+  *found = 1;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t forwardAlgorithms(cudnnHandle_t, cudnnTensorDescriptor_t x,
+                                cudnnFilterDescriptor_t w,
+                                cudnnConvolutionDescriptor_t conv,
+                                cudnnTensorDescriptor_t y, int requested,
+                                int *found, cudnnConvolutionFwdAlgoPerf_t *r) {
+  return offer(problem(x, w, conv, y), requested, found, r);
+}
+cudnnStatus_t dataAlgorithms(cudnnHandle_t, cudnnFilterDescriptor_t w,
+                             cudnnTensorDescriptor_t y,
+                             cudnnConvolutionDescriptor_t conv,
+                             cudnnTensorDescriptor_t x, int requested,
+                             int *found, cudnnConvolutionBwdDataAlgoPerf_t *r) {
+  return offer(problem(x, w, conv, y), requested, found, r);
+}
+cudnnStatus_t filterAlgorithms(cudnnHandle_t, cudnnTensorDescriptor_t x,
+                               cudnnTensorDescriptor_t y,
+                               cudnnConvolutionDescriptor_t conv,
+                               cudnnFilterDescriptor_t w, int requested,
+                               int *found,
+                               cudnnConvolutionBwdFilterAlgoPerf_t *r) {
+  return offer(problem(x, w, conv, y), requested, found, r);
+}
+
+cudnnStatus_t forwardWorkspace(cudnnHandle_t, cudnnTensorDescriptor_t,
+                               cudnnFilterDescriptor_t,
+                               cudnnConvolutionDescriptor_t,
+                               cudnnTensorDescriptor_t,
+                               cudnnConvolutionFwdAlgo_t, size_t *bytes) {
+  *bytes = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t dataWorkspace(cudnnHandle_t, cudnnFilterDescriptor_t,
+                            cudnnTensorDescriptor_t,
+                            cudnnConvolutionDescriptor_t,
+                            cudnnTensorDescriptor_t,
+                            cudnnConvolutionBwdDataAlgo_t, size_t *bytes) {
+  *bytes = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t filterWorkspace(cudnnHandle_t, cudnnTensorDescriptor_t,
+                              cudnnTensorDescriptor_t,
+                              cudnnConvolutionDescriptor_t,
+                              cudnnFilterDescriptor_t,
+                              cudnnConvolutionBwdFilterAlgo_t, size_t *bytes) {
+  *bytes = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t forward(cudnnHandle_t h, const void *alpha,
+                      cudnnTensorDescriptor_t xd, const void *x,
+                      cudnnFilterDescriptor_t wd, const void *w,
+                      cudnnConvolutionDescriptor_t conv,
+                      cudnnConvolutionFwdAlgo_t, void *, size_t,
+                      const void *beta, cudnnTensorDescriptor_t yd, void *y) {
+  return launch(h, problem(xd, wd, conv, yd), kForward, alpha, x, w, nullptr,
+                beta, y);
+}
+cudnnStatus_t backwardData(cudnnHandle_t h, const void *alpha,
+                           cudnnFilterDescriptor_t wd, const void *w,
+                           cudnnTensorDescriptor_t yd, const void *dy,
+                           cudnnConvolutionDescriptor_t conv,
+                           cudnnConvolutionBwdDataAlgo_t, void *, size_t,
+                           const void *beta, cudnnTensorDescriptor_t xd,
+                           void *dx) {
+  return launch(h, problem(xd, wd, conv, yd), kData, alpha, nullptr, w, dy,
+                beta, dx);
+}
+cudnnStatus_t backwardFilter(cudnnHandle_t h, const void *alpha,
+                             cudnnTensorDescriptor_t xd, const void *x,
+                             cudnnTensorDescriptor_t yd, const void *dy,
+                             cudnnConvolutionDescriptor_t conv,
+                             cudnnConvolutionBwdFilterAlgo_t, void *, size_t,
+                             const void *beta, cudnnFilterDescriptor_t wd,
+                             void *dw) {
+  return launch(h, problem(xd, wd, conv, yd), kFilter, alpha, x, nullptr, dy,
+                beta, dw);
+}
+
+} // namespace
+
+void fillCudnn(mpcrt::cuda::Cudnn &t) {
+  t.cudnnConvolutionBackwardData = backwardData;
+  t.cudnnConvolutionBackwardFilter = backwardFilter;
+  t.cudnnConvolutionForward = forward;
+  t.cudnnCreate = create;
+  t.cudnnCreateConvolutionDescriptor = createConv;
+  t.cudnnCreateFilterDescriptor = createFilter;
+  t.cudnnCreateTensorDescriptor = createTensor;
+  t.cudnnGetConvolutionBackwardDataAlgorithm_v7 = dataAlgorithms;
+  t.cudnnGetConvolutionBackwardDataWorkspaceSize = dataWorkspace;
+  t.cudnnGetConvolutionBackwardFilterAlgorithm_v7 = filterAlgorithms;
+  t.cudnnGetConvolutionBackwardFilterWorkspaceSize = filterWorkspace;
+  t.cudnnGetConvolutionForwardAlgorithm_v7 = forwardAlgorithms;
+  t.cudnnGetConvolutionForwardWorkspaceSize = forwardWorkspace;
+  t.cudnnGetErrorString = errorString;
+  t.cudnnGetVersion = version;
+  t.cudnnSetConvolution2dDescriptor = setConv;
+  t.cudnnSetConvolutionGroupCount = setGroups;
+  t.cudnnSetConvolutionMathType = setMath;
+  t.cudnnSetFilter4dDescriptor = setFilter;
+  t.cudnnSetStream = setStream;
+  t.cudnnSetTensor4dDescriptor = setTensor;
+}
+
+} // namespace mpcemu
