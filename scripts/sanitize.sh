@@ -5,7 +5,8 @@
 # (default build-asan/), then the lit suites that exercise the compiler
 # and the tools (SANITIZE_SUITES, default Dialect Transforms Conversion
 # Tools Examples; the e2e and bench suites train models and take long
-# under the sanitizers: add them for a longer run).
+# under the sanitizers: add them for a longer run), and the unit tests of
+# the CUDA backend's kernels emulated on the host.
 #
 # Debian's LLVM/MLIR libraries are not instrumented: the run sets
 # ASAN_OPTIONS=allow_user_poisoning=0 (their allocators' annotations would
@@ -26,13 +27,28 @@ if [ ! -f "$SANITIZE_BUILD/build.ninja" ]; then
     -DLLVM_USE_LINKER=lld \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DMPC_ENABLE_CUDA=OFF -DMPC_BUILD_UNITTESTS=OFF \
+    -DMPC_ENABLE_CUDA=OFF -DMPC_BUILD_UNITTESTS=ON \
     -DMPC_ENABLE_FUZZERS=ON >/dev/null
 fi
-ninja -C "$SANITIZE_BUILD" ${SANITIZE_TARGETS:-mpc-opt mpc-compile mpc-runner mpcrt-cpu mpc-fuzz-pipeline mpc-fuzz-policy mpc-fuzz-readers}
+# The CUDA backend's kernels, emulated on the host where CUDA's headers
+# are found (docs/CUDA.md), run their unit tests under the sanitizers too:
+# an access outside a buffer in a kernel is caught here.
+emulated=""
+if ninja -C "$SANITIZE_BUILD" -t targets all 2>/dev/null |
+  grep -q '^MPCRuntimeCUDAEmulatedTests:'; then
+  emulated=MPCRuntimeCUDAEmulatedTests
+fi
+ninja -C "$SANITIZE_BUILD" ${SANITIZE_TARGETS:-mpc-opt mpc-compile mpc-runner mpcrt-cpu mpc-fuzz-pipeline mpc-fuzz-policy mpc-fuzz-readers $emulated}
 [ "${SANITIZE_BUILD_ONLY:-0}" = 1 ] && exit 0
 export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+status=0
 suites=()
 for s in $SANITIZE_SUITES; do suites+=("$SANITIZE_BUILD/test/$s"); done
-/usr/lib/llvm-22/bin/lit -sv "${suites[@]}"
+/usr/lib/llvm-22/bin/lit -sv "${suites[@]}" || status=1
+if [ -n "$emulated" ] && [ -z "${SANITIZE_TARGETS:-}" ]; then
+  echo "== the CUDA backend's kernels, emulated, under the sanitizers"
+  "$SANITIZE_BUILD/unittests/MPCRuntimeCUDAEmulatedTests" --gtest_brief=1 ||
+    status=1
+fi
+exit $status

@@ -58,4 +58,8 @@ if config.mpc_have_cuda:
     if smi and subprocess.run([smi, "-L"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL).returncode == 0:
         config.available_features.add("cuda-device")
+# The host emulation of the CUDA backend is built (mpc-compile
+# --emulate-cuda).
+if config.mpc_have_cuda_emulation:
+    config.available_features.add("cuda-emulation")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

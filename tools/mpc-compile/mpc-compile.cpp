@@ -304,9 +304,15 @@ int main(int argc, char **argv) {
 
   if (backend != "cpu" && backend != "cuda")
     return fail("unknown backend '" + backend + "' (expected cpu or cuda)");
-  if (backend == "cuda" && !MPC_HAVE_CUDA_RUNTIME)
-    return fail("the CUDA backend (libmpcrt-cuda) is not part of this build; "
-                "use --backend=cpu");
+  if (emulateCuda && !MPC_HAVE_CUDA_EMULATION)
+    return fail("--emulate-cuda: the host emulation of the CUDA backend is "
+                "not part of this build (CUDA's headers were not found)");
+  if (backend == "cuda" && !MPC_HAVE_CUDA_RUNTIME && !emulateCuda)
+    return fail(std::string("the CUDA backend (libmpcrt-cuda) is not part "
+                            "of this build; use --backend=cpu") +
+                (MPC_HAVE_CUDA_EMULATION
+                     ? ", or --emulate-cuda to run its code on the host"
+                     : ""));
   if (!amp.empty() && amp != "O0" && amp != "O1" && amp != "O2" && amp != "O3")
     return fail("unknown --amp level '" + amp + "' (expected O0..O3)");
   if (dtype != "f16" && dtype != "bf16")
