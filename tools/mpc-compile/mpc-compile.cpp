@@ -168,7 +168,8 @@ static cl::opt<bool> emulateCuda(
              "cuBLASLt's plain GEMMs and cuDNN's convolutions emulated on "
              "the host instead of the CUDA runtime (docs/CUDA.md): the "
              "executable runs the CUDA backend's code without a GPU, "
-             "slowly; for testing. NCCL (--data-parallel) is not emulated"),
+             "slowly; for testing. With --data-parallel, the ranks' "
+             "collectives go through shared memory instead of NCCL"),
     cl::init(false), cl::cat(category));
 
 static cl::opt<std::string> padForTensorCores(
@@ -357,9 +358,10 @@ int main(int argc, char **argv) {
                 "reconfigure)");
   if (emulateCuda && backend != "cuda")
     return fail("--emulate-cuda needs --backend=cuda");
-  if (emulateCuda && parallel)
-    return fail("--emulate-cuda does not emulate NCCL: no --data-parallel");
-  if (parallel && backend == "cuda" && !MPC_HAVE_NCCL)
+  if (emulateCuda && parallel && StringRef(MPC_COMM_NCCL_EMULATED_LIB).empty())
+    return fail("--emulate-cuda --data-parallel needs NCCL's header "
+                "(nccl.h), which this build did not find");
+  if (parallel && backend == "cuda" && !emulateCuda && !MPC_HAVE_NCCL)
     return fail("--data-parallel on the CUDA backend needs NCCL's header "
                 "(nccl.h), which this build did not find");
 
@@ -567,6 +569,7 @@ int main(int argc, char **argv) {
   // The comm ABI before the runtime it uses (f16 conversions).
   for (StringRef lib :
        llvm::split(!parallel           ? StringRef(MPC_COMM_SINGLE_LIB)
+                   : emulateCuda       ? StringRef(MPC_COMM_NCCL_EMULATED_LIB)
                    : backend == "cuda" ? StringRef(MPC_COMM_NCCL_LIB)
                                        : StringRef(MPC_COMM_MPI_LIBS),
                    ';'))

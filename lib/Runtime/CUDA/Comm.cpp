@@ -14,7 +14,9 @@
 // on a shared filesystem). Host values are exchanged through small device
 // buffers with ncclAllGather and summed on the host in rank order.
 //
-// NOT RUN YET: no part of this file has run on a GPU (docs/DataParallel.md).
+// NOT RUN YET: no part of this file has run on a GPU (docs/DataParallel.md);
+// it runs with the CUDA backend emulated on the host (mpc-compile
+// --emulate-cuda), over shared memory instead of NCCL (Emulation/Nccl.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,9 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
+#ifdef MPC_CUDA_EMULATION
+#include "Emulation/Nccl.h"
+#endif
 
 #include <chrono>
 #include <cstdio>
@@ -74,6 +79,14 @@ void checkCuda(cudaError_t status, const char *what) {
 }
 
 void load() {
+#ifdef MPC_CUDA_EMULATION
+  // mpc-compile --emulate-cuda: collectives between host processes.
+  mpcemu::EmulatedNccl t;
+  mpcemu::fillNccl(t);
+  nccl = {t.getUniqueId, t.commInitRank, t.allReduce,     t.allGather,
+          t.commDestroy, t.commAbort,    t.getErrorString};
+  return;
+#endif
   const char *named = std::getenv("MPC_NCCL_LIBRARY");
   std::string file = named && *named ? named : "libnccl.so.2";
   void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL);
