@@ -346,7 +346,8 @@ cudaError_t copyBytes(void *dst, const void *src, size_t bytes) {
                          "overlapping ranges\n");
     std::abort();
   }
-  std::memcpy(dst, src, bytes);
+  if (bytes) // CUDA takes null pointers for no bytes
+    std::memcpy(dst, src, bytes);
   return cudaSuccess;
 }
 } // namespace
@@ -437,12 +438,16 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 cudaError_t cudaMemset(void *dst, int value, size_t bytes) {
   if (mpcemu::refusedDuringCapture())
     return cudaErrorStreamCaptureImplicit;
-  std::memset(dst, value, bytes);
+  if (bytes)
+    std::memset(dst, value, bytes);
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
                             cudaStream_t stream) {
-  mpcemu::enqueue(stream, [=] { std::memset(dst, value, bytes); });
+  mpcemu::enqueue(stream, [=] {
+    if (bytes)
+      std::memset(dst, value, bytes);
+  });
   return cudaSuccess;
 }
 
