@@ -65,8 +65,8 @@ __global__ void unaryGradKernel(mpcrt_unary_op op, const G *grad,
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = S::store(Storage<G>::load(grad[i]) *
-                      derivative(op, S::load(saved[i])));
+    out[i] =
+        S::store(Storage<G>::load(grad[i]) * derivative(op, S::load(saved[i])));
 }
 
 /// out[i] = op(a[i], b[i]) over flat, same-shape operands (b may be null:
@@ -242,30 +242,55 @@ __global__ void softmaxBackwardKernel(const T *grad, const T *output,
   }
 }
 
-/// One block over all rows: the loss is summed in a fixed order.
-template <typename T>
-__global__ void crossEntropyKernel(const T *logits, const void *labels,
-                                   int32_t bits, T *loss, int64_t rows,
-                                   int64_t classes, bool mean,
-                                   unsigned long long *bad) {
+/// Cross-entropy, pass 1: block r's row term, max + log(sum exp) - x[y]
+/// (0 for a label outside [0, classes), which pass 2 records).
+template <typename T, typename A>
+__global__ void crossEntropyRowsKernel(const T *logits, const void *labels,
+                                       int32_t bits, A *terms, int64_t rows,
+                                       int64_t classes) {
   using S = Storage<T>;
-  using A = typename S::Acc;
-  A total = 0;
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T *row = logits + r * classes;
     int64_t y = formulas::indexAt(labels, bits, r);
-    if (y < 0 || y >= classes) {
+    if (y < 0 || y >= classes) { // the same branch for the whole block
       if (threadIdx.x == 0)
-        recordError(bad, r);
+        terms[r] = A(0);
       continue;
     }
     A max, sum;
     rowStatistics<T, A>(row, classes, max, sum);
-    total += max + log(sum) - S::load(row[y]);
+    if (threadIdx.x == 0)
+      terms[r] = max + log(sum) - S::load(row[y]);
   }
-  // An empty batch has loss 0 (not the 0/0 of a mean over no rows).
-  if (threadIdx.x == 0)
+}
+
+/// Pass 2, one block: the row terms summed in a fixed order (each thread's
+/// rows in turn, then the block's tree), and the first row whose label is
+/// outside [0, classes) recorded.
+template <typename T, typename A>
+__global__ void crossEntropySumKernel(const A *terms, const void *labels,
+                                      int32_t bits, T *loss, int64_t rows,
+                                      int64_t classes, bool mean,
+                                      unsigned long long *bad) {
+  using S = Storage<T>;
+  A total = 0;
+  int64_t firstBad = -1;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+    total += terms[r];
+    int64_t y = formulas::indexAt(labels, bits, r);
+    if ((y < 0 || y >= classes) && firstBad < 0)
+      firstBad = r;
+  }
+  total = blockReduce<A>(total);
+  // The smallest bad row as the largest of the negated ones.
+  double least = blockReduce<double, true>(
+      firstBad < 0 ? -INFINITY : -static_cast<double>(firstBad));
+  if (threadIdx.x == 0) {
+    if (least != -INFINITY)
+      recordError(bad, static_cast<int64_t>(-least));
+    // An empty batch has loss 0 (not the 0/0 of a mean over no rows).
     *loss = S::store(mean && rows > 0 ? total / static_cast<A>(rows) : total);
+  }
 }
 
 template <typename T>
@@ -912,9 +937,17 @@ void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   bool mean) {
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    crossEntropyKernel<T><<<1, kThreads, 0, stream()>>>(
-        static_cast<const T *>(logits), labels, labelBits,
-        static_cast<T *>(loss), rows, classes, mean, &deviceErrors()->label);
+    using A = typename Storage<T>::Acc;
+    // One block per row, then one block for the sum (the row terms in the
+    // f32 scratch buffer; f64 terms take two of its elements each).
+    auto *terms = reinterpret_cast<A *>(
+        scratchF32((rows > 0 ? rows : 1) * int64_t(sizeof(A) / 4)));
+    crossEntropyRowsKernel<T, A><<<blocksFor(rows, 1), kThreads, 0, stream()>>>(
+        static_cast<const T *>(logits), labels, labelBits, terms, rows,
+        classes);
+    crossEntropySumKernel<T, A><<<1, kThreads, 0, stream()>>>(
+        terms, labels, labelBits, static_cast<T *>(loss), rows, classes, mean,
+        &deviceErrors()->label);
   });
   MPCRT_CUDA_LAUNCHED("cross_entropy");
 }
