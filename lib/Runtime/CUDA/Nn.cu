@@ -12,6 +12,7 @@
 #include "Device.cuh"
 #include "Formulas.h"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace mpcrt::cuda {
@@ -324,15 +325,30 @@ __global__ void upsampleBackwardKernel(const T *dy, T *dx, int64_t n, int64_t h,
   }
 }
 
-/// One block: the sum in a fixed order.
-template <typename T>
-__global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
-                                    T *loss, int64_t count, bool mean) {
+/// Pass 1: block b's sum of the terms of its grid-stride elements.
+template <typename T, typename A>
+__global__ void pointwiseLossPartialsKernel(int32_t kind, const T *x,
+                                            const T *t, A *partials,
+                                            int64_t count) {
   using S = Storage<T>;
-  using A = typename S::Acc;
   A sum = 0;
-  for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
     sum += formulas::pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
+  sum = blockReduce(sum);
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = sum;
+}
+
+/// Pass 2, one block: the blocks' sums in a fixed order (a grid that
+/// depends on the count only), then the mean.
+template <typename T, typename A>
+__global__ void pointwiseLossSumKernel(const A *partials, int64_t blocks,
+                                       T *loss, int64_t count, bool mean) {
+  using S = Storage<T>;
+  A sum = 0;
+  for (int64_t b = threadIdx.x; b < blocks; b += blockDim.x)
+    sum += partials[b];
   sum = blockReduce(sum);
   // Nothing to average: 0 (not 0/0), as the reference.
   if (threadIdx.x == 0)
@@ -510,9 +526,17 @@ void pointwiseLoss(mpcrt_dtype dtype, int32_t kind, const void *input,
                    const void *target, void *loss, int64_t count, bool mean) {
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    pointwiseLossKernel<T><<<1, kThreads, 0, stream()>>>(
+    using A = typename Storage<T>::Acc;
+    // At most 1024 blocks of partial sums (in the f32 scratch buffer; f64
+    // sums take two of its elements each), then one block.
+    unsigned blocks = std::min(blocksFor(count), 1024u);
+    auto *partials =
+        reinterpret_cast<A *>(scratchF32(blocks * int64_t(sizeof(A) / 4)));
+    pointwiseLossPartialsKernel<T, A><<<blocks, kThreads, 0, stream()>>>(
         kind, static_cast<const T *>(input), static_cast<const T *>(target),
-        static_cast<T *>(loss), count, mean);
+        partials, count);
+    pointwiseLossSumKernel<T, A><<<1, kThreads, 0, stream()>>>(
+        partials, blocks, static_cast<T *>(loss), count, mean);
   });
   MPCRT_CUDA_LAUNCHED("pointwise_loss");
 }
