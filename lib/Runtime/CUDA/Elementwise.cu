@@ -208,6 +208,108 @@ __device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
   total = blockReduce<A>(sum);
 }
 
+/// Sum (or max, a NaN winning) over a warp's 32 lanes in a fixed butterfly
+/// order, returned to every lane.
+template <typename A, bool Max = false> __device__ A warpReduce(A v) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    A other = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = Max ? (isnan(other) || other > v ? other : v) : v + other;
+  }
+  return v;
+}
+
+/// Softmax (or log-softmax) of rows of at most 32 K elements, one warp per
+/// row, each lane holding K of its elements: one read and one write of the
+/// row (the block kernel below reads it three times).
+template <typename T, int K>
+__global__ void softmaxWarpKernel(const T *input, T *output, int64_t rows,
+                                  int64_t cols, bool logarithm) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t r = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+       r < rows; r += warps) {
+    const T *in = input + r * cols;
+    T *out = output + r * cols;
+    A v[K];
+    A m = A(-INFINITY);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      int64_t c = lane + 32 * k;
+      v[k] = c < cols ? S::load(in[c]) : A(-INFINITY);
+      m = fmax(m, v[k]);
+    }
+    m = warpReduce<A, true>(m);
+    A sum = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      v[k] -= m;
+      if (lane + 32 * k < cols)
+        sum += exp(v[k]);
+    }
+    sum = warpReduce<A>(sum);
+    A logSum = log(sum);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      int64_t c = lane + 32 * k;
+      if (c < cols)
+        out[c] = S::store(logarithm ? v[k] - logSum : exp(v[k]) / sum);
+    }
+  }
+}
+
+/// The softmax's gradient for rows of at most 32 K elements, one warp per
+/// row.
+template <typename T, int K>
+__global__ void softmaxBackwardWarpKernel(const T *grad, const T *output,
+                                          T *gradInput, int64_t rows,
+                                          int64_t cols, bool logarithm) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t r = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+       r < rows; r += warps) {
+    const T *dy = grad + r * cols, *y = output + r * cols;
+    A d[K], v[K];
+    A sum = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      int64_t c = lane + 32 * k;
+      d[k] = c < cols ? S::load(dy[c]) : A(0);
+      v[k] = c < cols ? S::load(y[c]) : A(0);
+      sum += logarithm ? d[k] : d[k] * v[k];
+    }
+    sum = warpReduce<A>(sum);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      int64_t c = lane + 32 * k;
+      if (c < cols)
+        gradInput[r * cols + c] =
+            S::store(logarithm ? d[k] - exp(v[k]) * sum : v[k] * (d[k] - sum));
+    }
+  }
+}
+
+/// Calls f(std::integral_constant<int, K>) with the smallest K in 1, 2, 4,
+/// ..., 32 for which a warp's lanes hold `cols` elements; false past 1024.
+template <typename F> bool withLanesFor(int64_t cols, F f) {
+  if (cols <= 32)
+    return f(std::integral_constant<int, 1>()), true;
+  if (cols <= 64)
+    return f(std::integral_constant<int, 2>()), true;
+  if (cols <= 128)
+    return f(std::integral_constant<int, 4>()), true;
+  if (cols <= 256)
+    return f(std::integral_constant<int, 8>()), true;
+  if (cols <= 512)
+    return f(std::integral_constant<int, 16>()), true;
+  if (cols <= 1024)
+    return f(std::integral_constant<int, 32>()), true;
+  return false;
+}
+
 template <typename T>
 __global__ void softmaxKernel(const T *input, T *output, int64_t cols,
                               bool logarithm) {
@@ -910,9 +1012,16 @@ void softmax(mpcrt_dtype dtype, const void *input, void *output, int64_t rows,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    softmaxKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-        static_cast<const T *>(input), static_cast<T *>(output), cols,
-        logarithm);
+    auto *in = static_cast<const T *>(input);
+    auto *out = static_cast<T *>(output);
+    bool warp = withLanesFor(cols, [&](auto k) {
+      softmaxWarpKernel<T, decltype(k)::value>
+          <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(in, out, rows, cols,
+                                                            logarithm);
+    });
+    if (!warp)
+      softmaxKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+          in, out, cols, logarithm);
   });
   MPCRT_CUDA_LAUNCHED("softmax");
 }
@@ -924,10 +1033,18 @@ void softmaxBackward(mpcrt_dtype dtype, const void *grad, const void *output,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    softmaxBackwardKernel<T>
-        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-            static_cast<const T *>(grad), static_cast<const T *>(output),
-            static_cast<T *>(gradInput), cols, logarithm);
+    auto *dy = static_cast<const T *>(grad);
+    auto *y = static_cast<const T *>(output);
+    auto *dx = static_cast<T *>(gradInput);
+    bool warp = withLanesFor(cols, [&](auto k) {
+      softmaxBackwardWarpKernel<T, decltype(k)::value>
+          <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(dy, y, dx, rows,
+                                                            cols, logarithm);
+    });
+    if (!warp)
+      softmaxBackwardKernel<T>
+          <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+              dy, y, dx, cols, logarithm);
   });
   MPCRT_CUDA_LAUNCHED("softmax_backward");
 }

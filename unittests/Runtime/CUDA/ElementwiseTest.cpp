@@ -397,20 +397,24 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
 
 TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const int64_t rows = 37, cols = 1000;
-  for (mpcrt_dtype d : kTypes) {
-    Buffer in = randomBuffer(rng, d, rows * cols, -8, 8);
-    Buffer dy = randomBuffer(rng, d, rows * cols, -1, 1);
-    std::vector<int32_t> labels(rows);
-    std::uniform_int_distribution<int32_t> label(0, cols - 1);
-    for (int32_t &l : labels)
-      l = label(rng);
-    Buffer gradLoss = randomBuffer(rng, d, 1, 0.5, 2);
-    for (int log : {0, 1}) {
-      Buffer want{d, std::vector<uint8_t>(rows * cols * bytesOf(d))};
-      Buffer wantBack = want;
-      Buffer wantLoss{d, std::vector<uint8_t>(bytesOf(d))};
-      Buffer wantGrad = want;
+  const int64_t rows = 37;
+  // Rows a warp holds with 1, 2, 8 and 32 elements a lane (the last ones
+  // partly), and rows past 1024 (a block per row).
+  for (int64_t cols : {1, 45, 256, 1000, 1029})
+    for (mpcrt_dtype d : kTypes) {
+      SCOPED_TRACE("cols " + std::to_string(cols));
+      Buffer in = randomBuffer(rng, d, rows * cols, -8, 8);
+      Buffer dy = randomBuffer(rng, d, rows * cols, -1, 1);
+      std::vector<int32_t> labels(rows);
+      std::uniform_int_distribution<int32_t> label(0, cols - 1);
+      for (int32_t &l : labels)
+        l = label(rng);
+      Buffer gradLoss = randomBuffer(rng, d, 1, 0.5, 2);
+      for (int log : {0, 1}) {
+        Buffer want{d, std::vector<uint8_t>(rows * cols * bytesOf(d))};
+        Buffer wantBack = want;
+        Buffer wantLoss{d, std::vector<uint8_t>(bytesOf(d))};
+        Buffer wantGrad = want;
 #define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_softmax_##SUFFIX(reinterpret_cast<const T *>(in.bytes.data()),       \
@@ -428,40 +432,40 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         reinterpret_cast<const T *>(in.bytes.data()), labels.data(), 32,       \
         reinterpret_cast<T *>(wantGrad.bytes.data()), rows, cols, log);        \
   } while (0)
-      MPCRT_FOR_DTYPE(d, CALL);
+        MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
-      uint8_t *dIn = upload(in.bytes), *dDy = upload(dy.bytes);
-      uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
-      uint8_t *back = deviceBuffer<uint8_t>(want.bytes.size());
-      softmax(d, dIn, out, rows, cols, log);
-      double rowSum = cols * accUlp(d) * 16; // exp terms up to e^16 apart
-      double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
-      expectClose(
-          want, download(out, want.bytes.size()), ulps,
-          [&](size_t) { return rowSum; }, "softmax");
-      // The backward reads the reference's forward output.
-      uint8_t *y = upload(want.bytes);
-      softmaxBackward(d, dDy, y, back, rows, cols, log);
-      expectClose(
-          wantBack, download(back, want.bytes.size()), ulps,
-          [&](size_t) { return rowSum * 8; }, "softmax backward");
-      // (log selects mean reduction here, to cover both.)
-      int32_t *dLabels = upload(labels);
-      uint8_t *loss = deviceBuffer<uint8_t>(bytesOf(d));
-      crossEntropy(d, dIn, dLabels, 32, loss, rows, cols, log);
-      expectClose(
-          wantLoss, download(loss, bytesOf(d)), ulps,
-          [&](size_t) { return rows * rowSum * 16; }, "cross entropy");
-      uint8_t *grad = deviceBuffer<uint8_t>(want.bytes.size());
-      crossEntropyBackward(d, upload(gradLoss.bytes), dIn, dLabels, 32, grad,
-                           rows, cols, log);
-      expectClose(
-          wantGrad, download(grad, want.bytes.size()), ulps,
-          [&](size_t) { return rowSum * 2; }, "cross entropy backward");
-      if (HasFatalFailure())
-        return;
+        uint8_t *dIn = upload(in.bytes), *dDy = upload(dy.bytes);
+        uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
+        uint8_t *back = deviceBuffer<uint8_t>(want.bytes.size());
+        softmax(d, dIn, out, rows, cols, log);
+        double rowSum = cols * accUlp(d) * 16; // exp terms up to e^16 apart
+        double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
+        expectClose(
+            want, download(out, want.bytes.size()), ulps,
+            [&](size_t) { return rowSum; }, "softmax");
+        // The backward reads the reference's forward output.
+        uint8_t *y = upload(want.bytes);
+        softmaxBackward(d, dDy, y, back, rows, cols, log);
+        expectClose(
+            wantBack, download(back, want.bytes.size()), ulps,
+            [&](size_t) { return rowSum * 8; }, "softmax backward");
+        // (log selects mean reduction here, to cover both.)
+        int32_t *dLabels = upload(labels);
+        uint8_t *loss = deviceBuffer<uint8_t>(bytesOf(d));
+        crossEntropy(d, dIn, dLabels, 32, loss, rows, cols, log);
+        expectClose(
+            wantLoss, download(loss, bytesOf(d)), ulps,
+            [&](size_t) { return rows * rowSum * 16; }, "cross entropy");
+        uint8_t *grad = deviceBuffer<uint8_t>(want.bytes.size());
+        crossEntropyBackward(d, upload(gradLoss.bytes), dIn, dLabels, 32, grad,
+                             rows, cols, log);
+        expectClose(
+            wantGrad, download(grad, want.bytes.size()), ulps,
+            [&](size_t) { return rowSum * 2; }, "cross entropy backward");
+        if (HasFatalFailure())
+          return;
+      }
     }
-  }
 }
 
 TEST_F(Elementwise, LayerNormMatchesTheReference) {
