@@ -186,6 +186,71 @@ TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
   }
 }
 
+TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Each case, gathered (and scattered back) byte for byte as the CPU
+  // reference: permutes whose innermost run the backend moves 16, 8, 4 or
+  // element bytes at a time, slices at offsets, dimensions of size 1,
+  // broadcasts, and a source that is not 16-byte aligned.
+  struct Case {
+    std::vector<int64_t> shape, strides;
+    int64_t offset, sourceElements;
+    int32_t bytes;
+    int64_t misalign; // bytes added to both pointers
+  };
+  const Case cases[] = {
+      // [2, 5, 3, 64] f16 to [2, 3, 5, 64]: 128-byte runs.
+      {{2, 3, 5, 64}, {960, 64, 192, 1}, 0, 1920, 2, 0},
+      // The same with runs of 6 (12 bytes) and 5 (10 bytes) elements.
+      {{2, 3, 5, 6}, {90, 6, 18, 1}, 0, 180, 2, 0},
+      {{2, 3, 5, 5}, {75, 5, 15, 1}, 0, 150, 2, 0},
+      // Columns 4..19 and 2..17 of an [8, 32] f32 matrix.
+      {{8, 16}, {32, 1}, 4, 256, 4, 0},
+      {{8, 16}, {32, 1}, 2, 256, 4, 0},
+      // Size-1 dimensions around a contiguous block, f64.
+      {{1, 4, 1, 8}, {0, 8, 5, 1}, 0, 32, 8, 0},
+      // A broadcast row, and a source 2 bytes off alignment.
+      {{4, 8}, {0, 1}, 0, 8, 4, 0},
+      {{2, 3, 5, 64}, {960, 64, 192, 1}, 0, 1920, 2, 2},
+  };
+  for (const Case &c : cases) {
+    int64_t count = 1;
+    for (int64_t e : c.shape)
+      count *= e;
+    int32_t rank = static_cast<int32_t>(c.shape.size());
+    SCOPED_TRACE("case of " + std::to_string(count) + " elements, offset " +
+                 std::to_string(c.offset));
+    std::vector<uint8_t> src(c.sourceElements * c.bytes);
+    for (uint8_t &b : src)
+      b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> want(count * c.bytes);
+    mpcrt_strided_copy(src.data(), c.offset, c.strides.data(), want.data(),
+                       c.shape.data(), rank, c.bytes);
+    uint8_t *dSrc = deviceBuffer<uint8_t>(src.size() + 16) + c.misalign;
+    copyToDevice(dSrc, src.data(), src.size());
+    uint8_t *dOut = deviceBuffer<uint8_t>(want.size() + 16) + c.misalign;
+    stridedCopy(dSrc, c.offset, c.strides.data(), dOut, c.shape.data(), rank,
+                c.bytes);
+    std::vector<uint8_t> got(want.size());
+    synchronize();
+    copyToHost(got.data(), dOut, got.size());
+    EXPECT_EQ(got, want) << "gather";
+    if (c.strides[0] == 0)
+      continue; // a broadcast scatters several elements to one
+    // Scattered back over zeros: the source's elements the copy read.
+    std::vector<uint8_t> wantBack(src.size(), 0);
+    mpcrt_strided_scatter(want.data(), wantBack.data(), c.offset,
+                          c.strides.data(), c.shape.data(), rank, c.bytes);
+    zero(dSrc, int64_t(src.size()));
+    stridedScatter(dOut, dSrc, c.offset, c.strides.data(), c.shape.data(), rank,
+                   c.bytes);
+    std::vector<uint8_t> back(src.size());
+    synchronize();
+    copyToHost(back.data(), dSrc, back.size());
+    EXPECT_EQ(back, wantBack) << "scatter";
+  }
+}
+
 TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   // Transpose of a [6, 5, 4] f32 buffer to [4, 6, 5], and back.
