@@ -146,6 +146,45 @@ TEST(Emulation, SyncThreadsOrAndAtomics) {
     cudaFree(p);
 }
 
+/// Each thread writes its slot and reads its neighbour's, with or without
+/// a barrier between.
+__global__ void neighbourKernel(const int *in, int *out, bool barrier) {
+  __shared__ int slots[64];
+  slots[threadIdx.x] = in[threadIdx.x];
+  if (barrier)
+    __syncthreads();
+  out[threadIdx.x] = slots[(threadIdx.x + 1) % 64];
+}
+
+TEST(Emulation, TheReverseOrderExposesAMissingBarrier) {
+  int *dIn, *dOut;
+  cudaMalloc(&dIn, 64 * sizeof(int));
+  cudaMalloc(&dOut, 64 * sizeof(int));
+  // Fresh inputs each run (a stale slot then holds another run's value),
+  // and whether the result is each thread's neighbour's input.
+  int runs = 0;
+  auto right = [&](bool barrier, bool reverse) {
+    std::vector<int> in(64), out(64);
+    std::iota(in.begin(), in.end(), 1000 * ++runs);
+    cudaMemcpy(dIn, in.data(), 64 * sizeof(int), cudaMemcpyHostToDevice);
+    bool before = mpcemu::runThreadsInReverse(reverse);
+    neighbourKernel<<<1, 64>>>(dIn, dOut, barrier);
+    mpcemu::runThreadsInReverse(before);
+    cudaMemcpy(out.data(), dOut, 64 * sizeof(int), cudaMemcpyDeviceToHost);
+    for (int t = 0; t < 64; ++t)
+      if (out[t] != in[(t + 1) % 64])
+        return false;
+    return true;
+  };
+  EXPECT_TRUE(right(true, false));
+  EXPECT_TRUE(right(true, true));
+  // Without the barrier, one of the orders reads a slot before it is
+  // written.
+  EXPECT_FALSE(right(false, false) && right(false, true));
+  cudaFree(dIn);
+  cudaFree(dOut);
+}
+
 __global__ void nothingKernel() {}
 
 TEST(Emulation, LaunchesCudaWouldRefuseSetTheLastError) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 // The built-in variables are members of `builtins` here.
@@ -136,6 +137,11 @@ struct Block {
 };
 Block *running = nullptr;
 
+bool reverseOrder = [] {
+  const char *order = std::getenv("MPC_EMULATION_ORDER");
+  return order && std::string(order) == "reverse";
+}();
+
 void release(Group &g) {
   g.orResult[g.generation & 1] = g.orSoFar;
   g.orSoFar = 0;
@@ -190,10 +196,15 @@ void runBlock(Block &b, dim3 blockDim) {
     f.index = {i % blockDim.x, (i / blockDim.x) % blockDim.y,
                i / (blockDim.x * blockDim.y)};
   }
+  // Threads run in order of their index, or in the reverse order with
+  // MPC_EMULATION_ORDER=reverse: a kernel whose result depends on the order
+  // (a thread reading what another writes with no barrier between) gives
+  // another result in one of the two, which the tests then catch.
   unsigned done = 0;
   while (done < n) {
     bool progressed = false;
-    for (Fiber &f : b.fibers) {
+    for (unsigned k = 0; k < n; ++k) {
+      Fiber &f = b.fibers[reverseOrder ? n - 1 - k : k];
       if (f.status == Fiber::Done)
         continue;
       if (f.status == Fiber::Waiting) {
@@ -239,6 +250,12 @@ bool refusedDuringCapture() {
 }
 
 } // namespace
+
+bool runThreadsInReverse(bool reverse) {
+  bool before = reverseOrder;
+  reverseOrder = reverse;
+  return before;
+}
 
 void enqueue(cudaStream_t stream, std::function<void()> work) {
   if (capture.stream && stream == capture.stream) {

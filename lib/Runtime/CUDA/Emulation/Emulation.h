@@ -55,6 +55,11 @@ struct Builtins {
 };
 extern Builtins builtins;
 
+/// Whether each block's threads run in the reverse order of their index
+/// (initially: MPC_EMULATION_ORDER=reverse): a kernel whose result depends
+/// on the order has a race (a missing barrier). Returns the order before.
+bool runThreadsInReverse(bool reverse);
+
 /// Runs `work` now, or records it while `stream` is captured.
 void enqueue(cudaStream_t stream, std::function<void()> work);
 
