@@ -3,15 +3,16 @@
 // The CPU reference's algorithm (lib/Runtime/CPU/Nn.cpp), its products in
 // cuBLASLt: a chunk of heads at a time, the scores S = q k^T of the chunk
 // (f32 from f16/bf16 operands on Tensor Cores, f64 for f64) are written
-// to a scratch buffer, one block per row turns them into the
+// to a scratch buffer, one warp per row (a block past 1024 columns)
+// turns them into the
 // probabilities (scale, bias and mask's fill, the row's log-sum-exp, the
 // dropout factors), rounded to the operands' type, and P v is the second
 // GEMM. The backward recomputes S and P from the saved log-sum-exp and
-// dPd = dO v^T; one block per row forms dP = dPd Z, D_i = sum_j P dP and
-// dS = scale P (dP - D) (none through a filled score); dv = Pd^T dO,
-// dq = dS k and dk = dS^T q are three more GEMMs. Only a chunk's scores
-// exist at any time (256 MiB, split evenly over the heads): the
-// plan holds no [heads, sq, sk] tensor, as with the fused op on the CPU.
+// dPd = dO v^T; one warp (or block) per row forms dP = dPd Z, D_i = sum_j P dP
+// and dS = scale P (dP - D) (none through a filled score); dv = Pd^T dO, dq =
+// dS k and dk = dS^T q are three more GEMMs. Only a chunk's scores exist at any
+// time (256 MiB, split evenly over the heads): the plan holds no [heads, sq,
+// sk] tensor, as with the fused op on the CPU.
 //
 // The dropout bits are the dropout kernel's (formulas::dropoutWords on the
 // index into the [heads, sq, sk] probabilities, one Philox call per four),
@@ -44,6 +45,39 @@ struct Dims {
   formulas::AttentionMask mask;
 };
 
+/// The threads that share a score row: a block, or a warp for rows of at
+/// most warpColumns scores (fewer threads idle, shuffles instead of a
+/// block's barriers).
+template <bool Warp> struct Team {
+  __device__ static int64_t first() {
+    return Warp ? (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32
+                : int64_t(blockIdx.x);
+  }
+  __device__ static int64_t stride() {
+    return Warp ? int64_t(gridDim.x) * (blockDim.x / 32) : int64_t(gridDim.x);
+  }
+  __device__ static int64_t rank() {
+    return Warp ? threadIdx.x % 32 : threadIdx.x;
+  }
+  __device__ static int64_t size() { return Warp ? 32 : blockDim.x; }
+  template <typename A, bool Max = false> __device__ static A reduce(A v) {
+    if constexpr (Warp)
+      return warpReduce<A, Max>(v);
+    else
+      return blockReduce<A, Max>(v);
+  }
+  /// Makes the team's writes to global memory visible to the team.
+  __device__ static void sync() {
+    if constexpr (Warp)
+      __syncwarp();
+    else
+      __syncthreads();
+  }
+};
+
+/// Rows of up to this many scores go one warp each (tests lower it).
+int64_t warpColumns = 1024;
+
 /// Score (h, i, j) from its dot product: scaled plus the bias, or the
 /// mask's fill.
 template <typename A>
@@ -56,12 +90,12 @@ __device__ A score(const Dims &m, int64_t h, int64_t i, int64_t j, A dot) {
 
 /// f(j, z) for every column j of score row `row` (of [heads, sq, sk]),
 /// z its dropout factor (0 or 1/(1-p); 1 without dropout), spread over
-/// the block's threads: with dropout a thread takes the four elements of
+/// the team's threads: with dropout a thread takes the four elements of
 /// one Philox call.
-template <typename A, typename F>
+template <typename Tm, typename A, typename F>
 __device__ void forEachColumn(const Dims &m, int64_t step, int64_t row, F f) {
   if (m.p == 0) {
-    for (int64_t j = threadIdx.x; j < m.sk; j += blockDim.x)
+    for (int64_t j = Tm::rank(); j < m.sk; j += Tm::size())
       f(j, A(1));
     return;
   }
@@ -69,7 +103,7 @@ __device__ void forEachColumn(const Dims &m, int64_t step, int64_t row, F f) {
   double threshold = m.p * 4294967296.0;
   uint64_t first = static_cast<uint64_t>(row * m.sk),
            end = first + static_cast<uint64_t>(m.sk);
-  for (uint64_t q = first / 4 + threadIdx.x; 4 * q < end; q += blockDim.x) {
+  for (uint64_t q = first / 4 + Tm::rank(); 4 * q < end; q += Tm::size()) {
     uint32_t words[4];
     formulas::dropoutWords(m.seed, step, q, words);
     for (int e = 0; e < 4; ++e) {
@@ -81,41 +115,42 @@ __device__ void forEachColumn(const Dims &m, int64_t step, int64_t row, F f) {
   }
 }
 
-/// One block per row of the chunk (heads h0...): the log-sum-exp of the
+/// One team per row of the chunk (heads h0...): the log-sum-exp of the
 /// row's scores (scaled, biased, filled) and its probabilities times
 /// their dropout factors, rounded to T.
-template <typename T>
+template <typename T, bool Warp>
 __global__ void probabilitiesKernel(const typename Storage<T>::Acc *scores,
                                     T *probs, typename Storage<T>::Acc *lse,
                                     Dims m, int64_t h0, int64_t rows,
                                     const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  using Tm = Team<Warp>;
   int64_t t = *step;
-  for (int64_t local = blockIdx.x; local < rows; local += gridDim.x) {
+  for (int64_t local = Tm::first(); local < rows; local += Tm::stride()) {
     int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;
     const A *s = scores + local * m.sk;
     A max = -INFINITY;
-    for (int64_t j = threadIdx.x; j < m.sk; j += blockDim.x)
+    for (int64_t j = Tm::rank(); j < m.sk; j += Tm::size())
       max = fmax(max, score(m, h, i, j, s[j]));
-    max = blockReduce<A, true>(max);
+    max = Tm::template reduce<A, true>(max);
     A sum = 0;
-    for (int64_t j = threadIdx.x; j < m.sk; j += blockDim.x)
+    for (int64_t j = Tm::rank(); j < m.sk; j += Tm::size())
       sum += exp(score(m, h, i, j, s[j]) - max);
-    A shift = max + log(blockReduce<A>(sum));
-    if (threadIdx.x == 0)
+    A shift = max + log(Tm::template reduce<A>(sum));
+    if (Tm::rank() == 0)
       lse[row] = shift;
     T *p = probs + local * m.sk;
-    forEachColumn<A>(m, t, row, [&](int64_t j, A z) {
+    forEachColumn<Tm, A>(m, t, row, [&](int64_t j, A z) {
       p[j] = S::store(exp(score(m, h, i, j, s[j]) - shift) * z);
     });
   }
 }
 
-/// One block per row of the chunk: P from the saved log-sum-exp, dP =
+/// One team per row of the chunk: P from the saved log-sum-exp, dP =
 /// dPd Z (written over dPd), Pd = P Z rounded to T, D = sum_j P dP, then
 /// dS = scale P (dP - D) rounded to T (0 where the score is filled).
-template <typename T>
+template <typename T, bool Warp>
 __global__ void scoreGradKernel(const typename Storage<T>::Acc *scores,
                                 typename Storage<T>::Acc *dpd,
                                 const typename Storage<T>::Acc *lse, T *pd,
@@ -124,23 +159,24 @@ __global__ void scoreGradKernel(const typename Storage<T>::Acc *scores,
   using S = Storage<T>;
   using A = typename S::Acc;
   int64_t t = *step;
+  using Tm = Team<Warp>;
   A scale = static_cast<A>(m.scale);
-  for (int64_t local = blockIdx.x; local < rows; local += gridDim.x) {
+  for (int64_t local = Tm::first(); local < rows; local += Tm::stride()) {
     int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;
     const A *s = scores + local * m.sk;
     A *g = dpd + local * m.sk;
     T *pdRow = pd + local * m.sk, *dsRow = ds + local * m.sk;
     A shift = lse[row], dot = 0;
-    forEachColumn<A>(m, t, row, [&](int64_t j, A z) {
+    forEachColumn<Tm, A>(m, t, row, [&](int64_t j, A z) {
       A p = exp(score(m, h, i, j, s[j]) - shift);
       A dp = g[j] * z;
       g[j] = dp;
       pdRow[j] = S::store(p * z);
       dot += p * dp;
     });
-    // The reduction's barrier also makes dP visible to the whole block.
-    dot = blockReduce<A>(dot);
-    for (int64_t j = threadIdx.x; j < m.sk; j += blockDim.x) {
+    dot = Tm::template reduce<A>(dot);
+    Tm::sync(); // dP, written by another thread, read below
+    for (int64_t j = Tm::rank(); j < m.sk; j += Tm::size()) {
       A p = exp(score(m, h, i, j, s[j]) - shift);
       dsRow[j] = formulas::masked(m.mask, h, i, j)
                      ? S::store(A(0))
@@ -180,6 +216,12 @@ template <size_t N> void carve(const int64_t (&bytes)[N], char *(&out)[N]) {
 
 } // namespace
 
+int64_t setAttentionWarpColumns(int64_t columns) {
+  int64_t previous = warpColumns;
+  warpColumns = columns;
+  return previous;
+}
+
 int64_t setAttentionScratchBytes(int64_t bytes) {
   int64_t previous = scratchLimit;
   scratchLimit = bytes;
@@ -213,8 +255,14 @@ void attention(mpcrt_dtype dtype, const void *query, const void *key,
       int64_t n = std::min(chunk, heads - h0), rows = n * sq;
       matmulTo(dtype, acc, q + h0 * sq * d, sq * d, k + h0 * sk * d, sk * d,
                scores, n, sq, sk, d, false, true);
-      probabilitiesKernel<T><<<blocksForRows(rows), kThreads, 0, stream()>>>(
-          scores, probs, static_cast<A *>(logsumexp), m, h0, rows, step);
+      if (sk <= warpColumns)
+        probabilitiesKernel<T, true>
+            <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+                scores, probs, static_cast<A *>(logsumexp), m, h0, rows, step);
+      else
+        probabilitiesKernel<T, false>
+            <<<blocksForRows(rows), kThreads, 0, stream()>>>(
+                scores, probs, static_cast<A *>(logsumexp), m, h0, rows, step);
       MPCRT_CUDA_LAUNCHED("attention (probabilities)");
       matmulTo(dtype, dtype, probs, area, v + h0 * sk * dv, sk * dv,
                o + h0 * sq * dv, n, sq, dv, sk, false, false);
@@ -260,9 +308,16 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
       matmulTo(dtype, acc, goc, sq * dv, vc, sk * dv, dpd, n, sq, sk, dv, false,
                true);
       if (rows > 0) {
-        scoreGradKernel<T><<<blocksForRows(rows), kThreads, 0, stream()>>>(
-            scores, dpd, static_cast<const A *>(logsumexp), pd, ds, m, h0, rows,
-            step);
+        if (sk <= warpColumns)
+          scoreGradKernel<T, true>
+              <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+                  scores, dpd, static_cast<const A *>(logsumexp), pd, ds, m, h0,
+                  rows, step);
+        else
+          scoreGradKernel<T, false>
+              <<<blocksForRows(rows), kThreads, 0, stream()>>>(
+                  scores, dpd, static_cast<const A *>(logsumexp), pd, ds, m, h0,
+                  rows, step);
         MPCRT_CUDA_LAUNCHED("attention_backward (score gradients)");
       }
       matmulTo(dtype, dtype, pd, area, goc, sq * dv, dV + h0 * sk * dv, n, sk,

@@ -130,6 +130,16 @@ template <typename A, bool Max = false> __device__ A blockReduce(A v) {
   return total;
 }
 
+/// Sum (or max, a NaN winning) over a warp's 32 lanes in a fixed butterfly
+/// order, returned to every lane.
+template <typename A, bool Max = false> __device__ A warpReduce(A v) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    A other = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = Max ? (isnan(other) || other > v ? other : v) : v + other;
+  }
+  return v;
+}
+
 /// Calls f(T *) (a null pointer) with the storage type of `dtype`; the
 /// callee names it MPCRT_TYPE(pointer).
 template <typename F> void dispatch(mpcrt_dtype dtype, F f) {

@@ -208,16 +208,6 @@ __device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
   total = blockReduce<A>(sum);
 }
 
-/// Sum (or max, a NaN winning) over a warp's 32 lanes in a fixed butterfly
-/// order, returned to every lane.
-template <typename A, bool Max = false> __device__ A warpReduce(A v) {
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    A other = __shfl_xor_sync(0xffffffffu, v, offset);
-    v = Max ? (isnan(other) || other > v ? other : v) : v + other;
-  }
-  return v;
-}
-
 /// Softmax (or log-softmax) of rows of at most 32 K elements, one warp per
 /// row, each lane holding K of its elements: one read and one write of the
 /// row (the block kernel below reads it three times).

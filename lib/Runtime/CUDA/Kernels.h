@@ -325,6 +325,9 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
 // The scratch bytes attention's chunks may take (default 256 MiB; at least
 // one head's whatever the limit), returning the previous limit (for tests).
 int64_t setAttentionScratchBytes(int64_t bytes);
+// Score rows of up to `columns` (default 1024) go one warp each, longer
+// ones a block each; returns the previous limit (for tests).
+int64_t setAttentionWarpColumns(int64_t columns);
 void attention(mpcrt_dtype dtype, const void *query, const void *key,
                const void *value, void *result, void *logsumexp, int64_t heads,
                int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,

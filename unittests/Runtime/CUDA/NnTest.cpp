@@ -458,6 +458,11 @@ TEST_F(Nn, AttentionMatchesFloat64) {
     if (HasFatalFailure())
       return;
   }
+  // Every score row a block's, as rows past 1024 columns are.
+  SCOPED_TRACE("a block per score row");
+  int64_t previous = setAttentionWarpColumns(0);
+  checkAttentionOnce();
+  setAttentionWarpColumns(previous);
 }
 
 void Nn::checkAttentionOnce() {

@@ -278,6 +278,16 @@ int syncThreadsOr(int predicate) {
 
 int laneId() { return running->current->linear % 32; }
 
+void syncWarp() {
+  Block &b = *running;
+  unsigned warp = b.current->linear / 32;
+  if (b.warps[warp].live != b.warpSizes[warp] || b.warpSizes[warp] != 32)
+    fail(b.file, b.line,
+         "a __syncwarp over all lanes in a warp whose lanes have exited or "
+         "do not exist");
+  arrive(b.warps[warp]);
+}
+
 void exchange(const void *value, void *result, size_t bytes, int source) {
   Block &b = *running;
   Fiber &f = *b.current;

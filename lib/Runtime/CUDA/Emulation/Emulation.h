@@ -115,6 +115,8 @@ int syncThreadsOr(int predicate);
 /// lane `source` into `result` (its own where `source` is out of range).
 void exchange(const void *value, void *result, size_t bytes, int source);
 int laneId();
+/// __syncwarp: every lane of the warp arrives.
+void syncWarp();
 
 } // namespace mpcemu
 
@@ -127,6 +129,8 @@ inline void __syncthreads() { ::mpcemu::syncThreads(); }
 inline int __syncthreads_or(int predicate) {
   return ::mpcemu::syncThreadsOr(predicate);
 }
+
+inline void __syncwarp(unsigned = 0xffffffffu) { ::mpcemu::syncWarp(); }
 
 template <typename T>
 T __shfl_xor_sync(unsigned, T value, int laneMask, int width = 32) {
