@@ -16,8 +16,7 @@
 
 #include "CublasLt.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "Device.cuh"
 
 #include <algorithm>
 #include <cstring>
@@ -46,34 +45,18 @@ Layout *layoutOf(cublasLtMatrixLayout_t l) {
 }
 Desc *descOf(cublasLtMatmulDesc_t d) { return reinterpret_cast<Desc *>(d); }
 
-double load(cudaDataType type, const void *p, int64_t i) {
-  switch (type) {
-  case CUDA_R_16F:
-    return __half2float(static_cast<const __half *>(p)[i]);
-  case CUDA_R_16BF:
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
-  case CUDA_R_32F:
-    return static_cast<const float *>(p)[i];
-  default:
-    return static_cast<const double *>(p)[i];
-  }
+/// Elements of `type` through the backend's own conversions (Device.cuh).
+mpcrt_dtype dtypeOf(cudaDataType type) {
+  return type == CUDA_R_16F    ? MPCRT_F16
+         : type == CUDA_R_16BF ? MPCRT_BF16
+         : type == CUDA_R_32F  ? MPCRT_F32
+                               : MPCRT_F64;
 }
-
+double load(cudaDataType type, const void *p, int64_t i) {
+  return mpcrt::cuda::loadAny(dtypeOf(type), p, i);
+}
 void store(cudaDataType type, void *p, int64_t i, double v) {
-  switch (type) {
-  case CUDA_R_16F:
-    static_cast<__half *>(p)[i] = __float2half_rn(static_cast<float>(v));
-    return;
-  case CUDA_R_16BF:
-    static_cast<__nv_bfloat16 *>(p)[i] =
-        __float2bfloat16_rn(static_cast<float>(v));
-    return;
-  case CUDA_R_32F:
-    static_cast<float *>(p)[i] = static_cast<float>(v);
-    return;
-  default:
-    static_cast<double *>(p)[i] = v;
-  }
+  mpcrt::cuda::storeAny(dtypeOf(type), p, i, v);
 }
 
 bool known(cudaDataType type) {

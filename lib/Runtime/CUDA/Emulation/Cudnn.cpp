@@ -12,8 +12,7 @@
 
 #include "Cudnn.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "Device.cuh"
 
 #include <vector>
 
@@ -38,34 +37,18 @@ template <typename To, typename From> To *as(From p) {
   return reinterpret_cast<To *>(p);
 }
 
-double load(cudnnDataType_t type, const void *p, int64_t i) {
-  switch (type) {
-  case CUDNN_DATA_HALF:
-    return __half2float(static_cast<const __half *>(p)[i]);
-  case CUDNN_DATA_BFLOAT16:
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
-  case CUDNN_DATA_FLOAT:
-    return static_cast<const float *>(p)[i];
-  default:
-    return static_cast<const double *>(p)[i];
-  }
+/// Elements of `type` through the backend's own conversions (Device.cuh).
+mpcrt_dtype dtypeOf(cudnnDataType_t type) {
+  return type == CUDNN_DATA_HALF       ? MPCRT_F16
+         : type == CUDNN_DATA_BFLOAT16 ? MPCRT_BF16
+         : type == CUDNN_DATA_FLOAT    ? MPCRT_F32
+                                       : MPCRT_F64;
 }
-
+double load(cudnnDataType_t type, const void *p, int64_t i) {
+  return mpcrt::cuda::loadAny(dtypeOf(type), p, i);
+}
 void store(cudnnDataType_t type, void *p, int64_t i, double v) {
-  switch (type) {
-  case CUDNN_DATA_HALF:
-    static_cast<__half *>(p)[i] = __float2half_rn(static_cast<float>(v));
-    return;
-  case CUDNN_DATA_BFLOAT16:
-    static_cast<__nv_bfloat16 *>(p)[i] =
-        __float2bfloat16_rn(static_cast<float>(v));
-    return;
-  case CUDNN_DATA_FLOAT:
-    static_cast<float *>(p)[i] = static_cast<float>(v);
-    return;
-  default:
-    static_cast<double *>(p)[i] = v;
-  }
+  mpcrt::cuda::storeAny(dtypeOf(type), p, i, v);
 }
 
 /// The convolution x (*) w -> y, checked against its descriptors.
