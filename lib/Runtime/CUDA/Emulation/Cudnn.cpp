@@ -288,31 +288,6 @@ cudnnStatus_t filterAlgorithms(cudnnHandle_t, cudnnTensorDescriptor_t x,
   return offer(problem(x, w, conv, y), requested, found, r);
 }
 
-cudnnStatus_t forwardWorkspace(cudnnHandle_t, cudnnTensorDescriptor_t,
-                               cudnnFilterDescriptor_t,
-                               cudnnConvolutionDescriptor_t,
-                               cudnnTensorDescriptor_t,
-                               cudnnConvolutionFwdAlgo_t, size_t *bytes) {
-  *bytes = 0;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t dataWorkspace(cudnnHandle_t, cudnnFilterDescriptor_t,
-                            cudnnTensorDescriptor_t,
-                            cudnnConvolutionDescriptor_t,
-                            cudnnTensorDescriptor_t,
-                            cudnnConvolutionBwdDataAlgo_t, size_t *bytes) {
-  *bytes = 0;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t filterWorkspace(cudnnHandle_t, cudnnTensorDescriptor_t,
-                              cudnnTensorDescriptor_t,
-                              cudnnConvolutionDescriptor_t,
-                              cudnnFilterDescriptor_t,
-                              cudnnConvolutionBwdFilterAlgo_t, size_t *bytes) {
-  *bytes = 0;
-  return CUDNN_STATUS_SUCCESS;
-}
-
 cudnnStatus_t forward(cudnnHandle_t h, const void *alpha,
                       cudnnTensorDescriptor_t xd, const void *x,
                       cudnnFilterDescriptor_t wd, const void *w,
@@ -346,6 +321,11 @@ cudnnStatus_t backwardFilter(cudnnHandle_t h, const void *alpha,
 } // namespace
 
 void fillCudnn(mpcrt::cuda::Cudnn &t) {
+  // The three directions' workspace queries: none is needed.
+  auto noWorkspace = [](auto, auto, auto, auto, auto, auto, size_t *bytes) {
+    *bytes = 0;
+    return CUDNN_STATUS_SUCCESS;
+  };
   t.cudnnConvolutionBackwardData = backwardData;
   t.cudnnConvolutionBackwardFilter = backwardFilter;
   t.cudnnConvolutionForward = forward;
@@ -354,11 +334,11 @@ void fillCudnn(mpcrt::cuda::Cudnn &t) {
   t.cudnnCreateFilterDescriptor = createFilter;
   t.cudnnCreateTensorDescriptor = createTensor;
   t.cudnnGetConvolutionBackwardDataAlgorithm_v7 = dataAlgorithms;
-  t.cudnnGetConvolutionBackwardDataWorkspaceSize = dataWorkspace;
+  t.cudnnGetConvolutionBackwardDataWorkspaceSize = noWorkspace;
   t.cudnnGetConvolutionBackwardFilterAlgorithm_v7 = filterAlgorithms;
-  t.cudnnGetConvolutionBackwardFilterWorkspaceSize = filterWorkspace;
+  t.cudnnGetConvolutionBackwardFilterWorkspaceSize = noWorkspace;
   t.cudnnGetConvolutionForwardAlgorithm_v7 = forwardAlgorithms;
-  t.cudnnGetConvolutionForwardWorkspaceSize = forwardWorkspace;
+  t.cudnnGetConvolutionForwardWorkspaceSize = noWorkspace;
   t.cudnnGetErrorString = errorString;
   t.cudnnGetVersion = version;
   t.cudnnSetConvolution2dDescriptor = setConv;

@@ -9,6 +9,7 @@
 
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -130,7 +131,6 @@ struct Block {
   std::vector<Fiber> fibers;
   Group block;
   std::vector<Group> warps;
-  std::vector<unsigned> warpSizes;
   std::vector<uint64_t> slots; // two exchange words per thread
   Context scheduler;
   Fiber *current = nullptr;
@@ -183,12 +183,9 @@ void runBlock(Block &b, dim3 blockDim) {
   b.fibers.assign(n, Fiber());
   b.block = Group();
   b.block.live = n;
-  unsigned warps = (n + 31) / 32;
-  b.warps.assign(warps, Group());
-  b.warpSizes.assign(warps, 32);
-  b.warpSizes.back() = n - 32 * (warps - 1);
-  for (unsigned w = 0; w < warps; ++w)
-    b.warps[w].live = b.warpSizes[w];
+  b.warps.assign((n + 31) / 32, Group());
+  for (unsigned w = 0; w < b.warps.size(); ++w)
+    b.warps[w].live = std::min(32u, n - 32 * w);
   b.slots.assign(2 * n, 0);
   for (unsigned i = 0; i < n; ++i) {
     Fiber &f = b.fibers[i];
@@ -278,24 +275,28 @@ int syncThreadsOr(int predicate) {
 
 int laneId() { return running->current->linear % 32; }
 
-void syncWarp() {
+namespace {
+/// The running thread's warp, for `what` over all 32 lanes: each must
+/// exist and not have exited.
+Group &fullWarp(const char *what) {
   Block &b = *running;
-  unsigned warp = b.current->linear / 32;
-  if (b.warps[warp].live != b.warpSizes[warp] || b.warpSizes[warp] != 32)
+  Group &w = b.warps[b.current->linear / 32];
+  if (w.live != 32)
     fail(b.file, b.line,
-         "a __syncwarp over all lanes in a warp whose lanes have exited or "
-         "do not exist");
-  arrive(b.warps[warp]);
+         (std::string(what) + " over all lanes in a warp whose lanes have "
+                              "exited or do not exist")
+             .c_str());
+  return w;
 }
+} // namespace
+
+void syncWarp() { arrive(fullWarp("a __syncwarp")); }
 
 void exchange(const void *value, void *result, size_t bytes, int source) {
   Block &b = *running;
   Fiber &f = *b.current;
   unsigned warp = f.linear / 32;
-  if (b.warps[warp].live != b.warpSizes[warp] || b.warpSizes[warp] != 32)
-    fail(b.file, b.line,
-         "a warp shuffle over all lanes in a warp whose lanes have exited "
-         "or do not exist");
+  fullWarp("a warp shuffle");
   // Two sets of slots, by the barrier's generation: a lane that has read
   // this exchange and writes the next cannot overwrite a value another
   // lane has still to read (it would first have to pass the next barrier,
@@ -363,6 +364,13 @@ void *allocateExactly(size_t bytes) {
   if (posix_memalign(&pointer, 256, bytes ? bytes : 1))
     return nullptr;
   return pointer;
+}
+
+/// CUDA takes null pointers for no bytes, memset does not.
+cudaError_t fillBytes(void *dst, int value, size_t bytes) {
+  if (bytes)
+    std::memset(dst, value, bytes);
+  return cudaSuccess;
 }
 
 cudaError_t copyBytes(void *dst, const void *src, size_t bytes) {
@@ -465,16 +473,11 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 cudaError_t cudaMemset(void *dst, int value, size_t bytes) {
   if (mpcemu::refusedDuringCapture())
     return cudaErrorStreamCaptureImplicit;
-  if (bytes)
-    std::memset(dst, value, bytes);
-  return cudaSuccess;
+  return fillBytes(dst, value, bytes);
 }
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
                             cudaStream_t stream) {
-  mpcemu::enqueue(stream, [=] {
-    if (bytes)
-      std::memset(dst, value, bytes);
-  });
+  mpcemu::enqueue(stream, [=] { fillBytes(dst, value, bytes); });
   return cudaSuccess;
 }
 

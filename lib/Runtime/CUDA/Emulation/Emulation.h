@@ -132,25 +132,26 @@ inline int __syncthreads_or(int predicate) {
 
 inline void __syncwarp(unsigned = 0xffffffffu) { ::mpcemu::syncWarp(); }
 
-template <typename T>
-T __shfl_xor_sync(unsigned, T value, int laneMask, int width = 32) {
-  int lane = ::mpcemu::laneId();
-  int source = lane ^ laneMask;
-  if (source / width != lane / width)
+namespace mpcemu {
+/// The running lane's `value` exchanged for that of lane `source` of its
+/// `width`-lane segment (its own where `source` is outside it).
+template <typename T> T shuffle(T value, int source, int width) {
+  int lane = laneId();
+  if (source < 0 || source / width != lane / width)
     source = lane;
   T result;
-  ::mpcemu::exchange(&value, &result, sizeof(T), source);
+  exchange(&value, &result, sizeof(T), source);
   return result;
+}
+} // namespace mpcemu
+
+template <typename T>
+T __shfl_xor_sync(unsigned, T value, int laneMask, int width = 32) {
+  return ::mpcemu::shuffle(value, ::mpcemu::laneId() ^ laneMask, width);
 }
 template <typename T>
 T __shfl_down_sync(unsigned, T value, unsigned delta, int width = 32) {
-  int lane = ::mpcemu::laneId();
-  int source = lane + int(delta);
-  if (source / width != lane / width)
-    source = lane;
-  T result;
-  ::mpcemu::exchange(&value, &result, sizeof(T), source);
-  return result;
+  return ::mpcemu::shuffle(value, ::mpcemu::laneId() + int(delta), width);
 }
 
 // Atomics: the threads run one at a time, so a read-modify-write is one.
