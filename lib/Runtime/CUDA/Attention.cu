@@ -45,36 +45,6 @@ struct Dims {
   formulas::AttentionMask mask;
 };
 
-/// The threads that share a score row: a block, or a warp for rows of at
-/// most warpColumns scores (fewer threads idle, shuffles instead of a
-/// block's barriers).
-template <bool Warp> struct Team {
-  __device__ static int64_t first() {
-    return Warp ? (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32
-                : int64_t(blockIdx.x);
-  }
-  __device__ static int64_t stride() {
-    return Warp ? int64_t(gridDim.x) * (blockDim.x / 32) : int64_t(gridDim.x);
-  }
-  __device__ static int64_t rank() {
-    return Warp ? threadIdx.x % 32 : threadIdx.x;
-  }
-  __device__ static int64_t size() { return Warp ? 32 : blockDim.x; }
-  template <typename A, bool Max = false> __device__ static A reduce(A v) {
-    if constexpr (Warp)
-      return warpReduce<A, Max>(v);
-    else
-      return blockReduce<A, Max>(v);
-  }
-  /// Makes the team's writes to global memory visible to the team.
-  __device__ static void sync() {
-    if constexpr (Warp)
-      __syncwarp();
-    else
-      __syncthreads();
-  }
-};
-
 /// Rows of up to this many scores go one warp each (tests lower it).
 int64_t warpColumns = 1024;
 
@@ -125,7 +95,7 @@ __global__ void probabilitiesKernel(const typename Storage<T>::Acc *scores,
                                     const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  using Tm = Team<Warp>;
+  using Tm = RowTeam<Warp>;
   int64_t t = *step;
   for (int64_t local = Tm::first(); local < rows; local += Tm::stride()) {
     int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;
@@ -159,7 +129,7 @@ __global__ void scoreGradKernel(const typename Storage<T>::Acc *scores,
   using S = Storage<T>;
   using A = typename S::Acc;
   int64_t t = *step;
-  using Tm = Team<Warp>;
+  using Tm = RowTeam<Warp>;
   A scale = static_cast<A>(m.scale);
   for (int64_t local = Tm::first(); local < rows; local += Tm::stride()) {
     int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;

@@ -140,6 +140,36 @@ template <typename A, bool Max = false> __device__ A warpReduce(A v) {
   return v;
 }
 
+/// The threads that share a row of a kernel that loops over rows: a block,
+/// or a warp (for short rows: fewer threads idle, shuffles instead of a
+/// block's barriers). first() and stride() give the team's rows.
+template <bool Warp> struct RowTeam {
+  __device__ static int64_t first() {
+    return Warp ? (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32
+                : int64_t(blockIdx.x);
+  }
+  __device__ static int64_t stride() {
+    return Warp ? int64_t(gridDim.x) * (blockDim.x / 32) : int64_t(gridDim.x);
+  }
+  __device__ static int64_t rank() {
+    return Warp ? threadIdx.x % 32 : threadIdx.x;
+  }
+  __device__ static int64_t size() { return Warp ? 32 : blockDim.x; }
+  template <typename A, bool Max = false> __device__ static A reduce(A v) {
+    if constexpr (Warp)
+      return warpReduce<A, Max>(v);
+    else
+      return blockReduce<A, Max>(v);
+  }
+  /// Makes the team's writes to global memory visible to the team.
+  __device__ static void sync() {
+    if constexpr (Warp)
+      __syncwarp();
+    else
+      __syncthreads();
+  }
+};
+
 /// Calls f(T *) (a null pointer) with the storage type of `dtype`; the
 /// callee names it MPCRT_TYPE(pointer).
 template <typename F> void dispatch(mpcrt_dtype dtype, F f) {

@@ -216,10 +216,9 @@ __global__ void softmaxWarpKernel(const T *input, T *output, int64_t rows,
                                   int64_t cols, bool logarithm) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
-  for (int64_t r = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-       r < rows; r += warps) {
+  using Warp = RowTeam<true>;
+  const int64_t lane = Warp::rank();
+  for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     const T *in = input + r * cols;
     T *out = output + r * cols;
     A v[K];
@@ -230,7 +229,7 @@ __global__ void softmaxWarpKernel(const T *input, T *output, int64_t rows,
       v[k] = c < cols ? S::load(in[c]) : A(-INFINITY);
       m = fmax(m, v[k]);
     }
-    m = warpReduce<A, true>(m);
+    m = Warp::reduce<A, true>(m);
     A sum = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -238,7 +237,7 @@ __global__ void softmaxWarpKernel(const T *input, T *output, int64_t rows,
       if (lane + 32 * k < cols)
         sum += exp(v[k]);
     }
-    sum = warpReduce<A>(sum);
+    sum = Warp::reduce<A>(sum);
     A logSum = log(sum);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -257,10 +256,9 @@ __global__ void softmaxBackwardWarpKernel(const T *grad, const T *output,
                                           int64_t cols, bool logarithm) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
-  for (int64_t r = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-       r < rows; r += warps) {
+  using Warp = RowTeam<true>;
+  const int64_t lane = Warp::rank();
+  for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     const T *dy = grad + r * cols, *y = output + r * cols;
     A d[K], v[K];
     A sum = 0;
@@ -271,7 +269,7 @@ __global__ void softmaxBackwardWarpKernel(const T *grad, const T *output,
       v[k] = c < cols ? S::load(y[c]) : A(0);
       sum += logarithm ? d[k] : d[k] * v[k];
     }
-    sum = warpReduce<A>(sum);
+    sum = Warp::reduce<A>(sum);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       int64_t c = lane + 32 * k;
@@ -1068,10 +1066,9 @@ __global__ void accuracyCountKernel(const T *logits, const void *labels,
                                     int64_t classes) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
-  for (int64_t r = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-       r < rows; r += warps) {
+  using Warp = RowTeam<true>;
+  const int64_t lane = Warp::rank();
+  for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     const T *row = logits + r * classes;
     A best = 0;
     int64_t index = -1; // -1: no element seen by this lane

@@ -326,22 +326,21 @@ bool narrow(mpcrt_dtype dtype) {
   return dtype == MPCRT_F16 || dtype == MPCRT_BF16;
 }
 
-} // namespace
-
 /// op(A) op(B) of f16/bf16 operands in f32 scratch: where cuBLASLt has no
 /// algorithm for an epilogue, our kernel then rounds the result once, as
 /// the epilogue would (rounding the product to f16/bf16 first and again
 /// after the epilogue would be two roundings).
-static const float *productInScratch(mpcrt_dtype in, const void *a,
-                                     int64_t aBatchStride, const void *b,
-                                     int64_t bBatchStride, int64_t batch,
-                                     int64_t m, int64_t n, int64_t k,
-                                     bool transA, bool transB) {
+const float *productInScratch(mpcrt_dtype in, const void *a,
+                              int64_t aBatchStride, const void *b,
+                              int64_t bBatchStride, int64_t batch, int64_t m,
+                              int64_t n, int64_t k, bool transA, bool transB) {
   float *product = scratchF32(batch * m * n);
   matmulTo(in, MPCRT_F32, a, aBatchStride, b, bBatchStride, product, batch, m,
            n, k, transA, transB);
   return product;
 }
+
+} // namespace
 
 void matmulTo(mpcrt_dtype in, mpcrt_dtype out, const void *a,
               int64_t aBatchStride, const void *b, int64_t bBatchStride,
