@@ -268,6 +268,11 @@ void movementCases() {
   int64_t strides[] = {kSeq * kHidden, kHead, kHidden, 1};
   report("transpose_heads", dims({8, kSeq, kHeads, kHead}), "f16", 4.0 * n,
          [&] { stridedCopy(in, 0, strides, out, shape, 4, 2); });
+  // [4096, 768] to [768, 4096]: a transpose of the innermost dimension
+  // (shared-memory tiles).
+  int64_t tShape[] = {kHidden, kRows}, tStrides[] = {1, kHidden};
+  report("transpose_last", dims({kRows, kHidden}), "f16", 4.0 * n,
+         [&] { stridedCopy(in, 0, tStrides, out, tShape, 2, 2); });
   // Dropout with its mask, and its backward.
   int64_t m = kRows * kFfn;
   void *x = b.random(MPCRT_F16, m), *y = b.empty(m * 2);

@@ -3,6 +3,7 @@
 #include "Device.cuh"
 #include "Formulas.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
@@ -38,6 +39,120 @@ __global__ void stridedCopyKernel(const E *in, int64_t offset, E *out,
     else
       out[i] = in[at];
   }
+}
+
+/// The copy of `shape` with fewer dimensions: those of size 1 dropped,
+/// neighbours the strided side steps through as one merged (each merge
+/// saves the kernel a division per element).
+Strided merged(const int64_t *strides, const int64_t *shape, int32_t rank) {
+  Strided s{};
+  for (int d = 0; d < rank; ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (s.rank > 0 && s.strides[s.rank - 1] == strides[d] * shape[d]) {
+      s.shape[s.rank - 1] *= shape[d];
+      s.strides[s.rank - 1] = strides[d];
+      continue;
+    }
+    s.shape[s.rank] = shape[d];
+    s.strides[s.rank] = strides[d];
+    ++s.rank;
+  }
+  return s;
+}
+
+/// A copy whose strided side is contiguous along one dimension (`rows`)
+/// and the dense side along another (`cols`, innermost): a batch of 2-D
+/// transposes. Each block moves 32 x 32 tiles through shared memory, so
+/// that both its reads and its writes are coalesced.
+struct Tiled {
+  int64_t rows, cols;
+  int64_t colStride;   // strided side, per column (rows step by 1)
+  int64_t rowStride;   // dense side, per row (columns step by 1)
+  int64_t tilesPerRow; // ceil(cols / 32)
+  int64_t batches;     // product of the other dimensions
+  Strided batch;       // the other dimensions, strided side
+  int64_t batchDense[kMaxRank];
+};
+
+constexpr int kTile = 32, kTileRows = 8;
+
+template <typename E>
+__global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
+                                bool scatter) {
+  __shared__ E tile[kTile][kTile + 1];
+  int64_t r0 = int64_t(blockIdx.x / t.tilesPerRow) * kTile,
+          c0 = int64_t(blockIdx.x % t.tilesPerRow) * kTile;
+  int tx = threadIdx.x, ty = threadIdx.y;
+  for (int64_t b = blockIdx.y; b < t.batches; b += gridDim.y) {
+    int64_t strided = offset, dense = 0, rest = b;
+    for (int d = t.batch.rank - 1; d >= 0; --d) {
+      int64_t at = rest % t.batch.shape[d];
+      rest /= t.batch.shape[d];
+      strided += at * t.batch.strides[d];
+      dense += at * t.batchDense[d];
+    }
+    // tile[a][b]: on the strided side's turn, row r0 + b and column c0 + a;
+    // on the dense side's, row r0 + a and column c0 + b.
+    if (!scatter) {
+      for (int j = ty; j < kTile; j += kTileRows)
+        if (r0 + tx < t.rows && c0 + j < t.cols)
+          tile[j][tx] = in[strided + r0 + tx + (c0 + j) * t.colStride];
+      __syncthreads();
+      for (int j = ty; j < kTile; j += kTileRows)
+        if (r0 + j < t.rows && c0 + tx < t.cols)
+          out[dense + (r0 + j) * t.rowStride + c0 + tx] = tile[tx][j];
+    } else {
+      for (int j = ty; j < kTile; j += kTileRows)
+        if (r0 + j < t.rows && c0 + tx < t.cols)
+          tile[j][tx] = in[dense + (r0 + j) * t.rowStride + c0 + tx];
+      __syncthreads();
+      for (int j = ty; j < kTile; j += kTileRows)
+        if (r0 + tx < t.rows && c0 + j < t.cols)
+          out[strided + r0 + tx + (c0 + j) * t.colStride] = tile[tx][j];
+    }
+    __syncthreads();
+  }
+}
+
+/// The tiled plan of a merged copy, or false when it is not a transpose
+/// worth tiling: the strided side's innermost stride is not 0 or 1, another
+/// dimension has stride 1 and both dimensions hold at least half a tile.
+bool planTiled(const Strided &s, int32_t bytes, Tiled &t) {
+  int last = s.rank - 1;
+  if ((bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) || s.rank < 2 ||
+      s.strides[last] == 0 || s.strides[last] == 1 || s.shape[last] < kTile / 2)
+    return false;
+  int k = -1;
+  for (int d = last - 1; d >= 0 && k < 0; --d)
+    if (s.strides[d] == 1)
+      k = d;
+  if (k < 0 || s.shape[k] < kTile / 2)
+    return false;
+  int64_t dense[kMaxRank], step = 1; // the dense side's strides
+  for (int d = last; d >= 0; --d) {
+    dense[d] = step;
+    step *= s.shape[d];
+  }
+  t = Tiled{};
+  t.rows = s.shape[k];
+  t.cols = s.shape[last];
+  t.colStride = s.strides[last];
+  t.rowStride = dense[k];
+  t.tilesPerRow = (t.cols + kTile - 1) / kTile;
+  if ((t.rows + kTile - 1) / kTile > INT32_MAX / t.tilesPerRow)
+    return false; // more tiles than a grid's x dimension
+  t.batches = 1;
+  for (int d = 0; d < last; ++d) {
+    if (d == k)
+      continue;
+    t.batch.shape[t.batch.rank] = s.shape[d];
+    t.batch.strides[t.batch.rank] = s.strides[d];
+    t.batchDense[t.batch.rank] = dense[d];
+    ++t.batch.rank;
+    t.batches *= s.shape[d];
+  }
+  return true;
 }
 
 template <typename T>
@@ -142,6 +257,23 @@ __global__ void dropoutBackwardKernel(const T *dy, const uint8_t *mask, T *dx,
     dx[i] = S::store(mask[i] ? S::load(dy[i]) * scale : A(0));
 }
 
+/// Calls f with a null pointer to the unsigned type of `bytes` (1, 2, 4, 8
+/// or 16) bytes.
+template <typename F> void withElementOf(int32_t bytes, F f) {
+  switch (bytes) {
+  case 1:
+    return f(static_cast<uint8_t *>(nullptr));
+  case 2:
+    return f(static_cast<uint16_t *>(nullptr));
+  case 4:
+    return f(static_cast<uint32_t *>(nullptr));
+  case 8:
+    return f(static_cast<uint64_t *>(nullptr));
+  default:
+    return f(static_cast<Vec<uint32_t, 4> *>(nullptr));
+  }
+}
+
 void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
              const int64_t *shape, int32_t rank, int32_t bytes, bool scatter) {
   if (rank > kMaxRank) {
@@ -156,25 +288,26 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
     count *= shape[d];
   if (count == 0)
     return;
-  // The same copy described with fewer dimensions and wider elements:
-  // dimensions of size 1 dropped, neighbours the strided side steps
-  // through as one merged (each merge saves the kernel a division per
-  // element), then a contiguous innermost run moved 16, 8 or 4 bytes at a
-  // time where its length, the other strides, the offset and both
-  // pointers allow (a [B, S, H, D] to [B, H, S, D] permute of f16 moves
-  // D * 2 bytes in 16-byte pieces).
-  Strided s{};
-  for (int d = 0; d < rank; ++d) {
-    if (shape[d] == 1)
-      continue;
-    if (s.rank > 0 && s.strides[s.rank - 1] == strides[d] * shape[d]) {
-      s.shape[s.rank - 1] *= shape[d];
-      s.strides[s.rank - 1] = strides[d];
-      continue;
-    }
-    s.shape[s.rank] = shape[d];
-    s.strides[s.rank] = strides[d];
-    ++s.rank;
+  // The same copy described with fewer dimensions and wider elements: a
+  // transpose of the innermost dimension through shared-memory tiles, or
+  // a contiguous innermost run moved 16, 8 or 4 bytes at a time where its
+  // length, the other strides, the offset and both pointers allow (a
+  // [B, S, H, D] to [B, H, S, D] permute of f16 moves D * 2 bytes in
+  // 16-byte pieces).
+  Strided s = merged(strides, shape, rank);
+  Tiled t;
+  if (planTiled(s, bytes, t)) {
+    withElementOf(bytes, [&](auto *e) {
+      using E = MPCRT_TYPE(e);
+      int64_t tiles = (t.rows + kTile - 1) / kTile * t.tilesPerRow;
+      dim3 grid(static_cast<unsigned>(tiles),
+                static_cast<unsigned>(std::min<int64_t>(t.batches, 65535)));
+      tiledCopyKernel<E><<<grid, dim3(kTile, kTileRows), 0, stream()>>>(
+          static_cast<const E *>(in), offset, static_cast<E *>(out), t,
+          scatter);
+    });
+    MPCRT_CUDA_LAUNCHED(scatter ? "strided_scatter" : "strided_copy");
+    return;
   }
   int32_t width = bytes;
   if (s.rank > 0 && s.strides[s.rank - 1] == 1) {
@@ -197,28 +330,12 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
       break;
     }
   }
-  auto launch = [&](auto *e) {
+  withElementOf(width, [&](auto *e) {
     using E = MPCRT_TYPE(e);
     stridedCopyKernel<E><<<blocksFor(count), kThreads, 0, stream()>>>(
         static_cast<const E *>(in), offset, static_cast<E *>(out), s, count,
         scatter);
-  };
-  switch (width) {
-  case 1:
-    launch(static_cast<uint8_t *>(nullptr));
-    break;
-  case 2:
-    launch(static_cast<uint16_t *>(nullptr));
-    break;
-  case 4:
-    launch(static_cast<uint32_t *>(nullptr));
-    break;
-  case 8:
-    launch(static_cast<uint64_t *>(nullptr));
-    break;
-  default:
-    launch(static_cast<Vec<uint32_t, 4> *>(nullptr));
-  }
+  });
   MPCRT_CUDA_LAUNCHED(scatter ? "strided_scatter" : "strided_copy");
 }
 
@@ -228,6 +345,12 @@ void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,
                  void *output, const int64_t *shape, int32_t rank,
                  int32_t bytes) {
   strided(input, offset, inStrides, output, shape, rank, bytes, false);
+}
+
+bool stridedCopyTiles(const int64_t *strides, const int64_t *shape,
+                      int32_t rank, int32_t bytes) {
+  Tiled t;
+  return rank <= kMaxRank && planTiled(merged(strides, shape, rank), bytes, t);
 }
 
 void stridedScatter(const void *input, void *output, int64_t offset,

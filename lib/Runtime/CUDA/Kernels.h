@@ -244,6 +244,10 @@ void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,
 void stridedScatter(const void *input, void *output, int64_t offset,
                     const int64_t *outStrides, const int64_t *shape,
                     int32_t rank, int32_t bytes);
+/// Whether a strided copy (or scatter) of this layout is moved through
+/// shared-memory tiles: a transpose of the innermost dimension (for tests).
+bool stridedCopyTiles(const int64_t *strides, const int64_t *shape,
+                      int32_t rank, int32_t bytes);
 /// Rows outside [0, v) give zeros and are recorded on the device, not
 /// returned (see takeDeviceErrors).
 void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,

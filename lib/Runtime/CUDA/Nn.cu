@@ -2,9 +2,9 @@
 //
 // The CPU reference's formulas on the device (cuDNN's batch norm and
 // pooling are not used yet). Channel statistics are column reductions
-// (Columns.cuh); a loss's sum uses one block, in a fixed order; pooling
-// gradients gather per input element in the accumulator type (deterministic,
-// f64 kept f64).
+// (Columns.cuh); a loss's sum is up to 1024 blocks of partial sums added
+// by one block in a fixed order; pooling gradients gather per input
+// element in the accumulator type (deterministic, f64 kept f64).
 //
 //===----------------------------------------------------------------------===//
 

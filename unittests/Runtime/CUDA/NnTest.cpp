@@ -191,12 +191,15 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
   // Each case, gathered (and scattered back) byte for byte as the CPU
   // reference: permutes whose innermost run the backend moves 16, 8, 4 or
   // element bytes at a time, slices at offsets, dimensions of size 1,
-  // broadcasts, and a source that is not 16-byte aligned.
+  // broadcasts, a source that is not 16-byte aligned, and transposes of the
+  // innermost dimension, which go through shared-memory tiles (partial
+  // tiles at both edges, batches on either side of the transposed pair).
   struct Case {
     std::vector<int64_t> shape, strides;
     int64_t offset, sourceElements;
     int32_t bytes;
     int64_t misalign; // bytes added to both pointers
+    bool tiled = false;
   };
   const Case cases[] = {
       // [2, 5, 3, 64] f16 to [2, 3, 5, 64]: 128-byte runs.
@@ -212,6 +215,17 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
       // A broadcast row, and a source 2 bytes off alignment.
       {{4, 8}, {0, 1}, 0, 8, 4, 0},
       {{2, 3, 5, 64}, {960, 64, 192, 1}, 0, 1920, 2, 2},
+      // [45, 37] f16 to [37, 45].
+      {{37, 45}, {1, 37}, 0, 1665, 2, 0, true},
+      // [3, 40, 2, 33] f32 to [3, 33, 2, 40], from offset 5 of a larger
+      // buffer, 4 bytes off 16-byte alignment.
+      {{3, 33, 2, 40}, {2640, 1, 33, 66}, 5, 7925, 4, 4, true},
+      // [70, 20] bytes to [20, 70]; [16, 64] f64 to [64, 16], 8 bytes off.
+      {{20, 70}, {1, 20}, 0, 1400, 1, 1, true},
+      {{64, 16}, {1, 64}, 0, 1024, 8, 8, true},
+      // A column of 3 and one of 15 are not worth a tile.
+      {{3, 40}, {1, 3}, 0, 120, 4, 0},
+      {{40, 15}, {1, 40}, 0, 600, 4, 0},
   };
   for (const Case &c : cases) {
     int64_t count = 1;
@@ -220,6 +234,8 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
     int32_t rank = static_cast<int32_t>(c.shape.size());
     SCOPED_TRACE("case of " + std::to_string(count) + " elements, offset " +
                  std::to_string(c.offset));
+    EXPECT_EQ(stridedCopyTiles(c.strides.data(), c.shape.data(), rank, c.bytes),
+              c.tiled);
     std::vector<uint8_t> src(c.sourceElements * c.bytes);
     for (uint8_t &b : src)
       b = static_cast<uint8_t>(rng());
