@@ -11,54 +11,17 @@
 namespace mpcrt::cuda {
 namespace {
 
-constexpr int kMaxRank = 8;
-
-struct Strided {
-  int64_t shape[kMaxRank], strides[kMaxRank];
-  int rank;
-};
-
-/// Element i of the dense side -> element of the strided side.
-__device__ int64_t stridedIndex(const Strided &s, int64_t offset, int64_t i) {
-  int64_t at = offset;
-  for (int d = s.rank - 1; d >= 0; --d) {
-    at += (i % s.shape[d]) * s.strides[d];
-    i /= s.shape[d];
-  }
-  return at;
-}
-
 template <typename E>
 __global__ void stridedCopyKernel(const E *in, int64_t offset, E *out,
-                                  Strided s, int64_t count, bool scatter) {
+                                  Layout<1> s, int64_t count, bool scatter) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t at = stridedIndex(s, offset, i);
+    int64_t at = offset + offsetOf(s, 0, i);
     if (scatter)
       out[at] = in[i];
     else
       out[i] = in[at];
   }
-}
-
-/// The copy of `shape` with fewer dimensions: those of size 1 dropped,
-/// neighbours the strided side steps through as one merged (each merge
-/// saves the kernel a division per element).
-Strided merged(const int64_t *strides, const int64_t *shape, int32_t rank) {
-  Strided s{};
-  for (int d = 0; d < rank; ++d) {
-    if (shape[d] == 1)
-      continue;
-    if (s.rank > 0 && s.strides[s.rank - 1] == strides[d] * shape[d]) {
-      s.shape[s.rank - 1] *= shape[d];
-      s.strides[s.rank - 1] = strides[d];
-      continue;
-    }
-    s.shape[s.rank] = shape[d];
-    s.strides[s.rank] = strides[d];
-    ++s.rank;
-  }
-  return s;
 }
 
 /// A copy whose strided side is contiguous along one dimension (`rows`)
@@ -71,7 +34,7 @@ struct Tiled {
   int64_t rowStride;   // dense side, per row (columns step by 1)
   int64_t tilesPerRow; // ceil(cols / 32)
   int64_t batches;     // product of the other dimensions
-  Strided batch;       // the other dimensions, strided side
+  Layout<1> batch;     // the other dimensions, strided side
   int64_t batchDense[kMaxRank];
 };
 
@@ -87,9 +50,9 @@ __global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
   for (int64_t b = blockIdx.y; b < t.batches; b += gridDim.y) {
     int64_t strided = offset, dense = 0, rest = b;
     for (int d = t.batch.rank - 1; d >= 0; --d) {
-      int64_t at = rest % t.batch.shape[d];
-      rest /= t.batch.shape[d];
-      strided += at * t.batch.strides[d];
+      int64_t at = rest % t.batch.dims[d];
+      rest /= t.batch.dims[d];
+      strided += at * t.batch.strides[0][d];
       dense += at * t.batchDense[d];
     }
     // tile[a][b]: on the strided side's turn, row r0 + b and column c0 + a;
@@ -118,26 +81,27 @@ __global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
 /// The tiled plan of a merged copy, or false when it is not a transpose
 /// worth tiling: the strided side's innermost stride is not 0 or 1, another
 /// dimension has stride 1 and both dimensions hold at least half a tile.
-bool planTiled(const Strided &s, int32_t bytes, Tiled &t) {
+bool planTiled(const Layout<1> &s, int32_t bytes, Tiled &t) {
   int last = s.rank - 1;
   if ((bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) || s.rank < 2 ||
-      s.strides[last] == 0 || s.strides[last] == 1 || s.shape[last] < kTile / 2)
+      s.strides[0][last] == 0 || s.strides[0][last] == 1 ||
+      s.dims[last] < kTile / 2)
     return false;
   int k = -1;
   for (int d = last - 1; d >= 0 && k < 0; --d)
-    if (s.strides[d] == 1)
+    if (s.strides[0][d] == 1)
       k = d;
-  if (k < 0 || s.shape[k] < kTile / 2)
+  if (k < 0 || s.dims[k] < kTile / 2)
     return false;
   int64_t dense[kMaxRank], step = 1; // the dense side's strides
   for (int d = last; d >= 0; --d) {
     dense[d] = step;
-    step *= s.shape[d];
+    step *= s.dims[d];
   }
   t = Tiled{};
-  t.rows = s.shape[k];
-  t.cols = s.shape[last];
-  t.colStride = s.strides[last];
+  t.rows = s.dims[k];
+  t.cols = s.dims[last];
+  t.colStride = s.strides[0][last];
   t.rowStride = dense[k];
   t.tilesPerRow = (t.cols + kTile - 1) / kTile;
   if ((t.rows + kTile - 1) / kTile > INT32_MAX / t.tilesPerRow)
@@ -146,11 +110,11 @@ bool planTiled(const Strided &s, int32_t bytes, Tiled &t) {
   for (int d = 0; d < last; ++d) {
     if (d == k)
       continue;
-    t.batch.shape[t.batch.rank] = s.shape[d];
-    t.batch.strides[t.batch.rank] = s.strides[d];
+    t.batch.dims[t.batch.rank] = s.dims[d];
+    t.batch.strides[0][t.batch.rank] = s.strides[0][d];
     t.batchDense[t.batch.rank] = dense[d];
     ++t.batch.rank;
-    t.batches *= s.shape[d];
+    t.batches *= s.dims[d];
   }
   return true;
 }
@@ -276,16 +240,9 @@ template <typename F> void withElementOf(int32_t bytes, F f) {
 
 void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
              const int64_t *shape, int32_t rank, int32_t bytes, bool scatter) {
-  if (rank > kMaxRank) {
-    std::fprintf(stderr,
-                 "error: CUDA backend: strided copy of rank %d (at "
-                 "most %d)\n",
-                 rank, kMaxRank);
-    std::exit(1);
-  }
-  int64_t count = 1;
-  for (int d = 0; d < rank; ++d)
-    count *= shape[d];
+  int64_t count;
+  Layout<1> s = layoutOf(scatter ? "strided scatter" : "strided copy", shape,
+                         rank, {strides}, count);
   if (count == 0)
     return;
   // The same copy described with fewer dimensions and wider elements: a
@@ -294,7 +251,6 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
   // length, the other strides, the offset and both pointers allow (a
   // [B, S, H, D] to [B, H, S, D] permute of f16 moves D * 2 bytes in
   // 16-byte pieces).
-  Strided s = merged(strides, shape, rank);
   Tiled t;
   if (planTiled(s, bytes, t)) {
     withElementOf(bytes, [&](auto *e) {
@@ -310,20 +266,20 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
     return;
   }
   int32_t width = bytes;
-  if (s.rank > 0 && s.strides[s.rank - 1] == 1) {
+  if (s.rank > 0 && s.strides[0][s.rank - 1] == 1) {
     for (int32_t w : {16, 8, 4}) {
       if (w <= bytes)
         break;
-      bool fits = (s.shape[s.rank - 1] * bytes) % w == 0 &&
+      bool fits = (s.dims[s.rank - 1] * bytes) % w == 0 &&
                   (offset * bytes) % w == 0 && alignedTo(in, w) &&
                   alignedTo(out, w);
       for (int d = 0; d + 1 < s.rank && fits; ++d)
-        fits = (s.strides[d] * bytes) % w == 0;
+        fits = (s.strides[0][d] * bytes) % w == 0;
       if (!fits)
         continue;
       for (int d = 0; d + 1 < s.rank; ++d)
-        s.strides[d] = s.strides[d] * bytes / w;
-      s.shape[s.rank - 1] = s.shape[s.rank - 1] * bytes / w;
+        s.strides[0][d] = s.strides[0][d] * bytes / w;
+      s.dims[s.rank - 1] = s.dims[s.rank - 1] * bytes / w;
       offset = offset * bytes / w;
       count = count * bytes / w;
       width = w;
@@ -350,7 +306,9 @@ void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,
 bool stridedCopyTiles(const int64_t *strides, const int64_t *shape,
                       int32_t rank, int32_t bytes) {
   Tiled t;
-  return rank <= kMaxRank && planTiled(merged(strides, shape, rank), bytes, t);
+  int64_t count;
+  return planTiled(layoutOf("strided copy", shape, rank, {strides}, count),
+                   bytes, t);
 }
 
 void stridedScatter(const void *input, void *output, int64_t offset,

@@ -10,6 +10,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 
 namespace mpcrt::cuda {
@@ -169,6 +171,61 @@ template <bool Warp> struct RowTeam {
       __syncthreads();
   }
 };
+
+/// Dimensions of the strided operations (copies, broadcasting ops).
+constexpr int kMaxRank = 8;
+
+/// N operands' element strides over one shape, described with as few
+/// dimensions as possible: those of size 1 dropped, neighbours that every
+/// operand steps through as through one merged (each merge saves a kernel
+/// a division per element: a same-shape operation becomes one flat
+/// dimension, a bias add two).
+template <int N> struct Layout {
+  int64_t dims[kMaxRank], strides[N][kMaxRank];
+  int rank;
+};
+
+/// The merged layout of `shape` (`rank` dimensions, `count` elements)
+/// under the operands' strides (a null array: broadcast in every
+/// dimension). Exits with an error naming `what` past kMaxRank.
+template <int N>
+Layout<N> layoutOf(const char *what, const int64_t *shape, int32_t rank,
+                   const int64_t *const (&strides)[N], int64_t &count) {
+  if (rank > kMaxRank) {
+    std::fprintf(stderr, "error: CUDA backend: %s of rank %d (at most %d)\n",
+                 what, rank, kMaxRank);
+    std::exit(1);
+  }
+  Layout<N> s{};
+  count = 1;
+  for (int d = 0; d < rank; ++d) {
+    count *= shape[d];
+    if (shape[d] == 1)
+      continue;
+    bool merges = s.rank > 0;
+    for (int k = 0; k < N && merges; ++k) {
+      int64_t stride = strides[k] ? strides[k][d] : 0;
+      merges = s.strides[k][s.rank - 1] == stride * shape[d];
+    }
+    int at = merges ? s.rank - 1 : s.rank++;
+    s.dims[at] = merges ? s.dims[at] * shape[d] : shape[d];
+    for (int k = 0; k < N; ++k)
+      s.strides[k][at] = strides[k] ? strides[k][d] : 0;
+  }
+  return s;
+}
+
+/// Operand k's element offset of the dense index i.
+template <int N, typename I>
+__device__ I offsetOf(const Layout<N> &s, int k, I i) {
+  I at = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    I dim = static_cast<I>(s.dims[d]);
+    at += (i % dim) * static_cast<I>(s.strides[k][d]);
+    i /= dim;
+  }
+  return at;
+}
 
 /// Calls f(T *) (a null pointer) with the storage type of `dtype`; the
 /// callee names it MPCRT_TYPE(pointer).

@@ -19,30 +19,23 @@
 namespace mpcrt::cuda {
 namespace {
 
-constexpr int kMaxRank = 8;
-
 using formulas::derivative;
-
-struct Shape {
-  int64_t dims[kMaxRank], lhs[kMaxRank], rhs[kMaxRank];
-  int rank;
-};
 
 /// I: the index type, 32 bits whenever every offset fits (integer division
 /// by a dimension is the kernel's main cost otherwise).
 template <typename T, typename I>
 __global__ void binaryKernel(mpcrt_binary_op op, const T *lhs, const T *rhs,
-                             T *out, Shape shape, I count) {
+                             T *out, Layout<2> shape, I count) {
   using S = Storage<T>;
   for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
        i += I(gridDim.x) * blockDim.x) {
-    I rest = i, l = 0, r = 0;
+    I rest = i, l = 0, r = 0; // both offsets from one division per dimension
     for (int d = shape.rank - 1; d >= 0; --d) {
       I dim = static_cast<I>(shape.dims[d]);
       I at = rest % dim;
       rest /= dim;
-      l += at * static_cast<I>(shape.lhs[d]);
-      r += at * static_cast<I>(shape.rhs[d]);
+      l += at * static_cast<I>(shape.strides[0][d]);
+      r += at * static_cast<I>(shape.strides[1][d]);
     }
     out[i] = S::store(formulas::binary(op, S::load(lhs[l]), S::load(rhs[r])));
   }
@@ -653,50 +646,28 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
             const int64_t *lhsStrides, const void *rhs,
             const int64_t *rhsStrides, void *out, const int64_t *shape,
             int32_t rank) {
-  if (rank > kMaxRank) {
-    std::fprintf(stderr,
-                 "error: CUDA backend: binary op of rank %d (at most "
-                 "%d)\n",
-                 rank, kMaxRank);
-    std::exit(1);
-  }
-  // Dimensions of size 1 dropped, and neighbours merged where both
-  // operands step through them as through one (a same-shape operation
-  // becomes one flat dimension, a bias add two).
-  Shape s{};
-  int64_t count = 1;
-  bool small = true; // every offset below 2^32, no negative stride
-  for (int d = 0; d < rank; ++d) {
-    count *= shape[d];
-    if (shape[d] == 1)
-      continue;
-    if (lhsStrides[d] < 0 || rhsStrides[d] < 0)
-      small = false;
-    if (s.rank > 0 && s.lhs[s.rank - 1] == lhsStrides[d] * shape[d] &&
-        s.rhs[s.rank - 1] == rhsStrides[d] * shape[d]) {
-      s.dims[s.rank - 1] *= shape[d];
-      s.lhs[s.rank - 1] = lhsStrides[d];
-      s.rhs[s.rank - 1] = rhsStrides[d];
-      continue;
-    }
-    s.dims[s.rank] = shape[d];
-    s.lhs[s.rank] = lhsStrides[d];
-    s.rhs[s.rank] = rhsStrides[d];
-    ++s.rank;
-  }
+  int64_t count;
+  Layout<2> s =
+      layoutOf("binary op", shape, rank, {lhsStrides, rhsStrides}, count);
   if (count == 0)
     return;
+  // 32-bit indices when every offset is below 2^32 and no stride is
+  // negative, and count below 2^31 (a grid-stride step past it cannot
+  // wrap around).
   const int64_t kSmall = int64_t(1) << 32;
-  int64_t lastL = 0, lastR = 0;
-  for (int d = 0; d < s.rank; ++d) {
-    lastL += (s.dims[d] - 1) * s.lhs[d];
-    lastR += (s.dims[d] - 1) * s.rhs[d];
+  bool small = count < kSmall / 2;
+  for (int k = 0; k < 2; ++k) {
+    int64_t last = 0;
+    for (int d = 0; d < s.rank; ++d) {
+      small = small && s.strides[k][d] >= 0;
+      last += (s.dims[d] - 1) * s.strides[k][d];
+    }
+    small = small && last < kSmall;
   }
-  // count below 2^31: a grid-stride step past it cannot wrap around.
-  small = small && count < kSmall / 2 && lastL < kSmall && lastR < kSmall;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (s.rank == 1 && s.lhs[0] == 1 && s.rhs[0] == 1 && count < kMapLimit)
+    if (s.rank == 1 && s.strides[0][0] == 1 && s.strides[1][0] == 1 &&
+        count < kMapLimit)
       launchMap(BinaryOp<T>{op}, static_cast<const T *>(lhs),
                 static_cast<const T *>(rhs), static_cast<T *>(out), count);
     else if (small)
@@ -712,21 +683,6 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
 }
 
 namespace {
-
-/// Up to three operands' strides over one shape (compare, where).
-struct Shape3 {
-  int64_t dims[kMaxRank], strides[3][kMaxRank];
-  int rank;
-};
-
-__device__ int64_t offsetOf(const Shape3 &s, int k, int64_t i) {
-  int64_t at = 0;
-  for (int d = s.rank - 1; d >= 0; --d) {
-    at += (i % s.dims[d]) * s.strides[k][d];
-    i /= s.dims[d];
-  }
-  return at;
-}
 
 __device__ double loadAs(int32_t element, const void *base, int64_t at) {
   switch (element) {
@@ -748,7 +704,7 @@ __device__ double loadAs(int32_t element, const void *base, int64_t at) {
 
 __global__ void compareKernel(mpcrt_predicate predicate, int32_t element,
                               const void *lhs, const void *rhs, uint8_t *out,
-                              Shape3 s, int64_t count) {
+                              Layout<2> s, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t l = offsetOf(s, 0, i), r = offsetOf(s, 1, i);
@@ -763,7 +719,7 @@ __global__ void compareKernel(mpcrt_predicate predicate, int32_t element,
 
 __global__ void whereKernel(int32_t bytes, const uint8_t *condition,
                             const char *lhs, const char *rhs, char *out,
-                            Shape3 s, int64_t count) {
+                            Layout<3> s, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     const char *from = condition[offsetOf(s, 0, i)]
@@ -774,25 +730,6 @@ __global__ void whereKernel(int32_t bytes, const uint8_t *condition,
   }
 }
 
-Shape3 shape3(const char *what, const int64_t *shape, int32_t rank,
-              const int64_t *const (&strides)[3], int64_t &count) {
-  if (rank > kMaxRank) {
-    std::fprintf(stderr, "error: CUDA backend: %s of rank %d (at most %d)\n",
-                 what, rank, kMaxRank);
-    std::exit(1);
-  }
-  Shape3 s{};
-  s.rank = rank;
-  count = 1;
-  for (int d = 0; d < rank; ++d) {
-    s.dims[d] = shape[d];
-    count *= shape[d];
-    for (int k = 0; k < 3; ++k)
-      s.strides[k][d] = strides[k] ? strides[k][d] : 0;
-  }
-  return s;
-}
-
 } // namespace
 
 void compare(int32_t predicate, int32_t element, const void *lhs,
@@ -800,8 +737,8 @@ void compare(int32_t predicate, int32_t element, const void *lhs,
              const int64_t *rhsStrides, uint8_t *out, const int64_t *shape,
              int32_t rank) {
   int64_t count;
-  Shape3 s =
-      shape3("compare", shape, rank, {lhsStrides, rhsStrides, nullptr}, count);
+  Layout<2> s =
+      layoutOf("compare", shape, rank, {lhsStrides, rhsStrides}, count);
   if (count == 0)
     return;
   compareKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
@@ -816,8 +753,8 @@ void where(int32_t bytes, const uint8_t *condition,
            const int64_t *rhsStrides, void *out, const int64_t *shape,
            int32_t rank) {
   int64_t count;
-  Shape3 s = shape3("where", shape, rank,
-                    {conditionStrides, lhsStrides, rhsStrides}, count);
+  Layout<3> s = layoutOf("where", shape, rank,
+                         {conditionStrides, lhsStrides, rhsStrides}, count);
   if (count == 0)
     return;
   whereKernel<<<blocksFor(count), kThreads, 0, stream()>>>(

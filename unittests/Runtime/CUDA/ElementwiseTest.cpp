@@ -110,42 +110,78 @@ TEST_F(Elementwise, BinaryOpsWithBroadcastingMatchTheReference) {
 }
 
 // mpc.compare and mpc.where: the same bits as the reference (no
-// arithmetic), every predicate and type, with broadcasting; a NaN.
+// arithmetic), every predicate and type, with broadcasting; a NaN. The
+// second layout has a dimension of size 1 and neighbours that merge.
 TEST_F(Elementwise, CompareAndWhereMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const int64_t shape[] = {4, 5, 6}, ls[] = {30, 6, 1}, rs[] = {0, 1, 0};
+  struct Layout {
+    std::vector<int64_t> shape, ls, rs, dense;
+    int64_t rhsCount;
+  };
+  const Layout layouts[] = {
+      {{4, 5, 6}, {30, 6, 1}, {0, 1, 0}, {30, 6, 1}, 5},
+      {{4, 1, 5, 6}, {30, 99, 6, 1}, {0, 99, 6, 1}, {30, 30, 6, 1}, 30},
+  };
   std::uniform_int_distribution<int> small(-2, 2);
-  for (mpcrt_dtype d : kTypes) {
-    // Few distinct values: equal pairs occur.
-    std::vector<double> a(120), b(5);
-    for (double &x : a)
-      x = small(rng) * 0.5;
-    for (double &x : b)
-      x = small(rng) * 0.5;
-    a[7] = NAN;
-    Buffer lhs{d, std::vector<uint8_t>(120 * bytesOf(d))};
-    Buffer rhs{d, std::vector<uint8_t>(5 * bytesOf(d))};
-    mpcrt_cast(MPCRT_F64, a.data(), d, lhs.bytes.data(), 120);
-    mpcrt_cast(MPCRT_F64, b.data(), d, rhs.bytes.data(), 5);
-    for (int p = MPCRT_EQ; p <= MPCRT_GE; ++p) {
-      std::vector<uint8_t> want(120);
-      mpcrt_compare(static_cast<mpcrt_predicate>(p), d, lhs.bytes.data(), ls,
-                    rhs.bytes.data(), rs, want.data(), shape, 3);
-      uint8_t *out = deviceBuffer<uint8_t>(120);
-      compare(p, d, upload(lhs.bytes), ls, upload(rhs.bytes), rs, out, shape,
-              3);
-      ASSERT_EQ(download(out, 120), want) << "predicate " << p;
-      // where(mask, lhs, rhs broadcast) with that mask.
-      Buffer chosen{d, std::vector<uint8_t>(120 * bytesOf(d))};
-      const int64_t dense[] = {30, 6, 1};
-      mpcrt_where(bytesOf(d), want.data(), dense, lhs.bytes.data(), ls,
-                  rhs.bytes.data(), rs, chosen.bytes.data(), shape, 3);
-      uint8_t *selected = deviceBuffer<uint8_t>(chosen.bytes.size());
-      where(bytesOf(d), upload(want), dense, upload(lhs.bytes), ls,
-            upload(rhs.bytes), rs, selected, shape, 3);
-      ASSERT_EQ(download(selected, chosen.bytes.size()), chosen.bytes);
+  for (const Layout &l : layouts)
+    for (mpcrt_dtype d : kTypes) {
+      const int32_t rank = static_cast<int32_t>(l.shape.size());
+      const int64_t *shape = l.shape.data(), *ls = l.ls.data(),
+                    *rs = l.rs.data();
+      // Few distinct values: equal pairs occur.
+      std::vector<double> a(120), b(l.rhsCount);
+      for (double &x : a)
+        x = small(rng) * 0.5;
+      for (double &x : b)
+        x = small(rng) * 0.5;
+      a[7] = NAN;
+      Buffer lhs{d, std::vector<uint8_t>(120 * bytesOf(d))};
+      Buffer rhs{d, std::vector<uint8_t>(b.size() * bytesOf(d))};
+      mpcrt_cast(MPCRT_F64, a.data(), d, lhs.bytes.data(), 120);
+      mpcrt_cast(MPCRT_F64, b.data(), d, rhs.bytes.data(), b.size());
+      for (int p = MPCRT_EQ; p <= MPCRT_GE; ++p) {
+        std::vector<uint8_t> want(120);
+        mpcrt_compare(static_cast<mpcrt_predicate>(p), d, lhs.bytes.data(), ls,
+                      rhs.bytes.data(), rs, want.data(), shape, rank);
+        uint8_t *out = deviceBuffer<uint8_t>(120);
+        compare(p, d, upload(lhs.bytes), ls, upload(rhs.bytes), rs, out, shape,
+                rank);
+        ASSERT_EQ(download(out, 120), want) << "predicate " << p;
+        // where(mask, lhs, rhs broadcast) with that mask.
+        Buffer chosen{d, std::vector<uint8_t>(120 * bytesOf(d))};
+        mpcrt_where(bytesOf(d), want.data(), l.dense.data(), lhs.bytes.data(),
+                    ls, rhs.bytes.data(), rs, chosen.bytes.data(), shape, rank);
+        uint8_t *selected = deviceBuffer<uint8_t>(chosen.bytes.size());
+        where(bytesOf(d), upload(want), l.dense.data(), upload(lhs.bytes), ls,
+              upload(rhs.bytes), rs, selected, shape, rank);
+        ASSERT_EQ(download(selected, chosen.bytes.size()), chosen.bytes);
+      }
     }
-  }
+}
+
+// Every strided operation takes at most 8 dimensions; more is an error
+// naming the operation, before anything is launched.
+TEST_F(Elementwise, StridedOperationsPastEightDimensionsAreErrors) {
+  // The child runs the test again from the start (the CUDA runtime's and
+  // the emulation's threads are not copied by a fork).
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::vector<int64_t> shape(9, 1), strides(9, 1);
+  const int64_t *sh = shape.data(), *st = strides.data();
+  EXPECT_EXIT(
+      binary(MPCRT_F32, MPCRT_ADD, nullptr, st, nullptr, st, nullptr, sh, 9),
+      testing::ExitedWithCode(1),
+      "error: CUDA backend: binary op of rank 9 \\(at most 8\\)");
+  EXPECT_EXIT(
+      compare(MPCRT_EQ, MPCRT_F32, nullptr, st, nullptr, st, nullptr, sh, 9),
+      testing::ExitedWithCode(1), "compare of rank 9 \\(at most 8\\)");
+  EXPECT_EXIT(where(4, nullptr, st, nullptr, st, nullptr, st, nullptr, sh, 9),
+              testing::ExitedWithCode(1), "where of rank 9 \\(at most 8\\)");
+  EXPECT_EXIT(stridedCopy(nullptr, 0, st, nullptr, sh, 9, 4),
+              testing::ExitedWithCode(1),
+              "strided copy of rank 9 \\(at most 8\\)");
+  EXPECT_EXIT(stridedScatter(nullptr, nullptr, 0, st, sh, 9, 4),
+              testing::ExitedWithCode(1),
+              "strided scatter of rank 9 \\(at most 8\\)");
 }
 
 // Same-shape operands take 16-byte accesses when every pointer is aligned
