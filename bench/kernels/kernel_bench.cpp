@@ -316,6 +316,22 @@ void batchNormCases() {
            batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
                              dx, dg, db, kPixels, kWidth);
          });
+  // 2 x 2 max pooling of the full-resolution activation and its backward
+  // (at least: x read, y written; dy and x read, dx written), and the
+  // nearest 2 x 2 upsampling back to it (y written, x read once).
+  mpcrt_pool2d_shape pool{16, 128, 128, kWidth, 64, 64, 2, 2, 2, 2, 0, 0, 0};
+  report("max_pool2d", dims({16, 128, 128, kWidth}), "f16", 2.5 * n,
+         [&] { maxPool2d(MPCRT_F16, x, y, pool); });
+  report("max_pool2d_backward", dims({16, 128, 128, kWidth}), "f16", 4.5 * n,
+         [&] { maxPool2dBackward(MPCRT_F16, g, x, dx, pool); });
+  report("upsample_nearest2d", dims({16, 64, 64, kWidth}) + " x2", "f16",
+         2.5 * n,
+         [&] { upsampleNearest2d(MPCRT_F16, x, y, 16, 64, 64, kWidth, 2, 2); });
+  report("upsample_nearest2d_backward", dims({16, 64, 64, kWidth}) + " x2",
+         "f16", 2.5 * n, [&] {
+           upsampleNearest2dBackward(MPCRT_F16, g, dx, 16, 64, 64, kWidth, 2,
+                                     2);
+         });
 }
 
 /// Every BERT-base parameter (12 layers, its embeddings and classifier) in

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <type_traits>
 
 namespace mpcrt::cuda {
@@ -225,6 +226,34 @@ __device__ I offsetOf(const Layout<N> &s, int k, I i) {
     i /= dim;
   }
   return at;
+}
+
+/// Calls f(I *) (a null pointer) with I = int32_t when every index and
+/// offset of a launch is below `bound` < 2^31, else int64_t: 64-bit integer
+/// division is the main cost of an indexing kernel otherwise. Signed, so
+/// that padded window arithmetic may go below 0.
+template <typename F> void withIndexFor(int64_t bound, F f) {
+  if (bound < (int64_t(1) << 31))
+    f(static_cast<int32_t *>(nullptr));
+  else
+    f(static_cast<int64_t *>(nullptr));
+}
+
+/// Calls f(std::integral_constant<int, N>{}) with N = 16 / sizeof(T)
+/// elements per access where `inner` (the length of the innermost
+/// dimension, channels) is a multiple of it and every pointer is 16-byte
+/// aligned, else N = 1.
+template <typename T, typename F>
+void withVectorsOf(int64_t inner, std::initializer_list<const void *> pointers,
+                   F f) {
+  constexpr int N = 16 / sizeof(T);
+  bool fits = inner % N == 0;
+  for (const void *p : pointers)
+    fits = fits && alignedTo(p, 16);
+  if (fits)
+    f(std::integral_constant<int, N>{});
+  else
+    f(std::integral_constant<int, 1>{});
 }
 
 /// Calls f(T *) (a null pointer) with the storage type of `dtype`; the

@@ -77,19 +77,30 @@ template <typename A> struct StoreVariance {
   }
 };
 
-template <typename T>
+/// y = (x - mean) * invstd * gamma + beta over [rows, c], N channels of a
+/// row per access (c = cv * N).
+template <typename T, int N, typename I>
 __global__ void batchNormApplyKernel(const T *x, mpcrt_dtype pd,
                                      const void *gamma, const void *beta,
                                      const typename Storage<T>::Acc *stats,
-                                     T *y, int64_t count, int64_t c) {
+                                     T *y, I vectors, I cv) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t ch = i % c;
-    A g = static_cast<A>(loadAny(pd, gamma, ch));
-    A b = static_cast<A>(loadAny(pd, beta, ch));
-    y[i] = S::store((S::load(x[i]) - stats[ch]) * stats[c + ch] * g + b);
+  using V = Vec<T, N>;
+  I c = cv * N;
+  for (I v = blockIdx.x * I(blockDim.x) + threadIdx.x; v < vectors;
+       v += I(gridDim.x) * blockDim.x) {
+    I ch0 = v % cv * N;
+    V in = reinterpret_cast<const V *>(x)[v], out;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      I ch = ch0 + k;
+      A g = static_cast<A>(loadAny(pd, gamma, ch));
+      A b = static_cast<A>(loadAny(pd, beta, ch));
+      out.v[k] =
+          S::store((S::load(in.v[k]) - stats[ch]) * stats[c + ch] * g + b);
+    }
+    reinterpret_cast<V *>(y)[v] = out;
   }
 }
 
@@ -122,26 +133,34 @@ template <typename A> struct StoreBatchNormGrads {
   }
 };
 
-template <typename T>
+/// dx from dy, x and the sums of dy and dy * xhat, N channels per access.
+template <typename T, int N, typename I>
 __global__ void batchNormGradInputKernel(const T *dy, const T *x,
                                          mpcrt_dtype pd, const void *gamma,
                                          const float *savedMean,
                                          const float *savedInvstd,
                                          const typename Storage<T>::Acc *stats,
-                                         T *dx, int64_t rows, int64_t c) {
+                                         T *dx, I vectors, I cv, I rows) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  int64_t count = rows * c;
+  using V = Vec<T, N>;
   A n = static_cast<A>(rows);
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t ch = i % c;
-    A mean = savedMean[ch], invstd = savedInvstd[ch];
-    A g = static_cast<A>(loadAny(pd, gamma, ch));
-    A xhat = (S::load(x[i]) - mean) * invstd;
-    dx[i] = S::store(
-        g * invstd *
-        (S::load(dy[i]) - stats[2 * ch] / n - xhat * stats[2 * ch + 1] / n));
+  for (I v = blockIdx.x * I(blockDim.x) + threadIdx.x; v < vectors;
+       v += I(gridDim.x) * blockDim.x) {
+    I ch0 = v % cv * N;
+    V g = reinterpret_cast<const V *>(dy)[v],
+      in = reinterpret_cast<const V *>(x)[v], out;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      I ch = ch0 + k;
+      A mean = savedMean[ch], invstd = savedInvstd[ch];
+      A gam = static_cast<A>(loadAny(pd, gamma, ch));
+      A xhat = (S::load(in.v[k]) - mean) * invstd;
+      out.v[k] = S::store(
+          gam * invstd *
+          (S::load(g.v[k]) - stats[2 * ch] / n - xhat * stats[2 * ch + 1] / n));
+    }
+    reinterpret_cast<V *>(dx)[v] = out;
   }
 }
 
@@ -155,40 +174,65 @@ A *batchNormScratch(const ColumnPlan &p, int64_t c, Partial<A, K> *&partials) {
   return reinterpret_cast<A *>(base);
 }
 
-/// A pooling window of output element `out` (NHWC): its valid input range
-/// and PyTorch's average divisor.
-struct Window {
-  int64_t n, ch, y0, y1, x0, x1, divisor;
+/// A pooling shape in the launch's index type.
+template <typename I> struct Pool {
+  I n, h, w, c, ho, wo, kh, kw, sh, sw, ph, pw;
+  bool includePad;
 };
 
-__device__ Window windowOf(const mpcrt_pool2d_shape &s, int64_t out) {
-  Window w;
+template <typename I> Pool<I> poolOf(const mpcrt_pool2d_shape &s) {
+  return {I(s.n),
+          I(s.h),
+          I(s.w),
+          I(s.c),
+          I(s.ho),
+          I(s.wo),
+          I(s.kh),
+          I(s.kw),
+          I(s.stride_h),
+          I(s.stride_w),
+          I(s.pad_h),
+          I(s.pad_w),
+          s.count_include_pad != 0};
+}
+
+/// Every index of a pooling (input, output, padded window corners) fits I.
+int64_t poolBound(const mpcrt_pool2d_shape &s) {
+  return std::max({s.n * s.h * s.w * s.c, s.n * s.ho * s.wo * s.c,
+                   (s.ho + 1) * s.stride_h + s.kh + s.h,
+                   (s.wo + 1) * s.stride_w + s.kw + s.w});
+}
+
+/// A pooling window of output element `out` (NHWC): its valid input range
+/// and PyTorch's average divisor.
+template <typename I> struct Window { I n, ch, y0, y1, x0, x1, divisor; };
+
+template <typename I> __device__ Window<I> windowOf(const Pool<I> &s, I out) {
+  Window<I> w;
   w.ch = out % s.c;
-  int64_t rest = out / s.c;
-  int64_t ox = rest % s.wo;
+  I rest = out / s.c;
+  I ox = rest % s.wo;
   rest /= s.wo;
-  int64_t oy = rest % s.ho;
+  I oy = rest % s.ho;
   w.n = rest / s.ho;
-  int64_t y0 = oy * s.stride_h - s.pad_h, x0 = ox * s.stride_w - s.pad_w;
-  int64_t y1 = min(y0 + s.kh, s.h + s.pad_h),
-          x1 = min(x0 + s.kw, s.w + s.pad_w);
-  int64_t padded = (y1 - y0) * (x1 - x0);
+  I y0 = oy * s.sh - s.ph, x0 = ox * s.sw - s.pw;
+  I y1 = min(y0 + s.kh, s.h + s.ph), x1 = min(x0 + s.kw, s.w + s.pw);
+  I padded = (y1 - y0) * (x1 - x0);
   w.y0 = y0 > 0 ? y0 : 0;
   w.x0 = x0 > 0 ? x0 : 0;
   w.y1 = min(y1, s.h), w.x1 = min(x1, s.w);
-  w.divisor = s.count_include_pad ? padded : (w.y1 - w.y0) * (w.x1 - w.x0);
+  w.divisor = s.includePad ? padded : (w.y1 - w.y0) * (w.x1 - w.x0);
   return w;
 }
 
 /// The first maximum of the window (a NaN wins), -1 when empty.
-template <typename T>
-__device__ int64_t argmaxOf(const T *x, const mpcrt_pool2d_shape &s,
-                            const Window &w) {
+template <typename T, typename I>
+__device__ I argmaxOf(const T *x, const Pool<I> &s, const Window<I> &w) {
   using S = Storage<T>;
-  int64_t best = -1;
-  for (int64_t y = w.y0; y < w.y1; ++y)
-    for (int64_t xx = w.x0; xx < w.x1; ++xx) {
-      int64_t i = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
+  I best = -1;
+  for (I y = w.y0; y < w.y1; ++y)
+    for (I xx = w.x0; xx < w.x1; ++xx) {
+      I i = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
       auto v = S::load(x[i]);
       if (isnan(v))
         return i;
@@ -198,48 +242,58 @@ __device__ int64_t argmaxOf(const T *x, const mpcrt_pool2d_shape &s,
   return best;
 }
 
-template <typename T>
-__global__ void maxPoolKernel(const T *x, T *y, mpcrt_pool2d_shape s,
-                              int64_t count) {
-  for (int64_t out = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-       out < count; out += int64_t(gridDim.x) * blockDim.x) {
-    int64_t best = argmaxOf(x, s, windowOf(s, out));
+template <typename T, typename I>
+__global__ void maxPoolKernel(const T *x, T *y, Pool<I> s, I count) {
+  for (I out = blockIdx.x * I(blockDim.x) + threadIdx.x; out < count;
+       out += I(gridDim.x) * blockDim.x) {
+    I best = argmaxOf(x, s, windowOf(s, out));
     y[out] = best < 0 ? Storage<T>::store(-INFINITY) : x[best];
   }
 }
 
 /// The output rows (or columns) whose windows hold input row `y`: the
 /// half-open range [lo, hi) within [0, outputs).
-__device__ void windowsHolding(int64_t y, int64_t k, int64_t stride,
-                               int64_t pad, int64_t outputs, int64_t &lo,
-                               int64_t &hi) {
+template <typename I>
+__device__ void windowsHolding(I y, I k, I stride, I pad, I outputs, I &lo,
+                               I &hi) {
   // oy * stride - pad <= y < oy * stride - pad + k
-  int64_t first = y + pad - k + 1;
+  I first = y + pad - k + 1;
   lo = first <= 0 ? 0 : (first + stride - 1) / stride;
   hi = min((y + pad) / stride + 1, outputs);
 }
 
-/// Pooling gradients gather: each input element sums, in the accumulator
-/// type and a fixed order, what the windows that hold it send back. No
-/// atomics, so the result is deterministic and f64 stays f64.
-template <typename T>
-__global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx,
-                                      mpcrt_pool2d_shape s, int64_t count) {
+/// The input element `in`'s position and the windows that hold it.
+template <typename I> struct Held { I n, ch, oy0, oy1, ox0, ox1; };
+
+template <typename I> __device__ Held<I> heldBy(const Pool<I> &s, I in) {
+  Held<I> h;
+  h.ch = in % s.c;
+  I rest = in / s.c;
+  I xx = rest % s.w;
+  rest /= s.w;
+  I y = rest % s.h;
+  h.n = rest / s.h;
+  windowsHolding(y, s.kh, s.sh, s.ph, s.ho, h.oy0, h.oy1);
+  windowsHolding(xx, s.kw, s.sw, s.pw, s.wo, h.ox0, h.ox1);
+  return h;
+}
+
+/// Pooling gradients of overlapping windows gather: each input element
+/// sums, in the accumulator type and a fixed order, what the windows that
+/// hold it send back. No atomics, so the result is deterministic and f64
+/// stays f64.
+template <typename T, typename I>
+__global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx, Pool<I> s,
+                                      I count) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  for (int64_t in = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; in < count;
-       in += int64_t(gridDim.x) * blockDim.x) {
-    int64_t ch = in % s.c, rest = in / s.c;
-    int64_t xx = rest % s.w;
-    rest /= s.w;
-    int64_t y = rest % s.h, n = rest / s.h;
-    int64_t oy0, oy1, ox0, ox1;
-    windowsHolding(y, s.kh, s.stride_h, s.pad_h, s.ho, oy0, oy1);
-    windowsHolding(xx, s.kw, s.stride_w, s.pad_w, s.wo, ox0, ox1);
+  for (I in = blockIdx.x * I(blockDim.x) + threadIdx.x; in < count;
+       in += I(gridDim.x) * blockDim.x) {
+    Held<I> h = heldBy(s, in);
     A sum = 0;
-    for (int64_t oy = oy0; oy < oy1; ++oy)
-      for (int64_t ox = ox0; ox < ox1; ++ox) {
-        int64_t out = ((n * s.ho + oy) * s.wo + ox) * s.c + ch;
+    for (I oy = h.oy0; oy < h.oy1; ++oy)
+      for (I ox = h.ox0; ox < h.ox1; ++ox) {
+        I out = ((h.n * s.ho + oy) * s.wo + ox) * s.c + h.ch;
         if (argmaxOf(x, s, windowOf(s, out)) == in)
           sum += S::load(dy[out]);
       }
@@ -247,81 +301,115 @@ __global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx,
   }
 }
 
-template <typename T>
-__global__ void avgPoolKernel(const T *x, T *y, mpcrt_pool2d_shape s,
-                              int64_t count) {
+/// Windows that do not overlap (stride >= kernel): one thread per window
+/// finds its maximum once and writes the whole window's gradient, the
+/// maximum's (0 + dy, as the gather sums) and zeros. Inputs outside every
+/// window are zeroed before.
+template <typename T, typename I>
+__global__ void maxPoolBackwardWindowsKernel(const T *dy, const T *x, T *dx,
+                                             Pool<I> s, I count) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  for (int64_t out = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-       out < count; out += int64_t(gridDim.x) * blockDim.x) {
-    Window w = windowOf(s, out);
+  for (I out = blockIdx.x * I(blockDim.x) + threadIdx.x; out < count;
+       out += I(gridDim.x) * blockDim.x) {
+    Window<I> w = windowOf(s, out);
+    I best = argmaxOf(x, s, w);
     A sum = 0;
-    for (int64_t yy = w.y0; yy < w.y1; ++yy)
-      for (int64_t xx = w.x0; xx < w.x1; ++xx)
+    sum += S::load(dy[out]);
+    for (I y = w.y0; y < w.y1; ++y)
+      for (I xx = w.x0; xx < w.x1; ++xx) {
+        I i = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
+        dx[i] = S::store(i == best ? sum : A(0));
+      }
+  }
+}
+
+template <typename T, typename I>
+__global__ void avgPoolKernel(const T *x, T *y, Pool<I> s, I count) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  for (I out = blockIdx.x * I(blockDim.x) + threadIdx.x; out < count;
+       out += I(gridDim.x) * blockDim.x) {
+    Window<I> w = windowOf(s, out);
+    A sum = 0;
+    for (I yy = w.y0; yy < w.y1; ++yy)
+      for (I xx = w.x0; xx < w.x1; ++xx)
         sum += S::load(x[((w.n * s.h + yy) * s.w + xx) * s.c + w.ch]);
     y[out] = S::store(sum / static_cast<A>(w.divisor));
   }
 }
 
-template <typename T>
-__global__ void avgPoolBackwardKernel(const T *dy, T *dx, mpcrt_pool2d_shape s,
-                                      int64_t count) {
+template <typename T, typename I>
+__global__ void avgPoolBackwardKernel(const T *dy, T *dx, Pool<I> s, I count) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  for (int64_t in = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; in < count;
-       in += int64_t(gridDim.x) * blockDim.x) {
-    int64_t ch = in % s.c, rest = in / s.c;
-    int64_t xx = rest % s.w;
-    rest /= s.w;
-    int64_t y = rest % s.h, n = rest / s.h;
-    int64_t oy0, oy1, ox0, ox1;
-    windowsHolding(y, s.kh, s.stride_h, s.pad_h, s.ho, oy0, oy1);
-    windowsHolding(xx, s.kw, s.stride_w, s.pad_w, s.wo, ox0, ox1);
+  for (I in = blockIdx.x * I(blockDim.x) + threadIdx.x; in < count;
+       in += I(gridDim.x) * blockDim.x) {
+    Held<I> h = heldBy(s, in);
     A sum = 0;
-    for (int64_t oy = oy0; oy < oy1; ++oy)
-      for (int64_t ox = ox0; ox < ox1; ++ox) {
-        int64_t out = ((n * s.ho + oy) * s.wo + ox) * s.c + ch;
-        Window w = windowOf(s, out);
+    for (I oy = h.oy0; oy < h.oy1; ++oy)
+      for (I ox = h.ox0; ox < h.ox1; ++ox) {
+        I out = ((h.n * s.ho + oy) * s.wo + ox) * s.c + h.ch;
+        Window<I> w = windowOf(s, out);
         sum += S::load(dy[out]) / static_cast<A>(w.divisor);
       }
     dx[in] = S::store(sum);
   }
 }
 
-template <typename T>
-__global__ void upsampleKernel(const T *x, T *y, int64_t n, int64_t h,
-                               int64_t w, int64_t c, int64_t sh, int64_t sw) {
-  int64_t ho = h * sh, wo = w * sw, count = n * ho * wo * c;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t ch = i % c, rest = i / c;
-    int64_t xx = rest % wo;
-    rest /= wo;
-    int64_t yy = rest % ho, b = rest / ho;
-    y[i] = x[((b * h + yy / sh) * w + xx / sw) * c + ch];
+/// Nearest upsampling by (sh, sw) of [n, h, w, c]: one thread per input
+/// access of N channels, which it reads once and writes sh * sw times
+/// (c = cv * N).
+template <typename T, int N, typename I>
+__global__ void upsampleKernel(const T *x, T *y, I n, I h, I w, I cv, I sh,
+                               I sw) {
+  using V = Vec<T, N>;
+  I count = n * h * w * cv, wo = w * sw;
+  for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
+       i += I(gridDim.x) * blockDim.x) {
+    I cc = i % cv, rest = i / cv;
+    I xx = rest % w;
+    rest /= w;
+    I yy = rest % h, b = rest / h;
+    V v = reinterpret_cast<const V *>(x)[i];
+    for (I a = 0; a < sh; ++a) {
+      I row = ((b * h + yy) * sh + a) * wo + xx * sw;
+      for (I e = 0; e < sw; ++e)
+        reinterpret_cast<V *>(y)[(row + e) * cv + cc] = v;
+    }
   }
 }
 
-/// The adjoint as a gather: each input sums its sh x sw outputs in order.
-template <typename T>
-__global__ void upsampleBackwardKernel(const T *dy, T *dx, int64_t n, int64_t h,
-                                       int64_t w, int64_t c, int64_t sh,
-                                       int64_t sw) {
+/// The adjoint as a gather: each input access of N channels sums its
+/// sh x sw outputs in order (rows, then columns).
+template <typename T, int N, typename I>
+__global__ void upsampleBackwardKernel(const T *dy, T *dx, I n, I h, I w, I cv,
+                                       I sh, I sw) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  int64_t wo = w * sw, count = n * h * w * c;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t ch = i % c, rest = i / c;
-    int64_t xx = rest % w;
+  using V = Vec<T, N>;
+  I count = n * h * w * cv, wo = w * sw;
+  for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
+       i += I(gridDim.x) * blockDim.x) {
+    I cc = i % cv, rest = i / cv;
+    I xx = rest % w;
     rest /= w;
-    int64_t yy = rest % h, b = rest / h;
-    A sum = 0;
-    for (int64_t dy0 = 0; dy0 < sh; ++dy0)
-      for (int64_t dx0 = 0; dx0 < sw; ++dx0)
-        sum += S::load(
-            dy[((b * h * sh + yy * sh + dy0) * wo + xx * sw + dx0) * c + ch]);
-    dx[i] = S::store(sum);
+    I yy = rest % h, b = rest / h;
+    A sum[N] = {};
+    for (I a = 0; a < sh; ++a) {
+      I row = ((b * h + yy) * sh + a) * wo + xx * sw;
+      for (I e = 0; e < sw; ++e) {
+        V g = reinterpret_cast<const V *>(dy)[(row + e) * cv + cc];
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+          sum[k] += S::load(g.v[k]);
+      }
+    }
+    V out;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      out.v[k] = S::store(sum[k]);
+    reinterpret_cast<V *>(dx)[i] = out;
   }
 }
 
@@ -397,9 +485,17 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                                      savedMean, savedInvstd, rows, c, momentum,
                                      epsilon},
                     partials);
-    batchNormApplyKernel<T><<<blocksFor(rows * c), kThreads, 0, stream()>>>(
-        x, paramDtype, gamma, beta, stats, static_cast<T *>(output), rows * c,
-        c);
+    T *y = static_cast<T *>(output);
+    withVectorsOf<T>(c, {x, y}, [&](auto width) {
+      constexpr int N = decltype(width)::value;
+      withIndexFor(rows * c, [&](auto *i) {
+        using I = MPCRT_TYPE(i);
+        batchNormApplyKernel<T, N, I>
+            <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
+                x, paramDtype, gamma, beta, stats, y, I(rows * c / N),
+                I(c / N));
+      });
+    });
   });
   MPCRT_CUDA_LAUNCHED("batch_norm");
 }
@@ -430,9 +526,17 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
         SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
         StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta},
         partials);
-    batchNormGradInputKernel<T><<<blocksFor(rows * c), kThreads, 0, stream()>>>(
-        dy, x, paramDtype, gamma, savedMean, savedInvstd, stats,
-        static_cast<T *>(gradInput), rows, c);
+    T *dx = static_cast<T *>(gradInput);
+    withVectorsOf<T>(c, {dy, x, dx}, [&](auto width) {
+      constexpr int N = decltype(width)::value;
+      withIndexFor(rows * c, [&](auto *i) {
+        using I = MPCRT_TYPE(i);
+        batchNormGradInputKernel<T, N, I>
+            <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
+                dy, x, paramDtype, gamma, savedMean, savedInvstd, stats, dx,
+                I(rows * c / N), I(c / N), I(rows));
+      });
+    });
   });
   MPCRT_CUDA_LAUNCHED("batch_norm_backward");
 }
@@ -444,8 +548,12 @@ void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    maxPoolKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<const T *>(input), static_cast<T *>(output), s, count);
+    withIndexFor(poolBound(s), [&](auto *i) {
+      using I = MPCRT_TYPE(i);
+      maxPoolKernel<T, I><<<blocksFor(count), kThreads, 0, stream()>>>(
+          static_cast<const T *>(input), static_cast<T *>(output), poolOf<I>(s),
+          I(count));
+    });
   });
   MPCRT_CUDA_LAUNCHED("max_pool2d");
 }
@@ -453,14 +561,35 @@ void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
 void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, void *gradInput,
                        const mpcrt_pool2d_shape &s) {
-  int64_t inputs = s.n * s.h * s.w * s.c;
+  int64_t inputs = s.n * s.h * s.w * s.c, outputs = s.n * s.ho * s.wo * s.c;
   if (inputs == 0)
     return;
+  // Windows that do not overlap are written whole by one thread each;
+  // inputs outside every window (a stride beyond the kernel, padding, rows
+  // or columns past the last window) are zeroed first.
+  bool apart = s.stride_h >= s.kh && s.stride_w >= s.kw;
+  bool covered = s.stride_h == s.kh && s.stride_w == s.kw && s.pad_h == 0 &&
+                 s.pad_w == 0 && s.ho * s.kh == s.h && s.wo * s.kw == s.w;
+  if (apart && !covered)
+    zero(gradInput, inputs * bytesOf(dtype));
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    maxPoolBackwardKernel<T><<<blocksFor(inputs), kThreads, 0, stream()>>>(
-        static_cast<const T *>(gradOutput), static_cast<const T *>(input),
-        static_cast<T *>(gradInput), s, inputs);
+    withIndexFor(poolBound(s), [&](auto *i) {
+      using I = MPCRT_TYPE(i);
+      auto *dy = static_cast<const T *>(gradOutput);
+      auto *x = static_cast<const T *>(input);
+      auto *dx = static_cast<T *>(gradInput);
+      if (apart) {
+        if (outputs > 0)
+          maxPoolBackwardWindowsKernel<T, I>
+              <<<blocksFor(outputs), kThreads, 0, stream()>>>(
+                  dy, x, dx, poolOf<I>(s), I(outputs));
+      } else {
+        maxPoolBackwardKernel<T, I>
+            <<<blocksFor(inputs), kThreads, 0, stream()>>>(
+                dy, x, dx, poolOf<I>(s), I(inputs));
+      }
+    });
   });
   MPCRT_CUDA_LAUNCHED("max_pool2d_backward");
 }
@@ -472,8 +601,12 @@ void avgPool2d(mpcrt_dtype dtype, const void *input, void *output,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    avgPoolKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<const T *>(input), static_cast<T *>(output), s, count);
+    withIndexFor(poolBound(s), [&](auto *i) {
+      using I = MPCRT_TYPE(i);
+      avgPoolKernel<T, I><<<blocksFor(count), kThreads, 0, stream()>>>(
+          static_cast<const T *>(input), static_cast<T *>(output), poolOf<I>(s),
+          I(count));
+    });
   });
   MPCRT_CUDA_LAUNCHED("avg_pool2d");
 }
@@ -485,9 +618,12 @@ void avgPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    avgPoolBackwardKernel<T><<<blocksFor(inputs), kThreads, 0, stream()>>>(
-        static_cast<const T *>(gradOutput), static_cast<T *>(gradInput), s,
-        inputs);
+    withIndexFor(poolBound(s), [&](auto *i) {
+      using I = MPCRT_TYPE(i);
+      avgPoolBackwardKernel<T, I><<<blocksFor(inputs), kThreads, 0, stream()>>>(
+          static_cast<const T *>(gradOutput), static_cast<T *>(gradInput),
+          poolOf<I>(s), I(inputs));
+    });
   });
   MPCRT_CUDA_LAUNCHED("avg_pool2d_backward");
 }
@@ -495,14 +631,21 @@ void avgPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
 void upsampleNearest2d(mpcrt_dtype dtype, const void *input, void *output,
                        int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
                        int64_t sw) {
-  int64_t count = n * h * sh * w * sw * c;
+  int64_t inputs = n * h * w * c, count = inputs * sh * sw;
   if (count == 0)
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    upsampleKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<const T *>(input), static_cast<T *>(output), n, h, w, c, sh,
-        sw);
+    withVectorsOf<T>(c, {input, output}, [&](auto width) {
+      constexpr int N = decltype(width)::value;
+      withIndexFor(count, [&](auto *i) {
+        using I = MPCRT_TYPE(i);
+        upsampleKernel<T, N, I>
+            <<<blocksFor(inputs / N), kThreads, 0, stream()>>>(
+                static_cast<const T *>(input), static_cast<T *>(output), I(n),
+                I(h), I(w), I(c / N), I(sh), I(sw));
+      });
+    });
   });
   MPCRT_CUDA_LAUNCHED("upsample_nearest2d");
 }
@@ -510,14 +653,21 @@ void upsampleNearest2d(mpcrt_dtype dtype, const void *input, void *output,
 void upsampleNearest2dBackward(mpcrt_dtype dtype, const void *gradOutput,
                                void *gradInput, int64_t n, int64_t h, int64_t w,
                                int64_t c, int64_t sh, int64_t sw) {
-  int64_t count = n * h * w * c;
-  if (count == 0)
+  int64_t inputs = n * h * w * c, count = inputs * sh * sw;
+  if (inputs == 0)
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    upsampleBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<const T *>(gradOutput), static_cast<T *>(gradInput), n, h,
-        w, c, sh, sw);
+    withVectorsOf<T>(c, {gradOutput, gradInput}, [&](auto width) {
+      constexpr int N = decltype(width)::value;
+      withIndexFor(count, [&](auto *i) {
+        using I = MPCRT_TYPE(i);
+        upsampleBackwardKernel<T, N, I>
+            <<<blocksFor(inputs / N), kThreads, 0, stream()>>>(
+                static_cast<const T *>(gradOutput), static_cast<T *>(gradInput),
+                I(n), I(h), I(w), I(c / N), I(sh), I(sw));
+      });
+    });
   });
   MPCRT_CUDA_LAUNCHED("upsample_nearest2d_backward");
 }

@@ -186,6 +186,145 @@ TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
   }
 }
 
+// The NHWC kernels at the layouts that choose their paths: channels that
+// go 16 bytes at a time and channels that do not (5), pointers one element
+// off alignment, pooling windows that tile the input, leave some of it out
+// (a stride beyond the kernel, rows past the last window, padding) or
+// overlap (each input then gathers). A NaN in every input: max pooling
+// takes it. Max pooling and upsampling move or sum in the reference's
+// order, so they match bit for bit; batch norm rounds differently.
+TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Pooling {
+    int64_t h, w, ho, wo, k, stride, pad;
+  };
+  const Pooling poolings[] = {
+      {8, 8, 4, 4, 2, 2, 0}, // tiles the input
+      {7, 7, 2, 2, 3, 3, 0}, // the last row and column in no window
+      {7, 7, 4, 4, 2, 2, 1}, // padded
+      {8, 8, 3, 3, 2, 3, 0}, // a stride beyond the kernel
+      {8, 8, 4, 4, 3, 2, 1}, // overlapping
+  };
+  for (mpcrt_dtype d : kTypes)
+    for (int64_t c : {16, 5})
+      for (int64_t misalign : {0, 1}) {
+        SCOPED_TRACE(std::string("dtype ") + std::to_string(d) + ", " +
+                     std::to_string(c) + " channels, misaligned by " +
+                     std::to_string(misalign));
+        const int64_t n = 2, e = bytesOf(d), off = misalign * e;
+        // A device copy `off` bytes past 16-byte alignment, and a buffer.
+        auto at = [&](const std::vector<uint8_t> &host) {
+          uint8_t *p = deviceBuffer<uint8_t>(host.size() + 16) + off;
+          copyToDevice(p, host.data(), host.size());
+          return p;
+        };
+        auto space = [&](size_t bytes) {
+          return deviceBuffer<uint8_t>(bytes + 16) + off;
+        };
+        auto nanAt = [&](std::vector<uint8_t> &v, int64_t i) {
+          double nan = NAN;
+          mpcrt_cast(MPCRT_F64, &nan, d, v.data() + i * e, 1);
+        };
+        for (const Pooling &p : poolings) {
+          SCOPED_TRACE("pooling " + std::to_string(p.k) + " stride " +
+                       std::to_string(p.stride) + " pad " +
+                       std::to_string(p.pad) + " of " + std::to_string(p.h));
+          mpcrt_pool2d_shape s{n,   p.h,      p.w,      c,     p.ho,  p.wo, p.k,
+                               p.k, p.stride, p.stride, p.pad, p.pad, 0};
+          int64_t inputs = n * p.h * p.w * c, outputs = n * p.ho * p.wo * c;
+          auto x = randomOf(rng, d, inputs, -2, 2),
+               dy = randomOf(rng, d, outputs, -1, 1);
+          nanAt(x, inputs / 3);
+          std::vector<uint8_t> y(outputs * e), dx(inputs * e);
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    mpcrt_max_pool2d_##SUFFIX(reinterpret_cast<const T *>(x.data()),           \
+                              reinterpret_cast<T *>(y.data()), &s);            \
+    mpcrt_max_pool2d_backward_##SUFFIX(reinterpret_cast<const T *>(dy.data()), \
+                                       reinterpret_cast<const T *>(x.data()),  \
+                                       reinterpret_cast<T *>(dx.data()), &s);  \
+  } while (0)
+          MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+          uint8_t *dX = at(x), *gy = space(y.size()), *gdx = space(dx.size());
+          // Whatever the buffer held before must not show through.
+          std::vector<uint8_t> junk(dx.size(), 0x5a);
+          copyToDevice(gdx, junk.data(), junk.size());
+          maxPool2d(d, dX, gy, s);
+          EXPECT_EQ(download(gy, y.size()), y) << "max_pool2d";
+          maxPool2dBackward(d, at(dy), dX, gdx, s);
+          EXPECT_EQ(download(gdx, dx.size()), dx) << "max_pool2d_backward";
+        }
+        // Upsampling by 2 x 2 and 3 x 1.
+        for (auto [sh, sw] : {std::pair<int64_t, int64_t>{2, 2}, {3, 1}}) {
+          int64_t inputs = n * 5 * 6 * c, outputs = inputs * sh * sw;
+          auto x = randomOf(rng, d, inputs, -2, 2),
+               dy = randomOf(rng, d, outputs, -1, 1);
+          std::vector<uint8_t> y(outputs * e), dx(inputs * e);
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    mpcrt_upsample_nearest2d_##SUFFIX(reinterpret_cast<const T *>(x.data()),   \
+                                      reinterpret_cast<T *>(y.data()), n, 5,   \
+                                      6, c, sh, sw);                           \
+    mpcrt_upsample_nearest2d_backward_##SUFFIX(                                \
+        reinterpret_cast<const T *>(dy.data()),                                \
+        reinterpret_cast<T *>(dx.data()), n, 5, 6, c, sh, sw);                 \
+  } while (0)
+          MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+          uint8_t *gy = space(y.size()), *gdx = space(dx.size());
+          upsampleNearest2d(d, at(x), gy, n, 5, 6, c, sh, sw);
+          EXPECT_EQ(download(gy, y.size()), y) << "upsample " << sh << sw;
+          upsampleNearest2dBackward(d, at(dy), gdx, n, 5, 6, c, sh, sw);
+          EXPECT_EQ(download(gdx, dx.size()), dx)
+              << "upsample backward " << sh << sw;
+        }
+        // Batch norm over 2 x 5 x 6 pixels.
+        mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+        const int64_t rows = n * 5 * 6;
+        auto x = randomOf(rng, d, rows * c, -2, 3),
+             dy = randomOf(rng, d, rows * c, -1, 1);
+        auto gamma = randomOf(rng, pd, c, 0.5, 1.5),
+             beta = randomOf(rng, pd, c, -0.5, 0.5);
+        auto rm = randomOf(rng, pd, c, -0.1, 0.1),
+             rv = randomOf(rng, pd, c, 1, 2);
+        std::vector<uint8_t> y(x.size()), dx(x.size()), dg(gamma.size()),
+            db(gamma.size());
+        std::vector<float> mean(c), invstd(c);
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    const T *X = reinterpret_cast<const T *>(x.data());                        \
+    mpcrt_batch_norm_##SUFFIX(X, pd, gamma.data(), beta.data(), rm.data(),     \
+                              rv.data(), reinterpret_cast<T *>(y.data()),      \
+                              mean.data(), invstd.data(), rows, c, 0.1, 1e-5); \
+    mpcrt_batch_norm_backward_##SUFFIX(                                        \
+        reinterpret_cast<const T *>(dy.data()), X, pd, gamma.data(),           \
+        mean.data(), invstd.data(), reinterpret_cast<T *>(dx.data()),          \
+        dg.data(), db.data(), rows, c);                                        \
+  } while (0)
+        MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+        double acc = d == MPCRT_F64 ? 1e-12 : 1e-5;
+        uint8_t *dX = at(x), *dG = upload(gamma), *gy = space(y.size());
+        float *gMean = deviceBuffer<float>(c), *gInv = deviceBuffer<float>(c);
+        batchNorm(d, dX, pd, dG, upload(beta), upload(rm), upload(rv), gy,
+                  gMean, gInv, rows, c, 0.1, 1e-5);
+        expectNear(d, y, download(gy, y.size()), relOf(d) * 2, acc * 8,
+                   "batch_norm");
+        uint8_t *gdx = space(dx.size()),
+                *gdg = deviceBuffer<uint8_t>(dg.size()),
+                *gdb = deviceBuffer<uint8_t>(db.size());
+        batchNormBackward(d, at(dy), dX, pd, dG, upload(mean), upload(invstd),
+                          gdx, gdg, gdb, rows, c);
+        expectNear(d, dx, download(gdx, dx.size()), relOf(d) * 2, acc * 16,
+                   "batch_norm dx");
+        expectNear(pd, dg, download(gdg, dg.size()), 1e-5, acc * rows,
+                   "dgamma");
+        if (HasFailure())
+          return;
+      }
+}
+
 TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   // Each case, gathered (and scattered back) byte for byte as the CPU
