@@ -192,6 +192,12 @@ void columnSumCases() {
            2.0 * kRows * cols + 4.0 * cols,
            [&] { columnSums(MPCRT_F16, MPCRT_F32, in, out, kRows, cols); });
   }
+  // One long row: the sum of the UNet head's [16, 128, 128, 1] output
+  // gradient (its bias gradient), in segments.
+  Buffers b;
+  void *in = b.random(MPCRT_F32, kPixels), *out = b.empty(4);
+  report("reduce_sum_row", dims({1, kPixels}), "f32", 4.0 * kPixels,
+         [&] { reduce(MPCRT_F32, MPCRT_REDUCE_SUM, in, out, 1, kPixels, 1); });
 }
 
 void rowCases() {

@@ -12,6 +12,7 @@
 #include "Device.cuh"
 #include "Formulas.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
@@ -164,6 +165,44 @@ __global__ void reduceRowsKernel(mpcrt_reduce_op op, const T *in, T *out,
   if (threadIdx.x == 0)
     out[blockIdx.x] =
         S::store(op == MPCRT_REDUCE_MEAN ? acc / static_cast<A>(reduced) : acc);
+}
+
+/// Few long rows (inner == 1): each row cut into gridDim.x segments of
+/// `segment` elements, one block each, the block's result in `partials`;
+/// then reduceRowPartialsKernel combines a row's partials in order.
+template <typename T, typename A>
+__global__ void reduceRowSegmentsKernel(mpcrt_reduce_op op, const T *in,
+                                        A *partials, int64_t reduced,
+                                        int64_t segment) {
+  using S = Storage<T>;
+  const T *row = in + blockIdx.y * reduced;
+  int64_t first = blockIdx.x * segment, last = min(first + segment, reduced);
+  bool max = op == MPCRT_REDUCE_MAX;
+  A acc = max ? A(-INFINITY) : A(0);
+  for (int64_t r = first + threadIdx.x; r < last; r += blockDim.x) {
+    A x = S::load(row[r]);
+    acc = max ? (isnan(x) || x > acc ? x : acc) : acc + x;
+  }
+  acc = max ? blockReduce<A, true>(acc) : blockReduce<A>(acc);
+  if (threadIdx.x == 0)
+    partials[int64_t(blockIdx.y) * gridDim.x + blockIdx.x] = acc;
+}
+
+template <typename T, typename A>
+__global__ void reduceRowPartialsKernel(mpcrt_reduce_op op, const A *partials,
+                                        T *out, int64_t segments,
+                                        int64_t reduced) {
+  const A *row = partials + blockIdx.x * segments;
+  bool max = op == MPCRT_REDUCE_MAX;
+  A acc = max ? A(-INFINITY) : A(0);
+  for (int64_t r = threadIdx.x; r < segments; r += blockDim.x) {
+    A x = row[r];
+    acc = max ? (isnan(x) || x > acc ? x : acc) : acc + x;
+  }
+  acc = max ? blockReduce<A, true>(acc) : blockReduce<A>(acc);
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = Storage<T>::store(
+        op == MPCRT_REDUCE_MEAN ? acc / static_cast<A>(reduced) : acc);
 }
 
 template <typename T>
@@ -853,7 +892,26 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
     ColumnPlan plan = planColumns(outer, reduced, inner);
-    if (inner == 1 && reduced >= 64 && outer < (int64_t(1) << 31)) {
+    // Few long rows: segments of at least 2048 elements, enough of them
+    // for about 2048 blocks (the cut depends on the shape only, so the
+    // result is the same on every GPU).
+    int64_t segments =
+        inner == 1 && outer <= 65535
+            ? std::min((2048 + outer - 1) / outer, (reduced + 2047) / 2048)
+            : 1;
+    if (segments > 1) {
+      int64_t segment = (reduced + segments - 1) / segments;
+      segments = (reduced + segment - 1) / segment;
+      auto *partials = reinterpret_cast<A *>(
+          scratchF32(outer * segments * int64_t(sizeof(A) / 4)));
+      reduceRowSegmentsKernel<T, A><<<dim3(static_cast<unsigned>(segments),
+                                           static_cast<unsigned>(outer)),
+                                      kThreads, 0, stream()>>>(
+          op, static_cast<const T *>(input), partials, reduced, segment);
+      reduceRowPartialsKernel<T, A>
+          <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
+              op, partials, static_cast<T *>(out), segments, reduced);
+    } else if (inner == 1 && reduced >= 64 && outer < (int64_t(1) << 31)) {
       reduceRowsKernel<T>
           <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
               op, static_cast<const T *>(input), static_cast<T *>(out),
