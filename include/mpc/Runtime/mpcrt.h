@@ -375,7 +375,10 @@ void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
 /* Training-mode batch norm, channels last: input [rows, c] with rows =
  * N*H*W. Updates running statistics in place (unbiased variance), saves
  * mean and 1/std (f32) for the backward pass. Parameters and running
- * statistics have type param_dtype. */
+ * statistics have type param_dtype. `activation` MPCRT_RELU applies a ReLU
+ * to the rounded result (MPCRT_ACTIVATION_NONE: none); the backward's
+ * `output`, when not null, is that fused op's output, and its gradient
+ * reaches the batch norm as relu_grad(grad_output, output), rounded. */
 typedef struct mpcrt_pool2d_shape {
   int64_t n, h, w, c, ho, wo, kh, kw, stride_h, stride_w, pad_h, pad_w;
   int32_t count_include_pad;
@@ -386,12 +389,12 @@ typedef struct mpcrt_pool2d_shape {
       const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
       const void *beta, void *running_mean, void *running_var, T *output,      \
       float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
-      double momentum, double epsilon);                                        \
+      double momentum, double epsilon, int32_t activation);                    \
   void mpcrt_batch_norm_backward_##SUFFIX(                                     \
       const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
       const void *gamma, const float *saved_mean, const float *saved_invstd,   \
       T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
-      int64_t c);                                                              \
+      int64_t c, const T *output);                                             \
   void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape);             \
   void mpcrt_max_pool2d_backward_##SUFFIX(const T *grad_output,                \

@@ -122,7 +122,7 @@ template <typename T>
 void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
                void *runningMean, void *runningVar, T *y, float *savedMean,
                float *savedInvstd, int64_t rows, int64_t c, double momentum,
-               double eps) {
+               double eps, bool relu) {
   using S = Storage<T>;
   using A = typename S::Acc;
   if (rows == 0) { // no statistics: running ones untouched, saved ones 0
@@ -159,10 +159,14 @@ void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
                  momentum * static_cast<double>(unbiased));
   }
   forRows(rows, c, [&](int64_t r) {
-    for (int64_t ch = 0; ch < c; ++ch)
-      y[r * c + ch] = S::store((S::load(x[r * c + ch]) - mean[ch]) *
-                                   invstds[ch] * scale[ch] +
-                               shift[ch]);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      T v = S::store((S::load(x[r * c + ch]) - mean[ch]) * invstds[ch] *
+                         scale[ch] +
+                     shift[ch]);
+      // A fused ReLU of the rounded value, as mpc.relu computes it.
+      y[r * c + ch] =
+          relu ? S::store(formulas::unary(MPCRT_RELU, S::load(v))) : v;
+    }
   });
 }
 
@@ -170,12 +174,20 @@ template <typename T>
 void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, T *dx, void *dgamma,
-                       void *dbeta, int64_t rows, int64_t c) {
+                       void *dbeta, int64_t rows, int64_t c, const T *output) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  // The gradient reaching the batch norm: dy, or with a fused ReLU
+  // relu_grad(dy, output) rounded as mpc.relu_grad rounds it.
+  auto gradAt = [&](int64_t i) -> A {
+    if (!output)
+      return S::load(dy[i]);
+    return S::load(S::store(
+        S::load(dy[i]) * formulas::derivative(MPCRT_RELU, S::load(output[i]))));
+  };
   // sum(dy) and sum(dy * xhat) per channel, in one pass.
   auto sums = channelSums<A, 2>(rows, c, [&](int64_t r, int64_t ch) {
-    A d = S::load(dy[r * c + ch]);
+    A d = gradAt(r * c + ch);
     A xhat = (S::load(x[r * c + ch]) - A(savedMean[ch])) * A(savedInvstd[ch]);
     return std::array<A, 2>{d, d * xhat};
   });
@@ -191,8 +203,8 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
   forRows(rows, c, [&](int64_t r) {
     for (int64_t ch = 0; ch < c; ++ch) {
       A xhat = (S::load(x[r * c + ch]) - A(savedMean[ch])) * A(savedInvstd[ch]);
-      dx[r * c + ch] = S::store(k[ch] * (S::load(dy[r * c + ch]) - meanDy[ch] -
-                                         xhat * meanDyXhat[ch]));
+      dx[r * c + ch] = S::store(
+          k[ch] * (gradAt(r * c + ch) - meanDy[ch] - xhat * meanDyXhat[ch]));
     }
   });
 }
@@ -784,18 +796,19 @@ void mpcrt_attention_backward(
   void mpcrt_batch_norm_##SUFFIX(                                              \
       const ABI_T *input, mpcrt_dtype pd, const void *gamma, const void *beta, \
       void *rm, void *rv, ABI_T *output, float *sm, float *si, int64_t rows,   \
-      int64_t c, double momentum, double epsilon) {                            \
+      int64_t c, double momentum, double epsilon, int32_t activation) {        \
     batchNorm(reinterpret_cast<const T *>(input), pd, gamma, beta, rm, rv,     \
               reinterpret_cast<T *>(output), sm, si, rows, c, momentum,        \
-              epsilon);                                                        \
+              epsilon, activation == MPCRT_RELU);                              \
   }                                                                            \
   void mpcrt_batch_norm_backward_##SUFFIX(                                     \
       const ABI_T *dy, const ABI_T *input, mpcrt_dtype pd, const void *gamma,  \
       const float *sm, const float *si, ABI_T *dx, void *dg, void *db,         \
-      int64_t rows, int64_t c) {                                               \
+      int64_t rows, int64_t c, const ABI_T *out) {                             \
     batchNormBackward(reinterpret_cast<const T *>(dy),                         \
                       reinterpret_cast<const T *>(input), pd, gamma, sm, si,   \
-                      reinterpret_cast<T *>(dx), dg, db, rows, c);             \
+                      reinterpret_cast<T *>(dx), dg, db, rows, c,              \
+                      reinterpret_cast<const T *>(out));                       \
   }                                                                            \
   void mpcrt_max_pool2d_##SUFFIX(const ABI_T *x, ABI_T *y,                     \
                                  const mpcrt_pool2d_shape *s) {                \

@@ -378,19 +378,19 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
       const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
       const void *beta, void *running_mean, void *running_var, T *output,      \
       float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
-      double momentum, double epsilon) {                                       \
+      double momentum, double epsilon, int32_t activation) {                   \
     batchNorm(DTYPE, input, param_dtype, gamma, beta, running_mean,            \
               running_var, output, saved_mean, saved_invstd, rows, c,          \
-              momentum, epsilon);                                              \
+              momentum, epsilon, activation == MPCRT_RELU);                    \
   }                                                                            \
   void mpcrt_batch_norm_backward_##SUFFIX(                                     \
       const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
       const void *gamma, const float *saved_mean, const float *saved_invstd,   \
       T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
-      int64_t c) {                                                             \
+      int64_t c, const T *output) {                                            \
     batchNormBackward(DTYPE, grad_output, input, param_dtype, gamma,           \
                       saved_mean, saved_invstd, grad_input, grad_gamma,        \
-                      grad_beta, rows, c);                                     \
+                      grad_beta, rows, c, output);                             \
   }                                                                            \
   void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape) {            \

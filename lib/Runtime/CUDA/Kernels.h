@@ -283,13 +283,15 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *runningMean,
                void *runningVar, void *output, float *savedMean,
                float *savedInvstd, int64_t rows, int64_t c, double momentum,
-               double epsilon);
+               double epsilon, bool relu = false);
+/// `output` (not null): the fused ReLU's output, whose gradient
+/// relu_grad(gradOutput, output) reaches the batch norm.
 void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, mpcrt_dtype paramDtype,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, void *gradInput,
-                       void *gradGamma, void *gradBeta, int64_t rows,
-                       int64_t c);
+                       void *gradGamma, void *gradBeta, int64_t rows, int64_t c,
+                       const void *output = nullptr);
 void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
                const mpcrt_pool2d_shape &shape);
 void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,

@@ -77,13 +77,24 @@ template <typename A> struct StoreVariance {
   }
 };
 
-/// y = (x - mean) * invstd * gamma + beta over [rows, c], N channels of a
-/// row per access (c = cv * N).
+/// The gradient reaching a batch norm: dy, or with a fused ReLU (its output
+/// `out`) relu_grad(dy, out), rounded as mpc.relu_grad rounds it.
+template <typename T>
+__device__ typename Storage<T>::Acc normGradOf(T dy, T out, bool relu) {
+  using S = Storage<T>;
+  if (!relu)
+    return S::load(dy);
+  return S::load(
+      S::store(S::load(dy) * formulas::derivative(MPCRT_RELU, S::load(out))));
+}
+
+/// y = (x - mean) * invstd * gamma + beta over [rows, c] (with a fused ReLU
+/// of the rounded value), N channels of a row per access (c = cv * N).
 template <typename T, int N, typename I>
 __global__ void batchNormApplyKernel(const T *x, mpcrt_dtype pd,
                                      const void *gamma, const void *beta,
                                      const typename Storage<T>::Acc *stats,
-                                     T *y, I vectors, I cv) {
+                                     T *y, I vectors, I cv, bool relu) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -99,6 +110,8 @@ __global__ void batchNormApplyKernel(const T *x, mpcrt_dtype pd,
       A b = static_cast<A>(loadAny(pd, beta, ch));
       out.v[k] =
           S::store((S::load(in.v[k]) - stats[ch]) * stats[c + ch] * g + b);
+      if (relu)
+        out.v[k] = S::store(formulas::unary(MPCRT_RELU, S::load(out.v[k])));
     }
     reinterpret_cast<V *>(y)[v] = out;
   }
@@ -106,13 +119,14 @@ __global__ void batchNormApplyKernel(const T *x, mpcrt_dtype pd,
 
 /// The backward sums of one element: dy and dy * xhat.
 template <typename T> struct BatchNormGradTerms {
-  const T *dy, *x;
+  const T *dy, *x, *output; // output: a fused ReLU's, or null
   const float *savedMean, *savedInvstd;
   int64_t c;
   using A = typename Storage<T>::Acc;
   __device__ Partial<A, 2> operator()(int64_t, int64_t r, int64_t ch) const {
     using S = Storage<T>;
-    A d = S::load(dy[r * c + ch]);
+    int64_t i = r * c + ch;
+    A d = normGradOf(dy[i], output ? output[i] : dy[i], output != nullptr);
     A xhat = (S::load(x[r * c + ch]) - static_cast<A>(savedMean[ch])) *
              static_cast<A>(savedInvstd[ch]);
     return {{d, d * xhat}};
@@ -133,14 +147,13 @@ template <typename A> struct StoreBatchNormGrads {
   }
 };
 
-/// dx from dy, x and the sums of dy and dy * xhat, N channels per access.
+/// dx from dy, x and the sums of dy and dy * xhat, N channels per access
+/// (dy through a fused ReLU where `output` is not null).
 template <typename T, int N, typename I>
-__global__ void batchNormGradInputKernel(const T *dy, const T *x,
-                                         mpcrt_dtype pd, const void *gamma,
-                                         const float *savedMean,
-                                         const float *savedInvstd,
-                                         const typename Storage<T>::Acc *stats,
-                                         T *dx, I vectors, I cv, I rows) {
+__global__ void batchNormGradInputKernel(
+    const T *dy, const T *x, const T *output, mpcrt_dtype pd, const void *gamma,
+    const float *savedMean, const float *savedInvstd,
+    const typename Storage<T>::Acc *stats, T *dx, I vectors, I cv, I rows) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -150,15 +163,16 @@ __global__ void batchNormGradInputKernel(const T *dy, const T *x,
     I ch0 = v % cv * N;
     V g = reinterpret_cast<const V *>(dy)[v],
       in = reinterpret_cast<const V *>(x)[v], out;
+    V fused = output ? reinterpret_cast<const V *>(output)[v] : g;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       I ch = ch0 + k;
       A mean = savedMean[ch], invstd = savedInvstd[ch];
       A gam = static_cast<A>(loadAny(pd, gamma, ch));
       A xhat = (S::load(in.v[k]) - mean) * invstd;
-      out.v[k] = S::store(
-          gam * invstd *
-          (S::load(g.v[k]) - stats[2 * ch] / n - xhat * stats[2 * ch + 1] / n));
+      out.v[k] = S::store(gam * invstd *
+                          (normGradOf(g.v[k], fused.v[k], output != nullptr) -
+                           stats[2 * ch] / n - xhat * stats[2 * ch + 1] / n));
     }
     reinterpret_cast<V *>(dx)[v] = out;
   }
@@ -462,7 +476,7 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *runningMean,
                void *runningVar, void *output, float *savedMean,
                float *savedInvstd, int64_t rows, int64_t c, double momentum,
-               double epsilon) {
+               double epsilon, bool relu) {
   if (c == 0)
     return;
   if (rows == 0) { // no statistics: running ones untouched, saved ones 0
@@ -492,8 +506,8 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
         using I = MPCRT_TYPE(i);
         batchNormApplyKernel<T, N, I>
             <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
-                x, paramDtype, gamma, beta, stats, y, I(rows * c / N),
-                I(c / N));
+                x, paramDtype, gamma, beta, stats, y, I(rows * c / N), I(c / N),
+                relu);
       });
     });
   });
@@ -504,8 +518,8 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, mpcrt_dtype paramDtype,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, void *gradInput,
-                       void *gradGamma, void *gradBeta, int64_t rows,
-                       int64_t c) {
+                       void *gradGamma, void *gradBeta, int64_t rows, int64_t c,
+                       const void *output) {
   if (c == 0)
     return;
   if (rows == 0) { // the parameter gradients are sums of nothing
@@ -518,23 +532,24 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     using A = typename Storage<T>::Acc;
     const T *dy = static_cast<const T *>(gradOutput);
     const T *x = static_cast<const T *>(input);
+    const T *out = static_cast<const T *>(output);
     ColumnPlan plan = planColumns(1, rows, c);
     Partial<A, 2> *partials;
     A *stats = batchNormScratch(plan, c, partials);
     reduceColumnsOf(
-        plan, BatchNormGradTerms<T>{dy, x, savedMean, savedInvstd, c},
+        plan, BatchNormGradTerms<T>{dy, x, out, savedMean, savedInvstd, c},
         SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
         StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta},
         partials);
     T *dx = static_cast<T *>(gradInput);
-    withVectorsOf<T>(c, {dy, x, dx}, [&](auto width) {
+    withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
       constexpr int N = decltype(width)::value;
       withIndexFor(rows * c, [&](auto *i) {
         using I = MPCRT_TYPE(i);
         batchNormGradInputKernel<T, N, I>
             <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
-                dy, x, paramDtype, gamma, savedMean, savedInvstd, stats, dx,
-                I(rows * c / N), I(c / N), I(rows));
+                dy, x, out, paramDtype, gamma, savedMean, savedInvstd, stats,
+                dx, I(rows * c / N), I(c / N), I(rows));
       });
     });
   });

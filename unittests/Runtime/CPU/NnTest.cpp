@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <vector>
@@ -87,7 +88,7 @@ TEST(BatchNorm, ForwardRunningStatsAndBackward) {
   };
   mpcrt_batch_norm_f64(x.data(), MPCRT_F64, g.data(), b.data(), rm.data(),
                        rv.data(), y.data(), sm.data(), si.data(), rows, c,
-                       momentum, eps);
+                       momentum, eps, MPCRT_ACTIVATION_NONE);
   auto [ref, m, v] = forward();
   for (int64_t i = 0; i < rows * c; ++i)
     ASSERT_NEAR(y[i], ref[i], 1e-12);
@@ -98,7 +99,7 @@ TEST(BatchNorm, ForwardRunningStatsAndBackward) {
   }
   mpcrt_batch_norm_backward_f64(dy.data(), x.data(), MPCRT_F64, g.data(),
                                 sm.data(), si.data(), dx.data(), dg.data(),
-                                db.data(), rows, c);
+                                db.data(), rows, c, nullptr);
   auto loss = [&]() { return dot(dy, std::get<0>(forward())); };
   // The saved statistics are f32: agreement to ~1e-6.
   auto ndx = numericGradient(x, loss), ndg = numericGradient(g, loss),
@@ -108,6 +109,66 @@ TEST(BatchNorm, ForwardRunningStatsAndBackward) {
   for (int64_t ch = 0; ch < c; ++ch) {
     ASSERT_NEAR(dg[ch], ndg[ch], 2e-6 * (1 + std::fabs(ndg[ch])));
     ASSERT_NEAR(db[ch], ndb[ch], 1e-6 * (1 + std::fabs(ndb[ch])));
+  }
+}
+
+// A batch norm with a fused ReLU computes what mpc.relu of its result and
+// mpc.relu_grad before its backward compute, bit for bit, for f16 and f32:
+// the ReLU applies to the rounded result and the gradient through it is
+// rounded before the batch norm's backward reads it. A NaN input and
+// zeros in the gradient are included.
+TEST(BatchNorm, FusedReluEqualsTheReluAroundItBitForBit) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 40, c = 6, n = rows * c;
+  for (mpcrt_dtype d : {MPCRT_F16, MPCRT_F32}) {
+    auto xs = rng.vec(n, -2, 3), dys = rng.vec(n);
+    xs[7] = NAN;
+    dys[3] = 0;
+    std::vector<float> g = {0.5f, 1, 1.5f, 2, -1, 0.75f}, b(c, 0.1f);
+    int64_t bytes = d == MPCRT_F16 ? 2 : 4;
+    std::vector<uint8_t> x(n * bytes), dy(n * bytes);
+    mpcrt_cast(MPCRT_F64, xs.data(), d, x.data(), n);
+    mpcrt_cast(MPCRT_F64, dys.data(), d, dy.data(), n);
+    // [0]: unfused, [1]: fused.
+    std::vector<uint8_t> y[2], z(n * bytes), dz(n * bytes), dx[2];
+    std::vector<float> dg[2], db[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      std::vector<float> rm(c, 0), rv(c, 1), sm(c), si(c);
+      y[fused].resize(n * bytes);
+      dx[fused].resize(n * bytes);
+      dg[fused].resize(c);
+      db[fused].resize(c);
+#define RUN(SUFFIX, T)                                                         \
+  do {                                                                         \
+    auto *X = reinterpret_cast<const T *>(x.data());                           \
+    auto *Y = reinterpret_cast<T *>(y[fused].data());                          \
+    mpcrt_batch_norm_##SUFFIX(X, MPCRT_F32, g.data(), b.data(), rm.data(),     \
+                              rv.data(), Y, sm.data(), si.data(), rows, c,     \
+                              0.1, 1e-5,                                       \
+                              fused ? MPCRT_RELU : MPCRT_ACTIVATION_NONE);     \
+    const T *grad = reinterpret_cast<const T *>(dy.data());                    \
+    if (!fused) {                                                              \
+      mpcrt_unary_##SUFFIX(MPCRT_RELU, Y, reinterpret_cast<T *>(z.data()), n); \
+      mpcrt_unary_grad_##SUFFIX(MPCRT_RELU, grad, Y,                           \
+                                reinterpret_cast<T *>(dz.data()), n);          \
+      grad = reinterpret_cast<const T *>(dz.data());                           \
+    }                                                                          \
+    mpcrt_batch_norm_backward_##SUFFIX(                                        \
+        grad, X, MPCRT_F32, g.data(), sm.data(), si.data(),                    \
+        reinterpret_cast<T *>(dx[fused].data()), dg[fused].data(),             \
+        db[fused].data(), rows, c, fused ? Y : nullptr);                       \
+  } while (0)
+      if (d == MPCRT_F16)
+        RUN(f16, uint16_t);
+      else
+        RUN(f32, float);
+#undef RUN
+    }
+    EXPECT_EQ(y[1], z) << "forward, dtype " << d;
+    EXPECT_EQ(dx[1], dx[0]) << "input gradient, dtype " << d;
+    EXPECT_EQ(0, std::memcmp(dg[1].data(), dg[0].data(), c * 4));
+    EXPECT_EQ(0, std::memcmp(db[1].data(), db[0].data(), c * 4));
   }
 }
 
@@ -334,7 +395,7 @@ TEST(EmptyInputs, BatchNormAndPointwiseLossesStayFinite) {
       savedInv(c, 9.0f);
   mpcrt_batch_norm_f32(&x, MPCRT_F32, gamma.data(), beta.data(),
                        runningMean.data(), runningVar.data(), &y, saved.data(),
-                       savedInv.data(), 0, c, 0.1, 1e-5);
+                       savedInv.data(), 0, c, 0.1, 1e-5, MPCRT_ACTIVATION_NONE);
   EXPECT_EQ(runningMean, (std::vector<float>{0.5f, 1.5f, -2.0f}));
   EXPECT_EQ(runningVar, (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(saved, std::vector<float>(c, 0.0f));

@@ -121,10 +121,10 @@ TEST(Threads, NormalisationReductionsAndLossesAreTheSameWithAnyThreadCount) {
         dlogits(ceRows * classes), one{1.f}, all;
     mpcrt_batch_norm_f32(x.data(), MPCRT_F32, gamma.data(), beta.data(),
                          runMean.data(), runVar.data(), y.data(), mean.data(),
-                         invstd.data(), rows, c, 0.1, 1e-5);
+                         invstd.data(), rows, c, 0.1, 1e-5, MPCRT_RELU);
     mpcrt_batch_norm_backward_f32(dy.data(), x.data(), MPCRT_F32, gamma.data(),
                                   mean.data(), invstd.data(), dx.data(),
-                                  dg.data(), db.data(), rows, c);
+                                  dg.data(), db.data(), rows, c, y.data());
     mpcrt_reduce_f32(MPCRT_REDUCE_SUM, x.data(), sums.data(), 1, rows, c);
     EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32,
                                       loss.data(), ceRows, classes, 1),

@@ -121,11 +121,12 @@ TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
     const T *X = reinterpret_cast<const T *>(x.data());                        \
     mpcrt_batch_norm_##SUFFIX(X, pd, gamma.data(), beta.data(), rmWant.data(), \
                               rvWant.data(), reinterpret_cast<T *>(y.data()),  \
-                              mean.data(), invstd.data(), rows, c, 0.1, 1e-5); \
+                              mean.data(), invstd.data(), rows, c, 0.1, 1e-5,  \
+                              MPCRT_ACTIVATION_NONE);                          \
     mpcrt_batch_norm_backward_##SUFFIX(                                        \
         reinterpret_cast<const T *>(dy.data()), X, pd, gamma.data(),           \
         mean.data(), invstd.data(), reinterpret_cast<T *>(dx.data()),          \
-        dg.data(), db.data(), rows, c);                                        \
+        dg.data(), db.data(), rows, c, nullptr);                               \
     mpcrt_max_pool2d_##SUFFIX(X, reinterpret_cast<T *>(mp.data()), &pool);     \
     mpcrt_max_pool2d_backward_##SUFFIX(                                        \
         reinterpret_cast<const T *>(pdy.data()), X,                            \
@@ -279,47 +280,57 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
           EXPECT_EQ(download(gdx, dx.size()), dx)
               << "upsample backward " << sh << sw;
         }
-        // Batch norm over 2 x 5 x 6 pixels.
-        mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
-        const int64_t rows = n * 5 * 6;
-        auto x = randomOf(rng, d, rows * c, -2, 3),
-             dy = randomOf(rng, d, rows * c, -1, 1);
-        auto gamma = randomOf(rng, pd, c, 0.5, 1.5),
-             beta = randomOf(rng, pd, c, -0.5, 0.5);
-        auto rm = randomOf(rng, pd, c, -0.1, 0.1),
-             rv = randomOf(rng, pd, c, 1, 2);
-        std::vector<uint8_t> y(x.size()), dx(x.size()), dg(gamma.size()),
-            db(gamma.size());
-        std::vector<float> mean(c), invstd(c);
+        // Batch norm over 2 x 5 x 6 pixels, alone and with a fused ReLU
+        // (whose backward reads the reference's output, so that both
+        // sides take the same mask).
+        for (bool relu : {false, true}) {
+          SCOPED_TRACE(relu ? "batch norm + relu" : "batch norm");
+          mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+          const int64_t rows = n * 5 * 6;
+          const int32_t act = relu ? MPCRT_RELU : MPCRT_ACTIVATION_NONE;
+          auto x = randomOf(rng, d, rows * c, -2, 3),
+               dy = randomOf(rng, d, rows * c, -1, 1);
+          auto gamma = randomOf(rng, pd, c, 0.5, 1.5),
+               beta = randomOf(rng, pd, c, -0.5, 0.5);
+          auto rm = randomOf(rng, pd, c, -0.1, 0.1),
+               rv = randomOf(rng, pd, c, 1, 2);
+          std::vector<uint8_t> y(x.size()), dx(x.size()), dg(gamma.size()),
+              db(gamma.size());
+          std::vector<float> mean(c), invstd(c);
 #define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     const T *X = reinterpret_cast<const T *>(x.data());                        \
     mpcrt_batch_norm_##SUFFIX(X, pd, gamma.data(), beta.data(), rm.data(),     \
                               rv.data(), reinterpret_cast<T *>(y.data()),      \
-                              mean.data(), invstd.data(), rows, c, 0.1, 1e-5); \
+                              mean.data(), invstd.data(), rows, c, 0.1, 1e-5,  \
+                              act);                                            \
     mpcrt_batch_norm_backward_##SUFFIX(                                        \
         reinterpret_cast<const T *>(dy.data()), X, pd, gamma.data(),           \
         mean.data(), invstd.data(), reinterpret_cast<T *>(dx.data()),          \
-        dg.data(), db.data(), rows, c);                                        \
+        dg.data(), db.data(), rows, c,                                         \
+        relu ? reinterpret_cast<const T *>(y.data()) : nullptr);               \
   } while (0)
-        MPCRT_FOR_DTYPE(d, CALL);
+          MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
-        double acc = d == MPCRT_F64 ? 1e-12 : 1e-5;
-        uint8_t *dX = at(x), *dG = upload(gamma), *gy = space(y.size());
-        float *gMean = deviceBuffer<float>(c), *gInv = deviceBuffer<float>(c);
-        batchNorm(d, dX, pd, dG, upload(beta), upload(rm), upload(rv), gy,
-                  gMean, gInv, rows, c, 0.1, 1e-5);
-        expectNear(d, y, download(gy, y.size()), relOf(d) * 2, acc * 8,
-                   "batch_norm");
-        uint8_t *gdx = space(dx.size()),
-                *gdg = deviceBuffer<uint8_t>(dg.size()),
-                *gdb = deviceBuffer<uint8_t>(db.size());
-        batchNormBackward(d, at(dy), dX, pd, dG, upload(mean), upload(invstd),
-                          gdx, gdg, gdb, rows, c);
-        expectNear(d, dx, download(gdx, dx.size()), relOf(d) * 2, acc * 16,
-                   "batch_norm dx");
-        expectNear(pd, dg, download(gdg, dg.size()), 1e-5, acc * rows,
-                   "dgamma");
+          double acc = d == MPCRT_F64 ? 1e-12 : 1e-5;
+          uint8_t *dX = at(x), *dG = upload(gamma), *gy = space(y.size());
+          float *gMean = deviceBuffer<float>(c), *gInv = deviceBuffer<float>(c);
+          batchNorm(d, dX, pd, dG, upload(beta), upload(rm), upload(rv), gy,
+                    gMean, gInv, rows, c, 0.1, 1e-5, relu);
+          expectNear(d, y, download(gy, y.size()), relOf(d) * 2, acc * 8,
+                     "batch_norm");
+          uint8_t *gdx = space(dx.size()),
+                  *gdg = deviceBuffer<uint8_t>(dg.size()),
+                  *gdb = deviceBuffer<uint8_t>(db.size());
+          batchNormBackward(d, at(dy), dX, pd, dG, upload(mean), upload(invstd),
+                            gdx, gdg, gdb, rows, c, relu ? at(y) : nullptr);
+          expectNear(d, dx, download(gdx, dx.size()), relOf(d) * 2, acc * 16,
+                     "batch_norm dx");
+          expectNear(pd, dg, download(gdg, dg.size()), 1e-5, acc * rows,
+                     "dgamma");
+          expectNear(pd, db, download(gdb, db.size()), 1e-5, acc * rows,
+                     "dbeta");
+        }
         if (HasFailure())
           return;
       }

@@ -381,9 +381,12 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](BatchNormOp op) {
-        auto back =
-            BatchNormBackwardOp::create(b, loc, g, op.getInput(), op.getGamma(),
-                                        op.getSavedMean(), op.getSavedInvstd());
+        // A fused ReLU's gradient is formed from the op's result.
+        bool relu = op.getActivation() == "relu";
+        auto back = BatchNormBackwardOp::create(
+            b, loc, g, op.getInput(), op.getGamma(), op.getSavedMean(),
+            op.getSavedInvstd(), relu ? op.getResult() : Value(),
+            op.getActivationAttr());
         out[0] = back.getGradInput();
         out[1] = back.getGradGamma();
         out[2] = back.getGradBeta();

@@ -995,6 +995,9 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
     return diag("expects epsilon > 0, got ",
                 adaptor.getEpsilon().convertToDouble());
+  if (adaptor.getActivation() != "none" && adaptor.getActivation() != "relu")
+    return diag("unknown activation '", adaptor.getActivation(),
+                "' (expected none or relu)");
   results.append({*input, *gamma, *gamma, *gamma, *gamma});
   return success();
 }
@@ -1009,6 +1012,18 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
   if (failed(grad) || failed(input) || failed(gamma) ||
       failed(checkBatchNormShapes(*input, *gamma, diag)))
     return failure();
+  StringRef act = adaptor.getActivation();
+  if (act != "none" && act != "relu")
+    return diag("unknown activation '", act, "' (expected none or relu)");
+  Value result = adaptor.getResult();
+  if ((act == "relu") != static_cast<bool>(result))
+    return diag(result ? "has a result operand but no activation (it is "
+                         "the fused op's output, for the ReLU's gradient)"
+                       : "with activation 'relu' expects the fused op's "
+                         "result as `result(...)`");
+  if (result && result.getType() != adaptor.getGrad().getType())
+    return diag("expects a result of the gradient's type ", *grad, ", got ",
+                result.getType());
   results.append({*input, *gamma, *gamma});
   return success();
 }

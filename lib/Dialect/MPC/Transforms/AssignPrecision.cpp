@@ -464,11 +464,15 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
     if (keepBatchNorm) {
       // Apex's O2 and cuDNN: f32 parameters and statistics (accumulated in
       // f32 inside the op), low-precision activations: no casts around it.
-      unsigned activations = isa<BatchNormOp>(op) ? 1 : 2;
-      for (OpOperand &operand : op->getOpOperands())
-        operand.set(castTo(
-            operand.get(),
-            operand.getOperandNumber() < activations ? Type(lowp) : Type(f32)));
+      // Activations: the input, and in the backward the gradient, the
+      // input and a fused ReLU's output (`result`).
+      auto back = dyn_cast<BatchNormBackwardOp>(op);
+      unsigned activations = back ? 2 : 1;
+      for (OpOperand &operand : op->getOpOperands()) {
+        bool activation = operand.getOperandNumber() < activations ||
+                          (back && operand.get() == back.getResult());
+        operand.set(castTo(operand.get(), activation ? Type(lowp) : Type(f32)));
+      }
       refreshResultTypes(op, /*element=*/nullptr);
       record(op, function, category,
              "keep-batchnorm-fp32: f32 parameters and statistics, "

@@ -29,7 +29,7 @@ namespace {
 constexpr const char *kPass = "mpc-eval-step";
 
 /// Batch norm on its running statistics: x * s + (beta - mean * s), with
-/// s = gamma * rsqrt(var + eps) computed on [C].
+/// s = gamma * rsqrt(var + eps) computed on [C] (then its fused ReLU).
 void inferenceBatchNorm(BatchNormOp bn) {
   OpBuilder b(bn);
   Location loc = bn.getLoc();
@@ -47,6 +47,8 @@ void inferenceBatchNorm(BatchNormOp bn) {
       b, loc, bn.getBeta(), MulOp::create(b, loc, bn.getRunningMean(), scale));
   Value y =
       AddOp::create(b, loc, MulOp::create(b, loc, bn.getInput(), scale), shift);
+  if (bn.getActivation() == "relu")
+    y = ReluOp::create(b, loc, y);
   bn.getResult().replaceAllUsesWith(y);
 }
 

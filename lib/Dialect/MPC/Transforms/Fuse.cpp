@@ -233,6 +233,15 @@ SmallVector<StringRef> partsOf(Operation *op) {
   return names;
 }
 
+/// A batch norm (or its backward) that took a ReLU.
+bool isFusedNorm(Operation *op) {
+  if (auto norm = dyn_cast<BatchNormOp>(op))
+    return norm.getActivation() != "none";
+  if (auto back = dyn_cast<BatchNormBackwardOp>(op))
+    return back.getActivation() != "none";
+  return false;
+}
+
 struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
 
@@ -249,7 +258,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
-                   MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp>(op))
+                   MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp>(
+                  op) &&
+              !isFusedNorm(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -263,6 +274,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
             }
             if (auto grad = dyn_cast<MatmulActivationGradOp>(op))
               json.attribute("activation", grad.getActivation().str());
+            if (isFusedNorm(op))
+              json.attribute("activation", "relu");
             if (auto norm = dyn_cast<AddLayerNormOp>(op))
               json.attribute("dropout_p", norm.getDropoutP().convertToDouble());
             if (auto residual = dyn_cast<DropoutAddOp>(op))
@@ -311,6 +324,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](LayerNormOp op) { layerNorms.push_back(op); });
       for (LayerNormOp norm : layerNorms)
         fuseResidualNorm(norm);
+      SmallVector<BatchNormOp> batchNorms;
+      getOperation().walk([&](BatchNormOp op) { batchNorms.push_back(op); });
+      for (BatchNormOp norm : batchNorms)
+        fuseNormActivation(norm);
     }
     if (residuals) {
       SmallVector<DropoutOp> dropouts;
@@ -605,6 +622,64 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     add.erase();
     if (dropout)
       dropout.erase();
+  }
+
+  /// `relu(batch_norm(x))`, the batch norm's result read only by the ReLU
+  /// and by ReLU gradients that read it as their saved value, all in its
+  /// block: the batch norm takes the ReLU (`activation = "relu"`) and its
+  /// result replaces the ReLU's. The gradients then read the fused output,
+  /// positive exactly where the batch norm's result is (the same gradient,
+  /// bit for bit). A gradient read only as the gradient of this batch
+  /// norm's `mpc.batch_norm_backward` joins it: the backward takes the
+  /// ReLU's gradient and the fused output (`result(...)`) and forms the
+  /// gradient through the ReLU as it reads it.
+  void fuseNormActivation(BatchNormOp norm) {
+    if (norm.getActivation() != "none")
+      return;
+    Value y = norm.getResult();
+    ReluOp relu;
+    SmallVector<ReluGradOp> gradients;
+    for (Operation *user : y.getUsers()) {
+      if (user->getBlock() != norm->getBlock())
+        return;
+      if (auto r = dyn_cast<ReluOp>(user); r && !relu) {
+        relu = r;
+        continue;
+      }
+      auto grad = dyn_cast<ReluGradOp>(user);
+      if (!grad || grad.getSaved() != y || grad.getGrad() == y)
+        return;
+      gradients.push_back(grad);
+    }
+    if (!relu)
+      return;
+    for (ReluGradOp grad : gradients)
+      if (!relu->isBeforeInBlock(grad))
+        return;
+    norm->setLoc(fusedLocation(&getContext(), {norm, relu}));
+    norm.setActivation("relu");
+    relu.getResult().replaceAllUsesWith(y);
+    relu.erase();
+    remark(norm, " (activation relu)");
+    for (ReluGradOp grad : gradients) {
+      if (!grad.getResult().hasOneUse())
+        continue;
+      auto back =
+          dyn_cast<BatchNormBackwardOp>(*grad.getResult().getUsers().begin());
+      if (!back || back.getGrad() != grad.getResult() ||
+          back.getActivation() != "none" ||
+          back.getInput() != norm.getInput() ||
+          back.getSavedMean() != norm.getSavedMean() ||
+          back.getSavedInvstd() != norm.getSavedInvstd() ||
+          back.getGamma() != norm.getGamma())
+        continue;
+      back->setLoc(fusedLocation(&getContext(), {grad, back}));
+      back.getGradMutable().assign(grad.getGrad());
+      back.getResultMutable().assign(y);
+      back.setActivation("relu");
+      grad.erase();
+      remark(back, " (activation relu)");
+    }
   }
 
   /// `add(dropout(x), residual)` (either side), the dropout's mask unread

@@ -369,6 +369,12 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
     else if (auto grad = dyn_cast<MatmulActivationGradOp>(op))
       ++plan.fused[("mpc.matmul_activation_grad " + grad.getActivation())
                        .str()];
+    else if (auto norm = dyn_cast<BatchNormOp>(op);
+             norm && norm.getActivation() != "none")
+      ++plan.fused[("mpc.batch_norm " + norm.getActivation()).str()];
+    else if (auto back = dyn_cast<BatchNormBackwardOp>(op);
+             back && back.getActivation() != "none")
+      ++plan.fused[("mpc.batch_norm_backward " + back.getActivation()).str()];
     else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp,
                  MatmulAddOp, DropoutAddOp, AddLayerNormOp,
                  AddLayerNormBackwardOp>(op))

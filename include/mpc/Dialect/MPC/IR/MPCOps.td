@@ -799,6 +799,12 @@ def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor
     variance, as PyTorch) and the saved mean and inverse standard deviation
     for the backward pass. Per-channel tensors are f32 `[C]`.
 
+    `activation` is `none` or `relu`: with `relu` the result is
+    `relu(batch_norm(x))`, the normalised value rounded to the result type
+    first (what `mpc.relu` of the unfused result computes, bit for bit);
+    `--mpc-fuse` builds it from a batch norm whose result only a ReLU (and
+    that ReLU's gradients) read.
+
     ```mlir
     %y, %rm, %rv, %mean, %invstd = mpc.batch_norm %x, %g, %b, %m, %v
         {momentum = 0.1 : f64, epsilon = 1.0e-5 : f64}
@@ -809,7 +815,8 @@ def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor
                        MPC_FloatTensor:$beta, MPC_FloatTensor:$running_mean,
                        MPC_FloatTensor:$running_var,
                        DefaultValuedAttr<F64Attr, "0.1">:$momentum,
-                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let results = (outs MPC_FloatTensor:$result,
                       MPC_FloatTensor:$new_running_mean,
                       MPC_FloatTensor:$new_running_var,
@@ -824,18 +831,29 @@ def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
     AllTypesMatch<["gamma", "saved_mean", "saved_invstd"]>]> {
   let summary = "Backward of mpc.batch_norm";
   let description = [{
+    With `activation = "relu"`, `grad` is the gradient of the fused
+    op's result and `result` that result: the gradient reaching the batch
+    norm is `relu_grad(grad, result)` (rounded to the gradient's type, as
+    `mpc.relu_grad` computes it), formed on the fly.
+
     ```mlir
     %dx, %dg, %db = mpc.batch_norm_backward %dy, %x, %g, %mean, %invstd
+        : tensor<8x32x32x64xf32>, tensor<64xf32>
+    %dx, %dg, %db = mpc.batch_norm_backward %dz, %x, %g, %mean, %invstd
+        result(%z : tensor<8x32x32x64xf32>) {activation = "relu"}
         : tensor<8x32x32x64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
                        MPC_FloatTensor:$gamma, MPC_FloatTensor:$saved_mean,
-                       MPC_FloatTensor:$saved_invstd);
+                       MPC_FloatTensor:$saved_invstd,
+                       Optional<MPC_FloatTensor>:$result,
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let results = (outs MPC_FloatTensor:$grad_input, MPC_FloatTensor:$grad_gamma,
                       MPC_FloatTensor:$grad_beta);
   let assemblyFormat = "$grad `,` $input `,` $gamma `,` $saved_mean `,` "
-      "$saved_invstd attr-dict `:` type($grad) `,` type($gamma)";
+      "$saved_invstd (`result` `(` $result^ `:` type($result) `)`)? "
+      "attr-dict `:` type($grad) `,` type($gamma)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -439,7 +439,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     `mpc.add` of two tensors of its type (one side optionally an
     `mpc.dropout` read only by the add, its mask unread) becomes one
     `mpc.add_layer_norm`, whose sum replaces the add for its other
-    readers (which must follow the norm). With `residuals`, after the
+    readers (which must follow the norm); and an `mpc.batch_norm` whose
+    result only an `mpc.relu` reads (and, after autodiff, ReLU gradients
+    that read it as their saved value, which then read the fused output)
+    takes the ReLU (`activation = "relu"`), an `mpc.batch_norm_backward`
+    of it whose gradient is such a ReLU gradient read by nothing else
+    taking that gradient too (`result(...)`). With `residuals`, after the
     norms: an `mpc.dropout` whose mask nothing reads, read only by an
     `mpc.add` of a tensor of its type, becomes one `mpc.dropout_add` (no
     mask is kept; the backward draws the bits again). The fused op's
@@ -460,7 +465,7 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "Fuse scaled dot-product attention into mpc.attention">,
     Option<"norms", "norms", "bool", /*default=*/"true",
            "Fuse dropout + residual add + layer norm into "
-           "mpc.add_layer_norm">,
+           "mpc.add_layer_norm, and batch norm + ReLU">,
     Option<"residuals", "residuals", "bool", /*default=*/"true",
            "Fuse dropout + residual add with no norm after it into "
            "mpc.dropout_add">,

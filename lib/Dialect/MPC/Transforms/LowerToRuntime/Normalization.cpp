@@ -150,7 +150,9 @@ LogicalResult batchNorm(BatchNormOp op, Lowering &l) {
           l.ptr(op.getGamma()), l.ptr(op.getBeta()), out[1], out[2], out[0],
           out[3], out[4], l.i64(type.getNumElements() / c), l.i64(c),
           l.f64(op.getMomentum().convertToDouble()),
-          l.f64(op.getEpsilon().convertToDouble())});
+          l.f64(op.getEpsilon().convertToDouble()),
+          l.i32(op.getActivation() == "relu" ? MPCRT_RELU
+                                             : MPCRT_ACTIVATION_NONE)});
   return success();
 }
 
@@ -165,7 +167,8 @@ LogicalResult batchNormBackward(BatchNormBackwardOp op, Lowering &l) {
          {l.ptr(op.getGrad()), l.ptr(op.getInput()),
           l.i32(dtypeCode(param.getElementType())), l.ptr(op.getGamma()),
           l.ptr(op.getSavedMean()), l.ptr(op.getSavedInvstd()), dx, dg, db,
-          l.i64(type.getNumElements() / c), l.i64(c)});
+          l.i64(type.getNumElements() / c), l.i64(c),
+          op.getResult() ? l.ptr(op.getResult()) : l.null()});
   return success();
 }
 
