@@ -183,6 +183,17 @@ CASES = {
                    "%rm = mpc.constant dense<0.0> : tensor<3xf64>\n"
                    "  %rv = mpc.constant dense<1.0> : tensor<3xf64>\n"
                    "  %y, %nm, %nv, %sm, %si = mpc.batch_norm %x, %g, %b, %rm, %rv : tensor<4x3xf64>, tensor<3xf64>", "4x3"),
+    # Batch norm + ReLU: fused by hand, and as mpc-compile fuses it from
+    # its parts (the backward then forms the ReLU's gradient itself).
+    "batch_norm_relu": ([("x", "6x3", -1, 1), ("g", "3", 0.5, 1.5), ("b", "3", -0.5, 0.5)],
+                        "%rm = mpc.constant dense<0.0> : tensor<3xf64>\n"
+                        "  %rv = mpc.constant dense<1.0> : tensor<3xf64>\n"
+                        "  %y, %nm, %nv, %sm, %si = mpc.batch_norm %x, %g, %b, %rm, %rv {activation = \"relu\"} : tensor<6x3xf64>, tensor<3xf64>", "6x3"),
+    "batch_norm_relu_from_parts": ([("x", "6x3", -1, 1), ("g", "3", 0.5, 1.5), ("b", "3", -0.5, 0.5)],
+                                   "%rm = mpc.constant dense<0.0> : tensor<3xf64>\n"
+                                   "  %rv = mpc.constant dense<1.0> : tensor<3xf64>\n"
+                                   "  %n, %nm, %nv, %sm, %si = mpc.batch_norm %x, %g, %b, %rm, %rv : tensor<6x3xf64>, tensor<3xf64>\n"
+                                   "  %y = mpc.relu %n : tensor<6x3xf64>", "6x3"),
     "chain_reuse": ([("a", "4", -1, 1), ("b", "4", -1, 1)],
                     "%0 = mpc.mul %a, %b : tensor<4xf64>, tensor<4xf64>\n"
                     "  %1 = mpc.tanh %0 : tensor<4xf64>\n"

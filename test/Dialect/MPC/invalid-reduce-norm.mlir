@@ -112,6 +112,46 @@ func.func @batch_norm_epsilon(%x: tensor<2x8xf32>, %c: tensor<8xf32>) {
 
 // -----
 
+func.func @batch_norm_activation(%x: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm' op unknown activation 'gelu' (expected none or relu)}}
+  %0:5 = mpc.batch_norm %x, %c, %c, %c, %c {activation = "gelu"} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_activation(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op unknown activation 'tanh' (expected none or relu)}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c result(%dy : tensor<2x8xf32>) {activation = "tanh"} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_no_result(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op with activation 'relu' expects the fused op's result as `result(...)`}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c {activation = "relu"} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_result_without_relu(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op has a result operand but no activation (it is the fused op's output, for the ReLU's gradient)}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c result(%dy : tensor<2x8xf32>) : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_result_type(%dy: tensor<2x8xf32>, %z: tensor<2x8xf16>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op expects a result of the gradient's type 'tensor<2x8xf32>', got 'tensor<2x8xf16>'}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c result(%z : tensor<2x8xf16>) {activation = "relu"} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @batch_norm_backward(%dy: tensor<2x8xf32>, %c: tensor<4xf32>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op expects per-channel tensors of shape [8], got 'tensor<4xf32>'}}
   %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c : tensor<2x8xf32>, tensor<4xf32>

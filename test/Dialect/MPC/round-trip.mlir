@@ -211,6 +211,10 @@ func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %i
   %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %g, %b {momentum = 0.2} : tensor<2x4x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm_backward {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %bx, %bg, %bb = mpc.batch_norm_backward %o, %img, %g, %sm, %si : tensor<2x4x4x8xf32>, tensor<8xf32>
+  // CHECK: %[[Z:.*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = mpc.batch_norm {{.*}} {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %z, %zm, %zv, %zsm, %zsi = mpc.batch_norm %img, %g, %b, %g, %b {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  // CHECK: mpc.batch_norm_backward {{.*}} result(%[[Z]] : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %zx, %zg, %zb = mpc.batch_norm_backward %o, %img, %g, %zsm, %zsi result(%z : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   return
 }
 

@@ -16,3 +16,16 @@ func.func @bn(%x: tensor<2x4x4x8xf32>, %w: tensor<8x1x1x8xf32>, %c: tensor<8xf32
   %o:5 = mpc.batch_norm %y, %c, %c, %c, %c : tensor<2x4x4x8xf32>, tensor<8xf32>
   return %o#0 : tensor<2x4x4x8xf32>
 }
+
+// A batch norm that took its ReLU: the backward's `result` (the fused
+// output) is an activation, low precision beside the gradient and input;
+// the statistics and parameters stay f32.
+// F32-LABEL: func @bn_relu_backward
+// F32: %[[Z:.*]], %{{.*}}, %{{.*}}, %[[M:.*]], %[[S:.*]] = mpc.batch_norm %{{.*}} {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+// F32: mpc.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[M]], %[[S]] result(%[[Z]] : tensor<2x4x4x8xf16>) {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+func.func @bn_relu_backward(%x: tensor<2x4x4x8xf32>, %w: tensor<8x1x1x8xf32>, %c: tensor<8xf32>, %dz: tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32> {
+  %y = mpc.conv2d %x, %w : tensor<2x4x4x8xf32>, tensor<8x1x1x8xf32>
+  %o:5 = mpc.batch_norm %y, %c, %c, %c, %c {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %d:3 = mpc.batch_norm_backward %dz, %y, %c, %o#3, %o#4 result(%o#0 : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  return %d#0 : tensor<2x4x4x8xf32>
+}
