@@ -18,41 +18,41 @@
 namespace mpcrt::cuda {
 namespace {
 
-/// Batch norm over [rows, c] (channels last): the statistics are column
-/// reductions (Columns.cuh), the normalisation and its gradient elementwise.
-template <typename T> struct ChannelValue {
+/// Batch norm over [rows, c] (channels last): the statistics are one
+/// column reduction (Columns.cuh) of each channel's count, mean and sum of
+/// squared deviations, combined pairwise (Chan, Golub and LeVeque): one
+/// read of the input instead of two (the CPU reference's mean, then
+/// squared deviations), as accurate. The normalisation and its gradient
+/// are elementwise.
+template <typename T> struct ChannelMoments {
   const T *x;
   int64_t c;
   using A = typename Storage<T>::Acc;
-  __device__ Partial<A, 1> operator()(int64_t, int64_t r, int64_t ch) const {
-    return {{Storage<T>::load(x[r * c + ch])}};
+  __device__ Partial<A, 3> operator()(int64_t, int64_t r, int64_t ch) const {
+    return {{A(1), Storage<T>::load(x[r * c + ch]), A(0)}};
   }
 };
 
-/// Per channel: stats[ch] = mean, from the sum.
-template <typename A> struct StoreMean {
-  A *stats;
-  int64_t rows;
-  __device__ void operator()(int64_t, int64_t ch,
-                             const Partial<A, 1> &s) const {
-    stats[ch] = s.v[0] / static_cast<A>(rows);
+/// Two sets of moments as one: {count, mean, sum of squared deviations}.
+/// The counts are of type A: exact up to 2^24 rows in f32.
+template <typename A> struct CombineMoments {
+  __device__ Partial<A, 3> operator()(Partial<A, 3> a,
+                                      const Partial<A, 3> &b) const {
+    if (b.v[0] == A(0))
+      return a;
+    if (a.v[0] == A(0))
+      return b;
+    A n = a.v[0] + b.v[0], delta = b.v[1] - a.v[1], share = b.v[0] / n;
+    a.v[1] += delta * share;
+    a.v[2] += b.v[2] + delta * delta * a.v[0] * share;
+    a.v[0] = n;
+    return a;
   }
 };
 
-template <typename T> struct SquaredDeviation {
-  const T *x;
-  const typename Storage<T>::Acc *mean;
-  int64_t c;
-  using A = typename Storage<T>::Acc;
-  __device__ Partial<A, 1> operator()(int64_t, int64_t r, int64_t ch) const {
-    A d = Storage<T>::load(x[r * c + ch]) - mean[ch];
-    return {{d * d}};
-  }
-};
-
-/// Per channel, from the sum of squared deviations: stats[c + ch] =
+/// Per channel, from its moments: stats[ch] = mean, stats[c + ch] =
 /// invstd, the saved statistics and the running ones.
-template <typename A> struct StoreVariance {
+template <typename A> struct StoreStatistics {
   A *stats;
   mpcrt_dtype pd;
   void *runningMean, *runningVar;
@@ -60,11 +60,12 @@ template <typename A> struct StoreVariance {
   int64_t rows, c;
   double momentum, eps;
   __device__ void operator()(int64_t, int64_t ch,
-                             const Partial<A, 1> &s) const {
-    A mean = stats[ch], var = s.v[0];
+                             const Partial<A, 3> &s) const {
+    A mean = s.v[1], var = s.v[2];
     A biased = var / static_cast<A>(rows);
     A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
     A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
+    stats[ch] = mean;
     stats[c + ch] = invstd;
     savedMean[ch] = static_cast<float>(mean);
     savedInvstd[ch] = static_cast<float>(invstd);
@@ -489,15 +490,13 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     using A = typename Storage<T>::Acc;
     const T *x = static_cast<const T *>(input);
     ColumnPlan plan = planColumns(1, rows, c);
-    Partial<A, 1> *partials;
+    Partial<A, 3> *partials;
     A *stats = batchNormScratch(plan, c, partials);
-    reduceColumnsOf(plan, ChannelValue<T>{x, c}, SumOf<A, 1>{},
-                    Partial<A, 1>{{A(0)}}, StoreMean<A>{stats, rows}, partials);
-    reduceColumnsOf(plan, SquaredDeviation<T>{x, stats, c}, SumOf<A, 1>{},
-                    Partial<A, 1>{{A(0)}},
-                    StoreVariance<A>{stats, paramDtype, runningMean, runningVar,
-                                     savedMean, savedInvstd, rows, c, momentum,
-                                     epsilon},
+    reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
+                    Partial<A, 3>{{A(0), A(0), A(0)}},
+                    StoreStatistics<A>{stats, paramDtype, runningMean,
+                                       runningVar, savedMean, savedInvstd, rows,
+                                       c, momentum, epsilon},
                     partials);
     T *y = static_cast<T *>(output);
     withVectorsOf<T>(c, {x, y}, [&](auto width) {

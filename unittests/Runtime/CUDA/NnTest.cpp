@@ -336,6 +336,55 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
       }
 }
 
+// Batch norm's statistics in one pass over its input (count, mean and
+// squared deviations combined pairwise over 79 chunks of rows) against
+// float64 two-pass statistics of the same rounded inputs: a channel far
+// from zero with a tiny spread (where sum and sum of squares in f32 would
+// cancel to nothing), a centred one, and a wide one.
+TEST_F(Nn, BatchNormStatisticsMatchFloat64OnAnOffsetChannel) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t rows = 5000, c = 3;
+  const double offset[c] = {1000, -3, 0}, spread[c] = {0.05, 1, 100};
+  std::normal_distribution<double> normal;
+  for (mpcrt_dtype d : {MPCRT_F32, MPCRT_F16}) {
+    std::vector<double> xs(rows * c);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t ch = 0; ch < c; ++ch)
+        xs[r * c + ch] = offset[ch] + spread[ch] * normal(rng);
+    std::vector<uint8_t> x(rows * c * bytesOf(d));
+    mpcrt_cast(MPCRT_F64, xs.data(), d, x.data(), rows * c);
+    std::vector<double> rounded(rows * c);
+    mpcrt_cast(d, x.data(), MPCRT_F64, rounded.data(), rows * c);
+    std::vector<float> rm(c, 0.5f), rv(c, 2.0f);
+    uint8_t *gy = deviceBuffer<uint8_t>(x.size());
+    float *gm = deviceBuffer<float>(c), *gi = deviceBuffer<float>(c);
+    float *grm = upload(rm), *grv = upload(rv);
+    std::vector<float> gamma(c, 1.0f), beta(c, 0.0f);
+    batchNorm(d, upload(x), MPCRT_F32, upload(gamma), upload(beta), grm, grv,
+              gy, gm, gi, rows, c, 0.1, 1e-5);
+    std::vector<float> mean = download(gm, c), invstd = download(gi, c),
+                       runVar = download(grv, c);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double m = 0, v = 0;
+      for (int64_t r = 0; r < rows; ++r)
+        m += rounded[r * c + ch];
+      m /= rows;
+      for (int64_t r = 0; r < rows; ++r)
+        v += (rounded[r * c + ch] - m) * (rounded[r * c + ch] - m);
+      // f32 sums of 5000 terms: within a few 1e-5 relative (the spread of
+      // the first channel is 5e-5 of its mean).
+      EXPECT_NEAR(mean[ch], m, 1e-6 * std::fabs(m) + 1e-5 * spread[ch])
+          << "channel " << ch << ", dtype " << d;
+      double invstdWant = 1 / std::sqrt(v / rows + 1e-5);
+      EXPECT_NEAR(invstd[ch], invstdWant, 1e-4 * invstdWant)
+          << "channel " << ch << ", dtype " << d;
+      double runWant = 0.9 * 2.0 + 0.1 * v / (rows - 1);
+      EXPECT_NEAR(runVar[ch], runWant, 1e-4 * runWant)
+          << "channel " << ch << ", dtype " << d;
+    }
+  }
+}
+
 TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   // Each case, gathered (and scattered back) byte for byte as the CPU
