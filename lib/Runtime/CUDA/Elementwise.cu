@@ -148,61 +148,32 @@ __global__ void reduceColumnsKernel(mpcrt_reduce_op op, const T *in, T *out,
   }
 }
 
-/// inner == 1: one block per output row.
-template <typename T>
-__global__ void reduceRowsKernel(mpcrt_reduce_op op, const T *in, T *out,
-                                 int64_t reduced) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  const T *row = in + blockIdx.x * reduced;
-  bool max = op == MPCRT_REDUCE_MAX;
-  A acc = max ? A(-INFINITY) : A(0);
-  for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) {
-    A x = S::load(row[r]);
-    acc = max ? (isnan(x) || x > acc ? x : acc) : acc + x;
-  }
-  acc = max ? blockReduce<A, true>(acc) : blockReduce<A>(acc);
-  if (threadIdx.x == 0)
-    out[blockIdx.x] =
-        S::store(op == MPCRT_REDUCE_MEAN ? acc / static_cast<A>(reduced) : acc);
-}
-
-/// Few long rows (inner == 1): each row cut into gridDim.x segments of
-/// `segment` elements, one block each, the block's result in `partials`;
-/// then reduceRowPartialsKernel combines a row's partials in order.
-template <typename T, typename A>
-__global__ void reduceRowSegmentsKernel(mpcrt_reduce_op op, const T *in,
-                                        A *partials, int64_t reduced,
-                                        int64_t segment) {
-  using S = Storage<T>;
-  const T *row = in + blockIdx.y * reduced;
-  int64_t first = blockIdx.x * segment, last = min(first + segment, reduced);
+/// inner == 1: rows of `length` elements, each cut into gridDim.y
+/// segments of `segment` elements, one block (row blockIdx.x, segment
+/// blockIdx.y) each. A block's sum, or maximum (a NaN winning), in a fixed
+/// tree order, is stored as Out at out[row * gridDim.y + segment], divided
+/// by `divisor` for a mean (0: partial results, not divided). With one
+/// segment a row this is the whole reduction; several segments' partials
+/// ([rows, segments] of the accumulator type) are then reduced by the same
+/// kernel, one segment a row.
+template <typename In, typename Out>
+__global__ void reduceRowsKernel(mpcrt_reduce_op op, const In *in, Out *out,
+                                 int64_t length, int64_t segment,
+                                 int64_t divisor) {
+  using A = typename Storage<Out>::Acc;
+  const In *row = in + blockIdx.x * length;
+  int64_t first = blockIdx.y * segment, last = min(first + segment, length);
   bool max = op == MPCRT_REDUCE_MAX;
   A acc = max ? A(-INFINITY) : A(0);
   for (int64_t r = first + threadIdx.x; r < last; r += blockDim.x) {
-    A x = S::load(row[r]);
+    A x = Storage<In>::load(row[r]);
     acc = max ? (isnan(x) || x > acc ? x : acc) : acc + x;
   }
   acc = max ? blockReduce<A, true>(acc) : blockReduce<A>(acc);
   if (threadIdx.x == 0)
-    partials[int64_t(blockIdx.y) * gridDim.x + blockIdx.x] = acc;
-}
-
-template <typename T, typename A>
-__global__ void reduceRowPartialsKernel(mpcrt_reduce_op op, const A *partials,
-                                        T *out, int64_t segments,
-                                        int64_t reduced) {
-  const A *row = partials + blockIdx.x * segments;
-  bool max = op == MPCRT_REDUCE_MAX;
-  A acc = max ? A(-INFINITY) : A(0);
-  for (int64_t r = threadIdx.x; r < segments; r += blockDim.x) {
-    A x = row[r];
-    acc = max ? (isnan(x) || x > acc ? x : acc) : acc + x;
-  }
-  acc = max ? blockReduce<A, true>(acc) : blockReduce<A>(acc);
-  if (threadIdx.x == 0)
-    out[blockIdx.x] = Storage<T>::store(
-        op == MPCRT_REDUCE_MEAN ? acc / static_cast<A>(reduced) : acc);
+    out[int64_t(blockIdx.x) * gridDim.y + blockIdx.y] = Storage<Out>::store(
+        op == MPCRT_REDUCE_MEAN && divisor > 0 ? acc / static_cast<A>(divisor)
+                                               : acc);
 }
 
 template <typename T>
@@ -895,27 +866,26 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
     // Few long rows: segments of at least 2048 elements, enough of them
     // for about 2048 blocks (the cut depends on the shape only, so the
     // result is the same on every GPU).
-    int64_t segments =
-        inner == 1 && outer <= 65535
-            ? std::min((2048 + outer - 1) / outer, (reduced + 2047) / 2048)
-            : 1;
+    int64_t segments = inner == 1 ? std::min((2048 + outer - 1) / outer,
+                                             (reduced + 2047) / 2048)
+                                  : 1;
     if (segments > 1) {
       int64_t segment = (reduced + segments - 1) / segments;
       segments = (reduced + segment - 1) / segment;
       auto *partials = reinterpret_cast<A *>(
           scratchF32(outer * segments * int64_t(sizeof(A) / 4)));
-      reduceRowSegmentsKernel<T, A><<<dim3(static_cast<unsigned>(segments),
-                                           static_cast<unsigned>(outer)),
-                                      kThreads, 0, stream()>>>(
-          op, static_cast<const T *>(input), partials, reduced, segment);
-      reduceRowPartialsKernel<T, A>
+      reduceRowsKernel<T, A><<<dim3(static_cast<unsigned>(outer),
+                                    static_cast<unsigned>(segments)),
+                               kThreads, 0, stream()>>>(
+          op, static_cast<const T *>(input), partials, reduced, segment, 0);
+      reduceRowsKernel<A, T>
           <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
-              op, partials, static_cast<T *>(out), segments, reduced);
+              op, partials, static_cast<T *>(out), segments, segments, reduced);
     } else if (inner == 1 && reduced >= 64 && outer < (int64_t(1) << 31)) {
-      reduceRowsKernel<T>
+      reduceRowsKernel<T, T>
           <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
-              op, static_cast<const T *>(input), static_cast<T *>(out),
-              reduced);
+              op, static_cast<const T *>(input), static_cast<T *>(out), reduced,
+              reduced, reduced);
     } else if (plan.chunks > 0 && (inner >= 32 || plan.chunks > 1)) {
       auto *partials = reinterpret_cast<Partial<A, 1> *>(
           scratchF32((partialBytes<A, 1>(plan) + 3) / 4));
