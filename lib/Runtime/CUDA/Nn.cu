@@ -218,6 +218,16 @@ int64_t poolBound(const mpcrt_pool2d_shape &s) {
                    (s.wo + 1) * s.stride_w + s.kw + s.w});
 }
 
+/// Calls f(T *, Pool<I>) with the storage type of `dtype` and the shape in
+/// the index type every offset of the pooling fits.
+template <typename F>
+void withPool(mpcrt_dtype dtype, const mpcrt_pool2d_shape &s, F f) {
+  dispatch(dtype, [&](auto *t) {
+    withIndexFor(poolBound(s),
+                 [&](auto *i) { f(t, poolOf<MPCRT_TYPE(i)>(s)); });
+  });
+}
+
 /// A pooling window of output element `out` (NHWC): its valid input range
 /// and PyTorch's average divisor.
 template <typename I> struct Window { I n, ch, y0, y1, x0, x1, divisor; };
@@ -560,14 +570,12 @@ void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
   int64_t count = s.n * s.ho * s.wo * s.c;
   if (count == 0)
     return;
-  dispatch(dtype, [&](auto *t) {
+  withPool(dtype, s, [&](auto *t, auto pool) {
     using T = MPCRT_TYPE(t);
-    withIndexFor(poolBound(s), [&](auto *i) {
-      using I = MPCRT_TYPE(i);
-      maxPoolKernel<T, I><<<blocksFor(count), kThreads, 0, stream()>>>(
-          static_cast<const T *>(input), static_cast<T *>(output), poolOf<I>(s),
-          I(count));
-    });
+    using I = decltype(pool.n);
+    maxPoolKernel<T, I><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(input), static_cast<T *>(output), pool,
+        I(count));
   });
   MPCRT_CUDA_LAUNCHED("max_pool2d");
 }
@@ -586,24 +594,21 @@ void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
                  s.pad_w == 0 && s.ho * s.kh == s.h && s.wo * s.kw == s.w;
   if (apart && !covered)
     zero(gradInput, inputs * bytesOf(dtype));
-  dispatch(dtype, [&](auto *t) {
+  withPool(dtype, s, [&](auto *t, auto pool) {
     using T = MPCRT_TYPE(t);
-    withIndexFor(poolBound(s), [&](auto *i) {
-      using I = MPCRT_TYPE(i);
-      auto *dy = static_cast<const T *>(gradOutput);
-      auto *x = static_cast<const T *>(input);
-      auto *dx = static_cast<T *>(gradInput);
-      if (apart) {
-        if (outputs > 0)
-          maxPoolBackwardWindowsKernel<T, I>
-              <<<blocksFor(outputs), kThreads, 0, stream()>>>(
-                  dy, x, dx, poolOf<I>(s), I(outputs));
-      } else {
-        maxPoolBackwardKernel<T, I>
-            <<<blocksFor(inputs), kThreads, 0, stream()>>>(
-                dy, x, dx, poolOf<I>(s), I(inputs));
-      }
-    });
+    using I = decltype(pool.n);
+    auto *dy = static_cast<const T *>(gradOutput);
+    auto *x = static_cast<const T *>(input);
+    auto *dx = static_cast<T *>(gradInput);
+    if (apart) {
+      if (outputs > 0)
+        maxPoolBackwardWindowsKernel<T, I>
+            <<<blocksFor(outputs), kThreads, 0, stream()>>>(dy, x, dx, pool,
+                                                            I(outputs));
+    } else {
+      maxPoolBackwardKernel<T, I><<<blocksFor(inputs), kThreads, 0, stream()>>>(
+          dy, x, dx, pool, I(inputs));
+    }
   });
   MPCRT_CUDA_LAUNCHED("max_pool2d_backward");
 }
@@ -613,14 +618,12 @@ void avgPool2d(mpcrt_dtype dtype, const void *input, void *output,
   int64_t count = s.n * s.ho * s.wo * s.c;
   if (count == 0)
     return;
-  dispatch(dtype, [&](auto *t) {
+  withPool(dtype, s, [&](auto *t, auto pool) {
     using T = MPCRT_TYPE(t);
-    withIndexFor(poolBound(s), [&](auto *i) {
-      using I = MPCRT_TYPE(i);
-      avgPoolKernel<T, I><<<blocksFor(count), kThreads, 0, stream()>>>(
-          static_cast<const T *>(input), static_cast<T *>(output), poolOf<I>(s),
-          I(count));
-    });
+    using I = decltype(pool.n);
+    avgPoolKernel<T, I><<<blocksFor(count), kThreads, 0, stream()>>>(
+        static_cast<const T *>(input), static_cast<T *>(output), pool,
+        I(count));
   });
   MPCRT_CUDA_LAUNCHED("avg_pool2d");
 }
@@ -630,14 +633,12 @@ void avgPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
   int64_t inputs = s.n * s.h * s.w * s.c;
   if (inputs == 0)
     return;
-  dispatch(dtype, [&](auto *t) {
+  withPool(dtype, s, [&](auto *t, auto pool) {
     using T = MPCRT_TYPE(t);
-    withIndexFor(poolBound(s), [&](auto *i) {
-      using I = MPCRT_TYPE(i);
-      avgPoolBackwardKernel<T, I><<<blocksFor(inputs), kThreads, 0, stream()>>>(
-          static_cast<const T *>(gradOutput), static_cast<T *>(gradInput),
-          poolOf<I>(s), I(inputs));
-    });
+    using I = decltype(pool.n);
+    avgPoolBackwardKernel<T, I><<<blocksFor(inputs), kThreads, 0, stream()>>>(
+        static_cast<const T *>(gradOutput), static_cast<T *>(gradInput), pool,
+        I(inputs));
   });
   MPCRT_CUDA_LAUNCHED("avg_pool2d_backward");
 }
