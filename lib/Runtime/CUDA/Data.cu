@@ -34,8 +34,7 @@ struct Tiled {
   int64_t rowStride;   // dense side, per row (columns step by 1)
   int64_t tilesPerRow; // ceil(cols / 32)
   int64_t batches;     // product of the other dimensions
-  Layout<1> batch;     // the other dimensions, strided side
-  int64_t batchDense[kMaxRank];
+  Layout<2> batch;     // the other dimensions: strided side, dense side
 };
 
 constexpr int kTile = 32, kTileRows = 8;
@@ -53,7 +52,7 @@ __global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
       int64_t at = rest % t.batch.dims[d];
       rest /= t.batch.dims[d];
       strided += at * t.batch.strides[0][d];
-      dense += at * t.batchDense[d];
+      dense += at * t.batch.strides[1][d];
     }
     // tile[a][b]: on the strided side's turn, row r0 + b and column c0 + a;
     // on the dense side's, row r0 + a and column c0 + b.
@@ -112,7 +111,7 @@ bool planTiled(const Layout<1> &s, int32_t bytes, Tiled &t) {
       continue;
     t.batch.dims[t.batch.rank] = s.dims[d];
     t.batch.strides[0][t.batch.rank] = s.strides[0][d];
-    t.batchDense[t.batch.rank] = dense[d];
+    t.batch.strides[1][t.batch.rank] = dense[d];
     ++t.batch.rank;
     t.batches *= s.dims[d];
   }
