@@ -69,12 +69,6 @@ LogicalResult matmul(MatmulOp op, Lowering &l) {
   return success();
 }
 
-int32_t activationCode(StringRef act) {
-  return act == "relu"        ? MPCRT_RELU
-         : act == "gelu_tanh" ? MPCRT_GELU_TANH
-                              : MPCRT_ACTIVATION_NONE;
-}
-
 LogicalResult fusedMatmul(FusedMatmulOp op, Lowering &l) {
   Value out = l.result(op, 0);
   Value pre = op.getPreActivation() ? l.result(op, 1) : l.null();

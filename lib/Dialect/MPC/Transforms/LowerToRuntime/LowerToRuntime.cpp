@@ -33,6 +33,7 @@
 #include "../TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
+#include "mpc/Runtime/mpcrt.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -76,6 +77,12 @@ int32_t lowering::dtypeCode(Type element) {
   if (element.isF32())
     return 2;
   return 3;
+}
+
+int32_t lowering::activationCode(StringRef activation) {
+  return activation == "relu"        ? MPCRT_RELU
+         : activation == "gelu_tanh" ? MPCRT_GELU_TANH
+                                     : MPCRT_ACTIVATION_NONE;
 }
 
 SmallVector<int64_t> lowering::strides(ArrayRef<int64_t> shape) {

@@ -160,6 +160,9 @@ RankedTensorType tensorType(Value v);
 std::string suffix(Type element);
 /// mpcrt_dtype of a float element type.
 int32_t dtypeCode(Type element);
+/// The runtime's code of a fused op's `activation` ("none", "relu",
+/// "gelu_tanh").
+int32_t activationCode(StringRef activation);
 /// Row-major strides of a shape, in elements.
 SmallVector<int64_t> strides(ArrayRef<int64_t> shape);
 int64_t bytesOf(RankedTensorType type);

@@ -151,8 +151,7 @@ LogicalResult batchNorm(BatchNormOp op, Lowering &l) {
           out[3], out[4], l.i64(type.getNumElements() / c), l.i64(c),
           l.f64(op.getMomentum().convertToDouble()),
           l.f64(op.getEpsilon().convertToDouble()),
-          l.i32(op.getActivation() == "relu" ? MPCRT_RELU
-                                             : MPCRT_ACTIVATION_NONE)});
+          l.i32(activationCode(op.getActivation()))});
   return success();
 }
 
