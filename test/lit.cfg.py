@@ -17,7 +17,10 @@ config.substitutions.append(("%mpc_src_root", config.mpc_src_root))
 config.substitutions.append(("%mpc_obj_root", config.mpc_obj_root))
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# MPC_EMULATION_ORDER: the emulated CUDA backend's order of threads and
+# streams (docs/CUDA.md), to run the emulated e2e tests in the other order.
+llvm_config.with_system_environment(
+    ["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "MPC_EMULATION_ORDER"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mpc_tools_dir, config.llvm_tools_dir]

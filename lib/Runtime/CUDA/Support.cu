@@ -139,7 +139,10 @@ DeviceErrors *deviceErrors() {
     DeviceErrors *created;
     MPCRT_CUDA_CHECK(cudaMalloc(&created, sizeof(DeviceErrors)));
     countDeviceBytes(sizeof(DeviceErrors));
+    // cudaMemset runs on the legacy default stream, which the backend's
+    // (non-blocking) stream does not wait for: wait here, once.
     MPCRT_CUDA_CHECK(cudaMemset(created, 0, sizeof(DeviceErrors)));
+    MPCRT_CUDA_CHECK(cudaDeviceSynchronize());
     return created;
   }();
   return errors;

@@ -13,6 +13,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -208,7 +210,8 @@ TEST(Emulation, AGraphReplaysWhatWasCapturedAndNothingRunsWhileCapturing) {
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   int *x;
   cudaMalloc(&x, 4 * sizeof(int));
-  cudaMemset(x, 0, 4 * sizeof(int));
+  cudaMemsetAsync(x, 0, 4 * sizeof(int), s);
+  cudaStreamSynchronize(s);
   ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
             cudaSuccess);
   addKernel<<<1, 4, 0, s>>>(x, 3);
@@ -222,6 +225,7 @@ TEST(Emulation, AGraphReplaysWhatWasCapturedAndNothingRunsWhileCapturing) {
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   cudaGraphLaunch(exec, s);
   cudaGraphLaunch(exec, s);
+  cudaStreamSynchronize(s); // the legacy stream's copy would not wait
   cudaMemcpy(h.data(), x, sizeof(int) * 4, cudaMemcpyDeviceToHost);
   EXPECT_EQ(h, std::vector<int>({6, 6, 6, 0}));
   // A synchronous call while capturing fails, and so does the capture.
@@ -231,6 +235,172 @@ TEST(Emulation, AGraphReplaysWhatWasCapturedAndNothingRunsWhileCapturing) {
   EXPECT_NE(cudaMalloc(&x, 4), cudaSuccess);
   EXPECT_EQ(cudaStreamEndCapture(s, &graph), cudaErrorStreamCaptureInvalidated);
   cudaGraphExecDestroy(exec);
+  cudaStreamDestroy(s);
+}
+
+__global__ void fillKernel(int *x, int value) { x[threadIdx.x] = value; }
+
+__global__ void copyKernel(const int *in, int *out) {
+  out[threadIdx.x] = in[threadIdx.x];
+}
+
+/// x[0..3] as the host sees it after the legacy default stream's copy.
+std::vector<int> legacyRead(const int *x) {
+  std::vector<int> h(4);
+  cudaMemcpy(h.data(), x, sizeof(int) * 4, cudaMemcpyDeviceToHost);
+  return h;
+}
+
+TEST(Emulation, FreshDeviceMemoryHoldsNaNsAndMinusOnes) {
+  float *x;
+  cudaMalloc(&x, 4 * sizeof(float));
+  std::vector<float> h(4, 0.0f);
+  cudaMemcpy(h.data(), x, sizeof(float) * 4, cudaMemcpyDeviceToHost);
+  for (float v : h)
+    EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(legacyRead(reinterpret_cast<int *>(x)), std::vector<int>(4, -1));
+  cudaFree(x);
+}
+
+/// Sets the order in which streams run for the scope of a test.
+struct StreamPolicy {
+  explicit StreamPolicy(bool othersFirst)
+      : before(mpcemu::runOtherStreamsFirst(othersFirst)) {}
+  ~StreamPolicy() { mpcemu::runOtherStreamsFirst(before); }
+  bool before;
+};
+
+TEST(Emulation, StreamWorkRunsOnlyWhenTheHostWaitsForIt) {
+  StreamPolicy late(false);
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  int *x;
+  cudaMalloc(&x, 4 * sizeof(int));
+  fillKernel<<<1, 4, 0, s>>>(x, 7);
+  // The legacy default stream does not wait for a non-blocking stream.
+  EXPECT_EQ(legacyRead(x), std::vector<int>(4, -1));
+  cudaStreamSynchronize(s);
+  EXPECT_EQ(legacyRead(x), std::vector<int>(4, 7));
+  // Nor does a non-blocking stream wait for cudaMemset (which returns at
+  // once): the fill reads what is there when its stream runs.
+  cudaMemset(x, 0, 4 * sizeof(int));
+  int *y;
+  cudaMalloc(&y, 4 * sizeof(int));
+  copyKernel<<<1, 4, 0, s>>>(x, y);
+  cudaStreamSynchronize(s);
+  EXPECT_EQ(legacyRead(y), std::vector<int>(4, 7));
+  EXPECT_EQ(legacyRead(x), std::vector<int>(4, 0));
+  cudaFree(x);
+  cudaFree(y);
+  cudaStreamDestroy(s);
+}
+
+TEST(Emulation, AnEventWaitOrdersStreamsAndItsAbsenceReadsStaleData) {
+  StreamPolicy late(false);
+  cudaStream_t a, b;
+  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+  cudaEvent_t filled;
+  cudaEventCreateWithFlags(&filled, cudaEventDisableTiming);
+  int *x, *y;
+  cudaMalloc(&x, 4 * sizeof(int));
+  cudaMalloc(&y, 4 * sizeof(int));
+  auto run = [&](bool wait, int value) {
+    fillKernel<<<1, 4, 0, a>>>(x, value);
+    cudaEventRecord(filled, a);
+    fillKernel<<<1, 4, 0, a>>>(x, -value); // after the record
+    if (wait)
+      cudaStreamWaitEvent(b, filled, 0);
+    copyKernel<<<1, 4, 0, b>>>(x, y);
+    cudaStreamSynchronize(b);
+    std::vector<int> got = legacyRead(y);
+    cudaStreamSynchronize(a);
+    return got;
+  };
+  // With the wait, b sees a's work up to the record, not after it.
+  EXPECT_EQ(run(true, 3), std::vector<int>(4, 3));
+  // Without it, b reads what a's last run left.
+  EXPECT_EQ(run(false, 5), std::vector<int>(4, -3));
+  // cudaEventSynchronize runs the recording stream to the record only.
+  fillKernel<<<1, 4, 0, a>>>(x, 9);
+  cudaEventRecord(filled, a);
+  fillKernel<<<1, 4, 0, a>>>(x, 10);
+  cudaEventSynchronize(filled);
+  EXPECT_EQ(legacyRead(x), std::vector<int>(4, 9));
+  cudaStreamSynchronize(a);
+  EXPECT_EQ(legacyRead(x), std::vector<int>(4, 10));
+  cudaFree(x);
+  cudaFree(y);
+  cudaEventDestroy(filled);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
+TEST(Emulation, WithOtherStreamsFirstAMissingWaitOverwritesWhatIsRead) {
+  // Stream a produces into x twice; stream b copies the first value out.
+  // b must wait for a's record, and a's second fill for b's copy (as an
+  // upload's staging buffer must wait until the step has taken it).
+  StreamPolicy early(true);
+  cudaStream_t a, b;
+  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+  cudaEvent_t filled, taken;
+  cudaEventCreateWithFlags(&filled, cudaEventDisableTiming);
+  cudaEventCreateWithFlags(&taken, cudaEventDisableTiming);
+  int *x, *y;
+  cudaMalloc(&x, 4 * sizeof(int));
+  cudaMalloc(&y, 4 * sizeof(int));
+  auto run = [&](bool waitTaken) {
+    fillKernel<<<1, 4, 0, a>>>(x, 1);
+    cudaEventRecord(filled, a);
+    cudaStreamWaitEvent(b, filled, 0);
+    copyKernel<<<1, 4, 0, b>>>(x, y);
+    cudaEventRecord(taken, b);
+    if (waitTaken)
+      cudaStreamWaitEvent(a, taken, 0);
+    fillKernel<<<1, 4, 0, a>>>(x, 2);
+    cudaStreamSynchronize(b); // a's work runs first, as far as it may
+    std::vector<int> got = legacyRead(y);
+    cudaDeviceSynchronize();
+    return got;
+  };
+  EXPECT_EQ(run(true), std::vector<int>(4, 1));
+  EXPECT_EQ(run(false), std::vector<int>(4, 2));
+  cudaFree(x);
+  cudaFree(y);
+  cudaEventDestroy(filled);
+  cudaEventDestroy(taken);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
+TEST(Emulation, PageableSourcesAreStagedWhenCopiedPinnedOnesWhenRun) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  int *x;
+  cudaMalloc(&x, 4 * sizeof(int));
+  std::vector<int> pageable(4, 1);
+  cudaMemcpyAsync(x, pageable.data(), sizeof(int) * 4, cudaMemcpyHostToDevice,
+                  s);
+  pageable.assign(4, 2); // the copy took the 1s
+  cudaStreamSynchronize(s);
+  EXPECT_EQ(legacyRead(x), std::vector<int>(4, 1));
+  int *pinned;
+  ASSERT_EQ(cudaHostAlloc(reinterpret_cast<void **>(&pinned), sizeof(int) * 4,
+                          cudaHostAllocDefault),
+            cudaSuccess);
+  std::fill(pinned, pinned + 4, 3);
+  cudaMemcpyAsync(x, pinned, sizeof(int) * 4, cudaMemcpyHostToDevice, s);
+  std::fill(pinned, pinned + 4, 4); // before the copy ran: a race on a GPU
+  cudaStreamSynchronize(s);
+  EXPECT_EQ(legacyRead(x), std::vector<int>(4, 4));
+  // To pageable memory the copy is done when the call returns.
+  fillKernel<<<1, 4, 0, s>>>(x, 6);
+  cudaMemcpyAsync(pageable.data(), x, sizeof(int) * 4, cudaMemcpyDeviceToHost,
+                  s);
+  EXPECT_EQ(pageable, std::vector<int>(4, 6));
+  cudaFreeHost(pinned);
+  cudaFree(x);
   cudaStreamDestroy(s);
 }
 
@@ -251,12 +421,21 @@ __global__ void exitedLaneKernel(int *x) {
 TEST(EmulationDeathTest, MistakesAGpuWouldHangOnStopWithTheLaunchSite) {
   int *x;
   cudaMalloc(&x, 64 * sizeof(int));
-  EXPECT_DEATH(unreachedBarrierKernel<<<1, 32>>>(x),
-               "kernel launched at .*EmulationTest.cu:[0-9]+: threads wait at "
-               "a barrier");
-  EXPECT_DEATH(exitedLaneKernel<<<1, 64>>>(x),
-               "EmulationTest.cu:[0-9]+: a warp shuffle over all lanes in a "
-               "warp whose lanes have exited");
+  // Each stops where the kernel runs: when the host waits for it.
+  EXPECT_DEATH(
+      {
+        unreachedBarrierKernel<<<1, 32>>>(x);
+        cudaDeviceSynchronize();
+      },
+      "kernel launched at .*EmulationTest.cu:[0-9]+: threads wait at "
+      "a barrier");
+  EXPECT_DEATH(
+      {
+        exitedLaneKernel<<<1, 64>>>(x);
+        cudaDeviceSynchronize();
+      },
+      "EmulationTest.cu:[0-9]+: a warp shuffle over all lanes in a "
+      "warp whose lanes have exited");
   cudaFree(x);
 }
 

@@ -1,7 +1,8 @@
 //===- Emulation.cpp - kernels as fibers, the CUDA runtime on the host ----===//
 //
 // The scheduler behind Emulation.h and the CUDA runtime calls the backend
-// makes, answered with host memory and work done when it is enqueued.
+// makes, answered with host memory and streams as queues of work that runs
+// when the host waits for it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -246,6 +248,86 @@ bool refusedDuringCapture() {
   return true;
 }
 
+/// A stream's work not yet run, in order. Positions count every item
+/// ever enqueued, so an event is the position it was recorded at.
+struct Queue {
+  std::deque<std::function<void()>> pending;
+  uint64_t enqueued = 0, done = 0;
+  bool blocking = false; // created without cudaStreamNonBlocking
+};
+/// Every stream's queue; the null stream is the legacy default stream.
+std::map<cudaStream_t, Queue> &queues() {
+  static auto *all = new std::map<cudaStream_t, Queue>();
+  return *all;
+}
+/// Whether work is running: what it enqueues runs at once.
+bool inWork = false;
+
+/// Runs `s`'s work up to position `upTo` (items that wait for other
+/// streams run those first).
+void drain(cudaStream_t s, uint64_t upTo) {
+  Queue &q = queues()[s];
+  while (q.done < upTo && !q.pending.empty()) {
+    std::function<void()> work = std::move(q.pending.front());
+    q.pending.pop_front();
+    ++q.done;
+    bool outer = inWork;
+    inWork = true;
+    work();
+    inWork = outer;
+  }
+}
+
+/// When the host waits for a stream, whether every other stream's work
+/// runs first (MPC_EMULATION_ORDER=reverse): work on a stream then runs
+/// as early as CUDA allows against the one waited for, which exposes a
+/// missing wait before a buffer is overwritten; otherwise as late as it
+/// allows, which exposes a missing wait before a buffer is read.
+bool othersFirst = reverseOrder;
+
+void drainAll();
+
+/// The host waits for `s` up to position `upTo`.
+void hostWait(cudaStream_t s, uint64_t upTo) {
+  if (othersFirst)
+    for (auto &[t, q] : queues())
+      if (t != s)
+        drain(t, q.enqueued);
+  drain(s, upTo);
+}
+
+void drainAll() {
+  for (bool ran = true; ran;) {
+    ran = false;
+    for (auto &[s, q] : queues())
+      if (!q.pending.empty()) {
+        drain(s, q.enqueued);
+        ran = true;
+      }
+  }
+}
+
+/// Appends `work` to `s`'s queue, after what the legacy default stream's
+/// implicit synchronisation with blocking streams orders before it.
+void append(cudaStream_t s, std::function<void()> work) {
+  Queue &q = queues()[s];
+  auto waitFor = [&](cudaStream_t t) {
+    uint64_t at = queues()[t].enqueued;
+    q.pending.push_back([t, at] { drain(t, at); });
+    ++q.enqueued;
+  };
+  if (!s) {
+    for (auto &[t, other] : queues())
+      if (t && other.blocking && other.enqueued > other.done)
+        waitFor(t);
+  } else if (q.blocking &&
+             queues()[nullptr].enqueued > queues()[nullptr].done) {
+    waitFor(nullptr);
+  }
+  q.pending.push_back(std::move(work));
+  ++q.enqueued;
+}
+
 } // namespace
 
 bool runThreadsInReverse(bool reverse) {
@@ -254,12 +336,20 @@ bool runThreadsInReverse(bool reverse) {
   return before;
 }
 
+bool runOtherStreamsFirst(bool first) {
+  bool before = othersFirst;
+  othersFirst = first;
+  return before;
+}
+
 void enqueue(cudaStream_t stream, std::function<void()> work) {
   if (capture.stream && stream == capture.stream) {
     capture.work.push_back(std::move(work));
     return;
   }
-  work();
+  if (inWork)
+    return work();
+  append(stream, std::move(work));
 }
 
 void syncThreads() { arrive(running->block); }
@@ -316,7 +406,11 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
     lastError = cudaErrorInvalidConfiguration;
     return;
   }
+  // The order of the threads is the one set when the kernel is launched.
+  bool reverse = reverseOrder;
   enqueue(stream, [=] {
+    bool order = reverseOrder;
+    reverseOrder = reverse;
     Block b;
     b.file = file;
     b.line = line;
@@ -334,6 +428,7 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
         }
     builtins = saved;
     running = outer;
+    reverseOrder = order;
   });
 }
 
@@ -341,7 +436,13 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
 
 // The CUDA runtime, as far as the backend and its tests use it.
 struct CUstream_st {};
-struct CUevent_st {};
+/// The stream and position of the last record (none: null stream and no
+/// position recorded).
+struct CUevent_st {
+  cudaStream_t stream = nullptr;
+  uint64_t position = 0;
+  bool recorded = false;
+};
 struct CUgraph_st {
   std::vector<std::function<void()>> work;
 };
@@ -354,6 +455,26 @@ std::map<const void *, size_t> &allocations() {
   static auto *sizes = new std::map<const void *, size_t>();
   return *sizes;
 }
+/// Page-locked host buffers (cudaHostAlloc): copies from and to them run
+/// with the stream, as on a GPU; other host memory is pageable.
+std::map<const void *, size_t> &pinned() {
+  static auto *sizes = new std::map<const void *, size_t>();
+  return *sizes;
+}
+bool within(const std::map<const void *, size_t> &ranges, const void *p) {
+  auto it = ranges.upper_bound(p);
+  if (it == ranges.begin())
+    return false;
+  --it;
+  auto *start = static_cast<const char *>(it->first);
+  return static_cast<const char *>(p) < start + std::max<size_t>(it->second, 1);
+}
+bool pageable(const void *p) {
+  return !within(allocations(), p) && !within(pinned(), p);
+}
+/// What fresh device memory holds: NaN in every floating-point type, -1 in
+/// every integer type, as a GPU's unwritten memory holds whatever was there.
+constexpr int kFreshByte = 0xff;
 size_t allocatedBytes = 0;
 constexpr size_t kEmulatedMemory = size_t(16) << 30;
 
@@ -418,8 +539,10 @@ const char *cudaGetErrorString(cudaError_t error) {
   }
 }
 cudaError_t cudaDeviceSynchronize() {
-  return mpcemu::refusedDuringCapture() ? cudaErrorStreamCaptureUnsupported
-                                        : cudaSuccess;
+  if (mpcemu::refusedDuringCapture())
+    return cudaErrorStreamCaptureUnsupported;
+  mpcemu::drainAll();
+  return cudaSuccess;
 }
 
 cudaError_t cudaMalloc(void **pointer, size_t bytes) {
@@ -430,6 +553,7 @@ cudaError_t cudaMalloc(void **pointer, size_t bytes) {
   *pointer = allocateExactly(bytes);
   if (!*pointer)
     return cudaErrorMemoryAllocation;
+  fillBytes(*pointer, kFreshByte, bytes);
   allocations()[*pointer] = bytes;
   allocatedBytes += bytes;
   return cudaSuccess;
@@ -440,6 +564,7 @@ cudaError_t cudaFree(void *pointer) {
   auto found = allocations().find(pointer);
   if (found == allocations().end())
     return cudaErrorInvalidValue;
+  mpcemu::drainAll(); // cudaFree waits for the device
   allocatedBytes -= found->second;
   allocations().erase(found);
   std::free(pointer);
@@ -447,9 +572,17 @@ cudaError_t cudaFree(void *pointer) {
 }
 cudaError_t cudaHostAlloc(void **pointer, size_t bytes, unsigned) {
   *pointer = allocateExactly(bytes);
-  return *pointer ? cudaSuccess : cudaErrorMemoryAllocation;
+  if (!*pointer)
+    return cudaErrorMemoryAllocation;
+  pinned()[*pointer] = bytes;
+  return cudaSuccess;
 }
 cudaError_t cudaFreeHost(void *pointer) {
+  if (!pointer)
+    return cudaSuccess;
+  if (!pinned().erase(pointer))
+    return cudaErrorInvalidValue;
+  mpcemu::drainAll(); // cudaFreeHost waits for the device
   std::free(pointer);
   return cudaSuccess;
 }
@@ -459,21 +592,40 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
-                       cudaMemcpyKind) {
-  if (mpcemu::refusedDuringCapture())
-    return cudaErrorStreamCaptureImplicit;
-  return copyBytes(dst, src, bytes);
-}
+// Copies follow CUDA's "API synchronization behavior": from pageable
+// memory the source is staged when the call is made; to pageable memory
+// the call returns once the copy is done; between device and pinned memory
+// an asynchronous copy runs with its stream. The synchronous calls run on
+// the legacy default stream, which does not wait for non-blocking streams:
+// cudaMemcpy returns once its copy is done, cudaMemset (of device memory)
+// returns at once.
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                             cudaMemcpyKind, cudaStream_t stream) {
-  mpcemu::enqueue(stream, [=] { copyBytes(dst, src, bytes); });
+  bool capturing = mpcemu::capture.stream && stream == mpcemu::capture.stream;
+  if (bytes && pageable(src) && !capturing) {
+    auto staged = std::make_shared<std::vector<char>>(
+        static_cast<const char *>(src), static_cast<const char *>(src) + bytes);
+    mpcemu::enqueue(stream, [=] { copyBytes(dst, staged->data(), bytes); });
+  } else {
+    mpcemu::enqueue(stream, [=] { copyBytes(dst, src, bytes); });
+  }
+  if (bytes && pageable(dst) && !capturing)
+    mpcemu::hostWait(stream, mpcemu::queues()[stream].enqueued);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
+                       cudaMemcpyKind kind) {
+  if (mpcemu::refusedDuringCapture())
+    return cudaErrorStreamCaptureImplicit;
+  cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+  mpcemu::hostWait(nullptr, mpcemu::queues()[nullptr].enqueued);
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void *dst, int value, size_t bytes) {
   if (mpcemu::refusedDuringCapture())
     return cudaErrorStreamCaptureImplicit;
-  return fillBytes(dst, value, bytes);
+  mpcemu::enqueue(nullptr, [=] { fillBytes(dst, value, bytes); });
+  return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
                             cudaStream_t stream) {
@@ -481,20 +633,40 @@ cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned) {
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags) {
   *stream = new CUstream_st;
+  mpcemu::queues()[*stream].blocking = !(flags & cudaStreamNonBlocking);
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  // Work already enqueued still runs (here: now); then the stream is gone.
+  auto &all = mpcemu::queues();
+  mpcemu::drain(stream, all[stream].enqueued);
+  all.erase(stream);
   delete stream;
   return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   if (stream == mpcemu::capture.stream && mpcemu::refusedDuringCapture())
     return cudaErrorStreamCaptureUnsupported;
+  mpcemu::hostWait(stream, mpcemu::queues()[stream].enqueued);
   return cudaSuccess;
 }
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                unsigned) {
+  if (stream == mpcemu::capture.stream && mpcemu::capture.stream) {
+    // An event recorded outside the capture: CUDA refuses the dependency.
+    if (event->recorded) {
+      mpcemu::capture.invalidated = true;
+      return cudaErrorStreamCaptureIsolation;
+    }
+    return cudaSuccess;
+  }
+  if (!event->recorded)
+    return cudaSuccess;
+  cudaStream_t from = event->stream;
+  uint64_t at = event->position;
+  mpcemu::enqueue(stream, [from, at] { mpcemu::drain(from, at); });
   return cudaSuccess;
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned) {
@@ -505,8 +677,23 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
   delete event;
   return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  if (stream == mpcemu::capture.stream && mpcemu::capture.stream) {
+    // Inside a capture a record only orders captured work, which the
+    // recording replays in order: it is not a record the host can wait on.
+    event->recorded = false;
+    return cudaSuccess;
+  }
+  event->stream = stream;
+  event->position = mpcemu::queues()[stream].enqueued;
+  event->recorded = true;
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  if (event->recorded)
+    mpcemu::hostWait(event->stream, event->position);
+  return cudaSuccess;
+}
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
   if (mpcemu::capture.stream)

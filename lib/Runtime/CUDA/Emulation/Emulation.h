@@ -6,17 +6,22 @@
 // that the kernels and the code that launches them run on a machine
 // without a GPU: each block's threads are fibers on one host thread,
 // switched at __syncthreads and at warp shuffles; the CUDA runtime calls
-// the backend makes are answered by Emulation.cpp (host memory, work done
-// when it is enqueued, graphs as recorded lists of that work).
+// the backend makes are answered by Emulation.cpp (host memory, graphs as
+// recorded lists of work, and streams as queues whose work runs only when
+// the host waits for it).
 //
 // What it checks: the index arithmetic, the bounds, the barriers and
 // shuffles (a barrier some threads never reach, a shuffle reading a lane
 // that has exited or does not exist, a launch past the grid's limits are
 // errors), the reductions' order and every result against the CPU
-// reference. What it cannot: races between threads (they run one at a
-// time, to the next barrier), the ordering of work on different streams
-// (everything runs when enqueued), device math's last bits (the host's
-// libm), speed; and cuBLASLt and cuDNN are not emulated.
+// reference; the ordering of work between streams and the host: work on a
+// stream runs as late as CUDA allows (when the host synchronises with it,
+// or when work it must precede runs), so a missing event wait or stream
+// synchronisation reads stale data; and reads of memory nothing wrote
+// (fresh device memory holds NaNs and -1s). What it cannot: races between
+// threads (they run one at a time, to the next barrier), device math's
+// last bits (the host's libm), speed; cuBLASLt's epilogues and which
+// algorithms the libraries pick.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,7 +65,14 @@ extern Builtins builtins;
 /// on the order has a race (a missing barrier). Returns the order before.
 bool runThreadsInReverse(bool reverse);
 
-/// Runs `work` now, or records it while `stream` is captured.
+/// Whether, when the host waits for a stream, every other stream's work
+/// runs first (initially: MPC_EMULATION_ORDER=reverse) instead of none of
+/// it: work then runs as early as CUDA allows against the stream waited
+/// for, not as late. Returns the policy before.
+bool runOtherStreamsFirst(bool othersFirst);
+
+/// Appends `work` to `stream`'s queue (it runs when the host waits for it,
+/// or for work after it), or records it while `stream` is captured.
 void enqueue(cudaStream_t stream, std::function<void()> work);
 
 /// Runs `thread` for every thread of the grid now, or records it while the
