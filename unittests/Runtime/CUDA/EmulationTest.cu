@@ -418,6 +418,37 @@ __global__ void exitedLaneKernel(int *x) {
   x[threadIdx.x] = __shfl_down_sync(0xffffffffu, int(threadIdx.x), 1);
 }
 
+TEST(EmulationDeathTest, HostMemoryTheDeviceCannotAddressIsRefused) {
+  std::vector<int> host(4);
+  int *device, *pinned;
+  cudaMalloc(&device, 4 * sizeof(int));
+  cudaHostAlloc(reinterpret_cast<void **>(&pinned), 4 * sizeof(int),
+                cudaHostAllocDefault);
+  // Device and pinned memory, null, and one past the end are addressable.
+  EXPECT_TRUE(mpcemu::deviceAccessible(device + 4));
+  EXPECT_TRUE(mpcemu::deviceAccessible(pinned));
+  EXPECT_TRUE(mpcemu::deviceAccessible(nullptr));
+  EXPECT_FALSE(mpcemu::deviceAccessible(host.data()));
+  EXPECT_FALSE(mpcemu::deviceAccessible(device + 5));
+  EXPECT_DEATH(copyKernel<<<1, 4>>>(device, host.data()),
+               "kernel launched at .*EmulationTest.cu:[0-9]+: argument 1 "
+               "\\(.*\\) is host memory that the device cannot address");
+  EXPECT_DEATH(cudaMemsetAsync(host.data(), 0, 16, nullptr),
+               "cudaMemsetAsync: argument 0 .* is host memory");
+  EXPECT_DEATH(cudaMemcpy(host.data(), pinned, 16, cudaMemcpyDeviceToHost),
+               "cudaMemcpyAsync from .* of direction 2: its source is not "
+               "device memory");
+  EXPECT_DEATH(cudaMemcpy(device, host.data(), 16, cudaMemcpyDeviceToHost),
+               "its source is not device memory");
+  EXPECT_DEATH(cudaMemcpy(host.data(), device, 16, cudaMemcpyHostToDevice),
+               "its destination is not device memory");
+  // As the direction says, or any with cudaMemcpyDefault.
+  cudaMemcpy(device, host.data(), 16, cudaMemcpyHostToDevice);
+  cudaMemcpy(pinned, device, 16, cudaMemcpyDefault);
+  cudaFreeHost(pinned);
+  cudaFree(device);
+}
+
 TEST(EmulationDeathTest, MistakesAGpuWouldHangOnStopWithTheLaunchSite) {
   int *x;
   cudaMalloc(&x, 64 * sizeof(int));

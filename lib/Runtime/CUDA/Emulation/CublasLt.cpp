@@ -262,6 +262,9 @@ cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t dp,
                dd = *layoutOf(dl);
   if (!fits(d, a, b, c, dd) || d.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
     return CUBLAS_STATUS_INVALID_VALUE;
+  const void *operands[] = {A, B, C, D};
+  for (size_t i = 0; i < 4; ++i)
+    checkAccessible("cublasLtMatmul", i, operands[i]);
   // Host scalars are read when the call is made (and so captured).
   bool f64 = d.scale == CUDA_R_64F;
   double alpha = f64 ? *static_cast<const double *>(alphaP)

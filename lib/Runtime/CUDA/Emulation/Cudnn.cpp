@@ -166,6 +166,9 @@ cudnnStatus_t launch(cudnnHandle_t h, const Problem &pr, Kind kind,
                      const void *y, const void *betaP, void *out) {
   if (!pr.valid())
     return CUDNN_STATUS_BAD_PARAM;
+  const void *operands[] = {x, w, y, out};
+  for (size_t i = 0; i < 4; ++i)
+    checkAccessible("a cuDNN convolution", i, operands[i]);
   bool f64 = pr.conv.compute == CUDNN_DATA_DOUBLE;
   double alpha = f64 ? *static_cast<const double *>(alphaP)
                      : *static_cast<const float *>(alphaP);

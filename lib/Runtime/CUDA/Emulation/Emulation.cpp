@@ -472,6 +472,15 @@ bool within(const std::map<const void *, size_t> &ranges, const void *p) {
 bool pageable(const void *p) {
   return !within(allocations(), p) && !within(pinned(), p);
 }
+/// Within or one past the end of one of `ranges`.
+bool reaches(const std::map<const void *, size_t> &ranges, const void *p) {
+  auto it = ranges.upper_bound(p);
+  if (it == ranges.begin())
+    return false;
+  --it;
+  return static_cast<const char *>(p) <=
+         static_cast<const char *>(it->first) + it->second;
+}
 /// What fresh device memory holds: NaN in every floating-point type, -1 in
 /// every integer type, as a GPU's unwritten memory holds whatever was there.
 constexpr int kFreshByte = 0xff;
@@ -505,6 +514,48 @@ cudaError_t copyBytes(void *dst, const void *src, size_t bytes) {
   if (bytes) // CUDA takes null pointers for no bytes
     std::memcpy(dst, src, bytes);
   return cudaSuccess;
+}
+} // namespace
+
+bool mpcemu::deviceAccessible(const void *p) {
+  return !p || reaches(allocations(), p) || reaches(pinned(), p);
+}
+
+void mpcemu::checkAccessible(const char *where, size_t index, const void *p) {
+  if (deviceAccessible(p))
+    return;
+  std::fprintf(stderr,
+               "error: CUDA emulation: %s: argument %zu (%p) is host memory "
+               "that the device cannot address (neither cudaMalloc's nor "
+               "cudaHostAlloc's)\n",
+               where, index, p);
+  std::abort();
+}
+
+namespace {
+/// A copy's pointers must be of the kinds its direction names (CUDA leaves
+/// a mismatch undefined); cudaMemcpyDefault takes any.
+void checkDirection(const char *call, void *dst, const void *src,
+                    cudaMemcpyKind kind) {
+  auto device = [](const void *p) { return within(allocations(), p); };
+  const char *wrong = nullptr;
+  if ((kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice) &&
+      !device(dst))
+    wrong = "its destination is not device memory";
+  else if ((kind == cudaMemcpyDeviceToHost ||
+            kind == cudaMemcpyDeviceToDevice) &&
+           !device(src))
+    wrong = "its source is not device memory";
+  else if (kind == cudaMemcpyHostToDevice && device(src))
+    wrong = "its source is device memory";
+  else if (kind == cudaMemcpyDeviceToHost && device(dst))
+    wrong = "its destination is device memory";
+  if (!wrong)
+    return;
+  std::fprintf(stderr,
+               "error: CUDA emulation: %s from %p to %p of direction %d: %s\n",
+               call, src, dst, int(kind), wrong);
+  std::abort();
 }
 } // namespace
 
@@ -600,7 +651,9 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
 // cudaMemcpy returns once its copy is done, cudaMemset (of device memory)
 // returns at once.
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
-                            cudaMemcpyKind, cudaStream_t stream) {
+                            cudaMemcpyKind kind, cudaStream_t stream) {
+  if (bytes)
+    checkDirection("cudaMemcpyAsync", dst, src, kind);
   bool capturing = mpcemu::capture.stream && stream == mpcemu::capture.stream;
   if (bytes && pageable(src) && !capturing) {
     auto staged = std::make_shared<std::vector<char>>(
@@ -624,11 +677,15 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
 cudaError_t cudaMemset(void *dst, int value, size_t bytes) {
   if (mpcemu::refusedDuringCapture())
     return cudaErrorStreamCaptureImplicit;
+  if (bytes)
+    mpcemu::checkAccessible("cudaMemset", 0, dst);
   mpcemu::enqueue(nullptr, [=] { fillBytes(dst, value, bytes); });
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
                             cudaStream_t stream) {
+  if (bytes)
+    mpcemu::checkAccessible("cudaMemsetAsync", 0, dst);
   mpcemu::enqueue(stream, [=] { fillBytes(dst, value, bytes); });
   return cudaSuccess;
 }

@@ -44,6 +44,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <math.h>
@@ -111,9 +112,40 @@ template <typename F> struct Kernel {
 };
 template <typename F> Kernel(F) -> Kernel<F>;
 
+/// Whether a kernel (or a library call) may address `p`: null, or within
+/// (or one past the end of) memory from cudaMalloc or cudaHostAlloc. A
+/// GPU faults on any other host address.
+bool deviceAccessible(const void *p);
+/// Stops, naming the call (`where`) and its argument (counted from 0),
+/// when the device cannot address `p`.
+void checkAccessible(const char *where, size_t index, const void *p);
+
+/// A kernel's pointer arguments (not those inside structures passed by
+/// value) must be addressable by the device.
+template <typename T>
+void checkArgument(const Config &c, size_t index, const T &value) {
+  if constexpr (std::is_pointer_v<T> &&
+                !std::is_function_v<std::remove_pointer_t<T>>) {
+    const void *p =
+        const_cast<const void *>(static_cast<const volatile void *>(value));
+    if (!deviceAccessible(p)) {
+      char where[512];
+      std::snprintf(where, sizeof where, "kernel launched at %s:%d", c.file,
+                    c.line);
+      checkAccessible(where, index, p);
+    }
+  }
+}
+
 template <typename F, typename... Args>
 void operator*(Kernel<F> kernel, Pending<Args...> &&pending) {
   const Config &c = pending.config;
+  std::apply(
+      [&](const auto &...args) {
+        size_t index = 0;
+        (checkArgument(c, index++, args), ...);
+      },
+      pending.args);
   launch(c.grid, c.block, c.shared, c.stream, c.file, c.line,
          [call = kernel.call, args = std::move(pending.args)] {
            std::apply(call, args);

@@ -146,6 +146,8 @@ ncclResult_t allReduce(const void *send, void *recv, size_t count,
                        cudaStream_t stream) {
   if (op != ncclSum)
     return ncclInvalidArgument;
+  checkAccessible("ncclAllReduce", 0, send);
+  checkAccessible("ncclAllReduce", 1, recv);
   size_t element = bytesOf(type);
   enqueue(stream, [=] {
     size_t bytes = count * element;
@@ -170,6 +172,8 @@ ncclResult_t allGather(const void *send, void *recv, size_t count,
   size_t bytes = count * bytesOf(type);
   if (bytes > kChunk)
     return ncclInvalidArgument;
+  checkAccessible("ncclAllGather", 0, send);
+  checkAccessible("ncclAllGather", 1, recv);
   enqueue(stream, [=] {
     std::memcpy(c->slots + kChunk * c->rank, send, bytes);
     barrier(*c);
