@@ -187,6 +187,31 @@ TEST(Emulation, TheReverseOrderExposesAMissingBarrier) {
   cudaFree(dOut);
 }
 
+/// Block b's thread reads what block b - 1 wrote: a dependency between
+/// blocks of one launch, which no barrier can order.
+__global__ void previousBlockKernel(int *x) {
+  x[blockIdx.x + 1] = blockIdx.x == 0 ? 1 : x[blockIdx.x] + 1;
+}
+
+TEST(Emulation, TheReverseOrderRunsBlocksBackwardsToo) {
+  int *x;
+  cudaMalloc(&x, 9 * sizeof(int));
+  auto run = [&](bool reverse) {
+    cudaMemset(x, 0, 9 * sizeof(int));
+    bool before = mpcemu::runThreadsInReverse(reverse);
+    previousBlockKernel<<<8, 1>>>(x);
+    mpcemu::runThreadsInReverse(before);
+    std::vector<int> h(9);
+    cudaMemcpy(h.data(), x, sizeof(int) * 9, cudaMemcpyDeviceToHost);
+    return h;
+  };
+  // In order each block sees its predecessor's value; backwards, none
+  // does (each reads the zero the memset left).
+  EXPECT_EQ(run(false), std::vector<int>({0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(run(true), std::vector<int>({0, 1, 1, 1, 1, 1, 1, 1, 1}));
+  cudaFree(x);
+}
+
 __global__ void nothingKernel() {}
 
 TEST(Emulation, LaunchesCudaWouldRefuseSetTheLastError) {

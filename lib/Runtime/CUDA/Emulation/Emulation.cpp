@@ -420,12 +420,16 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
     Builtins saved = builtins;
     builtins.gridDim = grid;
     builtins.blockDim = block;
-    for (unsigned z = 0; z < grid.z; ++z)
-      for (unsigned y = 0; y < grid.y; ++y)
-        for (unsigned x = 0; x < grid.x; ++x) {
-          builtins.blockIdx = {x, y, z};
-          runBlock(b, block);
-        }
+    // Blocks run one after another, in the reverse order too: a block
+    // that reads what another writes in the same launch gets another
+    // result in one of the two.
+    uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
+    for (uint64_t k = 0; k < blocks; ++k) {
+      uint64_t i = reverse ? blocks - 1 - k : k;
+      builtins.blockIdx = {unsigned(i % grid.x), unsigned(i / grid.x % grid.y),
+                           unsigned(i / (uint64_t(grid.x) * grid.y))};
+      runBlock(b, block);
+    }
     builtins = saved;
     running = outer;
     reverseOrder = order;
