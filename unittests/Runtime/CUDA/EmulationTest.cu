@@ -212,6 +212,28 @@ TEST(Emulation, TheReverseOrderRunsBlocksBackwardsToo) {
   cudaFree(x);
 }
 
+/// Thread t writes slot t of shared memory and reads slot t + 1, which
+/// only the last thread of the block reads before anything wrote it.
+__global__ void sharedSlotsKernel(int *out) {
+  __shared__ int slots[33];
+  slots[threadIdx.x] = int(blockIdx.x);
+  __syncthreads();
+  out[blockIdx.x * 32 + threadIdx.x] = slots[threadIdx.x + 1];
+}
+
+TEST(Emulation, EachBlockStartsWithSharedMemoryNothingWrote) {
+  int *out;
+  cudaMalloc(&out, 64 * sizeof(int));
+  sharedSlotsKernel<<<2, 32>>>(out);
+  std::vector<int> h(64);
+  cudaMemcpy(h.data(), out, sizeof(int) * 64, cudaMemcpyDeviceToHost);
+  // Not the previous block's (or launch's) 32nd slot: -1.
+  EXPECT_EQ(h[31], -1);
+  EXPECT_EQ(h[63], -1);
+  EXPECT_EQ(h[62], 1);
+  cudaFree(out);
+}
+
 __global__ void nothingKernel() {}
 
 TEST(Emulation, LaunchesCudaWouldRefuseSetTheLastError) {

@@ -178,7 +178,21 @@ void threadMain() {
   __builtin_unreachable();
 }
 
+} // namespace
+} // namespace mpcemu
+
+// The bounds of every __shared__ variable (the linker's names for the
+// section Emulation.h puts them in; null where a program has none).
+extern "C" char __start_mpcemu_shared[] __attribute__((weak));
+extern "C" char __stop_mpcemu_shared[] __attribute__((weak));
+
+namespace mpcemu {
+namespace {
+
 void runBlock(Block &b, dim3 blockDim) {
+  if (+__start_mpcemu_shared != +__stop_mpcemu_shared)
+    std::memset(__start_mpcemu_shared, 0xff,
+                size_t(__stop_mpcemu_shared - __start_mpcemu_shared));
   unsigned n = blockDim.x * blockDim.y * blockDim.z;
   while (stacks.size() < n)
     stacks.emplace_back(new char[kStackBytes]);

@@ -30,11 +30,13 @@
 
 // The execution-space keywords, before CUDA's headers give them meanings
 // that only nvcc understands; __shared__ variables are static: the blocks
-// of a launch run one after the other, so one copy is each block's.
+// of a launch run one after the other, so one copy is each block's. They
+// live in a section of their own, which every block starts by filling with
+// 0xff bytes (NaN, -1), as a GPU's shared memory holds whatever was there.
 #define __host__
 #define __device__
 #define __global__
-#define __shared__ static
+#define __shared__ __attribute__((section("mpcemu_shared"))) static
 #define __constant__
 
 #include <cuda_bf16.h>
