@@ -29,6 +29,7 @@
 // CHECK-DAG: remark: precision category of 'mpc.accuracy': fp32
 // CHECK-DAG: remark: precision category of 'mpc.layer_norm_backward': fp32
 // CHECK-DAG: remark: precision category of 'mpc.batch_norm': fp32
+// CHECK-DAG: remark: precision category of 'mpc.batch_norm_inference': fp32
 // CHECK-DAG: remark: precision category of 'mpc.batch_norm_backward': fp32
 // CHECK-DAG: remark: precision category of 'mpc.reduce_sum': fp32
 // CHECK-DAG: remark: precision category of 'mpc.reduce_mean': fp32
@@ -94,4 +95,4 @@
 // CHECK-DAG: remark: precision category of 'mpc.numerics_begin': follow
 // CHECK-DAG: remark: precision category of 'mpc.numerics_end': follow
 
-// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 88
+// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 89

@@ -378,7 +378,10 @@ void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
  * statistics have type param_dtype. `activation` MPCRT_RELU applies a ReLU
  * to the rounded result (MPCRT_ACTIVATION_NONE: none); the backward's
  * `output`, when not null, is that fused op's output, and its gradient
- * reaches the batch norm as relu_grad(grad_output, output), rounded. */
+ * reaches the batch norm as relu_grad(grad_output, output), rounded.
+ * batch_norm_inference normalises with the running statistics instead:
+ * (x - mean) * rsqrt(var + epsilon) * gamma + beta in the accumulation
+ * type, rounded once, then the activation; nothing is updated or saved. */
 typedef struct mpcrt_pool2d_shape {
   int64_t n, h, w, c, ho, wo, kh, kw, stride_h, stride_w, pad_h, pad_w;
   int32_t count_include_pad;
@@ -390,6 +393,10 @@ typedef struct mpcrt_pool2d_shape {
       const void *beta, void *running_mean, void *running_var, T *output,      \
       float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
       double momentum, double epsilon, int32_t activation);                    \
+  void mpcrt_batch_norm_inference_##SUFFIX(                                    \
+      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
+      const void *beta, const void *running_mean, const void *running_var,     \
+      T *output, int64_t rows, int64_t c, double epsilon, int32_t activation); \
   void mpcrt_batch_norm_backward_##SUFFIX(                                     \
       const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
       const void *gamma, const float *saved_mean, const float *saved_invstd,   \

@@ -171,6 +171,33 @@ void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
 }
 
 template <typename T>
+void batchNormInference(const T *x, mpcrt_dtype pd, const void *gamma,
+                        const void *beta, const void *runningMean,
+                        const void *runningVar, T *y, int64_t rows, int64_t c,
+                        double eps, bool relu) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  std::vector<A> mean(c), invstds(c), scale(c), shift(c);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    mean[ch] = static_cast<A>(loadAny(pd, runningMean, ch));
+    invstds[ch] = A(1) / std::sqrt(static_cast<A>(loadAny(pd, runningVar, ch)) +
+                                   static_cast<A>(eps));
+    scale[ch] = static_cast<A>(loadAny(pd, gamma, ch));
+    shift[ch] = static_cast<A>(loadAny(pd, beta, ch));
+  }
+  // The training-mode formula, with the running statistics.
+  forRows(rows, c, [&](int64_t r) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      T v = S::store((S::load(x[r * c + ch]) - mean[ch]) * invstds[ch] *
+                         scale[ch] +
+                     shift[ch]);
+      y[r * c + ch] =
+          relu ? S::store(formulas::unary(MPCRT_RELU, S::load(v))) : v;
+    }
+  });
+}
+
+template <typename T>
 void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, T *dx, void *dgamma,
@@ -800,6 +827,14 @@ void mpcrt_attention_backward(
     batchNorm(reinterpret_cast<const T *>(input), pd, gamma, beta, rm, rv,     \
               reinterpret_cast<T *>(output), sm, si, rows, c, momentum,        \
               epsilon, activation == MPCRT_RELU);                              \
+  }                                                                            \
+  void mpcrt_batch_norm_inference_##SUFFIX(                                    \
+      const ABI_T *input, mpcrt_dtype pd, const void *gamma, const void *beta, \
+      const void *rm, const void *rv, ABI_T *output, int64_t rows, int64_t c,  \
+      double epsilon, int32_t activation) {                                    \
+    batchNormInference(reinterpret_cast<const T *>(input), pd, gamma, beta,    \
+                       rm, rv, reinterpret_cast<T *>(output), rows, c,         \
+                       epsilon, activation == MPCRT_RELU);                     \
   }                                                                            \
   void mpcrt_batch_norm_backward_##SUFFIX(                                     \
       const ABI_T *dy, const ABI_T *input, mpcrt_dtype pd, const void *gamma,  \

@@ -383,6 +383,15 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
               running_var, output, saved_mean, saved_invstd, rows, c,          \
               momentum, epsilon, activation == MPCRT_RELU);                    \
   }                                                                            \
+  void mpcrt_batch_norm_inference_##SUFFIX(                                    \
+      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
+      const void *beta, const void *running_mean, const void *running_var,     \
+      T *output, int64_t rows, int64_t c, double epsilon,                      \
+      int32_t activation) {                                                    \
+    batchNormInference(DTYPE, input, param_dtype, gamma, beta, running_mean,   \
+                       running_var, output, rows, c, epsilon,                  \
+                       activation == MPCRT_RELU);                              \
+  }                                                                            \
   void mpcrt_batch_norm_backward_##SUFFIX(                                     \
       const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
       const void *gamma, const float *saved_mean, const float *saved_invstd,   \

@@ -284,6 +284,11 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                void *runningVar, void *output, float *savedMean,
                float *savedInvstd, int64_t rows, int64_t c, double momentum,
                double epsilon, bool relu = false);
+void batchNormInference(mpcrt_dtype dtype, const void *input,
+                        mpcrt_dtype paramDtype, const void *gamma,
+                        const void *beta, const void *runningMean,
+                        const void *runningVar, void *output, int64_t rows,
+                        int64_t c, double epsilon, bool relu);
 /// `output` (not null): the fused ReLU's output, whose gradient
 /// relu_grad(gradOutput, output) reaches the batch norm.
 void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,

@@ -118,6 +118,20 @@ __global__ void batchNormApplyKernel(const T *x, mpcrt_dtype pd,
   }
 }
 
+/// Per channel, the mean and inverse standard deviation of the running
+/// statistics (inference mode) in stats[ch] and stats[c + ch].
+template <typename A>
+__global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
+                                        const void *runningVar, A *stats,
+                                        int64_t c, double eps) {
+  for (int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; ch < c;
+       ch += int64_t(gridDim.x) * blockDim.x) {
+    stats[ch] = static_cast<A>(loadAny(pd, runningMean, ch));
+    stats[c + ch] = A(1) / sqrt(static_cast<A>(loadAny(pd, runningVar, ch)) +
+                                static_cast<A>(eps));
+  }
+}
+
 /// The backward sums of one element: dy and dy * xhat.
 template <typename T> struct BatchNormGradTerms {
   const T *dy, *x, *output; // output: a fused ReLU's, or null
@@ -481,6 +495,24 @@ __global__ void pointwiseLossBackwardKernel(int32_t kind, const T *dl,
                                                          S::load(t[i])));
 }
 
+/// y = (x - mean) * invstd * gamma + beta (then a ReLU) with the per-channel
+/// mean and invstd in stats[ch], stats[c + ch], 16 bytes at a time where
+/// the channels and pointers allow.
+template <typename T, typename A>
+void applyBatchNorm(const T *x, mpcrt_dtype pd, const void *gamma,
+                    const void *beta, const A *stats, T *y, int64_t rows,
+                    int64_t c, bool relu) {
+  withVectorsOf<T>(c, {x, y}, [&](auto width) {
+    constexpr int N = decltype(width)::value;
+    withIndexFor(rows * c, [&](auto *i) {
+      using I = MPCRT_TYPE(i);
+      batchNormApplyKernel<T, N, I>
+          <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
+              x, pd, gamma, beta, stats, y, I(rows * c / N), I(c / N), relu);
+    });
+  });
+}
+
 } // namespace
 
 void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
@@ -508,19 +540,30 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                                        runningVar, savedMean, savedInvstd, rows,
                                        c, momentum, epsilon},
                     partials);
-    T *y = static_cast<T *>(output);
-    withVectorsOf<T>(c, {x, y}, [&](auto width) {
-      constexpr int N = decltype(width)::value;
-      withIndexFor(rows * c, [&](auto *i) {
-        using I = MPCRT_TYPE(i);
-        batchNormApplyKernel<T, N, I>
-            <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
-                x, paramDtype, gamma, beta, stats, y, I(rows * c / N), I(c / N),
-                relu);
-      });
-    });
+    applyBatchNorm(x, paramDtype, gamma, beta, stats, static_cast<T *>(output),
+                   rows, c, relu);
   });
   MPCRT_CUDA_LAUNCHED("batch_norm");
+}
+
+void batchNormInference(mpcrt_dtype dtype, const void *input,
+                        mpcrt_dtype paramDtype, const void *gamma,
+                        const void *beta, const void *runningMean,
+                        const void *runningVar, void *output, int64_t rows,
+                        int64_t c, double epsilon, bool relu) {
+  if (c == 0 || rows == 0)
+    return;
+  dispatch(dtype, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    using A = typename Storage<T>::Acc;
+    A *stats =
+        reinterpret_cast<A *>(scratchF32((2 * c * int64_t(sizeof(A)) + 3) / 4));
+    runningStatisticsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
+        paramDtype, runningMean, runningVar, stats, c, epsilon);
+    applyBatchNorm(static_cast<const T *>(input), paramDtype, gamma, beta,
+                   stats, static_cast<T *>(output), rows, c, relu);
+  });
+  MPCRT_CUDA_LAUNCHED("batch_norm_inference");
 }
 
 void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,

@@ -47,6 +47,20 @@ func.func @batch_norm(%img: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8
 
 // -----
 
+// Inference mode: the running statistics read, not copied or written;
+// epsilon and the fused ReLU (7) passed; the result in the input's buffer
+// where the input dies there.
+// CHECK-LABEL: func.func @batch_norm_inference(
+// CHECK: call @mpcrt_binary_f16({{.*}}, %[[X:[^,]*]], %{{[^,]*}}, %c4_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_batch_norm_inference_f16(%[[X]], %c2_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %c7_i32{{(_[0-9]+)?}})
+func.func @batch_norm_inference(%img: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> tensor<2x4x4x8xf16> {
+  %x = mpc.mul %img, %img : tensor<2x4x4x8xf16>, tensor<2x4x4x8xf16>
+  %y = mpc.batch_norm_inference %x, %g, %b, %m, %v {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  return %y : tensor<2x4x4x8xf16>
+}
+
+// -----
+
 // A fused ReLU: activation MPCRT_RELU (7), and the backward reads the
 // fused op's output, the buffer the forward wrote.
 // CHECK-LABEL: func.func @batch_norm_relu(

@@ -120,6 +120,46 @@ func.func @batch_norm_activation(%x: tensor<2x8xf32>, %c: tensor<8xf32>) {
 
 // -----
 
+func.func @batch_norm_inference_rank(%x: tensor<2x4x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_inference' op expects an NC or NHWC input (rank 2 or 4), got 'tensor<2x4x8xf32>'}}
+  %0 = mpc.batch_norm_inference %x, %c, %c, %c, %c : tensor<2x4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_inference_channels(%x: tensor<2x4x4x8xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_inference' op expects per-channel tensors of shape [8], got 'tensor<4xf32>'}}
+  %0 = mpc.batch_norm_inference %x, %c, %c, %c, %c : tensor<2x4x4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_inference_epsilon(%x: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_inference' op expects epsilon > 0, got 0.000000e+00}}
+  %0 = mpc.batch_norm_inference %x, %c, %c, %c, %c {epsilon = 0.0} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_inference_activation(%x: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_inference' op unknown activation 'gelu' (expected none or relu)}}
+  %0 = mpc.batch_norm_inference %x, %c, %c, %c, %c {activation = "gelu"} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_inference_statistics(%x: tensor<2x8xf32>, %c: tensor<8xf32>, %v: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.batch_norm_inference' op failed to verify that all of {gamma, beta, running_mean, running_var} have same type}}
+  %0 = "mpc.batch_norm_inference"(%x, %c, %c, %c, %v) : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf16>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
 func.func @batch_norm_backward_activation(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op unknown activation 'tanh' (expected none or relu)}}
   %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c result(%dy : tensor<2x8xf32>) {activation = "tanh"} : tensor<2x8xf32>, tensor<8xf32>

@@ -195,6 +195,14 @@ func.func @softmax(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) {
   return
 }
 
+// Low-precision rows with f32 parameters (keep-batchnorm-fp32 at O2).
+// CHECK-LABEL: func @batch_norm_inference
+func.func @batch_norm_inference(%x: tensor<2x8xf16>, %g: tensor<8xf32>) -> tensor<2x8xf16> {
+  // CHECK: mpc.batch_norm_inference %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu", epsilon = 1.000000e-03 : f64} : tensor<2x8xf16>, tensor<8xf32>
+  %y = mpc.batch_norm_inference %x, %g, %g, %g, %g {epsilon = 1.0e-3, activation = "relu"} : tensor<2x8xf16>, tensor<8xf32>
+  return %y : tensor<2x8xf16>
+}
+
 // CHECK-LABEL: func @norms
 func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %img: tensor<2x4x4x8xf32>) {
   // CHECK: %{{.*}}, %[[MEAN:.*]], %[[RSTD:.*]] = mpc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.9999999999999995E-7 : f64} : tensor<2x4x8xf16>, tensor<8xf32>
@@ -215,6 +223,8 @@ func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %i
   %z, %zm, %zv, %zsm, %zsi = mpc.batch_norm %img, %g, %b, %g, %b {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm_backward {{.*}} result(%[[Z]] : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %zx, %zg, %zb = mpc.batch_norm_backward %o, %img, %g, %zsm, %zsi result(%z : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  // CHECK: mpc.batch_norm_inference {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %ni = mpc.batch_norm_inference %img, %g, %b, %g, %b : tensor<2x4x4x8xf32>, tensor<8xf32>
   return
 }
 

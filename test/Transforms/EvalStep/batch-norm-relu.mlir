@@ -1,6 +1,6 @@
 // --mpc-eval-step on a batch norm that took its ReLU (--mpc-fuse): the
-// evaluation step normalises with the running statistics, then applies the
-// ReLU; the training loss function keeps the fused op.
+// evaluation step normalises with the running statistics and applies the
+// ReLU in one op; the training loss function keeps the fused op.
 // RUN: mpc-opt %s --mpc-eval-step | FileCheck %s
 
 ml_program.global private mutable @g(#mpc.init<ones>) : tensor<5xf32>
@@ -23,9 +23,7 @@ func.func @loss(%x: tensor<4x5xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // CHECK-LABEL: func.func @loss(
 // CHECK: mpc.batch_norm {{.*}} {activation = "relu"}
 // CHECK-LABEL: func.func @eval_step(
-// CHECK: %[[XS:.*]] = mpc.mul %arg0, %{{.*}} : tensor<4x5xf32>, tensor<5xf32>
-// CHECK: %[[N:.*]] = mpc.add %[[XS]], %{{.*}}
-// CHECK: %[[Y:.*]] = mpc.relu %[[N]] : tensor<4x5xf32>
+// CHECK: %[[Y:.*]] = mpc.batch_norm_inference %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu"} : tensor<4x5xf32>, tensor<5xf32>
 // CHECK: mpc.cross_entropy %[[Y]], %{{.*}}
-// CHECK-NOT: mpc.batch_norm
+// CHECK-NOT: mpc.batch_norm %
 // CHECK: return

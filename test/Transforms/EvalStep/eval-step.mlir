@@ -39,22 +39,15 @@ func.func @loss(%x: tensor<4x6xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // CHECK-DAG: %[[RM:.*]] = ml_program.global_load @rm
 // CHECK-DAG: %[[RV:.*]] = ml_program.global_load @rv
 // CHECK: %[[X:.*]] = mpc.matmul %{{.*}}, %[[W]]
-// Batch norm on the running statistics: x * s + (beta - mean * s).
-// CHECK: %[[EPS:.*]] = mpc.constant dense<1.000000e-03> : tensor<f32>
-// CHECK: %[[VE:.*]] = mpc.add %[[RV]], %[[EPS]] : tensor<5xf32>, tensor<f32>
-// CHECK: %[[INV:.*]] = mpc.rsqrt %[[VE]]
-// CHECK: %[[S:.*]] = mpc.mul %[[G]], %[[INV]]
-// CHECK: %[[MS:.*]] = mpc.mul %[[RM]], %[[S]]
-// CHECK: %[[SHIFT:.*]] = mpc.sub %[[B]], %[[MS]]
-// CHECK: %[[XS:.*]] = mpc.mul %[[X]], %[[S]] : tensor<4x5xf32>, tensor<5xf32>
-// CHECK: %[[Y:.*]] = mpc.add %[[XS]], %[[SHIFT]]
+// Batch norm on the running statistics: one op, nothing updated or saved.
+// CHECK: %[[Y:.*]] = mpc.batch_norm_inference %[[X]], %[[G]], %[[B]], %[[RM]], %[[RV]] {epsilon = 1.000000e-03 : f64} : tensor<4x5xf32>, tensor<5xf32>
 // No dropout: the loss reads the normalised values.
 // CHECK: %[[L:.*]] = mpc.cross_entropy %[[Y]], %{{.*}}
 // CHECK: %[[A:.*]] = mpc.accuracy %[[Y]], %{{.*}} : tensor<4x5xf32>, tensor<4xi32>
 // CHECK: return %[[L]], %[[A]]
 // No state is written, no batch statistics or masks computed.
 // CHECK-NOT: global_store
-// CHECK-NOT: mpc.batch_norm
+// CHECK-NOT: mpc.batch_norm %
 // CHECK-NOT: mpc.dropout
 // CHECK: }
 
@@ -68,6 +61,9 @@ func.func @loss(%x: tensor<4x6xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // O2AMP-LABEL: func.func @eval_step(
 // O2AMP: %[[W16:.*]] = ml_program.global_load @w_f16 : tensor<6x5xf16>
 // O2AMP: mpc.matmul %{{.*}}, %[[W16]] : tensor<4x6xf16>, tensor<6x5xf16>
+// keep-batchnorm-fp32: low-precision activations, f32 parameters and
+// running statistics.
+// O2AMP: mpc.batch_norm_inference %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-03 : f64} : tensor<4x5xf16>, tensor<5xf32>
 
 // O3-LABEL: func.func @eval_step(
 // O3: %[[W:.*]] = ml_program.global_load @w : tensor<6x5xf16>

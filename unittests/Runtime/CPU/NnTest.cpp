@@ -172,6 +172,85 @@ TEST(BatchNorm, FusedReluEqualsTheReluAroundItBitForBit) {
   }
 }
 
+TEST(BatchNorm, InferenceMatchesFloat64WithTheRunningStatistics) {
+  // (x - mean) * rsqrt(var + eps) * gamma + beta from the running
+  // statistics, in the accumulation type (f32; f64 for f64), rounded once:
+  // within half an ulp of the result type plus the f32 arithmetic's error
+  // (5 operations, each within 2^-24 of the magnitudes involved).
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 37, c = 5, n = rows * c;
+  const double eps = 1e-3;
+  for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64}) {
+    mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+    int64_t bytes = d == MPCRT_F64   ? 8
+                    : d == MPCRT_F32 ? 4
+                                     : 2,
+            pbytes = pd == MPCRT_F64 ? 8 : 4;
+    auto xs = rng.vec(n, -3, 3);
+    auto gs = rng.vec(c, -1.5, 1.5), bs = rng.vec(c, -1, 1),
+         ms = rng.vec(c, -0.5, 0.5), vs = rng.vec(c, 0.2, 3);
+    std::vector<uint8_t> x(n * bytes), y(n * bytes), z(n * bytes),
+        g(c * pbytes), b(c * pbytes), m(c * pbytes), v(c * pbytes);
+    mpcrt_cast(MPCRT_F64, xs.data(), d, x.data(), n);
+    for (auto [from, to] : {std::pair{&gs, &g}, std::pair{&bs, &b},
+                            std::pair{&ms, &m}, std::pair{&vs, &v}})
+      mpcrt_cast(MPCRT_F64, from->data(), pd, to->data(), c);
+    std::vector<uint8_t> mBefore = m, vBefore = v;
+#define RUN(SUFFIX, T)                                                         \
+  do {                                                                         \
+    auto *X = reinterpret_cast<const T *>(x.data());                           \
+    mpcrt_batch_norm_inference_##SUFFIX(                                       \
+        X, pd, g.data(), b.data(), m.data(), v.data(),                         \
+        reinterpret_cast<T *>(y.data()), rows, c, eps, MPCRT_ACTIVATION_NONE); \
+    mpcrt_batch_norm_inference_##SUFFIX(                                       \
+        X, pd, g.data(), b.data(), m.data(), v.data(),                         \
+        reinterpret_cast<T *>(z.data()), rows, c, eps, MPCRT_RELU);            \
+  } while (0)
+    switch (d) {
+    case MPCRT_F16:
+      RUN(f16, uint16_t);
+      break;
+    case MPCRT_BF16:
+      RUN(bf16, uint16_t);
+      break;
+    case MPCRT_F32:
+      RUN(f32, float);
+      break;
+    default:
+      RUN(f64, double);
+    }
+#undef RUN
+    EXPECT_EQ(m, mBefore) << "the running mean is only read";
+    EXPECT_EQ(v, vBefore) << "the running variance is only read";
+    std::vector<double> xr(n), yr(n), zr(n), gr(c), br(c), mr(c), vr(c);
+    mpcrt_cast(d, x.data(), MPCRT_F64, xr.data(), n);
+    mpcrt_cast(d, y.data(), MPCRT_F64, yr.data(), n);
+    mpcrt_cast(d, z.data(), MPCRT_F64, zr.data(), n);
+    for (auto [from, to] : {std::pair{&g, &gr}, std::pair{&b, &br},
+                            std::pair{&m, &mr}, std::pair{&v, &vr}})
+      mpcrt_cast(pd, from->data(), MPCRT_F64, to->data(), c);
+    double ulp = d == MPCRT_F16    ? std::ldexp(1.0, -11)
+                 : d == MPCRT_BF16 ? std::ldexp(1.0, -8)
+                 : d == MPCRT_F32  ? std::ldexp(1.0, -24)
+                                   : std::ldexp(1.0, -53);
+    double arith = d == MPCRT_F64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        int64_t i = r * c + ch;
+        double invstd = 1 / std::sqrt(vr[ch] + eps);
+        double scaled = (xr[i] - mr[ch]) * invstd * gr[ch];
+        double want = scaled + br[ch];
+        double bound = ulp * std::abs(want) +
+                       5 * arith * (std::abs(scaled) + std::abs(br[ch]));
+        ASSERT_NEAR(yr[i], want, bound) << "dtype " << d << ", element " << i;
+        // The fused ReLU: of the rounded value, bit for bit.
+        ASSERT_EQ(zr[i], yr[i] > 0 ? yr[i] : 0.0)
+            << "dtype " << d << ", element " << i;
+      }
+  }
+}
+
 mpcrt_pool2d_shape poolShape(int64_t k, int64_t stride, int64_t pad,
                              int include) {
   mpcrt_pool2d_shape s{};

@@ -1002,6 +1002,25 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult BatchNormInferenceOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  auto input = staticTensor(adaptor.getInput(), "input", diag);
+  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
+  if (failed(input) || failed(gamma) ||
+      failed(checkBatchNormShapes(*input, *gamma, diag)))
+    return failure();
+  if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
+    return diag("expects epsilon > 0, got ",
+                adaptor.getEpsilon().convertToDouble());
+  if (adaptor.getActivation() != "none" && adaptor.getActivation() != "relu")
+    return diag("unknown activation '", adaptor.getActivation(),
+                "' (expected none or relu)");
+  results.push_back(*input);
+  return success();
+}
+
 LogicalResult BatchNormBackwardOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {

@@ -84,7 +84,7 @@ bool isLoss(Operation *op) {
 }
 
 bool isBatchNorm(Operation *op) {
-  return isa<BatchNormOp, BatchNormBackwardOp>(op);
+  return isa<BatchNormOp, BatchNormInferenceOp, BatchNormBackwardOp>(op);
 }
 
 int64_t product(ArrayRef<int64_t> dims) {

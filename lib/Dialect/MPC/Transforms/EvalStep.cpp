@@ -28,27 +28,13 @@ namespace {
 
 constexpr const char *kPass = "mpc-eval-step";
 
-/// Batch norm on its running statistics: x * s + (beta - mean * s), with
-/// s = gamma * rsqrt(var + eps) computed on [C] (then its fused ReLU).
+/// Batch norm on its running statistics (with its fused ReLU).
 void inferenceBatchNorm(BatchNormOp bn) {
   OpBuilder b(bn);
-  Location loc = bn.getLoc();
-  auto channels = cast<RankedTensorType>(bn.getGamma().getType());
-  auto scalar = RankedTensorType::get({}, channels.getElementType());
-  Value eps = ConstantOp::create(
-      b, loc, scalar,
-      DenseElementsAttr::get(
-          scalar, b.getFloatAttr(scalar.getElementType(),
-                                 bn.getEpsilon().convertToDouble())));
-  Value inv =
-      RsqrtOp::create(b, loc, AddOp::create(b, loc, bn.getRunningVar(), eps));
-  Value scale = MulOp::create(b, loc, bn.getGamma(), inv);
-  Value shift = SubOp::create(
-      b, loc, bn.getBeta(), MulOp::create(b, loc, bn.getRunningMean(), scale));
-  Value y =
-      AddOp::create(b, loc, MulOp::create(b, loc, bn.getInput(), scale), shift);
-  if (bn.getActivation() == "relu")
-    y = ReluOp::create(b, loc, y);
+  Value y = BatchNormInferenceOp::create(
+      b, bn.getLoc(), bn.getInput(), bn.getGamma(), bn.getBeta(),
+      bn.getRunningMean(), bn.getRunningVar(), bn.getEpsilonAttr(),
+      bn.getActivationAttr());
   bn.getResult().replaceAllUsesWith(y);
 }
 

@@ -51,6 +51,9 @@ SmallVector<Value> inPlaceOperands(Operation *op) {
     return SmallVector<Value>(op->getOperands());
   if (auto accumulate = dyn_cast<MatmulAddOp>(op))
     return {accumulate.getAddend()};
+  // Each element is read once, then its result written at the same index.
+  if (auto norm = dyn_cast<BatchNormInferenceOp>(op))
+    return {norm.getInput()};
   return {};
 }
 
@@ -372,6 +375,9 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
     else if (auto norm = dyn_cast<BatchNormOp>(op);
              norm && norm.getActivation() != "none")
       ++plan.fused[("mpc.batch_norm " + norm.getActivation()).str()];
+    else if (auto norm = dyn_cast<BatchNormInferenceOp>(op);
+             norm && norm.getActivation() != "none")
+      ++plan.fused[("mpc.batch_norm_inference " + norm.getActivation()).str()];
     else if (auto back = dyn_cast<BatchNormBackwardOp>(op);
              back && back.getActivation() != "none")
       ++plan.fused[("mpc.batch_norm_backward " + back.getActivation()).str()];

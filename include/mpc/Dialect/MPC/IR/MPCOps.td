@@ -826,6 +826,37 @@ def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor
       "$running_var attr-dict `:` type($input) `,` type($gamma)";
 }
 
+def MPC_BatchNormInferenceOp : MPC_Op<"batch_norm_inference", "Fp32", [Pure,
+    MPC_InferTypeOpAdaptor,
+    AllTypesMatch<["gamma", "beta", "running_mean", "running_var"]>]> {
+  let summary = "Batch normalisation on running statistics (channels last)";
+  let description = [{
+    Normalises `x` (`[N, C]` or `[N, H, W, C]`) with the running
+    statistics of each channel, as a batch norm in inference mode
+    (PyTorch's `model.eval()`): `(x - running_mean) * rsqrt(running_var +
+    epsilon) * gamma + beta`, computed in f32 (f64 for f64 data) and
+    rounded once to the result type, then `activation` (`none` or `relu`).
+    Per-channel tensors are f32 `[C]`. The evaluation step
+    (`--mpc-eval-step`) turns each `mpc.batch_norm` of the loss function
+    into it; nothing is updated and nothing is saved for a backward pass
+    (it has no vector-Jacobian product).
+
+    ```mlir
+    %y = mpc.batch_norm_inference %x, %g, %b, %m, %v
+        {epsilon = 1.0e-5 : f64, activation = "relu"}
+        : tensor<8x32x32x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_FloatTensor:$gamma,
+                       MPC_FloatTensor:$beta, MPC_FloatTensor:$running_mean,
+                       MPC_FloatTensor:$running_var,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $gamma `,` $beta `,` $running_mean `,` "
+      "$running_var attr-dict `:` type($input) `,` type($gamma)";
+}
+
 def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
     MPC_InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
     AllTypesMatch<["gamma", "saved_mean", "saved_invstd"]>]> {

@@ -155,6 +155,22 @@ LogicalResult batchNorm(BatchNormOp op, Lowering &l) {
   return success();
 }
 
+LogicalResult batchNormInference(BatchNormInferenceOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto type = tensorType(op.getInput());
+  auto param = tensorType(op.getGamma());
+  int64_t c = param.getNumElements();
+  l.call("mpcrt_batch_norm_inference_" + suffix(type.getElementType()),
+         {l.ptr(op.getInput()), l.i32(dtypeCode(param.getElementType())),
+          l.ptr(op.getGamma()), l.ptr(op.getBeta()), l.ptr(op.getRunningMean()),
+          l.ptr(op.getRunningVar()), out, l.i64(type.getNumElements() / c),
+          l.i64(c), l.f64(op.getEpsilon().convertToDouble()),
+          l.i32(activationCode(op.getActivation()))});
+  return success();
+}
+
 LogicalResult batchNormBackward(BatchNormBackwardOp op, Lowering &l) {
   Value dx = l.result(op, 0), dg = l.result(op, 1), db = l.result(op, 2);
   if (!dx || !dg || !db)
@@ -225,6 +241,7 @@ std::optional<LogicalResult> lowering::lowerNormalization(Operation *op,
         return addLayerNormBackward(op, l);
       })
       .Case([&](BatchNormOp op) { return batchNorm(op, l); })
+      .Case([&](BatchNormInferenceOp op) { return batchNormInference(op, l); })
       .Case([&](BatchNormBackwardOp op) { return batchNormBackward(op, l); })
       .Case([&](ReduceSumOp op) { return reduce(op, op.getDims(), 0, l); })
       .Case([&](ReduceMeanOp op) { return reduce(op, op.getDims(), 1, l); })
