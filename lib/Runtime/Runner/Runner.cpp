@@ -10,6 +10,7 @@
 
 #include "mpc/Runtime/mpcrt.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -786,25 +787,34 @@ int main(int argc, char **argv) {
   // The state's values on the host, when a checkpoint is written. State
   // with a NaN or infinity never replaces a checkpoint: the old one is
   // kept, and the run says so.
+  // Batch norm's running statistics (the globals marked mpc.rank_mean) are
+  // each rank's own: replaces them, in hostState (which holds their
+  // current values) and in the backend's state, by their mean over the
+  // ranks. Returns their values before, to put back.
+  auto averageRankMeans = [&]() {
+    std::vector<std::pair<const TensorInfo *, std::vector<char>>> before;
+    for (const std::string &name : model.rankMean)
+      for (const TensorInfo &g : model.globals) {
+        if (g.name != name || (g.dtype[0] != 'f' && g.dtype[0] != 'b'))
+          continue;
+        char *at = hostState.data + g.offset;
+        before.emplace_back(&g, std::vector<char>(at, at + g.bytes));
+        int64_t n = g.bytes / g.elementBytes();
+        std::vector<double> values(n);
+        for (int64_t i = 0; i < n; ++i)
+          values[i] = elementAt(g, at, i);
+        mpcrt_comm_host_sum(values.data(), n);
+        for (int64_t i = 0; i < n; ++i)
+          setElement(g, at, i, values[i] / worldSize);
+        mpcrt_upload(state.data + g.offset, at, g.bytes);
+      }
+    return before;
+  };
   auto checkpoint = [&]() -> llvm::Error {
     mpcrt_download(hostState.data, state.data, model.stateBytes);
     if (worldSize > 1) {
-      // Batch norm's running statistics are each rank's own: their mean
-      // over the ranks, kept by every rank from here on.
-      for (const std::string &name : model.rankMean)
-        for (const TensorInfo &g : model.globals) {
-          if (g.name != name || (g.dtype[0] != 'f' && g.dtype[0] != 'b'))
-            continue;
-          int64_t n = g.bytes / g.elementBytes();
-          std::vector<double> values(n);
-          for (int64_t i = 0; i < n; ++i)
-            values[i] = elementAt(g, hostState.data + g.offset, i);
-          mpcrt_comm_host_sum(values.data(), n);
-          for (int64_t i = 0; i < n; ++i)
-            setElement(g, hostState.data + g.offset, i, values[i] / worldSize);
-          mpcrt_upload(state.data + g.offset, hostState.data + g.offset,
-                       g.bytes);
-        }
+      // The ranks' mean, kept by every rank from here on.
+      averageRankMeans();
       if (llvm::Error err = sameState("before the checkpoint"))
         return err;
       if (worldRank != 0)
@@ -955,6 +965,21 @@ int main(int argc, char **argv) {
   // the means over the samples).
   auto evaluate = [&](int64_t atStep) -> llvm::Error {
     auto start = std::chrono::steady_clock::now();
+    // With several ranks, the model evaluated is the one a checkpoint
+    // written now would hold: batch norm's running statistics averaged
+    // over the ranks. Each rank's own are put back after, so that
+    // evaluating changes nothing the training reads.
+    std::vector<std::pair<const TensorInfo *, std::vector<char>>> own;
+    if (worldSize > 1 && !model.rankMean.empty()) {
+      for (const TensorInfo &g : model.globals)
+        if (llvm::is_contained(model.rankMean, g.name))
+          readGlobal(g);
+      own = averageRankMeans();
+    }
+    auto restore = llvm::make_scope_exit([&] {
+      for (auto &[g, bytes] : own)
+        mpcrt_upload(state.data + g->offset, bytes.data(), g->bytes);
+    });
     int64_t batches = valSamples / batch;
     std::vector<double> sums(model.evalOutputs.size(), 0.0);
     // Rank r evaluates batches r, r + N, ...; the sums are added up.
