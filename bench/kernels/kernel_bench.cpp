@@ -317,6 +317,12 @@ void batchNormCases() {
     batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y, mean,
               invstd, kPixels, kWidth, 0.1, 1e-5);
   });
+  // The evaluation step's batch norm with its ReLU (x read, y written).
+  report("batch_norm_inference", dims({16, 128, 128, kWidth}), "f16", 4.0 * n,
+         [&] {
+           batchNormInference(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean,
+                              runVar, y, kPixels, kWidth, 1e-5, true);
+         });
   report("batch_norm_backward", dims({16, 128, 128, kWidth}), "f16", 6.0 * n,
          [&] {
            batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
