@@ -71,10 +71,12 @@ struct Plan {
 };
 
 /// in, out, strides, batch, m, n, k, transposes, alignments (A, B, C, the
-/// auxiliary matrix), epilogue (cublasLtEpilogue_t).
+/// auxiliary matrix), epilogue (cublasLtEpilogue_t), and the type of its
+/// bias or bias gradient (the descriptor holds it: a bias gradient in f16
+/// and one in f32 of the same product are two plans).
 using Key =
     std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-               bool, bool, uint32_t, uint32_t, uint32_t, uint32_t, int>;
+               bool, bool, uint32_t, uint32_t, uint32_t, uint32_t, int, int>;
 
 /// Whether an epilogue reads a bias or writes a bias gradient.
 bool usesBias(cublasLtEpilogue_t epilogue) {
@@ -288,9 +290,22 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
            alignC =
                std::min(alignmentOf(c), addend ? alignmentOf(addend) : 256u),
            alignAux = aux ? alignmentOf(aux) : 0;
-  Key key{in,     out,      aBatchStride, bBatchStride, batch,  m,
-          n,      k,        transA,       transB,       alignA, alignB,
-          alignC, alignAux, int(epilogue)};
+  Key key{in,
+          out,
+          aBatchStride,
+          bBatchStride,
+          batch,
+          m,
+          n,
+          k,
+          transA,
+          transB,
+          alignA,
+          alignB,
+          alignC,
+          alignAux,
+          int(epilogue),
+          int(usesBias(epilogue) ? biasType : -1)};
   float one = 1.0f, zeroF = 0.0f;
   double oneD = 1.0, zeroD = 0.0;
   bool f64 = in == MPCRT_F64;

@@ -20,8 +20,8 @@
 // synchronisation reads stale data; and reads of memory nothing wrote
 // (fresh device memory holds NaNs and -1s). What it cannot: races between
 // threads (they run one at a time, to the next barrier), device math's
-// last bits (the host's libm), speed; cuBLASLt's epilogues and which
-// algorithms the libraries pick.
+// last bits (the host's libm), speed; which cuBLASLt epilogues the library
+// offers and which algorithms the libraries pick (CublasLt.cpp, Cudnn.cpp).
 //
 //===----------------------------------------------------------------------===//
 
