@@ -4,8 +4,13 @@
 // NHWC (OHWI) filters, padding, strides, dilations and groups; forward,
 // backward data and backward filter; f16/bf16/f32/f64 with f32 (f64 for
 // f64) sums in a fixed order, D = alpha conv + beta D. The heuristic
-// offers one algorithm with no workspace, of the math type asked for; a
-// descriptor whose sizes do not fit the convolution is
+// offers one algorithm (0) with no workspace, of the math type asked for;
+// in the emulation's other order (MPC_EMULATION_ORDER=reverse) two: first
+// algorithm 1, which the call answers NOT_SUPPORTED (as cuDNN may answer
+// its heuristic's candidates), then algorithm 0 with a workspace that the
+// call requires to be given whole, in device memory, and fills with 0xff
+// bytes before it runs (what a convolution leaves there is not the
+// caller's). A descriptor whose sizes do not fit the convolution is
 // CUDNN_STATUS_BAD_PARAM, as cuDNN answers.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +19,9 @@
 
 #include "Device.cuh"
 
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 namespace mpcemu {
@@ -161,14 +169,45 @@ void run(const Problem &pr, Kind kind, const void *x, const void *w,
   finish(sums, t, out, alpha, beta);
 }
 
-cudnnStatus_t launch(cudnnHandle_t h, const Problem &pr, Kind kind,
-                     const void *alphaP, const void *x, const void *w,
-                     const void *y, const void *betaP, void *out) {
+/// Whether the heuristic offers the two candidates (see the file comment).
+bool otherOrder() {
+  static bool other = [] {
+    const char *order = std::getenv("MPC_EMULATION_ORDER");
+    return order && std::string(order) == "reverse";
+  }();
+  return other;
+}
+
+/// The workspace algorithm `algo` needs in the other order: a few KiB and
+/// a byte per output element.
+size_t workspaceFor(const Problem &pr, int algo) {
+  if (!otherOrder() || algo != 0)
+    return 0;
+  return 4096 + size_t(pr.y.n) * pr.y.c * pr.y.h * pr.y.w;
+}
+
+cudnnStatus_t launch(cudnnHandle_t h, const Problem &pr, Kind kind, int algo,
+                     void *workspace, size_t workspaceBytes, const void *alphaP,
+                     const void *x, const void *w, const void *y,
+                     const void *betaP, void *out) {
   if (!pr.valid())
+    return CUDNN_STATUS_BAD_PARAM;
+  if (algo != 0)
+    return otherOrder() && algo == 1 ? CUDNN_STATUS_NOT_SUPPORTED
+                                     : CUDNN_STATUS_BAD_PARAM;
+  size_t needed = workspaceFor(pr, algo);
+  if (workspaceBytes < needed || (needed && !workspace))
     return CUDNN_STATUS_BAD_PARAM;
   const void *operands[] = {x, w, y, out};
   for (size_t i = 0; i < 4; ++i)
     checkAccessible("a cuDNN convolution", i, operands[i]);
+  if (needed) {
+    checkAccessible("a cuDNN convolution's workspace", 0, workspace);
+    checkAccessible("a cuDNN convolution's workspace end", 0,
+                    static_cast<char *>(workspace) + needed);
+    enqueue(as<Handle>(h)->stream,
+            [=] { std::memset(workspace, 0xff, needed); });
+  }
   bool f64 = pr.conv.compute == CUDNN_DATA_DOUBLE;
   double alpha = f64 ? *static_cast<const double *>(alphaP)
                      : *static_cast<const float *>(alphaP);
@@ -261,10 +300,14 @@ cudnnStatus_t offer(const Problem &pr, int requested, int *found, Perf *r) {
     return CUDNN_STATUS_BAD_PARAM;
   if (requested < 1)
     return CUDNN_STATUS_BAD_PARAM;
-  r[0] = Perf{};
-  r[0].status = CUDNN_STATUS_SUCCESS;
-  r[0].mathType = pr.conv.math;
-  *found = 1;
+  *found = otherOrder() && requested >= 2 ? 2 : 1;
+  for (int i = 0; i < *found; ++i) {
+    r[i] = Perf{};
+    r[i].status = CUDNN_STATUS_SUCCESS;
+    r[i].mathType = pr.conv.math;
+    r[i].memory = workspaceFor(pr, *found - 1 - i);
+    r[i].algo = static_cast<decltype(r[i].algo)>(*found - 1 - i);
+  }
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -295,40 +338,57 @@ cudnnStatus_t forward(cudnnHandle_t h, const void *alpha,
                       cudnnTensorDescriptor_t xd, const void *x,
                       cudnnFilterDescriptor_t wd, const void *w,
                       cudnnConvolutionDescriptor_t conv,
-                      cudnnConvolutionFwdAlgo_t, void *, size_t,
+                      cudnnConvolutionFwdAlgo_t algo, void *ws, size_t bytes,
                       const void *beta, cudnnTensorDescriptor_t yd, void *y) {
-  return launch(h, problem(xd, wd, conv, yd), kForward, alpha, x, w, nullptr,
-                beta, y);
+  return launch(h, problem(xd, wd, conv, yd), kForward, int(algo), ws, bytes,
+                alpha, x, w, nullptr, beta, y);
 }
 cudnnStatus_t backwardData(cudnnHandle_t h, const void *alpha,
                            cudnnFilterDescriptor_t wd, const void *w,
                            cudnnTensorDescriptor_t yd, const void *dy,
                            cudnnConvolutionDescriptor_t conv,
-                           cudnnConvolutionBwdDataAlgo_t, void *, size_t,
-                           const void *beta, cudnnTensorDescriptor_t xd,
-                           void *dx) {
-  return launch(h, problem(xd, wd, conv, yd), kData, alpha, nullptr, w, dy,
-                beta, dx);
+                           cudnnConvolutionBwdDataAlgo_t algo, void *ws,
+                           size_t bytes, const void *beta,
+                           cudnnTensorDescriptor_t xd, void *dx) {
+  return launch(h, problem(xd, wd, conv, yd), kData, int(algo), ws, bytes,
+                alpha, nullptr, w, dy, beta, dx);
 }
 cudnnStatus_t backwardFilter(cudnnHandle_t h, const void *alpha,
                              cudnnTensorDescriptor_t xd, const void *x,
                              cudnnTensorDescriptor_t yd, const void *dy,
                              cudnnConvolutionDescriptor_t conv,
-                             cudnnConvolutionBwdFilterAlgo_t, void *, size_t,
-                             const void *beta, cudnnFilterDescriptor_t wd,
-                             void *dw) {
-  return launch(h, problem(xd, wd, conv, yd), kFilter, alpha, x, nullptr, dy,
-                beta, dw);
+                             cudnnConvolutionBwdFilterAlgo_t algo, void *ws,
+                             size_t bytes, const void *beta,
+                             cudnnFilterDescriptor_t wd, void *dw) {
+  return launch(h, problem(xd, wd, conv, yd), kFilter, int(algo), ws, bytes,
+                alpha, x, nullptr, dy, beta, dw);
 }
 
 } // namespace
 
 void fillCudnn(mpcrt::cuda::Cudnn &t) {
-  // The three directions' workspace queries: none is needed.
-  auto noWorkspace = [](auto, auto, auto, auto, auto, auto, size_t *bytes) {
-    *bytes = 0;
-    return CUDNN_STATUS_SUCCESS;
-  };
+  // The three directions' workspace queries.
+  t.cudnnGetConvolutionForwardWorkspaceSize =
+      [](cudnnHandle_t, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+         cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
+         cudnnConvolutionFwdAlgo_t algo, size_t *bytes) {
+        *bytes = workspaceFor(problem(x, w, conv, y), int(algo));
+        return CUDNN_STATUS_SUCCESS;
+      };
+  t.cudnnGetConvolutionBackwardDataWorkspaceSize =
+      [](cudnnHandle_t, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t y,
+         cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t x,
+         cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes) {
+        *bytes = workspaceFor(problem(x, w, conv, y), int(algo));
+        return CUDNN_STATUS_SUCCESS;
+      };
+  t.cudnnGetConvolutionBackwardFilterWorkspaceSize =
+      [](cudnnHandle_t, cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t y,
+         cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t w,
+         cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes) {
+        *bytes = workspaceFor(problem(x, w, conv, y), int(algo));
+        return CUDNN_STATUS_SUCCESS;
+      };
   t.cudnnConvolutionBackwardData = backwardData;
   t.cudnnConvolutionBackwardFilter = backwardFilter;
   t.cudnnConvolutionForward = forward;
@@ -337,11 +397,8 @@ void fillCudnn(mpcrt::cuda::Cudnn &t) {
   t.cudnnCreateFilterDescriptor = createFilter;
   t.cudnnCreateTensorDescriptor = createTensor;
   t.cudnnGetConvolutionBackwardDataAlgorithm_v7 = dataAlgorithms;
-  t.cudnnGetConvolutionBackwardDataWorkspaceSize = noWorkspace;
   t.cudnnGetConvolutionBackwardFilterAlgorithm_v7 = filterAlgorithms;
-  t.cudnnGetConvolutionBackwardFilterWorkspaceSize = noWorkspace;
   t.cudnnGetConvolutionForwardAlgorithm_v7 = forwardAlgorithms;
-  t.cudnnGetConvolutionForwardWorkspaceSize = noWorkspace;
   t.cudnnGetErrorString = errorString;
   t.cudnnGetVersion = version;
   t.cudnnSetConvolution2dDescriptor = setConv;
