@@ -118,6 +118,25 @@ template <typename Fn> void forRows(int64_t rows, int64_t c, Fn fn) {
   });
 }
 
+/// y = (x - mean) * invstd * scale + shift per channel, rounded, then a
+/// fused ReLU of the rounded value (as mpc.relu computes it).
+template <typename T, typename A>
+void applyBatchNorm(const T *x, T *y, int64_t rows, int64_t c,
+                    const std::vector<A> &mean, const std::vector<A> &invstds,
+                    const std::vector<A> &scale, const std::vector<A> &shift,
+                    bool relu) {
+  using S = Storage<T>;
+  forRows(rows, c, [&](int64_t r) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      T v = S::store((S::load(x[r * c + ch]) - mean[ch]) * invstds[ch] *
+                         scale[ch] +
+                     shift[ch]);
+      y[r * c + ch] =
+          relu ? S::store(formulas::unary(MPCRT_RELU, S::load(v))) : v;
+    }
+  });
+}
+
 template <typename T>
 void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
                void *runningMean, void *runningVar, T *y, float *savedMean,
@@ -158,16 +177,7 @@ void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
              (1 - momentum) * loadAny(pd, runningVar, ch) +
                  momentum * static_cast<double>(unbiased));
   }
-  forRows(rows, c, [&](int64_t r) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      T v = S::store((S::load(x[r * c + ch]) - mean[ch]) * invstds[ch] *
-                         scale[ch] +
-                     shift[ch]);
-      // A fused ReLU of the rounded value, as mpc.relu computes it.
-      y[r * c + ch] =
-          relu ? S::store(formulas::unary(MPCRT_RELU, S::load(v))) : v;
-    }
-  });
+  applyBatchNorm(x, y, rows, c, mean, invstds, scale, shift, relu);
 }
 
 template <typename T>
@@ -186,15 +196,7 @@ void batchNormInference(const T *x, mpcrt_dtype pd, const void *gamma,
     shift[ch] = static_cast<A>(loadAny(pd, beta, ch));
   }
   // The training-mode formula, with the running statistics.
-  forRows(rows, c, [&](int64_t r) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      T v = S::store((S::load(x[r * c + ch]) - mean[ch]) * invstds[ch] *
-                         scale[ch] +
-                     shift[ch]);
-      y[r * c + ch] =
-          relu ? S::store(formulas::unary(MPCRT_RELU, S::load(v))) : v;
-    }
-  });
+  applyBatchNorm(x, y, rows, c, mean, invstds, scale, shift, relu);
 }
 
 template <typename T>

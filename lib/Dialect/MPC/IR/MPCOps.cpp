@@ -980,17 +980,15 @@ static LogicalResult checkBatchNormShapes(RankedTensorType input,
   return success();
 }
 
-LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
-  Diag diag(loc, getOperationName());
-  auto input = staticTensor(adaptor.getInput(), "input", diag);
-  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
-  if (failed(input) || failed(gamma) ||
-      failed(checkBatchNormShapes(*input, *gamma, diag)) ||
-      failed(checkFraction(adaptor.getMomentum().convertToDouble(), "momentum",
-                           /*closedHigh=*/true, diag)))
+/// What mpc.batch_norm and mpc.batch_norm_inference share: shapes, epsilon
+/// and activation. The input's and gamma's types in `input`, `gamma`.
+template <typename Adaptor>
+static LogicalResult checkBatchNorm(Adaptor adaptor, const Diag &diag,
+                                    RankedTensorType &input,
+                                    RankedTensorType &gamma) {
+  auto in = staticTensor(adaptor.getInput(), "input", diag);
+  auto g = staticTensor(adaptor.getGamma(), "gamma", diag);
+  if (failed(in) || failed(g) || failed(checkBatchNormShapes(*in, *g, diag)))
     return failure();
   if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
     return diag("expects epsilon > 0, got ",
@@ -998,7 +996,22 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getActivation() != "none" && adaptor.getActivation() != "relu")
     return diag("unknown activation '", adaptor.getActivation(),
                 "' (expected none or relu)");
-  results.append({*input, *gamma, *gamma, *gamma, *gamma});
+  input = *in;
+  gamma = *g;
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  RankedTensorType input, gamma;
+  if (failed(checkBatchNorm(adaptor, diag, input, gamma)) ||
+      failed(checkFraction(adaptor.getMomentum().convertToDouble(), "momentum",
+                           /*closedHigh=*/true, diag)))
+    return failure();
+  results.append({input, gamma, gamma, gamma, gamma});
   return success();
 }
 
@@ -1006,18 +1019,10 @@ LogicalResult BatchNormInferenceOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {
   Diag diag(loc, getOperationName());
-  auto input = staticTensor(adaptor.getInput(), "input", diag);
-  auto gamma = staticTensor(adaptor.getGamma(), "gamma", diag);
-  if (failed(input) || failed(gamma) ||
-      failed(checkBatchNormShapes(*input, *gamma, diag)))
+  RankedTensorType input, gamma;
+  if (failed(checkBatchNorm(adaptor, diag, input, gamma)))
     return failure();
-  if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
-    return diag("expects epsilon > 0, got ",
-                adaptor.getEpsilon().convertToDouble());
-  if (adaptor.getActivation() != "none" && adaptor.getActivation() != "relu")
-    return diag("unknown activation '", adaptor.getActivation(),
-                "' (expected none or relu)");
-  results.push_back(*input);
+  results.push_back(input);
   return success();
 }
 

@@ -177,55 +177,40 @@ cublasStatus_t descDestroy(cublasLtMatmulDesc_t d) {
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/// Copies an attribute's value into `field`, which must be its size.
+template <typename T>
+cublasStatus_t setField(T &field, const void *value, size_t bytes) {
+  if (bytes != sizeof field)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  std::memcpy(&field, value, bytes);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t descSet(cublasLtMatmulDesc_t d,
                        cublasLtMatmulDescAttributes_t attribute,
                        const void *value, size_t bytes) {
   Desc &desc = *descOf(d);
   switch (attribute) {
   case CUBLASLT_MATMUL_DESC_TRANSA:
-    std::memcpy(&desc.transA, value, sizeof desc.transA);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.transA, value, bytes);
   case CUBLASLT_MATMUL_DESC_TRANSB:
-    std::memcpy(&desc.transB, value, sizeof desc.transB);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.transB, value, bytes);
   case CUBLASLT_MATMUL_DESC_EPILOGUE:
-    std::memcpy(&desc.epilogue, value, sizeof desc.epilogue);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.epilogue, value, bytes);
   case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
-    if (bytes != sizeof desc.bias)
-      return CUBLAS_STATUS_INVALID_VALUE;
-    std::memcpy(&desc.bias, value, bytes);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.bias, value, bytes);
   case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
-    if (bytes != sizeof desc.biasType)
-      return CUBLAS_STATUS_INVALID_VALUE;
-    std::memcpy(&desc.biasType, value, bytes);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.biasType, value, bytes);
   case CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE:
-    if (bytes != sizeof desc.biasBatchStride)
-      return CUBLAS_STATUS_INVALID_VALUE;
-    std::memcpy(&desc.biasBatchStride, value, bytes);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.biasBatchStride, value, bytes);
   case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
-    if (bytes != sizeof desc.aux)
-      return CUBLAS_STATUS_INVALID_VALUE;
-    std::memcpy(&desc.aux, value, bytes);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.aux, value, bytes);
   case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD:
-    if (bytes != sizeof desc.auxLd)
-      return CUBLAS_STATUS_INVALID_VALUE;
-    std::memcpy(&desc.auxLd, value, bytes);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.auxLd, value, bytes);
   case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE:
-    if (bytes != sizeof desc.auxBatchStride)
-      return CUBLAS_STATUS_INVALID_VALUE;
-    std::memcpy(&desc.auxBatchStride, value, bytes);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.auxBatchStride, value, bytes);
   case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE:
-    if (bytes != sizeof desc.auxType)
-      return CUBLAS_STATUS_INVALID_VALUE;
-    std::memcpy(&desc.auxType, value, bytes);
-    return CUBLAS_STATUS_SUCCESS;
+    return setField(desc.auxType, value, bytes);
   default:
     return CUBLAS_STATUS_INVALID_VALUE;
   }
