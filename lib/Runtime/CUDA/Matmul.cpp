@@ -290,22 +290,10 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
            alignC =
                std::min(alignmentOf(c), addend ? alignmentOf(addend) : 256u),
            alignAux = aux ? alignmentOf(aux) : 0;
-  Key key{in,
-          out,
-          aBatchStride,
-          bBatchStride,
-          batch,
-          m,
-          n,
-          k,
-          transA,
-          transB,
-          alignA,
-          alignB,
-          alignC,
-          alignAux,
-          int(epilogue),
-          int(usesBias(epilogue) ? biasType : -1)};
+  int biasKey = usesBias(epilogue) ? int(biasType) : -1;
+  Key key{in,     out,      aBatchStride,  bBatchStride, batch,  m,
+          n,      k,        transA,        transB,       alignA, alignB,
+          alignC, alignAux, int(epilogue), biasKey};
   float one = 1.0f, zeroF = 0.0f;
   double oneD = 1.0, zeroD = 0.0;
   bool f64 = in == MPCRT_F64;

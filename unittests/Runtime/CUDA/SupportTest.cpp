@@ -337,6 +337,33 @@ TEST_F(Support, MatmulActivationGradMatchesFloat64) {
       });
 }
 
+TEST_F(Support, BiasGradientPlansDependOnTheGradientType) {
+  // The same f16 product with its bias gradient in f32, then in f16: two
+  // plans (cuBLASLt's BGRADA descriptor holds the gradient's type; one
+  // plan for both would write f32 sums into the f16 buffer).
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t m = 64, n = 48, k = 96;
+  std::vector<double> as, bs, want(n, 0.0);
+  auto a = mpcrt::test::randomOf(MPCRT_F16, m * k, rng, as),
+       b = mpcrt::test::randomOf(MPCRT_F16, k * n, rng, bs);
+  for (int64_t l = 0; l < k; ++l)
+    for (int64_t j = 0; j < n; ++j)
+      want[j] += bs[l * n + j];
+  uint8_t *dA = upload(a), *dB = upload(b);
+  uint8_t *dC = deviceBuffer<uint8_t>(m * n * 2);
+  for (mpcrt_dtype grad : {MPCRT_F32, MPCRT_F16}) {
+    int64_t bytes = grad == MPCRT_F32 ? 4 : 2;
+    uint8_t *dG = deviceBuffer<uint8_t>(n * bytes);
+    matmulBiasGrad(MPCRT_F16, grad, dA, dB, dC, dG, m, n, k, false);
+    std::vector<uint8_t> raw = download(dG, n * bytes);
+    std::vector<double> got(n);
+    mpcrt_cast(grad, raw.data(), MPCRT_F64, got.data(), n);
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_NEAR(got[j], want[j], 1e-2 * (1 + std::fabs(want[j])))
+          << "bias gradient in " << grad << ", column " << j;
+  }
+}
+
 TEST_F(Support, MatmulBiasGradMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulBiasGrads(
