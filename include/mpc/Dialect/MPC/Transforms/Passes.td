@@ -186,9 +186,9 @@ def EvalStepPass : Pass<"mpc-eval-step", "ModuleOp"> {
     - forward and loss only, no gradients, and no state written (every
       `ml_program.global_store` goes);
     - dropout off (its result is its input);
-    - batch norm in inference mode, on its running statistics:
-      `y = x * s + (beta - mean * s)` with `s = gamma * rsqrt(var + eps)`,
-      the per-channel terms computed once on `[C]`;
+    - batch norm in inference mode, on its running statistics: each
+      `mpc.batch_norm` becomes `mpc.batch_norm_inference` (with its fused
+      ReLU, if any), one pass over the activation;
     - when the loss is an `mpc.cross_entropy`, a second result, the top-1
       `mpc.accuracy` of its logits and labels.
 
