@@ -102,3 +102,37 @@ func.func @no_relu(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m
   %z = mpc.tanh %y#0 : tensor<4x8xf32>
   return %z : tensor<4x8xf32>
 }
+
+// -----
+
+// Inference mode (a hand-written graph, or an evaluation step built
+// without fusion): the ReLU joins mpc.batch_norm_inference.
+// CHECK-LABEL: func @inference
+// CHECK-NEXT: %[[Y:.*]] = mpc.batch_norm_inference %arg0, %arg1, %arg2, %arg3, %arg4 {activation = "relu"} : tensor<2x8xf16>, tensor<8xf32>
+// CHECK-NEXT: return %[[Y]]
+// REMARK: remark: fused: mpc.batch_norm_inference + mpc.relu -> mpc.batch_norm_inference (activation relu)
+// OFF-LABEL: func @inference
+// OFF: mpc.batch_norm_inference
+// OFF-NOT: activation
+// OFF: mpc.relu
+// REPORT: "op": "mpc.batch_norm_inference"
+// REPORT-NEXT: "activation": "relu"
+func.func @inference(%x: tensor<2x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> tensor<2x8xf16> {
+  %y = mpc.batch_norm_inference %x, %g, %b, %m, %v : tensor<2x8xf16>, tensor<8xf32>
+  %z = mpc.relu %y : tensor<2x8xf16>
+  return %z : tensor<2x8xf16>
+}
+
+// -----
+
+// Its result read elsewhere too: not fused.
+// CHECK-LABEL: func @inference_result_read_twice
+// CHECK-NEXT: %[[Y:.*]] = mpc.batch_norm_inference
+// CHECK-NOT: activation
+// CHECK-NEXT: %[[Z:.*]] = mpc.relu %[[Y]]
+// CHECK-NEXT: return %[[Y]], %[[Z]]
+func.func @inference_result_read_twice(%x: tensor<2x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> (tensor<2x8xf16>, tensor<2x8xf16>) {
+  %y = mpc.batch_norm_inference %x, %g, %b, %m, %v : tensor<2x8xf16>, tensor<8xf32>
+  %z = mpc.relu %y : tensor<2x8xf16>
+  return %y, %z : tensor<2x8xf16>, tensor<2x8xf16>
+}

@@ -233,9 +233,11 @@ SmallVector<StringRef> partsOf(Operation *op) {
   return names;
 }
 
-/// A batch norm (or its backward) that took a ReLU.
+/// A batch norm (training or inference, or its backward) that took a ReLU.
 bool isFusedNorm(Operation *op) {
   if (auto norm = dyn_cast<BatchNormOp>(op))
+    return norm.getActivation() != "none";
+  if (auto norm = dyn_cast<BatchNormInferenceOp>(op))
     return norm.getActivation() != "none";
   if (auto back = dyn_cast<BatchNormBackwardOp>(op))
     return back.getActivation() != "none";
@@ -328,6 +330,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](BatchNormOp op) { batchNorms.push_back(op); });
       for (BatchNormOp norm : batchNorms)
         fuseNormActivation(norm);
+      SmallVector<BatchNormInferenceOp> inference;
+      getOperation().walk(
+          [&](BatchNormInferenceOp op) { inference.push_back(op); });
+      for (BatchNormInferenceOp norm : inference)
+        fuseInferenceActivation(norm);
     }
     if (residuals) {
       SmallVector<DropoutOp> dropouts;
@@ -680,6 +687,21 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       grad.erase();
       remark(back, " (activation relu)");
     }
+  }
+
+  /// `relu(batch_norm_inference(x))`, the batch norm's result read only by
+  /// the ReLU, in its block: the batch norm takes the ReLU.
+  void fuseInferenceActivation(BatchNormInferenceOp norm) {
+    if (norm.getActivation() != "none" || !norm.getResult().hasOneUse())
+      return;
+    auto relu = dyn_cast<ReluOp>(*norm.getResult().getUsers().begin());
+    if (!relu || relu->getBlock() != norm->getBlock())
+      return;
+    norm->setLoc(fusedLocation(&getContext(), {norm, relu}));
+    norm.setActivation("relu");
+    relu.getResult().replaceAllUsesWith(norm.getResult());
+    relu.erase();
+    remark(norm, " (activation relu)");
   }
 
   /// `add(dropout(x), residual)` (either side), the dropout's mask unread

@@ -444,7 +444,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     that read it as their saved value, which then read the fused output)
     takes the ReLU (`activation = "relu"`), an `mpc.batch_norm_backward`
     of it whose gradient is such a ReLU gradient read by nothing else
-    taking that gradient too (`result(...)`). With `residuals`, after the
+    taking that gradient too (`result(...)`); an
+    `mpc.batch_norm_inference` whose result only an `mpc.relu` reads takes
+    the ReLU likewise. With `residuals`, after the
     norms: an `mpc.dropout` whose mask nothing reads, read only by an
     `mpc.add` of a tensor of its type, becomes one `mpc.dropout_add` (no
     mask is kept; the backward draws the bits again). The fused op's
