@@ -33,9 +33,12 @@ fi
 # The CUDA backend's kernels, emulated on the host where CUDA's headers
 # are found (docs/CUDA.md), run their unit tests under the sanitizers too:
 # an access outside a buffer in a kernel is caught here.
+# (The target list is read whole first: `ninja | grep -q` under pipefail
+# fails whenever grep stops reading before ninja has written everything,
+# and the stage was then skipped without a word.)
 emulated=""
-if ninja -C "$SANITIZE_BUILD" -t targets all 2>/dev/null |
-  grep -q '^MPCRuntimeCUDAEmulatedTests:'; then
+targets="$(ninja -C "$SANITIZE_BUILD" -t targets all 2>/dev/null || true)"
+if grep -q '^MPCRuntimeCUDAEmulatedTests:' <<<"$targets"; then
   emulated=MPCRuntimeCUDAEmulatedTests
 fi
 ninja -C "$SANITIZE_BUILD" ${SANITIZE_TARGETS:-mpc-opt mpc-compile mpc-runner mpcrt-cpu mpc-fuzz-pipeline mpc-fuzz-policy mpc-fuzz-readers $emulated}
