@@ -64,15 +64,6 @@ struct Desc {
   int32_t auxType = -1;
 };
 
-/// Whether the heuristic offers epilogues (see the file comment).
-bool offerEpilogues() {
-  static bool offer = [] {
-    const char *order = std::getenv("MPC_EMULATION_ORDER");
-    return order && std::string(order) == "reverse";
-  }();
-  return offer;
-}
-
 bool addsBias(cublasLtEpilogue_t e) {
   return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS ||
          e == CUBLASLT_EPILOGUE_GELU_BIAS ||
@@ -259,7 +250,8 @@ cublasStatus_t heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t d,
   const Desc &desc = *descOf(d);
   cublasLtEpilogue_t e = desc.epilogue;
   bool offered = e == CUBLASLT_EPILOGUE_DEFAULT;
-  if (offerEpilogues() &&
+  // Epilogues in the other order only (see the file comment).
+  if (otherOrderRequested() &&
       (addsBias(e) || biasGradient(e) || e == CUBLASLT_EPILOGUE_DGELU)) {
     // A bias shared by the batches; a bias gradient of one batch; an
     // auxiliary matrix of D's type whose leading dimension (a multiple of
@@ -291,7 +283,8 @@ void multiply(const Desc &d, const Layout &a, const void *A, const Layout &b,
               void *D, double alpha, double beta) {
   auto [m, k] = shapeOf(a, d.transA);
   uint64_t n = dd.cols;
-  cudaDataType biasType = d.biasType == -1 ? dd.type : cudaDataType(d.biasType);
+  cudaDataType biasType = d.biasType == -1 ? dd.type : cudaDataType(d.biasType),
+               auxType = d.auxType == -1 ? dd.type : cudaDataType(d.auxType);
   auto at = [](const Layout &l, cublasOperation_t op, uint64_t i, uint64_t j) {
     return op == CUBLAS_OP_N ? int64_t(i) + int64_t(j) * l.ld
                              : int64_t(j) + int64_t(i) * l.ld;
@@ -325,8 +318,6 @@ void multiply(const Desc &d, const Layout &a, const void *A, const Layout &b,
         Acc x = static_cast<Acc>(v);
         int64_t auxAt =
             batch * d.auxBatchStride + int64_t(i) + int64_t(j) * d.auxLd;
-        cudaDataType auxType =
-            d.auxType == -1 ? dd.type : cudaDataType(d.auxType);
         if (addsBias(d.epilogue))
           x += static_cast<Acc>(load(biasType, d.bias, int64_t(i)));
         if (d.epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS)

@@ -19,9 +19,7 @@
 
 #include "Device.cuh"
 
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
 
 namespace mpcemu {
@@ -169,19 +167,10 @@ void run(const Problem &pr, Kind kind, const void *x, const void *w,
   finish(sums, t, out, alpha, beta);
 }
 
-/// Whether the heuristic offers the two candidates (see the file comment).
-bool otherOrder() {
-  static bool other = [] {
-    const char *order = std::getenv("MPC_EMULATION_ORDER");
-    return order && std::string(order) == "reverse";
-  }();
-  return other;
-}
-
 /// The workspace algorithm `algo` needs in the other order: a few KiB and
 /// a byte per output element.
 size_t workspaceFor(const Problem &pr, int algo) {
-  if (!otherOrder() || algo != 0)
+  if (!otherOrderRequested() || algo != 0)
     return 0;
   return 4096 + size_t(pr.y.n) * pr.y.c * pr.y.h * pr.y.w;
 }
@@ -193,8 +182,8 @@ cudnnStatus_t launch(cudnnHandle_t h, const Problem &pr, Kind kind, int algo,
   if (!pr.valid())
     return CUDNN_STATUS_BAD_PARAM;
   if (algo != 0)
-    return otherOrder() && algo == 1 ? CUDNN_STATUS_NOT_SUPPORTED
-                                     : CUDNN_STATUS_BAD_PARAM;
+    return otherOrderRequested() && algo == 1 ? CUDNN_STATUS_NOT_SUPPORTED
+                                              : CUDNN_STATUS_BAD_PARAM;
   size_t needed = workspaceFor(pr, algo);
   if (workspaceBytes < needed || (needed && !workspace))
     return CUDNN_STATUS_BAD_PARAM;
@@ -300,7 +289,7 @@ cudnnStatus_t offer(const Problem &pr, int requested, int *found, Perf *r) {
     return CUDNN_STATUS_BAD_PARAM;
   if (requested < 1)
     return CUDNN_STATUS_BAD_PARAM;
-  *found = otherOrder() && requested >= 2 ? 2 : 1;
+  *found = otherOrderRequested() && requested >= 2 ? 2 : 1;
   for (int i = 0; i < *found; ++i) {
     r[i] = Perf{};
     r[i].status = CUDNN_STATUS_SUCCESS;

@@ -16,6 +16,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,10 +140,7 @@ struct Block {
 };
 Block *running = nullptr;
 
-bool reverseOrder = [] {
-  const char *order = std::getenv("MPC_EMULATION_ORDER");
-  return order && std::string(order) == "reverse";
-}();
+bool reverseOrder = otherOrderRequested();
 
 void release(Group &g) {
   g.orResult[g.generation & 1] = g.orSoFar;
@@ -189,7 +187,7 @@ extern "C" char __stop_mpcemu_shared[] __attribute__((weak));
 namespace mpcemu {
 namespace {
 
-void runBlock(Block &b, dim3 blockDim) {
+void runBlock(Block &b, dim3 blockDim, bool reverse) {
   if (+__start_mpcemu_shared != +__stop_mpcemu_shared)
     std::memset(__start_mpcemu_shared, 0xff,
                 size_t(__stop_mpcemu_shared - __start_mpcemu_shared));
@@ -217,7 +215,7 @@ void runBlock(Block &b, dim3 blockDim) {
   while (done < n) {
     bool progressed = false;
     for (unsigned k = 0; k < n; ++k) {
-      Fiber &f = b.fibers[reverseOrder ? n - 1 - k : k];
+      Fiber &f = b.fibers[reverse ? n - 1 - k : k];
       if (f.status == Fiber::Done)
         continue;
       if (f.status == Fiber::Waiting) {
@@ -252,6 +250,11 @@ struct Capture {
 };
 Capture capture;
 cudaError_t lastError = cudaSuccess;
+
+/// Whether `stream` is being captured.
+bool capturing(cudaStream_t stream) {
+  return capture.stream && stream == capture.stream;
+}
 
 /// A synchronous call while a stream is captured: as CUDA, it fails and so
 /// does the capture.
@@ -299,15 +302,14 @@ void drain(cudaStream_t s, uint64_t upTo) {
 /// allows, which exposes a missing wait before a buffer is read.
 bool othersFirst = reverseOrder;
 
-void drainAll();
-
-/// The host waits for `s` up to position `upTo`.
-void hostWait(cudaStream_t s, uint64_t upTo) {
+/// The host waits for `s` up to position `upTo` (everything enqueued so
+/// far when not given).
+void hostWait(cudaStream_t s, std::optional<uint64_t> upTo = std::nullopt) {
   if (othersFirst)
     for (auto &[t, q] : queues())
       if (t != s)
         drain(t, q.enqueued);
-  drain(s, upTo);
+  drain(s, upTo ? *upTo : queues()[s].enqueued);
 }
 
 void drainAll() {
@@ -344,6 +346,14 @@ void append(cudaStream_t s, std::function<void()> work) {
 
 } // namespace
 
+bool otherOrderRequested() {
+  static bool other = [] {
+    const char *order = std::getenv("MPC_EMULATION_ORDER");
+    return order && std::string(order) == "reverse";
+  }();
+  return other;
+}
+
 bool runThreadsInReverse(bool reverse) {
   bool before = reverseOrder;
   reverseOrder = reverse;
@@ -357,7 +367,7 @@ bool runOtherStreamsFirst(bool first) {
 }
 
 void enqueue(cudaStream_t stream, std::function<void()> work) {
-  if (capture.stream && stream == capture.stream) {
+  if (capturing(stream)) {
     capture.work.push_back(std::move(work));
     return;
   }
@@ -423,8 +433,6 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
   // The order of the threads is the one set when the kernel is launched.
   bool reverse = reverseOrder;
   enqueue(stream, [=] {
-    bool order = reverseOrder;
-    reverseOrder = reverse;
     Block b;
     b.file = file;
     b.line = line;
@@ -442,11 +450,10 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
       uint64_t i = reverse ? blocks - 1 - k : k;
       builtins.blockIdx = {unsigned(i % grid.x), unsigned(i / grid.x % grid.y),
                            unsigned(i / (uint64_t(grid.x) * grid.y))};
-      runBlock(b, block);
+      runBlock(b, block, reverse);
     }
     builtins = saved;
     running = outer;
-    reverseOrder = order;
   });
 }
 
@@ -479,25 +486,30 @@ std::map<const void *, size_t> &pinned() {
   static auto *sizes = new std::map<const void *, size_t>();
   return *sizes;
 }
-bool within(const std::map<const void *, size_t> &ranges, const void *p) {
+/// How far past the start of the last of `ranges` that starts at or before
+/// `p` it lies, with that range's size; none where no range starts there.
+std::optional<std::pair<size_t, size_t>>
+offsetInto(const std::map<const void *, size_t> &ranges, const void *p) {
   auto it = ranges.upper_bound(p);
   if (it == ranges.begin())
-    return false;
+    return std::nullopt;
   --it;
-  auto *start = static_cast<const char *>(it->first);
-  return static_cast<const char *>(p) < start + std::max<size_t>(it->second, 1);
+  return std::make_pair(size_t(static_cast<const char *>(p) -
+                               static_cast<const char *>(it->first)),
+                        it->second);
+}
+/// Within one of `ranges` (an empty one holds its start).
+bool within(const std::map<const void *, size_t> &ranges, const void *p) {
+  auto at = offsetInto(ranges, p);
+  return at && at->first < std::max<size_t>(at->second, 1);
 }
 bool pageable(const void *p) {
   return !within(allocations(), p) && !within(pinned(), p);
 }
 /// Within or one past the end of one of `ranges`.
 bool reaches(const std::map<const void *, size_t> &ranges, const void *p) {
-  auto it = ranges.upper_bound(p);
-  if (it == ranges.begin())
-    return false;
-  --it;
-  return static_cast<const char *>(p) <=
-         static_cast<const char *>(it->first) + it->second;
+  auto at = offsetInto(ranges, p);
+  return at && at->first <= at->second;
 }
 /// What fresh device memory holds: NaN in every floating-point type, -1 in
 /// every integer type, as a GPU's unwritten memory holds whatever was there.
@@ -672,7 +684,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                             cudaMemcpyKind kind, cudaStream_t stream) {
   if (bytes)
     checkDirection("cudaMemcpyAsync", dst, src, kind);
-  bool capturing = mpcemu::capture.stream && stream == mpcemu::capture.stream;
+  bool capturing = mpcemu::capturing(stream);
   if (bytes && pageable(src) && !capturing) {
     auto staged = std::make_shared<std::vector<char>>(
         static_cast<const char *>(src), static_cast<const char *>(src) + bytes);
@@ -681,7 +693,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
     mpcemu::enqueue(stream, [=] { copyBytes(dst, src, bytes); });
   }
   if (bytes && pageable(dst) && !capturing)
-    mpcemu::hostWait(stream, mpcemu::queues()[stream].enqueued);
+    mpcemu::hostWait(stream);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
@@ -689,7 +701,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
   if (mpcemu::refusedDuringCapture())
     return cudaErrorStreamCaptureImplicit;
   cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
-  mpcemu::hostWait(nullptr, mpcemu::queues()[nullptr].enqueued);
+  mpcemu::hostWait(nullptr);
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void *dst, int value, size_t bytes) {
@@ -722,14 +734,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  if (stream == mpcemu::capture.stream && mpcemu::refusedDuringCapture())
+  if (mpcemu::capturing(stream) && mpcemu::refusedDuringCapture())
     return cudaErrorStreamCaptureUnsupported;
-  mpcemu::hostWait(stream, mpcemu::queues()[stream].enqueued);
+  mpcemu::hostWait(stream);
   return cudaSuccess;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
                                 unsigned) {
-  if (stream == mpcemu::capture.stream && mpcemu::capture.stream) {
+  if (mpcemu::capturing(stream)) {
     // An event recorded outside the capture: CUDA refuses the dependency.
     if (event->recorded) {
       mpcemu::capture.invalidated = true;
@@ -753,7 +765,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  if (stream == mpcemu::capture.stream && mpcemu::capture.stream) {
+  if (mpcemu::capturing(stream)) {
     // Inside a capture a record only orders captured work, which the
     // recording replays in order: it is not a record the host can wait on.
     event->recorded = false;

@@ -63,6 +63,11 @@ struct Builtins {
 };
 extern Builtins builtins;
 
+/// Whether the other order was asked for (MPC_EMULATION_ORDER=reverse):
+/// where blocks, threads and streams start, and what the emulated
+/// libraries offer (CublasLt.cpp, Cudnn.cpp).
+bool otherOrderRequested();
+
 /// Whether each block's threads run in the reverse order of their index
 /// (initially: MPC_EMULATION_ORDER=reverse): a kernel whose result depends
 /// on the order has a race (a missing barrier). Returns the order before.
