@@ -784,13 +784,10 @@ int main(int argc, char **argv) {
                 " micro-batches) is not a whole number of optimizer steps of " +
                 llvm::Twine(micro) + " micro-batches");
   firstStep /= micro;
-  // The state's values on the host, when a checkpoint is written. State
-  // with a NaN or infinity never replaces a checkpoint: the old one is
-  // kept, and the run says so.
   // Batch norm's running statistics (the globals marked mpc.rank_mean) are
-  // each rank's own: replaces them, in hostState (which holds their
-  // current values) and in the backend's state, by their mean over the
-  // ranks. Returns their values before, to put back.
+  // each rank's own: replaces them, in the backend's state and in
+  // hostState, by their mean over the ranks. Returns their values before,
+  // to put back.
   auto averageRankMeans = [&]() {
     std::vector<std::pair<const TensorInfo *, std::vector<char>>> before;
     for (const std::string &name : model.rankMean)
@@ -798,6 +795,7 @@ int main(int argc, char **argv) {
         if (g.name != name || (g.dtype[0] != 'f' && g.dtype[0] != 'b'))
           continue;
         char *at = hostState.data + g.offset;
+        mpcrt_download(at, state.data + g.offset, g.bytes);
         before.emplace_back(&g, std::vector<char>(at, at + g.bytes));
         int64_t n = g.bytes / g.elementBytes();
         std::vector<double> values(n);
@@ -810,6 +808,9 @@ int main(int argc, char **argv) {
       }
     return before;
   };
+  // The state's values on the host, when a checkpoint is written. State
+  // with a NaN or infinity never replaces a checkpoint: the old one is
+  // kept, and the run says so.
   auto checkpoint = [&]() -> llvm::Error {
     mpcrt_download(hostState.data, state.data, model.stateBytes);
     if (worldSize > 1) {
@@ -970,13 +971,9 @@ int main(int argc, char **argv) {
     // over the ranks. Each rank's own are put back after, so that
     // evaluating changes nothing the training reads.
     std::vector<std::pair<const TensorInfo *, std::vector<char>>> own;
-    if (worldSize > 1 && !model.rankMean.empty()) {
-      for (const TensorInfo &g : model.globals)
-        if (llvm::is_contained(model.rankMean, g.name))
-          readGlobal(g);
+    if (worldSize > 1 && !model.rankMean.empty())
       own = averageRankMeans();
-    }
-    auto restore = llvm::make_scope_exit([&] {
+    llvm::scope_exit restore([&] {
       for (auto &[g, bytes] : own)
         mpcrt_upload(state.data + g->offset, bytes.data(), g->bytes);
     });
