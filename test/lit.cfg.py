@@ -65,4 +65,10 @@ if config.mpc_have_cuda:
 # --emulate-cuda).
 if config.mpc_have_cuda_emulation:
     config.available_features.add("cuda-emulation")
+# ... with its race check (mpc-compile --racecheck), which names a race's
+# source line through llvm-symbolizer.
+if config.mpc_have_cuda_racecheck:
+    config.available_features.add("cuda-racecheck")
+    config.environment["LLVM_SYMBOLIZER_PATH"] = os.path.join(
+        config.llvm_tools_dir, "llvm-symbolizer")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -172,6 +172,15 @@ static cl::opt<bool> emulateCuda(
              "collectives go through shared memory instead of NCCL"),
     cl::init(false), cl::cat(category));
 
+static cl::opt<bool> racecheck(
+    "racecheck",
+    cl::desc("With --emulate-cuda: the emulated kernels check every access "
+             "to device and shared memory for data races between their "
+             "threads, and the executable stops at the first one with the "
+             "hazard, the threads and the kernel's source line "
+             "(docs/CUDA.md); slower still"),
+    cl::init(false), cl::cat(category));
+
 static cl::opt<std::string> padForTensorCores(
     "pad-for-tensor-cores",
     cl::desc("Pad f16/bf16 matmuls and convolutions whose dimensions are not "
@@ -356,6 +365,12 @@ int main(int argc, char **argv) {
     return fail("--data-parallel on the CPU backend needs MPI, which this "
                 "build did not find (install libopenmpi-dev and "
                 "reconfigure)");
+  if (racecheck && !emulateCuda)
+    return fail("--racecheck needs --emulate-cuda");
+  if (racecheck && StringRef(MPC_RUNTIME_CUDA_RACECHECK_LIBS).empty())
+    return fail("--racecheck: the race check of the CUDA emulation is not "
+                "part of this build (it is left out beside other "
+                "sanitizers)");
   if (emulateCuda && backend != "cuda")
     return fail("--emulate-cuda needs --backend=cuda");
   if (emulateCuda && parallel && StringRef(MPC_COMM_NCCL_EMULATED_LIB).empty())
@@ -576,6 +591,7 @@ int main(int argc, char **argv) {
     if (!lib.empty())
       args.push_back(lib.str());
   StringRef runtime = backend == "cpu" ? MPC_RUNTIME_CPU_LIB
+                      : racecheck      ? MPC_RUNTIME_CUDA_RACECHECK_LIBS
                       : emulateCuda    ? MPC_RUNTIME_CUDA_EMULATED_LIBS
                                        : MPC_RUNTIME_CUDA_LIBS;
   for (StringRef lib : llvm::split(runtime, ';'))

@@ -29,6 +29,8 @@
 namespace mpcemu {
 
 Builtins builtins;
+RaceClock raceClock;
+void (*onDeviceFree)(const void *) = nullptr;
 
 namespace {
 
@@ -201,6 +203,7 @@ void runBlock(Block &b, dim3 blockDim, bool reverse) {
   for (unsigned w = 0; w < b.warps.size(); ++w)
     b.warps[w].live = std::min(32u, n - 32 * w);
   b.slots.assign(2 * n, 0);
+  raceClock.blockBarriers = &b.block.generation;
   for (unsigned i = 0; i < n; ++i) {
     Fiber &f = b.fibers[i];
     f.linear = i;
@@ -229,6 +232,8 @@ void runBlock(Block &b, dim3 blockDim, bool reverse) {
       }
       b.current = &f;
       builtins.threadIdx = f.index;
+      raceClock.thread = f.linear;
+      raceClock.warpBarriers = &b.warps[f.linear / 32].generation;
       switchTo(b.scheduler, f.context);
       progressed = true;
       if (f.status == Fiber::Done)
@@ -442,6 +447,13 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
     Builtins saved = builtins;
     builtins.gridDim = grid;
     builtins.blockDim = block;
+    RaceClock savedClock = raceClock;
+    ++raceClock.launch;
+    raceClock.running = true;
+    raceClock.grid = grid;
+    raceClock.blockDim = block;
+    raceClock.file = file;
+    raceClock.line = line;
     // Blocks run one after another, in the reverse order too: a block
     // that reads what another writes in the same launch gets another
     // result in one of the two.
@@ -450,8 +462,12 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
       uint64_t i = reverse ? blocks - 1 - k : k;
       builtins.blockIdx = {unsigned(i % grid.x), unsigned(i / grid.x % grid.y),
                            unsigned(i / (uint64_t(grid.x) * grid.y))};
+      raceClock.block = unsigned(i);
       runBlock(b, block, reverse);
     }
+    raceClock.running = savedClock.running;
+    raceClock.block = savedClock.block;
+    raceClock.thread = savedClock.thread;
     builtins = saved;
     running = outer;
   });
@@ -546,6 +562,13 @@ cudaError_t copyBytes(void *dst, const void *src, size_t bytes) {
   return cudaSuccess;
 }
 } // namespace
+
+std::pair<const char *, size_t> mpcemu::deviceAllocationAt(const void *p) {
+  auto at = offsetInto(allocations(), p);
+  if (!at || at->first >= at->second)
+    return {nullptr, 0};
+  return {static_cast<const char *>(p) - at->first, at->second};
+}
 
 bool mpcemu::deviceAccessible(const void *p) {
   return !p || reaches(allocations(), p) || reaches(pinned(), p);
@@ -646,6 +669,8 @@ cudaError_t cudaFree(void *pointer) {
   if (found == allocations().end())
     return cudaErrorInvalidValue;
   mpcemu::drainAll(); // cudaFree waits for the device
+  if (mpcemu::onDeviceFree)
+    mpcemu::onDeviceFree(pointer);
   allocatedBytes -= found->second;
   allocations().erase(found);
   std::free(pointer);

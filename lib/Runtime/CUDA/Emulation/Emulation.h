@@ -18,8 +18,10 @@
 // stream runs as late as CUDA allows (when the host synchronises with it,
 // or when work it must precede runs), so a missing event wait or stream
 // synchronisation reads stale data; and reads of memory nothing wrote
-// (fresh device memory holds NaNs and -1s). What it cannot: races between
-// threads (they run one at a time, to the next barrier), device math's
+// (fresh device memory holds NaNs and -1s). Built for the race check
+// (Racecheck.cpp), it also finds two threads of a launch that access one
+// byte with nothing ordering them, one of them writing. What it cannot:
+// races between kernels of streams that run concurrently, device math's
 // last bits (the host's libm), speed; which cuBLASLt epilogues the library
 // offers and which algorithms the libraries pick (CublasLt.cpp, Cudnn.cpp).
 //
@@ -159,6 +161,30 @@ void operator*(Kernel<F> kernel, Pending<Args...> &&pending) {
          });
 }
 
+/// What the race check (Racecheck.cpp, in the kernels built for it) knows
+/// of the thread that runs: its launch, block and thread, and how many
+/// barriers its block and its warp have passed. Two accesses of one launch
+/// are ordered only where they are one thread's, or one block's with a
+/// __syncthreads between, or one warp's with a __syncwarp or a shuffle
+/// between.
+struct RaceClock {
+  bool running = false; // a block's thread runs kernel code
+  uint32_t launch = 0;  // launches run so far (0: none)
+  uint32_t block = 0;   // the block's linear index in the grid
+  uint32_t thread = 0;  // the thread's linear index in the block
+  const unsigned *blockBarriers = nullptr, *warpBarriers = nullptr;
+  dim3 grid, blockDim;
+  const char *file = "";
+  int line = 0;
+};
+extern RaceClock raceClock;
+/// Called with each device allocation cudaFree releases (the race check's
+/// record of it goes).
+extern void (*onDeviceFree)(const void *pointer);
+/// The cudaMalloc allocation holding `p`, as its start and size; null
+/// where none does.
+std::pair<const char *, size_t> deviceAllocationAt(const void *p);
+
 // Barriers and warp exchanges of the running fiber.
 void syncThreads();
 int syncThreadsOr(int predicate);
@@ -206,25 +232,46 @@ T __shfl_down_sync(unsigned, T value, unsigned delta, int width = 32) {
 }
 
 // Atomics: the threads run one at a time, so a read-modify-write is one.
-template <typename T, typename U> T atomicAdd(T *address, U value) {
+// Built for the race check, each tells it of the access, which it does not
+// count as a race with other atomics, and their own loads and stores are
+// not instrumented.
+#ifdef MPC_EMULATION_RACECHECK
+namespace mpcemu {
+void atomicAccess(const void *address, size_t bytes);
+}
+#define MPCEMU_ATOMIC(address)                                                 \
+  ::mpcemu::atomicAccess(address, sizeof(*(address)))
+#define MPCEMU_ATOMIC_FUNCTION __attribute__((no_sanitize("thread")))
+#else
+#define MPCEMU_ATOMIC(address) ((void)0)
+#define MPCEMU_ATOMIC_FUNCTION
+#endif
+template <typename T, typename U>
+MPCEMU_ATOMIC_FUNCTION T atomicAdd(T *address, U value) {
+  MPCEMU_ATOMIC(address);
   T old = *address;
   *address = static_cast<T>(old + static_cast<T>(value));
   return old;
 }
-template <typename T, typename U> T atomicMax(T *address, U value) {
+template <typename T, typename U>
+MPCEMU_ATOMIC_FUNCTION T atomicMax(T *address, U value) {
+  MPCEMU_ATOMIC(address);
   T old = *address;
   if (static_cast<T>(value) > old)
     *address = static_cast<T>(value);
   return old;
 }
-template <typename T, typename U> T atomicMin(T *address, U value) {
+template <typename T, typename U>
+MPCEMU_ATOMIC_FUNCTION T atomicMin(T *address, U value) {
+  MPCEMU_ATOMIC(address);
   T old = *address;
   if (static_cast<T>(value) < old)
     *address = static_cast<T>(value);
   return old;
 }
 template <typename T, typename U, typename V>
-T atomicCAS(T *address, U compare, V value) {
+MPCEMU_ATOMIC_FUNCTION T atomicCAS(T *address, U compare, V value) {
+  MPCEMU_ATOMIC(address);
   T old = *address;
   if (old == static_cast<T>(compare))
     *address = static_cast<T>(value);

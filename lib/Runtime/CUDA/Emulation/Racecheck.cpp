@@ -1,0 +1,364 @@
+//===- Racecheck.cpp - data races between the emulated threads ------------===//
+//
+// The emulated kernels compiled for the race check (`-fsanitize=thread`'s
+// instrumentation without its runtime) call these hooks before each load
+// and store. Accesses to device memory (cudaMalloc's) and to shared memory
+// are recorded per byte: the last write and the last read, each with its
+// launch, block, thread and the barriers its block and warp had passed
+// (Emulation.h's RaceClock). Two accesses of one launch to one byte, one a
+// write, conflict unless one thread made both, or one block with a
+// __syncthreads between, or one warp with a __syncwarp or a shuffle
+// between; atomics do not conflict with atomics. A conflict stops the run
+// with what CUDA calls a hazard: the memory, the two threads, and where
+// the access that found it is in the code.
+//
+// Shared memory is each block's own: what another block or launch wrote
+// there is not a conflict. Device memory is recorded for the launch: an
+// access of another launch is ordered by the stream (the stream order is
+// the emulation's other check). Records are made only for the pages
+// kernels touch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emulation.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#undef threadIdx
+#undef blockIdx
+#undef blockDim
+#undef gridDim
+
+extern "C" char __start_mpcemu_shared[] __attribute__((weak));
+extern "C" char __stop_mpcemu_shared[] __attribute__((weak));
+
+namespace mpcemu {
+namespace {
+
+/// One access as the race check keeps it. `launch` 0: none.
+struct Access {
+  uint32_t launch = 0, block = 0, blockBarriers = 0, warpBarriers = 0;
+  uint32_t thread : 24;
+  uint32_t atomic : 1;
+  /// For reads: another thread read the byte too, unordered with this one
+  /// (the write that follows conflicts with that read).
+  uint32_t others : 1;
+  Access() : thread(0), atomic(0), others(0) {}
+};
+struct Cell {
+  Access write, read;
+};
+
+constexpr size_t kPageBytes = 4096;
+struct Region {
+  const char *start = nullptr;
+  size_t bytes = 0;
+  bool shared = false;
+  std::vector<std::unique_ptr<Cell[]>> pages;
+};
+
+/// Device allocations by start, and the shared section.
+std::map<const char *, std::unique_ptr<Region>> &regions() {
+  static auto *all = new std::map<const char *, std::unique_ptr<Region>>();
+  return *all;
+}
+Region &sharedRegion() {
+  static Region *shared = [] {
+    auto *r = new Region();
+    r->start = __start_mpcemu_shared;
+    r->bytes = size_t(__stop_mpcemu_shared - __start_mpcemu_shared);
+    r->shared = true;
+    r->pages.resize((r->bytes + kPageBytes - 1) / kPageBytes);
+    return r;
+  }();
+  return *shared;
+}
+/// The region last found: consecutive accesses mostly hit it.
+Region *lastRegion = nullptr;
+
+void forget(const void *pointer) {
+  auto it = regions().find(static_cast<const char *>(pointer));
+  if (it == regions().end())
+    return;
+  if (lastRegion == it->second.get())
+    lastRegion = nullptr;
+  regions().erase(it);
+}
+
+/// The region holding `p`, or null (the stack, the host's memory).
+Region *regionOf(const char *p) {
+  if (lastRegion && p >= lastRegion->start &&
+      p < lastRegion->start + lastRegion->bytes)
+    return lastRegion;
+  Region &shared = sharedRegion();
+  if (p >= shared.start && p < shared.start + shared.bytes)
+    return lastRegion = &shared;
+  auto [start, bytes] = deviceAllocationAt(p);
+  if (!start)
+    return nullptr;
+  std::unique_ptr<Region> &r = regions()[start];
+  if (!r || r->bytes != bytes) {
+    onDeviceFree = forget;
+    r = std::make_unique<Region>();
+    r->start = start;
+    r->bytes = bytes;
+    r->pages.resize((bytes + kPageBytes - 1) / kPageBytes);
+  }
+  return lastRegion = r.get();
+}
+
+Cell &cellOf(Region &r, size_t offset) {
+  std::unique_ptr<Cell[]> &page = r.pages[offset / kPageBytes];
+  if (!page)
+    page.reset(new Cell[kPageBytes]);
+  return page[offset % kPageBytes];
+}
+
+Access now(bool atomic) {
+  Access a;
+  a.launch = raceClock.launch;
+  a.block = raceClock.block;
+  a.thread = raceClock.thread;
+  a.blockBarriers = *raceClock.blockBarriers;
+  a.warpBarriers = *raceClock.warpBarriers;
+  a.atomic = atomic;
+  return a;
+}
+
+/// Whether `a`, recorded earlier, is still to be compared with accesses
+/// of the running thread: of this launch, and in shared memory of this
+/// block.
+bool current(const Access &a, const Region &r) {
+  return a.launch == raceClock.launch &&
+         (!r.shared || a.block == raceClock.block);
+}
+
+/// Whether `a` (current) happened before `b`, the running thread's.
+bool ordered(const Access &a, const Access &b) {
+  if (a.block != b.block)
+    return false;
+  if (a.thread == b.thread)
+    return true;
+  if (a.blockBarriers != b.blockBarriers)
+    return true;
+  return a.thread / 32 == b.thread / 32 && a.warpBarriers != b.warpBarriers;
+}
+
+bool sameThread(const Access &a, const Access &b) {
+  return a.block == b.block && a.thread == b.thread;
+}
+
+/// Whether no barrier of the block passed between `a` and `b`, accesses of
+/// one thread.
+bool sameInterval(const Access &a, const Access &b) {
+  return a.blockBarriers == b.blockBarriers && a.warpBarriers == b.warpBarriers;
+}
+
+std::string threadName(uint32_t block, uint32_t thread) {
+  const dim3 &g = raceClock.grid, &d = raceClock.blockDim;
+  char text[160];
+  std::snprintf(text, sizeof text, "thread (%u,%u,%u) of block (%u,%u,%u)",
+                thread % d.x, thread / d.x % d.y, thread / (d.x * d.y),
+                block % g.x, block / g.x % g.y, block / (g.x * g.y));
+  return text;
+}
+
+/// The function the access that found the race is in: from the dynamic
+/// symbols, else from llvm-symbolizer (LLVM_SYMBOLIZER_PATH, or on the
+/// PATH) with its source line (the race check's kernels carry line
+/// tables), else the binary and the offset to give it.
+std::string codeAt(const void *pc) {
+  Dl_info info;
+  if (!dladdr(pc, &info) || !info.dli_fbase)
+    return "";
+  // The return address: the access is the call before it.
+  size_t offset = size_t(static_cast<const char *>(pc) -
+                         static_cast<const char *>(info.dli_fbase)) -
+                  1;
+  if (info.dli_sname) {
+    int status = 0;
+    char *name = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+    std::string text =
+        std::string(" in ") + (status == 0 ? name : info.dli_sname);
+    std::free(name);
+    return text;
+  }
+  const char *symbolizer = std::getenv("LLVM_SYMBOLIZER_PATH");
+  std::string command = std::string("'") +
+                        (symbolizer ? symbolizer : "llvm-symbolizer") +
+                        "' --obj='" + info.dli_fname + "' " +
+                        std::to_string(offset) + " 2>/dev/null";
+  if (FILE *out = popen(command.c_str(), "r")) {
+    // The innermost function and its source line (the kernels are
+    // inlined into their launches).
+    char function[1024] = "", where[1024] = "";
+    bool read = std::fgets(function, sizeof function, out) &&
+                std::fgets(where, sizeof where, out);
+    pclose(out);
+    auto trim = [](std::string text) {
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+        text.pop_back();
+      return text;
+    };
+    std::string name = trim(function), line = trim(where);
+    if (read && !name.empty() && name != "??")
+      return " in " + name +
+             (line.empty() || line[0] == '?' ? "" : " at " + line);
+  }
+  char text[512];
+  std::snprintf(text, sizeof text, " at %s+0x%zx", info.dli_fname, offset);
+  return text;
+}
+
+[[noreturn]] void report(const char *hazard, const Region &r, size_t offset,
+                         const Access &earlier, const char *earlierDid,
+                         const char *laterDoes, const void *pc) {
+  const char *how =
+      earlier.block != raceClock.block
+          ? "threads of different blocks of one launch are not ordered"
+      : earlier.thread / 32 == raceClock.thread / 32
+          ? "no __syncthreads, __syncwarp or shuffle between"
+          : "no __syncthreads between";
+  std::fprintf(
+      stderr,
+      "error: CUDA emulation: kernel launched at %s:%d: data race (%s hazard) "
+      "on byte %zu of %s of %zu bytes: %s %s, %s %s%s; %s\n",
+      raceClock.file, raceClock.line, hazard, offset,
+      r.shared ? "shared memory" : "a device allocation", r.bytes,
+      threadName(earlier.block, earlier.thread).c_str(), earlierDid,
+      threadName(raceClock.block, raceClock.thread).c_str(), laterDoes,
+      codeAt(pc).c_str(), how);
+  std::abort();
+}
+
+void read(const void *address, size_t bytes, const void *pc) {
+  if (!raceClock.running)
+    return;
+  const char *p = static_cast<const char *>(address);
+  Region *r = regionOf(p);
+  if (!r)
+    return;
+  Access me = now(false);
+  for (size_t i = 0; i < bytes; ++i) {
+    size_t offset = size_t(p + i - r->start);
+    if (offset >= r->bytes) {
+      r = regionOf(p + i);
+      if (!r)
+        return;
+      offset = size_t(p + i - r->start);
+    }
+    Cell &c = cellOf(*r, offset);
+    if (current(c.write, *r) && !ordered(c.write, me))
+      report("read after write", *r, offset, c.write,
+             c.write.atomic ? "updated it atomically" : "wrote it", "reads it",
+             pc);
+    // Other readers unordered with this one: one is enough to know of.
+    if (current(c.read, *r)) {
+      if (sameThread(c.read, me))
+        me.others = c.read.others && sameInterval(c.read, me);
+      else
+        me.others = !ordered(c.read, me);
+    }
+    c.read = me;
+    me.others = 0;
+  }
+}
+
+void write(const void *address, size_t bytes, bool atomic, const void *pc) {
+  if (!raceClock.running)
+    return;
+  const char *p = static_cast<const char *>(address);
+  Region *r = regionOf(p);
+  if (!r)
+    return;
+  Access me = now(atomic);
+  for (size_t i = 0; i < bytes; ++i) {
+    size_t offset = size_t(p + i - r->start);
+    if (offset >= r->bytes) {
+      r = regionOf(p + i);
+      if (!r)
+        return;
+      offset = size_t(p + i - r->start);
+    }
+    Cell &c = cellOf(*r, offset);
+    if (current(c.write, *r) && !ordered(c.write, me) &&
+        !(atomic && c.write.atomic))
+      report("write after write", *r, offset, c.write,
+             c.write.atomic ? "updated it atomically" : "wrote it",
+             atomic ? "updates it atomically" : "writes it", pc);
+    if (current(c.read, *r) &&
+        (sameThread(c.read, me) ? c.read.others && sameInterval(c.read, me)
+                                : !ordered(c.read, me)))
+      report("write after read", *r, offset, c.read,
+             sameThread(c.read, me) ? "and another read it" : "read it",
+             atomic ? "updates it atomically" : "writes it", pc);
+    c.write = me;
+    c.read = Access();
+  }
+}
+
+} // namespace
+
+void atomicAccess(const void *address, size_t bytes) {
+  write(address, bytes, true, __builtin_return_address(0));
+}
+
+} // namespace mpcemu
+
+// The instrumentation's entry points (ThreadSanitizer's names). Only the
+// accesses are checked; the rest are no-ops the instrumented code calls.
+#define MPCEMU_RACE_ACCESS(n)                                                  \
+  extern "C" void __tsan_read##n(void *p) {                                    \
+    mpcemu::read(p, n, __builtin_return_address(0));                           \
+  }                                                                            \
+  extern "C" void __tsan_write##n(void *p) {                                   \
+    mpcemu::write(p, n, false, __builtin_return_address(0));                   \
+  }                                                                            \
+  extern "C" void __tsan_unaligned_read##n(void *p) {                          \
+    mpcemu::read(p, n, __builtin_return_address(0));                           \
+  }                                                                            \
+  extern "C" void __tsan_unaligned_write##n(void *p) {                         \
+    mpcemu::write(p, n, false, __builtin_return_address(0));                   \
+  }
+MPCEMU_RACE_ACCESS(1)
+MPCEMU_RACE_ACCESS(2)
+MPCEMU_RACE_ACCESS(4)
+MPCEMU_RACE_ACCESS(8)
+MPCEMU_RACE_ACCESS(16)
+
+extern "C" {
+void __tsan_init() {}
+void __tsan_func_entry(void *) {}
+void __tsan_func_exit() {}
+void __tsan_vptr_read(void **) {}
+void __tsan_vptr_update(void **, void *) {}
+void __tsan_read_range(void *p, unsigned long n) {
+  mpcemu::read(p, n, __builtin_return_address(0));
+}
+void __tsan_write_range(void *p, unsigned long n) {
+  mpcemu::write(p, n, false, __builtin_return_address(0));
+}
+void *__tsan_memcpy(void *dst, const void *src, unsigned long n) {
+  mpcemu::read(src, n, __builtin_return_address(0));
+  mpcemu::write(dst, n, false, __builtin_return_address(0));
+  return std::memcpy(dst, src, n);
+}
+void *__tsan_memmove(void *dst, const void *src, unsigned long n) {
+  mpcemu::read(src, n, __builtin_return_address(0));
+  mpcemu::write(dst, n, false, __builtin_return_address(0));
+  return std::memmove(dst, src, n);
+}
+void *__tsan_memset(void *dst, int value, unsigned long n) {
+  mpcemu::write(dst, n, false, __builtin_return_address(0));
+  return std::memset(dst, value, n);
+}
+}

@@ -1,0 +1,227 @@
+//===- RacecheckTest.cu - the emulation's race check ----------------------===//
+//
+// Built for the race check (lib/Runtime/CUDA/Emulation/Racecheck.cpp): the
+// races a GPU may or may not show (a missing __syncthreads, warp code that
+// counts on lanes running in step, blocks adding to one value without
+// atomics) stop the run with a message naming the hazard and the threads,
+// and the code that orders its accesses (barriers, __syncwarp, shuffles,
+// atomics, separate blocks' shared memory, separate launches) runs
+// through.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gtest/gtest.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+namespace {
+
+/// A device buffer of `n` Ts holding 1, 2, ..., n (as Ts).
+template <typename T> T *deviceIota(size_t n) {
+  std::vector<T> host(n);
+  for (size_t i = 0; i < n; ++i)
+    host[i] = T(float(i + 1));
+  T *device = nullptr;
+  cudaMalloc(&device, n * sizeof(T));
+  cudaMemcpy(device, host.data(), n * sizeof(T), cudaMemcpyHostToDevice);
+  return device;
+}
+
+/// Block sums through shared memory: a barrier after each level unless
+/// `skipBarrier`, which leaves the level's reads racing the next level's
+/// writes.
+__global__ void sharedSumKernel(const float *in, float *out, bool skipBarrier) {
+  __shared__ float partial[128];
+  int t = threadIdx.x;
+  partial[t] = in[blockIdx.x * 128 + t];
+  __syncthreads();
+  for (int half = 64; half > 0; half /= 2) {
+    if (t < half)
+      partial[t] += partial[t + half];
+    if (!skipBarrier)
+      __syncthreads();
+  }
+  if (t == 0)
+    out[blockIdx.x] = partial[0];
+}
+
+/// The last 32 partial sums of one warp in shared memory: with __syncwarp
+/// between the levels, or counting on the lanes running in step.
+__global__ void warpSumKernel(const float *in, float *out, bool syncWarp) {
+  __shared__ float partial[32];
+  int lane = threadIdx.x;
+  partial[lane] = in[lane];
+  if (syncWarp)
+    __syncwarp();
+  for (int half = 16; half > 0; half /= 2) {
+    float other = lane < half ? partial[lane + half] : 0.0f;
+    if (syncWarp)
+      __syncwarp();
+    if (lane < half)
+      partial[lane] += other;
+    if (syncWarp)
+      __syncwarp();
+  }
+  if (lane == 0)
+    *out = partial[0];
+}
+
+/// The same sum by shuffles: each exchange orders the lanes.
+__global__ void shuffleSumKernel(const float *in, float *out) {
+  float v = in[threadIdx.x];
+  for (int offset = 16; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if (threadIdx.x == 0)
+    *out = v;
+}
+
+/// Every thread of every block adds its value to `total`, atomically or
+/// not.
+__global__ void totalKernel(const float *in, float *total, bool atomic) {
+  float v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  if (atomic)
+    atomicAdd(total, v);
+  else if (threadIdx.x == 0)
+    *total += v;
+}
+
+/// Block 0 updates `count` atomically while the other blocks read it.
+__global__ void readWhileUpdatedKernel(unsigned *count, unsigned *seen) {
+  if (blockIdx.x == 0)
+    atomicAdd(count, 1u);
+  else
+    seen[blockIdx.x] = *count;
+}
+
+/// Each thread writes its own element of a half or byte array, next to
+/// its neighbours' in the same word.
+__global__ void neighboursKernel(__half *halves, uint8_t *bytes) {
+  int t = threadIdx.x;
+  halves[t] = __float2half(float(t));
+  bytes[t] = uint8_t(t);
+}
+
+/// Every block uses the same shared array for its own values.
+__global__ void sharedPerBlockKernel(float *out) {
+  __shared__ float scratch[1];
+  if (threadIdx.x == 0)
+    scratch[0] = float(blockIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 1)
+    out[blockIdx.x] = scratch[0];
+}
+
+/// One thread adds the four values another launch wrote.
+__global__ void addFourKernel(const float *in, float *out) {
+  *out = in[0] + in[1] + in[2] + in[3];
+}
+
+/// Thread 0 writes `value`, thread 1 reads it with no barrier between.
+__global__ void unorderedKernel(float *value, float *out) {
+  if (threadIdx.x == 0)
+    *value = 1.0f;
+  if (threadIdx.x == 1)
+    *out = *value;
+}
+
+TEST(Racecheck, OrderedAccessesRunThrough) {
+  float *in = deviceIota<float>(4 * 128), *out;
+  cudaMalloc(&out, 8 * sizeof(float));
+  sharedSumKernel<<<4, 128>>>(in, out, false);
+  warpSumKernel<<<1, 32>>>(in, out + 4, true);
+  shuffleSumKernel<<<1, 32>>>(in, out + 5);
+  cudaMemset(out + 6, 0, sizeof(float));
+  totalKernel<<<4, 128>>>(in, out + 6, true);
+  std::vector<float> host(8);
+  cudaMemcpy(host.data(), out, 7 * sizeof(float), cudaMemcpyDeviceToHost);
+  for (int b = 0; b < 4; ++b) // 128 b + 1 ... 128 b + 128
+    EXPECT_EQ(host[b], 128.0f * 128 * b + 128.0f * 129 / 2);
+  EXPECT_EQ(host[4], 32.0f * 33 / 2);
+  EXPECT_EQ(host[5], 32.0f * 33 / 2);
+  EXPECT_EQ(host[6], 512.0f * 513 / 2);
+  // Neighbouring elements of two and one bytes, shared memory that each
+  // block has its own of, and a buffer that one launch writes and the
+  // next reads.
+  __half *halves;
+  uint8_t *bytes;
+  cudaMalloc(&halves, 64 * sizeof(__half));
+  cudaMalloc(&bytes, 64);
+  neighboursKernel<<<1, 64>>>(halves, bytes);
+  sharedPerBlockKernel<<<4, 2>>>(out);
+  addFourKernel<<<1, 1>>>(out, out + 7);
+  cudaMemcpy(host.data(), out, 8 * sizeof(float), cudaMemcpyDeviceToHost);
+  EXPECT_EQ(host[3], 3.0f);
+  EXPECT_EQ(host[7], 6.0f);
+  std::vector<uint8_t> hostBytes(64);
+  cudaMemcpy(hostBytes.data(), bytes, 64, cudaMemcpyDeviceToHost);
+  EXPECT_EQ(hostBytes[63], 63);
+  cudaFree(in);
+  cudaFree(out);
+  cudaFree(halves);
+  cudaFree(bytes);
+}
+
+TEST(RacecheckDeathTest, RacesStopWithTheHazardAndTheThreads) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  float *in = deviceIota<float>(128), *out;
+  unsigned *counts;
+  cudaMalloc(&out, 4 * sizeof(float));
+  cudaMalloc(&counts, 4 * sizeof(unsigned));
+  cudaMemset(counts, 0, 4 * sizeof(unsigned));
+  // Without the barriers a level's writes race the reads of the level
+  // before.
+  EXPECT_DEATH(
+      {
+        sharedSumKernel<<<1, 128>>>(in, out, true);
+        cudaDeviceSynchronize();
+      },
+      "kernel launched at .*RacecheckTest.cu:[0-9]+: data race \\((read "
+      "after write|write after read) hazard\\) on byte [0-9]+ of shared "
+      "memory .*thread \\([0-9]+,0,0\\) of block \\(0,0,0\\) .* in "
+      ".*sharedSumKernel.* at .*RacecheckTest.cu:[0-9]+:[0-9]+; no "
+      "__syncthreads");
+  EXPECT_DEATH(
+      {
+        warpSumKernel<<<1, 32>>>(in, out, false);
+        cudaDeviceSynchronize();
+      },
+      "hazard\\) on byte [0-9]+ of shared memory .* no __syncthreads, "
+      "__syncwarp or shuffle between");
+  EXPECT_DEATH(
+      {
+        totalKernel<<<2, 32>>>(in, out, false);
+        cudaDeviceSynchronize();
+      },
+      "data race \\((read after write|write after read|write after write) "
+      "hazard\\) on byte [0-3] of a device allocation of 16 bytes: thread "
+      "\\(0,0,0\\) of block \\(., *0, *0\\) .* thread \\(0,0,0\\) of block "
+      "\\(., *0, *0\\) .*threads of different blocks of one launch are not "
+      "ordered");
+  EXPECT_DEATH(
+      {
+        readWhileUpdatedKernel<<<2, 1>>>(counts, counts + 1);
+        cudaDeviceSynchronize();
+      },
+      "hazard\\) on byte 0 of a device allocation of 16 bytes: thread "
+      "\\(0,0,0\\) of block \\((0|1),0,0\\) (updated it atomically|read "
+      "it), thread \\(0,0,0\\) of block \\((0|1),0,0\\) (reads it|updates "
+      "it atomically)");
+  EXPECT_DEATH(
+      {
+        unorderedKernel<<<1, 2>>>(out, out + 1);
+        cudaDeviceSynchronize();
+      },
+      "hazard\\) on byte 0 of a device allocation of 16 bytes: thread "
+      "\\((0|1),0,0\\) of block \\(0,0,0\\) (wrote|read) it, thread "
+      "\\((0|1),0,0\\) of block \\(0,0,0\\) (reads|writes) it");
+  cudaFree(in);
+  cudaFree(out);
+  cudaFree(counts);
+}
+
+} // namespace
