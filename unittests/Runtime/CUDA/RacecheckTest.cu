@@ -16,7 +16,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <numeric>
+#include <string>
 #include <vector>
 
 namespace {
@@ -129,6 +133,25 @@ __global__ void unorderedKernel(float *value, float *out) {
     *out = *value;
 }
 
+/// 16 bytes per thread, neighbours next to each other: coalesced.
+__global__ void copyVectorsKernel(const float4 *in, float4 *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = in[i];
+}
+
+/// One float per thread read 32 bytes from its neighbour's: a sector per
+/// lane.
+__global__ void stridedReadKernel(const float *in, float *out) {
+  out[threadIdx.x] = in[threadIdx.x * 8];
+}
+
+/// Two neighbouring floats per thread, read one after the other: as one
+/// 8-byte access of the lane.
+__global__ void pairReadKernel(const float *in, float *out) {
+  const volatile float *pair = in + 2 * threadIdx.x;
+  out[threadIdx.x] = pair[0] + pair[1];
+}
+
 TEST(Racecheck, OrderedAccessesRunThrough) {
   float *in = deviceIota<float>(4 * 128), *out;
   cudaMalloc(&out, 8 * sizeof(float));
@@ -222,6 +245,56 @@ TEST(RacecheckDeathTest, RacesStopWithTheHazardAndTheThreads) {
   cudaFree(in);
   cudaFree(out);
   cudaFree(counts);
+}
+
+/// The profile's lines that hold `text` (its launch sites' counts).
+int linesWith(const std::string &path, const std::string &text) {
+  std::ifstream in(path);
+  std::string line;
+  int found = 0;
+  while (std::getline(in, line))
+    found += line.find(text) != std::string::npos;
+  return found;
+}
+
+/// The three kernels above profiled into `path`, which is written when
+/// the process exits.
+[[noreturn]] void runProfiled(const std::string &path) {
+  setenv("MPC_EMULATION_PROFILE", path.c_str(), 1);
+  float *in = deviceIota<float>(256), *out;
+  cudaMalloc(&out, 256 * sizeof(float));
+  copyVectorsKernel<<<1, 64>>>(reinterpret_cast<const float4 *>(in),
+                               reinterpret_cast<float4 *>(out));
+  stridedReadKernel<<<1, 32>>>(in, out);
+  pairReadKernel<<<1, 32>>>(in, out);
+  cudaDeviceSynchronize();
+  std::exit(0);
+}
+
+TEST(Racecheck, TheProfileCountsEachWarpsRequestsAndTheirSectors) {
+  std::string path = ::testing::TempDir() + "racecheck-profile.jsonl";
+  std::remove(path.c_str());
+  // The profile is written when the process exits: a child runs the
+  // kernels, a fresh process (the profile is set up at the first access).
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(runProfiled(path), ::testing::ExitedWithCode(0), "");
+  // Two warps, a read and a write each, of 512 bytes in 16 sectors.
+  EXPECT_EQ(linesWith(path, "\"requests\": 4, \"write_requests\": 2, "
+                            "\"sectors\": 64, \"bytes\": 2048, "
+                            "\"distinct_sectors\": 64}"),
+            1);
+  // A read of 32 sectors for 128 bytes, a write of 4.
+  EXPECT_EQ(linesWith(path, "\"requests\": 2, \"write_requests\": 1, "
+                            "\"sectors\": 36, \"bytes\": 256, "
+                            "\"distinct_sectors\": 36}"),
+            1);
+  // The pairs: one read of 256 bytes in 8 sectors, a write of 4.
+  EXPECT_EQ(linesWith(path, "\"requests\": 2, \"write_requests\": 1, "
+                            "\"sectors\": 12, \"bytes\": 384, "
+                            "\"distinct_sectors\": 12}"),
+            1);
+  EXPECT_EQ(linesWith(path, "RacecheckTest.cu:"), 3);
+  std::remove(path.c_str());
 }
 
 } // namespace

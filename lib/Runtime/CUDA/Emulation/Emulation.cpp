@@ -31,6 +31,8 @@ namespace mpcemu {
 Builtins builtins;
 RaceClock raceClock;
 void (*onDeviceFree)(const void *) = nullptr;
+void (*onBlockEnd)() = nullptr;
+void (*onLaunchEnd)() = nullptr;
 
 namespace {
 
@@ -464,7 +466,11 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
                            unsigned(i / (uint64_t(grid.x) * grid.y))};
       raceClock.block = unsigned(i);
       runBlock(b, block, reverse);
+      if (onBlockEnd)
+        onBlockEnd();
     }
+    if (onLaunchEnd)
+      onLaunchEnd();
     raceClock.running = savedClock.running;
     raceClock.block = savedClock.block;
     raceClock.thread = savedClock.thread;

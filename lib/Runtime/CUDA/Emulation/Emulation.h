@@ -179,8 +179,11 @@ struct RaceClock {
 };
 extern RaceClock raceClock;
 /// Called with each device allocation cudaFree releases (the race check's
-/// record of it goes).
+/// record of it goes), after each block of a launch and after each launch
+/// (the memory profile's, Profile.cpp).
 extern void (*onDeviceFree)(const void *pointer);
+extern void (*onBlockEnd)();
+extern void (*onLaunchEnd)();
 /// The cudaMalloc allocation holding `p`, as its start and size; null
 /// where none does.
 std::pair<const char *, size_t> deviceAllocationAt(const void *p);

@@ -42,6 +42,12 @@ extern "C" char __start_mpcemu_shared[] __attribute__((weak));
 extern "C" char __stop_mpcemu_shared[] __attribute__((weak));
 
 namespace mpcemu {
+
+// The memory profile (Profile.cpp), fed with the accesses to device memory.
+bool profiling();
+void profileAccess(const char *address, size_t bytes, bool isWrite,
+                   const void *pc);
+
 namespace {
 
 /// One access as the race check keeps it. `launch` 0: none.
@@ -247,6 +253,8 @@ void read(const void *address, size_t bytes, const void *pc) {
   Region *r = regionOf(p);
   if (!r)
     return;
+  if (!r->shared && profiling())
+    profileAccess(p, bytes, false, pc);
   Access me = now(false);
   for (size_t i = 0; i < bytes; ++i) {
     size_t offset = size_t(p + i - r->start);
@@ -280,6 +288,8 @@ void write(const void *address, size_t bytes, bool atomic, const void *pc) {
   Region *r = regionOf(p);
   if (!r)
     return;
+  if (!r->shared && profiling())
+    profileAccess(p, bytes, true, pc);
   Access me = now(atomic);
   for (size_t i = 0; i < bytes; ++i) {
     size_t offset = size_t(p + i - r->start);
