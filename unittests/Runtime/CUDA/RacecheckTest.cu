@@ -125,6 +125,15 @@ __global__ void addFourKernel(const float *in, float *out) {
   *out = in[0] + in[1] + in[2] + in[3];
 }
 
+/// Thread 0 of every block stores 1 in `flag` (where `raise`), and thread
+/// 0 of block 0 also reads it when `read`.
+__global__ void flagKernel(uint8_t *flag, uint8_t *seen, bool read) {
+  if (threadIdx.x == 0 && blockIdx.x > 0)
+    *flag = 1;
+  if (threadIdx.x == 0 && blockIdx.x == 0 && read)
+    *seen = *flag;
+}
+
 /// Thread 0 writes `value`, thread 1 reads it with no barrier between.
 __global__ void unorderedKernel(float *value, float *out) {
   if (threadIdx.x == 0)
@@ -180,6 +189,10 @@ TEST(Racecheck, OrderedAccessesRunThrough) {
   cudaMemcpy(host.data(), out, 8 * sizeof(float), cudaMemcpyDeviceToHost);
   EXPECT_EQ(host[3], 3.0f);
   EXPECT_EQ(host[7], 6.0f);
+  // Blocks storing the 1 a flag holds after the first: a race in name
+  // only (the byte is the same in any order), as the inf check does.
+  cudaMemset(bytes, 0, 2);
+  flagKernel<<<4, 32>>>(bytes, bytes + 1, false);
   std::vector<uint8_t> hostBytes(64);
   cudaMemcpy(hostBytes.data(), bytes, 64, cudaMemcpyDeviceToHost);
   EXPECT_EQ(hostBytes[63], 63);
@@ -215,6 +228,7 @@ TEST(RacecheckDeathTest, RacesStopWithTheHazardAndTheThreads) {
       },
       "hazard\\) on byte [0-9]+ of shared memory .* no __syncthreads, "
       "__syncwarp or shuffle between");
+  cudaMemset(out, 0, 4 * sizeof(float));
   EXPECT_DEATH(
       {
         totalKernel<<<2, 32>>>(in, out, false);
@@ -234,17 +248,29 @@ TEST(RacecheckDeathTest, RacesStopWithTheHazardAndTheThreads) {
       "\\(0,0,0\\) of block \\((0|1),0,0\\) (updated it atomically|read "
       "it), thread \\(0,0,0\\) of block \\((0|1),0,0\\) (reads it|updates "
       "it atomically)");
+  // ... but a block reading the flag the others raise reads 0 or 1.
+  uint8_t *flag;
+  cudaMalloc(&flag, 2);
+  cudaMemset(flag, 0, 2);
+  EXPECT_DEATH(
+      {
+        flagKernel<<<3, 32>>>(flag, flag + 1, true);
+        cudaDeviceSynchronize();
+      },
+      "data race \\((read after write|write after read) hazard\\) on byte 0 "
+      "of a device allocation of 2 bytes");
   EXPECT_DEATH(
       {
         unorderedKernel<<<1, 2>>>(out, out + 1);
         cudaDeviceSynchronize();
       },
-      "hazard\\) on byte 0 of a device allocation of 16 bytes: thread "
+      "hazard\\) on byte [0-3] of a device allocation of 16 bytes: thread "
       "\\((0|1),0,0\\) of block \\(0,0,0\\) (wrote|read) it, thread "
       "\\((0|1),0,0\\) of block \\(0,0,0\\) (reads|writes) it");
   cudaFree(in);
   cudaFree(out);
   cudaFree(counts);
+  cudaFree(flag);
 }
 
 /// The profile's lines that hold `text` (its launch sites' counts).

@@ -31,8 +31,19 @@ namespace mpcemu {
 Builtins builtins;
 RaceClock raceClock;
 void (*onDeviceFree)(const void *) = nullptr;
-void (*onBlockEnd)() = nullptr;
-void (*onLaunchEnd)() = nullptr;
+namespace {
+// Built on first use: other files' static initialisers add to them.
+std::vector<void (*)()> &blockEndHooks() {
+  static auto *hooks = new std::vector<void (*)()>();
+  return *hooks;
+}
+std::vector<void (*)()> &launchEndHooks() {
+  static auto *hooks = new std::vector<void (*)()>();
+  return *hooks;
+}
+} // namespace
+void atBlockEnd(void (*hook)()) { blockEndHooks().push_back(hook); }
+void atLaunchEnd(void (*hook)()) { launchEndHooks().push_back(hook); }
 
 namespace {
 
@@ -466,11 +477,11 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
                            unsigned(i / (uint64_t(grid.x) * grid.y))};
       raceClock.block = unsigned(i);
       runBlock(b, block, reverse);
-      if (onBlockEnd)
-        onBlockEnd();
+      for (auto hook : blockEndHooks())
+        hook();
     }
-    if (onLaunchEnd)
-      onLaunchEnd();
+    for (auto hook : launchEndHooks())
+      hook();
     raceClock.running = savedClock.running;
     raceClock.block = savedClock.block;
     raceClock.thread = savedClock.thread;

@@ -179,11 +179,12 @@ struct RaceClock {
 };
 extern RaceClock raceClock;
 /// Called with each device allocation cudaFree releases (the race check's
-/// record of it goes), after each block of a launch and after each launch
-/// (the memory profile's, Profile.cpp).
+/// record of it goes).
 extern void (*onDeviceFree)(const void *pointer);
-extern void (*onBlockEnd)();
-extern void (*onLaunchEnd)();
+/// Adds `hook` to what runs after each block of a launch (the race check's
+/// deferred checks, the memory profile's requests), or after each launch.
+void atBlockEnd(void (*hook)());
+void atLaunchEnd(void (*hook)());
 /// The cudaMalloc allocation holding `p`, as its start and size; null
 /// where none does.
 std::pair<const char *, size_t> deviceAllocationAt(const void *p);

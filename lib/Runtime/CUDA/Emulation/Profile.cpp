@@ -152,8 +152,8 @@ Profile *start() {
     return nullptr;
   auto *p = new Profile();
   p->path = path;
-  onBlockEnd = endBlock;
-  onLaunchEnd = endLaunch;
+  atBlockEnd(endBlock);
+  atLaunchEnd(endLaunch);
   std::atexit(write);
   return p;
 }

@@ -62,6 +62,10 @@ struct Access {
 };
 struct Cell {
   Access write, read;
+  /// The byte before the last write (before the first of writes no
+  /// order separates): a conflicting access is benign where the write
+  /// did not change the byte.
+  uint8_t before = 0;
 };
 
 constexpr size_t kPageBytes = 4096;
@@ -227,11 +231,12 @@ std::string codeAt(const void *pc) {
 
 [[noreturn]] void report(const char *hazard, const Region &r, size_t offset,
                          const Access &earlier, const char *earlierDid,
-                         const char *laterDoes, const void *pc) {
+                         const Access &later, const char *laterDoes,
+                         const void *pc) {
   const char *how =
-      earlier.block != raceClock.block
+      earlier.block != later.block
           ? "threads of different blocks of one launch are not ordered"
-      : earlier.thread / 32 == raceClock.thread / 32
+      : earlier.thread / 32 == later.thread / 32
           ? "no __syncthreads, __syncwarp or shuffle between"
           : "no __syncthreads between";
   std::fprintf(
@@ -241,14 +246,39 @@ std::string codeAt(const void *pc) {
       raceClock.file, raceClock.line, hazard, offset,
       r.shared ? "shared memory" : "a device allocation", r.bytes,
       threadName(earlier.block, earlier.thread).c_str(), earlierDid,
-      threadName(raceClock.block, raceClock.thread).c_str(), laterDoes,
+      threadName(later.block, later.thread).c_str(), laterDoes,
       codeAt(pc).c_str(), how);
   std::abort();
+}
+
+/// A write that conflicts with an earlier access, checked once it is done
+/// (the hooks run before the store): a race where it changed the byte.
+/// Threads storing the value a byte already holds (every block setting
+/// one flag to 1) do not race in effect.
+struct Pending {
+  const uint8_t *byte;
+  uint8_t before;
+  const char *hazard, *earlierDid;
+  Access earlier, later;
+  Region *region;
+  size_t offset;
+  const void *pc;
+};
+std::vector<Pending> pending;
+
+void checkPending() {
+  for (const Pending &w : pending)
+    if (*w.byte != w.before)
+      report(w.hazard, *w.region, w.offset, w.earlier, w.earlierDid, w.later,
+             "writes it", w.pc);
+  pending.clear();
 }
 
 void read(const void *address, size_t bytes, const void *pc) {
   if (!raceClock.running)
     return;
+  if (!pending.empty())
+    checkPending();
   const char *p = static_cast<const char *>(address);
   Region *r = regionOf(p);
   if (!r)
@@ -265,10 +295,11 @@ void read(const void *address, size_t bytes, const void *pc) {
       offset = size_t(p + i - r->start);
     }
     Cell &c = cellOf(*r, offset);
-    if (current(c.write, *r) && !ordered(c.write, me))
+    if (current(c.write, *r) && !ordered(c.write, me) &&
+        static_cast<uint8_t>(p[i]) != c.before)
       report("read after write", *r, offset, c.write,
-             c.write.atomic ? "updated it atomically" : "wrote it", "reads it",
-             pc);
+             c.write.atomic ? "updated it atomically" : "wrote it", me,
+             "reads it", pc);
     // Other readers unordered with this one: one is enough to know of.
     if (current(c.read, *r)) {
       if (sameThread(c.read, me))
@@ -284,6 +315,8 @@ void read(const void *address, size_t bytes, const void *pc) {
 void write(const void *address, size_t bytes, bool atomic, const void *pc) {
   if (!raceClock.running)
     return;
+  if (!pending.empty())
+    checkPending();
   const char *p = static_cast<const char *>(address);
   Region *r = regionOf(p);
   if (!r)
@@ -300,21 +333,38 @@ void write(const void *address, size_t bytes, bool atomic, const void *pc) {
       offset = size_t(p + i - r->start);
     }
     Cell &c = cellOf(*r, offset);
-    if (current(c.write, *r) && !ordered(c.write, me) &&
-        !(atomic && c.write.atomic))
-      report("write after write", *r, offset, c.write,
-             c.write.atomic ? "updated it atomically" : "wrote it",
-             atomic ? "updates it atomically" : "writes it", pc);
+    auto byte = reinterpret_cast<const uint8_t *>(p + i);
+    // A conflict: at once for an atomic update, else once the store is
+    // done, where it changed the byte.
+    auto conflict = [&](const char *hazard, const Access &earlier,
+                        const char *earlierDid) {
+      if (atomic)
+        report(hazard, *r, offset, earlier, earlierDid, me,
+               "updates it atomically", pc);
+      pending.push_back(
+          {byte, *byte, hazard, earlierDid, earlier, me, r, offset, pc});
+    };
+    bool concurrent = current(c.write, *r) && !ordered(c.write, me);
+    if (concurrent && !(atomic && c.write.atomic))
+      conflict("write after write", c.write,
+               c.write.atomic ? "updated it atomically" : "wrote it");
     if (current(c.read, *r) &&
         (sameThread(c.read, me) ? c.read.others && sameInterval(c.read, me)
                                 : !ordered(c.read, me)))
-      report("write after read", *r, offset, c.read,
-             sameThread(c.read, me) ? "and another read it" : "read it",
-             atomic ? "updates it atomically" : "writes it", pc);
+      conflict("write after read", c.read,
+               sameThread(c.read, me) ? "and another read it" : "read it");
+    if (!concurrent)
+      c.before = *byte;
     c.write = me;
     c.read = Access();
   }
 }
+
+/// The deferred checks of the block's last writes.
+bool checkedAtBlockEnd = [] {
+  atBlockEnd(checkPending);
+  return true;
+}();
 
 } // namespace
 
