@@ -185,7 +185,11 @@ embeddingWriteKernel(const void *indices, int32_t bits, int64_t count,
 /// The host's mask, bit for bit (formulas::dropoutKeeps): element i is
 /// kept when word i % 4 of philox({lo(i/4), lo(step), hi(step), hi(i/4)},
 /// seed) >= p * 2^32. A thread takes the four elements of one Philox call.
-template <typename T>
+/// One thread per group of four elements, whose four mask bits one Philox
+/// call gives. With `Vector`, a full group's elements move as one access
+/// of 4 elements and its mask as one 4-byte word (the pointers aligned to
+/// those); the last, partial group one element at a time.
+template <typename T, bool Vector>
 __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
                               double p, uint64_t seed, const int64_t *step) {
   using S = Storage<T>;
@@ -198,6 +202,19 @@ __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
        q += int64_t(gridDim.x) * blockDim.x) {
     uint32_t words[4];
     formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
+    if (Vector && 4 * q + 4 <= count) {
+      Vec<T, 4> in = reinterpret_cast<const Vec<T, 4> *>(x)[q], out;
+      Vec<uint8_t, 4> keeps;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        bool keep = words[e] >= threshold;
+        keeps.v[e] = keep;
+        out.v[e] = S::store(keep ? S::load(in.v[e]) * scale : A(0));
+      }
+      reinterpret_cast<Vec<uint8_t, 4> *>(mask)[q] = keeps;
+      reinterpret_cast<Vec<T, 4> *>(y)[q] = out;
+      continue;
+    }
     for (int e = 0; e < 4; ++e) {
       int64_t i = 4 * q + e;
       if (i >= count)
@@ -209,14 +226,27 @@ __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
   }
 }
 
-template <typename T>
+/// Four elements per thread, as one access each of the gradients and of
+/// the mask where `Vector` (the pointers aligned to it); the last count %
+/// 4 one at a time.
+template <typename T, bool Vector>
 __global__ void dropoutBackwardKernel(const T *dy, const uint8_t *mask, T *dx,
                                       int64_t count, double p) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x)
+  int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x,
+          stride = int64_t(gridDim.x) * blockDim.x;
+  int64_t groups = Vector ? count / 4 : 0;
+  for (int64_t q = first; q < groups; q += stride) {
+    Vec<T, 4> in = reinterpret_cast<const Vec<T, 4> *>(dy)[q], out;
+    Vec<uint8_t, 4> keeps = reinterpret_cast<const Vec<uint8_t, 4> *>(mask)[q];
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      out.v[e] = S::store(keeps.v[e] ? S::load(in.v[e]) * scale : A(0));
+    reinterpret_cast<Vec<T, 4> *>(dx)[q] = out;
+  }
+  for (int64_t i = 4 * groups + first; i < count; i += stride)
     dx[i] = S::store(mask[i] ? S::load(dy[i]) * scale : A(0));
 }
 
@@ -372,9 +402,17 @@ void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    dropoutKernel<T><<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(
-        static_cast<const T *>(input), static_cast<T *>(output), mask, count, p,
-        seed, step);
+    auto *x = static_cast<const T *>(input);
+    auto *y = static_cast<T *>(output);
+    if (alignedTo(x, 4 * sizeof(T)) && alignedTo(y, 4 * sizeof(T)) &&
+        alignedTo(mask, 4))
+      dropoutKernel<T, true>
+          <<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(
+              x, y, mask, count, p, seed, step);
+    else
+      dropoutKernel<T, false>
+          <<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(
+              x, y, mask, count, p, seed, step);
   });
   MPCRT_CUDA_LAUNCHED("dropout");
 }
@@ -386,9 +424,16 @@ void dropoutBackward(mpcrt_dtype dtype, const void *gradOutput,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    dropoutBackwardKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<const T *>(gradOutput), mask, static_cast<T *>(gradInput),
-        count, p);
+    auto *dy = static_cast<const T *>(gradOutput);
+    auto *dx = static_cast<T *>(gradInput);
+    if (alignedTo(dy, 4 * sizeof(T)) && alignedTo(dx, 4 * sizeof(T)) &&
+        alignedTo(mask, 4))
+      dropoutBackwardKernel<T, true>
+          <<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(dy, mask, dx,
+                                                                  count, p);
+    else
+      dropoutBackwardKernel<T, false>
+          <<<blocksFor(count), kThreads, 0, stream()>>>(dy, mask, dx, count, p);
   });
   MPCRT_CUDA_LAUNCHED("dropout_backward");
 }

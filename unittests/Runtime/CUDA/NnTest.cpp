@@ -539,6 +539,40 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
             upload(std::vector<int64_t>{step}));
     ASSERT_EQ(download(mask, n), wantMask) << "dropout mask";
     ASSERT_EQ(download(out, want.size()), want) << "dropout";
+    // Its gradient, 4 elements per access, and both again with every
+    // pointer one element past an aligned one (one element per access).
+    auto dy = randomOf(rng, d, n, -1, 1);
+    std::vector<uint8_t> wantGrad(dy.size());
+#define CALL(SUFFIX, T, STAT)                                                  \
+  mpcrt_dropout_backward_##SUFFIX(                                             \
+      reinterpret_cast<const T *>(dy.data()), wantMask.data(),                 \
+      reinterpret_cast<T *>(wantGrad.data()), n, 0.3)
+    MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+    uint8_t *grad = deviceBuffer<uint8_t>(wantGrad.size());
+    dropoutBackward(d, upload(dy), mask, grad, n, 0.3);
+    ASSERT_EQ(download(grad, wantGrad.size()), wantGrad) << "dropout grad";
+    const size_t e = size_t(bytesOf(d));
+    std::vector<uint8_t> inOff(e), dyOff(e);
+    inOff.insert(inOff.end(), in.begin(), in.end());
+    dyOff.insert(dyOff.end(), dy.begin(), dy.end());
+    uint8_t *outOff = deviceBuffer<uint8_t>(want.size() + e);
+    uint8_t *gradOff = deviceBuffer<uint8_t>(wantGrad.size() + e);
+    uint8_t *maskOffset = deviceBuffer<uint8_t>(n + 1);
+    dropout(d, upload(inOff) + e, outOff + e, maskOffset + 1, n, 0.3, s,
+            upload(std::vector<int64_t>{step}));
+    std::vector<uint8_t> gotMask = download(maskOffset, n + 1);
+    ASSERT_EQ(std::vector<uint8_t>(gotMask.begin() + 1, gotMask.end()),
+              wantMask)
+        << "dropout mask, misaligned";
+    std::vector<uint8_t> gotOut = download(outOff, want.size() + e);
+    ASSERT_EQ(std::vector<uint8_t>(gotOut.begin() + e, gotOut.end()), want)
+        << "dropout, misaligned";
+    dropoutBackward(d, upload(dyOff) + e, maskOffset + 1, gradOff + e, n, 0.3);
+    std::vector<uint8_t> gotGrad = download(gradOff, wantGrad.size() + e);
+    ASSERT_EQ(std::vector<uint8_t>(gotGrad.begin() + e, gotGrad.end()),
+              wantGrad)
+        << "dropout grad, misaligned";
 
     // Dropout + residual add (no mask), and the dropped input alone, as
     // the reference computes them.
