@@ -52,9 +52,14 @@ template <typename A> struct CombineMoments {
 
 /// Per channel, from its moments: stats[ch] = mean, stats[c + ch] =
 /// invstd, the saved statistics and the running ones.
+/// Per channel: the mean, invstd, gamma and beta in the accumulator type
+/// into stats[ch], stats[c + ch], stats[2c + ch] and stats[3c + ch] (read
+/// N channels at a time by batchNormApplyKernel), the saved statistics, and
+/// the running ones updated.
 template <typename A> struct StoreStatistics {
   A *stats;
   mpcrt_dtype pd;
+  const void *gamma, *beta;
   void *runningMean, *runningVar;
   float *savedMean, *savedInvstd;
   int64_t rows, c;
@@ -67,6 +72,8 @@ template <typename A> struct StoreStatistics {
     A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
     stats[ch] = mean;
     stats[c + ch] = invstd;
+    stats[2 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
+    stats[3 * c + ch] = static_cast<A>(loadAny(pd, beta, ch));
     savedMean[ch] = static_cast<float>(mean);
     savedInvstd[ch] = static_cast<float>(invstd);
     storeAny(pd, runningMean, ch,
@@ -90,27 +97,29 @@ __device__ typename Storage<T>::Acc normGradOf(T dy, T out, bool relu) {
 }
 
 /// y = (x - mean) * invstd * gamma + beta over [rows, c] (with a fused ReLU
-/// of the rounded value), N channels of a row per access (c = cv * N).
+/// of the rounded value), N channels of a row per access (c = cv * N); the
+/// channels' mean, invstd, gamma and beta N at a time from stats (4 c
+/// values, StoreStatistics).
 template <typename T, int N, typename I>
-__global__ void batchNormApplyKernel(const T *x, mpcrt_dtype pd,
-                                     const void *gamma, const void *beta,
+__global__ void batchNormApplyKernel(const T *x,
                                      const typename Storage<T>::Acc *stats,
                                      T *y, I vectors, I cv, bool relu) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
-  I c = cv * N;
+  using P = Vec<A, N>;
+  auto *params = reinterpret_cast<const P *>(stats);
   for (I v = blockIdx.x * I(blockDim.x) + threadIdx.x; v < vectors;
        v += I(gridDim.x) * blockDim.x) {
-    I ch0 = v % cv * N;
+    I group = v % cv;
+    P mean = params[group], invstd = params[cv + group],
+      gamma = params[2 * cv + group], beta = params[3 * cv + group];
     V in = reinterpret_cast<const V *>(x)[v], out;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      I ch = ch0 + k;
-      A g = static_cast<A>(loadAny(pd, gamma, ch));
-      A b = static_cast<A>(loadAny(pd, beta, ch));
       out.v[k] =
-          S::store((S::load(in.v[k]) - stats[ch]) * stats[c + ch] * g + b);
+          S::store((S::load(in.v[k]) - mean.v[k]) * invstd.v[k] * gamma.v[k] +
+                   beta.v[k]);
       if (relu)
         out.v[k] = S::store(formulas::unary(MPCRT_RELU, S::load(out.v[k])));
     }
@@ -119,16 +128,20 @@ __global__ void batchNormApplyKernel(const T *x, mpcrt_dtype pd,
 }
 
 /// Per channel, the mean and inverse standard deviation of the running
-/// statistics (inference mode) in stats[ch] and stats[c + ch].
+/// statistics (inference mode), gamma and beta, in stats[ch], stats[c + ch],
+/// stats[2c + ch] and stats[3c + ch], as StoreStatistics lays them out.
 template <typename A>
 __global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
-                                        const void *runningVar, A *stats,
-                                        int64_t c, double eps) {
+                                        const void *runningVar,
+                                        const void *gamma, const void *beta,
+                                        A *stats, int64_t c, double eps) {
   for (int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; ch < c;
        ch += int64_t(gridDim.x) * blockDim.x) {
     stats[ch] = static_cast<A>(loadAny(pd, runningMean, ch));
     stats[c + ch] = A(1) / sqrt(static_cast<A>(loadAny(pd, runningVar, ch)) +
                                 static_cast<A>(eps));
+    stats[2 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
+    stats[3 * c + ch] = static_cast<A>(loadAny(pd, beta, ch));
   }
 }
 
@@ -149,54 +162,70 @@ template <typename T> struct BatchNormGradTerms {
 };
 
 /// Per channel: dgamma, dbeta, and the sums for dx in stats[2 ch ..].
+/// Per channel: the sums of dy and dy * xhat, the saved mean and invstd,
+/// and gamma, in the accumulator type into stats[k c + ch] for k = 0..4
+/// (read N channels at a time by batchNormGradInputKernel), and the
+/// parameters' gradients.
 template <typename A> struct StoreBatchNormGrads {
   A *stats;
   mpcrt_dtype pd;
   void *dgamma, *dbeta;
+  const float *savedMean, *savedInvstd;
+  const void *gamma;
+  int64_t c;
   __device__ void operator()(int64_t, int64_t ch,
                              const Partial<A, 2> &s) const {
-    stats[2 * ch] = s.v[0];
-    stats[2 * ch + 1] = s.v[1];
+    stats[ch] = s.v[0];
+    stats[c + ch] = s.v[1];
+    stats[2 * c + ch] = savedMean[ch];
+    stats[3 * c + ch] = savedInvstd[ch];
+    stats[4 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
     storeAny(pd, dgamma, ch, s.v[1]);
     storeAny(pd, dbeta, ch, s.v[0]);
   }
 };
 
 /// dx from dy, x and the sums of dy and dy * xhat, N channels per access
-/// (dy through a fused ReLU where `output` is not null).
+/// (dy through a fused ReLU where `output` is not null); the channels' sums,
+/// mean, invstd and gamma N at a time from stats (5 c values,
+/// StoreBatchNormGrads).
 template <typename T, int N, typename I>
-__global__ void batchNormGradInputKernel(
-    const T *dy, const T *x, const T *output, mpcrt_dtype pd, const void *gamma,
-    const float *savedMean, const float *savedInvstd,
-    const typename Storage<T>::Acc *stats, T *dx, I vectors, I cv, I rows) {
+__global__ void batchNormGradInputKernel(const T *dy, const T *x,
+                                         const T *output,
+                                         const typename Storage<T>::Acc *stats,
+                                         T *dx, I vectors, I cv, I rows) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
+  using P = Vec<A, N>;
+  auto *params = reinterpret_cast<const P *>(stats);
   A n = static_cast<A>(rows);
   for (I v = blockIdx.x * I(blockDim.x) + threadIdx.x; v < vectors;
        v += I(gridDim.x) * blockDim.x) {
-    I ch0 = v % cv * N;
+    I group = v % cv;
+    P sumDy = params[group], sumDyXhat = params[cv + group],
+      mean = params[2 * cv + group], invstd = params[3 * cv + group],
+      gamma = params[4 * cv + group];
     V g = reinterpret_cast<const V *>(dy)[v],
       in = reinterpret_cast<const V *>(x)[v], out;
     V fused = output ? reinterpret_cast<const V *>(output)[v] : g;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      I ch = ch0 + k;
-      A mean = savedMean[ch], invstd = savedInvstd[ch];
-      A gam = static_cast<A>(loadAny(pd, gamma, ch));
-      A xhat = (S::load(in.v[k]) - mean) * invstd;
-      out.v[k] = S::store(gam * invstd *
+      A xhat = (S::load(in.v[k]) - mean.v[k]) * invstd.v[k];
+      out.v[k] = S::store(gamma.v[k] * invstd.v[k] *
                           (normGradOf(g.v[k], fused.v[k], output != nullptr) -
-                           stats[2 * ch] / n - xhat * stats[2 * ch + 1] / n));
+                           sumDy.v[k] / n - xhat * sumDyXhat.v[k] / n));
     }
     reinterpret_cast<V *>(dx)[v] = out;
   }
 }
 
-/// Scratch for a batch norm: 2 c statistics of type A, then the partials.
+/// Scratch for a batch norm: `arrays` c values of type A per channel (its
+/// statistics and parameters), then the partials.
 template <typename A, int K>
-A *batchNormScratch(const ColumnPlan &p, int64_t c, Partial<A, K> *&partials) {
-  int64_t statBytes = (2 * c * int64_t(sizeof(A)) + 15) / 16 * 16;
+A *batchNormScratch(const ColumnPlan &p, int64_t c, int64_t arrays,
+                    Partial<A, K> *&partials) {
+  int64_t statBytes = (arrays * c * int64_t(sizeof(A)) + 15) / 16 * 16;
   char *base = reinterpret_cast<char *>(
       scratchF32((statBytes + partialBytes<A, K>(p) + 3) / 4));
   partials = reinterpret_cast<Partial<A, K> *>(base + statBytes);
@@ -499,16 +528,15 @@ __global__ void pointwiseLossBackwardKernel(int32_t kind, const T *dl,
 /// mean and invstd in stats[ch], stats[c + ch], 16 bytes at a time where
 /// the channels and pointers allow.
 template <typename T, typename A>
-void applyBatchNorm(const T *x, mpcrt_dtype pd, const void *gamma,
-                    const void *beta, const A *stats, T *y, int64_t rows,
-                    int64_t c, bool relu) {
+void applyBatchNorm(const T *x, const A *stats, T *y, int64_t rows, int64_t c,
+                    bool relu) {
   withVectorsOf<T>(c, {x, y}, [&](auto width) {
     constexpr int N = decltype(width)::value;
     withIndexFor(rows * c, [&](auto *i) {
       using I = MPCRT_TYPE(i);
       batchNormApplyKernel<T, N, I>
           <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
-              x, pd, gamma, beta, stats, y, I(rows * c / N), I(c / N), relu);
+              x, stats, y, I(rows * c / N), I(c / N), relu);
     });
   });
 }
@@ -533,15 +561,14 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     const T *x = static_cast<const T *>(input);
     ColumnPlan plan = planColumns(1, rows, c);
     Partial<A, 3> *partials;
-    A *stats = batchNormScratch(plan, c, partials);
+    A *stats = batchNormScratch(plan, c, 4, partials);
     reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
                     Partial<A, 3>{{A(0), A(0), A(0)}},
-                    StoreStatistics<A>{stats, paramDtype, runningMean,
-                                       runningVar, savedMean, savedInvstd, rows,
-                                       c, momentum, epsilon},
+                    StoreStatistics<A>{stats, paramDtype, gamma, beta,
+                                       runningMean, runningVar, savedMean,
+                                       savedInvstd, rows, c, momentum, epsilon},
                     partials);
-    applyBatchNorm(x, paramDtype, gamma, beta, stats, static_cast<T *>(output),
-                   rows, c, relu);
+    applyBatchNorm(x, stats, static_cast<T *>(output), rows, c, relu);
   });
   MPCRT_CUDA_LAUNCHED("batch_norm");
 }
@@ -557,11 +584,11 @@ void batchNormInference(mpcrt_dtype dtype, const void *input,
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
     A *stats =
-        reinterpret_cast<A *>(scratchF32((2 * c * int64_t(sizeof(A)) + 3) / 4));
+        reinterpret_cast<A *>(scratchF32((4 * c * int64_t(sizeof(A)) + 3) / 4));
     runningStatisticsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
-        paramDtype, runningMean, runningVar, stats, c, epsilon);
-    applyBatchNorm(static_cast<const T *>(input), paramDtype, gamma, beta,
-                   stats, static_cast<T *>(output), rows, c, relu);
+        paramDtype, runningMean, runningVar, gamma, beta, stats, c, epsilon);
+    applyBatchNorm(static_cast<const T *>(input), stats,
+                   static_cast<T *>(output), rows, c, relu);
   });
   MPCRT_CUDA_LAUNCHED("batch_norm_inference");
 }
@@ -587,11 +614,12 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     const T *out = static_cast<const T *>(output);
     ColumnPlan plan = planColumns(1, rows, c);
     Partial<A, 2> *partials;
-    A *stats = batchNormScratch(plan, c, partials);
+    A *stats = batchNormScratch(plan, c, 5, partials);
     reduceColumnsOf(
         plan, BatchNormGradTerms<T>{dy, x, out, savedMean, savedInvstd, c},
         SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-        StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta},
+        StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta,
+                               savedMean, savedInvstd, gamma, c},
         partials);
     T *dx = static_cast<T *>(gradInput);
     withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
@@ -600,8 +628,7 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
         using I = MPCRT_TYPE(i);
         batchNormGradInputKernel<T, N, I>
             <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
-                dy, x, out, paramDtype, gamma, savedMean, savedInvstd, stats,
-                dx, I(rows * c / N), I(c / N), I(rows));
+                dy, x, out, stats, dx, I(rows * c / N), I(c / N), I(rows));
       });
     });
   });
