@@ -160,17 +160,29 @@ __global__ void updateLossScaleKernel(float *scale, int32_t *growthTracker,
                             growthInterval, hysteresis, minScale, maxScale);
 }
 
-template <typename P>
-__device__ void writeCopy(P value, mpcrt_dtype dtype, void *copy, int64_t i) {
+/// The low-precision copies of N parameters, elements N q .. N q + N - 1
+/// of `copy` (of type `dtype`; nothing where it is null), as one access.
+template <int N, typename P>
+__device__ void writeCopies(const Vec<P, N> &value, mpcrt_dtype dtype,
+                            void *copy, int64_t q) {
   if (!copy)
     return;
-  float v = static_cast<float>(Storage<P>::load(value));
+  auto write = [&](auto *out, auto convert) {
+    using C = std::remove_pointer_t<decltype(out)>;
+    Vec<C, N> c;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      c.v[k] = convert(static_cast<float>(Storage<P>::load(value.v[k])));
+    reinterpret_cast<Vec<C, N> *>(copy)[q] = c;
+  };
   if (dtype == MPCRT_F16)
-    static_cast<__half *>(copy)[i] = __float2half_rn(v);
+    write(static_cast<__half *>(nullptr),
+          [](float v) { return __float2half_rn(v); });
   else if (dtype == MPCRT_BF16)
-    static_cast<__nv_bfloat16 *>(copy)[i] = __float2bfloat16_rn(v);
+    write(static_cast<__nv_bfloat16 *>(nullptr),
+          [](float v) { return __float2bfloat16_rn(v); });
   else
-    static_cast<float *>(copy)[i] = v;
+    write(static_cast<float *>(nullptr), [](float v) { return v; });
 }
 
 // The same arithmetic, in the same order, as the CPU reference (no fused
@@ -188,21 +200,34 @@ sgdRule(const float *lr, const float *invScale, double momentum,
                             hasBuffer};
 }
 
-/// SGD's update of element i (nothing when the step is skipped) and its
-/// copy: the single-tensor and the multi-tensor kernels share it.
-template <typename P, typename G>
-__device__ void sgdElement(const formulas::Sgd<typename Storage<P>::Acc> &rule,
-                           bool skip, P *param, const G *grad, P *buffer,
-                           mpcrt_dtype copyDtype, void *copy, int64_t i) {
+/// SGD's update of elements N q .. N q + N - 1 (nothing when the step is
+/// skipped) and their copies, N elements per access (the pointers aligned
+/// to N elements): the single-tensor (N = 1) and the multi-tensor kernels
+/// share it.
+template <int N, typename P, typename G>
+__device__ void sgdElements(const formulas::Sgd<typename Storage<P>::Acc> &rule,
+                            bool skip, P *param, const G *grad, P *buffer,
+                            mpcrt_dtype copyDtype, void *copy, int64_t q) {
   using Acc = typename Storage<P>::Acc;
+  using VP = Vec<P, N>;
+  VP p = reinterpret_cast<const VP *>(param)[q];
   if (!skip) {
-    Acc b = buffer ? Storage<P>::load(buffer[i]) : Acc(0);
-    Acc g = static_cast<Acc>(Storage<G>::load(grad[i]));
-    param[i] = Storage<P>::store(rule.step(Storage<P>::load(param[i]), g, b));
+    Vec<G, N> g = reinterpret_cast<const Vec<G, N> *>(grad)[q];
+    VP b{};
     if (buffer)
-      buffer[i] = Storage<P>::store(b);
+      b = reinterpret_cast<const VP *>(buffer)[q];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      Acc bk = buffer ? Storage<P>::load(b.v[k]) : Acc(0);
+      Acc gk = static_cast<Acc>(Storage<G>::load(g.v[k]));
+      p.v[k] = Storage<P>::store(rule.step(Storage<P>::load(p.v[k]), gk, bk));
+      b.v[k] = Storage<P>::store(bk);
+    }
+    reinterpret_cast<VP *>(param)[q] = p;
+    if (buffer)
+      reinterpret_cast<VP *>(buffer)[q] = b;
   }
-  writeCopy(param[i], copyDtype, copy, i);
+  writeCopies<N>(p, copyDtype, copy, q);
 }
 
 template <typename P, typename G>
@@ -218,26 +243,39 @@ __global__ void sgdKernel(P *param, const G *grad, const float *lr, P *buffer,
                    buffer != nullptr);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    sgdElement(rule, skip, param, grad, buffer, copyDtype, copy, i);
+    sgdElements<1>(rule, skip, param, grad, buffer, copyDtype, copy, i);
 }
 
-/// Adam's update of element i (nothing when the step is skipped) and its
-/// copy: the single-tensor and the multi-tensor kernels share it.
-template <typename P, typename G>
+/// Adam's update of elements N q .. N q + N - 1 (nothing when the step is
+/// skipped) and their copies, N elements per access (the pointers aligned
+/// to N elements): the single-tensor (N = 1) and the multi-tensor kernels
+/// share it.
+template <int N, typename P, typename G>
 __device__ void
-adamElement(const formulas::Adam<typename Storage<P>::Acc> &rule, bool skip,
-            P *param, const G *grad, P *expAvg, P *expAvgSq,
-            mpcrt_dtype copyDtype, void *copy, int64_t i) {
+adamElements(const formulas::Adam<typename Storage<P>::Acc> &rule, bool skip,
+             P *param, const G *grad, P *expAvg, P *expAvgSq,
+             mpcrt_dtype copyDtype, void *copy, int64_t q) {
   using Acc = typename Storage<P>::Acc;
+  using VP = Vec<P, N>;
+  VP p = reinterpret_cast<const VP *>(param)[q];
   if (!skip) {
-    Acc m = Storage<P>::load(expAvg[i]), v = Storage<P>::load(expAvgSq[i]);
-    Acc p = rule.step(Storage<P>::load(param[i]),
-                      static_cast<Acc>(Storage<G>::load(grad[i])), m, v);
-    expAvg[i] = Storage<P>::store(m);
-    expAvgSq[i] = Storage<P>::store(v);
-    param[i] = Storage<P>::store(p);
+    VP m = reinterpret_cast<const VP *>(expAvg)[q],
+       v = reinterpret_cast<const VP *>(expAvgSq)[q];
+    Vec<G, N> g = reinterpret_cast<const Vec<G, N> *>(grad)[q];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      Acc mk = Storage<P>::load(m.v[k]), vk = Storage<P>::load(v.v[k]);
+      Acc pk = rule.step(Storage<P>::load(p.v[k]),
+                         static_cast<Acc>(Storage<G>::load(g.v[k])), mk, vk);
+      m.v[k] = Storage<P>::store(mk);
+      v.v[k] = Storage<P>::store(vk);
+      p.v[k] = Storage<P>::store(pk);
+    }
+    reinterpret_cast<VP *>(expAvg)[q] = m;
+    reinterpret_cast<VP *>(expAvgSq)[q] = v;
+    reinterpret_cast<VP *>(param)[q] = p;
   }
-  writeCopy(param[i], copyDtype, copy, i);
+  writeCopies<N>(p, copyDtype, copy, q);
 }
 
 template <typename Acc>
@@ -264,7 +302,8 @@ adamKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
                     decoupled, biasCorrection);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    adamElement(rule, skip, param, grad, expAvg, expAvgSq, copyDtype, copy, i);
+    adamElements<1>(rule, skip, param, grad, expAvg, expAvgSq, copyDtype, copy,
+                    i);
 }
 
 /// Up to kMaxUpdates parameters of one type pair, by value (no copy to the
@@ -279,8 +318,24 @@ struct UpdateList {
   int64_t size[kMaxUpdates];
   int64_t firstBlock[kMaxUpdates + 1];
   mpcrt_dtype copyDtype[kMaxUpdates];
+  /// Whether every pointer of the tensor is aligned to 4 of its elements.
+  bool vectors[kMaxUpdates];
   int count;
 };
+
+/// Calls f(std::integral_constant<int, N>{}, q) for the groups of N
+/// elements [N q, N q + N) of elements [begin, end) of tensor t that the
+/// block's thread takes: 4 at a time where the tensor's pointers allow (a
+/// chunk begins at a multiple of 4), the rest one at a time.
+template <typename F>
+__device__ void forEachGroup(const UpdateList &list, int t, int64_t begin,
+                             int64_t end, F f) {
+  int64_t grouped = list.vectors[t] ? end / 4 * 4 : begin;
+  for (int64_t q = begin / 4 + threadIdx.x; q < grouped / 4; q += blockDim.x)
+    f(std::integral_constant<int, 4>{}, q);
+  for (int64_t i = grouped + threadIdx.x; i < end; i += blockDim.x)
+    f(std::integral_constant<int, 1>{}, i);
+}
 
 /// The momentum buffer lives in the list's expAvg slot (null for none,
 /// in every tensor of a list).
@@ -300,9 +355,10 @@ __global__ void sgdMultiKernel(UpdateList list, const float *lr,
                    buffer != nullptr);
   auto *param = static_cast<P *>(list.param[t]);
   auto *grad = static_cast<const G *>(list.grad[t]);
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-    sgdElement(rule, skip, param, grad, buffer, list.copyDtype[t], list.copy[t],
-               i);
+  forEachGroup(list, t, begin, end, [&](auto width, int64_t q) {
+    sgdElements<decltype(width)::value>(rule, skip, param, grad, buffer,
+                                        list.copyDtype[t], list.copy[t], q);
+  });
 }
 
 /// LAMB's sums of p^2 and u^2 over elements first, first + step, ... below
@@ -347,7 +403,7 @@ lambElement(const formulas::Lamb<typename Storage<P>::Acc> &rule, bool skip,
     expAvgSq[i] = Storage<P>::store(v);
     param[i] = Storage<P>::store(p - r * u);
   }
-  writeCopy(param[i], copyDtype, copy, i);
+  writeCopies<1>(Vec<P, 1>{{param[i]}}, copyDtype, copy, i);
 }
 
 /// LAMB over a list, pass 1: each block's sums of p^2 and u^2 (double,
@@ -436,9 +492,11 @@ __global__ void adamMultiKernel(UpdateList list, const float *lr,
   auto *grad = static_cast<const G *>(list.grad[t]);
   auto *expAvg = static_cast<P *>(list.expAvg[t]);
   auto *expAvgSq = static_cast<P *>(list.expAvgSq[t]);
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-    adamElement(rule, skip, param, grad, expAvg, expAvgSq, list.copyDtype[t],
-                list.copy[t], i);
+  forEachGroup(list, t, begin, end, [&](auto width, int64_t q) {
+    adamElements<decltype(width)::value>(rule, skip, param, grad, expAvg,
+                                         expAvgSq, list.copyDtype[t],
+                                         list.copy[t], q);
+  });
 }
 
 /// LAMB, pass 1: each block's sums of p^2 and u^2 (double, fixed order)
@@ -688,6 +746,15 @@ void forEachUpdateList(int64_t numTensors, const mpcrt_dtype *paramDtypes,
         list.copy[n] = copies[t];
         list.copyDtype[n] = copyDtypes[t];
         list.size[n] = sizes[t];
+        // 4 elements per access where every pointer allows it.
+        int64_t p4 = 4 * bytesOf(p), g4 = 4 * bytesOf(g);
+        auto fits = [](const void *ptr, int64_t bytes) {
+          return !ptr || alignedTo(ptr, size_t(bytes));
+        };
+        list.vectors[n] = fits(list.param[n], p4) && fits(list.grad[n], g4) &&
+                          fits(list.expAvg[n], p4) &&
+                          fits(list.expAvgSq[n], p4) &&
+                          fits(list.copy[n], 4 * bytesOf(list.copyDtype[n]));
         list.firstBlock[n] = blocks;
         blocks += (sizes[t] + kChunk - 1) / kChunk;
       }

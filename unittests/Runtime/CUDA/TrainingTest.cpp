@@ -358,8 +358,9 @@ TEST_F(Training, MultiTensorUpdatesEqualOneLaunchPerTensor) {
   // Adam and SGD (momentum, Nesterov) over 40 tensors (more than one
   // launch's 36) of three type pairs, mixed in the list, sizes across
   // several 4096-element chunks and multiples of nothing, with and without
-  // copies; clean and skipped steps: every byte equals what adamUpdate or
-  // sgdUpdate gives each tensor.
+  // copies, 4 elements per access or (parameters misaligned) one; clean
+  // and skipped steps: every byte equals what adamUpdate or sgdUpdate
+  // gives each tensor.
   std::normal_distribution<double> normal(0, 1);
   const std::pair<mpcrt_dtype, mpcrt_dtype> pairs[] = {
       {MPCRT_F32, MPCRT_F16}, {MPCRT_F32, MPCRT_F32}, {MPCRT_BF16, MPCRT_F32}};
@@ -404,10 +405,20 @@ TEST_F(Training, MultiTensorUpdatesEqualOneLaunchPerTensor) {
       // Device copies for each side: [0] one launch per tensor, [1] multi.
       std::vector<void *> dp[2], dm[2], dv[2], dc[2];
       std::vector<const void *> dg;
+      // Every fourth tensor's parameters one element past an aligned
+      // address in the list (one element per access; the others 4).
+      auto offsetUpload = [&](const std::vector<uint8_t> &bytesOfIt,
+                              size_t offset) {
+        std::vector<uint8_t> padded(offset, 0);
+        padded.insert(padded.end(), bytesOfIt.begin(), bytesOfIt.end());
+        return static_cast<void *>(upload(padded) + offset);
+      };
       for (int t = 0; t < count; ++t) {
         dg.push_back(upload(grad[t]));
         for (int side = 0; side < 2; ++side) {
-          dp[side].push_back(upload(param[t]));
+          dp[side].push_back(side == 1 && t % 4 == 3
+                                 ? offsetUpload(param[t], bytes(pd[t]))
+                                 : upload(param[t]));
           dm[side].push_back(upload(m[t]));
           dv[side].push_back(upload(v[t]));
           dc[side].push_back(t % 2
