@@ -414,43 +414,49 @@ __global__ void crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
   }
 }
 
-/// Row `r` of a layer norm, one block: two-pass statistics of `row`, y.
-template <typename T, typename Stat>
+/// Row `r` of a layer norm by a team (RowTeam: the block, or a warp for
+/// rows of up to 1024 elements): two-pass statistics of `row`, y.
+template <typename Team, typename T, typename Stat>
 __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
                              const void *gamma, const void *beta, T *y,
                              Stat *mean, Stat *rstd, int64_t r, int64_t cols,
                              double epsilon) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  const int64_t first = Team::rank(), step = Team::size();
   A sum = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+  for (int64_t c = first; c < cols; c += step)
     sum += S::load(row[c]);
-  A mu = blockReduce<A>(sum) / static_cast<A>(cols);
+  A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
   A var = 0; // biased, two-pass
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+  for (int64_t c = first; c < cols; c += step) {
     A d = S::load(row[c]) - mu;
     var += d * d;
   }
-  var = blockReduce<A>(var) / static_cast<A>(cols);
+  var = Team::template reduce<A>(var) / static_cast<A>(cols);
   A inv = A(1) / sqrt(var + static_cast<A>(epsilon));
-  if (threadIdx.x == 0) {
+  if (first == 0) {
     mean[r] = static_cast<Stat>(mu);
     rstd[r] = static_cast<Stat>(inv);
   }
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+  for (int64_t c = first; c < cols; c += step) {
     A g = static_cast<A>(loadAny(paramDtype, gamma, c));
     A b = static_cast<A>(loadAny(paramDtype, beta, c));
     y[r * cols + c] = S::store((S::load(row[c]) - mu) * inv * g + b);
   }
 }
 
-template <typename T, typename Stat>
+/// Rows of a layer norm: a block per row, or with Warp a warp per row
+/// (rows of up to 1024 elements: no block barriers, 8 rows a block).
+template <typename T, typename Stat, bool Warp>
 __global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
                                 const void *gamma, const void *beta, T *y,
-                                Stat *mean, Stat *rstd, int64_t cols,
-                                double epsilon) {
-  layerNormRow(x + blockIdx.x * cols, paramDtype, gamma, beta, y, mean, rstd,
-               int64_t(blockIdx.x), cols, epsilon);
+                                Stat *mean, Stat *rstd, int64_t rows,
+                                int64_t cols, double epsilon) {
+  using Team = RowTeam<Warp>;
+  for (int64_t r = Team::first(); r < rows; r += Team::stride())
+    layerNormRow<Team>(x + r * cols, paramDtype, gamma, beta, y, mean, rstd, r,
+                       cols, epsilon);
 }
 
 /// Whether dropout keeps element i (always with p = 0), as dropoutKernel.
@@ -490,34 +496,38 @@ __global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
   }
 }
 
-/// mpc.add_layer_norm, one block per row: the sum (each thread writes and
-/// reads back its own elements), then the row's layer norm.
-template <typename T, typename Stat>
-__global__ void
-addLayerNormKernel(const T *x, const T *residual, mpcrt_dtype paramDtype,
-                   const void *gamma, const void *beta, T *sum, T *y,
-                   Stat *mean, Stat *rstd, int64_t cols, double epsilon,
-                   double p, uint64_t seed, const int64_t *step) {
+/// mpc.add_layer_norm, a block per row or (Warp) a warp per row: the sum
+/// (each thread writes and reads back its own elements), then the row's
+/// layer norm.
+template <typename T, typename Stat, bool Warp>
+__global__ void addLayerNormKernel(const T *x, const T *residual,
+                                   mpcrt_dtype paramDtype, const void *gamma,
+                                   const void *beta, T *sum, T *y, Stat *mean,
+                                   Stat *rstd, int64_t rows, int64_t cols,
+                                   double epsilon, double p, uint64_t seed,
+                                   const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  using Team = RowTeam<Warp>;
   A scale = static_cast<A>(1 / (1 - p));
   uint64_t t = static_cast<uint64_t>(*step);
-  int64_t r = blockIdx.x;
-  T *row = sum + r * cols;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    int64_t i = r * cols + c;
-    A d = p == 0                 ? S::load(x[i])
-          : keeps(p, seed, t, i) ? S::load(S::store(S::load(x[i]) * scale))
-                                 : A(0);
-    row[c] = S::store(d + S::load(residual[i]));
+  for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
+    T *row = sum + r * cols;
+    for (int64_t c = Team::rank(); c < cols; c += Team::size()) {
+      int64_t i = r * cols + c;
+      A d = p == 0                 ? S::load(x[i])
+            : keeps(p, seed, t, i) ? S::load(S::store(S::load(x[i]) * scale))
+                                   : A(0);
+      row[c] = S::store(d + S::load(residual[i]));
+    }
+    layerNormRow<Team>(static_cast<const T *>(row), paramDtype, gamma, beta, y,
+                       mean, rstd, r, cols, epsilon);
   }
-  layerNormRow(static_cast<const T *>(row), paramDtype, gamma, beta, y, mean,
-               rstd, r, cols, epsilon);
 }
 
-/// Row `r` of a layer norm's input gradient, one block; each element's
-/// unrounded gradient handed to emit(i, value).
-template <typename T, typename Stat, typename Emit>
+/// Row `r` of a layer norm's input gradient by a team (the block or a
+/// warp); each element's unrounded gradient handed to emit(i, value).
+template <typename Team, typename T, typename Stat, typename Emit>
 __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
                                      const Stat *rstd, mpcrt_dtype paramDtype,
                                      const void *gamma, int64_t r, int64_t cols,
@@ -526,17 +536,17 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+  for (int64_t c = Team::rank(); c < cols; c += Team::size()) {
     A xhat = (S::load(x[r * cols + c]) - mu) * inv;
     A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
             S::load(dy[r * cols + c]);
     sumGdy += gdy;
     sumGdyXhat += gdy * xhat;
   }
-  sumGdy = blockReduce<A>(sumGdy);
-  sumGdyXhat = blockReduce<A>(sumGdyXhat);
+  sumGdy = Team::template reduce<A>(sumGdy);
+  sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+  for (int64_t c = Team::rank(); c < cols; c += Team::size()) {
     A xhat = (S::load(x[r * cols + c]) - mu) * inv;
     A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
             S::load(dy[r * cols + c]);
@@ -544,36 +554,43 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   }
 }
 
-template <typename T, typename Stat>
+template <typename T, typename Stat, bool Warp>
 __global__ void
 layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
                         const Stat *rstd, mpcrt_dtype paramDtype,
-                        const void *gamma, T *dx, int64_t cols) {
+                        const void *gamma, T *dx, int64_t rows, int64_t cols) {
   using A = typename Storage<T>::Acc;
-  layerNormBackwardRow(dy, x, mean, rstd, paramDtype, gamma,
-                       int64_t(blockIdx.x), cols,
-                       [dx](int64_t i, A v) { dx[i] = Storage<T>::store(v); });
+  using Team = RowTeam<Warp>;
+  for (int64_t r = Team::first(); r < rows; r += Team::stride())
+    layerNormBackwardRow<Team>(
+        dy, x, mean, rstd, paramDtype, gamma, r, cols,
+        [dx](int64_t i, A v) { dx[i] = Storage<T>::store(v); });
 }
 
 /// mpc.add_layer_norm_backward's input gradients, one block per row: ds
 /// (+ the sum's own gradient) to the residual, through the dropout to x.
-template <typename T, typename Stat>
-__global__ void addLayerNormBackwardKernel(
-    const T *dy, const T *dsum, const T *sum, const Stat *mean,
-    const Stat *rstd, mpcrt_dtype paramDtype, const void *gamma, T *dx,
-    T *dresidual, int64_t cols, double p, uint64_t seed, const int64_t *step) {
+template <typename T, typename Stat, bool Warp>
+__global__ void
+addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
+                           const Stat *mean, const Stat *rstd,
+                           mpcrt_dtype paramDtype, const void *gamma, T *dx,
+                           T *dresidual, int64_t rows, int64_t cols, double p,
+                           uint64_t seed, const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  using Team = RowTeam<Warp>;
   A scale = static_cast<A>(1 / (1 - p));
   uint64_t t = static_cast<uint64_t>(*step);
-  layerNormBackwardRow(
-      dy, sum, mean, rstd, paramDtype, gamma, int64_t(blockIdx.x), cols,
-      [&](int64_t i, A v) {
-        if (dsum)
-          v += S::load(dsum[i]);
-        dresidual[i] = S::store(v);
-        dx[i] = S::store(p == 0 ? v : keeps(p, seed, t, i) ? v * scale : A(0));
-      });
+  for (int64_t r = Team::first(); r < rows; r += Team::stride())
+    layerNormBackwardRow<Team>(
+        dy, sum, mean, rstd, paramDtype, gamma, r, cols, [&](int64_t i, A v) {
+          if (dsum)
+            v += S::load(dsum[i]);
+          dresidual[i] = S::store(v);
+          dx[i] = S::store(p == 0                 ? v
+                           : keeps(p, seed, t, i) ? v * scale
+                                                  : A(0));
+        });
 }
 
 /// The parameter gradients' terms of one element: dy * xhat and dy.
@@ -1107,6 +1124,18 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
   MPCRT_CUDA_LAUNCHED("cross_entropy_backward");
 }
 
+namespace {
+/// Calls f(std::bool_constant<Warp>{}, grid) for a kernel over rows of
+/// `cols` elements: a warp per row for rows of up to 1024 elements (no
+/// block barriers), else a block per row.
+template <typename F> void withRowTeamFor(int64_t rows, int64_t cols, F f) {
+  if (cols <= 1024)
+    f(std::true_type{}, blocksFor(rows * 32));
+  else
+    f(std::false_type{}, static_cast<unsigned>(rows));
+}
+} // namespace
+
 void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *output, void *mean,
                void *rstd, int64_t rows, int64_t cols, double epsilon) {
@@ -1115,11 +1144,13 @@ void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    layerNormKernel<T, Stat>
-        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-            static_cast<const T *>(input), paramDtype, gamma, beta,
-            static_cast<T *>(output), static_cast<Stat *>(mean),
-            static_cast<Stat *>(rstd), cols, epsilon);
+    withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
+      layerNormKernel<T, Stat, decltype(warp)::value>
+          <<<grid, kThreads, 0, stream()>>>(
+              static_cast<const T *>(input), paramDtype, gamma, beta,
+              static_cast<T *>(output), static_cast<Stat *>(mean),
+              static_cast<Stat *>(rstd), rows, cols, epsilon);
+    });
   });
   MPCRT_CUDA_LAUNCHED("layer_norm");
 }
@@ -1156,11 +1187,13 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    layerNormBackwardKernel<T, Stat>
-        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-            static_cast<const T *>(gradOutput), static_cast<const T *>(input),
-            static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
-            paramDtype, gamma, static_cast<T *>(gradInput), cols);
+    withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
+      layerNormBackwardKernel<T, Stat, decltype(warp)::value>
+          <<<grid, kThreads, 0, stream()>>>(
+              static_cast<const T *>(gradOutput), static_cast<const T *>(input),
+              static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
+              paramDtype, gamma, static_cast<T *>(gradInput), rows, cols);
+    });
     layerNormParamGrads(
         static_cast<const T *>(gradOutput), static_cast<const T *>(input),
         static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
@@ -1179,12 +1212,15 @@ void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    addLayerNormKernel<T, Stat>
-        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-            static_cast<const T *>(x), static_cast<const T *>(residual),
-            paramDtype, gamma, beta, static_cast<T *>(sum), static_cast<T *>(y),
-            static_cast<Stat *>(mean), static_cast<Stat *>(rstd), cols, epsilon,
-            dropoutP, seed, step);
+    withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
+      addLayerNormKernel<T, Stat, decltype(warp)::value>
+          <<<grid, kThreads, 0, stream()>>>(
+              static_cast<const T *>(x), static_cast<const T *>(residual),
+              paramDtype, gamma, beta, static_cast<T *>(sum),
+              static_cast<T *>(y), static_cast<Stat *>(mean),
+              static_cast<Stat *>(rstd), rows, cols, epsilon, dropoutP, seed,
+              step);
+    });
   });
   MPCRT_CUDA_LAUNCHED("add_layer_norm");
 }
@@ -1206,13 +1242,15 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    addLayerNormBackwardKernel<T, Stat>
-        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-            static_cast<const T *>(grad), static_cast<const T *>(gradSum),
-            static_cast<const T *>(sum), static_cast<const Stat *>(mean),
-            static_cast<const Stat *>(rstd), paramDtype, gamma,
-            static_cast<T *>(gradX), static_cast<T *>(gradResidual), cols,
-            dropoutP, seed, step);
+    withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
+      addLayerNormBackwardKernel<T, Stat, decltype(warp)::value>
+          <<<grid, kThreads, 0, stream()>>>(
+              static_cast<const T *>(grad), static_cast<const T *>(gradSum),
+              static_cast<const T *>(sum), static_cast<const Stat *>(mean),
+              static_cast<const Stat *>(rstd), paramDtype, gamma,
+              static_cast<T *>(gradX), static_cast<T *>(gradResidual), rows,
+              cols, dropoutP, seed, step);
+    });
     layerNormParamGrads(
         static_cast<const T *>(grad), static_cast<const T *>(sum),
         static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),

@@ -511,19 +511,22 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
 
 TEST_F(Elementwise, LayerNormMatchesTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const int64_t rows = 200, cols = 768; // rows: several chunks
-  for (mpcrt_dtype d : kTypes) {
-    mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
-    int64_t statBytes = d == MPCRT_F64 ? 8 : 4;
-    Buffer x = randomBuffer(rng, d, rows * cols, -3, 5);
-    Buffer dy = randomBuffer(rng, d, rows * cols, -1, 1);
-    Buffer gamma = randomBuffer(rng, pd, cols, 0.5, 1.5);
-    Buffer beta = randomBuffer(rng, pd, cols, -0.5, 0.5);
-    Buffer want{d, std::vector<uint8_t>(rows * cols * bytesOf(d))};
-    Buffer wantDx = want;
-    std::vector<uint8_t> mean(rows * statBytes), rstd(rows * statBytes);
-    Buffer wantDg{pd, std::vector<uint8_t>(cols * bytesOf(pd))};
-    Buffer wantDb = wantDg;
+  // rows: several chunks; cols: a warp per row (up to 1024), a block.
+  const int64_t rows = 200;
+  for (int64_t cols : {int64_t(768), int64_t(1031)})
+    for (mpcrt_dtype d : kTypes) {
+      SCOPED_TRACE("cols " + std::to_string(cols));
+      mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+      int64_t statBytes = d == MPCRT_F64 ? 8 : 4;
+      Buffer x = randomBuffer(rng, d, rows * cols, -3, 5);
+      Buffer dy = randomBuffer(rng, d, rows * cols, -1, 1);
+      Buffer gamma = randomBuffer(rng, pd, cols, 0.5, 1.5);
+      Buffer beta = randomBuffer(rng, pd, cols, -0.5, 0.5);
+      Buffer want{d, std::vector<uint8_t>(rows * cols * bytesOf(d))};
+      Buffer wantDx = want;
+      std::vector<uint8_t> mean(rows * statBytes), rstd(rows * statBytes);
+      Buffer wantDg{pd, std::vector<uint8_t>(cols * bytesOf(pd))};
+      Buffer wantDb = wantDg;
 #define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_layer_norm_##SUFFIX(                                                 \
@@ -539,38 +542,38 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
         reinterpret_cast<T *>(wantDx.bytes.data()), wantDg.bytes.data(),       \
         wantDb.bytes.data(), rows, cols);                                      \
   } while (0)
-    MPCRT_FOR_DTYPE(d, CALL);
+      MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
-    uint8_t *dX = upload(x.bytes), *dG = upload(gamma.bytes);
-    uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
-    uint8_t *dMean = deviceBuffer<uint8_t>(mean.size());
-    uint8_t *dRstd = deviceBuffer<uint8_t>(rstd.size());
-    layerNorm(d, dX, pd, dG, upload(beta.bytes), out, dMean, dRstd, rows, cols,
-              1e-5);
-    double sums = cols * accUlp(d) * 8;
-    double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
-    expectClose(
-        want, download(out, want.bytes.size()), ulps,
-        [&](size_t) { return sums * 4; }, "layer_norm");
-    // The backward from the reference's statistics.
-    uint8_t *dx = deviceBuffer<uint8_t>(want.bytes.size());
-    uint8_t *dg = deviceBuffer<uint8_t>(wantDg.bytes.size());
-    uint8_t *db = deviceBuffer<uint8_t>(wantDb.bytes.size());
-    layerNormBackward(d, upload(dy.bytes), dX, upload(mean), upload(rstd), pd,
-                      dG, dx, dg, db, rows, cols);
-    expectClose(
-        wantDx, download(dx, want.bytes.size()), ulps,
-        [&](size_t) { return sums * 16; }, "layer_norm dx");
-    expectClose(
-        wantDg, download(dg, wantDg.bytes.size()), 0,
-        [&](size_t) { return rows * accUlp(d) * rows * 4; },
-        "layer_norm dgamma");
-    expectClose(
-        wantDb, download(db, wantDb.bytes.size()), 0,
-        [&](size_t) { return rows * accUlp(d) * rows; }, "layer_norm dbeta");
-    if (HasFatalFailure())
-      return;
-  }
+      uint8_t *dX = upload(x.bytes), *dG = upload(gamma.bytes);
+      uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
+      uint8_t *dMean = deviceBuffer<uint8_t>(mean.size());
+      uint8_t *dRstd = deviceBuffer<uint8_t>(rstd.size());
+      layerNorm(d, dX, pd, dG, upload(beta.bytes), out, dMean, dRstd, rows,
+                cols, 1e-5);
+      double sums = cols * accUlp(d) * 8;
+      double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
+      expectClose(
+          want, download(out, want.bytes.size()), ulps,
+          [&](size_t) { return sums * 4; }, "layer_norm");
+      // The backward from the reference's statistics.
+      uint8_t *dx = deviceBuffer<uint8_t>(want.bytes.size());
+      uint8_t *dg = deviceBuffer<uint8_t>(wantDg.bytes.size());
+      uint8_t *db = deviceBuffer<uint8_t>(wantDb.bytes.size());
+      layerNormBackward(d, upload(dy.bytes), dX, upload(mean), upload(rstd), pd,
+                        dG, dx, dg, db, rows, cols);
+      expectClose(
+          wantDx, download(dx, want.bytes.size()), ulps,
+          [&](size_t) { return sums * 16; }, "layer_norm dx");
+      expectClose(
+          wantDg, download(dg, wantDg.bytes.size()), 0,
+          [&](size_t) { return rows * accUlp(d) * rows * 4; },
+          "layer_norm dgamma");
+      expectClose(
+          wantDb, download(db, wantDb.bytes.size()), 0,
+          [&](size_t) { return rows * accUlp(d) * rows; }, "layer_norm dbeta");
+      if (HasFatalFailure())
+        return;
+    }
 }
 
 } // namespace
