@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 /// A device buffer of `n` Ts holding 1, 2, ..., n (as Ts).
@@ -298,7 +300,15 @@ int linesWith(const std::string &path, const std::string &text) {
 }
 
 TEST(Racecheck, TheProfileCountsEachWarpsRequestsAndTheirSectors) {
-  std::string path = ::testing::TempDir() + "racecheck-profile.jsonl";
+  // One file per run, named by the parent (the child, a fresh process,
+  // reads the name from the environment it inherits).
+  if (!std::getenv("MPC_RACECHECK_TEST_PROFILE"))
+    setenv("MPC_RACECHECK_TEST_PROFILE",
+           (::testing::TempDir() + "racecheck-profile-" +
+            std::to_string(getpid()) + ".jsonl")
+               .c_str(),
+           1);
+  std::string path = std::getenv("MPC_RACECHECK_TEST_PROFILE");
   std::remove(path.c_str());
   // The profile is written when the process exits: a child runs the
   // kernels, a fresh process (the profile is set up at the first access).

@@ -274,7 +274,13 @@ void checkPending() {
   pending.clear();
 }
 
-void read(const void *address, size_t bytes, const void *pc) {
+/// The running thread's access of `bytes` at `address` (a write where
+/// `isWrite`): the deferred checks first, the profile told, then
+/// visit(cell, region, offset, byte, access) for each byte of device or
+/// shared memory it touches.
+template <typename Visit>
+void access(const void *address, size_t bytes, bool isWrite, bool atomic,
+            const void *pc, Visit visit) {
   if (!raceClock.running)
     return;
   if (!pending.empty())
@@ -284,45 +290,7 @@ void read(const void *address, size_t bytes, const void *pc) {
   if (!r)
     return;
   if (!r->shared && profiling())
-    profileAccess(p, bytes, false, pc);
-  Access me = now(false);
-  for (size_t i = 0; i < bytes; ++i) {
-    size_t offset = size_t(p + i - r->start);
-    if (offset >= r->bytes) {
-      r = regionOf(p + i);
-      if (!r)
-        return;
-      offset = size_t(p + i - r->start);
-    }
-    Cell &c = cellOf(*r, offset);
-    if (current(c.write, *r) && !ordered(c.write, me) &&
-        static_cast<uint8_t>(p[i]) != c.before)
-      report("read after write", *r, offset, c.write,
-             c.write.atomic ? "updated it atomically" : "wrote it", me,
-             "reads it", pc);
-    // Other readers unordered with this one: one is enough to know of.
-    if (current(c.read, *r)) {
-      if (sameThread(c.read, me))
-        me.others = c.read.others && sameInterval(c.read, me);
-      else
-        me.others = !ordered(c.read, me);
-    }
-    c.read = me;
-    me.others = 0;
-  }
-}
-
-void write(const void *address, size_t bytes, bool atomic, const void *pc) {
-  if (!raceClock.running)
-    return;
-  if (!pending.empty())
-    checkPending();
-  const char *p = static_cast<const char *>(address);
-  Region *r = regionOf(p);
-  if (!r)
-    return;
-  if (!r->shared && profiling())
-    profileAccess(p, bytes, true, pc);
+    profileAccess(p, bytes, isWrite, pc);
   Access me = now(atomic);
   for (size_t i = 0; i < bytes; ++i) {
     size_t offset = size_t(p + i - r->start);
@@ -332,32 +300,60 @@ void write(const void *address, size_t bytes, bool atomic, const void *pc) {
         return;
       offset = size_t(p + i - r->start);
     }
-    Cell &c = cellOf(*r, offset);
-    auto byte = reinterpret_cast<const uint8_t *>(p + i);
-    // A conflict: at once for an atomic update, else once the store is
-    // done, where it changed the byte.
-    auto conflict = [&](const char *hazard, const Access &earlier,
-                        const char *earlierDid) {
-      if (atomic)
-        report(hazard, *r, offset, earlier, earlierDid, me,
-               "updates it atomically", pc);
-      pending.push_back(
-          {byte, *byte, hazard, earlierDid, earlier, me, r, offset, pc});
-    };
-    bool concurrent = current(c.write, *r) && !ordered(c.write, me);
-    if (concurrent && !(atomic && c.write.atomic))
-      conflict("write after write", c.write,
-               c.write.atomic ? "updated it atomically" : "wrote it");
-    if (current(c.read, *r) &&
-        (sameThread(c.read, me) ? c.read.others && sameInterval(c.read, me)
-                                : !ordered(c.read, me)))
-      conflict("write after read", c.read,
-               sameThread(c.read, me) ? "and another read it" : "read it");
-    if (!concurrent)
-      c.before = *byte;
-    c.write = me;
-    c.read = Access();
+    visit(cellOf(*r, offset), *r, offset,
+          reinterpret_cast<const uint8_t *>(p + i), me);
   }
+}
+
+void read(const void *address, size_t bytes, const void *pc) {
+  access(
+      address, bytes, false, false, pc,
+      [&](Cell &c, Region &r, size_t offset, const uint8_t *byte, Access me) {
+        if (current(c.write, r) && !ordered(c.write, me) && *byte != c.before)
+          report("read after write", r, offset, c.write,
+                 c.write.atomic ? "updated it atomically" : "wrote it", me,
+                 "reads it", pc);
+        // Other readers unordered with this one: one is enough to know
+        // of.
+        if (current(c.read, r)) {
+          if (sameThread(c.read, me))
+            me.others = c.read.others && sameInterval(c.read, me);
+          else
+            me.others = !ordered(c.read, me);
+        }
+        c.read = me;
+      });
+}
+
+void write(const void *address, size_t bytes, bool atomic, const void *pc) {
+  access(
+      address, bytes, true, atomic, pc,
+      [&](Cell &c, Region &r, size_t offset, const uint8_t *byte,
+          const Access &me) {
+        // A conflict: at once for an atomic update, else once the store
+        // is done, where it changed the byte.
+        auto conflict = [&](const char *hazard, const Access &earlier,
+                            const char *earlierDid) {
+          if (atomic)
+            report(hazard, r, offset, earlier, earlierDid, me,
+                   "updates it atomically", pc);
+          pending.push_back(
+              {byte, *byte, hazard, earlierDid, earlier, me, &r, offset, pc});
+        };
+        bool concurrent = current(c.write, r) && !ordered(c.write, me);
+        if (concurrent && !(atomic && c.write.atomic))
+          conflict("write after write", c.write,
+                   c.write.atomic ? "updated it atomically" : "wrote it");
+        if (current(c.read, r) &&
+            (sameThread(c.read, me) ? c.read.others && sameInterval(c.read, me)
+                                    : !ordered(c.read, me)))
+          conflict("write after read", c.read,
+                   sameThread(c.read, me) ? "and another read it" : "read it");
+        if (!concurrent)
+          c.before = *byte;
+        c.write = me;
+        c.read = Access();
+      });
 }
 
 /// The deferred checks of the block's last writes.
