@@ -155,6 +155,7 @@ __global__ void copyVectorsKernel(const float4 *in, float4 *out) {
 __global__ void stridedReadKernel(const float *in, float *out) {
   out[threadIdx.x] = in[threadIdx.x * 8];
 }
+constexpr int kStridedReadLine = __LINE__ - 2;
 
 /// Two neighbouring floats per thread, read one after the other: as one
 /// 8-byte access of the lane.
@@ -329,7 +330,13 @@ TEST(Racecheck, TheProfileCountsEachWarpsRequestsAndTheirSectors) {
                             "\"sectors\": 12, \"bytes\": 384, "
                             "\"distinct_sectors\": 12}"),
             1);
-  EXPECT_EQ(linesWith(path, "RacecheckTest.cu:"), 3);
+  EXPECT_EQ(linesWith(path, "\"distinct_sectors\""), 3);
+  // Per instruction, with its source line: the strided read's one request.
+  EXPECT_EQ(
+      linesWith(path, "RacecheckTest.cu:" + std::to_string(kStridedReadLine) +
+                          ":22\", \"write\": false, \"requests\": 1, "
+                          "\"sectors\": 32, \"bytes\": 128}"),
+      1);
   std::remove(path.c_str());
 }
 

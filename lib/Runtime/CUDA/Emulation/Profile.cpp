@@ -29,6 +29,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -45,9 +46,18 @@ namespace {
 
 constexpr uint64_t kSectorBytes = 32;
 
+/// One instruction's requests.
+struct Instruction {
+  uint64_t requests = 0, sectors = 0, bytes = 0;
+  bool write = false;
+};
+
 struct Site {
   uint64_t launches = 0, threads = 0, requests = 0, sectors = 0, bytes = 0,
            distinctSectors = 0, writeRequests = 0;
+  /// By instruction (the access's return address in the kernel's code)
+  /// and direction (a copy reads and writes from one call).
+  std::map<std::pair<const void *, bool>, Instruction> instructions;
 };
 
 /// One warp-wide request being gathered: the sectors its lanes touch.
@@ -101,10 +111,16 @@ void endBlock() {
     return;
   for (auto &warp : profile->warps) {
     for (auto &[key, request] : warp) {
-      ++profile->site->requests;
-      profile->site->writeRequests += request.write;
-      profile->site->sectors += request.sectors.size();
-      profile->site->bytes += request.bytes;
+      Site &site = *profile->site;
+      ++site.requests;
+      site.writeRequests += request.write;
+      site.sectors += request.sectors.size();
+      site.bytes += request.bytes;
+      Instruction &i = site.instructions[{key.pc, request.write}];
+      ++i.requests;
+      i.sectors += request.sectors.size();
+      i.bytes += request.bytes;
+      i.write = request.write;
     }
     warp.clear();
   }
@@ -121,6 +137,66 @@ void endLaunch() {
   profile->site = nullptr;
 }
 
+/// Where each instruction is in the source ("file:line:column", or its
+/// binary and offset), from one llvm-symbolizer run (LLVM_SYMBOLIZER_PATH
+/// or on the PATH) over them all.
+std::map<const void *, std::string>
+sourceOf(const std::vector<const void *> &pcs) {
+  std::map<const void *, std::string> where;
+  std::string list = profile->path + ".addresses";
+  FILE *addresses = std::fopen(list.c_str(), "w");
+  std::vector<std::pair<const void *, std::string>> asked;
+  for (const void *pc : pcs) {
+    Dl_info info;
+    if (!dladdr(pc, &info) || !info.dli_fbase)
+      continue;
+    // The return address: the access is the call before it.
+    size_t offset = size_t(static_cast<const char *>(pc) -
+                           static_cast<const char *>(info.dli_fbase)) -
+                    1;
+    char text[512];
+    std::snprintf(text, sizeof text, "%s+0x%zx", info.dli_fname, offset);
+    where[pc] = text;
+    if (addresses) {
+      std::fprintf(addresses, "%s 0x%zx\n", info.dli_fname, offset);
+      asked.push_back({pc, text});
+    }
+  }
+  if (!addresses)
+    return where;
+  std::fclose(addresses);
+  const char *symbolizer = std::getenv("LLVM_SYMBOLIZER_PATH");
+  std::string command = std::string("'") +
+                        (symbolizer ? symbolizer : "llvm-symbolizer") +
+                        "' < '" + list + "' 2>/dev/null";
+  if (FILE *out = popen(command.c_str(), "r")) {
+    // Per address, its inlined frames (function, then file:line:column),
+    // innermost first, then an empty line: the innermost location is
+    // where the access is.
+    char text[4096];
+    auto next = [&](std::string &line) {
+      if (!std::fgets(text, sizeof text, out))
+        return false;
+      line = text;
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
+        line.pop_back();
+      return true;
+    };
+    for (const auto &asking : asked) {
+      std::string function, at, rest;
+      if (!next(function) || !next(at))
+        break;
+      if (!at.empty() && at[0] != '?')
+        where[asking.first] = at;
+      while (next(rest) && !rest.empty()) {
+      }
+    }
+    pclose(out);
+  }
+  std::remove(list.c_str());
+  return where;
+}
+
 void write() {
   FILE *out =
       profile->path == "-" ? stderr : std::fopen(profile->path.c_str(), "w");
@@ -131,7 +207,12 @@ void write() {
                  profile->path.c_str());
     return;
   }
+  std::vector<const void *> pcs;
   for (const auto &[where, s] : profile->sites)
+    for (const auto &[at, i] : s.instructions)
+      pcs.push_back(at.first);
+  std::map<const void *, std::string> code = sourceOf(pcs);
+  for (const auto &[where, s] : profile->sites) {
     std::fprintf(
         out,
         "{\"site\": \"%s:%d\", \"launches\": %llu, \"threads\": "
@@ -142,6 +223,15 @@ void write() {
         (unsigned long long)s.threads, (unsigned long long)s.requests,
         (unsigned long long)s.writeRequests, (unsigned long long)s.sectors,
         (unsigned long long)s.bytes, (unsigned long long)s.distinctSectors);
+    for (const auto &[at, i] : s.instructions)
+      std::fprintf(out,
+                   "{\"site\": \"%s:%d\", \"code\": \"%s\", \"write\": %s, "
+                   "\"requests\": %llu, \"sectors\": %llu, \"bytes\": "
+                   "%llu}\n",
+                   where.first.c_str(), where.second, code[at.first].c_str(),
+                   i.write ? "true" : "false", (unsigned long long)i.requests,
+                   (unsigned long long)i.sectors, (unsigned long long)i.bytes);
+  }
   if (out != stderr)
     std::fclose(out);
 }
