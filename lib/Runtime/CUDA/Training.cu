@@ -28,6 +28,9 @@ struct TensorList {
   int64_t size[kMaxTensors];
   int64_t firstBlock[kMaxTensors + 1];
   mpcrt_dtype dtype[kMaxTensors];
+  /// Whether the tensor's data (and its unscaled copy) are aligned to 16
+  /// bytes of its elements (and their f32 values).
+  bool vectors[kMaxTensors];
   int count;
 };
 
@@ -39,6 +42,32 @@ __device__ int tensorOfBlock(const List &list, int64_t block) {
   return t;
 }
 
+/// Elements [begin, end) of tensor t in groups of N = 16 bytes of T: each
+/// value as f32, checked, and unscaled into `out` if not null, as the one
+/// element loop of unscaleAndCheckKernel does; returns whether one is not
+/// finite and where the groups end.
+template <typename T>
+__device__ bool unscaleGroups(const void *data, float *out, int64_t begin,
+                              int64_t end, float inv, int64_t &grouped) {
+  constexpr int N = 16 / sizeof(T);
+  grouped = end / N * N;
+  bool any = false;
+  for (int64_t q = begin / N + threadIdx.x; q < grouped / N; q += blockDim.x) {
+    Vec<T, N> in = reinterpret_cast<const Vec<T, N> *>(data)[q];
+    Vec<float, N> unscaled;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      float value =
+          static_cast<float>(static_cast<double>(Storage<T>::load(in.v[k])));
+      any |= !isfinite(value);
+      unscaled.v[k] = value * inv;
+    }
+    if (out)
+      reinterpret_cast<Vec<float, N> *>(out)[q] = unscaled;
+  }
+  return any;
+}
+
 __global__ void unscaleAndCheckKernel(TensorList list, const float *scale,
                                       uint8_t *foundInf) {
   int t = tensorOfBlock(list, blockIdx.x);
@@ -46,6 +75,28 @@ __global__ void unscaleAndCheckKernel(TensorList list, const float *scale,
   int64_t end = min(begin + kChunk, list.size[t]);
   float inv = 1.0f / *scale;
   bool any = false;
+  // 16 bytes per access where the tensor allows (a chunk begins at a
+  // multiple of 8 elements), the rest one element at a time.
+  const void *data = list.data[t];
+  float *out = list.out[t];
+  if (list.vectors[t]) {
+    int64_t grouped = begin;
+    switch (list.dtype[t]) {
+    case MPCRT_F16:
+      any = unscaleGroups<__half>(data, out, begin, end, inv, grouped);
+      break;
+    case MPCRT_BF16:
+      any = unscaleGroups<__nv_bfloat16>(data, out, begin, end, inv, grouped);
+      break;
+    case MPCRT_F32:
+      any = unscaleGroups<float>(data, out, begin, end, inv, grouped);
+      break;
+    case MPCRT_F64:
+      any = unscaleGroups<double>(data, out, begin, end, inv, grouped);
+      break;
+    }
+    begin = grouped;
+  }
   for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     float value = static_cast<float>(loadAny(list.dtype[t], list.data[t], i));
     any |= !isfinite(value);
@@ -139,6 +190,11 @@ void forEachList(int64_t numTensors, const mpcrt_dtype *dtypes,
       list.out[t] = unscaled ? unscaled[first + t] : nullptr;
       list.size[t] = sizes[first + t];
       list.dtype[t] = dtypes[first + t];
+      // The unscaled copy takes 16 / bytes f32 values per 16-byte group.
+      int64_t outBytes = 16 / bytesOf(list.dtype[t]) * 4;
+      list.vectors[t] =
+          alignedTo(list.data[t], 16) &&
+          (!list.out[t] || alignedTo(list.out[t], size_t(outBytes)));
       list.firstBlock[t] = blocks;
       blocks += (sizes[first + t] + kChunk - 1) / kChunk;
     }

@@ -47,10 +47,15 @@ Gradients makeGradients(std::mt19937 &rng, CudaTest &test, bool poison,
     g.sizes.push_back(n);
     g.host.push_back(std::move(bytes));
   }
-  for (auto &bytes : g.host) {
+  // Every fifth tensor one element past an aligned address (one element
+  // per access; the others 16 bytes).
+  for (size_t t = 0; t < g.host.size(); ++t) {
+    std::vector<uint8_t> &bytes = g.host[t];
     g.hostPointers.push_back(bytes.data());
-    void *device = allocate(bytes.size());
-    owned.push_back(device);
+    size_t offset = t % 5 == 4 ? bytesOf(g.dtypes[t]) : 0;
+    void *base = allocate(bytes.size() + offset);
+    owned.push_back(base);
+    void *device = static_cast<uint8_t *>(base) + offset;
     copyToDevice(device, bytes.data(), bytes.size());
     g.devicePointers.push_back(device);
   }
@@ -68,8 +73,12 @@ TEST_F(Training, UnscaleAndCheckMatchesTheReference) {
     for (size_t t = 0; t < n; ++t) {
       want[t].resize(g.sizes[t]);
       wantPointers.push_back(want[t].data());
-      // Every third tensor is check-only (null output), as at O2.
-      gotPointers.push_back(t % 3 ? deviceBuffer<float>(g.sizes[t]) : nullptr);
+      // Every third tensor is check-only (null output), as at O2; every
+      // seventh's output one element off alignment.
+      gotPointers.push_back(t % 3 == 0 ? nullptr
+                            : t % 7 == 6
+                                ? deviceBuffer<float>(g.sizes[t] + 1) + 1
+                                : deviceBuffer<float>(g.sizes[t]));
       if (t % 3 == 0)
         wantPointers.back() = nullptr;
     }
