@@ -8,9 +8,12 @@
 // (Emulation.h's RaceClock). Two accesses of one launch to one byte, one a
 // write, conflict unless one thread made both, or one block with a
 // __syncthreads between, or one warp with a __syncwarp or a shuffle
-// between; atomics do not conflict with atomics. A conflict stops the run
-// with what CUDA calls a hazard: the memory, the two threads, and where
-// the access that found it is in the code.
+// between; atomics do not conflict with atomics. A conflicting write that
+// leaves the byte as it was (blocks storing the 1 a flag already holds)
+// is not reported, nor a read that conflicts only with such writes: the
+// result is the same in any order. A conflict stops the run with what
+// CUDA calls a hazard: the memory, the two threads, and where the access
+// that found it is in the code.
 //
 // Shared memory is each block's own: what another block or launch wrote
 // there is not a conflict. Device memory is recorded for the launch: an
