@@ -165,10 +165,14 @@ static int worldRank = 0, worldSize = 1;
 /// Says what went wrong; in a job of several ranks, names the rank and ends
 /// them all (a rank that stops alone would leave the others waiting).
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << "error: "
-               << (worldSize > 1 ? "rank " + std::to_string(worldRank) + ": "
-                                 : std::string())
-               << message << "\n";
+  // One write: the ranks of a job share the stream, and a line written in
+  // pieces interleaves with theirs.
+  std::string line = "error: " +
+                     (worldSize > 1 ? "rank " + std::to_string(worldRank) + ": "
+                                    : std::string()) +
+                     message.str() + "\n";
+  llvm::errs().flush();
+  llvm::errs().write(line.data(), line.size());
   if (worldSize > 1) {
     llvm::outs().flush();
     llvm::errs().flush();
