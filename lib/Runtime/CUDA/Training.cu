@@ -42,75 +42,11 @@ __device__ int tensorOfBlock(const List &list, int64_t block) {
   return t;
 }
 
-/// Elements [begin, end) of tensor t in groups of N = 16 bytes of T: each
-/// value as f32, checked, and unscaled into `out` if not null, as the one
-/// element loop of unscaleAndCheckKernel does; returns whether one is not
-/// finite and where the groups end.
-template <typename T>
-__device__ bool unscaleGroups(const void *data, float *out, int64_t begin,
-                              int64_t end, float inv, int64_t &grouped) {
-  constexpr int N = 16 / sizeof(T);
-  grouped = end / N * N;
-  bool any = false;
-  for (int64_t q = begin / N + threadIdx.x; q < grouped / N; q += blockDim.x) {
-    Vec<T, N> in = reinterpret_cast<const Vec<T, N> *>(data)[q];
-    Vec<float, N> unscaled;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      float value =
-          static_cast<float>(static_cast<double>(Storage<T>::load(in.v[k])));
-      any |= !isfinite(value);
-      unscaled.v[k] = value * inv;
-    }
-    if (out)
-      reinterpret_cast<Vec<float, N> *>(out)[q] = unscaled;
-  }
-  return any;
-}
-
-__global__ void unscaleAndCheckKernel(TensorList list, const float *scale,
-                                      uint8_t *foundInf) {
-  int t = tensorOfBlock(list, blockIdx.x);
-  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
-  int64_t end = min(begin + kChunk, list.size[t]);
-  float inv = 1.0f / *scale;
-  bool any = false;
-  // 16 bytes per access where the tensor allows (a chunk begins at a
-  // multiple of 8 elements), the rest one element at a time.
-  const void *data = list.data[t];
-  float *out = list.out[t];
-  if (list.vectors[t]) {
-    int64_t grouped = begin;
-    switch (list.dtype[t]) {
-    case MPCRT_F16:
-      any = unscaleGroups<__half>(data, out, begin, end, inv, grouped);
-      break;
-    case MPCRT_BF16:
-      any = unscaleGroups<__nv_bfloat16>(data, out, begin, end, inv, grouped);
-      break;
-    case MPCRT_F32:
-      any = unscaleGroups<float>(data, out, begin, end, inv, grouped);
-      break;
-    case MPCRT_F64:
-      any = unscaleGroups<double>(data, out, begin, end, inv, grouped);
-      break;
-    }
-    begin = grouped;
-  }
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    float value = static_cast<float>(loadAny(list.dtype[t], list.data[t], i));
-    any |= !isfinite(value);
-    if (list.out[t])
-      list.out[t][i] = value * inv;
-  }
-  // Every writer stores the same 1: no atomic needed.
-  if (__syncthreads_or(any) && threadIdx.x == 0)
-    *foundInf = 1;
-}
-
-/// f(value) for each element of [begin, end) of tensor t that the block's
-/// thread takes, as f64: 16 bytes per access where the tensor allows (a
-/// chunk begins at a multiple of 8 elements), the rest one at a time.
+/// f(width, q, values) for the elements of [begin, end) of tensor t that
+/// the block's thread takes, as f64 values: groups of N = 16 bytes of the
+/// tensor's type (elements N q .. N q + N - 1) where the tensor allows (a
+/// chunk begins at a multiple of 8 elements), the rest one at a time
+/// (N = 1, q the element). `width` is std::integral_constant<int, N>.
 template <typename T, typename F>
 __device__ int64_t forEachGroupOf(const void *data, int64_t begin, int64_t end,
                                   F &f) {
@@ -118,9 +54,11 @@ __device__ int64_t forEachGroupOf(const void *data, int64_t begin, int64_t end,
   int64_t grouped = end / N * N;
   for (int64_t q = begin / N + threadIdx.x; q < grouped / N; q += blockDim.x) {
     Vec<T, N> in = reinterpret_cast<const Vec<T, N> *>(data)[q];
+    double values[N];
 #pragma unroll
     for (int k = 0; k < N; ++k)
-      f(static_cast<double>(Storage<T>::load(in.v[k])));
+      values[k] = static_cast<double>(Storage<T>::load(in.v[k]));
+    f(std::integral_constant<int, N>{}, q, values);
   }
   return grouped;
 }
@@ -144,8 +82,38 @@ __device__ void forEachGradient(const TensorList &list, int t, int64_t begin,
       break;
     }
   }
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-    f(loadAny(list.dtype[t], data, i));
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    double value = loadAny(list.dtype[t], data, i);
+    f(std::integral_constant<int, 1>{}, i, &value);
+  }
+}
+
+__global__ void unscaleAndCheckKernel(TensorList list, const float *scale,
+                                      uint8_t *foundInf) {
+  int t = tensorOfBlock(list, blockIdx.x);
+  int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
+  int64_t end = min(begin + kChunk, list.size[t]);
+  float inv = 1.0f / *scale;
+  float *out = list.out[t];
+  bool any = false;
+  // The unscaled values of a group as one access of f32 (the list holds
+  // the tensor as vectors only where `out` allows it too).
+  forEachGradient(list, t, begin, end,
+                  [&](auto width, int64_t q, const double *values) {
+                    constexpr int N = decltype(width)::value;
+                    Vec<float, N> unscaled;
+#pragma unroll
+                    for (int k = 0; k < N; ++k) {
+                      float value = static_cast<float>(values[k]);
+                      any |= !isfinite(value);
+                      unscaled.v[k] = value * inv;
+                    }
+                    if (out)
+                      reinterpret_cast<Vec<float, N> *>(out)[q] = unscaled;
+                  });
+  // Every writer stores the same 1: no atomic needed.
+  if (__syncthreads_or(any) && threadIdx.x == 0)
+    *foundInf = 1;
 }
 
 /// Each block's sum of squares of its chunk, in double and a fixed order,
@@ -158,7 +126,10 @@ __global__ void sumSquaresKernel(TensorList list, double *partials,
   int64_t end = min(begin + kChunk, list.size[t]);
   double sum = 0;
   forEachGradient(list, t, begin, end,
-                  [&](double value) { sum += value * value; });
+                  [&](auto width, int64_t, const double *values) {
+                    for (int k = 0; k < decltype(width)::value; ++k)
+                      sum += values[k] * values[k];
+                  });
   sum = blockReduce<double>(sum);
   if (threadIdx.x == 0)
     partials[base + blockIdx.x] = sum;
@@ -185,14 +156,18 @@ __global__ void gradStatsKernel(TensorList list, const float *scale,
   const double inv = 1.0 / static_cast<double>(*scale);
   const double flush = 2.9802322387695312e-08; // 2^-25
   unsigned zero = 0, underflow = 0, nonfinite = 0;
-  forEachGradient(list, t, begin, end, [&](double value) {
-    if (value == 0.0)
-      ++zero;
-    else if (!isfinite(value))
-      ++nonfinite;
-    else if (fabs(value * inv) <= flush)
-      ++underflow;
-  });
+  forEachGradient(list, t, begin, end,
+                  [&](auto width, int64_t, const double *values) {
+                    for (int k = 0; k < decltype(width)::value; ++k) {
+                      double value = values[k];
+                      if (value == 0.0)
+                        ++zero;
+                      else if (!isfinite(value))
+                        ++nonfinite;
+                      else if (fabs(value * inv) <= flush)
+                        ++underflow;
+                    }
+                  });
   __shared__ unsigned counts[3];
   if (threadIdx.x < 3)
     counts[threadIdx.x] = 0;
