@@ -463,8 +463,6 @@ void launch(dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
     RaceClock savedClock = raceClock;
     ++raceClock.launch;
     raceClock.running = true;
-    raceClock.grid = grid;
-    raceClock.blockDim = block;
     raceClock.file = file;
     raceClock.line = line;
     // Blocks run one after another, in the reverse order too: a block

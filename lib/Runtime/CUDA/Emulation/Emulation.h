@@ -173,8 +173,7 @@ struct RaceClock {
   uint32_t block = 0;   // the block's linear index in the grid
   uint32_t thread = 0;  // the thread's linear index in the block
   const unsigned *blockBarriers = nullptr, *warpBarriers = nullptr;
-  dim3 grid, blockDim;
-  const char *file = "";
+  const char *file = ""; // the launch's (its grid: builtins)
   int line = 0;
 };
 extern RaceClock raceClock;

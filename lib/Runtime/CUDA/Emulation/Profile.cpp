@@ -25,11 +25,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Emulation.h"
+#include "Racecheck.h"
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <dlfcn.h>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -101,8 +101,8 @@ struct Profile {
   std::vector<std::unordered_map<InstructionKey, Request, InstructionHash>>
       warps;
   std::unordered_set<uint64_t> launchSectors;
+  /// The running launch's site (null between launches).
   Site *site = nullptr;
-  uint32_t launch = 0;
 };
 Profile *profile = nullptr;
 
@@ -137,66 +137,6 @@ void endLaunch() {
   profile->site = nullptr;
 }
 
-/// Where each instruction is in the source ("file:line:column", or its
-/// binary and offset), from one llvm-symbolizer run (LLVM_SYMBOLIZER_PATH
-/// or on the PATH) over them all.
-std::map<const void *, std::string>
-sourceOf(const std::vector<const void *> &pcs) {
-  std::map<const void *, std::string> where;
-  std::string list = profile->path + ".addresses";
-  FILE *addresses = std::fopen(list.c_str(), "w");
-  std::vector<std::pair<const void *, std::string>> asked;
-  for (const void *pc : pcs) {
-    Dl_info info;
-    if (!dladdr(pc, &info) || !info.dli_fbase)
-      continue;
-    // The return address: the access is the call before it.
-    size_t offset = size_t(static_cast<const char *>(pc) -
-                           static_cast<const char *>(info.dli_fbase)) -
-                    1;
-    char text[512];
-    std::snprintf(text, sizeof text, "%s+0x%zx", info.dli_fname, offset);
-    where[pc] = text;
-    if (addresses) {
-      std::fprintf(addresses, "%s 0x%zx\n", info.dli_fname, offset);
-      asked.push_back({pc, text});
-    }
-  }
-  if (!addresses)
-    return where;
-  std::fclose(addresses);
-  const char *symbolizer = std::getenv("LLVM_SYMBOLIZER_PATH");
-  std::string command = std::string("'") +
-                        (symbolizer ? symbolizer : "llvm-symbolizer") +
-                        "' < '" + list + "' 2>/dev/null";
-  if (FILE *out = popen(command.c_str(), "r")) {
-    // Per address, its inlined frames (function, then file:line:column),
-    // innermost first, then an empty line: the innermost location is
-    // where the access is.
-    char text[4096];
-    auto next = [&](std::string &line) {
-      if (!std::fgets(text, sizeof text, out))
-        return false;
-      line = text;
-      while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
-        line.pop_back();
-      return true;
-    };
-    for (const auto &asking : asked) {
-      std::string function, at, rest;
-      if (!next(function) || !next(at))
-        break;
-      if (!at.empty() && at[0] != '?')
-        where[asking.first] = at;
-      while (next(rest) && !rest.empty()) {
-      }
-    }
-    pclose(out);
-  }
-  std::remove(list.c_str());
-  return where;
-}
-
 void write() {
   FILE *out =
       profile->path == "-" ? stderr : std::fopen(profile->path.c_str(), "w");
@@ -211,7 +151,11 @@ void write() {
   for (const auto &[where, s] : profile->sites)
     for (const auto &[at, i] : s.instructions)
       pcs.push_back(at.first);
-  std::map<const void *, std::string> code = sourceOf(pcs);
+  std::vector<CodeLocation> located = locate(pcs);
+  std::map<const void *, std::string> code;
+  for (size_t i = 0; i < pcs.size(); ++i)
+    code[pcs[i]] =
+        located[i].line.empty() ? located[i].address : located[i].line;
   for (const auto &[where, s] : profile->sites) {
     std::fprintf(
         out,
@@ -258,15 +202,12 @@ bool profiling() {
 void profileAccess(const char *address, size_t bytes, bool isWrite,
                    const void *pc) {
   Profile &p = *profile;
-  if (!p.site || p.launch != raceClock.launch) {
-    p.launch = raceClock.launch;
+  if (!p.site) { // the launch's first access (endLaunch clears it)
     p.site = &p.sites[{raceClock.file, raceClock.line}];
     ++p.site->launches;
-    p.site->threads += uint64_t(raceClock.grid.x) * raceClock.grid.y *
-                       raceClock.grid.z * raceClock.blockDim.x *
-                       raceClock.blockDim.y * raceClock.blockDim.z;
-    unsigned threads =
-        raceClock.blockDim.x * raceClock.blockDim.y * raceClock.blockDim.z;
+    const dim3 &g = builtins.gridDim, &d = builtins.blockDim;
+    unsigned threads = d.x * d.y * d.z;
+    p.site->threads += uint64_t(g.x) * g.y * g.z * threads;
     p.executions.assign(threads, {});
     p.warps.assign((threads + 31) / 32, {});
     p.runs.assign(threads, {});

@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Racecheck.h"
 #include "Emulation.h"
 
 #include <cstdio>
@@ -46,10 +47,65 @@ extern "C" char __stop_mpcemu_shared[] __attribute__((weak));
 
 namespace mpcemu {
 
-// The memory profile (Profile.cpp), fed with the accesses to device memory.
-bool profiling();
-void profileAccess(const char *address, size_t bytes, bool isWrite,
-                   const void *pc);
+std::vector<CodeLocation> locate(const std::vector<const void *> &returns) {
+  std::vector<CodeLocation> found(returns.size());
+  const char *symbolizer = std::getenv("LLVM_SYMBOLIZER_PATH");
+  std::string command =
+      std::string("'") + (symbolizer ? symbolizer : "llvm-symbolizer") + "'";
+  std::vector<size_t> asked;
+  for (size_t i = 0; i < returns.size(); ++i) {
+    Dl_info info;
+    if (!dladdr(returns[i], &info) || !info.dli_fbase)
+      continue;
+    // The return address: the call is the instruction before it.
+    size_t offset = size_t(static_cast<const char *>(returns[i]) -
+                           static_cast<const char *>(info.dli_fbase)) -
+                    1;
+    char text[512];
+    std::snprintf(text, sizeof text, "%s+0x%zx", info.dli_fname, offset);
+    found[i].address = text;
+    if (info.dli_sname) {
+      int status = 0;
+      char *name =
+          abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+      found[i].function = status == 0 ? name : info.dli_sname;
+      std::free(name);
+    }
+    std::snprintf(text, sizeof text, " '%s 0x%zx'", info.dli_fname, offset);
+    command += text;
+    asked.push_back(i);
+  }
+  if (asked.empty())
+    return found;
+  command += " 2>/dev/null";
+  if (FILE *out = popen(command.c_str(), "r")) {
+    // Per address, its inlined frames (function, then file:line:column),
+    // innermost first, then an empty line: the kernels are inlined into
+    // their launches, and the innermost frame is where the access is.
+    char text[4096];
+    auto next = [&](std::string &line) {
+      if (!std::fgets(text, sizeof text, out))
+        return false;
+      line = text;
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
+        line.pop_back();
+      return true;
+    };
+    for (size_t i : asked) {
+      std::string function, line, rest;
+      if (!next(function) || !next(line))
+        break;
+      if (!function.empty() && function != "??")
+        found[i].function = function;
+      if (!line.empty() && line[0] != '?')
+        found[i].line = line;
+      while (next(rest) && !rest.empty()) {
+      }
+    }
+    pclose(out);
+  }
+  return found;
+}
 
 namespace {
 
@@ -118,9 +174,9 @@ Region *regionOf(const char *p) {
   auto [start, bytes] = deviceAllocationAt(p);
   if (!start)
     return nullptr;
+  // cudaFree forgets a region (forget), so one found here is its own.
   std::unique_ptr<Region> &r = regions()[start];
-  if (!r || r->bytes != bytes) {
-    onDeviceFree = forget;
+  if (!r) {
     r = std::make_unique<Region>();
     r->start = start;
     r->bytes = bytes;
@@ -177,7 +233,7 @@ bool sameInterval(const Access &a, const Access &b) {
 }
 
 std::string threadName(uint32_t block, uint32_t thread) {
-  const dim3 &g = raceClock.grid, &d = raceClock.blockDim;
+  const dim3 &g = builtins.gridDim, &d = builtins.blockDim;
   char text[160];
   std::snprintf(text, sizeof text, "thread (%u,%u,%u) of block (%u,%u,%u)",
                 thread % d.x, thread / d.x % d.y, thread / (d.x * d.y),
@@ -185,51 +241,13 @@ std::string threadName(uint32_t block, uint32_t thread) {
   return text;
 }
 
-/// The function the access that found the race is in: from the dynamic
-/// symbols, else from llvm-symbolizer (LLVM_SYMBOLIZER_PATH, or on the
-/// PATH) with its source line (the race check's kernels carry line
-/// tables), else the binary and the offset to give it.
+/// Where the access that found the race is: its function and source line,
+/// else the binary and the offset to give llvm-symbolizer.
 std::string codeAt(const void *pc) {
-  Dl_info info;
-  if (!dladdr(pc, &info) || !info.dli_fbase)
-    return "";
-  // The return address: the access is the call before it.
-  size_t offset = size_t(static_cast<const char *>(pc) -
-                         static_cast<const char *>(info.dli_fbase)) -
-                  1;
-  if (info.dli_sname) {
-    int status = 0;
-    char *name = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
-    std::string text =
-        std::string(" in ") + (status == 0 ? name : info.dli_sname);
-    std::free(name);
-    return text;
-  }
-  const char *symbolizer = std::getenv("LLVM_SYMBOLIZER_PATH");
-  std::string command = std::string("'") +
-                        (symbolizer ? symbolizer : "llvm-symbolizer") +
-                        "' --obj='" + info.dli_fname + "' " +
-                        std::to_string(offset) + " 2>/dev/null";
-  if (FILE *out = popen(command.c_str(), "r")) {
-    // The innermost function and its source line (the kernels are
-    // inlined into their launches).
-    char function[1024] = "", where[1024] = "";
-    bool read = std::fgets(function, sizeof function, out) &&
-                std::fgets(where, sizeof where, out);
-    pclose(out);
-    auto trim = [](std::string text) {
-      while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
-        text.pop_back();
-      return text;
-    };
-    std::string name = trim(function), line = trim(where);
-    if (read && !name.empty() && name != "??")
-      return " in " + name +
-             (line.empty() || line[0] == '?' ? "" : " at " + line);
-  }
-  char text[512];
-  std::snprintf(text, sizeof text, " at %s+0x%zx", info.dli_fname, offset);
-  return text;
+  CodeLocation at = locate({pc})[0];
+  if (at.function.empty())
+    return at.address.empty() ? "" : " at " + at.address;
+  return " in " + at.function + (at.line.empty() ? "" : " at " + at.line);
 }
 
 [[noreturn]] void report(const char *hazard, const Region &r, size_t offset,
@@ -359,9 +377,11 @@ void write(const void *address, size_t bytes, bool atomic, const void *pc) {
       });
 }
 
-/// The deferred checks of the block's last writes.
-bool checkedAtBlockEnd = [] {
+/// The deferred checks of the block's last writes; the records of an
+/// allocation go with it.
+bool hooked = [] {
   atBlockEnd(checkPending);
+  onDeviceFree = forget;
   return true;
 }();
 
