@@ -324,6 +324,18 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
   MPCRT_CUDA_LAUNCHED(scatter ? "strided_scatter" : "strided_copy");
 }
 
+/// Calls f(std::bool_constant<Vector>{}): Vector where `a` and `b` are
+/// aligned to 4 elements and the mask to 4 bytes (a group of four as one
+/// access each).
+template <typename T, typename F>
+void withGroupsOfFour(const T *a, const T *b, const uint8_t *mask, F f) {
+  if (alignedTo(a, 4 * sizeof(T)) && alignedTo(b, 4 * sizeof(T)) &&
+      alignedTo(mask, 4))
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
 } // namespace
 
 void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,
@@ -404,15 +416,11 @@ void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,
     using T = MPCRT_TYPE(t);
     auto *x = static_cast<const T *>(input);
     auto *y = static_cast<T *>(output);
-    if (alignedTo(x, 4 * sizeof(T)) && alignedTo(y, 4 * sizeof(T)) &&
-        alignedTo(mask, 4))
-      dropoutKernel<T, true>
+    withGroupsOfFour(x, y, mask, [&](auto vector) {
+      dropoutKernel<T, decltype(vector)::value>
           <<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(
               x, y, mask, count, p, seed, step);
-    else
-      dropoutKernel<T, false>
-          <<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(
-              x, y, mask, count, p, seed, step);
+    });
   });
   MPCRT_CUDA_LAUNCHED("dropout");
 }
@@ -426,14 +434,12 @@ void dropoutBackward(mpcrt_dtype dtype, const void *gradOutput,
     using T = MPCRT_TYPE(t);
     auto *dy = static_cast<const T *>(gradOutput);
     auto *dx = static_cast<T *>(gradInput);
-    if (alignedTo(dy, 4 * sizeof(T)) && alignedTo(dx, 4 * sizeof(T)) &&
-        alignedTo(mask, 4))
-      dropoutBackwardKernel<T, true>
-          <<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(dy, mask, dx,
-                                                                  count, p);
-    else
-      dropoutBackwardKernel<T, false>
-          <<<blocksFor(count), kThreads, 0, stream()>>>(dy, mask, dx, count, p);
+    withGroupsOfFour(dy, dx, mask, [&](auto vector) {
+      constexpr bool kVector = decltype(vector)::value;
+      dropoutBackwardKernel<T, kVector>
+          <<<blocksFor(kVector ? (count + 3) / 4 : count), kThreads, 0,
+             stream()>>>(dy, mask, dx, count, p);
+    });
   });
   MPCRT_CUDA_LAUNCHED("dropout_backward");
 }
