@@ -52,10 +52,21 @@ template <typename A> struct CombineMoments {
 
 /// Per channel, from its moments: stats[ch] = mean, stats[c + ch] =
 /// invstd, the saved statistics and the running ones.
-/// Per channel: the mean, invstd, gamma and beta in the accumulator type
-/// into stats[ch], stats[c + ch], stats[2c + ch] and stats[3c + ch] (read
-/// N channels at a time by batchNormApplyKernel), the saved statistics, and
-/// the running ones updated.
+/// What batchNormApplyKernel reads of channel ch, N channels at a time:
+/// its mean, invstd, gamma and beta in the accumulator type, in
+/// stats[ch], stats[c + ch], stats[2c + ch] and stats[3c + ch].
+template <typename A>
+__device__ void storeChannel(A *stats, int64_t c, int64_t ch, A mean, A invstd,
+                             mpcrt_dtype pd, const void *gamma,
+                             const void *beta) {
+  stats[ch] = mean;
+  stats[c + ch] = invstd;
+  stats[2 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
+  stats[3 * c + ch] = static_cast<A>(loadAny(pd, beta, ch));
+}
+
+/// Per channel: what the normalisation reads (storeChannel), the saved
+/// statistics, and the running ones updated.
 template <typename A> struct StoreStatistics {
   A *stats;
   mpcrt_dtype pd;
@@ -70,10 +81,7 @@ template <typename A> struct StoreStatistics {
     A biased = var / static_cast<A>(rows);
     A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
     A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
-    stats[ch] = mean;
-    stats[c + ch] = invstd;
-    stats[2 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
-    stats[3 * c + ch] = static_cast<A>(loadAny(pd, beta, ch));
+    storeChannel(stats, c, ch, mean, invstd, pd, gamma, beta);
     savedMean[ch] = static_cast<float>(mean);
     savedInvstd[ch] = static_cast<float>(invstd);
     storeAny(pd, runningMean, ch,
@@ -99,7 +107,7 @@ __device__ typename Storage<T>::Acc normGradOf(T dy, T out, bool relu) {
 /// y = (x - mean) * invstd * gamma + beta over [rows, c] (with a fused ReLU
 /// of the rounded value), N channels of a row per access (c = cv * N); the
 /// channels' mean, invstd, gamma and beta N at a time from stats (4 c
-/// values, StoreStatistics).
+/// values, storeChannel).
 template <typename T, int N, typename I>
 __global__ void batchNormApplyKernel(const T *x,
                                      const typename Storage<T>::Acc *stats,
@@ -127,9 +135,8 @@ __global__ void batchNormApplyKernel(const T *x,
   }
 }
 
-/// Per channel, the mean and inverse standard deviation of the running
-/// statistics (inference mode), gamma and beta, in stats[ch], stats[c + ch],
-/// stats[2c + ch] and stats[3c + ch], as StoreStatistics lays them out.
+/// Per channel, what the normalisation reads (storeChannel) with the
+/// running statistics' mean and 1/sqrt(var + eps) (inference mode).
 template <typename A>
 __global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
                                         const void *runningVar,
@@ -137,11 +144,10 @@ __global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
                                         A *stats, int64_t c, double eps) {
   for (int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; ch < c;
        ch += int64_t(gridDim.x) * blockDim.x) {
-    stats[ch] = static_cast<A>(loadAny(pd, runningMean, ch));
-    stats[c + ch] = A(1) / sqrt(static_cast<A>(loadAny(pd, runningVar, ch)) +
-                                static_cast<A>(eps));
-    stats[2 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
-    stats[3 * c + ch] = static_cast<A>(loadAny(pd, beta, ch));
+    storeChannel(stats, c, ch, static_cast<A>(loadAny(pd, runningMean, ch)),
+                 A(1) / sqrt(static_cast<A>(loadAny(pd, runningVar, ch)) +
+                             static_cast<A>(eps)),
+                 pd, gamma, beta);
   }
 }
 
@@ -524,9 +530,9 @@ __global__ void pointwiseLossBackwardKernel(int32_t kind, const T *dl,
                                                          S::load(t[i])));
 }
 
-/// y = (x - mean) * invstd * gamma + beta (then a ReLU) with the per-channel
-/// mean and invstd in stats[ch], stats[c + ch], 16 bytes at a time where
-/// the channels and pointers allow.
+/// y = (x - mean) * invstd * gamma + beta (then a ReLU) with each
+/// channel's values in stats as storeChannel lays them out, 16 bytes at a
+/// time where the channels and pointers allow.
 template <typename T, typename A>
 void applyBatchNorm(const T *x, const A *stats, T *y, int64_t rows, int64_t c,
                     bool relu) {
