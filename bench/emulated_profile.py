@@ -15,11 +15,13 @@ llvm-symbolizer when the profile was written), worst sectors first.
   bench/emulated_profile.py FILE [--top N] [--json] [--lines]
 """
 import argparse
+import functools
 import json
 import re
 import sys
 
 
+@functools.lru_cache(maxsize=None)
 def kernel_at(site):
     """The kernel launched at FILE:LINE (the name before `<<<`)."""
     path, _, line = site.rpartition(":")
@@ -31,6 +33,11 @@ def kernel_at(site):
     text = "\n".join(lines[max(0, n - 3):n])
     found = re.findall(r"(\w+)\s*(?:<[^<>;]*>)?\s*<<<", text)
     return found[-1] if found else "?"
+
+
+def short(path):
+    """A path from the CUDA backend's folder on."""
+    return path.split("/lib/Runtime/CUDA/")[-1]
 
 
 def rows(path, lines=False):
@@ -71,28 +78,28 @@ def main():
         for r in table:
             print(json.dumps(r))
         return 0
+    # The columns: heading, then the cell of a row.
+    traffic = [
+        ("asked MiB", lambda r: "%.2f" % (r["bytes"] / 2**20)),
+        ("moved MiB", lambda r: "%.2f" % (r["moved_bytes"] / 2**20)),
+        ("share", lambda r: "%.0f%%" % (100 * r["moved_bytes"] / total)),
+        ("sector efficiency", lambda r: "%.0f%%" % (100 * r["efficiency"])),
+        ("bytes/request", lambda r: "%.0f" % r["bytes_per_request"]),
+    ]
     if args.lines:
-        print("| kernel | access at | kind | requests | asked MiB | moved MiB "
-              "| share | sector efficiency | bytes/request |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for r in table:
-            code = r["code"].split("/lib/Runtime/CUDA/")[-1]
-            print("| %s | %s | %s | %d | %.2f | %.2f | %.0f%% | %.0f%% | %.0f |"
-                  % (r["kernel"], code, "write" if r["write"] else "read",
-                     r["requests"], r["bytes"] / 2**20,
-                     r["moved_bytes"] / 2**20,
-                     100 * r["moved_bytes"] / total, 100 * r["efficiency"],
-                     r["bytes_per_request"]))
-        return 0
-    print("| kernel | site | launches | asked MiB | moved MiB | share | "
-          "sector efficiency | bytes/request | moves per sector |")
-    print("|---|---|---|---|---|---|---|---|---|")
+        columns = [("kernel", lambda r: r["kernel"]),
+                   ("access at", lambda r: short(r["code"])),
+                   ("kind", lambda r: "write" if r["write"] else "read"),
+                   ("requests", lambda r: "%d" % r["requests"])] + traffic
+    else:
+        columns = [("kernel", lambda r: r["kernel"]),
+                   ("site", lambda r: short(r["site"])),
+                   ("launches", lambda r: "%d" % r["launches"])] + traffic + [
+                       ("moves per sector", lambda r: "%.2f" % r["refetch"])]
+    print("| " + " | ".join(heading for heading, _ in columns) + " |")
+    print("|" + "---|" * len(columns))
     for r in table:
-        site = r["site"].split("/lib/Runtime/CUDA/")[-1]
-        print("| %s | %s | %d | %.2f | %.2f | %.0f%% | %.0f%% | %.0f | %.2f |"
-              % (r["kernel"], site, r["launches"], r["bytes"] / 2**20,
-                 r["moved_bytes"] / 2**20, 100 * r["moved_bytes"] / total,
-                 100 * r["efficiency"], r["bytes_per_request"], r["refetch"]))
+        print("| " + " | ".join(cell(r) for _, cell in columns) + " |")
     return 0
 
 
