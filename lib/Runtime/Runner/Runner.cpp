@@ -171,7 +171,6 @@ static int fail(const llvm::Twine &message) {
                      (worldSize > 1 ? "rank " + std::to_string(worldRank) + ": "
                                     : std::string()) +
                      message.str() + "\n";
-  llvm::errs().flush();
   llvm::errs().write(line.data(), line.size());
   if (worldSize > 1) {
     llvm::outs().flush();
