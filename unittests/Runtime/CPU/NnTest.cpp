@@ -271,7 +271,13 @@ TEST(Pooling, MaxAndAverageWithTheirGradients) {
     // Plain copies: lambdas cannot capture structured bindings in C++17.
     int k = kSize, stride = strideSize, pad = padSize, include = includePad;
     mpcrt_pool2d_shape s = poolShape(k, stride, pad, include);
-    auto x = rng.vec(s.n * s.h * s.w * s.c);
+    // Distinct inputs at least 2 / count apart (an even grid in a random
+    // order): the finite differences below (step 1e-6) never cross a tie
+    // between two values of a window, where the maximum's gradient jumps.
+    std::vector<double> x(s.n * s.h * s.w * s.c);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = -1 + 2 * (double(i) + 0.5) / double(x.size());
+    std::shuffle(x.begin(), x.end(), rng.engine);
     auto dy = rng.vec(s.n * s.ho * s.wo * s.c);
     std::vector<double> y(dy.size()), dx(x.size());
     auto window = [&](int64_t n, int64_t oy, int64_t ox, int64_t ch,
