@@ -227,10 +227,10 @@ void rowCases() {
     void *x = b.random(t, rows * cols), *y = b.empty(rows * cols * e),
          *g = b.random(t, rows * cols, 5), *dx = b.empty(rows * cols * e);
     report("softmax", dims({rows, cols}), nameOf(t), 2.0 * rows * cols * e,
-           [&] { softmax(t, x, y, rows, cols, false); });
+           [&] { softmax(t, x, t, y, rows, cols, false); });
     report("softmax_backward", dims({rows, cols}), nameOf(t),
            3.0 * rows * cols * e,
-           [&] { softmaxBackward(t, g, y, dx, rows, cols, false); });
+           [&] { softmaxBackward(t, g, t, y, t, dx, rows, cols, false); });
   }
   // Layer norm over BERT's hidden rows, f32 parameters.
   {
@@ -285,7 +285,7 @@ void movementCases() {
   auto *mask = static_cast<uint8_t *>(b.empty(m));
   auto *step = static_cast<int64_t *>(b.empty(8));
   report("dropout", dims({kRows, kFfn}), "f16", 5.0 * m,
-         [&] { dropout(MPCRT_F16, x, y, mask, m, 0.1, 42, step); });
+         [&] { dropout(MPCRT_F16, x, MPCRT_F16, y, mask, m, 0.1, 42, step); });
   report("dropout_backward", dims({kRows, kFfn}), "f16", 5.0 * m,
          [&] { dropoutBackward(MPCRT_F16, x, mask, y, m, 0.1); });
   // Embedding backward: BERT's token table from one batch's gradient.

@@ -126,6 +126,17 @@ MPCRT_DECLARE_SOFTMAX(f32, float)
 MPCRT_DECLARE_SOFTMAX(f64, double)
 #undef MPCRT_DECLARE_SOFTMAX
 
+/* The same when the types differ (mpc.softmax from or to f32; each of
+ * f16, bf16 and f32): computed in f32 from the inputs widened exactly, the
+ * result rounded once to its type, so that it equals the single-type op
+ * on f32 with mpcrt_cast before or after. */
+void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                         void *output, int64_t rows, int64_t cols, int32_t log);
+void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
+                                  mpcrt_dtype out, const void *output,
+                                  mpcrt_dtype result, void *grad_input,
+                                  int64_t rows, int64_t cols, int32_t log);
+
 /* ---- Elementwise. */
 
 typedef enum mpcrt_binary_op {
@@ -339,6 +350,14 @@ void mpcrt_attention_backward(
     double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
     const int64_t *mask_layout, int32_t mask_rank, double mask_value,
     const float *bias, const int64_t *bias_layout, int32_t bias_rank);
+
+/* mpc.dropout whose result type differs from its input's (each of f16,
+ * bf16 and f32): the mask of mpcrt_dropout_*, the kept values scaled in
+ * f32 and rounded once to `out`, so that f32 to f16/bf16 equals
+ * mpcrt_dropout_f32 then mpcrt_cast. */
+void mpcrt_dropout_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                         void *output, uint8_t *mask, int64_t count, double p,
+                         uint64_t seed, const int64_t *step);
 
 /* mpc.dropout_add: y = dropout(x) + residual over `count` elements of
  * `dtype`, element i kept exactly when mpcrt_dropout_* keeps it at *step,

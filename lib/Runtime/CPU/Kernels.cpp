@@ -173,47 +173,58 @@ void matmulBiasGrad(const void *a, const void *b, void *c, void *biasGrad,
               });
 }
 
-template <typename T>
-void softmax(const T *input, T *output, int64_t rows, int64_t cols, bool log) {
-  using S = Storage<T>;
-  using Acc = typename S::Acc;
+/// Softmax (or log-softmax) of rows; input and output may differ in type
+/// (mpc.softmax between f16/bf16 and f32): computed in their CommonAcc,
+/// the result rounded once.
+template <typename TI, typename TO = TI>
+void softmax(const TI *input, TO *output, int64_t rows, int64_t cols,
+             bool log) {
+  using SI = Storage<TI>;
+  using SO = Storage<TO>;
+  using Acc = CommonAcc<TI, TO>;
   parallelFor(rows, grainFor(8 * cols), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const T *in = input + r * cols;
-      T *out = output + r * cols;
+      const TI *in = input + r * cols;
+      TO *out = output + r * cols;
       // Subtract the row maximum: exp never overflows.
       Acc max = -std::numeric_limits<Acc>::infinity();
       for (int64_t c = 0; c < cols; ++c)
-        max = std::fmax(max, S::load(in[c]));
+        max = std::fmax(max, Acc(SI::load(in[c])));
       Acc sum = 0;
       for (int64_t c = 0; c < cols; ++c)
-        sum += std::exp(S::load(in[c]) - max);
+        sum += std::exp(Acc(SI::load(in[c])) - max);
       Acc logSum = std::log(sum);
       for (int64_t c = 0; c < cols; ++c) {
-        Acc shifted = S::load(in[c]) - max;
-        out[c] = S::store(log ? shifted - logSum : std::exp(shifted) / sum);
+        Acc shifted = Acc(SI::load(in[c])) - max;
+        out[c] = SO::store(log ? shifted - logSum : std::exp(shifted) / sum);
       }
     }
   });
 }
 
-template <typename T>
-void softmaxBackward(const T *grad, const T *output, T *gradInput, int64_t rows,
-                     int64_t cols, bool log) {
-  using S = Storage<T>;
-  using Acc = typename S::Acc;
+/// The gradient of softmax (or log-softmax) from its output; the output
+/// gradient, the output and the input gradient may differ in type.
+template <typename TG, typename TY = TG, typename TX = TG>
+void softmaxBackward(const TG *grad, const TY *output, TX *gradInput,
+                     int64_t rows, int64_t cols, bool log) {
+  using SG = Storage<TG>;
+  using SY = Storage<TY>;
+  using SX = Storage<TX>;
+  using Acc = CommonAcc<TG, TY, TX>;
   parallelFor(rows, grainFor(6 * cols), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const T *dy = grad + r * cols, *y = output + r * cols;
+      const TG *dy = grad + r * cols;
+      const TY *y = output + r * cols;
       // softmax: dx = y * (dy - sum(dy * y)); log-softmax: dx = dy -
       // exp(y) * sum(dy).
       Acc sum = 0;
       for (int64_t c = 0; c < cols; ++c)
-        sum += log ? S::load(dy[c]) : S::load(dy[c]) * S::load(y[c]);
+        sum += log ? Acc(SG::load(dy[c]))
+                   : Acc(SG::load(dy[c])) * Acc(SY::load(y[c]));
       for (int64_t c = 0; c < cols; ++c) {
-        Acc d = S::load(dy[c]), v = S::load(y[c]);
+        Acc d = SG::load(dy[c]), v = SY::load(y[c]);
         gradInput[r * cols + c] =
-            S::store(log ? d - std::exp(v) * sum : v * (d - sum));
+            SX::store(log ? d - std::exp(v) * sum : v * (d - sum));
       }
     }
   });
@@ -315,6 +326,37 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
   mpcrt_dtype out = grad; // the bias gradient's type pairs are the epilogues'
   MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_bias_grad", matmulBiasGrad, a, b, c,
                           bias_grad, m, n, k, trans_a != 0);
+}
+
+void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                         void *output, int64_t rows, int64_t cols,
+                         int32_t log) {
+  dispatchMixable(in, [&](auto *i) {
+    dispatchMixable(out, [&](auto *o) {
+      using TI = std::remove_pointer_t<decltype(i)>;
+      using TO = std::remove_pointer_t<decltype(o)>;
+      softmax(static_cast<const TI *>(input), static_cast<TO *>(output), rows,
+              cols, log);
+    });
+  });
+}
+
+void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
+                                  mpcrt_dtype out, const void *output,
+                                  mpcrt_dtype result, void *grad_input,
+                                  int64_t rows, int64_t cols, int32_t log) {
+  dispatchMixable(grad, [&](auto *g) {
+    dispatchMixable(out, [&](auto *y) {
+      dispatchMixable(result, [&](auto *x) {
+        using TG = std::remove_pointer_t<decltype(g)>;
+        using TY = std::remove_pointer_t<decltype(y)>;
+        using TX = std::remove_pointer_t<decltype(x)>;
+        softmaxBackward(static_cast<const TG *>(grad_output),
+                        static_cast<const TY *>(output),
+                        static_cast<TX *>(grad_input), rows, cols, log);
+      });
+    });
+  });
 }
 
 // One template, one instance per dtype: the ABI's raw uint16_t buffers are

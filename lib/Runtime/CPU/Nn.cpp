@@ -434,11 +434,14 @@ private:
   uint32_t words[4] = {};
 };
 
-template <typename T>
-void dropout(const T *x, T *y, uint8_t *mask, int64_t count, double p,
+/// Dropout; the result may be narrower than the input (mpc.dropout from
+/// f32 to f16/bf16): computed in the input's Acc, rounded once.
+template <typename T, typename TO = T>
+void dropout(const T *x, TO *y, uint8_t *mask, int64_t count, double p,
              uint64_t seed, int64_t step) {
   using S = Storage<T>;
-  using A = typename S::Acc;
+  using SO = Storage<TO>;
+  using A = CommonAcc<T, TO>;
   A scale = static_cast<A>(1 / (1 - p));
   // Blocks start at multiples of 4: each Philox call serves one block.
   int64_t grain = (grainFor(32) + 3) / 4 * 4;
@@ -447,7 +450,7 @@ void dropout(const T *x, T *y, uint8_t *mask, int64_t count, double p,
     for (int64_t i = begin; i < end; ++i) {
       bool keep = keeps(i);
       mask[i] = keep;
-      y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
+      y[i] = SO::store(keep ? A(S::load(x[i])) * scale : A(0));
     }
   });
 }
@@ -728,6 +731,19 @@ void addLayerNormBackward(const T *dy, const T *dsum, const T *sum,
 } // namespace
 
 extern "C" {
+
+void mpcrt_dropout_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                         void *output, uint8_t *mask, int64_t count, double p,
+                         uint64_t seed, const int64_t *step) {
+  dispatchMixable(in, [&](auto *i) {
+    dispatchMixable(out, [&](auto *o) {
+      using TI = std::remove_pointer_t<decltype(i)>;
+      using TO = std::remove_pointer_t<decltype(o)>;
+      dropout(static_cast<const TI *>(input), static_cast<TO *>(output), mask,
+              count, p, formulas::rankSeed(seed, dropoutRank), *step);
+    });
+  });
+}
 
 void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                           const void *residual, mpcrt_dtype param_dtype,

@@ -14,6 +14,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -179,6 +181,29 @@ template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
     return f(static_cast<float *>(nullptr));
   case MPCRT_F64:
     return f(static_cast<double *>(nullptr));
+  }
+}
+
+/// What a kernel whose operands differ in type computes in: the widest of
+/// their Acc types (f32 for f16, bf16 and f32).
+template <typename... T>
+using CommonAcc = decltype((typename Storage<T>::Acc() + ...));
+
+/// The mixed-type entry points (mpcrt_*_mixed): f(T *) (a null pointer)
+/// with the storage type of `dtype`, one of f16, bf16 and f32; an error
+/// for any other.
+template <typename F> void dispatchMixable(mpcrt_dtype dtype, F f) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f(static_cast<F16 *>(nullptr));
+  case MPCRT_BF16:
+    return f(static_cast<BF16 *>(nullptr));
+  case MPCRT_F32:
+    return f(static_cast<float *>(nullptr));
+  default:
+    std::fprintf(stderr, "error: a mixed-type kernel takes f16, bf16 and "
+                         "f32 only\n");
+    std::exit(1);
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 
 using namespace mpcrt::cuda;
 
@@ -245,6 +246,43 @@ void mpcrt_adam_update_multi(
                   decoupled != 0, bias_correction != 0, lamb != 0);
 }
 
+/// The mixed-type entry points take f16, bf16 and f32 (AnyFloat's types).
+static void requireMixable(std::initializer_list<mpcrt_dtype> types,
+                           const char *name) {
+  for (mpcrt_dtype t : types)
+    if (t != MPCRT_F16 && t != MPCRT_BF16 && t != MPCRT_F32) {
+      std::fprintf(stderr,
+                   "error: %s: a mixed-type kernel takes f16, bf16 and f32 "
+                   "only\n",
+                   name);
+      std::exit(1);
+    }
+}
+
+void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                         void *output, int64_t rows, int64_t cols,
+                         int32_t log) {
+  requireMixable({in, out}, "mpcrt_softmax_mixed");
+  softmax(in, input, out, output, rows, cols, log != 0);
+}
+
+void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
+                                  mpcrt_dtype out, const void *output,
+                                  mpcrt_dtype result, void *grad_input,
+                                  int64_t rows, int64_t cols, int32_t log) {
+  requireMixable({grad, out, result}, "mpcrt_softmax_backward_mixed");
+  softmaxBackward(grad, grad_output, out, output, result, grad_input, rows,
+                  cols, log != 0);
+}
+
+void mpcrt_dropout_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                         void *output, uint8_t *mask, int64_t count, double p,
+                         uint64_t seed, const int64_t *step) {
+  requireMixable({in, out}, "mpcrt_dropout_mixed");
+  dropout(in, input, out, output, mask, count, p,
+          mpcrt::formulas::rankSeed(seed, dropoutRank), step);
+}
+
 void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,
                        void *y, int64_t count, double p, uint64_t seed,
                        const int64_t *step) {
@@ -456,7 +494,7 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
   void mpcrt_dropout_##SUFFIX(const T *input, T *output, uint8_t *mask,        \
                               int64_t count, double p, uint64_t seed,          \
                               const int64_t *step) {                           \
-    dropout(DTYPE, input, output, mask, count, p,                              \
+    dropout(DTYPE, input, DTYPE, output, mask, count, p,                       \
             mpcrt::formulas::rankSeed(seed, dropoutRank), step);               \
   }                                                                            \
   void mpcrt_dropout_backward_##SUFFIX(const T *grad_output,                   \
@@ -497,13 +535,13 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
   }                                                                            \
   void mpcrt_softmax_##SUFFIX(const T *input, T *output, int64_t rows,         \
                               int64_t cols, int32_t log) {                     \
-    softmax(DTYPE, input, output, rows, cols, log != 0);                       \
+    softmax(DTYPE, input, DTYPE, output, rows, cols, log != 0);                \
   }                                                                            \
   void mpcrt_softmax_backward_##SUFFIX(const T *grad_output, const T *output,  \
                                        T *grad_input, int64_t rows,            \
                                        int64_t cols, int32_t log) {            \
-    softmaxBackward(DTYPE, grad_output, output, grad_input, rows, cols,        \
-                    log != 0);                                                 \
+    softmaxBackward(DTYPE, grad_output, DTYPE, output, DTYPE, grad_input,      \
+                    rows, cols, log != 0);                                     \
   }                                                                            \
   int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
       const T *logits, const void *labels, int32_t label_bits, T *loss,        \

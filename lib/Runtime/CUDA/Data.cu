@@ -189,11 +189,16 @@ embeddingWriteKernel(const void *indices, int32_t bits, int64_t count,
 /// call gives. With `Vector`, a full group's elements move as one access
 /// of 4 elements and its mask as one 4-byte word (the pointers aligned to
 /// those); the last, partial group one element at a time.
-template <typename T, bool Vector>
-__global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
+///
+/// The result may be narrower (or wider) than the input (TO;
+/// mpcrt_dropout_mixed): the kept value scaled in the wider Acc type and
+/// rounded once.
+template <typename T, typename TO, bool Vector>
+__global__ void dropoutKernel(const T *x, TO *y, uint8_t *mask, int64_t count,
                               double p, uint64_t seed, const int64_t *step) {
   using S = Storage<T>;
-  using A = typename S::Acc;
+  using SO = Storage<TO>;
+  using A = decltype(typename S::Acc() + typename SO::Acc());
   A scale = static_cast<A>(1 / (1 - p));
   int64_t t = *step;
   double threshold = p * 4294967296.0;
@@ -203,16 +208,17 @@ __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
     uint32_t words[4];
     formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
     if (Vector && 4 * q + 4 <= count) {
-      Vec<T, 4> in = reinterpret_cast<const Vec<T, 4> *>(x)[q], out;
+      Vec<T, 4> in = reinterpret_cast<const Vec<T, 4> *>(x)[q];
+      Vec<TO, 4> out;
       Vec<uint8_t, 4> keeps;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         bool keep = words[e] >= threshold;
         keeps.v[e] = keep;
-        out.v[e] = S::store(keep ? S::load(in.v[e]) * scale : A(0));
+        out.v[e] = SO::store(keep ? A(S::load(in.v[e])) * scale : A(0));
       }
       reinterpret_cast<Vec<uint8_t, 4> *>(mask)[q] = keeps;
-      reinterpret_cast<Vec<T, 4> *>(y)[q] = out;
+      reinterpret_cast<Vec<TO, 4> *>(y)[q] = out;
       continue;
     }
     for (int e = 0; e < 4; ++e) {
@@ -221,7 +227,7 @@ __global__ void dropoutKernel(const T *x, T *y, uint8_t *mask, int64_t count,
         break;
       bool keep = words[e] >= threshold;
       mask[i] = keep;
-      y[i] = S::store(keep ? S::load(x[i]) * scale : A(0));
+      y[i] = SO::store(keep ? A(S::load(x[i])) * scale : A(0));
     }
   }
 }
@@ -325,15 +331,28 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
 }
 
 /// Calls f(std::bool_constant<Vector>{}): Vector where `a` and `b` are
-/// aligned to 4 elements and the mask to 4 bytes (a group of four as one
-/// access each).
-template <typename T, typename F>
-void withGroupsOfFour(const T *a, const T *b, const uint8_t *mask, F f) {
-  if (alignedTo(a, 4 * sizeof(T)) && alignedTo(b, 4 * sizeof(T)) &&
+/// aligned to 4 of their elements and the mask to 4 bytes (a group of four
+/// as one access each).
+template <typename T, typename U, typename F>
+void withGroupsOfFour(const T *a, const U *b, const uint8_t *mask, F f) {
+  if (alignedTo(a, 4 * sizeof(T)) && alignedTo(b, 4 * sizeof(U)) &&
       alignedTo(mask, 4))
     f(std::true_type{});
   else
     f(std::false_type{});
+}
+
+/// Calls f(T *, U *) (null pointers) with the storage types of the mixed
+/// dropout's f16, bf16 or f32 input and result.
+template <typename F> void dispatchMixable(mpcrt_dtype dtype, F f) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f(static_cast<__half *>(nullptr));
+  case MPCRT_BF16:
+    return f(static_cast<__nv_bfloat16 *>(nullptr));
+  default:
+    return f(static_cast<float *>(nullptr));
+  }
 }
 
 } // namespace
@@ -408,20 +427,28 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
   MPCRT_CUDA_LAUNCHED("embedding_backward");
 }
 
-void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,
-             int64_t count, double p, uint64_t seed, const int64_t *step) {
+void dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out, void *output,
+             uint8_t *mask, int64_t count, double p, uint64_t seed,
+             const int64_t *step) {
   if (count <= 0)
     return;
-  dispatch(dtype, [&](auto *t) {
-    using T = MPCRT_TYPE(t);
+  auto launch = [&](auto *xt, auto *yt) {
+    using T = MPCRT_TYPE(xt);
+    using TO = MPCRT_TYPE(yt);
     auto *x = static_cast<const T *>(input);
-    auto *y = static_cast<T *>(output);
+    auto *y = static_cast<TO *>(output);
     withGroupsOfFour(x, y, mask, [&](auto vector) {
-      dropoutKernel<T, decltype(vector)::value>
+      dropoutKernel<T, TO, decltype(vector)::value>
           <<<blocksFor((count + 3) / 4), kThreads, 0, stream()>>>(
               x, y, mask, count, p, seed, step);
     });
-  });
+  };
+  if (in == out)
+    dispatch(in, [&](auto *t) { launch(t, t); });
+  else
+    dispatchMixable(in, [&](auto *xt) {
+      dispatchMixable(out, [&](auto *yt) { launch(xt, yt); });
+    });
   MPCRT_CUDA_LAUNCHED("dropout");
 }
 

@@ -113,6 +113,52 @@ template <> struct Storage<__nv_bfloat16> {
   }
 };
 
+/// Elements of type T (const for an input) through Storage<T>: the
+/// accessor of the single-type kernels.
+template <typename T> struct Typed {
+  using E = std::remove_const_t<T>;
+  using Acc = typename Storage<E>::Acc;
+  T *data;
+  __device__ Acc load(int64_t i) const { return Storage<E>::load(data[i]); }
+  __device__ void store(int64_t i, Acc v) const {
+    data[i] = Storage<E>::store(v);
+  }
+};
+
+/// Elements of f16, bf16 or f32, chosen at run time: the accessor of the
+/// mixed-type kernels (mpcrt_*_mixed). Loads widen exactly to f32, stores
+/// round once to nearest even.
+struct AnyFloat {
+  using Acc = float;
+  mpcrt_dtype type;
+  const void *data;
+  __device__ float load(int64_t i) const {
+    switch (type) {
+    case MPCRT_F16:
+      return Storage<__half>::load(static_cast<const __half *>(data)[i]);
+    case MPCRT_BF16:
+      return Storage<__nv_bfloat16>::load(
+          static_cast<const __nv_bfloat16 *>(data)[i]);
+    default:
+      return static_cast<const float *>(data)[i];
+    }
+  }
+  __device__ void store(int64_t i, float v) const {
+    switch (type) {
+    case MPCRT_F16:
+      static_cast<__half *>(const_cast<void *>(data))[i] =
+          Storage<__half>::store(v);
+      return;
+    case MPCRT_BF16:
+      static_cast<__nv_bfloat16 *>(const_cast<void *>(data))[i] =
+          Storage<__nv_bfloat16>::store(v);
+      return;
+    default:
+      static_cast<float *>(const_cast<void *>(data))[i] = v;
+    }
+  }
+};
+
 /// Sum (or max, a NaN winning) of one value per thread over a block of
 /// kThreads, in a fixed order, returned to every thread.
 template <typename A, bool Max = false> __device__ A blockReduce(A v) {

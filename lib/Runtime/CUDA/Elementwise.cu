@@ -197,39 +197,45 @@ __global__ void reduceMaxBackwardKernel(const T *grad, const T *in,
   }
 }
 
-/// The row's maximum and sum of exp(x - max), with the whole block.
-template <typename T, typename A>
-__device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
-  using S = Storage<T>;
+/// The row's maximum and sum of exp(x - max), with the whole block;
+/// load(c) is element c of the row.
+template <typename A, typename Load>
+__device__ void rowStatisticsOf(Load load, int64_t cols, A &max, A &total) {
   A m = A(-INFINITY);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    m = fmax(m, S::load(row[c]));
+    m = fmax(m, A(load(c)));
   max = blockReduce<A, true>(m);
   A sum = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    sum += exp(S::load(row[c]) - max);
+    sum += exp(A(load(c)) - max);
   total = blockReduce<A>(sum);
+}
+
+template <typename T, typename A>
+__device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
+  rowStatisticsOf<A>([&](int64_t c) { return Storage<T>::load(row[c]); }, cols,
+                     max, total);
 }
 
 /// Softmax (or log-softmax) of rows of at most 32 K elements, one warp per
 /// row, each lane holding K of its elements: one read and one write of the
-/// row (the block kernel below reads it three times).
-template <typename T, int K>
-__global__ void softmaxWarpKernel(const T *input, T *output, int64_t rows,
+/// row (the block kernel below reads it three times). In and Out are
+/// accessors (Typed, or AnyFloat where the types differ), the arithmetic
+/// in the wider of their Acc types.
+template <typename In, typename Out, int K>
+__global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
                                   int64_t cols, bool logarithm) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
+  using A = decltype(typename In::Acc() + typename Out::Acc());
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
-    const T *in = input + r * cols;
-    T *out = output + r * cols;
+    int64_t base = r * cols;
     A v[K];
     A m = A(-INFINITY);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       int64_t c = lane + 32 * k;
-      v[k] = c < cols ? S::load(in[c]) : A(-INFINITY);
+      v[k] = c < cols ? A(input.load(base + c)) : A(-INFINITY);
       m = fmax(m, v[k]);
     }
     m = Warp::reduce<A, true>(m);
@@ -246,30 +252,30 @@ __global__ void softmaxWarpKernel(const T *input, T *output, int64_t rows,
     for (int k = 0; k < K; ++k) {
       int64_t c = lane + 32 * k;
       if (c < cols)
-        out[c] = S::store(logarithm ? v[k] - logSum : exp(v[k]) / sum);
+        output.store(base + c, logarithm ? v[k] - logSum : exp(v[k]) / sum);
     }
   }
 }
 
 /// The softmax's gradient for rows of at most 32 K elements, one warp per
-/// row.
-template <typename T, int K>
-__global__ void softmaxBackwardWarpKernel(const T *grad, const T *output,
-                                          T *gradInput, int64_t rows,
-                                          int64_t cols, bool logarithm) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
+/// row; G, Y and X the accessors of the output gradient, the output and the
+/// input gradient.
+template <typename G, typename Y, typename X, int K>
+__global__ void softmaxBackwardWarpKernel(G grad, Y output, X gradInput,
+                                          int64_t rows, int64_t cols,
+                                          bool logarithm) {
+  using A = decltype(typename G::Acc() + typename Y::Acc() + typename X::Acc());
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
-    const T *dy = grad + r * cols, *y = output + r * cols;
+    int64_t base = r * cols;
     A d[K], v[K];
     A sum = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       int64_t c = lane + 32 * k;
-      d[k] = c < cols ? S::load(dy[c]) : A(0);
-      v[k] = c < cols ? S::load(y[c]) : A(0);
+      d[k] = c < cols ? A(grad.load(base + c)) : A(0);
+      v[k] = c < cols ? A(output.load(base + c)) : A(0);
       sum += logarithm ? d[k] : d[k] * v[k];
     }
     sum = Warp::reduce<A>(sum);
@@ -277,15 +283,21 @@ __global__ void softmaxBackwardWarpKernel(const T *grad, const T *output,
     for (int k = 0; k < K; ++k) {
       int64_t c = lane + 32 * k;
       if (c < cols)
-        gradInput[r * cols + c] =
-            S::store(logarithm ? d[k] - exp(v[k]) * sum : v[k] * (d[k] - sum));
+        gradInput.store(base + c, logarithm ? d[k] - exp(v[k]) * sum
+                                            : v[k] * (d[k] - sum));
     }
   }
 }
 
+/// The longest row a warp takes alone (the softmax's lanes hold it in
+/// registers, 32 elements each); longer rows take a block.
+constexpr int64_t kWarpRowLimit = 1024;
+
 /// Calls f(std::integral_constant<int, K>) with the smallest K in 1, 2, 4,
-/// ..., 32 for which a warp's lanes hold `cols` elements; false past 1024.
+/// ..., 32 for which a warp's lanes hold `cols` elements; false past
+/// kWarpRowLimit.
 template <typename F> bool withLanesFor(int64_t cols, F f) {
+  static_assert(kWarpRowLimit == 32 * 32, "a lane holds at most 32");
   if (cols <= 32)
     return f(std::integral_constant<int, 1>()), true;
   if (cols <= 64)
@@ -296,42 +308,39 @@ template <typename F> bool withLanesFor(int64_t cols, F f) {
     return f(std::integral_constant<int, 8>()), true;
   if (cols <= 512)
     return f(std::integral_constant<int, 16>()), true;
-  if (cols <= 1024)
+  if (cols <= kWarpRowLimit)
     return f(std::integral_constant<int, 32>()), true;
   return false;
 }
 
-template <typename T>
-__global__ void softmaxKernel(const T *input, T *output, int64_t cols,
+template <typename In, typename Out>
+__global__ void softmaxKernel(In input, Out output, int64_t cols,
                               bool logarithm) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  const T *in = input + blockIdx.x * cols;
-  T *out = output + blockIdx.x * cols;
+  using A = decltype(typename In::Acc() + typename Out::Acc());
+  int64_t base = blockIdx.x * cols;
   A max, sum;
-  rowStatistics<T, A>(in, cols, max, sum);
+  rowStatisticsOf<A>([&](int64_t c) { return input.load(base + c); }, cols, max,
+                     sum);
   A logSum = log(sum);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    A shifted = S::load(in[c]) - max;
-    out[c] = S::store(logarithm ? shifted - logSum : exp(shifted) / sum);
+    A shifted = A(input.load(base + c)) - max;
+    output.store(base + c, logarithm ? shifted - logSum : exp(shifted) / sum);
   }
 }
 
-template <typename T>
-__global__ void softmaxBackwardKernel(const T *grad, const T *output,
-                                      T *gradInput, int64_t cols,
-                                      bool logarithm) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  const T *dy = grad + blockIdx.x * cols, *y = output + blockIdx.x * cols;
+template <typename G, typename Y, typename X>
+__global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
+                                      int64_t cols, bool logarithm) {
+  using A = decltype(typename G::Acc() + typename Y::Acc() + typename X::Acc());
+  int64_t base = blockIdx.x * cols;
   A sum = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    sum += logarithm ? S::load(dy[c]) : S::load(dy[c]) * S::load(y[c]);
+    sum += logarithm ? A(grad.load(base + c))
+                     : A(grad.load(base + c)) * A(output.load(base + c));
   sum = blockReduce<A>(sum);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    A d = S::load(dy[c]), v = S::load(y[c]);
-    gradInput[blockIdx.x * cols + c] =
-        S::store(logarithm ? d - exp(v) * sum : v * (d - sum));
+    A d = grad.load(base + c), v = output.load(base + c);
+    gradInput.store(base + c, logarithm ? d - exp(v) * sum : v * (d - sum));
   }
 }
 
@@ -976,46 +985,69 @@ void reduceMaxBackward(mpcrt_dtype dtype, const void *grad, const void *input,
   MPCRT_CUDA_LAUNCHED("reduce_max_backward");
 }
 
-void softmax(mpcrt_dtype dtype, const void *input, void *output, int64_t rows,
-             int64_t cols, bool logarithm) {
+namespace {
+/// Softmax with the accessors in and out.
+template <typename In, typename Out>
+void softmaxWith(In in, Out out, int64_t rows, int64_t cols, bool logarithm) {
+  bool warp = withLanesFor(cols, [&](auto k) {
+    softmaxWarpKernel<In, Out, decltype(k)::value>
+        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(in, out, rows, cols,
+                                                          logarithm);
+  });
+  if (!warp)
+    softmaxKernel<In, Out>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(in, out, cols,
+                                                                 logarithm);
+}
+
+template <typename G, typename Y, typename X>
+void softmaxBackwardWith(G dy, Y y, X dx, int64_t rows, int64_t cols,
+                         bool logarithm) {
+  bool warp = withLanesFor(cols, [&](auto k) {
+    softmaxBackwardWarpKernel<G, Y, X, decltype(k)::value>
+        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(dy, y, dx, rows, cols,
+                                                          logarithm);
+  });
+  if (!warp)
+    softmaxBackwardKernel<G, Y, X>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            dy, y, dx, cols, logarithm);
+}
+} // namespace
+
+void softmax(mpcrt_dtype in, const void *input, mpcrt_dtype out, void *output,
+             int64_t rows, int64_t cols, bool logarithm) {
   if (rows == 0 || cols == 0)
     return;
-  dispatch(dtype, [&](auto *t) {
-    using T = MPCRT_TYPE(t);
-    auto *in = static_cast<const T *>(input);
-    auto *out = static_cast<T *>(output);
-    bool warp = withLanesFor(cols, [&](auto k) {
-      softmaxWarpKernel<T, decltype(k)::value>
-          <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(in, out, rows, cols,
-                                                            logarithm);
+  if (in != out)
+    softmaxWith(AnyFloat{in, input}, AnyFloat{out, output}, rows, cols,
+                logarithm);
+  else
+    dispatch(in, [&](auto *t) {
+      using T = MPCRT_TYPE(t);
+      softmaxWith(Typed<const T>{static_cast<const T *>(input)},
+                  Typed<T>{static_cast<T *>(output)}, rows, cols, logarithm);
     });
-    if (!warp)
-      softmaxKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-          in, out, cols, logarithm);
-  });
   MPCRT_CUDA_LAUNCHED("softmax");
 }
 
-void softmaxBackward(mpcrt_dtype dtype, const void *grad, const void *output,
-                     void *gradInput, int64_t rows, int64_t cols,
-                     bool logarithm) {
+void softmaxBackward(mpcrt_dtype gradType, const void *grad,
+                     mpcrt_dtype outputType, const void *output,
+                     mpcrt_dtype resultType, void *gradInput, int64_t rows,
+                     int64_t cols, bool logarithm) {
   if (rows == 0 || cols == 0)
     return;
-  dispatch(dtype, [&](auto *t) {
-    using T = MPCRT_TYPE(t);
-    auto *dy = static_cast<const T *>(grad);
-    auto *y = static_cast<const T *>(output);
-    auto *dx = static_cast<T *>(gradInput);
-    bool warp = withLanesFor(cols, [&](auto k) {
-      softmaxBackwardWarpKernel<T, decltype(k)::value>
-          <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(dy, y, dx, rows,
-                                                            cols, logarithm);
+  if (gradType != outputType || gradType != resultType)
+    softmaxBackwardWith(AnyFloat{gradType, grad}, AnyFloat{outputType, output},
+                        AnyFloat{resultType, gradInput}, rows, cols, logarithm);
+  else
+    dispatch(gradType, [&](auto *t) {
+      using T = MPCRT_TYPE(t);
+      softmaxBackwardWith(Typed<const T>{static_cast<const T *>(grad)},
+                          Typed<const T>{static_cast<const T *>(output)},
+                          Typed<T>{static_cast<T *>(gradInput)}, rows, cols,
+                          logarithm);
     });
-    if (!warp)
-      softmaxBackwardKernel<T>
-          <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-              dy, y, dx, cols, logarithm);
-  });
   MPCRT_CUDA_LAUNCHED("softmax_backward");
 }
 
@@ -1126,10 +1158,10 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
 
 namespace {
 /// Calls f(std::bool_constant<Warp>{}, grid) for a kernel over rows of
-/// `cols` elements: a warp per row for rows of up to 1024 elements (no
-/// block barriers), else a block per row.
+/// `cols` elements: a warp per row for rows of up to kWarpRowLimit
+/// elements (no block barriers), else a block per row.
 template <typename F> void withRowTeamFor(int64_t rows, int64_t cols, F f) {
-  if (cols <= 1024)
+  if (cols <= kWarpRowLimit)
     f(std::true_type{}, blocksFor(rows * 32));
   else
     f(std::false_type{}, static_cast<unsigned>(rows));

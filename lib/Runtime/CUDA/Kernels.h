@@ -188,11 +188,14 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
 void reduceMaxBackward(mpcrt_dtype dtype, const void *grad, const void *input,
                        const void *max, void *gradInput, int64_t outer,
                        int64_t reduced, int64_t inner);
-void softmax(mpcrt_dtype dtype, const void *input, void *output, int64_t rows,
-             int64_t cols, bool logarithm);
-void softmaxBackward(mpcrt_dtype dtype, const void *grad, const void *output,
-                     void *gradInput, int64_t rows, int64_t cols,
-                     bool logarithm);
+/// Input and output may differ in type (f16, bf16, f32 each; mpcrt_*_mixed):
+/// computed in f32, rounded once.
+void softmax(mpcrt_dtype in, const void *input, mpcrt_dtype out, void *output,
+             int64_t rows, int64_t cols, bool logarithm);
+void softmaxBackward(mpcrt_dtype gradType, const void *grad,
+                     mpcrt_dtype outputType, const void *output,
+                     mpcrt_dtype resultType, void *gradInput, int64_t rows,
+                     int64_t cols, bool logarithm);
 /// A row whose label is outside [0, classes) adds nothing (its gradient
 /// row is zero) and is recorded on the device (see takeDeviceErrors).
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
@@ -266,8 +269,10 @@ struct IndexErrors {
   int64_t index = 0, label = 0;
 };
 IndexErrors takeDeviceErrors();
-void dropout(mpcrt_dtype dtype, const void *input, void *output, uint8_t *mask,
-             int64_t count, double p, uint64_t seed, const int64_t *step);
+/// The result may differ in type from the input (f16, bf16, f32 each).
+void dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out, void *output,
+             uint8_t *mask, int64_t count, double p, uint64_t seed,
+             const int64_t *step);
 void dropoutBackward(mpcrt_dtype dtype, const void *gradOutput,
                      const uint8_t *mask, void *gradInput, int64_t count,
                      double p);

@@ -790,15 +790,16 @@ int main(int argc, char **argv) {
   // Batch norm's running statistics (the globals marked mpc.rank_mean) are
   // each rank's own: replaces them, in the backend's state and in
   // hostState, by their mean over the ranks. Returns their values before,
-  // to put back.
-  auto averageRankMeans = [&]() {
+  // to put back. `downloaded`: hostState already holds the backend's state.
+  auto averageRankMeans = [&](bool downloaded) {
     std::vector<std::pair<const TensorInfo *, std::vector<char>>> before;
     for (const std::string &name : model.rankMean)
       for (const TensorInfo &g : model.globals) {
         if (g.name != name || (g.dtype[0] != 'f' && g.dtype[0] != 'b'))
           continue;
         char *at = hostState.data + g.offset;
-        mpcrt_download(at, state.data + g.offset, g.bytes);
+        if (!downloaded)
+          mpcrt_download(at, state.data + g.offset, g.bytes);
         before.emplace_back(&g, std::vector<char>(at, at + g.bytes));
         int64_t n = g.bytes / g.elementBytes();
         std::vector<double> values(n);
@@ -818,7 +819,7 @@ int main(int argc, char **argv) {
     mpcrt_download(hostState.data, state.data, model.stateBytes);
     if (worldSize > 1) {
       // The ranks' mean, kept by every rank from here on.
-      averageRankMeans();
+      averageRankMeans(true);
       if (llvm::Error err = sameState("before the checkpoint"))
         return err;
       if (worldRank != 0)
@@ -975,7 +976,7 @@ int main(int argc, char **argv) {
     // evaluating changes nothing the training reads.
     std::vector<std::pair<const TensorInfo *, std::vector<char>>> own;
     if (worldSize > 1 && !model.rankMean.empty())
-      own = averageRankMeans();
+      own = averageRankMeans(false);
     llvm::scope_exit restore([&] {
       for (auto &[g, bytes] : own)
         mpcrt_upload(state.data + g->offset, bytes.data(), g->bytes);

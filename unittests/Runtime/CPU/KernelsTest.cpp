@@ -190,6 +190,78 @@ TEST(SoftmaxBackward, MatchesFiniteDifferencesInF64) {
   }
 }
 
+/// The mixed-type kernels (what --mpc-fuse's cast folding emits) against
+/// their definition: the f32 op with mpcrt_cast before (a widening, exact)
+/// or after (one rounding), bit for bit, so that folding a cast changes no
+/// value.
+TEST(MixedTypes, SoftmaxAndDropoutAreTheF32OpsWithTheirCastsBitForBit) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 7, cols = 301, n = rows * cols;
+  for (mpcrt_dtype lowp : {MPCRT_F16, MPCRT_BF16}) {
+    SCOPED_TRACE(lowp == MPCRT_F16 ? "f16" : "bf16");
+    std::vector<float> x32(n), dy32(n);
+    for (float &v : x32)
+      v = 4 * rng.normal();
+    for (float &v : dy32)
+      v = rng.normal();
+    std::vector<uint16_t> x(n), dy(n);
+    mpcrt_cast(MPCRT_F32, x32.data(), lowp, x.data(), n);
+    mpcrt_cast(MPCRT_F32, dy32.data(), lowp, dy.data(), n);
+    std::vector<float> xWide(n), dyWide(n);
+    mpcrt_cast(lowp, x.data(), MPCRT_F32, xWide.data(), n);
+    mpcrt_cast(lowp, dy.data(), MPCRT_F32, dyWide.data(), n);
+    for (int log = 0; log < 2; ++log) {
+      SCOPED_TRACE("log " + std::to_string(log));
+      // Low-precision input, f32 result: the widened input's softmax.
+      std::vector<float> want(n), got(n);
+      mpcrt_softmax_f32(xWide.data(), want.data(), rows, cols, log);
+      mpcrt_softmax_mixed(lowp, x.data(), MPCRT_F32, got.data(), rows, cols,
+                          log);
+      ASSERT_EQ(got, want) << "softmax, low-precision input";
+      // f32 input, low-precision result: the f32 softmax rounded.
+      std::vector<uint16_t> wantLow(n), gotLow(n);
+      mpcrt_softmax_f32(x32.data(), want.data(), rows, cols, log);
+      mpcrt_cast(MPCRT_F32, want.data(), lowp, wantLow.data(), n);
+      mpcrt_softmax_mixed(MPCRT_F32, x32.data(), lowp, gotLow.data(), rows,
+                          cols, log);
+      ASSERT_EQ(gotLow, wantLow) << "softmax, low-precision result";
+      // The backward from the f32 output y: dy low or f32, dx low or f32.
+      std::vector<float> y = want, dx(n);
+      mpcrt_softmax_backward_f32(dyWide.data(), y.data(), dx.data(), rows, cols,
+                                 log);
+      std::vector<float> gotDx(n);
+      mpcrt_softmax_backward_mixed(lowp, dy.data(), MPCRT_F32, y.data(),
+                                   MPCRT_F32, gotDx.data(), rows, cols, log);
+      ASSERT_EQ(gotDx, dx) << "backward, low-precision dy";
+      std::vector<uint16_t> wantDxLow(n), gotDxLow(n);
+      mpcrt_cast(MPCRT_F32, dx.data(), lowp, wantDxLow.data(), n);
+      mpcrt_softmax_backward_mixed(lowp, dy.data(), MPCRT_F32, y.data(), lowp,
+                                   gotDxLow.data(), rows, cols, log);
+      ASSERT_EQ(gotDxLow, wantDxLow) << "backward, low-precision dy and dx";
+      mpcrt_softmax_backward_f32(dy32.data(), y.data(), dx.data(), rows, cols,
+                                 log);
+      mpcrt_cast(MPCRT_F32, dx.data(), lowp, wantDxLow.data(), n);
+      mpcrt_softmax_backward_mixed(MPCRT_F32, dy32.data(), MPCRT_F32, y.data(),
+                                   lowp, gotDxLow.data(), rows, cols, log);
+      ASSERT_EQ(gotDxLow, wantDxLow) << "backward, low-precision dx";
+    }
+    // Dropout from f32 to low precision: the f32 dropout rounded, the same
+    // mask.
+    int64_t step = 5;
+    std::vector<float> dropped(n);
+    std::vector<uint8_t> mask(n), gotMask(n);
+    std::vector<uint16_t> wantLow(n), gotLow(n);
+    mpcrt_dropout_f32(x32.data(), dropped.data(), mask.data(), n, 0.1, 99,
+                      &step);
+    mpcrt_cast(MPCRT_F32, dropped.data(), lowp, wantLow.data(), n);
+    mpcrt_dropout_mixed(MPCRT_F32, x32.data(), lowp, gotLow.data(),
+                        gotMask.data(), n, 0.1, 99, &step);
+    ASSERT_EQ(gotMask, mask) << "dropout mask";
+    ASSERT_EQ(gotLow, wantLow) << "dropout, low-precision result";
+  }
+}
+
 /// mpcrt_cast_i32 against its definition: the integer rounded to f32 (the
 /// host's int -> float conversion, nearest even), then to the type as from
 /// f32 (mpcrt_cast); f64 exact. Masks, large values past 2^24 (f32 rounds

@@ -478,7 +478,7 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         uint8_t *dIn = upload(in.bytes), *dDy = upload(dy.bytes);
         uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
         uint8_t *back = deviceBuffer<uint8_t>(want.bytes.size());
-        softmax(d, dIn, out, rows, cols, log);
+        softmax(d, dIn, d, out, rows, cols, log);
         double rowSum = cols * accUlp(d) * 16; // exp terms up to e^16 apart
         double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
         expectClose(
@@ -486,7 +486,7 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
             [&](size_t) { return rowSum; }, "softmax");
         // The backward reads the reference's forward output.
         uint8_t *y = upload(want.bytes);
-        softmaxBackward(d, dDy, y, back, rows, cols, log);
+        softmaxBackward(d, dDy, d, y, d, back, rows, cols, log);
         expectClose(
             wantBack, download(back, want.bytes.size()), ulps,
             [&](size_t) { return rowSum * 8; }, "softmax backward");
@@ -507,6 +507,53 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
           return;
       }
     }
+}
+
+/// The mixed-type softmax and its gradient (f16, bf16, f32 at each operand)
+/// against the reference's mixed kernels, rows for a warp and for a block.
+TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t rows = 37;
+  const mpcrt_dtype mixable[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32};
+  for (int64_t cols : {45, 1029})
+    for (mpcrt_dtype in : mixable)
+      for (mpcrt_dtype out : mixable) {
+        if (in == out)
+          continue;
+        SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
+                     std::to_string(in) + " " + std::to_string(out));
+        Buffer x = randomBuffer(rng, in, rows * cols, -8, 8);
+        Buffer dy = randomBuffer(rng, in, rows * cols, -1, 1);
+        uint8_t *dX = upload(x.bytes), *dDy = upload(dy.bytes);
+        double rowSum = cols * accUlp(MPCRT_F32) * 16;
+        for (int log : {0, 1}) {
+          Buffer want{out, std::vector<uint8_t>(rows * cols * bytesOf(out))};
+          mpcrt_softmax_mixed(in, x.bytes.data(), out, want.bytes.data(), rows,
+                              cols, log);
+          uint8_t *y = deviceBuffer<uint8_t>(want.bytes.size());
+          softmax(in, dX, out, y, rows, cols, log);
+          expectClose(
+              want, download(y, want.bytes.size()), out == MPCRT_F32 ? 8 : 1,
+              [&](size_t) { return rowSum; }, "mixed softmax");
+          // The backward from the reference's output, dx of either type.
+          uint8_t *dY = upload(want.bytes);
+          for (mpcrt_dtype result : {in, out}) {
+            Buffer wantBack{
+                result, std::vector<uint8_t>(rows * cols * bytesOf(result))};
+            mpcrt_softmax_backward_mixed(
+                in, dy.bytes.data(), out, want.bytes.data(), result,
+                wantBack.bytes.data(), rows, cols, log);
+            uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
+            softmaxBackward(in, dDy, out, dY, result, back, rows, cols, log);
+            expectClose(
+                wantBack, download(back, wantBack.bytes.size()),
+                result == MPCRT_F32 ? 8 : 1, [&](size_t) { return rowSum * 8; },
+                "mixed softmax backward");
+          }
+          if (HasFatalFailure())
+            return;
+        }
+      }
 }
 
 TEST_F(Elementwise, LayerNormMatchesTheReference) {

@@ -535,7 +535,7 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
 #undef CALL
     uint8_t *out = deviceBuffer<uint8_t>(want.size());
     uint8_t *mask = deviceBuffer<uint8_t>(n);
-    dropout(d, upload(in), out, mask, n, 0.3, s,
+    dropout(d, upload(in), d, out, mask, n, 0.3, s,
             upload(std::vector<int64_t>{step}));
     ASSERT_EQ(download(mask, n), wantMask) << "dropout mask";
     ASSERT_EQ(download(out, want.size()), want) << "dropout";
@@ -559,7 +559,7 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
     uint8_t *outOff = deviceBuffer<uint8_t>(want.size() + e);
     uint8_t *gradOff = deviceBuffer<uint8_t>(wantGrad.size() + e);
     uint8_t *maskOffset = deviceBuffer<uint8_t>(n + 1);
-    dropout(d, upload(inOff) + e, outOff + e, maskOffset + 1, n, 0.3, s,
+    dropout(d, upload(inOff) + e, d, outOff + e, maskOffset + 1, n, 0.3, s,
             upload(std::vector<int64_t>{step}));
     std::vector<uint8_t> gotMask = download(maskOffset, n + 1);
     ASSERT_EQ(std::vector<uint8_t>(gotMask.begin() + 1, gotMask.end()),
@@ -573,6 +573,36 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
     ASSERT_EQ(std::vector<uint8_t>(gotGrad.begin() + e, gotGrad.end()),
               wantGrad)
         << "dropout grad, misaligned";
+
+    // The result in another type (f16, bf16, f32), as the reference's
+    // mixed kernel: the same mask, the same bits; aligned and not.
+    for (mpcrt_dtype out : {MPCRT_F16, MPCRT_BF16, MPCRT_F32}) {
+      if (d == MPCRT_F64 || out == d)
+        continue;
+      SCOPED_TRACE("dropout to " + std::to_string(out));
+      const size_t eo = size_t(bytesOf(out));
+      std::vector<uint8_t> wantMixed(n * eo), wantMixedMask(n);
+      mpcrt_dropout_mixed(d, in.data(), out, wantMixed.data(),
+                          wantMixedMask.data(), n, 0.3, s, &step);
+      ASSERT_EQ(wantMixedMask, wantMask) << "mixed dropout mask";
+      uint8_t *mixed = deviceBuffer<uint8_t>(n * eo + eo);
+      uint8_t *mixedMask = deviceBuffer<uint8_t>(n + 1);
+      for (size_t shift : {size_t(0), size_t(1)}) {
+        dropout(d, shift ? upload(inOff) + e : upload(in), out,
+                mixed + shift * eo, mixedMask + shift, n, 0.3, s,
+                upload(std::vector<int64_t>{step}));
+        std::vector<uint8_t> got = download(mixed, n * eo + eo);
+        ASSERT_EQ(std::vector<uint8_t>(got.begin() + shift * eo,
+                                       got.begin() + shift * eo + n * eo),
+                  wantMixed)
+            << "mixed dropout, shifted " << shift;
+        std::vector<uint8_t> gotMixedMask = download(mixedMask, n + 1);
+        ASSERT_EQ(std::vector<uint8_t>(gotMixedMask.begin() + shift,
+                                       gotMixedMask.begin() + shift + n),
+                  wantMask)
+            << "mixed dropout mask, shifted " << shift;
+      }
+    }
 
     // Dropout + residual add (no mask), and the dropped input alone, as
     // the reference computes them.
@@ -707,7 +737,7 @@ TEST_F(Edges, EmptyInputsGiveWhatTheReferenceGives) {
                     gamma, loss, gradGamma, gradBeta, 0, c);
   EXPECT_EQ(download(gradGamma, c), std::vector<float>(c, 0.0f));
   EXPECT_EQ(download(gradBeta, c), std::vector<float>(c, 0.0f));
-  softmax(MPCRT_F32, logits, loss, 0, 3, false);
+  softmax(MPCRT_F32, logits, MPCRT_F32, loss, 0, 3, false);
   layerNorm(MPCRT_F32, logits, MPCRT_F32, gamma, beta, loss, saved, savedInv, 0,
             c, 1e-5);
   synchronize(); // no launch error
