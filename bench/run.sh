@@ -43,7 +43,9 @@ PEERS="${PEERS-fp32 amp compile amp-math}"
 BACKEND="${BACKEND:-cuda}"
 # LEVELS: the mpc builds (default "fp32 O2"; O2-nofuse and fp32-nofuse
 # compile with --no-fuse, to measure what fusion gives; O2-attn with
-# --fuse-attention, mpc.attention on CUDA too); THREADS: --threads
+# --fuse-attention, mpc.attention on CUDA too; O2-keepcasts with
+# --no-fold-casts, the casts around softmax and dropout as kernels of
+# their own, to measure what folding them gives); THREADS: --threads
 # of mpc's executables and of the PyTorch peers on the CPU (0: their
 # defaults).
 # O2-check compiles with --check-numerics (what the checks cost),
@@ -65,6 +67,7 @@ level_options() {
   O2) amp=(--amp=O2 --dtype=f16) ;;
   O2-nofuse) amp=(--amp=O2 --dtype=f16 --no-fuse) ;;
   O2-attn) amp=(--amp=O2 --dtype=f16 --fuse-attention) ;;
+  O2-keepcasts) amp=(--amp=O2 --dtype=f16 --no-fold-casts) ;;
   O2-check) amp=(--amp=O2 --dtype=f16 --check-numerics) ;;
   O2-evalamp) amp=(--amp=O2 --dtype=f16 --eval-precision=amp) ;;
   *) return 1 ;;
@@ -73,7 +76,8 @@ level_options() {
 for level in $LEVELS; do
   if ! level_options "$level"; then
     echo "bench/run.sh: unknown level '$level' in LEVELS (known: fp32" \
-      "fp32-nofuse O2 O2-nofuse O2-attn O2-check O2-evalamp)" >&2
+      "fp32-nofuse O2 O2-nofuse O2-attn O2-keepcasts O2-check" \
+      "O2-evalamp)" >&2
     exit 2
   fi
 done

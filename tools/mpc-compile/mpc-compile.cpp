@@ -134,6 +134,13 @@ static cl::opt<bool>
                     "GEMMs (--mpc-fuse runs by default)"),
            cl::init(false), cl::cat(category));
 
+static cl::opt<bool> noFoldCasts(
+    "no-fold-casts",
+    cl::desc("Keep the f16/bf16 <-> f32 casts around softmaxes and dropout "
+             "as kernels of their own (--mpc-fuse's casts=false; folded, the "
+             "values are the same)"),
+    cl::init(false), cl::cat(category));
+
 static cl::opt<bool> fuseAttention(
     "fuse-attention",
     cl::desc("Fuse attention into mpc.attention (default: on the cpu "
@@ -471,7 +478,7 @@ int main(int argc, char **argv) {
     pipeline += ",mpc-fuse{" +
                 (fusionReport.empty() ? std::string()
                                       : "report=" + fusionReport.getValue()) +
-                noAttention + "}";
+                noAttention + (noFoldCasts ? " casts=false" : "") + "}";
   // After fusion: a fused product is padded with its bias.
   if (padForTensorCores.getNumOccurrences() > 0)
     pipeline +=

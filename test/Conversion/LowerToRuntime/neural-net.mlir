@@ -86,6 +86,17 @@ func.func @dropout(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 // -----
 
+// A narrower result: mpcrt_dropout_mixed with the dtype codes (f32 2, f16 0).
+// CHECK-LABEL: func.func @dropout_mixed(
+// CHECK-SAME: %[[ARENA:[^:]*]]: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
+// CHECK: call @mpcrt_dropout_mixed(%c2_i32, %{{.*}}, %c0_i32, %{{.*}}, %{{.*}}, %c64_i64, %cst, %c42_i64, %[[STATE]])
+func.func @dropout_mixed(%x: tensor<8x8xf32>) -> tensor<8x8xf16> {
+  %y, %mask = mpc.dropout %x {p = 0.25, seed = 42} : tensor<8x8xf32> -> tensor<8x8xf16>
+  return %y : tensor<8x8xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @losses(
 // Cross-entropy: 6 rows (2x3) of 10 classes, 64-bit labels, mean (1).
 // Labels outside [0, 10) stop the step, naming the op's location.

@@ -16,6 +16,18 @@ func.func @softmax(%x: tensor<2x12x8xf32>, %g: tensor<2x12x8xf32>) -> tensor<2x1
 
 // -----
 
+// Mixed element types: the dtype codes before each pointer (bf16 1, f32 2).
+// CHECK-LABEL: func.func @softmax_mixed(
+// CHECK: call @mpcrt_softmax_mixed(%c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %[[Y:.*]], %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_softmax_backward_mixed(%c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %[[Y]], %c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
+func.func @softmax_mixed(%x: tensor<2x12x8xbf16>, %g: tensor<2x12x8xbf16>) -> tensor<2x12x8xbf16> {
+  %0 = mpc.softmax %x : tensor<2x12x8xbf16> -> tensor<2x12x8xf32>
+  %1 = mpc.softmax_backward %g, %0 : tensor<2x12x8xbf16>, tensor<2x12x8xf32>
+  return %1 : tensor<2x12x8xbf16>
+}
+
+// -----
+
 // Normalised over the last two dimensions (axis 1): 2 rows of 32; the
 // parameters are f32 (dtype 2) with an f16 input.
 // CHECK-LABEL: func.func @layer_norm(

@@ -32,6 +32,54 @@ func.func @log_softmax_backward_axis(%g: tensor<4x8xf32>) {
 
 // -----
 
+func.func @softmax_mixed_f64(%x: tensor<4x8xf64>) {
+  // expected-error @+1 {{'mpc.softmax' op mixes element types only among f16, bf16 and f32, got 'f64'}}
+  %0 = mpc.softmax %x : tensor<4x8xf64> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_mixed_shape(%x: tensor<4x8xbf16>) {
+  // expected-error @+1 {{'mpc.softmax' op failed to verify that all of {input, result} have same shape}}
+  %0 = mpc.softmax %x : tensor<4x8xbf16> -> tensor<4x9xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_backward_mixed_f64(%g: tensor<4x8xbf16>, %y: tensor<4x8xf64>) {
+  // expected-error @+1 {{'mpc.softmax_backward' op mixes element types only among f16, bf16 and f32, got 'f64'}}
+  %0 = mpc.softmax_backward %g, %y : tensor<4x8xbf16>, tensor<4x8xf64>
+  return
+}
+
+// -----
+
+func.func @softmax_backward_mixed_shape(%g: tensor<4x8xbf16>, %y: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.softmax_backward' op failed to verify that all of {grad, output, result} have same shape}}
+  %0 = mpc.softmax_backward %g, %y : tensor<4x8xbf16>, tensor<4x8xf32> -> tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+func.func @dropout_mixed_f64(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.dropout' op mixes element types only among f16, bf16 and f32, got 'f64'}}
+  %0, %m = mpc.dropout %x {p = 0.1 : f64, seed = 1 : i64} : tensor<4x8xf32> -> tensor<4x8xf64>
+  return
+}
+
+// -----
+
+func.func @dropout_mixed_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.dropout' op expects a result of the input's shape, got 'tensor<4x9xbf16>' for 'tensor<4x8xf32>'}}
+  %0, %m = mpc.dropout %x {p = 0.1 : f64, seed = 1 : i64} : tensor<4x8xf32> -> tensor<4x9xbf16>
+  return
+}
+
+// -----
+
 func.func @layer_norm_gamma(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
   // expected-error @+1 {{'mpc.layer_norm' op expects gamma of the normalised shape [8], got [4]}}
   %0:3 = mpc.layer_norm %x, %g, %g : tensor<4x8xf32>, tensor<4xf32>

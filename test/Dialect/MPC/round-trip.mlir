@@ -195,6 +195,30 @@ func.func @softmax(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) {
   return
 }
 
+// Mixed element types (what --mpc-fuse's cast folding builds): the types
+// that differ from the first operand's are printed, the others left out.
+// CHECK-LABEL: func @softmax_mixed
+func.func @softmax_mixed(%x: tensor<4x8xbf16>, %g: tensor<4x8xbf16>, %x32: tensor<4x8xf32>) {
+  // CHECK: %[[Y:.*]] = mpc.softmax %{{.*}} : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %0 = mpc.softmax %x : tensor<4x8xbf16> -> tensor<4x8xf32>
+  // CHECK: mpc.log_softmax %{{.*}} : tensor<4x8xf32> -> tensor<4x8xf16>
+  %1 = mpc.log_softmax %x32 : tensor<4x8xf32> -> tensor<4x8xf16>
+  // CHECK: mpc.softmax_backward %{{.*}}, %[[Y]] : tensor<4x8xbf16>, tensor<4x8xf32>{{$}}
+  %2 = mpc.softmax_backward %g, %0 : tensor<4x8xbf16>, tensor<4x8xf32>
+  // CHECK: mpc.softmax_backward %{{.*}}, %[[Y]] : tensor<4x8xbf16>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %3 = mpc.softmax_backward %g, %0 : tensor<4x8xbf16>, tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK: mpc.log_softmax_backward %{{.*}}, %{{.*}} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %4 = mpc.log_softmax_backward %x32, %x32 : tensor<4x8xf32> -> tensor<4x8xbf16>
+  // An explicit type equal to the gradient's is left out when printed.
+  // CHECK: mpc.softmax_backward %{{.*}}, %{{.*}} : tensor<4x8xf32>{{$}}
+  %5 = mpc.softmax_backward %x32, %x32 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK: mpc.dropout %{{.*}} {p = 1.000000e-01 : f64, seed = 3 : i64} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %6, %mask = mpc.dropout %x32 {p = 0.1 : f64, seed = 3 : i64} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  // CHECK: mpc.dropout %{{.*}} {p = 1.000000e-01 : f64, seed = 3 : i64} : tensor<4x8xbf16>{{$}}
+  %7, %mask2 = mpc.dropout %x {p = 0.1 : f64, seed = 3 : i64} : tensor<4x8xbf16>
+  return
+}
+
 // Low-precision rows with f32 parameters (keep-batchnorm-fp32 at O2).
 // CHECK-LABEL: func @batch_norm_inference
 func.func @batch_norm_inference(%x: tensor<2x8xf16>, %g: tensor<8xf32>) -> tensor<2x8xf16> {

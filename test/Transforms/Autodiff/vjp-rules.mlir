@@ -827,3 +827,40 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
   %l = mpc.reduce_sum %z {dims = array<i64: 0>} : tensor<8xf64>
   return %l : tensor<f64>
 }
+
+// -----
+
+// softmax with a wider result (mixed types): the input's gradient in the
+// input's type, from the f32 output gradient and output
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[Y:.*]] = mpc.softmax %p_a : tensor<3x5xbf16> -> tensor<3x5xf32>
+// CHECK: mpc.softmax_backward %{{.*}}, %[[Y]] : tensor<3x5xf32> -> tensor<3x5xbf16>
+ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = -2.0, high = 2.0>) : tensor<3x5xbf16>
+ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<3x5xf32>
+func.func @loss(%d: tensor<1xf32>) -> tensor<f32> {
+  %a = ml_program.global_load @p_a : tensor<3x5xbf16>
+  %rw = ml_program.global_load @r : tensor<3x5xf32>
+  %y = mpc.softmax %a : tensor<3x5xbf16> -> tensor<3x5xf32>
+  %z = mpc.mul %y, %rw : tensor<3x5xf32>, tensor<3x5xf32>
+  %l = mpc.reduce_sum %z {dims = array<i64: 0, 1>} : tensor<3x5xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// dropout with a narrower result (mixed types): the mask's gradient, cast
+// to the input's type
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %{{.*}}, %[[MASK:.*]] = mpc.dropout %p_a {{.*}} : tensor<16xf32> -> tensor<16xbf16>
+// CHECK: %[[G:.*]] = mpc.dropout_backward %{{.*}}, %[[MASK]] {p = 5.000000e-01 : f64} : tensor<16xbf16>, tensor<16xi1>
+// CHECK: mpc.cast %[[G]] : tensor<16xbf16> -> tensor<16xf32>
+ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = -1.0, high = 1.0>) : tensor<16xf32>
+ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<16xbf16>
+func.func @loss(%d: tensor<1xf32>) -> tensor<bf16> {
+  %a = ml_program.global_load @p_a : tensor<16xf32>
+  %rw = ml_program.global_load @r : tensor<16xbf16>
+  %y, %mask = mpc.dropout %a {p = 0.5, seed = 3} : tensor<16xf32> -> tensor<16xbf16>
+  %z = mpc.mul %y, %rw : tensor<16xbf16>, tensor<16xbf16>
+  %l = mpc.reduce_sum %z {dims = array<i64: 0>} : tensor<16xbf16>
+  return %l : tensor<bf16>
+}

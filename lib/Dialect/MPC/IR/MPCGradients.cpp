@@ -333,14 +333,16 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
             op.getDimsAttr(), op.getKeepDimsAttr());
         return success();
       })
+      // The input gradient in the input's type (a mixed-type op's
+      // backward rounds it once).
       .Case([&](SoftmaxOp op) {
-        out[0] = SoftmaxBackwardOp::create(b, loc, g, op.getResult(),
-                                           op.getAxisAttr());
+        out[0] = SoftmaxBackwardOp::create(b, loc, typeOf(op.getInput()), g,
+                                           op.getResult(), op.getAxisAttr());
         return success();
       })
       .Case([&](LogSoftmaxOp op) {
-        out[0] = LogSoftmaxBackwardOp::create(b, loc, g, op.getResult(),
-                                              op.getAxisAttr());
+        out[0] = LogSoftmaxBackwardOp::create(b, loc, typeOf(op.getInput()), g,
+                                              op.getResult(), op.getAxisAttr());
         return success();
       })
       .Case([&](AttentionOp op) -> LogicalResult {
@@ -437,8 +439,12 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](DropoutOp op) {
-        out[0] =
+        Value dx =
             DropoutBackwardOp::create(b, loc, g, op.getMask(), op.getPAttr());
+        // A mixed-type dropout's gradient in its input's type.
+        if (dx.getType() != op.getInput().getType())
+          dx = CastOp::create(b, loc, typeOf(op.getInput()), dx);
+        out[0] = dx;
         return success();
       })
       .Case([&](MaxPool2DOp op) {

@@ -835,10 +835,45 @@ template <typename OpTy> static LogicalResult verifyAxis(OpTy op) {
                        op.getType().getRank(), diag);
 }
 
-LogicalResult SoftmaxOp::verify() { return verifyAxis(*this); }
-LogicalResult LogSoftmaxOp::verify() { return verifyAxis(*this); }
-LogicalResult SoftmaxBackwardOp::verify() { return verifyAxis(*this); }
-LogicalResult LogSoftmaxBackwardOp::verify() { return verifyAxis(*this); }
+/// The operands and results of an op that may mix element types (softmax,
+/// its gradient, dropout): all one type, or each of f16, bf16 and f32.
+static LogicalResult verifyMixableTypes(Operation *op, TypeRange types) {
+  Type first = getElementTypeOrSelf(types.front());
+  if (llvm::all_of(types,
+                   [&](Type t) { return getElementTypeOrSelf(t) == first; }))
+    return success();
+  for (Type t : types) {
+    Type element = getElementTypeOrSelf(t);
+    if (!element.isF16() && !element.isBF16() && !element.isF32())
+      return op->emitOpError("mixes element types only among f16, bf16 and "
+                             "f32, got ")
+             << element;
+  }
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return failure(
+      failed(verifyMixableTypes(*this, {getInput().getType(), getType()})) ||
+      failed(verifyAxis(*this)));
+}
+LogicalResult LogSoftmaxOp::verify() {
+  return failure(
+      failed(verifyMixableTypes(*this, {getInput().getType(), getType()})) ||
+      failed(verifyAxis(*this)));
+}
+LogicalResult SoftmaxBackwardOp::verify() {
+  return failure(
+      failed(verifyMixableTypes(
+          *this, {getGrad().getType(), getOutput().getType(), getType()})) ||
+      failed(verifyAxis(*this)));
+}
+LogicalResult LogSoftmaxBackwardOp::verify() {
+  return failure(
+      failed(verifyMixableTypes(
+          *this, {getGrad().getType(), getOutput().getType(), getType()})) ||
+      failed(verifyAxis(*this)));
+}
 
 /// Splits `input` at the normalisation axis and checks the affine parameter
 /// covers the normalised part. Returns the axis.
@@ -1388,14 +1423,32 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
+  // p is checked by the verifier (an inference error would be reported
+  // twice).
   Diag diag(loc, getOperationName());
   auto type = staticTensor(adaptor.getInput(), "input", diag);
-  if (failed(type) || failed(checkFraction(adaptor.getP().convertToDouble(),
-                                           "p", /*closedHigh=*/false, diag)))
+  if (failed(type))
     return failure();
   results.append({*type, RankedTensorType::get(type->getShape(),
                                                IntegerType::get(context, 1))});
   return success();
+}
+
+bool DropoutOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
+  // The result's type is the verifier's to check (its own message).
+  return inferred.size() == 2 && actual.size() == 2 && inferred[1] == actual[1];
+}
+
+LogicalResult DropoutOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  if (failed(checkFraction(getP().convertToDouble(), "p",
+                           /*closedHigh=*/false, diag)))
+    return failure();
+  if (getResult().getType().getShape() != getInput().getType().getShape())
+    return diag("expects a result of the input's shape, got ",
+                getResult().getType(), " for ", getInput().getType());
+  return verifyMixableTypes(*this,
+                            {getInput().getType(), getResult().getType()});
 }
 
 LogicalResult DropoutBackwardOp::verify() {
@@ -1909,6 +1962,73 @@ bool mlir::mpc::isNonEmptyAddressable(Type type) {
   if (llvm::is_contained(shaped.getShape(), 0))
     return false;
   return checkedByteSize(shaped).has_value();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom type directives of the ops that may mix element types
+//===----------------------------------------------------------------------===//
+
+/// `input type (-> result type)?`: the arrow when the types differ.
+static ParseResult parseResultType(OpAsmParser &parser, Type &input,
+                                   Type &result) {
+  if (parser.parseType(input))
+    return failure();
+  result = input;
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(result);
+  return success();
+}
+
+static void printResultType(OpAsmPrinter &p, Operation *, Type input,
+                            Type result) {
+  p << input;
+  if (result != input)
+    p << " -> " << result;
+}
+
+/// `grad type (, output type)? (-> result type)?`: a type left out is the
+/// gradient's.
+static ParseResult parseOutputAndResultTypes(OpAsmParser &parser, Type &grad,
+                                             Type &output, Type &result) {
+  if (parser.parseType(grad))
+    return failure();
+  output = grad;
+  result = grad;
+  if (succeeded(parser.parseOptionalComma()) && parser.parseType(output))
+    return failure();
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(result);
+  return success();
+}
+
+static void printOutputAndResultTypes(OpAsmPrinter &p, Operation *, Type grad,
+                                      Type output, Type result) {
+  p << grad;
+  if (output != grad)
+    p << ", " << output;
+  if (result != grad)
+    p << " -> " << result;
+}
+
+/// The dropout's types as parseResultType's, and its mask type (i1 of the
+/// input's shape).
+static ParseResult parseResultAndMaskTypes(OpAsmParser &parser, Type &input,
+                                           Type &result, Type &mask) {
+  if (failed(parseResultType(parser, input, result)))
+    return failure();
+  auto shaped = dyn_cast<ShapedType>(input);
+  if (!shaped || !shaped.hasRank())
+    return parser.emitError(parser.getCurrentLocation(),
+                            "expects a ranked tensor input, got ")
+           << input;
+  mask =
+      RankedTensorType::get(shaped.getShape(), parser.getBuilder().getI1Type());
+  return success();
+}
+
+static void printResultAndMaskTypes(OpAsmPrinter &p, Operation *op, Type input,
+                                    Type result, Type) {
+  printResultType(p, op, input, result);
 }
 
 #define GET_OP_CLASSES

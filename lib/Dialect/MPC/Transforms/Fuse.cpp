@@ -233,6 +233,27 @@ SmallVector<StringRef> partsOf(Operation *op) {
   return names;
 }
 
+/// An op with a cast folded into it (--mpc-fuse's `casts`).
+bool hasFoldedCast(Operation *op) {
+  return isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
+             DropoutOp>(op) &&
+         llvm::is_contained(partsOf(op), "mpc.cast");
+}
+
+/// Where reports and remarks place a fused op: its location, but for an
+/// op with casts folded into it the op's own part (not the cast's line).
+Location reportedLocation(Operation *op) {
+  auto fused = dyn_cast<FusedLoc>(op->getLoc());
+  SmallVector<StringRef> names = partsOf(op);
+  if (!fused || !hasFoldedCast(op) ||
+      names.size() != fused.getLocations().size())
+    return op->getLoc();
+  for (auto [name, loc] : llvm::zip_equal(names, fused.getLocations()))
+    if (name != "mpc.cast")
+      return loc;
+  return op->getLoc();
+}
+
 /// A batch norm (training or inference, or its backward) that took a ReLU.
 bool isFusedNorm(Operation *op) {
   if (auto norm = dyn_cast<BatchNormOp>(op))
@@ -262,7 +283,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
                    MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp>(
                   op) &&
-              !isFusedNorm(op))
+              !isFusedNorm(op) && !hasFoldedCast(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -289,7 +310,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
             }
             // The product's source line (the first of the fused location).
             std::string where;
-            if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
+            if (auto file =
+                    reportedLocation(op)->findInstanceOf<FileLineColLoc>())
               where =
                   llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
                                 file.getLine(), file.getColumn());
@@ -310,8 +332,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// With `remarks`: what a fused op replaced, at the fused op.
   void remark(Operation *fused, const Twine &detail = "") {
     if (remarks)
-      fused->emitRemark() << "fused: " << llvm::join(partsOf(fused), " + ")
-                          << " -> " << fused->getName() << detail;
+      emitRemark(reportedLocation(fused))
+          << "fused: " << llvm::join(partsOf(fused), " + ") << " -> "
+          << fused->getName() << detail;
   }
 
   void runOnOperation() override {
@@ -363,8 +386,116 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (ReduceSumOp sum : reductions)
         fuseBiasGrad(sum);
     }
+    if (casts) {
+      SmallVector<CastOp> widening, narrowing;
+      getOperation().walk([&](CastOp op) {
+        (isWidening(op) ? widening : narrowing).push_back(op);
+      });
+      for (CastOp cast : widening)
+        foldCastIntoReaders(cast);
+      for (CastOp cast : narrowing)
+        foldCastIntoProducer(cast);
+    }
     if (!report.empty() && failed(writeReport()))
       signalPassFailure();
+  }
+
+  /// f16/bf16 to f32 (exact).
+  static bool isWidening(CastOp cast) {
+    Type from = typeOf(cast.getInput()).getElementType();
+    Type to = typeOf(cast.getResult()).getElementType();
+    return (from.isF16() || from.isBF16()) && to.isF32();
+  }
+
+  /// An operand a mixed-type op reads in any of f16, bf16 and f32.
+  static bool readsAnyFloat(OpOperand &use) {
+    Operation *op = use.getOwner();
+    if (isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp>(
+            op))
+      return true;
+    if (auto dropout = dyn_cast<DropoutOp>(op))
+      return &use == &dropout.getInputMutable();
+    return false;
+  }
+
+  /// The fused location of `op` and a cast folded into it, in program
+  /// order, keeping the parts of an op already fused.
+  void addPart(Operation *op, CastOp cast, bool castFirst) {
+    SmallVector<Location> locs;
+    SmallVector<Attribute> names;
+    auto castName = StringAttr::get(&getContext(), "mpc.cast");
+    if (castFirst) {
+      locs.push_back(cast.getLoc());
+      names.push_back(castName);
+    }
+    if (auto fused = dyn_cast<FusedLoc>(op->getLoc());
+        fused && !partsOf(op).empty()) {
+      llvm::append_range(locs, fused.getLocations());
+      for (StringRef name : partsOf(op))
+        names.push_back(StringAttr::get(&getContext(), name));
+    } else {
+      locs.push_back(op->getLoc());
+      names.push_back(
+          StringAttr::get(&getContext(), op->getName().getStringRef()));
+    }
+    if (!castFirst) {
+      locs.push_back(cast.getLoc());
+      names.push_back(castName);
+    }
+    op->setLoc(FusedLoc::get(locs, ArrayAttr::get(&getContext(), names),
+                             &getContext()));
+  }
+
+  /// A widening cast read only by operands that take any float type: they
+  /// read its input instead.
+  void foldCastIntoReaders(CastOp cast) {
+    Value wide = cast.getResult();
+    if (wide.use_empty() || !llvm::all_of(wide.getUses(), [](OpOperand &use) {
+          return readsAnyFloat(use);
+        }))
+      return;
+    SmallVector<Operation *> readers;
+    for (OpOperand &use : wide.getUses())
+      if (!llvm::is_contained(readers, use.getOwner()))
+        readers.push_back(use.getOwner());
+    // In program order (the use list is not).
+    if (llvm::all_of(readers, [&](Operation *r) {
+          return r->getBlock() == cast->getBlock();
+        }))
+      llvm::sort(readers, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+    wide.replaceAllUsesWith(cast.getInput());
+    for (Operation *reader : readers) {
+      addPart(reader, cast, /*castFirst=*/true);
+      remark(reader,
+             " (reads " +
+                 llvm::formatv("{0}", typeOf(cast.getInput()).getElementType())
+                     .str() +
+                 ")");
+    }
+    cast.erase();
+  }
+
+  /// A narrowing cast, the only reader of a mixed-type op's result: the op
+  /// writes the cast's type.
+  void foldCastIntoProducer(CastOp cast) {
+    Type from = typeOf(cast.getInput()).getElementType();
+    Type to = typeOf(cast.getResult()).getElementType();
+    if (!from.isF32() || !(to.isF16() || to.isBF16()))
+      return;
+    Value value = cast.getInput();
+    Operation *op = value.getDefiningOp();
+    if (!op || !value.hasOneUse() ||
+        !isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
+             DropoutOp>(op) ||
+        value != op->getResult(0))
+      return;
+    value.setType(cast.getResult().getType());
+    cast.getResult().replaceAllUsesWith(value);
+    addPart(op, cast, /*castFirst=*/false);
+    remark(op, " (writes " + llvm::formatv("{0}", to).str() + ")");
+    cast.erase();
   }
 
   /// `out = matmul(dropout(softmax(scale * matmul(q, k^T))), v)`, each

@@ -622,20 +622,33 @@ def MPC_ReduceMaxBackwardOp : MPC_Op<"reduce_max_backward", "Follow",
 }
 
 class MPC_SoftmaxBase<string mnemonic, string what> :
-    MPC_Op<mnemonic, "Fp32", [Pure, SameOperandsAndResultType]> {
+    MPC_Op<mnemonic, "Fp32", [Pure, AllShapesMatch<["input", "result"]>]> {
   let summary = what # " along `axis`";
   let description = [{
     `axis` may be negative (counted from the end); it defaults to the last
     dimension.
 
+    The result may differ in element type from the input where both are
+    f16, bf16 or f32 (`: tensor<...xbf16> -> tensor<...xf32>`): the input
+    is widened exactly, the op computed in f32 and its result rounded once,
+    so that it equals the f32 op with an `mpc.cast` before or after it.
+    `--mpc-fuse` folds such casts (its `casts` option).
+
     ```mlir
     %p = mpc.}] # mnemonic # [{ %x {axis = -1 : i64} : tensor<8x4x128x128xf32>
+    %q = mpc.}] # mnemonic # [{ %s : tensor<8x4x128x128xbf16> -> tensor<8x4x128x128xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$input,
                        DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs MPC_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat =
+      "$input attr-dict `:` custom<ResultType>(type($input), type($result))";
+  let builders = [
+    OpBuilder<(ins "Value":$input, "IntegerAttr":$axis), [{
+      build($_builder, $_state, input.getType(), input, axis);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
@@ -643,20 +656,34 @@ def MPC_SoftmaxOp : MPC_SoftmaxBase<"softmax", "Softmax">;
 def MPC_LogSoftmaxOp : MPC_SoftmaxBase<"log_softmax", "Log-softmax">;
 
 class MPC_SoftmaxBackwardBase<string mnemonic, string what> :
-    MPC_Op<mnemonic, "Fp32", [Pure, SameOperandsAndResultType]> {
+    MPC_Op<mnemonic, "Fp32",
+           [Pure, AllShapesMatch<["grad", "output", "result"]>]> {
   let summary = "Backward of " # what # ", from its output";
   let description = [{
     Given the output gradient and the forward's output `y`, returns the input
     gradient.
 
+    The three may differ in element type where each is f16, bf16 or f32
+    (`: dy type, y type -> dx type`; a type left out is the gradient's):
+    computed in f32 from the inputs widened exactly, the result rounded
+    once.
+
     ```mlir
     %dx = mpc.}] # mnemonic # [{ %dy, %y {axis = -1 : i64} : tensor<8x128xf32>
+    %dx2 = mpc.}] # mnemonic # [{ %dy16, %y : tensor<8x128xbf16>, tensor<8x128xf32> -> tensor<8x128xbf16>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$output,
                        DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs MPC_FloatTensor:$result);
-  let assemblyFormat = "$grad `,` $output attr-dict `:` type($grad)";
+  let assemblyFormat =
+      "$grad `,` $output attr-dict `:` "
+      "custom<OutputAndResultTypes>(type($grad), type($output), type($result))";
+  let builders = [
+    OpBuilder<(ins "Value":$grad, "Value":$output, "IntegerAttr":$axis), [{
+      build($_builder, $_state, grad.getType(), grad, output, axis);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
@@ -1116,13 +1143,28 @@ def MPC_DropoutOp : MPC_Op<"dropout", "Follow", [Pure, MPC_InferTypeOpAdaptor]> 
     step draws a new mask and a run is reproducible; the backward pass reuses
     the returned mask.
 
+    The result may differ in element type from the input where both are
+    f16, bf16 or f32 (`-> tensor<...xbf16>`): the kept values scaled in f32
+    and rounded once, so that f32 to f16/bf16 equals the f32 op with an
+    `mpc.cast` after it. `--mpc-fuse` folds such casts.
+
     ```mlir
     %y, %mask = mpc.dropout %x {p = 0.1 : f64, seed = 7 : i64} : tensor<8x128x256xf32>
+    %z, %keep = mpc.dropout %x {p = 0.1 : f64, seed = 8 : i64} : tensor<8x128x256xf32> -> tensor<8x128x256xbf16>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$input, F64Attr:$p, I64Attr:$seed);
   let results = (outs MPC_FloatTensor:$result, MPC_MaskTensor:$mask);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat =
+      "$input attr-dict `:` "
+      "custom<ResultAndMaskTypes>(type($input), type($result), type($mask))";
+  let extraClassDeclaration = [{
+    /// The result's element type may differ from the input's (see the
+    /// verifier); everything else is as inferred.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
+  let hasVerifier = 1;
 }
 
 def MPC_DropoutAddOp : MPC_Op<"dropout_add", "Promote",

@@ -451,6 +451,21 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     `mpc.add` of a tensor of its type, becomes one `mpc.dropout_add` (no
     mask is kept; the backward draws the bits again). The fused op's
     location fuses those of its parts.
+
+    With `casts`, last: an `mpc.cast` between f16, bf16 and f32 is folded
+    into the softmax, log-softmax, their gradients and dropout, which may
+    read and write those types directly (computing in f32 and rounding
+    once). A widening cast (f16/bf16 to f32) read only by such ops (any
+    operand of the softmaxes and their gradients, dropout's input) is
+    replaced by its input; a narrowing cast (f32 to f16/bf16) that is the
+    only reader of such an op's result becomes that op's result type. Both
+    give the values of the unfused ops bit for bit, and save a kernel and
+    a round trip of the wider tensor each: the f32 islands that precision
+    assignment puts around a softmax (an attention's probabilities, a
+    classifier's loss) read and write f16/bf16 at their edges. Casts
+    between f16 and bf16, of f64, or widening a result or narrowing an
+    operand (each would change a value) are kept.
+
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
     the metadata of its fused location). A hand-written fused op is listed
@@ -471,6 +486,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"residuals", "residuals", "bool", /*default=*/"true",
            "Fuse dropout + residual add with no norm after it into "
            "mpc.dropout_add">,
+    Option<"casts", "casts", "bool", /*default=*/"true",
+           "Fold f16/bf16 <-> f32 casts into the softmaxes, their "
+           "gradients and dropout">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
     Option<"report", "report", "std::string", /*default=*/"",

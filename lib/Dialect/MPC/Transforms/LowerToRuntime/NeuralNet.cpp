@@ -127,11 +127,22 @@ LogicalResult dropout(DropoutOp op, Lowering &l) {
   if (!out || !mask)
     return failure();
   auto type = tensorType(op.getInput());
-  l.call("mpcrt_dropout_" + suffix(type.getElementType()),
-         {l.ptr(op.getInput()), out, mask, l.i64(type.getNumElements()),
-          l.f64(op.getP().convertToDouble()),
-          l.i64(static_cast<int64_t>(op.getSeed())),
-          l.offset(l.state, l.symbols.stepOffset)});
+  Type result = tensorType(op.getResult()).getElementType();
+  SmallVector<Value> args = {l.ptr(op.getInput()),
+                             out,
+                             mask,
+                             l.i64(type.getNumElements()),
+                             l.f64(op.getP().convertToDouble()),
+                             l.i64(static_cast<int64_t>(op.getSeed())),
+                             l.offset(l.state, l.symbols.stepOffset)};
+  if (result == type.getElementType()) {
+    l.call("mpcrt_dropout_" + suffix(result), args);
+    return success();
+  }
+  // Another result type: mpcrt_dropout_mixed(in, x, out, y, ...).
+  args.insert(args.begin() + 1, l.i32(dtypeCode(result)));
+  args.insert(args.begin(), l.i32(dtypeCode(type.getElementType())));
+  l.call("mpcrt_dropout_mixed", args);
   return success();
 }
 

@@ -42,9 +42,16 @@ LogicalResult softmax(Operation *op, int64_t axis, bool log, Lowering &l) {
   Value out = succeeded(rc) ? l.result(op, 0) : Value();
   if (!out)
     return failure();
-  l.call("mpcrt_softmax_" + suffix(type.getElementType()),
-         {l.ptr(op->getOperand(0)), out, l.i64(rc->first), l.i64(rc->second),
-          l.i32(log)});
+  Type in = tensorType(op->getOperand(0)).getElementType();
+  if (in == type.getElementType())
+    l.call("mpcrt_softmax_" + suffix(in),
+           {l.ptr(op->getOperand(0)), out, l.i64(rc->first), l.i64(rc->second),
+            l.i32(log)});
+  else
+    l.call("mpcrt_softmax_mixed",
+           {l.i32(dtypeCode(in)), l.ptr(op->getOperand(0)),
+            l.i32(dtypeCode(type.getElementType())), out, l.i64(rc->first),
+            l.i64(rc->second), l.i32(log)});
   return success();
 }
 
@@ -55,9 +62,18 @@ LogicalResult softmaxBackward(Operation *op, int64_t axis, bool log,
   Value out = succeeded(rc) ? l.result(op, 0) : Value();
   if (!out)
     return failure();
-  l.call("mpcrt_softmax_backward_" + suffix(type.getElementType()),
-         {l.ptr(op->getOperand(0)), l.ptr(op->getOperand(1)), out,
-          l.i64(rc->first), l.i64(rc->second), l.i32(log)});
+  Type grad = tensorType(op->getOperand(0)).getElementType();
+  Type output = tensorType(op->getOperand(1)).getElementType();
+  if (grad == output && grad == type.getElementType())
+    l.call("mpcrt_softmax_backward_" + suffix(grad),
+           {l.ptr(op->getOperand(0)), l.ptr(op->getOperand(1)), out,
+            l.i64(rc->first), l.i64(rc->second), l.i32(log)});
+  else
+    l.call("mpcrt_softmax_backward_mixed",
+           {l.i32(dtypeCode(grad)), l.ptr(op->getOperand(0)),
+            l.i32(dtypeCode(output)), l.ptr(op->getOperand(1)),
+            l.i32(dtypeCode(type.getElementType())), out, l.i64(rc->first),
+            l.i64(rc->second), l.i32(log)});
   return success();
 }
 

@@ -313,7 +313,8 @@ LogicalResult adamGroup(ArrayRef<Operation *> group, Lowering &l) {
           l.f64(first.getEps().convertToDouble()),
           l.f64(first.getWeightDecay().convertToDouble()),
           l.i32(first.getDecoupled()),
-          l.i32(first.getBiasCorrection()), l.i32(first.getLamb())});
+          l.i32(first.getBiasCorrection()),
+          l.i32(first.getLamb())});
   for (auto [index, o] : llvm::enumerate(group)) {
     auto op = cast<AdamUpdateOp>(o);
     l.bind(op.getNewParam(), l.ptr(op.getParam()));

@@ -1,0 +1,118 @@
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false" | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false casts=false" | FileCheck %s --check-prefix=OFF
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+
+// The f32 island precision assignment puts around an attention's softmax
+// at O2 (unfused attention): the scores widened, the probabilities dropped
+// and narrowed for the second product; backward, the dropped gradient
+// widened for the softmax's gradient and that narrowed again. Every cast
+// folds: the softmax reads bf16, the dropout writes bf16, the gradient
+// reads bf16 and writes bf16; the f32 probabilities the backward reads
+// stay f32.
+// CHECK-LABEL: func @attention_island
+// CHECK-NOT: mpc.cast
+// CHECK: %[[P:.*]] = mpc.softmax %arg0 : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+// CHECK-NEXT: %[[D:.*]], %[[M:.*]] = mpc.dropout %[[P]] {p = 1.000000e-01 : f64, seed = 3 : i64} : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
+// CHECK-NEXT: %[[G:.*]] = mpc.dropout_backward %arg1, %[[M]]
+// CHECK-NEXT: %[[DS:.*]] = mpc.softmax_backward %[[G]], %[[P]] : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xf32>{{$}}
+// CHECK-NEXT: return %[[D]], %[[DS]]
+// OFF-LABEL: func @attention_island
+// OFF-COUNT-4: mpc.cast
+// REMARK: remark: fused: mpc.cast + mpc.softmax -> mpc.softmax (reads bf16)
+// REMARK: remark: fused: mpc.cast + mpc.softmax_backward -> mpc.softmax_backward (reads bf16)
+// REMARK: remark: fused: mpc.dropout + mpc.cast -> mpc.dropout (writes bf16)
+// REMARK: remark: fused: mpc.cast + mpc.softmax_backward + mpc.cast -> mpc.softmax_backward (writes bf16)
+// REPORT: "op": "mpc.softmax",
+// REPORT: "from": [
+// REPORT-NEXT: "mpc.cast",
+// REPORT-NEXT: "mpc.softmax"
+// REPORT: "op": "mpc.dropout",
+// REPORT: "from": [
+// REPORT-NEXT: "mpc.dropout",
+// REPORT-NEXT: "mpc.cast"
+// REPORT: "op": "mpc.softmax_backward",
+// REPORT: "from": [
+// REPORT-NEXT: "mpc.cast",
+// REPORT-NEXT: "mpc.softmax_backward",
+// REPORT-NEXT: "mpc.cast"
+func.func @attention_island(%s: tensor<2x4x8x8xbf16>, %dpd: tensor<2x4x8x8xbf16>) -> (tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>) {
+  %0 = mpc.cast %s : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  %p = mpc.softmax %0 : tensor<2x4x8x8xf32>
+  %d, %m = mpc.dropout %p {p = 0.1 : f64, seed = 3 : i64} : tensor<2x4x8x8xf32>
+  %1 = mpc.cast %d : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
+  %g = mpc.dropout_backward %dpd, %m {p = 0.1 : f64} : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xi1>
+  %2 = mpc.cast %g : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  %ds = mpc.softmax_backward %2, %p : tensor<2x4x8x8xf32>
+  %3 = mpc.cast %ds : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
+  return %1, %3 : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>
+}
+
+// -----
+
+// A classifier's log-softmax between f16 logits and an f16 result, and a
+// dropout of f16 activations widened for an f32 consumer's sake: both
+// sides fold, and a widened input read by two such ops folds into both.
+// CHECK-LABEL: func @both_sides
+// CHECK-NOT: mpc.cast
+// CHECK: mpc.log_softmax %arg0 : tensor<4x10xf16>{{$}}
+// CHECK: mpc.dropout %arg0 {p = 5.000000e-01 : f64, seed = 1 : i64} : tensor<4x10xf16> -> tensor<4x10xf32>
+// CHECK: mpc.softmax %arg0 : tensor<4x10xf16> -> tensor<4x10xf32>
+// OFF-LABEL: func @both_sides
+// OFF-COUNT-2: mpc.cast
+// REMARK: remark: fused: mpc.cast + mpc.log_softmax -> mpc.log_softmax (reads f16)
+// REMARK: remark: fused: mpc.cast + mpc.dropout -> mpc.dropout (reads f16)
+// REMARK: remark: fused: mpc.cast + mpc.softmax -> mpc.softmax (reads f16)
+// REMARK: remark: fused: mpc.cast + mpc.log_softmax + mpc.cast -> mpc.log_softmax (writes f16)
+func.func @both_sides(%x: tensor<4x10xf16>) -> (tensor<4x10xf16>, tensor<4x10xf32>, tensor<4x10xf32>) {
+  %0 = mpc.cast %x : tensor<4x10xf16> -> tensor<4x10xf32>
+  %1 = mpc.log_softmax %0 : tensor<4x10xf32>
+  %2 = mpc.cast %1 : tensor<4x10xf32> -> tensor<4x10xf16>
+  %d, %m = mpc.dropout %0 {p = 0.5 : f64, seed = 1 : i64} : tensor<4x10xf32>
+  %3 = mpc.softmax %0 : tensor<4x10xf32>
+  return %2, %d, %3 : tensor<4x10xf16>, tensor<4x10xf32>, tensor<4x10xf32>
+}
+
+// -----
+
+// What must not fold, each cast kept: a widened value another op reads
+// (an add); a result another op reads besides the cast; a cast widening a
+// result (dropout would scale in f32 without the f16 rounding) or
+// narrowing an operand (the softmax would read unrounded values); f16 to
+// bf16; f64; a cast into an op that does not mix types (layer norm).
+// CHECK-LABEL: func @kept
+// CHECK: %[[W:.*]] = mpc.cast %arg0 : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK-NEXT: mpc.softmax %[[W]] : tensor<4x8xf32>{{$}}
+// CHECK: %[[S:.*]] = mpc.softmax %arg1 : tensor<4x8xf32>{{$}}
+// CHECK-NEXT: mpc.cast %[[S]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[D:.*]], %{{.*}} = mpc.dropout %arg0 {{.*}} : tensor<4x8xbf16>{{$}}
+// CHECK-NEXT: mpc.cast %[[D]] : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[N:.*]] = mpc.cast %arg1 : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[S2:.*]] = mpc.softmax %[[N]] : tensor<4x8xbf16>{{$}}
+// CHECK-NEXT: mpc.cast %[[S2]] : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[B:.*]] = mpc.cast %arg2 : tensor<4x8xf16> -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[S3:.*]] = mpc.softmax %[[B]] : tensor<4x8xbf16>{{$}}
+// CHECK-NEXT: mpc.cast %[[S3]] : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[F:.*]] = mpc.cast %arg3 : tensor<4x8xf64> -> tensor<4x8xf32>
+// CHECK-NEXT: mpc.softmax %[[F]] : tensor<4x8xf32>{{$}}
+// CHECK-NEXT: mpc.layer_norm %[[W]]
+// REMARK-NOT: remark
+func.func @kept(%x: tensor<4x8xbf16>, %y: tensor<4x8xf32>, %h: tensor<4x8xf16>, %w: tensor<4x8xf64>, %g: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = mpc.cast %x : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %1 = mpc.softmax %0 : tensor<4x8xf32>
+  %2 = mpc.add %0, %y : tensor<4x8xf32>, tensor<4x8xf32>
+  %3 = mpc.softmax %y : tensor<4x8xf32>
+  %4 = mpc.cast %3 : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %d, %m = mpc.dropout %x {p = 0.1 : f64, seed = 2 : i64} : tensor<4x8xbf16>
+  %5 = mpc.cast %d : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %6 = mpc.cast %y : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %7 = mpc.softmax %6 : tensor<4x8xbf16>
+  %8 = mpc.cast %7 : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %9 = mpc.cast %h : tensor<4x8xf16> -> tensor<4x8xbf16>
+  %10 = mpc.softmax %9 : tensor<4x8xbf16>
+  %11 = mpc.cast %10 : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %12 = mpc.cast %w : tensor<4x8xf64> -> tensor<4x8xf32>
+  %13 = mpc.softmax %12 : tensor<4x8xf32>
+  %n, %mean, %rstd = mpc.layer_norm %0, %g, %g : tensor<4x8xf32>, tensor<8xf32>
+  return %1, %2, %4, %3, %5, %8, %11, %13, %n : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
