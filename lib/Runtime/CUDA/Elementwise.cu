@@ -110,6 +110,35 @@ template <typename T> struct UnaryGradOp {
   }
 };
 
+/// out[i] = op(a[i], *scalar) (op(*scalar, a[i]) where scalarLeft) over a
+/// flat operand and a one-element one (a tensor times a scalar: an
+/// attention's scale, a loss's mean), the scalar read once per thread, N
+/// elements per access as mapKernel.
+template <typename T, int N>
+__global__ void scalarMapKernel(mpcrt_binary_op op, const T *a, const T *scalar,
+                                bool scalarLeft, T *out, uint32_t count) {
+  using S = Storage<T>;
+  using V = Vec<T, N>;
+  auto c = S::load(*scalar);
+  auto apply = [&](T x) {
+    auto v = S::load(x);
+    return S::store(scalarLeft ? formulas::binary(op, c, v)
+                               : formulas::binary(op, v, c));
+  };
+  uint32_t stride = gridDim.x * blockDim.x,
+           first = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t vectors = count / N;
+  for (uint32_t v = first; v < vectors; v += stride) {
+    V x = reinterpret_cast<const V *>(a)[v], z;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      z.v[k] = apply(x.v[k]);
+    reinterpret_cast<V *>(out)[v] = z;
+  }
+  for (uint32_t i = vectors * N + first; i < count; i += stride)
+    out[i] = apply(a[i]);
+}
+
 /// Launches mapKernel with 16-byte accesses when every pointer allows,
 /// else one element at a time. Counts below 2^31 only (32-bit indices).
 template <typename T, typename Op>
@@ -702,18 +731,32 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
   }
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (s.rank == 1 && s.strides[0][0] == 1 && s.strides[1][0] == 1 &&
-        count < kMapLimit)
-      launchMap(BinaryOp<T>{op}, static_cast<const T *>(lhs),
-                static_cast<const T *>(rhs), static_cast<T *>(out), count);
-    else if (small)
+    auto *l = static_cast<const T *>(lhs);
+    auto *r = static_cast<const T *>(rhs);
+    auto *o = static_cast<T *>(out);
+    bool flat = s.rank == 1 && count < kMapLimit;
+    // One side flat, the other one element broadcast everywhere.
+    bool scalarRight = flat && s.strides[0][0] == 1 && s.strides[1][0] == 0,
+         scalarLeft = flat && s.strides[0][0] == 0 && s.strides[1][0] == 1;
+    if (flat && s.strides[0][0] == 1 && s.strides[1][0] == 1)
+      launchMap(BinaryOp<T>{op}, l, r, o, count);
+    else if (scalarRight || scalarLeft) {
+      const T *a = scalarRight ? l : r, *c = scalarRight ? r : l;
+      constexpr int N = 16 / sizeof(T);
+      auto n = static_cast<uint32_t>(count);
+      if (alignedTo(a, 16) && alignedTo(o, 16))
+        scalarMapKernel<T, N>
+            <<<blocksFor((count + N - 1) / N), kThreads, 0, stream()>>>(
+                op, a, c, scalarLeft, o, n);
+      else
+        scalarMapKernel<T, 1><<<blocksFor(count), kThreads, 0, stream()>>>(
+            op, a, c, scalarLeft, o, n);
+    } else if (small)
       binaryKernel<T, uint32_t><<<blocksFor(count), kThreads, 0, stream()>>>(
-          op, static_cast<const T *>(lhs), static_cast<const T *>(rhs),
-          static_cast<T *>(out), s, static_cast<uint32_t>(count));
+          op, l, r, o, s, static_cast<uint32_t>(count));
     else
-      binaryKernel<T, int64_t><<<blocksFor(count), kThreads, 0, stream()>>>(
-          op, static_cast<const T *>(lhs), static_cast<const T *>(rhs),
-          static_cast<T *>(out), s, count);
+      binaryKernel<T, int64_t>
+          <<<blocksFor(count), kThreads, 0, stream()>>>(op, l, r, o, s, count);
   });
   MPCRT_CUDA_LAUNCHED("binary");
 }

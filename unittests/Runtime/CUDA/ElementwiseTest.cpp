@@ -188,7 +188,8 @@ TEST_F(Elementwise, StridedOperationsPastEightDimensionsAreErrors) {
 // and one element at a time when not; the last count % (16 / size)
 // elements always go one at a time. Sizes that are not multiples of the
 // vector width, and pointers one element off alignment, on each path:
-// +, * and relu (and its gradient) round once, so bit-identical.
+// +, -, * and relu (and its gradient) round once, so bit-identical; the
+// binary ops also with one side a single broadcast element.
 TEST_F(Elementwise, FlatOpsAtOddSizesAndOffsetsMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (mpcrt_dtype d : kTypes)
@@ -207,7 +208,7 @@ TEST_F(Elementwise, FlatOpsAtOddSizesAndOffsetsMatchTheReference) {
                                       b.bytes.end());
         };
         std::vector<uint8_t> l = slice(lhs), r = slice(rhs);
-        for (mpcrt_binary_op op : {MPCRT_ADD, MPCRT_MUL}) {
+        for (mpcrt_binary_op op : {MPCRT_ADD, MPCRT_SUB, MPCRT_MUL}) {
           Buffer want{d, std::vector<uint8_t>(n * size)};
 #define CALL(SUFFIX, T, STAT)                                                  \
   mpcrt_binary_##SUFFIX(op, reinterpret_cast<const T *>(l.data()), unit,       \
@@ -218,6 +219,23 @@ TEST_F(Elementwise, FlatOpsAtOddSizesAndOffsetsMatchTheReference) {
           binary(d, op, dl, unit, dr, unit, out, shape, 1);
           EXPECT_EQ(download(out, n * size), want.bytes)
               << "binary " << op << " n " << n << " offset " << offset;
+          // One side a single element broadcast (the scalar path), on
+          // either side: rhs[0] (the first element after the offset).
+          const int64_t none[] = {0};
+          for (bool left : {false, true}) {
+            const int64_t *ls = left ? none : unit, *rs = left ? unit : none;
+#define CALL(SUFFIX, T, STAT)                                                  \
+  mpcrt_binary_##SUFFIX(op, reinterpret_cast<const T *>(l.data()), ls,         \
+                        reinterpret_cast<const T *>(r.data()), rs,             \
+                        reinterpret_cast<T *>(want.bytes.data()), shape, 1)
+            MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+            binary(d, op, dl, ls, dr, rs, out, shape, 1);
+            EXPECT_EQ(download(out, n * size), want.bytes)
+                << "binary " << op << " with a scalar "
+                << (left ? "left" : "right") << " n " << n << " offset "
+                << offset;
+          }
         }
         Buffer want{d, std::vector<uint8_t>(n * size)}, wantGrad = want;
 #define CALL(SUFFIX, T, STAT)                                                  \
