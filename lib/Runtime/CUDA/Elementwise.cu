@@ -497,13 +497,6 @@ __global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
                        cols, epsilon);
 }
 
-/// Whether dropout keeps element i (always with p = 0), as dropoutKernel.
-__device__ inline bool keeps(double p, uint64_t seed, uint64_t step,
-                             int64_t i) {
-  return p == 0 ||
-         formulas::dropoutKeeps(seed, static_cast<int64_t>(step), i, p);
-}
-
 /// mpc.dropout_add: the dropout kernel's bits and rounding, then the
 /// residual (if any) added and the sum rounded.
 template <typename T>
@@ -534,8 +527,33 @@ __global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
   }
 }
 
+/// The dropout's keep bits of a thread's elements taken in increasing
+/// order, one Philox call per group of four (formulas::dropoutWords) as the
+/// dropout kernel draws them, not one per element; all kept at p = 0.
+struct GroupKeeps {
+  uint64_t seed;
+  int64_t step;
+  double threshold;
+  bool all;
+  uint64_t group = ~uint64_t(0);
+  uint32_t words[4] = {};
+  __device__ GroupKeeps(double p, uint64_t seed, int64_t step)
+      : seed(seed), step(step), threshold(p * 4294967296.0), all(p == 0) {}
+  __device__ bool operator()(int64_t i) {
+    if (all)
+      return true;
+    uint64_t q = static_cast<uint64_t>(i) / 4;
+    if (q != group) {
+      group = q;
+      formulas::dropoutWords(seed, step, q, words);
+    }
+    return words[i % 4] >= threshold;
+  }
+};
+
 /// mpc.add_layer_norm, a block per row or (Warp) a warp per row: the sum
-/// (each thread writes and reads back its own elements), then the row's
+/// (each thread four neighbouring elements at a time, one Philox call for
+/// their dropout bits), then, once the team's sums are written, the row's
 /// layer norm.
 template <typename T, typename Stat, bool Warp>
 __global__ void addLayerNormKernel(const T *x, const T *residual,
@@ -549,22 +567,26 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
   using Team = RowTeam<Warp>;
   A scale = static_cast<A>(1 / (1 - p));
   uint64_t t = static_cast<uint64_t>(*step);
+  GroupKeeps keep(p, seed, static_cast<int64_t>(t));
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
-    for (int64_t c = Team::rank(); c < cols; c += Team::size()) {
-      int64_t i = r * cols + c;
-      A d = p == 0                 ? S::load(x[i])
-            : keeps(p, seed, t, i) ? S::load(S::store(S::load(x[i]) * scale))
-                                   : A(0);
-      row[c] = S::store(d + S::load(residual[i]));
-    }
+    for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
+      for (int64_t c = c0; c < c0 + 4 && c < cols; ++c) {
+        int64_t i = r * cols + c;
+        A d = p == 0    ? S::load(x[i])
+              : keep(i) ? S::load(S::store(S::load(x[i]) * scale))
+                        : A(0);
+        row[c] = S::store(d + S::load(residual[i]));
+      }
+    Team::sync(); // layerNormRow reads the other threads' sums
     layerNormRow<Team>(static_cast<const T *>(row), paramDtype, gamma, beta, y,
                        mean, rstd, r, cols, epsilon);
   }
 }
 
 /// Row `r` of a layer norm's input gradient by a team (the block or a
-/// warp); each element's unrounded gradient handed to emit(i, value).
+/// warp); each element's unrounded gradient handed to emit(i, value), each
+/// thread's in increasing order, four neighbouring elements at a time.
 template <typename Team, typename T, typename Stat, typename Emit>
 __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
                                      const Stat *rstd, mpcrt_dtype paramDtype,
@@ -584,12 +606,13 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  for (int64_t c = Team::rank(); c < cols; c += Team::size()) {
-    A xhat = (S::load(x[r * cols + c]) - mu) * inv;
-    A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
-            S::load(dy[r * cols + c]);
-    emit(r * cols + c, inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n));
-  }
+  for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
+    for (int64_t c = c0; c < c0 + 4 && c < cols; ++c) {
+      A xhat = (S::load(x[r * cols + c]) - mu) * inv;
+      A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
+              S::load(dy[r * cols + c]);
+      emit(r * cols + c, inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n));
+    }
 }
 
 template <typename T, typename Stat, bool Warp>
@@ -618,16 +641,14 @@ addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
   using A = typename S::Acc;
   using Team = RowTeam<Warp>;
   A scale = static_cast<A>(1 / (1 - p));
-  uint64_t t = static_cast<uint64_t>(*step);
+  GroupKeeps keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
     layerNormBackwardRow<Team>(
         dy, sum, mean, rstd, paramDtype, gamma, r, cols, [&](int64_t i, A v) {
           if (dsum)
             v += S::load(dsum[i]);
           dresidual[i] = S::store(v);
-          dx[i] = S::store(p == 0                 ? v
-                           : keeps(p, seed, t, i) ? v * scale
-                                                  : A(0));
+          dx[i] = S::store(keep(i) ? (p == 0 ? v : v * scale) : A(0));
         });
 }
 
