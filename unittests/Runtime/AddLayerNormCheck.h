@@ -149,7 +149,8 @@ inline void checkAddLayerNorm(mpcrt_dtype dt, const AddLayerNormCase &c,
 }
 
 /// Every type, with and without dropout and the sum's own gradient, rows
-/// narrower and wider than a block.
+/// narrower and wider than a block, of a multiple of 4 elements (CUDA:
+/// four elements per access) and not.
 inline void checkAllAddLayerNorms(
     std::mt19937 &rng,
     const std::function<AddLayerNormRun(mpcrt_dtype, const AddLayerNormCase &)>
@@ -157,7 +158,8 @@ inline void checkAllAddLayerNorms(
   const AddLayerNormCase cases[] = {{7, 33, 0, false},
                                     {7, 33, 0.25, true},
                                     {64, 256, 0.1, false},
-                                    {5, 1031, 0.5, true}};
+                                    {5, 1031, 0.5, true},
+                                    {3, 1032, 0.1, true}};
   for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
     for (const AddLayerNormCase &c : cases) {
       SCOPED_TRACE("dtype " + std::to_string(dt) + " rows " +

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <type_traits>
 
 namespace mpcrt::cuda {
@@ -527,6 +528,50 @@ __global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
   }
 }
 
+/// Elements at..at+n-1 (n <= 4) of p into v: with Vector (`at` a multiple
+/// of 4, p aligned to 4 elements) a full group as one access.
+template <bool Vector, typename T>
+__device__ void loadGroup(const T *p, int64_t at, int n, T (&v)[4]) {
+  if (Vector && n == 4) {
+    Vec<T, 4> q = reinterpret_cast<const Vec<T, 4> *>(p + at)[0];
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      v[e] = q.v[e];
+    return;
+  }
+  for (int e = 0; e < n; ++e)
+    v[e] = p[at + e];
+}
+
+template <bool Vector, typename T>
+__device__ void storeGroup(T *p, int64_t at, int n, const T (&v)[4]) {
+  if (Vector && n == 4) {
+    Vec<T, 4> q;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      q.v[e] = v[e];
+    reinterpret_cast<Vec<T, 4> *>(p + at)[0] = q;
+    return;
+  }
+  for (int e = 0; e < n; ++e)
+    p[at + e] = v[e];
+}
+
+/// Calls f(std::bool_constant<Vector>{}): Vector where rows of `cols`
+/// elements start at multiples of 4 and every pointer (null ones aside) is
+/// aligned to 4 elements of T.
+template <typename T, typename F>
+void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
+                  F f) {
+  bool vector = cols % 4 == 0;
+  for (const void *p : pointers)
+    vector = vector && (!p || alignedTo(p, 4 * sizeof(T)));
+  if (vector)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
 /// The dropout's keep bits of a thread's elements taken in increasing
 /// order, one Philox call per group of four (formulas::dropoutWords) as the
 /// dropout kernel draws them, not one per element; all kept at p = 0.
@@ -555,7 +600,7 @@ struct GroupKeeps {
 /// (each thread four neighbouring elements at a time, one Philox call for
 /// their dropout bits), then, once the team's sums are written, the row's
 /// layer norm.
-template <typename T, typename Stat, bool Warp>
+template <typename T, typename Stat, bool Warp, bool Vector>
 __global__ void addLayerNormKernel(const T *x, const T *residual,
                                    mpcrt_dtype paramDtype, const void *gamma,
                                    const void *beta, T *sum, T *y, Stat *mean,
@@ -570,14 +615,20 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
   GroupKeeps keep(p, seed, static_cast<int64_t>(t));
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
-    for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
-      for (int64_t c = c0; c < c0 + 4 && c < cols; ++c) {
-        int64_t i = r * cols + c;
-        A d = p == 0    ? S::load(x[i])
-              : keep(i) ? S::load(S::store(S::load(x[i]) * scale))
-                        : A(0);
-        row[c] = S::store(d + S::load(residual[i]));
+    for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
+      int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+      int64_t i0 = r * cols + c0;
+      T xs[4], rs[4], out[4];
+      loadGroup<Vector>(x, i0, n, xs);
+      loadGroup<Vector>(residual, i0, n, rs);
+      for (int e = 0; e < n; ++e) {
+        A d = p == 0         ? S::load(xs[e])
+              : keep(i0 + e) ? S::load(S::store(S::load(xs[e]) * scale))
+                             : A(0);
+        out[e] = S::store(d + S::load(rs[e]));
       }
+      storeGroup<Vector>(row, c0, n, out);
+    }
     Team::sync(); // layerNormRow reads the other threads' sums
     layerNormRow<Team>(static_cast<const T *>(row), paramDtype, gamma, beta, y,
                        mean, rstd, r, cols, epsilon);
@@ -585,9 +636,10 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
 }
 
 /// Row `r` of a layer norm's input gradient by a team (the block or a
-/// warp); each element's unrounded gradient handed to emit(i, value), each
-/// thread's in increasing order, four neighbouring elements at a time.
-template <typename Team, typename T, typename Stat, typename Emit>
+/// warp); the unrounded gradients of up to four neighbouring elements
+/// handed to emit(i0, n, values), each thread's groups in increasing order
+/// (Vector: as withGroupsOf, a full group read as one access).
+template <typename Team, bool Vector, typename T, typename Stat, typename Emit>
 __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
                                      const Stat *rstd, mpcrt_dtype paramDtype,
                                      const void *gamma, int64_t r, int64_t cols,
@@ -606,16 +658,24 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
-    for (int64_t c = c0; c < c0 + 4 && c < cols; ++c) {
-      A xhat = (S::load(x[r * cols + c]) - mu) * inv;
-      A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
-              S::load(dy[r * cols + c]);
-      emit(r * cols + c, inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n));
+  for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
+    int k = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+    int64_t i0 = r * cols + c0;
+    T xs[4], ds[4];
+    loadGroup<Vector>(x, i0, k, xs);
+    loadGroup<Vector>(dy, i0, k, ds);
+    A v[4];
+    for (int e = 0; e < k; ++e) {
+      A xhat = (S::load(xs[e]) - mu) * inv;
+      A gdy =
+          static_cast<A>(loadAny(paramDtype, gamma, c0 + e)) * S::load(ds[e]);
+      v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
     }
+    emit(i0, k, v);
+  }
 }
 
-template <typename T, typename Stat, bool Warp>
+template <typename T, typename Stat, bool Warp, bool Vector>
 __global__ void
 layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
                         const Stat *rstd, mpcrt_dtype paramDtype,
@@ -623,14 +683,19 @@ layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
   using A = typename Storage<T>::Acc;
   using Team = RowTeam<Warp>;
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
-    layerNormBackwardRow<Team>(
-        dy, x, mean, rstd, paramDtype, gamma, r, cols,
-        [dx](int64_t i, A v) { dx[i] = Storage<T>::store(v); });
+    layerNormBackwardRow<Team, Vector>(dy, x, mean, rstd, paramDtype, gamma, r,
+                                       cols,
+                                       [dx](int64_t i0, int n, const A(&v)[4]) {
+                                         T out[4];
+                                         for (int e = 0; e < n; ++e)
+                                           out[e] = Storage<T>::store(v[e]);
+                                         storeGroup<Vector>(dx, i0, n, out);
+                                       });
 }
 
 /// mpc.add_layer_norm_backward's input gradients, one block per row: ds
 /// (+ the sum's own gradient) to the residual, through the dropout to x.
-template <typename T, typename Stat, bool Warp>
+template <typename T, typename Stat, bool Warp, bool Vector>
 __global__ void
 addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
                            const Stat *mean, const Stat *rstd,
@@ -643,12 +708,19 @@ addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
   A scale = static_cast<A>(1 / (1 - p));
   GroupKeeps keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
-    layerNormBackwardRow<Team>(
-        dy, sum, mean, rstd, paramDtype, gamma, r, cols, [&](int64_t i, A v) {
+    layerNormBackwardRow<Team, Vector>(
+        dy, sum, mean, rstd, paramDtype, gamma, r, cols,
+        [&](int64_t i0, int n, const A(&v)[4]) {
+          T ds[4], res[4], out[4];
           if (dsum)
-            v += S::load(dsum[i]);
-          dresidual[i] = S::store(v);
-          dx[i] = S::store(keep(i) ? (p == 0 ? v : v * scale) : A(0));
+            loadGroup<Vector>(dsum, i0, n, ds);
+          for (int e = 0; e < n; ++e) {
+            A g = dsum ? v[e] + S::load(ds[e]) : v[e];
+            res[e] = S::store(g);
+            out[e] = S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
+          }
+          storeGroup<Vector>(dresidual, i0, n, res);
+          storeGroup<Vector>(dx, i0, n, out);
         });
 }
 
@@ -1284,11 +1356,15 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
     withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
-      layerNormBackwardKernel<T, Stat, decltype(warp)::value>
-          <<<grid, kThreads, 0, stream()>>>(
-              static_cast<const T *>(gradOutput), static_cast<const T *>(input),
-              static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
-              paramDtype, gamma, static_cast<T *>(gradInput), rows, cols);
+      withGroupsOf<T>(cols, {gradOutput, input, gradInput}, [&](auto vector) {
+        layerNormBackwardKernel<T, Stat, decltype(warp)::value,
+                                decltype(vector)::value>
+            <<<grid, kThreads, 0, stream()>>>(
+                static_cast<const T *>(gradOutput),
+                static_cast<const T *>(input), static_cast<const Stat *>(mean),
+                static_cast<const Stat *>(rstd), paramDtype, gamma,
+                static_cast<T *>(gradInput), rows, cols);
+      });
     });
     layerNormParamGrads(
         static_cast<const T *>(gradOutput), static_cast<const T *>(input),
@@ -1309,13 +1385,16 @@ void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
     withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
-      addLayerNormKernel<T, Stat, decltype(warp)::value>
-          <<<grid, kThreads, 0, stream()>>>(
-              static_cast<const T *>(x), static_cast<const T *>(residual),
-              paramDtype, gamma, beta, static_cast<T *>(sum),
-              static_cast<T *>(y), static_cast<Stat *>(mean),
-              static_cast<Stat *>(rstd), rows, cols, epsilon, dropoutP, seed,
-              step);
+      withGroupsOf<T>(cols, {x, residual, sum}, [&](auto vector) {
+        addLayerNormKernel<T, Stat, decltype(warp)::value,
+                           decltype(vector)::value>
+            <<<grid, kThreads, 0, stream()>>>(
+                static_cast<const T *>(x), static_cast<const T *>(residual),
+                paramDtype, gamma, beta, static_cast<T *>(sum),
+                static_cast<T *>(y), static_cast<Stat *>(mean),
+                static_cast<Stat *>(rstd), rows, cols, epsilon, dropoutP, seed,
+                step);
+      });
     });
   });
   MPCRT_CUDA_LAUNCHED("add_layer_norm");
@@ -1339,13 +1418,19 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
     withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
-      addLayerNormBackwardKernel<T, Stat, decltype(warp)::value>
-          <<<grid, kThreads, 0, stream()>>>(
-              static_cast<const T *>(grad), static_cast<const T *>(gradSum),
-              static_cast<const T *>(sum), static_cast<const Stat *>(mean),
-              static_cast<const Stat *>(rstd), paramDtype, gamma,
-              static_cast<T *>(gradX), static_cast<T *>(gradResidual), rows,
-              cols, dropoutP, seed, step);
+      withGroupsOf<T>(
+          cols, {grad, gradSum, sum, gradX, gradResidual}, [&](auto vector) {
+            addLayerNormBackwardKernel<T, Stat, decltype(warp)::value,
+                                       decltype(vector)::value>
+                <<<grid, kThreads, 0, stream()>>>(
+                    static_cast<const T *>(grad),
+                    static_cast<const T *>(gradSum),
+                    static_cast<const T *>(sum),
+                    static_cast<const Stat *>(mean),
+                    static_cast<const Stat *>(rstd), paramDtype, gamma,
+                    static_cast<T *>(gradX), static_cast<T *>(gradResidual),
+                    rows, cols, dropoutP, seed, step);
+          });
     });
     layerNormParamGrads(
         static_cast<const T *>(grad), static_cast<const T *>(sum),
