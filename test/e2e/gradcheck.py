@@ -125,6 +125,8 @@ CASES = {
                          "%y = mpc.reduce_mean %a {dims = array<i64: 0>, keep_dims} : tensor<3x4xf64>", "1x4"),
     "softmax": ([("a", "3x5", -2, 2)], "%y = mpc.softmax %a : tensor<3x5xf64>", "3x5"),
     "log_softmax": ([("a", "3x5", -2, 2)], "%y = mpc.log_softmax %a : tensor<3x5xf64>", "3x5"),
+    "softmax_scaled": ([("a", "3x5", -2, 2)], "%y = mpc.softmax %a {scale = 0.3 : f64} : tensor<3x5xf64>", "3x5"),
+    "log_softmax_scaled": ([("a", "3x5", -2, 2)], "%y = mpc.log_softmax %a {scale = -1.7 : f64} : tensor<3x5xf64>", "3x5"),
     "layer_norm": ([("x", "3x6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
                    "%y, %m, %r = mpc.layer_norm %x, %g, %b : tensor<3x6xf64>, tensor<6xf64>", "3x6"),
     # Dropout + residual add + layer norm (hand-written, with the sum read

@@ -136,9 +136,11 @@ static cl::opt<bool>
 
 static cl::opt<bool> noFoldCasts(
     "no-fold-casts",
-    cl::desc("Keep the f16/bf16 <-> f32 casts around softmaxes and dropout "
-             "as kernels of their own (--mpc-fuse's casts=false; folded, the "
-             "values are the same)"),
+    cl::desc("Keep the f16/bf16 <-> f32 casts and the constant scales "
+             "around softmaxes and dropout as kernels of their own "
+             "(--mpc-fuse's casts=false scales=false; folded, the values are "
+             "the same, or differ by one rounding of a scale that is not a "
+             "power of two)"),
     cl::init(false), cl::cat(category));
 
 static cl::opt<bool> fuseAttention(
@@ -445,8 +447,9 @@ int main(int argc, char **argv) {
   bool attention =
       fuseAttention.getNumOccurrences() > 0 ? fuseAttention : backend != "cuda";
   std::string noAttention = attention ? "" : " attention=false";
+  std::string noFold = noFoldCasts ? " casts=false scales=false" : "";
   if (train && !noFuse)
-    pipeline += ",mpc-fuse{epilogues=false" + noAttention + "}";
+    pipeline += ",mpc-fuse{epilogues=false" + noAttention + noFold + "}";
   if (train)
     pipeline += ",mpc-autodiff{loss=" + lossFunction + " name=" + entry +
                 "},mpc-accumulate-gradients{func=" + entry +
@@ -478,7 +481,7 @@ int main(int argc, char **argv) {
     pipeline += ",mpc-fuse{" +
                 (fusionReport.empty() ? std::string()
                                       : "report=" + fusionReport.getValue()) +
-                noAttention + (noFoldCasts ? " casts=false" : "") + "}";
+                noAttention + noFold + "}";
   // After fusion: a fused product is padded with its bias.
   if (padForTensorCores.getNumOccurrences() > 0)
     pipeline +=

@@ -126,16 +126,20 @@ MPCRT_DECLARE_SOFTMAX(f32, float)
 MPCRT_DECLARE_SOFTMAX(f64, double)
 #undef MPCRT_DECLARE_SOFTMAX
 
-/* The same when the types differ (mpc.softmax from or to f32; each of
- * f16, bf16 and f32): computed in f32 from the inputs widened exactly, the
- * result rounded once to its type, so that it equals the single-type op
- * on f32 with mpcrt_cast before or after. */
+/* The same with the types of each operand given (one type, or several of
+ * f16, bf16 and f32: mpc.softmax from or to f32) and the op's `scale`:
+ * softmax(scale * x), and its gradient times scale. Computed in f32 from
+ * the inputs widened exactly, the result rounded once to its type, so that
+ * with scale 1 it equals the single-type op on f32 with mpcrt_cast before
+ * or after. */
 void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
-                         void *output, int64_t rows, int64_t cols, int32_t log);
+                         void *output, int64_t rows, int64_t cols, int32_t log,
+                         double scale);
 void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
                                   mpcrt_dtype out, const void *output,
                                   mpcrt_dtype result, void *grad_input,
-                                  int64_t rows, int64_t cols, int32_t log);
+                                  int64_t rows, int64_t cols, int32_t log,
+                                  double scale);
 
 /* ---- Elementwise. */
 

@@ -173,15 +173,16 @@ void matmulBiasGrad(const void *a, const void *b, void *c, void *biasGrad,
               });
 }
 
-/// Softmax (or log-softmax) of rows; input and output may differ in type
-/// (mpc.softmax between f16/bf16 and f32): computed in their CommonAcc,
-/// the result rounded once.
+/// Softmax (or log-softmax) of rows of scale * input; input and output may
+/// differ in type (mpc.softmax between f16/bf16 and f32): computed in their
+/// CommonAcc, the result rounded once. Scale 1 is exact.
 template <typename TI, typename TO = TI>
-void softmax(const TI *input, TO *output, int64_t rows, int64_t cols,
-             bool log) {
+void softmax(const TI *input, TO *output, int64_t rows, int64_t cols, bool log,
+             double scale = 1) {
   using SI = Storage<TI>;
   using SO = Storage<TO>;
   using Acc = CommonAcc<TI, TO>;
+  Acc s = static_cast<Acc>(scale);
   parallelFor(rows, grainFor(8 * cols), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const TI *in = input + r * cols;
@@ -189,28 +190,30 @@ void softmax(const TI *input, TO *output, int64_t rows, int64_t cols,
       // Subtract the row maximum: exp never overflows.
       Acc max = -std::numeric_limits<Acc>::infinity();
       for (int64_t c = 0; c < cols; ++c)
-        max = std::fmax(max, Acc(SI::load(in[c])));
+        max = std::fmax(max, s * Acc(SI::load(in[c])));
       Acc sum = 0;
       for (int64_t c = 0; c < cols; ++c)
-        sum += std::exp(Acc(SI::load(in[c])) - max);
+        sum += std::exp(s * Acc(SI::load(in[c])) - max);
       Acc logSum = std::log(sum);
       for (int64_t c = 0; c < cols; ++c) {
-        Acc shifted = Acc(SI::load(in[c])) - max;
+        Acc shifted = s * Acc(SI::load(in[c])) - max;
         out[c] = SO::store(log ? shifted - logSum : std::exp(shifted) / sum);
       }
     }
   });
 }
 
-/// The gradient of softmax (or log-softmax) from its output; the output
-/// gradient, the output and the input gradient may differ in type.
+/// The gradient of softmax (or log-softmax) of scale * x from its output,
+/// times scale; the output gradient, the output and the input gradient may
+/// differ in type.
 template <typename TG, typename TY = TG, typename TX = TG>
 void softmaxBackward(const TG *grad, const TY *output, TX *gradInput,
-                     int64_t rows, int64_t cols, bool log) {
+                     int64_t rows, int64_t cols, bool log, double scale = 1) {
   using SG = Storage<TG>;
   using SY = Storage<TY>;
   using SX = Storage<TX>;
   using Acc = CommonAcc<TG, TY, TX>;
+  Acc s = static_cast<Acc>(scale);
   parallelFor(rows, grainFor(6 * cols), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const TG *dy = grad + r * cols;
@@ -224,7 +227,7 @@ void softmaxBackward(const TG *grad, const TY *output, TX *gradInput,
       for (int64_t c = 0; c < cols; ++c) {
         Acc d = SG::load(dy[c]), v = SY::load(y[c]);
         gradInput[r * cols + c] =
-            SX::store(log ? d - std::exp(v) * sum : v * (d - sum));
+            SX::store(s * (log ? d - std::exp(v) * sum : v * (d - sum)));
       }
     }
   });
@@ -329,14 +332,21 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
 }
 
 void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
-                         void *output, int64_t rows, int64_t cols,
-                         int32_t log) {
+                         void *output, int64_t rows, int64_t cols, int32_t log,
+                         double scale) {
+  // One type (f64 too: a scale of its own), or several of f16, bf16, f32.
+  if (in == out)
+    return dispatch(in, [&](auto *t) {
+      using T = std::remove_pointer_t<decltype(t)>;
+      softmax(static_cast<const T *>(input), static_cast<T *>(output), rows,
+              cols, log, scale);
+    });
   dispatchMixable(in, [&](auto *i) {
     dispatchMixable(out, [&](auto *o) {
       using TI = std::remove_pointer_t<decltype(i)>;
       using TO = std::remove_pointer_t<decltype(o)>;
       softmax(static_cast<const TI *>(input), static_cast<TO *>(output), rows,
-              cols, log);
+              cols, log, scale);
     });
   });
 }
@@ -344,7 +354,15 @@ void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
 void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
                                   mpcrt_dtype out, const void *output,
                                   mpcrt_dtype result, void *grad_input,
-                                  int64_t rows, int64_t cols, int32_t log) {
+                                  int64_t rows, int64_t cols, int32_t log,
+                                  double scale) {
+  if (grad == out && grad == result)
+    return dispatch(grad, [&](auto *t) {
+      using T = std::remove_pointer_t<decltype(t)>;
+      softmaxBackward(static_cast<const T *>(grad_output),
+                      static_cast<const T *>(output),
+                      static_cast<T *>(grad_input), rows, cols, log, scale);
+    });
   dispatchMixable(grad, [&](auto *g) {
     dispatchMixable(out, [&](auto *y) {
       dispatchMixable(result, [&](auto *x) {
@@ -353,7 +371,7 @@ void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
         using TX = std::remove_pointer_t<decltype(x)>;
         softmaxBackward(static_cast<const TG *>(grad_output),
                         static_cast<const TY *>(output),
-                        static_cast<TX *>(grad_input), rows, cols, log);
+                        static_cast<TX *>(grad_input), rows, cols, log, scale);
       });
     });
   });

@@ -246,9 +246,15 @@ void mpcrt_adam_update_multi(
                   decoupled != 0, bias_correction != 0, lamb != 0);
 }
 
-/// The mixed-type entry points take f16, bf16 and f32 (AnyFloat's types).
+/// The mixed-type entry points take one type (any), or several of f16,
+/// bf16 and f32 (AnyFloat's types).
 static void requireMixable(std::initializer_list<mpcrt_dtype> types,
                            const char *name) {
+  bool same = true;
+  for (mpcrt_dtype t : types)
+    same = same && t == *types.begin();
+  if (same)
+    return;
   for (mpcrt_dtype t : types)
     if (t != MPCRT_F16 && t != MPCRT_BF16 && t != MPCRT_F32) {
       std::fprintf(stderr,
@@ -260,19 +266,20 @@ static void requireMixable(std::initializer_list<mpcrt_dtype> types,
 }
 
 void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
-                         void *output, int64_t rows, int64_t cols,
-                         int32_t log) {
+                         void *output, int64_t rows, int64_t cols, int32_t log,
+                         double scale) {
   requireMixable({in, out}, "mpcrt_softmax_mixed");
-  softmax(in, input, out, output, rows, cols, log != 0);
+  softmax(in, input, out, output, rows, cols, log != 0, scale);
 }
 
 void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
                                   mpcrt_dtype out, const void *output,
                                   mpcrt_dtype result, void *grad_input,
-                                  int64_t rows, int64_t cols, int32_t log) {
+                                  int64_t rows, int64_t cols, int32_t log,
+                                  double scale) {
   requireMixable({grad, out, result}, "mpcrt_softmax_backward_mixed");
   softmaxBackward(grad, grad_output, out, output, result, grad_input, rows,
-                  cols, log != 0);
+                  cols, log != 0, scale);
 }
 
 void mpcrt_dropout_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,

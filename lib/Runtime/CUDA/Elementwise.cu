@@ -254,8 +254,9 @@ __device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
 /// in the wider of their Acc types.
 template <typename In, typename Out, int K>
 __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
-                                  int64_t cols, bool logarithm) {
+                                  int64_t cols, bool logarithm, double scale) {
   using A = decltype(typename In::Acc() + typename Out::Acc());
+  A s = static_cast<A>(scale);
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
@@ -265,7 +266,7 @@ __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       int64_t c = lane + 32 * k;
-      v[k] = c < cols ? A(input.load(base + c)) : A(-INFINITY);
+      v[k] = c < cols ? s * A(input.load(base + c)) : A(-INFINITY);
       m = fmax(m, v[k]);
     }
     m = Warp::reduce<A, true>(m);
@@ -293,8 +294,9 @@ __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
 template <typename G, typename Y, typename X, int K>
 __global__ void softmaxBackwardWarpKernel(G grad, Y output, X gradInput,
                                           int64_t rows, int64_t cols,
-                                          bool logarithm) {
+                                          bool logarithm, double scale) {
   using A = decltype(typename G::Acc() + typename Y::Acc() + typename X::Acc());
+  A s = static_cast<A>(scale);
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
@@ -313,8 +315,8 @@ __global__ void softmaxBackwardWarpKernel(G grad, Y output, X gradInput,
     for (int k = 0; k < K; ++k) {
       int64_t c = lane + 32 * k;
       if (c < cols)
-        gradInput.store(base + c, logarithm ? d[k] - exp(v[k]) * sum
-                                            : v[k] * (d[k] - sum));
+        gradInput.store(base + c, s * (logarithm ? d[k] - exp(v[k]) * sum
+                                                 : v[k] * (d[k] - sum)));
     }
   }
 }
@@ -345,23 +347,26 @@ template <typename F> bool withLanesFor(int64_t cols, F f) {
 
 template <typename In, typename Out>
 __global__ void softmaxKernel(In input, Out output, int64_t cols,
-                              bool logarithm) {
+                              bool logarithm, double scale) {
   using A = decltype(typename In::Acc() + typename Out::Acc());
+  A s = static_cast<A>(scale);
   int64_t base = blockIdx.x * cols;
   A max, sum;
-  rowStatisticsOf<A>([&](int64_t c) { return input.load(base + c); }, cols, max,
-                     sum);
+  rowStatisticsOf<A>([&](int64_t c) { return s * A(input.load(base + c)); },
+                     cols, max, sum);
   A logSum = log(sum);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    A shifted = A(input.load(base + c)) - max;
+    A shifted = s * A(input.load(base + c)) - max;
     output.store(base + c, logarithm ? shifted - logSum : exp(shifted) / sum);
   }
 }
 
 template <typename G, typename Y, typename X>
 __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
-                                      int64_t cols, bool logarithm) {
+                                      int64_t cols, bool logarithm,
+                                      double scale) {
   using A = decltype(typename G::Acc() + typename Y::Acc() + typename X::Acc());
+  A s = static_cast<A>(scale);
   int64_t base = blockIdx.x * cols;
   A sum = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
@@ -370,7 +375,8 @@ __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
   sum = blockReduce<A>(sum);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     A d = grad.load(base + c), v = output.load(base + c);
-    gradInput.store(base + c, logarithm ? d - exp(v) * sum : v * (d - sum));
+    gradInput.store(base + c,
+                    s * (logarithm ? d - exp(v) * sum : v * (d - sum)));
   }
 }
 
@@ -1124,45 +1130,47 @@ void reduceMaxBackward(mpcrt_dtype dtype, const void *grad, const void *input,
 namespace {
 /// Softmax with the accessors in and out.
 template <typename In, typename Out>
-void softmaxWith(In in, Out out, int64_t rows, int64_t cols, bool logarithm) {
+void softmaxWith(In in, Out out, int64_t rows, int64_t cols, bool logarithm,
+                 double scale) {
   bool warp = withLanesFor(cols, [&](auto k) {
     softmaxWarpKernel<In, Out, decltype(k)::value>
         <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(in, out, rows, cols,
-                                                          logarithm);
+                                                          logarithm, scale);
   });
   if (!warp)
     softmaxKernel<In, Out>
-        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(in, out, cols,
-                                                                 logarithm);
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            in, out, cols, logarithm, scale);
 }
 
 template <typename G, typename Y, typename X>
 void softmaxBackwardWith(G dy, Y y, X dx, int64_t rows, int64_t cols,
-                         bool logarithm) {
+                         bool logarithm, double scale) {
   bool warp = withLanesFor(cols, [&](auto k) {
     softmaxBackwardWarpKernel<G, Y, X, decltype(k)::value>
         <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(dy, y, dx, rows, cols,
-                                                          logarithm);
+                                                          logarithm, scale);
   });
   if (!warp)
     softmaxBackwardKernel<G, Y, X>
         <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-            dy, y, dx, cols, logarithm);
+            dy, y, dx, cols, logarithm, scale);
 }
 } // namespace
 
 void softmax(mpcrt_dtype in, const void *input, mpcrt_dtype out, void *output,
-             int64_t rows, int64_t cols, bool logarithm) {
+             int64_t rows, int64_t cols, bool logarithm, double scale) {
   if (rows == 0 || cols == 0)
     return;
   if (in != out)
     softmaxWith(AnyFloat{in, input}, AnyFloat{out, output}, rows, cols,
-                logarithm);
+                logarithm, scale);
   else
     dispatch(in, [&](auto *t) {
       using T = MPCRT_TYPE(t);
       softmaxWith(Typed<const T>{static_cast<const T *>(input)},
-                  Typed<T>{static_cast<T *>(output)}, rows, cols, logarithm);
+                  Typed<T>{static_cast<T *>(output)}, rows, cols, logarithm,
+                  scale);
     });
   MPCRT_CUDA_LAUNCHED("softmax");
 }
@@ -1170,19 +1178,20 @@ void softmax(mpcrt_dtype in, const void *input, mpcrt_dtype out, void *output,
 void softmaxBackward(mpcrt_dtype gradType, const void *grad,
                      mpcrt_dtype outputType, const void *output,
                      mpcrt_dtype resultType, void *gradInput, int64_t rows,
-                     int64_t cols, bool logarithm) {
+                     int64_t cols, bool logarithm, double scale) {
   if (rows == 0 || cols == 0)
     return;
   if (gradType != outputType || gradType != resultType)
     softmaxBackwardWith(AnyFloat{gradType, grad}, AnyFloat{outputType, output},
-                        AnyFloat{resultType, gradInput}, rows, cols, logarithm);
+                        AnyFloat{resultType, gradInput}, rows, cols, logarithm,
+                        scale);
   else
     dispatch(gradType, [&](auto *t) {
       using T = MPCRT_TYPE(t);
       softmaxBackwardWith(Typed<const T>{static_cast<const T *>(grad)},
                           Typed<const T>{static_cast<const T *>(output)},
                           Typed<T>{static_cast<T *>(gradInput)}, rows, cols,
-                          logarithm);
+                          logarithm, scale);
     });
   MPCRT_CUDA_LAUNCHED("softmax_backward");
 }

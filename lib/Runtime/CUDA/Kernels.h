@@ -189,13 +189,14 @@ void reduceMaxBackward(mpcrt_dtype dtype, const void *grad, const void *input,
                        const void *max, void *gradInput, int64_t outer,
                        int64_t reduced, int64_t inner);
 /// Input and output may differ in type (f16, bf16, f32 each; mpcrt_*_mixed):
-/// computed in f32, rounded once.
+/// computed in f32, rounded once. softmax(scale * x); the gradient times
+/// scale.
 void softmax(mpcrt_dtype in, const void *input, mpcrt_dtype out, void *output,
-             int64_t rows, int64_t cols, bool logarithm);
+             int64_t rows, int64_t cols, bool logarithm, double scale = 1);
 void softmaxBackward(mpcrt_dtype gradType, const void *grad,
                      mpcrt_dtype outputType, const void *output,
                      mpcrt_dtype resultType, void *gradInput, int64_t rows,
-                     int64_t cols, bool logarithm);
+                     int64_t cols, bool logarithm, double scale = 1);
 /// A row whose label is outside [0, classes) adds nothing (its gradient
 /// row is zero) and is recorded on the device (see takeDeviceErrors).
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,

@@ -18,12 +18,26 @@ func.func @softmax(%x: tensor<2x12x8xf32>, %g: tensor<2x12x8xf32>) -> tensor<2x1
 
 // Mixed element types: the dtype codes before each pointer (bf16 1, f32 2).
 // CHECK-LABEL: func.func @softmax_mixed(
-// CHECK: call @mpcrt_softmax_mixed(%c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %[[Y:.*]], %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
-// CHECK: call @mpcrt_softmax_backward_mixed(%c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %[[Y]], %c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_softmax_mixed(%c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %[[Y:.*]], %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_softmax_backward_mixed(%c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %[[Y]], %c1_i32{{(_[0-9]+)?}}, %{{.*}}, %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}})
 func.func @softmax_mixed(%x: tensor<2x12x8xbf16>, %g: tensor<2x12x8xbf16>) -> tensor<2x12x8xbf16> {
   %0 = mpc.softmax %x : tensor<2x12x8xbf16> -> tensor<2x12x8xf32>
   %1 = mpc.softmax_backward %g, %0 : tensor<2x12x8xbf16>, tensor<2x12x8xf32>
   return %1 : tensor<2x12x8xbf16>
+}
+
+// -----
+
+// A scale of its own (one type): the mixed entry with the scale.
+// CHECK-LABEL: func.func @softmax_scaled(
+// CHECK: %[[S:.*]] = arith.constant 1.250000e-01 : f64
+// CHECK: call @mpcrt_softmax_mixed(%c2_i32{{(_[0-9]+)?}}, %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %[[Y:.*]], %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %[[S]])
+// CHECK: %[[S2:.*]] = arith.constant 1.250000e-01 : f64
+// CHECK: call @mpcrt_softmax_backward_mixed(%c2_i32{{(_[0-9]+)?}}, %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %[[Y]], %c2_i32{{(_[0-9]+)?}}, %{{.*}}, %c24_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %[[S2]])
+func.func @softmax_scaled(%x: tensor<2x12x8xf32>, %g: tensor<2x12x8xf32>) -> tensor<2x12x8xf32> {
+  %0 = mpc.log_softmax %x {scale = 0.125 : f64} : tensor<2x12x8xf32>
+  %1 = mpc.log_softmax_backward %g, %0 {scale = 0.125 : f64} : tensor<2x12x8xf32>
+  return %1 : tensor<2x12x8xf32>
 }
 
 // -----

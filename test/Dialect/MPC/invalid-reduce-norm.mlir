@@ -32,6 +32,22 @@ func.func @log_softmax_backward_axis(%g: tensor<4x8xf32>) {
 
 // -----
 
+func.func @softmax_scale(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.softmax' op expects a finite scale, got INF}}
+  %0 = mpc.softmax %x {scale = 0x7FF0000000000000 : f64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_backward_scale(%g: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mpc.softmax_backward' op expects a finite scale, got nan}}
+  %0 = mpc.softmax_backward %g, %g {scale = 0x7FF8000000000000 : f64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
 func.func @softmax_mixed_f64(%x: tensor<4x8xf64>) {
   // expected-error @+1 {{'mpc.softmax' op mixes element types only among f16, bf16 and f32, got 'f64'}}
   %0 = mpc.softmax %x : tensor<4x8xf64> -> tensor<4x8xf32>

@@ -212,6 +212,13 @@ func.func @softmax_mixed(%x: tensor<4x8xbf16>, %g: tensor<4x8xbf16>, %x32: tenso
   // An explicit type equal to the gradient's is left out when printed.
   // CHECK: mpc.softmax_backward %{{.*}}, %{{.*}} : tensor<4x8xf32>{{$}}
   %5 = mpc.softmax_backward %x32, %x32 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  // A scale (softmax(scale * x)); 1, the default, is not printed.
+  // CHECK: mpc.softmax %{{.*}} {scale = 1.250000e-01 : f64} : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %s = mpc.softmax %x {scale = 0.125 : f64} : tensor<4x8xbf16> -> tensor<4x8xf32>
+  // CHECK: mpc.log_softmax_backward %{{.*}}, %{{.*}} {scale = 2.500000e-01 : f64} : tensor<4x8xf32>{{$}}
+  %sb = mpc.log_softmax_backward %x32, %x32 {scale = 0.25 : f64} : tensor<4x8xf32>
+  // CHECK: mpc.softmax %{{.*}} : tensor<4x8xf32>{{$}}
+  %one = mpc.softmax %x32 {scale = 1.0 : f64} : tensor<4x8xf32>
   // CHECK: mpc.dropout %{{.*}} {p = 1.000000e-01 : f64, seed = 3 : i64} : tensor<4x8xf32> -> tensor<4x8xbf16>
   %6, %mask = mpc.dropout %x32 {p = 0.1 : f64, seed = 3 : i64} : tensor<4x8xf32> -> tensor<4x8xbf16>
   // CHECK: mpc.dropout %{{.*}} {p = 1.000000e-01 : f64, seed = 3 : i64} : tensor<4x8xbf16>{{$}}

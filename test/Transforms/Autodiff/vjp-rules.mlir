@@ -830,17 +830,18 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
 
 // -----
 
-// softmax with a wider result (mixed types): the input's gradient in the
-// input's type, from the f32 output gradient and output
+// softmax with a wider result (mixed types) and a scale: the input's
+// gradient in the input's type, from the f32 output gradient and output,
+// with the forward's scale
 // CHECK-LABEL: func.func @train_step(
-// CHECK: %[[Y:.*]] = mpc.softmax %p_a : tensor<3x5xbf16> -> tensor<3x5xf32>
-// CHECK: mpc.softmax_backward %{{.*}}, %[[Y]] : tensor<3x5xf32> -> tensor<3x5xbf16>
+// CHECK: %[[Y:.*]] = mpc.softmax %p_a {scale = 5.000000e-01 : f64} : tensor<3x5xbf16> -> tensor<3x5xf32>
+// CHECK: mpc.softmax_backward %{{.*}}, %[[Y]] {scale = 5.000000e-01 : f64} : tensor<3x5xf32> -> tensor<3x5xbf16>
 ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = -2.0, high = 2.0>) : tensor<3x5xbf16>
 ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<3x5xf32>
 func.func @loss(%d: tensor<1xf32>) -> tensor<f32> {
   %a = ml_program.global_load @p_a : tensor<3x5xbf16>
   %rw = ml_program.global_load @r : tensor<3x5xf32>
-  %y = mpc.softmax %a : tensor<3x5xbf16> -> tensor<3x5xf32>
+  %y = mpc.softmax %a {scale = 0.5 : f64} : tensor<3x5xbf16> -> tensor<3x5xf32>
   %z = mpc.mul %y, %rw : tensor<3x5xf32>, tensor<3x5xf32>
   %l = mpc.reduce_sum %z {dims = array<i64: 0, 1>} : tensor<3x5xf32>
   return %l : tensor<f32>

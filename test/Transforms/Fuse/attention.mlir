@@ -191,3 +191,26 @@ func.func @no_bias_fusion(%q: tensor<2x3x8x16xf32>, %k: tensor<2x3x8x16xf32>, %v
   %od = mpc.matmul %pd, %vd : tensor<2x3x8x8xf64>, tensor<2x3x8x16xf64>
   return %o, %od : tensor<2x3x8x16xf32>, tensor<2x3x8x16xf64>
 }
+
+// -----
+
+// A softmax with a scale of its own, or one whose types differ, and a
+// dropout whose result type is not its input's (what --mpc-fuse's scales
+// and casts build, or a hand-written op): not the pattern.
+// CHECK-LABEL: func @no_fusion_folded
+// CHECK-NOT: mpc.attention
+func.func @no_fusion_folded(%q: tensor<2x16x8xf16>, %k: tensor<2x16x8xf16>, %v: tensor<2x16x8xf16>) -> (tensor<2x16x8xf16>, tensor<2x16x8xf16>, tensor<2x16x8xf16>) {
+  %s0 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf16>, tensor<2x16x8xf16>
+  %p0 = mpc.softmax %s0 {scale = 0.5 : f64} : tensor<2x16x16xf16>
+  %o0 = mpc.matmul %p0, %v : tensor<2x16x16xf16>, tensor<2x16x8xf16>
+  %s1 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf16>, tensor<2x16x8xf16>
+  %p1 = mpc.softmax %s1 : tensor<2x16x16xf16> -> tensor<2x16x16xf32>
+  %d1, %m1 = mpc.dropout %p1 {p = 0.1, seed = 1} : tensor<2x16x16xf32> -> tensor<2x16x16xf16>
+  %o1 = mpc.matmul %d1, %v : tensor<2x16x16xf16>, tensor<2x16x8xf16>
+  %s2 = mpc.matmul %q, %k {transpose_b} : tensor<2x16x8xf16>, tensor<2x16x8xf16>
+  %p2 = mpc.softmax %s2 : tensor<2x16x16xf16>
+  %d2, %m2 = mpc.dropout %p2 {p = 0.1, seed = 2} : tensor<2x16x16xf16> -> tensor<2x16x16xf32>
+  %c2 = mpc.cast %d2 : tensor<2x16x16xf32> -> tensor<2x16x16xf16>
+  %o2 = mpc.matmul %c2, %v : tensor<2x16x16xf16>, tensor<2x16x8xf16>
+  return %o0, %o1, %o2 : tensor<2x16x8xf16>, tensor<2x16x8xf16>, tensor<2x16x8xf16>
+}

@@ -1,5 +1,6 @@
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false" | FileCheck %s
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false casts=false" | FileCheck %s --check-prefix=OFF
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false casts=false scales=false" | FileCheck %s --check-prefix=OFF
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false scales=false" | FileCheck %s --check-prefix=NOSCALE
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 
@@ -115,4 +116,67 @@ func.func @kept(%x: tensor<4x8xbf16>, %y: tensor<4x8xf32>, %h: tensor<4x8xf16>, 
   %13 = mpc.softmax %12 : tensor<4x8xf32>
   %n, %mean, %rstd = mpc.layer_norm %0, %g, %g : tensor<4x8xf32>, tensor<8xf32>
   return %1, %2, %4, %3, %5, %8, %11, %13, %n : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// An attention's scale, forward and backward, after the casts folded:
+// the product read only by the softmax becomes its scale (a division by a
+// constant a scale of 1/c, times any scale it had), the scaled gradient
+// the gradient's; the constants go when nothing else reads them.
+// CHECK-LABEL: func @scales
+// CHECK-NOT: mpc.mul
+// CHECK-NOT: mpc.constant
+// CHECK: %[[P:.*]] = mpc.softmax %arg0 {scale = 1.250000e-01 : f64} : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+// CHECK: mpc.log_softmax %arg0 : tensor<2x4x8x8xbf16>{{$}}
+// CHECK: %[[G:.*]] = mpc.softmax_backward %arg1, %[[P]] {scale = 1.250000e-01 : f64} : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xf32>{{$}}
+// CHECK: return %[[P]], %{{.*}}, %[[G]]
+// NOSCALE-LABEL: func @scales
+// NOSCALE: mpc.mul
+// NOSCALE: mpc.div
+// NOSCALE: mpc.mul
+// REMARK: remark: fused: mpc.cast + mpc.softmax -> mpc.softmax (reads bf16)
+// REMARK: remark: fused: mpc.cast + mpc.softmax_backward -> mpc.softmax_backward (reads bf16)
+// REMARK: remark: fused: mpc.cast + mpc.softmax_backward + mpc.cast -> mpc.softmax_backward (writes bf16)
+// REMARK: remark: fused: mpc.mul + mpc.cast + mpc.softmax -> mpc.softmax (scale 0.125)
+// REMARK: remark: fused: mpc.div + mpc.log_softmax -> mpc.log_softmax (scale 0.5)
+// REMARK: remark: fused: mpc.cast + mpc.softmax_backward + mpc.cast + mpc.mul -> mpc.softmax_backward (scale 0.125)
+func.func @scales(%s: tensor<2x4x8x8xbf16>, %dp: tensor<2x4x8x8xbf16>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>) {
+  %c = mpc.constant dense<0.125> : tensor<bf16>
+  %two = mpc.constant dense<2.0> : tensor<bf16>
+  %t = mpc.mul %s, %c : tensor<2x4x8x8xbf16>, tensor<bf16>
+  %0 = mpc.cast %t : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  %p = mpc.softmax %0 : tensor<2x4x8x8xf32>
+  %h = mpc.div %s, %two : tensor<2x4x8x8xbf16>, tensor<bf16>
+  %l = mpc.log_softmax %h {scale = 2.0 : f64} : tensor<2x4x8x8xbf16>
+  %1 = mpc.cast %dp : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  %g = mpc.softmax_backward %1, %p : tensor<2x4x8x8xf32>
+  %2 = mpc.cast %g : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
+  %dx = mpc.mul %2, %c : tensor<2x4x8x8xbf16>, tensor<bf16>
+  return %p, %l, %dx : tensor<2x4x8x8xf32>, tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>
+}
+
+// -----
+
+// What keeps its mul: a product another op reads; a scale that is not a
+// constant, or not one element; a gradient read elsewhere too; a product
+// whose tensor is broadcast (its type is not the result's).
+// CHECK-LABEL: func @scales_kept
+// CHECK-COUNT-5: mpc.mul
+// CHECK-NOT: scale =
+func.func @scales_kept(%s: tensor<4x8xf32>, %x: tensor<f32>, %v: tensor<8xf32>, %g: tensor<4x8xf32>, %row: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %c = mpc.constant dense<0.5> : tensor<f32>
+  %t0 = mpc.mul %s, %c : tensor<4x8xf32>, tensor<f32>
+  %p0 = mpc.softmax %t0 : tensor<4x8xf32>
+  %t1 = mpc.mul %s, %x : tensor<4x8xf32>, tensor<f32>
+  %p1 = mpc.softmax %t1 : tensor<4x8xf32>
+  %t2 = mpc.mul %s, %v : tensor<4x8xf32>, tensor<8xf32>
+  %p2 = mpc.softmax %t2 : tensor<4x8xf32>
+  %b = mpc.softmax_backward %g, %p0 : tensor<4x8xf32>
+  %t3 = mpc.mul %b, %c : tensor<4x8xf32>, tensor<f32>
+  %c11 = mpc.constant dense<0.5> : tensor<1x1xf32>
+  %t4 = mpc.mul %row, %c11 : tensor<8xf32>, tensor<1x1xf32>
+  %p4 = mpc.softmax %t4 : tensor<1x8xf32>
+  %w = mpc.broadcast_to %p4 : tensor<1x8xf32> -> tensor<4x8xf32>
+  return %t0, %p1, %p2, %b, %t3, %p0, %w, %p0 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }

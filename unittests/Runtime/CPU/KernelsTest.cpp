@@ -217,14 +217,14 @@ TEST(MixedTypes, SoftmaxAndDropoutAreTheF32OpsWithTheirCastsBitForBit) {
       std::vector<float> want(n), got(n);
       mpcrt_softmax_f32(xWide.data(), want.data(), rows, cols, log);
       mpcrt_softmax_mixed(lowp, x.data(), MPCRT_F32, got.data(), rows, cols,
-                          log);
+                          log, 1.0);
       ASSERT_EQ(got, want) << "softmax, low-precision input";
       // f32 input, low-precision result: the f32 softmax rounded.
       std::vector<uint16_t> wantLow(n), gotLow(n);
       mpcrt_softmax_f32(x32.data(), want.data(), rows, cols, log);
       mpcrt_cast(MPCRT_F32, want.data(), lowp, wantLow.data(), n);
       mpcrt_softmax_mixed(MPCRT_F32, x32.data(), lowp, gotLow.data(), rows,
-                          cols, log);
+                          cols, log, 1.0);
       ASSERT_EQ(gotLow, wantLow) << "softmax, low-precision result";
       // The backward from the f32 output y: dy low or f32, dx low or f32.
       std::vector<float> y = want, dx(n);
@@ -232,18 +232,19 @@ TEST(MixedTypes, SoftmaxAndDropoutAreTheF32OpsWithTheirCastsBitForBit) {
                                  log);
       std::vector<float> gotDx(n);
       mpcrt_softmax_backward_mixed(lowp, dy.data(), MPCRT_F32, y.data(),
-                                   MPCRT_F32, gotDx.data(), rows, cols, log);
+                                   MPCRT_F32, gotDx.data(), rows, cols, log,
+                                   1.0);
       ASSERT_EQ(gotDx, dx) << "backward, low-precision dy";
       std::vector<uint16_t> wantDxLow(n), gotDxLow(n);
       mpcrt_cast(MPCRT_F32, dx.data(), lowp, wantDxLow.data(), n);
       mpcrt_softmax_backward_mixed(lowp, dy.data(), MPCRT_F32, y.data(), lowp,
-                                   gotDxLow.data(), rows, cols, log);
+                                   gotDxLow.data(), rows, cols, log, 1.0);
       ASSERT_EQ(gotDxLow, wantDxLow) << "backward, low-precision dy and dx";
       mpcrt_softmax_backward_f32(dy32.data(), y.data(), dx.data(), rows, cols,
                                  log);
       mpcrt_cast(MPCRT_F32, dx.data(), lowp, wantDxLow.data(), n);
       mpcrt_softmax_backward_mixed(MPCRT_F32, dy32.data(), MPCRT_F32, y.data(),
-                                   lowp, gotDxLow.data(), rows, cols, log);
+                                   lowp, gotDxLow.data(), rows, cols, log, 1.0);
       ASSERT_EQ(gotDxLow, wantDxLow) << "backward, low-precision dx";
     }
     // Dropout from f32 to low precision: the f32 dropout rounded, the same
@@ -259,6 +260,39 @@ TEST(MixedTypes, SoftmaxAndDropoutAreTheF32OpsWithTheirCastsBitForBit) {
                         gotMask.data(), n, 0.1, 99, &step);
     ASSERT_EQ(gotMask, mask) << "dropout mask";
     ASSERT_EQ(gotLow, wantLow) << "dropout, low-precision result";
+  }
+}
+
+/// The softmax's `scale` (what --mpc-fuse's `scales` folds): the f32 op on
+/// the input multiplied by it in f32, and the gradient multiplied by it in
+/// f32, bit for bit.
+TEST(MixedTypes, ScaleMultipliesTheInputAndTheGradient) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 5, cols = 77, n = rows * cols;
+  const float scale = 0.3f;
+  std::vector<float> x(n), dy(n), scaled(n);
+  for (float &v : x)
+    v = 4 * rng.normal();
+  for (float &v : dy)
+    v = rng.normal();
+  for (int64_t i = 0; i < n; ++i)
+    scaled[i] = scale * x[i];
+  for (int log = 0; log < 2; ++log) {
+    std::vector<float> want(n), got(n);
+    mpcrt_softmax_f32(scaled.data(), want.data(), rows, cols, log);
+    mpcrt_softmax_mixed(MPCRT_F32, x.data(), MPCRT_F32, got.data(), rows, cols,
+                        log, scale);
+    ASSERT_EQ(got, want) << "log " << log;
+    std::vector<float> dx(n), gotDx(n);
+    mpcrt_softmax_backward_f32(dy.data(), want.data(), dx.data(), rows, cols,
+                               log);
+    for (float &v : dx)
+      v *= scale;
+    mpcrt_softmax_backward_mixed(MPCRT_F32, dy.data(), MPCRT_F32, want.data(),
+                                 MPCRT_F32, gotDx.data(), rows, cols, log,
+                                 scale);
+    ASSERT_EQ(gotDx, dx) << "log " << log;
   }
 }
 

@@ -544,12 +544,14 @@ TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
         Buffer dy = randomBuffer(rng, in, rows * cols, -1, 1);
         uint8_t *dX = upload(x.bytes), *dDy = upload(dy.bytes);
         double rowSum = cols * accUlp(MPCRT_F32) * 16;
+        // With a scale (the attention's 1/sqrt(d), folded) and without.
+        double scale = in == MPCRT_F32 ? 0.3 : 1;
         for (int log : {0, 1}) {
           Buffer want{out, std::vector<uint8_t>(rows * cols * bytesOf(out))};
           mpcrt_softmax_mixed(in, x.bytes.data(), out, want.bytes.data(), rows,
-                              cols, log);
+                              cols, log, scale);
           uint8_t *y = deviceBuffer<uint8_t>(want.bytes.size());
-          softmax(in, dX, out, y, rows, cols, log);
+          softmax(in, dX, out, y, rows, cols, log, scale);
           expectClose(
               want, download(y, want.bytes.size()), out == MPCRT_F32 ? 8 : 1,
               [&](size_t) { return rowSum; }, "mixed softmax");
@@ -560,9 +562,10 @@ TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
                 result, std::vector<uint8_t>(rows * cols * bytesOf(result))};
             mpcrt_softmax_backward_mixed(
                 in, dy.bytes.data(), out, want.bytes.data(), result,
-                wantBack.bytes.data(), rows, cols, log);
+                wantBack.bytes.data(), rows, cols, log, scale);
             uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
-            softmaxBackward(in, dDy, out, dY, result, back, rows, cols, log);
+            softmaxBackward(in, dDy, out, dY, result, back, rows, cols, log,
+                            scale);
             expectClose(
                 wantBack, download(back, wantBack.bytes.size()),
                 result == MPCRT_F32 ? 8 : 1, [&](size_t) { return rowSum * 8; },

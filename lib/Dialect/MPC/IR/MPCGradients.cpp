@@ -337,12 +337,14 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       // backward rounds it once).
       .Case([&](SoftmaxOp op) {
         out[0] = SoftmaxBackwardOp::create(b, loc, typeOf(op.getInput()), g,
-                                           op.getResult(), op.getAxisAttr());
+                                           op.getResult(), op.getAxisAttr(),
+                                           op.getScaleAttr());
         return success();
       })
       .Case([&](LogSoftmaxOp op) {
         out[0] = LogSoftmaxBackwardOp::create(b, loc, typeOf(op.getInput()), g,
-                                              op.getResult(), op.getAxisAttr());
+                                              op.getResult(), op.getAxisAttr(),
+                                              op.getScaleAttr());
         return success();
       })
       .Case([&](AttentionOp op) -> LogicalResult {

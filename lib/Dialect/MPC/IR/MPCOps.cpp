@@ -852,27 +852,35 @@ static LogicalResult verifyMixableTypes(Operation *op, TypeRange types) {
   return success();
 }
 
+/// A softmax's `scale`: finite.
+template <typename OpTy> static LogicalResult verifyScale(OpTy op) {
+  double scale = op.getScale().convertToDouble();
+  if (!std::isfinite(scale))
+    return op.emitOpError("expects a finite scale, got ") << scale;
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   return failure(
       failed(verifyMixableTypes(*this, {getInput().getType(), getType()})) ||
-      failed(verifyAxis(*this)));
+      failed(verifyAxis(*this)) || failed(verifyScale(*this)));
 }
 LogicalResult LogSoftmaxOp::verify() {
   return failure(
       failed(verifyMixableTypes(*this, {getInput().getType(), getType()})) ||
-      failed(verifyAxis(*this)));
+      failed(verifyAxis(*this)) || failed(verifyScale(*this)));
 }
 LogicalResult SoftmaxBackwardOp::verify() {
   return failure(
       failed(verifyMixableTypes(
           *this, {getGrad().getType(), getOutput().getType(), getType()})) ||
-      failed(verifyAxis(*this)));
+      failed(verifyAxis(*this)) || failed(verifyScale(*this)));
 }
 LogicalResult LogSoftmaxBackwardOp::verify() {
   return failure(
       failed(verifyMixableTypes(
           *this, {getGrad().getType(), getOutput().getType(), getType()})) ||
-      failed(verifyAxis(*this)));
+      failed(verifyAxis(*this)) || failed(verifyScale(*this)));
 }
 
 /// Splits `input` at the normalisation axis and checks the affine parameter

@@ -27,6 +27,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace mlir::mpc {
 #define GEN_PASS_DEF_FUSEPASS
@@ -233,25 +234,35 @@ SmallVector<StringRef> partsOf(Operation *op) {
   return names;
 }
 
-/// An op with a cast folded into it (--mpc-fuse's `casts`).
+/// An op with a cast or a scale folded into it (--mpc-fuse's `casts` and
+/// `scales`).
 bool hasFoldedCast(Operation *op) {
-  return isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
-             DropoutOp>(op) &&
-         llvm::is_contained(partsOf(op), "mpc.cast");
+  if (!isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
+           DropoutOp>(op))
+    return false;
+  SmallVector<StringRef> parts = partsOf(op);
+  return llvm::is_contained(parts, "mpc.cast") ||
+         llvm::is_contained(parts, "mpc.mul");
 }
 
 /// Where reports and remarks place a fused op: its location, but for an
 /// op with casts folded into it the op's own part (not the cast's line).
+Location reportedLocation(Location loc) {
+  auto fused = dyn_cast<FusedLoc>(loc);
+  auto names =
+      fused ? dyn_cast_or_null<ArrayAttr>(fused.getMetadata()) : ArrayAttr();
+  if (!names || names.size() != fused.getLocations().size())
+    return loc;
+  for (auto [name, part] : llvm::zip_equal(names, fused.getLocations())) {
+    auto s = dyn_cast<StringAttr>(name);
+    if (s && s.getValue() != "mpc.cast" && s.getValue() != "mpc.mul")
+      return reportedLocation(part); // a backward op's, its forward's
+  }
+  return loc;
+}
+
 Location reportedLocation(Operation *op) {
-  auto fused = dyn_cast<FusedLoc>(op->getLoc());
-  SmallVector<StringRef> names = partsOf(op);
-  if (!fused || !hasFoldedCast(op) ||
-      names.size() != fused.getLocations().size())
-    return op->getLoc();
-  for (auto [name, loc] : llvm::zip_equal(names, fused.getLocations()))
-    if (name != "mpc.cast")
-      return loc;
-  return op->getLoc();
+  return hasFoldedCast(op) ? reportedLocation(op->getLoc()) : op->getLoc();
 }
 
 /// A batch norm (training or inference, or its backward) that took a ReLU.
@@ -396,8 +407,66 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (CastOp cast : narrowing)
         foldCastIntoProducer(cast);
     }
+    // After the casts: the softmax then reads the scaled product itself,
+    // and its gradient writes what the scaling reads.
+    if (scales) {
+      SmallVector<Operation *> products;
+      getOperation().walk([&](Operation *op) {
+        if (isa<MulOp, DivOp>(op))
+          products.push_back(op);
+      });
+      for (Operation *product : products)
+        foldScale(product);
+    }
     if (!report.empty() && failed(writeReport()))
       signalPassFailure();
+  }
+
+  /// Erases `v`'s producer and what it read if nothing reads them (the
+  /// constant a folded scale came from).
+  static void eraseIfDead(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !isOpTriviallyDead(def))
+      return;
+    SmallVector<Value> operands(def->getOperands());
+    def->erase();
+    for (Value operand : operands)
+      eraseIfDead(operand);
+  }
+
+  /// `mul(x, c)` or `div(x, c)` (c a one-element constant; a division a
+  /// scale of 1/c) read only by a softmax or log-softmax: the softmax's
+  /// scale times it, reading x; or `mul(g, c)` where g is a softmax
+  /// gradient read only by the mul: the gradient's scale times it.
+  void foldScale(Operation *mul) {
+    auto scaled = scaleOf(mul);
+    if (!scaled || typeOf(scaled->second) != typeOf(mul->getResult(0)))
+      return;
+    auto [c, x] = *scaled;
+    Operation *op = nullptr;
+    Value constant =
+        mul->getOperand(0) == x ? mul->getOperand(1) : mul->getOperand(0);
+    if (mul->hasOneUse() &&
+        isa<SoftmaxOp, LogSoftmaxOp>(*mul->getUsers().begin())) {
+      op = *mul->getUsers().begin();
+      op->setOperand(0, x);
+    } else if (Operation *def = x.getDefiningOp();
+               isa_and_nonnull<SoftmaxBackwardOp, LogSoftmaxBackwardOp>(def) &&
+               x.hasOneUse()) {
+      op = def;
+      mul->getResult(0).replaceAllUsesWith(x);
+    } else {
+      return;
+    }
+    auto scale = cast<FloatAttr>(op->getAttr("scale"));
+    op->setAttr("scale",
+                FloatAttr::get(scale.getType(), scale.getValueAsDouble() * c));
+    addPart(op, mul, /*partFirst=*/mul->isBeforeInBlock(op));
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", c);
+    remark(op, " (scale " + std::string(text) + ")");
+    mul->erase();
+    eraseIfDead(constant);
   }
 
   /// f16/bf16 to f32 (exact).
@@ -420,27 +489,33 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
 
   /// The fused location of `op` and a cast folded into it, in program
   /// order, keeping the parts of an op already fused.
-  void addPart(Operation *op, CastOp cast, bool castFirst) {
+  void addPart(Operation *op, Operation *part, bool partFirst) {
     SmallVector<Location> locs;
     SmallVector<Attribute> names;
-    auto castName = StringAttr::get(&getContext(), "mpc.cast");
-    if (castFirst) {
-      locs.push_back(cast.getLoc());
-      names.push_back(castName);
+    auto partName =
+        StringAttr::get(&getContext(), part->getName().getStringRef());
+    if (partFirst) {
+      locs.push_back(part->getLoc());
+      names.push_back(partName);
     }
-    if (auto fused = dyn_cast<FusedLoc>(op->getLoc());
-        fused && !partsOf(op).empty()) {
+    // Parts already folded into this op; a location a backward op took
+    // from its forward op (autodiff) names the forward's parts instead,
+    // and counts as one.
+    SmallVector<StringRef> parts = partsOf(op);
+    auto fused = dyn_cast<FusedLoc>(op->getLoc());
+    if (fused && parts.size() == fused.getLocations().size() &&
+        llvm::is_contained(parts, op->getName().getStringRef())) {
       llvm::append_range(locs, fused.getLocations());
-      for (StringRef name : partsOf(op))
+      for (StringRef name : parts)
         names.push_back(StringAttr::get(&getContext(), name));
     } else {
       locs.push_back(op->getLoc());
       names.push_back(
           StringAttr::get(&getContext(), op->getName().getStringRef()));
     }
-    if (!castFirst) {
-      locs.push_back(cast.getLoc());
-      names.push_back(castName);
+    if (!partFirst) {
+      locs.push_back(part->getLoc());
+      names.push_back(partName);
     }
     op->setLoc(FusedLoc::get(locs, ArrayAttr::get(&getContext(), names),
                              &getContext()));
@@ -510,7 +585,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     SmallVector<Operation *> parts;
     auto dropout = probs.getDefiningOp<DropoutOp>();
     if (dropout) {
-      if (!dropout.getResult().hasOneUse() || !dropout.getMask().use_empty())
+      if (!dropout.getResult().hasOneUse() || !dropout.getMask().use_empty() ||
+          dropout.getInput().getType() != dropout.getResult().getType())
         return;
       dropoutP = dropout.getP().convertToDouble();
       seed = static_cast<int64_t>(dropout.getSeed());
@@ -518,7 +594,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       probs = dropout.getInput();
     }
     auto softmax = probs.getDefiningOp<SoftmaxOp>();
-    if (!softmax || !softmax->hasOneUse())
+    // A softmax with its own scale or types (folded or hand-written) is
+    // not the pattern.
+    if (!softmax || !softmax->hasOneUse() ||
+        softmax.getScale().convertToDouble() != 1 ||
+        softmax.getInput().getType() != softmax.getType())
       return;
     int64_t rank = softmax.getType().getRank();
     int64_t axis = static_cast<int64_t>(softmax.getAxis());
@@ -736,7 +816,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     Value x = add.getLhs(), residual = add.getRhs();
     for (int side = 0; side < 2 && !dropout; ++side) {
       auto d = add->getOperand(side).getDefiningOp<DropoutOp>();
-      if (d && d.getMask().use_empty() && d.getResult().hasOneUse()) {
+      if (d && d.getMask().use_empty() && d.getResult().hasOneUse() &&
+          d.getInput().getType() == d.getResult().getType()) {
         dropout = d;
         x = d.getInput();
         residual = add->getOperand(1 - side);
@@ -839,7 +920,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// and its result read only by the add, of one type: one
   /// mpc.dropout_add at the add, which keeps no mask.
   void fuseDropoutAdd(DropoutOp dropout) {
-    if (!dropout.getMask().use_empty() || !dropout.getResult().hasOneUse())
+    if (!dropout.getMask().use_empty() || !dropout.getResult().hasOneUse() ||
+        dropout.getInput().getType() != dropout.getResult().getType())
       return;
     auto add = dyn_cast<AddOp>(*dropout.getResult().getUsers().begin());
     RankedTensorType type = dropout.getResult().getType();

@@ -634,19 +634,25 @@ class MPC_SoftmaxBase<string mnemonic, string what> :
     so that it equals the f32 op with an `mpc.cast` before or after it.
     `--mpc-fuse` folds such casts (its `casts` option).
 
+    `scale` (default 1) multiplies the input first, in the accumulation
+    type: `softmax(scale * x)`, an attention's `1/sqrt(d)` without a
+    separate `mpc.mul` (`--mpc-fuse`'s `scales` option folds it).
+
     ```mlir
     %p = mpc.}] # mnemonic # [{ %x {axis = -1 : i64} : tensor<8x4x128x128xf32>
-    %q = mpc.}] # mnemonic # [{ %s : tensor<8x4x128x128xbf16> -> tensor<8x4x128x128xf32>
+    %q = mpc.}] # mnemonic # [{ %s {scale = 0.125 : f64} : tensor<8x4x128x128xbf16> -> tensor<8x4x128x128xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$input,
-                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
   let results = (outs MPC_FloatTensor:$result);
   let assemblyFormat =
       "$input attr-dict `:` custom<ResultType>(type($input), type($result))";
   let builders = [
     OpBuilder<(ins "Value":$input, "IntegerAttr":$axis), [{
-      build($_builder, $_state, input.getType(), input, axis);
+      build($_builder, $_state, input.getType(), input, axis,
+            $_builder.getF64FloatAttr(1.0));
     }]>
   ];
   let hasVerifier = 1;
@@ -668,20 +674,25 @@ class MPC_SoftmaxBackwardBase<string mnemonic, string what> :
     computed in f32 from the inputs widened exactly, the result rounded
     once.
 
+    `scale` (default 1) is the forward's (`softmax(scale * x)`): the
+    gradient is multiplied by it before it is rounded.
+
     ```mlir
     %dx = mpc.}] # mnemonic # [{ %dy, %y {axis = -1 : i64} : tensor<8x128xf32>
-    %dx2 = mpc.}] # mnemonic # [{ %dy16, %y : tensor<8x128xbf16>, tensor<8x128xf32> -> tensor<8x128xbf16>
+    %dx2 = mpc.}] # mnemonic # [{ %dy16, %y {scale = 0.125 : f64} : tensor<8x128xbf16>, tensor<8x128xf32> -> tensor<8x128xbf16>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$output,
-                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
   let results = (outs MPC_FloatTensor:$result);
   let assemblyFormat =
       "$grad `,` $output attr-dict `:` "
       "custom<OutputAndResultTypes>(type($grad), type($output), type($result))";
   let builders = [
     OpBuilder<(ins "Value":$grad, "Value":$output, "IntegerAttr":$axis), [{
-      build($_builder, $_state, grad.getType(), grad, output, axis);
+      build($_builder, $_state, grad.getType(), grad, output, axis,
+            $_builder.getF64FloatAttr(1.0));
     }]>
   ];
   let hasVerifier = 1;

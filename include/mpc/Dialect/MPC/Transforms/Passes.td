@@ -466,6 +466,17 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     between f16 and bf16, of f64, or widening a result or narrowing an
     operand (each would change a value) are kept.
 
+    With `scales`, after the casts: an `mpc.mul` of a tensor by a
+    one-element constant that only a softmax or log-softmax reads becomes
+    the softmax's `scale` (the constant times any scale it had), and an
+    `mpc.mul` by a constant of a softmax gradient's result that nothing
+    else reads becomes the gradient's `scale`: an unfused attention's
+    `1/sqrt(d)`, forward and backward, is no kernel of its own. The
+    product is no longer rounded to the tensor's type before the softmax
+    (nor the gradient before it is scaled): with a power-of-two scale
+    (head sizes 16, 64, 256) the values are the same bit for bit, with
+    another they differ by that one rounding.
+
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
     the metadata of its fused location). A hand-written fused op is listed
@@ -489,6 +500,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"casts", "casts", "bool", /*default=*/"true",
            "Fold f16/bf16 <-> f32 casts into the softmaxes, their "
            "gradients and dropout">,
+    Option<"scales", "scales", "bool", /*default=*/"true",
+           "Fold a constant scale of a softmax's input and of its "
+           "gradient into the softmax's `scale`">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
     Option<"report", "report", "std::string", /*default=*/"",

@@ -36,6 +36,19 @@ rowsAndCols(Operation *op, RankedTensorType type, int64_t axis) {
   return std::make_pair(type.getNumElements() / cols, cols);
 }
 
+/// The `scale` of a softmax, log-softmax or their backward.
+double softmaxScale(Operation *op) {
+  if (auto o = dyn_cast<SoftmaxOp>(op))
+    return o.getScale().convertToDouble();
+  if (auto o = dyn_cast<LogSoftmaxOp>(op))
+    return o.getScale().convertToDouble();
+  if (auto o = dyn_cast<SoftmaxBackwardOp>(op))
+    return o.getScale().convertToDouble();
+  return cast<LogSoftmaxBackwardOp>(op).getScale().convertToDouble();
+}
+
+/// The single-type entry point where the types agree and the scale is 1,
+/// else mpcrt_softmax_mixed (each operand's type and the scale).
 LogicalResult softmax(Operation *op, int64_t axis, bool log, Lowering &l) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   auto rc = rowsAndCols(op, type, axis);
@@ -43,7 +56,8 @@ LogicalResult softmax(Operation *op, int64_t axis, bool log, Lowering &l) {
   if (!out)
     return failure();
   Type in = tensorType(op->getOperand(0)).getElementType();
-  if (in == type.getElementType())
+  double scale = softmaxScale(op);
+  if (in == type.getElementType() && scale == 1)
     l.call("mpcrt_softmax_" + suffix(in),
            {l.ptr(op->getOperand(0)), out, l.i64(rc->first), l.i64(rc->second),
             l.i32(log)});
@@ -51,7 +65,7 @@ LogicalResult softmax(Operation *op, int64_t axis, bool log, Lowering &l) {
     l.call("mpcrt_softmax_mixed",
            {l.i32(dtypeCode(in)), l.ptr(op->getOperand(0)),
             l.i32(dtypeCode(type.getElementType())), out, l.i64(rc->first),
-            l.i64(rc->second), l.i32(log)});
+            l.i64(rc->second), l.i32(log), l.f64(scale)});
   return success();
 }
 
@@ -64,7 +78,8 @@ LogicalResult softmaxBackward(Operation *op, int64_t axis, bool log,
     return failure();
   Type grad = tensorType(op->getOperand(0)).getElementType();
   Type output = tensorType(op->getOperand(1)).getElementType();
-  if (grad == output && grad == type.getElementType())
+  double scale = softmaxScale(op);
+  if (grad == output && grad == type.getElementType() && scale == 1)
     l.call("mpcrt_softmax_backward_" + suffix(grad),
            {l.ptr(op->getOperand(0)), l.ptr(op->getOperand(1)), out,
             l.i64(rc->first), l.i64(rc->second), l.i32(log)});
@@ -73,7 +88,7 @@ LogicalResult softmaxBackward(Operation *op, int64_t axis, bool log,
            {l.i32(dtypeCode(grad)), l.ptr(op->getOperand(0)),
             l.i32(dtypeCode(output)), l.ptr(op->getOperand(1)),
             l.i32(dtypeCode(type.getElementType())), out, l.i64(rc->first),
-            l.i64(rc->second), l.i32(log)});
+            l.i64(rc->second), l.i32(log), l.f64(scale)});
   return success();
 }
 
