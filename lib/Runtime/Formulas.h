@@ -273,6 +273,32 @@ MPCRT_HD inline void dropoutWords(uint64_t seed, int64_t step, uint64_t q,
              static_cast<uint32_t>(seed >> 32));
 }
 
+/// The dropout's keep bits of elements taken in increasing order, one
+/// Philox call per group of four (dropoutWords) rather than one per
+/// element; all kept at p = 0.
+class KeepBits {
+public:
+  MPCRT_HD KeepBits(double p, uint64_t seed, int64_t step)
+      : p(p), seed(seed), step(step) {}
+  MPCRT_HD bool operator()(int64_t i) {
+    if (p == 0)
+      return true;
+    uint64_t q = static_cast<uint64_t>(i) / 4;
+    if (q != cached) {
+      dropoutWords(seed, step, q, words);
+      cached = q;
+    }
+    return words[i % 4] >= p * 4294967296.0;
+  }
+
+private:
+  double p;
+  uint64_t seed;
+  int64_t step;
+  uint64_t cached = ~uint64_t(0);
+  uint32_t words[4] = {};
+};
+
 MPCRT_HD inline bool dropoutKeeps(uint64_t seed, int64_t step, int64_t i,
                                   double p) {
   uint32_t words[4];

@@ -409,30 +409,7 @@ static int32_t dropoutRank = 0;
 
 extern "C" void mpcrt_set_rank(int32_t rank) { dropoutRank = rank; }
 
-/// The dropout keep bits of a run of elements, one Philox call per four
-/// (formulas::dropoutWords), as mpc.dropout draws them.
-class KeepBits {
-public:
-  KeepBits(double p, uint64_t seed, int64_t step)
-      : p(p), seed(seed), step(step) {}
-  bool operator()(int64_t i) {
-    if (p == 0)
-      return true;
-    uint64_t q = static_cast<uint64_t>(i) / 4;
-    if (q != cached) {
-      formulas::dropoutWords(seed, step, q, words);
-      cached = q;
-    }
-    return words[i % 4] >= p * 4294967296.0;
-  }
-
-private:
-  double p;
-  uint64_t seed;
-  int64_t step;
-  uint64_t cached = ~uint64_t(0);
-  uint32_t words[4] = {};
-};
+using formulas::KeepBits;
 
 /// Dropout; the result may be narrower than the input (mpc.dropout from
 /// f32 to f16/bf16): computed in the input's Acc, rounded once.

@@ -342,19 +342,6 @@ void withGroupsOfFour(const T *a, const U *b, const uint8_t *mask, F f) {
     f(std::false_type{});
 }
 
-/// Calls f(T *, U *) (null pointers) with the storage types of the mixed
-/// dropout's f16, bf16 or f32 input and result.
-template <typename F> void dispatchMixable(mpcrt_dtype dtype, F f) {
-  switch (dtype) {
-  case MPCRT_F16:
-    return f(static_cast<__half *>(nullptr));
-  case MPCRT_BF16:
-    return f(static_cast<__nv_bfloat16 *>(nullptr));
-  default:
-    return f(static_cast<float *>(nullptr));
-  }
-}
-
 } // namespace
 
 void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,

@@ -318,6 +318,19 @@ template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
 }
 #define MPCRT_TYPE(ptr) std::remove_pointer_t<decltype(ptr)>
 
+/// dispatch for the mixed-type kernels: f16, bf16 or f32 (the ABI checks
+/// that nothing else reaches them).
+template <typename F> void dispatchMixable(mpcrt_dtype dtype, F f) {
+  switch (dtype) {
+  case MPCRT_F16:
+    return f(static_cast<__half *>(nullptr));
+  case MPCRT_BF16:
+    return f(static_cast<__nv_bfloat16 *>(nullptr));
+  default:
+    return f(static_cast<float *>(nullptr));
+  }
+}
+
 } // namespace mpcrt::cuda
 
 #endif // MPC_LIB_RUNTIME_CUDA_DEVICE_CUH

@@ -578,30 +578,6 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
     f(std::false_type{});
 }
 
-/// The dropout's keep bits of a thread's elements taken in increasing
-/// order, one Philox call per group of four (formulas::dropoutWords) as the
-/// dropout kernel draws them, not one per element; all kept at p = 0.
-struct GroupKeeps {
-  uint64_t seed;
-  int64_t step;
-  double threshold;
-  bool all;
-  uint64_t group = ~uint64_t(0);
-  uint32_t words[4] = {};
-  __device__ GroupKeeps(double p, uint64_t seed, int64_t step)
-      : seed(seed), step(step), threshold(p * 4294967296.0), all(p == 0) {}
-  __device__ bool operator()(int64_t i) {
-    if (all)
-      return true;
-    uint64_t q = static_cast<uint64_t>(i) / 4;
-    if (q != group) {
-      group = q;
-      formulas::dropoutWords(seed, step, q, words);
-    }
-    return words[i % 4] >= threshold;
-  }
-};
-
 /// mpc.add_layer_norm, a block per row or (Warp) a warp per row: the sum
 /// (each thread four neighbouring elements at a time, one Philox call for
 /// their dropout bits), then, once the team's sums are written, the row's
@@ -617,8 +593,7 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
   using A = typename S::Acc;
   using Team = RowTeam<Warp>;
   A scale = static_cast<A>(1 / (1 - p));
-  uint64_t t = static_cast<uint64_t>(*step);
-  GroupKeeps keep(p, seed, static_cast<int64_t>(t));
+  formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
     for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
@@ -712,7 +687,7 @@ addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
   using A = typename S::Acc;
   using Team = RowTeam<Warp>;
   A scale = static_cast<A>(1 / (1 - p));
-  GroupKeeps keep(p, seed, *step);
+  formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
     layerNormBackwardRow<Team, Vector>(
         dy, sum, mean, rstd, paramDtype, gamma, r, cols,

@@ -860,27 +860,27 @@ template <typename OpTy> static LogicalResult verifyScale(OpTy op) {
   return success();
 }
 
+/// A softmax or its gradient: `types` (its operands' and result's) mixing
+/// only what the kernels take, its axis and its scale.
+template <typename OpTy>
+static LogicalResult verifySoftmaxLike(OpTy op, TypeRange types) {
+  return failure(failed(verifyMixableTypes(op, types)) ||
+                 failed(verifyAxis(op)) || failed(verifyScale(op)));
+}
+
 LogicalResult SoftmaxOp::verify() {
-  return failure(
-      failed(verifyMixableTypes(*this, {getInput().getType(), getType()})) ||
-      failed(verifyAxis(*this)) || failed(verifyScale(*this)));
+  return verifySoftmaxLike(*this, {getInput().getType(), getType()});
 }
 LogicalResult LogSoftmaxOp::verify() {
-  return failure(
-      failed(verifyMixableTypes(*this, {getInput().getType(), getType()})) ||
-      failed(verifyAxis(*this)) || failed(verifyScale(*this)));
+  return verifySoftmaxLike(*this, {getInput().getType(), getType()});
 }
 LogicalResult SoftmaxBackwardOp::verify() {
-  return failure(
-      failed(verifyMixableTypes(
-          *this, {getGrad().getType(), getOutput().getType(), getType()})) ||
-      failed(verifyAxis(*this)) || failed(verifyScale(*this)));
+  return verifySoftmaxLike(
+      *this, {getGrad().getType(), getOutput().getType(), getType()});
 }
 LogicalResult LogSoftmaxBackwardOp::verify() {
-  return failure(
-      failed(verifyMixableTypes(
-          *this, {getGrad().getType(), getOutput().getType(), getType()})) ||
-      failed(verifyAxis(*this)) || failed(verifyScale(*this)));
+  return verifySoftmaxLike(
+      *this, {getGrad().getType(), getOutput().getType(), getType()});
 }
 
 /// Splits `input` at the normalisation axis and checks the affine parameter

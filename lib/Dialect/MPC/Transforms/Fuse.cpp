@@ -236,7 +236,7 @@ SmallVector<StringRef> partsOf(Operation *op) {
 
 /// An op with a cast or a scale folded into it (--mpc-fuse's `casts` and
 /// `scales`).
-bool hasFoldedCast(Operation *op) {
+bool hasFoldedParts(Operation *op) {
   if (!isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
            DropoutOp>(op))
     return false;
@@ -262,7 +262,7 @@ Location reportedLocation(Location loc) {
 }
 
 Location reportedLocation(Operation *op) {
-  return hasFoldedCast(op) ? reportedLocation(op->getLoc()) : op->getLoc();
+  return hasFoldedParts(op) ? reportedLocation(op->getLoc()) : op->getLoc();
 }
 
 /// A batch norm (training or inference, or its backward) that took a ReLU.
@@ -294,7 +294,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
                    MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp>(
                   op) &&
-              !isFusedNorm(op) && !hasFoldedCast(op))
+              !isFusedNorm(op) && !hasFoldedParts(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -542,7 +542,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
     wide.replaceAllUsesWith(cast.getInput());
     for (Operation *reader : readers) {
-      addPart(reader, cast, /*castFirst=*/true);
+      addPart(reader, cast, /*partFirst=*/true);
       remark(reader,
              " (reads " +
                  llvm::formatv("{0}", typeOf(cast.getInput()).getElementType())
@@ -568,7 +568,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       return;
     value.setType(cast.getResult().getType());
     cast.getResult().replaceAllUsesWith(value);
-    addPart(op, cast, /*castFirst=*/false);
+    addPart(op, cast, /*partFirst=*/false);
     remark(op, " (writes " + llvm::formatv("{0}", to).str() + ")");
     cast.erase();
   }
