@@ -25,6 +25,8 @@
 // CHECK-DAG: remark: precision category of 'mpc.log_softmax': fp32
 // CHECK-DAG: remark: precision category of 'mpc.softmax_backward': fp32
 // CHECK-DAG: remark: precision category of 'mpc.log_softmax_backward': fp32
+// CHECK-DAG: remark: precision category of 'mpc.softmax_dropout': fp32
+// CHECK-DAG: remark: precision category of 'mpc.softmax_dropout_backward': fp32
 // CHECK-DAG: remark: precision category of 'mpc.layer_norm': fp32
 // CHECK-DAG: remark: precision category of 'mpc.accuracy': fp32
 // CHECK-DAG: remark: precision category of 'mpc.layer_norm_backward': fp32
@@ -95,4 +97,4 @@
 // CHECK-DAG: remark: precision category of 'mpc.numerics_begin': follow
 // CHECK-DAG: remark: precision category of 'mpc.numerics_end': follow
 
-// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 89
+// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 91

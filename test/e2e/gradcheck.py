@@ -149,6 +149,14 @@ CASES = {
                                "%xd, %mask = mpc.dropout %x {p = 0.4, seed = 9} : tensor<3x6xf64>\n"
                                "  %sum = mpc.add %s, %xd : tensor<3x6xf64>, tensor<3x6xf64>\n"
                                "  %y = mpc.mul %sum, %sum : tensor<3x6xf64>, tensor<3x6xf64>", "3x6"),
+    "softmax_dropout": ([("a", "3x9", -2, 2)],
+                        "%y = mpc.softmax_dropout %a {p = 0.4 : f64, scale = 0.7 : f64, seed = 9 : i64} : tensor<3x9xf64>", "3x9"),
+    # Fused by mpc-compile from its parts (the dropped probabilities read
+    # twice: the forward's and the backward's copy, computed again).
+    "softmax_dropout_from_parts": ([("a", "3x9", -2, 2)],
+                                   "%p = mpc.softmax %a {scale = 0.7 : f64} : tensor<3x9xf64>\n"
+                                   "  %d, %mask = mpc.dropout %p {p = 0.4, seed = 9} : tensor<3x9xf64>\n"
+                                   "  %y = mpc.mul %d, %d : tensor<3x9xf64>, tensor<3x9xf64>", "3x9"),
     "reshape": ([("a", "3x4", -1, 1)],
                 "%y = mpc.reshape %a : tensor<3x4xf64> -> tensor<2x6xf64>", "2x6"),
     "transpose": ([("a", "2x3x4", -1, 1)],

@@ -141,6 +141,28 @@ void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
                                   int64_t rows, int64_t cols, int32_t log,
                                   double scale);
 
+/* mpc.softmax_dropout along the last axis of `rows` rows of `cols`:
+ * output = dropout(softmax(scale * input)), the probabilities computed in
+ * f32 (f64 for f64) as mpcrt_softmax_mixed computes them, element i kept
+ * exactly when mpcrt_dropout_* keeps it at *step, scaled by 1/(1-p) and
+ * rounded once to `out`: mpcrt_softmax_mixed to f32 then
+ * mpcrt_dropout_mixed, bit for bit, with nothing else written. The
+ * backward computes the probabilities and the keep bits again from the
+ * input: g = the gradient dropped as mpcrt_dropout_backward_* drops it
+ * (rounded to `grad`'s type), grad_input = scale * y * (g - sum(g * y))
+ * rounded once to `result`, as mpcrt_softmax_backward_mixed. Each type one
+ * of f16, bf16 and f32, or all f64. */
+void mpcrt_softmax_dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                           void *output, int64_t rows, int64_t cols,
+                           double scale, double p, uint64_t seed,
+                           const int64_t *step);
+void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
+                                    mpcrt_dtype in, const void *input,
+                                    mpcrt_dtype result, void *grad_input,
+                                    int64_t rows, int64_t cols, double scale,
+                                    double p, uint64_t seed,
+                                    const int64_t *step);
+
 /* ---- Elementwise. */
 
 typedef enum mpcrt_binary_op {

@@ -463,6 +463,79 @@ void dropoutBackward(const T *dy, const uint8_t *mask, T *dx, int64_t count,
   });
 }
 
+/// The probabilities of rows [r0, r1) of softmax(scale * x) into y (row
+/// r at y + (r - r0) * cols), in A, as mpcrt_softmax_mixed computes them.
+template <typename T, typename A>
+void softmaxRows(const T *x, A *y, int64_t r0, int64_t r1, int64_t cols,
+                 double scale) {
+  using S = Storage<T>;
+  A s = static_cast<A>(scale);
+  for (int64_t r = r0; r < r1; ++r) {
+    const T *in = x + r * cols;
+    A *out = y + (r - r0) * cols;
+    A max = -std::numeric_limits<A>::infinity();
+    for (int64_t c = 0; c < cols; ++c)
+      max = std::fmax(max, s * A(S::load(in[c])));
+    A sum = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      sum += std::exp(s * A(S::load(in[c])) - max);
+    for (int64_t c = 0; c < cols; ++c)
+      out[c] = std::exp(s * A(S::load(in[c])) - max) / sum;
+  }
+}
+
+/// mpc.softmax_dropout: the softmax's probabilities (in the input's Acc,
+/// f32 for f16/bf16), dropped and scaled as mpc.dropout drops them from
+/// f32, rounded once to TO.
+template <typename TI, typename TO>
+void softmaxDropout(const TI *x, TO *y, int64_t rows, int64_t cols,
+                    double scale, double p, uint64_t seed, int64_t step) {
+  using A = typename Storage<TI>::Acc;
+  using SO = Storage<TO>;
+  A keptScale = static_cast<A>(1 / (1 - p));
+  parallelFor(rows, grainFor(12 * cols), [&](int64_t r0, int64_t r1) {
+    std::vector<A> probs(cols);
+    KeepBits keeps(p, seed, step);
+    for (int64_t r = r0; r < r1; ++r) {
+      softmaxRows(x, probs.data(), r, r + 1, cols, scale);
+      for (int64_t c = 0; c < cols; ++c)
+        y[r * cols + c] =
+            SO::store(keeps(r * cols + c) ? probs[c] * keptScale : A(0));
+    }
+  });
+}
+
+/// Its gradient: the probabilities and keep bits again, the gradient
+/// dropped in TG's Acc and rounded to TG (mpc.dropout_backward), then the
+/// softmax's gradient in A, rounded once to TX.
+template <typename TG, typename TI, typename TX>
+void softmaxDropoutBackward(const TG *dy, const TI *x, TX *dx, int64_t rows,
+                            int64_t cols, double scale, double p, uint64_t seed,
+                            int64_t step) {
+  using A = typename Storage<TI>::Acc;
+  using SG = Storage<TG>;
+  using AG = typename SG::Acc;
+  using SX = Storage<TX>;
+  A s = static_cast<A>(scale);
+  AG keptScale = static_cast<AG>(1 / (1 - p));
+  parallelFor(rows, grainFor(16 * cols), [&](int64_t r0, int64_t r1) {
+    std::vector<A> probs(cols), dropped(cols);
+    KeepBits keeps(p, seed, step);
+    for (int64_t r = r0; r < r1; ++r) {
+      softmaxRows(x, probs.data(), r, r + 1, cols, scale);
+      A sum = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t i = r * cols + c;
+        dropped[c] = A(SG::load(
+            SG::store(keeps(i) ? AG(SG::load(dy[i])) * keptScale : AG(0))));
+        sum += dropped[c] * probs[c];
+      }
+      for (int64_t c = 0; c < cols; ++c)
+        dx[r * cols + c] = SX::store(s * (probs[c] * (dropped[c] - sum)));
+    }
+  });
+}
+
 using formulas::pointwiseLoss;
 using formulas::pointwiseLossGrad;
 
@@ -718,6 +791,49 @@ void mpcrt_dropout_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
       using TO = std::remove_pointer_t<decltype(o)>;
       dropout(static_cast<const TI *>(input), static_cast<TO *>(output), mask,
               count, p, formulas::rankSeed(seed, dropoutRank), *step);
+    });
+  });
+}
+
+void mpcrt_softmax_dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                           void *output, int64_t rows, int64_t cols,
+                           double scale, double p, uint64_t seed,
+                           const int64_t *step) {
+  auto run = [&](auto *i, auto *o) {
+    using TI = std::remove_pointer_t<decltype(i)>;
+    using TO = std::remove_pointer_t<decltype(o)>;
+    softmaxDropout(static_cast<const TI *>(input), static_cast<TO *>(output),
+                   rows, cols, scale, p, formulas::rankSeed(seed, dropoutRank),
+                   *step);
+  };
+  if (in == MPCRT_F64 && out == MPCRT_F64)
+    return run(static_cast<double *>(nullptr), static_cast<double *>(nullptr));
+  dispatchMixable(
+      in, [&](auto *i) { dispatchMixable(out, [&](auto *o) { run(i, o); }); });
+}
+
+void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
+                                    mpcrt_dtype in, const void *input,
+                                    mpcrt_dtype result, void *grad_input,
+                                    int64_t rows, int64_t cols, double scale,
+                                    double p, uint64_t seed,
+                                    const int64_t *step) {
+  auto run = [&](auto *g, auto *i, auto *x) {
+    using TG = std::remove_pointer_t<decltype(g)>;
+    using TI = std::remove_pointer_t<decltype(i)>;
+    using TX = std::remove_pointer_t<decltype(x)>;
+    softmaxDropoutBackward(static_cast<const TG *>(grad_output),
+                           static_cast<const TI *>(input),
+                           static_cast<TX *>(grad_input), rows, cols, scale, p,
+                           formulas::rankSeed(seed, dropoutRank), *step);
+  };
+  if (grad == MPCRT_F64 && in == MPCRT_F64 && result == MPCRT_F64) {
+    auto *d = static_cast<double *>(nullptr);
+    return run(d, d, d);
+  }
+  dispatchMixable(grad, [&](auto *g) {
+    dispatchMixable(in, [&](auto *i) {
+      dispatchMixable(result, [&](auto *x) { run(g, i, x); });
     });
   });
 }

@@ -282,6 +282,27 @@ void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
                   cols, log != 0, scale);
 }
 
+void mpcrt_softmax_dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                           void *output, int64_t rows, int64_t cols,
+                           double scale, double p, uint64_t seed,
+                           const int64_t *step) {
+  requireMixable({in, out}, "mpcrt_softmax_dropout");
+  softmaxDropout(in, input, out, output, rows, cols, scale, p,
+                 mpcrt::formulas::rankSeed(seed, dropoutRank), step);
+}
+
+void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
+                                    mpcrt_dtype in, const void *input,
+                                    mpcrt_dtype result, void *grad_input,
+                                    int64_t rows, int64_t cols, double scale,
+                                    double p, uint64_t seed,
+                                    const int64_t *step) {
+  requireMixable({grad, in, result}, "mpcrt_softmax_dropout_backward");
+  softmaxDropoutBackward(grad, grad_output, in, input, result, grad_input, rows,
+                         cols, scale, p,
+                         mpcrt::formulas::rankSeed(seed, dropoutRank), step);
+}
+
 void mpcrt_dropout_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,
                          void *output, uint8_t *mask, int64_t count, double p,
                          uint64_t seed, const int64_t *step) {

@@ -123,6 +123,10 @@ template <typename T> struct Typed {
   __device__ void store(int64_t i, Acc v) const {
     data[i] = Storage<E>::store(v);
   }
+  /// v rounded to the element type, as a store and a load round it.
+  __device__ Acc round(Acc v) const {
+    return Storage<E>::load(Storage<E>::store(v));
+  }
 };
 
 /// Elements of f16, bf16 or f32, chosen at run time: the accessor of the
@@ -155,6 +159,16 @@ struct AnyFloat {
       return;
     default:
       static_cast<float *>(const_cast<void *>(data))[i] = v;
+    }
+  }
+  __device__ float round(float v) const {
+    switch (type) {
+    case MPCRT_F16:
+      return Storage<__half>::load(Storage<__half>::store(v));
+    case MPCRT_BF16:
+      return Storage<__nv_bfloat16>::load(Storage<__nv_bfloat16>::store(v));
+    default:
+      return v;
     }
   }
 };

@@ -247,6 +247,33 @@ __device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
                      max, total);
 }
 
+/// One row of softmax(s * x) for a warp: v[k] = s * x[c] - max for the
+/// lane's elements c = lane + 32 k (-inf past the row) and the row's sum
+/// of exp(v). The softmax and mpc.softmax_dropout's backward share it, so
+/// that the backward's probabilities are the forward's.
+template <int K, typename In, typename A>
+__device__ void warpShifted(const In &input, int64_t base, int64_t cols, A s,
+                            A (&v)[K], A &sum) {
+  using Warp = RowTeam<true>;
+  const int64_t lane = Warp::rank();
+  A m = A(-INFINITY);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    int64_t c = lane + 32 * k;
+    v[k] = c < cols ? s * A(input.load(base + c)) : A(-INFINITY);
+    m = fmax(m, v[k]);
+  }
+  m = Warp::reduce<A, true>(m);
+  sum = 0;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    v[k] -= m;
+    if (lane + 32 * k < cols)
+      sum += exp(v[k]);
+  }
+  sum = Warp::reduce<A>(sum);
+}
+
 /// Softmax (or log-softmax) of rows of at most 32 K elements, one warp per
 /// row, each lane holding K of its elements: one read and one write of the
 /// row (the block kernel below reads it three times). In and Out are
@@ -261,23 +288,8 @@ __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
   const int64_t lane = Warp::rank();
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
-    A v[K];
-    A m = A(-INFINITY);
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      int64_t c = lane + 32 * k;
-      v[k] = c < cols ? s * A(input.load(base + c)) : A(-INFINITY);
-      m = fmax(m, v[k]);
-    }
-    m = Warp::reduce<A, true>(m);
-    A sum = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      v[k] -= m;
-      if (lane + 32 * k < cols)
-        sum += exp(v[k]);
-    }
-    sum = Warp::reduce<A>(sum);
+    A v[K], sum;
+    warpShifted(input, base, cols, s, v, sum);
     A logSum = log(sum);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -377,6 +389,168 @@ __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
     A d = grad.load(base + c), v = output.load(base + c);
     gradInput.store(base + c,
                     s * (logarithm ? d - exp(v) * sum : v * (d - sum)));
+  }
+}
+
+/// mpc.softmax_dropout's keep bits of one row's elements [first, first +
+/// cols) (at most kWarpRowLimit), for a warp: its lanes draw the row's
+/// Philox groups in turn, one call per four elements as mpcrt_dropout_*,
+/// into `nibbles` (bit e of byte g - first / 4: element 4 g + e), which
+/// every lane then reads.
+struct WarpKeeps {
+  uint8_t *nibbles;
+  uint64_t firstGroup = 0;
+
+  __device__ void fill(double p, uint64_t seed, int64_t step, int64_t first,
+                       int64_t cols) {
+    __syncwarp(); // the previous row's reads are done
+    firstGroup = static_cast<uint64_t>(first) / 4;
+    uint64_t last = static_cast<uint64_t>(first + cols - 1) / 4;
+    double threshold = p * 4294967296.0;
+    for (uint64_t g = firstGroup + threadIdx.x % 32; g <= last; g += 32) {
+      uint32_t words[4];
+      formulas::dropoutWords(seed, step, g, words);
+      uint8_t bits = 0;
+      for (int e = 0; e < 4; ++e)
+        bits |= uint8_t(words[e] >= threshold) << e;
+      nibbles[g - firstGroup] = bits;
+    }
+    __syncwarp();
+  }
+  __device__ bool operator()(int64_t i) const {
+    return nibbles[static_cast<uint64_t>(i) / 4 - firstGroup] >> (i % 4) & 1;
+  }
+};
+
+/// The bytes WarpKeeps takes per warp: a row of kWarpRowLimit elements
+/// not starting at a multiple of 4 spans one group more.
+constexpr int kWarpKeepBytes = kWarpRowLimit / 4 + 1;
+
+/// mpc.softmax_dropout, rows of at most 32 K elements, one warp per row:
+/// the softmax kernel's probabilities (warpShifted), kept where
+/// mpcrt_dropout_* keeps them, scaled and rounded once to Out.
+template <typename In, typename Out, int K>
+__global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
+                                         int64_t cols, double scale, double p,
+                                         uint64_t seed, const int64_t *step) {
+  using A = decltype(typename In::Acc() + typename Out::Acc());
+  __shared__ uint8_t nibbles[kThreads / 32][kWarpKeepBytes];
+  A s = static_cast<A>(scale), kept = static_cast<A>(1 / (1 - p));
+  int64_t t = *step;
+  using Warp = RowTeam<true>;
+  const int64_t lane = Warp::rank();
+  WarpKeeps keeps{nibbles[threadIdx.x / 32]};
+  for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
+    int64_t base = r * cols;
+    A v[K], sum;
+    warpShifted(input, base, cols, s, v, sum);
+    keeps.fill(p, seed, t, base, cols);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      int64_t c = lane + 32 * k;
+      if (c < cols)
+        output.store(base + c, keeps(base + c) ? exp(v[k]) / sum * kept : A(0));
+    }
+  }
+}
+
+/// Its backward, one warp per row: the probabilities again (warpShifted),
+/// the gradient dropped with the same bits and rounded to G's type
+/// (mpcrt_dropout_backward_*), then the softmax's gradient.
+template <typename G, typename In, typename X, int K>
+__global__ void
+softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, int64_t rows,
+                                 int64_t cols, double scale, double p,
+                                 uint64_t seed, const int64_t *step) {
+  using A =
+      decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
+  using AG = typename G::Acc;
+  __shared__ uint8_t nibbles[kThreads / 32][kWarpKeepBytes];
+  A s = static_cast<A>(scale);
+  AG kept = static_cast<AG>(1 / (1 - p));
+  int64_t t = *step;
+  using Warp = RowTeam<true>;
+  const int64_t lane = Warp::rank();
+  WarpKeeps keeps{nibbles[threadIdx.x / 32]};
+  for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
+    int64_t base = r * cols;
+    A v[K], sum;
+    warpShifted(input, base, cols, s, v, sum);
+    keeps.fill(p, seed, t, base, cols);
+    A d[K], dot = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      int64_t c = lane + 32 * k;
+      v[k] = c < cols ? exp(v[k]) / sum : A(0);
+      d[k] = c < cols && keeps(base + c)
+                 ? A(grad.round(AG(grad.load(base + c)) * kept))
+                 : A(0);
+      dot += d[k] * v[k];
+    }
+    dot = Warp::reduce<A>(dot);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      int64_t c = lane + 32 * k;
+      if (c < cols)
+        gradInput.store(base + c, s * (v[k] * (d[k] - dot)));
+    }
+  }
+}
+
+/// Rows longer than a warp takes, one block per row: the block softmax's
+/// statistics and probabilities, each element's keep bit drawn alone.
+template <typename In, typename Out>
+__global__ void softmaxDropoutKernel(In input, Out output, int64_t cols,
+                                     double scale, double p, uint64_t seed,
+                                     const int64_t *step) {
+  using A = decltype(typename In::Acc() + typename Out::Acc());
+  A s = static_cast<A>(scale), kept = static_cast<A>(1 / (1 - p));
+  int64_t t = *step;
+  int64_t base = blockIdx.x * cols;
+  A max, sum;
+  rowStatisticsOf<A>([&](int64_t c) { return s * A(input.load(base + c)); },
+                     cols, max, sum);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A shifted = s * A(input.load(base + c)) - max;
+    output.store(base + c, formulas::dropoutKeeps(seed, t, base + c, p)
+                               ? exp(shifted) / sum * kept
+                               : A(0));
+  }
+}
+
+template <typename G, typename In, typename X>
+__global__ void softmaxDropoutBackwardKernel(G grad, In input, X gradInput,
+                                             int64_t cols, double scale,
+                                             double p, uint64_t seed,
+                                             const int64_t *step) {
+  using A =
+      decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
+  using AG = typename G::Acc;
+  A s = static_cast<A>(scale);
+  AG kept = static_cast<AG>(1 / (1 - p));
+  int64_t t = *step;
+  int64_t base = blockIdx.x * cols;
+  A max, sum;
+  rowStatisticsOf<A>([&](int64_t c) { return s * A(input.load(base + c)); },
+                     cols, max, sum);
+  // The probability and the dropped gradient of element c.
+  auto both = [&](int64_t c, A &y, A &d) {
+    y = exp(s * A(input.load(base + c)) - max) / sum;
+    d = formulas::dropoutKeeps(seed, t, base + c, p)
+            ? A(grad.round(AG(grad.load(base + c)) * kept))
+            : A(0);
+  };
+  A dot = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A y, d;
+    both(c, y, d);
+    dot += d * y;
+  }
+  dot = blockReduce<A>(dot);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A y, d;
+    both(c, y, d);
+    gradInput.store(base + c, s * (y * (d - dot)));
   }
 }
 
@@ -1169,6 +1343,78 @@ void softmaxBackward(mpcrt_dtype gradType, const void *grad,
                           logarithm, scale);
     });
   MPCRT_CUDA_LAUNCHED("softmax_backward");
+}
+
+namespace {
+template <typename In, typename Out>
+void softmaxDropoutWith(In in, Out out, int64_t rows, int64_t cols,
+                        double scale, double p, uint64_t seed,
+                        const int64_t *step) {
+  bool warp = withLanesFor(cols, [&](auto k) {
+    softmaxDropoutWarpKernel<In, Out, decltype(k)::value>
+        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(in, out, rows, cols,
+                                                          scale, p, seed, step);
+  });
+  if (!warp)
+    softmaxDropoutKernel<In, Out>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            in, out, cols, scale, p, seed, step);
+}
+
+template <typename G, typename In, typename X>
+void softmaxDropoutBackwardWith(G dy, In x, X dx, int64_t rows, int64_t cols,
+                                double scale, double p, uint64_t seed,
+                                const int64_t *step) {
+  bool warp = withLanesFor(cols, [&](auto k) {
+    softmaxDropoutBackwardWarpKernel<G, In, X, decltype(k)::value>
+        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(dy, x, dx, rows, cols,
+                                                          scale, p, seed, step);
+  });
+  if (!warp)
+    softmaxDropoutBackwardKernel<G, In, X>
+        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+            dy, x, dx, cols, scale, p, seed, step);
+}
+} // namespace
+
+void softmaxDropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                    void *output, int64_t rows, int64_t cols, double scale,
+                    double p, uint64_t seed, const int64_t *step) {
+  if (rows == 0 || cols == 0)
+    return;
+  if (in != out)
+    softmaxDropoutWith(AnyFloat{in, input}, AnyFloat{out, output}, rows, cols,
+                       scale, p, seed, step);
+  else
+    dispatch(in, [&](auto *t) {
+      using T = MPCRT_TYPE(t);
+      softmaxDropoutWith(Typed<const T>{static_cast<const T *>(input)},
+                         Typed<T>{static_cast<T *>(output)}, rows, cols, scale,
+                         p, seed, step);
+    });
+  MPCRT_CUDA_LAUNCHED("softmax_dropout");
+}
+
+void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
+                            mpcrt_dtype inputType, const void *input,
+                            mpcrt_dtype resultType, void *gradInput,
+                            int64_t rows, int64_t cols, double scale, double p,
+                            uint64_t seed, const int64_t *step) {
+  if (rows == 0 || cols == 0)
+    return;
+  if (gradType != inputType || gradType != resultType)
+    softmaxDropoutBackwardWith(
+        AnyFloat{gradType, grad}, AnyFloat{inputType, input},
+        AnyFloat{resultType, gradInput}, rows, cols, scale, p, seed, step);
+  else
+    dispatch(gradType, [&](auto *t) {
+      using T = MPCRT_TYPE(t);
+      softmaxDropoutBackwardWith(Typed<const T>{static_cast<const T *>(grad)},
+                                 Typed<const T>{static_cast<const T *>(input)},
+                                 Typed<T>{static_cast<T *>(gradInput)}, rows,
+                                 cols, scale, p, seed, step);
+    });
+  MPCRT_CUDA_LAUNCHED("softmax_dropout_backward");
 }
 
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,

@@ -197,6 +197,16 @@ void softmaxBackward(mpcrt_dtype gradType, const void *grad,
                      mpcrt_dtype outputType, const void *output,
                      mpcrt_dtype resultType, void *gradInput, int64_t rows,
                      int64_t cols, bool logarithm, double scale = 1);
+/// mpc.softmax_dropout and its backward (the types as softmax's; `seed`
+/// the rank's).
+void softmaxDropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
+                    void *output, int64_t rows, int64_t cols, double scale,
+                    double p, uint64_t seed, const int64_t *step);
+void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
+                            mpcrt_dtype inputType, const void *input,
+                            mpcrt_dtype resultType, void *gradInput,
+                            int64_t rows, int64_t cols, double scale, double p,
+                            uint64_t seed, const int64_t *step);
 /// A row whose label is outside [0, classes) adds nothing (its gradient
 /// row is zero) and is recorded on the device (see takeDeviceErrors).
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,

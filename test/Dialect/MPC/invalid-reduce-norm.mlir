@@ -325,3 +325,67 @@ func.func @add_layer_norm_backward_sum_grad(%x: tensor<4x8xf16>, %d: tensor<4x8x
   %0:4 = mpc.add_layer_norm_backward %x, %x, %m, %m, %g sum_grad(%d : tensor<4x8xf32>) : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
   return
 }
+
+// -----
+
+func.func @softmax_dropout_p(%x: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout' op expects p in [0, 1), got 1}}
+  %0 = mpc.softmax_dropout %x {p = 1.0 : f64, seed = 1 : i64} : tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_dropout_scale(%x: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout' op expects a finite scale, got INF}}
+  %0 = mpc.softmax_dropout %x {p = 0.1 : f64, scale = 0x7FF0000000000000 : f64, seed = 1 : i64} : tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_dropout_rank0(%x: tensor<f16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout' op expects a tensor of rank >= 1, got 'tensor<f16>'}}
+  %0 = mpc.softmax_dropout %x {p = 0.1 : f64, seed = 1 : i64} : tensor<f16>
+  return
+}
+
+// -----
+
+func.func @softmax_dropout_mixed_f64(%x: tensor<4x8xf64>) {
+  // expected-error @+1 {{'mpc.softmax_dropout' op mixes element types only among f16, bf16 and f32, got 'f64'}}
+  %0 = mpc.softmax_dropout %x {p = 0.1 : f64, seed = 1 : i64} : tensor<4x8xf64> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_dropout_shape(%x: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout' op failed to verify that all of {input, result} have same shape}}
+  %0 = mpc.softmax_dropout %x {p = 0.1 : f64, seed = 1 : i64} : tensor<4x8xf16> -> tensor<4x9xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_dropout_backward_p(%g: tensor<4x8xf16>, %x: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout_backward' op expects p in [0, 1), got -5.000000e-01}}
+  %0 = mpc.softmax_dropout_backward %g, %x {p = -0.5 : f64, seed = 1 : i64} : tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_dropout_backward_shape(%g: tensor<4x8xf16>, %x: tensor<4x7xf16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout_backward' op failed to verify that all of {grad, input, result} have same shape}}
+  %0 = mpc.softmax_dropout_backward %g, %x {p = 0.1 : f64, seed = 1 : i64} : tensor<4x8xf16>, tensor<4x7xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_dropout_no_seed(%x: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout' op requires attribute 'seed'}}
+  %0 = mpc.softmax_dropout %x {p = 0.1 : f64} : tensor<4x8xf16>
+  return
+}

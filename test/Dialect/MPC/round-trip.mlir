@@ -107,6 +107,20 @@ func.func @dropout_add(%x: tensor<8x16x32xbf16>, %r: tensor<8x16x32xbf16>) -> (t
   return %0, %1 : tensor<8x16x32xbf16>, tensor<8x16x32xbf16>
 }
 
+// CHECK-LABEL: func @softmax_dropout
+func.func @softmax_dropout(%s: tensor<2x4x8x8xf16>, %g: tensor<2x4x8x8xf16>, %b: tensor<2x4x8x8xbf16>) {
+  // CHECK: %[[P:.*]] = mpc.softmax_dropout %{{.*}} {p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>{{$}}
+  %p = mpc.softmax_dropout %s {p = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>
+  // The recomputed copy; a scale of 1 is not printed.
+  // CHECK: mpc.softmax_dropout %{{.*}} {p = 1.000000e-01 : f64, recompute, seed = 7 : i64} : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  %q = mpc.softmax_dropout %b {p = 0.1 : f64, scale = 1.0 : f64, seed = 7 : i64, recompute} : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  // CHECK: mpc.softmax_dropout_backward %{{.*}}, %{{.*}} {p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>{{$}}
+  %d = mpc.softmax_dropout_backward %g, %s {p = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>
+  // CHECK: mpc.softmax_dropout_backward %{{.*}}, %{{.*}} {p = 0.000000e+00 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>, tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  %e = mpc.softmax_dropout_backward %g, %b {p = 0.0 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>, tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  return
+}
+
 // CHECK-LABEL: func @matmul_add
 func.func @matmul_add(%dy: tensor<8x16x64xf16>, %w: tensor<32x64xf16>, %g: tensor<8x16x32xf16>, %g32: tensor<8x16x32xf32>) -> (tensor<8x16x32xf16>, tensor<8x16x32xf32>) {
   // CHECK: mpc.matmul_add %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf16> -> tensor<8x16x32xf16>

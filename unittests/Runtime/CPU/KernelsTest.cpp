@@ -296,6 +296,69 @@ TEST(MixedTypes, ScaleMultipliesTheInputAndTheGradient) {
   }
 }
 
+/// mpc.softmax_dropout (what --mpc-fuse's `softmax-dropout` builds)
+/// against the ops it replaces: the softmax to f32 then the dropout to the
+/// result's type, and backward the dropout's gradient in the gradient's
+/// type then the softmax's from the f32 probabilities, bit for bit, at
+/// each pair of types the fusion meets, with a scale and without.
+TEST(MixedTypes, SoftmaxDropoutIsTheSoftmaxThenTheDropoutBitForBit) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 9, cols = 203, n = rows * cols; // groups span rows
+  const double p = 0.2;
+  const int64_t step = 11;
+  const uint64_t seed = 77;
+  auto bytes = [](mpcrt_dtype d) { return d == MPCRT_F32 ? 4 : 2; };
+  auto random = [&](mpcrt_dtype d, double sigma) {
+    std::vector<float> v(n);
+    for (float &e : v)
+      e = static_cast<float>(sigma * rng.normal());
+    std::vector<uint8_t> b(n * bytes(d));
+    mpcrt_cast(MPCRT_F32, v.data(), d, b.data(), n);
+    return b;
+  };
+  const mpcrt_dtype types[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32};
+  for (mpcrt_dtype in : types)
+    for (mpcrt_dtype out : types)
+      for (double scale : {1.0, 0.3}) {
+        SCOPED_TRACE("types " + std::to_string(in) + " " + std::to_string(out) +
+                     " scale " + std::to_string(scale));
+        std::vector<uint8_t> x = random(in, 4), dy = random(out, 1);
+        std::vector<float> probs(n);
+        std::vector<uint8_t> mask(n), want(n * bytes(out)), got(n * bytes(out));
+        mpcrt_softmax_mixed(in, x.data(), MPCRT_F32, probs.data(), rows, cols,
+                            0, scale);
+        mpcrt_dropout_mixed(MPCRT_F32, probs.data(), out, want.data(),
+                            mask.data(), n, p, seed, &step);
+        mpcrt_softmax_dropout(in, x.data(), out, got.data(), rows, cols, scale,
+                              p, seed, &step);
+        ASSERT_EQ(got, want) << "forward";
+        // Backward: the gradient dropped in its own type, then the
+        // softmax's gradient, dx of the input's type.
+        std::vector<uint8_t> dropped(n * bytes(out)), wantDx(n * bytes(in)),
+            gotDx(n * bytes(in));
+        if (out == MPCRT_F32)
+          mpcrt_dropout_backward_f32(
+              reinterpret_cast<float *>(dy.data()), mask.data(),
+              reinterpret_cast<float *>(dropped.data()), n, p);
+        else if (out == MPCRT_F16)
+          mpcrt_dropout_backward_f16(
+              reinterpret_cast<uint16_t *>(dy.data()), mask.data(),
+              reinterpret_cast<uint16_t *>(dropped.data()), n, p);
+        else
+          mpcrt_dropout_backward_bf16(
+              reinterpret_cast<uint16_t *>(dy.data()), mask.data(),
+              reinterpret_cast<uint16_t *>(dropped.data()), n, p);
+        mpcrt_softmax_backward_mixed(out, dropped.data(), MPCRT_F32,
+                                     probs.data(), in, wantDx.data(), rows,
+                                     cols, 0, scale);
+        mpcrt_softmax_dropout_backward(out, dy.data(), in, x.data(), in,
+                                       gotDx.data(), rows, cols, scale, p, seed,
+                                       &step);
+        ASSERT_EQ(gotDx, wantDx) << "backward";
+      }
+}
+
 /// mpcrt_cast_i32 against its definition: the integer rounded to f32 (the
 /// host's int -> float conversion, nearest even), then to the type as from
 /// f32 (mpcrt_cast); f64 exact. Masks, large values past 2^24 (f32 rounds

@@ -347,6 +347,13 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
                                               op.getScaleAttr());
         return success();
       })
+      // From the input: the probabilities and the mask are computed again.
+      .Case([&](SoftmaxDropoutOp op) {
+        out[0] = SoftmaxDropoutBackwardOp::create(
+            b, loc, typeOf(op.getInput()), g, op.getInput(), op.getScaleAttr(),
+            op.getPAttr(), op.getSeedAttr());
+        return success();
+      })
       .Case([&](AttentionOp op) -> LogicalResult {
         // The bias gets no gradient: one computed from model state would
         // silently not train.
@@ -509,8 +516,8 @@ void mlir::mpc::registerVJPModels(MLIRContext *ctx) {
          ScaleLossOp, WhereOp, MatmulOp, FusedMatmulOp, MatmulAddOp,
          DropoutAddOp, AttentionOp, AddLayerNormOp, Conv2DOp, ConvTranspose2DOp,
          ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp,
-         LayerNormOp, BatchNormOp, ReshapeOp, TransposeOp, SliceOp,
-         BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp, MaxPool2DOp,
+         SoftmaxDropoutOp, LayerNormOp, BatchNormOp, ReshapeOp, TransposeOp,
+         SliceOp, BroadcastToOp, ConcatOp, EmbeddingOp, DropoutOp, MaxPool2DOp,
          AvgPool2DOp, UpsampleNearest2DOp, CrossEntropyOp, MSEOp,
          BCEWithLogitsOp, BinaryCrossEntropyOp>(ctx);
 }

@@ -1470,6 +1470,29 @@ LogicalResult DropoutBackwardOp::verify() {
   return success();
 }
 
+/// mpc.softmax_dropout and its backward: `types` mixing only what the
+/// kernels take, a rank of at least 1 (the last axis), the softmax's
+/// scale and the dropout's p.
+template <typename OpTy>
+static LogicalResult verifySoftmaxDropout(OpTy op, TypeRange types) {
+  Diag diag(op.getLoc(), op.getOperationName());
+  if (cast<RankedTensorType>(types.front()).getRank() == 0)
+    return diag("expects a tensor of rank >= 1, got ", types.front());
+  if (failed(checkFraction(op.getP().convertToDouble(), "p",
+                           /*closedHigh=*/false, diag)))
+    return failure();
+  return failure(failed(verifyScale(op)) ||
+                 failed(verifyMixableTypes(op, types)));
+}
+
+LogicalResult SoftmaxDropoutOp::verify() {
+  return verifySoftmaxDropout(*this, {getInput().getType(), getType()});
+}
+LogicalResult SoftmaxDropoutBackwardOp::verify() {
+  return verifySoftmaxDropout(
+      *this, {getGrad().getType(), getInput().getType(), getType()});
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

@@ -114,6 +114,8 @@ std::optional<int64_t> reducedElements(Operation *op) {
           [&](auto s) { return alongAxis(s.getInput(), s.getAxis()); })
       .Case<SoftmaxBackwardOp, LogSoftmaxBackwardOp>(
           [&](auto s) { return alongAxis(s.getGrad(), s.getAxis()); })
+      .Case<SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(
+          [&](auto s) { return alongAxis(s.getResult(), -1); })
       .Case<LayerNormOp, LayerNormBackwardOp>(
           [&](auto l) -> int64_t { return product(shapeOf(l.getGamma())); })
       .Case<BatchNormOp, BatchNormBackwardOp>([&](auto b) {

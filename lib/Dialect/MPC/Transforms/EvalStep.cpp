@@ -63,14 +63,16 @@ struct EvalStepPass : public mpc::impl::EvalStepPassBase<EvalStepPass> {
     eval.walk([&](Operation *op) {
       if (isa<DropoutOp, BatchNormOp, ml_program::GlobalStoreOp>(op))
         ops.push_back(op);
-      // Fused attention's and residual norms' dropout goes off with the
-      // rest.
+      // Fused attention's, residual norms' and softmaxes' dropout goes
+      // off with the rest.
       if (auto attention = dyn_cast<AttentionOp>(op))
         attention.setDropoutP(llvm::APFloat(0.0));
       if (auto norm = dyn_cast<AddLayerNormOp>(op))
         norm.setDropoutP(llvm::APFloat(0.0));
       if (auto residual = dyn_cast<DropoutAddOp>(op))
         residual.setP(llvm::APFloat(0.0));
+      if (auto probs = dyn_cast<SoftmaxDropoutOp>(op))
+        probs.setP(llvm::APFloat(0.0));
     });
     for (Operation *op : ops) {
       if (auto dropout = dyn_cast<DropoutOp>(op)) {

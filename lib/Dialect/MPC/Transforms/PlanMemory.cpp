@@ -383,7 +383,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       ++plan.fused[("mpc.batch_norm_backward " + back.getActivation()).str()];
     else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp,
                  MatmulAddOp, DropoutAddOp, AddLayerNormOp,
-                 AddLayerNormBackwardOp>(op))
+                 AddLayerNormBackwardOp, SoftmaxDropoutOp,
+                 SoftmaxDropoutBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
   });
   // The placed buffers by offset, in runs (Run): each buffer walks them

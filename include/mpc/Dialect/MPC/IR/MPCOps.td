@@ -1225,6 +1225,79 @@ def MPC_DropoutBackwardOp : MPC_Op<"dropout_backward", "Follow", [Pure,
   let hasVerifier = 1;
 }
 
+def MPC_SoftmaxDropoutOp : MPC_Op<"softmax_dropout", "Fp32",
+    [Pure, AllShapesMatch<["input", "result"]>]> {
+  let summary = "Softmax along the last axis and dropout, nothing kept";
+  let description = [{
+    `dropout(softmax(scale * input))` along the last dimension in one pass,
+    bit for bit `mpc.softmax` with an f32 result followed by `mpc.dropout
+    {p, seed}`: the probabilities computed in f32 (f64 for f64) as the
+    softmax computes them, each kept exactly where the dropout keeps the
+    same element at the same step (and rank), scaled by `1/(1-p)` and
+    rounded once to the result's type. Neither the probabilities nor the
+    mask are written: `mpc.softmax_dropout_backward` computes both again
+    from the input, which the backward pass keeps instead (an attention's
+    f16 scores: 2 bytes an element where the f32 probabilities and the
+    mask took 5).
+
+    Input and result may differ in type among f16, bf16 and f32. `scale`
+    is the softmax's (default 1).
+
+    `recompute` marks a copy of an earlier op of the same operands that
+    `--mpc-fuse` placed before a late reader of its result (the backward
+    pass's product with the dropped probabilities), so that the result is
+    computed again there rather than kept; CSE does not merge the two.
+
+    `--mpc-fuse` builds it (its `softmax-dropout` option) from an
+    `mpc.softmax` whose f32 result only an `mpc.dropout` and gradients
+    through that dropout read.
+
+    ```mlir
+    %p = mpc.softmax_dropout %s {p = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64}
+        : tensor<8x12x128x128xf16>
+    %q = mpc.softmax_dropout %s {p = 0.1 : f64, seed = 7 : i64}
+        : tensor<8x12x128x128xbf16> -> tensor<8x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale, F64Attr:$p,
+                       I64Attr:$seed, UnitAttr:$recompute);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` custom<ResultType>(type($input), type($result))";
+  let hasVerifier = 1;
+}
+
+def MPC_SoftmaxDropoutBackwardOp : MPC_Op<"softmax_dropout_backward", "Fp32",
+    [Pure, AllShapesMatch<["grad", "input", "result"]>]> {
+  let summary = "Backward of mpc.softmax_dropout, from its input";
+  let description = [{
+    Given the gradient of `mpc.softmax_dropout`'s result and its input,
+    returns the input's gradient: the probabilities and the dropout's keep
+    bits computed again as the forward computed them, the gradient dropped
+    as `mpc.dropout_backward` drops it (rounded to the gradient's type),
+    then `mpc.softmax_backward`'s `y * (g - sum(g * y))` times `scale` in
+    f32, rounded once. Bit for bit `mpc.dropout_backward` and
+    `mpc.softmax_backward` of the separate ops.
+
+    The three may differ in element type among f16, bf16 and f32 (`: grad
+    type, input type -> result type`; a type left out is the gradient's).
+
+    ```mlir
+    %dx = mpc.softmax_dropout_backward %dp, %s {p = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64}
+        : tensor<8x12x128x128xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale, F64Attr:$p,
+                       I64Attr:$seed);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat =
+      "$grad `,` $input attr-dict `:` "
+      "custom<OutputAndResultTypes>(type($grad), type($input), type($result))";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

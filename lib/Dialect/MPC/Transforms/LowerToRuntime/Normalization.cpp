@@ -92,6 +92,29 @@ LogicalResult softmaxBackward(Operation *op, int64_t axis, bool log,
   return success();
 }
 
+/// mpcrt_softmax_dropout(_backward): each operand's type, the rows of the
+/// last axis, the softmax's scale, the dropout's p, seed and step counter.
+LogicalResult softmaxDropout(Operation *op, double scale, double p,
+                             uint64_t seed, Lowering &l) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  auto rc = rowsAndCols(op, type, -1);
+  Value out = succeeded(rc) ? l.result(op, 0) : Value();
+  if (!out)
+    return failure();
+  bool backward = isa<SoftmaxDropoutBackwardOp>(op);
+  SmallVector<Value> args;
+  for (Value operand : op->getOperands())
+    args.append({l.i32(dtypeCode(tensorType(operand).getElementType())),
+                 l.ptr(operand)});
+  args.append({l.i32(dtypeCode(type.getElementType())), out, l.i64(rc->first),
+               l.i64(rc->second), l.f64(scale), l.f64(p),
+               l.i64(static_cast<int64_t>(seed)),
+               l.offset(l.state, l.symbols.stepOffset)});
+  l.call(backward ? "mpcrt_softmax_dropout_backward" : "mpcrt_softmax_dropout",
+         args);
+  return success();
+}
+
 std::pair<int64_t, int64_t> layerNormRows(RankedTensorType type, int64_t axis) {
   int64_t a = normalizeAxis(axis, type.getRank());
   ArrayRef<int64_t> shape = type.getShape();
@@ -264,6 +287,14 @@ std::optional<LogicalResult> lowering::lowerNormalization(Operation *op,
       })
       .Case([&](LogSoftmaxBackwardOp op) {
         return softmaxBackward(op, op.getAxis(), true, l);
+      })
+      .Case([&](SoftmaxDropoutOp op) {
+        return softmaxDropout(op, op.getScale().convertToDouble(),
+                              op.getP().convertToDouble(), op.getSeed(), l);
+      })
+      .Case([&](SoftmaxDropoutBackwardOp op) {
+        return softmaxDropout(op, op.getScale().convertToDouble(),
+                              op.getP().convertToDouble(), op.getSeed(), l);
       })
       .Case([&](LayerNormOp op) { return layerNorm(op, l); })
       .Case([&](LayerNormBackwardOp op) { return layerNormBackward(op, l); })
