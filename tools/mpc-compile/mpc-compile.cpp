@@ -143,6 +143,14 @@ static cl::opt<bool> noFoldCasts(
              "power of two)"),
     cl::init(false), cl::cat(category));
 
+static cl::opt<bool> keepProbabilities(
+    "keep-probabilities",
+    cl::desc("Keep an unfused attention's softmax probabilities and dropout "
+             "mask for the backward pass, as separate ops (--mpc-fuse's "
+             "softmax-dropout=false recompute=false), instead of one "
+             "mpc.softmax_dropout whose backward computes them again from "
+             "the scores; the same values, more memory"),
+    cl::cat(category));
 static cl::opt<bool> fuseAttention(
     "fuse-attention",
     cl::desc("Fuse attention into mpc.attention (default: on the cpu "
@@ -345,6 +353,8 @@ int main(int argc, char **argv) {
     return fail("--fusion-report and --no-fuse contradict each other");
   if (noFuse && fuseAttention)
     return fail("--fuse-attention and --no-fuse contradict each other");
+  if (noFuse && keepProbabilities)
+    return fail("--keep-probabilities and --no-fuse contradict each other");
   if (opsPerPart < 0)
     return fail("--ops-per-part must be 0 (one function) or positive, got " +
                 std::to_string(opsPerPart));
@@ -448,6 +458,8 @@ int main(int argc, char **argv) {
       fuseAttention.getNumOccurrences() > 0 ? fuseAttention : backend != "cuda";
   std::string noAttention = attention ? "" : " attention=false";
   std::string noFold = noFoldCasts ? " casts=false scales=false" : "";
+  if (keepProbabilities)
+    noFold += " softmax-dropout=false recompute=false";
   if (train && !noFuse)
     pipeline += ",mpc-fuse{epilogues=false" + noAttention + noFold + "}";
   if (train)

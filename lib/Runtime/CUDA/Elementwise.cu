@@ -399,10 +399,13 @@ __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
 /// every lane then reads.
 struct WarpKeeps {
   uint8_t *nibbles;
+  bool all; // p = 0 (an evaluation step): every element, no Philox
   uint64_t firstGroup = 0;
 
   __device__ void fill(double p, uint64_t seed, int64_t step, int64_t first,
                        int64_t cols) {
+    if (all)
+      return;
     __syncwarp(); // the previous row's reads are done
     firstGroup = static_cast<uint64_t>(first) / 4;
     uint64_t last = static_cast<uint64_t>(first + cols - 1) / 4;
@@ -418,7 +421,8 @@ struct WarpKeeps {
     __syncwarp();
   }
   __device__ bool operator()(int64_t i) const {
-    return nibbles[static_cast<uint64_t>(i) / 4 - firstGroup] >> (i % 4) & 1;
+    return all ||
+           nibbles[static_cast<uint64_t>(i) / 4 - firstGroup] >> (i % 4) & 1;
   }
 };
 
@@ -439,7 +443,7 @@ __global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
   int64_t t = *step;
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
-  WarpKeeps keeps{nibbles[threadIdx.x / 32]};
+  WarpKeeps keeps{nibbles[threadIdx.x / 32], p == 0};
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
@@ -471,7 +475,7 @@ softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, int64_t rows,
   int64_t t = *step;
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
-  WarpKeeps keeps{nibbles[threadIdx.x / 32]};
+  WarpKeeps keeps{nibbles[threadIdx.x / 32], p == 0};
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
@@ -512,9 +516,10 @@ __global__ void softmaxDropoutKernel(In input, Out output, int64_t cols,
                      cols, max, sum);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     A shifted = s * A(input.load(base + c)) - max;
-    output.store(base + c, formulas::dropoutKeeps(seed, t, base + c, p)
-                               ? exp(shifted) / sum * kept
-                               : A(0));
+    output.store(base + c,
+                 p == 0 || formulas::dropoutKeeps(seed, t, base + c, p)
+                     ? exp(shifted) / sum * kept
+                     : A(0));
   }
 }
 
@@ -536,7 +541,7 @@ __global__ void softmaxDropoutBackwardKernel(G grad, In input, X gradInput,
   // The probability and the dropped gradient of element c.
   auto both = [&](int64_t c, A &y, A &d) {
     y = exp(s * A(input.load(base + c)) - max) / sum;
-    d = formulas::dropoutKeeps(seed, t, base + c, p)
+    d = p == 0 || formulas::dropoutKeeps(seed, t, base + c, p)
             ? A(grad.round(AG(grad.load(base + c)) * kept))
             : A(0);
   };

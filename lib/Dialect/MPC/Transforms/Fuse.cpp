@@ -210,11 +210,23 @@ Value untransposed(OpBuilder &b, Value kt) {
 }
 
 /// The location of an op fused from `parts` (in program order): theirs,
-/// with their names as metadata (the fusion report and remarks read them).
+/// with their names as metadata (the fusion report and remarks read them);
+/// a part with casts or scales folded into it gives those parts.
 Location fusedLocation(MLIRContext *context, ArrayRef<Operation *> parts) {
   SmallVector<Location> locs;
   SmallVector<Attribute> names;
   for (Operation *part : parts) {
+    auto fused = dyn_cast<FusedLoc>(part->getLoc());
+    auto partNames =
+        fused ? dyn_cast_or_null<ArrayAttr>(fused.getMetadata()) : ArrayAttr();
+    if (partNames && partNames.size() == fused.getLocations().size() &&
+        llvm::is_contained(
+            partNames,
+            StringAttr::get(context, part->getName().getStringRef()))) {
+      llvm::append_range(locs, fused.getLocations());
+      llvm::append_range(names, partNames);
+      continue;
+    }
     locs.push_back(part->getLoc());
     names.push_back(StringAttr::get(context, part->getName().getStringRef()));
   }
@@ -238,7 +250,7 @@ SmallVector<StringRef> partsOf(Operation *op) {
 /// `scales`).
 bool hasFoldedParts(Operation *op) {
   if (!isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
-           DropoutOp>(op))
+           DropoutOp, SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op))
     return false;
   SmallVector<StringRef> parts = partsOf(op);
   return llvm::is_contained(parts, "mpc.cast") ||
@@ -292,8 +304,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
-                   MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp>(
-                  op) &&
+                   MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp,
+                   SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op) &&
               !isFusedNorm(op) && !hasFoldedParts(op))
             return;
           json.object([&] {
@@ -314,6 +326,12 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
               json.attribute("dropout_p", norm.getDropoutP().convertToDouble());
             if (auto residual = dyn_cast<DropoutAddOp>(op))
               json.attribute("dropout_p", residual.getP().convertToDouble());
+            if (auto probs = dyn_cast<SoftmaxDropoutOp>(op)) {
+              json.attribute("dropout_p", probs.getP().convertToDouble());
+              json.attribute("recompute", probs.getRecompute());
+            }
+            if (auto back = dyn_cast<SoftmaxDropoutBackwardOp>(op))
+              json.attribute("dropout_p", back.getP().convertToDouble());
             if (auto at = dyn_cast<AttentionOp>(op)) {
               json.attribute("dropout_p", at.getDropoutP().convertToDouble());
               json.attribute("masked", at.getMask() != nullptr);
@@ -418,6 +436,23 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (Operation *product : products)
         foldScale(product);
     }
+    // After the casts and scales: the softmax then reads the scores
+    // themselves, at their type, with its scale.
+    if (softmaxDropout) {
+      SmallVector<SoftmaxOp> softmaxes;
+      getOperation().walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
+      for (SoftmaxOp softmax : softmaxes)
+        fuseSoftmaxDropout(softmax);
+    }
+    if (recompute) {
+      SmallVector<SoftmaxDropoutOp> fused;
+      getOperation().walk([&](SoftmaxDropoutOp op) {
+        if (!op.getRecompute())
+          fused.push_back(op);
+      });
+      for (SoftmaxDropoutOp op : fused)
+        recomputeForLateReaders(op);
+    }
     if (!report.empty() && failed(writeReport()))
       signalPassFailure();
   }
@@ -479,8 +514,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// An operand a mixed-type op reads in any of f16, bf16 and f32.
   static bool readsAnyFloat(OpOperand &use) {
     Operation *op = use.getOwner();
-    if (isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp>(
-            op))
+    if (isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
+            SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op))
       return true;
     if (auto dropout = dyn_cast<DropoutOp>(op))
       return &use == &dropout.getInputMutable();
@@ -498,13 +533,14 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       locs.push_back(part->getLoc());
       names.push_back(partName);
     }
-    // Parts already folded into this op; a location a backward op took
-    // from its forward op (autodiff) names the forward's parts instead,
-    // and counts as one.
+    // Parts already folded into this op (or fused into it: a
+    // softmax_dropout's); a location a backward op took from its forward
+    // op (autodiff) names the forward's parts instead, and counts as one.
     SmallVector<StringRef> parts = partsOf(op);
     auto fused = dyn_cast<FusedLoc>(op->getLoc());
     if (fused && parts.size() == fused.getLocations().size() &&
-        llvm::is_contained(parts, op->getName().getStringRef())) {
+        (llvm::is_contained(parts, op->getName().getStringRef()) ||
+         isa<SoftmaxDropoutOp>(op))) {
       llvm::append_range(locs, fused.getLocations());
       for (StringRef name : parts)
         names.push_back(StringAttr::get(&getContext(), name));
@@ -563,7 +599,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     Operation *op = value.getDefiningOp();
     if (!op || !value.hasOneUse() ||
         !isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
-             DropoutOp>(op) ||
+             DropoutOp, SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op) ||
         value != op->getResult(0))
       return;
     value.setType(cast.getResult().getType());
@@ -571,6 +607,114 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     addPart(op, cast, /*partFirst=*/false);
     remark(op, " (writes " + llvm::formatv("{0}", to).str() + ")");
     cast.erase();
+  }
+
+  /// `y = softmax(x)` over the last axis with y unrounded (f32; f64 for an
+  /// f64 x), read only by one `mpc.dropout` and by `mpc.softmax_backward`
+  /// ops of its scale whose gradient is an `mpc.dropout_backward` of that
+  /// dropout's mask, read by nothing else (the mask read by nothing else
+  /// either): one mpc.softmax_dropout at the dropout, and each pair of
+  /// gradients one mpc.softmax_dropout_backward, which reads x. The same
+  /// values bit for bit; neither y nor the mask is written.
+  void fuseSoftmaxDropout(SoftmaxOp softmax) {
+    Value x = softmax.getInput(), y = softmax.getResult();
+    RankedTensorType type = typeOf(y);
+    Type element = typeOf(x).getElementType();
+    Type unrounded =
+        element.isF64() ? element : Float32Type::get(&getContext());
+    int64_t rank = type.getRank();
+    int64_t axis = softmax.getAxis();
+    if (type.getElementType() != unrounded || rank == 0 ||
+        (axis < 0 ? axis + rank : axis) != rank - 1)
+      return;
+    Block *block = softmax->getBlock();
+    DropoutOp dropout;
+    SmallVector<SoftmaxBackwardOp> gradients;
+    for (OpOperand &use : y.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != block)
+        return;
+      if (auto d = dyn_cast<DropoutOp>(user); d && !dropout) {
+        dropout = d;
+        continue;
+      }
+      auto gradient = dyn_cast<SoftmaxBackwardOp>(user);
+      if (!gradient || use.getOperandNumber() != 1 ||
+          gradient.getScale() != softmax.getScale() ||
+          gradient.getAxis() != softmax.getAxis())
+        return;
+      gradients.push_back(gradient);
+    }
+    if (!dropout)
+      return;
+    // Each gradient's: the dropout's gradient, through the same mask.
+    SmallVector<DropoutBackwardOp> dropped;
+    for (SoftmaxBackwardOp gradient : gradients) {
+      auto back = gradient.getGrad().getDefiningOp<DropoutBackwardOp>();
+      if (!back || back.getMask() != dropout.getMask() ||
+          back.getP() != dropout.getP() || !back.getResult().hasOneUse() ||
+          back->getBlock() != block)
+        return;
+      dropped.push_back(back);
+    }
+    if (!llvm::all_of(dropout.getMask().getUsers(), [&](Operation *user) {
+          return llvm::is_contained(dropped, user);
+        }))
+      return;
+
+    OpBuilder b(dropout);
+    auto fused = SoftmaxDropoutOp::create(
+        b, fusedLocation(&getContext(), {softmax, dropout}),
+        dropout.getResult().getType(), x, softmax.getScaleAttr(),
+        dropout.getPAttr(), dropout.getSeedAttr(), /*recompute=*/nullptr);
+    remark(fused);
+    dropout.getResult().replaceAllUsesWith(fused.getResult());
+    for (auto [gradient, back] : llvm::zip_equal(gradients, dropped)) {
+      b.setInsertionPoint(gradient);
+      auto fusedGradient = SoftmaxDropoutBackwardOp::create(
+          b, fusedLocation(&getContext(), {back, gradient}), gradient.getType(),
+          back.getGrad(), x, softmax.getScaleAttr(), dropout.getPAttr(),
+          dropout.getSeedAttr());
+      remark(fusedGradient);
+      gradient.getResult().replaceAllUsesWith(fusedGradient.getResult());
+      gradient.erase();
+      back.erase();
+    }
+    dropout.erase();
+    softmax.erase();
+  }
+
+  /// A softmax_dropout's result read again after its first reader (the
+  /// backward pass's product with the dropped probabilities): a copy of
+  /// the op, marked `recompute`, computes it again before the first later
+  /// reader, for all of them, so that the result dies at its first reader
+  /// and only the input is kept (the copy costs one more pass; the input
+  /// is kept for the gradient anyway).
+  void recomputeForLateReaders(SoftmaxDropoutOp op) {
+    SmallVector<Operation *> readers;
+    for (Operation *user : op->getUsers()) {
+      if (user->getBlock() != op->getBlock())
+        return;
+      if (!llvm::is_contained(readers, user))
+        readers.push_back(user);
+    }
+    if (readers.size() < 2)
+      return;
+    llvm::sort(readers, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    Operation *first = readers.front();
+    OpBuilder b(readers[1]);
+    auto copy = cast<SoftmaxDropoutOp>(b.clone(*op));
+    copy.setRecompute(true);
+    op.getResult().replaceUsesWithIf(copy.getResult(), [&](OpOperand &use) {
+      return use.getOwner() != first;
+    });
+    if (remarks)
+      emitRemark(reportedLocation(copy.getOperation()))
+          << "recomputed: " << copy->getName() << " before "
+          << readers[1]->getName() << " (its result is not kept from "
+          << first->getName() << ")";
   }
 
   /// `out = matmul(dropout(softmax(scale * matmul(q, k^T))), v)`, each

@@ -477,6 +477,26 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     (head sizes 16, 64, 256) the values are the same bit for bit, with
     another they differ by that one rounding.
 
+    With `softmax-dropout`, after the scales: an `mpc.softmax` over the
+    last axis whose result is not rounded (f32; f64 for f64), read only by
+    an `mpc.dropout` and by `mpc.softmax_backward` ops of its scale whose
+    gradient is an `mpc.dropout_backward` through that dropout's mask read
+    by nothing else, becomes one `mpc.softmax_dropout`, and each such pair
+    of gradients one `mpc.softmax_dropout_backward`, which computes the
+    probabilities and the keep bits again from the softmax's input: an
+    unfused attention keeps its f16 scores for the backward pass instead
+    of its f32 probabilities and its mask, bit for bit the same values. In
+    forward graphs (before autodiff) the dropout's mask is unread and the
+    softmax's only reader is the dropout. A softmax over another axis, or
+    one whose result is rounded (an f16 softmax at O3), is not fused.
+
+    With `recompute`, last: an `mpc.softmax_dropout` whose result is read
+    after its first reader (the backward pass's product with the dropped
+    probabilities) is copied, marked `recompute`, before the first later
+    reader, which with every later one reads the copy: the dropped
+    probabilities die at the forward's product, and the backward computes
+    them again from the input it keeps anyway, for one more pass over it.
+
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
     the metadata of its fused location). A hand-written fused op is listed
@@ -503,6 +523,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"scales", "scales", "bool", /*default=*/"true",
            "Fold a constant scale of a softmax's input and of its "
            "gradient into the softmax's `scale`">,
+    Option<"softmaxDropout", "softmax-dropout", "bool", /*default=*/"true",
+           "Fuse a softmax and the dropout of its probabilities, and their "
+           "gradients, into mpc.softmax_dropout(_backward)">,
+    Option<"recompute", "recompute", "bool", /*default=*/"true",
+           "Compute an mpc.softmax_dropout again for its readers after the "
+           "first (the backward pass) instead of keeping its result">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
     Option<"report", "report", "std::string", /*default=*/"",
