@@ -45,7 +45,10 @@ BACKEND="${BACKEND:-cuda}"
 # compile with --no-fuse, to measure what fusion gives; O2-attn with
 # --fuse-attention, mpc.attention on CUDA too; O2-keepcasts with
 # --no-fold-casts, the casts around softmax and dropout as kernels of
-# their own, to measure what folding them gives); THREADS: --threads
+# their own, to measure what folding them gives; O2-keepprobs with
+# --keep-probabilities, an unfused attention's probabilities and mask
+# kept for the backward pass instead of computed again from the scores:
+# what the recomputation costs in time and saves in memory); THREADS: --threads
 # of mpc's executables and of the PyTorch peers on the CPU (0: their
 # defaults).
 # O2-check compiles with --check-numerics (what the checks cost),
@@ -68,6 +71,7 @@ level_options() {
   O2-nofuse) amp=(--amp=O2 --dtype=f16 --no-fuse) ;;
   O2-attn) amp=(--amp=O2 --dtype=f16 --fuse-attention) ;;
   O2-keepcasts) amp=(--amp=O2 --dtype=f16 --no-fold-casts) ;;
+  O2-keepprobs) amp=(--amp=O2 --dtype=f16 --keep-probabilities) ;;
   O2-check) amp=(--amp=O2 --dtype=f16 --check-numerics) ;;
   O2-evalamp) amp=(--amp=O2 --dtype=f16 --eval-precision=amp) ;;
   *) return 1 ;;
@@ -76,7 +80,8 @@ level_options() {
 for level in $LEVELS; do
   if ! level_options "$level"; then
     echo "bench/run.sh: unknown level '$level' in LEVELS (known: fp32" \
-      "fp32-nofuse O2 O2-nofuse O2-attn O2-keepcasts O2-check" \
+      "fp32-nofuse O2 O2-nofuse O2-attn O2-keepcasts O2-keepprobs" \
+      "O2-check" \
       "O2-evalamp)" >&2
     exit 2
   fi

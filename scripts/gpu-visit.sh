@@ -21,7 +21,8 @@
 #
 # Variables: VISIT (default build/gpu-visit), PARTS (what the build makes,
 # default "check bert mlp unet"), LEVELS (default "fp32 O2 O2-check
-# O2-evalamp", and O2-attn and O2-keepcasts for BERT, O2-nofuse for the
+# O2-evalamp", and O2-attn, O2-keepcasts and O2-keepprobs for BERT,
+# O2-nofuse for the
 # UNet; the same at build and run), RESULTS (default $OUT where set, else
 # $VISIT/results), PEERS (bench/run.sh's).
 set -uo pipefail
@@ -29,14 +30,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VISIT="${VISIT:-$ROOT/build/gpu-visit}"
 LEVELS="${LEVELS:-}"
 # levels MODEL: LEVELS, or by default fp32, O2, O2-check and O2-evalamp,
-# and O2-attn and O2-keepcasts for BERT (the only model with attention:
-# fused, and its f32 softmax island's casts kept), O2-nofuse for the UNet
+# and O2-attn, O2-keepcasts and O2-keepprobs for BERT (the only model
+# with attention: fused, its f32 softmax island's casts kept, and its
+# probabilities kept rather than computed again), O2-nofuse for the UNet
 # (its batch norm + ReLU fusion against the unfused step).
 levels() {
   if [ -n "$LEVELS" ]; then
     echo "$LEVELS"
   elif [ "$1" = bert ]; then
-    echo "fp32 O2 O2-attn O2-keepcasts O2-check O2-evalamp"
+    echo "fp32 O2 O2-attn O2-keepcasts O2-keepprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
     echo "fp32 O2 O2-nofuse O2-check O2-evalamp"
   else

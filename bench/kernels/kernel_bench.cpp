@@ -232,6 +232,34 @@ void rowCases() {
            3.0 * rows * cols * e,
            [&] { softmaxBackward(t, g, t, y, t, dx, rows, cols, false); });
   }
+  // The O2 step's unfused attention at BERT's scores: the softmax from
+  // f16 scores to f32 probabilities and its gradient (--keep-probabilities),
+  // and mpc.softmax_dropout, f16 to f16, with its backward from the scores
+  // (the default): the bytes each must move.
+  {
+    int64_t rows = 8 * kHeads * kSeq, cols = kSeq, n = rows * cols;
+    Buffers b;
+    void *x = b.random(MPCRT_F16, n), *y = b.empty(n * 4),
+         *g = b.random(MPCRT_F16, n, 5), *dx = b.empty(n * 2),
+         *p = b.empty(n * 2);
+    auto *step = static_cast<int64_t *>(b.empty(8));
+    report("softmax", dims({rows, cols}), "f16->f32", 6.0 * n, [&] {
+      softmax(MPCRT_F16, x, MPCRT_F32, y, rows, cols, false, 0.125);
+    });
+    report("softmax_backward", dims({rows, cols}), "f16,f32->f16", 8.0 * n,
+           [&] {
+             softmaxBackward(MPCRT_F16, g, MPCRT_F32, y, MPCRT_F16, dx, rows,
+                             cols, false, 0.125);
+           });
+    report("softmax_dropout", dims({rows, cols}), "f16", 4.0 * n, [&] {
+      softmaxDropout(MPCRT_F16, x, MPCRT_F16, p, rows, cols, 0.125, 0.1, 42,
+                     step);
+    });
+    report("softmax_dropout_backward", dims({rows, cols}), "f16", 6.0 * n, [&] {
+      softmaxDropoutBackward(MPCRT_F16, g, MPCRT_F16, x, MPCRT_F16, dx, rows,
+                             cols, 0.125, 0.1, 42, step);
+    });
+  }
   // Layer norm over BERT's hidden rows, f32 parameters.
   {
     Buffers b;

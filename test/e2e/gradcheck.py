@@ -155,8 +155,8 @@ CASES = {
     # twice: the forward's and the backward's copy, computed again).
     "softmax_dropout_from_parts": ([("a", "3x9", -2, 2)],
                                    "%p = mpc.softmax %a {scale = 0.7 : f64} : tensor<3x9xf64>\n"
-                                   "  %d, %mask = mpc.dropout %p {p = 0.4, seed = 9} : tensor<3x9xf64>\n"
-                                   "  %y = mpc.mul %d, %d : tensor<3x9xf64>, tensor<3x9xf64>", "3x9"),
+                                   "  %pd, %mask = mpc.dropout %p {p = 0.4, seed = 9} : tensor<3x9xf64>\n"
+                                   "  %y = mpc.mul %pd, %pd : tensor<3x9xf64>, tensor<3x9xf64>", "3x9"),
     "reshape": ([("a", "3x4", -1, 1)],
                 "%y = mpc.reshape %a : tensor<3x4xf64> -> tensor<2x6xf64>", "2x6"),
     "transpose": ([("a", "2x3x4", -1, 1)],
