@@ -2,10 +2,13 @@
 # The training step's memory plan with and without --mpc-fuse: the
 # BERT-style encoder (bench/models.py, BERT-base widths unless overridden)
 # trained with Adam at O2, at each sequence length of SEQS (default
-# "128 512"), compiled twice (fused, --no-fuse) for the CPU backend. The
-# plan is the same on every backend and does not depend on the machine:
-# one line per length with both arenas (every activation and gradient of
-# the step; parameters and optimizer state are on top) and the saving.
+# "128 512"), compiled for the CPU backend fused, unfused (--no-fuse), and
+# fused but for attention (--fuse-attention=false, the CUDA default) with
+# its softmax and dropout as mpc.softmax_dropout and with them kept apart
+# (--keep-probabilities). The plan is the same on every backend and does
+# not depend on the machine: one line per length with the arenas (every
+# activation and gradient of the step; parameters and optimizer state are
+# on top) and the fused one's saving.
 #
 #   bench/memory_plan.sh                  # table on stdout
 #   SEQS=128 LAYERS=2 bench/memory_plan.sh
@@ -23,32 +26,41 @@ OUT="${OUT:-$ROOT/bench/out/memory-plan.jsonl}"
 mkdir -p "$(dirname "$OUT")"
 : > "$OUT"
 
-printf '%-6s %16s %16s %8s\n' seq "fused MB" "unfused MB" saving
+printf '%-6s %16s %16s %8s %16s %16s\n' seq "fused MB" "unfused MB" saving \
+  "no-attn MB" "no-attn kept MB"
 for seq in $SEQS; do
   python3 "$ROOT/bench/models.py" bert --batch "$BATCH" --seq "$seq" \
     --hidden "$HIDDEN" --heads "$HEADS" --ffn "$FFN" --layers "$LAYERS" \
     --vocab "$VOCAB" --classes 2 -o "$WORK/bert.mlir"
-  for variant in fused unfused; do
+  for variant in fused unfused noattn kept; do
     flag=()
     [ "$variant" = unfused ] && flag=(--no-fuse)
+    [ "$variant" = noattn ] && flag=(--fuse-attention=false)
+    [ "$variant" = kept ] && flag=(--fuse-attention=false --keep-probabilities)
     "$BIN/mpc-compile" "$WORK/bert.mlir" --train \
       --optimizer="kind=adam lr=1e-4" --amp=O2 "${flag[@]}" \
       --memory-report="$WORK/$variant.json" -o "$WORK/bert-$variant"
   done
-  python3 - "$WORK/fused.json" "$WORK/unfused.json" "$seq" "$OUT" << 'PY'
+  python3 - "$WORK" "$seq" "$OUT" << 'PY'
 import json, sys
-def arena(path):
-    fns = json.load(open(path))["functions"]
+def arena(variant):
+    fns = json.load(open("%s/%s.json" % (sys.argv[1], variant)))["functions"]
     step = [f for f in fns if f["function"] == "train_step"][0]
     return step["arena_bytes"], step["fused"]
-fused, ops = arena(sys.argv[1])
-unfused, _ = arena(sys.argv[2])
-seq = int(sys.argv[3])
-print("%-6d %16.1f %16.1f %7.0f%%" % (seq, fused / 1e6, unfused / 1e6,
-                                       100 * (1 - fused / unfused)))
-with open(sys.argv[4], "a") as out:
+fused, ops = arena("fused")
+unfused, _ = arena("unfused")
+noattn, noattn_ops = arena("noattn")
+kept, _ = arena("kept")
+seq = int(sys.argv[2])
+print("%-6d %16.1f %16.1f %7.0f%% %16.1f %16.1f" %
+      (seq, fused / 1e6, unfused / 1e6, 100 * (1 - fused / unfused),
+       noattn / 1e6, kept / 1e6))
+with open(sys.argv[3], "a") as out:
     out.write(json.dumps({"seq": seq, "fused_arena_bytes": fused,
                           "unfused_arena_bytes": unfused,
-                          "fused_ops": ops}) + "\n")
+                          "fused_ops": ops,
+                          "no_attention_arena_bytes": noattn,
+                          "no_attention_kept_arena_bytes": kept,
+                          "no_attention_fused_ops": noattn_ops}) + "\n")
 PY
 done
