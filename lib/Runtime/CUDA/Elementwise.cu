@@ -430,36 +430,51 @@ struct WarpKeeps {
 /// not starting at a multiple of 4 spans one group more.
 constexpr int kWarpKeepBytes = kWarpRowLimit / 4 + 1;
 
-/// mpc.softmax_dropout, rows of at most 32 K elements, one warp per row:
-/// the softmax kernel's probabilities (warpShifted), kept where
-/// mpcrt_dropout_* keeps them, scaled and rounded once to Out.
-template <typename In, typename Out, int K>
-__global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
-                                         int64_t cols, double scale, double p,
-                                         uint64_t seed, const int64_t *step) {
-  using A = decltype(typename In::Acc() + typename Out::Acc());
+/// Calls body(base, v, sum, keeps) for each of the warp's rows of
+/// softmax(s * input) (rows of at most 32 K elements): v and sum as
+/// warpShifted leaves them, keeps the row's dropout bits.
+template <int K, typename In, typename A, typename Body>
+__device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
+                                  A s, double p, uint64_t seed,
+                                  const int64_t *step, Body body) {
   __shared__ uint8_t nibbles[kThreads / 32][kWarpKeepBytes];
-  A s = static_cast<A>(scale), kept = static_cast<A>(1 / (1 - p));
   int64_t t = *step;
-  using Warp = RowTeam<true>;
-  const int64_t lane = Warp::rank();
   WarpKeeps keeps{nibbles[threadIdx.x / 32], p == 0};
+  using Warp = RowTeam<true>;
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
     warpShifted(input, base, cols, s, v, sum);
     keeps.fill(p, seed, t, base, cols);
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      int64_t c = lane + 32 * k;
-      if (c < cols)
-        output.store(base + c, keeps(base + c) ? exp(v[k]) / sum * kept : A(0));
-    }
+    body(base, v, sum, keeps);
   }
 }
 
-/// Its backward, one warp per row: the probabilities again (warpShifted),
-/// the gradient dropped with the same bits and rounded to G's type
+/// mpc.softmax_dropout, one warp per row: the softmax kernel's
+/// probabilities, kept where mpcrt_dropout_* keeps them, scaled and
+/// rounded once to Out.
+template <typename In, typename Out, int K>
+__global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
+                                         int64_t cols, double scale, double p,
+                                         uint64_t seed, const int64_t *step) {
+  using A = decltype(typename In::Acc() + typename Out::Acc());
+  A kept = static_cast<A>(1 / (1 - p));
+  const int64_t lane = RowTeam<true>::rank();
+  forEachDroppedRow<K>(
+      input, rows, cols, static_cast<A>(scale), p, seed, step,
+      [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          int64_t c = lane + 32 * k;
+          if (c < cols)
+            output.store(base + c,
+                         keeps(base + c) ? exp(v[k]) / sum * kept : A(0));
+        }
+      });
+}
+
+/// Its backward, one warp per row: the probabilities again, the gradient
+/// dropped with the same bits and rounded to G's type
 /// (mpcrt_dropout_backward_*), then the softmax's gradient.
 template <typename G, typename In, typename X, int K>
 __global__ void
@@ -469,36 +484,30 @@ softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, int64_t rows,
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;
-  __shared__ uint8_t nibbles[kThreads / 32][kWarpKeepBytes];
   A s = static_cast<A>(scale);
   AG kept = static_cast<AG>(1 / (1 - p));
-  int64_t t = *step;
-  using Warp = RowTeam<true>;
-  const int64_t lane = Warp::rank();
-  WarpKeeps keeps{nibbles[threadIdx.x / 32], p == 0};
-  for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
-    int64_t base = r * cols;
-    A v[K], sum;
-    warpShifted(input, base, cols, s, v, sum);
-    keeps.fill(p, seed, t, base, cols);
-    A d[K], dot = 0;
+  const int64_t lane = RowTeam<true>::rank();
+  forEachDroppedRow<K>(
+      input, rows, cols, s, p, seed, step,
+      [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
+        A d[K], dot = 0;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      int64_t c = lane + 32 * k;
-      v[k] = c < cols ? exp(v[k]) / sum : A(0);
-      d[k] = c < cols && keeps(base + c)
-                 ? A(grad.round(AG(grad.load(base + c)) * kept))
-                 : A(0);
-      dot += d[k] * v[k];
-    }
-    dot = Warp::reduce<A>(dot);
+        for (int k = 0; k < K; ++k) {
+          int64_t c = lane + 32 * k;
+          v[k] = c < cols ? exp(v[k]) / sum : A(0);
+          d[k] = c < cols && keeps(base + c)
+                     ? A(grad.round(AG(grad.load(base + c)) * kept))
+                     : A(0);
+          dot += d[k] * v[k];
+        }
+        dot = RowTeam<true>::reduce<A>(dot);
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      int64_t c = lane + 32 * k;
-      if (c < cols)
-        gradInput.store(base + c, s * (v[k] * (d[k] - dot)));
-    }
-  }
+        for (int k = 0; k < K; ++k) {
+          int64_t c = lane + 32 * k;
+          if (c < cols)
+            gradInput.store(base + c, s * (v[k] * (d[k] - dot)));
+        }
+      });
 }
 
 /// Rows longer than a warp takes, one block per row: the block softmax's
