@@ -65,7 +65,8 @@ def mlp(a):
 def bert(a):
     """BERT-style encoder for classification, as examples/bert_encoder.mlir:
     token + position embeddings, post-LN layers (attention, GELU
-    feed-forward; --gelu tanh for GPT-2's tanh approximation), dropout 0.1,
+    feed-forward; --gelu tanh for GPT-2's tanh approximation), dropout 0.1
+    (none on the attention's probabilities with --attention-dropout 0),
     tanh pooler on the first token."""
     B, S, D, NH, F, V, C = (a.batch, a.seq, a.hidden, a.heads, a.ffn,
                             a.vocab, a.classes)
@@ -149,7 +150,7 @@ def bert(a):
         body.append("  %s = mpc.mul %s, %s : %s, tensor<f32>" %
                     (ss, sc, scale, t(B, NH, S, S)))
         body.append("  %s = mpc.softmax %s : %s" % (sm, ss, t(B, NH, S, S)))
-        pr = dropout(sm, (B, NH, S, S))
+        pr = dropout(sm, (B, NH, S, S)) if a.attention_dropout else sm
         ctx, ct, cr = v(), v(), v()
         body.append("  %s = mpc.matmul %s, %s : %s, %s" %
                     (ctx, pr, val, t(B, NH, S, S), t(B, NH, S, HD)))
@@ -334,6 +335,10 @@ def main():
                    help="MLP: hidden widths, e.g. 512,256 (instead of "
                    "--layers of --hidden)")
     p.add_argument("--classes", type=int, default=1000)
+    p.add_argument("--attention-dropout", type=int, choices=[0, 1],
+                   default=1,
+                   help="bert: 0 leaves out the dropout of the attention's "
+                   "probabilities (as models trained without it)")
     p.add_argument("--gelu", choices=["exact", "tanh"], default="exact",
                    help="BERT: the feed-forward GELU, exact (erf, BERT's) "
                    "or its tanh approximation (GPT-2's)")

@@ -56,6 +56,31 @@ func.func @attention_step(%s: tensor<2x4x8x8xbf16>, %v: tensor<2x4x8x8xbf16>, %g
 
 // -----
 
+// No dropout: the f32 probabilities narrowed for the products and read by
+// the gradient. mpc.softmax_dropout with p = 0 writes the narrowed ones,
+// the gradient reads the scores; the copy again for the value gradient.
+// CHECK-LABEL: func @undropped
+// CHECK-NEXT: %[[P:.*]] = mpc.softmax_dropout %arg0 {p = 0.000000e+00 : f64, scale = 1.250000e-01 : f64, seed = 0 : i64} : tensor<2x4x8x8xbf16>{{$}}
+// CHECK-NEXT: mpc.matmul %[[P]], %arg1
+// CHECK-NEXT: %[[Q:.*]] = mpc.softmax_dropout %arg0 {p = 0.000000e+00 : f64, recompute, scale = 1.250000e-01 : f64, seed = 0 : i64}
+// CHECK-NEXT: mpc.matmul %[[Q]], %arg2 {transpose_a}
+// CHECK-NEXT: mpc.softmax_dropout_backward %arg3, %arg0 {p = 0.000000e+00 : f64, scale = 1.250000e-01 : f64, seed = 0 : i64} : tensor<2x4x8x8xbf16>{{$}}
+// OFF-LABEL: func @undropped
+// OFF: mpc.softmax %arg0
+// OFF-NEXT: mpc.cast
+// REMARK: remark: fused: mpc.softmax + mpc.cast -> mpc.softmax_dropout
+// REMARK: remark: fused: mpc.softmax_backward -> mpc.softmax_dropout_backward
+func.func @undropped(%s: tensor<2x4x8x8xbf16>, %v: tensor<2x4x8x8xbf16>, %g: tensor<2x4x8x8xbf16>, %gy: tensor<2x4x8x8xbf16>) -> (tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>) {
+  %p = mpc.softmax %s {scale = 0.125 : f64} : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  %p16 = mpc.cast %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
+  %o = mpc.matmul %p16, %v : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>
+  %dv = mpc.matmul %p16, %g {transpose_a} : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>
+  %ds = mpc.softmax_backward %gy, %p {scale = 0.125 : f64} : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xf32>
+  return %o, %dv, %ds : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>
+}
+
+// -----
+
 // A forward graph (before autodiff, all f32): the mask is unread, the
 // probabilities read only by the dropout. f64 fuses too (its softmax's
 // result is not rounded either).
@@ -76,11 +101,14 @@ func.func @forward(%x: tensor<4x16xf32>, %y: tensor<3x5xf64>) -> (tensor<4x16xf3
 // What does not fuse: probabilities read by another op (kept anyway); a
 // mask read elsewhere; a softmax over another axis than the last; a
 // rounded (f16) softmax result, which the fused op would not round; a
-// gradient of another scale; a dropped gradient read twice.
+// gradient of another scale; a dropped gradient read twice; without
+// dropout, probabilities read unnarrowed (fp32: the scores kept instead
+// would save nothing) or narrowed with no gradient (the cast folds into
+// the softmax instead).
 // CHECK-LABEL: func @no_fusion
 // CHECK-NOT: softmax_dropout
 // CHECK: return
-func.func @no_fusion(%x: tensor<4x16xf32>, %h: tensor<4x16xf16>, %g: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xi1>, tensor<4x16xf32>, tensor<4x16xf16>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+func.func @no_fusion(%x: tensor<4x16xf32>, %h: tensor<4x16xf16>, %g: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xi1>, tensor<4x16xf32>, tensor<4x16xf16>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x4xf32>, tensor<4x16xf32>, tensor<4x16xf16>) {
   %p0 = mpc.softmax %x : tensor<4x16xf32>
   %d0, %m0 = mpc.dropout %p0 {p = 0.1 : f64, seed = 1 : i64} : tensor<4x16xf32>
   %p1 = mpc.softmax %x {scale = 2.0 : f64} : tensor<4x16xf32>
@@ -98,5 +126,10 @@ func.func @no_fusion(%x: tensor<4x16xf32>, %h: tensor<4x16xf16>, %g: tensor<4x16
   %g5 = mpc.dropout_backward %g, %m5 {p = 0.1 : f64} : tensor<4x16xf32>, tensor<4x16xi1>
   %s5 = mpc.softmax_backward %g5, %p5 {scale = 5.0 : f64} : tensor<4x16xf32>
   %t5 = mpc.add %s5, %g5 : tensor<4x16xf32>, tensor<4x16xf32>
-  return %d0, %p0, %d1, %m1, %d2, %d3, %d4, %s4, %d5, %t5 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xi1>, tensor<4x16xf32>, tensor<4x16xf16>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+  %p6 = mpc.softmax %x {scale = 6.0 : f64} : tensor<4x16xf32>
+  %o6 = mpc.matmul %p6, %g {transpose_b} : tensor<4x16xf32>, tensor<4x16xf32>
+  %s6 = mpc.softmax_backward %g, %p6 {scale = 6.0 : f64} : tensor<4x16xf32>
+  %p7 = mpc.softmax %x {scale = 7.0 : f64} : tensor<4x16xf32>
+  %n7 = mpc.cast %p7 : tensor<4x16xf32> -> tensor<4x16xf16>
+  return %d0, %p0, %d1, %m1, %d2, %d3, %d4, %s4, %d5, %t5, %o6, %s6, %n7 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xi1>, tensor<4x16xf32>, tensor<4x16xf16>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x4xf32>, tensor<4x16xf32>, tensor<4x16xf16>
 }

@@ -305,7 +305,6 @@ TEST(MixedTypes, SoftmaxDropoutIsTheSoftmaxThenTheDropoutBitForBit) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed));
   const int64_t rows = 9, cols = 203, n = rows * cols; // groups span rows
-  const double p = 0.2;
   const int64_t step = 11;
   const uint64_t seed = 77;
   auto bytes = [](mpcrt_dtype d) { return d == MPCRT_F32 ? 4 : 2; };
@@ -318,45 +317,49 @@ TEST(MixedTypes, SoftmaxDropoutIsTheSoftmaxThenTheDropoutBitForBit) {
     return b;
   };
   const mpcrt_dtype types[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32};
-  for (mpcrt_dtype in : types)
-    for (mpcrt_dtype out : types)
-      for (double scale : {1.0, 0.3}) {
-        SCOPED_TRACE("types " + std::to_string(in) + " " + std::to_string(out) +
-                     " scale " + std::to_string(scale));
-        std::vector<uint8_t> x = random(in, 4), dy = random(out, 1);
-        std::vector<float> probs(n);
-        std::vector<uint8_t> mask(n), want(n * bytes(out)), got(n * bytes(out));
-        mpcrt_softmax_mixed(in, x.data(), MPCRT_F32, probs.data(), rows, cols,
-                            0, scale);
-        mpcrt_dropout_mixed(MPCRT_F32, probs.data(), out, want.data(),
-                            mask.data(), n, p, seed, &step);
-        mpcrt_softmax_dropout(in, x.data(), out, got.data(), rows, cols, scale,
-                              p, seed, &step);
-        ASSERT_EQ(got, want) << "forward";
-        // Backward: the gradient dropped in its own type, then the
-        // softmax's gradient, dx of the input's type.
-        std::vector<uint8_t> dropped(n * bytes(out)), wantDx(n * bytes(in)),
-            gotDx(n * bytes(in));
-        if (out == MPCRT_F32)
-          mpcrt_dropout_backward_f32(
-              reinterpret_cast<float *>(dy.data()), mask.data(),
-              reinterpret_cast<float *>(dropped.data()), n, p);
-        else if (out == MPCRT_F16)
-          mpcrt_dropout_backward_f16(
-              reinterpret_cast<uint16_t *>(dy.data()), mask.data(),
-              reinterpret_cast<uint16_t *>(dropped.data()), n, p);
-        else
-          mpcrt_dropout_backward_bf16(
-              reinterpret_cast<uint16_t *>(dy.data()), mask.data(),
-              reinterpret_cast<uint16_t *>(dropped.data()), n, p);
-        mpcrt_softmax_backward_mixed(out, dropped.data(), MPCRT_F32,
-                                     probs.data(), in, wantDx.data(), rows,
-                                     cols, 0, scale);
-        mpcrt_softmax_dropout_backward(out, dy.data(), in, x.data(), in,
-                                       gotDx.data(), rows, cols, scale, p, seed,
-                                       &step);
-        ASSERT_EQ(gotDx, wantDx) << "backward";
-      }
+  // p = 0: a softmax with no dropout whose probabilities are narrowed.
+  for (double p : {0.2, 0.0})
+    for (mpcrt_dtype in : types)
+      for (mpcrt_dtype out : types)
+        for (double scale : {1.0, 0.3}) {
+          SCOPED_TRACE("types " + std::to_string(in) + " " +
+                       std::to_string(out) + " scale " + std::to_string(scale) +
+                       " p " + std::to_string(p));
+          std::vector<uint8_t> x = random(in, 4), dy = random(out, 1);
+          std::vector<float> probs(n);
+          std::vector<uint8_t> mask(n), want(n * bytes(out)),
+              got(n * bytes(out));
+          mpcrt_softmax_mixed(in, x.data(), MPCRT_F32, probs.data(), rows, cols,
+                              0, scale);
+          mpcrt_dropout_mixed(MPCRT_F32, probs.data(), out, want.data(),
+                              mask.data(), n, p, seed, &step);
+          mpcrt_softmax_dropout(in, x.data(), out, got.data(), rows, cols,
+                                scale, p, seed, &step);
+          ASSERT_EQ(got, want) << "forward";
+          // Backward: the gradient dropped in its own type, then the
+          // softmax's gradient, dx of the input's type.
+          std::vector<uint8_t> dropped(n * bytes(out)), wantDx(n * bytes(in)),
+              gotDx(n * bytes(in));
+          if (out == MPCRT_F32)
+            mpcrt_dropout_backward_f32(
+                reinterpret_cast<float *>(dy.data()), mask.data(),
+                reinterpret_cast<float *>(dropped.data()), n, p);
+          else if (out == MPCRT_F16)
+            mpcrt_dropout_backward_f16(
+                reinterpret_cast<uint16_t *>(dy.data()), mask.data(),
+                reinterpret_cast<uint16_t *>(dropped.data()), n, p);
+          else
+            mpcrt_dropout_backward_bf16(
+                reinterpret_cast<uint16_t *>(dy.data()), mask.data(),
+                reinterpret_cast<uint16_t *>(dropped.data()), n, p);
+          mpcrt_softmax_backward_mixed(out, dropped.data(), MPCRT_F32,
+                                       probs.data(), in, wantDx.data(), rows,
+                                       cols, 0, scale);
+          mpcrt_softmax_dropout_backward(out, dy.data(), in, x.data(), in,
+                                         gotDx.data(), rows, cols, scale, p,
+                                         seed, &step);
+          ASSERT_EQ(gotDx, wantDx) << "backward";
+        }
 }
 
 /// mpcrt_cast_i32 against its definition: the integer rounded to f32 (the

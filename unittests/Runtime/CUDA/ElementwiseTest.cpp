@@ -585,60 +585,62 @@ TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
 TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 37;
-  const double p = 0.3;
   const int64_t step = 5;
   const uint64_t dropSeed = rng();
   int64_t *dStep = upload(std::vector<int64_t>{step});
   const std::pair<mpcrt_dtype, mpcrt_dtype> pairs[] = {
       {MPCRT_F16, MPCRT_F16},  {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F16},
       {MPCRT_F32, MPCRT_BF16}, {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64}};
-  for (int64_t cols : {45, 64, 1029})
-    for (auto [in, out] : pairs) {
-      SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
-                   std::to_string(in) + " " + std::to_string(out));
-      int64_t n = rows * cols;
-      Buffer x = randomBuffer(rng, in, n, -8, 8);
-      Buffer dy = randomBuffer(rng, out, n, -1, 1);
-      double scale = 0.3;
-      Buffer want{out, std::vector<uint8_t>(n * bytesOf(out))};
-      mpcrt_softmax_dropout(in, x.bytes.data(), out, want.bytes.data(), rows,
-                            cols, scale, p, dropSeed, &step);
-      uint8_t *y = deviceBuffer<uint8_t>(want.bytes.size());
-      softmaxDropout(in, upload(x.bytes), out, y, rows, cols, scale, p,
-                     dropSeed, dStep);
-      std::vector<uint8_t> got = download(y, want.bytes.size());
-      std::vector<double> w = want.values(), g = Buffer{out, got}.values();
-      int64_t dropped = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        ASSERT_EQ(w[i] == 0, g[i] == 0) << "element " << i << " kept";
-        dropped += w[i] == 0;
-      }
-      // About p of them dropped: the bits are the dropout's, not all kept.
-      EXPECT_NEAR(double(dropped) / n, p, 0.05);
-      double rowSum = cols * accUlp(in) * 16 / (1 - p);
-      expectClose(
-          want, got, out == MPCRT_F32 || out == MPCRT_F64 ? 8 : 1,
-          [&](size_t) { return rowSum; }, "softmax_dropout");
-      // The backward, dx of the input's type and of the gradient's.
-      for (mpcrt_dtype result : {in, out}) {
-        if (in == MPCRT_F64 && result != MPCRT_F64)
-          continue;
-        Buffer wantBack{result, std::vector<uint8_t>(n * bytesOf(result))};
-        mpcrt_softmax_dropout_backward(out, dy.bytes.data(), in, x.bytes.data(),
-                                       result, wantBack.bytes.data(), rows,
-                                       cols, scale, p, dropSeed, &step);
-        uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
-        softmaxDropoutBackward(out, upload(dy.bytes), in, upload(x.bytes),
-                               result, back, rows, cols, scale, p, dropSeed,
-                               dStep);
+  // p = 0: every element kept, no bits drawn.
+  for (double p : {0.3, 0.0})
+    for (int64_t cols : {45, 64, 1029})
+      for (auto [in, out] : pairs) {
+        SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
+                     std::to_string(in) + " " + std::to_string(out) + " p " +
+                     std::to_string(p));
+        int64_t n = rows * cols;
+        Buffer x = randomBuffer(rng, in, n, -8, 8);
+        Buffer dy = randomBuffer(rng, out, n, -1, 1);
+        double scale = 0.3;
+        Buffer want{out, std::vector<uint8_t>(n * bytesOf(out))};
+        mpcrt_softmax_dropout(in, x.bytes.data(), out, want.bytes.data(), rows,
+                              cols, scale, p, dropSeed, &step);
+        uint8_t *y = deviceBuffer<uint8_t>(want.bytes.size());
+        softmaxDropout(in, upload(x.bytes), out, y, rows, cols, scale, p,
+                       dropSeed, dStep);
+        std::vector<uint8_t> got = download(y, want.bytes.size());
+        std::vector<double> w = want.values(), g = Buffer{out, got}.values();
+        int64_t dropped = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(w[i] == 0, g[i] == 0) << "element " << i << " kept";
+          dropped += w[i] == 0;
+        }
+        // About p of them dropped: the bits are the dropout's, not all kept.
+        EXPECT_NEAR(double(dropped) / n, p, 0.05);
+        double rowSum = cols * accUlp(in) * 16 / (1 - p);
         expectClose(
-            wantBack, download(back, wantBack.bytes.size()),
-            result == MPCRT_F32 || result == MPCRT_F64 ? 8 : 1,
-            [&](size_t) { return rowSum * 8; }, "softmax_dropout backward");
+            want, got, out == MPCRT_F32 || out == MPCRT_F64 ? 8 : 1,
+            [&](size_t) { return rowSum; }, "softmax_dropout");
+        // The backward, dx of the input's type and of the gradient's.
+        for (mpcrt_dtype result : {in, out}) {
+          if (in == MPCRT_F64 && result != MPCRT_F64)
+            continue;
+          Buffer wantBack{result, std::vector<uint8_t>(n * bytesOf(result))};
+          mpcrt_softmax_dropout_backward(
+              out, dy.bytes.data(), in, x.bytes.data(), result,
+              wantBack.bytes.data(), rows, cols, scale, p, dropSeed, &step);
+          uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
+          softmaxDropoutBackward(out, upload(dy.bytes), in, upload(x.bytes),
+                                 result, back, rows, cols, scale, p, dropSeed,
+                                 dStep);
+          expectClose(
+              wantBack, download(back, wantBack.bytes.size()),
+              result == MPCRT_F32 || result == MPCRT_F64 ? 8 : 1,
+              [&](size_t) { return rowSum * 8; }, "softmax_dropout backward");
+        }
+        if (HasFatalFailure())
+          return;
       }
-      if (HasFatalFailure())
-        return;
-    }
 }
 
 TEST_F(Elementwise, LayerNormMatchesTheReference) {

@@ -629,13 +629,21 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       return;
     Block *block = softmax->getBlock();
     DropoutOp dropout;
+    CastOp narrowing;
     SmallVector<SoftmaxBackwardOp> gradients;
     for (OpOperand &use : y.getUses()) {
       Operation *user = use.getOwner();
       if (user->getBlock() != block)
         return;
-      if (auto d = dyn_cast<DropoutOp>(user); d && !dropout) {
+      if (auto d = dyn_cast<DropoutOp>(user); d && !dropout && !narrowing) {
         dropout = d;
+        continue;
+      }
+      if (auto c = dyn_cast<CastOp>(user);
+          c && !dropout && !narrowing && type.getElementType().isF32() &&
+          (typeOf(c.getResult()).getElementType().isF16() ||
+           typeOf(c.getResult()).getElementType().isBF16())) {
+        narrowing = c;
         continue;
       }
       auto gradient = dyn_cast<SoftmaxBackwardOp>(user);
@@ -644,6 +652,14 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           gradient.getAxis() != softmax.getAxis())
         return;
       gradients.push_back(gradient);
+    }
+    // No dropout: the probabilities narrowed for the products (f32 to
+    // f16/bf16 at O1/O2) and their gradients, which read the f32 ones. As
+    // mpc.softmax_dropout with p = 0: the narrowed probabilities written
+    // at once, the gradients from the scores; the values bit for bit.
+    if (narrowing && !gradients.empty()) {
+      fuseUndroppedSoftmax(softmax, narrowing, gradients);
+      return;
     }
     if (!dropout)
       return;
@@ -681,6 +697,35 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       back.erase();
     }
     dropout.erase();
+    softmax.erase();
+  }
+
+  /// `y = softmax(x)` read by one narrowing cast and by the gradients:
+  /// mpc.softmax_dropout {p = 0} writing the cast's type, and
+  /// mpc.softmax_dropout_backward {p = 0} for each gradient, which reads
+  /// x (the gradient's own type: dropping it by 1 changes nothing).
+  void fuseUndroppedSoftmax(SoftmaxOp softmax, CastOp narrowing,
+                            ArrayRef<SoftmaxBackwardOp> gradients) {
+    Value x = softmax.getInput();
+    OpBuilder b(narrowing);
+    FloatAttr none = b.getF64FloatAttr(0);
+    IntegerAttr noSeed = b.getI64IntegerAttr(0);
+    auto fused = SoftmaxDropoutOp::create(
+        b, fusedLocation(&getContext(), {softmax, narrowing}),
+        narrowing.getResult().getType(), x, softmax.getScaleAttr(), none,
+        noSeed, /*recompute=*/nullptr);
+    remark(fused);
+    narrowing.getResult().replaceAllUsesWith(fused.getResult());
+    for (SoftmaxBackwardOp gradient : gradients) {
+      b.setInsertionPoint(gradient);
+      auto fusedGradient = SoftmaxDropoutBackwardOp::create(
+          b, fusedLocation(&getContext(), {gradient}), gradient.getType(),
+          gradient.getGrad(), x, softmax.getScaleAttr(), none, noSeed);
+      remark(fusedGradient);
+      gradient.getResult().replaceAllUsesWith(fusedGradient.getResult());
+      gradient.erase();
+    }
+    narrowing.erase();
     softmax.erase();
   }
 

@@ -487,8 +487,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     unfused attention keeps its f16 scores for the backward pass instead
     of its f32 probabilities and its mask, bit for bit the same values. In
     forward graphs (before autodiff) the dropout's mask is unread and the
-    softmax's only reader is the dropout. A softmax over another axis, or
-    one whose result is rounded (an f16 softmax at O3), is not fused.
+    softmax's only reader is the dropout. Without a dropout, an f32
+    softmax result read by one cast to f16/bf16 (for the products) and by
+    such gradients becomes an `mpc.softmax_dropout` with `p = 0` writing
+    the cast's type, the gradients its backward. A softmax over another
+    axis, or one whose result is rounded (an f16 softmax at O3), is not
+    fused.
 
     With `recompute`, last: an `mpc.softmax_dropout` whose result is read
     after its first reader (the backward pass's product with the dropped
