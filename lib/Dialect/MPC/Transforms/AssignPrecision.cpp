@@ -154,6 +154,10 @@ bool keepsItsType(OpOperand &operand) {
   if (auto norm = dyn_cast<AddLayerNormOp>(op))
     return &operand == &norm.getGammaMutable() ||
            &operand == &norm.getBetaMutable();
+  // A layer norm's statistics are f32 (f64 for f64) whatever the level.
+  if (auto back = dyn_cast<LayerNormBackwardOp>(op))
+    return &operand == &back.getMeanMutable() ||
+           &operand == &back.getRstdMutable();
   if (auto back = dyn_cast<AddLayerNormBackwardOp>(op))
     return &operand == &back.getMeanMutable() ||
            &operand == &back.getRstdMutable() ||
