@@ -435,6 +435,14 @@ int main(int argc, char **argv) {
   }
   if (failed(verify(*module)))
     return 1;
+  // The names the training passes give the functions they add: taken
+  // already, the passes' own errors would name their options, not ours.
+  if (train && module->lookupSymbol(entry))
+    return fail("the model already defines @" + entry +
+                "; name the training step with --entry=NAME");
+  if (train && !noEval && module->lookupSymbol("eval_step"))
+    return fail("the model already defines @eval_step, the name of the "
+                "evaluation step; rename it or pass --no-eval");
   nameArguments(*module, asmState);
 
   // Timing of every phase (--timing): printed when `timer` goes.
