@@ -11,6 +11,7 @@
 #include "Blas.h"
 #include "Formulas.h"
 #include "Parallel.h"
+#include "Softmax.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -179,26 +180,16 @@ void matmulBiasGrad(const void *a, const void *b, void *c, void *biasGrad,
 template <typename TI, typename TO = TI>
 void softmax(const TI *input, TO *output, int64_t rows, int64_t cols, bool log,
              double scale = 1) {
-  using SI = Storage<TI>;
   using SO = Storage<TO>;
   using Acc = CommonAcc<TI, TO>;
   Acc s = static_cast<Acc>(scale);
   parallelFor(rows, grainFor(8 * cols), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const TI *in = input + r * cols;
+      SoftmaxRow<Acc, TI> row(input + r * cols, cols, s);
       TO *out = output + r * cols;
-      // Subtract the row maximum: exp never overflows.
-      Acc max = -std::numeric_limits<Acc>::infinity();
+      Acc logSum = std::log(row.sum);
       for (int64_t c = 0; c < cols; ++c)
-        max = std::fmax(max, s * Acc(SI::load(in[c])));
-      Acc sum = 0;
-      for (int64_t c = 0; c < cols; ++c)
-        sum += std::exp(s * Acc(SI::load(in[c])) - max);
-      Acc logSum = std::log(sum);
-      for (int64_t c = 0; c < cols; ++c) {
-        Acc shifted = s * Acc(SI::load(in[c])) - max;
-        out[c] = SO::store(log ? shifted - logSum : std::exp(shifted) / sum);
-      }
+        out[c] = SO::store(log ? row.shifted(c) - logSum : row.probability(c));
     }
   });
 }

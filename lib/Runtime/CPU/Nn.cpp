@@ -4,6 +4,7 @@
 #include "Formulas.h"
 #include "LayerNorm.h"
 #include "Parallel.h"
+#include "Softmax.h"
 #include "Storage.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -463,27 +464,6 @@ void dropoutBackward(const T *dy, const uint8_t *mask, T *dx, int64_t count,
   });
 }
 
-/// The probabilities of rows [r0, r1) of softmax(scale * x) into y (row
-/// r at y + (r - r0) * cols), in A, as mpcrt_softmax_mixed computes them.
-template <typename T, typename A>
-void softmaxRows(const T *x, A *y, int64_t r0, int64_t r1, int64_t cols,
-                 double scale) {
-  using S = Storage<T>;
-  A s = static_cast<A>(scale);
-  for (int64_t r = r0; r < r1; ++r) {
-    const T *in = x + r * cols;
-    A *out = y + (r - r0) * cols;
-    A max = -std::numeric_limits<A>::infinity();
-    for (int64_t c = 0; c < cols; ++c)
-      max = std::fmax(max, s * A(S::load(in[c])));
-    A sum = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      sum += std::exp(s * A(S::load(in[c])) - max);
-    for (int64_t c = 0; c < cols; ++c)
-      out[c] = std::exp(s * A(S::load(in[c])) - max) / sum;
-  }
-}
-
 /// mpc.softmax_dropout: the softmax's probabilities (in the input's Acc,
 /// f32 for f16/bf16), dropped and scaled as mpc.dropout drops them from
 /// f32, rounded once to TO.
@@ -492,15 +472,14 @@ void softmaxDropout(const TI *x, TO *y, int64_t rows, int64_t cols,
                     double scale, double p, uint64_t seed, int64_t step) {
   using A = typename Storage<TI>::Acc;
   using SO = Storage<TO>;
-  A keptScale = static_cast<A>(1 / (1 - p));
+  A s = static_cast<A>(scale), keptScale = static_cast<A>(1 / (1 - p));
   parallelFor(rows, grainFor(12 * cols), [&](int64_t r0, int64_t r1) {
-    std::vector<A> probs(cols);
     KeepBits keeps(p, seed, step);
     for (int64_t r = r0; r < r1; ++r) {
-      softmaxRows(x, probs.data(), r, r + 1, cols, scale);
+      SoftmaxRow<A, TI> row(x + r * cols, cols, s);
       for (int64_t c = 0; c < cols; ++c)
-        y[r * cols + c] =
-            SO::store(keeps(r * cols + c) ? probs[c] * keptScale : A(0));
+        y[r * cols + c] = SO::store(
+            keeps(r * cols + c) ? row.probability(c) * keptScale : A(0));
     }
   });
 }
@@ -522,10 +501,11 @@ void softmaxDropoutBackward(const TG *dy, const TI *x, TX *dx, int64_t rows,
     std::vector<A> probs(cols), dropped(cols);
     KeepBits keeps(p, seed, step);
     for (int64_t r = r0; r < r1; ++r) {
-      softmaxRows(x, probs.data(), r, r + 1, cols, scale);
+      SoftmaxRow<A, TI> row(x + r * cols, cols, s);
       A sum = 0;
       for (int64_t c = 0; c < cols; ++c) {
         int64_t i = r * cols + c;
+        probs[c] = row.probability(c);
         dropped[c] = A(SG::load(
             SG::store(keeps(i) ? AG(SG::load(dy[i])) * keptScale : AG(0))));
         sum += dropped[c] * probs[c];
