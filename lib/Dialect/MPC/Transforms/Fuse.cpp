@@ -658,7 +658,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     // mpc.softmax_dropout with p = 0: the narrowed probabilities written
     // at once, the gradients from the scores; the values bit for bit.
     if (narrowing && !gradients.empty()) {
-      fuseUndroppedSoftmax(softmax, narrowing, gradients);
+      OpBuilder b(narrowing);
+      replaceSoftmax(softmax, narrowing, narrowing.getResult(),
+                     b.getF64FloatAttr(0), b.getI64IntegerAttr(0), gradients,
+                     /*dropped=*/{});
       return;
     }
     if (!dropout)
@@ -678,54 +681,46 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         }))
       return;
 
-    OpBuilder b(dropout);
-    auto fused = SoftmaxDropoutOp::create(
-        b, fusedLocation(&getContext(), {softmax, dropout}),
-        dropout.getResult().getType(), x, softmax.getScaleAttr(),
-        dropout.getPAttr(), dropout.getSeedAttr(), /*recompute=*/nullptr);
-    remark(fused);
-    dropout.getResult().replaceAllUsesWith(fused.getResult());
-    for (auto [gradient, back] : llvm::zip_equal(gradients, dropped)) {
-      b.setInsertionPoint(gradient);
-      auto fusedGradient = SoftmaxDropoutBackwardOp::create(
-          b, fusedLocation(&getContext(), {back, gradient}), gradient.getType(),
-          back.getGrad(), x, softmax.getScaleAttr(), dropout.getPAttr(),
-          dropout.getSeedAttr());
-      remark(fusedGradient);
-      gradient.getResult().replaceAllUsesWith(fusedGradient.getResult());
-      gradient.erase();
-      back.erase();
-    }
-    dropout.erase();
-    softmax.erase();
+    replaceSoftmax(softmax, dropout, dropout.getResult(), dropout.getPAttr(),
+                   dropout.getSeedAttr(), gradients, dropped);
   }
 
-  /// `y = softmax(x)` read by one narrowing cast and by the gradients:
-  /// mpc.softmax_dropout {p = 0} writing the cast's type, and
-  /// mpc.softmax_dropout_backward {p = 0} for each gradient, which reads
-  /// x (the gradient's own type: dropping it by 1 changes nothing).
-  void fuseUndroppedSoftmax(SoftmaxOp softmax, CastOp narrowing,
-                            ArrayRef<SoftmaxBackwardOp> gradients) {
+  /// The rewrite of fuseSoftmaxDropout: an mpc.softmax_dropout {p, seed}
+  /// at `part` (the dropout, or without one the narrowing cast, p = 0)
+  /// replacing `result`, and for each gradient an
+  /// mpc.softmax_dropout_backward reading the softmax's input and the
+  /// gradient its dropped[i] reads (without a dropout: its own gradient,
+  /// which dropping by 1 leaves as it is).
+  void replaceSoftmax(SoftmaxOp softmax, Operation *part, Value result,
+                      FloatAttr p, IntegerAttr seed,
+                      ArrayRef<SoftmaxBackwardOp> gradients,
+                      ArrayRef<DropoutBackwardOp> dropped) {
     Value x = softmax.getInput();
-    OpBuilder b(narrowing);
-    FloatAttr none = b.getF64FloatAttr(0);
-    IntegerAttr noSeed = b.getI64IntegerAttr(0);
+    OpBuilder b(part);
     auto fused = SoftmaxDropoutOp::create(
-        b, fusedLocation(&getContext(), {softmax, narrowing}),
-        narrowing.getResult().getType(), x, softmax.getScaleAttr(), none,
-        noSeed, /*recompute=*/nullptr);
+        b, fusedLocation(&getContext(), {softmax, part}), result.getType(), x,
+        softmax.getScaleAttr(), p, seed, /*recompute=*/nullptr);
     remark(fused);
-    narrowing.getResult().replaceAllUsesWith(fused.getResult());
-    for (SoftmaxBackwardOp gradient : gradients) {
+    result.replaceAllUsesWith(fused.getResult());
+    for (size_t i = 0; i < gradients.size(); ++i) {
+      SoftmaxBackwardOp gradient = gradients[i];
+      DropoutBackwardOp back = dropped.empty() ? nullptr : dropped[i];
+      SmallVector<Operation *> parts;
+      if (back)
+        parts.push_back(back);
+      parts.push_back(gradient);
       b.setInsertionPoint(gradient);
       auto fusedGradient = SoftmaxDropoutBackwardOp::create(
-          b, fusedLocation(&getContext(), {gradient}), gradient.getType(),
-          gradient.getGrad(), x, softmax.getScaleAttr(), none, noSeed);
+          b, fusedLocation(&getContext(), parts), gradient.getType(),
+          back ? back.getGrad() : gradient.getGrad(), x, softmax.getScaleAttr(),
+          p, seed);
       remark(fusedGradient);
       gradient.getResult().replaceAllUsesWith(fusedGradient.getResult());
       gradient.erase();
+      if (back)
+        back.erase();
     }
-    narrowing.erase();
+    part->erase();
     softmax.erase();
   }
 
