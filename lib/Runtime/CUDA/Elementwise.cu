@@ -397,14 +397,17 @@ __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
 /// Philox groups in turn, one call per four elements as mpcrt_dropout_*,
 /// into `nibbles` (bit e of byte g - first / 4: element 4 g + e), which
 /// every lane then reads.
+/// At p = 0 (an evaluation step) every element is kept and no bits are
+/// drawn.
 struct WarpKeeps {
   uint8_t *nibbles;
-  bool all; // p = 0 (an evaluation step): every element, no Philox
+  double p;
+  uint64_t seed;
+  int64_t step;
   uint64_t firstGroup = 0;
 
-  __device__ void fill(double p, uint64_t seed, int64_t step, int64_t first,
-                       int64_t cols) {
-    if (all)
+  __device__ void fill(int64_t first, int64_t cols) {
+    if (p == 0)
       return;
     __syncwarp(); // the previous row's reads are done
     firstGroup = static_cast<uint64_t>(first) / 4;
@@ -421,7 +424,7 @@ struct WarpKeeps {
     __syncwarp();
   }
   __device__ bool operator()(int64_t i) const {
-    return all ||
+    return p == 0 ||
            nibbles[static_cast<uint64_t>(i) / 4 - firstGroup] >> (i % 4) & 1;
   }
 };
@@ -438,14 +441,13 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
                                   A s, double p, uint64_t seed,
                                   const int64_t *step, Body body) {
   __shared__ uint8_t nibbles[kThreads / 32][kWarpKeepBytes];
-  int64_t t = *step;
-  WarpKeeps keeps{nibbles[threadIdx.x / 32], p == 0};
+  WarpKeeps keeps{nibbles[threadIdx.x / 32], p, seed, *step};
   using Warp = RowTeam<true>;
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
     warpShifted(input, base, cols, s, v, sum);
-    keeps.fill(p, seed, t, base, cols);
+    keeps.fill(base, cols);
     body(base, v, sum, keeps);
   }
 }
