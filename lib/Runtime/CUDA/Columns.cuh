@@ -4,12 +4,13 @@
 // Sums (or maxima) down the columns of [outer, rows, cols] arrays: bias
 // gradients, layer-norm parameter gradients, batch-norm statistics. One
 // thread per column walking every row reads strided memory and leaves most
-// of the GPU idle when there are few columns; here a block of 32 x 8
-// threads reads 32 neighbouring columns of 8 rows at once (coalesced), the
+// of the GPU idle when there are few columns; here the 256 threads of a
+// block read up to 32 x 16 bytes of neighbouring columns of several rows at
+// once (coalesced; fewer lanes across and more rows for narrow arrays), the
 // rows are cut into chunks so that there are enough blocks, and a second
-// pass combines each column's chunks in order. The chunking depends on the
-// shape only, never on the device, so results are the same on every GPU and
-// every run.
+// pass combines each column's chunks in order. The cut and the order depend
+// on the shape only, never on the device or the pointers, so results are
+// the same on every GPU and every run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,31 +24,64 @@ namespace mpcrt::cuda {
 /// K running values of one column (K = 2: two sums in one pass).
 template <typename A, int K> struct Partial { A v[K]; };
 
-/// How a [outer, rows, cols] reduction is cut: blocks of 32 columns x
-/// `chunks` row ranges of `chunkRows` x `outer`.
+/// How a [outer, rows, cols] reduction is cut: blocks of `lanes` threads
+/// across the columns, each taking `width` neighbouring columns, times
+/// kThreads / lanes row lanes, over `chunks` row ranges of `chunkRows` x
+/// `outer`. `width` is 16 bytes of the input's type where the column count
+/// allows (else 1), read as one access where the pointers allow too
+/// (`whole`), one element at a time otherwise: the order of the sums
+/// depends on the shape only.
 struct ColumnPlan {
   int64_t outer, rows, cols, chunks, chunkRows, tiles;
+  int width, lanes;
+  bool whole;
+  __host__ __device__ int rowLanes() const { return kThreads / lanes; }
+  __host__ __device__ int64_t tileCols() const {
+    return int64_t(lanes) * width;
+  }
 };
 
-/// The plan for a shape, or one with chunks == 0 when the grid cannot hold
-/// it (outer beyond a grid's z dimension): the caller keeps its own kernel.
-inline ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
-  ColumnPlan p{outer, rows, cols, 0, 0, (cols + 31) / 32};
+/// The plan for a shape of T, or one with chunks == 0 when the grid cannot
+/// hold it (outer beyond a grid's z dimension): the caller keeps its own
+/// kernel. `whole` is filled in by reduceColumnsOf.
+template <typename T>
+ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
+  constexpr int kWide = 16 / sizeof(T);
+  ColumnPlan p{outer, rows, cols, 0, 0, 0, cols % kWide == 0 ? kWide : 1, 32,
+               false};
+  int64_t groups = (cols + p.width - 1) / p.width;
+  while (p.lanes > 1 && p.lanes / 2 >= groups)
+    p.lanes /= 2;
+  p.tiles = (cols + p.tileCols() - 1) / p.tileCols();
   if (outer < 1 || outer > 65535 || p.tiles < 1 ||
       p.tiles > (int64_t(1) << 31) - 1 || rows < 1)
     return p;
   // Enough blocks to fill a large GPU (a constant: the same cut on every
-  // device), with at least 64 rows per chunk.
-  constexpr int64_t kTargetBlocks = 2048, kMinChunkRows = 64;
+  // device), with at least 8 rows per row lane (and 64 per chunk).
+  constexpr int64_t kTargetBlocks = 2048;
+  int64_t minChunkRows = std::max<int64_t>(64, 8 * p.rowLanes());
   int64_t blocks = p.tiles * outer;
   int64_t chunks = (kTargetBlocks + blocks - 1) / blocks;
-  int64_t byRows = (rows + kMinChunkRows - 1) / kMinChunkRows;
+  int64_t byRows = (rows + minChunkRows - 1) / minChunkRows;
   chunks = chunks < byRows ? chunks : byRows;
   chunks = chunks < 65535 ? chunks : 65535;
   chunks = chunks > 1 ? chunks : 1;
   p.chunkRows = (rows + chunks - 1) / chunks;
   p.chunks = (rows + p.chunkRows - 1) / p.chunkRows;
   return p;
+}
+
+/// N neighbouring elements from p + i: one access where `whole` (the
+/// caller checked alignment), else one at a time.
+template <int N, typename T>
+__device__ Vec<T, N> loadColumns(const T *p, int64_t i, bool whole) {
+  if (whole)
+    return *reinterpret_cast<const Vec<T, N> *>(p + i);
+  Vec<T, N> v;
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    v.v[k] = p[i + k];
+  return v;
 }
 
 /// Bytes of the partials a plan writes.
@@ -65,27 +99,43 @@ template <typename A, int K> struct SumOf {
   }
 };
 
-/// Pass 1: block (tile, chunk, o) reduces its 32 columns over its rows,
-/// 8 rows at a time, then its 8 row lanes in order.
-template <typename A, int K, typename Load, typename Combine>
+/// Pass 1: block (tile, chunk, o) reduces its columns over its rows: each
+/// thread N columns of every rowLanes-th row, then each column's row lanes
+/// in order. load.terms<N>(o, r, col, whole, t) gives the terms of columns
+/// col .. col + N - 1 of row r.
+template <typename A, int K, int N, typename Load, typename Combine>
 __global__ void columnPartialsKernel(Load load, Combine combine,
                                      Partial<A, K> init, ColumnPlan p,
                                      Partial<A, K> *partials) {
-  __shared__ Partial<A, K> lanes[8][32];
-  int64_t col = blockIdx.x * int64_t(32) + threadIdx.x;
+  __shared__ Partial<A, K> lanes[kThreads * N]; // [row lane][lane][k]
+  int lane = threadIdx.x % p.lanes, rowLane = threadIdx.x / p.lanes;
+  int64_t first = blockIdx.x * p.tileCols(), col = first + lane * N;
   int64_t o = blockIdx.z, chunk = blockIdx.y;
   int64_t r0 = chunk * p.chunkRows;
   int64_t r1 = r0 + p.chunkRows < p.rows ? r0 + p.chunkRows : p.rows;
-  Partial<A, K> acc = init;
+  Partial<A, K> acc[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    acc[k] = init;
+  // N > 1 only where N divides the columns: a group is in or out whole.
   if (col < p.cols)
-    for (int64_t r = r0 + threadIdx.y; r < r1; r += 8)
-      acc = combine(acc, load(o, r, col));
-  lanes[threadIdx.y][threadIdx.x] = acc;
+    for (int64_t r = r0 + rowLane; r < r1; r += p.rowLanes()) {
+      Partial<A, K> t[N];
+      load.template terms<N>(o, r, col, p.whole, t);
+#pragma unroll
+      for (int k = 0; k < N; ++k)
+        acc[k] = combine(acc[k], t[k]);
+    }
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    lanes[threadIdx.x * N + k] = acc[k];
   __syncthreads();
-  if (threadIdx.y == 0 && col < p.cols) {
-    for (int y = 1; y < 8; ++y)
-      acc = combine(acc, lanes[y][threadIdx.x]);
-    partials[(chunk * p.outer + o) * p.cols + col] = acc;
+  int64_t mine = first + threadIdx.x;
+  if (threadIdx.x < p.tileCols() && mine < p.cols) {
+    Partial<A, K> sum = lanes[threadIdx.x]; // row lane 0's
+    for (int y = 1; y < p.rowLanes(); ++y)
+      sum = combine(sum, lanes[y * p.tileCols() + threadIdx.x]);
+    partials[(chunk * p.outer + o) * p.cols + mine] = sum;
   }
 }
 
@@ -138,8 +188,15 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine,
                      Partial<A, K> *partials) {
   dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(p.chunks),
             static_cast<unsigned>(p.outer));
-  columnPartialsKernel<A, K>
-      <<<grid, dim3(32, 8), 0, stream()>>>(load, combine, init, p, partials);
+  ColumnPlan plan = p;
+  plan.whole = load.aligned();
+  constexpr int kWide = 16 / sizeof(typename Load::Element);
+  if (p.width == kWide && kWide > 1)
+    columnPartialsKernel<A, K, kWide><<<grid, kThreads, 0, stream()>>>(
+        load, combine, init, plan, partials);
+  else
+    columnPartialsKernel<A, K, 1><<<grid, kThreads, 0, stream()>>>(
+        load, combine, init, plan, partials);
   int64_t outputs = p.outer * p.cols;
   if (p.chunks >= 64)
     columnFinishWideKernel<A, K>

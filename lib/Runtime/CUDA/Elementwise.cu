@@ -897,16 +897,25 @@ addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
 
 /// The parameter gradients' terms of one element: dy * xhat and dy.
 template <typename T, typename Stat> struct LayerNormParamTerms {
+  using Element = T;
   const T *dy, *x;
   const Stat *mean, *rstd;
   int64_t cols;
   using A = typename Storage<T>::Acc;
-  __device__ Partial<A, 2> operator()(int64_t, int64_t r, int64_t c) const {
+  bool aligned() const { return alignedTo(dy, 16) && alignedTo(x, 16); }
+  template <int N>
+  __device__ void terms(int64_t, int64_t r, int64_t c, bool whole,
+                        Partial<A, 2> (&t)[N]) const {
     using S = Storage<T>;
-    A xhat = (S::load(x[r * cols + c]) - static_cast<A>(mean[r])) *
-             static_cast<A>(rstd[r]);
-    A d = S::load(dy[r * cols + c]);
-    return {{d * xhat, d}};
+    Vec<T, N> in = loadColumns<N>(x, r * cols + c, whole),
+              g = loadColumns<N>(dy, r * cols + c, whole);
+    A m = static_cast<A>(mean[r]), s = static_cast<A>(rstd[r]);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      A xhat = (S::load(in.v[k]) - m) * s;
+      A d = S::load(g.v[k]);
+      t[k] = {{d * xhat, d}};
+    }
   }
 };
 
@@ -921,11 +930,18 @@ template <typename A> struct StoreParamGrads {
 
 /// A reduction's element (o, r, j) of [outer, reduced, inner].
 template <typename T> struct ReduceTerm {
+  using Element = T;
   const T *in;
   int64_t reduced, inner;
   using A = typename Storage<T>::Acc;
-  __device__ Partial<A, 1> operator()(int64_t o, int64_t r, int64_t j) const {
-    return {{Storage<T>::load(in[(o * reduced + r) * inner + j])}};
+  bool aligned() const { return alignedTo(in, 16); }
+  template <int N>
+  __device__ void terms(int64_t o, int64_t r, int64_t j, bool whole,
+                        Partial<A, 1> (&t)[N]) const {
+    Vec<T, N> v = loadColumns<N>(in, (o * reduced + r) * inner + j, whole);
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      t[k] = {{Storage<T>::load(v.v[k])}};
   }
 };
 
@@ -1195,7 +1211,7 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
-    ColumnPlan plan = planColumns(outer, reduced, inner);
+    ColumnPlan plan = planColumns<T>(outer, reduced, inner);
     // Few long rows: segments of at least 2048 elements, enough of them
     // for about 2048 blocks (the cut depends on the shape only, so the
     // result is the same on every GPU).
@@ -1260,7 +1276,7 @@ void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
   dispatch(in, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
-    ColumnPlan plan = planColumns(1, rows, cols);
+    ColumnPlan plan = planColumns<T>(1, rows, cols);
     auto *partials = reinterpret_cast<Partial<A, 1> *>(
         scratchF32((partialBytes<A, 1>(plan) + 3) / 4));
     ReduceTerm<T> term{static_cast<const T *>(input), rows, cols};
@@ -1578,7 +1594,7 @@ void layerNormParamGrads(const T *dy, const T *x, const Stat *mean,
                          void *gradGamma, void *gradBeta, int64_t rows,
                          int64_t cols) {
   using A = typename Storage<T>::Acc;
-  ColumnPlan plan = planColumns(1, rows, cols);
+  ColumnPlan plan = planColumns<T>(1, rows, cols);
   auto *partials = reinterpret_cast<Partial<A, 2> *>(
       scratchF32((partialBytes<A, 2>(plan) + 3) / 4));
   reduceColumnsOf(plan, LayerNormParamTerms<T, Stat>{dy, x, mean, rstd, cols},

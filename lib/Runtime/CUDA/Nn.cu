@@ -25,11 +25,18 @@ namespace {
 /// squared deviations), as accurate. The normalisation and its gradient
 /// are elementwise.
 template <typename T> struct ChannelMoments {
+  using Element = T;
   const T *x;
   int64_t c;
   using A = typename Storage<T>::Acc;
-  __device__ Partial<A, 3> operator()(int64_t, int64_t r, int64_t ch) const {
-    return {{A(1), Storage<T>::load(x[r * c + ch]), A(0)}};
+  bool aligned() const { return alignedTo(x, 16); }
+  template <int N>
+  __device__ void terms(int64_t, int64_t r, int64_t ch, bool whole,
+                        Partial<A, 3> (&t)[N]) const {
+    Vec<T, N> v = loadColumns<N>(x, r * c + ch, whole);
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      t[k] = {{A(1), Storage<T>::load(v.v[k]), A(0)}};
   }
 };
 
@@ -153,17 +160,29 @@ __global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
 
 /// The backward sums of one element: dy and dy * xhat.
 template <typename T> struct BatchNormGradTerms {
+  using Element = T;
   const T *dy, *x, *output; // output: a fused ReLU's, or null
   const float *savedMean, *savedInvstd;
   int64_t c;
   using A = typename Storage<T>::Acc;
-  __device__ Partial<A, 2> operator()(int64_t, int64_t r, int64_t ch) const {
+  bool aligned() const {
+    return alignedTo(dy, 16) && alignedTo(x, 16) && alignedTo(output, 16);
+  }
+  template <int N>
+  __device__ void terms(int64_t, int64_t r, int64_t ch, bool whole,
+                        Partial<A, 2> (&t)[N]) const {
     using S = Storage<T>;
     int64_t i = r * c + ch;
-    A d = normGradOf(dy[i], output ? output[i] : dy[i], output != nullptr);
-    A xhat = (S::load(x[r * c + ch]) - static_cast<A>(savedMean[ch])) *
-             static_cast<A>(savedInvstd[ch]);
-    return {{d, d * xhat}};
+    Vec<T, N> g = loadColumns<N>(dy, i, whole),
+              in = loadColumns<N>(x, i, whole);
+    Vec<T, N> out = output ? loadColumns<N>(output, i, whole) : g;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      A d = normGradOf(g.v[k], out.v[k], output != nullptr);
+      A xhat = (S::load(in.v[k]) - static_cast<A>(savedMean[ch + k])) *
+               static_cast<A>(savedInvstd[ch + k]);
+      t[k] = {{d, d * xhat}};
+    }
   }
 };
 
@@ -299,30 +318,62 @@ template <typename I> __device__ Window<I> windowOf(const Pool<I> &s, I out) {
   return w;
 }
 
-/// The first maximum of the window (a NaN wins), -1 when empty.
-template <typename T, typename I>
-__device__ I argmaxOf(const T *x, const Pool<I> &s, const Window<I> &w) {
+/// The maxima of a window for each of the N channels of one access: the
+/// first maximum (a NaN wins) and its position in accesses, or -inf and
+/// -1 where the window is empty.
+template <typename T, int N, typename I> struct WindowMax {
+  Vec<T, N> value;
+  I at[N];
+};
+
+/// The WindowMax of window `w` of x, read as accesses of N channels (s.c
+/// counts accesses).
+template <typename T, int N, typename I>
+__device__ WindowMax<T, N, I> maxOf(const Vec<T, N> *x, const Pool<I> &s,
+                                    const Window<I> &w) {
   using S = Storage<T>;
-  I best = -1;
+  WindowMax<T, N, I> m;
+  bool nan[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    m.value.v[k] = S::store(-INFINITY);
+    m.at[k] = -1;
+    nan[k] = false;
+  }
   for (I y = w.y0; y < w.y1; ++y)
     for (I xx = w.x0; xx < w.x1; ++xx) {
       I i = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
-      auto v = S::load(x[i]);
-      if (isnan(v))
-        return i;
-      if (best < 0 || v > S::load(x[best]))
-        best = i;
+      Vec<T, N> v = x[i];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        if (nan[k])
+          continue;
+        auto a = S::load(v.v[k]);
+        nan[k] = isnan(a);
+        if (nan[k] || m.at[k] < 0 || a > S::load(m.value.v[k])) {
+          m.value.v[k] = v.v[k];
+          m.at[k] = i;
+        }
+      }
     }
-  return best;
+  return m;
 }
 
+/// The first maximum of the window (a NaN wins), -1 when empty.
 template <typename T, typename I>
+__device__ I argmaxOf(const T *x, const Pool<I> &s, const Window<I> &w) {
+  return maxOf(reinterpret_cast<const Vec<T, 1> *>(x), s, w).at[0];
+}
+
+/// y = the window maxima, N channels per access (s.c and count in
+/// accesses).
+template <typename T, int N, typename I>
 __global__ void maxPoolKernel(const T *x, T *y, Pool<I> s, I count) {
+  using V = Vec<T, N>;
   for (I out = blockIdx.x * I(blockDim.x) + threadIdx.x; out < count;
-       out += I(gridDim.x) * blockDim.x) {
-    I best = argmaxOf(x, s, windowOf(s, out));
-    y[out] = best < 0 ? Storage<T>::store(-INFINITY) : x[best];
-  }
+       out += I(gridDim.x) * blockDim.x)
+    reinterpret_cast<V *>(y)[out] =
+        maxOf(reinterpret_cast<const V *>(x), s, windowOf(s, out)).value;
 }
 
 /// The output rows (or columns) whose windows hold input row `y`: the
@@ -376,24 +427,35 @@ __global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx, Pool<I> s,
 }
 
 /// Windows that do not overlap (stride >= kernel): one thread per window
-/// finds its maximum once and writes the whole window's gradient, the
-/// maximum's (0 + dy, as the gather sums) and zeros. Inputs outside every
-/// window are zeroed before.
-template <typename T, typename I>
+/// and N channels finds their maxima once and writes the whole window's
+/// gradient, the maximum's (0 + dy, as the gather sums) and zeros (s.c and
+/// count in accesses). Inputs outside every window are zeroed before.
+template <typename T, int N, typename I>
 __global__ void maxPoolBackwardWindowsKernel(const T *dy, const T *x, T *dx,
                                              Pool<I> s, I count) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  using V = Vec<T, N>;
   for (I out = blockIdx.x * I(blockDim.x) + threadIdx.x; out < count;
        out += I(gridDim.x) * blockDim.x) {
     Window<I> w = windowOf(s, out);
-    I best = argmaxOf(x, s, w);
-    A sum = 0;
-    sum += S::load(dy[out]);
+    WindowMax<T, N, I> m = maxOf(reinterpret_cast<const V *>(x), s, w);
+    V g = reinterpret_cast<const V *>(dy)[out], grad, zero;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      A sum = 0;
+      sum += S::load(g.v[k]);
+      grad.v[k] = S::store(sum);
+      zero.v[k] = S::store(A(0));
+    }
     for (I y = w.y0; y < w.y1; ++y)
       for (I xx = w.x0; xx < w.x1; ++xx) {
         I i = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
-        dx[i] = S::store(i == best ? sum : A(0));
+        V d;
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+          d.v[k] = i == m.at[k] ? grad.v[k] : zero.v[k];
+        reinterpret_cast<V *>(dx)[i] = d;
       }
   }
 }
@@ -565,7 +627,7 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
     const T *x = static_cast<const T *>(input);
-    ColumnPlan plan = planColumns(1, rows, c);
+    ColumnPlan plan = planColumns<T>(1, rows, c);
     Partial<A, 3> *partials;
     A *stats = batchNormScratch(plan, c, 4, partials);
     reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
@@ -618,7 +680,7 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     const T *dy = static_cast<const T *>(gradOutput);
     const T *x = static_cast<const T *>(input);
     const T *out = static_cast<const T *>(output);
-    ColumnPlan plan = planColumns(1, rows, c);
+    ColumnPlan plan = planColumns<T>(1, rows, c);
     Partial<A, 2> *partials;
     A *stats = batchNormScratch(plan, c, 5, partials);
     reduceColumnsOf(
@@ -649,9 +711,13 @@ void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
   withPool(dtype, s, [&](auto *t, auto pool) {
     using T = MPCRT_TYPE(t);
     using I = decltype(pool.n);
-    maxPoolKernel<T, I><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<const T *>(input), static_cast<T *>(output), pool,
-        I(count));
+    withVectorsOf<T>(s.c, {input, output}, [&](auto width) {
+      constexpr int N = decltype(width)::value;
+      pool.c /= N;
+      maxPoolKernel<T, N, I><<<blocksFor(count / N), kThreads, 0, stream()>>>(
+          static_cast<const T *>(input), static_cast<T *>(output), pool,
+          I(count / N));
+    });
   });
   MPCRT_CUDA_LAUNCHED("max_pool2d");
 }
@@ -678,9 +744,13 @@ void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
     auto *dx = static_cast<T *>(gradInput);
     if (apart) {
       if (outputs > 0)
-        maxPoolBackwardWindowsKernel<T, I>
-            <<<blocksFor(outputs), kThreads, 0, stream()>>>(dy, x, dx, pool,
-                                                            I(outputs));
+        withVectorsOf<T>(s.c, {dy, x, dx}, [&](auto width) {
+          constexpr int N = decltype(width)::value;
+          pool.c /= N;
+          maxPoolBackwardWindowsKernel<T, N, I>
+              <<<blocksFor(outputs / N), kThreads, 0, stream()>>>(
+                  dy, x, dx, pool, I(outputs / N));
+        });
     } else {
       maxPoolBackwardKernel<T, I><<<blocksFor(inputs), kThreads, 0, stream()>>>(
           dy, x, dx, pool, I(inputs));
