@@ -127,6 +127,24 @@ template <typename T> struct Typed {
   __device__ Acc round(Acc v) const {
     return Storage<E>::load(Storage<E>::store(v));
   }
+  /// Whether loadGroup and storeGroup may take g elements at multiples of
+  /// g: the data aligned to their bytes.
+  bool groupsAt(int g) const { return alignedTo(data, g * sizeof(E)); }
+  /// Elements i .. i + G - 1 as one access (i a multiple of G).
+  template <int G> __device__ void loadGroup(int64_t i, Acc (&v)[G]) const {
+    Vec<E, G> g = *reinterpret_cast<const Vec<E, G> *>(data + i);
+#pragma unroll
+    for (int k = 0; k < G; ++k)
+      v[k] = Storage<E>::load(g.v[k]);
+  }
+  template <int G>
+  __device__ void storeGroup(int64_t i, const Acc (&v)[G]) const {
+    Vec<E, G> g;
+#pragma unroll
+    for (int k = 0; k < G; ++k)
+      g.v[k] = Storage<E>::store(v[k]);
+    *reinterpret_cast<Vec<E, G> *>(data + i) = g;
+  }
 };
 
 /// Elements of f16, bf16 or f32, chosen at run time: the accessor of the
@@ -169,6 +187,30 @@ struct AnyFloat {
       return Storage<__nv_bfloat16>::load(Storage<__nv_bfloat16>::store(v));
     default:
       return v;
+    }
+  }
+  /// Typed's group accesses, the type chosen once per group.
+  bool groupsAt(int g) const {
+    return alignedTo(data, g * (type == MPCRT_F32 ? 4 : 2));
+  }
+  template <int G> __device__ void loadGroup(int64_t i, float (&v)[G]) const {
+    with([&](auto typed) { typed.template loadGroup<G>(i, v); });
+  }
+  template <int G>
+  __device__ void storeGroup(int64_t i, const float (&v)[G]) const {
+    with([&](auto typed) { typed.template storeGroup<G>(i, v); });
+  }
+
+private:
+  template <typename F> __device__ void with(F f) const {
+    void *p = const_cast<void *>(data);
+    switch (type) {
+    case MPCRT_F16:
+      return f(Typed<__half>{static_cast<__half *>(p)});
+    case MPCRT_BF16:
+      return f(Typed<__nv_bfloat16>{static_cast<__nv_bfloat16 *>(p)});
+    default:
+      return f(Typed<float>{static_cast<float *>(p)});
     }
   }
 };

@@ -247,20 +247,87 @@ __device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
                      max, total);
 }
 
+/// A warp's lanes hold a row of at most 32 K elements in groups of
+/// kGroup<K> neighbours, element k of a lane at column laneColumn<K>(lane,
+/// k): a group moves as one access where the row and the pointers allow
+/// (`whole`), one element at a time otherwise, in the same order either
+/// way. Every warp kernel of a row length thus sums a row in the same
+/// order, whatever its types and pointers.
+template <int K> constexpr int kGroup = K < 4 ? K : 4;
+
+template <int K> __device__ int64_t laneColumn(int64_t lane, int k) {
+  constexpr int G = kGroup<K>;
+  return (k / G) * (32 * G) + lane * G + k % G;
+}
+
+/// Whether the groups of rows of `cols` elements move whole through the
+/// accessors `a`.
+template <int K, typename... Access>
+bool wholeGroups(int64_t cols, const Access &...a) {
+  return cols % kGroup<K> == 0 && (a.groupsAt(kGroup<K>) && ...);
+}
+
+/// v[k] = the lane's elements of the row at `base` (`fill` past its end).
+template <int K, typename Access, typename A>
+__device__ void loadLanes(const Access &a, int64_t base, int64_t cols,
+                          bool whole, A fill, A (&v)[K]) {
+  constexpr int G = kGroup<K>;
+  const int64_t lane = RowTeam<true>::rank();
+#pragma unroll
+  for (int q = 0; q < K; q += G) {
+    int64_t c = laneColumn<K>(lane, q);
+    if (whole && c < cols) {
+      typename Access::Acc g[G];
+      a.template loadGroup<G>(base + c, g);
+#pragma unroll
+      for (int j = 0; j < G; ++j)
+        v[q + j] = A(g[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < G; ++j)
+        v[q + j] = c + j < cols ? A(a.load(base + c + j)) : fill;
+    }
+  }
+}
+
+/// The lane's elements of the row at `base` = v[k] (none past its end).
+template <int K, typename Access, typename A>
+__device__ void storeLanes(const Access &a, int64_t base, int64_t cols,
+                           bool whole, const A (&v)[K]) {
+  constexpr int G = kGroup<K>;
+  const int64_t lane = RowTeam<true>::rank();
+#pragma unroll
+  for (int q = 0; q < K; q += G) {
+    int64_t c = laneColumn<K>(lane, q);
+    if (whole && c < cols) {
+      typename Access::Acc g[G];
+#pragma unroll
+      for (int j = 0; j < G; ++j)
+        g[j] = v[q + j];
+      a.template storeGroup<G>(base + c, g);
+    } else {
+#pragma unroll
+      for (int j = 0; j < G; ++j)
+        if (c + j < cols)
+          a.store(base + c + j, v[q + j]);
+    }
+  }
+}
+
 /// One row of softmax(s * x) for a warp: v[k] = s * x[c] - max for the
-/// lane's elements c = lane + 32 k (-inf past the row) and the row's sum
-/// of exp(v). The softmax and mpc.softmax_dropout's backward share it, so
-/// that the backward's probabilities are the forward's.
+/// lane's elements (c = laneColumn<K>(lane, k); -inf past the row) and the
+/// row's sum of exp(v). The softmax and mpc.softmax_dropout's backward
+/// share it, so that the backward's probabilities are the forward's.
 template <int K, typename In, typename A>
-__device__ void warpShifted(const In &input, int64_t base, int64_t cols, A s,
-                            A (&v)[K], A &sum) {
+__device__ void warpShifted(const In &input, int64_t base, int64_t cols,
+                            bool whole, A s, A (&v)[K], A &sum) {
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
+  loadLanes(input, base, cols, whole, A(0), v);
   A m = A(-INFINITY);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    int64_t c = lane + 32 * k;
-    v[k] = c < cols ? s * A(input.load(base + c)) : A(-INFINITY);
+    v[k] = laneColumn<K>(lane, k) < cols ? s * v[k] : A(-INFINITY);
     m = fmax(m, v[k]);
   }
   m = Warp::reduce<A, true>(m);
@@ -268,7 +335,7 @@ __device__ void warpShifted(const In &input, int64_t base, int64_t cols, A s,
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     v[k] -= m;
-    if (lane + 32 * k < cols)
+    if (laneColumn<K>(lane, k) < cols)
       sum += exp(v[k]);
   }
   sum = Warp::reduce<A>(sum);
@@ -281,22 +348,20 @@ __device__ void warpShifted(const In &input, int64_t base, int64_t cols, A s,
 /// in the wider of their Acc types.
 template <typename In, typename Out, int K>
 __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
-                                  int64_t cols, bool logarithm, double scale) {
+                                  int64_t cols, bool whole, bool logarithm,
+                                  double scale) {
   using A = decltype(typename In::Acc() + typename Out::Acc());
   A s = static_cast<A>(scale);
   using Warp = RowTeam<true>;
-  const int64_t lane = Warp::rank();
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
-    warpShifted(input, base, cols, s, v, sum);
+    warpShifted(input, base, cols, whole, s, v, sum);
     A logSum = log(sum);
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      int64_t c = lane + 32 * k;
-      if (c < cols)
-        output.store(base + c, logarithm ? v[k] - logSum : exp(v[k]) / sum);
-    }
+    for (int k = 0; k < K; ++k)
+      v[k] = logarithm ? v[k] - logSum : exp(v[k]) / sum;
+    storeLanes(output, base, cols, whole, v);
   }
 }
 
@@ -306,30 +371,25 @@ __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
 template <typename G, typename Y, typename X, int K>
 __global__ void softmaxBackwardWarpKernel(G grad, Y output, X gradInput,
                                           int64_t rows, int64_t cols,
-                                          bool logarithm, double scale) {
+                                          bool whole, bool logarithm,
+                                          double scale) {
   using A = decltype(typename G::Acc() + typename Y::Acc() + typename X::Acc());
   A s = static_cast<A>(scale);
   using Warp = RowTeam<true>;
-  const int64_t lane = Warp::rank();
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A d[K], v[K];
+    loadLanes(grad, base, cols, whole, A(0), d);
+    loadLanes(output, base, cols, whole, A(0), v);
     A sum = 0;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      int64_t c = lane + 32 * k;
-      d[k] = c < cols ? A(grad.load(base + c)) : A(0);
-      v[k] = c < cols ? A(output.load(base + c)) : A(0);
+    for (int k = 0; k < K; ++k)
       sum += logarithm ? d[k] : d[k] * v[k];
-    }
     sum = Warp::reduce<A>(sum);
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      int64_t c = lane + 32 * k;
-      if (c < cols)
-        gradInput.store(base + c, s * (logarithm ? d[k] - exp(v[k]) * sum
-                                                 : v[k] * (d[k] - sum)));
-    }
+    for (int k = 0; k < K; ++k)
+      d[k] = s * (logarithm ? d[k] - exp(v[k]) * sum : v[k] * (d[k] - sum));
+    storeLanes(gradInput, base, cols, whole, d);
   }
 }
 
@@ -438,7 +498,7 @@ constexpr int kWarpKeepBytes = kWarpRowLimit / 4 + 1;
 /// warpShifted leaves them, keeps the row's dropout bits.
 template <int K, typename In, typename A, typename Body>
 __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
-                                  A s, double p, uint64_t seed,
+                                  bool whole, A s, double p, uint64_t seed,
                                   const int64_t *step, Body body) {
   __shared__ uint8_t nibbles[kThreads / 32][kWarpKeepBytes];
   WarpKeeps keeps{nibbles[threadIdx.x / 32], p, seed, *step};
@@ -446,7 +506,7 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
-    warpShifted(input, base, cols, s, v, sum);
+    warpShifted(input, base, cols, whole, s, v, sum);
     keeps.fill(base, cols);
     body(base, v, sum, keeps);
   }
@@ -457,21 +517,21 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
 /// rounded once to Out.
 template <typename In, typename Out, int K>
 __global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
-                                         int64_t cols, double scale, double p,
-                                         uint64_t seed, const int64_t *step) {
+                                         int64_t cols, bool whole, double scale,
+                                         double p, uint64_t seed,
+                                         const int64_t *step) {
   using A = decltype(typename In::Acc() + typename Out::Acc());
   A kept = static_cast<A>(1 / (1 - p));
   const int64_t lane = RowTeam<true>::rank();
   forEachDroppedRow<K>(
-      input, rows, cols, static_cast<A>(scale), p, seed, step,
+      input, rows, cols, whole, static_cast<A>(scale), p, seed, step,
       [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          int64_t c = lane + 32 * k;
-          if (c < cols)
-            output.store(base + c,
-                         keeps(base + c) ? exp(v[k]) / sum * kept : A(0));
+          int64_t c = laneColumn<K>(lane, k);
+          v[k] = c < cols && keeps(base + c) ? exp(v[k]) / sum * kept : A(0);
         }
+        storeLanes(output, base, cols, whole, v);
       });
 }
 
@@ -481,8 +541,8 @@ __global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
 template <typename G, typename In, typename X, int K>
 __global__ void
 softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, int64_t rows,
-                                 int64_t cols, double scale, double p,
-                                 uint64_t seed, const int64_t *step) {
+                                 int64_t cols, bool whole, double scale,
+                                 double p, uint64_t seed, const int64_t *step) {
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;
@@ -490,25 +550,24 @@ softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, int64_t rows,
   AG kept = static_cast<AG>(1 / (1 - p));
   const int64_t lane = RowTeam<true>::rank();
   forEachDroppedRow<K>(
-      input, rows, cols, s, p, seed, step,
+      input, rows, cols, whole, s, p, seed, step,
       [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
+        AG g[K];
+        loadLanes(grad, base, cols, whole, AG(0), g);
         A d[K], dot = 0;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          int64_t c = lane + 32 * k;
+          int64_t c = laneColumn<K>(lane, k);
           v[k] = c < cols ? exp(v[k]) / sum : A(0);
-          d[k] = c < cols && keeps(base + c)
-                     ? A(grad.round(AG(grad.load(base + c)) * kept))
-                     : A(0);
+          d[k] = c < cols && keeps(base + c) ? A(grad.round(g[k] * kept))
+                                             : A(0);
           dot += d[k] * v[k];
         }
         dot = RowTeam<true>::reduce<A>(dot);
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-          int64_t c = lane + 32 * k;
-          if (c < cols)
-            gradInput.store(base + c, s * (v[k] * (d[k] - dot)));
-        }
+        for (int k = 0; k < K; ++k)
+          d[k] = s * (v[k] * (d[k] - dot));
+        storeLanes(gradInput, base, cols, whole, d);
       });
 }
 
@@ -1314,9 +1373,10 @@ template <typename In, typename Out>
 void softmaxWith(In in, Out out, int64_t rows, int64_t cols, bool logarithm,
                  double scale) {
   bool warp = withLanesFor(cols, [&](auto k) {
-    softmaxWarpKernel<In, Out, decltype(k)::value>
-        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(in, out, rows, cols,
-                                                          logarithm, scale);
+    constexpr int K = decltype(k)::value;
+    softmaxWarpKernel<In, Out, K><<<blocksFor(rows * 32), kThreads, 0,
+                                    stream()>>>(
+        in, out, rows, cols, wholeGroups<K>(cols, in, out), logarithm, scale);
   });
   if (!warp)
     softmaxKernel<In, Out>
@@ -1328,9 +1388,11 @@ template <typename G, typename Y, typename X>
 void softmaxBackwardWith(G dy, Y y, X dx, int64_t rows, int64_t cols,
                          bool logarithm, double scale) {
   bool warp = withLanesFor(cols, [&](auto k) {
-    softmaxBackwardWarpKernel<G, Y, X, decltype(k)::value>
-        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(dy, y, dx, rows, cols,
-                                                          logarithm, scale);
+    constexpr int K = decltype(k)::value;
+    softmaxBackwardWarpKernel<G, Y, X, K>
+        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+            dy, y, dx, rows, cols, wholeGroups<K>(cols, dy, y, dx), logarithm,
+            scale);
   });
   if (!warp)
     softmaxBackwardKernel<G, Y, X>
@@ -1383,9 +1445,11 @@ void softmaxDropoutWith(In in, Out out, int64_t rows, int64_t cols,
                         double scale, double p, uint64_t seed,
                         const int64_t *step) {
   bool warp = withLanesFor(cols, [&](auto k) {
-    softmaxDropoutWarpKernel<In, Out, decltype(k)::value>
-        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(in, out, rows, cols,
-                                                          scale, p, seed, step);
+    constexpr int K = decltype(k)::value;
+    softmaxDropoutWarpKernel<In, Out, K>
+        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+            in, out, rows, cols, wholeGroups<K>(cols, in, out), scale, p, seed,
+            step);
   });
   if (!warp)
     softmaxDropoutKernel<In, Out>
@@ -1398,9 +1462,11 @@ void softmaxDropoutBackwardWith(G dy, In x, X dx, int64_t rows, int64_t cols,
                                 double scale, double p, uint64_t seed,
                                 const int64_t *step) {
   bool warp = withLanesFor(cols, [&](auto k) {
-    softmaxDropoutBackwardWarpKernel<G, In, X, decltype(k)::value>
-        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(dy, x, dx, rows, cols,
-                                                          scale, p, seed, step);
+    constexpr int K = decltype(k)::value;
+    softmaxDropoutBackwardWarpKernel<G, In, X, K>
+        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+            dy, x, dx, rows, cols, wholeGroups<K>(cols, dy, x, dx), scale, p,
+            seed, step);
   });
   if (!warp)
     softmaxDropoutBackwardKernel<G, In, X>

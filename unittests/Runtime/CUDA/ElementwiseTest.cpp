@@ -458,7 +458,8 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 37;
   // Rows a warp holds with 1, 2, 8 and 32 elements a lane (the last ones
-  // partly), and rows past 1024 (a block per row).
+  // partly; 256 and 1000 in groups of 4 moved as one access, 45 one element
+  // at a time), and rows past 1024 (a block per row).
   for (int64_t cols : {1, 45, 256, 1000, 1029})
     for (mpcrt_dtype d : kTypes) {
       SCOPED_TRACE("cols " + std::to_string(cols));
@@ -528,12 +529,13 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
 }
 
 /// The mixed-type softmax and its gradient (f16, bf16, f32 at each operand)
-/// against the reference's mixed kernels, rows for a warp and for a block.
+/// against the reference's mixed kernels, rows for a warp (one element at a
+/// time, and groups of 4 as one access) and for a block.
 TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 37;
   const mpcrt_dtype mixable[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32};
-  for (int64_t cols : {45, 1029})
+  for (int64_t cols : {45, 200, 1029})
     for (mpcrt_dtype in : mixable)
       for (mpcrt_dtype out : mixable) {
         if (in == out)
@@ -580,8 +582,9 @@ TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
 // mpc.softmax_dropout: the kept elements are exactly the reference's
 // (the same Philox bits, drawn per warp into shared memory or per
 // element in the block kernel), the values as the softmax's. Rows of 45
-// start off a multiple of 4 (a group spans two rows), rows of 64 do not,
-// rows of 1029 take a block each.
+// start off a multiple of 4 (a group spans two rows) and move one element
+// at a time, rows of 64 and 200 do not and move two and four elements an
+// access, rows of 1029 take a block each.
 TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 37;
@@ -593,7 +596,7 @@ TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
       {MPCRT_F32, MPCRT_BF16}, {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64}};
   // p = 0: every element kept, no bits drawn.
   for (double p : {0.3, 0.0})
-    for (int64_t cols : {45, 64, 1029})
+    for (int64_t cols : {45, 64, 200, 1029})
       for (auto [in, out] : pairs) {
         SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
                      std::to_string(in) + " " + std::to_string(out) + " p " +
