@@ -56,12 +56,14 @@ ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   if (outer < 1 || outer > 65535 || p.tiles < 1 ||
       p.tiles > (int64_t(1) << 31) - 1 || rows < 1)
     return p;
-  // Enough blocks to fill a large GPU (a constant: the same cut on every
-  // device), with at least 8 rows per row lane (and 64 per chunk).
-  constexpr int64_t kTargetBlocks = 2048;
+  // About 2048 x 32 columns' worth of chunks (a constant: the same cut on
+  // every device), so that the partials the second pass reads stay about
+  // 64 K values however wide a block is, with at least 8 rows per row
+  // lane (and 64 per chunk).
+  constexpr int64_t kTargetPartials = 2048 * 32;
   int64_t minChunkRows = std::max<int64_t>(64, 8 * p.rowLanes());
-  int64_t blocks = p.tiles * outer;
-  int64_t chunks = (kTargetBlocks + blocks - 1) / blocks;
+  int64_t widths = (cols + 31) / 32 * 32 * outer;
+  int64_t chunks = (kTargetPartials + widths - 1) / widths;
   int64_t byRows = (rows + minChunkRows - 1) / minChunkRows;
   chunks = chunks < byRows ? chunks : byRows;
   chunks = chunks < 65535 ? chunks : 65535;

@@ -378,10 +378,10 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
 }
 
 // Batch norm's statistics in one pass over its input (count, mean and
-// squared deviations combined pairwise over 79 chunks of rows) against
-// float64 two-pass statistics of the same rounded inputs: a channel far
-// from zero with a tiny spread (where sum and sum of squares in f32 would
-// cancel to nothing), a centred one, and a wide one.
+// squared deviations combined pairwise over 10 chunks of rows of 64 row
+// lanes each) against float64 two-pass statistics of the same rounded
+// inputs: a channel far from zero with a tiny spread (where sum and sum of
+// squares in f32 would cancel to nothing), a centred one, and a wide one.
 TEST_F(Nn, BatchNormStatisticsMatchFloat64OnAnOffsetChannel) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 5000, c = 3;
