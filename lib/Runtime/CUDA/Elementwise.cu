@@ -708,81 +708,6 @@ __global__ void crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
   }
 }
 
-/// Row `r` of a layer norm by a team (RowTeam: the block, or a warp for
-/// rows of up to 1024 elements): two-pass statistics of `row`, y.
-template <typename Team, typename T, typename Stat>
-__device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
-                             const void *gamma, const void *beta, T *y,
-                             Stat *mean, Stat *rstd, int64_t r, int64_t cols,
-                             double epsilon) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  const int64_t first = Team::rank(), step = Team::size();
-  A sum = 0;
-  for (int64_t c = first; c < cols; c += step)
-    sum += S::load(row[c]);
-  A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
-  A var = 0; // biased, two-pass
-  for (int64_t c = first; c < cols; c += step) {
-    A d = S::load(row[c]) - mu;
-    var += d * d;
-  }
-  var = Team::template reduce<A>(var) / static_cast<A>(cols);
-  A inv = A(1) / sqrt(var + static_cast<A>(epsilon));
-  if (first == 0) {
-    mean[r] = static_cast<Stat>(mu);
-    rstd[r] = static_cast<Stat>(inv);
-  }
-  for (int64_t c = first; c < cols; c += step) {
-    A g = static_cast<A>(loadAny(paramDtype, gamma, c));
-    A b = static_cast<A>(loadAny(paramDtype, beta, c));
-    y[r * cols + c] = S::store((S::load(row[c]) - mu) * inv * g + b);
-  }
-}
-
-/// Rows of a layer norm: a block per row, or with Warp a warp per row
-/// (rows of up to 1024 elements: no block barriers, 8 rows a block).
-template <typename T, typename Stat, bool Warp>
-__global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
-                                const void *gamma, const void *beta, T *y,
-                                Stat *mean, Stat *rstd, int64_t rows,
-                                int64_t cols, double epsilon) {
-  using Team = RowTeam<Warp>;
-  for (int64_t r = Team::first(); r < rows; r += Team::stride())
-    layerNormRow<Team>(x + r * cols, paramDtype, gamma, beta, y, mean, rstd, r,
-                       cols, epsilon);
-}
-
-/// mpc.dropout_add: the dropout kernel's bits and rounding, then the
-/// residual (if any) added and the sum rounded.
-template <typename T>
-__global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
-                                 int64_t count, double p, uint64_t seed,
-                                 const int64_t *step) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  A scale = static_cast<A>(1 / (1 - p));
-  int64_t t = *step;
-  double threshold = p * 4294967296.0;
-  // A thread takes the four elements of one Philox call (none at p = 0).
-  int64_t groups = (count + 3) / 4;
-  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < groups;
-       q += int64_t(gridDim.x) * blockDim.x) {
-    uint32_t words[4] = {~0u, ~0u, ~0u, ~0u};
-    if (p != 0)
-      formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
-    for (int e = 0; e < 4; ++e) {
-      int64_t i = 4 * q + e;
-      if (i >= count)
-        break;
-      bool keep = p == 0 || words[e] >= threshold;
-      T dropped = S::store(keep ? S::load(x[i]) * scale : A(0));
-      y[i] = residual ? S::store(S::load(dropped) + S::load(residual[i]))
-                      : dropped;
-    }
-  }
-}
-
 /// Elements at..at+n-1 (n <= 4) of p into v: with Vector (`at` a multiple
 /// of 4, p aligned to 4 elements) a full group as one access.
 template <bool Vector, typename T>
@@ -827,6 +752,128 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
     f(std::false_type{});
 }
 
+/// Elements c0..c0+n-1 (n <= 4) of a parameter vector of type `dtype`
+/// (gamma, beta), as one access where the group is whole and aligned.
+template <typename A>
+__device__ void loadParams(mpcrt_dtype dtype, const void *p, int64_t c0, int n,
+                           A (&v)[4]) {
+  auto typed = [&](auto *q) {
+    using P = std::remove_const_t<std::remove_pointer_t<decltype(q)>>;
+    if (n == 4 && reinterpret_cast<uintptr_t>(q + c0) % sizeof(Vec<P, 4>) == 0) {
+      Vec<P, 4> g = *reinterpret_cast<const Vec<P, 4> *>(q + c0);
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        v[e] = static_cast<A>(Storage<P>::load(g.v[e]));
+    } else {
+      for (int e = 0; e < n; ++e)
+        v[e] = static_cast<A>(Storage<P>::load(q[c0 + e]));
+    }
+  };
+  switch (dtype) {
+  case MPCRT_F16:
+    return typed(static_cast<const __half *>(p));
+  case MPCRT_BF16:
+    return typed(static_cast<const __nv_bfloat16 *>(p));
+  case MPCRT_F32:
+    return typed(static_cast<const float *>(p));
+  default:
+    return typed(static_cast<const double *>(p));
+  }
+}
+
+/// Row `r` of a layer norm by a team (RowTeam: the block, or a warp for
+/// rows of up to 1024 elements): two-pass statistics of `row`, y. Each
+/// thread takes four neighbouring elements at a time (Vector: as
+/// withGroupsOf, a full group as one access; the same groups and order
+/// either way).
+template <typename Team, bool Vector, typename T, typename Stat>
+__device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
+                             const void *gamma, const void *beta, T *y,
+                             Stat *mean, Stat *rstd, int64_t r, int64_t cols,
+                             double epsilon) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const int64_t first = 4 * Team::rank(), step = 4 * Team::size();
+  T v[4];
+  A sum = 0;
+  for (int64_t c0 = first; c0 < cols; c0 += step) {
+    int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+    loadGroup<Vector>(row, c0, n, v);
+    for (int e = 0; e < n; ++e)
+      sum += S::load(v[e]);
+  }
+  A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
+  A var = 0; // biased, two-pass
+  for (int64_t c0 = first; c0 < cols; c0 += step) {
+    int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+    loadGroup<Vector>(row, c0, n, v);
+    for (int e = 0; e < n; ++e) {
+      A d = S::load(v[e]) - mu;
+      var += d * d;
+    }
+  }
+  var = Team::template reduce<A>(var) / static_cast<A>(cols);
+  A inv = A(1) / sqrt(var + static_cast<A>(epsilon));
+  if (Team::rank() == 0) {
+    mean[r] = static_cast<Stat>(mu);
+    rstd[r] = static_cast<Stat>(inv);
+  }
+  for (int64_t c0 = first; c0 < cols; c0 += step) {
+    int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+    loadGroup<Vector>(row, c0, n, v);
+    A g[4], b[4];
+    loadParams(paramDtype, gamma, c0, n, g);
+    loadParams(paramDtype, beta, c0, n, b);
+    T out[4];
+    for (int e = 0; e < n; ++e)
+      out[e] = S::store((S::load(v[e]) - mu) * inv * g[e] + b[e]);
+    storeGroup<Vector>(y + r * cols, c0, n, out);
+  }
+}
+
+/// Rows of a layer norm: a block per row, or with Warp a warp per row
+/// (rows of up to 1024 elements: no block barriers, 8 rows a block).
+template <typename T, typename Stat, bool Warp, bool Vector>
+__global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
+                                const void *gamma, const void *beta, T *y,
+                                Stat *mean, Stat *rstd, int64_t rows,
+                                int64_t cols, double epsilon) {
+  using Team = RowTeam<Warp>;
+  for (int64_t r = Team::first(); r < rows; r += Team::stride())
+    layerNormRow<Team, Vector>(x + r * cols, paramDtype, gamma, beta, y, mean,
+                               rstd, r, cols, epsilon);
+}
+
+/// mpc.dropout_add: the dropout kernel's bits and rounding, then the
+/// residual (if any) added and the sum rounded.
+template <typename T>
+__global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
+                                 int64_t count, double p, uint64_t seed,
+                                 const int64_t *step) {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  A scale = static_cast<A>(1 / (1 - p));
+  int64_t t = *step;
+  double threshold = p * 4294967296.0;
+  // A thread takes the four elements of one Philox call (none at p = 0).
+  int64_t groups = (count + 3) / 4;
+  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < groups;
+       q += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t words[4] = {~0u, ~0u, ~0u, ~0u};
+    if (p != 0)
+      formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
+    for (int e = 0; e < 4; ++e) {
+      int64_t i = 4 * q + e;
+      if (i >= count)
+        break;
+      bool keep = p == 0 || words[e] >= threshold;
+      T dropped = S::store(keep ? S::load(x[i]) * scale : A(0));
+      y[i] = residual ? S::store(S::load(dropped) + S::load(residual[i]))
+                      : dropped;
+    }
+  }
+}
+
 /// mpc.add_layer_norm, a block per row or (Warp) a warp per row: the sum
 /// (each thread four neighbouring elements at a time, one Philox call for
 /// their dropout bits), then, once the team's sums are written, the row's
@@ -860,8 +907,8 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
       storeGroup<Vector>(row, c0, n, out);
     }
     Team::sync(); // layerNormRow reads the other threads' sums
-    layerNormRow<Team>(static_cast<const T *>(row), paramDtype, gamma, beta, y,
-                       mean, rstd, r, cols, epsilon);
+    layerNormRow<Team, Vector>(static_cast<const T *>(row), paramDtype, gamma,
+                               beta, y, mean, rstd, r, cols, epsilon);
   }
 }
 
@@ -878,12 +925,20 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
-  for (int64_t c = Team::rank(); c < cols; c += Team::size()) {
-    A xhat = (S::load(x[r * cols + c]) - mu) * inv;
-    A gdy = static_cast<A>(loadAny(paramDtype, gamma, c)) *
-            S::load(dy[r * cols + c]);
-    sumGdy += gdy;
-    sumGdyXhat += gdy * xhat;
+  for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
+    int k = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+    int64_t i0 = r * cols + c0;
+    T xs[4], ds[4];
+    loadGroup<Vector>(x, i0, k, xs);
+    loadGroup<Vector>(dy, i0, k, ds);
+    A g[4];
+    loadParams(paramDtype, gamma, c0, k, g);
+    for (int e = 0; e < k; ++e) {
+      A xhat = (S::load(xs[e]) - mu) * inv;
+      A gdy = g[e] * S::load(ds[e]);
+      sumGdy += gdy;
+      sumGdyXhat += gdy * xhat;
+    }
   }
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
@@ -894,11 +949,11 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
     T xs[4], ds[4];
     loadGroup<Vector>(x, i0, k, xs);
     loadGroup<Vector>(dy, i0, k, ds);
-    A v[4];
+    A g[4], v[4];
+    loadParams(paramDtype, gamma, c0, k, g);
     for (int e = 0; e < k; ++e) {
       A xhat = (S::load(xs[e]) - mu) * inv;
-      A gdy =
-          static_cast<A>(loadAny(paramDtype, gamma, c0 + e)) * S::load(ds[e]);
+      A gdy = g[e] * S::load(ds[e]);
       v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
     }
     emit(i0, k, v);
@@ -1641,11 +1696,14 @@ void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
     withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
-      layerNormKernel<T, Stat, decltype(warp)::value>
-          <<<grid, kThreads, 0, stream()>>>(
-              static_cast<const T *>(input), paramDtype, gamma, beta,
-              static_cast<T *>(output), static_cast<Stat *>(mean),
-              static_cast<Stat *>(rstd), rows, cols, epsilon);
+      withGroupsOf<T>(cols, {input, output}, [&](auto vector) {
+        layerNormKernel<T, Stat, decltype(warp)::value,
+                        decltype(vector)::value>
+            <<<grid, kThreads, 0, stream()>>>(
+                static_cast<const T *>(input), paramDtype, gamma, beta,
+                static_cast<T *>(output), static_cast<Stat *>(mean),
+                static_cast<Stat *>(rstd), rows, cols, epsilon);
+      });
     });
   });
   MPCRT_CUDA_LAUNCHED("layer_norm");
@@ -1713,7 +1771,7 @@ void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
     withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
-      withGroupsOf<T>(cols, {x, residual, sum}, [&](auto vector) {
+      withGroupsOf<T>(cols, {x, residual, sum, y}, [&](auto vector) {
         addLayerNormKernel<T, Stat, decltype(warp)::value,
                            decltype(vector)::value>
             <<<grid, kThreads, 0, stream()>>>(
