@@ -47,8 +47,8 @@ struct ColumnPlan {
 template <typename T>
 ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   constexpr int kWide = 16 / sizeof(T);
-  ColumnPlan p{outer, rows, cols, 0, 0, 0, cols % kWide == 0 ? kWide : 1, 32,
-               false};
+  int width = cols % kWide == 0 ? kWide : 1;
+  ColumnPlan p{outer, rows, cols, 0, 0, 0, width, 32, false};
   int64_t groups = (cols + p.width - 1) / p.width;
   while (p.lanes > 1 && p.lanes / 2 >= groups)
     p.lanes /= 2;
@@ -194,11 +194,11 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine,
   plan.whole = load.aligned();
   constexpr int kWide = 16 / sizeof(typename Load::Element);
   if (p.width == kWide && kWide > 1)
-    columnPartialsKernel<A, K, kWide><<<grid, kThreads, 0, stream()>>>(
-        load, combine, init, plan, partials);
+    columnPartialsKernel<A, K, kWide>
+        <<<grid, kThreads, 0, stream()>>>(load, combine, init, plan, partials);
   else
-    columnPartialsKernel<A, K, 1><<<grid, kThreads, 0, stream()>>>(
-        load, combine, init, plan, partials);
+    columnPartialsKernel<A, K, 1>
+        <<<grid, kThreads, 0, stream()>>>(load, combine, init, plan, partials);
   int64_t outputs = p.outer * p.cols;
   if (p.chunks >= 64)
     columnFinishWideKernel<A, K>

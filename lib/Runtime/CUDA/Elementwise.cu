@@ -559,8 +559,8 @@ softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, int64_t rows,
         for (int k = 0; k < K; ++k) {
           int64_t c = laneColumn<K>(lane, k);
           v[k] = c < cols ? exp(v[k]) / sum : A(0);
-          d[k] = c < cols && keeps(base + c) ? A(grad.round(g[k] * kept))
-                                             : A(0);
+          d[k] =
+              c < cols && keeps(base + c) ? A(grad.round(g[k] * kept)) : A(0);
           dot += d[k] * v[k];
         }
         dot = RowTeam<true>::reduce<A>(dot);
@@ -759,7 +759,8 @@ __device__ void loadParams(mpcrt_dtype dtype, const void *p, int64_t c0, int n,
                            A (&v)[4]) {
   auto typed = [&](auto *q) {
     using P = std::remove_const_t<std::remove_pointer_t<decltype(q)>>;
-    if (n == 4 && reinterpret_cast<uintptr_t>(q + c0) % sizeof(Vec<P, 4>) == 0) {
+    if (n == 4 &&
+        reinterpret_cast<uintptr_t>(q + c0) % sizeof(Vec<P, 4>) == 0) {
       Vec<P, 4> g = *reinterpret_cast<const Vec<P, 4> *>(q + c0);
 #pragma unroll
       for (int e = 0; e < 4; ++e)
@@ -1429,9 +1430,10 @@ void softmaxWith(In in, Out out, int64_t rows, int64_t cols, bool logarithm,
                  double scale) {
   bool warp = withLanesFor(cols, [&](auto k) {
     constexpr int K = decltype(k)::value;
-    softmaxWarpKernel<In, Out, K><<<blocksFor(rows * 32), kThreads, 0,
-                                    stream()>>>(
-        in, out, rows, cols, wholeGroups<K>(cols, in, out), logarithm, scale);
+    softmaxWarpKernel<In, Out, K>
+        <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+            in, out, rows, cols, wholeGroups<K>(cols, in, out), logarithm,
+            scale);
   });
   if (!warp)
     softmaxKernel<In, Out>
@@ -1697,8 +1699,7 @@ void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
     withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
       withGroupsOf<T>(cols, {input, output}, [&](auto vector) {
-        layerNormKernel<T, Stat, decltype(warp)::value,
-                        decltype(vector)::value>
+        layerNormKernel<T, Stat, decltype(warp)::value, decltype(vector)::value>
             <<<grid, kThreads, 0, stream()>>>(
                 static_cast<const T *>(input), paramDtype, gamma, beta,
                 static_cast<T *>(output), static_cast<Stat *>(mean),
