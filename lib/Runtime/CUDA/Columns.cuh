@@ -73,19 +73,6 @@ ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   return p;
 }
 
-/// N neighbouring elements from p + i: one access where `whole` (the
-/// caller checked alignment), else one at a time.
-template <int N, typename T>
-__device__ Vec<T, N> loadColumns(const T *p, int64_t i, bool whole) {
-  if (whole)
-    return *reinterpret_cast<const Vec<T, N> *>(p + i);
-  Vec<T, N> v;
-#pragma unroll
-  for (int k = 0; k < N; ++k)
-    v.v[k] = p[i + k];
-  return v;
-}
-
 /// Bytes of the partials a plan writes.
 template <typename A, int K> int64_t partialBytes(const ColumnPlan &p) {
   return p.chunks * p.outer * p.cols * int64_t(sizeof(Partial<A, K>));

@@ -85,8 +85,40 @@ __device__ inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i,
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 
 /// Whether `p` is aligned to `bytes`.
-inline bool alignedTo(const void *p, size_t bytes) {
+__host__ __device__ inline bool alignedTo(const void *p, size_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+/// Elements i .. i + n - 1 (n <= N) of p: one access where `whole` and
+/// n == N (the caller checked that p + i is aligned to N elements), else
+/// one element at a time, the same elements either way; those past n are
+/// left unset. The kernels whose groups may be partial or misaligned
+/// (rows, columns, parameters) move them through these two.
+template <int N, typename T>
+__device__ Vec<std::remove_const_t<T>, N> loadVec(T *p, int64_t i, bool whole,
+                                                  int n = N) {
+  using E = std::remove_const_t<T>;
+  if (whole && n == N)
+    return *reinterpret_cast<const Vec<E, N> *>(p + i);
+  Vec<E, N> v;
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    if (k < n)
+      v.v[k] = p[i + k];
+  return v;
+}
+
+template <int N, typename T>
+__device__ void storeVec(T *p, int64_t i, bool whole, const Vec<T, N> &v,
+                         int n = N) {
+  if (whole && n == N) {
+    *reinterpret_cast<Vec<T, N> *>(p + i) = v;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    if (k < n)
+      p[i + k] = v.v[k];
 }
 
 /// Storage types: the accumulator of a tensor type and its conversions.
@@ -132,7 +164,7 @@ template <typename T> struct Typed {
   bool groupsAt(int g) const { return alignedTo(data, g * sizeof(E)); }
   /// Elements i .. i + G - 1 as one access (i a multiple of G).
   template <int G> __device__ void loadGroup(int64_t i, Acc (&v)[G]) const {
-    Vec<E, G> g = *reinterpret_cast<const Vec<E, G> *>(data + i);
+    Vec<E, G> g = loadVec<G>(data, i, true);
 #pragma unroll
     for (int k = 0; k < G; ++k)
       v[k] = Storage<E>::load(g.v[k]);
@@ -143,7 +175,7 @@ template <typename T> struct Typed {
 #pragma unroll
     for (int k = 0; k < G; ++k)
       g.v[k] = Storage<E>::store(v[k]);
-    *reinterpret_cast<Vec<E, G> *>(data + i) = g;
+    storeVec(data, i, true, g);
   }
 };
 
@@ -154,42 +186,20 @@ struct AnyFloat {
   using Acc = float;
   mpcrt_dtype type;
   const void *data;
+  /// Typed's accesses, the type chosen once per call.
   __device__ float load(int64_t i) const {
-    switch (type) {
-    case MPCRT_F16:
-      return Storage<__half>::load(static_cast<const __half *>(data)[i]);
-    case MPCRT_BF16:
-      return Storage<__nv_bfloat16>::load(
-          static_cast<const __nv_bfloat16 *>(data)[i]);
-    default:
-      return static_cast<const float *>(data)[i];
-    }
+    float v;
+    with([&](auto typed) { v = typed.load(i); });
+    return v;
   }
   __device__ void store(int64_t i, float v) const {
-    switch (type) {
-    case MPCRT_F16:
-      static_cast<__half *>(const_cast<void *>(data))[i] =
-          Storage<__half>::store(v);
-      return;
-    case MPCRT_BF16:
-      static_cast<__nv_bfloat16 *>(const_cast<void *>(data))[i] =
-          Storage<__nv_bfloat16>::store(v);
-      return;
-    default:
-      static_cast<float *>(const_cast<void *>(data))[i] = v;
-    }
+    with([&](auto typed) { typed.store(i, v); });
   }
   __device__ float round(float v) const {
-    switch (type) {
-    case MPCRT_F16:
-      return Storage<__half>::load(Storage<__half>::store(v));
-    case MPCRT_BF16:
-      return Storage<__nv_bfloat16>::load(Storage<__nv_bfloat16>::store(v));
-    default:
-      return v;
-    }
+    float r;
+    with([&](auto typed) { r = typed.round(v); });
+    return r;
   }
-  /// Typed's group accesses, the type chosen once per group.
   bool groupsAt(int g) const {
     return alignedTo(data, g * (type == MPCRT_F32 ? 4 : 2));
   }
@@ -202,17 +212,7 @@ struct AnyFloat {
   }
 
 private:
-  template <typename F> __device__ void with(F f) const {
-    void *p = const_cast<void *>(data);
-    switch (type) {
-    case MPCRT_F16:
-      return f(Typed<__half>{static_cast<__half *>(p)});
-    case MPCRT_BF16:
-      return f(Typed<__nv_bfloat16>{static_cast<__nv_bfloat16 *>(p)});
-    default:
-      return f(Typed<float>{static_cast<float *>(p)});
-    }
-  }
+  template <typename F> __device__ void with(F f) const;
 };
 
 /// Sum (or max, a NaN winning) of one value per thread over a block of
@@ -358,9 +358,21 @@ void withVectorsOf(int64_t inner, std::initializer_list<const void *> pointers,
     f(std::integral_constant<int, 1>{});
 }
 
+/// Before a __host__ __device__ template that calls what it is given:
+/// nvcc checks the call for both sides, although each instantiation is
+/// called from one side only (a host lambda from the host, a device lambda
+/// from a kernel).
+#if defined(__NVCC__)
+#define MPCRT_EITHER_SIDE _Pragma("nv_exec_check_disable")
+#else
+#define MPCRT_EITHER_SIDE
+#endif
+
 /// Calls f(T *) (a null pointer) with the storage type of `dtype`; the
-/// callee names it MPCRT_TYPE(pointer).
-template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
+/// callee names it MPCRT_TYPE(pointer). Host or device.
+MPCRT_EITHER_SIDE
+template <typename F>
+__host__ __device__ void dispatch(mpcrt_dtype dtype, F f) {
   switch (dtype) {
   case MPCRT_F16:
     return f(static_cast<__half *>(nullptr));
@@ -376,7 +388,9 @@ template <typename F> void dispatch(mpcrt_dtype dtype, F f) {
 
 /// dispatch for the mixed-type kernels: f16, bf16 or f32 (the ABI checks
 /// that nothing else reaches them).
-template <typename F> void dispatchMixable(mpcrt_dtype dtype, F f) {
+MPCRT_EITHER_SIDE
+template <typename F>
+__host__ __device__ void dispatchMixable(mpcrt_dtype dtype, F f) {
   switch (dtype) {
   case MPCRT_F16:
     return f(static_cast<__half *>(nullptr));
@@ -385,6 +399,14 @@ template <typename F> void dispatchMixable(mpcrt_dtype dtype, F f) {
   default:
     return f(static_cast<float *>(nullptr));
   }
+}
+
+/// Calls f(Typed<T>) on the data with T the element type of `type`.
+template <typename F> __device__ void AnyFloat::with(F f) const {
+  dispatchMixable(type, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    f(Typed<T>{static_cast<T *>(const_cast<void *>(data))});
+  });
 }
 
 } // namespace mpcrt::cuda

@@ -708,35 +708,6 @@ __global__ void crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
   }
 }
 
-/// Elements at..at+n-1 (n <= 4) of p into v: with Vector (`at` a multiple
-/// of 4, p aligned to 4 elements) a full group as one access.
-template <bool Vector, typename T>
-__device__ void loadGroup(const T *p, int64_t at, int n, T (&v)[4]) {
-  if (Vector && n == 4) {
-    Vec<T, 4> q = reinterpret_cast<const Vec<T, 4> *>(p + at)[0];
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      v[e] = q.v[e];
-    return;
-  }
-  for (int e = 0; e < n; ++e)
-    v[e] = p[at + e];
-}
-
-template <bool Vector, typename T>
-__device__ void storeGroup(T *p, int64_t at, int n, const T (&v)[4]) {
-  if (Vector && n == 4) {
-    Vec<T, 4> q;
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      q.v[e] = v[e];
-    reinterpret_cast<Vec<T, 4> *>(p + at)[0] = q;
-    return;
-  }
-  for (int e = 0; e < n; ++e)
-    p[at + e] = v[e];
-}
-
 /// Calls f(std::bool_constant<Vector>{}): Vector where rows of `cols`
 /// elements start at multiples of 4 and every pointer (null ones aside) is
 /// aligned to 4 elements of T.
@@ -757,29 +728,13 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
 template <typename A>
 __device__ void loadParams(mpcrt_dtype dtype, const void *p, int64_t c0, int n,
                            A (&v)[4]) {
-  auto typed = [&](auto *q) {
-    using P = std::remove_const_t<std::remove_pointer_t<decltype(q)>>;
-    if (n == 4 &&
-        reinterpret_cast<uintptr_t>(q + c0) % sizeof(Vec<P, 4>) == 0) {
-      Vec<P, 4> g = *reinterpret_cast<const Vec<P, 4> *>(q + c0);
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        v[e] = static_cast<A>(Storage<P>::load(g.v[e]));
-    } else {
-      for (int e = 0; e < n; ++e)
-        v[e] = static_cast<A>(Storage<P>::load(q[c0 + e]));
-    }
-  };
-  switch (dtype) {
-  case MPCRT_F16:
-    return typed(static_cast<const __half *>(p));
-  case MPCRT_BF16:
-    return typed(static_cast<const __nv_bfloat16 *>(p));
-  case MPCRT_F32:
-    return typed(static_cast<const float *>(p));
-  default:
-    return typed(static_cast<const double *>(p));
-  }
+  dispatch(dtype, [&](auto *t) {
+    using P = MPCRT_TYPE(t);
+    const P *q = static_cast<const P *>(p);
+    Vec<P, 4> g = loadVec<4>(q, c0, alignedTo(q + c0, sizeof(Vec<P, 4>)), n);
+    for (int e = 0; e < n; ++e)
+      v[e] = static_cast<A>(Storage<P>::load(g.v[e]));
+  });
 }
 
 /// Row `r` of a layer norm by a team (RowTeam: the block, or a warp for
@@ -795,21 +750,20 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
   using S = Storage<T>;
   using A = typename S::Acc;
   const int64_t first = 4 * Team::rank(), step = 4 * Team::size();
-  T v[4];
   A sum = 0;
   for (int64_t c0 = first; c0 < cols; c0 += step) {
     int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
-    loadGroup<Vector>(row, c0, n, v);
+    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     for (int e = 0; e < n; ++e)
-      sum += S::load(v[e]);
+      sum += S::load(v.v[e]);
   }
   A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
   A var = 0; // biased, two-pass
   for (int64_t c0 = first; c0 < cols; c0 += step) {
     int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
-    loadGroup<Vector>(row, c0, n, v);
+    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     for (int e = 0; e < n; ++e) {
-      A d = S::load(v[e]) - mu;
+      A d = S::load(v.v[e]) - mu;
       var += d * d;
     }
   }
@@ -821,14 +775,14 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
   }
   for (int64_t c0 = first; c0 < cols; c0 += step) {
     int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
-    loadGroup<Vector>(row, c0, n, v);
+    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     A g[4], b[4];
     loadParams(paramDtype, gamma, c0, n, g);
     loadParams(paramDtype, beta, c0, n, b);
-    T out[4];
+    Vec<T, 4> out;
     for (int e = 0; e < n; ++e)
-      out[e] = S::store((S::load(v[e]) - mu) * inv * g[e] + b[e]);
-    storeGroup<Vector>(y + r * cols, c0, n, out);
+      out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * g[e] + b[e]);
+    storeVec(y + r * cols, c0, Vector, out, n);
   }
 }
 
@@ -896,16 +850,15 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
     for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
       int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
       int64_t i0 = r * cols + c0;
-      T xs[4], rs[4], out[4];
-      loadGroup<Vector>(x, i0, n, xs);
-      loadGroup<Vector>(residual, i0, n, rs);
+      Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
+                rs = loadVec<4>(residual, i0, Vector, n), out;
       for (int e = 0; e < n; ++e) {
-        A d = p == 0         ? S::load(xs[e])
-              : keep(i0 + e) ? S::load(S::store(S::load(xs[e]) * scale))
+        A d = p == 0         ? S::load(xs.v[e])
+              : keep(i0 + e) ? S::load(S::store(S::load(xs.v[e]) * scale))
                              : A(0);
-        out[e] = S::store(d + S::load(rs[e]));
+        out.v[e] = S::store(d + S::load(rs.v[e]));
       }
-      storeGroup<Vector>(row, c0, n, out);
+      storeVec(row, c0, Vector, out, n);
     }
     Team::sync(); // layerNormRow reads the other threads' sums
     layerNormRow<Team, Vector>(static_cast<const T *>(row), paramDtype, gamma,
@@ -929,14 +882,13 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
     int k = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
     int64_t i0 = r * cols + c0;
-    T xs[4], ds[4];
-    loadGroup<Vector>(x, i0, k, xs);
-    loadGroup<Vector>(dy, i0, k, ds);
+    Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
+              ds = loadVec<4>(dy, i0, Vector, k);
     A g[4];
     loadParams(paramDtype, gamma, c0, k, g);
     for (int e = 0; e < k; ++e) {
-      A xhat = (S::load(xs[e]) - mu) * inv;
-      A gdy = g[e] * S::load(ds[e]);
+      A xhat = (S::load(xs.v[e]) - mu) * inv;
+      A gdy = g[e] * S::load(ds.v[e]);
       sumGdy += gdy;
       sumGdyXhat += gdy * xhat;
     }
@@ -947,14 +899,13 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
     int k = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
     int64_t i0 = r * cols + c0;
-    T xs[4], ds[4];
-    loadGroup<Vector>(x, i0, k, xs);
-    loadGroup<Vector>(dy, i0, k, ds);
+    Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
+              ds = loadVec<4>(dy, i0, Vector, k);
     A g[4], v[4];
     loadParams(paramDtype, gamma, c0, k, g);
     for (int e = 0; e < k; ++e) {
-      A xhat = (S::load(xs[e]) - mu) * inv;
-      A gdy = g[e] * S::load(ds[e]);
+      A xhat = (S::load(xs.v[e]) - mu) * inv;
+      A gdy = g[e] * S::load(ds.v[e]);
       v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
     }
     emit(i0, k, v);
@@ -972,10 +923,10 @@ layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
     layerNormBackwardRow<Team, Vector>(dy, x, mean, rstd, paramDtype, gamma, r,
                                        cols,
                                        [dx](int64_t i0, int n, const A(&v)[4]) {
-                                         T out[4];
+                                         Vec<T, 4> out;
                                          for (int e = 0; e < n; ++e)
-                                           out[e] = Storage<T>::store(v[e]);
-                                         storeGroup<Vector>(dx, i0, n, out);
+                                           out.v[e] = Storage<T>::store(v[e]);
+                                         storeVec(dx, i0, Vector, out, n);
                                        });
 }
 
@@ -997,16 +948,16 @@ addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
     layerNormBackwardRow<Team, Vector>(
         dy, sum, mean, rstd, paramDtype, gamma, r, cols,
         [&](int64_t i0, int n, const A(&v)[4]) {
-          T ds[4], res[4], out[4];
+          Vec<T, 4> ds, res, out;
           if (dsum)
-            loadGroup<Vector>(dsum, i0, n, ds);
+            ds = loadVec<4>(dsum, i0, Vector, n);
           for (int e = 0; e < n; ++e) {
-            A g = dsum ? v[e] + S::load(ds[e]) : v[e];
-            res[e] = S::store(g);
-            out[e] = S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
+            A g = dsum ? v[e] + S::load(ds.v[e]) : v[e];
+            res.v[e] = S::store(g);
+            out.v[e] = S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
           }
-          storeGroup<Vector>(dresidual, i0, n, res);
-          storeGroup<Vector>(dx, i0, n, out);
+          storeVec(dresidual, i0, Vector, res, n);
+          storeVec(dx, i0, Vector, out, n);
         });
 }
 
@@ -1022,8 +973,8 @@ template <typename T, typename Stat> struct LayerNormParamTerms {
   __device__ void terms(int64_t, int64_t r, int64_t c, bool whole,
                         Partial<A, 2> (&t)[N]) const {
     using S = Storage<T>;
-    Vec<T, N> in = loadColumns<N>(x, r * cols + c, whole),
-              g = loadColumns<N>(dy, r * cols + c, whole);
+    Vec<T, N> in = loadVec<N>(x, r * cols + c, whole),
+              g = loadVec<N>(dy, r * cols + c, whole);
     A m = static_cast<A>(mean[r]), s = static_cast<A>(rstd[r]);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -1053,7 +1004,7 @@ template <typename T> struct ReduceTerm {
   template <int N>
   __device__ void terms(int64_t o, int64_t r, int64_t j, bool whole,
                         Partial<A, 1> (&t)[N]) const {
-    Vec<T, N> v = loadColumns<N>(in, (o * reduced + r) * inner + j, whole);
+    Vec<T, N> v = loadVec<N>(in, (o * reduced + r) * inner + j, whole);
 #pragma unroll
     for (int k = 0; k < N; ++k)
       t[k] = {{Storage<T>::load(v.v[k])}};

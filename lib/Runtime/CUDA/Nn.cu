@@ -33,7 +33,7 @@ template <typename T> struct ChannelMoments {
   template <int N>
   __device__ void terms(int64_t, int64_t r, int64_t ch, bool whole,
                         Partial<A, 3> (&t)[N]) const {
-    Vec<T, N> v = loadColumns<N>(x, r * c + ch, whole);
+    Vec<T, N> v = loadVec<N>(x, r * c + ch, whole);
 #pragma unroll
     for (int k = 0; k < N; ++k)
       t[k] = {{A(1), Storage<T>::load(v.v[k]), A(0)}};
@@ -173,9 +173,8 @@ template <typename T> struct BatchNormGradTerms {
                         Partial<A, 2> (&t)[N]) const {
     using S = Storage<T>;
     int64_t i = r * c + ch;
-    Vec<T, N> g = loadColumns<N>(dy, i, whole),
-              in = loadColumns<N>(x, i, whole);
-    Vec<T, N> out = output ? loadColumns<N>(output, i, whole) : g;
+    Vec<T, N> g = loadVec<N>(dy, i, whole), in = loadVec<N>(x, i, whole);
+    Vec<T, N> out = output ? loadVec<N>(output, i, whole) : g;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       A d = normGradOf(g.v[k], out.v[k], output != nullptr);
