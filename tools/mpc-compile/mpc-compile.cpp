@@ -151,6 +151,14 @@ static cl::opt<bool> keepProbabilities(
              "mpc.softmax_dropout whose backward computes them again from "
              "the scores; the same values, more memory"),
     cl::cat(category));
+static cl::opt<bool> noRecomputeMoves(
+    "no-recompute-moves",
+    cl::desc("Keep the results of concatenations, upsamplings, transposes, "
+             "slices, broadcasts and casts that the backward pass reads "
+             "(--mpc-fuse's recompute-moves=false), instead of computing "
+             "them again there from operands kept anyway; the same values, "
+             "more memory, one kernel fewer each"),
+    cl::cat(category));
 static cl::opt<bool> fuseAttention(
     "fuse-attention",
     cl::desc("Fuse attention into mpc.attention (default: on the cpu "
@@ -353,6 +361,8 @@ int main(int argc, char **argv) {
     return fail("--fusion-report and --no-fuse contradict each other");
   if (noFuse && fuseAttention)
     return fail("--fuse-attention and --no-fuse contradict each other");
+  if (noFuse && noRecomputeMoves)
+    return fail("--no-recompute-moves and --no-fuse contradict each other");
   if (noFuse && keepProbabilities)
     return fail("--keep-probabilities and --no-fuse contradict each other");
   if (opsPerPart < 0)
@@ -468,8 +478,12 @@ int main(int argc, char **argv) {
   std::string noFold = noFoldCasts ? " casts=false scales=false" : "";
   if (keepProbabilities)
     noFold += " softmax-dropout=false recompute=false";
+  // Recomputation needs the backward pass's readers: after autodiff only.
   if (train && !noFuse)
-    pipeline += ",mpc-fuse{epilogues=false" + noAttention + noFold + "}";
+    pipeline += ",mpc-fuse{epilogues=false recompute-moves=false" +
+                noAttention + noFold + "}";
+  if (noRecomputeMoves)
+    noFold += " recompute-moves=false";
   if (train)
     pipeline += ",mpc-autodiff{loss=" + lossFunction + " name=" + entry +
                 "},mpc-accumulate-gradients{func=" + entry +

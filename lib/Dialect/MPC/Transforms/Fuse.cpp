@@ -18,6 +18,8 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
+#include "TypeUtils.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
@@ -453,6 +455,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (SoftmaxDropoutOp op : fused)
         recomputeForLateReaders(op);
     }
+    if (recomputeMoves)
+      getOperation().walk([&](func::FuncOp f) {
+        if (!f.getBody().empty())
+          recomputeMovesOf(f.getBody().front());
+      });
     if (!report.empty() && failed(writeReport()))
       signalPassFailure();
   }
@@ -755,6 +762,134 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           << "recomputed: " << copy->getName() << " before "
           << readers[1]->getName() << " (its result is not kept from "
           << first->getName() << ")";
+  }
+
+  /// The ops that only move or convert elements (exactly: a second
+  /// computation gives the same bits), cheap to compute again.
+  static bool isMove(Operation *op) {
+    return isa<ConcatOp, UpsampleNearest2DOp, TransposeOp, SliceOp,
+               BroadcastToOp, CastOp>(op);
+  }
+
+  /// Where a move's result could die early: it is read again after a gap
+  /// of more than one op (the widest such), at `later`, and every operand
+  /// is live there anyway (a block argument, or read there or after).
+  struct Recomputation {
+    Operation *later = nullptr;
+    SmallVector<Operation *> lateReaders;
+    int64_t from = 0, to = 0; // the positions in between lose the result
+  };
+
+  /// The recomputation of `op` in `block` by the current readers and
+  /// positions, or none.
+  static std::optional<Recomputation>
+  recomputationOf(Operation *op, DenseMap<Operation *, int64_t> &position) {
+    SmallVector<Operation *> readers;
+    for (Operation *user : op->getResult(0).getUsers()) {
+      if (!position.count(user))
+        return std::nullopt; // read in another block
+      if (!llvm::is_contained(readers, user))
+        readers.push_back(user);
+    }
+    if (readers.size() < 2)
+      return std::nullopt;
+    llvm::sort(readers, [&](Operation *a, Operation *b) {
+      return position[a] != position[b] ? position[a] < position[b]
+                                        : a->isBeforeInBlock(b);
+    });
+    auto keptAt = [&](int64_t p) {
+      return llvm::all_of(op->getOperands(), [&](Value v) {
+        return isa<BlockArgument>(v) ||
+               llvm::any_of(v.getUsers(), [&](Operation *u) {
+                 auto at = position.find(u);
+                 return u != op && at != position.end() && at->second >= p;
+               });
+      });
+    };
+    size_t split = 0;
+    int64_t widest = 1; // a gap of one op holds nothing to save
+    for (size_t k = 1; k < readers.size(); ++k) {
+      int64_t gap = position[readers[k]] - position[readers[k - 1]];
+      if (gap > widest && keptAt(position[readers[k]]))
+        split = k, widest = gap;
+    }
+    if (split == 0)
+      return std::nullopt;
+    Recomputation r;
+    r.later = readers[split];
+    r.lateReaders.assign(readers.begin() + split, readers.end());
+    r.from = position[readers[split - 1]] + 1;
+    r.to = position[r.later] - 1;
+    return r;
+  }
+
+  /// recompute-moves: in each block, the moves whose results are kept
+  /// across the peak of the block's live tensor bytes (by definition and
+  /// last reader, as the memory plan counts them), where a recomputation
+  /// can drop them there, are copied before their later reader, which
+  /// with every reader after it reads the copy. Rounds until no move
+  /// lowers the peak (at most kRounds, each linear in the block).
+  void recomputeMovesOf(Block &block) {
+    constexpr int kRounds = 16;
+    DenseMap<Operation *, int64_t> position;
+    int64_t count = 0;
+    for (Operation &op : block)
+      position[&op] = count++;
+    SmallVector<Operation *> moves;
+    for (Operation &op : block)
+      if (isMove(&op) && op.getNumResults() == 1 &&
+          isa<RankedTensorType>(op.getResult(0).getType()))
+        moves.push_back(&op);
+    DenseSet<Operation *> done;
+    for (int round = 0; round < kRounds; ++round) {
+      // Live bytes at each position: a result from its op to its last
+      // reader.
+      std::vector<int64_t> live(count + 1, 0);
+      for (Operation &op : block)
+        for (Value result : op.getResults()) {
+          auto type = dyn_cast<RankedTensorType>(result.getType());
+          if (!type || !type.hasStaticShape())
+            continue;
+          int64_t first = position[&op], last = first;
+          for (Operation *user : result.getUsers())
+            if (auto at = position.find(user); at != position.end())
+              last = std::max(last, at->second);
+          live[first] += byteSize(type);
+          live[last + 1] -= byteSize(type);
+        }
+      int64_t peakAt = 0, running = 0, peak = -1;
+      for (int64_t p = 0; p < count; ++p) {
+        running += live[p];
+        if (running > peak)
+          peak = running, peakAt = p;
+      }
+      bool lowered = false;
+      for (Operation *op : moves) {
+        if (done.contains(op))
+          continue;
+        std::optional<Recomputation> r = recomputationOf(op, position);
+        if (!r || peakAt < r->from || peakAt > r->to)
+          continue;
+        done.insert(op);
+        lowered = true;
+        OpBuilder b(r->later);
+        Operation *copy = b.clone(*op);
+        copy->setAttr("mpc.recomputed", b.getUnitAttr());
+        position[copy] = position[r->later];
+        llvm::SmallPtrSet<Operation *, 8> late(r->lateReaders.begin(),
+                                               r->lateReaders.end());
+        op->getResult(0).replaceUsesWithIf(
+            copy->getResult(0),
+            [&](OpOperand &u) { return late.contains(u.getOwner()); });
+        if (remarks)
+          emitRemark(reportedLocation(copy))
+              << "recomputed: " << copy->getName() << " before "
+              << r->later->getName() << " (its result is not kept across "
+              << (r->to - r->from + 1) << " ops)";
+      }
+      if (!lowered)
+        return;
+    }
   }
 
   /// `out = matmul(dropout(softmax(scale * matmul(q, k^T))), v)`, each

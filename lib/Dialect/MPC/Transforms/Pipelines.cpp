@@ -65,9 +65,12 @@ void mlir::mpc::registerMPCPipelines() {
         if (failed(o.parseFromString(optionsString)))
           return failure();
         // Attention fuses in the forward graph, epilogues after the
-        // precision assignment (--mpc-fuse).
+        // precision assignment (--mpc-fuse); moves are computed again
+        // only once the backward pass reads them.
         std::string pipeline =
-            std::string(o.fuse ? "mpc-fuse{epilogues=false}," : "") +
+            std::string(o.fuse ? "mpc-fuse{epilogues=false "
+                                 "recompute-moves=false},"
+                               : "") +
             "mpc-autodiff{loss=" + o.loss + " name=" + o.name +
             "},mpc-accumulate-gradients{func=" + o.name +
             " steps=" + std::to_string(o.accumulate) +

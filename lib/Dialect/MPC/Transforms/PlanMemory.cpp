@@ -386,6 +386,9 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
                  AddLayerNormBackwardOp, SoftmaxDropoutOp,
                  SoftmaxDropoutBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
+    // Moves --mpc-fuse computes again for the backward pass.
+    if (op->hasAttr("mpc.recomputed"))
+      ++plan.fused[op->getName().getStringRef().str() + " recomputed"];
   });
   // The placed buffers by offset, in runs (Run): each buffer walks them
   // upwards, skipping those whose lifetime it does not overlap, and takes

@@ -501,6 +501,22 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     probabilities die at the forward's product, and the backward computes
     them again from the input it keeps anyway, for one more pass over it.
 
+    With `recompute-moves`, last: an op that only moves or converts
+    elements (`mpc.concat`, `mpc.upsample_nearest2d`, `mpc.transpose`,
+    `mpc.slice`, `mpc.broadcast_to`, `mpc.cast`) whose result is kept
+    across the peak of its block's live tensor bytes (each result counted
+    from its op to its last reader, as the memory plan counts them) only
+    to be read again after it, such as a UNet's skip concatenation read by
+    a convolution and again by that convolution's filter gradient, is
+    copied, marked `mpc.recomputed`, just before the reader after the
+    widest gap between its readers (wider than one op), which with every
+    later reader reads the copy, provided every operand is kept until
+    that reader anyway (a block argument, or read there or later). The
+    result then dies before the peak, and the copy costs one more pass
+    over it; moves that would not lower the peak are left alone. Rounds
+    repeat while the peak moves to another such gap (at most 16). The
+    values are the same bit for bit.
+
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
     the metadata of its fused location). A hand-written fused op is listed
@@ -533,6 +549,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"recompute", "recompute", "bool", /*default=*/"true",
            "Compute an mpc.softmax_dropout again for its readers after the "
            "first (the backward pass) instead of keeping its result">,
+    Option<"recomputeMoves", "recompute-moves", "bool", /*default=*/"true",
+           "Compute a concatenation, upsampling, transpose, slice, "
+           "broadcast or cast again for its readers after the widest gap "
+           "(the backward pass) where that lowers the peak of live bytes "
+           "and its operands are kept anyway, instead of keeping its "
+           "result">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
     Option<"report", "report", "std::string", /*default=*/"",
