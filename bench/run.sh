@@ -48,7 +48,9 @@ BACKEND="${BACKEND:-cuda}"
 # their own, to measure what folding them gives; O2-keepprobs with
 # --keep-probabilities, an unfused attention's probabilities and mask
 # kept for the backward pass instead of computed again from the scores:
-# what the recomputation costs in time and saves in memory); THREADS: --threads
+# what the recomputation costs in time and saves in memory; O2-keepmoves
+# with --no-recompute-moves, the concatenations, upsamplings and casts the
+# backward pass reads kept rather than computed again); THREADS: --threads
 # of mpc's executables and of the PyTorch peers on the CPU (0: their
 # defaults).
 # O2-check compiles with --check-numerics (what the checks cost),
@@ -72,6 +74,7 @@ level_options() {
   O2-attn) amp=(--amp=O2 --dtype=f16 --fuse-attention) ;;
   O2-keepcasts) amp=(--amp=O2 --dtype=f16 --no-fold-casts) ;;
   O2-keepprobs) amp=(--amp=O2 --dtype=f16 --keep-probabilities) ;;
+  O2-keepmoves) amp=(--amp=O2 --dtype=f16 --no-recompute-moves) ;;
   O2-check) amp=(--amp=O2 --dtype=f16 --check-numerics) ;;
   O2-evalamp) amp=(--amp=O2 --dtype=f16 --eval-precision=amp) ;;
   *) return 1 ;;
@@ -81,6 +84,7 @@ for level in $LEVELS; do
   if ! level_options "$level"; then
     echo "bench/run.sh: unknown level '$level' in LEVELS (known: fp32" \
       "fp32-nofuse O2 O2-nofuse O2-attn O2-keepcasts O2-keepprobs" \
+      "O2-keepmoves" \
       "O2-check" \
       "O2-evalamp)" >&2
     exit 2

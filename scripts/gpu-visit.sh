@@ -22,7 +22,7 @@
 # Variables: VISIT (default build/gpu-visit), PARTS (what the build makes,
 # default "check bert mlp unet"), LEVELS (default "fp32 O2 O2-check
 # O2-evalamp", and O2-attn, O2-keepcasts and O2-keepprobs for BERT,
-# O2-nofuse for the
+# O2-nofuse and O2-keepmoves for the
 # UNet; the same at build and run), RESULTS (default $OUT where set, else
 # $VISIT/results), PEERS (bench/run.sh's).
 set -uo pipefail
@@ -33,14 +33,16 @@ LEVELS="${LEVELS:-}"
 # and O2-attn, O2-keepcasts and O2-keepprobs for BERT (the only model
 # with attention: fused, its f32 softmax island's casts kept, and its
 # probabilities kept rather than computed again), O2-nofuse for the UNet
-# (its batch norm + ReLU fusion against the unfused step).
+# (its batch norm + ReLU fusion against the unfused step) and O2-keepmoves
+# (its skip concatenation and upsampling kept for the backward pass rather
+# than computed again: memory against time).
 levels() {
   if [ -n "$LEVELS" ]; then
     echo "$LEVELS"
   elif [ "$1" = bert ]; then
     echo "fp32 O2 O2-attn O2-keepcasts O2-keepprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
-    echo "fp32 O2 O2-nofuse O2-check O2-evalamp"
+    echo "fp32 O2 O2-nofuse O2-keepmoves O2-check O2-evalamp"
   else
     echo "fp32 O2 O2-check O2-evalamp"
   fi
