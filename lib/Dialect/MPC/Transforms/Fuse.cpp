@@ -30,6 +30,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace mlir::mpc {
 #define GEN_PASS_DEF_FUSEPASS
@@ -785,10 +786,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   static std::optional<Recomputation>
   recomputationOf(Operation *op, DenseMap<Operation *, int64_t> &position) {
     SmallVector<Operation *> readers;
+    llvm::SmallPtrSet<Operation *, 8> seen;
     for (Operation *user : op->getResult(0).getUsers()) {
       if (!position.count(user))
         return std::nullopt; // read in another block
-      if (!llvm::is_contained(readers, user))
+      if (seen.insert(user).second)
         readers.push_back(user);
     }
     if (readers.size() < 2)
@@ -797,20 +799,22 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       return position[a] != position[b] ? position[a] < position[b]
                                         : a->isBeforeInBlock(b);
     });
-    auto keptAt = [&](int64_t p) {
-      return llvm::all_of(op->getOperands(), [&](Value v) {
-        return isa<BlockArgument>(v) ||
-               llvm::any_of(v.getUsers(), [&](Operation *u) {
-                 auto at = position.find(u);
-                 return u != op && at != position.end() && at->second >= p;
-               });
-      });
-    };
+    // The operands are kept through position `keptUntil` anyway.
+    int64_t keptUntil = std::numeric_limits<int64_t>::max();
+    for (Value v : op->getOperands()) {
+      if (isa<BlockArgument>(v))
+        continue;
+      int64_t last = -1;
+      for (Operation *u : v.getUsers())
+        if (auto at = position.find(u); u != op && at != position.end())
+          last = std::max(last, at->second);
+      keptUntil = std::min(keptUntil, last);
+    }
     size_t split = 0;
     int64_t widest = 1; // a gap of one op holds nothing to save
     for (size_t k = 1; k < readers.size(); ++k) {
       int64_t gap = position[readers[k]] - position[readers[k - 1]];
-      if (gap > widest && keptAt(position[readers[k]]))
+      if (gap > widest && position[readers[k]] <= keptUntil)
         split = k, widest = gap;
     }
     if (split == 0)
@@ -824,8 +828,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   }
 
   /// recompute-moves: in each block, the moves whose results are kept
-  /// across the peak of the block's live tensor bytes (by definition and
-  /// last reader, as the memory plan counts them), where a recomputation
+  /// across the peak of the block's live tensor bytes (each result from
+  /// its op to its last reader), where a recomputation
   /// can drop them there, are copied before their later reader, which
   /// with every reader after it reads the copy. Rounds until no move
   /// lowers the peak (at most kRounds, each linear in the block).

@@ -505,7 +505,7 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     elements (`mpc.concat`, `mpc.upsample_nearest2d`, `mpc.transpose`,
     `mpc.slice`, `mpc.broadcast_to`, `mpc.cast`) whose result is kept
     across the peak of its block's live tensor bytes (each result counted
-    from its op to its last reader, as the memory plan counts them) only
+    from its op to its last reader) only
     to be read again after it, such as a UNet's skip concatenation read by
     a convolution and again by that convolution's filter gradient, is
     copied, marked `mpc.recomputed`, just before the reader after the
