@@ -829,10 +829,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
 
   /// recompute-moves: in each block, the moves whose results are kept
   /// across the peak of the block's live tensor bytes (each result from
-  /// its op to its last reader), where a recomputation
-  /// can drop them there, are copied before their later reader, which
-  /// with every reader after it reads the copy. Rounds until no move
-  /// lowers the peak (at most kRounds, each linear in the block).
+  /// its op to its last reader), where a recomputation can drop them
+  /// there, are copied before their later reader, which with every reader
+  /// after it reads the copy. Rounds until no move lowers the peak (at
+  /// most kRounds, each linear in the block).
   void recomputeMovesOf(Block &block) {
     constexpr int kRounds = 16;
     DenseMap<Operation *, int64_t> position;
