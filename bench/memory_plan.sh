@@ -13,6 +13,12 @@
 #   bench/memory_plan.sh                  # table on stdout
 #   SEQS=128 LAYERS=2 bench/memory_plan.sh
 #
+# UNET ("BATCH IMAGE WIDTH", default "16 128 128", the UNet-style
+# benchmark; empty: none) adds the UNet-style network (bench/models.py
+# unet, Adam, O2 f16) fused, fused with its moves kept rather than computed
+# again (--no-recompute-moves) and unfused: its step's arena and its peak
+# with parameters, masters and Adam's state.
+#
 # Results as JSON lines in OUT (default bench/out/memory-plan.jsonl).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,6 +26,7 @@ BIN="${MPC_BUILD:-$ROOT/build}/bin"
 SEQS="${SEQS:-128 512}" BATCH="${BATCH:-8}" LAYERS="${LAYERS:-12}"
 HIDDEN="${HIDDEN:-768}" HEADS="${HEADS:-12}" FFN="${FFN:-3072}"
 VOCAB="${VOCAB:-30522}"
+UNET="${UNET-16 128 128}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 OUT="${OUT:-$ROOT/bench/out/memory-plan.jsonl}"
@@ -64,3 +71,39 @@ with open(sys.argv[3], "a") as out:
                           "no_attention_fused_ops": noattn_ops}) + "\n")
 PY
 done
+
+if [ -n "$UNET" ]; then
+  read -r ub us uw <<< "$UNET"
+  python3 "$ROOT/bench/models.py" unet --batch "$ub" --image "$us" \
+    --width "$uw" -o "$WORK/unet.mlir"
+  for variant in fused moves unfused; do
+    flag=()
+    [ "$variant" = moves ] && flag=(--no-recompute-moves)
+    [ "$variant" = unfused ] && flag=(--no-fuse)
+    "$BIN/mpc-compile" "$WORK/unet.mlir" --train \
+      --optimizer="kind=adam lr=1e-4" --amp=O2 --dtype=f16 "${flag[@]}" \
+      --memory-report="$WORK/unet-$variant.json" -o "$WORK/unet-$variant"
+  done
+  printf '\n%-16s %12s %12s %12s %14s %14s\n' unet "fused MB" "moves kept MB" \
+    "unfused MB" "fused peak MB" "kept peak MB"
+  python3 - "$WORK" "$UNET" "$OUT" << 'PY'
+import json, sys
+def step(variant):
+    fns = json.load(open("%s/unet-%s.json" % (sys.argv[1], variant)))["functions"]
+    return [f for f in fns if f["function"] == "train_step"][0]
+fused, moves, unfused = step("fused"), step("moves"), step("unfused")
+b, i, w = (int(x) for x in sys.argv[2].split())
+print("%-16s %12.1f %12.1f %12.1f %14.1f %14.1f" %
+      ("%dx%d w%d" % (b, i, w), fused["arena_bytes"] / 1e6,
+       moves["arena_bytes"] / 1e6, unfused["arena_bytes"] / 1e6,
+       fused["peak_bytes"] / 1e6, moves["peak_bytes"] / 1e6))
+with open(sys.argv[3], "a") as out:
+    out.write(json.dumps({"unet": {"batch": b, "image": i, "width": w},
+                          "fused_arena_bytes": fused["arena_bytes"],
+                          "moves_kept_arena_bytes": moves["arena_bytes"],
+                          "unfused_arena_bytes": unfused["arena_bytes"],
+                          "fused_peak_bytes": fused["peak_bytes"],
+                          "moves_kept_peak_bytes": moves["peak_bytes"],
+                          "fused_ops": fused["fused"]}) + "\n")
+PY
+fi
