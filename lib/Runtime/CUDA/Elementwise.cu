@@ -723,6 +723,16 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
     f(std::false_type{});
 }
 
+/// Calls f(c0, n) for a team member's groups of a row of `cols` elements:
+/// up to four neighbours c0 .. c0 + n - 1, every 4 * Team::size()-th from
+/// 4 * Team::rank(), in increasing order (the same groups and order for
+/// every pass over the row).
+template <typename Team, typename F>
+__device__ void forGroups(int64_t cols, F f) {
+  for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
+    f(c0, cols - c0 < 4 ? static_cast<int>(cols - c0) : 4);
+}
+
 /// Elements c0..c0+n-1 (n <= 4) of a parameter vector of type `dtype`
 /// (gamma, beta), as one access where the group is whole and aligned.
 template <typename A>
@@ -749,32 +759,28 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
                              double epsilon) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  const int64_t first = 4 * Team::rank(), step = 4 * Team::size();
   A sum = 0;
-  for (int64_t c0 = first; c0 < cols; c0 += step) {
-    int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+  forGroups<Team>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     for (int e = 0; e < n; ++e)
       sum += S::load(v.v[e]);
-  }
+  });
   A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
   A var = 0; // biased, two-pass
-  for (int64_t c0 = first; c0 < cols; c0 += step) {
-    int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+  forGroups<Team>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     for (int e = 0; e < n; ++e) {
       A d = S::load(v.v[e]) - mu;
       var += d * d;
     }
-  }
+  });
   var = Team::template reduce<A>(var) / static_cast<A>(cols);
   A inv = A(1) / sqrt(var + static_cast<A>(epsilon));
   if (Team::rank() == 0) {
     mean[r] = static_cast<Stat>(mu);
     rstd[r] = static_cast<Stat>(inv);
   }
-  for (int64_t c0 = first; c0 < cols; c0 += step) {
-    int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+  forGroups<Team>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     A g[4], b[4];
     loadParams(paramDtype, gamma, c0, n, g);
@@ -783,7 +789,7 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
     for (int e = 0; e < n; ++e)
       out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * g[e] + b[e]);
     storeVec(y + r * cols, c0, Vector, out, n);
-  }
+  });
 }
 
 /// Rows of a layer norm: a block per row, or with Warp a warp per row
@@ -847,8 +853,7 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
   formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
-    for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
-      int n = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+    forGroups<Team>(cols, [&](int64_t c0, int n) {
       int64_t i0 = r * cols + c0;
       Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
                 rs = loadVec<4>(residual, i0, Vector, n), out;
@@ -859,7 +864,7 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
         out.v[e] = S::store(d + S::load(rs.v[e]));
       }
       storeVec(row, c0, Vector, out, n);
-    }
+    });
     Team::sync(); // layerNormRow reads the other threads' sums
     layerNormRow<Team, Vector>(static_cast<const T *>(row), paramDtype, gamma,
                                beta, y, mean, rstd, r, cols, epsilon);
@@ -879,8 +884,7 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
-  for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
-    int k = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+  forGroups<Team>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
@@ -892,12 +896,11 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
       sumGdy += gdy;
       sumGdyXhat += gdy * xhat;
     }
-  }
+  });
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size()) {
-    int k = cols - c0 < 4 ? static_cast<int>(cols - c0) : 4;
+  forGroups<Team>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
@@ -909,7 +912,7 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
       v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
     }
     emit(i0, k, v);
-  }
+  });
 }
 
 template <typename T, typename Stat, bool Warp, bool Vector>
