@@ -272,6 +272,33 @@ func.func @batch_norm_backward_grad(%dy: tensor<2x8xf16>, %x: tensor<2x8xf32>, %
 
 // -----
 
+// The saved statistics are the forward's f32 ones, whatever gamma's type
+// (f16 ones would be half the bytes the kernels read).
+func.func @batch_norm_backward_saved_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that the saved mean is f32 of gamma's shape}}
+  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %c, %c) : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_saved_invstd_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16>, %m: tensor<8xf32>, %s: tensor<8xf64>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that the saved invstd is f32 of gamma's shape}}
+  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %m, %s) : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf32>, tensor<8xf64>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_saved_result_type(%x: tensor<2x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+2 {{'mpc.batch_norm' op failed to infer returned types}}
+  // expected-error @+1 {{'mpc.batch_norm' op inferred type(s) 'tensor<2x8xf16>', 'tensor<8xf16>', 'tensor<8xf16>', 'tensor<8xf32>', 'tensor<8xf32>' are incompatible with return type(s) of operation 'tensor<2x8xf16>', 'tensor<8xf16>', 'tensor<8xf16>', 'tensor<8xf16>', 'tensor<8xf16>'}}
+  %0:5 = "mpc.batch_norm"(%x, %c, %c, %c, %c) : (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>)
+  return
+}
+
+// -----
+
 func.func @reduce_max_backward_grad(%g: tensor<4xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{'mpc.reduce_max_backward' op expects the gradient of the maximum to have type 'tensor<4x1xf32>', got 'tensor<4xf32>'}}
   %0 = mpc.reduce_max_backward %g, %x, %g {dims = array<i64: 1>, keep_dims} : tensor<4xf32>, tensor<4x8xf32>

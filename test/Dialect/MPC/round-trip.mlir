@@ -273,6 +273,17 @@ func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %i
   return
 }
 
+// The saved statistics are f32 beside f16 parameters (the function's f32
+// result type checks the inferred one).
+// CHECK-LABEL: func @batch_norm_low_precision_parameters
+func.func @batch_norm_low_precision_parameters(%x: tensor<2x8xf16>, %g: tensor<8xf16>) -> (tensor<8xf32>, tensor<8xf16>) {
+  // CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[M:.*]], %[[S:.*]] = mpc.batch_norm %{{.*}} : tensor<2x8xf16>, tensor<8xf16>
+  %y, %rm, %rv, %m, %s = mpc.batch_norm %x, %g, %g, %g, %g : tensor<2x8xf16>, tensor<8xf16>
+  // CHECK: mpc.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[M]], %[[S]] : tensor<2x8xf16>, tensor<8xf16>
+  %dx, %dg, %db = mpc.batch_norm_backward %y, %x, %g, %m, %s : tensor<2x8xf16>, tensor<8xf16>
+  return %m, %dg : tensor<8xf32>, tensor<8xf16>
+}
+
 // CHECK-LABEL: func @data_movement
 func.func @data_movement(%x: tensor<2x4x8xf32>, %ids: tensor<2x4xi32>, %table: tensor<100x8xf32>) {
   // CHECK: mpc.reshape %{{.*}} : tensor<2x4x8xf32> -> tensor<8x8xf32>

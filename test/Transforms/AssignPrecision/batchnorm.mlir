@@ -23,6 +23,12 @@ func.func @bn(%x: tensor<2x4x4x8xf32>, %w: tensor<8x1x1x8xf32>, %c: tensor<8xf32
 // F32-LABEL: func @bn_relu_backward
 // F32: %[[Z:.*]], %{{.*}}, %{{.*}}, %[[M:.*]], %[[S:.*]] = mpc.batch_norm %{{.*}} {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
 // F32: mpc.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[M]], %[[S]] result(%[[Z]] : tensor<2x4x4x8xf16>) {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+// Below O3's f32 norms too, the saved statistics stay the forward's f32
+// ones beside f16 parameters: no cast between the two ops.
+// LOW-LABEL: func @bn_relu_backward
+// LOW: %{{.*}}, %{{.*}}, %{{.*}}, %[[M:.*]], %[[S:.*]] = mpc.batch_norm %{{.*}} {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf16>
+// LOW-NOT: mpc.cast
+// LOW: mpc.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[M]], %[[S]] result(%{{.*}} : tensor<2x4x4x8xf16>) {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf16>
 func.func @bn_relu_backward(%x: tensor<2x4x4x8xf32>, %w: tensor<8x1x1x8xf32>, %c: tensor<8xf32>, %dz: tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32> {
   %y = mpc.conv2d %x, %w : tensor<2x4x4x8xf32>, tensor<8x1x1x8xf32>
   %o:5 = mpc.batch_norm %y, %c, %c, %c, %c {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>

@@ -1054,7 +1054,11 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
       failed(checkFraction(adaptor.getMomentum().convertToDouble(), "momentum",
                            /*closedHigh=*/true, diag)))
     return failure();
-  results.append({input, gamma, gamma, gamma, gamma});
+  // The saved statistics are f32 whatever the parameters' type: the
+  // kernels write them as f32 (a buffer of the parameters' f16 type would
+  // hold half of them).
+  auto saved = cast<RankedTensorType>(batchNormSavedType(gamma));
+  results.append({input, gamma, gamma, saved, saved});
   return success();
 }
 
@@ -1091,6 +1095,11 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
   if (result && result.getType() != adaptor.getGrad().getType())
     return diag("expects a result of the gradient's type ", *grad, ", got ",
                 result.getType());
+  Type saved = batchNormSavedType(*gamma);
+  for (Value stat : {adaptor.getSavedMean(), adaptor.getSavedInvstd()})
+    if (stat.getType() != saved)
+      return diag("expects the saved statistics as ", saved,
+                  " (the forward's), got ", stat.getType());
   results.append({*input, *gamma, *gamma});
   return success();
 }

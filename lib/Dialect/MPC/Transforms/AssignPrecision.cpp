@@ -154,7 +154,11 @@ bool keepsItsType(OpOperand &operand) {
   if (auto norm = dyn_cast<AddLayerNormOp>(op))
     return &operand == &norm.getGammaMutable() ||
            &operand == &norm.getBetaMutable();
-  // A layer norm's statistics are f32 (f64 for f64) whatever the level.
+  // A layer norm's statistics are f32 (f64 for f64) whatever the level, a
+  // batch norm's f32.
+  if (auto back = dyn_cast<BatchNormBackwardOp>(op))
+    return &operand == &back.getSavedMeanMutable() ||
+           &operand == &back.getSavedInvstdMutable();
   if (auto back = dyn_cast<LayerNormBackwardOp>(op))
     return &operand == &back.getMeanMutable() ||
            &operand == &back.getRstdMutable();

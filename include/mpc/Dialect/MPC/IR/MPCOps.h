@@ -26,6 +26,14 @@ std::optional<int64_t> checkedByteSize(ShapedType type);
 /// Whether a statically shaped tensor has no zero-sized dimension and fits
 /// kMaxTensorBytes: what every tensor of the dialect must be.
 bool isNonEmptyAddressable(Type type);
+
+/// A batch norm's saved mean and inverse standard deviation beside
+/// parameters of type `gamma`: f32 of gamma's shape, whatever its element
+/// type (the kernels write them as f32).
+inline Type batchNormSavedType(Type gamma) {
+  auto shaped = dyn_cast<ShapedType>(gamma);
+  return shaped ? shaped.clone(Float32Type::get(gamma.getContext())) : gamma;
+}
 } // namespace mlir::mpc
 
 #define GET_OP_CLASSES

@@ -835,7 +835,11 @@ def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor
     each channel, applies `gamma`, `beta`, and returns the updated running
     statistics (`new = (1-momentum)*old + momentum*batch`, the unbiased
     variance, as PyTorch) and the saved mean and inverse standard deviation
-    for the backward pass. Per-channel tensors are f32 `[C]`.
+    for the backward pass. Per-channel tensors are `[C]`: the parameters
+    and running statistics of one float type (f32 under AMP's
+    `keep-batchnorm-fp32`), the saved mean and inverse standard deviation
+    always f32, whatever the parameters' type, as the kernels compute and
+    write them.
 
     `activation` is `none` or `relu`: with `relu` the result is
     `relu(batch_norm(x))`, the normalised value rounded to the result type
@@ -897,9 +901,15 @@ def MPC_BatchNormInferenceOp : MPC_Op<"batch_norm_inference", "Fp32", [Pure,
 
 def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
     MPC_InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
-    AllTypesMatch<["gamma", "saved_mean", "saved_invstd"]>]> {
+    TypesMatchWith<"the saved mean is f32 of gamma's shape", "gamma",
+                   "saved_mean", "::mlir::mpc::batchNormSavedType($_self)">,
+    TypesMatchWith<"the saved invstd is f32 of gamma's shape", "gamma",
+                   "saved_invstd", "::mlir::mpc::batchNormSavedType($_self)">]> {
   let summary = "Backward of mpc.batch_norm";
   let description = [{
+    `saved_mean` and `saved_invstd` are the forward's f32 `[C]` saved
+    statistics, whatever the type of `gamma`.
+
     With `activation = "relu"`, `grad` is the gradient of the fused
     op's result and `result` that result: the gradient reaching the batch
     norm is `relu_grad(grad, result)` (rounded to the gradient's type, as
