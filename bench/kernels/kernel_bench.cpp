@@ -356,6 +356,19 @@ void batchNormCases() {
            batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
                              dx, dg, db, kPixels, kWidth);
          });
+  // With a fused ReLU: its mask from the output read (at least dy, x and
+  // the output read, dx written), or formed again from x and beta (the
+  // default of mpc-compile: the bytes of the plain backward).
+  report("batch_norm_relu_backward_read", dims({16, 128, 128, kWidth}), "f16",
+         8.0 * n, [&] {
+           batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
+                             dx, dg, db, kPixels, kWidth, y);
+         });
+  report("batch_norm_relu_backward_formed", dims({16, 128, 128, kWidth}), "f16",
+         6.0 * n, [&] {
+           batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
+                             dx, dg, db, kPixels, kWidth, nullptr, beta);
+         });
   // 2 x 2 max pooling of the full-resolution activation and its backward
   // (at least: x read, y written; dy and x read, dx written), and the
   // nearest 2 x 2 upsampling back to it (y written, x read once).

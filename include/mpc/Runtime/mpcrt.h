@@ -423,7 +423,11 @@ void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
  * statistics have type param_dtype. `activation` MPCRT_RELU applies a ReLU
  * to the rounded result (MPCRT_ACTIVATION_NONE: none); the backward's
  * `output`, when not null, is that fused op's output, and its gradient
- * reaches the batch norm as relu_grad(grad_output, output), rounded.
+ * reaches the batch norm as relu_grad(grad_output, output), rounded. With
+ * `output` null and `beta` (param_dtype) not null, the backward forms that
+ * output again from the input, the saved statistics, gamma and beta, as
+ * the forward did (f16, bf16 and f32 inputs: the saved statistics are the
+ * ones the forward applied), and reads no output.
  * batch_norm_inference normalises with the running statistics instead:
  * (x - mean) * rsqrt(var + epsilon) * gamma + beta in the accumulation
  * type, rounded once, then the activation; nothing is updated or saved. */
@@ -446,7 +450,7 @@ typedef struct mpcrt_pool2d_shape {
       const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
       const void *gamma, const float *saved_mean, const float *saved_invstd,   \
       T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
-      int64_t c, const T *output);                                             \
+      int64_t c, const T *output, const void *beta);                           \
   void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape);             \
   void mpcrt_max_pool2d_backward_##SUFFIX(const T *grad_output,                \

@@ -119,6 +119,12 @@ template <typename Fn> void forRows(int64_t rows, int64_t c, Fn fn) {
   });
 }
 
+/// (x - mean) * invstd: what a batch norm scales and shifts, and its
+/// backward's xhat.
+template <typename A> A normalized(A x, A mean, A invstd) {
+  return (x - mean) * invstd;
+}
+
 /// y = (x - mean) * invstd * scale + shift per channel, rounded, then a
 /// fused ReLU of the rounded value (as mpc.relu computes it).
 template <typename T, typename A>
@@ -129,7 +135,7 @@ void applyBatchNorm(const T *x, T *y, int64_t rows, int64_t c,
   using S = Storage<T>;
   forRows(rows, c, [&](int64_t r) {
     for (int64_t ch = 0; ch < c; ++ch) {
-      T v = S::store((S::load(x[r * c + ch]) - mean[ch]) * invstds[ch] *
+      T v = S::store(normalized(S::load(x[r * c + ch]), mean[ch], invstds[ch]) *
                          scale[ch] +
                      shift[ch]);
       y[r * c + ch] =
@@ -204,27 +210,43 @@ template <typename T>
 void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, T *dx, void *dgamma,
-                       void *dbeta, int64_t rows, int64_t c, const T *output) {
+                       void *dbeta, int64_t rows, int64_t c, const T *output,
+                       const void *beta) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  // Gamma and beta as the forward applied them (for the ReLU's output
+  // formed again from x).
+  std::vector<A> scale(c), shift(c);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    scale[ch] = static_cast<A>(loadAny(pd, gamma, ch));
+    shift[ch] = beta ? static_cast<A>(loadAny(pd, beta, ch)) : A(0);
+  }
   // The gradient reaching the batch norm: dy, or with a fused ReLU
-  // relu_grad(dy, output) rounded as mpc.relu_grad rounds it.
-  auto gradAt = [&](int64_t i) -> A {
-    if (!output)
+  // relu_grad(dy, output) rounded as mpc.relu_grad rounds it, the output
+  // read or (with beta) formed again as applyBatchNorm rounds it: the
+  // ReLU of a rounded value is positive exactly where that value is.
+  bool relu = output || beta;
+  auto gradAt = [&](int64_t i, int64_t ch, A xhat) -> A {
+    if (!relu)
       return S::load(dy[i]);
-    return S::load(S::store(
-        S::load(dy[i]) * formulas::derivative(MPCRT_RELU, S::load(output[i]))));
+    A fused = output ? S::load(output[i])
+                     : S::load(S::store(xhat * scale[ch] + shift[ch]));
+    return S::load(
+        S::store(S::load(dy[i]) * formulas::derivative(MPCRT_RELU, fused)));
+  };
+  auto xhatAt = [&](int64_t i, int64_t ch) {
+    return normalized(S::load(x[i]), A(savedMean[ch]), A(savedInvstd[ch]));
   };
   // sum(dy) and sum(dy * xhat) per channel, in one pass.
   auto sums = channelSums<A, 2>(rows, c, [&](int64_t r, int64_t ch) {
-    A d = gradAt(r * c + ch);
-    A xhat = (S::load(x[r * c + ch]) - A(savedMean[ch])) * A(savedInvstd[ch]);
+    A xhat = xhatAt(r * c + ch, ch);
+    A d = gradAt(r * c + ch, ch, xhat);
     return std::array<A, 2>{d, d * xhat};
   });
   std::vector<A> k(c), meanDy(c), meanDyXhat(c);
   A n = static_cast<A>(rows);
   for (int64_t ch = 0; ch < c; ++ch) {
-    k[ch] = static_cast<A>(loadAny(pd, gamma, ch)) * A(savedInvstd[ch]);
+    k[ch] = scale[ch] * A(savedInvstd[ch]);
     meanDy[ch] = sums[ch][0] / n;
     meanDyXhat[ch] = sums[ch][1] / n;
     storeAny(pd, dgamma, ch, sums[ch][1]);
@@ -232,9 +254,9 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
   }
   forRows(rows, c, [&](int64_t r) {
     for (int64_t ch = 0; ch < c; ++ch) {
-      A xhat = (S::load(x[r * c + ch]) - A(savedMean[ch])) * A(savedInvstd[ch]);
-      dx[r * c + ch] = S::store(
-          k[ch] * (gradAt(r * c + ch) - meanDy[ch] - xhat * meanDyXhat[ch]));
+      A xhat = xhatAt(r * c + ch, ch);
+      dx[r * c + ch] = S::store(k[ch] * (gradAt(r * c + ch, ch, xhat) -
+                                         meanDy[ch] - xhat * meanDyXhat[ch]));
     }
   });
 }
@@ -930,11 +952,11 @@ void mpcrt_attention_backward(
   void mpcrt_batch_norm_backward_##SUFFIX(                                     \
       const ABI_T *dy, const ABI_T *input, mpcrt_dtype pd, const void *gamma,  \
       const float *sm, const float *si, ABI_T *dx, void *dg, void *db,         \
-      int64_t rows, int64_t c, const ABI_T *out) {                             \
+      int64_t rows, int64_t c, const ABI_T *out, const void *beta) {           \
     batchNormBackward(reinterpret_cast<const T *>(dy),                         \
                       reinterpret_cast<const T *>(input), pd, gamma, sm, si,   \
                       reinterpret_cast<T *>(dx), dg, db, rows, c,              \
-                      reinterpret_cast<const T *>(out));                       \
+                      reinterpret_cast<const T *>(out), beta);                 \
   }                                                                            \
   void mpcrt_max_pool2d_##SUFFIX(const ABI_T *x, ABI_T *y,                     \
                                  const mpcrt_pool2d_shape *s) {                \

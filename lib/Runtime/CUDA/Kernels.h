@@ -306,13 +306,15 @@ void batchNormInference(mpcrt_dtype dtype, const void *input,
                         const void *runningVar, void *output, int64_t rows,
                         int64_t c, double epsilon, bool relu);
 /// `output` (not null): the fused ReLU's output, whose gradient
-/// relu_grad(gradOutput, output) reaches the batch norm.
+/// relu_grad(gradOutput, output) reaches the batch norm; or `beta` (not
+/// null, paramDtype): that output formed again from the input.
 void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, mpcrt_dtype paramDtype,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, void *gradInput,
                        void *gradGamma, void *gradBeta, int64_t rows, int64_t c,
-                       const void *output = nullptr);
+                       const void *output = nullptr,
+                       const void *beta = nullptr);
 void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
                const mpcrt_pool2d_shape &shape);
 void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,

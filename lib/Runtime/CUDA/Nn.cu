@@ -111,6 +111,23 @@ __device__ typename Storage<T>::Acc normGradOf(T dy, T out, bool relu) {
       S::store(S::load(dy) * formulas::derivative(MPCRT_RELU, S::load(out))));
 }
 
+/// (x - mean) * invstd: what a batch norm scales and shifts, and its
+/// backward's xhat (the kernels are built without contraction: these
+/// operations round as written, in every kernel alike).
+template <typename A> __device__ A normalizedOf(A x, A mean, A invstd) {
+  return (x - mean) * invstd;
+}
+
+/// A batch norm's result before its ReLU, rounded: xhat * gamma + beta.
+/// The fused ReLU's output is positive exactly where this is, so the
+/// backward forms the ReLU's gradient from it as from that output.
+template <typename T>
+__device__ T affineOf(typename Storage<T>::Acc xhat,
+                      typename Storage<T>::Acc gamma,
+                      typename Storage<T>::Acc beta) {
+  return Storage<T>::store(xhat * gamma + beta);
+}
+
 /// y = (x - mean) * invstd * gamma + beta over [rows, c] (with a fused ReLU
 /// of the rounded value), N channels of a row per access (c = cv * N); the
 /// channels' mean, invstd, gamma and beta N at a time from stats (4 c
@@ -133,8 +150,8 @@ __global__ void batchNormApplyKernel(const T *x,
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       out.v[k] =
-          S::store((S::load(in.v[k]) - mean.v[k]) * invstd.v[k] * gamma.v[k] +
-                   beta.v[k]);
+          affineOf<T>(normalizedOf(S::load(in.v[k]), mean.v[k], invstd.v[k]),
+                      gamma.v[k], beta.v[k]);
       if (relu)
         out.v[k] = S::store(formulas::unary(MPCRT_RELU, S::load(out.v[k])));
     }
@@ -161,10 +178,13 @@ __global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
 /// The backward sums of one element: dy and dy * xhat.
 template <typename T> struct BatchNormGradTerms {
   using Element = T;
+  using A = typename Storage<T>::Acc;
   const T *dy, *x, *output; // output: a fused ReLU's, or null
   const float *savedMean, *savedInvstd;
+  // With a fused ReLU whose output is formed again: gamma, then beta (c
+  // values each); else null.
+  const A *affine;
   int64_t c;
-  using A = typename Storage<T>::Acc;
   bool aligned() const {
     return alignedTo(dy, 16) && alignedTo(x, 16) && alignedTo(output, 16);
   }
@@ -177,13 +197,27 @@ template <typename T> struct BatchNormGradTerms {
     Vec<T, N> out = output ? loadVec<N>(output, i, whole) : g;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      A d = normGradOf(g.v[k], out.v[k], output != nullptr);
-      A xhat = (S::load(in.v[k]) - static_cast<A>(savedMean[ch + k])) *
-               static_cast<A>(savedInvstd[ch + k]);
+      A xhat = normalizedOf(S::load(in.v[k]), static_cast<A>(savedMean[ch + k]),
+                            static_cast<A>(savedInvstd[ch + k]));
+      T fused = affine ? affineOf<T>(xhat, affine[ch + k], affine[c + ch + k])
+                       : out.v[k];
+      A d = normGradOf(g.v[k], fused, output || affine);
       t[k] = {{d, d * xhat}};
     }
   }
 };
+
+/// Gamma and beta in the accumulator type into affine[ch], affine[c + ch]
+/// (read N channels at a time), for a fused ReLU's output formed again.
+template <typename A>
+__global__ void affineParamsKernel(mpcrt_dtype pd, const void *gamma,
+                                   const void *beta, A *affine, int64_t c) {
+  for (int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; ch < c;
+       ch += int64_t(gridDim.x) * blockDim.x) {
+    affine[ch] = static_cast<A>(loadAny(pd, gamma, ch));
+    affine[c + ch] = static_cast<A>(loadAny(pd, beta, ch));
+  }
+}
 
 /// Per channel: dgamma, dbeta, and the sums for dx in stats[2 ch ..].
 /// Per channel: the sums of dy and dy * xhat, the saved mean and invstd,
@@ -210,14 +244,15 @@ template <typename A> struct StoreBatchNormGrads {
 };
 
 /// dx from dy, x and the sums of dy and dy * xhat, N channels per access
-/// (dy through a fused ReLU where `output` is not null); the channels' sums,
-/// mean, invstd and gamma N at a time from stats (5 c values,
-/// StoreBatchNormGrads).
+/// (dy through a fused ReLU where `output` is not null, or where `formed`,
+/// its output formed again with beta); the channels' sums, mean, invstd,
+/// gamma (and beta) N at a time from stats (5 (6) c values,
+/// StoreBatchNormGrads and affineParamsKernel).
 template <typename T, int N, typename I>
-__global__ void batchNormGradInputKernel(const T *dy, const T *x,
-                                         const T *output,
-                                         const typename Storage<T>::Acc *stats,
-                                         T *dx, I vectors, I cv, I rows) {
+__global__ void
+batchNormGradInputKernel(const T *dy, const T *x, const T *output,
+                         const typename Storage<T>::Acc *stats, T *dx,
+                         I vectors, I cv, I rows, bool formed) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -233,11 +268,14 @@ __global__ void batchNormGradInputKernel(const T *dy, const T *x,
     V g = reinterpret_cast<const V *>(dy)[v],
       in = reinterpret_cast<const V *>(x)[v], out;
     V fused = output ? reinterpret_cast<const V *>(output)[v] : g;
+    P beta = formed ? params[5 * cv + group] : P{};
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      A xhat = (S::load(in.v[k]) - mean.v[k]) * invstd.v[k];
+      A xhat = normalizedOf(S::load(in.v[k]), mean.v[k], invstd.v[k]);
+      if (formed)
+        fused.v[k] = affineOf<T>(xhat, gamma.v[k], beta.v[k]);
       out.v[k] = S::store(gamma.v[k] * invstd.v[k] *
-                          (normGradOf(g.v[k], fused.v[k], output != nullptr) -
+                          (normGradOf(g.v[k], fused.v[k], output || formed) -
                            sumDy.v[k] / n - xhat * sumDyXhat.v[k] / n));
     }
     reinterpret_cast<V *>(dx)[v] = out;
@@ -665,7 +703,7 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, void *gradInput,
                        void *gradGamma, void *gradBeta, int64_t rows, int64_t c,
-                       const void *output) {
+                       const void *output, const void *beta) {
   if (c == 0)
     return;
   if (rows == 0) { // the parameter gradients are sums of nothing
@@ -681,9 +719,17 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     const T *out = static_cast<const T *>(output);
     ColumnPlan plan = planColumns<T>(1, rows, c);
     Partial<A, 2> *partials;
-    A *stats = batchNormScratch(plan, c, 5, partials);
+    // The ReLU's output formed again (no output read): gamma and beta in
+    // stats[4c..6c) before the sums.
+    bool formed = !out && beta;
+    A *stats = batchNormScratch(plan, c, formed ? 6 : 5, partials);
+    A *affine = formed ? stats + 4 * c : nullptr;
+    if (formed)
+      affineParamsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
+          paramDtype, gamma, beta, affine, c);
     reduceColumnsOf(
-        plan, BatchNormGradTerms<T>{dy, x, out, savedMean, savedInvstd, c},
+        plan,
+        BatchNormGradTerms<T>{dy, x, out, savedMean, savedInvstd, affine, c},
         SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
         StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta,
                                savedMean, savedInvstd, gamma, c},
@@ -695,7 +741,8 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
         using I = MPCRT_TYPE(i);
         batchNormGradInputKernel<T, N, I>
             <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
-                dy, x, out, stats, dx, I(rows * c / N), I(c / N), I(rows));
+                dy, x, out, stats, dx, I(rows * c / N), I(c / N), I(rows),
+                formed);
       });
     });
   });

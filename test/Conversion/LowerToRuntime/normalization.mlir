@@ -61,14 +61,33 @@ func.func @layer_norm(%x: tensor<2x4x8xf16>, %g: tensor<4x8xf32>, %b: tensor<4x8
 // CHECK: call @mpcrt_copy(%[[RM]], %[[OLDM:.*]], %c32_i64{{(_[0-9]+)?}})
 // CHECK: call @mpcrt_copy(%[[RV]], %[[OLDV:.*]], %c32_i64{{(_[0-9]+)?}})
 // 32 rows (2x4x4) of 8 channels, momentum 0.2:
-// No activation (-1); the backward reads no output (null).
+// No activation (-1); the backward reads no output and no beta (null).
 // CHECK: call @mpcrt_batch_norm_f32(%{{.*}}, %c2_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %[[RM]], %[[RV]], %{{.*}}, %{{.*}}, %{{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %c-1_i32{{(_[0-9]+)?}})
 // CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK: call @mpcrt_batch_norm_backward_f32({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[NULL]])
+// CHECK: %[[NULL2:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_batch_norm_backward_f32({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[NULL]], %[[NULL2]])
 func.func @batch_norm(%img: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> (tensor<2x4x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
   %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %m, %v {momentum = 0.2} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %dx, %dg, %db = mpc.batch_norm_backward %o, %img, %g, %sm, %si : tensor<2x4x4x8xf32>, tensor<8xf32>
   return %dx, %rm, %rv, %dg : tensor<2x4x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A fused ReLU's backward: with `result(...)` the output's pointer and a
+// null beta; with `beta(...)` a null output and beta's pointer (the
+// argument's, as `%b`'s is read by the forward too).
+// CHECK-LABEL: func.func @batch_norm_relu_backward(
+// CHECK: call @mpcrt_batch_norm_f16(%{{[^,]*}}, %c2_i32{{(_[0-9]+)?}}, %{{[^,]*}}, %[[B:[^,]*]], %{{[^,]*}}, %{{[^,]*}}, %[[Y:[^,]*]], {{.*}}, %c7_i32{{(_[0-9]+)?}})
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_batch_norm_backward_f16({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[Y]], %[[NULL]])
+// CHECK: %[[NULL2:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_batch_norm_backward_f16({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[NULL2]], %[[B]])
+func.func @batch_norm_relu_backward(%img: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %dz: tensor<2x4x4x8xf16>) -> (tensor<2x4x4x8xf16>, tensor<2x4x4x8xf16>, tensor<2x4x4x8xf16>) {
+  %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %m, %v {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  %dx, %dg, %db = mpc.batch_norm_backward %dz, %img, %g, %sm, %si result(%o : tensor<2x4x4x8xf16>) {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  %ex, %eg, %eb = mpc.batch_norm_backward %dz, %img, %g, %sm, %si beta(%b : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  return %o, %dx, %ex : tensor<2x4x4x8xf16>, tensor<2x4x4x8xf16>, tensor<2x4x4x8xf16>
 }
 
 // -----
@@ -91,7 +110,7 @@ func.func @batch_norm_inference(%img: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %b
 // fused op's output, the buffer the forward wrote.
 // CHECK-LABEL: func.func @batch_norm_relu(
 // CHECK: call @mpcrt_batch_norm_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[OUT:[^,]*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c7_i32{{(_[0-9]+)?}})
-// CHECK: call @mpcrt_batch_norm_backward_f32({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[OUT]])
+// CHECK: call @mpcrt_batch_norm_backward_f32({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[OUT]], %{{.*}})
 func.func @batch_norm_relu(%img: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %dz: tensor<2x4x4x8xf32>) -> (tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>, tensor<8xf32>) {
   %z, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %m, %v {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %dx, %dg, %db = mpc.batch_norm_backward %dz, %img, %g, %sm, %si result(%z : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>

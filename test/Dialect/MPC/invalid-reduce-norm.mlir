@@ -233,7 +233,7 @@ func.func @batch_norm_backward_activation(%dy: tensor<2x8xf32>, %c: tensor<8xf32
 // -----
 
 func.func @batch_norm_backward_no_result(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
-  // expected-error @+1 {{'mpc.batch_norm_backward' op with activation 'relu' expects the fused op's result as `result(...)`}}
+  // expected-error @+1 {{'mpc.batch_norm_backward' op with activation 'relu' expects the fused op's result as `result(...)` or its beta as `beta(...)`}}
   %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c {activation = "relu"} : tensor<2x8xf32>, tensor<8xf32>
   return
 }
@@ -243,6 +243,38 @@ func.func @batch_norm_backward_no_result(%dy: tensor<2x8xf32>, %c: tensor<8xf32>
 func.func @batch_norm_backward_result_without_relu(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op has a result operand but no activation (it is the fused op's output, for the ReLU's gradient)}}
   %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c result(%dy : tensor<2x8xf32>) : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_result_and_beta(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op takes the fused op's result or its beta, not both (the ReLU's mask comes from one)}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c result(%dy : tensor<2x8xf32>) beta(%c : tensor<8xf32>) {activation = "relu"} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_beta_without_relu(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op has a beta operand but no activation (it forms the fused op's output again, for the ReLU's gradient)}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c beta(%c : tensor<8xf32>) : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_beta_type(%dy: tensor<2x8xf16>, %c: tensor<8xf32>, %b: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op expects a beta of gamma's type 'tensor<8xf32>', got 'tensor<8xf16>'}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c beta(%b : tensor<8xf16>) {activation = "relu"} : tensor<2x8xf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_beta_f64(%dy: tensor<2x8xf64>, %c: tensor<8xf64>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op cannot form the ReLU's mask again from an f64 input (its forward applied f64 statistics, saved as f32): expects `result(...)`}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %s, %s beta(%c : tensor<8xf64>) {activation = "relu"} : tensor<2x8xf64>, tensor<8xf64>
   return
 }
 
@@ -266,7 +298,7 @@ func.func @batch_norm_backward(%dy: tensor<2x8xf32>, %c: tensor<4xf32>) {
 
 func.func @batch_norm_backward_grad(%dy: tensor<2x8xf16>, %x: tensor<2x8xf32>, %c: tensor<8xf32>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that all of {grad, input} have same type}}
-  %0:3 = "mpc.batch_norm_backward"(%dy, %x, %c, %c, %c) : (tensor<2x8xf16>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %0:3 = "mpc.batch_norm_backward"(%dy, %x, %c, %c, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
 
@@ -276,7 +308,7 @@ func.func @batch_norm_backward_grad(%dy: tensor<2x8xf16>, %x: tensor<2x8xf32>, %
 // (f16 ones would be half the bytes the kernels read).
 func.func @batch_norm_backward_saved_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that the saved mean is f32 of gamma's shape}}
-  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %c, %c) : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
+  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %c, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
   return
 }
 
@@ -284,7 +316,7 @@ func.func @batch_norm_backward_saved_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16
 
 func.func @batch_norm_backward_saved_invstd_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16>, %m: tensor<8xf32>, %s: tensor<8xf64>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that the saved invstd is f32 of gamma's shape}}
-  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %m, %s) : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf32>, tensor<8xf64>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
+  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %m, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf32>, tensor<8xf64>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
   return
 }
 

@@ -268,6 +268,8 @@ func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %i
   %z, %zm, %zv, %zsm, %zsi = mpc.batch_norm %img, %g, %b, %g, %b {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm_backward {{.*}} result(%[[Z]] : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %zx, %zg, %zb = mpc.batch_norm_backward %o, %img, %g, %zsm, %zsi result(%z : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  // CHECK: mpc.batch_norm_backward {{.*}} beta(%{{.*}} : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %fx, %fg, %fb = mpc.batch_norm_backward %o, %img, %g, %zsm, %zsi beta(%b : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm_inference {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %ni = mpc.batch_norm_inference %img, %g, %b, %g, %b : tensor<2x4x4x8xf32>, tensor<8xf32>
   return

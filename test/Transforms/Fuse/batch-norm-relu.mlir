@@ -2,6 +2,7 @@
 // RUN: mpc-opt %s -split-input-file --mpc-fuse=remarks=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: mpc-opt %s -split-input-file --mpc-fuse=norms=false | FileCheck %s --check-prefix=OFF
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: mpc-opt %s -split-input-file --mpc-fuse=relu-mask-from-input=false | FileCheck %s --check-prefix=READ
 
 // A forward graph (before autodiff): the ReLU joins the batch norm, whose
 // result replaces the ReLU's.
@@ -27,13 +28,18 @@ func.func @forward(%x: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>
 // -----
 
 // A training step after autodiff: the ReLU's gradient, read only by the
-// batch norm's backward, joins the backward, which reads the fused output
-// for the mask.
+// batch norm's backward, joins the backward, which forms the ReLU's mask
+// from the input and the forward's beta (relu-mask-from-input), or
+// without that option reads the fused output for it.
 // CHECK-LABEL: func @step
 // CHECK: %[[Y:.*]], %{{.*}}, %{{.*}}, %[[M:.*]], %[[S:.*]] = mpc.batch_norm %arg0, %arg1, %arg2, %arg3, %arg4 {activation = "relu"}
 // CHECK-NOT: mpc.relu_grad
-// CHECK: mpc.batch_norm_backward %arg5, %arg0, %arg1, %[[M]], %[[S]] result(%[[Y]] : tensor<4x8xf32>) {activation = "relu"} : tensor<4x8xf32>, tensor<8xf32>
+// CHECK: mpc.batch_norm_backward %arg5, %arg0, %arg1, %[[M]], %[[S]] beta(%arg2 : tensor<8xf32>) {activation = "relu"} : tensor<4x8xf32>, tensor<8xf32>
+// READ-LABEL: func @step
+// READ: %[[Y:.*]], %{{.*}}, %{{.*}}, %[[M:.*]], %[[S:.*]] = mpc.batch_norm %arg0, %arg1, %arg2, %arg3, %arg4 {activation = "relu"}
+// READ: mpc.batch_norm_backward %arg5, %arg0, %arg1, %[[M]], %[[S]] result(%[[Y]] : tensor<4x8xf32>) {activation = "relu"} : tensor<4x8xf32>, tensor<8xf32>
 // REMARK: remark: fused: mpc.relu_grad + mpc.batch_norm_backward -> mpc.batch_norm_backward (activation relu)
+// REMARK: remark: mpc.batch_norm_backward forms the ReLU's mask from its input (reads no output)
 // REPORT: "op": "mpc.batch_norm_backward"
 // REPORT-NEXT: "activation": "relu"
 func.func @step(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %dz: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) {
@@ -135,4 +141,45 @@ func.func @inference_result_read_twice(%x: tensor<2x8xf16>, %g: tensor<8xf32>, %
   %y = mpc.batch_norm_inference %x, %g, %b, %m, %v : tensor<2x8xf16>, tensor<8xf32>
   %z = mpc.relu %y : tensor<2x8xf16>
   return %y, %z : tensor<2x8xf16>, tensor<2x8xf16>
+}
+
+// -----
+
+// A backward fused by hand (or by autodiff of a fused batch norm) takes
+// the forward's beta too, at f16 with f32 parameters as AMP's O2 has it;
+// an f64 one keeps reading the output (its forward applied f64
+// statistics, saved as f32), and so does one whose output is another
+// batch norm's, or of a forward with another input.
+// CHECK-LABEL: func @written_fused
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[M:.*]], %[[S:.*]] = mpc.batch_norm %arg0, %arg1, %arg2, %arg3, %arg4 {activation = "relu"}
+// CHECK: mpc.batch_norm_backward %arg5, %arg0, %arg1, %[[M]], %[[S]] beta(%arg2 : tensor<8xf32>) {activation = "relu"} : tensor<4x8xf16>, tensor<8xf32>
+// READ-LABEL: func @written_fused
+// READ: result(
+// CHECK-LABEL: func @f64
+// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = mpc.batch_norm
+// CHECK: mpc.batch_norm_backward {{.*}} result(%[[Y]] : tensor<4x8xf64>)
+// CHECK-LABEL: func @another_input
+// CHECK: mpc.batch_norm_backward {{.*}} result(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NOT: beta(
+// CHECK-LABEL: func @unfused_forward
+// CHECK: mpc.batch_norm_backward {{.*}} result(%{{.*}} : tensor<4x8xf32>)
+func.func @written_fused(%x: tensor<4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %dz: tensor<4x8xf16>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
+  %y:5 = mpc.batch_norm %x, %g, %b, %m, %v {activation = "relu"} : tensor<4x8xf16>, tensor<8xf32>
+  %dx:3 = mpc.batch_norm_backward %dz, %x, %g, %y#3, %y#4 result(%y#0 : tensor<4x8xf16>) {activation = "relu"} : tensor<4x8xf16>, tensor<8xf32>
+  return %y#0, %dx#0 : tensor<4x8xf16>, tensor<4x8xf16>
+}
+func.func @f64(%x: tensor<4x8xf64>, %g: tensor<8xf64>, %b: tensor<8xf64>, %dz: tensor<4x8xf64>) -> (tensor<4x8xf64>, tensor<4x8xf64>) {
+  %y:5 = mpc.batch_norm %x, %g, %b, %b, %g {activation = "relu"} : tensor<4x8xf64>, tensor<8xf64>
+  %dx:3 = mpc.batch_norm_backward %dz, %x, %g, %y#3, %y#4 result(%y#0 : tensor<4x8xf64>) {activation = "relu"} : tensor<4x8xf64>, tensor<8xf64>
+  return %y#0, %dx#0 : tensor<4x8xf64>, tensor<4x8xf64>
+}
+func.func @another_input(%x: tensor<4x8xf32>, %x2: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %dz: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %y:5 = mpc.batch_norm %x, %g, %b, %b, %g {activation = "relu"} : tensor<4x8xf32>, tensor<8xf32>
+  %dx:3 = mpc.batch_norm_backward %dz, %x2, %g, %y#3, %y#4 result(%y#0 : tensor<4x8xf32>) {activation = "relu"} : tensor<4x8xf32>, tensor<8xf32>
+  return %y#0, %dx#0 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+func.func @unfused_forward(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %dz: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %y:5 = mpc.batch_norm %x, %g, %b, %b, %g : tensor<4x8xf32>, tensor<8xf32>
+  %dx:3 = mpc.batch_norm_backward %dz, %x, %g, %y#3, %y#4 result(%z : tensor<4x8xf32>) {activation = "relu"} : tensor<4x8xf32>, tensor<8xf32>
+  return %y#0, %dx#0 : tensor<4x8xf32>, tensor<4x8xf32>
 }

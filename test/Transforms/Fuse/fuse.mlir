@@ -175,7 +175,7 @@ func.func @relu_stays(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<1
 // CHECK-NOT: mpc.fused_matmul
 // CHECK-COUNT-6: mpc.matmul
 // CHECK-NOT: mpc.fused_matmul
-// REMARK-NOT: remark
+// REMARK-NOT: remark: fused
 func.func @no_fusion(%x: tensor<64x32xf16>, %w: tensor<32x16xf16>, %b: tensor<16xf16>, %b32: tensor<16xf32>, %bm: tensor<1x16xf16>, %xt: tensor<32x64xf16>, %wb: tensor<2x32x16xf16>, %xb: tensor<2x64x32xf16>, %xd: tensor<64x32xf64>, %wd: tensor<32x16xf64>, %bd: tensor<16xf64>) -> (tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf16>, tensor<64x16xf16>, tensor<2x64x16xf16>, tensor<64x16xf64>) {
   %0 = mpc.matmul %x, %w : tensor<64x32xf16>, tensor<32x16xf16>
   %1 = mpc.add %0, %b : tensor<64x16xf16>, tensor<16xf16>

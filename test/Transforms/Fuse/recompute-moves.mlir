@@ -31,14 +31,36 @@ func.func @skip(%a: tensor<2x4x4x8xf32>, %b: tensor<2x4x4x8xf32>, %big: tensor<6
 
 // -----
 
-// An operand that is not kept until the later reader (the exponential
-// dies at the concatenation): computing the concatenation again would keep
-// it instead. Nothing changes.
-// CHECK-LABEL: func @operand_not_kept
+// Operands that are not kept until the later reader (both exponentials
+// die at the concatenation): computing the concatenation again would keep
+// them instead, as many bytes as its result. Nothing changes.
+// CHECK-LABEL: func @operands_not_kept
 // CHECK: mpc.concat
 // CHECK-NOT: mpc.recomputed
 // CHECK: return
-func.func @operand_not_kept(%a: tensor<2x4x4x8xf32>, %b: tensor<2x4x4x8xf32>, %big: tensor<64x64xf32>) -> (tensor<2x4x4x16xf32>, tensor<64xf32>) {
+func.func @operands_not_kept(%a: tensor<2x4x4x8xf32>, %b: tensor<2x4x4x8xf32>, %big: tensor<64x64xf32>) -> (tensor<2x4x4x16xf32>, tensor<64xf32>) {
+  %x = mpc.exp %a : tensor<2x4x4x8xf32>
+  %y = mpc.exp %b : tensor<2x4x4x8xf32>
+  %c = mpc.concat %x, %y {axis = 3} : tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>
+  %r = mpc.relu %c : tensor<2x4x4x16xf32>
+  %e = mpc.exp %big : tensor<64x64xf32>
+  %s = mpc.reduce_sum %e {dims = array<i64: 1>} : tensor<64x64xf32>
+  %m = mpc.add %c, %r : tensor<2x4x4x16xf32>, tensor<2x4x4x16xf32>
+  return %m, %s : tensor<2x4x4x16xf32>, tensor<64xf32>
+}
+
+// -----
+
+// One operand not kept (the exponential, half the concatenation's bytes):
+// the copy keeps it until the later reader instead of the result, half
+// the bytes across the peak.
+// CHECK-LABEL: func @operand_kept_longer
+// CHECK: %[[X:.*]] = mpc.exp %arg0
+// CHECK: mpc.concat %[[X]], %arg1 {axis = 3 : i64} :
+// CHECK: mpc.reduce_sum
+// CHECK-NEXT: mpc.concat %[[X]], %arg1 {axis = 3 : i64, mpc.recomputed} :
+// CHECK-NEXT: mpc.add
+func.func @operand_kept_longer(%a: tensor<2x4x4x8xf32>, %b: tensor<2x4x4x8xf32>, %big: tensor<64x64xf32>) -> (tensor<2x4x4x16xf32>, tensor<64xf32>) {
   %x = mpc.exp %a : tensor<2x4x4x8xf32>
   %c = mpc.concat %x, %b {axis = 3} : tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>
   %r = mpc.relu %c : tensor<2x4x4x16xf32>
@@ -46,6 +68,29 @@ func.func @operand_not_kept(%a: tensor<2x4x4x8xf32>, %b: tensor<2x4x4x8xf32>, %b
   %s = mpc.reduce_sum %e {dims = array<i64: 1>} : tensor<64x64xf32>
   %m = mpc.add %c, %r : tensor<2x4x4x16xf32>, tensor<2x4x4x16xf32>
   return %m, %s : tensor<2x4x4x16xf32>, tensor<64xf32>
+}
+
+// -----
+
+// An operand kept longer would itself make a new peak. The peak (20736
+// bytes) is the 16 KiB exponential's reduction with the concatenation and
+// its ReLU (2 KiB each). Before the first reader, the 69x64 exponential's
+// reduction holds 19988 bytes with the concatenation; keeping the 1 KiB
+// operand there too would pass the peak. Nothing changes (with a 64x64
+// one it would be computed again).
+// CHECK-LABEL: func @extension_reaches_the_peak
+// CHECK-NOT: mpc.recomputed
+// CHECK: return
+func.func @extension_reaches_the_peak(%a: tensor<2x4x4x8xf32>, %b: tensor<2x4x4x8xf32>, %mid: tensor<69x64xf32>, %big: tensor<64x64xf32>) -> (tensor<2x4x4x16xf32>, tensor<69xf32>, tensor<64xf32>) {
+  %x = mpc.exp %a : tensor<2x4x4x8xf32>
+  %c = mpc.concat %x, %b {axis = 3} : tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>
+  %w = mpc.exp %mid : tensor<69x64xf32>
+  %t = mpc.reduce_sum %w {dims = array<i64: 1>} : tensor<69x64xf32>
+  %r = mpc.relu %c : tensor<2x4x4x16xf32>
+  %e = mpc.exp %big : tensor<64x64xf32>
+  %s = mpc.reduce_sum %e {dims = array<i64: 1>} : tensor<64x64xf32>
+  %m = mpc.add %c, %r : tensor<2x4x4x16xf32>, tensor<2x4x4x16xf32>
+  return %m, %t, %s : tensor<2x4x4x16xf32>, tensor<69xf32>, tensor<64xf32>
 }
 
 // -----

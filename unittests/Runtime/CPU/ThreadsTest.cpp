@@ -124,7 +124,8 @@ TEST(Threads, NormalisationReductionsAndLossesAreTheSameWithAnyThreadCount) {
                          invstd.data(), rows, c, 0.1, 1e-5, MPCRT_RELU);
     mpcrt_batch_norm_backward_f32(dy.data(), x.data(), MPCRT_F32, gamma.data(),
                                   mean.data(), invstd.data(), dx.data(),
-                                  dg.data(), db.data(), rows, c, y.data());
+                                  dg.data(), db.data(), rows, c, y.data(),
+                                  nullptr);
     mpcrt_reduce_f32(MPCRT_REDUCE_SUM, x.data(), sums.data(), 1, rows, c);
     EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32,
                                       loss.data(), ceRows, classes, 1),

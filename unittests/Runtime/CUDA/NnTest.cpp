@@ -25,6 +25,13 @@ std::vector<uint8_t> randomOf(std::mt19937 &rng, mpcrt_dtype d, int64_t n,
   return mpcrt::test::uniformOf(d, n, lo, hi, rng);
 }
 
+/// f32 bytes as floats.
+std::vector<float> valuesAsFloat(const std::vector<uint8_t> &bytes) {
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
 /// |got - want| <= rel * |want| + abs, element by element.
 void expectNear(mpcrt_dtype d, const std::vector<uint8_t> &want,
                 const std::vector<uint8_t> &got, double rel, double abs,
@@ -167,7 +174,7 @@ TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
     mpcrt_batch_norm_backward_##SUFFIX(                                        \
         reinterpret_cast<const T *>(dy.data()), X, pd, gamma.data(),           \
         mean.data(), invstd.data(), reinterpret_cast<T *>(dx.data()),          \
-        dg.data(), db.data(), rows, c, nullptr);                               \
+        dg.data(), db.data(), rows, c, nullptr, nullptr);                      \
     mpcrt_max_pool2d_##SUFFIX(X, reinterpret_cast<T *>(mp.data()), &pool);     \
     mpcrt_max_pool2d_backward_##SUFFIX(                                        \
         reinterpret_cast<const T *>(pdy.data()), X,                            \
@@ -349,7 +356,7 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
         reinterpret_cast<const T *>(dy.data()), X, pd, gamma.data(),           \
         mean.data(), invstd.data(), reinterpret_cast<T *>(dx.data()),          \
         dg.data(), db.data(), rows, c,                                         \
-        relu ? reinterpret_cast<const T *>(y.data()) : nullptr);               \
+        relu ? reinterpret_cast<const T *>(y.data()) : nullptr, nullptr);      \
   } while (0)
           MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
@@ -372,6 +379,62 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
           expectNear(pd, db, download(gdb, db.size()), 1e-5, acc * rows,
                      "dbeta");
         }
+        if (HasFailure())
+          return;
+      }
+}
+
+// A batch norm + ReLU's backward that forms the ReLU's output again from
+// the input, the saved statistics, gamma and beta gives the bits of the
+// backward that reads the forward's output: f16, bf16 and f32, channel
+// counts taking 8, 2 and 1 channels per access, and operands one element
+// off 16-byte alignment. One channel's results are tiny (gamma 1e-8, beta
+// 0): f16 rounds many of them to zero, and the mask must follow the
+// rounded value.
+TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32})
+    for (int64_t c : {16, 6, 5})
+      for (int64_t offset : {0, 1}) {
+        SCOPED_TRACE("dtype " + std::to_string(d) + ", " + std::to_string(c) +
+                     " channels, offset " + std::to_string(offset));
+        const int64_t rows = 2 * 7 * 9, n = rows * c, e = bytesOf(d);
+        auto x = randomOf(rng, d, n + offset, -2, 3),
+             dy = randomOf(rng, d, n + offset, -1, 1);
+        std::vector<float> gamma = valuesAsFloat(
+                               randomOf(rng, MPCRT_F32, c, 0.5, 1.5)),
+                           beta = valuesAsFloat(
+                               randomOf(rng, MPCRT_F32, c, -0.5, 0.5));
+        gamma[1] = 1e-8f;
+        beta[1] = 0;
+        std::vector<float> rm(c, 0), rv(c, 1);
+        uint8_t *gx = upload(x) + offset * e, *gdy = upload(dy) + offset * e;
+        uint8_t *gy = deviceBuffer<uint8_t>((n + offset) * e) + offset * e;
+        float *gGamma = upload(gamma), *gBeta = upload(beta);
+        float *gm = deviceBuffer<float>(c), *gi = deviceBuffer<float>(c);
+        batchNorm(d, gx, MPCRT_F32, gGamma, gBeta, upload(rm), upload(rv), gy,
+                  gm, gi, rows, c, 0.1, 1e-5, /*relu=*/true);
+        std::vector<uint8_t> dx[2];
+        std::vector<float> dg[2], db[2];
+        for (int formed = 0; formed < 2; ++formed) {
+          uint8_t *gdx = deviceBuffer<uint8_t>((n + offset) * e) + offset * e;
+          float *gdg = deviceBuffer<float>(c), *gdb = deviceBuffer<float>(c);
+          batchNormBackward(d, gdy, gx, MPCRT_F32, gGamma, gm, gi, gdx, gdg,
+                            gdb, rows, c, formed ? nullptr : gy,
+                            formed ? gBeta : nullptr);
+          dx[formed] = download(gdx, n * e);
+          dg[formed] = download(gdg, c);
+          db[formed] = download(gdb, c);
+        }
+        std::vector<double> y = valuesOf(d, download(gy, n * e));
+        int64_t zeros = 0;
+        for (int64_t r = 0; r < rows; ++r)
+          zeros += y[r * c + 1] == 0;
+        if (d == MPCRT_F16) // below half its smallest subnormal
+          EXPECT_GT(zeros, rows / 2 + 2) << "tiny results rounded to zero";
+        EXPECT_EQ(dx[1], dx[0]) << "input gradient";
+        EXPECT_EQ(0, std::memcmp(dg[1].data(), dg[0].data(), c * 4));
+        EXPECT_EQ(0, std::memcmp(db[1].data(), db[0].data(), c * 4));
         if (HasFailure())
           return;
       }

@@ -396,7 +396,7 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         bool relu = op.getActivation() == "relu";
         auto back = BatchNormBackwardOp::create(
             b, loc, g, op.getInput(), op.getGamma(), op.getSavedMean(),
-            op.getSavedInvstd(), relu ? op.getResult() : Value(),
+            op.getSavedInvstd(), relu ? op.getResult() : Value(), Value(),
             op.getActivationAttr());
         out[0] = back.getGradInput();
         out[1] = back.getGradGamma();

@@ -1086,15 +1086,29 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
   StringRef act = adaptor.getActivation();
   if (act != "none" && act != "relu")
     return diag("unknown activation '", act, "' (expected none or relu)");
-  Value result = adaptor.getResult();
-  if ((act == "relu") != static_cast<bool>(result))
+  Value result = adaptor.getResult(), beta = adaptor.getBeta();
+  if (result && beta)
+    return diag("takes the fused op's result or its beta, not both (the "
+                "ReLU's mask comes from one)");
+  if ((act == "relu") != (result || beta))
     return diag(result ? "has a result operand but no activation (it is "
                          "the fused op's output, for the ReLU's gradient)"
+                : beta ? "has a beta operand but no activation (it forms "
+                         "the fused op's output again, for the ReLU's "
+                         "gradient)"
                        : "with activation 'relu' expects the fused op's "
-                         "result as `result(...)`");
+                         "result as `result(...)` or its beta as "
+                         "`beta(...)`");
   if (result && result.getType() != adaptor.getGrad().getType())
     return diag("expects a result of the gradient's type ", *grad, ", got ",
                 result.getType());
+  if (beta && beta.getType() != *gamma)
+    return diag("expects a beta of gamma's type ", *gamma, ", got ",
+                beta.getType());
+  if (beta && input->getElementType().isF64())
+    return diag("cannot form the ReLU's mask again from an f64 input (its "
+                "forward applied f64 statistics, saved as f32): expects "
+                "`result(...)`");
   Type saved = batchNormSavedType(*gamma);
   for (Value stat : {adaptor.getSavedMean(), adaptor.getSavedInvstd()})
     if (stat.getType() != saved)

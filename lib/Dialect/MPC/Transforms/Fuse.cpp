@@ -391,6 +391,15 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (BatchNormInferenceOp norm : inference)
         fuseInferenceActivation(norm);
     }
+    if (reluMaskFromInput) {
+      SmallVector<BatchNormBackwardOp> backward;
+      getOperation().walk([&](BatchNormBackwardOp op) {
+        if (op.getResult())
+          backward.push_back(op);
+      });
+      for (BatchNormBackwardOp back : backward)
+        maskFromInput(back);
+    }
     if (residuals) {
       SmallVector<DropoutOp> dropouts;
       getOperation().walk([&](DropoutOp op) { dropouts.push_back(op); });
@@ -773,12 +782,23 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   }
 
   /// Where a move's result could die early: it is read again after a gap
-  /// of more than one op (the widest such), at `later`, and every operand
-  /// is live there anyway (a block argument, or read there or after).
+  /// of more than one op (the widest such), at `later`, where its operands
+  /// are live anyway (a block argument, or read there or after) or, kept
+  /// until `later` for the copy, take fewer bytes than the result.
   struct Recomputation {
     Operation *later = nullptr;
     SmallVector<Operation *> lateReaders;
     int64_t from = 0, to = 0; // the positions in between lose the result
+    int64_t resultBytes = 0;
+    // Operands kept longer for the copy: their last reads before, and
+    // their bytes (fewer in all than the result's).
+    SmallVector<std::pair<int64_t, int64_t>> extended;
+    int64_t extendedBytes() const {
+      int64_t sum = 0;
+      for (auto [last, bytes] : extended)
+        sum += bytes;
+      return sum;
+    }
   };
 
   /// The recomputation of `op` in `block` by the current readers and
@@ -799,22 +819,46 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       return position[a] != position[b] ? position[a] < position[b]
                                         : a->isBeforeInBlock(b);
     });
-    // The operands are kept through position `keptUntil` anyway.
-    int64_t keptUntil = std::numeric_limits<int64_t>::max();
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!resultType.hasStaticShape())
+      return std::nullopt;
+    int64_t resultBytes = byteSize(resultType);
+    // Each operand's last read in the block besides `op`, and its bytes
+    // (block arguments are kept anyway).
+    SmallVector<std::pair<int64_t, int64_t>> operands;
+    llvm::SmallPtrSet<Value, 4> counted;
     for (Value v : op->getOperands()) {
-      if (isa<BlockArgument>(v))
+      if (isa<BlockArgument>(v) || !counted.insert(v).second)
         continue;
-      int64_t last = -1;
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !type.hasStaticShape())
+        return std::nullopt;
+      int64_t last = position[op];
       for (Operation *u : v.getUsers())
         if (auto at = position.find(u); u != op && at != position.end())
           last = std::max(last, at->second);
-      keptUntil = std::min(keptUntil, last);
+      operands.push_back({last, byteSize(type)});
     }
+    // The operands a copy at `at` keeps longer, or none where they would
+    // take as many bytes as the result.
+    auto extendedAt = [&](int64_t at)
+        -> std::optional<SmallVector<std::pair<int64_t, int64_t>>> {
+      SmallVector<std::pair<int64_t, int64_t>> extended;
+      int64_t bytes = 0;
+      for (auto [last, size] : operands)
+        if (last < at) {
+          extended.push_back({last, size});
+          bytes += size;
+        }
+      if (bytes >= resultBytes)
+        return std::nullopt;
+      return extended;
+    };
     size_t split = 0;
     int64_t widest = 1; // a gap of one op holds nothing to save
     for (size_t k = 1; k < readers.size(); ++k) {
       int64_t gap = position[readers[k]] - position[readers[k - 1]];
-      if (gap > widest && position[readers[k]] <= keptUntil)
+      if (gap > widest && extendedAt(position[readers[k]]))
         split = k, widest = gap;
     }
     if (split == 0)
@@ -824,6 +868,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     r.lateReaders.assign(readers.begin() + split, readers.end());
     r.from = position[readers[split - 1]] + 1;
     r.to = position[r.later] - 1;
+    r.resultBytes = resultBytes;
+    r.extended = *extendedAt(position[r.later]);
     return r;
   }
 
@@ -831,8 +877,12 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// across the peak of the block's live tensor bytes (each result from
   /// its op to its last reader), where a recomputation can drop them
   /// there, are copied before their later reader, which with every reader
-  /// after it reads the copy. Rounds until no move lowers the peak (at
-  /// most kRounds, each linear in the block).
+  /// after it reads the copy. A copy that keeps operands longer (fewer
+  /// bytes than the result) raises the live bytes from their last reads to
+  /// the gap and at the later reader: it is made only if no position
+  /// there reaches the peak, one such per round, its check within a
+  /// budget of positions. Rounds until no move lowers the peak (at most
+  /// kRounds, each linear in the block).
   void recomputeMovesOf(Block &block) {
     constexpr int kRounds = 16;
     DenseMap<Operation *, int64_t> position;
@@ -862,18 +912,48 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           live[last + 1] -= byteSize(type);
         }
       int64_t peakAt = 0, running = 0, peak = -1;
+      std::vector<int64_t> level(count);
       for (int64_t p = 0; p < count; ++p) {
         running += live[p];
+        level[p] = running;
         if (running > peak)
           peak = running, peakAt = p;
       }
-      bool lowered = false;
+      // Whether keeping r's extended operands longer leaves every position
+      // outside the gap below the peak (false past the scan budget).
+      int64_t budget = 4 * count + 64;
+      auto staysBelowPeak = [&](const Recomputation &r) {
+        int64_t extra = r.extendedBytes();
+        if (r.to + 1 < count && level[r.to + 1] + extra >= peak)
+          return false; // at the later reader: the copy and the operands
+        int64_t start = r.from;
+        for (auto [last, bytes] : r.extended)
+          start = std::min(start, last + 1);
+        if ((budget -= r.from - start) < 0)
+          return false;
+        for (int64_t p = start; p < r.from; ++p) {
+          int64_t more = 0;
+          for (auto [last, bytes] : r.extended)
+            if (p > last)
+              more += bytes;
+          if (level[p] + more >= peak)
+            return false;
+        }
+        return r.extendedBytes() < r.resultBytes;
+      };
+      bool lowered = false, extendedThisRound = false;
       for (Operation *op : moves) {
         if (done.contains(op))
           continue;
         std::optional<Recomputation> r = recomputationOf(op, position);
         if (!r || peakAt < r->from || peakAt > r->to)
           continue;
+        if (!r->extended.empty()) {
+          // The levels are this round's: one such copy per round.
+          if (extendedThisRound || !staysBelowPeak(*r))
+            continue;
+          extendedThisRound = true;
+        }
         done.insert(op);
         lowered = true;
         OpBuilder b(r->later);
@@ -1222,6 +1302,30 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       grad.erase();
       remark(back, " (activation relu)");
     }
+  }
+
+  /// A batch norm + ReLU's backward that reads the fused output for the
+  /// ReLU's mask (`result(...)`), of the forward that applied the statistics
+  /// it reads (the same input, saved statistics and gamma; not f64, whose
+  /// forward applied f64 statistics): it takes the forward's beta instead
+  /// and forms the output's sign again from the input it reads anyway, one
+  /// tensor fewer in each of its two passes. The same bits.
+  void maskFromInput(BatchNormBackwardOp back) {
+    auto norm = back.getResult().getDefiningOp<BatchNormOp>();
+    if (!norm || norm.getActivation() != "relu" ||
+        back.getResult() != norm.getResult() ||
+        back.getInput() != norm.getInput() ||
+        back.getSavedMean() != norm.getSavedMean() ||
+        back.getSavedInvstd() != norm.getSavedInvstd() ||
+        back.getGamma() != norm.getGamma() ||
+        typeOf(back.getInput()).getElementType().isF64())
+      return;
+    back.getResultMutable().clear();
+    back.getBetaMutable().assign(norm.getBeta());
+    if (remarks)
+      emitRemark(reportedLocation(back))
+          << "mpc.batch_norm_backward forms the ReLU's mask from its input "
+             "(reads no output)";
   }
 
   /// `relu(batch_norm_inference(x))`, the batch norm's result read only by

@@ -900,7 +900,8 @@ def MPC_BatchNormInferenceOp : MPC_Op<"batch_norm_inference", "Fp32", [Pure,
 }
 
 def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
-    MPC_InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
+    MPC_InferTypeOpAdaptor, AttrSizedOperandSegments,
+    AllTypesMatch<["grad", "input"]>,
     TypesMatchWith<"the saved mean is f32 of gamma's shape", "gamma",
                    "saved_mean", "::mlir::mpc::batchNormSavedType($_self)">,
     TypesMatchWith<"the saved invstd is f32 of gamma's shape", "gamma",
@@ -915,23 +916,39 @@ def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
     norm is `relu_grad(grad, result)` (rounded to the gradient's type, as
     `mpc.relu_grad` computes it), formed on the fly.
 
+    Instead of the result, such a backward may take the forward's `beta`
+    (`beta(...)`, of gamma's type): it then forms the result's sign again
+    from `input`, the saved statistics, `gamma` and `beta`, as the forward
+    computed the result (the same operations in the same order, rounded to
+    the input's type), and reads no result. The mask is the forward's bit
+    for bit where the saved statistics are the ones the forward applied:
+    for f16, bf16 and f32 inputs (an f64 forward applies f64 statistics,
+    saved as f32), which the verifier requires. `--mpc-fuse` builds this
+    form (its `relu-mask-from-input` option): the backward then reads two
+    tensors, not three, in each of its two passes.
+
     ```mlir
     %dx, %dg, %db = mpc.batch_norm_backward %dy, %x, %g, %mean, %invstd
         : tensor<8x32x32x64xf32>, tensor<64xf32>
     %dx, %dg, %db = mpc.batch_norm_backward %dz, %x, %g, %mean, %invstd
         result(%z : tensor<8x32x32x64xf32>) {activation = "relu"}
         : tensor<8x32x32x64xf32>, tensor<64xf32>
+    %dx, %dg, %db = mpc.batch_norm_backward %dz, %x, %g, %mean, %invstd
+        beta(%b : tensor<64xf32>) {activation = "relu"}
+        : tensor<8x32x32x64xf16>, tensor<64xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
                        MPC_FloatTensor:$gamma, MPC_FloatTensor:$saved_mean,
                        MPC_FloatTensor:$saved_invstd,
                        Optional<MPC_FloatTensor>:$result,
+                       Optional<MPC_FloatTensor>:$beta,
                        DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let results = (outs MPC_FloatTensor:$grad_input, MPC_FloatTensor:$grad_gamma,
                       MPC_FloatTensor:$grad_beta);
   let assemblyFormat = "$grad `,` $input `,` $gamma `,` $saved_mean `,` "
       "$saved_invstd (`result` `(` $result^ `:` type($result) `)`)? "
+      "(`beta` `(` $beta^ `:` type($beta) `)`)? "
       "attr-dict `:` type($grad) `,` type($gamma)";
 }
 

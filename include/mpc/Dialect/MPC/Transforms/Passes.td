@@ -446,7 +446,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     of it whose gradient is such a ReLU gradient read by nothing else
     taking that gradient too (`result(...)`); an
     `mpc.batch_norm_inference` whose result only an `mpc.relu` reads takes
-    the ReLU likewise. With `residuals`, after the
+    the ReLU likewise. With `relu-mask-from-input`, after the norms: such
+    a backward (fused here or written so), of f16, bf16 or f32, takes its
+    forward's beta instead of the fused output (`beta(...)`) and forms the
+    ReLU's mask from the input, the saved statistics, gamma and beta as
+    the forward rounded its result: the same bits, one tensor fewer read
+    in each of its two passes. With `residuals`, after the
     norms: an `mpc.dropout` whose mask nothing reads, read only by an
     `mpc.add` of a tensor of its type, becomes one `mpc.dropout_add` (no
     mask is kept; the backward draws the bits again). The fused op's
@@ -555,6 +560,11 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "(the backward pass) where that lowers the peak of live bytes "
            "and its operands are kept anyway, instead of keeping its "
            "result">,
+    Option<"reluMaskFromInput", "relu-mask-from-input", "bool",
+           /*default=*/"true",
+           "A batch norm + ReLU's backward forms the ReLU's mask from its "
+           "input, statistics, gamma and beta instead of reading the "
+           "fused output">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report each fusion as a remark at the fused op">,
     Option<"report", "report", "std::string", /*default=*/"",

@@ -237,7 +237,8 @@ LogicalResult batchNormBackward(BatchNormBackwardOp op, Lowering &l) {
           l.i32(dtypeCode(param.getElementType())), l.ptr(op.getGamma()),
           l.ptr(op.getSavedMean()), l.ptr(op.getSavedInvstd()), dx, dg, db,
           l.i64(type.getNumElements() / c), l.i64(c),
-          op.getResult() ? l.ptr(op.getResult()) : l.null()});
+          op.getResult() ? l.ptr(op.getResult()) : l.null(),
+          op.getBeta() ? l.ptr(op.getBeta()) : l.null()});
   return success();
 }
 
