@@ -175,16 +175,43 @@ __global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
   }
 }
 
+/// A batch norm backward's per-channel values in the accumulator type,
+/// stats[k c + ch]: k = 0, 1 the sums of dy and dy * xhat
+/// (StoreBatchNormGrads), 2 the saved mean, 3 the saved invstd, 4 gamma,
+/// and with a fused ReLU's output formed again 5 beta
+/// (channelParamsKernel, before the sums). The kernels read them N
+/// channels at a time (c and the group's first channel are multiples of
+/// N, and the scratch is aligned).
+template <typename A>
+__global__ void channelParamsKernel(mpcrt_dtype pd, const void *gamma,
+                                    const void *beta, const float *savedMean,
+                                    const float *savedInvstd, A *stats,
+                                    int64_t c) {
+  for (int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; ch < c;
+       ch += int64_t(gridDim.x) * blockDim.x) {
+    stats[2 * c + ch] = static_cast<A>(savedMean[ch]);
+    stats[3 * c + ch] = static_cast<A>(savedInvstd[ch]);
+    stats[4 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
+    if (beta)
+      stats[5 * c + ch] = static_cast<A>(loadAny(pd, beta, ch));
+  }
+}
+
+/// N channels' values of array k of stats (channelParamsKernel).
+template <int N, typename A>
+__device__ Vec<A, N> channelValues(const A *stats, int64_t c, int k,
+                                   int64_t ch) {
+  return *reinterpret_cast<const Vec<A, N> *>(stats + k * c + ch);
+}
+
 /// The backward sums of one element: dy and dy * xhat.
 template <typename T> struct BatchNormGradTerms {
   using Element = T;
   using A = typename Storage<T>::Acc;
   const T *dy, *x, *output; // output: a fused ReLU's, or null
-  const float *savedMean, *savedInvstd;
-  // With a fused ReLU whose output is formed again: gamma, then beta (c
-  // values each); else null.
-  const A *affine;
+  const A *stats;           // channelParamsKernel's
   int64_t c;
+  bool formed; // a fused ReLU's output formed again from x and beta
   bool aligned() const {
     return alignedTo(dy, 16) && alignedTo(x, 16) && alignedTo(output, 16);
   }
@@ -195,49 +222,34 @@ template <typename T> struct BatchNormGradTerms {
     int64_t i = r * c + ch;
     Vec<T, N> g = loadVec<N>(dy, i, whole), in = loadVec<N>(x, i, whole);
     Vec<T, N> out = output ? loadVec<N>(output, i, whole) : g;
+    Vec<A, N> mean = channelValues<N>(stats, c, 2, ch),
+              invstd = channelValues<N>(stats, c, 3, ch), gamma{}, beta{};
+    if (formed) {
+      gamma = channelValues<N>(stats, c, 4, ch);
+      beta = channelValues<N>(stats, c, 5, ch);
+    }
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      A xhat = normalizedOf(S::load(in.v[k]), static_cast<A>(savedMean[ch + k]),
-                            static_cast<A>(savedInvstd[ch + k]));
-      T fused = affine ? affineOf<T>(xhat, affine[ch + k], affine[c + ch + k])
-                       : out.v[k];
-      A d = normGradOf(g.v[k], fused, output || affine);
+      A xhat = normalizedOf(S::load(in.v[k]), mean.v[k], invstd.v[k]);
+      T fused = formed ? affineOf<T>(xhat, gamma.v[k], beta.v[k]) : out.v[k];
+      A d = normGradOf(g.v[k], fused, output || formed);
       t[k] = {{d, d * xhat}};
     }
   }
 };
 
-/// Gamma and beta in the accumulator type into affine[ch], affine[c + ch]
-/// (read N channels at a time), for a fused ReLU's output formed again.
-template <typename A>
-__global__ void affineParamsKernel(mpcrt_dtype pd, const void *gamma,
-                                   const void *beta, A *affine, int64_t c) {
-  for (int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; ch < c;
-       ch += int64_t(gridDim.x) * blockDim.x) {
-    affine[ch] = static_cast<A>(loadAny(pd, gamma, ch));
-    affine[c + ch] = static_cast<A>(loadAny(pd, beta, ch));
-  }
-}
-
-/// Per channel: dgamma, dbeta, and the sums for dx in stats[2 ch ..].
-/// Per channel: the sums of dy and dy * xhat, the saved mean and invstd,
-/// and gamma, in the accumulator type into stats[k c + ch] for k = 0..4
-/// (read N channels at a time by batchNormGradInputKernel), and the
-/// parameters' gradients.
+/// Per channel: the sums of dy and dy * xhat into stats[ch], stats[c + ch]
+/// (beside channelParamsKernel's values, read N channels at a time by
+/// batchNormGradInputKernel), and the parameters' gradients.
 template <typename A> struct StoreBatchNormGrads {
   A *stats;
   mpcrt_dtype pd;
   void *dgamma, *dbeta;
-  const float *savedMean, *savedInvstd;
-  const void *gamma;
   int64_t c;
   __device__ void operator()(int64_t, int64_t ch,
                              const Partial<A, 2> &s) const {
     stats[ch] = s.v[0];
     stats[c + ch] = s.v[1];
-    stats[2 * c + ch] = savedMean[ch];
-    stats[3 * c + ch] = savedInvstd[ch];
-    stats[4 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
     storeAny(pd, dgamma, ch, s.v[1]);
     storeAny(pd, dbeta, ch, s.v[0]);
   }
@@ -247,7 +259,7 @@ template <typename A> struct StoreBatchNormGrads {
 /// (dy through a fused ReLU where `output` is not null, or where `formed`,
 /// its output formed again with beta); the channels' sums, mean, invstd,
 /// gamma (and beta) N at a time from stats (5 (6) c values,
-/// StoreBatchNormGrads and affineParamsKernel).
+/// StoreBatchNormGrads and channelParamsKernel).
 template <typename T, int N, typename I>
 __global__ void
 batchNormGradInputKernel(const T *dy, const T *x, const T *output,
@@ -719,20 +731,16 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     const T *out = static_cast<const T *>(output);
     ColumnPlan plan = planColumns<T>(1, rows, c);
     Partial<A, 2> *partials;
-    // The ReLU's output formed again (no output read): gamma and beta in
-    // stats[4c..6c) before the sums.
+    // The ReLU's output formed again (no output read): beta too.
     bool formed = !out && beta;
     A *stats = batchNormScratch(plan, c, formed ? 6 : 5, partials);
-    A *affine = formed ? stats + 4 * c : nullptr;
-    if (formed)
-      affineParamsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
-          paramDtype, gamma, beta, affine, c);
+    channelParamsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
+        paramDtype, gamma, formed ? beta : nullptr, savedMean, savedInvstd,
+        stats, c);
     reduceColumnsOf(
-        plan,
-        BatchNormGradTerms<T>{dy, x, out, savedMean, savedInvstd, affine, c},
+        plan, BatchNormGradTerms<T>{dy, x, out, stats, c, formed},
         SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-        StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta,
-                               savedMean, savedInvstd, gamma, c},
+        StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta, c},
         partials);
     T *dx = static_cast<T *>(gradInput);
     withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
