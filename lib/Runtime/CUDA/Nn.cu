@@ -13,6 +13,7 @@
 #include "Formulas.h"
 
 #include <algorithm>
+#include <numeric>
 #include <type_traits>
 
 namespace mpcrt::cuda {
@@ -141,11 +142,15 @@ __global__ void batchNormApplyKernel(const T *x,
   using V = Vec<T, N>;
   using P = Vec<A, N>;
   auto *params = reinterpret_cast<const P *>(stats);
+  P mean, invstd, gamma, beta;
+  I loaded = -1; // the group whose values the thread holds
   for (I v = blockIdx.x * I(blockDim.x) + threadIdx.x; v < vectors;
        v += I(gridDim.x) * blockDim.x) {
-    I group = v % cv;
-    P mean = params[group], invstd = params[cv + group],
+    if (I group = v % cv; group != loaded) {
+      mean = params[group], invstd = params[cv + group],
       gamma = params[2 * cv + group], beta = params[3 * cv + group];
+      loaded = group;
+    }
     V in = reinterpret_cast<const V *>(x)[v], out;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -271,16 +276,21 @@ batchNormGradInputKernel(const T *dy, const T *x, const T *output,
   using P = Vec<A, N>;
   auto *params = reinterpret_cast<const P *>(stats);
   A n = static_cast<A>(rows);
+  P sumDy, sumDyXhat, mean, invstd, gamma, beta{};
+  I loaded = -1; // the group whose values the thread holds
   for (I v = blockIdx.x * I(blockDim.x) + threadIdx.x; v < vectors;
        v += I(gridDim.x) * blockDim.x) {
-    I group = v % cv;
-    P sumDy = params[group], sumDyXhat = params[cv + group],
+    if (I group = v % cv; group != loaded) {
+      sumDy = params[group], sumDyXhat = params[cv + group],
       mean = params[2 * cv + group], invstd = params[3 * cv + group],
       gamma = params[4 * cv + group];
+      if (formed)
+        beta = params[5 * cv + group];
+      loaded = group;
+    }
     V g = reinterpret_cast<const V *>(dy)[v],
       in = reinterpret_cast<const V *>(x)[v], out;
     V fused = output ? reinterpret_cast<const V *>(output)[v] : g;
-    P beta = formed ? params[5 * cv + group] : P{};
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       A xhat = normalizedOf(S::load(in.v[k]), mean.v[k], invstd.v[k]);
@@ -292,6 +302,24 @@ batchNormGradInputKernel(const T *dy, const T *x, const T *output,
     }
     reinterpret_cast<V *>(dx)[v] = out;
   }
+}
+
+/// Blocks of kThreads for `vectors` accesses of [rows, cv] (cv groups of
+/// channels per row), so that a thread's accesses, kThreads * blocks
+/// apart, stay in its group: it reads the group's per-channel values once
+/// for about kPerThread accesses instead of once for each (those values
+/// take several times the bytes of the access itself). Where no such
+/// count is small enough, plainly one access per thread (the kernels then
+/// read the values again as the group changes).
+unsigned channelGroupBlocks(int64_t vectors, int64_t cv) {
+  constexpr int64_t kPerThread = 4;
+  int64_t step = cv / std::gcd(cv, int64_t(kThreads));
+  int64_t blocks =
+      (vectors + kThreads * kPerThread - 1) / (kThreads * kPerThread);
+  blocks = (std::max<int64_t>(blocks, 1) + step - 1) / step * step;
+  if (blocks > 65535 * 8)
+    return blocksFor(vectors);
+  return static_cast<unsigned>(blocks);
 }
 
 /// Scratch for a batch norm: `arrays` c values of type A per channel (its
@@ -652,7 +680,7 @@ void applyBatchNorm(const T *x, const A *stats, T *y, int64_t rows, int64_t c,
     withIndexFor(rows * c, [&](auto *i) {
       using I = MPCRT_TYPE(i);
       batchNormApplyKernel<T, N, I>
-          <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
+          <<<channelGroupBlocks(rows * c / N, c / N), kThreads, 0, stream()>>>(
               x, stats, y, I(rows * c / N), I(c / N), relu);
     });
   });
@@ -748,9 +776,9 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
       withIndexFor(rows * c, [&](auto *i) {
         using I = MPCRT_TYPE(i);
         batchNormGradInputKernel<T, N, I>
-            <<<blocksFor(rows * c / N), kThreads, 0, stream()>>>(
-                dy, x, out, stats, dx, I(rows * c / N), I(c / N), I(rows),
-                formed);
+            <<<channelGroupBlocks(rows * c / N, c / N), kThreads, 0,
+               stream()>>>(dy, x, out, stats, dx, I(rows * c / N), I(c / N),
+                           I(rows), formed);
       });
     });
   });

@@ -390,7 +390,11 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
 // counts taking 8, 2 and 1 channels per access, and operands one element
 // off 16-byte alignment. One channel's results are tiny (gamma 1e-8, beta
 // 0): f16 rounds many of them to zero, and the mask must follow the
-// rounded value.
+// rounded value. 1640 rows: the elementwise kernels' threads take several
+// accesses of one channel group each (channelGroupBlocks), which the
+// forward's result and the input gradient are checked against the CPU
+// reference for (the reference's backward reading the GPU's statistics
+// and output, so that both take the same mask).
 TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32})
@@ -398,7 +402,7 @@ TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
       for (int64_t offset : {0, 1}) {
         SCOPED_TRACE("dtype " + std::to_string(d) + ", " + std::to_string(c) +
                      " channels, offset " + std::to_string(offset));
-        const int64_t rows = 2 * 7 * 9, n = rows * c, e = bytesOf(d);
+        const int64_t rows = 40 * 41, n = rows * c, e = bytesOf(d);
         auto x = randomOf(rng, d, n + offset, -2, 3),
              dy = randomOf(rng, d, n + offset, -1, 1);
         std::vector<float> gamma = valuesAsFloat(
@@ -426,7 +430,8 @@ TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
           dg[formed] = download(gdg, c);
           db[formed] = download(gdb, c);
         }
-        std::vector<double> y = valuesOf(d, download(gy, n * e));
+        std::vector<uint8_t> yBytes = download(gy, n * e);
+        std::vector<double> y = valuesOf(d, yBytes);
         int64_t zeros = 0;
         for (int64_t r = 0; r < rows; ++r)
           zeros += y[r * c + 1] == 0;
@@ -435,6 +440,30 @@ TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
         EXPECT_EQ(dx[1], dx[0]) << "input gradient";
         EXPECT_EQ(0, std::memcmp(dg[1].data(), dg[0].data(), c * 4));
         EXPECT_EQ(0, std::memcmp(db[1].data(), db[0].data(), c * 4));
+        // The CPU reference: the forward (its own statistics), and the
+        // backward with the GPU's statistics and output.
+        std::vector<uint8_t> xs(x.begin() + offset * e, x.end()),
+            dys(dy.begin() + offset * e, dy.end()), yRef(n * e), dxRef(n * e);
+        std::vector<float> mean(c), invstd(c), dgRef(c), dbRef(c);
+        std::vector<float> gpuMean = download(gm, c), gpuInvstd = download(gi, c);
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    mpcrt_batch_norm_##SUFFIX(reinterpret_cast<const T *>(xs.data()),          \
+                              MPCRT_F32, gamma.data(), beta.data(), rm.data(), \
+                              rv.data(), reinterpret_cast<T *>(yRef.data()),   \
+                              mean.data(), invstd.data(), rows, c, 0.1, 1e-5,  \
+                              MPCRT_RELU);                                     \
+    mpcrt_batch_norm_backward_##SUFFIX(                                        \
+        reinterpret_cast<const T *>(dys.data()),                               \
+        reinterpret_cast<const T *>(xs.data()), MPCRT_F32, gamma.data(),       \
+        gpuMean.data(), gpuInvstd.data(), reinterpret_cast<T *>(dxRef.data()), \
+        dgRef.data(), dbRef.data(), rows, c,                                   \
+        reinterpret_cast<const T *>(yBytes.data()), nullptr);                  \
+  } while (0)
+        MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+        expectNear(d, yRef, yBytes, relOf(d) * 2, 1e-4, "batch_norm");
+        expectNear(d, dxRef, dx[1], relOf(d) * 2, 1e-4, "batch_norm dx");
         if (HasFailure())
           return;
       }
