@@ -125,6 +125,12 @@ template <typename A> A normalized(A x, A mean, A invstd) {
   return (x - mean) * invstd;
 }
 
+/// xhat * scale + shift rounded to T: a batch norm's result before its
+/// ReLU, which the backward forms again for the ReLU's mask.
+template <typename T, typename A> T affine(A xhat, A scale, A shift) {
+  return Storage<T>::store(xhat * scale + shift);
+}
+
 /// y = (x - mean) * invstd * scale + shift per channel, rounded, then a
 /// fused ReLU of the rounded value (as mpc.relu computes it).
 template <typename T, typename A>
@@ -135,9 +141,8 @@ void applyBatchNorm(const T *x, T *y, int64_t rows, int64_t c,
   using S = Storage<T>;
   forRows(rows, c, [&](int64_t r) {
     for (int64_t ch = 0; ch < c; ++ch) {
-      T v = S::store(normalized(S::load(x[r * c + ch]), mean[ch], invstds[ch]) *
-                         scale[ch] +
-                     shift[ch]);
+      T v = affine<T>(normalized(S::load(x[r * c + ch]), mean[ch], invstds[ch]),
+                      scale[ch], shift[ch]);
       y[r * c + ch] =
           relu ? S::store(formulas::unary(MPCRT_RELU, S::load(v))) : v;
     }
@@ -230,7 +235,7 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
     if (!relu)
       return S::load(dy[i]);
     A fused = output ? S::load(output[i])
-                     : S::load(S::store(xhat * scale[ch] + shift[ch]));
+                     : S::load(affine<T>(xhat, scale[ch], shift[ch]));
     return S::load(
         S::store(S::load(dy[i]) * formulas::derivative(MPCRT_RELU, fused)));
   };

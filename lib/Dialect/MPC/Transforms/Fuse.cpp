@@ -30,7 +30,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <limits>
 
 namespace mlir::mpc {
 #define GEN_PASS_DEF_FUSEPASS
@@ -789,7 +788,6 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     Operation *later = nullptr;
     SmallVector<Operation *> lateReaders;
     int64_t from = 0, to = 0; // the positions in between lose the result
-    int64_t resultBytes = 0;
     // Operands kept longer for the copy: their last reads before, and
     // their bytes (fewer in all than the result's).
     SmallVector<std::pair<int64_t, int64_t>> extended;
@@ -868,7 +866,6 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     r.lateReaders.assign(readers.begin() + split, readers.end());
     r.from = position[readers[split - 1]] + 1;
     r.to = position[r.later] - 1;
-    r.resultBytes = resultBytes;
     r.extended = *extendedAt(position[r.later]);
     return r;
   }
@@ -939,7 +936,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           if (level[p] + more >= peak)
             return false;
         }
-        return r.extendedBytes() < r.resultBytes;
+        return true;
       };
       bool lowered = false, extendedThisRound = false;
       for (Operation *op : moves) {

@@ -516,11 +516,14 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     copied, marked `mpc.recomputed`, just before the reader after the
     widest gap between its readers (wider than one op), which with every
     later reader reads the copy, provided every operand is kept until
-    that reader anyway (a block argument, or read there or later). The
-    result then dies before the peak, and the copy costs one more pass
-    over it; moves that would not lower the peak are left alone. Rounds
-    repeat while the peak moves to another such gap (at most 16). The
-    values are the same bit for bit.
+    that reader anyway (a block argument, or read there or later) or the
+    operands that are not take fewer bytes than the result (kept until
+    the copy instead, where no position between their last reads and the
+    gap, nor the later reader, then reaches the peak; one such copy per
+    round). The result then dies before the peak, and the copy costs one
+    more pass over it; moves that would not lower the peak are left
+    alone. Rounds repeat while the peak moves to another such gap (at most
+    16). The values are the same bit for bit.
 
     With `remarks` each fusion is reported where it happened; `report`
     writes every fused op of the module as JSON (the ops it replaced are
@@ -558,8 +561,8 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "Compute a concatenation, upsampling, transpose, slice, "
            "broadcast or cast again for its readers after the widest gap "
            "(the backward pass) where that lowers the peak of live bytes "
-           "and its operands are kept anyway, instead of keeping its "
-           "result">,
+           "and its operands are kept anyway or take fewer bytes, instead "
+           "of keeping its result">,
     Option<"reluMaskFromInput", "relu-mask-from-input", "bool",
            /*default=*/"true",
            "A batch norm + ReLU's backward forms the ReLU's mask from its "
