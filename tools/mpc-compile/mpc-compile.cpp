@@ -248,6 +248,14 @@ static cl::opt<bool> noMemoryReuse(
              "reuse=false): nothing in place, no views; the same results "
              "in more memory, to check the reusing plan against"),
     cl::init(false), cl::cat(category));
+static cl::opt<int64_t> arenaGuards(
+    "arena-guards",
+    cl::desc("Leave BYTES after every buffer of the step (--mpc-plan-memory "
+             "guard=BYTES) and have the runner check, around every step, "
+             "that no kernel wrote into them; it stops naming the op whose "
+             "result comes before the changed bytes (a debugging build: "
+             "the runner synchronises after each step)"),
+    cl::value_desc("BYTES"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> precisionReport(
     "precision-report",
     cl::desc("Write the precision assignment's report to FILE (with --amp)"),
@@ -365,6 +373,11 @@ int main(int argc, char **argv) {
     return fail("--no-recompute-moves and --no-fuse contradict each other");
   if (noFuse && keepProbabilities)
     return fail("--keep-probabilities and --no-fuse contradict each other");
+  if (arenaGuards.getNumOccurrences() > 0 &&
+      (arenaGuards < 1 || arenaGuards > (int64_t(1) << 30)))
+    return fail("--arena-guards must be between 1 and 1073741824 bytes, "
+                "got " +
+                std::to_string(arenaGuards));
   if (opsPerPart < 0)
     return fail("--ops-per-part must be 0 (one function) or positive, got " +
                 std::to_string(opsPerPart));
@@ -530,7 +543,9 @@ int main(int argc, char **argv) {
   if (!memoryReport.empty())
     pipeline += "report=" + memoryReport.getValue() + " ";
   if (noMemoryReuse)
-    pipeline += "reuse=false";
+    pipeline += "reuse=false ";
+  if (arenaGuards.getNumOccurrences() > 0)
+    pipeline += "guard=" + std::to_string(arenaGuards) + " ";
   pipeline += "}";
   pipeline += ",mpc-lower-to-runtime{entry=" + entry + " backend=" + backend +
               " ops-per-part=" + std::to_string(opsPerPart) + "}";

@@ -98,6 +98,33 @@ llvm::Expected<Model> mpc::runner::parseModel(StringRef json) {
         op.inputs.push_back(i.getAsInteger().value_or(-1));
       model.numericsOps.push_back(std::move(op));
     }
+  if (const llvm::json::Array *guards = root->getArray("arena_guards"))
+    for (const llvm::json::Value &v : *guards) {
+      const llvm::json::Object *o = v.getAsObject();
+      std::optional<StringRef> function =
+          o ? o->getString("function") : std::nullopt;
+      std::optional<int64_t> offset =
+                                 o ? o->getInteger("offset") : std::nullopt,
+                             bytes = o ? o->getInteger("bytes") : std::nullopt;
+      if (!function || !offset || !bytes || !o->getString("op") ||
+          !o->getString("loc") || *offset < 0 || *bytes <= 0 ||
+          *offset > model.arenaBytes - *bytes)
+        return descriptorError("bad entry in 'arena_guards'");
+      ArenaGuard guard;
+      if (*function == "step")
+        guard.slot = 0;
+      else if (*function == "accumulate")
+        guard.slot = 1;
+      else if (*function == "eval")
+        guard.slot = 2;
+      else
+        return descriptorError("bad entry in 'arena_guards'");
+      guard.offset = *offset;
+      guard.bytes = *bytes;
+      guard.op = o->getString("op")->str();
+      guard.loc = o->getString("loc")->str();
+      model.arenaGuards.push_back(std::move(guard));
+    }
   model.lossScaleMin = root->getNumber("loss_scale_min").value_or(0.0);
   if (const llvm::json::Object *dp = root->getObject("data_parallel")) {
     const llvm::json::Array *rankMean = dp->getArray("rank_mean");

@@ -26,6 +26,15 @@ struct NumericsOp {
   std::vector<int64_t> inputs; // the numbers of its operands' ops, -1: none
 };
 
+/// Bytes of the arena after one buffer that no buffer holds (a step
+/// compiled with --arena-guards): the runner fills them before each call
+/// of the function and checks them after.
+struct ArenaGuard {
+  int slot = 0; // 0 the step, 1 the micro-step, 2 the evaluation step
+  int64_t offset = 0, bytes = 0;
+  std::string op, loc; // the op whose result the buffer holds first
+};
+
 struct Model {
   std::string entry;
   int64_t arenaBytes = 0, stateBytes = 0;
@@ -45,6 +54,8 @@ struct Model {
   std::vector<std::string> rankMean;
   /// The checked ops of a step compiled with --check-numerics (else empty).
   std::vector<NumericsOp> numericsOps;
+  /// The arena's guards (compiled with --arena-guards, else empty).
+  std::vector<ArenaGuard> arenaGuards;
 };
 
 /// Parses the JSON descriptor the compiler embeds (mpc_model).

@@ -912,7 +912,44 @@ int main(int argc, char **argv) {
       makeResident(valSources, valSamples, *residentVal);
   }
 
+  // --arena-guards: the bytes after each buffer, filled before the call
+  // and read back after it (which waits for the step).
+  int64_t widestGuard = 0;
+  for (const ArenaGuard &g : model.arenaGuards)
+    widestGuard = std::max(widestGuard, g.bytes);
+  std::vector<unsigned char> guardFill(widestGuard, 0xFF),
+      guardRead(widestGuard);
+  auto fillGuards = [&](const Entry &e) {
+    for (const ArenaGuard &g : model.arenaGuards)
+      if (g.slot == e.slot)
+        mpcrt_upload(arena.data + g.offset, guardFill.data(), g.bytes);
+  };
+  auto checkGuards = [&](const Entry &e) {
+    static const char *const names[] = {"step", "micro-step",
+                                        "evaluation step"};
+    for (const ArenaGuard &g : model.arenaGuards) {
+      if (g.slot != e.slot)
+        continue;
+      mpcrt_download(guardRead.data(), arena.data + g.offset, g.bytes);
+      auto changed =
+          std::find_if(guardRead.begin(), guardRead.begin() + g.bytes,
+                       [](unsigned char c) { return c != 0xFF; });
+      if (changed == guardRead.begin() + g.bytes)
+        continue;
+      int64_t first = changed - guardRead.begin();
+      int64_t count = std::count_if(changed, guardRead.begin() + g.bytes,
+                                    [](unsigned char c) { return c != 0xFF; });
+      llvm::errs() << llvm::formatv(
+          "error: call {0} of the {1}: a kernel wrote past a buffer of the "
+          "arena: {2} of the {3} guard bytes after the result of {4} at {5} "
+          "changed, the first at byte {6} after its end\n",
+          e.calls + 1, names[e.slot], count, g.bytes, g.op, g.loc, first);
+      std::exit(1);
+    }
+  };
   auto run = [&](Entry &e) {
+    if (!model.arenaGuards.empty())
+      fillGuards(e);
     mpcrt_inputs_ready();
     if (e.recorded) {
       mpcrt_graph_launch(e.slot);
@@ -929,6 +966,8 @@ int main(int argc, char **argv) {
     } else {
       e.fn(arena.data, state.data, inputs.data(), e.outs);
     }
+    if (!model.arenaGuards.empty())
+      checkGuards(e);
     ++e.calls;
   };
   // Copies samples order[first], order[first + 1], ... (file order when

@@ -164,8 +164,51 @@ bool isGradient(Value v) {
   return false;
 }
 
+/// The guards of a plan made with `guard` bytes after every buffer: one
+/// entry per placed buffer, in offset order, `{offset, bytes, op, loc}`,
+/// naming the op whose result the buffer holds first (for the runner's
+/// message when the guard's bytes change).
+ArrayAttr guardsAttr(Builder &builder, ArrayRef<Operation *> ops,
+                     const DenseMap<Value, int64_t> &bufferOf,
+                     ArrayRef<Buffer> buffers, int64_t guard) {
+  std::vector<Operation *> owner(buffers.size(), nullptr);
+  for (Operation *op : ops)
+    for (Value result : op->getResults()) {
+      auto it = bufferOf.find(result);
+      if (it == bufferOf.end())
+        continue;
+      int64_t id = buffers[it->second].bucket >= 0 ? buffers[it->second].bucket
+                                                   : it->second;
+      if (!owner[id])
+        owner[id] = op;
+    }
+  SmallVector<int64_t> placed;
+  for (size_t id = 0; id < buffers.size(); ++id)
+    if (buffers[id].bucket < 0 && owner[id])
+      placed.push_back(id);
+  llvm::sort(placed, [&](int64_t a, int64_t b) {
+    return buffers[a].offset < buffers[b].offset;
+  });
+  SmallVector<Attribute> guards;
+  for (int64_t id : placed) {
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    owner[id]->getLoc().print(os);
+    guards.push_back(builder.getDictionaryAttr({
+        builder.getNamedAttr(
+            "offset",
+            builder.getI64IntegerAttr(buffers[id].offset + buffers[id].bytes)),
+        builder.getNamedAttr("bytes", builder.getI64IntegerAttr(guard)),
+        builder.getNamedAttr(
+            "op", builder.getStringAttr(owner[id]->getName().getStringRef())),
+        builder.getNamedAttr("loc", builder.getStringAttr(loc)),
+    }));
+  }
+  return builder.getArrayAttr(guards);
+}
+
 FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
-                                     bool reuse) {
+                                     bool reuse, int64_t guard) {
   // Program order (the graphs are single-block).
   DenseMap<Operation *, int64_t> order;
   SmallVector<Operation *> ops;
@@ -312,8 +355,10 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
   }
 
   // Without reuse every buffer lives through the whole function, so no
-  // two share bytes (a plan to compare the reusing one with).
-  if (!reuse)
+  // two share bytes (a plan to compare the reusing one with). So with
+  // guards: a guard then belongs to no buffer for the whole call, not
+  // only while its own buffer lives.
+  if (!reuse || guard > 0)
     for (Buffer &b : buffers) {
       b.start = 0;
       b.end = last;
@@ -359,13 +404,17 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
                : a < b; // deterministic: definition order breaks ties
   });
   plan.name = func.getSymName().str();
+  // Guards: each placed buffer takes `guard` bytes more while placing, so
+  // that the bytes right after its end belong to no other buffer.
+  for (int64_t id : bySize)
+    buffers[id].bytes += guard;
   for (Type t :
        llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
     if (auto tensor = dyn_cast<RankedTensorType>(t))
       plan.ioBytes += byteSize(tensor);
   for (const Buffer &b : buffers)
     if (b.bucket < 0)
-      plan.bufferBytes += b.bytes;
+      plan.bufferBytes += b.bytes - guard;
   func.walk([&](Operation *op) {
     if (auto fused = dyn_cast<FusedMatmulOp>(op))
       ++plan.fused[("mpc.fused_matmul " + fused.getActivation()).str()];
@@ -469,6 +518,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
     }
     plan.arenaBytes = std::max(plan.arenaBytes, offset + b.bytes);
   }
+  for (int64_t id : bySize)
+    buffers[id].bytes -= guard;
   for (Buffer &b : buffers)
     if (b.bucket >= 0)
       b.offset = buffers[b.bucket].offset + b.inBucket;
@@ -489,6 +540,9 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       op->setAttr("mpc.offsets", builder.getDenseI64ArrayAttr(offsets));
   }
   func->setAttr("mpc.arena_bytes", builder.getI64IntegerAttr(plan.arenaBytes));
+  if (guard > 0)
+    func->setAttr("mpc.arena_guards",
+                  guardsAttr(builder, ops, bufferOf, buffers, guard));
 
   // The peak of live bytes (a sweep over start/end events), and what is
   // live then.
@@ -631,8 +685,15 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
           << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
+    if (guard < 0 || guard > (int64_t(1) << 30)) {
+      emitError(module.getLoc())
+          << "mpc-plan-memory: guard must be between 0 and 2^30 bytes, got "
+          << static_cast<int64_t>(guard);
+      return signalPassFailure();
+    }
     SmallVector<FunctionPlan> plans;
     for (auto func : module.getOps<func::FuncOp>()) {
+      func->removeAttr("mpc.arena_guards"); // a plan made before
       if (func.getBody().getBlocks().size() > 1) {
         func.emitError("mpc-plan-memory: graphs with control flow are not "
                        "supported (one block per function)");
@@ -640,7 +701,8 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
       }
       if (func.isExternal())
         continue;
-      FailureOr<FunctionPlan> plan = planFunction(func, alignment, reuse);
+      FailureOr<FunctionPlan> plan =
+          planFunction(func, alignment, reuse, guard);
       if (failed(plan))
         return signalPassFailure();
       plans.push_back(std::move(*plan));

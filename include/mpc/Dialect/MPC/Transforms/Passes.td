@@ -720,6 +720,16 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
     arena) and each function `mpc.arena_bytes`. `report=FILE|-` (or
     `--mpc-memory-report`) writes the peak split into parameters,
     optimizer state, other state, gradients and activations, by dtype.
+
+    `guard=N` (`mpc-compile --arena-guards`) places every buffer with N
+    bytes after its end that no other buffer takes, and lists them on the
+    function as `mpc.arena_guards` (offset, bytes, and the op and location
+    of the buffer's first value). The runner fills them with 0xFF before
+    each call of the step and stops with that op named when a kernel has
+    written into them: a kernel that writes past its result, or a result
+    typed smaller than what its kernel writes, which the alignment of the
+    plan otherwise hides. Reads are not caught directly: the bytes read as
+    NaN (or -1).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"256",
@@ -730,6 +740,10 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
            "Share bytes between values (false: every value its own "
            "buffer, nothing in place, no views, no sums written into "
            "their globals; a plan to check the reusing one against)">,
+    Option<"guard", "guard", "int64_t", /*default=*/"0",
+           "Leave this many bytes after every buffer, belonging to none "
+           "(listed in the function's mpc.arena_guards; the runner fills "
+           "them before each step and checks them after)">,
   ];
 }
 

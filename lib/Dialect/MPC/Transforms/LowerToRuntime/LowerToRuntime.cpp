@@ -946,6 +946,36 @@ void LowerToRuntimePass::runOnOperation() {
       lossScaleMin = floor.getValueAsDouble();
   });
 
+  // The plan's guards (--mpc-plan-memory guard=N), by the runner's name
+  // of the function they belong to.
+  llvm::json::Array guards;
+  for (auto [role, fn] :
+       {std::pair{"step", entryFunc}, std::pair{"accumulate", microFunc},
+        std::pair{"eval", evalFunc}}) {
+    auto table =
+        fn ? fn->getAttrOfType<ArrayAttr>("mpc.arena_guards") : ArrayAttr();
+    for (Attribute entry : table ? table.getValue() : ArrayRef<Attribute>()) {
+      auto guard = dyn_cast<DictionaryAttr>(entry);
+      if (!guard) {
+        fn.emitOpError("has a malformed mpc.arena_guards entry: ") << entry;
+        return signalPassFailure();
+      }
+      auto offset = guard.getAs<IntegerAttr>("offset");
+      auto bytes = guard.getAs<IntegerAttr>("bytes");
+      auto op = guard.getAs<StringAttr>("op");
+      auto loc = guard.getAs<StringAttr>("loc");
+      if (!offset || !bytes || !op || !loc) {
+        fn.emitOpError("has a malformed mpc.arena_guards entry: ") << guard;
+        return signalPassFailure();
+      }
+      guards.push_back(llvm::json::Object{{"function", role},
+                                          {"offset", offset.getInt()},
+                                          {"bytes", bytes.getInt()},
+                                          {"op", op.getValue()},
+                                          {"loc", loc.getValue()}});
+    }
+  }
+
   for (auto fn : funcs)
     if (failed(lowerFunction(fn, symbols, fn == entryFunc || fn == microFunc)))
       return signalPassFailure();
@@ -1026,6 +1056,8 @@ void LowerToRuntimePass::runOnOperation() {
   // before it existed.
   if (!numericsOps.empty())
     descriptor["numerics_ops"] = std::move(numericsOps);
+  if (!guards.empty())
+    descriptor["arena_guards"] = std::move(guards);
   std::string json;
   llvm::raw_string_ostream os(json);
   os << llvm::json::Value(std::move(descriptor));
