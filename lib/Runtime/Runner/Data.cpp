@@ -125,6 +125,9 @@ llvm::Expected<Model> mpc::runner::parseModel(StringRef json) {
       guard.loc = o->getString("loc")->str();
       model.arenaGuards.push_back(std::move(guard));
     }
+  model.stateGuard = root->getInteger("state_guard").value_or(0);
+  if (model.stateGuard < 0 || model.stateGuard > model.stateBytes)
+    return descriptorError("bad 'state_guard'");
   model.lossScaleMin = root->getNumber("loss_scale_min").value_or(0.0);
   if (const llvm::json::Object *dp = root->getObject("data_parallel")) {
     const llvm::json::Array *rankMean = dp->getArray("rank_mean");

@@ -54,8 +54,10 @@ struct Model {
   std::vector<std::string> rankMean;
   /// The checked ops of a step compiled with --check-numerics (else empty).
   std::vector<NumericsOp> numericsOps;
-  /// The arena's guards (compiled with --arena-guards, else empty).
+  /// The arena's guards (compiled with --arena-guards, else empty), and
+  /// the bytes after every global of the state (0 without).
   std::vector<ArenaGuard> arenaGuards;
+  int64_t stateGuard = 0;
 };
 
 /// Parses the JSON descriptor the compiler embeds (mpc_model).

@@ -194,6 +194,71 @@ struct DeviceBuffer {
   char *data;
 };
 
+/// --arena-guards: the bytes after each buffer of the arena (by function)
+/// and after each global of the state that nothing may write. They are
+/// filled with 0xFF (the arena's before each call of its function, the
+/// state's once, before the initialisers) and read back after each call;
+/// a changed byte stops the run, naming what the bytes follow.
+class Guards {
+public:
+  Guards(const Model &model, char *arena, char *state) {
+    for (const ArenaGuard &g : model.arenaGuards)
+      regions.push_back({arena + g.offset, g.bytes, g.slot,
+                         "a buffer of the arena",
+                         "the result of " + g.op + " at " + g.loc});
+    if (model.stateGuard > 0)
+      for (const TensorInfo &g : model.globals)
+        if (g.offset + g.bytes <= model.stateBytes - model.stateGuard)
+          regions.push_back({state + g.offset + g.bytes, model.stateGuard,
+                             kState, "a global of the state",
+                             "global @" + g.name});
+    int64_t widest = 0;
+    for (const Region &r : regions)
+      widest = std::max(widest, r.bytes);
+    pattern.assign(widest, 0xFF);
+    read.resize(widest);
+    fill(kState);
+  }
+  /// Fills the guards of the function in `slot` (kState: the state's).
+  void fill(int slot) {
+    for (const Region &r : regions)
+      if (r.slot == slot)
+        mpcrt_upload(r.at, pattern.data(), r.bytes);
+  }
+  /// Checks the guards of `slot` and the state's after `when`.
+  void check(int slot, const llvm::Twine &when) {
+    for (const Region &r : regions) {
+      if (r.slot != slot && r.slot != kState)
+        continue;
+      mpcrt_download(read.data(), r.at, r.bytes);
+      auto end = read.begin() + r.bytes;
+      auto changed = std::find_if(read.begin(), end,
+                                  [](unsigned char c) { return c != 0xFF; });
+      if (changed == end)
+        continue;
+      int64_t count = std::count_if(changed, end,
+                                    [](unsigned char c) { return c != 0xFF; });
+      llvm::errs() << "error: " << when << ": a kernel wrote past " << r.where
+                   << ": " << count << " of the " << r.bytes
+                   << " guard bytes after " << r.what
+                   << " changed, the first at byte " << (changed - read.begin())
+                   << " after its end\n";
+      std::exit(1);
+    }
+  }
+  static constexpr int kState = -1;
+
+private:
+  struct Region {
+    char *at;
+    int64_t bytes;
+    int slot; // as Entry::slot, or kState
+    std::string where, what;
+  };
+  std::vector<Region> regions;
+  std::vector<unsigned char> pattern, read;
+};
+
 /// 256-byte aligned, zeroed host storage; the program stops with a message
 /// when there is not enough memory (nothing is ever written to a failed
 /// allocation).
@@ -692,7 +757,9 @@ int main(int argc, char **argv) {
              : std::string()));
 
   // State: initializers, then --init, then --resume.
+  Guards guards(model, arena.data, state.data);
   mpc_init_globals(state.data);
+  guards.check(Guards::kState, "the initialisation of the globals");
   const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr,
                    *skippedGlobal = nullptr, *gradStats = nullptr,
                    *gradNorm = nullptr, *cleanSteps = nullptr;
@@ -724,6 +791,7 @@ int main(int argc, char **argv) {
     std::memset(hostState.data + stepGlobal->offset, 0, 8);
     mpcrt_upload(state.data, hostState.data, model.stateBytes);
     mpc_refresh_copies(state.data);
+    guards.check(Guards::kState, "the copies of the loaded weights");
     mpcrt_download(hostState.data, state.data, model.stateBytes);
   }
   if (!resumePath.empty()) {
@@ -912,44 +980,8 @@ int main(int argc, char **argv) {
       makeResident(valSources, valSamples, *residentVal);
   }
 
-  // --arena-guards: the bytes after each buffer, filled before the call
-  // and read back after it (which waits for the step).
-  int64_t widestGuard = 0;
-  for (const ArenaGuard &g : model.arenaGuards)
-    widestGuard = std::max(widestGuard, g.bytes);
-  std::vector<unsigned char> guardFill(widestGuard, 0xFF),
-      guardRead(widestGuard);
-  auto fillGuards = [&](const Entry &e) {
-    for (const ArenaGuard &g : model.arenaGuards)
-      if (g.slot == e.slot)
-        mpcrt_upload(arena.data + g.offset, guardFill.data(), g.bytes);
-  };
-  auto checkGuards = [&](const Entry &e) {
-    static const char *const names[] = {"step", "micro-step",
-                                        "evaluation step"};
-    for (const ArenaGuard &g : model.arenaGuards) {
-      if (g.slot != e.slot)
-        continue;
-      mpcrt_download(guardRead.data(), arena.data + g.offset, g.bytes);
-      auto changed =
-          std::find_if(guardRead.begin(), guardRead.begin() + g.bytes,
-                       [](unsigned char c) { return c != 0xFF; });
-      if (changed == guardRead.begin() + g.bytes)
-        continue;
-      int64_t first = changed - guardRead.begin();
-      int64_t count = std::count_if(changed, guardRead.begin() + g.bytes,
-                                    [](unsigned char c) { return c != 0xFF; });
-      llvm::errs() << llvm::formatv(
-          "error: call {0} of the {1}: a kernel wrote past a buffer of the "
-          "arena: {2} of the {3} guard bytes after the result of {4} at {5} "
-          "changed, the first at byte {6} after its end\n",
-          e.calls + 1, names[e.slot], count, g.bytes, g.op, g.loc, first);
-      std::exit(1);
-    }
-  };
   auto run = [&](Entry &e) {
-    if (!model.arenaGuards.empty())
-      fillGuards(e);
+    guards.fill(e.slot);
     mpcrt_inputs_ready();
     if (e.recorded) {
       mpcrt_graph_launch(e.slot);
@@ -966,8 +998,10 @@ int main(int argc, char **argv) {
     } else {
       e.fn(arena.data, state.data, inputs.data(), e.outs);
     }
-    if (!model.arenaGuards.empty())
-      checkGuards(e);
+    static const char *const names[] = {"step", "micro-step",
+                                        "evaluation step"};
+    guards.check(e.slot, llvm::formatv("call {0} of the {1}", e.calls + 1,
+                                       names[e.slot]));
     ++e.calls;
   };
   // Copies samples order[first], order[first + 1], ... (file order when

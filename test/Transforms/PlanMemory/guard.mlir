@@ -8,7 +8,9 @@
 // views of it. A 1000-byte buffer's guard starts at byte 1000, unaligned:
 // without guards an overflow of up to 24 bytes would land in the
 // alignment. The guards are listed in offset order with the op whose
-// result the buffer holds first.
+// result the buffer holds first. The module records the guard for the
+// state buffer's layout (each global and the step counter get one too).
+// CHECK: module attributes {mpc.state_guard = 64 : i64}
 // CHECK-LABEL: func @chain
 // CHECK-SAME: mpc.arena_bytes = 2664 : i64
 // CHECK-SAME: mpc.arena_guards = [
@@ -22,6 +24,7 @@
 // CHECK: mpc.reshape {{.*}} {mpc.offsets = array<i64: 1280>}
 // CHECK: mpc.matmul {{.*}} {mpc.offsets = array<i64: 2560>}
 // Without guards the last product takes the first's bytes.
+// NOGUARD-NOT: mpc.state_guard
 // NOGUARD-LABEL: func @chain
 // NOGUARD-SAME: attributes {mpc.arena_bytes = 2024 : i64}
 // NOGUARD: mpc.matmul {{.*}} {mpc.offsets = array<i64: 0>}

@@ -691,6 +691,12 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
           << static_cast<int64_t>(guard);
       return signalPassFailure();
     }
+    // The state buffer's globals get guards too (StateLayout.h).
+    if (guard > 0)
+      module->setAttr("mpc.state_guard",
+                      Builder(module).getI64IntegerAttr(guard));
+    else
+      module->removeAttr("mpc.state_guard");
     SmallVector<FunctionPlan> plans;
     for (auto func : module.getOps<func::FuncOp>()) {
       func->removeAttr("mpc.arena_guards"); // a plan made before

@@ -61,20 +61,27 @@ inline bool isStoredZero(ConstantOp op) {
          });
 }
 
+/// Bytes left after every global and the step counter (the module's
+/// `mpc.state_guard`, set by `--mpc-plan-memory guard=N`), 0 without.
+inline int64_t stateGuardBytes(ModuleOp module) {
+  auto guard = module->getAttrOfType<IntegerAttr>("mpc.state_guard");
+  return guard ? guard.getInt() : 0;
+}
+
 /// The layout of the module's globals; globals that are not statically
 /// shaped tensors are skipped (the lowering rejects them).
 inline StateLayout layOutState(ModuleOp module) {
   StateLayout layout;
-  int64_t offset = 0;
+  int64_t offset = 0, guard = stateGuardBytes(module);
   for (auto global : module.getOps<ml_program::GlobalOp>()) {
     auto type = dyn_cast<RankedTensorType>(global.getType());
     if (!type || !type.hasStaticShape())
       continue;
     layout.offsets[global.getSymName()] = offset;
-    offset = llvm::alignTo(offset + byteSize(type), kStateAlignment);
+    offset = llvm::alignTo(offset + byteSize(type) + guard, kStateAlignment);
   }
   layout.stepOffset = offset;
-  offset = llvm::alignTo(offset + 8, kStateAlignment);
+  offset = llvm::alignTo(offset + 8 + guard, kStateAlignment);
   module.walk([&](ConstantOp op) {
     Attribute value = op.getValue();
     if (!isStateSplat(value) || layout.splats.count(value) || isStoredZero(op))

@@ -1058,6 +1058,8 @@ void LowerToRuntimePass::runOnOperation() {
     descriptor["numerics_ops"] = std::move(numericsOps);
   if (!guards.empty())
     descriptor["arena_guards"] = std::move(guards);
+  if (int64_t guard = stateGuardBytes(module))
+    descriptor["state_guard"] = guard;
   std::string json;
   llvm::raw_string_ostream os(json);
   os << llvm::json::Value(std::move(descriptor));
