@@ -196,12 +196,16 @@ struct DeviceBuffer {
 
 /// --arena-guards: the bytes after each buffer of the arena (by function)
 /// and after each global of the state that nothing may write. They are
-/// filled with 0xFF (the arena's before each call of its function, the
-/// state's once, before the initialisers) and read back after each call;
-/// a changed byte stops the run, naming what the bytes follow.
+/// filled with 0xFF and read back after each call; a changed byte stops
+/// the run, naming what the bytes follow. Before each call the whole arena
+/// is filled (so a kernel reading bytes nothing wrote in this call reads
+/// NaN in every float type, -1 as an integer); the state's guards once,
+/// before the initialisers.
 class Guards {
 public:
-  Guards(const Model &model, char *arena, char *state) {
+  Guards(const Model &model, char *arena, char *state)
+      : arena(arena),
+        arenaBytes(model.arenaGuards.empty() ? 0 : model.arenaBytes) {
     for (const ArenaGuard &g : model.arenaGuards)
       regions.push_back({arena + g.offset, g.bytes, g.slot,
                          "a buffer of the arena",
@@ -212,15 +216,22 @@ public:
           regions.push_back({state + g.offset + g.bytes, model.stateGuard,
                              kState, "a global of the state",
                              "global @" + g.name});
-    int64_t widest = 0;
+    int64_t widest = std::min<int64_t>(arenaBytes, kChunk);
     for (const Region &r : regions)
       widest = std::max(widest, r.bytes);
     pattern.assign(widest, 0xFF);
     read.resize(widest);
     fill(kState);
   }
-  /// Fills the guards of the function in `slot` (kState: the state's).
+  /// Before a call of the function in `slot`: fills the arena (the
+  /// function's guards with it); kState: the state's guards.
   void fill(int slot) {
+    if (slot != kState) {
+      for (int64_t at = 0; at < arenaBytes; at += kChunk)
+        mpcrt_upload(arena + at, pattern.data(),
+                     std::min(kChunk, arenaBytes - at));
+      return;
+    }
     for (const Region &r : regions)
       if (r.slot == slot)
         mpcrt_upload(r.at, pattern.data(), r.bytes);
@@ -249,6 +260,9 @@ public:
   static constexpr int kState = -1;
 
 private:
+  static constexpr int64_t kChunk = int64_t(1) << 20;
+  char *arena;
+  int64_t arenaBytes; // 0 without arena guards: nothing is filled
   struct Region {
     char *at;
     int64_t bytes;
