@@ -13,7 +13,8 @@
 # (memcheck; racecheck on the kernels with shared memory), trains the MLP
 # on the GPU at fp32, O1 f16 and O2 bf16 against loss curves the CPU
 # reference computed in the build phase, checks graph replay against eager
-# and the memory plan against one without reuse, bit for bit, trains
+# and the memory plan against one without reuse and one with guards
+# (--arena-guards), bit for bit, trains
 # with gradient accumulation and evaluation against the
 # CPU reference, runs each benchmark model a few steps at its full size,
 # and times the memory-bound kernels against a copy (mpc-bench-kernels).
@@ -110,6 +111,12 @@ build() {
   eval "local options=($(curve_options o2bf16))"
   "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${options[@]}" \
     --no-memory-reuse --backend=cuda -o "$BUNDLE/bin/curve-o2bf16-noreuse"
+  # The same with guards after every buffer and global (--arena-guards):
+  # no kernel writes past its result (the run stops naming it), and none
+  # reads bytes nothing wrote (the arena is filled with NaN before each
+  # call, so the curve would differ).
+  "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${options[@]}" \
+    --arena-guards=64 --backend=cuda -o "$BUNDLE/bin/curve-o2bf16-guards"
 
   # Gradient accumulation and evaluation (O2 f16, 4 micro-batches, an
   # evaluation every 6 steps): the CPU reference's curve and evaluations.
@@ -155,6 +162,12 @@ build() {
     [ $model = bert ] && "$bin/mpc-compile" "$BUNDLE/smoke-$model.mlir" \
       --train --optimizer="$optimizer" --amp=O2 --dtype=f16 --backend=cuda \
       --fuse-attention -o "$BUNDLE/bin/smoke-bert-attn"
+    # The UNet with guards: cuDNN's convolutions and our batch norms on
+    # the GPU write nothing past their results (3.1 GB of arena: every
+    # buffer its own bytes).
+    [ $model = unet ] && "$bin/mpc-compile" "$BUNDLE/smoke-$model.mlir" \
+      --train --optimizer="$optimizer" --amp=O2 --dtype=f16 --backend=cuda \
+      --arena-guards=64 -o "$BUNDLE/bin/smoke-unet-guards"
     rm "$BUNDLE/smoke-$model.mlir"
   done
   rm -rf "$BUNDLE/data" # made again there
@@ -294,6 +307,14 @@ plan_reuse() {
     echo "the step planned without memory reuse agrees bit for bit"
 }
 
+guards() {
+  "$BUNDLE/bin/curve-o2bf16-guards" --data "$DATA/mlp.npz" --steps "$STEPS" \
+    --log-every 5 --metrics "$RESULTS/.logs/guards.jsonl" &&
+    python3 "$BUNDLE/metrics.py" same "$RESULTS/.logs/guards.jsonl" \
+      "$RESULTS/.logs/o2bf16.jsonl" &&
+    echo "with guards and a poisoned arena the step agrees bit for bit"
+}
+
 accumulate_eval() {
   "$BUNDLE/bin/accumulate-eval" --data "$DATA/mlp.npz" \
     --val-data "$DATA/mlp.npz" --eval-every 6 --steps 12 \
@@ -337,7 +358,7 @@ PY
 
 smoke() {
   local model=$1
-  "$BUNDLE/bin/smoke-$model" --data "$DATA/smoke-${model%-attn}.npz" \
+  "$BUNDLE/bin/smoke-$model" --data "$DATA/smoke-${model%-*}.npz" \
     --steps "$SMOKE_STEPS" --log-every 1 \
     --metrics "$RESULTS/.logs/smoke-$model.jsonl" &&
     "$BUNDLE/bin/smoke-$model" --print-memory &&
@@ -408,6 +429,9 @@ PY
     part "smoke-$model" 60 smoke $model
   done
   part kernels 90 kernels
+  # Last: what is left of the deadline.
+  part guards 30 guards
+  part smoke-unet-guards 45 smoke unet-guards
   # Every metrics line of the run, tagged with its run.
   local f
   for f in "$RESULTS"/.logs/*.jsonl; do

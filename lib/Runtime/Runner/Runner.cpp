@@ -260,7 +260,7 @@ public:
   static constexpr int kState = -1;
 
 private:
-  static constexpr int64_t kChunk = int64_t(1) << 20;
+  static constexpr int64_t kChunk = int64_t(16) << 20;
   char *arena;
   int64_t arenaBytes; // 0 without arena guards: nothing is filled
   struct Region {
