@@ -7,7 +7,8 @@
 // the runtime ABI) and printed. When its first function returns one
 // scalar float, a copy also goes through the training passes of
 // mpc-compile --train (autodiff, accumulation, the optimizer, the
-// evaluation step, loss scaling with clipping) before those. Errors are the
+// evaluation step, loss scaling with clipping; its plan with guards, as
+// mpc-compile --arena-guards makes it) before those. Errors are the
 // expected outcome for most inputs and are swallowed; a crash, a sanitizer
 // report or a hang is a finding. Seeds: the test suite's .mlir files
 // (scripts/fuzz.sh).
@@ -101,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 "mpc-assign-precision{level=O2 dtype=f16 "
                 "alignment-remarks=false},"
                 "mpc-loss-scaling{func=mpc_fuzz_step clip-grad-norm=1.0},"
-                "canonicalize,cse,mpc-fuse,mpc-plan-memory,"
+                "canonicalize,cse,mpc-fuse,mpc-plan-memory{guard=32},"
                 "mpc-lower-to-runtime{entry=mpc_fuzz_step})",
             train)))
       (void)train.run(*copy);
