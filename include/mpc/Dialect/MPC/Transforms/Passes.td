@@ -722,14 +722,17 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
     optimizer state, other state, gradients and activations, by dtype.
 
     `guard=N` (`mpc-compile --arena-guards`) places every buffer with N
-    bytes after its end that no other buffer takes, and lists them on the
-    function as `mpc.arena_guards` (offset, bytes, and the op and location
-    of the buffer's first value). The runner fills them with 0xFF before
-    each call of the step and stops with that op named when a kernel has
-    written into them: a kernel that writes past its result, or a result
-    typed smaller than what its kernel writes, which the alignment of the
-    plan otherwise hides. Reads are not caught directly: the bytes read as
-    NaN (or -1).
+    bytes after its end that no other buffer takes during the whole
+    function (buffers then share no bytes; in place and views stay), and
+    lists them on the function as `mpc.arena_guards` (offset, bytes, and
+    the op and location of the buffer's first value); the module gets
+    `mpc.state_guard = N`, which gives every global of the state buffer N
+    bytes after it too. The runner fills the arena with 0xFF before each
+    call and stops with the op (or global) named when a kernel has
+    written into a guard: a kernel that writes past its result, or a
+    result typed smaller than what its kernel writes, which the alignment
+    of the plan otherwise hides. A read of bytes nothing wrote reads NaN
+    (or -1).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"256",
@@ -741,9 +744,10 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
            "buffer, nothing in place, no views, no sums written into "
            "their globals; a plan to check the reusing one against)">,
     Option<"guard", "guard", "int64_t", /*default=*/"0",
-           "Leave this many bytes after every buffer, belonging to none "
-           "(listed in the function's mpc.arena_guards; the runner fills "
-           "them before each step and checks them after)">,
+           "Leave this many bytes after every buffer and global, "
+           "belonging to none (the function's mpc.arena_guards, the "
+           "module's mpc.state_guard; the runner fills them and checks "
+           "them after each call)">,
   ];
 }
 
