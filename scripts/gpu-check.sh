@@ -291,28 +291,32 @@ curve() {
     echo "GPU and CPU curves agree at every logged step"
 }
 
-replay() {
-  "$BUNDLE/bin/curve-o2bf16" --data "$DATA/mlp.npz" --steps "$STEPS" \
-    --log-every 5 --no-graph --metrics "$RESULTS/.logs/eager.jsonl" &&
-    python3 "$BUNDLE/metrics.py" same "$RESULTS/.logs/eager.jsonl" \
+# same_as_o2bf16 EXE RUN MESSAGE [OPTION...]: EXE trains on the MLP's data
+# as the o2bf16 curve did (with OPTIONs) and must log the same losses, bit
+# for bit.
+same_as_o2bf16() {
+  local exe=$1 run=$2 message=$3
+  shift 3
+  "$BUNDLE/bin/$exe" --data "$DATA/mlp.npz" --steps "$STEPS" \
+    --log-every 5 "$@" --metrics "$RESULTS/.logs/$run.jsonl" &&
+    python3 "$BUNDLE/metrics.py" same "$RESULTS/.logs/$run.jsonl" \
       "$RESULTS/.logs/o2bf16.jsonl" &&
-    echo "graph replay and eager steps agree bit for bit"
+    echo "$message"
+}
+
+replay() {
+  same_as_o2bf16 curve-o2bf16 eager \
+    "graph replay and eager steps agree bit for bit" --no-graph
 }
 
 plan_reuse() {
-  "$BUNDLE/bin/curve-o2bf16-noreuse" --data "$DATA/mlp.npz" --steps "$STEPS" \
-    --log-every 5 --metrics "$RESULTS/.logs/noreuse.jsonl" &&
-    python3 "$BUNDLE/metrics.py" same "$RESULTS/.logs/noreuse.jsonl" \
-      "$RESULTS/.logs/o2bf16.jsonl" &&
-    echo "the step planned without memory reuse agrees bit for bit"
+  same_as_o2bf16 curve-o2bf16-noreuse noreuse \
+    "the step planned without memory reuse agrees bit for bit"
 }
 
 guards() {
-  "$BUNDLE/bin/curve-o2bf16-guards" --data "$DATA/mlp.npz" --steps "$STEPS" \
-    --log-every 5 --metrics "$RESULTS/.logs/guards.jsonl" &&
-    python3 "$BUNDLE/metrics.py" same "$RESULTS/.logs/guards.jsonl" \
-      "$RESULTS/.logs/o2bf16.jsonl" &&
-    echo "with guards and a poisoned arena the step agrees bit for bit"
+  same_as_o2bf16 curve-o2bf16-guards guards \
+    "with guards and a poisoned arena the step agrees bit for bit"
 }
 
 accumulate_eval() {
