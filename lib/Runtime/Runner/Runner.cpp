@@ -772,6 +772,13 @@ int main(int argc, char **argv) {
 
   // State: initializers, then --init, then --resume.
   Guards guards(model, arena.data, state.data);
+  if (!model.arenaGuards.empty() && worldRank == 0)
+    llvm::errs() << llvm::formatv(
+        "note: compiled with --arena-guards: {0} guards of {1} bytes after "
+        "the arena's buffers and {2} after the globals are checked after "
+        "every call, and the arena is filled with 0xFF before it\n",
+        model.arenaGuards.size(), model.arenaGuards.front().bytes,
+        model.stateGuard > 0 ? model.globals.size() : 0);
   mpc_init_globals(state.data);
   guards.check(Guards::kState, "the initialisation of the globals");
   const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr,
