@@ -40,6 +40,11 @@ config.substitutions.append(
 # libopenmpi-dev, which scripts/setup.sh installs): tests that launch ranks
 # say REQUIRES: mpi and run them with %mpirun N (local ranks, one host
 # thread each, allowed to outnumber the cores; as root where CI runs so).
+# A build whose code runs under AddressSanitizer (scripts/sanitize.sh):
+# its shadow memory cannot be mapped under an address-space limit.
+if "address" in getattr(config, "mpc_sanitize", ""):
+    config.available_features.add("asan")
+
 import shutil
 if config.mpc_have_mpi and shutil.which("mpirun"):
     config.available_features.add("mpi")
