@@ -36,15 +36,15 @@ if subprocess.run(["/usr/bin/python3", "-c", "import torch, numpy"],
 # ONNX's backend node tests, from Debian's libonnx-testdata.
 config.substitutions.append(
     ("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
-# Data-parallel training over MPI (Debian's openmpi-bin and
-# libopenmpi-dev, which scripts/setup.sh installs): tests that launch ranks
-# say REQUIRES: mpi and run them with %mpirun N (local ranks, one host
-# thread each, allowed to outnumber the cores; as root where CI runs so).
 # A build whose code runs under AddressSanitizer (scripts/sanitize.sh):
 # its shadow memory cannot be mapped under an address-space limit.
 if "address" in getattr(config, "mpc_sanitize", ""):
     config.available_features.add("asan")
 
+# Data-parallel training over MPI (Debian's openmpi-bin and
+# libopenmpi-dev, which scripts/setup.sh installs): tests that launch ranks
+# say REQUIRES: mpi and run them with %mpirun N (local ranks, one host
+# thread each, allowed to outnumber the cores; as root where CI runs so).
 import shutil
 if config.mpc_have_mpi and shutil.which("mpirun"):
     config.available_features.add("mpi")

@@ -404,17 +404,13 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
                : a < b; // deterministic: definition order breaks ties
   });
   plan.name = func.getSymName().str();
-  // Guards: each placed buffer takes `guard` bytes more while placing, so
-  // that the bytes right after its end belong to no other buffer.
-  for (int64_t id : bySize)
-    buffers[id].bytes += guard;
   for (Type t :
        llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
     if (auto tensor = dyn_cast<RankedTensorType>(t))
       plan.ioBytes += byteSize(tensor);
   for (const Buffer &b : buffers)
     if (b.bucket < 0)
-      plan.bufferBytes += b.bytes - guard;
+      plan.bufferBytes += b.bytes;
   func.walk([&](Operation *op) {
     if (auto fused = dyn_cast<FusedMatmulOp>(op))
       ++plan.fused[("mpc.fused_matmul " + fused.getActivation()).str()];
@@ -445,6 +441,10 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
   // all of whose buffers do and which holds no gap it fits, is passed in
   // one step: when most values live through the step (each buffer then
   // conflicts with every placed one), the walk costs runs, not buffers.
+  // Guards: each placed buffer takes `guard` bytes more while placing, so
+  // that the bytes right after its end belong to no other buffer.
+  for (int64_t id : bySize)
+    buffers[id].bytes += guard;
   std::vector<Run> runs;
   auto alignedEnd = [&](const Buffer &o) {
     return static_cast<int64_t>(llvm::alignTo(o.offset + o.bytes, alignment));
