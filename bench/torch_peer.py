@@ -19,16 +19,21 @@ import numpy as np
 import torch
 
 DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
-          "I32": torch.int32, "I64": torch.int64, "F64": torch.float64}
+          "I32": torch.int32, "I64": torch.int64, "F64": torch.float64,
+          "BOOL": torch.bool}
 
 
 def read_safetensors(path):
+    """The model's f32 weights in an mpc checkpoint. One written by an AMP
+    build also holds the 16-bit copies of the weights, the loss scaler's
+    state and step counters: none of them is a weight of the peer."""
     data = open(path, "rb").read()
     n = struct.unpack("<Q", data[:8])[0]
     header = json.loads(data[8:8 + n])
     out = {}
     for name, info in header.items():
-        if name == "__metadata__":
+        if name == "__metadata__" or info["dtype"] != "F32" or \
+                name.startswith(("loss_scale", "mpc.")):
             continue
         begin, end = info["data_offsets"]
         raw = bytearray(data[8 + n + begin:8 + n + end])
