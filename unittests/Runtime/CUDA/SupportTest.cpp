@@ -285,8 +285,9 @@ TEST_F(Support, MatmulMatchesFloat64) {
 TEST_F(Support, FusedMatmulMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllFusedMatmuls(
-      rng, [this](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
-                  const mpcrt::test::FusedMatmulShape &s) {
+      rng,
+      [this](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
+             const mpcrt::test::FusedMatmulShape &s) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
                    const std::vector<uint8_t> &bias, std::vector<uint8_t> &c,
                    std::vector<uint8_t> *pre, int64_t aStride,
@@ -300,14 +301,16 @@ TEST_F(Support, FusedMatmulMatchesFloat64) {
           if (pre)
             *pre = download(dPre, pre->size());
         };
-      });
+      },
+      mpcrt::test::Roundings::TwoInEpilogues);
 }
 
 TEST_F(Support, MatmulAddMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulAdds(
-      rng, [this](mpcrt_dtype in, mpcrt_dtype out,
-                  const mpcrt::test::FusedMatmulShape &s) {
+      rng,
+      [this](mpcrt_dtype in, mpcrt_dtype out,
+             const mpcrt::test::FusedMatmulShape &s) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
                    const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
                    int64_t aStride, int64_t bStride, bool inPlace) {
@@ -317,14 +320,16 @@ TEST_F(Support, MatmulAddMatchesFloat64) {
                     s.transA, s.transB);
           c = download(dC, c.size());
         };
-      });
+      },
+      mpcrt::test::Roundings::TwoInEpilogues);
 }
 
 TEST_F(Support, MatmulActivationGradMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulActivationGrads(
-      rng, [this](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
-                  const mpcrt::test::FusedMatmulShape &s) {
+      rng,
+      [this](mpcrt_dtype in, mpcrt_dtype out, int32_t act,
+             const mpcrt::test::FusedMatmulShape &s) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
                    const std::vector<uint8_t> &saved, std::vector<uint8_t> &c,
                    int64_t aStride, int64_t bStride) {
@@ -334,7 +339,8 @@ TEST_F(Support, MatmulActivationGradMatchesFloat64) {
                                s.transA, s.transB, act);
           c = download(dC, c.size());
         };
-      });
+      },
+      mpcrt::test::Roundings::TwoInEpilogues);
 }
 
 TEST_F(Support, BiasGradientPlansDependOnTheGradientType) {
