@@ -182,6 +182,13 @@ void elementwise() {
          [&] { cast(MPCRT_F32, x, MPCRT_F16, h, n); });
   report("cast", dims({kRows, kFfn}), "f16->f32", 6.0 * n,
          [&] { cast(MPCRT_F16, h, MPCRT_F32, x, n); });
+  // --check-numerics' check of one result: a read of it, and one record.
+  void *records = b.empty(64);
+  auto *first = static_cast<int32_t *>(records);
+  auto *amax = reinterpret_cast<float *>(static_cast<char *>(records) + 8);
+  auto *counts = reinterpret_cast<int64_t *>(static_cast<char *>(records) + 16);
+  report("check_numerics", dims({kRows, kFfn}), "f16", 2.0 * n,
+         [&] { checkNumerics(MPCRT_F16, h, n, 0, first, amax, counts); });
 }
 
 void columnSumCases() {

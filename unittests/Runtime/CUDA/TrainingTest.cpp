@@ -309,10 +309,13 @@ TEST_F(Training, OptimizerUpdatesMatchTheReference) {
 
 TEST_F(Training, NumericsChecksMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  // Three ops over two steps, f32 and f16 values with infs, NaNs and tiny
+  // Five ops over two steps, f32 and f16 values with infs, NaNs and tiny
   // values (many blocks of the kernel compete for one record): the device
   // records equal the CPU's bit for bit (maxima and counts are exact).
-  const int64_t ops = 3, n = 100000;
+  // Ops 0-2 start 16-byte aligned (16 bytes per access, a tail of 3
+  // elements one at a time); ops 3 and 4 start one element later (one at a
+  // time throughout).
+  const int64_t ops = 5, n = 100003;
   std::uniform_real_distribution<float> u(-5, 5);
   std::vector<float> a(n), b(n);
   for (float &v : a)
@@ -321,8 +324,10 @@ TEST_F(Training, NumericsChecksMatchTheReference) {
     v = u(rng) * 1e-6f;
   a[12345] = NAN;
   a[99999] = -INFINITY;
+  b[n - 1] = 1e-40f; // an f32 subnormal in the tail
   std::vector<uint16_t> h(n);
   mpcrt_cast(MPCRT_F32, b.data(), MPCRT_F16, h.data(), n);
+  h[n - 2] = 0x7c00; // +inf in the f16 tail
   int32_t hostFirst;
   std::vector<float> hostAmax(2 * ops), hostEventAmax(ops);
   std::vector<int64_t> hostCounts(4 * ops), hostEvents(34);
@@ -339,13 +344,19 @@ TEST_F(Training, NumericsChecksMatchTheReference) {
   for (int s = 0; s < 2; ++s) {
     mpcrt_numerics_begin(&hostFirst, hostAmax.data(), ops);
     numericsBegin(first, amax, ops);
-    mpcrt_check_numerics_f16(h.data(), n, 0, &hostFirst, hostAmax.data(),
-                             hostCounts.data());
-    checkNumerics(MPCRT_F16, dH, n, 0, first, amax, counts);
     mpcrt_check_numerics_f32(b.data(), n, 1, &hostFirst, hostAmax.data(),
                              hostCounts.data());
     checkNumerics(MPCRT_F32, dB, n, 1, first, amax, counts);
-    if (s == 1) { // the second step has a non-finite op
+    mpcrt_check_numerics_f32(b.data() + 1, n - 4, 4, &hostFirst,
+                             hostAmax.data(), hostCounts.data());
+    checkNumerics(MPCRT_F32, dB + 1, n - 4, 4, first, amax, counts);
+    if (s == 1) { // the second step has non-finite ops
+      mpcrt_check_numerics_f16(h.data(), n, 0, &hostFirst, hostAmax.data(),
+                               hostCounts.data());
+      checkNumerics(MPCRT_F16, dH, n, 0, first, amax, counts);
+      mpcrt_check_numerics_f16(h.data() + 1, n - 1, 3, &hostFirst,
+                               hostAmax.data(), hostCounts.data());
+      checkNumerics(MPCRT_F16, dH + 1, n - 1, 3, first, amax, counts);
       mpcrt_check_numerics_f32(a.data(), n, 2, &hostFirst, hostAmax.data(),
                                hostCounts.data());
       checkNumerics(MPCRT_F32, dA, n, 2, first, amax, counts);
@@ -355,11 +366,16 @@ TEST_F(Training, NumericsChecksMatchTheReference) {
     numericsEnd(first, ops, step, events, amax, eventAmax);
   }
   EXPECT_EQ(download(first, 1)[0], hostFirst);
+  EXPECT_EQ(hostFirst, 0); // the f16 op with the inf, the first in order
   EXPECT_EQ(download(amax, 2 * ops), hostAmax);
   EXPECT_EQ(download(counts, 4 * ops), hostCounts);
   EXPECT_EQ(download(events, 34), hostEvents);
   EXPECT_EQ(download(eventAmax, ops), hostEventAmax);
   EXPECT_EQ(hostEvents[0], 1);
+  // The tails' subnormal and inf were counted.
+  EXPECT_GE(hostCounts[4 * 1 + 1], 1);
+  EXPECT_EQ(hostCounts[4 * 0 + 0], 1);
+  EXPECT_EQ(hostCounts[4 * 3 + 0], 1);
 }
 
 TEST_F(Training, MultiTensorUpdatesEqualOneLaunchPerTensor) {
