@@ -16,7 +16,9 @@
 # and the memory plan against one without reuse and one with guards
 # (--arena-guards), bit for bit, trains
 # with gradient accumulation and evaluation against the
-# CPU reference, runs each benchmark model a few steps at its full size,
+# CPU reference, checks that --check-numerics names the op of two forced
+# overflows as the CPU does, runs each benchmark model a few steps at its
+# full size,
 # and times the memory-bound kernels against a copy (mpc-bench-kernels).
 # The data are made on each machine by the checkout's scripts (CRCs
 # compared), not carried.
@@ -72,7 +74,31 @@ make_data() {
     python3 "$ROOT/test/e2e/random_inputs.py" -o "$dir/smoke-bert.npz" \
       input_ids:i4:8x512:0:30522 labels:i4:8:0:2 &&
     python3 "$ROOT/test/e2e/random_inputs.py" -o "$dir/smoke-unet.npz" \
-      image:f4:16x128x128x3:-1:1 mask:f4:16x128x128x1:0:1
+      image:f4:16x128x128x3:-1:1 mask:f4:16x128x128x1:0:1 &&
+    python3 "$ROOT/test/e2e/random_inputs.py" -o "$dir/exp-overflow.npz" \
+      x:f4:8x2:23:24 t:f4:8x2:0:1 &&
+    python3 "$ROOT/test/e2e/loss_scaling.py" data "$dir/overflow.npz" \
+      --overflow-batch 2 > /dev/null
+}
+
+# The numerics checks' two forced overflows (test/e2e/numerics.test): an
+# f16 exp in the forward pass, and an f16 matmul whose weight gradient
+# overflows at step 3 and its forward product at step 9. numerics_run
+# NAME EXE prints the steps' reports of the CPU or CUDA executable.
+NUMERICS=(exp-overflow overflow)
+numerics_options() {
+  case $1 in
+  exp-overflow) echo "--train --amp=O1 --dtype=f16 --check-numerics" ;;
+  overflow) echo "--train '--optimizer=kind=momentum lr=0.5' --amp=O2" \
+    "--dtype=f16 '--loss-scaling=mode=dynamic init-scale=256" \
+    "growth-interval=3' --check-numerics" ;;
+  esac
+}
+numerics_run() {
+  local name=$1 exe=$2 data=$3 steps=2
+  [ "$name" = overflow ] && steps=12
+  "$exe" --data "$data/$name.npz" --no-shuffle --steps $steps --log-every 1 |
+    grep 'skipped: first non-finite'
 }
 
 build() {
@@ -143,6 +169,19 @@ build() {
     --log-every 5 --metrics "$BUNDLE/expected/parallel.jsonl" > /dev/null
   rm "$BUNDLE/cpu-parallel"
 
+  # The forced overflows: the CPU reference's reports (source locations
+  # are the compile's: the same here and there).
+  for name in "${NUMERICS[@]}"; do
+    eval "local options=($(numerics_options "$name"))"
+    "$bin/mpc-compile" "$ROOT/test/e2e/Inputs/$name.txt" "${options[@]}" \
+      -o "$BUNDLE/cpu-$name"
+    "$bin/mpc-compile" "$ROOT/test/e2e/Inputs/$name.txt" "${options[@]}" \
+      --backend=cuda -o "$BUNDLE/bin/numerics-$name"
+    numerics_run "$name" "$BUNDLE/cpu-$name" "$BUNDLE/data" \
+      > "$BUNDLE/expected/numerics-$name.txt"
+    rm "$BUNDLE/cpu-$name"
+  done
+
   # The benchmark models at their full sizes (bench/run.sh's defaults), O2
   # f16, one batch of data each.
   python3 "$ROOT/bench/models.py" mlp -o "$BUNDLE/smoke-mlp.mlir"
@@ -173,7 +212,7 @@ build() {
   rm -rf "$BUNDLE/data" # made again there
   # Host symbols are not needed there; without them the bundle (CUDA
   # kernels in every executable) keeps well inside what can be carried.
-  strip "$BUNDLE"/bin/curve-* "$BUNDLE"/bin/smoke-* \
+  strip "$BUNDLE"/bin/curve-* "$BUNDLE"/bin/smoke-* "$BUNDLE"/bin/numerics-* \
     "$BUNDLE/bin/accumulate-eval" "$BUNDLE/bin/data-parallel" \
     "$BUNDLE/bin/MPCRuntimeCUDATests" "$BUNDLE/bin/mpc-bench-kernels"
   # Each executable carries the same CUDA kernels (most of its bytes):
@@ -183,7 +222,7 @@ build() {
   # unpacks it.
   (
     cd "$BUNDLE/bin"
-    local packed=(curve-* smoke-* accumulate-eval data-parallel
+    local packed=(curve-* smoke-* numerics-* accumulate-eval data-parallel
       MPCRuntimeCUDATests mpc-bench-kernels)
     tar -cf - "${packed[@]}" |
       xz -T1 --lzma2=preset=6,dict=192MiB > "$BUNDLE/bin.tar.xz"
@@ -343,6 +382,20 @@ data_parallel() {
       "and with the CPU reference"
 }
 
+# The forced overflows name the op, location and phase the CPU reference
+# names, at the same steps.
+numerics() {
+  local name status=0
+  for name in "${NUMERICS[@]}"; do
+    numerics_run "$name" "$BUNDLE/bin/numerics-$name" "$DATA" \
+      > "$RESULTS/.logs/numerics-$name.txt"
+    cat "$RESULTS/.logs/numerics-$name.txt"
+    diff "$BUNDLE/expected/numerics-$name.txt" \
+      "$RESULTS/.logs/numerics-$name.txt" || status=1
+  done
+  [ $status = 0 ] && echo "the GPU's numerics checks name what the CPU's name"
+}
+
 # The kernel micro-benchmark: one JSON line per kernel into kernels.jsonl
 # (on success only), the kernels short of their target listed.
 kernels() {
@@ -430,6 +483,7 @@ PY
   part plan-reuse 45 plan_reuse
   part accumulate-eval 60 accumulate_eval
   part data-parallel 60 data_parallel
+  part numerics 30 numerics
   local model
   for model in mlp bert bert-attn unet; do
     part "smoke-$model" 60 smoke $model
