@@ -249,6 +249,7 @@ template <typename A, bool Max = false> __device__ A warpReduce(A v) {
 /// or a warp (for short rows: fewer threads idle, shuffles instead of a
 /// block's barriers). first() and stride() give the team's rows.
 template <bool Warp> struct RowTeam {
+  static constexpr bool kWarp = Warp;
   __device__ static int64_t first() {
     return Warp ? (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32
                 : int64_t(blockIdx.x);

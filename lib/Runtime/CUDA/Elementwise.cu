@@ -726,11 +726,28 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
 /// Calls f(c0, n) for a team member's groups of a row of `cols` elements:
 /// up to four neighbours c0 .. c0 + n - 1, every 4 * Team::size()-th from
 /// 4 * Team::rank(), in increasing order (the same groups and order for
-/// every pass over the row).
-template <typename Team, typename F>
+/// every pass over the row). With Whole (rows of a multiple of 4, as
+/// withGroupsOf's Vector) n is 4. A warp's rows are at most kWarpRowLimit
+/// long, so its lanes take at most kWarpRowLimit / 128 groups each: that
+/// loop is unrolled, so that the groups' loads are in flight together
+/// rather than one after another (a warp per row puts all 4096 rows of a
+/// BERT-base batch in one wave, whose time is one row's chain of loads).
+template <typename Team, bool Whole, typename F>
 __device__ void forGroups(int64_t cols, F f) {
-  for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
-    f(c0, cols - c0 < 4 ? static_cast<int>(cols - c0) : 4);
+  auto size = [&](int64_t c0) {
+    return Whole || cols - c0 >= 4 ? 4 : static_cast<int>(cols - c0);
+  };
+  if constexpr (Team::kWarp) {
+#pragma unroll
+    for (int g = 0; g < int(kWarpRowLimit / 128); ++g) {
+      int64_t c0 = 4 * (Team::rank() + 32 * g);
+      if (c0 < cols)
+        f(c0, size(c0));
+    }
+  } else {
+    for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
+      f(c0, size(c0));
+  }
 }
 
 /// Elements c0..c0+n-1 (n <= 4) of a parameter vector of type `dtype`
@@ -760,19 +777,23 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
   using S = Storage<T>;
   using A = typename S::Acc;
   A sum = 0;
-  forGroups<Team>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, Vector>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
-    for (int e = 0; e < n; ++e)
-      sum += S::load(v.v[e]);
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < n)
+        sum += S::load(v.v[e]);
   });
   A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
   A var = 0; // biased, two-pass
-  forGroups<Team>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, Vector>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
-    for (int e = 0; e < n; ++e) {
-      A d = S::load(v.v[e]) - mu;
-      var += d * d;
-    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < n) {
+        A d = S::load(v.v[e]) - mu;
+        var += d * d;
+      }
   });
   var = Team::template reduce<A>(var) / static_cast<A>(cols);
   A inv = A(1) / sqrt(var + static_cast<A>(epsilon));
@@ -780,14 +801,16 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
     mean[r] = static_cast<Stat>(mu);
     rstd[r] = static_cast<Stat>(inv);
   }
-  forGroups<Team>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, Vector>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     A g[4], b[4];
     loadParams(paramDtype, gamma, c0, n, g);
     loadParams(paramDtype, beta, c0, n, b);
     Vec<T, 4> out;
-    for (int e = 0; e < n; ++e)
-      out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * g[e] + b[e]);
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < n)
+        out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * g[e] + b[e]);
     storeVec(y + r * cols, c0, Vector, out, n);
   });
 }
@@ -853,16 +876,18 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
   formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
-    forGroups<Team>(cols, [&](int64_t c0, int n) {
+    forGroups<Team, Vector>(cols, [&](int64_t c0, int n) {
       int64_t i0 = r * cols + c0;
       Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
                 rs = loadVec<4>(residual, i0, Vector, n), out;
-      for (int e = 0; e < n; ++e) {
-        A d = p == 0         ? S::load(xs.v[e])
-              : keep(i0 + e) ? S::load(S::store(S::load(xs.v[e]) * scale))
-                             : A(0);
-        out.v[e] = S::store(d + S::load(rs.v[e]));
-      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (e < n) {
+          A d = p == 0         ? S::load(xs.v[e])
+                : keep(i0 + e) ? S::load(S::store(S::load(xs.v[e]) * scale))
+                               : A(0);
+          out.v[e] = S::store(d + S::load(rs.v[e]));
+        }
       storeVec(row, c0, Vector, out, n);
     });
     Team::sync(); // layerNormRow reads the other threads' sums
@@ -884,33 +909,37 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
-  forGroups<Team>(cols, [&](int64_t c0, int k) {
+  forGroups<Team, Vector>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
     A g[4];
     loadParams(paramDtype, gamma, c0, k, g);
-    for (int e = 0; e < k; ++e) {
-      A xhat = (S::load(xs.v[e]) - mu) * inv;
-      A gdy = g[e] * S::load(ds.v[e]);
-      sumGdy += gdy;
-      sumGdyXhat += gdy * xhat;
-    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < k) {
+        A xhat = (S::load(xs.v[e]) - mu) * inv;
+        A gdy = g[e] * S::load(ds.v[e]);
+        sumGdy += gdy;
+        sumGdyXhat += gdy * xhat;
+      }
   });
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  forGroups<Team>(cols, [&](int64_t c0, int k) {
+  forGroups<Team, Vector>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
     A g[4], v[4];
     loadParams(paramDtype, gamma, c0, k, g);
-    for (int e = 0; e < k; ++e) {
-      A xhat = (S::load(xs.v[e]) - mu) * inv;
-      A gdy = g[e] * S::load(ds.v[e]);
-      v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
-    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < k) {
+        A xhat = (S::load(xs.v[e]) - mu) * inv;
+        A gdy = g[e] * S::load(ds.v[e]);
+        v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
+      }
     emit(i0, k, v);
   });
 }
@@ -927,8 +956,10 @@ layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
                                        cols,
                                        [dx](int64_t i0, int n, const A(&v)[4]) {
                                          Vec<T, 4> out;
-                                         for (int e = 0; e < n; ++e)
-                                           out.v[e] = Storage<T>::store(v[e]);
+#pragma unroll
+                                         for (int e = 0; e < 4; ++e)
+                                           if (e < n)
+                                             out.v[e] = Storage<T>::store(v[e]);
                                          storeVec(dx, i0, Vector, out, n);
                                        });
 }
@@ -954,11 +985,14 @@ addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
           Vec<T, 4> ds, res, out;
           if (dsum)
             ds = loadVec<4>(dsum, i0, Vector, n);
-          for (int e = 0; e < n; ++e) {
-            A g = dsum ? v[e] + S::load(ds.v[e]) : v[e];
-            res.v[e] = S::store(g);
-            out.v[e] = S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
-          }
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (e < n) {
+              A g = dsum ? v[e] + S::load(ds.v[e]) : v[e];
+              res.v[e] = S::store(g);
+              out.v[e] =
+                  S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
+            }
           storeVec(dresidual, i0, Vector, res, n);
           storeVec(dx, i0, Vector, out, n);
         });

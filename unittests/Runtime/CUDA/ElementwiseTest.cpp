@@ -648,9 +648,11 @@ TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
 
 TEST_F(Elementwise, LayerNormMatchesTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  // rows: several chunks; cols: a warp per row (up to 1024), a block.
+  // rows: several chunks; cols: a warp per row (up to 1024: groups of 4,
+  // a partial last group, all eight groups of a lane), a block.
   const int64_t rows = 200;
-  for (int64_t cols : {int64_t(768), int64_t(1031)})
+  for (int64_t cols : {int64_t(5), int64_t(768), int64_t(1022), int64_t(1024),
+                       int64_t(1031)})
     for (mpcrt_dtype d : kTypes) {
       SCOPED_TRACE("cols " + std::to_string(cols));
       mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
