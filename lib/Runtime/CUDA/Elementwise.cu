@@ -316,11 +316,14 @@ __device__ void storeLanes(const Access &a, int64_t base, int64_t cols,
 
 /// One row of softmax(s * x) for a warp: v[k] = s * x[c] - max for the
 /// lane's elements (c = laneColumn<K>(lane, k); -inf past the row) and the
-/// row's sum of exp(v). The softmax and mpc.softmax_dropout's backward
-/// share it, so that the backward's probabilities are the forward's.
+/// row's sum of exp(v); with `exps`, v[k] = exp(s * x[c] - max) instead
+/// (0 past the row), the very terms of the sum, each computed once. The
+/// softmax and mpc.softmax_dropout's backward share it, so that the
+/// backward's probabilities are the forward's.
 template <int K, typename In, typename A>
 __device__ void warpShifted(const In &input, int64_t base, int64_t cols,
-                            bool whole, A s, A (&v)[K], A &sum) {
+                            bool whole, A s, A (&v)[K], A &sum,
+                            bool exps = false) {
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
   loadLanes(input, base, cols, whole, A(0), v);
@@ -335,8 +338,10 @@ __device__ void warpShifted(const In &input, int64_t base, int64_t cols,
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     v[k] -= m;
-    if (laneColumn<K>(lane, k) < cols)
-      sum += exp(v[k]);
+    A e = laneColumn<K>(lane, k) < cols ? exp(v[k]) : A(0);
+    sum += e;
+    if (exps)
+      v[k] = e;
   }
   sum = Warp::reduce<A>(sum);
 }
@@ -356,11 +361,11 @@ __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
-    warpShifted(input, base, cols, whole, s, v, sum);
-    A logSum = log(sum);
+    warpShifted(input, base, cols, whole, s, v, sum, !logarithm);
+    A logSum = logarithm ? log(sum) : A(0);
 #pragma unroll
     for (int k = 0; k < K; ++k)
-      v[k] = logarithm ? v[k] - logSum : exp(v[k]) / sum;
+      v[k] = logarithm ? v[k] - logSum : v[k] / sum;
     storeLanes(output, base, cols, whole, v);
   }
 }
@@ -495,7 +500,8 @@ constexpr int kWarpKeepBytes = kWarpRowLimit / 4 + 1;
 
 /// Calls body(base, v, sum, keeps) for each of the warp's rows of
 /// softmax(s * input) (rows of at most 32 K elements): v and sum as
-/// warpShifted leaves them, keeps the row's dropout bits.
+/// warpShifted leaves them with `exps` (the probabilities are v / sum),
+/// keeps the row's dropout bits.
 template <int K, typename In, typename A, typename Body>
 __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
                                   bool whole, A s, double p, uint64_t seed,
@@ -506,7 +512,7 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
-    warpShifted(input, base, cols, whole, s, v, sum);
+    warpShifted(input, base, cols, whole, s, v, sum, true);
     keeps.fill(base, cols);
     body(base, v, sum, keeps);
   }
@@ -529,7 +535,7 @@ __global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
 #pragma unroll
         for (int k = 0; k < K; ++k) {
           int64_t c = laneColumn<K>(lane, k);
-          v[k] = c < cols && keeps(base + c) ? exp(v[k]) / sum * kept : A(0);
+          v[k] = c < cols && keeps(base + c) ? v[k] / sum * kept : A(0);
         }
         storeLanes(output, base, cols, whole, v);
       });
@@ -558,7 +564,7 @@ softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, int64_t rows,
 #pragma unroll
         for (int k = 0; k < K; ++k) {
           int64_t c = laneColumn<K>(lane, k);
-          v[k] = c < cols ? exp(v[k]) / sum : A(0);
+          v[k] = c < cols ? v[k] / sum : A(0);
           d[k] =
               c < cols && keeps(base + c) ? A(grad.round(g[k] * kept)) : A(0);
           dot += d[k] * v[k];
