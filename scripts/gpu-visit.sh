@@ -14,10 +14,21 @@
 #   PART=unet  scripts/gpu-visit.sh    its results in $RESULTS/<part>/
 #
 # Parts, in the order a visit should run them: check (gpu-check.sh: unit
-# tests, memcheck, curves against the CPU, kernel timings; about 9
-# minutes), then bert, mlp, unet (bench/run.sh with LEVELS, EVAL=1 and the
-# PyTorch peers). A part's failure never stops the others; each prints its
-# table last.
+# tests, memcheck, curves against the CPU, kernel timings; about 4
+# minutes on an H200), then bert, mlp, unet (bench/run.sh with LEVELS,
+# EVAL=1 and the PyTorch peers). A part's failure never stops the others;
+# each prints its table last.
+#
+#   PART=all scripts/gpu-visit.sh      the whole visit in one command of
+#                                      under 10 minutes: check (its
+#                                      DEADLINE CHECK_DEADLINE, 240 s),
+#                                      then each model at the levels the
+#                                      open measurements need (all_levels)
+#                                      with the peers, each cut to what is
+#                                      left of ALL_DEADLINE (560 s); one
+#                                      visit.tar.gz and summary.txt in
+#                                      $RESULTS (what comes back from a
+#                                      GPU machine is a few files)
 #
 # Variables: VISIT (default build/gpu-visit), PARTS (what the build makes,
 # default "check bert mlp unet"), LEVELS (default "fp32 O2 O2-check
@@ -46,6 +57,16 @@ levels() {
   else
     echo "fp32 O2 O2-check O2-evalamp"
   fi
+}
+# all_levels MODEL: PART=all's levels, the fewest that measure what is
+# open: the step against PyTorch (O2), what the numerics checks cost
+# (O2-check), evaluation at the training level against f32 (O2-evalamp,
+# with EVAL=1) and, for BERT and the MLP, mpc's own fp32 step.
+all_levels() {
+  case "$1" in
+  unet) echo "O2 O2-check O2-evalamp" ;;
+  *) echo "fp32 O2 O2-check O2-evalamp" ;;
+  esac
 }
 PHASE="${PHASE:-run}"
 # PARTS: what the build makes (default all four).
@@ -107,10 +128,66 @@ PY
   touch "$VISIT"
 }
 
+# every RESULTS: PART=all, each part's results in a folder of its own
+# there, packed into RESULTS/visit.tar.gz; every table in summary.txt.
+every() {
+  local results=$1 work="${TMPDIR:-/tmp}/mpc-gpu-visit-all"
+  local start
+  start=$(date +%s)
+  rm -rf "$work"
+  mkdir -p "$work" "$results"
+  local status=0
+  DEADLINE="${CHECK_DEADLINE:-240}" PART=check RESULTS="$work" \
+    "${BASH_SOURCE[0]}" > "$work/check.out" 2>&1 || status=1
+  # Each model's share of what is left: BERT the most (its peers compile
+  # a 12-layer encoder), the MLP the least.
+  local model left limit
+  for model in bert unet mlp; do
+    left=$((start + ${ALL_DEADLINE:-560} - $(date +%s)))
+    case $model in
+    bert) limit=$((left / 2)) ;;
+    unet) limit=$((left * 3 / 5)) ;;
+    mlp) limit=$left ;;
+    esac
+    if [ "$limit" -lt 20 ]; then
+      echo "$model: no time left (ALL_DEADLINE=${ALL_DEADLINE:-560} s)" \
+        > "$work/$model.out"
+      status=1
+      continue
+    fi
+    local code=0
+    LEVELS="$(all_levels $model)" PART=$model RESULTS="$work" \
+      timeout --kill-after=5 "$limit" "${BASH_SOURCE[0]}" \
+      > "$work/$model.out" 2>&1 || code=$?
+    if [ $code != 0 ]; then
+      echo "$model: exit $code (124: out of its $limit s)" >> "$work/$model.out"
+      status=1
+    fi
+  done
+  {
+    echo "== check"
+    tail -n 30 "$work/check.out"
+    for model in bert unet mlp; do
+      echo "== $model"
+      if [ -f "$work/$model/table.md" ]; then
+        cat "$work/$model/table.md"
+      fi
+      tail -n 3 "$work/$model.out"
+    done
+  } > "$results/summary.txt"
+  tar -czf "$results/visit.tar.gz" -C "$work" .
+  cat "$results/summary.txt"
+  return $status
+}
+
 run() {
   local part=${PART:-}
   local results="${RESULTS:-${OUT:-$VISIT/results}}"
   unpack || exit 1
+  if [ "$part" = all ]; then
+    every "$results"
+    return
+  fi
   mkdir -p "$results/$part"
   case "$part" in
   check)
@@ -123,7 +200,7 @@ run() {
       "$ROOT/bench/run.sh"
     ;;
   *)
-    echo "gpu-visit: PART must be check, bert, mlp or unet (got" \
+    echo "gpu-visit: PART must be check, bert, mlp, unet or all (got" \
       "'$part')" >&2
     exit 2
     ;;
