@@ -24,7 +24,9 @@
 #                                      DEADLINE CHECK_DEADLINE, 240 s),
 #                                      then each model at the levels the
 #                                      open measurements need (all_levels)
-#                                      with the peers, each cut to what is
+#                                      with the peers (PEERS, default eager
+#                                      AMP and torch.compile), each cut to
+#                                      what is
 #                                      left of ALL_DEADLINE (560 s); one
 #                                      visit.tar.gz and summary.txt in
 #                                      $RESULTS (what comes back from a
@@ -157,7 +159,7 @@ every() {
     fi
     local code=0
     LEVELS="$(all_levels $model)" PART=$model RESULTS="$work" \
-      timeout --kill-after=5 "$limit" "${BASH_SOURCE[0]}" \
+      PEERS="${PEERS-amp compile}" timeout --kill-after=5 "$limit" "${BASH_SOURCE[0]}" \
       > "$work/$model.out" 2>&1 || code=$?
     if [ $code != 0 ]; then
       echo "$model: exit $code (124: out of its $limit s)" >> "$work/$model.out"
