@@ -26,8 +26,8 @@
 #                                      open measurements need (all_levels)
 #                                      with the peers (PEERS, default eager
 #                                      AMP and torch.compile), each cut to
-#                                      what is
-#                                      left of ALL_DEADLINE (560 s); one
+#                                      what is left of ALL_DEADLINE (560
+#                                      s); one
 #                                      visit.tar.gz and summary.txt in
 #                                      $RESULTS (what comes back from a
 #                                      GPU machine is a few files)
