@@ -107,14 +107,34 @@ __global__ void columnPartialsKernel(Load load, Combine combine,
   for (int k = 0; k < N; ++k)
     acc[k] = init;
   // N > 1 only where N divides the columns: a group is in or out whole.
-  if (col < p.cols)
-    for (int64_t r = r0 + rowLane; r < r1; r += p.rowLanes()) {
+  // U rows' loads are issued before their terms are combined (in row
+  // order, as one row at a time would): a loop that loaded a row and
+  // combined it before loading the next kept one load per thread in
+  // flight, and these grids are one wave (about 64 K partials), so their
+  // time was a thread's chain of loads.
+  constexpr int U = N * K <= 8 ? 4 : 2;
+  if (col < p.cols) {
+    const int64_t step = p.rowLanes();
+    int64_t r = r0 + rowLane;
+    for (; r + (U - 1) * step < r1; r += U * step) {
+      Partial<A, K> t[U][N];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        load.template terms<N>(o, r + u * step, col, p.whole, t[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+          acc[k] = combine(acc[k], t[u][k]);
+    }
+    for (; r < r1; r += step) {
       Partial<A, K> t[N];
       load.template terms<N>(o, r, col, p.whole, t);
 #pragma unroll
       for (int k = 0; k < N; ++k)
         acc[k] = combine(acc[k], t[k]);
     }
+  }
 #pragma unroll
   for (int k = 0; k < N; ++k)
     lanes[threadIdx.x * N + k] = acc[k];
