@@ -206,9 +206,10 @@ __global__ void dropoutKernel(const T *x, TO *y, uint8_t *mask, int64_t count,
   for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < groups;
        q += int64_t(gridDim.x) * blockDim.x) {
     uint32_t words[4];
-    formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
     if (Vector && 4 * q + 4 <= count) {
+      // The load first: the Philox rounds run while it is in flight.
       Vec<T, 4> in = reinterpret_cast<const Vec<T, 4> *>(x)[q];
+      formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
       Vec<TO, 4> out;
       Vec<uint8_t, 4> keeps;
 #pragma unroll
@@ -221,6 +222,7 @@ __global__ void dropoutKernel(const T *x, TO *y, uint8_t *mask, int64_t count,
       reinterpret_cast<Vec<TO, 4> *>(y)[q] = out;
       continue;
     }
+    formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
     for (int e = 0; e < 4; ++e) {
       int64_t i = 4 * q + e;
       if (i >= count)

@@ -314,19 +314,11 @@ __device__ void storeLanes(const Access &a, int64_t base, int64_t cols,
   }
 }
 
-/// One row of softmax(s * x) for a warp: v[k] = s * x[c] - max for the
-/// lane's elements (c = laneColumn<K>(lane, k); -inf past the row) and the
-/// row's sum of exp(v); with `exps`, v[k] = exp(s * x[c] - max) instead
-/// (0 past the row), the very terms of the sum, each computed once. The
-/// softmax and mpc.softmax_dropout's backward share it, so that the
-/// backward's probabilities are the forward's.
-template <int K, typename In, typename A>
-__device__ void warpShifted(const In &input, int64_t base, int64_t cols,
-                            bool whole, A s, A (&v)[K], A &sum,
-                            bool exps = false) {
+/// warpShifted's arithmetic on the lane's elements, loaded into v.
+template <int K, typename A>
+__device__ void warpShift(int64_t cols, A s, A (&v)[K], A &sum, bool exps) {
   using Warp = RowTeam<true>;
   const int64_t lane = Warp::rank();
-  loadLanes(input, base, cols, whole, A(0), v);
   A m = A(-INFINITY);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
@@ -344,6 +336,20 @@ __device__ void warpShifted(const In &input, int64_t base, int64_t cols,
       v[k] = e;
   }
   sum = Warp::reduce<A>(sum);
+}
+
+/// One row of softmax(s * x) for a warp: v[k] = s * x[c] - max for the
+/// lane's elements (c = laneColumn<K>(lane, k); -inf past the row) and the
+/// row's sum of exp(v); with `exps`, v[k] = exp(s * x[c] - max) instead
+/// (0 past the row), the very terms of the sum, each computed once. The
+/// softmax and mpc.softmax_dropout's backward share it, so that the
+/// backward's probabilities are the forward's.
+template <int K, typename In, typename A>
+__device__ void warpShifted(const In &input, int64_t base, int64_t cols,
+                            bool whole, A s, A (&v)[K], A &sum,
+                            bool exps = false) {
+  loadLanes(input, base, cols, whole, A(0), v);
+  warpShift(cols, s, v, sum, exps);
 }
 
 /// Softmax (or log-softmax) of rows of at most 32 K elements, one warp per
@@ -512,8 +518,11 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
-    warpShifted(input, base, cols, whole, s, v, sum, true);
+    // The row's loads first, its keep bits drawn while they are in
+    // flight, then warpShifted's arithmetic.
+    loadLanes(input, base, cols, whole, A(0), v);
     keeps.fill(base, cols);
+    warpShift(cols, s, v, sum, true);
     body(base, v, sum, keeps);
   }
 }
