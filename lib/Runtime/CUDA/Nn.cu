@@ -129,6 +129,26 @@ __device__ T affineOf(typename Storage<T>::Acc xhat,
   return Storage<T>::store(xhat * gamma + beta);
 }
 
+/// A grid-stride loop over `vectors` that takes `Ahead` of the thread's
+/// indices at a time: load(v, a) for each of them first, so that their
+/// loads are in flight together, then body(v, a) for each in order (one
+/// index per iteration kept a single load of each thread in flight).
+template <int Ahead, typename I, typename Load, typename Body>
+__device__ void gridStrideAhead(I vectors, Load load, Body body) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t v0 = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+       v0 < vectors; v0 += Ahead * stride) {
+#pragma unroll
+    for (int a = 0; a < Ahead; ++a)
+      if (v0 + a * stride < vectors)
+        load(static_cast<I>(v0 + a * stride), a);
+#pragma unroll
+    for (int a = 0; a < Ahead; ++a)
+      if (v0 + a * stride < vectors)
+        body(static_cast<I>(v0 + a * stride), a);
+  }
+}
+
 /// y = (x - mean) * invstd * gamma + beta over [rows, c] (with a fused ReLU
 /// of the rounded value), N channels of a row per access (c = cv * N); the
 /// channels' mean, invstd, gamma and beta N at a time from stats (4 c
@@ -144,24 +164,27 @@ __global__ void batchNormApplyKernel(const T *x,
   auto *params = reinterpret_cast<const P *>(stats);
   P mean, invstd, gamma, beta;
   I loaded = -1; // the group whose values the thread holds
-  for (I v = blockIdx.x * I(blockDim.x) + threadIdx.x; v < vectors;
-       v += I(gridDim.x) * blockDim.x) {
-    if (I group = v % cv; group != loaded) {
-      mean = params[group], invstd = params[cv + group],
-      gamma = params[2 * cv + group], beta = params[3 * cv + group];
-      loaded = group;
-    }
-    V in = reinterpret_cast<const V *>(x)[v], out;
+  constexpr int kAhead = 4;
+  V in[kAhead];
+  gridStrideAhead<kAhead>(
+      vectors, [&](I v, int a) { in[a] = reinterpret_cast<const V *>(x)[v]; },
+      [&](I v, int a) {
+        if (I group = v % cv; group != loaded) {
+          mean = params[group], invstd = params[cv + group],
+          gamma = params[2 * cv + group], beta = params[3 * cv + group];
+          loaded = group;
+        }
+        V out;
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      out.v[k] =
-          affineOf<T>(normalizedOf(S::load(in.v[k]), mean.v[k], invstd.v[k]),
-                      gamma.v[k], beta.v[k]);
-      if (relu)
-        out.v[k] = S::store(formulas::unary(MPCRT_RELU, S::load(out.v[k])));
-    }
-    reinterpret_cast<V *>(y)[v] = out;
-  }
+        for (int k = 0; k < N; ++k) {
+          out.v[k] = affineOf<T>(
+              normalizedOf(S::load(in[a].v[k]), mean.v[k], invstd.v[k]),
+              gamma.v[k], beta.v[k]);
+          if (relu)
+            out.v[k] = S::store(formulas::unary(MPCRT_RELU, S::load(out.v[k])));
+        }
+        reinterpret_cast<V *>(y)[v] = out;
+      });
 }
 
 /// Per channel, what the normalisation reads (storeChannel) with the
@@ -278,30 +301,40 @@ batchNormGradInputKernel(const T *dy, const T *x, const T *output,
   A n = static_cast<A>(rows);
   P sumDy, sumDyXhat, mean, invstd, gamma, beta{};
   I loaded = -1; // the group whose values the thread holds
-  for (I v = blockIdx.x * I(blockDim.x) + threadIdx.x; v < vectors;
-       v += I(gridDim.x) * blockDim.x) {
-    if (I group = v % cv; group != loaded) {
-      sumDy = params[group], sumDyXhat = params[cv + group],
-      mean = params[2 * cv + group], invstd = params[3 * cv + group],
-      gamma = params[4 * cv + group];
-      if (formed)
-        beta = params[5 * cv + group];
-      loaded = group;
-    }
-    V g = reinterpret_cast<const V *>(dy)[v],
-      in = reinterpret_cast<const V *>(x)[v], out;
-    V fused = output ? reinterpret_cast<const V *>(output)[v] : g;
+  constexpr int kAhead = 2;
+  V g[kAhead], in[kAhead], fused[kAhead];
+  gridStrideAhead<kAhead>(
+      vectors,
+      [&](I v, int a) {
+        g[a] = reinterpret_cast<const V *>(dy)[v];
+        in[a] = reinterpret_cast<const V *>(x)[v];
+        if (output)
+          fused[a] = reinterpret_cast<const V *>(output)[v];
+      },
+      [&](I v, int a) {
+        if (I group = v % cv; group != loaded) {
+          sumDy = params[group], sumDyXhat = params[cv + group],
+          mean = params[2 * cv + group], invstd = params[3 * cv + group],
+          gamma = params[4 * cv + group];
+          if (formed)
+            beta = params[5 * cv + group];
+          loaded = group;
+        }
+        if (!output)
+          fused[a] = g[a];
+        V out;
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      A xhat = normalizedOf(S::load(in.v[k]), mean.v[k], invstd.v[k]);
-      if (formed)
-        fused.v[k] = affineOf<T>(xhat, gamma.v[k], beta.v[k]);
-      out.v[k] = S::store(gamma.v[k] * invstd.v[k] *
-                          (normGradOf(g.v[k], fused.v[k], output || formed) -
-                           sumDy.v[k] / n - xhat * sumDyXhat.v[k] / n));
-    }
-    reinterpret_cast<V *>(dx)[v] = out;
-  }
+        for (int k = 0; k < N; ++k) {
+          A xhat = normalizedOf(S::load(in[a].v[k]), mean.v[k], invstd.v[k]);
+          if (formed)
+            fused[a].v[k] = affineOf<T>(xhat, gamma.v[k], beta.v[k]);
+          out.v[k] =
+              S::store(gamma.v[k] * invstd.v[k] *
+                       (normGradOf(g[a].v[k], fused[a].v[k], output || formed) -
+                        sumDy.v[k] / n - xhat * sumDyXhat.v[k] / n));
+        }
+        reinterpret_cast<V *>(dx)[v] = out;
+      });
 }
 
 /// Blocks of kThreads for `vectors` accesses of [rows, cv] (cv groups of
