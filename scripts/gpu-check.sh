@@ -101,6 +101,17 @@ numerics_run() {
     grep 'skipped: first non-finite'
 }
 
+# compile_both SOURCE CPU GPU OPTION...: SOURCE compiled with OPTIONs for
+# the CPU reference, run here ($BUNDLE/CPU), and for CUDA, run there
+# ($BUNDLE/bin/GPU).
+compile_both() {
+  local source=$1 cpu=$2 gpu=$3
+  shift 3
+  "$MPC_BUILD/bin/mpc-compile" "$source" "$@" -o "$BUNDLE/$cpu"
+  "$MPC_BUILD/bin/mpc-compile" "$source" "$@" --backend=cuda \
+    -o "$BUNDLE/bin/$gpu"
+}
+
 build() {
   set -e
   # shellcheck source=setup.sh
@@ -124,10 +135,8 @@ build() {
   local name
   for name in "${CURVES[@]}"; do
     eval "local options=($(curve_options "$name"))"
-    "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${options[@]}" \
-      -o "$BUNDLE/cpu-$name"
-    "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${options[@]}" \
-      --backend=cuda -o "$BUNDLE/bin/curve-$name"
+    compile_both "$ROOT/examples/mlp.mlir" "cpu-$name" "curve-$name" \
+      "${options[@]}"
     "$BUNDLE/cpu-$name" --data "$BUNDLE/data/mlp.npz" --steps "$STEPS" \
       --log-every 5 --metrics "$BUNDLE/expected/$name.jsonl" > /dev/null
     rm "$BUNDLE/cpu-$name"
@@ -148,10 +157,8 @@ build() {
   # evaluation every 6 steps): the CPU reference's curve and evaluations.
   local accumulate=(--train --entry=ad_step --optimizer="kind=adam lr=1e-3"
     --amp=O2 --dtype=f16 --accumulate=4)
-  "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${accumulate[@]}" \
-    -o "$BUNDLE/cpu-accumulate"
-  "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${accumulate[@]}" \
-    --backend=cuda -o "$BUNDLE/bin/accumulate-eval"
+  compile_both "$ROOT/examples/mlp.mlir" cpu-accumulate accumulate-eval \
+    "${accumulate[@]}"
   "$BUNDLE/cpu-accumulate" --data "$BUNDLE/data/mlp.npz" \
     --val-data "$BUNDLE/data/mlp.npz" --eval-every 6 --steps 12 \
     --log-every 5 --metrics "$BUNDLE/expected/accumulate.jsonl" > /dev/null
@@ -161,10 +168,8 @@ build() {
   # all-reduce on the backend's stream, recorded into the step's graph.
   local parallel=(--train --entry=dp_step --optimizer="kind=adam lr=1e-3"
     --amp=O2 --dtype=f16 --data-parallel)
-  "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${parallel[@]}" \
-    -o "$BUNDLE/cpu-parallel"
-  "$bin/mpc-compile" "$ROOT/examples/mlp.mlir" "${parallel[@]}" \
-    --backend=cuda -o "$BUNDLE/bin/data-parallel"
+  compile_both "$ROOT/examples/mlp.mlir" cpu-parallel data-parallel \
+    "${parallel[@]}"
   "$BUNDLE/cpu-parallel" --data "$BUNDLE/data/mlp.npz" --steps 12 \
     --log-every 5 --metrics "$BUNDLE/expected/parallel.jsonl" > /dev/null
   rm "$BUNDLE/cpu-parallel"
@@ -173,10 +178,8 @@ build() {
   # are the compile's: the same here and there).
   for name in "${NUMERICS[@]}"; do
     eval "local options=($(numerics_options "$name"))"
-    "$bin/mpc-compile" "$ROOT/test/e2e/Inputs/$name.txt" "${options[@]}" \
-      -o "$BUNDLE/cpu-$name"
-    "$bin/mpc-compile" "$ROOT/test/e2e/Inputs/$name.txt" "${options[@]}" \
-      --backend=cuda -o "$BUNDLE/bin/numerics-$name"
+    compile_both "$ROOT/test/e2e/Inputs/$name.txt" "cpu-$name" \
+      "numerics-$name" "${options[@]}"
     numerics_run "$name" "$BUNDLE/cpu-$name" "$BUNDLE/data" \
       > "$BUNDLE/expected/numerics-$name.txt"
     rm "$BUNDLE/cpu-$name"
