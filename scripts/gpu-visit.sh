@@ -25,7 +25,8 @@
 #                                      then each model at the levels the
 #                                      open measurements need (all_levels)
 #                                      with the peers (PEERS, default eager
-#                                      AMP and torch.compile), each cut to
+#                                      AMP: torch.compile's would not fit),
+#                                      each cut to
 #                                      what is left of ALL_DEADLINE (560
 #                                      s); one
 #                                      visit.tar.gz and summary.txt in
@@ -63,11 +64,14 @@ levels() {
 # all_levels MODEL: PART=all's levels, the fewest that measure what is
 # open: the step against PyTorch (O2), what the numerics checks cost
 # (O2-check), evaluation at the training level against f32 (O2-evalamp,
-# with EVAL=1) and, for BERT and the MLP, mpc's own fp32 step.
+# with EVAL=1; the UNet and the MLP), for BERT and the MLP mpc's own fp32
+# step, and for BERT fused attention (O2-attn: whether the CUDA default
+# may fuse it). O2 first: a part cut short has measured it.
 all_levels() {
   case "$1" in
+  bert) echo "O2 O2-attn O2-check fp32" ;;
   unet) echo "O2 O2-check O2-evalamp" ;;
-  *) echo "fp32 O2 O2-check O2-evalamp" ;;
+  *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac
 }
 PHASE="${PHASE:-run}"
@@ -159,7 +163,7 @@ every() {
     fi
     local code=0
     LEVELS="$(all_levels $model)" PART=$model RESULTS="$work" \
-      PEERS="${PEERS-amp compile}" timeout --kill-after=5 "$limit" "${BASH_SOURCE[0]}" \
+      PEERS="${PEERS-amp}" timeout --kill-after=5 "$limit" "${BASH_SOURCE[0]}" \
       > "$work/$model.out" 2>&1 || code=$?
     if [ $code != 0 ]; then
       echo "$model: exit $code (124: out of its $limit s)" >> "$work/$model.out"
