@@ -254,11 +254,11 @@ inline void checkMatmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out,
         if (activation == MPCRT_RELU) {
           d = x > 0 ? 1 : 0;
         } else {
-          double t = geluTanh(x), c = std::sqrt(2 / M_PI);
+          double t = geluTanh(x), root = std::sqrt(2 / M_PI);
           d = 0.5 * (1 + t) +
-              0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x);
+              0.5 * x * (1 - t * t) * root * (1 + 3 * 0.044715 * x * x);
           // d's sensitivity to t, times t's relative error.
-          dt = std::fabs(0.5 - x * t * c * (1 + 3 * 0.044715 * x * x)) *
+          dt = std::fabs(0.5 - x * t * root * (1 + 3 * 0.044715 * x * x)) *
                std::fabs(t) * tanhApproxError();
         }
         double want = h * d;
