@@ -743,16 +743,19 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
 /// 4 * Team::rank(), in increasing order (the same groups and order for
 /// every pass over the row). With Whole (rows of a multiple of 4, as
 /// withGroupsOf's Vector) n is 4. A warp's rows are at most kWarpRowLimit
-/// long, so its lanes take at most kWarpRowLimit / 128 groups each: that
-/// loop is unrolled, so that the groups' loads are in flight together
-/// rather than one after another (a warp per row puts all 4096 rows of a
-/// BERT-base batch in one wave, whose time is one row's chain of loads).
-template <typename Team, bool Whole, typename F>
+/// long, so its lanes take at most kWarpRowLimit / 128 groups each; with
+/// Unroll that loop is unrolled, so that the groups' loads are in flight
+/// together rather than one after another (a warp per row puts all 4096
+/// rows of a BERT-base batch in one wave, whose time is one row's chain of
+/// loads). The callers unroll whole rows of 16-bit types only, the AMP
+/// steps' case: every unrolled instantiation costs the build about as
+/// much as the rest of its file's kernels.
+template <typename Team, bool Whole, bool Unroll, typename F>
 __device__ void forGroups(int64_t cols, F f) {
   auto size = [&](int64_t c0) {
     return Whole || cols - c0 >= 4 ? 4 : static_cast<int>(cols - c0);
   };
-  if constexpr (Team::kWarp) {
+  if constexpr (Team::kWarp && Unroll) {
 #pragma unroll
     for (int g = 0; g < int(kWarpRowLimit / 128); ++g) {
       int64_t c0 = 4 * (Team::rank() + 32 * g);
@@ -764,6 +767,10 @@ __device__ void forGroups(int64_t cols, F f) {
       f(c0, size(c0));
   }
 }
+
+/// Whether the row kernels of T unroll a warp's groups (forGroups).
+template <typename T, bool Whole>
+constexpr bool kUnrollRows = Whole && sizeof(T) == 2;
 
 /// Elements c0..c0+n-1 (n <= 4) of a parameter vector of type `dtype`
 /// (gamma, beta), as one access where the group is whole and aligned.
@@ -792,7 +799,7 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
   using S = Storage<T>;
   using A = typename S::Acc;
   A sum = 0;
-  forGroups<Team, Vector>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
 #pragma unroll
     for (int e = 0; e < 4; ++e)
@@ -801,7 +808,7 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
   });
   A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
   A var = 0; // biased, two-pass
-  forGroups<Team, Vector>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
 #pragma unroll
     for (int e = 0; e < 4; ++e)
@@ -816,7 +823,7 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
     mean[r] = static_cast<Stat>(mu);
     rstd[r] = static_cast<Stat>(inv);
   }
-  forGroups<Team, Vector>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     A g[4], b[4];
     loadParams(paramDtype, gamma, c0, n, g);
@@ -891,7 +898,8 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
   formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
-    forGroups<Team, Vector>(cols, [&](int64_t c0, int n) {
+    forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0,
+                                                              int n) {
       int64_t i0 = r * cols + c0;
       Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
                 rs = loadVec<4>(residual, i0, Vector, n), out;
@@ -924,7 +932,7 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
-  forGroups<Team, Vector>(cols, [&](int64_t c0, int k) {
+  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
@@ -942,7 +950,7 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  forGroups<Team, Vector>(cols, [&](int64_t c0, int k) {
+  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
