@@ -205,11 +205,15 @@ __global__ void dropoutKernel(const T *x, TO *y, uint8_t *mask, int64_t count,
   int64_t groups = (count + 3) / 4;
   for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < groups;
        q += int64_t(gridDim.x) * blockDim.x) {
+    // A whole group's load first: the Philox rounds run while it is in
+    // flight.
+    bool whole = Vector && 4 * q + 4 <= count;
+    Vec<T, 4> in;
+    if (whole)
+      in = reinterpret_cast<const Vec<T, 4> *>(x)[q];
     uint32_t words[4];
-    if (Vector && 4 * q + 4 <= count) {
-      // The load first: the Philox rounds run while it is in flight.
-      Vec<T, 4> in = reinterpret_cast<const Vec<T, 4> *>(x)[q];
-      formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
+    formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
+    if (whole) {
       Vec<TO, 4> out;
       Vec<uint8_t, 4> keeps;
 #pragma unroll
@@ -222,7 +226,6 @@ __global__ void dropoutKernel(const T *x, TO *y, uint8_t *mask, int64_t count,
       reinterpret_cast<Vec<TO, 4> *>(y)[q] = out;
       continue;
     }
-    formulas::dropoutWords(seed, t, static_cast<uint64_t>(q), words);
     for (int e = 0; e < 4; ++e) {
       int64_t i = 4 * q + e;
       if (i >= count)

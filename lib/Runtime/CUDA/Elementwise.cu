@@ -743,15 +743,16 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
 /// 4 * Team::rank(), in increasing order (the same groups and order for
 /// every pass over the row). With Whole (rows of a multiple of 4, as
 /// withGroupsOf's Vector) n is 4. A warp's rows are at most kWarpRowLimit
-/// long, so its lanes take at most kWarpRowLimit / 128 groups each; with
-/// Unroll that loop is unrolled, so that the groups' loads are in flight
+/// long, so its lanes take at most kWarpRowLimit / 128 groups each; that
+/// loop is unrolled, so that the groups' loads are in flight
 /// together rather than one after another (a warp per row puts all 4096
 /// rows of a BERT-base batch in one wave, whose time is one row's chain of
-/// loads). The callers unroll whole rows of 16-bit types only, the AMP
-/// steps' case: every unrolled instantiation costs the build about as
-/// much as the rest of its file's kernels.
-template <typename Team, bool Whole, bool Unroll, typename F>
+/// loads). That is done for whole rows of 16-bit T only, the AMP steps'
+/// case: every unrolled instantiation costs the build about as much as
+/// the rest of its file's kernels.
+template <typename Team, typename T, bool Whole, typename F>
 __device__ void forGroups(int64_t cols, F f) {
+  constexpr bool Unroll = Whole && sizeof(T) == 2;
   auto size = [&](int64_t c0) {
     return Whole || cols - c0 >= 4 ? 4 : static_cast<int>(cols - c0);
   };
@@ -767,10 +768,6 @@ __device__ void forGroups(int64_t cols, F f) {
       f(c0, size(c0));
   }
 }
-
-/// Whether the row kernels of T unroll a warp's groups (forGroups).
-template <typename T, bool Whole>
-constexpr bool kUnrollRows = Whole && sizeof(T) == 2;
 
 /// Elements c0..c0+n-1 (n <= 4) of a parameter vector of type `dtype`
 /// (gamma, beta), as one access where the group is whole and aligned.
@@ -799,23 +796,19 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
   using S = Storage<T>;
   using A = typename S::Acc;
   A sum = 0;
-  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (e < n)
-        sum += S::load(v.v[e]);
+    for (int e = 0; e < n; ++e)
+      sum += S::load(v.v[e]);
   });
   A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
   A var = 0; // biased, two-pass
-  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (e < n) {
-        A d = S::load(v.v[e]) - mu;
-        var += d * d;
-      }
+    for (int e = 0; e < n; ++e) {
+      A d = S::load(v.v[e]) - mu;
+      var += d * d;
+    }
   });
   var = Team::template reduce<A>(var) / static_cast<A>(cols);
   A inv = A(1) / sqrt(var + static_cast<A>(epsilon));
@@ -823,16 +816,14 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
     mean[r] = static_cast<Stat>(mu);
     rstd[r] = static_cast<Stat>(inv);
   }
-  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int n) {
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     A g[4], b[4];
     loadParams(paramDtype, gamma, c0, n, g);
     loadParams(paramDtype, beta, c0, n, b);
     Vec<T, 4> out;
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (e < n)
-        out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * g[e] + b[e]);
+    for (int e = 0; e < n; ++e)
+      out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * g[e] + b[e]);
     storeVec(y + r * cols, c0, Vector, out, n);
   });
 }
@@ -898,19 +889,16 @@ __global__ void addLayerNormKernel(const T *x, const T *residual,
   formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
-    forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0,
-                                                              int n) {
+    forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
       int64_t i0 = r * cols + c0;
       Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
                 rs = loadVec<4>(residual, i0, Vector, n), out;
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (e < n) {
-          A d = p == 0         ? S::load(xs.v[e])
-                : keep(i0 + e) ? S::load(S::store(S::load(xs.v[e]) * scale))
-                               : A(0);
-          out.v[e] = S::store(d + S::load(rs.v[e]));
-        }
+      for (int e = 0; e < n; ++e) {
+        A d = p == 0         ? S::load(xs.v[e])
+              : keep(i0 + e) ? S::load(S::store(S::load(xs.v[e]) * scale))
+                             : A(0);
+        out.v[e] = S::store(d + S::load(rs.v[e]));
+      }
       storeVec(row, c0, Vector, out, n);
     });
     Team::sync(); // layerNormRow reads the other threads' sums
@@ -932,37 +920,33 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
-  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int k) {
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
     A g[4];
     loadParams(paramDtype, gamma, c0, k, g);
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (e < k) {
-        A xhat = (S::load(xs.v[e]) - mu) * inv;
-        A gdy = g[e] * S::load(ds.v[e]);
-        sumGdy += gdy;
-        sumGdyXhat += gdy * xhat;
-      }
+    for (int e = 0; e < k; ++e) {
+      A xhat = (S::load(xs.v[e]) - mu) * inv;
+      A gdy = g[e] * S::load(ds.v[e]);
+      sumGdy += gdy;
+      sumGdyXhat += gdy * xhat;
+    }
   });
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  forGroups<Team, Vector, kUnrollRows<T, Vector>>(cols, [&](int64_t c0, int k) {
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
     A g[4], v[4];
     loadParams(paramDtype, gamma, c0, k, g);
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (e < k) {
-        A xhat = (S::load(xs.v[e]) - mu) * inv;
-        A gdy = g[e] * S::load(ds.v[e]);
-        v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
-      }
+    for (int e = 0; e < k; ++e) {
+      A xhat = (S::load(xs.v[e]) - mu) * inv;
+      A gdy = g[e] * S::load(ds.v[e]);
+      v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
+    }
     emit(i0, k, v);
   });
 }
@@ -979,10 +963,8 @@ layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
                                        cols,
                                        [dx](int64_t i0, int n, const A(&v)[4]) {
                                          Vec<T, 4> out;
-#pragma unroll
-                                         for (int e = 0; e < 4; ++e)
-                                           if (e < n)
-                                             out.v[e] = Storage<T>::store(v[e]);
+                                         for (int e = 0; e < n; ++e)
+                                           out.v[e] = Storage<T>::store(v[e]);
                                          storeVec(dx, i0, Vector, out, n);
                                        });
 }
@@ -1008,14 +990,11 @@ addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
           Vec<T, 4> ds, res, out;
           if (dsum)
             ds = loadVec<4>(dsum, i0, Vector, n);
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (e < n) {
-              A g = dsum ? v[e] + S::load(ds.v[e]) : v[e];
-              res.v[e] = S::store(g);
-              out.v[e] =
-                  S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
-            }
+          for (int e = 0; e < n; ++e) {
+            A g = dsum ? v[e] + S::load(ds.v[e]) : v[e];
+            res.v[e] = S::store(g);
+            out.v[e] = S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
+          }
           storeVec(dresidual, i0, Vector, res, n);
           storeVec(dx, i0, Vector, out, n);
         });

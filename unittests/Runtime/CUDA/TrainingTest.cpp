@@ -341,25 +341,29 @@ TEST_F(Training, NumericsChecksMatchTheReference) {
   int64_t *step = upload(std::vector<int64_t>{hostStep});
   float *dA = upload(a), *dB = upload(b);
   uint16_t *dH = upload(h);
+  // Op `op`'s check of `count` values of `host` from `offset`, by the
+  // reference and by the kernel (on `device`, the same values).
+  auto check = [&](const auto &host, const auto *device, int64_t offset,
+                   int64_t count, int64_t op) {
+    if constexpr (sizeof(*host.data()) == 2) {
+      mpcrt_check_numerics_f16(host.data() + offset, count, op, &hostFirst,
+                               hostAmax.data(), hostCounts.data());
+      checkNumerics(MPCRT_F16, device + offset, count, op, first, amax, counts);
+    } else {
+      mpcrt_check_numerics_f32(host.data() + offset, count, op, &hostFirst,
+                               hostAmax.data(), hostCounts.data());
+      checkNumerics(MPCRT_F32, device + offset, count, op, first, amax, counts);
+    }
+  };
   for (int s = 0; s < 2; ++s) {
     mpcrt_numerics_begin(&hostFirst, hostAmax.data(), ops);
     numericsBegin(first, amax, ops);
-    mpcrt_check_numerics_f32(b.data(), n, 1, &hostFirst, hostAmax.data(),
-                             hostCounts.data());
-    checkNumerics(MPCRT_F32, dB, n, 1, first, amax, counts);
-    mpcrt_check_numerics_f32(b.data() + 1, n - 4, 4, &hostFirst,
-                             hostAmax.data(), hostCounts.data());
-    checkNumerics(MPCRT_F32, dB + 1, n - 4, 4, first, amax, counts);
+    check(b, dB, 0, n, 1);
+    check(b, dB, 1, n - 4, 4);
     if (s == 1) { // the second step has non-finite ops
-      mpcrt_check_numerics_f16(h.data(), n, 0, &hostFirst, hostAmax.data(),
-                               hostCounts.data());
-      checkNumerics(MPCRT_F16, dH, n, 0, first, amax, counts);
-      mpcrt_check_numerics_f16(h.data() + 1, n - 1, 3, &hostFirst,
-                               hostAmax.data(), hostCounts.data());
-      checkNumerics(MPCRT_F16, dH + 1, n - 1, 3, first, amax, counts);
-      mpcrt_check_numerics_f32(a.data(), n, 2, &hostFirst, hostAmax.data(),
-                               hostCounts.data());
-      checkNumerics(MPCRT_F32, dA, n, 2, first, amax, counts);
+      check(h, dH, 0, n, 0);
+      check(h, dH, 1, n - 1, 3);
+      check(a, dA, 0, n, 2);
     }
     mpcrt_numerics_end(&hostFirst, ops, &hostStep, hostEvents.data(),
                        hostAmax.data(), hostEventAmax.data());
