@@ -11,12 +11,15 @@
 namespace mpcrt::cuda {
 namespace {
 
-template <typename E>
-__global__ void stridedCopyKernel(const E *in, int64_t offset, E *out,
-                                  Layout<1> s, int64_t count, bool scatter) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t at = offset + offsetOf(s, 0, i);
+/// I: uint32_t where every index and offset is below 2^31 (a grid-stride
+/// step past the count cannot wrap), else int64_t: the divisions by the
+/// dimensions are the kernel's main cost.
+template <typename E, typename I>
+__global__ void stridedCopyKernel(const E *in, I offset, E *out, Layout<1> s,
+                                  I count, bool scatter) {
+  for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
+       i += I(gridDim.x) * blockDim.x) {
+    I at = offset + offsetOf(s, 0, i);
     if (scatter)
       out[at] = in[i];
     else
@@ -326,11 +329,26 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
       break;
     }
   }
+  bool small = offset >= 0 && count < (int64_t(1) << 31);
+  int64_t last = offset;
+  for (int d = 0; d < s.rank; ++d) {
+    small = small && s.strides[0][d] >= 0;
+    last += (s.dims[d] - 1) * s.strides[0][d];
+  }
+  small = small && last < (int64_t(1) << 31);
   withElementOf(width, [&](auto *e) {
     using E = MPCRT_TYPE(e);
-    stridedCopyKernel<E><<<blocksFor(count), kThreads, 0, stream()>>>(
-        static_cast<const E *>(in), offset, static_cast<E *>(out), s, count,
-        scatter);
+    auto *from = static_cast<const E *>(in);
+    auto *to = static_cast<E *>(out);
+    if (small)
+      stridedCopyKernel<E, uint32_t>
+          <<<blocksFor(count), kThreads, 0, stream()>>>(
+              from, static_cast<uint32_t>(offset), to, s,
+              static_cast<uint32_t>(count), scatter);
+    else
+      stridedCopyKernel<E, int64_t>
+          <<<blocksFor(count), kThreads, 0, stream()>>>(from, offset, to, s,
+                                                        count, scatter);
   });
   MPCRT_CUDA_LAUNCHED(scatter ? "strided_scatter" : "strided_copy");
 }

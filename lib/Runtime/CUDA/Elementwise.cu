@@ -43,6 +43,46 @@ __global__ void binaryKernel(mpcrt_binary_op op, const T *lhs, const T *rhs,
   }
 }
 
+/// binaryKernel for N elements per access (see vectorLayout): one 32-bit
+/// division per dimension for N elements, not one per element. An
+/// operand whose innermost stride is 0 has one element for the N.
+template <typename T, int N>
+__global__ void binaryVectorKernel(mpcrt_binary_op op, const T *lhs,
+                                   const T *rhs, T *out, Layout<2> shape,
+                                   uint32_t vectors) {
+  using S = Storage<T>;
+  using V = Vec<T, N>;
+  int last = shape.rank - 1;
+  bool lhsRuns = shape.strides[0][last] == 1,
+       rhsRuns = shape.strides[1][last] == 1;
+  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < vectors;
+       v += gridDim.x * blockDim.x) {
+    uint32_t rest = v * N, l = 0, r = 0;
+    for (int d = last; d >= 0; --d) {
+      auto dim = static_cast<uint32_t>(shape.dims[d]);
+      uint32_t at = rest % dim;
+      rest /= dim;
+      l += at * static_cast<uint32_t>(shape.strides[0][d]);
+      r += at * static_cast<uint32_t>(shape.strides[1][d]);
+    }
+    V x, y, z;
+    if (lhsRuns)
+      x = *reinterpret_cast<const V *>(lhs + l);
+    else
+      for (int k = 0; k < N; ++k)
+        x.v[k] = lhs[l];
+    if (rhsRuns)
+      y = *reinterpret_cast<const V *>(rhs + r);
+    else
+      for (int k = 0; k < N; ++k)
+        y.v[k] = rhs[r];
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      z.v[k] = S::store(formulas::binary(op, S::load(x.v[k]), S::load(y.v[k])));
+    reinterpret_cast<V *>(out)[v] = z;
+  }
+}
+
 template <typename T>
 __global__ void unaryKernel(mpcrt_unary_op op, const T *in, T *out,
                             int64_t count) {
@@ -1090,6 +1130,32 @@ __global__ void biasActivationKernel(const P *product, T *c, const T *bias,
   }
 }
 
+/// Whether a broadcasting layout of two operands moves N elements per
+/// access: its innermost dimension a multiple of N (a vector never
+/// crosses into the next), stepping through each operand by 1 or 0; an
+/// operand stepped by 1 has its other strides multiples of N and, as the
+/// result, 16-byte alignment (its vectors start aligned). A bias row
+/// added to [rows, n], a mask to [B, H, S, S], a [rows, 1] column times
+/// [rows, n].
+bool vectorLayout(const Layout<2> &s, int n,
+                  std::initializer_list<const void *> pointers) {
+  const void *const *p = pointers.begin(); // lhs, rhs, out
+  int last = s.rank - 1;
+  if (last < 0 || s.dims[last] % n != 0 || !alignedTo(p[2], 16))
+    return false;
+  for (int k = 0; k < 2; ++k) {
+    int64_t inner = s.strides[k][last];
+    if (inner == 0)
+      continue;
+    if (inner != 1 || !alignedTo(p[k], 16))
+      return false;
+    for (int d = 0; d < last; ++d)
+      if (s.strides[k][d] % n != 0)
+        return false;
+  }
+  return true;
+}
+
 } // namespace
 
 void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
@@ -1123,11 +1189,11 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
     // One side flat, the other one element broadcast everywhere.
     bool scalarRight = flat && s.strides[0][0] == 1 && s.strides[1][0] == 0,
          scalarLeft = flat && s.strides[0][0] == 0 && s.strides[1][0] == 1;
+    constexpr int N = 16 / sizeof(T);
     if (flat && s.strides[0][0] == 1 && s.strides[1][0] == 1)
       launchMap(BinaryOp<T>{op}, l, r, o, count);
     else if (scalarRight || scalarLeft) {
       const T *a = scalarRight ? l : r, *c = scalarRight ? r : l;
-      constexpr int N = 16 / sizeof(T);
       auto n = static_cast<uint32_t>(count);
       if (alignedTo(a, 16) && alignedTo(o, 16))
         scalarMapKernel<T, N>
@@ -1136,7 +1202,10 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
       else
         scalarMapKernel<T, 1><<<blocksFor(count), kThreads, 0, stream()>>>(
             op, a, c, scalarLeft, o, n);
-    } else if (small)
+    } else if (small && vectorLayout(s, N, {l, r, o}))
+      binaryVectorKernel<T, N><<<blocksFor(count / N), kThreads, 0, stream()>>>(
+          op, l, r, o, s, static_cast<uint32_t>(count / N));
+    else if (small)
       binaryKernel<T, uint32_t><<<blocksFor(count), kThreads, 0, stream()>>>(
           op, l, r, o, s, static_cast<uint32_t>(count));
     else

@@ -258,6 +258,59 @@ TEST_F(Elementwise, FlatOpsAtOddSizesAndOffsetsMatchTheReference) {
       }
 }
 
+// Broadcasting layouts whose innermost dimension is a multiple of the
+// vector width (16 bytes) and steps through each operand by 1 or 0 take
+// N elements per access: a bias row on either side, a [rows, 1] column, an
+// attention mask [B, 1, 1, S] added to [B, H, S, S]; beside them the
+// layouts that must not (a row not a multiple of 8 f16 elements, a
+// row stride that breaks the vectors' alignment, pointers one element off
+// 16 bytes). Every one bit-identical to the reference: +, -, *, / round
+// once.
+TEST_F(Elementwise, BroadcastOpsInVectorsMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Case {
+    const char *what;
+    std::vector<int64_t> shape, ls, rs;
+    int64_t lhsCount, rhsCount;
+  };
+  const Case cases[] = {
+      {"bias row", {5, 24}, {24, 1}, {0, 1}, 120, 24},
+      {"bias row on the left", {5, 24}, {0, 1}, {24, 1}, 24, 120},
+      {"column", {6, 16}, {16, 1}, {1, 0}, 96, 6},
+      {"mask", {2, 3, 4, 16}, {192, 64, 16, 1}, {16, 0, 0, 1}, 384, 32},
+      {"row of 12", {5, 12}, {12, 1}, {0, 1}, 60, 12},
+      {"row stride 25", {5, 24}, {24, 1}, {25, 1}, 120, 125},
+  };
+  for (const Case &c : cases)
+    for (mpcrt_dtype d : kTypes)
+      for (int64_t offset : {0, 1}) {
+        int64_t size = bytesOf(d), count = 1;
+        for (int64_t n : c.shape)
+          count *= n;
+        const int32_t rank = static_cast<int32_t>(c.shape.size());
+        Buffer lhs = randomBuffer(rng, d, c.lhsCount + offset, 0.5, 3);
+        Buffer rhs = randomBuffer(rng, d, c.rhsCount + offset, 0.5, 3);
+        uint8_t *dl = upload(lhs.bytes) + offset * size;
+        uint8_t *dr = upload(rhs.bytes) + offset * size;
+        uint8_t *out = deviceBuffer<uint8_t>(count * size);
+        for (mpcrt_binary_op op :
+             {MPCRT_ADD, MPCRT_SUB, MPCRT_MUL, MPCRT_DIV}) {
+          Buffer want{d, std::vector<uint8_t>(count * size)};
+#define CALL(SUFFIX, T, STAT)                                                  \
+  mpcrt_binary_##SUFFIX(                                                       \
+      op, reinterpret_cast<const T *>(lhs.bytes.data()) + offset, c.ls.data(), \
+      reinterpret_cast<const T *>(rhs.bytes.data()) + offset, c.rs.data(),     \
+      reinterpret_cast<T *>(want.bytes.data()), c.shape.data(), rank)
+          MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+          binary(d, op, dl, c.ls.data(), dr, c.rs.data(), out, c.shape.data(),
+                 rank);
+          ASSERT_EQ(download(out, count * size), want.bytes)
+              << c.what << ", binary " << op << ", offset " << offset;
+        }
+      }
+}
+
 TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t n = 3000;

@@ -523,9 +523,10 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
   // Each case, gathered (and scattered back) byte for byte as the CPU
   // reference: permutes whose innermost run the backend moves 16, 8, 4 or
   // element bytes at a time, slices at offsets, dimensions of size 1,
-  // broadcasts, a source that is not 16-byte aligned, and transposes of the
-  // innermost dimension, which go through shared-memory tiles (partial
-  // tiles at both edges, batches on either side of the transposed pair).
+  // broadcasts, a source that is not 16-byte aligned, a negative stride,
+  // and transposes of the innermost dimension, which go through
+  // shared-memory tiles (partial tiles at both edges, batches on either
+  // side of the transposed pair).
   struct Case {
     std::vector<int64_t> shape, strides;
     int64_t offset, sourceElements;
@@ -555,6 +556,8 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
       // [70, 20] bytes to [20, 70]; [16, 64] f64 to [64, 16], 8 bytes off.
       {{20, 70}, {1, 20}, 0, 1400, 1, 1, true},
       {{64, 16}, {1, 64}, 0, 1024, 8, 8, true},
+      // Rows read backwards (a negative stride: 64-bit indices).
+      {{6, 10}, {10, -1}, 9, 60, 4, 0},
       // A column of 3 and one of 15 are not worth a tile.
       {{3, 40}, {1, 3}, 0, 120, 4, 0},
       {{40, 15}, {1, 40}, 0, 600, 4, 0},
