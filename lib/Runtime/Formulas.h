@@ -25,6 +25,7 @@
 
 namespace mpcrt::formulas {
 
+using std::ceil;
 using std::cos;
 using std::erf;
 using std::exp;
@@ -258,6 +259,15 @@ MPCRT_HD inline float scoreBias(const AttentionMask &m, int64_t h, int64_t i,
   return m.bias ? m.bias[scoreOffset(m, m.biasStrides, h, i, j)] : 0.0f;
 }
 
+/// The least word that dropout with probability `p` keeps, as a 64-bit
+/// integer (2^32 would keep none): w >= keepThreshold(p) exactly when
+/// w >= p * 2^32, the fraction's comparison (p * 2^32 is exact in double),
+/// as one integer comparison per element instead of a conversion to
+/// double and a double comparison.
+MPCRT_HD inline uint64_t keepThreshold(double p) {
+  return p <= 0 ? 0 : static_cast<uint64_t>(ceil(p * 4294967296.0));
+}
+
 /// Whether dropout with probability `p` keeps element `i` at `step` under
 /// the (rank's) key `seed`: word i % 4 of philox({lo(i/4), lo(step),
 /// hi(step), hi(i/4)}, seed), as a fraction of 2^32, is >= p (mpcrt.h).
@@ -279,7 +289,7 @@ MPCRT_HD inline void dropoutWords(uint64_t seed, int64_t step, uint64_t q,
 class KeepBits {
 public:
   MPCRT_HD KeepBits(double p, uint64_t seed, int64_t step)
-      : p(p), seed(seed), step(step) {}
+      : p(p), threshold(keepThreshold(p)), seed(seed), step(step) {}
   MPCRT_HD bool operator()(int64_t i) {
     if (p == 0)
       return true;
@@ -288,11 +298,12 @@ public:
       dropoutWords(seed, step, q, words);
       cached = q;
     }
-    return words[i % 4] >= p * 4294967296.0;
+    return words[i % 4] >= threshold;
   }
 
 private:
   double p;
+  uint64_t threshold;
   uint64_t seed;
   int64_t step;
   uint64_t cached = ~uint64_t(0);
@@ -303,7 +314,7 @@ MPCRT_HD inline bool dropoutKeeps(uint64_t seed, int64_t step, int64_t i,
                                   double p) {
   uint32_t words[4];
   dropoutWords(seed, step, static_cast<uint64_t>(i) / 4, words);
-  return words[i % 4] >= p * 4294967296.0;
+  return words[i % 4] >= keepThreshold(p);
 }
 
 /// Uniform in [0, 1) with 53 random bits from two words.

@@ -70,7 +70,7 @@ __device__ void forEachColumn(const Dims &m, int64_t step, int64_t row, F f) {
     return;
   }
   A keep = static_cast<A>(1 / (1 - m.p));
-  double threshold = m.p * 4294967296.0;
+  uint64_t threshold = formulas::keepThreshold(m.p);
   uint64_t first = static_cast<uint64_t>(row * m.sk),
            end = first + static_cast<uint64_t>(m.sk);
   for (uint64_t q = first / 4 + Tm::rank(); 4 * q < end; q += Tm::size()) {

@@ -204,7 +204,7 @@ __global__ void dropoutKernel(const T *x, TO *y, uint8_t *mask, int64_t count,
   using A = decltype(typename S::Acc() + typename SO::Acc());
   A scale = static_cast<A>(1 / (1 - p));
   int64_t t = *step;
-  double threshold = p * 4294967296.0;
+  uint64_t threshold = formulas::keepThreshold(p);
   int64_t groups = (count + 3) / 4;
   for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < groups;
        q += int64_t(gridDim.x) * blockDim.x) {

@@ -523,7 +523,7 @@ struct WarpKeeps {
     __syncwarp(); // the previous row's reads are done
     firstGroup = static_cast<uint64_t>(first) / 4;
     uint64_t last = static_cast<uint64_t>(first + cols - 1) / 4;
-    double threshold = p * 4294967296.0;
+    uint64_t threshold = formulas::keepThreshold(p);
     for (uint64_t g = firstGroup + threadIdx.x % 32; g <= last; g += 32) {
       uint32_t words[4];
       formulas::dropoutWords(seed, step, g, words);
@@ -567,14 +567,31 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
   }
 }
 
+/// The blocks per multiprocessor that the warp softmax_dropout kernels ask
+/// ptxas to fit (registers capped at 65536 / (kThreads * blocks)): for
+/// rows of up to 512 elements of one type, f16, bf16 or f32. A row's loads,
+/// its Philox rounds and its arithmetic are chains of dependent
+/// instructions, which take many warps in flight to keep a multiprocessor
+/// busy; uncapped, ptxas gives the forward 72 registers and the backward
+/// 96 (3 and 2 blocks), capped 64 and 80 with nothing spilled. Longer
+/// rows, f64 and mixed types spill when capped, so they are not.
+template <typename Access>
+constexpr bool kCappable =
+    !std::is_same_v<Access, AnyFloat> && sizeof(typename Access::Acc) == 4;
+template <int K, typename... Access> constexpr int cappedBlocks(int blocks) {
+  return K <= 16 && std::conjunction_v<std::bool_constant<kCappable<Access>>...>
+             ? blocks
+             : 1;
+}
+
 /// mpc.softmax_dropout, one warp per row: the softmax kernel's
 /// probabilities, kept where mpcrt_dropout_* keeps them, scaled and
 /// rounded once to Out.
 template <typename In, typename Out, int K>
-__global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
-                                         int64_t cols, bool whole, double scale,
-                                         double p, uint64_t seed,
-                                         const int64_t *step) {
+__global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
+    softmaxDropoutWarpKernel(In input, Out output, int64_t rows, int64_t cols,
+                             bool whole, double scale, double p, uint64_t seed,
+                             const int64_t *step) {
   using A = decltype(typename In::Acc() + typename Out::Acc());
   A kept = static_cast<A>(1 / (1 - p));
   const int64_t lane = RowTeam<true>::rank();
@@ -594,10 +611,11 @@ __global__ void softmaxDropoutWarpKernel(In input, Out output, int64_t rows,
 /// dropped with the same bits and rounded to G's type
 /// (mpcrt_dropout_backward_*), then the softmax's gradient.
 template <typename G, typename In, typename X, int K>
-__global__ void
-softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, int64_t rows,
-                                 int64_t cols, bool whole, double scale,
-                                 double p, uint64_t seed, const int64_t *step) {
+__global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
+    softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput,
+                                     int64_t rows, int64_t cols, bool whole,
+                                     double scale, double p, uint64_t seed,
+                                     const int64_t *step) {
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;
@@ -891,7 +909,7 @@ __global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
   int64_t t = *step;
-  double threshold = p * 4294967296.0;
+  uint64_t threshold = formulas::keepThreshold(p);
   // A thread takes the four elements of one Philox call (none at p = 0).
   int64_t groups = (count + 3) / 4;
   for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < groups;

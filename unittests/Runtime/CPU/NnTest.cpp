@@ -8,6 +8,7 @@
 
 #include "../AddLayerNormCheck.h"
 #include "../AttentionCheck.h"
+#include "Formulas.h"
 #include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -32,6 +33,30 @@ TEST(Philox, KnownAnswer) {
   EXPECT_EQ(out[1], 0xe169c58du);
   EXPECT_EQ(out[2], 0xbc57ac4cu);
   EXPECT_EQ(out[3], 0x9b00dbd8u);
+}
+
+// Dropout keeps a word w when w >= p * 2^32; both backends compare it
+// with the integer keepThreshold(p) instead. The two agree at the words on
+// either side of every threshold, for probabilities whose p * 2^32 is and
+// is not an integer, the smallest and largest, and 0 (all kept).
+TEST(Dropout, IntegerThresholdKeepsWhatTheFractionKeeps) {
+  const double ps[] = {0.0,    0.1,         0.25,        0.3,
+                       0.5,    1.0 / 3.0,   0x1p-32,     0x1.8p-32,
+                       1e-300, 1 - 0x1p-32, 1 - 0x1p-33, 0.9999999999};
+  for (double p : ps) {
+    uint64_t t = mpcrt::formulas::keepThreshold(p);
+    double exact = p * 4294967296.0;
+    ASSERT_LE(t, uint64_t(1) << 32) << p;
+    for (int64_t d = -2; d <= 2; ++d) {
+      int64_t w = static_cast<int64_t>(t) + d;
+      if (w < 0 || w > 0xffffffffLL)
+        continue;
+      uint32_t word = static_cast<uint32_t>(w);
+      EXPECT_EQ(word >= t, word >= exact) << "p " << p << ", word " << word;
+    }
+    EXPECT_EQ(0xffffffffu >= t, 0xffffffffu >= exact) << p;
+    EXPECT_EQ(0u >= t, 0.0 >= exact) << p;
+  }
 }
 
 TEST(Dropout, SeededMaskScalingAndBackward) {

@@ -38,6 +38,7 @@
 #define __host__
 #define __device__
 #define __global__
+#define __launch_bounds__(...)
 #define __shared__ __attribute__((section("mpcemu_shared"))) static
 #define __constant__
 
