@@ -507,7 +507,7 @@ __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
 /// cols) (at most kWarpRowLimit), for a warp: its lanes draw the row's
 /// Philox groups in turn, one call per four elements as mpcrt_dropout_*,
 /// into `nibbles` (bit e of byte g - first / 4: element 4 g + e), which
-/// every lane then reads.
+/// every lane then reads (laneBits).
 /// At p = 0 (an evaluation step) every element is kept and no bits are
 /// drawn.
 struct WarpKeeps {
@@ -515,13 +515,12 @@ struct WarpKeeps {
   double p;
   uint64_t seed;
   int64_t step;
-  uint64_t firstGroup = 0;
 
   __device__ void fill(int64_t first, int64_t cols) {
     if (p == 0)
       return;
     __syncwarp(); // the previous row's reads are done
-    firstGroup = static_cast<uint64_t>(first) / 4;
+    uint64_t firstGroup = static_cast<uint64_t>(first) / 4;
     uint64_t last = static_cast<uint64_t>(first + cols - 1) / 4;
     uint64_t threshold = formulas::keepThreshold(p);
     for (uint64_t g = firstGroup + threadIdx.x % 32; g <= last; g += 32) {
@@ -534,9 +533,35 @@ struct WarpKeeps {
     }
     __syncwarp();
   }
-  __device__ bool operator()(int64_t i) const {
-    return p == 0 ||
-           nibbles[static_cast<uint64_t>(i) / 4 - firstGroup] >> (i % 4) & 1;
+  /// Bit k: whether the lane's element k (laneColumn<K>) of the row
+  /// filled last, at `first`, is in the row and kept. Element c's bit is
+  /// bit (first % 4 + c) % 4 of byte (first % 4 + c) / 4; a row starting
+  /// at a multiple of 4 (every row of a multiple of 4 elements) has a
+  /// group of four's bits in one byte, one read for four elements.
+  template <int K>
+  __device__ uint32_t laneBits(int64_t first, int64_t cols) const {
+    constexpr int G = kGroup<K>;
+    const int lane = threadIdx.x % 32, offset = static_cast<int>(first % 4);
+    uint32_t bits = 0;
+#pragma unroll
+    for (int q = 0; q < K; q += G) {
+      int c = static_cast<int>(laneColumn<K>(lane, q));
+      uint32_t group = 0;
+      if (p == 0)
+        group = (1u << G) - 1;
+      else if (G == 4 && offset == 0)
+        group = nibbles[c / 4];
+      else
+        for (int j = 0; j < G; ++j) {
+          int e = offset + c + j;
+          group |= uint32_t(nibbles[e / 4] >> (e % 4) & 1) << j;
+        }
+      for (int j = 0; j < G; ++j)
+        if (c + j >= cols)
+          group &= ~(1u << j);
+      bits |= group << q;
+    }
+    return bits;
   }
 };
 
@@ -594,14 +619,16 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
                              const int64_t *step) {
   using A = decltype(typename In::Acc() + typename Out::Acc());
   A kept = static_cast<A>(1 / (1 - p));
-  const int64_t lane = RowTeam<true>::rank();
   forEachDroppedRow<K>(
       input, rows, cols, whole, static_cast<A>(scale), p, seed, step,
       [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
+        // Every element's probability computed (0 past the row), then
+        // selected by its bit: no branch that the lanes take apart.
+        uint32_t bits = keeps.laneBits<K>(base, cols);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          int64_t c = laneColumn<K>(lane, k);
-          v[k] = c < cols && keeps(base + c) ? v[k] / sum * kept : A(0);
+          A y = v[k] / sum * kept;
+          v[k] = bits >> k & 1 ? y : A(0);
         }
         storeLanes(output, base, cols, whole, v);
       });
@@ -621,19 +648,20 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
   using AG = typename G::Acc;
   A s = static_cast<A>(scale);
   AG kept = static_cast<AG>(1 / (1 - p));
-  const int64_t lane = RowTeam<true>::rank();
   forEachDroppedRow<K>(
       input, rows, cols, whole, s, p, seed, step,
       [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
         AG g[K];
         loadLanes(grad, base, cols, whole, AG(0), g);
+        uint32_t bits = keeps.laneBits<K>(base, cols);
         A d[K], dot = 0;
+    // As the forward: computed for every element (v is 0 past the
+    // row), selected by the bits.
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          int64_t c = laneColumn<K>(lane, k);
-          v[k] = c < cols ? v[k] / sum : A(0);
-          d[k] =
-              c < cols && keeps(base + c) ? A(grad.round(g[k] * kept)) : A(0);
+          v[k] = v[k] / sum;
+          A dropped = A(grad.round(g[k] * kept));
+          d[k] = bits >> k & 1 ? dropped : A(0);
           dot += d[k] * v[k];
         }
         dot = RowTeam<true>::reduce<A>(dot);
