@@ -285,7 +285,9 @@ MPCRT_HD inline void dropoutWords(uint64_t seed, int64_t step, uint64_t q,
 
 /// The dropout's keep bits of elements taken in increasing order, one
 /// Philox call per group of four (dropoutWords) rather than one per
-/// element; all kept at p = 0.
+/// element; all kept at p = 0. The group's four bits are kept, not its
+/// words: an array indexed by i % 4 would live in a GPU thread's local
+/// memory (a stack), one access per element.
 class KeepBits {
 public:
   MPCRT_HD KeepBits(double p, uint64_t seed, int64_t step)
@@ -295,10 +297,14 @@ public:
       return true;
     uint64_t q = static_cast<uint64_t>(i) / 4;
     if (q != cached) {
+      uint32_t words[4];
       dropoutWords(seed, step, q, words);
+      bits = 0;
+      for (int e = 0; e < 4; ++e)
+        bits |= uint32_t(words[e] >= threshold) << e;
       cached = q;
     }
-    return words[i % 4] >= threshold;
+    return bits >> (i % 4) & 1;
   }
 
 private:
@@ -307,7 +313,7 @@ private:
   uint64_t seed;
   int64_t step;
   uint64_t cached = ~uint64_t(0);
-  uint32_t words[4] = {};
+  uint32_t bits = 0;
 };
 
 MPCRT_HD inline bool dropoutKeeps(uint64_t seed, int64_t step, int64_t i,

@@ -914,13 +914,22 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
   });
 }
 
+/// The blocks per multiprocessor that the layer norms' unrolled kernels
+/// (forGroups: a warp's whole rows of 16-bit T) ask ptxas to fit: 4, at
+/// most 64 registers. Uncapped they take 78 to 86, so 3 blocks (24 warps)
+/// fit a multiprocessor and BERT-base's 4096 rows of a batch, a warp each,
+/// run in two rounds on 132 multiprocessors (3168 at a time); at 4 blocks
+/// they are one.
+template <typename T, bool Warp, bool Vector>
+constexpr int kLayerNormBlocks = Warp &&Vector && sizeof(T) == 2 ? 4 : 1;
+
 /// Rows of a layer norm: a block per row, or with Warp a warp per row
 /// (rows of up to 1024 elements: no block barriers, 8 rows a block).
 template <typename T, typename Stat, bool Warp, bool Vector>
-__global__ void layerNormKernel(const T *x, mpcrt_dtype paramDtype,
-                                const void *gamma, const void *beta, T *y,
-                                Stat *mean, Stat *rstd, int64_t rows,
-                                int64_t cols, double epsilon) {
+__global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
+    layerNormKernel(const T *x, mpcrt_dtype paramDtype, const void *gamma,
+                    const void *beta, T *y, Stat *mean, Stat *rstd,
+                    int64_t rows, int64_t cols, double epsilon) {
   using Team = RowTeam<Warp>;
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
     layerNormRow<Team, Vector>(x + r * cols, paramDtype, gamma, beta, y, mean,
@@ -962,12 +971,12 @@ __global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
 /// their dropout bits), then, once the team's sums are written, the row's
 /// layer norm.
 template <typename T, typename Stat, bool Warp, bool Vector>
-__global__ void addLayerNormKernel(const T *x, const T *residual,
-                                   mpcrt_dtype paramDtype, const void *gamma,
-                                   const void *beta, T *sum, T *y, Stat *mean,
-                                   Stat *rstd, int64_t rows, int64_t cols,
-                                   double epsilon, double p, uint64_t seed,
-                                   const int64_t *step) {
+__global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
+    addLayerNormKernel(const T *x, const T *residual, mpcrt_dtype paramDtype,
+                       const void *gamma, const void *beta, T *sum, T *y,
+                       Stat *mean, Stat *rstd, int64_t rows, int64_t cols,
+                       double epsilon, double p, uint64_t seed,
+                       const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using Team = RowTeam<Warp>;
@@ -1038,10 +1047,11 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
 }
 
 template <typename T, typename Stat, bool Warp, bool Vector>
-__global__ void
-layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
-                        const Stat *rstd, mpcrt_dtype paramDtype,
-                        const void *gamma, T *dx, int64_t rows, int64_t cols) {
+__global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
+    layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
+                            const Stat *rstd, mpcrt_dtype paramDtype,
+                            const void *gamma, T *dx, int64_t rows,
+                            int64_t cols) {
   using A = typename Storage<T>::Acc;
   using Team = RowTeam<Warp>;
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
@@ -1058,12 +1068,12 @@ layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
 /// mpc.add_layer_norm_backward's input gradients, one block per row: ds
 /// (+ the sum's own gradient) to the residual, through the dropout to x.
 template <typename T, typename Stat, bool Warp, bool Vector>
-__global__ void
-addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
-                           const Stat *mean, const Stat *rstd,
-                           mpcrt_dtype paramDtype, const void *gamma, T *dx,
-                           T *dresidual, int64_t rows, int64_t cols, double p,
-                           uint64_t seed, const int64_t *step) {
+__global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
+    addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
+                               const Stat *mean, const Stat *rstd,
+                               mpcrt_dtype paramDtype, const void *gamma, T *dx,
+                               T *dresidual, int64_t rows, int64_t cols,
+                               double p, uint64_t seed, const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using Team = RowTeam<Warp>;
