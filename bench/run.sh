@@ -41,6 +41,9 @@ PEERS="${PEERS-fp32 amp compile amp-math}"
 # BACKEND=cpu PEERS=0 with small sizes checks the harness without a GPU;
 # BACKEND=cpu with peers runs PyTorch on the CPU too (bench/cpu.sh).
 BACKEND="${BACKEND:-cuda}"
+# COMPILE_FLAGS: more mpc-compile options for every build (words), e.g.
+# --emulate-cuda to check the CUDA harness without a GPU.
+read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # LEVELS: the mpc builds (default "fp32 O2"; O2-nofuse and fp32-nofuse
 # compile with --no-fuse, to measure what fusion gives; O2-attn with
 # --fuse-attention, mpc.attention on CUDA too; O2-keepcasts with
@@ -62,6 +65,11 @@ LEVELS="${LEVELS:-fp32 O2}"
 # untimed), in a separate run so that the training windows hold no
 # evaluation.
 EVAL="${EVAL:-0}" EVALS="${EVALS:-5}"
+# OP_TIMES: the levels whose step is also run eagerly (--no-graph) for
+# OP_STEPS steps with MPC_CUDA_OP_TIMES (CUDA), bench/op_times.py's table
+# of where its device time goes then in $RESULTS_DIR/NAME-LEVEL.op-times.md
+# (and .op-times.jsonl); default none.
+OP_TIMES="${OP_TIMES:-}" OP_STEPS="${OP_STEPS:-5}"
 
 # level_options LEVEL: the mpc-compile options of a level, in `amp`.
 level_options() {
@@ -167,6 +175,21 @@ mpc_eval() {
       --model "$name" --batch "$batch"
 }
 
+# Runs one mpc executable eagerly with MPC_CUDA_OP_TIMES and writes
+# bench/op_times.py's table (and its JSON lines) of the steps after the
+# first.
+mpc_times() {
+  local name=$1 level=$2
+  local raw="$BENCH_DIR/$name-$level.times"
+  local table="$RESULTS_DIR/$name-$level.op-times"
+  echo "== $name mpc-$level op times" >> "$LOG"
+  MPC_CUDA_OP_TIMES="$raw" "$BENCH_DIR/$name-$level" \
+    --data "$BENCH_DIR/$name.npz" --no-shuffle --threads "$THREADS" \
+    --steps "$OP_STEPS" --no-graph >> "$LOG" 2>&1 &&
+    python3 "$ROOT/bench/op_times.py" "$raw" > "$table.md" &&
+    python3 "$ROOT/bench/op_times.py" "$raw" --json > "$table.jsonl"
+}
+
 # bench NAME BATCH FLOPS_PER_SAMPLE OPTIMIZER [PEER OPTIONS...]:
 # BENCH_DIR/NAME.mlir and NAME.npz compiled at fp32 and O2 f16 and run,
 # then the selected PyTorch peers from the fp32 executable's initial
@@ -180,12 +203,18 @@ bench() {
     if building; then
       "$BIN/mpc-compile" "$BENCH_DIR/$name.mlir" --train \
         --optimizer="$optimizer" --backend="$BACKEND" "${amp[@]}" \
+        ${COMPILE_FLAGS[@]+"${COMPILE_FLAGS[@]}"} \
         -o "$BENCH_DIR/$name-$level" || FAILED=1
     fi
     if running; then
       attempt "$name" "mpc-$level" mpc_run "$name" "$level" "$batch" "$flops"
       if [ "$EVAL" = 1 ]; then
         attempt "$name" "mpc-$level eval" mpc_eval "$name" "$level" "$batch"
+      fi
+      if [[ " $OP_TIMES " == *" $level "* ]] &&
+        ! mpc_times "$name" "$level"; then
+        echo "-- op times of $name-$level failed" >> "$LOG"
+        FAILED=1
       fi
     fi
   done

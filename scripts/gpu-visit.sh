@@ -38,7 +38,9 @@
 # O2-evalamp", and O2-attn, O2-keepcasts and O2-keepprobs for BERT,
 # O2-nofuse and O2-keepmoves for the
 # UNet; the same at build and run), RESULTS (default $OUT where set, else
-# $VISIT/results), PEERS (bench/run.sh's).
+# $VISIT/results), PEERS (bench/run.sh's), OP_TIMES (bench/run.sh's; the
+# levels whose step's device time is also split per entry point, default
+# O2).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VISIT="${VISIT:-$ROOT/build/gpu-visit}"
@@ -178,6 +180,11 @@ every() {
       if [ -f "$work/$model/table.md" ]; then
         cat "$work/$model/table.md"
       fi
+      # Where the O2 step's device time goes: the largest entry points.
+      if [ -f "$work/$model/$model-O2.op-times.md" ]; then
+        head -n 14 "$work/$model/$model-O2.op-times.md"
+        tail -n 1 "$work/$model/$model-O2.op-times.md"
+      fi
       tail -n 3 "$work/$model.out"
     done
   } > "$results/summary.txt"
@@ -203,7 +210,7 @@ run() {
   bert | mlp | unet)
     BENCH_DIR="$VISIT/bench-$part" RESULTS_DIR="$results/$part" \
       MODELS=$part LEVELS="$(levels $part)" EVAL=1 PHASE=run \
-      "$ROOT/bench/run.sh"
+      OP_TIMES="${OP_TIMES-O2}" "$ROOT/bench/run.sh"
     ;;
   *)
     echo "gpu-visit: PART must be check, bert, mlp, unet or all (got" \

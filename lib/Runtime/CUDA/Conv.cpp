@@ -281,6 +281,7 @@ void conv2d(mpcrt_dtype dtype, const void *input, const void *filter,
             static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes,
             k.beta(dtype), p.y, output);
       });
+  markOp("conv2d");
 }
 
 void conv2dBackwardData(mpcrt_dtype dtype, const void *gradOutput,
@@ -302,6 +303,7 @@ void conv2dBackwardData(mpcrt_dtype dtype, const void *gradOutput,
             static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes,
             k.beta(dtype), p.x, gradInput);
       });
+  markOp("conv2d_backward_data");
 }
 
 void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
@@ -323,6 +325,7 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
             static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes,
             k.beta(dtype), p.w, gradFilter);
       });
+  markOp("conv2d_backward_filter");
 }
 
 } // namespace mpcrt::cuda

@@ -20,8 +20,9 @@ namespace mpcrt::cuda {
 /// Exits with a message naming the call when a CUDA call fails.
 void check(cudaError_t status, const char *what);
 #define MPCRT_CUDA_CHECK(call) ::mpcrt::cuda::check((call), #call)
-/// Checks the launch just made.
-#define MPCRT_CUDA_LAUNCHED(name) ::mpcrt::cuda::check(cudaGetLastError(), name)
+/// Checks the launch just made and marks it (markOp).
+#define MPCRT_CUDA_LAUNCHED(name)                                              \
+  (::mpcrt::cuda::check(cudaGetLastError(), name), ::mpcrt::cuda::markOp(name))
 
 /// Threads per block of every kernel (a multiple of the warp size).
 constexpr int kThreads = 256;

@@ -37,6 +37,14 @@ bool deviceAvailable(std::string *why);
 cudaStream_t stream();
 /// Waits for the stream; exits with a message on an asynchronous error.
 void synchronize();
+/// With MPC_CUDA_OP_TIMES=FILE in the environment: records an event after
+/// the work an entry point `name` enqueued, so that the time between one
+/// mark and the next is the device time of the later entry point's work
+/// (kernels, library calls, copies), written to FILE as one JSON line per
+/// call, in order, each time results are read (mpcrt_download). Steps
+/// must run eagerly (--no-graph): a capture is then an error. Nothing
+/// without the variable.
+void markOp(const char *name);
 
 /// An f32 scratch buffer of at least `elements` (one per process, grown
 /// as needed; the first step runs before a graph is captured).

@@ -322,6 +322,7 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
       ctx.handle, plan.op, f64 ? static_cast<const void *>(&oneD) : &one, b,
       plan.a, a, plan.b, beta, addend ? addend : c, plan.c, c, plan.c,
       &plan.algo, ctx.workspace, kWorkspaceBytes, stream()));
+  markOp("matmul");
   return epilogue == CUBLASLT_EPILOGUE_DEFAULT || plan.epilogue;
 }
 

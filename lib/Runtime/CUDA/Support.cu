@@ -4,6 +4,7 @@
 #include "Formulas.h"
 #include "Libraries.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace mpcrt::cuda {
@@ -42,6 +44,64 @@ void check(cudaError_t status, const char *what) {
   std::fprintf(stderr, "error: CUDA: %s: %s\n", what,
                cudaGetErrorString(status));
   std::exit(1);
+}
+
+namespace {
+/// MPC_CUDA_OP_TIMES: the file, the marks not yet written (each entry
+/// point's name and the event recorded after its work) and the event
+/// the first of them is timed from.
+struct OpTimes {
+  std::FILE *out = nullptr;
+  std::vector<std::pair<const char *, cudaEvent_t>> marks;
+  cudaEvent_t last = nullptr;
+};
+
+/// The process's op times, null without MPC_CUDA_OP_TIMES (read once).
+OpTimes *opTimes() {
+  static OpTimes *times = []() -> OpTimes * {
+    const char *path = std::getenv("MPC_CUDA_OP_TIMES");
+    if (!path || !*path)
+      return nullptr;
+    std::FILE *out = std::fopen(path, "w");
+    if (!out) {
+      std::fprintf(stderr, "error: MPC_CUDA_OP_TIMES: cannot write '%s': %s\n",
+                   path, std::strerror(errno));
+      std::exit(1);
+    }
+    auto *t = new OpTimes{out, {}, nullptr};
+    MPCRT_CUDA_CHECK(cudaEventCreate(&t->last));
+    MPCRT_CUDA_CHECK(cudaEventRecord(t->last, stream()));
+    return t;
+  }();
+  return times;
+}
+
+/// Writes the marks' times (the stream synchronised: every event done).
+void writeOpTimes(OpTimes &t) {
+  for (auto &[name, event] : t.marks) {
+    float ms = 0;
+    MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, t.last, event));
+    std::fprintf(t.out, "{\"op\": \"%s\", \"ms\": %.6f}\n", name, ms);
+    MPCRT_CUDA_CHECK(cudaEventDestroy(t.last));
+    t.last = event;
+  }
+  t.marks.clear();
+  std::fflush(t.out);
+}
+} // namespace
+
+void markOp(const char *name) {
+  OpTimes *t = opTimes();
+  if (!t)
+    return;
+  cudaEvent_t event;
+  MPCRT_CUDA_CHECK(cudaEventCreate(&event));
+  MPCRT_CUDA_CHECK(cudaEventRecord(event, stream()));
+  t->marks.emplace_back(name, event);
+  if (t->marks.size() >= 4096) { // bounded: written in batches
+    synchronize();
+    writeOpTimes(*t);
+  }
 }
 
 void initialize() {
@@ -178,6 +238,11 @@ cudaGraphExec_t &recordedIn(int slot) {
 } // namespace
 
 void graphBegin() {
+  if (opTimes()) {
+    std::fprintf(stderr, "error: MPC_CUDA_OP_TIMES times each call of an "
+                         "eager step: run with --no-graph\n");
+    std::exit(1);
+  }
   MPCRT_CUDA_CHECK(
       cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
   capturing = true;
@@ -341,6 +406,8 @@ void inputsReady() {
     MPCRT_CUDA_CHECK(cudaEventRecord(u.taken, stream()));
     u.pending = false;
   }
+  // The wait for the batch (and the host's time between steps) is its own.
+  markOp("inputs");
 }
 
 namespace {
@@ -421,6 +488,8 @@ void copyToHost(void *host, const void *device, int64_t bytes) {
   MPCRT_CUDA_CHECK(cudaMemcpyAsync(host, device, static_cast<size_t>(bytes),
                                    cudaMemcpyDeviceToHost, stream()));
   synchronize();
+  if (OpTimes *t = opTimes())
+    writeOpTimes(*t);
 }
 
 // Default direction: global initialisers copy from host constants.
@@ -438,12 +507,14 @@ void copy(void *dst, const void *src, int64_t bytes) {
     src = staging;
   }
   MPCRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, stream()));
+  markOp("copy");
 }
 
 void zero(void *dst, int64_t bytes) {
   if (bytes > 0)
     MPCRT_CUDA_CHECK(
         cudaMemsetAsync(dst, 0, static_cast<size_t>(bytes), stream()));
+  markOp("zero");
 }
 
 namespace {

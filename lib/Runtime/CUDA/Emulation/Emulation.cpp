@@ -11,6 +11,7 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -498,6 +499,8 @@ struct CUevent_st {
   cudaStream_t stream = nullptr;
   uint64_t position = 0;
   bool recorded = false;
+  /// When the stream's work reached the record (cudaEventElapsedTime).
+  std::chrono::steady_clock::time_point reached;
 };
 struct CUgraph_st {
   std::vector<std::function<void()>> work;
@@ -800,6 +803,9 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned) {
   *event = new CUevent_st;
   return cudaSuccess;
 }
+cudaError_t cudaEventCreate(cudaEvent_t *event) {
+  return cudaEventCreateWithFlags(event, 0);
+}
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   delete event;
   return cudaSuccess;
@@ -811,9 +817,23 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     event->recorded = false;
     return cudaSuccess;
   }
+  // The host's time when the stream's work gets here: the emulated
+  // kernels' times, as a GPU's events time its kernels.
+  mpcemu::enqueue(
+      stream, [event] { event->reached = std::chrono::steady_clock::now(); });
   event->stream = stream;
   event->position = mpcemu::queues()[stream].enqueued;
   event->recorded = true;
+  return cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
+                                 cudaEvent_t end) {
+  if (!start->recorded || !end->recorded)
+    return cudaErrorInvalidResourceHandle;
+  cudaEventSynchronize(start);
+  cudaEventSynchronize(end);
+  *ms = std::chrono::duration<float, std::milli>(end->reached - start->reached)
+            .count();
   return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
