@@ -597,9 +597,10 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
 /// rows of up to 512 elements of one type, f16, bf16 or f32. A row's loads,
 /// its Philox rounds and its arithmetic are chains of dependent
 /// instructions, which take many warps in flight to keep a multiprocessor
-/// busy; uncapped, ptxas gives the forward 72 registers and the backward
-/// 96 (3 and 2 blocks), capped 64 and 80 with nothing spilled. Longer
-/// rows, f64 and mixed types spill when capped, so they are not.
+/// busy; uncapped, ptxas gave the f16 forward 72 registers and the
+/// backward 96 (3 and 2 blocks), capped at most 64 and 80 with nothing
+/// spilled. Longer rows, f64 and mixed types spill when capped, so they
+/// are not.
 template <typename Access>
 constexpr bool kCappable =
     !std::is_same_v<Access, AnyFloat> && sizeof(typename Access::Acc) == 4;
@@ -921,7 +922,7 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
 /// run in two rounds on 132 multiprocessors (3168 at a time); at 4 blocks
 /// they are one.
 template <typename T, bool Warp, bool Vector>
-constexpr int kLayerNormBlocks = Warp &&Vector && sizeof(T) == 2 ? 4 : 1;
+constexpr int kLayerNormBlocks = (Warp && Vector && sizeof(T) == 2) ? 4 : 1;
 
 /// Rows of a layer norm: a block per row, or with Warp a warp per row
 /// (rows of up to 1024 elements: no block barriers, 8 rows a block).
@@ -1193,17 +1194,16 @@ __global__ void biasActivationKernel(const P *product, T *c, const T *bias,
 /// result, 16-byte alignment (its vectors start aligned). A bias row
 /// added to [rows, n], a mask to [B, H, S, S], a [rows, 1] column times
 /// [rows, n].
-bool vectorLayout(const Layout<2> &s, int n,
-                  std::initializer_list<const void *> pointers) {
-  const void *const *p = pointers.begin(); // lhs, rhs, out
+bool vectorLayout(const Layout<2> &s, int n, const void *lhs, const void *rhs,
+                  const void *out) {
   int last = s.rank - 1;
-  if (last < 0 || s.dims[last] % n != 0 || !alignedTo(p[2], 16))
+  if (last < 0 || s.dims[last] % n != 0 || !alignedTo(out, 16))
     return false;
   for (int k = 0; k < 2; ++k) {
     int64_t inner = s.strides[k][last];
     if (inner == 0)
       continue;
-    if (inner != 1 || !alignedTo(p[k], 16))
+    if (inner != 1 || !alignedTo(k == 0 ? lhs : rhs, 16))
       return false;
     for (int d = 0; d < last; ++d)
       if (s.strides[k][d] % n != 0)
@@ -1258,7 +1258,7 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
       else
         scalarMapKernel<T, 1><<<blocksFor(count), kThreads, 0, stream()>>>(
             op, a, c, scalarLeft, o, n);
-    } else if (small && vectorLayout(s, N, {l, r, o}))
+    } else if (small && vectorLayout(s, N, l, r, o))
       binaryVectorKernel<T, N><<<blocksFor(count / N), kThreads, 0, stream()>>>(
           op, l, r, o, s, static_cast<uint32_t>(count / N));
     else if (small)
