@@ -112,11 +112,20 @@ void add(ncclDataType_t type, void *a, const void *b) {
   }
 }
 
+/// A segment name no earlier job used: the process, a serial and the
+/// clock. A name made of the process id alone came back with a reused id
+/// and met a segment a killed job had left, whose stale barrier count let
+/// rank 0 through the first barrier alone (it then removed the id file
+/// before the other ranks had read it).
 ncclResult_t getUniqueId(ncclUniqueId *id) {
   static unsigned serial = 0;
   std::memset(id, 0, sizeof *id);
-  std::snprintf(id->internal, sizeof id->internal, "/mpc-emulated-nccl-%d-%u",
-                int(getpid()), serial++);
+  auto now = std::chrono::steady_clock::now().time_since_epoch();
+  std::snprintf(
+      id->internal, sizeof id->internal, "/mpc-emulated-nccl-%d-%u-%llx",
+      int(getpid()), serial++,
+      static_cast<unsigned long long>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   return ncclSuccess;
 }
 
@@ -137,6 +146,10 @@ ncclResult_t commInitRank(ncclComm_t *out, int size, ncclUniqueId id,
   c->header = static_cast<ncclComm::Header *>(p);
   c->slots = static_cast<char *>(p) + sizeof(ncclComm::Header);
   barrier(*c); // every rank has the segment
+  // Mapped by every rank now: its name can go, so that a job that dies
+  // later leaves nothing in /dev/shm.
+  if (rank == 0)
+    shm_unlink(c->name.c_str());
   *out = c;
   return ncclSuccess;
 }
