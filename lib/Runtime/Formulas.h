@@ -268,6 +268,16 @@ MPCRT_HD inline uint64_t keepThreshold(double p) {
   return p <= 0 ? 0 : static_cast<uint64_t>(ceil(p * 4294967296.0));
 }
 
+/// The keep bits of a Philox group's four words: bit e set where word e is
+/// kept (at least `threshold`, keepThreshold(p)).
+MPCRT_HD inline uint32_t keepBitsOf(const uint32_t words[4],
+                                    uint64_t threshold) {
+  uint32_t bits = 0;
+  for (int e = 0; e < 4; ++e)
+    bits |= uint32_t(words[e] >= threshold) << e;
+  return bits;
+}
+
 /// Whether dropout with probability `p` keeps element `i` at `step` under
 /// the (rank's) key `seed`: word i % 4 of philox({lo(i/4), lo(step),
 /// hi(step), hi(i/4)}, seed), as a fraction of 2^32, is >= p (mpcrt.h).
@@ -299,9 +309,7 @@ public:
     if (q != cached) {
       uint32_t words[4];
       dropoutWords(seed, step, q, words);
-      bits = 0;
-      for (int e = 0; e < 4; ++e)
-        bits |= uint32_t(words[e] >= threshold) << e;
+      bits = keepBitsOf(words, threshold);
       cached = q;
     }
     return bits >> (i % 4) & 1;

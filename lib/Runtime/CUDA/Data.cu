@@ -11,8 +11,7 @@
 namespace mpcrt::cuda {
 namespace {
 
-/// I: uint32_t where every index and offset is below 2^31 (a grid-stride
-/// step past the count cannot wrap), else int64_t: the divisions by the
+/// I: uint32_t where indexesFit32, else int64_t: the divisions by the
 /// dimensions are the kernel's main cost.
 template <typename E, typename I>
 __global__ void stridedCopyKernel(const E *in, I offset, E *out, Layout<1> s,
@@ -329,13 +328,7 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
       break;
     }
   }
-  bool small = offset >= 0 && count < (int64_t(1) << 31);
-  int64_t last = offset;
-  for (int d = 0; d < s.rank; ++d) {
-    small = small && s.strides[0][d] >= 0;
-    last += (s.dims[d] - 1) * s.strides[0][d];
-  }
-  small = small && last < (int64_t(1) << 31);
+  bool small = indexesFit32(s, count, offset);
   withElementOf(width, [&](auto *e) {
     using E = MPCRT_TYPE(e);
     auto *from = static_cast<const E *>(in);

@@ -332,6 +332,25 @@ __device__ I offsetOf(const Layout<N> &s, int k, I i) {
   return at;
 }
 
+/// Whether a launch over `count` elements of the layout `s` indexes in
+/// uint32_t: count below 2^31 (a grid-stride step past it cannot wrap), no
+/// negative offset or stride, and every operand's last offset (from
+/// `offset`) below 2^32.
+template <int N>
+bool indexesFit32(const Layout<N> &s, int64_t count, int64_t offset = 0) {
+  const int64_t kLimit = int64_t(1) << 32;
+  bool fits = offset >= 0 && count < kLimit / 2;
+  for (int k = 0; k < N; ++k) {
+    int64_t last = offset;
+    for (int d = 0; d < s.rank; ++d) {
+      fits = fits && s.strides[k][d] >= 0;
+      last += (s.dims[d] - 1) * s.strides[k][d];
+    }
+    fits = fits && last < kLimit;
+  }
+  return fits;
+}
+
 /// Calls f(I *) (a null pointer) with I = int32_t when every index and
 /// offset of a launch is below `bound` < 2^31, else int64_t: 64-bit integer
 /// division is the main cost of an indexing kernel otherwise. Signed, so

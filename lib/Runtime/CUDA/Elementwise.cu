@@ -23,6 +23,21 @@ namespace {
 
 using formulas::derivative;
 
+/// Both operands' offsets of the dense index i, from one division per
+/// dimension.
+template <typename I>
+__device__ void offsetsOf(const Layout<2> &shape, I i, I &l, I &r) {
+  I rest = i;
+  l = r = 0;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    I dim = static_cast<I>(shape.dims[d]);
+    I at = rest % dim;
+    rest /= dim;
+    l += at * static_cast<I>(shape.strides[0][d]);
+    r += at * static_cast<I>(shape.strides[1][d]);
+  }
+}
+
 /// I: the index type, 32 bits whenever every offset fits (integer division
 /// by a dimension is the kernel's main cost otherwise).
 template <typename T, typename I>
@@ -31,14 +46,8 @@ __global__ void binaryKernel(mpcrt_binary_op op, const T *lhs, const T *rhs,
   using S = Storage<T>;
   for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
        i += I(gridDim.x) * blockDim.x) {
-    I rest = i, l = 0, r = 0; // both offsets from one division per dimension
-    for (int d = shape.rank - 1; d >= 0; --d) {
-      I dim = static_cast<I>(shape.dims[d]);
-      I at = rest % dim;
-      rest /= dim;
-      l += at * static_cast<I>(shape.strides[0][d]);
-      r += at * static_cast<I>(shape.strides[1][d]);
-    }
+    I l, r;
+    offsetsOf(shape, i, l, r);
     out[i] = S::store(formulas::binary(op, S::load(lhs[l]), S::load(rhs[r])));
   }
 }
@@ -57,14 +66,8 @@ __global__ void binaryVectorKernel(mpcrt_binary_op op, const T *lhs,
        rhsRuns = shape.strides[1][last] == 1;
   for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < vectors;
        v += gridDim.x * blockDim.x) {
-    uint32_t rest = v * N, l = 0, r = 0;
-    for (int d = last; d >= 0; --d) {
-      auto dim = static_cast<uint32_t>(shape.dims[d]);
-      uint32_t at = rest % dim;
-      rest /= dim;
-      l += at * static_cast<uint32_t>(shape.strides[0][d]);
-      r += at * static_cast<uint32_t>(shape.strides[1][d]);
-    }
+    uint32_t l, r;
+    offsetsOf(shape, v * N, l, r);
     V x, y, z;
     if (lhsRuns)
       x = *reinterpret_cast<const V *>(lhs + l);
@@ -526,10 +529,7 @@ struct WarpKeeps {
     for (uint64_t g = firstGroup + threadIdx.x % 32; g <= last; g += 32) {
       uint32_t words[4];
       formulas::dropoutWords(seed, step, g, words);
-      uint8_t bits = 0;
-      for (int e = 0; e < 4; ++e)
-        bits |= uint8_t(words[e] >= threshold) << e;
-      nibbles[g - firstGroup] = bits;
+      nibbles[g - firstGroup] = uint8_t(formulas::keepBitsOf(words, threshold));
     }
     __syncwarp();
   }
@@ -1223,19 +1223,7 @@ void binary(mpcrt_dtype dtype, mpcrt_binary_op op, const void *lhs,
       layoutOf("binary op", shape, rank, {lhsStrides, rhsStrides}, count);
   if (count == 0)
     return;
-  // 32-bit indices when every offset is below 2^32 and no stride is
-  // negative, and count below 2^31 (a grid-stride step past it cannot
-  // wrap around).
-  const int64_t kSmall = int64_t(1) << 32;
-  bool small = count < kSmall / 2;
-  for (int k = 0; k < 2; ++k) {
-    int64_t last = 0;
-    for (int d = 0; d < s.rank; ++d) {
-      small = small && s.strides[k][d] >= 0;
-      last += (s.dims[d] - 1) * s.strides[k][d];
-    }
-    small = small && last < kSmall;
-  }
+  bool small = indexesFit32(s, count); // 32-bit indices
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     auto *l = static_cast<const T *>(lhs);
