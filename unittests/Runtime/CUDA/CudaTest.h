@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -27,7 +28,10 @@ public:
     std::string why;
     if (!deviceAvailable(&why))
       GTEST_SKIP() << why << "; the CUDA backend is not exercised";
-    seed = std::random_device{}();
+    // MPC_TEST_SEED replays a failure's seed (its trace prints it).
+    const char *fixed = std::getenv("MPC_TEST_SEED");
+    seed = fixed ? unsigned(std::strtoul(fixed, nullptr, 10))
+                 : std::random_device{}();
     rng.seed(seed);
     RecordProperty("seed", std::to_string(seed));
   }
