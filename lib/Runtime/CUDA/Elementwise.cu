@@ -298,7 +298,7 @@ __device__ void rowStatistics(const T *row, int64_t cols, A &max, A &total) {
 /// order, whatever its types and pointers.
 template <int K> constexpr int kGroup = K < 4 ? K : 4;
 
-template <int K> __device__ int64_t laneColumn(int64_t lane, int k) {
+template <int K, typename I> __device__ I laneColumn(I lane, int k) {
   constexpr int G = kGroup<K>;
   return (k / G) * (32 * G) + lane * G + k % G;
 }
@@ -357,15 +357,52 @@ __device__ void storeLanes(const Access &a, int64_t base, int64_t cols,
   }
 }
 
+/// Whether a warp softmax kernel whose accessors are `Access` takes its
+/// exponentials and quotients the short way (ShortSoftmax below): where
+/// every accessor holds 16-bit elements (Typed f16 or bf16).
+template <typename Access> struct HoldsShort : std::false_type {};
+template <typename T>
+struct HoldsShort<Typed<T>> : std::bool_constant<sizeof(T) == 2> {};
+template <typename... Access>
+constexpr bool kShortSoftmax = (HoldsShort<Access>::value && ...);
+
+/// A warp softmax's exp(v) for v <= 0 and its quotients y / sum. With
+/// Short (kShortSoftmax: f16 and bf16 results, the arithmetic in f32),
+/// exp2f(v log2 e) and y times the row's reciprocal: exp2f is within 2
+/// ulps (CUDA's documented bound) and the product adds |v| 2^-24 relative,
+/// the reciprocal one rounding more, together far below the half ulp of
+/// the result (2^-11 for f16, 2^-8 for bf16) for every term a 16-bit
+/// result can hold; expf and the rounded division cost about 40
+/// instructions per element, which made the f16 forward bound by its
+/// instructions (74% of the issue rate, 27% of DRAM bandwidth on an
+/// H200). Otherwise (f32 and f64 results) exp and the rounded division.
+template <bool Short, typename A> struct SoftmaxMath {
+  A reciprocal;
+  __device__ static A exp(A v) {
+    if constexpr (Short)
+      return exp2f(v * 1.4426950408889634f);
+    else
+      return ::exp(v);
+  }
+  __device__ explicit SoftmaxMath(A sum) : reciprocal(Short ? A(1) / sum : 0) {}
+  __device__ A over(A y, A sum) const {
+    if constexpr (Short)
+      return y * reciprocal;
+    else
+      return y / sum;
+  }
+};
+
 /// warpShifted's arithmetic on the lane's elements, loaded into v.
-template <int K, typename A>
+template <bool Short, int K, typename A>
 __device__ void warpShift(int64_t cols, A s, A (&v)[K], A &sum, bool exps) {
   using Warp = RowTeam<true>;
-  const int64_t lane = Warp::rank();
+  // 32-bit columns: a warp's rows are at most kWarpRowLimit long.
+  const int lane = static_cast<int>(Warp::rank()), n = static_cast<int>(cols);
   A m = A(-INFINITY);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    v[k] = laneColumn<K>(lane, k) < cols ? s * v[k] : A(-INFINITY);
+    v[k] = laneColumn<K>(lane, k) < n ? s * v[k] : A(-INFINITY);
     m = fmax(m, v[k]);
   }
   m = Warp::reduce<A, true>(m);
@@ -373,7 +410,7 @@ __device__ void warpShift(int64_t cols, A s, A (&v)[K], A &sum, bool exps) {
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     v[k] -= m;
-    A e = laneColumn<K>(lane, k) < cols ? exp(v[k]) : A(0);
+    A e = laneColumn<K>(lane, k) < n ? SoftmaxMath<Short, A>::exp(v[k]) : A(0);
     sum += e;
     if (exps)
       v[k] = e;
@@ -384,15 +421,14 @@ __device__ void warpShift(int64_t cols, A s, A (&v)[K], A &sum, bool exps) {
 /// One row of softmax(s * x) for a warp: v[k] = s * x[c] - max for the
 /// lane's elements (c = laneColumn<K>(lane, k); -inf past the row) and the
 /// row's sum of exp(v); with `exps`, v[k] = exp(s * x[c] - max) instead
-/// (0 past the row), the very terms of the sum, each computed once. The
-/// softmax and mpc.softmax_dropout's backward share it, so that the
-/// backward's probabilities are the forward's.
-template <int K, typename In, typename A>
+/// (0 past the row), the very terms of the sum, each computed once
+/// (SoftmaxMath<Short>'s exp).
+template <bool Short, int K, typename In, typename A>
 __device__ void warpShifted(const In &input, int64_t base, int64_t cols,
                             bool whole, A s, A (&v)[K], A &sum,
                             bool exps = false) {
   loadLanes(input, base, cols, whole, A(0), v);
-  warpShift(cols, s, v, sum, exps);
+  warpShift<Short>(cols, s, v, sum, exps);
 }
 
 /// Softmax (or log-softmax) of rows of at most 32 K elements, one warp per
@@ -405,16 +441,18 @@ __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
                                   int64_t cols, bool whole, bool logarithm,
                                   double scale) {
   using A = decltype(typename In::Acc() + typename Out::Acc());
+  constexpr bool Short = kShortSoftmax<In, Out>;
   A s = static_cast<A>(scale);
   using Warp = RowTeam<true>;
   for (int64_t r = Warp::first(); r < rows; r += Warp::stride()) {
     int64_t base = r * cols;
     A v[K], sum;
-    warpShifted(input, base, cols, whole, s, v, sum, !logarithm);
+    warpShifted<Short>(input, base, cols, whole, s, v, sum, !logarithm);
     A logSum = logarithm ? log(sum) : A(0);
+    SoftmaxMath<Short, A> math(sum);
 #pragma unroll
     for (int k = 0; k < K; ++k)
-      v[k] = logarithm ? v[k] - logSum : v[k] / sum;
+      v[k] = logarithm ? v[k] - logSum : math.over(v[k], sum);
     storeLanes(output, base, cols, whole, v);
   }
 }
@@ -571,9 +609,11 @@ constexpr int kWarpKeepBytes = kWarpRowLimit / 4 + 1;
 
 /// Calls body(base, v, sum, keeps) for each of the warp's rows of
 /// softmax(s * input) (rows of at most 32 K elements): v and sum as
-/// warpShifted leaves them with `exps` (the probabilities are v / sum),
-/// keeps the row's dropout bits.
-template <int K, typename In, typename A, typename Body>
+/// warpShifted<Short> leaves them with `exps` (the probabilities are
+/// SoftmaxMath<Short>'s v / sum), keeps the row's dropout bits. The
+/// forward and its backward compute the same probabilities where both
+/// take the same Short (every operand f16 or bf16, or not all).
+template <bool Short, int K, typename In, typename A, typename Body>
 __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
                                   bool whole, A s, double p, uint64_t seed,
                                   const int64_t *step, Body body) {
@@ -587,7 +627,7 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
     // flight, then warpShifted's arithmetic.
     loadLanes(input, base, cols, whole, A(0), v);
     keeps.fill(base, cols);
-    warpShift(cols, s, v, sum, true);
+    warpShift<Short>(cols, s, v, sum, true);
     body(base, v, sum, keeps);
   }
 }
@@ -619,16 +659,18 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
                              bool whole, double scale, double p, uint64_t seed,
                              const int64_t *step) {
   using A = decltype(typename In::Acc() + typename Out::Acc());
+  constexpr bool Short = kShortSoftmax<In, Out>;
   A kept = static_cast<A>(1 / (1 - p));
-  forEachDroppedRow<K>(
+  forEachDroppedRow<Short, K>(
       input, rows, cols, whole, static_cast<A>(scale), p, seed, step,
       [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
         // Every element's probability computed (0 past the row), then
         // selected by its bit: no branch that the lanes take apart.
         uint32_t bits = keeps.laneBits<K>(base, cols);
+        SoftmaxMath<Short, A> math(sum);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          A y = v[k] / sum * kept;
+          A y = math.over(v[k], sum) * kept;
           v[k] = bits >> k & 1 ? y : A(0);
         }
         storeLanes(output, base, cols, whole, v);
@@ -647,20 +689,22 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;
+  constexpr bool Short = kShortSoftmax<G, In, X>;
   A s = static_cast<A>(scale);
   AG kept = static_cast<AG>(1 / (1 - p));
-  forEachDroppedRow<K>(
+  forEachDroppedRow<Short, K>(
       input, rows, cols, whole, s, p, seed, step,
       [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
         AG g[K];
         loadLanes(grad, base, cols, whole, AG(0), g);
         uint32_t bits = keeps.laneBits<K>(base, cols);
+        SoftmaxMath<Short, A> math(sum);
         A d[K], dot = 0;
     // As the forward: computed for every element (v is 0 past the
     // row), selected by the bits.
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          v[k] = v[k] / sum;
+          v[k] = math.over(v[k], sum);
           A dropped = A(grad.round(g[k] * kept));
           d[k] = bits >> k & 1 ? dropped : A(0);
           dot += d[k] * v[k];
