@@ -45,16 +45,11 @@ struct Tally {
   }
 };
 
-/// Blocks of a check: about two per SM of an H100 or H200 (132), each
-/// thread with kCheckLoads 16-byte loads in flight (4 MiB over the grid,
-/// what the copy bandwidth times the memory latency asks), few enough
-/// that their atomics on the op's one record cost little: the GPU
-/// serialises atomics on one address, and 1024 blocks put up to 5120 on
-/// each record, where an H200 checked a 4096x3072 f16 tensor at 0.37 of
-/// copy speed (one block per 256 elements had put some 10^5 there). The
-/// records are maxima and counts, so the cut does not change them.
-constexpr unsigned kCheckBlocks = 256;
-constexpr int kCheckLoads = 4;
+/// Blocks of a check: enough to keep every SM's memory traffic going,
+/// few enough that their atomics on the op's one record cost little (one
+/// block per 256 elements put some 10^5 atomics on one address for a
+/// large tensor, which the GPU serialises).
+constexpr unsigned kCheckBlocks = 1024;
 
 /// The records of op `index` for `input` (n elements): each thread takes
 /// 16 bytes at a time where `Vector` (the pointer 16-byte aligned), the
@@ -71,21 +66,8 @@ __global__ void checkKernel(const T *input, int64_t n, int64_t index,
   int64_t threads = int64_t(gridDim.x) * blockDim.x;
   int64_t done = 0;
   if (Vector) {
-    int64_t groups = n / G, g = thread;
-    // kCheckLoads groups' loads issued before any is tallied.
-    for (; g + (kCheckLoads - 1) * threads < groups;
-         g += kCheckLoads * threads) {
-      Vec<T, G> v[kCheckLoads];
-#pragma unroll
-      for (int u = 0; u < kCheckLoads; ++u)
-        v[u] = loadVec<G>(input, (g + u * threads) * G, true);
-#pragma unroll
-      for (int u = 0; u < kCheckLoads; ++u)
-#pragma unroll
-        for (int k = 0; k < G; ++k)
-          tally.add(S::load(v[u].v[k]));
-    }
-    for (; g < groups; g += threads) {
+    int64_t groups = n / G;
+    for (int64_t g = thread; g < groups; g += threads) {
       Vec<T, G> v = loadVec<G>(input, g * G, true);
 #pragma unroll
       for (int k = 0; k < G; ++k)
