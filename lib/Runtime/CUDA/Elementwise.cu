@@ -934,48 +934,13 @@ __device__ void forGroups(int64_t cols, F f) {
     for (int g = 0; g < int(kWarpRowLimit / 128); ++g) {
       int64_t c0 = 4 * (Team::rank() + 32 * g);
       if (c0 < cols)
-        f(c0, size(c0), g);
+        f(c0, size(c0));
     }
   } else {
-    int g = 0;
     for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
-      f(c0, size(c0), g++);
+      f(c0, size(c0));
   }
 }
-
-/// A team member's groups of one row of T for the passes of a layer norm:
-/// with Hold, where forGroups unrolls (a warp's whole rows of 16-bit T),
-/// held in registers once fetched (8 groups of 4, 16 registers), so that
-/// the later passes read no memory; otherwise read again at each pass
-/// (the first from memory, the later ones mostly from L1). `g` is
-/// forGroups' index of the group. Within the layer norms' 64 registers
-/// (kLayerNormBlocks) ptxas holds the forward's row (bf16: 4 bytes
-/// spilled) and the backward's f16 input without spilling; the backward's
-/// gradient too, its bf16 input, or the add_layer_norm pair's rows with
-/// their dropout bits spilled 48 to 256 bytes, so those are read again.
-template <typename Team, typename T, bool Whole, bool Hold = true>
-struct HeldRow {
-  static constexpr bool kHeld = Hold && Team::kWarp && Whole && sizeof(T) == 2;
-  Vec<T, 4> v[kHeld ? kWarpRowLimit / 128 : 1];
-  /// Group c0 of `base`, read from memory (and held).
-  __device__ Vec<T, 4> fetch(const T *base, int64_t c0, int n, int g) {
-    Vec<T, 4> x = loadVec<4>(base, c0, Whole, n);
-    if constexpr (kHeld)
-      v[g] = x;
-    return x;
-  }
-  /// Group c0 of `base` as fetched (or written with keep).
-  __device__ Vec<T, 4> at(const T *base, int64_t c0, int n, int g) const {
-    if constexpr (kHeld)
-      return v[g];
-    else
-      return loadVec<4>(base, c0, Whole, n);
-  }
-  __device__ void keep(int g, const Vec<T, 4> &x) {
-    if constexpr (kHeld)
-      v[g] = x;
-  }
-};
 
 /// Elements c0..c0+n-1 (n <= 4) of a parameter vector of type `dtype`
 /// (gamma, beta), as one access where the group is whole and aligned.
@@ -996,23 +961,23 @@ __device__ void loadParams(mpcrt_dtype dtype, const void *p, int64_t c0, int n,
 /// thread takes four neighbouring elements at a time (Vector: as
 /// withGroupsOf, a full group as one access; the same groups and order
 /// either way).
-template <typename Team, bool Vector, typename T, typename Stat, typename Held>
+template <typename Team, bool Vector, typename T, typename Stat>
 __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
                              const void *gamma, const void *beta, T *y,
                              Stat *mean, Stat *rstd, int64_t r, int64_t cols,
-                             double epsilon, Held &held, bool fetched = false) {
+                             double epsilon) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A sum = 0;
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n, int g) {
-    Vec<T, 4> v = fetched ? held.at(row, c0, n, g) : held.fetch(row, c0, n, g);
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
+    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     for (int e = 0; e < n; ++e)
       sum += S::load(v.v[e]);
   });
   A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
   A var = 0; // biased, two-pass
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n, int g) {
-    Vec<T, 4> v = held.at(row, c0, n, g);
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
+    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     for (int e = 0; e < n; ++e) {
       A d = S::load(v.v[e]) - mu;
       var += d * d;
@@ -1024,8 +989,8 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
     mean[r] = static_cast<Stat>(mu);
     rstd[r] = static_cast<Stat>(inv);
   }
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n, int group) {
-    Vec<T, 4> v = held.at(row, c0, n, group);
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
+    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     A g[4], b[4];
     loadParams(paramDtype, gamma, c0, n, g);
     loadParams(paramDtype, beta, c0, n, b);
@@ -1053,11 +1018,9 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
                     const void *beta, T *y, Stat *mean, Stat *rstd,
                     int64_t rows, int64_t cols, double epsilon) {
   using Team = RowTeam<Warp>;
-  for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
-    HeldRow<Team, T, Vector> held;
+  for (int64_t r = Team::first(); r < rows; r += Team::stride())
     layerNormRow<Team, Vector>(x + r * cols, paramDtype, gamma, beta, y, mean,
-                               rstd, r, cols, epsilon, held);
-  }
+                               rstd, r, cols, epsilon);
 }
 
 /// mpc.dropout_add: the dropout kernel's bits and rounding, then the
@@ -1108,8 +1071,7 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
   formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
-    HeldRow<Team, T, Vector, false> held; // the sums, read again
-    forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n, int g) {
+    forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
       int64_t i0 = r * cols + c0;
       Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
                 rs = loadVec<4>(residual, i0, Vector, n), out;
@@ -1120,22 +1082,18 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
         out.v[e] = S::store(d + S::load(rs.v[e]));
       }
       storeVec(row, c0, Vector, out, n);
-      held.keep(g, out);
     });
-    Team::sync(); // the sums written before layerNormRow reads them
+    Team::sync(); // layerNormRow reads the other threads' sums
     layerNormRow<Team, Vector>(static_cast<const T *>(row), paramDtype, gamma,
-                               beta, y, mean, rstd, r, cols, epsilon, held,
-                               true);
+                               beta, y, mean, rstd, r, cols, epsilon);
   }
 }
 
 /// Row `r` of a layer norm's input gradient by a team (the block or a
 /// warp); the unrounded gradients of up to four neighbouring elements
 /// handed to emit(i0, n, values), each thread's groups in increasing order
-/// (Vector: as withGroupsOf, a full group read as one access). HoldX:
-/// the input's groups held between the passes (HeldRow).
-template <typename Team, bool Vector, bool HoldX, typename T, typename Stat,
-          typename Emit>
+/// (Vector: as withGroupsOf, a full group read as one access).
+template <typename Team, bool Vector, typename T, typename Stat, typename Emit>
 __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
                                      const Stat *rstd, mpcrt_dtype paramDtype,
                                      const void *gamma, int64_t r, int64_t cols,
@@ -1144,12 +1102,10 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
-  const T *xRow = x + r * cols, *dyRow = dy + r * cols;
-  HeldRow<Team, T, Vector, HoldX> heldX;
-  HeldRow<Team, T, Vector, false> heldDy;
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int k, int group) {
-    Vec<T, 4> xs = heldX.fetch(xRow, c0, k, group),
-              ds = heldDy.fetch(dyRow, c0, k, group);
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int k) {
+    int64_t i0 = r * cols + c0;
+    Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
+              ds = loadVec<4>(dy, i0, Vector, k);
     A g[4];
     loadParams(paramDtype, gamma, c0, k, g);
     for (int e = 0; e < k; ++e) {
@@ -1162,10 +1118,10 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int k, int group) {
+  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
-    Vec<T, 4> xs = heldX.at(xRow, c0, k, group),
-              ds = heldDy.at(dyRow, c0, k, group);
+    Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
+              ds = loadVec<4>(dy, i0, Vector, k);
     A g[4], v[4];
     loadParams(paramDtype, gamma, c0, k, g);
     for (int e = 0; e < k; ++e) {
@@ -1186,15 +1142,14 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
   using A = typename Storage<T>::Acc;
   using Team = RowTeam<Warp>;
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
-    // bf16's input held spilled 56 bytes (f16's nothing).
-    layerNormBackwardRow<Team, Vector, std::is_same_v<T, __half>>(
-        dy, x, mean, rstd, paramDtype, gamma, r, cols,
-        [dx](int64_t i0, int n, const A(&v)[4]) {
-          Vec<T, 4> out;
-          for (int e = 0; e < n; ++e)
-            out.v[e] = Storage<T>::store(v[e]);
-          storeVec(dx, i0, Vector, out, n);
-        });
+    layerNormBackwardRow<Team, Vector>(dy, x, mean, rstd, paramDtype, gamma, r,
+                                       cols,
+                                       [dx](int64_t i0, int n, const A(&v)[4]) {
+                                         Vec<T, 4> out;
+                                         for (int e = 0; e < n; ++e)
+                                           out.v[e] = Storage<T>::store(v[e]);
+                                         storeVec(dx, i0, Vector, out, n);
+                                       });
 }
 
 /// mpc.add_layer_norm_backward's input gradients, one block per row: ds
@@ -1212,7 +1167,7 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
   A scale = static_cast<A>(1 / (1 - p));
   formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
-    layerNormBackwardRow<Team, Vector, false>(
+    layerNormBackwardRow<Team, Vector>(
         dy, sum, mean, rstd, paramDtype, gamma, r, cols,
         [&](int64_t i0, int n, const A(&v)[4]) {
           Vec<T, 4> ds, res, out;
