@@ -86,59 +86,13 @@ __global__ void binaryVectorKernel(mpcrt_binary_op op, const T *lhs,
   }
 }
 
-/// The tanh GELU and its derivative for f16 and bf16 results (f32
-/// arithmetic) through e = exp(-2u), u = sqrt(2/pi) (x + 0.044715 x^3):
-/// 0.5 x (1 + tanh u) = x s and 0.5 (1 + t) + 0.5 x (1 - t^2) u' =
-/// s + 2 x s (1 - s) u', with s = 1 / (1 + e) and 1 - s = e s. exp2f is
-/// within 2 ulps and the rounding of its argument -2u log2 e adds |2u|
-/// 2^-24 relative to e; the quotient and products add a few ulps: for
-/// |x| <= 10 (|2u| <= 90) about 2^-17 relative, far below the half ulp
-/// of the 16-bit result (2^-11, 2^-8). tanhf is about twice the
-/// instructions, which held the f16 GELU and its gradient to their f32
-/// times (0.37 and 0.41 of copy on an H200); x s also loses nothing where
-/// 1 + tanh u cancels (large negative x). f32 and f64 results keep the
-/// shared formulas (formulas::unary, formulas::derivative).
-__device__ inline float geluTanhShort(float x, float &s, float &c) {
-  float e = exp2f(-2.8853900817779268f * formulas::geluTanhInner(x));
-  s = 1.0f / (1.0f + e);
-  c = e < INFINITY ? e * s : 1.0f; // 1 - s
-  return x * s;
-}
-
-/// unary(op, x) with the arithmetic in T's accumulator, rounded to T.
-template <typename T> __device__ T unaryOf(mpcrt_unary_op op, T x) {
-  using S = Storage<T>;
-  if constexpr (sizeof(T) == 2) {
-    if (op == MPCRT_GELU_TANH) {
-      float s, c;
-      return S::store(geluTanhShort(S::load(x), s, c));
-    }
-  }
-  return S::store(formulas::unary(op, S::load(x)));
-}
-
-/// d op / dx at `saved` (as formulas::derivative).
-template <typename T>
-__device__ typename Storage<T>::Acc derivativeOf(mpcrt_unary_op op, T saved) {
-  using S = Storage<T>;
-  if constexpr (sizeof(T) == 2) {
-    if (op == MPCRT_GELU_TANH) {
-      float x = S::load(saved), s, c;
-      geluTanhShort(x, s, c);
-      float slope =
-          0.7978845608028654f * (1.0f + 3.0f * 0.044715f * x * x); // u'
-      return s + 2.0f * x * s * c * slope;
-    }
-  }
-  return formulas::derivative(op, S::load(saved));
-}
-
 template <typename T>
 __global__ void unaryKernel(mpcrt_unary_op op, const T *in, T *out,
                             int64_t count) {
+  using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = unaryOf(op, in[i]);
+    out[i] = S::store(formulas::unary(op, S::load(in[i])));
 }
 
 /// out = grad * op'(saved), grad of type G: T, or the f32 product of
@@ -149,7 +103,8 @@ __global__ void unaryGradKernel(mpcrt_unary_op op, const G *grad,
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = S::store(Storage<G>::load(grad[i]) * derivativeOf(op, saved[i]));
+    out[i] =
+        S::store(Storage<G>::load(grad[i]) * derivative(op, S::load(saved[i])));
 }
 
 /// out[i] = op(a[i], b[i]) over flat, same-shape operands (b may be null:
@@ -185,14 +140,17 @@ template <typename T> struct BinaryOp {
 
 template <typename T> struct UnaryOp {
   mpcrt_unary_op op;
-  __device__ T operator()(T x, T) const { return unaryOf(op, x); }
+  __device__ T operator()(T x, T) const {
+    using S = Storage<T>;
+    return S::store(formulas::unary(op, S::load(x)));
+  }
 };
 
 template <typename T> struct UnaryGradOp {
   mpcrt_unary_op op;
   __device__ T operator()(T grad, T saved) const {
     using S = Storage<T>;
-    return S::store(S::load(grad) * derivativeOf(op, saved));
+    return S::store(S::load(grad) * derivative(op, S::load(saved)));
   }
 };
 
