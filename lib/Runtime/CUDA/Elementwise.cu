@@ -358,7 +358,7 @@ __device__ void storeLanes(const Access &a, int64_t base, int64_t cols,
 }
 
 /// Whether a warp softmax kernel whose accessors are `Access` takes its
-/// exponentials and quotients the short way (ShortSoftmax below): where
+/// exponentials and quotients the short way (SoftmaxMath below): where
 /// every accessor holds 16-bit elements (Typed f16 or bf16).
 template <typename Access> struct HoldsShort : std::false_type {};
 template <typename T>
@@ -377,15 +377,17 @@ constexpr bool kShortSoftmax = (HoldsShort<Access>::value && ...);
 /// instructions (74% of the issue rate, 27% of DRAM bandwidth on an
 /// H200). Otherwise (f32 and f64 results) exp and the rounded division.
 template <bool Short, typename A> struct SoftmaxMath {
-  A reciprocal;
+  A sum, reciprocal;
   __device__ static A exp(A v) {
     if constexpr (Short)
       return exp2f(v * 1.4426950408889634f);
     else
       return ::exp(v);
   }
-  __device__ explicit SoftmaxMath(A sum) : reciprocal(Short ? A(1) / sum : 0) {}
-  __device__ A over(A y, A sum) const {
+  __device__ explicit SoftmaxMath(A sum)
+      : sum(sum), reciprocal(Short ? A(1) / sum : 0) {}
+  /// y / sum.
+  __device__ A over(A y) const {
     if constexpr (Short)
       return y * reciprocal;
     else
@@ -452,7 +454,7 @@ __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
     SoftmaxMath<Short, A> math(sum);
 #pragma unroll
     for (int k = 0; k < K; ++k)
-      v[k] = logarithm ? v[k] - logSum : math.over(v[k], sum);
+      v[k] = logarithm ? v[k] - logSum : math.over(v[k]);
     storeLanes(output, base, cols, whole, v);
   }
 }
@@ -670,7 +672,7 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
         SoftmaxMath<Short, A> math(sum);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          A y = math.over(v[k], sum) * kept;
+          A y = math.over(v[k]) * kept;
           v[k] = bits >> k & 1 ? y : A(0);
         }
         storeLanes(output, base, cols, whole, v);
@@ -704,7 +706,7 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
     // row), selected by the bits.
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          v[k] = math.over(v[k], sum);
+          v[k] = math.over(v[k]);
           A dropped = A(grad.round(g[k] * kept));
           d[k] = bits >> k & 1 ? dropped : A(0);
           dot += d[k] * v[k];
