@@ -56,12 +56,15 @@ ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   if (outer < 1 || outer > 65535 || p.tiles < 1 ||
       p.tiles > (int64_t(1) << 31) - 1 || rows < 1)
     return p;
-  // About 2048 x 32 columns' worth of chunks (a constant: the same cut on
+  // About 4096 x 32 columns' worth of chunks (a constant: the same cut on
   // every device), so that the partials the second pass reads stay about
-  // 64 K values however wide a block is, with at least 8 rows per row
-  // lane (and 64 per chunk).
-  constexpr int64_t kTargetPartials = 2048 * 32;
-  int64_t minChunkRows = std::max<int64_t>(64, 8 * p.rowLanes());
+  // 128 K values however wide a block is, with at least 4 rows per row
+  // lane (one batch of a thread's loads in flight, see
+  // columnPartialsKernel) and 32 per chunk. Grids of half a wave (a
+  // 4096 x 768 bias gradient cut into 64 chunks of 64 rows: 192 blocks)
+  // left most of the GPU idle and their time was two loads' latency.
+  constexpr int64_t kTargetPartials = 4096 * 32;
+  int64_t minChunkRows = std::max<int64_t>(32, 4 * p.rowLanes());
   int64_t widths = (cols + 31) / 32 * 32 * outer;
   int64_t chunks = (kTargetPartials + widths - 1) / widths;
   int64_t byRows = (rows + minChunkRows - 1) / minChunkRows;
@@ -88,12 +91,45 @@ template <typename A, int K> struct SumOf {
   }
 };
 
+/// How a thread of pass 1 folds its rows' terms of one column into its
+/// partial: State start(first term of its rows), add(state, term),
+/// partial(state). This one combines each term in turn (the combination
+/// of the row lanes and of the chunks); a fold may keep other running
+/// values where combining term by term costs more (FoldMoments).
+template <typename A, int K, typename Combine> struct FoldByCombining {
+  Combine combine;
+  Partial<A, K> init;
+  using State = Partial<A, K>;
+  __device__ State start(const Partial<A, K> &) const { return init; }
+  __device__ void add(State &s, const Partial<A, K> &t) const {
+    s = combine(s, t);
+  }
+  __device__ Partial<A, K> partial(const State &s) const { return s; }
+};
+
+/// Lane 0's value: the combination of the warp's 32 values, lane l taking
+/// lane l + offset's at each level (a fixed order).
+template <typename A, int K, typename Combine>
+__device__ Partial<A, K> warpCombine(Combine combine, Partial<A, K> v) {
+  int lane = threadIdx.x % 32;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    Partial<A, K> other;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      other.v[k] = __shfl_down_sync(0xffffffffu, v.v[k], offset);
+    if (lane < offset)
+      v = combine(v, other);
+  }
+  return v;
+}
+
 /// Pass 1: block (tile, chunk, o) reduces its columns over its rows: each
-/// thread N columns of every rowLanes-th row, then each column's row lanes
-/// in order. load.terms<N>(o, r, col, whole, t) gives the terms of columns
-/// col .. col + N - 1 of row r.
-template <typename A, int K, int N, typename Load, typename Combine>
-__global__ void columnPartialsKernel(Load load, Combine combine,
+/// thread N columns of every rowLanes-th row (fold), then each column's
+/// row lanes in order (combine). load.terms<N>(o, r, col, whole, t) gives
+/// the terms of columns col .. col + N - 1 of row r.
+template <typename A, int K, int N, typename Load, typename Combine,
+          typename Fold>
+__global__ void columnPartialsKernel(Load load, Combine combine, Fold fold,
                                      Partial<A, K> init, ColumnPlan p,
                                      Partial<A, K> *partials) {
   __shared__ Partial<A, K> lanes[kThreads * N]; // [row lane][lane][k]
@@ -107,15 +143,21 @@ __global__ void columnPartialsKernel(Load load, Combine combine,
   for (int k = 0; k < N; ++k)
     acc[k] = init;
   // N > 1 only where N divides the columns: a group is in or out whole.
-  // U rows' loads are issued before their terms are combined (in row
-  // order, as one row at a time would): a loop that loaded a row and
-  // combined it before loading the next kept one load per thread in
-  // flight, and these grids are one wave (about 64 K partials), so their
-  // time was a thread's chain of loads.
+  // U rows' loads are issued before their terms are folded (in row order,
+  // as one row at a time would): a loop that loaded a row and folded it
+  // before loading the next kept one load per thread in flight.
   constexpr int U = N * K <= 8 ? 4 : 2;
-  if (col < p.cols) {
+  if (col < p.cols && r0 + rowLane < r1) {
     const int64_t step = p.rowLanes();
     int64_t r = r0 + rowLane;
+    typename Fold::State state[N];
+    {
+      Partial<A, K> t[N];
+      load.template terms<N>(o, r, col, p.whole, t);
+#pragma unroll
+      for (int k = 0; k < N; ++k)
+        state[k] = fold.start(t[k]);
+    }
     for (; r + (U - 1) * step < r1; r += U * step) {
       Partial<A, K> t[U][N];
 #pragma unroll
@@ -125,15 +167,18 @@ __global__ void columnPartialsKernel(Load load, Combine combine,
       for (int u = 0; u < U; ++u)
 #pragma unroll
         for (int k = 0; k < N; ++k)
-          acc[k] = combine(acc[k], t[u][k]);
+          fold.add(state[k], t[u][k]);
     }
     for (; r < r1; r += step) {
       Partial<A, K> t[N];
       load.template terms<N>(o, r, col, p.whole, t);
 #pragma unroll
       for (int k = 0; k < N; ++k)
-        acc[k] = combine(acc[k], t[k]);
+        fold.add(state[k], t[k]);
     }
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      acc[k] = fold.partial(state[k]);
   }
 #pragma unroll
   for (int k = 0; k < N; ++k)
@@ -148,7 +193,8 @@ __global__ void columnPartialsKernel(Load load, Combine combine,
   }
 }
 
-/// Pass 2: each column's chunks in order, handed to finish(o, col, total).
+/// Pass 2 with few chunks: a thread per column, its chunks in order,
+/// handed to finish(o, col, total).
 template <typename A, int K, typename Combine, typename Finish>
 __global__ void columnFinishKernel(Combine combine, ColumnPlan p,
                                    const Partial<A, K> *partials,
@@ -163,36 +209,46 @@ __global__ void columnFinishKernel(Combine combine, ColumnPlan p,
   }
 }
 
-/// Pass 2 when there are many chunks: one block per column, its threads
-/// striding over the chunks, then a fixed tree over the threads.
-template <typename A, int K, typename Combine, typename Finish>
-__global__ void columnFinishWideKernel(Combine combine, ColumnPlan p,
+/// Pass 2 with more chunks: a warp per column (Team = 32) or a block
+/// (Team = kThreads), lane l combining chunks l, l + Team, ... in order,
+/// then the lanes in a fixed tree (warpCombine, then the warps' results
+/// in order). A block of 256 threads per column and a tree of 8 barriers
+/// took 4.5 us for 768 columns of 64 chunks, most of its lanes idle.
+template <int Team, typename A, int K, typename Combine, typename Finish>
+__global__ void columnFinishTeamKernel(Combine combine, ColumnPlan p,
                                        const Partial<A, K> *partials,
                                        Partial<A, K> init, Finish finish) {
-  __shared__ Partial<A, K> lanes[kThreads];
+  constexpr int kWarps = Team / 32;
+  __shared__ Partial<A, K> warps[kWarps > 1 ? kWarps : 1];
   int64_t outputs = p.outer * p.cols;
-  for (int64_t i = blockIdx.x; i < outputs; i += gridDim.x) {
+  int rank = threadIdx.x % Team, warp = rank / 32;
+  int64_t teams = int64_t(gridDim.x) * (blockDim.x / Team);
+  for (int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / Team;
+       i < outputs; i += teams) {
     Partial<A, K> acc = init;
-    for (int64_t chunk = threadIdx.x; chunk < p.chunks; chunk += blockDim.x)
+    for (int64_t chunk = rank; chunk < p.chunks; chunk += Team)
       acc = combine(acc, partials[chunk * outputs + i]);
-    lanes[threadIdx.x] = acc;
-    __syncthreads();
-    for (int half = kThreads / 2; half > 0; half /= 2) {
-      if (int(threadIdx.x) < half)
-        lanes[threadIdx.x] =
-            combine(lanes[threadIdx.x], lanes[threadIdx.x + half]);
+    acc = warpCombine<A, K>(combine, acc);
+    if constexpr (kWarps > 1) {
+      if (rank % 32 == 0)
+        warps[warp] = acc;
       __syncthreads();
+      if (rank == 0)
+        for (int w = 1; w < kWarps; ++w)
+          acc = combine(acc, warps[w]);
+      __syncthreads(); // warps[] read before the next column's
     }
-    if (threadIdx.x == 0)
-      finish(i / p.cols, i % p.cols, lanes[0]);
-    __syncthreads(); // lanes[0] read before the next column overwrites it
+    if (rank == 0)
+      finish(i / p.cols, i % p.cols, acc);
   }
 }
 
 /// Both passes on the stream; `partials` holds partialBytes<A, K>(p).
-/// `init` is the combination's identity.
-template <typename A, int K, typename Load, typename Combine, typename Finish>
-void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine,
+/// `init` is the combination's identity; `fold` how a thread folds its
+/// rows (FoldByCombining where the caller gives none).
+template <typename A, int K, typename Load, typename Combine, typename Fold,
+          typename Finish>
+void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine, Fold fold,
                      Partial<A, K> init, Finish finish,
                      Partial<A, K> *partials) {
   dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(p.chunks),
@@ -201,19 +257,32 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine,
   plan.whole = load.aligned();
   constexpr int kWide = 16 / sizeof(typename Load::Element);
   if (p.width == kWide && kWide > 1)
-    columnPartialsKernel<A, K, kWide>
-        <<<grid, kThreads, 0, stream()>>>(load, combine, init, plan, partials);
+    columnPartialsKernel<A, K, kWide><<<grid, kThreads, 0, stream()>>>(
+        load, combine, fold, init, plan, partials);
   else
-    columnPartialsKernel<A, K, 1>
-        <<<grid, kThreads, 0, stream()>>>(load, combine, init, plan, partials);
+    columnPartialsKernel<A, K, 1><<<grid, kThreads, 0, stream()>>>(
+        load, combine, fold, init, plan, partials);
   int64_t outputs = p.outer * p.cols;
-  if (p.chunks >= 64)
-    columnFinishWideKernel<A, K>
+  if (p.chunks > 32 * 8)
+    columnFinishTeamKernel<kThreads, A, K>
         <<<blocksFor(outputs, 1), kThreads, 0, stream()>>>(combine, p, partials,
                                                            init, finish);
+  else if (p.chunks > 4)
+    columnFinishTeamKernel<32, A, K>
+        <<<blocksFor(outputs * 32), kThreads, 0, stream()>>>(
+            combine, p, partials, init, finish);
   else
     columnFinishKernel<A, K><<<blocksFor(outputs), kThreads, 0, stream()>>>(
         combine, p, partials, finish);
+}
+
+template <typename A, int K, typename Load, typename Combine, typename Finish>
+void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine,
+                     Partial<A, K> init, Finish finish,
+                     Partial<A, K> *partials) {
+  reduceColumnsOf(p, load, combine,
+                  FoldByCombining<A, K, Combine>{combine, init}, init, finish,
+                  partials);
 }
 
 } // namespace mpcrt::cuda

@@ -507,6 +507,41 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
       }
 }
 
+// Column sums of small integers are exact in any order, so every cut of
+// the rows into chunks and every way the second pass combines them must
+// give the exact sums: a chunk lost or counted twice shows. The shapes
+// take each second pass (Columns.cuh): 4 chunks or fewer (a thread per
+// column: 40 rows), a warp per column (4096 x 768, BERT's bias gradients:
+// 128 chunks of 32 rows) and a block per column (16384 x 128 in f32: 512
+// chunks), with 16-byte groups of columns and without (127 columns).
+TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Case {
+    int64_t rows, cols;
+  };
+  std::uniform_int_distribution<int> small(-4, 4);
+  for (Case c : {Case{40, 24}, Case{4096, 768}, Case{16384, 128},
+                 Case{3000, 127}})
+    for (mpcrt_dtype d : kTypes) {
+      int64_t n = c.rows * c.cols;
+      std::vector<double> x(n), want(c.cols, 0.0);
+      for (int64_t i = 0; i < n; ++i) {
+        x[i] = small(rng);
+        want[i % c.cols] += x[i];
+      }
+      Buffer in{d, std::vector<uint8_t>(n * bytesOf(d))};
+      mpcrt_cast(MPCRT_F64, x.data(), d, in.bytes.data(), n);
+      mpcrt_dtype acc = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+      uint8_t *sums = deviceBuffer<uint8_t>(c.cols * bytesOf(acc));
+      columnSums(d, acc, upload(in.bytes), sums, c.rows, c.cols);
+      Buffer got{acc, download(sums, c.cols * bytesOf(acc))};
+      std::vector<double> g = got.values();
+      for (int64_t j = 0; j < c.cols; ++j)
+        ASSERT_EQ(g[j], want[j]) << c.rows << "x" << c.cols << " of dtype "
+                                 << d << ", column " << j;
+    }
+}
+
 TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 37;
