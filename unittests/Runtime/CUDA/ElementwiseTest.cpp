@@ -520,8 +520,8 @@ TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
     int64_t rows, cols;
   };
   std::uniform_int_distribution<int> small(-4, 4);
-  for (Case c : {Case{40, 24}, Case{4096, 768}, Case{16384, 128},
-                 Case{3000, 127}})
+  for (Case c :
+       {Case{40, 24}, Case{4096, 768}, Case{16384, 128}, Case{3000, 127}})
     for (mpcrt_dtype d : kTypes) {
       int64_t n = c.rows * c.cols;
       std::vector<double> x(n), want(c.cols, 0.0);
@@ -537,8 +537,8 @@ TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
       Buffer got{acc, download(sums, c.cols * bytesOf(acc))};
       std::vector<double> g = got.values();
       for (int64_t j = 0; j < c.cols; ++j)
-        ASSERT_EQ(g[j], want[j]) << c.rows << "x" << c.cols << " of dtype "
-                                 << d << ", column " << j;
+        ASSERT_EQ(g[j], want[j])
+            << c.rows << "x" << c.cols << " of dtype " << d << ", column " << j;
     }
 }
 
