@@ -129,7 +129,7 @@ __device__ Partial<A, K> warpCombine(Combine combine, Partial<A, K> v) {
 /// the terms of columns col .. col + N - 1 of row r.
 template <typename A, int K, int N, typename Load, typename Combine,
           typename Fold>
-__global__ void columnPartialsKernel(Load load, Combine combine, Fold fold,
+__global__ void columnPartialsKernel(Load load, Combine combine, Fold folder,
                                      Partial<A, K> init, ColumnPlan p,
                                      Partial<A, K> *partials) {
   __shared__ Partial<A, K> lanes[kThreads * N]; // [row lane][lane][k]
@@ -147,38 +147,48 @@ __global__ void columnPartialsKernel(Load load, Combine combine, Fold fold,
   // as one row at a time would): a loop that loaded a row and folded it
   // before loading the next kept one load per thread in flight.
   constexpr int U = N * K <= 8 ? 4 : 2;
-  if (col < p.cols && r0 + rowLane < r1) {
+  // The rows' loops once for each value of p.whole, so that no branch on
+  // it is left in them: behind one, the compiler kept a load's per-column
+  // values (a batch norm's mean and invstd) in the loop instead of
+  // loading them once.
+  auto fold = [&](auto whole) {
     const int64_t step = p.rowLanes();
     int64_t r = r0 + rowLane;
     typename Fold::State state[N];
     {
       Partial<A, K> t[N];
-      load.template terms<N>(o, r, col, p.whole, t);
+      load.template terms<N>(o, r, col, whole.value, t);
 #pragma unroll
       for (int k = 0; k < N; ++k)
-        state[k] = fold.start(t[k]);
+        state[k] = folder.start(t[k]);
     }
     for (; r + (U - 1) * step < r1; r += U * step) {
       Partial<A, K> t[U][N];
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        load.template terms<N>(o, r + u * step, col, p.whole, t[u]);
+        load.template terms<N>(o, r + u * step, col, whole.value, t[u]);
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
         for (int k = 0; k < N; ++k)
-          fold.add(state[k], t[u][k]);
+          folder.add(state[k], t[u][k]);
     }
     for (; r < r1; r += step) {
       Partial<A, K> t[N];
-      load.template terms<N>(o, r, col, p.whole, t);
+      load.template terms<N>(o, r, col, whole.value, t);
 #pragma unroll
       for (int k = 0; k < N; ++k)
-        fold.add(state[k], t[k]);
+        folder.add(state[k], t[k]);
     }
 #pragma unroll
     for (int k = 0; k < N; ++k)
-      acc[k] = fold.partial(state[k]);
+      acc[k] = folder.partial(state[k]);
+  };
+  if (col < p.cols && r0 + rowLane < r1) {
+    if (p.whole)
+      fold(std::true_type{});
+    else
+      fold(std::false_type{});
   }
 #pragma unroll
   for (int k = 0; k < N; ++k)

@@ -264,14 +264,22 @@ __device__ Vec<A, N> channelValues(const A *stats, int64_t c, int k,
   return *reinterpret_cast<const Vec<A, N> *>(stats + k * c + ch);
 }
 
-/// The backward sums of one element: dy and dy * xhat.
-template <typename T> struct BatchNormGradTerms {
+/// How the gradient reaching a batch norm is read: dy itself, through a
+/// fused ReLU whose output is read (`output`), or through one whose output
+/// is formed again from x, gamma and beta.
+enum class NormGrad { Plain, ReadOutput, FormOutput };
+
+/// The backward sums of one element: dy and dy * xhat. The way is a
+/// template parameter: with it a run-time flag, the loop of
+/// columnPartialsKernel loaded gamma and beta again for every row (behind
+/// the flag's branch the compiler did not take them out of the loop, as
+/// it did the mean and invstd).
+template <typename T, NormGrad Way> struct BatchNormGradTerms {
   using Element = T;
   using A = typename Storage<T>::Acc;
-  const T *dy, *x, *output; // output: a fused ReLU's, or null
+  const T *dy, *x, *output; // output: a fused ReLU's (ReadOutput)
   const A *stats;           // channelParamsKernel's
   int64_t c;
-  bool formed; // a fused ReLU's output formed again from x and beta
   bool aligned() const {
     return alignedTo(dy, 16) && alignedTo(x, 16) && alignedTo(output, 16);
   }
@@ -280,19 +288,26 @@ template <typename T> struct BatchNormGradTerms {
                         Partial<A, 2> (&t)[N]) const {
     using S = Storage<T>;
     int64_t i = r * c + ch;
-    Vec<T, N> g = loadVec<N>(dy, i, whole), in = loadVec<N>(x, i, whole);
-    Vec<T, N> out = output ? loadVec<N>(output, i, whole) : g;
+    Vec<T, N> g = loadVec<N>(dy, i, whole), in = loadVec<N>(x, i, whole), out;
+    if constexpr (Way == NormGrad::ReadOutput)
+      out = loadVec<N>(output, i, whole);
     Vec<A, N> mean = channelValues<N>(stats, c, 2, ch),
               invstd = channelValues<N>(stats, c, 3, ch), gamma{}, beta{};
-    if (formed) {
+    if constexpr (Way == NormGrad::FormOutput) {
       gamma = channelValues<N>(stats, c, 4, ch);
       beta = channelValues<N>(stats, c, 5, ch);
     }
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       A xhat = normalizedOf(S::load(in.v[k]), mean.v[k], invstd.v[k]);
-      T fused = formed ? affineOf<T>(xhat, gamma.v[k], beta.v[k]) : out.v[k];
-      A d = normGradOf(g.v[k], fused, output || formed);
+      A d;
+      if constexpr (Way == NormGrad::Plain)
+        d = S::load(g.v[k]);
+      else if constexpr (Way == NormGrad::ReadOutput)
+        d = normGradOf(g.v[k], out.v[k], true);
+      else
+        d = normGradOf(g.v[k], affineOf<T>(xhat, gamma.v[k], beta.v[k]),
+                       true);
       t[k] = {{d, d * xhat}};
     }
   }
@@ -830,11 +845,19 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     channelParamsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
         paramDtype, gamma, formed ? beta : nullptr, savedMean, savedInvstd,
         stats, c);
-    reduceColumnsOf(
-        plan, BatchNormGradTerms<T>{dy, x, out, stats, c, formed},
-        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-        StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta, c},
-        partials);
+    auto sums = [&](auto way) {
+      reduceColumnsOf(
+          plan, BatchNormGradTerms<T, decltype(way)::value>{dy, x, out, stats, c},
+          SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+          StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta, c},
+          partials);
+    };
+    if (out)
+      sums(std::integral_constant<NormGrad, NormGrad::ReadOutput>{});
+    else if (formed)
+      sums(std::integral_constant<NormGrad, NormGrad::FormOutput>{});
+    else
+      sums(std::integral_constant<NormGrad, NormGrad::Plain>{});
     T *dx = static_cast<T *>(gradInput);
     withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
       constexpr int N = decltype(width)::value;
