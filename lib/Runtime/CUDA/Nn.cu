@@ -306,8 +306,7 @@ template <typename T, NormGrad Way> struct BatchNormGradTerms {
       else if constexpr (Way == NormGrad::ReadOutput)
         d = normGradOf(g.v[k], out.v[k], true);
       else
-        d = normGradOf(g.v[k], affineOf<T>(xhat, gamma.v[k], beta.v[k]),
-                       true);
+        d = normGradOf(g.v[k], affineOf<T>(xhat, gamma.v[k], beta.v[k]), true);
       t[k] = {{d, d * xhat}};
     }
   }
@@ -847,7 +846,8 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
         stats, c);
     auto sums = [&](auto way) {
       reduceColumnsOf(
-          plan, BatchNormGradTerms<T, decltype(way)::value>{dy, x, out, stats, c},
+          plan,
+          BatchNormGradTerms<T, decltype(way)::value>{dy, x, out, stats, c},
           SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
           StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta, c},
           partials);
