@@ -181,6 +181,22 @@ __device__ void gridStrideAhead(I vectors, Load load, Body body) {
   }
 }
 
+/// The group of channels (v % cv) of a thread's indices in
+/// gridStrideAhead: one for all of them where the grid's stride is a
+/// multiple of cv (channelGroupBlocks makes it so where it can), else
+/// computed for each (a remainder of a division: about as many
+/// instructions as the access's arithmetic).
+template <typename I> struct ThreadGroup {
+  I cv, fixed; // fixed: the thread's group, or -1 where it changes
+  __device__ explicit ThreadGroup(I cv) : cv(cv) {
+    int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    fixed = stride % cv == 0
+                ? I((int64_t(blockIdx.x) * blockDim.x + threadIdx.x) % cv)
+                : I(-1);
+  }
+  __device__ I of(I v) const { return fixed >= 0 ? fixed : v % cv; }
+};
+
 /// y = (x - mean) * invstd * gamma + beta over [rows, c] (with a fused ReLU
 /// of the rounded value), N channels of a row per access (c = cv * N); the
 /// channels' mean, invstd, gamma and beta N at a time from stats (4 c
@@ -196,12 +212,13 @@ __global__ void batchNormApplyKernel(const T *x,
   auto *params = reinterpret_cast<const P *>(stats);
   P mean, invstd, gamma, beta;
   I loaded = -1; // the group whose values the thread holds
+  ThreadGroup<I> groups(cv);
   constexpr int kAhead = 4;
   V in[kAhead];
   gridStrideAhead<kAhead>(
       vectors, [&](I v, int a) { in[a] = reinterpret_cast<const V *>(x)[v]; },
       [&](I v, int a) {
-        if (I group = v % cv; group != loaded) {
+        if (I group = groups.of(v); group != loaded) {
           mean = params[group], invstd = params[cv + group],
           gamma = params[2 * cv + group], beta = params[3 * cv + group];
           loaded = group;
@@ -312,74 +329,80 @@ template <typename T, NormGrad Way> struct BatchNormGradTerms {
   }
 };
 
-/// Per channel: the sums of dy and dy * xhat into stats[ch], stats[c + ch]
-/// (beside channelParamsKernel's values, read N channels at a time by
-/// batchNormGradInputKernel), and the parameters' gradients.
+/// Per channel: the means of dy and dy * xhat over the rows into
+/// stats[ch], stats[c + ch] (beside channelParamsKernel's values, read N
+/// channels at a time by batchNormGradInputKernel), and the parameters'
+/// gradients (the sums).
 template <typename A> struct StoreBatchNormGrads {
   A *stats;
   mpcrt_dtype pd;
   void *dgamma, *dbeta;
-  int64_t c;
+  int64_t c, rows;
   __device__ void operator()(int64_t, int64_t ch,
                              const Partial<A, 2> &s) const {
-    stats[ch] = s.v[0];
-    stats[c + ch] = s.v[1];
+    stats[ch] = s.v[0] / static_cast<A>(rows);
+    stats[c + ch] = s.v[1] / static_cast<A>(rows);
     storeAny(pd, dgamma, ch, s.v[1]);
     storeAny(pd, dbeta, ch, s.v[0]);
   }
 };
 
-/// dx from dy, x and the sums of dy and dy * xhat, N channels per access
-/// (dy through a fused ReLU where `output` is not null, or where `formed`,
-/// its output formed again with beta); the channels' sums, mean, invstd,
-/// gamma (and beta) N at a time from stats (5 (6) c values,
-/// StoreBatchNormGrads and channelParamsKernel).
-template <typename T, int N, typename I>
-__global__ void
-batchNormGradInputKernel(const T *dy, const T *x, const T *output,
-                         const typename Storage<T>::Acc *stats, T *dx,
-                         I vectors, I cv, I rows, bool formed) {
+/// dx = gamma invstd (d - mean(d) - xhat mean(d xhat)), d the gradient
+/// reaching the norm (read the Way BatchNormGradTerms reads it), as the
+/// CPU reference forms it; N channels per access. The channels' values N
+/// at a time from stats (5 (6) c values, StoreBatchNormGrads and
+/// channelParamsKernel), gamma invstd formed once per group.
+template <typename T, int N, typename I, NormGrad Way>
+__global__ void batchNormGradInputKernel(const T *dy, const T *x,
+                                         const T *output,
+                                         const typename Storage<T>::Acc *stats,
+                                         T *dx, I vectors, I cv) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
   using P = Vec<A, N>;
   auto *params = reinterpret_cast<const P *>(stats);
-  A n = static_cast<A>(rows);
-  P sumDy, sumDyXhat, mean, invstd, gamma, beta{};
+  P meanDy, meanDyXhat, mean, invstd, k, gamma, beta;
   I loaded = -1; // the group whose values the thread holds
+  ThreadGroup<I> groups(cv);
   constexpr int kAhead = 2;
-  V g[kAhead], in[kAhead], fused[kAhead];
+  V g[kAhead], in[kAhead], out[kAhead];
   gridStrideAhead<kAhead>(
       vectors,
       [&](I v, int a) {
         g[a] = reinterpret_cast<const V *>(dy)[v];
         in[a] = reinterpret_cast<const V *>(x)[v];
-        if (output)
-          fused[a] = reinterpret_cast<const V *>(output)[v];
+        if constexpr (Way == NormGrad::ReadOutput)
+          out[a] = reinterpret_cast<const V *>(output)[v];
       },
       [&](I v, int a) {
-        if (I group = v % cv; group != loaded) {
-          sumDy = params[group], sumDyXhat = params[cv + group],
+        if (I group = groups.of(v); group != loaded) {
+          meanDy = params[group], meanDyXhat = params[cv + group],
           mean = params[2 * cv + group], invstd = params[3 * cv + group],
           gamma = params[4 * cv + group];
-          if (formed)
+          if constexpr (Way == NormGrad::FormOutput)
             beta = params[5 * cv + group];
+#pragma unroll
+          for (int j = 0; j < N; ++j)
+            k.v[j] = gamma.v[j] * invstd.v[j];
           loaded = group;
         }
-        if (!output)
-          fused[a] = g[a];
-        V out;
+        V result;
 #pragma unroll
-        for (int k = 0; k < N; ++k) {
-          A xhat = normalizedOf(S::load(in[a].v[k]), mean.v[k], invstd.v[k]);
-          if (formed)
-            fused[a].v[k] = affineOf<T>(xhat, gamma.v[k], beta.v[k]);
-          out.v[k] =
-              S::store(gamma.v[k] * invstd.v[k] *
-                       (normGradOf(g[a].v[k], fused[a].v[k], output || formed) -
-                        sumDy.v[k] / n - xhat * sumDyXhat.v[k] / n));
+        for (int j = 0; j < N; ++j) {
+          A xhat = normalizedOf(S::load(in[a].v[j]), mean.v[j], invstd.v[j]);
+          A d;
+          if constexpr (Way == NormGrad::Plain)
+            d = S::load(g[a].v[j]);
+          else if constexpr (Way == NormGrad::ReadOutput)
+            d = normGradOf(g[a].v[j], out[a].v[j], true);
+          else
+            d = normGradOf(g[a].v[j], affineOf<T>(xhat, gamma.v[j], beta.v[j]),
+                           true);
+          result.v[j] =
+              S::store(k.v[j] * (d - meanDy.v[j] - xhat * meanDyXhat.v[j]));
         }
-        reinterpret_cast<V *>(dx)[v] = out;
+        reinterpret_cast<V *>(dx)[v] = result;
       });
 }
 
@@ -844,31 +867,30 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     channelParamsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
         paramDtype, gamma, formed ? beta : nullptr, savedMean, savedInvstd,
         stats, c);
-    auto sums = [&](auto way) {
-      reduceColumnsOf(
-          plan,
-          BatchNormGradTerms<T, decltype(way)::value>{dy, x, out, stats, c},
-          SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-          StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta, c},
-          partials);
+    T *dx = static_cast<T *>(gradInput);
+    auto run = [&](auto way) {
+      constexpr NormGrad Way = decltype(way)::value;
+      reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, stats, c},
+                      SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+                      StoreBatchNormGrads<A>{stats, paramDtype, gradGamma,
+                                             gradBeta, c, rows},
+                      partials);
+      withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
+        constexpr int N = decltype(width)::value;
+        withIndexFor(rows * c, [&](auto *i) {
+          using I = MPCRT_TYPE(i);
+          batchNormGradInputKernel<T, N, I, Way>
+              <<<channelGroupBlocks(rows * c / N, c / N), kThreads, 0,
+                 stream()>>>(dy, x, out, stats, dx, I(rows * c / N), I(c / N));
+        });
+      });
     };
     if (out)
-      sums(std::integral_constant<NormGrad, NormGrad::ReadOutput>{});
+      run(std::integral_constant<NormGrad, NormGrad::ReadOutput>{});
     else if (formed)
-      sums(std::integral_constant<NormGrad, NormGrad::FormOutput>{});
+      run(std::integral_constant<NormGrad, NormGrad::FormOutput>{});
     else
-      sums(std::integral_constant<NormGrad, NormGrad::Plain>{});
-    T *dx = static_cast<T *>(gradInput);
-    withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
-      constexpr int N = decltype(width)::value;
-      withIndexFor(rows * c, [&](auto *i) {
-        using I = MPCRT_TYPE(i);
-        batchNormGradInputKernel<T, N, I>
-            <<<channelGroupBlocks(rows * c / N, c / N), kThreads, 0,
-               stream()>>>(dy, x, out, stats, dx, I(rows * c / N), I(c / N),
-                           I(rows), formed);
-      });
-    });
+      run(std::integral_constant<NormGrad, NormGrad::Plain>{});
   });
   MPCRT_CUDA_LAUNCHED("batch_norm_backward");
 }
