@@ -143,3 +143,29 @@ func.func @reduce_max_backward(%g: tensor<4x2xf32>, %x: tensor<4x8x2xf32>, %m: t
   %0 = mpc.reduce_max_backward %g, %x, %m {dims = array<i64: 1>} : tensor<4x2xf32>, tensor<4x8x2xf32>
   return %0 : tensor<4x8x2xf32>
 }
+
+// -----
+
+// Running statistics loaded from globals and stored back to them are
+// updated in the state buffer itself (mpc.in_globals): no copy into a
+// result buffer before the kernel, none back after it.
+// The mean is the state buffer's first global (%arg1 itself), the
+// variance the next one; the one copy is the result's, into the caller's
+// output.
+// CHECK-LABEL: func.func @batch_norm_running_in_globals(
+// CHECK: %[[RV:.*]] = llvm.getelementptr %arg1[%c256_i64{{(_[0-9]+)?}}]
+// CHECK-NOT: mpcrt_copy
+// CHECK: call @mpcrt_batch_norm_f32(%{{.*}}, %c2_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %arg1, %[[RV]],
+// CHECK: call @mpcrt_copy(%{{.*}}, %arg0, %c1024_i64{{(_[0-9]+)?}})
+// CHECK-NOT: mpcrt_copy
+// CHECK: return
+ml_program.global private mutable @mean(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @var(#mpc.init<ones>) : tensor<8xf32>
+func.func @batch_norm_running_in_globals(%img: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x4x4x8xf32> {
+  %m = ml_program.global_load @mean : tensor<8xf32>
+  %v = ml_program.global_load @var : tensor<8xf32>
+  %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %m, %v : tensor<2x4x4x8xf32>, tensor<8xf32>
+  ml_program.global_store @mean = %rm : tensor<8xf32>
+  ml_program.global_store @var = %rv : tensor<8xf32>
+  return %o : tensor<2x4x4x8xf32>
+}

@@ -1,6 +1,6 @@
 // An elementwise op whose result is stored back to a global it reads (a
 // gradient accumulator's acc = acc + g) writes the global itself: it gets
-// mpc.in_global and no arena buffer, and the store copies nothing. Only
+// mpc.in_globals and no arena buffer, and the store copies nothing. Only
 // where nothing reads the global after the op and no other store writes it
 // afterwards.
 // RUN: mpc-opt %s -split-input-file --mpc-plan-memory | FileCheck %s
@@ -9,7 +9,7 @@
 // The accumulation: no arena at all (the gradient is an argument).
 // CHECK-LABEL: func @accumulate
 // CHECK-SAME: attributes {mpc.arena_bytes = 0 : i64}
-// CHECK: %[[SUM:.*]] = mpc.add %{{.*}}, %{{.*}} {mpc.in_global = @acc} : tensor<16x8xf32>, tensor<16x8xf32>
+// CHECK: %[[SUM:.*]] = mpc.add %{{.*}}, %{{.*}} {mpc.in_globals = [@acc]} : tensor<16x8xf32>, tensor<16x8xf32>
 // CHECK-NEXT: ml_program.global_store @acc = %[[SUM]]
 // REPORT: "function": "accumulate",
 // REPORT: "written_in_globals": 1,
@@ -26,7 +26,7 @@ func.func @accumulate(%g: tensor<16x8xf32>) {
 // The global's operand may come second; the result may also be read (it is
 // the global's value from then on) and returned.
 // CHECK-LABEL: func @second_operand
-// CHECK: %[[SUM:.*]] = mpc.mul %{{.*}}, %{{.*}} {mpc.in_global = @acc}
+// CHECK: %[[SUM:.*]] = mpc.mul %{{.*}}, %{{.*}} {mpc.in_globals = [@acc]}
 // CHECK: mpc.exp %[[SUM]] {mpc.offsets = array<i64: 0>}
 // CHECK: return %[[SUM]]
 ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
@@ -117,11 +117,69 @@ func.func @other_global(%g: tensor<8xf32>) {
 // The other operand may broadcast (each result element still reads the
 // global's element at its own index only).
 // CHECK-LABEL: func @broadcast
-// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.in_global = @acc} : tensor<4x8xf32>, tensor<8xf32>
+// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.in_globals = [@acc]} : tensor<4x8xf32>, tensor<8xf32>
 ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<4x8xf32>
 func.func @broadcast(%g: tensor<8xf32>) {
   %a = ml_program.global_load @acc : tensor<4x8xf32>
   %s = mpc.add %a, %g : tensor<4x8xf32>, tensor<8xf32>
   ml_program.global_store @acc = %s : tensor<4x8xf32>
   return
+}
+
+// -----
+
+// A batch norm's new running statistics (results 1 and 2), stored back to
+// the globals it read them from, are computed in those globals: the kernel
+// updates them in place, so neither the copy into a result buffer before
+// it nor the store after it copies anything. The other results stay in the
+// arena.
+// CHECK-LABEL: func @running_statistics
+// CHECK: mpc.batch_norm {{.*}} {mpc.in_globals = [unit, @mean, @var, unit, unit], mpc.offsets = array<i64: 0, -1, -1, 1024, 1280>}
+// REPORT: "function": "running_statistics",
+// REPORT: "written_in_globals": 2,
+ml_program.global private mutable @mean(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @var(#mpc.init<ones>) : tensor<8xf32>
+func.func @running_statistics(%x: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x4x4x8xf32> {
+  %m = ml_program.global_load @mean : tensor<8xf32>
+  %v = ml_program.global_load @var : tensor<8xf32>
+  %y:5 = mpc.batch_norm %x, %g, %b, %m, %v : tensor<2x4x4x8xf32>, tensor<8xf32>
+  ml_program.global_store @mean = %y#1 : tensor<8xf32>
+  ml_program.global_store @var = %y#2 : tensor<8xf32>
+  return %y#0 : tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// The old running mean is read after the batch norm (returned): the new
+// one takes an arena buffer; the variance is still computed in its global.
+// CHECK-LABEL: func @old_mean_read_after
+// CHECK: mpc.batch_norm {{.*}} {mpc.in_globals = [unit, unit, @var, unit, unit]
+ml_program.global private mutable @mean(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @var(#mpc.init<ones>) : tensor<8xf32>
+func.func @old_mean_read_after(%x: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<2x4x4x8xf32>, tensor<8xf32>) {
+  %m = ml_program.global_load @mean : tensor<8xf32>
+  %v = ml_program.global_load @var : tensor<8xf32>
+  %y:5 = mpc.batch_norm %x, %g, %b, %m, %v : tensor<2x4x4x8xf32>, tensor<8xf32>
+  ml_program.global_store @mean = %y#1 : tensor<8xf32>
+  ml_program.global_store @var = %y#2 : tensor<8xf32>
+  return %y#0, %m : tensor<2x4x4x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A running statistic stored to another global than the one read (here
+// the mean's result into the variance's global and the other way round):
+// not in place.
+// CHECK-LABEL: func @swapped
+// CHECK-NOT: mpc.in_global
+// CHECK: return
+ml_program.global private mutable @mean(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @var(#mpc.init<ones>) : tensor<8xf32>
+func.func @swapped(%x: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x4x4x8xf32> {
+  %m = ml_program.global_load @mean : tensor<8xf32>
+  %v = ml_program.global_load @var : tensor<8xf32>
+  %y:5 = mpc.batch_norm %x, %g, %b, %m, %v : tensor<2x4x4x8xf32>, tensor<8xf32>
+  ml_program.global_store @var = %y#1 : tensor<8xf32>
+  ml_program.global_store @mean = %y#2 : tensor<8xf32>
+  return %y#0 : tensor<2x4x4x8xf32>
 }

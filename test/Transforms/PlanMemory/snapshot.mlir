@@ -54,7 +54,7 @@ func.func @returned(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) {
 // after its last reader (which then writes the global itself): no copy.
 // CHECK-LABEL: func @other_global
 // CHECK: ml_program.global_load @g : tensor<4xf32>{{$}}
-// CHECK: mpc.add {{.*}} {mpc.in_global = @g}
+// CHECK: mpc.add {{.*}} {mpc.in_globals = [@g]}
 // REPORT: "function": "other_global",
 // REPORT: "load_snapshots": 0,
 ml_program.global private mutable @g(dense<1.0> : tensor<4xf32>) : tensor<4xf32>

@@ -57,16 +57,34 @@ SmallVector<Value> inPlaceOperands(Operation *op) {
   return {};
 }
 
-/// The global an elementwise op may write its result into directly: the
-/// op reads a load of the global (of the result's type) and the result is
-/// stored back to it (a gradient accumulator's `acc = acc + g`), nothing
-/// reads the global after the op, and no other store writes it after the
-/// op. The store then copies nothing, and the result takes no arena
-/// buffer. Null otherwise.
+/// The operands whose global a result may be computed in (below): any
+/// operand of a one-result elementwise op; a batch norm's running mean and
+/// variance for its new ones (results 1 and 2), which the kernel updates
+/// in place.
+SmallVector<Value> globalOperandsOf(Operation *op, unsigned result) {
+  if (isElementwise(op) && op->getNumResults() == 1)
+    return SmallVector<Value>(op->getOperands());
+  if (auto norm = dyn_cast<BatchNormOp>(op)) {
+    if (result == 1)
+      return {norm.getRunningMean()};
+    if (result == 2)
+      return {norm.getRunningVar()};
+  }
+  return {};
+}
+
+/// The global an op may write a result into directly: the result is
+/// stored back to a global whose load (of the result's type) is one of
+/// its globalOperandsOf (a gradient accumulator's `acc = acc + g`, a
+/// batch norm's running statistics), nothing reads the global after the
+/// op, and no other store writes it after the op. The store then copies
+/// nothing, and the result takes no arena buffer. Null otherwise.
 SymbolRefAttr globalWrittenInPlace(
     Operation *op, Value result, const DenseMap<Operation *, int64_t> &order,
     const llvm::DenseMap<Attribute, SmallVector<Operation *>> &accessesOf) {
-  if (!isElementwise(op) || op->getNumResults() != 1)
+  SmallVector<Value> candidates =
+      globalOperandsOf(op, cast<OpResult>(result).getResultNumber());
+  if (candidates.empty())
     return {};
   int64_t here = order.lookup(op);
   for (Operation *user : result.getUsers()) {
@@ -74,7 +92,7 @@ SymbolRefAttr globalWrittenInPlace(
     if (!store || store->getBlock() != op->getBlock())
       continue;
     SymbolRefAttr global = store.getGlobalAttr();
-    bool readsIt = llvm::any_of(op->getOperands(), [&](Value operand) {
+    bool readsIt = llvm::any_of(candidates, [&](Value operand) {
       auto load = operand.getDefiningOp<ml_program::GlobalLoadOp>();
       return load && load.getGlobalAttr() == global &&
              load.getType() == result.getType();
@@ -214,7 +232,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (op != func) {
-      op->removeAttr("mpc.in_global"); // a plan made before
+      op->removeAttr("mpc.in_globals"); // a plan made before
       op->removeAttr("mpc.offsets");
       order[op] = ops.size();
       ops.push_back(op);
@@ -285,7 +303,12 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       if (SymbolRefAttr global =
               reuse ? globalWrittenInPlace(op, result, order, accessesOf)
                     : SymbolRefAttr()) {
-        op->setAttr("mpc.in_global", global);
+        OpBuilder b(op);
+        SmallVector<Attribute> globals(op->getNumResults(), b.getUnitAttr());
+        if (auto before = op->getAttrOfType<ArrayAttr>("mpc.in_globals"))
+          globals.assign(before.begin(), before.end());
+        globals[cast<OpResult>(result).getResultNumber()] = global;
+        op->setAttr("mpc.in_globals", b.getArrayAttr(globals));
         ++plan.inGlobals;
         continue;
       }

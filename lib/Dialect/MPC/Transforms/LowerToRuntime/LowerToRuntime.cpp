@@ -217,10 +217,17 @@ Value Lowering::pointerArray(ArrayRef<Value> values) {
   return array;
 }
 
+/// The global result #i of `op` is computed in (mpc.in_globals), or null.
+static SymbolRefAttr inGlobalOf(Operation *op, unsigned i) {
+  auto globals = op->getAttrOfType<ArrayAttr>("mpc.in_globals");
+  if (!globals || i >= globals.size())
+    return {};
+  return dyn_cast<SymbolRefAttr>(globals[i]);
+}
+
 Value Lowering::result(Operation *op, unsigned i) {
-  // Written into the global it accumulates (--mpc-plan-memory).
-  if (auto global = op->getAttrOfType<SymbolRefAttr>("mpc.in_global");
-      global && i == 0) {
+  // Written into the global it is stored to (--mpc-plan-memory).
+  if (SymbolRefAttr global = inGlobalOf(op, i)) {
     Value p = this->global(global.getLeafReference());
     bind(op->getResult(i), p);
     return p;
@@ -511,8 +518,9 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     l.currentLoc = store.getLoc();
     Value value = store.getValue();
     // Computed in the global's own storage: nothing to copy.
-    if (Operation *def = value.getDefiningOp();
-        def && def->getAttr("mpc.in_global") == store.getGlobalAttr())
+    if (auto result = dyn_cast<OpResult>(value);
+        result && inGlobalOf(result.getOwner(), result.getResultNumber()) ==
+                      store.getGlobalAttr())
       return;
     if (auto zero = value.getDefiningOp<ConstantOp>();
         zero && isStoredZero(zero)) {

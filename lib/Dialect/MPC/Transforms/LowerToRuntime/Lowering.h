@@ -93,8 +93,9 @@ public:
   /// Continues the lowering in a new function of the step (its next part),
   /// whose arguments are the arena, state, inputs and outputs.
   void startPart(Value arena, Value state, Value inputs);
-  /// The planned arena buffer of result `i` of `op` (from mpc.offsets),
-  /// bound to the result; null with an error when the op has no plan.
+  /// The planned arena buffer of result `i` of `op` (from mpc.offsets), or
+  /// the global the plan computes it in (mpc.in_globals), bound to the
+  /// result; null with an error when the op has no plan.
   Value result(Operation *op, unsigned i);
   /// The state-buffer pointer of a global.
   Value global(StringRef name);

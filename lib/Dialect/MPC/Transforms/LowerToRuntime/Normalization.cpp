@@ -196,7 +196,9 @@ LogicalResult batchNorm(BatchNormOp op, Lowering &l) {
   auto param = tensorType(op.getGamma());
   int64_t c = param.getNumElements();
   // The op is functional: the kernel updates the running statistics in
-  // place, so it works on copies in the result buffers.
+  // place, so it works on copies in the result buffers, except where the
+  // plan computes them in their globals (mpc.in_globals: the result
+  // buffer is then the operand's, and copy() copies nothing).
   l.copy(out[1], l.ptr(op.getRunningMean()), param);
   l.copy(out[2], l.ptr(op.getRunningVar()), param);
   l.call("mpcrt_batch_norm_" + suffix(type.getElementType()),
