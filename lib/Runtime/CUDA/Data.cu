@@ -12,18 +12,25 @@ namespace mpcrt::cuda {
 namespace {
 
 /// I: uint32_t where indexesFit32, else int64_t: the divisions by the
-/// dimensions are the kernel's main cost.
+/// dimensions are the kernel's main cost. kStridedAhead elements of a
+/// thread at a time (gridStrideAhead): their offsets' divisions and their
+/// loads overlap, where one element a thread waited for its divisions,
+/// then its load, before its store (a UNet's channel concatenation moved
+/// its 67 MB at 0.55 of copy speed on an H200).
+constexpr int kStridedAhead = 4;
+
 template <typename E, typename I>
 __global__ void stridedCopyKernel(const E *in, I offset, E *out, Layout<1> s,
                                   I count, bool scatter) {
-  for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
-       i += I(gridDim.x) * blockDim.x) {
-    I at = offset + offsetOf(s, 0, i);
-    if (scatter)
-      out[at] = in[i];
-    else
-      out[i] = in[at];
-  }
+  E v[kStridedAhead];
+  if (scatter)
+    gridStrideAhead<kStridedAhead>(
+        count, [&](I i, int a) { v[a] = in[i]; },
+        [&](I i, int a) { out[offset + offsetOf(s, 0, i)] = v[a]; });
+  else
+    gridStrideAhead<kStridedAhead>(
+        count, [&](I i, int a) { v[a] = in[offset + offsetOf(s, 0, i)]; },
+        [&](I i, int a) { out[i] = v[a]; });
 }
 
 /// A copy whose strided side is contiguous along one dimension (`rows`)
@@ -333,15 +340,14 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
     using E = MPCRT_TYPE(e);
     auto *from = static_cast<const E *>(in);
     auto *to = static_cast<E *>(out);
+    unsigned blocks = blocksFor((count + kStridedAhead - 1) / kStridedAhead);
     if (small)
-      stridedCopyKernel<E, uint32_t>
-          <<<blocksFor(count), kThreads, 0, stream()>>>(
-              from, static_cast<uint32_t>(offset), to, s,
-              static_cast<uint32_t>(count), scatter);
+      stridedCopyKernel<E, uint32_t><<<blocks, kThreads, 0, stream()>>>(
+          from, static_cast<uint32_t>(offset), to, s,
+          static_cast<uint32_t>(count), scatter);
     else
-      stridedCopyKernel<E, int64_t>
-          <<<blocksFor(count), kThreads, 0, stream()>>>(from, offset, to, s,
-                                                        count, scatter);
+      stridedCopyKernel<E, int64_t><<<blocks, kThreads, 0, stream()>>>(
+          from, offset, to, s, count, scatter);
   });
   MPCRT_CUDA_LAUNCHED(scatter ? "strided_scatter" : "strided_copy");
 }

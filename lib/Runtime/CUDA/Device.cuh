@@ -277,6 +277,26 @@ template <bool Warp> struct RowTeam {
   }
 };
 
+/// A grid-stride loop over `vectors` that takes `Ahead` of the thread's
+/// indices at a time: load(v, a) for each of them first, so that their
+/// loads are in flight together, then body(v, a) for each in order (one
+/// index per iteration kept a single load of each thread in flight).
+template <int Ahead, typename I, typename Load, typename Body>
+__device__ void gridStrideAhead(I vectors, Load load, Body body) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t v0 = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+       v0 < vectors; v0 += Ahead * stride) {
+#pragma unroll
+    for (int a = 0; a < Ahead; ++a)
+      if (v0 + a * stride < vectors)
+        load(static_cast<I>(v0 + a * stride), a);
+#pragma unroll
+    for (int a = 0; a < Ahead; ++a)
+      if (v0 + a * stride < vectors)
+        body(static_cast<I>(v0 + a * stride), a);
+  }
+}
+
 /// Dimensions of the strided operations (copies, broadcasting ops).
 constexpr int kMaxRank = 8;
 
