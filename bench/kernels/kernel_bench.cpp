@@ -376,6 +376,17 @@ void batchNormCases() {
            batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
                              dx, dg, db, kPixels, kWidth, nullptr, beta);
          });
+  // The skip connection's concatenation: half of the channels of a
+  // [16, 128, 128, 2W] tensor written from a [16, 128, 128, W] one (x read,
+  // half of y written: 128-byte runs, moved 16 bytes at a time).
+  {
+    void *wide = b.empty(2 * n * 2);
+    int64_t shape[] = {kPixels, kWidth}, strides[] = {2 * kWidth, 1};
+    report("concat_scatter", dims({16, 128, 128, kWidth}) + " into 2x",
+           "f16", 4.0 * n, [&] {
+             stridedScatter(x, wide, kWidth, strides, shape, 2, 2);
+           });
+  }
   // 2 x 2 max pooling of the full-resolution activation and its backward
   // (at least: x read, y written; dy and x read, dx written), and the
   // nearest 2 x 2 upsampling back to it (y written, x read once).
