@@ -672,7 +672,9 @@ TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
 // element in the block kernel), the values as the softmax's. Rows of 45
 // start off a multiple of 4 (a group spans two rows) and move one element
 // at a time, rows of 64 and 200 do not and move two and four elements an
-// access, rows of 1029 take a block each.
+// access, rows of 64 and 512 of one type fill a warp's lanes exactly (the
+// kernels' Full form, with the row's length a constant), rows of 1029
+// take a block each.
 TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 37;
@@ -684,7 +686,7 @@ TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
       {MPCRT_F32, MPCRT_BF16}, {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64}};
   // p = 0: every element kept, no bits drawn.
   for (double p : {0.3, 0.0})
-    for (int64_t cols : {45, 64, 200, 1029})
+    for (int64_t cols : {45, 64, 200, 512, 1029})
       for (auto [in, out] : pairs) {
         SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
                      std::to_string(in) + " " + std::to_string(out) + " p " +
@@ -739,8 +741,8 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
   // rows: several chunks; cols: a warp per row (up to 1024: groups of 4,
   // a partial last group, all eight groups of a lane), a block.
   const int64_t rows = 200;
-  for (int64_t cols : {int64_t(5), int64_t(768), int64_t(1022), int64_t(1024),
-                       int64_t(1031)})
+  for (int64_t cols :
+       {int64_t(5), int64_t(768), int64_t(1022), int64_t(1024), int64_t(1031)})
     for (mpcrt_dtype d : kTypes) {
       SCOPED_TRACE("cols " + std::to_string(cols));
       mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
