@@ -8,9 +8,10 @@
 // block read up to 32 x 16 bytes of neighbouring columns of several rows at
 // once (coalesced; fewer lanes across and more rows for narrow arrays), the
 // rows are cut into chunks so that there are enough blocks, and a second
-// pass combines each column's chunks in order. The cut and the order depend
-// on the shape only, never on the device or the pointers, so results are
-// the same on every GPU and every run.
+// pass combines each column's chunks in a fixed order (a thread's in turn,
+// or a warp's or a block's lanes in a fixed tree). The cut and the order
+// depend on the shape only, never on the device or the pointers, so
+// results are the same on every GPU and every run.
 //
 //===----------------------------------------------------------------------===//
 
