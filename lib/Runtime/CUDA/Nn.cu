@@ -25,6 +25,14 @@ namespace {
 /// then combined pairwise (Chan, Golub and LeVeque): one read of the input
 /// instead of two (the CPU reference's mean, then squared deviations).
 /// The normalisation and its gradient are elementwise.
+///
+/// The values are taken relative to their channel's first (row 0), and
+/// so are the partials' means: a channel far from 0 next to its spread
+/// (the offset test's 1000 +- 0.05) otherwise kept its threads' means to
+/// the ulp of 1000, and the pairwise combination's squared differences of
+/// those means lost the between-thread part of the variance to them (a
+/// relative 2.5e-4 in the variance, one seed in eleven, with 16 rows a
+/// thread). StoreStatistics adds the first value back.
 template <typename T> struct ChannelMoments {
   using Element = T;
   const T *x;
@@ -34,10 +42,12 @@ template <typename T> struct ChannelMoments {
   template <int N>
   __device__ void terms(int64_t, int64_t r, int64_t ch, bool whole,
                         Partial<A, 3> (&t)[N]) const {
-    Vec<T, N> v = loadVec<N>(x, r * c + ch, whole);
+    Vec<T, N> v = loadVec<N>(x, r * c + ch, whole),
+              first = loadVec<N>(x, ch, whole);
 #pragma unroll
     for (int k = 0; k < N; ++k)
-      t[k] = {{A(1), Storage<T>::load(v.v[k]), A(0)}};
+      t[k] = {{A(1), Storage<T>::load(v.v[k]) - Storage<T>::load(first.v[k]),
+               A(0)}};
   }
 };
 
@@ -64,11 +74,12 @@ template <typename A> struct CombineMoments {
 /// value in turn (CombineMoments: a division and two branches a value)
 /// made the statistics pass of a 16x128x128x128 f16 batch norm bound by
 /// its instructions: about 75 of the forward's 112 us, for 64 MiB read.
-/// The shifted sums' rounding error in the squared deviations is about
-/// n u (var + (mean - s)^2) for a thread's n values (u the accumulator's
-/// unit roundoff); s is one of the values, so (mean - s)^2 is a few
-/// variances unless s is far out in the tail, and n is the thread's
-/// share of the rows (16 at that shape).
+/// The shifted sums' rounding error in a thread's sum of squared
+/// deviations M is about n u (M + n (mean - s)^2) for its n values (u the
+/// accumulator's unit roundoff); s is one of the values, so n (mean -
+/// s)^2 <= n M and the error is at most about n (n + 1) u M: a relative
+/// 1.6e-5 in f32 for the 16 rows a thread takes at that shape, however
+/// far s lies in the tail (an outlier as s is part of M).
 template <typename A> struct FoldMoments {
   struct State {
     A shift, n, sum, squares;
@@ -107,7 +118,8 @@ __device__ void storeChannel(A *stats, int64_t c, int64_t ch, A mean, A invstd,
 
 /// Per channel: what the normalisation reads (storeChannel), the saved
 /// statistics, and the running ones updated.
-template <typename A> struct StoreStatistics {
+template <typename T, typename A> struct StoreStatistics {
+  const T *x; // the channels' first values, row 0 (ChannelMoments)
   A *stats;
   mpcrt_dtype pd;
   const void *gamma, *beta;
@@ -117,7 +129,7 @@ template <typename A> struct StoreStatistics {
   double momentum, eps;
   __device__ void operator()(int64_t, int64_t ch,
                              const Partial<A, 3> &s) const {
-    A mean = s.v[1], var = s.v[2];
+    A mean = Storage<T>::load(x[ch]) + s.v[1], var = s.v[2];
     A biased = var / static_cast<A>(rows);
     A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
     A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
@@ -791,9 +803,10 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     A *stats = batchNormScratch(plan, c, 4, partials);
     reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
                     FoldMoments<A>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
-                    StoreStatistics<A>{stats, paramDtype, gamma, beta,
-                                       runningMean, runningVar, savedMean,
-                                       savedInvstd, rows, c, momentum, epsilon},
+                    StoreStatistics<T, A>{x, stats, paramDtype, gamma, beta,
+                                          runningMean, runningVar, savedMean,
+                                          savedInvstd, rows, c, momentum,
+                                          epsilon},
                     partials);
     applyBatchNorm(x, stats, static_cast<T *>(output), rows, c, relu);
   });

@@ -445,14 +445,14 @@ TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
         std::vector<uint8_t> xs(x.begin() + offset * e, x.end()),
             dys(dy.begin() + offset * e, dy.end()), yRef(n * e), dxRef(n * e);
         std::vector<float> mean(c), invstd(c), dgRef(c), dbRef(c);
-        std::vector<float> gpuMean = download(gm, c), gpuInvstd = download(gi, c);
+        std::vector<float> gpuMean = download(gm, c),
+                           gpuInvstd = download(gi, c);
 #define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
-    mpcrt_batch_norm_##SUFFIX(reinterpret_cast<const T *>(xs.data()),          \
-                              MPCRT_F32, gamma.data(), beta.data(), rm.data(), \
-                              rv.data(), reinterpret_cast<T *>(yRef.data()),   \
-                              mean.data(), invstd.data(), rows, c, 0.1, 1e-5,  \
-                              MPCRT_RELU);                                     \
+    mpcrt_batch_norm_##SUFFIX(                                                 \
+        reinterpret_cast<const T *>(xs.data()), MPCRT_F32, gamma.data(),       \
+        beta.data(), rm.data(), rv.data(), reinterpret_cast<T *>(yRef.data()), \
+        mean.data(), invstd.data(), rows, c, 0.1, 1e-5, MPCRT_RELU);           \
     mpcrt_batch_norm_backward_##SUFFIX(                                        \
         reinterpret_cast<const T *>(dys.data()),                               \
         reinterpret_cast<const T *>(xs.data()), MPCRT_F32, gamma.data(),       \
@@ -476,14 +476,21 @@ TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
 // squares in f32 would cancel to nothing), a centred one, and a wide one.
 TEST_F(Nn, BatchNormStatisticsMatchFloat64OnAnOffsetChannel) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const int64_t rows = 5000, c = 3;
-  const double offset[c] = {1000, -3, 0}, spread[c] = {0.05, 1, 100};
+  // The last channel: one value in 20 an outlier at +-200 spreads, which
+  // is where a thread's shifted sums (FoldMoments) start wherever it
+  // reads one first.
+  const int64_t rows = 5000, c = 4;
+  const double offset[c] = {1000, -3, 0, 1}, spread[c] = {0.05, 1, 100, 1};
   std::normal_distribution<double> normal;
+  std::bernoulli_distribution outlier(0.05), sign(0.5);
   for (mpcrt_dtype d : {MPCRT_F32, MPCRT_F16}) {
     std::vector<double> xs(rows * c);
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t ch = 0; ch < c; ++ch) {
         xs[r * c + ch] = offset[ch] + spread[ch] * normal(rng);
+        if (ch == 3 && outlier(rng))
+          xs[r * c + ch] = offset[ch] + (sign(rng) ? 200 : -200) * spread[ch];
+      }
     std::vector<uint8_t> x(rows * c * bytesOf(d));
     mpcrt_cast(MPCRT_F64, xs.data(), d, x.data(), rows * c);
     std::vector<double> rounded(rows * c);
@@ -505,8 +512,9 @@ TEST_F(Nn, BatchNormStatisticsMatchFloat64OnAnOffsetChannel) {
       for (int64_t r = 0; r < rows; ++r)
         v += (rounded[r * c + ch] - m) * (rounded[r * c + ch] - m);
       // f32 sums of 5000 terms: within a few 1e-5 relative (the spread of
-      // the first channel is 5e-5 of its mean).
-      EXPECT_NEAR(mean[ch], m, 1e-6 * std::fabs(m) + 1e-5 * spread[ch])
+      // the first channel is 5e-5 of its mean), the mean's error measured
+      // against the channel's standard deviation.
+      EXPECT_NEAR(mean[ch], m, 1e-6 * std::fabs(m) + 1e-5 * std::sqrt(v / rows))
           << "channel " << ch << ", dtype " << d;
       double invstdWant = 1 / std::sqrt(v / rows + 1e-5);
       EXPECT_NEAR(invstd[ch], invstdWant, 1e-4 * invstdWant)
