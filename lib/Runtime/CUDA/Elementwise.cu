@@ -231,6 +231,36 @@ void launchMap(Op op, const T *a, const T *b, T *out, int64_t count) {
 /// Below this, counts use launchMap (a grid-stride step cannot wrap).
 constexpr int64_t kMapLimit = int64_t(1) << 31;
 
+/// A unary op or its gradient with the op compiled in (UnaryOp,
+/// UnaryGradOp: withUnaryOp), 16 bytes per access: where the type is f16,
+/// bf16 or f32, the count below kMapLimit and the pointers aligned
+/// (false otherwise: the generic kernel, the op an argument, takes the
+/// rest, which keeps the build from compiling every op at every width).
+template <typename T>
+bool launchFixedUnary(mpcrt_unary_op op, bool gradient, const T *a, const T *b,
+                      T *out, int64_t count) {
+  if constexpr (sizeof(T) == 8) {
+    return false;
+  } else {
+    constexpr int N = 16 / sizeof(T);
+    if (count >= kMapLimit || !alignedTo(a, 16) || (b && !alignedTo(b, 16)) ||
+        !alignedTo(out, 16))
+      return false;
+    return withUnaryOp(op, [&](auto fixed) {
+      constexpr mpcrt_unary_op Op = decltype(fixed)::value;
+      auto launch = [&](auto map) {
+        mapKernel<T, N>
+            <<<blocksFor((count + N - 1) / N), kThreads, 0, stream()>>>(
+                map, a, b, out, static_cast<uint32_t>(count));
+      };
+      if (gradient)
+        launch(UnaryGradOp<T, Op>{});
+      else
+        launch(UnaryOp<T, Op>{});
+    });
+  }
+}
+
 /// One thread per output: the reduced dimension is strided by `inner`,
 /// so neighbouring threads read neighbouring elements.
 template <typename T>
@@ -1490,12 +1520,9 @@ void unary(mpcrt_dtype dtype, mpcrt_unary_op op, const void *input, void *out,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (count >= kMapLimit || !withUnaryOp(op, [&](auto fixed) {
-          launchMap(UnaryOp<T, decltype(fixed)::value>{},
-                    static_cast<const T *>(input),
-                    static_cast<const T *>(nullptr), static_cast<T *>(out),
-                    count);
-        }))
+    if (!launchFixedUnary(op, false, static_cast<const T *>(input),
+                          static_cast<const T *>(nullptr),
+                          static_cast<T *>(out), count))
       unaryKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
           op, static_cast<const T *>(input), static_cast<T *>(out), count);
   });
@@ -1508,11 +1535,9 @@ void unaryGrad(mpcrt_dtype dtype, mpcrt_unary_op op, const void *grad,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    if (count >= kMapLimit || !withUnaryOp(op, [&](auto fixed) {
-          launchMap(UnaryGradOp<T, decltype(fixed)::value>{},
-                    static_cast<const T *>(grad), static_cast<const T *>(saved),
-                    static_cast<T *>(out), count);
-        }))
+    if (!launchFixedUnary(op, true, static_cast<const T *>(grad),
+                          static_cast<const T *>(saved), static_cast<T *>(out),
+                          count))
       unaryGradKernel<T><<<blocksFor(count), kThreads, 0, stream()>>>(
           op, static_cast<const T *>(grad), static_cast<const T *>(saved),
           static_cast<T *>(out), count);
