@@ -111,6 +111,12 @@ template <typename A> MPCRT_HD A unary(mpcrt_unary_op op, A x) {
   return A(NAN);
 }
 
+/// Whether derivative() below has a case for `op` (NaN otherwise).
+constexpr bool hasDerivative(mpcrt_unary_op op) {
+  return op == MPCRT_TANH || op == MPCRT_SIGMOID || op == MPCRT_RELU ||
+         op == MPCRT_GELU || op == MPCRT_GELU_TANH;
+}
+
 /// d op / dx at the saved value (x, or y for tanh and sigmoid).
 template <typename A> MPCRT_HD A derivative(mpcrt_unary_op op, A s) {
   switch (op) {
@@ -183,6 +189,27 @@ MPCRT_HD inline uint32_t mulHigh(uint32_t a, uint32_t b) {
   return static_cast<uint32_t>((static_cast<uint64_t>(a) * b) >> 32);
 #endif
 }
+
+/// Division of 32-bit indices by a divisor fixed before a launch, as a
+/// multiply-high, an add and a shift (Granlund and Montgomery 1994; the
+/// form of PyTorch's IntDivider): a division by a value the compiler does
+/// not know takes about 20 instructions on a GPU, and the strided kernels
+/// divide each index by every dimension. Exact for every divisor in
+/// [1, 2^31] and every n below 2^31 (t <= n, so t + n does not wrap);
+/// the default divides by 1.
+struct FastDivider {
+  uint32_t magic = 1, shift = 0;
+  FastDivider() = default;
+  explicit FastDivider(uint32_t divisor) {
+    while ((uint64_t(1) << shift) < divisor)
+      ++shift;
+    magic = static_cast<uint32_t>(
+        (uint64_t(1) << 32) * ((uint64_t(1) << shift) - divisor) / divisor + 1);
+  }
+  MPCRT_HD uint32_t divide(uint32_t n) const {
+    return (mulHigh(n, magic) + n) >> shift;
+  }
+};
 
 /// Philox4x32-10 (Salmon et al. 2011) on counter `c`, in place.
 MPCRT_HD inline void philox4x32(uint32_t c[4], uint32_t k0, uint32_t k1) {

@@ -308,6 +308,14 @@ constexpr int kMaxRank = 8;
 template <int N> struct Layout {
   int64_t dims[kMaxRank], strides[N][kMaxRank];
   int rank;
+  /// Division by each dimension for 32-bit indices (setDim keeps them).
+  formulas::FastDivider dividers[kMaxRank];
+  /// Sets dimension d to `size`, and its divider.
+  void setDim(int d, int64_t size) {
+    dims[d] = size;
+    dividers[d] = formulas::FastDivider(
+        static_cast<uint32_t>(size < (int64_t(1) << 31) ? size : 1));
+  }
 };
 
 /// The merged layout of `shape` (`rank` dimensions, `count` elements)
@@ -333,22 +341,43 @@ Layout<N> layoutOf(const char *what, const int64_t *shape, int32_t rank,
       merges = s.strides[k][s.rank - 1] == stride * shape[d];
     }
     int at = merges ? s.rank - 1 : s.rank++;
-    s.dims[at] = merges ? s.dims[at] * shape[d] : shape[d];
+    s.setDim(at, merges ? s.dims[at] * shape[d] : shape[d]);
     for (int k = 0; k < N; ++k)
       s.strides[k][at] = strides[k] ? strides[k][d] : 0;
   }
   return s;
 }
 
+/// The quotient of the index i by dimension d of `s`: through its divider
+/// for uint32_t indices (below 2^31: indexesFit32), a division otherwise.
+template <int N, typename I>
+__device__ I quotientOf(const Layout<N> &s, int d, I i) {
+  if constexpr (std::is_same_v<I, uint32_t>)
+    return s.dividers[d].divide(i);
+  else
+    return i / static_cast<I>(s.dims[d]);
+}
+
+/// Calls f(d, at) for each dimension d of `s`, innermost first, with the
+/// position `at` of the dense index i (below the layout's count) along it;
+/// the outermost takes what is left of i, undivided.
+template <int N, typename I, typename F>
+__device__ void forPositions(const Layout<N> &s, I i, F f) {
+  for (int d = s.rank - 1; d > 0; --d) {
+    I q = quotientOf(s, d, i);
+    f(d, i - q * static_cast<I>(s.dims[d]));
+    i = q;
+  }
+  if (s.rank > 0)
+    f(0, i);
+}
+
 /// Operand k's element offset of the dense index i.
 template <int N, typename I>
 __device__ I offsetOf(const Layout<N> &s, int k, I i) {
   I at = 0;
-  for (int d = s.rank - 1; d >= 0; --d) {
-    I dim = static_cast<I>(s.dims[d]);
-    at += (i % dim) * static_cast<I>(s.strides[k][d]);
-    i /= dim;
-  }
+  forPositions(s, i,
+               [&](int d, I p) { at += p * static_cast<I>(s.strides[k][d]); });
   return at;
 }
 

@@ -24,18 +24,14 @@ namespace {
 using formulas::derivative;
 
 /// Both operands' offsets of the dense index i, from one division per
-/// dimension.
+/// dimension (forPositions).
 template <typename I>
 __device__ void offsetsOf(const Layout<2> &shape, I i, I &l, I &r) {
-  I rest = i;
   l = r = 0;
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    I dim = static_cast<I>(shape.dims[d]);
-    I at = rest % dim;
-    rest /= dim;
+  forPositions(shape, i, [&](int d, I at) {
     l += at * static_cast<I>(shape.strides[0][d]);
     r += at * static_cast<I>(shape.strides[1][d]);
-  }
+  });
 }
 
 /// I: the index type, 32 bits whenever every offset fits (integer division
@@ -157,17 +153,13 @@ template <typename T, mpcrt_unary_op Op> struct UnaryGradOp {
   }
 };
 
-/// Calls f(std::integral_constant<mpcrt_unary_op, op>{}); false for a
+/// Returns f(std::integral_constant<mpcrt_unary_op, op>{}); false for a
 /// value outside the enumeration (whose results formulas::unary makes
 /// NaN: the caller's generic kernel then runs).
 template <typename F> bool withUnaryOp(mpcrt_unary_op op, F f) {
-  auto as = [&](auto constant) {
-    f(constant);
-    return true;
-  };
 #define MPCRT_UNARY_CASE(OP)                                                   \
   case OP:                                                                     \
-    return as(std::integral_constant<mpcrt_unary_op, OP>{})
+    return f(std::integral_constant<mpcrt_unary_op, OP>{})
   switch (op) {
     MPCRT_UNARY_CASE(MPCRT_NEG);
     MPCRT_UNARY_CASE(MPCRT_EXP);
@@ -235,7 +227,8 @@ constexpr int64_t kMapLimit = int64_t(1) << 31;
 /// UnaryGradOp: withUnaryOp), 16 bytes per access: where the type is f16,
 /// bf16 or f32, the count below kMapLimit and the pointers aligned
 /// (false otherwise: the generic kernel, the op an argument, takes the
-/// rest, which keeps the build from compiling every op at every width).
+/// rest, which keeps the build from compiling every op at every width;
+/// gradients only for the ops with a derivative).
 template <typename T>
 bool launchFixedUnary(mpcrt_unary_op op, bool gradient, const T *a, const T *b,
                       T *out, int64_t count) {
@@ -252,11 +245,13 @@ bool launchFixedUnary(mpcrt_unary_op op, bool gradient, const T *a, const T *b,
         mapKernel<T, N>
             <<<blocksFor((count + N - 1) / N), kThreads, 0, stream()>>>(
                 map, a, b, out, static_cast<uint32_t>(count));
+        return true;
       };
-      if (gradient)
-        launch(UnaryGradOp<T, Op>{});
-      else
-        launch(UnaryOp<T, Op>{});
+      if (!gradient)
+        return launch(UnaryOp<T, Op>{});
+      if constexpr (formulas::hasDerivative(Op))
+        return launch(UnaryGradOp<T, Op>{});
+      return false; // no derivative: the generic kernel's NaN
     });
   }
 }
@@ -495,6 +490,16 @@ __device__ void warpShifted(const In &input, int64_t base, int64_t cols,
   warpShift<Short>(cols, s, v, sum, exps);
 }
 
+/// A warp kernel's row length and `whole` as constants where Full
+/// (withFullRows: rows of exactly 32 K elements moved in whole groups).
+template <int K, bool Full>
+__device__ void fullRowShape(int64_t &cols, bool &whole) {
+  if constexpr (Full) {
+    cols = 32 * K;
+    whole = true;
+  }
+}
+
 /// Softmax (or log-softmax) of rows of at most 32 K elements, one warp per
 /// row, each lane holding K of its elements: one read and one write of the
 /// row (the block kernel below reads it three times). In and Out are
@@ -504,10 +509,7 @@ template <typename In, typename Out, int K, bool Full>
 __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
                                   int64_t cols, bool whole, bool logarithm,
                                   double scale) {
-  if constexpr (Full) { // withFullRows
-    cols = 32 * K;
-    whole = true;
-  }
+  fullRowShape<K, Full>(cols, whole);
   using A = decltype(typename In::Acc() + typename Out::Acc());
   constexpr bool Short = kShortSoftmax<In, Out>;
   A s = static_cast<A>(scale);
@@ -533,10 +535,7 @@ __global__ void softmaxBackwardWarpKernel(G grad, Y output, X gradInput,
                                           int64_t rows, int64_t cols,
                                           bool whole, bool logarithm,
                                           double scale) {
-  if constexpr (Full) { // withFullRows
-    cols = 32 * K;
-    whole = true;
-  }
+  fullRowShape<K, Full>(cols, whole);
   using A = decltype(typename G::Acc() + typename Y::Acc() + typename X::Acc());
   A s = static_cast<A>(scale);
   using Warp = RowTeam<true>;
@@ -745,10 +744,7 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
     softmaxDropoutWarpKernel(In input, Out output, int64_t rows, int64_t cols,
                              bool whole, double scale, double p, uint64_t seed,
                              const int64_t *step) {
-  if constexpr (Full) { // withFullRows
-    cols = 32 * K;
-    whole = true;
-  }
+  fullRowShape<K, Full>(cols, whole);
   using A = decltype(typename In::Acc() + typename Out::Acc());
   constexpr bool Short = kShortSoftmax<In, Out>;
   A kept = static_cast<A>(1 / (1 - p));
@@ -777,10 +773,7 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
                                      int64_t rows, int64_t cols, bool whole,
                                      double scale, double p, uint64_t seed,
                                      const int64_t *step) {
-  if constexpr (Full) { // withFullRows
-    cols = 32 * K;
-    whole = true;
-  }
+  fullRowShape<K, Full>(cols, whole);
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;

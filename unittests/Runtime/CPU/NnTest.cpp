@@ -35,6 +35,54 @@ TEST(Philox, KnownAnswer) {
   EXPECT_EQ(out[3], 0x9b00dbd8u);
 }
 
+// The CUDA backend compiles an activation-gradient kernel only for the ops
+// hasDerivative names; derivative() has a case for exactly those.
+TEST(Formulas, HasDerivativeNamesTheOpsDerivativeDefines) {
+  for (int op = MPCRT_NEG; op <= MPCRT_COS; ++op) {
+    auto unary = static_cast<mpcrt_unary_op>(op);
+    EXPECT_EQ(mpcrt::formulas::hasDerivative(unary),
+              !std::isnan(mpcrt::formulas::derivative(unary, 0.3)))
+        << "op " << op;
+  }
+}
+
+// The CUDA backend's strided kernels divide 32-bit indices (below 2^31)
+// by dimensions (up to 2^31) through FastDivider: exact for every small
+// divisor, every power of two and its neighbours, random ones, against
+// numerators at and around multiples of the divisor, the ends of the
+// domain and random ones.
+TEST(Formulas, FastDividerIsExactBelowTwoToThe31) {
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<uint64_t> divisors;
+  for (uint64_t d = 1; d <= 4096; ++d)
+    divisors.push_back(d);
+  for (int b = 12; b <= 31; ++b)
+    for (int64_t e = -2; e <= 2; ++e)
+      if ((uint64_t(1) << b) + e <= (uint64_t(1) << 31))
+        divisors.push_back((uint64_t(1) << b) + e);
+  for (int k = 0; k < 4000; ++k)
+    divisors.push_back(1 + rng() % (uint64_t(1) << 31));
+  const uint64_t top = (uint64_t(1) << 31) - 1;
+  for (uint64_t d : divisors) {
+    mpcrt::formulas::FastDivider divider(static_cast<uint32_t>(d));
+    auto check = [&](uint64_t n) {
+      if (n > top)
+        return;
+      ASSERT_EQ(divider.divide(static_cast<uint32_t>(n)), n / d)
+          << n << " / " << d;
+    };
+    for (uint64_t n = 0; n < 64; ++n)
+      check(n);
+    for (uint64_t q : {uint64_t(1), uint64_t(2), uint64_t(3), top / d,
+                       top / d + 1, 1 + rng() % (top / d + 1)})
+      for (int64_t e = -1; e <= 1; ++e)
+        check(q * d + e);
+    check(top);
+    for (int k = 0; k < 16; ++k)
+      check(rng() % (top + 1));
+  }
+}
+
 // Dropout keeps a word w when w >= p * 2^32; both backends compare it
 // with the integer keepThreshold(p) instead. The two agree at the words on
 // either side of every threshold, for probabilities whose p * 2^32 is and

@@ -556,8 +556,11 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
       // A broadcast row, and a source 2 bytes off alignment.
       {{4, 8}, {0, 1}, 0, 8, 4, 0},
       {{2, 3, 5, 64}, {960, 64, 192, 1}, 0, 1920, 2, 2},
-      // [45, 37] f16 to [37, 45].
+      // [45, 37] f16 to [37, 45] (one partial 64 x 64 tile); [2, 130, 70]
+      // f16 to [2, 70, 130], 2 bytes off (two by three tiles, partial at
+      // both far edges, a batch of two).
       {{37, 45}, {1, 37}, 0, 1665, 2, 0, true},
+      {{2, 70, 130}, {9100, 1, 70}, 0, 18200, 2, 2, true},
       // [3, 40, 2, 33] f32 to [3, 33, 2, 40], from offset 5 of a larger
       // buffer, 4 bytes off 16-byte alignment.
       {{3, 33, 2, 40}, {2640, 1, 33, 66}, 5, 7925, 4, 4, true},
