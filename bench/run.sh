@@ -21,7 +21,9 @@
 # max_memory_allocated.
 #
 # Selectors: MODELS (default "mlp bert unet"), PEERS (default "fp32 amp
-# compile amp-math"; 0 or "" for none; amp-math applies to BERT only).
+# compile amp-math"; 0 or "" for none; amp-math applies to BERT only;
+# amp-benchmark, eager AMP with torch.backends.cudnn.benchmark, to the
+# UNet only).
 # A run that crashes is recorded (a row saying so) and the others go on.
 # Every result line is appended to $RESULTS_DIR/results.jsonl as soon as
 # it exists, the output of every run to $RESULTS_DIR/bench.log, and the
@@ -58,7 +60,10 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # defaults).
 # O2-check compiles with --check-numerics (what the checks cost),
 # O2-evalamp with --eval-precision=amp (the evaluation at the training
-# level instead of f32).
+# level instead of f32). O2-measure runs the O2 executable with
+# MPC_CUDNN_ALGORITHMS=measure (each convolution's cuDNN algorithms timed
+# on the first step, as PyTorch's cudnn.benchmark; the peer that does the
+# same is amp-benchmark).
 LEVELS="${LEVELS:-fp32 O2}"
 # EVAL=1: each build's evaluation step is timed too (mpc_eval: the
 # training data as validation data, EVALS evaluations, the first one
@@ -71,9 +76,13 @@ EVAL="${EVAL:-0}" EVALS="${EVALS:-5}"
 # (and .op-times.jsonl); default none.
 OP_TIMES="${OP_TIMES:-}" OP_STEPS="${OP_STEPS:-5}"
 
-# level_options LEVEL: the mpc-compile options of a level, in `amp`.
+# level_options LEVEL: the mpc-compile options of a level, in `amp`; the
+# level whose executable it runs, in `exe_level` (itself but for a level
+# that only sets the environment), and that environment, in `run_env`.
 level_options() {
   amp=()
+  exe_level=$1
+  run_env=()
   case "$1" in
   fp32) ;;
   fp32-nofuse) amp=(--no-fuse) ;;
@@ -85,6 +94,11 @@ level_options() {
   O2-keepmoves) amp=(--amp=O2 --dtype=f16 --no-recompute-moves) ;;
   O2-check) amp=(--amp=O2 --dtype=f16 --check-numerics) ;;
   O2-evalamp) amp=(--amp=O2 --dtype=f16 --eval-precision=amp) ;;
+  O2-measure)
+    amp=(--amp=O2 --dtype=f16)
+    exe_level=O2
+    run_env=(MPC_CUDNN_ALGORITHMS=measure)
+    ;;
   *) return 1 ;;
   esac
 }
@@ -94,7 +108,7 @@ for level in $LEVELS; do
       "fp32-nofuse O2 O2-nofuse O2-attn O2-keepcasts O2-keepprobs" \
       "O2-keepmoves" \
       "O2-check" \
-      "O2-evalamp)" >&2
+      "O2-evalamp O2-measure)" >&2
     exit 2
   fi
 done
@@ -150,9 +164,10 @@ attempt() {
 # Runs one mpc executable and summarises it (one JSON line on stdout).
 mpc_run() {
   local name=$1 level=$2 batch=$3 flops=$4
-  local exe="$BENCH_DIR/$name-$level" metrics="$BENCH_DIR/$name-$level.jsonl"
+  level_options "$level"
+  local exe="$BENCH_DIR/$name-$exe_level" metrics="$BENCH_DIR/$name-$level.jsonl"
   rm -f "$metrics"
-  "$exe" --data "$BENCH_DIR/$name.npz" --no-shuffle --threads "$THREADS" \
+  env ${run_env[@]+"${run_env[@]}"} "$exe" --data "$BENCH_DIR/$name.npz" --no-shuffle --threads "$THREADS" \
     --steps $((WARMUP + STEPS)) --log-every 10 --metrics "$metrics" \
     >> "$LOG" &&
     "$exe" --print-memory > "$BENCH_DIR/$name-$level.memory.json" &&
@@ -166,9 +181,10 @@ mpc_run() {
 # an evaluation after every other step, EVALS of them.
 mpc_eval() {
   local name=$1 level=$2 batch=$3
-  local exe="$BENCH_DIR/$name-$level" metrics="$BENCH_DIR/$name-$level.eval.jsonl"
+  level_options "$level"
+  local exe="$BENCH_DIR/$name-$exe_level" metrics="$BENCH_DIR/$name-$level.eval.jsonl"
   rm -f "$metrics"
-  "$exe" --data "$BENCH_DIR/$name.npz" --val-data "$BENCH_DIR/$name.npz" \
+  env ${run_env[@]+"${run_env[@]}"} "$exe" --data "$BENCH_DIR/$name.npz" --val-data "$BENCH_DIR/$name.npz" \
     --no-shuffle --threads "$THREADS" --steps $((2 * EVALS)) \
     --eval-every 2 --log-every 2 --metrics "$metrics" >> "$LOG" &&
     python3 "$ROOT/bench/report.py" eval "$metrics" --impl "mpc-$level eval" \
@@ -183,7 +199,9 @@ mpc_times() {
   local raw="$BENCH_DIR/$name-$level.times"
   local table="$RESULTS_DIR/$name-$level.op-times"
   echo "== $name mpc-$level op times" >> "$LOG"
-  MPC_CUDA_OP_TIMES="$raw" "$BENCH_DIR/$name-$level" \
+  level_options "$level"
+  env ${run_env[@]+"${run_env[@]}"} MPC_CUDA_OP_TIMES="$raw" \
+    "$BENCH_DIR/$name-$exe_level" \
     --data "$BENCH_DIR/$name.npz" --no-shuffle --threads "$THREADS" \
     --steps "$OP_STEPS" --no-graph >> "$LOG" 2>&1 &&
     python3 "$ROOT/bench/op_times.py" "$raw" > "$table.md" &&
@@ -200,11 +218,14 @@ bench() {
   local level amp mode
   for level in $LEVELS; do
     level_options "$level"
-    if building; then
+    # A level that runs another's executable builds it only where that
+    # level is not built anyway.
+    if building && { [ "$exe_level" = "$level" ] ||
+      [[ " $LEVELS " != *" $exe_level "* ]]; }; then
       "$BIN/mpc-compile" "$BENCH_DIR/$name.mlir" --train \
         --optimizer="$optimizer" --backend="$BACKEND" "${amp[@]}" \
         ${COMPILE_FLAGS[@]+"${COMPILE_FLAGS[@]}"} \
-        -o "$BENCH_DIR/$name-$level" || FAILED=1
+        -o "$BENCH_DIR/$name-$exe_level" || FAILED=1
     fi
     if running; then
       attempt "$name" "mpc-$level" mpc_run "$name" "$level" "$batch" "$flops"
@@ -220,7 +241,8 @@ bench() {
   done
   running || return 0
   [ -n "$PEERS" ] || return 0
-  local first=${LEVELS%% *}
+  level_options "${LEVELS%% *}"
+  local first=$exe_level
   if ! "$BENCH_DIR/$name-$first" --data "$BENCH_DIR/$name.npz" --steps 0 \
     --checkpoint "$BENCH_DIR/$name-init.safetensors" >> "$LOG" 2>&1; then
     echo "no initial checkpoint for $name: peers not run" >> "$LOG"
@@ -232,6 +254,10 @@ bench() {
     if [ "$mode" = amp-math ]; then
       [ "$name" = bert ] || continue
       peer=(--mode amp --attention math)
+    fi
+    if [ "$mode" = amp-benchmark ]; then
+      [ "$name" = unet ] || continue
+      peer=(--mode amp --cudnn-benchmark)
     fi
     attempt "$name" "torch-$mode" "$PYTHON" "$ROOT/bench/torch_peer.py" \
       "$name" --init "$BENCH_DIR/$name-init.safetensors" \

@@ -213,6 +213,9 @@ def main():
                    help="steps per timing window (as mpc's --log-every)")
     p.add_argument("--fused", action="store_true",
                    help="PyTorch's fused optimizer kernel (default: foreach)")
+    p.add_argument("--cudnn-benchmark", action="store_true",
+                   help="torch.backends.cudnn.benchmark: each convolution's "
+                   "algorithms timed on its first call")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     p.add_argument("--threads", type=int, default=0,
                    help="CPU: torch.set_num_threads (0: PyTorch's default)")
@@ -225,6 +228,7 @@ def main():
     if cuda:
         torch.backends.cuda.matmul.allow_tf32 = False  # ours: f32 in f32
         torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = a.cudnn_benchmark
     elif a.mode != "fp32":
         p.error("on the CPU only --mode fp32 is measured")
     if a.threads > 0:
@@ -331,7 +335,8 @@ def main():
         if ms is None or took < ms:
             ms, loss, blas_used = took, last, count
     print(json.dumps({
-        "impl": "torch-" + a.mode + ("-math" if a.attention == "math" else ""),
+        "impl": "torch-" + a.mode + ("-math" if a.attention == "math" else "")
+        + ("-benchmark" if a.cudnn_benchmark else ""),
         "model": a.model, "batch": a.batch,
         "ms_per_step": ms, "samples_per_s": a.batch * 1000.0 / ms,
         "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None,

@@ -411,8 +411,11 @@ lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 for l in lines:
     print("%-26s %-28s %-9s %9.4f ms %8.1f GB/s %s" % (
         l["kernel"], l["shape"], l.get("dtype", ""), l["ms"], l["gb_per_s"],
-        "" if "of_copy" not in l else "%.2f of copy%s" % (
-            l["of_copy"], "" if l["target_met"] else "  (target %.2f)" % l["target"])))
+        "" if "of_copy" not in l else "%.2f of copy%s%s" % (
+            l["of_copy"], "" if l["target_met"] else "  (target %.2f)" % l["target"],
+            "" if "of_same_copy" not in l else
+            "; cold %.4f ms, %.2f of a same-size copy" % (
+                l["ms_cold"], l["of_same_copy"]))))
 PY
 }
 

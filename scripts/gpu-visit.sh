@@ -59,7 +59,7 @@ levels() {
   elif [ "$1" = bert ]; then
     echo "fp32 O2 O2-attn O2-keepcasts O2-keepprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
-    echo "fp32 O2 O2-nofuse O2-keepmoves O2-check O2-evalamp"
+    echo "fp32 O2 O2-measure O2-nofuse O2-keepmoves O2-check O2-evalamp"
   else
     echo "fp32 O2 O2-check O2-evalamp"
   fi
@@ -68,22 +68,26 @@ levels() {
 # open: the step against PyTorch (O2), what the numerics checks cost
 # (O2-check), evaluation at the training level against f32 (O2-evalamp,
 # with EVAL=1; the UNet and the MLP), for BERT and the MLP mpc's own fp32
-# step, and for BERT fused attention (O2-attn: whether the CUDA default
-# may fuse it). O2 first: a part cut short has measured it.
+# step, for BERT fused attention (O2-attn: whether the CUDA default
+# may fuse it), and for the UNet its convolutions' algorithms timed
+# (O2-measure, the O2 executable again). O2 first: a part cut short has
+# measured it.
 all_levels() {
   case "$1" in
   bert) echo "O2 O2-attn O2-check fp32" ;;
-  unet) echo "O2 O2-check O2-evalamp" ;;
+  unet) echo "O2 O2-measure O2-check O2-evalamp" ;;
   *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac
 }
 # all_peers MODEL: PART=all's PyTorch peers where PEERS is unset: eager
 # AMP, and for BERT torch.compile AMP too (the fusion targets compare
 # BERT with both; a visit's checks and models took about 230 s of the
-# 560, and compiling BERT's peer about 90 s more).
+# 560, and compiling BERT's peer about 90 s more); for the UNet eager AMP
+# with cudnn.benchmark too, O2-measure's like.
 all_peers() {
   case "$1" in
   bert) echo "amp compile" ;;
+  unet) echo "amp amp-benchmark" ;;
   *) echo "amp" ;;
   esac
 }

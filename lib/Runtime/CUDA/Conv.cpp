@@ -12,6 +12,11 @@
 // next. One workspace, grown as needed, serves them all (growth happens in
 // the eager first step, never while a step graph is captured).
 //
+// MPC_CUDNN_ALGORITHMS=measure (PyTorch's cudnn.benchmark) times the
+// candidates instead, on the first call's own operands outside a capture,
+// and orders them fastest first; `heuristic` (the default) keeps cuDNN's
+// ranking.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
@@ -22,6 +27,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -35,7 +42,13 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace mpcrt::cuda {
+
+/// Support.cu's (Device.cuh declares it for the kernels' files).
+void check(cudaError_t status, const char *what);
+
 namespace {
+
+#define MPCRT_CUDA_CHECK(call) check((call), #call)
 
 void checkDnn(cudnnStatus_t status, const char *what) {
   if (status == CUDNN_STATUS_SUCCESS ||
@@ -193,6 +206,33 @@ void rank(Context &ctx, ConvPlan &p, Kind kind) {
   d.planned = true;
 }
 
+/// MPC_CUDNN_ALGORITHMS: whether the candidates are timed (`measure`) or
+/// taken in the heuristic's order (`heuristic`, unset or empty); read once.
+bool measuring() {
+  static const bool measure = [] {
+    const char *v = std::getenv("MPC_CUDNN_ALGORITHMS");
+    if (!v || !*v || std::strcmp(v, "heuristic") == 0)
+      return false;
+    if (std::strcmp(v, "measure") == 0)
+      return true;
+    std::fprintf(stderr,
+                 "error: MPC_CUDNN_ALGORITHMS is '%s': it takes 'heuristic' "
+                 "(cuDNN's ranking, the default) or 'measure' (each "
+                 "candidate timed on the first call)\n",
+                 v);
+    std::exit(1);
+  }();
+  return measure;
+}
+
+/// A candidate whose workspace is larger than this is not timed (the
+/// heuristic's first is, whatever it needs): the workspace, once grown,
+/// stays.
+constexpr size_t kMeasuredWorkspaceLimit = size_t(512) << 20;
+
+/// The timings of each candidate, the least kept.
+constexpr int kTimings = 3;
+
 [[noreturn]] void noAlgorithm(Kind kind, const mpcrt_conv2d_shape &s,
                               const char *why) {
   std::fprintf(stderr,
@@ -216,6 +256,62 @@ struct Scalars {
   }
 };
 
+/// Orders d.candidates by their time on this call's operands, fastest
+/// first, dropping those that do not run; leaves them as they are if none
+/// does (execute then says why). One line on stderr names the choice.
+template <typename WorkspaceOf, typename Run>
+void measure(Context &ctx, ConvPlan &p, Direction &d, Kind kind,
+             const mpcrt_conv2d_shape &s, WorkspaceOf workspaceOf, Run run) {
+  std::vector<std::pair<float, std::pair<int, cudnnMathType_t>>> timed;
+  cudaEvent_t start, stop;
+  MPCRT_CUDA_CHECK(cudaEventCreate(&start));
+  MPCRT_CUDA_CHECK(cudaEventCreate(&stop));
+  for (size_t i = 0; i < d.candidates.size(); ++i) {
+    auto [algo, math] = d.candidates[i];
+    MPCRT_DNN_CHECK(dnn().cudnnSetConvolutionMathType(d.conv, math));
+    size_t bytes = 0;
+    if (workspaceOf(p, d, algo, &bytes) != CUDNN_STATUS_SUCCESS ||
+        (i > 0 && bytes > kMeasuredWorkspaceLimit) || !ctx.reserve(bytes))
+      continue;
+    // Once untimed: a candidate that fails is not kept.
+    if (run(p, d, algo, ctx.workspace, ctx.workspaceBytes) !=
+        CUDNN_STATUS_SUCCESS)
+      continue;
+    float best = std::numeric_limits<float>::infinity();
+    for (int t = 0; t < kTimings; ++t) {
+      MPCRT_CUDA_CHECK(cudaEventRecord(start, stream()));
+      (void)run(p, d, algo, ctx.workspace, ctx.workspaceBytes);
+      MPCRT_CUDA_CHECK(cudaEventRecord(stop, stream()));
+      MPCRT_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0;
+      MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      best = std::min(best, ms);
+    }
+    timed.push_back({best, d.candidates[i]});
+  }
+  MPCRT_CUDA_CHECK(cudaEventDestroy(start));
+  MPCRT_CUDA_CHECK(cudaEventDestroy(stop));
+  if (timed.empty())
+    return;
+  std::stable_sort(
+      timed.begin(), timed.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  int heuristicFirst = d.candidates.front().first;
+  size_t offered = d.candidates.size();
+  d.candidates.clear();
+  for (auto &[ms, candidate] : timed)
+    d.candidates.push_back(candidate);
+  std::fprintf(stderr,
+               "mpc: cuDNN %s, %lldx%lldx%lldx%lld (NHWC) to %lld channels: "
+               "timed %zu of %zu candidates, algorithm %d in %.4f ms (the "
+               "heuristic's first: algorithm %d)\n",
+               kKindNames[kind], static_cast<long long>(s.n),
+               static_cast<long long>(s.h), static_cast<long long>(s.w),
+               static_cast<long long>(s.c), static_cast<long long>(s.o),
+               timed.size(), offered, timed.front().second.first,
+               timed.front().first, heuristicFirst);
+}
+
 /// Runs direction `kind` with its current candidate, moving to the next
 /// one while cuDNN says NOT_SUPPORTED or the workspace cannot be had.
 /// `workspaceOf(algo, &bytes)` and `run(algo, workspace, bytes)` call the
@@ -233,8 +329,11 @@ void execute(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s, Kind kind,
     it = ctx.plans.emplace(key, makePlan(dtype, s)).first;
   ConvPlan &p = it->second;
   Direction &d = p.directions[kind];
-  if (!d.planned)
+  if (!d.planned) {
     rank(ctx, p, kind);
+    if (measuring() && !capturingGraph() && !d.candidates.empty())
+      measure(ctx, p, d, kind, s, workspaceOf, run);
+  }
   const char *why = "the heuristic offered none for this case";
   for (; d.chosen < d.candidates.size(); ++d.chosen) {
     auto [algo, math] = d.candidates[d.chosen];

@@ -88,6 +88,8 @@ bool releaseGrown(void *pointer);
 /// During a capture: records `what` as the reason it failed and returns
 /// true (the caller goes on); otherwise returns false.
 bool captureFailure(const std::string &what);
+/// Whether a step graph is being captured (work is recorded, not run).
+bool capturingGraph();
 
 // Support (mpcrt_copy, mpcrt_zero, mpcrt_fill, mpcrt_fill_random, mpcrt_cast,
 // mpcrt_increment_step, mpcrt_increment_i32, mpcrt_lr_schedule).

@@ -26,6 +26,8 @@ bool capturing = false;
 std::string captureError;
 } // namespace
 
+bool capturingGraph() { return capturing; }
+
 bool captureFailure(const std::string &what) {
   if (!capturing)
     return false;
