@@ -165,11 +165,12 @@ attempt() {
 mpc_run() {
   local name=$1 level=$2 batch=$3 flops=$4
   level_options "$level"
-  local exe="$BENCH_DIR/$name-$exe_level" metrics="$BENCH_DIR/$name-$level.jsonl"
+  local exe="$BENCH_DIR/$name-$exe_level"
+  local metrics="$BENCH_DIR/$name-$level.jsonl"
   rm -f "$metrics"
-  env ${run_env[@]+"${run_env[@]}"} "$exe" --data "$BENCH_DIR/$name.npz" --no-shuffle --threads "$THREADS" \
-    --steps $((WARMUP + STEPS)) --log-every 10 --metrics "$metrics" \
-    >> "$LOG" &&
+  env ${run_env[@]+"${run_env[@]}"} "$exe" --data "$BENCH_DIR/$name.npz" \
+    --no-shuffle --threads "$THREADS" --steps $((WARMUP + STEPS)) \
+    --log-every 10 --metrics "$metrics" >> "$LOG" &&
     "$exe" --print-memory > "$BENCH_DIR/$name-$level.memory.json" &&
     python3 "$ROOT/bench/report.py" ours "$metrics" \
       "$BENCH_DIR/$name-$level.memory.json" --impl "mpc-$level" \
@@ -182,11 +183,13 @@ mpc_run() {
 mpc_eval() {
   local name=$1 level=$2 batch=$3
   level_options "$level"
-  local exe="$BENCH_DIR/$name-$exe_level" metrics="$BENCH_DIR/$name-$level.eval.jsonl"
+  local exe="$BENCH_DIR/$name-$exe_level"
+  local metrics="$BENCH_DIR/$name-$level.eval.jsonl"
   rm -f "$metrics"
-  env ${run_env[@]+"${run_env[@]}"} "$exe" --data "$BENCH_DIR/$name.npz" --val-data "$BENCH_DIR/$name.npz" \
-    --no-shuffle --threads "$THREADS" --steps $((2 * EVALS)) \
-    --eval-every 2 --log-every 2 --metrics "$metrics" >> "$LOG" &&
+  env ${run_env[@]+"${run_env[@]}"} "$exe" --data "$BENCH_DIR/$name.npz" \
+    --val-data "$BENCH_DIR/$name.npz" --no-shuffle --threads "$THREADS" \
+    --steps $((2 * EVALS)) --eval-every 2 --log-every 2 \
+    --metrics "$metrics" >> "$LOG" &&
     python3 "$ROOT/bench/report.py" eval "$metrics" --impl "mpc-$level eval" \
       --model "$name" --batch "$batch"
 }
