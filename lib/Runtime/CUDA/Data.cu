@@ -82,13 +82,11 @@ __global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
           c0 = int64_t(blockIdx.x % t.tilesPerRow) * T;
   int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t b = blockIdx.y; b < t.batches; b += gridDim.y) {
-    int64_t strided = offset, dense = 0, rest = b;
-    for (int d = t.batch.rank - 1; d >= 0; --d) {
-      int64_t at = rest % t.batch.dims[d];
-      rest /= t.batch.dims[d];
+    int64_t strided = offset, dense = 0;
+    forPositions(t.batch, b, [&](int d, int64_t at) {
       strided += at * t.batch.strides[0][d];
       dense += at * t.batch.strides[1][d];
-    }
+    });
     // tile[a][b]: on the strided side's turn, row r0 + b and column c0 + a;
     // on the dense side's, row r0 + a and column c0 + b.
     if (!scatter) {
