@@ -409,6 +409,11 @@ kernels() {
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 for l in lines:
+    if "tflop_per_s" in l:
+        print("%-26s %-28s %-9s %9.4f ms %8.1f TFLOP/s" % (
+            l["kernel"], l["shape"], l.get("dtype", ""), l["ms"],
+            l["tflop_per_s"]))
+        continue
     print("%-26s %-28s %-9s %9.4f ms %8.1f GB/s %s" % (
         l["kernel"], l["shape"], l.get("dtype", ""), l["ms"], l["gb_per_s"],
         "" if "of_copy" not in l else "%.2f of copy%s%s" % (

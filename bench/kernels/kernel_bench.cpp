@@ -12,6 +12,8 @@
 // or more; the multi-tensor Adam update of all BERT-base parameters
 // (`adam_multi_bert`) is held to 1.3x the time of moving its bytes at
 // the copy's rate (a share of 0.77). `target_met` says whether it holds.
+// Last, mpc.attention at BERT's shape, in the flash kernels and in the
+// chunked path: compute-bound, so those lines give TFLOP/s instead.
 //
 // Those timings run a kernel again on the operands it has just read, so a
 // case of less than the L2 cache (BERT's 4096x768 rows: 6 MiB a tensor)
@@ -512,6 +514,51 @@ void optimizerCases() {
       1 / 1.3);
 }
 
+/// mpc.attention at BERT's shape (8 x 12 heads, sequence 512, head size
+/// 64, f16, dropout 0.1, no mask), forward and backward, in the flash
+/// kernels and in the chunked path (cuBLASLt products, a chunk's scores in
+/// scratch). Compute-bound, so each line gives the TFLOP/s of the products
+/// the definition does (4 sq sk d per head forward, 10 backward: q k^T
+/// again, dO v^T, dv, dq, dk), not a share of the copy.
+void attentionCases() {
+  int64_t heads = 8 * kHeads, n = heads * kSeq * kHead;
+  Buffers b;
+  void *q = b.random(MPCRT_F16, n, 1), *k = b.random(MPCRT_F16, n, 2),
+       *v = b.random(MPCRT_F16, n, 3), *g = b.random(MPCRT_F16, n, 4),
+       *o = b.empty(n * 2), *lse = b.empty(heads * kSeq * 4),
+       *dq = b.empty(n * 2), *dk = b.empty(n * 2), *dv = b.empty(n * 2);
+  auto *step = static_cast<int64_t *>(b.empty(8));
+  mpcrt::formulas::AttentionMask none;
+  double products = double(heads) * kSeq * kSeq * kHead;
+  for (bool flash : {true, false}) {
+    bool previous = setAttentionFlash(flash);
+    auto line = [&](const char *kernel, double flop,
+                    const std::function<void()> &run) {
+      if (!filter.empty() &&
+          std::string(kernel).find(filter) == std::string::npos)
+        return;
+      double ms = medianMs(run);
+      std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"dtype\": "
+                  "\"f16\", \"ms\": %.5f, \"tflop_per_s\": %.1f, "
+                  "\"gb_per_s\": 0}\n",
+                  kernel, dims({heads, kSeq, kHead}).c_str(), ms,
+                  flop / (ms * 1e-3) / 1e12);
+      std::fflush(stdout);
+    };
+    line(flash ? "attention_flash" : "attention_chunked", 4 * products, [&] {
+      attention(MPCRT_F16, q, k, v, o, lse, heads, kSeq, kSeq, kHead, kHead,
+                0.125, 0.1, 42, step, none);
+    });
+    line(flash ? "attention_flash_backward" : "attention_chunked_backward",
+         10 * products, [&] {
+           attentionBackward(MPCRT_F16, g, q, k, v, lse, dq, dk, dv, heads,
+                             kSeq, kSeq, kHead, kHead, 0.125, 0.1, 42, step,
+                             none);
+         });
+    setAttentionFlash(previous);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -548,5 +595,6 @@ int main(int argc, char **argv) {
   movementCases();
   batchNormCases();
   optimizerCases();
+  attentionCases();
   return 0;
 }

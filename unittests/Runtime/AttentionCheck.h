@@ -266,6 +266,11 @@ inline void checkAllAttention(
       {1, 33, 9, 72, 72, 0.12, 0.1, 42, 1ll << 33, {1}},
       // Head sizes beyond 256, keys not a multiple of Philox's four.
       {2, 6, 10, 288, 264, 0.06, 0.1, 99, 2, {2}},
+      // Several query and key tiles of a flash kernel, partial ones at the
+      // far ends: head size 64 (16-byte loads) and 96 with 80 (wider
+      // tiles, element loads), a padding mask with dropout.
+      {1, 70, 70, 64, 64, 0.125, 0.1, 5, 6, {1}},
+      {1, 40, 45, 96, 80, 0.1, 0.2, 11, 7, {1}, {1, 1, 45}, -1e4},
       // Masks: padding ([2, 1, 1, sk] over [2, 3] heads, filled with -1e4,
       // with dropout), a full [heads, sq, sk] one, one broadcast over the
       // first leading dimension and the keys.

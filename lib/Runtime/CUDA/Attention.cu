@@ -1,6 +1,8 @@
-//===- Attention.cu - mpc.attention on Tensor Cores, in chunks of heads --===//
+//===- Attention.cu - mpc.attention on Tensor Cores ----------------------===//
 //
-// The CPU reference's algorithm (lib/Runtime/CPU/Nn.cpp), its products in
+// f16 and bf16 with head sizes up to 128: flash kernels (below, after the
+// chunked path's), no score in memory. Everything else:
+// the CPU reference's algorithm (lib/Runtime/CPU/Nn.cpp), its products in
 // cuBLASLt: a chunk of heads at a time, the scores S = q k^T of the chunk
 // (f32 from f16/bf16 operands on Tensor Cores, f64 for f64) are written
 // to a scratch buffer, one warp per row (a block past 1024 columns)
@@ -30,6 +32,10 @@
 #include "Kernels.h"
 
 #include <algorithm>
+
+#if defined(__NVCC__)
+#include <mma.h>
+#endif
 
 namespace mpcrt::cuda {
 namespace {
@@ -184,11 +190,566 @@ template <size_t N> void carve(const int64_t (&bytes)[N], char *(&out)[N]) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Flash attention (f16 and bf16 operands, head sizes up to 128): the scores
+// never leave the chip. One block takes a tile of a head's queries and
+// walks its keys in tiles; each warp owns 16 query rows. The scores of a
+// tile (q k^T on Tensor Cores, nvcuda::wmma m16n16k16, f32 sums) go to
+// shared memory, the warp's lanes turn them into probabilities against the
+// row's running maximum (two lanes a row), rescale the row's output and
+// sum, and add P v (P and its dropout factor rounded to T, as the chunked
+// path rounds them). The backward recomputes the scores from the saved
+// log-sum-exp in two kernels without atomics, so its results do not depend
+// on the order blocks run in: one per query tile forms D_i = sum_j P dP
+// (a first walk over the keys) and then dq = dS k; one per key tile forms
+// dv = Pd^T dO and dk = dS^T q over the query tiles, reading D. The mask,
+// bias, fill and dropout bits are the chunked path's.
+// ---------------------------------------------------------------------------
+
+namespace wmma = nvcuda::wmma;
+
+/// The tiles of the flash kernels for head sizes up to 16 MC (MC 4 or 8):
+/// q, k, v and dO tiles of D columns (rows LDT elements apart, 16 bytes
+/// past D so that a column's reads spread over the banks), score tiles of
+/// f32 with rows of the other side's tile plus 4.
+template <int MC> struct Flash {
+  static constexpr int D = 16 * MC, LDT = D + 8;
+  /// The forward: 4 warps of 16 queries, keys in tiles of KeyTile.
+  static constexpr int kForwardWarps = 4, KeyTile = MC <= 4 ? 64 : 32;
+  /// The backward: Warps warps of 16 rows (queries for dq, keys for dk and
+  /// dv), the other side in tiles of 32.
+  static constexpr int Warps = MC <= 4 ? 4 : 2, OtherTile = 32;
+};
+
+template <typename T>
+using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major>;
+template <typename T, typename L>
+using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, L>;
+using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+
+/// One head's scores from their dot products: the mask's and bias's
+/// offsets for the head taken once, as the chunked path's score() without
+/// the leading dimensions' divisions per element.
+struct HeadScores {
+  const uint8_t *mask;
+  const float *bias;
+  int64_t maskRow = 0, maskColumn = 0, biasRow = 0, biasColumn = 0;
+  float fill, scale;
+  __device__ HeadScores(const Dims &m, int64_t h)
+      : mask(m.mask.mask), bias(m.mask.bias),
+        fill(static_cast<float>(m.mask.value)),
+        scale(static_cast<float>(m.scale)) {
+    int rank = m.mask.rank;
+    if (mask) {
+      mask += formulas::scoreOffset(m.mask, m.mask.strides, h, 0, 0);
+      maskRow = m.mask.strides[rank - 2];
+      maskColumn = m.mask.strides[rank - 1];
+    }
+    if (bias) {
+      bias += formulas::scoreOffset(m.mask, m.mask.biasStrides, h, 0, 0);
+      biasRow = m.mask.biasStrides[rank - 2];
+      biasColumn = m.mask.biasStrides[rank - 1];
+    }
+  }
+  __device__ bool filled(int64_t i, int64_t j) const {
+    return mask && mask[i * maskRow + j * maskColumn] != 0;
+  }
+  __device__ float operator()(int64_t i, int64_t j, float dot) const {
+    return filled(i, j)
+               ? fill
+               : scale * dot +
+                     (bias ? bias[i * biasRow + j * biasColumn] : 0.0f);
+  }
+};
+
+/// Rows [0, tileRows) of a tile in shared memory from `src` (rows of
+/// `cols` elements, `rows` of them), zeros past either; 16 bytes at a time
+/// where `vectors` (cols a multiple of 8, src aligned to 16 bytes).
+template <int MC, typename T>
+__device__ void loadTile(T *tile, const T *src, int64_t rows, int64_t cols,
+                         int tileRows, bool vectors) {
+  constexpr int D = Flash<MC>::D, LDT = Flash<MC>::LDT;
+  if (vectors) {
+    constexpr int G = D / 8;
+    for (int g = threadIdx.x; g < tileRows * G; g += blockDim.x) {
+      int r = g / G, c = g % G * 8;
+      uint4 value = make_uint4(0, 0, 0, 0);
+      if (r < rows && c < cols)
+        value = *reinterpret_cast<const uint4 *>(src + r * cols + c);
+      *reinterpret_cast<uint4 *>(tile + r * LDT + c) = value;
+    }
+    return;
+  }
+  for (int e = threadIdx.x; e < tileRows * D; e += blockDim.x) {
+    int r = e / D, c = e % D;
+    tile[r * LDT + c] =
+        r < rows && c < cols ? src[r * cols + c] : Storage<T>::store(0.0f);
+  }
+}
+
+/// a b^T into a 16x16 f32 block at `out` (ldm `ldOut`): a's 16 rows and b's
+/// 16 rows of `chunks` 16-column chunks, both in tiles of ldm LDT.
+template <typename T, int MC>
+__device__ void productTransposed(const T *a, const T *b, int chunks,
+                                  float *out, int ldOut) {
+  constexpr int LDT = Flash<MC>::LDT;
+  FragC acc;
+  wmma::fill_fragment(acc, 0.0f);
+#pragma unroll
+  for (int c = 0; c < MC; ++c)
+    if (c < chunks) {
+      FragA<T> fa;
+      FragB<T, wmma::col_major> fb;
+      wmma::load_matrix_sync(fa, a + 16 * c, LDT);
+      wmma::load_matrix_sync(fb, b + 16 * c, LDT);
+      wmma::mma_sync(acc, fa, fb, acc);
+    }
+  wmma::store_matrix_sync(out, acc, ldOut, wmma::mem_row_major);
+}
+
+/// acc[c] += a b[:, 16c:16c+16] for c < chunks: a a warp's 16 x K block of
+/// T (ldm ldA), b a K x D tile (ldm LDT).
+template <typename T, int MC, int K>
+__device__ void accumulateProduct(FragC (&acc)[MC], const T *a, int ldA,
+                                  const T *b, int chunks) {
+  constexpr int LDT = Flash<MC>::LDT;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    FragA<T> fa;
+    wmma::load_matrix_sync(fa, a + 16 * kk, ldA);
+#pragma unroll
+    for (int c = 0; c < MC; ++c)
+      if (c < chunks) {
+        FragB<T, wmma::row_major> fb;
+        wmma::load_matrix_sync(fb, b + 16 * kk * LDT + 16 * c, LDT);
+        wmma::mma_sync(acc[c], fa, fb, acc[c]);
+      }
+  }
+}
+
+/// Writes acc[c] (c < chunks) as 16 rows of `dst` (rows of `cols`
+/// elements, the first `rows` of them) through the warp's scratch `w`
+/// (16 rows of ldm LDS f32), two lanes a row.
+template <typename T, int MC, int LDS>
+__device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
+                          int64_t rows, int64_t cols) {
+  constexpr int G = LDS / 16 < MC ? LDS / 16 : MC;
+  int lane = threadIdx.x % 32, r = lane / 2, half = lane % 2;
+#pragma unroll
+  for (int c0 = 0; c0 < MC; c0 += G) {
+    if (c0 >= chunks)
+      break;
+    __syncwarp(); // the scratch's last readers are done
+#pragma unroll
+    for (int c = c0; c < c0 + G; ++c)
+      if (c < chunks)
+        wmma::store_matrix_sync(w + 16 * (c - c0), acc[c], LDS,
+                                wmma::mem_row_major);
+    __syncwarp();
+    if (r < rows)
+#pragma unroll
+      for (int c = c0; c < c0 + G; ++c)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          int64_t col = 16 * c + 8 * half + e;
+          if (c < chunks && col < cols)
+            dst[r * cols + col] =
+                Storage<T>::store(w[r * LDS + 16 * (c - c0) + 8 * half + e]);
+        }
+  }
+}
+
+template <typename T, int MC>
+__global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
+    flashForwardKernel(const T *q, const T *k, const T *v, T *o, float *lse,
+                       Dims m, int64_t queryTiles, bool vectors,
+                       const int64_t *step) {
+  using F = Flash<MC>;
+  constexpr int Rows = 16 * F::kForwardWarps, Bc = F::KeyTile, LDT = F::LDT,
+                LDS = Bc + 4, Half = Bc / 2;
+  __shared__ __align__(128) unsigned char
+      smem[(Rows + 2 * Bc) * LDT * sizeof(T) + Rows * LDS * sizeof(float)];
+  T *qs = reinterpret_cast<T *>(smem), *ks = qs + Rows * LDT,
+    *vs = ks + Bc * LDT;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane / 2,
+      half = lane % 2;
+  // The warp's scores, and its probabilities over them (in T, rows 2 LDS
+  // elements apart).
+  float *sw = reinterpret_cast<float *>(vs + Bc * LDT) + 16 * warp * LDS;
+  T *pw = reinterpret_cast<T *>(sw);
+  int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
+          i = q0 + 16 * warp + r;
+  bool rowLive = i < m.sq;
+  HeadScores score(m, h);
+  formulas::KeepBits keeps(m.p, m.seed, *step);
+  float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
+  int dc = static_cast<int>((m.d + 15) / 16),
+      vc = static_cast<int>((m.dv + 15) / 16);
+  loadTile<MC>(qs, q + (h * m.sq + q0) * m.d, m.sq - q0, m.d, Rows, vectors);
+  float out[MC][8] = {};
+  float run = -INFINITY, total = 0;
+  for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
+    __syncthreads(); // the last tile's keys and values are read
+    loadTile<MC>(ks, k + (h * m.sk + k0) * m.d, m.sk - k0, m.d, Bc, vectors);
+    loadTile<MC>(vs, v + (h * m.sk + k0) * m.dv, m.sk - k0, m.dv, Bc, vectors);
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < Bc / 16; ++n)
+      productTransposed<T, MC>(qs + 16 * warp * LDT, ks + 16 * n * LDT, dc,
+                               sw + 16 * n, LDS);
+    __syncwarp();
+    float s[Half], most = -INFINITY;
+#pragma unroll
+    for (int e = 0; e < Half; ++e) {
+      int64_t j = k0 + half * Half + e;
+      s[e] = rowLive && j < m.sk ? score(i, j, sw[r * LDS + half * Half + e])
+                                 : -INFINITY;
+      most = fmaxf(most, s[e]);
+    }
+    most = fmaxf(most, __shfl_xor_sync(0xffffffffu, most, 1));
+    float next = fmaxf(run, most);
+    float alpha = run == -INFINITY ? 0.0f : expf(run - next), sum = 0;
+    __syncwarp(); // every lane has read its scores: P goes over them
+#pragma unroll
+    for (int e = 0; e < Half; ++e) {
+      int64_t j = k0 + half * Half + e;
+      float p = s[e] == -INFINITY ? 0.0f : expf(s[e] - next);
+      sum += p;
+      bool kept = !rowLive || j >= m.sk || keeps((h * m.sq + i) * m.sk + j);
+      pw[r * 2 * LDS + half * Half + e] =
+          Storage<T>::store(kept ? p * keep : 0.0f);
+    }
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    total = total * alpha + sum;
+    run = next;
+#pragma unroll
+    for (int c = 0; c < MC; ++c)
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        out[c][e] *= alpha;
+    __syncwarp();
+    FragC pv[MC];
+#pragma unroll
+    for (int c = 0; c < MC; ++c)
+      wmma::fill_fragment(pv[c], 0.0f);
+    accumulateProduct<T, MC, Bc>(pv, pw, 2 * LDS, vs, vc);
+    // P v into the rows' sums, through the scores' space.
+    constexpr int G = LDS / 16 < MC ? LDS / 16 : MC;
+#pragma unroll
+    for (int c0 = 0; c0 < MC; c0 += G) {
+      if (c0 >= vc)
+        break;
+      __syncwarp(); // P (then the last group) is read
+#pragma unroll
+      for (int c = c0; c < c0 + G; ++c)
+        if (c < vc)
+          wmma::store_matrix_sync(sw + 16 * (c - c0), pv[c], LDS,
+                                  wmma::mem_row_major);
+      __syncwarp();
+#pragma unroll
+      for (int c = c0; c < c0 + G; ++c)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          if (c < vc)
+            out[c][e] += sw[r * LDS + 16 * (c - c0) + 8 * half + e];
+    }
+    __syncwarp();
+  }
+  if (!rowLive)
+    return;
+  T *row = o + (h * m.sq + i) * m.dv;
+#pragma unroll
+  for (int c = 0; c < MC; ++c)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      int64_t col = 16 * c + 8 * half + e;
+      if (c < vc && col < m.dv)
+        row[col] = Storage<T>::store(out[c][e] / total);
+    }
+  if (half == 0)
+    lse[h * m.sq + i] = run + logf(total);
+}
+
+/// The query side of the backward: per query tile, D_i = sum_j P dP over
+/// every key (written to `rowDots` for the key side), then dq = dS k.
+template <typename T, int MC>
+__global__ void __launch_bounds__(Flash<MC>::Warps * 32)
+    flashQueryGradKernel(const T *go, const T *q, const T *k, const T *v,
+                         const float *lse, float *rowDots, T *dq, Dims m,
+                         int64_t queryTiles, bool vectors,
+                         const int64_t *step) {
+  using F = Flash<MC>;
+  constexpr int Rows = 16 * F::Warps, Bc = F::OtherTile, LDT = F::LDT,
+                LDS = Bc + 4, Half = Bc / 2;
+  __shared__ __align__(
+      128) unsigned char smem[(2 * Rows + 2 * Bc) * LDT * sizeof(T) +
+                              2 * Rows * LDS * sizeof(float)];
+  T *qs = reinterpret_cast<T *>(smem), *gs = qs + Rows * LDT,
+    *ks = gs + Rows * LDT, *vs = ks + Bc * LDT;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane / 2,
+      half = lane % 2;
+  // The warp's scores (dS over them, in T) and dPd = dO v^T.
+  float *sw = reinterpret_cast<float *>(vs + Bc * LDT) + 16 * warp * LDS;
+  float *gw = sw + Rows * LDS;
+  T *dsw = reinterpret_cast<T *>(sw);
+  int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
+          i = q0 + 16 * warp + r;
+  bool rowLive = i < m.sq;
+  HeadScores score(m, h);
+  float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
+  int dc = static_cast<int>((m.d + 15) / 16),
+      vc = static_cast<int>((m.dv + 15) / 16);
+  loadTile<MC>(qs, q + (h * m.sq + q0) * m.d, m.sq - q0, m.d, Rows, vectors);
+  loadTile<MC>(gs, go + (h * m.sq + q0) * m.dv, m.sq - q0, m.dv, Rows, vectors);
+  float rowLse = rowLive ? lse[h * m.sq + i] : 0.0f;
+  // The scores and dPd of the key tile at k0, in sw and gw.
+  auto tile = [&](int64_t k0) {
+    __syncthreads(); // the last tile is read
+    loadTile<MC>(ks, k + (h * m.sk + k0) * m.d, m.sk - k0, m.d, Bc, vectors);
+    loadTile<MC>(vs, v + (h * m.sk + k0) * m.dv, m.sk - k0, m.dv, Bc, vectors);
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < Bc / 16; ++n) {
+      productTransposed<T, MC>(qs + 16 * warp * LDT, ks + 16 * n * LDT, dc,
+                               sw + 16 * n, LDS);
+      productTransposed<T, MC>(gs + 16 * warp * LDT, vs + 16 * n * LDT, vc,
+                               gw + 16 * n, LDS);
+    }
+    __syncwarp();
+  };
+  float dot = 0;
+  formulas::KeepBits keeps(m.p, m.seed, *step);
+  for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
+    tile(k0);
+#pragma unroll
+    for (int e = 0; e < Half; ++e) {
+      int64_t j = k0 + half * Half + e;
+      if (rowLive && j < m.sk) {
+        float p = expf(score(i, j, sw[r * LDS + half * Half + e]) - rowLse);
+        float z = keeps((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
+        dot += p * (gw[r * LDS + half * Half + e] * z);
+      }
+    }
+  }
+  dot += __shfl_xor_sync(0xffffffffu, dot, 1);
+  if (rowLive && half == 0)
+    rowDots[h * m.sq + i] = dot;
+  FragC acc[MC];
+#pragma unroll
+  for (int c = 0; c < MC; ++c)
+    wmma::fill_fragment(acc[c], 0.0f);
+  formulas::KeepBits again(m.p, m.seed, *step);
+  for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
+    tile(k0);
+    float ds[Half];
+#pragma unroll
+    for (int e = 0; e < Half; ++e) {
+      int64_t j = k0 + half * Half + e;
+      ds[e] = 0;
+      if (rowLive && j < m.sk) {
+        float p = expf(score(i, j, sw[r * LDS + half * Half + e]) - rowLse);
+        float z = again((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
+        if (!score.filled(i, j))
+          ds[e] = score.scale * p * (gw[r * LDS + half * Half + e] * z - dot);
+      }
+    }
+    __syncwarp(); // the scores are read: dS goes over them
+#pragma unroll
+    for (int e = 0; e < Half; ++e)
+      dsw[r * 2 * LDS + half * Half + e] = Storage<T>::store(ds[e]);
+    __syncwarp();
+    accumulateProduct<T, MC, Bc>(acc, dsw, 2 * LDS, ks, dc);
+  }
+  storeRows<T, MC, LDS>(acc, dc, gw, dq + (h * m.sq + q0 + 16 * warp) * m.d,
+                        m.sq - q0 - 16 * warp, m.d);
+}
+
+/// The key side of the backward: per key tile, over the query tiles, dv =
+/// Pd^T dO and dk = dS^T q, with D from flashQueryGradKernel.
+template <typename T, int MC>
+__global__ void __launch_bounds__(Flash<MC>::Warps * 32)
+    flashKeyValueGradKernel(const T *go, const T *q, const T *k, const T *v,
+                            const float *lse, const float *rowDots, T *dk,
+                            T *dv, Dims m, int64_t keyTiles, bool vectors,
+                            const int64_t *step) {
+  using F = Flash<MC>;
+  constexpr int Rows = 16 * F::Warps, Bq = F::OtherTile, LDT = F::LDT,
+                LDS = Bq + 4, Half = Bq / 2;
+  __shared__ __align__(128) unsigned char
+      smem[(2 * Rows + 2 * Bq) * LDT * sizeof(T) +
+           2 * Rows * LDS * sizeof(float) + 2 * Bq * sizeof(float)];
+  T *ks = reinterpret_cast<T *>(smem), *vs = ks + Rows * LDT,
+    *qs = vs + Rows * LDT, *gs = qs + Bq * LDT;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane / 2,
+      half = lane % 2;
+  // The warp's transposed scores (Pd over them, in T) and dPd^T = v dO^T
+  // (dS over it); the query tile's log-sum-exps and D.
+  float *sw = reinterpret_cast<float *>(gs + Bq * LDT) + 16 * warp * LDS;
+  float *gw = sw + Rows * LDS;
+  float *stats = reinterpret_cast<float *>(gs + Bq * LDT) + 2 * Rows * LDS;
+  T *pdw = reinterpret_cast<T *>(sw), *dsw = reinterpret_cast<T *>(gw);
+  int64_t h = blockIdx.x / keyTiles, k0 = blockIdx.x % keyTiles * Rows,
+          j = k0 + 16 * warp + r;
+  bool keyLive = j < m.sk;
+  HeadScores score(m, h);
+  formulas::KeepBits keeps(m.p, m.seed, *step);
+  float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
+  int dc = static_cast<int>((m.d + 15) / 16),
+      vc = static_cast<int>((m.dv + 15) / 16);
+  loadTile<MC>(ks, k + (h * m.sk + k0) * m.d, m.sk - k0, m.d, Rows, vectors);
+  loadTile<MC>(vs, v + (h * m.sk + k0) * m.dv, m.sk - k0, m.dv, Rows, vectors);
+  FragC gradK[MC], gradV[MC];
+#pragma unroll
+  for (int c = 0; c < MC; ++c) {
+    wmma::fill_fragment(gradK[c], 0.0f);
+    wmma::fill_fragment(gradV[c], 0.0f);
+  }
+  for (int64_t q0 = 0; q0 < m.sq; q0 += Bq) {
+    __syncthreads(); // the last tile is read
+    loadTile<MC>(qs, q + (h * m.sq + q0) * m.d, m.sq - q0, m.d, Bq, vectors);
+    loadTile<MC>(gs, go + (h * m.sq + q0) * m.dv, m.sq - q0, m.dv, Bq, vectors);
+    for (int t = threadIdx.x; t < Bq; t += blockDim.x) {
+      bool live = q0 + t < m.sq;
+      stats[t] = live ? lse[h * m.sq + q0 + t] : 0.0f;
+      stats[Bq + t] = live ? rowDots[h * m.sq + q0 + t] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < Bq / 16; ++n) {
+      productTransposed<T, MC>(ks + 16 * warp * LDT, qs + 16 * n * LDT, dc,
+                               sw + 16 * n, LDS);
+      productTransposed<T, MC>(vs + 16 * warp * LDT, gs + 16 * n * LDT, vc,
+                               gw + 16 * n, LDS);
+    }
+    __syncwarp();
+    float pd[Half], ds[Half];
+#pragma unroll
+    for (int e = 0; e < Half; ++e) {
+      int t = half * Half + e;
+      int64_t i = q0 + t;
+      pd[e] = ds[e] = 0;
+      if (keyLive && i < m.sq) {
+        float p = expf(score(i, j, sw[r * LDS + t]) - stats[t]);
+        float z = keeps((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
+        pd[e] = p * z;
+        if (!score.filled(i, j))
+          ds[e] = score.scale * p * (gw[r * LDS + t] * z - stats[Bq + t]);
+      }
+    }
+    __syncwarp(); // the scores are read: Pd and dS go over them
+#pragma unroll
+    for (int e = 0; e < Half; ++e) {
+      pdw[r * 2 * LDS + half * Half + e] = Storage<T>::store(pd[e]);
+      dsw[r * 2 * LDS + half * Half + e] = Storage<T>::store(ds[e]);
+    }
+    __syncwarp();
+    accumulateProduct<T, MC, Bq>(gradV, pdw, 2 * LDS, gs, vc);
+    accumulateProduct<T, MC, Bq>(gradK, dsw, 2 * LDS, qs, dc);
+  }
+  int64_t rows = m.sk - k0 - 16 * warp;
+  storeRows<T, MC, LDS>(gradV, vc, sw, dv + (h * m.sk + k0 + 16 * warp) * m.dv,
+                        rows, m.dv);
+  storeRows<T, MC, LDS>(gradK, dc, sw, dk + (h * m.sk + k0 + 16 * warp) * m.d,
+                        rows, m.d);
+}
+
+/// Whether the flash kernels take calls they can (tests turn them off).
+bool flashEnabled = true;
+
+/// Whether the flash kernels take a call: f16 or bf16 operands, head sizes
+/// of 1 to 128, and a grid they fit.
+bool flashTakes(mpcrt_dtype dtype, const Dims &m) {
+  return flashEnabled && (dtype == MPCRT_F16 || dtype == MPCRT_BF16) &&
+         m.d >= 1 && m.d <= 128 && m.dv >= 1 && m.dv <= 128 &&
+         m.heads * ((std::max(m.sq, m.sk) + 15) / 16) <= 0x7fffffff;
+}
+
+/// Whether the flash kernels may load 16 bytes at a time: rows a multiple
+/// of 8 elements, every operand aligned to 16 bytes.
+bool flashVectors(const Dims &m, std::initializer_list<const void *> data) {
+  bool aligned = m.d % 8 == 0 && m.dv % 8 == 0;
+  for (const void *p : data)
+    aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  return aligned;
+}
+
+/// f(tag) with the flash kernels' T and MC for the call as the types of
+/// `tag`'s members.
+template <typename T, int MC> struct FlashTag {
+  using Type = T;
+  static constexpr int kChunks = MC;
+};
+template <typename F>
+void dispatchFlash(mpcrt_dtype dtype, const Dims &m, F f) {
+  bool wide = std::max(m.d, m.dv) > 64;
+  if (dtype == MPCRT_F16)
+    wide ? f(FlashTag<__half, 8>()) : f(FlashTag<__half, 4>());
+  else
+    wide ? f(FlashTag<__nv_bfloat16, 8>()) : f(FlashTag<__nv_bfloat16, 4>());
+}
+
+int64_t tilesOf(int64_t n, int64_t tile) { return (n + tile - 1) / tile; }
+
+void flashForward(mpcrt_dtype dtype, const Dims &m, const void *query,
+                  const void *key, const void *value, void *result,
+                  void *logsumexp, const int64_t *step) {
+  dispatchFlash(dtype, m, [&](auto tag) {
+    using T = typename decltype(tag)::Type;
+    constexpr int MC = decltype(tag)::kChunks;
+    int64_t tiles = tilesOf(m.sq, 16 * Flash<MC>::kForwardWarps);
+    flashForwardKernel<T, MC><<<static_cast<unsigned>(m.heads * tiles),
+                                Flash<MC>::kForwardWarps * 32, 0, stream()>>>(
+        static_cast<const T *>(query), static_cast<const T *>(key),
+        static_cast<const T *>(value), static_cast<T *>(result),
+        static_cast<float *>(logsumexp), m, tiles,
+        flashVectors(m, {query, key, value}), step);
+    MPCRT_CUDA_LAUNCHED("attention (flash)");
+  });
+}
+
+void flashBackward(mpcrt_dtype dtype, const Dims &m, const void *grad,
+                   const void *query, const void *key, const void *value,
+                   const void *logsumexp, void *gradQuery, void *gradKey,
+                   void *gradValue, const int64_t *step) {
+  float *rowDots = scratchF32(m.heads * m.sq);
+  dispatchFlash(dtype, m, [&](auto tag) {
+    using T = typename decltype(tag)::Type;
+    constexpr int MC = decltype(tag)::kChunks;
+    constexpr int threads = Flash<MC>::Warps * 32;
+    bool vectors = flashVectors(m, {grad, query, key, value});
+    auto *go = static_cast<const T *>(grad), *q = static_cast<const T *>(query),
+         *k = static_cast<const T *>(key), *v = static_cast<const T *>(value);
+    auto *lse = static_cast<const float *>(logsumexp);
+    if (m.sq > 0) {
+      int64_t tiles = tilesOf(m.sq, 16 * Flash<MC>::Warps);
+      flashQueryGradKernel<T, MC>
+          <<<static_cast<unsigned>(m.heads * tiles), threads, 0, stream()>>>(
+              go, q, k, v, lse, rowDots, static_cast<T *>(gradQuery), m, tiles,
+              vectors, step);
+      MPCRT_CUDA_LAUNCHED("attention_backward (flash, queries)");
+    }
+    if (m.sk > 0) {
+      int64_t tiles = tilesOf(m.sk, 16 * Flash<MC>::Warps);
+      flashKeyValueGradKernel<T, MC>
+          <<<static_cast<unsigned>(m.heads * tiles), threads, 0, stream()>>>(
+              go, q, k, v, lse, rowDots, static_cast<T *>(gradKey),
+              static_cast<T *>(gradValue), m, tiles, vectors, step);
+      MPCRT_CUDA_LAUNCHED("attention_backward (flash, keys and values)");
+    }
+  });
+}
+
 } // namespace
 
 int64_t setAttentionWarpColumns(int64_t columns) {
   int64_t previous = warpColumns;
   warpColumns = columns;
+  return previous;
+}
+
+bool setAttentionFlash(bool on) {
+  bool previous = flashEnabled;
+  flashEnabled = on;
   return previous;
 }
 
@@ -206,6 +767,8 @@ void attention(mpcrt_dtype dtype, const void *query, const void *key,
   if (heads * sq == 0)
     return;
   Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
+  if (flashTakes(dtype, m))
+    return flashForward(dtype, m, query, key, value, result, logsumexp, step);
   mpcrt_dtype acc = dtype == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
@@ -250,6 +813,9 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
   if (heads * (sq + sk) == 0)
     return;
   Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
+  if (flashTakes(dtype, m))
+    return flashBackward(dtype, m, grad, query, key, value, logsumexp,
+                         gradQuery, gradKey, gradValue, step);
   mpcrt_dtype acc = dtype == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);

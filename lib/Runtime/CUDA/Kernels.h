@@ -361,6 +361,10 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
 // over chunks of heads, one block per score row between them, only a
 // chunk's scores in scratch at a time; `step` is the device step counter
 // and `seed` the rank's dropout key.
+// f16 and bf16 calls with head sizes up to 128 go to flash kernels (no
+// scores in memory) unless `on` is false (tests); returns the setting
+// before.
+bool setAttentionFlash(bool on);
 // The scratch bytes attention's chunks may take (default 256 MiB; at least
 // one head's whatever the limit), returning the previous limit (for tests).
 int64_t setAttentionScratchBytes(int64_t bytes);

@@ -871,10 +871,21 @@ TEST_F(Edges, OverlappingCopiesMoveAsMemmove) {
   }
 }
 
-/// The checks with the heads in one chunk (the default scratch) and in
-/// chunks of one head each (a limit of one byte).
+/// The checks with the flash kernels taking the f16 and bf16 cases they
+/// can (the default), then without them: the heads in one chunk (the
+/// default scratch) and in chunks of one head each (a limit of one byte).
 TEST_F(Nn, AttentionMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
+  {
+    SCOPED_TRACE("flash kernels");
+    checkAttentionOnce();
+    if (HasFatalFailure())
+      return;
+  }
+  struct FlashOff {
+    bool previous = setAttentionFlash(false);
+    ~FlashOff() { setAttentionFlash(previous); }
+  } flashOff;
   for (int64_t limit : {int64_t(0), int64_t(1)}) {
     SCOPED_TRACE(limit ? "one head per chunk" : "default chunks");
     int64_t previous = limit ? setAttentionScratchBytes(limit) : 0;

@@ -408,6 +408,8 @@ int syncThreadsOr(int predicate) {
 
 int laneId() { return running->current->linear % 32; }
 
+void kernelFault(const char *what) { fail(running->file, running->line, what); }
+
 namespace {
 /// The running thread's warp, for `what` over all 32 lanes: each must
 /// exist and not have exited.

@@ -311,4 +311,137 @@ template <typename A, typename B> auto max(A a, B b) {
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
+// Tensor Core fragments (nvcuda::wmma's m16n16k16 shapes, as the backend
+// uses them). A fragment's layout across a warp's lanes is opaque to CUDA
+// code, so here every lane holds the whole tile. A load copies all of it
+// from memory as it is when the lane runs (so a lane that loads before
+// another lane has written, with no __syncwarp between, gets stale values
+// in one of the two orders) and, for the race check, reads the elements
+// whose linear index is the lane's modulo 32, as if each lane fetched its
+// share; a store writes that share. mma_sync forms each element's sum in
+// f32 in the order of k from the accumulator. Loads and stores check
+// what CUDA asks: a pointer aligned to 32 bytes and a leading dimension a
+// multiple of 16 bytes; an error names the launch otherwise. Real Tensor
+// Cores sum a product's terms in an order and with roundings of their
+// own: tests bound the difference, they do not compare bits.
+namespace mpcemu {
+/// Stops the running kernel with `what`, naming its launch.
+[[noreturn]] void kernelFault(const char *what);
+} // namespace mpcemu
+
+namespace nvcuda::wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <typename Use, int M, int N, int K, typename T, typename Layout = void>
+struct fragment {
+  static constexpr int rows = std::is_same_v<Use, matrix_b> ? K : M;
+  static constexpr int cols = std::is_same_v<Use, matrix_a> ? K : N;
+  static constexpr int num_elements = rows * cols;
+  T x[rows * cols];
+};
+
+namespace detail {
+template <typename T> void checkAccess(const T *p, unsigned ldm) {
+  if (reinterpret_cast<uintptr_t>(p) % 32 != 0)
+    ::mpcemu::kernelFault("a wmma load or store's pointer is not aligned "
+                          "to 32 bytes");
+  if (ldm * sizeof(T) % 16 != 0)
+    ::mpcemu::kernelFault("a wmma load or store's leading dimension is not "
+                          "a multiple of 16 bytes");
+}
+/// The element at (r, c) of a tile at p.
+template <typename T>
+const T &at(const T *p, unsigned ldm, bool rowMajor, int r, int c) {
+  return rowMajor ? p[r * ldm + c] : p[c * ldm + r];
+}
+/// The lane's share of a load, as the race check sees it.
+template <typename T>
+void readShare(const T *p, unsigned ldm, bool rowMajor, int rows, int cols) {
+  for (int e = ::mpcemu::laneId(); e < rows * cols; e += 32) {
+    T value = at(p, ldm, rowMajor, e / cols, e % cols);
+    asm volatile("" : : "r"(&value) : "memory");
+  }
+}
+template <typename F, typename T>
+MPCEMU_ATOMIC_FUNCTION void copyTile(F &f, const T *p, unsigned ldm,
+                                     bool rowMajor) {
+  for (int r = 0; r < F::rows; ++r)
+    for (int c = 0; c < F::cols; ++c)
+      f.x[r * F::cols + c] = at(p, ldm, rowMajor, r, c);
+}
+template <typename F, typename T>
+void load(F &f, const T *p, unsigned ldm, bool rowMajor) {
+  checkAccess(p, ldm);
+  readShare(p, ldm, rowMajor, F::rows, F::cols);
+  copyTile(f, p, ldm, rowMajor);
+}
+} // namespace detail
+
+template <typename Use, int M, int N, int K, typename T, typename Layout,
+          typename V>
+MPCEMU_ATOMIC_FUNCTION void fill_fragment(fragment<Use, M, N, K, T, Layout> &f,
+                                          const V &value) {
+  for (T &x : f.x)
+    x = static_cast<T>(value);
+}
+
+template <typename Use, int M, int N, int K, typename T, typename Layout>
+void load_matrix_sync(fragment<Use, M, N, K, T, Layout> &f, const T *p,
+                      unsigned ldm) {
+  static_assert(!std::is_same_v<Layout, void>,
+                "an accumulator's load takes its layout_t");
+  detail::load(f, p, ldm, std::is_same_v<Layout, row_major>);
+}
+
+template <int M, int N, int K, typename T>
+void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const T *p,
+                      unsigned ldm, layout_t layout) {
+  detail::load(f, p, ldm, layout == mem_row_major);
+}
+
+template <int M, int N, int K, typename T>
+void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, T> &f,
+                       unsigned ldm, layout_t layout) {
+  detail::checkAccess(p, ldm);
+  for (int e = ::mpcemu::laneId(); e < M * N; e += 32) {
+    int r = e / N, c = e % N;
+    (layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r]) = f.x[e];
+  }
+}
+
+// The product touches only the lane's own fragments: the race check need
+// not see it. The operands (f16 or bf16) are widened once; their products
+// are exact in f32, so each step is one rounding, as a fused multiply-add.
+template <int M, int N, int K, typename TA, typename LA, typename TB,
+          typename LB, typename TC>
+MPCEMU_ATOMIC_FUNCTION void
+mma_sync(fragment<accumulator, M, N, K, TC> &d,
+         const fragment<matrix_a, M, N, K, TA, LA> &a,
+         const fragment<matrix_b, M, N, K, TB, LB> &b,
+         const fragment<accumulator, M, N, K, TC> &c) {
+  static_assert(sizeof(TA) == 2 && sizeof(TB) == 2,
+                "products exact in f32: 16-bit operands");
+  float wa[M * K], wb[N * K]; // b transposed: a column a row
+  for (int e = 0; e < M * K; ++e)
+    wa[e] = static_cast<float>(a.x[e]);
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n)
+      wb[n * K + k] = static_cast<float>(b.x[k * N + n]);
+  fragment<accumulator, M, N, K, TC> out;
+  for (int r = 0; r < M; ++r)
+    for (int n = 0; n < N; ++n) {
+      float sum = static_cast<float>(c.x[r * N + n]);
+      for (int k = 0; k < K; ++k)
+        sum += wa[r * K + k] * wb[n * K + k];
+      out.x[r * N + n] = static_cast<TC>(sum);
+    }
+  d = out;
+}
+} // namespace nvcuda::wmma
+
 #endif // MPC_LIB_RUNTIME_CUDA_EMULATION_EMULATION_H
