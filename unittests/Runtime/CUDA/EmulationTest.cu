@@ -11,12 +11,14 @@
 
 #include "gtest/gtest.h"
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <random>
 #include <vector>
 
 namespace {
@@ -515,6 +517,100 @@ TEST(EmulationDeathTest, MistakesAGpuWouldHangOnStopWithTheLaunchSite) {
       "EmulationTest.cu:[0-9]+: a warp shuffle over all lanes in a "
       "warp whose lanes have exited");
   cudaFree(x);
+}
+
+namespace wmma = nvcuda::wmma;
+
+/// out = a b + c on one warp's fragments: a row-major, b from its
+/// transpose as column-major (`bt`) and again from b row-major (the two
+/// must agree), the result stored column-major at `out` and row-major at
+/// `outRows`.
+__global__ void wmmaKernel(const __half *a, const __half *b, const __half *bt,
+                           const float *c, float *out, float *outRows) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fbt;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc, other;
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fbt, bt, 16);
+  wmma::load_matrix_sync(fb, b, 16);
+  wmma::load_matrix_sync(acc, c, 16, wmma::mem_row_major);
+  wmma::fill_fragment(other, 0.0f);
+  wmma::mma_sync(other, fa, fb, acc);
+  wmma::mma_sync(acc, fa, fbt, acc);
+  wmma::store_matrix_sync(out, acc, 16, wmma::mem_col_major);
+  wmma::store_matrix_sync(outRows, other, 16, wmma::mem_row_major);
+}
+
+TEST(Emulation, WmmaFragmentsMultiplyAsTheirLayoutsSay) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(-64, 64);
+  std::vector<__half> a(256), b(256), bt(256);
+  std::vector<float> c(256);
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k) {
+      a[r * 16 + k] = __float2half(small(rng) / 16.0f);
+      b[r * 16 + k] = __float2half(small(rng) / 16.0f);
+      c[r * 16 + k] = small(rng) / 4.0f;
+    }
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < 16; ++n)
+      bt[n * 16 + k] = b[k * 16 + n];
+  __half *da, *db, *dbt;
+  float *dc, *out, *outRows;
+  cudaMalloc(&da, 512);
+  cudaMalloc(&db, 512);
+  cudaMalloc(&dbt, 512);
+  cudaMalloc(&dc, 1024);
+  cudaMalloc(&out, 1024);
+  cudaMalloc(&outRows, 1024);
+  cudaMemcpy(da, a.data(), 512, cudaMemcpyHostToDevice);
+  cudaMemcpy(db, b.data(), 512, cudaMemcpyHostToDevice);
+  cudaMemcpy(dbt, bt.data(), 512, cudaMemcpyHostToDevice);
+  cudaMemcpy(dc, c.data(), 1024, cudaMemcpyHostToDevice);
+  wmmaKernel<<<1, 32>>>(da, db, dbt, dc, out, outRows);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  std::vector<float> cols(256), rows(256);
+  cudaMemcpy(cols.data(), out, 1024, cudaMemcpyDeviceToHost);
+  cudaMemcpy(rows.data(), outRows, 1024, cudaMemcpyDeviceToHost);
+  // Multiples of 1/256 below 2^10: every sum is exact in f32.
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 16; ++n) {
+      double want = c[r * 16 + n];
+      for (int k = 0; k < 16; ++k)
+        want +=
+            double(__half2float(a[r * 16 + k])) * __half2float(b[k * 16 + n]);
+      EXPECT_EQ(cols[n * 16 + r], want) << r << ", " << n;
+      EXPECT_EQ(rows[r * 16 + n], want) << r << ", " << n;
+    }
+  for (void *p : {(void *)da, (void *)db, (void *)dbt, (void *)dc, (void *)out,
+                  (void *)outRows})
+    cudaFree(p);
+}
+
+__global__ void wmmaLoadKernel(const __half *p, unsigned ldm) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::load_matrix_sync(fa, p, ldm);
+}
+
+TEST(EmulationDeathTest, WmmaAccessesCudaWouldRefuseStopWithTheLaunchSite) {
+  __half *p;
+  cudaMalloc(&p, 64 * 16 * sizeof(__half));
+  EXPECT_DEATH(
+      {
+        wmmaLoadKernel<<<1, 32>>>(p + 8, 16);
+        cudaDeviceSynchronize();
+      },
+      "EmulationTest.cu:[0-9]+: a wmma load or store's pointer is not "
+      "aligned to 32 bytes");
+  EXPECT_DEATH(
+      {
+        wmmaLoadKernel<<<1, 32>>>(p, 20);
+        cudaDeviceSynchronize();
+      },
+      "EmulationTest.cu:[0-9]+: a wmma load or store's leading dimension "
+      "is not a multiple of 16 bytes");
+  cudaFree(p);
 }
 
 } // namespace
