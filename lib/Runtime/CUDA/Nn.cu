@@ -428,26 +428,66 @@ A *batchNormScratch(const ColumnPlan &p, int64_t c, int64_t arrays,
   return reinterpret_cast<A *>(base);
 }
 
-/// A pooling shape in the launch's index type.
+/// Division of non-negative indices of type I by a positive divisor fixed
+/// at launch: a multiply-high, an add and a shift (formulas::FastDivider)
+/// for 32-bit indices (below 2^31), `/` for 64-bit ones. A GPU has no
+/// integer divider: a 32-bit division is a sequence of about 20
+/// instructions.
+template <typename I> struct IndexDivisor {
+  I value = 1;
+  formulas::FastDivider fast;
+  IndexDivisor() = default;
+  explicit IndexDivisor(int64_t divisor)
+      : value(static_cast<I>(divisor > 0 ? divisor : 1)),
+        fast(sizeof(I) == 4 ? static_cast<uint32_t>(value) : 1u) {}
+  __device__ I quotient(I n) const {
+    if constexpr (sizeof(I) == 4)
+      return static_cast<I>(fast.divide(static_cast<uint32_t>(n)));
+    else
+      return n / value;
+  }
+  /// n modulo the divisor; n becomes the quotient.
+  __device__ I split(I &n) const {
+    I q = quotient(n), r = n - q * value;
+    n = q;
+    return r;
+  }
+};
+
+/// A pooling shape in the launch's index type, with its divisors.
 template <typename I> struct Pool {
   I n, h, w, c, ho, wo, kh, kw, sh, sw, ph, pw;
   bool includePad;
+  IndexDivisor<I> byC, byH, byW, byHo, byWo, byStrideH, byStrideW;
+  /// Counts channels in accesses of `c` (set before a vector launch).
+  void setChannels(I channels) {
+    c = channels;
+    byC = IndexDivisor<I>(channels);
+  }
 };
 
 template <typename I> Pool<I> poolOf(const mpcrt_pool2d_shape &s) {
-  return {I(s.n),
-          I(s.h),
-          I(s.w),
-          I(s.c),
-          I(s.ho),
-          I(s.wo),
-          I(s.kh),
-          I(s.kw),
-          I(s.stride_h),
-          I(s.stride_w),
-          I(s.pad_h),
-          I(s.pad_w),
-          s.count_include_pad != 0};
+  Pool<I> p{I(s.n),
+            I(s.h),
+            I(s.w),
+            I(s.c),
+            I(s.ho),
+            I(s.wo),
+            I(s.kh),
+            I(s.kw),
+            I(s.stride_h),
+            I(s.stride_w),
+            I(s.pad_h),
+            I(s.pad_w),
+            s.count_include_pad != 0};
+  p.setChannels(I(s.c));
+  p.byH = IndexDivisor<I>(s.h);
+  p.byW = IndexDivisor<I>(s.w);
+  p.byHo = IndexDivisor<I>(s.ho);
+  p.byWo = IndexDivisor<I>(s.wo);
+  p.byStrideH = IndexDivisor<I>(s.stride_h);
+  p.byStrideW = IndexDivisor<I>(s.stride_w);
+  return p;
 }
 
 /// Every index of a pooling (input, output, padded window corners) fits I.
@@ -473,12 +513,11 @@ template <typename I> struct Window { I n, ch, y0, y1, x0, x1, divisor; };
 
 template <typename I> __device__ Window<I> windowOf(const Pool<I> &s, I out) {
   Window<I> w;
-  w.ch = out % s.c;
-  I rest = out / s.c;
-  I ox = rest % s.wo;
-  rest /= s.wo;
-  I oy = rest % s.ho;
-  w.n = rest / s.ho;
+  I rest = out;
+  w.ch = s.byC.split(rest);
+  I ox = s.byWo.split(rest);
+  I oy = s.byHo.split(rest);
+  w.n = rest;
   I y0 = oy * s.sh - s.ph, x0 = ox * s.sw - s.pw;
   I y1 = min(y0 + s.kh, s.h + s.ph), x1 = min(x0 + s.kw, s.w + s.pw);
   I padded = (y1 - y0) * (x1 - x0);
@@ -550,12 +589,12 @@ __global__ void maxPoolKernel(const T *x, T *y, Pool<I> s, I count) {
 /// The output rows (or columns) whose windows hold input row `y`: the
 /// half-open range [lo, hi) within [0, outputs).
 template <typename I>
-__device__ void windowsHolding(I y, I k, I stride, I pad, I outputs, I &lo,
-                               I &hi) {
+__device__ void windowsHolding(I y, I k, const IndexDivisor<I> &stride, I pad,
+                               I outputs, I &lo, I &hi) {
   // oy * stride - pad <= y < oy * stride - pad + k
   I first = y + pad - k + 1;
-  lo = first <= 0 ? 0 : (first + stride - 1) / stride;
-  hi = min((y + pad) / stride + 1, outputs);
+  lo = first <= 0 ? 0 : stride.quotient(first + stride.value - 1);
+  hi = min(stride.quotient(y + pad) + 1, outputs);
 }
 
 /// The input element `in`'s position and the windows that hold it.
@@ -563,14 +602,13 @@ template <typename I> struct Held { I n, ch, oy0, oy1, ox0, ox1; };
 
 template <typename I> __device__ Held<I> heldBy(const Pool<I> &s, I in) {
   Held<I> h;
-  h.ch = in % s.c;
-  I rest = in / s.c;
-  I xx = rest % s.w;
-  rest /= s.w;
-  I y = rest % s.h;
-  h.n = rest / s.h;
-  windowsHolding(y, s.kh, s.sh, s.ph, s.ho, h.oy0, h.oy1);
-  windowsHolding(xx, s.kw, s.sw, s.pw, s.wo, h.ox0, h.ox1);
+  I rest = in;
+  h.ch = s.byC.split(rest);
+  I xx = s.byW.split(rest);
+  I y = s.byH.split(rest);
+  h.n = rest;
+  windowsHolding(y, s.kh, s.byStrideH, s.ph, s.ho, h.oy0, h.oy1);
+  windowsHolding(xx, s.kw, s.byStrideW, s.pw, s.wo, h.ox0, h.ox1);
   return h;
 }
 
@@ -667,17 +705,41 @@ __global__ void avgPoolBackwardKernel(const T *dy, T *dx, Pool<I> s, I count) {
 /// Nearest upsampling by (sh, sw) of [n, h, w, c]: one thread per input
 /// access of N channels, which it reads once and writes sh * sw times
 /// (c = cv * N).
+template <typename I> struct Upsample {
+  I n, h, w, cv, sh, sw;
+  IndexDivisor<I> byCv, byW, byH;
+  /// Input access i's channel access, column, row and image.
+  __device__ void positionOf(I i, I &cc, I &xx, I &yy, I &b) const {
+    cc = byCv.split(i);
+    xx = byW.split(i);
+    yy = byH.split(i);
+    b = i;
+  }
+};
+
+template <typename I>
+Upsample<I> upsampleOf(int64_t n, int64_t h, int64_t w, int64_t cv, int64_t sh,
+                       int64_t sw) {
+  return {I(n),
+          I(h),
+          I(w),
+          I(cv),
+          I(sh),
+          I(sw),
+          IndexDivisor<I>(cv),
+          IndexDivisor<I>(w),
+          IndexDivisor<I>(h)};
+}
+
 template <typename T, int N, typename I>
-__global__ void upsampleKernel(const T *x, T *y, I n, I h, I w, I cv, I sh,
-                               I sw) {
+__global__ void upsampleKernel(const T *x, T *y, Upsample<I> u) {
   using V = Vec<T, N>;
-  I count = n * h * w * cv, wo = w * sw;
+  I h = u.h, w = u.w, cv = u.cv, sh = u.sh, sw = u.sw;
+  I count = u.n * h * w * cv, wo = w * sw;
   for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
        i += I(gridDim.x) * blockDim.x) {
-    I cc = i % cv, rest = i / cv;
-    I xx = rest % w;
-    rest /= w;
-    I yy = rest % h, b = rest / h;
+    I cc, xx, yy, b;
+    u.positionOf(i, cc, xx, yy, b);
     V v = reinterpret_cast<const V *>(x)[i];
     for (I a = 0; a < sh; ++a) {
       I row = ((b * h + yy) * sh + a) * wo + xx * sw;
@@ -690,18 +752,16 @@ __global__ void upsampleKernel(const T *x, T *y, I n, I h, I w, I cv, I sh,
 /// The adjoint as a gather: each input access of N channels sums its
 /// sh x sw outputs in order (rows, then columns).
 template <typename T, int N, typename I>
-__global__ void upsampleBackwardKernel(const T *dy, T *dx, I n, I h, I w, I cv,
-                                       I sh, I sw) {
+__global__ void upsampleBackwardKernel(const T *dy, T *dx, Upsample<I> u) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
-  I count = n * h * w * cv, wo = w * sw;
+  I h = u.h, w = u.w, cv = u.cv, sh = u.sh, sw = u.sw;
+  I count = u.n * h * w * cv, wo = w * sw;
   for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
        i += I(gridDim.x) * blockDim.x) {
-    I cc = i % cv, rest = i / cv;
-    I xx = rest % w;
-    rest /= w;
-    I yy = rest % h, b = rest / h;
+    I cc, xx, yy, b;
+    u.positionOf(i, cc, xx, yy, b);
     A sum[N] = {};
     for (I a = 0; a < sh; ++a) {
       I row = ((b * h + yy) * sh + a) * wo + xx * sw;
@@ -898,7 +958,7 @@ void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
     using I = decltype(pool.n);
     withVectorsOf<T>(s.c, {input, output}, [&](auto width) {
       constexpr int N = decltype(width)::value;
-      pool.c /= N;
+      pool.setChannels(pool.c / N);
       maxPoolKernel<T, N, I><<<blocksFor(count / N), kThreads, 0, stream()>>>(
           static_cast<const T *>(input), static_cast<T *>(output), pool,
           I(count / N));
@@ -931,7 +991,7 @@ void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
       if (outputs > 0)
         withVectorsOf<T>(s.c, {dy, x, dx}, [&](auto width) {
           constexpr int N = decltype(width)::value;
-          pool.c /= N;
+          pool.setChannels(pool.c / N);
           maxPoolBackwardWindowsKernel<T, N, I>
               <<<blocksFor(outputs / N), kThreads, 0, stream()>>>(
                   dy, x, dx, pool, I(outputs / N));
@@ -988,8 +1048,8 @@ void upsampleNearest2d(mpcrt_dtype dtype, const void *input, void *output,
         using I = MPCRT_TYPE(i);
         upsampleKernel<T, N, I>
             <<<blocksFor(inputs / N), kThreads, 0, stream()>>>(
-                static_cast<const T *>(input), static_cast<T *>(output), I(n),
-                I(h), I(w), I(c / N), I(sh), I(sw));
+                static_cast<const T *>(input), static_cast<T *>(output),
+                upsampleOf<I>(n, h, w, c / N, sh, sw));
       });
     });
   });
@@ -1011,7 +1071,7 @@ void upsampleNearest2dBackward(mpcrt_dtype dtype, const void *gradOutput,
         upsampleBackwardKernel<T, N, I>
             <<<blocksFor(inputs / N), kThreads, 0, stream()>>>(
                 static_cast<const T *>(gradOutput), static_cast<T *>(gradInput),
-                I(n), I(h), I(w), I(c / N), I(sh), I(sw));
+                upsampleOf<I>(n, h, w, c / N, sh, sw));
       });
     });
   });
