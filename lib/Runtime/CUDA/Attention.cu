@@ -657,10 +657,12 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
 bool flashEnabled = true;
 
 /// Whether the flash kernels take a call: f16 or bf16 operands, head sizes
-/// of 1 to 128, and a grid they fit.
+/// of 1 to 128, at least one key (none: the chunked path's zero result and
+/// -inf log-sum-exp, where the online softmax would divide 0 by 0), and a
+/// grid they fit.
 bool flashTakes(mpcrt_dtype dtype, const Dims &m) {
   return flashEnabled && (dtype == MPCRT_F16 || dtype == MPCRT_BF16) &&
-         m.d >= 1 && m.d <= 128 && m.dv >= 1 && m.dv <= 128 &&
+         m.sk >= 1 && m.d >= 1 && m.d <= 128 && m.dv >= 1 && m.dv <= 128 &&
          m.heads * ((std::max(m.sq, m.sk) + 15) / 16) <= 0x7fffffff;
 }
 
