@@ -267,10 +267,12 @@ inline void checkAllAttention(
       // Head sizes beyond 256, keys not a multiple of Philox's four.
       {2, 6, 10, 288, 264, 0.06, 0.1, 99, 2, {2}},
       // Several query and key tiles of a flash kernel, partial ones at the
-      // far ends: head size 64 (16-byte loads) and 96 with 80 (wider
-      // tiles, element loads), a padding mask with dropout.
+      // far ends: head size 64, and 96 with 80 (wider tiles) with a
+      // padding mask, both with dropout; head sizes that are not multiples
+      // of 8 (loaded an element at a time).
       {1, 70, 70, 64, 64, 0.125, 0.1, 5, 6, {1}},
       {1, 40, 45, 96, 80, 0.1, 0.2, 11, 7, {1}, {1, 1, 45}, -1e4},
+      {2, 21, 37, 12, 20, 0.3, 0.1, 13, 8, {2}},
       // Masks: padding ([2, 1, 1, sk] over [2, 3] heads, filled with -1e4,
       // with dropout), a full [heads, sq, sk] one, one broadcast over the
       // first leading dimension and the keys.
