@@ -327,12 +327,12 @@ __device__ void accumulateProduct(FragC (&acc)[MC], const T *a, int ldA,
   }
 }
 
-/// Writes acc[c] (c < chunks) as 16 rows of `dst` (rows of `cols`
-/// elements, the first `rows` of them) through the warp's scratch `w`
-/// (16 rows of ldm LDS f32), two lanes a row.
-template <typename T, int MC, int LDS>
-__device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
-                          int64_t rows, int64_t cols) {
+/// f(c, e, value) for each of the lane's elements of acc[c] (c < chunks):
+/// row lane / 2 of the 16, column 16 c + 8 (lane % 2) + e, read back
+/// through the warp's scratch `w` (16 rows of ldm LDS f32), as many
+/// fragments at a time as it holds.
+template <int MC, int LDS, typename F>
+__device__ void forLaneElements(FragC (&acc)[MC], int chunks, float *w, F f) {
   constexpr int G = LDS / 16 < MC ? LDS / 16 : MC;
   int lane = threadIdx.x % 32, r = lane / 2, half = lane % 2;
 #pragma unroll
@@ -346,17 +346,26 @@ __device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
         wmma::store_matrix_sync(w + 16 * (c - c0), acc[c], LDS,
                                 wmma::mem_row_major);
     __syncwarp();
-    if (r < rows)
 #pragma unroll
-      for (int c = c0; c < c0 + G; ++c)
+    for (int c = c0; c < c0 + G; ++c)
 #pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          int64_t col = 16 * c + 8 * half + e;
-          if (c < chunks && col < cols)
-            dst[r * cols + col] =
-                Storage<T>::store(w[r * LDS + 16 * (c - c0) + 8 * half + e]);
-        }
+      for (int e = 0; e < 8; ++e)
+        if (c < chunks)
+          f(c, e, w[r * LDS + 16 * (c - c0) + 8 * half + e]);
   }
+}
+
+/// Writes acc[c] (c < chunks) as 16 rows of `dst` (rows of `cols`
+/// elements, the first `rows` of them) through the warp's scratch `w`.
+template <typename T, int MC, int LDS>
+__device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
+                          int64_t rows, int64_t cols) {
+  int lane = threadIdx.x % 32, r = lane / 2, half = lane % 2;
+  forLaneElements<MC, LDS>(acc, chunks, w, [&](int c, int e, float value) {
+    int64_t col = 16 * c + 8 * half + e;
+    if (r < rows && col < cols)
+      dst[r * cols + col] = Storage<T>::store(value);
+  });
 }
 
 template <typename T, int MC>
@@ -433,26 +442,9 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     for (int c = 0; c < MC; ++c)
       wmma::fill_fragment(pv[c], 0.0f);
     accumulateProduct<T, MC, Bc>(pv, pw, 2 * LDS, vs, vc);
-    // P v into the rows' sums, through the scores' space.
-    constexpr int G = LDS / 16 < MC ? LDS / 16 : MC;
-#pragma unroll
-    for (int c0 = 0; c0 < MC; c0 += G) {
-      if (c0 >= vc)
-        break;
-      __syncwarp(); // P (then the last group) is read
-#pragma unroll
-      for (int c = c0; c < c0 + G; ++c)
-        if (c < vc)
-          wmma::store_matrix_sync(sw + 16 * (c - c0), pv[c], LDS,
-                                  wmma::mem_row_major);
-      __syncwarp();
-#pragma unroll
-      for (int c = c0; c < c0 + G; ++c)
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          if (c < vc)
-            out[c][e] += sw[r * LDS + 16 * (c - c0) + 8 * half + e];
-    }
+    // P v into the rows' sums, through the scores' space (once P is read).
+    forLaneElements<MC, LDS>(
+        pv, vc, sw, [&](int c, int e, float value) { out[c][e] += value; });
     __syncwarp();
   }
   if (!rowLive)
