@@ -551,7 +551,7 @@ void attentionCases() {
     });
     line(flash ? "attention_flash_backward" : "attention_chunked_backward",
          10 * products, [&] {
-           attentionBackward(MPCRT_F16, g, q, k, v, lse, dq, dk, dv, heads,
+           attentionBackward(MPCRT_F16, g, q, k, v, o, lse, dq, dk, dv, heads,
                              kSeq, kSeq, kHead, kHead, 0.125, 0.1, 42, step,
                              none);
          });

@@ -16,6 +16,11 @@
 // products (the CUDA backend, as flash attention does) adds u_out times
 // the largest sum of |terms| of each product: u_out sum_j |P Z v| for the
 // result, sum_i |P Z dO| for dv, sum_j |dS k| for dq, sum_i |dS q| for dk.
+// A backend that takes D_i = sum_j P dP as dO_i . O_i from its own rounded
+// result (the CUDA flash kernels, as flash attention does) moves each D by
+// |dO_i . (O_got - O)| (the result's own error, known once it ran) plus its
+// f32 dot's gamma_(dv+2) sum |dO O_got|: through dS = scale P (dP - D), P
+// times that in each score gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +60,16 @@ struct AttentionBuffers {
 
 using AttentionRun = std::function<void(AttentionBuffers &)>;
 
+/// Where a backend's f16/bf16 arithmetic departs from the definition's
+/// beyond its f32 sums, each adding its error to the bound (above).
+struct AttentionNumerics {
+  /// P (with its dropout factors) and dS rounded to the operands' type
+  /// before their products.
+  bool roundsProducts = false;
+  /// D_i taken as dO_i . O_i from the forward's rounded result.
+  bool rowDotsFromResult = false;
+};
+
 inline bool referenceKeeps(const AttentionCase &c, int64_t index) {
   uint64_t q = static_cast<uint64_t>(index) / 4;
   uint32_t counter[4] = {static_cast<uint32_t>(q),
@@ -85,7 +100,7 @@ inline void expectClose(const char *what, mpcrt_dtype d,
 
 inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
                            std::mt19937 &rng, const AttentionRun &run,
-                           bool roundsProducts) {
+                           AttentionNumerics numerics) {
   std::vector<double> q, k, v, go;
   AttentionBuffers b;
   b.q = randomOf(dt, c.heads * c.sq * c.d, rng, q);
@@ -148,6 +163,12 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
   b.dk.resize(k.size() * elementBytes(dt));
   b.dv.resize(v.size() * elementBytes(dt));
   run(b);
+  bool lowp = dt == MPCRT_F16 || dt == MPCRT_BF16;
+  bool rounds = numerics.roundsProducts && lowp,
+       fromResult = numerics.rowDotsFromResult && lowp;
+  std::vector<double> gotResult(go.size());
+  mpcrt_cast(dt, b.result.data(), MPCRT_F64, gotResult.data(),
+             gotResult.size());
 
   double uAcc = dt == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
   std::vector<double> o(go.size()), lse(c.heads * c.sq), dq(q.size(), 0),
@@ -207,6 +228,15 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
       for (int64_t j = 0; j < c.sk; ++j)
         m += p[j] * err[j];
       lseMoves = std::max(lseMoves, 1.01 * m);
+      if (fromResult) {
+        double shift = 0, dotAbs = 0;
+        for (int64_t e = 0; e < c.dv; ++e) {
+          int64_t at = r * c.dv + e;
+          shift += go[at] * (gotResult[at] - o[at]);
+          dotAbs += std::fabs(go[at] * gotResult[at]);
+        }
+        dMoves += std::fabs(shift) + (c.dv + 2) * uAcc * dotAbs;
+      }
       for (int64_t j = 0; j < c.sk; ++j) {
         rel[j] = 1.01 * (err[j] + m);
         dMoves += p[j] * rel[j] * std::fabs(dp[j]);
@@ -236,7 +266,6 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
       }
     }
   double slack = 4 * (c.d + c.sk + 8) * uAcc, uOut = unitRoundoff(dt);
-  bool rounds = roundsProducts && (dt == MPCRT_F16 || dt == MPCRT_BF16);
   // What the scores' errors move each tensor by, plus a rounding's u_out
   // of each product's sum of |terms| where the backend rounds P and dS.
   auto largest = [](const std::vector<double> &v) {
@@ -254,12 +283,12 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
 }
 
 /// Every type, with and without dropout, several shapes (sq != sk, d != dv,
-/// head sizes beyond one warp's 32); `roundsProducts` as checkAttention.
+/// head sizes beyond one warp's 32); `numerics` as checkAttention.
 inline void checkAllAttention(
     std::mt19937 &rng,
     const std::function<AttentionRun(mpcrt_dtype, const AttentionCase &)>
         &backend,
-    bool roundsProducts = false) {
+    AttentionNumerics numerics = {}) {
   const AttentionCase cases[] = {
       {3, 16, 16, 8, 8, 0.35, 0, 0, 0, {3}},
       {2, 7, 19, 40, 24, 0.15, 0.3, 0x1234567890ull, 5, {2}},
@@ -302,7 +331,7 @@ inline void checkAllAttention(
     for (const AttentionCase &c : cases) {
       SCOPED_TRACE("case " + std::to_string(&c - cases) + " of " +
                    std::to_string(std::size(cases)));
-      checkAttention(dt, c, rng, backend(dt, c), roundsProducts);
+      checkAttention(dt, c, rng, backend(dt, c), numerics);
       if (::testing::Test::HasFatalFailure())
         return;
     }

@@ -366,9 +366,8 @@ void mpcrt_attention_backward(
     double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
     const int64_t *mask_layout, int32_t mask_rank, double mask_value,
     const float *bias, const int64_t *bias_layout, int32_t bias_rank) {
-  (void)result;
   attentionBackward(
-      dtype, grad, query, key, value, logsumexp, grad_query, grad_key,
+      dtype, grad, query, key, value, result, logsumexp, grad_query, grad_key,
       grad_value, heads, sq, sk, d, dv, scale, dropout_p,
       mpcrt::formulas::rankSeed(seed, dropoutRank), step,
       mpcrt::formulas::attentionMask(mask, mask_layout, mask_rank, mask_value,

@@ -200,10 +200,11 @@ template <size_t N> void carve(const int64_t (&bytes)[N], char *(&out)[N]) {
 // sum, and add P v (P and its dropout factor rounded to T, as the chunked
 // path rounds them). The backward recomputes the scores from the saved
 // log-sum-exp in two kernels without atomics, so its results do not depend
-// on the order blocks run in: one per query tile forms D_i = sum_j P dP
-// (a first walk over the keys) and then dq = dS k; one per key tile forms
-// dv = Pd^T dO and dk = dS^T q over the query tiles, reading D. The mask,
-// bias, fill and dropout bits are the chunked path's.
+// on the order blocks run in: one per query tile takes D_i = sum_j P dP as
+// dO_i . O_i from the forward's result, as flash attention does (the
+// chunked path sums P dP), and walks the keys once for dq = dS k; one per
+// key tile forms dv = Pd^T dO and dk = dS^T q over the query tiles,
+// reading D. The mask, bias, fill and dropout bits are the chunked path's.
 // ---------------------------------------------------------------------------
 
 namespace wmma = nvcuda::wmma;
@@ -462,13 +463,14 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     lse[h * m.sq + i] = run + logf(total);
 }
 
-/// The query side of the backward: per query tile, D_i = sum_j P dP over
-/// every key (written to `rowDots` for the key side), then dq = dS k.
+/// The query side of the backward: per query tile, D_i = dO_i . O_i from
+/// the forward's result (written to `rowDots` for the key side), then one
+/// walk over the keys for dq = dS k.
 template <typename T, int MC>
 __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     flashQueryGradKernel(const T *go, const T *q, const T *k, const T *v,
-                         const float *lse, float *rowDots, T *dq, Dims m,
-                         int64_t queryTiles, bool vectors,
+                         const T *o, const float *lse, float *rowDots, T *dq,
+                         Dims m, int64_t queryTiles, bool vectors,
                          const int64_t *step) {
   using F = Flash<MC>;
   constexpr int Rows = 16 * F::Warps, Bc = F::OtherTile, LDT = F::LDT,
@@ -493,10 +495,29 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
       vc = static_cast<int>((m.dv + 15) / 16);
   loadTile<MC>(qs, q + (h * m.sq + q0) * m.d, m.sq - q0, m.d, Rows, vectors);
   loadTile<MC>(gs, go + (h * m.sq + q0) * m.dv, m.sq - q0, m.dv, Rows, vectors);
+  // D_i = sum_j P dP = dO_i . O_i (O = sum_j P Z v, so with dropout too):
+  // the result's tile over the key and value tiles' space, before the walk.
+  static_assert(Rows <= 2 * Bc, "the result's tile fits the keys' and values'");
+  T *os = ks;
+  loadTile<MC>(os, o + (h * m.sq + q0) * m.dv, m.sq - q0, m.dv, Rows, vectors);
+  __syncthreads();
+  float dot = 0;
+#pragma unroll
+  for (int e = 0; e < F::D / 2; ++e) {
+    int at = (16 * warp + r) * LDT + half * (F::D / 2) + e;
+    dot += Storage<T>::load(gs[at]) * Storage<T>::load(os[at]);
+  }
+  dot += __shfl_xor_sync(0xffffffffu, dot, 1);
+  if (rowLive && half == 0)
+    rowDots[h * m.sq + i] = dot;
   float rowLse = rowLive ? lse[h * m.sq + i] : 0.0f;
-  // The scores and dPd of the key tile at k0, in sw and gw.
-  auto tile = [&](int64_t k0) {
-    __syncthreads(); // the last tile is read
+  FragC acc[MC];
+#pragma unroll
+  for (int c = 0; c < MC; ++c)
+    wmma::fill_fragment(acc[c], 0.0f);
+  formulas::KeepBits keeps(m.p, m.seed, *step);
+  for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
+    __syncthreads(); // the last tile (or the result's) is read
     loadTile<MC>(ks, k + (h * m.sk + k0) * m.d, m.sk - k0, m.d, Bc, vectors);
     loadTile<MC>(vs, v + (h * m.sk + k0) * m.dv, m.sk - k0, m.dv, Bc, vectors);
     __syncthreads();
@@ -508,31 +529,6 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
                                gw + 16 * n, LDS);
     }
     __syncwarp();
-  };
-  float dot = 0;
-  formulas::KeepBits keeps(m.p, m.seed, *step);
-  for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
-    tile(k0);
-#pragma unroll
-    for (int e = 0; e < Half; ++e) {
-      int64_t j = k0 + half * Half + e;
-      if (rowLive && j < m.sk) {
-        float p = expf(score(i, j, sw[r * LDS + half * Half + e]) - rowLse);
-        float z = keeps((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
-        dot += p * (gw[r * LDS + half * Half + e] * z);
-      }
-    }
-  }
-  dot += __shfl_xor_sync(0xffffffffu, dot, 1);
-  if (rowLive && half == 0)
-    rowDots[h * m.sq + i] = dot;
-  FragC acc[MC];
-#pragma unroll
-  for (int c = 0; c < MC; ++c)
-    wmma::fill_fragment(acc[c], 0.0f);
-  formulas::KeepBits again(m.p, m.seed, *step);
-  for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
-    tile(k0);
     float ds[Half];
 #pragma unroll
     for (int e = 0; e < Half; ++e) {
@@ -540,7 +536,7 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
       ds[e] = 0;
       if (rowLive && j < m.sk) {
         float p = expf(score(i, j, sw[r * LDS + half * Half + e]) - rowLse);
-        float z = again((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
+        float z = keeps((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
         if (!score.filled(i, j))
           ds[e] = score.scale * p * (gw[r * LDS + half * Half + e] * z - dot);
       }
@@ -566,23 +562,25 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
                             const int64_t *step) {
   using F = Flash<MC>;
   constexpr int Rows = 16 * F::Warps, Bq = F::OtherTile, LDT = F::LDT,
-                LDS = Bq + 4, Half = Bq / 2;
+                LDS = Bq + 4, Seen = Bq / 8;
+  static_assert(Bq % 8 == 0, "a lane's queries are 8 apart");
   __shared__ __align__(128) unsigned char
       smem[(2 * Rows + 2 * Bq) * LDT * sizeof(T) +
            2 * Rows * LDS * sizeof(float) + 2 * Bq * sizeof(float)];
   T *ks = reinterpret_cast<T *>(smem), *vs = ks + Rows * LDT,
     *qs = vs + Rows * LDT, *gs = qs + Bq * LDT;
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane / 2,
-      half = lane % 2;
+  // Each lane's scores of a query tile: four neighbouring keys of the
+  // warp's 16 (4 kg + kk), which share a Philox call, for the queries qt +
+  // 8 n (n < Seen).
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kg = lane % 4,
+      qt = lane / 4;
   // The warp's transposed scores (Pd over them, in T) and dPd^T = v dO^T
   // (dS over it); the query tile's log-sum-exps and D.
   float *sw = reinterpret_cast<float *>(gs + Bq * LDT) + 16 * warp * LDS;
   float *gw = sw + Rows * LDS;
   float *stats = reinterpret_cast<float *>(gs + Bq * LDT) + 2 * Rows * LDS;
   T *pdw = reinterpret_cast<T *>(sw), *dsw = reinterpret_cast<T *>(gw);
-  int64_t h = blockIdx.x / keyTiles, k0 = blockIdx.x % keyTiles * Rows,
-          j = k0 + 16 * warp + r;
-  bool keyLive = j < m.sk;
+  int64_t h = blockIdx.x / keyTiles, k0 = blockIdx.x % keyTiles * Rows;
   HeadScores score(m, h);
   formulas::KeepBits keeps(m.p, m.seed, *step);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
@@ -614,26 +612,32 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
                                gw + 16 * n, LDS);
     }
     __syncwarp();
-    float pd[Half], ds[Half];
+    float pd[Seen][4], ds[Seen][4];
 #pragma unroll
-    for (int e = 0; e < Half; ++e) {
-      int t = half * Half + e;
-      int64_t i = q0 + t;
-      pd[e] = ds[e] = 0;
-      if (keyLive && i < m.sq) {
-        float p = expf(score(i, j, sw[r * LDS + t]) - stats[t]);
-        float z = keeps((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
-        pd[e] = p * z;
-        if (!score.filled(i, j))
-          ds[e] = score.scale * p * (gw[r * LDS + t] * z - stats[Bq + t]);
+    for (int n = 0; n < Seen; ++n)
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        int t = qt + 8 * n, kr = 4 * kg + kk;
+        int64_t i = q0 + t, j = k0 + 16 * warp + kr;
+        pd[n][kk] = ds[n][kk] = 0;
+        if (j < m.sk && i < m.sq) {
+          float p = expf(score(i, j, sw[kr * LDS + t]) - stats[t]);
+          float z = keeps((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
+          pd[n][kk] = p * z;
+          if (!score.filled(i, j))
+            ds[n][kk] =
+                score.scale * p * (gw[kr * LDS + t] * z - stats[Bq + t]);
+        }
       }
-    }
     __syncwarp(); // the scores are read: Pd and dS go over them
 #pragma unroll
-    for (int e = 0; e < Half; ++e) {
-      pdw[r * 2 * LDS + half * Half + e] = Storage<T>::store(pd[e]);
-      dsw[r * 2 * LDS + half * Half + e] = Storage<T>::store(ds[e]);
-    }
+    for (int n = 0; n < Seen; ++n)
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        int at = (4 * kg + kk) * 2 * LDS + qt + 8 * n;
+        pdw[at] = Storage<T>::store(pd[n][kk]);
+        dsw[at] = Storage<T>::store(ds[n][kk]);
+      }
     __syncwarp();
     accumulateProduct<T, MC, Bq>(gradV, pdw, 2 * LDS, gs, vc);
     accumulateProduct<T, MC, Bq>(gradK, dsw, 2 * LDS, qs, dc);
@@ -703,14 +707,14 @@ void flashForward(mpcrt_dtype dtype, const Dims &m, const void *query,
 
 void flashBackward(mpcrt_dtype dtype, const Dims &m, const void *grad,
                    const void *query, const void *key, const void *value,
-                   const void *logsumexp, void *gradQuery, void *gradKey,
-                   void *gradValue, const int64_t *step) {
+                   const void *result, const void *logsumexp, void *gradQuery,
+                   void *gradKey, void *gradValue, const int64_t *step) {
   float *rowDots = scratchF32(m.heads * m.sq);
   dispatchFlash(dtype, m, [&](auto tag) {
     using T = typename decltype(tag)::Type;
     constexpr int MC = decltype(tag)::kChunks;
     constexpr int threads = Flash<MC>::Warps * 32;
-    bool vectors = flashVectors(m, {grad, query, key, value});
+    bool vectors = flashVectors(m, {grad, query, key, value, result});
     auto *go = static_cast<const T *>(grad), *q = static_cast<const T *>(query),
          *k = static_cast<const T *>(key), *v = static_cast<const T *>(value);
     auto *lse = static_cast<const float *>(logsumexp);
@@ -718,8 +722,8 @@ void flashBackward(mpcrt_dtype dtype, const Dims &m, const void *grad,
       int64_t tiles = tilesOf(m.sq, 16 * Flash<MC>::Warps);
       flashQueryGradKernel<T, MC>
           <<<static_cast<unsigned>(m.heads * tiles), threads, 0, stream()>>>(
-              go, q, k, v, lse, rowDots, static_cast<T *>(gradQuery), m, tiles,
-              vectors, step);
+              go, q, k, v, static_cast<const T *>(result), lse, rowDots,
+              static_cast<T *>(gradQuery), m, tiles, vectors, step);
       MPCRT_CUDA_LAUNCHED("attention_backward (flash, queries)");
     }
     if (m.sk > 0) {
@@ -798,7 +802,7 @@ void attention(mpcrt_dtype dtype, const void *query, const void *key,
 }
 
 void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
-                       const void *key, const void *value,
+                       const void *key, const void *value, const void *result,
                        const void *logsumexp, void *gradQuery, void *gradKey,
                        void *gradValue, int64_t heads, int64_t sq, int64_t sk,
                        int64_t d, int64_t dv, double scale, double dropoutP,
@@ -808,7 +812,7 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
     return;
   Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
   if (flashTakes(dtype, m))
-    return flashBackward(dtype, m, grad, query, key, value, logsumexp,
+    return flashBackward(dtype, m, grad, query, key, value, result, logsumexp,
                          gradQuery, gradKey, gradValue, step);
   mpcrt_dtype acc = dtype == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
   dispatch(dtype, [&](auto *t) {

@@ -14,7 +14,9 @@ namespace {
 
 class Nn : public CudaTest {
 public:
-  void checkAttentionOnce();
+  /// `flash`: whether the flash kernels are on (their D comes from the
+  /// forward's result, AttentionCheck.h).
+  void checkAttentionOnce(bool flash);
 };
 
 // The shared helpers (AddLayerNormCheck.h), under this file's names.
@@ -878,7 +880,7 @@ TEST_F(Nn, AttentionMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   {
     SCOPED_TRACE("flash kernels");
-    checkAttentionOnce();
+    checkAttentionOnce(true);
     if (HasFatalFailure())
       return;
   }
@@ -889,7 +891,7 @@ TEST_F(Nn, AttentionMatchesFloat64) {
   for (int64_t limit : {int64_t(0), int64_t(1)}) {
     SCOPED_TRACE(limit ? "one head per chunk" : "default chunks");
     int64_t previous = limit ? setAttentionScratchBytes(limit) : 0;
-    checkAttentionOnce();
+    checkAttentionOnce(false);
     if (limit)
       setAttentionScratchBytes(previous);
     if (HasFatalFailure())
@@ -898,11 +900,11 @@ TEST_F(Nn, AttentionMatchesFloat64) {
   // Every score row a block's, as rows past 1024 columns are.
   SCOPED_TRACE("a block per score row");
   int64_t previous = setAttentionWarpColumns(0);
-  checkAttentionOnce();
+  checkAttentionOnce(false);
   setAttentionWarpColumns(previous);
 }
 
-void Nn::checkAttentionOnce() {
+void Nn::checkAttentionOnce(bool flash) {
   mpcrt::test::checkAllAttention(
       rng,
       [this](mpcrt_dtype dt, const mpcrt::test::AttentionCase &c) {
@@ -923,7 +925,7 @@ void Nn::checkAttentionOnce() {
               static_cast<int32_t>(b.biasLayout.size() / 2));
           attention(dt, q, k, v, o, lse, c.heads, c.sq, c.sk, c.d, c.dv,
                     c.scale, c.p, c.seed, step, m);
-          attentionBackward(dt, go, q, k, v, lse, dq, dk, dv, c.heads, c.sq,
+          attentionBackward(dt, go, q, k, v, o, lse, dq, dk, dv, c.heads, c.sq,
                             c.sk, c.d, c.dv, c.scale, c.p, c.seed, step, m);
           b.result = download(o, b.result.size());
           b.lse = download(lse, b.lse.size());
@@ -932,7 +934,7 @@ void Nn::checkAttentionOnce() {
           b.dv = download(dv, b.dv.size());
         };
       },
-      /*roundsProducts=*/true);
+      {/*roundsProducts=*/true, /*rowDotsFromResult=*/flash});
 }
 
 TEST_F(Nn, AddLayerNormMatchesFloat64) {
