@@ -198,7 +198,9 @@ template <size_t N> void carve(const int64_t (&bytes)[N], char *(&out)[N]) {
 // shared memory, the warp's lanes turn them into probabilities against the
 // row's running maximum (two lanes a row), rescale the row's output and
 // sum, and add P v (P and its dropout factor rounded to T, as the chunked
-// path rounds them). The backward recomputes the scores from the saved
+// path rounds them). The output stays in accumulator fragments for the
+// whole walk, each element scaled by its row's factor (FragmentRows), and
+// a warp's query fragments stay in registers. The backward recomputes the scores from the saved
 // log-sum-exp in two kernels without atomics, so its results do not depend
 // on the order blocks run in: one per query tile takes D_i = sum_j P dP as
 // dO_i . O_i from the forward's result, as flash attention does (the
@@ -288,24 +290,88 @@ __device__ void loadTile(T *tile, const T *src, int64_t rows, int64_t cols,
   }
 }
 
+/// A warp's 16 rows of a tile (ldm LDT) as the left operand of its
+/// products, a fragment per 16 columns: held in registers for the whole
+/// walk where Held (read from shared memory once, not once per block of
+/// the other side), loaded at each use otherwise (where registers are
+/// short). The tile must be in shared memory when a Held one is made.
+template <typename T, int MC, bool Held> struct RowFragments;
+template <typename T, int MC> struct RowFragments<T, MC, true> {
+  FragA<T> f[MC];
+  __device__ RowFragments(const T *a, int chunks) {
+#pragma unroll
+    for (int c = 0; c < MC; ++c)
+      if (c < chunks)
+        wmma::load_matrix_sync(f[c], a + 16 * c, Flash<MC>::LDT);
+  }
+  __device__ const FragA<T> &operator()(int c, FragA<T> &) const {
+    return f[c];
+  }
+};
+template <typename T, int MC> struct RowFragments<T, MC, false> {
+  const T *a;
+  __device__ RowFragments(const T *a, int) : a(a) {}
+  __device__ const FragA<T> &operator()(int c, FragA<T> &spare) const {
+    wmma::load_matrix_sync(spare, a + 16 * c, Flash<MC>::LDT);
+    return spare;
+  }
+};
+
 /// a b^T into a 16x16 f32 block at `out` (ldm `ldOut`): a's 16 rows and b's
-/// 16 rows of `chunks` 16-column chunks, both in tiles of ldm LDT.
-template <typename T, int MC>
-__device__ void productTransposed(const T *a, const T *b, int chunks,
-                                  float *out, int ldOut) {
+/// 16 rows of `chunks` 16-column chunks, b in a tile of ldm LDT.
+template <typename T, int MC, bool Held>
+__device__ void productTransposed(const RowFragments<T, MC, Held> &a,
+                                  const T *b, int chunks, float *out,
+                                  int ldOut) {
   constexpr int LDT = Flash<MC>::LDT;
   FragC acc;
   wmma::fill_fragment(acc, 0.0f);
 #pragma unroll
   for (int c = 0; c < MC; ++c)
     if (c < chunks) {
-      FragA<T> fa;
+      FragA<T> spare;
       FragB<T, wmma::col_major> fb;
-      wmma::load_matrix_sync(fa, a + 16 * c, LDT);
       wmma::load_matrix_sync(fb, b + 16 * c, LDT);
-      wmma::mma_sync(acc, fa, fb, acc);
+      wmma::mma_sync(acc, a(c, spare), fb, acc);
     }
   wmma::store_matrix_sync(out, acc, ldOut, wmma::mem_row_major);
+}
+
+/// The row (of 16) of each of a lane's accumulator elements. How a
+/// fragment's elements lie over the lanes is unspecified, but fixed for its
+/// type: a tile of row numbers loaded through the warp's scratch `w` (16
+/// rows of ldm LDS f32) shows it, so that a lane can scale its elements by
+/// their rows' factors.
+struct FragmentRows {
+  int row[FragC::num_elements];
+  template <int LDS> __device__ static FragmentRows of(float *w) {
+    int lane = threadIdx.x % 32;
+    __syncwarp(); // the scratch's last readers are done
+    for (int e = lane; e < 256; e += 32)
+      w[e / 16 * LDS + e % 16] = static_cast<float>(e / 16);
+    __syncwarp();
+    FragC probe;
+    wmma::load_matrix_sync(probe, w, LDS, wmma::mem_row_major);
+    FragmentRows rows;
+#pragma unroll
+    for (int e = 0; e < FragC::num_elements; ++e)
+      rows.row[e] = static_cast<int>(probe.x[e]);
+    __syncwarp(); // the scratch is free again
+    return rows;
+  }
+};
+
+/// f(element, its row) for each of the lane's elements of acc[c] (c <
+/// chunks).
+template <int MC, typename F>
+__device__ void forFragmentRows(FragC (&acc)[MC], int chunks,
+                                const FragmentRows &rows, F f) {
+#pragma unroll
+  for (int c = 0; c < MC; ++c)
+    if (c < chunks)
+#pragma unroll
+      for (int e = 0; e < FragC::num_elements; ++e)
+        f(acc[c].x[e], rows.row[e]);
 }
 
 /// acc[c] += a b[:, 16c:16c+16] for c < chunks: a a warp's 16 x K block of
@@ -328,12 +394,13 @@ __device__ void accumulateProduct(FragC (&acc)[MC], const T *a, int ldA,
   }
 }
 
-/// f(c, e, value) for each of the lane's elements of acc[c] (c < chunks):
-/// row lane / 2 of the 16, column 16 c + 8 (lane % 2) + e, read back
-/// through the warp's scratch `w` (16 rows of ldm LDS f32), as many
-/// fragments at a time as it holds.
-template <int MC, int LDS, typename F>
-__device__ void forLaneElements(FragC (&acc)[MC], int chunks, float *w, F f) {
+/// Writes acc[c] (c < chunks) as 16 rows of `dst` (rows of `cols`
+/// elements, the first `rows` of them) through the warp's scratch `w` (16
+/// rows of ldm LDS f32), as many fragments at a time as it holds: lane
+/// takes row lane / 2, columns 16 c + 8 (lane % 2) + e.
+template <typename T, int MC, int LDS>
+__device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
+                          int64_t rows, int64_t cols) {
   constexpr int G = LDS / 16 < MC ? LDS / 16 : MC;
   int lane = threadIdx.x % 32, r = lane / 2, half = lane % 2;
 #pragma unroll
@@ -350,23 +417,13 @@ __device__ void forLaneElements(FragC (&acc)[MC], int chunks, float *w, F f) {
 #pragma unroll
     for (int c = c0; c < c0 + G; ++c)
 #pragma unroll
-      for (int e = 0; e < 8; ++e)
-        if (c < chunks)
-          f(c, e, w[r * LDS + 16 * (c - c0) + 8 * half + e]);
+      for (int e = 0; e < 8; ++e) {
+        int64_t col = 16 * c + 8 * half + e;
+        if (c < chunks && r < rows && col < cols)
+          dst[r * cols + col] =
+              Storage<T>::store(w[r * LDS + 16 * (c - c0) + 8 * half + e]);
+      }
   }
-}
-
-/// Writes acc[c] (c < chunks) as 16 rows of `dst` (rows of `cols`
-/// elements, the first `rows` of them) through the warp's scratch `w`.
-template <typename T, int MC, int LDS>
-__device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
-                          int64_t rows, int64_t cols) {
-  int lane = threadIdx.x % 32, r = lane / 2, half = lane % 2;
-  forLaneElements<MC, LDS>(acc, chunks, w, [&](int c, int e, float value) {
-    int64_t col = 16 * c + 8 * half + e;
-    if (r < rows && col < cols)
-      dst[r * cols + col] = Storage<T>::store(value);
-  });
 }
 
 template <typename T, int MC>
@@ -377,15 +434,19 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
   using F = Flash<MC>;
   constexpr int Rows = 16 * F::kForwardWarps, Bc = F::KeyTile, LDT = F::LDT,
                 LDS = Bc + 4, Half = Bc / 2;
-  __shared__ __align__(128) unsigned char
-      smem[(Rows + 2 * Bc) * LDT * sizeof(T) + Rows * LDS * sizeof(float)];
+  __shared__ __align__(
+      128) unsigned char smem[(Rows + 2 * Bc) * LDT * sizeof(T) +
+                              Rows * (LDS + 1) * sizeof(float)];
   T *qs = reinterpret_cast<T *>(smem), *ks = qs + Rows * LDT,
     *vs = ks + Bc * LDT;
   int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane / 2,
       half = lane % 2;
   // The warp's scores, and its probabilities over them (in T, rows 2 LDS
-  // elements apart).
+  // elements apart); its rows' factors for the output (exp(old max - new
+  // max) at each key tile, the sum at the end).
   float *sw = reinterpret_cast<float *>(vs + Bc * LDT) + 16 * warp * LDS;
+  float *factor =
+      reinterpret_cast<float *>(vs + Bc * LDT) + Rows * LDS + 16 * warp;
   T *pw = reinterpret_cast<T *>(sw);
   int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
           i = q0 + 16 * warp + r;
@@ -396,7 +457,15 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
   loadTile<MC>(qs, q + (h * m.sq + q0) * m.d, m.sq - q0, m.d, Rows, vectors);
-  float out[MC][8] = {};
+  __syncthreads();
+  RowFragments<T, MC, true> rowsOfQ(qs + 16 * warp * LDT, dc);
+  FragmentRows rows = FragmentRows::of<LDS>(sw);
+  // The rows' outputs: sum_j exp(s_j - run) Z_j v_j, divided by the sum at
+  // the end.
+  FragC out[MC];
+#pragma unroll
+  for (int c = 0; c < MC; ++c)
+    wmma::fill_fragment(out[c], 0.0f);
   float run = -INFINITY, total = 0;
   for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
     __syncthreads(); // the last tile's keys and values are read
@@ -405,8 +474,7 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     __syncthreads();
 #pragma unroll
     for (int n = 0; n < Bc / 16; ++n)
-      productTransposed<T, MC>(qs + 16 * warp * LDT, ks + 16 * n * LDT, dc,
-                               sw + 16 * n, LDS);
+      productTransposed(rowsOfQ, ks + 16 * n * LDT, dc, sw + 16 * n, LDS);
     __syncwarp();
     float s[Half], most = -INFINITY;
 #pragma unroll
@@ -432,34 +500,21 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
     total = total * alpha + sum;
     run = next;
-#pragma unroll
-    for (int c = 0; c < MC; ++c)
-#pragma unroll
-      for (int e = 0; e < 8; ++e)
-        out[c][e] *= alpha;
+    if (half == 0)
+      factor[r] = alpha;
     __syncwarp();
-    FragC pv[MC];
-#pragma unroll
-    for (int c = 0; c < MC; ++c)
-      wmma::fill_fragment(pv[c], 0.0f);
-    accumulateProduct<T, MC, Bc>(pv, pw, 2 * LDS, vs, vc);
-    // P v into the rows' sums, through the scores' space (once P is read).
-    forLaneElements<MC, LDS>(
-        pv, vc, sw, [&](int c, int e, float value) { out[c][e] += value; });
-    __syncwarp();
+    forFragmentRows(out, vc, rows,
+                    [&](float &x, int row) { x *= factor[row]; });
+    accumulateProduct<T, MC, Bc>(out, pw, 2 * LDS, vs, vc);
   }
-  if (!rowLive)
-    return;
-  T *row = o + (h * m.sq + i) * m.dv;
-#pragma unroll
-  for (int c = 0; c < MC; ++c)
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      int64_t col = 16 * c + 8 * half + e;
-      if (c < vc && col < m.dv)
-        row[col] = Storage<T>::store(out[c][e] / total);
-    }
+  __syncwarp(); // every lane has its rows' last factors
   if (half == 0)
+    factor[r] = total;
+  __syncwarp();
+  forFragmentRows(out, vc, rows, [&](float &x, int row) { x /= factor[row]; });
+  storeRows<T, MC, LDS>(out, vc, sw, o + (h * m.sq + q0 + 16 * warp) * m.dv,
+                        m.sq - q0 - 16 * warp, m.dv);
+  if (rowLive && half == 0)
     lse[h * m.sq + i] = run + logf(total);
 }
 
@@ -501,6 +556,9 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   T *os = ks;
   loadTile<MC>(os, o + (h * m.sq + q0) * m.dv, m.sq - q0, m.dv, Rows, vectors);
   __syncthreads();
+  // Held where the registers allow (head sizes past 64 would spill).
+  RowFragments<T, MC, MC <= 4> rowsOfQ(qs + 16 * warp * LDT, dc),
+      rowsOfGrad(gs + 16 * warp * LDT, vc);
   float dot = 0;
 #pragma unroll
   for (int e = 0; e < F::D / 2; ++e) {
@@ -523,10 +581,8 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     __syncthreads();
 #pragma unroll
     for (int n = 0; n < Bc / 16; ++n) {
-      productTransposed<T, MC>(qs + 16 * warp * LDT, ks + 16 * n * LDT, dc,
-                               sw + 16 * n, LDS);
-      productTransposed<T, MC>(gs + 16 * warp * LDT, vs + 16 * n * LDT, vc,
-                               gw + 16 * n, LDS);
+      productTransposed(rowsOfQ, ks + 16 * n * LDT, dc, sw + 16 * n, LDS);
+      productTransposed(rowsOfGrad, vs + 16 * n * LDT, vc, gw + 16 * n, LDS);
     }
     __syncwarp();
     float ds[Half];
@@ -588,6 +644,10 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
       vc = static_cast<int>((m.dv + 15) / 16);
   loadTile<MC>(ks, k + (h * m.sk + k0) * m.d, m.sk - k0, m.d, Rows, vectors);
   loadTile<MC>(vs, v + (h * m.sk + k0) * m.dv, m.sk - k0, m.dv, Rows, vectors);
+  // Loaded at each use: held, they took the kernel from 168 registers to
+  // 243 (ptxas, f16, head size 64), two blocks an SM instead of three.
+  RowFragments<T, MC, false> rowsOfK(ks + 16 * warp * LDT, dc),
+      rowsOfV(vs + 16 * warp * LDT, vc);
   FragC gradK[MC], gradV[MC];
 #pragma unroll
   for (int c = 0; c < MC; ++c) {
@@ -606,10 +666,8 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     __syncthreads();
 #pragma unroll
     for (int n = 0; n < Bq / 16; ++n) {
-      productTransposed<T, MC>(ks + 16 * warp * LDT, qs + 16 * n * LDT, dc,
-                               sw + 16 * n, LDS);
-      productTransposed<T, MC>(vs + 16 * warp * LDT, gs + 16 * n * LDT, vc,
-                               gw + 16 * n, LDS);
+      productTransposed(rowsOfK, qs + 16 * n * LDT, dc, sw + 16 * n, LDS);
+      productTransposed(rowsOfV, gs + 16 * n * LDT, vc, gw + 16 * n, LDS);
     }
     __syncwarp();
     float pd[Seen][4], ds[Seen][4];
