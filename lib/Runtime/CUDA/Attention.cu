@@ -54,15 +54,41 @@ struct Dims {
 /// Rows of up to this many scores go one warp each (tests lower it).
 int64_t warpColumns = 1024;
 
-/// Score (h, i, j) from its dot product: scaled plus the bias, or the
-/// mask's fill.
-template <typename A>
-__device__ A score(const Dims &m, int64_t h, int64_t i, int64_t j, A dot) {
-  return formulas::masked(m.mask, h, i, j)
-             ? static_cast<A>(m.mask.value)
-             : static_cast<A>(m.scale) * dot +
-                   static_cast<A>(formulas::scoreBias(m.mask, h, i, j));
-}
+/// One head's scores (i, j) from their dot products, in A: scaled plus
+/// the bias, or the mask's fill. The mask's and bias's offsets for the
+/// head are taken once (formulas::scoreOffset divides by each leading
+/// dimension), not for every score.
+template <typename A = float> struct HeadScores {
+  const uint8_t *mask;
+  const float *bias;
+  int64_t maskRow = 0, maskColumn = 0, biasRow = 0, biasColumn = 0;
+  A fill, scale;
+  __device__ HeadScores(const Dims &m, int64_t h)
+      : mask(m.mask.mask), bias(m.mask.bias),
+        fill(static_cast<A>(m.mask.value)), scale(static_cast<A>(m.scale)) {
+    int rank = m.mask.rank;
+    if (mask) {
+      mask += formulas::scoreOffset(m.mask, m.mask.strides, h, 0, 0);
+      maskRow = m.mask.strides[rank - 2];
+      maskColumn = m.mask.strides[rank - 1];
+    }
+    if (bias) {
+      bias += formulas::scoreOffset(m.mask, m.mask.biasStrides, h, 0, 0);
+      biasRow = m.mask.biasStrides[rank - 2];
+      biasColumn = m.mask.biasStrides[rank - 1];
+    }
+  }
+  __device__ bool filled(int64_t i, int64_t j) const {
+    return mask && mask[i * maskRow + j * maskColumn] != 0;
+  }
+  __device__ A operator()(int64_t i, int64_t j, A dot) const {
+    return filled(i, j)
+               ? fill
+               : scale * dot +
+                     (bias ? static_cast<A>(bias[i * biasRow + j * biasColumn])
+                           : A(0));
+  }
+};
 
 /// f(j, z) for every column j of score row `row` (of [heads, sq, sk]),
 /// z its dropout factor (0 or 1/(1-p); 1 without dropout), spread over
@@ -106,19 +132,20 @@ __global__ void probabilitiesKernel(const typename Storage<T>::Acc *scores,
   for (int64_t local = Tm::first(); local < rows; local += Tm::stride()) {
     int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;
     const A *s = scores + local * m.sk;
+    HeadScores<A> score(m, h);
     A max = -INFINITY;
     for (int64_t j = Tm::rank(); j < m.sk; j += Tm::size())
-      max = fmax(max, score(m, h, i, j, s[j]));
+      max = fmax(max, score(i, j, s[j]));
     max = Tm::template reduce<A, true>(max);
     A sum = 0;
     for (int64_t j = Tm::rank(); j < m.sk; j += Tm::size())
-      sum += exp(score(m, h, i, j, s[j]) - max);
+      sum += exp(score(i, j, s[j]) - max);
     A shift = max + log(Tm::template reduce<A>(sum));
     if (Tm::rank() == 0)
       lse[row] = shift;
     T *p = probs + local * m.sk;
     forEachColumn<Tm, A>(m, t, row, [&](int64_t j, A z) {
-      p[j] = S::store(exp(score(m, h, i, j, s[j]) - shift) * z);
+      p[j] = S::store(exp(score(i, j, s[j]) - shift) * z);
     });
   }
 }
@@ -136,15 +163,15 @@ __global__ void scoreGradKernel(const typename Storage<T>::Acc *scores,
   using A = typename S::Acc;
   int64_t t = *step;
   using Tm = RowTeam<Warp>;
-  A scale = static_cast<A>(m.scale);
   for (int64_t local = Tm::first(); local < rows; local += Tm::stride()) {
     int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;
     const A *s = scores + local * m.sk;
     A *g = dpd + local * m.sk;
     T *pdRow = pd + local * m.sk, *dsRow = ds + local * m.sk;
+    HeadScores<A> score(m, h);
     A shift = lse[row], dot = 0;
     forEachColumn<Tm, A>(m, t, row, [&](int64_t j, A z) {
-      A p = exp(score(m, h, i, j, s[j]) - shift);
+      A p = exp(score(i, j, s[j]) - shift);
       A dp = g[j] * z;
       g[j] = dp;
       pdRow[j] = S::store(p * z);
@@ -153,10 +180,9 @@ __global__ void scoreGradKernel(const typename Storage<T>::Acc *scores,
     dot = Tm::template reduce<A>(dot);
     Tm::sync(); // dP, written by another thread, read below
     for (int64_t j = Tm::rank(); j < m.sk; j += Tm::size()) {
-      A p = exp(score(m, h, i, j, s[j]) - shift);
-      dsRow[j] = formulas::masked(m.mask, h, i, j)
-                     ? S::store(A(0))
-                     : S::store(scale * p * (g[j] - dot));
+      A p = exp(score(i, j, s[j]) - shift);
+      dsRow[j] = score.filled(i, j) ? S::store(A(0))
+                                    : S::store(score.scale * p * (g[j] - dot));
     }
   }
 }
@@ -200,13 +226,13 @@ template <size_t N> void carve(const int64_t (&bytes)[N], char *(&out)[N]) {
 // sum, and add P v (P and its dropout factor rounded to T, as the chunked
 // path rounds them). The output stays in accumulator fragments for the
 // whole walk, each element scaled by its row's factor (FragmentRows), and
-// a warp's query fragments stay in registers. The backward recomputes the scores from the saved
-// log-sum-exp in two kernels without atomics, so its results do not depend
-// on the order blocks run in: one per query tile takes D_i = sum_j P dP as
-// dO_i . O_i from the forward's result, as flash attention does (the
-// chunked path sums P dP), and walks the keys once for dq = dS k; one per
-// key tile forms dv = Pd^T dO and dk = dS^T q over the query tiles,
-// reading D. The mask, bias, fill and dropout bits are the chunked path's.
+// a warp's query fragments stay in registers. The backward recomputes the
+// scores from the saved log-sum-exp in two kernels without atomics, so its
+// results do not depend on the order blocks run in: one per query tile takes
+// D_i = sum_j P dP as dO_i . O_i from the forward's result, as flash attention
+// does (the chunked path sums P dP), and walks the keys once for dq = dS k; one
+// per key tile forms dv = Pd^T dO and dk = dS^T q over the query tiles, reading
+// D. The mask, bias, fill and dropout bits are the chunked path's.
 // ---------------------------------------------------------------------------
 
 namespace wmma = nvcuda::wmma;
@@ -229,41 +255,6 @@ using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major>;
 template <typename T, typename L>
 using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, L>;
 using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-
-/// One head's scores from their dot products: the mask's and bias's
-/// offsets for the head taken once, as the chunked path's score() without
-/// the leading dimensions' divisions per element.
-struct HeadScores {
-  const uint8_t *mask;
-  const float *bias;
-  int64_t maskRow = 0, maskColumn = 0, biasRow = 0, biasColumn = 0;
-  float fill, scale;
-  __device__ HeadScores(const Dims &m, int64_t h)
-      : mask(m.mask.mask), bias(m.mask.bias),
-        fill(static_cast<float>(m.mask.value)),
-        scale(static_cast<float>(m.scale)) {
-    int rank = m.mask.rank;
-    if (mask) {
-      mask += formulas::scoreOffset(m.mask, m.mask.strides, h, 0, 0);
-      maskRow = m.mask.strides[rank - 2];
-      maskColumn = m.mask.strides[rank - 1];
-    }
-    if (bias) {
-      bias += formulas::scoreOffset(m.mask, m.mask.biasStrides, h, 0, 0);
-      biasRow = m.mask.biasStrides[rank - 2];
-      biasColumn = m.mask.biasStrides[rank - 1];
-    }
-  }
-  __device__ bool filled(int64_t i, int64_t j) const {
-    return mask && mask[i * maskRow + j * maskColumn] != 0;
-  }
-  __device__ float operator()(int64_t i, int64_t j, float dot) const {
-    return filled(i, j)
-               ? fill
-               : scale * dot +
-                     (bias ? bias[i * biasRow + j * biasColumn] : 0.0f);
-  }
-};
 
 /// Rows [0, tileRows) of a tile in shared memory from `src` (rows of
 /// `cols` elements, `rows` of them), zeros past either; 16 bytes at a time
@@ -451,7 +442,7 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
   int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
           i = q0 + 16 * warp + r;
   bool rowLive = i < m.sq;
-  HeadScores score(m, h);
+  HeadScores<> score(m, h);
   formulas::KeepBits keeps(m.p, m.seed, *step);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
@@ -544,7 +535,7 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
           i = q0 + 16 * warp + r;
   bool rowLive = i < m.sq;
-  HeadScores score(m, h);
+  HeadScores<> score(m, h);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
@@ -637,7 +628,7 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   float *stats = reinterpret_cast<float *>(gs + Bq * LDT) + 2 * Rows * LDS;
   T *pdw = reinterpret_cast<T *>(sw), *dsw = reinterpret_cast<T *>(gw);
   int64_t h = blockIdx.x / keyTiles, k0 = blockIdx.x % keyTiles * Rows;
-  HeadScores score(m, h);
+  HeadScores<> score(m, h);
   formulas::KeepBits keeps(m.p, m.seed, *step);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
