@@ -297,6 +297,37 @@ __device__ void gridStrideAhead(I vectors, Load load, Body body) {
   }
 }
 
+/// n / divisor for a non-negative index n of type I and a positive
+/// divisor fixed at launch: a multiply-high, an add and a shift by `fast`
+/// (formulas::FastDivider of the divisor) for 32-bit indices (below 2^31),
+/// `/` for 64-bit ones. A GPU has no integer divider: a 32-bit division is
+/// a sequence of about 20 instructions.
+template <typename I>
+__device__ I quotientBy(I n, int64_t divisor,
+                        const formulas::FastDivider &fast) {
+  if constexpr (sizeof(I) == 4)
+    return static_cast<I>(fast.divide(static_cast<uint32_t>(n)));
+  else
+    return n / static_cast<I>(divisor);
+}
+
+/// A divisor fixed at launch for indices of type I (quotientBy).
+template <typename I> struct IndexDivisor {
+  I value = 1;
+  formulas::FastDivider fast;
+  IndexDivisor() = default;
+  explicit IndexDivisor(int64_t divisor)
+      : value(static_cast<I>(divisor > 0 ? divisor : 1)),
+        fast(sizeof(I) == 4 ? static_cast<uint32_t>(value) : 1u) {}
+  __device__ I quotient(I n) const { return quotientBy(n, value, fast); }
+  /// n modulo the divisor; n becomes the quotient.
+  __device__ I split(I &n) const {
+    I q = quotient(n), r = n - q * value;
+    n = q;
+    return r;
+  }
+};
+
 /// Dimensions of the strided operations (copies, broadcasting ops).
 constexpr int kMaxRank = 8;
 
@@ -348,14 +379,11 @@ Layout<N> layoutOf(const char *what, const int64_t *shape, int32_t rank,
   return s;
 }
 
-/// The quotient of the index i by dimension d of `s`: through its divider
-/// for uint32_t indices (below 2^31: indexesFit32), a division otherwise.
+/// The quotient of the index i by dimension d of `s` (quotientBy: its
+/// divider for 32-bit indices, below 2^31 by indexesFit32).
 template <int N, typename I>
 __device__ I quotientOf(const Layout<N> &s, int d, I i) {
-  if constexpr (std::is_same_v<I, uint32_t>)
-    return s.dividers[d].divide(i);
-  else
-    return i / static_cast<I>(s.dims[d]);
+  return quotientBy(i, s.dims[d], s.dividers[d]);
 }
 
 /// Calls f(d, at) for each dimension d of `s`, innermost first, with the

@@ -428,32 +428,6 @@ A *batchNormScratch(const ColumnPlan &p, int64_t c, int64_t arrays,
   return reinterpret_cast<A *>(base);
 }
 
-/// Division of non-negative indices of type I by a positive divisor fixed
-/// at launch: a multiply-high, an add and a shift (formulas::FastDivider)
-/// for 32-bit indices (below 2^31), `/` for 64-bit ones. A GPU has no
-/// integer divider: a 32-bit division is a sequence of about 20
-/// instructions.
-template <typename I> struct IndexDivisor {
-  I value = 1;
-  formulas::FastDivider fast;
-  IndexDivisor() = default;
-  explicit IndexDivisor(int64_t divisor)
-      : value(static_cast<I>(divisor > 0 ? divisor : 1)),
-        fast(sizeof(I) == 4 ? static_cast<uint32_t>(value) : 1u) {}
-  __device__ I quotient(I n) const {
-    if constexpr (sizeof(I) == 4)
-      return static_cast<I>(fast.divide(static_cast<uint32_t>(n)));
-    else
-      return n / value;
-  }
-  /// n modulo the divisor; n becomes the quotient.
-  __device__ I split(I &n) const {
-    I q = quotient(n), r = n - q * value;
-    n = q;
-    return r;
-  }
-};
-
 /// A pooling shape in the launch's index type, with its divisors.
 template <typename I> struct Pool {
   I n, h, w, c, ho, wo, kh, kw, sh, sw, ph, pw;
