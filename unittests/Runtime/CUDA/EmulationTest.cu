@@ -588,6 +588,68 @@ TEST(Emulation, WmmaFragmentsMultiplyAsTheirLayoutsSay) {
     cudaFree(p);
 }
 
+/// Each row of the accumulator tile `c` times factor[row], stored row-major
+/// at `out`: the rows of the lane's elements learnt from a tile of row
+/// numbers (`rowNumbers`), as the flash attention kernels learn them; at
+/// `naive` the same with x[] taken as a row-major tile. firstRow[lane]: the
+/// row of the lane's x[0].
+__global__ void wmmaRowScaleKernel(const float *c, const float *rowNumbers,
+                                   const float *factor, float *out,
+                                   float *naive, int *firstRow) {
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc, byNumbers, rows;
+  wmma::load_matrix_sync(acc, c, 16, wmma::mem_row_major);
+  wmma::load_matrix_sync(rows, rowNumbers, 16, wmma::mem_row_major);
+  byNumbers = acc;
+  for (int e = 0; e < acc.num_elements; ++e) {
+    byNumbers.x[e] *= factor[static_cast<int>(rows.x[e])];
+    acc.x[e] *= factor[e * 16 / acc.num_elements];
+  }
+  wmma::store_matrix_sync(out, byNumbers, 16, wmma::mem_row_major);
+  wmma::store_matrix_sync(naive, acc, 16, wmma::mem_row_major);
+  firstRow[threadIdx.x] = static_cast<int>(rows.x[0]);
+}
+
+TEST(Emulation, WmmaFragmentElementsLieInAnOrderOfTheirOwn) {
+  std::vector<float> c(256), numbers(256), factor(16);
+  for (int e = 0; e < 256; ++e) {
+    c[e] = float(e % 7 + 1);
+    numbers[e] = float(e / 16);
+  }
+  for (int r = 0; r < 16; ++r)
+    factor[r] = float(r + 2);
+  float *dc, *dn, *df, *out, *naive;
+  int *first;
+  cudaMalloc(&dc, 1024);
+  cudaMalloc(&dn, 1024);
+  cudaMalloc(&df, 64);
+  cudaMalloc(&out, 1024);
+  cudaMalloc(&naive, 1024);
+  cudaMalloc(&first, 32 * sizeof(int));
+  cudaMemcpy(dc, c.data(), 1024, cudaMemcpyHostToDevice);
+  cudaMemcpy(dn, numbers.data(), 1024, cudaMemcpyHostToDevice);
+  cudaMemcpy(df, factor.data(), 64, cudaMemcpyHostToDevice);
+  wmmaRowScaleKernel<<<1, 32>>>(dc, dn, df, out, naive, first);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  std::vector<float> got(256), gotNaive(256);
+  std::vector<int> firstRows(32);
+  cudaMemcpy(got.data(), out, 1024, cudaMemcpyDeviceToHost);
+  cudaMemcpy(gotNaive.data(), naive, 1024, cudaMemcpyDeviceToHost);
+  cudaMemcpy(firstRows.data(), first, 32 * sizeof(int), cudaMemcpyDeviceToHost);
+  int naiveRight = 0;
+  for (int e = 0; e < 256; ++e) {
+    EXPECT_EQ(got[e], c[e] * factor[e / 16]) << e;
+    naiveRight += gotNaive[e] == c[e] * factor[e / 16];
+  }
+  // x[] is not a row-major tile: the lanes' first elements lie in
+  // different rows, and scaling x[] as if it were one goes wrong.
+  EXPECT_NE(*std::min_element(firstRows.begin(), firstRows.end()),
+            *std::max_element(firstRows.begin(), firstRows.end()));
+  EXPECT_LT(naiveRight, 256);
+  for (void *p : {(void *)dc, (void *)dn, (void *)df, (void *)out,
+                  (void *)naive, (void *)first})
+    cudaFree(p);
+}
+
 __global__ void wmmaLoadKernel(const __half *p, unsigned ldm) {
   wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
   wmma::load_matrix_sync(fa, p, ldm);

@@ -313,7 +313,11 @@ inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
 // Tensor Core fragments (nvcuda::wmma's m16n16k16 shapes, as the backend
 // uses them). A fragment's layout across a warp's lanes is opaque to CUDA
-// code, so here every lane holds the whole tile. A load copies all of it
+// code, so here every lane holds the whole tile, in an order of its own:
+// x[] holds the rows turned by the lane's number (row r at (r + lane) mod
+// rows), so that code reading x[] as a row-major tile, which a GPU's
+// fragments are not, goes wrong here too; code that learns each element's
+// row by loading a tile of row numbers works. A load copies all of it
 // from memory as it is when the lane runs (so a lane that loads before
 // another lane has written, with no __syncwarp between, gets stale values
 // in one of the two orders) and, for the race check, reads the elements
@@ -346,6 +350,10 @@ struct fragment {
 };
 
 namespace detail {
+/// Where element (r, c) of a fragment of type F lies in x[] of `lane`.
+template <typename F> int slot(int lane, int r, int c) {
+  return (r + lane) % F::rows * F::cols + c;
+}
 template <typename T> void checkAccess(const T *p, unsigned ldm) {
   if (reinterpret_cast<uintptr_t>(p) % 32 != 0)
     ::mpcemu::kernelFault("a wmma load or store's pointer is not aligned "
@@ -370,9 +378,10 @@ void readShare(const T *p, unsigned ldm, bool rowMajor, int rows, int cols) {
 template <typename F, typename T>
 MPCEMU_ATOMIC_FUNCTION void copyTile(F &f, const T *p, unsigned ldm,
                                      bool rowMajor) {
+  int lane = ::mpcemu::laneId();
   for (int r = 0; r < F::rows; ++r)
     for (int c = 0; c < F::cols; ++c)
-      f.x[r * F::cols + c] = at(p, ldm, rowMajor, r, c);
+      f.x[slot<F>(lane, r, c)] = at(p, ldm, rowMajor, r, c);
 }
 template <typename F, typename T>
 void load(F &f, const T *p, unsigned ldm, bool rowMajor) {
@@ -407,10 +416,13 @@ void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const T *p,
 template <int M, int N, int K, typename T>
 void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, T> &f,
                        unsigned ldm, layout_t layout) {
+  using F = fragment<accumulator, M, N, K, T>;
   detail::checkAccess(p, ldm);
-  for (int e = ::mpcemu::laneId(); e < M * N; e += 32) {
+  int lane = ::mpcemu::laneId();
+  for (int e = lane; e < M * N; e += 32) {
     int r = e / N, c = e % N;
-    (layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r]) = f.x[e];
+    (layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r]) =
+        f.x[detail::slot<F>(lane, r, c)];
   }
 }
 
@@ -426,19 +438,25 @@ mma_sync(fragment<accumulator, M, N, K, TC> &d,
          const fragment<accumulator, M, N, K, TC> &c) {
   static_assert(sizeof(TA) == 2 && sizeof(TB) == 2,
                 "products exact in f32: 16-bit operands");
+  using FA = fragment<matrix_a, M, N, K, TA, LA>;
+  using FB = fragment<matrix_b, M, N, K, TB, LB>;
+  using FC = fragment<accumulator, M, N, K, TC>;
+  int lane = ::mpcemu::laneId();
   float wa[M * K], wb[N * K]; // b transposed: a column a row
-  for (int e = 0; e < M * K; ++e)
-    wa[e] = static_cast<float>(a.x[e]);
+  for (int r = 0; r < M; ++r)
+    for (int k = 0; k < K; ++k)
+      wa[r * K + k] = static_cast<float>(a.x[detail::slot<FA>(lane, r, k)]);
   for (int k = 0; k < K; ++k)
     for (int n = 0; n < N; ++n)
-      wb[n * K + k] = static_cast<float>(b.x[k * N + n]);
-  fragment<accumulator, M, N, K, TC> out;
+      wb[n * K + k] = static_cast<float>(b.x[detail::slot<FB>(lane, k, n)]);
+  FC out;
   for (int r = 0; r < M; ++r)
     for (int n = 0; n < N; ++n) {
-      float sum = static_cast<float>(c.x[r * N + n]);
+      int at = detail::slot<FC>(lane, r, n);
+      float sum = static_cast<float>(c.x[at]);
       for (int k = 0; k < K; ++k)
         sum += wa[r * K + k] * wb[n * K + k];
-      out.x[r * N + n] = static_cast<TC>(sum);
+      out.x[at] = static_cast<TC>(sum);
     }
   d = out;
 }
