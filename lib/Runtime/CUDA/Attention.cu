@@ -17,8 +17,9 @@
 // sk] tensor, as with the fused op on the CPU.
 //
 // The dropout bits are the dropout kernel's (formulas::dropoutWords on the
-// index into the [heads, sq, sk] probabilities, one Philox call per four),
-// the mask's fill formulas::masked's.
+// index into the [heads, sq, sk] probabilities, one Philox call per four);
+// the mask and bias are the CPU reference's (formulas::masked and
+// formulas::scoreBias), their offsets taken once per head (HeadScores).
 //
 // Rounding: P (with its dropout factor) and dS are rounded to the
 // operands' type before their products, as flash attention does for its
