@@ -51,9 +51,7 @@ for s in $SANITIZE_SUITES; do suites+=("$SANITIZE_BUILD/test/$s"); done
 /usr/lib/llvm-22/bin/lit -sv "${suites[@]}" || status=1
 if [ -n "$emulated" ] && [ -z "${SANITIZE_TARGETS:-}" ]; then
   # One shard of the tests per core (GoogleTest's sharding), each its own
-  # log, shown in order once all are done: under AddressSanitizer the
-  # emulation's threads switch by swapcontext, and one process took 21 of
-  # a 55-minute CI run on a 2-core machine.
+  # log, shown in order once all are done (about a minute on two cores).
   echo "== the CUDA backend's kernels, emulated, under the sanitizers"
   shards=$(nproc)
   pids=()

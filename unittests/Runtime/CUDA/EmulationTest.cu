@@ -519,6 +519,45 @@ TEST(EmulationDeathTest, MistakesAGpuWouldHangOnStopWithTheLaunchSite) {
   cudaFree(x);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EMULATION_TEST_SANITIZED 1
+#endif
+#endif
+
+__device__ __attribute__((noinline)) void put(int *p, int at) { p[at] = 1; }
+
+/// Writes element `at` of a thread-local array of 8 in the second block,
+/// after a barrier has switched every thread out and back in.
+__global__ void localArrayKernel(int *out, int at) {
+  int local[8];
+  for (int i = 0; i < 8; ++i)
+    local[i] = i;
+  __syncthreads();
+  put(local, blockIdx.x == 1 ? at : 0);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = local[threadIdx.x % 8];
+}
+
+// The threads run on stacks of the emulation's own, which the sanitizer is
+// told about at every switch: a thread's stack is checked as a stack.
+TEST(EmulationDeathTest, AThreadWritingPastItsLocalArrayIsCaughtBySanitizer) {
+#ifndef EMULATION_TEST_SANITIZED
+  GTEST_SKIP() << "built without AddressSanitizer";
+#else
+  int *x;
+  cudaMalloc(&x, 128 * sizeof(int));
+  localArrayKernel<<<2, 64>>>(x, 7);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_DEATH(
+      {
+        localArrayKernel<<<2, 64>>>(x, 8);
+        cudaDeviceSynchronize();
+      },
+      "stack-buffer-overflow");
+  cudaFree(x);
+#endif
+}
+
 namespace wmma = nvcuda::wmma;
 
 /// out = a b + c on one warp's fragments: a row-major, b from its

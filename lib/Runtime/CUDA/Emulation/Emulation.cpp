@@ -61,15 +61,23 @@ struct Group {
 };
 
 // Switching between threads: a few instructions on x86-64 (callee-saved
-// registers and the stack pointer); elsewhere, and under
-// AddressSanitizer (which follows swapcontext, not a hand-made switch),
-// ucontext's, which also saves the signal mask with two system calls.
+// registers and the stack pointer); elsewhere ucontext's, which also saves
+// the signal mask with two system calls. Under AddressSanitizer the switch
+// tells it which stack runs (its fiber interface): otherwise it takes the
+// fibers' stacks for a stray stack pointer. (Its swapcontext interceptor
+// does know, but it clears the whole shadow of the stack it enters at every
+// switch, which made the emulated kernels a hundred times slower than
+// without it.)
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define MPCEMU_SANITIZED 1
 #endif
 #endif
-#if defined(__x86_64__) && !defined(MPCEMU_SANITIZED)
+#if defined(__x86_64__)
+#ifdef MPCEMU_SANITIZED
+#define MPCEMU_ANNOTATED 1
+#include <sanitizer/common_interface_defs.h>
+#endif
 extern "C" void mpcemuSwitch(void **save, void *to);
 asm(R"(
   .text
@@ -95,6 +103,9 @@ mpcemuSwitch:
 )");
 struct Context {
   void *sp = nullptr;
+  const void *stack = nullptr; // where the sanitizer asks (null: unknown)
+  size_t bytes = 0;
+  void *fakeStack = nullptr; // the sanitizer's, while switched away
 };
 /// A context that calls `entry` (which never returns) on `stack`.
 void prepare(Context &c, char *stack, size_t bytes, void (*entry)()) {
@@ -105,8 +116,37 @@ void prepare(Context &c, char *stack, size_t bytes, void (*entry)()) {
   for (int r = 0; r < 6; ++r)              // the callee-saved registers
     *--sp = nullptr;
   c.sp = sp;
+  c.stack = stack;
+  c.bytes = bytes;
 }
-void switchTo(Context &from, Context &to) { mpcemuSwitch(&from.sp, to.sp); }
+#ifdef MPCEMU_ANNOTATED
+/// The stack the scheduler runs on, learnt when a thread is first entered.
+Context *schedulerContext = nullptr;
+/// Begins a switch from `from` to `to`.
+void beginSwitch(Context &from, const Context &to) {
+  __sanitizer_start_switch_fiber(&from.fakeStack, to.stack, to.bytes);
+}
+/// Ends a switch into `c`, noting the stack it came from: the scheduler's
+/// when `c` is a thread's.
+void endSwitch(Context *c, Context *scheduler) {
+  const void *bottom = nullptr;
+  size_t bytes = 0;
+  __sanitizer_finish_switch_fiber(c ? c->fakeStack : nullptr, &bottom, &bytes);
+  if (scheduler) {
+    scheduler->stack = bottom;
+    scheduler->bytes = bytes;
+  }
+}
+#endif
+void switchTo(Context &from, Context &to) {
+#ifdef MPCEMU_ANNOTATED
+  beginSwitch(from, to);
+#endif
+  mpcemuSwitch(&from.sp, to.sp);
+#ifdef MPCEMU_ANNOTATED
+  endSwitch(&from, &from == schedulerContext ? nullptr : schedulerContext);
+#endif
+}
 #else
 struct Context {
   ucontext_t context;
@@ -123,24 +163,30 @@ void switchTo(Context &from, Context &to) {
 }
 #endif
 
+/// A thread of the running block.
 struct Fiber {
-  Context context;
   uint3 index;
   unsigned linear = 0;
   enum Status { Ready, Waiting, Done } status = Ready;
   Group *waitingOn = nullptr;
   unsigned waitingFor = 0;
-  bool started = false;
 };
 
-/// Threads' stacks, reused by every block (kernels pass tensor lists of a
-/// few KiB by value; AddressSanitizer's frames are larger).
+/// Where the thread of each index runs: a stack and a context that every
+/// block reuses, the thread parked between blocks where its last one
+/// ended (kernels pass tensor lists of a few KiB by value;
+/// AddressSanitizer's frames are larger).
 #ifdef MPCEMU_SANITIZED
 constexpr size_t kStackBytes = 256 * 1024;
 #else
 constexpr size_t kStackBytes = 64 * 1024;
 #endif
-std::vector<std::unique_ptr<char[]>> stacks;
+struct Thread {
+  std::unique_ptr<char[]> stack{new char[kStackBytes]};
+  Context context;
+  bool prepared = false;
+};
+std::vector<std::unique_ptr<Thread>> threads;
 
 /// The block that runs.
 struct Block {
@@ -175,21 +221,26 @@ void arrive(Group &g) {
     return;
   }
   f.status = Fiber::Waiting;
-  switchTo(f.context, running->scheduler);
+  switchTo(threads[f.linear]->context, running->scheduler);
 }
 
-/// A thread's fiber: the kernel, then back to the scheduler for good.
+/// A thread's fiber: the kernel of each block it runs in, back to the
+/// scheduler after each.
 void threadMain() {
-  (*running->thread)();
-  Fiber &f = *running->current;
-  f.status = Fiber::Done;
-  for (Group *g : {&running->block, &running->warps[f.linear / 32]}) {
-    --g->live;
-    if (g->arrived && g->arrived == g->live)
-      release(*g);
+#ifdef MPCEMU_ANNOTATED
+  endSwitch(nullptr, schedulerContext);
+#endif
+  for (;;) {
+    (*running->thread)();
+    Fiber &f = *running->current;
+    f.status = Fiber::Done;
+    for (Group *g : {&running->block, &running->warps[f.linear / 32]}) {
+      --g->live;
+      if (g->arrived && g->arrived == g->live)
+        release(*g);
+    }
+    switchTo(threads[f.linear]->context, running->scheduler);
   }
-  switchTo(f.context, running->scheduler);
-  __builtin_unreachable();
 }
 
 } // namespace
@@ -208,8 +259,8 @@ void runBlock(Block &b, dim3 blockDim, bool reverse) {
     std::memset(__start_mpcemu_shared, 0xff,
                 size_t(__stop_mpcemu_shared - __start_mpcemu_shared));
   unsigned n = blockDim.x * blockDim.y * blockDim.z;
-  while (stacks.size() < n)
-    stacks.emplace_back(new char[kStackBytes]);
+  while (threads.size() < n)
+    threads.push_back(std::make_unique<Thread>());
   b.fibers.assign(n, Fiber());
   b.block = Group();
   b.block.live = n;
@@ -228,6 +279,9 @@ void runBlock(Block &b, dim3 blockDim, bool reverse) {
   // MPC_EMULATION_ORDER=reverse: a kernel whose result depends on the order
   // (a thread reading what another writes with no barrier between) gives
   // another result in one of the two, which the tests then catch.
+#ifdef MPCEMU_ANNOTATED
+  schedulerContext = &b.scheduler;
+#endif
   unsigned done = 0;
   while (done < n) {
     bool progressed = false;
@@ -240,15 +294,16 @@ void runBlock(Block &b, dim3 blockDim, bool reverse) {
           continue;
         f.status = Fiber::Ready;
       }
-      if (!f.started) {
-        prepare(f.context, stacks[f.linear].get(), kStackBytes, threadMain);
-        f.started = true;
+      Thread &t = *threads[f.linear];
+      if (!t.prepared) {
+        prepare(t.context, t.stack.get(), kStackBytes, threadMain);
+        t.prepared = true;
       }
       b.current = &f;
       builtins.threadIdx = f.index;
       raceClock.thread = f.linear;
       raceClock.warpBarriers = &b.warps[f.linear / 32].generation;
-      switchTo(b.scheduler, f.context);
+      switchTo(b.scheduler, t.context);
       progressed = true;
       if (f.status == Fiber::Done)
         ++done;
