@@ -282,17 +282,40 @@ MPCRT_HD inline int64_t scoreOffset(const AttentionMask &m,
   return at;
 }
 
-/// Whether score (h, i, j) is filled.
-MPCRT_HD inline bool masked(const AttentionMask &m, int64_t h, int64_t i,
-                            int64_t j) {
-  return m.mask && m.mask[scoreOffset(m, m.strides, h, i, j)] != 0;
-}
-
-/// The bias added to scaled score (h, i, j) (0 without one).
-MPCRT_HD inline float scoreBias(const AttentionMask &m, int64_t h, int64_t i,
-                                int64_t j) {
-  return m.bias ? m.bias[scoreOffset(m, m.biasStrides, h, i, j)] : 0.0f;
-}
+/// Head h's scores (i, j) from their dot products, in A: scaled plus the
+/// bias (0 without one), or the mask's fill where the mask holds; every
+/// backend's. The mask's and bias's offsets for the head are taken once
+/// (scoreOffset divides by each leading dimension), not for every score.
+template <typename A = float> struct HeadScores {
+  const uint8_t *mask;
+  const float *bias;
+  int64_t maskRow = 0, maskColumn = 0, biasRow = 0, biasColumn = 0;
+  A fill, scale;
+  MPCRT_HD HeadScores(const AttentionMask &m, double scale, int64_t h)
+      : mask(m.mask), bias(m.bias), fill(static_cast<A>(m.value)),
+        scale(static_cast<A>(scale)) {
+    if (mask) {
+      mask += scoreOffset(m, m.strides, h, 0, 0);
+      maskRow = m.strides[m.rank - 2];
+      maskColumn = m.strides[m.rank - 1];
+    }
+    if (bias) {
+      bias += scoreOffset(m, m.biasStrides, h, 0, 0);
+      biasRow = m.biasStrides[m.rank - 2];
+      biasColumn = m.biasStrides[m.rank - 1];
+    }
+  }
+  MPCRT_HD bool filled(int64_t i, int64_t j) const {
+    return mask && mask[i * maskRow + j * maskColumn] != 0;
+  }
+  MPCRT_HD A operator()(int64_t i, int64_t j, A dot) const {
+    return filled(i, j)
+               ? fill
+               : scale * dot +
+                     (bias ? static_cast<A>(bias[i * biasRow + j * biasColumn])
+                           : A(0));
+  }
+};
 
 /// The least word that dropout with probability `p` keeps, as a 64-bit
 /// integer (2^32 would keep none): w >= keepThreshold(p) exactly when

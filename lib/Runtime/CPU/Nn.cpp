@@ -623,14 +623,11 @@ template <typename A>
 void probabilities(const A *q, const A *k, const AttentionShape &a, int64_t h,
                    A *p, const A *lse, A *lseOut) {
   gemm(false, true, a.sq, a.sk, a.d, q, a.d, k, a.d, A(0), p, a.sk);
-  A scale = static_cast<A>(a.scale);
-  A fill = static_cast<A>(a.mask.value);
+  formulas::HeadScores<A> score(a.mask, a.scale, h);
   for (int64_t i = 0; i < a.sq; ++i) {
     A *row = p + i * a.sk;
     for (int64_t j = 0; j < a.sk; ++j)
-      row[j] = formulas::masked(a.mask, h, i, j)
-                   ? fill
-                   : row[j] * scale + formulas::scoreBias(a.mask, h, i, j);
+      row[j] = score(i, j, row[j]);
     A shift;
     if (lse) {
       shift = lse[i];
@@ -709,6 +706,7 @@ void attentionBackward(const T *grad, const T *query, const T *key,
       gemm(true, false, a.sk, a.dv, a.sq, ds.data(), a.sk, go.data(), a.dv,
            A(0), dv.data(), a.dv);
       A scale = static_cast<A>(a.scale);
+      formulas::HeadScores<A> score(a.mask, a.scale, h);
       for (int64_t i = 0; i < a.sq; ++i) {
         A rowDot = 0;
         for (int64_t j = 0; j < a.sk; ++j) {
@@ -718,7 +716,7 @@ void attentionBackward(const T *grad, const T *query, const T *key,
         // Filled scores do not depend on q or k.
         for (int64_t j = 0; j < a.sk; ++j)
           ds[i * a.sk + j] =
-              formulas::masked(a.mask, h, i, j)
+              score.filled(i, j)
                   ? A(0)
                   : scale * p[i * a.sk + j] * (dpd[i * a.sk + j] - rowDot);
       }

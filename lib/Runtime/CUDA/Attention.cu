@@ -18,8 +18,8 @@
 //
 // The dropout bits are the dropout kernel's (formulas::dropoutWords on the
 // index into the [heads, sq, sk] probabilities, one Philox call per four);
-// the mask and bias are the CPU reference's (formulas::masked and
-// formulas::scoreBias), their offsets taken once per head (HeadScores).
+// the mask, the bias and the scale are applied as on the CPU
+// (formulas::HeadScores, the offsets taken once per head).
 //
 // Rounding: P (with its dropout factor) and dS are rounded to the
 // operands' type before their products, as flash attention does for its
@@ -54,42 +54,6 @@ struct Dims {
 
 /// Rows of up to this many scores go one warp each (tests lower it).
 int64_t warpColumns = 1024;
-
-/// One head's scores (i, j) from their dot products, in A: scaled plus
-/// the bias, or the mask's fill. The mask's and bias's offsets for the
-/// head are taken once (formulas::scoreOffset divides by each leading
-/// dimension), not for every score.
-template <typename A = float> struct HeadScores {
-  const uint8_t *mask;
-  const float *bias;
-  int64_t maskRow = 0, maskColumn = 0, biasRow = 0, biasColumn = 0;
-  A fill, scale;
-  __device__ HeadScores(const Dims &m, int64_t h)
-      : mask(m.mask.mask), bias(m.mask.bias),
-        fill(static_cast<A>(m.mask.value)), scale(static_cast<A>(m.scale)) {
-    int rank = m.mask.rank;
-    if (mask) {
-      mask += formulas::scoreOffset(m.mask, m.mask.strides, h, 0, 0);
-      maskRow = m.mask.strides[rank - 2];
-      maskColumn = m.mask.strides[rank - 1];
-    }
-    if (bias) {
-      bias += formulas::scoreOffset(m.mask, m.mask.biasStrides, h, 0, 0);
-      biasRow = m.mask.biasStrides[rank - 2];
-      biasColumn = m.mask.biasStrides[rank - 1];
-    }
-  }
-  __device__ bool filled(int64_t i, int64_t j) const {
-    return mask && mask[i * maskRow + j * maskColumn] != 0;
-  }
-  __device__ A operator()(int64_t i, int64_t j, A dot) const {
-    return filled(i, j)
-               ? fill
-               : scale * dot +
-                     (bias ? static_cast<A>(bias[i * biasRow + j * biasColumn])
-                           : A(0));
-  }
-};
 
 /// f(j, z) for every column j of score row `row` (of [heads, sq, sk]),
 /// z its dropout factor (0 or 1/(1-p); 1 without dropout), spread over
@@ -133,7 +97,7 @@ __global__ void probabilitiesKernel(const typename Storage<T>::Acc *scores,
   for (int64_t local = Tm::first(); local < rows; local += Tm::stride()) {
     int64_t h = h0 + local / m.sq, i = local % m.sq, row = h * m.sq + i;
     const A *s = scores + local * m.sk;
-    HeadScores<A> score(m, h);
+    formulas::HeadScores<A> score(m.mask, m.scale, h);
     A max = -INFINITY;
     for (int64_t j = Tm::rank(); j < m.sk; j += Tm::size())
       max = fmax(max, score(i, j, s[j]));
@@ -169,7 +133,7 @@ __global__ void scoreGradKernel(const typename Storage<T>::Acc *scores,
     const A *s = scores + local * m.sk;
     A *g = dpd + local * m.sk;
     T *pdRow = pd + local * m.sk, *dsRow = ds + local * m.sk;
-    HeadScores<A> score(m, h);
+    formulas::HeadScores<A> score(m.mask, m.scale, h);
     A shift = lse[row], dot = 0;
     forEachColumn<Tm, A>(m, t, row, [&](int64_t j, A z) {
       A p = exp(score(i, j, s[j]) - shift);
@@ -443,7 +407,7 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
   int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
           i = q0 + 16 * warp + r;
   bool rowLive = i < m.sq;
-  HeadScores<> score(m, h);
+  formulas::HeadScores<> score(m.mask, m.scale, h);
   formulas::KeepBits keeps(m.p, m.seed, *step);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
@@ -536,7 +500,7 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
           i = q0 + 16 * warp + r;
   bool rowLive = i < m.sq;
-  HeadScores<> score(m, h);
+  formulas::HeadScores<> score(m.mask, m.scale, h);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
@@ -629,7 +593,7 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   float *stats = reinterpret_cast<float *>(gs + Bq * LDT) + 2 * Rows * LDS;
   T *pdw = reinterpret_cast<T *>(sw), *dsw = reinterpret_cast<T *>(gw);
   int64_t h = blockIdx.x / keyTiles, k0 = blockIdx.x % keyTiles * Rows;
-  HeadScores<> score(m, h);
+  formulas::HeadScores<> score(m.mask, m.scale, h);
   formulas::KeepBits keeps(m.p, m.seed, *step);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
