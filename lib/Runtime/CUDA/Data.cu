@@ -181,51 +181,113 @@ std::pair<unsigned, unsigned> embeddingGrid(int64_t count, int64_t d) {
   return {static_cast<unsigned>(blocks), static_cast<unsigned>(threads)};
 }
 
-/// Embedding backward in three kernels over the `count` indices, none over
-/// the table: each row's first index (the sums' slot), the sums (atomics
-/// in the accumulation type, one slot per row touched), then each touched
-/// row's sum rounded into the table (zeroed before).
-__global__ void embeddingFirstKernel(const void *indices, int32_t bits,
-                                     int64_t count, int64_t v, int32_t *first,
-                                     unsigned long long *bad) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+/// Embedding backward without atomics, bit for bit the CPU reference's
+/// sums (each touched row's gradients added in the order of their
+/// positions, from 0, in the accumulation type): each position's key
+/// (row << 32 | position; a bad index, recorded, and the padding up to a
+/// power of two sort last as ~0), the keys sorted (bitonic: unique, so
+/// the order is the same whatever runs first), then a block per run of
+/// one row's keys sums their rows of dy in order and writes the row.
+constexpr uint64_t kNoKey = ~0ull;
+
+__global__ void embeddingKeysKernel(const void *indices, int32_t bits,
+                                    int64_t count, int64_t padded, int64_t v,
+                                    uint64_t *keys, unsigned long long *bad) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < padded;
        i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t row = formulas::indexAt(indices, bits, i);
-    if (row < 0 || row >= v)
-      recordError(bad, i);
-    else
-      atomicMin(&first[row], static_cast<int32_t>(i));
+    uint64_t key = kNoKey;
+    if (i < count) {
+      int64_t row = formulas::indexAt(indices, bits, i);
+      if (row < 0 || row >= v)
+        recordError(bad, i);
+      else
+        key = static_cast<uint64_t>(row) << 32 | static_cast<uint64_t>(i);
+    }
+    keys[i] = key;
   }
 }
 
-/// The sums and the write below take a block per index (embeddingGrid).
-template <typename T>
-__global__ void embeddingSumKernel(const T *dy, const void *indices,
-                                   int32_t bits, int64_t count, int64_t v,
-                                   int64_t d, const int32_t *first,
-                                   typename Storage<T>::Acc *acc) {
-  for (int64_t i = blockIdx.x; i < count; i += gridDim.x) {
-    int64_t row = formulas::indexAt(indices, bits, i);
-    if (row < 0 || row >= v)
-      continue;
-    auto *slot = acc + int64_t(first[row]) * d;
-    for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
-      atomicAdd(&slot[j], static_cast<typename Storage<T>::Acc>(
-                              Storage<T>::load(dy[i * d + j])));
+/// The keys a block sorts in shared memory: 16 KiB.
+constexpr int64_t kSortChunk = 2048;
+
+/// Orders keys[i] and keys[i + j] for the bitonic stage (k, j): ascending
+/// where bit k of the position is clear (the last stage, k = the padded
+/// count, all ascending).
+__device__ inline void orderPair(uint64_t *keys, int64_t i, int64_t j,
+                                 int64_t position, int64_t k) {
+  uint64_t a = keys[i], b = keys[i + j];
+  if (((position & k) == 0) == (a > b)) {
+    keys[i] = b;
+    keys[i + j] = a;
   }
 }
 
+/// The pair q's first element at stage j: q with a 0 bit inserted at j.
+__device__ inline int64_t pairStart(int64_t q, int64_t j) {
+  return ((q & ~(j - 1)) << 1) | (q & (j - 1));
+}
+
+/// The stages (k, j) with k from kFrom to kTo and j < min(k, n), on each
+/// block's chunk of n keys (n = min(kSortChunk, the padded count)) in
+/// shared memory.
+__global__ void bitonicChunkKernel(uint64_t *keys, int64_t n, int64_t kFrom,
+                                   int64_t kTo) {
+  __shared__ uint64_t chunk[kSortChunk];
+  int64_t base = blockIdx.x * n;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    chunk[i] = keys[base + i];
+  __syncthreads();
+  for (int64_t k = kFrom; k <= kTo; k <<= 1)
+    for (int64_t j = (k < n ? k : n) / 2; j > 0; j /= 2) {
+      for (int64_t q = threadIdx.x; q < n / 2; q += blockDim.x) {
+        int64_t i = pairStart(q, j);
+        orderPair(chunk, i, j, base + i, k);
+      }
+      __syncthreads();
+    }
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    keys[base + i] = chunk[i];
+}
+
+/// The stage (k, j) of pairs further apart than a chunk, in memory.
+__global__ void bitonicStageKernel(uint64_t *keys, int64_t padded, int64_t k,
+                                   int64_t j) {
+  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       q < padded / 2; q += int64_t(gridDim.x) * blockDim.x) {
+    int64_t i = pairStart(q, j);
+    orderPair(keys, i, j, i, k);
+  }
+}
+
+/// Sorts `padded` (a power of two) keys ascending.
+void sortKeys(uint64_t *keys, int64_t padded) {
+  int64_t n = std::min(kSortChunk, padded);
+  unsigned chunks = static_cast<unsigned>(padded / n);
+  bitonicChunkKernel<<<chunks, kThreads, 0, stream()>>>(keys, n, 2, n);
+  for (int64_t k = 2 * n; k <= padded; k *= 2) {
+    for (int64_t j = k / 2; j >= n; j /= 2)
+      bitonicStageKernel<<<blocksFor(padded / 2), kThreads, 0, stream()>>>(
+          keys, padded, k, j);
+    bitonicChunkKernel<<<chunks, kThreads, 0, stream()>>>(keys, n, k, k);
+  }
+}
+
+/// A block per sorted key (embeddingGrid); the first key of each row's run
+/// sums the run's rows of dy, in order, into the row of the gradient.
 template <typename T>
-__global__ void
-embeddingWriteKernel(const void *indices, int32_t bits, int64_t count,
-                     int64_t v, int64_t d, const int32_t *first,
-                     const typename Storage<T>::Acc *acc, T *gradTable) {
-  for (int64_t i = blockIdx.x; i < count; i += gridDim.x) {
-    int64_t row = formulas::indexAt(indices, bits, i);
-    if (row < 0 || row >= v || first[row] != i)
+__global__ void embeddingRowSumKernel(const T *dy, const uint64_t *keys,
+                                      int64_t count, int64_t d, T *gradTable) {
+  using S = Storage<T>;
+  for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
+    uint64_t row = keys[s] >> 32;
+    if (keys[s] == kNoKey || (s > 0 && keys[s - 1] >> 32 == row))
       continue;
-    for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
-      gradTable[row * d + j] = Storage<T>::store(acc[i * d + j]);
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+      typename S::Acc sum = 0;
+      for (int64_t t = s; t < count && keys[t] >> 32 == row; ++t)
+        sum += S::load(dy[int64_t(keys[t] & 0xffffffffu) * d + j]);
+      gradTable[int64_t(row) * d + j] = S::store(sum);
+    }
   }
 }
 
@@ -445,33 +507,24 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
                        int64_t v, int64_t d, void *gradTable) {
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    using A = typename Storage<T>::Acc;
     zero(gradTable, v * d * int64_t(sizeof(T)));
     if (count * d == 0 || v == 0)
       return;
-    if (count > INT32_MAX) {
+    if (count > INT32_MAX || v > UINT32_MAX) {
       std::fprintf(stderr, "error: CUDA backend: embedding backward of more "
-                           "than 2^31 indices\n");
+                           "than 2^31 indices or 2^32 rows\n");
       std::exit(1);
     }
-    // Scratch: the first index of each row (v int32, "none" = 0x7f7f7f7f,
-    // beyond any index), then a sum slot per index (only a row's first is
-    // used), 8-byte aligned.
-    int64_t firstWords = (v + 1) / 2 * 2;
-    auto *scratch = scratchF32(firstWords + count * d * int64_t(sizeof(A) / 4));
-    auto *first = reinterpret_cast<int32_t *>(scratch);
-    auto *acc = reinterpret_cast<A *>(scratch + firstWords);
-    MPCRT_CUDA_CHECK(
-        cudaMemsetAsync(first, 0x7f, static_cast<size_t>(v) * 4, stream()));
-    zero(acc, count * d * int64_t(sizeof(A)));
-    embeddingFirstKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
-        indices, indexBits, count, v, first, &deviceErrors()->index);
+    int64_t padded = 1;
+    while (padded < count)
+      padded *= 2;
+    auto *keys = reinterpret_cast<uint64_t *>(scratchF32(2 * padded));
+    embeddingKeysKernel<<<blocksFor(padded), kThreads, 0, stream()>>>(
+        indices, indexBits, count, padded, v, keys, &deviceErrors()->index);
+    sortKeys(keys, padded);
     auto [blocks, threads] = embeddingGrid(count, d);
-    embeddingSumKernel<T><<<blocks, threads, 0, stream()>>>(
-        static_cast<const T *>(gradOutput), indices, indexBits, count, v, d,
-        first, acc);
-    embeddingWriteKernel<T><<<blocks, threads, 0, stream()>>>(
-        indices, indexBits, count, v, d, first, acc,
+    embeddingRowSumKernel<T><<<blocks, threads, 0, stream()>>>(
+        static_cast<const T *>(gradOutput), keys, count, d,
         static_cast<T *>(gradTable));
   });
   MPCRT_CUDA_LAUNCHED("embedding_backward");

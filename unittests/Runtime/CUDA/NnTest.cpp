@@ -806,6 +806,45 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
     }
 }
 
+// The embedding's backward adds each touched row's gradients in the order
+// of their positions, from zero, as the CPU reference does: the same bits
+// whatever order the threads run in (no atomics). Counts on either side of
+// a block's sort chunk (2048 keys), one row at every odd position, 32- and
+// 64-bit indices.
+TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
+  std::mt19937 rng(23);
+  const std::pair<int64_t, int32_t> cases[] = {
+      {1, 64}, {300, 32}, {2048, 64}, {5000, 32}};
+  for (mpcrt_dtype d : kTypes)
+    for (auto [count, bits] : cases) {
+      const int64_t v = count < 1000 ? 50 : 3000, dim = 5;
+      auto dy = randomOf(rng, d, count * dim, -1, 1);
+      std::uniform_int_distribution<int64_t> row(0, v - 1);
+      std::vector<int64_t> idx(count);
+      for (int64_t i = 0; i < count; ++i)
+        idx[i] = i % 2 ? 7 : row(rng);
+      std::vector<int32_t> idx32(idx.begin(), idx.end());
+      const void *host = bits == 32 ? static_cast<const void *>(idx32.data())
+                                    : static_cast<const void *>(idx.data());
+      std::vector<uint8_t> want(v * dim * bytesOf(d));
+#define CALL(SUFFIX, T, STAT)                                                  \
+  mpcrt_embedding_backward_##SUFFIX(reinterpret_cast<const T *>(dy.data()),    \
+                                    host, bits, count, v, dim,                 \
+                                    reinterpret_cast<T *>(want.data()))
+      MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+      uint8_t *got = deviceBuffer<uint8_t>(want.size());
+      const void *indices = bits == 32
+                                ? static_cast<const void *>(upload(idx32))
+                                : static_cast<const void *>(upload(idx));
+      embeddingBackward(d, upload(dy), indices, bits, count, v, dim, got);
+      ASSERT_EQ(download(got, want.size()), want)
+          << "dtype " << d << ", " << count << " indices of " << bits
+          << " bits";
+    }
+  EXPECT_EQ(takeDeviceErrors().index, 0);
+}
+
 } // namespace
 
 namespace {
