@@ -24,14 +24,17 @@
 # compared), not carried.
 # Each part has a time limit; a failure in one never stops the others. A
 # table comes last; in $RESULTS (default: $OUT where set, else
-# $BUNDLE/results) at most 8 files: summary.txt, parts.jsonl, all.log,
-# unit-tests.json, memcheck.log, curves.jsonl, kernels.jsonl.
+# $BUNDLE/results) at most 9 files: summary.txt, parts.jsonl, all.log,
+# unit-tests.json, memcheck.log, curves.jsonl, kernels.jsonl, and the
+# kernels against a baseline build's on the same GPU
+# (kernels-vs-baseline.md and .jsonl; see baseline_bench).
 #
 # The run phase ends within DEADLINE seconds (510): each part's own limit
 # is cut to what is left, and a part with no time left is SKIPPED.
 #
 # Variables: BUNDLE (default build/gpu-check), STEPS (100: steps of the
-# curve comparison), SMOKE_STEPS (5), DEADLINE, MPC_BUILD (build).
+# curve comparison), SMOKE_STEPS (5), DEADLINE, MPC_BUILD (build),
+# BASELINE and BASELINE_BENCH (baseline_bench).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PHASE="${PHASE:-}"
@@ -112,6 +115,40 @@ compile_both() {
     -o "$BUNDLE/bin/$gpu"
 }
 
+# baseline_bench: the kernel benchmark as it was at BASELINE (a commit;
+# default the first word of bench/kernels/BASELINE, the last commit whose
+# kernels a GPU timed; "none": no baseline), built from that commit's
+# tree in $MPC_BUILD/baseline/COMMIT (kept, so built once), or
+# BASELINE_BENCH (a built mpc-bench-kernels), into the bundle as
+# mpc-bench-kernels-baseline: the run times both on the same GPU
+# (kernels_vs_baseline), whatever card earlier timings came from.
+baseline_bench() {
+  local commit="${BASELINE:-$(awk 'NR == 1 { print $1 }' \
+    "$ROOT/bench/kernels/BASELINE")}" bench="${BASELINE_BENCH:-}"
+  if [ -z "$bench" ]; then
+    [ "$commit" = none ] && return 0
+    local wanted=$commit
+    commit=$(git -C "$ROOT" rev-parse --verify --quiet "$wanted^{commit}") || {
+      echo "gpu-check: BASELINE '$wanted' is not a commit of this" \
+        "checkout's history (BASELINE=none builds no baseline)" >&2
+      return 1
+    }
+    local tree="$MPC_BUILD/baseline/$commit"
+    if [ ! -x "$tree/build/bin/mpc-bench-kernels" ]; then
+      rm -rf "$tree/src"
+      mkdir -p "$tree/src"
+      git -C "$ROOT" archive "$commit" | tar -x -C "$tree/src"
+      CCACHE_BASEDIR="$tree/src" mpc_configure "$tree/src" "$tree/build"
+      CCACHE_BASEDIR="$tree/src" ninja -C "$tree/build" mpc-bench-kernels
+    fi
+    bench="$tree/build/bin/mpc-bench-kernels"
+  else
+    commit="the build given as BASELINE_BENCH"
+  fi
+  cp "$bench" "$BUNDLE/bin/mpc-bench-kernels-baseline"
+  echo "$commit" > "$BUNDLE/baseline"
+}
+
 build() {
   set -e
   # shellcheck source=setup.sh
@@ -127,6 +164,7 @@ build() {
     "$bin/mpc-bench-kernels" "$BUNDLE/bin/"
   cp "$ROOT/test/e2e/metrics.py" "$BUNDLE/"
   echo "STEPS=$STEPS" > "$BUNDLE/settings"
+  baseline_bench
 
   # GPU-vs-CPU curves (test/e2e/cuda-matches-cpu.test): the CPU reference
   # runs here; the CUDA executables run there.
@@ -217,7 +255,7 @@ build() {
   # kernels in every executable) keeps well inside what can be carried.
   strip "$BUNDLE"/bin/curve-* "$BUNDLE"/bin/smoke-* "$BUNDLE"/bin/numerics-* \
     "$BUNDLE/bin/accumulate-eval" "$BUNDLE/bin/data-parallel" \
-    "$BUNDLE/bin/MPCRuntimeCUDATests" "$BUNDLE/bin/mpc-bench-kernels"
+    "$BUNDLE/bin/MPCRuntimeCUDATests" "$BUNDLE"/bin/mpc-bench-kernels*
   # Each executable carries the same CUDA kernels (most of its bytes):
   # one xz stream with a dictionary larger than them all compresses every
   # copy after the first to almost nothing (gzip's 32 KiB window gave a
@@ -226,7 +264,7 @@ build() {
   (
     cd "$BUNDLE/bin"
     local packed=(curve-* smoke-* numerics-* accumulate-eval data-parallel
-      MPCRuntimeCUDATests mpc-bench-kernels)
+      MPCRuntimeCUDATests mpc-bench-kernels*)
     tar -cf - "${packed[@]}" |
       xz -T1 --lzma2=preset=6,dict=192MiB > "$BUNDLE/bin.tar.xz"
     rm -f "${packed[@]}"
@@ -424,6 +462,33 @@ for l in lines:
 PY
 }
 
+# The kernels of the current build against the baseline's
+# (mpc-bench-kernels-baseline, baseline_bench), on this GPU: two rounds
+# each, alternating, each line's least time; the table in
+# kernels-vs-baseline.md, the rows in kernels-vs-baseline.jsonl.
+kernels_vs_baseline() {
+  [ -x "$BUNDLE/bin/mpc-bench-kernels-baseline" ] || {
+    echo "no baseline in the bundle (BASELINE=none at build)"
+    return 0
+  }
+  local round logs="$RESULTS/.logs"
+  for round in 1 2; do
+    "$BUNDLE/bin/mpc-bench-kernels-baseline" > "$logs/baseline-$round.jsonl" &&
+      "$BUNDLE/bin/mpc-bench-kernels" > "$logs/current-$round.jsonl" ||
+      return 1
+  done
+  {
+    echo "Kernels at $(cat "$BUNDLE/baseline") (baseline) and at this" \
+      "build (current), on $(nvidia-smi --query-gpu=name \
+        --format=csv,noheader 2> /dev/null | head -1)"
+    echo
+    python3 "$ROOT/bench/kernels/compare.py" \
+      --baseline "$logs"/baseline-*.jsonl --current "$logs"/current-*.jsonl \
+      --json "$RESULTS/kernels-vs-baseline.jsonl"
+  } > "$RESULTS/kernels-vs-baseline.md" || return 1
+  cat "$RESULTS/kernels-vs-baseline.md"
+}
+
 smoke() {
   local model=$1
   "$BUNDLE/bin/smoke-$model" --data "$DATA/smoke-${model%-*}.npz" \
@@ -462,6 +527,7 @@ PY
   mkdir -p "$RESULTS/.logs"
   rm -f "$RESULTS"/{summary.txt,parts.jsonl,all.log,unit-tests.json}
   rm -f "$RESULTS"/{memcheck.log,curves.jsonl,kernels.jsonl}
+  rm -f "$RESULTS"/kernels-vs-baseline.{md,jsonl}
   # Where this machine keeps cuBLASLt and cuDNN (PyTorch's packages,
   # say): found once, for every part.
   local found
@@ -500,6 +566,7 @@ PY
     part "smoke-$model" 60 smoke $model
   done
   part kernels 90 kernels
+  part kernels-vs-baseline 60 kernels_vs_baseline
   # Last: what is left of the deadline.
   part guards 30 guards
   part smoke-unet-guards 45 smoke unet-guards

@@ -27,9 +27,12 @@ mpc_install_missing() {
 }
 mpc_install_missing "${packages[@]}"
 
-export CCACHE_BASEDIR="$MPC_ROOT"
-if [ ! -f "$MPC_BUILD/build.ninja" ]; then
-  cmake -G Ninja -S "$MPC_ROOT" -B "$MPC_BUILD" \
+# mpc_configure SOURCE BUILD: configures BUILD for the tree at SOURCE
+# (once; the build's settings, for this checkout and for the older trees
+# scripts/gpu-check.sh builds a benchmark of).
+mpc_configure() {
+  [ -f "$2/build.ninja" ] && return 0
+  cmake -G Ninja -S "$1" -B "$2" \
     -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
@@ -37,5 +40,8 @@ if [ ! -f "$MPC_BUILD/build.ninja" ]; then
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
-fi
+}
+
+export CCACHE_BASEDIR="$MPC_ROOT"
+mpc_configure "$MPC_ROOT" "$MPC_BUILD"
 ninja -C "$MPC_BUILD" ${MPC_NINJA_FLAGS:-}
