@@ -453,14 +453,14 @@ template <typename I> Pool<I> poolOf(const mpcrt_pool2d_shape &s) {
             I(s.stride_w),
             I(s.pad_h),
             I(s.pad_w),
-            s.count_include_pad != 0};
-  p.setChannels(I(s.c));
-  p.byH = IndexDivisor<I>(s.h);
-  p.byW = IndexDivisor<I>(s.w);
-  p.byHo = IndexDivisor<I>(s.ho);
-  p.byWo = IndexDivisor<I>(s.wo);
-  p.byStrideH = IndexDivisor<I>(s.stride_h);
-  p.byStrideW = IndexDivisor<I>(s.stride_w);
+            s.count_include_pad != 0,
+            IndexDivisor<I>(s.c),
+            IndexDivisor<I>(s.h),
+            IndexDivisor<I>(s.w),
+            IndexDivisor<I>(s.ho),
+            IndexDivisor<I>(s.wo),
+            IndexDivisor<I>(s.stride_h),
+            IndexDivisor<I>(s.stride_w)};
   return p;
 }
 

@@ -525,6 +525,7 @@ TEST(EmulationDeathTest, MistakesAGpuWouldHangOnStopWithTheLaunchSite) {
 #endif
 #endif
 
+#ifdef EMULATION_TEST_SANITIZED
 __device__ __attribute__((noinline)) void put(int *p, int at) { p[at] = 1; }
 
 /// Writes element `at` of a thread-local array of 8 in the second block,
@@ -537,6 +538,7 @@ __global__ void localArrayKernel(int *out, int at) {
   put(local, blockIdx.x == 1 ? at : 0);
   out[blockIdx.x * blockDim.x + threadIdx.x] = local[threadIdx.x % 8];
 }
+#endif
 
 // The threads run on stacks of the emulation's own, which the sanitizer is
 // told about at every switch: a thread's stack is checked as a stack.
