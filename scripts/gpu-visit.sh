@@ -191,6 +191,15 @@ every() {
   {
     echo "== check"
     tail -n 30 "$work/check.out"
+    # The kernels against the baseline's on this GPU: the lines that
+    # changed past the margin, and the count of each verdict.
+    local against="$work/check/kernels-vs-baseline.md"
+    if [ -f "$against" ]; then
+      echo "== kernels against the baseline (all lines in visit.tar.gz)"
+      head -n 4 "$against"
+      grep -E '\| (slower|faster) \|$' "$against" || true
+      tail -n 1 "$against"
+    fi
     for model in bert unet mlp; do
       echo "== $model"
       if [ -f "$work/$model/table.md" ]; then
