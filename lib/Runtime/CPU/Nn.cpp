@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace mpcrt;
@@ -401,33 +402,47 @@ int64_t embedding(const T *table, int64_t v, int64_t d, const void *indices,
   return bad;
 }
 
+/// Each touched row's gradient is the sum of its positions' rows of dy in
+/// the order of the positions, from zero, in the accumulation type (the
+/// CUDA backend's order too): the positions sorted by row, then the rows
+/// in parallel. No scratch the size of the table.
 template <typename T>
 int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
                           int64_t count, int64_t v, int64_t d, T *dtable) {
   using S = Storage<T>;
-  std::vector<typename S::Acc> acc(v * d, 0);
   int64_t bad = 0;
-  for (int64_t i = 0; i < count && !bad; ++i) {
+  std::vector<std::pair<int64_t, int64_t>> keys; // (row, position)
+  keys.reserve(count);
+  for (int64_t i = 0; i < count; ++i) {
     int64_t row = formulas::indexAt(indices, bits, i);
-    if (row < 0 || row >= v)
+    if (row >= 0 && row < v)
+      keys.emplace_back(row, i);
+    else if (!bad)
       bad = i + 1;
   }
-  // Blocks of columns in parallel, each summing the rows in index order:
-  // every element's sum is the same whatever the thread count.
-  const int64_t columns = 64;
-  parallelFor((d + columns - 1) / columns, 1, [&](int64_t b0, int64_t b1) {
-    int64_t j0 = b0 * columns, j1 = std::min(d, b1 * columns);
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t row = formulas::indexAt(indices, bits, i);
-      if (row < 0 || row >= v)
-        continue;
-      for (int64_t j = j0; j < j1; ++j)
-        acc[row * d + j] += S::load(dy[i * d + j]);
-    }
+  std::sort(keys.begin(), keys.end());
+  std::vector<int64_t> runs; // where each row's positions begin
+  for (size_t k = 0; k < keys.size(); ++k)
+    if (k == 0 || keys[k].first != keys[k - 1].first)
+      runs.push_back(static_cast<int64_t>(k));
+  runs.push_back(static_cast<int64_t>(keys.size()));
+  parallelFor(v * d, grainFor(1), [&](int64_t i0, int64_t i1) {
+    std::memset(static_cast<void *>(dtable + i0), 0, (i1 - i0) * sizeof(T));
   });
-  parallelFor(v * d, grainFor(2), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i)
-      dtable[i] = S::store(acc[i]);
+  int64_t touched = static_cast<int64_t>(runs.size()) - 1;
+  parallelFor(touched, 1, [&](int64_t r0, int64_t r1) {
+    std::vector<typename S::Acc> acc(d);
+    for (int64_t r = r0; r < r1; ++r) {
+      std::fill(acc.begin(), acc.end(), typename S::Acc(0));
+      for (int64_t k = runs[r]; k < runs[r + 1]; ++k) {
+        const T *g = dy + keys[k].second * d;
+        for (int64_t j = 0; j < d; ++j)
+          acc[j] += S::load(g[j]);
+      }
+      T *out = dtable + keys[runs[r]].first * d;
+      for (int64_t j = 0; j < d; ++j)
+        out[j] = S::store(acc[j]);
+    }
   });
   return bad;
 }
