@@ -720,7 +720,6 @@ void attentionBackward(const T *grad, const T *query, const T *key,
         ds[n] = p[n] * z[n];
       gemm(true, false, a.sk, a.dv, a.sq, ds.data(), a.sk, go.data(), a.dv,
            A(0), dv.data(), a.dv);
-      A scale = static_cast<A>(a.scale);
       formulas::HeadScores<A> score(a.mask, a.scale, h);
       for (int64_t i = 0; i < a.sq; ++i) {
         A rowDot = 0;
@@ -730,10 +729,10 @@ void attentionBackward(const T *grad, const T *query, const T *key,
         }
         // Filled scores do not depend on q or k.
         for (int64_t j = 0; j < a.sk; ++j)
-          ds[i * a.sk + j] =
-              score.filled(i, j)
-                  ? A(0)
-                  : scale * p[i * a.sk + j] * (dpd[i * a.sk + j] - rowDot);
+          ds[i * a.sk + j] = score.filled(i, j)
+                                 ? A(0)
+                                 : score.scale * p[i * a.sk + j] *
+                                       (dpd[i * a.sk + j] - rowDot);
       }
       gemm(false, false, a.sq, a.d, a.sk, ds.data(), a.sk, k, a.d, A(0),
            dq.data(), a.d);
