@@ -519,7 +519,9 @@ void optimizerCases() {
 /// kernels and in the chunked path (cuBLASLt products, a chunk's scores in
 /// scratch). Compute-bound, so each line gives the TFLOP/s of the products
 /// the definition does (4 sq sk d per head forward, 10 backward: q k^T
-/// again, dO v^T, dv, dq, dk), not a share of the copy.
+/// again, dO v^T, dv, dq, dk), not a share of the copy. The flash kernels
+/// again with the heads sharing rows ([8, 512, 12, 64], layout "bshd":
+/// what BERT's projections write, no head transposes).
 void attentionCases() {
   int64_t heads = 8 * kHeads, n = heads * kSeq * kHead;
   Buffers b;
@@ -530,8 +532,18 @@ void attentionCases() {
   auto *step = static_cast<int64_t *>(b.empty(8));
   mpcrt::formulas::AttentionMask none;
   double products = double(heads) * kSeq * kSeq * kHead;
-  for (bool flash : {true, false}) {
-    bool previous = setAttentionFlash(flash);
+  struct Variant {
+    bool flash;
+    int64_t rowHeads;
+    const char *forward, *backward;
+  };
+  for (const Variant &variant :
+       {Variant{true, 1, "attention_flash", "attention_flash_backward"},
+        Variant{true, kHeads, "attention_flash_bshd",
+                "attention_flash_bshd_backward"},
+        Variant{false, 1, "attention_chunked", "attention_chunked_backward"}}) {
+    bool previous = setAttentionFlash(variant.flash);
+    int64_t rowHeads = variant.rowHeads;
     auto line = [&](const char *kernel, double flop,
                     const std::function<void()> &run) {
       if (!filter.empty() &&
@@ -545,16 +557,15 @@ void attentionCases() {
                   flop / (ms * 1e-3) / 1e12);
       std::fflush(stdout);
     };
-    line(flash ? "attention_flash" : "attention_chunked", 4 * products, [&] {
+    line(variant.forward, 4 * products, [&] {
       attention(MPCRT_F16, q, k, v, o, lse, heads, kSeq, kSeq, kHead, kHead,
-                0.125, 0.1, 42, step, none);
+                rowHeads, 0.125, 0.1, 42, step, none);
     });
-    line(flash ? "attention_flash_backward" : "attention_chunked_backward",
-         10 * products, [&] {
-           attentionBackward(MPCRT_F16, g, q, k, v, o, lse, dq, dk, dv, heads,
-                             kSeq, kSeq, kHead, kHead, 0.125, 0.1, 42, step,
-                             none);
-         });
+    line(variant.backward, 10 * products, [&] {
+      attentionBackward(MPCRT_F16, g, q, k, v, o, lse, dq, dk, dv, heads, kSeq,
+                        kSeq, kHead, kHead, rowHeads, 0.125, 0.1, 42, step,
+                        none);
+    });
     setAttentionFlash(previous);
   }
 }

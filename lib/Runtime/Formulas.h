@@ -317,6 +317,20 @@ template <typename A = float> struct HeadScores {
   }
 };
 
+/// Where the rows of an attention operand's heads lie (mpcrt_attention's
+/// row_heads): [heads / inner, s, inner, width], `inner` heads sharing
+/// each row (mpc.attention's layout "bshd"), or [heads, s, width] (inner
+/// 1, "bhsd").
+struct HeadRows {
+  int64_t inner = 1;
+  /// Head n's first element in an operand of `rows` rows of `width`.
+  MPCRT_HD int64_t first(int64_t n, int64_t rows, int64_t width) const {
+    return (n / inner * rows * inner + n % inner) * width;
+  }
+  /// The distance between two rows of a head.
+  MPCRT_HD int64_t stride(int64_t width) const { return inner * width; }
+};
+
 /// The least word that dropout with probability `p` keeps, as a 64-bit
 /// integer (2^32 would keep none): w >= keepThreshold(p) exactly when
 /// w >= p * 2^32, the fraction's comparison (p * 2^32 is exact in double),

@@ -113,6 +113,22 @@ CASES = {
                                     "  %t = mpc.where %keep, %s, %ninf : tensor<5xi1>, tensor<2x3x5xf64>, tensor<f64>\n"
                                     "  %p = mpc.softmax %t : tensor<2x3x5xf64>\n"
                                     "  %y = mpc.matmul %p, %v : tensor<2x3x5xf64>, tensor<2x5x3xf64>", "2x3x3"),
+    # The heads as the next-to-last dimension (layout "bshd"): written so,
+    # and as --mpc-fuse folds the head transposes around the fused op.
+    "attention_bshd": ([("q", "2x3x2x4", -1, 1), ("k", "2x5x2x4", -1, 1), ("v", "2x5x2x3", -1, 1)],
+                       "%m = mpc.constant dense<[[[[true, false, false, true, false]]], [[[false, false, true, false, false]]]]> : tensor<2x1x1x5xi1>\n"
+                       "  %y, %lse = mpc.attention %q, %k, %v mask(%m : tensor<2x1x1x5xi1>) {scale = 0.7 : f64, mask_value = -3.0 : f64, dropout_p = 0.2 : f64, seed = 4 : i64, layout = \"bshd\"} : tensor<2x3x2x4xf64>, tensor<2x5x2x4xf64>, tensor<2x5x2x3xf64>", "2x3x2x3"),
+    "attention_heads_from_parts": ([("q", "2x3x2x4", -1, 1), ("k", "2x5x2x4", -1, 1), ("v", "2x5x2x3", -1, 1)],
+                                   "%qt = mpc.transpose %q {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x3x2x4xf64>\n"
+                                   "  %kt = mpc.transpose %k {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x5x2x4xf64>\n"
+                                   "  %vt = mpc.transpose %v {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x5x2x3xf64>\n"
+                                   "  %s = mpc.matmul %qt, %kt {transpose_b} : tensor<2x2x3x4xf64>, tensor<2x2x5x4xf64>\n"
+                                   "  %c = mpc.constant dense<0.7> : tensor<f64>\n"
+                                   "  %t = mpc.mul %s, %c : tensor<2x2x3x5xf64>, tensor<f64>\n"
+                                   "  %p = mpc.softmax %t : tensor<2x2x3x5xf64>\n"
+                                   "  %pd, %mask = mpc.dropout %p {p = 0.4, seed = 9} : tensor<2x2x3x5xf64>\n"
+                                   "  %o = mpc.matmul %pd, %vt : tensor<2x2x3x5xf64>, tensor<2x2x5x3xf64>\n"
+                                   "  %y = mpc.transpose %o {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x2x3x3xf64>", "2x3x2x3"),
     "conv2d": ([("x", "1x5x5x4", -1, 1), ("w", "6x3x3x2", -1, 1)],
                "%y = mpc.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<1x5x5x4xf64>, tensor<6x3x3x2xf64>", "1x3x3x6"),
     "conv_transpose2d": ([("x", "1x3x3x4", -1, 1), ("w", "4x3x3x2", -1, 1)],

@@ -30,6 +30,7 @@
 #include "FusedMatmulCheck.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace mpcrt::test {
 
@@ -45,6 +46,9 @@ struct AttentionCase {
   // An additive f32 bias of the scores (each dimension 1 or the scores'),
   // empty for none.
   std::vector<int64_t> biasShape = {};
+  // The heads sharing each row of the operands (mpcrt_attention's
+  // row_heads; mpc.attention's layout "bshd" where more than 1).
+  int64_t rowHeads = 1;
 };
 
 /// Host buffers the backend reads and writes: q, k, v, dO and the mask
@@ -81,6 +85,25 @@ inline bool referenceKeeps(const AttentionCase &c, int64_t index) {
   uint32_t words[4];
   mpcrt_philox4x32(counter, key, words);
   return words[index % 4] >= c.p * 4294967296.0;
+}
+
+/// [heads, rows, width] elements of `bytes` each as the operand of
+/// `inner` heads sharing each row ([heads / inner, rows, inner, width]),
+/// or (back) such an operand as [heads, rows, width].
+inline std::vector<uint8_t> interleaveHeads(const std::vector<uint8_t> &from,
+                                            size_t bytes, int64_t heads,
+                                            int64_t rows, int64_t width,
+                                            int64_t inner, bool back) {
+  std::vector<uint8_t> to(from.size());
+  size_t row = width * bytes;
+  for (int64_t n = 0; n < heads; ++n)
+    for (int64_t i = 0; i < rows; ++i) {
+      size_t plain = (n * rows + i) * row,
+             shared = ((n / inner * rows + i) * inner + n % inner) * row;
+      std::memcpy(to.data() + (back ? plain : shared),
+                  from.data() + (back ? shared : plain), row);
+    }
+  return to;
 }
 
 inline void expectClose(const char *what, mpcrt_dtype d,
@@ -162,7 +185,23 @@ inline void checkAttention(mpcrt_dtype dt, const AttentionCase &c,
   b.dq.resize(q.size() * elementBytes(dt));
   b.dk.resize(k.size() * elementBytes(dt));
   b.dv.resize(v.size() * elementBytes(dt));
+  // The backend's operands with heads sharing rows; its results back as
+  // [heads, s, width] for the checks below.
+  auto relayout = [&](std::vector<uint8_t> &x, int64_t rows, int64_t width,
+                      bool back) {
+    if (c.rowHeads > 1)
+      x = interleaveHeads(x, elementBytes(dt), c.heads, rows, width, c.rowHeads,
+                          back);
+  };
+  relayout(b.q, c.sq, c.d, false);
+  relayout(b.k, c.sk, c.d, false);
+  relayout(b.v, c.sk, c.dv, false);
+  relayout(b.grad, c.sq, c.dv, false);
   run(b);
+  relayout(b.result, c.sq, c.dv, true);
+  relayout(b.dq, c.sq, c.d, true);
+  relayout(b.dk, c.sk, c.d, true);
+  relayout(b.dv, c.sk, c.dv, true);
   bool lowp = dt == MPCRT_F16 || dt == MPCRT_BF16;
   bool rounds = numerics.roundsProducts && lowp,
        fromResult = numerics.rowDotsFromResult && lowp;
@@ -326,7 +365,28 @@ inline void checkAllAttention(
        {2, 3},
        {2, 1, 1, 11},
        -1e4,
-       {1, 3, 5, 11}}};
+       {1, 3, 5, 11}},
+      // Heads sharing rows (layout "bshd"): three a row, a flash kernel's
+      // several query and key tiles with a padding mask and dropout; a
+      // bias over two a row; head sizes that are not multiples of 8; one
+      // batch whose heads all share the rows.
+      {6,
+       40,
+       45,
+       64,
+       64,
+       0.125,
+       0.1,
+       21,
+       3,
+       {2, 3},
+       {2, 1, 1, 45},
+       -1e4,
+       {},
+       3},
+      {4, 9, 13, 8, 8, 0.3, 0, 0, 0, {2, 2}, {}, 0, {1, 2, 9, 13}, 2},
+      {6, 7, 19, 12, 20, 0.3, 0.2, 3, 4, {2, 3}, {}, 0, {}, 3},
+      {4, 33, 33, 32, 32, 0.17, 0.1, 8, 2, {1, 4}, {}, 0, {}, 4}};
   for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
     for (const AttentionCase &c : cases) {
       SCOPED_TRACE("case " + std::to_string(&c - cases) + " of " +

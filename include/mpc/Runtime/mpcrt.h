@@ -349,33 +349,39 @@ void mpcrt_philox4x32(const uint32_t counter[4], const uint32_t key[2],
 /* mpc.attention over `heads` independent triples (the product of the
  * leading dimensions): query [sq, d], key [sk, d], value [sk, dv], result
  * [sq, dv], all row-major of type `dtype`; logsumexp [sq] per head, f32 (f64
- * for f64). Scores and softmax in f32 (f64), the result rounded once. With
- * dropout_p > 0 a probability is kept exactly when mpcrt_dropout_* with
- * `seed` at `*step` keeps the same element of the [heads, sq, sk]
- * probabilities. `mask` (or null): one byte per element, nonzero where the
- * scaled score is replaced by `mask_value`; `mask_layout` holds the
- * scores' shape [lead..., sq, sk] (`mask_rank` <= 8 dimensions) and then
- * the mask's strides over it in elements (0 where it broadcasts). `bias`
- * (or null): f32 values added to the scaled scores (before the mask's
- * fill), `bias_layout` as `mask_layout`. The backward recomputes the
+ * for f64). With `row_heads` > 1 (mpc.attention's layout "bshd") the heads
+ * come in groups of `row_heads` that share rows: head n's row i of query
+ * starts at element ((n / row_heads * sq + i) * row_heads + n % row_heads)
+ * * d, and so for key, value, result and the gradients ([..., s,
+ * row_heads, width] arrays); logsumexp stays [heads, sq]. With 1 (or 0)
+ * they are [heads, s, width]. Scores and softmax in f32 (f64), the result
+ * rounded once. With dropout_p > 0 a probability is kept exactly when
+ * mpcrt_dropout_* with `seed` at `*step` keeps the same element of the
+ * [heads, sq, sk] probabilities. `mask` (or null): one byte per element,
+ * nonzero where the scaled score is replaced by `mask_value`; `mask_layout`
+ * holds the scores' shape [lead..., sq, sk] (`mask_rank` <= 8 dimensions)
+ * and then the mask's strides over it in elements (0 where it broadcasts).
+ * `bias` (or null): f32 values added to the scaled scores (before the
+ * mask's fill), `bias_layout` as `mask_layout`. The backward recomputes the
  * probabilities and the dropout mask from the logsumexp and writes the
  * three gradients (none through filled scores; none of the bias). */
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const void *value, void *result, void *logsumexp,
                      int64_t heads, int64_t sq, int64_t sk, int64_t d,
-                     int64_t dv, double scale, double dropout_p, uint64_t seed,
-                     const int64_t *step, const uint8_t *mask,
-                     const int64_t *mask_layout, int32_t mask_rank,
-                     double mask_value, const float *bias,
+                     int64_t dv, int64_t row_heads, double scale,
+                     double dropout_p, uint64_t seed, const int64_t *step,
+                     const uint8_t *mask, const int64_t *mask_layout,
+                     int32_t mask_rank, double mask_value, const float *bias,
                      const int64_t *bias_layout, int32_t bias_rank);
 void mpcrt_attention_backward(
     mpcrt_dtype dtype, const void *grad, const void *query, const void *key,
     const void *value, const void *result, const void *logsumexp,
     void *grad_query, void *grad_key, void *grad_value, int64_t heads,
-    int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-    double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
-    const int64_t *mask_layout, int32_t mask_rank, double mask_value,
-    const float *bias, const int64_t *bias_layout, int32_t bias_rank);
+    int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t row_heads,
+    double scale, double dropout_p, uint64_t seed, const int64_t *step,
+    const uint8_t *mask, const int64_t *mask_layout, int32_t mask_rank,
+    double mask_value, const float *bias, const int64_t *bias_layout,
+    int32_t bias_rank);
 
 /* mpc.dropout whose result type differs from its input's (each of f16,
  * bf16 and f32): the mask of mpcrt_dropout_*, the kept values scaled in

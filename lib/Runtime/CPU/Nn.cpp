@@ -591,6 +591,7 @@ void pointwiseLossBackward(int32_t kind, const T *dl, const T *x, const T *t,
 /// Shapes of one mpc.attention call (mpcrt_attention).
 struct AttentionShape {
   int64_t heads, sq, sk, d, dv;
+  formulas::HeadRows rows;
   double scale, p;
   uint64_t seed; // the rank's key
   int64_t step;
@@ -599,17 +600,18 @@ struct AttentionShape {
 
 /// The shapes of an mpcrt_attention(_backward) call, with the rank's key.
 AttentionShape attentionShape(int64_t heads, int64_t sq, int64_t sk, int64_t d,
-                              int64_t dv, double scale, double dropoutP,
-                              uint64_t seed, const int64_t *step,
-                              const uint8_t *mask, const int64_t *maskLayout,
-                              int32_t maskRank, double maskValue,
-                              const float *bias, const int64_t *biasLayout,
-                              int32_t biasRank) {
+                              int64_t dv, int64_t rowHeads, double scale,
+                              double dropoutP, uint64_t seed,
+                              const int64_t *step, const uint8_t *mask,
+                              const int64_t *maskLayout, int32_t maskRank,
+                              double maskValue, const float *bias,
+                              const int64_t *biasLayout, int32_t biasRank) {
   return {heads,
           sq,
           sk,
           d,
           dv,
+          formulas::HeadRows{rowHeads > 1 ? rowHeads : 1},
           scale,
           dropoutP,
           formulas::rankSeed(seed, dropoutRank),
@@ -629,6 +631,35 @@ void dropoutFactors(const AttentionShape &a, int64_t h, A *z) {
   KeepBits keeps(a.p, a.seed, a.step);
   for (int64_t n = 0; n < count; ++n)
     z[n] = keeps(first + n) ? keep : A(0);
+}
+
+/// Head h's [rows, width] block of an attention operand in A, in scratch
+/// `slot` (or the operand itself, where it is stored in A with the head's
+/// rows together).
+template <typename T>
+const typename Storage<T>::Acc *headOf(const T *x, const AttentionShape &a,
+                                       int64_t h, int64_t rows, int64_t width,
+                                       int slot) {
+  int64_t first = a.rows.first(h, rows, width);
+  if (a.rows.inner == 1)
+    return widen(x + first, rows * width, slot);
+  using A = typename Storage<T>::Acc;
+  A *out = scratch<A>(slot, rows * width);
+  int64_t stride = a.rows.stride(width);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < width; ++c)
+      out[i * width + c] = Storage<T>::load(x[first + i * stride + c]);
+  return out;
+}
+
+/// Head h's [rows, width] block of values, rounded into an operand.
+template <typename T, typename A>
+void storeHead(T *x, const A *values, const AttentionShape &a, int64_t h,
+               int64_t rows, int64_t width) {
+  int64_t first = a.rows.first(h, rows, width), stride = a.rows.stride(width);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < width; ++c)
+      x[first + i * stride + c] = Storage<T>::store(values[i * width + c]);
 }
 
 /// Head h's probabilities P = softmax(scale * q k^T, filled where
@@ -671,9 +702,9 @@ void attention(const T *query, const T *key, const T *value, T *result,
   parallelFor(a.heads, 1, [&](int64_t h0, int64_t h1) {
     std::vector<A> o(a.sq * a.dv), z(a.p != 0 ? a.sq * a.sk : 0);
     for (int64_t h = h0; h < h1; ++h) {
-      const A *q = widen(query + h * a.sq * a.d, a.sq * a.d, 0);
-      const A *k = widen(key + h * a.sk * a.d, a.sk * a.d, 1);
-      const A *v = widen(value + h * a.sk * a.dv, a.sk * a.dv, 2);
+      const A *q = headOf(query, a, h, a.sq, a.d, 0);
+      const A *k = headOf(key, a, h, a.sk, a.d, 1);
+      const A *v = headOf(value, a, h, a.sk, a.dv, 2);
       A *p = scratch<A>(3, a.sq * a.sk);
       probabilities(q, k, a, h, p, static_cast<const A *>(nullptr),
                     lse + h * a.sq);
@@ -684,8 +715,7 @@ void attention(const T *query, const T *key, const T *value, T *result,
       }
       gemm(false, false, a.sq, a.dv, a.sk, p, a.sk, v, a.dv, A(0), o.data(),
            a.dv);
-      for (int64_t n = 0; n < a.sq * a.dv; ++n)
-        result[h * a.sq * a.dv + n] = S::store(o[n]);
+      storeHead(result, o.data(), a, h, a.sq, a.dv);
     }
   });
 }
@@ -704,11 +734,13 @@ void attentionBackward(const T *grad, const T *query, const T *key,
     std::vector<A> go(a.sq * a.dv), dpd(a.sq * a.sk), ds(a.sq * a.sk),
         dq(a.sq * a.d), dk(a.sk * a.d), dv(a.sk * a.dv), z(a.sq * a.sk, A(1));
     for (int64_t h = h0; h < h1; ++h) {
-      const A *q = widen(query + h * a.sq * a.d, a.sq * a.d, 0);
-      const A *k = widen(key + h * a.sk * a.d, a.sk * a.d, 1);
-      const A *v = widen(value + h * a.sk * a.dv, a.sk * a.dv, 2);
-      for (int64_t n = 0; n < a.sq * a.dv; ++n)
-        go[n] = S::load(grad[h * a.sq * a.dv + n]);
+      const A *q = headOf(query, a, h, a.sq, a.d, 0);
+      const A *k = headOf(key, a, h, a.sk, a.d, 1);
+      const A *v = headOf(value, a, h, a.sk, a.dv, 2);
+      int64_t first = a.rows.first(h, a.sq, a.dv), stride = a.rows.stride(a.dv);
+      for (int64_t i = 0; i < a.sq; ++i)
+        for (int64_t c = 0; c < a.dv; ++c)
+          go[i * a.dv + c] = S::load(grad[first + i * stride + c]);
       A *p = scratch<A>(3, a.sq * a.sk);
       probabilities(q, k, a, h, p, lse + h * a.sq, static_cast<A *>(nullptr));
       gemm(false, true, a.sq, a.sk, a.dv, go.data(), a.dv, v, a.dv, A(0),
@@ -738,12 +770,9 @@ void attentionBackward(const T *grad, const T *query, const T *key,
            dq.data(), a.d);
       gemm(true, false, a.sk, a.d, a.sq, ds.data(), a.sk, q, a.d, A(0),
            dk.data(), a.d);
-      for (int64_t n = 0; n < a.sq * a.d; ++n)
-        gradQuery[h * a.sq * a.d + n] = S::store(dq[n]);
-      for (int64_t n = 0; n < a.sk * a.d; ++n)
-        gradKey[h * a.sk * a.d + n] = S::store(dk[n]);
-      for (int64_t n = 0; n < a.sk * a.dv; ++n)
-        gradValue[h * a.sk * a.dv + n] = S::store(dv[n]);
+      storeHead(gradQuery, dq.data(), a, h, a.sq, a.d);
+      storeHead(gradKey, dk.data(), a, h, a.sk, a.d);
+      storeHead(gradValue, dv.data(), a, h, a.sk, a.dv);
     }
   });
 }
@@ -898,14 +927,14 @@ void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const void *value, void *result, void *logsumexp,
                      int64_t heads, int64_t sq, int64_t sk, int64_t d,
-                     int64_t dv, double scale, double dropout_p, uint64_t seed,
-                     const int64_t *step, const uint8_t *mask,
-                     const int64_t *mask_layout, int32_t mask_rank,
-                     double mask_value, const float *bias,
+                     int64_t dv, int64_t row_heads, double scale,
+                     double dropout_p, uint64_t seed, const int64_t *step,
+                     const uint8_t *mask, const int64_t *mask_layout,
+                     int32_t mask_rank, double mask_value, const float *bias,
                      const int64_t *bias_layout, int32_t bias_rank) {
-  AttentionShape a = attentionShape(heads, sq, sk, d, dv, scale, dropout_p,
-                                    seed, step, mask, mask_layout, mask_rank,
-                                    mask_value, bias, bias_layout, bias_rank);
+  AttentionShape a = attentionShape(
+      heads, sq, sk, d, dv, row_heads, scale, dropout_p, seed, step, mask,
+      mask_layout, mask_rank, mask_value, bias, bias_layout, bias_rank);
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
@@ -930,14 +959,15 @@ void mpcrt_attention_backward(
     mpcrt_dtype dtype, const void *grad, const void *query, const void *key,
     const void *value, const void *result, const void *logsumexp,
     void *grad_query, void *grad_key, void *grad_value, int64_t heads,
-    int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-    double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
-    const int64_t *mask_layout, int32_t mask_rank, double mask_value,
-    const float *bias, const int64_t *bias_layout, int32_t bias_rank) {
+    int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t row_heads,
+    double scale, double dropout_p, uint64_t seed, const int64_t *step,
+    const uint8_t *mask, const int64_t *mask_layout, int32_t mask_rank,
+    double mask_value, const float *bias, const int64_t *bias_layout,
+    int32_t bias_rank) {
   (void)result; // D_i is summed from the probabilities, not dO . O
-  AttentionShape a = attentionShape(heads, sq, sk, d, dv, scale, dropout_p,
-                                    seed, step, mask, mask_layout, mask_rank,
-                                    mask_value, bias, bias_layout, bias_rank);
+  AttentionShape a = attentionShape(
+      heads, sq, sk, d, dv, row_heads, scale, dropout_p, seed, step, mask,
+      mask_layout, mask_rank, mask_value, bias, bias_layout, bias_rank);
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;

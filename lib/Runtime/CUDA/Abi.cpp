@@ -346,29 +346,31 @@ void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,
                      const void *value, void *result, void *logsumexp,
                      int64_t heads, int64_t sq, int64_t sk, int64_t d,
-                     int64_t dv, double scale, double dropout_p, uint64_t seed,
-                     const int64_t *step, const uint8_t *mask,
-                     const int64_t *mask_layout, int32_t mask_rank,
-                     double mask_value, const float *bias,
+                     int64_t dv, int64_t row_heads, double scale,
+                     double dropout_p, uint64_t seed, const int64_t *step,
+                     const uint8_t *mask, const int64_t *mask_layout,
+                     int32_t mask_rank, double mask_value, const float *bias,
                      const int64_t *bias_layout, int32_t bias_rank) {
-  attention(
-      dtype, query, key, value, result, logsumexp, heads, sq, sk, d, dv, scale,
-      dropout_p, mpcrt::formulas::rankSeed(seed, dropoutRank), step,
-      mpcrt::formulas::attentionMask(mask, mask_layout, mask_rank, mask_value,
-                                     bias, bias_layout, bias_rank));
+  attention(dtype, query, key, value, result, logsumexp, heads, sq, sk, d, dv,
+            row_heads, scale, dropout_p,
+            mpcrt::formulas::rankSeed(seed, dropoutRank), step,
+            mpcrt::formulas::attentionMask(mask, mask_layout, mask_rank,
+                                           mask_value, bias, bias_layout,
+                                           bias_rank));
 }
 
 void mpcrt_attention_backward(
     mpcrt_dtype dtype, const void *grad, const void *query, const void *key,
     const void *value, const void *result, const void *logsumexp,
     void *grad_query, void *grad_key, void *grad_value, int64_t heads,
-    int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-    double dropout_p, uint64_t seed, const int64_t *step, const uint8_t *mask,
-    const int64_t *mask_layout, int32_t mask_rank, double mask_value,
-    const float *bias, const int64_t *bias_layout, int32_t bias_rank) {
+    int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t row_heads,
+    double scale, double dropout_p, uint64_t seed, const int64_t *step,
+    const uint8_t *mask, const int64_t *mask_layout, int32_t mask_rank,
+    double mask_value, const float *bias, const int64_t *bias_layout,
+    int32_t bias_rank) {
   attentionBackward(
       dtype, grad, query, key, value, result, logsumexp, grad_query, grad_key,
-      grad_value, heads, sq, sk, d, dv, scale, dropout_p,
+      grad_value, heads, sq, sk, d, dv, row_heads, scale, dropout_p,
       mpcrt::formulas::rankSeed(seed, dropoutRank), step,
       mpcrt::formulas::attentionMask(mask, mask_layout, mask_rank, mask_value,
                                      bias, bias_layout, bias_rank));

@@ -47,9 +47,15 @@ int64_t scratchLimit = int64_t(256) << 20;
 
 struct Dims {
   int64_t heads, sq, sk, d, dv;
+  formulas::HeadRows layout;
   double scale, p;
   uint64_t seed;
   formulas::AttentionMask mask;
+  /// Head h's row `row` of an operand of `rows` rows of `width`.
+  __host__ __device__ int64_t at(int64_t h, int64_t rows, int64_t width,
+                                 int64_t row) const {
+    return layout.first(h, rows, width) + row * layout.stride(width);
+  }
 };
 
 /// Rows of up to this many scores go one warp each (tests lower it).
@@ -222,11 +228,12 @@ using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, L>;
 using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 
 /// Rows [0, tileRows) of a tile in shared memory from `src` (rows of
-/// `cols` elements, `rows` of them), zeros past either; 16 bytes at a time
-/// where `vectors` (cols a multiple of 8, src aligned to 16 bytes).
+/// `cols` elements `ld` apart, `rows` of them), zeros past either; 16 bytes
+/// at a time where `vectors` (cols and ld multiples of 8, src aligned to
+/// 16 bytes).
 template <int MC, typename T>
 __device__ void loadTile(T *tile, const T *src, int64_t rows, int64_t cols,
-                         int tileRows, bool vectors) {
+                         int64_t ld, int tileRows, bool vectors) {
   constexpr int D = Flash<MC>::D, LDT = Flash<MC>::LDT;
   if (vectors) {
     constexpr int G = D / 8;
@@ -234,7 +241,7 @@ __device__ void loadTile(T *tile, const T *src, int64_t rows, int64_t cols,
       int r = g / G, c = g % G * 8;
       uint4 value = make_uint4(0, 0, 0, 0);
       if (r < rows && c < cols)
-        value = *reinterpret_cast<const uint4 *>(src + r * cols + c);
+        value = *reinterpret_cast<const uint4 *>(src + r * ld + c);
       *reinterpret_cast<uint4 *>(tile + r * LDT + c) = value;
     }
     return;
@@ -242,7 +249,7 @@ __device__ void loadTile(T *tile, const T *src, int64_t rows, int64_t cols,
   for (int e = threadIdx.x; e < tileRows * D; e += blockDim.x) {
     int r = e / D, c = e % D;
     tile[r * LDT + c] =
-        r < rows && c < cols ? src[r * cols + c] : Storage<T>::store(0.0f);
+        r < rows && c < cols ? src[r * ld + c] : Storage<T>::store(0.0f);
   }
 }
 
@@ -351,12 +358,13 @@ __device__ void accumulateProduct(FragC (&acc)[MC], const T *a, int ldA,
 }
 
 /// Writes acc[c] (c < chunks) as 16 rows of `dst` (rows of `cols`
-/// elements, the first `rows` of them) through the warp's scratch `w` (16
+/// elements `ld` apart, the first `rows` of them) through the warp's
+/// scratch `w` (16
 /// rows of ldm LDS f32), as many fragments at a time as it holds: lane
 /// takes row lane / 2, columns 16 c + 8 (lane % 2) + e.
 template <typename T, int MC, int LDS>
 __device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
-                          int64_t rows, int64_t cols) {
+                          int64_t rows, int64_t cols, int64_t ld) {
   constexpr int G = LDS / 16 < MC ? LDS / 16 : MC;
   int lane = threadIdx.x % 32, r = lane / 2, half = lane % 2;
 #pragma unroll
@@ -376,7 +384,7 @@ __device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
       for (int e = 0; e < 8; ++e) {
         int64_t col = 16 * c + 8 * half + e;
         if (c < chunks && r < rows && col < cols)
-          dst[r * cols + col] =
+          dst[r * ld + col] =
               Storage<T>::store(w[r * LDS + 16 * (c - c0) + 8 * half + e]);
       }
   }
@@ -412,7 +420,8 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
-  loadTile<MC>(qs, q + (h * m.sq + q0) * m.d, m.sq - q0, m.d, Rows, vectors);
+  loadTile<MC>(qs, q + m.at(h, m.sq, m.d, q0), m.sq - q0, m.d,
+               m.layout.stride(m.d), Rows, vectors);
   __syncthreads();
   RowFragments<T, MC, true> rowsOfQ(qs + 16 * warp * LDT, dc);
   FragmentRows rows = FragmentRows::of<LDS>(sw);
@@ -425,8 +434,10 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
   float run = -INFINITY, total = 0;
   for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
     __syncthreads(); // the last tile's keys and values are read
-    loadTile<MC>(ks, k + (h * m.sk + k0) * m.d, m.sk - k0, m.d, Bc, vectors);
-    loadTile<MC>(vs, v + (h * m.sk + k0) * m.dv, m.sk - k0, m.dv, Bc, vectors);
+    loadTile<MC>(ks, k + m.at(h, m.sk, m.d, k0), m.sk - k0, m.d,
+                 m.layout.stride(m.d), Bc, vectors);
+    loadTile<MC>(vs, v + m.at(h, m.sk, m.dv, k0), m.sk - k0, m.dv,
+                 m.layout.stride(m.dv), Bc, vectors);
     __syncthreads();
 #pragma unroll
     for (int n = 0; n < Bc / 16; ++n)
@@ -468,8 +479,8 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     factor[r] = total;
   __syncwarp();
   forFragmentRows(out, vc, rows, [&](float &x, int row) { x /= factor[row]; });
-  storeRows<T, MC, LDS>(out, vc, sw, o + (h * m.sq + q0 + 16 * warp) * m.dv,
-                        m.sq - q0 - 16 * warp, m.dv);
+  storeRows<T, MC, LDS>(out, vc, sw, o + m.at(h, m.sq, m.dv, q0 + 16 * warp),
+                        m.sq - q0 - 16 * warp, m.dv, m.layout.stride(m.dv));
   if (rowLive && half == 0)
     lse[h * m.sq + i] = run + logf(total);
 }
@@ -504,13 +515,16 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
-  loadTile<MC>(qs, q + (h * m.sq + q0) * m.d, m.sq - q0, m.d, Rows, vectors);
-  loadTile<MC>(gs, go + (h * m.sq + q0) * m.dv, m.sq - q0, m.dv, Rows, vectors);
+  loadTile<MC>(qs, q + m.at(h, m.sq, m.d, q0), m.sq - q0, m.d,
+               m.layout.stride(m.d), Rows, vectors);
+  loadTile<MC>(gs, go + m.at(h, m.sq, m.dv, q0), m.sq - q0, m.dv,
+               m.layout.stride(m.dv), Rows, vectors);
   // D_i = sum_j P dP = dO_i . O_i (O = sum_j P Z v, so with dropout too):
   // the result's tile over the key and value tiles' space, before the walk.
   static_assert(Rows <= 2 * Bc, "the result's tile fits the keys' and values'");
   T *os = ks;
-  loadTile<MC>(os, o + (h * m.sq + q0) * m.dv, m.sq - q0, m.dv, Rows, vectors);
+  loadTile<MC>(os, o + m.at(h, m.sq, m.dv, q0), m.sq - q0, m.dv,
+               m.layout.stride(m.dv), Rows, vectors);
   __syncthreads();
   // Held where the registers allow (head sizes past 64 would spill).
   RowFragments<T, MC, MC <= 4> rowsOfQ(qs + 16 * warp * LDT, dc),
@@ -532,8 +546,10 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   formulas::KeepBits keeps(m.p, m.seed, *step);
   for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
     __syncthreads(); // the last tile (or the result's) is read
-    loadTile<MC>(ks, k + (h * m.sk + k0) * m.d, m.sk - k0, m.d, Bc, vectors);
-    loadTile<MC>(vs, v + (h * m.sk + k0) * m.dv, m.sk - k0, m.dv, Bc, vectors);
+    loadTile<MC>(ks, k + m.at(h, m.sk, m.d, k0), m.sk - k0, m.d,
+                 m.layout.stride(m.d), Bc, vectors);
+    loadTile<MC>(vs, v + m.at(h, m.sk, m.dv, k0), m.sk - k0, m.dv,
+                 m.layout.stride(m.dv), Bc, vectors);
     __syncthreads();
 #pragma unroll
     for (int n = 0; n < Bc / 16; ++n) {
@@ -560,8 +576,8 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     __syncwarp();
     accumulateProduct<T, MC, Bc>(acc, dsw, 2 * LDS, ks, dc);
   }
-  storeRows<T, MC, LDS>(acc, dc, gw, dq + (h * m.sq + q0 + 16 * warp) * m.d,
-                        m.sq - q0 - 16 * warp, m.d);
+  storeRows<T, MC, LDS>(acc, dc, gw, dq + m.at(h, m.sq, m.d, q0 + 16 * warp),
+                        m.sq - q0 - 16 * warp, m.d, m.layout.stride(m.d));
 }
 
 /// The key side of the backward: per key tile, over the query tiles, dv =
@@ -598,8 +614,10 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
-  loadTile<MC>(ks, k + (h * m.sk + k0) * m.d, m.sk - k0, m.d, Rows, vectors);
-  loadTile<MC>(vs, v + (h * m.sk + k0) * m.dv, m.sk - k0, m.dv, Rows, vectors);
+  loadTile<MC>(ks, k + m.at(h, m.sk, m.d, k0), m.sk - k0, m.d,
+               m.layout.stride(m.d), Rows, vectors);
+  loadTile<MC>(vs, v + m.at(h, m.sk, m.dv, k0), m.sk - k0, m.dv,
+               m.layout.stride(m.dv), Rows, vectors);
   // Loaded at each use: held, they took the kernel from 168 registers to
   // 243 (ptxas, f16, head size 64), two blocks an SM instead of three.
   RowFragments<T, MC, false> rowsOfK(ks + 16 * warp * LDT, dc),
@@ -612,8 +630,10 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   }
   for (int64_t q0 = 0; q0 < m.sq; q0 += Bq) {
     __syncthreads(); // the last tile is read
-    loadTile<MC>(qs, q + (h * m.sq + q0) * m.d, m.sq - q0, m.d, Bq, vectors);
-    loadTile<MC>(gs, go + (h * m.sq + q0) * m.dv, m.sq - q0, m.dv, Bq, vectors);
+    loadTile<MC>(qs, q + m.at(h, m.sq, m.d, q0), m.sq - q0, m.d,
+                 m.layout.stride(m.d), Bq, vectors);
+    loadTile<MC>(gs, go + m.at(h, m.sq, m.dv, q0), m.sq - q0, m.dv,
+                 m.layout.stride(m.dv), Bq, vectors);
     for (int t = threadIdx.x; t < Bq; t += blockDim.x) {
       bool live = q0 + t < m.sq;
       stats[t] = live ? lse[h * m.sq + q0 + t] : 0.0f;
@@ -657,10 +677,10 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     accumulateProduct<T, MC, Bq>(gradK, dsw, 2 * LDS, qs, dc);
   }
   int64_t rows = m.sk - k0 - 16 * warp;
-  storeRows<T, MC, LDS>(gradV, vc, sw, dv + (h * m.sk + k0 + 16 * warp) * m.dv,
-                        rows, m.dv);
-  storeRows<T, MC, LDS>(gradK, dc, sw, dk + (h * m.sk + k0 + 16 * warp) * m.d,
-                        rows, m.d);
+  storeRows<T, MC, LDS>(gradV, vc, sw, dv + m.at(h, m.sk, m.dv, k0 + 16 * warp),
+                        rows, m.dv, m.layout.stride(m.dv));
+  storeRows<T, MC, LDS>(gradK, dc, sw, dk + m.at(h, m.sk, m.d, k0 + 16 * warp),
+                        rows, m.d, m.layout.stride(m.d));
 }
 
 /// Whether the flash kernels take calls they can (tests turn them off).
@@ -701,6 +721,51 @@ void dispatchFlash(mpcrt_dtype dtype, const Dims &m, F f) {
 }
 
 int64_t tilesOf(int64_t n, int64_t tile) { return (n + tile - 1) / tile; }
+
+/// The chunked path's operands where heads share rows (m.layout.inner >
+/// 1): each copied to [heads, s, width] in scratch, each result computed
+/// there and scattered back; with inner 1 the operands themselves.
+struct Packing {
+  const Dims &m;
+  int32_t bytesPer;
+  Packing(const Dims &m, size_t bytesPer)
+      : m(m), bytesPer(static_cast<int32_t>(bytesPer)) {}
+  bool packs() const { return m.layout.inner > 1; }
+  /// The scratch bytes of an operand of `rows` rows of `width` a head.
+  int64_t bytes(int64_t rows, int64_t width) const {
+    return packs() ? m.heads * rows * width * bytesPer : 0;
+  }
+  /// [heads / inner, rows, inner, width] as strides over [heads / inner,
+  /// inner, rows, width], the shape of the copy.
+  void layout(int64_t rows, int64_t width, int64_t (&shape)[4],
+              int64_t (&strides)[4]) const {
+    int64_t inner = m.layout.inner;
+    int64_t s[4] = {m.heads / inner, inner, rows, width},
+            t[4] = {rows * inner * width, width, inner * width, 1};
+    std::copy(s, s + 4, shape);
+    std::copy(t, t + 4, strides);
+  }
+  const void *in(const void *operand, char *scratch, int64_t rows,
+                 int64_t width) const {
+    if (!packs())
+      return operand;
+    int64_t shape[4], strides[4];
+    layout(rows, width, shape, strides);
+    stridedCopy(operand, 0, strides, scratch, shape, 4, bytesPer);
+    return scratch;
+  }
+  void *out(void *result, char *scratch) const {
+    return packs() ? scratch : result;
+  }
+  void back(const void *packed, void *result, int64_t rows,
+            int64_t width) const {
+    if (!packs())
+      return;
+    int64_t shape[4], strides[4];
+    layout(rows, width, shape, strides);
+    stridedScatter(packed, result, 0, strides, shape, 4, bytesPer);
+  }
+};
 
 void flashForward(mpcrt_dtype dtype, const Dims &m, const void *query,
                   const void *key, const void *value, void *result,
@@ -773,12 +838,15 @@ int64_t setAttentionScratchBytes(int64_t bytes) {
 
 void attention(mpcrt_dtype dtype, const void *query, const void *key,
                const void *value, void *result, void *logsumexp, int64_t heads,
-               int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-               double dropoutP, uint64_t seed, const int64_t *step,
-               const formulas::AttentionMask &mask) {
+               int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t rowHeads,
+               double scale, double dropoutP, uint64_t seed,
+               const int64_t *step, const formulas::AttentionMask &mask) {
   if (heads * sq == 0)
     return;
-  Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
+  Dims m{heads, sq,       sk,
+         d,     dv,       formulas::HeadRows{rowHeads > 1 ? rowHeads : 1},
+         scale, dropoutP, seed,
+         mask};
   if (flashTakes(dtype, m))
     return flashForward(dtype, m, query, key, value, result, logsumexp, step);
   mpcrt_dtype acc = dtype == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
@@ -787,15 +855,20 @@ void attention(mpcrt_dtype dtype, const void *query, const void *key,
     using A = typename Storage<T>::Acc;
     int64_t area = sq * sk;
     int64_t chunk = headsPerChunk(heads, area * int64_t(sizeof(A) + sizeof(T)));
-    char *regions[2];
-    carve(
-        {chunk * area * int64_t(sizeof(A)), chunk * area * int64_t(sizeof(T))},
-        regions);
-    auto *scores = reinterpret_cast<A *>(regions[0]);
-    auto *probs = reinterpret_cast<T *>(regions[1]);
-    auto *q = static_cast<const T *>(query), *k = static_cast<const T *>(key),
-         *v = static_cast<const T *>(value);
-    auto *o = static_cast<T *>(result);
+    // With heads sharing rows, the operands and the result as [heads, s,
+    // width] copies (the cuBLASLt products stride over whole heads).
+    Packing pack(m, sizeof(T));
+    char *regions[6];
+    carve({pack.bytes(sq, d), pack.bytes(sk, d), pack.bytes(sk, dv),
+           pack.bytes(sq, dv), chunk * area * int64_t(sizeof(A)),
+           chunk * area * int64_t(sizeof(T))},
+          regions);
+    auto *scores = reinterpret_cast<A *>(regions[4]);
+    auto *probs = reinterpret_cast<T *>(regions[5]);
+    auto *q = static_cast<const T *>(pack.in(query, regions[0], sq, d)),
+         *k = static_cast<const T *>(pack.in(key, regions[1], sk, d)),
+         *v = static_cast<const T *>(pack.in(value, regions[2], sk, dv));
+    auto *o = static_cast<T *>(pack.out(result, regions[3]));
     for (int64_t h0 = 0; h0 < heads; h0 += chunk) {
       int64_t n = std::min(chunk, heads - h0), rows = n * sq;
       matmulTo(dtype, acc, q + h0 * sq * d, sq * d, k + h0 * sk * d, sk * d,
@@ -812,6 +885,7 @@ void attention(mpcrt_dtype dtype, const void *query, const void *key,
       matmulTo(dtype, dtype, probs, area, v + h0 * sk * dv, sk * dv,
                o + h0 * sq * dv, n, sq, dv, sk, false, false);
     }
+    pack.back(o, result, sq, dv);
   });
 }
 
@@ -819,12 +893,15 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
                        const void *key, const void *value, const void *result,
                        const void *logsumexp, void *gradQuery, void *gradKey,
                        void *gradValue, int64_t heads, int64_t sq, int64_t sk,
-                       int64_t d, int64_t dv, double scale, double dropoutP,
-                       uint64_t seed, const int64_t *step,
+                       int64_t d, int64_t dv, int64_t rowHeads, double scale,
+                       double dropoutP, uint64_t seed, const int64_t *step,
                        const formulas::AttentionMask &mask) {
   if (heads * (sq + sk) == 0)
     return;
-  Dims m{heads, sq, sk, d, dv, scale, dropoutP, seed, mask};
+  Dims m{heads, sq,       sk,
+         d,     dv,       formulas::HeadRows{rowHeads > 1 ? rowHeads : 1},
+         scale, dropoutP, seed,
+         mask};
   if (flashTakes(dtype, m))
     return flashBackward(dtype, m, grad, query, key, value, result, logsumexp,
                          gradQuery, gradKey, gradValue, step);
@@ -837,16 +914,23 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
         headsPerChunk(heads, area * int64_t(2 * sizeof(A) + 2 * sizeof(T)));
     int64_t accBytes = chunk * area * int64_t(sizeof(A)),
             typeBytes = chunk * area * int64_t(sizeof(T));
-    char *regions[4];
-    carve({accBytes, accBytes, typeBytes, typeBytes}, regions);
+    Packing pack(m, sizeof(T));
+    char *regions[11];
+    carve({accBytes, accBytes, typeBytes, typeBytes, pack.bytes(sq, dv),
+           pack.bytes(sq, d), pack.bytes(sk, d), pack.bytes(sk, dv),
+           pack.bytes(sq, d), pack.bytes(sk, d), pack.bytes(sk, dv)},
+          regions);
     auto *scores = reinterpret_cast<A *>(regions[0]);
     auto *dpd = reinterpret_cast<A *>(regions[1]);
     auto *pd = reinterpret_cast<T *>(regions[2]);
     auto *ds = reinterpret_cast<T *>(regions[3]);
-    auto *go = static_cast<const T *>(grad), *q = static_cast<const T *>(query),
-         *k = static_cast<const T *>(key), *v = static_cast<const T *>(value);
-    auto *dq = static_cast<T *>(gradQuery), *dk = static_cast<T *>(gradKey),
-         *dV = static_cast<T *>(gradValue);
+    auto *go = static_cast<const T *>(pack.in(grad, regions[4], sq, dv)),
+         *q = static_cast<const T *>(pack.in(query, regions[5], sq, d)),
+         *k = static_cast<const T *>(pack.in(key, regions[6], sk, d)),
+         *v = static_cast<const T *>(pack.in(value, regions[7], sk, dv));
+    auto *dq = static_cast<T *>(pack.out(gradQuery, regions[8])),
+         *dk = static_cast<T *>(pack.out(gradKey, regions[9])),
+         *dV = static_cast<T *>(pack.out(gradValue, regions[10]));
     for (int64_t h0 = 0; h0 < heads; h0 += chunk) {
       int64_t n = std::min(chunk, heads - h0), rows = n * sq;
       const T *qc = q + h0 * sq * d, *kc = k + h0 * sk * d,
@@ -875,6 +959,9 @@ void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
       matmulTo(dtype, dtype, ds, area, qc, sq * d, dk + h0 * sk * d, n, sk, d,
                sq, true, false);
     }
+    pack.back(dq, gradQuery, sq, d);
+    pack.back(dk, gradKey, sk, d);
+    pack.back(dV, gradValue, sk, dv);
   });
 }
 

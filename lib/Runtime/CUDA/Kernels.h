@@ -361,7 +361,8 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
 // over chunks of heads, one block per score row between them, only a
 // chunk's scores in scratch at a time; `step` is the device step counter
 // and `seed` the rank's dropout key; the backward's `result` is the
-// forward's (the flash kernels take D = rowsum(dO * O) from it).
+// forward's (the flash kernels take D = rowsum(dO * O) from it);
+// `rowHeads` heads share each row of the operands (mpcrt.h's row_heads).
 // f16 and bf16 calls with head sizes up to 128 go to flash kernels (no
 // scores in memory) unless `on` is false (tests); returns the setting
 // before.
@@ -374,15 +375,15 @@ int64_t setAttentionScratchBytes(int64_t bytes);
 int64_t setAttentionWarpColumns(int64_t columns);
 void attention(mpcrt_dtype dtype, const void *query, const void *key,
                const void *value, void *result, void *logsumexp, int64_t heads,
-               int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-               double dropoutP, uint64_t seed, const int64_t *step,
-               const formulas::AttentionMask &mask);
+               int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t rowHeads,
+               double scale, double dropoutP, uint64_t seed,
+               const int64_t *step, const formulas::AttentionMask &mask);
 void attentionBackward(mpcrt_dtype dtype, const void *grad, const void *query,
                        const void *key, const void *value, const void *result,
                        const void *logsumexp, void *gradQuery, void *gradKey,
                        void *gradValue, int64_t heads, int64_t sq, int64_t sk,
-                       int64_t d, int64_t dv, double scale, double dropoutP,
-                       uint64_t seed, const int64_t *step,
+                       int64_t d, int64_t dv, int64_t rowHeads, double scale,
+                       double dropoutP, uint64_t seed, const int64_t *step,
                        const formulas::AttentionMask &mask);
 
 // Matrix multiplication through cuBLASLt (f32 accumulation, Tensor Cores for

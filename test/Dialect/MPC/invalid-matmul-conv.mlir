@@ -208,6 +208,48 @@ func.func @attention_mask_shape(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v
 
 // -----
 
+func.func @attention_layout(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects layout "bhsd" or "bshd", got "sbhd"}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64, layout = "sbhd"} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_bshd_rank(%q: tensor<4x8xf16>, %k: tensor<6x8xf16>, %v: tensor<6x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects query, key and value of one rank >= 3 (layout "bshd"), got 'tensor<4x8xf16>', 'tensor<6x8xf16>' and 'tensor<6x8xf16>'}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64, layout = "bshd"} : tensor<4x8xf16>, tensor<6x8xf16>, tensor<6x8xf16>
+  return
+}
+
+// -----
+
+// With layout "bshd" the heads are dimension -2: here 3 against 5.
+func.func @attention_bshd_heads(%q: tensor<2x4x3x8xf16>, %k: tensor<2x6x5x8xf16>, %v: tensor<2x6x5x8xf16>) {
+  // expected-error @+1 {{'mpc.attention' op expects query, key and value with the same leading dimensions, got [2, 3], [2, 5] and [2, 5]}}
+  %o, %l = mpc.attention %q, %k, %v {scale = 1.0 : f64, layout = "bshd"} : tensor<2x4x3x8xf16>, tensor<2x6x5x8xf16>, tensor<2x6x5x8xf16>
+  return
+}
+
+// -----
+
+// The scores of layout "bshd" are [..., H, Sq, Sk], as the default's.
+func.func @attention_bshd_mask(%q: tensor<2x4x3x8xf16>, %k: tensor<2x6x3x8xf16>, %v: tensor<2x6x3x8xf16>, %m: tensor<2x1x6x1xi1>) {
+  // expected-error @+1 {{'mpc.attention' op expects a mask of the scores' rank whose dimensions are 1 or the scores' [2, 3, 4, 6], got [2, 1, 6, 1]}}
+  %o, %l = mpc.attention %q, %k, %v mask(%m : tensor<2x1x6x1xi1>) {scale = 1.0 : f64, mask_value = -1.0e4 : f64, layout = "bshd"} : tensor<2x4x3x8xf16>, tensor<2x6x3x8xf16>, tensor<2x6x3x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_bshd_backward(%g: tensor<2x3x4x8xf16>, %q: tensor<2x4x3x8xf16>, %k: tensor<2x6x3x8xf16>, %v: tensor<2x6x3x8xf16>, %o: tensor<2x3x4x8xf16>, %l: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{'mpc.attention_backward' op expects grad of type 'tensor<2x4x3x8xf16>', got 'tensor<2x3x4x8xf16>'}}
+  %dq, %dk, %dv = mpc.attention_backward %g, %q, %k, %v, %o, %l {scale = 1.0 : f64, layout = "bshd"} : tensor<2x3x4x8xf16>, tensor<2x4x3x8xf16>, tensor<2x6x3x8xf16>, tensor<2x6x3x8xf16>, tensor<2x3x4x8xf16>, tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
 func.func @attention_mask_value(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v: tensor<2x6x8xf16>, %m: tensor<2x1x6xi1>) {
   // expected-error @+1 {{'mpc.attention' op expects a mask_value with a mask}}
   %o, %l = mpc.attention %q, %k, %v mask(%m : tensor<2x1x6xi1>) {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>

@@ -166,6 +166,15 @@ func.func @attention_masked(%q: tensor<8x4x128x64xf16>, %k: tensor<8x4x96x64xf16
   return %o, %dq : tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>
 }
 
+// CHECK-LABEL: func @attention_bshd
+func.func @attention_bshd(%q: tensor<8x128x4x64xf16>, %k: tensor<8x96x4x64xf16>, %v: tensor<8x96x4x32xf16>, %m: tensor<8x1x1x96xi1>, %g: tensor<8x128x4x32xf16>) -> (tensor<8x128x4x32xf16>, tensor<8x4x128xf32>, tensor<8x128x4x64xf16>, tensor<8x96x4x64xf16>, tensor<8x96x4x32xf16>) {
+  // CHECK: %[[O:.*]], %[[LSE:.*]] = mpc.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : tensor<8x1x1x96xi1>) {layout = "bshd", mask_value = -1.000000e+04 : f64, scale = 1.250000e-01 : f64} : tensor<8x128x4x64xf16>, tensor<8x96x4x64xf16>, tensor<8x96x4x32xf16>
+  %o, %lse = mpc.attention %q, %k, %v mask(%m : tensor<8x1x1x96xi1>) {scale = 0.125 : f64, mask_value = -1.0e4 : f64, layout = "bshd"} : tensor<8x128x4x64xf16>, tensor<8x96x4x64xf16>, tensor<8x96x4x32xf16>
+  // CHECK: mpc.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[LSE]] mask(%{{.*}} : tensor<8x1x1x96xi1>) {layout = "bshd", mask_value = -1.000000e+04 : f64, scale = 1.250000e-01 : f64} : tensor<8x128x4x32xf16>, tensor<8x128x4x64xf16>, tensor<8x96x4x64xf16>, tensor<8x96x4x32xf16>, tensor<8x128x4x32xf16>, tensor<8x4x128xf32>
+  %dq, %dk, %dv = mpc.attention_backward %g, %q, %k, %v, %o, %lse mask(%m : tensor<8x1x1x96xi1>) {scale = 0.125 : f64, mask_value = -1.0e4 : f64, layout = "bshd"} : tensor<8x128x4x32xf16>, tensor<8x128x4x64xf16>, tensor<8x96x4x64xf16>, tensor<8x96x4x32xf16>, tensor<8x128x4x32xf16>, tensor<8x4x128xf32>
+  return %o, %lse, %dq, %dk, %dv : tensor<8x128x4x32xf16>, tensor<8x4x128xf32>, tensor<8x128x4x64xf16>, tensor<8x96x4x64xf16>, tensor<8x96x4x32xf16>
+}
+
 // CHECK-LABEL: func @convolutions
 func.func @convolutions(%x: tensor<2x16x16x4xf32>, %w: tensor<8x3x3x4xf32>, %t: tensor<8x2x2x4xf32>) -> (tensor<2x8x8x8xf32>, tensor<2x16x16x4xf32>) {
   // CHECK: %[[Y:.*]] = mpc.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<2x16x16x4xf32>, tensor<8x3x3x4xf32>

@@ -586,27 +586,27 @@ TEST(Nn, AttentionMatchesFloat64) {
   unsigned seed = rng();
   rng.seed(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  mpcrt::test::checkAllAttention(
-      rng, [](mpcrt_dtype dt, const mpcrt::test::AttentionCase &c) {
-        return [=](mpcrt::test::AttentionBuffers &b) {
-          const uint8_t *mask = b.mask.empty() ? nullptr : b.mask.data();
-          const int64_t *layout = b.layout.empty() ? nullptr : b.layout.data();
-          int32_t rank = static_cast<int32_t>(b.layout.size() / 2);
-          const float *bias = b.bias.empty() ? nullptr : b.bias.data();
-          const int64_t *biasLayout =
-              b.biasLayout.empty() ? nullptr : b.biasLayout.data();
-          int32_t biasRank = static_cast<int32_t>(b.biasLayout.size() / 2);
-          mpcrt_attention(dt, b.q.data(), b.k.data(), b.v.data(),
-                          b.result.data(), b.lse.data(), c.heads, c.sq, c.sk,
-                          c.d, c.dv, c.scale, c.p, c.seed, &c.step, mask,
-                          layout, rank, c.fill, bias, biasLayout, biasRank);
-          mpcrt_attention_backward(
-              dt, b.grad.data(), b.q.data(), b.k.data(), b.v.data(),
-              b.result.data(), b.lse.data(), b.dq.data(), b.dk.data(),
-              b.dv.data(), c.heads, c.sq, c.sk, c.d, c.dv, c.scale, c.p, c.seed,
-              &c.step, mask, layout, rank, c.fill, bias, biasLayout, biasRank);
-        };
-      });
+  mpcrt::test::checkAllAttention(rng, [](mpcrt_dtype dt,
+                                         const mpcrt::test::AttentionCase &c) {
+    return [=](mpcrt::test::AttentionBuffers &b) {
+      const uint8_t *mask = b.mask.empty() ? nullptr : b.mask.data();
+      const int64_t *layout = b.layout.empty() ? nullptr : b.layout.data();
+      int32_t rank = static_cast<int32_t>(b.layout.size() / 2);
+      const float *bias = b.bias.empty() ? nullptr : b.bias.data();
+      const int64_t *biasLayout =
+          b.biasLayout.empty() ? nullptr : b.biasLayout.data();
+      int32_t biasRank = static_cast<int32_t>(b.biasLayout.size() / 2);
+      mpcrt_attention(dt, b.q.data(), b.k.data(), b.v.data(), b.result.data(),
+                      b.lse.data(), c.heads, c.sq, c.sk, c.d, c.dv, c.rowHeads,
+                      c.scale, c.p, c.seed, &c.step, mask, layout, rank, c.fill,
+                      bias, biasLayout, biasRank);
+      mpcrt_attention_backward(
+          dt, b.grad.data(), b.q.data(), b.k.data(), b.v.data(),
+          b.result.data(), b.lse.data(), b.dq.data(), b.dk.data(), b.dv.data(),
+          c.heads, c.sq, c.sk, c.d, c.dv, c.rowHeads, c.scale, c.p, c.seed,
+          &c.step, mask, layout, rank, c.fill, bias, biasLayout, biasRank);
+    };
+  });
 }
 
 TEST(Nn, AddLayerNormMatchesFloat64) {

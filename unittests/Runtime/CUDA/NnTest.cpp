@@ -963,9 +963,10 @@ void Nn::checkAttentionOnce(bool flash) {
               c.fill, bias, b.biasLayout.data(),
               static_cast<int32_t>(b.biasLayout.size() / 2));
           attention(dt, q, k, v, o, lse, c.heads, c.sq, c.sk, c.d, c.dv,
-                    c.scale, c.p, c.seed, step, m);
+                    c.rowHeads, c.scale, c.p, c.seed, step, m);
           attentionBackward(dt, go, q, k, v, o, lse, dq, dk, dv, c.heads, c.sq,
-                            c.sk, c.d, c.dv, c.scale, c.p, c.seed, step, m);
+                            c.sk, c.d, c.dv, c.rowHeads, c.scale, c.p, c.seed,
+                            step, m);
           b.result = download(o, b.result.size());
           b.lse = download(lse, b.lse.size());
           b.dq = download(dq, b.dq.size());

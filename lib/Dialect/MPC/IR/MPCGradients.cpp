@@ -365,7 +365,7 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
             b, loc, g, op.getQuery(), op.getKey(), op.getValue(),
             op.getResult(), op.getLogsumexp(), op.getMask(), op.getBias(),
             op.getScaleAttr(), op.getDropoutPAttr(), op.getSeedAttr(),
-            op.getMaskValueAttr());
+            op.getMaskValueAttr(), op.getLayoutAttr());
         out[0] = back.getGradQuery();
         out[1] = back.getGradKey();
         out[2] = back.getGradValue();

@@ -518,14 +518,23 @@ bool mlir::mpc::readsModelState(Value v) {
   return false;
 }
 
+/// A shape of the "bshd" layout [..., S, H, D] as [..., H, S, D] (or
+/// back: the swap is its own inverse).
+static SmallVector<int64_t> swapHeads(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> out(shape);
+  std::swap(out[out.size() - 3], out[out.size() - 2]);
+  return out;
+}
+
 /// The shapes of attention's query [..., Sq, D], key [..., Sk, D] and value
-/// [..., Sk, Dv], checked; the result [..., Sq, Dv] and log-sum-exp
-/// [..., Sq] types.
+/// [..., Sk, Dv] (with layout "bshd" [..., Sq, H, D], ..., checked as
+/// their [..., H, S, D] transposes), checked; the result [..., Sq, Dv]
+/// ([..., Sq, H, Dv]) and log-sum-exp [..., Sq] ([..., H, Sq]) types.
 static LogicalResult inferAttention(Value queryValue, Value keyValue,
                                     Value valueValue, Value mask, Value bias,
                                     std::optional<double> maskValue,
                                     double scale, double dropout,
-                                    const Diag &diag,
+                                    StringRef layout, const Diag &diag,
                                     SmallVectorImpl<Type> &results) {
   auto q = staticTensor(queryValue, "query", diag);
   auto k = staticTensor(keyValue, "key", diag);
@@ -534,11 +543,23 @@ static LogicalResult inferAttention(Value queryValue, Value keyValue,
       failed(checkSameElementType(*q, "query", *k, "key", diag)) ||
       failed(checkSameElementType(*q, "query", *v, "value", diag)))
     return failure();
-  if (q->getRank() < 2 || k->getRank() != q->getRank() ||
+  if (layout != "bhsd" && layout != "bshd")
+    return diag("expects layout \"bhsd\" or \"bshd\", got \"", layout, "\"");
+  bool headsInner = layout == "bshd";
+  int64_t least = headsInner ? 3 : 2;
+  if (q->getRank() < least || k->getRank() != q->getRank() ||
       v->getRank() != q->getRank())
-    return diag("expects query, key and value of one rank >= 2, got ", *q, ", ",
-                *k, " and ", *v);
-  ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape(), vs = v->getShape();
+    return diag("expects query, key and value of one rank >= ", least,
+                headsInner ? " (layout \"bshd\")" : "", ", got ", *q, ", ", *k,
+                " and ", *v);
+  SmallVector<int64_t> qShape(q->getShape()), kShape(k->getShape()),
+      vShape(v->getShape());
+  if (headsInner) {
+    qShape = swapHeads(qShape);
+    kShape = swapHeads(kShape);
+    vShape = swapHeads(vShape);
+  }
+  ArrayRef<int64_t> qs = qShape, ks = kShape, vs = vShape;
   if (qs.drop_back(2) != ks.drop_back(2) || qs.drop_back(2) != vs.drop_back(2))
     return diag("expects query, key and value with the same leading "
                 "dimensions, got ",
@@ -590,6 +611,8 @@ static LogicalResult inferAttention(Value queryValue, Value keyValue,
   Type element = q->getElementType();
   SmallVector<int64_t> out(qs);
   out.back() = vs.back();
+  if (headsInner)
+    out = swapHeads(out);
   results.push_back(RankedTensorType::get(out, element));
   Type stats =
       element.isF64() ? element : Float32Type::get(element.getContext());
@@ -609,7 +632,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                         adaptor.getValue(), adaptor.getMask(),
                         adaptor.getBias(), maskValue,
                         adaptor.getScale().convertToDouble(),
-                        adaptor.getDropoutP().convertToDouble(), diag, results);
+                        adaptor.getDropoutP().convertToDouble(),
+                        adaptor.getLayout(), diag, results);
 }
 
 LogicalResult AttentionBackwardOp::inferReturnTypes(
@@ -620,11 +644,12 @@ LogicalResult AttentionBackwardOp::inferReturnTypes(
   std::optional<double> maskValue;
   if (adaptor.getMaskValue())
     maskValue = adaptor.getMaskValue()->convertToDouble();
-  if (failed(inferAttention(
-          adaptor.getQuery(), adaptor.getKey(), adaptor.getValue(),
-          adaptor.getMask(), adaptor.getBias(), maskValue,
-          adaptor.getScale().convertToDouble(),
-          adaptor.getDropoutP().convertToDouble(), diag, forward)))
+  if (failed(inferAttention(adaptor.getQuery(), adaptor.getKey(),
+                            adaptor.getValue(), adaptor.getMask(),
+                            adaptor.getBias(), maskValue,
+                            adaptor.getScale().convertToDouble(),
+                            adaptor.getDropoutP().convertToDouble(),
+                            adaptor.getLayout(), diag, forward)))
     return failure();
   for (auto [value, name, want] :
        {std::tuple<Value, const char *, Type>{adaptor.getGrad(), "grad",

@@ -375,6 +375,12 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (MatmulOp op : products)
         fuseAttention(op);
     }
+    if (attention && attentionLayout) {
+      SmallVector<AttentionOp> attentions;
+      getOperation().walk([&](AttentionOp op) { attentions.push_back(op); });
+      for (AttentionOp op : attentions)
+        foldHeadTransposes(op);
+    }
     if (norms) {
       SmallVector<LayerNormOp> layerNorms;
       getOperation().walk([&](LayerNormOp op) { layerNorms.push_back(op); });
@@ -1159,7 +1165,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         b, fusedLocation(&getContext(), inOrder), q, k, v, mask, bias,
         b.getF64FloatAttr(scale), b.getF64FloatAttr(dropoutP),
         b.getI64IntegerAttr(seed),
-        fill ? b.getF64FloatAttr(*fill) : FloatAttr());
+        fill ? b.getF64FloatAttr(*fill) : FloatAttr(), StringAttr());
     if (Attribute precision = out->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
     remark(fused);
@@ -1180,6 +1186,87 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     // if unread.
     for (Value operand : scaleOperands)
       eraseDeadConstant(operand);
+  }
+
+  /// An attention of layout "bhsd" whose query, key and value are each a
+  /// transpose [..., S, H, D] -> [..., H, S, D] read by nothing else, its
+  /// log-sum-exp unread (a forward graph) and its result read only by
+  /// transposes back to [..., S, H, Dv]: one attention of layout "bshd"
+  /// on the transposes' inputs, whose result replaces theirs. BERT's head
+  /// transposes (four each way per layer) are then no kernels of their
+  /// own, and the projections' reshaped results are the operands.
+  void foldHeadTransposes(AttentionOp op) {
+    if (op.getLayout() != "bhsd" || !op.getLogsumexp().use_empty() ||
+        op.getResult().use_empty())
+      return;
+    int64_t rank = typeOf(op.getQuery()).getRank();
+    auto swapsHeads = [&](TransposeOp t) {
+      if (!t || rank < 3)
+        return false;
+      ArrayRef<int64_t> perm = t.getPermutation();
+      for (int64_t d = 0; d < rank; ++d)
+        if (perm[d] != (d == rank - 3   ? rank - 2
+                        : d == rank - 2 ? rank - 3
+                                        : d))
+          return false;
+      return true;
+    };
+    SmallVector<Operation *> parts;
+    SmallVector<Value> inputs;
+    for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
+      auto t = operand.getDefiningOp<TransposeOp>();
+      if (!swapsHeads(t) || !operand.hasOneUse())
+        return;
+      parts.push_back(t);
+      inputs.push_back(t.getInput());
+    }
+    SmallVector<TransposeOp> back;
+    for (Operation *user : op.getResult().getUsers()) {
+      auto t = dyn_cast<TransposeOp>(user);
+      if (!swapsHeads(t))
+        return;
+      back.push_back(t);
+    }
+    llvm::append_range(parts, back);
+    // The attention's parts first (where reports and the numerics checks
+    // place the op: the scores' product, or a hand-written op's line),
+    // then the transposes.
+    SmallVector<Location> locs;
+    SmallVector<Attribute> names;
+    auto fusedFrom = dyn_cast<FusedLoc>(op->getLoc());
+    SmallVector<StringRef> opParts = partsOf(op);
+    if (fusedFrom && opParts.size() == fusedFrom.getLocations().size()) {
+      llvm::append_range(locs, fusedFrom.getLocations());
+      for (StringRef name : opParts)
+        names.push_back(StringAttr::get(&getContext(), name));
+    } else {
+      locs.push_back(op->getLoc());
+      names.push_back(
+          StringAttr::get(&getContext(), op->getName().getStringRef()));
+    }
+    for (Operation *part : parts) {
+      locs.push_back(part->getLoc());
+      names.push_back(
+          StringAttr::get(&getContext(), part->getName().getStringRef()));
+    }
+    OpBuilder b(op);
+    auto fused = AttentionOp::create(
+        b,
+        FusedLoc::get(locs, ArrayAttr::get(&getContext(), names),
+                      &getContext()),
+        inputs[0], inputs[1], inputs[2], op.getMask(), op.getBias(),
+        op.getScaleAttr(), op.getDropoutPAttr(), op.getSeedAttr(),
+        op.getMaskValueAttr(), b.getStringAttr("bshd"));
+    if (Attribute precision = op->getAttr("mpc.precision"))
+      fused->setAttr("mpc.precision", precision);
+    remark(fused, " (layout \"bshd\")");
+    for (TransposeOp t : back) {
+      t.getResult().replaceAllUsesWith(fused.getResult());
+      t.erase();
+    }
+    op.erase();
+    for (size_t n = 0; n < 3; ++n)
+      parts[n]->erase();
   }
 
   static void eraseDeadConstant(Value v) {

@@ -429,11 +429,22 @@ def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
     position biases, ALiBi. It gets no gradient: a bias computed from
     model state (a learned relative position bias) is refused by autodiff.
 
+    With `layout = "bshd"` the heads are the next-to-last dimension of
+    the operands and the result instead: `query` is `[..., Sq, H, D]`,
+    `key` `[..., Sk, H, D]`, `value` `[..., Sk, H, Dv]` and the result
+    `[..., Sq, H, Dv]` (the layout the projections write, FlashAttention's
+    and cuDNN's), with no head transposes around the op. The scores, the
+    mask, the bias, the dropout bits and `logsumexp` are those of the
+    default `"bhsd"` op on the operands transposed to `[..., H, S, D]`:
+    `[..., H, Sq, Sk]` and `[..., H, Sq]`.
+
     ```mlir
     %o, %lse = mpc.attention %q, %k, %v {scale = 0.125 : f64, dropout_p = 0.1 : f64, seed = 7 : i64}
         : tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>
     %o, %lse = mpc.attention %q, %k, %v mask(%pad : tensor<8x1x1x128xi1>) {scale = 0.125 : f64, mask_value = -1.0e4 : f64}
         : tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>, tensor<8x12x128x64xf16>
+    %o, %lse = mpc.attention %q, %k, %v {scale = 0.125 : f64, layout = "bshd"}
+        : tensor<8x128x12x64xf16>, tensor<8x128x12x64xf16>, tensor<8x128x12x64xf16>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$query, MPC_FloatTensor:$key,
@@ -442,7 +453,8 @@ def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
                        F64Attr:$scale,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
                        DefaultValuedAttr<I64Attr, "0">:$seed,
-                       OptionalAttr<F64Attr>:$mask_value);
+                       OptionalAttr<F64Attr>:$mask_value,
+                       DefaultValuedStrAttr<StrAttr, "bhsd">:$layout);
   let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$logsumexp);
   let assemblyFormat = "$query `,` $key `,` $value "
       "(`mask` `(` $mask^ `:` type($mask) `)`)? "
@@ -472,7 +484,8 @@ def MPC_AttentionBackwardOp : MPC_Op<"attention_backward", "Lowp",
                        Optional<MPC_TensorOf<[F32]>>:$bias, F64Attr:$scale,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
                        DefaultValuedAttr<I64Attr, "0">:$seed,
-                       OptionalAttr<F64Attr>:$mask_value);
+                       OptionalAttr<F64Attr>:$mask_value,
+                       DefaultValuedStrAttr<StrAttr, "bhsd">:$layout);
   let results = (outs MPC_FloatTensor:$grad_query, MPC_FloatTensor:$grad_key,
                       MPC_FloatTensor:$grad_value);
   let assemblyFormat = "$grad `,` $query `,` $key `,` $value `,` $result `,` "

@@ -434,6 +434,18 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     gradient plus a data gradient) becomes one `mpc.matmul_add`, the GEMM
     with the tensor as its C matrix.
 
+    With `attention-layout` (and `attention`): an `mpc.attention` whose
+    query, key and value are each an `mpc.transpose` from `[..., S, H, D]`
+    to `[..., H, S, D]` read by nothing else, whose log-sum-exp is unread
+    (a forward graph, before autodiff) and whose result is read only by
+    transposes back to `[..., S, H, Dv]`, becomes one `mpc.attention
+    {layout = "bshd"}` on the transposes' inputs (a multi-head attention's
+    reshaped projections), its result replacing the transposes': the
+    heads' transposes, four each way per layer, are no kernels of their
+    own. The values are the same bit for bit. Partial cases (one operand
+    not transposed, a transpose read elsewhere, a result read untransposed)
+    keep their transposes.
+
     With `norms`, in forward graphs (before autodiff, with attention):
     `mpc.layer_norm` over the last axis, its statistics unread, of an
     `mpc.add` of two tensors of its type (one side optionally an
@@ -539,6 +551,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "Fuse linear layers' bias and activation into their GEMMs">,
     Option<"attention", "attention", "bool", /*default=*/"true",
            "Fuse scaled dot-product attention into mpc.attention">,
+    Option<"attentionLayout", "attention-layout", "bool",
+           /*default=*/"true",
+           "With `attention`: fold the head transposes around an "
+           "mpc.attention into its layout \"bshd\"">,
     Option<"norms", "norms", "bool", /*default=*/"true",
            "Fuse dropout + residual add + layer norm into "
            "mpc.add_layer_norm, and batch norm + ReLU">,

@@ -161,21 +161,30 @@ LogicalResult dropoutAdd(DropoutAddOp op, Lowering &l) {
 }
 
 /// The arguments of mpcrt_attention(_backward) after the pointers: heads
-/// (the leading dimensions), sq, sk, d, dv; scale, dropout_p, seed and the
-/// step counter dropout draws with; the mask's bytes (or null), the scores'
-/// shape and the mask's strides over it (0 where it broadcasts), its rank
-/// and fill.
+/// (the leading dimensions, with layout "bshd" the heads' too), sq, sk, d,
+/// dv, the heads sharing a row (1; H with layout "bshd"); scale, dropout_p,
+/// seed and the step counter dropout draws with; the mask's bytes (or
+/// null), the scores' shape and the mask's strides over it (0 where it
+/// broadcasts), its rank and fill.
 template <typename Op>
 LogicalResult appendAttentionArgs(Op op, SmallVectorImpl<Value> &args,
                                   Lowering &l) {
-  ArrayRef<int64_t> q = tensorType(op.getQuery()).getShape(),
-                    k = tensorType(op.getKey()).getShape(),
-                    v = tensorType(op.getValue()).getShape();
+  // The [..., H, S, D] shapes ("bhsd"), whatever the operands' layout.
+  bool headsInner = op.getLayout() == "bshd";
+  auto logical = [&](Value v) {
+    SmallVector<int64_t> shape(tensorType(v).getShape());
+    if (headsInner)
+      std::swap(shape[shape.size() - 3], shape[shape.size() - 2]);
+    return shape;
+  };
+  SmallVector<int64_t> q = logical(op.getQuery()), k = logical(op.getKey()),
+                       v = logical(op.getValue());
   int64_t heads = 1;
-  for (int64_t n : q.drop_back(2))
+  for (int64_t n : ArrayRef<int64_t>(q).drop_back(2))
     heads *= n;
+  int64_t rowHeads = headsInner ? q[q.size() - 3] : 1;
   args.append({l.i64(heads), l.i64(q[q.size() - 2]), l.i64(k[k.size() - 2]),
-               l.i64(q.back()), l.i64(v.back()),
+               l.i64(q.back()), l.i64(v.back()), l.i64(rowHeads),
                l.f64(op.getScale().convertToDouble()),
                l.f64(op.getDropoutP().convertToDouble()),
                l.i64(static_cast<int64_t>(op.getSeed())),
