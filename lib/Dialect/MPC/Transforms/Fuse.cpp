@@ -544,6 +544,24 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     return false;
   }
 
+  /// `op` as parts of a fusion's location: the parts its own location
+  /// names where `ownParts` (an op fused from them), else itself.
+  void appendParts(Operation *op, bool ownParts,
+                   SmallVectorImpl<Location> &locs,
+                   SmallVectorImpl<Attribute> &names) {
+    SmallVector<StringRef> parts = partsOf(op);
+    auto fused = dyn_cast<FusedLoc>(op->getLoc());
+    if (ownParts && fused && parts.size() == fused.getLocations().size()) {
+      llvm::append_range(locs, fused.getLocations());
+      for (StringRef name : parts)
+        names.push_back(StringAttr::get(&getContext(), name));
+      return;
+    }
+    locs.push_back(op->getLoc());
+    names.push_back(
+        StringAttr::get(&getContext(), op->getName().getStringRef()));
+  }
+
   /// The fused location of `op` and a cast folded into it, in program
   /// order, keeping the parts of an op already fused.
   void addPart(Operation *op, Operation *part, bool partFirst) {
@@ -558,19 +576,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     // Parts already folded into this op (or fused into it: a
     // softmax_dropout's); a location a backward op took from its forward
     // op (autodiff) names the forward's parts instead, and counts as one.
-    SmallVector<StringRef> parts = partsOf(op);
-    auto fused = dyn_cast<FusedLoc>(op->getLoc());
-    if (fused && parts.size() == fused.getLocations().size() &&
-        (llvm::is_contained(parts, op->getName().getStringRef()) ||
-         isa<SoftmaxDropoutOp>(op))) {
-      llvm::append_range(locs, fused.getLocations());
-      for (StringRef name : parts)
-        names.push_back(StringAttr::get(&getContext(), name));
-    } else {
-      locs.push_back(op->getLoc());
-      names.push_back(
-          StringAttr::get(&getContext(), op->getName().getStringRef()));
-    }
+    appendParts(op,
+                llvm::is_contained(partsOf(op), op->getName().getStringRef()) ||
+                    isa<SoftmaxDropoutOp>(op),
+                locs, names);
     if (!partFirst) {
       locs.push_back(part->getLoc());
       names.push_back(partName);
@@ -1233,22 +1242,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     // then the transposes.
     SmallVector<Location> locs;
     SmallVector<Attribute> names;
-    auto fusedFrom = dyn_cast<FusedLoc>(op->getLoc());
-    SmallVector<StringRef> opParts = partsOf(op);
-    if (fusedFrom && opParts.size() == fusedFrom.getLocations().size()) {
-      llvm::append_range(locs, fusedFrom.getLocations());
-      for (StringRef name : opParts)
-        names.push_back(StringAttr::get(&getContext(), name));
-    } else {
-      locs.push_back(op->getLoc());
-      names.push_back(
-          StringAttr::get(&getContext(), op->getName().getStringRef()));
-    }
-    for (Operation *part : parts) {
-      locs.push_back(part->getLoc());
-      names.push_back(
-          StringAttr::get(&getContext(), part->getName().getStringRef()));
-    }
+    appendParts(op, /*ownParts=*/true, locs, names);
+    for (Operation *part : parts)
+      appendParts(part, /*ownParts=*/false, locs, names);
     OpBuilder b(op);
     auto fused = AttentionOp::create(
         b,
