@@ -273,20 +273,62 @@ void sortKeys(uint64_t *keys, int64_t padded) {
 }
 
 /// A block per sorted key (embeddingGrid); the first key of each row's run
-/// sums the run's rows of dy, in order, into the row of the gradient.
+/// sums the run's rows of dy, in position order from zero, into the row of
+/// the gradient: the CPU reference's order, so the same bits. The run's
+/// positions go to shared memory a block's width at a time, and each
+/// thread issues kLoads of their rows' loads before adding them in turn.
+/// Walking the run a key and a row at a time cost two dependent loads'
+/// latency per position: a token at a tenth of BERT's 4096 positions was
+/// one block's walk of some 400 of them, longer than the whole kernel.
 template <typename T>
 __global__ void embeddingRowSumKernel(const T *dy, const uint64_t *keys,
                                       int64_t count, int64_t d, T *gradTable) {
   using S = Storage<T>;
+  constexpr int kLoads = 8;
+  __shared__ uint32_t positions[kThreads];
+  int width = static_cast<int>(blockDim.x);
   for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
     uint64_t row = keys[s] >> 32;
     if (keys[s] == kNoKey || (s > 0 && keys[s - 1] >> 32 == row))
       continue;
-    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+    // The positions of the run's keys first ... first + width - 1, and
+    // how many there are (the run's keys are together: a prefix).
+    auto gather = [&](int64_t first) {
+      __syncthreads(); // the positions before are read
+      int64_t t = first + threadIdx.x;
+      bool in = t < count && keys[t] >> 32 == row;
+      if (in)
+        positions[threadIdx.x] = static_cast<uint32_t>(keys[t]);
+      return __syncthreads_count(in);
+    };
+    int head = gather(s);
+    for (int64_t j0 = 0; j0 < d; j0 += width) {
+      int64_t j = j0 + threadIdx.x;
       typename S::Acc sum = 0;
-      for (int64_t t = s; t < count && keys[t] >> 32 == row; ++t)
-        sum += S::load(dy[int64_t(keys[t] & 0xffffffffu) * d + j]);
-      gradTable[int64_t(row) * d + j] = S::store(sum);
+      int n = head;
+      for (int64_t first = s;; first += width) {
+        if (j < d)
+          for (int u = 0; u < n; u += kLoads) {
+            T v[kLoads];
+#pragma unroll
+            for (int k = 0; k < kLoads; ++k)
+              if (u + k < n)
+                v[k] = dy[int64_t(positions[u + k]) * d + j];
+#pragma unroll
+            for (int k = 0; k < kLoads; ++k)
+              if (u + k < n)
+                sum += S::load(v[k]);
+          }
+        if (n < width)
+          break;
+        n = gather(first + width);
+      }
+      if (j < d)
+        gradTable[int64_t(row) * d + j] = S::store(sum);
+      // A run past one gather: its first positions again for the next
+      // columns (shorter runs' stay in place).
+      if (head == width && j0 + width < d)
+        head = gather(s);
     }
   }
 }

@@ -103,6 +103,9 @@ TEST(Emulation, BarriersAndShufflesExchangeWhatTheyDoOnAGpu) {
 __global__ void orKernel(const int *flags, int *out) {
   out[threadIdx.x] = __syncthreads_or(flags[threadIdx.x]);
   out[blockDim.x + threadIdx.x] = __syncthreads_or(0);
+  out[2 * blockDim.x + threadIdx.x] =
+      __syncthreads_count(flags[threadIdx.x] || threadIdx.x < 5);
+  out[3 * blockDim.x + threadIdx.x] = __syncthreads_count(0);
 }
 
 __global__ void atomicKernel(unsigned long long *first, int *count,
@@ -112,12 +115,12 @@ __global__ void atomicKernel(unsigned long long *first, int *count,
   atomicAdd(sum, 0.5f);
 }
 
-TEST(Emulation, SyncThreadsOrAndAtomics) {
+TEST(Emulation, SyncThreadsOrCountAndAtomics) {
   int *flags, *out, *count;
   unsigned long long *first;
   float *sum;
   cudaMalloc(&flags, 64 * sizeof(int));
-  cudaMalloc(&out, 128 * sizeof(int));
+  cudaMalloc(&out, 256 * sizeof(int));
   cudaMalloc(&first, sizeof(unsigned long long));
   cudaMalloc(&count, sizeof(int));
   cudaMalloc(&sum, sizeof(float));
@@ -129,11 +132,13 @@ TEST(Emulation, SyncThreadsOrAndAtomics) {
   cudaMemset(sum, 0, sizeof(float));
   orKernel<<<1, 64>>>(flags, out);
   atomicKernel<<<2, 96>>>(first, count, sum);
-  std::vector<int> o(128);
-  cudaMemcpy(o.data(), out, 128 * sizeof(int), cudaMemcpyDeviceToHost);
+  std::vector<int> o(256);
+  cudaMemcpy(o.data(), out, 256 * sizeof(int), cudaMemcpyDeviceToHost);
   for (int i = 0; i < 64; ++i) {
     EXPECT_NE(o[i], 0) << "thread " << i << " missed thread 37's flag";
     EXPECT_EQ(o[64 + i], 0) << "thread " << i;
+    EXPECT_EQ(o[128 + i], 6) << "thread " << i << ": threads 0-4 and 37";
+    EXPECT_EQ(o[192 + i], 0) << "thread " << i;
   }
   unsigned long long firstHost;
   int countHost;

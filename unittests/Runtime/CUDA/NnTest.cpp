@@ -809,15 +809,22 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
 // The embedding's backward adds each touched row's gradients in the order
 // of their positions, from zero, as the CPU reference does: the same bits
 // whatever order the threads run in (no atomics). Counts on either side of
-// a block's sort chunk (2048 keys), one row at every odd position, 32- and
-// 64-bit indices.
+// a block's sort chunk (2048 keys), one row at every odd position (its
+// positions gathered a block's width at a time: 32 threads for 5 columns,
+// 256 for 300 columns in two passes, where the run of 1024 fills four
+// gathers exactly), 32- and 64-bit indices.
 TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
   std::mt19937 rng(23);
-  const std::pair<int64_t, int32_t> cases[] = {
-      {1, 64}, {300, 32}, {2048, 64}, {5000, 32}};
+  struct Case {
+    int64_t count;
+    int32_t bits;
+    int64_t dim;
+  };
+  const Case cases[] = {
+      {1, 64, 5}, {300, 32, 5}, {2048, 64, 5}, {5000, 32, 5}, {2048, 32, 300}};
   for (mpcrt_dtype d : kTypes)
-    for (auto [count, bits] : cases) {
-      const int64_t v = count < 1000 ? 50 : 3000, dim = 5;
+    for (auto [count, bits, dim] : cases) {
+      const int64_t v = count < 1000 ? 50 : 3000;
       auto dy = randomOf(rng, d, count * dim, -1, 1);
       std::uniform_int_distribution<int64_t> row(0, v - 1);
       std::vector<int64_t> idx(count);
@@ -840,7 +847,7 @@ TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
       embeddingBackward(d, upload(dy), indices, bits, count, v, dim, got);
       ASSERT_EQ(download(got, want.size()), want)
           << "dtype " << d << ", " << count << " indices of " << bits
-          << " bits";
+          << " bits, " << dim << " columns";
     }
   EXPECT_EQ(takeDeviceErrors().index, 0);
 }

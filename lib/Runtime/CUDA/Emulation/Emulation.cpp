@@ -57,7 +57,9 @@ namespace {
 /// A group of threads that meet at a barrier: the block, or one warp.
 struct Group {
   unsigned live = 0, arrived = 0, generation = 0;
-  int orSoFar = 0, orResult[2] = {0, 0};
+  // The predicates counted at a barrier (__syncthreads_count, _or),
+  // and the count each of the last two generations released with.
+  int countSoFar = 0, countResult[2] = {0, 0};
 };
 
 // Switching between threads: a few instructions on x86-64 (callee-saved
@@ -205,8 +207,8 @@ Block *running = nullptr;
 bool reverseOrder = otherOrderRequested();
 
 void release(Group &g) {
-  g.orResult[g.generation & 1] = g.orSoFar;
-  g.orSoFar = 0;
+  g.countResult[g.generation & 1] = g.countSoFar;
+  g.countSoFar = 0;
   g.arrived = 0;
   ++g.generation;
 }
@@ -452,14 +454,16 @@ void enqueue(cudaStream_t stream, std::function<void()> work) {
 
 void syncThreads() { arrive(running->block); }
 
-int syncThreadsOr(int predicate) {
+int syncThreadsCount(int predicate) {
   Group &g = running->block;
   if (predicate)
-    g.orSoFar = 1;
+    ++g.countSoFar;
   unsigned generation = g.generation;
   arrive(g);
-  return g.orResult[generation & 1];
+  return g.countResult[generation & 1];
 }
+
+int syncThreadsOr(int predicate) { return syncThreadsCount(predicate) != 0; }
 
 int laneId() { return running->current->linear % 32; }
 

@@ -192,6 +192,7 @@ std::pair<const char *, size_t> deviceAllocationAt(const void *p);
 // Barriers and warp exchanges of the running fiber.
 void syncThreads();
 int syncThreadsOr(int predicate);
+int syncThreadsCount(int predicate);
 /// Every lane of the warp stores `bytes` of `value`, then reads those of
 /// lane `source` into `result` (its own where `source` is out of range).
 void exchange(const void *value, void *result, size_t bytes, int source);
@@ -209,6 +210,9 @@ void syncWarp();
 inline void __syncthreads() { ::mpcemu::syncThreads(); }
 inline int __syncthreads_or(int predicate) {
   return ::mpcemu::syncThreadsOr(predicate);
+}
+inline int __syncthreads_count(int predicate) {
+  return ::mpcemu::syncThreadsCount(predicate);
 }
 
 inline void __syncwarp(unsigned = 0xffffffffu) { ::mpcemu::syncWarp(); }
