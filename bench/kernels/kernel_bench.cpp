@@ -121,12 +121,14 @@ struct Buffers {
     return p;
   }
   /// `count` int32 values in [0, bound).
-  int32_t *indices(int64_t count, int64_t bound) {
+  /// Uniform in [0, bound), but row 1 at every `every`-th position where
+  /// every > 0 (a frequent token).
+  int32_t *indices(int64_t count, int64_t bound, int64_t every = 0) {
     std::mt19937 rng(3);
     std::uniform_int_distribution<int32_t> pick(0, int32_t(bound - 1));
     std::vector<int32_t> host(count);
-    for (int32_t &v : host)
-      v = pick(rng);
+    for (int64_t i = 0; i < count; ++i)
+      host[i] = every > 0 && i % every == 0 ? 1 : pick(rng);
     auto *p = static_cast<int32_t *>(allocate(count * 4));
     owned.push_back(p);
     copyToDevice(p, host.data(), count * 4);
@@ -373,6 +375,19 @@ void movementCases() {
            embeddingBackward(MPCRT_F16, grad, ids, 32, kRows, kVocab, kHidden,
                              table);
          });
+  // The same with one token at a tenth of the positions (a frequent word)
+  // and at half of them (padding the model does not declare): one row's
+  // sum is one block's.
+  for (int64_t every : {10, 2}) {
+    int32_t *skewed = b.indices(kRows, kVocab, every);
+    report("embedding_backward",
+           dims({kVocab, kHidden}) + " from " + dims({kRows, kHidden}) +
+               ", 1 in " + std::to_string(every) + " one row",
+           "f16", 2.0 * kRows * kHidden + 2.0 * kVocab * kHidden, [&] {
+             embeddingBackward(MPCRT_F16, grad, skewed, 32, kRows, kVocab,
+                               kHidden, table);
+           });
+  }
 }
 
 void batchNormCases() {
