@@ -51,10 +51,34 @@ struct Dims {
   double scale, p;
   uint64_t seed;
   formulas::AttentionMask mask;
-  /// Head h's row `row` of an operand of `rows` rows of `width`.
-  __host__ __device__ int64_t at(int64_t h, int64_t rows, int64_t width,
-                                 int64_t row) const {
-    return layout.first(h, rows, width) + row * layout.stride(width);
+  /// Head h as (h / inner, h % inner) where heads share rows (Shared:
+  /// the flash kernels' instances for layout.inner > 1), h itself
+  /// otherwise; taken once per block. Computed at each tile's address
+  /// with a 64-bit division, it took the kernels from 128-219 registers
+  /// to 168-249 (ptxas, f16, head size 64); the instances for heads that
+  /// do not share rows keep the plain form.
+  struct Head {
+    int64_t group, lane;
+  };
+  template <bool Shared> __device__ Head head(int64_t h) const {
+    if constexpr (!Shared)
+      return {h, 0};
+    auto n = static_cast<uint32_t>(h),
+         inner = static_cast<uint32_t>(layout.inner);
+    return {n / inner, n % inner};
+  }
+  /// Row `row` of head h in an operand of `rows` rows of `width` a head:
+  /// layout.first(h, rows, width) + row * ld<Shared>(width).
+  template <bool Shared>
+  __device__ int64_t at(Head h, int64_t rows, int64_t width,
+                        int64_t row) const {
+    if constexpr (!Shared)
+      return (h.group * rows + row) * width;
+    return ((h.group * rows + row) * layout.inner + h.lane) * width;
+  }
+  /// The distance between two rows of a head.
+  template <bool Shared> __device__ int64_t ld(int64_t width) const {
+    return Shared ? layout.inner * width : width;
   }
 };
 
@@ -359,9 +383,8 @@ __device__ void accumulateProduct(FragC (&acc)[MC], const T *a, int ldA,
 
 /// Writes acc[c] (c < chunks) as 16 rows of `dst` (rows of `cols`
 /// elements `ld` apart, the first `rows` of them) through the warp's
-/// scratch `w` (16
-/// rows of ldm LDS f32), as many fragments at a time as it holds: lane
-/// takes row lane / 2, columns 16 c + 8 (lane % 2) + e.
+/// scratch `w` (16 rows of ldm LDS f32), as many fragments at a time as it
+/// holds: lane takes row lane / 2, columns 16 c + 8 (lane % 2) + e.
 template <typename T, int MC, int LDS>
 __device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
                           int64_t rows, int64_t cols, int64_t ld) {
@@ -390,7 +413,7 @@ __device__ void storeRows(FragC (&acc)[MC], int chunks, float *w, T *dst,
   }
 }
 
-template <typename T, int MC>
+template <typename T, int MC, bool Shared>
 __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     flashForwardKernel(const T *q, const T *k, const T *v, T *o, float *lse,
                        Dims m, int64_t queryTiles, bool vectors,
@@ -414,14 +437,15 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
   T *pw = reinterpret_cast<T *>(sw);
   int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
           i = q0 + 16 * warp + r;
+  Dims::Head head = m.head<Shared>(h);
   bool rowLive = i < m.sq;
   formulas::HeadScores<> score(m.mask, m.scale, h);
   formulas::KeepBits keeps(m.p, m.seed, *step);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
-  loadTile<MC>(qs, q + m.at(h, m.sq, m.d, q0), m.sq - q0, m.d,
-               m.layout.stride(m.d), Rows, vectors);
+  loadTile<MC>(qs, q + m.at<Shared>(head, m.sq, m.d, q0), m.sq - q0, m.d,
+               m.ld<Shared>(m.d), Rows, vectors);
   __syncthreads();
   RowFragments<T, MC, true> rowsOfQ(qs + 16 * warp * LDT, dc);
   FragmentRows rows = FragmentRows::of<LDS>(sw);
@@ -434,10 +458,10 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
   float run = -INFINITY, total = 0;
   for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
     __syncthreads(); // the last tile's keys and values are read
-    loadTile<MC>(ks, k + m.at(h, m.sk, m.d, k0), m.sk - k0, m.d,
-                 m.layout.stride(m.d), Bc, vectors);
-    loadTile<MC>(vs, v + m.at(h, m.sk, m.dv, k0), m.sk - k0, m.dv,
-                 m.layout.stride(m.dv), Bc, vectors);
+    loadTile<MC>(ks, k + m.at<Shared>(head, m.sk, m.d, k0), m.sk - k0, m.d,
+                 m.ld<Shared>(m.d), Bc, vectors);
+    loadTile<MC>(vs, v + m.at<Shared>(head, m.sk, m.dv, k0), m.sk - k0, m.dv,
+                 m.ld<Shared>(m.dv), Bc, vectors);
     __syncthreads();
 #pragma unroll
     for (int n = 0; n < Bc / 16; ++n)
@@ -479,8 +503,9 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     factor[r] = total;
   __syncwarp();
   forFragmentRows(out, vc, rows, [&](float &x, int row) { x /= factor[row]; });
-  storeRows<T, MC, LDS>(out, vc, sw, o + m.at(h, m.sq, m.dv, q0 + 16 * warp),
-                        m.sq - q0 - 16 * warp, m.dv, m.layout.stride(m.dv));
+  storeRows<T, MC, LDS>(out, vc, sw,
+                        o + m.at<Shared>(head, m.sq, m.dv, q0 + 16 * warp),
+                        m.sq - q0 - 16 * warp, m.dv, m.ld<Shared>(m.dv));
   if (rowLive && half == 0)
     lse[h * m.sq + i] = run + logf(total);
 }
@@ -488,7 +513,7 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
 /// The query side of the backward: per query tile, D_i = dO_i . O_i from
 /// the forward's result (written to `rowDots` for the key side), then one
 /// walk over the keys for dq = dS k.
-template <typename T, int MC>
+template <typename T, int MC, bool Shared>
 __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     flashQueryGradKernel(const T *go, const T *q, const T *k, const T *v,
                          const T *o, const float *lse, float *rowDots, T *dq,
@@ -510,21 +535,22 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   T *dsw = reinterpret_cast<T *>(sw);
   int64_t h = blockIdx.x / queryTiles, q0 = blockIdx.x % queryTiles * Rows,
           i = q0 + 16 * warp + r;
+  Dims::Head head = m.head<Shared>(h);
   bool rowLive = i < m.sq;
   formulas::HeadScores<> score(m.mask, m.scale, h);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
-  loadTile<MC>(qs, q + m.at(h, m.sq, m.d, q0), m.sq - q0, m.d,
-               m.layout.stride(m.d), Rows, vectors);
-  loadTile<MC>(gs, go + m.at(h, m.sq, m.dv, q0), m.sq - q0, m.dv,
-               m.layout.stride(m.dv), Rows, vectors);
+  loadTile<MC>(qs, q + m.at<Shared>(head, m.sq, m.d, q0), m.sq - q0, m.d,
+               m.ld<Shared>(m.d), Rows, vectors);
+  loadTile<MC>(gs, go + m.at<Shared>(head, m.sq, m.dv, q0), m.sq - q0, m.dv,
+               m.ld<Shared>(m.dv), Rows, vectors);
   // D_i = sum_j P dP = dO_i . O_i (O = sum_j P Z v, so with dropout too):
   // the result's tile over the key and value tiles' space, before the walk.
   static_assert(Rows <= 2 * Bc, "the result's tile fits the keys' and values'");
   T *os = ks;
-  loadTile<MC>(os, o + m.at(h, m.sq, m.dv, q0), m.sq - q0, m.dv,
-               m.layout.stride(m.dv), Rows, vectors);
+  loadTile<MC>(os, o + m.at<Shared>(head, m.sq, m.dv, q0), m.sq - q0, m.dv,
+               m.ld<Shared>(m.dv), Rows, vectors);
   __syncthreads();
   // Held where the registers allow (head sizes past 64 would spill).
   RowFragments<T, MC, MC <= 4> rowsOfQ(qs + 16 * warp * LDT, dc),
@@ -546,10 +572,10 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   formulas::KeepBits keeps(m.p, m.seed, *step);
   for (int64_t k0 = 0; k0 < m.sk; k0 += Bc) {
     __syncthreads(); // the last tile (or the result's) is read
-    loadTile<MC>(ks, k + m.at(h, m.sk, m.d, k0), m.sk - k0, m.d,
-                 m.layout.stride(m.d), Bc, vectors);
-    loadTile<MC>(vs, v + m.at(h, m.sk, m.dv, k0), m.sk - k0, m.dv,
-                 m.layout.stride(m.dv), Bc, vectors);
+    loadTile<MC>(ks, k + m.at<Shared>(head, m.sk, m.d, k0), m.sk - k0, m.d,
+                 m.ld<Shared>(m.d), Bc, vectors);
+    loadTile<MC>(vs, v + m.at<Shared>(head, m.sk, m.dv, k0), m.sk - k0, m.dv,
+                 m.ld<Shared>(m.dv), Bc, vectors);
     __syncthreads();
 #pragma unroll
     for (int n = 0; n < Bc / 16; ++n) {
@@ -576,13 +602,14 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     __syncwarp();
     accumulateProduct<T, MC, Bc>(acc, dsw, 2 * LDS, ks, dc);
   }
-  storeRows<T, MC, LDS>(acc, dc, gw, dq + m.at(h, m.sq, m.d, q0 + 16 * warp),
-                        m.sq - q0 - 16 * warp, m.d, m.layout.stride(m.d));
+  storeRows<T, MC, LDS>(acc, dc, gw,
+                        dq + m.at<Shared>(head, m.sq, m.d, q0 + 16 * warp),
+                        m.sq - q0 - 16 * warp, m.d, m.ld<Shared>(m.d));
 }
 
 /// The key side of the backward: per key tile, over the query tiles, dv =
 /// Pd^T dO and dk = dS^T q, with D from flashQueryGradKernel.
-template <typename T, int MC>
+template <typename T, int MC, bool Shared>
 __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     flashKeyValueGradKernel(const T *go, const T *q, const T *k, const T *v,
                             const float *lse, const float *rowDots, T *dk,
@@ -609,15 +636,16 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   float *stats = reinterpret_cast<float *>(gs + Bq * LDT) + 2 * Rows * LDS;
   T *pdw = reinterpret_cast<T *>(sw), *dsw = reinterpret_cast<T *>(gw);
   int64_t h = blockIdx.x / keyTiles, k0 = blockIdx.x % keyTiles * Rows;
+  Dims::Head head = m.head<Shared>(h);
   formulas::HeadScores<> score(m.mask, m.scale, h);
   formulas::KeepBits keeps(m.p, m.seed, *step);
   float keep = m.p == 0 ? 1.0f : static_cast<float>(1 / (1 - m.p));
   int dc = static_cast<int>((m.d + 15) / 16),
       vc = static_cast<int>((m.dv + 15) / 16);
-  loadTile<MC>(ks, k + m.at(h, m.sk, m.d, k0), m.sk - k0, m.d,
-               m.layout.stride(m.d), Rows, vectors);
-  loadTile<MC>(vs, v + m.at(h, m.sk, m.dv, k0), m.sk - k0, m.dv,
-               m.layout.stride(m.dv), Rows, vectors);
+  loadTile<MC>(ks, k + m.at<Shared>(head, m.sk, m.d, k0), m.sk - k0, m.d,
+               m.ld<Shared>(m.d), Rows, vectors);
+  loadTile<MC>(vs, v + m.at<Shared>(head, m.sk, m.dv, k0), m.sk - k0, m.dv,
+               m.ld<Shared>(m.dv), Rows, vectors);
   // Loaded at each use: held, they took the kernel from 168 registers to
   // 243 (ptxas, f16, head size 64), two blocks an SM instead of three.
   RowFragments<T, MC, false> rowsOfK(ks + 16 * warp * LDT, dc),
@@ -630,10 +658,10 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
   }
   for (int64_t q0 = 0; q0 < m.sq; q0 += Bq) {
     __syncthreads(); // the last tile is read
-    loadTile<MC>(qs, q + m.at(h, m.sq, m.d, q0), m.sq - q0, m.d,
-                 m.layout.stride(m.d), Bq, vectors);
-    loadTile<MC>(gs, go + m.at(h, m.sq, m.dv, q0), m.sq - q0, m.dv,
-                 m.layout.stride(m.dv), Bq, vectors);
+    loadTile<MC>(qs, q + m.at<Shared>(head, m.sq, m.d, q0), m.sq - q0, m.d,
+                 m.ld<Shared>(m.d), Bq, vectors);
+    loadTile<MC>(gs, go + m.at<Shared>(head, m.sq, m.dv, q0), m.sq - q0, m.dv,
+                 m.ld<Shared>(m.dv), Bq, vectors);
     for (int t = threadIdx.x; t < Bq; t += blockDim.x) {
       bool live = q0 + t < m.sq;
       stats[t] = live ? lse[h * m.sq + q0 + t] : 0.0f;
@@ -677,10 +705,12 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     accumulateProduct<T, MC, Bq>(gradK, dsw, 2 * LDS, qs, dc);
   }
   int64_t rows = m.sk - k0 - 16 * warp;
-  storeRows<T, MC, LDS>(gradV, vc, sw, dv + m.at(h, m.sk, m.dv, k0 + 16 * warp),
-                        rows, m.dv, m.layout.stride(m.dv));
-  storeRows<T, MC, LDS>(gradK, dc, sw, dk + m.at(h, m.sk, m.d, k0 + 16 * warp),
-                        rows, m.d, m.layout.stride(m.d));
+  storeRows<T, MC, LDS>(gradV, vc, sw,
+                        dv + m.at<Shared>(head, m.sk, m.dv, k0 + 16 * warp),
+                        rows, m.dv, m.ld<Shared>(m.dv));
+  storeRows<T, MC, LDS>(gradK, dc, sw,
+                        dk + m.at<Shared>(head, m.sk, m.d, k0 + 16 * warp),
+                        rows, m.d, m.ld<Shared>(m.d));
 }
 
 /// Whether the flash kernels take calls they can (tests turn them off).
@@ -705,19 +735,28 @@ bool flashVectors(const Dims &m, std::initializer_list<const void *> data) {
   return aligned;
 }
 
-/// f(tag) with the flash kernels' T and MC for the call as the types of
-/// `tag`'s members.
-template <typename T, int MC> struct FlashTag {
+/// f(tag) with the flash kernels' T, MC and Shared (heads sharing rows)
+/// for the call as `tag`'s members.
+template <typename T, int MC, bool Shared> struct FlashTag {
   using Type = T;
   static constexpr int kChunks = MC;
+  static constexpr bool kShared = Shared;
 };
 template <typename F>
 void dispatchFlash(mpcrt_dtype dtype, const Dims &m, F f) {
   bool wide = std::max(m.d, m.dv) > 64;
-  if (dtype == MPCRT_F16)
-    wide ? f(FlashTag<__half, 8>()) : f(FlashTag<__half, 4>());
+  auto withRows = [&](auto shared) {
+    constexpr bool S = decltype(shared)::value;
+    if (dtype == MPCRT_F16)
+      wide ? f(FlashTag<__half, 8, S>()) : f(FlashTag<__half, 4, S>());
+    else
+      wide ? f(FlashTag<__nv_bfloat16, 8, S>())
+           : f(FlashTag<__nv_bfloat16, 4, S>());
+  };
+  if (m.layout.inner > 1)
+    withRows(std::true_type{});
   else
-    wide ? f(FlashTag<__nv_bfloat16, 8>()) : f(FlashTag<__nv_bfloat16, 4>());
+    withRows(std::false_type{});
 }
 
 int64_t tilesOf(int64_t n, int64_t tile) { return (n + tile - 1) / tile; }
@@ -774,12 +813,13 @@ void flashForward(mpcrt_dtype dtype, const Dims &m, const void *query,
     using T = typename decltype(tag)::Type;
     constexpr int MC = decltype(tag)::kChunks;
     int64_t tiles = tilesOf(m.sq, 16 * Flash<MC>::kForwardWarps);
-    flashForwardKernel<T, MC><<<static_cast<unsigned>(m.heads * tiles),
-                                Flash<MC>::kForwardWarps * 32, 0, stream()>>>(
-        static_cast<const T *>(query), static_cast<const T *>(key),
-        static_cast<const T *>(value), static_cast<T *>(result),
-        static_cast<float *>(logsumexp), m, tiles,
-        flashVectors(m, {query, key, value}), step);
+    flashForwardKernel<T, MC, decltype(tag)::kShared>
+        <<<static_cast<unsigned>(m.heads * tiles),
+           Flash<MC>::kForwardWarps * 32, 0, stream()>>>(
+            static_cast<const T *>(query), static_cast<const T *>(key),
+            static_cast<const T *>(value), static_cast<T *>(result),
+            static_cast<float *>(logsumexp), m, tiles,
+            flashVectors(m, {query, key, value}), step);
     MPCRT_CUDA_LAUNCHED("attention (flash)");
   });
 }
@@ -799,7 +839,7 @@ void flashBackward(mpcrt_dtype dtype, const Dims &m, const void *grad,
     auto *lse = static_cast<const float *>(logsumexp);
     if (m.sq > 0) {
       int64_t tiles = tilesOf(m.sq, 16 * Flash<MC>::Warps);
-      flashQueryGradKernel<T, MC>
+      flashQueryGradKernel<T, MC, decltype(tag)::kShared>
           <<<static_cast<unsigned>(m.heads * tiles), threads, 0, stream()>>>(
               go, q, k, v, static_cast<const T *>(result), lse, rowDots,
               static_cast<T *>(gradQuery), m, tiles, vectors, step);
@@ -807,7 +847,7 @@ void flashBackward(mpcrt_dtype dtype, const Dims &m, const void *grad,
     }
     if (m.sk > 0) {
       int64_t tiles = tilesOf(m.sk, 16 * Flash<MC>::Warps);
-      flashKeyValueGradKernel<T, MC>
+      flashKeyValueGradKernel<T, MC, decltype(tag)::kShared>
           <<<static_cast<unsigned>(m.heads * tiles), threads, 0, stream()>>>(
               go, q, k, v, lse, rowDots, static_cast<T *>(gradKey),
               static_cast<T *>(gradValue), m, tiles, vectors, step);
