@@ -53,10 +53,10 @@ struct Dims {
   formulas::AttentionMask mask;
   /// Head h as (h / inner, h % inner) where heads share rows (Shared:
   /// the flash kernels' instances for layout.inner > 1), h itself
-  /// otherwise; taken once per block. Computed at each tile's address
-  /// with a 64-bit division, it took the kernels from 128-219 registers
-  /// to 168-249 (ptxas, f16, head size 64); the instances for heads that
-  /// do not share rows keep the plain form.
+  /// otherwise; taken once per block. The shared form's addresses cost
+  /// registers (ptxas, f16, head size 64: forward 247, query side 164,
+  /// key side 186, against 219, 128 and 190), so the instances for heads
+  /// that do not share rows keep the plain form.
   struct Head {
     int64_t group, lane;
   };
