@@ -633,6 +633,17 @@ void dropoutFactors(const AttentionShape &a, int64_t h, A *z) {
     z[n] = keeps(first + n) ? keep : A(0);
 }
 
+/// Head h's [rows, width] block of an attention operand, widened into
+/// `out`.
+template <typename T, typename A>
+void loadHead(const T *x, const AttentionShape &a, int64_t h, int64_t rows,
+              int64_t width, A *out) {
+  int64_t first = a.rows.first(h, rows, width), stride = a.rows.stride(width);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < width; ++c)
+      out[i * width + c] = Storage<T>::load(x[first + i * stride + c]);
+}
+
 /// Head h's [rows, width] block of an attention operand in A, in scratch
 /// `slot` (or the operand itself, where it is stored in A with the head's
 /// rows together).
@@ -640,15 +651,10 @@ template <typename T>
 const typename Storage<T>::Acc *headOf(const T *x, const AttentionShape &a,
                                        int64_t h, int64_t rows, int64_t width,
                                        int slot) {
-  int64_t first = a.rows.first(h, rows, width);
   if (a.rows.inner == 1)
-    return widen(x + first, rows * width, slot);
-  using A = typename Storage<T>::Acc;
-  A *out = scratch<A>(slot, rows * width);
-  int64_t stride = a.rows.stride(width);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t c = 0; c < width; ++c)
-      out[i * width + c] = Storage<T>::load(x[first + i * stride + c]);
+    return widen(x + a.rows.first(h, rows, width), rows * width, slot);
+  auto *out = scratch<typename Storage<T>::Acc>(slot, rows * width);
+  loadHead(x, a, h, rows, width, out);
   return out;
 }
 
@@ -737,10 +743,7 @@ void attentionBackward(const T *grad, const T *query, const T *key,
       const A *q = headOf(query, a, h, a.sq, a.d, 0);
       const A *k = headOf(key, a, h, a.sk, a.d, 1);
       const A *v = headOf(value, a, h, a.sk, a.dv, 2);
-      int64_t first = a.rows.first(h, a.sq, a.dv), stride = a.rows.stride(a.dv);
-      for (int64_t i = 0; i < a.sq; ++i)
-        for (int64_t c = 0; c < a.dv; ++c)
-          go[i * a.dv + c] = S::load(grad[first + i * stride + c]);
+      loadHead(grad, a, h, a.sq, a.dv, go.data());
       A *p = scratch<A>(3, a.sq * a.sk);
       probabilities(q, k, a, h, p, lse + h * a.sq, static_cast<A *>(nullptr));
       gemm(false, true, a.sq, a.sk, a.dv, go.data(), a.dv, v, a.dv, A(0),

@@ -518,11 +518,11 @@ bool mlir::mpc::readsModelState(Value v) {
   return false;
 }
 
-/// A shape of the "bshd" layout [..., S, H, D] as [..., H, S, D] (or
-/// back: the swap is its own inverse).
-static SmallVector<int64_t> swapHeads(ArrayRef<int64_t> shape) {
+SmallVector<int64_t> mlir::mpc::attentionHeadsFirst(ArrayRef<int64_t> shape,
+                                                    StringRef layout) {
   SmallVector<int64_t> out(shape);
-  std::swap(out[out.size() - 3], out[out.size() - 2]);
+  if (layout == "bshd")
+    std::swap(out[out.size() - 3], out[out.size() - 2]);
   return out;
 }
 
@@ -552,13 +552,9 @@ static LogicalResult inferAttention(Value queryValue, Value keyValue,
     return diag("expects query, key and value of one rank >= ", least,
                 headsInner ? " (layout \"bshd\")" : "", ", got ", *q, ", ", *k,
                 " and ", *v);
-  SmallVector<int64_t> qShape(q->getShape()), kShape(k->getShape()),
-      vShape(v->getShape());
-  if (headsInner) {
-    qShape = swapHeads(qShape);
-    kShape = swapHeads(kShape);
-    vShape = swapHeads(vShape);
-  }
+  SmallVector<int64_t> qShape = attentionHeadsFirst(q->getShape(), layout),
+                       kShape = attentionHeadsFirst(k->getShape(), layout),
+                       vShape = attentionHeadsFirst(v->getShape(), layout);
   ArrayRef<int64_t> qs = qShape, ks = kShape, vs = vShape;
   if (qs.drop_back(2) != ks.drop_back(2) || qs.drop_back(2) != vs.drop_back(2))
     return diag("expects query, key and value with the same leading "
@@ -611,8 +607,7 @@ static LogicalResult inferAttention(Value queryValue, Value keyValue,
   Type element = q->getElementType();
   SmallVector<int64_t> out(qs);
   out.back() = vs.back();
-  if (headsInner)
-    out = swapHeads(out);
+  out = attentionHeadsFirst(out, layout); // back to the operands' layout
   results.push_back(RankedTensorType::get(out, element));
   Type stats =
       element.isF64() ? element : Float32Type::get(element.getContext());

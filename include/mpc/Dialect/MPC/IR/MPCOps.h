@@ -49,6 +49,12 @@ std::optional<PrecisionCategory> getDefaultPrecisionCategory(Operation *op);
 /// the step's inputs and constants alone.
 bool readsModelState(Value v);
 
+/// An mpc.attention operand's shape as [..., H, S, D], the default layout
+/// "bhsd": with layout "bshd" ([..., S, H, D]) its dimensions -3 and -2
+/// swapped (the swap is its own inverse), else the shape itself.
+SmallVector<int64_t> attentionHeadsFirst(ArrayRef<int64_t> shape,
+                                         StringRef layout);
+
 /// Attaches VJPOpInterface to every differentiable op (MPCGradients.cpp);
 /// called when the dialect loads.
 void registerVJPModels(MLIRContext *ctx);

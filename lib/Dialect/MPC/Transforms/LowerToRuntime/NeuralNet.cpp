@@ -172,10 +172,7 @@ LogicalResult appendAttentionArgs(Op op, SmallVectorImpl<Value> &args,
   // The [..., H, S, D] shapes ("bhsd"), whatever the operands' layout.
   bool headsInner = op.getLayout() == "bshd";
   auto logical = [&](Value v) {
-    SmallVector<int64_t> shape(tensorType(v).getShape());
-    if (headsInner)
-      std::swap(shape[shape.size() - 3], shape[shape.size() - 2]);
-    return shape;
+    return attentionHeadsFirst(tensorType(v).getShape(), op.getLayout());
   };
   SmallVector<int64_t> q = logical(op.getQuery()), k = logical(op.getKey()),
                        v = logical(op.getValue());
