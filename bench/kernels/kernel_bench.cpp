@@ -227,8 +227,39 @@ void elementwise() {
   auto *first = static_cast<int32_t *>(records);
   auto *amax = reinterpret_cast<float *>(static_cast<char *>(records) + 8);
   auto *counts = reinterpret_cast<int64_t *>(static_cast<char *>(records) + 16);
-  report("check_numerics", dims({kRows, kFfn}), "f16", 2.0 * n,
-         [&] { checkNumerics(MPCRT_F16, h, n, 0, first, amax, counts); });
+  mpcrt_dtype f16 = MPCRT_F16;
+  const void *input = h;
+  int64_t index = 0;
+  report("check_numerics", dims({kRows, kFfn}), "f16", 2.0 * n, [&] {
+    checkNumerics(1, &f16, &input, &n, &index, first, amax, counts);
+  });
+  // A grouped check of a BERT layer's forward results in one launch: 12
+  // values, from a bias (768) to the FFN's activations (4096x3072), their
+  // own records.
+  const int64_t sizes[] = {
+      kHidden, kRows * kHidden, kRows * kFfn,    kRows * kHidden,
+      kFfn,    kRows * kFfn,    kRows * kHidden, kRows * kHidden,
+      kHidden, kRows * kFfn,    kRows * kHidden, kRows};
+  const int kValues = sizeof(sizes) / sizeof(sizes[0]);
+  std::vector<mpcrt_dtype> dtypes(kValues, MPCRT_F16);
+  std::vector<const void *> inputs(kValues, h);
+  std::vector<int64_t> indices;
+  double bytes = 0;
+  for (int t = 0; t < kValues; ++t) {
+    indices.push_back(t);
+    bytes += 2.0 * sizes[t];
+  }
+  void *manyRecords = b.empty(8 + 24 * kValues);
+  auto *manyFirst = static_cast<int32_t *>(manyRecords);
+  auto *manyAmax =
+      reinterpret_cast<float *>(static_cast<char *>(manyRecords) + 8);
+  auto *manyCounts = reinterpret_cast<int64_t *>(
+      static_cast<char *>(manyRecords) + 8 + 8 * kValues);
+  report("check_numerics_grouped", "12 values, 768 to 4096x3072", "f16", bytes,
+         [&] {
+           checkNumerics(kValues, dtypes.data(), inputs.data(), sizes,
+                         indices.data(), manyFirst, manyAmax, manyCounts);
+         });
 }
 
 void columnSumCases() {

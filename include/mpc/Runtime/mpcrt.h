@@ -610,19 +610,17 @@ void mpcrt_adam_update_multi(
  * nonzero finite values below 2^-14 (f16's smallest normal) and below 2^-24
  * (its smallest subnormal), and all values; *first is the smallest index
  * of the step whose value held an inf or NaN (count: none).
- * mpcrt_numerics_end appends a step with one to events ([0]: the number
- * of such steps; then a ring of 16 (step counter, first index) pairs at
- * 2 + 2 * (n % 16)) and copies the step's amax column to event_amax. */
+ * mpcrt_check_numerics records `num_tensors` values at once (one launch on
+ * a GPU): tensor t (element type dtypes[t], sizes[t] elements) as op
+ * indices[t], the indices distinct. mpcrt_numerics_end appends a step with
+ * one to events ([0]: the number of such steps; then a ring of 16 (step
+ * counter, first index) pairs at 2 + 2 * (n % 16)) and copies the step's
+ * amax column to event_amax. */
 void mpcrt_numerics_begin(int32_t *first, float *amax, int64_t count);
-#define MPCRT_DECLARE_CHECK_NUMERICS(SUFFIX, T)                                \
-  void mpcrt_check_numerics_##SUFFIX(const T *input, int64_t n, int64_t index, \
-                                     int32_t *first, float *amax,              \
-                                     int64_t *counts);
-MPCRT_DECLARE_CHECK_NUMERICS(f16, uint16_t)
-MPCRT_DECLARE_CHECK_NUMERICS(bf16, uint16_t)
-MPCRT_DECLARE_CHECK_NUMERICS(f32, float)
-MPCRT_DECLARE_CHECK_NUMERICS(f64, double)
-#undef MPCRT_DECLARE_CHECK_NUMERICS
+void mpcrt_check_numerics(int64_t num_tensors, const mpcrt_dtype *dtypes,
+                          const void *const *inputs, const int64_t *sizes,
+                          const int64_t *indices, int32_t *first, float *amax,
+                          int64_t *counts);
 void mpcrt_numerics_end(const int32_t *first, int64_t count,
                         const int64_t *step, int64_t *events, const float *amax,
                         float *event_amax);

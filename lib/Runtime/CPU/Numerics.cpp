@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 using namespace mpcrt;
 
@@ -56,14 +57,17 @@ void mpcrt_numerics_begin(int32_t *first, float *amax, int64_t count) {
     amax[2 * i] = 0;
 }
 
-#define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
-  void mpcrt_check_numerics_##SUFFIX(const ABI_T *input, int64_t n,            \
-                                     int64_t index, int32_t *first,            \
-                                     float *amax, int64_t *counts) {           \
-    check(reinterpret_cast<const T *>(input), n, index, first, amax, counts);  \
-  }
-MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
-#undef MPCRT_DEFINE
+void mpcrt_check_numerics(int64_t num_tensors, const mpcrt_dtype *dtypes,
+                          const void *const *inputs, const int64_t *sizes,
+                          const int64_t *indices, int32_t *first, float *amax,
+                          int64_t *counts) {
+  for (int64_t t = 0; t < num_tensors; ++t)
+    dispatch(dtypes[t], [&](auto *type) {
+      using T = std::remove_pointer_t<decltype(type)>;
+      check(static_cast<const T *>(inputs[t]), sizes[t], indices[t], first,
+            amax, counts);
+    });
+}
 
 void mpcrt_numerics_end(const int32_t *first, int64_t count,
                         const int64_t *step, int64_t *events, const float *amax,

@@ -76,17 +76,13 @@ void mpcrt_download(void *host, const void *buffer, int64_t bytes) {
 void mpcrt_numerics_begin(int32_t *first, float *amax, int64_t count) {
   numericsBegin(first, amax, count);
 }
-#define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \
-  void mpcrt_check_numerics_##SUFFIX(const T *input, int64_t n, int64_t index, \
-                                     int32_t *first, float *amax,              \
-                                     int64_t *counts) {                        \
-    checkNumerics(DTYPE, input, n, index, first, amax, counts);                \
-  }
-MPCRT_DEFINE(f16, uint16_t, MPCRT_F16)
-MPCRT_DEFINE(bf16, uint16_t, MPCRT_BF16)
-MPCRT_DEFINE(f32, float, MPCRT_F32)
-MPCRT_DEFINE(f64, double, MPCRT_F64)
-#undef MPCRT_DEFINE
+void mpcrt_check_numerics(int64_t num_tensors, const mpcrt_dtype *dtypes,
+                          const void *const *inputs, const int64_t *sizes,
+                          const int64_t *indices, int32_t *first, float *amax,
+                          int64_t *counts) {
+  checkNumerics(num_tensors, dtypes, inputs, sizes, indices, first, amax,
+                counts);
+}
 void mpcrt_numerics_end(const int32_t *first, int64_t count,
                         const int64_t *step, int64_t *events, const float *amax,
                         float *event_amax) {

@@ -222,10 +222,12 @@ void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   int32_t labelBits, void *loss, int64_t rows, int64_t classes,
                   bool mean);
-/// Numerics checks (see mpcrt_numerics_* and mpcrt_check_numerics_*).
+/// Numerics checks (see mpcrt_numerics_* and mpcrt_check_numerics).
 void numericsBegin(int32_t *first, float *amax, int64_t count);
-void checkNumerics(mpcrt_dtype dtype, const void *input, int64_t n,
-                   int64_t index, int32_t *first, float *amax, int64_t *counts);
+void checkNumerics(int64_t numTensors, const mpcrt_dtype *dtypes,
+                   const void *const *inputs, const int64_t *sizes,
+                   const int64_t *indices, int32_t *first, float *amax,
+                   int64_t *counts);
 void numericsEnd(const int32_t *first, int64_t count, const int64_t *step,
                  int64_t *events, const float *amax, float *eventAmax);
 /// Top-1 accuracy (see mpcrt_accuracy_*); rows < 2^31.

@@ -45,38 +45,81 @@ struct Tally {
   }
 };
 
-/// Blocks of a check: enough to keep every SM's memory traffic going,
-/// few enough that their atomics on the op's one record cost little (one
-/// block per 256 elements put some 10^5 atomics on one address for a
-/// large tensor, which the GPU serialises).
-constexpr unsigned kCheckBlocks = 1024;
+/// A check's launch: up to kMaxChecks values by value as a kernel
+/// parameter (nothing copied to the device, so a step's checks can be
+/// captured in a CUDA Graph), each cut into chunks of kCheckChunkBytes,
+/// a block per chunk: block b checks chunk b - firstBlock[t] of the value
+/// t it falls in.
+constexpr int kMaxChecks = 64;
+/// 128 bytes a thread: eight 16-byte loads in flight. A 4096x3072 f16
+/// result is 768 blocks, and so as many updates of its one record (one
+/// block per 256 elements, some 10^5 atomics on one address, was the
+/// check's cost before).
+constexpr int64_t kCheckChunkBytes = 128 * kThreads;
 
-/// The records of op `index` for `input` (n elements): each thread takes
-/// 16 bytes at a time where `Vector` (the pointer 16-byte aligned), the
-/// rest one at a time; warps and the block combine their tallies, and one
-/// thread per block updates the record.
+struct CheckList {
+  const void *data[kMaxChecks];
+  int64_t size[kMaxChecks];
+  int64_t index[kMaxChecks];
+  int64_t firstBlock[kMaxChecks + 1];
+  mpcrt_dtype dtype[kMaxChecks];
+  /// The data is aligned to 16 bytes.
+  bool vector[kMaxChecks];
+  int count;
+};
+
+/// The thread's tally of elements [begin, end) of `input` (a chunk, begun
+/// at a multiple of 16 bytes): 16 bytes at a time where `Vector` (the data
+/// aligned to them), its eight loads issued before any is tallied, and the
+/// value's last elements short of 16 bytes one at a time; one element at a
+/// time otherwise.
 template <typename T, bool Vector>
-__global__ void checkKernel(const T *input, int64_t n, int64_t index,
-                            int32_t *first, float *amax,
-                            unsigned long long *counts) {
+__device__ Tally tallyChunk(const T *input, int64_t begin, int64_t end) {
   using S = Storage<T>;
-  constexpr int G = 16 / sizeof(T);
   Tally tally;
-  int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  int64_t threads = int64_t(gridDim.x) * blockDim.x;
-  int64_t done = 0;
+  int64_t rest = begin;
   if (Vector) {
-    int64_t groups = n / G;
-    for (int64_t g = thread; g < groups; g += threads) {
-      Vec<T, G> v = loadVec<G>(input, g * G, true);
+    constexpr int G = 16 / sizeof(T);
+    constexpr int kLoads = kCheckChunkBytes / kThreads / 16;
+    int64_t g0 = begin / G + threadIdx.x, g1 = end / G;
+    Vec<T, G> v[kLoads];
 #pragma unroll
-      for (int k = 0; k < G; ++k)
-        tally.add(S::load(v.v[k]));
-    }
-    done = groups * G;
+    for (int k = 0; k < kLoads; ++k)
+      if (g0 + k * kThreads < g1)
+        v[k] = loadVec<G>(input, (g0 + k * kThreads) * G, true);
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k)
+      if (g0 + k * kThreads < g1)
+#pragma unroll
+        for (int e = 0; e < G; ++e)
+          tally.add(S::load(v[k].v[e]));
+    rest = g1 * G > begin ? g1 * G : begin;
   }
-  for (int64_t i = done + thread; i < n; i += threads)
+  for (int64_t i = rest + threadIdx.x; i < end; i += kThreads)
     tally.add(S::load(input[i]));
+  return tally;
+}
+
+/// Each block: its chunk's tally, combined by warp shuffles and then the
+/// warps in turn, one update of the value's record by one thread (the
+/// maxima and counts do not depend on the order).
+__global__ void checkKernel(CheckList list, int32_t *first, float *amax,
+                            unsigned long long *counts) {
+  int t = 0;
+  while (t + 1 < list.count && list.firstBlock[t + 1] <= blockIdx.x)
+    ++t;
+  int64_t chunk = blockIdx.x - list.firstBlock[t];
+  int64_t n = list.size[t];
+  Tally tally;
+  dispatch(list.dtype[t], [&](auto *type) {
+    using T = MPCRT_TYPE(type);
+    int64_t perChunk = kCheckChunkBytes / int64_t(sizeof(T));
+    int64_t begin = chunk * perChunk;
+    int64_t end = begin + perChunk < n ? begin + perChunk : n;
+    auto *input = static_cast<const T *>(list.data[t]);
+    tally = list.vector[t] ? tallyChunk<T, true>(input, begin, end)
+                           : tallyChunk<T, false>(input, begin, end);
+  });
 
   // Non-negative floats order as their bit patterns: the maximum of the
   // bits is the bits of the maximum.
@@ -104,6 +147,7 @@ __global__ void checkKernel(const T *input, int64_t n, int64_t index,
     for (int k = 0; k < 3; ++k)
       c[k] += warpCounts[k][w];
   }
+  int64_t index = list.index[t];
   if (largest) {
     atomicMax(reinterpret_cast<int *>(&amax[2 * index]), largest);
     atomicMax(reinterpret_cast<int *>(&amax[2 * index + 1]), largest);
@@ -111,7 +155,7 @@ __global__ void checkKernel(const T *input, int64_t n, int64_t index,
   for (int k = 0; k < 3; ++k)
     if (c[k])
       atomicAdd(&counts[4 * index + k], static_cast<unsigned long long>(c[k]));
-  if (blockIdx.x == 0)
+  if (chunk == 0)
     atomicAdd(&counts[4 * index + 3], static_cast<unsigned long long>(n));
   if (c[0])
     atomicMin(first, static_cast<int32_t>(index));
@@ -146,23 +190,30 @@ void numericsBegin(int32_t *first, float *amax, int64_t count) {
   MPCRT_CUDA_LAUNCHED("numerics_begin");
 }
 
-void checkNumerics(mpcrt_dtype dtype, const void *input, int64_t n,
-                   int64_t index, int32_t *first, float *amax,
+void checkNumerics(int64_t numTensors, const mpcrt_dtype *dtypes,
+                   const void *const *inputs, const int64_t *sizes,
+                   const int64_t *indices, int32_t *first, float *amax,
                    int64_t *counts) {
-  dispatch(dtype, [&](auto *t) {
-    using T = MPCRT_TYPE(t);
-    constexpr int G = 16 / sizeof(T);
-    unsigned blocks = blocksFor((n + G - 1) / G);
-    blocks = blocks < kCheckBlocks ? blocks : kCheckBlocks;
-    auto *typed = static_cast<const T *>(input);
-    auto *records = reinterpret_cast<unsigned long long *>(counts);
-    if (alignedTo(input, 16))
-      checkKernel<T, true><<<blocks, kThreads, 0, stream()>>>(
-          typed, n, index, first, amax, records);
-    else
-      checkKernel<T, false><<<blocks, kThreads, 0, stream()>>>(
-          typed, n, index, first, amax, records);
-  });
+  auto *records = reinterpret_cast<unsigned long long *>(counts);
+  for (int64_t from = 0; from < numTensors; from += kMaxChecks) {
+    CheckList list{};
+    int64_t blocks = 0;
+    for (int64_t t = from; t < numTensors && t < from + kMaxChecks; ++t) {
+      int n = list.count++;
+      list.data[n] = inputs[t];
+      list.size[n] = sizes[t];
+      list.index[n] = indices[t];
+      list.dtype[n] = dtypes[t];
+      list.vector[n] = alignedTo(inputs[t], 16);
+      list.firstBlock[n] = blocks;
+      int64_t perChunk = kCheckChunkBytes / bytesOf(dtypes[t]);
+      blocks += (sizes[t] + perChunk - 1) / perChunk;
+    }
+    list.firstBlock[list.count] = blocks;
+    if (blocks > 0)
+      checkKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(
+          list, first, amax, records);
+  }
   MPCRT_CUDA_LAUNCHED("check_numerics");
 }
 

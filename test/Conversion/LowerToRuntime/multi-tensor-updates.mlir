@@ -202,3 +202,45 @@ func.func @train_step(%ga: tensor<8xf32>, %gb: tensor<4xf32>) {
   ml_program.global_store @bv = %1#2 : tensor<4xf32>
   return
 }
+
+// -----
+
+ml_program.global private mutable @a(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @b(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+ml_program.global private mutable @mpc_numerics_first(dense<0> : tensor<i32>) : tensor<i32>
+ml_program.global private mutable @mpc_numerics_amax(dense<0.0> : tensor<5x2xf32>) : tensor<5x2xf32>
+ml_program.global private mutable @mpc_numerics_counts(dense<0> : tensor<5x4xi64>) : tensor<5x4xi64>
+
+// Numerics checks (--mpc-check-numerics) do not end a run: held with it,
+// the values the updates do not make (@b's state, loaded before its
+// update, op 3) are checked in one call before the updates, the updates'
+// results (ops 2 and 4) in one call after them; a check before the run
+// (ops 0 and 1) stays where it is.
+// CHECK-DAG: llvm.mlir.global internal constant @[[FIRST:.*]](dense<[0, 1]> : tensor<2xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[BEFORE:.*]](dense<3> : tensor<1xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[AFTER:.*]](dense<[2, 4]> : tensor<2xi64>)
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[I0:.*]] = llvm.mlir.addressof @[[FIRST]]
+// CHECK: call @mpcrt_check_numerics(%c2_i64{{(_[0-9]+)?}}, {{.*}}, %[[I0]],
+// CHECK: %[[I1:.*]] = llvm.mlir.addressof @[[BEFORE]]
+// CHECK: call @mpcrt_check_numerics(%c1_i64{{(_[0-9]+)?}}, {{.*}}, %[[I1]],
+// CHECK: call @mpcrt_sgd_update_multi(%c2_i64
+// CHECK: %[[I2:.*]] = llvm.mlir.addressof @[[AFTER]]
+// CHECK: call @mpcrt_check_numerics(%c2_i64{{(_[0-9]+)?}}, {{.*}}, %[[I2]],
+// CHECK-NOT: call @mpcrt_{{check|sgd}}
+// CHECK: return
+func.func @train_step(%ga: tensor<8xf32>, %gb: tensor<4xf32>) {
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %a = ml_program.global_load @a : tensor<8xf32>
+  mpc.check_numerics %lr, %a {indices = array<i64: 0, 1>} : tensor<f32>, tensor<8xf32>
+  %0 = mpc.sgd_update %a, %ga lr(%lr) : tensor<8xf32>, tensor<8xf32>
+  mpc.check_numerics %0 {indices = array<i64: 2>} : tensor<8xf32>
+  ml_program.global_store @a = %0 : tensor<8xf32>
+  %b = ml_program.global_load @b : tensor<4xf32>
+  mpc.check_numerics %b {indices = array<i64: 3>} : tensor<4xf32>
+  %1 = mpc.sgd_update %b, %gb lr(%lr) : tensor<4xf32>, tensor<4xf32>
+  mpc.check_numerics %1 {indices = array<i64: 4>} : tensor<4xf32>
+  ml_program.global_store @b = %1 : tensor<4xf32>
+  return
+}

@@ -461,7 +461,31 @@ func.func @accuracy_float_labels(%l: tensor<4x10xf32>, %y: tensor<4xf32>) {
 // -----
 
 func.func @check_numerics_index(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'mpc.check_numerics' op expects a non-negative index, got -1}}
-  mpc.check_numerics %x {index = -1 : i64} : tensor<4xf32>
+  // expected-error @+1 {{'mpc.check_numerics' op expects non-negative indices, got -1}}
+  mpc.check_numerics %x {indices = array<i64: -1>} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @check_numerics_indices_count(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.check_numerics' op expects one index per value, got 1 for 2 values}}
+  mpc.check_numerics %x, %x {indices = array<i64: 0>} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @check_numerics_twice(%x: tensor<4xf32>, %y: tensor<2xf16>) {
+  // expected-error @+1 {{'mpc.check_numerics' op checks index 3 twice}}
+  mpc.check_numerics %x, %y {indices = array<i64: 3, 3>} : tensor<4xf32>, tensor<2xf16>
+  return
+}
+
+// -----
+
+func.func @check_numerics_nothing() {
+  // expected-error @+1 {{'mpc.check_numerics' op expects at least one value to check}}
+  "mpc.check_numerics"() {indices = array<i64>} : () -> ()
   return
 }

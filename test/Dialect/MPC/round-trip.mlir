@@ -429,8 +429,10 @@ ml_program.global private mutable @d(dense<1.0> : tensor<8xf32>) : tensor<8xf32>
 func.func @numerics(%x: tensor<4x8xf16>) {
   // CHECK: mpc.numerics_begin {count = 2 : i64}
   mpc.numerics_begin {count = 2 : i64}
-  // CHECK: mpc.check_numerics %{{.*}} {index = 1 : i64} : tensor<4x8xf16>
-  mpc.check_numerics %x {index = 1 : i64} : tensor<4x8xf16>
+  // CHECK: mpc.check_numerics %{{.*}} {indices = array<i64: 1>} : tensor<4x8xf16>
+  mpc.check_numerics %x {indices = array<i64: 1>} : tensor<4x8xf16>
+  // CHECK: mpc.check_numerics %{{.*}}, %{{.*}} {indices = array<i64: 0, 2>} : tensor<4x8xf16>, tensor<4x8xf16>
+  mpc.check_numerics %x, %x {indices = array<i64: 0, 2>} : tensor<4x8xf16>, tensor<4x8xf16>
   // CHECK: mpc.numerics_end {count = 2 : i64}
   mpc.numerics_end {count = 2 : i64}
   return

@@ -11,6 +11,12 @@
 
 namespace {
 
+/// mpcrt_check_numerics of one value.
+void checkOne(mpcrt_dtype dtype, const void *input, int64_t n, int64_t index,
+              int32_t *first, float *amax, int64_t *counts) {
+  mpcrt_check_numerics(1, &dtype, &input, &n, &index, first, amax, counts);
+}
+
 TEST(Numerics, RecordsRangesCountsAndTheFirstNonFiniteOp) {
   unsigned seed = std::random_device()();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -35,15 +41,13 @@ TEST(Numerics, RecordsRangesCountsAndTheFirstNonFiniteOp) {
   EXPECT_EQ(first, ops);
   for (int64_t i = 0; i < ops; ++i)
     EXPECT_EQ(amax[2 * i], 0.0f) << "the step's column is reset";
-  mpcrt_check_numerics_f32(a.data(), n, 0, &first, amax.data(), counts.data());
+  checkOne(MPCRT_F32, a.data(), n, 0, &first, amax.data(), counts.data());
   std::vector<float> bad = a;
   bad[9] = INFINITY;
   bad[10] = NAN;
-  mpcrt_check_numerics_f32(bad.data(), n, 3, &first, amax.data(),
-                           counts.data());
-  mpcrt_check_numerics_f32(bad.data(), n, 1, &first, amax.data(),
-                           counts.data());
-  mpcrt_check_numerics_f32(b.data(), n, 2, &first, amax.data(), counts.data());
+  checkOne(MPCRT_F32, bad.data(), n, 3, &first, amax.data(), counts.data());
+  checkOne(MPCRT_F32, bad.data(), n, 1, &first, amax.data(), counts.data());
+  checkOne(MPCRT_F32, b.data(), n, 2, &first, amax.data(), counts.data());
   EXPECT_EQ(first, 1);
   EXPECT_EQ(amax[0], 1234.5f); // exact: the largest finite |x|
   EXPECT_EQ(amax[1], 1234.5f);
@@ -70,7 +74,7 @@ TEST(Numerics, RecordsRangesCountsAndTheFirstNonFiniteOp) {
   mpcrt_numerics_begin(&first, amax.data(), ops);
   for (float &v : a)
     v *= 0.5f;
-  mpcrt_check_numerics_f32(a.data(), n, 0, &first, amax.data(), counts.data());
+  checkOne(MPCRT_F32, a.data(), n, 0, &first, amax.data(), counts.data());
   mpcrt_numerics_end(&first, ops, &step, events.data(), amax.data(),
                      eventAmax.data());
   EXPECT_EQ(first, ops);
@@ -81,11 +85,11 @@ TEST(Numerics, RecordsRangesCountsAndTheFirstNonFiniteOp) {
   // f16 and f64 inputs: an f16 inf, and an f64 range rounded up to f32.
   std::vector<uint16_t> h = {mpcrt_f32_to_f16(2.0f), 0x7c00};
   mpcrt_numerics_begin(&first, amax.data(), ops);
-  mpcrt_check_numerics_f16(h.data(), 2, 2, &first, amax.data(), counts.data());
+  checkOne(MPCRT_F16, h.data(), 2, 2, &first, amax.data(), counts.data());
   EXPECT_EQ(first, 2);
   EXPECT_EQ(amax[4], 2.0f);
   std::vector<double> d = {1.0 + 0x1p-40};
-  mpcrt_check_numerics_f64(d.data(), 1, 3, &first, amax.data(), counts.data());
+  checkOne(MPCRT_F64, d.data(), 1, 3, &first, amax.data(), counts.data());
   EXPECT_EQ(amax[6], std::nextafter(1.0f, 2.0f)) << "never understated";
 }
 
@@ -97,8 +101,7 @@ TEST(Numerics, TheEventRingKeepsTheLastSixteen) {
   float inf = std::numeric_limits<float>::infinity();
   for (int64_t step = 0; step < 20; ++step) {
     mpcrt_numerics_begin(&first, amax.data(), ops);
-    mpcrt_check_numerics_f32(&inf, 1, step % 2, &first, amax.data(),
-                             counts.data());
+    checkOne(MPCRT_F32, &inf, 1, step % 2, &first, amax.data(), counts.data());
     mpcrt_numerics_end(&first, ops, &step, events.data(), amax.data(),
                        eventAmax.data());
   }
@@ -107,6 +110,40 @@ TEST(Numerics, TheEventRingKeepsTheLastSixteen) {
     EXPECT_EQ(events[2 + 2 * (e % 16)], e);
     EXPECT_EQ(events[3 + 2 * (e % 16)], e % 2);
   }
+}
+
+TEST(Numerics, OneCallRecordsEachValueAsItsOwnOp) {
+  // Three values of three types in one call, their op numbers out of
+  // order: the records of three calls, the first non-finite op the
+  // smallest number whatever its place in the list.
+  const int64_t ops = 5;
+  std::vector<float> f = {1.5f, -0x1p-20f, NAN};
+  std::vector<uint16_t> h = {mpcrt_f32_to_f16(-3.0f), 0x7c00};
+  std::vector<double> d = {0x1p-30, 2.0};
+  const mpcrt_dtype dtypes[] = {MPCRT_F32, MPCRT_F16, MPCRT_F64};
+  const void *inputs[] = {f.data(), h.data(), d.data()};
+  const int64_t sizes[] = {3, 2, 2}, indices[] = {4, 1, 2};
+  int32_t first, oneFirst;
+  std::vector<float> amax(2 * ops), oneAmax(2 * ops);
+  std::vector<int64_t> counts(4 * ops), oneCounts(4 * ops);
+  mpcrt_numerics_begin(&first, amax.data(), ops);
+  mpcrt_numerics_begin(&oneFirst, oneAmax.data(), ops);
+  mpcrt_check_numerics(3, dtypes, inputs, sizes, indices, &first, amax.data(),
+                       counts.data());
+  for (int t = 0; t < 3; ++t)
+    checkOne(dtypes[t], inputs[t], sizes[t], indices[t], &oneFirst,
+             oneAmax.data(), oneCounts.data());
+  EXPECT_EQ(first, 1); // the f16 inf, listed second
+  EXPECT_EQ(first, oneFirst);
+  EXPECT_EQ(amax, oneAmax);
+  EXPECT_EQ(counts, oneCounts);
+  EXPECT_EQ(amax[2 * 4], 1.5f);
+  EXPECT_EQ(amax[2 * 1], 3.0f);
+  EXPECT_EQ(amax[2 * 2], 2.0f);
+  EXPECT_EQ(counts[4 * 4 + 0], 1); // the NaN
+  EXPECT_EQ(counts[4 * 4 + 1], 1); // 2^-20, below f16's normals
+  EXPECT_EQ(counts[4 * 2 + 2], 1); // 2^-30, below its subnormals
+  EXPECT_EQ(counts[4 * 0 + 3], 0); // op 0 was not checked
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "CudaTest.h"
 
 #include <cmath>
+#include <numeric>
 
 using namespace mpcrt::cuda;
 using namespace mpcrt::cuda::test;
@@ -341,30 +342,44 @@ TEST_F(Training, NumericsChecksMatchTheReference) {
   int64_t *step = upload(std::vector<int64_t>{hostStep});
   float *dA = upload(a), *dB = upload(b);
   uint16_t *dH = upload(h);
-  // Op `op`'s check of `count` values of `host` from `offset`, by the
-  // reference and by the kernel (on `device`, the same values).
-  auto check = [&](const auto &host, const auto *device, int64_t offset,
-                   int64_t count, int64_t op) {
-    if constexpr (sizeof(*host.data()) == 2) {
-      mpcrt_check_numerics_f16(host.data() + offset, count, op, &hostFirst,
-                               hostAmax.data(), hostCounts.data());
-      checkNumerics(MPCRT_F16, device + offset, count, op, first, amax, counts);
-    } else {
-      mpcrt_check_numerics_f32(host.data() + offset, count, op, &hostFirst,
-                               hostAmax.data(), hostCounts.data());
-      checkNumerics(MPCRT_F32, device + offset, count, op, first, amax, counts);
+  // A check of several ops' values at once, each `count` values of `host`
+  // from `offset` as op `op`, by the reference and by the kernel (on
+  // `device`, the same values).
+  struct Value {
+    mpcrt_dtype dtype;
+    const void *host, *device;
+    int64_t count, op;
+  };
+  auto value = [](const auto &host, const auto *device, int64_t offset,
+                  int64_t count, int64_t op) {
+    mpcrt_dtype dtype = sizeof(*host.data()) == 2 ? MPCRT_F16 : MPCRT_F32;
+    return Value{dtype, host.data() + offset, device + offset, count, op};
+  };
+  auto check = [&](std::vector<Value> values) {
+    std::vector<mpcrt_dtype> dtypes;
+    std::vector<const void *> hosts, devices;
+    std::vector<int64_t> sizes, indices;
+    for (const Value &v : values) {
+      dtypes.push_back(v.dtype);
+      hosts.push_back(v.host);
+      devices.push_back(v.device);
+      sizes.push_back(v.count);
+      indices.push_back(v.op);
     }
+    mpcrt_check_numerics(values.size(), dtypes.data(), hosts.data(),
+                         sizes.data(), indices.data(), &hostFirst,
+                         hostAmax.data(), hostCounts.data());
+    checkNumerics(values.size(), dtypes.data(), devices.data(), sizes.data(),
+                  indices.data(), first, amax, counts);
   };
   for (int s = 0; s < 2; ++s) {
     mpcrt_numerics_begin(&hostFirst, hostAmax.data(), ops);
     numericsBegin(first, amax, ops);
-    check(b, dB, 0, n, 1);
-    check(b, dB, 1, n - 4, 4);
-    if (s == 1) { // the second step has non-finite ops
-      check(h, dH, 0, n, 0);
-      check(h, dH, 1, n - 1, 3);
-      check(a, dA, 0, n, 2);
-    }
+    check({value(b, dB, 0, n, 1)});
+    check({value(b, dB, 1, n - 4, 4)});
+    if (s == 1) // the second step has non-finite ops, checked in one call
+      check({value(h, dH, 0, n, 0), value(h, dH, 1, n - 1, 3),
+             value(a, dA, 0, n, 2)});
     mpcrt_numerics_end(&hostFirst, ops, &hostStep, hostEvents.data(),
                        hostAmax.data(), hostEventAmax.data());
     numericsEnd(first, ops, step, events, amax, eventAmax);
@@ -380,6 +395,81 @@ TEST_F(Training, NumericsChecksMatchTheReference) {
   EXPECT_GE(hostCounts[4 * 1 + 1], 1);
   EXPECT_EQ(hostCounts[4 * 0 + 0], 1);
   EXPECT_EQ(hostCounts[4 * 3 + 0], 1);
+}
+
+TEST_F(Training, NumericsChecksOfManyValuesInOneCallMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // 150 values in one call (three launches of at most 64), of every
+  // float type, empty to several chunks long (a chunk is 32 KiB: 16384
+  // f16 values, 4096 f64 ones), 16-byte aligned or one element off, some
+  // with an inf, a NaN or subnormals, their op numbers out of order: the
+  // records equal the CPU reference's and those of a call per value, bit
+  // for bit.
+  const mpcrt_dtype types[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64};
+  const int64_t lengths[] = {0, 1, 7, 8, 4095, 4097, 16384, 16391, 40000};
+  const int count = 150;
+  std::normal_distribution<double> normal(0, 1);
+  std::vector<mpcrt_dtype> dtypes;
+  std::vector<int64_t> sizes, indices;
+  std::vector<std::vector<uint8_t>> hosts;
+  std::vector<uint8_t *> buffers;
+  std::vector<const void *> onHost, onDevice;
+  for (int t = 0; t < count; ++t) {
+    mpcrt_dtype d = types[t % 4];
+    int64_t n = lengths[(t * 7) % 9], off = t % 3 == 2 ? 1 : 0;
+    std::vector<double> x(n + off);
+    double scale = t % 5 == 0 ? 1e-6 : t % 5 == 1 ? 1e-9 : 100;
+    for (double &e : x)
+      e = normal(rng) * scale;
+    if (n > 3 && t % 6 == 0)
+      x[off + n / 2] = t % 12 ? INFINITY : NAN;
+    int64_t bytes = d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+    std::vector<uint8_t> data((n + off) * bytes);
+    mpcrt_cast(MPCRT_F64, x.data(), d, data.data(), n + off);
+    hosts.push_back(data);
+    buffers.push_back(upload(data));
+    dtypes.push_back(d);
+    sizes.push_back(n);
+    indices.push_back((t * 37) % count);
+  }
+  for (int t = 0; t < count; ++t) {
+    int64_t bytes = dtypes[t] == MPCRT_F64 ? 8 : dtypes[t] == MPCRT_F32 ? 4 : 2;
+    int64_t off = t % 3 == 2 ? bytes : 0;
+    onHost.push_back(hosts[t].data() + off);
+    onDevice.push_back(buffers[t] + off);
+  }
+  int32_t hostFirst;
+  std::vector<float> hostAmax(2 * count);
+  std::vector<int64_t> hostCounts(4 * count);
+  int32_t *first = upload(std::vector<int32_t>{0}),
+          *single = upload(std::vector<int32_t>{0});
+  float *amax = upload(hostAmax), *singleAmax = upload(hostAmax);
+  int64_t *counts = upload(hostCounts), *singleCounts = upload(hostCounts);
+  mpcrt_numerics_begin(&hostFirst, hostAmax.data(), count);
+  numericsBegin(first, amax, count);
+  numericsBegin(single, singleAmax, count);
+  mpcrt_check_numerics(count, dtypes.data(), onHost.data(), sizes.data(),
+                       indices.data(), &hostFirst, hostAmax.data(),
+                       hostCounts.data());
+  checkNumerics(count, dtypes.data(), onDevice.data(), sizes.data(),
+                indices.data(), first, amax, counts);
+  for (int t = 0; t < count; ++t)
+    checkNumerics(1, &dtypes[t], &onDevice[t], &sizes[t], &indices[t], single,
+                  singleAmax, singleCounts);
+  EXPECT_EQ(download(first, 1)[0], hostFirst);
+  EXPECT_EQ(download(single, 1)[0], hostFirst);
+  EXPECT_LT(hostFirst, count); // some value held an inf or a NaN
+  EXPECT_EQ(download(amax, 2 * count), hostAmax);
+  EXPECT_EQ(download(singleAmax, 2 * count), hostAmax);
+  EXPECT_EQ(download(counts, 4 * count), hostCounts);
+  EXPECT_EQ(download(singleCounts, 4 * count), hostCounts);
+  int64_t values = 0, subnormal = 0;
+  for (int t = 0; t < count; ++t) {
+    values += hostCounts[4 * t + 3];
+    subnormal += hostCounts[4 * t + 2];
+  }
+  EXPECT_EQ(values, std::accumulate(sizes.begin(), sizes.end(), int64_t(0)));
+  EXPECT_GT(subnormal, 0);
 }
 
 TEST_F(Training, MultiTensorUpdatesEqualOneLaunchPerTensor) {

@@ -2188,8 +2188,17 @@ LogicalResult ReduceMaxBackwardOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult CheckNumericsOp::verify() {
-  if (getIndexAttr().getInt() < 0)
-    return emitOpError("expects a non-negative index, got ")
-           << getIndexAttr().getInt();
+  if (getInputs().empty())
+    return emitOpError("expects at least one value to check");
+  if (getIndices().size() != getInputs().size())
+    return emitOpError("expects one index per value, got ")
+           << getIndices().size() << " for " << getInputs().size() << " values";
+  llvm::SmallDenseSet<int64_t> seen;
+  for (int64_t index : getIndices()) {
+    if (index < 0)
+      return emitOpError("expects non-negative indices, got ") << index;
+    if (!seen.insert(index).second)
+      return emitOpError("checks index ") << index << " twice";
+  }
   return success();
 }

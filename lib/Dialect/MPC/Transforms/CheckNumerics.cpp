@@ -1,9 +1,9 @@
 //===- CheckNumerics.cpp - device-side checks of every result -------------===//
 //
 // Numbers every floating-point result of the training step (and of its
-// accumulation micro-step) that is read, checks each on the device right
-// after the op that makes it, and describes the numbered ops for the
-// training executable's reports.
+// accumulation micro-step) that is read, checks each on the device after
+// the op that makes it (several in one check while they live), and
+// describes the numbered ops for the training executable's reports.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -84,6 +85,52 @@ llvm::DenseSet<Operation *> forwardOps(func::FuncOp fn, SymbolTable &symbols) {
       llvm::append_range(work, def->getOperands());
   }
   return slice;
+}
+
+/// Whether `op` may write memory that holds a value of the step: an
+/// effect of writing or freeing, or effects it does not declare. Reading
+/// (a global's load) is not.
+bool mayWrite(Operation *op) {
+  return mightHaveEffect<MemoryEffects::Write, MemoryEffects::Free>(op);
+}
+
+/// Checks the values of `indexOf` made in `body` in groups: the values made
+/// since the last group are checked together right before the first op
+/// that reads one of them for the last time (the memory plan may give its
+/// result that value's buffer), may write memory, or sums in place (an
+/// all-reduce), and before the terminator. No check comes after a value's
+/// last reader, so no value lives longer than it would unchecked.
+void insertGroupedChecks(Block &body, const DenseMap<Value, int64_t> &indexOf,
+                         OpBuilder &b) {
+  DenseMap<Value, Operation *> lastReader;
+  for (Operation &op : body)
+    for (Value v : op.getOperands())
+      lastReader[v] = &op;
+  SmallVector<Value> pending;
+  llvm::DenseSet<Value> isPending;
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    bool overwrites =
+        op.hasTrait<OpTrait::IsTerminator>() || mayWrite(&op) ||
+        isa<AllReduceOp>(op) || llvm::any_of(op.getOperands(), [&](Value v) {
+          return isPending.contains(v) && lastReader.lookup(v) == &op;
+        });
+    if (overwrites && !pending.empty()) {
+      SmallVector<int64_t> indices;
+      SmallVector<Location> locs;
+      for (Value v : pending) {
+        indices.push_back(indexOf.lookup(v));
+        locs.push_back(v.getDefiningOp()->getLoc());
+      }
+      b.setInsertionPoint(&op);
+      CheckNumericsOp::create(b, b.getFusedLoc(locs), pending,
+                              b.getDenseI64ArrayAttr(indices));
+      pending.clear();
+      isPending.clear();
+    }
+    for (Value r : op.getResults())
+      if (indexOf.contains(r) && isPending.insert(r).second)
+        pending.push_back(r);
+  }
 }
 
 struct CheckNumericsPass
@@ -229,11 +276,17 @@ struct CheckNumericsPass
         return signalPassFailure();
     }
 
-    // The checks: each right after the op that makes its value.
-    for (auto [index, c] : llvm::enumerate(checked)) {
-      b.setInsertionPointAfter(c.op);
-      CheckNumericsOp::create(b, c.op->getLoc(), c.value,
-                              b.getI64IntegerAttr(index));
+    // The checks: each right after the op that makes its value, or
+    // grouped while their values live.
+    if (group) {
+      for (auto &[fn, range] : ranges)
+        insertGroupedChecks(fn.getBody().front(), indexOf, b);
+    } else {
+      for (auto [index, c] : llvm::enumerate(checked)) {
+        b.setInsertionPointAfter(c.op);
+        CheckNumericsOp::create(b, c.op->getLoc(), ValueRange{c.value},
+                                b.getDenseI64ArrayAttr({int64_t(index)}));
+      }
     }
     for (auto &[fn, range] : ranges) {
       Block &body = fn.getBody().front();

@@ -1581,24 +1581,28 @@ def MPC_GradStatsOp : MPC_Op<"grad_stats", "Fp32",
 
 def MPC_CheckNumericsOp : MPC_Op<"check_numerics", "Follow",
     [MemoryEffects<[MemWrite]>]> {
-  let summary = "Records the range of a value and whether it is finite";
+  let summary = "Records the ranges of values and whether they are finite";
   let description = [{
-    Instrumentation of `--mpc-check-numerics`: for the value of the checked
-    op number `index`, records on the device, in the globals
-    `@mpc_numerics_amax` (`[N, 2]`: this step's and the run's largest
-    finite `|x|`), `@mpc_numerics_counts` (`[N, 4]` over the run: values
-    that were not finite, nonzero values below f16's smallest normal
+    Instrumentation of `--mpc-check-numerics`: for each input, the value of
+    the checked op number `indices[i]`, records on the device, in the
+    globals `@mpc_numerics_amax` (`[N, 2]`: this step's and the run's
+    largest finite `|x|`), `@mpc_numerics_counts` (`[N, 4]` over the run:
+    values that were not finite, nonzero values below f16's smallest normal
     (2^-14) and below its smallest subnormal (2^-24), all values) and
-    `@mpc_numerics_first` (the smallest `index` of this step whose value
-    held an inf or NaN: the first in program order). Nothing is read back
-    by the step.
+    `@mpc_numerics_first` (the smallest index of this step whose value held
+    an inf or NaN: the first in program order). Nothing is read back by the
+    step. One op checks any number of values (one launch on a GPU); the
+    records are those of one op per value.
 
     ```mlir
-    mpc.check_numerics %y {index = 3 : i64} : tensor<64x256xf16>
+    mpc.check_numerics %y {indices = array<i64: 3>} : tensor<64x256xf16>
+    mpc.check_numerics %a, %b {indices = array<i64: 4, 5>}
+        : tensor<64x256xf16>, tensor<256xf32>
     ```
   }];
-  let arguments = (ins MPC_FloatTensor:$input, I64Attr:$index);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let arguments = (ins Variadic<MPC_FloatTensor>:$inputs,
+                   DenseI64ArrayAttr:$indices);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
   let hasVerifier = 1;
 }
 

@@ -154,6 +154,15 @@ def CheckNumericsPass : Pass<"mpc-check-numerics", "ModuleOp"> {
     (forward)` with its inputs' ranges, and writes the per-op table of
     `--numerics-report`.
 
+    Checks share an op, and a launch on a GPU, while their values are still
+    live: the values made since the last check are checked together right
+    before the first op that is the last reader of one of them, writes
+    memory, or sums in place (an all-reduce), and before the step returns.
+    The check of a value therefore comes before any op that could
+    overwrite it, no value lives longer than without the checks, and the
+    memory plan is the same. `group=false` checks each value right after
+    its op instead.
+
     Phases: `state` (global loads), `optimizer` (from the first unscale,
     clip, statistics or update op on), and before that `forward` (what the
     loss and the stored state are computed from) and `backward` (every
@@ -172,6 +181,9 @@ def CheckNumericsPass : Pass<"mpc-check-numerics", "ModuleOp"> {
     Option<"phases", "phases", "std::string",
            /*default=*/"\"state,forward,backward,optimizer,eval\"",
            "The phases to check (comma-separated)">,
+    Option<"group", "group", "bool", /*default=*/"true",
+           "Check the values still live together, before the first op that "
+           "could overwrite one of them (false: each right after its op)">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect",
                            "::mlir::ml_program::MLProgramDialect"];

@@ -532,15 +532,21 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
            tensorType(value));
   };
   // Optimizer updates (SGD, Adam, LAMB) are held, grouped by what they
-  // share, until an op that is not one of them, a load, or a
-  // store of their results: each group is then one multi-tensor call (one
-  // launch on CUDA where there were as many as parameters), the held
-  // stores after it. The updates touch only their own parameter and
-  // state, so their order among themselves does not matter.
+  // share, until an op that is not one of them, a load, a
+  // store of their results or a numerics check: each group is then one
+  // multi-tensor call (one launch on CUDA where there were as many as
+  // parameters), the held stores after it. The updates touch only their
+  // own parameter and state, so their order among themselves does not
+  // matter. Of the held checks' values (--mpc-check-numerics checks
+  // before each update what it overwrites), those the updates do not make
+  // (state not yet updated, gradients) are checked in one call before the
+  // updates, the updates' results in one call after them: nothing else
+  // in a run writes memory.
   SmallVector<SmallVector<Operation *>> updateGroups;
   SmallVector<ml_program::GlobalStoreOp> heldStores;
+  SmallVector<CheckNumericsOp> heldChecks;
   llvm::SmallPtrSet<Operation *, 16> held;
-  // What a run holds: updates, loads, and stores of updates' results.
+  // What a run holds: updates, loads, stores of updates' results, checks.
   auto holds = [&](Operation &op) {
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
       return isa_and_nonnull<AdamUpdateOp, SGDUpdateOp>(
@@ -549,16 +555,32 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     // lowered first.
     if (isa<ml_program::GlobalLoadOp>(op))
       return !op.hasAttr("mpc.offsets");
-    return isa<AdamUpdateOp, SGDUpdateOp>(op);
+    return isa<AdamUpdateOp, SGDUpdateOp, CheckNumericsOp>(op);
   };
   auto release = [&]() -> LogicalResult {
+    SmallVector<Value> before, after;
+    SmallVector<int64_t> beforeIndices, afterIndices;
+    for (CheckNumericsOp check : heldChecks)
+      for (auto [value, index] :
+           llvm::zip_equal(check.getInputs(), check.getIndices())) {
+        bool made = held.contains(value.getDefiningOp());
+        (made ? after : before).push_back(value);
+        (made ? afterIndices : beforeIndices).push_back(index);
+      }
+    if (!before.empty() &&
+        failed(lowerChecks(heldChecks.front(), before, beforeIndices, l)))
+      return failure();
     for (auto &group : updateGroups)
       if (failed(lowerUpdateGroup(group, l)))
         return failure();
+    if (!after.empty() &&
+        failed(lowerChecks(heldChecks.front(), after, afterIndices, l)))
+      return failure();
     for (ml_program::GlobalStoreOp store : heldStores)
       lowerStore(store);
     updateGroups.clear();
     heldStores.clear();
+    heldChecks.clear();
     held.clear();
     return success();
   };
@@ -620,6 +642,11 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
         heldStores.push_back(store);
       else
         lowerStore(store);
+      continue;
+    }
+    // Its values may be held updates' results, bound at the release.
+    if (auto check = dyn_cast<CheckNumericsOp>(op); check && !held.empty()) {
+      heldChecks.push_back(check);
       continue;
     }
     if (isa<func::CallOp>(op))

@@ -183,6 +183,10 @@ bool groupsWith(Operation *a, Operation *b);
 /// One multi-tensor call for the updates of `group` (one single-tensor
 /// call for a single one), their results bound.
 LogicalResult lowerUpdateGroup(ArrayRef<Operation *> group, Lowering &l);
+/// One mpcrt_check_numerics call for `values`, checked as ops `indices`
+/// (all or some of what `check`, an mpc.check_numerics, checks).
+LogicalResult lowerChecks(Operation *check, ArrayRef<Value> values,
+                          ArrayRef<int64_t> indices, Lowering &l);
 
 } // namespace mlir::mpc::lowering
 

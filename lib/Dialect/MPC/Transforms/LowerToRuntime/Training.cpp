@@ -402,6 +402,19 @@ FailureOr<SmallVector<Value>> numericsGlobals(Operation *op, Lowering &l,
 
 } // namespace
 
+LogicalResult lowering::lowerChecks(Operation *check, ArrayRef<Value> values,
+                                    ArrayRef<int64_t> indices, Lowering &l) {
+  auto g = numericsGlobals(
+      check, l,
+      {"mpc_numerics_first", "mpc_numerics_amax", "mpc_numerics_counts"});
+  if (failed(g))
+    return failure();
+  SmallVector<Value> args = tensorListArgs(values, l);
+  args.append({l.i64Array(indices), (*g)[0], (*g)[1], (*g)[2]});
+  l.call("mpcrt_check_numerics", args);
+  return success();
+}
+
 std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
                                                      Lowering &l) {
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
@@ -455,18 +468,9 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
                {(*g)[0], (*g)[1], l.i64(static_cast<int64_t>(op.getCount()))});
         return success();
       })
-      .Case([&](CheckNumericsOp op) -> LogicalResult {
-        auto g = numericsGlobals(
-            op, l,
-            {"mpc_numerics_first", "mpc_numerics_amax", "mpc_numerics_counts"});
-        if (failed(g))
-          return failure();
-        auto type = tensorType(op.getInput());
-        l.call("mpcrt_check_numerics_" + suffix(type.getElementType()),
-               {l.ptr(op.getInput()), l.i64(type.getNumElements()),
-                l.i64(static_cast<int64_t>(op.getIndex())), (*g)[0], (*g)[1],
-                (*g)[2]});
-        return success();
+      .Case([&](CheckNumericsOp op) {
+        return lowerChecks(op, SmallVector<Value>(op.getInputs()),
+                           op.getIndices(), l);
       })
       .Case([&](NumericsEndOp op) -> LogicalResult {
         auto g =
