@@ -244,3 +244,35 @@ func.func @train_step(%ga: tensor<8xf32>, %gb: tensor<4xf32>) {
   ml_program.global_store @b = %1 : tensor<4xf32>
   return
 }
+
+// -----
+
+ml_program.global private mutable @a(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @a_f16 : tensor<8xf16> {mpc.master = @a}
+ml_program.global private mutable @b(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+ml_program.global private mutable @mpc_numerics_first(dense<0> : tensor<i32>) : tensor<i32>
+ml_program.global private mutable @mpc_numerics_amax(dense<0.0> : tensor<2x2xf32>) : tensor<2x2xf32>
+ml_program.global private mutable @mpc_numerics_counts(dense<0> : tensor<2x4xi64>) : tensor<2x4xi64>
+
+// A check of a global loaded after the run stored it ends the run: held,
+// it would be checked before the updates, not where it was loaded.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: call @mpcrt_sgd_update_f32_f32(
+// CHECK: call @mpcrt_check_numerics(
+// CHECK: call @mpcrt_sgd_update_f32_f32(
+// CHECK-NOT: call @mpcrt_{{check|sgd}}
+// CHECK: return
+func.func @train_step(%ga: tensor<8xf32>, %gb: tensor<4xf32>) -> tensor<8xf16> {
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %a = ml_program.global_load @a : tensor<8xf32>
+  %0:2 = mpc.sgd_update %a, %ga lr(%lr) copy(f16) : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @a = %0#0 : tensor<8xf32>
+  ml_program.global_store @a_f16 = %0#1 : tensor<8xf16>
+  %copy = ml_program.global_load @a_f16 : tensor<8xf16>
+  mpc.check_numerics %copy {indices = array<i64: 0>} : tensor<8xf16>
+  %b = ml_program.global_load @b : tensor<4xf32>
+  %1 = mpc.sgd_update %b, %gb lr(%lr) : tensor<4xf32>, tensor<4xf32>
+  ml_program.global_store @b = %1 : tensor<4xf32>
+  return %copy : tensor<8xf16>
+}

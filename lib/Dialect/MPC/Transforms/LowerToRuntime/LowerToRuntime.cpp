@@ -546,8 +546,19 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   SmallVector<ml_program::GlobalStoreOp> heldStores;
   SmallVector<CheckNumericsOp> heldChecks;
   llvm::SmallPtrSet<Operation *, 16> held;
+  // The globals the run's updates and stores write (and those its updates
+  // read otherwise: the rate, the step): a load of one of them checked
+  // within the run would be checked before or after the updates, not
+  // where it was loaded, so such a check ends the run.
+  llvm::DenseSet<Attribute> written;
+  auto loadsWritten = [&](Value v) {
+    auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
+    return load && written.contains(load.getGlobalAttr());
+  };
   // What a run holds: updates, loads, stores of updates' results, checks.
   auto holds = [&](Operation &op) {
+    if (auto check = dyn_cast<CheckNumericsOp>(op))
+      return llvm::none_of(check.getInputs(), loadsWritten);
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
       return isa_and_nonnull<AdamUpdateOp, SGDUpdateOp>(
           store.getValue().getDefiningOp());
@@ -555,7 +566,7 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     // lowered first.
     if (isa<ml_program::GlobalLoadOp>(op))
       return !op.hasAttr("mpc.offsets");
-    return isa<AdamUpdateOp, SGDUpdateOp, CheckNumericsOp>(op);
+    return isa<AdamUpdateOp, SGDUpdateOp>(op);
   };
   auto release = [&]() -> LogicalResult {
     SmallVector<Value> before, after;
@@ -582,6 +593,7 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     heldStores.clear();
     heldChecks.clear();
     held.clear();
+    written.clear();
     return success();
   };
   for (Operation &op : func.getBody().front()) {
@@ -638,9 +650,10 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
       continue;
     }
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
-      if (held.contains(store.getValue().getDefiningOp()))
+      if (held.contains(store.getValue().getDefiningOp())) {
         heldStores.push_back(store);
-      else
+        written.insert(store.getGlobalAttr());
+      } else
         lowerStore(store);
       continue;
     }
@@ -678,6 +691,9 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
       else
         updateGroups.push_back({&op});
       held.insert(&op);
+      for (Value operand : op.getOperands())
+        if (auto load = operand.getDefiningOp<ml_program::GlobalLoadOp>())
+          written.insert(load.getGlobalAttr());
       continue;
     }
     if (auto update = dyn_cast<UpdateLossScaleOp>(op)) {
