@@ -48,6 +48,17 @@ inline unsigned blocksFor(int64_t count, int threads = kThreads) {
   return static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
 }
 
+/// The entry of a multi-tensor list (a chunk list passed by value: the
+/// optimizer updates, the numerics checks) whose blocks include `block`:
+/// entry t has blocks firstBlock[t] .. firstBlock[t + 1] - 1.
+template <typename List>
+__device__ int tensorOfBlock(const List &list, int64_t block) {
+  int t = 0;
+  while (t + 1 < list.count && list.firstBlock[t + 1] <= block)
+    ++t;
+  return t;
+}
+
 /// Element access by runtime dtype, in double (f64), else float.
 __device__ inline double loadAny(mpcrt_dtype dtype, const void *data,
                                  int64_t i) {

@@ -105,9 +105,7 @@ __device__ Tally tallyChunk(const T *input, int64_t begin, int64_t end) {
 /// maxima and counts do not depend on the order).
 __global__ void checkKernel(CheckList list, int32_t *first, float *amax,
                             unsigned long long *counts) {
-  int t = 0;
-  while (t + 1 < list.count && list.firstBlock[t + 1] <= blockIdx.x)
-    ++t;
+  int t = tensorOfBlock(list, blockIdx.x);
   int64_t chunk = blockIdx.x - list.firstBlock[t];
   int64_t n = list.size[t];
   Tally tally;

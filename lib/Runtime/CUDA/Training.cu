@@ -34,14 +34,6 @@ struct TensorList {
   int count;
 };
 
-template <typename List>
-__device__ int tensorOfBlock(const List &list, int64_t block) {
-  int t = 0;
-  while (t + 1 < list.count && list.firstBlock[t + 1] <= block)
-    ++t;
-  return t;
-}
-
 /// f(width, q, values) for the elements of [begin, end) of tensor t that
 /// the block's thread takes, as f64 values: groups of N = 16 bytes of the
 /// tensor's type (elements N q .. N q + N - 1) where the tensor allows (a
