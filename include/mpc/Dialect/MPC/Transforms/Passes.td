@@ -795,7 +795,9 @@ def LowerToRuntimePass : Pass<"mpc-lower-to-runtime", "ModuleOp"> {
     seed) and `mpc_model`, a JSON descriptor of the entry's inputs and
     outputs (named by the `mpc.name` argument attribute, else `argN`), the
     globals and the buffer sizes. What remains is func, arith and llvm ops
-    for `--convert-to-llvm`.
+    for `--convert-func-to-llvm --convert-to-llvm` (func first: its calls
+    then find their callees through one symbol table, where
+    `--convert-to-llvm` alone scans the module for each).
 
     A function of more than `ops-per-part` ops is lowered as a chain of
     functions (`f`, then private `f.part1`, `f.part2`, ..., each ending by
@@ -806,7 +808,7 @@ def LowerToRuntimePass : Pass<"mpc-lower-to-runtime", "ModuleOp"> {
 
     ```
     $ mpc-opt model.mlir --mpc-plan-memory --mpc-lower-to-runtime \
-        --convert-to-llvm --reconcile-unrealized-casts
+        --convert-func-to-llvm --convert-to-llvm --reconcile-unrealized-casts
     ```
   }];
   let options = [
