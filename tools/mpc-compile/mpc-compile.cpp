@@ -483,8 +483,9 @@ int main(int argc, char **argv) {
   // there); the GEMM epilogues after precision assignment.
   // On CUDA attention stays unfused unless asked for: its first kernels
   // (CUDA cores) made BERT's fused step 25x slower than the unfused one on
-  // an H100 (docs/Benchmarks.md), and the cuBLASLt products that replaced
-  // them are not yet measured on a GPU; the other fusions stay.
+  // an H100 (docs/Benchmarks.md), and the flash kernels that replaced them
+  // (cuBLASLt products for other types and head sizes) are not yet
+  // measured on a GPU; the other fusions stay.
   bool attention =
       fuseAttention.getNumOccurrences() > 0 ? fuseAttention : backend != "cuda";
   std::string noAttention = attention ? "" : " attention=false";
