@@ -123,9 +123,11 @@ build() {
   # One stream with a dictionary larger than the bundle: the executables
   # share the runtime's kernels (about 9 MiB each), which then compress
   # to almost nothing after the first (xz's default window of 8 MiB
-  # would miss them: 46 MiB instead of 24).
+  # would miss them: 46 MiB instead of 24). Preset 0 (the fastest match
+  # finder) packs the check bundle's 278 MiB of executables in 13 s
+  # against 120 s at the default preset 6, for 6% more bytes.
   tar -cf - -C "$(dirname "$VISIT")" "$(basename "$VISIT")" |
-    xz -T1 --lzma2=preset=6,dict=192MiB > "$VISIT.tar.xz"
+    xz -T1 --lzma2=preset=0,dict=192MiB > "$VISIT.tar.xz"
   local mib=$(($(stat -c %s "$VISIT.tar.xz") / 1048576))
   echo "gpu-visit: $VISIT.tar.xz holds $mib MiB; carry it with the" \
     "checkout and run PART=check, bert, mlp, unet there"
