@@ -430,8 +430,9 @@ void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                           bool transA, bool transB, int32_t activation);
 
 // mpcrt_matmul_bias_grad: the bias gradient from cuBLASLt's BGRADA
-// epilogue, or, where cuBLASLt has no algorithm for it, the plain GEMM
-// followed by columnSums.
+// epilogue where it has the operands' type, or the plain GEMM followed by
+// columnSums (f32 sums of f16/bf16 operands, which cuBLASLt does not
+// write, and where it has no algorithm).
 void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
                     const void *b, void *c, void *biasGrad, int64_t m,
                     int64_t n, int64_t k, bool transA);

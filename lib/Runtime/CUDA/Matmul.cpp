@@ -19,8 +19,9 @@
 // read it (RELU_AUX_BIAS's auxiliary output is a bit mask). Where a GEMM's
 // result is f16/bf16, split-K algorithms may reduce only in f32.
 // mpc.matmul_bias_grad takes the bias gradient, the column sums of our B,
-// from the BGRADA epilogue (f32 sums for f16/bf16), or from columnSums
-// where cuBLASLt has no algorithm for it. mpc.matmul_activation_grad
+// from the BGRADA epilogue where it is of the product's type, or from
+// columnSums: f32 sums of an f16/bf16 product (cuBLASLt writes a bias
+// gradient only in D's type), or where cuBLASLt has no algorithm. mpc.matmul_activation_grad
 // applies GELU's derivative in the DGELU epilogue, reading the saved
 // pre-activation as the auxiliary matrix; ReLU's DRELU reads a bit mask
 // that RELU_AUX writes, not a saved tensor, so ReLU's gradient is the
@@ -462,7 +463,15 @@ void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
     return columnSums(in, grad, b, biasGrad, k, n);
   }
   // Our B is cuBLASLt's A (see the file comment): its sums over k are
-  // BGRADA's, a vector over D's rows (our columns).
+  // BGRADA's, a vector over D's rows (our columns). cuBLASLt writes them
+  // only in D's type (cublasLt.h: other bias types are for integer and fp8
+  // kernels), so the f32 sums of an f16/bf16 product are the column
+  // reduction's.
+  if (grad != in) {
+    gemm(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false,
+         CUBLASLT_EPILOGUE_DEFAULT, nullptr, in);
+    return columnSums(in, grad, b, biasGrad, k, n);
+  }
   if (!gemm(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false,
             CUBLASLT_EPILOGUE_BGRADA, biasGrad, grad))
     columnSums(in, grad, b, biasGrad, k, n);

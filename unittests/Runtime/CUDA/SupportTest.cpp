@@ -344,9 +344,10 @@ TEST_F(Support, MatmulActivationGradMatchesFloat64) {
 }
 
 TEST_F(Support, BiasGradientPlansDependOnTheGradientType) {
-  // The same f16 product with its bias gradient in f32, then in f16: two
-  // plans (cuBLASLt's BGRADA descriptor holds the gradient's type; one
-  // plan for both would write f32 sums into the f16 buffer).
+  // The same f16 product with its bias gradient in f32, then in f16: the
+  // plain product's plan and the column sums, then BGRADA's plan (cuBLASLt
+  // writes a bias gradient only in the product's type; one plan for both
+  // would write the sums of the wrong type).
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t m = 64, n = 48, k = 96;
   std::vector<double> as, bs, want(n, 0.0);

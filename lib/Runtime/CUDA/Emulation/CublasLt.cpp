@@ -16,7 +16,9 @@
 // matrix), BGRADA and BGRADB (the sums of op(A)'s rows or of op(B)'s
 // columns over k, into the bias pointer), each of one batch, or of several
 // with a bias shared by every batch (bias batch stride 0) and no bias
-// gradient. The epilogue is evaluated in the compute type and rounded once
+// gradient, the bias or its gradient of D's type (cublasLt.h: other bias
+// types are for integer and fp8 kernels only; an f32 bias gradient of an
+// f16 product has no algorithm). The epilogue is evaluated in the compute type and rounded once
 // to D's; which cases the library's heuristic really offers, and its own
 // evaluation's last bits, are checked on a GPU only. A layout that does
 // not fit the operation is CUBLAS_STATUS_INVALID_VALUE, as cuBLASLt
@@ -253,11 +255,16 @@ cublasStatus_t heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t d,
   // Epilogues in the other order only (see the file comment).
   if (otherOrderRequested() &&
       (addsBias(e) || biasGradient(e) || e == CUBLASLT_EPILOGUE_DGELU)) {
-    // A bias shared by the batches; a bias gradient of one batch; an
-    // auxiliary matrix of D's type whose leading dimension (a multiple of
-    // 8, as cuBLASLt requires) holds D's rows.
+    // A bias (or bias gradient) of D's type, as cublasLt.h documents for
+    // every kernel but the integer and fp8 ones, shared by the batches; a
+    // bias gradient of one batch; an auxiliary matrix of D's type whose
+    // leading dimension (a multiple of 8, as cuBLASLt requires) holds D's
+    // rows.
     const Layout &dd = *layoutOf(dl);
-    offered = desc.biasBatchStride == 0 && !(biasGradient(e) && dd.batch > 1);
+    offered = desc.biasBatchStride == 0 &&
+              !(biasGradient(e) && dd.batch > 1) &&
+              (!(addsBias(e) || biasGradient(e)) || desc.biasType == -1 ||
+               desc.biasType == int32_t(dd.type));
     if (readsOrWritesAux(e))
       offered = offered && desc.auxLd % 8 == 0 &&
                 desc.auxLd >= int64_t(dd.rows) &&

@@ -379,9 +379,12 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
     the bias gradient. The product is as `mpc.matmul`'s; the sums
     accumulate in f32 (f64 for f64) and `bias_grad` is f32 for f16/bf16
     operands (the operands' type otherwise), rounded once: the bias
-    gradient an O1/O2 graph takes in f32. On CUDA both come from one
-    cuBLASLt GEMM (`CUBLASLT_EPILOGUE_BGRADA`): the gradient is read once
-    and never widened into an f32 copy.
+    gradient an O1/O2 graph takes in f32. On CUDA the gradient is never
+    widened into an f32 copy: both come from one cuBLASLt GEMM
+    (`CUBLASLT_EPILOGUE_BGRADA`) where the bias gradient has the operands'
+    type; f32 sums of f16/bf16 operands, which cuBLASLt does not write,
+    come from the plain GEMM and a column reduction reading the gradient
+    once.
 
     `--mpc-fuse` builds it from a weight-gradient `matmul` and the
     `reduce_sum` of the same gradient (through a widening `cast`); it has
