@@ -21,11 +21,12 @@
 // mpc.matmul_bias_grad takes the bias gradient, the column sums of our B,
 // from the BGRADA epilogue where it is of the product's type, or from
 // columnSums: f32 sums of an f16/bf16 product (cuBLASLt writes a bias
-// gradient only in D's type), or where cuBLASLt has no algorithm. mpc.matmul_activation_grad
-// applies GELU's derivative in the DGELU epilogue, reading the saved
-// pre-activation as the auxiliary matrix; ReLU's DRELU reads a bit mask
-// that RELU_AUX writes, not a saved tensor, so ReLU's gradient is the
-// plain GEMM and unaryGrad in place, as is GELU's without an algorithm.
+// gradient only in D's type), or where cuBLASLt has no algorithm.
+// mpc.matmul_activation_grad applies GELU's derivative in the DGELU
+// epilogue, reading the saved pre-activation as the auxiliary matrix;
+// ReLU's DRELU reads a bit mask that RELU_AUX writes, not a saved tensor,
+// so ReLU's gradient is the plain GEMM and unaryGrad in place, as is
+// GELU's without an algorithm.
 // mpc.matmul_add gives its addend as cuBLASLt's C with beta = 1 (C may be
 // D: the sum accumulates in place).
 //
