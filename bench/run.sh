@@ -61,9 +61,10 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # O2-check compiles with --check-numerics (what the checks cost),
 # O2-evalamp with --eval-precision=amp (the evaluation at the training
 # level instead of f32). O2-measure runs the O2 executable with
-# MPC_CUDNN_ALGORITHMS=measure (each convolution's cuDNN algorithms timed
-# on the first step, as PyTorch's cudnn.benchmark; the peer that does the
-# same is amp-benchmark).
+# MPC_CUDNN_ALGORITHMS=measure and MPC_CUBLASLT_ALGORITHMS=measure (each
+# convolution's cuDNN algorithms and each product's cuBLASLt candidates
+# timed on the first step, as PyTorch's cudnn.benchmark and TunableOp do;
+# the peer that times convolutions is amp-benchmark).
 LEVELS="${LEVELS:-fp32 O2}"
 # EVAL=1: each build's evaluation step is timed too (mpc_eval: the
 # training data as validation data, EVALS evaluations, the first one
@@ -97,7 +98,7 @@ level_options() {
   O2-measure)
     amp=(--amp=O2 --dtype=f16)
     exe_level=O2
-    run_env=(MPC_CUDNN_ALGORITHMS=measure)
+    run_env=(MPC_CUDNN_ALGORITHMS=measure MPC_CUBLASLT_ALGORITHMS=measure)
     ;;
   *) return 1 ;;
   esac

@@ -43,12 +43,7 @@
 
 namespace mpcrt::cuda {
 
-/// Support.cu's (Device.cuh declares it for the kernels' files).
-void check(cudaError_t status, const char *what);
-
 namespace {
-
-#define MPCRT_CUDA_CHECK(call) check((call), #call)
 
 void checkDnn(cudnnStatus_t status, const char *what) {
   if (status == CUDNN_STATUS_SUCCESS ||

@@ -79,6 +79,11 @@ const Cudnn &dnn();
 /// is reported first, whatever the machine's other problems.
 void loadLibraries();
 
+/// Support.cu's: exits with a message naming the call when a CUDA runtime
+/// call fails (Device.cuh declares the same for the kernels' files).
+void check(cudaError_t status, const char *what);
+#define MPCRT_CUDA_CHECK(call) ::mpcrt::cuda::check((call), #call)
+
 } // namespace mpcrt::cuda
 
 #endif // MPC_LIB_RUNTIME_CUDA_LIBRARIES_H

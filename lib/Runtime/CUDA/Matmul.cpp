@@ -30,6 +30,11 @@
 // mpc.matmul_add gives its addend as cuBLASLt's C with beta = 1 (C may be
 // D: the sum accumulates in place).
 //
+// MPC_CUBLASLT_ALGORITHMS=measure (as PyTorch's TunableOp does for its
+// GEMMs) asks the heuristic for up to 8 candidates and times them on each
+// plan's first call outside a capture, keeping the fastest; `heuristic`
+// (the default) takes its first.
+//
 // The auxiliary matrix has D's layout: row-major [m, n] is column-major
 // with leading dimension n, which cuBLASLt requires to be a multiple of 8.
 //
@@ -43,11 +48,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace mpcrt::cuda {
 namespace {
@@ -70,7 +78,36 @@ struct Plan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
   bool epilogue = false; // the bias and activation run in cuBLASLt
+  // With MPC_CUBLASLT_ALGORITHMS=measure: the heuristic's candidates, in
+  // its order, timed on the plan's first call outside a capture.
+  std::vector<cublasLtMatmulAlgo_t> candidates;
+  bool timed = false;
 };
+
+/// MPC_CUBLASLT_ALGORITHMS: whether a product's candidate algorithms are
+/// timed (`measure`) or the heuristic's first is taken (`heuristic`, unset
+/// or empty); read once.
+bool measuring() {
+  static const bool measure = [] {
+    const char *v = std::getenv("MPC_CUBLASLT_ALGORITHMS");
+    if (!v || !*v || std::strcmp(v, "heuristic") == 0)
+      return false;
+    if (std::strcmp(v, "measure") == 0)
+      return true;
+    std::fprintf(stderr,
+                 "error: MPC_CUBLASLT_ALGORITHMS is '%s': it takes "
+                 "'heuristic' (cuBLASLt's first, the default) or 'measure' "
+                 "(its first %d candidates timed on a product's first call)\n",
+                 v, 8);
+    std::exit(1);
+  }();
+  return measure;
+}
+
+/// The candidates asked of the heuristic when measuring, and the timings
+/// of each (the least kept).
+constexpr int kCandidates = 8;
+constexpr int kTimings = 3;
 
 /// in, out, strides, batch, m, n, k, transposes, alignments (A, B, C, the
 /// auxiliary matrix), epilogue (cublasLtEpilogue_t), and the type of its
@@ -166,15 +203,19 @@ bool chooseAlgorithm(Plan &plan, uint32_t alignA, uint32_t alignB,
         preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
         sizeof(schemes)));
   }
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
   cublasStatus_t status = lt().cublasLtMatmulAlgoGetHeuristic(
-      ctx.handle, plan.op, plan.a, plan.b, plan.c, plan.c, preference, 1,
-      &result, &found);
+      ctx.handle, plan.op, plan.a, plan.b, plan.c, plan.c, preference,
+      measuring() ? kCandidates : 1, results, &found);
   lt().cublasLtMatmulPreferenceDestroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0)
     return false;
-  plan.algo = result.algo;
+  plan.algo = results[0].algo;
+  plan.candidates.clear();
+  for (int i = 0; i < found && i < kCandidates; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+      plan.candidates.push_back(results[i].algo);
   return true;
 }
 
@@ -271,6 +312,64 @@ cublasLtEpilogue_t epilogueOf(int32_t activation) {
   }
 }
 
+/// Takes the fastest of plan.candidates on this call's operands (each run
+/// once, then kTimings times under CUDA events, the least time kept; one
+/// that fails is dropped) as plan.algo, and names it on stderr. The result
+/// goes to `c` of `bytes`, or to a buffer of its own where the product adds
+/// `c` in place (`inPlace`: each run would add to it again). `run(algo, d)`
+/// runs the product with D = d.
+template <typename Run>
+void measure(Plan &plan, int64_t bytes, bool inPlace, void *c, Run run,
+             int64_t batch, int64_t m, int64_t n, int64_t k) {
+  if (plan.candidates.size() < 2)
+    return;
+  void *d = c;
+  if (inPlace && cudaMalloc(&d, size_t(bytes)) != cudaSuccess) {
+    (void)cudaGetLastError(); // the heuristic's first, untimed
+    return;
+  }
+  cudaEvent_t start, stop;
+  MPCRT_CUDA_CHECK(cudaEventCreate(&start));
+  MPCRT_CUDA_CHECK(cudaEventCreate(&stop));
+  float best = std::numeric_limits<float>::infinity(), first = best;
+  size_t chosen = 0, timed = 0;
+  for (size_t i = 0; i < plan.candidates.size(); ++i) {
+    if (run(plan.candidates[i], d) != CUBLAS_STATUS_SUCCESS)
+      continue;
+    float least = std::numeric_limits<float>::infinity();
+    for (int t = 0; t < kTimings; ++t) {
+      MPCRT_CUDA_CHECK(cudaEventRecord(start, stream()));
+      (void)run(plan.candidates[i], d);
+      MPCRT_CUDA_CHECK(cudaEventRecord(stop, stream()));
+      MPCRT_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0;
+      MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      least = std::min(least, ms);
+    }
+    ++timed;
+    if (i == 0)
+      first = least;
+    if (least < best) {
+      best = least;
+      chosen = i;
+    }
+  }
+  MPCRT_CUDA_CHECK(cudaEventDestroy(start));
+  MPCRT_CUDA_CHECK(cudaEventDestroy(stop));
+  if (d != c)
+    MPCRT_CUDA_CHECK(cudaFree(d));
+  if (timed == 0)
+    return; // the run proper says why
+  plan.algo = plan.candidates[chosen];
+  std::fprintf(stderr,
+               "mpc: cuBLASLt %lldx%lldx%lld product (batch %lld): timed %zu "
+               "of %zu candidates, the heuristic's #%zu in %.4f ms (its first: "
+               "%.4f ms)\n",
+               static_cast<long long>(m), static_cast<long long>(n),
+               static_cast<long long>(k), static_cast<long long>(batch), timed,
+               plan.candidates.size(), chosen + 1, best, first);
+}
+
 /// One cuBLASLt GEMM, C = op(A) op(B), with `epilogue` (DEFAULT: none)
 /// whose bias vector, or bias-gradient output, is `bias` of type
 /// `biasType`, and whose auxiliary matrix (C's type and layout: the
@@ -308,7 +407,7 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
                                     m, n, k, transA, transB, alignA, alignB,
                                     alignC, epilogue, biasType, aux))
              .first;
-  const Plan &plan = it->second;
+  Plan &plan = it->second;
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT && !plan.epilogue && !plainWithout)
     return false;
   if (plan.epilogue && usesBias(epilogue))
@@ -320,10 +419,18 @@ bool gemm(mpcrt_dtype in, mpcrt_dtype out, const void *a, int64_t aBatchStride,
   const void *beta = addend
                          ? (f64 ? static_cast<const void *>(&oneD) : &one)
                          : (f64 ? static_cast<const void *>(&zeroD) : &zeroF);
-  MPCRT_LT_CHECK(lt().cublasLtMatmul(
-      ctx.handle, plan.op, f64 ? static_cast<const void *>(&oneD) : &one, b,
-      plan.a, a, plan.b, beta, addend ? addend : c, plan.c, c, plan.c,
-      &plan.algo, ctx.workspace, kWorkspaceBytes, stream()));
+  auto run = [&](const cublasLtMatmulAlgo_t &algo, void *d) {
+    return lt().cublasLtMatmul(
+        ctx.handle, plan.op, f64 ? static_cast<const void *>(&oneD) : &one, b,
+        plan.a, a, plan.b, beta, addend ? addend : c, plan.c, d, plan.c, &algo,
+        ctx.workspace, kWorkspaceBytes, stream());
+  };
+  if (measuring() && !plan.timed && !capturingGraph()) {
+    plan.timed = true;
+    measure(plan, batch * m * n * int64_t(bytesOf(out)), addend == c, c, run,
+            batch, m, n, k);
+  }
+  MPCRT_LT_CHECK(run(plan.algo, c));
   markOp("matmul");
   return epilogue == CUBLASLT_EPILOGUE_DEFAULT || plan.epilogue;
 }
