@@ -204,19 +204,9 @@ void rank(Context &ctx, ConvPlan &p, Kind kind) {
 /// MPC_CUDNN_ALGORITHMS: whether the candidates are timed (`measure`) or
 /// taken in the heuristic's order (`heuristic`, unset or empty); read once.
 bool measuring() {
-  static const bool measure = [] {
-    const char *v = std::getenv("MPC_CUDNN_ALGORITHMS");
-    if (!v || !*v || std::strcmp(v, "heuristic") == 0)
-      return false;
-    if (std::strcmp(v, "measure") == 0)
-      return true;
-    std::fprintf(stderr,
-                 "error: MPC_CUDNN_ALGORITHMS is '%s': it takes 'heuristic' "
-                 "(cuDNN's ranking, the default) or 'measure' (each "
-                 "candidate timed on the first call)\n",
-                 v);
-    std::exit(1);
-  }();
+  static const bool measure =
+      measureRequested("MPC_CUDNN_ALGORITHMS", "cuDNN's ranking",
+                       "each candidate timed on the first call");
   return measure;
 }
 

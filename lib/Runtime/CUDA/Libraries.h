@@ -17,6 +17,10 @@
 #include <cublasLt.h>
 #include <cudnn.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 namespace mpcrt::cuda {
 
 #define MPCRT_CUBLASLT_FUNCTIONS(X)                                            \
@@ -78,6 +82,24 @@ const Cudnn &dnn();
 /// Loads both now (before the first CUDA call), so that a missing library
 /// is reported first, whatever the machine's other problems.
 void loadLibraries();
+
+/// Whether the environment variable `variable` asks for the libraries'
+/// candidate algorithms to be timed: `measure`; `heuristic`, empty or unset
+/// (the library's ranking): no. Another value stops the program with an
+/// error that says what each means.
+inline bool measureRequested(const char *variable, const char *heuristicMeans,
+                             const char *measureMeans) {
+  const char *v = std::getenv(variable);
+  if (!v || !*v || std::strcmp(v, "heuristic") == 0)
+    return false;
+  if (std::strcmp(v, "measure") == 0)
+    return true;
+  std::fprintf(stderr,
+               "error: %s is '%s': it takes 'heuristic' (%s, the default) or "
+               "'measure' (%s)\n",
+               variable, v, heuristicMeans, measureMeans);
+  std::exit(1);
+}
 
 /// Support.cu's: exits with a message naming the call when a CUDA runtime
 /// call fails (Device.cuh declares the same for the kernels' files).

@@ -88,19 +88,9 @@ struct Plan {
 /// timed (`measure`) or the heuristic's first is taken (`heuristic`, unset
 /// or empty); read once.
 bool measuring() {
-  static const bool measure = [] {
-    const char *v = std::getenv("MPC_CUBLASLT_ALGORITHMS");
-    if (!v || !*v || std::strcmp(v, "heuristic") == 0)
-      return false;
-    if (std::strcmp(v, "measure") == 0)
-      return true;
-    std::fprintf(stderr,
-                 "error: MPC_CUBLASLT_ALGORITHMS is '%s': it takes "
-                 "'heuristic' (cuBLASLt's first, the default) or 'measure' "
-                 "(its first %d candidates timed on a product's first call)\n",
-                 v, 8);
-    std::exit(1);
-  }();
+  static const bool measure = measureRequested(
+      "MPC_CUBLASLT_ALGORITHMS", "cuBLASLt's first",
+      "its first 8 candidates timed on a product's first call");
   return measure;
 }
 
