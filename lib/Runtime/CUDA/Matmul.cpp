@@ -304,19 +304,23 @@ cublasLtEpilogue_t epilogueOf(int32_t activation) {
 
 /// Takes the fastest of plan.candidates on this call's operands (each run
 /// once, then kTimings times under CUDA events, the least time kept; one
-/// that fails is dropped) as plan.algo, and names it on stderr. The result
-/// goes to `c` of `bytes`, or to a buffer of its own where the product adds
-/// `c` in place (`inPlace`: each run would add to it again). `run(algo, d)`
-/// runs the product with D = d.
+/// that fails is dropped) as plan.algo, and names it on stderr. The timed
+/// results go to a buffer of their own (D of `bytes`), so that the runs
+/// neither add to an in-place sum again nor overwrite what another operand
+/// may share with `c`; where that buffer cannot be had, to `c` itself,
+/// unless the product adds to `c` in place (`inPlace`: then the heuristic's
+/// first stays, untimed). `run(algo, d)` runs the product with D = d.
 template <typename Run>
 void measure(Plan &plan, int64_t bytes, bool inPlace, void *c, Run run,
              int64_t batch, int64_t m, int64_t n, int64_t k) {
   if (plan.candidates.size() < 2)
     return;
-  void *d = c;
-  if (inPlace && cudaMalloc(&d, size_t(bytes)) != cudaSuccess) {
-    (void)cudaGetLastError(); // the heuristic's first, untimed
-    return;
+  void *d = nullptr;
+  if (cudaMalloc(&d, size_t(bytes)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (inPlace)
+      return;
+    d = c;
   }
   cudaEvent_t start, stop;
   MPCRT_CUDA_CHECK(cudaEventCreate(&start));
