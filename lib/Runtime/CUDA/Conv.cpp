@@ -28,7 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -248,9 +247,6 @@ template <typename WorkspaceOf, typename Run>
 void measure(Context &ctx, ConvPlan &p, Direction &d, Kind kind,
              const mpcrt_conv2d_shape &s, WorkspaceOf workspaceOf, Run run) {
   std::vector<std::pair<float, std::pair<int, cudnnMathType_t>>> timed;
-  cudaEvent_t start, stop;
-  MPCRT_CUDA_CHECK(cudaEventCreate(&start));
-  MPCRT_CUDA_CHECK(cudaEventCreate(&stop));
   for (size_t i = 0; i < d.candidates.size(); ++i) {
     auto [algo, math] = d.candidates[i];
     MPCRT_DNN_CHECK(dnn().cudnnSetConvolutionMathType(d.conv, math));
@@ -262,20 +258,11 @@ void measure(Context &ctx, ConvPlan &p, Direction &d, Kind kind,
     if (run(p, d, algo, ctx.workspace, ctx.workspaceBytes) !=
         CUDNN_STATUS_SUCCESS)
       continue;
-    float best = std::numeric_limits<float>::infinity();
-    for (int t = 0; t < kTimings; ++t) {
-      MPCRT_CUDA_CHECK(cudaEventRecord(start, stream()));
-      (void)run(p, d, algo, ctx.workspace, ctx.workspaceBytes);
-      MPCRT_CUDA_CHECK(cudaEventRecord(stop, stream()));
-      MPCRT_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      best = std::min(best, ms);
-    }
+    float best = leastMilliseconds(stream(), kTimings, [&, a = algo] {
+      (void)run(p, d, a, ctx.workspace, ctx.workspaceBytes);
+    });
     timed.push_back({best, d.candidates[i]});
   }
-  MPCRT_CUDA_CHECK(cudaEventDestroy(start));
-  MPCRT_CUDA_CHECK(cudaEventDestroy(stop));
   if (timed.empty())
     return;
   std::stable_sort(

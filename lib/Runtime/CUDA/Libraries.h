@@ -106,6 +106,29 @@ inline bool measureRequested(const char *variable, const char *heuristicMeans,
 void check(cudaError_t status, const char *what);
 #define MPCRT_CUDA_CHECK(call) ::mpcrt::cuda::check((call), #call)
 
+/// The least of `times` timings, in milliseconds under CUDA events, of
+/// run() enqueueing its work on `stream` (the algorithm timings of
+/// MPC_CUDNN_ALGORITHMS and MPC_CUBLASLT_ALGORITHMS).
+template <typename Run>
+float leastMilliseconds(cudaStream_t stream, int times, Run run) {
+  cudaEvent_t start, stop;
+  MPCRT_CUDA_CHECK(cudaEventCreate(&start));
+  MPCRT_CUDA_CHECK(cudaEventCreate(&stop));
+  float least = 3.4e38f;
+  for (int t = 0; t < times; ++t) {
+    MPCRT_CUDA_CHECK(cudaEventRecord(start, stream));
+    run();
+    MPCRT_CUDA_CHECK(cudaEventRecord(stop, stream));
+    MPCRT_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    least = ms < least ? ms : least;
+  }
+  MPCRT_CUDA_CHECK(cudaEventDestroy(start));
+  MPCRT_CUDA_CHECK(cudaEventDestroy(stop));
+  return least;
+}
+
 } // namespace mpcrt::cuda
 
 #endif // MPC_LIB_RUNTIME_CUDA_LIBRARIES_H

@@ -322,24 +322,13 @@ void measure(Plan &plan, int64_t bytes, bool inPlace, void *c, Run run,
       return;
     d = c;
   }
-  cudaEvent_t start, stop;
-  MPCRT_CUDA_CHECK(cudaEventCreate(&start));
-  MPCRT_CUDA_CHECK(cudaEventCreate(&stop));
   float best = std::numeric_limits<float>::infinity(), first = best;
   size_t chosen = 0, timed = 0;
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     if (run(plan.candidates[i], d) != CUBLAS_STATUS_SUCCESS)
       continue;
-    float least = std::numeric_limits<float>::infinity();
-    for (int t = 0; t < kTimings; ++t) {
-      MPCRT_CUDA_CHECK(cudaEventRecord(start, stream()));
-      (void)run(plan.candidates[i], d);
-      MPCRT_CUDA_CHECK(cudaEventRecord(stop, stream()));
-      MPCRT_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      least = std::min(least, ms);
-    }
+    float least = leastMilliseconds(stream(), kTimings,
+                                    [&] { (void)run(plan.candidates[i], d); });
     ++timed;
     if (i == 0)
       first = least;
@@ -348,8 +337,6 @@ void measure(Plan &plan, int64_t bytes, bool inPlace, void *c, Run run,
       chosen = i;
     }
   }
-  MPCRT_CUDA_CHECK(cudaEventDestroy(start));
-  MPCRT_CUDA_CHECK(cudaEventDestroy(stop));
   if (d != c)
     MPCRT_CUDA_CHECK(cudaFree(d));
   if (timed == 0)
