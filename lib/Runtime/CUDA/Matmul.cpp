@@ -84,20 +84,22 @@ struct Plan {
   bool timed = false;
 };
 
-/// MPC_CUBLASLT_ALGORITHMS: whether a product's candidate algorithms are
-/// timed (`measure`) or the heuristic's first is taken (`heuristic`, unset
-/// or empty); read once.
-bool measuring() {
-  static const bool measure = measureRequested(
-      "MPC_CUBLASLT_ALGORITHMS", "cuBLASLt's first",
-      "its first 8 candidates timed on a product's first call");
-  return measure;
-}
-
 /// The candidates asked of the heuristic when measuring, and the timings
 /// of each (the least kept).
 constexpr int kCandidates = 8;
 constexpr int kTimings = 3;
+
+/// MPC_CUBLASLT_ALGORITHMS: whether a product's candidate algorithms are
+/// timed (`measure`) or the heuristic's first is taken (`heuristic`, unset
+/// or empty); read once.
+bool measuring() {
+  static const std::string measureMeans =
+      "its first " + std::to_string(kCandidates) +
+      " candidates timed on a product's first call";
+  static const bool measure = measureRequested(
+      "MPC_CUBLASLT_ALGORITHMS", "cuBLASLt's first", measureMeans.c_str());
+  return measure;
+}
 
 /// in, out, strides, batch, m, n, k, transposes, alignments (A, B, C, the
 /// auxiliary matrix), epilogue (cublasLtEpilogue_t), and the type of its
@@ -342,13 +344,16 @@ void measure(Plan &plan, int64_t bytes, bool inPlace, void *c, Run run,
   if (timed == 0)
     return; // the run proper says why
   plan.algo = plan.candidates[chosen];
+  char firstTime[32] = "failed";
+  if (first != std::numeric_limits<float>::infinity())
+    std::snprintf(firstTime, sizeof(firstTime), "%.4f ms", first);
   std::fprintf(stderr,
                "mpc: cuBLASLt %lldx%lldx%lld product (batch %lld): timed %zu "
                "of %zu candidates, the heuristic's #%zu in %.4f ms (its first: "
-               "%.4f ms)\n",
+               "%s)\n",
                static_cast<long long>(m), static_cast<long long>(n),
                static_cast<long long>(k), static_cast<long long>(batch), timed,
-               plan.candidates.size(), chosen + 1, best, first);
+               plan.candidates.size(), chosen + 1, best, firstTime);
 }
 
 /// One cuBLASLt GEMM, C = op(A) op(B), with `epilogue` (DEFAULT: none)
