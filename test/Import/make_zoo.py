@@ -10,6 +10,11 @@ mobile:  MobileNetV2-style: conv, batch norm, ReLU6, an inverted residual
          (p = 0 here: PyTorch exports its ratio and training_mode as
          Constant nodes), linear; 3x16x16 images
 mobile-drop: the same with Dropout(0.2) (imported, not traced)
+layout:  elementwise ops between convolutions (PReLU per channel, a
+         squeeze-and-excitation gate, a residual add, a learned per-channel
+         shift, LeakyReLU), an add of the input to a convolution's result,
+         reductions over H and W (mean, logsumexp, amin) and a mean over W
+         alone; 3x8x8 images
 seg:     a segmentation head: strided conv, GroupNorm(2) (exported as
          InstanceNormalization over [N, groups, -1]), SiLU, bilinear and
          bicubic upsampling by 2 (Resize linear and cubic), a skip concat,
@@ -84,6 +89,39 @@ class Mobile(nn.Module):
 
     def forward(self, x):
         return self.fc(self.drop(self.features(x).mean([2, 3])))
+
+
+class Layout(nn.Module):
+    """Elementwise ops between convolutions that the importer computes
+    channels-last: a per-channel PReLU, a squeeze-and-excitation gate
+    (mean with keepdim, 1x1 convolutions, Sigmoid, a broadcast product), a
+    residual add, a learned [1, C, 1, 1] shift, LeakyReLU, reductions over
+    H and W (mean, logsumexp, amin); and two it must not: an add of a
+    full-size NCHW value that no layout op made (the input) and a mean
+    over W alone (C kept with H)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, 1, 1)
+        self.prelu = nn.PReLU(8)
+        self.squeeze = nn.Conv2d(8, 4, 1)
+        self.excite = nn.Conv2d(4, 8, 1)
+        self.shift = nn.Parameter(torch.randn(1, 8, 1, 1) * 0.1)
+        self.body = nn.Conv2d(8, 8, 3, 1, 1)
+        self.mix = nn.Conv2d(8, 3, 1)
+        self.fc = nn.Linear(3 * 8 + 3 * 8, 5)
+
+    def forward(self, x):
+        h = self.prelu(self.stem(x))
+        gate = torch.sigmoid(self.excite(F.relu(self.squeeze(
+            h.mean([2, 3], keepdim=True)))))
+        h = h * gate
+        h = F.leaky_relu(h + self.body(h) + self.shift, 0.1)
+        mixed = self.mix(h) + x
+        return self.fc(torch.cat([h.mean([2, 3]),
+                                  torch.logsumexp(h, (2, 3)),
+                                  h.amin((2, 3)),
+                                  mixed.mean(3).flatten(1)], 1))
 
 
 class Seg(nn.Module):
@@ -272,6 +310,7 @@ def main():
     out = sys.argv[1]
     torch.manual_seed(3)
     for name, model, shape in (("mobile", Mobile(0.0), (3, 16, 16)),
+                               ("layout", Layout(), (3, 8, 8)),
                                ("seg", Seg(), (3, 8, 8)),
                                ("vit", ViT(), (3, 16, 16)),
                                ("einsums", Einsums(), (6, 8)),

@@ -605,6 +605,14 @@ private:
   /// next layout op, or an elementwise op between two, uses it directly,
   /// so the transposes meet and cancel.
   std::map<std::string, std::pair<std::string, TensorType>> nhwcOf;
+  /// An elementwise op between layout ops: where one of `operands` (each
+  /// broadcasting to the 4-D NCHW `result`) has a channels-last twin and
+  /// every other one has fewer elements than the result, replaces each by
+  /// its NHWC form (the twin; a smaller operand raised to rank 4 and
+  /// transposed, none where all its sizes are 1) and returns true: the op
+  /// then computes channels-last and defines toNCHW of its result, so one
+  /// small operand's transpose replaces the pair around the op.
+  bool channelsLast(std::vector<Value *> operands, const TensorType &result);
   /// What auto_pad SAME depends on: [h, w] each.
   struct Window {
     std::vector<int64_t> input, kernel, strides, dilations;
@@ -726,10 +734,14 @@ std::string Emitter::binary(const Node &node, const std::string &op) {
                              "; mpc's " + op +
                              " takes floating-point operands of the "
                              "result's type");
+  TensorType nchw = type;
+  bool nhwc = channelsLast({&a, &b}, type);
+  if (nhwc)
+    type.dims = {nchw.dims[0], nchw.dims[2], nchw.dims[3], nchw.dims[1]};
   std::string ssa = fresh();
   line(ssa + " = mpc." + op + " " + a.ssa + ", " + b.ssa + " : " +
        mlirType(a.type) + ", " + mlirType(b.type));
-  return define(node, 0, ssa, type);
+  return define(node, 0, nhwc ? toNCHW(ssa, type) : ssa, nchw);
 }
 
 std::string Emitter::activation(const Node &node) {
@@ -739,6 +751,27 @@ std::string Emitter::activation(const Node &node) {
     return e;
   if (!isFloat(x.type.element) || x.type.dims != type.dims)
     return error(node, "takes floating-point data to the same shape");
+  const std::string &op = node.opType;
+  // PRelu's slope: an input broadcast to x (its gradient summed back over
+  // the broadcast axes by autodiff).
+  Value slope;
+  if (op == "PRelu") {
+    if (auto e = input(node, 1, slope); !e.empty())
+      return e;
+    if (slope.type.element != x.type.element ||
+        !broadcastsTo(slope.type.dims, x.type.dims))
+      return error(node, "the slope " + mlirType(slope.type) +
+                             " must broadcast to the data " + mlirType(x.type) +
+                             " of its type");
+  }
+  // Between layout ops: computed channels-last.
+  const TensorType nchw = type;
+  std::vector<Value *> operands = {&x};
+  if (op == "PRelu")
+    operands.push_back(&slope);
+  bool nhwc = channelsLast(operands, type);
+  if (nhwc)
+    type = x.type;
   const std::string t = mlirType(type);
   const std::string scalar = "tensor<" + mlirElement(type.element) + ">";
   TensorType maskType = type;
@@ -784,29 +817,14 @@ std::string Emitter::activation(const Node &node) {
                  false};
   };
   std::string y;
-  const std::string &op = node.opType;
   if (op == "LeakyRelu" || op == "PRelu") {
-    // x < 0 ? slope x : x: LeakyRelu's slope its alpha, PRelu's an input
-    // broadcast to x (its gradient summed back over the broadcast axes by
-    // autodiff).
-    std::string slope, slopeType = scalar;
-    if (op == "PRelu") {
-      Value v;
-      if (auto e = input(node, 1, v); !e.empty())
-        return e;
-      if (v.type.element != x.type.element ||
-          !broadcastsTo(v.type.dims, x.type.dims))
-        return error(node, "the slope " + mlirType(v.type) +
-                               " must broadcast to the data " +
-                               mlirType(x.type) + " of its type");
-      slope = v.ssa;
-      slopeType = mlirType(v.type);
-    } else {
-      slope = floatConstant(floatAttr(node, "alpha", 0.01), type.element);
-    }
+    // x < 0 ? slope x : x: LeakyRelu's slope its alpha, PRelu's an input.
+    if (op == "LeakyRelu")
+      slope = constant(floatAttr(node, "alpha", 0.01));
     std::string zero = floatConstant(0, type.element);
     y = select(compare("lt", x.ssa, zero, scalar),
-               binary("mul", x.ssa, slope, slopeType), t, x.ssa, t);
+               binary("mul", x.ssa, slope.ssa, mlirType(slope.type)), t, x.ssa,
+               t);
   } else if (op == "Clip") {
     std::optional<Value> bounds[2];
     for (size_t i = 1; i < 3; ++i) {
@@ -893,7 +911,7 @@ std::string Emitter::activation(const Node &node) {
                         type.element),
           scalar);
   }
-  return define(node, 0, y, type);
+  return define(node, 0, nhwc ? toNCHW(y, type) : y, nchw);
 }
 
 /// LSTM and GRU (PyTorch's nn.LSTM and nn.GRU), unrolled over the static
@@ -2216,6 +2234,31 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   bool keep = intAttr(node, "keepdims", 1) != 0;
+  // After a layout op, where the axes kept are in the same order in both
+  // layouts (C not kept with H or W): the NHWC twin reduced without kept
+  // dimensions, whose result is the NCHW one in memory (a reshape away).
+  const TensorType out = type;
+  if (auto it = nhwcOf.find(x.ssa); it != nhwcOf.end() && rank == 4) {
+    auto kept = [&](int64_t d) {
+      return !std::binary_search(axes.begin(), axes.end(), d);
+    };
+    if (!(kept(1) && (kept(2) || kept(3)))) {
+      constexpr int64_t kPositionInNHWC[4] = {0, 3, 1, 2};
+      for (int64_t &a : axes)
+        a = kPositionInNHWC[a];
+      std::sort(axes.begin(), axes.end());
+      x.ssa = it->second.first;
+      x.type = it->second.second;
+      keep = false;
+      type.dims.clear();
+      for (int64_t d = 0; d < rank; ++d)
+        if (!std::binary_search(axes.begin(), axes.end(), d))
+          type.dims.push_back(x.type.dims[static_cast<size_t>(d)]);
+    }
+  }
+  auto finish = [&](const std::string &ssa) {
+    return define(node, 0, reshapeOf(ssa, type, out), out);
+  };
   auto dimsAttr = [&](bool keepDims) {
     return " {dims = array<i64: " + join(axes) + ">" +
            (keepDims ? ", keep_dims" : "") + "} : " + mlirType(x.type);
@@ -2225,7 +2268,7 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
     line(neg + " = mpc.neg " + x.ssa + " : " + mlirType(x.type));
     line(max + " = mpc.reduce_max " + neg + dimsAttr(keep));
     line(ssa + " = mpc.neg " + max + " : " + mlirType(type));
-    return define(node, 0, ssa, type);
+    return finish(ssa);
   }
   if (op == "logsumexp") {
     // m + log(sum(exp(x - m))) with m the maximum: no exp overflows.
@@ -2243,7 +2286,7 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
     std::string mm = reshapeOf(m, kept, type);
     line(ssa + " = mpc.add " + l + ", " + mm + " : " + mlirType(type) + ", " +
          mlirType(type));
-    return define(node, 0, ssa, type);
+    return finish(ssa);
   }
   std::string in = x.ssa, ssa = fresh();
   bool squares = op == "l2" || op == "sum_square";
@@ -2253,8 +2296,7 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
          ", " + mlirType(x.type));
   }
   line(ssa + " = mpc." + (squares ? std::string("reduce_sum") : op) + " " + in +
-       " {dims = array<i64: " + join(axes) + ">" +
-       (intAttr(node, "keepdims", 1) ? ", keep_dims" : "") +
+       " {dims = array<i64: " + join(axes) + ">" + (keep ? ", keep_dims" : "") +
        "} : " + mlirType(x.type));
   if (op == "l2") {
     // sqrt(s), as where(s > 0, sqrt(where(s > 0, s, 1)), 0): the same
@@ -2276,7 +2318,7 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
          mlirType(maskType) + ", " + t + ", " + scalar);
     ssa = norm;
   }
-  return define(node, 0, ssa, type);
+  return finish(ssa);
 }
 
 //===----------------------------------------------------------------------===//
@@ -2538,6 +2580,39 @@ std::string Emitter::toNCHW(const std::string &ssa, const TensorType &nhwc) {
   std::string out = transposeOf(ssa, nhwc, {0, 3, 1, 2});
   nhwcOf[out] = {ssa, nhwc};
   return out;
+}
+
+bool Emitter::channelsLast(std::vector<Value *> operands,
+                           const TensorType &result) {
+  if (result.dims.size() != 4)
+    return false;
+  bool twin = false;
+  for (Value *v : operands) {
+    if (nhwcOf.count(v->ssa))
+      twin = true;
+    else if (v->type.dims.size() > 4 ||
+             elementCount(v->type) >= elementCount(result))
+      return false;
+  }
+  if (!twin)
+    return false;
+  for (Value *v : operands) {
+    if (auto it = nhwcOf.find(v->ssa); it != nhwcOf.end()) {
+      v->ssa = it->second.first;
+      v->type = it->second.second;
+      continue;
+    }
+    if (elementCount(v->type) == 1)
+      continue; // broadcasts alike in either layout
+    TensorType raised = v->type;
+    raised.dims.insert(raised.dims.begin(), 4 - v->type.dims.size(), 1);
+    std::string ssa = reshapeOf(v->ssa, v->type, raised);
+    v->type = raised;
+    v->type.dims = {raised.dims[0], raised.dims[2], raised.dims[3],
+                    raised.dims[1]};
+    v->ssa = transposeOf(ssa, raised, {0, 2, 3, 1});
+  }
+  return true;
 }
 
 std::string Emitter::padding(const Node &node, std::vector<int64_t> &begin,
