@@ -2238,6 +2238,7 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
   // layouts (C not kept with H or W): the NHWC twin reduced without kept
   // dimensions, whose result is the NCHW one in memory (a reshape away).
   const TensorType out = type;
+  const std::string original = x.ssa;
   if (auto it = nhwcOf.find(x.ssa); it != nhwcOf.end() && rank == 4) {
     auto kept = [&](int64_t d) {
       return !std::binary_search(axes.begin(), axes.end(), d);
@@ -2257,7 +2258,17 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
     }
   }
   auto finish = [&](const std::string &ssa) {
-    return define(node, 0, reshapeOf(ssa, type, out), out);
+    std::string result = reshapeOf(ssa, type, out);
+    if (out.dims.size() == 4 && x.ssa != original) {
+      // Kept dimensions: the NHWC form is a reshape too, the twin of the
+      // result for the layout op that reads it (a squeeze-and-excitation
+      // gate's 1x1 convolution).
+      TensorType nhwcKept = x.type;
+      for (int64_t a : axes)
+        nhwcKept.dims[static_cast<size_t>(a)] = 1;
+      nhwcOf[result] = {reshapeOf(ssa, type, nhwcKept), nhwcKept};
+    }
+    return define(node, 0, result, out);
   };
   auto dimsAttr = [&](bool keepDims) {
     return " {dims = array<i64: " + join(axes) + ">" +
