@@ -43,6 +43,12 @@ constexpr int64_t kWindowLimit = int64_t(1) << 20;
 /// consecutive, emit a slice per row: at most this many.
 constexpr int64_t kReflectLimit = 4096;
 
+/// Where each NCHW axis is in NHWC, and NCHW sizes in NHWC order.
+constexpr int64_t kPositionInNHWC[4] = {0, 3, 1, 2};
+std::vector<int64_t> channelsLastDims(const std::vector<int64_t> &nchw) {
+  return {nchw[0], nchw[2], nchw[3], nchw[1]};
+}
+
 /// The elements of a static type (the loader bounds every value's count
 /// by 2^40, so the product cannot overflow).
 int64_t elementCount(const TensorType &t) {
@@ -737,7 +743,7 @@ std::string Emitter::binary(const Node &node, const std::string &op) {
   TensorType nchw = type;
   bool nhwc = channelsLast({&a, &b}, type);
   if (nhwc)
-    type.dims = {nchw.dims[0], nchw.dims[2], nchw.dims[3], nchw.dims[1]};
+    type.dims = channelsLastDims(nchw.dims);
   std::string ssa = fresh();
   line(ssa + " = mpc." + op + " " + a.ssa + ", " + b.ssa + " : " +
        mlirType(a.type) + ", " + mlirType(b.type));
@@ -2244,7 +2250,6 @@ std::string Emitter::reduce(const Node &node, const std::string &op,
       return !std::binary_search(axes.begin(), axes.end(), d);
     };
     if (!(kept(1) && (kept(2) || kept(3)))) {
-      constexpr int64_t kPositionInNHWC[4] = {0, 3, 1, 2};
       for (int64_t &a : axes)
         a = kPositionInNHWC[a];
       std::sort(axes.begin(), axes.end());
@@ -2467,10 +2472,11 @@ std::string Emitter::concat(const Node &node) {
   if (axis < -rank || axis >= rank)
     return error(node, "axis " + std::to_string(axis) + " is out of range");
   axis = axis < 0 ? axis + rank : axis;
-  std::string operands, types;
+  std::vector<Value> parts(node.inputs.size());
   int64_t along = 0;
+  bool twins = rank == 4;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
-    Value v;
+    Value &v = parts[i];
     if (auto e = input(node, i, v); !e.empty())
       return e;
     bool fits = v.type.dims.size() == type.dims.size();
@@ -2481,18 +2487,31 @@ std::string Emitter::concat(const Node &node) {
                              " is not a part of " + mlirType(type) +
                              " along axis " + std::to_string(axis));
     along += v.type.dims[axis];
-    operands += (i ? ", " : "") + v.ssa;
-    types += (i ? ", " : "") + mlirType(v.type);
+    twins = twins && nhwcOf.count(v.ssa);
   }
   if (along != type.dims[axis])
     return error(node, "the inputs hold " + std::to_string(along) +
                            " along axis " + std::to_string(axis) +
                            "; the output " + mlirType(type) + " has " +
                            std::to_string(type.dims[axis]));
+  // Every part a layout op's result (a U-Net's skip connection): their
+  // NHWC twins concatenated along the axis's place there.
+  TensorType result = type;
+  if (twins) {
+    for (Value &v : parts)
+      std::tie(v.ssa, v.type) = nhwcOf[v.ssa];
+    axis = kPositionInNHWC[axis];
+    result.dims = channelsLastDims(type.dims);
+  }
+  std::string operands, types;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    operands += (i ? ", " : "") + parts[i].ssa;
+    types += (i ? ", " : "") + mlirType(parts[i].type);
+  }
   std::string ssa = fresh();
   line(ssa + " = mpc.concat " + operands + " {axis = " + std::to_string(axis) +
        " : i64} : " + types);
-  return define(node, 0, ssa, type);
+  return define(node, 0, twins ? toNCHW(ssa, result) : ssa, type);
 }
 
 std::string Emitter::slice(const Node &node) {
@@ -2583,7 +2602,7 @@ std::string Emitter::toNHWC(const Value &x, TensorType &type) {
     return it->second.first;
   }
   type = x.type;
-  type.dims = {x.type.dims[0], x.type.dims[2], x.type.dims[3], x.type.dims[1]};
+  type.dims = channelsLastDims(x.type.dims);
   return transposeOf(x.ssa, x.type, {0, 2, 3, 1});
 }
 
@@ -2619,8 +2638,7 @@ bool Emitter::channelsLast(std::vector<Value *> operands,
     raised.dims.insert(raised.dims.begin(), 4 - v->type.dims.size(), 1);
     std::string ssa = reshapeOf(v->ssa, v->type, raised);
     v->type = raised;
-    v->type.dims = {raised.dims[0], raised.dims[2], raised.dims[3],
-                    raised.dims[1]};
+    v->type.dims = channelsLastDims(raised.dims);
     v->ssa = transposeOf(ssa, raised, {0, 2, 3, 1});
   }
   return true;
@@ -2860,10 +2878,10 @@ std::string Emitter::conv(const Node &node) {
     xs = padNHWC(xs, xt, extraBegin, extraEnd, "0.000000e+00");
   // The filter stays OIHW in the state (PyTorch's layout, under its name);
   // the step transposes it to mpc's OHWI.
-  wt.dims = {w.type.dims[0], w.type.dims[2], w.type.dims[3], w.type.dims[1]};
+  wt.dims = channelsLastDims(w.type.dims);
   std::string ws = transposeOf(w.ssa, w.type, {0, 2, 3, 1});
   TensorType yt = type;
-  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  yt.dims = channelsLastDims(type.dims);
   std::string y = fresh();
   line(y + " = mpc.conv2d " + xs + ", " + ws + " {stride = " + pair(strides) +
        ", padding = " + pair(pads) + ", dilation = " + pair(dilations) +
@@ -3100,7 +3118,7 @@ std::string Emitter::pool(const Node &node, bool max) {
   }
   TensorType xt, yt = type;
   std::string xs = toNHWC(x, xt);
-  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  yt.dims = channelsLastDims(type.dims);
   if (ratio) {
     // Average pooling without its padding in the divisors, over padding mpc
     // cannot hold: the windows' means over the zero-padded input, divided
@@ -3229,10 +3247,10 @@ std::string Emitter::convTranspose(const Node &node) {
   TensorType xt, wt = w.type;
   std::string xs = toNHWC(x, xt);
   // ONNX [Cin, Cout, kh, kw] -> mpc [Cin, kh, kw, Cout], in the step.
-  wt.dims = {w.type.dims[0], w.type.dims[2], w.type.dims[3], w.type.dims[1]};
+  wt.dims = channelsLastDims(w.type.dims);
   std::string ws = transposeOf(w.ssa, w.type, {0, 2, 3, 1});
   TensorType yt = type;
-  yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+  yt.dims = channelsLastDims(type.dims);
   TensorType got = yt; // mpc's result: rows [p, F - p) of the full one
   for (int d = 0; d < 2; ++d)
     got.dims[1 + d] = fullRows[d] - 2 * pads[d];
@@ -3426,7 +3444,7 @@ std::string Emitter::resize(const Node &node) {
   if (mode == "nearest" && whole && (asymmetric || halfPixel)) {
     TensorType xt, yt = type;
     std::string xs = toNHWC(x, xt);
-    yt.dims = {type.dims[0], type.dims[2], type.dims[3], type.dims[1]};
+    yt.dims = channelsLastDims(type.dims);
     std::string y = fresh();
     line(y + " = mpc.upsample_nearest2d " + xs + " {scale = " + pair(factor) +
          "} : " + mlirType(xt));
