@@ -145,6 +145,16 @@ MPCRT_HD inline int64_t indexAt(const void *indices, int32_t bits, int64_t i) {
                     : static_cast<const int32_t *>(indices)[i];
 }
 
+/// The label a cross-entropy or accuracy does not count (PyTorch's
+/// ignore_index), where `ignores`.
+struct IgnoredLabel {
+  bool ignores = false;
+  int64_t index = 0;
+  MPCRT_HD bool operator()(int64_t label) const {
+    return ignores && label == index;
+  }
+};
+
 /// Pointwise losses: 0 mse, 1 bce_with_logits (PyTorch's stable form),
 /// 2 binary_cross_entropy (log clamped at -100, as PyTorch).
 template <typename A> MPCRT_HD A pointwiseLoss(int32_t kind, A x, A t) {

@@ -43,6 +43,10 @@ padded:  nn.Embedding(padding_idx=0) over ids a third of which are 0
 vectors: torch.matmul with 1-D operands: attention pooling by a learned
          vector ([B, S, 8] @ [8]), a vector times a matrix and a stack
          ([8] @ [8, 5], [5] @ [B, 5, S]) and a dot product ([8] @ [8])
+masked:  a masked-token objective with its loss in the graph, labels -100
+         (PyTorch's default ignore_index) at about half the positions,
+         [N, C, S] scores; masked-flat: [N S, C] rows ignoring class 0,
+         summed
 positions: embeddings of tokens and of torch.arange(x.shape[1]) expanded
          to the batch, exported with a dynamic batch and length (Range,
          Unsqueeze and Expand of shape entries, which the importer folds
@@ -286,6 +290,30 @@ class Padded(nn.Module):
         return self.head(self.emb(ids.long()).mean(1))
 
 
+class MaskedTokens(nn.Module):
+    """A masked-token objective with its loss in the graph: per-position
+    logits over a vocabulary of 12, cross-entropy against labels that are
+    -100 where a position is not predicted (PyTorch's default
+    ignore_index), as [N, C, S] scores (`flat`: as [N S, C] rows, ignoring
+    class 0, summed)."""
+
+    def __init__(self, flat):
+        super().__init__()
+        self.flat = flat
+        self.emb = nn.Embedding(12, 8)
+        self.mix = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 12)
+
+    def forward(self, ids, labels):
+        h = self.emb(ids.long())
+        logits = self.head(torch.tanh(self.mix(h) + h.mean(1, keepdim=True)))
+        if self.flat:
+            return F.cross_entropy(logits.reshape(-1, 12),
+                                   labels.long().reshape(-1), ignore_index=0,
+                                   reduction="sum")
+        return F.cross_entropy(logits.transpose(1, 2), labels.long())
+
+
 class Positions(nn.Module):
     def __init__(self):
         super().__init__()
@@ -354,6 +382,38 @@ def main():
     write_trace(out, "positions", sgd_trace(model.train(), ids, y, batch=4,
                                             steps=10, lr=0.05))
     export(out, "mobile-drop", Mobile(0.2), torch.randn(4, 3, 16, 16))
+    # Labels -100 (not predicted) at about half the positions.
+    ids = torch.randint(0, 12, (32, 6), dtype=torch.int32)
+    labels = torch.randint(0, 12, (32, 6), dtype=torch.int32)
+    labels[torch.rand(32, 6) < 0.5] = -100
+    numpy.savez(os.path.join(out, "masked-data.npz"), x=ids.numpy(),
+                y=labels.numpy())
+    for name, flat in (("masked", False), ("masked-flat", True)):
+        # The flat one ignores class 0 instead of -100: its -100 labels are
+        # 0 there.
+        targets = labels.clone()
+        if flat:
+            targets[targets == -100] = 0
+            numpy.savez(os.path.join(out, name + "-data.npz"), x=ids.numpy(),
+                        y=targets.numpy())
+        torch.manual_seed(7)
+        model = MaskedTokens(flat)
+        torch.onnx.export(copy.deepcopy(model), (ids[:4], targets[:4]),
+                          os.path.join(out, name + ".onnx"),
+                          input_names=["x", "y"], output_names=["loss"],
+                          opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        losses = []
+        for i in range(10):
+            k = i % 8
+            loss = model(ids[k * 4:(k + 1) * 4], targets[k * 4:(k + 1) * 4])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(float(loss))
+        write_trace(out, name, losses)
     # Token ids a third of which are the padding index 0.
     torch.manual_seed(6)
     model = Padded()

@@ -3608,7 +3608,6 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
   if (ignoreIndex && (*ignoreIndex < INT32_MIN || *ignoreIndex > INT32_MAX))
     return error(node, "ignore_index " + std::to_string(*ignoreIndex) +
                            " is beyond the 32-bit labels");
-  bool ignores = ignoreIndex && *ignoreIndex >= 0;
   bool logProbOut =
       !fromLogProbs && node.outputs.size() > 1 && !node.outputs[1].empty();
   // The log-likelihood of a LogSoftmax over the classes: mpc's fused
@@ -3626,29 +3625,43 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
     if (it == values.end() || it->second.ssa.empty())
       logSoftmax = nullptr;
   }
-  // PyTorch always exports ignore_index (-100): a negative one is no
-  // class, and the fused op stops the step at a label outside the
-  // classes instead of skipping it.
-  if (rank == 2 && how != "none" && !weighted && !ignores && !logProbOut &&
-      (!fromLogProbs || logSoftmax)) {
-    const Value &logits =
-        logSoftmax ? values.find(logSoftmax->inputs[0])->second : scores;
-    TensorType type{logits.type.element, {}, true};
-    std::string ssa = fresh();
-    line(ssa + " = mpc.cross_entropy " + logits.ssa + ", " + labels->ssa +
-         (how == "sum" ? " {reduction = #mpc<reduction sum>}" : "") + " : " +
-         mlirType(logits.type) + ", " + mlirType(labels->type));
-    return define(node, 0, ssa, type);
-  }
-  if (rank == 2)
-    return weightedCrossEntropy(node, fromLogProbs, scores, *labels, how,
-                                ignoreIndex, std::nullopt);
-  // [N, C, d...]: the classes last and every position a row, [N D, C]
-  // against [N D] labels; results shaped back.
+  // [N, C, d...] with d: the classes moved last.
   std::vector<int64_t> perm{0};
   for (int64_t d = 2; d < rank; ++d)
     perm.push_back(d);
   perm.push_back(1);
+  // The fused op (its ignore_index PyTorch's, which it always exports,
+  // -100 by default) where nothing else is asked for; with [N, C, d...]
+  // scores, of [N, d..., C] (a LogSoftmax's over the classes, axis 1).
+  if (how != "none" && !weighted && !logProbOut &&
+      (!fromLogProbs ||
+       (logSoftmax && (rank == 2 || intAttr(*logSoftmax, "axis", -1) == 1)))) {
+    Value logits =
+        logSoftmax ? values.find(logSoftmax->inputs[0])->second : scores;
+    if (rank > 2) {
+      TensorType moved = logits.type;
+      for (int64_t d = 0; d < rank; ++d)
+        moved.dims[d] = logits.type.dims[perm[d]];
+      logits.ssa = transposeOf(logits.ssa, logits.type, perm);
+      logits.type = moved;
+    }
+    std::string attrs;
+    if (ignoreIndex)
+      attrs = "ignore_index = " + std::to_string(*ignoreIndex);
+    if (how == "sum")
+      attrs += (attrs.empty() ? "" : ", ") +
+               std::string("reduction = #mpc<reduction sum>");
+    std::string ssa = fresh();
+    line(ssa + " = mpc.cross_entropy " + logits.ssa + ", " + labels->ssa +
+         (attrs.empty() ? "" : " {" + attrs + "}") + " : " +
+         mlirType(logits.type) + ", " + mlirType(labels->type));
+    return define(node, 0, ssa, TensorType{logits.type.element, {}, true});
+  }
+  if (rank == 2)
+    return weightedCrossEntropy(node, fromLogProbs, scores, *labels, how,
+                                ignoreIndex, std::nullopt);
+  // Written out: every position a row, [N D, C] against [N D] labels;
+  // results shaped back.
   TensorType last = scores.type;
   int64_t positions = 1;
   for (int64_t d = 0; d < rank; ++d)

@@ -157,36 +157,52 @@ inline bool isClass(int64_t y, int64_t classes) {
   return y >= 0 && y < classes;
 }
 
-/// 1 + the first row whose label is not a class, or 0.
+/// 1 + the first row whose label is neither a class nor ignored, or 0.
 inline int64_t firstBadLabel(const void *labels, int32_t bits, int64_t rows,
-                             int64_t classes) {
-  for (int64_t r = 0; r < rows; ++r)
-    if (!isClass(formulas::indexAt(labels, bits, r), classes))
+                             int64_t classes, formulas::IgnoredLabel ignored) {
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t y = formulas::indexAt(labels, bits, r);
+    if (!ignored(y) && !isClass(y, classes))
       return r + 1;
+  }
   return 0;
+}
+
+/// The rows whose label is not ignored.
+inline int64_t countedRows(const void *labels, int32_t bits, int64_t rows,
+                           formulas::IgnoredLabel ignored) {
+  int64_t counted = rows;
+  if (ignored.ignores)
+    for (int64_t r = 0; r < rows; ++r)
+      counted -= ignored(formulas::indexAt(labels, bits, r));
+  return counted;
 }
 
 template <typename T>
 int64_t crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
-                     int64_t rows, int64_t classes, bool mean) {
+                     int64_t rows, int64_t classes, bool mean,
+                     formulas::IgnoredLabel ignored) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  int64_t bad = firstBadLabel(labels, bits, rows, classes);
+  int64_t bad = firstBadLabel(labels, bits, rows, classes, ignored);
   // Each row's term in parallel, summed in row order.
   std::vector<A> terms(static_cast<size_t>(rows), A(0));
   parallelFor(rows, grainFor(4 * classes), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T *row = logits + r * classes;
       int64_t y = formulas::indexAt(labels, bits, r);
-      if (isClass(y, classes))
+      if (!ignored(y) && isClass(y, classes))
         terms[r] = logSumExp<T, A>(row, classes) - S::load(row[y]);
     }
   });
   A total = 0;
   for (int64_t r = 0; r < rows; ++r)
     total += terms[r];
-  // An empty batch has loss 0 (not the 0/0 of a mean over no rows).
-  *loss = S::store(mean && rows > 0 ? total / static_cast<A>(rows) : total);
+  // No row counted (an empty batch, every label ignored): loss 0, not the
+  // 0/0 of a mean over no rows.
+  int64_t counted = countedRows(labels, bits, rows, ignored);
+  *loss =
+      S::store(mean && counted > 0 ? total / static_cast<A>(counted) : total);
   return bad;
 }
 
@@ -208,26 +224,31 @@ template <typename T> int64_t argmax(const T *row, int64_t classes) {
 
 template <typename T>
 void accuracy(const T *logits, const void *labels, int32_t bits, float *out,
-              int64_t rows, int64_t classes) {
+              int64_t rows, int64_t classes, formulas::IgnoredLabel ignored) {
   int64_t correct = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    correct += argmax(logits + r * classes, classes) ==
-               formulas::indexAt(labels, bits, r);
-  *out = rows > 0 ? static_cast<float>(double(correct) / double(rows)) : 0.0f;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t y = formulas::indexAt(labels, bits, r);
+    correct += !ignored(y) && argmax(logits + r * classes, classes) == y;
+  }
+  int64_t counted = countedRows(labels, bits, rows, ignored);
+  *out = counted > 0 ? static_cast<float>(double(correct) / double(counted))
+                     : 0.0f;
 }
 
 template <typename T>
 int64_t crossEntropyBackward(const T *gradLoss, const T *logits,
                              const void *labels, int32_t bits, T *grad,
-                             int64_t rows, int64_t classes, bool mean) {
+                             int64_t rows, int64_t classes, bool mean,
+                             formulas::IgnoredLabel ignored) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  A scale = S::load(*gradLoss) / (mean ? static_cast<A>(rows) : A(1));
+  int64_t counted = mean ? countedRows(labels, bits, rows, ignored) : 1;
+  A scale = counted > 0 ? S::load(*gradLoss) / static_cast<A>(counted) : A(0);
   parallelFor(rows, grainFor(8 * classes), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T *row = logits + r * classes;
       int64_t y = formulas::indexAt(labels, bits, r);
-      if (!isClass(y, classes)) {
+      if (ignored(y) || !isClass(y, classes)) {
         std::fill(grad + r * classes, grad + (r + 1) * classes, S::store(A(0)));
         continue;
       }
@@ -238,7 +259,7 @@ int64_t crossEntropyBackward(const T *gradLoss, const T *logits,
       }
     }
   });
-  return firstBadLabel(labels, bits, rows, classes);
+  return firstBadLabel(labels, bits, rows, classes, ignored);
 }
 
 /// The adjoint of a max over the middle dimension: the gradient is shared
@@ -323,24 +344,26 @@ extern "C" {
   }                                                                            \
   int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
       const ABI_T *logits, const void *labels, int32_t bits, ABI_T *loss,      \
-      int64_t rows, int64_t classes, int32_t mean) {                           \
+      int64_t rows, int64_t classes, int32_t mean, int32_t ignores,            \
+      int64_t ignore_index) {                                                  \
     return crossEntropy(reinterpret_cast<const T *>(logits), labels, bits,     \
-                        reinterpret_cast<T *>(loss), rows, classes, mean);     \
+                        reinterpret_cast<T *>(loss), rows, classes, mean,      \
+                        {ignores != 0, ignore_index});                         \
   }                                                                            \
   int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const ABI_T *grad_loss, const ABI_T *logits, const void *labels,         \
-      int32_t bits, ABI_T *grad, int64_t rows, int64_t classes,                \
-      int32_t mean) {                                                          \
+      int32_t bits, ABI_T *grad, int64_t rows, int64_t classes, int32_t mean,  \
+      int32_t ignores, int64_t ignore_index) {                                 \
     return crossEntropyBackward(reinterpret_cast<const T *>(grad_loss),        \
                                 reinterpret_cast<const T *>(logits), labels,   \
                                 bits, reinterpret_cast<T *>(grad), rows,       \
-                                classes, mean);                                \
+                                classes, mean, {ignores != 0, ignore_index});  \
   }                                                                            \
-  void mpcrt_accuracy_##SUFFIX(const ABI_T *logits, const void *labels,        \
-                               int32_t bits, float *out, int64_t rows,         \
-                               int64_t classes) {                              \
+  void mpcrt_accuracy_##SUFFIX(                                                \
+      const ABI_T *logits, const void *labels, int32_t bits, float *out,       \
+      int64_t rows, int64_t classes, int32_t ignores, int64_t ignore_index) {  \
     accuracy(reinterpret_cast<const T *>(logits), labels, bits, out, rows,     \
-             classes);                                                         \
+             classes, {ignores != 0, ignore_index});                           \
   }
 MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE

@@ -570,23 +570,26 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
   }                                                                            \
   int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
       const T *logits, const void *labels, int32_t label_bits, T *loss,        \
-      int64_t rows, int64_t classes, int32_t mean) {                           \
+      int64_t rows, int64_t classes, int32_t mean, int32_t ignores,            \
+      int64_t ignore_index) {                                                  \
     crossEntropy(DTYPE, logits, labels, label_bits, loss, rows, classes,       \
-                 mean != 0);                                                   \
+                 mean != 0, {ignores != 0, ignore_index});                     \
     return 0;                                                                  \
   }                                                                            \
   int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const T *grad_loss, const T *logits, const void *labels,                 \
       int32_t label_bits, T *grad_logits, int64_t rows, int64_t classes,       \
-      int32_t mean) {                                                          \
+      int32_t mean, int32_t ignores, int64_t ignore_index) {                   \
     crossEntropyBackward(DTYPE, grad_loss, logits, labels, label_bits,         \
-                         grad_logits, rows, classes, mean != 0);               \
+                         grad_logits, rows, classes, mean != 0,                \
+                         {ignores != 0, ignore_index});                        \
     return 0;                                                                  \
   }                                                                            \
-  void mpcrt_accuracy_##SUFFIX(const T *logits, const void *labels,            \
-                               int32_t label_bits, float *out, int64_t rows,   \
-                               int64_t classes) {                              \
-    accuracy(DTYPE, logits, labels, label_bits, out, rows, classes);           \
+  void mpcrt_accuracy_##SUFFIX(                                                \
+      const T *logits, const void *labels, int32_t label_bits, float *out,     \
+      int64_t rows, int64_t classes, int32_t ignores, int64_t ignore_index) {  \
+    accuracy(DTYPE, logits, labels, label_bits, out, rows, classes,            \
+             {ignores != 0, ignore_index});                                    \
   }                                                                            \
   void mpcrt_layer_norm_##SUFFIX(const T *input, mpcrt_dtype param_dtype,      \
                                  const void *gamma, const void *beta,          \

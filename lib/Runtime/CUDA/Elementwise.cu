@@ -864,16 +864,19 @@ __global__ void softmaxDropoutBackwardKernel(G grad, In input, X gradInput,
 }
 
 /// Cross-entropy, pass 1: block r's row term, max + log(sum exp) - x[y]
-/// (0 for a label outside [0, classes), which pass 2 records).
+/// (0 for an ignored label, and for one outside [0, classes), which pass 2
+/// records).
 template <typename T, typename A>
 __global__ void crossEntropyRowsKernel(const T *logits, const void *labels,
                                        int32_t bits, A *terms, int64_t rows,
-                                       int64_t classes) {
+                                       int64_t classes,
+                                       formulas::IgnoredLabel ignored) {
   using S = Storage<T>;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T *row = logits + r * classes;
     int64_t y = formulas::indexAt(labels, bits, r);
-    if (y < 0 || y >= classes) { // the same branch for the whole block
+    // The same branch for the whole block.
+    if (ignored(y) || y < 0 || y >= classes) {
       if (threadIdx.x == 0)
         terms[r] = A(0);
       continue;
@@ -885,48 +888,77 @@ __global__ void crossEntropyRowsKernel(const T *logits, const void *labels,
   }
 }
 
+/// One block: the rows whose label is not ignored (exact below 2^53).
+__device__ int64_t countedRows(const void *labels, int32_t bits, int64_t rows,
+                               formulas::IgnoredLabel ignored) {
+  if (!ignored.ignores)
+    return rows;
+  double counted = 0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
+    counted += !ignored(formulas::indexAt(labels, bits, r));
+  return static_cast<int64_t>(blockReduce<double>(counted));
+}
+
 /// Pass 2, one block: the row terms summed in a fixed order (each thread's
-/// rows in turn, then the block's tree), and the first row whose label is
-/// outside [0, classes) recorded.
+/// rows in turn, then the block's tree), divided by the rows counted for a
+/// mean, and the first row whose label is neither ignored nor in [0,
+/// classes) recorded.
 template <typename T, typename A>
-__global__ void crossEntropySumKernel(const A *terms, const void *labels,
-                                      int32_t bits, T *loss, int64_t rows,
-                                      int64_t classes, bool mean,
-                                      unsigned long long *bad) {
+__global__ void
+crossEntropySumKernel(const A *terms, const void *labels, int32_t bits, T *loss,
+                      int64_t rows, int64_t classes, bool mean,
+                      formulas::IgnoredLabel ignored, unsigned long long *bad) {
   using S = Storage<T>;
   A total = 0;
   int64_t firstBad = -1;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
     total += terms[r];
     int64_t y = formulas::indexAt(labels, bits, r);
-    if ((y < 0 || y >= classes) && firstBad < 0)
+    if (!ignored(y) && (y < 0 || y >= classes) && firstBad < 0)
       firstBad = r;
   }
   total = blockReduce<A>(total);
   // The smallest bad row as the largest of the negated ones.
   double least = blockReduce<double, true>(
       firstBad < 0 ? -INFINITY : -static_cast<double>(firstBad));
+  int64_t counted = countedRows(labels, bits, rows, ignored);
   if (threadIdx.x == 0) {
     if (least != -INFINITY)
       recordError(bad, static_cast<int64_t>(-least));
-    // An empty batch has loss 0 (not the 0/0 of a mean over no rows).
-    *loss = S::store(mean && rows > 0 ? total / static_cast<A>(rows) : total);
+    // No row counted (an empty batch, every label ignored): loss 0, not
+    // the 0/0 of a mean over no rows.
+    *loss =
+        S::store(mean && counted > 0 ? total / static_cast<A>(counted) : total);
   }
 }
 
+/// The backward's divisor for a mean that ignores a label: the rows
+/// counted, in *counted.
+__global__ void crossEntropyCountKernel(const void *labels, int32_t bits,
+                                        int64_t rows,
+                                        formulas::IgnoredLabel ignored,
+                                        int64_t *counted) {
+  int64_t n = countedRows(labels, bits, rows, ignored);
+  if (threadIdx.x == 0)
+    *counted = n;
+}
+
+/// `counted`: the mean's divisor where a label is ignored (null: rows).
 template <typename T>
-__global__ void crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
-                                           const void *labels, int32_t bits,
-                                           T *grad, int64_t classes,
-                                           int64_t rows, bool mean,
-                                           unsigned long long *bad) {
+__global__ void
+crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
+                           const void *labels, int32_t bits, T *grad,
+                           int64_t classes, int64_t rows, bool mean,
+                           formulas::IgnoredLabel ignored,
+                           const int64_t *counted, unsigned long long *bad) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  A scale = S::load(*gradLoss) / (mean ? static_cast<A>(rows) : A(1));
+  int64_t divisor = !mean ? 1 : counted ? *counted : rows;
+  A scale = divisor > 0 ? S::load(*gradLoss) / static_cast<A>(divisor) : A(0);
   const T *row = logits + blockIdx.x * classes;
   int64_t y = formulas::indexAt(labels, bits, blockIdx.x);
-  if (y < 0 || y >= classes) {
-    if (threadIdx.x == 0)
+  if (ignored(y) || y < 0 || y >= classes) {
+    if (threadIdx.x == 0 && !ignored(y))
       recordError(bad, blockIdx.x);
     for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
       grad[blockIdx.x * classes + c] = S::store(A(0));
@@ -1815,7 +1847,7 @@ void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
 
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   int32_t labelBits, void *loss, int64_t rows, int64_t classes,
-                  bool mean) {
+                  bool mean, formulas::IgnoredLabel ignored) {
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
@@ -1824,11 +1856,11 @@ void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
     auto *terms = reinterpret_cast<A *>(
         scratchF32((rows > 0 ? rows : 1) * int64_t(sizeof(A) / 4)));
     crossEntropyRowsKernel<T, A><<<blocksFor(rows, 1), kThreads, 0, stream()>>>(
-        static_cast<const T *>(logits), labels, labelBits, terms, rows,
-        classes);
+        static_cast<const T *>(logits), labels, labelBits, terms, rows, classes,
+        ignored);
     crossEntropySumKernel<T, A><<<1, kThreads, 0, stream()>>>(
         terms, labels, labelBits, static_cast<T *>(loss), rows, classes, mean,
-        &deviceErrors()->label);
+        ignored, &deviceErrors()->label);
   });
   MPCRT_CUDA_LAUNCHED("cross_entropy");
 }
@@ -1839,7 +1871,8 @@ void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
 template <typename T>
 __global__ void accuracyCountKernel(const T *logits, const void *labels,
                                     int32_t bits, unsigned *count, int64_t rows,
-                                    int64_t classes) {
+                                    int64_t classes,
+                                    formulas::IgnoredLabel ignored) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using Warp = RowTeam<true>;
@@ -1876,44 +1909,63 @@ __global__ void accuracyCountKernel(const T *logits, const void *labels,
         index = otherIndex;
       }
     }
-    if (lane == 0 && index == formulas::indexAt(labels, bits, r))
+    int64_t y = formulas::indexAt(labels, bits, r);
+    if (lane == 0 && !ignored(y) && index == y)
       atomicAdd(count, 1u);
   }
 }
 
-__global__ void accuracyFinishKernel(float *accuracy, int64_t rows) {
-  unsigned count = *reinterpret_cast<unsigned *>(accuracy);
-  *accuracy =
-      rows > 0 ? static_cast<float>(double(count) / double(rows)) : 0.0f;
+/// One block: the correct rows' count over the rows counted (0 of none).
+__global__ void accuracyFinishKernel(float *accuracy, const void *labels,
+                                     int32_t bits, int64_t rows,
+                                     formulas::IgnoredLabel ignored) {
+  int64_t counted = countedRows(labels, bits, rows, ignored);
+  if (threadIdx.x == 0) {
+    unsigned count = *reinterpret_cast<unsigned *>(accuracy);
+    *accuracy = counted > 0
+                    ? static_cast<float>(double(count) / double(counted))
+                    : 0.0f;
+  }
 }
 
 void accuracy(mpcrt_dtype dtype, const void *logits, const void *labels,
-              int32_t labelBits, float *out, int64_t rows, int64_t classes) {
+              int32_t labelBits, float *out, int64_t rows, int64_t classes,
+              formulas::IgnoredLabel ignored) {
   zero(out, sizeof(float));
   if (rows > 0)
     dispatch(dtype, [&](auto *t) {
       using T = MPCRT_TYPE(t);
       accuracyCountKernel<T><<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
           static_cast<const T *>(logits), labels, labelBits,
-          reinterpret_cast<unsigned *>(out), rows, classes);
+          reinterpret_cast<unsigned *>(out), rows, classes, ignored);
     });
-  accuracyFinishKernel<<<1, 1, 0, stream()>>>(out, rows);
+  accuracyFinishKernel<<<1, kThreads, 0, stream()>>>(out, labels, labelBits,
+                                                     rows, ignored);
   MPCRT_CUDA_LAUNCHED("accuracy");
 }
 
 void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
                           const void *logits, const void *labels,
                           int32_t labelBits, void *gradLogits, int64_t rows,
-                          int64_t classes, bool mean) {
+                          int64_t classes, bool mean,
+                          formulas::IgnoredLabel ignored) {
   if (rows == 0)
     return;
+  // A mean that ignores a label divides by the rows counted (one block
+  // counts them into the f32 scratch buffer's first 8 bytes).
+  int64_t *counted = nullptr;
+  if (mean && ignored.ignores) {
+    counted = reinterpret_cast<int64_t *>(scratchF32(2));
+    crossEntropyCountKernel<<<1, kThreads, 0, stream()>>>(
+        labels, labelBits, rows, ignored, counted);
+  }
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     crossEntropyBackwardKernel<T>
         <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
             static_cast<const T *>(gradLoss), static_cast<const T *>(logits),
             labels, labelBits, static_cast<T *>(gradLogits), classes, rows,
-            mean, &deviceErrors()->label);
+            mean, ignored, counted, &deviceErrors()->label);
   });
   MPCRT_CUDA_LAUNCHED("cross_entropy_backward");
 }

@@ -217,11 +217,12 @@ void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
                             mpcrt_dtype resultType, void *gradInput,
                             int64_t rows, int64_t cols, double scale, double p,
                             uint64_t seed, const int64_t *step);
-/// A row whose label is outside [0, classes) adds nothing (its gradient
-/// row is zero) and is recorded on the device (see takeDeviceErrors).
+/// A row whose label is ignored adds nothing and is not counted; another
+/// whose label is outside [0, classes) adds nothing (its gradient row is
+/// zero) and is recorded on the device (see takeDeviceErrors).
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   int32_t labelBits, void *loss, int64_t rows, int64_t classes,
-                  bool mean);
+                  bool mean, formulas::IgnoredLabel ignored = {});
 /// Numerics checks (see mpcrt_numerics_* and mpcrt_check_numerics).
 void numericsBegin(int32_t *first, float *amax, int64_t count);
 void checkNumerics(int64_t numTensors, const mpcrt_dtype *dtypes,
@@ -232,11 +233,13 @@ void numericsEnd(const int32_t *first, int64_t count, const int64_t *step,
                  int64_t *events, const float *amax, float *eventAmax);
 /// Top-1 accuracy (see mpcrt_accuracy_*); rows < 2^31.
 void accuracy(mpcrt_dtype dtype, const void *logits, const void *labels,
-              int32_t labelBits, float *out, int64_t rows, int64_t classes);
+              int32_t labelBits, float *out, int64_t rows, int64_t classes,
+              formulas::IgnoredLabel ignored = {});
 void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
                           const void *logits, const void *labels,
                           int32_t labelBits, void *gradLogits, int64_t rows,
-                          int64_t classes, bool mean);
+                          int64_t classes, bool mean,
+                          formulas::IgnoredLabel ignored = {});
 /// mean and rstd are f32 (f64 for f64 inputs).
 void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *output, void *mean,

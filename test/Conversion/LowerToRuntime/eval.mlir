@@ -1,5 +1,5 @@
 // The evaluation step in the lowering: mpc.accuracy as mpcrt_accuracy
-// (rows, classes, label width), the step behind mpc_eval (not counting
+// (rows, classes, label width, the loss's ignore_index: 1, -1), the step behind mpc_eval (not counting
 // steps), its scalar results in the descriptor's eval_outputs. Without one,
 // mpc_eval does nothing and eval_outputs is empty.
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-eval-step --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s
@@ -9,7 +9,7 @@
 
 // CHECK-LABEL: func.func @eval_step(
 // 2 x 4 rows of 10 classes, i64 labels.
-// CHECK: call @mpcrt_accuracy_f32(%{{.*}}, %{{.*}}, %c64_i32{{(_[0-9]+)?}}, %{{.*}}, %c8_i64{{(_[0-9]+)?}}, %c10_i64{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_accuracy_f32(%{{.*}}, %{{.*}}, %c64_i32{{(_[0-9]+)?}}, %{{.*}}, %c8_i64{{(_[0-9]+)?}}, %c10_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c-1_i64{{(_[0-9]+)?}})
 // CHECK-NOT: mpcrt_increment_step
 // CHECK: return
 // CHECK-LABEL: func.func @mpc_eval(
@@ -25,6 +25,6 @@ ml_program.global private mutable @w(#mpc.init<xavier_uniform>) : tensor<16x10xf
 func.func @loss(%x: tensor<2x4x16xf32>, %y: tensor<2x4xi64>) -> tensor<f32> {
   %w = ml_program.global_load @w : tensor<16x10xf32>
   %0 = mpc.matmul %x, %w : tensor<2x4x16xf32>, tensor<16x10xf32>
-  %l = mpc.cross_entropy %0, %y : tensor<2x4x10xf32>, tensor<2x4xi64>
+  %l = mpc.cross_entropy %0, %y {ignore_index = -1} : tensor<2x4x10xf32>, tensor<2x4xi64>
   return %l : tensor<f32>
 }

@@ -489,3 +489,35 @@ func.func @check_numerics_nothing() {
   "mpc.check_numerics"() {indices = array<i64>} : () -> ()
   return
 }
+
+// -----
+
+func.func @ce_ignore_index_past_i32(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{'mpc.cross_entropy' op expects an ignore_index that 32-bit labels can hold, got 4294967296}}
+  %0 = mpc.cross_entropy %l, %y {ignore_index = 4294967296} : tensor<4x10xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @ce_backward_ignore_index_past_i32(%g: tensor<f32>, %l: tensor<4x10xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{'mpc.cross_entropy_backward' op expects an ignore_index that 32-bit labels can hold, got -2147483649}}
+  %0 = mpc.cross_entropy_backward %g, %l, %y {ignore_index = -2147483649} : tensor<f32>, tensor<4x10xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @accuracy_ignore_index_past_i32(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{'mpc.accuracy' op expects an ignore_index that 32-bit labels can hold, got 2147483648}}
+  %0 = mpc.accuracy %l, %y {ignore_index = 2147483648} : tensor<4x10xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @ce_ignore_index_float(%l: tensor<4x10xf32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'mpc.cross_entropy' op attribute 'ignore_index' failed to satisfy constraint: 64-bit signless integer attribute}}
+  %0 = mpc.cross_entropy %l, %y {ignore_index = 1.5 : f32} : tensor<4x10xf32>, tensor<4xi64>
+  return
+}

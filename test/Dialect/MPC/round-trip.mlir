@@ -355,6 +355,12 @@ func.func @losses(%logits: tensor<2x4x10xf32>, %labels: tensor<2x4xi64>, %p: ten
   %acc = mpc.accuracy %logits, %labels : tensor<2x4x10xf32>, tensor<2x4xi64>
   // CHECK: mpc.cross_entropy_backward %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
   %1 = mpc.cross_entropy_backward %g, %logits, %labels : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
+  // CHECK: mpc.cross_entropy %{{.*}}, %{{.*}} {ignore_index = -100 : i64, reduction = #mpc<reduction sum>} : tensor<2x4x10xf32>, tensor<2x4xi64>
+  %ig = mpc.cross_entropy %logits, %labels {ignore_index = -100, reduction = #mpc<reduction sum>} : tensor<2x4x10xf32>, tensor<2x4xi64>
+  // CHECK: mpc.cross_entropy_backward %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 0 : i64} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
+  %igb = mpc.cross_entropy_backward %g, %logits, %labels {ignore_index = 0} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
+  // CHECK: mpc.accuracy %{{.*}}, %{{.*}} {ignore_index = -1 : i64} : tensor<2x4x10xf32>, tensor<2x4xi64>
+  %igacc = mpc.accuracy %logits, %labels {ignore_index = -1} : tensor<2x4x10xf32>, tensor<2x4xi64>
   // CHECK: mpc.mse %{{.*}}, %{{.*}} {reduction = #mpc<reduction sum>} : tensor<8xf32>, tensor<8xf32>
   %2 = mpc.mse %p, %t {reduction = #mpc<reduction sum>} : tensor<8xf32>, tensor<8xf32>
   // CHECK: mpc.mse_backward

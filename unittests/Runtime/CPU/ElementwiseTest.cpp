@@ -271,58 +271,80 @@ TEST_P(ElementwiseTest, CrossEntropyAndItsGradient) {
   std::vector<int64_t> labels(rows);
   for (int64_t i = 0; i < rows * classes; ++i)
     logits.set(i, draw(-8, 8));
-  for (auto &y : labels)
-    y = rng() % classes;
   dloss.set(0, 1.5);
-  auto lossOf = [&](const std::vector<double> &x, bool mean) {
-    double total = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      double max = -INFINITY, sum = 0;
-      for (int64_t c = 0; c < classes; ++c)
-        max = std::fmax(max, x[r * classes + c]);
-      for (int64_t c = 0; c < classes; ++c)
-        sum += std::exp(x[r * classes + c] - max);
-      total += max + std::log(sum) - x[r * classes + labels[r]];
-    }
-    return mean ? total / rows : total;
-  };
   std::vector<double> x(rows * classes);
   for (int64_t i = 0; i < rows * classes; ++i)
     x[i] = logits.at(i);
-  for (int mean = 0; mean < 2; ++mean) {
-    if (dtype == MPCRT_F32) {
-      mpcrt_cross_entropy_f32(as<float>(logits), labels.data(), 64,
-                              as<float>(loss), rows, classes, mean);
-      mpcrt_cross_entropy_backward_f32(as<float>(dloss), as<float>(logits),
-                                       labels.data(), 64, as<float>(grad), rows,
-                                       classes, mean);
-    } else {
-      DISPATCH(mpcrt_cross_entropy, dtype, as<uint16_t>(logits), labels.data(),
-               64, as<uint16_t>(loss), rows, classes, mean);
-      DISPATCH(mpcrt_cross_entropy_backward, dtype, as<uint16_t>(dloss),
-               as<uint16_t>(logits), labels.data(), 64, as<uint16_t>(grad),
-               rows, classes, mean);
+  // Without ignore_index; ignoring -100 (a third of the rows); ignoring a
+  // class (3).
+  for (int ignoring = 0; ignoring < 3; ++ignoring) {
+    SCOPED_TRACE("ignoring " + std::to_string(ignoring));
+    int32_t ignores = ignoring > 0;
+    int64_t ignoreIndex = ignoring == 1 ? -100 : 3;
+    for (int64_t r = 0; r < rows; ++r)
+      labels[r] = ignoring == 1 && rng() % 3 == 0 ? -100 : rng() % classes;
+    auto counted = [&](int64_t r) {
+      return !ignores || labels[r] != ignoreIndex;
+    };
+    auto lossOf = [&](const std::vector<double> &x, bool mean) {
+      double total = 0;
+      int64_t n = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        if (!counted(r))
+          continue;
+        ++n;
+        double max = -INFINITY, sum = 0;
+        for (int64_t c = 0; c < classes; ++c)
+          max = std::fmax(max, x[r * classes + c]);
+        for (int64_t c = 0; c < classes; ++c)
+          sum += std::exp(x[r * classes + c] - max);
+        total += max + std::log(sum) - x[r * classes + labels[r]];
+      }
+      return mean && n > 0 ? total / n : total;
+    };
+    for (int mean = 0; mean < 2; ++mean) {
+      if (dtype == MPCRT_F32) {
+        ASSERT_EQ(mpcrt_cross_entropy_f32(as<float>(logits), labels.data(), 64,
+                                          as<float>(loss), rows, classes, mean,
+                                          ignores, ignoreIndex),
+                  0);
+        ASSERT_EQ(mpcrt_cross_entropy_backward_f32(
+                      as<float>(dloss), as<float>(logits), labels.data(), 64,
+                      as<float>(grad), rows, classes, mean, ignores,
+                      ignoreIndex),
+                  0);
+      } else {
+        DISPATCH(mpcrt_cross_entropy, dtype, as<uint16_t>(logits),
+                 labels.data(), 64, as<uint16_t>(loss), rows, classes, mean,
+                 ignores, ignoreIndex);
+        DISPATCH(mpcrt_cross_entropy_backward, dtype, as<uint16_t>(dloss),
+                 as<uint16_t>(logits), labels.data(), 64, as<uint16_t>(grad),
+                 rows, classes, mean, ignores, ignoreIndex);
+      }
+      double ref = lossOf(x, mean);
+      ASSERT_NEAR(loss.at(0), ref,
+                  roundoff(dtype) * std::fabs(ref) +
+                      1e-5 * (1 + std::fabs(ref)));
+      auto fd = numericGradient(x, [&] { return 1.5 * lossOf(x, mean); });
+      for (int64_t i = 0; i < rows * classes; ++i)
+        ASSERT_NEAR(grad.at(i), fd[i],
+                    roundoff(dtype) * std::fabs(fd[i]) +
+                        1e-6 * (1 + std::fabs(fd[i])))
+            << "mean " << mean << " element " << i;
     }
-    double ref = lossOf(x, mean);
-    ASSERT_NEAR(loss.at(0), ref,
-                roundoff(dtype) * std::fabs(ref) + 1e-5 * (1 + std::fabs(ref)));
-    auto fd = numericGradient(x, [&] { return 1.5 * lossOf(x, mean); });
-    for (int64_t i = 0; i < rows * classes; ++i)
-      ASSERT_NEAR(grad.at(i), fd[i],
-                  roundoff(dtype) * std::fabs(fd[i]) +
-                      1e-6 * (1 + std::fabs(fd[i])))
-          << "mean " << mean << " element " << i;
+    // 32-bit labels read the same rows.
+    std::vector<int32_t> labels32(labels.begin(), labels.end());
+    Buffer loss32(dtype, 1);
+    if (dtype == MPCRT_F32)
+      mpcrt_cross_entropy_f32(as<float>(logits), labels32.data(), 32,
+                              as<float>(loss32), rows, classes, 1, ignores,
+                              ignoreIndex);
+    else
+      DISPATCH(mpcrt_cross_entropy, dtype, as<uint16_t>(logits),
+               labels32.data(), 32, as<uint16_t>(loss32), rows, classes, 1,
+               ignores, ignoreIndex);
+    EXPECT_EQ(loss32.at(0), loss.at(0));
   }
-  // 32-bit labels read the same rows.
-  std::vector<int32_t> labels32(labels.begin(), labels.end());
-  Buffer loss32(dtype, 1);
-  if (dtype == MPCRT_F32)
-    mpcrt_cross_entropy_f32(as<float>(logits), labels32.data(), 32,
-                            as<float>(loss32), rows, classes, 1);
-  else
-    DISPATCH(mpcrt_cross_entropy, dtype, as<uint16_t>(logits), labels32.data(),
-             32, as<uint16_t>(loss32), rows, classes, 1);
-  EXPECT_EQ(loss32.at(0), loss.at(0));
 }
 
 TEST(CrossEntropyLabels, OutOfRangeLabelsAreReportedAndNeverRead) {
@@ -335,7 +357,7 @@ TEST(CrossEntropyLabels, OutOfRangeLabelsAreReportedAndNeverRead) {
   std::vector<int32_t> labels = {0, 3, 4, 1, -1, 2};
   float loss = 0, one = 1;
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
-                                    rows, classes, 0),
+                                    rows, classes, 0, 0, 0),
             3);
   double want = 0;
   for (int64_t r : {0, 1, 3, 5}) {
@@ -346,23 +368,48 @@ TEST(CrossEntropyLabels, OutOfRangeLabelsAreReportedAndNeverRead) {
   }
   EXPECT_NEAR(loss, want, 1e-5);
   EXPECT_EQ(mpcrt_cross_entropy_backward_f32(&one, logits.data(), labels.data(),
-                                             32, grad.data(), rows, classes, 0),
+                                             32, grad.data(), rows, classes, 0,
+                                             0, 0),
             3);
   for (int64_t c = 0; c < classes; ++c) {
     EXPECT_EQ(grad[2 * classes + c], 0.0f);
     EXPECT_EQ(grad[4 * classes + c], 0.0f);
     EXPECT_NE(grad[0 * classes + c], 7.0f);
   }
+  // Ignoring -1: row 4 is not reported, row 2 still is.
+  EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
+                                    rows, classes, 0, 1, -1),
+            3);
+  EXPECT_EQ(mpcrt_cross_entropy_backward_f32(&one, logits.data(), labels.data(),
+                                             32, grad.data(), rows, classes, 0,
+                                             1, -1),
+            3);
+  EXPECT_EQ(grad[4 * classes], 0.0f);
   labels[2] = 1;
+  EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
+                                    rows, classes, 1, 1, -1),
+            0);
   labels[4] = 0;
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
-                                    rows, classes, 1),
+                                    rows, classes, 1, 0, 0),
             0);
-  // An empty batch has loss 0, not NaN.
+  // An empty batch has loss 0, not NaN; so has a batch whose every label
+  // is ignored, and its gradient is zero.
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss, 0,
-                                    classes, 1),
+                                    classes, 1, 0, 0),
             0);
   EXPECT_EQ(loss, 0.0f);
+  std::vector<int32_t> ignored(rows, -100);
+  EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), ignored.data(), 32, &loss,
+                                    rows, classes, 1, 1, -100),
+            0);
+  EXPECT_EQ(loss, 0.0f);
+  EXPECT_EQ(mpcrt_cross_entropy_backward_f32(&one, logits.data(),
+                                             ignored.data(), 32, grad.data(),
+                                             rows, classes, 1, 1, -100),
+            0);
+  for (float g : grad)
+    EXPECT_EQ(g, 0.0f);
 }
 
 TEST_P(ElementwiseTest, AccuracyIsTheFirstArgmaxAgainstTheLabels) {
@@ -399,21 +446,47 @@ TEST_P(ElementwiseTest, AccuracyIsTheFirstArgmaxAgainstTheLabels) {
   float got = -1;
   if (dtype == MPCRT_F32)
     mpcrt_accuracy_f32(as<float>(logits), labels.data(), 32, &got, rows,
-                       classes);
+                       classes, 0, 0);
   else
     DISPATCH(mpcrt_accuracy, dtype, as<uint16_t>(logits), labels.data(), 32,
-             &got, rows, classes);
+             &got, rows, classes, 0, 0);
   EXPECT_EQ(got, static_cast<float>(double(correct) / rows));
   // 64-bit labels give the same.
   std::vector<int64_t> wide(labels.begin(), labels.end());
   float got64 = -1;
   if (dtype == MPCRT_F32)
     mpcrt_accuracy_f32(as<float>(logits), wide.data(), 64, &got64, rows,
-                       classes);
+                       classes, 0, 0);
   else
     DISPATCH(mpcrt_accuracy, dtype, as<uint16_t>(logits), wide.data(), 64,
-             &got64, rows, classes);
+             &got64, rows, classes, 0, 0);
   EXPECT_EQ(got64, got);
+  // Ignoring -1 (row 6) and class 2: those rows are not counted.
+  for (int64_t ignore : {int64_t(-1), int64_t(2)}) {
+    int64_t right = 0, counted = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (labels[r] == ignore)
+        continue;
+      int64_t best = 0;
+      for (int64_t c = 1; c < classes; ++c) {
+        double v = logits.at(r * classes + c),
+               b = logits.at(r * classes + best);
+        if (!std::isnan(b) && (std::isnan(v) || v > b))
+          best = c;
+      }
+      right += best == labels[r];
+      ++counted;
+    }
+    ASSERT_LT(counted, rows);
+    if (dtype == MPCRT_F32)
+      mpcrt_accuracy_f32(as<float>(logits), labels.data(), 32, &got, rows,
+                         classes, 1, ignore);
+    else
+      DISPATCH(mpcrt_accuracy, dtype, as<uint16_t>(logits), labels.data(), 32,
+               &got, rows, classes, 1, ignore);
+    EXPECT_EQ(got, static_cast<float>(double(right) / counted))
+        << "ignoring " << ignore;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, ElementwiseTest,

@@ -383,11 +383,12 @@ TEST_F(Elementwise, BadLabelsAreSkippedAndRecordedAsTheReferenceDoes) {
   std::vector<float> wantGrad(rows * cols);
   const float *x = reinterpret_cast<const float *>(in.bytes.data());
   // The reference reports the first bad row and skips every bad one.
-  ASSERT_EQ(
-      mpcrt_cross_entropy_f32(x, labels.data(), 64, &wantLoss, rows, cols, 1),
-      6);
+  ASSERT_EQ(mpcrt_cross_entropy_f32(x, labels.data(), 64, &wantLoss, rows, cols,
+                                    1, 0, 0),
+            6);
   ASSERT_EQ(mpcrt_cross_entropy_backward_f32(&one, x, labels.data(), 64,
-                                             wantGrad.data(), rows, cols, 1),
+                                             wantGrad.data(), rows, cols, 1, 0,
+                                             0),
             6);
   for (int64_t c = 0; c < cols; ++c)
     ASSERT_EQ(wantGrad[20 * cols + c], 0.0f);
@@ -413,6 +414,29 @@ TEST_F(Elementwise, BadLabelsAreSkippedAndRecordedAsTheReferenceDoes) {
         << "gradient element " << i;
   for (int64_t c = 0; c < cols; ++c)
     ASSERT_EQ(got[5 * cols + c], 0.0f);
+  // Ignoring -1: row 20 is neither recorded nor counted by the mean; row 5
+  // still is recorded.
+  ASSERT_EQ(mpcrt_cross_entropy_f32(x, labels.data(), 64, &wantLoss, rows, cols,
+                                    1, 1, -1),
+            6);
+  ASSERT_EQ(mpcrt_cross_entropy_backward_f32(&one, x, labels.data(), 64,
+                                             wantGrad.data(), rows, cols, 1, 1,
+                                             -1),
+            6);
+  crossEntropy(MPCRT_F32, dIn, dLabels, 64, loss, rows, cols, true, {true, -1});
+  EXPECT_EQ(takeDeviceErrors().label, 6);
+  crossEntropyBackward(MPCRT_F32, upload(std::vector<float>{1}), dIn, dLabels,
+                       64, grad, rows, cols, true, {true, -1});
+  EXPECT_EQ(takeDeviceErrors().label, 6);
+  EXPECT_NEAR(download(loss, 1)[0], wantLoss,
+              rows * cols * 0x1p-23 * 16 * std::fabs(wantLoss));
+  got = download(grad, rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    ASSERT_NEAR(got[i], wantGrad[i],
+                8 * 0x1p-23 + 8 * 0x1p-23 * std::fabs(wantGrad[i]))
+        << "gradient element " << i << ", ignoring -1";
+  for (int64_t c = 0; c < cols; ++c)
+    ASSERT_EQ(got[20 * cols + c], 0.0f);
 }
 
 TEST_F(Elementwise, AccuracyMatchesTheReference) {
@@ -434,15 +458,24 @@ TEST_F(Elementwise, AccuracyMatchesTheReference) {
                    std::to_string(int(d)));
       std::vector<uint8_t> bytes(f.size() * bytesOf(d));
       mpcrt_cast(MPCRT_F32, f.data(), d, bytes.data(), f.size());
-      float want = -1;
-      if (d == MPCRT_F32)
-        mpcrt_accuracy_f32(f.data(), labels.data(), 32, &want, rows, classes);
-      else
-        mpcrt_accuracy_f16(reinterpret_cast<const uint16_t *>(bytes.data()),
-                           labels.data(), 32, &want, rows, classes);
-      float *out = deviceBuffer<float>(1);
-      accuracy(d, upload(bytes), upload(labels), 32, out, rows, classes);
-      EXPECT_EQ(download(out, 1)[0], want); // a count: exact
+      // Without ignore_index, and ignoring class 1.
+      for (mpcrt::formulas::IgnoredLabel ignored :
+           {mpcrt::formulas::IgnoredLabel{},
+            mpcrt::formulas::IgnoredLabel{true, 1}}) {
+        float want = -1;
+        if (d == MPCRT_F32)
+          mpcrt_accuracy_f32(f.data(), labels.data(), 32, &want, rows, classes,
+                             ignored.ignores, ignored.index);
+        else
+          mpcrt_accuracy_f16(reinterpret_cast<const uint16_t *>(bytes.data()),
+                             labels.data(), 32, &want, rows, classes,
+                             ignored.ignores, ignored.index);
+        float *out = deviceBuffer<float>(1);
+        accuracy(d, upload(bytes), upload(labels), 32, out, rows, classes,
+                 ignored);
+        // A count: exact.
+        EXPECT_EQ(download(out, 1)[0], want) << "ignoring " << ignored.ignores;
+      }
     }
   }
 }
@@ -559,6 +592,8 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         l = label(rng);
       Buffer gradLoss = randomBuffer(rng, d, 1, 0.5, 2);
       for (int log : {0, 1}) {
+        // The mean ignores the first row's class (every row of it).
+        mpcrt::formulas::IgnoredLabel ignored{log == 1, labels[0]};
         Buffer want{d, std::vector<uint8_t>(rows * cols * bytesOf(d))};
         Buffer wantBack = want;
         Buffer wantLoss{d, std::vector<uint8_t>(bytesOf(d))};
@@ -574,11 +609,13 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         reinterpret_cast<T *>(wantBack.bytes.data()), rows, cols, log);        \
     mpcrt_cross_entropy_##SUFFIX(                                              \
         reinterpret_cast<const T *>(in.bytes.data()), labels.data(), 32,       \
-        reinterpret_cast<T *>(wantLoss.bytes.data()), rows, cols, log);        \
+        reinterpret_cast<T *>(wantLoss.bytes.data()), rows, cols, log,         \
+        ignored.ignores, ignored.index);                                       \
     mpcrt_cross_entropy_backward_##SUFFIX(                                     \
         reinterpret_cast<const T *>(gradLoss.bytes.data()),                    \
         reinterpret_cast<const T *>(in.bytes.data()), labels.data(), 32,       \
-        reinterpret_cast<T *>(wantGrad.bytes.data()), rows, cols, log);        \
+        reinterpret_cast<T *>(wantGrad.bytes.data()), rows, cols, log,         \
+        ignored.ignores, ignored.index);                                       \
   } while (0)
         MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
@@ -600,13 +637,13 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         // (log selects mean reduction here, to cover both.)
         int32_t *dLabels = upload(labels);
         uint8_t *loss = deviceBuffer<uint8_t>(bytesOf(d));
-        crossEntropy(d, dIn, dLabels, 32, loss, rows, cols, log);
+        crossEntropy(d, dIn, dLabels, 32, loss, rows, cols, log, ignored);
         expectClose(
             wantLoss, download(loss, bytesOf(d)), ulps,
             [&](size_t) { return rows * rowSum * 16; }, "cross entropy");
         uint8_t *grad = deviceBuffer<uint8_t>(want.bytes.size());
         crossEntropyBackward(d, upload(gradLoss.bytes), dIn, dLabels, 32, grad,
-                             rows, cols, log);
+                             rows, cols, log, ignored);
         expectClose(
             wantGrad, download(grad, want.bytes.size()), ulps,
             [&](size_t) { return rowSum * 2; }, "cross entropy backward");

@@ -1559,12 +1559,29 @@ static LogicalResult checkLossOperands(Value inputValue, Value targetValue,
   return success();
 }
 
+/// An ignore_index that 32-bit labels can hold (another would never match).
+static LogicalResult checkIgnoreIndex(IntegerAttr ignore, Value target,
+                                      const Diag &diag) {
+  if (!ignore ||
+      !cast<RankedTensorType>(target.getType()).getElementType().isInteger(32))
+    return success();
+  int64_t v = ignore.getInt();
+  if (v < std::numeric_limits<int32_t>::min() ||
+      v > std::numeric_limits<int32_t>::max())
+    return diag("expects an ignore_index that 32-bit labels can hold, got ", v);
+  return success();
+}
+
 template <bool ClassIndices, typename Adaptor>
 static LogicalResult inferLoss(Adaptor adaptor, const Diag &diag,
                                SmallVectorImpl<Type> &results) {
   if (failed(checkLossOperands(adaptor.getInput(), adaptor.getTarget(),
                                ClassIndices, diag)))
     return failure();
+  if constexpr (ClassIndices)
+    if (failed(checkIgnoreIndex(adaptor.getIgnoreIndexAttr(),
+                                adaptor.getTarget(), diag)))
+      return failure();
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   results.push_back(RankedTensorType::get({}, input.getElementType()));
   return success();
@@ -1576,6 +1593,10 @@ static LogicalResult inferLossBackward(Adaptor adaptor, const Diag &diag,
   if (failed(checkLossOperands(adaptor.getInput(), adaptor.getTarget(),
                                ClassIndices, diag)))
     return failure();
+  if constexpr (ClassIndices)
+    if (failed(checkIgnoreIndex(adaptor.getIgnoreIndexAttr(),
+                                adaptor.getTarget(), diag)))
+      return failure();
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto grad = staticTensor(adaptor.getGrad(), "grad", diag);
   if (failed(grad))
@@ -1608,8 +1629,11 @@ LogicalResult AccuracyOp::inferReturnTypes(MLIRContext *context,
                                            std::optional<Location> loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
   if (failed(checkLossOperands(adaptor.getInput(), adaptor.getTarget(), true,
-                               Diag(loc, getOperationName()))))
+                               diag)) ||
+      failed(checkIgnoreIndex(adaptor.getIgnoreIndexAttr(), adaptor.getTarget(),
+                              diag)))
     return failure();
   results.push_back(RankedTensorType::get({}, Float32Type::get(context)));
   return success();

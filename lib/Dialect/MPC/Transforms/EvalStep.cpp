@@ -96,8 +96,9 @@ struct EvalStepPass : public mpc::impl::EvalStepPassBase<EvalStepPass> {
     SmallVector<StringRef> names{"loss"};
     b.setInsertionPoint(ret);
     if (auto ce = ret.getOperand(0).getDefiningOp<CrossEntropyOp>()) {
-      results.push_back(
-          AccuracyOp::create(b, ce.getLoc(), ce.getInput(), ce.getTarget()));
+      results.push_back(AccuracyOp::create(b, ce.getLoc(), ce.getInput(),
+                                           ce.getTarget(),
+                                           ce.getIgnoreIndexAttr()));
       names.push_back("accuracy");
     }
     func::ReturnOp::create(b, ret.getLoc(), results);

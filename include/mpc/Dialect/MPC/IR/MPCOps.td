@@ -1390,9 +1390,40 @@ class MPC_LossBackwardOp<string mnemonic, string forward, Type targetType,
 def MPC_CrossEntropyOp : MPC_LossOp<"cross_entropy",
     "Softmax cross-entropy of logits against integer class labels",
     "integer labels with the logits' shape less the last (class) dimension",
-    MPC_IndexTensor, "tensor<64xi32>">;
+    MPC_IndexTensor, "tensor<64xi32>"> {
+  let description = [{
+    Returns a rank-0 loss of the input's element type: the rows' terms
+    `logsumexp(x_r) - x_r[y_r]` (the rows are the logits' leading
+    dimensions) reduced by `reduction` (`mean`, the default, or `sum`).
+    Targets: integer labels with the logits' shape less the last (class)
+    dimension.
+
+    With `ignore_index` (PyTorch's, which defaults to -100 there and is
+    absent here unless given), a row whose label is that value adds nothing
+    to the loss or its gradient and is not counted by the mean: the mean is
+    over the other rows, 0 where there are none (PyTorch's is NaN then). A
+    row whose label is neither that value nor in `[0, classes)` stops the
+    step with an error naming the op.
+
+    ```mlir
+    %loss = mpc.cross_entropy %x, %t : tensor<64x10xf32>, tensor<64xi32>
+    %masked = mpc.cross_entropy %x, %t {ignore_index = -100 : i64}
+        : tensor<64x10xf32>, tensor<64xi32>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$input, MPC_IndexTensor:$target,
+                       DefaultValuedAttr<MPC_ReductionAttr,
+                           "::mlir::mpc::Reduction::Mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+}
 def MPC_CrossEntropyBackwardOp : MPC_LossBackwardOp<"cross_entropy_backward",
-    "cross_entropy", MPC_IndexTensor, "tensor<64xi32>">;
+    "cross_entropy", MPC_IndexTensor, "tensor<64xi32>"> {
+  let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
+                       MPC_IndexTensor:$target,
+                       DefaultValuedAttr<MPC_ReductionAttr,
+                           "::mlir::mpc::Reduction::Mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+}
 def MPC_AccuracyOp : MPC_Op<"accuracy", "Fp32", [Pure,
     MPC_InferTypeOpAdaptor]> {
   let summary = "Top-1 accuracy of logits against integer class labels";
@@ -1401,14 +1432,17 @@ def MPC_AccuracyOp : MPC_Op<"accuracy", "Fp32", [Pure,
     index of the row's largest logit, the first one on ties (PyTorch's
     `(logits.argmax(-1) == labels).float().mean()`), as a rank-0 f32. A NaN
     logit counts as the largest; a label outside `[0, classes)` counts as
-    wrong (the loss beside it reports it). Evaluation steps compute it next
-    to a cross-entropy loss; it has no gradient.
+    wrong (the loss beside it reports it). With `ignore_index`, the rows
+    whose label is that value are not counted (the fraction is of the
+    others, 0 where there are none). Evaluation steps compute it next to a
+    cross-entropy loss, with its `ignore_index`; it has no gradient.
 
     ```mlir
     %acc = mpc.accuracy %logits, %labels : tensor<64x10xf32>, tensor<64xi32>
     ```
   }];
-  let arguments = (ins MPC_FloatTensor:$input, MPC_IndexTensor:$target);
+  let arguments = (ins MPC_FloatTensor:$input, MPC_IndexTensor:$target,
+                       OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs MPC_FloatTensor:$result);
   let assemblyFormat =
       "$input `,` $target attr-dict `:` type($input) `,` type($target)";

@@ -289,9 +289,13 @@ LogicalResult crossEntropy(Op op, bool backward, Lowering &l) {
   SmallVector<Value> args;
   if constexpr (std::is_same_v<Op, CrossEntropyBackwardOp>)
     args.push_back(l.ptr(op.getGrad()));
+  std::optional<int64_t> ignored;
+  if (IntegerAttr attr = op.getIgnoreIndexAttr())
+    ignored = attr.getInt();
   args.append({l.ptr(op.getInput()), l.ptr(op.getTarget()),
                l.i32(labels.getElementTypeBitWidth()), out, l.i64(rows),
-               l.i64(classes), l.i32(mean)});
+               l.i64(classes), l.i32(mean), l.i32(ignored.has_value()),
+               l.i64(ignored.value_or(0))});
   Value code = l.call(std::string("mpcrt_cross_entropy_") +
                           (backward ? "backward_" : "") + t,
                       args, /*returnsI64=*/true);
@@ -309,10 +313,14 @@ LogicalResult accuracy(AccuracyOp op, Lowering &l) {
   if (rows >= (int64_t(1) << 31))
     return op.emitOpError("is lowered for fewer than 2^31 rows, got ") << rows;
   auto labels = tensorType(op.getTarget());
+  std::optional<int64_t> ignored;
+  if (IntegerAttr attr = op.getIgnoreIndexAttr())
+    ignored = attr.getInt();
   l.call("mpcrt_accuracy_" + suffix(logits.getElementType()),
          {l.ptr(op.getInput()), l.ptr(op.getTarget()),
           l.i32(labels.getElementTypeBitWidth()), out, l.i64(rows),
-          l.i64(classes)});
+          l.i64(classes), l.i32(ignored.has_value()),
+          l.i64(ignored.value_or(0))});
   return success();
 }
 
