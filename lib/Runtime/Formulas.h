@@ -155,6 +155,19 @@ struct IgnoredLabel {
   }
 };
 
+/// PyTorch's label smoothing `epsilon` of a cross-entropy over `classes`:
+/// the target is (1 - epsilon) on the label plus epsilon / classes on
+/// every class, so a row's term is lse - (1 - epsilon) x[y] - epsilon
+/// mean(x) and its gradient p - (1 - epsilon) [c == y] - epsilon / classes.
+template <typename A> struct LabelSmoothing {
+  A onLabel = 1, onEach = 0; // the target's weights
+  MPCRT_HD LabelSmoothing(double epsilon, int64_t classes)
+      : onLabel(A(1 - epsilon)), onEach(A(epsilon / double(classes))) {}
+  MPCRT_HD A target(bool isLabel) const {
+    return (isLabel ? onLabel : A(0)) + onEach;
+  }
+};
+
 /// Pointwise losses: 0 mse, 1 bce_with_logits (PyTorch's stable form),
 /// 2 binary_cross_entropy (log clamped at -100, as PyTorch).
 template <typename A> MPCRT_HD A pointwiseLoss(int32_t kind, A x, A t) {

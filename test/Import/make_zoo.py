@@ -47,6 +47,9 @@ masked:  a masked-token objective with its loss in the graph, labels -100
          (PyTorch's default ignore_index) at about half the positions,
          [N, C, S] scores; masked-flat: [N S, C] rows ignoring class 0,
          summed
+smooth:  a two-layer MLP trained with label_smoothing 0.1 and
+         ignore_index -100 (a quarter of the labels), which the export
+         cannot carry (the importer's --label-smoothing, --ignore-index)
 positions: embeddings of tokens and of torch.arange(x.shape[1]) expanded
          to the batch, exported with a dynamic batch and length (Range,
          Unsqueeze and Expand of shape entries, which the importer folds
@@ -382,6 +385,28 @@ def main():
     write_trace(out, "positions", sgd_trace(model.train(), ids, y, batch=4,
                                             steps=10, lr=0.05))
     export(out, "mobile-drop", Mobile(0.2), torch.randn(4, 3, 16, 16))
+    # PyTorch's label smoothing (0.1) and ignore_index (-100 for a quarter
+    # of the labels), which the export cannot carry: given to the importer.
+    torch.manual_seed(8)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 5))
+    x = torch.randn(32, 8)
+    smooth_labels = torch.randint(0, 5, (32,), dtype=torch.int32)
+    smooth_labels[torch.rand(32) < 0.25] = -100
+    export(out, "smooth", model, x)
+    numpy.savez(os.path.join(out, "smooth-data.npz"), x=x.numpy(),
+                y=smooth_labels.numpy())
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    losses = []
+    for i in range(10):
+        k = i % 8
+        loss = F.cross_entropy(model(x[k * 4:(k + 1) * 4]),
+                               smooth_labels[k * 4:(k + 1) * 4].long(),
+                               ignore_index=-100, label_smoothing=0.1)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    write_trace(out, "smooth", losses)
     # Labels -100 (not predicted) at about half the positions.
     ids = torch.randint(0, 12, (32, 6), dtype=torch.int32)
     labels = torch.randint(0, 12, (32, 6), dtype=torch.int32)

@@ -197,6 +197,9 @@ CASES = {
     "cross_entropy": ([("a", "3x5", -2, 2)],
                       "%lab = mpc.constant dense<[1, 4, 0]> : tensor<3xi32>\n"
                       "  %y = mpc.cross_entropy %a, %lab : tensor<3x5xf64>, tensor<3xi32>", ""),
+    "cross_entropy_ignored_smoothed": ([("a", "4x5", -2, 2)],
+                                       "%lab = mpc.constant dense<[1, -100, 4, 0]> : tensor<4xi32>\n"
+                                       "  %y = mpc.cross_entropy %a, %lab {ignore_index = -100, label_smoothing = 0.2} : tensor<4x5xf64>, tensor<4xi32>", ""),
     "mse": ([("a", "6", -1, 1), ("t", "6", -1, 1)],
             "%y = mpc.mse %a, %t : tensor<6xf64>, tensor<6xf64>", ""),
     "bce_with_logits": ([("a", "6", -2, 2)],

@@ -4722,8 +4722,15 @@ std::string Emitter::run(std::string &mlir) {
             "}" + at(options.labels, 0);
     currentName = "loss";
     currentIndex = graph.nodes.size();
-    line("%loss = mpc." + options.loss + " " + logits.ssa +
-         ", %labels : " + mlirType(logits.type) + ", " + mlirType(labelType));
+    std::string attrs;
+    if (options.ignoreIndex)
+      attrs = "ignore_index = " + std::to_string(*options.ignoreIndex);
+    if (options.labelSmoothing != 0)
+      attrs += (attrs.empty() ? "" : ", ") + std::string("label_smoothing = ") +
+               floatLiteral(options.labelSmoothing);
+    line("%loss = mpc." + options.loss + " " + logits.ssa + ", %labels" +
+         (attrs.empty() ? "" : " {" + attrs + "}") + " : " +
+         mlirType(logits.type) + ", " + mlirType(labelType));
     results = "%loss";
     resultTypes = "tensor<" + mlirElement(logits.type.element) + ">";
   } else {

@@ -9,7 +9,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ struct ImportOptions {
   /// The graph input holding the integer class labels (with --loss); it
   /// becomes the function's last argument, tensor<B x i32>.
   std::string labels;
+  /// With --loss cross_entropy: its label_smoothing and ignore_index.
+  double labelSmoothing = 0;
+  std::optional<int64_t> ignoreIndex;
   /// Float initializers whose names match become trainable globals; the
   /// others become constants.
   std::string trainable = ".*";

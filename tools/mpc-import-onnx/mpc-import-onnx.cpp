@@ -56,6 +56,16 @@ static cl::opt<std::string> labels(
              "last argument (i32, one per row of the logits); a graph input "
              "of that name is replaced by it"),
     cl::init(""), cl::cat(category));
+static cl::opt<double> labelSmoothing(
+    "label-smoothing",
+    cl::desc("With --loss cross_entropy: PyTorch's label_smoothing, in [0, 1] "
+             "(ONNX has none to export)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<int64_t> ignoreIndex(
+    "ignore-index",
+    cl::desc("With --loss cross_entropy: the label whose rows add nothing "
+             "(PyTorch's ignore_index, e.g. -100)"),
+    cl::cat(category));
 static cl::opt<std::string> trainable(
     "trainable",
     cl::desc("Regex over initializer names: the float ones that match become "
@@ -120,6 +130,18 @@ int main(int argc, char **argv) {
                 loss + "'");
   if (!loss.empty() && labels.empty())
     return fail("--loss needs --labels NAME (the labels' or targets' input)");
+  bool smoothing = labelSmoothing.getNumOccurrences() > 0,
+       ignoring = ignoreIndex.getNumOccurrences() > 0;
+  if ((smoothing || ignoring) && loss != "cross_entropy")
+    return fail(
+        std::string(smoothing ? "--label-smoothing" : "--ignore-index") +
+        " needs --loss cross_entropy");
+  if (!(labelSmoothing >= 0 && labelSmoothing <= 1))
+    return fail("--label-smoothing must be in [0, 1], not " +
+                std::to_string(labelSmoothing.getValue()));
+  if (ignoring && (ignoreIndex < INT32_MIN || ignoreIndex > INT32_MAX))
+    return fail("--ignore-index must fit the 32-bit labels, not " +
+                std::to_string(ignoreIndex.getValue()));
 
   Graph graph;
   if (std::string err = loadModel(inputFile, shapes, graph); !err.empty())
@@ -128,6 +150,9 @@ int main(int argc, char **argv) {
   options.function = function;
   options.loss = loss;
   options.labels = labels;
+  options.labelSmoothing = labelSmoothing;
+  if (ignoring)
+    options.ignoreIndex = ignoreIndex;
   options.trainable = trainable;
   options.frozen = frozen;
   for (const std::string &spec : paddingIdx) {

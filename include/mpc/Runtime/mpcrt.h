@@ -253,7 +253,8 @@ typedef enum mpcrt_reduce_op {
       const T *grad, const T *input, const T *max, T *grad_input,              \
       int64_t outer, int64_t reduced, int64_t inner);                          \
   /* Softmax cross-entropy of [rows, classes] logits against integer labels    \
-   * (label_bits 32 or 64); mean (1) or sum (0) over the rows counted: with    \
+   * (label_bits 32 or 64), the target smoothed by `label_smoothing` in [0,    \
+   * 1] (PyTorch's); mean (1) or sum (0) over the rows counted: with           \
    * `ignores`, a row whose label is `ignore_index` adds nothing and is not    \
    * counted (its gradient row is zero; a mean over no row is 0). Another      \
    * row whose label is outside [0, classes) adds nothing either (its          \
@@ -263,11 +264,12 @@ typedef enum mpcrt_reduce_op {
   int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
       const T *logits, const void *labels, int32_t label_bits, T *loss,        \
       int64_t rows, int64_t classes, int32_t mean, int32_t ignores,            \
-      int64_t ignore_index);                                                   \
+      int64_t ignore_index, double label_smoothing);                           \
   int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const T *grad_loss, const T *logits, const void *labels,                 \
       int32_t label_bits, T *grad_logits, int64_t rows, int64_t classes,       \
-      int32_t mean, int32_t ignores, int64_t ignore_index);                    \
+      int32_t mean, int32_t ignores, int64_t ignore_index,                     \
+      double label_smoothing);                                                 \
   /* Top-1 accuracy of [rows, classes] logits against integer labels: the      \
    * fraction of the rows counted (with `ignores`, those whose label is not    \
    * `ignore_index`; 0 of none) whose label is the first index of the row's    \

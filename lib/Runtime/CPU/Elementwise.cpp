@@ -181,18 +181,28 @@ inline int64_t countedRows(const void *labels, int32_t bits, int64_t rows,
 template <typename T>
 int64_t crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
                      int64_t rows, int64_t classes, bool mean,
-                     formulas::IgnoredLabel ignored) {
+                     formulas::IgnoredLabel ignored, double smoothing) {
   using S = Storage<T>;
   using A = typename S::Acc;
   int64_t bad = firstBadLabel(labels, bits, rows, classes, ignored);
-  // Each row's term in parallel, summed in row order.
+  formulas::LabelSmoothing<A> target(smoothing, classes);
+  // Each row's term in parallel, summed in row order: lse minus the
+  // target-weighted logits (x[y] alone without smoothing).
   std::vector<A> terms(static_cast<size_t>(rows), A(0));
   parallelFor(rows, grainFor(4 * classes), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T *row = logits + r * classes;
       int64_t y = formulas::indexAt(labels, bits, r);
-      if (!ignored(y) && isClass(y, classes))
-        terms[r] = logSumExp<T, A>(row, classes) - S::load(row[y]);
+      if (ignored(y) || !isClass(y, classes))
+        continue;
+      A picked = target.onLabel * S::load(row[y]);
+      if (smoothing != 0) {
+        A sum = 0;
+        for (int64_t c = 0; c < classes; ++c)
+          sum += S::load(row[c]);
+        picked += target.onEach * sum;
+      }
+      terms[r] = logSumExp<T, A>(row, classes) - picked;
     }
   });
   A total = 0;
@@ -239,9 +249,10 @@ template <typename T>
 int64_t crossEntropyBackward(const T *gradLoss, const T *logits,
                              const void *labels, int32_t bits, T *grad,
                              int64_t rows, int64_t classes, bool mean,
-                             formulas::IgnoredLabel ignored) {
+                             formulas::IgnoredLabel ignored, double smoothing) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  formulas::LabelSmoothing<A> target(smoothing, classes);
   int64_t counted = mean ? countedRows(labels, bits, rows, ignored) : 1;
   A scale = counted > 0 ? S::load(*gradLoss) / static_cast<A>(counted) : A(0);
   parallelFor(rows, grainFor(8 * classes), [&](int64_t r0, int64_t r1) {
@@ -255,7 +266,7 @@ int64_t crossEntropyBackward(const T *gradLoss, const T *logits,
       A lse = logSumExp<T, A>(row, classes);
       for (int64_t c = 0; c < classes; ++c) {
         A p = std::exp(S::load(row[c]) - lse);
-        grad[r * classes + c] = S::store(scale * (p - (c == y ? A(1) : A(0))));
+        grad[r * classes + c] = S::store(scale * (p - target.target(c == y)));
       }
     }
   });
@@ -345,19 +356,20 @@ extern "C" {
   int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
       const ABI_T *logits, const void *labels, int32_t bits, ABI_T *loss,      \
       int64_t rows, int64_t classes, int32_t mean, int32_t ignores,            \
-      int64_t ignore_index) {                                                  \
+      int64_t ignore_index, double label_smoothing) {                          \
     return crossEntropy(reinterpret_cast<const T *>(logits), labels, bits,     \
                         reinterpret_cast<T *>(loss), rows, classes, mean,      \
-                        {ignores != 0, ignore_index});                         \
+                        {ignores != 0, ignore_index}, label_smoothing);        \
   }                                                                            \
   int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const ABI_T *grad_loss, const ABI_T *logits, const void *labels,         \
       int32_t bits, ABI_T *grad, int64_t rows, int64_t classes, int32_t mean,  \
-      int32_t ignores, int64_t ignore_index) {                                 \
+      int32_t ignores, int64_t ignore_index, double label_smoothing) {         \
     return crossEntropyBackward(reinterpret_cast<const T *>(grad_loss),        \
                                 reinterpret_cast<const T *>(logits), labels,   \
                                 bits, reinterpret_cast<T *>(grad), rows,       \
-                                classes, mean, {ignores != 0, ignore_index});  \
+                                classes, mean, {ignores != 0, ignore_index},   \
+                                label_smoothing);                              \
   }                                                                            \
   void mpcrt_accuracy_##SUFFIX(                                                \
       const ABI_T *logits, const void *labels, int32_t bits, float *out,       \

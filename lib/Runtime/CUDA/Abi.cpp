@@ -571,18 +571,19 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
   int64_t mpcrt_cross_entropy_##SUFFIX(                                        \
       const T *logits, const void *labels, int32_t label_bits, T *loss,        \
       int64_t rows, int64_t classes, int32_t mean, int32_t ignores,            \
-      int64_t ignore_index) {                                                  \
+      int64_t ignore_index, double label_smoothing) {                          \
     crossEntropy(DTYPE, logits, labels, label_bits, loss, rows, classes,       \
-                 mean != 0, {ignores != 0, ignore_index});                     \
+                 mean != 0, {ignores != 0, ignore_index}, label_smoothing);    \
     return 0;                                                                  \
   }                                                                            \
   int64_t mpcrt_cross_entropy_backward_##SUFFIX(                               \
       const T *grad_loss, const T *logits, const void *labels,                 \
       int32_t label_bits, T *grad_logits, int64_t rows, int64_t classes,       \
-      int32_t mean, int32_t ignores, int64_t ignore_index) {                   \
+      int32_t mean, int32_t ignores, int64_t ignore_index,                     \
+      double label_smoothing) {                                                \
     crossEntropyBackward(DTYPE, grad_loss, logits, labels, label_bits,         \
                          grad_logits, rows, classes, mean != 0,                \
-                         {ignores != 0, ignore_index});                        \
+                         {ignores != 0, ignore_index}, label_smoothing);       \
     return 0;                                                                  \
   }                                                                            \
   void mpcrt_accuracy_##SUFFIX(                                                \

@@ -863,15 +863,16 @@ __global__ void softmaxDropoutBackwardKernel(G grad, In input, X gradInput,
   }
 }
 
-/// Cross-entropy, pass 1: block r's row term, max + log(sum exp) - x[y]
-/// (0 for an ignored label, and for one outside [0, classes), which pass 2
-/// records).
+/// Cross-entropy, pass 1: block r's row term, max + log(sum exp) minus
+/// the target-weighted logits (x[y] without label smoothing; 0 for an
+/// ignored label, and for one outside [0, classes), which pass 2 records).
 template <typename T, typename A>
-__global__ void crossEntropyRowsKernel(const T *logits, const void *labels,
-                                       int32_t bits, A *terms, int64_t rows,
-                                       int64_t classes,
-                                       formulas::IgnoredLabel ignored) {
+__global__ void
+crossEntropyRowsKernel(const T *logits, const void *labels, int32_t bits,
+                       A *terms, int64_t rows, int64_t classes,
+                       formulas::IgnoredLabel ignored, double smoothing) {
   using S = Storage<T>;
+  formulas::LabelSmoothing<A> target(smoothing, classes);
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T *row = logits + r * classes;
     int64_t y = formulas::indexAt(labels, bits, r);
@@ -883,8 +884,14 @@ __global__ void crossEntropyRowsKernel(const T *logits, const void *labels,
     }
     A max, sum;
     rowStatistics<T, A>(row, classes, max, sum);
+    A each = 0;
+    if (smoothing != 0) { // the same branch for the whole block
+      for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+        each += S::load(row[c]);
+      each = target.onEach * blockReduce<A>(each);
+    }
     if (threadIdx.x == 0)
-      terms[r] = max + log(sum) - S::load(row[y]);
+      terms[r] = max + log(sum) - (target.onLabel * S::load(row[y]) + each);
   }
 }
 
@@ -949,10 +956,11 @@ __global__ void
 crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
                            const void *labels, int32_t bits, T *grad,
                            int64_t classes, int64_t rows, bool mean,
-                           formulas::IgnoredLabel ignored,
+                           formulas::IgnoredLabel ignored, double smoothing,
                            const int64_t *counted, unsigned long long *bad) {
   using S = Storage<T>;
   using A = typename S::Acc;
+  formulas::LabelSmoothing<A> target(smoothing, classes);
   int64_t divisor = !mean ? 1 : counted ? *counted : rows;
   A scale = divisor > 0 ? S::load(*gradLoss) / static_cast<A>(divisor) : A(0);
   const T *row = logits + blockIdx.x * classes;
@@ -970,7 +978,7 @@ crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) {
     A p = exp(S::load(row[c]) - lse);
     grad[blockIdx.x * classes + c] =
-        S::store(scale * (p - (c == y ? A(1) : A(0))));
+        S::store(scale * (p - target.target(c == y)));
   }
 }
 
@@ -1847,7 +1855,7 @@ void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
 
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   int32_t labelBits, void *loss, int64_t rows, int64_t classes,
-                  bool mean, formulas::IgnoredLabel ignored) {
+                  bool mean, formulas::IgnoredLabel ignored, double smoothing) {
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
@@ -1857,7 +1865,7 @@ void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
         scratchF32((rows > 0 ? rows : 1) * int64_t(sizeof(A) / 4)));
     crossEntropyRowsKernel<T, A><<<blocksFor(rows, 1), kThreads, 0, stream()>>>(
         static_cast<const T *>(logits), labels, labelBits, terms, rows, classes,
-        ignored);
+        ignored, smoothing);
     crossEntropySumKernel<T, A><<<1, kThreads, 0, stream()>>>(
         terms, labels, labelBits, static_cast<T *>(loss), rows, classes, mean,
         ignored, &deviceErrors()->label);
@@ -1948,7 +1956,7 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
                           const void *logits, const void *labels,
                           int32_t labelBits, void *gradLogits, int64_t rows,
                           int64_t classes, bool mean,
-                          formulas::IgnoredLabel ignored) {
+                          formulas::IgnoredLabel ignored, double smoothing) {
   if (rows == 0)
     return;
   // A mean that ignores a label divides by the rows counted (one block
@@ -1965,7 +1973,7 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
         <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
             static_cast<const T *>(gradLoss), static_cast<const T *>(logits),
             labels, labelBits, static_cast<T *>(gradLogits), classes, rows,
-            mean, ignored, counted, &deviceErrors()->label);
+            mean, ignored, smoothing, counted, &deviceErrors()->label);
   });
   MPCRT_CUDA_LAUNCHED("cross_entropy_backward");
 }

@@ -219,10 +219,12 @@ void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
                             uint64_t seed, const int64_t *step);
 /// A row whose label is ignored adds nothing and is not counted; another
 /// whose label is outside [0, classes) adds nothing (its gradient row is
-/// zero) and is recorded on the device (see takeDeviceErrors).
+/// zero) and is recorded on the device (see takeDeviceErrors). `smoothing`:
+/// PyTorch's label_smoothing.
 void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
                   int32_t labelBits, void *loss, int64_t rows, int64_t classes,
-                  bool mean, formulas::IgnoredLabel ignored = {});
+                  bool mean, formulas::IgnoredLabel ignored = {},
+                  double smoothing = 0);
 /// Numerics checks (see mpcrt_numerics_* and mpcrt_check_numerics).
 void numericsBegin(int32_t *first, float *amax, int64_t count);
 void checkNumerics(int64_t numTensors, const mpcrt_dtype *dtypes,
@@ -239,7 +241,8 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
                           const void *logits, const void *labels,
                           int32_t labelBits, void *gradLogits, int64_t rows,
                           int64_t classes, bool mean,
-                          formulas::IgnoredLabel ignored = {});
+                          formulas::IgnoredLabel ignored = {},
+                          double smoothing = 0);
 /// mean and rstd are f32 (f64 for f64 inputs).
 void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *output, void *mean,

@@ -99,11 +99,14 @@ func.func @dropout_mixed(%x: tensor<8x8xf32>) -> tensor<8x8xf16> {
 
 // CHECK-LABEL: func.func @losses(
 // Cross-entropy: 6 rows (2x3) of 10 classes, 64-bit labels, mean (1), no
-// label ignored (0, 0); the backward ignores -100 (1, -100). Labels
-// outside [0, 10) stop the step, naming the op's location.
-// CHECK: %[[CE:.*]] = call @mpcrt_cross_entropy_f32(%{{.*}}, %{{.*}}, %c64_i32, %{{.*}}, %c6_i64, %c10_i64, %c1_i32, %c0_i32{{(_[0-9]+)?}}, %c0_i64{{(_[0-9]+)?}})
+// label ignored (0, 0), no label smoothing (0.0); the backward ignores -100
+// (1, -100) and smooths by 0.1. Labels outside [0, 10) stop the step,
+// naming the op's location.
+// CHECK: %[[NONE:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK: %[[CE:.*]] = call @mpcrt_cross_entropy_f32(%{{.*}}, %{{.*}}, %c64_i32, %{{.*}}, %c6_i64, %c10_i64, %c1_i32, %c0_i32{{(_[0-9]+)?}}, %c0_i64{{(_[0-9]+)?}}, %[[NONE]])
 // CHECK: call @mpcrt_check_label(%[[CE]], %c10_i64{{(_[0-9]+)?}}, %{{.*}})
-// CHECK: %[[CEB:.*]] = call @mpcrt_cross_entropy_backward_f32(%{{.*}}, %{{.*}}, %{{.*}}, %c64_i32{{(_[0-9]+)?}}, %{{.*}}, %c6_i64{{(_[0-9]+)?}}, %c10_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c-100_i64{{(_[0-9]+)?}})
+// CHECK: %[[TENTH:.*]] = arith.constant 1.000000e-01 : f64
+// CHECK: %[[CEB:.*]] = call @mpcrt_cross_entropy_backward_f32(%{{.*}}, %{{.*}}, %{{.*}}, %c64_i32{{(_[0-9]+)?}}, %{{.*}}, %c6_i64{{(_[0-9]+)?}}, %c10_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c-100_i64{{(_[0-9]+)?}}, %[[TENTH]])
 // CHECK: call @mpcrt_check_label(%[[CEB]], %c10_i64{{(_[0-9]+)?}}, %{{.*}})
 // MSE (kind 0) summed (0), BCE with logits (kind 1) backward, mean:
 // CHECK: call @mpcrt_pointwise_loss_f32(%c0_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %{{.*}}, %c60_i64, %c0_i32{{(_[0-9]+)?}})
@@ -111,7 +114,7 @@ func.func @dropout_mixed(%x: tensor<8x8xf32>) -> tensor<8x8xf16> {
 func.func @losses(%logits: tensor<2x3x10xf32>, %labels: tensor<2x3xi64>, %t: tensor<2x3x10xf32>) -> (tensor<f32>, tensor<2x3x10xf32>, tensor<f32>, tensor<2x3x10xf32>) {
   %l = mpc.cross_entropy %logits, %labels : tensor<2x3x10xf32>, tensor<2x3xi64>
   %one = mpc.constant dense<1.0> : tensor<f32>
-  %d = mpc.cross_entropy_backward %one, %logits, %labels {ignore_index = -100} : tensor<f32>, tensor<2x3x10xf32>, tensor<2x3xi64>
+  %d = mpc.cross_entropy_backward %one, %logits, %labels {ignore_index = -100, label_smoothing = 0.1} : tensor<f32>, tensor<2x3x10xf32>, tensor<2x3xi64>
   %m = mpc.mse %logits, %t {reduction = #mpc<reduction sum>} : tensor<2x3x10xf32>, tensor<2x3x10xf32>
   %b = mpc.bce_with_logits_backward %one, %logits, %t : tensor<f32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>
   return %l, %d, %m, %b : tensor<f32>, tensor<2x3x10xf32>, tensor<f32>, tensor<2x3x10xf32>

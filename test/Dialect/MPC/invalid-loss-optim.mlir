@@ -521,3 +521,19 @@ func.func @ce_ignore_index_float(%l: tensor<4x10xf32>, %y: tensor<4xi64>) {
   %0 = mpc.cross_entropy %l, %y {ignore_index = 1.5 : f32} : tensor<4x10xf32>, tensor<4xi64>
   return
 }
+
+// -----
+
+func.func @ce_label_smoothing_past_one(%l: tensor<4x10xf32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'mpc.cross_entropy' op expects a label_smoothing in [0, 1], got 1.500000e+00}}
+  %0 = mpc.cross_entropy %l, %y {label_smoothing = 1.5} : tensor<4x10xf32>, tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @ce_backward_label_smoothing_negative(%g: tensor<f32>, %l: tensor<4x10xf32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'mpc.cross_entropy_backward' op expects a label_smoothing in [0, 1], got -2.500000e-01}}
+  %0 = mpc.cross_entropy_backward %g, %l, %y {label_smoothing = -0.25} : tensor<f32>, tensor<4x10xf32>, tensor<4xi64>
+  return
+}

@@ -359,6 +359,10 @@ func.func @losses(%logits: tensor<2x4x10xf32>, %labels: tensor<2x4xi64>, %p: ten
   %ig = mpc.cross_entropy %logits, %labels {ignore_index = -100, reduction = #mpc<reduction sum>} : tensor<2x4x10xf32>, tensor<2x4xi64>
   // CHECK: mpc.cross_entropy_backward %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 0 : i64} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
   %igb = mpc.cross_entropy_backward %g, %logits, %labels {ignore_index = 0} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
+  // CHECK: mpc.cross_entropy %{{.*}}, %{{.*}} {label_smoothing = 1.000000e-01 : f64} : tensor<2x4x10xf32>, tensor<2x4xi64>
+  %sm = mpc.cross_entropy %logits, %labels {label_smoothing = 0.1} : tensor<2x4x10xf32>, tensor<2x4xi64>
+  // CHECK: mpc.cross_entropy_backward %{{.*}}, %{{.*}}, %{{.*}} {label_smoothing = 1.000000e+00 : f64} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
+  %smb = mpc.cross_entropy_backward %g, %logits, %labels {label_smoothing = 1.0} : tensor<f32>, tensor<2x4x10xf32>, tensor<2x4xi64>
   // CHECK: mpc.accuracy %{{.*}}, %{{.*}} {ignore_index = -1 : i64} : tensor<2x4x10xf32>, tensor<2x4xi64>
   %igacc = mpc.accuracy %logits, %labels {ignore_index = -1} : tensor<2x4x10xf32>, tensor<2x4xi64>
   // CHECK: mpc.mse %{{.*}}, %{{.*}} {reduction = #mpc<reduction sum>} : tensor<8xf32>, tensor<8xf32>

@@ -210,17 +210,18 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
 
 // -----
 
-// cross_entropy with ignore_index: the backward ignores the same label.
+// cross_entropy with ignore_index and label smoothing: the backward
+// ignores the same label and smooths the same way.
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %[[LAB:.*]] = mpc.constant dense<[1, -100, 0]> : tensor<3xi32>
-// CHECK: mpc.cross_entropy_backward %{{.*}}, %p_a, %[[LAB]] {ignore_index = -100 : i64, reduction = #mpc<reduction sum>} : tensor<f64>, tensor<3x5xf64>, tensor<3xi32>
+// CHECK: mpc.cross_entropy_backward %{{.*}}, %p_a, %[[LAB]] {ignore_index = -100 : i64, label_smoothing = 2.500000e-01 : f64, reduction = #mpc<reduction sum>} : tensor<f64>, tensor<3x5xf64>, tensor<3xi32>
 ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = -2.0, high = 2.0>) : tensor<3x5xf64>
 ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<f64>
 func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
   %a = ml_program.global_load @p_a : tensor<3x5xf64>
   %rw = ml_program.global_load @r : tensor<f64>
   %lab = mpc.constant dense<[1, -100, 0]> : tensor<3xi32>
-  %y = mpc.cross_entropy %a, %lab {ignore_index = -100, reduction = #mpc<reduction sum>} : tensor<3x5xf64>, tensor<3xi32>
+  %y = mpc.cross_entropy %a, %lab {ignore_index = -100, label_smoothing = 0.25, reduction = #mpc<reduction sum>} : tensor<3x5xf64>, tensor<3xi32>
   %z = mpc.mul %y, %rw : tensor<f64>, tensor<f64>
   %l = mpc.neg %z : tensor<f64>
   return %l : tensor<f64>

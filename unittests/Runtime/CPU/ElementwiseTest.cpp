@@ -276,9 +276,17 @@ TEST_P(ElementwiseTest, CrossEntropyAndItsGradient) {
   for (int64_t i = 0; i < rows * classes; ++i)
     x[i] = logits.at(i);
   // Without ignore_index; ignoring -100 (a third of the rows); ignoring a
-  // class (3).
-  for (int ignoring = 0; ignoring < 3; ++ignoring) {
-    SCOPED_TRACE("ignoring " + std::to_string(ignoring));
+  // class (3); with label smoothing 0.2 (ignoring -100) and 1.
+  struct Case {
+    int ignoring;
+    double smoothing;
+  };
+  for (Case k :
+       {Case{0, 0}, Case{1, 0}, Case{2, 0}, Case{1, 0.2}, Case{0, 1}}) {
+    int ignoring = k.ignoring;
+    double eps = k.smoothing;
+    SCOPED_TRACE("ignoring " + std::to_string(ignoring) + ", smoothing " +
+                 std::to_string(eps));
     int32_t ignores = ignoring > 0;
     int64_t ignoreIndex = ignoring == 1 ? -100 : 3;
     for (int64_t r = 0; r < rows; ++r)
@@ -293,12 +301,16 @@ TEST_P(ElementwiseTest, CrossEntropyAndItsGradient) {
         if (!counted(r))
           continue;
         ++n;
-        double max = -INFINITY, sum = 0;
+        double max = -INFINITY, sum = 0, all = 0;
         for (int64_t c = 0; c < classes; ++c)
           max = std::fmax(max, x[r * classes + c]);
-        for (int64_t c = 0; c < classes; ++c)
+        for (int64_t c = 0; c < classes; ++c) {
           sum += std::exp(x[r * classes + c] - max);
-        total += max + std::log(sum) - x[r * classes + labels[r]];
+          all += x[r * classes + c];
+        }
+        // -log p against the smoothed target (PyTorch's label_smoothing).
+        total += max + std::log(sum) - (1 - eps) * x[r * classes + labels[r]] -
+                 eps * all / classes;
       }
       return mean && n > 0 ? total / n : total;
     };
@@ -306,20 +318,20 @@ TEST_P(ElementwiseTest, CrossEntropyAndItsGradient) {
       if (dtype == MPCRT_F32) {
         ASSERT_EQ(mpcrt_cross_entropy_f32(as<float>(logits), labels.data(), 64,
                                           as<float>(loss), rows, classes, mean,
-                                          ignores, ignoreIndex),
+                                          ignores, ignoreIndex, eps),
                   0);
         ASSERT_EQ(mpcrt_cross_entropy_backward_f32(
                       as<float>(dloss), as<float>(logits), labels.data(), 64,
                       as<float>(grad), rows, classes, mean, ignores,
-                      ignoreIndex),
+                      ignoreIndex, eps),
                   0);
       } else {
         DISPATCH(mpcrt_cross_entropy, dtype, as<uint16_t>(logits),
                  labels.data(), 64, as<uint16_t>(loss), rows, classes, mean,
-                 ignores, ignoreIndex);
+                 ignores, ignoreIndex, eps);
         DISPATCH(mpcrt_cross_entropy_backward, dtype, as<uint16_t>(dloss),
                  as<uint16_t>(logits), labels.data(), 64, as<uint16_t>(grad),
-                 rows, classes, mean, ignores, ignoreIndex);
+                 rows, classes, mean, ignores, ignoreIndex, eps);
       }
       double ref = lossOf(x, mean);
       ASSERT_NEAR(loss.at(0), ref,
@@ -338,11 +350,11 @@ TEST_P(ElementwiseTest, CrossEntropyAndItsGradient) {
     if (dtype == MPCRT_F32)
       mpcrt_cross_entropy_f32(as<float>(logits), labels32.data(), 32,
                               as<float>(loss32), rows, classes, 1, ignores,
-                              ignoreIndex);
+                              ignoreIndex, eps);
     else
       DISPATCH(mpcrt_cross_entropy, dtype, as<uint16_t>(logits),
                labels32.data(), 32, as<uint16_t>(loss32), rows, classes, 1,
-               ignores, ignoreIndex);
+               ignores, ignoreIndex, eps);
     EXPECT_EQ(loss32.at(0), loss.at(0));
   }
 }
@@ -357,7 +369,7 @@ TEST(CrossEntropyLabels, OutOfRangeLabelsAreReportedAndNeverRead) {
   std::vector<int32_t> labels = {0, 3, 4, 1, -1, 2};
   float loss = 0, one = 1;
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
-                                    rows, classes, 0, 0, 0),
+                                    rows, classes, 0, 0, 0, 0.0),
             3);
   double want = 0;
   for (int64_t r : {0, 1, 3, 5}) {
@@ -369,7 +381,7 @@ TEST(CrossEntropyLabels, OutOfRangeLabelsAreReportedAndNeverRead) {
   EXPECT_NEAR(loss, want, 1e-5);
   EXPECT_EQ(mpcrt_cross_entropy_backward_f32(&one, logits.data(), labels.data(),
                                              32, grad.data(), rows, classes, 0,
-                                             0, 0),
+                                             0, 0, 0.0),
             3);
   for (int64_t c = 0; c < classes; ++c) {
     EXPECT_EQ(grad[2 * classes + c], 0.0f);
@@ -378,35 +390,35 @@ TEST(CrossEntropyLabels, OutOfRangeLabelsAreReportedAndNeverRead) {
   }
   // Ignoring -1: row 4 is not reported, row 2 still is.
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
-                                    rows, classes, 0, 1, -1),
+                                    rows, classes, 0, 1, -1, 0.0),
             3);
   EXPECT_EQ(mpcrt_cross_entropy_backward_f32(&one, logits.data(), labels.data(),
                                              32, grad.data(), rows, classes, 0,
-                                             1, -1),
+                                             1, -1, 0.0),
             3);
   EXPECT_EQ(grad[4 * classes], 0.0f);
   labels[2] = 1;
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
-                                    rows, classes, 1, 1, -1),
+                                    rows, classes, 1, 1, -1, 0.0),
             0);
   labels[4] = 0;
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss,
-                                    rows, classes, 1, 0, 0),
+                                    rows, classes, 1, 0, 0, 0.0),
             0);
   // An empty batch has loss 0, not NaN; so has a batch whose every label
   // is ignored, and its gradient is zero.
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32, &loss, 0,
-                                    classes, 1, 0, 0),
+                                    classes, 1, 0, 0, 0.0),
             0);
   EXPECT_EQ(loss, 0.0f);
   std::vector<int32_t> ignored(rows, -100);
   EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), ignored.data(), 32, &loss,
-                                    rows, classes, 1, 1, -100),
+                                    rows, classes, 1, 1, -100, 0.0),
             0);
   EXPECT_EQ(loss, 0.0f);
   EXPECT_EQ(mpcrt_cross_entropy_backward_f32(&one, logits.data(),
                                              ignored.data(), 32, grad.data(),
-                                             rows, classes, 1, 1, -100),
+                                             rows, classes, 1, 1, -100, 0.0),
             0);
   for (float g : grad)
     EXPECT_EQ(g, 0.0f);

@@ -128,11 +128,12 @@ TEST(Threads, NormalisationReductionsAndLossesAreTheSameWithAnyThreadCount) {
                                   nullptr);
     mpcrt_reduce_f32(MPCRT_REDUCE_SUM, x.data(), sums.data(), 1, rows, c);
     EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32,
-                                      loss.data(), ceRows, classes, 1, 0, 0),
+                                      loss.data(), ceRows, classes, 1, 0, 0,
+                                      0.1),
               0);
     mpcrt_cross_entropy_backward_f32(one.data(), logits.data(), labels.data(),
                                      32, dlogits.data(), ceRows, classes, 1, 0,
-                                     0);
+                                     0, 0.1);
     for (auto *v : {&runMean, &runVar, &y, &mean, &invstd, &dx, &dg, &db, &sums,
                     &loss, &dlogits})
       all.insert(all.end(), v->begin(), v->end());

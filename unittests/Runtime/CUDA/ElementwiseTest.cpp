@@ -384,11 +384,11 @@ TEST_F(Elementwise, BadLabelsAreSkippedAndRecordedAsTheReferenceDoes) {
   const float *x = reinterpret_cast<const float *>(in.bytes.data());
   // The reference reports the first bad row and skips every bad one.
   ASSERT_EQ(mpcrt_cross_entropy_f32(x, labels.data(), 64, &wantLoss, rows, cols,
-                                    1, 0, 0),
+                                    1, 0, 0, 0.0),
             6);
   ASSERT_EQ(mpcrt_cross_entropy_backward_f32(&one, x, labels.data(), 64,
                                              wantGrad.data(), rows, cols, 1, 0,
-                                             0),
+                                             0, 0.0),
             6);
   for (int64_t c = 0; c < cols; ++c)
     ASSERT_EQ(wantGrad[20 * cols + c], 0.0f);
@@ -417,11 +417,11 @@ TEST_F(Elementwise, BadLabelsAreSkippedAndRecordedAsTheReferenceDoes) {
   // Ignoring -1: row 20 is neither recorded nor counted by the mean; row 5
   // still is recorded.
   ASSERT_EQ(mpcrt_cross_entropy_f32(x, labels.data(), 64, &wantLoss, rows, cols,
-                                    1, 1, -1),
+                                    1, 1, -1, 0.0),
             6);
   ASSERT_EQ(mpcrt_cross_entropy_backward_f32(&one, x, labels.data(), 64,
                                              wantGrad.data(), rows, cols, 1, 1,
-                                             -1),
+                                             -1, 0.0),
             6);
   crossEntropy(MPCRT_F32, dIn, dLabels, 64, loss, rows, cols, true, {true, -1});
   EXPECT_EQ(takeDeviceErrors().label, 6);
@@ -592,8 +592,10 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         l = label(rng);
       Buffer gradLoss = randomBuffer(rng, d, 1, 0.5, 2);
       for (int log : {0, 1}) {
-        // The mean ignores the first row's class (every row of it).
+        // The mean ignores the first row's class (every row of it) and
+        // smooths the target by 0.1.
         mpcrt::formulas::IgnoredLabel ignored{log == 1, labels[0]};
+        double smoothing = log == 1 ? 0.1 : 0;
         Buffer want{d, std::vector<uint8_t>(rows * cols * bytesOf(d))};
         Buffer wantBack = want;
         Buffer wantLoss{d, std::vector<uint8_t>(bytesOf(d))};
@@ -610,12 +612,12 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
     mpcrt_cross_entropy_##SUFFIX(                                              \
         reinterpret_cast<const T *>(in.bytes.data()), labels.data(), 32,       \
         reinterpret_cast<T *>(wantLoss.bytes.data()), rows, cols, log,         \
-        ignored.ignores, ignored.index);                                       \
+        ignored.ignores, ignored.index, smoothing);                            \
     mpcrt_cross_entropy_backward_##SUFFIX(                                     \
         reinterpret_cast<const T *>(gradLoss.bytes.data()),                    \
         reinterpret_cast<const T *>(in.bytes.data()), labels.data(), 32,       \
         reinterpret_cast<T *>(wantGrad.bytes.data()), rows, cols, log,         \
-        ignored.ignores, ignored.index);                                       \
+        ignored.ignores, ignored.index, smoothing);                            \
   } while (0)
         MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
@@ -637,13 +639,14 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         // (log selects mean reduction here, to cover both.)
         int32_t *dLabels = upload(labels);
         uint8_t *loss = deviceBuffer<uint8_t>(bytesOf(d));
-        crossEntropy(d, dIn, dLabels, 32, loss, rows, cols, log, ignored);
+        crossEntropy(d, dIn, dLabels, 32, loss, rows, cols, log, ignored,
+                     smoothing);
         expectClose(
             wantLoss, download(loss, bytesOf(d)), ulps,
             [&](size_t) { return rows * rowSum * 16; }, "cross entropy");
         uint8_t *grad = deviceBuffer<uint8_t>(want.bytes.size());
         crossEntropyBackward(d, upload(gradLoss.bytes), dIn, dLabels, 32, grad,
-                             rows, cols, log, ignored);
+                             rows, cols, log, ignored, smoothing);
         expectClose(
             wantGrad, download(grad, want.bytes.size()), ulps,
             [&](size_t) { return rowSum * 2; }, "cross entropy backward");

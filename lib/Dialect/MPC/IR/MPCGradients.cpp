@@ -200,13 +200,14 @@ LogicalResult fusedMatmul(FusedMatmulOp op, OpBuilder &b, Value g,
 template <typename Loss, typename Backward>
 LogicalResult loss(Loss op, OpBuilder &b, Value g, Grads &out) {
   if constexpr (std::is_same_v<Loss, CrossEntropyOp>)
-    out[0] = Backward::create(b, op.getLoc(), typeOf(op.getInput()), g,
-                              op.getInput(), op.getTarget(),
-                              op.getReductionAttr(), op.getIgnoreIndexAttr());
+    out[0] =
+        Backward::create(b, op.getLoc(), typeOf(op.getInput()), g,
+                         op.getInput(), op.getTarget(), op.getReductionAttr(),
+                         op.getIgnoreIndexAttr(), op.getLabelSmoothingAttr());
   else
-    out[0] = Backward::create(b, op.getLoc(), typeOf(op.getInput()), g,
-                              op.getInput(), op.getTarget(),
-                              op.getReductionAttr());
+    out[0] =
+        Backward::create(b, op.getLoc(), typeOf(op.getInput()), g,
+                         op.getInput(), op.getTarget(), op.getReductionAttr());
   return success();
 }
 

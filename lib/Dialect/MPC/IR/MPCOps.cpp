@@ -1559,6 +1559,17 @@ static LogicalResult checkLossOperands(Value inputValue, Value targetValue,
   return success();
 }
 
+/// A label smoothing in [0, 1], as PyTorch's.
+static LogicalResult checkLabelSmoothing(FloatAttr smoothing,
+                                         const Diag &diag) {
+  if (!smoothing)
+    return success();
+  double e = smoothing.getValueAsDouble();
+  if (!(e >= 0 && e <= 1))
+    return diag("expects a label_smoothing in [0, 1], got ", e);
+  return success();
+}
+
 /// An ignore_index that 32-bit labels can hold (another would never match).
 static LogicalResult checkIgnoreIndex(IntegerAttr ignore, Value target,
                                       const Diag &diag) {
@@ -1580,7 +1591,8 @@ static LogicalResult inferLoss(Adaptor adaptor, const Diag &diag,
     return failure();
   if constexpr (ClassIndices)
     if (failed(checkIgnoreIndex(adaptor.getIgnoreIndexAttr(),
-                                adaptor.getTarget(), diag)))
+                                adaptor.getTarget(), diag)) ||
+        failed(checkLabelSmoothing(adaptor.getLabelSmoothingAttr(), diag)))
       return failure();
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   results.push_back(RankedTensorType::get({}, input.getElementType()));
@@ -1595,7 +1607,8 @@ static LogicalResult inferLossBackward(Adaptor adaptor, const Diag &diag,
     return failure();
   if constexpr (ClassIndices)
     if (failed(checkIgnoreIndex(adaptor.getIgnoreIndexAttr(),
-                                adaptor.getTarget(), diag)))
+                                adaptor.getTarget(), diag)) ||
+        failed(checkLabelSmoothing(adaptor.getLabelSmoothingAttr(), diag)))
       return failure();
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto grad = staticTensor(adaptor.getGrad(), "grad", diag);

@@ -1405,16 +1405,23 @@ def MPC_CrossEntropyOp : MPC_LossOp<"cross_entropy",
     row whose label is neither that value nor in `[0, classes)` stops the
     step with an error naming the op.
 
+    With `label_smoothing` = e in [0, 1] (PyTorch's, 0 by default), the
+    target is `1 - e` on the label plus `e / classes` on every class: a
+    row's term is `logsumexp(x_r) - (1 - e) x_r[y_r] - e mean(x_r)`.
+
     ```mlir
     %loss = mpc.cross_entropy %x, %t : tensor<64x10xf32>, tensor<64xi32>
     %masked = mpc.cross_entropy %x, %t {ignore_index = -100 : i64}
+        : tensor<64x10xf32>, tensor<64xi32>
+    %smooth = mpc.cross_entropy %x, %t {label_smoothing = 1.0e-1 : f64}
         : tensor<64x10xf32>, tensor<64xi32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$input, MPC_IndexTensor:$target,
                        DefaultValuedAttr<MPC_ReductionAttr,
                            "::mlir::mpc::Reduction::Mean">:$reduction,
-                       OptionalAttr<I64Attr>:$ignore_index);
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing);
 }
 def MPC_CrossEntropyBackwardOp : MPC_LossBackwardOp<"cross_entropy_backward",
     "cross_entropy", MPC_IndexTensor, "tensor<64xi32>"> {
@@ -1422,7 +1429,8 @@ def MPC_CrossEntropyBackwardOp : MPC_LossBackwardOp<"cross_entropy_backward",
                        MPC_IndexTensor:$target,
                        DefaultValuedAttr<MPC_ReductionAttr,
                            "::mlir::mpc::Reduction::Mean">:$reduction,
-                       OptionalAttr<I64Attr>:$ignore_index);
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing);
 }
 def MPC_AccuracyOp : MPC_Op<"accuracy", "Fp32", [Pure,
     MPC_InferTypeOpAdaptor]> {

@@ -295,7 +295,8 @@ LogicalResult crossEntropy(Op op, bool backward, Lowering &l) {
   args.append({l.ptr(op.getInput()), l.ptr(op.getTarget()),
                l.i32(labels.getElementTypeBitWidth()), out, l.i64(rows),
                l.i64(classes), l.i32(mean), l.i32(ignored.has_value()),
-               l.i64(ignored.value_or(0))});
+               l.i64(ignored.value_or(0)),
+               l.f64(op.getLabelSmoothing().convertToDouble())});
   Value code = l.call(std::string("mpcrt_cross_entropy_") +
                           (backward ? "backward_" : "") + t,
                       args, /*returnsI64=*/true);
