@@ -438,7 +438,7 @@ int main(int argc, char **argv) {
     return fail(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  if (failed(mlir::mpc::checkNesting(sourceMgr, llvm::errs())))
+  if (failed(mlir::mpc::checkBeforeParsing(sourceMgr, llvm::errs())))
     return 1;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   Block block;

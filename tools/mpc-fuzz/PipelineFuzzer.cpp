@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           "fuzz.mlir"),
       llvm::SMLoc());
   // As the tools do: nothing nested too deep reaches the parser.
-  if (failed(mlir::mpc::checkNesting(sourceMgr, llvm::nulls())))
+  if (failed(mlir::mpc::checkBeforeParsing(sourceMgr, llvm::nulls())))
     return 0;
   ParserConfig config(&ctx);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);

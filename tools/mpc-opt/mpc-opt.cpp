@@ -1,7 +1,8 @@
 //===- mpc-opt.cpp - the mpc optimizer driver -----------------------------===//
 //
-// mlir-opt with the mpc dialect and passes; the input's bracket nesting is
-// checked before MLIR's parser sees it (InputLimits.h).
+// mlir-opt with the mpc dialect and passes; the input's bracket nesting
+// (and what else crashes MLIR's parser) is checked before the parser sees
+// it (InputLimits.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,7 +55,7 @@ int main(int argc, char **argv) {
                                          input->getBufferIdentifier(),
                                          /*RequiresNullTerminator=*/false),
         llvm::SMLoc());
-    if (failed(mpc::checkNesting(check, llvm::errs())))
+    if (failed(mpc::checkBeforeParsing(check, llvm::errs())))
       return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =

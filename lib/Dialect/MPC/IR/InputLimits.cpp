@@ -5,10 +5,26 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
+
 using namespace mlir;
 
-LogicalResult mlir::mpc::checkNesting(const llvm::SourceMgr &sourceMgr,
-                                      llvm::raw_ostream &os, unsigned limit) {
+/// Whether `text` at `i` is `array<`, then optional spaces, then the
+/// keyword `index`.
+static bool indexArrayAt(StringRef text, size_t i) {
+  if (!text.substr(i).starts_with("array<") ||
+      (i > 0 && (isalnum(static_cast<unsigned char>(text[i - 1])) ||
+                 text[i - 1] == '_' || text[i - 1] == '.')))
+    return false;
+  StringRef rest = text.substr(i + 6).ltrim(" \t\r\n");
+  return rest.starts_with("index") &&
+         (rest.size() == 5 ||
+          !(isalnum(static_cast<unsigned char>(rest[5])) || rest[5] == '_'));
+}
+
+LogicalResult mlir::mpc::checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
+                                            llvm::raw_ostream &os,
+                                            unsigned limit) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringRef text = buffer->getBuffer();
@@ -29,6 +45,14 @@ LogicalResult mlir::mpc::checkNesting(const llvm::SourceMgr &sourceMgr,
       while (i < n && text[i] != '\n')
         ++i;
       continue;
+    }
+    if (c == 'a' && indexArrayAt(text, i)) {
+      sourceMgr.PrintMessage(
+          os, llvm::SMLoc::getFromPointer(text.data() + i),
+          llvm::SourceMgr::DK_Error,
+          "a dense array of index elements: mpc does not parse one (MLIR's "
+          "parser would crash); use i64");
+      return failure();
     }
     if (c == '>' && i > 0 && text[i - 1] == '-') // an arrow
       continue;
