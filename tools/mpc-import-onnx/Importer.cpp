@@ -148,6 +148,25 @@ std::string join(const std::vector<int64_t> &v) {
   return s;
 }
 
+std::string floatLiteral(double v);
+
+/// " {...}" with mpc.cross_entropy's attributes that differ from their
+/// defaults, or "".
+std::string crossEntropyAttrs(std::optional<int64_t> ignoreIndex,
+                              double labelSmoothing, bool sum) {
+  std::string attrs;
+  auto add = [&](const std::string &a) {
+    attrs += (attrs.empty() ? "" : ", ") + a;
+  };
+  if (ignoreIndex)
+    add("ignore_index = " + std::to_string(*ignoreIndex));
+  if (labelSmoothing != 0)
+    add("label_smoothing = " + floatLiteral(labelSmoothing));
+  if (sum)
+    add("reduction = #mpc<reduction sum>");
+  return attrs.empty() ? "" : " {" + attrs + "}";
+}
+
 /// A float literal that reads back as the same double.
 std::string floatLiteral(double v) {
   char buffer[64];
@@ -3625,11 +3644,14 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
     if (it == values.end() || it->second.ssa.empty())
       logSoftmax = nullptr;
   }
-  // [N, C, d...] with d: the classes moved last.
+  // [N, C, d...] with d: the classes moved last, [N, d..., C].
   std::vector<int64_t> perm{0};
   for (int64_t d = 2; d < rank; ++d)
     perm.push_back(d);
   perm.push_back(1);
+  TensorType last = scores.type;
+  for (int64_t d = 0; d < rank; ++d)
+    last.dims[d] = scores.type.dims[perm[d]];
   // The fused op (its ignore_index PyTorch's, which it always exports,
   // -100 by default) where nothing else is asked for; with [N, C, d...]
   // scores, of [N, d..., C] (a LogSoftmax's over the classes, axis 1).
@@ -3638,22 +3660,13 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
        (logSoftmax && (rank == 2 || intAttr(*logSoftmax, "axis", -1) == 1)))) {
     Value logits =
         logSoftmax ? values.find(logSoftmax->inputs[0])->second : scores;
-    if (rank > 2) {
-      TensorType moved = logits.type;
-      for (int64_t d = 0; d < rank; ++d)
-        moved.dims[d] = logits.type.dims[perm[d]];
+    if (rank > 2) { // the same shape as the scores
       logits.ssa = transposeOf(logits.ssa, logits.type, perm);
-      logits.type = moved;
+      logits.type.dims = last.dims;
     }
-    std::string attrs;
-    if (ignoreIndex)
-      attrs = "ignore_index = " + std::to_string(*ignoreIndex);
-    if (how == "sum")
-      attrs += (attrs.empty() ? "" : ", ") +
-               std::string("reduction = #mpc<reduction sum>");
     std::string ssa = fresh();
     line(ssa + " = mpc.cross_entropy " + logits.ssa + ", " + labels->ssa +
-         (attrs.empty() ? "" : " {" + attrs + "}") + " : " +
+         crossEntropyAttrs(ignoreIndex, 0, how == "sum") + " : " +
          mlirType(logits.type) + ", " + mlirType(labels->type));
     return define(node, 0, ssa, TensorType{logits.type.element, {}, true});
   }
@@ -3662,10 +3675,7 @@ std::string Emitter::crossEntropy(const Node &node, bool fromLogProbs) {
                                 ignoreIndex, std::nullopt);
   // Written out: every position a row, [N D, C] against [N D] labels;
   // results shaped back.
-  TensorType last = scores.type;
   int64_t positions = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    last.dims[d] = scores.type.dims[perm[d]];
   for (int64_t d = 0; d + 1 < rank; ++d)
     positions *= last.dims[d];
   int64_t classes = scores.type.dims[1];
@@ -4722,15 +4732,11 @@ std::string Emitter::run(std::string &mlir) {
             "}" + at(options.labels, 0);
     currentName = "loss";
     currentIndex = graph.nodes.size();
-    std::string attrs;
-    if (options.ignoreIndex)
-      attrs = "ignore_index = " + std::to_string(*options.ignoreIndex);
-    if (options.labelSmoothing != 0)
-      attrs += (attrs.empty() ? "" : ", ") + std::string("label_smoothing = ") +
-               floatLiteral(options.labelSmoothing);
     line("%loss = mpc." + options.loss + " " + logits.ssa + ", %labels" +
-         (attrs.empty() ? "" : " {" + attrs + "}") + " : " +
-         mlirType(logits.type) + ", " + mlirType(labelType));
+         (classes ? crossEntropyAttrs(options.ignoreIndex,
+                                      options.labelSmoothing, false)
+                  : "") +
+         " : " + mlirType(logits.type) + ", " + mlirType(labelType));
     results = "%loss";
     resultTypes = "tensor<" + mlirElement(logits.type.element) + ">";
   } else {

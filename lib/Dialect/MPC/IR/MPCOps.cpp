@@ -1583,6 +1583,15 @@ static LogicalResult checkIgnoreIndex(IntegerAttr ignore, Value target,
   return success();
 }
 
+/// mpc.cross_entropy's and its backward's ignore_index and label_smoothing.
+template <typename Adaptor>
+static LogicalResult checkCrossEntropyAttrs(Adaptor adaptor, const Diag &diag) {
+  if (failed(checkIgnoreIndex(adaptor.getIgnoreIndexAttr(), adaptor.getTarget(),
+                              diag)))
+    return failure();
+  return checkLabelSmoothing(adaptor.getLabelSmoothingAttr(), diag);
+}
+
 template <bool ClassIndices, typename Adaptor>
 static LogicalResult inferLoss(Adaptor adaptor, const Diag &diag,
                                SmallVectorImpl<Type> &results) {
@@ -1590,9 +1599,7 @@ static LogicalResult inferLoss(Adaptor adaptor, const Diag &diag,
                                ClassIndices, diag)))
     return failure();
   if constexpr (ClassIndices)
-    if (failed(checkIgnoreIndex(adaptor.getIgnoreIndexAttr(),
-                                adaptor.getTarget(), diag)) ||
-        failed(checkLabelSmoothing(adaptor.getLabelSmoothingAttr(), diag)))
+    if (failed(checkCrossEntropyAttrs(adaptor, diag)))
       return failure();
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   results.push_back(RankedTensorType::get({}, input.getElementType()));
@@ -1606,9 +1613,7 @@ static LogicalResult inferLossBackward(Adaptor adaptor, const Diag &diag,
                                ClassIndices, diag)))
     return failure();
   if constexpr (ClassIndices)
-    if (failed(checkIgnoreIndex(adaptor.getIgnoreIndexAttr(),
-                                adaptor.getTarget(), diag)) ||
-        failed(checkLabelSmoothing(adaptor.getLabelSmoothingAttr(), diag)))
+    if (failed(checkCrossEntropyAttrs(adaptor, diag)))
       return failure();
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto grad = staticTensor(adaptor.getGrad(), "grad", diag);

@@ -273,6 +273,14 @@ LogicalResult checkLossType(Operation *op, Type input) {
   return success();
 }
 
+/// The runtime's `ignores, ignore_index` arguments of a cross-entropy or
+/// accuracy: 1 and the label, or 0 and 0 without one.
+void appendIgnoreIndex(IntegerAttr ignoreIndex, Lowering &l,
+                       SmallVectorImpl<Value> &args) {
+  args.push_back(l.i32(ignoreIndex != nullptr));
+  args.push_back(l.i64(ignoreIndex ? ignoreIndex.getInt() : 0));
+}
+
 template <typename Op>
 LogicalResult crossEntropy(Op op, bool backward, Lowering &l) {
   auto logits = tensorType(op.getInput());
@@ -289,14 +297,11 @@ LogicalResult crossEntropy(Op op, bool backward, Lowering &l) {
   SmallVector<Value> args;
   if constexpr (std::is_same_v<Op, CrossEntropyBackwardOp>)
     args.push_back(l.ptr(op.getGrad()));
-  std::optional<int64_t> ignored;
-  if (IntegerAttr attr = op.getIgnoreIndexAttr())
-    ignored = attr.getInt();
   args.append({l.ptr(op.getInput()), l.ptr(op.getTarget()),
                l.i32(labels.getElementTypeBitWidth()), out, l.i64(rows),
-               l.i64(classes), l.i32(mean), l.i32(ignored.has_value()),
-               l.i64(ignored.value_or(0)),
-               l.f64(op.getLabelSmoothing().convertToDouble())});
+               l.i64(classes), l.i32(mean)});
+  appendIgnoreIndex(op.getIgnoreIndexAttr(), l, args);
+  args.push_back(l.f64(op.getLabelSmoothing().convertToDouble()));
   Value code = l.call(std::string("mpcrt_cross_entropy_") +
                           (backward ? "backward_" : "") + t,
                       args, /*returnsI64=*/true);
@@ -314,14 +319,14 @@ LogicalResult accuracy(AccuracyOp op, Lowering &l) {
   if (rows >= (int64_t(1) << 31))
     return op.emitOpError("is lowered for fewer than 2^31 rows, got ") << rows;
   auto labels = tensorType(op.getTarget());
-  std::optional<int64_t> ignored;
-  if (IntegerAttr attr = op.getIgnoreIndexAttr())
-    ignored = attr.getInt();
-  l.call("mpcrt_accuracy_" + suffix(logits.getElementType()),
-         {l.ptr(op.getInput()), l.ptr(op.getTarget()),
-          l.i32(labels.getElementTypeBitWidth()), out, l.i64(rows),
-          l.i64(classes), l.i32(ignored.has_value()),
-          l.i64(ignored.value_or(0))});
+  SmallVector<Value> args = {l.ptr(op.getInput()),
+                             l.ptr(op.getTarget()),
+                             l.i32(labels.getElementTypeBitWidth()),
+                             out,
+                             l.i64(rows),
+                             l.i64(classes)};
+  appendIgnoreIndex(op.getIgnoreIndexAttr(), l, args);
+  l.call("mpcrt_accuracy_" + suffix(logits.getElementType()), args);
   return success();
 }
 
