@@ -247,3 +247,103 @@ func.func @transpose_identity(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = mpc.transpose %x {permutation = array<i64: 0, 1>} : tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// A transpose that keeps the order of the dimensions that are not 1 is a
+// reshape (a view in the memory plan): a 1x1 filter to OHWI, a depthwise
+// filter, a pooled [N, C, 1, 1] to NHWC.
+// CHECK-LABEL: func @transpose_of_unit_dims
+// CHECK-NOT: mpc.transpose
+// CHECK: mpc.reshape %{{.*}} : tensor<32x8x1x1xf32> -> tensor<32x1x1x8xf32>
+// CHECK: mpc.reshape %{{.*}} : tensor<32x1x3x3xf32> -> tensor<32x3x3x1xf32>
+// CHECK: mpc.reshape %{{.*}} : tensor<4x8x1x1xf16> -> tensor<4x1x1x8xf16>
+// CHECK-NOT: mpc.transpose
+func.func @transpose_of_unit_dims(%a: tensor<32x8x1x1xf32>, %b: tensor<32x1x3x3xf32>, %c: tensor<4x8x1x1xf16>) -> (tensor<32x1x1x8xf32>, tensor<32x3x3x1xf32>, tensor<4x1x1x8xf16>) {
+  %0 = mpc.transpose %a {permutation = array<i64: 0, 2, 3, 1>} : tensor<32x8x1x1xf32>
+  %1 = mpc.transpose %b {permutation = array<i64: 0, 2, 3, 1>} : tensor<32x1x3x3xf32>
+  %2 = mpc.transpose %c {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x8x1x1xf16>
+  return %0, %1, %2 : tensor<32x1x1x8xf32>, tensor<32x3x3x1xf32>, tensor<4x1x1x8xf16>
+}
+
+// -----
+
+// One that reorders two dimensions that are not 1 stays, unit dimensions
+// or not.
+// CHECK-LABEL: func @transpose_of_two_dims
+// CHECK: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 3, 1>} : tensor<1x8x1x3xf32>
+// CHECK-NOT: mpc.reshape
+func.func @transpose_of_two_dims(%x: tensor<1x8x1x3xf32>) -> tensor<1x1x3x8xf32> {
+  %0 = mpc.transpose %x {permutation = array<i64: 0, 2, 3, 1>} : tensor<1x8x1x3xf32>
+  return %0 : tensor<1x1x3x8xf32>
+}
+
+// -----
+
+// A reshape back to its input's input's shape folds away; a chain of
+// reshapes to another shape stays (each a view).
+// CHECK-LABEL: func @reshape_round_trip
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>)
+// CHECK: %[[A:.*]] = mpc.reshape %[[X]] : tensor<2x4xf32> -> tensor<8xf32>
+// CHECK: %[[B:.*]] = mpc.reshape %[[A]] : tensor<8xf32> -> tensor<4x2xf32>
+// CHECK: return %[[X]], %[[B]], %[[X]]
+func.func @reshape_round_trip(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x2xf32>, tensor<2x4xf32>) {
+  %0 = mpc.reshape %x : tensor<2x4xf32> -> tensor<8xf32>
+  %1 = mpc.reshape %0 : tensor<8xf32> -> tensor<2x4xf32>
+  %2 = mpc.reshape %0 : tensor<8xf32> -> tensor<4x2xf32>
+  %3 = mpc.reshape %2 : tensor<4x2xf32> -> tensor<2x4xf32>
+  return %1, %2, %3 : tensor<2x4xf32>, tensor<4x2xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// NCHW -> NHWC, a unit dimension added, NHWC -> NCHW: the second
+// transpose moves above the reshape and cancels the first.
+// CHECK-LABEL: func @transpose_pair_around_unit_reshape
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8x2x2xf32>)
+// CHECK-NOT: mpc.transpose
+// CHECK: %[[R:.*]] = mpc.reshape %[[X]] : tensor<4x8x2x2xf32> -> tensor<4x8x1x2x2xf32>
+// CHECK-NOT: mpc.transpose
+// CHECK: return %[[R]]
+func.func @transpose_pair_around_unit_reshape(%x: tensor<4x8x2x2xf32>) -> tensor<4x8x1x2x2xf32> {
+  %0 = mpc.transpose %x {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x8x2x2xf32>
+  %1 = mpc.reshape %0 : tensor<4x2x2x8xf32> -> tensor<4x1x2x2x8xf32>
+  %2 = mpc.transpose %1 {permutation = array<i64: 0, 4, 1, 2, 3>} : tensor<4x1x2x2x8xf32>
+  return %2 : tensor<4x8x1x2x2xf32>
+}
+
+// -----
+
+// A transpose of a reshape that adds unit dimensions to a transposed
+// value composes with the first transpose: one transpose, then the
+// reshape.
+// CHECK-LABEL: func @transpose_above_unit_reshape
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK: %[[T:.*]] = mpc.transpose %[[X]] {permutation = array<i64: 2, 1, 0>} : tensor<2x3x4xf32>
+// CHECK-NEXT: %[[R:.*]] = mpc.reshape %[[T]] : tensor<4x3x2xf32> -> tensor<4x1x3x2xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @transpose_above_unit_reshape(%x: tensor<2x3x4xf32>) -> tensor<4x1x3x2xf32> {
+  %0 = mpc.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
+  %1 = mpc.reshape %0 : tensor<3x2x4xf32> -> tensor<3x1x2x4xf32>
+  %2 = mpc.transpose %1 {permutation = array<i64: 3, 1, 0, 2>} : tensor<3x1x2x4xf32>
+  return %2 : tensor<4x1x3x2xf32>
+}
+
+// -----
+
+// Not moved: a reshape that does more than add or drop unit dimensions,
+// or one of a value no transpose made.
+// CHECK-LABEL: func @transpose_not_above_reshape
+// CHECK: mpc.transpose
+// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<3x2x4xf32> -> tensor<6x4xf32>
+// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 1, 0>} : tensor<6x4xf32>
+// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<2x3xf32> -> tensor<2x1x3xf32>
+// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 2, 1, 0>} : tensor<2x1x3xf32>
+func.func @transpose_not_above_reshape(%x: tensor<2x3x4xf32>, %y: tensor<2x3xf32>) -> (tensor<4x6xf32>, tensor<3x1x2xf32>) {
+  %0 = mpc.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
+  %1 = mpc.reshape %0 : tensor<3x2x4xf32> -> tensor<6x4xf32>
+  %2 = mpc.transpose %1 {permutation = array<i64: 1, 0>} : tensor<6x4xf32>
+  %3 = mpc.reshape %y : tensor<2x3xf32> -> tensor<2x1x3xf32>
+  %4 = mpc.transpose %3 {permutation = array<i64: 2, 1, 0>} : tensor<2x1x3xf32>
+  return %2, %4 : tensor<4x6xf32>, tensor<3x1x2xf32>
+}

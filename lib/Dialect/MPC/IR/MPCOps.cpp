@@ -1151,7 +1151,93 @@ LogicalResult ReshapeOp::verify() {
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // A reshape back to the shape of a value a chain of reshapes started
+  // from (a few links looked at: the fold stays linear). Other chains of
+  // reshapes stay: they are views, and fusion patterns match them.
+  Value v = getInput();
+  for (int links = 0; links < 8; ++links) {
+    auto inner = v.getDefiningOp<ReshapeOp>();
+    if (!inner)
+      break;
+    v = inner.getInput();
+    if (v.getType() == getType())
+      return v;
+  }
   return {};
+}
+
+/// The positions of `shape`'s dimensions that are not 1.
+static SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dims;
+  for (auto [i, size] : llvm::enumerate(shape))
+    if (size != 1)
+      dims.push_back(i);
+  return dims;
+}
+
+namespace {
+/// A transpose that keeps the order of the dimensions that are not 1 (it
+/// only moves unit dimensions: `[N, C, 1, 1]` to `[N, 1, 1, C]`) is a
+/// reshape: the same bytes in the same order, a view in the memory plan
+/// instead of a strided copy.
+struct TransposeOfUnitDims : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<int64_t> kept;
+    for (int64_t d : op.getPermutation())
+      if (op.getInput().getType().getDimSize(d) != 1)
+        kept.push_back(d);
+    if (!llvm::is_sorted(kept))
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getInput());
+    return success();
+  }
+};
+
+/// A transpose of a reshape that only adds or drops unit dimensions, of a
+/// transpose: the transpose moves above the reshape, where it composes
+/// with the first one (the pair NCHW -> NHWC -> NCHW around a `[N, C, 1,
+/// 1]` view cancels even where one of them became a reshape).
+struct TransposeAboveUnitReshape : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto reshape = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!reshape || !reshape.getInput().getDefiningOp<TransposeOp>())
+      return failure();
+    RankedTensorType source = reshape.getInput().getType();
+    SmallVector<int64_t> from = nonUnitDims(source.getShape());
+    SmallVector<int64_t> to = nonUnitDims(reshape.getType().getShape());
+    if (from.size() != to.size() ||
+        llvm::any_of(llvm::zip(from, to), [&](auto pair) {
+          return source.getDimSize(std::get<0>(pair)) !=
+                 reshape.getType().getDimSize(std::get<1>(pair));
+        }))
+      return failure();
+    // The source's dimensions in the order the transpose's result has
+    // them: the non-unit ones as the transpose orders the reshape's, the
+    // unit ones first.
+    SmallVector<int64_t> permutation;
+    for (auto [i, size] : llvm::enumerate(source.getShape()))
+      if (size == 1)
+        permutation.push_back(i);
+    for (int64_t d : op.getPermutation()) {
+      auto it = llvm::find(to, d);
+      if (it != to.end())
+        permutation.push_back(from[it - to.begin()]);
+    }
+    Value moved = rewriter.createOrFold<TransposeOp>(
+        op.getLoc(), reshape.getInput(), permutation);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), moved);
+    return success();
+  }
+};
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<TransposeOfUnitDims, TransposeAboveUnitReshape>(context);
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {

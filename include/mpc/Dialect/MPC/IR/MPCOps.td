@@ -975,6 +975,10 @@ def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
 def MPC_ReshapeOp : MPC_Op<"reshape", "Follow", [Pure]> {
   let summary = "Reinterprets a tensor with another shape";
   let description = [{
+    The same elements in the same order: a view of its operand's buffer in
+    the memory plan. A reshape to the shape of its operand, or of the value
+    a short chain of reshapes started from, folds away.
+
     ```mlir
     %y = mpc.reshape %x : tensor<8x128x256xf32> -> tensor<1024x256xf32>
     ```
@@ -991,7 +995,11 @@ def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, MPC_InferTypeOpAdapto
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`. The identity
     permutation folds away, and a transpose of a transpose folds into one
-    (into none when they cancel).
+    (into none when they cancel). The canonicalizer makes a transpose that
+    keeps the order of the dimensions not of size 1 a reshape (a view), and
+    moves a transpose above a reshape that only adds or drops unit
+    dimensions where a transpose made the reshape's operand (the two then
+    compose).
 
     ```mlir
     %y = mpc.transpose %x {permutation = array<i64: 0, 2, 1, 3>}
@@ -1003,8 +1011,10 @@ def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, MPC_InferTypeOpAdapto
   let assemblyFormat = "$input attr-dict `:` type($input)";
   // The identity permutation folds away; a transpose of a transpose
   // becomes one (none when they cancel, as the NCHW <-> NHWC pairs
-  // mpc-import-onnx puts around convolutions do).
+  // mpc-import-onnx puts around convolutions do). One that only moves
+  // unit dimensions becomes a reshape.
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def MPC_ConcatOp : MPC_Op<"concat", "Promote", [Pure, MPC_InferTypeOpAdaptor]> {
