@@ -131,6 +131,28 @@ class Layout(nn.Module):
                                   mixed.mean(3).flatten(1)], 1))
 
 
+class Select(nn.Module):
+    """Slices, comparisons and Where between convolutions, which the
+    importer computes channels-last: a gate over half the channels (two
+    Slices), a leaky ReLU written out (Greater, Where), a Split whose parts
+    are concatenated the other way round, a strided slice of H and W."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, 1, 1)
+        self.body = nn.Conv2d(4, 6, 3, 1, 1)
+        self.head = nn.Conv2d(6, 4, 1)
+        self.fc = nn.Linear(4, 5)
+
+    def forward(self, x):
+        h = self.stem(x)
+        g = h[:, :4] * torch.sigmoid(h[:, 4:])
+        g = torch.where(g > 0, g, 0.2 * g)
+        a, b = torch.split(self.body(g), [2, 4], dim=1)
+        y = torch.cat([b, a], 1)[:, :, ::2, 1::2]
+        return self.fc(self.head(y).mean([2, 3]))
+
+
 class Seg(nn.Module):
     def __init__(self):
         super().__init__()
@@ -448,6 +470,15 @@ def main():
     numpy.savez(os.path.join(out, "padded-data.npz"), x=ids.numpy(),
                 y=y.numpy())
     write_trace(out, "padded", sgd_trace(model.train(), ids, y, batch=4,
+                                         steps=10, lr=0.05))
+    torch.manual_seed(9)
+    model = Select()
+    x = torch.randn(32, 3, 8, 8)
+    y = torch.randint(0, 5, (32,), dtype=torch.int32)
+    export(out, "select", model, x)
+    numpy.savez(os.path.join(out, "select-data.npz"), x=x.numpy(),
+                y=y.numpy())
+    write_trace(out, "select", sgd_trace(model.train(), x, y, batch=4,
                                          steps=10, lr=0.05))
 
 

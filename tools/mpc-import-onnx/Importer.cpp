@@ -428,6 +428,11 @@ private:
          "} : " + mlirType(type));
     return out;
   }
+  /// sliceOf `x`; of its channels-last twin where it has one (a layout op's
+  /// result: the slice is taken channels-last and defines a twin too).
+  std::string sliceOfValue(const Value &x, const std::vector<int64_t> &offsets,
+                           const std::vector<int64_t> &sizes,
+                           const std::vector<int64_t> &strides = {});
   std::string define(const Node &node, size_t i, const std::string &ssa,
                      const TensorType &type) {
     values[node.outputs[i]] = Value{ssa, type, {}, false};
@@ -2415,10 +2420,15 @@ std::string Emitter::compare(const Node &node, const std::string &predicate) {
   if (!broadcastTogether(a.type.dims, b.type.dims))
     return error(node, "operands " + mlirType(a.type) + " and " +
                            mlirType(b.type) + " do not broadcast together");
+  // Between layout ops: compared channels-last (the mask a twin too).
+  TensorType nhwc = type;
+  bool twin = channelsLast({&a, &b}, type);
+  if (twin)
+    nhwc.dims = channelsLastDims(type.dims);
   std::string ssa = fresh();
   line(ssa + " = mpc.compare " + quoted(predicate) + ", " + a.ssa + ", " +
        b.ssa + " : " + mlirType(a.type) + ", " + mlirType(b.type));
-  return define(node, 0, ssa, type);
+  return define(node, 0, twin ? toNCHW(ssa, nhwc) : ssa, type);
 }
 
 std::string Emitter::logicalNot(const Node &node) {
@@ -2476,10 +2486,15 @@ std::string Emitter::where(const Node &node) {
   if (!isFloat(type.element))
     return error(node, "selects " + type.element +
                            " values; mpc selects floating-point values only");
+  // Between layout ops: selected channels-last.
+  TensorType nhwc = type;
+  bool twin = channelsLast({&c, &a, &b}, type);
+  if (twin)
+    nhwc.dims = channelsLastDims(type.dims);
   std::string ssa = fresh();
   line(ssa + " = mpc.where " + c.ssa + ", " + a.ssa + ", " + b.ssa + " : " +
        mlirType(c.type) + ", " + mlirType(a.type) + ", " + mlirType(b.type));
-  return define(node, 0, ssa, type);
+  return define(node, 0, twin ? toNCHW(ssa, nhwc) : ssa, type);
 }
 
 std::string Emitter::concat(const Node &node) {
@@ -2586,8 +2601,10 @@ std::string Emitter::slice(const Node &node) {
   bool whole = taken.dims == x.type.dims &&
                std::all_of(strides.begin(), strides.end(),
                            [](int64_t v) { return v == 1; });
-  std::string y =
-      whole ? x.ssa : sliceOf(x.ssa, x.type, offsets, taken.dims, strides);
+  std::string y = whole ? x.ssa
+                  : backwards.empty()
+                      ? sliceOfValue(x, offsets, taken.dims, strides)
+                      : sliceOf(x.ssa, x.type, offsets, taken.dims, strides);
   for (const Backwards &b : backwards) {
     TensorType row = taken;
     row.dims[b.axis] = 1;
@@ -2629,6 +2646,21 @@ std::string Emitter::toNCHW(const std::string &ssa, const TensorType &nhwc) {
   std::string out = transposeOf(ssa, nhwc, {0, 3, 1, 2});
   nhwcOf[out] = {ssa, nhwc};
   return out;
+}
+
+std::string Emitter::sliceOfValue(const Value &x,
+                                  const std::vector<int64_t> &offsets,
+                                  const std::vector<int64_t> &sizes,
+                                  const std::vector<int64_t> &strides) {
+  auto it = nhwcOf.find(x.ssa);
+  if (it == nhwcOf.end() || x.type.dims.size() != 4)
+    return sliceOf(x.ssa, x.type, offsets, sizes, strides);
+  const auto &[twin, twinType] = it->second;
+  TensorType nhwc = twinType;
+  nhwc.dims = channelsLastDims(sizes);
+  return toNCHW(sliceOf(twin, twinType, channelsLastDims(offsets), nhwc.dims,
+                        strides.empty() ? strides : channelsLastDims(strides)),
+                nhwc);
 }
 
 bool Emitter::channelsLast(std::vector<Value *> operands,
@@ -3920,7 +3952,7 @@ std::string Emitter::split(const Node &node) {
                              " along axis " + std::to_string(axis));
     std::vector<int64_t> offsets(rank, 0);
     offsets[axis] = offset;
-    define(node, i, sliceOf(x.ssa, x.type, offsets, type.dims), type);
+    define(node, i, sliceOfValue(x, offsets, type.dims), type);
     offset += type.dims[axis];
   }
   return "";
