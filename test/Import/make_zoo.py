@@ -153,6 +153,29 @@ class Select(nn.Module):
         return self.fc(self.head(y).mean([2, 3]))
 
 
+class Shuffle(nn.Module):
+    """A ShuffleNetV2-style unit: half the channels through a 1x1 and a
+    depthwise convolution, concatenated with the other half, then the
+    channel shuffle (view, transpose, reshape) before a 1x1 convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, 1, 1)
+        self.a = nn.Conv2d(4, 4, 1)
+        self.b = nn.Conv2d(4, 4, 3, 1, 1, groups=4)
+        self.c = nn.Conv2d(8, 8, 1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        h = F.relu(self.stem(x))
+        left, right = h.chunk(2, dim=1)
+        h = torch.cat([left, F.relu(self.b(self.a(right)))], 1)
+        n, c, height, width = h.shape
+        h = h.view(n, 2, c // 2, height, width).transpose(1, 2)
+        h = F.relu(self.c(h.reshape(n, c, height, width)))
+        return self.fc(h.mean([2, 3]))
+
+
 class Seg(nn.Module):
     def __init__(self):
         super().__init__()
@@ -480,6 +503,14 @@ def main():
                 y=y.numpy())
     write_trace(out, "select", sgd_trace(model.train(), x, y, batch=4,
                                          steps=10, lr=0.05))
+    torch.manual_seed(10)
+    model = Shuffle()
+    x = torch.randn(32, 3, 8, 8)
+    export(out, "shuffle", model, x)
+    numpy.savez(os.path.join(out, "shuffle-data.npz"), x=x.numpy(),
+                y=y.numpy())
+    write_trace(out, "shuffle", sgd_trace(model.train(), x, y, batch=4,
+                                          steps=10, lr=0.05))
 
 
 if __name__ == "__main__":

@@ -314,14 +314,13 @@ func.func @transpose_pair_around_unit_reshape(%x: tensor<4x8x2x2xf32>) -> tensor
 
 // -----
 
-// A transpose of a reshape that adds unit dimensions to a transposed
-// value composes with the first transpose: one transpose, then the
-// reshape.
+// A transpose of a reshape that adds a unit dimension to a transposed
+// value: one transpose and the reshape remain.
 // CHECK-LABEL: func @transpose_above_unit_reshape
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
-// CHECK: %[[T:.*]] = mpc.transpose %[[X]] {permutation = array<i64: 2, 1, 0>} : tensor<2x3x4xf32>
-// CHECK-NEXT: %[[R:.*]] = mpc.reshape %[[T]] : tensor<4x3x2xf32> -> tensor<4x1x3x2xf32>
-// CHECK-NEXT: return %[[R]]
+// CHECK: %[[R:.*]] = mpc.reshape %[[X]] : tensor<2x3x4xf32> -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: %[[T:.*]] = mpc.transpose %[[R]] {permutation = array<i64: 3, 0, 2, 1>} : tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %[[T]]
 func.func @transpose_above_unit_reshape(%x: tensor<2x3x4xf32>) -> tensor<4x1x3x2xf32> {
   %0 = mpc.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
   %1 = mpc.reshape %0 : tensor<3x2x4xf32> -> tensor<3x1x2x4xf32>
@@ -331,19 +330,108 @@ func.func @transpose_above_unit_reshape(%x: tensor<2x3x4xf32>) -> tensor<4x1x3x2
 
 // -----
 
-// Not moved: a reshape that does more than add or drop unit dimensions,
-// or one of a value no transpose made.
-// CHECK-LABEL: func @transpose_not_above_reshape
-// CHECK: mpc.transpose
-// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<3x2x4xf32> -> tensor<6x4xf32>
-// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 1, 0>} : tensor<6x4xf32>
-// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<2x3xf32> -> tensor<2x1x3xf32>
-// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 2, 1, 0>} : tensor<2x1x3xf32>
-func.func @transpose_not_above_reshape(%x: tensor<2x3x4xf32>, %y: tensor<2x3xf32>) -> (tensor<4x6xf32>, tensor<3x1x2xf32>) {
+// A transpose of a reshape of a transpose that moves the reshape's groups
+// whole ([3, 2] merged into 6) moves above it and composes with the first.
+// CHECK-LABEL: func @transpose_above_merging_reshape
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK: %[[T:.*]] = mpc.transpose %[[X]] {permutation = array<i64: 2, 1, 0>} : tensor<2x3x4xf32>
+// CHECK-NEXT: %[[R:.*]] = mpc.reshape %[[T]] : tensor<4x3x2xf32> -> tensor<4x6xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @transpose_above_merging_reshape(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
   %0 = mpc.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
   %1 = mpc.reshape %0 : tensor<3x2x4xf32> -> tensor<6x4xf32>
   %2 = mpc.transpose %1 {permutation = array<i64: 1, 0>} : tensor<6x4xf32>
+  return %2 : tensor<4x6xf32>
+}
+
+// -----
+
+// A reshape of a transpose whose user is a transpose: the reshape splits
+// a dimension (6 into [2, 3]) and moves above the transpose, the
+// transposes compose into one.
+// CHECK-LABEL: func @reshape_above_transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<4x6xf32>)
+// CHECK-NEXT: %[[R:.*]] = mpc.reshape %[[X]] : tensor<4x6xf32> -> tensor<4x2x3xf32>
+// CHECK-NEXT: %[[T:.*]] = mpc.transpose %[[R]] {permutation = array<i64: 2, 1, 0>} : tensor<4x2x3xf32>
+// CHECK-NEXT: return %[[T]]
+func.func @reshape_above_transpose(%x: tensor<4x6xf32>) -> tensor<3x2x4xf32> {
+  %0 = mpc.transpose %x {permutation = array<i64: 1, 0>} : tensor<4x6xf32>
+  %1 = mpc.reshape %0 : tensor<6x4xf32> -> tensor<2x3x4xf32>
+  %2 = mpc.transpose %1 {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
+  return %2 : tensor<3x2x4xf32>
+}
+
+// -----
+
+// Not moved: a transpose within a group of the reshape (6 split into [2,
+// 3], the two swapped) where the reshape's other group merges dimensions
+// of the first transpose's input that are not adjacent ([2, 3] of [2, 6,
+// 3] transposed to [2, 3, 6]); a reshape of a value no transpose made; a
+// first transpose with another user.
+// CHECK-LABEL: func @transpose_not_above_reshape
+// CHECK: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1>} : tensor<2x6x3xf32>
+// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<2x3x6xf32> -> tensor<6x2x3xf32>
+// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1>} : tensor<6x2x3xf32>
+// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<2x3xf32> -> tensor<2x1x3xf32>
+// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 2, 1, 0>} : tensor<2x1x3xf32>
+// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
+// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<3x2x4xf32> -> tensor<6x4xf32>
+// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 1, 0>} : tensor<6x4xf32>
+func.func @transpose_not_above_reshape(%x: tensor<2x6x3xf32>, %y: tensor<2x3xf32>, %z: tensor<2x3x4xf32>) -> (tensor<6x3x2xf32>, tensor<3x1x2xf32>, tensor<4x6xf32>, tensor<3x2x4xf32>) {
+  %0 = mpc.transpose %x {permutation = array<i64: 0, 2, 1>} : tensor<2x6x3xf32>
+  %1 = mpc.reshape %0 : tensor<2x3x6xf32> -> tensor<6x2x3xf32>
+  %2 = mpc.transpose %1 {permutation = array<i64: 0, 2, 1>} : tensor<6x2x3xf32>
   %3 = mpc.reshape %y : tensor<2x3xf32> -> tensor<2x1x3xf32>
   %4 = mpc.transpose %3 {permutation = array<i64: 2, 1, 0>} : tensor<2x1x3xf32>
-  return %2, %4 : tensor<4x6xf32>, tensor<3x1x2xf32>
+  %5 = mpc.transpose %z {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
+  %6 = mpc.reshape %5 : tensor<3x2x4xf32> -> tensor<6x4xf32>
+  %7 = mpc.transpose %6 {permutation = array<i64: 1, 0>} : tensor<6x4xf32>
+  return %2, %4, %7, %5 : tensor<6x3x2xf32>, tensor<3x1x2xf32>, tensor<4x6xf32>, tensor<3x2x4xf32>
+}
+
+// -----
+
+// A channel shuffle between NHWC ops, as mpc-import-onnx writes it: NHWC
+// -> NCHW, [N, C, H, W] -> [N, g, C/g, H, W], the groups swapped, back to
+// [N, C, H, W], NCHW -> NHWC. The reshape moves above the first transpose
+// (which composes with the swap), the last transpose above the second
+// reshape (composing with them): one transpose of the NHWC value's
+// channels, [N, H, W, g, C/g] -> [N, H, W, C/g, g].
+// CHECK-LABEL: func @channel_shuffle
+// CHECK-SAME: (%[[Y:.*]]: tensor<4x8x8x6xf32>)
+// CHECK-NEXT: %[[A:.*]] = mpc.reshape %[[Y]] : tensor<4x8x8x6xf32> -> tensor<4x8x8x2x3xf32>
+// CHECK-NEXT: %[[B:.*]] = mpc.transpose %[[A]] {permutation = array<i64: 0, 1, 2, 4, 3>} : tensor<4x8x8x2x3xf32>
+// CHECK-NEXT: %[[C:.*]] = mpc.reshape %[[B]] : tensor<4x8x8x3x2xf32> -> tensor<4x8x8x6xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @channel_shuffle(%y: tensor<4x8x8x6xf32>) -> tensor<4x8x8x6xf32> {
+  %0 = mpc.transpose %y {permutation = array<i64: 0, 3, 1, 2>} : tensor<4x8x8x6xf32>
+  %1 = mpc.reshape %0 : tensor<4x6x8x8xf32> -> tensor<4x2x3x8x8xf32>
+  %2 = mpc.transpose %1 {permutation = array<i64: 0, 2, 1, 3, 4>} : tensor<4x2x3x8x8xf32>
+  %3 = mpc.reshape %2 : tensor<4x3x2x8x8xf32> -> tensor<4x6x8x8xf32>
+  %4 = mpc.transpose %3 {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x6x8x8xf32>
+  return %4 : tensor<4x8x8x6xf32>
+}
+
+// -----
+
+// A reshape of a transpose moves above it only where the user is a
+// transpose it then composes with, and where each group reads adjacent
+// dimensions of the transpose's input in order: [2, 4] of [2, 3, 4]
+// transposed to [2, 4, 3], regrouped as [4, 2], does not (nor does the
+// outer transpose, which swaps within that group).
+// CHECK-LABEL: func @reshape_not_above_transpose
+// CHECK: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1>} : tensor<2x3x4xf32>
+// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<2x4x3xf32> -> tensor<4x2x3xf32>
+// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 1, 0, 2>} : tensor<4x2x3xf32>
+// CHECK-NEXT: mpc.transpose %{{.*}} {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
+// CHECK-NEXT: mpc.reshape %{{.*}} : tensor<3x2x4xf32> -> tensor<3x8xf32>
+// CHECK-NEXT: mpc.relu
+func.func @reshape_not_above_transpose(%x: tensor<2x3x4xf32>) -> (tensor<2x4x3xf32>, tensor<3x8xf32>) {
+  %0 = mpc.transpose %x {permutation = array<i64: 0, 2, 1>} : tensor<2x3x4xf32>
+  %1 = mpc.reshape %0 : tensor<2x4x3xf32> -> tensor<4x2x3xf32>
+  %2 = mpc.transpose %1 {permutation = array<i64: 1, 0, 2>} : tensor<4x2x3xf32>
+  %3 = mpc.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>
+  %4 = mpc.reshape %3 : tensor<3x2x4xf32> -> tensor<3x8xf32>
+  %5 = mpc.relu %4 : tensor<3x8xf32>
+  return %2, %5 : tensor<2x4x3xf32>, tensor<3x8xf32>
 }

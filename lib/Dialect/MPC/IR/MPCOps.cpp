@@ -1195,38 +1195,185 @@ struct TransposeOfUnitDims : OpRewritePattern<TransposeOp> {
   }
 };
 
-/// A transpose of a reshape that only adds or drops unit dimensions, of a
-/// transpose: the transpose moves above the reshape, where it composes
-/// with the first one (the pair NCHW -> NHWC -> NCHW around a `[N, C, 1,
-/// 1]` view cancels even where one of them became a reshape).
-struct TransposeAboveUnitReshape : OpRewritePattern<TransposeOp> {
+/// A reshape from `from` to `to` as groups of consecutive dimensions with
+/// equal products: each group's `from` dimensions split, merged or kept
+/// as its `to` dimensions (a unit dimension added or dropped is a group
+/// with one side empty). Nothing where a size is 0.
+struct ReshapeGroup {
+  SmallVector<int64_t> from, to;
+};
+static std::optional<SmallVector<ReshapeGroup>>
+reshapeGroups(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (llvm::is_contained(from, 0) || llvm::is_contained(to, 0))
+    return std::nullopt;
+  SmallVector<ReshapeGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < from.size() || j < to.size()) {
+    ReshapeGroup g;
+    int64_t a = 1, b = 1;
+    if (i < from.size()) {
+      g.from.push_back(i);
+      a *= from[i++];
+    }
+    if (j < to.size()) {
+      g.to.push_back(j);
+      b *= to[j++];
+    }
+    while (a != b) {
+      if (a < b && i < from.size()) {
+        g.from.push_back(i);
+        a *= from[i++];
+      } else if (b < a && j < to.size()) {
+        g.to.push_back(j);
+        b *= to[j++];
+      } else {
+        return std::nullopt;
+      }
+    }
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+/// Whether `dims` (of `shape`), less those of size 1, increase.
+static bool inOrder(ArrayRef<int64_t> dims, ArrayRef<int64_t> shape) {
+  int64_t last = -1;
+  for (int64_t d : dims) {
+    if (shape[d] == 1)
+      continue;
+    if (d <= last)
+      return false;
+    last = d;
+  }
+  return true;
+}
+
+/// A reshape of a transpose whose only user is a transpose: where each
+/// group of the reshape reads dimensions of the transpose's input that
+/// are adjacent and in order, the reshape moves above the transpose
+/// (regrouping the input itself), and the transpose below it composes
+/// with the user. With the next pattern, this lets NCHW <-> NHWC pairs
+/// meet through a channel shuffle's reshapes.
+struct ReshapeAboveTranspose : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getInput().getDefiningOp<TransposeOp>();
+    if (!transpose || !transpose->hasOneUse() || !op->hasOneUse() ||
+        !isa<TransposeOp>(*op->user_begin()))
+      return failure();
+    RankedTensorType source = transpose.getInput().getType();
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    auto groups =
+        reshapeGroups(transpose.getType().getShape(), op.getType().getShape());
+    if (!groups)
+      return failure();
+    // Each group's dimensions of the source: a run of them, in order.
+    SmallVector<std::pair<int64_t, size_t>> starts; // (first, group)
+    SmallVector<size_t> inserted;
+    for (auto [k, g] : llvm::enumerate(*groups)) {
+      if (g.from.empty()) {
+        inserted.push_back(k);
+        continue;
+      }
+      SmallVector<int64_t> dims;
+      for (int64_t d : g.from)
+        dims.push_back(perm[d]);
+      SmallVector<int64_t> sorted(dims);
+      llvm::sort(sorted);
+      for (size_t n = 1; n < sorted.size(); ++n)
+        if (sorted[n] != sorted[n - 1] + 1)
+          return failure();
+      if (!inOrder(dims, source.getShape()))
+        return failure();
+      starts.push_back({sorted.front(), k});
+    }
+    llvm::sort(starts);
+    // The source regrouped in its own order, the added unit dimensions
+    // last; then the groups put in the reshape's order.
+    SmallVector<int64_t> shape, position(op.getType().getRank());
+    auto place = [&](size_t k) {
+      for (int64_t d : (*groups)[k].to) {
+        position[d] = shape.size();
+        shape.push_back(op.getType().getDimSize(d));
+      }
+    };
+    for (auto [first, k] : starts)
+      place(k);
+    for (size_t k : inserted)
+      place(k);
+    Value regrouped = rewriter.createOrFold<ReshapeOp>(
+        op.getLoc(), RankedTensorType::get(shape, source.getElementType()),
+        transpose.getInput());
+    rewriter.replaceOp(op, rewriter.createOrFold<TransposeOp>(
+                               op.getLoc(), regrouped, position));
+    return success();
+  }
+};
+
+/// A transpose of a reshape of a transpose (each with no other user):
+/// where the outer transpose moves the reshape's groups whole, keeping
+/// each one's dimensions in order, it moves above the reshape and
+/// composes with the inner one (the pair NCHW -> NHWC -> NCHW around a
+/// `[N, C, 1, 1]` view cancels, and a channel shuffle's transpose lands
+/// on the NHWC value).
+struct TransposeAboveReshape : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto reshape = op.getInput().getDefiningOp<ReshapeOp>();
-    if (!reshape || !reshape.getInput().getDefiningOp<TransposeOp>())
+    if (!reshape || !reshape->hasOneUse())
       return failure();
-    RankedTensorType source = reshape.getInput().getType();
-    SmallVector<int64_t> from = nonUnitDims(source.getShape());
-    SmallVector<int64_t> to = nonUnitDims(reshape.getType().getShape());
-    if (from.size() != to.size() ||
-        llvm::any_of(llvm::zip(from, to), [&](auto pair) {
-          return source.getDimSize(std::get<0>(pair)) !=
-                 reshape.getType().getDimSize(std::get<1>(pair));
-        }))
+    auto inner = reshape.getInput().getDefiningOp<TransposeOp>();
+    if (!inner || !inner->hasOneUse())
       return failure();
-    // The source's dimensions in the order the transpose's result has
-    // them: the non-unit ones as the transpose orders the reshape's, the
-    // unit ones first.
-    SmallVector<int64_t> permutation;
-    for (auto [i, size] : llvm::enumerate(source.getShape()))
-      if (size == 1)
-        permutation.push_back(i);
-    for (int64_t d : op.getPermutation()) {
-      auto it = llvm::find(to, d);
-      if (it != to.end())
-        permutation.push_back(from[it - to.begin()]);
+    RankedTensorType middle = reshape.getType();
+    auto groups = reshapeGroups(reshape.getInput().getType().getShape(),
+                                middle.getShape());
+    if (!groups)
+      return failure();
+    SmallVector<int64_t> groupOf(middle.getRank());
+    for (auto [k, g] : llvm::enumerate(*groups))
+      for (int64_t d : g.to)
+        groupOf[d] = k;
+    // The groups in the order the transpose takes their dimensions of
+    // size above 1, each run whole and in order; groups of unit
+    // dimensions only, last.
+    SmallVector<int64_t> order;
+    SmallVector<bool> taken(groups->size(), false);
+    ArrayRef<int64_t> perm = op.getPermutation();
+    for (size_t n = 0; n < perm.size(); ++n) {
+      int64_t d = perm[n];
+      if (middle.getDimSize(d) == 1)
+        continue;
+      int64_t k = groupOf[d];
+      if (!order.empty() && order.back() == k)
+        continue;
+      if (taken[k])
+        return failure();
+      taken[k] = true;
+      order.push_back(k);
+      // The group's dimensions above 1, in order, next in the transpose.
+      SmallVector<int64_t> run;
+      for (size_t m = n; m < perm.size(); ++m)
+        if (middle.getDimSize(perm[m]) != 1) {
+          if (groupOf[perm[m]] != k)
+            break;
+          run.push_back(perm[m]);
+        }
+      SmallVector<int64_t> expected;
+      for (int64_t e : (*groups)[k].to)
+        if (middle.getDimSize(e) != 1)
+          expected.push_back(e);
+      if (run != expected)
+        return failure();
     }
+    for (size_t k = 0; k < groups->size(); ++k)
+      if (!taken[k])
+        order.push_back(k);
+    SmallVector<int64_t> permutation;
+    for (int64_t k : order)
+      llvm::append_range(permutation, (*groups)[k].from);
     Value moved = rewriter.createOrFold<TransposeOp>(
         op.getLoc(), reshape.getInput(), permutation);
     rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), moved);
@@ -1235,9 +1382,14 @@ struct TransposeAboveUnitReshape : OpRewritePattern<TransposeOp> {
 };
 } // namespace
 
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<ReshapeAboveTranspose>(context);
+}
+
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
-  patterns.add<TransposeOfUnitDims, TransposeAboveUnitReshape>(context);
+  patterns.add<TransposeOfUnitDims, TransposeAboveReshape>(context);
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {

@@ -977,7 +977,9 @@ def MPC_ReshapeOp : MPC_Op<"reshape", "Follow", [Pure]> {
   let description = [{
     The same elements in the same order: a view of its operand's buffer in
     the memory plan. A reshape to the shape of its operand, or of the value
-    a short chain of reshapes started from, folds away.
+    a short chain of reshapes started from, folds away; where a transpose
+    made its operand and a transpose uses it, it may move above the first
+    (see `mpc.transpose`).
 
     ```mlir
     %y = mpc.reshape %x : tensor<8x128x256xf32> -> tensor<1024x256xf32>
@@ -988,6 +990,7 @@ def MPC_ReshapeOp : MPC_Op<"reshape", "Follow", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
@@ -997,9 +1000,13 @@ def MPC_TransposeOp : MPC_Op<"transpose", "Follow", [Pure, MPC_InferTypeOpAdapto
     permutation folds away, and a transpose of a transpose folds into one
     (into none when they cancel). The canonicalizer makes a transpose that
     keeps the order of the dimensions not of size 1 a reshape (a view), and
-    moves a transpose above a reshape that only adds or drops unit
-    dimensions where a transpose made the reshape's operand (the two then
-    compose).
+    lets transposes meet through reshapes: a transpose of a reshape of a
+    transpose moves above the reshape where it moves the reshape's groups of
+    dimensions whole, and a reshape of a transpose whose user is a transpose
+    moves above it where each group reads adjacent dimensions in order (each
+    intermediate value with no other user). A channel shuffle between NHWC
+    ops, NHWC -> NCHW, `[N, g, C/g, H, W]`, the groups swapped, back, NCHW ->
+    NHWC, becomes one transpose of the NHWC value's channels.
 
     ```mlir
     %y = mpc.transpose %x {permutation = array<i64: 0, 2, 1, 3>}
