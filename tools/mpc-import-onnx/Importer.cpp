@@ -510,7 +510,10 @@ private:
   std::string logicalNot(const Node &node);
   std::string where(const Node &node);
   /// And (both) and Or of masks.
-  std::string logical(const Node &node, bool both);
+  /// And, Or, Xor of two masks: their sum (a product for And) as numbers
+  /// compared with 0 (with 1 for Xor).
+  enum class Logical { And, Or, Xor };
+  std::string logical(const Node &node, Logical kind);
   std::string concat(const Node &node);
   std::string slice(const Node &node);
   std::string split(const Node &node);
@@ -2445,7 +2448,7 @@ std::string Emitter::logicalNot(const Node &node) {
   return define(node, 0, ssa, type);
 }
 
-std::string Emitter::logical(const Node &node, bool both) {
+std::string Emitter::logical(const Node &node, Logical kind) {
   Value a, b;
   TensorType type;
   if (auto e = dataInput(node, 0, a); !e.empty())
@@ -2456,17 +2459,18 @@ std::string Emitter::logical(const Node &node, bool both) {
     return e;
   if (a.type.element != "bool" || b.type.element != "bool")
     return error(node, "expects bool operands");
-  // As numbers: a*b > 0 (and), a+b > 0 (or).
+  // As numbers: a*b > 0 (and), a+b > 0 (or), a+b == 1 (xor).
   std::string x = maskAsNumbers(a.ssa, a.type, "float");
   std::string y = maskAsNumbers(b.ssa, b.type, "float");
   TensorType xt = a.type, yt = b.type, f = type;
   xt.element = yt.element = f.element = "float";
-  std::string zero = floatConstant(0.0, "float");
+  bool xor_ = kind == Logical::Xor;
+  std::string bound = floatConstant(xor_ ? 1.0 : 0.0, "float");
   std::string combined = fresh(), ssa = fresh();
-  line(combined + " = mpc." + (both ? "mul" : "add") + " " + x + ", " + y +
-       " : " + mlirType(xt) + ", " + mlirType(yt));
-  line(ssa + " = mpc.compare \"gt\", " + combined + ", " + zero + " : " +
-       mlirType(f) + ", tensor<f32>");
+  line(combined + " = mpc." + (kind == Logical::And ? "mul" : "add") + " " + x +
+       ", " + y + " : " + mlirType(xt) + ", " + mlirType(yt));
+  line(ssa + " = mpc.compare " + (xor_ ? "\"eq\", " : "\"gt\", ") + combined +
+       ", " + bound + " : " + mlirType(f) + ", tensor<f32>");
   return define(node, 0, ssa, type);
 }
 
@@ -4466,8 +4470,9 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"GreaterOrEqual", 16},
        [this](const Node &n) { return compare(n, "ge"); }},
       {{"Not", 1}, [this](const Node &n) { return logicalNot(n); }},
-      {{"And", 7}, [this](const Node &n) { return logical(n, true); }},
-      {{"Or", 7}, [this](const Node &n) { return logical(n, false); }},
+      {{"And", 7}, [this](const Node &n) { return logical(n, Logical::And); }},
+      {{"Or", 7}, [this](const Node &n) { return logical(n, Logical::Or); }},
+      {{"Xor", 7}, [this](const Node &n) { return logical(n, Logical::Xor); }},
       {{"Where", 16}, [this](const Node &n) { return where(n); }},
       {{"MatMul", 13}, [this](const Node &n) { return matmul(n); }},
       {{"Gemm", 13}, [this](const Node &n) { return gemm(n); }},
