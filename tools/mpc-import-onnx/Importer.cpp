@@ -438,6 +438,16 @@ private:
     values[node.outputs[i]] = Value{ssa, type, {}, false};
     return "";
   }
+  /// Defines `node`'s output, of NCHW `type`, as `ssa`; where `nhwc`
+  /// (channelsLast's answer), `ssa` is its channels-last twin.
+  std::string defineLaidOut(const Node &node, const std::string &ssa, bool nhwc,
+                            const TensorType &type) {
+    if (!nhwc)
+      return define(node, 0, ssa, type);
+    TensorType twin = type;
+    twin.dims = channelsLastDims(type.dims);
+    return define(node, 0, toNCHW(ssa, twin), type);
+  }
   int64_t intAttr(const Node &node, const std::string &name, int64_t dflt) {
     auto it = node.attributes.find(name);
     return it != node.attributes.end() && it->second.kind == Attribute::Int
@@ -509,7 +519,6 @@ private:
   std::string compare(const Node &node, const std::string &predicate);
   std::string logicalNot(const Node &node);
   std::string where(const Node &node);
-  /// And (both) and Or of masks.
   /// And, Or, Xor of two masks: their sum (a product for And) as numbers
   /// compared with 0 (with 1 for Xor).
   enum class Logical { And, Or, Xor };
@@ -767,14 +776,11 @@ std::string Emitter::binary(const Node &node, const std::string &op) {
                              "; mpc's " + op +
                              " takes floating-point operands of the "
                              "result's type");
-  TensorType nchw = type;
   bool nhwc = channelsLast({&a, &b}, type);
-  if (nhwc)
-    type.dims = channelsLastDims(nchw.dims);
   std::string ssa = fresh();
   line(ssa + " = mpc." + op + " " + a.ssa + ", " + b.ssa + " : " +
        mlirType(a.type) + ", " + mlirType(b.type));
-  return define(node, 0, nhwc ? toNCHW(ssa, type) : ssa, nchw);
+  return defineLaidOut(node, ssa, nhwc, type);
 }
 
 std::string Emitter::activation(const Node &node) {
@@ -2424,14 +2430,11 @@ std::string Emitter::compare(const Node &node, const std::string &predicate) {
     return error(node, "operands " + mlirType(a.type) + " and " +
                            mlirType(b.type) + " do not broadcast together");
   // Between layout ops: compared channels-last (the mask a twin too).
-  TensorType nhwc = type;
-  bool twin = channelsLast({&a, &b}, type);
-  if (twin)
-    nhwc.dims = channelsLastDims(type.dims);
+  bool nhwc = channelsLast({&a, &b}, type);
   std::string ssa = fresh();
   line(ssa + " = mpc.compare " + quoted(predicate) + ", " + a.ssa + ", " +
        b.ssa + " : " + mlirType(a.type) + ", " + mlirType(b.type));
-  return define(node, 0, twin ? toNCHW(ssa, nhwc) : ssa, type);
+  return defineLaidOut(node, ssa, nhwc, type);
 }
 
 std::string Emitter::logicalNot(const Node &node) {
@@ -2491,14 +2494,11 @@ std::string Emitter::where(const Node &node) {
     return error(node, "selects " + type.element +
                            " values; mpc selects floating-point values only");
   // Between layout ops: selected channels-last.
-  TensorType nhwc = type;
-  bool twin = channelsLast({&c, &a, &b}, type);
-  if (twin)
-    nhwc.dims = channelsLastDims(type.dims);
+  bool nhwc = channelsLast({&c, &a, &b}, type);
   std::string ssa = fresh();
   line(ssa + " = mpc.where " + c.ssa + ", " + a.ssa + ", " + b.ssa + " : " +
        mlirType(c.type) + ", " + mlirType(a.type) + ", " + mlirType(b.type));
-  return define(node, 0, twin ? toNCHW(ssa, nhwc) : ssa, type);
+  return defineLaidOut(node, ssa, nhwc, type);
 }
 
 std::string Emitter::concat(const Node &node) {

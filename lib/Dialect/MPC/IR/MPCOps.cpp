@@ -1166,15 +1166,6 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   return {};
 }
 
-/// The positions of `shape`'s dimensions that are not 1.
-static SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> dims;
-  for (auto [i, size] : llvm::enumerate(shape))
-    if (size != 1)
-      dims.push_back(i);
-  return dims;
-}
-
 namespace {
 /// A transpose that keeps the order of the dimensions that are not 1 (it
 /// only moves unit dimensions: `[N, C, 1, 1]` to `[N, 1, 1, C]`) is a
