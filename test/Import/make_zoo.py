@@ -176,6 +176,28 @@ class Shuffle(nn.Module):
         return self.fc(h.mean([2, 3]))
 
 
+class Upsample(nn.Module):
+    """A decoder's step between convolutions: bilinear upsampling (Resize
+    linear, its interpolation matrices applied to the NHWC values) and
+    bicubic with aligned corners."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 8, 3, 2, 1)
+        self.up = nn.Conv2d(8, 6, 3, 1, 1)
+        self.out = nn.Conv2d(6, 4, 3, 1, 1)
+        self.fc = nn.Linear(4, 5)
+
+    def forward(self, x):
+        h = F.relu(self.down(x))
+        h = F.interpolate(h, scale_factor=2, mode="bilinear",
+                          align_corners=False)
+        h = F.relu(self.up(h))
+        h = F.interpolate(h, size=(12, 10), mode="bicubic",
+                          align_corners=True)
+        return self.fc(self.out(h).mean([2, 3]))
+
+
 class Seg(nn.Module):
     def __init__(self):
         super().__init__()
@@ -503,6 +525,14 @@ def main():
                 y=y.numpy())
     write_trace(out, "select", sgd_trace(model.train(), x, y, batch=4,
                                          steps=10, lr=0.05))
+    torch.manual_seed(11)
+    model = Upsample()
+    x = torch.randn(32, 3, 8, 8)
+    export(out, "upsample", model, x)
+    numpy.savez(os.path.join(out, "upsample-data.npz"), x=x.numpy(),
+                y=y.numpy())
+    write_trace(out, "upsample", sgd_trace(model.train(), x, y, batch=4,
+                                           steps=10, lr=0.05))
     torch.manual_seed(10)
     model = Shuffle()
     x = torch.randn(32, 3, 8, 8)

@@ -3517,7 +3517,13 @@ std::string Emitter::resize(const Node &node) {
   // Axis by axis, last first: a [P, in] view times the matrix transposed
   // for the last axis, the matrix times a [P, in, Q] view (broadcast over
   // P) for the others; an axis whose weights are the identity is skipped.
+  // A layout op's result is resized channels-last, its NHWC twin's H and W
+  // axes (no transposes; the result a twin too).
   Value y = x;
+  auto twin = rank == 4 ? nhwcOf.find(x.ssa) : nhwcOf.end();
+  bool nhwc = twin != nhwcOf.end();
+  if (nhwc)
+    y = Value{twin->second.first, twin->second.second, {}, false};
   for (size_t d = rank; d-- > 2;) {
     int64_t in = x.type.dims[d], out = type.dims[d];
     if (in * out > (int64_t(1) << 24))
@@ -3537,10 +3543,11 @@ std::string Emitter::resize(const Node &node) {
       continue;
     TensorType mt{x.type.element, {out, in}, true};
     std::string matrix = denseConstant(w, mt);
+    size_t axis = nhwc ? kPositionInNHWC[d] : d;
     int64_t p = 1, q = 1;
-    for (size_t k = 0; k < d; ++k)
+    for (size_t k = 0; k < axis; ++k)
       p *= y.type.dims[k];
-    for (size_t k = d + 1; k < rank; ++k)
+    for (size_t k = axis + 1; k < rank; ++k)
       q *= y.type.dims[k];
     TensorType view{x.type.element, {p, in}, true}, result = view;
     if (q > 1)
@@ -3555,12 +3562,12 @@ std::string Emitter::resize(const Node &node) {
       line(product + " = mpc.matmul " + flat + ", " + matrix +
            " {transpose_b} : " + mlirType(view) + ", " + mlirType(mt));
     TensorType next = y.type;
-    next.dims[d] = out;
+    next.dims[axis] = out;
     y = Value{reshapeOf(product, result, next), next, {}, false};
   }
-  if (y.ssa == x.ssa)
+  if (y.ssa == x.ssa || (nhwc && y.ssa == twin->second.first))
     return identity(node);
-  return define(node, 0, y.ssa, type);
+  return define(node, 0, nhwc ? toNCHW(y.ssa, y.type) : y.ssa, type);
 }
 
 std::optional<std::vector<double>>
