@@ -516,32 +516,26 @@ def main():
                 y=y.numpy())
     write_trace(out, "padded", sgd_trace(model.train(), ids, y, batch=4,
                                          steps=10, lr=0.05))
-    torch.manual_seed(9)
-    model = Select()
-    x = torch.randn(32, 3, 8, 8)
-    y = torch.randint(0, 5, (32,), dtype=torch.int32)
-    export(out, "select", model, x)
-    numpy.savez(os.path.join(out, "select-data.npz"), x=x.numpy(),
-                y=y.numpy())
-    write_trace(out, "select", sgd_trace(model.train(), x, y, batch=4,
-                                         steps=10, lr=0.05))
-    torch.manual_seed(11)
-    model = Upsample()
-    x = torch.randn(32, 3, 8, 8)
-    export(out, "upsample", model, x)
-    numpy.savez(os.path.join(out, "upsample-data.npz"), x=x.numpy(),
-                y=y.numpy())
-    write_trace(out, "upsample", sgd_trace(model.train(), x, y, batch=4,
-                                           steps=10, lr=0.05))
-    torch.manual_seed(10)
-    model = Shuffle()
-    x = torch.randn(32, 3, 8, 8)
-    export(out, "shuffle", model, x)
-    numpy.savez(os.path.join(out, "shuffle-data.npz"), x=x.numpy(),
-                y=y.numpy())
-    write_trace(out, "shuffle", sgd_trace(model.train(), x, y, batch=4,
-                                          steps=10, lr=0.05))
+    y = image_case(out, "select", 9, Select)
+    image_case(out, "upsample", 11, Upsample, y)
+    image_case(out, "shuffle", 10, Shuffle, y)
 
+
+def image_case(out, name, seed, make, y=None):
+    """make() under `seed`, exported for 32 random 3x8x8 images, with its
+    data (labels `y`, or 5 classes drawn after the images) and PyTorch's
+    SGD trace; returns the labels."""
+    torch.manual_seed(seed)
+    model = make()
+    x = torch.randn(32, 3, 8, 8)
+    if y is None:
+        y = torch.randint(0, 5, (32,), dtype=torch.int32)
+    export(out, name, model, x)
+    numpy.savez(os.path.join(out, name + "-data.npz"), x=x.numpy(),
+                y=y.numpy())
+    write_trace(out, name, sgd_trace(model.train(), x, y, batch=4, steps=10,
+                                     lr=0.05))
+    return y
 
 if __name__ == "__main__":
     main()
