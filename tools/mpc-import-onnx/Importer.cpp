@@ -647,6 +647,11 @@ private:
   /// next layout op, or an elementwise op between two, uses it directly,
   /// so the transposes meet and cancel.
   std::map<std::string, std::pair<std::string, TensorType>> nhwcOf;
+  /// GroupNorm's `[N, G, C/G H W]` view of a layout op's NCHW result (as
+  /// PyTorch exports it, around an InstanceNormalization), and what the
+  /// normalisation makes of it: the same values as the NHWC twin's
+  /// `[N, H W, G, C/G]` view, normalised over its axes 1 and 3.
+  std::map<std::string, std::pair<std::string, TensorType>> groupedOf;
   /// An elementwise op between layout ops: where one of `operands` (each
   /// broadcasting to the 4-D NCHW `result`) has a channels-last twin and
   /// every other one has fewer elements than the result, replaces each by
@@ -1982,9 +1987,31 @@ std::string Emitter::reshapeTo(const Node &node) {
                            "' the type " + mlirType(type) + ", and input '" +
                            node.inputs[0] + "' is " + mlirType(x.type) +
                            ": not a reshape of it");
+  // GroupNorm's view and back, between layout ops: the NHWC values' own
+  // views ([N, H, W, C] <-> [N, H W, G, C/G]), no transpose.
+  const std::vector<int64_t> &from = x.type.dims, &to = type.dims;
+  if (auto it = groupedOf.find(x.ssa);
+      it != groupedOf.end() && to.size() == 4) {
+    const auto &[grouped, groupedType] = it->second;
+    const std::vector<int64_t> &g = groupedType.dims;
+    if (to[0] == g[0] && to[1] == g[2] * g[3] && to[2] * to[3] == g[1]) {
+      TensorType nhwc = type;
+      nhwc.dims = channelsLastDims(to);
+      return define(node, 0,
+                    toNCHW(reshapeOf(grouped, groupedType, nhwc), nhwc), type);
+    }
+  }
   std::string ssa = fresh();
   line(ssa + " = mpc.reshape " + x.ssa + " : " + mlirType(x.type) + " -> " +
        mlirType(type));
+  if (auto it = nhwcOf.find(x.ssa); it != nhwcOf.end() && from.size() == 4 &&
+                                    to.size() == 3 && to[0] == from[0] &&
+                                    to[1] > 0 && from[1] % to[1] == 0) {
+    TensorType grouped = type;
+    grouped.dims = {from[0], from[2] * from[3], to[1], from[1] / to[1]};
+    groupedOf[ssa] = {reshapeOf(it->second.first, it->second.second, grouped),
+                      grouped};
+  }
   return define(node, 0, ssa, type);
 }
 
@@ -2511,8 +2538,7 @@ std::string Emitter::concat(const Node &node) {
     return error(node, "axis " + std::to_string(axis) + " is out of range");
   axis = axis < 0 ? axis + rank : axis;
   std::vector<Value> parts(node.inputs.size());
-  int64_t along = 0;
-  bool twins = rank == 4;
+  int64_t along = 0, twinElements = 0, otherElements = 0;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     Value &v = parts[i];
     if (auto e = input(node, i, v); !e.empty())
@@ -2525,19 +2551,26 @@ std::string Emitter::concat(const Node &node) {
                              " is not a part of " + mlirType(type) +
                              " along axis " + std::to_string(axis));
     along += v.type.dims[axis];
-    twins = twins && nhwcOf.count(v.ssa);
+    (nhwcOf.count(v.ssa) ? twinElements : otherElements) +=
+        elementCount(v.type);
   }
   if (along != type.dims[axis])
     return error(node, "the inputs hold " + std::to_string(along) +
                            " along axis " + std::to_string(axis) +
                            "; the output " + mlirType(type) + " has " +
                            std::to_string(type.dims[axis]));
-  // Every part a layout op's result (a U-Net's skip connection): their
-  // NHWC twins concatenated along the axis's place there.
+  // Parts from layout ops (a U-Net's skip connection) holding more than
+  // the others (the input joined to a segmentation head's features): the
+  // NHWC twins, and the others transposed to NHWC, concatenated along the
+  // axis's place there (transposing the smaller side).
+  bool twins = rank == 4 && twinElements > otherElements;
   TensorType result = type;
   if (twins) {
-    for (Value &v : parts)
-      std::tie(v.ssa, v.type) = nhwcOf[v.ssa];
+    for (Value &v : parts) {
+      TensorType nhwc;
+      v.ssa = toNHWC(v, nhwc);
+      v.type = nhwc;
+    }
     axis = kPositionInNHWC[axis];
     result.dims = channelsLastDims(type.dims);
   }
@@ -2980,18 +3013,44 @@ std::string Emitter::instanceNorm(const Node &node) {
     stat.dims[d] = 1;
     ct.dims.push_back(1);
   }
+  // GroupNorm's view of a layout op's result (reshapeTo): normalised as
+  // the NHWC values' [N, H W, G, C/G] view, over H W and C/G.
+  const Value nchw = x;
+  auto grouped = groupedOf.find(x.ssa);
+  if (grouped != groupedOf.end()) {
+    x = Value{grouped->second.first, grouped->second.second, {}, false};
+    axes = {1, 3};
+    stat = x.type;
+    stat.dims[1] = stat.dims[3] = 1;
+    ct.dims = {1, 1, x.type.dims[2], 1};
+  }
   std::string xs = mlirType(x.type), ss = mlirType(stat), cs = mlirType(ct),
               scalar = "tensor<" + mlirElement(x.type.element) + ">";
   std::string mean = fresh(), c = fresh(), sq = fresh(), var = fresh(),
               ve = fresh(), inv = fresh(), n = fresh(), sc = fresh(),
               y = fresh();
   std::string e = floatConstant(eps, x.type.element);
-  line(mean + " = mpc.reduce_mean " + x.ssa +
-       " {dims = array<i64: " + join(axes) + ">, keep_dims} : " + xs);
+  // The mean of `v` over `axes` into `out`; in the grouped view (axes 1
+  // and 3, not adjacent) over C/G first, then H W (equal counts: the same
+  // mean).
+  auto meanOver = [&](const std::string &out, const std::string &v) {
+    if (grouped == groupedOf.end()) {
+      line(out + " = mpc.reduce_mean " + v +
+           " {dims = array<i64: " + join(axes) + ">, keep_dims} : " + xs);
+      return;
+    }
+    std::string part = fresh();
+    TensorType partType = x.type;
+    partType.dims[3] = 1;
+    line(part + " = mpc.reduce_mean " + v +
+         " {dims = array<i64: 3>, keep_dims} : " + xs);
+    line(out + " = mpc.reduce_mean " + part +
+         " {dims = array<i64: 1>, keep_dims} : " + mlirType(partType));
+  };
+  meanOver(mean, x.ssa);
   line(c + " = mpc.sub " + x.ssa + ", " + mean + " : " + xs + ", " + ss);
   line(sq + " = mpc.mul " + c + ", " + c + " : " + xs + ", " + xs);
-  line(var + " = mpc.reduce_mean " + sq + " {dims = array<i64: " + join(axes) +
-       ">, keep_dims} : " + xs);
+  meanOver(var, sq);
   line(ve + " = mpc.add " + var + ", " + e + " : " + ss + ", " + scalar);
   line(inv + " = mpc.rsqrt " + ve + " : " + ss);
   line(n + " = mpc.mul " + c + ", " + inv + " : " + xs + ", " + ss);
@@ -2999,7 +3058,15 @@ std::string Emitter::instanceNorm(const Node &node) {
               bv = reshapeOf(b.ssa, b.type, ct);
   line(sc + " = mpc.mul " + n + ", " + gv + " : " + xs + ", " + cs);
   line(y + " = mpc.add " + sc + ", " + bv + " : " + xs + ", " + cs);
-  return define(node, 0, y, type);
+  if (grouped == groupedOf.end())
+    return define(node, 0, y, type);
+  // The NCHW view too, for other readers: [N, G, C/G, H W], flattened.
+  TensorType moved = x.type;
+  moved.dims = {x.type.dims[0], x.type.dims[2], x.type.dims[3], x.type.dims[1]};
+  std::string out =
+      reshapeOf(transposeOf(y, x.type, {0, 2, 3, 1}), moved, nchw.type);
+  groupedOf[out] = {y, x.type};
+  return define(node, 0, out, type);
 }
 
 std::string Emitter::batchNorm(const Node &node) {
