@@ -3019,7 +3019,6 @@ std::string Emitter::instanceNorm(const Node &node) {
   auto grouped = groupedOf.find(x.ssa);
   if (grouped != groupedOf.end()) {
     x = Value{grouped->second.first, grouped->second.second, {}, false};
-    axes = {1, 3};
     stat = x.type;
     stat.dims[1] = stat.dims[3] = 1;
     ct.dims = {1, 1, x.type.dims[2], 1};
@@ -3030,9 +3029,9 @@ std::string Emitter::instanceNorm(const Node &node) {
               ve = fresh(), inv = fresh(), n = fresh(), sc = fresh(),
               y = fresh();
   std::string e = floatConstant(eps, x.type.element);
-  // The mean of `v` over `axes` into `out`; in the grouped view (axes 1
-  // and 3, not adjacent) over C/G first, then H W (equal counts: the same
-  // mean).
+  // The mean of `v` over `axes` into `out`; in the grouped view over its
+  // axes 3 (C/G) then 1 (H W), which are not adjacent (equal counts: the
+  // same mean).
   auto meanOver = [&](const std::string &out, const std::string &v) {
     if (grouped == groupedOf.end()) {
       line(out + " = mpc.reduce_mean " + v +
