@@ -2,15 +2,19 @@
 """Checks for the loss-scaling e2e tests.
 
   loss_scaling.py data OUT.npz --overflow-batch K [--tiny-batch T]
-      12 samples of 8 features (small values), batch K (of 2 samples) with
-      inputs of 3e4, which overflow an f16 matmul, batch T with inputs below
-      1e-8 in magnitude (gradients that underflow f16).
+                   [--input-scale S] [--overflow-value V]
+      12 samples of 8 features (small values, times S: 1 unless given),
+      batch K (of 2 samples) with inputs of V (3e4 unless given), whose
+      products overflow an f16 matmul's gradients (6e4: its outputs too),
+      batch T with inputs below 1e-8 in magnitude (gradients that underflow
+      f16).
   loss_scaling.py grad-stats METRICS --expect STEP:ZERO:UNDERFLOW:NONFINITE...
       The logged gradient fractions at the given steps are exactly these
       ('+': above zero, '*': any); every other logged step has none
       underflowing and none non-finite.
   loss_scaling.py trace METRICS --skips 3,9 --init 256 --interval 3
-      The skipped flags are exactly the given steps, and the logged scale
+      The skipped flags are exactly the given steps ('none': no step), and
+      the logged scale
       after every step equals PyTorch GradScaler's rule (growth 2, backoff
       0.5), computed here from those flags; the loss recovers (finite after
       every skipped step, the last below the first).
@@ -68,18 +72,22 @@ def main():
         k = int(args[args.index("--overflow-batch") + 1])
         tiny = (int(args[args.index("--tiny-batch") + 1])
                 if "--tiny-batch" in args else -1)
+        scale = (float(args[args.index("--input-scale") + 1])
+                 if "--input-scale" in args else 1.0)
+        big = (float(args[args.index("--overflow-value") + 1])
+               if "--overflow-value" in args else 3e4)
         rng = random.Random(7)
         x = []
         for s in range(12):
             if s // 2 == k:
-                x.extend(3e4 for _ in range(8))
+                x.extend(big for _ in range(8))
             elif s // 2 == tiny:
                 # Nonzero, below 2^-25 in magnitude: every weight gradient
                 # (a mean of x times probabilities) rounds to zero in f16.
                 x.extend(rng.choice((-1, 1)) * rng.uniform(1e-9, 1e-8)
                          for _ in range(8))
             else:
-                x.extend(rng.uniform(-0.5, 0.5) for _ in range(8))
+                x.extend(scale * rng.uniform(-0.5, 0.5) for _ in range(8))
         labels = [rng.randrange(4) for _ in range(12)]
         with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
             z.writestr("x.npy", npy("<f4", (12, 8), struct.pack("<96f", *x)))
@@ -106,7 +114,9 @@ def main():
         print("%d steps: gradient statistics as expected" % len(lines))
     elif cmd == "trace":
         lines = [json.loads(l) for l in open(args[0]) if l.strip()]
-        skips = {int(s) for s in args[args.index("--skips") + 1].split(",")}
+        listed = args[args.index("--skips") + 1]
+        skips = (set() if listed == "none" else
+                 {int(s) for s in listed.split(",")})
         scale = float(args[args.index("--init") + 1])
         interval = int(args[args.index("--interval") + 1])
         tracker = 0

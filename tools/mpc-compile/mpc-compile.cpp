@@ -159,6 +159,14 @@ static cl::opt<bool> noRecomputeMoves(
              "them again there from operands kept anyway; the same values, "
              "more memory, one kernel fewer each"),
     cl::cat(category));
+static cl::opt<bool> noFuseWeightGradSums(
+    "no-fuse-weight-grad-sums",
+    cl::desc("Round each weight gradient to f16/bf16 before adding it to its "
+             "f32 accumulator (--mpc-fuse's weight-grad-sums=false), as "
+             "PyTorch AMP does, so that a scaled f16 weight gradient past "
+             "65504 skips the step as GradScaler's would; by default the "
+             "GEMM adds its f32 product to the accumulator, rounded once"),
+    cl::cat(category));
 static cl::opt<bool> fuseAttention(
     "fuse-attention",
     cl::desc("Fuse attention into mpc.attention (default: on the cpu "
@@ -373,6 +381,9 @@ int main(int argc, char **argv) {
     return fail("--no-recompute-moves and --no-fuse contradict each other");
   if (noFuse && keepProbabilities)
     return fail("--keep-probabilities and --no-fuse contradict each other");
+  if (noFuse && noFuseWeightGradSums)
+    return fail(
+        "--no-fuse-weight-grad-sums and --no-fuse contradict each other");
   if (arenaGuards.getNumOccurrences() > 0 &&
       (arenaGuards < 1 || arenaGuards > (int64_t(1) << 30)))
     return fail("--arena-guards must be between 1 and 1073741824 bytes, "
@@ -498,6 +509,8 @@ int main(int argc, char **argv) {
                 noAttention + noFold + "}";
   if (noRecomputeMoves)
     noFold += " recompute-moves=false";
+  if (noFuseWeightGradSums)
+    noFold += " weight-grad-sums=false";
   if (train)
     pipeline += ",mpc-autodiff{loss=" + lossFunction + " name=" + entry +
                 "},mpc-accumulate-gradients{func=" + entry +

@@ -369,43 +369,65 @@ struct BiasGradShape {
   bool transA;
 };
 
-/// Runs the backend: (a, b, c, biasGrad) host buffers of the check's types.
+/// Whether mpcrt_matmul_bias_grad gets an addend, and where: none, a
+/// buffer of its own, or C (C holds it on entry).
+enum class Addend { None, Apart, InPlace };
+
+/// Runs the backend: (a, b, addend, c, biasGrad) host buffers of the
+/// check's types; `addend` is empty without one, and with Addend::InPlace
+/// the backend gives C as the addend.
 using BiasGradRun = std::function<void(
     const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-    std::vector<uint8_t> &c, std::vector<uint8_t> &biasGrad)>;
+    const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
+    std::vector<uint8_t> &biasGrad)>;
 
 /// mpcrt_matmul_bias_grad against float64: the product as above (no bias,
-/// no activation), rounded to `in`; the column sums of B over its k rows
-/// accumulate in f32 (f64) with error gamma_k sum |b| and are rounded once
-/// to `grad`.
+/// no activation), rounded to `in`, or with an addend of type `grad` added
+/// to the f32 (f64) product as checkMatmulAdd checks it; the column sums
+/// of B over its k rows accumulate in f32 (f64) with error gamma_k sum |b|
+/// and are rounded once to `grad`.
 inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
-                                const BiasGradShape &s, std::mt19937 &rng,
-                                const BiasGradRun &run) {
-  std::vector<double> a, b;
+                                const BiasGradShape &s, Addend with,
+                                std::mt19937 &rng, const BiasGradRun &run,
+                                Roundings roundings = Roundings::One) {
+  std::vector<double> a, b, addend;
   std::vector<uint8_t> aBytes = randomOf(in, s.m * s.k, rng, a),
                        bBytes = randomOf(in, s.k * s.n, rng, b);
-  std::vector<uint8_t> cBytes(s.m * s.n * elementBytes(in)),
+  mpcrt_dtype out = with == Addend::None ? in : grad;
+  std::vector<uint8_t> addendBytes;
+  if (with != Addend::None)
+    addendBytes = randomOf(out, s.m * s.n, rng, addend);
+  std::vector<uint8_t> cBytes(s.m * s.n * elementBytes(out)),
       gBytes(s.n * elementBytes(grad));
-  run(aBytes, bBytes, cBytes, gBytes);
+  if (with == Addend::InPlace)
+    cBytes = addendBytes;
+  run(aBytes, bBytes, addendBytes, cBytes, gBytes);
   std::vector<double> c(s.m * s.n), g(s.n);
-  mpcrt_cast(in, cBytes.data(), MPCRT_F64, c.data(), c.size());
+  mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
   mpcrt_cast(grad, gBytes.data(), MPCRT_F64, g.data(), g.size());
 
   double u = in == MPCRT_F64 ? 0x1p-53 : 0x1p-24;
   double gamma = s.k * u / (1 - s.k * u);
-  double tiny = in == MPCRT_F16 ? 0x1p-25 : 0;
+  double tiny = out == MPCRT_F16 ? 0x1p-25 : 0;
+  double second =
+      roundings == Roundings::TwoInEpilogues && with == Addend::InPlace
+          ? unitRoundoff(out)
+          : 0;
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t j = 0; j < s.n; ++j) {
-      double want = 0, abs = 0;
+      double product = 0, abs = 0;
       for (int64_t l = 0; l < s.k; ++l) {
         double x = s.transA ? a[l * s.m + i] : a[i * s.k + l];
-        want += x * b[l * s.n + j];
+        product += x * b[l * s.n + j];
         abs += std::fabs(x * b[l * s.n + j]);
       }
-      double bound = unitRoundoff(in) * std::fabs(want) + tiny + gamma * abs;
+      double want = addend.empty() ? product : product + addend[i * s.n + j];
+      double bound = unitRoundoff(out) * std::fabs(want) + tiny + gamma * abs +
+                     (addend.empty() ? 0 : u * std::fabs(want)) +
+                     second * (std::fabs(product) + tiny);
       ASSERT_LE(std::fabs(c[i * s.n + j] - want), bound)
-          << "product in " << in << " (" << i << ", " << j << "), transA "
-          << s.transA;
+          << "product in " << in << " out " << out << " (" << i << ", " << j
+          << "), transA " << s.transA << ", addend " << int(with);
     }
   for (int64_t j = 0; j < s.n; ++j) {
     double want = 0, abs = 0;
@@ -417,15 +439,18 @@ inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
                    (grad == MPCRT_F16 ? 0x1p-25 : 0);
     ASSERT_LE(std::fabs(g[j] - want), bound)
         << "bias gradient in " << in << " grad " << grad << " column " << j
-        << " of " << s.n << ", k " << s.k;
+        << " of " << s.n << ", k " << s.k << ", addend " << int(with);
   }
 }
 
-/// Every type pair and layout the op takes, and columns beyond one block.
+/// Every type pair and layout the op takes, and columns beyond one block;
+/// without an addend, and with one (of the bias gradient's type: an f32
+/// accumulator for f16/bf16 operands) apart and in place.
 inline void checkAllMatmulBiasGrads(
     std::mt19937 &rng,
     const std::function<BiasGradRun(mpcrt_dtype, mpcrt_dtype,
-                                    const BiasGradShape &)> &backend) {
+                                    const BiasGradShape &, Addend)> &backend,
+    Roundings roundings = Roundings::One) {
   const std::pair<mpcrt_dtype, mpcrt_dtype> types[] = {{MPCRT_F16, MPCRT_F32},
                                                        {MPCRT_BF16, MPCRT_F32},
                                                        {MPCRT_F32, MPCRT_F32},
@@ -436,11 +461,13 @@ inline void checkAllMatmulBiasGrads(
                                   {24, 300, 1000, true},
                                   {8, 8, 0, true}};
   for (auto [in, grad] : types)
-    for (const BiasGradShape &s : shapes) {
-      checkMatmulBiasGrad(in, grad, s, rng, backend(in, grad, s));
-      if (::testing::Test::HasFatalFailure())
-        return;
-    }
+    for (const BiasGradShape &s : shapes)
+      for (Addend with : {Addend::None, Addend::InPlace, Addend::Apart}) {
+        checkMatmulBiasGrad(in, grad, s, with, rng, backend(in, grad, s, with),
+                            roundings);
+        if (::testing::Test::HasFatalFailure())
+          return;
+      }
 }
 
 } // namespace mpcrt::test

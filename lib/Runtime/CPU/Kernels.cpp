@@ -145,18 +145,15 @@ void matmulActivationGrad(const void *a, int64_t aStride, const void *b,
          static_cast<O *>(c), batch, m, n, k, transA, transB, epilogue);
 }
 
-/// C = op(A) B and the column sums of B [k, n] in G (T or the accumulation
-/// type), each a sum over the rows in order, as mpc.reduce_sum takes it.
+/// The column sums of B [k, n] in G (T or the accumulation type), each a
+/// sum over the rows in order, as mpc.reduce_sum takes it.
 template <typename T, typename G>
-void matmulBiasGrad(const void *a, const void *b, void *c, void *biasGrad,
-                    int64_t m, int64_t n, int64_t k, bool transA) {
+void biasGradSums(const void *b, void *biasGrad, int64_t n, int64_t k) {
   using S = Storage<T>;
   using SG = Storage<G>;
   using Acc = typename S::Acc;
   static_assert(std::is_same_v<typename SG::Acc, Acc>);
   const T *bt = static_cast<const T *>(b);
-  matmul(static_cast<const T *>(a), 0, bt, 0, static_cast<T *>(c), 1, m, n, k,
-         transA, false);
   G *out = static_cast<G *>(biasGrad);
   constexpr int64_t kBlock = 256;
   parallelFor((n + kBlock - 1) / kBlock, grainFor(k * kBlock),
@@ -314,12 +311,29 @@ void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
                           m, n, k, trans_a != 0, trans_b != 0, activation);
 }
 
-void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
-                            const void *b, void *c, void *bias_grad, int64_t m,
-                            int64_t n, int64_t k, int32_t trans_a) {
-  mpcrt_dtype out = grad; // the bias gradient's type pairs are the epilogues'
-  MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_bias_grad", matmulBiasGrad, a, b, c,
-                          bias_grad, m, n, k, trans_a != 0);
+namespace {
+/// mpcrt_matmul_bias_grad's column sums: `out` is the sums' type (the type
+/// pairs are the epilogues').
+void biasGradSums(mpcrt_dtype in, mpcrt_dtype out, const void *b,
+                  void *bias_grad, int64_t n, int64_t k) {
+  MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_bias_grad", biasGradSums, b, bias_grad,
+                          n, k);
+}
+} // namespace
+
+void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
+                            const void *a, const void *b, const void *addend,
+                            void *c, void *bias_grad, int64_t m, int64_t n,
+                            int64_t k, int32_t trans_a) {
+  if (addend)
+    mpcrt_matmul_add(in, out, a, 0, b, 0, addend, c, 1, m, n, k, trans_a, 0);
+  else
+    dispatch(in, [&](auto *t) {
+      using T = std::remove_pointer_t<decltype(t)>;
+      matmul(static_cast<const T *>(a), 0, static_cast<const T *>(b), 0,
+             static_cast<T *>(c), 1, m, n, k, trans_a != 0, false);
+    });
+  biasGradSums(in, grad, b, bias_grad, n, k);
 }
 
 void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,

@@ -547,11 +547,18 @@ void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
     unaryGrad(out, op, c, saved, c, count);
 }
 
-void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad, const void *a,
-                    const void *b, void *c, void *biasGrad, int64_t m,
-                    int64_t n, int64_t k, bool transA) {
+void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
+                    const void *a, const void *b, const void *addend, void *c,
+                    void *biasGrad, int64_t m, int64_t n, int64_t k,
+                    bool transA) {
   if (n == 0)
     return;
+  // With an addend (a gradient accumulator): the GEMM sums into it (C with
+  // beta = 1, in place where it is C), then the column reduction.
+  if (addend) {
+    matmulAdd(in, out, a, 0, b, 0, addend, c, 1, m, n, k, transA, false);
+    return columnSums(in, grad, b, biasGrad, k, n);
+  }
   if (m == 0 || k == 0) {
     zero(c, m * n * bytesOf(in));
     return columnSums(in, grad, b, biasGrad, k, n);

@@ -450,6 +450,22 @@ func.func @bias_grad_types(%a: tensor<4x5xf16>, %b: tensor<4x8xf32>) {
 
 // -----
 
+func.func @bias_grad_addend_shape(%a: tensor<4x5xf16>, %b: tensor<4x8xf16>, %c: tensor<8x5xf32>) {
+  // expected-error @+1 {{'mpc.matmul_bias_grad' op expects an addend of the product's shape [5, 8] and its element type (or f32 for f16/bf16 operands), got 'tensor<8x5xf32>'}}
+  %0:2 = mpc.matmul_bias_grad %a, %b, %c {transpose_a} : tensor<4x5xf16>, tensor<4x8xf16>, tensor<8x5xf32>
+  return
+}
+
+// -----
+
+func.func @bias_grad_addend_type(%a: tensor<4x5xf32>, %b: tensor<4x8xf32>, %c: tensor<5x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_bias_grad' op expects an addend of the product's shape [5, 8] and its element type (or f32 for f16/bf16 operands), got 'tensor<5x8xf16>'}}
+  %0:2 = mpc.matmul_bias_grad %a, %b, %c {transpose_a} : tensor<4x5xf32>, tensor<4x8xf32>, tensor<5x8xf16>
+  return
+}
+
+// -----
+
 func.func @matmul_add_k(%a: tensor<4x5xf16>, %b: tensor<6x8xf16>, %c: tensor<4x8xf16>) {
   // expected-error @+1 {{'mpc.matmul_add' op expects equal contracting dimensions, got K = 5 for a and 6 for b}}
   %0 = mpc.matmul_add %a, %b, %c : tensor<4x5xf16>, tensor<6x8xf16>, tensor<4x8xf16> -> tensor<4x8xf16>

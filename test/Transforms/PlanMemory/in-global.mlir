@@ -183,3 +183,40 @@ func.func @swapped(%x: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>
   ml_program.global_store @mean = %y#2 : tensor<8xf32>
   return %y#0 : tensor<2x4x4x8xf32>
 }
+
+// -----
+
+// A GEMM that sums a weight gradient into its accumulator (mpc.matmul_add,
+// mpc.matmul_bias_grad with an addend) writes the global too, in place
+// (C is the addend); a bias gradient is not the addend's sum and takes an
+// arena buffer even where its size matches the accumulator's (here a
+// [1, 16] weight's).
+// CHECK-LABEL: func @gemm_accumulates
+// CHECK: mpc.matmul_add %{{.*}}, %{{.*}}, %{{.*}} {mpc.in_globals = [@acc], transpose_a}
+// CHECK: mpc.matmul_bias_grad %{{.*}}, %{{.*}}, %{{.*}} {mpc.in_globals = [@acc_row, unit], mpc.offsets = array<i64: -1, 0>, transpose_a}
+// REPORT: "function": "gemm_accumulates",
+// REPORT: "written_in_globals": 2,
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<32x16xf32>
+ml_program.global private mutable @acc_row(#mpc.init<zeros>) : tensor<1x16xf32>
+func.func @gemm_accumulates(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %r: tensor<64x1xf16>) -> tensor<16xf32> {
+  %a = ml_program.global_load @acc : tensor<32x16xf32>
+  %s = mpc.matmul_add %x, %dy, %a {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>, tensor<32x16xf32> -> tensor<32x16xf32>
+  ml_program.global_store @acc = %s : tensor<32x16xf32>
+  %b = ml_program.global_load @acc_row : tensor<1x16xf32>
+  %w, %db = mpc.matmul_bias_grad %r, %dy, %b {transpose_a} : tensor<64x1xf16>, tensor<64x16xf16>, tensor<1x16xf32>
+  ml_program.global_store @acc_row = %w : tensor<1x16xf32>
+  return %db : tensor<16xf32>
+}
+
+// -----
+
+// Not stored back (the step that consumes the accumulator): the sum takes
+// the addend's arena buffer where the addend dies at the GEMM.
+// CHECK-LABEL: func @gemm_in_place
+// CHECK: %[[A:.*]] = mpc.exp %{{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.matmul_bias_grad %{{.*}}, %{{.*}}, %[[A]] {mpc.offsets = array<i64: 0, 2048>, transpose_a}
+func.func @gemm_in_place(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %g: tensor<32x16xf32>) -> (tensor<32x16xf32>, tensor<16xf32>) {
+  %a = mpc.exp %g : tensor<32x16xf32>
+  %w, %db = mpc.matmul_bias_grad %x, %dy, %a {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>, tensor<32x16xf32>
+  return %w, %db : tensor<32x16xf32>, tensor<16xf32>
+}

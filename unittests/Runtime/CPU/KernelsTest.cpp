@@ -485,11 +485,17 @@ TEST(Kernels, MatmulBiasGradMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulBiasGrads(
       rng, [](mpcrt_dtype in, mpcrt_dtype grad,
-              const mpcrt::test::BiasGradShape &s) {
+              const mpcrt::test::BiasGradShape &s, mpcrt::test::Addend with) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-                   std::vector<uint8_t> &c, std::vector<uint8_t> &g) {
-          mpcrt_matmul_bias_grad(in, grad, a.data(), b.data(), c.data(),
-                                 g.data(), s.m, s.n, s.k, s.transA);
+                   const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
+                   std::vector<uint8_t> &g) {
+          using mpcrt::test::Addend;
+          const void *add = with == Addend::None      ? nullptr
+                            : with == Addend::InPlace ? c.data()
+                                                      : addend.data();
+          mpcrt_matmul_bias_grad(in, with == Addend::None ? in : grad, grad,
+                                 a.data(), b.data(), add, c.data(), g.data(),
+                                 s.m, s.n, s.k, s.transA);
         };
       });
 }

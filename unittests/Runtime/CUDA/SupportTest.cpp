@@ -361,7 +361,8 @@ TEST_F(Support, BiasGradientPlansDependOnTheGradientType) {
   for (mpcrt_dtype grad : {MPCRT_F32, MPCRT_F16}) {
     int64_t bytes = grad == MPCRT_F32 ? 4 : 2;
     uint8_t *dG = deviceBuffer<uint8_t>(n * bytes);
-    matmulBiasGrad(MPCRT_F16, grad, dA, dB, dC, dG, m, n, k, false);
+    matmulBiasGrad(MPCRT_F16, MPCRT_F16, grad, dA, dB, nullptr, dC, dG, m, n, k,
+                   false);
     std::vector<uint8_t> raw = download(dG, n * bytes);
     std::vector<double> got(n);
     mpcrt_cast(grad, raw.data(), MPCRT_F64, got.data(), n);
@@ -374,18 +375,27 @@ TEST_F(Support, BiasGradientPlansDependOnTheGradientType) {
 TEST_F(Support, MatmulBiasGradMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllMatmulBiasGrads(
-      rng, [this](mpcrt_dtype in, mpcrt_dtype grad,
-                  const mpcrt::test::BiasGradShape &s) {
+      rng,
+      [this](mpcrt_dtype in, mpcrt_dtype grad,
+             const mpcrt::test::BiasGradShape &s, mpcrt::test::Addend with) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-                   std::vector<uint8_t> &c, std::vector<uint8_t> &g) {
-          uint8_t *dC = deviceBuffer<uint8_t>(c.size());
+                   const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
+                   std::vector<uint8_t> &g) {
+          using mpcrt::test::Addend;
+          uint8_t *dC = with == Addend::InPlace
+                            ? upload(c)
+                            : deviceBuffer<uint8_t>(c.size());
           uint8_t *dG = deviceBuffer<uint8_t>(g.size());
-          matmulBiasGrad(in, grad, upload(a), upload(b), dC, dG, s.m, s.n, s.k,
-                         s.transA);
+          const void *dAddend = with == Addend::None      ? nullptr
+                                : with == Addend::InPlace ? dC
+                                                          : upload(addend);
+          matmulBiasGrad(in, with == Addend::None ? in : grad, grad, upload(a),
+                         upload(b), dAddend, dC, dG, s.m, s.n, s.k, s.transA);
           c = download(dC, c.size());
           g = download(dG, g.size());
         };
-      });
+      },
+      mpcrt::test::Roundings::TwoInEpilogues);
 }
 
 } // namespace

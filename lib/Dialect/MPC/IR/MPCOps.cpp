@@ -493,7 +493,19 @@ MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   Type sums = element.isF16() || element.isBF16()
                   ? Float32Type::get(element.getContext())
                   : element;
-  results.push_back(RankedTensorType::get(*shape, element));
+  auto product = RankedTensorType::get(*shape, element);
+  if (Value addend = adaptor.getAddend()) {
+    // The sum has the addend's type: the product's, or f32 for f16/bf16.
+    auto type = cast<RankedTensorType>(addend.getType());
+    if (type.getShape() != product.getShape() ||
+        (type.getElementType() != element && type.getElementType() != sums))
+      return diag("expects an addend of the product's shape ",
+                  shapeStr(product.getShape()),
+                  " and its element type (or f32 for f16/bf16 operands), got ",
+                  type);
+    product = type;
+  }
+  results.push_back(product);
   results.push_back(RankedTensorType::get({shape->back()}, sums));
   return success();
 }

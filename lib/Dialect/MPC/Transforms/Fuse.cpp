@@ -71,7 +71,11 @@ struct Product {
   }
 };
 
-std::optional<Product> productOf(Value v) {
+/// A product (through its widening cast) that one fused op can take in
+/// place of its reader. With `weightGradient`, also `matmul(x, g)
+/// {transpose_a}` of two matrices: a weight gradient, which a GEMM sums
+/// into its addend (mpc.matmul_add) as well as another product.
+std::optional<Product> productOf(Value v, bool weightGradient = false) {
   Product p{};
   if (auto cast = v.getDefiningOp<CastOp>()) {
     Type from = typeOf(cast.getInput()).getElementType();
@@ -82,8 +86,11 @@ std::optional<Product> productOf(Value v) {
     v = cast.getInput();
   }
   p.matmul = v.getDefiningOp<MatmulOp>();
-  if (!p.matmul || !p.matmul->hasOneUse() || p.matmul.getTransposeA() ||
+  if (!p.matmul || !p.matmul->hasOneUse() ||
       typeOf(p.matmul.getB()).getRank() != 2)
+    return std::nullopt;
+  if (p.matmul.getTransposeA() &&
+      (!weightGradient || typeOf(p.matmul.getA()).getRank() != 2))
     return std::nullopt;
   Type t = p.matmul.getType().getElementType();
   if (!t.isF16() && !t.isBF16() && !t.isF32())
@@ -213,7 +220,8 @@ Value untransposed(OpBuilder &b, Value kt) {
 
 /// The location of an op fused from `parts` (in program order): theirs,
 /// with their names as metadata (the fusion report and remarks read them);
-/// a part with casts or scales folded into it gives those parts.
+/// a part with casts or scales folded into it, or a matmul_add fused
+/// again, gives its own parts.
 Location fusedLocation(MLIRContext *context, ArrayRef<Operation *> parts) {
   SmallVector<Location> locs;
   SmallVector<Attribute> names;
@@ -222,9 +230,10 @@ Location fusedLocation(MLIRContext *context, ArrayRef<Operation *> parts) {
     auto partNames =
         fused ? dyn_cast_or_null<ArrayAttr>(fused.getMetadata()) : ArrayAttr();
     if (partNames && partNames.size() == fused.getLocations().size() &&
-        llvm::is_contained(
-            partNames,
-            StringAttr::get(context, part->getName().getStringRef()))) {
+        (isa<MatmulAddOp>(part) ||
+         llvm::is_contained(
+             partNames,
+             StringAttr::get(context, part->getName().getStringRef())))) {
       llvm::append_range(locs, fused.getLocations());
       llvm::append_range(names, partNames);
       continue;
@@ -1477,16 +1486,24 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         widen = nullptr;
     }
     int64_t n = in.getShape().back(), rows = in.getNumElements() / n;
-    // The first such product in program order.
-    MatmulOp mm;
+    // The first such product in program order: a matmul, or a matmul_add
+    // (the weight gradient summed into an accumulator: its addend).
+    Operation *mm = nullptr;
     auto consider = [&](Value b) {
       for (Operation *user : b.getUsers()) {
-        auto product = dyn_cast<MatmulOp>(user);
-        if (product && product.getB() == b && product.getTransposeA() &&
-            !product.getTransposeB() && typeOf(product.getA()).getRank() == 2 &&
-            product->getBlock() == reduce->getBlock() &&
-            (!mm || product->isBeforeInBlock(mm)) && placeable(product, reduce))
-          mm = product;
+        bool weightGradient = false;
+        if (auto product = dyn_cast<MatmulOp>(user))
+          weightGradient = product.getB() == b && product.getTransposeA() &&
+                           !product.getTransposeB() &&
+                           typeOf(product.getA()).getRank() == 2;
+        else if (auto product = dyn_cast<MatmulAddOp>(user);
+                 product && weightGradSums)
+          weightGradient = product.getB() == b && product.getTransposeA() &&
+                           !product.getTransposeB() &&
+                           typeOf(product.getA()).getRank() == 2;
+        if (weightGradient && user->getBlock() == reduce->getBlock() &&
+            (!mm || user->isBeforeInBlock(mm)) && placeable(user, reduce))
+          mm = user;
       }
     };
     SmallVector<int64_t, 2> matrix{rows, n};
@@ -1511,33 +1528,38 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       return a->isBeforeInBlock(b);
     });
     OpBuilder b(later);
-    auto fused =
-        MatmulBiasGradOp::create(b, fusedLocation(&getContext(), inOrder),
-                                 mm.getA(), mm.getB(), mm.getTransposeAAttr());
+    auto addend = dyn_cast<MatmulAddOp>(mm);
+    auto fused = MatmulBiasGradOp::create(
+        b, fusedLocation(&getContext(), inOrder), mm->getOperand(0),
+        mm->getOperand(1), addend ? addend.getAddend() : Value(),
+        b.getUnitAttr());
     if (Attribute precision = mm->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
     remark(fused);
     Value sums = fused.getBiasGrad();
     if (typeOf(sums) != reduce.getType())
       sums = CastOp::create(b, reduce.getLoc(), reduce.getType(), sums);
-    mm.getResult().replaceAllUsesWith(fused.getResult());
+    mm->getResult(0).replaceAllUsesWith(fused.getResult());
     reduce.getResult().replaceAllUsesWith(sums);
-    mm.erase();
+    mm->erase();
     reduce.erase();
     if (widen && widen->use_empty())
       widen.erase();
   }
 
-  /// `add(matmul(a, b), c)` (either side; at O1 through the product's
-  /// widening cast) with c of the sum's type: one mpc.matmul_add, the GEMM
-  /// with c as its C matrix. In the backward pass these are the residual
-  /// gradient plus a linear layer's data gradient.
+  /// `add(matmul(a, b), c)` (either side; at O1 and O2 through the
+  /// product's widening cast) with c of the sum's type: one mpc.matmul_add,
+  /// the GEMM with c as its C matrix. In the backward pass these are the
+  /// residual gradient plus a linear layer's data gradient, and a weight
+  /// gradient `matmul(x, dy) {transpose_a}` summed into an f32 gradient
+  /// accumulator (or with another gradient of the same weight).
   void fuseMatmulAdd(AddOp add) {
     RankedTensorType result = add.getType();
     if (typeOf(add.getLhs()) != result || typeOf(add.getRhs()) != result)
       return;
     for (int side = 0; side < 2; ++side) {
-      std::optional<Product> p = productOf(add->getOperand(side));
+      std::optional<Product> p =
+          productOf(add->getOperand(side), weightGradSums);
       if (!p)
         continue;
       Value addend = add->getOperand(1 - side);

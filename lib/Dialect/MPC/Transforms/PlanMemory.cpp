@@ -44,13 +44,23 @@ bool isElementwise(Operation *op) {
              DropoutBackwardOp, DropoutAddOp, ScaleLossOp>(op);
 }
 
-/// The operands whose buffer an op's result may take where they die: every
-/// operand of an elementwise op, the addend a GEMM accumulates into.
-SmallVector<Value> inPlaceOperands(Operation *op) {
+/// The addend a GEMM accumulates its result `result` into, or null.
+Value accumulatedAddend(Operation *op, unsigned result) {
+  if (auto accumulate = dyn_cast<MatmulAddOp>(op))
+    return accumulate.getAddend();
+  if (auto grads = dyn_cast<MatmulBiasGradOp>(op); grads && result == 0)
+    return grads.getAddend();
+  return {};
+}
+
+/// The operands whose buffer an op's result `result` may take where they
+/// die: every operand of an elementwise op, the addend a GEMM accumulates
+/// into.
+SmallVector<Value> inPlaceOperands(Operation *op, unsigned result) {
   if (isElementwise(op))
     return SmallVector<Value>(op->getOperands());
-  if (auto accumulate = dyn_cast<MatmulAddOp>(op))
-    return {accumulate.getAddend()};
+  if (Value addend = accumulatedAddend(op, result))
+    return {addend};
   // Each element is read once, then its result written at the same index.
   if (auto norm = dyn_cast<BatchNormInferenceOp>(op))
     return {norm.getInput()};
@@ -58,12 +68,14 @@ SmallVector<Value> inPlaceOperands(Operation *op) {
 }
 
 /// The operands whose global a result may be computed in (below): any
-/// operand of a one-result elementwise op; a batch norm's running mean and
-/// variance for its new ones (results 1 and 2), which the kernel updates
-/// in place.
+/// operand of a one-result elementwise op; the addend a GEMM accumulates
+/// into; a batch norm's running mean and variance for its new ones
+/// (results 1 and 2), which the kernel updates in place.
 SmallVector<Value> globalOperandsOf(Operation *op, unsigned result) {
   if (isElementwise(op) && op->getNumResults() == 1)
     return SmallVector<Value>(op->getOperands());
+  if (Value addend = accumulatedAddend(op, result))
+    return {addend};
   if (auto norm = dyn_cast<BatchNormOp>(op)) {
     if (result == 1)
       return {norm.getRunningMean()};
@@ -353,7 +365,9 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       }
       // In place: take a dying operand's buffer of the same size and type.
       bool inPlace = false;
-      for (Value operand : reuse ? inPlaceOperands(op) : SmallVector<Value>()) {
+      for (Value operand :
+           reuse ? inPlaceOperands(op, cast<OpResult>(result).getResultNumber())
+                 : SmallVector<Value>()) {
         auto it = bufferOf.find(operand);
         if (it == bufferOf.end())
           continue;

@@ -386,19 +386,37 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
     come from the plain GEMM and a column reduction reading the gradient
     once.
 
-    `--mpc-fuse` builds it from a weight-gradient `matmul` and the
-    `reduce_sum` of the same gradient (through a widening `cast`); it has
-    no gradient of its own.
+    With an `addend` (of the product's shape; the operands' element type,
+    or f32 for f16/bf16 operands), `result` is `matmul(a, b) + addend` as
+    `mpc.matmul_add` computes it, of the addend's type: the addend is
+    added to the f32 product, rounded once. This is a weight gradient
+    summed into an f32 gradient accumulator (gradient accumulation's
+    micro-batches) in the GEMM, with no f16 product, widening cast or add;
+    the memory plan may give the result the addend's buffer, or the
+    accumulator's global, where the addend dies there.
+
+    `--mpc-fuse` builds it from a weight-gradient `matmul` (or
+    `matmul_add`) and the `reduce_sum` of the same gradient (through a
+    widening `cast`); it has no gradient of its own.
 
     ```mlir
     %dw, %db = mpc.matmul_bias_grad %x, %dy {transpose_a}
         : tensor<1024x256xf16>, tensor<1024x1024xf16>
+    %sum, %db2 = mpc.matmul_bias_grad %x, %dy, %acc {transpose_a}
+        : tensor<1024x256xf16>, tensor<1024x1024xf16>, tensor<256x1024xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
+                       Optional<MPC_FloatTensor>:$addend,
                        UnitAttr:$transpose_a);
   let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$bias_grad);
-  let assemblyFormat = "$a `,` $b attr-dict `:` type($a) `,` type($b)";
+  let assemblyFormat = "$a `,` $b (`,` $addend^)? attr-dict `:` type($a) `,` "
+      "type($b) (`,` type($addend)^)?";
+  let builders = [
+    OpBuilder<(ins "Value":$a, "Value":$b, "UnitAttr":$transpose_a), [{
+      build($_builder, $_state, a, b, /*addend=*/Value(), transpose_a);
+    }]>
+  ];
 }
 
 def MPC_AttentionOp : MPC_Op<"attention", "Lowp",

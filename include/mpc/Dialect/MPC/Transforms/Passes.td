@@ -561,6 +561,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
   let options = [
     Option<"epilogues", "epilogues", "bool", /*default=*/"true",
            "Fuse linear layers' bias and activation into their GEMMs">,
+    Option<"weightGradSums", "weight-grad-sums", "bool",
+           /*default=*/"true",
+           "With `epilogues`: sum a weight gradient into its f32 gradient "
+           "accumulator (or another gradient of the weight) in its GEMM, "
+           "mpc.matmul_add or mpc.matmul_bias_grad with an addend; the f16 "
+           "weight gradient is then never rounded, nor does it overflow">,
     Option<"attention", "attention", "bool", /*default=*/"true",
            "Fuse scaled dot-product attention into mpc.attention">,
     Option<"attentionLayout", "attention-layout", "bool",
