@@ -92,3 +92,41 @@ func.func @not_summed(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %acc: tenso
   %6 = mpc.add %accb, %5 : tensor<2x32x16xf16>, tensor<2x32x16xf16>
   return %0, %1, %3, %4, %6 : tensor<32x16xf16>, tensor<32x16xf16>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<2x32x16xf16>
 }
+
+// -----
+
+// The sum goes where the product was, so that the layer's input and
+// gradient die there: the accumulator's load moves up to it. A store to the
+// accumulator between the two keeps the load, and the sum, in place.
+// CHECK-LABEL: func @placed_at_the_product
+// CHECK-NEXT: %[[L:.*]] = ml_program.global_load @acc
+// CHECK-NEXT: %[[S:.*]] = mpc.matmul_add %arg0, %arg1, %[[L]] {transpose_a}
+// CHECK-NEXT: mpc.exp %arg2
+// CHECK-NEXT: ml_program.global_store @acc = %[[S]]
+// CHECK-LABEL: func @stored_between
+// CHECK-NEXT: mpc.exp %arg2
+// CHECK-NEXT: ml_program.global_store @acc = %arg3
+// CHECK-NEXT: %[[L:.*]] = ml_program.global_load @acc
+// CHECK-NEXT: %[[S:.*]] = mpc.matmul_add %arg0, %arg1, %[[L]] {transpose_a}
+// CHECK-NEXT: ml_program.global_store @acc = %[[S]]
+// REMARK-COUNT-2: remark: fused: mpc.matmul + mpc.cast + mpc.add -> mpc.matmul_add
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<32x16xf32>
+func.func @placed_at_the_product(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %h: tensor<64x32xf16>) -> tensor<64x32xf16> {
+  %0 = mpc.matmul %x, %dy {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>
+  %1 = mpc.exp %h : tensor<64x32xf16>
+  %a = ml_program.global_load @acc : tensor<32x16xf32>
+  %2 = mpc.cast %0 : tensor<32x16xf16> -> tensor<32x16xf32>
+  %3 = mpc.add %a, %2 : tensor<32x16xf32>, tensor<32x16xf32>
+  ml_program.global_store @acc = %3 : tensor<32x16xf32>
+  return %1 : tensor<64x32xf16>
+}
+func.func @stored_between(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %h: tensor<64x32xf16>, %z: tensor<32x16xf32>) -> tensor<64x32xf16> {
+  %0 = mpc.matmul %x, %dy {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>
+  %1 = mpc.exp %h : tensor<64x32xf16>
+  ml_program.global_store @acc = %z : tensor<32x16xf32>
+  %a = ml_program.global_load @acc : tensor<32x16xf32>
+  %2 = mpc.cast %0 : tensor<32x16xf16> -> tensor<32x16xf32>
+  %3 = mpc.add %a, %2 : tensor<32x16xf32>, tensor<32x16xf32>
+  ml_program.global_store @acc = %3 : tensor<32x16xf32>
+  return %1 : tensor<64x32xf16>
+}

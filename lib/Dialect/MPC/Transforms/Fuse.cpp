@@ -21,6 +21,7 @@
 #include "TypeUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -421,6 +422,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         fuseDropoutAdd(dropout);
     }
     if (epilogues) {
+      getOperation().walk([&](ml_program::GlobalStoreOp store) {
+        storesOf[store.getGlobalAttr()].push_back(store);
+      });
       SmallVector<AddOp> adds;
       getOperation().walk([&](AddOp op) { adds.push_back(op); });
       for (AddOp add : adds)
@@ -1564,6 +1568,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         continue;
       Value addend = add->getOperand(1 - side);
       OpBuilder b(add);
+      // A weight gradient summed into its accumulator goes where its
+      // product was, not where the sum was: its operands (a layer's input
+      // and output gradient) then die there, as the product's did.
+      if (p->matmul.getTransposeA() && availableAt(addend, p->matmul))
+        b.setInsertionPoint(p->matmul);
       auto fused = MatmulAddOp::create(
           b, fusedLocation(&getContext(), p->with({add})), result,
           p->matmul.getA(), p->matmul.getB(), addend,
@@ -1575,6 +1584,34 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       return;
     }
   }
+
+  /// Whether `value` can be read at `op`: defined before it (or above its
+  /// block), or loaded from a global with no store to that global between
+  /// `op` and the load, in which case the load moves to just before `op`.
+  bool availableAt(Value value, Operation *op) {
+    Operation *def = value.getDefiningOp();
+    if (!def) {
+      auto arg = cast<BlockArgument>(value);
+      return arg.getOwner()->getParentOp()->isAncestor(op);
+    }
+    Operation *here = def->getBlock()->findAncestorOpInBlock(*op);
+    if (!here)
+      return false;
+    if (def == here || def->isBeforeInBlock(here))
+      return true;
+    auto load = dyn_cast<ml_program::GlobalLoadOp>(def);
+    if (!load || load->getBlock() != op->getBlock())
+      return false;
+    for (Operation *store : storesOf.lookup(load.getGlobalAttr()))
+      if (store->getBlock() == op->getBlock() && op->isBeforeInBlock(store) &&
+          store->isBeforeInBlock(load))
+        return false;
+    load->moveBefore(op);
+    return true;
+  }
+
+  /// The stores of each global (the pass adds and removes none).
+  llvm::DenseMap<Attribute, SmallVector<Operation *>> storesOf;
 
   /// `relu_grad(matmul(a, b), saved)` or `gelu_grad(matmul(a, b), saved)
   /// {approximate}` (at O1 through the product's widening cast), the
