@@ -1494,17 +1494,17 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     // (the weight gradient summed into an accumulator: its addend).
     Operation *mm = nullptr;
     auto consider = [&](Value b) {
+      auto ofB = [&](auto product) {
+        return product.getB() == b && product.getTransposeA() &&
+               !product.getTransposeB() &&
+               typeOf(product.getA()).getRank() == 2;
+      };
       for (Operation *user : b.getUsers()) {
         bool weightGradient = false;
         if (auto product = dyn_cast<MatmulOp>(user))
-          weightGradient = product.getB() == b && product.getTransposeA() &&
-                           !product.getTransposeB() &&
-                           typeOf(product.getA()).getRank() == 2;
-        else if (auto product = dyn_cast<MatmulAddOp>(user);
-                 product && weightGradSums)
-          weightGradient = product.getB() == b && product.getTransposeA() &&
-                           !product.getTransposeB() &&
-                           typeOf(product.getA()).getRank() == 2;
+          weightGradient = ofB(product);
+        else if (auto product = dyn_cast<MatmulAddOp>(user))
+          weightGradient = weightGradSums && ofB(product);
         if (weightGradient && user->getBlock() == reduce->getBlock() &&
             (!mm || user->isBeforeInBlock(mm)) && placeable(user, reduce))
           mm = user;
@@ -1597,7 +1597,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     Operation *here = def->getBlock()->findAncestorOpInBlock(*op);
     if (!here)
       return false;
-    if (def == here || def->isBeforeInBlock(here))
+    if (def->isBeforeInBlock(here))
       return true;
     auto load = dyn_cast<ml_program::GlobalLoadOp>(def);
     if (!load || load->getBlock() != op->getBlock())
