@@ -278,6 +278,40 @@ void columnSumCases() {
          [&] { reduce(MPCRT_F32, MPCRT_REDUCE_SUM, in, out, 1, kPixels, 1); });
 }
 
+/// A weight gradient added to its f32 gradient accumulator (gradient
+/// accumulation at O2): BERT's feed-forward weight [768, 3072] from 4096
+/// rows, with its bias gradient. Rounded to f16, widened and added after
+/// the GEMM (`--no-fuse-weight-grad-sums`: three kernels more), against
+/// the accumulator as the GEMM's addend, in place (the default). GEMM-bound,
+/// so the two lines compare by their ms; both count the summed form's bytes
+/// and have no target.
+void accumulationCases() {
+  const int64_t m = kHidden, n = kFfn, k = kRows;
+  Buffers b;
+  void *x = b.random(MPCRT_F16, k * m), *dy = b.random(MPCRT_F16, k * n, 2);
+  void *acc = b.random(MPCRT_F32, m * n, 3), *product = b.empty(m * n * 2),
+       *widened = b.empty(m * n * 4), *bias = b.empty(n * 4);
+  double bytes = 2.0 * (k * m + k * n) + 8.0 * m * n + 4.0 * n;
+  int64_t shape[] = {m, n}, full[] = {n, 1};
+  std::string gemm = dims({k, m}) + "^T x " + dims({k, n});
+  report(
+      "weight_grad_then_add", gemm, "f16->f32", bytes,
+      [&] {
+        matmulBiasGrad(MPCRT_F16, MPCRT_F16, MPCRT_F32, x, dy, nullptr, product,
+                       bias, m, n, k, true);
+        cast(MPCRT_F16, product, MPCRT_F32, widened, m * n);
+        binary(MPCRT_F32, MPCRT_ADD, acc, full, widened, full, acc, shape, 2);
+      },
+      /*target=*/0);
+  report(
+      "weight_grad_summed", gemm, "f16->f32", bytes,
+      [&] {
+        matmulBiasGrad(MPCRT_F16, MPCRT_F32, MPCRT_F32, x, dy, acc, acc, bias,
+                       m, n, k, true);
+      },
+      /*target=*/0);
+}
+
 void rowCases() {
   // Cross-entropy: the MLP's 1000 classes at batch 512, forward and
   // backward.
@@ -648,6 +682,7 @@ int main(int argc, char **argv) {
   measureCopy();
   elementwise();
   columnSumCases();
+  accumulationCases();
   rowCases();
   movementCases();
   batchNormCases();
