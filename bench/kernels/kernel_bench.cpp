@@ -298,7 +298,7 @@ void accumulationCases() {
       "weight_grad_then_add", gemm, "f16->f32", bytes,
       [&] {
         matmulBiasGrad(MPCRT_F16, MPCRT_F16, MPCRT_F32, x, dy, nullptr, product,
-                       bias, m, n, k, true);
+                       nullptr, bias, m, n, k, true);
         cast(MPCRT_F16, product, MPCRT_F32, widened, m * n);
         binary(MPCRT_F32, MPCRT_ADD, acc, full, widened, full, acc, shape, 2);
       },
@@ -306,8 +306,8 @@ void accumulationCases() {
   report(
       "weight_grad_summed", gemm, "f16->f32", bytes,
       [&] {
-        matmulBiasGrad(MPCRT_F16, MPCRT_F32, MPCRT_F32, x, dy, acc, acc, bias,
-                       m, n, k, true);
+        matmulBiasGrad(MPCRT_F16, MPCRT_F32, MPCRT_F32, x, dy, acc, acc,
+                       nullptr, bias, m, n, k, true);
       },
       /*target=*/0);
 }

@@ -369,39 +369,47 @@ struct BiasGradShape {
   bool transA;
 };
 
-/// Whether mpcrt_matmul_bias_grad gets an addend, and where: none, a
-/// buffer of its own, or C (C holds it on entry).
-enum class Addend { None, Apart, InPlace };
+/// Whether mpcrt_matmul_bias_grad gets addends, and where: none; both (the
+/// product's and the bias gradient's) in buffers of their own, or both as
+/// the results' buffers (which hold them on entry); the bias gradient's
+/// alone, apart.
+enum class Addend { None, Apart, InPlace, BiasOnly };
 
-/// Runs the backend: (a, b, addend, c, biasGrad) host buffers of the
-/// check's types; `addend` is empty without one, and with Addend::InPlace
-/// the backend gives C as the addend.
+/// Runs the backend: (a, b, addend, biasAddend, c, biasGrad) host buffers
+/// of the check's types; an addend not given is empty, and with
+/// Addend::InPlace the backend gives C and biasGrad as the addends.
 using BiasGradRun = std::function<void(
     const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-    const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
-    std::vector<uint8_t> &biasGrad)>;
+    const std::vector<uint8_t> &addend, const std::vector<uint8_t> &biasAddend,
+    std::vector<uint8_t> &c, std::vector<uint8_t> &biasGrad)>;
 
 /// mpcrt_matmul_bias_grad against float64: the product as above (no bias,
 /// no activation), rounded to `in`, or with an addend of type `grad` added
 /// to the f32 (f64) product as checkMatmulAdd checks it; the column sums
 /// of B over its k rows accumulate in f32 (f64) with error gamma_k sum |b|
-/// and are rounded once to `grad`.
+/// and are rounded once to `grad`, then added to the bias addend, if any,
+/// and rounded again.
 inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
                                 const BiasGradShape &s, Addend with,
                                 std::mt19937 &rng, const BiasGradRun &run,
                                 Roundings roundings = Roundings::One) {
-  std::vector<double> a, b, addend;
+  std::vector<double> a, b, addend, biasAddend;
   std::vector<uint8_t> aBytes = randomOf(in, s.m * s.k, rng, a),
                        bBytes = randomOf(in, s.k * s.n, rng, b);
-  mpcrt_dtype out = with == Addend::None ? in : grad;
-  std::vector<uint8_t> addendBytes;
-  if (with != Addend::None)
+  bool product = with == Addend::Apart || with == Addend::InPlace;
+  mpcrt_dtype out = product ? grad : in;
+  std::vector<uint8_t> addendBytes, biasAddendBytes;
+  if (product)
     addendBytes = randomOf(out, s.m * s.n, rng, addend);
+  if (with != Addend::None)
+    biasAddendBytes = randomOf(grad, s.n, rng, biasAddend);
   std::vector<uint8_t> cBytes(s.m * s.n * elementBytes(out)),
       gBytes(s.n * elementBytes(grad));
-  if (with == Addend::InPlace)
+  if (with == Addend::InPlace) {
     cBytes = addendBytes;
-  run(aBytes, bBytes, addendBytes, cBytes, gBytes);
+    gBytes = biasAddendBytes;
+  }
+  run(aBytes, bBytes, addendBytes, biasAddendBytes, cBytes, gBytes);
   std::vector<double> c(s.m * s.n), g(s.n);
   mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
   mpcrt_cast(grad, gBytes.data(), MPCRT_F64, g.data(), g.size());
@@ -415,28 +423,33 @@ inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
           : 0;
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t j = 0; j < s.n; ++j) {
-      double product = 0, abs = 0;
+      double sum = 0, abs = 0;
       for (int64_t l = 0; l < s.k; ++l) {
         double x = s.transA ? a[l * s.m + i] : a[i * s.k + l];
-        product += x * b[l * s.n + j];
+        sum += x * b[l * s.n + j];
         abs += std::fabs(x * b[l * s.n + j]);
       }
-      double want = addend.empty() ? product : product + addend[i * s.n + j];
+      double want = addend.empty() ? sum : sum + addend[i * s.n + j];
       double bound = unitRoundoff(out) * std::fabs(want) + tiny + gamma * abs +
                      (addend.empty() ? 0 : u * std::fabs(want)) +
-                     second * (std::fabs(product) + tiny);
+                     second * (std::fabs(sum) + tiny);
       ASSERT_LE(std::fabs(c[i * s.n + j] - want), bound)
           << "product in " << in << " out " << out << " (" << i << ", " << j
           << "), transA " << s.transA << ", addend " << int(with);
     }
+  double tinyGrad = grad == MPCRT_F16 ? 0x1p-25 : 0;
   for (int64_t j = 0; j < s.n; ++j) {
-    double want = 0, abs = 0;
+    double sum = 0, abs = 0;
     for (int64_t l = 0; l < s.k; ++l) {
-      want += b[l * s.n + j];
+      sum += b[l * s.n + j];
       abs += std::fabs(b[l * s.n + j]);
     }
-    double bound = unitRoundoff(grad) * std::fabs(want) + gamma * abs +
-                   (grad == MPCRT_F16 ? 0x1p-25 : 0);
+    // The sum's own rounding, then (with a bias addend) the add's.
+    double want = biasAddend.empty() ? sum : sum + biasAddend[j];
+    double bound =
+        unitRoundoff(grad) * std::fabs(sum) + gamma * abs + tinyGrad +
+        (biasAddend.empty() ? 0
+                            : unitRoundoff(grad) * std::fabs(want) + tinyGrad);
     ASSERT_LE(std::fabs(g[j] - want), bound)
         << "bias gradient in " << in << " grad " << grad << " column " << j
         << " of " << s.n << ", k " << s.k << ", addend " << int(with);
@@ -444,8 +457,9 @@ inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
 }
 
 /// Every type pair and layout the op takes, and columns beyond one block;
-/// without an addend, and with one (of the bias gradient's type: an f32
-/// accumulator for f16/bf16 operands) apart and in place.
+/// without addends, and with them (of the bias gradient's type: f32
+/// accumulators for f16/bf16 operands) apart and in place, and with the
+/// bias gradient's alone.
 inline void checkAllMatmulBiasGrads(
     std::mt19937 &rng,
     const std::function<BiasGradRun(mpcrt_dtype, mpcrt_dtype,
@@ -462,7 +476,8 @@ inline void checkAllMatmulBiasGrads(
                                   {8, 8, 0, true}};
   for (auto [in, grad] : types)
     for (const BiasGradShape &s : shapes)
-      for (Addend with : {Addend::None, Addend::InPlace, Addend::Apart}) {
+      for (Addend with :
+           {Addend::None, Addend::InPlace, Addend::Apart, Addend::BiasOnly}) {
         checkMatmulBiasGrad(in, grad, s, with, rng, backend(in, grad, s, with),
                             roundings);
         if (::testing::Test::HasFatalFailure())

@@ -146,14 +146,18 @@ void matmulActivationGrad(const void *a, int64_t aStride, const void *b,
 }
 
 /// The column sums of B [k, n] in G (T or the accumulation type), each a
-/// sum over the rows in order, as mpc.reduce_sum takes it.
+/// sum over the rows in order, as mpc.reduce_sum takes it; with `addend`,
+/// each sum rounded to G added to it and rounded again (a separate add's
+/// values).
 template <typename T, typename G>
-void biasGradSums(const void *b, void *biasGrad, int64_t n, int64_t k) {
+void biasGradSums(const void *b, const void *addendPtr, void *biasGrad,
+                  int64_t n, int64_t k) {
   using S = Storage<T>;
   using SG = Storage<G>;
   using Acc = typename S::Acc;
   static_assert(std::is_same_v<typename SG::Acc, Acc>);
   const T *bt = static_cast<const T *>(b);
+  const G *addend = static_cast<const G *>(addendPtr);
   G *out = static_cast<G *>(biasGrad);
   constexpr int64_t kBlock = 256;
   parallelFor((n + kBlock - 1) / kBlock, grainFor(k * kBlock),
@@ -166,7 +170,10 @@ void biasGradSums(const void *b, void *biasGrad, int64_t n, int64_t k) {
                     for (int64_t j = 0; j < width; ++j)
                       acc[j] += S::load(bt[r * n + j0 + j]);
                   for (int64_t j = 0; j < width; ++j)
-                    out[j0 + j] = SG::store(acc[j]);
+                    out[j0 + j] = addend
+                                      ? SG::store(SG::load(addend[j0 + j]) +
+                                                  SG::load(SG::store(acc[j])))
+                                      : SG::store(acc[j]);
                 }
               });
 }
@@ -315,16 +322,17 @@ namespace {
 /// mpcrt_matmul_bias_grad's column sums: `out` is the sums' type (the type
 /// pairs are the epilogues').
 void biasGradSums(mpcrt_dtype in, mpcrt_dtype out, const void *b,
-                  void *bias_grad, int64_t n, int64_t k) {
-  MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_bias_grad", biasGradSums, b, bias_grad,
-                          n, k);
+                  const void *bias_addend, void *bias_grad, int64_t n,
+                  int64_t k) {
+  MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_bias_grad", biasGradSums, b,
+                          bias_addend, bias_grad, n, k);
 }
 } // namespace
 
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             const void *a, const void *b, const void *addend,
-                            void *c, void *bias_grad, int64_t m, int64_t n,
-                            int64_t k, int32_t trans_a) {
+                            void *c, const void *bias_addend, void *bias_grad,
+                            int64_t m, int64_t n, int64_t k, int32_t trans_a) {
   if (addend)
     mpcrt_matmul_add(in, out, a, 0, b, 0, addend, c, 1, m, n, k, trans_a, 0);
   else
@@ -333,7 +341,7 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
       matmul(static_cast<const T *>(a), 0, static_cast<const T *>(b), 0,
              static_cast<T *>(c), 1, m, n, k, trans_a != 0, false);
     });
-  biasGradSums(in, grad, b, bias_grad, n, k);
+  biasGradSums(in, grad, b, bias_addend, bias_grad, n, k);
 }
 
 void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,

@@ -1646,21 +1646,28 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
 }
 
 namespace {
-/// Column sums stored as G.
+/// Column sums stored as G; with `addend`, each rounded to G, added to the
+/// addend's element and rounded again (a separate add's values).
 template <typename G, typename A> struct StoreSums {
   G *out;
+  const G *addend;
   __device__ void operator()(int64_t, int64_t j, const Partial<A, 1> &s) const {
-    out[j] = Storage<G>::store(s.v[0]);
+    using S = Storage<G>;
+    out[j] = addend ? S::store(S::load(addend[j]) + S::load(S::store(s.v[0])))
+                    : S::store(s.v[0]);
   }
 };
 } // namespace
 
 void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
-                int64_t rows, int64_t cols) {
+                int64_t rows, int64_t cols, const void *addend) {
   if (cols == 0)
     return;
+  int64_t bytes = cols * (out == MPCRT_F64 ? 8 : out == MPCRT_F32 ? 4 : 2);
+  if (rows == 0 && addend) // sums of nothing, added
+    return addend == sums ? void() : copy(sums, addend, bytes);
   if (rows == 0)
-    return zero(sums, cols * (out == MPCRT_F64 ? 8 : out == MPCRT_F32 ? 4 : 2));
+    return zero(sums, bytes);
   dispatch(in, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
@@ -1673,9 +1680,11 @@ void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
                       partials);
     };
     if (out == in)
-      run(StoreSums<T, A>{static_cast<T *>(sums)});
+      run(StoreSums<T, A>{static_cast<T *>(sums),
+                          static_cast<const T *>(addend)});
     else if constexpr (std::is_same_v<A, float>)
-      run(StoreSums<float, A>{static_cast<float *>(sums)});
+      run(StoreSums<float, A>{static_cast<float *>(sums),
+                              static_cast<const float *>(addend)});
   });
   MPCRT_CUDA_LAUNCHED("column_sums");
 }

@@ -436,20 +436,21 @@ void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                           bool transA, bool transB, int32_t activation);
 
 // mpcrt_matmul_bias_grad: the bias gradient from cuBLASLt's BGRADA
-// epilogue where it has the operands' type and there is no addend, or the
-// GEMM (matmulAdd's with an addend) followed by columnSums (f32 sums of
-// f16/bf16 operands, which cuBLASLt does not write, and where it has no
+// epilogue where it has the operands' type and there are no addends, or
+// the GEMM (matmulAdd's with an addend) followed by columnSums (f32 sums
+// of f16/bf16 operands, which cuBLASLt does not write, and where it has no
 // algorithm).
 void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                     const void *a, const void *b, const void *addend, void *c,
-                    void *biasGrad, int64_t m, int64_t n, int64_t k,
-                    bool transA);
+                    const void *biasAddend, void *biasGrad, int64_t m,
+                    int64_t n, int64_t k, bool transA);
 
 // sums[j] = the sum of column j of a [rows, cols] array of type `in` over
 // its rows (f32 accumulation, f64 for f64; the same order on every GPU),
-// stored as `out` (`in`, or f32 for f16/bf16).
+// stored as `out` (`in`, or f32 for f16/bf16); with `addend` (of type
+// `out`; it may be `sums`), that sum added to addend[j] and rounded again.
 void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
-                int64_t rows, int64_t cols);
+                int64_t rows, int64_t cols, const void *addend = nullptr);
 
 // mpc.dropout_add: y = dropout(x) + residual (residual may be null), the
 // dropout kernel's bits, each step rounded as the separate ops round it.

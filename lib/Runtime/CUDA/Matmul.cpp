@@ -549,33 +549,30 @@ void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
 
 void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                     const void *a, const void *b, const void *addend, void *c,
-                    void *biasGrad, int64_t m, int64_t n, int64_t k,
-                    bool transA) {
+                    const void *biasAddend, void *biasGrad, int64_t m,
+                    int64_t n, int64_t k, bool transA) {
   if (n == 0)
     return;
-  // With an addend (a gradient accumulator): the GEMM sums into it (C with
-  // beta = 1, in place where it is C), then the column reduction.
   if (addend) {
+    // A gradient accumulator: the GEMM sums into it (C with beta = 1, in
+    // place where it is C).
     matmulAdd(in, out, a, 0, b, 0, addend, c, 1, m, n, k, transA, false);
-    return columnSums(in, grad, b, biasGrad, k, n);
-  }
-  if (m == 0 || k == 0) {
+  } else if (m == 0 || k == 0) {
     zero(c, m * n * bytesOf(in));
-    return columnSums(in, grad, b, biasGrad, k, n);
-  }
-  // Our B is cuBLASLt's A (see the file comment): its sums over k are
-  // BGRADA's, a vector over D's rows (our columns). cuBLASLt writes them
-  // only in D's type (cublasLt.h: other bias types are for integer and fp8
-  // kernels), so the f32 sums of an f16/bf16 product are the column
-  // reduction's.
-  if (grad != in) {
+  } else if (grad == in && !biasAddend) {
+    // Our B is cuBLASLt's A (see the file comment): its sums over k are
+    // BGRADA's, a vector over D's rows (our columns). cuBLASLt writes them
+    // only in D's type (cublasLt.h: other bias types are for integer and
+    // fp8 kernels), so the f32 sums of an f16/bf16 product are the column
+    // reduction's, and so are sums added to a bias addend.
+    if (gemm(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false,
+             CUBLASLT_EPILOGUE_BGRADA, biasGrad, grad))
+      return;
+  } else {
     gemm(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false,
          CUBLASLT_EPILOGUE_DEFAULT, nullptr, in);
-    return columnSums(in, grad, b, biasGrad, k, n);
   }
-  if (!gemm(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false,
-            CUBLASLT_EPILOGUE_BGRADA, biasGrad, grad))
-    columnSums(in, grad, b, biasGrad, k, n);
+  columnSums(in, grad, b, biasGrad, k, n, biasAddend);
 }
 
 } // namespace mpcrt::cuda

@@ -466,6 +466,14 @@ func.func @bias_grad_addend_type(%a: tensor<4x5xf32>, %b: tensor<4x8xf32>, %c: t
 
 // -----
 
+func.func @bias_grad_bias_addend_type(%a: tensor<4x5xf16>, %b: tensor<4x8xf16>, %c: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_bias_grad' op expects a bias_addend of the bias gradient's type 'tensor<8xf32>', got 'tensor<8xf16>'}}
+  %0:2 = mpc.matmul_bias_grad %a, %b bias(%c) {transpose_a} : tensor<4x5xf16>, tensor<4x8xf16> bias(tensor<8xf16>)
+  return
+}
+
+// -----
+
 func.func @matmul_add_k(%a: tensor<4x5xf16>, %b: tensor<6x8xf16>, %c: tensor<4x8xf16>) {
   // expected-error @+1 {{'mpc.matmul_add' op expects equal contracting dimensions, got K = 5 for a and 6 for b}}
   %0 = mpc.matmul_add %a, %b, %c : tensor<4x5xf16>, tensor<6x8xf16>, tensor<4x8xf16> -> tensor<4x8xf16>

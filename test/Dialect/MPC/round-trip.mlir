@@ -159,6 +159,17 @@ func.func @matmul_bias_grad_addend(%x: tensor<1024x256xf16>, %dy: tensor<1024x64
   return %0#0, %0#1, %1#0 : tensor<256x64xf32>, tensor<64xf32>, tensor<256x64xf16>
 }
 
+// A bias addend (the bias gradient's accumulator), with and without the
+// product's.
+// CHECK-LABEL: func @matmul_bias_grad_bias_addend
+func.func @matmul_bias_grad_bias_addend(%x: tensor<1024x256xf16>, %dy: tensor<1024x64xf16>, %acc: tensor<256x64xf32>, %bacc: tensor<64xf32>) -> (tensor<256x64xf32>, tensor<64xf32>, tensor<256x64xf16>, tensor<64xf32>) {
+  // CHECK: %{{.*}}, %{{.*}} = mpc.matmul_bias_grad %{{.*}}, %{{.*}}, %{{.*}} bias(%{{.*}}) {transpose_a} : tensor<1024x256xf16>, tensor<1024x64xf16>, tensor<256x64xf32> bias(tensor<64xf32>)
+  %0:2 = mpc.matmul_bias_grad %x, %dy, %acc bias(%bacc) {transpose_a} : tensor<1024x256xf16>, tensor<1024x64xf16>, tensor<256x64xf32> bias(tensor<64xf32>)
+  // CHECK: %{{.*}}, %{{.*}} = mpc.matmul_bias_grad %{{.*}}, %{{.*}} bias(%{{.*}}) {transpose_a} : tensor<1024x256xf16>, tensor<1024x64xf16> bias(tensor<64xf32>)
+  %1:2 = mpc.matmul_bias_grad %x, %dy bias(%bacc) {transpose_a} : tensor<1024x256xf16>, tensor<1024x64xf16> bias(tensor<64xf32>)
+  return %0#0, %0#1, %1#0, %1#1 : tensor<256x64xf32>, tensor<64xf32>, tensor<256x64xf16>, tensor<64xf32>
+}
+
 // CHECK-LABEL: func @attention
 func.func @attention(%q: tensor<8x4x128x64xf16>, %k: tensor<8x4x96x64xf16>, %v: tensor<8x4x96x32xf16>, %g: tensor<8x4x128x32xf16>) -> (tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>) {
   // CHECK: %[[O:.*]], %[[LSE:.*]] = mpc.attention %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>

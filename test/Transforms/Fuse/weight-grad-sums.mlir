@@ -26,25 +26,29 @@ func.func @accumulated(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %acc: tens
 
 // With the layer's bias gradient (the f32 sums of the same gradient): one
 // mpc.matmul_bias_grad with the accumulator as its addend, which reads the
-// gradient once. Without weight-grad-sums the bias gradient still fuses,
-// and the product is rounded to f16 and added after it.
+// gradient once, and the bias gradient's accumulator as its bias addend.
+// Without weight-grad-sums the bias gradient still fuses, and the product
+// is rounded to f16 and added after it, the sums added by an add.
 // CHECK-LABEL: func @accumulated_with_bias
-// CHECK: %[[W:.*]], %[[B:.*]] = mpc.matmul_bias_grad %{{.*}}, %{{.*}}, %arg2 {transpose_a} : tensor<512x32xf16>, tensor<512x16xf16>, tensor<32x16xf32>
+// CHECK: %[[W:.*]], %[[B:.*]] = mpc.matmul_bias_grad %{{.*}}, %{{.*}}, %arg2 bias(%arg3) {transpose_a} : tensor<512x32xf16>, tensor<512x16xf16>, tensor<32x16xf32> bias(tensor<16xf32>)
 // CHECK-NOT: mpc.cast
+// CHECK-NOT: mpc.add
 // CHECK: return %[[W]], %[[B]]
-// REMARK: remark: fused: mpc.cast + mpc.reduce_sum + mpc.matmul + mpc.cast + mpc.add -> mpc.matmul_bias_grad
+// REMARK: remark: fused: mpc.cast + mpc.reduce_sum + mpc.matmul + mpc.cast + mpc.add + mpc.add -> mpc.matmul_bias_grad
 // OFF-LABEL: func @accumulated_with_bias
 // OFF: %[[W:.*]], %[[B:.*]] = mpc.matmul_bias_grad %{{.*}}, %{{.*}} {transpose_a} : tensor<512x32xf16>, tensor<512x16xf16>
 // OFF-NEXT: %[[C:.*]] = mpc.cast %[[W]] : tensor<32x16xf16> -> tensor<32x16xf32>
 // OFF-NEXT: mpc.add %arg2, %[[C]]
+// OFF-NEXT: mpc.add %[[B]], %arg3
 // REPORT: "op": "mpc.matmul_bias_grad"
 // REPORT: "from": [
 // REPORT-NEXT: "mpc.cast",
 // REPORT-NEXT: "mpc.reduce_sum",
 // REPORT-NEXT: "mpc.matmul",
 // REPORT-NEXT: "mpc.cast",
+// REPORT-NEXT: "mpc.add",
 // REPORT-NEXT: "mpc.add"
-func.func @accumulated_with_bias(%x3: tensor<8x64x32xf16>, %dy3: tensor<8x64x16xf16>, %acc: tensor<32x16xf32>) -> (tensor<32x16xf32>, tensor<16xf32>) {
+func.func @accumulated_with_bias(%x3: tensor<8x64x32xf16>, %dy3: tensor<8x64x16xf16>, %acc: tensor<32x16xf32>, %bacc: tensor<16xf32>) -> (tensor<32x16xf32>, tensor<16xf32>) {
   %x = mpc.reshape %x3 : tensor<8x64x32xf16> -> tensor<512x32xf16>
   %dy = mpc.reshape %dy3 : tensor<8x64x16xf16> -> tensor<512x16xf16>
   %0 = mpc.cast %dy3 : tensor<8x64x16xf16> -> tensor<8x64x16xf32>
@@ -52,7 +56,47 @@ func.func @accumulated_with_bias(%x3: tensor<8x64x32xf16>, %dy3: tensor<8x64x16x
   %2 = mpc.matmul %x, %dy {transpose_a} : tensor<512x32xf16>, tensor<512x16xf16>
   %3 = mpc.cast %2 : tensor<32x16xf16> -> tensor<32x16xf32>
   %4 = mpc.add %acc, %3 : tensor<32x16xf32>, tensor<32x16xf32>
-  return %4, %1 : tensor<32x16xf32>, tensor<16xf32>
+  %5 = mpc.add %1, %bacc : tensor<16xf32>, tensor<16xf32>
+  return %4, %5 : tensor<32x16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// The bias gradient's sum alone (the weight gradient read elsewhere):
+// its accumulator still becomes the bias addend. Not where the sums have
+// another reader, or are added to a broadcast.
+// CHECK-LABEL: func @bias_sum_only
+// CHECK: %[[W:.*]], %[[B:.*]] = mpc.matmul_bias_grad %arg0, %arg1 bias(%arg2) {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16> bias(tensor<16xf32>)
+// CHECK-NEXT: return %[[W]], %[[B]]
+// CHECK-LABEL: func @bias_sum_read_twice
+// CHECK: %[[W:.*]], %[[B:.*]] = mpc.matmul_bias_grad %arg0, %arg1 {transpose_a}
+// CHECK-NEXT: mpc.add %[[B]], %arg2
+// CHECK-LABEL: func @bias_sum_broadcast
+// CHECK: %[[W:.*]], %[[B:.*]] = mpc.matmul_bias_grad %arg0, %arg1 {transpose_a}
+// CHECK-NEXT: mpc.add %[[B]], %arg2
+// OFF-LABEL: func @bias_sum_only
+// OFF: mpc.matmul_bias_grad %arg0, %arg1 {transpose_a}
+// OFF-NEXT: mpc.add
+func.func @bias_sum_only(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %bacc: tensor<16xf32>) -> (tensor<32x16xf16>, tensor<16xf32>) {
+  %0 = mpc.cast %dy : tensor<64x16xf16> -> tensor<64x16xf32>
+  %1 = mpc.reduce_sum %0 {dims = array<i64: 0>} : tensor<64x16xf32>
+  %2 = mpc.matmul %x, %dy {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>
+  %3 = mpc.add %bacc, %1 : tensor<16xf32>, tensor<16xf32>
+  return %2, %3 : tensor<32x16xf16>, tensor<16xf32>
+}
+func.func @bias_sum_read_twice(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %bacc: tensor<16xf32>) -> (tensor<32x16xf16>, tensor<16xf32>, tensor<16xf32>) {
+  %0 = mpc.cast %dy : tensor<64x16xf16> -> tensor<64x16xf32>
+  %1 = mpc.reduce_sum %0 {dims = array<i64: 0>} : tensor<64x16xf32>
+  %2 = mpc.matmul %x, %dy {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>
+  %3 = mpc.add %1, %bacc : tensor<16xf32>, tensor<16xf32>
+  return %2, %3, %1 : tensor<32x16xf16>, tensor<16xf32>, tensor<16xf32>
+}
+func.func @bias_sum_broadcast(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %s: tensor<f32>) -> (tensor<32x16xf16>, tensor<16xf32>) {
+  %0 = mpc.cast %dy : tensor<64x16xf16> -> tensor<64x16xf32>
+  %1 = mpc.reduce_sum %0 {dims = array<i64: 0>} : tensor<64x16xf32>
+  %2 = mpc.matmul %x, %dy {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>
+  %3 = mpc.add %1, %s : tensor<16xf32>, tensor<f32>
+  return %2, %3 : tensor<32x16xf16>, tensor<16xf32>
 }
 
 // -----

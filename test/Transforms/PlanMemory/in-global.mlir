@@ -220,3 +220,22 @@ func.func @gemm_in_place(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>, %g: tens
   %w, %db = mpc.matmul_bias_grad %x, %dy, %a {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>, tensor<32x16xf32>
   return %w, %db : tensor<32x16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// The bias gradient summed into its accumulator by the same op (a bias
+// addend) is computed in that accumulator's global too.
+// CHECK-LABEL: func @bias_accumulates
+// CHECK: mpc.matmul_bias_grad %{{.*}}, %{{.*}}, %{{.*}} bias(%{{.*}}) {mpc.in_globals = [@acc, @bacc], transpose_a}
+// REPORT: "function": "bias_accumulates",
+// REPORT: "written_in_globals": 2,
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<32x16xf32>
+ml_program.global private mutable @bacc(#mpc.init<zeros>) : tensor<16xf32>
+func.func @bias_accumulates(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>) {
+  %a = ml_program.global_load @acc : tensor<32x16xf32>
+  %b = ml_program.global_load @bacc : tensor<16xf32>
+  %w, %db = mpc.matmul_bias_grad %x, %dy, %a bias(%b) {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>, tensor<32x16xf32> bias(tensor<16xf32>)
+  ml_program.global_store @acc = %w : tensor<32x16xf32>
+  ml_program.global_store @bacc = %db : tensor<16xf32>
+  return
+}

@@ -487,15 +487,20 @@ TEST(Kernels, MatmulBiasGradMatchesFloat64) {
       rng, [](mpcrt_dtype in, mpcrt_dtype grad,
               const mpcrt::test::BiasGradShape &s, mpcrt::test::Addend with) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-                   const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
-                   std::vector<uint8_t> &g) {
+                   const std::vector<uint8_t> &addend,
+                   const std::vector<uint8_t> &biasAddend,
+                   std::vector<uint8_t> &c, std::vector<uint8_t> &g) {
           using mpcrt::test::Addend;
-          const void *add = with == Addend::None      ? nullptr
-                            : with == Addend::InPlace ? c.data()
-                                                      : addend.data();
-          mpcrt_matmul_bias_grad(in, with == Addend::None ? in : grad, grad,
-                                 a.data(), b.data(), add, c.data(), g.data(),
-                                 s.m, s.n, s.k, s.transA);
+          bool inPlace = with == Addend::InPlace;
+          const void *add = addend.empty() ? nullptr
+                            : inPlace      ? c.data()
+                                           : addend.data();
+          const void *biasAdd = biasAddend.empty() ? nullptr
+                                : inPlace          ? g.data()
+                                                   : biasAddend.data();
+          mpcrt_matmul_bias_grad(in, add ? grad : in, grad, a.data(), b.data(),
+                                 add, c.data(), biasAdd, g.data(), s.m, s.n,
+                                 s.k, s.transA);
         };
       });
 }

@@ -361,8 +361,8 @@ TEST_F(Support, BiasGradientPlansDependOnTheGradientType) {
   for (mpcrt_dtype grad : {MPCRT_F32, MPCRT_F16}) {
     int64_t bytes = grad == MPCRT_F32 ? 4 : 2;
     uint8_t *dG = deviceBuffer<uint8_t>(n * bytes);
-    matmulBiasGrad(MPCRT_F16, MPCRT_F16, grad, dA, dB, nullptr, dC, dG, m, n, k,
-                   false);
+    matmulBiasGrad(MPCRT_F16, MPCRT_F16, grad, dA, dB, nullptr, dC, nullptr, dG,
+                   m, n, k, false);
     std::vector<uint8_t> raw = download(dG, n * bytes);
     std::vector<double> got(n);
     mpcrt_cast(grad, raw.data(), MPCRT_F64, got.data(), n);
@@ -379,18 +379,21 @@ TEST_F(Support, MatmulBiasGradMatchesFloat64) {
       [this](mpcrt_dtype in, mpcrt_dtype grad,
              const mpcrt::test::BiasGradShape &s, mpcrt::test::Addend with) {
         return [=](const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-                   const std::vector<uint8_t> &addend, std::vector<uint8_t> &c,
-                   std::vector<uint8_t> &g) {
+                   const std::vector<uint8_t> &addend,
+                   const std::vector<uint8_t> &biasAddend,
+                   std::vector<uint8_t> &c, std::vector<uint8_t> &g) {
           using mpcrt::test::Addend;
-          uint8_t *dC = with == Addend::InPlace
-                            ? upload(c)
-                            : deviceBuffer<uint8_t>(c.size());
-          uint8_t *dG = deviceBuffer<uint8_t>(g.size());
-          const void *dAddend = with == Addend::None      ? nullptr
-                                : with == Addend::InPlace ? dC
-                                                          : upload(addend);
-          matmulBiasGrad(in, with == Addend::None ? in : grad, grad, upload(a),
-                         upload(b), dAddend, dC, dG, s.m, s.n, s.k, s.transA);
+          bool inPlace = with == Addend::InPlace;
+          uint8_t *dC = inPlace ? upload(c) : deviceBuffer<uint8_t>(c.size());
+          uint8_t *dG = inPlace ? upload(g) : deviceBuffer<uint8_t>(g.size());
+          const void *dAddend = addend.empty() ? nullptr
+                                : inPlace      ? dC
+                                               : upload(addend);
+          const void *dBiasAddend = biasAddend.empty() ? nullptr
+                                    : inPlace          ? dG
+                                                       : upload(biasAddend);
+          matmulBiasGrad(in, dAddend ? grad : in, grad, upload(a), upload(b),
+                         dAddend, dC, dBiasAddend, dG, s.m, s.n, s.k, s.transA);
           c = download(dC, c.size());
           g = download(dG, g.size());
         };

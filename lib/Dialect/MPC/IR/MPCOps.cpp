@@ -505,8 +505,13 @@ MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                   type);
     product = type;
   }
+  auto biasGrad = RankedTensorType::get({shape->back()}, sums);
+  if (Value addend = adaptor.getBiasAddend();
+      addend && addend.getType() != biasGrad)
+    return diag("expects a bias_addend of the bias gradient's type ", biasGrad,
+                ", got ", addend.getType());
   results.push_back(product);
-  results.push_back(RankedTensorType::get({shape->back()}, sums));
+  results.push_back(biasGrad);
   return success();
 }
 

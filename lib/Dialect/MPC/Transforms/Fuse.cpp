@@ -221,8 +221,8 @@ Value untransposed(OpBuilder &b, Value kt) {
 
 /// The location of an op fused from `parts` (in program order): theirs,
 /// with their names as metadata (the fusion report and remarks read them);
-/// a part with casts or scales folded into it, or a matmul_add fused
-/// again, gives its own parts.
+/// a part with casts or scales folded into it, or a matmul_add or
+/// matmul_bias_grad fused again, gives its own parts.
 Location fusedLocation(MLIRContext *context, ArrayRef<Operation *> parts) {
   SmallVector<Location> locs;
   SmallVector<Attribute> names;
@@ -231,7 +231,7 @@ Location fusedLocation(MLIRContext *context, ArrayRef<Operation *> parts) {
     auto partNames =
         fused ? dyn_cast_or_null<ArrayAttr>(fused.getMetadata()) : ArrayAttr();
     if (partNames && partNames.size() == fused.getLocations().size() &&
-        (isa<MatmulAddOp>(part) ||
+        (isa<MatmulAddOp, MatmulBiasGradOp>(part) ||
          llvm::is_contained(
              partNames,
              StringAttr::get(context, part->getName().getStringRef())))) {
@@ -1536,10 +1536,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     auto fused = MatmulBiasGradOp::create(
         b, fusedLocation(&getContext(), inOrder), mm->getOperand(0),
         mm->getOperand(1), addend ? addend.getAddend() : Value(),
-        b.getUnitAttr());
+        /*bias_addend=*/Value(), b.getUnitAttr());
     if (Attribute precision = mm->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
-    remark(fused);
     Value sums = fused.getBiasGrad();
     if (typeOf(sums) != reduce.getType())
       sums = CastOp::create(b, reduce.getLoc(), reduce.getType(), sums);
@@ -1549,6 +1548,29 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     reduce.erase();
     if (widen && widen->use_empty())
       widen.erase();
+    if (weightGradSums)
+      sumBiasGrad(fused);
+    remark(fused);
+  }
+
+  /// The bias gradient of `fused` summed into an accumulator of its type
+  /// (`add(acc, bias_grad)`, either side, its one reader): the accumulator
+  /// becomes the op's bias_addend, which its column sums add to.
+  void sumBiasGrad(MatmulBiasGradOp fused) {
+    Value sums = fused.getBiasGrad();
+    if (!sums.hasOneUse())
+      return;
+    auto add = dyn_cast<AddOp>(*sums.getUsers().begin());
+    if (!add || typeOf(add.getLhs()) != typeOf(sums) ||
+        typeOf(add.getRhs()) != typeOf(sums) || add.getLhs() == add.getRhs())
+      return;
+    Value acc = add.getLhs() == sums ? add.getRhs() : add.getLhs();
+    if (!availableAt(acc, fused))
+      return;
+    fused->setLoc(fusedLocation(&getContext(), {fused, add}));
+    fused.getBiasAddendMutable().assign(acc);
+    add.getResult().replaceAllUsesWith(sums);
+    add.erase();
   }
 
   /// `add(matmul(a, b), c)` (either side; at O1 and O2 through the

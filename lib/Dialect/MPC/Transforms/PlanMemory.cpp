@@ -44,12 +44,13 @@ bool isElementwise(Operation *op) {
              DropoutBackwardOp, DropoutAddOp, ScaleLossOp>(op);
 }
 
-/// The addend a GEMM accumulates its result `result` into, or null.
+/// The addend a GEMM (or its bias gradient's column sums) accumulates its
+/// result `result` into, or null.
 Value accumulatedAddend(Operation *op, unsigned result) {
   if (auto accumulate = dyn_cast<MatmulAddOp>(op))
     return accumulate.getAddend();
-  if (auto grads = dyn_cast<MatmulBiasGradOp>(op); grads && result == 0)
-    return grads.getAddend();
+  if (auto grads = dyn_cast<MatmulBiasGradOp>(op))
+    return result == 0 ? grads.getAddend() : grads.getBiasAddend();
   return {};
 }
 

@@ -369,7 +369,7 @@ def MPC_MatmulActivationGradOp : MPC_Op<"matmul_activation_grad", "Lowp",
 }
 
 def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
-    [Pure, MPC_InferTypeOpAdaptor]> {
+    [Pure, MPC_InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "Weight and bias gradients of a linear layer in one GEMM";
   let description = [{
     `result = matmul(a, b)` of two matrices (`a` transposed with
@@ -395,26 +395,36 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
     the memory plan may give the result the addend's buffer, or the
     accumulator's global, where the addend dies there.
 
+    With a `bias_addend` (of `bias_grad`'s type), `bias_grad` is the sums
+    added to it: the sums rounded to their type, the addend added and the
+    result rounded again, the values of a separate `add` bit for bit (the
+    bias gradient summed into its accumulator, in the same op).
+
     `--mpc-fuse` builds it from a weight-gradient `matmul` (or
     `matmul_add`) and the `reduce_sum` of the same gradient (through a
-    widening `cast`); it has no gradient of its own.
+    widening `cast`), and takes the `add` of the sums to an accumulator;
+    it has no gradient of its own.
 
     ```mlir
     %dw, %db = mpc.matmul_bias_grad %x, %dy {transpose_a}
         : tensor<1024x256xf16>, tensor<1024x1024xf16>
-    %sum, %db2 = mpc.matmul_bias_grad %x, %dy, %acc {transpose_a}
+    %sum, %db2 = mpc.matmul_bias_grad %x, %dy, %acc bias(%bacc) {transpose_a}
         : tensor<1024x256xf16>, tensor<1024x1024xf16>, tensor<256x1024xf32>
+          bias(tensor<1024xf32>)
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
                        Optional<MPC_FloatTensor>:$addend,
+                       Optional<MPC_FloatTensor>:$bias_addend,
                        UnitAttr:$transpose_a);
   let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$bias_grad);
-  let assemblyFormat = "$a `,` $b (`,` $addend^)? attr-dict `:` type($a) `,` "
-      "type($b) (`,` type($addend)^)?";
+  let assemblyFormat = "$a `,` $b (`,` $addend^)? (`bias` `(` $bias_addend^ "
+      "`)`)? attr-dict `:` type($a) `,` type($b) (`,` type($addend)^)? "
+      "(`bias` `(` type($bias_addend)^ `)`)?";
   let builders = [
     OpBuilder<(ins "Value":$a, "Value":$b, "UnitAttr":$transpose_a), [{
-      build($_builder, $_state, a, b, /*addend=*/Value(), transpose_a);
+      build($_builder, $_state, a, b, /*addend=*/Value(),
+            /*bias_addend=*/Value(), transpose_a);
     }]>
   ];
 }

@@ -121,14 +121,15 @@ LogicalResult matmulBiasGrad(MatmulBiasGradOp op, Lowering &l) {
     return failure();
   RankedTensorType c = op.getResult().getType();
   int64_t k = tensorType(op.getB()).getDimSize(0);
-  Value addend = op.getAddend();
+  Value addend = op.getAddend(), biasAddend = op.getBiasAddend();
   l.call("mpcrt_matmul_bias_grad",
          {l.i32(dtypeCode(tensorType(op.getA()).getElementType())),
           l.i32(dtypeCode(c.getElementType())),
           l.i32(dtypeCode(op.getBiasGrad().getType().getElementType())),
           l.ptr(op.getA()), l.ptr(op.getB()), addend ? l.ptr(addend) : l.null(),
-          out, biasGrad, l.i64(c.getDimSize(0)), l.i64(c.getDimSize(1)),
-          l.i64(k), l.i32(op.getTransposeA())});
+          out, biasAddend ? l.ptr(biasAddend) : l.null(), biasGrad,
+          l.i64(c.getDimSize(0)), l.i64(c.getDimSize(1)), l.i64(k),
+          l.i32(op.getTransposeA())});
   return success();
 }
 
