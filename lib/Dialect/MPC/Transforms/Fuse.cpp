@@ -1466,7 +1466,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// where g2 is g or g reshaped to [rows, N]: one mpc.matmul_bias_grad,
   /// which reads g once. The sums are those the reduce took (f32
   /// accumulation of the same values); an f16/bf16 reduce gets its f32 sums
-  /// rounded once, as the reduce rounds them.
+  /// rounded once, as the reduce rounds them. With `weight-grad-sums` the
+  /// weight gradient may be a matmul_add's (summed into an accumulator: the
+  /// op's addend), and the sums' add to an accumulator its bias addend.
   void fuseBiasGrad(ReduceSumOp reduce) {
     if (reduce.getKeepDims())
       return;
