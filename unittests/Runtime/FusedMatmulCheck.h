@@ -485,6 +485,39 @@ inline void checkAllMatmulBiasGrads(
       }
 }
 
+/// Runs the backend twice on f16 operands [k, m] and [k, n] (transA):
+/// `sums` gets the bias gradient without a bias addend, `fused` with
+/// `addend` (host buffers of `grad`'s type).
+using BiasAddendRun = std::function<void(
+    mpcrt_dtype grad, int64_t m, int64_t n, int64_t k,
+    const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+    const std::vector<uint8_t> &addend, std::vector<uint8_t> &sums,
+    std::vector<uint8_t> &fused)>;
+
+/// A bias addend's sums are the separate add's values bit for bit: the
+/// sums rounded to their type, then added in f32 and rounded again (f32
+/// sums of f16 operands, and f16 sums at O3).
+inline void checkBiasAddendEqualsASeparateAdd(std::mt19937 &rng,
+                                              const BiasAddendRun &run) {
+  const int64_t m = 24, n = 300, k = 1000;
+  for (mpcrt_dtype grad : {MPCRT_F32, MPCRT_F16}) {
+    std::vector<double> as, bs, adds;
+    auto a = randomOf(MPCRT_F16, k * m, rng, as),
+         b = randomOf(MPCRT_F16, k * n, rng, bs),
+         addend = randomOf(grad, n, rng, adds);
+    std::vector<uint8_t> sums(n * elementBytes(grad)), fused(sums.size());
+    run(grad, m, n, k, a, b, addend, sums, fused);
+    std::vector<float> s(n), add(n), sum(n);
+    mpcrt_cast(grad, sums.data(), MPCRT_F32, s.data(), n);
+    mpcrt_cast(grad, addend.data(), MPCRT_F32, add.data(), n);
+    for (int64_t j = 0; j < n; ++j)
+      sum[j] = add[j] + s[j];
+    std::vector<uint8_t> want(sums.size());
+    mpcrt_cast(MPCRT_F32, sum.data(), grad, want.data(), n);
+    EXPECT_EQ(fused, want) << "bias gradient in " << grad;
+  }
+}
+
 } // namespace mpcrt::test
 
 #endif // MPC_UNITTESTS_RUNTIME_FUSEDMATMULCHECK_H

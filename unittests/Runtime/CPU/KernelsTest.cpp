@@ -506,36 +506,23 @@ TEST(Kernels, MatmulBiasGradMatchesFloat64) {
 }
 
 TEST(Kernels, MatmulBiasGradBiasAddendEqualsASeparateAdd) {
-  // The bias addend's sums are the separate add's values bit for bit: the
-  // sums rounded to their type, then added in f32 and rounded again (f32
-  // sums of f16 operands, and f16 sums at O3).
   std::mt19937 rng(std::random_device{}());
   unsigned seed = rng();
   rng.seed(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const int64_t m = 24, n = 300, k = 1000;
-  for (mpcrt_dtype grad : {MPCRT_F32, MPCRT_F16}) {
-    std::vector<double> as, bs, adds;
-    auto a = mpcrt::test::randomOf(MPCRT_F16, k * m, rng, as),
-         b = mpcrt::test::randomOf(MPCRT_F16, k * n, rng, bs),
-         addend = mpcrt::test::randomOf(grad, n, rng, adds);
-    int64_t e = grad == MPCRT_F32 ? 4 : 2;
-    std::vector<uint8_t> c(m * n * 2), sums(n * e), fused(n * e);
-    mpcrt_matmul_bias_grad(MPCRT_F16, MPCRT_F16, grad, a.data(), b.data(),
-                           nullptr, c.data(), nullptr, sums.data(), m, n, k, 1);
-    mpcrt_matmul_bias_grad(MPCRT_F16, MPCRT_F16, grad, a.data(), b.data(),
-                           nullptr, c.data(), addend.data(), fused.data(), m, n,
-                           k, 1);
-    std::vector<float> s(n), add(n);
-    mpcrt_cast(grad, sums.data(), MPCRT_F32, s.data(), n);
-    mpcrt_cast(grad, addend.data(), MPCRT_F32, add.data(), n);
-    std::vector<float> sum(n);
-    for (int64_t j = 0; j < n; ++j)
-      sum[j] = add[j] + s[j];
-    std::vector<uint8_t> want(n * e);
-    mpcrt_cast(MPCRT_F32, sum.data(), grad, want.data(), n);
-    EXPECT_EQ(fused, want) << "bias gradient in " << grad;
-  }
+  mpcrt::test::checkBiasAddendEqualsASeparateAdd(
+      rng, [](mpcrt_dtype grad, int64_t m, int64_t n, int64_t k,
+              const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+              const std::vector<uint8_t> &addend, std::vector<uint8_t> &sums,
+              std::vector<uint8_t> &fused) {
+        std::vector<uint8_t> c(m * n * 2);
+        mpcrt_matmul_bias_grad(MPCRT_F16, MPCRT_F16, grad, a.data(), b.data(),
+                               nullptr, c.data(), nullptr, sums.data(), m, n, k,
+                               1);
+        mpcrt_matmul_bias_grad(MPCRT_F16, MPCRT_F16, grad, a.data(), b.data(),
+                               nullptr, c.data(), addend.data(), fused.data(),
+                               m, n, k, 1);
+      });
 }
 
 } // namespace
