@@ -485,9 +485,9 @@ inline void checkAllMatmulBiasGrads(
       }
 }
 
-/// Runs the backend twice on f16 operands [k, m] and [k, n] (transA):
-/// `sums` gets the bias gradient without a bias addend, `fused` with
-/// `addend` (host buffers of `grad`'s type).
+/// Runs the backend on f16 operands [k, m] and [k, n] (transA): `sums`
+/// gets the column sums of b it adds to a bias addend, `fused` the bias
+/// gradient with `addend` (host buffers of `grad`'s type).
 using BiasAddendRun = std::function<void(
     mpcrt_dtype grad, int64_t m, int64_t n, int64_t k,
     const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,

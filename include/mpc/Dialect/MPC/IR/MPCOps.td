@@ -397,8 +397,11 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
 
     With a `bias_addend` (of `bias_grad`'s type), `bias_grad` is the sums
     added to it: the sums rounded to their type, the addend added and the
-    result rounded again, the values of a separate `add` bit for bit (the
-    bias gradient summed into its accumulator, in the same op).
+    result rounded again, the values of a separate `add` of the sums bit
+    for bit (the bias gradient summed into its accumulator, in the same
+    op). On CUDA, sums of the operands' own f16/bf16 type come from
+    cuBLASLt's BGRADA epilogue without a bias addend and from the column
+    reduction with one, which may round them an ulp apart.
 
     `--mpc-fuse` builds it from a weight-gradient `matmul` (or
     `matmul_add`) and the `reduce_sum` of the same gradient (through a
