@@ -390,7 +390,7 @@ void rowCases() {
     });
     report("layer_norm_backward", dims({kRows, kHidden}), "f16", 6.0 * n, [&] {
       layerNormBackward(MPCRT_F16, g, x, mean, rstd, MPCRT_F32, gamma, dx, dg,
-                        db, kRows, kHidden);
+                        db, nullptr, nullptr, kRows, kHidden);
     });
     report("add_layer_norm", dims({kRows, kHidden}), "f16", 8.0 * n, [&] {
       addLayerNorm(MPCRT_F16, x, res, MPCRT_F32, gamma, beta, sum, y, mean,
@@ -399,8 +399,8 @@ void rowCases() {
     report("add_layer_norm_backward", dims({kRows, kHidden}), "f16", 8.0 * n,
            [&] {
              addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
-                                  MPCRT_F32, gamma, dx, dres, dg, db, kRows,
-                                  kHidden, 0.1, 42, step);
+                                  MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
+                                  nullptr, kRows, kHidden, 0.1, 42, step);
            });
   }
 }
@@ -438,7 +438,7 @@ void movementCases() {
          dims({kVocab, kHidden}) + " from " + dims({kRows, kHidden}), "f16",
          2.0 * kRows * kHidden + 2.0 * kVocab * kHidden, [&] {
            embeddingBackward(MPCRT_F16, grad, ids, 32, kRows, kVocab, kHidden,
-                             table);
+                             -1, nullptr, table);
          });
   // The same with one token at a tenth of the positions (a frequent word)
   // and at half of them (padding the model does not declare): one row's
@@ -450,7 +450,7 @@ void movementCases() {
                ", 1 in " + std::to_string(every) + " one row",
            "f16", 2.0 * kRows * kHidden + 2.0 * kVocab * kHidden, [&] {
              embeddingBackward(MPCRT_F16, grad, skewed, 32, kRows, kVocab,
-                               kHidden, table);
+                               kHidden, -1, nullptr, table);
            });
   }
 }

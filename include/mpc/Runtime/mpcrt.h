@@ -316,7 +316,10 @@ MPCRT_DECLARE_CONV(f64, double)
 
 /* ---- Layer normalisation over the last `cols` elements of `rows` rows.
  * gamma/beta have their own type (f32 with a low-precision input at O2);
- * the saved mean and 1/std are f32 (f64 for f64 inputs, see docs). */
+ * the saved mean and 1/std are f32 (f64 for f64 inputs, see docs). The
+ * backward's parameter gradients are added to gamma_addend, beta_addend
+ * where not null (of gamma's type; each may be its gradient's buffer):
+ * the gradient rounded to that type, the addend added, rounded again. */
 #define MPCRT_DECLARE_LAYER_NORM(SUFFIX, T, STAT)                              \
   void mpcrt_layer_norm_##SUFFIX(const T *input, mpcrt_dtype param_dtype,      \
                                  const void *gamma, const void *beta,          \
@@ -325,7 +328,8 @@ MPCRT_DECLARE_CONV(f64, double)
   void mpcrt_layer_norm_backward_##SUFFIX(                                     \
       const T *grad_output, const T *input, const STAT *mean,                  \
       const STAT *rstd, mpcrt_dtype param_dtype, const void *gamma,            \
-      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      T *grad_input, void *grad_gamma, void *grad_beta,                        \
+      const void *gamma_addend, const void *beta_addend, int64_t rows,         \
       int64_t cols);
 MPCRT_DECLARE_LAYER_NORM(f16, uint16_t, float)
 MPCRT_DECLARE_LAYER_NORM(bf16, uint16_t, float)
@@ -426,14 +430,13 @@ void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                           void *y, void *mean, void *rstd, int64_t rows,
                           int64_t cols, double epsilon, double dropout_p,
                           uint64_t seed, const int64_t *step);
-void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
-                                   const void *grad_sum, const void *sum,
-                                   const void *mean, const void *rstd,
-                                   mpcrt_dtype param_dtype, const void *gamma,
-                                   void *grad_x, void *grad_residual,
-                                   void *grad_gamma, void *grad_beta,
-                                   int64_t rows, int64_t cols, double dropout_p,
-                                   uint64_t seed, const int64_t *step);
+void mpcrt_add_layer_norm_backward(
+    mpcrt_dtype dtype, const void *grad, const void *grad_sum, const void *sum,
+    const void *mean, const void *rstd, mpcrt_dtype param_dtype,
+    const void *gamma, void *grad_x, void *grad_residual, void *grad_gamma,
+    void *grad_beta, const void *gamma_addend, const void *beta_addend,
+    int64_t rows, int64_t cols, double dropout_p, uint64_t seed,
+    const int64_t *step);
 
 /* Training-mode batch norm, channels last: input [rows, c] with rows =
  * N*H*W. Updates running statistics in place (unbiased variance), saves
@@ -486,15 +489,19 @@ typedef struct mpcrt_pool2d_shape {
       const T *grad_output, T *grad_input, int64_t n, int64_t h, int64_t w,    \
       int64_t c, int64_t sh, int64_t sw);                                      \
   /* Rows of a [v, d] table; the backward scatter-adds in f32 into a zeroed    \
-   * table. Both return 0, or 1 + the position of the first index outside      \
-   * [0, v) (its row is then left zero).                                       \
+   * table, or with an addend (which may be grad_table itself) into a copy of  \
+   * it: each hit row's sum rounded to T, added to the addend's row and        \
+   * rounded again. Indices equal to `padding` (-1: none) add nothing. Both    \
+   * return 0, or 1 + the position of the first index outside [0, v) (its      \
+   * row then gets nothing from it).                                           \
    */                                                                          \
   int64_t mpcrt_embedding_##SUFFIX(const T *table, int64_t v, int64_t d,       \
                                    const void *indices, int32_t index_bits,    \
                                    int64_t count, T *output);                  \
   int64_t mpcrt_embedding_backward_##SUFFIX(                                   \
       const T *grad_output, const void *indices, int32_t index_bits,           \
-      int64_t count, int64_t v, int64_t d, T *grad_table);                     \
+      int64_t count, int64_t v, int64_t d, int64_t padding, const T *addend,   \
+      T *grad_table);                                                          \
   void mpcrt_dropout_##SUFFIX(const T *input, T *output, uint8_t *mask,        \
                               int64_t count, double p, uint64_t seed,          \
                               const int64_t *step);                            \

@@ -344,10 +344,12 @@ template <typename T, typename Stat>
 void layerNormBackward(const T *dy, const T *x, const Stat *mean,
                        const Stat *rstd, mpcrt_dtype paramDtype,
                        const void *gamma, T *dx, void *dgamma, void *dbeta,
+                       const void *gammaAddend, const void *betaAddend,
                        int64_t rows, int64_t cols) {
   using A = typename Storage<T>::Acc;
   layerNormBackwardRows(dy, x, mean, rstd, paramDtype, gamma, dgamma, dbeta,
-                        rows, cols, [&](int64_t r, const A *values) {
+                        gammaAddend, betaAddend, rows, cols,
+                        [&](int64_t r, const A *values) {
                           for (int64_t c = 0; c < cols; ++c)
                             dx[r * cols + c] = Storage<T>::store(values[c]);
                         });
@@ -389,11 +391,13 @@ extern "C" {
       const ABI_T *grad_output, const ABI_T *input,                            \
       const Storage<T>::Acc *mean, const Storage<T>::Acc *rstd,                \
       mpcrt_dtype param_dtype, const void *gamma, ABI_T *grad_input,           \
-      void *grad_gamma, void *grad_beta, int64_t rows, int64_t cols) {         \
+      void *grad_gamma, void *grad_beta, const void *gamma_addend,             \
+      const void *beta_addend, int64_t rows, int64_t cols) {                   \
     layerNormBackward(reinterpret_cast<const T *>(grad_output),                \
                       reinterpret_cast<const T *>(input), mean, rstd,          \
                       param_dtype, gamma, reinterpret_cast<T *>(grad_input),   \
-                      grad_gamma, grad_beta, rows, cols);                      \
+                      grad_gamma, grad_beta, gamma_addend, beta_addend, rows,  \
+                      cols);                                                   \
   }
 MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE

@@ -50,12 +50,14 @@ void layerNormRow(const T *row, mpcrt_dtype paramDtype, const void *gamma,
 
 /// The backward of layerNormRow over `rows`: dgamma and dbeta (partial sums
 /// over blocks of rows, sizes fixed by cols, added in block order) stored as
-/// `paramDtype`, and each row's input gradient, unrounded, handed to
+/// `paramDtype`, added to gammaAddend and betaAddend where not null
+/// (storeSumAny), and each row's input gradient, unrounded, handed to
 /// emitRow(r, values) (rows in parallel).
 template <typename T, typename Stat, typename EmitRow>
 void layerNormBackwardRows(const T *dy, const T *x, const Stat *mean,
                            const Stat *rstd, mpcrt_dtype paramDtype,
                            const void *gamma, void *dgamma, void *dbeta,
+                           const void *gammaAddend, const void *betaAddend,
                            int64_t rows, int64_t cols, EmitRow emitRow) {
   using S = Storage<T>;
   using A = typename S::Acc;
@@ -97,8 +99,8 @@ void layerNormBackwardRows(const T *dy, const T *x, const Stat *mean,
       dg += partial[2 * b * cols + c];
       db += partial[(2 * b + 1) * cols + c];
     }
-    storeAny(paramDtype, dgamma, c, dg);
-    storeAny(paramDtype, dbeta, c, db);
+    storeSumAny(paramDtype, dgamma, gammaAddend, c, dg);
+    storeSumAny(paramDtype, dbeta, betaAddend, c, db);
   }
 }
 

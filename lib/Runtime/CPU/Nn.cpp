@@ -408,17 +408,20 @@ int64_t embedding(const T *table, int64_t v, int64_t d, const void *indices,
 /// in parallel. No scratch the size of the table.
 template <typename T>
 int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
-                          int64_t count, int64_t v, int64_t d, T *dtable) {
+                          int64_t count, int64_t v, int64_t d, int64_t padding,
+                          const T *addend, T *dtable) {
   using S = Storage<T>;
   int64_t bad = 0;
   std::vector<std::pair<int64_t, int64_t>> keys; // (row, position)
   keys.reserve(count);
   for (int64_t i = 0; i < count; ++i) {
     int64_t row = formulas::indexAt(indices, bits, i);
-    if (row >= 0 && row < v)
+    if (row < 0 || row >= v) {
+      if (!bad)
+        bad = i + 1;
+    } else if (row != padding) {
       keys.emplace_back(row, i);
-    else if (!bad)
-      bad = i + 1;
+    }
   }
   std::sort(keys.begin(), keys.end());
   std::vector<int64_t> runs; // where each row's positions begin
@@ -426,9 +429,15 @@ int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
     if (k == 0 || keys[k].first != keys[k - 1].first)
       runs.push_back(static_cast<int64_t>(k));
   runs.push_back(static_cast<int64_t>(keys.size()));
-  parallelFor(v * d, grainFor(1), [&](int64_t i0, int64_t i1) {
-    std::memset(static_cast<void *>(dtable + i0), 0, (i1 - i0) * sizeof(T));
-  });
+  // The table starts as zeros, or as the addend (in place: as it is).
+  if (addend != dtable)
+    parallelFor(v * d, grainFor(1), [&](int64_t i0, int64_t i1) {
+      if (addend)
+        std::memcpy(static_cast<void *>(dtable + i0), addend + i0,
+                    (i1 - i0) * sizeof(T));
+      else
+        std::memset(static_cast<void *>(dtable + i0), 0, (i1 - i0) * sizeof(T));
+    });
   int64_t touched = static_cast<int64_t>(runs.size()) - 1;
   parallelFor(touched, 1, [&](int64_t r0, int64_t r1) {
     std::vector<typename S::Acc> acc(d);
@@ -441,7 +450,8 @@ int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
       }
       T *out = dtable + keys[runs[r]].first * d;
       for (int64_t j = 0; j < d; ++j)
-        out[j] = S::store(acc[j]);
+        out[j] = addend ? S::store(S::load(out[j]) + S::load(S::store(acc[j])))
+                        : S::store(acc[j]);
     }
   });
   return bad;
@@ -809,14 +819,16 @@ template <typename T, typename Stat>
 void addLayerNormBackward(const T *dy, const T *dsum, const T *sum,
                           const Stat *mean, const Stat *rstd,
                           mpcrt_dtype paramDtype, const void *gamma, T *dx,
-                          T *dresidual, void *dgamma, void *dbeta, int64_t rows,
-                          int64_t cols, double p, uint64_t seed, int64_t step) {
+                          T *dresidual, void *dgamma, void *dbeta,
+                          const void *gammaAddend, const void *betaAddend,
+                          int64_t rows, int64_t cols, double p, uint64_t seed,
+                          int64_t step) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
   layerNormBackwardRows(
-      dy, sum, mean, rstd, paramDtype, gamma, dgamma, dbeta, rows, cols,
-      [&](int64_t r, const A *values) {
+      dy, sum, mean, rstd, paramDtype, gamma, dgamma, dbeta, gammaAddend,
+      betaAddend, rows, cols, [&](int64_t r, const A *values) {
         KeepBits keeps(p, seed, step);
         for (int64_t c = 0; c < cols; ++c) {
           int64_t i = r * cols + c;
@@ -906,14 +918,13 @@ void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
   });
 }
 
-void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
-                                   const void *grad_sum, const void *sum,
-                                   const void *mean, const void *rstd,
-                                   mpcrt_dtype param_dtype, const void *gamma,
-                                   void *grad_x, void *grad_residual,
-                                   void *grad_gamma, void *grad_beta,
-                                   int64_t rows, int64_t cols, double dropout_p,
-                                   uint64_t seed, const int64_t *step) {
+void mpcrt_add_layer_norm_backward(
+    mpcrt_dtype dtype, const void *grad, const void *grad_sum, const void *sum,
+    const void *mean, const void *rstd, mpcrt_dtype param_dtype,
+    const void *gamma, void *grad_x, void *grad_residual, void *grad_gamma,
+    void *grad_beta, const void *gamma_addend, const void *beta_addend,
+    int64_t rows, int64_t cols, double dropout_p, uint64_t seed,
+    const int64_t *step) {
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
@@ -922,8 +933,8 @@ void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
         static_cast<const T *>(sum), static_cast<const A *>(mean),
         static_cast<const A *>(rstd), param_dtype, gamma,
         static_cast<T *>(grad_x), static_cast<T *>(grad_residual), grad_gamma,
-        grad_beta, rows, cols, dropout_p, formulas::rankSeed(seed, dropoutRank),
-        *step);
+        grad_beta, gamma_addend, beta_addend, rows, cols, dropout_p,
+        formulas::rankSeed(seed, dropoutRank), *step);
   });
 }
 
@@ -1054,9 +1065,11 @@ void mpcrt_attention_backward(
   }                                                                            \
   int64_t mpcrt_embedding_backward_##SUFFIX(                                   \
       const ABI_T *dy, const void *idx, int32_t bits, int64_t count,           \
-      int64_t v, int64_t d, ABI_T *dtable) {                                   \
-    return embeddingBackward(reinterpret_cast<const T *>(dy), idx, bits,       \
-                             count, v, d, reinterpret_cast<T *>(dtable));      \
+      int64_t v, int64_t d, int64_t padding, const ABI_T *addend,              \
+      ABI_T *dtable) {                                                         \
+    return embeddingBackward(                                                  \
+        reinterpret_cast<const T *>(dy), idx, bits, count, v, d, padding,      \
+        reinterpret_cast<const T *>(addend), reinterpret_cast<T *>(dtable));   \
   }                                                                            \
   void mpcrt_dropout_##SUFFIX(const ABI_T *x, ABI_T *y, uint8_t *mask,         \
                               int64_t count, double p, uint64_t seed,          \

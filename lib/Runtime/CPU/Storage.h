@@ -169,6 +169,20 @@ inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i, double value) {
   }
 }
 
+/// Stores `value` as element `i`; with an `addend` (of `dtype`, which may be
+/// `data` itself), the value rounded to `dtype`, element `i` of the addend
+/// added and the sum rounded again: what a separate add of the rounded
+/// value computes (the exact sum of two such values, rounded once).
+inline void storeSumAny(mpcrt_dtype dtype, void *data, const void *addend,
+                        int64_t i, double value) {
+  if (addend) {
+    double rounded;
+    storeAny(dtype, &rounded, 0, value);
+    value = loadAny(dtype, addend, i) + loadAny(dtype, &rounded, 0);
+  }
+  storeAny(dtype, data, i, value);
+}
+
 /// Calls f(T *) (a null pointer) with the storage type of `dtype`, as the
 /// CUDA backend's dispatch: the entry points that take an mpcrt_dtype.
 template <typename F> void dispatch(mpcrt_dtype dtype, F f) {

@@ -325,17 +325,16 @@ void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                mpcrt::formulas::rankSeed(seed, dropoutRank), step);
 }
 
-void mpcrt_add_layer_norm_backward(mpcrt_dtype dtype, const void *grad,
-                                   const void *grad_sum, const void *sum,
-                                   const void *mean, const void *rstd,
-                                   mpcrt_dtype param_dtype, const void *gamma,
-                                   void *grad_x, void *grad_residual,
-                                   void *grad_gamma, void *grad_beta,
-                                   int64_t rows, int64_t cols, double dropout_p,
-                                   uint64_t seed, const int64_t *step) {
+void mpcrt_add_layer_norm_backward(
+    mpcrt_dtype dtype, const void *grad, const void *grad_sum, const void *sum,
+    const void *mean, const void *rstd, mpcrt_dtype param_dtype,
+    const void *gamma, void *grad_x, void *grad_residual, void *grad_gamma,
+    void *grad_beta, const void *gamma_addend, const void *beta_addend,
+    int64_t rows, int64_t cols, double dropout_p, uint64_t seed,
+    const int64_t *step) {
   addLayerNormBackward(dtype, grad, grad_sum, sum, mean, rstd, param_dtype,
                        gamma, grad_x, grad_residual, grad_gamma, grad_beta,
-                       rows, cols, dropout_p,
+                       gamma_addend, beta_addend, rows, cols, dropout_p,
                        mpcrt::formulas::rankSeed(seed, dropoutRank), step);
 }
 
@@ -513,9 +512,10 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
   }                                                                            \
   int64_t mpcrt_embedding_backward_##SUFFIX(                                   \
       const T *grad_output, const void *indices, int32_t index_bits,           \
-      int64_t count, int64_t v, int64_t d, T *grad_table) {                    \
+      int64_t count, int64_t v, int64_t d, int64_t padding, const T *addend,   \
+      T *grad_table) {                                                         \
     embeddingBackward(DTYPE, grad_output, indices, index_bits, count, v, d,    \
-                      grad_table);                                             \
+                      padding, addend, grad_table);                            \
     return 0;                                                                  \
   }                                                                            \
   void mpcrt_dropout_##SUFFIX(const T *input, T *output, uint8_t *mask,        \
@@ -604,10 +604,12 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
   void mpcrt_layer_norm_backward_##SUFFIX(                                     \
       const T *grad_output, const T *input, const STAT *mean,                  \
       const STAT *rstd, mpcrt_dtype param_dtype, const void *gamma,            \
-      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      T *grad_input, void *grad_gamma, void *grad_beta,                        \
+      const void *gamma_addend, const void *beta_addend, int64_t rows,         \
       int64_t cols) {                                                          \
     layerNormBackward(DTYPE, grad_output, input, mean, rstd, param_dtype,      \
-                      gamma, grad_input, grad_gamma, grad_beta, rows, cols);   \
+                      gamma, grad_input, grad_gamma, grad_beta, gamma_addend,  \
+                      beta_addend, rows, cols);                                \
   }
 MPCRT_DEFINE(f16, uint16_t, MPCRT_F16, float)
 MPCRT_DEFINE(bf16, uint16_t, MPCRT_BF16, float)

@@ -184,15 +184,17 @@ std::pair<unsigned, unsigned> embeddingGrid(int64_t count, int64_t d) {
 /// Embedding backward without atomics, bit for bit the CPU reference's
 /// sums (each touched row's gradients added in the order of their
 /// positions, from 0, in the accumulation type): each position's key
-/// (row << 32 | position; a bad index, recorded, and the padding up to a
-/// power of two sort last as ~0), the keys sorted (bitonic: unique, so
-/// the order is the same whatever runs first), then a block per run of
-/// one row's keys sums their rows of dy in order and writes the row.
+/// (row << 32 | position; a bad index, recorded, the padding row's index
+/// and the keys that pad the count to a power of two sort last as ~0),
+/// the keys sorted (bitonic: unique, so the order is the same whatever
+/// runs first), then a block per run of one row's keys sums their rows of
+/// dy in order and writes the row (or adds it to the row there).
 constexpr uint64_t kNoKey = ~0ull;
 
 __global__ void embeddingKeysKernel(const void *indices, int32_t bits,
                                     int64_t count, int64_t padded, int64_t v,
-                                    uint64_t *keys, unsigned long long *bad) {
+                                    int64_t padding, uint64_t *keys,
+                                    unsigned long long *bad) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < padded;
        i += int64_t(gridDim.x) * blockDim.x) {
     uint64_t key = kNoKey;
@@ -200,7 +202,7 @@ __global__ void embeddingKeysKernel(const void *indices, int32_t bits,
       int64_t row = formulas::indexAt(indices, bits, i);
       if (row < 0 || row >= v)
         recordError(bad, i);
-      else
+      else if (row != padding)
         key = static_cast<uint64_t>(row) << 32 | static_cast<uint64_t>(i);
     }
     keys[i] = key;
@@ -274,13 +276,15 @@ void sortKeys(uint64_t *keys, int64_t padded) {
 
 /// A block per sorted key (embeddingGrid); the first key of each row's run
 /// sums the run's rows of dy, in position order from zero, into the row of
-/// the gradient: the CPU reference's order, so the same bits. The run's
+/// the gradient (with Add: the sum rounded to T, added to the row's value
+/// there and rounded again, a separate add's value): the CPU reference's
+/// order, so the same bits. The run's
 /// positions go to shared memory a block's width at a time, and each
 /// thread issues kLoads of their rows' loads before adding them in turn.
 /// Walking the run a key and a row at a time cost two dependent loads'
 /// latency per position: a token at a tenth of BERT's 4096 positions was
 /// one block's walk of some 400 of them, longer than the whole kernel.
-template <typename T>
+template <typename T, bool Add>
 __global__ void embeddingRowSumKernel(const T *dy, const uint64_t *keys,
                                       int64_t count, int64_t d, T *gradTable) {
   using S = Storage<T>;
@@ -323,8 +327,11 @@ __global__ void embeddingRowSumKernel(const T *dy, const uint64_t *keys,
           break;
         n = gather(first + width);
       }
-      if (j < d)
-        gradTable[int64_t(row) * d + j] = S::store(sum);
+      if (j < d) {
+        T &out = gradTable[int64_t(row) * d + j];
+        out = Add ? S::store(S::load(out) + S::load(S::store(sum)))
+                  : S::store(sum);
+      }
       // A run past one gather: its first positions again for the next
       // columns (shorter runs' stay in place).
       if (head == width && j0 + width < d)
@@ -546,10 +553,15 @@ void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
 
 void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *indices, int32_t indexBits, int64_t count,
-                       int64_t v, int64_t d, void *gradTable) {
+                       int64_t v, int64_t d, int64_t padding,
+                       const void *addend, void *gradTable) {
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    zero(gradTable, v * d * int64_t(sizeof(T)));
+    // The table starts as zeros, or as the addend (in place: as it is).
+    if (addend)
+      copy(gradTable, addend, v * d * int64_t(sizeof(T)));
+    else
+      zero(gradTable, v * d * int64_t(sizeof(T)));
     if (count * d == 0 || v == 0)
       return;
     if (count > INT32_MAX || v > UINT32_MAX) {
@@ -562,12 +574,21 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
       padded *= 2;
     auto *keys = reinterpret_cast<uint64_t *>(scratchF32(2 * padded));
     embeddingKeysKernel<<<blocksFor(padded), kThreads, 0, stream()>>>(
-        indices, indexBits, count, padded, v, keys, &deviceErrors()->index);
+        indices, indexBits, count, padded, v, padding, keys,
+        &deviceErrors()->index);
     sortKeys(keys, padded);
-    auto [blocks, threads] = embeddingGrid(count, d);
-    embeddingRowSumKernel<T><<<blocks, threads, 0, stream()>>>(
-        static_cast<const T *>(gradOutput), keys, count, d,
-        static_cast<T *>(gradTable));
+    std::pair<unsigned, unsigned> grid = embeddingGrid(count, d);
+    auto sumRows = [&](auto add) {
+      auto [blocks, threads] = grid;
+      embeddingRowSumKernel<T, decltype(add)::value>
+          <<<blocks, threads, 0, stream()>>>(static_cast<const T *>(gradOutput),
+                                             keys, count, d,
+                                             static_cast<T *>(gradTable));
+    };
+    if (addend)
+      sumRows(std::true_type{});
+    else
+      sumRows(std::false_type{});
   });
   MPCRT_CUDA_LAUNCHED("embedding_backward");
 }

@@ -93,6 +93,21 @@ __device__ inline void storeAny(mpcrt_dtype dtype, void *data, int64_t i,
   }
 }
 
+/// Stores `value` as element `i`; with an `addend` (of `dtype`, which may be
+/// `data` itself), the value rounded to `dtype`, element `i` of the addend
+/// added and the sum rounded again (the CPU reference's storeSumAny: a
+/// separate add's value).
+__device__ inline void storeSumAny(mpcrt_dtype dtype, void *data,
+                                   const void *addend, int64_t i,
+                                   double value) {
+  if (addend) {
+    double rounded;
+    storeAny(dtype, &rounded, 0, value);
+    value = loadAny(dtype, addend, i) + loadAny(dtype, &rounded, 0);
+  }
+  storeAny(dtype, data, i, value);
+}
+
 /// N elements moved as one access (16 bytes at most).
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
 

@@ -1296,9 +1296,10 @@ template <typename T, typename Stat> struct LayerNormParamTerms {
 template <typename A> struct StoreParamGrads {
   mpcrt_dtype paramDtype;
   void *dgamma, *dbeta;
+  const void *gammaAddend, *betaAddend;
   __device__ void operator()(int64_t, int64_t c, const Partial<A, 2> &s) const {
-    storeAny(paramDtype, dgamma, c, s.v[0]);
-    storeAny(paramDtype, dbeta, c, s.v[1]);
+    storeSumAny(paramDtype, dgamma, gammaAddend, c, s.v[0]);
+    storeSumAny(paramDtype, dbeta, betaAddend, c, s.v[1]);
   }
 };
 
@@ -2022,20 +2023,36 @@ void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
 
 namespace {
 /// layer_norm_backward's parameter gradients: the column sums of dy * xhat
-/// and dy, in the same fixed order on every GPU.
+/// and dy, in the same fixed order on every GPU, added to their addends
+/// where not null.
 template <typename T, typename Stat>
 void layerNormParamGrads(const T *dy, const T *x, const Stat *mean,
                          const Stat *rstd, mpcrt_dtype paramDtype,
-                         void *gradGamma, void *gradBeta, int64_t rows,
-                         int64_t cols) {
+                         void *gradGamma, void *gradBeta,
+                         const void *gammaAddend, const void *betaAddend,
+                         int64_t rows, int64_t cols) {
   using A = typename Storage<T>::Acc;
   ColumnPlan plan = planColumns<T>(1, rows, cols);
   auto *partials = reinterpret_cast<Partial<A, 2> *>(
       scratchF32((partialBytes<A, 2>(plan) + 3) / 4));
   reduceColumnsOf(plan, LayerNormParamTerms<T, Stat>{dy, x, mean, rstd, cols},
                   SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-                  StoreParamGrads<A>{paramDtype, gradGamma, gradBeta},
+                  StoreParamGrads<A>{paramDtype, gradGamma, gradBeta,
+                                     gammaAddend, betaAddend},
                   partials);
+}
+
+/// The parameter gradients of no rows: zeros, or the addends.
+void paramGradsOfNoRows(mpcrt_dtype paramDtype, void *gradGamma, void *gradBeta,
+                        const void *gammaAddend, const void *betaAddend,
+                        int64_t cols) {
+  for (auto [grad, addend] :
+       {std::pair{gradGamma, gammaAddend}, std::pair{gradBeta, betaAddend}}) {
+    if (addend)
+      copy(grad, addend, cols * bytesOf(paramDtype));
+    else
+      fill(paramDtype, grad, cols, 0.0);
+  }
 }
 } // namespace
 
@@ -2043,12 +2060,11 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, const void *mean, const void *rstd,
                        mpcrt_dtype paramDtype, const void *gamma,
                        void *gradInput, void *gradGamma, void *gradBeta,
+                       const void *gammaAddend, const void *betaAddend,
                        int64_t rows, int64_t cols) {
-  if (rows == 0) { // no rows: the parameter gradients are sums of nothing
-    fill(paramDtype, gradGamma, cols, 0.0);
-    fill(paramDtype, gradBeta, cols, 0.0);
-    return;
-  }
+  if (rows == 0)
+    return paramGradsOfNoRows(paramDtype, gradGamma, gradBeta, gammaAddend,
+                              betaAddend, cols);
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -2066,7 +2082,7 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     layerNormParamGrads(
         static_cast<const T *>(gradOutput), static_cast<const T *>(input),
         static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
-        paramDtype, gradGamma, gradBeta, rows, cols);
+        paramDtype, gradGamma, gradBeta, gammaAddend, betaAddend, rows, cols);
   });
   MPCRT_CUDA_LAUNCHED("layer_norm_backward");
 }
@@ -2102,13 +2118,12 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
                           const void *mean, const void *rstd,
                           mpcrt_dtype paramDtype, const void *gamma,
                           void *gradX, void *gradResidual, void *gradGamma,
-                          void *gradBeta, int64_t rows, int64_t cols,
+                          void *gradBeta, const void *gammaAddend,
+                          const void *betaAddend, int64_t rows, int64_t cols,
                           double dropoutP, uint64_t seed, const int64_t *step) {
-  if (rows == 0) {
-    fill(paramDtype, gradGamma, cols, 0.0);
-    fill(paramDtype, gradBeta, cols, 0.0);
-    return;
-  }
+  if (rows == 0)
+    return paramGradsOfNoRows(paramDtype, gradGamma, gradBeta, gammaAddend,
+                              betaAddend, cols);
   if (cols == 0)
     return;
   dispatch(dtype, [&](auto *t) {
@@ -2132,7 +2147,7 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
     layerNormParamGrads(
         static_cast<const T *>(grad), static_cast<const T *>(sum),
         static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
-        paramDtype, gradGamma, gradBeta, rows, cols);
+        paramDtype, gradGamma, gradBeta, gammaAddend, betaAddend, rows, cols);
   });
   MPCRT_CUDA_LAUNCHED("add_layer_norm_backward");
 }

@@ -251,6 +251,7 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, const void *mean, const void *rstd,
                        mpcrt_dtype paramDtype, const void *gamma,
                        void *gradInput, void *gradGamma, void *gradBeta,
+                       const void *gammaAddend, const void *betaAddend,
                        int64_t rows, int64_t cols);
 
 /// mpcrt_add_layer_norm and its backward (mpcrt.h); `step` is the device
@@ -265,7 +266,8 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
                           const void *mean, const void *rstd,
                           mpcrt_dtype paramDtype, const void *gamma,
                           void *gradX, void *gradResidual, void *gradGamma,
-                          void *gradBeta, int64_t rows, int64_t cols,
+                          void *gradBeta, const void *gammaAddend,
+                          const void *betaAddend, int64_t rows, int64_t cols,
                           double dropoutP, uint64_t seed, const int64_t *step);
 
 // Data movement, embedding, dropout (mpcrt_strided_copy, ...). Strides and
@@ -285,12 +287,12 @@ bool stridedCopyTiles(const int64_t *strides, const int64_t *shape,
 void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
                const void *indices, int32_t indexBits, int64_t count,
                void *output);
-/// Scatter-adds with atomics (f32; f64 for f64) into one slot per row
-/// touched: the order of the additions, and so the last bit of a row's
-/// sum, may change from run to run.
+/// mpcrt_embedding_backward_*: the CPU reference's sums, bit for bit
+/// (Data.cu); `addend` null, gradTable itself or another table.
 void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *indices, int32_t indexBits, int64_t count,
-                       int64_t v, int64_t d, void *gradTable);
+                       int64_t v, int64_t d, int64_t padding,
+                       const void *addend, void *gradTable);
 /// 1 + the position of the first bad embedding index and of the first bad
 /// class label since the last call (0: none), read in stream order: waits
 /// for the work enqueued so far, then clears the record.

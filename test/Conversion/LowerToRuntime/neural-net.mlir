@@ -57,15 +57,32 @@ func.func @embedding(%table: tensor<100x8xf32>, %ids: tensor<2x4xi32>) -> tensor
 
 // -----
 
-// A padding row gets no gradient: its 8 f32s (32 bytes, at 3 * 32) are
-// zeroed after the scatter.
+// A padding row gets no gradient: the kernel skips its indices (padding
+// 3; -1 where none, as above); no addend (null).
 // CHECK-LABEL: func.func @embedding_padding(
-// CHECK: call @mpcrt_embedding_backward_f32({{.*}}, %[[DT:[^)]*]]) : {{.*}} -> i64
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_embedding_backward_f32(%{{[^,]*}}, %{{[^,]*}}, %c32_i32, %c8_i64{{(_[0-9]+)?}}, %c100_i64, %c8_i64{{(_[0-9]+)?}}, %c3_i64, %[[NULL]], %{{[^)]*}}) : {{.*}} -> i64
 // CHECK: call @mpcrt_check_index(
-// CHECK: %[[ROW:.*]] = llvm.getelementptr %[[DT]][%c96_i64]
-// CHECK: call @mpcrt_zero(%[[ROW]], %c32_i64)
+// CHECK-NOT: mpcrt_zero
+// CHECK: return
 func.func @embedding_padding(%g: tensor<2x4x8xf32>, %ids: tensor<2x4xi32>) -> tensor<100x8xf32> {
   %0 = mpc.embedding_backward %g, %ids {padding_idx = 3 : i64} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
+  return %0 : tensor<100x8xf32>
+}
+
+// -----
+
+// With an addend, its pointer: the table's rows are added to it (here the
+// argument's; the result has a buffer of its own, as the argument lives on).
+// CHECK-LABEL: func.func @embedding_addend(
+// CHECK: %[[P:.*]] = llvm.getelementptr %arg2[%c2_i64]
+// CHECK-NEXT: %[[ACC:.*]] = llvm.load %[[P]]
+// CHECK: call @mpcrt_embedding_backward_f32(%{{[^,]*}}, %{{[^,]*}}, %c32_i32, %c8_i64{{(_[0-9]+)?}}, %c100_i64, %c8_i64{{(_[0-9]+)?}}, %c-1_i64, %[[ACC]], %arg0) : {{.*}} -> i64
+// CHECK: call @mpcrt_check_index(
+// CHECK-NOT: mpcrt_zero
+// CHECK: return
+func.func @embedding_addend(%g: tensor<2x4x8xf32>, %ids: tensor<2x4xi32>, %acc: tensor<100x8xf32>) -> tensor<100x8xf32> {
+  %0 = mpc.embedding_backward %g, %ids addend(%acc) : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
   return %0 : tensor<100x8xf32>
 }
 

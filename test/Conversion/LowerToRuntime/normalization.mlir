@@ -46,11 +46,32 @@ func.func @softmax_scaled(%x: tensor<2x12x8xf32>, %g: tensor<2x12x8xf32>) -> ten
 // parameters are f32 (dtype 2) with an f16 input.
 // CHECK-LABEL: func.func @layer_norm(
 // CHECK: call @mpcrt_layer_norm_f16(%[[X:.*]], %c2_i32{{(_[0-9]+)?}}, %[[G:.*]], %[[B:.*]], %[[Y:.*]], %[[M:.*]], %[[R:.*]], %c2_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}})
-// CHECK: call @mpcrt_layer_norm_backward_f16(%[[Y]], %[[X]], %[[M]], %[[R]], %c2_i32{{(_[0-9]+)?}}, %[[G]], %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}})
+// No addends: two null pointers after the gradients' buffers.
+// CHECK: %[[N1:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[N2:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_layer_norm_backward_f16(%[[Y]], %[[X]], %[[M]], %[[R]], %c2_i32{{(_[0-9]+)?}}, %[[G]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[N1]], %[[N2]], %c2_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}})
 func.func @layer_norm(%x: tensor<2x4x8xf16>, %g: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<2x4x8xf16>, tensor<4x8xf32>) {
   %y, %mean, %rstd = mpc.layer_norm %x, %g, %b {axis = 1} : tensor<2x4x8xf16>, tensor<4x8xf32>
   %dx, %dg, %db = mpc.layer_norm_backward %y, %x, %mean, %rstd, %g {axis = 1} : tensor<2x4x8xf16>, tensor<2xf32>, tensor<4x8xf32>
   return %dx, %dg : tensor<2x4x8xf16>, tensor<4x8xf32>
+}
+
+// -----
+
+// The parameter gradients' addends: beta's alone (gamma's null), then
+// both, in the fused backward (the arguments' pointers: inputs 5 and 6).
+// CHECK-LABEL: func.func @layer_norm_addends(
+// CHECK: %[[P5:.*]] = llvm.getelementptr %arg2[%c5_i64]
+// CHECK-NEXT: %[[GA:.*]] = llvm.load %[[P5]]
+// CHECK: %[[P6:.*]] = llvm.getelementptr %arg2[%c6_i64]
+// CHECK-NEXT: %[[BA:.*]] = llvm.load %[[P6]]
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_layer_norm_backward_f32({{.*}}, %[[NULL]], %[[BA]], %c4_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_add_layer_norm_backward({{.*}}, %[[GA]], %[[BA]], %c4_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %cst
+func.func @layer_norm_addends(%x: tensor<4x8xf32>, %dy: tensor<4x8xf32>, %mean: tensor<4xf32>, %rstd: tensor<4xf32>, %g: tensor<8xf32>, %ga: tensor<8xf32>, %ba: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %dx, %dg, %db = mpc.layer_norm_backward %dy, %x, %mean, %rstd, %g beta_addend(%ba : tensor<8xf32>) : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>
+  %ex, %er, %eg, %eb = mpc.add_layer_norm_backward %dy, %x, %mean, %rstd, %g gamma_addend(%ga : tensor<8xf32>) beta_addend(%ba : tensor<8xf32>) : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>
+  return %dx, %dg, %db, %ex, %eg, %eb : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
 
 // -----

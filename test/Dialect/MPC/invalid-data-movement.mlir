@@ -153,6 +153,14 @@ func.func @embedding_backward(%g: tensor<4x8xf32>, %i: tensor<5xi32>) {
 
 // -----
 
+func.func @embedding_backward_addend(%g: tensor<4x8xf32>, %i: tensor<4xi32>, %a: tensor<100x8xf16>) {
+  // expected-error @+1 {{'mpc.embedding_backward' op failed to verify that addend has the result's type}}
+  %0 = "mpc.embedding_backward"(%g, %i, %a) : (tensor<4x8xf32>, tensor<4xi32>, tensor<100x8xf16>) -> tensor<100x8xf32>
+  return
+}
+
+// -----
+
 func.func @embedding_backward_rank(%g: tensor<4x8xf32>, %i: tensor<4xi32>) {
   // expected-error @+1 {{'mpc.embedding_backward' op expects a [V, D] table result of rank 2, got 'tensor<800xf32>'}}
   %0 = mpc.embedding_backward %g, %i : tensor<4x8xf32>, tensor<4xi32> -> tensor<800xf32>

@@ -136,9 +136,25 @@ func.func @layer_norm_backward_stats(%x: tensor<4x8xf32>, %s: tensor<8xf32>, %g:
 
 // -----
 
+func.func @layer_norm_backward_gamma_addend(%x: tensor<4x8xf16>, %s: tensor<4xf32>, %g: tensor<8xf32>, %a: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.layer_norm_backward' op expects gamma_addend of gamma's type 'tensor<8xf32>', got 'tensor<8xf16>'}}
+  %0:3 = mpc.layer_norm_backward %x, %x, %s, %s, %g gamma_addend(%a : tensor<8xf16>) : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_backward_beta_addend(%x: tensor<4x8xf32>, %s: tensor<4xf32>, %g: tensor<8xf32>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'mpc.layer_norm_backward' op expects beta_addend of gamma's type 'tensor<8xf32>', got 'tensor<4xf32>'}}
+  %0:3 = mpc.layer_norm_backward %x, %x, %s, %s, %g beta_addend(%a : tensor<4xf32>) : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @layer_norm_backward_grad(%dy: tensor<4x8xf16>, %x: tensor<4x8xf32>, %s: tensor<4xf32>, %g: tensor<8xf32>) {
   // expected-error @+1 {{'mpc.layer_norm_backward' op failed to verify that all of {grad, input} have same type}}
-  %0:3 = "mpc.layer_norm_backward"(%dy, %x, %s, %s, %g) : (tensor<4x8xf16>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %0:3 = "mpc.layer_norm_backward"(%dy, %x, %s, %s, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>} : (tensor<4x8xf16>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
 
@@ -374,6 +390,14 @@ func.func @add_layer_norm_epsilon(%x: tensor<4x8xf16>, %g: tensor<8xf32>) {
 func.func @add_layer_norm_backward_stats(%x: tensor<4x8xf16>, %m: tensor<4xf16>, %g: tensor<8xf32>) {
   // expected-error @+1 {{'mpc.add_layer_norm_backward' op expects mean and rstd of type 'tensor<4xf32>', got 'tensor<4xf16>'}}
   %0:4 = mpc.add_layer_norm_backward %x, %x, %m, %m, %g : tensor<4x8xf16>, tensor<4xf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_backward_beta_addend(%x: tensor<4x8xf16>, %m: tensor<4xf32>, %g: tensor<8xf32>, %a: tensor<8xf64>) {
+  // expected-error @+1 {{'mpc.add_layer_norm_backward' op expects beta_addend of gamma's type 'tensor<8xf32>', got 'tensor<8xf64>'}}
+  %0:4 = mpc.add_layer_norm_backward %x, %x, %m, %m, %g beta_addend(%a : tensor<8xf64>) : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
   return
 }
 

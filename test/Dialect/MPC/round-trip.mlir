@@ -291,6 +291,13 @@ func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %i
   %ax:4 = mpc.add_layer_norm_backward %x, %as, %am, %ar, %g {dropout_p = 0.1, seed = 7} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   // CHECK: mpc.add_layer_norm_backward %{{.*}}, %[[SUM]], %[[M2]], %[[R2]], %{{.*}} sum_grad(%{{.*}} : tensor<2x4x8xf16>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   %ag:4 = mpc.add_layer_norm_backward %x, %as, %am, %ar, %g sum_grad(%x : tensor<2x4x8xf16>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  // The parameter gradients' addends, either or both.
+  // CHECK: mpc.layer_norm_backward %{{.*}}, %{{.*}}, %[[MEAN]], %[[RSTD]], %{{.*}} gamma_addend(%{{.*}} : tensor<8xf32>) beta_addend(%{{.*}} : tensor<8xf32>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  %sx:3 = mpc.layer_norm_backward %x, %x, %mean, %rstd, %g gamma_addend(%g : tensor<8xf32>) beta_addend(%b : tensor<8xf32>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  // CHECK: mpc.add_layer_norm_backward %{{.*}}, %[[SUM]], %[[M2]], %[[R2]], %{{.*}} sum_grad(%{{.*}} : tensor<2x4x8xf16>) beta_addend(%{{.*}} : tensor<8xf32>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  %sg:4 = mpc.add_layer_norm_backward %x, %as, %am, %ar, %g sum_grad(%x : tensor<2x4x8xf16>) beta_addend(%b : tensor<8xf32>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  // CHECK: mpc.add_layer_norm_backward %{{.*}}, %[[SUM]], %[[M2]], %[[R2]], %{{.*}} gamma_addend(%{{.*}} : tensor<8xf32>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  %sh:4 = mpc.add_layer_norm_backward %x, %as, %am, %ar, %g gamma_addend(%g : tensor<8xf32>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm {{.*}} {momentum = 2.000000e-01 : f64} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %g, %b {momentum = 0.2} : tensor<2x4x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm_backward {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
@@ -340,6 +347,8 @@ func.func @data_movement(%x: tensor<2x4x8xf32>, %ids: tensor<2x4xi32>, %table: t
   %pe = mpc.embedding %table, %ids {padding_idx = 0 : i64} : tensor<100x8xf32>, tensor<2x4xi32>
   // CHECK: mpc.embedding_backward %{{.*}}, %{{.*}} {padding_idx = 99 : i64} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
   %pb = mpc.embedding_backward %pe, %ids {padding_idx = 99 : i64} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
+  // CHECK: mpc.embedding_backward %{{.*}}, %{{.*}} addend(%{{.*}}) {padding_idx = 99 : i64} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
+  %ab = mpc.embedding_backward %pe, %ids addend(%table) {padding_idx = 99 : i64} : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<100x8xf32>
   return
 }
 

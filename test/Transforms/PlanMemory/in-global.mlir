@@ -239,3 +239,34 @@ func.func @bias_accumulates(%x: tensor<64x32xf16>, %dy: tensor<64x16xf16>) {
   ml_program.global_store @bacc = %db : tensor<16xf32>
   return
 }
+
+// -----
+
+// A layer norm backward's gamma and beta gradients summed into their
+// accumulators (its addends), and an embedding's table gradient into its
+// accumulator, are computed in the accumulators' globals; the input
+// gradient and a gradient without an addend take arena buffers.
+// CHECK-LABEL: func @parameter_gradients_accumulate
+// CHECK: mpc.layer_norm_backward {{.*}} gamma_addend(%{{.*}} : tensor<16xf32>) beta_addend(%{{.*}} : tensor<16xf32>) {mpc.in_globals = [unit, @gacc, @bacc], mpc.offsets = array<i64: 0, -1, -1>}
+// CHECK: mpc.add_layer_norm_backward {{.*}} beta_addend(%{{.*}} : tensor<16xf32>) {mpc.in_globals = [unit, unit, unit, @bacc2], mpc.offsets = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, -1>}
+// CHECK: mpc.embedding_backward {{.*}} addend(%{{.*}}) {mpc.in_globals = [@tacc]}
+// REPORT: "function": "parameter_gradients_accumulate",
+// REPORT: "written_in_globals": 4,
+ml_program.global private mutable @gacc(#mpc.init<zeros>) : tensor<16xf32>
+ml_program.global private mutable @bacc(#mpc.init<zeros>) : tensor<16xf32>
+ml_program.global private mutable @bacc2(#mpc.init<zeros>) : tensor<16xf32>
+ml_program.global private mutable @tacc(#mpc.init<zeros>) : tensor<100x16xf32>
+func.func @parameter_gradients_accumulate(%dy: tensor<8x16xf32>, %x: tensor<8x16xf32>, %mean: tensor<8xf32>, %rstd: tensor<8xf32>, %g: tensor<16xf32>, %ids: tensor<8xi32>) -> (tensor<8x16xf32>, tensor<16xf32>) {
+  %ga = ml_program.global_load @gacc : tensor<16xf32>
+  %ba = ml_program.global_load @bacc : tensor<16xf32>
+  %dx, %dg, %db = mpc.layer_norm_backward %dy, %x, %mean, %rstd, %g gamma_addend(%ga : tensor<16xf32>) beta_addend(%ba : tensor<16xf32>) : tensor<8x16xf32>, tensor<8xf32>, tensor<16xf32>
+  ml_program.global_store @gacc = %dg : tensor<16xf32>
+  ml_program.global_store @bacc = %db : tensor<16xf32>
+  %b2 = ml_program.global_load @bacc2 : tensor<16xf32>
+  %ex, %er, %eg, %eb = mpc.add_layer_norm_backward %dx, %x, %mean, %rstd, %g beta_addend(%b2 : tensor<16xf32>) : tensor<8x16xf32>, tensor<8xf32>, tensor<16xf32>
+  ml_program.global_store @bacc2 = %eb : tensor<16xf32>
+  %ta = ml_program.global_load @tacc : tensor<100x16xf32>
+  %t = mpc.embedding_backward %ex, %ids addend(%ta) : tensor<8x16xf32>, tensor<8xi32> -> tensor<100x16xf32>
+  ml_program.global_store @tacc = %t : tensor<100x16xf32>
+  return %er, %eg : tensor<8x16xf32>, tensor<16xf32>
+}

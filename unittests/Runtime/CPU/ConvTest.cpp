@@ -195,7 +195,7 @@ TEST(LayerNorm, ForwardAndBackwardInF64) {
 
   mpcrt_layer_norm_backward_f64(dy.data(), x.data(), mean.data(), rstd.data(),
                                 MPCRT_F64, g.data(), dx.data(), dg.data(),
-                                db.data(), rows, cols);
+                                db.data(), nullptr, nullptr, rows, cols);
   // d/dv sum(dy * forward) by central differences, for every x, gamma, beta.
   auto loss = [&] { return dot(dy, forward(x, g, b)); };
   auto ndx = numericGradient(x, loss), ndg = numericGradient(g, loss),
@@ -234,14 +234,14 @@ TEST(LayerNorm, F16InputWithF32ParametersMatchesF64) {
                        mean.data(), rstd.data(), rows, cols, 1e-5);
   mpcrt_layer_norm_backward_f16(dy.data(), x.data(), mean.data(), rstd.data(),
                                 MPCRT_F32, g.data(), dx.data(), dg.data(),
-                                db.data(), rows, cols);
+                                db.data(), nullptr, nullptr, rows, cols);
   std::vector<double> ry(rows * cols), rmean(rows), rrstd(rows),
       rdx(rows * cols), rdg(cols), rdb(cols);
   mpcrt_layer_norm_f64(xd.data(), MPCRT_F64, gd.data(), bd.data(), ry.data(),
                        rmean.data(), rrstd.data(), rows, cols, 1e-5);
-  mpcrt_layer_norm_backward_f64(dyd.data(), xd.data(), rmean.data(),
-                                rrstd.data(), MPCRT_F64, gd.data(), rdx.data(),
-                                rdg.data(), rdb.data(), rows, cols);
+  mpcrt_layer_norm_backward_f64(
+      dyd.data(), xd.data(), rmean.data(), rrstd.data(), MPCRT_F64, gd.data(),
+      rdx.data(), rdg.data(), rdb.data(), nullptr, nullptr, rows, cols);
   double u = std::ldexp(1.0, -11);
   for (int64_t i = 0; i < rows * cols; ++i) {
     ASSERT_NEAR(mpcrt_f16_to_f32(y[i]), ry[i], u * std::fabs(ry[i]) + 1e-5);

@@ -8,6 +8,7 @@
 
 #include "../AddLayerNormCheck.h"
 #include "../AttentionCheck.h"
+#include "../GradientAddendCheck.h"
 #include "Formulas.h"
 #include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
@@ -468,7 +469,7 @@ TEST(Embedding, GatherScatterAddAndBadIndices) {
     for (int64_t j = 0; j < d; ++j)
       ASSERT_EQ(out[i * d + j], table[idx[i] * d + j]);
   EXPECT_EQ(mpcrt_embedding_backward_f64(dy.data(), idx.data(), 32, count, v, d,
-                                         dtable.data()),
+                                         -1, nullptr, dtable.data()),
             0);
   // Rows hit several times (3 three times) get the sum: the adjoint.
   EXPECT_NEAR(dot(out, dy), dot(table, dtable), 1e-12);
@@ -626,8 +627,101 @@ TEST(Nn, AddLayerNormMatchesFloat64) {
               dt, b.grad.data(), b.sumGrad.empty() ? nullptr : b.sumGrad.data(),
               b.sum.data(), b.mean.data(), b.rstd.data(), param, b.gamma.data(),
               b.dx.data(), b.dresidual.data(), b.dgamma.data(), b.dbeta.data(),
-              c.rows, c.cols, c.p, c.seed, &c.step);
+              nullptr, nullptr, c.rows, c.cols, c.p, c.seed, &c.step);
         };
+      });
+}
+
+/// The addend of a buffer: null without one, else the addend's bytes or,
+/// in place, the result's own.
+const void *addendOf(const std::vector<uint8_t> *addend, bool inPlace,
+                     std::vector<uint8_t> &result) {
+  return !addend ? nullptr : inPlace ? result.data() : addend->data();
+}
+
+TEST(Nn, GradientAddendsEqualASeparateAdd) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkLayerNormAddends(
+      rng,
+      [](const mpcrt::test::LayerNormAddendCase &c,
+         const std::vector<uint8_t> *ga, const std::vector<uint8_t> *ba,
+         bool inPlace, std::vector<uint8_t> &dg, std::vector<uint8_t> &db) {
+        size_t bytes = c.x.size(), stats = c.rows * (c.dt == MPCRT_F64 ? 8 : 4);
+        std::vector<uint8_t> y(bytes), sum(bytes), dx(bytes), dres(bytes),
+            mean(stats), rstd(stats);
+        const void *gp = addendOf(ga, inPlace, dg),
+                   *bp = addendOf(ba, inPlace, db);
+        if (c.fused) {
+          const int64_t step = 0;
+          mpcrt_add_layer_norm(c.dt, c.x.data(), c.residual.data(), c.param,
+                               c.gamma.data(), c.beta.data(), sum.data(),
+                               y.data(), mean.data(), rstd.data(), c.rows,
+                               c.cols, 1e-5, 0, 1, &step);
+          mpcrt_add_layer_norm_backward(
+              c.dt, c.dy.data(), nullptr, sum.data(), mean.data(), rstd.data(),
+              c.param, c.gamma.data(), dx.data(), dres.data(), dg.data(),
+              db.data(), gp, bp, c.rows, c.cols, 0, 1, &step);
+          return;
+        }
+#define CALL(SUFFIX, T, STAT)                                                  \
+  mpcrt_layer_norm_##SUFFIX(                                                   \
+      reinterpret_cast<const T *>(c.x.data()), c.param, c.gamma.data(),        \
+      c.beta.data(), reinterpret_cast<T *>(y.data()),                          \
+      reinterpret_cast<STAT *>(mean.data()),                                   \
+      reinterpret_cast<STAT *>(rstd.data()), c.rows, c.cols, 1e-5);            \
+  mpcrt_layer_norm_backward_##SUFFIX(                                          \
+      reinterpret_cast<const T *>(c.dy.data()),                                \
+      reinterpret_cast<const T *>(c.x.data()),                                 \
+      reinterpret_cast<const STAT *>(mean.data()),                             \
+      reinterpret_cast<const STAT *>(rstd.data()), c.param, c.gamma.data(),    \
+      reinterpret_cast<T *>(dx.data()), dg.data(), db.data(), gp, bp, c.rows,  \
+      c.cols)
+        switch (c.dt) {
+        case MPCRT_F16:
+          CALL(f16, uint16_t, float);
+          break;
+        case MPCRT_BF16:
+          CALL(bf16, uint16_t, float);
+          break;
+        case MPCRT_F32:
+          CALL(f32, float, float);
+          break;
+        case MPCRT_F64:
+          CALL(f64, double, double);
+          break;
+        }
+#undef CALL
+      });
+  mpcrt::test::checkEmbeddingAddend(
+      rng, [](const mpcrt::test::EmbeddingAddendCase &c,
+              const std::vector<uint8_t> *addend, bool inPlace,
+              std::vector<uint8_t> &table) {
+        const void *a = addendOf(addend, inPlace, table);
+        int64_t bad = -1;
+#define CALL(SUFFIX, T)                                                        \
+  bad = mpcrt_embedding_backward_##SUFFIX(                                     \
+      reinterpret_cast<const T *>(c.dy.data()), c.indices.data(), 32, c.count, \
+      c.v, c.d, c.padding, static_cast<const T *>(a),                          \
+      reinterpret_cast<T *>(table.data()))
+        switch (c.dt) {
+        case MPCRT_F16:
+          CALL(f16, uint16_t);
+          break;
+        case MPCRT_BF16:
+          CALL(bf16, uint16_t);
+          break;
+        case MPCRT_F32:
+          CALL(f32, float);
+          break;
+        case MPCRT_F64:
+          CALL(f64, double);
+          break;
+        }
+#undef CALL
+        EXPECT_EQ(bad, 0);
       });
 }
 
@@ -656,8 +750,8 @@ void checkAgainstUnfusedOps(mpcrt_dtype dt, Dropout dropout, Binary binary) {
                        rstd.data(), rows, cols, 1e-5, p, seed, &step);
   mpcrt_add_layer_norm_backward(dt, dy.data(), nullptr, sum.data(), mean.data(),
                                 rstd.data(), MPCRT_F32, gamma.data(), dx.data(),
-                                dres.data(), dg.data(), db.data(), rows, cols,
-                                p, seed, &step);
+                                dres.data(), dg.data(), db.data(), nullptr,
+                                nullptr, rows, cols, p, seed, &step);
 
   std::vector<uint8_t> dropped(bytes), mask(n), sum2(bytes), y2(bytes),
       dx2(bytes), dres2(bytes);
@@ -676,9 +770,10 @@ void checkAgainstUnfusedOps(mpcrt_dtype dt, Dropout dropout, Binary binary) {
                        1e-5);
   mpcrt_cast(MPCRT_F32, y32.data(), dt, y2.data(), n);
   mpcrt_cast(dt, dy.data(), MPCRT_F32, dy32.data(), n);
-  mpcrt_layer_norm_backward_f32(
-      dy32.data(), s32.data(), mean2.data(), rstd2.data(), MPCRT_F32,
-      gamma.data(), dx32.data(), dg2.data(), db2.data(), rows, cols);
+  mpcrt_layer_norm_backward_f32(dy32.data(), s32.data(), mean2.data(),
+                                rstd2.data(), MPCRT_F32, gamma.data(),
+                                dx32.data(), dg2.data(), db2.data(), nullptr,
+                                nullptr, rows, cols);
   mpcrt_cast(MPCRT_F32, dx32.data(), dt, dres2.data(), n);
   mpcrt_dropout_backward_f32(dx32.data(), mask.data(), dd32.data(), n, p);
   mpcrt_cast(MPCRT_F32, dd32.data(), dt, dx2.data(), n);

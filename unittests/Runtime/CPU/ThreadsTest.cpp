@@ -159,7 +159,7 @@ TEST(Threads, RowKernelsDropoutLossesAndCastsAreTheSameWithAnyThreadCount) {
                          y.data(), mean.data(), rstd.data(), rows, cols, 1e-5);
     mpcrt_layer_norm_backward_f32(dy.data(), x.data(), mean.data(), rstd.data(),
                                   MPCRT_F32, gamma.data(), dx.data(), dg.data(),
-                                  db.data(), rows, cols);
+                                  db.data(), nullptr, nullptr, rows, cols);
     mpcrt_softmax_f32(x.data(), soft.data(), rows, cols, 0);
     mpcrt_softmax_backward_f32(dy.data(), soft.data(), dsoft.data(), rows, cols,
                                0);
@@ -198,7 +198,7 @@ TEST(Threads, EmbeddingAndUpsamplingAreTheSameWithAnyThreadCount) {
                                   out.data()),
               0);
     EXPECT_EQ(mpcrt_embedding_backward_f32(dy.data(), ids.data(), 32, count, v,
-                                           d, dtable.data()),
+                                           d, -1, nullptr, dtable.data()),
               0);
     mpcrt_upsample_nearest2d_f32(x.data(), up.data(), n, h, w, c, 2, 2);
     mpcrt_upsample_nearest2d_backward_f32(g.data(), dx.data(), n, h, w, c, 2,

@@ -809,7 +809,7 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
         reinterpret_cast<const STAT *>(mean.data()),                           \
         reinterpret_cast<const STAT *>(rstd.data()), pd, gamma.bytes.data(),   \
         reinterpret_cast<T *>(wantDx.bytes.data()), wantDg.bytes.data(),       \
-        wantDb.bytes.data(), rows, cols);                                      \
+        wantDb.bytes.data(), nullptr, nullptr, rows, cols);                    \
   } while (0)
       MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
@@ -829,7 +829,7 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
       uint8_t *dg = deviceBuffer<uint8_t>(wantDg.bytes.size());
       uint8_t *db = deviceBuffer<uint8_t>(wantDb.bytes.size());
       layerNormBackward(d, upload(dy.bytes), dX, upload(mean), upload(rstd), pd,
-                        dG, dx, dg, db, rows, cols);
+                        dG, dx, dg, db, nullptr, nullptr, rows, cols);
       expectClose(
           wantDx, download(dx, want.bytes.size()), ulps,
           [&](size_t) { return sums * 16; }, "layer_norm dx");

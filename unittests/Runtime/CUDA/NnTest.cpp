@@ -2,6 +2,7 @@
 
 #include "../AddLayerNormCheck.h"
 #include "../AttentionCheck.h"
+#include "../GradientAddendCheck.h"
 #include "CudaTest.h"
 
 #include <cmath>
@@ -750,7 +751,7 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
                           reinterpret_cast<uint16_t *>(rows.data())),
       0);
   mpcrt_embedding_backward_f16(reinterpret_cast<const uint16_t *>(dy.data()),
-                               idx.data(), 32, count, v, dim,
+                               idx.data(), 32, count, v, dim, -1, nullptr,
                                reinterpret_cast<uint16_t *>(grad.data()));
   int32_t *dIdx = upload(idx);
   uint8_t *gRows = deviceBuffer<uint8_t>(rows.size());
@@ -758,7 +759,8 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
   ASSERT_EQ(download(gRows, rows.size()), rows);
   EXPECT_EQ(takeDeviceErrors().index, 0);
   uint8_t *gGrad = deviceBuffer<uint8_t>(grad.size());
-  embeddingBackward(MPCRT_F16, upload(dy), dIdx, 32, count, v, dim, gGrad);
+  embeddingBackward(MPCRT_F16, upload(dy), dIdx, 32, count, v, dim, -1, nullptr,
+                    gGrad);
   ASSERT_EQ(download(gGrad, grad.size()), grad) << "embedding backward";
   // A bad index is recorded on the device and reported once, read in the
   // stream's order (no synchronisation between the launch and the read).
@@ -834,21 +836,84 @@ TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
       const void *host = bits == 32 ? static_cast<const void *>(idx32.data())
                                     : static_cast<const void *>(idx.data());
       std::vector<uint8_t> want(v * dim * bytesOf(d));
+      // The frequent row 7 as the padding row in the widest case.
+      int64_t padding = dim == 300 ? 7 : -1;
 #define CALL(SUFFIX, T, STAT)                                                  \
-  mpcrt_embedding_backward_##SUFFIX(reinterpret_cast<const T *>(dy.data()),    \
-                                    host, bits, count, v, dim,                 \
-                                    reinterpret_cast<T *>(want.data()))
+  mpcrt_embedding_backward_##SUFFIX(                                           \
+      reinterpret_cast<const T *>(dy.data()), host, bits, count, v, dim,       \
+      padding, nullptr, reinterpret_cast<T *>(want.data()))
       MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
       uint8_t *got = deviceBuffer<uint8_t>(want.size());
       const void *indices = bits == 32
                                 ? static_cast<const void *>(upload(idx32))
                                 : static_cast<const void *>(upload(idx));
-      embeddingBackward(d, upload(dy), indices, bits, count, v, dim, got);
+      embeddingBackward(d, upload(dy), indices, bits, count, v, dim, padding,
+                        nullptr, got);
       ASSERT_EQ(download(got, want.size()), want)
           << "dtype " << d << ", " << count << " indices of " << bits
-          << " bits, " << dim << " columns";
+          << " bits, " << dim << " columns, padding " << padding;
     }
+  EXPECT_EQ(takeDeviceErrors().index, 0);
+}
+
+/// The device buffer of an addend: null without one, the result's own
+/// buffer in place, else the addend uploaded.
+template <typename Upload>
+const void *addendOf(const std::vector<uint8_t> *addend, bool inPlace,
+                     void *result, Upload upload) {
+  return !addend ? nullptr : inPlace ? result : upload(*addend);
+}
+
+TEST_F(Nn, GradientAddendsEqualASeparateAdd) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto up = [this](const std::vector<uint8_t> &v) { return upload(v); };
+  mpcrt::test::checkLayerNormAddends(
+      rng,
+      [&](const mpcrt::test::LayerNormAddendCase &c,
+          const std::vector<uint8_t> *ga, const std::vector<uint8_t> *ba,
+          bool inPlace, std::vector<uint8_t> &dg, std::vector<uint8_t> &db) {
+        size_t bytes = c.x.size(), stats = c.rows * (c.dt == MPCRT_F64 ? 8 : 4);
+        uint8_t *x = upload(c.x), *dy = upload(c.dy), *gamma = upload(c.gamma),
+                *beta = upload(c.beta);
+        uint8_t *y = deviceBuffer<uint8_t>(bytes),
+                *sum = deviceBuffer<uint8_t>(bytes),
+                *dx = deviceBuffer<uint8_t>(bytes),
+                *dres = deviceBuffer<uint8_t>(bytes),
+                *mean = deviceBuffer<uint8_t>(stats),
+                *rstd = deviceBuffer<uint8_t>(stats);
+        uint8_t *dG = upload(dg), *dB = upload(db);
+        const void *gp = addendOf(ga, inPlace, dG, up),
+                   *bp = addendOf(ba, inPlace, dB, up);
+        if (c.fused) {
+          auto *step = upload(std::vector<int64_t>{0});
+          addLayerNorm(c.dt, x, upload(c.residual), c.param, gamma, beta, sum,
+                       y, mean, rstd, c.rows, c.cols, 1e-5, 0, 1, step);
+          addLayerNormBackward(c.dt, dy, nullptr, sum, mean, rstd, c.param,
+                               gamma, dx, dres, dG, dB, gp, bp, c.rows, c.cols,
+                               0, 1, step);
+        } else {
+          layerNorm(c.dt, x, c.param, gamma, beta, y, mean, rstd, c.rows,
+                    c.cols, 1e-5);
+          layerNormBackward(c.dt, dy, x, mean, rstd, c.param, gamma, dx, dG, dB,
+                            gp, bp, c.rows, c.cols);
+        }
+        dg = download(dG, dg.size());
+        db = download(dB, db.size());
+      });
+  mpcrt::test::checkEmbeddingAddend(
+      rng, [&](const mpcrt::test::EmbeddingAddendCase &c,
+               const std::vector<uint8_t> *addend, bool inPlace,
+               std::vector<uint8_t> &table) {
+        uint8_t *out = upload(table);
+        embeddingBackward(c.dt, upload(c.dy), upload(c.indices), 32, c.count,
+                          c.v, c.d, c.padding,
+                          addendOf(addend, inPlace, out, up), out);
+        table = download(out, table.size());
+      });
   EXPECT_EQ(takeDeviceErrors().index, 0);
 }
 
@@ -888,7 +953,7 @@ TEST_F(Edges, EmptyInputsGiveWhatTheReferenceGives) {
   float *gradGamma = upload(std::vector<float>(c, 9.0f));
   float *gradBeta = upload(std::vector<float>(c, 9.0f));
   layerNormBackward(MPCRT_F32, logits, logits, saved, savedInv, MPCRT_F32,
-                    gamma, loss, gradGamma, gradBeta, 0, c);
+                    gamma, loss, gradGamma, gradBeta, nullptr, nullptr, 0, c);
   EXPECT_EQ(download(gradGamma, c), std::vector<float>(c, 0.0f));
   EXPECT_EQ(download(gradBeta, c), std::vector<float>(c, 0.0f));
   softmax(MPCRT_F32, logits, MPCRT_F32, loss, 0, 3, false);
@@ -1006,8 +1071,8 @@ TEST_F(Nn, AddLayerNormMatchesFloat64) {
           addLayerNorm(dt, x, res, param, gamma, beta, sum, y, mean, rstd,
                        c.rows, c.cols, 1e-5, c.p, c.seed, step);
           addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma,
-                               dx, dres, dg, db, c.rows, c.cols, c.p, c.seed,
-                               step);
+                               dx, dres, dg, db, nullptr, nullptr, c.rows,
+                               c.cols, c.p, c.seed, step);
           b.sum = download(sum, b.sum.size());
           b.y = download(y, b.y.size());
           b.mean = download(mean, b.mean.size());

@@ -381,7 +381,8 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         Value sumGrad = gs.size() > 1 ? gs[1] : Value();
         auto back = AddLayerNormBackwardOp::create(
             b, loc, g, op.getSum(), op.getMean(), op.getRstd(), op.getGamma(),
-            sumGrad, op.getDropoutPAttr(), op.getSeedAttr());
+            sumGrad, /*gamma_addend=*/Value(), /*beta_addend=*/Value(),
+            op.getDropoutPAttr(), op.getSeedAttr());
         out[0] = back.getGradInput();
         out[1] = back.getGradResidual();
         out[2] = back.getGradGamma();
@@ -391,6 +392,7 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       .Case([&](LayerNormOp op) {
         auto back = LayerNormBackwardOp::create(
             b, loc, g, op.getInput(), op.getMean(), op.getRstd(), op.getGamma(),
+            /*gamma_addend=*/Value(), /*beta_addend=*/Value(),
             op.getAxisAttr());
         out[0] = back.getGradInput();
         out[1] = back.getGradGamma();
@@ -448,9 +450,9 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](EmbeddingOp op) {
-        out[0] = EmbeddingBackwardOp::create(b, loc, typeOf(op.getTable()), g,
-                                             op.getIndices(),
-                                             op.getPaddingIdxAttr());
+        out[0] = EmbeddingBackwardOp::create(
+            b, loc, typeOf(op.getTable()), g, op.getIndices(),
+            /*addend=*/Value(), op.getPaddingIdxAttr());
         return success();
       })
       .Case([&](DropoutOp op) {

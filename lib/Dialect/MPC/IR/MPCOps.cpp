@@ -971,6 +971,19 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// A layer norm backward's addends of its parameter gradients: of gamma's
+/// type (the gradients' type), where given.
+static LogicalResult checkParamAddends(Value gammaAddend, Value betaAddend,
+                                       RankedTensorType gamma,
+                                       const Diag &diag) {
+  for (auto [addend, name] : {std::pair{gammaAddend, "gamma_addend"},
+                              std::pair{betaAddend, "beta_addend"}})
+    if (addend && addend.getType() != gamma)
+      return diag("expects ", name, " of gamma's type ", gamma, ", got ",
+                  addend.getType());
+  return success();
+}
+
 LogicalResult LayerNormBackwardOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {
@@ -991,6 +1004,9 @@ LogicalResult LayerNormBackwardOp::inferReturnTypes(
   if (*mean != stats || *rstd != stats)
     return diag("expects mean and rstd of type ", stats, ", got ", *mean,
                 " and ", *rstd);
+  if (failed(checkParamAddends(adaptor.getGammaAddend(),
+                               adaptor.getBetaAddend(), *gamma, diag)))
+    return failure();
   results.append({*input, *gamma, *gamma});
   return success();
 }
@@ -1043,6 +1059,9 @@ LogicalResult AddLayerNormBackwardOp::inferReturnTypes(
   RankedTensorType stats = statsType(*sum, *axis);
   if (*mean != stats)
     return diag("expects mean and rstd of type ", stats, ", got ", *mean);
+  if (failed(checkParamAddends(adaptor.getGammaAddend(),
+                               adaptor.getBetaAddend(), *gamma, diag)))
+    return failure();
   results.append({*sum, *sum, *gamma, *gamma});
   return success();
 }

@@ -131,19 +131,22 @@ bool keepsOperandTypes(Operation *op) {
   return isa<UnscaleAndCheckOp, SGDUpdateOp, AdamUpdateOp>(op);
 }
 
+/// Whether `operand` is one of `range` (an operand of an op with optional
+/// or variadic operands).
+bool isIn(OpOperand &operand, MutableOperandRange range) {
+  return llvm::any_of(range, [&](OpOperand &o) { return &o == &operand; });
+}
+
 /// Operands that keep their type whatever their op's compute type:
 /// statistics, f32 (f64), and a fused layer norm's parameters (as
 /// mpc.layer_norm's f32 parameters beside low-precision activations).
 /// Operands that are f32 whatever the op computes in: attention's additive
 /// bias of the scores (its producers may have run in low precision).
 bool f32Operand(OpOperand &operand) {
-  auto isIn = [&](MutableOperandRange range) {
-    return llvm::any_of(range, [&](OpOperand &o) { return &o == &operand; });
-  };
   if (auto attention = dyn_cast<AttentionOp>(operand.getOwner()))
-    return isIn(attention.getBiasMutable());
+    return isIn(operand, attention.getBiasMutable());
   if (auto back = dyn_cast<AttentionBackwardOp>(operand.getOwner()))
-    return isIn(back.getBiasMutable());
+    return isIn(operand, back.getBiasMutable());
   return false;
 }
 
@@ -160,12 +163,14 @@ bool keepsItsType(OpOperand &operand) {
     return &operand == &back.getSavedMeanMutable() ||
            &operand == &back.getSavedInvstdMutable();
   if (auto back = dyn_cast<LayerNormBackwardOp>(op))
-    return &operand == &back.getMeanMutable() ||
-           &operand == &back.getRstdMutable();
+    return isIn(operand, back.getMeanMutable()) ||
+           isIn(operand, back.getRstdMutable());
   if (auto back = dyn_cast<AddLayerNormBackwardOp>(op))
-    return &operand == &back.getMeanMutable() ||
-           &operand == &back.getRstdMutable() ||
-           &operand == &back.getGammaMutable();
+    return isIn(operand, back.getMeanMutable()) ||
+           isIn(operand, back.getRstdMutable()) ||
+           isIn(operand, back.getGammaMutable()) ||
+           isIn(operand, back.getGammaAddendMutable()) ||
+           isIn(operand, back.getBetaAddendMutable());
   return false;
 }
 

@@ -289,6 +289,18 @@ Location reportedLocation(Operation *op) {
   return hasFoldedParts(op) ? reportedLocation(op->getLoc()) : op->getLoc();
 }
 
+/// A parameter-gradient op that adds its gradients to addends (the sums of
+/// gradient accumulation folded into it).
+bool hasGradientAddends(Operation *op) {
+  if (auto back = dyn_cast<LayerNormBackwardOp>(op))
+    return back.getGammaAddend() || back.getBetaAddend();
+  if (auto back = dyn_cast<AddLayerNormBackwardOp>(op))
+    return back.getGammaAddend() || back.getBetaAddend();
+  if (auto back = dyn_cast<EmbeddingBackwardOp>(op))
+    return back.getAddend() != nullptr;
+  return false;
+}
+
 /// A batch norm (training or inference, or its backward) that took a ReLU.
 bool isFusedNorm(Operation *op) {
   if (auto norm = dyn_cast<BatchNormOp>(op))
@@ -318,7 +330,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
                    MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp,
                    SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op) &&
-              !isFusedNorm(op) && !hasFoldedParts(op))
+              !isFusedNorm(op) && !hasFoldedParts(op) &&
+              !hasGradientAddends(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -444,6 +457,16 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](ReduceSumOp op) { reductions.push_back(op); });
       for (ReduceSumOp sum : reductions)
         fuseBiasGrad(sum);
+      if (weightGradSums) {
+        SmallVector<Operation *> paramGrads;
+        getOperation().walk([&](Operation *op) {
+          if (isa<LayerNormBackwardOp, AddLayerNormBackwardOp,
+                  EmbeddingBackwardOp>(op))
+            paramGrads.push_back(op);
+        });
+        for (Operation *op : paramGrads)
+          sumParamGrads(op);
+      }
     }
     if (casts) {
       SmallVector<CastOp> widening, narrowing;
@@ -1555,24 +1578,52 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     remark(fused);
   }
 
-  /// The bias gradient of `fused` summed into an accumulator of its type
-  /// (`add(acc, bias_grad)`, either side, its one reader): the accumulator
-  /// becomes the op's bias_addend, which its column sums add to.
+  /// The bias gradient of `fused` summed into an accumulator: its
+  /// bias_addend, which its column sums add to.
   void sumBiasGrad(MatmulBiasGradOp fused) {
-    Value sums = fused.getBiasGrad();
-    if (!sums.hasOneUse())
-      return;
-    auto add = dyn_cast<AddOp>(*sums.getUsers().begin());
-    if (!add || typeOf(add.getLhs()) != typeOf(sums) ||
-        typeOf(add.getRhs()) != typeOf(sums) || add.getLhs() == add.getRhs())
-      return;
-    Value acc = add.getLhs() == sums ? add.getRhs() : add.getLhs();
-    if (!availableAt(acc, fused))
-      return;
-    fused->setLoc(fusedLocation(&getContext(), {fused, add}));
-    fused.getBiasAddendMutable().assign(acc);
-    add.getResult().replaceAllUsesWith(sums);
+    sumInto(fused, fused.getBiasGrad(), fused.getBiasAddendMutable());
+  }
+
+  /// A gradient `grad` of `op` summed into an accumulator of its type
+  /// (`add(acc, grad)`, either side, its one reader; acc readable at `op`):
+  /// the accumulator becomes `addend`, which `op` adds the gradient to, as
+  /// the add did. Returns whether it did.
+  bool sumInto(Operation *op, Value grad, MutableOperandRange addend) {
+    if (!grad.hasOneUse())
+      return false;
+    auto add = dyn_cast<AddOp>(*grad.getUsers().begin());
+    if (!add || typeOf(add.getLhs()) != typeOf(grad) ||
+        typeOf(add.getRhs()) != typeOf(grad) || add.getLhs() == add.getRhs())
+      return false;
+    Value acc = add.getLhs() == grad ? add.getRhs() : add.getLhs();
+    if (!availableAt(acc, op))
+      return false;
+    op->setLoc(fusedLocation(&getContext(), {op, add}));
+    addend.assign(acc);
+    add.getResult().replaceAllUsesWith(grad);
     add.erase();
+    return true;
+  }
+
+  /// A layer norm's gamma and beta gradients, an embedding table's
+  /// gradient, each summed into its accumulator (gradient accumulation):
+  /// the op adds them to the accumulators (its addends), bit for bit what
+  /// the adds computed, and the memory plan computes the sums in the
+  /// accumulators' globals. An embedding's accumulator then has only the
+  /// rows the batch hits written: no table of zeros, no table-sized add.
+  void sumParamGrads(Operation *op) {
+    bool summed = false;
+    if (auto back = dyn_cast<EmbeddingBackwardOp>(op)) {
+      summed = sumInto(op, back.getResult(), back.getAddendMutable());
+    } else if (auto back = dyn_cast<LayerNormBackwardOp>(op)) {
+      summed = sumInto(op, back.getGradGamma(), back.getGammaAddendMutable());
+      summed |= sumInto(op, back.getGradBeta(), back.getBetaAddendMutable());
+    } else if (auto back = dyn_cast<AddLayerNormBackwardOp>(op)) {
+      summed = sumInto(op, back.getGradGamma(), back.getGammaAddendMutable());
+      summed |= sumInto(op, back.getGradBeta(), back.getBetaAddendMutable());
+    }
+    if (summed)
+      remark(op);
   }
 
   /// `add(matmul(a, b), c)` (either side; at O1 and O2 through the

@@ -44,13 +44,25 @@ bool isElementwise(Operation *op) {
              DropoutBackwardOp, DropoutAddOp, ScaleLossOp>(op);
 }
 
-/// The addend a GEMM (or its bias gradient's column sums) accumulates its
-/// result `result` into, or null.
+/// The addend an op accumulates its result `result` into, or null: a
+/// GEMM's (or its bias gradient's column sums'), a layer norm backward's
+/// parameter gradients', an embedding backward's table. Each element of
+/// the addend is read only for the same element of the result.
 Value accumulatedAddend(Operation *op, unsigned result) {
   if (auto accumulate = dyn_cast<MatmulAddOp>(op))
     return accumulate.getAddend();
   if (auto grads = dyn_cast<MatmulBiasGradOp>(op))
     return result == 0 ? grads.getAddend() : grads.getBiasAddend();
+  if (auto back = dyn_cast<LayerNormBackwardOp>(op))
+    return result == 1   ? back.getGammaAddend()
+           : result == 2 ? back.getBetaAddend()
+                         : Value();
+  if (auto back = dyn_cast<AddLayerNormBackwardOp>(op))
+    return result == 2   ? back.getGammaAddend()
+           : result == 3 ? back.getBetaAddend()
+                         : Value();
+  if (auto back = dyn_cast<EmbeddingBackwardOp>(op))
+    return back.getAddend();
   return {};
 }
 
@@ -469,6 +481,11 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
                  AddLayerNormBackwardOp, SoftmaxDropoutOp,
                  SoftmaxDropoutBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
+    // Gradients summed into their accumulators by the ops computing them.
+    else if (isa<LayerNormBackwardOp, EmbeddingBackwardOp>(op) &&
+             (accumulatedAddend(op, 0) || accumulatedAddend(op, 1) ||
+              accumulatedAddend(op, 2)))
+      ++plan.fused[op->getName().getStringRef().str() + " summed"];
     // Moves --mpc-fuse computes again for the backward pass.
     if (op->hasAttr("mpc.recomputed"))
       ++plan.fused[op->getName().getStringRef().str() + " recomputed"];

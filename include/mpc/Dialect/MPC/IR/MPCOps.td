@@ -778,24 +778,39 @@ def MPC_LayerNormOp : MPC_Op<"layer_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor
 
 def MPC_LayerNormBackwardOp : MPC_Op<"layer_norm_backward", "Fp32",
     [Pure, MPC_InferTypeOpAdaptor, AllTypesMatch<["grad", "input"]>,
-     AllTypesMatch<["mean", "rstd"]>]> {
+     AllTypesMatch<["mean", "rstd"]>, AttrSizedOperandSegments]> {
   let summary = "Backward of mpc.layer_norm";
   let description = [{
     Returns the gradients of the input, `gamma` and `beta`, from the output
     gradient, the forward input, its saved mean and rstd, and `gamma`.
 
+    With a `gamma_addend` (of gamma's type), `grad_gamma` is the gradient
+    added to it: the gradient rounded to gamma's type, the addend added
+    and the sum rounded again, the values a separate `mpc.add` gives; the
+    same for `beta_addend` and `grad_beta`. `--mpc-fuse` gives a gradient
+    accumulator as the addend (the accumulation of a micro-batch's
+    gradients), and the memory plan may compute the sum in the
+    accumulator's global.
+
     ```mlir
     %dx, %dg, %db = mpc.layer_norm_backward %dy, %x, %mean, %rstd, %g
+        : tensor<8x128x256xf32>, tensor<8x128xf32>, tensor<256xf32>
+    %dx2, %sg, %sb = mpc.layer_norm_backward %dy, %x, %mean, %rstd, %g
+        gamma_addend(%ga : tensor<256xf32>) beta_addend(%ba : tensor<256xf32>)
         : tensor<8x128x256xf32>, tensor<8x128xf32>, tensor<256xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
                        MPC_FloatTensor:$mean, MPC_FloatTensor:$rstd,
                        MPC_FloatTensor:$gamma,
+                       Optional<MPC_FloatTensor>:$gamma_addend,
+                       Optional<MPC_FloatTensor>:$beta_addend,
                        DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs MPC_FloatTensor:$grad_input, MPC_FloatTensor:$grad_gamma,
                       MPC_FloatTensor:$grad_beta);
   let assemblyFormat = "$grad `,` $input `,` $mean `,` $rstd `,` $gamma "
+      "(`gamma_addend` `(` $gamma_addend^ `:` type($gamma_addend) `)`)? "
+      "(`beta_addend` `(` $beta_addend^ `:` type($beta_addend) `)`)? "
       "attr-dict `:` type($grad) `,` type($mean) `,` type($gamma)";
 }
 
@@ -843,7 +858,7 @@ def MPC_AddLayerNormOp : MPC_Op<"add_layer_norm", "Promote",
 
 def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",
     [Pure, MPC_InferTypeOpAdaptor, AllTypesMatch<["grad", "sum"]>,
-     AllTypesMatch<["mean", "rstd"]>]> {
+     AllTypesMatch<["mean", "rstd"]>, AttrSizedOperandSegments]> {
   let summary = "Backward of mpc.add_layer_norm";
   let description = [{
     From the gradient of the normalised result (and, if the sum has other
@@ -853,7 +868,8 @@ def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",
     once, is the residual's gradient; the input's is `ds` through the
     forward's dropout (the same keep bits, drawn again from `seed` and the
     step, scaled by `1/(1 - dropout_p)`); the gradients of `gamma` and
-    `beta` are `mpc.layer_norm_backward`'s, in gamma's type.
+    `beta` are `mpc.layer_norm_backward`'s, in gamma's type, added to
+    `gamma_addend` and `beta_addend` where given as that op adds them.
 
     ```mlir
     %dx, %dr, %dg, %db = mpc.add_layer_norm_backward %dy, %s, %mean, %rstd, %g {dropout_p = 0.1 : f64, seed = 104 : i64}
@@ -864,14 +880,18 @@ def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",
                        MPC_FloatTensor:$mean, MPC_FloatTensor:$rstd,
                        MPC_FloatTensor:$gamma,
                        Optional<MPC_FloatTensor>:$sum_grad,
+                       Optional<MPC_FloatTensor>:$gamma_addend,
+                       Optional<MPC_FloatTensor>:$beta_addend,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
                        DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs MPC_FloatTensor:$grad_input,
                       MPC_FloatTensor:$grad_residual,
                       MPC_FloatTensor:$grad_gamma, MPC_FloatTensor:$grad_beta);
   let assemblyFormat = "$grad `,` $sum `,` $mean `,` $rstd `,` $gamma "
-      "(`sum_grad` `(` $sum_grad^ `:` type($sum_grad) `)`)? attr-dict `:` "
-      "type($grad) `,` type($mean) `,` type($gamma)";
+      "(`sum_grad` `(` $sum_grad^ `:` type($sum_grad) `)`)? "
+      "(`gamma_addend` `(` $gamma_addend^ `:` type($gamma_addend) `)`)? "
+      "(`beta_addend` `(` $beta_addend^ `:` type($beta_addend) `)`)? "
+      "attr-dict `:` type($grad) `,` type($mean) `,` type($gamma)";
 }
 
 def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor,
@@ -1138,23 +1158,38 @@ def MPC_EmbeddingOp : MPC_Op<"embedding", "Follow", [Pure, MPC_InferTypeOpAdapto
   let hasVerifier = 1;
 }
 
-def MPC_EmbeddingBackwardOp : MPC_Op<"embedding_backward", "Follow", [Pure]> {
+def MPC_EmbeddingBackwardOp : MPC_Op<"embedding_backward", "Follow", [Pure,
+    OptionalTypesMatchWith<"addend has the result's type", "result", "addend",
+                           "$_self">]> {
   let summary = "Scatter-adds gradient rows into a zero table";
   let description = [{
     Rows hit by several indices receive the sum of their gradients
     (accumulated in f32). The table type is spelled out. The row
     `padding_idx`, where given, stays zero.
 
+    With an `addend` (of the table's type), the rows are scattered into
+    it instead of a zero table: a row an index hits is the sum of its
+    gradients rounded to the type, the addend's row added and rounded
+    again, the values a separate `mpc.add` gives; every other row, and
+    the padding row, is the addend's (a separate add would turn a -0 there
+    into +0). `--mpc-fuse` gives an embedding's gradient accumulator as
+    the addend; computed in the accumulator's global, the table is then
+    neither zeroed nor read, only the rows the batch hits written.
+
     ```mlir
     %dt = mpc.embedding_backward %dy, %ids
+        : tensor<8x128x256xf32>, tensor<8x128xi32> -> tensor<30522x256xf32>
+    %st = mpc.embedding_backward %dy, %ids addend(%acc)
         : tensor<8x128x256xf32>, tensor<8x128xi32> -> tensor<30522x256xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_IndexTensor:$indices,
+                       Optional<MPC_FloatTensor>:$addend,
                        OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs MPC_FloatTensor:$result);
-  let assemblyFormat = "$grad `,` $indices attr-dict `:` type($grad) `,` "
-                       "type($indices) `->` type($result)";
+  let assemblyFormat = "$grad `,` $indices (`addend` `(` $addend^ `)`)? "
+                       "attr-dict `:` type($grad) `,` type($indices) `->` "
+                       "type($result)";
   let hasVerifier = 1;
 }
 

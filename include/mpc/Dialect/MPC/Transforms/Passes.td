@@ -446,6 +446,22 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     gradient plus a data gradient) becomes one `mpc.matmul_add`, the GEMM
     with the tensor as its C matrix.
 
+    With `weight-grad-sums` (and `epilogues`), in gradient accumulation's
+    micro-batch step: a weight gradient's product added to its f32
+    accumulator (through the widening cast) becomes that `mpc.matmul_add`,
+    placed where the product was (the accumulator's load moves up to it
+    where no store of the global lies between); an `mpc.matmul_bias_grad`
+    whose bias sums are added to an accumulator takes it as its
+    `bias_addend`; and a layer norm's gamma and beta gradients
+    (`mpc.layer_norm_backward`, `mpc.add_layer_norm_backward`) and an
+    embedding's table gradient (`mpc.embedding_backward`), each read only
+    by an `mpc.add` with an accumulator of its type, take the accumulator
+    as their addend. Those sums are bit for bit the adds' (an embedding
+    row nothing hits keeps the accumulator's -0 where the add gave +0);
+    the memory plan computes them in the accumulators' globals, so an
+    embedding's accumulator gets only the rows the batch hits, and no
+    table-sized gradient is zeroed, written or added.
+
     With `attention-layout` (and `attention`): an `mpc.attention` whose
     query, key and value are each an `mpc.transpose` from `[..., S, H, D]`
     to `[..., H, S, D]` read by nothing else, whose log-sum-exp is unread
@@ -566,7 +582,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "With `epilogues`: sum a weight gradient into its f32 gradient "
            "accumulator (or another gradient of the weight) in its GEMM, "
            "mpc.matmul_add or mpc.matmul_bias_grad with an addend; the f16 "
-           "weight gradient is then never rounded, nor does it overflow">,
+           "weight gradient is then never rounded, nor does it overflow; "
+           "bias, layer-norm and embedding gradients are added to their "
+           "accumulators by the ops that compute them">,
     Option<"attention", "attention", "bool", /*default=*/"true",
            "Fuse scaled dot-product attention into mpc.attention">,
     Option<"attentionLayout", "attention-layout", "bool",

@@ -126,10 +126,9 @@ LogicalResult matmulBiasGrad(MatmulBiasGradOp op, Lowering &l) {
          {l.i32(dtypeCode(tensorType(op.getA()).getElementType())),
           l.i32(dtypeCode(c.getElementType())),
           l.i32(dtypeCode(op.getBiasGrad().getType().getElementType())),
-          l.ptr(op.getA()), l.ptr(op.getB()), addend ? l.ptr(addend) : l.null(),
-          out, biasAddend ? l.ptr(biasAddend) : l.null(), biasGrad,
-          l.i64(c.getDimSize(0)), l.i64(c.getDimSize(1)), l.i64(k),
-          l.i32(op.getTransposeA())});
+          l.ptr(op.getA()), l.ptr(op.getB()), l.ptrOrNull(addend), out,
+          l.ptrOrNull(biasAddend), biasGrad, l.i64(c.getDimSize(0)),
+          l.i64(c.getDimSize(1)), l.i64(k), l.i32(op.getTransposeA())});
   return success();
 }
 

@@ -89,6 +89,8 @@ public:
   /// part of the step it is one value, and a later part computes it again
   /// from its own arguments (see startPart).
   Value ptr(Value tensor);
+  /// ptr of an optional operand, or a null pointer where it is absent.
+  Value ptrOrNull(Value tensor) { return tensor ? ptr(tensor) : null(); }
   void bind(Value tensor, Value pointer);
   /// Continues the lowering in a new function of the step (its next part),
   /// whose arguments are the arena, state, inputs and outputs.

@@ -106,19 +106,16 @@ LogicalResult embeddingBackward(EmbeddingBackwardOp op, Lowering &l) {
     return failure();
   auto table = op.getType();
   auto indices = tensorType(op.getIndices());
+  // The padding row gets no gradient: the kernels skip its indices.
   Value code = l.call(
       "mpcrt_embedding_backward_" + suffix(table.getElementType()),
       {l.ptr(op.getGrad()), l.ptr(op.getIndices()),
        l.i32(indices.getElementTypeBitWidth()), l.i64(indices.getNumElements()),
-       l.i64(table.getDimSize(0)), l.i64(table.getDimSize(1)), out},
+       l.i64(table.getDimSize(0)), l.i64(table.getDimSize(1)),
+       l.i64(op.getPaddingIdx().value_or(-1)), l.ptrOrNull(op.getAddend()),
+       out},
       /*returnsI64=*/true);
   l.call("mpcrt_check_index", {code, l.string(where(op))});
-  // The padding row gets no gradient: zeroed after the scatter.
-  if (std::optional<int64_t> padding = op.getPaddingIdx()) {
-    int64_t rowBytes = bytesOf(
-        RankedTensorType::get({table.getDimSize(1)}, table.getElementType()));
-    l.call("mpcrt_zero", {l.offset(out, *padding * rowBytes), l.i64(rowBytes)});
-  }
   return success();
 }
 
@@ -153,8 +150,8 @@ LogicalResult dropoutAdd(DropoutAddOp op, Lowering &l) {
   auto type = tensorType(op.getInput());
   l.call("mpcrt_dropout_add",
          {l.i32(dtypeCode(type.getElementType())), l.ptr(op.getInput()),
-          op.getResidual() ? l.ptr(op.getResidual()) : l.null(), out,
-          l.i64(type.getNumElements()), l.f64(op.getP().convertToDouble()),
+          l.ptrOrNull(op.getResidual()), out, l.i64(type.getNumElements()),
+          l.f64(op.getP().convertToDouble()),
           l.i64(static_cast<int64_t>(op.getSeed())),
           l.offset(l.state, l.symbols.stepOffset)});
   return success();

@@ -145,7 +145,8 @@ LogicalResult layerNormBackward(LayerNormBackwardOp op, Lowering &l) {
          {l.ptr(op.getGrad()), l.ptr(op.getInput()), l.ptr(op.getMean()),
           l.ptr(op.getRstd()),
           l.i32(dtypeCode(tensorType(op.getGamma()).getElementType())),
-          l.ptr(op.getGamma()), dx, dg, db, l.i64(rows), l.i64(cols)});
+          l.ptr(op.getGamma()), dx, dg, db, l.ptrOrNull(op.getGammaAddend()),
+          l.ptrOrNull(op.getBetaAddend()), l.i64(rows), l.i64(cols)});
   return success();
 }
 
@@ -177,11 +178,12 @@ LogicalResult addLayerNormBackward(AddLayerNormBackwardOp op, Lowering &l) {
   auto [rows, cols] = layerNormRows(type, -1);
   l.call("mpcrt_add_layer_norm_backward",
          {l.i32(dtypeCode(type.getElementType())), l.ptr(op.getGrad()),
-          op.getSumGrad() ? l.ptr(op.getSumGrad()) : l.null(),
-          l.ptr(op.getSum()), l.ptr(op.getMean()), l.ptr(op.getRstd()),
+          l.ptrOrNull(op.getSumGrad()), l.ptr(op.getSum()), l.ptr(op.getMean()),
+          l.ptr(op.getRstd()),
           l.i32(dtypeCode(tensorType(op.getGamma()).getElementType())),
-          l.ptr(op.getGamma()), dx, dr, dg, db, l.i64(rows), l.i64(cols),
-          l.f64(op.getDropoutP().convertToDouble()),
+          l.ptr(op.getGamma()), dx, dr, dg, db,
+          l.ptrOrNull(op.getGammaAddend()), l.ptrOrNull(op.getBetaAddend()),
+          l.i64(rows), l.i64(cols), l.f64(op.getDropoutP().convertToDouble()),
           l.i64(static_cast<int64_t>(op.getSeed())),
           l.offset(l.state, l.symbols.stepOffset)});
   return success();
@@ -239,8 +241,7 @@ LogicalResult batchNormBackward(BatchNormBackwardOp op, Lowering &l) {
           l.i32(dtypeCode(param.getElementType())), l.ptr(op.getGamma()),
           l.ptr(op.getSavedMean()), l.ptr(op.getSavedInvstd()), dx, dg, db,
           l.i64(type.getNumElements() / c), l.i64(c),
-          op.getResult() ? l.ptr(op.getResult()) : l.null(),
-          op.getBeta() ? l.ptr(op.getBeta()) : l.null()});
+          l.ptrOrNull(op.getResult()), l.ptrOrNull(op.getBeta())});
   return success();
 }
 

@@ -175,8 +175,6 @@ FailureOr<std::string> optimizerSuffix(Operation *op, Type param, Type grad) {
          << param << " parameters with " << grad << " gradients";
 }
 
-Value optional(Lowering &l, Value v) { return v ? l.ptr(v) : l.null(); }
-
 LogicalResult sgd(SGDUpdateOp op, Lowering &l) {
   auto param = tensorType(op.getParam());
   auto s = optimizerSuffix(op, param.getElementType(),
@@ -187,8 +185,8 @@ LogicalResult sgd(SGDUpdateOp op, Lowering &l) {
   Type copyType = op.getCopyType() ? *op.getCopyType() : param.getElementType();
   l.call("mpcrt_sgd_update_" + *s,
          {l.ptr(op.getParam()), l.ptr(op.getGrad()), l.ptr(op.getLr()),
-          optional(l, op.getMomentumBuffer()), optional(l, op.getFoundInf()),
-          optional(l, op.getInvScale()), l.i32(dtypeCode(copyType)), *copy,
+          l.ptrOrNull(op.getMomentumBuffer()), l.ptrOrNull(op.getFoundInf()),
+          l.ptrOrNull(op.getInvScale()), l.i32(dtypeCode(copyType)), *copy,
           l.i64(param.getNumElements()),
           l.f64(op.getMomentum().convertToDouble()),
           l.f64(op.getDampening().convertToDouble()), l.i32(op.getNesterov()),
@@ -212,7 +210,7 @@ LogicalResult adam(AdamUpdateOp op, Lowering &l) {
   l.call("mpcrt_adam_update_" + *s,
          {l.ptr(op.getParam()), l.ptr(op.getGrad()), l.ptr(op.getExpAvg()),
           l.ptr(op.getExpAvgSq()), l.ptr(op.getLr()), l.ptr(op.getStep()),
-          optional(l, op.getFoundInf()), optional(l, op.getInvScale()),
+          l.ptrOrNull(op.getFoundInf()), l.ptrOrNull(op.getInvScale()),
           l.i32(dtypeCode(copyType)), *copy, l.i64(param.getNumElements()),
           l.f64(op.getBeta1().convertToDouble()),
           l.f64(op.getBeta2().convertToDouble()),
@@ -306,8 +304,8 @@ LogicalResult adamGroup(ArrayRef<Operation *> group, Lowering &l) {
           l.i64Array(arrays.sizes),
           l.ptr(first.getLr()),
           l.ptr(first.getStep()),
-          optional(l, first.getFoundInf()),
-          optional(l, first.getInvScale()),
+          l.ptrOrNull(first.getFoundInf()),
+          l.ptrOrNull(first.getInvScale()),
           l.f64(first.getBeta1().convertToDouble()),
           l.f64(first.getBeta2().convertToDouble()),
           l.f64(first.getEps().convertToDouble()),
@@ -335,7 +333,7 @@ LogicalResult sgdGroup(ArrayRef<Operation *> group, Lowering &l) {
     if (failed(arrays.add(op, op.getParam(), op.getGrad(), op.getParamCopy(),
                           op.getCopyType(), l)))
       return failure();
-    buffers.push_back(optional(l, op.getMomentumBuffer()));
+    buffers.push_back(l.ptrOrNull(op.getMomentumBuffer()));
   }
   l.call("mpcrt_sgd_update_multi",
          {l.i64(group.size()), arrays.dtypes(arrays.paramDtypes, l),
@@ -343,7 +341,7 @@ LogicalResult sgdGroup(ArrayRef<Operation *> group, Lowering &l) {
           l.pointerArray(arrays.grads), l.pointerArray(buffers),
           arrays.dtypes(arrays.copyDtypes, l), l.pointerArray(arrays.copies),
           l.i64Array(arrays.sizes), l.ptr(first.getLr()),
-          optional(l, first.getFoundInf()), optional(l, first.getInvScale()),
+          l.ptrOrNull(first.getFoundInf()), l.ptrOrNull(first.getInvScale()),
           l.f64(first.getMomentum().convertToDouble()),
           l.f64(first.getDampening().convertToDouble()),
           l.i32(first.getNesterov()),
@@ -428,7 +426,7 @@ std::optional<LogicalResult> lowering::lowerTraining(Operation *op,
         if (!out)
           return failure();
         l.call("mpcrt_increment_i32",
-               {l.ptr(op.getInput()), out, optional(l, op.getSkip())});
+               {l.ptr(op.getInput()), out, l.ptrOrNull(op.getSkip())});
         return success();
       })
       .Case([&](LRScheduleOp op) -> LogicalResult {
