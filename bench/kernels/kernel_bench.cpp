@@ -310,6 +310,36 @@ void accumulationCases() {
                        nullptr, bias, m, n, k, true);
       },
       /*target=*/0);
+  // BERT's f32 token-table gradient (O2's embedding backward reads the f32
+  // layer norm's gradient) accumulated: a zeroed table of the batch's
+  // sums added to the accumulator, against the sums added to the
+  // accumulator's rows in place. Bytes: what the summed form must move
+  // (the gradient read, each hit row read and written).
+  Buffers e;
+  void *grad = e.random(MPCRT_F32, kRows * kHidden);
+  int32_t *ids = e.indices(kRows, kVocab);
+  void *tacc = e.random(MPCRT_F32, kVocab * kHidden, 4),
+       *table = e.empty(kVocab * kHidden * 4);
+  int64_t tshape[] = {kVocab, kHidden}, tfull[] = {kHidden, 1};
+  std::string lookup = dims({kVocab, kHidden}) + " from " +
+                       dims({kRows, kHidden});
+  double rows = 4.0 * kRows * kHidden + 8.0 * kRows * kHidden;
+  report(
+      "embedding_grad_then_add", lookup, "f32", rows,
+      [&] {
+        embeddingBackward(MPCRT_F32, grad, ids, 32, kRows, kVocab, kHidden, -1,
+                          nullptr, table);
+        binary(MPCRT_F32, MPCRT_ADD, tacc, tfull, table, tfull, tacc, tshape,
+               2);
+      },
+      /*target=*/0);
+  report(
+      "embedding_grad_summed", lookup, "f32", rows,
+      [&] {
+        embeddingBackward(MPCRT_F32, grad, ids, 32, kRows, kVocab, kHidden, -1,
+                          tacc, tacc);
+      },
+      /*target=*/0);
 }
 
 void rowCases() {
