@@ -5,6 +5,9 @@
       Each named f32 tensor agrees elementwise: |a - b| <= R * |b| + T.
   accumulation.py zeros A.safetensors NAME...
       Each named f32 tensor is all zeros.
+  accumulation.py same A.safetensors B.safetensors NAME FIRST COUNT
+      Elements FIRST .. FIRST + COUNT - 1 of the f32 tensor NAME are equal
+      in A and B, bit for bit.
 """
 import sys
 
@@ -49,6 +52,14 @@ def main():
             if any(v != 0.0 for v in a[name]):
                 fail("%s is not zero" % name)
         print("%d tensors are zero" % len(args[1:]))
+    elif cmd == "same":
+        a, b = tensors(args[0]), tensors(args[1])
+        name, first, count = args[2], int(args[3]), int(args[4])
+        if name not in a or name not in b:
+            fail("no f32 tensor %s in both checkpoints" % name)
+        if a[name][first:first + count] != b[name][first:first + count]:
+            fail("%s[%d:%d] differs" % (name, first, first + count))
+        print("%s[%d:%d] is the same" % (name, first, first + count))
     else:
         fail("unknown command " + cmd)
 
