@@ -165,7 +165,10 @@ static cl::opt<bool> noFuseWeightGradSums(
              "f32 accumulator (--mpc-fuse's weight-grad-sums=false), as "
              "PyTorch AMP does, so that a scaled f16 weight gradient past "
              "65504 skips the step as GradScaler's would; by default the "
-             "GEMM adds its f32 product to the accumulator, rounded once"),
+             "GEMM adds its f32 product to the accumulator, rounded once "
+             "(the flag also keeps the biases', norms' and embeddings' "
+             "gradients apart from their accumulators, added by separate "
+             "kernels: the same values)"),
     cl::cat(category));
 static cl::opt<bool> fuseAttention(
     "fuse-attention",
