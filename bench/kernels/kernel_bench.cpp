@@ -321,8 +321,8 @@ void accumulationCases() {
   void *tacc = e.random(MPCRT_F32, kVocab * kHidden, 4),
        *table = e.empty(kVocab * kHidden * 4);
   int64_t tshape[] = {kVocab, kHidden}, tfull[] = {kHidden, 1};
-  std::string lookup = dims({kVocab, kHidden}) + " from " +
-                       dims({kRows, kHidden});
+  std::string lookup =
+      dims({kVocab, kHidden}) + " from " + dims({kRows, kHidden});
   double rows = 4.0 * kRows * kHidden + 8.0 * kRows * kHidden;
   report(
       "embedding_grad_then_add", lookup, "f32", rows,
