@@ -1161,7 +1161,7 @@ def MPC_EmbeddingOp : MPC_Op<"embedding", "Follow", [Pure, MPC_InferTypeOpAdapto
 def MPC_EmbeddingBackwardOp : MPC_Op<"embedding_backward", "Follow", [Pure,
     OptionalTypesMatchWith<"addend has the result's type", "result", "addend",
                            "$_self">]> {
-  let summary = "Scatter-adds gradient rows into a zero table";
+  let summary = "Scatter-adds gradient rows into a zero table or an addend";
   let description = [{
     Rows hit by several indices receive the sum of their gradients
     (accumulated in f32). The table type is spelled out. The row
