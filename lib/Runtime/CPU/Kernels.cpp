@@ -170,10 +170,8 @@ void biasGradSums(const void *b, const void *addendPtr, void *biasGrad,
                     for (int64_t j = 0; j < width; ++j)
                       acc[j] += S::load(bt[r * n + j0 + j]);
                   for (int64_t j = 0; j < width; ++j)
-                    out[j0 + j] = addend
-                                      ? SG::store(SG::load(addend[j0 + j]) +
-                                                  SG::load(SG::store(acc[j])))
-                                      : SG::store(acc[j]);
+                    out[j0 + j] = addend ? storeAdded(addend[j0 + j], acc[j])
+                                         : SG::store(acc[j]);
                 }
               });
 }

@@ -450,8 +450,7 @@ int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
       }
       T *out = dtable + keys[runs[r]].first * d;
       for (int64_t j = 0; j < d; ++j)
-        out[j] = addend ? S::store(S::load(out[j]) + S::load(S::store(acc[j])))
-                        : S::store(acc[j]);
+        out[j] = addend ? storeAdded(out[j], acc[j]) : S::store(acc[j]);
     }
   });
   return bad;

@@ -123,6 +123,14 @@ template <> struct Storage<BF16> {
   static BF16 store(float v) { return {f32ToBF16(v)}; }
 };
 
+/// `sum` rounded to T, then added to `addend` and rounded again: what a
+/// separate add of the rounded sum to the addend computes (a gradient
+/// summed into its accumulator by the op that computes it).
+template <typename T> T storeAdded(T addend, typename Storage<T>::Acc sum) {
+  using S = Storage<T>;
+  return S::store(S::load(addend) + S::load(S::store(sum)));
+}
+
 /// f64 -> f32 rounding to odd: truncate, then set the last bit if inexact.
 /// Rounding that to f16/bf16 (nearest even) equals rounding the f64
 /// directly, because f32 keeps at least two more bits than either; plain

@@ -329,8 +329,7 @@ __global__ void embeddingRowSumKernel(const T *dy, const uint64_t *keys,
       }
       if (j < d) {
         T &out = gradTable[int64_t(row) * d + j];
-        out = Add ? S::store(S::load(out) + S::load(S::store(sum)))
-                  : S::store(sum);
+        out = Add ? storeAdded(out, sum) : S::store(sum);
       }
       // A run past one gather: its first positions again for the next
       // columns (shorter runs' stay in place).

@@ -172,6 +172,15 @@ template <> struct Storage<__nv_bfloat16> {
   }
 };
 
+/// `sum` rounded to T, then added to `addend` and rounded again: what a
+/// separate add of the rounded sum to the addend computes (the CPU
+/// reference's storeAdded).
+template <typename T>
+__device__ T storeAdded(T addend, typename Storage<T>::Acc sum) {
+  using S = Storage<T>;
+  return S::store(S::load(addend) + S::load(S::store(sum)));
+}
+
 /// Elements of type T (const for an input) through Storage<T>: the
 /// accessor of the single-type kernels.
 template <typename T> struct Typed {

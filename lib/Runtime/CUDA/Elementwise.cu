@@ -1647,6 +1647,15 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
 }
 
 namespace {
+/// Column sums of no rows, `bytes` of them: zeros, or the addend's values
+/// (nothing to copy in place).
+void sumsOfNoRows(void *sums, const void *addend, int64_t bytes) {
+  if (addend)
+    copy(sums, addend, bytes);
+  else
+    zero(sums, bytes);
+}
+
 /// Column sums stored as G; with `addend`, each rounded to G, added to the
 /// addend's element and rounded again (a separate add's values).
 template <typename G, typename A> struct StoreSums {
@@ -1654,8 +1663,7 @@ template <typename G, typename A> struct StoreSums {
   const G *addend;
   __device__ void operator()(int64_t, int64_t j, const Partial<A, 1> &s) const {
     using S = Storage<G>;
-    out[j] = addend ? S::store(S::load(addend[j]) + S::load(S::store(s.v[0])))
-                    : S::store(s.v[0]);
+    out[j] = addend ? storeAdded(addend[j], s.v[0]) : S::store(s.v[0]);
   }
 };
 } // namespace
@@ -1664,11 +1672,8 @@ void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
                 int64_t rows, int64_t cols, const void *addend) {
   if (cols == 0)
     return;
-  int64_t bytes = cols * (out == MPCRT_F64 ? 8 : out == MPCRT_F32 ? 4 : 2);
-  if (rows == 0 && addend) // sums of nothing, added
-    return addend == sums ? void() : copy(sums, addend, bytes);
   if (rows == 0)
-    return zero(sums, bytes);
+    return sumsOfNoRows(sums, addend, cols * bytesOf(out));
   dispatch(in, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
@@ -2046,13 +2051,8 @@ void layerNormParamGrads(const T *dy, const T *x, const Stat *mean,
 void paramGradsOfNoRows(mpcrt_dtype paramDtype, void *gradGamma, void *gradBeta,
                         const void *gammaAddend, const void *betaAddend,
                         int64_t cols) {
-  for (auto [grad, addend] :
-       {std::pair{gradGamma, gammaAddend}, std::pair{gradBeta, betaAddend}}) {
-    if (addend)
-      copy(grad, addend, cols * bytesOf(paramDtype));
-    else
-      fill(paramDtype, grad, cols, 0.0);
-  }
+  sumsOfNoRows(gradGamma, gammaAddend, cols * bytesOf(paramDtype));
+  sumsOfNoRows(gradBeta, betaAddend, cols * bytesOf(paramDtype));
 }
 } // namespace
 

@@ -25,6 +25,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -292,13 +293,13 @@ Location reportedLocation(Operation *op) {
 /// A parameter-gradient op that adds its gradients to addends (the sums of
 /// gradient accumulation folded into it).
 bool hasGradientAddends(Operation *op) {
-  if (auto back = dyn_cast<LayerNormBackwardOp>(op))
-    return back.getGammaAddend() || back.getBetaAddend();
-  if (auto back = dyn_cast<AddLayerNormBackwardOp>(op))
-    return back.getGammaAddend() || back.getBetaAddend();
-  if (auto back = dyn_cast<EmbeddingBackwardOp>(op))
-    return back.getAddend() != nullptr;
-  return false;
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case<LayerNormBackwardOp, AddLayerNormBackwardOp>([](auto back) {
+        return back.getGammaAddend() || back.getBetaAddend();
+      })
+      .Case(
+          [](EmbeddingBackwardOp back) { return back.getAddend() != nullptr; })
+      .Default([](Operation *) { return false; });
 }
 
 /// A batch norm (training or inference, or its backward) that took a ReLU.
@@ -1612,16 +1613,19 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// accumulators' globals. An embedding's accumulator then has only the
   /// rows the batch hits written: no table of zeros, no table-sized add.
   void sumParamGrads(Operation *op) {
-    bool summed = false;
-    if (auto back = dyn_cast<EmbeddingBackwardOp>(op)) {
-      summed = sumInto(op, back.getResult(), back.getAddendMutable());
-    } else if (auto back = dyn_cast<LayerNormBackwardOp>(op)) {
-      summed = sumInto(op, back.getGradGamma(), back.getGammaAddendMutable());
-      summed |= sumInto(op, back.getGradBeta(), back.getBetaAddendMutable());
-    } else if (auto back = dyn_cast<AddLayerNormBackwardOp>(op)) {
-      summed = sumInto(op, back.getGradGamma(), back.getGammaAddendMutable());
-      summed |= sumInto(op, back.getGradBeta(), back.getBetaAddendMutable());
-    }
+    bool summed =
+        llvm::TypeSwitch<Operation *, bool>(op)
+            .Case<LayerNormBackwardOp, AddLayerNormBackwardOp>([&](auto back) {
+              bool gamma = sumInto(op, back.getGradGamma(),
+                                   back.getGammaAddendMutable());
+              bool beta =
+                  sumInto(op, back.getGradBeta(), back.getBetaAddendMutable());
+              return gamma || beta;
+            })
+            .Case([&](EmbeddingBackwardOp back) {
+              return sumInto(op, back.getResult(), back.getAddendMutable());
+            })
+            .Default([](Operation *) { return false; });
     if (summed)
       remark(op);
   }

@@ -9,6 +9,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -483,8 +484,9 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       ++plan.fused[op->getName().getStringRef().str()];
     // Gradients summed into their accumulators by the ops computing them.
     else if (isa<LayerNormBackwardOp, EmbeddingBackwardOp>(op) &&
-             (accumulatedAddend(op, 0) || accumulatedAddend(op, 1) ||
-              accumulatedAddend(op, 2)))
+             llvm::any_of(llvm::seq(op->getNumResults()), [&](unsigned r) {
+               return accumulatedAddend(op, r) != nullptr;
+             }))
       ++plan.fused[op->getName().getStringRef().str() + " summed"];
     // Moves --mpc-fuse computes again for the backward pass.
     if (op->hasAttr("mpc.recomputed"))
