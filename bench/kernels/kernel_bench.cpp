@@ -424,8 +424,16 @@ void rowCases() {
     });
     report("add_layer_norm", dims({kRows, kHidden}), "f16", 8.0 * n, [&] {
       addLayerNorm(MPCRT_F16, x, res, MPCRT_F32, gamma, beta, sum, y, mean,
-                   rstd, kRows, kHidden, 1e-12, 0.1, 42, step);
+                   rstd, kRows, kHidden, kRows, 1e-12, 0.1, 42, step);
     });
+    // BERT's embeddings: the position embeddings' 512 rows added to the
+    // tokens' rows, no dropout (the fused norm in front of the encoder).
+    report("add_layer_norm_positions",
+           dims({kRows, kHidden}) + "+" + dims({512, kHidden}), "f16",
+           6.0 * n + 2.0 * 512 * kHidden, [&] {
+             addLayerNorm(MPCRT_F16, x, res, MPCRT_F32, gamma, beta, sum, y,
+                          mean, rstd, kRows, kHidden, 512, 1e-12, 0, 42, step);
+           });
     report("add_layer_norm_backward", dims({kRows, kHidden}), "f16", 8.0 * n,
            [&] {
              addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,

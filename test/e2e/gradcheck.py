@@ -157,6 +157,17 @@ CASES = {
                                   "  %sum = mpc.add %s, %xd : tensor<3x6xf64>, tensor<3x6xf64>\n"
                                   "  %n, %m, %r = mpc.layer_norm %sum, %g, %b : tensor<3x6xf64>, tensor<6xf64>\n"
                                   "  %y = mpc.mul %n, %sum : tensor<3x6xf64>, tensor<3x6xf64>", "3x6"),
+    # A residual broadcast over the leading dimension (BERT's position
+    # embeddings): without dropout the layer norm's own backward, with it
+    # the fused backward; the residual's gradient summed over the batch.
+    "add_layer_norm_positions": ([("x", "2x3x6", -1, 1), ("p", "3x6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
+                                 "%n, %sum, %m, %r = mpc.add_layer_norm %x, %p, %g, %b : tensor<2x3x6xf64>, tensor<3x6xf64>, tensor<6xf64>\n"
+                                 "  %y = mpc.mul %n, %sum : tensor<2x3x6xf64>, tensor<2x3x6xf64>", "2x3x6"),
+    "add_layer_norm_positions_dropout": ([("x", "2x3x6", -1, 1), ("p", "6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
+                                         "%y, %sum, %m, %r = mpc.add_layer_norm %x, %p, %g, %b {dropout_p = 0.4 : f64, seed = 9 : i64} : tensor<2x3x6xf64>, tensor<6xf64>, tensor<6xf64>", "2x3x6"),
+    "add_layer_norm_positions_from_parts": ([("x", "2x3x6", -1, 1), ("p", "3x6", -1, 1), ("g", "6", 0.5, 1.5), ("b", "6", -1, 1)],
+                                            "%sum = mpc.add %p, %x : tensor<3x6xf64>, tensor<2x3x6xf64>\n"
+                                            "  %y, %m, %r = mpc.layer_norm %sum, %g, %b : tensor<2x3x6xf64>, tensor<6xf64>", "2x3x6"),
     "dropout_add": ([("x", "3x6", -1, 1), ("s", "3x6", -1, 1)],
                     "%y = mpc.dropout_add %x, %s {p = 0.4 : f64, seed = 9 : i64} : tensor<3x6xf64>, tensor<3x6xf64>", "3x6"),
     # Fused by mpc-compile from its parts (the sum read twice: the

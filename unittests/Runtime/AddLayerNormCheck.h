@@ -29,6 +29,9 @@ struct AddLayerNormCase {
   bool sumGrad;
   uint64_t seed = 11;
   int64_t step = 3;
+  /// The residual's rows, repeated over the input's (0: as many).
+  int64_t broadcastRows = 0;
+  int64_t residualRows() const { return broadcastRows ? broadcastRows : rows; }
 };
 
 /// Host buffers: x, residual, gamma, beta (param type), grad, sumGrad
@@ -60,7 +63,7 @@ inline void checkAddLayerNorm(mpcrt_dtype dt, const AddLayerNormCase &c,
   std::vector<double> x, r, dy, dsum;
   AddLayerNormBuffers b;
   b.x = randomOf(dt, n, rng, x);
-  b.residual = randomOf(dt, n, rng, r);
+  b.residual = randomOf(dt, c.residualRows() * c.cols, rng, r);
   b.gamma = uniformOf(param, c.cols, 0.5, 1.5, rng);
   b.beta = uniformOf(param, c.cols, -1, 1, rng);
   b.grad = randomOf(dt, n, rng, dy);
@@ -88,9 +91,10 @@ inline void checkAddLayerNorm(mpcrt_dtype dt, const AddLayerNormCase &c,
   for (int64_t i = 0; i < n; ++i) {
     keep[i] = c.p == 0 || referenceKeeps(bits, i);
     double d = keep[i] ? x[i] * scale : 0;
+    double res = r[i / c.cols % c.residualRows() * c.cols + i % c.cols];
     double bound =
-        (2 * u + 2 * uAcc) * (std::fabs(d) + std::fabs(r[i])) + 2 * tiny;
-    ASSERT_LE(std::fabs(sum[i] - (d + r[i])), bound)
+        (2 * u + 2 * uAcc) * (std::fabs(d) + std::fabs(res)) + 2 * tiny;
+    ASSERT_LE(std::fabs(sum[i] - (d + res)), bound)
         << "sum " << i << " dtype " << dt << " p " << c.p;
   }
 
@@ -150,7 +154,8 @@ inline void checkAddLayerNorm(mpcrt_dtype dt, const AddLayerNormCase &c,
 
 /// Every type, with and without dropout and the sum's own gradient, rows
 /// narrower and wider than a block, of a multiple of 4 elements (CUDA:
-/// four elements per access) and not.
+/// four elements per access) and not, residuals of every row and
+/// broadcast ones (a position embedding's rows, one row).
 inline void checkAllAddLayerNorms(
     std::mt19937 &rng,
     const std::function<AddLayerNormRun(mpcrt_dtype, const AddLayerNormCase &)>
@@ -159,12 +164,17 @@ inline void checkAllAddLayerNorms(
                                     {7, 33, 0.25, true},
                                     {64, 256, 0.1, false},
                                     {5, 1031, 0.5, true},
-                                    {3, 1032, 0.1, true}};
+                                    {3, 1032, 0.1, true},
+                                    {12, 33, 0, false, 11, 3, 4},
+                                    {64, 256, 0.1, true, 11, 3, 16},
+                                    {6, 1032, 0, false, 11, 3, 3},
+                                    {9, 40, 0.25, false, 11, 3, 1}};
   for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
     for (const AddLayerNormCase &c : cases) {
       SCOPED_TRACE("dtype " + std::to_string(dt) + " rows " +
                    std::to_string(c.rows) + " cols " + std::to_string(c.cols) +
-                   " p " + std::to_string(c.p));
+                   " p " + std::to_string(c.p) + " residual rows " +
+                   std::to_string(c.residualRows()));
       checkAddLayerNorm(dt, c, rng, backend(dt, c));
       if (::testing::Test::HasFatalFailure())
         return;

@@ -418,18 +418,20 @@ void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,
 
 /* mpc.add_layer_norm over `rows` rows of `cols`: sum = dropout(x) +
  * residual, y = layer_norm(sum) as mpcrt_layer_norm_* (mean and rstd f32,
- * f64 for f64). The dropout keeps element i exactly when mpcrt_dropout_*
- * of x keeps it at *step (dropout_p 0: every element); the dropped value
- * and the sum are each rounded to `dtype`, as the separate ops round them.
- * Backward: ds = the layer norm's input gradient (+ grad_sum when not
- * null), in f32, rounded once to grad_residual; grad_x = ds through the
+ * f64 for f64). `residual` holds `residual_rows` rows, a divisor of
+ * `rows` (`rows` itself where it does not broadcast): row r adds its row
+ * r % residual_rows. The dropout keeps element i exactly when
+ * mpcrt_dropout_* of x keeps it at *step (dropout_p 0: every element); the
+ * dropped value and the sum are each rounded to `dtype`, as the separate ops
+ * round them. Backward: ds = the layer norm's input gradient (+ grad_sum when
+ * not null), in f32, rounded once to grad_residual; grad_x = ds through the
  * same dropout; grad_gamma, grad_beta as mpcrt_layer_norm_backward_*. */
 void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                           const void *residual, mpcrt_dtype param_dtype,
                           const void *gamma, const void *beta, void *sum,
                           void *y, void *mean, void *rstd, int64_t rows,
-                          int64_t cols, double epsilon, double dropout_p,
-                          uint64_t seed, const int64_t *step);
+                          int64_t cols, int64_t residual_rows, double epsilon,
+                          double dropout_p, uint64_t seed, const int64_t *step);
 void mpcrt_add_layer_norm_backward(
     mpcrt_dtype dtype, const void *grad, const void *grad_sum, const void *sum,
     const void *mean, const void *rstd, mpcrt_dtype param_dtype,

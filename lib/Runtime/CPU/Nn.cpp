@@ -791,8 +791,8 @@ void attentionBackward(const T *grad, const T *query, const T *key,
 template <typename T, typename Stat>
 void addLayerNorm(const T *x, const T *residual, mpcrt_dtype paramDtype,
                   const void *gamma, const void *beta, T *sum, T *y, Stat *mean,
-                  Stat *rstd, int64_t rows, int64_t cols, double epsilon,
-                  double p, uint64_t seed, int64_t step) {
+                  Stat *rstd, int64_t rows, int64_t cols, int64_t residualRows,
+                  double epsilon, double p, uint64_t seed, int64_t step) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
@@ -800,13 +800,14 @@ void addLayerNorm(const T *x, const T *residual, mpcrt_dtype paramDtype,
     KeepBits keeps(p, seed, step);
     for (int64_t r = r0; r < r1; ++r) {
       T *s = sum + r * cols;
+      const T *res = residual + (r % residualRows) * cols;
       for (int64_t c = 0; c < cols; ++c) {
         int64_t i = r * cols + c;
         // The dropped value rounded as mpc.dropout stores it.
         A d = p == 0     ? S::load(x[i])
               : keeps(i) ? S::load(S::store(S::load(x[i]) * scale))
                          : A(0);
-        s[c] = S::store(d + S::load(residual[i]));
+        s[c] = S::store(d + S::load(res[c]));
       }
       layerNormRow(s, paramDtype, gamma, beta, y + r * cols, mean[r], rstd[r],
                    cols, epsilon);
@@ -904,16 +905,17 @@ void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                           const void *residual, mpcrt_dtype param_dtype,
                           const void *gamma, const void *beta, void *sum,
                           void *y, void *mean, void *rstd, int64_t rows,
-                          int64_t cols, double epsilon, double dropout_p,
-                          uint64_t seed, const int64_t *step) {
+                          int64_t cols, int64_t residual_rows, double epsilon,
+                          double dropout_p, uint64_t seed,
+                          const int64_t *step) {
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
     addLayerNorm(static_cast<const T *>(x), static_cast<const T *>(residual),
                  param_dtype, gamma, beta, static_cast<T *>(sum),
                  static_cast<T *>(y), static_cast<A *>(mean),
-                 static_cast<A *>(rstd), rows, cols, epsilon, dropout_p,
-                 formulas::rankSeed(seed, dropoutRank), *step);
+                 static_cast<A *>(rstd), rows, cols, residual_rows, epsilon,
+                 dropout_p, formulas::rankSeed(seed, dropoutRank), *step);
   });
 }
 

@@ -318,10 +318,11 @@ void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                           const void *residual, mpcrt_dtype param_dtype,
                           const void *gamma, const void *beta, void *sum,
                           void *y, void *mean, void *rstd, int64_t rows,
-                          int64_t cols, double epsilon, double dropout_p,
-                          uint64_t seed, const int64_t *step) {
+                          int64_t cols, int64_t residual_rows, double epsilon,
+                          double dropout_p, uint64_t seed,
+                          const int64_t *step) {
   addLayerNorm(dtype, x, residual, param_dtype, gamma, beta, sum, y, mean, rstd,
-               rows, cols, epsilon, dropout_p,
+               rows, cols, residual_rows, epsilon, dropout_p,
                mpcrt::formulas::rankSeed(seed, dropoutRank), step);
 }
 

@@ -1148,8 +1148,8 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
     addLayerNormKernel(const T *x, const T *residual, mpcrt_dtype paramDtype,
                        const void *gamma, const void *beta, T *sum, T *y,
                        Stat *mean, Stat *rstd, int64_t rows, int64_t cols,
-                       double epsilon, double p, uint64_t seed,
-                       const int64_t *step) {
+                       int64_t residualRows, double epsilon, double p,
+                       uint64_t seed, const int64_t *step) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using Team = RowTeam<Warp>;
@@ -1157,10 +1157,11 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
   formulas::KeepBits keep(p, seed, *step);
   for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
     T *row = sum + r * cols;
+    const T *res = residual + (r % residualRows) * cols;
     forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
       int64_t i0 = r * cols + c0;
       Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
-                rs = loadVec<4>(residual, i0, Vector, n), out;
+                rs = loadVec<4>(res, c0, Vector, n), out;
       for (int e = 0; e < n; ++e) {
         A d = p == 0         ? S::load(xs.v[e])
               : keep(i0 + e) ? S::load(S::store(S::load(xs.v[e]) * scale))
@@ -2090,8 +2091,8 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
 void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
                   mpcrt_dtype paramDtype, const void *gamma, const void *beta,
                   void *sum, void *y, void *mean, void *rstd, int64_t rows,
-                  int64_t cols, double epsilon, double dropoutP, uint64_t seed,
-                  const int64_t *step) {
+                  int64_t cols, int64_t residualRows, double epsilon,
+                  double dropoutP, uint64_t seed, const int64_t *step) {
   if (rows == 0 || cols == 0)
     return;
   dispatch(dtype, [&](auto *t) {
@@ -2105,8 +2106,8 @@ void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
                 static_cast<const T *>(x), static_cast<const T *>(residual),
                 paramDtype, gamma, beta, static_cast<T *>(sum),
                 static_cast<T *>(y), static_cast<Stat *>(mean),
-                static_cast<Stat *>(rstd), rows, cols, epsilon, dropoutP, seed,
-                step);
+                static_cast<Stat *>(rstd), rows, cols, residualRows, epsilon,
+                dropoutP, seed, step);
       });
     });
   });

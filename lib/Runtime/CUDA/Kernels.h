@@ -259,8 +259,8 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
 void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
                   mpcrt_dtype paramDtype, const void *gamma, const void *beta,
                   void *sum, void *y, void *mean, void *rstd, int64_t rows,
-                  int64_t cols, double epsilon, double dropoutP, uint64_t seed,
-                  const int64_t *step);
+                  int64_t cols, int64_t residualRows, double epsilon,
+                  double dropoutP, uint64_t seed, const int64_t *step);
 void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
                           const void *gradSum, const void *sum,
                           const void *mean, const void *rstd,

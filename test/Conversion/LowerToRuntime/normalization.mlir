@@ -190,3 +190,17 @@ func.func @batch_norm_running_in_globals(%img: tensor<2x4x4x8xf32>, %g: tensor<8
   ml_program.global_store @var = %rv : tensor<8xf32>
   return %o : tensor<2x4x4x8xf32>
 }
+
+// -----
+
+// The fused residual norm: rows (2x4), columns, then the residual's rows,
+// the input's own 8 rows, or 4 where a [4, 8] residual (position
+// embeddings) repeats over the leading dimension, before epsilon.
+// CHECK-LABEL: func.func @add_layer_norm(
+// CHECK: call @mpcrt_add_layer_norm({{.*}}, %c8_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %cst
+// CHECK: call @mpcrt_add_layer_norm({{.*}}, %c8_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %c4_i64{{(_[0-9]+)?}}, %cst
+func.func @add_layer_norm(%x: tensor<2x4x8xf32>, %pos: tensor<4x8xf32>, %g: tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %y:4 = mpc.add_layer_norm %x, %x, %g, %g : tensor<2x4x8xf32>, tensor<8xf32>
+  %z:4 = mpc.add_layer_norm %x, %pos, %g, %g : tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<8xf32>
+  return %y#0, %z#0 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}

@@ -356,8 +356,34 @@ func.func @reduce_max_backward_grad(%g: tensor<4xf32>, %x: tensor<4x8xf32>) -> t
 // -----
 
 func.func @add_layer_norm_residual(%x: tensor<4x8xf16>, %r: tensor<4x8xf32>, %g: tensor<8xf32>) {
-  // expected-error @+1 {{'mpc.add_layer_norm' op failed to verify that all of {input, residual} have same type}}
-  %0:4 = "mpc.add_layer_norm"(%x, %r, %g, %g) : (tensor<4x8xf16>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>, tensor<4xf32>, tensor<4xf32>)
+  // expected-error @+1 {{'mpc.add_layer_norm' op expects a residual of the input's type or of the shape of its last dimensions, with its element type; got 'tensor<4x8xf16>' and 'tensor<4x8xf32>'}}
+  %0:4 = mpc.add_layer_norm %x, %r, %g, %g : tensor<4x8xf16>, tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// A residual broadcast over a size-1 dimension is not the shape of the
+// input's last dimensions.
+func.func @add_layer_norm_residual_ones(%x: tensor<2x4x8xf16>, %r: tensor<1x8xf16>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm' op expects a residual of the input's type or of the shape of its last dimensions, with its element type; got 'tensor<2x4x8xf16>' and 'tensor<1x8xf16>'}}
+  %0:4 = mpc.add_layer_norm %x, %r, %g, %g : tensor<2x4x8xf16>, tensor<1x8xf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_residual_scalar(%x: tensor<4x8xf32>, %r: tensor<f32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm' op expects a residual of the input's type or of the shape of its last dimensions, with its element type; got 'tensor<4x8xf32>' and 'tensor<f32>'}}
+  %0:4 = mpc.add_layer_norm %x, %r, %g, %g : tensor<4x8xf32>, tensor<f32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_residual_longer(%x: tensor<4x8xf32>, %r: tensor<2x4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.add_layer_norm' op expects a residual of the input's type or of the shape of its last dimensions, with its element type; got 'tensor<4x8xf32>' and 'tensor<2x4x8xf32>'}}
+  %0:4 = mpc.add_layer_norm %x, %r, %g, %g : tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>
   return
 }
 

@@ -280,13 +280,18 @@ func.func @batch_norm_inference(%x: tensor<2x8xf16>, %g: tensor<8xf32>) -> tenso
 }
 
 // CHECK-LABEL: func @norms
-func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %img: tensor<2x4x4x8xf32>) {
+func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %img: tensor<2x4x4x8xf32>, %pos: tensor<4x8xf16>, %row: tensor<8xf16>) {
   // CHECK: %{{.*}}, %[[MEAN:.*]], %[[RSTD:.*]] = mpc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.9999999999999995E-7 : f64} : tensor<2x4x8xf16>, tensor<8xf32>
   %y, %mean, %rstd = mpc.layer_norm %x, %g, %b {epsilon = 1.0e-6} : tensor<2x4x8xf16>, tensor<8xf32>
   // CHECK: mpc.layer_norm_backward %{{.*}}, %{{.*}}, %[[MEAN]], %[[RSTD]], %{{.*}} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   %dx, %dg, %db = mpc.layer_norm_backward %x, %x, %mean, %rstd, %g : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   // CHECK: %{{.*}}, %[[SUM:.*]], %[[M2:.*]], %[[R2:.*]] = mpc.add_layer_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x4x8xf16>, tensor<8xf32>
   %ay, %as, %am, %ar = mpc.add_layer_norm %x, %x, %g, %b {dropout_p = 0.1, seed = 7} : tensor<2x4x8xf16>, tensor<8xf32>
+  // A residual broadcast over the leading dimension: its type follows the input's.
+  // CHECK: mpc.add_layer_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8xf16>, tensor<4x8xf16>, tensor<8xf32>
+  %py:4 = mpc.add_layer_norm %x, %pos, %g, %b : tensor<2x4x8xf16>, tensor<4x8xf16>, tensor<8xf32>
+  // CHECK: mpc.add_layer_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8xf16>, tensor<8xf16>, tensor<8xf32>
+  %ry:4 = mpc.add_layer_norm %x, %row, %g, %b : tensor<2x4x8xf16>, tensor<8xf16>, tensor<8xf32>
   // CHECK: mpc.add_layer_norm_backward %{{.*}}, %[[SUM]], %[[M2]], %[[R2]], %{{.*}} {dropout_p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   %ax:4 = mpc.add_layer_norm_backward %x, %as, %am, %ar, %g {dropout_p = 0.1, seed = 7} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
   // CHECK: mpc.add_layer_norm_backward %{{.*}}, %[[SUM]], %[[M2]], %[[R2]], %{{.*}} sum_grad(%{{.*}} : tensor<2x4x8xf16>) : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>

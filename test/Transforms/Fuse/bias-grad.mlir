@@ -1,5 +1,5 @@
-// RUN: mpc-opt %s -split-input-file --mpc-fuse | FileCheck %s
-// RUN: mpc-opt %s -split-input-file --mpc-fuse=remarks=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: mpc-opt %s -split-input-file --mpc-fuse=recompute-moves=false | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="remarks=true recompute-moves=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: mpc-opt %s -split-input-file --mpc-fuse=epilogues=false | FileCheck %s --check-prefix=OFF
 
 // The O1/O2 form of a linear layer's backward: the bias gradient sums the

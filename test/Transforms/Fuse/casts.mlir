@@ -1,8 +1,8 @@
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false" | FileCheck %s
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false casts=false scales=false" | FileCheck %s --check-prefix=OFF
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false scales=false" | FileCheck %s --check-prefix=NOSCALE
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false recompute-moves=false" | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false recompute-moves=false casts=false scales=false" | FileCheck %s --check-prefix=OFF
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false recompute-moves=false scales=false" | FileCheck %s --check-prefix=NOSCALE
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false recompute-moves=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false recompute-moves=false report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 
 // The f32 island precision assignment puts around an attention's softmax
 // at O2 (unfused attention): the scores widened, the probabilities dropped

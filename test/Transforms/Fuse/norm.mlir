@@ -38,13 +38,14 @@ func.func @pre_norm(%a: tensor<4x8xbf16>, %r: tensor<4x8xbf16>, %g: tensor<8xf32
 // -----
 
 // What does not fuse: statistics read (a backward graph), a norm over
-// more than the last axis, a broadcasting add, a sum read before the norm.
+// more than the last axis, an add broadcasting a size-1 dimension (not
+// the shape of the last dimensions), a sum read before the norm.
 // A dropout whose mask is read stays, and the add and norm fuse without it.
 // CHECK-LABEL: func @stats_read
 // CHECK-NOT: mpc.add_layer_norm
 // CHECK-LABEL: func @two_axes
 // CHECK-NOT: mpc.add_layer_norm
-// CHECK-LABEL: func @broadcast
+// CHECK-LABEL: func @broadcast_ones
 // CHECK-NOT: mpc.add_layer_norm
 // CHECK-LABEL: func @read_before
 // CHECK-NOT: mpc.add_layer_norm
@@ -63,8 +64,8 @@ func.func @two_axes(%a: tensor<4x8xf32>, %r: tensor<4x8xf32>, %g: tensor<4x8xf32
   %y:3 = mpc.layer_norm %s, %g, %b {axis = 0} : tensor<4x8xf32>, tensor<4x8xf32>
   return %y#0 : tensor<4x8xf32>
 }
-func.func @broadcast(%a: tensor<4x8xf32>, %r: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
-  %s = mpc.add %a, %r : tensor<4x8xf32>, tensor<8xf32>
+func.func @broadcast_ones(%a: tensor<4x8xf32>, %r: tensor<1x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %s = mpc.add %a, %r : tensor<4x8xf32>, tensor<1x8xf32>
   %y:3 = mpc.layer_norm %s, %g, %b : tensor<4x8xf32>, tensor<8xf32>
   return %y#0 : tensor<4x8xf32>
 }
@@ -79,4 +80,49 @@ func.func @mask_read(%h: tensor<4x8xf32>, %r: tensor<4x8xf32>, %g: tensor<8xf32>
   %s = mpc.add %d, %r : tensor<4x8xf32>, tensor<4x8xf32>
   %y:3 = mpc.layer_norm %s, %g, %b : tensor<4x8xf32>, tensor<8xf32>
   return %y#0, %mask : tensor<4x8xf32>, tensor<4x8xi1>
+}
+
+// -----
+
+// BERT's embeddings: the position embeddings [S, E] broadcast over the
+// batch, added to the token embeddings on either side of the add, are the
+// fused op's residual (its type written after the input's). A dropout on
+// the tokens' side moves into the op; one on the broadcast side stays.
+// CHECK-LABEL: func @positions
+// CHECK-NEXT: %[[Y:.*]], %{{.*}}, %{{.*}}, %{{.*}} = mpc.add_layer_norm %arg0, %arg1, %arg2, %arg3 {epsilon = 9.9999999999999998E-13 : f64} : tensor<8x16x32xf32>, tensor<16x32xf32>, tensor<32xf32>
+// CHECK-NEXT: return %[[Y]]
+// CHECK-LABEL: func @positions_first
+// CHECK-NEXT: mpc.add_layer_norm %arg1, %arg0, %arg2, %arg3 : tensor<2x4x8xf16>, tensor<8xf16>, tensor<8xf32>
+// CHECK-LABEL: func @positions_dropped_tokens
+// CHECK-NEXT: mpc.add_layer_norm %arg0, %arg1, %arg2, %arg3 {dropout_p = 2.500000e-01 : f64, seed = 7 : i64} : tensor<8x16x32xf32>, tensor<16x32xf32>, tensor<32xf32>
+// CHECK-LABEL: func @positions_dropped
+// CHECK-NEXT: %[[D:.*]], %{{.*}} = mpc.dropout %arg1
+// CHECK-NEXT: mpc.add_layer_norm %arg0, %[[D]], %arg2, %arg3 : tensor<8x16x32xf32>, tensor<16x32xf32>, tensor<32xf32>
+// REMARK: remark: fused: mpc.add + mpc.layer_norm -> mpc.add_layer_norm
+// REMARK: remark: fused: mpc.add + mpc.layer_norm -> mpc.add_layer_norm
+// REMARK: remark: fused: mpc.dropout + mpc.add + mpc.layer_norm -> mpc.add_layer_norm
+// REMARK: remark: fused: mpc.add + mpc.layer_norm -> mpc.add_layer_norm
+// OFF-LABEL: func @positions
+// OFF-NOT: mpc.add_layer_norm
+func.func @positions(%tokens: tensor<8x16x32xf32>, %pos: tensor<16x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<8x16x32xf32> {
+  %s = mpc.add %tokens, %pos : tensor<8x16x32xf32>, tensor<16x32xf32>
+  %y:3 = mpc.layer_norm %s, %g, %b {epsilon = 1.0e-12} : tensor<8x16x32xf32>, tensor<32xf32>
+  return %y#0 : tensor<8x16x32xf32>
+}
+func.func @positions_first(%pos: tensor<8xf16>, %tokens: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x4x8xf16> {
+  %s = mpc.add %pos, %tokens : tensor<8xf16>, tensor<2x4x8xf16>
+  %y:3 = mpc.layer_norm %s, %g, %b : tensor<2x4x8xf16>, tensor<8xf32>
+  return %y#0 : tensor<2x4x8xf16>
+}
+func.func @positions_dropped_tokens(%tokens: tensor<8x16x32xf32>, %pos: tensor<16x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<8x16x32xf32> {
+  %d, %mask = mpc.dropout %tokens {p = 0.25, seed = 7} : tensor<8x16x32xf32>
+  %s = mpc.add %d, %pos : tensor<8x16x32xf32>, tensor<16x32xf32>
+  %y:3 = mpc.layer_norm %s, %g, %b : tensor<8x16x32xf32>, tensor<32xf32>
+  return %y#0 : tensor<8x16x32xf32>
+}
+func.func @positions_dropped(%tokens: tensor<8x16x32xf32>, %pos: tensor<16x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<8x16x32xf32> {
+  %d, %mask = mpc.dropout %pos {p = 0.25, seed = 7} : tensor<16x32xf32>
+  %s = mpc.add %tokens, %d : tensor<8x16x32xf32>, tensor<16x32xf32>
+  %y:3 = mpc.layer_norm %s, %g, %b : tensor<8x16x32xf32>, tensor<32xf32>
+  return %y#0 : tensor<8x16x32xf32>
 }

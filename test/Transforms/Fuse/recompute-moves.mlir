@@ -31,6 +31,29 @@ func.func @skip(%a: tensor<2x4x4x8xf32>, %b: tensor<2x4x4x8xf32>, %big: tensor<6
 
 // -----
 
+// A widening cast read only after the peak (the layer norm backward of a
+// fused residual norm reads its sum so): the cast itself moves down to its
+// reader, once, its f16 operand (an argument) kept instead of the f32
+// result; not a copy.
+// CHECK-LABEL: func @moved
+// CHECK-NEXT: mpc.exp %arg1
+// CHECK-NEXT: mpc.reduce_sum
+// CHECK-NEXT: %[[W:.*]] = mpc.cast %arg0 : tensor<16x16xf16> -> tensor<16x16xf32>
+// CHECK-NEXT: %[[R:.*]] = mpc.relu %[[W]]
+// CHECK-NEXT: return %[[R]]
+// REMARK: remark: moved: mpc.cast before mpc.relu (its result is not kept across 2 ops)
+// OFF-LABEL: func @moved
+// OFF-NEXT: mpc.cast
+func.func @moved(%a: tensor<16x16xf16>, %big: tensor<64x64xf32>) -> (tensor<16x16xf32>, tensor<64xf32>) {
+  %w = mpc.cast %a : tensor<16x16xf16> -> tensor<16x16xf32>
+  %e = mpc.exp %big : tensor<64x64xf32>
+  %s = mpc.reduce_sum %e {dims = array<i64: 1>} : tensor<64x64xf32>
+  %r = mpc.relu %w : tensor<16x16xf32>
+  return %r, %s : tensor<16x16xf32>, tensor<64xf32>
+}
+
+// -----
+
 // Operands that are not kept until the later reader (both exponentials
 // die at the concatenation): computing the concatenation again would keep
 // them instead, as many bytes as its result. Nothing changes.

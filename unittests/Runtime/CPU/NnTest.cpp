@@ -622,7 +622,8 @@ TEST(Nn, AddLayerNormMatchesFloat64) {
           mpcrt_add_layer_norm(dt, b.x.data(), b.residual.data(), param,
                                b.gamma.data(), b.beta.data(), b.sum.data(),
                                b.y.data(), b.mean.data(), b.rstd.data(), c.rows,
-                               c.cols, 1e-5, c.p, c.seed, &c.step);
+                               c.cols, c.residualRows(), 1e-5, c.p, c.seed,
+                               &c.step);
           mpcrt_add_layer_norm_backward(
               dt, b.grad.data(), b.sumGrad.empty() ? nullptr : b.sumGrad.data(),
               b.sum.data(), b.mean.data(), b.rstd.data(), param, b.gamma.data(),
@@ -659,7 +660,7 @@ TEST(Nn, GradientAddendsEqualASeparateAdd) {
           mpcrt_add_layer_norm(c.dt, c.x.data(), c.residual.data(), c.param,
                                c.gamma.data(), c.beta.data(), sum.data(),
                                y.data(), mean.data(), rstd.data(), c.rows,
-                               c.cols, 1e-5, 0, 1, &step);
+                               c.cols, c.rows, 1e-5, 0, 1, &step);
           mpcrt_add_layer_norm_backward(
               c.dt, c.dy.data(), nullptr, sum.data(), mean.data(), rstd.data(),
               c.param, c.gamma.data(), dx.data(), dres.data(), dg.data(),
@@ -747,7 +748,7 @@ void checkAgainstUnfusedOps(mpcrt_dtype dt, Dropout dropout, Binary binary) {
   std::vector<float> mean(rows), rstd(rows), dg(cols), db(cols);
   mpcrt_add_layer_norm(dt, x.data(), r.data(), MPCRT_F32, gamma.data(),
                        beta.data(), sum.data(), y.data(), mean.data(),
-                       rstd.data(), rows, cols, 1e-5, p, seed, &step);
+                       rstd.data(), rows, cols, rows, 1e-5, p, seed, &step);
   mpcrt_add_layer_norm_backward(dt, dy.data(), nullptr, sum.data(), mean.data(),
                                 rstd.data(), MPCRT_F32, gamma.data(), dx.data(),
                                 dres.data(), dg.data(), db.data(), nullptr,

@@ -891,7 +891,7 @@ TEST_F(Nn, GradientAddendsEqualASeparateAdd) {
         if (c.fused) {
           auto *step = upload(std::vector<int64_t>{0});
           addLayerNorm(c.dt, x, upload(c.residual), c.param, gamma, beta, sum,
-                       y, mean, rstd, c.rows, c.cols, 1e-5, 0, 1, step);
+                       y, mean, rstd, c.rows, c.cols, c.rows, 1e-5, 0, 1, step);
           addLayerNormBackward(c.dt, dy, nullptr, sum, mean, rstd, c.param,
                                gamma, dx, dres, dG, dB, gp, bp, c.rows, c.cols,
                                0, 1, step);
@@ -1069,7 +1069,8 @@ TEST_F(Nn, AddLayerNormMatchesFloat64) {
           const uint8_t *sumGrad =
               b.sumGrad.empty() ? nullptr : upload(b.sumGrad);
           addLayerNorm(dt, x, res, param, gamma, beta, sum, y, mean, rstd,
-                       c.rows, c.cols, 1e-5, c.p, c.seed, step);
+                       c.rows, c.cols, c.residualRows(), 1e-5, c.p, c.seed,
+                       step);
           addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma,
                                dx, dres, dg, db, nullptr, nullptr, c.rows,
                                c.cols, c.p, c.seed, step);

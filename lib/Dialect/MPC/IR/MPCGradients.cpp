@@ -379,12 +379,36 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       })
       .Case([&](AddLayerNormOp op) {
         Value sumGrad = gs.size() > 1 ? gs[1] : Value();
+        RankedTensorType residual = typeOf(op.getResidual());
+        if (residual != typeOf(op.getInput()) && op.getDropoutP().isZero()) {
+          // A broadcast residual (BERT's position embeddings): its gradient
+          // is a sum over the leading dimensions, which the unfused graph
+          // takes from the layer norm's backward (f32 at every level) and
+          // the fused one would round to the activations' type first. The
+          // unfused backward keeps the unfused graph's precision, and
+          // without dropout the input's gradient is the sum's.
+          auto back = LayerNormBackwardOp::create(
+              b, loc, g, op.getSum(), op.getMean(), op.getRstd(), op.getGamma(),
+              /*gamma_addend=*/Value(),
+              /*beta_addend=*/Value(), b.getI64IntegerAttr(-1));
+          Value ds = back.getGradInput();
+          if (sumGrad)
+            ds = AddOp::create(b, loc, ds, sumGrad);
+          out[0] = ds;
+          out[1] = unbroadcast(b, loc, ds, residual);
+          out[2] = back.getGradGamma();
+          out[3] = back.getGradBeta();
+          return success();
+        }
         auto back = AddLayerNormBackwardOp::create(
             b, loc, g, op.getSum(), op.getMean(), op.getRstd(), op.getGamma(),
             sumGrad, /*gamma_addend=*/Value(), /*beta_addend=*/Value(),
             op.getDropoutPAttr(), op.getSeedAttr());
         out[0] = back.getGradInput();
-        out[1] = back.getGradResidual();
+        // A broadcast residual's gradient: the sum's, summed over the
+        // leading dimensions.
+        out[1] = unbroadcast(b, loc, back.getGradResidual(),
+                             typeOf(op.getResidual()));
         out[2] = back.getGradGamma();
         out[3] = back.getGradBeta();
         return success();

@@ -1022,9 +1022,14 @@ LogicalResult AddLayerNormOp::inferReturnTypes(MLIRContext *,
   if (failed(input) || failed(residual) || failed(gamma) ||
       failed(checkDropoutP(adaptor.getDropoutP().convertToDouble(), diag)))
     return failure();
-  if (*input != *residual)
-    return diag("expects input and residual of one type, got ", *input, " and ",
-                *residual);
+  // The residual: the input's element type, and its shape or the shape of
+  // its last dimensions (broadcast over the leading ones).
+  ArrayRef<int64_t> shape = input->getShape(), tail = residual->getShape();
+  if (residual->getElementType() != input->getElementType() || tail.empty() ||
+      tail.size() > shape.size() || shape.take_back(tail.size()) != tail)
+    return diag("expects a residual of the input's type or of the shape of "
+                "its last dimensions, with its element type; got ",
+                *input, " and ", *residual);
   if (!(adaptor.getEpsilon().convertToDouble() > 0.0))
     return diag("expects epsilon > 0, got ",
                 adaptor.getEpsilon().convertToDouble());
@@ -2384,6 +2389,30 @@ static void printOutputAndResultTypes(OpAsmPrinter &p, Operation *, Type grad,
     p << ", " << output;
   if (result != grad)
     p << " -> " << result;
+}
+
+/// `input type (, residual type)?, gamma type`: the residual's type is
+/// written where it differs from the input's (a broadcast residual).
+static ParseResult parseInputResidualGammaTypes(OpAsmParser &parser,
+                                                Type &input, Type &residual,
+                                                Type &gamma) {
+  if (parser.parseType(input) || parser.parseComma() || parser.parseType(gamma))
+    return failure();
+  residual = input;
+  if (succeeded(parser.parseOptionalComma())) {
+    residual = gamma;
+    return parser.parseType(gamma);
+  }
+  return success();
+}
+
+static void printInputResidualGammaTypes(OpAsmPrinter &p, Operation *,
+                                         Type input, Type residual,
+                                         Type gamma) {
+  p << input;
+  if (residual != input)
+    p << ", " << residual;
+  p << ", " << gamma;
 }
 
 /// The dropout's types as parseResultType's, and its mask type (i1 of the

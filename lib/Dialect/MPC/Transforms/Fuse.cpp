@@ -832,13 +832,15 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                BroadcastToOp, CastOp>(op);
   }
 
-  /// Where a move's result could die early: it is read again after a gap
-  /// of more than one op (the widest such), at `later`, where its operands
-  /// are live anyway (a block argument, or read there or after) or, kept
-  /// until `later` for the copy, take fewer bytes than the result.
+  /// Where a move's result could die early: it is read first, or again,
+  /// after a gap of more than one op (the widest such), at `later`, where
+  /// its operands are live anyway (a block argument, or read there or
+  /// after) or, kept until `later` for the copy (or the moved op), take
+  /// fewer bytes than the result.
   struct Recomputation {
     Operation *later = nullptr;
     SmallVector<Operation *> lateReaders;
+    bool allReaders = false;  // the op itself moves down to `later`
     int64_t from = 0, to = 0; // the positions in between lose the result
     // Operands kept longer for the copy: their last reads before, and
     // their bytes (fewer in all than the result's).
@@ -863,7 +865,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       if (seen.insert(user).second)
         readers.push_back(user);
     }
-    if (readers.size() < 2)
+    if (readers.empty())
       return std::nullopt;
     llvm::sort(readers, [&](Operation *a, Operation *b) {
       return position[a] != position[b] ? position[a] < position[b]
@@ -904,19 +906,26 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         return std::nullopt;
       return extended;
     };
-    size_t split = 0;
+    // The gaps: between the op and its first reader (the op then moves
+    // down to it), and between consecutive readers (a copy before the
+    // later one).
+    auto before = [&](size_t k) {
+      return k == 0 ? position[op] : position[readers[k - 1]];
+    };
+    std::optional<size_t> split;
     int64_t widest = 1; // a gap of one op holds nothing to save
-    for (size_t k = 1; k < readers.size(); ++k) {
-      int64_t gap = position[readers[k]] - position[readers[k - 1]];
+    for (size_t k = 0; k < readers.size(); ++k) {
+      int64_t gap = position[readers[k]] - before(k);
       if (gap > widest && extendedAt(position[readers[k]]))
         split = k, widest = gap;
     }
-    if (split == 0)
+    if (!split)
       return std::nullopt;
     Recomputation r;
-    r.later = readers[split];
-    r.lateReaders.assign(readers.begin() + split, readers.end());
-    r.from = position[readers[split - 1]] + 1;
+    r.later = readers[*split];
+    r.lateReaders.assign(readers.begin() + *split, readers.end());
+    r.allReaders = *split == 0;
+    r.from = before(*split) + 1;
     r.to = position[r.later] - 1;
     r.extended = *extendedAt(position[r.later]);
     return r;
@@ -1005,6 +1014,17 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         }
         done.insert(op);
         lowered = true;
+        if (r->allReaders) {
+          // Read only after the gap: computed there, once.
+          op->moveBefore(r->later);
+          position[op] = position[r->later];
+          if (remarks)
+            emitRemark(reportedLocation(op))
+                << "moved: " << op->getName() << " before "
+                << r->later->getName() << " (its result is not kept across "
+                << (r->to - r->from + 1) << " ops)";
+          continue;
+        }
         OpBuilder b(r->later);
         Operation *copy = b.clone(*op);
         copy->setAttr("mpc.recomputed", b.getUnitAttr());
@@ -1314,9 +1334,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
 
   /// `layer_norm(add(dropout(x), residual))` over the last axis, the
   /// dropout optional (its mask unread, its result read only by the add),
-  /// the add of two tensors of one type, the statistics unread (a forward
-  /// graph): one mpc.add_layer_norm at the norm, whose sum replaces the
-  /// add for its other readers (which must follow the norm).
+  /// the add of two tensors of one type or of one broadcast over the
+  /// other's leading dimensions (the residual, without dropout: BERT's
+  /// position embeddings), the statistics unread (a forward graph): one
+  /// mpc.add_layer_norm at the norm, whose sum replaces the add for its
+  /// other readers (which must follow the norm).
   void fuseResidualNorm(LayerNormOp norm) {
     RankedTensorType type = typeOf(norm.getResult());
     int64_t rank = type.getRank();
@@ -1325,16 +1347,31 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         !norm.getMean().use_empty() || !norm.getRstd().use_empty())
       return;
     auto add = norm.getInput().getDefiningOp<AddOp>();
-    if (!add || add->getBlock() != norm->getBlock() ||
-        typeOf(add.getLhs()) != type || typeOf(add.getRhs()) != type)
+    if (!add || add->getBlock() != norm->getBlock())
+      return;
+    // The sides of the norm's type may take the dropout; a broadcast one
+    // (the shape of the last dimensions, the element type) is the residual.
+    auto broadcasts = [&](Value v) {
+      RankedTensorType t = typeOf(v);
+      ArrayRef<int64_t> tail = t.getShape();
+      return t.getElementType() == type.getElementType() && !tail.empty() &&
+             tail.size() <= type.getShape().size() &&
+             type.getShape().take_back(tail.size()) == tail;
+    };
+    bool full[2] = {typeOf(add.getLhs()) == type, typeOf(add.getRhs()) == type};
+    if (!(full[0] && full[1]) && !(full[0] && broadcasts(add.getRhs())) &&
+        !(full[1] && broadcasts(add.getLhs())))
       return;
     for (Operation *user : add->getUsers())
       if (user != norm && (user->getBlock() != norm->getBlock() ||
                            !norm->isBeforeInBlock(user)))
         return;
     DropoutOp dropout;
-    Value x = add.getLhs(), residual = add.getRhs();
+    Value x = full[0] ? add.getLhs() : add.getRhs();
+    Value residual = full[0] ? add.getRhs() : add.getLhs();
     for (int side = 0; side < 2 && !dropout; ++side) {
+      if (!full[side])
+        continue;
       auto d = add->getOperand(side).getDefiningOp<DropoutOp>();
       if (d && d.getMask().use_empty() && d.getResult().hasOneUse() &&
           d.getInput().getType() == d.getResult().getType()) {

@@ -815,16 +815,19 @@ def MPC_LayerNormBackwardOp : MPC_Op<"layer_norm_backward", "Fp32",
 }
 
 def MPC_AddLayerNormOp : MPC_Op<"add_layer_norm", "Promote",
-    [Pure, MPC_InferTypeOpAdaptor, AllTypesMatch<["input", "residual"]>,
-     AllTypesMatch<["gamma", "beta"]>]> {
+    [Pure, MPC_InferTypeOpAdaptor, AllTypesMatch<["gamma", "beta"]>]> {
   let summary = "Dropout, residual add and layer normalisation in one pass";
   let description = [{
     `sum = dropout(input) + residual` and `result = layer_norm(sum)` over
     the last dimension, with the affine `gamma`, `beta` of that size: a
     transformer block's residual connection and the normalisation after
-    it, reading each input once. `input` and `residual` have one type,
-    which `sum` and `result` have; `mean` and `rstd` (the shape without
-    the last dimension) are f32 (f64 for f64), as `mpc.layer_norm`'s.
+    it, reading each input once. `sum` and `result` have the type of
+    `input`; `mean` and `rstd` (the shape without the last dimension) are
+    f32 (f64 for f64), as `mpc.layer_norm`'s. `residual` has the input's
+    element type and either its shape or the shape of its last dimensions
+    (at least the last one), broadcast over the leading ones as `mpc.add`
+    broadcasts it: BERT's position embeddings `[S, E]` added to the token
+    embeddings `[B, S, E]`. Its type is then written after the input's.
 
     The dropout (none with `dropout_p = 0`) keeps exactly the elements
     `mpc.dropout {p = dropout_p, seed = seed}` of `input` keeps at the
@@ -843,6 +846,8 @@ def MPC_AddLayerNormOp : MPC_Op<"add_layer_norm", "Promote",
     ```mlir
     %y, %s, %mean, %rstd = mpc.add_layer_norm %h, %x, %g, %b {epsilon = 1.0e-12 : f64, dropout_p = 0.1 : f64, seed = 104 : i64}
         : tensor<8x128x256xf16>, tensor<256xf32>
+    %e, %t, %m, %r = mpc.add_layer_norm %tokens, %positions, %g, %b {epsilon = 1.0e-12 : f64}
+        : tensor<8x128x256xf16>, tensor<128x256xf16>, tensor<256xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$input, MPC_FloatTensor:$residual,
@@ -853,7 +858,8 @@ def MPC_AddLayerNormOp : MPC_Op<"add_layer_norm", "Promote",
   let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$sum,
                       MPC_FloatTensor:$mean, MPC_FloatTensor:$rstd);
   let assemblyFormat = "$input `,` $residual `,` $gamma `,` $beta attr-dict "
-                       "`:` type($input) `,` type($gamma)";
+      "`:` custom<InputResidualGammaTypes>(type($input), type($residual), "
+      "type($gamma))";
 }
 
 def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",

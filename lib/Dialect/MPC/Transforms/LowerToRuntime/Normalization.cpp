@@ -157,12 +157,16 @@ LogicalResult addLayerNorm(AddLayerNormOp op, Lowering &l) {
     return failure();
   auto type = tensorType(op.getInput());
   auto [rows, cols] = layerNormRows(type, -1);
+  // A broadcast residual's rows repeat over the input's leading dimensions.
+  int64_t residualRows =
+      cols == 0 ? 0 : tensorType(op.getResidual()).getNumElements() / cols;
   l.call("mpcrt_add_layer_norm",
          {l.i32(dtypeCode(type.getElementType())), l.ptr(op.getInput()),
           l.ptr(op.getResidual()),
           l.i32(dtypeCode(tensorType(op.getGamma()).getElementType())),
           l.ptr(op.getGamma()), l.ptr(op.getBeta()), sum, y, mean, rstd,
-          l.i64(rows), l.i64(cols), l.f64(op.getEpsilon().convertToDouble()),
+          l.i64(rows), l.i64(cols), l.i64(residualRows),
+          l.f64(op.getEpsilon().convertToDouble()),
           l.f64(op.getDropoutP().convertToDouble()),
           l.i64(static_cast<int64_t>(op.getSeed())),
           l.offset(l.state, l.symbols.stepOffset)});
