@@ -2,8 +2,9 @@
 //
 // One check for every backend of the parameter-gradient ops that add their
 // results to addends (gradient accumulation's sums, folded by --mpc-fuse):
-// the layer norms' gamma and beta gradients (mpcrt_layer_norm_backward_*,
-// mpcrt_add_layer_norm_backward) and the embedding's table gradient
+// the layer and batch norms' gamma and beta gradients
+// (mpcrt_layer_norm_backward_*, mpcrt_add_layer_norm_backward,
+// mpcrt_batch_norm_backward_*) and the embedding's table gradient
 // (mpcrt_embedding_backward_*). With an addend, apart from the result or
 // in place (the result's buffer holding the addend), each result must be
 // bit for bit what the backend's own result without one, added to the
@@ -39,12 +40,16 @@ inline std::vector<uint8_t> separateAdd(mpcrt_dtype d,
 /// Where a run's addends go.
 enum class Addends { None, Apart, InPlace, BetaOnly };
 
-/// A layer norm backward's inputs: `rows` x `cols` of `dt` with `param`
-/// gamma and beta; `fused` runs mpcrt_add_layer_norm (the input and a
-/// residual, no dropout) and its backward instead of the plain pair.
+/// The norm whose backward adds its parameter gradients: a layer norm, a
+/// fused residual one (mpcrt_add_layer_norm: the input and a residual, no
+/// dropout), a batch norm (training mode, channels last).
+enum class NormKind { Layer, AddLayer, Batch };
+
+/// A norm backward's inputs: `rows` x `cols` of `dt` (a batch norm's
+/// `cols` channels) with `param` gamma and beta.
 struct LayerNormAddendCase {
   mpcrt_dtype dt, param;
-  bool fused;
+  NormKind kind;
   int64_t rows, cols;
   std::vector<uint8_t> x, residual, dy, gamma, beta;
 };
@@ -63,7 +68,7 @@ inline void checkLayerNormAddends(std::mt19937 &rng,
     int64_t rows, cols;
   };
   for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
-    for (bool fused : {false, true})
+    for (NormKind kind : {NormKind::Layer, NormKind::AddLayer, NormKind::Batch})
       for (Shape s : {Shape{7, 33}, Shape{64, 256}, Shape{0, 40}}) {
         mpcrt_dtype param = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
         // f16 parameters too (O3's): the sums rounded to f16 twice.
@@ -71,15 +76,15 @@ inline void checkLayerNormAddends(std::mt19937 &rng,
              {param, dt == MPCRT_F16 ? MPCRT_F16 : MPCRT_BF16}) {
           if (pd == MPCRT_BF16 && dt != MPCRT_BF16)
             continue;
-          SCOPED_TRACE("dtype " + std::to_string(dt) + " params " +
-                       std::to_string(pd) + (fused ? " fused" : "") + " rows " +
-                       std::to_string(s.rows) + " cols " +
-                       std::to_string(s.cols));
+          SCOPED_TRACE(
+              "dtype " + std::to_string(dt) + " params " + std::to_string(pd) +
+              " kind " + std::to_string(int(kind)) + " rows " +
+              std::to_string(s.rows) + " cols " + std::to_string(s.cols));
           std::vector<double> unused;
           int64_t n = s.rows * s.cols;
           LayerNormAddendCase c{dt,
                                 pd,
-                                fused,
+                                kind,
                                 s.rows,
                                 s.cols,
                                 randomOf(dt, n, rng, unused),

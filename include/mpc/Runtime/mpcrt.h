@@ -450,7 +450,10 @@ void mpcrt_add_layer_norm_backward(
  * `output` null and `beta` (param_dtype) not null, the backward forms that
  * output again from the input, the saved statistics, gamma and beta, as
  * the forward did (f16, bf16 and f32 inputs: the saved statistics are the
- * ones the forward applied), and reads no output.
+ * ones the forward applied), and reads no output. grad_gamma and
+ * grad_beta (param_dtype) are each rounded, added to gamma_addend's and
+ * beta_addend's element where not null and rounded again (a separate
+ * add's values; the addend may be the gradient itself).
  * batch_norm_inference normalises with the running statistics instead:
  * (x - mean) * rsqrt(var + epsilon) * gamma + beta in the accumulation
  * type, rounded once, then the activation; nothing is updated or saved. */
@@ -473,7 +476,8 @@ typedef struct mpcrt_pool2d_shape {
       const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
       const void *gamma, const float *saved_mean, const float *saved_invstd,   \
       T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
-      int64_t c, const T *output, const void *beta);                           \
+      int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
+      const void *beta_addend);                                                \
   void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape);             \
   void mpcrt_max_pool2d_backward_##SUFFIX(const T *grad_output,                \

@@ -217,7 +217,8 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, T *dx, void *dgamma,
                        void *dbeta, int64_t rows, int64_t c, const T *output,
-                       const void *beta) {
+                       const void *beta, const void *gammaAddend,
+                       const void *betaAddend) {
   using S = Storage<T>;
   using A = typename S::Acc;
   // Gamma and beta as the forward applied them (for the ReLU's output
@@ -255,8 +256,8 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
     k[ch] = scale[ch] * A(savedInvstd[ch]);
     meanDy[ch] = sums[ch][0] / n;
     meanDyXhat[ch] = sums[ch][1] / n;
-    storeAny(pd, dgamma, ch, sums[ch][1]);
-    storeAny(pd, dbeta, ch, sums[ch][0]);
+    storeSumAny(pd, dgamma, gammaAddend, ch, sums[ch][1]);
+    storeSumAny(pd, dbeta, betaAddend, ch, sums[ch][0]);
   }
   forRows(rows, c, [&](int64_t r) {
     for (int64_t ch = 0; ch < c; ++ch) {
@@ -1014,11 +1015,12 @@ void mpcrt_attention_backward(
   void mpcrt_batch_norm_backward_##SUFFIX(                                     \
       const ABI_T *dy, const ABI_T *input, mpcrt_dtype pd, const void *gamma,  \
       const float *sm, const float *si, ABI_T *dx, void *dg, void *db,         \
-      int64_t rows, int64_t c, const ABI_T *out, const void *beta) {           \
+      int64_t rows, int64_t c, const ABI_T *out, const void *beta,             \
+      const void *ga, const void *ba) {                                        \
     batchNormBackward(reinterpret_cast<const T *>(dy),                         \
                       reinterpret_cast<const T *>(input), pd, gamma, sm, si,   \
                       reinterpret_cast<T *>(dx), dg, db, rows, c,              \
-                      reinterpret_cast<const T *>(out), beta);                 \
+                      reinterpret_cast<const T *>(out), beta, ga, ba);         \
   }                                                                            \
   void mpcrt_max_pool2d_##SUFFIX(const ABI_T *x, ABI_T *y,                     \
                                  const mpcrt_pool2d_shape *s) {                \

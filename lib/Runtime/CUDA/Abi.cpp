@@ -461,10 +461,12 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
       const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
       const void *gamma, const float *saved_mean, const float *saved_invstd,   \
       T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
-      int64_t c, const T *output, const void *beta) {                          \
+      int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
+      const void *beta_addend) {                                               \
     batchNormBackward(DTYPE, grad_output, input, param_dtype, gamma,           \
                       saved_mean, saved_invstd, grad_input, grad_gamma,        \
-                      grad_beta, rows, c, output, beta);                       \
+                      grad_beta, rows, c, output, beta, gamma_addend,          \
+                      beta_addend);                                            \
   }                                                                            \
   void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape) {            \

@@ -1647,9 +1647,6 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
   MPCRT_CUDA_LAUNCHED("reduce");
 }
 
-namespace {
-/// Column sums of no rows, `bytes` of them: zeros, or the addend's values
-/// (nothing to copy in place).
 void sumsOfNoRows(void *sums, const void *addend, int64_t bytes) {
   if (addend)
     copy(sums, addend, bytes);
@@ -1657,6 +1654,7 @@ void sumsOfNoRows(void *sums, const void *addend, int64_t bytes) {
     zero(sums, bytes);
 }
 
+namespace {
 /// Column sums stored as G; with `addend`, each rounded to G, added to the
 /// addend's element and rounded again (a separate add's values).
 template <typename G, typename A> struct StoreSums {

@@ -327,14 +327,17 @@ void batchNormInference(mpcrt_dtype dtype, const void *input,
                         int64_t c, double epsilon, bool relu);
 /// `output` (not null): the fused ReLU's output, whose gradient
 /// relu_grad(gradOutput, output) reaches the batch norm; or `beta` (not
-/// null, paramDtype): that output formed again from the input.
+/// null, paramDtype): that output formed again from the input. With
+/// `gammaAddend` or `betaAddend` (paramDtype), the parameter gradient is
+/// added to it as mpcrt_batch_norm_backward_* adds it.
 void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, mpcrt_dtype paramDtype,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, void *gradInput,
                        void *gradGamma, void *gradBeta, int64_t rows, int64_t c,
-                       const void *output = nullptr,
-                       const void *beta = nullptr);
+                       const void *output = nullptr, const void *beta = nullptr,
+                       const void *gammaAddend = nullptr,
+                       const void *betaAddend = nullptr);
 void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
                const mpcrt_pool2d_shape &shape);
 void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
@@ -451,6 +454,9 @@ void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
 // its rows (f32 accumulation, f64 for f64; the same order on every GPU),
 // stored as `out` (`in`, or f32 for f16/bf16); with `addend` (of type
 // `out`; it may be `sums`), that sum added to addend[j] and rounded again.
+/// Column sums of no rows, `bytes` of them: zeros, or the addend's values
+/// (nothing to copy where `sums` is the addend).
+void sumsOfNoRows(void *sums, const void *addend, int64_t bytes);
 void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
                 int64_t rows, int64_t cols, const void *addend = nullptr);
 

@@ -324,18 +324,19 @@ template <typename T, NormGrad Way> struct BatchNormGradTerms {
 /// Per channel: the means of dy and dy * xhat over the rows into
 /// stats[ch], stats[c + ch] (beside channelParamsKernel's values, read N
 /// channels at a time by batchNormGradInputKernel), and the parameters'
-/// gradients (the sums).
+/// gradients (the sums, added to their addends where given).
 template <typename A> struct StoreBatchNormGrads {
   A *stats;
   mpcrt_dtype pd;
   void *dgamma, *dbeta;
+  const void *gammaAddend, *betaAddend;
   int64_t c, rows;
   __device__ void operator()(int64_t, int64_t ch,
                              const Partial<A, 2> &s) const {
     stats[ch] = s.v[0] / static_cast<A>(rows);
     stats[c + ch] = s.v[1] / static_cast<A>(rows);
-    storeAny(pd, dgamma, ch, s.v[1]);
-    storeAny(pd, dbeta, ch, s.v[0]);
+    storeSumAny(pd, dgamma, gammaAddend, ch, s.v[1]);
+    storeSumAny(pd, dbeta, betaAddend, ch, s.v[0]);
   }
 };
 
@@ -872,12 +873,13 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *gamma, const float *savedMean,
                        const float *savedInvstd, void *gradInput,
                        void *gradGamma, void *gradBeta, int64_t rows, int64_t c,
-                       const void *output, const void *beta) {
+                       const void *output, const void *beta,
+                       const void *gammaAddend, const void *betaAddend) {
   if (c == 0)
     return;
   if (rows == 0) { // the parameter gradients are sums of nothing
-    fill(paramDtype, gradGamma, c, 0.0);
-    fill(paramDtype, gradBeta, c, 0.0);
+    sumsOfNoRows(gradGamma, gammaAddend, c * bytesOf(paramDtype));
+    sumsOfNoRows(gradBeta, betaAddend, c * bytesOf(paramDtype));
     return;
   }
   dispatch(dtype, [&](auto *t) {
@@ -900,7 +902,8 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
       reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, stats, c},
                       SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
                       StoreBatchNormGrads<A>{stats, paramDtype, gradGamma,
-                                             gradBeta, c, rows},
+                                             gradBeta, gammaAddend, betaAddend,
+                                             c, rows},
                       partials);
       withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
         constexpr int N = decltype(width)::value;

@@ -82,11 +82,12 @@ func.func @layer_norm_addends(%x: tensor<4x8xf32>, %dy: tensor<4x8xf32>, %mean: 
 // CHECK: call @mpcrt_copy(%[[RM]], %[[OLDM:.*]], %c32_i64{{(_[0-9]+)?}})
 // CHECK: call @mpcrt_copy(%[[RV]], %[[OLDV:.*]], %c32_i64{{(_[0-9]+)?}})
 // 32 rows (2x4x4) of 8 channels, momentum 0.2:
-// No activation (-1); the backward reads no output and no beta (null).
+// No activation (-1); the backward reads no output and no beta and adds
+// to no addend (null).
 // CHECK: call @mpcrt_batch_norm_f32(%{{.*}}, %c2_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %[[RM]], %[[RV]], %{{.*}}, %{{.*}}, %{{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %c-1_i32{{(_[0-9]+)?}})
 // CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: %[[NULL2:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK: call @mpcrt_batch_norm_backward_f32({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[NULL]], %[[NULL2]])
+// CHECK: call @mpcrt_batch_norm_backward_f32({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[NULL]], %[[NULL2]], %{{[^,]*}}, %{{[^,]*}})
 func.func @batch_norm(%img: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> (tensor<2x4x4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
   %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %m, %v {momentum = 0.2} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %dx, %dg, %db = mpc.batch_norm_backward %o, %img, %g, %sm, %si : tensor<2x4x4x8xf32>, tensor<8xf32>
@@ -101,9 +102,9 @@ func.func @batch_norm(%img: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8
 // CHECK-LABEL: func.func @batch_norm_relu_backward(
 // CHECK: call @mpcrt_batch_norm_f16(%{{[^,]*}}, %c2_i32{{(_[0-9]+)?}}, %{{[^,]*}}, %[[B:[^,]*]], %{{[^,]*}}, %{{[^,]*}}, %[[Y:[^,]*]], {{.*}}, %c7_i32{{(_[0-9]+)?}})
 // CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK: call @mpcrt_batch_norm_backward_f16({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[Y]], %[[NULL]])
+// CHECK: call @mpcrt_batch_norm_backward_f16({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[Y]], %[[NULL]], %{{[^,]*}}, %{{[^,]*}})
 // CHECK: %[[NULL2:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK: call @mpcrt_batch_norm_backward_f16({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[NULL2]], %[[B]])
+// CHECK: call @mpcrt_batch_norm_backward_f16({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[NULL2]], %[[B]], %{{[^,]*}}, %{{[^,]*}})
 func.func @batch_norm_relu_backward(%img: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %dz: tensor<2x4x4x8xf16>) -> (tensor<2x4x4x8xf16>, tensor<2x4x4x8xf16>, tensor<2x4x4x8xf16>) {
   %o, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %m, %v {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
   %dx, %dg, %db = mpc.batch_norm_backward %dz, %img, %g, %sm, %si result(%o : tensor<2x4x4x8xf16>) {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
@@ -131,7 +132,7 @@ func.func @batch_norm_inference(%img: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %b
 // fused op's output, the buffer the forward wrote.
 // CHECK-LABEL: func.func @batch_norm_relu(
 // CHECK: call @mpcrt_batch_norm_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[OUT:[^,]*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c7_i32{{(_[0-9]+)?}})
-// CHECK: call @mpcrt_batch_norm_backward_f32({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[OUT]], %{{.*}})
+// CHECK: call @mpcrt_batch_norm_backward_f32({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[OUT]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}})
 func.func @batch_norm_relu(%img: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %dz: tensor<2x4x4x8xf32>) -> (tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>, tensor<8xf32>) {
   %z, %rm, %rv, %sm, %si = mpc.batch_norm %img, %g, %b, %m, %v {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %dx, %dg, %db = mpc.batch_norm_backward %dz, %img, %g, %sm, %si result(%z : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
@@ -203,4 +204,25 @@ func.func @add_layer_norm(%x: tensor<2x4x8xf32>, %pos: tensor<4x8xf32>, %g: tens
   %y:4 = mpc.add_layer_norm %x, %x, %g, %g : tensor<2x4x8xf32>, tensor<8xf32>
   %z:4 = mpc.add_layer_norm %x, %pos, %g, %g : tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<8xf32>
   return %y#0, %z#0 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// A batch norm backward's parameter gradients added to addends (gradient
+// accumulation): beta's alone (gamma's null), then both (the arguments'
+// pointers: inputs 5 and 6).
+// CHECK-LABEL: func.func @batch_norm_addends(
+// CHECK: %[[P5:.*]] = llvm.getelementptr %arg2[%c5_i64]
+// CHECK-NEXT: %[[GA:.*]] = llvm.load %[[P5]]
+// CHECK: %[[P6:.*]] = llvm.getelementptr %arg2[%c6_i64]
+// CHECK-NEXT: %[[BA:.*]] = llvm.load %[[P6]]
+// CHECK: %[[N1:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[N2:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[N3:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: call @mpcrt_batch_norm_backward_f16({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %[[N1]], %[[N2]], %[[N3]], %[[BA]])
+// CHECK: call @mpcrt_batch_norm_backward_f16({{.*}}, %c32_i64{{(_[0-9]+)?}}, %c8_i64{{(_[0-9]+)?}}, %{{[^,]*}}, %{{[^,]*}}, %[[GA]], %[[BA]])
+func.func @batch_norm_addends(%dy: tensor<2x4x4x8xf16>, %img: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %sm: tensor<8xf32>, %si: tensor<8xf32>, %ga: tensor<8xf32>, %ba: tensor<8xf32>) -> (tensor<2x4x4x8xf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %dx, %dg, %db = mpc.batch_norm_backward %dy, %img, %g, %sm, %si beta_addend(%ba : tensor<8xf32>) : tensor<2x4x4x8xf16>, tensor<8xf32>
+  %ex, %eg, %eb = mpc.batch_norm_backward %dy, %img, %g, %sm, %si gamma_addend(%ga : tensor<8xf32>) beta_addend(%ba : tensor<8xf32>) : tensor<2x4x4x8xf16>, tensor<8xf32>
+  return %dx, %db, %eg, %eb : tensor<2x4x4x8xf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }

@@ -240,6 +240,22 @@ func.func @batch_norm_inference_statistics(%x: tensor<2x8xf32>, %c: tensor<8xf32
 
 // -----
 
+func.func @batch_norm_backward_gamma_addend(%dy: tensor<2x8xf16>, %c: tensor<8xf32>, %a: tensor<8xf16>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op expects gamma_addend of gamma's type 'tensor<8xf32>', got 'tensor<8xf16>'}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c gamma_addend(%a : tensor<8xf16>) : tensor<2x8xf16>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_beta_addend(%dy: tensor<2x8xf32>, %c: tensor<8xf32>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{'mpc.batch_norm_backward' op expects beta_addend of gamma's type 'tensor<8xf32>', got 'tensor<2xf32>'}}
+  %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c beta_addend(%a : tensor<2xf32>) : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @batch_norm_backward_activation(%dy: tensor<2x8xf32>, %c: tensor<8xf32>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op unknown activation 'tanh' (expected none or relu)}}
   %0:3 = mpc.batch_norm_backward %dy, %dy, %c, %c, %c result(%dy : tensor<2x8xf32>) {activation = "tanh"} : tensor<2x8xf32>, tensor<8xf32>
@@ -314,7 +330,7 @@ func.func @batch_norm_backward(%dy: tensor<2x8xf32>, %c: tensor<4xf32>) {
 
 func.func @batch_norm_backward_grad(%dy: tensor<2x8xf16>, %x: tensor<2x8xf32>, %c: tensor<8xf32>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that all of {grad, input} have same type}}
-  %0:3 = "mpc.batch_norm_backward"(%dy, %x, %c, %c, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %0:3 = "mpc.batch_norm_backward"(%dy, %x, %c, %c, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
 
@@ -324,7 +340,7 @@ func.func @batch_norm_backward_grad(%dy: tensor<2x8xf16>, %x: tensor<2x8xf32>, %
 // (f16 ones would be half the bytes the kernels read).
 func.func @batch_norm_backward_saved_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that the saved mean is f32 of gamma's shape}}
-  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %c, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
+  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %c, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
   return
 }
 
@@ -332,7 +348,7 @@ func.func @batch_norm_backward_saved_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16
 
 func.func @batch_norm_backward_saved_invstd_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16>, %m: tensor<8xf32>, %s: tensor<8xf64>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that the saved invstd is f32 of gamma's shape}}
-  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %m, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf32>, tensor<8xf64>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
+  %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %m, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf32>, tensor<8xf64>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)
   return
 }
 

@@ -313,6 +313,10 @@ func.func @norms(%x: tensor<2x4x8xf16>, %g: tensor<8xf32>, %b: tensor<8xf32>, %i
   %zx, %zg, %zb = mpc.batch_norm_backward %o, %img, %g, %zsm, %zsi result(%z : tensor<2x4x4x8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm_backward {{.*}} beta(%{{.*}} : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %fx, %fg, %fb = mpc.batch_norm_backward %o, %img, %g, %zsm, %zsi beta(%b : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  // CHECK: mpc.batch_norm_backward {{.*}} beta(%{{.*}} : tensor<8xf32>) gamma_addend(%{{.*}} : tensor<8xf32>) beta_addend(%{{.*}} : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %ax2:3 = mpc.batch_norm_backward %o, %img, %g, %zsm, %zsi beta(%b : tensor<8xf32>) gamma_addend(%g : tensor<8xf32>) beta_addend(%b : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf32>, tensor<8xf32>
+  // CHECK: mpc.batch_norm_backward {{.*}} beta_addend(%{{.*}} : tensor<8xf32>) : tensor<2x4x4x8xf32>, tensor<8xf32>
+  %ax3:3 = mpc.batch_norm_backward %o, %img, %g, %sm, %si beta_addend(%b : tensor<8xf32>) : tensor<2x4x4x8xf32>, tensor<8xf32>
   // CHECK: mpc.batch_norm_inference {{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
   %ni = mpc.batch_norm_inference %img, %g, %b, %g, %b : tensor<2x4x4x8xf32>, tensor<8xf32>
   return

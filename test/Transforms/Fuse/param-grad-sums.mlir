@@ -56,6 +56,30 @@ func.func @add_layer_norm(%dy: tensor<8x16xf16>, %s: tensor<8x16xf16>, %mean: te
 
 // -----
 
+// A batch norm + ReLU's backward (f16 activations, f32 parameters, the
+// ReLU's mask formed from its beta, as at O2) likewise: both sums fold.
+// CHECK-LABEL: func @batch_norm
+// CHECK: %{{.*}}, %[[DG:.*]], %[[DB:.*]] = mpc.batch_norm_backward %arg0, %arg1, %arg2, %arg3, %arg4 beta(%arg5 : tensor<8xf32>) gamma_addend(%arg6 : tensor<8xf32>) beta_addend(%arg7 : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+// CHECK-NEXT: return %{{.*}}, %[[DG]], %[[DB]]
+// REMARK: remark: fused: mpc.batch_norm_backward + mpc.add + mpc.add -> mpc.batch_norm_backward
+// OFF-LABEL: func @batch_norm
+// OFF: mpc.batch_norm_backward %arg0, %arg1, %arg2, %arg3, %arg4 beta(%arg5 : tensor<8xf32>) {activation = "relu"} :
+// OFF: mpc.add
+// OFF: mpc.add
+// REPORT: "op": "mpc.batch_norm_backward"
+// REPORT: "from": [
+// REPORT-NEXT: "mpc.batch_norm_backward",
+// REPORT-NEXT: "mpc.add",
+// REPORT-NEXT: "mpc.add"
+func.func @batch_norm(%dy: tensor<2x4x4x8xf16>, %x: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %mean: tensor<8xf32>, %invstd: tensor<8xf32>, %b: tensor<8xf32>, %gacc: tensor<8xf32>, %bacc: tensor<8xf32>) -> (tensor<2x4x4x8xf16>, tensor<8xf32>, tensor<8xf32>) {
+  %dx, %dg, %db = mpc.batch_norm_backward %dy, %x, %g, %mean, %invstd beta(%b : tensor<8xf32>) {activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  %sg = mpc.add %gacc, %dg : tensor<8xf32>, tensor<8xf32>
+  %sb = mpc.add %db, %bacc : tensor<8xf32>, tensor<8xf32>
+  return %dx, %sg, %sb : tensor<2x4x4x8xf16>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // An embedding's table gradient summed into its accumulator: the rows the
 // batch hits are added to the accumulator, padding row and all.
 // CHECK-LABEL: func @embedding

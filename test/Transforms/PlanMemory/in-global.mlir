@@ -270,3 +270,25 @@ func.func @parameter_gradients_accumulate(%dy: tensor<8x16xf32>, %x: tensor<8x16
   ml_program.global_store @tacc = %t : tensor<100x16xf32>
   return %er, %eg : tensor<8x16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// A batch norm backward's gamma and beta gradients summed into their
+// accumulators likewise: both in the accumulators' globals, the input
+// gradient in the arena. The memory report counts it as summed.
+// CHECK-LABEL: func @batch_norm_accumulate
+// CHECK: mpc.batch_norm_backward {{.*}} gamma_addend(%{{.*}} : tensor<8xf32>) beta_addend(%{{.*}} : tensor<8xf32>) {mpc.in_globals = [unit, @bngacc, @bnbacc], mpc.offsets = array<i64: 0, -1, -1>}
+// REPORT: "function": "batch_norm_accumulate",
+// REPORT: "fused": {
+// REPORT-NEXT: "mpc.batch_norm_backward summed": 1
+// REPORT: "written_in_globals": 2,
+ml_program.global private mutable @bngacc(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @bnbacc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @batch_norm_accumulate(%dy: tensor<2x4x4x8xf16>, %x: tensor<2x4x4x8xf16>, %g: tensor<8xf32>, %sm: tensor<8xf32>, %si: tensor<8xf32>) -> tensor<2x4x4x8xf16> {
+  %ga = ml_program.global_load @bngacc : tensor<8xf32>
+  %ba = ml_program.global_load @bnbacc : tensor<8xf32>
+  %dx, %dg, %db = mpc.batch_norm_backward %dy, %x, %g, %sm, %si gamma_addend(%ga : tensor<8xf32>) beta_addend(%ba : tensor<8xf32>) : tensor<2x4x4x8xf16>, tensor<8xf32>
+  ml_program.global_store @bngacc = %dg : tensor<8xf32>
+  ml_program.global_store @bnbacc = %db : tensor<8xf32>
+  return %dx : tensor<2x4x4x8xf16>
+}

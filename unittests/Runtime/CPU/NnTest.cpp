@@ -171,9 +171,9 @@ TEST(BatchNorm, ForwardRunningStatsAndBackward) {
     EXPECT_NEAR(rv[ch], 0.9 * rv0[ch] + 0.1 * v[ch] * rows / (rows - 1),
                 1e-12); // unbiased, as PyTorch
   }
-  mpcrt_batch_norm_backward_f64(dy.data(), x.data(), MPCRT_F64, g.data(),
-                                sm.data(), si.data(), dx.data(), dg.data(),
-                                db.data(), rows, c, nullptr, nullptr);
+  mpcrt_batch_norm_backward_f64(
+      dy.data(), x.data(), MPCRT_F64, g.data(), sm.data(), si.data(), dx.data(),
+      dg.data(), db.data(), rows, c, nullptr, nullptr, nullptr, nullptr);
   auto loss = [&]() { return dot(dy, std::get<0>(forward())); };
   // The saved statistics are f32: agreement to ~1e-6.
   auto ndx = numericGradient(x, loss), ndg = numericGradient(g, loss),
@@ -237,7 +237,7 @@ TEST(BatchNorm, FusedReluEqualsTheReluAroundItBitForBit) {
         grad, X, MPCRT_F32, g.data(), sm.data(), si.data(),                    \
         reinterpret_cast<T *>(dx[fused].data()), dg[fused].data(),             \
         db[fused].data(), rows, c, fused == 1 ? Y : nullptr,                   \
-        fused == 2 ? b.data() : nullptr);                                      \
+        fused == 2 ? b.data() : nullptr, nullptr, nullptr);                    \
   } while (0)
       if (d == MPCRT_F16)
         RUN(f16, uint16_t);
@@ -655,7 +655,38 @@ TEST(Nn, GradientAddendsEqualASeparateAdd) {
             mean(stats), rstd(stats);
         const void *gp = addendOf(ga, inPlace, dg),
                    *bp = addendOf(ba, inPlace, db);
-        if (c.fused) {
+        if (c.kind == mpcrt::test::NormKind::Batch) {
+          // Channels last: cols channels; saved statistics f32.
+          std::vector<uint8_t> rm = c.beta, rv = c.gamma;
+          std::vector<float> sm(c.cols), si(c.cols);
+#define CALL(SUFFIX, T)                                                        \
+  mpcrt_batch_norm_##SUFFIX(                                                   \
+      reinterpret_cast<const T *>(c.x.data()), c.param, c.gamma.data(),        \
+      c.beta.data(), rm.data(), rv.data(), reinterpret_cast<T *>(y.data()),    \
+      sm.data(), si.data(), c.rows, c.cols, 0.1, 1e-5, MPCRT_ACTIVATION_NONE); \
+  mpcrt_batch_norm_backward_##SUFFIX(                                          \
+      reinterpret_cast<const T *>(c.dy.data()),                                \
+      reinterpret_cast<const T *>(c.x.data()), c.param, c.gamma.data(),        \
+      sm.data(), si.data(), reinterpret_cast<T *>(dx.data()), dg.data(),       \
+      db.data(), c.rows, c.cols, nullptr, nullptr, gp, bp)
+          switch (c.dt) {
+          case MPCRT_F16:
+            CALL(f16, uint16_t);
+            break;
+          case MPCRT_BF16:
+            CALL(bf16, uint16_t);
+            break;
+          case MPCRT_F32:
+            CALL(f32, float);
+            break;
+          case MPCRT_F64:
+            CALL(f64, double);
+            break;
+          }
+#undef CALL
+          return;
+        }
+        if (c.kind == mpcrt::test::NormKind::AddLayer) {
           const int64_t step = 0;
           mpcrt_add_layer_norm(c.dt, c.x.data(), c.residual.data(), c.param,
                                c.gamma.data(), c.beta.data(), sum.data(),

@@ -125,7 +125,7 @@ TEST(Threads, NormalisationReductionsAndLossesAreTheSameWithAnyThreadCount) {
     mpcrt_batch_norm_backward_f32(dy.data(), x.data(), MPCRT_F32, gamma.data(),
                                   mean.data(), invstd.data(), dx.data(),
                                   dg.data(), db.data(), rows, c, y.data(),
-                                  nullptr);
+                                  nullptr, nullptr, nullptr);
     mpcrt_reduce_f32(MPCRT_REDUCE_SUM, x.data(), sums.data(), 1, rows, c);
     EXPECT_EQ(mpcrt_cross_entropy_f32(logits.data(), labels.data(), 32,
                                       loss.data(), ceRows, classes, 1, 0, 0,

@@ -177,7 +177,7 @@ TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
     mpcrt_batch_norm_backward_##SUFFIX(                                        \
         reinterpret_cast<const T *>(dy.data()), X, pd, gamma.data(),           \
         mean.data(), invstd.data(), reinterpret_cast<T *>(dx.data()),          \
-        dg.data(), db.data(), rows, c, nullptr, nullptr);                      \
+        dg.data(), db.data(), rows, c, nullptr, nullptr, nullptr, nullptr);    \
     mpcrt_max_pool2d_##SUFFIX(X, reinterpret_cast<T *>(mp.data()), &pool);     \
     mpcrt_max_pool2d_backward_##SUFFIX(                                        \
         reinterpret_cast<const T *>(pdy.data()), X,                            \
@@ -359,7 +359,8 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
         reinterpret_cast<const T *>(dy.data()), X, pd, gamma.data(),           \
         mean.data(), invstd.data(), reinterpret_cast<T *>(dx.data()),          \
         dg.data(), db.data(), rows, c,                                         \
-        relu ? reinterpret_cast<const T *>(y.data()) : nullptr, nullptr);      \
+        relu ? reinterpret_cast<const T *>(y.data()) : nullptr, nullptr,       \
+        nullptr, nullptr);                                                     \
   } while (0)
           MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
@@ -461,7 +462,8 @@ TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
         reinterpret_cast<const T *>(xs.data()), MPCRT_F32, gamma.data(),       \
         gpuMean.data(), gpuInvstd.data(), reinterpret_cast<T *>(dxRef.data()), \
         dgRef.data(), dbRef.data(), rows, c,                                   \
-        reinterpret_cast<const T *>(yBytes.data()), nullptr);                  \
+        reinterpret_cast<const T *>(yBytes.data()), nullptr, nullptr,          \
+        nullptr);                                                              \
   } while (0)
         MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
@@ -888,7 +890,14 @@ TEST_F(Nn, GradientAddendsEqualASeparateAdd) {
         uint8_t *dG = upload(dg), *dB = upload(db);
         const void *gp = addendOf(ga, inPlace, dG, up),
                    *bp = addendOf(ba, inPlace, dB, up);
-        if (c.fused) {
+        if (c.kind == mpcrt::test::NormKind::Batch) {
+          float *sm = deviceBuffer<float>(c.cols),
+                *si = deviceBuffer<float>(c.cols);
+          batchNorm(c.dt, x, c.param, gamma, beta, upload(c.beta),
+                    upload(c.gamma), y, sm, si, c.rows, c.cols, 0.1, 1e-5);
+          batchNormBackward(c.dt, dy, x, c.param, gamma, sm, si, dx, dG, dB,
+                            c.rows, c.cols, nullptr, nullptr, gp, bp);
+        } else if (c.kind == mpcrt::test::NormKind::AddLayer) {
           auto *step = upload(std::vector<int64_t>{0});
           addLayerNorm(c.dt, x, upload(c.residual), c.param, gamma, beta, sum,
                        y, mean, rstd, c.rows, c.cols, c.rows, 1e-5, 0, 1, step);

@@ -429,6 +429,7 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         auto back = BatchNormBackwardOp::create(
             b, loc, g, op.getInput(), op.getGamma(), op.getSavedMean(),
             op.getSavedInvstd(), relu ? op.getResult() : Value(), Value(),
+            /*gamma_addend=*/Value(), /*beta_addend=*/Value(),
             op.getActivationAttr());
         out[0] = back.getGradInput();
         out[1] = back.getGradGamma();

@@ -971,8 +971,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-/// A layer norm backward's addends of its parameter gradients: of gamma's
-/// type (the gradients' type), where given.
+/// A norm backward's addends of its parameter gradients: of gamma's type
+/// (the gradients' type), where given.
 static LogicalResult checkParamAddends(Value gammaAddend, Value betaAddend,
                                        RankedTensorType gamma,
                                        const Diag &diag) {
@@ -1170,6 +1170,9 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
     return diag("cannot form the ReLU's mask again from an f64 input (its "
                 "forward applied f64 statistics, saved as f32): expects "
                 "`result(...)`");
+  if (failed(checkParamAddends(adaptor.getGammaAddend(),
+                               adaptor.getBetaAddend(), *gamma, diag)))
+    return failure();
   results.append({*input, *gamma, *gamma});
   return success();
 }

@@ -294,9 +294,10 @@ Location reportedLocation(Operation *op) {
 /// gradient accumulation folded into it).
 bool hasGradientAddends(Operation *op) {
   return llvm::TypeSwitch<Operation *, bool>(op)
-      .Case<LayerNormBackwardOp, AddLayerNormBackwardOp>([](auto back) {
-        return back.getGammaAddend() || back.getBetaAddend();
-      })
+      .Case<LayerNormBackwardOp, AddLayerNormBackwardOp, BatchNormBackwardOp>(
+          [](auto back) {
+            return back.getGammaAddend() || back.getBetaAddend();
+          })
       .Case(
           [](EmbeddingBackwardOp back) { return back.getAddend() != nullptr; })
       .Default([](Operation *) { return false; });
@@ -462,7 +463,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         SmallVector<Operation *> paramGrads;
         getOperation().walk([&](Operation *op) {
           if (isa<LayerNormBackwardOp, AddLayerNormBackwardOp,
-                  EmbeddingBackwardOp>(op))
+                  BatchNormBackwardOp, EmbeddingBackwardOp>(op))
             paramGrads.push_back(op);
         });
         for (Operation *op : paramGrads)
@@ -1652,7 +1653,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   void sumParamGrads(Operation *op) {
     bool summed =
         llvm::TypeSwitch<Operation *, bool>(op)
-            .Case<LayerNormBackwardOp, AddLayerNormBackwardOp>([&](auto back) {
+            .Case<LayerNormBackwardOp, AddLayerNormBackwardOp,
+                  BatchNormBackwardOp>([&](auto back) {
               bool gamma = sumInto(op, back.getGradGamma(),
                                    back.getGammaAddendMutable());
               bool beta =

@@ -46,9 +46,9 @@ bool isElementwise(Operation *op) {
 }
 
 /// The addend an op accumulates its result `result` into, or null: a
-/// GEMM's (or its bias gradient's column sums'), a layer norm backward's
-/// parameter gradients', an embedding backward's table. Each element of
-/// the addend is read only for the same element of the result.
+/// GEMM's (or its bias gradient's column sums'), a layer or batch norm
+/// backward's parameter gradients', an embedding backward's table. Each element
+/// of the addend is read only for the same element of the result.
 Value accumulatedAddend(Operation *op, unsigned result) {
   if (auto accumulate = dyn_cast<MatmulAddOp>(op))
     return accumulate.getAddend();
@@ -61,6 +61,10 @@ Value accumulatedAddend(Operation *op, unsigned result) {
   if (auto back = dyn_cast<AddLayerNormBackwardOp>(op))
     return result == 2   ? back.getGammaAddend()
            : result == 3 ? back.getBetaAddend()
+                         : Value();
+  if (auto back = dyn_cast<BatchNormBackwardOp>(op))
+    return result == 1   ? back.getGammaAddend()
+           : result == 2 ? back.getBetaAddend()
                          : Value();
   if (auto back = dyn_cast<EmbeddingBackwardOp>(op))
     return back.getAddend();
@@ -482,11 +486,13 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
                  AddLayerNormBackwardOp, SoftmaxDropoutOp,
                  SoftmaxDropoutBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
-    // Gradients summed into their accumulators by the ops computing them.
-    else if (isa<LayerNormBackwardOp, EmbeddingBackwardOp>(op) &&
-             llvm::any_of(llvm::seq(op->getNumResults()), [&](unsigned r) {
-               return accumulatedAddend(op, r) != nullptr;
-             }))
+    // Gradients summed into their accumulators by the ops computing them
+    // (a batch norm backward also counted above where it took a ReLU).
+    if (isa<LayerNormBackwardOp, BatchNormBackwardOp, EmbeddingBackwardOp>(
+            op) &&
+        llvm::any_of(llvm::seq(op->getNumResults()), [&](unsigned r) {
+          return accumulatedAddend(op, r) != nullptr;
+        }))
       ++plan.fused[op->getName().getStringRef().str() + " summed"];
     // Moves --mpc-fuse computes again for the backward pass.
     if (op->hasAttr("mpc.recomputed"))

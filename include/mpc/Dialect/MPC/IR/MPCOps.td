@@ -1000,6 +1000,12 @@ def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
     form (its `relu-mask-from-input` option): the backward then reads two
     tensors, not three, in each of its two passes.
 
+    The gradients of gamma and beta are in gamma's type; with
+    `gamma_addend(...)` or `beta_addend(...)` (of gamma's type: gradient
+    accumulators) each is rounded to that type, the addend's element added
+    and the sum rounded again, as a separate `mpc.add` computes it.
+    `--mpc-fuse`'s `weight-grad-sums` folds such adds.
+
     ```mlir
     %dx, %dg, %db = mpc.batch_norm_backward %dy, %x, %g, %mean, %invstd
         : tensor<8x32x32x64xf32>, tensor<64xf32>
@@ -1009,6 +1015,9 @@ def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
     %dx, %dg, %db = mpc.batch_norm_backward %dz, %x, %g, %mean, %invstd
         beta(%b : tensor<64xf32>) {activation = "relu"}
         : tensor<8x32x32x64xf16>, tensor<64xf32>
+    %dx, %dg, %db = mpc.batch_norm_backward %dy, %x, %g, %mean, %invstd
+        gamma_addend(%ga : tensor<64xf32>) beta_addend(%ba : tensor<64xf32>)
+        : tensor<8x32x32x64xf16>, tensor<64xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
@@ -1016,12 +1025,16 @@ def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
                        MPC_FloatTensor:$saved_invstd,
                        Optional<MPC_FloatTensor>:$result,
                        Optional<MPC_FloatTensor>:$beta,
+                       Optional<MPC_FloatTensor>:$gamma_addend,
+                       Optional<MPC_FloatTensor>:$beta_addend,
                        DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let results = (outs MPC_FloatTensor:$grad_input, MPC_FloatTensor:$grad_gamma,
                       MPC_FloatTensor:$grad_beta);
   let assemblyFormat = "$grad `,` $input `,` $gamma `,` $saved_mean `,` "
       "$saved_invstd (`result` `(` $result^ `:` type($result) `)`)? "
       "(`beta` `(` $beta^ `:` type($beta) `)`)? "
+      "(`gamma_addend` `(` $gamma_addend^ `:` type($gamma_addend) `)`)? "
+      "(`beta_addend` `(` $beta_addend^ `:` type($beta_addend) `)`)? "
       "attr-dict `:` type($grad) `,` type($gamma)";
 }
 

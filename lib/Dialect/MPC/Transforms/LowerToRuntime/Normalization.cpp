@@ -245,7 +245,8 @@ LogicalResult batchNormBackward(BatchNormBackwardOp op, Lowering &l) {
           l.i32(dtypeCode(param.getElementType())), l.ptr(op.getGamma()),
           l.ptr(op.getSavedMean()), l.ptr(op.getSavedInvstd()), dx, dg, db,
           l.i64(type.getNumElements() / c), l.i64(c),
-          l.ptrOrNull(op.getResult()), l.ptrOrNull(op.getBeta())});
+          l.ptrOrNull(op.getResult()), l.ptrOrNull(op.getBeta()),
+          l.ptrOrNull(op.getGammaAddend()), l.ptrOrNull(op.getBetaAddend())});
   return success();
 }
 
