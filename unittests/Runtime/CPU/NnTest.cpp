@@ -8,6 +8,7 @@
 
 #include "../AddLayerNormCheck.h"
 #include "../AttentionCheck.h"
+#include "../ForEachDtype.h"
 #include "../GradientAddendCheck.h"
 #include "Formulas.h"
 #include "TestSupport.h"
@@ -659,7 +660,7 @@ TEST(Nn, GradientAddendsEqualASeparateAdd) {
           // Channels last: cols channels; saved statistics f32.
           std::vector<uint8_t> rm = c.beta, rv = c.gamma;
           std::vector<float> sm(c.cols), si(c.cols);
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   mpcrt_batch_norm_##SUFFIX(                                                   \
       reinterpret_cast<const T *>(c.x.data()), c.param, c.gamma.data(),        \
       c.beta.data(), rm.data(), rv.data(), reinterpret_cast<T *>(y.data()),    \
@@ -669,20 +670,7 @@ TEST(Nn, GradientAddendsEqualASeparateAdd) {
       reinterpret_cast<const T *>(c.x.data()), c.param, c.gamma.data(),        \
       sm.data(), si.data(), reinterpret_cast<T *>(dx.data()), dg.data(),       \
       db.data(), c.rows, c.cols, nullptr, nullptr, gp, bp)
-          switch (c.dt) {
-          case MPCRT_F16:
-            CALL(f16, uint16_t);
-            break;
-          case MPCRT_BF16:
-            CALL(bf16, uint16_t);
-            break;
-          case MPCRT_F32:
-            CALL(f32, float);
-            break;
-          case MPCRT_F64:
-            CALL(f64, double);
-            break;
-          }
+          MPCRT_FOR_DTYPE(c.dt, CALL);
 #undef CALL
           return;
         }
@@ -711,20 +699,7 @@ TEST(Nn, GradientAddendsEqualASeparateAdd) {
       reinterpret_cast<const STAT *>(rstd.data()), c.param, c.gamma.data(),    \
       reinterpret_cast<T *>(dx.data()), dg.data(), db.data(), gp, bp, c.rows,  \
       c.cols)
-        switch (c.dt) {
-        case MPCRT_F16:
-          CALL(f16, uint16_t, float);
-          break;
-        case MPCRT_BF16:
-          CALL(bf16, uint16_t, float);
-          break;
-        case MPCRT_F32:
-          CALL(f32, float, float);
-          break;
-        case MPCRT_F64:
-          CALL(f64, double, double);
-          break;
-        }
+        MPCRT_FOR_DTYPE(c.dt, CALL);
 #undef CALL
       });
   mpcrt::test::checkEmbeddingAddend(
@@ -733,25 +708,12 @@ TEST(Nn, GradientAddendsEqualASeparateAdd) {
               std::vector<uint8_t> &table) {
         const void *a = addendOf(addend, inPlace, table);
         int64_t bad = -1;
-#define CALL(SUFFIX, T)                                                        \
+#define CALL(SUFFIX, T, STAT)                                                  \
   bad = mpcrt_embedding_backward_##SUFFIX(                                     \
       reinterpret_cast<const T *>(c.dy.data()), c.indices.data(), 32, c.count, \
       c.v, c.d, c.padding, static_cast<const T *>(a),                          \
       reinterpret_cast<T *>(table.data()))
-        switch (c.dt) {
-        case MPCRT_F16:
-          CALL(f16, uint16_t);
-          break;
-        case MPCRT_BF16:
-          CALL(bf16, uint16_t);
-          break;
-        case MPCRT_F32:
-          CALL(f32, float);
-          break;
-        case MPCRT_F64:
-          CALL(f64, double);
-          break;
-        }
+        MPCRT_FOR_DTYPE(c.dt, CALL);
 #undef CALL
         EXPECT_EQ(bad, 0);
       });

@@ -10,6 +10,7 @@
 #ifndef MPC_UNITTESTS_RUNTIME_CUDA_CUDATEST_H
 #define MPC_UNITTESTS_RUNTIME_CUDA_CUDATEST_H
 
+#include "../ForEachDtype.h"
 #include "Kernels.h"
 
 #include "gtest/gtest.h"
@@ -63,25 +64,6 @@ public:
   std::mt19937 rng;
   std::vector<void *> owned;
 };
-
-/// Expands CALL(SUFFIX, T, STAT) for the C ABI instance of dtype `d`: the
-/// suffix, the ABI element type and the statistics type (layer norm).
-#define MPCRT_FOR_DTYPE(d, CALL)                                               \
-  do {                                                                         \
-    switch (d) {                                                               \
-    case MPCRT_F16:                                                            \
-      CALL(f16, uint16_t, float);                                              \
-      break;                                                                   \
-    case MPCRT_BF16:                                                           \
-      CALL(bf16, uint16_t, float);                                             \
-      break;                                                                   \
-    case MPCRT_F32:                                                            \
-      CALL(f32, float, float);                                                 \
-      break;                                                                   \
-    default:                                                                   \
-      CALL(f64, double, double);                                               \
-    }                                                                          \
-  } while (0)
 
 inline bool sameBits(float a, float b) {
   uint32_t x, y;
