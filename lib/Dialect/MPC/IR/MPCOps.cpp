@@ -1022,11 +1022,7 @@ LogicalResult AddLayerNormOp::inferReturnTypes(MLIRContext *,
   if (failed(input) || failed(residual) || failed(gamma) ||
       failed(checkDropoutP(adaptor.getDropoutP().convertToDouble(), diag)))
     return failure();
-  // The residual: the input's element type, and its shape or the shape of
-  // its last dimensions (broadcast over the leading ones).
-  ArrayRef<int64_t> shape = input->getShape(), tail = residual->getShape();
-  if (residual->getElementType() != input->getElementType() || tail.empty() ||
-      tail.size() > shape.size() || shape.take_back(tail.size()) != tail)
+  if (!isResidualOf(*residual, *input))
     return diag("expects a residual of the input's type or of the shape of "
                 "its last dimensions, with its element type; got ",
                 *input, " and ", *residual);

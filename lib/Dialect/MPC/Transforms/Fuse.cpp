@@ -1351,17 +1351,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     if (!add || add->getBlock() != norm->getBlock())
       return;
     // The sides of the norm's type may take the dropout; a broadcast one
-    // (the shape of the last dimensions, the element type) is the residual.
-    auto broadcasts = [&](Value v) {
-      RankedTensorType t = typeOf(v);
-      ArrayRef<int64_t> tail = t.getShape();
-      return t.getElementType() == type.getElementType() && !tail.empty() &&
-             tail.size() <= type.getShape().size() &&
-             type.getShape().take_back(tail.size()) == tail;
-    };
+    // is the residual.
     bool full[2] = {typeOf(add.getLhs()) == type, typeOf(add.getRhs()) == type};
-    if (!(full[0] && full[1]) && !(full[0] && broadcasts(add.getRhs())) &&
-        !(full[1] && broadcasts(add.getLhs())))
+    if (!(full[0] && full[1]) &&
+        !(full[0] && isResidualOf(typeOf(add.getRhs()), type)) &&
+        !(full[1] && isResidualOf(typeOf(add.getLhs()), type)))
       return;
     for (Operation *user : add->getUsers())
       if (user != norm && (user->getBlock() != norm->getBlock() ||

@@ -34,6 +34,15 @@ inline Type batchNormSavedType(Type gamma) {
   auto shaped = dyn_cast<ShapedType>(gamma);
   return shaped ? shaped.clone(Float32Type::get(gamma.getContext())) : gamma;
 }
+
+/// Whether `residual` may be mpc.add_layer_norm's residual beside `input`:
+/// the input's element type, and its shape or the shape of its last
+/// dimensions (at least the last one), broadcast over the leading ones.
+inline bool isResidualOf(RankedTensorType residual, RankedTensorType input) {
+  ArrayRef<int64_t> shape = input.getShape(), tail = residual.getShape();
+  return residual.getElementType() == input.getElementType() && !tail.empty() &&
+         tail.size() <= shape.size() && shape.take_back(tail.size()) == tail;
+}
 } // namespace mlir::mpc
 
 #define GET_OP_CLASSES
