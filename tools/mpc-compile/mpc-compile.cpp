@@ -156,8 +156,9 @@ static cl::opt<bool> noRecomputeMoves(
     cl::desc("Keep the results of concatenations, upsamplings, transposes, "
              "slices, broadcasts and casts that the backward pass reads "
              "(--mpc-fuse's recompute-moves=false), instead of computing "
-             "them again there from operands kept anyway; the same values, "
-             "more memory, one kernel fewer each"),
+             "them again there, or only there, from operands kept anyway; "
+             "the same values, more memory, one kernel fewer for each "
+             "copy"),
     cl::cat(category));
 static cl::opt<bool> noFuseWeightGradSums(
     "no-fuse-weight-grad-sums",

@@ -562,7 +562,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     gap, nor the later reader, then reaches the peak; one such copy per
     round). The result then dies before the peak, and the copy costs one
     more pass over it; moves that would not lower the peak are left
-    alone. Rounds repeat while the peak moves to another such gap (at most
+    alone. Where the widest gap comes before the first reader (a move
+    read only after the peak, such as the f32 cast of a fused norm's sum
+    that only the norm's f32 backward reads), the op itself moves down to
+    that reader, unmarked: computed once, later. Rounds repeat while the peak moves to another such gap (at most
     16). The values are the same bit for bit.
 
     With `remarks` each fusion is reported where it happened; `report`
@@ -612,9 +615,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"recomputeMoves", "recompute-moves", "bool", /*default=*/"true",
            "Compute a concatenation, upsampling, transpose, slice, "
            "broadcast or cast again for its readers after the widest gap "
-           "(the backward pass) where that lowers the peak of live bytes "
-           "and its operands are kept anyway or take fewer bytes, instead "
-           "of keeping its result">,
+           "(the backward pass), or move it down to its first reader "
+           "where the gap comes before that one, where that lowers the "
+           "peak of live bytes and its operands are kept anyway or take "
+           "fewer bytes, instead of keeping its result">,
     Option<"reluMaskFromInput", "relu-mask-from-input", "bool",
            /*default=*/"true",
            "A batch norm + ReLU's backward forms the ReLU's mask from its "
