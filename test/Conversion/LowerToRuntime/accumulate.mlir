@@ -8,12 +8,17 @@
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s --check-prefix=ONE
 
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
-// The 16x8 f32 accumulator (512 bytes) and the scalar loss's (4) zeroed
-// once read (the update reads the sum, in the arena).
-// CHECK: call @mpcrt_zero(%{{.*}}, %c512_i64{{(_[0-9]+)?}})
-// CHECK: call @mpcrt_zero(%{{.*}}, %c4_i64{{(_[0-9]+)?}})
-// CHECK: call @mpcrt_sgd_update_f32_f32
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
+// The step adds the last micro-batch's gradient in the accumulator's
+// storage too, the update reads the sum there, and only then are the 16x8
+// f32 accumulator (512 bytes) and the scalar loss's (4) zeroed (the plan
+// moves the resets after the update).
+// CHECK-DAG: %[[SLACC:.*]] = llvm.getelementptr %[[STATE]][%c256_i64]
+// CHECK-DAG: %[[SWACC:.*]] = llvm.getelementptr %[[STATE]][%c1024_i64]
+// CHECK: call @mpcrt_binary_f32(%{{[^,]*}}, %[[SWACC]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[SWACC]],
+// CHECK: call @mpcrt_sgd_update_f32_f32(%{{[^,]*}}, %[[SWACC]],
+// CHECK: call @mpcrt_zero(%[[SWACC]], %c512_i64{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_zero(%[[SLACC]], %c4_i64{{(_[0-9]+)?}})
 // CHECK: call @mpcrt_increment_step
 // The micro-step adds each micro-batch's gradient (and loss) into its
 // accumulator's own storage in the state (the weight's at 1024, the loss's

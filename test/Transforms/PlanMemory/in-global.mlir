@@ -1,10 +1,14 @@
 // An elementwise op whose result is stored back to a global it reads (a
 // gradient accumulator's acc = acc + g) writes the global itself: it gets
 // mpc.in_globals and no arena buffer, and the store copies nothing. Only
-// where nothing reads the global after the op and no other store writes it
-// afterwards.
+// where nothing reads the global after the op and any other store writing
+// it afterwards comes after the result's last reader; stores of constants
+// that nothing reads after them (the step's resets of its accumulators)
+// move to the end of the function first.
 // RUN: mpc-opt %s -split-input-file --mpc-plan-memory | FileCheck %s
 // RUN: mpc-opt %s -split-input-file --mpc-plan-memory="report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// Without reuse nothing moves and nothing is computed in a global.
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory=reuse=false | FileCheck %s --check-prefix=NOREUSE
 
 // The accumulation: no arena at all (the gradient is an argument).
 // CHECK-LABEL: func @accumulate
@@ -76,8 +80,9 @@ func.func @second_load(%g: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-// Another store writes the global after the sum (the step's reset to zero,
-// while the update still reads the sum): the sum stays in the arena.
+// Another store writes the global before the sum's last reader (the
+// reset to zero, moved to the end of the function, still comes before the
+// return that reads the sum): the sum stays in the arena.
 // CHECK-LABEL: func @stored_again
 // CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.offsets = array<i64: 0>}
 // CHECK-NOT: mpc.in_global
@@ -88,6 +93,122 @@ func.func @stored_again(%g: tensor<8xf32>) -> tensor<8xf32> {
   %z = mpc.constant dense<0.0> : tensor<8xf32>
   ml_program.global_store @acc = %z : tensor<8xf32>
   return %s : tensor<8xf32>
+}
+
+// -----
+
+// The reset comes after the sum's last reader: the global's old value is
+// dead from the sum on, so the sum is computed in the global and read
+// there, and the reset then zeroes it.
+// CHECK-LABEL: func @reset_after_read
+// CHECK-SAME: attributes {mpc.arena_bytes = 32 : i64}
+// CHECK: %[[SUM:.*]] = mpc.add %{{.*}}, %{{.*}} {mpc.in_globals = [@acc]}
+// CHECK: mpc.exp %[[SUM]] {mpc.offsets = array<i64: 0>}
+// CHECK: ml_program.global_store @acc = %{{.*}}
+// REPORT: "function": "reset_after_read",
+// REPORT: "written_in_globals": 1,
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @reset_after_read(%g: tensor<8xf32>) -> tensor<8xf32> {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  %e = mpc.exp %s : tensor<8xf32>
+  %z = mpc.constant dense<0.0> : tensor<8xf32>
+  ml_program.global_store @acc = %z : tensor<8xf32>
+  return %e : tensor<8xf32>
+}
+
+// -----
+
+// The step that consumes accumulated gradients resets the accumulators
+// before the optimizer's update reads the sums (--mpc-accumulate-gradients,
+// then --mpc-optimizer): the resets are stores of constants that nothing
+// after them reads, so the plan moves them to the end, and the sums are
+// computed in the accumulators. The sum's store of a kept value stays.
+// CHECK-LABEL: func @step_resets_first
+// CHECK-SAME: attributes {mpc.arena_bytes = 0 : i64}
+// CHECK: %[[SUM:.*]] = mpc.add %{{.*}}, %{{.*}} {mpc.in_globals = [@acc]}
+// CHECK: %[[W:.*]] = mpc.sgd_update %{{.*}}, %[[SUM]]
+// CHECK-NEXT: ml_program.global_store @w = %[[W]]
+// CHECK-NEXT: ml_program.global_store @acc = %{{.*}}
+// CHECK-NEXT: ml_program.global_store @loss_acc = %{{.*}}
+// CHECK-NEXT: return
+// NOREUSE-LABEL: func @step_resets_first
+// NOREUSE: mpc.add %{{.*}}, %{{.*}} {mpc.offsets
+// NOREUSE-NEXT: mpc.constant
+// NOREUSE-NEXT: ml_program.global_store @acc
+// NOREUSE: mpc.sgd_update
+ml_program.global private mutable @w(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+ml_program.global private mutable @loss_acc(dense<0.0> : tensor<f32>) : tensor<f32>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+func.func @step_resets_first(%g: tensor<8xf32>) {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  %z = mpc.constant dense<0.0> : tensor<8xf32>
+  ml_program.global_store @acc = %z : tensor<8xf32>
+  %zl = mpc.constant dense<0.0> : tensor<f32>
+  ml_program.global_store @loss_acc = %zl : tensor<f32>
+  %w = ml_program.global_load @w : tensor<8xf32>
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %nw = mpc.sgd_update %w, %s lr(%lr) : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @w = %nw : tensor<8xf32>
+  return
+}
+
+// -----
+
+// A reset that a later load reads stays where it is (the load must see
+// the zeros): the sum, still read after it, takes an arena buffer.
+// CHECK-LABEL: func @reset_read_again
+// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK-NEXT: mpc.constant
+// CHECK-NEXT: ml_program.global_store @acc
+// CHECK-NEXT: ml_program.global_load @acc
+// CHECK-NOT: mpc.in_global
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @reset_read_again(%g: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  %z = mpc.constant dense<0.0> : tensor<8xf32>
+  ml_program.global_store @acc = %z : tensor<8xf32>
+  %b = ml_program.global_load @acc : tensor<8xf32>
+  %e = mpc.exp %s : tensor<8xf32>
+  %f = mpc.add %b, %e : tensor<8xf32>, tensor<8xf32>
+  return %e, %f : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A store of a value that is not a constant is not moved: the sum read
+// after it stays in the arena.
+// CHECK-LABEL: func @reset_by_value
+// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK-NEXT: ml_program.global_store @acc = %arg1
+// CHECK-NOT: mpc.in_global
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @reset_by_value(%g: tensor<8xf32>, %v: tensor<8xf32>) -> tensor<8xf32> {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @acc = %v : tensor<8xf32>
+  %e = mpc.exp %s : tensor<8xf32>
+  return %e : tensor<8xf32>
+}
+
+// -----
+
+// Stored back, read, then reset after its last reader: in the global.
+// CHECK-LABEL: func @stored_then_reset
+// CHECK: %[[SUM:.*]] = mpc.add %{{.*}}, %{{.*}} {mpc.in_globals = [@acc]}
+// CHECK-NEXT: ml_program.global_store @acc = %[[SUM]]
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32>
+func.func @stored_then_reset(%g: tensor<8xf32>) -> tensor<8xf32> {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  ml_program.global_store @acc = %s : tensor<8xf32>
+  %e = mpc.exp %s : tensor<8xf32>
+  %z = mpc.constant dense<0.0> : tensor<8xf32>
+  ml_program.global_store @acc = %z : tensor<8xf32>
+  return %e : tensor<8xf32>
 }
 
 // -----
@@ -168,11 +289,13 @@ func.func @old_mean_read_after(%x: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: t
 // -----
 
 // A running statistic stored to another global than the one read (here
-// the mean's result into the variance's global and the other way round):
-// not in place.
+// the mean's result into the variance's global and the other way round).
+// The new mean may be computed in @mean: nothing reads the old mean again,
+// and @mean is next written after the new mean's last reader (its store to
+// @var, which copies it). The new variance may not: its global @var is
+// written (with the new mean) before the variance's own store reads it.
 // CHECK-LABEL: func @swapped
-// CHECK-NOT: mpc.in_global
-// CHECK: return
+// CHECK: mpc.batch_norm {{.*}} {mpc.in_globals = [unit, @mean, unit, unit, unit], mpc.offsets = array<i64: 0, -1, 1024, 1280, 1536>}
 ml_program.global private mutable @mean(#mpc.init<zeros>) : tensor<8xf32>
 ml_program.global private mutable @var(#mpc.init<ones>) : tensor<8xf32>
 func.func @swapped(%x: tensor<2x4x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x4x4x8xf32> {

@@ -103,53 +103,80 @@ SmallVector<Value> globalOperandsOf(Operation *op, unsigned result) {
   return {};
 }
 
-/// The global an op may write a result into directly: the result is
-/// stored back to a global whose load (of the result's type) is one of
-/// its globalOperandsOf (a gradient accumulator's `acc = acc + g`, a
-/// batch norm's running statistics), nothing reads the global after the
-/// op, and no other store writes it after the op. The store then copies
-/// nothing, and the result takes no arena buffer. Null otherwise.
+/// The global an op may write a result into directly: the global's load
+/// (of the result's type) is one of its globalOperandsOf (a gradient
+/// accumulator's `acc = acc + g`, a batch norm's running statistics),
+/// nothing reads the global after the op, and every store that writes it
+/// after the op either stores the result (the result is then the global's
+/// value: that store copies nothing) or comes after the result's last
+/// reader (the global's old value was dead from the op on, so its storage
+/// served the result until then: the step that consumes the accumulated
+/// gradients, read by the optimizer before the accumulators are reset).
+/// The result then takes no arena buffer. Null otherwise, and where no
+/// store follows (the global would keep the result).
 SymbolRefAttr globalWrittenInPlace(
     Operation *op, Value result, const DenseMap<Operation *, int64_t> &order,
-    const llvm::DenseMap<Attribute, SmallVector<Operation *>> &accessesOf) {
-  SmallVector<Value> candidates =
-      globalOperandsOf(op, cast<OpResult>(result).getResultNumber());
-  if (candidates.empty())
+    const llvm::DenseMap<Attribute, SmallVector<Operation *>> &accessesOf,
+    int64_t resultEnd) {
+  // An all-reduce sums its operands in place: not in a global.
+  if (llvm::any_of(result.getUsers(),
+                   [](Operation *u) { return isa<AllReduceOp>(u); }))
     return {};
   int64_t here = order.lookup(op);
-  for (Operation *user : result.getUsers()) {
-    auto store = dyn_cast<ml_program::GlobalStoreOp>(user);
-    if (!store || store->getBlock() != op->getBlock())
+  for (Value operand :
+       globalOperandsOf(op, cast<OpResult>(result).getResultNumber())) {
+    auto load = operand.getDefiningOp<ml_program::GlobalLoadOp>();
+    if (!load || load.getType() != result.getType())
       continue;
-    SymbolRefAttr global = store.getGlobalAttr();
-    bool readsIt = llvm::any_of(candidates, [&](Value operand) {
-      auto load = operand.getDefiningOp<ml_program::GlobalLoadOp>();
-      return load && load.getGlobalAttr() == global &&
-             load.getType() == result.getType();
-    });
-    if (!readsIt)
-      continue;
-    // Every other access of the global (a load's readers, a store) comes
-    // before the op.
-    bool later = false;
+    SymbolRefAttr global = load.getGlobalAttr();
+    bool storedAfter = false, conflict = false;
     for (Operation *access : accessesOf.lookup(global)) {
-      if (access == store)
-        continue;
-      if (auto load = dyn_cast<ml_program::GlobalLoadOp>(access)) {
-        for (Operation *reader : load.getResult().getUsers())
+      if (auto other = dyn_cast<ml_program::GlobalLoadOp>(access)) {
+        for (Operation *reader : other.getResult().getUsers())
           if (reader != op && order.lookup(reader) >= here)
-            later = true;
-      } else if (order.lookup(access) >= here) {
-        later = true;
+            conflict = true;
+        continue;
       }
+      if (order.lookup(access) < here)
+        continue;
+      auto store = cast<ml_program::GlobalStoreOp>(access);
+      if (store->getBlock() != op->getBlock() ||
+          (store.getValue() != result && order.lookup(store) <= resultEnd))
+        conflict = true;
+      storedAfter = true;
     }
-    // An all-reduce sums its operands in place: not in a global.
-    if (!later && llvm::none_of(result.getUsers(), [](Operation *u) {
-          return isa<AllReduceOp>(u);
-        }))
+    if (storedAfter && !conflict)
       return global;
   }
   return {};
+}
+
+/// Moves each store of a constant (a gradient accumulator's reset to zero,
+/// a loss sum's) down to the end of the function where nothing after it
+/// reads or writes its global: the same values, and the value it
+/// overwrites stays unread until the end. The step that consumes
+/// accumulated gradients resets the accumulators before --mpc-optimizer
+/// adds the updates that read the sums; after this, the sums are read
+/// before the reset and may be computed in the accumulators' storage
+/// (globalWrittenInPlace) instead of the arena.
+void sinkConstantStores(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  Operation *terminator = block.getTerminator();
+  llvm::DenseMap<Attribute, Operation *> lastAccess;
+  func.walk([&](Operation *op) {
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op))
+      lastAccess[load.getGlobalAttr()] = op;
+    else if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op))
+      lastAccess[store.getGlobalAttr()] = op;
+  });
+  SmallVector<Operation *> sunk;
+  for (Operation &op : block)
+    if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op);
+        store && store.getValue().getDefiningOp<ConstantOp>() &&
+        lastAccess.lookup(store.getGlobalAttr()) == store)
+      sunk.push_back(store);
+  for (Operation *store : sunk)
+    store->moveBefore(terminator);
 }
 
 /// A buffer of the arena: one or more values sharing storage (in place).
@@ -257,6 +284,8 @@ ArrayAttr guardsAttr(Builder &builder, ArrayRef<Operation *> ops,
 
 FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
                                      bool reuse, int64_t guard) {
+  if (reuse)
+    sinkConstantStores(func);
   // Program order (the graphs are single-block).
   DenseMap<Operation *, int64_t> order;
   SmallVector<Operation *> ops;
@@ -331,7 +360,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       int64_t here = order[op];
       // An accumulation into a global writes the global itself.
       if (SymbolRefAttr global =
-              reuse ? globalWrittenInPlace(op, result, order, accessesOf)
+              reuse ? globalWrittenInPlace(op, result, order, accessesOf,
+                                           lastUse(result))
                     : SymbolRefAttr()) {
         OpBuilder b(op);
         SmallVector<Attribute> globals(op->getNumResults(), b.getUnitAttr());

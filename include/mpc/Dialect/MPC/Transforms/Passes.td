@@ -763,12 +763,20 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
       is returned);
     - an elementwise op whose operand of the same size dies at that op
       writes its result in place, into the operand's buffer;
+    - a result computed from a global's load (a gradient accumulator's
+      `acc + g`, a GEMM's addend, a batch norm's running statistics) is
+      computed in the global itself (`mpc.in_globals`) where the global's
+      old value is not read again and the global is next written by the
+      result's store or after the result's last reader; stores of
+      constants that nothing reads after them (a step's resets of its
+      accumulators) move to the end of the function first;
     - buffers are placed greedily, largest first, at the lowest offset
       aligned to `alignment` bytes (256: Tensor Core kernels) that overlaps
       no buffer live at the same time.
 
     `reuse=false` gives every value a buffer of its own: no in-place
-    writes, no views, no sums written into their globals. A step planned
+    writes, no views, no sums written into their globals, no store moved.
+    A step planned
     so must compute bit for bit what the reusing plan computes, which
     checks the plan (`test/e2e/plan-reuse.test`).
 
@@ -798,7 +806,8 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
     Option<"reuse", "reuse", "bool", /*default=*/"true",
            "Share bytes between values (false: every value its own "
            "buffer, nothing in place, no views, no sums written into "
-           "their globals; a plan to check the reusing one against)">,
+           "their globals, no store moved; a plan to check the reusing "
+           "one against)">,
     Option<"guard", "guard", "int64_t", /*default=*/"0",
            "Leave this many bytes after every buffer and global, "
            "belonging to none (the function's mpc.arena_guards, the "
