@@ -179,6 +179,79 @@ void sinkConstantStores(func::FuncOp func) {
     store->moveBefore(terminator);
 }
 
+/// Moves each accumulation into a gradient accumulator (a global marked
+/// mpc.grad_accumulator) up to where its gradient is computed: `add(load
+/// @G, g)` (either side; g perhaps through a cast read only by the add),
+/// whose load is @G's only one and is read only by the add, goes with its load
+/// and cast to just after g's definition, where no store of @G comes before the
+/// add. --mpc-accumulate-gradients adds the gradients to their accumulators at
+/// the end of the backward pass; the ops that sum them in their GEMMs and norms
+/// (--mpc-fuse's weight-grad-sums) sit where the gradients are computed, and
+/// so, after this, do the adds that did not fuse: the gradient dies where it is
+/// computed (as PyTorch's autograd accumulates a .grad when it is ready)
+/// and the sum takes the accumulator's storage (globalWrittenInPlace). A
+/// sum an all-reduce reads stays (it would hold an arena buffer longer).
+void hoistAccumulations(func::FuncOp func,
+                        const DenseSet<Attribute> &accumulators) {
+  Block &block = func.getBody().front();
+  DenseMap<Operation *, int64_t> order;
+  for (Operation &op : block)
+    order[&op] = order.size();
+  llvm::DenseMap<Attribute, int64_t> loads, firstStore;
+  func.walk([&](Operation *op) {
+    Operation *top = block.findAncestorOpInBlock(*op);
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+      ++loads[load.getGlobalAttr()];
+    } else if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
+      auto [it, first] =
+          firstStore.try_emplace(store.getGlobalAttr(), order.lookup(top));
+      if (!first)
+        it->second = std::min(it->second, order.lookup(top));
+    }
+  });
+  SmallVector<AddOp> adds;
+  for (Operation &op : block)
+    if (auto add = dyn_cast<AddOp>(op))
+      adds.push_back(add);
+  for (AddOp add : adds) {
+    if (llvm::any_of(add->getUsers(),
+                     [](Operation *u) { return isa<AllReduceOp>(u); }))
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      auto load =
+          add->getOperand(side).getDefiningOp<ml_program::GlobalLoadOp>();
+      Value g = add->getOperand(1 - side);
+      if (!load || !accumulators.contains(load.getGlobalAttr()) ||
+          load->getBlock() != &block || !load->hasOneUse() ||
+          g == load.getResult() || loads.lookup(load.getGlobalAttr()) != 1)
+        continue;
+      auto it = firstStore.find(load.getGlobalAttr());
+      if (it != firstStore.end() && it->second < order.lookup(add))
+        continue;
+      auto widen = g.getDefiningOp<CastOp>();
+      if (widen && (widen->getBlock() != &block || !widen->hasOneUse()))
+        widen = nullptr;
+      // g (or the cast's input) is defined in the block or is an argument
+      // of the function (nothing is defined above it).
+      Value from = widen ? widen.getInput() : g;
+      Operation *def = from.getDefiningOp();
+      if (def && def->getBlock() != &block)
+        break;
+      if (def)
+        load->moveAfter(def);
+      else
+        load->moveBefore(&block.front());
+      Operation *last = load;
+      if (widen) {
+        widen->moveAfter(last);
+        last = widen;
+      }
+      add->moveAfter(last);
+      break;
+    }
+  }
+}
+
 /// A buffer of the arena: one or more values sharing storage (in place).
 struct Buffer {
   int64_t bytes = 0, start = 0, end = 0, offset = -1;
@@ -283,9 +356,12 @@ ArrayAttr guardsAttr(Builder &builder, ArrayRef<Operation *> ops,
 }
 
 FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
-                                     bool reuse, int64_t guard) {
-  if (reuse)
+                                     bool reuse, int64_t guard,
+                                     const DenseSet<Attribute> &accumulators) {
+  if (reuse) {
     sinkConstantStores(func);
+    hoistAccumulations(func, accumulators);
+  }
   // Program order (the graphs are single-block).
   DenseMap<Operation *, int64_t> order;
   SmallVector<Operation *> ops;
@@ -790,6 +866,11 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
                       Builder(module).getI64IntegerAttr(guard));
     else
       module->removeAttr("mpc.state_guard");
+    // The gradient accumulators (--mpc-accumulate-gradients).
+    DenseSet<Attribute> accumulators;
+    for (auto global : module.getOps<ml_program::GlobalOp>())
+      if (global->hasAttr("mpc.grad_accumulator"))
+        accumulators.insert(FlatSymbolRefAttr::get(global.getSymNameAttr()));
     SmallVector<FunctionPlan> plans;
     for (auto func : module.getOps<func::FuncOp>()) {
       func->removeAttr("mpc.arena_guards"); // a plan made before
@@ -801,7 +882,7 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
       if (func.isExternal())
         continue;
       FailureOr<FunctionPlan> plan =
-          planFunction(func, alignment, reuse, guard);
+          planFunction(func, alignment, reuse, guard, accumulators);
       if (failed(plan))
         return signalPassFailure();
       plans.push_back(std::move(*plan));

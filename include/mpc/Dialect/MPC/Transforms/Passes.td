@@ -769,13 +769,16 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
       old value is not read again and the global is next written by the
       result's store or after the result's last reader; stores of
       constants that nothing reads after them (a step's resets of its
-      accumulators) move to the end of the function first;
+      accumulators) move to the end of the function first, and each
+      add of a gradient to its accumulator (a global marked
+      `mpc.grad_accumulator`) moves up to where the gradient is computed,
+      so the gradient dies there;
     - buffers are placed greedily, largest first, at the lowest offset
       aligned to `alignment` bytes (256: Tensor Core kernels) that overlaps
       no buffer live at the same time.
 
     `reuse=false` gives every value a buffer of its own: no in-place
-    writes, no views, no sums written into their globals, no store moved.
+    writes, no views, no sums written into their globals, no op moved.
     A step planned
     so must compute bit for bit what the reusing plan computes, which
     checks the plan (`test/e2e/plan-reuse.test`).
@@ -806,7 +809,7 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
     Option<"reuse", "reuse", "bool", /*default=*/"true",
            "Share bytes between values (false: every value its own "
            "buffer, nothing in place, no views, no sums written into "
-           "their globals, no store moved; a plan to check the reusing "
+           "their globals, no op moved; a plan to check the reusing "
            "one against)">,
     Option<"guard", "guard", "int64_t", /*default=*/"0",
            "Leave this many bytes after every buffer and global, "
