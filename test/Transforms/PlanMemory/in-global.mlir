@@ -415,3 +415,24 @@ func.func @batch_norm_accumulate(%dy: tensor<2x4x4x8xf16>, %x: tensor<2x4x4x8xf1
   ml_program.global_store @bnbacc = %db : tensor<8xf32>
   return %dx : tensor<2x4x4x8xf16>
 }
+
+// -----
+
+// Nothing moves across a call (its callee may read the global): the reset
+// stays before the update, and the sum in the arena.
+// CHECK-LABEL: func @call_after_reset
+// CHECK: mpc.add %{{.*}}, %{{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK-NEXT: mpc.constant
+// CHECK-NEXT: ml_program.global_store @acc
+// CHECK-NEXT: call @elsewhere
+ml_program.global private mutable @acc(#mpc.init<zeros>) : tensor<8xf32> {mpc.grad_accumulator = @w}
+func.func private @elsewhere()
+func.func @call_after_reset(%g: tensor<8xf32>) -> tensor<8xf32> {
+  %a = ml_program.global_load @acc : tensor<8xf32>
+  %s = mpc.add %a, %g : tensor<8xf32>, tensor<8xf32>
+  %z = mpc.constant dense<0.0> : tensor<8xf32>
+  ml_program.global_store @acc = %z : tensor<8xf32>
+  func.call @elsewhere() : () -> ()
+  %e = mpc.exp %s : tensor<8xf32>
+  return %e : tensor<8xf32>
+}

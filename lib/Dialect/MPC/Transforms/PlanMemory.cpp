@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/Sequence.h"
@@ -358,7 +359,12 @@ ArrayAttr guardsAttr(Builder &builder, ArrayRef<Operation *> ops,
 FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
                                      bool reuse, int64_t guard,
                                      const DenseSet<Attribute> &accumulators) {
-  if (reuse) {
+  // Nothing moves across a call, whose callee may read or write the
+  // globals (the lowering refuses calls; --mpc-plan-memory alone does not).
+  bool calls =
+      func.walk([](CallOpInterface) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (reuse && !calls) {
     sinkConstantStores(func);
     hoistAccumulations(func, accumulators);
   }
