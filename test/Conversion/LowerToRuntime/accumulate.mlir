@@ -10,24 +10,25 @@
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %[[STATE:[^:]*]]: !llvm.ptr
 // The step adds the last micro-batch's gradient in the accumulator's
-// storage too, the update reads the sum there, and only then are the 16x8
-// f32 accumulator (512 bytes) and the scalar loss's (4) zeroed (the plan
-// moves the resets after the update).
-// CHECK-DAG: %[[SLACC:.*]] = llvm.getelementptr %[[STATE]][%c256_i64]
-// CHECK-DAG: %[[SWACC:.*]] = llvm.getelementptr %[[STATE]][%c1024_i64]
+// storage too, the update reads the sum there, and only then are the
+// accumulators zeroed (the plan moves the resets after the update): the
+// 16x8 f32 one (512 bytes at 768) and the scalar loss's (4 at 1280), next
+// to each other in the state, in one call of 516 bytes.
+// CHECK-DAG: %[[SLACC:.*]] = llvm.getelementptr %[[STATE]][%c1280_i64]
+// CHECK-DAG: %[[SWACC:.*]] = llvm.getelementptr %[[STATE]][%c768_i64]
 // CHECK: call @mpcrt_binary_f32(%{{[^,]*}}, %[[SWACC]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[SWACC]],
 // CHECK: call @mpcrt_sgd_update_f32_f32(%{{[^,]*}}, %[[SWACC]],
-// CHECK: call @mpcrt_zero(%[[SWACC]], %c512_i64{{(_[0-9]+)?}})
-// CHECK: call @mpcrt_zero(%[[SLACC]], %c4_i64{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_zero(%[[SWACC]], %c516_i64{{(_[0-9]+)?}})
+// CHECK-NOT: call @mpcrt_zero
 // CHECK: call @mpcrt_increment_step
 // The micro-step adds each micro-batch's gradient (and loss) into its
-// accumulator's own storage in the state (the weight's at 1024, the loss's
-// at 256): the sum is both an operand and the output, and the stores after
+// accumulator's own storage in the state (the weight's at 768, the loss's
+// at 1280): the sum is both an operand and the output, and the stores after
 // it copy nothing; the one copy left is the loss to the step's output.
 // CHECK-LABEL: func.func @train_step_accumulate(
 // CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %[[MSTATE:[^:]*]]: !llvm.ptr
-// CHECK-DAG: %[[LACC:.*]] = llvm.getelementptr %[[MSTATE]][%c256_i64]
-// CHECK-DAG: %[[WACC:.*]] = llvm.getelementptr %[[MSTATE]][%c1024_i64]
+// CHECK-DAG: %[[LACC:.*]] = llvm.getelementptr %[[MSTATE]][%c1280_i64]
+// CHECK-DAG: %[[WACC:.*]] = llvm.getelementptr %[[MSTATE]][%c768_i64]
 // CHECK-NOT: _update_
 // CHECK: call @mpcrt_binary_f32(%{{[^,]*}}, %[[WACC]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[WACC]],
 // CHECK: call @mpcrt_binary_f32(%{{[^,]*}}, %[[LACC]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[LACC]],

@@ -3,6 +3,7 @@
 // RUN: mpc-opt %s --mpc-autodiff --mpc-accumulate-gradients=steps=4 --mpc-optimizer --mpc-loss-scaling=mode=dynamic | FileCheck %s --check-prefix=SCALED
 // RUN: mpc-opt %s --mpc-autodiff --mpc-accumulate-gradients=steps=4 --mpc-optimizer --mpc-assign-precision="level=O2 alignment-remarks=false" | FileCheck %s --check-prefix=O2
 // RUN: mpc-opt %s --mpc-autodiff --mpc-accumulate-gradients=steps=4 --mpc-optimizer --mpc-assign-precision="level=O3 alignment-remarks=false" 2>/dev/null | FileCheck %s --check-prefix=O3
+// RUN: mpc-opt %s --mpc-autodiff --mpc-accumulate-gradients=steps=4 | FileCheck %s --check-prefix=ORDER
 // steps=1 (the default) changes nothing.
 // RUN: mpc-opt %s --mpc-autodiff --mpc-accumulate-gradients | FileCheck %s --check-prefix=ONE
 // The named pipeline forwards accumulate=K.
@@ -12,6 +13,13 @@
 // CHECK-DAG: ml_program.global private mutable @train_step_loss_accum(dense<0.000000e+00> : tensor<f32>) : tensor<f32>
 // CHECK-DAG: ml_program.global private mutable @w_grad_accum(#mpc.init<zeros>) : tensor<16x8xf32> {mpc.grad_accumulator = @w}
 // CHECK-DAG: ml_program.global private mutable @b_grad_accum(#mpc.init<zeros>) : tensor<8xf32> {mpc.grad_accumulator = @b}
+// Declared together after the other globals (the step's resets are then
+// one run of the state), in the order of the gradients, then the loss's.
+// ORDER: ml_program.global private mutable @w(
+// ORDER-NEXT: ml_program.global private mutable @b(
+// ORDER-NEXT: ml_program.global private mutable @w_grad_accum(
+// ORDER-NEXT: ml_program.global private mutable @b_grad_accum(
+// ORDER-NEXT: ml_program.global private mutable @train_step_loss_accum(
 // The step: backward from 1/K; its gradients plus the accumulators' go to
 // the results; the accumulators are zeroed; the result is the mean loss.
 // CHECK-LABEL: func.func @train_step(

@@ -101,31 +101,37 @@ struct AccumulateGradientsPass
       return signalPassFailure();
     }
 
-    // The accumulators: f32, zero, next to their parameters.
+    // The accumulators: f32, zero, together after the module's globals
+    // (then the loss's), in the order of the step's gradients: the state
+    // layout follows the declarations, so the step's resets of them are
+    // one run of memory, which the lowering zeroes at once.
     OpBuilder b(&getContext());
     SymbolTable symbols(module);
     Location loc = step.getLoc();
+    Operation *after = nullptr;
+    for (auto global : module.getOps<ml_program::GlobalOp>())
+      after = global;
     SmallVector<FlatSymbolRefAttr> accumulators;
     for (unsigned i : gradResults) {
       auto of = step.getResultAttrOfType<FlatSymbolRefAttr>(i, "mpc.grad_of");
       auto type = cast<RankedTensorType>(ret.getOperand(i).getType());
       auto f32 = type.clone(b.getF32Type());
-      auto param = symbols.lookup<ml_program::GlobalOp>(of.getValue());
       auto global = createStateGlobal(
           module, b, kPass, (of.getValue() + "_grad_accum").str(), f32,
           InitAttr::get(&getContext(), InitKind::Zeros, 0, nullptr, nullptr,
                         nullptr, nullptr, nullptr, nullptr),
-          true, param, &symbols);
+          true, after, &symbols);
       if (!global)
         return signalPassFailure();
+      after = global;
       global->setAttr("mpc.grad_accumulator", of);
       accumulators.push_back(FlatSymbolRefAttr::get(global.getSymNameAttr()));
     }
     auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
     auto lossGlobal = createStateGlobal(
         module, b, kPass, func + "_loss_accum", f32Scalar,
-        DenseElementsAttr::get(f32Scalar, b.getF32FloatAttr(0.0f)), true,
-        nullptr, &symbols);
+        DenseElementsAttr::get(f32Scalar, b.getF32FloatAttr(0.0f)), true, after,
+        &symbols);
     if (!lossGlobal)
       return signalPassFailure();
     auto lossRef = FlatSymbolRefAttr::get(lossGlobal.getSymNameAttr());

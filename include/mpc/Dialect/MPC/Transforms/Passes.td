@@ -120,7 +120,9 @@ def AccumulateGradientsPass : Pass<"mpc-accumulate-gradients", "ModuleOp"> {
 
     The training executable calls `@<func>_accumulate` K-1 times and
     `@<func>` once per optimizer step. Accumulators stay f32 at every level
-    (O3 included). `steps=1` changes nothing.
+    (O3 included) and are declared together after the module's other
+    globals (then the loss's), so that the state holds them in one run
+    and the lowering zeroes them in one call. `steps=1` changes nothing.
 
     ```
     $ mpc-opt model.mlir --mpc-autodiff --mpc-accumulate-gradients=steps=4 \

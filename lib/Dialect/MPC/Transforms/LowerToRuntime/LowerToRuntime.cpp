@@ -513,6 +513,46 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   func.walk([&](ml_program::GlobalLoadOp load) {
     loadsOf[load.getGlobal()].push_back(load);
   });
+  // Stores of zeros to globals that follow each other in the state (a
+  // step's resets of its gradient accumulators, which the accumulation
+  // lays out together and the plan moves to the end) are one mpcrt_zero
+  // over the run, the padding between them included: one kernel instead
+  // of one a global. Not with state guards, which the padding then holds.
+  bool mergeZeros = stateGuardBytes(func->getParentOfType<ModuleOp>()) == 0;
+  struct ZeroRun {
+    StringRef first;
+    int64_t start = 0, end = 0;
+    Location loc;
+  };
+  std::optional<ZeroRun> zeros;
+  auto flushZeros = [&]() {
+    if (!zeros)
+      return;
+    Location here = l.currentLoc;
+    l.currentLoc = zeros->loc;
+    l.call("mpcrt_zero",
+           {l.global(zeros->first), l.i64(zeros->end - zeros->start)});
+    l.currentLoc = here;
+    zeros.reset();
+  };
+  // Whether `store` stores zeros (an mpc.constant only stores use).
+  auto storesZeros = [](ml_program::GlobalStoreOp store) {
+    auto zero = store.getValue().getDefiningOp<ConstantOp>();
+    return zero && isStoredZero(zero);
+  };
+  // Adds the zeroing `store` to the run, or starts a new one.
+  auto addZeros = [&](ml_program::GlobalStoreOp store) {
+    StringRef name = store.getGlobal().getLeafReference();
+    const GlobalSlot &slot = symbols.globals.lookup(name);
+    if (zeros && static_cast<int64_t>(llvm::alignTo(
+                     zeros->end, kStateAlignment)) == slot.offset) {
+      zeros->end = slot.offset + slot.bytes;
+      return;
+    }
+    flushZeros();
+    zeros =
+        ZeroRun{name, slot.offset, slot.offset + slot.bytes, store.getLoc()};
+  };
   // A store to a global: a copy, or zeroes.
   auto lowerStore = [&](ml_program::GlobalStoreOp store) {
     l.currentLoc = store.getLoc();
@@ -599,6 +639,15 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
   for (Operation &op : func.getBody().front()) {
     bool newPart = opsInPart + 1 > opsPerPart && opsPerPart > 0 &&
                    !isa<func::ReturnOp>(op);
+    auto zeroing = dyn_cast<ml_program::GlobalStoreOp>(op);
+    if (zeroing && (!mergeZeros || !storesZeros(zeroing) ||
+                    held.contains(zeroing.getValue().getDefiningOp())))
+      zeroing = nullptr;
+    // A constant runs nothing where it stands (its bytes are the state's
+    // or the executable's), so it does not end a run.
+    if (newPart || (!zeroing && !isa<ConstantOp>(op)) ||
+        l.waitsBefore.count(&op))
+      flushZeros();
     if (!held.empty() && (newPart || !holds(op)) && failed(release()))
       return failure();
     l.currentLoc = op.getLoc();
@@ -647,6 +696,10 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
         continue;
       }
       l.bind(load.getResult(), global);
+      continue;
+    }
+    if (zeroing) {
+      addZeros(zeroing);
       continue;
     }
     if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
