@@ -104,6 +104,12 @@ SmallVector<Value> globalOperandsOf(Operation *op, unsigned result) {
   return {};
 }
 
+/// Whether an all-reduce reads `v` (it sums its operands in place).
+bool readByAllReduce(Value v) {
+  return llvm::any_of(v.getUsers(),
+                      [](Operation *user) { return isa<AllReduceOp>(user); });
+}
+
 /// The global an op may write a result into directly: the global's load
 /// (of the result's type) is one of its globalOperandsOf (a gradient
 /// accumulator's `acc = acc + g`, a batch norm's running statistics),
@@ -120,8 +126,7 @@ SymbolRefAttr globalWrittenInPlace(
     const llvm::DenseMap<Attribute, SmallVector<Operation *>> &accessesOf,
     int64_t resultEnd) {
   // An all-reduce sums its operands in place: not in a global.
-  if (llvm::any_of(result.getUsers(),
-                   [](Operation *u) { return isa<AllReduceOp>(u); }))
+  if (readByAllReduce(result))
     return {};
   int64_t here = order.lookup(op);
   for (Value operand :
@@ -183,15 +188,16 @@ void sinkConstantStores(func::FuncOp func) {
 /// Moves each accumulation into a gradient accumulator (a global marked
 /// mpc.grad_accumulator) up to where its gradient is computed: `add(load
 /// @G, g)` (either side; g perhaps through a cast read only by the add),
-/// whose load is @G's only one and is read only by the add, goes with its load
-/// and cast to just after g's definition, where no store of @G comes before the
-/// add. --mpc-accumulate-gradients adds the gradients to their accumulators at
-/// the end of the backward pass; the ops that sum them in their GEMMs and norms
-/// (--mpc-fuse's weight-grad-sums) sit where the gradients are computed, and
-/// so, after this, do the adds that did not fuse: the gradient dies where it is
-/// computed (as PyTorch's autograd accumulates a .grad when it is ready)
-/// and the sum takes the accumulator's storage (globalWrittenInPlace). A
-/// sum an all-reduce reads stays (it would hold an arena buffer longer).
+/// whose load is @G's only one and is read only by the add, goes with its
+/// load and cast to just after g's definition, where no store of @G comes
+/// before the add. --mpc-accumulate-gradients adds the gradients to their
+/// accumulators at the end of the backward pass; the ops that sum them in
+/// their GEMMs and norms (--mpc-fuse's weight-grad-sums) sit where the
+/// gradients are computed, and so, after this, do the adds that did not
+/// fuse: the gradient dies where it is computed (as PyTorch's autograd
+/// accumulates a .grad when it is ready) and the sum takes the
+/// accumulator's storage (globalWrittenInPlace). A sum an all-reduce reads
+/// stays (it would hold an arena buffer longer).
 void hoistAccumulations(func::FuncOp func,
                         const DenseSet<Attribute> &accumulators) {
   Block &block = func.getBody().front();
@@ -204,10 +210,8 @@ void hoistAccumulations(func::FuncOp func,
     if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
       ++loads[load.getGlobalAttr()];
     } else if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
-      auto [it, first] =
-          firstStore.try_emplace(store.getGlobalAttr(), order.lookup(top));
-      if (!first)
-        it->second = std::min(it->second, order.lookup(top));
+      // The walk is in program order: the first store seen is the first.
+      firstStore.try_emplace(store.getGlobalAttr(), order.lookup(top));
     }
   });
   SmallVector<AddOp> adds;
@@ -215,8 +219,7 @@ void hoistAccumulations(func::FuncOp func,
     if (auto add = dyn_cast<AddOp>(op))
       adds.push_back(add);
   for (AddOp add : adds) {
-    if (llvm::any_of(add->getUsers(),
-                     [](Operation *u) { return isa<AllReduceOp>(u); }))
+    if (readByAllReduce(add.getResult()))
       continue;
     for (int side = 0; side < 2; ++side) {
       auto load =
@@ -459,11 +462,6 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       // either (no copy; an elementwise op writes in place only once both
       // are dead). Not for what an all-reduce sums in place.
       if (auto reshape = dyn_cast<ReshapeOp>(op); reshape && reuse) {
-        auto readByAllReduce = [](Value v) {
-          return llvm::any_of(v.getUsers(), [](Operation *user) {
-            return isa<AllReduceOp>(user);
-          });
-        };
         auto it = bufferOf.find(reshape.getInput());
         if (it != bufferOf.end() && !bucketed.contains(it->second) &&
             !readByAllReduce(reshape.getInput()) && !readByAllReduce(result)) {

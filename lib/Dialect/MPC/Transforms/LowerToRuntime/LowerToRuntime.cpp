@@ -562,8 +562,7 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
         result && inGlobalOf(result.getOwner(), result.getResultNumber()) ==
                       store.getGlobalAttr())
       return;
-    if (auto zero = value.getDefiningOp<ConstantOp>();
-        zero && isStoredZero(zero)) {
+    if (storesZeros(store)) {
       l.call("mpcrt_zero", {l.global(store.getGlobal().getLeafReference()),
                             l.i64(byteSize(tensorType(value)))});
       return;
@@ -640,8 +639,7 @@ LogicalResult LowerToRuntimePass::lowerFunction(func::FuncOp func,
     bool newPart = opsInPart + 1 > opsPerPart && opsPerPart > 0 &&
                    !isa<func::ReturnOp>(op);
     auto zeroing = dyn_cast<ml_program::GlobalStoreOp>(op);
-    if (zeroing && (!mergeZeros || !storesZeros(zeroing) ||
-                    held.contains(zeroing.getValue().getDefiningOp())))
+    if (zeroing && (!mergeZeros || !storesZeros(zeroing)))
       zeroing = nullptr;
     // A constant runs nothing where it stands (its bytes are the state's
     // or the executable's), so it does not end a run.
