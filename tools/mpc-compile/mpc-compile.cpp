@@ -53,7 +53,9 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <optional>
 #include <tuple>
+#include <vector>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -285,6 +287,60 @@ static int fail(const Twine &message) {
   return 1;
 }
 
+/// One pass of the pipeline: its registered name, its options as
+/// KEY=VALUE words, and the flags whose values are among them.
+struct Stage {
+  std::string pass;
+  std::string options;
+  std::vector<const cl::Option *> flags;
+};
+
+/// VALUE as one pass-option value. MLIR splits a pass's options at spaces
+/// and reads quotes and braces as brackets, so a value holding one is
+/// quoted (the parser drops the quotes and trims what they held);
+/// std::nullopt where no quoting keeps it whole.
+static std::optional<std::string> optionValue(StringRef value) {
+  if (value.find_first_of(" \t\r\n\"'{}") == StringRef::npos)
+    return value.str();
+  if (value.trim() != value)
+    return std::nullopt;
+  if (!value.contains('"'))
+    return "\"" + value.str() + "\"";
+  if (!value.contains('\''))
+    return "'" + value.str() + "'";
+  return std::nullopt;
+}
+
+/// Adds STAGE's pass to PM. Options it refuses are the user's where a flag
+/// of theirs is among them: the error names the flags given and the
+/// parser's reason (a bad value's reason is printed by the parser itself,
+/// before).
+static LogicalResult addStage(PassManager &pm, const Stage &stage) {
+  const PassInfo *info = PassInfo::lookup(stage.pass);
+  std::string reason;
+  if (info && succeeded(info->addToPipeline(pm, stage.options,
+                                            [&](const Twine &message) {
+                                              reason = message.str();
+                                              return failure();
+                                            })))
+    return success();
+  StringRef why = StringRef(reason).trim();
+  why.consume_front("<Pass-Options-Parser>: ");
+  std::string given;
+  for (const cl::Option *flag : stage.flags)
+    if (flag->getNumOccurrences() > 0)
+      given += (given.empty() ? "" : ", ") + ("--" + flag->ArgStr).str();
+  if (!info || given.empty()) {
+    fail("internal error: --" + stage.pass + " refused its options '" +
+         stage.options + "'" + (why.empty() ? "" : ": " + why));
+    return failure();
+  }
+  fail(given + ": --" + stage.pass + " refused the options '" + stage.options +
+       "': " + (why.empty() ? StringRef("a value above is invalid") : why) +
+       " (`mpc-opt --help` lists each pass's options)");
+  return failure();
+}
+
 /// Names the entry function's arguments after their SSA names in the source
 /// (`%x` -> mpc.name = "x"), the names the runner looks for in the data.
 static void nameArguments(ModuleOp module, const AsmParserState &state) {
@@ -488,11 +544,46 @@ int main(int argc, char **argv) {
   timer.setEnabled(timing);
   TimingScope timeRoot = timer.getRootScope();
 
-  // The pipeline, as mpc-opt passes.
+  // The pipeline, as mpc-opt's passes, each added on its own: a flag's
+  // words reach only their pass (they cannot close its options and name
+  // another), and a bad one is reported with the flag that gave it.
   PassManager pm(&context);
   TimingScope passTime = timeRoot.nest("mpc passes");
   pm.enableTiming(passTime);
-  std::string pipeline = "mpc-verify-graph";
+  std::vector<Stage> stages;
+  auto add = [&](std::string pass, std::string options = "",
+                 std::vector<const cl::Option *> flags = {}) {
+    stages.push_back({std::move(pass), std::move(options), std::move(flags)});
+  };
+  // Names and file names as option values (quoted where they hold a space
+  // or a bracket); a name no quoting keeps whole is refused.
+  std::string loss, name, precisionReportValue, fusionReportValue,
+      memoryReportValue;
+  for (auto [flag, text, value] :
+       {std::tuple<const cl::Option *, StringRef, std::string *>{
+            &lossFunction, lossFunction, &loss},
+        {&entry, entry, &name},
+        {&precisionReport, precisionReport, &precisionReportValue},
+        {&fusionReport, fusionReport, &fusionReportValue},
+        {&memoryReport, memoryReport, &memoryReportValue}}) {
+    std::optional<std::string> quoted = optionValue(text);
+    if (!quoted)
+      return fail("--" + flag->ArgStr + "='" + text +
+                  "': a name that holds both kinds of quote, or begins or "
+                  "ends with a space, is not supported");
+    *value = *quoted;
+  }
+  // The step's name is mpc-compile's to give (--entry), not the user's.
+  for (const cl::opt<std::string> *flag :
+       {&optimizer, &lossScaling, &dataParallel}) {
+    StringRef text = *flag;
+    if (llvm::any_of(llvm::split(text, ' '), [](StringRef word) {
+          return word.trim() == "func" || word.trim().starts_with("func=");
+        }))
+      return fail("--" + flag->ArgStr + "='" + text +
+                  "': 'func' is set by mpc-compile (--entry); drop it");
+  }
+  add("mpc-verify-graph");
   // Attention is fused in the forward graph, before autodiff takes its
   // gradient as the fused op's (its intermediates have no other reader
   // there); the GEMM epilogues after precision assignment.
@@ -509,66 +600,69 @@ int main(int argc, char **argv) {
     noFold += " softmax-dropout=false recompute=false";
   // Recomputation needs the backward pass's readers: after autodiff only.
   if (train && !noFuse)
-    pipeline += ",mpc-fuse{epilogues=false recompute-moves=false" +
-                noAttention + noFold + "}";
+    add("mpc-fuse",
+        "epilogues=false recompute-moves=false" + noAttention + noFold);
   if (noRecomputeMoves)
     noFold += " recompute-moves=false";
   if (noFuseWeightGradSums)
     noFold += " weight-grad-sums=false";
-  if (train)
-    pipeline += ",mpc-autodiff{loss=" + lossFunction + " name=" + entry +
-                "},mpc-accumulate-gradients{func=" + entry +
-                " steps=" + std::to_string(accumulate) +
-                "},mpc-optimizer{func=" + entry + " " + optimizer + "}";
+  if (train) {
+    add("mpc-autodiff", "loss=" + loss + " name=" + name, {&lossFunction});
+    add("mpc-accumulate-gradients",
+        "func=" + name + " steps=" + std::to_string(accumulate));
+    add("mpc-optimizer", "func=" + name + " " + optimizer, {&optimizer});
+  }
   if (train && !noEval)
-    pipeline += ",mpc-eval-step{loss=" + lossFunction +
-                " name=eval_step precision=" + evalPrecision + "}";
+    add("mpc-eval-step",
+        "loss=" + loss + " name=eval_step precision=" + evalPrecision);
   if (!amp.empty())
-    pipeline +=
-        ",mpc-assign-precision{level=" + amp + " dtype=" + dtype +
-        " alignment-remarks=false" +
-        (precisionReport.empty() ? std::string()
-                                 : " report=" + precisionReport.getValue()) +
-        "}";
+    add("mpc-assign-precision",
+        "level=" + amp + " dtype=" + dtype + " alignment-remarks=false" +
+            (precisionReport.empty() ? std::string()
+                                     : " report=" + precisionReportValue),
+        {&precisionReport});
   if (parallel)
-    pipeline += ",mpc-data-parallel{func=" + entry + " " +
-                dataParallel.getValue() + "}";
+    add("mpc-data-parallel", "func=" + name + " " + dataParallel.getValue(),
+        {&dataParallel});
   if (train)
-    pipeline +=
-        ",mpc-loss-scaling{func=" + entry + " " + lossScaling +
-        (clipGradNorm.empty() ? std::string()
-                              : " clip-grad-norm=" + clipGradNorm.getValue()) +
-        "}";
+    add("mpc-loss-scaling",
+        "func=" + name + " " + lossScaling +
+            (clipGradNorm.empty()
+                 ? std::string()
+                 : " clip-grad-norm=" + clipGradNorm.getValue()),
+        {&lossScaling, &clipGradNorm});
   if (gradStats)
-    pipeline += ",mpc-grad-stats{func=" + entry + "}";
-  pipeline += ",canonicalize,cse";
+    add("mpc-grad-stats", "func=" + name);
+  add("canonicalize");
+  add("cse");
   if (!noFuse)
-    pipeline += ",mpc-fuse{" +
-                (fusionReport.empty() ? std::string()
-                                      : "report=" + fusionReport.getValue()) +
-                noAttention + noFold + "}";
+    add("mpc-fuse",
+        (fusionReport.empty() ? std::string() : "report=" + fusionReportValue) +
+            noAttention + noFold,
+        {&fusionReport});
   // After fusion: a fused product is padded with its bias.
   if (padForTensorCores.getNumOccurrences() > 0)
-    pipeline +=
-        ",mpc-pad-for-tensor-cores{" + padForTensorCores.getValue() + "}";
+    add("mpc-pad-for-tensor-cores", padForTensorCores, {&padForTensorCores});
   if (checkNumerics.getNumOccurrences() > 0)
-    pipeline +=
-        ",mpc-check-numerics{func=" + entry +
-        (checkNumerics.empty() ? std::string()
-                               : " phases=" + checkNumerics.getValue()) +
-        "}";
-  pipeline += ",mpc-plan-memory{";
+    add("mpc-check-numerics",
+        "func=" + name +
+            (checkNumerics.empty() ? std::string()
+                                   : " phases=" + checkNumerics.getValue()),
+        {&checkNumerics});
+  std::string plan;
   if (!memoryReport.empty())
-    pipeline += "report=" + memoryReport.getValue() + " ";
+    plan += "report=" + memoryReportValue + " ";
   if (noMemoryReuse)
-    pipeline += "reuse=false ";
+    plan += "reuse=false ";
   if (arenaGuards.getNumOccurrences() > 0)
-    pipeline += "guard=" + std::to_string(arenaGuards) + " ";
-  pipeline += "}";
-  pipeline += ",mpc-lower-to-runtime{entry=" + entry + " backend=" + backend +
-              " ops-per-part=" + std::to_string(opsPerPart) + "}";
-  if (failed(parsePassPipeline(pipeline, pm)))
-    return fail("internal pipeline failed to parse: " + pipeline);
+    plan += "guard=" + std::to_string(arenaGuards) + " ";
+  add("mpc-plan-memory", plan, {&memoryReport});
+  add("mpc-lower-to-runtime",
+      "entry=" + name + " backend=" + backend +
+          " ops-per-part=" + std::to_string(opsPerPart));
+  for (const Stage &stage : stages)
+    if (failed(addStage(pm, stage)))
+      return 1;
   if (failed(pm.run(*module)))
     return 1;
   passTime.stop();
