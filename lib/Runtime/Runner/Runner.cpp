@@ -16,6 +16,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -627,6 +628,16 @@ int main(int argc, char **argv) {
     }
   }
 
+  // Counts given on the command line: a negative one is not "unset".
+  for (auto [option, least] :
+       {std::pair<cl::opt<int64_t> *, int64_t>{&steps, 0},
+        {&epochs, 0},
+        {&batchSize, 1},
+        {&logEvery, 1},
+        {&checkpointEvery, 0}})
+    if (option->getNumOccurrences() > 0 && *option < least)
+      return fail("--" + option->ArgStr + " must be " + llvm::Twine(least) +
+                  " or more, got " + llvm::Twine(option->getValue()));
   if (threads < 0 || threads > 1024)
     return fail("--threads must be between 1 and 1024 (0: the default), not " +
                 llvm::Twine(threads.getValue()));
@@ -932,9 +943,14 @@ int main(int argc, char **argv) {
     return hostState.data + g.offset;
   };
 
-  int64_t total = steps >= 0    ? steps.getValue()
-                  : epochs >= 0 ? epochs * batchesPerEpoch
-                                : batchesPerEpoch;
+  int64_t total = batchesPerEpoch;
+  if (steps >= 0)
+    total = steps;
+  else if (epochs >= 0 &&
+           llvm::MulOverflow(epochs.getValue(), batchesPerEpoch, total))
+    return fail("--epochs " + llvm::Twine(epochs.getValue()) + " of " +
+                llvm::Twine(batchesPerEpoch) +
+                " steps each is more steps than a 64-bit count holds");
   std::unique_ptr<llvm::raw_fd_ostream> metrics;
   if (!metricsPath.empty() && worldRank == 0) {
     std::error_code ec;
@@ -1319,7 +1335,7 @@ int main(int argc, char **argv) {
     }
     ++stepsSinceLog;
     int64_t done = step + 1;
-    if (done % std::max<int64_t>(1, logEvery) == 0 || done == total) {
+    if (done % logEvery == 0 || done == total) {
       // Downloads wait for the steps: the only synchronisation.
       mpcrt_download(outputBuffers[0]->data, outputs[0],
                      model.outputs[0].bytes);
