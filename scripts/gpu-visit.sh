@@ -68,17 +68,22 @@ levels() {
 }
 # all_levels MODEL: PART=all's levels, the fewest that measure what is
 # open: the step against PyTorch (O2), what the numerics checks cost
-# (O2-check), evaluation at the training level against f32 (O2-evalamp,
-# with EVAL=1; the UNet and the MLP), for the MLP mpc's own fp32 step
-# (BERT's, 60.69 ms on an H200, is 4.99x its O2 step), for BERT fused
-# attention (O2-attn: whether the CUDA default may fuse it), and for BERT
-# and the UNet the products' and convolutions' algorithms timed
-# (O2-measure, the O2 executable again). O2 first: a part cut short has
-# measured it.
+# (O2-check; BERT's and the MLP's), evaluation at the training level
+# against f32 (O2-evalamp, with EVAL=1; the MLP), for the MLP mpc's own
+# fp32 step (BERT's, 60.69 ms on an H200, is 4.99x its O2 step), for BERT
+# fused attention (O2-attn: whether the CUDA default may fuse it), for the
+# UNet its concatenations and upsampling kept for the backward pass
+# instead of computed again (O2-keepmoves: about 200 MB more arena, 6
+# kernels and some 540 MiB of traffic less a step; whether the default
+# should keep them), and for BERT and the UNet the products' and
+# convolutions' algorithms timed (O2-measure, the O2 executable again). O2
+# first: a part cut short has measured it. The UNet's checks (1.32x its
+# O2 step) and evaluation (11.7x f32's) were measured at the fifth
+# command and are not open.
 all_levels() {
   case "$1" in
   bert) echo "O2 O2-attn O2-measure O2-check" ;;
-  unet) echo "O2 O2-measure O2-check O2-evalamp" ;;
+  unet) echo "O2 O2-keepmoves O2-measure" ;;
   *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac
 }
