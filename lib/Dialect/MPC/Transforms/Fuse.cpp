@@ -303,6 +303,12 @@ bool hasGradientAddends(Operation *op) {
       .Default([](Operation *) { return false; });
 }
 
+/// A concatenation `slice-grads` made of a sum of slices' gradients.
+bool isConcatOfSliceGrads(Operation *op) {
+  return isa<ConcatOp>(op) &&
+         llvm::is_contained(partsOf(op), SliceBackwardOp::getOperationName());
+}
+
 /// A batch norm (training or inference, or its backward) that took a ReLU.
 bool isFusedNorm(Operation *op) {
   if (auto norm = dyn_cast<BatchNormOp>(op))
@@ -333,7 +339,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                    MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp,
                    SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op) &&
               !isFusedNorm(op) && !hasFoldedParts(op) &&
-              !hasGradientAddends(op))
+              !hasGradientAddends(op) && !isConcatOfSliceGrads(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -435,6 +441,14 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](DropoutOp op) { dropouts.push_back(op); });
       for (DropoutOp dropout : dropouts)
         fuseDropoutAdd(dropout);
+    }
+    // Before the epilogues: a sum left after the concatenation may then
+    // join a GEMM (mpc.matmul_add).
+    if (sliceGrads) {
+      SmallVector<AddOp> sums;
+      getOperation().walk([&](AddOp op) { sums.push_back(op); });
+      for (AddOp add : sums)
+        concatSliceGrads(add);
     }
     if (epilogues) {
       getOperation().walk([&](ml_program::GlobalStoreOp store) {
@@ -1490,6 +1504,104 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     relu.getResult().replaceAllUsesWith(norm.getResult());
     relu.erase();
     remark(norm, " (activation relu)");
+  }
+
+  /// A sum of slices' gradients (`mpc.slice_backward`: each a slice's
+  /// gradient scattered into zeros of the input's shape) whose slices tile
+  /// the input along one axis, as a split or chunk's pieces do (a packed
+  /// QKV projection's three): one mpc.concat of the gradients, which
+  /// writes the input's gradient once instead of zeroing, scattering and
+  /// adding a whole tensor per piece. `root` is the tree's last add: its
+  /// adds of the same type, each read only by the next, are the tree;
+  /// other terms (a gradient of another reader of the input) are added to
+  /// the concatenation. Adding zeros is exact (but -0 + 0 is +0, which the
+  /// concatenation keeps as -0).
+  /// Sums are taken in program order, so a tree's adds are seen (and
+  /// passed over) before its root, which erases them.
+  void concatSliceGrads(AddOp root) {
+    RankedTensorType type = root.getType();
+    if (!type.hasStaticShape() || llvm::any_of(root->getUsers(), [&](auto *u) {
+          auto next = dyn_cast<AddOp>(u);
+          return next && next.getType() == type && root->hasOneUse();
+        }))
+      return; // not the tree's root: its reader is
+    SmallVector<AddOp> adds;
+    SmallVector<Value> terms;
+    SmallVector<AddOp> work{root};
+    while (!work.empty()) {
+      AddOp add = work.pop_back_val();
+      adds.push_back(add);
+      for (Value operand : {add.getLhs(), add.getRhs()}) {
+        auto inner = operand.getDefiningOp<AddOp>();
+        if (inner && inner.getType() == type && operand.hasOneUse() &&
+            inner->getBlock() == root->getBlock())
+          work.push_back(inner);
+        else
+          terms.push_back(operand);
+      }
+    }
+    // The slices' gradients, one axis and their offsets along it.
+    SmallVector<SliceBackwardOp> pieces;
+    SmallVector<Value> rest;
+    std::optional<int64_t> axis;
+    for (Value term : terms) {
+      auto piece = term.getDefiningOp<SliceBackwardOp>();
+      if (!piece || piece.getType() != type || !term.hasOneUse() ||
+          (piece.getStrides() &&
+           llvm::any_of(*piece.getStrides(),
+                        [](int64_t s) { return s != 1; }))) {
+        rest.push_back(term);
+        continue;
+      }
+      // Whole in every dimension but one.
+      ArrayRef<int64_t> sizes = typeOf(piece.getGrad()).getShape();
+      std::optional<int64_t> along;
+      bool box = true;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        if (sizes[d] == type.getDimSize(d) && piece.getOffsets()[d] == 0)
+          continue;
+        box &= !along;
+        along = d;
+      }
+      if (!box || !along || (axis && *axis != *along)) {
+        rest.push_back(term);
+        continue;
+      }
+      axis = along;
+      pieces.push_back(piece);
+    }
+    if (pieces.size() < 2)
+      return;
+    llvm::sort(pieces, [&](SliceBackwardOp a, SliceBackwardOp b) {
+      return a.getOffsets()[*axis] < b.getOffsets()[*axis];
+    });
+    int64_t next = 0;
+    for (SliceBackwardOp piece : pieces) {
+      if (piece.getOffsets()[*axis] != next)
+        return; // a gap or an overlap
+      next += typeOf(piece.getGrad()).getDimSize(*axis);
+    }
+    if (next != type.getDimSize(*axis))
+      return;
+    SmallVector<Operation *> parts(pieces.begin(), pieces.end());
+    llvm::append_range(parts, adds);
+    llvm::sort(parts, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    OpBuilder b(root);
+    SmallVector<Value> grads;
+    for (SliceBackwardOp piece : pieces)
+      grads.push_back(piece.getGrad());
+    Location loc = fusedLocation(&getContext(), parts);
+    Value sum = ConcatOp::create(b, loc, grads, b.getI64IntegerAttr(*axis));
+    remark(sum.getDefiningOp());
+    for (Value term : rest)
+      sum = AddOp::create(b, root.getLoc(), sum, term);
+    root.getResult().replaceAllUsesWith(sum);
+    for (AddOp add : adds) // the root first, then what it read
+      add.erase();
+    for (SliceBackwardOp piece : pieces)
+      piece.erase();
   }
 
   /// `add(dropout(x), residual)` (either side), the dropout's mask unread

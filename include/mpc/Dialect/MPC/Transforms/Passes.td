@@ -602,6 +602,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"residuals", "residuals", "bool", /*default=*/"true",
            "Fuse dropout + residual add with no norm after it into "
            "mpc.dropout_add">,
+    Option<"sliceGrads", "slice-grads", "bool", /*default=*/"true",
+           "Make a sum of slices' gradients (mpc.slice_backward) whose "
+           "slices tile their input along one axis one mpc.concat of the "
+           "gradients">,
     Option<"casts", "casts", "bool", /*default=*/"true",
            "Fold f16/bf16 <-> f32 casts into the softmaxes, their "
            "gradients and dropout">,
