@@ -367,6 +367,8 @@ inline void checkAllMatmulAdds(
 struct BiasGradShape {
   int64_t m, n, k;
   bool transA;
+  /// The bias gradient sums A ([k, m], transposed) instead of B: m sums.
+  bool sumsOfA = false;
 };
 
 /// Whether mpcrt_matmul_bias_grad gets addends, and where: none; both (the
@@ -386,9 +388,9 @@ using BiasGradRun = std::function<void(
 /// mpcrt_matmul_bias_grad against float64: the product as above (no bias,
 /// no activation), rounded to `in`, or with an addend of type `grad` added
 /// to the f32 (f64) product as checkMatmulAdd checks it; the column sums
-/// of B over its k rows accumulate in f32 (f64) with error gamma_k sum |b|
-/// and are rounded once to `grad`, then added to the bias addend, if any,
-/// and rounded again.
+/// of B over its k rows (of A, with `sumsOfA`) accumulate in f32 (f64)
+/// with error gamma_k sum |b| and are rounded once to `grad`, then added
+/// to the bias addend, if any, and rounded again.
 inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
                                 const BiasGradShape &s, Addend with,
                                 std::mt19937 &rng, const BiasGradRun &run,
@@ -401,16 +403,18 @@ inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
   std::vector<uint8_t> addendBytes, biasAddendBytes;
   if (product)
     addendBytes = randomOf(out, s.m * s.n, rng, addend);
+  // The sums: of B's n columns, or of A's m (A is [k, m]).
+  int64_t sums = s.sumsOfA ? s.m : s.n;
   if (with != Addend::None)
-    biasAddendBytes = randomOf(grad, s.n, rng, biasAddend);
+    biasAddendBytes = randomOf(grad, sums, rng, biasAddend);
   std::vector<uint8_t> cBytes(s.m * s.n * elementBytes(out)),
-      gBytes(s.n * elementBytes(grad));
+      gBytes(sums * elementBytes(grad));
   if (with == Addend::InPlace) {
     cBytes = addendBytes;
     gBytes = biasAddendBytes;
   }
   run(aBytes, bBytes, addendBytes, biasAddendBytes, cBytes, gBytes);
-  std::vector<double> c(s.m * s.n), g(s.n);
+  std::vector<double> c(s.m * s.n), g(sums);
   mpcrt_cast(out, cBytes.data(), MPCRT_F64, c.data(), c.size());
   mpcrt_cast(grad, gBytes.data(), MPCRT_F64, g.data(), g.size());
 
@@ -438,11 +442,12 @@ inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
           << "), transA " << s.transA << ", addend " << int(with);
     }
   double tinyGrad = grad == MPCRT_F16 ? 0x1p-25 : 0;
-  for (int64_t j = 0; j < s.n; ++j) {
+  for (int64_t j = 0; j < sums; ++j) {
     double sum = 0, abs = 0;
     for (int64_t l = 0; l < s.k; ++l) {
-      sum += b[l * s.n + j];
-      abs += std::fabs(b[l * s.n + j]);
+      double x = s.sumsOfA ? a[l * s.m + j] : b[l * s.n + j];
+      sum += x;
+      abs += std::fabs(x);
     }
     // The sum's own rounding, then (with a bias addend) the add's.
     double want = biasAddend.empty() ? sum : sum + biasAddend[j];
@@ -452,7 +457,8 @@ inline void checkMatmulBiasGrad(mpcrt_dtype in, mpcrt_dtype grad,
                             : unitRoundoff(grad) * std::fabs(want) + tinyGrad);
     ASSERT_LE(std::fabs(g[j] - want), bound)
         << "bias gradient in " << in << " grad " << grad << " column " << j
-        << " of " << s.n << ", k " << s.k << ", addend " << int(with);
+        << " of " << sums << (s.sumsOfA ? " (of A)" : "") << ", k " << s.k
+        << ", addend " << int(with);
   }
 }
 
@@ -470,10 +476,11 @@ inline void checkAllMatmulBiasGrads(
                                                        {MPCRT_F32, MPCRT_F32},
                                                        {MPCRT_F64, MPCRT_F64},
                                                        {MPCRT_F16, MPCRT_F16}};
-  const BiasGradShape shapes[] = {{64, 48, 96, true},
-                                  {17, 33, 65, false},
-                                  {24, 300, 1000, true},
-                                  {8, 8, 0, true}};
+  const BiasGradShape shapes[] = {
+      {64, 48, 96, true},       {17, 33, 65, false},
+      {24, 300, 1000, true},    {8, 8, 0, true},
+      {48, 64, 96, true, true}, {300, 24, 1000, true, true},
+      {33, 17, 65, true, true}, {8, 8, 0, true, true}};
   for (auto [in, grad] : types)
     for (const BiasGradShape &s : shapes)
       for (Addend with :

@@ -107,14 +107,19 @@ void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
  * mpcrt_matmul_add where `addend` is not null, and bias_grad[j], the sum
  * of column j of B over its k rows, accumulated in f32 (f64 for f64) in
  * row order and rounded once, then, where `bias_addend` is not null, added
- * to bias_addend[j] and rounded again. `in` is A and B's type; `out` is
- * C's (and the addend's): `in` without an addend, `in` or f32 for f16/bf16
- * with one; `grad` is bias_grad's and bias_addend's: `in`, or f32 for
- * f16/bf16. `c` may be `addend`, `bias_grad` may be `bias_addend`. */
+ * to bias_addend[j] and rounded again. With `sums_of_a` (and trans_a: A
+ * is [k, m]), bias_grad[i] is the sum of column i of A over its k rows
+ * instead (m sums, as `bias_addend` holds): the weight gradient g^T x of
+ * a layer whose weight is [out, in], with g its output's gradient. `in` is A
+ * and B's type; `out` is C's (and the addend's): `in` without an addend, `in`
+ * or f32 for f16/bf16 with one; `grad` is bias_grad's and bias_addend's: `in`,
+ * or f32 for f16/bf16. `c` may be `addend`, `bias_grad` may be `bias_addend`.
+ */
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             const void *a, const void *b, const void *addend,
                             void *c, const void *bias_addend, void *bias_grad,
-                            int64_t m, int64_t n, int64_t k, int32_t trans_a);
+                            int64_t m, int64_t n, int64_t k, int32_t trans_a,
+                            int32_t sums_of_a);
 
 /* mpc.softmax / mpc.log_softmax along the last axis of `rows` rows of
  * `cols` elements (the lowering transposes other axes last), and their

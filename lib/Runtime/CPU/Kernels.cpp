@@ -330,7 +330,13 @@ void biasGradSums(mpcrt_dtype in, mpcrt_dtype out, const void *b,
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             const void *a, const void *b, const void *addend,
                             void *c, const void *bias_addend, void *bias_grad,
-                            int64_t m, int64_t n, int64_t k, int32_t trans_a) {
+                            int64_t m, int64_t n, int64_t k, int32_t trans_a,
+                            int32_t sums_of_a) {
+  if (sums_of_a && !trans_a) {
+    std::fprintf(stderr, "error: mpcrt_matmul_bias_grad: the sums of A need "
+                         "A transposed ([k, m])\n");
+    std::exit(1);
+  }
   if (addend)
     mpcrt_matmul_add(in, out, a, 0, b, 0, addend, c, 1, m, n, k, trans_a, 0);
   else
@@ -339,7 +345,10 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
       matmul(static_cast<const T *>(a), 0, static_cast<const T *>(b), 0,
              static_cast<T *>(c), 1, m, n, k, trans_a != 0, false);
     });
-  biasGradSums(in, grad, b, bias_addend, bias_grad, n, k);
+  if (sums_of_a)
+    biasGradSums(in, grad, a, bias_addend, bias_grad, m, k);
+  else
+    biasGradSums(in, grad, b, bias_addend, bias_grad, n, k);
 }
 
 void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,

@@ -405,9 +405,10 @@ void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             const void *a, const void *b, const void *addend,
                             void *c, const void *bias_addend, void *bias_grad,
-                            int64_t m, int64_t n, int64_t k, int32_t trans_a) {
+                            int64_t m, int64_t n, int64_t k, int32_t trans_a,
+                            int32_t sums_of_a) {
   matmulBiasGrad(in, out, grad, a, b, addend, c, bias_addend, bias_grad, m, n,
-                 k, trans_a != 0);
+                 k, trans_a != 0, sums_of_a != 0);
 }
 
 #define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \

@@ -444,11 +444,12 @@ void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
 // epilogue where it has the operands' type and there are no addends, or
 // the GEMM (matmulAdd's with an addend) followed by columnSums (f32 sums
 // of f16/bf16 operands, which cuBLASLt does not write, and where it has no
-// algorithm).
+// algorithm). With `sumsOfA` (A transposed, [k, m]) the sums are A's
+// columns', always from columnSums.
 void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                     const void *a, const void *b, const void *addend, void *c,
                     const void *biasAddend, void *biasGrad, int64_t m,
-                    int64_t n, int64_t k, bool transA);
+                    int64_t n, int64_t k, bool transA, bool sumsOfA = false);
 
 // sums[j] = the sum of column j of a [rows, cols] array of type `in` over
 // its rows (f32 accumulation, f64 for f64; the same order on every GPU),

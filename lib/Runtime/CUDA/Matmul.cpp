@@ -550,7 +550,21 @@ void matmulActivationGrad(mpcrt_dtype in, mpcrt_dtype out, const void *a,
 void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                     const void *a, const void *b, const void *addend, void *c,
                     const void *biasAddend, void *biasGrad, int64_t m,
-                    int64_t n, int64_t k, bool transA) {
+                    int64_t n, int64_t k, bool transA, bool sumsOfA) {
+  if (sumsOfA && !transA) {
+    std::fprintf(stderr, "error: CUDA backend: mpcrt_matmul_bias_grad: the "
+                         "sums of A need A transposed ([k, m])\n");
+    std::exit(1);
+  }
+  if (sumsOfA) {
+    // Sums of our A (cuBLASLt's B): BGRADB would write them, but only in
+    // D's type and untested here; the plain GEMM and the column reduction.
+    if (addend)
+      matmulAdd(in, out, a, 0, b, 0, addend, c, 1, m, n, k, transA, false);
+    else
+      matmulTo(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false);
+    return columnSums(in, grad, a, biasGrad, k, m, biasAddend);
+  }
   if (n == 0)
     return;
   if (addend) {

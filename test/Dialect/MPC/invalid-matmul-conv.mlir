@@ -434,6 +434,22 @@ func.func @bias_grad_rank(%a: tensor<2x4x5xf16>, %b: tensor<2x4x8xf16>) {
 
 // -----
 
+func.func @bias_grad_of_a_not_transposed(%a: tensor<5x4xf16>, %b: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.matmul_bias_grad' op expects transpose_a with bias_of_a (the sums of a over the contraction dimension, its rows)}}
+  %0:2 = mpc.matmul_bias_grad %a, %b {bias_of_a} : tensor<5x4xf16>, tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @bias_grad_of_a_addend(%a: tensor<4x5xf16>, %b: tensor<4x8xf16>, %bacc: tensor<8xf32>) {
+  // expected-error @+1 {{'mpc.matmul_bias_grad' op expects a bias_addend of the bias gradient's type 'tensor<5xf32>', got 'tensor<8xf32>'}}
+  %0:2 = mpc.matmul_bias_grad %a, %b bias(%bacc) {bias_of_a, transpose_a} : tensor<4x5xf16>, tensor<4x8xf16> bias(tensor<8xf32>)
+  return
+}
+
+// -----
+
 func.func @bias_grad_k(%a: tensor<4x5xf16>, %b: tensor<6x8xf16>) {
   // expected-error @+1 {{'mpc.matmul_bias_grad' op expects equal contracting dimensions, got K = 4 for a and 6 for b}}
   %0:2 = mpc.matmul_bias_grad %a, %b {transpose_a} : tensor<4x5xf16>, tensor<6x8xf16>

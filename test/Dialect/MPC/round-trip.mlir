@@ -148,6 +148,17 @@ func.func @matmul_bias_grad(%x: tensor<1024x256xf16>, %dy: tensor<1024x64xf16>, 
   return %0#0, %0#1, %1#0, %1#1 : tensor<256x64xf16>, tensor<64xf32>, tensor<256x64xf32>, tensor<64xf32>
 }
 
+// The gradient of a weight stored [out, in] (x @ W^T): the bias gradient
+// sums a, the output's gradient, over its rows.
+// CHECK-LABEL: func @matmul_bias_grad_of_a
+func.func @matmul_bias_grad_of_a(%dy: tensor<1024x64xf16>, %x: tensor<1024x256xf16>, %acc: tensor<64x256xf32>, %bacc: tensor<64xf32>) -> (tensor<64x256xf16>, tensor<64xf32>, tensor<64x256xf32>, tensor<64xf32>) {
+  // CHECK: %{{.*}}, %{{.*}} = mpc.matmul_bias_grad %{{.*}}, %{{.*}} {bias_of_a, transpose_a} : tensor<1024x64xf16>, tensor<1024x256xf16>
+  %0:2 = mpc.matmul_bias_grad %dy, %x {bias_of_a, transpose_a} : tensor<1024x64xf16>, tensor<1024x256xf16>
+  // CHECK: %{{.*}}, %{{.*}} = mpc.matmul_bias_grad %{{.*}}, %{{.*}}, %{{.*}} bias(%{{.*}}) {bias_of_a, transpose_a} : tensor<1024x64xf16>, tensor<1024x256xf16>, tensor<64x256xf32> bias(tensor<64xf32>)
+  %1:2 = mpc.matmul_bias_grad %dy, %x, %acc bias(%bacc) {bias_of_a, transpose_a} : tensor<1024x64xf16>, tensor<1024x256xf16>, tensor<64x256xf32> bias(tensor<64xf32>)
+  return %0#0, %0#1, %1#0, %1#1 : tensor<64x256xf16>, tensor<64xf32>, tensor<64x256xf32>, tensor<64xf32>
+}
+
 // With an addend: the weight gradient summed into an f32 accumulator (the
 // sum has the addend's type), or into one of the operands' type.
 // CHECK-LABEL: func @matmul_bias_grad_addend

@@ -25,6 +25,25 @@ func.func @o2_linear(%x: tensor<1024x256xf16>, %dy: tensor<8x128x64xf16>) -> (te
 
 // -----
 
+// The gradient of a weight stored [N, K] (x @ W^T, an imported Gemm's):
+// g^T x, g the product's A; its bias gradient sums A (`bias_of_a`).
+// CHECK-LABEL: func @weight_out_in
+// CHECK-NEXT: %[[G:.*]] = mpc.reshape %arg1 : tensor<8x128x64xf16> -> tensor<1024x64xf16>
+// CHECK-NEXT: %[[DW:.*]], %[[DB:.*]] = mpc.matmul_bias_grad %[[G]], %arg0 {bias_of_a, transpose_a} : tensor<1024x64xf16>, tensor<1024x256xf16>
+// CHECK-NEXT: return %[[DW]], %[[DB]] : tensor<64x256xf16>, tensor<64xf32>
+// REMARK: remark: fused: mpc.cast + mpc.reduce_sum + mpc.matmul -> mpc.matmul_bias_grad
+// OFF-LABEL: func @weight_out_in
+// OFF-NOT: mpc.matmul_bias_grad
+func.func @weight_out_in(%x: tensor<1024x256xf16>, %dy: tensor<8x128x64xf16>) -> (tensor<64x256xf16>, tensor<64xf32>) {
+  %0 = mpc.cast %dy : tensor<8x128x64xf16> -> tensor<8x128x64xf32>
+  %1 = mpc.reduce_sum %0 {dims = array<i64: 0, 1>} : tensor<8x128x64xf32>
+  %2 = mpc.reshape %dy : tensor<8x128x64xf16> -> tensor<1024x64xf16>
+  %3 = mpc.matmul %2, %x {transpose_a} : tensor<1024x64xf16>, tensor<1024x256xf16>
+  return %3, %1 : tensor<64x256xf16>, tensor<64xf32>
+}
+
+// -----
+
 // f32, the gradient a matrix already, the product first: one op at the
 // reduction's place.
 // CHECK-LABEL: func @f32_matrix

@@ -500,7 +500,7 @@ TEST(Kernels, MatmulBiasGradMatchesFloat64) {
                                                    : biasAddend.data();
           mpcrt_matmul_bias_grad(in, add ? grad : in, grad, a.data(), b.data(),
                                  add, c.data(), biasAdd, g.data(), s.m, s.n,
-                                 s.k, s.transA);
+                                 s.k, s.transA, s.sumsOfA);
         };
       });
 }
@@ -518,10 +518,10 @@ TEST(Kernels, MatmulBiasGradBiasAddendEqualsASeparateAdd) {
         std::vector<uint8_t> c(m * n * 2);
         mpcrt_matmul_bias_grad(MPCRT_F16, MPCRT_F16, grad, a.data(), b.data(),
                                nullptr, c.data(), nullptr, sums.data(), m, n, k,
-                               1);
+                               1, 0);
         mpcrt_matmul_bias_grad(MPCRT_F16, MPCRT_F16, grad, a.data(), b.data(),
                                nullptr, c.data(), addend.data(), fused.data(),
-                               m, n, k, 1);
+                               m, n, k, 1, 0);
       });
 }
 

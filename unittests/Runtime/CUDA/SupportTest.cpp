@@ -417,7 +417,8 @@ TEST_F(Support, MatmulBiasGradMatchesFloat64) {
                                     : inPlace          ? dG
                                                        : upload(biasAddend);
           matmulBiasGrad(in, dAddend ? grad : in, grad, upload(a), upload(b),
-                         dAddend, dC, dBiasAddend, dG, s.m, s.n, s.k, s.transA);
+                         dAddend, dC, dBiasAddend, dG, s.m, s.n, s.k, s.transA,
+                         s.sumsOfA);
           c = download(dC, c.size());
           g = download(dG, g.size());
         };

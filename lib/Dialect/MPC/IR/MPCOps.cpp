@@ -489,6 +489,9 @@ MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
     return diag("expects two matrices (the bias gradient sums b's rows), "
                 "got ",
                 adaptor.getA().getType(), " and ", b);
+  if (adaptor.getBiasOfA() && !adaptor.getTransposeA())
+    return diag("expects transpose_a with bias_of_a (the sums of a over the "
+                "contraction dimension, its rows)");
   Type element = b.getElementType();
   Type sums = element.isF16() || element.isBF16()
                   ? Float32Type::get(element.getContext())
@@ -505,7 +508,8 @@ MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                   type);
     product = type;
   }
-  auto biasGrad = RankedTensorType::get({shape->back()}, sums);
+  auto biasGrad = RankedTensorType::get(
+      {adaptor.getBiasOfA() ? shape->front() : shape->back()}, sums);
   if (Value addend = adaptor.getBiasAddend();
       addend && addend.getType() != biasGrad)
     return diag("expects a bias_addend of the bias gradient's type ", biasGrad,

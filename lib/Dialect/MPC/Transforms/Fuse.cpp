@@ -1632,7 +1632,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// `reduce_sum(g)` over every dimension but the last (through a
   /// widening cast of g), with a weight gradient `matmul(x, g2) {transpose_a}`
   /// where g2 is g or g reshaped to [rows, N]: one mpc.matmul_bias_grad,
-  /// which reads g once. The sums are those the reduce took (f32
+  /// which reads g once. Also `matmul(g2, x) {transpose_a}`, the gradient
+  /// of a weight stored [N, K] (`x @ W^T`, an imported Gemm's): the op's
+  /// `bias_of_a`. The sums are those the reduce took (f32
   /// accumulation of the same values); an f16/bf16 reduce gets its f32 sums
   /// rounded once, as the reduce rounds them. With `weight-grad-sums` the
   /// weight gradient may be a matmul_add's (summed into an accumulator: the
@@ -1663,21 +1665,29 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     // The first such product in program order: a matmul, or a matmul_add
     // (the weight gradient summed into an accumulator: its addend).
     Operation *mm = nullptr;
+    bool sumsOfA = false;
     auto consider = [&](Value b) {
-      auto ofB = [&](auto product) {
-        return product.getB() == b && product.getTransposeA() &&
-               !product.getTransposeB() &&
-               typeOf(product.getA()).getRank() == 2;
+      // g as the product's B (the weight gradient x^T g), or as its A (g^T
+      // x, a weight stored [N, K]); both transpose A alone.
+      auto of = [&](auto product, bool &asA) {
+        if (!product.getTransposeA() || product.getTransposeB() ||
+            product.getA() == product.getB())
+          return false;
+        asA = product.getA() == b;
+        Value other = asA ? product.getB() : product.getA();
+        return (asA || product.getB() == b) && typeOf(other).getRank() == 2;
       };
       for (Operation *user : b.getUsers()) {
-        bool weightGradient = false;
+        bool weightGradient = false, asA = false;
         if (auto product = dyn_cast<MatmulOp>(user))
-          weightGradient = ofB(product);
+          weightGradient = of(product, asA);
         else if (auto product = dyn_cast<MatmulAddOp>(user))
-          weightGradient = weightGradSums && ofB(product);
+          weightGradient = weightGradSums && of(product, asA);
         if (weightGradient && user->getBlock() == reduce->getBlock() &&
-            (!mm || user->isBeforeInBlock(mm)) && placeable(user, reduce))
+            (!mm || user->isBeforeInBlock(mm)) && placeable(user, reduce)) {
           mm = user;
+          sumsOfA = asA;
+        }
       }
     };
     SmallVector<int64_t, 2> matrix{rows, n};
@@ -1706,7 +1716,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     auto fused = MatmulBiasGradOp::create(
         b, fusedLocation(&getContext(), inOrder), mm->getOperand(0),
         mm->getOperand(1), addend ? addend.getAddend() : Value(),
-        /*bias_addend=*/Value(), b.getUnitAttr());
+        /*bias_addend=*/Value(), b.getUnitAttr(),
+        sumsOfA ? b.getUnitAttr() : UnitAttr());
     if (Attribute precision = mm->getAttr("mpc.precision"))
       fused->setAttr("mpc.precision", precision);
     Value sums = fused.getBiasGrad();

@@ -403,6 +403,13 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
     cuBLASLt's BGRADA epilogue without a bias addend and from the column
     reduction with one, which may round them an ulp apart.
 
+    With `bias_of_a` (and `transpose_a`), `bias_grad` sums `a` over the
+    contraction dimension instead: with `a` the gradient of a layer's
+    output `[R, N]` and `b` its input `[R, K]`, the weight gradient
+    `a^T b` of a weight stored `[N, K]` (a layer written `x @ W^T`, as
+    ONNX's `Gemm` with `transB` and PyTorch's `nn.Linear` keep it) and
+    its bias gradient `[N]`.
+
     `--mpc-fuse` builds it from a weight-gradient `matmul` (or
     `matmul_add`) and the `reduce_sum` of the same gradient (through a
     widening `cast`), and takes the `add` of the sums to an accumulator;
@@ -414,12 +421,14 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
     %sum, %db2 = mpc.matmul_bias_grad %x, %dy, %acc bias(%bacc) {transpose_a}
         : tensor<1024x256xf16>, tensor<1024x1024xf16>, tensor<256x1024xf32>
           bias(tensor<1024xf32>)
+    %dwt, %db3 = mpc.matmul_bias_grad %dy, %x {bias_of_a, transpose_a}
+        : tensor<1024x1024xf16>, tensor<1024x256xf16>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
                        Optional<MPC_FloatTensor>:$addend,
                        Optional<MPC_FloatTensor>:$bias_addend,
-                       UnitAttr:$transpose_a);
+                       UnitAttr:$transpose_a, UnitAttr:$bias_of_a);
   let results = (outs MPC_FloatTensor:$result, MPC_FloatTensor:$bias_grad);
   let assemblyFormat = "$a `,` $b (`,` $addend^)? (`bias` `(` $bias_addend^ "
       "`)`)? attr-dict `:` type($a) `,` type($b) (`,` type($addend)^)? "
@@ -427,7 +436,7 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
   let builders = [
     OpBuilder<(ins "Value":$a, "Value":$b, "UnitAttr":$transpose_a), [{
       build($_builder, $_state, a, b, /*addend=*/Value(),
-            /*bias_addend=*/Value(), transpose_a);
+            /*bias_addend=*/Value(), transpose_a, /*bias_of_a=*/UnitAttr());
     }]>
   ];
 }

@@ -128,7 +128,8 @@ LogicalResult matmulBiasGrad(MatmulBiasGradOp op, Lowering &l) {
           l.i32(dtypeCode(op.getBiasGrad().getType().getElementType())),
           l.ptr(op.getA()), l.ptr(op.getB()), l.ptrOrNull(addend), out,
           l.ptrOrNull(biasAddend), biasGrad, l.i64(c.getDimSize(0)),
-          l.i64(c.getDimSize(1)), l.i64(k), l.i32(op.getTransposeA())});
+          l.i64(c.getDimSize(1)), l.i64(k), l.i32(op.getTransposeA()),
+          l.i32(op.getBiasOfA())});
   return success();
 }
 
