@@ -1547,6 +1547,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     for (Value term : terms) {
       auto piece = term.getDefiningOp<SliceBackwardOp>();
       if (!piece || piece.getType() != type || !term.hasOneUse() ||
+          piece->getBlock() != root->getBlock() ||
+          typeOf(piece.getGrad()).getElementType() != type.getElementType() ||
           (piece.getStrides() &&
            llvm::any_of(*piece.getStrides(),
                         [](int64_t s) { return s != 1; }))) {
