@@ -412,6 +412,15 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (AttentionOp op : attentions)
         foldHeadTransposes(op);
     }
+    // After attention (whose patterns read the transposes): in the forward
+    // graph's run, so that autodiff differentiates the untransposed
+    // weight (its gradient then has the weight's layout).
+    if (transposedOperands) {
+      SmallVector<MatmulOp> products;
+      getOperation().walk([&](MatmulOp op) { products.push_back(op); });
+      for (MatmulOp op : products)
+        foldOperandTransposes(op);
+    }
     if (norms) {
       SmallVector<LayerNormOp> layerNorms;
       getOperation().walk([&](LayerNormOp op) { layerNorms.push_back(op); });
@@ -1504,6 +1513,41 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     relu.getResult().replaceAllUsesWith(norm.getResult());
     relu.erase();
     remark(norm, " (activation relu)");
+  }
+
+  /// A product's operand made by a transpose of its last two dimensions
+  /// alone (a weight stored [out, in] and read as `x @ W^T`, as PyTorch
+  /// exports nn.Linear on 3-D inputs without constant folding): the
+  /// product reads the transpose's input with `transpose_a`/`transpose_b`
+  /// flipped, and the transpose goes once nothing else reads it. The
+  /// same product: the GEMM reads the other layout.
+  void foldOperandTransposes(MatmulOp op) {
+    auto swapsLastTwo = [](TransposeOp t) {
+      ArrayRef<int64_t> perm = t.getPermutation();
+      int64_t rank = perm.size();
+      if (rank < 2 || perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1)
+        return false;
+      for (int64_t d = 0; d + 2 < rank; ++d)
+        if (perm[d] != d)
+          return false;
+      return true;
+    };
+    bool folded = false;
+    for (unsigned side : {0u, 1u}) {
+      auto transpose = op->getOperand(side).getDefiningOp<TransposeOp>();
+      if (!transpose || !swapsLastTwo(transpose))
+        continue;
+      op->setOperand(side, transpose.getInput());
+      if (side == 0)
+        op.setTransposeA(!op.getTransposeA());
+      else
+        op.setTransposeB(!op.getTransposeB());
+      if (transpose->use_empty())
+        transpose.erase();
+      folded = true;
+    }
+    if (folded && remarks)
+      emitRemark(op.getLoc()) << "folded: mpc.transpose into mpc.matmul";
   }
 
   /// A sum of slices' gradients (`mpc.slice_backward`: each a slice's

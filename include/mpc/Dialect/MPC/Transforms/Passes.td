@@ -602,6 +602,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"residuals", "residuals", "bool", /*default=*/"true",
            "Fuse dropout + residual add with no norm after it into "
            "mpc.dropout_add">,
+    Option<"transposedOperands", "transposed-operands", "bool",
+           /*default=*/"true",
+           "Read a matmul operand made by a transpose of its last two "
+           "dimensions untransposed, with transpose_a/transpose_b flipped">,
     Option<"sliceGrads", "slice-grads", "bool", /*default=*/"true",
            "Make a sum of slices' gradients (mpc.slice_backward) whose "
            "slices tile their input along one axis one mpc.concat of the "
