@@ -550,10 +550,12 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   TimingScope passTime = timeRoot.nest("mpc passes");
   pm.enableTiming(passTime);
-  std::vector<Stage> stages;
+  bool added = true; // until a pass refuses its options
   auto add = [&](std::string pass, std::string options = "",
                  std::vector<const cl::Option *> flags = {}) {
-    stages.push_back({std::move(pass), std::move(options), std::move(flags)});
+    added =
+        added && succeeded(addStage(pm, {std::move(pass), std::move(options),
+                                         std::move(flags)}));
   };
   // Names and file names as option values (quoted where they hold a space
   // or a bracket); a name no quoting keeps whole is refused.
@@ -660,9 +662,8 @@ int main(int argc, char **argv) {
   add("mpc-lower-to-runtime",
       "entry=" + name + " backend=" + backend +
           " ops-per-part=" + std::to_string(opsPerPart));
-  for (const Stage &stage : stages)
-    if (failed(addStage(pm, stage)))
-      return 1;
+  if (!added)
+    return 1;
   if (failed(pm.run(*module)))
     return 1;
   passTime.stop();

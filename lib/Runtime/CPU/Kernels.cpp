@@ -345,10 +345,9 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
       matmul(static_cast<const T *>(a), 0, static_cast<const T *>(b), 0,
              static_cast<T *>(c), 1, m, n, k, trans_a != 0, false);
     });
-  if (sums_of_a)
-    biasGradSums(in, grad, a, bias_addend, bias_grad, m, k);
-  else
-    biasGradSums(in, grad, b, bias_addend, bias_grad, n, k);
+  // The sums of B's n columns, or of A's m ([k, m]).
+  biasGradSums(in, grad, sums_of_a ? a : b, bias_addend, bias_grad,
+               sums_of_a ? m : n, k);
 }
 
 void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,

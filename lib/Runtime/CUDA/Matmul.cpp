@@ -556,29 +556,24 @@ void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                          "sums of A need A transposed ([k, m])\n");
     std::exit(1);
   }
-  if (sumsOfA) {
-    // Sums of our A (cuBLASLt's B): BGRADB would write them, but only in
-    // D's type and untested here; the plain GEMM and the column reduction.
-    if (addend)
-      matmulAdd(in, out, a, 0, b, 0, addend, c, 1, m, n, k, transA, false);
-    else
-      matmulTo(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false);
-    return columnSums(in, grad, a, biasGrad, k, m, biasAddend);
-  }
-  if (n == 0)
+  // The summed operand: B's n columns, or A's m ([k, m]).
+  const void *summed = sumsOfA ? a : b;
+  int64_t sums = sumsOfA ? m : n;
+  if (sums == 0)
     return;
   if (addend) {
     // A gradient accumulator: the GEMM sums into it (C with beta = 1, in
     // place where it is C).
     matmulAdd(in, out, a, 0, b, 0, addend, c, 1, m, n, k, transA, false);
-  } else if (m == 0 || k == 0) {
+  } else if (m == 0 || n == 0 || k == 0) {
     zero(c, m * n * bytesOf(in));
-  } else if (grad == in && !biasAddend) {
+  } else if (grad == in && !biasAddend && !sumsOfA) {
     // Our B is cuBLASLt's A (see the file comment): its sums over k are
     // BGRADA's, a vector over D's rows (our columns). cuBLASLt writes them
     // only in D's type (cublasLt.h: other bias types are for integer and
     // fp8 kernels), so the f32 sums of an f16/bf16 product are the column
-    // reduction's, and so are sums added to a bias addend.
+    // reduction's, and so are sums added to a bias addend. Sums of our A
+    // (cuBLASLt's B, BGRADB's) are always the column reduction's.
     if (gemm(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false,
              CUBLASLT_EPILOGUE_BGRADA, biasGrad, grad))
       return;
@@ -586,7 +581,7 @@ void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
     gemm(in, in, a, 0, b, 0, c, 1, m, n, k, transA, false,
          CUBLASLT_EPILOGUE_DEFAULT, nullptr, in);
   }
-  columnSums(in, grad, b, biasGrad, k, n, biasAddend);
+  columnSums(in, grad, summed, biasGrad, k, sums, biasAddend);
 }
 
 } // namespace mpcrt::cuda
