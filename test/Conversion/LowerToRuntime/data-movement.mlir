@@ -90,3 +90,32 @@ func.func @snapshot(%x: tensor<4xf32>) -> tensor<4xf32> {
   %d = mpc.sub %x, %p : tensor<4xf32>, tensor<4xf32>
   return %d : tensor<4xf32>
 }
+
+// -----
+
+// Slices read only by broadcasting elementwise ops are views of the
+// product's buffer (at 0): no copy; each reader gets the product's pointer
+// at the slice's offset in bytes with the slice's strides over its result
+// (a right half: 8 elements in, strides 16, 1; row 3 from column 1 in
+// steps of 2, broadcast over the rows: 49 elements in, strides 0, 2).
+// CHECK-DAG: llvm.mlir.global internal constant @[[HALF:.*]](dense<[16, 1]> : tensor<2xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[ROW:.*]](dense<[0, 2]> : tensor<2xi64>)
+// CHECK-LABEL: func.func @slice_views(
+// CHECK: call @mpcrt_matmul_f32(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %arg0,
+// CHECK-NOT: mpcrt_strided_copy
+// CHECK: %[[R:.*]] = llvm.getelementptr %arg0[%c32_i64] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[RS:.*]] = llvm.mlir.addressof @[[HALF]]
+// CHECK: call @mpcrt_binary_f32(%c0_i32{{(_[0-9]+)?}}, %[[R]], %[[RS]],
+// CHECK: %[[W:.*]] = llvm.getelementptr %arg0[%c196_i64] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[WS:.*]] = llvm.mlir.addressof @[[ROW]]
+// CHECK: call @mpcrt_binary_f32(%c2_i32{{(_[0-9]+)?}}, %{{[^,]*}}, %{{[^,]*}}, %[[W]], %[[WS]],
+// CHECK-NOT: mpcrt_strided_copy
+// CHECK: return
+func.func @slice_views(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %y: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0 = mpc.matmul %x, %w : tensor<8x16xf32>, tensor<16x16xf32>
+  %1 = mpc.slice %0 {offsets = array<i64: 0, 8>, sizes = array<i64: 8, 8>} : tensor<8x16xf32>
+  %2 = mpc.add %1, %y : tensor<8x8xf32>, tensor<8x8xf32>
+  %3 = mpc.slice %0 {offsets = array<i64: 3, 1>, sizes = array<i64: 1, 8>, strides = array<i64: 1, 2>} : tensor<8x16xf32>
+  %4 = mpc.mul %y, %3 : tensor<8x8xf32>, tensor<1x8xf32>
+  return %2, %4 : tensor<8x8xf32>, tensor<8x8xf32>
+}

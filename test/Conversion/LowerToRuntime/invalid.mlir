@@ -6,3 +6,16 @@ func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = mpc.relu %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A slice planned as a view of its operand's buffer (the same offset),
+// then read by an op that takes no strides: copying it would overwrite
+// its operand.
+func.func @stale_view(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x4xf32> attributes {mpc.arena_bytes = 512 : i64} {
+  %0 = mpc.matmul %x, %w {mpc.offsets = array<i64: 0>} : tensor<4x8xf32>, tensor<8x8xf32>
+  // expected-error @+1 {{'mpc.slice' op shares its operand's buffer (a view) but is read by an op that takes no strides; run --mpc-plan-memory again after changing the graph}}
+  %1 = mpc.slice %0 {mpc.offsets = array<i64: 0>, offsets = array<i64: 0, 4>, sizes = array<i64: 4, 4>} : tensor<4x8xf32>
+  %2 = mpc.relu %1 {mpc.offsets = array<i64: 256>} : tensor<4x4xf32>
+  return %2 : tensor<4x4xf32>
+}

@@ -36,6 +36,8 @@
 // CHECK-NEXT: "written_in_globals": 0,
 // No load is copied (none is read after a store to its global).
 // CHECK-NEXT: "load_snapshots": 0,
+// No slice is read in its operand's buffer (there is none).
+// CHECK-NEXT: "slice_views": 0,
 // Both gradients are live at the peak, with the loss.
 // CHECK-NEXT: "gradients_at_peak": {
 // CHECK-NEXT: "total": 640,

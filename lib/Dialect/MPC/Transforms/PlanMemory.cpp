@@ -2,6 +2,7 @@
 
 #include "StateLayout.h"
 #include "TypeUtils.h"
+#include "Views.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
@@ -295,6 +296,8 @@ struct FunctionPlan {
   // Loads copied into the arena: their global is overwritten before their
   // last reader.
   int64_t snapshots = 0;
+  // Slices read in their operand's buffer (Views.h).
+  int64_t sliceViews = 0;
   // Bytes of gradients and activations live at the peak, by dtype.
   llvm::MapVector<Type, int64_t> gradients, activations;
 };
@@ -400,6 +403,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
   std::vector<Buffer> buffers;
   DenseMap<Value, int64_t> bufferOf;
   DenseSet<int64_t> bucketed; // buffers an all-reduce sums in place
+  DenseSet<Value> views;      // slices read in their operand's buffer
   auto lastUse = [&](Value v) {
     int64_t end = order[v.getDefiningOp()];
     for (Operation *user : v.getUsers())
@@ -474,6 +478,24 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
           continue;
         }
       }
+      // A slice that every reader takes through strides is a view too
+      // (Views.h): its operand's buffer, read at the slice's offset with
+      // the slice's strides, which then lives as long as either. Never
+      // written in place (below): its elements are not the buffer's.
+      if (auto slice = dyn_cast<SliceOp>(op);
+          slice && reuse && readableInPlace(slice)) {
+        auto it = bufferOf.find(slice.getInput());
+        if (it != bufferOf.end() && !bucketed.contains(it->second) &&
+            !readByAllReduce(slice.getInput())) {
+          int64_t id = it->second;
+          bufferOf[result] = id;
+          views.insert(result);
+          Buffer &b = buffers[id];
+          b.end = std::max(b.end, lastUse(result));
+          ++plan.sliceViews;
+          continue;
+        }
+      }
       // An all-reduce sums in place: its results are its operands' buffers,
       // unless a buffer is already another bucket's member (a sum summed
       // again, an operand given twice); the lowering then copies.
@@ -497,7 +519,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
            reuse ? inPlaceOperands(op, cast<OpResult>(result).getResultNumber())
                  : SmallVector<Value>()) {
         auto it = bufferOf.find(operand);
-        if (it == bufferOf.end())
+        if (it == bufferOf.end() || views.contains(operand))
           continue;
         Buffer &b = buffers[it->second];
         if (b.bytes != byteSize(type) || b.end != here ||
@@ -826,6 +848,7 @@ void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
           });
           json.attribute("written_in_globals", p.inGlobals);
           json.attribute("load_snapshots", p.snapshots);
+          json.attribute("slice_views", p.sliceViews);
           byType("gradients_at_peak", p.gradients);
           byType("activations_at_peak", p.activations);
           json.attribute("workspace_bytes", 0);

@@ -773,6 +773,13 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
       is returned);
     - an elementwise op whose operand of the same size dies at that op
       writes its result in place, into the operand's buffer;
+    - a reshape is a view of its operand's buffer, and so is a slice
+      whose every reader takes its operands through strides (add, sub,
+      mul, div, pow, scale_loss, compare, where): those readers get the
+      operand's pointer at the slice's offset with its strides, no copy
+      (`slice_views` in the report); the buffer then lives as long as
+      its last reader through either, and nothing is written in place
+      into a slice view;
     - a result computed from a global's load (a gradient accumulator's
       `acc + g`, a GEMM's addend, a batch norm's running statistics) is
       computed in the global itself (`mpc.in_globals`) where the global's

@@ -2,6 +2,7 @@
 
 #include "../StateLayout.h"
 #include "../TypeUtils.h"
+#include "../Views.h"
 #include "Lowering.h"
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
@@ -154,12 +155,27 @@ window(ArrayRef<int64_t> shape, ArrayRef<int64_t> offsets,
   return {offset, result};
 }
 
+/// A slice view is read where it stands (its readers take its window,
+/// Elementwise.cpp); otherwise the window is copied into its buffer.
 LogicalResult slice(SliceOp op, Lowering &l) {
+  if (isSliceView(op)) {
+    l.bind(op.getResult(), l.ptr(op.getInput()));
+    return success();
+  }
+  // Planned as a view but read otherwise since: a copy would overwrite
+  // its own operand.
+  auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
+  std::optional<int64_t> input = plannedOffset(op.getInput());
+  if (offsets && offsets.size() == 1 && input && *input == offsets[0] &&
+      tensorType(op.getResult()).getNumElements() > 0)
+    return op.emitOpError("shares its operand's buffer (a view) but is read "
+                          "by an op that takes no strides; run "
+                          "--mpc-plan-memory again after changing the graph");
   Value out = l.result(op, 0);
   if (!out)
     return failure();
   auto in = tensorType(op.getInput());
-  auto [offset, s] = window(in.getShape(), op.getOffsets(), op.getStrides());
+  auto [offset, s] = sliceWindow(op);
   stridedCopy(l, l.ptr(op.getInput()), offset, s, out,
               SmallVector<int64_t>(op.getType().getShape()), elementBytes(in));
   return success();
@@ -214,6 +230,20 @@ LogicalResult concat(ConcatOp op, Lowering &l) {
 }
 
 } // namespace
+
+/// The plan gives a view its operand's buffer, the same offset (two live
+/// buffers never share one).
+bool lowering::isSliceView(SliceOp slice) {
+  auto offsets = slice->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
+  std::optional<int64_t> input = plannedOffset(slice.getInput());
+  return readableInPlace(slice) && offsets && offsets.size() == 1 && input &&
+         *input == offsets[0];
+}
+
+std::pair<int64_t, SmallVector<int64_t>> lowering::sliceWindow(SliceOp slice) {
+  return window(tensorType(slice.getInput()).getShape(), slice.getOffsets(),
+                slice.getStrides());
+}
 
 std::optional<LogicalResult> lowering::lowerDataMovement(Operation *op,
                                                          Lowering &l) {

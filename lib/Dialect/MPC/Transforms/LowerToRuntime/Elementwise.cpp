@@ -53,15 +53,15 @@ LogicalResult unaryGrad(Operation *op, int32_t kind, Lowering &l) {
   return success();
 }
 
-/// Strides of `operand` broadcast to `shape` (numpy rules): 0 along the
-/// dimensions it repeats.
+/// Strides of `operand`, its elements `own[d]` apart along dimension d,
+/// broadcast to `shape` (numpy rules): 0 along the dimensions it repeats.
 SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> operand,
+                                      ArrayRef<int64_t> own,
                                       ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> dense = strides(operand);
   SmallVector<int64_t> result(shape.size(), 0);
   size_t lead = shape.size() - operand.size();
   for (size_t d = 0; d < operand.size(); ++d)
-    result[lead + d] = operand[d] == 1 && shape[lead + d] != 1 ? 0 : dense[d];
+    result[lead + d] = operand[d] == 1 && shape[lead + d] != 1 ? 0 : own[d];
   return result;
 }
 
@@ -77,10 +77,22 @@ BroadcastArgs broadcastArgs(ValueRange operands, Value result, Lowering &l) {
   SmallVector<int64_t> shape(tensorType(result).getShape());
   BroadcastArgs args;
   for (Value v : operands) {
+    auto type = tensorType(v);
+    // A slice view: its operand's elements at the slice's offset, with
+    // the slice's strides (Views.h).
+    Value pointer = l.ptr(v);
+    SmallVector<int64_t> own = strides(type.getShape());
+    if (auto slice = v.getDefiningOp<SliceOp>(); slice && isSliceView(slice)) {
+      auto [offset, window] = sliceWindow(slice);
+      pointer = l.offset(
+          l.ptr(slice.getInput()),
+          offset * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
+      own = window;
+    }
     SmallVector<int64_t> s =
         shape.empty() ? SmallVector<int64_t>{1}
-                      : broadcastStrides(tensorType(v).getShape(), shape);
-    args.operands.append({l.ptr(v), l.i64Array(s)});
+                      : broadcastStrides(type.getShape(), own, shape);
+    args.operands.append({pointer, l.i64Array(s)});
   }
   if (shape.empty())
     shape = {1};

@@ -1,0 +1,80 @@
+// A slice that every reader takes through strides (the broadcasting
+// elementwise ops) is a view: it shares its operand's buffer (the same
+// offset), which then lives until the slice's last reader, and nothing is
+// written in place into it. Any other reader, an operand outside the
+// arena, or reuse=false gives the slice a buffer of its own (a copy).
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory="reuse=false" | FileCheck %s --check-prefix=NOREUSE
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory="report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+
+// The product's right half read by an add: the slice is the product's
+// buffer at 0. The product lives to the add, so the second product (which
+// would take offset 0 once a copy had ended the first's life) is placed
+// after it, and the add writes in place into the second product, never
+// into the view.
+// CHECK-LABEL: func @slice_view
+// CHECK-SAME: attributes {mpc.arena_bytes = 24576 : i64}
+// CHECK: %[[P:.*]] = mpc.matmul %arg0, %arg1 {mpc.offsets = array<i64: 0>}
+// CHECK: %[[S:.*]] = mpc.slice %[[P]] {mpc.offsets = array<i64: 0>,
+// CHECK: %[[Q:.*]] = mpc.matmul %arg0, %arg2 {mpc.offsets = array<i64: 16384>}
+// CHECK: mpc.add %[[S]], %[[Q]] {mpc.offsets = array<i64: 16384>}
+// NOREUSE-LABEL: func @slice_view
+// NOREUSE: mpc.slice {{.*}}{mpc.offsets = array<i64: 16384>,
+// REPORT: "function": "slice_view",
+// REPORT: "slice_views": 1,
+func.func @slice_view(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>, %w2: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %0 = mpc.matmul %x, %w : tensor<64x64xf32>, tensor<64x64xf32>
+  %1 = mpc.slice %0 {offsets = array<i64: 0, 32>, sizes = array<i64: 64, 32>} : tensor<64x64xf32>
+  %2 = mpc.matmul %x, %w2 : tensor<64x64xf32>, tensor<64x32xf32>
+  %3 = mpc.add %1, %2 : tensor<64x32xf32>, tensor<64x32xf32>
+  return %3 : tensor<64x32xf32>
+}
+
+// -----
+
+// Strided windows read by compare, where, mul and scale_loss are views
+// too, however many readers they have; an identity-sized window (all of
+// a 1x64 row) is not written in place either: the mul's result takes a
+// buffer of its own.
+// CHECK-LABEL: func @strided_readers
+// CHECK: %[[P:.*]] = mpc.matmul {{.*}}{mpc.offsets = array<i64: 0>}
+// CHECK: %[[E:.*]] = mpc.slice %[[P]] {mpc.offsets = array<i64: 0>,
+// CHECK: %[[C:.*]] = mpc.compare "gt", %[[E]], %[[E]]
+// CHECK: mpc.where %[[C]], %[[E]], %[[E]]
+// CHECK: %[[R:.*]] = mpc.slice %[[P]] {mpc.offsets = array<i64: 0>,
+// CHECK: mpc.mul %[[R]], %[[R]] {mpc.offsets = array<i64: 256>}
+// REPORT: "function": "strided_readers",
+// REPORT: "slice_views": 2,
+func.func @strided_readers(%x: tensor<1x64xf32>, %w: tensor<64x64xf32>) -> (tensor<1x32xf32>, tensor<1x64xf32>) {
+  %0 = mpc.matmul %x, %w : tensor<1x64xf32>, tensor<64x64xf32>
+  %1 = mpc.slice %0 {offsets = array<i64: 0, 0>, sizes = array<i64: 1, 32>, strides = array<i64: 1, 2>} : tensor<1x64xf32>
+  %2 = mpc.compare "gt", %1, %1 : tensor<1x32xf32>, tensor<1x32xf32>
+  %3 = mpc.where %2, %1, %1 : tensor<1x32xi1>, tensor<1x32xf32>, tensor<1x32xf32>
+  %4 = mpc.slice %0 {offsets = array<i64: 0, 0>, sizes = array<i64: 1, 64>} : tensor<1x64xf32>
+  %5 = mpc.mul %4, %4 : tensor<1x64xf32>, tensor<1x64xf32>
+  return %3, %5 : tensor<1x32xf32>, tensor<1x64xf32>
+}
+
+// -----
+
+// Copied: a slice a product also reads, a slice of an argument (outside
+// the arena), and a slice that is returned.
+// CHECK-LABEL: func @slice_copied
+// CHECK: %[[P:.*]] = mpc.matmul %arg0, %arg1 {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.slice %[[P]] {mpc.offsets = array<i64: 1024>,
+// CHECK: %[[Q:.*]] = mpc.matmul {{.*}}{mpc.offsets = array<i64: 0>}
+// CHECK: mpc.slice %arg0 {mpc.offsets = array<i64: 1024>,
+// CHECK: mpc.slice %[[Q]] {mpc.offsets = array<i64: 1536>,
+// REPORT: "function": "slice_copied",
+// REPORT: "slice_views": 0,
+func.func @slice_copied(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>, %w2: tensor<8x16xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) {
+  %0 = mpc.matmul %x, %w : tensor<16x16xf32>, tensor<16x16xf32>
+  %1 = mpc.slice %0 {offsets = array<i64: 0, 0>, sizes = array<i64: 16, 8>} : tensor<16x16xf32>
+  %2 = mpc.add %1, %1 : tensor<16x8xf32>, tensor<16x8xf32>
+  %3 = mpc.matmul %1, %w2 : tensor<16x8xf32>, tensor<8x16xf32>
+  %4 = mpc.slice %x {offsets = array<i64: 0, 8>, sizes = array<i64: 16, 8>} : tensor<16x16xf32>
+  %5 = mpc.add %4, %2 : tensor<16x8xf32>, tensor<16x8xf32>
+  %6 = mpc.slice %3 {offsets = array<i64: 0, 8>, sizes = array<i64: 16, 8>} : tensor<16x16xf32>
+  %7 = mpc.sub %6, %5 : tensor<16x8xf32>, tensor<16x8xf32>
+  return %5, %7, %6 : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>
+}
