@@ -435,3 +435,45 @@ func.func @reshape_not_above_transpose(%x: tensor<2x3x4xf32>) -> (tensor<2x4x3xf
   %5 = mpc.relu %4 : tensor<3x8xf32>
   return %2, %5 : tensor<2x4x3xf32>, tensor<3x8xf32>
 }
+
+// -----
+
+// A broadcast read by ops that broadcast themselves: they read its input
+// (a reduction's gradient broadcast back, then added), and the broadcast
+// goes. A column [8, 1], a row [16], a scalar.
+// CHECK-LABEL: func @broadcast_into_readers
+// CHECK-SAME: (%[[G:.*]]: tensor<8x16xf32>, %[[C:.*]]: tensor<8x1xf32>, %[[R:.*]]: tensor<16xf32>, %[[S:.*]]: tensor<f32>, %[[M:.*]]: tensor<8x16xi1>)
+// CHECK-NOT: mpc.broadcast_to
+// CHECK: %[[A:.*]] = mpc.add %[[G]], %[[C]] : tensor<8x16xf32>, tensor<8x1xf32>
+// CHECK: %[[B:.*]] = mpc.mul %[[R]], %[[A]] : tensor<16xf32>, tensor<8x16xf32>
+// CHECK: %[[D:.*]] = mpc.compare "lt", %[[B]], %[[S]] : tensor<8x16xf32>, tensor<f32>
+// CHECK: mpc.where %[[M]], %[[S]], %[[G]] : tensor<8x16xi1>, tensor<f32>, tensor<8x16xf32>
+func.func @broadcast_into_readers(%g: tensor<8x16xf32>, %c: tensor<8x1xf32>, %r: tensor<16xf32>, %s: tensor<f32>, %m: tensor<8x16xi1>) -> (tensor<8x16xi1>, tensor<8x16xf32>) {
+  %0 = mpc.broadcast_to %c : tensor<8x1xf32> -> tensor<8x16xf32>
+  %1 = mpc.add %g, %0 : tensor<8x16xf32>, tensor<8x16xf32>
+  %2 = mpc.broadcast_to %r : tensor<16xf32> -> tensor<8x16xf32>
+  %3 = mpc.mul %2, %1 : tensor<8x16xf32>, tensor<8x16xf32>
+  %4 = mpc.broadcast_to %s : tensor<f32> -> tensor<8x16xf32>
+  %5 = mpc.compare "lt", %3, %4 : tensor<8x16xf32>, tensor<8x16xf32>
+  %6 = mpc.where %m, %4, %g : tensor<8x16xi1>, tensor<8x16xf32>, tensor<8x16xf32>
+  return %5, %6 : tensor<8x16xi1>, tensor<8x16xf32>
+}
+
+// -----
+
+// Kept: where the reader would broadcast to less than its result (both
+// operands broadcast along the same dimension: the second is read as it
+// is, the first keeps its broadcast), and for a reader that does not
+// broadcast (an exp).
+// CHECK-LABEL: func @broadcast_kept
+// CHECK: %[[B0:.*]] = mpc.broadcast_to %arg0 : tensor<8x1xf32> -> tensor<8x16xf32>
+// CHECK: %[[B1:.*]] = mpc.broadcast_to %arg1 : tensor<8x1xf32> -> tensor<8x16xf32>
+// CHECK: mpc.add %[[B1]], %arg0 : tensor<8x16xf32>, tensor<8x1xf32>
+// CHECK: mpc.exp %[[B0]]
+func.func @broadcast_kept(%a: tensor<8x1xf32>, %b: tensor<8x1xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %0 = mpc.broadcast_to %a : tensor<8x1xf32> -> tensor<8x16xf32>
+  %1 = mpc.broadcast_to %b : tensor<8x1xf32> -> tensor<8x16xf32>
+  %2 = mpc.add %1, %0 : tensor<8x16xf32>, tensor<8x16xf32>
+  %3 = mpc.exp %0 : tensor<8x16xf32>
+  return %2, %3 : tensor<8x16xf32>, tensor<8x16xf32>
+}

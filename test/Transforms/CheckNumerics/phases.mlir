@@ -14,10 +14,10 @@
 // CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+51]]:8", op = "mpc.mul", phase = "forward"
 // CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+52]]:8", op = "mpc.mul", phase = "forward"
 // CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+52]]:8", op = "mpc.add", phase = "forward"
-// The gradient of the mean, then of the square (d * g + d * g), then of the
-// product: every one backward.
+// The gradient of the mean (its scale as [1, 1], broadcast by its reader),
+// then of the square (d * g + d * g), then of the product: all backward.
 // CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+42]]:8", op = "mpc.mul", phase = "backward"
-// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+41]]:8", op = "mpc.broadcast_to", phase = "backward"
+// CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+41]]:8", op = "mpc.reshape", phase = "backward"
 // CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+39]]:9", op = "mpc.mul", phase = "backward"
 // CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+38]]:9", op = "mpc.add", phase = "backward"
 // CHECK-SAME: loc = "{{[^"]*}}phases.mlir:[[#@LINE+35]]:8", op = "mpc.matmul", phase = "backward"
@@ -26,7 +26,7 @@
 // CHECK-SAME: ]
 
 // BACKWARD-NOT: phase = "forward"
-// BACKWARD: op = "mpc.broadcast_to", phase = "backward"
+// BACKWARD: op = "mpc.reshape", phase = "backward"
 // BACKWARD-NOT: phase = "forward"
 // BACKWARD-SAME: ]
 

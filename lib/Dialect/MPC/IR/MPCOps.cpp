@@ -1585,6 +1585,51 @@ LogicalResult BroadcastToOp::verify() {
   return success();
 }
 
+namespace {
+/// A broadcast read by an op that broadcasts its operands itself (the
+/// elementwise binary ops, compare, where): that op reads the broadcast's
+/// input instead, where the shape it broadcasts its operands to stays its
+/// result's; the broadcast is erased once nothing reads it. The reader
+/// then repeats the elements itself (stride 0) instead of reading a tensor
+/// that a copy wrote out in full.
+struct BroadcastIntoReaders : public OpRewritePattern<BroadcastToOp> {
+  using OpRewritePattern<BroadcastToOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastToOp op,
+                                PatternRewriter &rewriter) const override {
+    bool changed = false;
+    for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+      Operation *reader = use.getOwner();
+      if (!isa<AddOp, SubOp, MulOp, DivOp, PowOp, CompareOp, WhereOp>(reader))
+        continue;
+      auto result = cast<RankedTensorType>(reader->getResult(0).getType());
+      SmallVector<int64_t> shape;
+      bool compatible = true;
+      for (OpOperand &operand : reader->getOpOperands()) {
+        Value v = &operand == &use ? op.getInput() : operand.get();
+        SmallVector<int64_t> next;
+        compatible &= OpTrait::util::getBroadcastedShape(
+            shape, cast<RankedTensorType>(v.getType()).getShape(), next);
+        shape = next;
+      }
+      if (!compatible || ArrayRef<int64_t>(shape) != result.getShape())
+        continue;
+      rewriter.modifyOpInPlace(reader, [&] { use.set(op.getInput()); });
+      changed = true;
+    }
+    if (!changed)
+      return rewriter.notifyMatchFailure(op, "no reader broadcasts itself");
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void BroadcastToOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                MLIRContext *context) {
+  patterns.add<BroadcastIntoReaders>(context);
+}
+
 LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

@@ -1158,11 +1158,19 @@ def MPC_BroadcastToOp : MPC_Op<"broadcast_to", "Follow", [Pure]> {
     ```mlir
     %y = mpc.broadcast_to %b : tensor<256xf32> -> tensor<64x256xf32>
     ```
+
+    The canonicalizer lets the ops that broadcast their operands
+    themselves (`add`, `sub`, `mul`, `div`, `pow`, `compare`, `where`)
+    read the input instead, where the shape they broadcast to stays
+    their result's (as a reduction's gradient, broadcast back, meets the
+    other gradients of its operand), and erases the broadcast once
+    nothing else reads it.
   }];
   let arguments = (ins MPC_AnyTensor:$input);
   let results = (outs MPC_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def MPC_EmbeddingOp : MPC_Op<"embedding", "Follow", [Pure, MPC_InferTypeOpAdaptor]> {
