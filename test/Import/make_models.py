@@ -187,17 +187,22 @@ def image_model(out, name, model, samples, classes):
     return sgd_trace(model, images, labels, batch=4, steps=10, lr=0.05)
 
 
-def token_model(out, name, model, ids, labels):
-    """A model of token ids exported at opset 17 with a dynamic batch, its
-    data and PyTorch's trace (SGD, lr 0.05, batch 4)."""
-    torch.onnx.export(model, ids[:4].long(), os.path.join(out, name + ".onnx"),
+def export_tokens(model, ids, path, opset=17):
+    """A model of token ids exported with a dynamic batch."""
+    torch.onnx.export(model, ids[:4].long(), path,
                       input_names=["ids"], output_names=["logits"],
-                      dynamic_axes={"ids": {0: "batch"}}, opset_version=17,
+                      dynamic_axes={"ids": {0: "batch"}}, opset_version=opset,
                       # In eval mode the exporter merges parameters with
                       # equal values (the fresh LayerNorm weights) into one
                       # initializer; training mode keeps every parameter.
                       training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False)
+
+
+def token_model(out, name, model, ids, labels):
+    """A model of token ids exported at opset 17 with a dynamic batch, its
+    data and PyTorch's trace (SGD, lr 0.05, batch 4)."""
+    export_tokens(model, ids, os.path.join(out, name + ".onnx"))
     numpy.savez(os.path.join(out, name + "-data.npz"), ids=ids.numpy(),
                 labels=labels.numpy())
     trained = copy.deepcopy(model).train()
@@ -283,6 +288,10 @@ def main():
     ids = torch.randint(0, 50, (32, 8), dtype=torch.int32)
     labels = torch.randint(0, 3, (32,), dtype=torch.int32)
     token_model(out, "encoder", encoder, ids, labels)
+    # The same encoder at opset 13, where nn.LayerNorm exports as its
+    # steps (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add):
+    # the same weights, data and trace.
+    export_tokens(encoder, ids, os.path.join(out, "encoder-opset13.onnx"), 13)
 
     # The CNN with batch norm, and its final running statistics, a filter
     # and a bias.

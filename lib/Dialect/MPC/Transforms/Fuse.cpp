@@ -309,6 +309,12 @@ bool isConcatOfSliceGrads(Operation *op) {
          llvm::is_contained(partsOf(op), SliceBackwardOp::getOperationName());
 }
 
+/// A layer norm `decomposed-norms` made of its steps.
+bool isDecomposedNorm(Operation *op) {
+  return isa<LayerNormOp>(op) &&
+         llvm::is_contained(partsOf(op), ReduceMeanOp::getOperationName());
+}
+
 /// A batch norm (training or inference, or its backward) that took a ReLU.
 bool isFusedNorm(Operation *op) {
   if (auto norm = dyn_cast<BatchNormOp>(op))
@@ -339,7 +345,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                    MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp,
                    SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op) &&
               !isFusedNorm(op) && !hasFoldedParts(op) &&
-              !hasGradientAddends(op) && !isConcatOfSliceGrads(op))
+              !hasGradientAddends(op) && !isConcatOfSliceGrads(op) &&
+              !isDecomposedNorm(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -420,6 +427,16 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       getOperation().walk([&](MatmulOp op) { products.push_back(op); });
       for (MatmulOp op : products)
         foldOperandTransposes(op);
+    }
+    // Before the norms: a layer norm found here may take its residual add.
+    if (decomposedNorms) {
+      SmallVector<ReduceMeanOp> means;
+      getOperation().walk([&](ReduceMeanOp op) { means.push_back(op); });
+      // A chain's second mean goes with it: not visited after.
+      DenseSet<Operation *> erased;
+      for (ReduceMeanOp mean : means)
+        if (!erased.contains(mean))
+          fuseDecomposedNorm(mean, erased);
     }
     if (norms) {
       SmallVector<LayerNormOp> layerNorms;
@@ -1354,6 +1371,141 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     def->erase();
     for (Value operand : operands)
       eraseDeadConstant(operand);
+  }
+
+  /// A layer norm over the last axis written out of reductions and
+  /// elementwise ops, as ONNX exports nn.LayerNorm before opset 17 and as
+  /// models compute it by hand:
+  ///
+  ///   d = x - reduce_mean(x)          (the mean kept as [..., 1])
+  ///   v = reduce_mean(d ^ 2)          (pow(d, 2) or d * d)
+  ///   n = d / sqrt(v + eps)           (or d * rsqrt(v + eps))
+  ///   y = n * gamma + beta            (optional; gamma and beta [C])
+  ///
+  /// each intermediate read only by the next (d by its square and the
+  /// normalisation), eps and the exponent constants: one mpc.layer_norm of
+  /// x with that epsilon (gamma ones and beta zeros where absent), at the
+  /// chain's last op. The statistics are those of the chain (the mean,
+  /// and 1 / sqrt of the biased variance + eps); only the rounding of the
+  /// steps differs.
+  void fuseDecomposedNorm(ReduceMeanOp mean, DenseSet<Operation *> &erased) {
+    Value x = mean.getInput();
+    RankedTensorType type = typeOf(x);
+    int64_t rank = type.getRank();
+    if (rank < 1 || !type.hasStaticShape() || !mean.getKeepDims() ||
+        mean.getDims() != ArrayRef<int64_t>{rank - 1} ||
+        !mean.getResult().hasOneUse())
+      return;
+    Block *block = mean->getBlock();
+    // The one reader of `v`, in the block, or null.
+    auto onlyReader = [&](Value v) -> Operation * {
+      if (!v.hasOneUse())
+        return nullptr;
+      Operation *user = *v.getUsers().begin();
+      return user->getBlock() == block ? user : nullptr;
+    };
+    auto sub = dyn_cast_or_null<SubOp>(onlyReader(mean.getResult()));
+    if (!sub || sub.getLhs() != x || sub.getRhs() != mean.getResult() ||
+        sub.getType() != type)
+      return;
+    Value d = sub.getResult();
+    // d's readers: its square and the normalisation.
+    Operation *square = nullptr, *normalize = nullptr;
+    for (Operation *user : d.getUsers()) {
+      if (user->getBlock() != block)
+        return;
+      bool isSquare = (isa<MulOp>(user) && user->getOperand(0) == d &&
+                       user->getOperand(1) == d) ||
+                      (isa<PowOp>(user) && user->getOperand(0) == d &&
+                       typeOf(user->getOperand(1)).getNumElements() == 1 &&
+                       constantValue(user->getOperand(1)) == 2.0);
+      if (isSquare && (!square || square == user))
+        square = user;
+      else if (!normalize && isa<DivOp, MulOp>(user) && user != square)
+        normalize = user;
+      else
+        return;
+    }
+    if (!square || !normalize || typeOf(square->getResult(0)) != type)
+      return;
+    auto variance =
+        dyn_cast_or_null<ReduceMeanOp>(onlyReader(square->getResult(0)));
+    if (!variance || !variance.getKeepDims() ||
+        variance.getDims() != ArrayRef<int64_t>{rank - 1})
+      return;
+    auto shifted = dyn_cast_or_null<AddOp>(onlyReader(variance.getResult()));
+    if (!shifted)
+      return;
+    int side = shifted.getLhs() == variance.getResult() ? 1 : 0;
+    Value epsValue = shifted->getOperand(side);
+    std::optional<double> eps = typeOf(epsValue).getNumElements() == 1
+                                    ? constantValue(epsValue)
+                                    : std::nullopt;
+    if (!eps || !(*eps >= 0) || !std::isfinite(*eps) ||
+        shifted.getType() != variance.getType())
+      return;
+    Operation *root = onlyReader(shifted.getResult());
+    if (!root || !isa<SqrtOp, RsqrtOp>(root))
+      return;
+    Value r = root->getResult(0);
+    bool divides = isa<SqrtOp>(root);
+    if (divides ? !(isa<DivOp>(normalize) && normalize->getOperand(0) == d &&
+                    normalize->getOperand(1) == r)
+                : !(isa<MulOp>(normalize) &&
+                    llvm::is_contained(normalize->getOperands(), r)))
+      return;
+    if (onlyReader(r) != normalize || typeOf(normalize->getResult(0)) != type)
+      return;
+    SmallVector<Operation *> inOrder{mean,    sub,  square,   variance,
+                                     shifted, root, normalize};
+    // The affine, where its operands are vectors of the last dimension.
+    RankedTensorType vector =
+        RankedTensorType::get({type.getShape().back()}, type.getElementType());
+    Value gamma, beta, last = normalize->getResult(0);
+    auto affineOperand = [&](Operation *op, Value v) -> Value {
+      if (!op || (op->getOperand(0) != v && op->getOperand(1) != v))
+        return {};
+      Value other = op->getOperand(op->getOperand(0) == v ? 1 : 0);
+      return typeOf(other) == vector && typeOf(op->getResult(0)) == type
+                 ? other
+                 : Value();
+    };
+    if (auto scale = dyn_cast_or_null<MulOp>(onlyReader(last)))
+      if ((gamma = affineOperand(scale, last))) {
+        inOrder.push_back(scale);
+        last = scale.getResult();
+      }
+    if (auto shift = dyn_cast_or_null<AddOp>(onlyReader(last)))
+      if ((beta = affineOperand(shift, last))) {
+        inOrder.push_back(shift);
+        last = shift.getResult();
+      }
+    Operation *at = inOrder.back();
+    OpBuilder b(at);
+    Location loc = fusedLocation(&getContext(), inOrder);
+    auto splat = [&](double value) -> Value {
+      return ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(
+              vector, b.getFloatAttr(vector.getElementType(), value)));
+    };
+    if (!gamma)
+      gamma = splat(1.0);
+    if (!beta)
+      beta = splat(0.0);
+    auto fused =
+        LayerNormOp::create(b, loc, x, gamma, beta, b.getI64IntegerAttr(-1),
+                            b.getF64FloatAttr(*eps));
+    remark(fused, " (epsilon " + std::to_string(*eps) + ")");
+    last.replaceAllUsesWith(fused.getResult());
+    Value exponent = isa<PowOp>(square) ? square->getOperand(1) : Value();
+    for (Operation *op : llvm::reverse(inOrder)) {
+      erased.insert(op);
+      op->erase();
+    }
+    eraseDeadConstant(epsValue);
+    if (exponent)
+      eraseDeadConstant(exponent);
   }
 
   /// `layer_norm(add(dropout(x), residual))` over the last axis, the

@@ -476,6 +476,18 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     not transposed, a transpose read elsewhere, a result read untransposed)
     keep their transposes.
 
+    With `decomposed-norms`, before the norms: a layer norm over the last
+    axis written out of its steps, as ONNX exports `nn.LayerNorm` before
+    opset 17 (`d = x - reduce_mean(x)`, `v = reduce_mean(d^2)` by `pow(d,
+    2)` or `d * d`, `n = d / sqrt(v + eps)` or `d * rsqrt(v + eps)`, then
+    optionally `n * gamma + beta` with `[C]` vectors), each intermediate
+    read only by the next step (the mean kept as `[..., 1]`, `eps` and the
+    exponent constants), becomes one `mpc.layer_norm` with that epsilon
+    (gamma ones and beta zeros where the chain has none), which the norms
+    below may then fuse with a residual add. Its forward values differ
+    from the chain's by rounding only; its gradient is the norm's one
+    backward instead of the chain's dozen ops.
+
     With `norms`, in forward graphs (before autodiff, with attention):
     `mpc.layer_norm` over the last axis, its statistics unread, of an
     `mpc.add` of two tensors of its type (one side optionally an
@@ -596,6 +608,11 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            /*default=*/"true",
            "With `attention`: fold the head transposes around an "
            "mpc.attention into its layout \"bshd\"">,
+    Option<"decomposedNorms", "decomposed-norms", "bool",
+           /*default=*/"true",
+           "Make a layer norm written out of reduce_mean, sub, pow (or "
+           "mul), add, sqrt (or rsqrt), div (or mul) and its affine one "
+           "mpc.layer_norm">,
     Option<"norms", "norms", "bool", /*default=*/"true",
            "Fuse dropout + residual add + layer norm into "
            "mpc.add_layer_norm, and batch norm + ReLU">,
