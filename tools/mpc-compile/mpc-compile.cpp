@@ -601,7 +601,10 @@ int main(int argc, char **argv) {
   if (keepProbabilities)
     noFold += " softmax-dropout=false recompute=false";
   // Recomputation needs the backward pass's readers: after autodiff only.
-  if (train && !noFuse)
+  // Without --train too, so that what fuses in the forward graph (a layer
+  // norm written out of its steps) fuses before precision assignment puts
+  // casts between its parts.
+  if (!noFuse)
     add("mpc-fuse",
         "epilogues=false recompute-moves=false" + noAttention + noFold);
   if (noRecomputeMoves)
