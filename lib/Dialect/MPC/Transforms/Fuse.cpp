@@ -406,52 +406,39 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           << fused->getName() << detail;
   }
 
+  /// Calls `fuse` on every op of type OpT in the module, in program order,
+  /// all collected first (a fusion erases and creates ops).
+  template <typename OpT, typename F> void eachOp(F fuse) {
+    SmallVector<OpT> ops;
+    getOperation().walk([&](OpT op) { ops.push_back(op); });
+    for (OpT op : ops)
+      fuse(op);
+  }
+
   void runOnOperation() override {
-    if (attention) {
-      SmallVector<MatmulOp> products;
-      getOperation().walk([&](MatmulOp op) { products.push_back(op); });
-      for (MatmulOp op : products)
-        fuseAttention(op);
-    }
-    if (attention && attentionLayout) {
-      SmallVector<AttentionOp> attentions;
-      getOperation().walk([&](AttentionOp op) { attentions.push_back(op); });
-      for (AttentionOp op : attentions)
-        foldHeadTransposes(op);
-    }
+    if (attention)
+      eachOp<MatmulOp>([&](MatmulOp op) { fuseAttention(op); });
+    if (attention && attentionLayout)
+      eachOp<AttentionOp>([&](AttentionOp op) { foldHeadTransposes(op); });
     // After attention (whose patterns read the transposes): in the forward
     // graph's run, so that autodiff differentiates the untransposed
     // weight (its gradient then has the weight's layout).
-    if (transposedOperands) {
-      SmallVector<MatmulOp> products;
-      getOperation().walk([&](MatmulOp op) { products.push_back(op); });
-      for (MatmulOp op : products)
-        foldOperandTransposes(op);
-    }
+    if (transposedOperands)
+      eachOp<MatmulOp>([&](MatmulOp op) { foldOperandTransposes(op); });
     // Before the norms: a layer norm found here may take its residual add.
     if (decomposedNorms) {
       SmallVector<ReduceMeanOp> means;
       getOperation().walk([&](ReduceMeanOp op) { means.push_back(op); });
-      // A chain's second mean goes with it: not visited after.
-      DenseSet<Operation *> erased;
-      for (ReduceMeanOp mean : means)
-        if (!erased.contains(mean))
-          fuseDecomposedNorm(mean, erased);
+      // Last first: a chain's second mean, which goes with the chain, is
+      // then visited (and left) before its first mean fuses it.
+      for (ReduceMeanOp mean : llvm::reverse(means))
+        fuseDecomposedNorm(mean);
     }
     if (norms) {
-      SmallVector<LayerNormOp> layerNorms;
-      getOperation().walk([&](LayerNormOp op) { layerNorms.push_back(op); });
-      for (LayerNormOp norm : layerNorms)
-        fuseResidualNorm(norm);
-      SmallVector<BatchNormOp> batchNorms;
-      getOperation().walk([&](BatchNormOp op) { batchNorms.push_back(op); });
-      for (BatchNormOp norm : batchNorms)
-        fuseNormActivation(norm);
-      SmallVector<BatchNormInferenceOp> inference;
-      getOperation().walk(
-          [&](BatchNormInferenceOp op) { inference.push_back(op); });
-      for (BatchNormInferenceOp norm : inference)
-        fuseInferenceActivation(norm);
+      eachOp<LayerNormOp>([&](LayerNormOp norm) { fuseResidualNorm(norm); });
+      eachOp<BatchNormOp>([&](BatchNormOp norm) { fuseNormActivation(norm); });
+      eachOp<BatchNormInferenceOp>(
+          [&](BatchNormInferenceOp norm) { fuseInferenceActivation(norm); });
     }
     if (reluMaskFromInput) {
       SmallVector<BatchNormBackwardOp> backward;
@@ -462,32 +449,18 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (BatchNormBackwardOp back : backward)
         maskFromInput(back);
     }
-    if (residuals) {
-      SmallVector<DropoutOp> dropouts;
-      getOperation().walk([&](DropoutOp op) { dropouts.push_back(op); });
-      for (DropoutOp dropout : dropouts)
-        fuseDropoutAdd(dropout);
-    }
+    if (residuals)
+      eachOp<DropoutOp>([&](DropoutOp dropout) { fuseDropoutAdd(dropout); });
     // Before the epilogues: a sum left after the concatenation may then
     // join a GEMM (mpc.matmul_add).
-    if (sliceGrads) {
-      SmallVector<AddOp> sums;
-      getOperation().walk([&](AddOp op) { sums.push_back(op); });
-      for (AddOp add : sums)
-        concatSliceGrads(add);
-    }
+    if (sliceGrads)
+      eachOp<AddOp>([&](AddOp add) { concatSliceGrads(add); });
     if (epilogues) {
       getOperation().walk([&](ml_program::GlobalStoreOp store) {
         storesOf[store.getGlobalAttr()].push_back(store);
       });
-      SmallVector<AddOp> adds;
-      getOperation().walk([&](AddOp op) { adds.push_back(op); });
-      for (AddOp add : adds)
-        fuseLinear(add);
-      SmallVector<AddOp> sums;
-      getOperation().walk([&](AddOp op) { sums.push_back(op); });
-      for (AddOp add : sums)
-        fuseMatmulAdd(add);
+      eachOp<AddOp>([&](AddOp add) { fuseLinear(add); });
+      eachOp<AddOp>([&](AddOp add) { fuseMatmulAdd(add); });
       SmallVector<Operation *> gradients;
       getOperation().walk([&](Operation *op) {
         if (isa<ReluGradOp, GeluGradOp>(op))
@@ -495,10 +468,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
       for (Operation *gradient : gradients)
         fuseActivationGrad(gradient);
-      SmallVector<ReduceSumOp> reductions;
-      getOperation().walk([&](ReduceSumOp op) { reductions.push_back(op); });
-      for (ReduceSumOp sum : reductions)
-        fuseBiasGrad(sum);
+      eachOp<ReduceSumOp>([&](ReduceSumOp sum) { fuseBiasGrad(sum); });
       if (weightGradSums) {
         SmallVector<Operation *> paramGrads;
         getOperation().walk([&](Operation *op) {
@@ -534,10 +504,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     // After the casts and scales: the softmax then reads the scores
     // themselves, at their type, with its scale.
     if (softmaxDropout) {
-      SmallVector<SoftmaxOp> softmaxes;
-      getOperation().walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
-      for (SoftmaxOp softmax : softmaxes)
-        fuseSoftmaxDropout(softmax);
+      eachOp<SoftmaxOp>(
+          [&](SoftmaxOp softmax) { fuseSoftmaxDropout(softmax); });
     }
     if (recompute) {
       SmallVector<SoftmaxDropoutOp> fused;
@@ -1388,7 +1356,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// chain's last op. The statistics are those of the chain (the mean,
   /// and 1 / sqrt of the biased variance + eps); only the rounding of the
   /// steps differs.
-  void fuseDecomposedNorm(ReduceMeanOp mean, DenseSet<Operation *> &erased) {
+  void fuseDecomposedNorm(ReduceMeanOp mean) {
     Value x = mean.getInput();
     RankedTensorType type = typeOf(x);
     int64_t rank = type.getRank();
@@ -1499,10 +1467,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     remark(fused, " (epsilon " + std::to_string(*eps) + ")");
     last.replaceAllUsesWith(fused.getResult());
     Value exponent = isa<PowOp>(square) ? square->getOperand(1) : Value();
-    for (Operation *op : llvm::reverse(inOrder)) {
-      erased.insert(op);
+    for (Operation *op : llvm::reverse(inOrder))
       op->erase();
-    }
     eraseDeadConstant(epsValue);
     if (exponent)
       eraseDeadConstant(exponent);

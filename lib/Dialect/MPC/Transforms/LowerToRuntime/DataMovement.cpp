@@ -155,27 +155,34 @@ window(ArrayRef<int64_t> shape, ArrayRef<int64_t> offsets,
   return {offset, result};
 }
 
+/// Whether the plan gave a slice (of elements) its operand's buffer, the
+/// same offset (two live buffers never share one): a view.
+bool sharesOperandBuffer(SliceOp slice) {
+  auto offsets = slice->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
+  std::optional<int64_t> input = plannedOffset(slice.getInput());
+  return offsets && offsets.size() == 1 && input && *input == offsets[0] &&
+         tensorType(slice.getResult()).getNumElements() > 0;
+}
+
 /// A slice view is read where it stands (its readers take its window,
 /// Elementwise.cpp); otherwise the window is copied into its buffer.
 LogicalResult slice(SliceOp op, Lowering &l) {
-  if (isSliceView(op)) {
+  if (sharesOperandBuffer(op)) {
+    // Planned as a view but read otherwise since: a copy would overwrite
+    // its own operand.
+    if (!readableInPlace(op))
+      return op.emitOpError("shares its operand's buffer (a view) but is read "
+                            "by an op that takes no strides; run "
+                            "--mpc-plan-memory again after changing the "
+                            "graph");
     l.bind(op.getResult(), l.ptr(op.getInput()));
     return success();
   }
-  // Planned as a view but read otherwise since: a copy would overwrite
-  // its own operand.
-  auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
-  std::optional<int64_t> input = plannedOffset(op.getInput());
-  if (offsets && offsets.size() == 1 && input && *input == offsets[0] &&
-      tensorType(op.getResult()).getNumElements() > 0)
-    return op.emitOpError("shares its operand's buffer (a view) but is read "
-                          "by an op that takes no strides; run "
-                          "--mpc-plan-memory again after changing the graph");
   Value out = l.result(op, 0);
   if (!out)
     return failure();
   auto in = tensorType(op.getInput());
-  auto [offset, s] = sliceWindow(op);
+  auto [offset, s] = window(in.getShape(), op.getOffsets(), op.getStrides());
   stridedCopy(l, l.ptr(op.getInput()), offset, s, out,
               SmallVector<int64_t>(op.getType().getShape()), elementBytes(in));
   return success();
@@ -231,18 +238,16 @@ LogicalResult concat(ConcatOp op, Lowering &l) {
 
 } // namespace
 
-/// The plan gives a view its operand's buffer, the same offset (two live
-/// buffers never share one).
-bool lowering::isSliceView(SliceOp slice) {
-  auto offsets = slice->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
-  std::optional<int64_t> input = plannedOffset(slice.getInput());
-  return readableInPlace(slice) && offsets && offsets.size() == 1 && input &&
-         *input == offsets[0];
-}
-
-std::pair<int64_t, SmallVector<int64_t>> lowering::sliceWindow(SliceOp slice) {
-  return window(tensorType(slice.getInput()).getShape(), slice.getOffsets(),
-                slice.getStrides());
+std::optional<std::pair<Value, SmallVector<int64_t>>>
+lowering::sliceView(Value v, Lowering &l) {
+  auto slice = v.getDefiningOp<SliceOp>();
+  if (!slice || !sharesOperandBuffer(slice) || !readableInPlace(slice))
+    return std::nullopt;
+  auto in = tensorType(slice.getInput());
+  auto [offset, s] =
+      window(in.getShape(), slice.getOffsets(), slice.getStrides());
+  return std::make_pair(
+      l.offset(l.ptr(slice.getInput()), offset * elementBytes(in)), s);
 }
 
 std::optional<LogicalResult> lowering::lowerDataMovement(Operation *op,

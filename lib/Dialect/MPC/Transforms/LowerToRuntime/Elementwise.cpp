@@ -80,15 +80,9 @@ BroadcastArgs broadcastArgs(ValueRange operands, Value result, Lowering &l) {
     auto type = tensorType(v);
     // A slice view: its operand's elements at the slice's offset, with
     // the slice's strides (Views.h).
-    Value pointer = l.ptr(v);
-    SmallVector<int64_t> own = strides(type.getShape());
-    if (auto slice = v.getDefiningOp<SliceOp>(); slice && isSliceView(slice)) {
-      auto [offset, window] = sliceWindow(slice);
-      pointer = l.offset(
-          l.ptr(slice.getInput()),
-          offset * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
-      own = window;
-    }
+    auto view = sliceView(v, l);
+    auto [pointer, own] =
+        view ? *view : std::make_pair(l.ptr(v), strides(type.getShape()));
     SmallVector<int64_t> s =
         shape.empty() ? SmallVector<int64_t>{1}
                       : broadcastStrides(type.getShape(), own, shape);

@@ -170,12 +170,11 @@ int32_t activationCode(StringRef activation);
 SmallVector<int64_t> strides(ArrayRef<int64_t> shape);
 int64_t bytesOf(RankedTensorType type);
 
-/// Whether the plan made `slice` a view of its operand's buffer (Views.h:
-/// every reader takes it through strides): it is not copied.
-bool isSliceView(SliceOp slice);
-/// The offset and strides, in elements of its operand, of a slice's
-/// window into its operand's dense buffer.
-std::pair<int64_t, SmallVector<int64_t>> sliceWindow(SliceOp slice);
+/// Where `v` is a slice the plan made a view of its operand's buffer
+/// (Views.h: every reader takes it through strides; it is not copied):
+/// the pointer to its first element and its strides, in elements.
+std::optional<std::pair<Value, SmallVector<int64_t>>> sliceView(Value v,
+                                                                Lowering &l);
 
 // The op families. Each returns std::nullopt for ops it does not lower.
 std::optional<LogicalResult> lowerElementwise(Operation *op, Lowering &l);
