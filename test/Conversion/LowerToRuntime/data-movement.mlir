@@ -119,3 +119,65 @@ func.func @slice_views(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %y: tensor<8
   %4 = mpc.mul %y, %3 : tensor<8x8xf32>, tensor<1x8xf32>
   return %2, %4 : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A packed projection's middle third, split into heads and transposed:
+// the slice and its reshape are views of the product's buffer, and the
+// transpose is the one strided copy, reading the product 16 elements in
+// (64 bytes) with the window's strides split and permuted: the slice's
+// (48, 1) over 4x16, reshaped to 4x2x8 (48, 8, 1), transposed (1, 0, 2) to
+// 2x4x8: (8, 48, 1). A slice of that view read by a broadcast: its
+// strides again (0 for the broadcast rows, then 1), from the view's third
+// element (72 bytes in).
+// CHECK-DAG: llvm.mlir.global internal constant @[[HEADS:.*]](dense<[8, 48, 1]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[HSHAPE:.*]](dense<[2, 4, 8]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[ROWS:.*]](dense<[0, 1]> : tensor<2xi64>)
+// CHECK-LABEL: func.func @heads_of_a_packed_projection(
+// CHECK: call @mpcrt_matmul_f32(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %arg0,
+// CHECK-NOT: mpcrt_strided_copy
+// CHECK: %[[K:.*]] = llvm.getelementptr %arg0[%c64_i64] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[HS:.*]] = llvm.mlir.addressof @[[HEADS]]
+// CHECK: call @mpcrt_strided_copy(%[[K]], %c0_i64{{(_[0-9]+)?}}, %[[HS]], %{{[^,]*}}, %{{[^,]*}}, %c3_i32
+// CHECK: %[[E:.*]] = llvm.getelementptr %arg0[%c72_i64] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[RS:.*]] = llvm.mlir.addressof @[[ROWS]]
+// CHECK: call @mpcrt_strided_copy(%[[E]], %c0_i64{{(_[0-9]+)?}}, %[[RS]],
+// CHECK-NOT: mpcrt_strided_copy
+// CHECK: return
+func.func @heads_of_a_packed_projection(%x: tensor<4x8xf32>, %w: tensor<8x48xf32>) -> (tensor<2x4x8xf32>, tensor<3x4xf32>) {
+  %0 = mpc.matmul %x, %w : tensor<4x8xf32>, tensor<8x48xf32>
+  %1 = mpc.slice %0 {offsets = array<i64: 0, 16>, sizes = array<i64: 4, 16>} : tensor<4x48xf32>
+  %2 = mpc.reshape %1 : tensor<4x16xf32> -> tensor<4x2x8xf32>
+  %3 = mpc.transpose %2 {permutation = array<i64: 1, 0, 2>} : tensor<4x2x8xf32>
+  %4 = mpc.slice %1 {offsets = array<i64: 0, 2>, sizes = array<i64: 1, 4>} : tensor<4x16xf32>
+  %5 = mpc.broadcast_to %4 : tensor<1x4xf32> -> tensor<3x4xf32>
+  return %3, %5 : tensor<2x4x8xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// Transposes written into their concatenation's window: each scatters its
+// input into the concatenation's buffer at its window (a packed
+// gradient's first 16 columns: offset 0, the 4x16 window's strides (48, 1)
+// permuted to (1, 48) over the 16x4 input; the second, through a reshape:
+// offset 16, (48, 8, 1) over 4x2x8, permuted to (8, 48, 1)), and the
+// concat scatters only its third operand (offset 32, strides 48, 1).
+// CHECK-DAG: llvm.mlir.global internal constant @[[Q:.*]](dense<[1, 48]> : tensor<2xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[K:.*]](dense<[8, 48, 1]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[V:.*]](dense<[48, 1]> : tensor<2xi64>)
+// CHECK-LABEL: func.func @transposes_into_their_window(
+// CHECK: %[[QS:.*]] = llvm.mlir.addressof @[[Q]]
+// CHECK: call @mpcrt_strided_scatter(%{{[^,]*}}, %[[OUT:[^,]*]], %c0_i64{{(_[0-9]+)?}}, %[[QS]],
+// CHECK: %[[KS:.*]] = llvm.mlir.addressof @[[K]]
+// CHECK: call @mpcrt_strided_scatter(%{{[^,]*}}, %[[OUT]], %c16_i64{{(_[0-9]+)?}}, %[[KS]],
+// CHECK: %[[VS:.*]] = llvm.mlir.addressof @[[V]]
+// CHECK: call @mpcrt_strided_scatter(%{{[^,]*}}, %[[OUT]], %c32_i64{{(_[0-9]+)?}}, %[[VS]],
+// CHECK-NOT: mpcrt_strided
+// CHECK: return
+func.func @transposes_into_their_window(%dq: tensor<16x4xf32>, %dk: tensor<2x4x8xf32>, %v: tensor<4x16xf32>) -> tensor<4x48xf32> {
+  %0 = mpc.transpose %dq {permutation = array<i64: 1, 0>} : tensor<16x4xf32>
+  %1 = mpc.transpose %dk {permutation = array<i64: 1, 0, 2>} : tensor<2x4x8xf32>
+  %2 = mpc.reshape %1 : tensor<4x2x8xf32> -> tensor<4x16xf32>
+  %3 = mpc.concat %0, %2, %v {axis = 1 : i64} : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+  return %3 : tensor<4x48xf32>
+}

@@ -38,6 +38,8 @@
 // CHECK-NEXT: "load_snapshots": 0,
 // No slice is read in its operand's buffer (there is none).
 // CHECK-NEXT: "slice_views": 0,
+// No transpose is written into a concatenation (there is none).
+// CHECK-NEXT: "concat_windows": 0,
 // Both gradients are live at the peak, with the loss.
 // CHECK-NEXT: "gradients_at_peak": {
 // CHECK-NEXT: "total": 640,

@@ -78,3 +78,50 @@ func.func @slice_copied(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>, %w2: tenso
   %7 = mpc.sub %6, %5 : tensor<16x8xf32>, tensor<16x8xf32>
   return %5, %7, %6 : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>
 }
+
+// -----
+
+// The strided copies (transpose, slice, broadcast_to) take their operand
+// through strides too, and so does a reshape whose strides compose: a
+// packed projection's third split into heads (4x16 -> 4x2x8, a dimension
+// split) and transposed reads the product where it lies, as does a slice
+// of that view and the broadcast reading it. The transpose and the
+// broadcast are the copies.
+// CHECK-LABEL: func @views_through_reshapes
+// CHECK: %[[P:.*]] = mpc.matmul {{.*}}{mpc.offsets = array<i64: 0>}
+// CHECK: %[[S:.*]] = mpc.slice %[[P]] {mpc.offsets = array<i64: 0>,
+// CHECK: %[[R:.*]] = mpc.reshape %[[S]] {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.transpose %[[R]] {mpc.offsets = array<i64: 768>,
+// CHECK: %[[E:.*]] = mpc.slice %[[S]] {mpc.offsets = array<i64: 0>,
+// CHECK: mpc.broadcast_to %[[E]] {mpc.offsets = array<i64: 1024>}
+// NOREUSE-LABEL: func @views_through_reshapes
+// NOREUSE: mpc.slice {{.*}}{mpc.offsets = array<i64: 768>,
+// REPORT: "function": "views_through_reshapes",
+// REPORT: "slice_views": 2,
+func.func @views_through_reshapes(%x: tensor<4x8xf32>, %w: tensor<8x48xf32>) -> (tensor<2x4x8xf32>, tensor<3x4xf32>) {
+  %0 = mpc.matmul %x, %w : tensor<4x8xf32>, tensor<8x48xf32>
+  %1 = mpc.slice %0 {offsets = array<i64: 0, 16>, sizes = array<i64: 4, 16>} : tensor<4x48xf32>
+  %2 = mpc.reshape %1 : tensor<4x16xf32> -> tensor<4x2x8xf32>
+  %3 = mpc.transpose %2 {permutation = array<i64: 1, 0, 2>} : tensor<4x2x8xf32>
+  %4 = mpc.slice %1 {offsets = array<i64: 0, 2>, sizes = array<i64: 1, 4>} : tensor<4x16xf32>
+  %5 = mpc.broadcast_to %4 : tensor<1x4xf32> -> tensor<3x4xf32>
+  return %3, %5 : tensor<2x4x8xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// A reshape that merges a window's rows (16 of every 48 elements) has no
+// strides: the slice is copied, and the reshape is a view of the copy.
+// CHECK-LABEL: func @rows_merged
+// CHECK: mpc.matmul {{.*}}{mpc.offsets = array<i64: 0>}
+// CHECK: %[[S:.*]] = mpc.slice {{.*}}{mpc.offsets = array<i64: 768>,
+// CHECK: mpc.reshape %[[S]] {mpc.offsets = array<i64: 768>}
+// REPORT: "function": "rows_merged",
+// REPORT: "slice_views": 0,
+func.func @rows_merged(%x: tensor<4x8xf32>, %w: tensor<8x48xf32>, %y: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = mpc.matmul %x, %w : tensor<4x8xf32>, tensor<8x48xf32>
+  %1 = mpc.slice %0 {offsets = array<i64: 0, 16>, sizes = array<i64: 4, 16>} : tensor<4x48xf32>
+  %2 = mpc.reshape %1 : tensor<4x16xf32> -> tensor<64xf32>
+  %3 = mpc.add %2, %y : tensor<64xf32>, tensor<64xf32>
+  return %3 : tensor<64xf32>
+}

@@ -298,6 +298,8 @@ struct FunctionPlan {
   int64_t snapshots = 0;
   // Slices read in their operand's buffer (Views.h).
   int64_t sliceViews = 0;
+  // Transposes written into their concatenation's buffer (Views.h).
+  int64_t concatWindows = 0;
   // Bytes of gradients and activations live at the peak, by dtype.
   llvm::MapVector<Type, int64_t> gradients, activations;
 };
@@ -403,7 +405,12 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
   std::vector<Buffer> buffers;
   DenseMap<Value, int64_t> bufferOf;
   DenseSet<int64_t> bucketed; // buffers an all-reduce sums in place
-  DenseSet<Value> views;      // slices read in their operand's buffer
+  // Slices read in their operand's buffer, and reshapes of them: where
+  // their elements lie in it (Views.h).
+  DenseMap<Value, View> views;
+  // Transposes written into their concatenation's buffer, and reshapes of
+  // them (concatWindowOf).
+  DenseSet<Value> windows;
   auto lastUse = [&](Value v) {
     int64_t end = order[v.getDefiningOp()];
     for (Operation *user : v.getUsers())
@@ -447,6 +454,10 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
           result != op->getResults().back())
         continue;
       int64_t here = order[op];
+      // Given its buffer before its op: a concatenation a transpose
+      // (below) was written into.
+      if (bufferOf.count(result))
+        continue;
       // An accumulation into a global writes the global itself.
       if (SymbolRefAttr global =
               reuse ? globalWrittenInPlace(op, result, order, accessesOf,
@@ -471,28 +482,87 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
             !readByAllReduce(reshape.getInput()) && !readByAllReduce(result)) {
           // Inserting may move the map's entries: `it` is read first.
           int64_t id = it->second;
+          // A reshape of a view is a view with the strides it composes
+          // to: the slice was made one only where they compose for every
+          // reshape reading it (readersTakeStrides).
+          auto view = views.find(reshape.getInput());
+          if (view != views.end()) {
+            std::optional<SmallVector<int64_t>> s = reshapedStrides(
+                cast<RankedTensorType>(reshape.getInput().getType()).getShape(),
+                view->second.strides, type.getShape());
+            if (!s)
+              return reshape.emitOpError(
+                  "mpc-plan-memory: internal error: a reshape of a view "
+                  "whose strides do not compose");
+            View reshaped{view->second.offset, std::move(*s)};
+            views[result] = std::move(reshaped);
+          }
+          if (windows.contains(reshape.getInput()))
+            windows.insert(result);
           bufferOf[result] = id;
           Buffer &b = buffers[id];
           b.end = std::max(b.end, lastUse(result));
           b.gradient |= isGradient(result);
           continue;
         }
+        if (views.contains(reshape.getInput()))
+          return reshape.emitOpError(
+              "mpc-plan-memory: internal error: a reshape of a view that "
+              "does not share its buffer");
       }
       // A slice that every reader takes through strides is a view too
       // (Views.h): its operand's buffer, read at the slice's offset with
       // the slice's strides, which then lives as long as either. Never
-      // written in place (below): its elements are not the buffer's.
-      if (auto slice = dyn_cast<SliceOp>(op);
-          slice && reuse && readableInPlace(slice)) {
+      // written in place (below): its elements are not the buffer's. A
+      // slice of a view is a view of the same buffer.
+      auto slice = dyn_cast<SliceOp>(op);
+      View input;
+      if (slice) {
+        auto view = views.find(slice.getInput());
+        input =
+            view != views.end()
+                ? view->second
+                : denseView(cast<RankedTensorType>(slice.getInput().getType())
+                                .getShape());
+      }
+      if (slice && reuse && readableInPlace(slice, input)) {
         auto it = bufferOf.find(slice.getInput());
         if (it != bufferOf.end() && !bucketed.contains(it->second) &&
             !readByAllReduce(slice.getInput())) {
           int64_t id = it->second;
           bufferOf[result] = id;
-          views.insert(result);
+          views[result] = windowOf(slice, input);
           Buffer &b = buffers[id];
           b.end = std::max(b.end, lastUse(result));
           ++plan.sliceViews;
+          continue;
+        }
+      }
+      // A transpose read only by a concatenation (through reshapes) is
+      // written into the concatenation's window (Views.h): it takes the
+      // concatenation's buffer, which then lives from the first such
+      // transpose on, and the concat copies only its other operands. Not
+      // for a transpose of a view (the scatter reads its input dense).
+      if (auto transpose = dyn_cast<TransposeOp>(op);
+          transpose && reuse && !views.contains(transpose.getInput())) {
+        std::optional<std::pair<ConcatOp, View>> window =
+            concatWindowOf(transpose);
+        Value whole = window ? window->first.getResult() : Value();
+        if (whole && !readByAllReduce(whole)) {
+          int64_t id;
+          if (auto it = bufferOf.find(whole); it != bufferOf.end()) {
+            id = it->second;
+          } else {
+            auto wholeType = cast<RankedTensorType>(whole.getType());
+            id = buffers.size();
+            bufferOf[whole] = id;
+            buffers.push_back({byteSize(wholeType), here, lastUse(whole), -1,
+                               wholeType.getElementType(),
+                               isGradient(whole)});
+          }
+          bufferOf[result] = id;
+          windows.insert(result);
+          ++plan.concatWindows;
           continue;
         }
       }
@@ -519,7 +589,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
            reuse ? inPlaceOperands(op, cast<OpResult>(result).getResultNumber())
                  : SmallVector<Value>()) {
         auto it = bufferOf.find(operand);
-        if (it == bufferOf.end() || views.contains(operand))
+        if (it == bufferOf.end() || views.contains(operand) ||
+            windows.contains(operand))
           continue;
         Buffer &b = buffers[it->second];
         if (b.bytes != byteSize(type) || b.end != here ||
@@ -849,6 +920,7 @@ void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
           json.attribute("written_in_globals", p.inGlobals);
           json.attribute("load_snapshots", p.snapshots);
           json.attribute("slice_views", p.sliceViews);
+          json.attribute("concat_windows", p.concatWindows);
           byType("gradients_at_peak", p.gradients);
           byType("activations_at_peak", p.activations);
           json.attribute("workspace_bytes", 0);

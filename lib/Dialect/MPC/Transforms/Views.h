@@ -1,11 +1,15 @@
 //===- Views.h - values the memory plan reads inside another's buffer -----===//
 //
 // A slice whose every reader takes its operands with strides (the
-// broadcasting elementwise ops: each operand a pointer and a stride per
-// dimension) needs no copy: --mpc-plan-memory gives it its operand's buffer,
-// and the lowering hands those readers the operand's pointer at the slice's
-// offset with the slice's strides. This header is what both passes decide
-// it from.
+// broadcasting elementwise ops, each operand a pointer and a stride per
+// dimension; the strided copies of transposes, slices and broadcasts)
+// needs no copy: --mpc-plan-memory gives it its operand's buffer, and the
+// lowering hands those readers the operand's pointer at the slice's offset
+// with the slice's strides. A reshape of such a view is a view too where
+// its strides compose (a dimension split, or merged dimensions that lie
+// evenly apart), so a packed projection's slice, split into heads and
+// transposed, is one strided copy out of the projection. This header is
+// what both passes decide it from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,24 +20,152 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <optional>
+
 namespace mlir::mpc {
 
-/// Ops whose lowering reads every tensor operand through strides over the
-/// result's shape (mpcrt_binary_*, mpcrt_compare, mpcrt_where).
-inline bool readsOperandsStrided(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, ScaleLossOp, CompareOp,
-             WhereOp>(op);
+/// Where a value's elements lie in the buffer it is read in: the first
+/// `offset` elements in, then a stride per dimension of its shape.
+struct View {
+  int64_t offset = 0;
+  SmallVector<int64_t> strides;
+};
+
+/// The view of a dense tensor of `shape` in its own buffer.
+inline View denseView(ArrayRef<int64_t> shape) {
+  View v;
+  v.strides.assign(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    v.strides[d] = v.strides[d + 1] * shape[d + 1];
+  return v;
 }
 
-/// Whether `slice` may be read in its operand's buffer: it has elements
-/// and readers, and every reader takes operands through strides. Where its
-/// operand has an arena buffer the plan then makes it a view of it
-/// (PlanMemory.cpp).
-inline bool readableInPlace(SliceOp slice) {
+/// The view of `slice`'s window into its input, read as `input`.
+inline View windowOf(SliceOp slice, const View &input) {
+  View v{input.offset, {}};
+  std::optional<ArrayRef<int64_t>> steps = slice.getStrides();
+  ArrayRef<int64_t> offsets = slice.getOffsets();
+  for (size_t d = 0; d < offsets.size(); ++d) {
+    v.offset += offsets[d] * input.strides[d];
+    v.strides.push_back(input.strides[d] * (steps ? (*steps)[d] : 1));
+  }
+  return v;
+}
+
+/// The strides of a view of `shape` with `strides` reshaped to `to`: the
+/// same elements in the same order, each dimension of `to` a stride of
+/// its own (PyTorch's rule for Tensor.view). Dimensions are split freely;
+/// merged ones must lie evenly apart (each stride the next one's times
+/// its size). std::nullopt where they do not.
+inline std::optional<SmallVector<int64_t>>
+reshapedStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> to) {
+  SmallVector<int64_t> result(to.size(), 1);
+  if (shape.empty())
+    return result;
+  int64_t viewDim = static_cast<int64_t>(to.size()) - 1;
+  int64_t base = strides.back(), elements = 1, viewElements = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    elements *= shape[d];
+    // The end of a chunk of dimensions evenly apart.
+    if (d == 0 || (shape[d - 1] != 1 && strides[d - 1] != elements * base)) {
+      while (viewDim >= 0 && (viewElements < elements || to[viewDim] == 1)) {
+        result[viewDim] = viewElements * base;
+        viewElements *= to[viewDim];
+        --viewDim;
+      }
+      if (viewElements != elements)
+        return std::nullopt;
+      if (d > 0) {
+        base = strides[d - 1];
+        elements = viewElements = 1;
+      }
+    }
+  }
+  if (viewDim != -1)
+    return std::nullopt;
+  return result;
+}
+
+/// Ops whose lowering reads every tensor operand through strides over its
+/// shape: mpcrt_binary_*, mpcrt_compare, mpcrt_where (over the result's
+/// shape), and the strided copies of a transpose, a slice or a broadcast.
+inline bool readsOperandsStrided(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, ScaleLossOp, CompareOp, WhereOp,
+             TransposeOp, SliceOp, BroadcastToOp>(op);
+}
+
+/// Whether `v`, read with `strides`, can be read where it lies: it has
+/// readers, and each takes its operands through strides or is a reshape
+/// whose strides compose (reshapedStrides) and whose own readers can.
+inline bool readersTakeStrides(Value v, ArrayRef<int64_t> strides) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || v.use_empty())
+    return false;
+  return llvm::all_of(v.getUsers(), [&](Operation *user) {
+    if (readsOperandsStrided(user))
+      return true;
+    auto reshape = dyn_cast<ReshapeOp>(user);
+    if (!reshape)
+      return false;
+    std::optional<SmallVector<int64_t>> s =
+        reshapedStrides(type.getShape(), strides, reshape.getType().getShape());
+    return s && readersTakeStrides(reshape.getResult(), *s);
+  });
+}
+
+/// Whether `slice`, its input read as `input`, may be read in its input's
+/// buffer: it has elements, and its readers take it where it lies
+/// (readersTakeStrides). Where its input has an arena buffer the plan then
+/// makes it a view of it (PlanMemory.cpp).
+inline bool readableInPlace(SliceOp slice, const View &input) {
   auto type = dyn_cast<RankedTensorType>(slice.getType());
   return type && type.hasStaticShape() && type.getNumElements() > 0 &&
-         !slice->use_empty() &&
-         llvm::all_of(slice->getUsers(), readsOperandsStrided);
+         readersTakeStrides(slice.getResult(), windowOf(slice, input).strides);
+}
+
+/// Where a transpose's result lies in the concatenation it is written
+/// into, when its one reader (through reshapes, each with one reader) is
+/// one operand of a concat: the concat and the result's window in the
+/// concatenation's buffer, as strides over the transpose's shape (the
+/// reshapes' composed back from the concat operand's window). The plan
+/// then gives the transpose the concatenation's buffer and the lowering
+/// scatters the transpose's input straight into the window, which the
+/// concat does not copy again: a packed projection's three gradients,
+/// transposed back from heads, are written once. std::nullopt otherwise.
+inline std::optional<std::pair<ConcatOp, View>>
+concatWindowOf(TransposeOp transpose) {
+  auto type = dyn_cast<RankedTensorType>(transpose.getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
+    return std::nullopt;
+  Value piece = transpose.getResult();
+  while (piece.hasOneUse())
+    if (auto reshape = dyn_cast<ReshapeOp>(*piece.getUsers().begin()))
+      piece = reshape.getResult();
+    else
+      break;
+  if (!piece.hasOneUse())
+    return std::nullopt;
+  OpOperand &use = *piece.getUses().begin();
+  auto concat = dyn_cast<ConcatOp>(use.getOwner());
+  auto whole = concat ? dyn_cast<RankedTensorType>(concat.getType())
+                      : RankedTensorType();
+  if (!whole || !whole.hasStaticShape())
+    return std::nullopt;
+  int64_t axis = concat.getAxis();
+  if (axis < 0)
+    axis += whole.getRank();
+  int64_t position = 0;
+  for (Value before : concat->getOperands().take_front(use.getOperandNumber()))
+    position += cast<RankedTensorType>(before.getType()).getDimSize(axis);
+  View window = denseView(whole.getShape());
+  window.offset = position * window.strides[axis];
+  std::optional<SmallVector<int64_t>> s =
+      reshapedStrides(cast<RankedTensorType>(piece.getType()).getShape(),
+                      window.strides, type.getShape());
+  if (!s)
+    return std::nullopt;
+  return std::make_pair(concat, View{window.offset, *s});
 }
 
 } // namespace mlir::mpc

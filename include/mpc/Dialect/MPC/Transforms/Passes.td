@@ -792,11 +792,19 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
       writes its result in place, into the operand's buffer;
     - a reshape is a view of its operand's buffer, and so is a slice
       whose every reader takes its operands through strides (add, sub,
-      mul, div, pow, scale_loss, compare, where): those readers get the
-      operand's pointer at the slice's offset with its strides, no copy
-      (`slice_views` in the report); the buffer then lives as long as
-      its last reader through either, and nothing is written in place
-      into a slice view;
+      mul, div, pow, scale_loss, compare, where, and the strided copies
+      of transpose, slice and broadcast_to) or is a reshape whose strides
+      compose (a dimension split, or merged dimensions evenly apart) read
+      so in turn: those readers get the operand's pointer at the slice's
+      offset with its strides, no copy (`slice_views` in the report); the
+      buffer then lives as long as its last reader through either, and
+      nothing is written in place into a slice view;
+    - a transpose whose one reader is a concat (through reshapes, each
+      read once, whose strides compose back from the concat operand's
+      window) is written into the concatenation's buffer: the transpose
+      scatters its input straight into its window and the concat copies
+      only its other operands (`concat_windows` in the report); the
+      concatenation's buffer then lives from the first such transpose;
     - a result computed from a global's load (a gradient accumulator's
       `acc + g`, a GEMM's addend, a batch norm's running statistics) is
       computed in the global itself (`mpc.in_globals`) where the global's

@@ -111,14 +111,20 @@ std::optional<int64_t> plannedOffset(Value v) {
   return offsets[result.getResultNumber()];
 }
 
-/// A reshape is a view where the plan gave it its operand's buffer (the
-/// same offset: two live buffers never share one), and costs nothing;
-/// otherwise (an operand outside the arena: an argument, a global) it
-/// copies.
-LogicalResult reshape(ReshapeOp op, Lowering &l) {
+/// Whether the plan gave `op`'s one result its operand `input`'s buffer,
+/// the same offset (two live buffers never share one).
+bool sharesBufferOf(Operation *op, Value input) {
   auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
-  std::optional<int64_t> input = plannedOffset(op.getInput());
-  if (offsets && offsets.size() == 1 && input && *input == offsets[0]) {
+  std::optional<int64_t> in = plannedOffset(input);
+  return offsets && offsets.size() == 1 && in && *in == offsets[0];
+}
+
+/// A reshape is a view where the plan gave it its operand's buffer, and
+/// costs nothing; otherwise (an operand outside the arena: an argument, a
+/// global) it copies. A reshape of a slice's view is read where it lies
+/// by its readers, as the view is (viewOf; the slice checked them).
+LogicalResult reshape(ReshapeOp op, Lowering &l) {
+  if (sharesBufferOf(op, op.getInput())) {
     l.bind(op.getResult(), l.ptr(op.getInput()));
     return success();
   }
@@ -129,15 +135,44 @@ LogicalResult reshape(ReshapeOp op, Lowering &l) {
   return success();
 }
 
+/// Where the plan wrote `transpose` into its concatenation's window (the
+/// concatenation's buffer, Views.h): the concat and the window.
+std::optional<std::pair<ConcatOp, View>> writtenInConcat(TransposeOp op) {
+  std::optional<std::pair<ConcatOp, View>> window = concatWindowOf(op);
+  std::optional<int64_t> at = plannedOffset(op.getResult());
+  if (!window || !at || *at != plannedOffset(window->first.getResult()))
+    return std::nullopt;
+  return window;
+}
+
 LogicalResult transpose(TransposeOp op, Lowering &l) {
+  auto in = tensorType(op.getInput());
+  // Written into its concatenation: the input scattered into the window,
+  // each of its dimensions at the stride of the result's it becomes.
+  if (std::optional<std::pair<ConcatOp, View>> window = writtenInConcat(op)) {
+    if (viewOf(op.getInput()))
+      return op.emitOpError("is written into its concatenation's buffer but "
+                            "reads a view; run --mpc-plan-memory again after "
+                            "changing the graph");
+    Value whole = l.result(window->first, 0);
+    if (!whole)
+      return failure();
+    SmallVector<int64_t> s(in.getRank());
+    for (auto [d, from] : llvm::enumerate(op.getPermutation()))
+      s[from] = window->second.strides[d];
+    l.bind(op.getResult(), whole);
+    stridedScatter(l, l.ptr(op.getInput()), whole, window->second.offset, s,
+                   SmallVector<int64_t>(in.getShape()), elementBytes(in));
+    return success();
+  }
   Value out = l.result(op, 0);
   if (!out)
     return failure();
-  auto in = tensorType(op.getInput());
-  SmallVector<int64_t> dense = strides(in.getShape()), permuted;
+  auto [pointer, own] = stridedOperand(op.getInput(), l);
+  SmallVector<int64_t> permuted;
   for (int64_t d : op.getPermutation())
-    permuted.push_back(dense[d]);
-  stridedCopy(l, l.ptr(op.getInput()), 0, permuted, out,
+    permuted.push_back(own[d]);
+  stridedCopy(l, pointer, 0, permuted, out,
               SmallVector<int64_t>(op.getType().getShape()), elementBytes(in));
   return success();
 }
@@ -155,26 +190,18 @@ window(ArrayRef<int64_t> shape, ArrayRef<int64_t> offsets,
   return {offset, result};
 }
 
-/// Whether the plan gave a slice (of elements) its operand's buffer, the
-/// same offset (two live buffers never share one): a view.
-bool sharesOperandBuffer(SliceOp slice) {
-  auto offsets = slice->getAttrOfType<DenseI64ArrayAttr>("mpc.offsets");
-  std::optional<int64_t> input = plannedOffset(slice.getInput());
-  return offsets && offsets.size() == 1 && input && *input == offsets[0] &&
-         tensorType(slice.getResult()).getNumElements() > 0;
-}
-
-/// A slice view is read where it stands (its readers take its window,
-/// Elementwise.cpp); otherwise the window is copied into its buffer.
+/// A slice view is read where it stands (its readers take its window:
+/// stridedOperand); otherwise the window is copied into its buffer, read
+/// through its input's view where that is one.
 LogicalResult slice(SliceOp op, Lowering &l) {
-  if (sharesOperandBuffer(op)) {
-    // Planned as a view but read otherwise since: a copy would overwrite
-    // its own operand.
-    if (!readableInPlace(op))
-      return op.emitOpError("shares its operand's buffer (a view) but is read "
-                            "by an op that takes no strides; run "
-                            "--mpc-plan-memory again after changing the "
-                            "graph");
+  if (std::optional<std::pair<Value, View>> view = viewOf(op.getResult())) {
+    // Planned as a view but read otherwise since (here or through a
+    // reshape of it): a copy would overwrite its own operand.
+    if (!readersTakeStrides(op.getResult(), view->second.strides))
+      return op.emitOpError(
+          "shares its operand's buffer (a view) but is read by an op that "
+          "takes no strides; run --mpc-plan-memory again after changing "
+          "the graph");
     l.bind(op.getResult(), l.ptr(op.getInput()));
     return success();
   }
@@ -182,8 +209,9 @@ LogicalResult slice(SliceOp op, Lowering &l) {
   if (!out)
     return failure();
   auto in = tensorType(op.getInput());
-  auto [offset, s] = window(in.getShape(), op.getOffsets(), op.getStrides());
-  stridedCopy(l, l.ptr(op.getInput()), offset, s, out,
+  auto [pointer, own] = stridedOperand(op.getInput(), l);
+  View w = windowOf(op, View{0, own});
+  stridedCopy(l, pointer, w.offset, w.strides, out,
               SmallVector<int64_t>(op.getType().getShape()), elementBytes(in));
   return success();
 }
@@ -207,12 +235,12 @@ LogicalResult broadcastTo(BroadcastToOp op, Lowering &l) {
     return failure();
   auto in = tensorType(op.getInput());
   ArrayRef<int64_t> shape = op.getType().getShape();
-  SmallVector<int64_t> dense = strides(in.getShape());
+  auto [pointer, own] = stridedOperand(op.getInput(), l);
   SmallVector<int64_t> s(shape.size(), 0);
   size_t lead = shape.size() - in.getRank();
   for (int64_t d = 0; d < in.getRank(); ++d)
-    s[lead + d] = in.getDimSize(d) == 1 ? 0 : dense[d];
-  stridedCopy(l, l.ptr(op.getInput()), 0, s, out, SmallVector<int64_t>(shape),
+    s[lead + d] = in.getDimSize(d) == 1 ? 0 : own[d];
+  stridedCopy(l, pointer, 0, s, out, SmallVector<int64_t>(shape),
               elementBytes(in));
   return success();
 }
@@ -229,8 +257,15 @@ LogicalResult concat(ConcatOp op, Lowering &l) {
   int64_t position = 0;
   for (Value input : op.getInputs()) {
     auto in = tensorType(input);
-    stridedScatter(l, l.ptr(input), out, position * dense[axis], dense,
-                   SmallVector<int64_t>(in.getShape()), elementBytes(in));
+    // A transpose (perhaps through reshapes) the plan wrote into its
+    // window already.
+    Value piece = input;
+    while (auto reshape = piece.getDefiningOp<ReshapeOp>())
+      piece = reshape.getInput();
+    auto transpose = piece.getDefiningOp<TransposeOp>();
+    if (!transpose || !writtenInConcat(transpose))
+      stridedScatter(l, l.ptr(input), out, position * dense[axis], dense,
+                     SmallVector<int64_t>(in.getShape()), elementBytes(in));
     position += in.getDimSize(axis);
   }
   return success();
@@ -238,16 +273,42 @@ LogicalResult concat(ConcatOp op, Lowering &l) {
 
 } // namespace
 
-std::optional<std::pair<Value, SmallVector<int64_t>>>
-lowering::sliceView(Value v, Lowering &l) {
-  auto slice = v.getDefiningOp<SliceOp>();
-  if (!slice || !sharesOperandBuffer(slice) || !readableInPlace(slice))
-    return std::nullopt;
-  auto in = tensorType(slice.getInput());
-  auto [offset, s] =
-      window(in.getShape(), slice.getOffsets(), slice.getStrides());
-  return std::make_pair(
-      l.offset(l.ptr(slice.getInput()), offset * elementBytes(in)), s);
+std::optional<std::pair<Value, View>> lowering::viewOf(Value v) {
+  if (auto slice = v.getDefiningOp<SliceOp>()) {
+    if (!sharesBufferOf(slice, slice.getInput()) ||
+        tensorType(v).getNumElements() == 0)
+      return std::nullopt;
+    std::optional<std::pair<Value, View>> inner = viewOf(slice.getInput());
+    if (!inner)
+      inner = {slice.getInput(),
+               denseView(tensorType(slice.getInput()).getShape())};
+    return std::make_pair(inner->first, windowOf(slice, inner->second));
+  }
+  if (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+    if (!sharesBufferOf(reshape, reshape.getInput()))
+      return std::nullopt;
+    std::optional<std::pair<Value, View>> inner = viewOf(reshape.getInput());
+    if (!inner)
+      return std::nullopt;
+    std::optional<SmallVector<int64_t>> s =
+        reshapedStrides(tensorType(reshape.getInput()).getShape(),
+                        inner->second.strides, tensorType(v).getShape());
+    if (!s)
+      return std::nullopt;
+    return std::make_pair(inner->first, View{inner->second.offset, *s});
+  }
+  return std::nullopt;
+}
+
+std::pair<Value, SmallVector<int64_t>> lowering::stridedOperand(Value v,
+                                                                Lowering &l) {
+  auto type = tensorType(v);
+  std::optional<std::pair<Value, View>> view = viewOf(v);
+  if (!view)
+    return {l.ptr(v), strides(type.getShape())};
+  return {
+      l.offset(l.ptr(view->first), view->second.offset * elementBytes(type)),
+      view->second.strides};
 }
 
 std::optional<LogicalResult> lowering::lowerDataMovement(Operation *op,

@@ -78,11 +78,8 @@ BroadcastArgs broadcastArgs(ValueRange operands, Value result, Lowering &l) {
   BroadcastArgs args;
   for (Value v : operands) {
     auto type = tensorType(v);
-    // A slice view: its operand's elements at the slice's offset, with
-    // the slice's strides (Views.h).
-    auto view = sliceView(v, l);
-    auto [pointer, own] =
-        view ? *view : std::make_pair(l.ptr(v), strides(type.getShape()));
+    // A view's elements where they lie in its buffer (Views.h).
+    auto [pointer, own] = stridedOperand(v, l);
     SmallVector<int64_t> s =
         shape.empty() ? SmallVector<int64_t>{1}
                       : broadcastStrides(type.getShape(), own, shape);

@@ -11,6 +11,8 @@
 #ifndef MPC_LIB_DIALECT_MPC_TRANSFORMS_LOWERTORUNTIME_LOWERING_H
 #define MPC_LIB_DIALECT_MPC_TRANSFORMS_LOWERTORUNTIME_LOWERING_H
 
+#include "../Views.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -170,11 +172,14 @@ int32_t activationCode(StringRef activation);
 SmallVector<int64_t> strides(ArrayRef<int64_t> shape);
 int64_t bytesOf(RankedTensorType type);
 
-/// Where `v` is a slice the plan made a view of its operand's buffer
-/// (Views.h: every reader takes it through strides; it is not copied):
-/// the pointer to its first element and its strides, in elements.
-std::optional<std::pair<Value, SmallVector<int64_t>>> sliceView(Value v,
-                                                                Lowering &l);
+/// Where the plan made `v` a view (Views.h: a slice in its operand's
+/// buffer, a slice or reshape of such a view; every reader takes it
+/// through strides, and it is not copied): the value whose buffer it lies
+/// in, and where.
+std::optional<std::pair<Value, View>> viewOf(Value v);
+/// How a reader that takes strides reads `v`: the pointer to its first
+/// element and its strides, in elements (a view's, or its own dense ones).
+std::pair<Value, SmallVector<int64_t>> stridedOperand(Value v, Lowering &l);
 
 // The op families. Each returns std::nullopt for ops it does not lower.
 std::optional<LogicalResult> lowerElementwise(Operation *op, Lowering &l);

@@ -1,0 +1,65 @@
+// A transpose whose one reader is a concatenation (through reshapes, each
+// read once) is written into the concatenation's window: it takes the
+// concatenation's buffer (the same offset), which then lives from the
+// first such transpose on, and the concat copies only its other operands
+// (the lowering scatters the transpose's input into the window). Any other
+// reader, a reshape whose strides do not compose back, a transpose of a
+// view, or reuse=false gives the transpose a buffer of its own.
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory="reuse=false" | FileCheck %s --check-prefix=NOREUSE
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory="report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+
+// A packed projection's gradient: two pieces transposed back from heads
+// (one of them through a reshape), one plain. The concatenation (768
+// bytes) is at 0 from the first transpose on; the plain piece's product
+// has its own buffer.
+// CHECK-LABEL: func @pieces_in_their_window
+// CHECK-SAME: attributes {mpc.arena_bytes = 1024 : i64}
+// CHECK: mpc.transpose %arg0 {mpc.offsets = array<i64: 0>,
+// CHECK: %[[T:.*]] = mpc.transpose %arg1 {mpc.offsets = array<i64: 0>,
+// CHECK: mpc.reshape %[[T]] {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.matmul {{.*}}{mpc.offsets = array<i64: 768>}
+// CHECK: mpc.concat {{.*}}{axis = 1 : i64, mpc.offsets = array<i64: 0>}
+// NOREUSE-LABEL: func @pieces_in_their_window
+// NOREUSE: mpc.transpose %arg0 {mpc.offsets = array<i64: 768>,
+// NOREUSE: mpc.transpose %arg1 {mpc.offsets = array<i64: 1024>,
+// NOREUSE: mpc.concat {{.*}}{axis = 1 : i64, mpc.offsets = array<i64: 0>}
+// REPORT: "function": "pieces_in_their_window",
+// REPORT: "concat_windows": 2,
+func.func @pieces_in_their_window(%dq: tensor<16x4xf32>, %dk: tensor<2x4x8xf32>, %x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x48xf32> {
+  %0 = mpc.transpose %dq {permutation = array<i64: 1, 0>} : tensor<16x4xf32>
+  %1 = mpc.transpose %dk {permutation = array<i64: 1, 0, 2>} : tensor<2x4x8xf32>
+  %2 = mpc.reshape %1 : tensor<4x2x8xf32> -> tensor<4x16xf32>
+  %3 = mpc.matmul %x, %w : tensor<4x8xf32>, tensor<8x16xf32>
+  %4 = mpc.concat %0, %2, %3 {axis = 1 : i64} : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+  return %4 : tensor<4x48xf32>
+}
+
+// -----
+
+// Not written into the window: a transpose the concat reads twice, one
+// also read by an add, one whose reshape's window (rows of 16 elements 32
+// apart) has no strides back over its 8x8, and a transpose of a slice's
+// view (the slice read only by it). Each has a buffer of its own, none
+// the concatenation's.
+// CHECK-LABEL: func @pieces_copied
+// The offsets differ pairwise (each transpose from its concatenation).
+// RUN: mpc-opt %s -split-input-file --mpc-plan-memory | grep -A20 "func.func @pieces_copied" | %python -c "import re, sys; t = re.findall(r'mpc\.(transpose|concat) .*?mpc\.offsets = array<i64: (\d+)>', sys.stdin.read()); print(all(t[i][1] != t[i + 1][1] for i in range(0, len(t), 2)), len(t))" | FileCheck %s --check-prefix=APART
+// APART: True 8
+// REPORT: "function": "pieces_copied",
+// REPORT: "concat_windows": 0,
+func.func @pieces_copied(%a: tensor<4x4xf32>, %b: tensor<8x8xf32>, %x: tensor<4x8xf32>, %w: tensor<8x48xf32>, %c: tensor<16x8xf32>, %d: tensor<4x16xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x32xf32>, tensor<16x12xf32>) {
+  %0 = mpc.transpose %a {permutation = array<i64: 1, 0>} : tensor<4x4xf32>
+  %1 = mpc.concat %0, %0 {axis = 0 : i64} : tensor<4x4xf32>, tensor<4x4xf32>
+  %2 = mpc.transpose %a {permutation = array<i64: 1, 0>} : tensor<4x4xf32>
+  %3 = mpc.add %2, %a : tensor<4x4xf32>, tensor<4x4xf32>
+  %4 = mpc.concat %2, %2 {axis = 1 : i64} : tensor<4x4xf32>, tensor<4x4xf32>
+  %5 = mpc.transpose %b {permutation = array<i64: 1, 0>} : tensor<8x8xf32>
+  %6 = mpc.reshape %5 : tensor<8x8xf32> -> tensor<4x16xf32>
+  %7 = mpc.concat %6, %d {axis = 1 : i64} : tensor<4x16xf32>, tensor<4x16xf32>
+  %8 = mpc.matmul %x, %w : tensor<4x8xf32>, tensor<8x48xf32>
+  %9 = mpc.slice %8 {offsets = array<i64: 0, 0>, sizes = array<i64: 4, 16>} : tensor<4x48xf32>
+  %10 = mpc.transpose %9 {permutation = array<i64: 1, 0>} : tensor<4x16xf32>
+  %11 = mpc.concat %10, %c {axis = 1 : i64} : tensor<16x4xf32>, tensor<16x8xf32>
+  return %1, %3, %7, %11 : tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x32xf32>, tensor<16x12xf32>
+}

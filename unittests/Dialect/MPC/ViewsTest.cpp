@@ -1,0 +1,124 @@
+//===- ViewsTest.cpp - the strides of a reshaped view ---------------------===//
+//
+// reshapedStrides (lib/Dialect/MPC/Transforms/Views.h) decides which
+// reshapes of a strided view are views themselves. Checked against the
+// definition on random windows of random tensors: a reshape has strides
+// exactly where, for each dimension of the new shape, one step along it
+// moves the address by the same amount from every element; and where it
+// has them, they address each element where the view has it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Views.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace mlir;
+using namespace mlir::mpc;
+
+namespace {
+
+/// The address of the element at row-major position `linear` of a view of
+/// `shape` with `strides`.
+int64_t addressOf(int64_t linear, ArrayRef<int64_t> shape,
+                  ArrayRef<int64_t> strides) {
+  int64_t address = 0;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    address += (linear % shape[d]) * strides[d];
+    linear /= shape[d];
+  }
+  return address;
+}
+
+/// The strides of `to` from the definition: each dimension's step from
+/// the first element, where every element of the view agrees with them.
+std::optional<SmallVector<int64_t>> bruteForce(ArrayRef<int64_t> shape,
+                                               ArrayRef<int64_t> strides,
+                                               ArrayRef<int64_t> to) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  SmallVector<int64_t> dense = denseView(to).strides, result;
+  for (size_t d = 0; d < to.size(); ++d)
+    result.push_back(to[d] == 1 ? 0
+                                : addressOf(dense[d], shape, strides) -
+                                      addressOf(0, shape, strides));
+  for (int64_t i = 0; i < n; ++i)
+    if (addressOf(i, shape, strides) != addressOf(i, to, result))
+      return std::nullopt;
+  return result;
+}
+
+/// The sizes of `n` elements split into `rank` random factors.
+SmallVector<int64_t> randomShape(int64_t n, int rank, std::mt19937 &rng) {
+  SmallVector<int64_t> shape(rank, 1);
+  for (int64_t p = 2; n > 1;) {
+    if (n % p) {
+      ++p;
+      continue;
+    }
+    shape[rng() % rank] *= p;
+    n /= p;
+  }
+  return shape;
+}
+
+TEST(Views, ReshapedStridesAreTheDefinitions) {
+  std::mt19937 rng(7);
+  int composed = 0, refused = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    // A window (every other element in some dimensions, part of others)
+    // of a dense tensor, then a reshape of the window's elements.
+    int rank = 1 + rng() % 4;
+    SmallVector<int64_t> shape, base;
+    for (int d = 0; d < rank; ++d) {
+      shape.push_back(1 + rng() % 4);
+      base.push_back(shape.back() * (1 + rng() % 2) + rng() % 2);
+    }
+    SmallVector<int64_t> strides = denseView(base).strides;
+    for (int d = 0; d < rank; ++d)
+      if (shape[d] * 2 <= base[d] && rng() % 3 == 0)
+        strides[d] *= 2;
+    int64_t n = 1;
+    for (int64_t s : shape)
+      n *= s;
+    SmallVector<int64_t> to = randomShape(n, 1 + rng() % 4, rng);
+    std::optional<SmallVector<int64_t>> got =
+        reshapedStrides(shape, strides, to);
+    std::optional<SmallVector<int64_t>> want = bruteForce(shape, strides, to);
+    ASSERT_EQ(got.has_value(), want.has_value()) << "trial " << trial;
+    if (!got) {
+      ++refused;
+      continue;
+    }
+    ++composed;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(addressOf(i, to, *got), addressOf(i, shape, strides))
+          << "trial " << trial << ", element " << i;
+  }
+  // Both outcomes are exercised.
+  EXPECT_GT(composed, 1000);
+  EXPECT_GT(refused, 200);
+}
+
+TEST(Views, HeadsOfAPackedProjection) {
+  // [8, 512, 768] in [8, 512, 2304] (a QKV's third), split into 12 heads.
+  std::optional<SmallVector<int64_t>> s =
+      reshapedStrides({8, 512, 768}, {512 * 2304, 2304, 1}, {8, 512, 12, 64});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s, (SmallVector<int64_t>{512 * 2304, 2304, 64, 1}));
+  // Batch and sequence merged: evenly apart, one stride.
+  EXPECT_EQ(*reshapedStrides({8, 512, 768}, {512 * 2304, 2304, 1}, {4096, 768}),
+            (SmallVector<int64_t>{2304, 1}));
+  // Each row's features merged with the sequence: 768 of every 2304
+  // elements, no stride.
+  EXPECT_FALSE(
+      reshapedStrides({8, 512, 768}, {512 * 2304, 2304, 1}, {8, 512 * 768}));
+  // Scalars and size-1 dimensions.
+  EXPECT_EQ(*reshapedStrides({1, 1}, {5, 3}, {}), SmallVector<int64_t>{});
+  EXPECT_EQ(reshapedStrides({3}, {2}, {1, 3, 1})->size(), 3u);
+}
+
+} // namespace
