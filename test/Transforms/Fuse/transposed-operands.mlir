@@ -26,23 +26,53 @@ func.func @weights(%x: tensor<4x8x16xf16>, %w: tensor<32x16xf16>, %dy: tensor<4x
 
 // -----
 
-// A batched operand's last two dimensions swapped alone folds; a transpose
-// that moves a leading dimension (the heads of an attention's keys) does
-// not, and one read by something else too stays for that reader (moved
-// down to it by recompute-moves).
+// A batched operand's last two dimensions swapped alone folds; one read
+// by something else too stays for that reader (moved down to it by
+// recompute-moves).
 // CHECK-LABEL: func @batched
 // CHECK-NEXT: %[[S:.*]] = mpc.matmul %arg0, %arg1 {transpose_b} : tensor<2x4x8x16xf16>, tensor<2x4x8x16xf16>
-// CHECK-NEXT: %[[KT:.*]] = mpc.transpose %arg2 {permutation = array<i64: 0, 2, 3, 1>}
-// CHECK-NEXT: %[[T:.*]] = mpc.matmul %arg0, %[[KT]] : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
 // CHECK-NEXT: %[[U:.*]] = mpc.matmul %arg0, %arg1 {transpose_b}
 // CHECK-NEXT: %[[VT:.*]] = mpc.transpose %arg1 {permutation = array<i64: 0, 1, 3, 2>}
-// CHECK-NEXT: return %[[S]], %[[T]], %[[U]], %[[VT]]
-func.func @batched(%q: tensor<2x4x8x16xf16>, %k: tensor<2x4x8x16xf16>, %kbs: tensor<2x8x4x16xf16>) -> (tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>) {
+// CHECK-NEXT: return %[[S]], %[[U]], %[[VT]]
+func.func @batched(%q: tensor<2x4x8x16xf16>, %k: tensor<2x4x8x16xf16>) -> (tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>) {
   %kt = mpc.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<2x4x8x16xf16>
   %s = mpc.matmul %q, %kt : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
-  %kt2 = mpc.transpose %kbs {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf16>
-  %t = mpc.matmul %q, %kt2 : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
   %vt = mpc.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<2x4x8x16xf16>
   %u = mpc.matmul %q, %vt : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
-  return %s, %t, %u, %vt : tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>
+  return %s, %u, %vt : tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>
+}
+
+// -----
+
+// Keys split into heads and transposed for q @ k^T at once ([0, 2, 3, 1]:
+// the input's innermost dimension becomes the second innermost), read by
+// two products (the scores, and a product reading it as its left
+// operand): the last two dimensions' swap goes into both products'
+// flags, and one transpose that keeps the innermost dimension innermost
+// ([0, 2, 1, 3]) stays for both. Read by anything but products, or moving
+// the innermost dimension elsewhere ([0, 3, 1, 2]), the transpose stays.
+// CHECK-LABEL: func @heads
+// CHECK-NEXT: %[[K:.*]] = mpc.transpose %arg1 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf16>
+// CHECK-NEXT: %[[S:.*]] = mpc.matmul %arg0, %[[K]] {transpose_b} : tensor<2x4x8x16xf16>, tensor<2x4x8x16xf16>
+// CHECK-NEXT: %[[P:.*]] = mpc.matmul %[[K]], %arg2 {transpose_a} : tensor<2x4x8x16xf16>, tensor<2x4x8x8xf16>
+// CHECK-NEXT: %[[KT2:.*]] = mpc.transpose %arg1 {permutation = array<i64: 0, 2, 3, 1>}
+// CHECK-NEXT: %[[T:.*]] = mpc.matmul %arg0, %[[KT2]] : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
+// CHECK-NEXT: %[[E:.*]] = mpc.exp %[[KT2]]
+// CHECK-NEXT: %[[KT3:.*]] = mpc.transpose %arg3 {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT: %[[V:.*]] = mpc.matmul %arg0, %[[KT3]] : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
+// CHECK-NEXT: return %[[S]], %[[P]], %[[T]], %[[E]], %[[V]]
+// OFF-LABEL: func @heads
+// OFF-NEXT: mpc.transpose %arg1 {permutation = array<i64: 0, 2, 3, 1>}
+// REMARK: remark: folded: the last two dimensions of mpc.transpose into its products (the transpose keeps the innermost dimension)
+// REMARK-NOT: remark: folded
+func.func @heads(%q: tensor<2x4x8x16xf16>, %kbs: tensor<2x8x4x16xf16>, %m: tensor<2x4x8x8xf16>, %x: tensor<2x16x8x4xf16>) -> (tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x8x8xf16>) {
+  %kt = mpc.transpose %kbs {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf16>
+  %s = mpc.matmul %q, %kt : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
+  %p = mpc.matmul %kt, %m : tensor<2x4x16x8xf16>, tensor<2x4x8x8xf16>
+  %kt2 = mpc.transpose %kbs {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf16>
+  %t = mpc.matmul %q, %kt2 : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
+  %e = mpc.exp %kt2 : tensor<2x4x16x8xf16>
+  %kt3 = mpc.transpose %x {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x16x8x4xf16>
+  %v = mpc.matmul %q, %kt3 : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
+  return %s, %p, %t, %e, %v : tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x8x8xf16>
 }

@@ -200,11 +200,11 @@ std::optional<std::pair<double, Value>> scaleOf(Operation *op) {
 }
 
 /// `k` such that `kt` is k with its last two dimensions swapped, made by
-/// composing a transpose that produces `kt` (read only by the product),
-/// or nothing.
-Value untransposed(OpBuilder &b, Value kt) {
+/// composing a transpose that produces `kt` (read only by the product,
+/// unless `anyUses`), or nothing.
+Value untransposed(OpBuilder &b, Value kt, bool anyUses = false) {
   auto transpose = kt.getDefiningOp<TransposeOp>();
-  if (!transpose || !transpose->hasOneUse())
+  if (!transpose || (!anyUses && !transpose->hasOneUse()))
     return Value();
   SmallVector<int64_t> perm(transpose.getPermutation());
   std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
@@ -1639,7 +1639,25 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// product reads the transpose's input with `transpose_a`/`transpose_b`
   /// flipped, and the transpose goes once nothing else reads it. The
   /// same product: the GEMM reads the other layout.
+  ///
+  /// A transpose that also moves other dimensions but makes the input's
+  /// innermost dimension the second innermost (an attention's keys split
+  /// into heads and transposed for `q @ k^T` at once, `[0, 2, 3, 1]`),
+  /// read only by products: the swap of the last two goes into their
+  /// flags, and what stays is a transpose that keeps the innermost
+  /// dimension innermost (`[0, 2, 1, 3]`: contiguous runs of a head's
+  /// width, where the other moved single elements). Its gradient is then
+  /// that transpose's too.
   void foldOperandTransposes(MatmulOp op) {
+    auto innermostSecond = [](TransposeOp t) {
+      ArrayRef<int64_t> perm = t.getPermutation();
+      int64_t rank = perm.size();
+      if (rank < 3 || perm[rank - 2] != rank - 1)
+        return false;
+      return llvm::all_of(t->getUses(), [](OpOperand &use) {
+        return isa<MatmulOp>(use.getOwner());
+      });
+    };
     auto swapsLastTwo = [](TransposeOp t) {
       ArrayRef<int64_t> perm = t.getPermutation();
       int64_t rank = perm.size();
@@ -1650,9 +1668,28 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           return false;
       return true;
     };
-    bool folded = false;
+    bool folded = false, split = false;
     for (unsigned side : {0u, 1u}) {
       auto transpose = op->getOperand(side).getDefiningOp<TransposeOp>();
+      if (transpose && !swapsLastTwo(transpose) && innermostSecond(transpose)) {
+        // Every product reading it takes the transpose that keeps the
+        // innermost dimension, its flag flipped (here and for later
+        // products alike).
+        OpBuilder b(transpose);
+        Value kept = untransposed(b, transpose.getResult(), /*anyUses=*/true);
+        for (OpOperand &use :
+             llvm::make_early_inc_range(transpose->getUses())) {
+          auto product = cast<MatmulOp>(use.getOwner());
+          if (use.getOperandNumber() == 0)
+            product.setTransposeA(!product.getTransposeA());
+          else
+            product.setTransposeB(!product.getTransposeB());
+          use.set(kept);
+        }
+        transpose.erase();
+        split = true;
+        continue;
+      }
       if (!transpose || !swapsLastTwo(transpose))
         continue;
       op->setOperand(side, transpose.getInput());
@@ -1666,6 +1703,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     }
     if (folded && remarks)
       emitRemark(op.getLoc()) << "folded: mpc.transpose into mpc.matmul";
+    if (split && remarks)
+      emitRemark(op.getLoc())
+          << "folded: the last two dimensions of mpc.transpose into its "
+             "products (the transpose keeps the innermost dimension)";
   }
 
   /// A sum of slices' gradients (`mpc.slice_backward`: each a slice's

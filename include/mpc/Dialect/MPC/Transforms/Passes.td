@@ -622,7 +622,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"transposedOperands", "transposed-operands", "bool",
            /*default=*/"true",
            "Read a matmul operand made by a transpose of its last two "
-           "dimensions untransposed, with transpose_a/transpose_b flipped">,
+           "dimensions untransposed, with transpose_a/transpose_b flipped; "
+           "split a transpose read only by matmuls that makes the "
+           "innermost dimension the second innermost into their flags and "
+           "a transpose that keeps it innermost">,
     Option<"sliceGrads", "slice-grads", "bool", /*default=*/"true",
            "Make a sum of slices' gradients (mpc.slice_backward) whose "
            "slices tile their input along one axis one mpc.concat of the "
