@@ -452,6 +452,23 @@ void movementCases() {
   int64_t strides[] = {kSeq * kHidden, kHead, kHidden, 1};
   report("transpose_heads", dims({8, kSeq, kHeads, kHead}), "f16", 4.0 * n,
          [&] { stridedCopy(in, 0, strides, out, shape, 4, 2); });
+  // The same heads out of a packed QKV projection's middle third (a view:
+  // rows 3 * 768 apart, 768 elements in), and a gradient scattered back
+  // from heads into its concatenation's window ([8, 12, 512, 64] into
+  // [8, 512, 2304] at 768): what an imported nn.MultiheadAttention moves
+  // once each way (docs/Runtime.md).
+  {
+    void *packed = b.random(MPCRT_F16, 3 * n), *whole = b.empty(3 * n * 2);
+    int64_t viewStrides[] = {kSeq * 3 * kHidden, kHead, 3 * kHidden, 1};
+    report("transpose_heads_packed", dims({8, kSeq, 3 * kHidden}) + " third",
+           "f16", 4.0 * n, [&] {
+             stridedCopy(packed, kHidden, viewStrides, out, shape, 4, 2);
+           });
+    report("scatter_heads_window", dims({8, kHeads, kSeq, kHead}) + " into 3x",
+           "f16", 4.0 * n, [&] {
+             stridedScatter(in, whole, kHidden, viewStrides, shape, 4, 2);
+           });
+  }
   // [4096, 768] to [768, 4096]: a transpose of the innermost dimension
   // (shared-memory tiles).
   int64_t tShape[] = {kHidden, kRows}, tStrides[] = {1, kHidden};
