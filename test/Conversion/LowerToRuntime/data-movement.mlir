@@ -181,3 +181,37 @@ func.func @transposes_into_their_window(%dq: tensor<16x4xf32>, %dk: tensor<2x4x8
   %3 = mpc.concat %0, %2, %v {axis = 1 : i64} : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
   return %3 : tensor<4x48xf32>
 }
+
+// -----
+
+// nn.MultiheadAttention's layout: a packed projection [S, B, 3 E] = [4, 2,
+// 24], its middle third viewed as [S, B H, D] = [4, 4, 4] (the batch and
+// the heads merged: no strides of its own) and transposed to [B H, S, D].
+// The transpose reads the projection as one loop over [B, H, S, D] =
+// [2, 2, 4, 4] at strides (24, 4, 48, 1), 8 elements (32 bytes) in. The
+// gradient goes back the same way into its concatenation: its scatter is
+// the same loop at the same offset.
+// CHECK-DAG: llvm.mlir.global internal constant @[[LS:.*]](dense<[24, 4, 48, 1]> : tensor<4xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[LSHAPE:.*]](dense<[2, 2, 4, 4]> : tensor<4xi64>)
+// CHECK-LABEL: func.func @heads_merged_with_the_batch(
+// CHECK: %[[K:.*]] = llvm.getelementptr %arg0[%c32_i64] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[S:.*]] = llvm.mlir.addressof @[[LS]]
+// CHECK: %[[SH:.*]] = llvm.mlir.addressof @[[LSHAPE]]
+// CHECK: call @mpcrt_strided_copy(%[[K]], %c0_i64{{(_[0-9]+)?}}, %[[S]], %{{[^,]*}}, %[[SH]], %c4_i32
+// CHECK: %[[S2:.*]] = llvm.mlir.addressof @[[LS]]
+// CHECK: %[[SH2:.*]] = llvm.mlir.addressof @[[LSHAPE]]
+// CHECK: call @mpcrt_strided_scatter(%{{[^,]*}}, %{{[^,]*}}, %c8_i64{{(_[0-9]+)?}}, %[[S2]], %[[SH2]], %c4_i32
+// CHECK-COUNT-2: call @mpcrt_strided_scatter(
+// CHECK-NOT: mpcrt_strided
+// CHECK: return
+func.func @heads_merged_with_the_batch(%x: tensor<8x8xf32>, %w: tensor<8x24xf32>, %dk: tensor<4x4x4xf32>, %dq: tensor<4x2x8xf32>, %dv: tensor<4x2x8xf32>) -> (tensor<4x4x4xf32>, tensor<4x2x24xf32>) {
+  %0 = mpc.matmul %x, %w : tensor<8x8xf32>, tensor<8x24xf32>
+  %1 = mpc.reshape %0 : tensor<8x24xf32> -> tensor<4x2x24xf32>
+  %2 = mpc.slice %1 {offsets = array<i64: 0, 0, 8>, sizes = array<i64: 4, 2, 8>} : tensor<4x2x24xf32>
+  %3 = mpc.reshape %2 : tensor<4x2x8xf32> -> tensor<4x4x4xf32>
+  %4 = mpc.transpose %3 {permutation = array<i64: 1, 0, 2>} : tensor<4x4x4xf32>
+  %5 = mpc.transpose %dk {permutation = array<i64: 1, 0, 2>} : tensor<4x4x4xf32>
+  %6 = mpc.reshape %5 : tensor<4x4x4xf32> -> tensor<4x2x8xf32>
+  %7 = mpc.concat %dq, %6, %dv {axis = 2 : i64} : tensor<4x2x8xf32>, tensor<4x2x8xf32>, tensor<4x2x8xf32>
+  return %4, %7 : tensor<4x4x4xf32>, tensor<4x2x24xf32>
+}

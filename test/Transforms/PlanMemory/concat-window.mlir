@@ -38,9 +38,10 @@ func.func @pieces_in_their_window(%dq: tensor<16x4xf32>, %dk: tensor<2x4x8xf32>,
 // -----
 
 // Not written into the window: a transpose the concat reads twice, one
-// also read by an add, one whose reshape's window (rows of 16 elements 32
-// apart) has no strides back over its 8x8, and a transpose of a slice's
-// view (the slice read only by it). Each has a buffer of its own, none
+// also read by an add, one whose reshape's shape and its own have no
+// common refinement ([4, 6] and [6, 4]: no loop over the transpose's
+// input reaches the window), and a transpose of a slice's view (the
+// slice read only by it). Each has a buffer of its own, none
 // the concatenation's.
 // CHECK-LABEL: func @pieces_copied
 // The offsets differ pairwise (each transpose from its concatenation).
@@ -48,18 +49,18 @@ func.func @pieces_in_their_window(%dq: tensor<16x4xf32>, %dk: tensor<2x4x8xf32>,
 // APART: True 8
 // REPORT: "function": "pieces_copied",
 // REPORT: "concat_windows": 0,
-func.func @pieces_copied(%a: tensor<4x4xf32>, %b: tensor<8x8xf32>, %x: tensor<4x8xf32>, %w: tensor<8x48xf32>, %c: tensor<16x8xf32>, %d: tensor<4x16xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x32xf32>, tensor<16x12xf32>) {
+func.func @pieces_copied(%a: tensor<4x4xf32>, %b: tensor<4x6xf32>, %x: tensor<4x8xf32>, %w: tensor<8x48xf32>, %c: tensor<16x8xf32>, %d: tensor<4x6xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x12xf32>, tensor<16x12xf32>) {
   %0 = mpc.transpose %a {permutation = array<i64: 1, 0>} : tensor<4x4xf32>
   %1 = mpc.concat %0, %0 {axis = 0 : i64} : tensor<4x4xf32>, tensor<4x4xf32>
   %2 = mpc.transpose %a {permutation = array<i64: 1, 0>} : tensor<4x4xf32>
   %3 = mpc.add %2, %a : tensor<4x4xf32>, tensor<4x4xf32>
   %4 = mpc.concat %2, %2 {axis = 1 : i64} : tensor<4x4xf32>, tensor<4x4xf32>
-  %5 = mpc.transpose %b {permutation = array<i64: 1, 0>} : tensor<8x8xf32>
-  %6 = mpc.reshape %5 : tensor<8x8xf32> -> tensor<4x16xf32>
-  %7 = mpc.concat %6, %d {axis = 1 : i64} : tensor<4x16xf32>, tensor<4x16xf32>
+  %5 = mpc.transpose %b {permutation = array<i64: 1, 0>} : tensor<4x6xf32>
+  %6 = mpc.reshape %5 : tensor<6x4xf32> -> tensor<4x6xf32>
+  %7 = mpc.concat %6, %d {axis = 1 : i64} : tensor<4x6xf32>, tensor<4x6xf32>
   %8 = mpc.matmul %x, %w : tensor<4x8xf32>, tensor<8x48xf32>
   %9 = mpc.slice %8 {offsets = array<i64: 0, 0>, sizes = array<i64: 4, 16>} : tensor<4x48xf32>
   %10 = mpc.transpose %9 {permutation = array<i64: 1, 0>} : tensor<4x16xf32>
   %11 = mpc.concat %10, %c {axis = 1 : i64} : tensor<16x4xf32>, tensor<16x8xf32>
-  return %1, %3, %7, %11 : tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x32xf32>, tensor<16x12xf32>
+  return %1, %3, %7, %11 : tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x12xf32>, tensor<16x12xf32>
 }

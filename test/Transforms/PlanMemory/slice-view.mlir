@@ -125,3 +125,37 @@ func.func @rows_merged(%x: tensor<4x8xf32>, %w: tensor<8x48xf32>, %y: tensor<64x
   %3 = mpc.add %2, %y : tensor<64xf32>, tensor<64xf32>
   return %3 : tensor<64xf32>
 }
+
+// -----
+
+// A reshape whose strides do not compose is still read where it lies when
+// its only readers are transposes that can take the view as one loop (the
+// shapes' common refinement: [4, 2, 8] and [4, 4, 4] split into [4, 2, 2,
+// 4]); where the shapes have none ([4, 6] and [6, 4]), or a reader is not
+// a transpose, the slice is copied.
+// CHECK-LABEL: func @regrouped
+// CHECK: %[[P:.*]] = mpc.reshape {{.*}}{mpc.offsets = array<i64: 0>}
+// CHECK: %[[S:.*]] = mpc.slice %[[P]] {mpc.offsets = array<i64: 0>,
+// CHECK: mpc.reshape %[[S]] {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.slice %{{.*}} {mpc.offsets = array<i64: [[C:[1-9][0-9]*]]>,
+// CHECK: mpc.reshape %{{.*}} {mpc.offsets = array<i64: [[C]]>}
+// CHECK: mpc.slice %[[P]] {mpc.offsets = array<i64: [[D:[1-9][0-9]*]]>,
+// CHECK: mpc.reshape %{{.*}} {mpc.offsets = array<i64: [[D]]>}
+// REPORT: "function": "regrouped",
+// REPORT: "slice_views": 1,
+func.func @regrouped(%x: tensor<8x8xf32>, %w: tensor<8x24xf32>, %y: tensor<4x6xf32>) -> (tensor<4x4x4xf32>, tensor<4x6xf32>, tensor<4x4x4xf32>) {
+  %0 = mpc.matmul %x, %w : tensor<8x8xf32>, tensor<8x24xf32>
+  %1 = mpc.reshape %0 : tensor<8x24xf32> -> tensor<4x2x24xf32>
+  %2 = mpc.slice %1 {offsets = array<i64: 0, 0, 8>, sizes = array<i64: 4, 2, 8>} : tensor<4x2x24xf32>
+  %3 = mpc.reshape %2 : tensor<4x2x8xf32> -> tensor<4x4x4xf32>
+  %4 = mpc.transpose %3 {permutation = array<i64: 1, 0, 2>} : tensor<4x4x4xf32>
+  %5 = mpc.slice %0 {offsets = array<i64: 0, 0>, sizes = array<i64: 4, 6>} : tensor<8x24xf32>
+  %6 = mpc.reshape %5 : tensor<4x6xf32> -> tensor<6x4xf32>
+  %7 = mpc.transpose %6 {permutation = array<i64: 1, 0>} : tensor<6x4xf32>
+  %8 = mpc.slice %1 {offsets = array<i64: 0, 0, 16>, sizes = array<i64: 4, 2, 8>} : tensor<4x2x24xf32>
+  %9 = mpc.reshape %8 : tensor<4x2x8xf32> -> tensor<4x4x4xf32>
+  %10 = mpc.transpose %9 {permutation = array<i64: 1, 0, 2>} : tensor<4x4x4xf32>
+  %11 = mpc.exp %9 : tensor<4x4x4xf32>
+  %12 = mpc.add %10, %11 : tensor<4x4x4xf32>, tensor<4x4x4xf32>
+  return %4, %7, %12 : tensor<4x4x4xf32>, tensor<4x6xf32>, tensor<4x4x4xf32>
+}

@@ -13,6 +13,8 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <numeric>
 #include <random>
 
 using namespace mlir;
@@ -101,6 +103,61 @@ TEST(Views, ReshapedStridesAreTheDefinitions) {
   // Both outcomes are exercised.
   EXPECT_GT(composed, 1000);
   EXPECT_GT(refused, 200);
+}
+
+TEST(Views, RegroupedLoopsVisitTheTransposedElements) {
+  // A window of a dense tensor reshaped (the strides need not compose)
+  // and transposed: the loop's elements, in its row-major order, are the
+  // transposed result's, each at the window's address of its element.
+  std::mt19937 rng(11);
+  int looped = 0, refused = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    int rank = 1 + rng() % 3;
+    SmallVector<int64_t> shape, base;
+    for (int d = 0; d < rank; ++d) {
+      shape.push_back(1 + rng() % 6);
+      base.push_back(shape.back() + rng() % 3);
+    }
+    SmallVector<int64_t> strides = denseView(base).strides;
+    int64_t n = 1;
+    for (int64_t s : shape)
+      n *= s;
+    SmallVector<int64_t> to = randomShape(n, 1 + rng() % 4, rng);
+    SmallVector<int64_t> order(to.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    auto loop = regroupedLoop(shape, strides, to, order);
+    if (!loop) {
+      ++refused;
+      continue;
+    }
+    ++looped;
+    SmallVector<int64_t> result;
+    for (int64_t d : order)
+      result.push_back(to[d]);
+    SmallVector<int64_t> toStrides = denseView(to).strides;
+    for (int64_t i = 0; i < n; ++i) {
+      // The result's element i: its index in `to`, then in the window.
+      int64_t rest = i, linear = 0;
+      for (int64_t k = static_cast<int64_t>(order.size()) - 1; k >= 0; --k) {
+        linear += (rest % result[k]) * toStrides[order[k]];
+        rest /= result[k];
+      }
+      ASSERT_EQ(addressOf(i, loop->first, loop->second),
+                addressOf(linear, shape, strides))
+          << "trial " << trial << ", element " << i;
+    }
+  }
+  EXPECT_GT(looped, 2000);
+  EXPECT_GT(refused, 100);
+}
+
+TEST(Views, CommonRefinements) {
+  EXPECT_EQ(*commonRefinement({512, 8, 768}, {512, 96, 64}),
+            (SmallVector<int64_t>{512, 8, 12, 64}));
+  EXPECT_EQ(*commonRefinement({6}, {2, 1, 3}), (SmallVector<int64_t>{2, 3}));
+  EXPECT_FALSE(commonRefinement({4, 6}, {6, 4}));
+  EXPECT_EQ(commonRefinement({1, 1}, {1})->size(), 0u);
 }
 
 TEST(Views, HeadsOfAPackedProjection) {

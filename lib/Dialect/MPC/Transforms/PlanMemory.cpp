@@ -483,18 +483,23 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
           // Inserting may move the map's entries: `it` is read first.
           int64_t id = it->second;
           // A reshape of a view is a view with the strides it composes
-          // to: the slice was made one only where they compose for every
-          // reshape reading it (readersTakeStrides).
+          // to, or one whose only readers, transposes, read the view
+          // itself as one loop (no strides of its own: Views.h): the
+          // slice was made one only where every reshape reading it is
+          // either (readersTakeStrides).
           auto view = views.find(reshape.getInput());
           if (view != views.end()) {
-            std::optional<SmallVector<int64_t>> s = reshapedStrides(
-                cast<RankedTensorType>(reshape.getInput().getType()).getShape(),
-                view->second.strides, type.getShape());
-            if (!s)
+            ArrayRef<int64_t> from =
+                cast<RankedTensorType>(reshape.getInput().getType()).getShape();
+            std::optional<SmallVector<int64_t>> s =
+                reshapedStrides(from, view->second.strides, type.getShape());
+            if (!s &&
+                !regroupedByTransposes(reshape, from, view->second.strides))
               return reshape.emitOpError(
                   "mpc-plan-memory: internal error: a reshape of a view "
                   "whose strides do not compose");
-            View reshaped{view->second.offset, std::move(*s)};
+            View reshaped{view->second.offset,
+                          s ? std::move(*s) : SmallVector<int64_t>()};
             views[result] = std::move(reshaped);
           }
           if (windows.contains(reshape.getInput()))
@@ -545,9 +550,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       // for a transpose of a view (the scatter reads its input dense).
       if (auto transpose = dyn_cast<TransposeOp>(op);
           transpose && reuse && !views.contains(transpose.getInput())) {
-        std::optional<std::pair<ConcatOp, View>> window =
-            concatWindowOf(transpose);
-        Value whole = window ? window->first.getResult() : Value();
+        std::optional<ConcatWindow> window = concatWindowOf(transpose);
+        Value whole = window ? window->concat.getResult() : Value();
         if (whole && !readByAllReduce(whole)) {
           int64_t id;
           if (auto it = bufferOf.find(whole); it != bufferOf.end()) {
@@ -557,8 +561,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
             id = buffers.size();
             bufferOf[whole] = id;
             buffers.push_back({byteSize(wholeType), here, lastUse(whole), -1,
-                               wholeType.getElementType(),
-                               isGradient(whole)});
+                               wholeType.getElementType(), isGradient(whole)});
           }
           bufferOf[result] = id;
           windows.insert(result);

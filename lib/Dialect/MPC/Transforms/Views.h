@@ -87,12 +87,103 @@ reshapedStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
   return result;
 }
 
+/// The most dimensions a strided copy takes (the runtimes' layouts).
+constexpr size_t kMaxCopyRank = 8;
+
+/// The coarsest shape that both `a` and `b` (of the same elements) are
+/// merges of: each dimension of either a run of its dimensions (`[512, 8,
+/// 768]` and `[512, 96, 64]`: `[512, 8, 12, 64]`). std::nullopt where a
+/// dimension of one ends inside a dimension of the other that its part
+/// does not divide (`[4, 6]` and `[6, 4]`). Dimensions of size 1 take
+/// none of its dimensions.
+inline std::optional<SmallVector<int64_t>>
+commonRefinement(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  // The element counts inside each dimension's boundary, innermost first.
+  SmallVector<int64_t> bounds;
+  for (ArrayRef<int64_t> shape : {a, b}) {
+    int64_t inner = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d)
+      if (shape[d] != 1)
+        bounds.push_back(inner *= shape[d]);
+  }
+  llvm::sort(bounds);
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  SmallVector<int64_t> refined;
+  int64_t inner = 1;
+  for (int64_t bound : bounds) {
+    if (bound % inner != 0)
+      return std::nullopt;
+    refined.insert(refined.begin(), bound / inner);
+    inner = bound;
+  }
+  return refined;
+}
+
+/// For each dimension of `shape`, the run [first, last) of the dimensions
+/// of `refined` (a commonRefinement of it) it spans.
+inline SmallVector<std::pair<size_t, size_t>>
+runsOf(ArrayRef<int64_t> shape, ArrayRef<int64_t> refined) {
+  SmallVector<std::pair<size_t, size_t>> runs(shape.size());
+  size_t at = refined.size();
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    size_t last = at;
+    for (int64_t n = shape[d]; n > 1; n /= refined[--at])
+      ;
+    runs[d] = {at, last};
+  }
+  return runs;
+}
+
+/// A view of `shape` with `strides`, reshaped to `to` and its dimensions
+/// then taken in `order` (dimension k of the result is dimension
+/// `order[k]` of `to`: a transpose's permutation), as one strided loop:
+/// its shape and strides (the result's dimensions split into runs of the
+/// common refinement, each at the view's stride). The view's strides need
+/// not compose with `to` (reshapedStrides): a packed projection's third
+/// `[S, B, 3 E]` read as `[S, B H, D]` and transposed to `[B H, S, D]` is
+/// the loop `[B, H, S, D]`. std::nullopt where the shapes have no common
+/// refinement or the loop would pass kMaxCopyRank.
+inline std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+regroupedLoop(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
+              ArrayRef<int64_t> to, ArrayRef<int64_t> order) {
+  std::optional<SmallVector<int64_t>> refined = commonRefinement(shape, to);
+  if (!refined || refined->size() > kMaxCopyRank)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> fine =
+      reshapedStrides(shape, strides, *refined); // splits only
+  if (!fine)
+    return std::nullopt;
+  SmallVector<std::pair<size_t, size_t>> runs = runsOf(to, *refined);
+  std::pair<SmallVector<int64_t>, SmallVector<int64_t>> loop;
+  for (int64_t d : order)
+    for (size_t k = runs[d].first; k < runs[d].second; ++k) {
+      loop.first.push_back((*refined)[k]);
+      loop.second.push_back((*fine)[k]);
+    }
+  return loop;
+}
+
 /// Ops whose lowering reads every tensor operand through strides over its
 /// shape: mpcrt_binary_*, mpcrt_compare, mpcrt_where (over the result's
 /// shape), and the strided copies of a transpose, a slice or a broadcast.
 inline bool readsOperandsStrided(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, PowOp, ScaleLossOp, CompareOp, WhereOp,
              TransposeOp, SliceOp, BroadcastToOp>(op);
+}
+
+/// Whether `reshape` of a view of `shape` with `strides`, whose strides do
+/// not compose (reshapedStrides), is read only by transposes, each of
+/// which can read the view as one loop (regroupedLoop): the reshape is
+/// then a view its transposes read through.
+inline bool regroupedByTransposes(ReshapeOp reshape, ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> strides) {
+  return !reshape->use_empty() &&
+         llvm::all_of(reshape->getUsers(), [&](Operation *user) {
+           auto transpose = dyn_cast<TransposeOp>(user);
+           return transpose &&
+                  regroupedLoop(shape, strides, reshape.getType().getShape(),
+                                transpose.getPermutation());
+         });
 }
 
 /// Whether `v`, read with `strides`, can be read where it lies: it has
@@ -108,9 +199,11 @@ inline bool readersTakeStrides(Value v, ArrayRef<int64_t> strides) {
     auto reshape = dyn_cast<ReshapeOp>(user);
     if (!reshape)
       return false;
-    std::optional<SmallVector<int64_t>> s =
-        reshapedStrides(type.getShape(), strides, reshape.getType().getShape());
-    return s && readersTakeStrides(reshape.getResult(), *s);
+    ArrayRef<int64_t> to = reshape.getType().getShape();
+    if (std::optional<SmallVector<int64_t>> s =
+            reshapedStrides(type.getShape(), strides, to))
+      return readersTakeStrides(reshape.getResult(), *s);
+    return regroupedByTransposes(reshape, type.getShape(), strides);
   });
 }
 
@@ -124,17 +217,27 @@ inline bool readableInPlace(SliceOp slice, const View &input) {
          readersTakeStrides(slice.getResult(), windowOf(slice, input).strides);
 }
 
-/// Where a transpose's result lies in the concatenation it is written
-/// into, when its one reader (through reshapes, each with one reader) is
-/// one operand of a concat: the concat and the result's window in the
-/// concatenation's buffer, as strides over the transpose's shape (the
-/// reshapes' composed back from the concat operand's window). The plan
-/// then gives the transpose the concatenation's buffer and the lowering
-/// scatters the transpose's input straight into the window, which the
-/// concat does not copy again: a packed projection's three gradients,
-/// transposed back from heads, are written once. std::nullopt otherwise.
-inline std::optional<std::pair<ConcatOp, View>>
-concatWindowOf(TransposeOp transpose) {
+/// A transpose written into a window of the concatenation that reads it:
+/// the scatter of the transpose's input there (its offset in the
+/// concatenation, and the loop over the input: shape and strides).
+struct ConcatWindow {
+  ConcatOp concat;
+  int64_t offset;
+  SmallVector<int64_t> shape, strides;
+};
+
+/// The window of the concatenation a transpose is written into, when its
+/// one reader (through reshapes, each with one reader) is one operand of
+/// a concat: the scatter of its input into the concatenation's buffer,
+/// the operand's window taken back through the reshapes and the
+/// transpose (regroupedLoop: the input's dimensions, each split into
+/// runs of the refinement of the operand's and the transpose's shapes,
+/// at the window's strides). The plan then gives the transpose the
+/// concatenation's buffer and the lowering scatters the transpose's
+/// input straight into the window, which the concat does not copy again:
+/// a packed projection's three gradients, transposed back from heads,
+/// are written once. std::nullopt otherwise.
+inline std::optional<ConcatWindow> concatWindowOf(TransposeOp transpose) {
   auto type = dyn_cast<RankedTensorType>(transpose.getType());
   if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
     return std::nullopt;
@@ -159,13 +262,19 @@ concatWindowOf(TransposeOp transpose) {
   for (Value before : concat->getOperands().take_front(use.getOperandNumber()))
     position += cast<RankedTensorType>(before.getType()).getDimSize(axis);
   View window = denseView(whole.getShape());
-  window.offset = position * window.strides[axis];
-  std::optional<SmallVector<int64_t>> s =
-      reshapedStrides(cast<RankedTensorType>(piece.getType()).getShape(),
-                      window.strides, type.getShape());
-  if (!s)
+  // The input's dimension j is the result's dimension d where
+  // permutation[d] = j.
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  SmallVector<int64_t> inputOrder(permutation.size());
+  for (auto [d, j] : llvm::enumerate(permutation))
+    inputOrder[j] = d;
+  std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> loop =
+      regroupedLoop(cast<RankedTensorType>(piece.getType()).getShape(),
+                    window.strides, type.getShape(), inputOrder);
+  if (!loop)
     return std::nullopt;
-  return std::make_pair(concat, View{window.offset, *s});
+  return ConcatWindow{concat, position * window.strides[axis],
+                      std::move(loop->first), std::move(loop->second)};
 }
 
 } // namespace mlir::mpc

@@ -798,13 +798,14 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
       mul, div, pow, scale_loss, compare, where, and the strided copies
       of transpose, slice and broadcast_to) or is a reshape whose strides
       compose (a dimension split, or merged dimensions evenly apart) read
-      so in turn: those readers get the operand's pointer at the slice's
+      so in turn, or a reshape read only by transposes that take the view
+      as one loop over the shapes' common refinement: those readers get the operand's pointer at the slice's
       offset with its strides, no copy (`slice_views` in the report); the
       buffer then lives as long as its last reader through either, and
       nothing is written in place into a slice view;
     - a transpose whose one reader is a concat (through reshapes, each
-      read once, whose strides compose back from the concat operand's
-      window) is written into the concatenation's buffer: the transpose
+      read once, where the operand's and the transpose's shapes have a
+      common refinement) is written into the concatenation's buffer: the transpose
       scatters its input straight into its window and the concat copies
       only its other operands (`concat_windows` in the report); the
       concatenation's buffer then lives from the first such transpose;

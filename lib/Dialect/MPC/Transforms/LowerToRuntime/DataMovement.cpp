@@ -136,38 +136,63 @@ LogicalResult reshape(ReshapeOp op, Lowering &l) {
 }
 
 /// Where the plan wrote `transpose` into its concatenation's window (the
-/// concatenation's buffer, Views.h): the concat and the window.
-std::optional<std::pair<ConcatOp, View>> writtenInConcat(TransposeOp op) {
-  std::optional<std::pair<ConcatOp, View>> window = concatWindowOf(op);
+/// concatenation's buffer, Views.h): the window's scatter.
+std::optional<ConcatWindow> writtenInConcat(TransposeOp op) {
+  std::optional<ConcatWindow> window = concatWindowOf(op);
   std::optional<int64_t> at = plannedOffset(op.getResult());
-  if (!window || !at || *at != plannedOffset(window->first.getResult()))
+  if (!window || !at || *at != plannedOffset(window->concat.getResult()))
     return std::nullopt;
   return window;
+}
+
+/// Whether `v` is a reshape the plan made a view without strides of its
+/// own (Views.h regroupedByTransposes): its input's view, and its shape.
+std::optional<std::pair<Value, View>> regroupedView(Value v) {
+  auto reshape = v.getDefiningOp<ReshapeOp>();
+  if (!reshape || !sharesBufferOf(reshape, reshape.getInput()) || viewOf(v))
+    return std::nullopt;
+  return viewOf(reshape.getInput());
 }
 
 LogicalResult transpose(TransposeOp op, Lowering &l) {
   auto in = tensorType(op.getInput());
   // Written into its concatenation: the input scattered into the window,
-  // each of its dimensions at the stride of the result's it becomes.
-  if (std::optional<std::pair<ConcatOp, View>> window = writtenInConcat(op)) {
-    if (viewOf(op.getInput()))
+  // each of its dimensions at the strides of the result's it becomes.
+  if (std::optional<ConcatWindow> window = writtenInConcat(op)) {
+    if (viewOf(op.getInput()) || regroupedView(op.getInput()))
       return op.emitOpError("is written into its concatenation's buffer but "
                             "reads a view; run --mpc-plan-memory again after "
                             "changing the graph");
-    Value whole = l.result(window->first, 0);
+    Value whole = l.result(window->concat, 0);
     if (!whole)
       return failure();
-    SmallVector<int64_t> s(in.getRank());
-    for (auto [d, from] : llvm::enumerate(op.getPermutation()))
-      s[from] = window->second.strides[d];
     l.bind(op.getResult(), whole);
-    stridedScatter(l, l.ptr(op.getInput()), whole, window->second.offset, s,
-                   SmallVector<int64_t>(in.getShape()), elementBytes(in));
+    stridedScatter(l, l.ptr(op.getInput()), whole, window->offset,
+                   window->strides, window->shape, elementBytes(in));
     return success();
   }
   Value out = l.result(op, 0);
   if (!out)
     return failure();
+  // A reshape of a view whose strides do not compose: the view read as
+  // one loop over the result (the reshape's and the view's shapes split
+  // into their common runs).
+  if (std::optional<std::pair<Value, View>> inner =
+          regroupedView(op.getInput())) {
+    Value reshaped = op.getInput().getDefiningOp<ReshapeOp>().getInput();
+    std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> loop =
+        regroupedLoop(tensorType(reshaped).getShape(), inner->second.strides,
+                      in.getShape(), op.getPermutation());
+    if (!loop)
+      return op.emitOpError("reads a reshaped view it cannot take as one "
+                            "loop; run --mpc-plan-memory again after "
+                            "changing the graph");
+    stridedCopy(
+        l,
+        l.offset(l.ptr(inner->first), inner->second.offset * elementBytes(in)),
+        0, loop->second, out, loop->first, elementBytes(in));
+    return success();
+  }
   auto [pointer, own] = stridedOperand(op.getInput(), l);
   SmallVector<int64_t> permuted;
   for (int64_t d : op.getPermutation())
