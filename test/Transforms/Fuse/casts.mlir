@@ -180,3 +180,43 @@ func.func @scales_kept(%s: tensor<4x8xf32>, %x: tensor<f32>, %v: tensor<8xf32>, 
   %w = mpc.broadcast_to %p4 : tensor<1x8xf32> -> tensor<4x8xf32>
   return %t0, %p1, %p2, %b, %t3, %p0, %w, %p0 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// The queries scaled before the scores' product (nn.MultiheadAttention's
+// q / sqrt(D)), the product read only by the softmax: a scale of the
+// product, so the softmax's; either operand. Kept: a scaled operand
+// another op reads too, and a product the softmax does not read alone.
+// CHECK-LABEL: func @query_scales
+// CHECK: %[[S:.*]] = mpc.matmul %arg0, %arg1 {transpose_b} : tensor<4x8x16xf16>, tensor<4x8x16xf16>
+// CHECK: mpc.softmax %[[S]] {scale = 2.500000e-01 : f64}
+// CHECK: %[[T:.*]] = mpc.matmul %arg0, %arg1 {transpose_b} : tensor<4x8x16xf16>, tensor<4x8x16xf16>
+// CHECK: mpc.softmax %[[T]] {scale = 5.000000e-01 : f64}
+// CHECK: %[[Q:.*]] = mpc.mul %arg0
+// CHECK: mpc.matmul %[[Q]], %arg1
+// CHECK: mpc.softmax %{{.*}} : tensor<4x8x8xf16>
+// CHECK: %[[R:.*]] = mpc.div %arg0
+// CHECK: %[[U:.*]] = mpc.matmul %[[R]], %arg1
+// CHECK: mpc.softmax %[[U]] : tensor<4x8x8xf16>
+// NOSCALE-LABEL: func @query_scales
+// NOSCALE-COUNT-4: mpc.softmax %{{.*}} : tensor<4x8x8xf16>
+// REMARK: remark: fused: mpc.div + mpc.softmax -> mpc.softmax (scale 0.25)
+// REMARK: remark: fused: mpc.mul + mpc.softmax -> mpc.softmax (scale 0.5)
+// REMARK-NOT: remark: fused
+func.func @query_scales(%q: tensor<4x8x16xf16>, %k: tensor<4x8x16xf16>) -> (tensor<4x8x8xf16>, tensor<4x8x8xf16>, tensor<4x8x8xf16>, tensor<4x8x16xf16>, tensor<4x8x8xf16>, tensor<4x8x8xf16>) {
+  %c = mpc.constant dense<4.0> : tensor<f16>
+  %h = mpc.constant dense<0.5> : tensor<f16>
+  %0 = mpc.div %q, %c : tensor<4x8x16xf16>, tensor<f16>
+  %1 = mpc.matmul %0, %k {transpose_b} : tensor<4x8x16xf16>, tensor<4x8x16xf16>
+  %2 = mpc.softmax %1 : tensor<4x8x8xf16>
+  %3 = mpc.mul %k, %h : tensor<4x8x16xf16>, tensor<f16>
+  %4 = mpc.matmul %q, %3 {transpose_b} : tensor<4x8x16xf16>, tensor<4x8x16xf16>
+  %5 = mpc.softmax %4 : tensor<4x8x8xf16>
+  %6 = mpc.mul %q, %h : tensor<4x8x16xf16>, tensor<f16>
+  %7 = mpc.matmul %6, %k {transpose_b} : tensor<4x8x16xf16>, tensor<4x8x16xf16>
+  %8 = mpc.softmax %7 : tensor<4x8x8xf16>
+  %9 = mpc.div %q, %c : tensor<4x8x16xf16>, tensor<f16>
+  %10 = mpc.matmul %9, %k {transpose_b} : tensor<4x8x16xf16>, tensor<4x8x16xf16>
+  %11 = mpc.softmax %10 : tensor<4x8x8xf16>
+  return %2, %5, %8, %6, %11, %10 : tensor<4x8x8xf16>, tensor<4x8x8xf16>, tensor<4x8x8xf16>, tensor<4x8x16xf16>, tensor<4x8x8xf16>, tensor<4x8x8xf16>
+}

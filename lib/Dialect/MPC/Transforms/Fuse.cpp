@@ -540,7 +540,14 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// `mul(x, c)` or `div(x, c)` (c a one-element constant; a division a
   /// scale of 1/c) read only by a softmax or log-softmax: the softmax's
   /// scale times it, reading x; or `mul(g, c)` where g is a softmax
-  /// gradient read only by the mul: the gradient's scale times it.
+  /// gradient read only by the mul: the gradient's scale times it. A
+  /// scale of a product's operand, the product read only by a softmax
+  /// (the queries scaled before `q @ k^T`, as nn.MultiheadAttention
+  /// exports it), is a scale of the product: the softmax's too, and the
+  /// product reads x (in the forward graph's run, the queries' gradient
+  /// then has no scale of its own either). The same values where c is a
+  /// power of two (1 / sqrt(64)); otherwise the scale is applied once, in
+  /// f32, to the product's sum instead of to each query rounded.
   void foldScale(Operation *mul) {
     auto scaled = scaleOf(mul);
     if (!scaled || typeOf(scaled->second) != typeOf(mul->getResult(0)))
@@ -557,6 +564,13 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                isa_and_nonnull<SoftmaxBackwardOp, LogSoftmaxBackwardOp>(def) &&
                x.hasOneUse()) {
       op = def;
+      mul->getResult(0).replaceAllUsesWith(x);
+    } else if (auto product = mul->hasOneUse()
+                                  ? dyn_cast<MatmulOp>(*mul->getUsers().begin())
+                                  : MatmulOp();
+               product && product->hasOneUse() &&
+               isa<SoftmaxOp, LogSoftmaxOp>(*product->getUsers().begin())) {
+      op = *product->getUsers().begin();
       mul->getResult(0).replaceAllUsesWith(x);
     } else {
       return;
