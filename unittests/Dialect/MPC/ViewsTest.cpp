@@ -67,25 +67,37 @@ SmallVector<int64_t> randomShape(int64_t n, int rank, std::mt19937 &rng) {
   return shape;
 }
 
+/// A random window of a random dense tensor: its shape (sizes 1 to
+/// `size`), strides (every other element in some dimensions with
+/// `steps`), and element count.
+struct Window {
+  SmallVector<int64_t> shape, strides;
+  int64_t elements = 1;
+};
+Window randomWindow(int rank, int64_t size, bool steps, std::mt19937 &rng) {
+  Window w;
+  SmallVector<int64_t> base;
+  for (int d = 0; d < rank; ++d) {
+    w.shape.push_back(1 + rng() % size);
+    base.push_back(w.shape.back() * (steps ? 1 + rng() % 2 : 1) + rng() % 3);
+    w.elements *= w.shape.back();
+  }
+  w.strides = denseView(base).strides;
+  for (int d = 0; d < rank && steps; ++d)
+    if (w.shape[d] * 2 <= base[d] && rng() % 3 == 0)
+      w.strides[d] *= 2;
+  return w;
+}
+
 TEST(Views, ReshapedStridesAreTheDefinitions) {
   std::mt19937 rng(7);
   int composed = 0, refused = 0;
   for (int trial = 0; trial < 4000; ++trial) {
     // A window (every other element in some dimensions, part of others)
     // of a dense tensor, then a reshape of the window's elements.
-    int rank = 1 + rng() % 4;
-    SmallVector<int64_t> shape, base;
-    for (int d = 0; d < rank; ++d) {
-      shape.push_back(1 + rng() % 4);
-      base.push_back(shape.back() * (1 + rng() % 2) + rng() % 2);
-    }
-    SmallVector<int64_t> strides = denseView(base).strides;
-    for (int d = 0; d < rank; ++d)
-      if (shape[d] * 2 <= base[d] && rng() % 3 == 0)
-        strides[d] *= 2;
-    int64_t n = 1;
-    for (int64_t s : shape)
-      n *= s;
+    Window w = randomWindow(1 + rng() % 4, 4, /*steps=*/true, rng);
+    ArrayRef<int64_t> shape = w.shape, strides = w.strides;
+    int64_t n = w.elements;
     SmallVector<int64_t> to = randomShape(n, 1 + rng() % 4, rng);
     std::optional<SmallVector<int64_t>> got =
         reshapedStrides(shape, strides, to);
@@ -112,16 +124,9 @@ TEST(Views, RegroupedLoopsVisitTheTransposedElements) {
   std::mt19937 rng(11);
   int looped = 0, refused = 0;
   for (int trial = 0; trial < 4000; ++trial) {
-    int rank = 1 + rng() % 3;
-    SmallVector<int64_t> shape, base;
-    for (int d = 0; d < rank; ++d) {
-      shape.push_back(1 + rng() % 6);
-      base.push_back(shape.back() + rng() % 3);
-    }
-    SmallVector<int64_t> strides = denseView(base).strides;
-    int64_t n = 1;
-    for (int64_t s : shape)
-      n *= s;
+    Window w = randomWindow(1 + rng() % 3, 6, /*steps=*/false, rng);
+    ArrayRef<int64_t> shape = w.shape, strides = w.strides;
+    int64_t n = w.elements;
     SmallVector<int64_t> to = randomShape(n, 1 + rng() % 4, rng);
     SmallVector<int64_t> order(to.size());
     std::iota(order.begin(), order.end(), 0);
