@@ -7,9 +7,12 @@
 // lowering hands those readers the operand's pointer at the slice's offset
 // with the slice's strides. A reshape of such a view is a view too where
 // its strides compose (a dimension split, or merged dimensions that lie
-// evenly apart), so a packed projection's slice, split into heads and
-// transposed, is one strided copy out of the projection. This header is
-// what both passes decide it from.
+// evenly apart), or where only transposes read it, each taking the view
+// as one loop over the two shapes' common refinement; so a packed
+// projection's slice, split into heads and transposed, is one strided
+// copy out of the projection. A transpose read only by a concatenation
+// is written into its window the same way back. This header is what both
+// passes decide these from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -188,7 +191,9 @@ inline bool regroupedByTransposes(ReshapeOp reshape, ArrayRef<int64_t> shape,
 
 /// Whether `v`, read with `strides`, can be read where it lies: it has
 /// readers, and each takes its operands through strides or is a reshape
-/// whose strides compose (reshapedStrides) and whose own readers can.
+/// whose strides compose (reshapedStrides) and whose own readers can, or
+/// one read only by transposes that take the view as one loop
+/// (regroupedByTransposes).
 inline bool readersTakeStrides(Value v, ArrayRef<int64_t> strides) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || v.use_empty())
