@@ -43,16 +43,23 @@ inline View denseView(ArrayRef<int64_t> shape) {
   return v;
 }
 
-/// The view of `slice`'s window into its input, read as `input`.
-inline View windowOf(SliceOp slice, const View &input) {
+/// The view of a window (from `offsets`, in `steps` where given) into a
+/// tensor read as `input`: a slice's, or a slice gradient's into its
+/// input's shape.
+inline View windowOf(ArrayRef<int64_t> offsets,
+                     std::optional<ArrayRef<int64_t>> steps,
+                     const View &input) {
   View v{input.offset, {}};
-  std::optional<ArrayRef<int64_t>> steps = slice.getStrides();
-  ArrayRef<int64_t> offsets = slice.getOffsets();
   for (size_t d = 0; d < offsets.size(); ++d) {
     v.offset += offsets[d] * input.strides[d];
     v.strides.push_back(input.strides[d] * (steps ? (*steps)[d] : 1));
   }
   return v;
+}
+
+/// The view of `slice`'s window into its input, read as `input`.
+inline View windowOf(SliceOp slice, const View &input) {
+  return windowOf(slice.getOffsets(), slice.getStrides(), input);
 }
 
 /// The strides of a view of `shape` with `strides` reshaped to `to`: the

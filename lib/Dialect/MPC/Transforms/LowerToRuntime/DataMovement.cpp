@@ -202,19 +202,6 @@ LogicalResult transpose(TransposeOp op, Lowering &l) {
   return success();
 }
 
-/// Offset and strides of a strided window into a dense buffer.
-std::pair<int64_t, SmallVector<int64_t>>
-window(ArrayRef<int64_t> shape, ArrayRef<int64_t> offsets,
-       std::optional<ArrayRef<int64_t>> steps) {
-  SmallVector<int64_t> dense = strides(shape), result;
-  int64_t offset = 0;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    offset += offsets[d] * dense[d];
-    result.push_back(dense[d] * (steps ? (*steps)[d] : 1));
-  }
-  return {offset, result};
-}
-
 /// A slice view is read where it stands (its readers take its window:
 /// stridedOperand); otherwise the window is copied into its buffer, read
 /// through its input's view where that is one.
@@ -247,9 +234,10 @@ LogicalResult sliceBackward(SliceBackwardOp op, Lowering &l) {
     return failure();
   auto type = op.getType();
   auto grad = tensorType(op.getGrad());
-  auto [offset, s] = window(type.getShape(), op.getOffsets(), op.getStrides());
+  View w =
+      windowOf(op.getOffsets(), op.getStrides(), denseView(type.getShape()));
   l.call("mpcrt_zero", {out, l.i64(bytesOf(type))});
-  stridedScatter(l, l.ptr(op.getGrad()), out, offset, s,
+  stridedScatter(l, l.ptr(op.getGrad()), out, w.offset, w.strides,
                  SmallVector<int64_t>(grad.getShape()), elementBytes(grad));
   return success();
 }

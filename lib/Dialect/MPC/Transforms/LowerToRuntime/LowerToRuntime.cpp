@@ -86,10 +86,7 @@ int32_t lowering::activationCode(StringRef activation) {
 }
 
 SmallVector<int64_t> lowering::strides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> s(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    s[d] = s[d + 1] * shape[d + 1];
-  return s;
+  return denseView(shape).strides;
 }
 
 int64_t lowering::bytesOf(RankedTensorType type) { return byteSize(type); }
