@@ -162,6 +162,14 @@ static cl::opt<bool> noRecomputeMoves(
              "the same values, more memory, one kernel fewer for each "
              "copy"),
     cl::cat(category));
+static cl::opt<bool> noRowTransposes(
+    "no-row-transposes",
+    cl::desc("Leave a transpose that keeps the innermost dimension (a "
+             "batch-first swap) where the model put it (--mpc-fuse's "
+             "row-transposes=false), instead of moving it through the "
+             "row-wise ops around it to the heads' transposes it composes "
+             "with; the same values, more copies"),
+    cl::cat(category));
 static cl::opt<bool> noFuseWeightGradSums(
     "no-fuse-weight-grad-sums",
     cl::desc("Round each weight gradient to f16/bf16 before adding it to its "
@@ -439,6 +447,8 @@ int main(int argc, char **argv) {
     return fail("--fuse-attention and --no-fuse contradict each other");
   if (noFuse && noRecomputeMoves)
     return fail("--no-recompute-moves and --no-fuse contradict each other");
+  if (noFuse && noRowTransposes)
+    return fail("--no-row-transposes and --no-fuse contradict each other");
   if (noFuse && keepProbabilities)
     return fail("--keep-probabilities and --no-fuse contradict each other");
   if (noFuse && noFuseWeightGradSums)
@@ -600,6 +610,8 @@ int main(int argc, char **argv) {
   std::string noFold = noFoldCasts ? " casts=false scales=false" : "";
   if (keepProbabilities)
     noFold += " softmax-dropout=false recompute=false";
+  if (noRowTransposes)
+    noFold += " row-transposes=false";
   // Recomputation needs the backward pass's readers: after autodiff only.
   // Without --train too, so that what fuses in the forward graph (a layer
   // norm written out of its steps) fuses before precision assignment puts

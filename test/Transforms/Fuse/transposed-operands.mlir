@@ -76,3 +76,37 @@ func.func @heads(%q: tensor<2x4x8x16xf16>, %kbs: tensor<2x8x4x16xf16>, %m: tenso
   %v = mpc.matmul %q, %kt3 : tensor<2x4x8x16xf16>, tensor<2x4x16x8xf16>
   return %s, %p, %t, %e, %v : tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x8x8xf16>
 }
+
+// -----
+
+// The keys of nn.MultiheadAttention's batch-first export, [S, B H, D]
+// transposed to [B H, D, S] for q @ k^T, after the batch transpose
+// composed with it (row-transposes.mlir): [B, S, H D] to [B, H D, S],
+// viewed as [B H, D, S]. The product reads its operand with
+// the last two dimensions swapped instead, [B, S, H, D] to [B, H, S, D]
+// (rows of D elements moved, not single elements), its flag flipped.
+// Where the swapped operand would still move the innermost dimension
+// (the second product), the transpose stays.
+// CHECK-LABEL: func @keys
+// CHECK-NEXT: %[[KS:.*]] = mpc.reshape %arg1 : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+// CHECK-NEXT: %[[KT:.*]] = mpc.transpose %[[KS]] {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+// CHECK-NEXT: %[[KH:.*]] = mpc.reshape %[[KT]] : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+// CHECK-NEXT: %[[S:.*]] = mpc.matmul %arg0, %[[KH]] {transpose_b} : tensor<4x6x4xf32>, tensor<4x6x4xf32>
+// CHECK-NEXT: %[[XT:.*]] = mpc.transpose %arg2 {permutation = array<i64: 2, 0, 1>}
+// CHECK-NEXT: %[[XR:.*]] = mpc.reshape %[[XT]] : tensor<8x2x6xf32> -> tensor<4x4x6xf32>
+// CHECK-NEXT: %[[U:.*]] = mpc.matmul %arg3, %[[XR]] : tensor<4x6x4xf32>, tensor<4x4x6xf32>
+// CHECK-NEXT: return %[[S]], %[[U]]
+// OFF-LABEL: func @keys
+// OFF-NEXT: mpc.transpose %arg1 {permutation = array<i64: 0, 2, 1>}
+// REMARK: remark: folded: the last two dimensions of mpc.transpose into its products (the transpose keeps the innermost dimension)
+// REMARK-NOT: remark: folded
+func.func @keys(%q: tensor<4x6x4xf32>, %k: tensor<2x6x8xf32>, %x: tensor<2x6x8xf32>, %p: tensor<4x6x4xf32>) -> (tensor<4x6x6xf32>, tensor<4x6x6xf32>) {
+  %kt = mpc.transpose %k {permutation = array<i64: 0, 2, 1>} : tensor<2x6x8xf32>
+  %kr = mpc.reshape %kt : tensor<2x8x6xf32> -> tensor<4x4x6xf32>
+  %s = mpc.matmul %q, %kr : tensor<4x6x4xf32>, tensor<4x4x6xf32>
+  %xt = mpc.transpose %x {permutation = array<i64: 2, 0, 1>} : tensor<2x6x8xf32>
+  %xr = mpc.reshape %xt : tensor<8x2x6xf32> -> tensor<4x4x6xf32>
+  %u = mpc.matmul %p, %xr : tensor<4x6x4xf32>, tensor<4x4x6xf32>
+  return %s, %u : tensor<4x6x6xf32>, tensor<4x6x6xf32>
+}
+

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Views.h"
+#include "RowTransposes.h"
 
 #include "gtest/gtest.h"
 
@@ -155,6 +156,94 @@ TEST(Views, RegroupedLoopsVisitTheTransposedElements) {
   }
   EXPECT_GT(looped, 2000);
   EXPECT_GT(refused, 100);
+}
+
+/// The row-major index in `shape` of element `i` (row-major) of the
+/// transpose `perm` of a tensor of `shape`.
+int64_t transposedFrom(int64_t i, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> strides = denseView(shape).strides;
+  int64_t linear = 0;
+  for (int64_t k = static_cast<int64_t>(perm.size()) - 1; k >= 0; --k) {
+    linear += (i % shape[perm[k]]) * strides[perm[k]];
+    i /= shape[perm[k]];
+  }
+  return linear;
+}
+
+SmallVector<int64_t> randomOrder(size_t rank, std::mt19937 &rng) {
+  SmallVector<int64_t> order(rank);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+TEST(Views, ComposedTransposesTakeTheElementsOfTheChain) {
+  // transpose(reshape(transpose(x))) against one transpose between
+  // reshapes (RowTransposes.h): element for element the same source.
+  std::mt19937 rng(13);
+  int composed = 0, refused = 0, merged = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    int64_t n = 1;
+    SmallVector<int64_t> shape;
+    for (int rank = 1 + rng() % 4, d = 0; d < rank; ++d) {
+      shape.push_back(1 + rng() % 6);
+      n *= shape.back();
+    }
+    SmallVector<int64_t> first = randomOrder(shape.size(), rng);
+    SmallVector<int64_t> middle;
+    for (int64_t d : first)
+      middle.push_back(shape[d]);
+    SmallVector<int64_t> reshaped = randomShape(n, 1 + rng() % 4, rng);
+    SmallVector<int64_t> second = randomOrder(reshaped.size(), rng);
+    std::optional<ComposedTranspose> c =
+        composedTranspose(shape, first, reshaped, second);
+    ASSERT_EQ(c.has_value(), commonRefinement(middle, reshaped).has_value())
+        << "trial " << trial;
+    if (!c) {
+      ++refused;
+      continue;
+    }
+    ++composed;
+    ASSERT_EQ(c->shape.size(), c->permutation.size());
+    int64_t product = 1;
+    for (int64_t d : c->shape)
+      product *= d;
+    ASSERT_EQ(product, n);
+    merged += c->shape.size() < std::max(shape.size(), reshaped.size());
+    // No two neighbours of the source stay neighbours in the order (they
+    // would have been merged).
+    for (size_t k = 1; k < c->permutation.size(); ++k)
+      ASSERT_NE(c->permutation[k], c->permutation[k - 1] + 1)
+          << "trial " << trial;
+    for (int64_t i = 0; i < n; ++i) {
+      // The chain: element i of the second transpose, its index in the
+      // reshaped (= middle) tensor, then the source's.
+      int64_t want =
+          transposedFrom(transposedFrom(i, reshaped, second), shape, first);
+      // transposedFrom of the middle tensor's index reads `shape` through
+      // `first`: the first transpose's element j comes from there.
+      ASSERT_EQ(transposedFrom(i, c->shape, c->permutation), want)
+          << "trial " << trial << ", element " << i;
+    }
+  }
+  EXPECT_GT(composed, 1000);
+  EXPECT_GT(refused, 100);
+  EXPECT_GT(merged, 500);
+}
+
+TEST(Views, BatchFirstHeadsComposeIntoTheHeadsTranspose) {
+  // [B, S, E] to [S, B, E], viewed as [S, B H, D], to [B H, S, D]: the
+  // [B, S, H, D] to [B, H, S, D] transpose.
+  std::optional<ComposedTranspose> c =
+      composedTranspose({8, 512, 768}, {1, 0, 2}, {512, 96, 64}, {1, 0, 2});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->shape, (SmallVector<int64_t>{8, 512, 12, 64}));
+  EXPECT_EQ(c->permutation, (SmallVector<int64_t>{0, 2, 1, 3}));
+  // Back again: the identity, every dimension merged into one.
+  c = composedTranspose({8, 512, 768}, {1, 0, 2}, {512, 8, 768}, {1, 0, 2});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->permutation, (SmallVector<int64_t>{0}));
 }
 
 TEST(Views, CommonRefinements) {

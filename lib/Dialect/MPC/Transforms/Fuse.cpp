@@ -18,6 +18,7 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
+#include "RowTransposes.h"
 #include "TypeUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -416,6 +417,26 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   }
 
   void runOnOperation() override {
+    // First: the heads' transposes it composes are then the ones the
+    // attention patterns and the memory plan's views read.
+    if (rowTransposes)
+      moveRowTransposes(getOperation(), [&](Operation *op, StringRef text) {
+        if (remarks)
+          emitRemark(op->getLoc()) << text;
+      });
+    // Before attention: the scores' product then reads the keys it
+    // composed ([B, S, H D] to [B, H D, S], viewed as [B H, D, S]) as a
+    // transposed operand.
+    if (transposedOperands)
+      eachOp<MatmulOp>([&](MatmulOp op) {
+        bool flipped = false;
+        for (unsigned side : {0u, 1u})
+          flipped |= reshapedTransposeFlipped(op, side);
+        if (flipped && remarks)
+          emitRemark(op.getLoc())
+              << "folded: the last two dimensions of mpc.transpose into its "
+                 "products (the transpose keeps the innermost dimension)";
+      });
     if (attention)
       eachOp<MatmulOp>([&](MatmulOp op) { fuseAttention(op); });
     if (attention && attentionLayout)
@@ -1662,6 +1683,50 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// dimension innermost (`[0, 2, 1, 3]`: contiguous runs of a head's
   /// width, where the other moved single elements). Its gradient is then
   /// that transpose's too.
+  /// `op`'s operand `side` a reshape of a transpose that moves the
+  /// innermost dimension (each read only by the next), such as a key
+  /// `[B, S, H D]` transposed to `[B, H D, S]` and split into `[B H, D,
+  /// S]`: where the operand with its last two dimensions swapped is a
+  /// transpose that keeps the innermost dimension between reshapes
+  /// (composedTranspose: `[B, S, H, D]` to `[B, H, S, D]`), the product
+  /// reads that, its flag flipped. The heads' transpose then moves rows
+  /// of D elements, not single elements.
+  bool reshapedTransposeFlipped(MatmulOp op, unsigned side) {
+    auto reshape = op->getOperand(side).getDefiningOp<ReshapeOp>();
+    auto transpose =
+        reshape ? reshape.getInput().getDefiningOp<TransposeOp>() : nullptr;
+    if (!transpose || !reshape->hasOneUse() || !transpose->hasOneUse())
+      return false;
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    RankedTensorType type = reshape.getType();
+    auto input = typeOf(transpose.getInput());
+    int64_t rank = type.getRank();
+    if (perm.empty() || perm.back() == int64_t(perm.size()) - 1 || rank < 3 ||
+        !type.hasStaticShape() || !input.hasStaticShape())
+      return false;
+    SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(swap[rank - 1], swap[rank - 2]);
+    std::optional<ComposedTranspose> composed =
+        composedTranspose(input.getShape(), perm, type.getShape(), swap);
+    if (!composed || composed->permutation.back() !=
+                         int64_t(composed->permutation.size()) - 1)
+      return false;
+    SmallVector<int64_t> shape(type.getShape());
+    std::swap(shape[rank - 1], shape[rank - 2]);
+    OpBuilder b(op);
+    Value flipped = buildComposedTranspose(
+        b, transpose.getLoc(), transpose.getInput(), *composed,
+        RankedTensorType::get(shape, type.getElementType()));
+    op->setOperand(side, flipped);
+    if (side == 0)
+      op.setTransposeA(!op.getTransposeA());
+    else
+      op.setTransposeB(!op.getTransposeB());
+    reshape.erase();
+    transpose.erase();
+    return true;
+  }
+
   void foldOperandTransposes(MatmulOp op) {
     auto innermostSecond = [](TransposeOp t) {
       ArrayRef<int64_t> perm = t.getPermutation();

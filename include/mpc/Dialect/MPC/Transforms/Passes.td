@@ -464,6 +464,34 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     embedding's accumulator gets only the rows the batch hits, and no
     table-sized gradient is zeroed, written or added.
 
+    With `row-transposes`, first: an `mpc.transpose` of rank 3 or more
+    that keeps the innermost dimension (a batch-first model's `[B, S, E]`
+    to `[S, B, E]`, as `nn.MultiheadAttention` with `batch_first=True`
+    exports it) moves down through the row-wise ops that read it (an
+    `mpc.matmul` by one rank-2 weight, an add, sub, mul or div of a vector
+    along the innermost axis, an `mpc.cast`, an `mpc.slice` of the
+    innermost axis only) where every path it takes there ends at another
+    transpose, directly or through a reshape; or up through such ops, and
+    the reshapes of leading dimensions between them (each read only by
+    the next), that make its input from a transpose or a reshape of one.
+    Then each transpose of a chain of reshapes of a transpose (each read
+    only by the next) becomes one transpose between reshapes, over the
+    common refinement of the two middle shapes: the batch transpose and a
+    head transpose (`[S, B H, D]` to `[B H, S, D]`) compose into `[B, S,
+    H, D]` to `[B, H, S, D]`, as a BERT-style model writes it. With
+    `transposed-operands` (next, before attention), a product operand
+    that is a reshape of a transpose moving the innermost dimension (the
+    keys `[B, S, H D]` to `[B, H D, S]`, viewed as `[B H, D, S]`) is read
+    with the last two dimensions swapped where that is a transpose keeping
+    the innermost dimension between reshapes, its flag flipped. Each op
+    computes what it did on the same rows, but a product now takes them
+    in another order (a weight gradient sums them so) and ops the
+    transposes stood between may fuse (a residual add taken into its
+    GEMM), so the values agree to rounding, not bit for bit. Where a path
+    ends elsewhere (a return, an
+    op that is not row-wise, an add that varies along a leading dimension)
+    or an intermediate has another reader, the transpose stays.
+
     With `attention-layout` (and `attention`): an `mpc.attention` whose
     query, key and value are each an `mpc.transpose` from `[..., S, H, D]`
     to `[..., H, S, D]` read by nothing else, whose log-sum-exp is unread
@@ -602,6 +630,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "weight gradient is then never rounded, nor does it overflow; "
            "bias, layer-norm and embedding gradients are added to their "
            "accumulators by the ops that compute them">,
+    Option<"rowTransposes", "row-transposes", "bool", /*default=*/"true",
+           "Move a transpose that keeps the innermost dimension through the "
+           "row-wise ops that read it or make its input (products by one "
+           "weight matrix, adds of a row vector, casts, slices of the "
+           "rows) to a transpose it composes with, and compose transposes "
+           "of reshapes of transposes into one">,
     Option<"attention", "attention", "bool", /*default=*/"true",
            "Fuse scaled dot-product attention into mpc.attention">,
     Option<"attentionLayout", "attention-layout", "bool",
