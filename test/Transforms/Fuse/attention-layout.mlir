@@ -1,6 +1,7 @@
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false" | FileCheck %s
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention-layout=false" | FileCheck %s --check-prefix=OFF
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false scales=false" | FileCheck %s --check-prefix=NOSCALE
 
 // A multi-head attention as a model writes it: the projections' [B, S, E]
 // reshaped to [B, S, H, D], the heads transposed to [B, H, S, D] for the
@@ -132,4 +133,111 @@ func.func @result_other_permutation(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x3x8x
   %o, %lse = mpc.attention %qt, %kt, %vt {scale = 0.5 : f64} : tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>
   %ot = mpc.transpose %o {permutation = array<i64: 1, 0, 2, 3>} : tensor<2x3x4x8xf32>
   return %ot : tensor<3x2x4x8xf32>
+}
+
+// -----
+
+// A batch-first import's heads after row-transposes: each [B, S, H, D]
+// transpose's result viewed as [B H, S, D], the attention's result viewed
+// as [B, H, S, D] and transposed back. The fused op takes the unmerged
+// [B, S, H, D] operands (layout "bshd"), and its result replaces the
+// transpose back; the views go with the transposes.
+// CHECK-LABEL: func @merged_heads
+// CHECK-NEXT: %[[Q:.*]] = mpc.reshape %arg0 : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+// CHECK-NEXT: %[[K:.*]] = mpc.reshape %arg1 : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+// CHECK-NEXT: %[[V:.*]] = mpc.reshape %arg2 : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = mpc.attention %[[Q]], %[[K]], %[[V]] {layout = "bshd", scale = 5.000000e-01 : f64} : tensor<2x6x2x4xf32>, tensor<2x6x2x4xf32>, tensor<2x6x2x4xf32>
+// CHECK-NEXT: %[[R:.*]] = mpc.reshape %[[O]] : tensor<2x6x2x4xf32> -> tensor<2x6x8xf32>
+// CHECK-NEXT: return %[[R]]
+// OFF-LABEL: func @merged_heads
+// OFF-COUNT-3: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+// OFF: mpc.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 5.000000e-01 : f64} : tensor<4x6x4xf32>
+func.func @merged_heads(%xq: tensor<2x6x8xf32>, %xk: tensor<2x6x8xf32>, %xv: tensor<2x6x8xf32>) -> tensor<2x6x8xf32> {
+  %q4 = mpc.reshape %xq : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %qt = mpc.transpose %q4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %q = mpc.reshape %qt : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %k4 = mpc.reshape %xk : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %kt = mpc.transpose %k4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %k = mpc.reshape %kt : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %v4 = mpc.reshape %xv : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %vt = mpc.transpose %v4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %v = mpc.reshape %vt : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %o, %lse = mpc.attention %q, %k, %v {scale = 0.5 : f64} : tensor<4x6x4xf32>, tensor<4x6x4xf32>, tensor<4x6x4xf32>
+  %o4 = mpc.reshape %o : tensor<4x6x4xf32> -> tensor<2x2x6x4xf32>
+  %ot = mpc.transpose %o4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x2x6x4xf32>
+  %r = mpc.reshape %ot : tensor<2x6x2x4xf32> -> tensor<2x6x8xf32>
+  return %r : tensor<2x6x8xf32>
+}
+
+// -----
+
+// Merged heads with a mask (shaped for the merged scores), or a view that
+// splits the batch and heads otherwise than the operands: unchanged.
+// CHECK-LABEL: func @merged_heads_kept
+// CHECK-COUNT-3: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+// CHECK: mpc.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%arg3 : tensor<4x6x6xi1>) {mask_value = -1.000000e+04 : f64, scale = 5.000000e-01 : f64} : tensor<4x6x4xf32>
+// CHECK-COUNT-3: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+// CHECK: mpc.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 5.000000e-01 : f64} : tensor<4x6x4xf32>
+// CHECK: mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1, 3>} : tensor<4x1x6x4xf32>
+func.func @merged_heads_kept(%xq: tensor<2x6x8xf32>, %xk: tensor<2x6x8xf32>, %xv: tensor<2x6x8xf32>, %m: tensor<4x6x6xi1>) -> (tensor<2x6x2x4xf32>, tensor<4x6x1x4xf32>) {
+  %q4 = mpc.reshape %xq : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %qt = mpc.transpose %q4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %q = mpc.reshape %qt : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %k4 = mpc.reshape %xk : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %kt = mpc.transpose %k4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %k = mpc.reshape %kt : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %v4 = mpc.reshape %xv : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %vt = mpc.transpose %v4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %v = mpc.reshape %vt : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %o, %lse = mpc.attention %q, %k, %v mask(%m : tensor<4x6x6xi1>) {scale = 0.5 : f64, mask_value = -1.0e4 : f64} : tensor<4x6x4xf32>, tensor<4x6x4xf32>, tensor<4x6x4xf32>
+  %o4 = mpc.reshape %o : tensor<4x6x4xf32> -> tensor<2x2x6x4xf32>
+  %ot = mpc.transpose %o4 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x2x6x4xf32>
+  %q5 = mpc.reshape %xq : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %qt5 = mpc.transpose %q5 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %q6 = mpc.reshape %qt5 : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %k5 = mpc.reshape %xk : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %kt5 = mpc.transpose %k5 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %k6 = mpc.reshape %kt5 : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %v5 = mpc.reshape %xv : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %vt5 = mpc.transpose %v5 {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %v6 = mpc.reshape %vt5 : tensor<2x2x6x4xf32> -> tensor<4x6x4xf32>
+  %o6, %lse6 = mpc.attention %q6, %k6, %v6 {scale = 0.5 : f64} : tensor<4x6x4xf32>, tensor<4x6x4xf32>, tensor<4x6x4xf32>
+  %o7 = mpc.reshape %o6 : tensor<4x6x4xf32> -> tensor<4x1x6x4xf32>
+  %ot7 = mpc.transpose %o7 {permutation = array<i64: 0, 2, 1, 3>} : tensor<4x1x6x4xf32>
+  return %ot, %ot7 : tensor<2x6x2x4xf32>, tensor<4x6x1x4xf32>
+}
+
+// -----
+
+// The queries scaled before the attention (nn.MultiheadAttention divides
+// them by sqrt(d)): the scale joins the attention's (0.5 / 2 here), and
+// the heads' transposes then fold. A scale read by something else too,
+// or of a tensor that is not a constant, stays.
+// CHECK-LABEL: func @query_scale
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = mpc.attention %arg0, %arg1, %arg2 {layout = "bshd", scale = 2.500000e-01 : f64} : tensor<2x6x2x4xf32>
+// CHECK-NEXT: %[[C:.*]] = mpc.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[QS:.*]] = mpc.div %arg3, %[[C]]
+// CHECK-NEXT: %[[P:.*]], %{{.*}} = mpc.attention %[[QS]], %arg3, %arg3 {scale = 5.000000e-01 : f64}
+// CHECK-NEXT: %[[QM:.*]] = mpc.mul %arg3, %arg4
+// CHECK-NEXT: %[[R:.*]], %{{.*}} = mpc.attention %[[QM]], %arg3, %arg3 {scale = 5.000000e-01 : f64}
+// CHECK-NEXT: return %[[O]], %[[P]], %[[QS]], %[[R]]
+// NOSCALE-LABEL: func @query_scale
+// NOSCALE: mpc.div
+// NOSCALE: mpc.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 5.000000e-01 : f64} : tensor<2x2x6x4xf32>
+// REMARK: remark: folded: the query's scale into mpc.attention's scale
+// REMARK-NOT: remark: folded: the query's scale
+func.func @query_scale(%xq: tensor<2x6x2x4xf32>, %xk: tensor<2x6x2x4xf32>, %xv: tensor<2x6x2x4xf32>, %y: tensor<2x2x6x4xf32>, %z: tensor<2x2x6x4xf32>) -> (tensor<2x6x2x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>) {
+  %q = mpc.transpose %xq {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %k = mpc.transpose %xk {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %v = mpc.transpose %xv {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x2x4xf32>
+  %c = mpc.constant dense<2.0> : tensor<f32>
+  %qs = mpc.div %q, %c : tensor<2x2x6x4xf32>, tensor<f32>
+  %o, %lse = mpc.attention %qs, %k, %v {scale = 0.5 : f64} : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
+  %ot = mpc.transpose %o {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x2x6x4xf32>
+  %c2 = mpc.constant dense<2.0> : tensor<f32>
+  %ys = mpc.div %y, %c2 : tensor<2x2x6x4xf32>, tensor<f32>
+  %p, %lse2 = mpc.attention %ys, %y, %y {scale = 0.5 : f64} : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
+  %ym = mpc.mul %y, %z : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
+  %r, %lse3 = mpc.attention %ym, %y, %y {scale = 0.5 : f64} : tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
+  return %ot, %p, %ys, %r : tensor<2x6x2x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>, tensor<2x2x6x4xf32>
 }

@@ -439,6 +439,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
     if (attention)
       eachOp<MatmulOp>([&](MatmulOp op) { fuseAttention(op); });
+    // Before the layout: the query's scale (nn.MultiheadAttention divides
+    // the queries by sqrt(d)) then no longer stands between the attention
+    // and its heads' transposes.
+    if (attention && scales)
+      eachOp<AttentionOp>([&](AttentionOp op) { foldQueryScale(op); });
     if (attention && attentionLayout)
       eachOp<AttentionOp>([&](AttentionOp op) { foldHeadTransposes(op); });
     // After attention (whose patterns read the transposes): in the forward
@@ -1298,20 +1303,48 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       eraseDeadConstant(operand);
   }
 
+  /// An attention whose query is a one-element constant's product (or
+  /// quotient) with a tensor of its type read only by it: the attention
+  /// of that tensor, its scale times the constant. Exact where the
+  /// constant is a power of two (1 / sqrt(64)); otherwise the queries are
+  /// no longer rounded once scaled (as `scales` folds a softmax's).
+  void foldQueryScale(AttentionOp op) {
+    Operation *product = op.getQuery().getDefiningOp();
+    auto scaled = scaleOf(product);
+    if (!scaled || !op.getQuery().hasOneUse() ||
+        typeOf(scaled->second) != typeOf(op.getQuery()))
+      return;
+    auto [c, x] = *scaled;
+    Value constant = product->getOperand(0) == x ? product->getOperand(1)
+                                                 : product->getOperand(0);
+    op.getQueryMutable().assign(x);
+    op.setScaleAttr(FloatAttr::get(op.getScaleAttr().getType(),
+                                   op.getScale().convertToDouble() * c));
+    if (remarks)
+      emitRemark(op.getLoc())
+          << "folded: the query's scale into mpc.attention's scale";
+    product->erase();
+    eraseIfDead(constant);
+  }
+
   /// An attention of layout "bhsd" whose query, key and value are each a
   /// transpose [..., S, H, D] -> [..., H, S, D] read by nothing else, its
   /// log-sum-exp unread (a forward graph) and its result read only by
   /// transposes back to [..., S, H, Dv]: one attention of layout "bshd"
   /// on the transposes' inputs, whose result replaces theirs. BERT's head
   /// transposes (four each way per layer) are then no kernels of their
-  /// own, and the projections' reshaped results are the operands.
+  /// own, and the projections' reshaped results are the operands. The
+  /// same where the batch and the heads are merged around the attention
+  /// (a batch-first import's [B, H, S, D] viewed as [B H, S, D], each
+  /// reshape read only by its transpose or attention), with no mask or
+  /// bias: the attention then takes the unmerged [B, S, H, D] operands.
   void foldHeadTransposes(AttentionOp op) {
     if (op.getLayout() != "bhsd" || !op.getLogsumexp().use_empty() ||
         op.getResult().use_empty())
       return;
-    int64_t rank = typeOf(op.getQuery()).getRank();
     auto swapsHeads = [&](TransposeOp t) {
-      if (!t || rank < 3)
+      int64_t rank = t ? typeOf(t.getResult()).getRank() : 0;
+      if (rank < 3)
         return false;
       ArrayRef<int64_t> perm = t.getPermutation();
       for (int64_t d = 0; d < rank; ++d)
@@ -1321,17 +1354,54 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           return false;
       return true;
     };
-    SmallVector<Operation *> parts;
+    // A reshape of [B, H, S, D] to [B H, S, D], or of the reverse.
+    auto mergesHeads = [](ArrayRef<int64_t> heads, ArrayRef<int64_t> merged) {
+      return heads.size() == 4 && merged.size() == 3 &&
+             heads[0] * heads[1] == merged[0] && heads[2] == merged[1] &&
+             heads[3] == merged[2];
+    };
+    SmallVector<Operation *> parts, views;
     SmallVector<Value> inputs;
     for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
+      if (!operand.hasOneUse())
+        return;
       auto t = operand.getDefiningOp<TransposeOp>();
-      if (!swapsHeads(t) || !operand.hasOneUse())
+      if (auto view = operand.getDefiningOp<ReshapeOp>();
+          view && view.getInput().hasOneUse() && !op.getMask() &&
+          !op.getBias() &&
+          mergesHeads(typeOf(view.getInput()).getShape(),
+                      view.getType().getShape())) {
+        views.push_back(view);
+        t = view.getInput().getDefiningOp<TransposeOp>();
+      }
+      if (!swapsHeads(t))
         return;
       parts.push_back(t);
       inputs.push_back(t.getInput());
     }
+    bool merged = !views.empty();
+    // Merged: all three split the same batch and heads.
+    auto splitAs = [&](ArrayRef<int64_t> heads) {
+      return heads[0] == typeOf(inputs[0]).getDimSize(0) &&
+             heads[1] == typeOf(inputs[0]).getDimSize(2);
+    };
+    if (merged && (views.size() != 3 || llvm::any_of(inputs, [&](Value in) {
+                     return !splitAs(
+                         {typeOf(in).getDimSize(0), typeOf(in).getDimSize(2)});
+                   })))
+      return;
     SmallVector<TransposeOp> back;
     for (Operation *user : op.getResult().getUsers()) {
+      if (merged) {
+        auto view = dyn_cast<ReshapeOp>(user);
+        if (!view || !view->hasOneUse() ||
+            !mergesHeads(view.getType().getShape(),
+                         typeOf(op.getResult()).getShape()) ||
+            !splitAs(view.getType().getShape()))
+          return;
+        views.push_back(view);
+        user = *view->user_begin();
+      }
       auto t = dyn_cast<TransposeOp>(user);
       if (!swapsHeads(t))
         return;
@@ -1361,7 +1431,12 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       t.getResult().replaceAllUsesWith(fused.getResult());
       t.erase();
     }
+    // The result's views (after the operands' three), then the operands'.
+    for (size_t n = views.size(); n > 3; --n)
+      views[n - 1]->erase();
     op.erase();
+    for (size_t n = 0; n < std::min<size_t>(views.size(), 3); ++n)
+      views[n]->erase();
     for (size_t n = 0; n < 3; ++n)
       parts[n]->erase();
   }

@@ -500,9 +500,18 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     {layout = "bshd"}` on the transposes' inputs (a multi-head attention's
     reshaped projections), its result replacing the transposes': the
     heads' transposes, four each way per layer, are no kernels of their
-    own. The values are the same bit for bit. Partial cases (one operand
-    not transposed, a transpose read elsewhere, a result read untransposed)
-    keep their transposes.
+    own. The same where each operand is such a transpose's result viewed
+    with the batch and the heads merged (`[B, H, S, D]` as `[B H, S, D]`,
+    as `row-transposes` leaves a batch-first import's heads) and the
+    result is viewed back before its transpose, with no mask or bias: the
+    fused op takes the unmerged `[B, S, H, D]` operands. Before it, with
+    `scales`, an attention's query that is a one-element constant's
+    product or quotient read only by it (the queries divided by
+    `sqrt(d)`, as `nn.MultiheadAttention` exports them) is replaced by
+    the unscaled tensor and the constant joins the attention's `scale`
+    (exact for a power of two). The values are the same bit for bit.
+    Partial cases (one operand not transposed, a transpose read
+    elsewhere, a result read untransposed) keep their transposes.
 
     With `decomposed-norms`, before the norms: a layer norm over the last
     axis written out of its steps, as ONNX exports `nn.LayerNorm` before
