@@ -1777,7 +1777,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     auto input = typeOf(transpose.getInput());
     int64_t rank = type.getRank();
     if (perm.empty() || perm.back() == int64_t(perm.size()) - 1 || rank < 3 ||
-        !type.hasStaticShape() || !input.hasStaticShape())
+        !type.hasStaticShape() || !input.hasStaticShape() ||
+        input.getNumElements() == 0)
       return false;
     SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     std::swap(swap[rank - 1], swap[rank - 2]);

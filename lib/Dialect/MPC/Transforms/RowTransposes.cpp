@@ -219,7 +219,7 @@ pathToTransposeAbove(TransposeOp t) {
     v = def->getOperand(*data);
     rowWise = true;
   }
-  if (!rowWise || !v.hasOneUse())
+  if (!rowWise || !v.hasOneUse() || !staticShaped(v))
     return std::nullopt;
   Value above = v;
   if (auto reshape = above.getDefiningOp<ReshapeOp>())
