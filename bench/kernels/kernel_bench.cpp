@@ -567,6 +567,18 @@ void batchNormCases() {
          [&] { maxPool2d(MPCRT_F16, x, y, pool); });
   report("max_pool2d_backward", dims({16, 128, 128, kWidth}), "f16", 4.5 * n,
          [&] { maxPool2dBackward(MPCRT_F16, g, x, dx, pool); });
+  // With the skip connection's other gradient added as it writes
+  // (pool-grad-sums): a channel half of a [16, 128, 128, 2W] gradient,
+  // read where it lies (2 bytes more an element than the plain backward).
+  {
+    void *wide = b.empty(2 * n * 2);
+    report("max_pool2d_backward_add", dims({16, 128, 128, kWidth}) + " + half",
+           "f16", 6.5 * n, [&] {
+             maxPool2dBackward(MPCRT_F16, g, x, dx, pool,
+                               static_cast<char *>(wide) + 2 * kWidth,
+                               2 * kWidth);
+           });
+  }
   report("upsample_nearest2d", dims({16, 64, 64, kWidth}) + " x2", "f16",
          2.5 * n,
          [&] { upsampleNearest2d(MPCRT_F16, x, y, 16, 64, 64, kWidth, 2, 2); });

@@ -325,9 +325,14 @@ void maxPool(const T *x, T *y, const mpcrt_pool2d_shape &s) {
   });
 }
 
+/// The input gradient: each window's to its first maximum, summed in the
+/// accumulator type and rounded; with an addend (`addendRow` elements
+/// from one position to the next), that rounded gradient added to it and
+/// rounded again, as mpc.add of the two.
 template <typename T>
 void maxPoolBackward(const T *dy, const T *x, T *dx,
-                     const mpcrt_pool2d_shape &s) {
+                     const mpcrt_pool2d_shape &s, const T *addend = nullptr,
+                     int64_t addendRow = 0) {
   using S = Storage<T>;
   std::vector<typename S::Acc> acc(s.n * s.h * s.w * s.c, 0);
   forEachWindow(s, [&](int64_t out, const std::vector<int64_t> &in, int64_t) {
@@ -335,8 +340,16 @@ void maxPoolBackward(const T *dy, const T *x, T *dx,
     if (best >= 0)
       acc[best] += S::load(dy[out]);
   });
-  for (size_t i = 0; i < acc.size(); ++i)
-    dx[i] = S::store(acc[i]);
+  for (size_t i = 0; i < acc.size(); ++i) {
+    T g = S::store(acc[i]);
+    if (addend) {
+      int64_t at = static_cast<int64_t>(i) / s.c * addendRow +
+                   static_cast<int64_t>(i) % s.c;
+      g = S::store(
+          formulas::binary(MPCRT_ADD, S::load(addend[at]), S::load(g)));
+    }
+    dx[i] = g;
+  }
 }
 
 template <typename T>
@@ -1032,6 +1045,13 @@ void mpcrt_attention_backward(
     maxPoolBackward(reinterpret_cast<const T *>(dy),                           \
                     reinterpret_cast<const T *>(x), reinterpret_cast<T *>(dx), \
                     *s);                                                       \
+  }                                                                            \
+  void mpcrt_max_pool2d_backward_add_##SUFFIX(                                 \
+      const ABI_T *dy, const ABI_T *x, const ABI_T *addend,                    \
+      int64_t addend_row, ABI_T *dx, const mpcrt_pool2d_shape *s) {            \
+    maxPoolBackward(reinterpret_cast<const T *>(dy),                           \
+                    reinterpret_cast<const T *>(x), reinterpret_cast<T *>(dx), \
+                    *s, reinterpret_cast<const T *>(addend), addend_row);      \
   }                                                                            \
   void mpcrt_avg_pool2d_##SUFFIX(const ABI_T *x, ABI_T *y,                     \
                                  const mpcrt_pool2d_shape *s) {                \

@@ -478,6 +478,12 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
                                           const mpcrt_pool2d_shape *shape) {   \
     maxPool2dBackward(DTYPE, grad_output, input, grad_input, *shape);          \
   }                                                                            \
+  void mpcrt_max_pool2d_backward_add_##SUFFIX(                                 \
+      const T *grad_output, const T *input, const T *addend,                   \
+      int64_t addend_row, T *grad_input, const mpcrt_pool2d_shape *shape) {    \
+    maxPool2dBackward(DTYPE, grad_output, input, grad_input, *shape, addend,   \
+                      addend_row);                                             \
+  }                                                                            \
   void mpcrt_avg_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape) {            \
     avgPool2d(DTYPE, input, output, *shape);                                   \

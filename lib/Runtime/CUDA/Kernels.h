@@ -340,9 +340,12 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *betaAddend = nullptr);
 void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
                const mpcrt_pool2d_shape &shape);
+/// With an addend (`addendRow` elements from one (n, h, w) position to the
+/// next), the gradient rounded, added to it and rounded again.
 void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, void *gradInput,
-                       const mpcrt_pool2d_shape &shape);
+                       const mpcrt_pool2d_shape &shape,
+                       const void *addend = nullptr, int64_t addendRow = 0);
 void avgPool2d(mpcrt_dtype dtype, const void *input, void *output,
                const mpcrt_pool2d_shape &shape);
 void avgPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,

@@ -474,10 +474,12 @@ int64_t poolBound(const mpcrt_pool2d_shape &s) {
 
 /// Calls f(T *, Pool<I>) with the storage type of `dtype` and the shape in
 /// the index type every offset of the pooling fits.
+/// `also`: another offset the kernel computes (an addend's last).
 template <typename F>
-void withPool(mpcrt_dtype dtype, const mpcrt_pool2d_shape &s, F f) {
+void withPool(mpcrt_dtype dtype, const mpcrt_pool2d_shape &s, F f,
+              int64_t also = 0) {
   dispatch(dtype, [&](auto *t) {
-    withIndexFor(poolBound(s),
+    withIndexFor(std::max(poolBound(s), also),
                  [&](auto *i) { f(t, poolOf<MPCRT_TYPE(i)>(s)); });
   });
 }
@@ -573,12 +575,13 @@ __device__ void windowsHolding(I y, I k, const IndexDivisor<I> &stride, I pad,
 }
 
 /// The input element `in`'s position and the windows that hold it.
-template <typename I> struct Held { I n, ch, oy0, oy1, ox0, ox1; };
+template <typename I> struct Held { I n, ch, pixel, oy0, oy1, ox0, ox1; };
 
 template <typename I> __device__ Held<I> heldBy(const Pool<I> &s, I in) {
   Held<I> h;
   I rest = in;
   h.ch = s.byC.split(rest);
+  h.pixel = rest;
   I xx = s.byW.split(rest);
   I y = s.byH.split(rest);
   h.n = rest;
@@ -591,9 +594,11 @@ template <typename I> __device__ Held<I> heldBy(const Pool<I> &s, I in) {
 /// sums, in the accumulator type and a fixed order, what the windows that
 /// hold it send back. No atomics, so the result is deterministic and f64
 /// stays f64.
+/// With an addend (`row` elements from one position to the next), each
+/// rounded sum is added to it and rounded again (mpc.add's values).
 template <typename T, typename I>
 __global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx, Pool<I> s,
-                                      I count) {
+                                      I count, const T *addend, I row) {
   using S = Storage<T>;
   using A = typename S::Acc;
   for (I in = blockIdx.x * I(blockDim.x) + threadIdx.x; in < count;
@@ -606,7 +611,10 @@ __global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx, Pool<I> s,
         if (argmaxOf(x, s, windowOf(s, out)) == in)
           sum += S::load(dy[out]);
       }
-    dx[in] = S::store(sum);
+    T g = S::store(sum);
+    if (addend)
+      g = S::store(S::load(addend[h.pixel * row + h.ch]) + S::load(g));
+    dx[in] = g;
   }
 }
 
@@ -616,7 +624,8 @@ __global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx, Pool<I> s,
 /// count in accesses). Inputs outside every window are zeroed before.
 template <typename T, int N, typename I>
 __global__ void maxPoolBackwardWindowsKernel(const T *dy, const T *x, T *dx,
-                                             Pool<I> s, I count) {
+                                             Pool<I> s, I count,
+                                             const T *addend, I row) {
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -634,11 +643,18 @@ __global__ void maxPoolBackwardWindowsKernel(const T *dy, const T *x, T *dx,
     }
     for (I y = w.y0; y < w.y1; ++y)
       for (I xx = w.x0; xx < w.x1; ++xx) {
-        I i = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
+        I pixel = (w.n * s.h + y) * s.w + xx, i = pixel * s.c + w.ch;
         V d;
 #pragma unroll
         for (int k = 0; k < N; ++k)
           d.v[k] = i == m.at[k] ? grad.v[k] : zero.v[k];
+        if (addend) {
+          // row is in accesses of N channels here.
+          V a = reinterpret_cast<const V *>(addend)[pixel * row + w.ch];
+#pragma unroll
+          for (int k = 0; k < N; ++k)
+            d.v[k] = S::store(S::load(a.v[k]) + S::load(d.v[k]));
+        }
         reinterpret_cast<V *>(dx)[i] = d;
       }
   }
@@ -946,38 +962,52 @@ void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
 
 void maxPool2dBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, void *gradInput,
-                       const mpcrt_pool2d_shape &s) {
+                       const mpcrt_pool2d_shape &s, const void *addend,
+                       int64_t addendRow) {
   int64_t inputs = s.n * s.h * s.w * s.c, outputs = s.n * s.ho * s.wo * s.c;
   if (inputs == 0)
     return;
   // Windows that do not overlap are written whole by one thread each;
   // inputs outside every window (a stride beyond the kernel, padding, rows
-  // or columns past the last window) are zeroed first.
+  // or columns past the last window) are zeroed first. With an addend
+  // those get addend + 0 too, so there each input gathers instead.
   bool apart = s.stride_h >= s.kh && s.stride_w >= s.kw;
   bool covered = s.stride_h == s.kh && s.stride_w == s.kw && s.pad_h == 0 &&
                  s.pad_w == 0 && s.ho * s.kh == s.h && s.wo * s.kw == s.w;
+  if (addend && !covered)
+    apart = false;
   if (apart && !covered)
     zero(gradInput, inputs * bytesOf(dtype));
-  withPool(dtype, s, [&](auto *t, auto pool) {
-    using T = MPCRT_TYPE(t);
-    using I = decltype(pool.n);
-    auto *dy = static_cast<const T *>(gradOutput);
-    auto *x = static_cast<const T *>(input);
-    auto *dx = static_cast<T *>(gradInput);
-    if (apart) {
-      if (outputs > 0)
-        withVectorsOf<T>(s.c, {dy, x, dx}, [&](auto width) {
-          constexpr int N = decltype(width)::value;
-          pool.setChannels(pool.c / N);
-          maxPoolBackwardWindowsKernel<T, N, I>
-              <<<blocksFor(outputs / N), kThreads, 0, stream()>>>(
-                  dy, x, dx, pool, I(outputs / N));
-        });
-    } else {
-      maxPoolBackwardKernel<T, I><<<blocksFor(inputs), kThreads, 0, stream()>>>(
-          dy, x, dx, pool, I(inputs));
-    }
-  });
+  // One past the addend's last element: its offsets fit the index type.
+  int64_t addendEnd = addend ? (s.n * s.h * s.w - 1) * addendRow + s.c : 0;
+  withPool(
+      dtype, s,
+      [&](auto *t, auto pool) {
+        using T = MPCRT_TYPE(t);
+        using I = decltype(pool.n);
+        auto *dy = static_cast<const T *>(gradOutput);
+        auto *x = static_cast<const T *>(input);
+        auto *dx = static_cast<T *>(gradInput);
+        auto *a = static_cast<const T *>(addend);
+        if (apart) {
+          // The addend's rows as accesses: aligned where its next row is too.
+          const void *next = a ? static_cast<const void *>(a + addendRow) : dx;
+          if (outputs > 0)
+            withVectorsOf<T>(
+                s.c, {dy, x, dx, a ? a : dx, next}, [&](auto width) {
+                  constexpr int N = decltype(width)::value;
+                  pool.setChannels(pool.c / N);
+                  maxPoolBackwardWindowsKernel<T, N, I>
+                      <<<blocksFor(outputs / N), kThreads, 0, stream()>>>(
+                          dy, x, dx, pool, I(outputs / N), a, I(addendRow / N));
+                });
+        } else {
+          maxPoolBackwardKernel<T, I>
+              <<<blocksFor(inputs), kThreads, 0, stream()>>>(
+                  dy, x, dx, pool, I(inputs), a, I(addendRow));
+        }
+      },
+      addendEnd);
   MPCRT_CUDA_LAUNCHED("max_pool2d_backward");
 }
 

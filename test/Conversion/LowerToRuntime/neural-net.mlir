@@ -136,3 +136,23 @@ func.func @losses(%logits: tensor<2x3x10xf32>, %labels: tensor<2x3xi64>, %t: ten
   %b = mpc.bce_with_logits_backward %one, %logits, %t : tensor<f32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>
   return %l, %d, %m, %b : tensor<f32>, tensor<2x3x10xf32>, tensor<f32>, tensor<2x3x10xf32>
 }
+
+// -----
+
+// A max pool's gradient with an addend (--mpc-fuse's pool-grad-sums): the
+// addend a channel slice of a wider tensor, read where it lies (a view:
+// the exp's buffer 4 floats in, its positions 8 elements apart) by
+// mpcrt_max_pool2d_backward_add, which adds it as it writes.
+// CHECK-LABEL: func.func @pool_grad_sum
+// CHECK: call @mpcrt_unary_f32(%{{.*}}, %{{.*}}, %arg0, %{{.*}})
+// CHECK-NOT: mpcrt_strided_copy
+// CHECK: %[[C16:.*]] = arith.constant 16 : i64
+// CHECK-NEXT: %[[A:.*]] = llvm.getelementptr %arg0[%[[C16]]]
+// CHECK-NEXT: %[[ROW:.*]] = arith.constant 8 : i64
+// CHECK-NEXT: call @mpcrt_max_pool2d_backward_add_f32(%{{.*}}, %{{.*}}, %[[A]], %[[ROW]], %{{.*}}, %{{.*}})
+func.func @pool_grad_sum(%dy: tensor<2x4x4x4xf32>, %x: tensor<2x8x8x4xf32>, %w: tensor<2x8x8x8xf32>) -> tensor<2x8x8x4xf32> {
+  %e = mpc.exp %w : tensor<2x8x8x8xf32>
+  %a = mpc.slice %e {offsets = array<i64: 0, 0, 0, 4>, sizes = array<i64: 2, 8, 8, 4>} : tensor<2x8x8x8xf32>
+  %0 = mpc.max_pool2d_backward %dy, %x addend(%a : tensor<2x8x8x4xf32>) {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  return %0 : tensor<2x8x8x4xf32>
+}

@@ -209,6 +209,14 @@ func.func @pool_backward(%g: tensor<2x8x8x4xf32>, %x: tensor<2x8x8x4xf32>) {
 
 // -----
 
+func.func @pool_backward_addend(%g: tensor<2x4x4x4xf32>, %x: tensor<2x8x8x4xf32>, %a: tensor<2x8x8x4xf16>) {
+  // expected-error @+1 {{'mpc.max_pool2d_backward' op expects an addend of the result's type 'tensor<2x8x8x4xf32>', got 'tensor<2x8x8x4xf16>'}}
+  %0 = mpc.max_pool2d_backward %g, %x addend(%a : tensor<2x8x8x4xf16>) {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  return
+}
+
+// -----
+
 func.func @avg_pool_backward_types(%g: tensor<2x4x4x4xf16>, %x: tensor<2x8x8x4xf32>) {
   // expected-error @+1 {{'mpc.avg_pool2d_backward' op expects grad and input of the same element type, got 'f16' and 'f32'}}
   %0 = mpc.avg_pool2d_backward %g, %x {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf16>, tensor<2x8x8x4xf32>

@@ -378,6 +378,8 @@ func.func @pooling(%x: tensor<2x8x8x4xf32>) {
   %0 = mpc.max_pool2d %x {kernel = array<i64: 2, 2>} : tensor<2x8x8x4xf32>
   // CHECK: mpc.max_pool2d_backward %[[P]], %{{.*}} {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
   %1 = mpc.max_pool2d_backward %0, %x {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  // CHECK: mpc.max_pool2d_backward %[[P]], %{{.*}} addend(%{{.*}} : tensor<2x8x8x4xf32>) {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  %10 = mpc.max_pool2d_backward %0, %x addend(%x : tensor<2x8x8x4xf32>) {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
   // CHECK: %[[A:.*]] = mpc.avg_pool2d %{{.*}} {count_include_pad = false, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<2x8x8x4xf32>
   %2 = mpc.avg_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, count_include_pad = false} : tensor<2x8x8x4xf32>
   // CHECK: mpc.avg_pool2d_backward %[[A]], %{{.*}} {{.*}} : tensor<2x8x8x4xf32>, tensor<2x8x8x4xf32>

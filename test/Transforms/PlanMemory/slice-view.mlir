@@ -159,3 +159,25 @@ func.func @regrouped(%x: tensor<8x8xf32>, %w: tensor<8x24xf32>, %y: tensor<4x6xf
   %12 = mpc.add %10, %11 : tensor<4x4x4xf32>, tensor<4x4x4xf32>
   return %4, %7, %12 : tensor<4x4x4xf32>, tensor<4x6xf32>, tensor<4x4x4xf32>
 }
+
+// -----
+
+// A max pool gradient's addend takes strides where the slice's rows lie
+// evenly apart, each row contiguous (a channel half of an NHWC tensor):
+// the first slice shares the exp's buffer (read 4 floats in). A slice
+// taking every other channel (its rows not contiguous) is copied into a
+// buffer of its own.
+// CHECK-LABEL: func @pool_addend
+// CHECK: %[[E:.*]] = mpc.exp %arg2 {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.slice %[[E]] {mpc.offsets = array<i64: 0>,
+// CHECK: mpc.slice %[[E]] {mpc.offsets = array<i64: 6144>,
+// REPORT: "function": "pool_addend",
+// REPORT: "slice_views": 1,
+func.func @pool_addend(%dy: tensor<2x4x4x4xf32>, %x: tensor<2x8x8x4xf32>, %w: tensor<2x8x8x8xf32>) -> (tensor<2x8x8x4xf32>, tensor<2x8x8x4xf32>) {
+  %e = mpc.exp %w : tensor<2x8x8x8xf32>
+  %a = mpc.slice %e {offsets = array<i64: 0, 0, 0, 4>, sizes = array<i64: 2, 8, 8, 4>} : tensor<2x8x8x8xf32>
+  %0 = mpc.max_pool2d_backward %dy, %x addend(%a : tensor<2x8x8x4xf32>) {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  %b = mpc.slice %e {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 8, 8, 4>, strides = array<i64: 1, 1, 1, 2>} : tensor<2x8x8x8xf32>
+  %1 = mpc.max_pool2d_backward %dy, %x addend(%b : tensor<2x8x8x4xf32>) {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  return %0, %1 : tensor<2x8x8x4xf32>, tensor<2x8x8x4xf32>
+}

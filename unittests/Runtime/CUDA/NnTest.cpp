@@ -244,7 +244,9 @@ TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
 // (a stride beyond the kernel, rows past the last window, padding) or
 // overlap (each input then gathers). A NaN in every input: max pooling
 // takes it. Max pooling and upsampling move or sum in the reference's
-// order, so they match bit for bit; batch norm rounds differently.
+// order, so they match bit for bit; batch norm rounds differently. Max
+// pooling's gradient with an addend is the reference's, and that is
+// mpc.add's of the addend and the plain gradient, bit for bit.
 TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   struct Pooling {
@@ -306,6 +308,38 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
           EXPECT_EQ(download(gy, y.size()), y) << "max_pool2d";
           maxPool2dBackward(d, at(dy), dX, gdx, s);
           EXPECT_EQ(download(gdx, dx.size()), dx) << "max_pool2d_backward";
+          // With an addend (a skip connection's other gradient), its
+          // positions `row` elements apart: dense, a channel slice whose
+          // rows stay 16-byte aligned (2 c), and one whose rows do not.
+          for (int64_t row : {c, 2 * c, c + 3}) {
+            SCOPED_TRACE("addend rows " + std::to_string(row) + " apart");
+            int64_t pixels = n * p.h * p.w;
+            auto addend = randomOf(rng, d, (pixels - 1) * row + c, -1, 1);
+            std::vector<uint8_t> sum(dx.size()), added(dx.size());
+            int64_t shape[4] = {n, p.h, p.w, c},
+                    strides[4] = {p.h * p.w * row, p.w * row, row, 1},
+                    dense[4] = {p.h * p.w * c, p.w * c, c, 1};
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    mpcrt_max_pool2d_backward_add_##SUFFIX(                                    \
+        reinterpret_cast<const T *>(dy.data()),                                \
+        reinterpret_cast<const T *>(x.data()),                                 \
+        reinterpret_cast<const T *>(addend.data()), row,                       \
+        reinterpret_cast<T *>(sum.data()), &s);                                \
+    mpcrt_binary_##SUFFIX(MPCRT_ADD, reinterpret_cast<const T *>(addend.data()), \
+                          strides, reinterpret_cast<const T *>(dx.data()),     \
+                          dense, reinterpret_cast<T *>(added.data()), shape,   \
+                          4);                                                  \
+  } while (0)
+            MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+            // The reference's sum is mpc.add of the addend and the gradient.
+            ASSERT_EQ(sum, added) << "max_pool2d_backward_add (CPU)";
+            copyToDevice(gdx, junk.data(), junk.size());
+            maxPool2dBackward(d, at(dy), dX, gdx, s, at(addend), row);
+            EXPECT_EQ(download(gdx, dx.size()), sum)
+                << "max_pool2d_backward with an addend";
+          }
         }
         // Upsampling by 2 x 2 and 3 x 1.
         for (auto [sh, sw] : {std::pair<int64_t, int64_t>{2, 2}, {3, 1}}) {

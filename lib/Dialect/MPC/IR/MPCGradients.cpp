@@ -492,7 +492,7 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       .Case([&](MaxPool2DOp op) {
         out[0] = MaxPool2DBackwardOp::create(
             b, loc, typeOf(op.getInput()), g, op.getInput(), op.getKernelAttr(),
-            op.getStrideAttr(), op.getPaddingAttr());
+            op.getStrideAttr(), op.getPaddingAttr(), /*addend=*/Value());
         return success();
       })
       .Case([&](AvgPool2DOp op) {

@@ -1740,7 +1740,12 @@ template <typename OpTy> static LogicalResult verifyPoolBackward(OpTy op) {
 }
 
 LogicalResult MaxPool2DBackwardOp::verify() {
-  return verifyPoolBackward(*this);
+  if (failed(verifyPoolBackward(*this)))
+    return failure();
+  if (Value addend = getAddend(); addend && addend.getType() != getType())
+    return emitOpError("expects an addend of the result's type ")
+           << getType() << ", got " << addend.getType();
+  return success();
 }
 LogicalResult AvgPool2DBackwardOp::verify() {
   return verifyPoolBackward(*this);

@@ -301,6 +301,8 @@ bool hasGradientAddends(Operation *op) {
           })
       .Case(
           [](EmbeddingBackwardOp back) { return back.getAddend() != nullptr; })
+      .Case(
+          [](MaxPool2DBackwardOp back) { return back.getAddend() != nullptr; })
       .Default([](Operation *) { return false; });
 }
 
@@ -506,6 +508,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           sumParamGrads(op);
       }
     }
+    if (poolGradSums)
+      eachOp<AddOp>([&](AddOp add) { addToPoolGrad(add); });
     if (casts) {
       SmallVector<CastOp> widening, narrowing;
       getOperation().walk([&](CastOp op) {
@@ -549,6 +553,33 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
     if (!report.empty() && failed(writeReport()))
       signalPassFailure();
+  }
+
+  /// `add(g, max_pool2d_backward(dy, x))` (either order), the pool's
+  /// gradient read only by the add and g of the add's type: the pool's
+  /// backward with g as its addend, at the add (after both). A skip
+  /// connection's two gradients are then summed as the pool writes its
+  /// own, bit for bit the add's values.
+  void addToPoolGrad(AddOp add) {
+    for (unsigned side : {0u, 1u}) {
+      auto pool = add->getOperand(side).getDefiningOp<MaxPool2DBackwardOp>();
+      Value other = add->getOperand(1 - side);
+      if (!pool || pool.getAddend() || !pool->hasOneUse() ||
+          pool.getType() != add.getType() || other.getType() != add.getType())
+        continue;
+      OpBuilder b(add);
+      auto fused = MaxPool2DBackwardOp::create(
+          b, fusedLocation(&getContext(), {pool, add}), pool.getType(),
+          pool.getGrad(), pool.getInput(), pool.getKernelAttr(),
+          pool.getStrideAttr(), pool.getPaddingAttr(), other);
+      if (Attribute precision = pool->getAttr("mpc.precision"))
+        fused->setAttr("mpc.precision", precision);
+      remark(fused);
+      add.getResult().replaceAllUsesWith(fused.getResult());
+      add.erase();
+      pool.erase();
+      return;
+    }
   }
 
   /// Erases `v`'s producer and what it read if nothing reads them (the

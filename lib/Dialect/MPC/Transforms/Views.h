@@ -181,6 +181,45 @@ inline bool readsOperandsStrided(Operation *op) {
              TransposeOp, SliceOp, BroadcastToOp>(op);
 }
 
+/// The distance between consecutive rows (every dimension but the last)
+/// of a view of `shape` with `strides`, where its rows lie evenly apart and
+/// each row is contiguous: a channel slice of an NHWC tensor, its pixels
+/// the whole tensor's channel count apart. std::nullopt otherwise.
+inline std::optional<int64_t> rowStrideOf(ArrayRef<int64_t> shape,
+                                          ArrayRef<int64_t> strides) {
+  if (shape.empty() || (shape.back() != 1 && strides.back() != 1))
+    return std::nullopt;
+  std::optional<int64_t> row;
+  int64_t inner = 1; // rows spanned by one step of dimension d
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) {
+    if (shape[d] != 1) {
+      if (!row) {
+        if (strides[d] % inner != 0)
+          return std::nullopt;
+        row = strides[d] / inner;
+      } else if (strides[d] != *row * inner) {
+        return std::nullopt;
+      }
+    }
+    inner *= shape[d];
+  }
+  return row ? row : std::optional<int64_t>(shape.back());
+}
+
+/// Whether `use` is read through `strides` by an op that takes that
+/// operand with strides: every operand of readsOperandsStrided's ops; a
+/// max pool gradient's addend whose rows lie evenly apart (rowStrideOf).
+inline bool takesStrided(OpOperand &use, ArrayRef<int64_t> shape,
+                         ArrayRef<int64_t> strides) {
+  Operation *user = use.getOwner();
+  if (readsOperandsStrided(user))
+    return true;
+  auto pool = dyn_cast<MaxPool2DBackwardOp>(user);
+  return pool && pool.getAddend() &&
+         &use == &pool.getAddendMutable()[0] &&
+         rowStrideOf(shape, strides).has_value();
+}
+
 /// Whether `reshape` of a view of `shape` with `strides`, whose strides do
 /// not compose (reshapedStrides), is read only by transposes, each of
 /// which can read the view as one loop (regroupedLoop): the reshape is
@@ -205,10 +244,10 @@ inline bool readersTakeStrides(Value v, ArrayRef<int64_t> strides) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || v.use_empty())
     return false;
-  return llvm::all_of(v.getUsers(), [&](Operation *user) {
-    if (readsOperandsStrided(user))
+  return llvm::all_of(v.getUses(), [&](OpOperand &use) {
+    if (takesStrided(use, type.getShape(), strides))
       return true;
-    auto reshape = dyn_cast<ReshapeOp>(user);
+    auto reshape = dyn_cast<ReshapeOp>(use.getOwner());
     if (!reshape)
       return false;
     ArrayRef<int64_t> to = reshape.getType().getShape();

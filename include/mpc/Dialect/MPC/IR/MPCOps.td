@@ -1274,7 +1274,28 @@ class MPC_Pool2DBackwardOp<string mnemonic, string forward,
 }
 
 def MPC_MaxPool2DBackwardOp :
-    MPC_Pool2DBackwardOp<"max_pool2d_backward", "max_pool2d">;
+    MPC_Pool2DBackwardOp<"max_pool2d_backward", "max_pool2d",
+        (ins Optional<MPC_FloatTensor>:$addend)> {
+  let description = [{
+    Given the output gradient and the forward input, returns the input
+    gradient (each window's gradient goes to its first maximum). Attributes
+    as on the forward op. With an `addend` (of the input's type), the
+    result is that tensor plus the gradient, each element's gradient
+    rounded to the type first, then the sum rounded: what `mpc.add` of the
+    two computes. `--mpc-fuse` makes it so where a skip connection's other
+    gradient is added to the pool's.
+
+    ```mlir
+    %dx = mpc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>}
+        : tensor<8x32x32x32xf32>, tensor<8x64x64x32xf32>
+    %dx2 = mpc.max_pool2d_backward %dy, %x addend(%g : tensor<8x64x64x32xf32>)
+        {kernel = array<i64: 2, 2>} : tensor<8x32x32x32xf32>, tensor<8x64x64x32xf32>
+    ```
+  }];
+  let assemblyFormat =
+      "$grad `,` $input (`addend` `(` $addend^ `:` type($addend) `)`)? "
+      "attr-dict `:` type($grad) `,` type($input)";
+}
 def MPC_AvgPool2DBackwardOp :
     MPC_Pool2DBackwardOp<"avg_pool2d_backward", "avg_pool2d",
         (ins DefaultValuedAttr<BoolAttr, "true">:$count_include_pad)>;

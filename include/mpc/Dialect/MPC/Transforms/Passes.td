@@ -548,6 +548,15 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     mask is kept; the backward draws the bits again). The fused op's
     location fuses those of its parts.
 
+    With `pool-grad-sums`: an `mpc.add` of an `mpc.max_pool2d_backward`
+    (no addend yet, read only by the add) and another tensor of its type
+    (a U-Net's skip connection: the pooled encoder output's gradient and
+    its concatenation's) becomes the pool's backward with that tensor as
+    its `addend`, placed at the add: the pool's gradient is never written
+    alone. The values are the add's bit for bit. The addend may be a view
+    of its operand's buffer whose positions lie evenly apart (a channel
+    slice of the concatenation's gradient), read where it lies.
+
     With `casts`, last: an `mpc.cast` between f16, bf16 and f32 is folded
     into the softmax, log-softmax, their gradients and dropout, which may
     read and write those types directly (computing in f32 and rounding
@@ -673,6 +682,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "Make a sum of slices' gradients (mpc.slice_backward) whose "
            "slices tile their input along one axis one mpc.concat of the "
            "gradients">,
+    Option<"poolGradSums", "pool-grad-sums", "bool", /*default=*/"true",
+           "Add a gradient summed with a max pool's input gradient (a skip "
+           "connection's other gradient) in the pool's backward, as its "
+           "addend">,
     Option<"casts", "casts", "bool", /*default=*/"true",
            "Fold f16/bf16 <-> f32 casts into the softmaxes, their "
            "gradients and dropout">,

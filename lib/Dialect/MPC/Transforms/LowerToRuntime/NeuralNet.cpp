@@ -56,6 +56,27 @@ LogicalResult poolBackward(Op op, StringRef kernel, int64_t countIncludePad,
   return success();
 }
 
+/// A max pool's gradient plus its addend, read where it lies (a view of
+/// a concatenation's gradient, its pixels evenly apart: rowStrideOf).
+LogicalResult maxPoolBackwardAdd(MaxPool2DBackwardOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto x = tensorType(op.getInput());
+  Value shape =
+      poolShape(op, x.getShape(), tensorType(op.getGrad()).getShape(), 0, l);
+  auto [addend, strides] = stridedOperand(op.getAddend(), l);
+  std::optional<int64_t> row = rowStrideOf(x.getShape(), strides);
+  if (!row)
+    return op.emitOpError("is lowered with an addend whose (n, h, w) "
+                          "positions lie evenly apart, each one's channels "
+                          "contiguous");
+  l.call("mpcrt_max_pool2d_backward_add_" + suffix(x.getElementType()),
+         {l.ptr(op.getGrad()), l.ptr(op.getInput()), addend, l.i64(*row), out,
+          shape});
+  return success();
+}
+
 LogicalResult upsample(Operation *op, bool backward, ArrayRef<int64_t> scale,
                        Lowering &l) {
   Value out = l.result(op, 0);
@@ -364,6 +385,8 @@ std::optional<LogicalResult> lowering::lowerNeuralNet(Operation *op,
         return pool(op, "avg_pool2d", op.getCountIncludePad(), l);
       })
       .Case([&](MaxPool2DBackwardOp op) {
+        if (op.getAddend())
+          return maxPoolBackwardAdd(op, l);
         return poolBackward(op, "max_pool2d_backward", 0, true, l);
       })
       .Case([&](AvgPool2DBackwardOp op) {
