@@ -1391,7 +1391,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
              heads[0] * heads[1] == merged[0] && heads[2] == merged[1] &&
              heads[3] == merged[2];
     };
-    SmallVector<Operation *> parts, views;
+    // Merged heads: the operands' views of [B, H, S, D] as [B H, S, D], and
+    // the result's back.
+    SmallVector<Operation *> parts, operandViews, resultViews;
     SmallVector<Value> inputs;
     for (Value operand : {op.getQuery(), op.getKey(), op.getValue()}) {
       if (!operand.hasOneUse())
@@ -1402,7 +1404,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           !op.getBias() &&
           mergesHeads(typeOf(view.getInput()).getShape(),
                       view.getType().getShape())) {
-        views.push_back(view);
+        operandViews.push_back(view);
         t = view.getInput().getDefiningOp<TransposeOp>();
       }
       if (!swapsHeads(t))
@@ -1410,16 +1412,17 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       parts.push_back(t);
       inputs.push_back(t.getInput());
     }
-    bool merged = !views.empty();
+    bool merged = !operandViews.empty();
     // Merged: all three split the same batch and heads.
     auto splitAs = [&](ArrayRef<int64_t> heads) {
       return heads[0] == typeOf(inputs[0]).getDimSize(0) &&
              heads[1] == typeOf(inputs[0]).getDimSize(2);
     };
-    if (merged && (views.size() != 3 || llvm::any_of(inputs, [&](Value in) {
-                     return !splitAs(
-                         {typeOf(in).getDimSize(0), typeOf(in).getDimSize(2)});
-                   })))
+    if (merged &&
+        (operandViews.size() != 3 || llvm::any_of(inputs, [&](Value in) {
+           return !splitAs(
+               {typeOf(in).getDimSize(0), typeOf(in).getDimSize(2)});
+         })))
       return;
     SmallVector<TransposeOp> back;
     for (Operation *user : op.getResult().getUsers()) {
@@ -1430,7 +1433,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                          typeOf(op.getResult()).getShape()) ||
             !splitAs(view.getType().getShape()))
           return;
-        views.push_back(view);
+        resultViews.push_back(view);
         user = *view->user_begin();
       }
       auto t = dyn_cast<TransposeOp>(user);
@@ -1462,12 +1465,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       t.getResult().replaceAllUsesWith(fused.getResult());
       t.erase();
     }
-    // The result's views (after the operands' three), then the operands'.
-    for (size_t n = views.size(); n > 3; --n)
-      views[n - 1]->erase();
+    for (Operation *view : resultViews)
+      view->erase();
     op.erase();
-    for (size_t n = 0; n < std::min<size_t>(views.size(), 3); ++n)
-      views[n]->erase();
+    for (Operation *view : operandViews)
+      view->erase();
     for (size_t n = 0; n < 3; ++n)
       parts[n]->erase();
   }

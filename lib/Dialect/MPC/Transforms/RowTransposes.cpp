@@ -171,7 +171,7 @@ bool meetsTransposeBelow(Value rows, unsigned depth) {
 
 /// Moves `t` below each of its row-wise readers (recursively), leaving it
 /// on the transposes and reshapes it meets there.
-void sink(TransposeOp t, unsigned &moved) {
+void sink(TransposeOp t) {
   Value rows = t.getInput();
   for (OpOperand &use : llvm::make_early_inc_range(t->getUses())) {
     Operation *user = use.getOwner();
@@ -183,8 +183,7 @@ void sink(TransposeOp t, unsigned &moved) {
     auto below = TransposeOp::create(b, t.getLoc(), made, t.getPermutation());
     user->getResult(0).replaceAllUsesWith(below.getResult());
     user->erase();
-    ++moved;
-    sink(below, moved);
+    sink(below);
   }
   if (t->use_empty())
     t->erase();
@@ -393,8 +392,7 @@ void mlir::mpc::moveRowTransposes(
     });
     if (rowReader && meetsTransposeBelow(t.getResult(), 0)) {
       remark(t, "moved: mpc.transpose below the row-wise ops that read it");
-      unsigned moved = 0;
-      sink(t, moved);
+      sink(t);
       continue;
     }
     if (auto path = pathToTransposeAbove(t)) {
