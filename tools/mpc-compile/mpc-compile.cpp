@@ -168,7 +168,8 @@ static cl::opt<bool> noRowTransposes(
              "batch-first swap) where the model put it (--mpc-fuse's "
              "row-transposes=false), instead of moving it through the "
              "row-wise ops around it to the heads' transposes it composes "
-             "with; the same values, more copies"),
+             "with; the same values to rounding (the products take their "
+             "rows in another order), more copies"),
     cl::cat(category));
 static cl::opt<bool> noFuseWeightGradSums(
     "no-fuse-weight-grad-sums",
