@@ -55,7 +55,10 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # kept for the backward pass instead of computed again from the scores:
 # what the recomputation costs in time and saves in memory; O2-keepmoves
 # with --no-recompute-moves, the concatenations, upsamplings and casts the
-# backward pass reads kept rather than computed again); THREADS: --threads
+# backward pass reads kept rather than computed again; O2-wholeconcats
+# with --no-concat-convs, a concatenation that only convolutions read
+# written and convolved whole instead of its parts convolved, each adding
+# to the one before); THREADS: --threads
 # of mpc's executables and of the PyTorch peers on the CPU (0: their
 # defaults).
 # O2-check compiles with --check-numerics (what the checks cost),
@@ -93,6 +96,7 @@ level_options() {
   O2-keepcasts) amp=(--amp=O2 --dtype=f16 --no-fold-casts) ;;
   O2-keepprobs) amp=(--amp=O2 --dtype=f16 --keep-probabilities) ;;
   O2-keepmoves) amp=(--amp=O2 --dtype=f16 --no-recompute-moves) ;;
+  O2-wholeconcats) amp=(--amp=O2 --dtype=f16 --no-concat-convs) ;;
   O2-check) amp=(--amp=O2 --dtype=f16 --check-numerics) ;;
   O2-evalamp) amp=(--amp=O2 --dtype=f16 --eval-precision=amp) ;;
   O2-measure)
@@ -107,7 +111,7 @@ for level in $LEVELS; do
   if ! level_options "$level"; then
     echo "bench/run.sh: unknown level '$level' in LEVELS (known: fp32" \
       "fp32-nofuse O2 O2-nofuse O2-attn O2-keepcasts O2-keepprobs" \
-      "O2-keepmoves" \
+      "O2-keepmoves O2-wholeconcats" \
       "O2-check" \
       "O2-evalamp O2-measure)" >&2
     exit 2

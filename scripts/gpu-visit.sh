@@ -37,7 +37,8 @@
 # Variables: VISIT (default build/gpu-visit), PARTS (what the build makes,
 # default "check bert mlp unet"), LEVELS (default "fp32 O2 O2-check
 # O2-evalamp", and O2-attn, O2-measure, O2-keepcasts and O2-keepprobs for
-# BERT, O2-measure, O2-nofuse and O2-keepmoves for the UNet; the same at
+# BERT, O2-measure, O2-nofuse, O2-keepmoves and O2-wholeconcats for the
+# UNet; the same at
 # build and run), RESULTS (default $OUT where set, else
 # $VISIT/results), PEERS (bench/run.sh's), OP_TIMES (bench/run.sh's; the
 # levels whose step's device time is also split per entry point, default
@@ -52,16 +53,17 @@ LEVELS="${LEVELS:-}"
 # O2-keepprobs for BERT (the only model with attention: fused, its f32
 # softmax island's casts kept, and its probabilities kept rather than
 # computed again), O2-nofuse for the UNet (its batch norm + ReLU fusion
-# against the unfused step) and O2-keepmoves
+# against the unfused step), O2-keepmoves
 # (its skip concatenation and upsampling kept for the backward pass rather
-# than computed again: memory against time).
+# than computed again: memory against time) and O2-wholeconcats (its
+# concatenations written and convolved whole).
 levels() {
   if [ -n "$LEVELS" ]; then
     echo "$LEVELS"
   elif [ "$1" = bert ]; then
     echo "fp32 O2 O2-attn O2-measure O2-keepcasts O2-keepprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
-    echo "fp32 O2 O2-measure O2-nofuse O2-keepmoves O2-check O2-evalamp"
+    echo "fp32 O2 O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
   else
     echo "fp32 O2 O2-check O2-evalamp"
   fi
@@ -75,7 +77,10 @@ levels() {
 # UNet its concatenations and upsampling kept for the backward pass
 # instead of computed again (O2-keepmoves: about 200 MB more arena, 6
 # kernels and some 540 MiB of traffic less a step; whether the default
-# should keep them), and for BERT and the UNet the products' and
+# should keep them) and its concatenations written and convolved whole
+# (O2-wholeconcats: against the default's convolutions of their parts,
+# some 565 MiB of traffic more a step; whether the default should convolve
+# the parts), and for BERT and the UNet the products' and
 # convolutions' algorithms timed (O2-measure, the O2 executable again). O2
 # first: a part cut short has measured it. The UNet's checks (1.32x its
 # O2 step) and evaluation (11.7x f32's) were measured at the fifth
@@ -83,7 +88,7 @@ levels() {
 all_levels() {
   case "$1" in
   bert) echo "O2 O2-attn O2-measure O2-check" ;;
-  unet) echo "O2 O2-keepmoves O2-measure" ;;
+  unet) echo "O2 O2-wholeconcats O2-keepmoves O2-measure" ;;
   *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac
 }

@@ -131,6 +131,15 @@ CASES = {
                                    "  %y = mpc.transpose %o {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x2x3x3xf64>", "2x3x2x3"),
     "conv2d": ([("x", "1x5x5x4", -1, 1), ("w", "6x3x3x2", -1, 1)],
                "%y = mpc.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 2} : tensor<1x5x5x4xf64>, tensor<6x3x3x2xf64>", "1x3x3x6"),
+    # A convolution adding to a tensor (the addend's gradient is the
+    # output's); a concatenation of two 8-channel parts convolved, which
+    # --mpc-fuse's concat-convs writes as the parts' convolutions (the
+    # second adding to the first) and the filter gradient as theirs.
+    "conv2d_addend": ([("x", "1x5x5x4", -1, 1), ("w", "6x3x3x4", -1, 1), ("a", "1x5x5x6", -1, 1)],
+                      "%y = mpc.conv2d %x, %w addend(%a : tensor<1x5x5x6xf64>) {padding = array<i64: 1, 1>} : tensor<1x5x5x4xf64>, tensor<6x3x3x4xf64>", "1x5x5x6"),
+    "conv2d_of_concat": ([("a", "1x4x4x8", -1, 1), ("b", "1x4x4x8", -1, 1), ("w", "3x3x3x16", -1, 1)],
+                         "%c = mpc.concat %a, %b {axis = 3 : i64} : tensor<1x4x4x8xf64>, tensor<1x4x4x8xf64>\n"
+                         "  %y = mpc.conv2d %c, %w {padding = array<i64: 1, 1>} : tensor<1x4x4x16xf64>, tensor<3x3x3x16xf64>", "1x4x4x3"),
     "conv_transpose2d": ([("x", "1x3x3x4", -1, 1), ("w", "4x3x3x2", -1, 1)],
                          "%y = mpc.conv_transpose2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x3x3x4xf64>, tensor<4x3x3x2xf64>", "1x5x5x2"),
     "reduce_sum": ([("a", "3x4x2", -1, 1)],

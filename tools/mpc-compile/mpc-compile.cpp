@@ -162,6 +162,14 @@ static cl::opt<bool> noRecomputeMoves(
              "the same values, more memory, one kernel fewer for each "
              "copy"),
     cl::cat(category));
+static cl::opt<bool> noConcatConvs(
+    "no-concat-convs",
+    cl::desc("Write a channel concatenation that only convolutions read (a "
+             "U-Net's skip connection) and convolve it (--mpc-fuse's "
+             "concat-convs=false), instead of convolving its parts, each "
+             "adding to the one before; the same values to one rounding of "
+             "a partial sum, more memory traffic"),
+    cl::cat(category));
 static cl::opt<bool> noRowTransposes(
     "no-row-transposes",
     cl::desc("Leave a transpose that keeps the innermost dimension (a "
@@ -450,6 +458,8 @@ int main(int argc, char **argv) {
     return fail("--no-recompute-moves and --no-fuse contradict each other");
   if (noFuse && noRowTransposes)
     return fail("--no-row-transposes and --no-fuse contradict each other");
+  if (noFuse && noConcatConvs)
+    return fail("--no-concat-convs and --no-fuse contradict each other");
   if (noFuse && keepProbabilities)
     return fail("--keep-probabilities and --no-fuse contradict each other");
   if (noFuse && noFuseWeightGradSums)
@@ -617,11 +627,15 @@ int main(int argc, char **argv) {
   // Without --train too, so that what fuses in the forward graph (a layer
   // norm written out of its steps) fuses before precision assignment puts
   // casts between its parts.
+  // The concatenations' convolutions split after autodiff: their data
+  // gradient then stays one convolution (its parts' gradients views).
   if (!noFuse)
-    add("mpc-fuse",
-        "epilogues=false recompute-moves=false" + noAttention + noFold);
+    add("mpc-fuse", "epilogues=false recompute-moves=false concat-convs=false" +
+                        noAttention + noFold);
   if (noRecomputeMoves)
     noFold += " recompute-moves=false";
+  if (noConcatConvs)
+    noFold += " concat-convs=false";
   if (noFuseWeightGradSums)
     noFold += " weight-grad-sums=false";
   if (train) {

@@ -296,7 +296,9 @@ MPCRT_DECLARE_REDUCE(f64, double)
 #undef MPCRT_DECLARE_REDUCE
 
 /* ---- Convolutions: NHWC activations, OHWI filters ([O, kh, kw, C/groups]).
- * conv_transpose2d is conv2d_backward_data. */
+ * conv_transpose2d is conv2d_backward_data. conv2d_add adds `addend` (of the
+ * output's shape; it may be the output itself) to the convolution's sums
+ * before their one rounding to the output's type. */
 typedef struct mpcrt_conv2d_shape {
   int64_t n, h, w, c; /* input */
   int64_t o, kh, kw;  /* output channels, kernel */
@@ -307,6 +309,9 @@ typedef struct mpcrt_conv2d_shape {
 #define MPCRT_DECLARE_CONV(SUFFIX, T)                                          \
   void mpcrt_conv2d_##SUFFIX(const T *input, const T *filter, T *output,       \
                              const mpcrt_conv2d_shape *shape);                 \
+  void mpcrt_conv2d_add_##SUFFIX(const T *input, const T *filter,              \
+                                 const T *addend, T *output,                   \
+                                 const mpcrt_conv2d_shape *shape);             \
   void mpcrt_conv2d_backward_data_##SUFFIX(const T *grad_output,               \
                                            const T *filter, T *grad_input,     \
                                            const mpcrt_conv2d_shape *shape);   \

@@ -165,8 +165,10 @@ struct Shifted {
   }
 };
 
+/// The shifted convolution; with an addend (of the output's shape, possibly
+/// the output itself), each sum adds its element before the one rounding.
 template <typename T>
-void shiftedConv(const T *input, const T *filter, T *output,
+void shiftedConv(const T *input, const T *filter, const T *addend, T *output,
                  const mpcrt_conv2d_shape &s) {
   using Acc = typename Storage<T>::Acc;
   Shifted m(s);
@@ -181,11 +183,15 @@ void shiftedConv(const T *input, const T *filter, T *output,
           gemm(false, true, m.wide, m.og, m.cg, p + m.tapOffset(t) + g * m.cg,
                s.c, w + g * m.og * m.k + t * m.cg, m.k, Acc(t ? 1 : 0),
                out + g * m.og, s.o);
-      T *image = output + n * s.ho * s.wo * s.o;
+      int64_t image = n * s.ho * s.wo * s.o;
       for (int64_t y = 0; y < s.ho; ++y)
-        for (int64_t i = 0; i < s.wo * s.o; ++i)
-          image[y * s.wo * s.o + i] =
-              Storage<T>::store(out[y * m.wp * s.o + i]);
+        for (int64_t i = 0; i < s.wo * s.o; ++i) {
+          int64_t at = image + y * s.wo * s.o + i;
+          Acc sum = out[y * m.wp * s.o + i];
+          if (addend)
+            sum += Storage<T>::load(addend[at]);
+          output[at] = Storage<T>::store(sum);
+        }
     }
   });
 }
@@ -249,11 +255,13 @@ void shiftedConvBackwardFilter(const T *gradOut, const T *input, T *gradFilter,
   });
 }
 
+/// The convolution, `addend` (null, or of the output's shape, possibly the
+/// output itself) added in the accumulation: the GEMMs start from it.
 template <typename T>
-void conv(const T *input, const T *filter, T *output,
+void conv(const T *input, const T *filter, const T *addend, T *output,
           const mpcrt_conv2d_shape &s) {
   if (Shifted::applies(s))
-    return shiftedConv(input, filter, output, s);
+    return shiftedConv(input, filter, addend, output, s);
   using Acc = typename Storage<T>::Acc;
   constexpr bool exact = std::is_same_v<T, Acc>;
   Im2col m(s);
@@ -264,10 +272,20 @@ void conv(const T *input, const T *filter, T *output,
     int64_t rows = std::min(chunk, m.positions - row0);
     Acc *out = exact ? reinterpret_cast<Acc *>(output + row0 * s.o)
                      : scratch<Acc>(2, rows * s.o);
+    if (addend) {
+      const T *from = addend + row0 * s.o;
+      if constexpr (exact) {
+        if (from != output + row0 * s.o)
+          std::copy_n(from, rows * s.o, out);
+      } else {
+        for (int64_t i = 0; i < rows * s.o; ++i)
+          out[i] = Storage<T>::load(from[i]);
+      }
+    }
     for (int64_t g = 0; g < s.groups; ++g) {
       m.gather(input, g, row0, rows, col);
       gemm(false, true, rows, m.og, m.k, col, m.k, w + g * m.og * m.k, m.k,
-           Acc(0), out + g * m.og, s.o);
+           Acc(addend ? 1 : 0), out + g * m.og, s.o);
     }
     if constexpr (!exact)
       storeAll(out, output + row0 * s.o, rows * s.o);
@@ -363,7 +381,15 @@ extern "C" {
   void mpcrt_conv2d_##SUFFIX(const ABI_T *input, const ABI_T *filter,          \
                              ABI_T *output, const mpcrt_conv2d_shape *shape) { \
     conv(reinterpret_cast<const T *>(input),                                   \
-         reinterpret_cast<const T *>(filter), reinterpret_cast<T *>(output),   \
+         reinterpret_cast<const T *>(filter), static_cast<const T *>(nullptr), \
+         reinterpret_cast<T *>(output), *shape);                               \
+  }                                                                            \
+  void mpcrt_conv2d_add_##SUFFIX(const ABI_T *input, const ABI_T *filter,      \
+                                 const ABI_T *addend, ABI_T *output,           \
+                                 const mpcrt_conv2d_shape *shape) {            \
+    conv(reinterpret_cast<const T *>(input),                                   \
+         reinterpret_cast<const T *>(filter),                                  \
+         reinterpret_cast<const T *>(addend), reinterpret_cast<T *>(output),   \
          *shape);                                                              \
   }                                                                            \
   void mpcrt_conv2d_backward_data_##SUFFIX(                                    \

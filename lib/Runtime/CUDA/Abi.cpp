@@ -428,7 +428,12 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
 #define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \
   void mpcrt_conv2d_##SUFFIX(const T *input, const T *filter, T *output,       \
                              const mpcrt_conv2d_shape *shape) {                \
-    conv2d(DTYPE, input, filter, output, *shape);                              \
+    conv2d(DTYPE, input, filter, nullptr, output, *shape);                     \
+  }                                                                            \
+  void mpcrt_conv2d_add_##SUFFIX(const T *input, const T *filter,              \
+                                 const T *addend, T *output,                   \
+                                 const mpcrt_conv2d_shape *shape) {            \
+    conv2d(DTYPE, input, filter, addend, output, *shape);                      \
   }                                                                            \
   void mpcrt_conv2d_backward_data_##SUFFIX(const T *grad_output,               \
                                            const T *filter, T *grad_input,     \

@@ -228,16 +228,30 @@ constexpr int kTimings = 3;
   std::exit(1);
 }
 
-/// alpha = 1, beta = 0 in the type cuDNN expects for the data type.
+/// alpha = 1, beta = 0 (or 1: adding to the output) in the type cuDNN
+/// expects for the data type.
 struct Scalars {
   float one = 1, zero = 0;
   double oneD = 1, zeroD = 0;
   const void *alpha(mpcrt_dtype d) const {
     return d == MPCRT_F64 ? static_cast<const void *>(&oneD) : &one;
   }
-  const void *beta(mpcrt_dtype d) const {
+  const void *beta(mpcrt_dtype d, bool add = false) const {
+    if (add)
+      return alpha(d);
     return d == MPCRT_F64 ? static_cast<const void *>(&zeroD) : &zero;
   }
+};
+
+/// Where a direction's timed runs write: normally its output; for one that
+/// adds to its output (beta = 1), which holds the addend, a buffer of its
+/// own, so that the runs do not add to it again and again.
+struct Target {
+  void *output;
+  size_t bytes = 0; // non-zero: the output holds an addend
+  void *current;
+  Target(void *output, size_t addendBytes)
+      : output(output), bytes(addendBytes), current(output) {}
 };
 
 /// Orders d.candidates by their time on this call's operands, fastest
@@ -290,7 +304,7 @@ void measure(Context &ctx, ConvPlan &p, Direction &d, Kind kind,
 /// direction's cuDNN functions.
 template <typename WorkspaceOf, typename Run>
 void execute(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s, Kind kind,
-             WorkspaceOf workspaceOf, Run run) {
+             WorkspaceOf workspaceOf, Run run, Target *target = nullptr) {
   Context &ctx = context();
   Key key{dtype,   s.n,     s.h,          s.w,          s.c,
           s.o,     s.kh,    s.kw,         s.stride_h,   s.stride_w,
@@ -303,8 +317,24 @@ void execute(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s, Kind kind,
   Direction &d = p.directions[kind];
   if (!d.planned) {
     rank(ctx, p, kind);
-    if (measuring() && !capturingGraph() && !d.candidates.empty())
-      measure(ctx, p, d, kind, s, workspaceOf, run);
+    if (measuring() && !capturingGraph() && !d.candidates.empty()) {
+      void *aside = nullptr;
+      if (target && target->bytes) {
+        if (cudaMalloc(&aside, target->bytes) != cudaSuccess) {
+          (void)cudaGetLastError(); // the heuristic's order stays, untimed
+          aside = nullptr;
+        }
+      }
+      if (!target || !target->bytes || aside) {
+        if (aside)
+          target->current = aside;
+        measure(ctx, p, d, kind, s, workspaceOf, run);
+        if (aside) {
+          target->current = target->output;
+          MPCRT_CUDA_CHECK(cudaFree(aside));
+        }
+      }
+    }
   }
   const char *why = "the heuristic offered none for this case";
   for (; d.chosen < d.candidates.size(); ++d.chosen) {
@@ -335,10 +365,17 @@ void execute(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s, Kind kind,
 } // namespace
 
 void conv2d(mpcrt_dtype dtype, const void *input, const void *filter,
-            void *output, const mpcrt_conv2d_shape &s) {
+            const void *addend, void *output, const mpcrt_conv2d_shape &s) {
   Context &ctx = context();
   const Cudnn &api = dnn();
   Scalars k;
+  size_t addendBytes = 0;
+  if (addend) {
+    addendBytes = size_t(s.n * s.ho * s.wo * s.o * bytesOf(dtype));
+    if (addend != output)
+      copy(output, addend, int64_t(addendBytes));
+  }
+  Target target(output, addendBytes);
   execute(
       dtype, s, kForward,
       [&](ConvPlan &p, Direction &d, int algo, size_t *bytes) {
@@ -350,9 +387,10 @@ void conv2d(mpcrt_dtype dtype, const void *input, const void *filter,
         return api.cudnnConvolutionForward(
             ctx.handle, k.alpha(dtype), p.x, input, p.w, filter, d.conv,
             static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes,
-            k.beta(dtype), p.y, output);
-      });
-  markOp("conv2d");
+            k.beta(dtype, addend != nullptr), p.y, target.current);
+      },
+      &target);
+  markOp(addend ? "conv2d_add" : "conv2d");
 }
 
 void conv2dBackwardData(mpcrt_dtype dtype, const void *gradOutput,

@@ -364,8 +364,10 @@ void pointwiseLossBackward(mpcrt_dtype dtype, int32_t kind,
                            bool mean);
 
 // Convolutions through cuDNN (NHWC, OHWI filters), forward and backward.
+// The forward adds `addend` where not null (of the output's shape; it may
+// be the output): cuDNN's beta = 1 over the output holding it.
 void conv2d(mpcrt_dtype dtype, const void *input, const void *filter,
-            void *output, const mpcrt_conv2d_shape &shape);
+            const void *addend, void *output, const mpcrt_conv2d_shape &shape);
 void conv2dBackwardData(mpcrt_dtype dtype, const void *gradOutput,
                         const void *filter, void *gradInput,
                         const mpcrt_conv2d_shape &shape);

@@ -59,3 +59,22 @@ func.func @conv_transpose(%x: tensor<1x4x4x6xbf16>, %w: tensor<6x4x4x3xbf16>) ->
   %0 = mpc.conv_transpose2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x4x4x6xbf16>, tensor<6x4x4x3xbf16>
   return %0 : tensor<1x8x8x3xbf16>
 }
+
+// -----
+
+// A convolution with an addend (a concatenation's second part adding to
+// the first's): mpcrt_conv2d_add with the addend before the output. The
+// first part's sum dies there, so the plan computes the second in its
+// buffer; where the addend lives on (returned too) the output is another
+// buffer.
+// CHECK-LABEL: func.func @conv_add(
+// CHECK: call @mpcrt_conv2d_f16(%{{.*}}, %{{.*}}, %[[Y0:.*]], %{{.*}})
+// CHECK: call @mpcrt_conv2d_add_f16(%{{.*}}, %{{.*}}, %[[Y0]], %[[Y0]], %{{.*}})
+// CHECK: call @mpcrt_conv2d_add_f16(%{{.*}}, %{{.*}}, %[[Y0]], %[[Y2:.*]], %{{.*}})
+// CHECK-NOT: %[[Y0]], %[[Y2]]
+func.func @conv_add(%a: tensor<2x8x8x8xf16>, %b: tensor<2x8x8x8xf16>, %w: tensor<8x3x3x8xf16>) -> (tensor<2x8x8x8xf16>, tensor<2x8x8x8xf16>) {
+  %y0 = mpc.conv2d %a, %w {padding = array<i64: 1, 1>} : tensor<2x8x8x8xf16>, tensor<8x3x3x8xf16>
+  %y1 = mpc.conv2d %b, %w addend(%y0 : tensor<2x8x8x8xf16>) {padding = array<i64: 1, 1>} : tensor<2x8x8x8xf16>, tensor<8x3x3x8xf16>
+  %y2 = mpc.conv2d %a, %w addend(%y1 : tensor<2x8x8x8xf16>) {padding = array<i64: 1, 1>} : tensor<2x8x8x8xf16>, tensor<8x3x3x8xf16>
+  return %y1, %y2 : tensor<2x8x8x8xf16>, tensor<2x8x8x8xf16>
+}

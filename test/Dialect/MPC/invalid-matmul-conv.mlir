@@ -322,6 +322,22 @@ func.func @conv_groups_zero(%x: tensor<2x8x8x6xf32>, %w: tensor<6x3x3x6xf32>) {
 
 // -----
 
+func.func @conv_addend(%x: tensor<2x8x8x3xf32>, %w: tensor<4x3x3x3xf32>, %a: tensor<2x8x8x3xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects an addend of the result's type 'tensor<2x6x6x4xf32>', got 'tensor<2x8x8x3xf32>'}}
+  %0 = mpc.conv2d %x, %w addend(%a : tensor<2x8x8x3xf32>) : tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_addend_type(%x: tensor<2x8x8x3xf16>, %w: tensor<4x3x3x3xf16>, %a: tensor<2x6x6x4xf32>) {
+  // expected-error @+1 {{'mpc.conv2d' op expects an addend of the result's type 'tensor<2x6x6x4xf16>', got 'tensor<2x6x6x4xf32>'}}
+  %0 = mpc.conv2d %x, %w addend(%a : tensor<2x6x6x4xf32>) : tensor<2x8x8x3xf16>, tensor<4x3x3x3xf16>
+  return
+}
+
+// -----
+
 func.func @conv_stride(%x: tensor<2x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
   // expected-error @+1 {{'mpc.conv2d' op expects 'stride' elements >= 1, got [0, 1]}}
   %0 = mpc.conv2d %x, %w {stride = array<i64: 0, 1>} : tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>

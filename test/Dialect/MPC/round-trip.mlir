@@ -219,6 +219,8 @@ func.func @convolutions(%x: tensor<2x16x16x4xf32>, %w: tensor<8x3x3x4xf32>, %t: 
   %gw = mpc.constant dense<1.0> : tensor<8x3x3x2xf32>
   // CHECK: mpc.conv2d %{{.*}}, %{{.*}} {dilation = array<i64: 2, 2>, groups = 2 : i64} : tensor<2x16x16x4xf32>, tensor<8x3x3x2xf32>
   %g = mpc.conv2d %x, %gw {dilation = array<i64: 2, 2>, groups = 2} : tensor<2x16x16x4xf32>, tensor<8x3x3x2xf32>
+  // CHECK: mpc.conv2d %{{.*}}, %{{.*}} addend(%[[Y]] : tensor<2x8x8x8xf32>) {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<2x16x16x4xf32>, tensor<8x3x3x4xf32>
+  %ya = mpc.conv2d %x, %w addend(%y : tensor<2x8x8x8xf32>) {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x16x16x4xf32>, tensor<8x3x3x4xf32>
   // CHECK: mpc.conv_transpose2d %[[Y]], %{{.*}} {stride = array<i64: 2, 2>} : tensor<2x8x8x8xf32>, tensor<8x2x2x4xf32>
   %up = mpc.conv_transpose2d %y, %t {stride = array<i64: 2, 2>} : tensor<2x8x8x8xf32>, tensor<8x2x2x4xf32>
   return %y, %up : tensor<2x8x8x8xf32>, tensor<2x16x16x4xf32>

@@ -53,7 +53,7 @@ TEST_F(ShapeInferenceTest, ConvStrideDilationPadding) {
   auto op = Conv2DOp::create(builder, loc, arg({2, 17, 9, 6}),
                              arg({4, 3, 5, 3}), ArrayRef<int64_t>{2, 1},
                              ArrayRef<int64_t>{2, 0}, ArrayRef<int64_t>{3, 1},
-                             /*groups=*/2);
+                             /*groups=*/2, /*addend=*/Value());
   EXPECT_EQ(shapeOf(op), ArrayRef<int64_t>({2, 8, 5, 4}));
 }
 

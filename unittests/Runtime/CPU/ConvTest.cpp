@@ -162,6 +162,64 @@ TEST_P(ConvPrecision, LowPrecisionMatchesF64) {
 
 INSTANTIATE_TEST_SUITE_P(Strides, ConvPrecision, ::testing::Values(2, 1));
 
+/// mpcrt_conv2d_add: the addend joins the f32 sums before their one
+/// rounding to f16. The addend is minus the f16 rounding of the exact
+/// convolution, so the result is the rounding's residual (a tiny value, one
+/// rounding of its own): a kernel that rounded the convolution first, then
+/// added, would give 0 wherever f32 accumulation rounds as f64 does. In
+/// place (the output holding the addend) the same bits; f64 against the
+/// convolution plus the addend. Stride 2 takes the im2col kernels, stride 1
+/// the shifted-GEMM ones.
+class ConvAddend : public ::testing::TestWithParam<int> {};
+
+TEST_P(ConvAddend, AddsBeforeTheOneRounding) {
+  mpcrt_conv2d_shape s = makeShape(GetParam(), 1, 1, 1);
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  size_t nx = s.n * s.h * s.w * s.c, nw = s.o * s.kh * s.kw * s.c,
+         ny = s.n * s.ho * s.wo * s.o;
+  auto f16 = [](double v) { return mpcrt_f32_to_f16(static_cast<float>(v)); };
+  auto x = rng.vec(nx), w = rng.vec(nw), a = rng.vec(ny, -4, 4);
+  std::vector<double> ref(ny), sum(ny);
+  mpcrt_conv2d_f64(x.data(), w.data(), ref.data(), &s);
+  mpcrt_conv2d_add_f64(x.data(), w.data(), a.data(), sum.data(), &s);
+  for (size_t i = 0; i < ny; ++i)
+    ASSERT_NEAR(sum[i], ref[i] + a[i], 1e-12 * (1 + std::fabs(a[i])));
+
+  std::vector<uint16_t> X(nx), W(nw), A(ny), Y(ny);
+  for (size_t i = 0; i < nx; ++i)
+    X[i] = f16(x[i]);
+  for (size_t i = 0; i < nw; ++i)
+    W[i] = f16(w[i]);
+  std::vector<double> xr(nx), wr(nw), exact(ny);
+  for (size_t i = 0; i < nx; ++i)
+    xr[i] = mpcrt_f16_to_f32(X[i]);
+  for (size_t i = 0; i < nw; ++i)
+    wr[i] = mpcrt_f16_to_f32(W[i]);
+  mpcrt_conv2d_f64(xr.data(), wr.data(), exact.data(), &s);
+  for (size_t i = 0; i < ny; ++i)
+    A[i] = mpcrt_f32_to_f16(-mpcrt_f16_to_f32(f16(exact[i])));
+  mpcrt_conv2d_add_f16(X.data(), W.data(), A.data(), Y.data(), &s);
+  std::vector<uint16_t> inPlace = A;
+  mpcrt_conv2d_add_f16(X.data(), W.data(), inPlace.data(), inPlace.data(), &s);
+  // Up to kh*kw*c = 24 products of magnitude <= 1, summed in f32.
+  const double accumulation = 24 * 2 * std::ldexp(1.0, -24);
+  int64_t residuals = 0;
+  for (size_t i = 0; i < ny; ++i) {
+    double want = exact[i] + mpcrt_f16_to_f32(A[i]);
+    double got = mpcrt_f16_to_f32(Y[i]);
+    ASSERT_NEAR(got, want,
+                std::ldexp(1.0, -11) * std::fabs(want) + accumulation)
+        << "at " << i;
+    ASSERT_EQ(Y[i], inPlace[i]) << "in place, at " << i;
+    residuals += std::fabs(want) > 4 * accumulation && got != 0;
+  }
+  // Most residuals are far above f32's accumulation error: they survive.
+  EXPECT_GT(residuals, static_cast<int64_t>(ny) / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strides, ConvAddend, ::testing::Values(2, 1));
+
 TEST(LayerNorm, ForwardAndBackwardInF64) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed));

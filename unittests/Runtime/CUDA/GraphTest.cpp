@@ -60,7 +60,7 @@ TEST_F(Graph, ReplayIsBitIdenticalToEager) {
   int64_t sizes[] = {m * n, convOut, v * d};
   auto step = [&] {
     matmul(MPCRT_F16, a, 0, b, 0, c, 1, m, n, k, false, false);
-    conv2d(MPCRT_F16, x, w, y, s);
+    conv2d(MPCRT_F16, x, w, nullptr, y, s);
     embeddingBackward(MPCRT_F16, dy, indices, 32, v, v, d, -1, nullptr, table);
     unscaleAndCheck(scale, 3, dtypes, grads, sizes, nullptr, foundInf);
   };

@@ -92,7 +92,7 @@ TEST_F(Nn, ConvolutionsMatchTheReference) {
       uint8_t *gy = deviceBuffer<uint8_t>(y.size()),
               *gdx = deviceBuffer<uint8_t>(dx.size()),
               *gdw = deviceBuffer<uint8_t>(dw.size());
-      conv2d(d, dX, dW, gy, s);
+      conv2d(d, dX, dW, nullptr, gy, s);
       conv2dBackwardData(d, dDy, dW, gdx, s);
       conv2dBackwardFilter(d, dDy, dX, gdw, s);
       // Sums of up to 2*9*9*8 products of magnitude <= 1 in f32 (f64).
@@ -102,6 +102,59 @@ TEST_F(Nn, ConvolutionsMatchTheReference) {
                  "conv2d_backward_data");
       expectNear(d, dw, download(gdw, dw.size()), relOf(d), acc * 4,
                  "conv2d_backward_filter");
+      if (HasFatalFailure())
+        return;
+    }
+}
+
+TEST_F(Nn, ConvolutionAddendsMatchTheReference) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Shapes of their own: with MPC_CUDNN_ALGORITHMS=measure each is timed
+  // on this test's first call, which adds to its output (the timed runs
+  // must not add to it again: ctest's emulated-measured.convolutions).
+  mpcrt_conv2d_shape shapes[] = {
+      // n h w c | o kh kw | ho wo | stride, pad, dilation, groups
+      {2, 7, 9, 8, 16, 3, 3, 7, 9, 1, 1, 1, 1, 1, 1, 1},
+      {1, 9, 8, 16, 8, 3, 3, 5, 4, 2, 2, 1, 1, 1, 1, 1},
+  };
+  for (const mpcrt_conv2d_shape &s : shapes)
+    for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32}) {
+      SCOPED_TRACE("dtype " + std::to_string(d) + ", c " + std::to_string(s.c));
+      int64_t in = s.n * s.h * s.w * s.c, out = s.n * s.ho * s.wo * s.o,
+              filt = s.o * s.kh * s.kw * s.c;
+      auto x = randomOf(rng, d, in, -1, 1), w = randomOf(rng, d, filt, -1, 1),
+           a = randomOf(rng, d, out, -8, 8);
+      std::vector<uint8_t> y(out * bytesOf(d)), sum(out * bytesOf(d));
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    mpcrt_conv2d_##SUFFIX(reinterpret_cast<const T *>(x.data()),               \
+                          reinterpret_cast<const T *>(w.data()),               \
+                          reinterpret_cast<T *>(y.data()), &s);                \
+    mpcrt_conv2d_add_##SUFFIX(reinterpret_cast<const T *>(x.data()),           \
+                              reinterpret_cast<const T *>(w.data()),           \
+                              reinterpret_cast<const T *>(a.data()),           \
+                              reinterpret_cast<T *>(sum.data()), &s);          \
+  } while (0)
+      MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+      uint8_t *dX = upload(x), *dW = upload(w), *dA = upload(a);
+      uint8_t *apart = deviceBuffer<uint8_t>(sum.size()), *inPlace = upload(a);
+      conv2d(d, dX, dW, dA, apart, s);
+      conv2d(d, dX, dW, inPlace, inPlace, s);
+      std::vector<uint8_t> got = download(apart, sum.size());
+      // The reference rounds the sum once; cuDNN documents the sum (alpha
+      // times the convolution plus beta times the output) but not its
+      // roundings: the convolution may be rounded to the type first, half
+      // an ulp of it more. Sums of up to 9*16 products of magnitude <= 1.
+      std::vector<double> want = valuesOf(d, sum), conv = valuesOf(d, y),
+                          have = valuesOf(d, got);
+      double u = relOf(d), acc = 1e-4;
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_LE(std::fabs(have[i] - want[i]),
+                  u * (std::fabs(want[i]) + std::fabs(conv[i])) + acc)
+            << "element " << i << ": " << have[i] << " vs " << want[i];
+      EXPECT_EQ(download(inPlace, sum.size()), got)
+          << "in place and apart differ";
       if (HasFatalFailure())
         return;
     }
@@ -326,10 +379,10 @@ TEST_F(Nn, SpatialKernelsOfEveryLayoutMatchTheReference) {
         reinterpret_cast<const T *>(x.data()),                                 \
         reinterpret_cast<const T *>(addend.data()), row,                       \
         reinterpret_cast<T *>(sum.data()), &s);                                \
-    mpcrt_binary_##SUFFIX(MPCRT_ADD, reinterpret_cast<const T *>(addend.data()), \
-                          strides, reinterpret_cast<const T *>(dx.data()),     \
-                          dense, reinterpret_cast<T *>(added.data()), shape,   \
-                          4);                                                  \
+    mpcrt_binary_##SUFFIX(MPCRT_ADD,                                           \
+                          reinterpret_cast<const T *>(addend.data()), strides, \
+                          reinterpret_cast<const T *>(dx.data()), dense,       \
+                          reinterpret_cast<T *>(added.data()), shape, 4);      \
   } while (0)
             MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL

@@ -297,6 +297,9 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         return success();
       })
       .Case([&](Conv2DOp op) {
+        // The addend's gradient is g itself.
+        if (op.getAddend())
+          out[2] = g;
         out[0] = Conv2DBackwardDataOp::create(
             b, loc, typeOf(op.getInput()), g, op.getFilter(),
             op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
@@ -313,7 +316,8 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
         out[0] =
             Conv2DOp::create(b, loc, typeOf(op.getInput()), g, op.getFilter(),
                              op.getStrideAttr(), op.getPaddingAttr(),
-                             op.getDilationAttr(), b.getI64IntegerAttr(1));
+                             op.getDilationAttr(), b.getI64IntegerAttr(1),
+                             /*addend=*/Value());
         out[1] = Conv2DBackwardFilterOp::create(
             b, loc, typeOf(op.getFilter()), op.getInput(), g,
             op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),

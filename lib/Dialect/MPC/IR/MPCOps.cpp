@@ -776,6 +776,13 @@ static LogicalResult verifyConvBackward(RankedTensorType grad,
   return success();
 }
 
+LogicalResult Conv2DOp::verify() {
+  if (Value addend = getAddend(); addend && addend.getType() != getType())
+    return emitOpError("expects an addend of the result's type ")
+           << getType() << ", got " << addend.getType();
+  return success();
+}
+
 LogicalResult Conv2DBackwardDataOp::verify() {
   Diag diag(getLoc(), getOperationName());
   return verifyConvBackward(getGrad().getType(), getType(),

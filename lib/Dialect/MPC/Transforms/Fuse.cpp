@@ -306,6 +306,17 @@ bool hasGradientAddends(Operation *op) {
       .Default([](Operation *) { return false; });
 }
 
+/// A convolution of a concatenation's part adding to the one before, or
+/// the concatenation of the parts' filter gradients (`concat-convs`).
+bool isSplitConcatConv(Operation *op) {
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    return conv.getAddend() &&
+           llvm::is_contained(partsOf(op), ConcatOp::getOperationName());
+  return isa<ConcatOp>(op) &&
+         llvm::is_contained(partsOf(op),
+                            Conv2DBackwardFilterOp::getOperationName());
+}
+
 /// A concatenation `slice-grads` made of a sum of slices' gradients.
 bool isConcatOfSliceGrads(Operation *op) {
   return isa<ConcatOp>(op) &&
@@ -349,7 +360,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
                    SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op) &&
               !isFusedNorm(op) && !hasFoldedParts(op) &&
               !hasGradientAddends(op) && !isConcatOfSliceGrads(op) &&
-              !isDecomposedNorm(op))
+              !isDecomposedNorm(op) && !isSplitConcatConv(op))
             return;
           json.object([&] {
             auto func = op->getParentOfType<func::FuncOp>();
@@ -510,6 +521,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     }
     if (poolGradSums)
       eachOp<AddOp>([&](AddOp add) { addToPoolGrad(add); });
+    // Before the moves computed again: a concatenation the convolutions no
+    // longer read is then not there to be copied.
+    if (concatConvs)
+      eachOp<ConcatOp>([&](ConcatOp concat) { splitConcatConvs(concat); });
     if (casts) {
       SmallVector<CastOp> widening, narrowing;
       getOperation().walk([&](CastOp op) {
@@ -580,6 +595,105 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       pool.erase();
       return;
     }
+  }
+
+  /// A concatenation of NHWC tensors along their channels, read only as
+  /// the input of convolutions (`mpc.conv2d`, no addend, and
+  /// `mpc.conv2d_backward_filter`, one group each), each part's channels a
+  /// multiple of 8: each convolution becomes those of the parts, which
+  /// never meet in memory. The forward's parts read their slices of the
+  /// filter (OHWI, channels innermost), each after the first adding to the
+  /// one before (its addend); the filter gradient is the concatenation of
+  /// the parts' (filter-sized, where the activations were). The same
+  /// products, summed in another order: one rounding of a partial sum to
+  /// the result's type between the parts.
+  void splitConcatConvs(ConcatOp concat) {
+    RankedTensorType type = concat.getType();
+    if (type.getRank() != 4 || concat.getAxis() != 3 ||
+        concat.getInputs().size() < 2 || !type.hasStaticShape() ||
+        concat->use_empty())
+      return;
+    SmallVector<int64_t> channels;
+    for (Value part : concat.getInputs()) {
+      int64_t c = typeOf(part).getDimSize(3);
+      if (c % 8 != 0)
+        return;
+      channels.push_back(c);
+    }
+    for (OpOperand &use : concat->getUses()) {
+      Operation *user = use.getOwner();
+      if (auto conv = dyn_cast<Conv2DOp>(user);
+          conv && use.getOperandNumber() == 0 && !conv.getAddend() &&
+          conv.getGroups() == 1)
+        continue;
+      if (auto back = dyn_cast<Conv2DBackwardFilterOp>(user);
+          back && use.getOperandNumber() == 1 && back.getGroups() == 1)
+        continue;
+      return;
+    }
+    SmallVector<Operation *> readers(concat->getUsers());
+    llvm::sort(readers, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    readers.erase(llvm::unique(readers), readers.end());
+    auto copyPrecision = [](Operation *from, Operation *to) {
+      if (Attribute precision = from->getAttr("mpc.precision"))
+        to->setAttr("mpc.precision", precision);
+    };
+    for (Operation *reader : readers) {
+      OpBuilder b(reader);
+      Location loc = fusedLocation(&getContext(), {concat, reader});
+      if (auto conv = dyn_cast<Conv2DOp>(reader)) {
+        RankedTensorType filter = typeOf(conv.getFilter());
+        Value sum;
+        int64_t offset = 0;
+        for (auto [part, c] : llvm::zip_equal(concat.getInputs(), channels)) {
+          SmallVector<int64_t> offsets = {0, 0, 0, offset};
+          SmallVector<int64_t> sizes(filter.getShape());
+          sizes[3] = c;
+          auto slice = SliceOp::create(b, conv.getLoc(), conv.getFilter(),
+                                       offsets, sizes, DenseI64ArrayAttr());
+          copyPrecision(conv, slice);
+          auto next = Conv2DOp::create(
+              b, sum ? loc : conv.getLoc(), conv.getType(), part, slice,
+              conv.getStrideAttr(), conv.getPaddingAttr(),
+              conv.getDilationAttr(), conv.getGroupsAttr(), sum);
+          copyPrecision(conv, next);
+          sum = next.getResult();
+          offset += c;
+        }
+        remark(sum.getDefiningOp(),
+               llvm::formatv(" (a convolution of each of {0} channel parts, "
+                             "each after the first adding to the one before)",
+                             channels.size())
+                   .str());
+        conv.getResult().replaceAllUsesWith(sum);
+        conv.erase();
+        continue;
+      }
+      auto back = cast<Conv2DBackwardFilterOp>(reader);
+      RankedTensorType filter = back.getType();
+      SmallVector<Value> grads;
+      for (auto [part, c] : llvm::zip_equal(concat.getInputs(), channels)) {
+        SmallVector<int64_t> shape(filter.getShape());
+        shape[3] = c;
+        auto grad = Conv2DBackwardFilterOp::create(
+            b, back.getLoc(), filter.clone(shape), back.getGrad(), part,
+            back.getStrideAttr(), back.getPaddingAttr(), back.getDilationAttr(),
+            back.getGroupsAttr());
+        copyPrecision(back, grad);
+        grads.push_back(grad);
+      }
+      auto joined = ConcatOp::create(b, loc, grads, b.getI64IntegerAttr(3));
+      copyPrecision(back, joined);
+      remark(joined,
+             llvm::formatv(" (the filter gradients of {0} channel parts)",
+                           channels.size())
+                 .str());
+      back.getResult().replaceAllUsesWith(joined.getResult());
+      back.erase();
+    }
+    concat.erase();
   }
 
   /// Erases `v`'s producer and what it read if nothing reads them (the

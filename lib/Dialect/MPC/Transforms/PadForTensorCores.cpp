@@ -53,9 +53,11 @@ struct ConvChannels {
 
 std::optional<ConvChannels> channelsOf(Operation *op) {
   ConvChannels c;
-  if (isa<Conv2DOp>(op)) { // input [N,H,W,C], filter [O,kh,kw,C]
-    c.cDims = {{0, 3}, {1, 3}};
+  if (auto conv = dyn_cast<Conv2DOp>(op)) { // input [N,H,W,C], filter
+    c.cDims = {{0, 3}, {1, 3}};             // [O,kh,kw,C], addend [..,O]
     c.oDims = {{1, 0}};
+    if (conv.getAddend())
+      c.oDims.push_back({2, 3});
     c.resultO = {3};
   } else if (isa<Conv2DBackwardDataOp>(op)) { // grad [..,O], filter
     c.cDims = {{1, 3}};

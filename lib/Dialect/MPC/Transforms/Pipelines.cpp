@@ -66,10 +66,11 @@ void mlir::mpc::registerMPCPipelines() {
           return failure();
         // Attention fuses in the forward graph, epilogues after the
         // precision assignment (--mpc-fuse); moves are computed again
-        // only once the backward pass reads them.
+        // only once the backward pass reads them, and concatenations'
+        // convolutions split then (their data gradients stay one each).
         std::string pipeline =
             std::string(o.fuse ? "mpc-fuse{epilogues=false "
-                                 "recompute-moves=false},"
+                                 "recompute-moves=false concat-convs=false},"
                                : "") +
             "mpc-autodiff{loss=" + o.loss + " name=" + o.name +
             "},mpc-accumulate-gradients{func=" + o.name +

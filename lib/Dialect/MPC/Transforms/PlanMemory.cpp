@@ -49,7 +49,8 @@ bool isElementwise(Operation *op) {
 
 /// The addend an op accumulates its result `result` into, or null: a
 /// GEMM's (or its bias gradient's column sums'), a layer or batch norm
-/// backward's parameter gradients', an embedding backward's table. Each element
+/// backward's parameter gradients', an embedding backward's table, a
+/// convolution's (a concatenation's part before). Each element
 /// of the addend is read only for the same element of the result.
 Value accumulatedAddend(Operation *op, unsigned result) {
   if (auto accumulate = dyn_cast<MatmulAddOp>(op))
@@ -70,6 +71,8 @@ Value accumulatedAddend(Operation *op, unsigned result) {
                          : Value();
   if (auto back = dyn_cast<EmbeddingBackwardOp>(op))
     return back.getAddend();
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    return conv.getAddend();
   return {};
 }
 
@@ -692,6 +695,10 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
                  AddLayerNormBackwardOp, SoftmaxDropoutOp,
                  SoftmaxDropoutBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];
+    // A concatenation's part convolved, adding to the part before (its
+    // concatenation never written: --mpc-fuse's concat-convs).
+    else if (auto conv = dyn_cast<Conv2DOp>(op); conv && conv.getAddend())
+      ++plan.fused["mpc.conv2d addend"];
     // Gradients summed into their accumulators by the ops computing them
     // (a batch norm backward also counted above where it took a ReLU).
     if (isa<LayerNormBackwardOp, BatchNormBackwardOp, EmbeddingBackwardOp>(

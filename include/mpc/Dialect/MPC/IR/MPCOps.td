@@ -545,18 +545,30 @@ def MPC_Conv2DOp : MPC_Op<"conv2d", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {
     `[N, Ho, Wo, O]` with `Ho = (H + 2*pad - dilation*(kh-1) - 1)/stride + 1`.
     `stride`, `padding` (symmetric) and `dilation` are `[h, w]` pairs.
 
+    With an `addend` (of the result's type), the result is that tensor plus
+    the convolution, summed before the one rounding to the result's type.
+    `--mpc-fuse` (its `concat-convs`) writes a convolution of a channel
+    concatenation as the convolutions of its parts, each after the first
+    adding to the one before.
+
     ```mlir
     %y = mpc.conv2d %x, %w {padding = array<i64: 1, 1>}
+        : tensor<8x64x64x3xf32>, tensor<32x3x3x3xf32>
+    %y2 = mpc.conv2d %x, %w addend(%y : tensor<8x64x64x32xf32>)
+        {padding = array<i64: 1, 1>}
         : tensor<8x64x64x3xf32>, tensor<32x3x3x3xf32>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$input, MPC_FloatTensor:$filter,
                        MPC_PairOr<"1, 1">:$stride, MPC_PairOr<"0, 0">:$padding,
                        MPC_PairOr<"1, 1">:$dilation,
-                       DefaultValuedAttr<I64Attr, "1">:$groups);
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       Optional<MPC_FloatTensor>:$addend);
   let results = (outs MPC_FloatTensor:$result);
   let assemblyFormat =
-      "$input `,` $filter attr-dict `:` type($input) `,` type($filter)";
+      "$input `,` $filter (`addend` `(` $addend^ `:` type($addend) `)`)? "
+      "attr-dict `:` type($input) `,` type($filter)";
+  let hasVerifier = 1;
 }
 
 def MPC_Conv2DBackwardDataOp : MPC_Op<"conv2d_backward_data", "Lowp", [Pure]> {

@@ -557,6 +557,16 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     of its operand's buffer whose positions lie evenly apart (a channel
     slice of the concatenation's gradient), read where it lies.
 
+    With `concat-convs`: an `mpc.concat` of NHWC tensors along their
+    channels (each part's a multiple of 8), read only as the input of
+    `mpc.conv2d` (no addend) and `mpc.conv2d_backward_filter` (one group
+    each; a U-Net's skip connection), is never written: each convolution
+    becomes a convolution of each part with its slice of the filter, each
+    after the first adding to the one before (its `addend`), and each
+    filter gradient the concatenation of the parts' filter gradients. The
+    same products; between the parts one rounding of a partial sum to the
+    result's type.
+
     With `casts`, last: an `mpc.cast` between f16, bf16 and f32 is folded
     into the softmax, log-softmax, their gradients and dropout, which may
     read and write those types directly (computing in f32 and rounding
@@ -686,6 +696,10 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "Add a gradient summed with a max pool's input gradient (a skip "
            "connection's other gradient) in the pool's backward, as its "
            "addend">,
+    Option<"concatConvs", "concat-convs", "bool", /*default=*/"true",
+           "Convolve a channel concatenation's parts instead of the "
+           "concatenation (mpc.conv2d with an addend), which is then never "
+           "written">,
     Option<"casts", "casts", "bool", /*default=*/"true",
            "Fold f16/bf16 <-> f32 casts into the softmaxes, their "
            "gradients and dropout">,

@@ -153,9 +153,16 @@ LogicalResult conv(Op op, StringRef kernel, Value first, Value second,
     return failure();
   Value shape = convShape(l, x, w, y, op.getStride(), op.getPadding(),
                           op.getDilation(), groups);
-  l.call(
-      ("mpcrt_" + kernel + "_" + suffix(op.getType().getElementType())).str(),
-      {l.ptr(first), l.ptr(second), out, shape});
+  SmallVector<Value> args = {l.ptr(first), l.ptr(second), out, shape};
+  std::string name = ("mpcrt_" + kernel).str();
+  // A convolution with an addend reads it before writing its result (its
+  // buffer, where the addend dies there: PlanMemory).
+  if (auto forward = dyn_cast<Conv2DOp>(op.getOperation());
+      forward && forward.getAddend()) {
+    name += "_add";
+    args.insert(args.begin() + 2, l.ptr(forward.getAddend()));
+  }
+  l.call(name + "_" + suffix(op.getType().getElementType()), args);
   return success();
 }
 
