@@ -59,6 +59,25 @@ func.func @kept(%up: tensor<2x8x8x8xf16>, %skip: tensor<2x8x8x16xf16>, %w: tenso
 
 // -----
 
+// A reader in another block (a region of its own) keeps the
+// concatenation.
+// CHECK-LABEL: func @nested
+// CHECK: %[[C:.*]] = mpc.concat %arg0, %arg1 {axis = 3 : i64}
+// CHECK: scf.if
+// CHECK-NEXT: mpc.conv2d %[[C]], %arg2
+func.func @nested(%up: tensor<2x8x8x8xf16>, %skip: tensor<2x8x8x16xf16>, %w: tensor<16x3x3x24xf16>, %p: i1) -> tensor<2x8x8x16xf16> {
+  %c = mpc.concat %up, %skip {axis = 3 : i64} : tensor<2x8x8x8xf16>, tensor<2x8x8x16xf16>
+  %r = scf.if %p -> tensor<2x8x8x16xf16> {
+    %y = mpc.conv2d %c, %w {padding = array<i64: 1, 1>} : tensor<2x8x8x24xf16>, tensor<16x3x3x24xf16>
+    scf.yield %y : tensor<2x8x8x16xf16>
+  } else {
+    scf.yield %skip : tensor<2x8x8x16xf16>
+  }
+  return %r : tensor<2x8x8x16xf16>
+}
+
+// -----
+
 // Last (the report is the last module's). A U-Net's skip connection: the decoder's part and the encoder's,
 // concatenated along the channels, read by a convolution and, in the
 // backward pass, by its filter gradient. Each convolution becomes one of

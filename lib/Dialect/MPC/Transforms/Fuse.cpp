@@ -622,6 +622,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     }
     for (OpOperand &use : concat->getUses()) {
       Operation *user = use.getOwner();
+      if (user->getBlock() != concat->getBlock())
+        return; // the readers are placed in the concatenation's block
       if (auto conv = dyn_cast<Conv2DOp>(user);
           conv && use.getOperandNumber() == 0 && !conv.getAddend() &&
           conv.getGroups() == 1)
