@@ -82,9 +82,12 @@ struct ConvPlan {
 };
 
 // The output size follows from the rest, so it is not part of the key.
+// The last member: whether the forward adds to its output (beta = 1), a
+// plan of its own, so that a candidate that refuses beta = 1 is not
+// dropped for the plain convolution of the shape too, nor timed for it.
 using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, int64_t, int64_t>;
+                       int64_t, int64_t, int64_t, bool>;
 
 struct Context {
   cudnnHandle_t handle = nullptr;
@@ -306,9 +309,10 @@ template <typename WorkspaceOf, typename Run>
 void execute(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s, Kind kind,
              WorkspaceOf workspaceOf, Run run, Target *target = nullptr) {
   Context &ctx = context();
-  Key key{dtype,   s.n,     s.h,          s.w,          s.c,
-          s.o,     s.kh,    s.kw,         s.stride_h,   s.stride_w,
-          s.pad_h, s.pad_w, s.dilation_h, s.dilation_w, s.groups};
+  Key key{dtype,        s.n,          s.h,      s.w,
+          s.c,          s.o,          s.kh,     s.kw,
+          s.stride_h,   s.stride_w,   s.pad_h,  s.pad_w,
+          s.dilation_h, s.dilation_w, s.groups, target && target->bytes};
   std::lock_guard<std::mutex> lock(ctx.mutex);
   auto it = ctx.plans.find(key);
   if (it == ctx.plans.end())
