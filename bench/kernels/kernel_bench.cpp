@@ -13,7 +13,8 @@
 // (`adam_multi_bert`) is held to 1.3x the time of moving its bytes at
 // the copy's rate (a share of 0.77). `target_met` says whether it holds.
 // Last, mpc.attention at BERT's shape, in the flash kernels and in the
-// chunked path: compute-bound, so those lines give TFLOP/s instead.
+// chunked path, and the UNet's skip concatenations convolved whole and
+// as their parts: compute-bound, so those lines give TFLOP/s instead.
 //
 // Those timings run a kernel again on the operands it has just read, so a
 // case of less than the L2 cache (BERT's 4096x768 rows: 6 MiB a tensor)
@@ -661,6 +662,78 @@ void optimizerCases() {
       1 / 1.3);
 }
 
+/// The UNet's two skip concatenations convolved (3 x 3, padding 1, f16):
+/// the parts, `[16, 64, 64, 256]` twice to 256 channels and
+/// `[16, 128, 128, 128]` twice to 128, written into their concatenation
+/// (two strided scatters) and convolved whole, against their convolutions
+/// with the filter's channel slices (two strided copies), the second
+/// adding to the first (`concat-convs`, docs/Fusion.md); the filter
+/// gradients likewise, whole from the concatenation (the scatters again,
+/// for the copy the backward pass makes) against the parts' two
+/// gradients and their concatenation. Compute-bound: TFLOP/s of the
+/// convolution's products (2 n h w o 9 c each way) and the time.
+void convolutionCases() {
+  struct Case {
+    int64_t hw, c, o;
+  };
+  for (const Case &at : {Case{64, 256, 256}, Case{128, 128, 128}}) {
+    const int64_t n = 16, hw = at.hw, c = at.c, o = at.o;
+    mpcrt_conv2d_shape whole{n,  hw, hw, 2 * c, o, 3, 3, hw,
+                             hw, 1,  1,  1,     1, 1, 1, 1};
+    mpcrt_conv2d_shape part = whole;
+    part.c = c;
+    int64_t pixels = n * hw * hw, taps = o * 9;
+    Buffers b;
+    void *x0 = b.random(MPCRT_F16, pixels * c, 1),
+         *x1 = b.random(MPCRT_F16, pixels * c, 2),
+         *w = b.random(MPCRT_F16, taps * 2 * c, 3),
+         *dy = b.random(MPCRT_F16, pixels * o, 4),
+         *joined = b.empty(pixels * 2 * c * 2), *y = b.empty(pixels * o * 2),
+         *w0 = b.empty(taps * c * 2), *w1 = b.empty(taps * c * 2),
+         *dw = b.empty(taps * 2 * c * 2), *dw0 = b.empty(taps * c * 2),
+         *dw1 = b.empty(taps * c * 2);
+    // A part into its channels of the concatenation, and back.
+    int64_t rows[] = {pixels, c}, wide[] = {2 * c, 1};
+    int64_t filterRows[] = {taps, c};
+    auto concatenate = [&](void *a, void *bb, void *into, int64_t *shape) {
+      stridedScatter(a, into, 0, wide, shape, 2, 2);
+      stridedScatter(bb, into, c, wide, shape, 2, 2);
+    };
+    double flop = 2.0 * pixels * o * 9 * 2 * c;
+    std::string shape = dims({n, hw, hw, c}) + " x2 to " + std::to_string(o);
+    auto line = [&](const char *kernel, const std::function<void()> &run) {
+      if (!filter.empty() &&
+          std::string(kernel).find(filter) == std::string::npos)
+        return;
+      double ms = medianMs(run);
+      std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"dtype\": "
+                  "\"f16\", \"ms\": %.5f, \"tflop_per_s\": %.1f, "
+                  "\"gb_per_s\": 0}\n",
+                  kernel, shape.c_str(), ms, flop / (ms * 1e-3) / 1e12);
+      std::fflush(stdout);
+    };
+    line("conv_concat_whole", [&] {
+      concatenate(x0, x1, joined, rows);
+      conv2d(MPCRT_F16, joined, w, nullptr, y, whole);
+    });
+    line("conv_concat_parts", [&] {
+      stridedCopy(w, 0, wide, w0, filterRows, 2, 2);
+      stridedCopy(w, c, wide, w1, filterRows, 2, 2);
+      conv2d(MPCRT_F16, x0, w0, nullptr, y, part);
+      conv2d(MPCRT_F16, x1, w1, y, y, part);
+    });
+    line("conv_filter_concat_whole", [&] {
+      concatenate(x0, x1, joined, rows);
+      conv2dBackwardFilter(MPCRT_F16, dy, joined, dw, whole);
+    });
+    line("conv_filter_concat_parts", [&] {
+      conv2dBackwardFilter(MPCRT_F16, dy, x0, dw0, part);
+      conv2dBackwardFilter(MPCRT_F16, dy, x1, dw1, part);
+      concatenate(dw0, dw1, dw, filterRows);
+    });
+  }
+}
+
 /// mpc.attention at BERT's shape (8 x 12 heads, sequence 512, head size
 /// 64, f16, dropout 0.1, no mask), forward and backward, in the flash
 /// kernels and in the chunked path (cuBLASLt products, a chunk's scores in
@@ -755,5 +828,6 @@ int main(int argc, char **argv) {
   batchNormCases();
   optimizerCases();
   attentionCases();
+  convolutionCases();
   return 0;
 }
