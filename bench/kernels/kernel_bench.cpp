@@ -175,6 +175,20 @@ void report(const std::string &kernel, const std::string &shape,
   std::fflush(stdout);
 }
 
+/// Times `run`, a compute-bound f16 case doing `flop` operations, and
+/// prints its line: the rate instead of a share of the copy.
+void reportRate(const std::string &kernel, const std::string &shape,
+                double flop, const std::function<void()> &run) {
+  if (!filter.empty() && kernel.find(filter) == std::string::npos)
+    return;
+  double ms = medianMs(run);
+  std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"dtype\": "
+              "\"f16\", \"ms\": %.5f, \"tflop_per_s\": %.1f, "
+              "\"gb_per_s\": 0}\n",
+              kernel.c_str(), shape.c_str(), ms, flop / (ms * 1e-3) / 1e12);
+  std::fflush(stdout);
+}
+
 /// The copy rate everything is compared with: 1 GiB device to device
 /// (read and written bytes over the time), as bench/limits.py measures it.
 void measureCopy() {
@@ -702,15 +716,7 @@ void convolutionCases() {
     double flop = 2.0 * pixels * o * 9 * 2 * c;
     std::string shape = dims({n, hw, hw, c}) + " x2 to " + std::to_string(o);
     auto line = [&](const char *kernel, const std::function<void()> &run) {
-      if (!filter.empty() &&
-          std::string(kernel).find(filter) == std::string::npos)
-        return;
-      double ms = medianMs(run);
-      std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"dtype\": "
-                  "\"f16\", \"ms\": %.5f, \"tflop_per_s\": %.1f, "
-                  "\"gb_per_s\": 0}\n",
-                  kernel, shape.c_str(), ms, flop / (ms * 1e-3) / 1e12);
-      std::fflush(stdout);
+      reportRate(kernel, shape, flop, run);
     };
     line("conv_concat_whole", [&] {
       concatenate(x0, x1, joined, rows);
@@ -766,16 +772,7 @@ void attentionCases() {
     int64_t rowHeads = variant.rowHeads;
     auto line = [&](const char *kernel, double flop,
                     const std::function<void()> &run) {
-      if (!filter.empty() &&
-          std::string(kernel).find(filter) == std::string::npos)
-        return;
-      double ms = medianMs(run);
-      std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"dtype\": "
-                  "\"f16\", \"ms\": %.5f, \"tflop_per_s\": %.1f, "
-                  "\"gb_per_s\": 0}\n",
-                  kernel, dims({heads, kSeq, kHead}).c_str(), ms,
-                  flop / (ms * 1e-3) / 1e12);
-      std::fflush(stdout);
+      reportRate(kernel, dims({heads, kSeq, kHead}), flop, run);
     };
     line(variant.forward, 4 * products, [&] {
       attention(MPCRT_F16, q, k, v, o, lse, heads, kSeq, kSeq, kHead, kHead,
