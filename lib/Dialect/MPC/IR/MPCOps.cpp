@@ -776,11 +776,16 @@ static LogicalResult verifyConvBackward(RankedTensorType grad,
   return success();
 }
 
-LogicalResult Conv2DOp::verify() {
-  if (Value addend = getAddend(); addend && addend.getType() != getType())
-    return emitOpError("expects an addend of the result's type ")
-           << getType() << ", got " << addend.getType();
+/// An op's optional addend: of its result's type.
+static LogicalResult verifyAddend(Operation *op, Value addend, Type result) {
+  if (addend && addend.getType() != result)
+    return op->emitOpError("expects an addend of the result's type ")
+           << result << ", got " << addend.getType();
   return success();
+}
+
+LogicalResult Conv2DOp::verify() {
+  return verifyAddend(*this, getAddend(), getType());
 }
 
 LogicalResult Conv2DBackwardDataOp::verify() {
@@ -1749,10 +1754,7 @@ template <typename OpTy> static LogicalResult verifyPoolBackward(OpTy op) {
 LogicalResult MaxPool2DBackwardOp::verify() {
   if (failed(verifyPoolBackward(*this)))
     return failure();
-  if (Value addend = getAddend(); addend && addend.getType() != getType())
-    return emitOpError("expects an addend of the result's type ")
-           << getType() << ", got " << addend.getType();
-  return success();
+  return verifyAddend(*this, getAddend(), getType());
 }
 LogicalResult AvgPool2DBackwardOp::verify() {
   return verifyPoolBackward(*this);
