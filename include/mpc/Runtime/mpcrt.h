@@ -160,7 +160,10 @@ void mpcrt_softmax_backward_mixed(mpcrt_dtype grad, const void *grad_output,
  * backward computes the probabilities and the keep bits again from the
  * input: g = the gradient dropped as mpcrt_dropout_backward_* drops it
  * (rounded to `grad`'s type), grad_input = scale * y * (g - sum(g * y))
- * rounded once to `result`, as mpcrt_softmax_backward_mixed. Each type one
+ * rounded once to `result`, as mpcrt_softmax_backward_mixed. Where
+ * `dropped` is not null the backward also writes there the forward's
+ * output, of `grad`'s type (the type of the output's gradient), bit for
+ * bit what mpcrt_softmax_dropout writes from the same input. Each type one
  * of f16, bf16 and f32, or all f64. */
 void mpcrt_softmax_dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
                            void *output, int64_t rows, int64_t cols,
@@ -169,7 +172,8 @@ void mpcrt_softmax_dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
 void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
                                     mpcrt_dtype in, const void *input,
                                     mpcrt_dtype result, void *grad_input,
-                                    int64_t rows, int64_t cols, double scale,
+                                    void *dropped, int64_t rows, int64_t cols,
+                                    double scale,
                                     double p, uint64_t seed,
                                     const int64_t *step);
 

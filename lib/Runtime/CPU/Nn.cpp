@@ -551,16 +551,18 @@ void softmaxDropout(const TI *x, TO *y, int64_t rows, int64_t cols,
 
 /// Its gradient: the probabilities and keep bits again, the gradient
 /// dropped in TG's Acc and rounded to TG (mpc.dropout_backward), then the
-/// softmax's gradient in A, rounded once to TX.
+/// softmax's gradient in A, rounded once to TX. Where `out` is not null,
+/// the forward's result (of TG, the type of its gradient) written there as
+/// softmaxDropout writes it.
 template <typename TG, typename TI, typename TX>
-void softmaxDropoutBackward(const TG *dy, const TI *x, TX *dx, int64_t rows,
-                            int64_t cols, double scale, double p, uint64_t seed,
-                            int64_t step) {
+void softmaxDropoutBackward(const TG *dy, const TI *x, TX *dx, TG *out,
+                            int64_t rows, int64_t cols, double scale, double p,
+                            uint64_t seed, int64_t step) {
   using A = typename Storage<TI>::Acc;
   using SG = Storage<TG>;
   using AG = typename SG::Acc;
   using SX = Storage<TX>;
-  A s = static_cast<A>(scale);
+  A s = static_cast<A>(scale), keptProbability = static_cast<A>(1 / (1 - p));
   AG keptScale = static_cast<AG>(1 / (1 - p));
   parallelFor(rows, grainFor(16 * cols), [&](int64_t r0, int64_t r1) {
     std::vector<A> probs(cols), dropped(cols);
@@ -570,9 +572,12 @@ void softmaxDropoutBackward(const TG *dy, const TI *x, TX *dx, int64_t rows,
       A sum = 0;
       for (int64_t c = 0; c < cols; ++c) {
         int64_t i = r * cols + c;
+        bool keep = keeps(i);
         probs[c] = row.probability(c);
+        if (out)
+          out[i] = SG::store(keep ? probs[c] * keptProbability : A(0));
         dropped[c] = A(SG::load(
-            SG::store(keeps(i) ? AG(SG::load(dy[i])) * keptScale : AG(0))));
+            SG::store(keep ? AG(SG::load(dy[i])) * keptScale : AG(0))));
         sum += dropped[c] * probs[c];
       }
       for (int64_t c = 0; c < cols; ++c)
@@ -892,8 +897,8 @@ void mpcrt_softmax_dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
 void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
                                     mpcrt_dtype in, const void *input,
                                     mpcrt_dtype result, void *grad_input,
-                                    int64_t rows, int64_t cols, double scale,
-                                    double p, uint64_t seed,
+                                    void *dropped, int64_t rows, int64_t cols,
+                                    double scale, double p, uint64_t seed,
                                     const int64_t *step) {
   auto run = [&](auto *g, auto *i, auto *x) {
     using TG = std::remove_pointer_t<decltype(g)>;
@@ -901,7 +906,8 @@ void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
     using TX = std::remove_pointer_t<decltype(x)>;
     softmaxDropoutBackward(static_cast<const TG *>(grad_output),
                            static_cast<const TI *>(input),
-                           static_cast<TX *>(grad_input), rows, cols, scale, p,
+                           static_cast<TX *>(grad_input),
+                           static_cast<TG *>(dropped), rows, cols, scale, p,
                            formulas::rankSeed(seed, dropoutRank), *step);
   };
   if (grad == MPCRT_F64 && in == MPCRT_F64 && result == MPCRT_F64) {

@@ -290,12 +290,12 @@ void mpcrt_softmax_dropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
 void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
                                     mpcrt_dtype in, const void *input,
                                     mpcrt_dtype result, void *grad_input,
-                                    int64_t rows, int64_t cols, double scale,
-                                    double p, uint64_t seed,
+                                    void *dropped, int64_t rows, int64_t cols,
+                                    double scale, double p, uint64_t seed,
                                     const int64_t *step) {
   requireMixable({grad, in, result}, "mpcrt_softmax_dropout_backward");
-  softmaxDropoutBackward(grad, grad_output, in, input, result, grad_input, rows,
-                         cols, scale, p,
+  softmaxDropoutBackward(grad, grad_output, in, input, result, grad_input,
+                         dropped, rows, cols, scale, p,
                          mpcrt::formulas::rankSeed(seed, dropoutRank), step);
 }
 

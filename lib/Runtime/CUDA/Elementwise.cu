@@ -766,10 +766,12 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
 
 /// Its backward, one warp per row: the probabilities again, the gradient
 /// dropped with the same bits and rounded to G's type
-/// (mpcrt_dropout_backward_*), then the softmax's gradient.
+/// (mpcrt_dropout_backward_*), then the softmax's gradient. Where
+/// `dropped` has data (its accessor of X's, every type the same), the
+/// forward's result too: its kernel's arithmetic, in the same A and Short.
 template <typename G, typename In, typename X, int K, bool Full>
 __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
-    softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput,
+    softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, X dropped,
                                      int64_t rows, int64_t cols, bool whole,
                                      double scale, double p, uint64_t seed,
                                      const int64_t *step) {
@@ -778,7 +780,7 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;
   constexpr bool Short = kShortSoftmax<G, In, X>;
-  A s = static_cast<A>(scale);
+  A s = static_cast<A>(scale), keptProbability = static_cast<A>(1 / (1 - p));
   AG kept = static_cast<AG>(1 / (1 - p));
   forEachDroppedRow<Short, K>(
       input, rows, cols, whole, s, p, seed, step,
@@ -788,11 +790,21 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
         uint32_t bits = keeps.laneBits<K>(base, cols);
         SoftmaxMath<Short, A> math(sum);
         A d[K], dot = 0;
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+          v[k] = math.over(v[k]);
+        if (dropped.data) { // the same for the whole grid
+#pragma unroll
+          for (int k = 0; k < K; ++k) {
+            A y = v[k] * keptProbability;
+            d[k] = bits >> k & 1 ? y : A(0);
+          }
+          storeLanes(dropped, base, cols, whole, d);
+        }
     // As the forward: computed for every element (v is 0 past the
     // row), selected by the bits.
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          v[k] = math.over(v[k]);
           A dropped = A(grad.round(g[k] * kept));
           d[k] = bits >> k & 1 ? dropped : A(0);
           dot += d[k] * v[k];
@@ -827,38 +839,45 @@ __global__ void softmaxDropoutKernel(In input, Out output, int64_t cols,
   }
 }
 
+/// The block kernel's backward; `dropped` as the warp kernel's, with the
+/// block forward's arithmetic.
 template <typename G, typename In, typename X>
 __global__ void softmaxDropoutBackwardKernel(G grad, In input, X gradInput,
-                                             int64_t cols, double scale,
-                                             double p, uint64_t seed,
+                                             X dropped, int64_t cols,
+                                             double scale, double p,
+                                             uint64_t seed,
                                              const int64_t *step) {
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;
-  A s = static_cast<A>(scale);
+  A s = static_cast<A>(scale), keptProbability = static_cast<A>(1 / (1 - p));
   AG kept = static_cast<AG>(1 / (1 - p));
   int64_t t = *step;
   int64_t base = blockIdx.x * cols;
   A max, sum;
   rowStatisticsOf<A>([&](int64_t c) { return s * A(input.load(base + c)); },
                      cols, max, sum);
-  // The probability and the dropped gradient of element c.
-  auto both = [&](int64_t c, A &y, A &d) {
-    y = exp(s * A(input.load(base + c)) - max) / sum;
-    d = p == 0 || formulas::dropoutKeeps(seed, t, base + c, p)
-            ? A(grad.round(AG(grad.load(base + c)) * kept))
-            : A(0);
+  // The probability, keep bit and dropped gradient of element c.
+  auto all = [&](int64_t c, A &y, bool &keep, A &d) {
+    A shifted = s * A(input.load(base + c)) - max;
+    y = exp(shifted) / sum;
+    keep = p == 0 || formulas::dropoutKeeps(seed, t, base + c, p);
+    d = keep ? A(grad.round(AG(grad.load(base + c)) * kept)) : A(0);
   };
   A dot = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     A y, d;
-    both(c, y, d);
+    bool keep;
+    all(c, y, keep, d);
     dot += d * y;
   }
   dot = blockReduce<A>(dot);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     A y, d;
-    both(c, y, d);
+    bool keep;
+    all(c, y, keep, d);
+    if (dropped.data)
+      dropped.store(base + c, keep ? y * keptProbability : A(0));
     gradInput.store(base + c, s * (y * (d - dot)));
   }
 }
@@ -1808,22 +1827,22 @@ void softmaxDropoutWith(In in, Out out, int64_t rows, int64_t cols,
 }
 
 template <typename G, typename In, typename X>
-void softmaxDropoutBackwardWith(G dy, In x, X dx, int64_t rows, int64_t cols,
-                                double scale, double p, uint64_t seed,
-                                const int64_t *step) {
+void softmaxDropoutBackwardWith(G dy, In x, X dx, X dropped, int64_t rows,
+                                int64_t cols, double scale, double p,
+                                uint64_t seed, const int64_t *step) {
   bool warp = withLanesFor(cols, [&](auto k) {
     constexpr int K = decltype(k)::value;
-    bool whole = wholeGroups<K>(cols, dy, x, dx);
+    bool whole = wholeGroups<K>(cols, dy, x, dx, dropped);
     withFullRows<K, G, In, X>(cols, whole, [&](auto full) {
       softmaxDropoutBackwardWarpKernel<G, In, X, K, decltype(full)::value>
           <<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
-              dy, x, dx, rows, cols, whole, scale, p, seed, step);
+              dy, x, dx, dropped, rows, cols, whole, scale, p, seed, step);
     });
   });
   if (!warp)
     softmaxDropoutBackwardKernel<G, In, X>
         <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
-            dy, x, dx, cols, scale, p, seed, step);
+            dy, x, dx, dropped, cols, scale, p, seed, step);
 }
 } // namespace
 
@@ -1848,20 +1867,29 @@ void softmaxDropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
 void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
                             mpcrt_dtype inputType, const void *input,
                             mpcrt_dtype resultType, void *gradInput,
-                            int64_t rows, int64_t cols, double scale, double p,
-                            uint64_t seed, const int64_t *step) {
+                            void *dropped, int64_t rows, int64_t cols,
+                            double scale, double p, uint64_t seed,
+                            const int64_t *step) {
   if (rows == 0 || cols == 0)
     return;
-  if (gradType != inputType || gradType != resultType)
+  if (gradType != inputType || gradType != resultType) {
+    // Mixed types: the forward's own kernel writes its result, since the
+    // forward's warp kernel may take the short math (its two types 16-bit)
+    // where these do not.
+    if (dropped)
+      softmaxDropout(inputType, input, gradType, dropped, rows, cols, scale, p,
+                     seed, step);
     softmaxDropoutBackwardWith(
         AnyFloat{gradType, grad}, AnyFloat{inputType, input},
-        AnyFloat{resultType, gradInput}, rows, cols, scale, p, seed, step);
-  else
+        AnyFloat{resultType, gradInput}, AnyFloat{gradType, nullptr}, rows,
+        cols, scale, p, seed, step);
+  } else
     dispatch(gradType, [&](auto *t) {
       using T = MPCRT_TYPE(t);
       softmaxDropoutBackwardWith(Typed<const T>{static_cast<const T *>(grad)},
                                  Typed<const T>{static_cast<const T *>(input)},
-                                 Typed<T>{static_cast<T *>(gradInput)}, rows,
+                                 Typed<T>{static_cast<T *>(gradInput)},
+                                 Typed<T>{static_cast<T *>(dropped)}, rows,
                                  cols, scale, p, seed, step);
     });
   MPCRT_CUDA_LAUNCHED("softmax_dropout_backward");

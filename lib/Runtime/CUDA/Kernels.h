@@ -208,15 +208,17 @@ void softmaxBackward(mpcrt_dtype gradType, const void *grad,
                      mpcrt_dtype resultType, void *gradInput, int64_t rows,
                      int64_t cols, bool logarithm, double scale = 1);
 /// mpc.softmax_dropout and its backward (the types as softmax's; `seed`
-/// the rank's).
+/// the rank's); the backward writes the forward's result to `dropped`
+/// where not null.
 void softmaxDropout(mpcrt_dtype in, const void *input, mpcrt_dtype out,
                     void *output, int64_t rows, int64_t cols, double scale,
                     double p, uint64_t seed, const int64_t *step);
 void softmaxDropoutBackward(mpcrt_dtype gradType, const void *grad,
                             mpcrt_dtype inputType, const void *input,
                             mpcrt_dtype resultType, void *gradInput,
-                            int64_t rows, int64_t cols, double scale, double p,
-                            uint64_t seed, const int64_t *step);
+                            void *dropped, int64_t rows, int64_t cols,
+                            double scale, double p, uint64_t seed,
+                            const int64_t *step);
 /// A row whose label is ignored adds nothing and is not counted; another
 /// whose label is outside [0, classes) adds nothing (its gradient row is
 /// zero) and is recorded on the device (see takeDeviceErrors). `smoothing`:

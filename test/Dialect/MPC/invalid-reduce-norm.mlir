@@ -509,6 +509,22 @@ func.func @softmax_dropout_backward_shape(%g: tensor<4x8xf16>, %x: tensor<4x7xf1
 
 // -----
 
+func.func @softmax_dropout_backward_dropped_type(%g: tensor<4x8xf16>, %x: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout_backward' op expects dropped probabilities of the gradient's type 'tensor<4x8xf16>', got 'tensor<4x8xf32>'}}
+  %0:2 = mpc.softmax_dropout_backward %g, %x {p = 0.1 : f64, seed = 1 : i64} : tensor<4x8xf16> dropped tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_dropout_backward_dropped_shape(%g: tensor<4x8xf16>, %x: tensor<4x8xf16>) {
+  // expected-error @+1 {{'mpc.softmax_dropout_backward' op expects dropped probabilities of the gradient's type 'tensor<4x8xf16>', got 'tensor<8x4xf16>'}}
+  %0:2 = mpc.softmax_dropout_backward %g, %x {p = 0.1 : f64, seed = 1 : i64} : tensor<4x8xf16> dropped tensor<8x4xf16>
+  return
+}
+
+// -----
+
 func.func @softmax_dropout_no_seed(%x: tensor<4x8xf16>) {
   // expected-error @+1 {{'mpc.softmax_dropout' op requires attribute 'seed'}}
   %0 = mpc.softmax_dropout %x {p = 0.1 : f64} : tensor<4x8xf16>

@@ -118,6 +118,11 @@ func.func @softmax_dropout(%s: tensor<2x4x8x8xf16>, %g: tensor<2x4x8x8xf16>, %b:
   %d = mpc.softmax_dropout_backward %g, %s {p = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>
   // CHECK: mpc.softmax_dropout_backward %{{.*}}, %{{.*}} {p = 0.000000e+00 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>, tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
   %e = mpc.softmax_dropout_backward %g, %b {p = 0.0 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>, tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+  // Writing the forward's result too (of the gradient's type).
+  // CHECK: %{{.*}}, %{{.*}} = mpc.softmax_dropout_backward %{{.*}}, %{{.*}} {p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16> dropped tensor<2x4x8x8xf16>{{$}}
+  %f:2 = mpc.softmax_dropout_backward %g, %s {p = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16> dropped tensor<2x4x8x8xf16>
+  // CHECK: %{{.*}}, %{{.*}} = mpc.softmax_dropout_backward %{{.*}}, %{{.*}} {p = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>, tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32> dropped tensor<2x4x8x8xf16>{{$}}
+  %h:2 = mpc.softmax_dropout_backward %g, %b {p = 0.1 : f64, seed = 7 : i64} : tensor<2x4x8x8xf16>, tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32> dropped tensor<2x4x8x8xf16>
   return
 }
 

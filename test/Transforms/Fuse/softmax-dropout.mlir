@@ -1,8 +1,8 @@
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false" | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false recompute-in-backward=false" | FileCheck %s
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false recompute=false" | FileCheck %s --check-prefix=KEEP
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false softmax-dropout=false recompute=false" | FileCheck %s --check-prefix=OFF
 // RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false recompute-in-backward=false report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 
 // The O2 step of an unfused attention, its casts folded: the softmax reads
 // bf16 scores and writes f32 probabilities, the dropout writes bf16 for
@@ -10,7 +10,9 @@
 // through the mask into the softmax's. One softmax_dropout, one backward
 // reading the scores; the value gradient's product reads a copy computed
 // again (recompute), so neither the probabilities, the mask nor the
-// dropped probabilities live past the forward's product.
+// dropped probabilities live past the forward's product (with
+// recompute-in-backward, the default, the backward writes them instead:
+// recompute-in-backward.mlir).
 // CHECK-LABEL: func @attention_step
 // CHECK-NEXT: %[[P:.*]] = mpc.softmax_dropout %arg0 {p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 3 : i64} : tensor<2x4x8x8xbf16>{{$}}
 // CHECK-NEXT: %[[O:.*]] = mpc.matmul %[[P]], %arg1

@@ -412,3 +412,34 @@ func.func @matmul_add_in_place(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> 
   %2 = mpc.matmul_add %x, %w, %1 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %1, %2 : tensor<64x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// mpc.softmax_dropout_backward writes the scores' gradient over the
+// probabilities' gradient where that dies there and the types match (each
+// row is read whole before its row of the result is written); its dropped
+// probabilities take a buffer of their own.
+// CHECK-LABEL: func @softmax_dropout_backward_in_place
+// CHECK: mpc.matmul {{.*}} {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.softmax_dropout_backward {{.*}} {mpc.offsets = array<i64: 0, 8192>
+func.func @softmax_dropout_backward_in_place(%x: tensor<64x64xf16>, %w: tensor<64x64xf16>, %s: tensor<64x64xf16>) -> (tensor<64x64xf16>, tensor<64x64xf16>) {
+  %g = mpc.matmul %x, %w : tensor<64x64xf16>, tensor<64x64xf16>
+  %ds, %pd = mpc.softmax_dropout_backward %g, %s {p = 0.1 : f64, seed = 3 : i64} : tensor<64x64xf16> dropped tensor<64x64xf16>
+  return %ds, %pd : tensor<64x64xf16>, tensor<64x64xf16>
+}
+
+// -----
+
+// Not over a gradient of another type, nor over one read later.
+// CHECK-LABEL: func @softmax_dropout_backward_apart
+// CHECK: mpc.matmul {{.*}} {mpc.offsets = array<i64: 16384>}
+// CHECK: mpc.softmax_dropout_backward {{.*}} {mpc.offsets = array<i64: 0>
+// CHECK: mpc.matmul {{.*}} {mpc.offsets = array<i64: 16384>}
+// CHECK: mpc.softmax_dropout_backward {{.*}} {mpc.offsets = array<i64: 24576>
+func.func @softmax_dropout_backward_apart(%x: tensor<64x64xf16>, %w: tensor<64x64xf16>, %s: tensor<64x64xf16>) -> (tensor<64x64xf32>, tensor<64x64xf16>, tensor<64x64xf16>) {
+  %g = mpc.matmul %x, %w : tensor<64x64xf16>, tensor<64x64xf16>
+  %ds = mpc.softmax_dropout_backward %g, %s {p = 0.1 : f64, seed = 3 : i64} : tensor<64x64xf16> -> tensor<64x64xf32>
+  %h = mpc.matmul %x, %w : tensor<64x64xf16>, tensor<64x64xf16>
+  %dt = mpc.softmax_dropout_backward %h, %s {p = 0.1 : f64, seed = 3 : i64} : tensor<64x64xf16>
+  return %ds, %h, %dt : tensor<64x64xf32>, tensor<64x64xf16>, tensor<64x64xf16>
+}

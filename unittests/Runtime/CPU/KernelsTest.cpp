@@ -356,9 +356,27 @@ TEST(MixedTypes, SoftmaxDropoutIsTheSoftmaxThenTheDropoutBitForBit) {
                                        probs.data(), in, wantDx.data(), rows,
                                        cols, 0, scale);
           mpcrt_softmax_dropout_backward(out, dy.data(), in, x.data(), in,
-                                         gotDx.data(), rows, cols, scale, p,
-                                         seed, &step);
+                                         gotDx.data(), nullptr, rows, cols,
+                                         scale, p, seed, &step);
           ASSERT_EQ(gotDx, wantDx) << "backward";
+          // Writing the forward's result too (over poison): the forward's
+          // bits, the same gradient.
+          std::vector<uint8_t> again(n * bytes(in), 0xFF),
+              gotDropped(n * bytes(out), 0xFF);
+          mpcrt_softmax_dropout_backward(out, dy.data(), in, x.data(), in,
+                                         again.data(), gotDropped.data(), rows,
+                                         cols, scale, p, seed, &step);
+          ASSERT_EQ(again, wantDx) << "backward writing the dropped values";
+          ASSERT_EQ(gotDropped, want) << "dropped values";
+          // In place (the memory plan's, where the types match): the
+          // gradient written over the output gradient.
+          if (in == out) {
+            std::vector<uint8_t> inPlace = dy;
+            mpcrt_softmax_dropout_backward(out, inPlace.data(), in, x.data(),
+                                           in, inPlace.data(), nullptr, rows,
+                                           cols, scale, p, seed, &step);
+            ASSERT_EQ(inPlace, wantDx) << "in place";
+          }
         }
 }
 

@@ -761,15 +761,38 @@ TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
           Buffer wantBack{result, std::vector<uint8_t>(n * bytesOf(result))};
           mpcrt_softmax_dropout_backward(
               out, dy.bytes.data(), in, x.bytes.data(), result,
-              wantBack.bytes.data(), rows, cols, scale, p, dropSeed, &step);
+              wantBack.bytes.data(), nullptr, rows, cols, scale, p, dropSeed,
+              &step);
           uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
           softmaxDropoutBackward(out, upload(dy.bytes), in, upload(x.bytes),
-                                 result, back, rows, cols, scale, p, dropSeed,
-                                 dStep);
+                                 result, back, nullptr, rows, cols, scale, p,
+                                 dropSeed, dStep);
+          std::vector<uint8_t> gotBack = download(back, wantBack.bytes.size());
           expectClose(
-              wantBack, download(back, wantBack.bytes.size()),
+              wantBack, gotBack,
               result == MPCRT_F32 || result == MPCRT_F64 ? 8 : 1,
               [&](size_t) { return rowSum * 8; }, "softmax_dropout backward");
+          // Writing the forward's result too (over poison): this backend's
+          // forward bits exactly, the gradient unchanged.
+          uint8_t *dropped =
+              upload(std::vector<uint8_t>(want.bytes.size(), 0xFF));
+          uint8_t *again = deviceBuffer<uint8_t>(wantBack.bytes.size());
+          softmaxDropoutBackward(out, upload(dy.bytes), in, upload(x.bytes),
+                                 result, again, dropped, rows, cols, scale, p,
+                                 dropSeed, dStep);
+          ASSERT_EQ(download(again, wantBack.bytes.size()), gotBack)
+              << "backward writing the dropped values";
+          ASSERT_EQ(download(dropped, want.bytes.size()), got)
+              << "dropped values";
+          // In place (the memory plan's, where the types match).
+          if (result == out) {
+            uint8_t *inPlace = upload(dy.bytes);
+            softmaxDropoutBackward(out, inPlace, in, upload(x.bytes), result,
+                                   inPlace, nullptr, rows, cols, scale, p,
+                                   dropSeed, dStep);
+            ASSERT_EQ(download(inPlace, wantBack.bytes.size()), gotBack)
+                << "in place";
+          }
         }
         if (HasFatalFailure())
           return;

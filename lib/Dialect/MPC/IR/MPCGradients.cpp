@@ -360,8 +360,10 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
       // From the input: the probabilities and the mask are computed again.
       .Case([&](SoftmaxDropoutOp op) {
         out[0] = SoftmaxDropoutBackwardOp::create(
-            b, loc, typeOf(op.getInput()), g, op.getInput(), op.getScaleAttr(),
-            op.getPAttr(), op.getSeedAttr());
+                     b, loc, typeOf(op.getInput()), /*dropped=*/Type(), g,
+                     op.getInput(), op.getScaleAttr(), op.getPAttr(),
+                     op.getSeedAttr())
+                     .getResult();
         return success();
       })
       .Case([&](AttentionOp op) -> LogicalResult {

@@ -384,8 +384,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
               json.attribute("dropout_p", probs.getP().convertToDouble());
               json.attribute("recompute", probs.getRecompute());
             }
-            if (auto back = dyn_cast<SoftmaxDropoutBackwardOp>(op))
+            if (auto back = dyn_cast<SoftmaxDropoutBackwardOp>(op)) {
               json.attribute("dropout_p", back.getP().convertToDouble());
+              json.attribute("dropped", back.getDropped() != nullptr);
+            }
             if (auto at = dyn_cast<AttentionOp>(op)) {
               json.attribute("dropout_p", at.getDropoutP().convertToDouble());
               json.attribute("masked", at.getMask() != nullptr);
@@ -560,6 +562,15 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
       for (SoftmaxDropoutOp op : fused)
         recomputeForLateReaders(op);
+      if (recomputeInBackward) {
+        SmallVector<SoftmaxDropoutOp> copies;
+        getOperation().walk([&](SoftmaxDropoutOp op) {
+          if (op.getRecompute())
+            copies.push_back(op);
+        });
+        for (SoftmaxDropoutOp copy : copies)
+          recomputeInBackwardOf(copy);
+      }
     }
     if (recomputeMoves)
       getOperation().walk([&](func::FuncOp f) {
@@ -976,8 +987,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       b.setInsertionPoint(gradient);
       auto fusedGradient = SoftmaxDropoutBackwardOp::create(
           b, fusedLocation(&getContext(), parts), gradient.getType(),
-          back ? back.getGrad() : gradient.getGrad(), x, softmax.getScaleAttr(),
-          p, seed);
+          /*dropped=*/Type(), back ? back.getGrad() : gradient.getGrad(), x,
+          softmax.getScaleAttr(), p, seed);
       remark(fusedGradient);
       gradient.getResult().replaceAllUsesWith(fusedGradient.getResult());
       gradient.erase();
@@ -1019,6 +1030,87 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           << "recomputed: " << copy->getName() << " before "
           << readers[1]->getName() << " (its result is not kept from "
           << first->getName() << ")";
+  }
+
+  /// recompute-in-backward: a `recompute` copy of an mpc.softmax_dropout
+  /// whose block holds an mpc.softmax_dropout_backward of the same input
+  /// and attributes, with the copy's element type throughout (the CUDA
+  /// kernels then compute the probabilities the forward's way): that
+  /// backward, the earliest such, writes the dropped probabilities as its
+  /// `dropped` result instead, bit for bit the copy's. An attention's
+  /// backward computes its probabilities once, not twice. The copy's
+  /// readers before the backward (the product for the values' gradient),
+  /// and the ops that read those before it, move just after it, in their
+  /// order; where the backward reads one of them, nothing changes.
+  void recomputeInBackwardOf(SoftmaxDropoutOp copy) {
+    Block *block = copy->getBlock();
+    Type type = copy.getType();
+    auto sameAttributes = [&](SoftmaxDropoutBackwardOp back) {
+      return back.getScale().convertToDouble() ==
+                 copy.getScale().convertToDouble() &&
+             back.getP().convertToDouble() == copy.getP().convertToDouble() &&
+             back.getSeed() == copy.getSeed();
+    };
+    SoftmaxDropoutBackwardOp back;
+    for (Operation *user : copy.getInput().getUsers()) {
+      auto candidate = dyn_cast<SoftmaxDropoutBackwardOp>(user);
+      if (!candidate || candidate->getBlock() != block ||
+          candidate.getDropped() || candidate.getInput() != copy.getInput() ||
+          candidate.getGrad().getType() != type ||
+          candidate.getResult().getType() != type ||
+          !sameAttributes(candidate))
+        continue;
+      if (!back || candidate->isBeforeInBlock(back))
+        back = candidate;
+    }
+    if (!back)
+      return;
+    // What must come after the backward: the copy's readers before it
+    // and, in turn, their readers before it.
+    SmallVector<Operation *> moved;
+    llvm::SmallPtrSet<Operation *, 8> movedSet;
+    auto readsMoved = [&](Operation *op) {
+      WalkResult found = op->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          if (def && (def == copy.getOperation() || movedSet.contains(def)))
+            return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      return found.wasInterrupted();
+    };
+    if (back->isBeforeInBlock(copy)) {
+      // Nothing of the copy's is read before the backward.
+    } else {
+      for (Operation *op = copy->getNextNode(); op != back.getOperation();
+           op = op->getNextNode())
+        if (readsMoved(op)) {
+          moved.push_back(op);
+          movedSet.insert(op);
+        }
+      if (readsMoved(back))
+        return;
+    }
+    OpBuilder b(back);
+    auto fused = SoftmaxDropoutBackwardOp::create(
+        b, back.getLoc(), TypeRange{back.getResult().getType(), type},
+        back->getOperands(), back->getAttrs());
+    for (Operation *op : llvm::reverse(moved))
+      op->moveAfter(fused);
+    back.getResult().replaceAllUsesWith(fused.getResult());
+    copy.getResult().replaceAllUsesWith(fused.getDropped());
+    if (remarks)
+      emitRemark(reportedLocation(fused.getOperation()))
+          << "recomputed in the backward: " << fused->getName()
+          << " writes the dropped probabilities of " << copy->getName()
+          << (moved.empty() ? std::string()
+                            : llvm::formatv(" ({0} op{1} moved after it)",
+                                            moved.size(),
+                                            moved.size() > 1 ? "s" : "")
+                                  .str());
+    back.erase();
+    copy.erase();
   }
 
   /// The ops that only move or convert elements (exactly: a second

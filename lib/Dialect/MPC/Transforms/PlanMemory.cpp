@@ -87,6 +87,13 @@ SmallVector<Value> inPlaceOperands(Operation *op, unsigned result) {
   // Each element is read once, then its result written at the same index.
   if (auto norm = dyn_cast<BatchNormInferenceOp>(op))
     return {norm.getInput()};
+  // A row's gradient is read whole before its row of the result is written
+  // (both backends' kernels): the scores' gradient over the dropped
+  // probabilities' where the types match.
+  if (auto back = dyn_cast<SoftmaxDropoutBackwardOp>(op);
+      back && result == 0 &&
+      back.getGrad().getType() == back.getResult().getType())
+    return {back.getGrad()};
   return {};
 }
 

@@ -1478,18 +1478,29 @@ def MPC_SoftmaxDropoutBackwardOp : MPC_Op<"softmax_dropout_backward", "Fp32",
     The three may differ in element type among f16, bf16 and f32 (`: grad
     type, input type -> result type`; a type left out is the gradient's).
 
+    With a second result, `dropped` (of the gradient's type), it also
+    writes the forward's result, computed again from the probabilities and
+    keep bits it computes anyway: bit for bit `mpc.softmax_dropout` of the
+    same input and attributes. `--mpc-fuse` (its `recompute-in-backward`
+    option) takes it there instead of a `recompute` copy of the forward,
+    which read the input once more.
+
     ```mlir
     %dx = mpc.softmax_dropout_backward %dp, %s {p = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64}
         : tensor<8x12x128x128xf16>
+    %dx2, %pd = mpc.softmax_dropout_backward %dp, %s {p = 0.1 : f64, seed = 7 : i64}
+        : tensor<8x12x128x128xf16> dropped tensor<8x12x128x128xf16>
     ```
   }];
   let arguments = (ins MPC_FloatTensor:$grad, MPC_FloatTensor:$input,
                        DefaultValuedAttr<F64Attr, "1.0">:$scale, F64Attr:$p,
                        I64Attr:$seed);
-  let results = (outs MPC_FloatTensor:$result);
+  let results = (outs MPC_FloatTensor:$result,
+                      Optional<MPC_FloatTensor>:$dropped);
   let assemblyFormat =
       "$grad `,` $input attr-dict `:` "
-      "custom<OutputAndResultTypes>(type($grad), type($input), type($result))";
+      "custom<OutputAndResultTypes>(type($grad), type($input), type($result)) "
+      "(`dropped` type($dropped)^)?";
   let hasVerifier = 1;
 }
 

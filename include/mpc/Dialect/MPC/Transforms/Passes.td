@@ -615,6 +615,13 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     reader, which with every later one reads the copy: the dropped
     probabilities die at the forward's product, and the backward computes
     them again from the input it keeps anyway, for one more pass over it.
+    With `recompute-in-backward` too, that pass is not made either: where
+    an `mpc.softmax_dropout_backward` of the same input, scale, p and seed
+    in the copy's block has the copy's element type throughout, it writes
+    the dropped probabilities as its `dropped` result, which the copy's
+    readers read instead; those readers (the product for the values'
+    gradient) and what reads them before it move just after it, unless
+    the backward depends on them. The same values bit for bit.
 
     With `recompute-moves`, last: an op that only moves or converts
     elements (`mpc.concat`, `mpc.upsample_nearest2d`, `mpc.transpose`,
@@ -712,6 +719,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     Option<"recompute", "recompute", "bool", /*default=*/"true",
            "Compute an mpc.softmax_dropout again for its readers after the "
            "first (the backward pass) instead of keeping its result">,
+    Option<"recomputeInBackward", "recompute-in-backward", "bool",
+           /*default=*/"true",
+           "With `recompute`: have the mpc.softmax_dropout_backward of the "
+           "same input write the dropped probabilities (its `dropped` "
+           "result) instead of a copy of the forward computing them, its "
+           "readers moved after it">,
     Option<"recomputeMoves", "recompute-moves", "bool", /*default=*/"true",
            "Compute a concatenation, upsampling, transpose, slice, "
            "broadcast or cast again for its readers after the widest gap "

@@ -93,7 +93,8 @@ LogicalResult softmaxBackward(Operation *op, int64_t axis, bool log,
 }
 
 /// mpcrt_softmax_dropout(_backward): each operand's type, the rows of the
-/// last axis, the softmax's scale, the dropout's p, seed and step counter.
+/// last axis, the softmax's scale, the dropout's p, seed and step counter;
+/// the backward's dropped probabilities, where it writes them (else null).
 LogicalResult softmaxDropout(Operation *op, double scale, double p,
                              uint64_t seed, Lowering &l) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -101,12 +102,19 @@ LogicalResult softmaxDropout(Operation *op, double scale, double p,
   Value out = succeeded(rc) ? l.result(op, 0) : Value();
   if (!out)
     return failure();
-  bool backward = isa<SoftmaxDropoutBackwardOp>(op);
+  auto backward = dyn_cast<SoftmaxDropoutBackwardOp>(op);
   SmallVector<Value> args;
   for (Value operand : op->getOperands())
     args.append({l.i32(dtypeCode(tensorType(operand).getElementType())),
                  l.ptr(operand)});
-  args.append({l.i32(dtypeCode(type.getElementType())), out, l.i64(rc->first),
+  args.append({l.i32(dtypeCode(type.getElementType())), out});
+  if (backward) {
+    Value dropped = backward.getDropped() ? l.result(op, 1) : l.null();
+    if (!dropped)
+      return failure();
+    args.push_back(dropped);
+  }
+  args.append({l.i64(rc->first),
                l.i64(rc->second), l.f64(scale), l.f64(p),
                l.i64(static_cast<int64_t>(seed)),
                l.offset(l.state, l.symbols.stepOffset)});
