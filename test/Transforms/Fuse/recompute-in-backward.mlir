@@ -104,3 +104,20 @@ func.func @copies_stay(%s: tensor<4x8xf16>, %g: tensor<4x8xf16>, %w: tensor<8x8x
   %r6 = mpc.log %p6 : tensor<4x8xf16>
   return %o0, %d0, %o1, %r1, %d1, %o2, %r2, %d2, %o3, %r3, %d3, %o4, %d4, %r4, %o5, %r5, %d5, %r6 : tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf16>
 }
+
+// -----
+
+// A late reader with memory effects (a global's store) does not move: the
+// copy stays.
+// CHECK-LABEL: func @store_reader
+// CHECK: mpc.softmax_dropout %arg0 {p = 1.000000e-01 : f64, recompute, seed = 8 : i64}
+// CHECK-NEXT: ml_program.global_store @kept
+// CHECK-NEXT: mpc.softmax_dropout_backward %arg1, %arg0 {p = 1.000000e-01 : f64, seed = 8 : i64} : tensor<4x8xf16>{{$}}
+ml_program.global private mutable @kept(dense<0.0> : tensor<4x8xf16>) : tensor<4x8xf16>
+func.func @store_reader(%s: tensor<4x8xf16>, %g: tensor<4x8xf16>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
+  %p = mpc.softmax_dropout %s {p = 0.1 : f64, seed = 8 : i64} : tensor<4x8xf16>
+  %o = mpc.exp %p : tensor<4x8xf16>
+  ml_program.global_store @kept = %p : tensor<4x8xf16>
+  %d = mpc.softmax_dropout_backward %g, %s {p = 0.1 : f64, seed = 8 : i64} : tensor<4x8xf16>
+  return %o, %d : tensor<4x8xf16>, tensor<4x8xf16>
+}

@@ -1041,7 +1041,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// backward computes its probabilities once, not twice. The copy's
   /// readers before the backward (the product for the values' gradient),
   /// and the ops that read those before it, move just after it, in their
-  /// order; where the backward reads one of them, nothing changes.
+  /// order; where the backward reads one of them, or one has memory
+  /// effects (a global's store), nothing changes.
   void recomputeInBackwardOf(SoftmaxDropoutOp copy) {
     Block *block = copy->getBlock();
     Type type = copy.getType();
@@ -1086,6 +1087,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (Operation *op = copy->getNextNode(); op != back.getOperation();
            op = op->getNextNode())
         if (readsMoved(op)) {
+          if (!isMemoryEffectFree(op))
+            return;
           moved.push_back(op);
           movedSet.insert(op);
         }
