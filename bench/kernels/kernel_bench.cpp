@@ -413,8 +413,8 @@ void rowCases() {
                      step);
     });
     report("softmax_dropout_backward", dims({rows, cols}), "f16", 6.0 * n, [&] {
-      softmaxDropoutBackward(MPCRT_F16, g, MPCRT_F16, x, MPCRT_F16, dx,
-                             nullptr, rows, cols, 0.125, 0.1, 42, step);
+      softmaxDropoutBackward(MPCRT_F16, g, MPCRT_F16, x, MPCRT_F16, dx, nullptr,
+                             rows, cols, 0.125, 0.1, 42, step);
     });
     // Writing the dropped probabilities too (recompute-in-backward: the
     // step's recomputed softmax_dropout forward no longer runs).

@@ -173,8 +173,7 @@ void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
                                     mpcrt_dtype in, const void *input,
                                     mpcrt_dtype result, void *grad_input,
                                     void *dropped, int64_t rows, int64_t cols,
-                                    double scale,
-                                    double p, uint64_t seed,
+                                    double scale, double p, uint64_t seed,
                                     const int64_t *step);
 
 /* ---- Elementwise. */

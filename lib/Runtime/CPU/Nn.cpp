@@ -904,11 +904,10 @@ void mpcrt_softmax_dropout_backward(mpcrt_dtype grad, const void *grad_output,
     using TG = std::remove_pointer_t<decltype(g)>;
     using TI = std::remove_pointer_t<decltype(i)>;
     using TX = std::remove_pointer_t<decltype(x)>;
-    softmaxDropoutBackward(static_cast<const TG *>(grad_output),
-                           static_cast<const TI *>(input),
-                           static_cast<TX *>(grad_input),
-                           static_cast<TG *>(dropped), rows, cols, scale, p,
-                           formulas::rankSeed(seed, dropoutRank), *step);
+    softmaxDropoutBackward(
+        static_cast<const TG *>(grad_output), static_cast<const TI *>(input),
+        static_cast<TX *>(grad_input), static_cast<TG *>(dropped), rows, cols,
+        scale, p, formulas::rankSeed(seed, dropoutRank), *step);
   };
   if (grad == MPCRT_F64 && in == MPCRT_F64 && result == MPCRT_F64) {
     auto *d = static_cast<double *>(nullptr);

@@ -842,11 +842,10 @@ __global__ void softmaxDropoutKernel(In input, Out output, int64_t cols,
 /// The block kernel's backward; `dropped` as the warp kernel's, with the
 /// block forward's arithmetic.
 template <typename G, typename In, typename X>
-__global__ void softmaxDropoutBackwardKernel(G grad, In input, X gradInput,
-                                             X dropped, int64_t cols,
-                                             double scale, double p,
-                                             uint64_t seed,
-                                             const int64_t *step) {
+__global__ void
+softmaxDropoutBackwardKernel(G grad, In input, X gradInput, X dropped,
+                             int64_t cols, double scale, double p,
+                             uint64_t seed, const int64_t *step) {
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;

@@ -759,10 +759,10 @@ TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
           if (in == MPCRT_F64 && result != MPCRT_F64)
             continue;
           Buffer wantBack{result, std::vector<uint8_t>(n * bytesOf(result))};
-          mpcrt_softmax_dropout_backward(
-              out, dy.bytes.data(), in, x.bytes.data(), result,
-              wantBack.bytes.data(), nullptr, rows, cols, scale, p, dropSeed,
-              &step);
+          mpcrt_softmax_dropout_backward(out, dy.bytes.data(), in,
+                                         x.bytes.data(), result,
+                                         wantBack.bytes.data(), nullptr, rows,
+                                         cols, scale, p, dropSeed, &step);
           uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
           softmaxDropoutBackward(out, upload(dy.bytes), in, upload(x.bytes),
                                  result, back, nullptr, rows, cols, scale, p,

@@ -1859,12 +1859,13 @@ LogicalResult SoftmaxDropoutOp::verify() {
   return verifySoftmaxDropout(*this, {getInput().getType(), getType()});
 }
 LogicalResult SoftmaxDropoutBackwardOp::verify() {
-  if (failed(verifySoftmaxDropout(*this, {getGrad().getType(),
-                                          getInput().getType(),
-                                          getResult().getType()})))
+  if (failed(verifySoftmaxDropout(
+          *this,
+          {getGrad().getType(), getInput().getType(), getResult().getType()})))
     return failure();
   // The forward's result: the type of its gradient.
-  if (Value dropped = getDropped(); dropped && dropped.getType() != getGrad().getType())
+  if (Value dropped = getDropped();
+      dropped && dropped.getType() != getGrad().getType())
     return emitOpError("expects dropped probabilities of the gradient's type ")
            << getGrad().getType() << ", got " << dropped.getType();
   return success();

@@ -1058,8 +1058,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       if (!candidate || candidate->getBlock() != block ||
           candidate.getDropped() || candidate.getInput() != copy.getInput() ||
           candidate.getGrad().getType() != type ||
-          candidate.getResult().getType() != type ||
-          !sameAttributes(candidate))
+          candidate.getResult().getType() != type || !sameAttributes(candidate))
         continue;
       if (!back || candidate->isBeforeInBlock(back))
         back = candidate;
@@ -1081,9 +1080,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
       return found.wasInterrupted();
     };
-    if (back->isBeforeInBlock(copy)) {
-      // Nothing of the copy's is read before the backward.
-    } else {
+    // (A copy after the backward has no reader before it.)
+    if (copy->isBeforeInBlock(back)) {
       for (Operation *op = copy->getNextNode(); op != back.getOperation();
            op = op->getNextNode())
         if (readsMoved(op)) {
@@ -1107,11 +1105,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       emitRemark(reportedLocation(fused.getOperation()))
           << "recomputed in the backward: " << fused->getName()
           << " writes the dropped probabilities of " << copy->getName()
-          << (moved.empty() ? std::string()
-                            : llvm::formatv(" ({0} op{1} moved after it)",
-                                            moved.size(),
-                                            moved.size() > 1 ? "s" : "")
-                                  .str());
+          << (moved.empty()
+                  ? std::string()
+                  : llvm::formatv(" ({0} op{1} moved after it)", moved.size(),
+                                  moved.size() > 1 ? "s" : "")
+                        .str());
     back.erase();
     copy.erase();
   }

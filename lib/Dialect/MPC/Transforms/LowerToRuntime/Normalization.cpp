@@ -114,8 +114,7 @@ LogicalResult softmaxDropout(Operation *op, double scale, double p,
       return failure();
     args.push_back(dropped);
   }
-  args.append({l.i64(rc->first),
-               l.i64(rc->second), l.f64(scale), l.f64(p),
+  args.append({l.i64(rc->first), l.i64(rc->second), l.f64(scale), l.f64(p),
                l.i64(static_cast<int64_t>(seed)),
                l.offset(l.state, l.symbols.stepOffset)});
   l.call(backward ? "mpcrt_softmax_dropout_backward" : "mpcrt_softmax_dropout",
