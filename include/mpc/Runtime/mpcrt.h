@@ -496,9 +496,9 @@ typedef struct mpcrt_pool2d_shape {
   void mpcrt_max_pool2d_backward_##SUFFIX(const T *grad_output,                \
                                           const T *input, T *grad_input,       \
                                           const mpcrt_pool2d_shape *shape);    \
-  /* The same plus `addend` ([n, h, w, c]: addend_row elements from one      \
-   * (n, h, w) position to the next, its channels contiguous), each          \
-   * gradient rounded to T first, then the sum (mpc.add's values). */        \
+  /* The same plus `addend` ([n, h, w, c]: addend_row elements from one        \
+   * (n, h, w) position to the next, its channels contiguous), each            \
+   * gradient rounded to T first, then the sum (mpc.add's values). */          \
   void mpcrt_max_pool2d_backward_add_##SUFFIX(                                 \
       const T *grad_output, const T *input, const T *addend,                   \
       int64_t addend_row, T *grad_input, const mpcrt_pool2d_shape *shape);     \

@@ -1077,7 +1077,7 @@ void mpcrt_attention_backward(
       const ABI_T *dy, ABI_T *dx, int64_t n, int64_t h, int64_t w, int64_t c,  \
       int64_t sh, int64_t sw) {                                                \
     using S = Storage<T>;                                                      \
-    std::vector<S::Acc> acc(n *h *w *c, 0);                                    \
+    std::vector<S::Acc> acc(n * h * w * c, 0);                                 \
     const T *g = reinterpret_cast<const T *>(dy);                              \
     forEachUpsampled(n, h, w, c, sh, sw, [&](int64_t out, int64_t in) {        \
       acc[in] += S::load(g[out]);                                              \
