@@ -555,22 +555,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
           [&](SoftmaxOp softmax) { fuseSoftmaxDropout(softmax); });
     }
     if (recompute) {
-      SmallVector<SoftmaxDropoutOp> fused;
-      getOperation().walk([&](SoftmaxDropoutOp op) {
-        if (!op.getRecompute())
-          fused.push_back(op);
-      });
-      for (SoftmaxDropoutOp op : fused)
-        recomputeForLateReaders(op);
-      if (recomputeInBackward) {
-        SmallVector<SoftmaxDropoutOp> copies;
-        getOperation().walk([&](SoftmaxDropoutOp op) {
-          if (op.getRecompute())
-            copies.push_back(op);
-        });
-        for (SoftmaxDropoutOp copy : copies)
-          recomputeInBackwardOf(copy);
-      }
+      eachOp<SoftmaxDropoutOp>(
+          [&](SoftmaxDropoutOp op) { recomputeForLateReaders(op); });
+      if (recomputeInBackward)
+        eachOp<SoftmaxDropoutOp>(
+            [&](SoftmaxDropoutOp copy) { recomputeInBackwardOf(copy); });
     }
     if (recomputeMoves)
       getOperation().walk([&](func::FuncOp f) {
@@ -1006,6 +995,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// and only the input is kept (the copy costs one more pass; the input
   /// is kept for the gradient anyway).
   void recomputeForLateReaders(SoftmaxDropoutOp op) {
+    if (op.getRecompute())
+      return; // a copy already
     SmallVector<Operation *> readers;
     for (Operation *user : op->getUsers()) {
       if (user->getBlock() != op->getBlock())
@@ -1044,6 +1035,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// order; where the backward reads one of them, or one has memory
   /// effects (a global's store), nothing changes.
   void recomputeInBackwardOf(SoftmaxDropoutOp copy) {
+    if (!copy.getRecompute())
+      return;
     Block *block = copy->getBlock();
     Type type = copy.getType();
     auto sameAttributes = [&](SoftmaxDropoutBackwardOp back) {
