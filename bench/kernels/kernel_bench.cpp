@@ -462,6 +462,22 @@ void rowCases() {
                                   MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
                                   nullptr, kRows, kHidden, 0.1, 42, step);
            });
+    // The two above with gamma's and beta's sums taken by the column
+    // reduction (reading dy and x again) instead of the row kernel: the
+    // backend's way until the row sums are measured against it.
+    bool rowSums = setLayerNormRowSums(false);
+    report("layer_norm_backward_separate", dims({kRows, kHidden}), "f16",
+           6.0 * n, [&] {
+             layerNormBackward(MPCRT_F16, g, x, mean, rstd, MPCRT_F32, gamma,
+                               dx, dg, db, nullptr, nullptr, kRows, kHidden);
+           });
+    report("add_layer_norm_backward_separate", dims({kRows, kHidden}), "f16",
+           8.0 * n, [&] {
+             addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
+                                  MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
+                                  nullptr, kRows, kHidden, 0.1, 42, step);
+           });
+    setLayerNormRowSums(rowSums);
   }
 }
 

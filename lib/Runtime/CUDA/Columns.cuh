@@ -254,6 +254,26 @@ __global__ void columnFinishTeamKernel(Combine combine, ColumnPlan p,
   }
 }
 
+/// Pass 2 on the stream: each column's p.chunks partials (partials[(chunk
+/// * p.outer + o) * p.cols + col]) combined in chunk order, by a thread, a
+/// warp or a block per column as there are more of them.
+template <typename A, int K, typename Combine, typename Finish>
+void finishColumnsOf(const ColumnPlan &p, Combine combine, Partial<A, K> init,
+                     Finish finish, const Partial<A, K> *partials) {
+  int64_t outputs = p.outer * p.cols;
+  if (p.chunks > 32 * 8)
+    columnFinishTeamKernel<kThreads, A, K>
+        <<<blocksFor(outputs, 1), kThreads, 0, stream()>>>(combine, p, partials,
+                                                           init, finish);
+  else if (p.chunks > 4)
+    columnFinishTeamKernel<32, A, K>
+        <<<blocksFor(outputs * 32), kThreads, 0, stream()>>>(
+            combine, p, partials, init, finish);
+  else
+    columnFinishKernel<A, K><<<blocksFor(outputs), kThreads, 0, stream()>>>(
+        combine, p, partials, finish);
+}
+
 /// Both passes on the stream; `partials` holds partialBytes<A, K>(p).
 /// `init` is the combination's identity; `fold` how a thread folds its
 /// rows (FoldByCombining where the caller gives none).
@@ -273,18 +293,7 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine, Fold fold,
   else
     columnPartialsKernel<A, K, 1><<<grid, kThreads, 0, stream()>>>(
         load, combine, fold, init, plan, partials);
-  int64_t outputs = p.outer * p.cols;
-  if (p.chunks > 32 * 8)
-    columnFinishTeamKernel<kThreads, A, K>
-        <<<blocksFor(outputs, 1), kThreads, 0, stream()>>>(combine, p, partials,
-                                                           init, finish);
-  else if (p.chunks > 4)
-    columnFinishTeamKernel<32, A, K>
-        <<<blocksFor(outputs * 32), kThreads, 0, stream()>>>(
-            combine, p, partials, init, finish);
-  else
-    columnFinishKernel<A, K><<<blocksFor(outputs), kThreads, 0, stream()>>>(
-        combine, p, partials, finish);
+  finishColumnsOf(p, combine, init, finish, partials);
 }
 
 template <typename A, int K, typename Load, typename Combine, typename Finish>

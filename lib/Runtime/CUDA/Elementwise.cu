@@ -1015,7 +1015,16 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
     f(std::false_type{});
 }
 
-/// Calls f(c0, n) for a team member's groups of a row of `cols` elements:
+/// Whether forGroups unrolls a team member's groups (below).
+template <typename Team, typename T, bool Whole>
+constexpr bool kUnrolledGroups = Team::kWarp && Whole && sizeof(T) == 2;
+
+/// The groups a lane of an unrolled warp row (kUnrolledGroups) takes at
+/// most.
+constexpr int kLaneGroups = int(kWarpRowLimit / 128);
+
+/// forGroups (below) calls f(c0, n) for a team member's groups of a row of
+/// `cols` elements:
 /// up to four neighbours c0 .. c0 + n - 1, every 4 * Team::size()-th from
 /// 4 * Team::rank(), in increasing order (the same groups and order for
 /// every pass over the row). With Whole (rows of a multiple of 4, as
@@ -1026,24 +1035,32 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
 /// rows of a BERT-base batch in one wave, whose time is one row's chain of
 /// loads). That is done for whole rows of 16-bit T only, the AMP steps'
 /// case: every unrolled instantiation costs the build about as much as
-/// the rest of its file's kernels.
+/// the rest of its file's kernels. forGroupsIndexed calls f(g, c0, n)
+/// with the group's ordinal g among the member's groups too (a constant
+/// of the unrolled loop, so that per-group registers stay registers).
 template <typename Team, typename T, bool Whole, typename F>
-__device__ void forGroups(int64_t cols, F f) {
-  constexpr bool Unroll = Whole && sizeof(T) == 2;
+__device__ void forGroupsIndexed(int64_t cols, F f) {
   auto size = [&](int64_t c0) {
     return Whole || cols - c0 >= 4 ? 4 : static_cast<int>(cols - c0);
   };
-  if constexpr (Team::kWarp && Unroll) {
+  if constexpr (kUnrolledGroups<Team, T, Whole>) {
 #pragma unroll
-    for (int g = 0; g < int(kWarpRowLimit / 128); ++g) {
+    for (int g = 0; g < kLaneGroups; ++g) {
       int64_t c0 = 4 * (Team::rank() + 32 * g);
       if (c0 < cols)
-        f(c0, size(c0));
+        f(g, c0, size(c0));
     }
   } else {
+    int g = 0;
     for (int64_t c0 = 4 * Team::rank(); c0 < cols; c0 += 4 * Team::size())
-      f(c0, size(c0));
+      f(g++, c0, size(c0));
   }
+}
+
+template <typename Team, typename T, bool Whole, typename F>
+__device__ void forGroups(int64_t cols, F f) {
+  forGroupsIndexed<Team, T, Whole>(cols,
+                                   [&](int, int64_t c0, int n) { f(c0, n); });
 }
 
 /// Elements c0..c0+n-1 (n <= 4) of a parameter vector of type `dtype`
@@ -1194,15 +1211,24 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
   }
 }
 
+/// No parameter-gradient terms taken (layerNormBackwardRow's default).
+struct NoParamTerms {
+  template <typename A> __device__ void operator()(int, int, A, A) const {}
+};
+
 /// Row `r` of a layer norm's input gradient by a team (the block or a
 /// warp); the unrounded gradients of up to four neighbouring elements
 /// handed to emit(i0, n, values), each thread's groups in increasing order
-/// (Vector: as withGroupsOf, a full group read as one access).
-template <typename Team, bool Vector, typename T, typename Stat, typename Emit>
+/// (Vector: as withGroupsOf, a full group read as one access). Each
+/// element's parameter-gradient terms, dy and xhat, go to terms(g, e, dy,
+/// xhat) (g the group's ordinal, forGroupsIndexed's; e the element's in
+/// it), from the same loads.
+template <typename Team, bool Vector, typename T, typename Stat, typename Emit,
+          typename Terms = NoParamTerms>
 __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
                                      const Stat *rstd, mpcrt_dtype paramDtype,
                                      const void *gamma, int64_t r, int64_t cols,
-                                     Emit emit) {
+                                     Emit emit, Terms terms = {}) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
@@ -1223,7 +1249,7 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   sumGdy = Team::template reduce<A>(sumGdy);
   sumGdyXhat = Team::template reduce<A>(sumGdyXhat);
   A n = static_cast<A>(cols);
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int k) {
+  forGroupsIndexed<Team, T, Vector>(cols, [&](int group, int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
@@ -1231,61 +1257,175 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
     loadParams(paramDtype, gamma, c0, k, g);
     for (int e = 0; e < k; ++e) {
       A xhat = (S::load(xs.v[e]) - mu) * inv;
-      A gdy = g[e] * S::load(ds.v[e]);
+      A d = S::load(ds.v[e]);
+      A gdy = g[e] * d;
       v[e] = inv * (gdy - sumGdy / n - xhat * sumGdyXhat / n);
+      terms(group, e, d, xhat);
     }
     emit(i0, k, v);
   });
 }
 
-template <typename T, typename Stat, bool Warp, bool Vector>
+/// A layer norm backward's input gradient of a group, rounded to T.
+template <typename T, bool Vector> struct StoreGradInput {
+  T *dx;
+  using A = typename Storage<T>::Acc;
+  __device__ StoreGradInput make() const { return *this; }
+  __device__ void operator()(int64_t i0, int n, const A (&v)[4]) const {
+    Vec<T, 4> out;
+    for (int e = 0; e < n; ++e)
+      out.v[e] = Storage<T>::store(v[e]);
+    storeVec(dx, i0, Vector, out, n);
+  }
+};
+
+/// mpc.add_layer_norm_backward's gradients of a group: ds (+ the sum's own
+/// gradient) to the residual, through the dropout to x.
+template <typename T, bool Vector> struct StoreAddGradients {
+  using S = Storage<T>;
+  using A = typename S::Acc;
+  const T *dsum;
+  T *dx, *dresidual;
+  double p;
+  A scale;
+  formulas::KeepBits keep; // its cached Philox group changes
+  __device__ void operator()(int64_t i0, int n, const A (&v)[4]) {
+    Vec<T, 4> ds, res, out;
+    if (dsum)
+      ds = loadVec<4>(dsum, i0, Vector, n);
+    for (int e = 0; e < n; ++e) {
+      A g = dsum ? v[e] + S::load(ds.v[e]) : v[e];
+      res.v[e] = S::store(g);
+      out.v[e] = S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
+    }
+    storeVec(dresidual, i0, Vector, res, n);
+    storeVec(dx, i0, Vector, out, n);
+  }
+};
+
+/// StoreAddGradients' arguments, as a kernel takes them: make() reads the
+/// step on the device.
+template <typename T, bool Vector> struct AddGradients {
+  const T *dsum;
+  T *dx, *dresidual;
+  double p;
+  uint64_t seed;
+  const int64_t *step;
+  __device__ StoreAddGradients<T, Vector> make() const {
+    using A = typename Storage<T>::Acc;
+    return {dsum,
+            dx,
+            dresidual,
+            p,
+            static_cast<A>(1 / (1 - p)),
+            formulas::KeepBits(p, seed, *step)};
+  }
+};
+
+/// A layer norm backward's input gradients (emits: StoreGradInput, or
+/// AddGradients' StoreAddGradients for mpc.add_layer_norm_backward), a
+/// block per row or (Warp) a warp per row.
+template <typename T, typename Stat, bool Warp, bool Vector, typename Emits>
 __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
     layerNormBackwardKernel(const T *dy, const T *x, const Stat *mean,
                             const Stat *rstd, mpcrt_dtype paramDtype,
-                            const void *gamma, T *dx, int64_t rows,
+                            const void *gamma, Emits emits, int64_t rows,
                             int64_t cols) {
-  using A = typename Storage<T>::Acc;
   using Team = RowTeam<Warp>;
+  auto emit = emits.make();
   for (int64_t r = Team::first(); r < rows; r += Team::stride())
     layerNormBackwardRow<Team, Vector>(dy, x, mean, rstd, paramDtype, gamma, r,
-                                       cols,
-                                       [dx](int64_t i0, int n, const A(&v)[4]) {
-                                         Vec<T, 4> out;
-                                         for (int e = 0; e < n; ++e)
-                                           out.v[e] = Storage<T>::store(v[e]);
-                                         storeVec(dx, i0, Vector, out, n);
-                                       });
+                                       cols, emit);
 }
 
-/// mpc.add_layer_norm_backward's input gradients, one block per row: ds
-/// (+ the sum's own gradient) to the residual, through the dropout to x.
-template <typename T, typename Stat, bool Warp, bool Vector>
-__global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
-    addLayerNormBackwardKernel(const T *dy, const T *dsum, const T *sum,
-                               const Stat *mean, const Stat *rstd,
-                               mpcrt_dtype paramDtype, const void *gamma, T *dx,
-                               T *dresidual, int64_t rows, int64_t cols,
-                               double p, uint64_t seed, const int64_t *step) {
-  using S = Storage<T>;
-  using A = typename S::Acc;
-  using Team = RowTeam<Warp>;
-  A scale = static_cast<A>(1 / (1 - p));
-  formulas::KeepBits keep(p, seed, *step);
-  for (int64_t r = Team::first(); r < rows; r += Team::stride())
-    layerNormBackwardRow<Team, Vector>(
-        dy, sum, mean, rstd, paramDtype, gamma, r, cols,
-        [&](int64_t i0, int n, const A(&v)[4]) {
-          Vec<T, 4> ds, res, out;
-          if (dsum)
-            ds = loadVec<4>(dsum, i0, Vector, n);
-          for (int e = 0; e < n; ++e) {
-            A g = dsum ? v[e] + S::load(ds.v[e]) : v[e];
-            res.v[e] = S::store(g);
-            out.v[e] = S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
+/// The blocks the row kernel of a layer norm backward with its parameter
+/// sums (layerNormBackwardSumsKernel) is cut into, about: a constant, so
+/// that the cut, and so the order of the sums, is the same on every
+/// device (256: two blocks of 8 warps a multiprocessor on an H100 or
+/// H200). setLayerNormSumBlocks changes it for tests.
+int64_t normSumBlocks = 256;
+
+/// Rows a block of layerNormBackwardSumsKernel takes: a multiple of its
+/// warps, each warp every eighth row of the block's.
+inline int64_t normSumRowsPerBlock(int64_t rows) {
+  constexpr int64_t kWarps = kThreads / 32;
+  int64_t perWarp =
+      (rows + normSumBlocks * kWarps - 1) / (normSumBlocks * kWarps);
+  return kWarps * (perWarp > 1 ? perWarp : 1);
+}
+
+/// A layer norm backward whose input gradients (emits: StoreGradInput, or
+/// AddGradients' StoreAddGradients) and parameter-gradient sums come from one
+/// read of dy and x: a warp per row (whole rows of 16-bit T, at most
+/// kWarpRowLimit long: forGroupsIndexed's unrolled groups), block b taking
+/// rows [b R, b R + R) (R = normSumRowsPerBlock), warp w every eighth of
+/// them from w. Each lane sums dy xhat and dy of its columns over its rows
+/// in order, in registers; the block's warps are then combined in a fixed
+/// tree (w + 4 into w, w + 2 into w, 1 into 0) through shared memory, and
+/// warp 0 writes the block's sums, partials[b][col], which the column
+/// reductions' second pass (finishColumnsOf) adds in block order. The
+/// separate reduction this replaces read dy and x a second time.
+template <typename T, typename Stat, int Groups, typename Emits>
+__global__ void __launch_bounds__(kThreads, 2) layerNormBackwardSumsKernel(
+    const T *dy, const T *x, const Stat *mean, const Stat *rstd,
+    mpcrt_dtype paramDtype, const void *gamma, int64_t rows, int64_t cols,
+    int64_t rowsPerBlock, Emits emits,
+    Partial<typename Storage<T>::Acc, 2> *partials) {
+  using A = typename Storage<T>::Acc;
+  using Team = RowTeam<true>;
+  static_assert(kUnrolledGroups<Team, T, true> && Groups <= kLaneGroups,
+                "registers per group");
+  constexpr int kWarps = kThreads / 32;
+  A gammaSums[Groups][4], betaSums[Groups][4];
+#pragma unroll
+  for (int g = 0; g < Groups; ++g)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      gammaSums[g][e] = betaSums[g][e] = A(0);
+  auto emit = emits.make();
+  const int warp = threadIdx.x / 32;
+  const int64_t r0 = blockIdx.x * rowsPerBlock;
+  const int64_t r1 = r0 + rowsPerBlock < rows ? r0 + rowsPerBlock : rows;
+  for (int64_t r = r0 + warp; r < r1; r += kWarps)
+    layerNormBackwardRow<Team, true>(
+        dy, x, mean, rstd, paramDtype, gamma, r, cols, emit,
+        [&](int g, int e, A d, A xhat) {
+          if (g < Groups) { // always: cols <= 128 Groups
+            gammaSums[g][e] += d * xhat;
+            betaSums[g][e] += d;
           }
-          storeVec(dresidual, i0, Vector, res, n);
-          storeVec(dx, i0, Vector, out, n);
         });
+  __shared__ A upper[2][kWarps / 2][kWarpRowLimit];
+  for (int half = kWarps / 2; half > 0; half /= 2) {
+    if (warp >= half && warp < 2 * half)
+      forGroupsIndexed<Team, T, true>(cols, [&](int g, int64_t c0, int) {
+        if (g < Groups)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            upper[0][warp - half][c0 + e] = gammaSums[g][e];
+            upper[1][warp - half][c0 + e] = betaSums[g][e];
+          }
+      });
+    __syncthreads();
+    if (warp < half)
+      forGroupsIndexed<Team, T, true>(cols, [&](int g, int64_t c0, int) {
+        if (g < Groups)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            gammaSums[g][e] += upper[0][warp][c0 + e];
+            betaSums[g][e] += upper[1][warp][c0 + e];
+          }
+      });
+    __syncthreads(); // upper[] read before the next level's writes
+  }
+  if (warp == 0)
+    forGroupsIndexed<Team, T, true>(cols, [&](int g, int64_t c0, int) {
+      if (g < Groups)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          partials[blockIdx.x * cols + c0 + e] = {
+              {gammaSums[g][e], betaSums[g][e]}};
+    });
 }
 
 /// The parameter gradients' terms of one element: dy * xhat and dy.
@@ -2073,6 +2213,71 @@ void layerNormParamGrads(const T *dy, const T *x, const Stat *mean,
                   partials);
 }
 
+/// Whether a layer norm backward's row kernel can take the parameter sums
+/// too (layerNormBackwardSumsKernel): whole rows of 16-bit T, a warp each.
+template <typename T, bool Warp, bool Vector>
+constexpr bool kRowParamSums = kUnrolledGroups<RowTeam<Warp>, T, Vector>;
+
+bool rowParamSums = true; // setLayerNormRowSums
+
+/// A layer norm backward in layerNormBackwardSumsKernel (its input
+/// gradients stored by emits) and the second pass over its blocks' sums.
+template <typename T, typename Stat, typename Emits>
+void layerNormBackwardSummed(const T *dy, const T *x, const Stat *mean,
+                             const Stat *rstd, mpcrt_dtype paramDtype,
+                             const void *gamma, Emits emits, void *gradGamma,
+                             void *gradBeta, const void *gammaAddend,
+                             const void *betaAddend, int64_t rows,
+                             int64_t cols) {
+  using A = typename Storage<T>::Acc;
+  int64_t perBlock = normSumRowsPerBlock(rows);
+  int64_t blocks = (rows + perBlock - 1) / perBlock;
+  ColumnPlan plan{1, rows, cols, blocks, perBlock, 1, 1, 32, true};
+  auto *partials = reinterpret_cast<Partial<A, 2> *>(
+      scratchF32((partialBytes<A, 2>(plan) + 3) / 4));
+  // A lane's sums in registers for the groups its rows have: 4, 6 or 8
+  // (rows of up to 512, 768 or 1024 elements; 8 for BERT-base's 768 left
+  // ptxas 128 registers and spills with add_layer_norm_backward's dropout).
+  auto launch = [&](auto groups) {
+    layerNormBackwardSumsKernel<T, Stat, decltype(groups)::value>
+        <<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(
+            dy, x, mean, rstd, paramDtype, gamma, rows, cols, perBlock, emits,
+            partials);
+  };
+  if (cols <= 512)
+    launch(std::integral_constant<int, 4>());
+  else if (cols <= 768)
+    launch(std::integral_constant<int, 6>());
+  else
+    launch(std::integral_constant<int, kLaneGroups>());
+  finishColumnsOf(plan, SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+                  StoreParamGrads<A>{paramDtype, gradGamma, gradBeta,
+                                     gammaAddend, betaAddend},
+                  partials);
+}
+
+/// A layer norm backward of rows of `cols` elements whose row kernel is
+/// taken by teams of W (a warp: withRowTeamFor) with V (withGroupsOf):
+/// layerNormBackwardSummed where it can take the parameter sums, else the
+/// row kernel and the column reduction (layerNormParamGrads).
+template <typename T, bool W, bool V, typename Stat, typename Emits>
+void layerNormBackwardOf(const T *dy, const T *x, const Stat *mean,
+                         const Stat *rstd, mpcrt_dtype paramDtype,
+                         const void *gamma, Emits emits, void *gradGamma,
+                         void *gradBeta, const void *gammaAddend,
+                         const void *betaAddend, int64_t rows, int64_t cols,
+                         unsigned grid) {
+  if constexpr (kRowParamSums<T, W, V>)
+    if (rowParamSums)
+      return layerNormBackwardSummed(dy, x, mean, rstd, paramDtype, gamma,
+                                     emits, gradGamma, gradBeta, gammaAddend,
+                                     betaAddend, rows, cols);
+  layerNormBackwardKernel<T, Stat, W, V><<<grid, kThreads, 0, stream()>>>(
+      dy, x, mean, rstd, paramDtype, gamma, emits, rows, cols);
+  layerNormParamGrads(dy, x, mean, rstd, paramDtype, gradGamma, gradBeta,
+                      gammaAddend, betaAddend, rows, cols);
+}
+
 /// The parameter gradients of no rows: zeros, or the addends.
 void paramGradsOfNoRows(mpcrt_dtype paramDtype, void *gradGamma, void *gradBeta,
                         const void *gammaAddend, const void *betaAddend,
@@ -2081,6 +2286,18 @@ void paramGradsOfNoRows(mpcrt_dtype paramDtype, void *gradGamma, void *gradBeta,
   sumsOfNoRows(gradBeta, betaAddend, cols * bytesOf(paramDtype));
 }
 } // namespace
+
+bool setLayerNormRowSums(bool on) {
+  bool previous = rowParamSums;
+  rowParamSums = on;
+  return previous;
+}
+
+int64_t setLayerNormSumBlocks(int64_t blocks) {
+  int64_t previous = normSumBlocks;
+  normSumBlocks = blocks > 1 ? blocks : 1;
+  return previous;
+}
 
 void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *input, const void *mean, const void *rstd,
@@ -2094,21 +2311,19 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    auto *dy = static_cast<const T *>(gradOutput);
+    auto *x = static_cast<const T *>(input);
+    auto *m = static_cast<const Stat *>(mean);
+    auto *s = static_cast<const Stat *>(rstd);
     withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
       withGroupsOf<T>(cols, {gradOutput, input, gradInput}, [&](auto vector) {
-        layerNormBackwardKernel<T, Stat, decltype(warp)::value,
-                                decltype(vector)::value>
-            <<<grid, kThreads, 0, stream()>>>(
-                static_cast<const T *>(gradOutput),
-                static_cast<const T *>(input), static_cast<const Stat *>(mean),
-                static_cast<const Stat *>(rstd), paramDtype, gamma,
-                static_cast<T *>(gradInput), rows, cols);
+        constexpr bool W = decltype(warp)::value, V = decltype(vector)::value;
+        layerNormBackwardOf<T, W, V>(
+            dy, x, m, s, paramDtype, gamma,
+            StoreGradInput<T, V>{static_cast<T *>(gradInput)}, gradGamma,
+            gradBeta, gammaAddend, betaAddend, rows, cols, grid);
       });
     });
-    layerNormParamGrads(
-        static_cast<const T *>(gradOutput), static_cast<const T *>(input),
-        static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
-        paramDtype, gradGamma, gradBeta, gammaAddend, betaAddend, rows, cols);
   });
   MPCRT_CUDA_LAUNCHED("layer_norm_backward");
 }
@@ -2155,25 +2370,26 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using Stat = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    auto *dy = static_cast<const T *>(grad);
+    auto *x = static_cast<const T *>(sum);
+    auto *m = static_cast<const Stat *>(mean);
+    auto *s = static_cast<const Stat *>(rstd);
     withRowTeamFor(rows, cols, [&](auto warp, unsigned grid) {
       withGroupsOf<T>(
           cols, {grad, gradSum, sum, gradX, gradResidual}, [&](auto vector) {
-            addLayerNormBackwardKernel<T, Stat, decltype(warp)::value,
-                                       decltype(vector)::value>
-                <<<grid, kThreads, 0, stream()>>>(
-                    static_cast<const T *>(grad),
-                    static_cast<const T *>(gradSum),
-                    static_cast<const T *>(sum),
-                    static_cast<const Stat *>(mean),
-                    static_cast<const Stat *>(rstd), paramDtype, gamma,
-                    static_cast<T *>(gradX), static_cast<T *>(gradResidual),
-                    rows, cols, dropoutP, seed, step);
+            constexpr bool W = decltype(warp)::value,
+                           V = decltype(vector)::value;
+            AddGradients<T, V> emits{static_cast<const T *>(gradSum),
+                                     static_cast<T *>(gradX),
+                                     static_cast<T *>(gradResidual),
+                                     dropoutP,
+                                     seed,
+                                     step};
+            layerNormBackwardOf<T, W, V>(dy, x, m, s, paramDtype, gamma, emits,
+                                         gradGamma, gradBeta, gammaAddend,
+                                         betaAddend, rows, cols, grid);
           });
     });
-    layerNormParamGrads(
-        static_cast<const T *>(grad), static_cast<const T *>(sum),
-        static_cast<const Stat *>(mean), static_cast<const Stat *>(rstd),
-        paramDtype, gradGamma, gradBeta, gammaAddend, betaAddend, rows, cols);
   });
   MPCRT_CUDA_LAUNCHED("add_layer_norm_backward");
 }

@@ -245,6 +245,15 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
                           int64_t classes, bool mean,
                           formulas::IgnoredLabel ignored = {},
                           double smoothing = 0);
+/// Whether a layer norm backward over whole rows of f16 or bf16 (a warp's,
+/// up to 1024 elements) takes gamma's and beta's sums in its row kernel
+/// (default) rather than in a column reduction reading dy and x again;
+/// returns the setting before (tests, mpc-bench-kernels).
+bool setLayerNormRowSums(bool on);
+/// The blocks (about) that kernel's rows are cut into, 256 by default
+/// whatever the device; returns the number before (tests: several rows a
+/// warp at small sizes).
+int64_t setLayerNormSumBlocks(int64_t blocks);
 /// mean and rstd are f32 (f64 for f64 inputs).
 void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *output, void *mean,

@@ -18,6 +18,9 @@ public:
   /// `flash`: whether the flash kernels are on (their D comes from the
   /// forward's result, AttentionCheck.h).
   void checkAttentionOnce(bool flash);
+  mpcrt::test::AddLayerNormRun
+  addLayerNormRun(mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c,
+                  bool plain);
 };
 
 // The shared helpers (AddLayerNormCheck.h), under this file's names.
@@ -1145,41 +1148,93 @@ void Nn::checkAttentionOnce(bool flash) {
       {/*roundsProducts=*/true, /*rowDotsFromResult=*/flash});
 }
 
+/// A run of mpc.add_layer_norm and its backward on the device, for
+/// checkAddLayerNorm; with `plain`, also mpc.layer_norm_backward of the
+/// same sum and gradient, whose parameter gradients must be the add's bit
+/// for bit (the same terms) and whose input gradient must be the add's
+/// residual gradient where the sum has no gradient of its own.
+mpcrt::test::AddLayerNormRun
+Nn::addLayerNormRun(mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c,
+                    bool plain) {
+  return [=](mpcrt::test::AddLayerNormBuffers &b) {
+    auto buffer = [&](std::vector<uint8_t> &host) {
+      return deviceBuffer<uint8_t>(host.size());
+    };
+    mpcrt_dtype param = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+    const int64_t *step = upload(std::vector<int64_t>{c.step});
+    uint8_t *x = upload(b.x), *res = upload(b.residual),
+            *gamma = upload(b.gamma), *beta = upload(b.beta),
+            *grad = upload(b.grad), *sum = buffer(b.sum), *y = buffer(b.y),
+            *mean = buffer(b.mean), *rstd = buffer(b.rstd), *dx = buffer(b.dx),
+            *dres = buffer(b.dresidual), *dg = buffer(b.dgamma),
+            *db = buffer(b.dbeta);
+    const uint8_t *sumGrad = b.sumGrad.empty() ? nullptr : upload(b.sumGrad);
+    addLayerNorm(dt, x, res, param, gamma, beta, sum, y, mean, rstd, c.rows,
+                 c.cols, c.residualRows(), 1e-5, c.p, c.seed, step);
+    addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma, dx,
+                         dres, dg, db, nullptr, nullptr, c.rows, c.cols, c.p,
+                         c.seed, step);
+    b.sum = download(sum, b.sum.size());
+    b.y = download(y, b.y.size());
+    b.mean = download(mean, b.mean.size());
+    b.rstd = download(rstd, b.rstd.size());
+    b.dx = download(dx, b.dx.size());
+    b.dresidual = download(dres, b.dresidual.size());
+    b.dgamma = download(dg, b.dgamma.size());
+    b.dbeta = download(db, b.dbeta.size());
+    if (!plain)
+      return;
+    uint8_t *pdx = buffer(b.dx), *pdg = buffer(b.dgamma),
+            *pdb = buffer(b.dbeta);
+    layerNormBackward(dt, grad, sum, mean, rstd, param, gamma, pdx, pdg, pdb,
+                      nullptr, nullptr, c.rows, c.cols);
+    EXPECT_EQ(download(pdg, b.dgamma.size()), b.dgamma) << "plain dgamma";
+    EXPECT_EQ(download(pdb, b.dbeta.size()), b.dbeta) << "plain dbeta";
+    if (!sumGrad)
+      EXPECT_EQ(download(pdx, b.dx.size()), b.dresidual) << "plain dx";
+  };
+}
+
 TEST_F(Nn, AddLayerNormMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   mpcrt::test::checkAllAddLayerNorms(
       rng, [this](mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c) {
-        return [=](mpcrt::test::AddLayerNormBuffers &b) {
-          auto buffer = [&](std::vector<uint8_t> &host) {
-            return deviceBuffer<uint8_t>(host.size());
-          };
-          mpcrt_dtype param = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
-          const int64_t *step = upload(std::vector<int64_t>{c.step});
-          uint8_t *x = upload(b.x), *res = upload(b.residual),
-                  *gamma = upload(b.gamma), *beta = upload(b.beta),
-                  *grad = upload(b.grad), *sum = buffer(b.sum),
-                  *y = buffer(b.y), *mean = buffer(b.mean),
-                  *rstd = buffer(b.rstd), *dx = buffer(b.dx),
-                  *dres = buffer(b.dresidual), *dg = buffer(b.dgamma),
-                  *db = buffer(b.dbeta);
-          const uint8_t *sumGrad =
-              b.sumGrad.empty() ? nullptr : upload(b.sumGrad);
-          addLayerNorm(dt, x, res, param, gamma, beta, sum, y, mean, rstd,
-                       c.rows, c.cols, c.residualRows(), 1e-5, c.p, c.seed,
-                       step);
-          addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma,
-                               dx, dres, dg, db, nullptr, nullptr, c.rows,
-                               c.cols, c.p, c.seed, step);
-          b.sum = download(sum, b.sum.size());
-          b.y = download(y, b.y.size());
-          b.mean = download(mean, b.mean.size());
-          b.rstd = download(rstd, b.rstd.size());
-          b.dx = download(dx, b.dx.size());
-          b.dresidual = download(dres, b.dresidual.size());
-          b.dgamma = download(dg, b.dgamma.size());
-          b.dbeta = download(db, b.dbeta.size());
-        };
+        return addLayerNormRun(dt, c, false);
       });
+}
+
+TEST_F(Nn, LayerNormBackwardRowSumsMatchFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Whole f16 and bf16 rows of up to 1024 elements, a warp each, whose
+  // kernel takes gamma's and beta's sums in registers: 4, 6 and 8 groups
+  // a lane; the default cut (a row per warp at these sizes) and rows cut
+  // into 3 blocks (several rows a warp, the last block short); one row.
+  // Each against float64 with the sums taken there and
+  // (setLayerNormRowSums(false)) by the column reduction, plain and with
+  // the residual's gradient.
+  const mpcrt::test::AddLayerNormCase cases[] = {{1, 768, 0, true},
+                                                 {9, 128, 0.1, true},
+                                                 {150, 512, 0.25, false},
+                                                 {150, 768, 0.1, true},
+                                                 {100, 1024, 0, false}};
+  for (bool rowSums : {true, false})
+    for (int64_t blocks : {int64_t(256), int64_t(3)})
+      for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16})
+        for (const mpcrt::test::AddLayerNormCase &c : cases) {
+          SCOPED_TRACE("dtype " + std::to_string(dt) + " rows " +
+                       std::to_string(c.rows) + " cols " +
+                       std::to_string(c.cols) + " row sums " +
+                       std::to_string(rowSums) + " blocks " +
+                       std::to_string(blocks));
+          bool previous = setLayerNormRowSums(rowSums);
+          int64_t previousBlocks = setLayerNormSumBlocks(blocks);
+          mpcrt::test::checkAddLayerNorm(dt, c, rng,
+                                         addLayerNormRun(dt, c, true));
+          setLayerNormRowSums(previous);
+          setLayerNormSumBlocks(previousBlocks);
+          if (HasFatalFailure())
+            return;
+        }
 }
 
 } // namespace
