@@ -153,6 +153,15 @@ static cl::opt<bool> keepProbabilities(
              "mpc.softmax_dropout whose backward computes them again from "
              "the scores; the same values, more memory"),
     cl::cat(category));
+static cl::opt<bool> noRecomputeInBackward(
+    "no-recompute-in-backward",
+    cl::desc("Compute an unfused attention's dropped probabilities for the "
+             "values' gradient product by a copy of its "
+             "mpc.softmax_dropout placed before that product (--mpc-fuse's "
+             "recompute-in-backward=false), instead of having the "
+             "softmax_dropout's backward write them; the same values, one "
+             "more pass over the scores"),
+    cl::cat(category));
 static cl::opt<bool> noRecomputeMoves(
     "no-recompute-moves",
     cl::desc("Keep the results of concatenations, upsamplings, transposes, "
@@ -462,6 +471,13 @@ int main(int argc, char **argv) {
     return fail("--no-concat-convs and --no-fuse contradict each other");
   if (noFuse && keepProbabilities)
     return fail("--keep-probabilities and --no-fuse contradict each other");
+  if (noFuse && noRecomputeInBackward)
+    return fail(
+        "--no-recompute-in-backward and --no-fuse contradict each other");
+  if (keepProbabilities && noRecomputeInBackward)
+    return fail("--no-recompute-in-backward and --keep-probabilities "
+                "contradict each other (kept probabilities are not computed "
+                "again)");
   if (noFuse && noFuseWeightGradSums)
     return fail(
         "--no-fuse-weight-grad-sums and --no-fuse contradict each other");
@@ -634,6 +650,8 @@ int main(int argc, char **argv) {
                         noAttention + noFold);
   if (noRecomputeMoves)
     noFold += " recompute-moves=false";
+  if (noRecomputeInBackward)
+    noFold += " recompute-in-backward=false";
   if (noConcatConvs)
     noFold += " concat-convs=false";
   if (noFuseWeightGradSums)
