@@ -53,7 +53,10 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # their own, to measure what folding them gives; O2-keepprobs with
 # --keep-probabilities, an unfused attention's probabilities and mask
 # kept for the backward pass instead of computed again from the scores:
-# what the recomputation costs in time and saves in memory; O2-keepmoves
+# what the recomputation costs in time and saves in memory; O2-copyprobs
+# with --no-recompute-in-backward, the dropped probabilities for the
+# values' gradient computed by a copy of the forward rather than written
+# by the softmax_dropout backward; O2-keepmoves
 # with --no-recompute-moves, the concatenations, upsamplings and casts the
 # backward pass reads kept rather than computed again; O2-wholeconcats
 # with --no-concat-convs, a concatenation that only convolutions read
@@ -95,6 +98,7 @@ level_options() {
   O2-attn) amp=(--amp=O2 --dtype=f16 --fuse-attention) ;;
   O2-keepcasts) amp=(--amp=O2 --dtype=f16 --no-fold-casts) ;;
   O2-keepprobs) amp=(--amp=O2 --dtype=f16 --keep-probabilities) ;;
+  O2-copyprobs) amp=(--amp=O2 --dtype=f16 --no-recompute-in-backward) ;;
   O2-keepmoves) amp=(--amp=O2 --dtype=f16 --no-recompute-moves) ;;
   O2-wholeconcats) amp=(--amp=O2 --dtype=f16 --no-concat-convs) ;;
   O2-check) amp=(--amp=O2 --dtype=f16 --check-numerics) ;;
@@ -111,6 +115,7 @@ for level in $LEVELS; do
   if ! level_options "$level"; then
     echo "bench/run.sh: unknown level '$level' in LEVELS (known: fp32" \
       "fp32-nofuse O2 O2-nofuse O2-attn O2-keepcasts O2-keepprobs" \
+      "O2-copyprobs" \
       "O2-keepmoves O2-wholeconcats" \
       "O2-check" \
       "O2-evalamp O2-measure)" >&2

@@ -36,7 +36,8 @@
 #
 # Variables: VISIT (default build/gpu-visit), PARTS (what the build makes,
 # default "check bert mlp unet"), LEVELS (default "fp32 O2 O2-check
-# O2-evalamp", and O2-attn, O2-measure, O2-keepcasts and O2-keepprobs for
+# O2-evalamp", and O2-attn, O2-measure, O2-keepcasts, O2-keepprobs and
+# O2-copyprobs for
 # BERT, O2-measure, O2-nofuse, O2-keepmoves and O2-wholeconcats for the
 # UNet; the same at
 # build and run), RESULTS (default $OUT where set, else
@@ -50,9 +51,10 @@ LEVELS="${LEVELS:-}"
 # levels MODEL: LEVELS, or by default fp32, O2, O2-check and O2-evalamp,
 # O2-measure for BERT and the UNet (the O2 executable with its products'
 # and convolutions' algorithms timed), and O2-attn, O2-keepcasts and
-# O2-keepprobs for BERT (the only model with attention: fused, its f32
-# softmax island's casts kept, and its probabilities kept rather than
-# computed again), O2-nofuse for the UNet (its batch norm + ReLU fusion
+# O2-keepprobs and O2-copyprobs for BERT (the only model with attention:
+# fused, its f32 softmax island's casts kept, its probabilities kept
+# rather than computed again, and computed again by a copy of the forward
+# rather than by its backward), O2-nofuse for the UNet (its batch norm + ReLU fusion
 # against the unfused step), O2-keepmoves
 # (its skip concatenation and upsampling kept for the backward pass rather
 # than computed again: memory against time) and O2-wholeconcats (its
@@ -61,7 +63,7 @@ levels() {
   if [ -n "$LEVELS" ]; then
     echo "$LEVELS"
   elif [ "$1" = bert ]; then
-    echo "fp32 O2 O2-attn O2-measure O2-keepcasts O2-keepprobs O2-check O2-evalamp"
+    echo "fp32 O2 O2-attn O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
     echo "fp32 O2 O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
   else
