@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <type_traits>
+#include <utility>
 
 namespace mpcrt::cuda {
 namespace {
@@ -2287,16 +2288,10 @@ void paramGradsOfNoRows(mpcrt_dtype paramDtype, void *gradGamma, void *gradBeta,
 }
 } // namespace
 
-bool setLayerNormRowSums(bool on) {
-  bool previous = rowParamSums;
-  rowParamSums = on;
-  return previous;
-}
+bool setLayerNormRowSums(bool on) { return std::exchange(rowParamSums, on); }
 
 int64_t setLayerNormSumBlocks(int64_t blocks) {
-  int64_t previous = normSumBlocks;
-  normSumBlocks = blocks > 1 ? blocks : 1;
-  return previous;
+  return std::exchange(normSumBlocks, blocks > 1 ? blocks : int64_t(1));
 }
 
 void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
