@@ -70,7 +70,10 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # MPC_CUDNN_ALGORITHMS=measure and MPC_CUBLASLT_ALGORITHMS=measure (each
 # convolution's cuDNN algorithms and each product's cuBLASLt candidates
 # timed on the first step, as PyTorch's cudnn.benchmark and TunableOp do;
-# the peer that times convolutions is amp-benchmark).
+# the peer that times convolutions is amp-benchmark). O2-columnsums runs
+# it with MPC_CUDA_NORM_SUMS=columns (the layer norms' gamma and beta
+# gradients by a column reduction reading their inputs again, instead of
+# by the backward's row kernel).
 LEVELS="${LEVELS:-fp32 O2}"
 # EVAL=1: each build's evaluation step is timed too (mpc_eval: the
 # training data as validation data, EVALS evaluations, the first one
@@ -108,6 +111,11 @@ level_options() {
     exe_level=O2
     run_env=(MPC_CUDNN_ALGORITHMS=measure MPC_CUBLASLT_ALGORITHMS=measure)
     ;;
+  O2-columnsums)
+    amp=(--amp=O2 --dtype=f16)
+    exe_level=O2
+    run_env=(MPC_CUDA_NORM_SUMS=columns)
+    ;;
   *) return 1 ;;
   esac
 }
@@ -118,7 +126,7 @@ for level in $LEVELS; do
       "O2-copyprobs" \
       "O2-keepmoves O2-wholeconcats" \
       "O2-check" \
-      "O2-evalamp O2-measure)" >&2
+      "O2-evalamp O2-measure O2-columnsums)" >&2
     exit 2
   fi
 done

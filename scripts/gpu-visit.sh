@@ -63,7 +63,7 @@ levels() {
   if [ -n "$LEVELS" ]; then
     echo "$LEVELS"
   elif [ "$1" = bert ]; then
-    echo "fp32 O2 O2-attn O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
+    echo "fp32 O2 O2-attn O2-columnsums O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
     echo "fp32 O2 O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
   else
@@ -75,7 +75,10 @@ levels() {
 # (O2-check; BERT's and the MLP's), evaluation at the training level
 # against f32 (O2-evalamp, with EVAL=1; the MLP), for the MLP mpc's own
 # fp32 step (BERT's, 60.69 ms on an H200, is 4.99x its O2 step), for BERT
-# fused attention (O2-attn: whether the CUDA default may fuse it), for the
+# fused attention (O2-attn: whether the CUDA default may fuse it) and its
+# layer norms' gamma and beta sums by a column reduction (O2-columnsums,
+# the O2 executable again with MPC_CUDA_NORM_SUMS=columns: whether the
+# backward's row kernel should keep taking them), for the
 # UNet its concatenations and upsampling kept for the backward pass
 # instead of computed again (O2-keepmoves: about 200 MB more arena, 6
 # kernels and some 540 MiB of traffic less a step; whether the default
@@ -89,7 +92,7 @@ levels() {
 # command and are not open.
 all_levels() {
   case "$1" in
-  bert) echo "O2 O2-attn O2-measure O2-check" ;;
+  bert) echo "O2 O2-attn O2-columnsums O2-measure O2-check" ;;
   unet) echo "O2 O2-wholeconcats O2-keepmoves O2-measure" ;;
   *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <type_traits>
 #include <utility>
@@ -2219,7 +2220,32 @@ void layerNormParamGrads(const T *dy, const T *x, const Stat *mean,
 template <typename T, bool Warp, bool Vector>
 constexpr bool kRowParamSums = kUnrolledGroups<RowTeam<Warp>, T, Vector>;
 
-bool rowParamSums = true; // setLayerNormRowSums
+/// Where a layer norm backward over rows kRowParamSums takes gamma's and
+/// beta's sums: 1 its row kernel, 0 the column reduction, -1 not read yet
+/// (MPC_CUDA_NORM_SUMS on the first call, unless setLayerNormRowSums).
+int rowParamSums = -1;
+
+/// rowParamSums, read from MPC_CUDA_NORM_SUMS where not set: `rows` (the
+/// default) or `columns`, anything else an error that stops the run.
+bool rowSums() {
+  if (rowParamSums >= 0)
+    return rowParamSums;
+  const char *v = std::getenv("MPC_CUDA_NORM_SUMS");
+  if (!v || !*v || std::strcmp(v, "rows") == 0) {
+    rowParamSums = 1;
+  } else if (std::strcmp(v, "columns") == 0) {
+    rowParamSums = 0;
+  } else {
+    std::fprintf(stderr,
+                 "error: MPC_CUDA_NORM_SUMS is '%s': it takes 'rows' (a layer "
+                 "norm backward's gamma and beta sums in its row kernel, the "
+                 "default) or 'columns' (in a column reduction reading its "
+                 "inputs again)\n",
+                 v);
+    std::exit(1);
+  }
+  return rowParamSums;
+}
 
 /// A layer norm backward in layerNormBackwardSumsKernel (its input
 /// gradients stored by emits) and the second pass over its blocks' sums.
@@ -2269,7 +2295,7 @@ void layerNormBackwardOf(const T *dy, const T *x, const Stat *mean,
                          const void *betaAddend, int64_t rows, int64_t cols,
                          unsigned grid) {
   if constexpr (kRowParamSums<T, W, V>)
-    if (rowParamSums)
+    if (rowSums())
       return layerNormBackwardSummed(dy, x, mean, rstd, paramDtype, gamma,
                                      emits, gradGamma, gradBeta, gammaAddend,
                                      betaAddend, rows, cols);
@@ -2288,7 +2314,11 @@ void paramGradsOfNoRows(mpcrt_dtype paramDtype, void *gradGamma, void *gradBeta,
 }
 } // namespace
 
-bool setLayerNormRowSums(bool on) { return std::exchange(rowParamSums, on); }
+bool setLayerNormRowSums(bool on) {
+  bool previous = rowSums();
+  rowParamSums = on;
+  return previous;
+}
 
 int64_t setLayerNormSumBlocks(int64_t blocks) {
   return std::exchange(normSumBlocks, blocks > 1 ? blocks : int64_t(1));

@@ -6,6 +6,7 @@
 #include "CudaTest.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 using namespace mpcrt::cuda;
@@ -1201,6 +1202,16 @@ TEST_F(Nn, AddLayerNormMatchesFloat64) {
       rng, [this](mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c) {
         return addLayerNormRun(dt, c, false);
       });
+}
+
+TEST_F(Nn, LayerNormSumsFollowTheEnvironment) {
+  // MPC_CUDA_NORM_SUMS=columns turns the row kernel's sums off (ctest's
+  // emulated-norm-sums.columns); unset, they are on.
+  const char *v = std::getenv("MPC_CUDA_NORM_SUMS");
+  bool rows = !(v && std::strcmp(v, "columns") == 0);
+  bool previous = setLayerNormRowSums(!rows);
+  EXPECT_EQ(previous, rows);
+  EXPECT_EQ(setLayerNormRowSums(previous), !rows);
 }
 
 TEST_F(Nn, LayerNormBackwardRowSumsMatchFloat64) {
