@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <initializer_list>
 #include <type_traits>
 #include <utility>
@@ -2228,22 +2227,11 @@ int rowParamSums = -1;
 /// rowParamSums, read from MPC_CUDA_NORM_SUMS where not set: `rows` (the
 /// default) or `columns`, anything else an error that stops the run.
 bool rowSums() {
-  if (rowParamSums >= 0)
-    return rowParamSums;
-  const char *v = std::getenv("MPC_CUDA_NORM_SUMS");
-  if (!v || !*v || std::strcmp(v, "rows") == 0) {
-    rowParamSums = 1;
-  } else if (std::strcmp(v, "columns") == 0) {
-    rowParamSums = 0;
-  } else {
-    std::fprintf(stderr,
-                 "error: MPC_CUDA_NORM_SUMS is '%s': it takes 'rows' (a layer "
-                 "norm backward's gamma and beta sums in its row kernel, the "
-                 "default) or 'columns' (in a column reduction reading its "
-                 "inputs again)\n",
-                 v);
-    std::exit(1);
-  }
+  if (rowParamSums < 0)
+    rowParamSums = !environmentChoice(
+        "MPC_CUDA_NORM_SUMS", "rows",
+        "a layer norm backward's gamma and beta sums in its row kernel",
+        "columns", "in a column reduction reading its inputs again");
   return rowParamSums;
 }
 

@@ -49,6 +49,13 @@ void markOp(const char *name);
 /// An f32 scratch buffer of at least `elements` (one per process, grown
 /// as needed; the first step runs before a graph is captured).
 float *scratchF32(int64_t elements);
+/// Which of two values the environment variable `variable` holds: false
+/// for `first` (also unset or empty: the default), true for `second`.
+/// Another value stops the program with an error that says what each
+/// means (`firstMeans`, `secondMeans`).
+bool environmentChoice(const char *variable, const char *first,
+                       const char *firstMeans, const char *second,
+                       const char *secondMeans);
 
 // Device memory for the runner and the tests.
 /// Every byte of device memory the backend holds: buffers, the cuBLASLt

@@ -14,6 +14,8 @@
 #ifndef MPC_LIB_RUNTIME_CUDA_LIBRARIES_H
 #define MPC_LIB_RUNTIME_CUDA_LIBRARIES_H
 
+#include "Kernels.h"
+
 #include <cublasLt.h>
 #include <cudnn.h>
 
@@ -86,19 +88,11 @@ void loadLibraries();
 /// Whether the environment variable `variable` asks for the libraries'
 /// candidate algorithms to be timed: `measure`; `heuristic`, empty or unset
 /// (the library's ranking): no. Another value stops the program with an
-/// error that says what each means.
+/// error that says what each means (environmentChoice).
 inline bool measureRequested(const char *variable, const char *heuristicMeans,
                              const char *measureMeans) {
-  const char *v = std::getenv(variable);
-  if (!v || !*v || std::strcmp(v, "heuristic") == 0)
-    return false;
-  if (std::strcmp(v, "measure") == 0)
-    return true;
-  std::fprintf(stderr,
-               "error: %s is '%s': it takes 'heuristic' (%s, the default) or "
-               "'measure' (%s)\n",
-               variable, v, heuristicMeans, measureMeans);
-  std::exit(1);
+  return environmentChoice(variable, "heuristic", heuristicMeans, "measure",
+                           measureMeans);
 }
 
 /// Support.cu's: exits with a message naming the call when a CUDA runtime

@@ -166,6 +166,21 @@ bool releaseGrown(void *pointer) {
   return true;
 }
 
+bool environmentChoice(const char *variable, const char *first,
+                       const char *firstMeans, const char *second,
+                       const char *secondMeans) {
+  const char *v = std::getenv(variable);
+  if (!v || !*v || std::strcmp(v, first) == 0)
+    return false;
+  if (std::strcmp(v, second) == 0)
+    return true;
+  std::fprintf(stderr,
+               "error: %s is '%s': it takes '%s' (%s, the default) or '%s' "
+               "(%s)\n",
+               variable, v, first, firstMeans, second, secondMeans);
+  std::exit(1);
+}
+
 float *scratchF32(int64_t elements) {
   static float *buffer = nullptr;
   static int64_t capacity = 0;
