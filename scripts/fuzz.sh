@@ -6,9 +6,10 @@
 #   FUZZ_SECONDS=600 scripts/fuzz.sh     # longer
 #
 # Targets (tools/mpc-fuzz/): mpc-fuzz-pipeline (the textual IR parsed,
-# verified and run through graph checks, precision assignment at O2, cast
-# clean-up, memory planning and the lowering; seeded with every .mlir of
-# test/), mpc-fuzz-policy (--mpc-assign-precision's JSON policy files,
+# verified and run through graph checks, fusion, precision assignment,
+# cast clean-up, memory planning and the lowering, in the variant of
+# mpc-compile's options a hash of the input picks; seeded with every .mlir
+# of test/), mpc-fuzz-policy (--mpc-assign-precision's JSON policy files,
 # with name entries; seeded with the test inputs) and mpc-fuzz-readers (the
 # training executable's .npy, .npz and safetensors readers; seeded with
 # small valid files), mpc-fuzz-import (ONNX models through
