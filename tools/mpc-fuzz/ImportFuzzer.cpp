@@ -6,9 +6,10 @@
 // mpc dialect, then the parse and verification of that text. A model the
 // importer accepts is imported a second time with a
 // cross-entropy loss over its first integer input, when it has one, and
-// that graph goes through what mpc-compile --train --amp=O2 runs on it
-// (autodiff, the optimizer, precision assignment, loss scaling, fusion,
-// memory planning, the lowering).
+// that graph goes through what mpc-compile --train runs on it (autodiff,
+// the optimizer, precision assignment, loss scaling, fusion, memory
+// planning, the lowering), in the variant of mpc-compile's options that a
+// hash of the input picks (Variants.h).
 //
 // Errors are the expected outcome for most inputs and are swallowed; a
 // crash, a sanitizer report or a hang is a finding. An imported graph
@@ -24,6 +25,7 @@
 
 #include "Importer.h"
 #include "OnnxModel.h"
+#include "Variants.h"
 
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
@@ -35,7 +37,6 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -72,8 +73,9 @@ static mlir::MLIRContext &context() {
 }
 
 /// Imports `graph` with `options`. With a loss, the training pipeline
-/// then runs on what verifies.
-static bool importAndVerify(const Graph &graph, const ImportOptions &options) {
+/// (in `variant`) then runs on what verifies.
+static bool importAndVerify(const Graph &graph, const ImportOptions &options,
+                            const mpc::fuzz::Variant &variant) {
   std::string text;
   if (!importGraph(graph, options, text).empty())
     return false;
@@ -94,17 +96,9 @@ static bool importAndVerify(const Graph &graph, const ImportOptions &options) {
   if (options.loss.empty())
     return true;
   mlir::PassManager pm(&ctx);
-  if (mlir::failed(mlir::parsePassPipeline(
-          "builtin.module(mpc-verify-graph,mpc-fuse{epilogues=false},"
-          "mpc-autodiff{loss=loss name=train_step},"
-          "mpc-optimizer{func=train_step kind=adam lr=0.001},"
-          "mpc-assign-precision{level=O2 dtype=f16 alignment-remarks=false},"
-          "mpc-loss-scaling{func=train_step},canonicalize,cse,mpc-fuse,"
-          "mpc-plan-memory,mpc-lower-to-runtime{entry=train_step})",
-          pm))) {
-    llvm::errs() << "mpc-fuzz-import: the training pipeline does not parse\n";
-    std::abort();
-  }
+  mpc::fuzz::parsePipeline(
+      mpc::fuzz::trainingPipeline(variant, "loss", "train_step", 1, "", "", ""),
+      pm);
   (void)pm.run(*module);
   return true;
 }
@@ -125,13 +119,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   ImportOptions options;
   options.sourceName = "fuzz.onnx";
-  if (!importAndVerify(graph, options))
+  mpc::fuzz::Variant variant = mpc::fuzz::pipelineVariant(data, size);
+  if (!importAndVerify(graph, options, variant))
     return 0;
   for (const auto &[name, type] : graph.inputs)
     if (type.element == "int64" || type.element == "int32") {
       options.loss = "cross_entropy";
       options.labels = name;
-      importAndVerify(graph, options);
+      importAndVerify(graph, options, variant);
       break;
     }
   return 0;
