@@ -4,9 +4,10 @@
 // what mpc-import-onnx does: ONNX's checker, version converter and shape
 // inference (in the importer's child process), the translation into the
 // mpc dialect, then the parse and verification of that text. A model the
-// importer accepts is imported a second time with a
-// cross-entropy loss over its first integer input, when it has one, and
-// that graph goes through what mpc-compile --train runs on it (autodiff,
+// importer accepts is imported a second time with a loss (a
+// cross-entropy over its first integer input, when it has one, else a
+// mean squared error against a target of its output's shape), and that
+// graph goes through what mpc-compile --train runs on it (autodiff,
 // the optimizer, precision assignment, loss scaling, fusion, memory
 // planning, the lowering), in the variant of mpc-compile's options that a
 // hash of the input picks (Variants.h).
@@ -122,12 +123,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mpc::fuzz::Variant variant = mpc::fuzz::pipelineVariant(data, size);
   if (!importAndVerify(graph, options, variant))
     return 0;
+  // Trained: with a cross-entropy over its first integer input (the
+  // class labels) where it has one, else with a mean squared error
+  // against a target of its output's shape (a new argument).
+  options.loss = "mse";
+  options.labels = "mpc_fuzz_target";
   for (const auto &[name, type] : graph.inputs)
     if (type.element == "int64" || type.element == "int32") {
       options.loss = "cross_entropy";
       options.labels = name;
-      importAndVerify(graph, options, variant);
       break;
     }
+  importAndVerify(graph, options, variant);
   return 0;
 }
