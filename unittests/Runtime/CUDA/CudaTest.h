@@ -59,6 +59,18 @@ public:
     owned.push_back(device);
     return device;
   }
+  /// Bytes on the device `offset` bytes past the start of an allocation
+  /// (which is 256-byte aligned): with an offset that is not a multiple
+  /// of 16, the kernels' paths for pointers off their vectors' alignment.
+  uint8_t *deviceBufferAt(size_t bytes, size_t offset) {
+    return deviceBuffer<uint8_t>(offset + bytes) + offset;
+  }
+  /// A device copy of `host` at `offset` bytes (deviceBufferAt).
+  uint8_t *uploadAt(const std::vector<uint8_t> &host, size_t offset) {
+    uint8_t *device = deviceBufferAt(host.size(), offset);
+    copyToDevice(device, host.data(), host.size());
+    return device;
+  }
 
   unsigned seed = 0;
   std::mt19937 rng;

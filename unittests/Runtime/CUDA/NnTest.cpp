@@ -19,9 +19,11 @@ public:
   /// `flash`: whether the flash kernels are on (their D comes from the
   /// forward's result, AttentionCheck.h).
   void checkAttentionOnce(bool flash);
+  /// `offset`: the rows' tensors (inputs, sums, outputs and gradients)
+  /// that many elements past an aligned start.
   mpcrt::test::AddLayerNormRun
   addLayerNormRun(mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c,
-                  bool plain);
+                  bool plain, int64_t offset = 0);
 };
 
 // The shared helpers (AddLayerNormCheck.h), under this file's names.
@@ -1156,20 +1158,26 @@ void Nn::checkAttentionOnce(bool flash) {
 /// residual gradient where the sum has no gradient of its own.
 mpcrt::test::AddLayerNormRun
 Nn::addLayerNormRun(mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c,
-                    bool plain) {
+                    bool plain, int64_t offset) {
   return [=](mpcrt::test::AddLayerNormBuffers &b) {
+    size_t at = offset * bytesOf(dt);
     auto buffer = [&](std::vector<uint8_t> &host) {
       return deviceBuffer<uint8_t>(host.size());
     };
+    auto rowsBuffer = [&](std::vector<uint8_t> &host) {
+      return deviceBufferAt(host.size(), at);
+    };
     mpcrt_dtype param = dt == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
     const int64_t *step = upload(std::vector<int64_t>{c.step});
-    uint8_t *x = upload(b.x), *res = upload(b.residual),
+    uint8_t *x = uploadAt(b.x, at), *res = uploadAt(b.residual, at),
             *gamma = upload(b.gamma), *beta = upload(b.beta),
-            *grad = upload(b.grad), *sum = buffer(b.sum), *y = buffer(b.y),
-            *mean = buffer(b.mean), *rstd = buffer(b.rstd), *dx = buffer(b.dx),
-            *dres = buffer(b.dresidual), *dg = buffer(b.dgamma),
+            *grad = uploadAt(b.grad, at), *sum = rowsBuffer(b.sum),
+            *y = rowsBuffer(b.y), *mean = buffer(b.mean),
+            *rstd = buffer(b.rstd), *dx = rowsBuffer(b.dx),
+            *dres = rowsBuffer(b.dresidual), *dg = buffer(b.dgamma),
             *db = buffer(b.dbeta);
-    const uint8_t *sumGrad = b.sumGrad.empty() ? nullptr : upload(b.sumGrad);
+    const uint8_t *sumGrad =
+        b.sumGrad.empty() ? nullptr : uploadAt(b.sumGrad, at);
     addLayerNorm(dt, x, res, param, gamma, beta, sum, y, mean, rstd, c.rows,
                  c.cols, c.residualRows(), 1e-5, c.p, c.seed, step);
     addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma, dx,
@@ -1185,7 +1193,7 @@ Nn::addLayerNormRun(mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c,
     b.dbeta = download(db, b.dbeta.size());
     if (!plain)
       return;
-    uint8_t *pdx = buffer(b.dx), *pdg = buffer(b.dgamma),
+    uint8_t *pdx = rowsBuffer(b.dx), *pdg = buffer(b.dgamma),
             *pdb = buffer(b.dbeta);
     layerNormBackward(dt, grad, sum, mean, rstd, param, gamma, pdx, pdg, pdb,
                       nullptr, nullptr, c.rows, c.cols);
@@ -1202,6 +1210,32 @@ TEST_F(Nn, AddLayerNormMatchesFloat64) {
       rng, [this](mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c) {
         return addLayerNormRun(dt, c, false);
       });
+}
+
+TEST_F(Nn, AddLayerNormAtUnalignedOffsetsMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // The rows' tensors 1 element past an aligned start (the element-wise
+  // path: no group of 4 is aligned) and 4 (16-bit groups aligned to their
+  // 8-byte loads, not to 16 bytes: the row sums' kernel for whole rows),
+  // against float64, with the plain backward's bits as in
+  // AddLayerNormMatchesFloat64: rows whose groups would be aligned at
+  // offset 0, and a residual broadcast over the rows.
+  const mpcrt::test::AddLayerNormCase cases[] = {
+      {150, 768, 0.1, true},
+      {9, 128, 0.1, false},
+      {64, 256, 0.1, true, 11, 3, 16}};
+  for (int64_t offset : {int64_t(1), int64_t(4)})
+    for (mpcrt_dtype dt : {MPCRT_F16, MPCRT_BF16, MPCRT_F32})
+      for (const mpcrt::test::AddLayerNormCase &c : cases) {
+        SCOPED_TRACE("dtype " + std::to_string(dt) + " rows " +
+                     std::to_string(c.rows) + " cols " +
+                     std::to_string(c.cols) + " offset " +
+                     std::to_string(offset));
+        mpcrt::test::checkAddLayerNorm(dt, c, rng,
+                                       addLayerNormRun(dt, c, true, offset));
+        if (HasFatalFailure())
+          return;
+      }
 }
 
 TEST_F(Nn, LayerNormSumsFollowTheEnvironment) {
