@@ -553,26 +553,34 @@ TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
     int64_t rows, cols;
   };
   std::uniform_int_distribution<int> small(-4, 4);
-  for (Case c :
-       {Case{40, 24}, Case{4096, 768}, Case{16384, 128}, Case{3000, 127}})
-    for (mpcrt_dtype d : kTypes) {
-      int64_t n = c.rows * c.cols;
-      std::vector<double> x(n), want(c.cols, 0.0);
-      for (int64_t i = 0; i < n; ++i) {
-        x[i] = small(rng);
-        want[i % c.cols] += x[i];
+  // Rows of 768 also with the input 1 element past an aligned start,
+  // where the columns would be read 16 bytes at a time: element by
+  // element.
+  for (int64_t offset : {int64_t(0), int64_t(1)})
+    for (Case c :
+         {Case{40, 24}, Case{4096, 768}, Case{16384, 128}, Case{3000, 127}})
+      for (mpcrt_dtype d : kTypes) {
+        if (offset != 0 && c.cols != 768)
+          continue;
+        int64_t n = c.rows * c.cols;
+        std::vector<double> x(n), want(c.cols, 0.0);
+        for (int64_t i = 0; i < n; ++i) {
+          x[i] = small(rng);
+          want[i % c.cols] += x[i];
+        }
+        Buffer in{d, std::vector<uint8_t>(n * bytesOf(d))};
+        mpcrt_cast(MPCRT_F64, x.data(), d, in.bytes.data(), n);
+        mpcrt_dtype acc = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+        uint8_t *sums = deviceBuffer<uint8_t>(c.cols * bytesOf(acc));
+        columnSums(d, acc, uploadAt(in.bytes, offset * bytesOf(d)), sums,
+                   c.rows, c.cols);
+        Buffer got{acc, download(sums, c.cols * bytesOf(acc))};
+        std::vector<double> g = got.values();
+        for (int64_t j = 0; j < c.cols; ++j)
+          ASSERT_EQ(g[j], want[j])
+              << c.rows << "x" << c.cols << " of dtype " << d << ", offset "
+              << offset << ", column " << j;
       }
-      Buffer in{d, std::vector<uint8_t>(n * bytesOf(d))};
-      mpcrt_cast(MPCRT_F64, x.data(), d, in.bytes.data(), n);
-      mpcrt_dtype acc = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
-      uint8_t *sums = deviceBuffer<uint8_t>(c.cols * bytesOf(acc));
-      columnSums(d, acc, upload(in.bytes), sums, c.rows, c.cols);
-      Buffer got{acc, download(sums, c.cols * bytesOf(acc))};
-      std::vector<double> g = got.values();
-      for (int64_t j = 0; j < c.cols; ++j)
-        ASSERT_EQ(g[j], want[j])
-            << c.rows << "x" << c.cols << " of dtype " << d << ", column " << j;
-    }
 }
 
 TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
@@ -724,79 +732,88 @@ TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
   const std::pair<mpcrt_dtype, mpcrt_dtype> pairs[] = {
       {MPCRT_F16, MPCRT_F16},  {MPCRT_F16, MPCRT_F32}, {MPCRT_BF16, MPCRT_F16},
       {MPCRT_F32, MPCRT_BF16}, {MPCRT_F32, MPCRT_F32}, {MPCRT_F64, MPCRT_F64}};
-  // p = 0: every element kept, no bits drawn.
-  for (double p : {0.3, 0.0})
-    for (int64_t cols : {45, 64, 200, 512, 1029})
-      for (auto [in, out] : pairs) {
-        SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
-                     std::to_string(in) + " " + std::to_string(out) + " p " +
-                     std::to_string(p));
-        int64_t n = rows * cols;
-        Buffer x = randomBuffer(rng, in, n, -8, 8);
-        Buffer dy = randomBuffer(rng, out, n, -1, 1);
-        double scale = 0.3;
-        Buffer want{out, std::vector<uint8_t>(n * bytesOf(out))};
-        mpcrt_softmax_dropout(in, x.bytes.data(), out, want.bytes.data(), rows,
-                              cols, scale, p, dropSeed, &step);
-        uint8_t *y = deviceBuffer<uint8_t>(want.bytes.size());
-        softmaxDropout(in, upload(x.bytes), out, y, rows, cols, scale, p,
-                       dropSeed, dStep);
-        std::vector<uint8_t> got = download(y, want.bytes.size());
-        std::vector<double> w = want.values(), g = Buffer{out, got}.values();
-        int64_t dropped = 0;
-        for (int64_t i = 0; i < n; ++i) {
-          ASSERT_EQ(w[i] == 0, g[i] == 0) << "element " << i << " kept";
-          dropped += w[i] == 0;
-        }
-        // About p of them dropped: the bits are the dropout's, not all kept.
-        EXPECT_NEAR(double(dropped) / n, p, 0.05);
-        double rowSum = cols * accUlp(in) * 16 / (1 - p);
-        expectClose(
-            want, got, out == MPCRT_F32 || out == MPCRT_F64 ? 8 : 1,
-            [&](size_t) { return rowSum; }, "softmax_dropout");
-        // The backward, dx of the input's type and of the gradient's.
-        for (mpcrt_dtype result : {in, out}) {
-          if (in == MPCRT_F64 && result != MPCRT_F64)
+  // p = 0: every element kept, no bits drawn. Rows of 512 (a warp's
+  // lanes filled exactly), at p = 0.3, also with every row tensor 1 element
+  // past an aligned start (no group of the row aligned) and 4 (16-bit groups
+  // aligned to their 8 bytes only).
+  for (int64_t offset : {int64_t(0), int64_t(1), int64_t(4)})
+    for (double p : {0.3, 0.0})
+      for (int64_t cols : {45, 64, 200, 512, 1029})
+        for (auto [in, out] : pairs) {
+          if (offset != 0 && (cols != 512 || p == 0))
             continue;
-          Buffer wantBack{result, std::vector<uint8_t>(n * bytesOf(result))};
-          mpcrt_softmax_dropout_backward(out, dy.bytes.data(), in,
-                                         x.bytes.data(), result,
-                                         wantBack.bytes.data(), nullptr, rows,
-                                         cols, scale, p, dropSeed, &step);
-          uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
-          softmaxDropoutBackward(out, upload(dy.bytes), in, upload(x.bytes),
-                                 result, back, nullptr, rows, cols, scale, p,
-                                 dropSeed, dStep);
-          std::vector<uint8_t> gotBack = download(back, wantBack.bytes.size());
-          expectClose(
-              wantBack, gotBack,
-              result == MPCRT_F32 || result == MPCRT_F64 ? 8 : 1,
-              [&](size_t) { return rowSum * 8; }, "softmax_dropout backward");
-          // Writing the forward's result too (over poison): this backend's
-          // forward bits exactly, the gradient unchanged.
-          uint8_t *dropped =
-              upload(std::vector<uint8_t>(want.bytes.size(), 0xFF));
-          uint8_t *again = deviceBuffer<uint8_t>(wantBack.bytes.size());
-          softmaxDropoutBackward(out, upload(dy.bytes), in, upload(x.bytes),
-                                 result, again, dropped, rows, cols, scale, p,
-                                 dropSeed, dStep);
-          ASSERT_EQ(download(again, wantBack.bytes.size()), gotBack)
-              << "backward writing the dropped values";
-          ASSERT_EQ(download(dropped, want.bytes.size()), got)
-              << "dropped values";
-          // In place (the memory plan's, where the types match).
-          if (result == out) {
-            uint8_t *inPlace = upload(dy.bytes);
-            softmaxDropoutBackward(out, inPlace, in, upload(x.bytes), result,
-                                   inPlace, nullptr, rows, cols, scale, p,
-                                   dropSeed, dStep);
-            ASSERT_EQ(download(inPlace, wantBack.bytes.size()), gotBack)
-                << "in place";
+          SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
+                       std::to_string(in) + " " + std::to_string(out) + " p " +
+                       std::to_string(p) + " offset " + std::to_string(offset));
+          size_t atIn = offset * bytesOf(in), atOut = offset * bytesOf(out);
+          int64_t n = rows * cols;
+          Buffer x = randomBuffer(rng, in, n, -8, 8);
+          Buffer dy = randomBuffer(rng, out, n, -1, 1);
+          double scale = 0.3;
+          Buffer want{out, std::vector<uint8_t>(n * bytesOf(out))};
+          mpcrt_softmax_dropout(in, x.bytes.data(), out, want.bytes.data(),
+                                rows, cols, scale, p, dropSeed, &step);
+          uint8_t *y = deviceBufferAt(want.bytes.size(), atOut);
+          softmaxDropout(in, uploadAt(x.bytes, atIn), out, y, rows, cols, scale,
+                         p, dropSeed, dStep);
+          std::vector<uint8_t> got = download(y, want.bytes.size());
+          std::vector<double> w = want.values(), g = Buffer{out, got}.values();
+          int64_t dropped = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            ASSERT_EQ(w[i] == 0, g[i] == 0) << "element " << i << " kept";
+            dropped += w[i] == 0;
           }
+          // About p of them dropped: the bits are the dropout's, not all kept.
+          EXPECT_NEAR(double(dropped) / n, p, 0.05);
+          double rowSum = cols * accUlp(in) * 16 / (1 - p);
+          expectClose(
+              want, got, out == MPCRT_F32 || out == MPCRT_F64 ? 8 : 1,
+              [&](size_t) { return rowSum; }, "softmax_dropout");
+          // The backward, dx of the input's type and of the gradient's.
+          for (mpcrt_dtype result : {in, out}) {
+            if (in == MPCRT_F64 && result != MPCRT_F64)
+              continue;
+            Buffer wantBack{result, std::vector<uint8_t>(n * bytesOf(result))};
+            mpcrt_softmax_dropout_backward(out, dy.bytes.data(), in,
+                                           x.bytes.data(), result,
+                                           wantBack.bytes.data(), nullptr, rows,
+                                           cols, scale, p, dropSeed, &step);
+            size_t atResult = offset * bytesOf(result);
+            uint8_t *back = deviceBufferAt(wantBack.bytes.size(), atResult);
+            softmaxDropoutBackward(
+                out, uploadAt(dy.bytes, atOut), in, uploadAt(x.bytes, atIn),
+                result, back, nullptr, rows, cols, scale, p, dropSeed, dStep);
+            std::vector<uint8_t> gotBack =
+                download(back, wantBack.bytes.size());
+            expectClose(
+                wantBack, gotBack,
+                result == MPCRT_F32 || result == MPCRT_F64 ? 8 : 1,
+                [&](size_t) { return rowSum * 8; }, "softmax_dropout backward");
+            // Writing the forward's result too (over poison): this backend's
+            // forward bits exactly, the gradient unchanged.
+            uint8_t *dropped =
+                uploadAt(std::vector<uint8_t>(want.bytes.size(), 0xFF), atOut);
+            uint8_t *again = deviceBufferAt(wantBack.bytes.size(), atResult);
+            softmaxDropoutBackward(
+                out, uploadAt(dy.bytes, atOut), in, uploadAt(x.bytes, atIn),
+                result, again, dropped, rows, cols, scale, p, dropSeed, dStep);
+            ASSERT_EQ(download(again, wantBack.bytes.size()), gotBack)
+                << "backward writing the dropped values";
+            ASSERT_EQ(download(dropped, want.bytes.size()), got)
+                << "dropped values";
+            // In place (the memory plan's, where the types match).
+            if (result == out) {
+              uint8_t *inPlace = uploadAt(dy.bytes, atOut);
+              softmaxDropoutBackward(out, inPlace, in, uploadAt(x.bytes, atIn),
+                                     result, inPlace, nullptr, rows, cols,
+                                     scale, p, dropSeed, dStep);
+              ASSERT_EQ(download(inPlace, wantBack.bytes.size()), gotBack)
+                  << "in place";
+            }
+          }
+          if (HasFatalFailure())
+            return;
         }
-        if (HasFatalFailure())
-          return;
-      }
 }
 
 TEST_F(Elementwise, LayerNormMatchesTheReference) {
