@@ -42,6 +42,25 @@ module {
 
 // -----
 
+// A loss that reads no trainable parameter: an input, a frozen global
+// (PyTorch's buffers) and a global the function stores are not trained.
+ml_program.global private mutable @stats(#mpc.init<zeros>) : tensor<4xf32> {mpc.frozen}
+ml_program.global private mutable @count(#mpc.init<zeros>) : tensor<4xf32>
+
+// expected-error @+1 {{'func.func' op mpc-autodiff: @loss reads no trainable parameter (a mutable float ml_program.global, not mpc.frozen, that the function does not store): there is nothing to train}}
+func.func @loss(%x: tensor<4xf32>) -> tensor<f32> {
+  %s = ml_program.global_load @stats : tensor<4xf32>
+  %c = ml_program.global_load @count : tensor<4xf32>
+  %c1 = mpc.add %c, %x : tensor<4xf32>, tensor<4xf32>
+  ml_program.global_store @count = %c1 : tensor<4xf32>
+  %0 = mpc.mul %x, %s : tensor<4xf32>, tensor<4xf32>
+  %1 = mpc.add %0, %c : tensor<4xf32>, tensor<4xf32>
+  %2 = mpc.reduce_sum %1 {dims = array<i64: 0>} : tensor<4xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
 // Attention's additive bias gets no gradient: a bias computed from model
 // state (a learned relative-position bias) is refused, not left untrained.
 ml_program.global private mutable @q(#mpc.init<ones>) : tensor<2x4x8xf32>

@@ -146,6 +146,17 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
       results.push_back(g);
       gradOf.push_back(FlatSymbolRefAttr::get(module.getContext(), n));
     }
+    // Without a parameter the step would train nothing, and the passes
+    // after this one would say only that it has no gradient.
+    if (gradOf.empty()) {
+      module.lookupSymbol<func::FuncOp>(loss).emitOpError()
+          << "mpc-autodiff: @" << loss
+          << " reads no trainable parameter (a mutable float "
+             "ml_program.global, not mpc.frozen, that the function does not "
+             "store): there is nothing to train";
+      step.erase();
+      return signalPassFailure();
+    }
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
     // Gradients nobody needs (of inputs, labels' producers, constants) go.
