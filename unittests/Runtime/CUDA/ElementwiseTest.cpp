@@ -644,6 +644,27 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
         expectClose(
             wantBack, download(back, want.bytes.size()), ulps,
             [&](size_t) { return rowSum * 8; }, "softmax backward");
+        // Rows of 256 also 1 element past an aligned start (no group
+        // aligned: one element at a time) and 4 (16-bit groups aligned to
+        // their 8 bytes only), every row tensor.
+        for (int64_t offset : {int64_t(1), int64_t(4)}) {
+          if (cols != 256)
+            break;
+          size_t at = offset * bytesOf(d);
+          uint8_t *shiftedOut = deviceBufferAt(want.bytes.size(), at);
+          softmax(d, uploadAt(in.bytes, at), d, shiftedOut, rows, cols, log);
+          expectClose(
+              want, download(shiftedOut, want.bytes.size()), ulps,
+              [&](size_t) { return rowSum; }, "softmax at an offset");
+          uint8_t *shiftedBack = deviceBufferAt(want.bytes.size(), at);
+          softmaxBackward(d, uploadAt(dy.bytes, at), d,
+                          uploadAt(want.bytes, at), d, shiftedBack, rows, cols,
+                          log);
+          expectClose(
+              wantBack, download(shiftedBack, want.bytes.size()), ulps,
+              [&](size_t) { return rowSum * 8; },
+              "softmax backward at an offset");
+        }
         // (log selects mean reduction here, to cover both.)
         int32_t *dLabels = upload(labels);
         uint8_t *loss = deviceBuffer<uint8_t>(bytesOf(d));
