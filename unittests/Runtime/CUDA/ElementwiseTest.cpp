@@ -881,38 +881,39 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
         reinterpret_cast<T *>(wantDx.bytes.data()), wantDg.bytes.data(),       \
         wantDb.bytes.data(), nullptr, nullptr, rows, cols);                    \
   } while (0)
-      MPCRT_FOR_DTYPE(d, CALL);
+        MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
-      uint8_t *dX = uploadAt(x.bytes, at), *dG = upload(gamma.bytes);
-      uint8_t *out = deviceBufferAt(want.bytes.size(), at);
-      uint8_t *dMean = deviceBuffer<uint8_t>(mean.size());
-      uint8_t *dRstd = deviceBuffer<uint8_t>(rstd.size());
-      layerNorm(d, dX, pd, dG, upload(beta.bytes), out, dMean, dRstd, rows,
-                cols, 1e-5);
-      double sums = cols * accUlp(d) * 8;
-      double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
-      expectClose(
-          want, download(out, want.bytes.size()), ulps,
-          [&](size_t) { return sums * 4; }, "layer_norm");
-      // The backward from the reference's statistics.
-      uint8_t *dx = deviceBufferAt(want.bytes.size(), at);
-      uint8_t *dg = deviceBuffer<uint8_t>(wantDg.bytes.size());
-      uint8_t *db = deviceBuffer<uint8_t>(wantDb.bytes.size());
-      layerNormBackward(d, uploadAt(dy.bytes, at), dX, upload(mean),
-                        upload(rstd), pd, dG, dx, dg, db, nullptr, nullptr,
-                        rows, cols);
-      expectClose(
-          wantDx, download(dx, want.bytes.size()), ulps,
-          [&](size_t) { return sums * 16; }, "layer_norm dx");
-      expectClose(
-          wantDg, download(dg, wantDg.bytes.size()), 0,
-          [&](size_t) { return rows * accUlp(d) * rows * 4; },
-          "layer_norm dgamma");
-      expectClose(
-          wantDb, download(db, wantDb.bytes.size()), 0,
-          [&](size_t) { return rows * accUlp(d) * rows; }, "layer_norm dbeta");
-      if (HasFatalFailure())
-        return;
+        uint8_t *dX = uploadAt(x.bytes, at), *dG = upload(gamma.bytes);
+        uint8_t *out = deviceBufferAt(want.bytes.size(), at);
+        uint8_t *dMean = deviceBuffer<uint8_t>(mean.size());
+        uint8_t *dRstd = deviceBuffer<uint8_t>(rstd.size());
+        layerNorm(d, dX, pd, dG, upload(beta.bytes), out, dMean, dRstd, rows,
+                  cols, 1e-5);
+        double sums = cols * accUlp(d) * 8;
+        double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
+        expectClose(
+            want, download(out, want.bytes.size()), ulps,
+            [&](size_t) { return sums * 4; }, "layer_norm");
+        // The backward from the reference's statistics.
+        uint8_t *dx = deviceBufferAt(want.bytes.size(), at);
+        uint8_t *dg = deviceBuffer<uint8_t>(wantDg.bytes.size());
+        uint8_t *db = deviceBuffer<uint8_t>(wantDb.bytes.size());
+        layerNormBackward(d, uploadAt(dy.bytes, at), dX, upload(mean),
+                          upload(rstd), pd, dG, dx, dg, db, nullptr, nullptr,
+                          rows, cols);
+        expectClose(
+            wantDx, download(dx, want.bytes.size()), ulps,
+            [&](size_t) { return sums * 16; }, "layer_norm dx");
+        expectClose(
+            wantDg, download(dg, wantDg.bytes.size()), 0,
+            [&](size_t) { return rows * accUlp(d) * rows * 4; },
+            "layer_norm dgamma");
+        expectClose(
+            wantDb, download(db, wantDb.bytes.size()), 0,
+            [&](size_t) { return rows * accUlp(d) * rows; },
+            "layer_norm dbeta");
+        if (HasFatalFailure())
+          return;
       }
 }
 
