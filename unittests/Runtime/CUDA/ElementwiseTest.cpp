@@ -311,20 +311,25 @@ TEST_F(Elementwise, BroadcastOpsInVectorsMatchTheReference) {
       }
 }
 
+// Each op at 3000 elements from aligned starts (f16, bf16 and f32: the
+// kernel with the op compiled in, 16 bytes per access) and at 3001 one
+// element past them (the generic kernel, one element at a time): both
+// paths must compute the same formula.
 TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const int64_t n = 3000;
-  for (mpcrt_dtype d : kTypes)
-    for (int o = MPCRT_NEG; o <= MPCRT_COS; ++o) {
-      auto op = static_cast<mpcrt_unary_op>(o);
-      bool positive = op == MPCRT_LOG || op == MPCRT_SQRT || op == MPCRT_RSQRT;
-      Buffer in = randomBuffer(rng, d, n, positive ? 0.01 : -6, 6);
-      Buffer grad = randomBuffer(rng, d, n, -2, 2);
-      Buffer want{d, std::vector<uint8_t>(n * bytesOf(d))};
-      Buffer wantGrad = want;
-      // sin and cos have no gradient kernel (autodiff writes theirs with
-      // cos and sin).
-      bool hasGrad = op >= MPCRT_TANH && op <= MPCRT_GELU_TANH;
+  for (auto [n, offset] : {std::pair<int64_t, int64_t>{3000, 0}, {3001, 1}})
+    for (mpcrt_dtype d : kTypes)
+      for (int o = MPCRT_NEG; o <= MPCRT_COS; ++o) {
+        auto op = static_cast<mpcrt_unary_op>(o);
+        bool positive =
+            op == MPCRT_LOG || op == MPCRT_SQRT || op == MPCRT_RSQRT;
+        Buffer in = randomBuffer(rng, d, n, positive ? 0.01 : -6, 6);
+        Buffer grad = randomBuffer(rng, d, n, -2, 2);
+        Buffer want{d, std::vector<uint8_t>(n * bytesOf(d))};
+        Buffer wantGrad = want;
+        // sin and cos have no gradient kernel (autodiff writes theirs with
+        // cos and sin).
+        bool hasGrad = op >= MPCRT_TANH && op <= MPCRT_GELU_TANH;
 #define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_unary_##SUFFIX(op, reinterpret_cast<const T *>(in.bytes.data()),     \
@@ -335,38 +340,42 @@ TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
           reinterpret_cast<const T *>(in.bytes.data()),                        \
           reinterpret_cast<T *>(wantGrad.bytes.data()), n);                    \
   } while (0)
-      MPCRT_FOR_DTYPE(d, CALL);
+        MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
-      uint8_t *dIn = upload(in.bytes), *dGrad = upload(grad.bytes);
-      uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
-      unary(d, op, dIn, out, n);
-      // The CUDA Math API documents exp, tanh, erf, rsqrt, sin and cos
-      // within 2 ulps
-      // (f32; 1-2 for f64), log within 1, sqrt exact; glibc is within 1:
-      // 3 ulps of the accumulator apart, 5 with the roundings of the few
-      // operations a formula adds (sigmoid's 1 + e^-x and division). For
-      // f16/bf16 that difference moves the result across at most one
-      // rounding boundary: 1 ulp of the type. GELU is x times a function
-      // of x whose error is absolute where 1 + erf cancels: 5 ulps of the
-      // accumulator times max(1, |x|). Gradients add the upstream factor
-      // (|grad| <= 2): twice that.
-      double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 5 : 1;
-      std::vector<double> x = in.values();
-      auto absolute = [&](double factor) {
-        return [&, factor](size_t i) {
-          return factor * 5 * accUlp(d) * std::max(1.0, std::fabs(x[i]));
+        int64_t at = offset * bytesOf(d);
+        uint8_t *dIn = uploadAt(in.bytes, at),
+                *dGrad = uploadAt(grad.bytes, at);
+        uint8_t *out = deviceBufferAt(want.bytes.size(), at);
+        unary(d, op, dIn, out, n);
+        // The CUDA Math API documents exp, tanh, erf, rsqrt, sin and cos
+        // within 2 ulps
+        // (f32; 1-2 for f64), log within 1, sqrt exact; glibc is within 1:
+        // 3 ulps of the accumulator apart, 5 with the roundings of the few
+        // operations a formula adds (sigmoid's 1 + e^-x and division). For
+        // f16/bf16 that difference moves the result across at most one
+        // rounding boundary: 1 ulp of the type. GELU is x times a function
+        // of x whose error is absolute where 1 + erf cancels: 5 ulps of the
+        // accumulator times max(1, |x|). Gradients add the upstream factor
+        // (|grad| <= 2): twice that.
+        double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 5 : 1;
+        std::vector<double> x = in.values();
+        auto absolute = [&](double factor) {
+          return [&, factor](size_t i) {
+            return factor * 5 * accUlp(d) * std::max(1.0, std::fabs(x[i]));
+          };
         };
-      };
-      expectClose(want, download(out, want.bytes.size()), ulps, absolute(1),
-                  "unary op " + std::to_string(o));
-      if (hasGrad) {
-        unaryGrad(d, op, dGrad, dIn, out, n);
-        expectClose(wantGrad, download(out, want.bytes.size()), 2 * ulps,
-                    absolute(2), "unary grad " + std::to_string(o));
+        std::string where = " of dtype " + std::to_string(d) + ", offset " +
+                            std::to_string(offset);
+        expectClose(want, download(out, want.bytes.size()), ulps, absolute(1),
+                    "unary op " + std::to_string(o) + where);
+        if (hasGrad) {
+          unaryGrad(d, op, dGrad, dIn, out, n);
+          expectClose(wantGrad, download(out, want.bytes.size()), 2 * ulps,
+                      absolute(2), "unary grad " + std::to_string(o) + where);
+        }
+        if (HasFatalFailure())
+          return;
       }
-      if (HasFatalFailure())
-        return;
-    }
 }
 
 TEST_F(Elementwise, BadLabelsAreSkippedAndRecordedAsTheReferenceDoes) {
@@ -489,17 +498,23 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
     int64_t outer, reduced, inner;
     double lo = -1;
   };
-  for (Case c : {Case{3, 700, 1}, Case{2, 50, 33}, Case{1, 4096, 1},
-                 Case{5, 3, 1}, Case{2, 1000, 40}, Case{1, 8192, 32},
-                 Case{3, 70001, 1, 0}, Case{1, 4099, 1, 0}})
-    for (mpcrt_dtype d : kTypes)
-      for (mpcrt_reduce_op op :
-           {MPCRT_REDUCE_SUM, MPCRT_REDUCE_MEAN, MPCRT_REDUCE_MAX}) {
-        int64_t n = c.outer * c.reduced * c.inner, m = c.outer * c.inner;
-        Buffer in = randomBuffer(rng, d, n, c.lo, 1);
-        Buffer want{d, std::vector<uint8_t>(m * bytesOf(d))};
-        Buffer grad = randomBuffer(rng, d, m, -1, 1);
-        Buffer wantBack{d, std::vector<uint8_t>(n * bytesOf(d))};
+  // Columns of 40 and 32 (read 16 bytes at a time from an aligned
+  // start) also 1 element past it, element by element.
+  for (int64_t offset : {int64_t(0), int64_t(1)})
+    for (Case c : {Case{3, 700, 1}, Case{2, 50, 33}, Case{1, 4096, 1},
+                   Case{5, 3, 1}, Case{2, 1000, 40}, Case{1, 8192, 32},
+                   Case{3, 70001, 1, 0}, Case{1, 4099, 1, 0}})
+      for (mpcrt_dtype d : kTypes)
+        for (mpcrt_reduce_op op :
+             {MPCRT_REDUCE_SUM, MPCRT_REDUCE_MEAN, MPCRT_REDUCE_MAX}) {
+          if (offset != 0 && c.inner < 32)
+            continue;
+          SCOPED_TRACE("offset " + std::to_string(offset));
+          int64_t n = c.outer * c.reduced * c.inner, m = c.outer * c.inner;
+          Buffer in = randomBuffer(rng, d, n, c.lo, 1);
+          Buffer want{d, std::vector<uint8_t>(m * bytesOf(d))};
+          Buffer grad = randomBuffer(rng, d, m, -1, 1);
+          Buffer wantBack{d, std::vector<uint8_t>(n * bytesOf(d))};
 #define CALL(SUFFIX, T, STAT)                                                  \
   do {                                                                         \
     mpcrt_reduce_##SUFFIX(op, reinterpret_cast<const T *>(in.bytes.data()),    \
@@ -513,31 +528,32 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
           reinterpret_cast<T *>(wantBack.bytes.data()), c.outer, c.reduced,    \
           c.inner);                                                            \
   } while (0)
-        MPCRT_FOR_DTYPE(d, CALL);
+          MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
-        uint8_t *dIn = upload(in.bytes);
-        uint8_t *out = deviceBuffer<uint8_t>(want.bytes.size());
-        reduce(d, op, dIn, out, c.outer, c.reduced, c.inner);
-        std::vector<uint8_t> got = download(out, want.bytes.size());
-        // Sums in another order: reduced * ulp(acc) * sum|x| (|x| <= 1),
-        // then one rounding to the stored type; max is exact.
-        double order = op == MPCRT_REDUCE_MAX
-                           ? 0
-                           : c.reduced * accUlp(d) * c.reduced /
-                                 (op == MPCRT_REDUCE_MEAN ? c.reduced : 1);
-        expectClose(
-            want, got, op == MPCRT_REDUCE_MAX ? 0 : 1,
-            [&](size_t) { return order; }, "reduce " + std::to_string(op));
-        if (op == MPCRT_REDUCE_MAX) {
-          ASSERT_EQ(got, want.bytes);
-          uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
-          reduceMaxBackward(d, upload(grad.bytes), dIn, out, back, c.outer,
-                            c.reduced, c.inner);
-          ASSERT_EQ(download(back, wantBack.bytes.size()), wantBack.bytes);
+          int64_t at = offset * bytesOf(d);
+          uint8_t *dIn = uploadAt(in.bytes, at);
+          uint8_t *out = deviceBufferAt(want.bytes.size(), at);
+          reduce(d, op, dIn, out, c.outer, c.reduced, c.inner);
+          std::vector<uint8_t> got = download(out, want.bytes.size());
+          // Sums in another order: reduced * ulp(acc) * sum|x| (|x| <= 1),
+          // then one rounding to the stored type; max is exact.
+          double order = op == MPCRT_REDUCE_MAX
+                             ? 0
+                             : c.reduced * accUlp(d) * c.reduced /
+                                   (op == MPCRT_REDUCE_MEAN ? c.reduced : 1);
+          expectClose(
+              want, got, op == MPCRT_REDUCE_MAX ? 0 : 1,
+              [&](size_t) { return order; }, "reduce " + std::to_string(op));
+          if (op == MPCRT_REDUCE_MAX) {
+            ASSERT_EQ(got, want.bytes);
+            uint8_t *back = deviceBufferAt(wantBack.bytes.size(), at);
+            reduceMaxBackward(d, uploadAt(grad.bytes, at), dIn, out, back,
+                              c.outer, c.reduced, c.inner);
+            ASSERT_EQ(download(back, wantBack.bytes.size()), wantBack.bytes);
+          }
+          if (HasFatalFailure())
+            return;
         }
-        if (HasFatalFailure())
-          return;
-      }
 }
 
 // Column sums of small integers are exact in any order, so every cut of
