@@ -63,8 +63,10 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("mpc-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                       cl::Required, cl::cat(category));
-static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("FILE"), cl::Required,
+static cl::opt<std::string> outputFile("o",
+                                       cl::desc("Output file (required "
+                                                "unless --print-pipeline)"),
+                                       cl::value_desc("FILE"),
                                        cl::cat(category));
 static cl::opt<std::string>
     backend("backend", cl::desc("Runtime to link: cpu (reference) or cuda"),
@@ -219,6 +221,13 @@ static cl::opt<bool>
                     "translation to LLVM IR, code generation and linking "
                     "(standard error, when the compiler exits)"),
            cl::init(false), cl::cat(category));
+
+static cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("Print the pass pipeline the options give, as mpc-opt's "
+             "--pass-pipeline takes it, and stop (standard output; the "
+             "input is read and checked, nothing is compiled)"),
+    cl::init(false), cl::cat(category));
 
 static cl::opt<std::string> fusionReport(
     "fusion-report",
@@ -489,6 +498,8 @@ int main(int argc, char **argv) {
   if (opsPerPart < 0)
     return fail("--ops-per-part must be 0 (one function) or positive, got " +
                 std::to_string(opsPerPart));
+  if (outputFile.getNumOccurrences() == 0 && !printPipeline)
+    return fail("no output file: give -o FILE");
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
     return fail("unknown --emit '" + emit +
                 "' (expected mlir, llvm, obj or exe)");
@@ -712,6 +723,26 @@ int main(int argc, char **argv) {
           " ops-per-part=" + std::to_string(opsPerPart));
   if (!added)
     return 1;
+  if (printPipeline) {
+    // Printed only where the text reads back as the same passes: MLIR
+    // prints an option's value as it is, so a value holding the pipeline
+    // syntax's braces or commas would read back as other passes.
+    std::string text, again;
+    llvm::raw_string_ostream os(text), reprinted(again);
+    pm.printAsTextualPipeline(os);
+    std::string reason;
+    llvm::raw_string_ostream why(reason);
+    FailureOr<OpPassManager> parsed = parsePassPipeline(text, why);
+    if (succeeded(parsed))
+      parsed->printAsTextualPipeline(reprinted);
+    if (failed(parsed) || again != text)
+      return fail("--print-pipeline: an option's value holds the "
+                  "pipeline syntax's braces or commas, so the printed "
+                  "pipeline would read back as other passes; nothing is "
+                  "printed");
+    llvm::outs() << text << "\n";
+    return 0;
+  }
   if (failed(pm.run(*module)))
     return 1;
   passTime.stop();
