@@ -13,6 +13,7 @@
 #include "mpc/Dialect/MPC/IR/InputLimits.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
+#include "mpc/Dialect/MPC/Transforms/Pipeline.h"
 #include "mpc/Tools/CompileConfig.h"
 
 #include "Model.h"
@@ -322,14 +323,6 @@ static int fail(const Twine &message) {
   return 1;
 }
 
-/// One pass of the pipeline: its registered name, its options as
-/// KEY=VALUE words, and the flags whose values are among them.
-struct Stage {
-  std::string pass;
-  std::string options;
-  std::vector<const cl::Option *> flags;
-};
-
 /// VALUE as one pass-option value. MLIR splits a pass's options at spaces
 /// and reads quotes and braces as brackets, so a value holding one is
 /// quoted (the parser drops the quotes and trims what they held);
@@ -346,32 +339,27 @@ static std::optional<std::string> optionValue(StringRef value) {
   return std::nullopt;
 }
 
-/// Adds STAGE's pass to PM. Options it refuses are the user's where a flag
-/// of theirs is among them: the error names the flags given and the
+/// Adds STAGE's pass to PM. Options it refuses are the user's where one of
+/// FLAGS, given, is among them: the error names the flags given and the
 /// parser's reason (a bad value's reason is printed by the parser itself,
 /// before).
-static LogicalResult addStage(PassManager &pm, const Stage &stage) {
-  const PassInfo *info = PassInfo::lookup(stage.pass);
-  std::string reason;
-  if (info && succeeded(info->addToPipeline(pm, stage.options,
-                                            [&](const Twine &message) {
-                                              reason = message.str();
-                                              return failure();
-                                            })))
+static LogicalResult addStage(PassManager &pm,
+                              const mlir::mpc::PipelineStage &stage,
+                              ArrayRef<const cl::Option *> flags) {
+  std::string why;
+  if (succeeded(mlir::mpc::addPipelineStage(pm, stage, why)))
     return success();
-  StringRef why = StringRef(reason).trim();
-  why.consume_front("<Pass-Options-Parser>: ");
   std::string given;
-  for (const cl::Option *flag : stage.flags)
+  for (const cl::Option *flag : flags)
     if (flag->getNumOccurrences() > 0)
       given += (given.empty() ? "" : ", ") + ("--" + flag->ArgStr).str();
-  if (!info || given.empty()) {
+  if (!PassInfo::lookup(stage.pass) || given.empty()) {
     fail("internal error: --" + stage.pass + " refused its options '" +
          stage.options + "'" + (why.empty() ? "" : ": " + why));
     return failure();
   }
   fail(given + ": --" + stage.pass + " refused the options '" + stage.options +
-       "': " + (why.empty() ? StringRef("a value above is invalid") : why) +
+       "': " + (why.empty() ? "a value above is invalid" : why) +
        " (`mpc-opt --help` lists each pass's options)");
   return failure();
 }
@@ -598,13 +586,6 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   TimingScope passTime = timeRoot.nest("mpc passes");
   pm.enableTiming(passTime);
-  bool added = true; // until a pass refuses its options
-  auto add = [&](std::string pass, std::string options = "",
-                 std::vector<const cl::Option *> flags = {}) {
-    added =
-        added && succeeded(addStage(pm, {std::move(pass), std::move(options),
-                                         std::move(flags)}));
-  };
   // Names and file names as option values (quoted where they hold a space
   // or a bracket); a name no quoting keeps whole is refused.
   std::string loss, name, precisionReportValue, fusionReportValue,
@@ -633,94 +614,101 @@ int main(int argc, char **argv) {
       return fail("--" + flag->ArgStr + "='" + text +
                   "': 'func' is set by mpc-compile (--entry); drop it");
   }
-  add("mpc-verify-graph");
-  // Attention is fused in the forward graph, before autodiff takes its
-  // gradient as the fused op's (its intermediates have no other reader
-  // there); the GEMM epilogues after precision assignment.
+  mlir::mpc::StepPipelineOptions step;
+  step.train = train;
+  step.loss = loss;
+  step.step = name;
+  step.accumulate = accumulate;
+  step.optimizer = optimizer;
+  if (train && !noEval) {
+    step.eval = "eval_step";
+    step.evalPrecision = evalPrecision;
+  }
+  step.lossScaling = lossScaling;
+  step.clipGradNorm = clipGradNorm;
+  step.level = amp;
+  step.dtype = dtype;
+  step.precisionOptions =
+      "alignment-remarks=false" + (precisionReport.empty()
+                                       ? std::string()
+                                       : " report=" + precisionReportValue);
+  step.dataParallel = parallel;
+  step.dataParallelOptions = dataParallel;
+  step.gradStats = gradStats;
   // On CUDA attention stays unfused unless asked for: its first kernels
   // (CUDA cores) made BERT's fused step 25x slower than the unfused one on
   // an H100 (docs/Benchmarks.md), and the flash kernels that replaced them
   // (cuBLASLt products for other types and head sizes) are not yet
   // measured on a GPU; the other fusions stay.
+  step.fuse = !noFuse;
   bool attention =
       fuseAttention.getNumOccurrences() > 0 ? fuseAttention : backend != "cuda";
-  std::string noAttention = attention ? "" : " attention=false";
-  std::string noFold = noFoldCasts ? " casts=false scales=false" : "";
+  std::string both = attention ? "" : "attention=false";
+  if (noFoldCasts)
+    both += " casts=false scales=false";
   if (keepProbabilities)
-    noFold += " softmax-dropout=false recompute=false";
+    both += " softmax-dropout=false recompute=false";
   if (noRowTransposes)
-    noFold += " row-transposes=false";
-  // Recomputation needs the backward pass's readers: after autodiff only.
-  // Without --train too, so that what fuses in the forward graph (a layer
-  // norm written out of its steps) fuses before precision assignment puts
-  // casts between its parts.
-  // The concatenations' convolutions split after autodiff: their data
-  // gradient then stays one convolution (its parts' gradients views).
-  if (!noFuse)
-    add("mpc-fuse", "epilogues=false recompute-moves=false concat-convs=false" +
-                        noAttention + noFold);
+    both += " row-transposes=false";
+  step.fuseOptions = both;
+  // Moves computed again, concatenations' convolutions split and weight
+  // gradients' sums fused only in the second fusion anyway: these options
+  // go to it alone.
+  std::string later =
+      fusionReport.empty() ? std::string() : "report=" + fusionReportValue;
   if (noRecomputeMoves)
-    noFold += " recompute-moves=false";
+    later += " recompute-moves=false";
   if (noRecomputeInBackward)
-    noFold += " recompute-in-backward=false";
+    later += " recompute-in-backward=false";
   if (noConcatConvs)
-    noFold += " concat-convs=false";
+    later += " concat-convs=false";
   if (noFuseWeightGradSums)
-    noFold += " weight-grad-sums=false";
-  if (train) {
-    add("mpc-autodiff", "loss=" + loss + " name=" + name, {&lossFunction});
-    add("mpc-accumulate-gradients",
-        "func=" + name + " steps=" + std::to_string(accumulate));
-    add("mpc-optimizer", "func=" + name + " " + optimizer, {&optimizer});
-  }
-  if (train && !noEval)
-    add("mpc-eval-step",
-        "loss=" + loss + " name=eval_step precision=" + evalPrecision);
-  if (!amp.empty())
-    add("mpc-assign-precision",
-        "level=" + amp + " dtype=" + dtype + " alignment-remarks=false" +
-            (precisionReport.empty() ? std::string()
-                                     : " report=" + precisionReportValue),
-        {&precisionReport});
-  if (parallel)
-    add("mpc-data-parallel", "func=" + name + " " + dataParallel.getValue(),
-        {&dataParallel});
-  if (train)
-    add("mpc-loss-scaling",
-        "func=" + name + " " + lossScaling +
-            (clipGradNorm.empty()
-                 ? std::string()
-                 : " clip-grad-norm=" + clipGradNorm.getValue()),
-        {&lossScaling, &clipGradNorm});
-  if (gradStats)
-    add("mpc-grad-stats", "func=" + name);
-  add("canonicalize");
-  add("cse");
-  if (!noFuse)
-    add("mpc-fuse",
-        (fusionReport.empty() ? std::string() : "report=" + fusionReportValue) +
-            noAttention + noFold,
-        {&fusionReport});
-  // After fusion: a fused product is padded with its bias.
+    later += " weight-grad-sums=false";
+  step.laterFuseOptions = later;
   if (padForTensorCores.getNumOccurrences() > 0)
-    add("mpc-pad-for-tensor-cores", padForTensorCores, {&padForTensorCores});
+    step.pad = padForTensorCores;
   if (checkNumerics.getNumOccurrences() > 0)
-    add("mpc-check-numerics",
-        "func=" + name +
-            (checkNumerics.empty() ? std::string()
-                                   : " phases=" + checkNumerics.getValue()),
-        {&checkNumerics});
-  std::string plan;
+    step.checkNumerics = checkNumerics.empty()
+                             ? std::string()
+                             : "phases=" + checkNumerics.getValue();
   if (!memoryReport.empty())
-    plan += "report=" + memoryReportValue + " ";
+    step.planOptions += "report=" + memoryReportValue + " ";
   if (noMemoryReuse)
-    plan += "reuse=false ";
+    step.planOptions += "reuse=false ";
   if (arenaGuards.getNumOccurrences() > 0)
-    plan += "guard=" + std::to_string(arenaGuards) + " ";
-  add("mpc-plan-memory", plan, {&memoryReport});
-  add("mpc-lower-to-runtime",
-      "entry=" + name + " backend=" + backend +
-          " ops-per-part=" + std::to_string(opsPerPart));
+    step.planOptions += "guard=" + std::to_string(arenaGuards) + " ";
+  step.backend = backend;
+  step.lowerOptions = "ops-per-part=" + std::to_string(opsPerPart);
+
+  // Each pass with the flags whose words are among its options.
+  using Role = mlir::mpc::PipelineStage::Role;
+  auto flagsOf = [&](Role role) -> std::vector<const cl::Option *> {
+    switch (role) {
+    case Role::Autodiff:
+      return {&lossFunction};
+    case Role::Optimizer:
+      return {&optimizer};
+    case Role::Precision:
+      return {&precisionReport};
+    case Role::DataParallel:
+      return {&dataParallel};
+    case Role::LossScaling:
+      return {&lossScaling, &clipGradNorm};
+    case Role::Fuse:
+      return {&fusionReport};
+    case Role::Pad:
+      return {&padForTensorCores};
+    case Role::CheckNumerics:
+      return {&checkNumerics};
+    case Role::PlanMemory:
+      return {&memoryReport};
+    default:
+      return {};
+    }
+  };
+  bool added = true; // until a pass refuses its options
+  for (const mlir::mpc::PipelineStage &stage : mlir::mpc::stepPipeline(step))
+    added = added && succeeded(addStage(pm, stage, flagsOf(stage.role)));
   if (!added)
     return 1;
   if (printPipeline) {

@@ -97,9 +97,8 @@ static bool importAndVerify(const Graph &graph, const ImportOptions &options,
   if (options.loss.empty())
     return true;
   mlir::PassManager pm(&ctx);
-  mpc::fuzz::parsePipeline(
-      mpc::fuzz::trainingPipeline(variant, "loss", "train_step", 1, "", "", ""),
-      pm);
+  mpc::fuzz::addPipeline(
+      mpc::fuzz::trainingPipeline(variant, "loss", "train_step", 1, ""), pm);
   (void)pm.run(*module);
   return true;
 }

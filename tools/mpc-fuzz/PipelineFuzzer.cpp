@@ -95,14 +95,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (scalarLoss) {
     OwningOpRef<ModuleOp> copy = module->clone();
     PassManager train(&ctx);
-    fuzz::parsePipeline(
-        fuzz::trainingPipeline(v, entry, "mpc_fuzz_step", 2, "mpc_fuzz_eval",
-                               " clip-grad-norm=1.0", "{guard=32}"),
-        train);
+    mlir::mpc::StepPipelineOptions options =
+        fuzz::trainingPipeline(v, entry, "mpc_fuzz_step", 2, "mpc_fuzz_eval");
+    options.clipGradNorm = "1.0";
+    options.planOptions = "guard=32";
+    fuzz::addPipeline(options, train);
     (void)train.run(*copy);
   }
   PassManager pm(&ctx);
-  fuzz::parsePipeline(fuzz::inferencePipeline(v, entry), pm);
+  fuzz::addPipeline(fuzz::inferencePipeline(v, entry), pm);
   if (succeeded(pm.run(*module))) {
     std::string printed;
     llvm::raw_string_ostream os(printed);

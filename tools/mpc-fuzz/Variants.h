@@ -8,15 +8,17 @@
 // Tensor Core padding, numerics checks, evaluation at the training level,
 // moves computed again before autodiff). MPC_FUZZ_VARIANT=N in the
 // environment gives every input variant N instead (its bits as the
-// hash's): a sweep of the seeds through one variant.
+// hash's): a sweep of the seeds through one variant. The passes and their
+// order are mpc-compile's own (stepPipeline, Pipeline.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MPC_TOOLS_MPC_FUZZ_VARIANTS_H
 #define MPC_TOOLS_MPC_FUZZ_VARIANTS_H
 
+#include "mpc/Dialect/MPC/Transforms/Pipeline.h"
+
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -60,80 +62,61 @@ inline Variant pipelineVariant(const uint8_t *data, size_t size) {
   return v;
 }
 
-/// mpc-compile's fusion options: on CUDA attention stays unfused; before
-/// autodiff (`first`), moves are computed again and concatenations
-/// convolved in parts only with the variant's recomputeFirst (mpc-compile
-/// never does; mpc-opt may).
-inline std::string fuseStep(const Variant &v, bool first) {
-  std::string options = first ? "epilogues=false" : "";
-  if (first && !v.recomputeFirst)
-    options += " recompute-moves=false concat-convs=false";
-  if (v.cuda)
-    options += " attention=false";
-  return options.empty() ? "mpc-fuse," : "mpc-fuse{" + options + "},";
-}
-
-inline std::string precisionStep(const Variant &v) {
-  return std::string("mpc-assign-precision{level=") + v.level +
-         " dtype=" + v.dtype + " alignment-remarks=false},";
-}
-
-/// The passes after the second fusion, as mpc-compile orders them, for
-/// the step `func` (its memory plan with `planOptions`, e.g. "{guard=32}").
-inline std::string tailSteps(const Variant &v, const std::string &func,
-                             const std::string &planOptions) {
-  std::string passes;
+/// The passes of mpc-compile without --train in the variant: `entry`
+/// compiled as it is. On CUDA attention stays unfused, as mpc-compile
+/// leaves it; before autodiff, moves are computed again and
+/// concatenations convolved in parts only with the variant's
+/// recomputeFirst (mpc-compile never does; mpc-opt may).
+inline mlir::mpc::StepPipelineOptions
+inferencePipeline(const Variant &v, const std::string &entry) {
+  mlir::mpc::StepPipelineOptions o;
+  o.step = entry;
+  o.level = v.level;
+  o.dtype = v.dtype;
+  o.precisionOptions = "alignment-remarks=false";
+  o.fuseOptions = v.cuda ? "attention=false" : "";
+  o.recomputeBeforeAutodiff = v.recomputeFirst;
   if (v.pad)
-    passes += "mpc-pad-for-tensor-cores,";
+    o.pad = "";
   if (v.checkNumerics)
-    passes += "mpc-check-numerics{func=" + func + "},";
-  return passes + "mpc-plan-memory" + planOptions +
-         ",mpc-lower-to-runtime{entry=" + func +
-         " backend=" + (v.cuda ? "cuda" : "cpu") + "})";
+    o.checkNumerics = "";
+  o.backend = v.cuda ? "cuda" : "cpu";
+  return o;
 }
 
-/// mpc-compile without --train: `entry` compiled as it is.
-inline std::string inferencePipeline(const Variant &v,
-                                     const std::string &entry) {
-  return "builtin.module(mpc-verify-graph," + fuseStep(v, true) +
-         precisionStep(v) + "canonicalize,cse," + fuseStep(v, false) +
-         tailSteps(v, entry, "");
+/// mpc-compile --train of the loss function `loss` into `step` in the
+/// variant: `accumulate` micro-batches, Adam, the evaluation step `eval`
+/// where not empty (at the training level with the variant's evalAmp),
+/// the data-parallel sums in buckets of 4 KiB.
+inline mlir::mpc::StepPipelineOptions
+trainingPipeline(const Variant &v, const std::string &loss,
+                 const std::string &step, int accumulate,
+                 const std::string &eval) {
+  mlir::mpc::StepPipelineOptions o = inferencePipeline(v, step);
+  o.train = true;
+  o.loss = loss;
+  o.accumulate = accumulate;
+  o.optimizer = "kind=adam lr=0.001";
+  o.eval = eval;
+  o.evalPrecision = v.evalAmp ? "amp" : "f32";
+  o.dataParallel = v.dataParallel;
+  o.dataParallelOptions = "bucket-bytes=4096";
+  o.gradStats = v.gradStats;
+  return o;
 }
 
-/// mpc-compile --train of the loss function `loss` into `step`:
-/// `accumulate` micro-batches (1: none), the evaluation step `eval` where
-/// not empty, loss scaling with `scaling`'s options.
-inline std::string trainingPipeline(const Variant &v, const std::string &loss,
-                                    const std::string &step, int accumulate,
-                                    const std::string &eval,
-                                    const std::string &scaling,
-                                    const std::string &planOptions) {
-  std::string p = "builtin.module(mpc-verify-graph," + fuseStep(v, true) +
-                  "mpc-autodiff{loss=" + loss + " name=" + step + "},";
-  if (accumulate > 1)
-    p += "mpc-accumulate-gradients{func=" + step +
-         " steps=" + std::to_string(accumulate) + "},";
-  p += "mpc-optimizer{func=" + step + " kind=adam lr=0.001},";
-  if (!eval.empty())
-    p += "mpc-eval-step{loss=" + loss + " name=" + eval +
-         " precision=" + (v.evalAmp ? "amp" : "f32") + "},";
-  p += precisionStep(v);
-  if (v.dataParallel)
-    p += "mpc-data-parallel{func=" + step + " bucket-bytes=4096},";
-  p += "mpc-loss-scaling{func=" + step + scaling + "},";
-  if (v.gradStats)
-    p += "mpc-grad-stats{func=" + step + "},";
-  return p + "canonicalize,cse," + fuseStep(v, false) +
-         tailSteps(v, step, planOptions);
-}
-
-/// A pipeline of the fuzzer's own that does not parse is its bug, not the
-/// input's: stop, rather than fuzz nothing.
-inline void parsePipeline(const std::string &pipeline, mlir::PassManager &pm) {
-  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs())))
-    llvm::report_fatal_error(llvm::Twine("mpc fuzzer: the pipeline does not "
-                                         "parse: ") +
-                             pipeline);
+/// Adds the passes of `options` to `pm`. A stage the fuzzer cannot add is
+/// its bug, not the input's: stop, rather than fuzz nothing.
+inline void addPipeline(const mlir::mpc::StepPipelineOptions &options,
+                        mlir::PassManager &pm) {
+  for (const mlir::mpc::PipelineStage &stage :
+       mlir::mpc::stepPipeline(options)) {
+    std::string reason;
+    if (mlir::failed(mlir::mpc::addPipelineStage(pm, stage, reason)))
+      llvm::report_fatal_error(llvm::Twine("mpc fuzzer: --") + stage.pass +
+                               " refused the options '" + stage.options +
+                               "': " + reason);
+  }
 }
 
 } // namespace mpc::fuzz
