@@ -703,21 +703,27 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
 
 /// The mixed-type softmax and its gradient (f16, bf16, f32 at each operand)
 /// against the reference's mixed kernels, rows for a warp (one element at a
-/// time, and groups of 4 as one access) and for a block.
+/// time, and groups of 4 as one access) and for a block. Rows of 200 also
+/// with every operand one element past an aligned start, where the groups
+/// of 4 must not be read as one access (each operand's element size).
 TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 37;
   const mpcrt_dtype mixable[] = {MPCRT_F16, MPCRT_BF16, MPCRT_F32};
-  for (int64_t cols : {45, 200, 1029})
+  for (auto [cols, offset] :
+       {std::pair<int64_t, int64_t>{45, 0}, {200, 0}, {1029, 0}, {200, 1}})
     for (mpcrt_dtype in : mixable)
       for (mpcrt_dtype out : mixable) {
         if (in == out)
           continue;
         SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
-                     std::to_string(in) + " " + std::to_string(out));
+                     std::to_string(in) + " " + std::to_string(out) +
+                     " offset " + std::to_string(offset));
+        auto at = [&](mpcrt_dtype d) { return offset * bytesOf(d); };
         Buffer x = randomBuffer(rng, in, rows * cols, -8, 8);
         Buffer dy = randomBuffer(rng, in, rows * cols, -1, 1);
-        uint8_t *dX = upload(x.bytes), *dDy = upload(dy.bytes);
+        uint8_t *dX = uploadAt(x.bytes, at(in)),
+                *dDy = uploadAt(dy.bytes, at(in));
         double rowSum = cols * accUlp(MPCRT_F32) * 16;
         // With a scale (the attention's 1/sqrt(d), folded) and without.
         double scale = in == MPCRT_F32 ? 0.3 : 1;
@@ -725,20 +731,20 @@ TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
           Buffer want{out, std::vector<uint8_t>(rows * cols * bytesOf(out))};
           mpcrt_softmax_mixed(in, x.bytes.data(), out, want.bytes.data(), rows,
                               cols, log, scale);
-          uint8_t *y = deviceBuffer<uint8_t>(want.bytes.size());
+          uint8_t *y = deviceBufferAt(want.bytes.size(), at(out));
           softmax(in, dX, out, y, rows, cols, log, scale);
           expectClose(
               want, download(y, want.bytes.size()), out == MPCRT_F32 ? 8 : 1,
               [&](size_t) { return rowSum; }, "mixed softmax");
           // The backward from the reference's output, dx of either type.
-          uint8_t *dY = upload(want.bytes);
+          uint8_t *dY = uploadAt(want.bytes, at(out));
           for (mpcrt_dtype result : {in, out}) {
             Buffer wantBack{
                 result, std::vector<uint8_t>(rows * cols * bytesOf(result))};
             mpcrt_softmax_backward_mixed(
                 in, dy.bytes.data(), out, want.bytes.data(), result,
                 wantBack.bytes.data(), rows, cols, log, scale);
-            uint8_t *back = deviceBuffer<uint8_t>(wantBack.bytes.size());
+            uint8_t *back = deviceBufferAt(wantBack.bytes.size(), at(result));
             softmaxBackward(in, dDy, out, dY, result, back, rows, cols, log,
                             scale);
             expectClose(
