@@ -438,10 +438,13 @@ int main(int argc, char **argv) {
 
   if (backend != "cpu" && backend != "cuda")
     return fail("unknown backend '" + backend + "' (expected cpu or cuda)");
-  if (emulateCuda && !MPC_HAVE_CUDA_EMULATION)
+  // What this build lacks matters only to what it links: a printed
+  // pipeline needs none of it.
+  const bool links = !printPipeline;
+  if (links && emulateCuda && !MPC_HAVE_CUDA_EMULATION)
     return fail("--emulate-cuda: the host emulation of the CUDA backend is "
                 "not part of this build (CUDA's headers were not found)");
-  if (backend == "cuda" && !MPC_HAVE_CUDA_RUNTIME && !emulateCuda)
+  if (links && backend == "cuda" && !MPC_HAVE_CUDA_RUNTIME && !emulateCuda)
     return fail(std::string("the CUDA backend (libmpcrt-cuda) is not part "
                             "of this build; use --backend=cpu") +
                 (MPC_HAVE_CUDA_EMULATION
@@ -510,22 +513,23 @@ int main(int argc, char **argv) {
                   "; add " + name + " or drop it");
 
   bool parallel = dataParallel.getNumOccurrences() > 0;
-  if (parallel && backend == "cpu" && !MPC_HAVE_MPI)
+  if (links && parallel && backend == "cpu" && !MPC_HAVE_MPI)
     return fail("--data-parallel on the CPU backend needs MPI, which this "
                 "build did not find (install libopenmpi-dev and "
                 "reconfigure)");
   if (racecheck && !emulateCuda)
     return fail("--racecheck needs --emulate-cuda");
-  if (racecheck && StringRef(MPC_RUNTIME_CUDA_RACECHECK_LIBS).empty())
+  if (links && racecheck && StringRef(MPC_RUNTIME_CUDA_RACECHECK_LIBS).empty())
     return fail("--racecheck: the race check of the CUDA emulation is not "
                 "part of this build (it is left out beside other "
                 "sanitizers)");
   if (emulateCuda && backend != "cuda")
     return fail("--emulate-cuda needs --backend=cuda");
-  if (emulateCuda && parallel && StringRef(MPC_COMM_NCCL_EMULATED_LIB).empty())
+  if (links && emulateCuda && parallel &&
+      StringRef(MPC_COMM_NCCL_EMULATED_LIB).empty())
     return fail("--emulate-cuda --data-parallel needs NCCL's header "
                 "(nccl.h), which this build did not find");
-  if (parallel && backend == "cuda" && !emulateCuda && !MPC_HAVE_NCCL)
+  if (links && parallel && backend == "cuda" && !emulateCuda && !MPC_HAVE_NCCL)
     return fail("--data-parallel on the CUDA backend needs NCCL's header "
                 "(nccl.h), which this build did not find");
 
