@@ -263,9 +263,9 @@ TEST_F(Elementwise, FlatOpsAtOddSizesAndOffsetsMatchTheReference) {
 // N elements per access: a bias row on either side, a [rows, 1] column, an
 // attention mask [B, 1, 1, S] added to [B, H, S, S]; beside them the
 // layouts that must not (a row not a multiple of 8 f16 elements, a
-// row stride that breaks the vectors' alignment, pointers one element off
-// 16 bytes). Every one bit-identical to the reference: +, -, *, / round
-// once.
+// row stride that breaks the vectors' alignment, the operands or the
+// result one element off 16 bytes). Every one bit-identical to the
+// reference: +, -, *, / round once.
 TEST_F(Elementwise, BroadcastOpsInVectorsMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   struct Case {
@@ -283,7 +283,8 @@ TEST_F(Elementwise, BroadcastOpsInVectorsMatchTheReference) {
   };
   for (const Case &c : cases)
     for (mpcrt_dtype d : kTypes)
-      for (int64_t offset : {0, 1}) {
+      for (auto [offset, outOffset] :
+           {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {0, 1}}) {
         int64_t size = bytesOf(d), count = 1;
         for (int64_t n : c.shape)
           count *= n;
@@ -292,7 +293,7 @@ TEST_F(Elementwise, BroadcastOpsInVectorsMatchTheReference) {
         Buffer rhs = randomBuffer(rng, d, c.rhsCount + offset, 0.5, 3);
         uint8_t *dl = upload(lhs.bytes) + offset * size;
         uint8_t *dr = upload(rhs.bytes) + offset * size;
-        uint8_t *out = deviceBuffer<uint8_t>(count * size);
+        uint8_t *out = deviceBufferAt(count * size, outOffset * size);
         for (mpcrt_binary_op op :
              {MPCRT_ADD, MPCRT_SUB, MPCRT_MUL, MPCRT_DIV}) {
           Buffer want{d, std::vector<uint8_t>(count * size)};
@@ -306,7 +307,8 @@ TEST_F(Elementwise, BroadcastOpsInVectorsMatchTheReference) {
           binary(d, op, dl, c.ls.data(), dr, c.rs.data(), out, c.shape.data(),
                  rank);
           ASSERT_EQ(download(out, count * size), want.bytes)
-              << c.what << ", binary " << op << ", offset " << offset;
+              << c.what << ", binary " << op << ", offset " << offset
+              << ", the result's " << outOffset;
         }
       }
 }
@@ -866,7 +868,9 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
   // 768 also with the rows' tensors (x, dy, y, dx) 1 or 4 elements past
   // an aligned start: 1 breaks the groups' alignment (the element-wise
   // path), 4 keeps it for 16-bit types while breaking 16 bytes' (their
-  // groups' loads are 8 bytes).
+  // groups' loads are 8 bytes). The parameters and their gradients as
+  // many elements past theirs (gamma's and beta's groups then read one
+  // element at a time where the offset is 1).
   const int64_t rows = 200;
   for (int64_t offset : {int64_t(0), int64_t(1), int64_t(4)})
     for (int64_t cols : {int64_t(5), int64_t(768), int64_t(1022), int64_t(1024),
@@ -878,6 +882,7 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
                      std::to_string(offset));
         size_t at = offset * bytesOf(d);
         mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+        size_t pAt = offset * bytesOf(pd);
         int64_t statBytes = d == MPCRT_F64 ? 8 : 4;
         Buffer x = randomBuffer(rng, d, rows * cols, -3, 5);
         Buffer dy = randomBuffer(rng, d, rows * cols, -1, 1);
@@ -905,12 +910,12 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
   } while (0)
         MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
-        uint8_t *dX = uploadAt(x.bytes, at), *dG = upload(gamma.bytes);
+        uint8_t *dX = uploadAt(x.bytes, at), *dG = uploadAt(gamma.bytes, pAt);
         uint8_t *out = deviceBufferAt(want.bytes.size(), at);
         uint8_t *dMean = deviceBuffer<uint8_t>(mean.size());
         uint8_t *dRstd = deviceBuffer<uint8_t>(rstd.size());
-        layerNorm(d, dX, pd, dG, upload(beta.bytes), out, dMean, dRstd, rows,
-                  cols, 1e-5);
+        layerNorm(d, dX, pd, dG, uploadAt(beta.bytes, pAt), out, dMean, dRstd,
+                  rows, cols, 1e-5);
         double sums = cols * accUlp(d) * 8;
         double ulps = d == MPCRT_F32 || d == MPCRT_F64 ? 8 : 1;
         expectClose(
@@ -918,8 +923,8 @@ TEST_F(Elementwise, LayerNormMatchesTheReference) {
             [&](size_t) { return sums * 4; }, "layer_norm");
         // The backward from the reference's statistics.
         uint8_t *dx = deviceBufferAt(want.bytes.size(), at);
-        uint8_t *dg = deviceBuffer<uint8_t>(wantDg.bytes.size());
-        uint8_t *db = deviceBuffer<uint8_t>(wantDb.bytes.size());
+        uint8_t *dg = deviceBufferAt(wantDg.bytes.size(), pAt);
+        uint8_t *db = deviceBufferAt(wantDb.bytes.size(), pAt);
         layerNormBackward(d, uploadAt(dy.bytes, at), dX, upload(mean),
                           upload(rstd), pd, dG, dx, dg, db, nullptr, nullptr,
                           rows, cols);
