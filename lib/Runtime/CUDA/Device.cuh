@@ -108,8 +108,44 @@ __device__ inline void storeSumAny(mpcrt_dtype dtype, void *data,
   storeAny(dtype, data, i, value);
 }
 
+#ifdef MPC_CUDA_EMULATION
+} // namespace mpcrt::cuda
+namespace mpcemu {
+[[noreturn]] void kernelFault(const char *what);
+} // namespace mpcemu
+namespace mpcrt::cuda {
+#endif
+
 /// N elements moved as one access (16 bytes at most).
-template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+#ifdef MPC_CUDA_EMULATION
+  // A GPU stops a kernel whose vector access is not aligned to its size
+  // ('misaligned address'); the host's loads do not care, and the
+  // undefined-behaviour sanitizer does not check a whole struct's copy:
+  // the emulation checks both ends of every copy, so that a path taken
+  // for pointers it does not suit fails here as it would on the GPU.
+  Vec() = default;
+  Vec(const Vec &other) { copyFrom(other); }
+  Vec &operator=(const Vec &other) {
+    check(this);
+    copyFrom(other);
+    return *this;
+  }
+
+private:
+  static void check(const void *p) {
+    if (reinterpret_cast<uintptr_t>(p) % alignof(Vec) != 0)
+      ::mpcemu::kernelFault("a vector access's address is not aligned to "
+                            "its size (on a GPU: misaligned address)");
+  }
+  void copyFrom(const Vec &other) {
+    check(&other);
+    for (int k = 0; k < N; ++k)
+      v[k] = other.v[k];
+  }
+#endif
+};
 
 /// Whether `p` is aligned to `bytes`.
 __host__ __device__ inline bool alignedTo(const void *p, size_t bytes) {

@@ -463,7 +463,9 @@ lambElement(const formulas::Lamb<typename Storage<P>::Acc> &rule, bool skip,
     expAvgSq[i] = Storage<P>::store(v);
     param[i] = Storage<P>::store(p - r * u);
   }
-  writeCopies<1>(Vec<P, 1>{{param[i]}}, copyDtype, copy, i);
+  Vec<P, 1> updated;
+  updated.v[0] = param[i];
+  writeCopies<1>(updated, copyDtype, copy, i);
 }
 
 /// LAMB over a list, pass 1: each block's sums of p^2 and u^2 (double,
