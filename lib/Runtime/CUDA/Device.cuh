@@ -135,7 +135,11 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
 
 private:
   static void check(const void *p) {
-    if (reinterpret_cast<uintptr_t>(p) % alignof(Vec) != 0)
+    // Opaque to the optimiser, which may assume a Vec's address aligned
+    // and fold the test away.
+    uintptr_t address = reinterpret_cast<uintptr_t>(p);
+    asm volatile("" : "+r"(address));
+    if (address % alignof(Vec) != 0)
       ::mpcemu::kernelFault("a vector access's address is not aligned to "
                             "its size (on a GPU: misaligned address)");
   }

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Device.cuh"
+
 #include "gtest/gtest.h"
 
 #include <cuda_fp16.h>
@@ -719,6 +721,34 @@ TEST(EmulationDeathTest, WmmaAccessesCudaWouldRefuseStopWithTheLaunchSite) {
       "EmulationTest.cu:[0-9]+: a wmma load or store's leading dimension "
       "is not a multiple of 16 bytes");
   cudaFree(p);
+}
+
+// A vector of the backend's (Vec) copied from or to an address not
+// aligned to its size stops the kernel, as a GPU's misaligned address
+// does; the host would read and write it regardless.
+__global__ void vectorCopyKernel(const float *in, float *out) {
+  using V = mpcrt::cuda::Vec<float, 4>;
+  *reinterpret_cast<V *>(out) = *reinterpret_cast<const V *>(in);
+}
+
+TEST(EmulationDeathTest, MisalignedVectorAccessesStopWithTheLaunchSite) {
+  float *in, *out;
+  cudaMalloc(&in, 64);
+  cudaMalloc(&out, 64);
+  cudaMemset(in, 0, 64);
+  vectorCopyKernel<<<1, 1>>>(in, out);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (int side : {0, 1})
+    EXPECT_DEATH(
+        {
+          vectorCopyKernel<<<1, 1>>>(in + (side == 0), out + (side == 1));
+          cudaDeviceSynchronize();
+        },
+        "EmulationTest.cu:[0-9]+: a vector access's address is not aligned "
+        "to its size \\(on a GPU: misaligned address\\)")
+        << (side == 0 ? "source" : "destination");
+  cudaFree(in);
+  cudaFree(out);
 }
 
 } // namespace
