@@ -119,12 +119,14 @@ namespace mpcrt::cuda {
 /// N elements moved as one access (16 bytes at most).
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
   T v[N];
-#ifdef MPC_CUDA_EMULATION
+#if defined(MPC_CUDA_EMULATION) && !defined(MPC_EMULATION_RACECHECK)
   // A GPU stops a kernel whose vector access is not aligned to its size
   // ('misaligned address'); the host's loads do not care, and the
   // undefined-behaviour sanitizer does not check a whole struct's copy:
   // the emulation checks both ends of every copy, so that a path taken
-  // for pointers it does not suit fails here as it would on the GPU.
+  // for pointers it does not suit fails here as it would on the GPU. Not
+  // in the race check's build, whose reports and memory profile name the
+  // line of each access: there the copy stays the kernel's own.
   Vec() = default;
   Vec(const Vec &other) { copyFrom(other); }
   Vec &operator=(const Vec &other) {
