@@ -491,6 +491,24 @@ int main(int argc, char **argv) {
                 std::to_string(opsPerPart));
   if (outputFile.getNumOccurrences() == 0 && !printPipeline)
     return fail("no output file: give -o FILE");
+  if (printPipeline) {
+    // Options that shape only what is written after the passes are left
+    // out of a printed pipeline; the user hears which, so a compile line
+    // with --print-pipeline added still prints, and says what it skipped.
+    std::string ignored;
+    for (cl::Option *option : std::initializer_list<cl::Option *>{
+             &outputFile, &emit, &saveTemps, &optLevel, &emulateCuda,
+             &racecheck})
+      if (option->getNumOccurrences() > 0)
+        ignored += (ignored.empty() ? "-" : ", -") +
+                   std::string(option->ArgStr.size() > 1 ? "-" : "") +
+                   option->ArgStr.str();
+    if (!ignored.empty())
+      llvm::errs() << "mpc-compile: warning: --print-pipeline compiles "
+                      "nothing; ignored: "
+                   << ignored << " (they shape what is built after the "
+                   << "passes)\n";
+  }
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
     return fail("unknown --emit '" + emit +
                 "' (expected mlir, llvm, obj or exe)");
