@@ -125,6 +125,16 @@ std::optional<int64_t> reducedElements(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
+/// Whether one of `op`'s float tensor operands or results is f64.
+bool readsOrWritesF64(Operation *op) {
+  auto isF64 = [](Value v) {
+    RankedTensorType t = floatTensor(v.getType());
+    return t && t.getElementType().isF64();
+  };
+  return llvm::any_of(op->getOperands(), isF64) ||
+         llvm::any_of(op->getResults(), isF64);
+}
+
 /// Ops whose operands keep their types whatever the op's compute type: they
 /// take gradients of any float type and convert them inside.
 bool keepsOperandTypes(Operation *op) {
@@ -239,8 +249,9 @@ private:
   llvm::StringMap<ml_program::GlobalOp> copies;
   /// O2: a load of a master -> the load of its copy beside it.
   DenseMap<Value, Value> copyLoads;
-  /// O3: the globals lowered to low precision.
-  DenseSet<StringRef> loweredGlobals;
+  /// O3: the globals stored in low precision, and the element type each
+  /// had (which a function kept as written casts its loads back to).
+  llvm::DenseMap<StringRef, Type> loweredGlobals;
 };
 
 Value Assigner::castTo(Value value, Type element) {
@@ -355,7 +366,7 @@ void Assigner::refreshCopiesOnStore(func::FuncOp func) {
 /// Scalars (learning rate, step counts, loss-scale state) stay as they are:
 /// they are hyper-parameters, not weights.
 void Assigner::lowerGlobalsForO3() {
-  DenseSet<StringRef> &lowered = loweredGlobals;
+  llvm::DenseMap<StringRef, Type> &lowered = loweredGlobals;
   for (auto global : module.getOps<ml_program::GlobalOp>()) {
     RankedTensorType type = floatTensor(global.getType());
     // Gradient accumulators stay f32 (they sum many low-precision terms).
@@ -373,7 +384,7 @@ void Assigner::lowerGlobalsForO3() {
         return rounded.bitcastToAPInt();
       }));
     }
-    lowered.insert(global.getSymName());
+    lowered[global.getSymName()] = type.getElementType();
   }
   module.walk([&](ml_program::GlobalLoadOp load) {
     if (lowered.contains(load.getGlobal().getLeafReference()))
@@ -475,6 +486,12 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
     rule = level == Level::O3
                ? "O3: the optimizer updates the low-precision weights"
                : "optimizer updates run in f32 on the f32 masters";
+  } else if (level != Level::O3 && !choice->instance && readsOrWritesF64(op)) {
+    // As autocast, which casts no float64 tensor: an f64 op runs as
+    // written, not rounded to low precision nor to f32 (an fp32 op would
+    // lose precision). O3 stores every weight low, f64 ones too.
+    compute = Float64Type::get(op->getContext());
+    rule = "f64: runs as written (mixed precision casts no f64 value)";
   } else if (isBatchNorm(op) && level >= Level::O2 && !choice->instance) {
     if (keepBatchNorm) {
       // Apex's O2 and cuDNN: f32 parameters and statistics (accumulated in
@@ -551,6 +568,22 @@ LogicalResult Assigner::assign(Operation *op, StringRef function) {
         continue;
       operand.set(castTo(operand.get(), f32Operand(operand) ? f32 : compute));
     }
+
+  // An optimizer update takes its gradient as it comes, where the runtime
+  // has a kernel for the pair; otherwise (a 16-bit parameter of the other
+  // 16-bit type, an f64 parameter of a low-precision op) the gradient is
+  // widened first: to f32, or to f64 for an f64 parameter, as autograd
+  // casts a gradient back to its parameter's type.
+  if (isa<SGDUpdateOp, AdamUpdateOp>(op)) {
+    OpOperand &grad = isa<SGDUpdateOp>(op)
+                          ? cast<SGDUpdateOp>(op).getGradMutable()
+                          : cast<AdamUpdateOp>(op).getGradMutable();
+    Type param = floatTensor(op->getOperand(0).getType()).getElementType();
+    RankedTensorType gradType = floatTensor(grad.get().getType());
+    if (gradType && !updateTakes(param, gradType.getElementType()))
+      grad.set(
+          castTo(grad.get(), param.isF64() ? param : static_cast<Type>(f32)));
+  }
 
   // Optimizer results follow their parameter and state (low precision at
   // O3); the copy keeps its type.
@@ -632,16 +665,18 @@ LogicalResult Assigner::run() {
   }
   for (auto func : module.getOps<func::FuncOp>()) {
     // A function kept in f32 (an f32 evaluation step): untouched, but at
-    // O3 the weights it reads are f16 now and are cast back up.
+    // O3 the weights it reads are low precision now and are cast back up
+    // to the type each had (f32, or f64).
     if (func->hasAttr("mpc.keep_f32")) {
       func.walk([&](ml_program::GlobalLoadOp load) {
-        if (!loweredGlobals.contains(load.getGlobal().getLeafReference()))
+        auto lowered = loweredGlobals.find(load.getGlobal().getLeafReference());
+        if (lowered == loweredGlobals.end())
           return;
         auto type = cast<RankedTensorType>(load.getType());
         OpBuilder builder(load.getContext());
         builder.setInsertionPointAfter(load);
-        auto up = CastOp::create(builder, load.getLoc(), type.clone(f32),
-                                 load.getResult());
+        auto up = CastOp::create(builder, load.getLoc(),
+                                 type.clone(lowered->second), load.getResult());
         load.getResult().replaceAllUsesExcept(up, up);
         ++castsInserted;
       });

@@ -33,6 +33,16 @@ inline std::string typeName(Type type) {
   return s;
 }
 
+/// Whether the runtime's optimizer updates take parameters of element type
+/// `param` with gradients of `grad`: the same type, f32 parameters with
+/// f16 or bf16 gradients (O2's masters), or f16/bf16 parameters with f32
+/// gradients.
+inline bool updateTakes(Type param, Type grad) {
+  auto low = [](Type t) { return t.isF16() || t.isBF16(); };
+  return param == grad || (param.isF32() && low(grad)) ||
+         (low(param) && grad.isF32());
+}
+
 } // namespace mlir::mpc
 
 #endif // MPC_LIB_DIALECT_MPC_TRANSFORMS_TYPEUTILS_H

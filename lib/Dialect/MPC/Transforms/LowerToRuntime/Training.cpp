@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../TypeUtils.h"
 #include "Lowering.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -167,10 +168,8 @@ FailureOr<Value> copyBuffer(Operation *op, Value copy, Lowering &l) {
 }
 
 FailureOr<std::string> optimizerSuffix(Operation *op, Type param, Type grad) {
-  std::string p = suffix(param), g = suffix(grad);
-  if (p == g || (p == "f32" && (g == "f16" || g == "bf16")) ||
-      ((p == "f16" || p == "bf16") && g == "f32"))
-    return p + "_" + g;
+  if (updateTakes(param, grad))
+    return suffix(param) + "_" + suffix(grad);
   return op->emitOpError("has no runtime kernel for ")
          << param << " parameters with " << grad << " gradients";
 }
