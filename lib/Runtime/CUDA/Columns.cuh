@@ -77,6 +77,15 @@ ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   return p;
 }
 
+/// The plan of partials that a kernel of the caller's own writes (a row
+/// kernel that sums its rows' columns as well): `chunks` of `chunkRows`
+/// rows each. finishColumnsOf and partialBytes read its outer, cols and
+/// chunks only; it has no tiles of its own (columnPartialsKernel's).
+inline ColumnPlan chunkPlan(int64_t outer, int64_t rows, int64_t cols,
+                            int64_t chunks, int64_t chunkRows) {
+  return ColumnPlan{outer, rows, cols, chunks, chunkRows, 0, 1, 32, false};
+}
+
 /// Bytes of the partials a plan writes.
 template <typename A, int K> int64_t partialBytes(const ColumnPlan &p) {
   return p.chunks * p.outer * p.cols * int64_t(sizeof(Partial<A, K>));

@@ -2247,7 +2247,7 @@ void layerNormBackwardSummed(const T *dy, const T *x, const Stat *mean,
   using A = typename Storage<T>::Acc;
   int64_t perBlock = normSumRowsPerBlock(rows);
   int64_t blocks = (rows + perBlock - 1) / perBlock;
-  ColumnPlan plan{1, rows, cols, blocks, perBlock, 1, 1, 32, true};
+  ColumnPlan plan = chunkPlan(1, rows, cols, blocks, perBlock);
   auto *partials = reinterpret_cast<Partial<A, 2> *>(
       scratchF32((partialBytes<A, 2>(plan) + 3) / 4));
   // A lane's sums in registers for the groups its rows have: 4, 6 or 8
