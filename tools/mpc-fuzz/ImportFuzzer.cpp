@@ -103,6 +103,39 @@ static bool importAndVerify(const Graph &graph, const ImportOptions &options,
   return true;
 }
 
+/// `graph` with its float inputs of known shape, but the first when there
+/// are more, made zero initializers where it has no float initializer of
+/// its own (ONNX's node tests take every operand as an input): its
+/// training import then has parameters to differentiate, and autodiff,
+/// the optimizer and what follows see the node's gradients, where they
+/// would stop at a graph without parameters.
+static Graph withParameters(Graph graph) {
+  auto isFloat = [](const std::string &e) {
+    return e == "float" || e == "double" || e == "float16" || e == "bfloat16";
+  };
+  for (const TensorValue &t : graph.initializers)
+    if (isFloat(t.type.element))
+      return graph;
+  size_t floats = 0;
+  for (const auto &[name, type] : graph.inputs)
+    floats += isFloat(type.element);
+  bool keptData = floats < 2;
+  std::vector<std::pair<std::string, TensorType>> inputs;
+  for (auto &[name, type] : graph.inputs) {
+    bool known = type.hasShape;
+    for (int64_t d : type.dims)
+      known = known && d > 0;
+    if (!isFloat(type.element) || !known || !keptData) {
+      keptData = keptData || isFloat(type.element);
+      inputs.emplace_back(name, type);
+      continue;
+    }
+    graph.initializers.push_back(TensorValue{name, type, {}}); // zeros
+  }
+  graph.inputs = std::move(inputs);
+  return graph;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const std::string path = [] {
     const char *tmp = getenv("TMPDIR");
@@ -125,6 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // Trained: with a cross-entropy over its first integer input (the
   // class labels) where it has one, else with a mean squared error
   // against a target of its output's shape (a new argument).
+  graph = withParameters(std::move(graph));
   options.loss = "mse";
   options.labels = "mpc_fuzz_target";
   for (const auto &[name, type] : graph.inputs)
