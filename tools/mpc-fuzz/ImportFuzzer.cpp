@@ -110,9 +110,6 @@ static bool importAndVerify(const Graph &graph, const ImportOptions &options,
 /// the optimizer and what follows see the node's gradients, where they
 /// would stop at a graph without parameters.
 static Graph withParameters(Graph graph) {
-  auto isFloat = [](const std::string &e) {
-    return e == "float" || e == "double" || e == "float16" || e == "bfloat16";
-  };
   for (const TensorValue &t : graph.initializers)
     if (isFloat(t.type.element))
       return graph;

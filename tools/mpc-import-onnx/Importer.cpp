@@ -100,10 +100,6 @@ std::string mlirElement(const std::string &e) {
   return it == names.end() ? "" : it->second;
 }
 
-bool isFloat(const std::string &e) {
-  return e == "float" || e == "double" || e == "float16" || e == "bfloat16";
-}
-
 std::string mlirType(const TensorType &t) {
   std::string s = "tensor<";
   for (int64_t d : t.dims)

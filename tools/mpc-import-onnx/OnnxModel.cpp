@@ -649,6 +649,10 @@ std::string load(const std::string &path,
 
 } // namespace
 
+bool isFloat(const std::string &e) {
+  return e == "float" || e == "double" || e == "float16" || e == "bfloat16";
+}
+
 int elementBytes(const std::string &e) {
   if (e == "float" || e == "int32")
     return 4;

@@ -90,6 +90,10 @@ std::string inferNode(const Node &node,
 /// Reads one serialized TensorProto (ONNX's test data), or an error.
 std::string loadTensor(const std::string &path, TensorValue &value);
 
+/// Whether an ONNX element type name is one of the floats mpc imports
+/// (float, double, float16, bfloat16).
+bool isFloat(const std::string &element);
+
 /// Bytes per element of an ONNX element type name (0: not supported).
 int elementBytes(const std::string &element);
 
