@@ -48,3 +48,46 @@ ml_program.global private mutable @huge(dense<0.0> : tensor<4611686018427387904x
 
 // expected-error @+1 {{global @empty has a zero-sized dimension: 'tensor<0x4xf32>'}}
 ml_program.global private mutable @empty(dense<0.0> : tensor<0x4xf32>) : tensor<0x4xf32>
+
+// -----
+
+// Functions' signatures and the values of ops of other dialects are checked
+// before a pass sizes them: a dynamic shape is an error, not a size of -2^63
+// bytes.
+// expected-error @+1 {{argument #0 of @dynamic must have a statically shaped tensor type (dynamic shapes are not supported), got 'tensor<?xf32>'}}
+func.func @dynamic(%x: tensor<?xf32>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 of @unranked must have a statically shaped tensor type (dynamic shapes are not supported), got 'tensor<*xf32>'}}
+func.func @unranked(%x: tensor<*xf32>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{result #1 of @results has a zero-sized dimension: 'tensor<0x4xf32>'}}
+func.func private @results() -> (tensor<4xf32>, tensor<0x4xf32>)
+
+// -----
+
+// expected-error @+1 {{argument #0 of @external takes more than 2^48 bytes: 'tensor<4611686018427387904xf32>'}}
+func.func private @external(tensor<4611686018427387904xf32>)
+
+// -----
+
+func.func @empty(%n: index) {
+  // expected-error @+1 {{'tensor.empty' op result #0 must have a statically shaped tensor type (dynamic shapes are not supported), got 'tensor<?xf32>'}}
+  %0 = tensor.empty(%n) : tensor<?xf32>
+  return
+}
+
+// -----
+
+// Arguments that are not tensors are left to the passes that read them.
+func.func @index(%n: index) -> tensor<4xf32> {
+  %0 = tensor.empty() : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

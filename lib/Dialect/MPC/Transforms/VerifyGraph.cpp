@@ -3,6 +3,7 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::mpc {
@@ -70,6 +71,54 @@ static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
   return success();
 }
 
+/// A tensor a function takes, returns or computes: statically shaped, with
+/// no zero-sized dimension and at most 2^48 bytes, as the ops' own verifiers
+/// require of their operands. Ops of other dialects (`tensor.empty`) and
+/// function signatures are checked here, before a pass sizes them.
+static LogicalResult verifyValueType(Type type,
+                                     function_ref<InFlightDiagnostic()> emit) {
+  if (!isa<TensorType>(type))
+    return success();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return emit() << " must have a statically shaped tensor type (dynamic "
+                     "shapes are not supported), got "
+                  << type;
+  if (llvm::is_contained(tensor.getShape(), 0))
+    return emit() << " has a zero-sized dimension: " << type;
+  if (!checkedByteSize(tensor))
+    return emit() << " takes more than 2^48 bytes: " << type;
+  return success();
+}
+
+static LogicalResult verifyFunction(func::FuncOp func) {
+  bool ok = true;
+  FunctionType type = func.getFunctionType();
+  for (auto [i, input] : llvm::enumerate(type.getInputs()))
+    ok &= succeeded(verifyValueType(input, [&, i = i] {
+      Location loc =
+          func.isExternal() ? func.getLoc() : func.getArgument(i).getLoc();
+      return emitError(loc)
+             << "argument #" << i << " of @" << func.getSymName();
+    }));
+  for (auto [i, result] : llvm::enumerate(type.getResults()))
+    ok &= succeeded(verifyValueType(result, [&, i = i] {
+      return func.emitError()
+             << "result #" << i << " of @" << func.getSymName();
+    }));
+  if (!ok)
+    return failure();
+  WalkResult walk = func.walk([&](Operation *op) {
+    for (OpResult result : op->getResults())
+      if (failed(verifyValueType(result.getType(), [&] {
+            return op->emitOpError() << "result #" << result.getResultNumber();
+          })))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 struct VerifyGraphPass : public impl::VerifyGraphPassBase<VerifyGraphPass> {
   void runOnOperation() override {
     if (failed(verifyTrainingGraph(getOperation())))
@@ -91,6 +140,8 @@ LogicalResult verifyTrainingGraph(ModuleOp module) {
       ok &= succeeded(verifyMaster(global, *symbols));
     }
   }
+  for (auto func : module.getOps<func::FuncOp>())
+    ok &= succeeded(verifyFunction(func));
   return success(ok);
 }
 } // namespace mlir::mpc
