@@ -6,6 +6,9 @@
 # sanitized build (scripts/fuzz.sh; MPC_FUZZ_SECONDS per target, default
 # 30, 0 skips). Exits non-zero on any failure.
 set -euo pipefail
+# Each phase's heading says when it began (seconds since the start), so a
+# log shows where a run's time goes.
+phase() { echo "== $* (at ${SECONDS}s)"; }
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 # The independent oracles some tests use (PyTorch exports and trains the
@@ -13,20 +16,20 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 mpc_install_missing python3-torch python3-numpy
 
 status=0
-echo "== lit: check-mpc"
+phase "lit: check-mpc"
 results="$MPC_BUILD/lit-results.json"
 rm -f "$results"
 /usr/lib/llvm-22/bin/lit -sv -o "$results" "$MPC_BUILD/test" || status=1
-echo "== ctest: unit tests"
+phase "ctest: unit tests"
 # One test per core (each is its own process; 149 s serial, 87 s on two
 # cores).
 ctest --test-dir "$MPC_BUILD" -j "$(nproc)" --output-on-failure || status=1
 if [ "${MPC_SANITIZE_TESTS:-1}" != 0 ]; then
-  echo "== lit under AddressSanitizer and UndefinedBehaviorSanitizer"
+  phase "lit under AddressSanitizer and UndefinedBehaviorSanitizer"
   "$MPC_ROOT/scripts/sanitize.sh" || status=1
 fi
 if [ "${MPC_FUZZ_SECONDS:-30}" != 0 ]; then
-  echo "== fuzz: ${MPC_FUZZ_SECONDS:-30}s per target"
+  phase "fuzz: ${MPC_FUZZ_SECONDS:-30}s per target"
   FUZZ_SECONDS="${MPC_FUZZ_SECONDS:-30}" "$MPC_ROOT/scripts/fuzz.sh" || status=1
 fi
 # A failing lit test's own lines come last again, where a log read from
@@ -34,4 +37,5 @@ fi
 if [ -f "$results" ]; then
   "$MPC_ROOT/scripts/lit_failures.py" "$results" || true
 fi
+phase "end: $([ $status = 0 ] && echo passed || echo FAILED)"
 exit $status
