@@ -91,3 +91,20 @@ func.func @index(%n: index) -> tensor<4xf32> {
   %0 = tensor.empty() : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// At the module's top level too (its region holds values).
+%n = arith.constant 4 : index
+// expected-error @+1 {{'tensor.empty' op result #0 must have a statically shaped tensor type (dynamic shapes are not supported), got 'tensor<?xf32>'}}
+%0 = tensor.empty(%n) : tensor<?xf32>
+
+// -----
+
+// And the arguments of blocks other than a function's entry block.
+func.func @blocks() {
+  return
+// expected-error @+1 {{block argument #0 in 'func.func' must have a statically shaped tensor type (dynamic shapes are not supported), got 'tensor<?xf32>'}}
+^bb1(%a: tensor<?xf32>):
+  return
+}

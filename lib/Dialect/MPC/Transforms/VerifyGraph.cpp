@@ -106,14 +106,31 @@ static LogicalResult verifyFunction(func::FuncOp func) {
       return func.emitError()
              << "result #" << i << " of @" << func.getSymName();
     }));
-  if (!ok)
-    return failure();
-  WalkResult walk = func.walk([&](Operation *op) {
+  return success(ok);
+}
+
+/// The tensors every op of the module makes (results, and arguments of the
+/// blocks in its regions other than a function's entry block), at the
+/// module's top level too: the first that is not well formed is an error.
+static LogicalResult verifyValues(ModuleOp module) {
+  WalkResult walk = module.walk([&](Operation *op) {
     for (OpResult result : op->getResults())
       if (failed(verifyValueType(result.getType(), [&] {
             return op->emitOpError() << "result #" << result.getResultNumber();
           })))
         return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region) {
+        if (isa<func::FuncOp>(op) && block.isEntryBlock())
+          continue; // the signature, checked by verifyFunction
+        for (BlockArgument arg : block.getArguments())
+          if (failed(verifyValueType(arg.getType(), [&] {
+                return emitError(arg.getLoc())
+                       << "block argument #" << arg.getArgNumber() << " in '"
+                       << op->getName() << "'";
+              })))
+            return WalkResult::interrupt();
+      }
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
@@ -142,6 +159,6 @@ LogicalResult verifyTrainingGraph(ModuleOp module) {
   }
   for (auto func : module.getOps<func::FuncOp>())
     ok &= succeeded(verifyFunction(func));
-  return success(ok);
+  return success(ok && succeeded(verifyValues(module)));
 }
 } // namespace mlir::mpc
