@@ -91,39 +91,78 @@ mkdir -p "$findings"
 export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=0:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
+# Runs are one process each, single-threaded: they run side by side, one
+# per core (FUZZ_JOBS, default nproc), each with its own log, shown in a
+# fixed order once all are done.
+jobs="${FUZZ_JOBS:-$(nproc)}"
+# Waits until fewer than `jobs` runs are under way.
+slot() {
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+}
 # Every seed of the pipeline fuzzer through each of 24 of mpc-compile's
 # variants (tools/mpc-fuzz/Variants.h: CPU and CUDA, O1, O2 and O3, f16
 # and bf16, the optional passes all on or all off), once each (about 45
-# s): a timed run reaches only the variants its inputs' hashes pick.
+# s on one core): a timed run reaches only the variants its inputs'
+# hashes pick.
+sweep_one() {
+  local n=$1
+  if MPC_FUZZ_VARIANT=$n "$FUZZ_BUILD/bin/mpc-fuzz-pipeline" \
+    -runs=0 -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
+    -detect_leaks=0 -artifact_prefix="$findings/" \
+    "$seeds/pipeline" > "$findings/sweep-$n.log" 2>&1; then
+    rm -f "$findings/sweep-$n.log"
+  fi
+}
 if [ "${FUZZ_SWEEP:-1}" != 0 ]; then
   echo "== mpc-fuzz-pipeline: the seeds through 24 variants"
+  variants=()
   for passes in 0x600 0xAA; do
     for cuda in 0 1; do
       for level in 0 1 2; do
         for bf16 in 0 1; do
-          n=$((passes | cuda | level << 11 | bf16 << 13))
-          if ! MPC_FUZZ_VARIANT=$n "$FUZZ_BUILD/bin/mpc-fuzz-pipeline" \
-            -runs=0 -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
-            -detect_leaks=0 -artifact_prefix="$findings/" \
-            "$seeds/pipeline" > "$findings/sweep.log" 2>&1; then
-            tail -n 40 "$findings/sweep.log"
-            echo "fuzz: a seed fails in MPC_FUZZ_VARIANT=$n; the input is" \
-              "in $findings/"
-            status=1
-          fi
+          variants+=($((passes | cuda | level << 11 | bf16 << 13)))
         done
       done
     done
   done
+  rm -f "$findings"/sweep-*.log
+  for n in "${variants[@]}"; do
+    slot
+    sweep_one "$n" &
+  done
+  wait
+  for n in "${variants[@]}"; do
+    if [ -f "$findings/sweep-$n.log" ]; then
+      tail -n 40 "$findings/sweep-$n.log"
+      echo "fuzz: a seed fails in MPC_FUZZ_VARIANT=$n; the input is" \
+        "in $findings/"
+      status=1
+    fi
+  done
 fi
-for target in pipeline policy readers import; do
-  corpus="$FUZZ_BUILD/corpus/$target"
+# The timed runs, the longest first (the importer's seeds alone take
+# about a minute), each leaving its status beside its log.
+fuzz_one() {
+  local target=$1 corpus="$FUZZ_BUILD/corpus/$1" rc=0
   mkdir -p "$corpus"
-  echo "== mpc-fuzz-$target: ${FUZZ_SECONDS}s"
-  if ! "$FUZZ_BUILD/bin/mpc-fuzz-$target" "$corpus" "$seeds/$target" \
+  "$FUZZ_BUILD/bin/mpc-fuzz-$target" "$corpus" "$seeds/$target" \
     -max_total_time="$FUZZ_SECONDS" -timeout=30 -rss_limit_mb=4096 \
     -max_len=65536 -detect_leaks=0 -print_final_stats=1 \
-    -artifact_prefix="$findings/" 2>&1 | tail -n 40; then
+    -artifact_prefix="$findings/" > "$findings/fuzz-$target.log" 2>&1 ||
+    rc=$?
+  echo $rc > "$findings/fuzz-$target.status"
+}
+targets=(import pipeline policy readers)
+rm -f "$findings"/fuzz-*.log "$findings"/fuzz-*.status
+for target in "${targets[@]}"; do
+  slot
+  fuzz_one "$target" &
+done
+wait
+for target in pipeline policy readers import; do
+  echo "== mpc-fuzz-$target: ${FUZZ_SECONDS}s"
+  tail -n 40 "$findings/fuzz-$target.log"
+  if [ "$(cat "$findings/fuzz-$target.status")" != 0 ]; then
     echo "fuzz: mpc-fuzz-$target found a problem; the input is in $findings/"
     status=1
   fi
