@@ -41,22 +41,30 @@ static LogicalResult verifyMaster(ml_program::GlobalOp global,
   return success();
 }
 
+/// A tensor type mpc can plan: ranked and statically shaped, with no
+/// zero-sized dimension and at most 2^48 bytes, as the ops' own verifiers
+/// require of their operands. `emit` begins the error with what has the
+/// type (a global, an argument, an op's result).
+static LogicalResult verifyTensorType(Type type,
+                                      function_ref<InFlightDiagnostic()> emit) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return emit() << " must have a statically shaped tensor type (dynamic "
+                     "shapes are not supported), got "
+                  << type;
+  if (llvm::is_contained(tensor.getShape(), 0))
+    return emit() << " has a zero-sized dimension: " << type;
+  if (!checkedByteSize(tensor))
+    return emit() << " takes more than 2^48 bytes: " << type;
+  return success();
+}
+
 static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
-  auto type = dyn_cast<RankedTensorType>(global.getType());
-  if (!type || !type.hasStaticShape())
-    return global.emitError("global @")
-           << global.getSymName()
-           << " must have a statically shaped tensor type (dynamic shapes "
-              "are not supported), got "
-           << global.getType();
-  if (llvm::is_contained(type.getShape(), 0))
-    return global.emitError("global @")
-           << global.getSymName()
-           << " has a zero-sized dimension: " << global.getType();
-  if (!checkedByteSize(type))
-    return global.emitError("global @")
-           << global.getSymName()
-           << " takes more than 2^48 bytes: " << global.getType();
+  if (failed(verifyTensorType(global.getType(), [&] {
+        return global.emitError("global @") << global.getSymName();
+      })))
+    return failure();
+  auto type = cast<RankedTensorType>(global.getType());
   auto init = dyn_cast_or_null<InitAttr>(global.getValueAttr());
   if (!init)
     return success();
@@ -71,24 +79,14 @@ static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
   return success();
 }
 
-/// A tensor a function takes, returns or computes: statically shaped, with
-/// no zero-sized dimension and at most 2^48 bytes, as the ops' own verifiers
-/// require of their operands. Ops of other dialects (`tensor.empty`) and
-/// function signatures are checked here, before a pass sizes them.
+/// A value's type: a tensor must pass verifyTensorType; other types are
+/// left to the passes that read them. Ops of other dialects
+/// (`tensor.empty`) and function signatures are checked here, before a
+/// pass sizes them.
 static LogicalResult verifyValueType(Type type,
                                      function_ref<InFlightDiagnostic()> emit) {
-  if (!isa<TensorType>(type))
-    return success();
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return emit() << " must have a statically shaped tensor type (dynamic "
-                     "shapes are not supported), got "
-                  << type;
-  if (llvm::is_contained(tensor.getShape(), 0))
-    return emit() << " has a zero-sized dimension: " << type;
-  if (!checkedByteSize(tensor))
-    return emit() << " takes more than 2^48 bytes: " << type;
-  return success();
+  return success(!isa<TensorType>(type) ||
+                 succeeded(verifyTensorType(type, emit)));
 }
 
 static LogicalResult verifyFunction(func::FuncOp func) {
