@@ -95,6 +95,9 @@ status=0
 # per core (FUZZ_JOBS, default nproc), each with its own log, shown in a
 # fixed order once all are done.
 jobs="${FUZZ_JOBS:-$(nproc)}"
+# The limits and the findings' folder every run takes.
+limits=(-timeout=30 -rss_limit_mb=4096 -max_len=65536 -detect_leaks=0
+  -artifact_prefix="$findings/")
 # Waits until fewer than `jobs` runs are under way.
 slot() {
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
@@ -106,10 +109,8 @@ slot() {
 # hashes pick.
 sweep_one() {
   local n=$1
-  if MPC_FUZZ_VARIANT=$n "$FUZZ_BUILD/bin/mpc-fuzz-pipeline" \
-    -runs=0 -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
-    -detect_leaks=0 -artifact_prefix="$findings/" \
-    "$seeds/pipeline" > "$findings/sweep-$n.log" 2>&1; then
+  if MPC_FUZZ_VARIANT=$n "$FUZZ_BUILD/bin/mpc-fuzz-pipeline" -runs=0 \
+    "${limits[@]}" "$seeds/pipeline" > "$findings/sweep-$n.log" 2>&1; then
     rm -f "$findings/sweep-$n.log"
   fi
 }
@@ -146,10 +147,8 @@ fuzz_one() {
   local target=$1 corpus="$FUZZ_BUILD/corpus/$1" rc=0
   mkdir -p "$corpus"
   "$FUZZ_BUILD/bin/mpc-fuzz-$target" "$corpus" "$seeds/$target" \
-    -max_total_time="$FUZZ_SECONDS" -timeout=30 -rss_limit_mb=4096 \
-    -max_len=65536 -detect_leaks=0 -print_final_stats=1 \
-    -artifact_prefix="$findings/" > "$findings/fuzz-$target.log" 2>&1 ||
-    rc=$?
+    -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "${limits[@]}" \
+    > "$findings/fuzz-$target.log" 2>&1 || rc=$?
   echo $rc > "$findings/fuzz-$target.status"
 }
 targets=(import pipeline policy readers)
