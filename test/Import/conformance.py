@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""ONNX's backend node tests through mpc-import-onnx and the CPU backend.
+"""ONNX's backend node tests through mpc-import-onnx and mpc-compile.
 
 Each case of the list (node-tests.txt: "OP TEST pass" or "OP TEST xfail:
 MESSAGE") is imported with --test-data (its test_data_set_0), compiled with
-mpc-compile, run for one step, and each output compared with the stored
-one as ONNX's backend runner does (|got - want| <= 1e-7 + 1e-3 |want|).
-A case listed to pass must pass; one listed to fail must fail with MESSAGE
-in its error (the first line of the failing stage's error, without the
-model's path and the node's name: what --record prints), so the list
-stays true and checks each refusal's message. Prints the pass count per
-op.
+mpc-compile (the CPU backend, or what --compile-arg asks for: another
+backend, a precision level), run for one step, and each output compared
+with the stored one as ONNX's backend runner does (|got - want| <= atol +
+rtol |want|, 1e-7 and 1e-3 unless given; stored f16 and bf16 outputs are
+read too). A case listed to pass must pass; one listed to fail must fail
+with MESSAGE in its error (the first line of the failing stage's error,
+without the model's path and the node's name: what --record prints), so
+the list stays true and checks each refusal's message. Prints the pass
+count per op. --per-op N takes only the first N cases of each op that are
+listed to pass.
 
   conformance.py --bin DIR --node-tests DIR --work DIR LIST
+      [--compile-arg ARG]... [--atol A] [--rtol R] [--per-op N]
 """
 import argparse
 import collections
@@ -36,7 +40,13 @@ def read_safetensors(path):
             continue
         b, e = t["data_offsets"]
         raw = data[8 + n + b:8 + n + e]
-        code = {"F32": "f", "F64": "d"}.get(t["dtype"])
+        if t["dtype"] == "BF16":
+            # The upper half of an f32: widen each by 16 zero bits.
+            words = struct.unpack("<%dH" % (len(raw) // 2), raw)
+            out[name] = struct.unpack("<%df" % len(words), struct.pack(
+                "<%dI" % len(words), *(w << 16 for w in words)))
+            continue
+        code = {"F16": "e", "F32": "f", "F64": "d"}.get(t["dtype"])
         if code is None:
             raise ValueError("%s is %s" % (name, t["dtype"]))
         out[name] = struct.unpack("<%d%s" % (len(raw) // struct.calcsize(code),
@@ -65,7 +75,7 @@ def run_case(args, test):
                     os.path.join(work, "model.mlir")]),
         ("compile", [os.path.join(args.bin, "mpc-compile"),
                      os.path.join(work, "model.mlir"), "--entry=step", "-o",
-                     os.path.join(work, "step")]),
+                     os.path.join(work, "step")] + args.compile_arg),
         ("run", [os.path.join(work, "step"), "--data", args.unused,
                  "--steps", "1", "--threads", "1", "--checkpoint",
                  os.path.join(work, "out.safetensors")]),
@@ -87,7 +97,7 @@ def run_case(args, test):
         for i, (g, w) in enumerate(zip(got, want)):
             if math.isnan(w) and math.isnan(g):
                 continue
-            if not abs(g - w) <= 1e-7 + 1e-3 * abs(w):
+            if not abs(g - w) <= args.atol + args.rtol * abs(w):
                 return "compare: %s[%d] = %.9g, expected %.9g" % (name, i, g, w)
     return None
 
@@ -106,6 +116,15 @@ def main():
     p.add_argument("--node-tests", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--compile-arg", action="append", default=[],
+                   help="one more argument of mpc-compile (repeatable), "
+                   "e.g. --backend=cuda")
+    p.add_argument("--atol", type=float, default=1e-7,
+                   help="absolute tolerance of the comparison")
+    p.add_argument("--rtol", type=float, default=1e-3,
+                   help="tolerance relative to the stored output")
+    p.add_argument("--per-op", type=int, default=0,
+                   help="only the first N cases of each op listed to pass")
     p.add_argument("--record", action="store_true",
                    help="print each case's result in the list's format")
     p.add_argument("list")
@@ -119,6 +138,14 @@ def main():
         if line:
             op, test, expect = line.split(None, 2)
             cases.append((op, test, expect))
+    if args.per_op:
+        taken = collections.Counter()
+        sample = []
+        for op, test, expect in cases:
+            if expect == "pass" and taken[op] < args.per_op:
+                taken[op] += 1
+                sample.append((op, test, expect))
+        cases = sample
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda c: run_case(args, c[1]), cases))
     counts = collections.OrderedDict()
