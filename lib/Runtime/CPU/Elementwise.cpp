@@ -111,23 +111,56 @@ void reduceKernel(mpcrt_reduce_op op, const T *in, T *out, int64_t outer,
     return max ? (std::isnan(x) || x > acc ? x : acc) : acc + x;
   };
   A start = max ? -std::numeric_limits<A>::infinity() : A(0);
-  // Each result is one sum over r in order. Blocks of adjacent results
-  // (a run of j) walk the rows once, reading contiguous elements.
+  // Blocks of adjacent results (a run of j) walk the rows once, reading
+  // contiguous elements. A sum adds its rows in order in chunks of
+  // kChunk, and the chunks' sums pairwise (a binary counter: chunk c's
+  // sum is added to the pending sums of the trailing one bits of c):
+  // the rounding error is at most about (kChunk + log2(chunks)) units
+  // of roundoff of the sum of magnitudes, not `reduced` units, in a
+  // fixed order. A sum of at most kChunk rows is the plain sum in order.
   if (outer == 0 || inner == 0)
     return;
+  constexpr int64_t kChunk = 64, kLevels = 64;
   int64_t block = std::min<int64_t>(inner, 256);
   int64_t perOuter = (inner + block - 1) / block;
   parallelFor(outer * perOuter, grainFor(reduced * block),
               [&](int64_t q0, int64_t q1) {
                 A acc[256];
+                std::vector<A> pending;
                 for (int64_t q = q0; q < q1; ++q) {
                   int64_t o = q / perOuter, j0 = (q % perOuter) * block;
                   int64_t width = std::min(block, inner - j0);
-                  std::fill_n(acc, width, start);
-                  for (int64_t r = 0; r < reduced; ++r) {
-                    const T *row = in + (o * reduced + r) * inner + j0;
-                    for (int64_t j = 0; j < width; ++j)
-                      acc[j] = combine(acc[j], S::load(row[j]));
+                  auto addRows = [&](int64_t r0, int64_t r1) {
+                    std::fill_n(acc, width, start);
+                    for (int64_t r = r0; r < r1; ++r) {
+                      const T *row = in + (o * reduced + r) * inner + j0;
+                      for (int64_t j = 0; j < width; ++j)
+                        acc[j] = combine(acc[j], S::load(row[j]));
+                    }
+                  };
+                  if (max || reduced <= kChunk) {
+                    addRows(0, reduced);
+                  } else {
+                    pending.resize(kLevels * width);
+                    int64_t chunks = 0;
+                    for (int64_t r = 0; r < reduced; r += kChunk, ++chunks) {
+                      addRows(r, std::min(reduced, r + kChunk));
+                      int64_t level = 0;
+                      for (int64_t c = chunks; c & 1; c >>= 1, ++level)
+                        for (int64_t j = 0; j < width; ++j)
+                          acc[j] = pending[level * width + j] + acc[j];
+                      std::copy_n(acc, width, &pending[level * width]);
+                    }
+                    // The pending sums, from the latest (lowest) level up.
+                    bool first = true;
+                    for (int64_t level = 0; level < kLevels; ++level) {
+                      if (!((chunks >> level) & 1))
+                        continue;
+                      for (int64_t j = 0; j < width; ++j)
+                        acc[j] = first ? pending[level * width + j]
+                                       : pending[level * width + j] + acc[j];
+                      first = false;
+                    }
                   }
                   for (int64_t j = 0; j < width; ++j)
                     out[o * inner + j0 + j] =

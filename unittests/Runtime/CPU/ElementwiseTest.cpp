@@ -262,6 +262,43 @@ TEST_P(ElementwiseTest, ReduceMiddleAxis) {
   }
 }
 
+// A long f32 sum adds its rows in chunks of 64 and the chunks' sums
+// pairwise, so its error grows with the chunk length and the log of the
+// chunk count, not with the row count: at most (63 + ceil(log2(chunks)))
+// units of roundoff of the sum of magnitudes (to first order). Values
+// just above 0.1, alike enough that an in-order sum rounds the same way
+// at every step: its error here is about 1% (the kernel's, before the
+// chunks: 1,034 off a sum of 104,858, 2,100 times the bound), the bound
+// about 5e-6 relative.
+TEST(ReduceSum, LongSumsStayWithinTheChunkedBound) {
+  unsigned seed = std::random_device()();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> draw(0.1, 0.1 + std::ldexp(1.0, -20));
+  const int64_t outer = 2, reduced = int64_t(1) << 20, inner = 3;
+  std::vector<float> in(outer * reduced * inner), out(outer * inner);
+  for (float &x : in)
+    x = static_cast<float>(draw(rng));
+  for (mpcrt_reduce_op op : {MPCRT_REDUCE_SUM, MPCRT_REDUCE_MEAN}) {
+    mpcrt_reduce_f32(op, in.data(), out.data(), outer, reduced, inner);
+    double levels = std::ceil(std::log2(double(reduced) / 64));
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t c = 0; c < inner; ++c) {
+        double sum = 0, mag = 0;
+        for (int64_t r = 0; r < reduced; ++r) {
+          double x = in[(a * reduced + r) * inner + c];
+          sum += x;
+          mag += std::fabs(x);
+        }
+        double divisor = op == MPCRT_REDUCE_MEAN ? double(reduced) : 1.0;
+        double bound = (63 + levels) * std::ldexp(1.0, -24) * mag / divisor +
+                       std::ldexp(1.0, -24) * std::fabs(sum / divisor);
+        ASSERT_NEAR(out[a * inner + c], sum / divisor, bound)
+            << "op " << op << ", column " << a * inner + c;
+      }
+  }
+}
+
 TEST_P(ElementwiseTest, CrossEntropyAndItsGradient) {
   mpcrt_dtype dtype = GetParam();
   SCOPED_TRACE("seed " + std::to_string(seed));
