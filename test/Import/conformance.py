@@ -30,14 +30,18 @@ import sys
 import zipfile
 
 
-def read_safetensors(path):
+def read_safetensors(path, prefixes=("output:", "expected:"), dtypes=None):
+    """The tensors whose names begin with one of `prefixes`, each a tuple
+    of floats; `dtypes`, where given, gets each one's dtype."""
     data = open(path, "rb").read()
     n = struct.unpack("<Q", data[:8])[0]
     header = json.loads(data[8:8 + n])
     out = {}
     for name, t in header.items():
-        if not name.startswith(("output:", "expected:")):
+        if not name.startswith(prefixes):
             continue
+        if dtypes is not None:
+            dtypes[name] = t["dtype"]
         b, e = t["data_offsets"]
         raw = data[8 + n + b:8 + n + e]
         if t["dtype"] == "BF16":
@@ -102,12 +106,119 @@ def run_case(args, test):
     return None
 
 
+# The unit roundoff of each stored type: an input stored after its update
+# is rounded to it, relative to the larger of its values before and after.
+ROUNDOFF = {"F64": 2.0**-53, "F32": 2.0**-24, "F16": 2.0**-11,
+            "BF16": 2.0**-8}
+
+
+def train_once(args, test, work, extra):
+    """Compiles work/model.mlir's step as a loss with SGD at lr 1 (and
+    `extra`), runs one step: the failure, or the checkpoint's inputs as
+    {name: (dtype, initial values, values after the step)}."""
+    os.makedirs(work, exist_ok=True)
+    steps = [
+        ("compile", [os.path.join(args.bin, "mpc-compile"),
+                     os.path.join(os.path.dirname(work), "model.mlir"),
+                     "--train", "--loss=step", "--optimizer=kind=sgd lr=1",
+                     "-o", os.path.join(work, "step")] + extra),
+        ("run", [os.path.join(work, "step"), "--data", args.unused,
+                 "--steps", "1", "--threads", "1", "--checkpoint",
+                 os.path.join(work, "out.safetensors")]),
+    ]
+    for stage, cmd in steps:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])
+            return "%s: %s" % (stage, last[0]), None
+    dtypes = {}
+    try:
+        state = read_safetensors(os.path.join(work, "out.safetensors"),
+                                 ("input:", "initial:"), dtypes)
+    except ValueError as e:
+        return "compare: %s" % e, None
+    return None, {k[len("input:"):]: (dtypes[k], state["initial:" +
+                                                       k[len("input:"):]], v)
+                  for k, v in state.items() if k.startswith("input:")}
+
+
+def gradient_case(args, test):
+    """The inputs' gradients of sum(output * w) (mpc-import-onnx
+    --test-gradients) on the CPU backend in f32 (the reference, or as
+    --reference-arg asks) and as --compile-arg asks: None where they agree within --grad-atol (of the
+    largest reference gradient's magnitude) and --grad-rtol, "reference:
+    ..." where the reference has none (what --record lists), else the
+    difference."""
+    work = os.path.join(args.work, test)
+    os.makedirs(work, exist_ok=True)
+    case = os.path.join(args.node_tests, test)
+    p = subprocess.run(
+        [os.path.join(args.bin, "mpc-import-onnx"),
+         os.path.join(case, "model.onnx"), "--test-data",
+         os.path.join(case, "test_data_set_0"), "--test-gradients", "-o",
+         os.path.join(work, "model.mlir")], capture_output=True, text=True)
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])
+        return "reference: import: %s" % last[0]
+    failure, ref = train_once(args, test, os.path.join(work, "ref"),
+                              args.reference_arg)
+    if failure:
+        return "reference: " + failure
+    if not ref:
+        return "reference: no float inputs"
+    failure, alt = train_once(args, test, os.path.join(work, "alt"),
+                              args.compile_arg)
+    if failure:
+        return failure
+    for name, (dtype, initial, after) in ref.items():
+        grads = [a - b for a, b in zip(initial, after)]
+        alt_dtype, _, alt_after = alt[name]
+        scale = max((abs(g) for g in grads if math.isfinite(g)), default=0.0)
+        for i, (p0, r, a) in enumerate(zip(initial, after, alt_after)):
+            want, got = p0 - r, p0 - a
+            if math.isnan(want) and math.isnan(got):
+                continue
+            stored = (ROUNDOFF.get(dtype, 0) + ROUNDOFF.get(alt_dtype, 0)) * \
+                max(abs(p0), abs(r), abs(a))
+            if not abs(got - want) <= (args.grad_atol * scale + stored +
+                                       args.grad_rtol * abs(want)):
+                return "gradient: %s[%d] = %.9g, reference %.9g" % (
+                    name, i, got, want)
+    return None
+
+
 def core(failure):
     """A failure without the model's path and the node's name and opset:
     the part of the message that depends on the refusal only."""
     failure = re.sub(r"^import: error: .*?model\.onnx: ", "", failure)
     failure = re.sub(r"^node '[^']*' \([^)]*\): ", "", failure)
     return failure
+
+
+def gradients(args, cases):
+    """--gradients: each case listed to pass through gradient_case; prints
+    the count that agree per op, and fails on a disagreement or a failure
+    where the reference has gradients."""
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda c: gradient_case(args, c[1]), cases))
+    counts = collections.OrderedDict()
+    wrong = []
+    for (op, test, _), failure in zip(cases, results):
+        if args.record:
+            print("%s %s %s" % (op, test, failure or "agree"))
+        agree, total = counts.get(op, (0, 0))
+        counts[op] = (agree + (failure is None), total +
+                      (failure is None or not failure.startswith("reference")))
+        if failure and not failure.startswith("reference"):
+            wrong.append("%s: %s" % (test, failure))
+    for op, (agree, total) in counts.items():
+        print("%-12s %d/%d" % (op, agree, total))
+    print("%d of %d cases have gradients; all but %d agree" % (
+        sum(r is None or not r.startswith("reference") for r in results),
+        len(results), len(wrong)))
+    for w in wrong:
+        print("UNEXPECTED " + w)
+    sys.exit(1 if wrong else 0)
 
 
 def main():
@@ -125,6 +236,18 @@ def main():
                    help="tolerance relative to the stored output")
     p.add_argument("--per-op", type=int, default=0,
                    help="only the first N cases of each op listed to pass")
+    p.add_argument("--gradients", action="store_true",
+                   help="compare the inputs' gradients with the CPU "
+                   "backend's in f32 instead of the outputs with ONNX's")
+    p.add_argument("--reference-arg", action="append", default=[],
+                   help="with --gradients: one more argument of the "
+                   "reference's mpc-compile (repeatable)")
+    p.add_argument("--grad-atol", type=float, default=1e-4,
+                   help="with --gradients: tolerance relative to the "
+                   "largest reference gradient of the input")
+    p.add_argument("--grad-rtol", type=float, default=1e-4,
+                   help="with --gradients: tolerance relative to the "
+                   "element's reference gradient")
     p.add_argument("--record", action="store_true",
                    help="print each case's result in the list's format")
     p.add_argument("list")
@@ -146,6 +269,8 @@ def main():
                 taken[op] += 1
                 sample.append((op, test, expect))
         cases = sample
+    if args.gradients:
+        return gradients(args, [c for c in cases if c[2] == "pass"])
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda c: run_case(args, c[1]), cases))
     counts = collections.OrderedDict()

@@ -201,6 +201,7 @@ public:
   std::string run(std::string &mlir);
 
 private:
+  std::string addToTestLoss(const std::string &loss, const Value &output);
   using Emit = std::function<std::string(const Node &)>;
 
   std::string error(const Node &node, const std::string &what) {
@@ -4637,6 +4638,52 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
   };
 }
 
+/// `loss` ("" for none yet) plus sum(output * w) in f32, w fixed weights
+/// in +-[0.25, 1] (a golden-ratio sequence, signs alternating in runs of
+/// three): the gradient checks' loss, which weights every element of the
+/// output differently and none by zero.
+std::string Emitter::addToTestLoss(const std::string &loss,
+                                   const Value &output) {
+  currentIndex = graph.nodes.size();
+  Value x = output;
+  if (x.type.element != "float") {
+    TensorType f32 = x.type;
+    f32.element = "float";
+    std::string cast = fresh();
+    line(cast + " = mpc.cast " + x.ssa + " : " + mlirType(x.type) + " -> " +
+         mlirType(f32));
+    x = Value{cast, f32, {}, false};
+  }
+  std::vector<char> bytes;
+  int64_t count = elementCount(x.type);
+  for (int64_t i = 0; i < count; ++i) {
+    double frac = std::fmod(double(i + 1) * 0.6180339887498949, 1.0);
+    float w = float((0.25 + 0.75 * frac) * ((i / 3) % 2 ? -1 : 1));
+    const char *p = reinterpret_cast<const char *>(&w);
+    bytes.insert(bytes.end(), p, p + 4);
+  }
+  std::string type = mlirType(x.type);
+  std::string weights = fresh(), product = fresh();
+  line(weights + " = mpc.constant dense<\"" + hexOf(bytes) + "\"> : " + type);
+  line(product + " = mpc.mul " + x.ssa + ", " + weights + " : " + type + ", " +
+       type);
+  std::string sum = product;
+  if (!x.type.dims.empty()) {
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d < x.type.dims.size(); ++d)
+      dims.push_back(int64_t(d));
+    sum = fresh();
+    line(sum + " = mpc.reduce_sum " + product +
+         " {dims = array<i64: " + join(dims) + ">} : " + type);
+  }
+  if (loss.empty())
+    return sum;
+  std::string total = fresh();
+  line(total + " = mpc.add " + loss + ", " + sum +
+       " : tensor<f32>, tensor<f32>");
+  return total;
+}
+
 std::string Emitter::run(std::string &mlir) {
   llvm::Regex trainable("^(" + options.trainable + ")$");
   std::string regexError;
@@ -4709,6 +4756,17 @@ std::string Emitter::run(std::string &mlir) {
                  at(name, 0) + "\n";
       } else if (isFloat(t.type.element) && elementCount(t.type) == 0) {
         // An empty optional input (Resize's roi): no value to load.
+      } else if (isFloat(t.type.element) && options.testGradients) {
+        v.ssa = "%a" + std::to_string(i);
+        std::string type = mlirType(t.type);
+        globals += "ml_program.global private mutable @" +
+                   quoted("input:" + name) + "(" + denseOf(t) + " : " + type +
+                   ") : " + type + at(name, 0) + "\n";
+        globals += "ml_program.global private mutable @" +
+                   quoted("initial:" + name) + "(" + denseOf(t) + " : " + type +
+                   ") : " + type + " {mpc.frozen}" + at(name, 0) + "\n";
+        loads += "    " + v.ssa + " = ml_program.global_load @" +
+                 quoted("input:" + name) + " : " + type + at(name, 0) + "\n";
       } else if (isFloat(t.type.element)) {
         v.ssa = "%a" + std::to_string(i);
         loads += "    " + v.ssa + " = mpc.constant " + denseOf(t) + " : " +
@@ -4771,6 +4829,7 @@ std::string Emitter::run(std::string &mlir) {
   // Results: the graph's outputs, or the loss of the first.
   std::string results, resultTypes;
   if (options.testCase) {
+    std::string loss;
     for (size_t i = 0; i < graph.outputs.size(); ++i) {
       const std::string &name = graph.outputs[i].first;
       auto it = values.find(name);
@@ -4809,10 +4868,16 @@ std::string Emitter::run(std::string &mlir) {
       currentName = name;
       body += "    ml_program.global_store @" + quoted("output:" + name) +
               " = " + ssa + " : " + type + at(name, 0) + "\n";
+      if (options.testGradients && loss.empty() &&
+          isFloat(it->second.type.element)) // not a mask
+        loss = addToTestLoss(loss, it->second);
     }
     args = "%unused: tensor<1xf32> {mpc.name = \"unused\"}";
-    body += "    %zero = mpc.constant dense<0.0> : tensor<f32>\n";
-    results = "%zero";
+    if (loss.empty()) {
+      body += "    %zero = mpc.constant dense<0.0> : tensor<f32>\n";
+      loss = "%zero";
+    }
+    results = loss;
     resultTypes = "tensor<f32>";
   } else if (!options.loss.empty()) {
     if (graph.outputs.size() != 1)

@@ -46,6 +46,14 @@ struct ImportOptions {
   /// compiled step computes the case once and its checkpoint holds both.
   bool testCase = false;
   std::vector<TensorValue> testInputs, testOutputs;
+  /// With testCase: the float inputs become trainable globals
+  /// "input:NAME" (their values also kept in frozen globals
+  /// "initial:NAME"), and the function returns a loss of the first float
+  /// output, sum(output * w) with fixed weights w in +-[0.25, 1] (the
+  /// others, such as a layer norm's mean, may have no gradient),
+  /// so that one SGD step with lr = 1 leaves each input's gradient in the
+  /// checkpoint as initial - input (the gradient checks).
+  bool testGradients = false;
 };
 
 /// The graph as the text of an MLIR module (func, ml_program and mpc

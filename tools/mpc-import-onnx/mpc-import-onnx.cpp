@@ -97,6 +97,15 @@ static cl::opt<std::string> testData(
              "the expected values as globals (the conformance tests)"),
     cl::value_desc("DIR"), cl::init(""), cl::cat(category));
 
+static cl::opt<bool> testGradients(
+    "test-gradients",
+    cl::desc("With --test-data: the float inputs become trainable globals "
+             "'input:NAME' (and frozen copies 'initial:NAME'), and the "
+             "function returns sum(output * w), fixed weights w, of the first "
+             "float output: one SGD step with lr=1 leaves each input's "
+             "gradient in the checkpoint (the gradient checks)"),
+    cl::init(false), cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
   return 1;
@@ -165,8 +174,11 @@ int main(int argc, char **argv) {
     options.paddingIdx[name.str()] = row;
   }
   options.sourceName = llvm::sys::path::filename(inputFile).str();
+  if (testGradients && testData.empty())
+    return fail("--test-gradients needs --test-data");
   if (!testData.empty()) {
     options.testCase = true;
+    options.testGradients = testGradients;
     options.function = "step";
     for (auto [prefix, into] : {std::pair{"input_", &options.testInputs},
                                 std::pair{"output_", &options.testOutputs}})
