@@ -68,6 +68,25 @@ def write_unused_npz(path):
         z.writestr("unused.npy", npy)
 
 
+def run_stages(steps):
+    """Runs each (stage, command) in turn: None, or "STAGE: " and the
+    first line of the first failing command's error."""
+    for stage, cmd in steps:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])
+            return "%s: %s" % (stage, last[0])
+    return None
+
+
+def one_step(args, work):
+    """The runner's command for one step of work/step, its checkpoint
+    written to work/out.safetensors."""
+    return ("run", [os.path.join(work, "step"), "--data", args.unused,
+                    "--steps", "1", "--threads", "1", "--checkpoint",
+                    os.path.join(work, "out.safetensors")])
+
+
 def run_case(args, test):
     work = os.path.join(args.work, test)
     os.makedirs(work, exist_ok=True)
@@ -80,15 +99,11 @@ def run_case(args, test):
         ("compile", [os.path.join(args.bin, "mpc-compile"),
                      os.path.join(work, "model.mlir"), "--entry=step", "-o",
                      os.path.join(work, "step")] + args.compile_arg),
-        ("run", [os.path.join(work, "step"), "--data", args.unused,
-                 "--steps", "1", "--threads", "1", "--checkpoint",
-                 os.path.join(work, "out.safetensors")]),
+        one_step(args, work),
     ]
-    for stage, cmd in steps:
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])
-            return "%s: %s" % (stage, last[0])
+    failure = run_stages(steps)
+    if failure:
+        return failure
     try:
         state = read_safetensors(os.path.join(work, "out.safetensors"))
     except ValueError as e:
@@ -112,7 +127,7 @@ ROUNDOFF = {"F64": 2.0**-53, "F32": 2.0**-24, "F16": 2.0**-11,
             "BF16": 2.0**-8}
 
 
-def train_once(args, test, work, extra):
+def train_once(args, work, extra):
     """Compiles work/model.mlir's step as a loss with SGD at lr 1 (and
     `extra`), runs one step: the failure, or the checkpoint's inputs as
     {name: (dtype, initial values, values after the step)}."""
@@ -122,15 +137,11 @@ def train_once(args, test, work, extra):
                      os.path.join(os.path.dirname(work), "model.mlir"),
                      "--train", "--loss=step", "--optimizer=kind=sgd lr=1",
                      "-o", os.path.join(work, "step")] + extra),
-        ("run", [os.path.join(work, "step"), "--data", args.unused,
-                 "--steps", "1", "--threads", "1", "--checkpoint",
-                 os.path.join(work, "out.safetensors")]),
+        one_step(args, work),
     ]
-    for stage, cmd in steps:
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])
-            return "%s: %s" % (stage, last[0]), None
+    failure = run_stages(steps)
+    if failure:
+        return failure, None
     dtypes = {}
     try:
         state = read_safetensors(os.path.join(work, "out.safetensors"),
@@ -152,21 +163,20 @@ def gradient_case(args, test):
     work = os.path.join(args.work, test)
     os.makedirs(work, exist_ok=True)
     case = os.path.join(args.node_tests, test)
-    p = subprocess.run(
-        [os.path.join(args.bin, "mpc-import-onnx"),
-         os.path.join(case, "model.onnx"), "--test-data",
-         os.path.join(case, "test_data_set_0"), "--test-gradients", "-o",
-         os.path.join(work, "model.mlir")], capture_output=True, text=True)
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])
-        return "reference: import: %s" % last[0]
-    failure, ref = train_once(args, test, os.path.join(work, "ref"),
+    failure = run_stages([
+        ("import", [os.path.join(args.bin, "mpc-import-onnx"),
+                    os.path.join(case, "model.onnx"), "--test-data",
+                    os.path.join(case, "test_data_set_0"), "--test-gradients",
+                    "-o", os.path.join(work, "model.mlir")])])
+    if failure:
+        return "reference: " + failure
+    failure, ref = train_once(args, os.path.join(work, "ref"),
                               args.reference_arg)
     if failure:
         return "reference: " + failure
     if not ref:
         return "reference: no float inputs"
-    failure, alt = train_once(args, test, os.path.join(work, "alt"),
+    failure, alt = train_once(args, os.path.join(work, "alt"),
                               args.compile_arg)
     if failure:
         return failure
