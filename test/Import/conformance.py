@@ -148,9 +148,12 @@ def train_once(args, work, extra):
                                  ("input:", "initial:"), dtypes)
     except ValueError as e:
         return "compare: %s" % e, None
+    # At O2/O3 the checkpoint also holds the low-precision copies the
+    # compiler keeps of some inputs (input:y_f16): they have no initial.
     return None, {k[len("input:"):]: (dtypes[k], state["initial:" +
                                                        k[len("input:"):]], v)
-                  for k, v in state.items() if k.startswith("input:")}
+                  for k, v in state.items() if k.startswith("input:") and
+                  "initial:" + k[len("input:"):] in state}
 
 
 def gradient_case(args, test):

@@ -120,3 +120,23 @@ func.func @loss(%x: tensor<2x4x8xf32>) -> tensor<f32> {
   %0 = mpc.reduce_sum %m {dims = array<i64: 0, 1>} : tensor<2x4xf32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// A loss that reads trainable parameters but depends on none of them (only
+// through a comparison): every gradient would be zero, and loss scaling
+// would have no seed to scale.
+ml_program.global private mutable @x(#mpc.init<ones>) : tensor<4xf32>
+ml_program.global private mutable @y(#mpc.init<zeros>) : tensor<4xf32>
+
+// expected-error @+1 {{'func.func' op mpc-autodiff: the loss of @loss depends on none of the trainable parameters it reads (@x, @y): no gradient reaches them (only comparisons, masks or indices lie between them and the loss), there is nothing to train}}
+func.func @loss() -> tensor<f32> {
+  %x = ml_program.global_load @x : tensor<4xf32>
+  %y = ml_program.global_load @y : tensor<4xf32>
+  %gt = mpc.compare "gt", %x, %y : tensor<4xf32>, tensor<4xf32>
+  %one = mpc.constant dense<1.0> : tensor<f32>
+  %zero = mpc.constant dense<0.0> : tensor<f32>
+  %w = mpc.where %gt, %one, %zero : tensor<4xi1>, tensor<f32>, tensor<f32>
+  %s = mpc.reduce_sum %w {dims = array<i64: 0>} : tensor<4xf32>
+  return %s : tensor<f32>
+}

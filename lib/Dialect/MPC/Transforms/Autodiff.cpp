@@ -157,6 +157,22 @@ struct AutodiffPass : public mpc::impl::AutodiffPassBase<AutodiffPass> {
       step.erase();
       return signalPassFailure();
     }
+    // Parameters read, but none on a path to the loss (only through a
+    // comparison, a mask, an index): every gradient would be zero, and
+    // --mpc-loss-scaling would find no seed to scale. PyTorch's backward
+    // refuses such a loss too ("does not require grad").
+    if (globalGrads.empty()) {
+      InFlightDiagnostic d =
+          module.lookupSymbol<func::FuncOp>(loss).emitOpError()
+          << "mpc-autodiff: the loss of @" << loss
+          << " depends on none of the trainable parameters "
+             "it reads (";
+      llvm::interleaveComma(gradOf, d, [&](Attribute g) { d << g; });
+      d << "): no gradient reaches them (only comparisons, masks or indices "
+           "lie between them and the loss), there is nothing to train";
+      step.erase();
+      return signalPassFailure();
+    }
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
     // Gradients nobody needs (of inputs, labels' producers, constants) go.
