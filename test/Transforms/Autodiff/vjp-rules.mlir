@@ -558,11 +558,18 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
 
 // -----
 
-// pow
+// pow: PyTorch's limits, 0 for d/da where b = 0 and for d/db where a = 0
+// and b >= 0 (the formulas give 0 * inf there).
 // CHECK-LABEL: func.func @train_step(
 // CHECK-DAG: mpc.log %p_a
 // CHECK-DAG: mpc.pow %p_a, %{{.*}}
 // CHECK-DAG: mpc.constant dense<1.000000e+00> : tensor<f64>
+// CHECK-DAG: %[[BZ:.*]] = mpc.compare "eq", %p_b, %{{.*}} : tensor<4xf64>, tensor<f64>
+// CHECK-DAG: mpc.where %[[BZ]], %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<f64>, tensor<3x4xf64>
+// CHECK-DAG: %[[AZ:.*]] = mpc.compare "eq", %p_a, %{{.*}} : tensor<3x4xf64>, tensor<f64>
+// CHECK-DAG: %[[BNN:.*]] = mpc.compare "ge", %p_b, %{{.*}} : tensor<4xf64>, tensor<f64>
+// CHECK-DAG: %[[IN:.*]] = mpc.where %[[BNN]], %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<f64>, tensor<3x4xf64>
+// CHECK-DAG: mpc.where %[[AZ]], %[[IN]], %{{.*}} : tensor<3x4xi1>, tensor<3x4xf64>, tensor<3x4xf64>
 ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = 0.5, high = 2.0>) : tensor<3x4xf64>
 ml_program.global private mutable @p_b(#mpc.init<uniform, seed = 2, low = -1.0, high = 1.0>) : tensor<4xf64>
 ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<3x4xf64>
@@ -571,6 +578,26 @@ func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
   %b = ml_program.global_load @p_b : tensor<4xf64>
   %rw = ml_program.global_load @r : tensor<3x4xf64>
   %y = mpc.pow %a, %b : tensor<3x4xf64>, tensor<4xf64>
+  %z = mpc.mul %y, %rw : tensor<3x4xf64>, tensor<3x4xf64>
+  %l = mpc.reduce_sum %z {dims = array<i64: 0, 1>} : tensor<3x4xf64>
+  return %l : tensor<f64>
+}
+
+// -----
+
+// pow by a constant exponent without zeros (x^2): d/da needs no guard, and
+// the exponent has no gradient to take.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-NOT: mpc.compare
+// CHECK-NOT: mpc.where
+// CHECK: return
+ml_program.global private mutable @p_a(#mpc.init<uniform, seed = 1, low = 0.5, high = 2.0>) : tensor<3x4xf64>
+ml_program.global private @r(#mpc.init<uniform, seed = 100, low = -1.0, high = 1.0>) : tensor<3x4xf64>
+func.func @loss(%d: tensor<1xf64>) -> tensor<f64> {
+  %a = ml_program.global_load @p_a : tensor<3x4xf64>
+  %rw = ml_program.global_load @r : tensor<3x4xf64>
+  %two = mpc.constant dense<2.0> : tensor<f64>
+  %y = mpc.pow %a, %two : tensor<3x4xf64>, tensor<f64>
   %z = mpc.mul %y, %rw : tensor<3x4xf64>, tensor<3x4xf64>
   %l = mpc.reduce_sum %z {dims = array<i64: 0, 1>} : tensor<3x4xf64>
   return %l : tensor<f64>

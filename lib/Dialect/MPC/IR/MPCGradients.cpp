@@ -10,6 +10,7 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -80,12 +81,34 @@ LogicalResult binary(Operation *op, OpBuilder &b, Value g, Grads &out) {
     dl = DivOp::create(b, loc, g, rhs);
     dr = NegOp::create(b, loc,
                        DivOp::create(b, loc, MulOp::create(b, loc, g, y), rhs));
-  } else { // pow: d/dl = r * l^(r-1), d/dr = y * log(l)
+  } else {
+    // pow: d/dl = r * l^(r-1), 0 where r = 0; d/dr = y * log(l), 0 where
+    // l = 0 and r >= 0. PyTorch's pow_backward takes the same limits, where
+    // the formulas give 0 * inf or 0 * -inf: NaN gradients (and at O2
+    // every step skipped) for 0^0 or a trainable exponent of a zero base.
+    auto compare = [&](Value v, double c, StringRef predicate) {
+      return CompareOp::create(b, loc, v, scalar(b, loc, v, c),
+                               b.getStringAttr(predicate))
+          .getResult();
+    };
+    Value zero = scalar(b, loc, y, 0.0);
     Value rm1 = SubOp::create(b, loc, rhs, scalar(b, loc, rhs, 1.0));
-    dl = MulOp::create(
-        b, loc, g, MulOp::create(b, loc, rhs, PowOp::create(b, loc, lhs, rm1)));
-    dr = MulOp::create(b, loc, g,
-                       MulOp::create(b, loc, y, LogOp::create(b, loc, lhs)));
+    Value dBase =
+        MulOp::create(b, loc, rhs, PowOp::create(b, loc, lhs, rm1)).getResult();
+    // A constant exponent without zeros (x^2, x^0.5) needs no guard.
+    DenseElementsAttr exponent;
+    bool noZeroExponent =
+        matchPattern(rhs, m_Constant(&exponent)) &&
+        llvm::none_of(exponent.getValues<APFloat>(),
+                      [](const APFloat &v) { return v.isZero(); });
+    if (!noZeroExponent)
+      dBase = WhereOp::create(b, loc, compare(rhs, 0.0, "eq"), zero, dBase);
+    dl = MulOp::create(b, loc, g, dBase);
+    Value dExp = MulOp::create(b, loc, y, LogOp::create(b, loc, lhs));
+    dExp = WhereOp::create(
+        b, loc, compare(lhs, 0.0, "eq"),
+        WhereOp::create(b, loc, compare(rhs, 0.0, "ge"), zero, dExp), dExp);
+    dr = MulOp::create(b, loc, g, dExp);
   }
   out[0] = unbroadcast(b, loc, dl, typeOf(lhs));
   out[1] = unbroadcast(b, loc, dr, typeOf(rhs));
