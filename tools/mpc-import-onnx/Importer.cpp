@@ -839,16 +839,19 @@ std::string Emitter::activation(const Node &node) {
     line(r + " = mpc." + op + " " + a + ", " + b + " : " + t + ", " + bType);
     return r;
   };
-  // Clip to [lo, hi] (either may be absent), inclusive: the gradient
-  // passes at the bounds, as PyTorch's clamp.
+  // Clip to [lo, hi] (either may be absent). Inclusive: the gradient
+  // passes at the bounds, as PyTorch's clamp; exclusive: it stops there,
+  // as PyTorch's hardsigmoid and hardtanh (the same values either way).
   auto clip = [&](std::string v, const std::optional<Value> &lo,
-                  const std::optional<Value> &hi) {
+                  const std::optional<Value> &hi, bool inclusive = true) {
     if (lo)
-      v = select(compare("lt", v, lo->ssa, mlirType(lo->type)), lo->ssa,
-                 mlirType(lo->type), v, t);
+      v = select(
+          compare(inclusive ? "lt" : "le", v, lo->ssa, mlirType(lo->type)),
+          lo->ssa, mlirType(lo->type), v, t);
     if (hi)
-      v = select(compare("gt", v, hi->ssa, mlirType(hi->type)), hi->ssa,
-                 mlirType(hi->type), v, t);
+      v = select(
+          compare(inclusive ? "gt" : "ge", v, hi->ssa, mlirType(hi->type)),
+          hi->ssa, mlirType(hi->type), v, t);
     return v;
   };
   auto constant = [&](double v) {
@@ -859,13 +862,13 @@ std::string Emitter::activation(const Node &node) {
   };
   std::string y;
   if (op == "LeakyRelu" || op == "PRelu") {
-    // x < 0 ? slope x : x: LeakyRelu's slope its alpha, PRelu's an input.
+    // x > 0 ? x : slope x: LeakyRelu's slope its alpha, PRelu's an input;
+    // at 0 the gradient is the slope, as PyTorch's.
     if (op == "LeakyRelu")
       slope = constant(floatAttr(node, "alpha", 0.01));
     std::string zero = floatConstant(0, type.element);
-    y = select(compare("lt", x.ssa, zero, scalar),
-               binary("mul", x.ssa, slope.ssa, mlirType(slope.type)), t, x.ssa,
-               t);
+    y = select(compare("gt", x.ssa, zero, scalar), x.ssa, t,
+               binary("mul", x.ssa, slope.ssa, mlirType(slope.type)), t);
   } else if (op == "Clip") {
     std::optional<Value> bounds[2];
     for (size_t i = 1; i < 3; ++i) {
@@ -882,7 +885,8 @@ std::string Emitter::activation(const Node &node) {
     y = clip(x.ssa, bounds[0], bounds[1]);
   } else if (op == "HardSigmoid" || op == "HardSwish") {
     // max(0, min(1, alpha x + beta)); HardSwish is x times it with
-    // alpha 1/6 and beta 1/2.
+    // alpha 1/6 and beta 1/2. As PyTorch's: HardSigmoid's gradient stops
+    // at the bends (alpha x + beta = 0 or 1), HardSwish's passes there.
     bool swish = op == "HardSwish";
     std::string alpha = floatConstant(
         swish ? 1.0 / 6 : floatAttr(node, "alpha", 0.2), type.element);
@@ -890,7 +894,7 @@ std::string Emitter::activation(const Node &node) {
         floatConstant(swish ? 0.5 : floatAttr(node, "beta", 0.5), type.element);
     std::string h =
         clip(binary("add", binary("mul", x.ssa, alpha, scalar), beta, scalar),
-             constant(0), constant(1));
+             constant(0), constant(1), /*inclusive=*/swish);
     y = swish ? binary("mul", x.ssa, h, t) : h;
   } else if (op == "Reciprocal") {
     std::string one = floatConstant(1, type.element);
@@ -931,7 +935,8 @@ std::string Emitter::activation(const Node &node) {
     y = select(above, x.ssa, t, l, t);
   } else { // Elu: x > 0 ? x : alpha (exp(x) - 1), exp of min(x, 0) only
            // (an overflowing exp of the unselected side would make its
-           // zero gradient NaN); Selu is gamma times that.
+           // zero gradient NaN), x itself at 0 (its gradient alpha there,
+           // as PyTorch's); Selu is gamma times that.
     bool selu = op == "Selu";
     std::string zero = floatConstant(0, type.element);
     std::string one = floatConstant(1, type.element);
@@ -939,7 +944,7 @@ std::string Emitter::activation(const Node &node) {
         floatAttr(node, "alpha", selu ? 1.67326319217681884765625 : 1.0),
         type.element);
     std::string negative =
-        select(compare("lt", x.ssa, zero, scalar), x.ssa, t, zero, scalar);
+        select(compare("gt", x.ssa, zero, scalar), zero, scalar, x.ssa, t);
     std::string e = fresh();
     line(e + " = mpc.exp " + negative + " : " + t);
     std::string below =
