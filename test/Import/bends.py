@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conformance import read_safetensors, write_unused_npz  # noqa: E402
 from make_newer_opsets import (FLOAT, attr_f, model, node, tensor,  # noqa
                                write)
 
@@ -61,18 +62,6 @@ def build(work, name):
           inputs, [("y", [n], y)])
 
 
-def tensors(path):
-    data = open(path, "rb").read()
-    n = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for k, t in header.items():
-        if k != "__metadata__" and t["dtype"] == "F32":
-            b, e = t["data_offsets"]
-            out[k] = np.frombuffer(data[8 + n + b:8 + n + e], np.float32)
-    return out
-
-
 def check(args, name):
     op, attrs, extra, x, fn = CASES[name]
     case = os.path.join(args.work, name)
@@ -84,14 +73,14 @@ def check(args, name):
     subprocess.run([os.path.join(args.bin, "mpc-compile"), mlir, "--train",
                     "--loss=step", "--optimizer=kind=sgd lr=1", "-o",
                     os.path.join(case, "step")], check=True)
-    np.savez(os.path.join(case, "unused.npz"),
-             unused=np.zeros(1, np.float32))
+    write_unused_npz(os.path.join(case, "unused.npz"))
     subprocess.run([os.path.join(case, "step"), "--data",
                     os.path.join(case, "unused.npz"), "--steps", "1",
                     "--threads", "1", "--checkpoint",
                     os.path.join(case, "after.safetensors")],
                    check=True, stdout=subprocess.DEVNULL)
-    state = tensors(os.path.join(case, "after.safetensors"))
+    state = {k: np.array(v, np.float32) for k, v in read_safetensors(
+        os.path.join(case, "after.safetensors"), ("input:", "initial:")).items()}
     w = re.search(r"mpc\.constant dense<(\[[^\]]*\])> : tensor<%dxf32>" %
                   len(x), open(mlir).read()).group(1)
     w = torch.tensor(json.loads(w), dtype=torch.float64)
