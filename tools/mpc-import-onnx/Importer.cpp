@@ -201,7 +201,7 @@ public:
   std::string run(std::string &mlir);
 
 private:
-  std::string addToTestLoss(const std::string &loss, const Value &output);
+  std::string testLoss(const Value &output);
   using Emit = std::function<std::string(const Node &)>;
 
   std::string error(const Node &node, const std::string &what) {
@@ -219,6 +219,15 @@ private:
            std::to_string(line) + ":1))";
   }
   void line(const std::string &text) { body += "    " + text + loc() + "\n"; }
+  /// A mutable global's line, @symbol(value : type), located at the
+  /// graph value `source`.
+  std::string mutableGlobal(const std::string &symbol, const std::string &value,
+                            const std::string &type, const std::string &source,
+                            bool frozen = false) {
+    return "ml_program.global private mutable @" + quoted(symbol) + "(" +
+           value + " : " + type + ") : " + type +
+           (frozen ? " {mpc.frozen}" : "") + at(source, 0) + "\n";
+  }
 
   /// Why the graph output `name` has no value to return: an integer
   /// known at compile time only, an output of a node that mpc does not
@@ -4643,12 +4652,11 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
   };
 }
 
-/// `loss` ("" for none yet) plus sum(output * w) in f32, w fixed weights
-/// in +-[0.25, 1] (a golden-ratio sequence, signs alternating in runs of
-/// three): the gradient checks' loss, which weights every element of the
-/// output differently and none by zero.
-std::string Emitter::addToTestLoss(const std::string &loss,
-                                   const Value &output) {
+/// sum(output * w) in f32, w fixed weights in +-[0.25, 1] (a golden-ratio
+/// sequence, signs alternating in runs of three): the gradient checks'
+/// loss, which weights every element of the output differently and none
+/// by zero.
+std::string Emitter::testLoss(const Value &output) {
   currentIndex = graph.nodes.size();
   Value x = output;
   if (x.type.element != "float") {
@@ -4681,12 +4689,7 @@ std::string Emitter::addToTestLoss(const std::string &loss,
     line(sum + " = mpc.reduce_sum " + product +
          " {dims = array<i64: " + join(dims) + ">} : " + type);
   }
-  if (loss.empty())
-    return sum;
-  std::string total = fresh();
-  line(total + " = mpc.add " + loss + ", " + sum +
-       " : tensor<f32>, tensor<f32>");
-  return total;
+  return sum;
 }
 
 std::string Emitter::run(std::string &mlir) {
@@ -4721,9 +4724,7 @@ std::string Emitter::run(std::string &mlir) {
     if (trainable.match(t.name)) {
       globalNames.insert(t.name);
       bool isFrozen = !options.frozen.empty() && frozen.match(t.name);
-      globals += "ml_program.global private mutable @" + quoted(t.name) + "(" +
-                 value + " : " + type + ") : " + type +
-                 (isFrozen ? " {mpc.frozen}" : "") + at(t.name, 0) + "\n";
+      globals += mutableGlobal(t.name, value, type, t.name, isFrozen);
       loads += "    " + v.ssa + " = ml_program.global_load @" + quoted(t.name) +
                " : " + type + at(t.name, 0) + "\n";
     } else {
@@ -4764,12 +4765,9 @@ std::string Emitter::run(std::string &mlir) {
       } else if (isFloat(t.type.element) && options.testGradients) {
         v.ssa = "%a" + std::to_string(i);
         std::string type = mlirType(t.type);
-        globals += "ml_program.global private mutable @" +
-                   quoted("input:" + name) + "(" + denseOf(t) + " : " + type +
-                   ") : " + type + at(name, 0) + "\n";
-        globals += "ml_program.global private mutable @" +
-                   quoted("initial:" + name) + "(" + denseOf(t) + " : " + type +
-                   ") : " + type + " {mpc.frozen}" + at(name, 0) + "\n";
+        globals += mutableGlobal("input:" + name, denseOf(t), type, name);
+        globals += mutableGlobal("initial:" + name, denseOf(t), type, name,
+                                 /*frozen=*/true);
         loads += "    " + v.ssa + " = ml_program.global_load @" +
                  quoted("input:" + name) + " : " + type + at(name, 0) + "\n";
       } else if (isFloat(t.type.element)) {
@@ -4864,18 +4862,15 @@ std::string Emitter::run(std::string &mlir) {
         ssa = maskAsNumbers(ssa, it->second.type, "float");
         type = mlirType(f32);
       }
-      globals += "ml_program.global private mutable @" +
-                 quoted("output:" + name) + "(dense<0.0> : " + type +
-                 ") : " + type + at(name, 0) + "\n";
-      globals += "ml_program.global private mutable @" +
-                 quoted("expected:" + name) + "(" + denseOf(expected) + " : " +
-                 type + ") : " + type + at(name, 0) + "\n";
+      globals += mutableGlobal("output:" + name, "dense<0.0>", type, name);
+      globals +=
+          mutableGlobal("expected:" + name, denseOf(expected), type, name);
       currentName = name;
       body += "    ml_program.global_store @" + quoted("output:" + name) +
               " = " + ssa + " : " + type + at(name, 0) + "\n";
       if (options.testGradients && loss.empty() &&
           isFloat(it->second.type.element)) // not a mask
-        loss = addToTestLoss(loss, it->second);
+        loss = testLoss(it->second);
     }
     args = "%unused: tensor<1xf32> {mpc.name = \"unused\"}";
     if (loss.empty()) {
