@@ -208,12 +208,28 @@ def core(failure):
     return failure
 
 
+def each_case(args, run, cases):
+    """run(args, test) of every case, args.jobs at a time, in order."""
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        return list(pool.map(lambda c: run(args, c[1]), cases))
+
+
+def report(counts, summary, wrong):
+    """Prints each op's (good, total), the summary line and each unexpected
+    result, and exits: 1 if any was unexpected."""
+    for op, (good, total) in counts.items():
+        print("%-12s %d/%d" % (op, good, total))
+    print(summary)
+    for w in wrong:
+        print("UNEXPECTED " + w)
+    sys.exit(1 if wrong else 0)
+
+
 def gradients(args, cases):
     """--gradients: each case listed to pass through gradient_case; prints
     the count that agree per op, and fails on a disagreement or a failure
     where the reference has gradients."""
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda c: gradient_case(args, c[1]), cases))
+    results = each_case(args, gradient_case, cases)
     counts = collections.OrderedDict()
     wrong = []
     for (op, test, _), failure in zip(cases, results):
@@ -224,14 +240,9 @@ def gradients(args, cases):
                       (failure is None or not failure.startswith("reference")))
         if failure and not failure.startswith("reference"):
             wrong.append("%s: %s" % (test, failure))
-    for op, (agree, total) in counts.items():
-        print("%-12s %d/%d" % (op, agree, total))
-    print("%d of %d cases have gradients; all but %d agree" % (
+    report(counts, "%d of %d cases have gradients; all but %d agree" % (
         sum(r is None or not r.startswith("reference") for r in results),
-        len(results), len(wrong)))
-    for w in wrong:
-        print("UNEXPECTED " + w)
-    sys.exit(1 if wrong else 0)
+        len(results), len(wrong)), wrong)
 
 
 def main():
@@ -284,8 +295,7 @@ def main():
         cases = sample
     if args.gradients:
         return gradients(args, [c for c in cases if c[2] == "pass"])
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda c: run_case(args, c[1]), cases))
+    results = each_case(args, run_case, cases)
     counts = collections.OrderedDict()
     wrong = []
     for (op, test, expect), failure in zip(cases, results):
@@ -302,13 +312,8 @@ def main():
         elif expect != "pass" and expect[len("xfail: "):] not in core(failure):
             wrong.append("%s: listed to fail with '%s', fails with '%s'" %
                          (test, expect[len("xfail: "):], core(failure)))
-    for op, (passed, total) in counts.items():
-        print("%-12s %d/%d" % (op, passed, total))
-    print("%d of %d cases pass" % (sum(r is None for r in results),
-                                   len(results)))
-    for w in wrong:
-        print("UNEXPECTED " + w)
-    sys.exit(1 if wrong else 0)
+    report(counts, "%d of %d cases pass" % (sum(r is None for r in results),
+                                            len(results)), wrong)
 
 
 if __name__ == "__main__":

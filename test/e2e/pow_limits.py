@@ -8,31 +8,24 @@ in PyTorch's at these points).
   pow_limits.py MODEL.mlir CHECKPOINT
 """
 import json
+import os
 import re
-import struct
 import sys
 
 import numpy as np
 import torch
 
-
-def tensors(path):
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, t in header.items():
-        if name != "__metadata__" and t["dtype"] == "F32":
-            b, e = t["data_offsets"]
-            out[name] = np.frombuffer(data[8 + n + b:8 + n + e], np.float32)
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gradcheck import read_safetensors  # noqa: E402
 
 
 def main():
     text = open(sys.argv[1]).read()
     before = {m.group(1): np.array(json.loads(m.group(2)), np.float64)
               for m in re.finditer(r"@(\w+)\(dense<(\[[^\]]*\])>", text)}
-    after = tensors(sys.argv[2])
+    after = {k: np.frombuffer(raw, np.float32)
+             for k, (t, raw) in read_safetensors(sys.argv[2]).items()
+             if t["dtype"] == "F32"}
     x = torch.tensor(before["x"], requires_grad=True)
     y = torch.tensor(before["y"], requires_grad=True)
     torch.pow(x, y).sum().backward()

@@ -7,29 +7,24 @@ numpy's in f64 from the same values and the weights w of the imported text.
   check_gemm_gradient.py CHECKPOINT MODEL.mlir
 """
 import json
+import os
 import re
-import struct
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conformance import read_safetensors  # noqa: E402
 
-def tensors(path):
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, t in header.items():
-        if name == "__metadata__" or t["dtype"] != "F32":
-            continue
-        b, e = t["data_offsets"]
-        out[name] = np.frombuffer(data[8 + n + b:8 + n + e],
-                                  np.float32).reshape(t["shape"])
-    return out
+# test_gemm_alpha's inputs: a [3, 5], b [5, 4].
+SHAPES = {"a": (3, 5), "b": (5, 4)}
 
 
 def main():
-    t = tensors(sys.argv[1])
+    t = {k: np.array(v, np.float32).reshape(SHAPES[k.split(":")[1]])
+         for k, v in read_safetensors(sys.argv[1],
+                                      ("input:", "initial:")).items()
+         if k.split(":")[1] in SHAPES}
     text = open(sys.argv[2]).read()
     w = re.search(r"mpc\.constant dense<(\[\[.*?\]\])> : tensor<3x4xf32>",
                   text).group(1)
