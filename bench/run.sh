@@ -70,10 +70,10 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # MPC_CUDNN_ALGORITHMS=measure and MPC_CUBLASLT_ALGORITHMS=measure (each
 # convolution's cuDNN algorithms and each product's cuBLASLt candidates
 # timed on the first step, as PyTorch's cudnn.benchmark and TunableOp do;
-# the peer that times convolutions is amp-benchmark). O2-columnsums runs
-# it with MPC_CUDA_NORM_SUMS=columns (the layer norms' gamma and beta
-# gradients by a column reduction reading their inputs again, instead of
-# by the backward's row kernel).
+# the peer that times convolutions is amp-benchmark). O2-rowsums runs
+# it with MPC_CUDA_NORM_SUMS=rows (the layer norms' gamma and beta
+# gradients by the backward's row kernel as it reads its inputs, instead
+# of by the default column reduction reading them again).
 LEVELS="${LEVELS:-fp32 O2}"
 # EVAL=1: each build's evaluation step is timed too (mpc_eval: the
 # training data as validation data, EVALS evaluations, the first one
@@ -111,10 +111,10 @@ level_options() {
     exe_level=O2
     run_env=(MPC_CUDNN_ALGORITHMS=measure MPC_CUBLASLT_ALGORITHMS=measure)
     ;;
-  O2-columnsums)
+  O2-rowsums)
     amp=(--amp=O2 --dtype=f16)
     exe_level=O2
-    run_env=(MPC_CUDA_NORM_SUMS=columns)
+    run_env=(MPC_CUDA_NORM_SUMS=rows)
     ;;
   *) return 1 ;;
   esac
@@ -126,7 +126,7 @@ for level in $LEVELS; do
       "O2-copyprobs" \
       "O2-keepmoves O2-wholeconcats" \
       "O2-check" \
-      "O2-evalamp O2-measure O2-columnsums)" >&2
+      "O2-evalamp O2-measure O2-rowsums)" >&2
     exit 2
   fi
 done

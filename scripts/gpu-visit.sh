@@ -21,7 +21,7 @@
 #
 #   PART=all scripts/gpu-visit.sh      the whole visit in one command of
 #                                      under 10 minutes: check (its
-#                                      DEADLINE CHECK_DEADLINE, 240 s),
+#                                      DEADLINE CHECK_DEADLINE, 280 s),
 #                                      then each model at the levels the
 #                                      open measurements need (all_levels)
 #                                      with the peers (PEERS, default
@@ -63,7 +63,7 @@ levels() {
   if [ -n "$LEVELS" ]; then
     echo "$LEVELS"
   elif [ "$1" = bert ]; then
-    echo "fp32 O2 O2-attn O2-columnsums O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
+    echo "fp32 O2 O2-attn O2-rowsums O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
     echo "fp32 O2 O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
   else
@@ -75,37 +75,32 @@ levels() {
 # (O2-check; BERT's and the MLP's), evaluation at the training level
 # against f32 (O2-evalamp, with EVAL=1; the MLP), for the MLP mpc's own
 # fp32 step (BERT's, 60.69 ms on an H200, is 4.99x its O2 step), for BERT
-# fused attention (O2-attn: whether the CUDA default may fuse it) and its
-# layer norms' gamma and beta sums by a column reduction (O2-columnsums,
-# the O2 executable again with MPC_CUDA_NORM_SUMS=columns: whether the
-# backward's row kernel should keep taking them), for the
-# UNet its concatenations and upsampling kept for the backward pass
-# instead of computed again (O2-keepmoves: about 200 MB more arena, 6
-# kernels and some 540 MiB of traffic less a step; whether the default
-# should keep them) and its concatenations written and convolved whole
-# (O2-wholeconcats: against the default's convolutions of their parts,
-# some 565 MiB of traffic more a step; whether the default should convolve
-# the parts), and for BERT and the UNet the products' and
-# convolutions' algorithms timed (O2-measure, the O2 executable again). O2
-# first: a part cut short has measured it. The UNet's checks (1.32x its
-# O2 step) and evaluation (11.7x f32's) were measured at the fifth
-# command and are not open.
+# fused attention (O2-attn: whether the CUDA default may fuse it; 1.98x
+# the unfused step on 2026-12-04) and its layer norms' gamma and beta
+# sums by the backward's row kernel (O2-rowsums, the O2 executable again
+# with MPC_CUDA_NORM_SUMS=rows: 1.02x the default column reduction's step
+# on 2026-12-04, a margin to confirm), for the UNet its concatenations
+# and upsampling kept for the backward pass instead of computed again
+# (O2-keepmoves: 0.995x the step for 97 MiB more on 2026-12-04, within
+# the spread) and its concatenations written and convolved whole
+# (O2-wholeconcats: 1.03x). O2 first: a part cut short has measured it.
+# The products' and convolutions' algorithms timed (O2-measure: 1.02x
+# the heuristics' step on both models), the UNet's checks (1.32x its O2
+# step) and evaluation (11.7x f32's) are measured and not open.
 all_levels() {
   case "$1" in
-  bert) echo "O2 O2-attn O2-columnsums O2-measure O2-check" ;;
-  unet) echo "O2 O2-wholeconcats O2-keepmoves O2-measure" ;;
+  bert) echo "O2 O2-attn O2-rowsums O2-check" ;;
+  unet) echo "O2 O2-wholeconcats O2-keepmoves" ;;
   *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac
 }
 # all_peers MODEL: PART=all's PyTorch peers where PEERS is unset: eager
 # AMP, and for BERT torch.compile AMP too (the fusion targets compare
-# BERT with both; a visit's checks and models took about 230 s of the
-# 560, and compiling BERT's peer about 90 s more); for the UNet eager AMP
-# with cudnn.benchmark too, O2-measure's like.
+# BERT with both; on 2026-12-04 a visit's checks took 195 s of the 560
+# and its models 265 s, compiling BERT's peer included).
 all_peers() {
   case "$1" in
   bert) echo "amp compile" ;;
-  unet) echo "amp amp-benchmark" ;;
   *) echo "amp" ;;
   esac
 }
@@ -180,7 +175,7 @@ every() {
   rm -rf "$work"
   mkdir -p "$work" "$results"
   local status=0
-  DEADLINE="${CHECK_DEADLINE:-240}" PART=check RESULTS="$work" \
+  DEADLINE="${CHECK_DEADLINE:-280}" PART=check RESULTS="$work" \
     "${BASH_SOURCE[0]}" > "$work/check.out" 2>&1 || status=1
   # Each model's share of what is left: BERT the most (its peers compile
   # a 12-layer encoder), the MLP the least.

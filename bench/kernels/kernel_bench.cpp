@@ -462,16 +462,17 @@ void rowCases() {
                                   MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
                                   nullptr, kRows, kHidden, 0.1, 42, step);
            });
-    // The two above with gamma's and beta's sums taken by the column
-    // reduction (reading dy and x again) instead of the row kernel: the
-    // backend's way until the row sums are measured against it.
-    bool rowSums = setLayerNormRowSums(false);
-    report("layer_norm_backward_separate", dims({kRows, kHidden}), "f16",
+    // The two above with gamma's and beta's sums taken by the row kernel
+    // as it reads dy and x (MPC_CUDA_NORM_SUMS=rows) instead of the
+    // column reduction reading them again (the default: 3-4% faster on an
+    // H200, docs/Benchmarks.md).
+    bool rowSums = setLayerNormRowSums(true);
+    report("layer_norm_backward_rowsums", dims({kRows, kHidden}), "f16",
            6.0 * n, [&] {
              layerNormBackward(MPCRT_F16, g, x, mean, rstd, MPCRT_F32, gamma,
                                dx, dg, db, nullptr, nullptr, kRows, kHidden);
            });
-    report("add_layer_norm_backward_separate", dims({kRows, kHidden}), "f16",
+    report("add_layer_norm_backward_rowsums", dims({kRows, kHidden}), "f16",
            8.0 * n, [&] {
              addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
                                   MPCRT_F32, gamma, dx, dres, dg, db, nullptr,

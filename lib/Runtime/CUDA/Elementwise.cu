@@ -2224,14 +2224,17 @@ constexpr bool kRowParamSums = kUnrolledGroups<RowTeam<Warp>, T, Vector>;
 /// (MPC_CUDA_NORM_SUMS on the first call, unless setLayerNormRowSums).
 int rowParamSums = -1;
 
-/// rowParamSums, read from MPC_CUDA_NORM_SUMS where not set: `rows` (the
-/// default) or `columns`, anything else an error that stops the run.
+/// rowParamSums, read from MPC_CUDA_NORM_SUMS where not set: `columns`
+/// (the default: 3-4% faster than the row kernel's sums at BERT-base's
+/// 4096 x 768 on an H200, docs/Benchmarks.md) or `rows`, anything else an
+/// error that stops the run.
 bool rowSums() {
   if (rowParamSums < 0)
-    rowParamSums = !environmentChoice(
-        "MPC_CUDA_NORM_SUMS", "rows",
-        "a layer norm backward's gamma and beta sums in its row kernel",
-        "columns", "in a column reduction reading its inputs again");
+    rowParamSums = environmentChoice(
+        "MPC_CUDA_NORM_SUMS", "columns",
+        "a layer norm backward's gamma and beta sums in a column reduction "
+        "reading its inputs again",
+        "rows", "in its row kernel");
   return rowParamSums;
 }
 

@@ -254,9 +254,9 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
                           double smoothing = 0);
 /// Whether a layer norm backward over whole rows of f16 or bf16 (a warp's,
 /// up to 1024 elements) takes gamma's and beta's sums in its row kernel
-/// (default; MPC_CUDA_NORM_SUMS=columns in the environment turns it off)
-/// rather than in a column reduction reading dy and x again; returns the
-/// setting before (tests, mpc-bench-kernels).
+/// (MPC_CUDA_NORM_SUMS=rows in the environment) rather than in a column
+/// reduction reading dy and x again (the default: faster on an H200);
+/// returns the setting before (tests, mpc-bench-kernels).
 bool setLayerNormRowSums(bool on);
 /// The blocks (about) that kernel's rows are cut into, 256 by default
 /// whatever the device; returns the number before (tests: several rows a

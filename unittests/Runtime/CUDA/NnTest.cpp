@@ -1239,10 +1239,10 @@ TEST_F(Nn, AddLayerNormAtUnalignedOffsetsMatchesFloat64) {
 }
 
 TEST_F(Nn, LayerNormSumsFollowTheEnvironment) {
-  // MPC_CUDA_NORM_SUMS=columns turns the row kernel's sums off (ctest's
-  // emulated-norm-sums.columns); unset, they are on.
+  // MPC_CUDA_NORM_SUMS=rows turns the row kernel's sums on (ctest's
+  // emulated-norm-sums.rows); unset, they are off.
   const char *v = std::getenv("MPC_CUDA_NORM_SUMS");
-  bool rows = !(v && std::strcmp(v, "columns") == 0);
+  bool rows = v && std::strcmp(v, "rows") == 0;
   bool previous = setLayerNormRowSums(!rows);
   EXPECT_EQ(previous, rows);
   EXPECT_EQ(setLayerNormRowSums(previous), !rows);
