@@ -145,6 +145,14 @@ MPCRT_HD inline int64_t indexAt(const void *indices, int32_t bits, int64_t i) {
                     : static_cast<const int32_t *>(indices)[i];
 }
 
+/// An embedding backward sums a row's gradients in segments of this many
+/// of its positions (in position order), each from zero, then adds the
+/// segments' sums in order: a row at many positions (a frequent token,
+/// padding) is summed by as many blocks in parallel on the CUDA backend,
+/// and the CPU reference adds in the same order (the same bits). A row at
+/// no more positions than this is one segment: a plain sum in order.
+inline constexpr int64_t kEmbeddingSegment = 32;
+
 /// The label a cross-entropy or accuracy does not count (PyTorch's
 /// ignore_index), where `ignores`.
 struct IgnoredLabel {

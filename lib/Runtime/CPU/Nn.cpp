@@ -417,9 +417,11 @@ int64_t embedding(const T *table, int64_t v, int64_t d, const void *indices,
 }
 
 /// Each touched row's gradient is the sum of its positions' rows of dy in
-/// the order of the positions, from zero, in the accumulation type (the
-/// CUDA backend's order too): the positions sorted by row, then the rows
-/// in parallel. No scratch the size of the table.
+/// the accumulation type: in segments of formulas::kEmbeddingSegment
+/// positions in their order, each summed from zero, the segments' sums
+/// added in order from zero (the CUDA backend's order too, whose blocks
+/// take a segment each): the positions sorted by row, then the rows in
+/// parallel. No scratch the size of the table.
 template <typename T>
 int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
                           int64_t count, int64_t v, int64_t d, int64_t padding,
@@ -454,13 +456,21 @@ int64_t embeddingBackward(const T *dy, const void *indices, int32_t bits,
     });
   int64_t touched = static_cast<int64_t>(runs.size()) - 1;
   parallelFor(touched, 1, [&](int64_t r0, int64_t r1) {
-    std::vector<typename S::Acc> acc(d);
+    using A = typename S::Acc;
+    std::vector<A> acc(d), segment(d);
     for (int64_t r = r0; r < r1; ++r) {
-      std::fill(acc.begin(), acc.end(), typename S::Acc(0));
-      for (int64_t k = runs[r]; k < runs[r + 1]; ++k) {
-        const T *g = dy + keys[k].second * d;
+      std::fill(acc.begin(), acc.end(), A(0));
+      for (int64_t k0 = runs[r]; k0 < runs[r + 1];
+           k0 += formulas::kEmbeddingSegment) {
+        std::fill(segment.begin(), segment.end(), A(0));
+        int64_t k1 = std::min(k0 + formulas::kEmbeddingSegment, runs[r + 1]);
+        for (int64_t k = k0; k < k1; ++k) {
+          const T *g = dy + keys[k].second * d;
+          for (int64_t j = 0; j < d; ++j)
+            segment[j] += S::load(g[j]);
+        }
         for (int64_t j = 0; j < d; ++j)
-          acc[j] += S::load(g[j]);
+          acc[j] += segment[j];
       }
       T *out = dtable + keys[runs[r]].first * d;
       for (int64_t j = 0; j < d; ++j)

@@ -274,67 +274,138 @@ void sortKeys(uint64_t *keys, int64_t padded) {
   }
 }
 
-/// A block per sorted key (embeddingGrid); the first key of each row's run
-/// sums the run's rows of dy, in position order from zero, into the row of
-/// the gradient (with Add: the sum rounded to T, added to the row's value
-/// there and rounded again, a separate add's value): the CPU reference's
-/// order, so the same bits. The run's
-/// positions go to shared memory a block's width at a time, and each
-/// thread issues kLoads of their rows' loads before adding them in turn.
-/// Walking the run a key and a row at a time cost two dependent loads'
-/// latency per position: a token at a tenth of BERT's 4096 positions was
-/// one block's walk of some 400 of them, longer than the whole kernel.
+/// The first of keys[0, end) whose row is `row` (keys[end] has it, so
+/// there is one): a binary search of the sorted keys.
+__device__ inline int64_t runStart(const uint64_t *keys, int64_t end,
+                                   uint64_t row) {
+  int64_t lo = 0, hi = end;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] >> 32 < row)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// The slot of a segment's sum in the partial sums of the rows summed in
+/// more than one segment (kEmbeddingSegment = L): 2 (s / L) for the
+/// first segment of its row, 2 (s / L) + 1 for another, where s is the
+/// segment's first key. A window of L keys holds at most one first
+/// segment of such a row (the row's run is longer than L) and at most one
+/// other (its row's run began at least L keys before it, past any other
+/// run's start in the window), so 2 ceil(count / L) slots hold them all.
+__device__ inline int64_t segmentSlot(int64_t s, bool first) {
+  return 2 * (s / formulas::kEmbeddingSegment) + (first ? 0 : 1);
+}
+
+/// A block per sorted key (embeddingGrid); the first key of each segment
+/// of a row's run (formulas::kEmbeddingSegment of its keys, from the
+/// run's first) sums the segment's rows of dy, in position order from
+/// zero. A run of one segment writes its sum into the row of the
+/// gradient (with Add: rounded to T, added to the row's value there and
+/// rounded again, a separate add's value); a longer run's segments store
+/// theirs in `partials` (segmentSlot) for embeddingRunSumKernel. The CPU
+/// reference's order, so the same bits. The segment's positions go to
+/// shared memory first, and each thread issues kLoads of their rows'
+/// loads before adding them in turn. A token at half of BERT's 4096
+/// positions was one block's walk of 2048 rows (0.81 ms on an H200);
+/// now 64 blocks walk 32 each.
 template <typename T, bool Add>
-__global__ void embeddingRowSumKernel(const T *dy, const uint64_t *keys,
-                                      int64_t count, int64_t d, T *gradTable) {
+__global__ void embeddingSegmentKernel(const T *dy, const uint64_t *keys,
+                                       int64_t count, int64_t d, T *gradTable,
+                                       typename Storage<T>::Acc *partials) {
   using S = Storage<T>;
   constexpr int kLoads = 8;
-  __shared__ uint32_t positions[kThreads];
-  int width = static_cast<int>(blockDim.x);
+  constexpr int64_t L = formulas::kEmbeddingSegment;
+  static_assert(L <= 32, "a segment's positions gathered by the first warp");
+  __shared__ uint32_t positions[L];
   for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
-    uint64_t row = keys[s] >> 32;
-    if (keys[s] == kNoKey || (s > 0 && keys[s - 1] >> 32 == row))
+    uint64_t key = keys[s];
+    if (key == kNoKey)
       continue;
-    // The positions of the run's keys first ... first + width - 1, and
-    // how many there are (the run's keys are together: a prefix).
-    auto gather = [&](int64_t first) {
-      __syncthreads(); // the positions before are read
-      int64_t t = first + threadIdx.x;
-      bool in = t < count && keys[t] >> 32 == row;
-      if (in)
-        positions[threadIdx.x] = static_cast<uint32_t>(keys[t]);
-      return __syncthreads_count(in);
-    };
-    int head = gather(s);
-    for (int64_t j0 = 0; j0 < d; j0 += width) {
-      int64_t j = j0 + threadIdx.x;
+    uint64_t row = key >> 32;
+    // Whether s begins its run, else whether it begins a segment: only a
+    // key at least L into its run looks for the run's start.
+    bool first = s == 0 || keys[s - 1] >> 32 != row;
+    if (!first &&
+        (s < L || keys[s - L] >> 32 != row || (s - runStart(keys, s, row)) % L))
+      continue;
+    bool alone = first && !(s + L < count && keys[s + L] >> 32 == row);
+    __syncthreads(); // the positions before are read
+    int64_t t = s + threadIdx.x;
+    bool in = threadIdx.x < L && t < count && keys[t] >> 32 == row;
+    if (in)
+      positions[threadIdx.x] = static_cast<uint32_t>(keys[t]);
+    int n = __syncthreads_count(in);
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
       typename S::Acc sum = 0;
-      int n = head;
-      for (int64_t first = s;; first += width) {
-        if (j < d)
-          for (int u = 0; u < n; u += kLoads) {
-            T v[kLoads];
+      for (int u = 0; u < n; u += kLoads) {
+        T v[kLoads];
 #pragma unroll
-            for (int k = 0; k < kLoads; ++k)
-              if (u + k < n)
-                v[k] = dy[int64_t(positions[u + k]) * d + j];
+        for (int k = 0; k < kLoads; ++k)
+          if (u + k < n)
+            v[k] = dy[int64_t(positions[u + k]) * d + j];
 #pragma unroll
-            for (int k = 0; k < kLoads; ++k)
-              if (u + k < n)
-                sum += S::load(v[k]);
-          }
-        if (n < width)
-          break;
-        n = gather(first + width);
+        for (int k = 0; k < kLoads; ++k)
+          if (u + k < n)
+            sum += S::load(v[k]);
       }
-      if (j < d) {
+      if (alone) {
         T &out = gradTable[int64_t(row) * d + j];
         out = Add ? storeAdded(out, sum) : S::store(sum);
+      } else {
+        partials[segmentSlot(s, first) * d + j] = sum;
       }
-      // A run past one gather: its first positions again for the next
-      // columns (shorter runs' stay in place).
-      if (head == width && j0 + width < d)
-        head = gather(s);
+    }
+  }
+}
+
+/// A block per sorted key (embeddingGrid); the first key of each run of
+/// more than formulas::kEmbeddingSegment keys adds its segments' sums
+/// (embeddingSegmentKernel's partials) in order, from zero, and writes
+/// the row of the gradient as that kernel writes a run of one segment.
+template <typename T, bool Add>
+__global__ void
+embeddingRunSumKernel(const uint64_t *keys, int64_t count, int64_t d,
+                      T *gradTable, const typename Storage<T>::Acc *partials) {
+  using S = Storage<T>;
+  constexpr int kLoads = 8;
+  constexpr int64_t L = formulas::kEmbeddingSegment;
+  for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
+    uint64_t key = keys[s];
+    if (key == kNoKey)
+      continue;
+    uint64_t row = key >> 32;
+    if ((s > 0 && keys[s - 1] >> 32 == row) ||
+        !(s + L < count && keys[s + L] >> 32 == row))
+      continue;
+    // The run's end: the first key past s + L of another row.
+    int64_t lo = s + L + 1, hi = count;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (keys[mid] >> 32 <= row)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    int64_t segments = (lo - s + L - 1) / L;
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+      typename S::Acc sum = 0;
+      for (int64_t u = 0; u < segments; u += kLoads) {
+        typename S::Acc v[kLoads];
+#pragma unroll
+        for (int k = 0; k < kLoads; ++k)
+          if (u + k < segments)
+            v[k] = partials[segmentSlot(s + (u + k) * L, u + k == 0) * d + j];
+#pragma unroll
+        for (int k = 0; k < kLoads; ++k)
+          if (u + k < segments)
+            sum += v[k];
+      }
+      T &out = gradTable[int64_t(row) * d + j];
+      out = Add ? storeAdded(out, sum) : S::store(sum);
     }
   }
 }
@@ -571,7 +642,16 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
     int64_t padded = 1;
     while (padded < count)
       padded *= 2;
-    auto *keys = reinterpret_cast<uint64_t *>(scratchF32(2 * padded));
+    // The partial sums after the keys in the scratch buffer, 8-byte
+    // aligned (the keys 2 floats each). Their slots are fewer than the
+    // indices (count / 16 + 2), so the floats fewer than dy's bytes.
+    using A = typename Storage<T>::Acc;
+    int64_t slots = 2 * ((count + formulas::kEmbeddingSegment - 1) /
+                         formulas::kEmbeddingSegment);
+    int64_t partialFloats = slots * d * int64_t(sizeof(A) / sizeof(float));
+    float *scratch = scratchF32(2 * padded + partialFloats);
+    auto *keys = reinterpret_cast<uint64_t *>(scratch);
+    auto *partials = reinterpret_cast<A *>(scratch + 2 * padded);
     embeddingKeysKernel<<<blocksFor(padded), kThreads, 0, stream()>>>(
         indices, indexBits, count, padded, v, padding, keys,
         &deviceErrors()->index);
@@ -579,10 +659,12 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
     std::pair<unsigned, unsigned> grid = embeddingGrid(count, d);
     auto sumRows = [&](auto add) {
       auto [blocks, threads] = grid;
-      embeddingRowSumKernel<T, decltype(add)::value>
+      auto *out = static_cast<T *>(gradTable);
+      embeddingSegmentKernel<T, decltype(add)::value>
           <<<blocks, threads, 0, stream()>>>(static_cast<const T *>(gradOutput),
-                                             keys, count, d,
-                                             static_cast<T *>(gradTable));
+                                             keys, count, d, out, partials);
+      embeddingRunSumKernel<T, decltype(add)::value>
+          <<<blocks, threads, 0, stream()>>>(keys, count, d, out, partials);
     };
     if (addend)
       sumRows(std::true_type{});

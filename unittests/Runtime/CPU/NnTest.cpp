@@ -481,6 +481,34 @@ TEST(Embedding, GatherScatterAddAndBadIndices) {
       3); // position 2, plus one
 }
 
+TEST(Embedding, FrequentRowsAreSummedInSegments) {
+  // A row's gradients are summed in segments of kEmbeddingSegment (32)
+  // positions, each from zero, then the segments' sums in order (the
+  // CUDA backend's blocks take a segment each). Row 0 at 64 positions:
+  // 32 of 2^20 (2^25 together), then 32 of 1, whose sum of 32 survives
+  // the add to 2^25 where a sum in one walk (2^25 + 1 rounding back to
+  // 2^25 each time) would lose all of it. Row 1 at exactly 32 positions
+  // is one segment: 2^24, then 31 ones lost in the one walk.
+  const int64_t d = 2, count = 96;
+  std::vector<int32_t> idx(count);
+  std::vector<float> dy(count * d);
+  for (int64_t i = 0; i < count; ++i) {
+    bool zero = i < 64;
+    idx[i] = zero ? 0 : 1;
+    float g = zero ? (i < 32 ? 1048576.0f : 1.0f) : (i == 64 ? 16777216.0f : 1);
+    dy[i * d] = g;
+    dy[i * d + 1] = -g;
+  }
+  std::vector<float> table(2 * d);
+  ASSERT_EQ(mpcrt_embedding_backward_f32(dy.data(), idx.data(), 32, count, 2, d,
+                                         -1, nullptr, table.data()),
+            0);
+  EXPECT_EQ(table[0], 33554432.0f + 32.0f);
+  EXPECT_EQ(table[1], -(33554432.0f + 32.0f));
+  EXPECT_EQ(table[2], 16777216.0f);
+  EXPECT_EQ(table[3], -16777216.0f);
+}
+
 TEST(StridedCopy, TransposeSliceBroadcast) {
   std::vector<float> x(2 * 3 * 4);
   for (size_t i = 0; i < x.size(); ++i)

@@ -5,6 +5,7 @@
 #include "../GradientAddendCheck.h"
 #include "CudaTest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -948,6 +949,44 @@ TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
       ASSERT_EQ(download(got, want.size()), want)
           << "dtype " << d << ", " << count << " indices of " << bits
           << " bits, " << dim << " columns, padding " << padding;
+    }
+  EXPECT_EQ(takeDeviceErrors().index, 0);
+}
+
+TEST_F(Nn, EmbeddingBackwardSegmentsEqualTheReferenceBitForBit) {
+  // Rows at 1, 31, 32, 33, 64, 65 and 300 of the positions, shuffled:
+  // one segment of kEmbeddingSegment (32) or several, the last one full
+  // or short, the partial sums' slots of neighbouring runs side by side;
+  // with and without an addend. The same bits as the CPU reference's
+  // segments.
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t runs[] = {1, 31, 32, 33, 64, 65, 300};
+  const int64_t v = 9, dim = 70;
+  std::vector<int32_t> idx;
+  for (int64_t r = 0; r < int64_t(std::size(runs)); ++r)
+    idx.insert(idx.end(), runs[r], int32_t(2 * r % v));
+  std::shuffle(idx.begin(), idx.end(), rng);
+  const int64_t count = static_cast<int64_t>(idx.size());
+  for (mpcrt_dtype d : kTypes)
+    for (bool add : {false, true}) {
+      auto dy = randomOf(rng, d, count * dim, -1, 1);
+      auto addend = randomOf(rng, d, v * dim, -1, 1);
+      std::vector<uint8_t> want(v * dim * bytesOf(d));
+#define CALL(SUFFIX, T, STAT)                                                  \
+  mpcrt_embedding_backward_##SUFFIX(                                           \
+      reinterpret_cast<const T *>(dy.data()), idx.data(), 32, count, v, dim,   \
+      -1, add ? reinterpret_cast<const T *>(addend.data()) : nullptr,          \
+      reinterpret_cast<T *>(want.data()))
+      MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+      uint8_t *got = deviceBuffer<uint8_t>(want.size());
+      embeddingBackward(d, upload(dy), upload(idx), 32, count, v, dim, -1,
+                        add ? upload(addend) : nullptr, got);
+      ASSERT_EQ(download(got, want.size()), want)
+          << "dtype " << d << (add ? ", with an addend" : "");
     }
   EXPECT_EQ(takeDeviceErrors().index, 0);
 }
