@@ -72,9 +72,15 @@ template <typename A> MPCRT_HD bool compare(mpcrt_predicate p, A a, A b) {
   return false;
 }
 
+/// 1 / sqrt(2) and 1 / sqrt(2 pi): products by them, not divisions (on the
+/// GPU a division is some ten instructions, and the f16 GELU pair is bound
+/// by its instructions, docs/Benchmarks.md).
+inline constexpr double kInvSqrt2 = 0.70710678118654752440;
+inline constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+
 /// The standard normal CDF.
 template <typename A> MPCRT_HD A phi(A x) {
-  return A(0.5) * (A(1) + erf(x / sqrt(A(2))));
+  return A(0.5) * (A(1) + erf(x * A(kInvSqrt2)));
 }
 
 template <typename A> MPCRT_HD A geluTanhInner(A x) {
@@ -127,7 +133,7 @@ template <typename A> MPCRT_HD A derivative(mpcrt_unary_op op, A s) {
   case MPCRT_RELU:
     return s <= A(0) ? A(0) : A(1); // NaN passes the gradient through
   case MPCRT_GELU:
-    return phi(s) + s * exp(-s * s / A(2)) / sqrt(A(2) * A(M_PI));
+    return phi(s) + s * exp(-s * s * A(0.5)) * A(kInvSqrt2Pi);
   case MPCRT_GELU_TANH: {
     A t = tanh(geluTanhInner(s));
     A inner = sqrt(A(2) / A(M_PI)) * (A(1) + A(3) * A(0.044715) * s * s);
