@@ -3,12 +3,15 @@
 
 Reads what an executable of `mpc-compile --backend=cuda` wrote with
 MPC_CUDA_OP_TIMES=FILE and --no-graph (docs/CUDA.md): one line per call
-of an entry point, the device time since the previous call's work ended.
-A step ends with its `increment_step`; the calls before the first one
-(initialisation, the first step's plans and workspaces) are left out,
-and each later step counted whole. Prints, largest first: the entry
-point, its calls per step, its milliseconds per step (the mean over the
-steps) and its share of the step; then the step's total.
+of an entry point, the device time of its work and the device's idle
+time before it (`idle_ms`: waiting for the host; files without it count
+the idle time in the call after it). A step ends with its
+`increment_step`; the calls before the first one (initialisation, the
+first step's plans and workspaces) are left out, and each later step
+counted whole. Prints, largest first: the entry point, its calls per
+step, its milliseconds per step (the mean over the steps) and its share
+of the step, the idle time as the row `(idle)`; then the step's total
+and its busy part.
 
   bench/op_times.py FILE [--json]
 """
@@ -16,12 +19,17 @@ import argparse
 import json
 import sys
 
+IDLE = "(idle)"
+
 
 def steps_of(lines):
-    """The calls of each whole step after the first: lists of (op, ms)."""
+    """The calls of each whole step after the first: lists of (op, ms),
+    the idle time before a call as its own ("(idle)", ms)."""
     steps, current, seen_end = [], [], False
     for line in lines:
         record = json.loads(line)
+        if "idle_ms" in record:
+            current.append((IDLE, float(record["idle_ms"])))
         current.append((record["op"], float(record["ms"])))
         if record["op"] == "increment_step":
             if seen_end:
@@ -49,21 +57,23 @@ def main():
             totals[op] = (calls + 1, time + ms)
     n = len(steps)
     step_ms = sum(ms for _, ms in totals.values()) / n
+    busy_ms = step_ms - totals.get(IDLE, (0, 0.0))[1] / n
     rows = sorted(((time / n, calls / n, op)
                    for op, (calls, time) in totals.items()), reverse=True)
     if args.json:
         for ms, calls, op in rows:
             print(json.dumps({"op": op, "calls": calls, "ms": round(ms, 6),
                               "share": round(ms / step_ms, 4)}))
-        print(json.dumps({"step_ms": round(step_ms, 6), "steps": n}))
+        print(json.dumps({"step_ms": round(step_ms, 6),
+                          "busy_ms": round(busy_ms, 6), "steps": n}))
         return
     print("| entry point | calls per step | ms per step | share |")
     print("|---|---|---|---|")
     for ms, calls, op in rows:
         print("| %s | %g | %.3f | %.1f%% |" % (op, calls, ms,
                                               100 * ms / step_ms))
-    print("\nstep: %.3f ms of device time, mean of %d step%s" %
-          (step_ms, n, "" if n == 1 else "s"))
+    print("\nstep: %.3f ms of device time, %.3f ms of it busy, mean of %d "
+          "step%s" % (step_ms, busy_ms, n, "" if n == 1 else "s"))
 
 
 if __name__ == "__main__":

@@ -33,17 +33,20 @@ inline int64_t bytesOf(mpcrt_dtype dtype) {
 void initialize();
 /// Whether a CUDA device can be used; if not, `why` says why.
 bool deviceAvailable(std::string *why);
-/// The stream every entry point enqueues on (created on first use).
+/// The stream every entry point enqueues on (created on first use); ask
+/// for it right before enqueueing (with MPC_CUDA_OP_TIMES, markOp).
 cudaStream_t stream();
 /// Waits for the stream; exits with a message on an asynchronous error.
 void synchronize();
 /// With MPC_CUDA_OP_TIMES=FILE in the environment: records an event after
-/// the work an entry point `name` enqueued, so that the time between one
-/// mark and the next is the device time of the later entry point's work
-/// (kernels, library calls, copies), written to FILE as one JSON line per
-/// call, in order, each time results are read (mpcrt_download). Steps
-/// must run eagerly (--no-graph): a capture is then an error. Nothing
-/// without the variable.
+/// the work an entry point `name` enqueued (stream() records one before
+/// it, the first time a call asks for the stream), so that the time
+/// between the two is the device time of the entry point's work (kernels,
+/// library calls, copies), and the time from the previous mark to the
+/// begin the device's idle time before it (waiting for the host),
+/// written to FILE as one JSON line per call, in order, each time results
+/// are read (mpcrt_download). Steps must run eagerly (--no-graph): a
+/// capture is then an error. Nothing without the variable.
 void markOp(const char *name);
 
 /// An f32 scratch buffer of at least `elements` (one per process, grown

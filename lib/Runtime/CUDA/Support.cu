@@ -49,12 +49,32 @@ void check(cudaError_t status, const char *what) {
 }
 
 namespace {
-/// MPC_CUDA_OP_TIMES: the file, the marks not yet written (each entry
-/// point's name and the event recorded after its work) and the event
-/// the first of them is timed from.
+/// The stream itself: stream() without its op-times mark.
+cudaStream_t rawStream() {
+  static cudaStream_t s = [] {
+    initialize();
+    cudaStream_t created;
+    MPCRT_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+    return created;
+  }();
+  return s;
+}
+
+/// One call's marks: the event recorded before its first work (null
+/// where none was enqueued since the previous mark) and the one after.
+struct OpMark {
+  const char *name;
+  cudaEvent_t begin, end;
+};
+
+/// MPC_CUDA_OP_TIMES: the file, the marks not yet written, the begin
+/// event of the call in progress (recorded when it first asks for the
+/// stream) and the event the first mark is timed from.
 struct OpTimes {
   std::FILE *out = nullptr;
-  std::vector<std::pair<const char *, cudaEvent_t>> marks;
+  std::vector<OpMark> marks;
+  cudaEvent_t begin = nullptr;
   cudaEvent_t last = nullptr;
 };
 
@@ -72,20 +92,32 @@ OpTimes *opTimes() {
     }
     auto *t = new OpTimes{out, {}, nullptr};
     MPCRT_CUDA_CHECK(cudaEventCreate(&t->last));
-    MPCRT_CUDA_CHECK(cudaEventRecord(t->last, stream()));
+    MPCRT_CUDA_CHECK(cudaEventRecord(t->last, rawStream()));
     return t;
   }();
   return times;
 }
 
-/// Writes the marks' times (the stream synchronised: every event done).
+/// Writes the marks' times (the stream synchronised: every event done):
+/// a call's from its begin event to its end, and the device's idle time
+/// before it, from the previous call's end to its begin (the begin ran
+/// as soon as it was enqueued if the device had nothing left to do: the
+/// device waited for the host). A call without a begin is timed from the
+/// previous end.
 void writeOpTimes(OpTimes &t) {
-  for (auto &[name, event] : t.marks) {
-    float ms = 0;
-    MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, t.last, event));
-    std::fprintf(t.out, "{\"op\": \"%s\", \"ms\": %.6f}\n", name, ms);
+  for (OpMark &m : t.marks) {
+    float ms = 0, idle = 0;
+    if (m.begin) {
+      MPCRT_CUDA_CHECK(cudaEventElapsedTime(&idle, t.last, m.begin));
+      MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, m.begin, m.end));
+      MPCRT_CUDA_CHECK(cudaEventDestroy(m.begin));
+    } else {
+      MPCRT_CUDA_CHECK(cudaEventElapsedTime(&ms, t.last, m.end));
+    }
+    std::fprintf(t.out, "{\"op\": \"%s\", \"ms\": %.6f, \"idle_ms\": %.6f}\n",
+                 m.name, ms, idle);
     MPCRT_CUDA_CHECK(cudaEventDestroy(t.last));
-    t.last = event;
+    t.last = m.end;
   }
   t.marks.clear();
   std::fflush(t.out);
@@ -98,8 +130,9 @@ void markOp(const char *name) {
     return;
   cudaEvent_t event;
   MPCRT_CUDA_CHECK(cudaEventCreate(&event));
-  MPCRT_CUDA_CHECK(cudaEventRecord(event, stream()));
-  t->marks.emplace_back(name, event);
+  MPCRT_CUDA_CHECK(cudaEventRecord(event, rawStream()));
+  t->marks.push_back({name, t->begin, event});
+  t->begin = nullptr;
   if (t->marks.size() >= 4096) { // bounded: written in batches
     synchronize();
     writeOpTimes(*t);
@@ -137,13 +170,13 @@ bool deviceAvailable(std::string *why) {
 }
 
 cudaStream_t stream() {
-  static cudaStream_t s = [] {
-    initialize();
-    cudaStream_t created;
-    MPCRT_CUDA_CHECK(
-        cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
-    return created;
-  }();
+  cudaStream_t s = rawStream();
+  // With op times: the first request since the last mark is the call's
+  // first work, about to be enqueued; its begin event goes before it.
+  if (OpTimes *t = opTimes(); t && !t->begin) {
+    MPCRT_CUDA_CHECK(cudaEventCreate(&t->begin));
+    MPCRT_CUDA_CHECK(cudaEventRecord(t->begin, s));
+  }
   return s;
 }
 
@@ -261,7 +294,7 @@ void graphBegin() {
     std::exit(1);
   }
   MPCRT_CUDA_CHECK(
-      cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
+      cudaStreamBeginCapture(rawStream(), cudaStreamCaptureModeThreadLocal));
   capturing = true;
   captureError.clear();
 }
@@ -269,7 +302,7 @@ void graphBegin() {
 bool graphEnd(int slot) {
   cudaGraphExec_t &slotGraph = recordedIn(slot);
   cudaGraph_t graph = nullptr;
-  cudaError_t status = cudaStreamEndCapture(stream(), &graph);
+  cudaError_t status = cudaStreamEndCapture(rawStream(), &graph);
   capturing = false;
   if (status != cudaSuccess && captureError.empty())
     captureError =
@@ -313,7 +346,15 @@ void graphLaunch(int slot) {
   MPCRT_CUDA_CHECK(cudaGraphLaunch(exec, stream()));
 }
 
-void synchronize() { MPCRT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+void synchronize() {
+  MPCRT_CUDA_CHECK(cudaStreamSynchronize(rawStream()));
+  // Op times: a begin whose work no mark ended (a read of the device's
+  // error flags) would time the next call from before the host's work.
+  if (OpTimes *t = opTimes(); t && t->begin) {
+    MPCRT_CUDA_CHECK(cudaEventDestroy(t->begin));
+    t->begin = nullptr;
+  }
+}
 
 void *allocate(int64_t bytes) {
   initialize();
@@ -504,6 +545,7 @@ int64_t freeBytes() {
 void copyToHost(void *host, const void *device, int64_t bytes) {
   MPCRT_CUDA_CHECK(cudaMemcpyAsync(host, device, static_cast<size_t>(bytes),
                                    cudaMemcpyDeviceToHost, stream()));
+  markOp("download");
   synchronize();
   if (OpTimes *t = opTimes())
     writeOpTimes(*t);
