@@ -22,16 +22,30 @@ import sys
 IDLE = "(idle)"
 
 
-def steps_of(lines):
+def record_of(path, number, line):
+    """Line `number` of the file as (op, ms, idle ms or None), or an error
+    naming the file and the line (a run cut off mid-line leaves half of
+    one)."""
+    try:
+        record = json.loads(line)
+        idle = record.get("idle_ms")
+        return (str(record["op"]), float(record["ms"]),
+                None if idle is None else float(idle))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        sys.exit("error: op_times.py: %s:%d: not a line of "
+                 "MPC_CUDA_OP_TIMES (%s): %s" %
+                 (path, number, e, line.strip()[:80]))
+
+
+def steps_of(records):
     """The calls of each whole step after the first: lists of (op, ms),
     the idle time before a call as its own ("(idle)", ms)."""
     steps, current, seen_end = [], [], False
-    for line in lines:
-        record = json.loads(line)
-        if "idle_ms" in record:
-            current.append((IDLE, float(record["idle_ms"])))
-        current.append((record["op"], float(record["ms"])))
-        if record["op"] == "increment_step":
+    for op, ms, idle in records:
+        if idle is not None:
+            current.append((IDLE, idle))
+        current.append((op, ms))
+        if op == "increment_step":
             if seen_end:
                 steps.append(current)
             seen_end = True
@@ -45,8 +59,13 @@ def main():
     parser.add_argument("--json", action="store_true",
                         help="one JSON line per entry point, then the step")
     args = parser.parse_args()
-    with open(args.file) as f:
-        steps = steps_of(line for line in f if line.strip())
+    try:
+        with open(args.file) as f:
+            steps = steps_of(record_of(args.file, n, line)
+                             for n, line in enumerate(f, 1) if line.strip())
+    except OSError as e:
+        sys.exit("error: op_times.py: cannot read %s: %s" %
+                 (args.file, e.strerror))
     if not steps:
         sys.exit("error: op_times.py: %s has no whole step after the first "
                  "(run at least two steps, with --no-graph)" % args.file)
