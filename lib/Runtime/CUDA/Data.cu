@@ -183,12 +183,16 @@ std::pair<unsigned, unsigned> embeddingGrid(int64_t count, int64_t d) {
 
 /// Embedding backward without atomics, bit for bit the CPU reference's
 /// sums (each touched row's gradients added in the order of their
-/// positions, from 0, in the accumulation type): each position's key
-/// (row << 32 | position; a bad index, recorded, the padding row's index
-/// and the keys that pad the count to a power of two sort last as ~0),
-/// the keys sorted (bitonic: unique, so the order is the same whatever
-/// runs first), then a block per run of one row's keys sums their rows of
-/// dy in order and writes the row (or adds it to the row there).
+/// positions, in segments of formulas::kEmbeddingSegment, each from 0,
+/// the segments' sums in order, in the accumulation type): each
+/// position's key (row << 32 | position; a bad index, recorded, the
+/// padding row's index and the keys that pad the count to a power of two
+/// sort last as ~0), the keys sorted (bitonic: unique, so the order is
+/// the same whatever runs first), then a block per segment of a row's
+/// run sums its rows of dy in order (embeddingSegmentKernel) and a block
+/// per run of more than one segment adds the segments' sums
+/// (embeddingRunSumKernel); each writes the row (or adds it to the row
+/// there).
 constexpr uint64_t kNoKey = ~0ull;
 
 __global__ void embeddingKeysKernel(const void *indices, int32_t bits,
