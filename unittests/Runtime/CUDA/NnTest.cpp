@@ -959,9 +959,6 @@ TEST_F(Nn, EmbeddingBackwardSegmentsEqualTheReferenceBitForBit) {
   // or short, the partial sums' slots of neighbouring runs side by side;
   // with and without an addend. The same bits as the CPU reference's
   // segments.
-  std::mt19937 rng(std::random_device{}());
-  unsigned seed = rng();
-  rng.seed(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t runs[] = {1, 31, 32, 33, 64, 65, 300};
   const int64_t v = 9, dim = 70;
@@ -1000,9 +997,6 @@ const void *addendOf(const std::vector<uint8_t> *addend, bool inPlace,
 }
 
 TEST_F(Nn, GradientAddendsEqualASeparateAdd) {
-  std::mt19937 rng(std::random_device{}());
-  unsigned seed = rng();
-  rng.seed(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
   auto up = [this](const std::vector<uint8_t> &v) { return upload(v); };
   mpcrt::test::checkLayerNormAddends(
