@@ -323,6 +323,11 @@ template <typename A, bool Max = false> __device__ A warpReduce(A v) {
   return v;
 }
 
+/// The longest row a warp takes alone (the softmax's lanes hold it in
+/// registers, 32 elements each; a layer norm's lanes unroll their groups
+/// of it); longer rows take a block.
+constexpr int64_t kWarpRowLimit = 1024;
+
 /// The threads that share a row of a kernel that loops over rows: a block,
 /// or a warp (for short rows: fewer threads idle, shuffles instead of a
 /// block's barriers). first() and stride() give the team's rows.
