@@ -98,6 +98,9 @@ TEST_F(Graph, AFailedCaptureWarnsOnceAndLeavesTheBackendEager) {
   float *out = deviceBuffer<float>(n);
   std::vector<float> want(n);
   mpcrt_cast(MPCRT_F16, h.data(), MPCRT_F32, want.data(), n);
+  // The warning is the process's first failed capture's: a run repeating
+  // this test (--gtest_repeat, to hunt a seed) sees it once in all.
+  static bool warned = false;
   for (int attempt = 0; attempt < 2; ++attempt) {
     testing::internal::CaptureStderr();
     graphBegin();
@@ -106,12 +109,13 @@ TEST_F(Graph, AFailedCaptureWarnsOnceAndLeavesTheBackendEager) {
     copyToHost(&host, out, sizeof(host)); // a synchronisation: not capturable
     EXPECT_FALSE(graphEnd());
     std::string said = testing::internal::GetCapturedStderr();
-    if (attempt == 0)
+    if (!warned)
       EXPECT_NE(said.find("warning: CUDA Graph capture of the step failed"),
                 std::string::npos)
           << said;
     else
       EXPECT_EQ(said, "") << "the warning is given once";
+    warned = true;
     // Eager work runs and is correct afterwards.
     cast(MPCRT_F16, in, MPCRT_F32, out, n);
     EXPECT_EQ(download(out, n), want);
