@@ -844,9 +844,7 @@ int main(int argc, char **argv) {
   // Link: the model object, the runner main, the comm ABI (a job of one,
   // or MPI), the runtime (the CPU's with OpenBLAS), LLVM Support (the runner's
   // JSON), system libraries.
-  SmallVector<std::string> args{
-      MPC_LINK_DRIVER, "-fuse-ld=lld", "-o",
-      outputFile,      objectPath,     MPC_RUNNER_LIB};
+  SmallVector<std::string> inputs{objectPath, MPC_RUNNER_LIB};
   // The comm ABI before the runtime it uses (f16 conversions).
   for (StringRef lib :
        llvm::split(!parallel           ? StringRef(MPC_COMM_SINGLE_LIB)
@@ -855,22 +853,43 @@ int main(int argc, char **argv) {
                                        : StringRef(MPC_COMM_MPI_LIBS),
                    ';'))
     if (!lib.empty())
-      args.push_back(lib.str());
+      inputs.push_back(lib.str());
   StringRef runtime = backend == "cpu" ? MPC_RUNTIME_CPU_LIB
                       : racecheck      ? MPC_RUNTIME_CUDA_RACECHECK_LIBS
                       : emulateCuda    ? MPC_RUNTIME_CUDA_EMULATED_LIBS
                                        : MPC_RUNTIME_CUDA_LIBS;
   for (StringRef lib : llvm::split(runtime, ';'))
     if (!lib.empty())
-      args.push_back(lib.str());
+      inputs.push_back(lib.str());
   for (StringRef lib : llvm::split(StringRef(MPC_RUNNER_LINK_LIBS), ';'))
     if (!lib.empty())
-      args.push_back(lib.str());
+      inputs.push_back(lib.str());
+  // The linker itself, on the command line the compiler driver gave it at
+  // configuration (the start-up files, the C++ and C runtimes) with the
+  // output and inputs in the placeholders' places; the driver where that
+  // line was not captured (tools/mpc-compile/CMakeLists.txt).
+  SmallVector<std::string> args;
+  if (StringRef(MPC_LINKER_COMMAND).empty()) {
+    args.push_back(MPC_LINK_DRIVER);
+    for (StringRef flag : llvm::split(StringRef(MPC_LINK_DRIVER_FLAGS), ';'))
+      args.push_back(flag.str());
+    args.append({"-o", outputFile});
+    args.append(inputs.begin(), inputs.end());
+  } else {
+    for (StringRef arg : llvm::split(StringRef(MPC_LINKER_COMMAND), ';')) {
+      if (arg == "mpc-link-output")
+        args.push_back(outputFile);
+      else if (arg == "mpc-link-inputs.o")
+        args.append(inputs.begin(), inputs.end());
+      else
+        args.push_back(arg.str());
+    }
+  }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string linkError;
   TimingScope linkTime = timeRoot.nest("linking");
-  int rc = llvm::sys::ExecuteAndWait(MPC_LINK_DRIVER, argRefs, std::nullopt, {},
-                                     0, 0, &linkError);
+  int rc = llvm::sys::ExecuteAndWait(args.front(), argRefs, std::nullopt, {}, 0,
+                                     0, &linkError);
   linkTime.stop();
   if (!saveTemps)
     llvm::sys::fs::remove(objectPath);
