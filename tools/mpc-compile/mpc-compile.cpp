@@ -14,8 +14,8 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Dialect/MPC/Transforms/Pipeline.h"
-#include "mpc/Tools/CompileConfig.h"
 
+#include "CompileConfig.h"
 #include "Model.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -59,6 +59,7 @@
 #include <vector>
 
 using namespace mlir;
+namespace config = ::mpc::config;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("mpc-compile options");
@@ -441,13 +442,13 @@ int main(int argc, char **argv) {
   // What this build lacks matters only to what it links: a printed
   // pipeline needs none of it.
   const bool links = !printPipeline;
-  if (links && emulateCuda && !MPC_HAVE_CUDA_EMULATION)
+  if (links && emulateCuda && !config::haveCudaEmulation)
     return fail("--emulate-cuda: the host emulation of the CUDA backend is "
                 "not part of this build (CUDA's headers were not found)");
-  if (links && backend == "cuda" && !MPC_HAVE_CUDA_RUNTIME && !emulateCuda)
+  if (links && backend == "cuda" && !config::haveCudaRuntime && !emulateCuda)
     return fail(std::string("the CUDA backend (libmpcrt-cuda) is not part "
                             "of this build; use --backend=cpu") +
-                (MPC_HAVE_CUDA_EMULATION
+                (config::haveCudaEmulation
                      ? ", or --emulate-cuda to run its code on the host"
                      : ""));
   if (!amp.empty() && amp != "O0" && amp != "O1" && amp != "O2" && amp != "O3")
@@ -531,23 +532,24 @@ int main(int argc, char **argv) {
                   "; add " + name + " or drop it");
 
   bool parallel = dataParallel.getNumOccurrences() > 0;
-  if (links && parallel && backend == "cpu" && !MPC_HAVE_MPI)
+  if (links && parallel && backend == "cpu" && !config::haveMpi)
     return fail("--data-parallel on the CPU backend needs MPI, which this "
                 "build did not find (install libopenmpi-dev and "
                 "reconfigure)");
   if (racecheck && !emulateCuda)
     return fail("--racecheck needs --emulate-cuda");
-  if (links && racecheck && StringRef(MPC_RUNTIME_CUDA_RACECHECK_LIBS).empty())
+  if (links && racecheck && StringRef(config::runtimeCudaRacecheckLibs).empty())
     return fail("--racecheck: the race check of the CUDA emulation is not "
                 "part of this build (it is left out beside other "
                 "sanitizers)");
   if (emulateCuda && backend != "cuda")
     return fail("--emulate-cuda needs --backend=cuda");
   if (links && emulateCuda && parallel &&
-      StringRef(MPC_COMM_NCCL_EMULATED_LIB).empty())
+      StringRef(config::commNcclEmulatedLib).empty())
     return fail("--emulate-cuda --data-parallel needs NCCL's header "
                 "(nccl.h), which this build did not find");
-  if (links && parallel && backend == "cuda" && !emulateCuda && !MPC_HAVE_NCCL)
+  if (links && parallel && backend == "cuda" && !emulateCuda &&
+      !config::haveNccl)
     return fail("--data-parallel on the CUDA backend needs NCCL's header "
                 "(nccl.h), which this build did not find");
 
@@ -844,24 +846,24 @@ int main(int argc, char **argv) {
   // Link: the model object, the runner main, the comm ABI (a job of one,
   // or MPI), the runtime (the CPU's with OpenBLAS), LLVM Support (the runner's
   // JSON), system libraries.
-  SmallVector<std::string> inputs{objectPath, MPC_RUNNER_LIB};
+  SmallVector<std::string> inputs{objectPath, config::runnerLib};
   // The comm ABI before the runtime it uses (f16 conversions).
   for (StringRef lib :
-       llvm::split(!parallel           ? StringRef(MPC_COMM_SINGLE_LIB)
-                   : emulateCuda       ? StringRef(MPC_COMM_NCCL_EMULATED_LIB)
-                   : backend == "cuda" ? StringRef(MPC_COMM_NCCL_LIB)
-                                       : StringRef(MPC_COMM_MPI_LIBS),
+       llvm::split(!parallel           ? StringRef(config::commSingleLib)
+                   : emulateCuda       ? StringRef(config::commNcclEmulatedLib)
+                   : backend == "cuda" ? StringRef(config::commNcclLib)
+                                       : StringRef(config::commMpiLibs),
                    ';'))
     if (!lib.empty())
       inputs.push_back(lib.str());
-  StringRef runtime = backend == "cpu" ? MPC_RUNTIME_CPU_LIB
-                      : racecheck      ? MPC_RUNTIME_CUDA_RACECHECK_LIBS
-                      : emulateCuda    ? MPC_RUNTIME_CUDA_EMULATED_LIBS
-                                       : MPC_RUNTIME_CUDA_LIBS;
+  StringRef runtime = backend == "cpu" ? config::runtimeCpuLibs
+                      : racecheck      ? config::runtimeCudaRacecheckLibs
+                      : emulateCuda    ? config::runtimeCudaEmulatedLibs
+                                       : config::runtimeCudaLibs;
   for (StringRef lib : llvm::split(runtime, ';'))
     if (!lib.empty())
       inputs.push_back(lib.str());
-  for (StringRef lib : llvm::split(StringRef(MPC_RUNNER_LINK_LIBS), ';'))
+  for (StringRef lib : llvm::split(StringRef(config::runnerLinkLibs), ';'))
     if (!lib.empty())
       inputs.push_back(lib.str());
   // The linker itself, on the command line the compiler driver gave it at
@@ -869,14 +871,14 @@ int main(int argc, char **argv) {
   // output and inputs in the placeholders' places; the driver where that
   // line was not captured (tools/mpc-compile/CMakeLists.txt).
   SmallVector<std::string> args;
-  if (StringRef(MPC_LINKER_COMMAND).empty()) {
-    args.push_back(MPC_LINK_DRIVER);
-    for (StringRef flag : llvm::split(StringRef(MPC_LINK_DRIVER_FLAGS), ';'))
+  if (StringRef(config::linkerCommand).empty()) {
+    args.push_back(config::linkDriver);
+    for (StringRef flag : llvm::split(StringRef(config::linkDriverFlags), ';'))
       args.push_back(flag.str());
     args.append({"-o", outputFile});
     args.append(inputs.begin(), inputs.end());
   } else {
-    for (StringRef arg : llvm::split(StringRef(MPC_LINKER_COMMAND), ';')) {
+    for (StringRef arg : llvm::split(StringRef(config::linkerCommand), ';')) {
       if (arg == "mpc-link-output")
         args.push_back(outputFile);
       else if (arg == "mpc-link-inputs.o")
