@@ -17,8 +17,14 @@ llvm-symbolizer when the profile was written), worst sectors first.
 import argparse
 import functools
 import json
+import os
 import re
 import sys
+
+
+# The checkout this script is in: launch sites are named relative to it
+# (lib/Runtime/CUDA/Nn.cu).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -26,7 +32,7 @@ def kernel_at(site):
     """The kernel launched at FILE:LINE (the name before `<<<`)."""
     path, _, line = site.rpartition(":")
     try:
-        lines = open(path).read().split("\n")
+        lines = open(os.path.join(ROOT, path)).read().split("\n")
     except OSError:
         return "?"
     n = int(line)
@@ -37,7 +43,7 @@ def kernel_at(site):
 
 def short(path):
     """A path from the CUDA backend's folder on."""
-    return path.split("/lib/Runtime/CUDA/")[-1]
+    return re.sub(r"^(.*/)?lib/Runtime/CUDA/", "", path)
 
 
 def rows(path, lines=False):
