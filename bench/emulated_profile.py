@@ -6,7 +6,9 @@ Reads what an executable linked with `mpc-compile --emulate-cuda
 (lib/Runtime/CUDA/Emulation/Profile.cpp) and prints, largest traffic
 first: the kernel launched there, its launches, the MiB its threads asked
 for, the MiB of 32-byte sectors its warps' requests moved, the sector
-efficiency (asked over moved; 100% is coalesced), the bytes per request
+efficiency (the distinct bytes each request asked for over those its
+sectors moved: 100% is coalesced; lanes reading the same value count its
+bytes once, as a GPU moves them once), the bytes per request
 (512: a full warp's 16-byte accesses; 64: its 2-byte ones), and how often
 each sector a launch touched was moved (1.0: once). With --lines, the
 same per instruction instead: the source line of each access (through
@@ -57,7 +59,10 @@ def rows(path, lines=False):
         moved = r["sectors"] * 32
         r["kernel"] = kernel_at(r["site"])
         r["moved_bytes"] = moved
-        r["efficiency"] = r["bytes"] / moved if moved else 1.0
+        # Profiles written before distinct bytes were counted: the
+        # lanes' bytes (a broadcast then reads above 100%).
+        asked = r.get("distinct_bytes", r["bytes"])
+        r["efficiency"] = asked / moved if moved else 1.0
         r["bytes_per_request"] = r["bytes"] / r["requests"] if r[
             "requests"] else 0.0
         r["refetch"] = (r["sectors"] / r["distinct_sectors"]

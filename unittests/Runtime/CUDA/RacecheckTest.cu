@@ -164,6 +164,31 @@ __global__ void pairReadKernel(const float *in, float *out) {
   out[threadIdx.x] = pair[0] + pair[1];
 }
 
+/// Every lane reads the same float (a broadcast): one sector, whose 4
+/// bytes the warp asks for once.
+__global__ void broadcastReadKernel(const float *in, float *out) {
+  out[threadIdx.x] = in[0];
+}
+
+/// 32 bytes per lane, copied at once: on a GPU two 16-byte accesses, each
+/// a request that uses half of each of its sectors.
+struct alignas(32) Wide {
+  float v[8];
+};
+__global__ void wideCopyKernel(const Wide *in, Wide *out) {
+  out[threadIdx.x] = in[threadIdx.x];
+}
+
+/// Two 16-byte vectors per lane read in 8-byte halves, interleaved and
+/// one upper half first, as the host compiler may split and schedule a
+/// GPU's two 16-byte loads: two requests of 512 bytes.
+__global__ void interleavedHalvesKernel(const uint64_t *in, float *out) {
+  const volatile uint64_t *a = in + 2 * threadIdx.x,
+                          *b = in + 64 + 2 * threadIdx.x;
+  uint64_t sum = a[0] + b[1] + a[1] + b[0];
+  out[threadIdx.x] = float(sum & 1);
+}
+
 TEST(Racecheck, OrderedAccessesRunThrough) {
   float *in = deviceIota<float>(4 * 128), *out;
   cudaMalloc(&out, 8 * sizeof(float));
@@ -286,7 +311,7 @@ int linesWith(const std::string &path, const std::string &text) {
   return found;
 }
 
-/// The three kernels above profiled into `path`, which is written when
+/// The six kernels above profiled into `path`, which is written when
 /// the process exits.
 [[noreturn]] void runProfiled(const std::string &path) {
   setenv("MPC_EMULATION_PROFILE", path.c_str(), 1);
@@ -296,6 +321,11 @@ int linesWith(const std::string &path, const std::string &text) {
                                reinterpret_cast<float4 *>(out));
   stridedReadKernel<<<1, 32>>>(in, out);
   pairReadKernel<<<1, 32>>>(in, out);
+  broadcastReadKernel<<<1, 32>>>(in, out);
+  wideCopyKernel<<<1, 32>>>(reinterpret_cast<const Wide *>(in),
+                            reinterpret_cast<Wide *>(out));
+  interleavedHalvesKernel<<<1, 32>>>(reinterpret_cast<const uint64_t *>(in),
+                                     out);
   cudaDeviceSynchronize();
   std::exit(0);
 }
@@ -318,24 +348,48 @@ TEST(Racecheck, TheProfileCountsEachWarpsRequestsAndTheirSectors) {
   // Two warps, a read and a write each, of 512 bytes in 16 sectors.
   EXPECT_EQ(linesWith(path, "\"requests\": 4, \"write_requests\": 2, "
                             "\"sectors\": 64, \"bytes\": 2048, "
+                            "\"distinct_bytes\": 2048, "
                             "\"distinct_sectors\": 64}"),
             1);
   // A read of 32 sectors for 128 bytes, a write of 4.
   EXPECT_EQ(linesWith(path, "\"requests\": 2, \"write_requests\": 1, "
                             "\"sectors\": 36, \"bytes\": 256, "
+                            "\"distinct_bytes\": 256, "
                             "\"distinct_sectors\": 36}"),
             1);
   // The pairs: one read of 256 bytes in 8 sectors, a write of 4.
   EXPECT_EQ(linesWith(path, "\"requests\": 2, \"write_requests\": 1, "
                             "\"sectors\": 12, \"bytes\": 384, "
+                            "\"distinct_bytes\": 384, "
                             "\"distinct_sectors\": 12}"),
             1);
-  EXPECT_EQ(linesWith(path, "\"distinct_sectors\""), 3);
+  // The broadcast: the lanes ask for 128 bytes, 4 of them distinct, in one
+  // sector; the write, 128 distinct bytes in 4.
+  EXPECT_EQ(linesWith(path, "\"requests\": 2, \"write_requests\": 1, "
+                            "\"sectors\": 5, \"bytes\": 256, "
+                            "\"distinct_bytes\": 132, "
+                            "\"distinct_sectors\": 5}"),
+            1);
+  // The wide copy: each direction two requests of 32 sectors, half of
+  // each used; 32 distinct sectors of each array in all.
+  EXPECT_EQ(linesWith(path, "\"requests\": 4, \"write_requests\": 2, "
+                            "\"sectors\": 128, \"bytes\": 2048, "
+                            "\"distinct_bytes\": 2048, "
+                            "\"distinct_sectors\": 64}"),
+            1);
+  // The interleaved halves: a request per vector, and the write.
+  EXPECT_EQ(linesWith(path, "\"requests\": 3, \"write_requests\": 1, "
+                            "\"sectors\": 36, \"bytes\": 1152, "
+                            "\"distinct_bytes\": 1152, "
+                            "\"distinct_sectors\": 36}"),
+            1);
+  EXPECT_EQ(linesWith(path, "\"distinct_sectors\""), 6);
   // Per instruction, with its source line: the strided read's one request.
   EXPECT_EQ(
       linesWith(path, "RacecheckTest.cu:" + std::to_string(kStridedReadLine) +
                           ":22\", \"write\": false, \"requests\": 1, "
-                          "\"sectors\": 32, \"bytes\": 128}"),
+                          "\"sectors\": 32, \"bytes\": 128, "
+                          "\"distinct_bytes\": 128}"),
       1);
   std::remove(path.c_str());
 }

@@ -10,11 +10,15 @@
 // another, up to 16 bytes, count as one access (the host compiler splits
 // the kernels' 16-byte vector accesses into narrower ones; a GPU makes
 // each as one, and two scalar accesses of neighbours count as one here
-// too). Per site: requests, sectors, the
-// bytes the lanes asked for, and the distinct sectors each launch touched
-// (what DRAM must move at least). Bytes asked for over sectors moved is
-// the sector efficiency (100% coalesced); bytes per request shows the
-// width of the accesses (512 for 16-byte vector accesses of a full warp);
+// too), and an access wider than 16 bytes (a struct the host compiler
+// copies at once) is as many 16-byte ones as a GPU would make, each its
+// own request. Per site: requests, sectors, the bytes the lanes asked for,
+// the distinct bytes each request asked for (lanes reading the same
+// value, a broadcast, ask for its bytes once), and the distinct sectors
+// each launch touched (what DRAM must move at least). Distinct bytes
+// asked for over sectors moved is the sector efficiency (100%
+// coalesced); bytes per request shows the width of the accesses (512 for
+// 16-byte vector accesses of a full warp);
 // sectors moved over distinct sectors shows how often each is fetched
 // again (from L2 or DRAM). The kernels' arithmetic, caches and timing are
 // not modelled: this predicts the memory traffic, not the time.
@@ -27,6 +31,7 @@
 #include "Emulation.h"
 #include "Racecheck.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -48,23 +53,31 @@ constexpr uint64_t kSectorBytes = 32;
 
 /// One instruction's requests.
 struct Instruction {
-  uint64_t requests = 0, sectors = 0, bytes = 0;
+  uint64_t requests = 0, sectors = 0, bytes = 0, distinctBytes = 0;
   bool write = false;
 };
 
 struct Site {
   uint64_t launches = 0, threads = 0, requests = 0, sectors = 0, bytes = 0,
-           distinctSectors = 0, writeRequests = 0;
+           distinctBytes = 0, distinctSectors = 0, writeRequests = 0;
   /// By instruction (the access's return address in the kernel's code)
   /// and direction (a copy reads and writes from one call).
   std::map<std::pair<const void *, bool>, Instruction> instructions;
 };
 
-/// One warp-wide request being gathered: the sectors its lanes touch.
+/// One warp-wide request being gathered: the sectors its lanes touch and,
+/// for each, which of its bytes (bit k: byte k).
 struct Request {
   uint64_t bytes = 0;
   std::vector<uint64_t> sectors;
+  std::vector<uint32_t> touched;
   bool write = false;
+  uint64_t distinctBytes() const {
+    uint64_t n = 0;
+    for (uint32_t mask : touched)
+      n += __builtin_popcount(mask);
+    return n;
+  }
 };
 
 struct InstructionKey {
@@ -80,20 +93,30 @@ struct InstructionHash {
   }
 };
 
-/// A lane's accesses that continue one another (the host compiler splits
-/// a 16-byte vector access into narrower ones, which a GPU makes as one):
-/// where the last one began, its bytes so far, and its request.
+/// A lane's accesses that continue one another, either way, within an
+/// aligned 16 bytes (the host compiler splits a 16-byte vector access
+/// into narrower ones, which a GPU makes as one, and may make the upper
+/// half first): the lowest address, the bytes so far, and the request.
 struct Run {
   uintptr_t start = 0;
   size_t bytes = 0;
   struct Request *request = nullptr;
 };
 constexpr size_t kWidestAccess = 16;
+/// A lane's last runs in one direction, the oldest replaced first: the
+/// host compiler may interleave the pieces of several vector accesses (a
+/// loop's unrolled loads: the first halves of four rows, then their
+/// second halves), so a piece may continue a run other than the last.
+constexpr size_t kOpenRuns = 8;
+struct OpenRuns {
+  std::array<Run, kOpenRuns> runs;
+  size_t next = 0;
+};
 
 struct Profile {
   std::string path;
   /// Per thread of the running block: its open read and write runs.
-  std::vector<std::array<Run, 2>> runs;
+  std::vector<std::array<OpenRuns, 2>> runs;
   std::map<std::pair<std::string, int>, Site> sites;
   /// Per thread of the running block: how often it ran each instruction.
   std::vector<std::unordered_map<const void *, uint64_t>> executions;
@@ -116,10 +139,13 @@ void endBlock() {
       site.writeRequests += request.write;
       site.sectors += request.sectors.size();
       site.bytes += request.bytes;
+      uint64_t distinct = request.distinctBytes();
+      site.distinctBytes += distinct;
       Instruction &i = site.instructions[{key.pc, request.write}];
       ++i.requests;
       i.sectors += request.sectors.size();
       i.bytes += request.bytes;
+      i.distinctBytes += distinct;
       i.write = request.write;
     }
     warp.clear();
@@ -161,20 +187,22 @@ void write() {
         out,
         "{\"site\": \"%s:%d\", \"launches\": %llu, \"threads\": "
         "%llu, \"requests\": %llu, \"write_requests\": %llu, "
-        "\"sectors\": %llu, \"bytes\": %llu, "
+        "\"sectors\": %llu, \"bytes\": %llu, \"distinct_bytes\": %llu, "
         "\"distinct_sectors\": %llu}\n",
         where.first.c_str(), where.second, (unsigned long long)s.launches,
         (unsigned long long)s.threads, (unsigned long long)s.requests,
         (unsigned long long)s.writeRequests, (unsigned long long)s.sectors,
-        (unsigned long long)s.bytes, (unsigned long long)s.distinctSectors);
+        (unsigned long long)s.bytes, (unsigned long long)s.distinctBytes,
+        (unsigned long long)s.distinctSectors);
     for (const auto &[at, i] : s.instructions)
       std::fprintf(out,
                    "{\"site\": \"%s:%d\", \"code\": \"%s\", \"write\": %s, "
                    "\"requests\": %llu, \"sectors\": %llu, \"bytes\": "
-                   "%llu}\n",
+                   "%llu, \"distinct_bytes\": %llu}\n",
                    where.first.c_str(), where.second, code[at.first].c_str(),
                    i.write ? "true" : "false", (unsigned long long)i.requests,
-                   (unsigned long long)i.sectors, (unsigned long long)i.bytes);
+                   (unsigned long long)i.sectors, (unsigned long long)i.bytes,
+                   (unsigned long long)i.distinctBytes);
   }
   if (out != stderr)
     std::fclose(out);
@@ -199,6 +227,60 @@ bool profiling() {
   return on;
 }
 
+namespace {
+
+/// One access of at most 16 bytes (profileAccess splits wider ones).
+void profilePiece(Profile &p, uintptr_t at, size_t bytes, bool isWrite,
+                  const void *pc) {
+  // An access next to one of the lane's open runs in the same direction
+  // (before or after it), within the run's aligned 16 bytes, is part of it;
+  // otherwise the n-th execution of its instruction by this lane joins
+  // the warp's request for that, in a new run.
+  OpenRuns &open = p.runs[raceClock.thread][isWrite];
+  Run *run = nullptr;
+  for (Run &r : open.runs) {
+    if (!r.request)
+      continue;
+    uintptr_t from = std::min(at, r.start),
+              to = std::max(at + bytes, r.start + r.bytes);
+    if ((at == r.start + r.bytes || at + bytes == r.start) &&
+        from / kWidestAccess == (to - 1) / kWidestAccess)
+      run = &r;
+  }
+  if (run) {
+    run->start = std::min(at, run->start);
+  } else {
+    run = &open.runs[open.next];
+    open.next = (open.next + 1) % kOpenRuns;
+    uint64_t execution = p.executions[raceClock.thread][pc]++;
+    run->request = &p.warps[raceClock.thread / 32][{pc, execution}];
+    run->start = at;
+    run->bytes = 0;
+  }
+  run->bytes += bytes;
+  Request &r = *run->request;
+  r.bytes += bytes;
+  r.write = isWrite;
+  for (uintptr_t byte = at, end = at + bytes; byte < end;) {
+    uint64_t s = byte / kSectorBytes;
+    uintptr_t sectorEnd = std::min<uintptr_t>(end, (s + 1) * kSectorBytes);
+    unsigned from = byte % kSectorBytes, n = unsigned(sectorEnd - byte);
+    uint32_t mask = uint32_t(((uint64_t(1) << n) - 1) << from);
+    size_t k = 0;
+    while (k < r.sectors.size() && r.sectors[k] != s)
+      ++k;
+    if (k == r.sectors.size()) {
+      r.sectors.push_back(s);
+      r.touched.push_back(0);
+    }
+    r.touched[k] |= mask;
+    p.launchSectors.insert(s);
+    byte = sectorEnd;
+  }
+}
+
+} // namespace
+
 void profileAccess(const char *address, size_t bytes, bool isWrite,
                    const void *pc) {
   Profile &p = *profile;
@@ -212,32 +294,12 @@ void profileAccess(const char *address, size_t bytes, bool isWrite,
     p.warps.assign((threads + 31) / 32, {});
     p.runs.assign(threads, {});
   }
-  // An access that continues the lane's last one in the same direction,
-  // up to 16 bytes in all, is part of it; otherwise the n-th execution of
-  // its instruction by this lane joins the warp's request for that.
+  // A GPU moves at most 16 bytes per lane and instruction: a wider access
+  // (a 32-byte struct the host compiler copies at once) is several.
   auto at = reinterpret_cast<uintptr_t>(address);
-  Run &run = p.runs[raceClock.thread][isWrite];
-  if (!(run.request && at == run.start + run.bytes &&
-        run.bytes + bytes <= kWidestAccess)) {
-    uint64_t execution = p.executions[raceClock.thread][pc]++;
-    run.request = &p.warps[raceClock.thread / 32][{pc, execution}];
-    run.start = at;
-    run.bytes = 0;
-  }
-  run.bytes += bytes;
-  Request &r = *run.request;
-  r.bytes += bytes;
-  r.write = isWrite;
-  auto first = at / kSectorBytes;
-  auto last = (at + bytes - 1) / kSectorBytes;
-  for (uint64_t s = first; s <= last; ++s) {
-    bool seen = false;
-    for (uint64_t t : r.sectors)
-      seen |= t == s;
-    if (!seen)
-      r.sectors.push_back(s);
-    p.launchSectors.insert(s);
-  }
+  for (size_t done = 0; done < bytes; done += kWidestAccess)
+    profilePiece(p, at + done, std::min(kWidestAccess, bytes - done), isWrite,
+                 pc);
 }
 
 } // namespace mpcemu
