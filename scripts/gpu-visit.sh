@@ -12,6 +12,13 @@
 #   PART=bert  scripts/gpu-visit.sh    it once (python3's tarfile, no xz
 #   PART=mlp   scripts/gpu-visit.sh    binary needed), then runs the part,
 #   PART=unet  scripts/gpu-visit.sh    its results in $RESULTS/<part>/
+#   PART=ncu   scripts/gpu-visit.sh    Nsight Compute's sections for the
+#                                      kernel benchmark's slow lines
+#                                      (bench/ncu_kernels.py: occupancy,
+#                                      DRAM bytes, L2 hits, stall reasons;
+#                                      about 10 s a line), its table and
+#                                      JSON lines in $RESULTS/ncu/; a
+#                                      command of its own after PART=all
 #
 # Parts, in the order a visit should run them: check (gpu-check.sh: unit
 # tests, memcheck, curves against the CPU, kernel timings; about 4
@@ -252,8 +259,24 @@ run() {
       MODELS=$part LEVELS="$(levels $part)" EVAL=1 PHASE=run \
       OP_TIMES="${OP_TIMES-O2}" "$ROOT/bench/run.sh"
     ;;
+  ncu)
+    # Nsight Compute on the kernel benchmark's slow lines (NCU_LINES, or
+    # bench/ncu_kernels.py's list), with the check bundle's build.
+    local bench="$VISIT/check/bin/mpc-bench-kernels"
+    [ -x "$bench" ] || {
+      echo "gpu-visit: PART=ncu needs the check bundle's" \
+        "mpc-bench-kernels (PARTS with check at build)" >&2
+      exit 1
+    }
+    # shellcheck disable=SC2086
+    python3 "$ROOT/bench/ncu_kernels.py" --bench "$bench" \
+      --ncu "${NCU:-ncu}" --deadline "${NCU_DEADLINE:-480}" \
+      --out "$results/ncu/ncu.jsonl" ${NCU_LINES:-} |
+      tee "$results/ncu/table.md"
+    return "${PIPESTATUS[0]}"
+    ;;
   *)
-    echo "gpu-visit: PART must be check, bert, mlp, unet or all (got" \
+    echo "gpu-visit: PART must be check, bert, mlp, unet, ncu or all (got" \
       "'$part')" >&2
     exit 2
     ;;

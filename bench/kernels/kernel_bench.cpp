@@ -16,6 +16,13 @@
 // chunked path, and the UNet's skip concatenations convolved whole and
 // as their parts: compute-bound, so those lines give TFLOP/s instead.
 //
+// mpc-bench-kernels --profile --only NAME [--index K]: for a profiler
+// (bench/ncu_kernels.py runs it under Nsight Compute with
+// --profile-from-start off): the lines named NAME exactly, or only the
+// K-th of them (from 0), each run three times, then once between
+// cudaProfilerStart and cudaProfilerStop; no timings. Each line says
+// whether it was profiled.
+//
 // Those timings run a kernel again on the operands it has just read, so a
 // case of less than the L2 cache (BERT's 4096x768 rows: 6 MiB a tensor)
 // reads some of them from L2. Each line also gives the kernel cold
@@ -28,6 +35,7 @@
 
 #include "Kernels.h"
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -46,6 +54,11 @@ namespace {
 
 int reps = 20;
 std::string filter;
+/// --profile: the lines named `only` (the `onlyIndex`-th of them where it
+/// is not negative) run once for a profiler instead of being timed.
+bool profile = false;
+std::string only;
+int onlyIndex = -1, matched = 0;
 double copyGbPerS = 0;
 /// Written before each cold timing: twice the L2 cache.
 void *flushBuffer = nullptr;
@@ -154,12 +167,43 @@ double sameCopyMs(double bytes) {
   return measured[half] = ms;
 }
 
+/// Whether the line `kernel` is asked for (--filter, --only).
+bool selected(const std::string &kernel) {
+  if (profile)
+    return kernel == only;
+  return filter.empty() || kernel.find(filter) != std::string::npos;
+}
+
+/// --profile: runs `run` three times, then, where this is the line asked
+/// for, once for the profiler; prints the line without timings.
+void profileLine(const std::string &kernel, const std::string &shape,
+                 const char *dtype, const std::function<void()> &run) {
+  int index = matched++;
+  bool chosen = onlyIndex < 0 || index == onlyIndex;
+  if (chosen) {
+    for (int i = 0; i < 3; ++i)
+      run();
+    synchronize();
+    check(cudaProfilerStart(), "cudaProfilerStart");
+    run();
+    synchronize();
+    check(cudaProfilerStop(), "cudaProfilerStop");
+  }
+  std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"dtype\": \"%s\", "
+              "\"index\": %d, \"profiled\": %s}\n",
+              kernel.c_str(), shape.c_str(), dtype, index,
+              chosen ? "true" : "false");
+  std::fflush(stdout);
+}
+
 /// Times `run`, which moves at least `bytes`, and prints its line.
 void report(const std::string &kernel, const std::string &shape,
             const char *dtype, double bytes, const std::function<void()> &run,
             double target = 0.7) {
-  if (!filter.empty() && kernel.find(filter) == std::string::npos)
+  if (!selected(kernel))
     return;
+  if (profile)
+    return profileLine(kernel, shape, dtype, run);
   double ms = medianMs(run);
   double gbPerS = bytes / (ms * 1e-3) / 1e9;
   double share = gbPerS / copyGbPerS;
@@ -179,8 +223,10 @@ void report(const std::string &kernel, const std::string &shape,
 /// prints its line: the rate instead of a share of the copy.
 void reportRate(const std::string &kernel, const std::string &shape,
                 double flop, const std::function<void()> &run) {
-  if (!filter.empty() && kernel.find(filter) == std::string::npos)
+  if (!selected(kernel))
     return;
+  if (profile)
+    return profileLine(kernel, shape, "f16", run);
   double ms = medianMs(run);
   std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"dtype\": "
               "\"f16\", \"ms\": %.5f, \"tflop_per_s\": %.1f, "
@@ -820,14 +866,30 @@ int main(int argc, char **argv) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--filter" && i + 1 < argc) {
       filter = argv[++i];
+    } else if (arg == "--profile") {
+      profile = true;
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (arg == "--index" && i + 1 < argc) {
+      onlyIndex = std::max(0, std::atoi(argv[++i]));
     } else {
       std::fprintf(arg == "--help" ? stdout : stderr,
                    "usage: mpc-bench-kernels [--reps N] [--filter TEXT]\n"
+                   "       mpc-bench-kernels --profile --only NAME "
+                   "[--index K]\n"
                    "Times the CUDA backend's memory-bound kernels at the "
                    "benchmark models' shapes against a device-to-device "
-                   "copy; one JSON line per kernel.\n");
+                   "copy; one JSON line per kernel. With --profile, runs "
+                   "the lines named NAME (the K-th of them) once between "
+                   "cudaProfilerStart and cudaProfilerStop, for a "
+                   "profiler, untimed.\n");
       return arg == "--help" ? 0 : 1;
     }
+  }
+  if (profile != !only.empty() || (onlyIndex >= 0 && !profile)) {
+    std::fprintf(stderr, "error: mpc-bench-kernels: --profile goes with "
+                         "--only NAME (and --index K with both)\n");
+    return 1;
   }
   std::string why;
   if (!deviceAvailable(&why)) {
@@ -840,7 +902,8 @@ int main(int argc, char **argv) {
         "cudaDeviceGetAttribute");
   flushBytes = std::max<int64_t>(2 * int64_t(l2), int64_t(64) << 20);
   flushBuffer = allocate(flushBytes);
-  measureCopy();
+  if (!profile)
+    measureCopy();
   elementwise();
   columnSumCases();
   accumulationCases();
@@ -850,5 +913,10 @@ int main(int argc, char **argv) {
   optimizerCases();
   attentionCases();
   convolutionCases();
+  if (profile && matched == 0) {
+    std::fprintf(stderr, "error: mpc-bench-kernels: no line is named '%s'\n",
+                 only.c_str());
+    return 1;
+  }
   return 0;
 }
