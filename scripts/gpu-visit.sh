@@ -12,11 +12,14 @@
 #   PART=bert  scripts/gpu-visit.sh    it once (python3's tarfile, no xz
 #   PART=mlp   scripts/gpu-visit.sh    binary needed), then runs the part,
 #   PART=unet  scripts/gpu-visit.sh    its results in $RESULTS/<part>/
-#   PART=ncu   scripts/gpu-visit.sh    Nsight Compute's sections for the
+#   PART=ncu   scripts/gpu-visit.sh    the batch norms and column sums at
+#                                      other launch settings
+#                                      (mpc-bench-kernels --sweep), then
+#                                      Nsight Compute's sections for the
 #                                      kernel benchmark's slow lines
 #                                      (bench/ncu_kernels.py: occupancy,
 #                                      DRAM bytes, L2 hits, stall reasons;
-#                                      about 10 s a line), its table and
+#                                      about 10 s a line); tables and
 #                                      JSON lines in $RESULTS/ncu/; a
 #                                      command of its own after PART=all
 #
@@ -260,20 +263,34 @@ run() {
       OP_TIMES="${OP_TIMES-O2}" "$ROOT/bench/run.sh"
     ;;
   ncu)
-    # Nsight Compute on the kernel benchmark's slow lines (NCU_LINES, or
-    # bench/ncu_kernels.py's list), with the check bundle's build.
-    local bench="$VISIT/check/bin/mpc-bench-kernels"
+    # The batch norms and column sums at other launch settings
+    # (mpc-bench-kernels --sweep, about 30 s), then Nsight Compute on the
+    # kernel benchmark's slow lines (NCU_LINES, or bench/ncu_kernels.py's
+    # list), with the check bundle's build.
+    local bench="$VISIT/check/bin/mpc-bench-kernels" status=0
     [ -x "$bench" ] || {
       echo "gpu-visit: PART=ncu needs the check bundle's" \
         "mpc-bench-kernels (PARTS with check at build)" >&2
       exit 1
     }
+    "$bench" --sweep > "$results/ncu/sweep.jsonl" || status=1
+    python3 - "$results/ncu/sweep.jsonl" << 'PY' | tee "$results/ncu/sweep.md"
+import json, sys
+print("| kernel | shape and setting | dtype | ms | of copy |")
+print("|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "of_copy" in r:
+        print("| %s | %s | %s | %.4f | %.2f |" % (
+            r["kernel"], r["shape"], r.get("dtype", ""), r["ms"], r["of_copy"]))
+PY
     # shellcheck disable=SC2086
     python3 "$ROOT/bench/ncu_kernels.py" --bench "$bench" \
-      --ncu "${NCU:-ncu}" --deadline "${NCU_DEADLINE:-480}" \
+      --ncu "${NCU:-ncu}" --deadline "${NCU_DEADLINE:-420}" \
       --out "$results/ncu/ncu.jsonl" ${NCU_LINES:-} |
       tee "$results/ncu/table.md"
-    return "${PIPESTATUS[0]}"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    return $status
     ;;
   *)
     echo "gpu-visit: PART must be check, bert, mlp, unet, ncu or all (got" \

@@ -16,6 +16,14 @@
 // chunked path, and the UNet's skip concatenations convolved whole and
 // as their parts: compute-bound, so those lines give TFLOP/s instead.
 //
+// mpc-bench-kernels --sweep [--filter TEXT]: the batch norms and column
+// sums again at other settings of the runtime's two launch knobs, the
+// column reductions' cut (setColumnPartialsTarget: 32 K to 512 K
+// partials, 128 K the default) and the batch norms' accesses per thread
+// (setChannelVectorsPerThread: 1 to 16, 4 the default), the setting in
+// each line's shape ("... partials=131072"): what a choice of those
+// defaults would gain, measured rather than guessed.
+//
 // mpc-bench-kernels --profile --only NAME [--index K]: for a profiler
 // (bench/ncu_kernels.py runs it under Nsight Compute with
 // --profile-from-start off): the lines named NAME exactly, or only the
@@ -59,6 +67,9 @@ std::string filter;
 bool profile = false;
 std::string only;
 int onlyIndex = -1, matched = 0;
+/// --sweep: the setting the lines run at, appended to their shapes.
+bool sweep = false;
+std::string setting;
 double copyGbPerS = 0;
 /// Written before each cold timing: twice the L2 cache.
 void *flushBuffer = nullptr;
@@ -204,6 +215,7 @@ void report(const std::string &kernel, const std::string &shape,
     return;
   if (profile)
     return profileLine(kernel, shape, dtype, run);
+  std::string where = setting.empty() ? shape : shape + " " + setting;
   double ms = medianMs(run);
   double gbPerS = bytes / (ms * 1e-3) / 1e9;
   double share = gbPerS / copyGbPerS;
@@ -213,7 +225,7 @@ void report(const std::string &kernel, const std::string &shape,
               "\"of_copy\": %.3f, \"target\": %.2f, \"target_met\": %s, "
               "\"ms_cold\": %.5f, \"copy_same_ms\": %.5f, "
               "\"of_same_copy\": %.3f}\n",
-              kernel.c_str(), shape.c_str(), dtype, ms, bytes, gbPerS, share,
+              kernel.c_str(), where.c_str(), dtype, ms, bytes, gbPerS, share,
               target, share >= target ? "true" : "false", cold, same,
               same / cold);
   std::fflush(stdout);
@@ -857,6 +869,26 @@ void attentionCases() {
   }
 }
 
+/// --sweep: the batch norms and column sums at each cut of the column
+/// reductions, then the batch norms at each count of accesses per thread,
+/// the setting named in the lines' shapes; the defaults among them.
+void sweepCases() {
+  for (int64_t partials : {32768, 65536, 131072, 262144, 524288}) {
+    int64_t before = setColumnPartialsTarget(partials);
+    setting = "partials=" + std::to_string(partials);
+    batchNormCases();
+    columnSumCases();
+    setColumnPartialsTarget(before);
+  }
+  for (int64_t vectors : {1, 2, 4, 8, 16}) {
+    int64_t before = setChannelVectorsPerThread(vectors);
+    setting = "vectors/thread=" + std::to_string(vectors);
+    batchNormCases();
+    setChannelVectorsPerThread(before);
+  }
+  setting.clear();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -866,6 +898,8 @@ int main(int argc, char **argv) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--filter" && i + 1 < argc) {
       filter = argv[++i];
+    } else if (arg == "--sweep") {
+      sweep = true;
     } else if (arg == "--profile") {
       profile = true;
     } else if (arg == "--only" && i + 1 < argc) {
@@ -874,21 +908,26 @@ int main(int argc, char **argv) {
       onlyIndex = std::max(0, std::atoi(argv[++i]));
     } else {
       std::fprintf(arg == "--help" ? stdout : stderr,
-                   "usage: mpc-bench-kernels [--reps N] [--filter TEXT]\n"
+                   "usage: mpc-bench-kernels [--reps N] [--filter TEXT] "
+                   "[--sweep]\n"
                    "       mpc-bench-kernels --profile --only NAME "
                    "[--index K]\n"
                    "Times the CUDA backend's memory-bound kernels at the "
                    "benchmark models' shapes against a device-to-device "
-                   "copy; one JSON line per kernel. With --profile, runs "
+                   "copy; one JSON line per kernel. With --sweep, the "
+                   "batch norms and column sums at other launch settings. "
+                   "With --profile, runs "
                    "the lines named NAME (the K-th of them) once between "
                    "cudaProfilerStart and cudaProfilerStop, for a "
                    "profiler, untimed.\n");
       return arg == "--help" ? 0 : 1;
     }
   }
-  if (profile != !only.empty() || (onlyIndex >= 0 && !profile)) {
+  if (profile != !only.empty() || (onlyIndex >= 0 && !profile) ||
+      (sweep && profile)) {
     std::fprintf(stderr, "error: mpc-bench-kernels: --profile goes with "
-                         "--only NAME (and --index K with both)\n");
+                         "--only NAME (and --index K with both), not with "
+                         "--sweep\n");
     return 1;
   }
   std::string why;
@@ -904,6 +943,10 @@ int main(int argc, char **argv) {
   flushBuffer = allocate(flushBytes);
   if (!profile)
     measureCopy();
+  if (sweep) {
+    sweepCases();
+    return 0;
+  }
   elementwise();
   columnSumCases();
   accumulationCases();

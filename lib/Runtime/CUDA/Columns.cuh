@@ -42,6 +42,10 @@ struct ColumnPlan {
   }
 };
 
+/// The partials (chunks x columns x outer, about) planColumns aims for:
+/// 4096 x 32 unless setColumnPartialsTarget (Kernels.h) changed it.
+int64_t columnPartialsTarget();
+
 /// The plan for a shape of T, or one with chunks == 0 when the grid cannot
 /// hold it (outer beyond a grid's z dimension): the caller keeps its own
 /// kernel. `whole` is filled in by reduceColumnsOf.
@@ -57,14 +61,15 @@ ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   if (outer < 1 || outer > 65535 || p.tiles < 1 ||
       p.tiles > (int64_t(1) << 31) - 1 || rows < 1)
     return p;
-  // About 4096 x 32 columns' worth of chunks (a constant: the same cut on
-  // every device), so that the partials the second pass reads stay about
-  // 128 K values however wide a block is, with at least 4 rows per row
-  // lane (one batch of a thread's loads in flight, see
-  // columnPartialsKernel) and 32 per chunk. Grids of half a wave (a
-  // 4096 x 768 bias gradient cut into 64 chunks of 64 rows: 192 blocks)
-  // left most of the GPU idle and their time was two loads' latency.
-  constexpr int64_t kTargetPartials = 4096 * 32;
+  // About 4096 x 32 columns' worth of chunks (the same cut on every
+  // device; only mpc-bench-kernels --sweep changes it), so that the
+  // partials the second pass reads stay about 128 K values however wide a
+  // block is, with at least 4 rows per row lane (one batch of a thread's
+  // loads in flight, see columnPartialsKernel) and 32 per chunk. Grids of
+  // half a wave (a 4096 x 768 bias gradient cut into 64 chunks of 64
+  // rows: 192 blocks) left most of the GPU idle and their time was two
+  // loads' latency.
+  const int64_t kTargetPartials = columnPartialsTarget();
   int64_t minChunkRows = std::max<int64_t>(32, 4 * p.rowLanes());
   int64_t widths = (cols + 31) / 32 * 32 * outer;
   int64_t chunks = (kTargetPartials + widths - 1) / widths;

@@ -722,6 +722,17 @@ template <typename G, typename A> struct StoreSums {
 };
 } // namespace
 
+namespace {
+/// planColumns' target (columnPartialsTarget).
+int64_t partialsTarget = 4096 * 32;
+} // namespace
+
+int64_t columnPartialsTarget() { return partialsTarget; }
+
+int64_t setColumnPartialsTarget(int64_t partials) {
+  return std::exchange(partialsTarget, std::max<int64_t>(partials, 1));
+}
+
 void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
                 int64_t rows, int64_t cols, const void *addend) {
   if (cols == 0)

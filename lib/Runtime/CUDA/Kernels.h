@@ -265,6 +265,16 @@ bool setLayerNormRowSums(bool on);
 /// whatever the device; returns the number before (tests: several rows a
 /// warp at small sizes).
 int64_t setLayerNormSumBlocks(int64_t blocks);
+/// The partials the column reductions' first pass aims for (chunks x
+/// columns, about; 4096 x 32 by default, the cut of every reduction over
+/// rows: bias and norm parameter gradients, batch-norm statistics,
+/// column sums); returns the target before (mpc-bench-kernels --sweep:
+/// results change in the last bits with the cut).
+int64_t setColumnPartialsTarget(int64_t partials);
+/// The accesses per thread the batch norms' elementwise kernels are
+/// launched for (4 by default); returns the number before
+/// (mpc-bench-kernels --sweep).
+int64_t setChannelVectorsPerThread(int64_t vectors);
 /// mean and rstd are f32 (f64 for f64 inputs).
 void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *output, void *mean,

@@ -403,11 +403,15 @@ __global__ void batchNormGradInputKernel(const T *dy, const T *x,
 /// channels per row), so that a thread's accesses, kThreads * blocks
 /// apart, stay in its group: it reads the group's per-channel values once
 /// for about kPerThread accesses instead of once for each (those values
-/// take several times the bytes of the access itself). Where no such
+/// take several times the bytes of the access itself; kPerThread is 4
+/// unless setChannelVectorsPerThread changed it). Where no such
 /// count is small enough, plainly one access per thread (the kernels then
 /// read the values again as the group changes).
+/// channelGroupBlocks' accesses per thread (setChannelVectorsPerThread).
+int64_t channelVectorsPerThread = 4;
+
 unsigned channelGroupBlocks(int64_t vectors, int64_t cv) {
-  constexpr int64_t kPerThread = 4;
+  const int64_t kPerThread = channelVectorsPerThread;
   int64_t step = cv / std::gcd(cv, int64_t(kThreads));
   int64_t blocks =
       (vectors + kThreads * kPerThread - 1) / (kThreads * kPerThread);
@@ -832,6 +836,10 @@ void applyBatchNorm(const T *x, const A *stats, T *y, int64_t rows, int64_t c,
 }
 
 } // namespace
+
+int64_t setChannelVectorsPerThread(int64_t vectors) {
+  return std::exchange(channelVectorsPerThread, std::max<int64_t>(vectors, 1));
+}
 
 void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *runningMean,

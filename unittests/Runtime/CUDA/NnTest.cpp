@@ -625,6 +625,67 @@ TEST_F(Nn, BatchNormStatisticsMatchFloat64OnAnOffsetChannel) {
   }
 }
 
+// The launch settings mpc-bench-kernels --sweep turns: the batch norms'
+// accesses per thread change their elementwise kernels' grid only (the
+// same bits), the column reductions' cut the order of the statistics'
+// and gradients' sums only (the same results to rounding).
+TEST_F(Nn, BatchNormLaunchSettingsOfTheSweepKeepItsResults) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const mpcrt_dtype d = MPCRT_F16;
+  const int64_t c = 24, rows = 37 * 41, n = rows * c, e = 2;
+  auto x = randomOf(rng, d, n, -2, 3), dy = randomOf(rng, d, n, -1, 1);
+  std::vector<float> gamma =
+                         valuesAsFloat(randomOf(rng, MPCRT_F32, c, 0.5, 1.5)),
+                     beta = valuesAsFloat(randomOf(rng, MPCRT_F32, c, -1, 1));
+  std::vector<float> rm(c, 0), rv(c, 1);
+  uint8_t *gx = upload(x), *gdy = upload(dy);
+  float *gGamma = upload(gamma), *gBeta = upload(beta);
+  struct Results {
+    std::vector<uint8_t> y, dx;
+    std::vector<float> mean, invstd, dgamma, dbeta;
+  };
+  auto run = [&] {
+    uint8_t *gy = deviceBuffer<uint8_t>(n * e),
+            *gdx = deviceBuffer<uint8_t>(n * e);
+    float *gm = deviceBuffer<float>(c), *gi = deviceBuffer<float>(c),
+          *gdg = deviceBuffer<float>(c), *gdb = deviceBuffer<float>(c);
+    batchNorm(d, gx, MPCRT_F32, gGamma, gBeta, upload(rm), upload(rv), gy, gm,
+              gi, rows, c, 0.1, 1e-5, /*relu=*/true);
+    batchNormBackward(d, gdy, gx, MPCRT_F32, gGamma, gm, gi, gdx, gdg, gdb,
+                      rows, c, nullptr, gBeta);
+    return Results{download(gy, n * e), download(gdx, n * e), download(gm, c),
+                   download(gi, c),     download(gdg, c),     download(gdb, c)};
+  };
+  Results base = run();
+  for (int64_t vectors : {1, 16}) {
+    SCOPED_TRACE(std::to_string(vectors) + " accesses per thread");
+    EXPECT_EQ(setChannelVectorsPerThread(vectors), 4);
+    Results r = run();
+    EXPECT_EQ(setChannelVectorsPerThread(4), vectors);
+    EXPECT_EQ(r.y, base.y);
+    EXPECT_EQ(r.dx, base.dx);
+    EXPECT_EQ(0, std::memcmp(r.dgamma.data(), base.dgamma.data(), c * 4));
+  }
+  // One chunk of rows and two (6 by default).
+  for (int64_t partials : {1, 64}) {
+    SCOPED_TRACE(std::to_string(partials) + " partials");
+    EXPECT_EQ(setColumnPartialsTarget(partials), 4096 * 32);
+    Results r = run();
+    EXPECT_EQ(setColumnPartialsTarget(4096 * 32), partials);
+    for (int64_t k = 0; k < c; ++k) {
+      EXPECT_NEAR(r.mean[k], base.mean[k],
+                  1e-5 * (1 + std::fabs(base.mean[k])));
+      EXPECT_NEAR(r.invstd[k], base.invstd[k], 1e-5 * base.invstd[k]);
+      EXPECT_NEAR(r.dgamma[k], base.dgamma[k],
+                  1e-4 * (1 + std::fabs(base.dgamma[k])));
+      EXPECT_NEAR(r.dbeta[k], base.dbeta[k],
+                  1e-4 * (1 + std::fabs(base.dbeta[k])));
+    }
+    expectNear(d, base.y, r.y, relOf(d) * 2, 1e-3, "batch_norm");
+    expectNear(d, base.dx, r.dx, relOf(d) * 4, 1e-3, "batch_norm dx");
+  }
+}
+
 TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   // Each case, gathered (and scattered back) byte for byte as the CPU
