@@ -42,7 +42,11 @@
 #                                      s); one
 #                                      visit.tar.gz and summary.txt in
 #                                      $RESULTS (what comes back from a
-#                                      GPU machine is a few files)
+#                                      GPU machine is a few files).
+#                                      ALL_PARTS (default "check bert
+#                                      unet mlp") chooses the parts, in
+#                                      their order; with ncu, it takes at
+#                                      most 150 s of what is left
 #
 # Variables: VISIT (default build/gpu-visit), PARTS (what the build makes,
 # default "check bert mlp unet"), LEVELS (default "fp32 O2 O2-check
@@ -184,19 +188,47 @@ every() {
   start=$(date +%s)
   rm -rf "$work"
   mkdir -p "$work" "$results"
-  local status=0
-  DEADLINE="${CHECK_DEADLINE:-280}" PART=check RESULTS="$work" \
-    "${BASH_SOURCE[0]}" > "$work/check.out" 2>&1 || status=1
-  # Each model's share of what is left: BERT the most (its peers compile
-  # a 12-layer encoder), the MLP the least.
+  local status=0 parts="${ALL_PARTS:-check bert unet mlp}" part
+  for part in $parts; do
+    case "$part" in
+    check | ncu | bert | unet | mlp) ;;
+    *)
+      echo "gpu-visit: ALL_PARTS may hold check, ncu, bert, unet and mlp" \
+        "(got '$part')" >&2
+      return 2
+      ;;
+    esac
+  done
+  case " $parts " in
+  *" check "*)
+    DEADLINE="${CHECK_DEADLINE:-280}" PART=check RESULTS="$work" \
+      "${BASH_SOURCE[0]}" > "$work/check.out" 2>&1 || status=1
+    ;;
+  esac
+  # Each later part's share of what is left: the profiling part (the
+  # sweep and Nsight Compute) 150 s at most, BERT the most of the models
+  # (its peers compile a 12-layer encoder), the MLP the least.
   local model left limit
-  for model in bert unet mlp; do
+  for model in $parts; do
+    [ "$model" = check ] && continue
     left=$((start + ${ALL_DEADLINE:-560} - $(date +%s)))
     case $model in
+    ncu) limit=$((left < 150 ? left : 150)) ;;
     bert) limit=$((left / 2)) ;;
     unet) limit=$((left * 3 / 5)) ;;
     mlp) limit=$left ;;
     esac
+    if [ "$model" = ncu ]; then
+      if [ "$limit" -lt 40 ]; then
+        echo "ncu: no time left" > "$work/ncu.out"
+        status=1
+        continue
+      fi
+      NCU_DEADLINE=$((limit - 30)) PART=ncu RESULTS="$work" \
+        timeout --kill-after=5 "$limit" "${BASH_SOURCE[0]}" \
+        > "$work/ncu.out" 2>&1 || status=1
+      continue
+    fi
     if [ "$limit" -lt 20 ]; then
       echo "$model: no time left (ALL_DEADLINE=${ALL_DEADLINE:-560} s)" \
         > "$work/$model.out"
@@ -214,8 +246,10 @@ every() {
     fi
   done
   {
-    echo "== check"
-    tail -n 30 "$work/check.out"
+    if [ -f "$work/check.out" ]; then
+      echo "== check"
+      tail -n 30 "$work/check.out"
+    fi
     # The kernels against the baseline's on this GPU: the lines that
     # changed past the margin, and the count of each verdict.
     local against="$work/check/kernels-vs-baseline.md"
@@ -225,7 +259,16 @@ every() {
       grep -E '\| (slower|faster) \|$' "$against" || true
       tail -n 1 "$against"
     fi
+    if [ -f "$work/ncu.out" ]; then
+      echo "== ncu (the sweep in visit.tar.gz: ncu/sweep.md)"
+      if [ -f "$work/ncu/table.md" ]; then
+        cat "$work/ncu/table.md"
+      else
+        tail -n 5 "$work/ncu.out"
+      fi
+    fi
     for model in bert unet mlp; do
+      case " $parts " in *" $model "*) ;; *) continue ;; esac
       echo "== $model"
       if [ -f "$work/$model/table.md" ]; then
         cat "$work/$model/table.md"
