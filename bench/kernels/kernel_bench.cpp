@@ -584,6 +584,17 @@ void movementCases() {
   void *grad = b.random(MPCRT_F16, kRows * kHidden);
   int32_t *ids = b.indices(kRows, kVocab);
   void *table = b.empty(kVocab * kHidden * 2);
+  // The forward gather of the same rows: the rows read, written, and the
+  // indices read.
+  {
+    void *words = b.random(MPCRT_F16, kVocab * kHidden, 7),
+         *out = b.empty(kRows * kHidden * 2);
+    report("embedding",
+           dims({kRows, kHidden}) + " of " + dims({kVocab, kHidden}), "f16",
+           4.0 * kRows * kHidden + 4.0 * kRows, [&] {
+             embedding(MPCRT_F16, words, kVocab, kHidden, ids, 32, kRows, out);
+           });
+  }
   // At least: the gradient read, the f16 table written (zeros where no
   // index points).
   report("embedding_backward",

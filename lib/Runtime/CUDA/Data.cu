@@ -156,18 +156,33 @@ bool planTiled(const Layout<1> &s, int32_t bytes, Tiled &t) {
   return true;
 }
 
-/// A block per index (embeddingGrid): its row across the threads.
-template <typename T>
+/// A block per index (embeddingGrid): its row across the threads, N
+/// elements per access (16 bytes where d and the pointers allow, else
+/// one); a bad index's row written as zeros.
+template <typename T, int N>
 __global__ void
 embeddingKernel(const T *table, int64_t v, int64_t d, const void *indices,
                 int32_t bits, int64_t count, T *out, unsigned long long *bad) {
+  using V = Vec<T, N>;
+  const int64_t vectors = d / N;
   for (int64_t i = blockIdx.x; i < count; i += gridDim.x) {
     int64_t row = formulas::indexAt(indices, bits, i);
     bool inside = row >= 0 && row < v;
     if (!inside && threadIdx.x == 0)
       recordError(bad, i);
-    for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
-      out[i * d + j] = inside ? table[row * d + j] : Storage<T>::store(0.0f);
+    const V *from = reinterpret_cast<const V *>(table + (inside ? row : 0) * d);
+    V *to = reinterpret_cast<V *>(out + i * d);
+    for (int64_t j = threadIdx.x; j < vectors; j += blockDim.x) {
+      V value;
+      if (inside) {
+        value = from[j];
+      } else {
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+          value.v[k] = Storage<T>::store(0.0f);
+      }
+      to[j] = value;
+    }
   }
 }
 
@@ -617,10 +632,13 @@ void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,
     return;
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
-    auto [blocks, threads] = embeddingGrid(count, d);
-    embeddingKernel<T><<<blocks, threads, 0, stream()>>>(
-        static_cast<const T *>(table), v, d, indices, indexBits, count,
-        static_cast<T *>(output), &deviceErrors()->index);
+    withVectorsOf<T>(d, {table, output}, [&](auto width) {
+      constexpr int N = decltype(width)::value;
+      auto [blocks, threads] = embeddingGrid(count, d / N);
+      embeddingKernel<T, N><<<blocks, threads, 0, stream()>>>(
+          static_cast<const T *>(table), v, d, indices, indexBits, count,
+          static_cast<T *>(output), &deviceErrors()->index);
+    });
   });
   MPCRT_CUDA_LAUNCHED("embedding");
 }

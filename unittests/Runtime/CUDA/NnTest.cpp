@@ -972,6 +972,46 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
 // positions gathered a block's width at a time: 32 threads for 5 columns,
 // 256 for 300 columns in two passes, where the run of 1024 fills four
 // gathers exactly), 32- and 64-bit indices.
+// The embedding's gather, 16 bytes at a time where the row's length and
+// both pointers allow, one element at a time otherwise: exactly the CPU
+// reference's rows; a bad index's row zeros, the index reported.
+TEST_F(Nn, EmbeddingGatherEqualsTheReferenceAtEveryWidthAndOffset) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (mpcrt_dtype d : kTypes)
+    for (int64_t dim : {8, 16, 768, 12, 13, 1})
+      for (int64_t offset : {0, 1}) {
+        SCOPED_TRACE("dtype " + std::to_string(d) + ", width " +
+                     std::to_string(dim) + ", offset " +
+                     std::to_string(offset));
+        const int64_t v = 37, count = 211, e = bytesOf(d);
+        auto table = randomOf(rng, d, v * dim + offset, -1, 1);
+        std::vector<int32_t> idx(count);
+        std::uniform_int_distribution<int32_t> row(0, v - 1);
+        for (int32_t &i : idx)
+          i = row(rng);
+        std::vector<uint8_t> rows(table.begin() + offset * e, table.end()),
+            want(count * dim * e);
+#define CALL(SUFFIX, T, STAT)                                                  \
+  ASSERT_EQ(mpcrt_embedding_##SUFFIX(reinterpret_cast<const T *>(rows.data()), \
+                                     v, dim, idx.data(), 32, count,            \
+                                     reinterpret_cast<T *>(want.data())),      \
+            0)
+        MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+        // Position 5 reads past the table: its row is +0 in every type.
+        idx[5] = v + 3;
+        std::fill(want.begin() + 5 * dim * e, want.begin() + 6 * dim * e, 0);
+        uint8_t *gTable = upload(table) + offset * e;
+        uint8_t *gOut =
+            deviceBuffer<uint8_t>((count * dim + offset) * e) + offset * e;
+        embedding(d, gTable, v, dim, upload(idx), 32, count, gOut);
+        EXPECT_EQ(download(gOut, count * dim * e), want);
+        EXPECT_EQ(takeDeviceErrors().index, 6);
+        if (HasFailure())
+          return;
+      }
+}
+
 TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
   std::mt19937 rng(23);
   struct Case {
