@@ -6,11 +6,13 @@
 // would see it: the accesses of a warp's 32 lanes that the same
 // instruction makes (the n-th execution of one instruction by each lane,
 // as the lanes of a warp run it together) are one request, which moves the
-// distinct 32-byte sectors it touches. A lane's accesses that continue one
-// another, up to 16 bytes, count as one access (the host compiler splits
-// the kernels' 16-byte vector accesses into narrower ones; a GPU makes
-// each as one, and two scalar accesses of neighbours count as one here
-// too), and an access wider than 16 bytes (a struct the host compiler
+// distinct 32-byte sectors it touches. A lane's accesses that adjoin one
+// another within an aligned 16 bytes count as one access, in either order
+// and with up to seven of its other accesses between them (the host
+// compiler splits the kernels' 16-byte vector accesses into narrower
+// ones and may interleave the pieces of several; a GPU makes each as one,
+// and two scalar accesses of neighbours count as one here too), and an
+// access wider than 16 bytes (a struct the host compiler
 // copies at once) is as many 16-byte ones as a GPU would make, each its
 // own request. Per site: requests, sectors, the bytes the lanes asked for,
 // the distinct bytes each request asked for (lanes reading the same
