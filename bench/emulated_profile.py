@@ -10,9 +10,11 @@ efficiency (the distinct bytes each request asked for over those its
 sectors moved: 100% is coalesced; lanes reading the same value count its
 bytes once, as a GPU moves them once), the bytes per request
 (512: a full warp's 16-byte accesses; 64: its 2-byte ones), and how often
-each sector a launch touched was moved (1.0: once). With --lines, the
-same per instruction instead: the source line of each access (through
-llvm-symbolizer when the profile was written), worst sectors first.
+each sector a launch touched was moved (1.0: once), then the sums over
+every site (sectors moved and distinct, requests, launches). With
+--lines, the same per instruction instead: the source line of each
+access (through llvm-symbolizer when the profile was written), worst
+sectors first.
 
   bench/emulated_profile.py FILE [--top N] [--json] [--lines]
 """
@@ -111,6 +113,17 @@ def main():
     print("|" + "---|" * len(columns))
     for r in table:
         print("| " + " | ".join(cell(r) for _, cell in columns) + " |")
+    if not args.lines:
+        # The whole run's sums (every site, whatever --top showed).
+        every = rows(args.profile)
+        print()
+        print("all sites: %.1f MiB of sectors moved, %.1f MiB distinct per "
+              "launch, %.2f M requests, %d launches" % (
+                  sum(r["moved_bytes"] for r in every) / 2**20,
+                  sum(r.get("distinct_sectors", 0) for r in every) * 32 /
+                  2**20,
+                  sum(r["requests"] for r in every) / 1e6,
+                  sum(r["launches"] for r in every)))
     return 0
 
 
