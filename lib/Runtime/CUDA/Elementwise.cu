@@ -367,8 +367,12 @@ template <typename T> struct ReduceTerm {
   using A = typename Storage<T>::Acc;
   bool aligned() const { return alignedTo(in, 16); }
   template <int N>
+  __device__ NoColumnValues column(int64_t, int64_t, bool) const {
+    return {};
+  }
+  template <int N>
   __device__ void terms(int64_t o, int64_t r, int64_t j, bool whole,
-                        Partial<A, 1> (&t)[N]) const {
+                        NoColumnValues, Partial<A, 1> (&t)[N]) const {
     Vec<T, N> v = loadVec<N>(in, (o * reduced + r) * inner + j, whole);
 #pragma unroll
     for (int k = 0; k < N; ++k)

@@ -431,8 +431,12 @@ template <typename T, typename Stat> struct LayerNormParamTerms {
   using A = typename Storage<T>::Acc;
   bool aligned() const { return alignedTo(dy, 16) && alignedTo(x, 16); }
   template <int N>
+  __device__ NoColumnValues column(int64_t, int64_t, bool) const {
+    return {};
+  }
+  template <int N>
   __device__ void terms(int64_t, int64_t r, int64_t c, bool whole,
-                        Partial<A, 2> (&t)[N]) const {
+                        NoColumnValues, Partial<A, 2> (&t)[N]) const {
     using S = Storage<T>;
     Vec<T, N> in = loadVec<N>(x, r * cols + c, whole),
               g = loadVec<N>(dy, r * cols + c, whole);

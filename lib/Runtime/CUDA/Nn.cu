@@ -39,11 +39,15 @@ template <typename T> struct ChannelMoments {
   int64_t c;
   using A = typename Storage<T>::Acc;
   bool aligned() const { return alignedTo(x, 16); }
+  /// The channels' first values (row 0).
+  template <int N>
+  __device__ Vec<T, N> column(int64_t, int64_t ch, bool whole) const {
+    return loadVec<N>(x, ch, whole);
+  }
   template <int N>
   __device__ void terms(int64_t, int64_t r, int64_t ch, bool whole,
-                        Partial<A, 3> (&t)[N]) const {
-    Vec<T, N> v = loadVec<N>(x, r * c + ch, whole),
-              first = loadVec<N>(x, ch, whole);
+                        const Vec<T, N> &first, Partial<A, 3> (&t)[N]) const {
+    Vec<T, N> v = loadVec<N>(x, r * c + ch, whole);
 #pragma unroll
     for (int k = 0; k < N; ++k)
       t[k] = {{A(1), Storage<T>::load(v.v[k]) - Storage<T>::load(first.v[k]),
@@ -292,30 +296,42 @@ template <typename T, NormGrad Way> struct BatchNormGradTerms {
   bool aligned() const {
     return alignedTo(dy, 16) && alignedTo(x, 16) && alignedTo(output, 16);
   }
+  /// The channels' mean and invstd, and gamma and beta where the ReLU's
+  /// output is formed again.
+  template <int N> struct Channels {
+    Vec<A, N> mean, invstd, gamma, beta;
+  };
+  template <int N>
+  __device__ Channels<N> column(int64_t, int64_t ch, bool) const {
+    Channels<N> v{channelValues<N>(stats, c, 2, ch),
+                  channelValues<N>(stats, c, 3, ch),
+                  {},
+                  {}};
+    if constexpr (Way == NormGrad::FormOutput) {
+      v.gamma = channelValues<N>(stats, c, 4, ch);
+      v.beta = channelValues<N>(stats, c, 5, ch);
+    }
+    return v;
+  }
   template <int N>
   __device__ void terms(int64_t, int64_t r, int64_t ch, bool whole,
-                        Partial<A, 2> (&t)[N]) const {
+                        const Channels<N> &v, Partial<A, 2> (&t)[N]) const {
     using S = Storage<T>;
     int64_t i = r * c + ch;
     Vec<T, N> g = loadVec<N>(dy, i, whole), in = loadVec<N>(x, i, whole), out;
     if constexpr (Way == NormGrad::ReadOutput)
       out = loadVec<N>(output, i, whole);
-    Vec<A, N> mean = channelValues<N>(stats, c, 2, ch),
-              invstd = channelValues<N>(stats, c, 3, ch), gamma{}, beta{};
-    if constexpr (Way == NormGrad::FormOutput) {
-      gamma = channelValues<N>(stats, c, 4, ch);
-      beta = channelValues<N>(stats, c, 5, ch);
-    }
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      A xhat = normalizedOf(S::load(in.v[k]), mean.v[k], invstd.v[k]);
+      A xhat = normalizedOf(S::load(in.v[k]), v.mean.v[k], v.invstd.v[k]);
       A d;
       if constexpr (Way == NormGrad::Plain)
         d = S::load(g.v[k]);
       else if constexpr (Way == NormGrad::ReadOutput)
         d = normGradOf(g.v[k], out.v[k], true);
       else
-        d = normGradOf(g.v[k], affineOf<T>(xhat, gamma.v[k], beta.v[k]), true);
+        d = normGradOf(g.v[k], affineOf<T>(xhat, v.gamma.v[k], v.beta.v[k]),
+                       true);
       t[k] = {{d, d * xhat}};
     }
   }
