@@ -71,8 +71,8 @@ int main(int argc, char **argv) {
   double data = bestMs(
       [](void *c) {
         auto *q = static_cast<Problem *>(c);
-        mpcrt_conv2d_backward_data_f32(q->dy.data(), q->w.data(),
-                                       q->dx.data(), &q->s);
+        mpcrt_conv2d_backward_data_f32(q->dy.data(), q->w.data(), q->dx.data(),
+                                       &q->s);
       },
       &p);
   double filter = bestMs(

@@ -1,4 +1,4 @@
-//===- ReadersFuzzer.cpp - libFuzzer over the executable's file readers ----===//
+//===- ReadersFuzzer.cpp - libFuzzer over the executable's file readers ---===//
 //
 // The first byte of an input picks the reader, the rest is the file:
 // 0 an .npy array, 1 an .npz archive, 2 a safetensors checkpoint read with
@@ -43,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }();
   static const char *suffix[] = {".npy", ".npz", ".safetensors",
                                  ".safetensors"};
-  std::string path = dir + "/mpc-fuzz-" + std::to_string(getpid()) +
-                     suffix[mode];
+  std::string path =
+      dir + "/mpc-fuzz-" + std::to_string(getpid()) + suffix[mode];
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
     return 0;

@@ -1,5 +1,4 @@
-//===- Columns.cuh - deterministic reductions over rows ---------*- CUDA
-//-*-===//
+//===- Columns.cuh - deterministic reductions over rows --------*- CUDA -*-===//
 //
 // Sums (or maxima) down the columns of [outer, rows, cols] arrays: bias
 // gradients, layer-norm parameter gradients, batch-norm statistics. One
@@ -23,7 +22,9 @@
 namespace mpcrt::cuda {
 
 /// K running values of one column (K = 2: two sums in one pass).
-template <typename A, int K> struct Partial { A v[K]; };
+template <typename A, int K> struct Partial {
+  A v[K];
+};
 
 /// How a [outer, rows, cols] reduction is cut: blocks of `lanes` threads
 /// across the columns, each taking `width` neighbouring columns, times

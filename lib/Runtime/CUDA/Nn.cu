@@ -506,7 +506,9 @@ void withPool(mpcrt_dtype dtype, const mpcrt_pool2d_shape &s, F f,
 
 /// A pooling window of output element `out` (NHWC): its valid input range
 /// and PyTorch's average divisor.
-template <typename I> struct Window { I n, ch, y0, y1, x0, x1, divisor; };
+template <typename I> struct Window {
+  I n, ch, y0, y1, x0, x1, divisor;
+};
 
 template <typename I> __device__ Window<I> windowOf(const Pool<I> &s, I out) {
   Window<I> w;
@@ -595,7 +597,9 @@ __device__ void windowsHolding(I y, I k, const IndexDivisor<I> &stride, I pad,
 }
 
 /// The input element `in`'s position and the windows that hold it.
-template <typename I> struct Held { I n, ch, pixel, oy0, oy1, ox0, ox1; };
+template <typename I> struct Held {
+  I n, ch, pixel, oy0, oy1, ox0, ox1;
+};
 
 template <typename I> __device__ Held<I> heldBy(const Pool<I> &s, I in) {
   Held<I> h;

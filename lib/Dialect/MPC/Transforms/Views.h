@@ -215,8 +215,7 @@ inline bool takesStrided(OpOperand &use, ArrayRef<int64_t> shape,
   if (readsOperandsStrided(user))
     return true;
   auto pool = dyn_cast<MaxPool2DBackwardOp>(user);
-  return pool && pool.getAddend() &&
-         &use == &pool.getAddendMutable()[0] &&
+  return pool && pool.getAddend() && &use == &pool.getAddendMutable()[0] &&
          rowStrideOf(shape, strides).has_value();
 }
 
