@@ -84,7 +84,8 @@ def main():
                    help="a row per instruction (its source line)")
     args = p.parse_args()
     table = rows(args.profile, args.lines)
-    total = sum(r["moved_bytes"] for r in table) or 1
+    every = table  # before --top cuts it: the sums are the whole run's
+    total = sum(r["moved_bytes"] for r in every) or 1
     if args.top:
         table = table[:args.top]
     if args.json:
@@ -114,8 +115,6 @@ def main():
     for r in table:
         print("| " + " | ".join(cell(r) for _, cell in columns) + " |")
     if not args.lines:
-        # The whole run's sums (every site, whatever --top showed).
-        every = rows(args.profile)
         print()
         print("all sites: %.1f MiB of sectors moved, %.1f MiB distinct per "
               "launch, %.2f M requests, %d launches" % (
