@@ -11,8 +11,9 @@ sum of kernel times, not the step time (no overlap, no launch gaps).
 """
 import argparse
 import collections
-import csv
 import sys
+
+from ncu_kernels import parse_csv
 
 
 def main():
@@ -20,17 +21,17 @@ def main():
     parser.add_argument("csv")
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
-    lines = open(args.csv, errors="replace").read().splitlines()
-    start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
-    if start is None:
+    launches = parse_csv(open(args.csv, errors="replace").read())
+    if not launches:
         sys.exit("kernel_profile: no ncu CSV header in " + args.csv)
     total = collections.Counter()
     count = collections.Counter()
-    for row in csv.DictReader(lines[start:]):
-        if row.get("Metric Name") != "gpu__time_duration.sum":
+    for launch in launches:
+        us = launch["metrics"].get("gpu__time_duration.sum")
+        if not isinstance(us, float):
             continue
-        name = row["Kernel Name"].split("(")[0][:90]
-        total[name] += float(row["Metric Value"].replace(",", "")) / 1000.0
+        name = launch["kernel_name"].split("(")[0][:90]
+        total[name] += us / 1000.0
         count[name] += 1
     whole = sum(total.values())
     print(f"{whole:.0f} us in {sum(count.values())} launches")
