@@ -6,6 +6,9 @@
 #   PHASE=run scripts/gpu-check.sh     there (carry $BUNDLE with the
 #                                      checkout): no compiler, LLVM, lit or
 #                                      network needed
+#   PHASE=ncu scripts/gpu-check.sh     there: the kernel benchmark's launch
+#                                      settings swept, and Nsight Compute
+#                                      on its slow lines (profile_kernels)
 #
 # The run phase prints the environment (nvidia-smi, driver, CUDA, cuDNN and
 # PyTorch versions, ldd of one executable, where the CUDA libraries were
@@ -508,7 +511,10 @@ print("steps", [l["step"] for l in lines], "losses",
 PY
 }
 
-run() {
+# prepare: the carried bundle ready to run here: its settings, its
+# executables unpacked (once), and where this machine keeps cuBLASLt and
+# cuDNN (PyTorch's packages, say) in the environment, for every part.
+prepare() {
   [ -d "$BUNDLE/bin" ] || {
     echo "gpu-check: no $BUNDLE/bin; run PHASE=build first and carry it" >&2
     exit 1
@@ -526,15 +532,45 @@ PY
     rm -f "$BUNDLE/bin.tar.xz"
   fi
   mkdir -p "$RESULTS/.logs"
-  rm -f "$RESULTS"/{summary.txt,parts.jsonl,all.log,unit-tests.json}
-  rm -f "$RESULTS"/{memcheck.log,curves.jsonl,kernels.jsonl}
-  rm -f "$RESULTS"/kernels-vs-baseline.{md,jsonl}
-  # Where this machine keeps cuBLASLt and cuDNN (PyTorch's packages,
-  # say): found once, for every part.
   local found
   if found=$("$BUNDLE/bin/mpc-cuda-env" --print 2> "$RESULTS/.logs/env.err"); then
     eval "$found"
   fi
+}
+
+# PHASE=ncu: the kernel benchmark's batch norms and column sums at other
+# launch settings (mpc-bench-kernels --sweep: sweep.jsonl and sweep.md),
+# then Nsight Compute on its slow lines (bench/ncu_kernels.py, NCU the
+# ncu to run, NCU_LINES the lines, NCU_DEADLINE when to start no more
+# runs: ncu.jsonl and table.md), in $RESULTS.
+profile_kernels() {
+  prepare
+  local bench="$BUNDLE/bin/mpc-bench-kernels" status=0
+  "$bench" --sweep > "$RESULTS/sweep.jsonl" || status=1
+  python3 - "$RESULTS/sweep.jsonl" << 'PY' | tee "$RESULTS/sweep.md"
+import json, sys
+print("| kernel | shape and setting | dtype | ms | of copy |")
+print("|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "of_copy" in r:
+        print("| %s | %s | %s | %.4f | %.2f |" % (
+            r["kernel"], r["shape"], r.get("dtype", ""), r["ms"], r["of_copy"]))
+PY
+  # shellcheck disable=SC2086
+  python3 "$ROOT/bench/ncu_kernels.py" --bench "$bench" \
+    --ncu "${NCU:-ncu}" --deadline "${NCU_DEADLINE:-420}" \
+    --out "$RESULTS/ncu.jsonl" ${NCU_LINES:-} | tee "$RESULTS/table.md"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  rm -rf "$RESULTS/.logs"
+  return $status
+}
+
+run() {
+  prepare
+  rm -f "$RESULTS"/{summary.txt,parts.jsonl,all.log,unit-tests.json}
+  rm -f "$RESULTS"/{memcheck.log,curves.jsonl,kernels.jsonl}
+  rm -f "$RESULTS"/kernels-vs-baseline.{md,jsonl}
   part environment 30 environment
   part data 60 data
   part unit-tests 90 unit
@@ -596,8 +632,9 @@ fi
 case "$PHASE" in
 build) build ;;
 run) run ;;
+ncu) profile_kernels ;;
 *)
-  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
   [ "$PHASE" = help ] || exit 2
   ;;
 esac

@@ -306,34 +306,17 @@ run() {
       OP_TIMES="${OP_TIMES-O2}" "$ROOT/bench/run.sh"
     ;;
   ncu)
-    # The batch norms and column sums at other launch settings
-    # (mpc-bench-kernels --sweep, about 30 s), then Nsight Compute on the
-    # kernel benchmark's slow lines (NCU_LINES, or bench/ncu_kernels.py's
-    # list), with the check bundle's build.
-    local bench="$VISIT/check/bin/mpc-bench-kernels" status=0
-    [ -x "$bench" ] || {
+    # The batch norms and column sums at other launch settings, then
+    # Nsight Compute on the kernel benchmark's slow lines: gpu-check.sh's
+    # PHASE=ncu, on the check bundle (its executables unpacked and the
+    # CUDA libraries found as for its other parts).
+    [ -d "$VISIT/check/bin" ] || {
       echo "gpu-visit: PART=ncu needs the check bundle's" \
         "mpc-bench-kernels (PARTS with check at build)" >&2
       exit 1
     }
-    "$bench" --sweep > "$results/ncu/sweep.jsonl" || status=1
-    python3 - "$results/ncu/sweep.jsonl" << 'PY' | tee "$results/ncu/sweep.md"
-import json, sys
-print("| kernel | shape and setting | dtype | ms | of copy |")
-print("|---|---|---|---|---|")
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if "of_copy" in r:
-        print("| %s | %s | %s | %.4f | %.2f |" % (
-            r["kernel"], r["shape"], r.get("dtype", ""), r["ms"], r["of_copy"]))
-PY
-    # shellcheck disable=SC2086
-    python3 "$ROOT/bench/ncu_kernels.py" --bench "$bench" \
-      --ncu "${NCU:-ncu}" --deadline "${NCU_DEADLINE:-420}" \
-      --out "$results/ncu/ncu.jsonl" ${NCU_LINES:-} |
-      tee "$results/ncu/table.md"
-    [ "${PIPESTATUS[0]}" = 0 ] || status=1
-    return $status
+    BUNDLE="$VISIT/check" RESULTS="$results/ncu" PHASE=ncu \
+      "$ROOT/scripts/gpu-check.sh"
     ;;
   *)
     echo "gpu-visit: PART must be check, bert, mlp, unet, ncu or all (got" \
