@@ -70,10 +70,10 @@ ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   // half a wave (a 4096 x 768 bias gradient cut into 64 chunks of 64
   // rows: 192 blocks) left most of the GPU idle and their time was two
   // loads' latency.
-  const int64_t kTargetPartials = columnPartialsTarget();
+  const int64_t target = columnPartialsTarget();
   int64_t minChunkRows = std::max<int64_t>(32, 4 * p.rowLanes());
   int64_t widths = (cols + 31) / 32 * 32 * outer;
-  int64_t chunks = (kTargetPartials + widths - 1) / widths;
+  int64_t chunks = (target + widths - 1) / widths;
   int64_t byRows = (rows + minChunkRows - 1) / minChunkRows;
   chunks = chunks < byRows ? chunks : byRows;
   chunks = chunks < 65535 ? chunks : 65535;

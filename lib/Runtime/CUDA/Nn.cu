@@ -415,22 +415,21 @@ __global__ void batchNormGradInputKernel(const T *dy, const T *x,
       });
 }
 
-/// Blocks of kThreads for `vectors` accesses of [rows, cv] (cv groups of
-/// channels per row), so that a thread's accesses, kThreads * blocks
-/// apart, stay in its group: it reads the group's per-channel values once
-/// for about kPerThread accesses instead of once for each (those values
-/// take several times the bytes of the access itself; kPerThread is 4
-/// unless setChannelVectorsPerThread changed it). Where no such
-/// count is small enough, plainly one access per thread (the kernels then
-/// read the values again as the group changes).
 /// channelGroupBlocks' accesses per thread (setChannelVectorsPerThread).
 int64_t channelVectorsPerThread = 4;
 
+/// Blocks of kThreads for `vectors` accesses of [rows, cv] (cv groups of
+/// channels per row), so that a thread's accesses, kThreads * blocks
+/// apart, stay in its group: it reads the group's per-channel values once
+/// for about channelVectorsPerThread accesses instead of once for each
+/// (those values take several times the bytes of the access itself; 4
+/// unless setChannelVectorsPerThread changed it). Where no such
+/// count is small enough, plainly one access per thread (the kernels then
+/// read the values again as the group changes).
 unsigned channelGroupBlocks(int64_t vectors, int64_t cv) {
-  const int64_t kPerThread = channelVectorsPerThread;
   int64_t step = cv / std::gcd(cv, int64_t(kThreads));
-  int64_t blocks =
-      (vectors + kThreads * kPerThread - 1) / (kThreads * kPerThread);
+  int64_t blocks = (vectors + kThreads * channelVectorsPerThread - 1) /
+                   (kThreads * channelVectorsPerThread);
   blocks = (std::max<int64_t>(blocks, 1) + step - 1) / step * step;
   if (blocks > 65535 * 8)
     return blocksFor(vectors);
