@@ -8,7 +8,8 @@
 // once (coalesced; fewer lanes across and more rows for narrow arrays), the
 // rows are cut into chunks so that there are enough blocks, and a second
 // pass combines each column's chunks in a fixed order (a thread's in turn,
-// or a warp's or a block's lanes in a fixed tree). The cut and the order
+// or 32 or 128 lanes' in a fixed tree, a warp reading 8 neighbouring
+// columns' partials of 4 chunks at a time). The cut and the order
 // depend on the shape only, never on the device or the pointers, so
 // results are the same on every GPU and every run.
 //
@@ -246,55 +247,96 @@ __global__ void columnFinishKernel(Combine combine, ColumnPlan p,
   }
 }
 
-/// Pass 2 with more chunks: a warp per column (Team = 32) or a block
-/// (Team = kThreads), lane l combining chunks l, l + Team, ... in order,
-/// then the lanes in a fixed tree (warpCombine, then the warps' results
-/// in order). A block of 256 threads per column and a tree of 8 barriers
-/// took 4.5 us for 768 columns of 64 chunks, most of its lanes idle.
-template <int Team, typename A, int K, typename Combine, typename Finish>
-__global__ void columnFinishTeamKernel(Combine combine, ColumnPlan p,
-                                       const Partial<A, K> *partials,
-                                       Partial<A, K> init, Finish finish) {
-  constexpr int kWarps = Team / 32;
-  __shared__ Partial<A, K> warps[kWarps > 1 ? kWarps : 1];
-  int64_t outputs = p.outer * p.cols;
-  int rank = threadIdx.x % Team, warp = rank / 32;
-  int64_t teams = int64_t(gridDim.x) * (blockDim.x / Team);
-  for (int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / Team;
-       i < outputs; i += teams) {
-    Partial<A, K> acc = init;
-    for (int64_t chunk = rank; chunk < p.chunks; chunk += Team)
-      acc = combine(acc, partials[chunk * outputs + i]);
-    acc = warpCombine<A, K>(combine, acc);
-    if constexpr (kWarps > 1) {
-      if (rank % 32 == 0)
-        warps[warp] = acc;
-      __syncthreads();
-      if (rank == 0)
-        for (int w = 1; w < kWarps; ++w)
-          acc = combine(acc, warps[w]);
-      __syncthreads(); // warps[] read before the next column's
+/// Outputs a block of the second pass with more chunks takes: 8
+/// neighbouring ones, so that a warp's lanes read 8 outputs' partials of
+/// each of 4 chunks, whole 32-byte sectors (a warp per output read a
+/// sector for each of its lanes' 4 to 16 bytes: 15% of the bytes moved
+/// were used in a BERT-width layer's emulated profile).
+constexpr int kFinishOutputs = 8;
+
+/// Pass 2 with more chunks: a block of kFinishOutputs x Lanes threads per
+/// kFinishOutputs neighbouring outputs, thread t taking output t %
+/// kFinishOutputs of the block's and chunk lane l = t / kFinishOutputs,
+/// which combines chunks l, l + Lanes, ... in order (4 loads in flight
+/// before they are combined); then each output's lanes in a fixed tree:
+/// the 4 of a warp (l + 2 into l, then l + 1 into l), the warps' results
+/// through shared memory (warp w + 4 j by lane w of the first warp, in
+/// order of j), and those 4 the same way as the warps' lanes.
+template <int Lanes, typename A, int K, typename Combine, typename Finish>
+__global__ void __launch_bounds__(kFinishOutputs *Lanes)
+    columnFinishLanesKernel(Combine combine, ColumnPlan p,
+                            const Partial<A, K> *partials, Partial<A, K> init,
+                            Finish finish) {
+  constexpr int kPerWarp = 32 / kFinishOutputs; // chunk lanes in a warp
+  constexpr int kWarps = Lanes / kPerWarp;
+  static_assert(kWarps % kPerWarp == 0 && kWarps / kPerWarp <= 32,
+                "the warps' results folded by the first warp");
+  __shared__ Partial<A, K> warps[kWarps][kFinishOutputs];
+  const int64_t outputs = p.outer * p.cols;
+  const int out = threadIdx.x % kFinishOutputs;
+  const int lane = threadIdx.x / kFinishOutputs, warp = threadIdx.x / 32;
+  const int64_t i = int64_t(blockIdx.x) * kFinishOutputs + out;
+  // Lanes of one output are kFinishOutputs threads apart in a warp: the
+  // offsets 16 and 8 combine its 4 lanes (l + 2, then l + 1 into l).
+  auto warpFold = [&](Partial<A, K> v) {
+    for (int offset = 16; offset >= kFinishOutputs; offset /= 2) {
+      Partial<A, K> other;
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        other.v[k] = __shfl_down_sync(0xffffffffu, v.v[k], offset);
+      if (int(threadIdx.x % 32) < offset)
+        v = combine(v, other);
     }
-    if (rank == 0)
+    return v;
+  };
+  Partial<A, K> acc = init;
+  if (i < outputs) {
+    int64_t chunk = lane;
+    for (; chunk + 3 * Lanes < p.chunks; chunk += 4 * Lanes) {
+      Partial<A, K> t[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        t[u] = partials[(chunk + u * Lanes) * outputs + i];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        acc = combine(acc, t[u]);
+    }
+    for (; chunk < p.chunks; chunk += Lanes)
+      acc = combine(acc, partials[chunk * outputs + i]);
+  }
+  acc = warpFold(acc);
+  if (threadIdx.x % 32 < kFinishOutputs)
+    warps[warp][out] = acc;
+  __syncthreads();
+  if (warp == 0) {
+    int first = lane; // 0 .. kPerWarp - 1 in the first warp
+    acc = warps[first][out];
+    for (int w = first + kPerWarp; w < kWarps; w += kPerWarp)
+      acc = combine(acc, warps[w][out]);
+    acc = warpFold(acc);
+    if (lane == 0 && i < outputs)
       finish(i / p.cols, i % p.cols, acc);
   }
 }
 
 /// Pass 2 on the stream: each column's p.chunks partials (partials[(chunk
-/// * p.outer + o) * p.cols + col]) combined in chunk order, by a thread, a
-/// warp or a block per column as there are more of them.
+/// * p.outer + o) * p.cols + col]) combined in chunk order, by a thread
+/// per column, or by 32 or 128 lanes per column as there are more of
+/// them.
 template <typename A, int K, typename Combine, typename Finish>
 void finishColumnsOf(const ColumnPlan &p, Combine combine, Partial<A, K> init,
                      Finish finish, const Partial<A, K> *partials) {
   int64_t outputs = p.outer * p.cols;
+  auto blocks =
+      static_cast<unsigned>((outputs + kFinishOutputs - 1) / kFinishOutputs);
   if (p.chunks > 32 * 8)
-    columnFinishTeamKernel<kThreads, A, K>
-        <<<blocksFor(outputs, 1), kThreads, 0, stream()>>>(combine, p, partials,
-                                                           init, finish);
+    columnFinishLanesKernel<128, A, K>
+        <<<blocks, kFinishOutputs * 128, 0, stream()>>>(combine, p, partials,
+                                                        init, finish);
   else if (p.chunks > 4)
-    columnFinishTeamKernel<32, A, K>
-        <<<blocksFor(outputs * 32), kThreads, 0, stream()>>>(
-            combine, p, partials, init, finish);
+    columnFinishLanesKernel<32, A, K>
+        <<<blocks, kFinishOutputs * 32, 0, stream()>>>(combine, p, partials,
+                                                       init, finish);
   else
     columnFinishKernel<A, K><<<blocksFor(outputs), kThreads, 0, stream()>>>(
         combine, p, partials, finish);

@@ -319,6 +319,50 @@ __device__ inline int64_t segmentSlot(int64_t s, bool first) {
   return 2 * (s / formulas::kEmbeddingSegment) + (first ? 0 : 1);
 }
 
+/// N accumulators of a row's segment sum in `partials` (N neighbouring
+/// columns from `at`), moved 16 bytes at a time where N of them fill 16
+/// bytes or more (the caller keeps `at` aligned to that), else one at a
+/// time.
+template <int N, typename A> struct SumPieces {
+  static constexpr int kPiece = N * sizeof(A) >= 16 ? int(16 / sizeof(A)) : 1;
+  __device__ static void store(A *at, const A (&sum)[N]) {
+#pragma unroll
+    for (int h = 0; h < N; h += kPiece) {
+      Vec<A, kPiece> piece;
+#pragma unroll
+      for (int e = 0; e < kPiece; ++e)
+        piece.v[e] = sum[h + e];
+      *reinterpret_cast<Vec<A, kPiece> *>(at + h) = piece;
+    }
+  }
+  __device__ static void load(const A *at, A (&sum)[N]) {
+#pragma unroll
+    for (int h = 0; h < N; h += kPiece) {
+      Vec<A, kPiece> piece = *reinterpret_cast<const Vec<A, kPiece> *>(at + h);
+#pragma unroll
+      for (int e = 0; e < kPiece; ++e)
+        sum[h + e] = piece.v[e];
+    }
+  }
+};
+
+/// The N columns' sums from `j0` written to the row of the gradient
+/// (with Add: each rounded to T, added to the element there and rounded
+/// again, a separate add's value), as one access of N.
+template <typename T, bool Add, int N>
+__device__ void storeRowSums(T *row, int64_t j0,
+                             const typename Storage<T>::Acc (&sum)[N]) {
+  using V = Vec<T, N>;
+  V *at = reinterpret_cast<V *>(row + j0);
+  V out;
+  if constexpr (Add)
+    out = *at;
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+    out.v[e] = Add ? storeAdded(out.v[e], sum[e]) : Storage<T>::store(sum[e]);
+  *at = out;
+}
+
 /// A block per sorted key (embeddingGrid); the first key of each segment
 /// of a row's run (formulas::kEmbeddingSegment of its keys, from the
 /// run's first) sums the segment's rows of dy, in position order from
@@ -328,18 +372,25 @@ __device__ inline int64_t segmentSlot(int64_t s, bool first) {
 /// theirs in `partials` (segmentSlot) for embeddingRunSumKernel. The CPU
 /// reference's order, so the same bits. The segment's positions go to
 /// shared memory first, and each thread issues kLoads of their rows'
-/// loads before adding them in turn. A token at half of BERT's 4096
-/// positions was one block's walk of 2048 rows (0.81 ms on an H200);
-/// now 64 blocks walk 32 each.
-template <typename T, bool Add>
+/// loads before adding them in turn, N neighbouring columns a load (16
+/// bytes where d and the pointers allow, as the forward's gather: a
+/// thread per column read 2 bytes of an f16 row a load). A token at half
+/// of BERT's 4096 positions was one block's walk of 2048 rows (0.81 ms on
+/// an H200); now 64 blocks walk 32 each.
+template <typename T, bool Add, int N>
 __global__ void embeddingSegmentKernel(const T *dy, const uint64_t *keys,
                                        int64_t count, int64_t d, T *gradTable,
                                        typename Storage<T>::Acc *partials) {
   using S = Storage<T>;
-  constexpr int kLoads = 8;
+  using A = typename S::Acc;
+  using V = Vec<T, N>;
+  // Up to 64 bytes of rows in flight a thread (8 loads of one column
+  // each, or 4 of N): 8 of 8 took 100 registers in bf16.
+  constexpr int kLoads = N > 1 ? 4 : 8;
   constexpr int64_t L = formulas::kEmbeddingSegment;
   static_assert(L <= 32, "a segment's positions gathered by the first warp");
   __shared__ uint32_t positions[L];
+  const int64_t vectors = d / N;
   for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
     uint64_t key = keys[s];
     if (key == kNoKey)
@@ -358,25 +409,30 @@ __global__ void embeddingSegmentKernel(const T *dy, const uint64_t *keys,
     if (in)
       positions[threadIdx.x] = static_cast<uint32_t>(keys[t]);
     int n = __syncthreads_count(in);
-    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-      typename S::Acc sum = 0;
+    for (int64_t j = threadIdx.x; j < vectors; j += blockDim.x) {
+      A sum[N];
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        sum[e] = 0;
       for (int u = 0; u < n; u += kLoads) {
-        T v[kLoads];
+        V v[kLoads];
 #pragma unroll
         for (int k = 0; k < kLoads; ++k)
           if (u + k < n)
-            v[k] = dy[int64_t(positions[u + k]) * d + j];
+            v[k] = reinterpret_cast<const V *>(dy + int64_t(positions[u + k]) *
+                                                        d)[j];
 #pragma unroll
         for (int k = 0; k < kLoads; ++k)
           if (u + k < n)
-            sum += S::load(v[k]);
+#pragma unroll
+            for (int e = 0; e < N; ++e)
+              sum[e] += S::load(v[k].v[e]);
       }
-      if (alone) {
-        T &out = gradTable[int64_t(row) * d + j];
-        out = Add ? storeAdded(out, sum) : S::store(sum);
-      } else {
-        partials[segmentSlot(s, first) * d + j] = sum;
-      }
+      if (alone)
+        storeRowSums<T, Add>(gradTable + int64_t(row) * d, j * N, sum);
+      else
+        SumPieces<N, A>::store(partials + segmentSlot(s, first) * d + j * N,
+                               sum);
     }
   }
 }
@@ -384,14 +440,16 @@ __global__ void embeddingSegmentKernel(const T *dy, const uint64_t *keys,
 /// A block per sorted key (embeddingGrid); the first key of each run of
 /// more than formulas::kEmbeddingSegment keys adds its segments' sums
 /// (embeddingSegmentKernel's partials) in order, from zero, and writes
-/// the row of the gradient as that kernel writes a run of one segment.
-template <typename T, bool Add>
+/// the row of the gradient as that kernel writes a run of one segment,
+/// N neighbouring columns a thread as that kernel.
+template <typename T, bool Add, int N>
 __global__ void
 embeddingRunSumKernel(const uint64_t *keys, int64_t count, int64_t d,
                       T *gradTable, const typename Storage<T>::Acc *partials) {
-  using S = Storage<T>;
-  constexpr int kLoads = 8;
+  using A = typename Storage<T>::Acc;
+  constexpr int kLoads = 4;
   constexpr int64_t L = formulas::kEmbeddingSegment;
+  const int64_t vectors = d / N;
   for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
     uint64_t key = keys[s];
     if (key == kNoKey)
@@ -410,21 +468,27 @@ embeddingRunSumKernel(const uint64_t *keys, int64_t count, int64_t d,
         hi = mid;
     }
     int64_t segments = (lo - s + L - 1) / L;
-    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-      typename S::Acc sum = 0;
+    for (int64_t j = threadIdx.x; j < vectors; j += blockDim.x) {
+      A sum[N];
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        sum[e] = 0;
       for (int64_t u = 0; u < segments; u += kLoads) {
-        typename S::Acc v[kLoads];
+        A v[kLoads][N];
 #pragma unroll
         for (int k = 0; k < kLoads; ++k)
           if (u + k < segments)
-            v[k] = partials[segmentSlot(s + (u + k) * L, u + k == 0) * d + j];
+            SumPieces<N, A>::load(
+                partials + segmentSlot(s + (u + k) * L, u + k == 0) * d + j * N,
+                v[k]);
 #pragma unroll
         for (int k = 0; k < kLoads; ++k)
           if (u + k < segments)
-            sum += v[k];
+#pragma unroll
+            for (int e = 0; e < N; ++e)
+              sum[e] += v[k][e];
       }
-      T &out = gradTable[int64_t(row) * d + j];
-      out = Add ? storeAdded(out, sum) : S::store(sum);
+      storeRowSums<T, Add>(gradTable + int64_t(row) * d, j * N, sum);
     }
   }
 }
@@ -664,34 +728,41 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
     int64_t padded = 1;
     while (padded < count)
       padded *= 2;
-    // The partial sums after the keys in the scratch buffer, 8-byte
-    // aligned (the keys 2 floats each). Their slots are fewer than the
-    // indices (count / 16 + 2), so the floats fewer than dy's bytes.
+    // The partial sums after the keys in the scratch buffer, 32-byte
+    // aligned (the keys 2 floats each, at least 8 of them). Their slots
+    // are fewer than the indices (count / 16 + 2), so the floats fewer
+    // than dy's bytes.
     using A = typename Storage<T>::Acc;
     int64_t slots = 2 * ((count + formulas::kEmbeddingSegment - 1) /
                          formulas::kEmbeddingSegment);
     int64_t partialFloats = slots * d * int64_t(sizeof(A) / sizeof(float));
-    float *scratch = scratchF32(2 * padded + partialFloats);
+    int64_t keyFloats = std::max<int64_t>(2 * padded, 8);
+    float *scratch = scratchF32(keyFloats + partialFloats);
     auto *keys = reinterpret_cast<uint64_t *>(scratch);
-    auto *partials = reinterpret_cast<A *>(scratch + 2 * padded);
+    auto *partials = reinterpret_cast<A *>(scratch + keyFloats);
     embeddingKeysKernel<<<blocksFor(padded), kThreads, 0, stream()>>>(
         indices, indexBits, count, padded, v, padding, keys,
         &deviceErrors()->index);
     sortKeys(keys, padded);
-    std::pair<unsigned, unsigned> grid = embeddingGrid(count, d);
-    auto sumRows = [&](auto add) {
-      auto [blocks, threads] = grid;
-      auto *out = static_cast<T *>(gradTable);
-      embeddingSegmentKernel<T, decltype(add)::value>
-          <<<blocks, threads, 0, stream()>>>(static_cast<const T *>(gradOutput),
-                                             keys, count, d, out, partials);
-      embeddingRunSumKernel<T, decltype(add)::value>
-          <<<blocks, threads, 0, stream()>>>(keys, count, d, out, partials);
-    };
-    if (addend)
-      sumRows(std::true_type{});
-    else
-      sumRows(std::false_type{});
+    // N columns a thread: 16 bytes of dy's and the gradient's rows where
+    // d and both pointers allow (the partials' slots, of d accumulators
+    // each, then start 32-byte aligned), else one.
+    withVectorsOf<T>(d, {gradOutput, gradTable}, [&](auto width) {
+      constexpr int N = decltype(width)::value;
+      auto [blocks, threads] = embeddingGrid(count, d / N);
+      auto sumRows = [&](auto add) {
+        constexpr bool kAdd = decltype(add)::value;
+        auto *out = static_cast<T *>(gradTable);
+        embeddingSegmentKernel<T, kAdd, N><<<blocks, threads, 0, stream()>>>(
+            static_cast<const T *>(gradOutput), keys, count, d, out, partials);
+        embeddingRunSumKernel<T, kAdd, N>
+            <<<blocks, threads, 0, stream()>>>(keys, count, d, out, partials);
+      };
+      if (addend)
+        sumRows(std::true_type{});
+      else
+        sumRows(std::false_type{});
+    });
   });
   MPCRT_CUDA_LAUNCHED("embedding_backward");
 }

@@ -562,9 +562,10 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
 // the rows into chunks and every way the second pass combines them must
 // give the exact sums: a chunk lost or counted twice shows. The shapes
 // take each second pass (Columns.cuh): 4 chunks or fewer (a thread per
-// column: 40 rows), a warp per column (4096 x 768, BERT's bias gradients:
-// 128 chunks of 32 rows) and a block per column (16384 x 128 in f32: 512
-// chunks), with 16-byte groups of columns and without (127 columns).
+// column: 40 rows), 32 lanes per column (4096 x 768, BERT's bias
+// gradients: 128 chunks of 32 rows) and 128 (16384 x 128 in f32: 512
+// chunks), with 16-byte groups of columns and without (127 columns: the
+// second pass's last block of 8 columns part empty).
 TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   struct Case {

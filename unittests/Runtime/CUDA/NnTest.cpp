@@ -965,13 +965,6 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
     }
 }
 
-// The embedding's backward adds each touched row's gradients in the order
-// of their positions, from zero, as the CPU reference does: the same bits
-// whatever order the threads run in (no atomics). Counts on either side of
-// a block's sort chunk (2048 keys), one row at every odd position (its
-// positions gathered a block's width at a time: 32 threads for 5 columns,
-// 256 for 300 columns in two passes, where the run of 1024 fills four
-// gathers exactly), 32- and 64-bit indices.
 // The embedding's gather, 16 bytes at a time where the row's length and
 // both pointers allow, one element at a time otherwise: exactly the CPU
 // reference's rows; a bad index's row zeros, the index reported.
@@ -1012,6 +1005,12 @@ TEST_F(Nn, EmbeddingGatherEqualsTheReferenceAtEveryWidthAndOffset) {
       }
 }
 
+// The embedding's backward adds each touched row's gradients in the order
+// of their positions, from zero, as the CPU reference does: the same bits
+// whatever order the threads run in (no atomics). Counts on either side of
+// a block's sort chunk (2048 keys), one row at every odd position, 32- and
+// 64-bit indices; rows of 5 and 300 columns and of 776 (16 bytes a thread
+// in every type: 97 threads of 8 in f16).
 TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
   std::mt19937 rng(23);
   struct Case {
@@ -1019,8 +1018,8 @@ TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
     int32_t bits;
     int64_t dim;
   };
-  const Case cases[] = {
-      {1, 64, 5}, {300, 32, 5}, {2048, 64, 5}, {5000, 32, 5}, {2048, 32, 300}};
+  const Case cases[] = {{1, 64, 5},    {300, 32, 5},    {2048, 64, 5},
+                        {5000, 32, 5}, {2048, 32, 300}, {3000, 32, 776}};
   for (mpcrt_dtype d : kTypes)
     for (auto [count, bits, dim] : cases) {
       const int64_t v = count < 1000 ? 50 : 3000;
@@ -1058,34 +1057,43 @@ TEST_F(Nn, EmbeddingBackwardSegmentsEqualTheReferenceBitForBit) {
   // Rows at 1, 31, 32, 33, 64, 65 and 300 of the positions, shuffled:
   // one segment of kEmbeddingSegment (32) or several, the last one full
   // or short, the partial sums' slots of neighbouring runs side by side;
-  // with and without an addend. The same bits as the CPU reference's
-  // segments.
+  // with and without an addend. Rows of 72 columns are summed 16 bytes a
+  // thread (in every type), of 70 columns, or of 72 from a gradient one
+  // element past an aligned start, a column at a time. The same bits as
+  // the CPU reference's segments.
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t runs[] = {1, 31, 32, 33, 64, 65, 300};
-  const int64_t v = 9, dim = 70;
+  const int64_t v = 9;
   std::vector<int32_t> idx;
   for (int64_t r = 0; r < int64_t(std::size(runs)); ++r)
     idx.insert(idx.end(), runs[r], int32_t(2 * r % v));
   std::shuffle(idx.begin(), idx.end(), rng);
   const int64_t count = static_cast<int64_t>(idx.size());
-  for (mpcrt_dtype d : kTypes)
-    for (bool add : {false, true}) {
-      auto dy = randomOf(rng, d, count * dim, -1, 1);
-      auto addend = randomOf(rng, d, v * dim, -1, 1);
-      std::vector<uint8_t> want(v * dim * bytesOf(d));
+  struct Case {
+    int64_t dim, offset;
+  };
+  for (Case c : {Case{70, 0}, Case{72, 0}, Case{72, 1}})
+    for (mpcrt_dtype d : kTypes)
+      for (bool add : {false, true}) {
+        const int64_t dim = c.dim, e = bytesOf(d);
+        auto dy = randomOf(rng, d, count * dim + c.offset, -1, 1);
+        auto addend = randomOf(rng, d, v * dim, -1, 1);
+        std::vector<uint8_t> want(v * dim * e);
 #define CALL(SUFFIX, T, STAT)                                                  \
   mpcrt_embedding_backward_##SUFFIX(                                           \
-      reinterpret_cast<const T *>(dy.data()), idx.data(), 32, count, v, dim,   \
-      -1, add ? reinterpret_cast<const T *>(addend.data()) : nullptr,          \
+      reinterpret_cast<const T *>(dy.data() + c.offset * e), idx.data(), 32,   \
+      count, v, dim, -1,                                                       \
+      add ? reinterpret_cast<const T *>(addend.data()) : nullptr,              \
       reinterpret_cast<T *>(want.data()))
-      MPCRT_FOR_DTYPE(d, CALL);
+        MPCRT_FOR_DTYPE(d, CALL);
 #undef CALL
-      uint8_t *got = deviceBuffer<uint8_t>(want.size());
-      embeddingBackward(d, upload(dy), upload(idx), 32, count, v, dim, -1,
-                        add ? upload(addend) : nullptr, got);
-      ASSERT_EQ(download(got, want.size()), want)
-          << "dtype " << d << (add ? ", with an addend" : "");
-    }
+        uint8_t *got = deviceBuffer<uint8_t>(want.size());
+        embeddingBackward(d, upload(dy) + c.offset * e, upload(idx), 32, count,
+                          v, dim, -1, add ? upload(addend) : nullptr, got);
+        ASSERT_EQ(download(got, want.size()), want)
+            << "dtype " << d << ", " << dim << " columns, offset " << c.offset
+            << (add ? ", with an addend" : "");
+      }
   EXPECT_EQ(takeDeviceErrors().index, 0);
 }
 
