@@ -749,9 +749,10 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
     // each, then start 32-byte aligned), else one.
     withVectorsOf<T>(d, {gradOutput, gradTable}, [&](auto width) {
       constexpr int N = decltype(width)::value;
-      auto [blocks, threads] = embeddingGrid(count, d / N);
+      std::pair<unsigned, unsigned> grid = embeddingGrid(count, d / N);
       auto sumRows = [&](auto add) {
         constexpr bool kAdd = decltype(add)::value;
+        auto [blocks, threads] = grid;
         auto *out = static_cast<T *>(gradTable);
         embeddingSegmentKernel<T, kAdd, N><<<blocks, threads, 0, stream()>>>(
             static_cast<const T *>(gradOutput), keys, count, d, out, partials);
