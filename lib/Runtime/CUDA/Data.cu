@@ -210,26 +210,100 @@ std::pair<unsigned, unsigned> embeddingGrid(int64_t count, int64_t d) {
 /// there).
 constexpr uint64_t kNoKey = ~0ull;
 
-__global__ void embeddingKeysKernel(const void *indices, int32_t bits,
-                                    int64_t count, int64_t padded, int64_t v,
-                                    int64_t padding, uint64_t *keys,
-                                    unsigned long long *bad) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < padded;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    uint64_t key = kNoKey;
-    if (i < count) {
-      int64_t row = formulas::indexAt(indices, bits, i);
-      if (row < 0 || row >= v)
-        recordError(bad, i);
-      else if (row != padding)
-        key = static_cast<uint64_t>(row) << 32 | static_cast<uint64_t>(i);
+/// Where the sort's first pass gets its keys: position i's key made from
+/// its index (a bad index recorded), kNoKey past the count.
+struct EmbeddingKeys {
+  const void *indices;
+  int32_t bits;
+  int64_t count, v, padding;
+  unsigned long long *bad;
+  __device__ uint64_t operator()(int64_t i) const {
+    if (i >= count)
+      return kNoKey;
+    int64_t row = formulas::indexAt(indices, bits, i);
+    if (row < 0 || row >= v) {
+      recordError(bad, i);
+      return kNoKey;
     }
-    keys[i] = key;
+    return row == padding
+               ? kNoKey
+               : static_cast<uint64_t>(row) << 32 | static_cast<uint64_t>(i);
   }
+};
+
+/// The keys a block sorts: 2048, two a thread in registers.
+constexpr int64_t kSortChunk = 2048;
+
+/// An element's key after a bitonic stage that pairs it with `other`: the
+/// smaller of the two where the element is its pair's first and the pair
+/// ascends, or is its second and the pair descends; the larger otherwise.
+__device__ inline uint64_t bitonicKeep(uint64_t mine, uint64_t other,
+                                       bool first, bool ascending) {
+  return (first == ascending) == (mine < other) ? mine : other;
 }
 
-/// The keys a block sorts in shared memory: 16 KiB.
-constexpr int64_t kSortChunk = 2048;
+/// The stages (k, j) with k from kFrom to kTo and j < min(k, n), on each
+/// block's chunk of n keys (n = min(kSortChunk, the padded count)), from
+/// `source` (EmbeddingKeys: the first pass) or from `keys`. Thread t holds
+/// elements 2t and 2t + 1 in registers (32 threads at least: those past
+/// n hold kNoKey, in groups of their own that no stage pairs with the
+/// chunk's); the stage j = 1 pairs a thread's own two, j = 2 .. 32 a lane
+/// with lane t ^ (j / 2) of its warp through shuffles, and only j >= 64
+/// goes through shared memory (two buffers, one barrier a stage). Each
+/// pair of a stage is one thread's in shared memory before: 66 stages
+/// with a barrier each for 2048 keys, four pairs a thread of 256, the
+/// indices in 64 bits (some 40 instructions a pair); now 15 barriers.
+template <typename Source>
+__global__ void __launch_bounds__(kSortChunk / 2)
+    bitonicChunkKernel(uint64_t *keys, Source source, int64_t n, int64_t kFrom,
+                       int64_t kTo) {
+  __shared__ uint64_t buffers[2][kSortChunk];
+  const int t = threadIdx.x, e0 = 2 * t;
+  const int64_t base = blockIdx.x * n;
+  uint64_t v[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (e0 + h >= n)
+      v[h] = kNoKey;
+    else if constexpr (std::is_same_v<Source, uint64_t *>)
+      v[h] = keys[base + e0 + h];
+    else
+      v[h] = source(base + e0 + h);
+  }
+  int buffer = 0;
+  for (int64_t k = kFrom; k <= kTo; k <<= 1) {
+    // The pairs of a stage (k, j < k) ascend where bit k of their
+    // positions is clear; a thread's two elements share it (k >= 2).
+    const bool ascending = ((base + e0) & k) == 0;
+    for (int j = int(k < n ? k : n) / 2; j > 0; j /= 2) {
+      uint64_t other[2];
+      if (j >= 64) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          buffers[buffer][e0 + h] = v[h];
+        __syncthreads();
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          other[h] = buffers[buffer][(e0 + h) ^ j];
+        buffer ^= 1;
+      } else if (j >= 2) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          other[h] = __shfl_xor_sync(0xffffffffu, v[h], j / 2);
+      } else {
+        other[0] = v[1];
+        other[1] = v[0];
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        v[h] = bitonicKeep(v[h], other[h], ((e0 + h) & j) == 0, ascending);
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    if (e0 + h < n)
+      keys[base + e0 + h] = v[h];
+}
 
 /// Orders keys[i] and keys[i + j] for the bitonic stage (k, j): ascending
 /// where bit k of the position is clear (the last stage, k = the padded
@@ -248,28 +322,6 @@ __device__ inline int64_t pairStart(int64_t q, int64_t j) {
   return ((q & ~(j - 1)) << 1) | (q & (j - 1));
 }
 
-/// The stages (k, j) with k from kFrom to kTo and j < min(k, n), on each
-/// block's chunk of n keys (n = min(kSortChunk, the padded count)) in
-/// shared memory.
-__global__ void bitonicChunkKernel(uint64_t *keys, int64_t n, int64_t kFrom,
-                                   int64_t kTo) {
-  __shared__ uint64_t chunk[kSortChunk];
-  int64_t base = blockIdx.x * n;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    chunk[i] = keys[base + i];
-  __syncthreads();
-  for (int64_t k = kFrom; k <= kTo; k <<= 1)
-    for (int64_t j = (k < n ? k : n) / 2; j > 0; j /= 2) {
-      for (int64_t q = threadIdx.x; q < n / 2; q += blockDim.x) {
-        int64_t i = pairStart(q, j);
-        orderPair(chunk, i, j, base + i, k);
-      }
-      __syncthreads();
-    }
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    keys[base + i] = chunk[i];
-}
-
 /// The stage (k, j) of pairs further apart than a chunk, in memory.
 __global__ void bitonicStageKernel(uint64_t *keys, int64_t padded, int64_t k,
                                    int64_t j) {
@@ -280,16 +332,19 @@ __global__ void bitonicStageKernel(uint64_t *keys, int64_t padded, int64_t k,
   }
 }
 
-/// Sorts `padded` (a power of two) keys ascending.
-void sortKeys(uint64_t *keys, int64_t padded) {
+/// The keys of `padded` (a power of two) positions, sorted ascending:
+/// made by the first pass's blocks (EmbeddingKeys), which sort their
+/// chunks, then merged by stages in memory and in chunks.
+void sortKeys(const EmbeddingKeys &source, uint64_t *keys, int64_t padded) {
   int64_t n = std::min(kSortChunk, padded);
   unsigned chunks = static_cast<unsigned>(padded / n);
-  bitonicChunkKernel<<<chunks, kThreads, 0, stream()>>>(keys, n, 2, n);
+  unsigned threads = static_cast<unsigned>(std::max<int64_t>(32, n / 2));
+  bitonicChunkKernel<<<chunks, threads, 0, stream()>>>(keys, source, n, 2, n);
   for (int64_t k = 2 * n; k <= padded; k *= 2) {
     for (int64_t j = k / 2; j >= n; j /= 2)
       bitonicStageKernel<<<blocksFor(padded / 2), kThreads, 0, stream()>>>(
           keys, padded, k, j);
-    bitonicChunkKernel<<<chunks, kThreads, 0, stream()>>>(keys, n, k, k);
+    bitonicChunkKernel<<<chunks, threads, 0, stream()>>>(keys, keys, n, k, k);
   }
 }
 
@@ -740,10 +795,9 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
     float *scratch = scratchF32(keyFloats + partialFloats);
     auto *keys = reinterpret_cast<uint64_t *>(scratch);
     auto *partials = reinterpret_cast<A *>(scratch + keyFloats);
-    embeddingKeysKernel<<<blocksFor(padded), kThreads, 0, stream()>>>(
-        indices, indexBits, count, padded, v, padding, keys,
-        &deviceErrors()->index);
-    sortKeys(keys, padded);
+    sortKeys(EmbeddingKeys{indices, indexBits, count, v, padding,
+                           &deviceErrors()->index},
+             keys, padded);
     // N columns a thread: 16 bytes of dy's and the gradient's rows where
     // d and both pointers allow (the partials' slots, of d accumulators
     // each, then start 32-byte aligned), else one.

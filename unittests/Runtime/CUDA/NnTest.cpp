@@ -927,6 +927,17 @@ TEST_F(Nn, DataMovementDropoutEmbeddingAndLossesMatchTheReference) {
   EXPECT_EQ(bad.index, 124);
   EXPECT_EQ(bad.label, 0);
   EXPECT_EQ(takeDeviceErrors().index, 0);
+  // The backward's sort makes the keys from the indices: the bad one is
+  // recorded there, its gradient row left out, as the CPU reference does.
+  EXPECT_EQ(mpcrt_embedding_backward_f16(
+                reinterpret_cast<const uint16_t *>(dy.data()), idx.data(), 32,
+                count, v, dim, -1, nullptr,
+                reinterpret_cast<uint16_t *>(grad.data())),
+            124);
+  embeddingBackward(MPCRT_F16, upload(dy), upload(idx), 32, count, v, dim, -1,
+                    nullptr, gGrad);
+  ASSERT_EQ(download(gGrad, grad.size()), grad) << "with a bad index";
+  EXPECT_EQ(takeDeviceErrors().index, 124);
 
   for (mpcrt_dtype d : kTypes)
     for (int32_t kind : {0, 1, 2}) {
