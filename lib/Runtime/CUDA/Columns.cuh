@@ -124,22 +124,6 @@ template <typename A, int K, typename Combine> struct FoldByCombining {
   __device__ Partial<A, K> partial(const State &s) const { return s; }
 };
 
-/// Lane 0's value: the combination of the warp's 32 values, lane l taking
-/// lane l + offset's at each level (a fixed order).
-template <typename A, int K, typename Combine>
-__device__ Partial<A, K> warpCombine(Combine combine, Partial<A, K> v) {
-  int lane = threadIdx.x % 32;
-  for (int offset = 16; offset > 0; offset /= 2) {
-    Partial<A, K> other;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-      other.v[k] = __shfl_down_sync(0xffffffffu, v.v[k], offset);
-    if (lane < offset)
-      v = combine(v, other);
-  }
-  return v;
-}
-
 /// What a load whose terms need nothing per column reads once per thread.
 struct NoColumnValues {};
 
@@ -326,6 +310,9 @@ __global__ void __launch_bounds__(kFinishOutputs *Lanes)
 template <typename A, int K, typename Combine, typename Finish>
 void finishColumnsOf(const ColumnPlan &p, Combine combine, Partial<A, K> init,
                      Finish finish, const Partial<A, K> *partials) {
+  // A block per 8 outputs, well within a grid's x dimension: with more
+  // than 4 chunks the outputs are fewer than a quarter of the partials
+  // target (planColumns) or a layer norm's row length (chunkPlan).
   int64_t outputs = p.outer * p.cols;
   auto blocks =
       static_cast<unsigned>((outputs + kFinishOutputs - 1) / kFinishOutputs);
