@@ -625,6 +625,55 @@ TEST_F(Nn, BatchNormStatisticsMatchFloat64OnAnOffsetChannel) {
   }
 }
 
+// A batch norm over so many rows that its column reductions cut them into
+// more than 256 chunks (300000 rows of 4 f32 channels: 293 chunks of
+// 1024), whose second pass combines each channel's chunks by 128 lanes in
+// a fixed tree (Columns.cuh): the statistics (moments) and the backward's
+// parameter sums against float64 sums of the same values.
+TEST_F(Nn, BatchNormOverManyChunksMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t rows = 300000, c = 4, n = rows * c;
+  const double offset[c] = {100, -3, 0, 1};
+  std::normal_distribution<double> normal;
+  std::vector<float> x(n), dy(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(offset[i % c] + normal(rng));
+    dy[i] = static_cast<float>(normal(rng));
+  }
+  std::vector<float> gamma(c, 1.0f), beta(c, 0.0f), rm(c, 0), rv(c, 1);
+  float *gx = upload(x), *gy = deviceBuffer<float>(n),
+        *gdx = deviceBuffer<float>(n), *gm = deviceBuffer<float>(c),
+        *gi = deviceBuffer<float>(c), *gdg = deviceBuffer<float>(c),
+        *gdb = deviceBuffer<float>(c), *gGamma = upload(gamma);
+  batchNorm(MPCRT_F32, gx, MPCRT_F32, gGamma, upload(beta), upload(rm),
+            upload(rv), gy, gm, gi, rows, c, 0.1, 1e-5);
+  batchNormBackward(MPCRT_F32, upload(dy), gx, MPCRT_F32, gGamma, gm, gi, gdx,
+                    gdg, gdb, rows, c);
+  std::vector<float> mean = download(gm, c), invstd = download(gi, c),
+                     dgamma = download(gdg, c), dbeta = download(gdb, c);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double m = 0, v = 0, sumDy = 0, sumDyXhat = 0, sumAbs = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      m += x[r * c + ch];
+    m /= rows;
+    for (int64_t r = 0; r < rows; ++r)
+      v += (x[r * c + ch] - m) * (x[r * c + ch] - m);
+    double inv = 1 / std::sqrt(v / rows + 1e-5);
+    for (int64_t r = 0; r < rows; ++r) {
+      double d = dy[r * c + ch], xhat = (x[r * c + ch] - m) * inv;
+      sumDy += d;
+      sumDyXhat += d * xhat;
+      sumAbs += std::fabs(d) * (1 + std::fabs(xhat));
+    }
+    // f32 sums in chunks of 1024 rows and a tree of 293 chunks: errors of
+    // a few 1e-6 of the terms' magnitudes.
+    EXPECT_NEAR(mean[ch], m, 1e-6 * std::fabs(m) + 1e-5) << "channel " << ch;
+    EXPECT_NEAR(invstd[ch], inv, 1e-5 * inv) << "channel " << ch;
+    EXPECT_NEAR(dbeta[ch], sumDy, 1e-5 * sumAbs) << "channel " << ch;
+    EXPECT_NEAR(dgamma[ch], sumDyXhat, 1e-5 * sumAbs) << "channel " << ch;
+  }
+}
+
 // The launch settings mpc-bench-kernels --sweep turns: the batch norms'
 // accesses per thread change their elementwise kernels' grid only (the
 // same bits), the column reductions' cut the order of the statistics'
