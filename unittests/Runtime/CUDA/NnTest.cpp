@@ -1068,9 +1068,10 @@ TEST_F(Nn, EmbeddingGatherEqualsTheReferenceAtEveryWidthAndOffset) {
 // The embedding's backward adds each touched row's gradients in the order
 // of their positions, from zero, as the CPU reference does: the same bits
 // whatever order the threads run in (no atomics). Counts on either side of
-// a block's sort chunk (2048 keys), one row at every odd position, 32- and
-// 64-bit indices; rows of 5 and 300 columns and of 776 (16 bytes a thread
-// in every type: 97 threads of 8 in f16).
+// a block's sort chunk (2048 keys) and 17000 (16 chunks: the sort's stages
+// in memory up to 16384 keys apart), one row at every odd position, 32-
+// and 64-bit indices; rows of 4, 5 and 300 columns and of 776 (16 bytes a
+// thread in every type: 97 threads of 8 in f16).
 TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
   std::mt19937 rng(23);
   struct Case {
@@ -1079,7 +1080,8 @@ TEST_F(Nn, EmbeddingBackwardEqualsTheReferenceBitForBit) {
     int64_t dim;
   };
   const Case cases[] = {{1, 64, 5},    {300, 32, 5},    {2048, 64, 5},
-                        {5000, 32, 5}, {2048, 32, 300}, {3000, 32, 776}};
+                        {5000, 32, 5}, {2048, 32, 300}, {3000, 32, 776},
+                        {17000, 32, 4}};
   for (mpcrt_dtype d : kTypes)
     for (auto [count, bits, dim] : cases) {
       const int64_t v = count < 1000 ? 50 : 3000;
