@@ -249,10 +249,10 @@ __device__ inline uint64_t bitonicKeep(uint64_t mine, uint64_t other,
 /// n hold kNoKey, in groups of their own that no stage pairs with the
 /// chunk's); the stage j = 1 pairs a thread's own two, j = 2 .. 32 a lane
 /// with lane t ^ (j / 2) of its warp through shuffles, and only j >= 64
-/// goes through shared memory (two buffers, one barrier a stage). Each
-/// pair of a stage is one thread's in shared memory before: 66 stages
-/// with a barrier each for 2048 keys, four pairs a thread of 256, the
-/// indices in 64 bits (some 40 instructions a pair); now 15 barriers.
+/// goes through shared memory (two buffers, one barrier a stage): 15
+/// barriers for 2048 keys. Before, every stage went through shared
+/// memory with a barrier (66 for 2048 keys), four pairs a thread of 256,
+/// the indices in 64 bits (some 40 instructions a pair).
 template <typename Source>
 __global__ void __launch_bounds__(kSortChunk / 2)
     bitonicChunkKernel(uint64_t *keys, Source source, int64_t n, int64_t kFrom,
