@@ -387,13 +387,13 @@ template <int N, typename A> struct SumPieces {
 #pragma unroll
       for (int e = 0; e < kPiece; ++e)
         piece.v[e] = sum[h + e];
-      *reinterpret_cast<Vec<A, kPiece> *>(at + h) = piece;
+      storeVec(at, h, true, piece);
     }
   }
   __device__ static void load(const A *at, A (&sum)[N]) {
 #pragma unroll
     for (int h = 0; h < N; h += kPiece) {
-      Vec<A, kPiece> piece = *reinterpret_cast<const Vec<A, kPiece> *>(at + h);
+      Vec<A, kPiece> piece = loadVec<kPiece>(at, h, true);
 #pragma unroll
       for (int e = 0; e < kPiece; ++e)
         sum[h + e] = piece.v[e];
@@ -407,15 +407,13 @@ template <int N, typename A> struct SumPieces {
 template <typename T, bool Add, int N>
 __device__ void storeRowSums(T *row, int64_t j0,
                              const typename Storage<T>::Acc (&sum)[N]) {
-  using V = Vec<T, N>;
-  V *at = reinterpret_cast<V *>(row + j0);
-  V out;
+  Vec<T, N> out;
   if constexpr (Add)
-    out = *at;
+    out = loadVec<N>(row, j0, true);
 #pragma unroll
   for (int e = 0; e < N; ++e)
     out.v[e] = Add ? storeAdded(out.v[e], sum[e]) : Storage<T>::store(sum[e]);
-  *at = out;
+  storeVec(row, j0, true, out);
 }
 
 /// A block per sorted key (embeddingGrid); the first key of each segment
