@@ -85,7 +85,8 @@ def main():
     args = p.parse_args()
     table = rows(args.profile, args.lines)
     every = table  # before --top cuts it: the sums are the whole run's
-    total = sum(r["moved_bytes"] for r in every) or 1
+    moved = sum(r["moved_bytes"] for r in every)
+    total = moved or 1
     if args.top:
         table = table[:args.top]
     if args.json:
@@ -118,7 +119,7 @@ def main():
         print()
         print("all sites: %.1f MiB of sectors moved, %.1f MiB distinct per "
               "launch, %.2f M requests, %d launches" % (
-                  sum(r["moved_bytes"] for r in every) / 2**20,
+                  moved / 2**20,
                   sum(r.get("distinct_sectors", 0) for r in every) * 32 /
                   2**20,
                   sum(r["requests"] for r in every) / 1e6,
