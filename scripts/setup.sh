@@ -8,7 +8,7 @@ MPC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MPC_BUILD="${MPC_BUILD:-$MPC_ROOT/build}"
 
 packages=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
-          lld-22 ccache ninja-build cmake libgtest-dev libgmock-dev
+          lld-22 liblld-22-dev ccache ninja-build cmake libgtest-dev libgmock-dev
           pkgconf libopenblas-dev libonnx-dev libprotobuf-dev libonnx-testdata
           openmpi-bin libopenmpi-dev)
 # mpc_install_missing PACKAGE...: installs those not installed yet.

@@ -41,6 +41,11 @@ config.substitutions.append(
 if "address" in getattr(config, "mpc_sanitize", ""):
     config.available_features.add("asan")
 
+# mpc-compile runs lld's ELF driver in its own process (the build found
+# Debian's liblld-22-dev; tools/mpc-compile/CMakeLists.txt).
+if getattr(config, "mpc_links_in_process", False):
+    config.available_features.add("lld-in-process")
+
 # Data-parallel training over MPI (Debian's openmpi-bin and
 # libopenmpi-dev, which scripts/setup.sh installs): tests that launch ranks
 # say REQUIRES: mpi and run them with %mpirun N (local ranks, one host
