@@ -61,7 +61,9 @@ static cl::opt<int64_t>
     steps("steps", cl::desc("Train until this step (counting resumed steps)"),
           cl::init(-1), cl::cat(category));
 static cl::opt<int64_t>
-    epochs("epochs", cl::desc("Train until this many passes over the data"),
+    epochs("epochs",
+           cl::desc("Train until this many passes over the data (with "
+                    "--steps: until whichever comes first)"),
            cl::init(-1), cl::cat(category));
 static cl::opt<int64_t> batchSize(
     "batch-size",
@@ -943,14 +945,19 @@ int main(int argc, char **argv) {
     return hostState.data + g.offset;
   };
 
+  // The last step: --steps, --epochs' passes, whichever comes first where
+  // both are given (one epoch where neither is).
   int64_t total = batchesPerEpoch;
-  if (steps >= 0)
+  if (epochs >= 0 &&
+      llvm::MulOverflow(epochs.getValue(), batchesPerEpoch, total)) {
+    if (steps < 0)
+      return fail("--epochs " + llvm::Twine(epochs.getValue()) + " of " +
+                  llvm::Twine(batchesPerEpoch) +
+                  " steps each is more steps than a 64-bit count holds");
+    total = steps; // fewer than the epochs' steps
+  }
+  if (steps >= 0 && (epochs < 0 || steps < total))
     total = steps;
-  else if (epochs >= 0 &&
-           llvm::MulOverflow(epochs.getValue(), batchesPerEpoch, total))
-    return fail("--epochs " + llvm::Twine(epochs.getValue()) + " of " +
-                llvm::Twine(batchesPerEpoch) +
-                " steps each is more steps than a 64-bit count holds");
   std::unique_ptr<llvm::raw_fd_ostream> metrics;
   if (!metricsPath.empty() && worldRank == 0) {
     std::error_code ec;
