@@ -508,6 +508,8 @@ int main(int argc, char **argv) {
   if (opsPerPart < 0)
     return fail("--ops-per-part must be 0 (one function) or positive, got " +
                 std::to_string(opsPerPart));
+  if (optLevel > 3)
+    return fail("-O must be 0, 1, 2 or 3, got " + std::to_string(optLevel));
   if (outputFile.getNumOccurrences() == 0 && !printPipeline)
     return fail("no output file: give -o FILE");
   if (printPipeline) {
