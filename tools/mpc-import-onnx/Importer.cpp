@@ -4793,8 +4793,20 @@ std::string Emitter::run(std::string &mlir) {
             " {mpc.name = " + quoted(name) + "}" + at(name, 0);
     values[name] = v;
   }
-  (void)haveLabels; // a graph input, or a new argument (exports of a
-                    // model without its loss have none)
+  // The labels: a graph input no node reads (an export with its loss's
+  // input left over), or a new argument (exports without one).
+  if (haveLabels)
+    for (size_t i = 0; i < graph.nodes.size(); ++i)
+      if (const Node &node = graph.nodes[i];
+          llvm::is_contained(node.inputs, options.labels)) {
+        currentIndex = i;
+        currentName = node.name.empty() ? node.opType + "_" + std::to_string(i)
+                                        : node.name;
+        return error(node, "reads '" + options.labels +
+                               "', which --labels makes the loss's labels: "
+                               "name the labels' own input (one no node "
+                               "reads) or a new name");
+      }
   auto table = emitters();
   findErfGelus();
   for (size_t i = 0; i < graph.nodes.size(); ++i) {

@@ -139,6 +139,20 @@ int main(int argc, char **argv) {
                 loss + "'");
   if (!loss.empty() && labels.empty())
     return fail("--loss needs --labels NAME (the labels' or targets' input)");
+  if (loss.empty() && !labels.empty())
+    return fail("--labels needs --loss (the loss the labels feed)");
+  // The function's name as MLIR writes a symbol bare (and mpc-compile's
+  // --loss and --entry take it): a letter or '_', then letters, digits,
+  // '_', '$' or '.'.
+  auto symbolChar = [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.';
+  };
+  if (function.empty() ||
+      !(llvm::isAlpha(function.front()) || function.front() == '_') ||
+      !llvm::all_of(function.getValue(), symbolChar))
+    return fail("--function '" + function +
+                "' is not a function name: a letter or '_', then letters, "
+                "digits, '_', '$' or '.'");
   bool smoothing = labelSmoothing.getNumOccurrences() > 0,
        ignoring = ignoreIndex.getNumOccurrences() > 0;
   if ((smoothing || ignoring) && loss != "cross_entropy")
