@@ -4,6 +4,9 @@
 // arena and state offsets, the inputs). One function without the limit.
 // RUN: mpc-opt %s --mpc-plan-memory --mpc-lower-to-runtime="entry=f ops-per-part=2" | FileCheck %s
 // RUN: mpc-opt %s --mpc-plan-memory --mpc-lower-to-runtime="entry=f ops-per-part=0" | FileCheck %s --check-prefix=ONE
+// A negative limit is refused (it was read as no limit).
+// RUN: not mpc-opt %s --mpc-plan-memory --mpc-lower-to-runtime="entry=f ops-per-part=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: error: mpc-lower-to-runtime: ops-per-part must be 0 (one function) or positive, got -1
 
 // CHECK-LABEL: func.func @f(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr)
 // CHECK: call @mpcrt_unary_f32(

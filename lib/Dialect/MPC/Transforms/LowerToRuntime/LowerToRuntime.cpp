@@ -930,6 +930,12 @@ void LowerToRuntimePass::runOnOperation() {
         << backend << "' (expected cpu or cuda)";
     return signalPassFailure();
   }
+  if (opsPerPart < 0) {
+    module.emitError("mpc-lower-to-runtime: ops-per-part must be 0 (one "
+                     "function) or positive, got ")
+        << static_cast<int64_t>(opsPerPart);
+    return signalPassFailure();
+  }
   symbols.constantsInState = backend == "cuda";
 
   // The entry function: `entry`, or the only function there is.
