@@ -3,6 +3,15 @@
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=momentum" --mpc-loss-scaling=mode=dynamic | FileCheck %s
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adam" --mpc-loss-scaling="mode=dynamic init-scale=1024 growth-factor=4 backoff-factor=0.25 growth-interval=100 hysteresis=3 min-scale=1 max-scale=16777216" | FileCheck %s --check-prefix=OPTS
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling="mode=static init-scale=128" | FileCheck %s --check-prefix=STATIC
+// The scale starts within min-scale and max-scale (as Apex's loss scaler):
+// max-scale=1024 alone starts it at 1024, not at the default 65536 (the
+// first steps ran above the cap before); an init-scale below min-scale
+// starts at min-scale.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling="mode=dynamic max-scale=1024" | FileCheck %s --check-prefix=CAPPED
+// CAPPED: @loss_scale(dense<1.024000e+03> : tensor<f32>)
+// CAPPED: mpc.update_loss_scale {{.*}}max_scale = 1.024000e+03
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling="mode=dynamic init-scale=2 min-scale=64" | FileCheck %s --check-prefix=FLOORED
+// FLOORED: @loss_scale(dense<6.400000e+01> : tensor<f32>)
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer --mpc-loss-scaling=mode=none | FileCheck %s --check-prefix=NONE
 // Clipping: mpc.clip_grad_norm in the check's place, its factor into the
 // updates, its norm into @grad_norm; with mode=none (here bf16-free f32)

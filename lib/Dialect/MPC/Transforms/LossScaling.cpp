@@ -68,6 +68,15 @@ struct LossScalingPass
           << optionNumber(maxScale);
       return signalPassFailure();
     }
+    // The scale starts within the clamps, as Apex's LossScaler starts at
+    // min(max_loss_scale, init_scale): max-scale=1024 alone caps the first
+    // steps' scale too, not only the growth (a printed pipeline, which
+    // gives every option, reads back the same).
+    double firstScale = initScale;
+    if (maxScale > 0 && firstScale > maxScale)
+      firstScale = maxScale;
+    if (minScale > 0 && firstScale < minScale)
+      firstScale = minScale;
     auto step = module.lookupSymbol<func::FuncOp>(func);
     if (!step || step.isDeclaration()) {
       module.emitError("mpc-loss-scaling: no training step @") << func;
@@ -115,7 +124,7 @@ struct LossScalingPass
     if (scaled &&
         !(scaleRef = createGlobal(
               module, b, "loss_scale", f32,
-              DenseElementsAttr::get(f32, b.getF32FloatAttr(initScale)),
+              DenseElementsAttr::get(f32, b.getF32FloatAttr(firstScale)),
               dynamic)))
       return signalPassFailure();
     FlatSymbolRefAttr skippedRef =
