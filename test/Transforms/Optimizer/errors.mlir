@@ -15,7 +15,28 @@
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=one-cycle total-steps=10 pct-start=0.6 three-phase=true" 2>&1 | FileCheck %s --check-prefix=THREE
 // THREE: error: 'mpc.lr_schedule' op expects phases of positive length: total 10 with pct_start 0.6 (three phases) leaves a phase empty
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=step step-size=2 warmup-steps=3" 2>&1 | FileCheck %s --check-prefix=WARM
-// WARM: error: 'mpc.lr_schedule' op expects no warmup for a step schedule (warm-up is linear_warmup's and cosine's)
+// WARM: mpc-optimizer: option warmup-steps applies only with schedule=linear-warmup or cosine (here kind=sgd, schedule=step)
+// An option of another kind or schedule, away from its default, is
+// refused (it did nothing); at its default (as a printed pipeline gives
+// every option) it is accepted.
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="kind=adam momentum=0.5" 2>&1 | FileCheck %s --check-prefix=NOTADAM
+// NOTADAM: mpc-optimizer: option momentum applies only with kind=momentum (here kind=adam, schedule=constant)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="kind=sgd nesterov=true" 2>&1 | FileCheck %s --check-prefix=NESTEROV
+// NESTEROV: mpc-optimizer: option nesterov applies only with kind=momentum (here kind=sgd, schedule=constant)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="kind=momentum beta1=0.5" 2>&1 | FileCheck %s --check-prefix=BETA1
+// BETA1: mpc-optimizer: option beta1 applies only with kind=adam, adamw or lamb (here kind=momentum, schedule=constant)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="kind=adamw adam-w-mode=false" 2>&1 | FileCheck %s --check-prefix=WMODE
+// WMODE: mpc-optimizer: option adam-w-mode applies only with kind=lamb (here kind=adamw, schedule=constant)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="gamma=0.5" 2>&1 | FileCheck %s --check-prefix=NOSCHED
+// NOSCHED: mpc-optimizer: option gamma applies only with schedule=step or exponential (here kind=sgd, schedule=constant)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=exponential step-size=3" 2>&1 | FileCheck %s --check-prefix=STEPONLY
+// STEPONLY: mpc-optimizer: option step-size applies only with schedule=step (here kind=sgd, schedule=exponential)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=cosine total-steps=10 div-factor=5" 2>&1 | FileCheck %s --check-prefix=CYCLE
+// CYCLE: mpc-optimizer: option div-factor applies only with schedule=one-cycle (here kind=sgd, schedule=cosine)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=one-cycle total-steps=100 min-lr=0.1" 2>&1 | FileCheck %s --check-prefix=COSONLY
+// COSONLY: mpc-optimizer: option min-lr applies only with schedule=cosine (here kind=sgd, schedule=one-cycle)
+// RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=linear-warmup warmup-steps=5 total-steps=50" 2>&1 | FileCheck %s --check-prefix=TOTAL
+// TOTAL: mpc-optimizer: option total-steps applies only with schedule=cosine or one-cycle (here kind=sgd, schedule=linear-warmup)
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=cosine total-steps=10 schedule-on-skip=never" 2>&1 | FileCheck %s --check-prefix=ONSKIP
 // ONSKIP: mpc-optimizer: schedule-on-skip must be advance or hold, got 'never'
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=one-cycle total-steps=100 div-factor=0" 2>&1 | FileCheck %s --check-prefix=DIV

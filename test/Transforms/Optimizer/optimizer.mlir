@@ -29,6 +29,9 @@
 // AdamW: moments named after the parameter, one step counter incremented
 // and stored before the updates, which read the new count (t = 1 first).
 // RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adamw lr=0.001 beta2=0.99 eps=1e-6 weight-decay=0.01 bias-correction=false" | FileCheck %s --check-prefix=ADAM
+// Every option given, the other kinds' and schedules' at their defaults
+// (as a printed pipeline gives them): the same step.
+// RUN: mpc-opt %s --mpc-autodiff --mpc-optimizer="kind=adamw lr=0.001 beta2=0.99 eps=1e-6 weight-decay=0.01 bias-correction=false momentum=0.9 nesterov=false adam-w-mode=true schedule=constant warmup-steps=0 total-steps=0 min-lr=0 gamma=0.1 step-size=0 pct-start=0.3 div-factor=25 final-div-factor=1e4 three-phase=false" | FileCheck %s --check-prefix=ADAM
 // ADAM: ml_program.global private mutable @train_step_step(dense<0> : tensor<i32>) : tensor<i32>
 // ADAM: ml_program.global private mutable @w(
 // ADAM-NEXT: ml_program.global private mutable @w_exp_avg_sq(#mpc.init<zeros>) : tensor<16x8xf32>
