@@ -23,6 +23,15 @@
 // BACKOFF: mpc-loss-scaling: option backoff-factor must be a finite number > 0 and <= 1, got 0
 // RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="growth-interval=0" 2>&1 | FileCheck %s --check-prefix=INTERVAL
 // INTERVAL: mpc-loss-scaling: option growth-interval must be a finite number >= 1, got 0
+// A dynamic scale's options with a static scale, or any with none, set
+// away from their defaults did nothing: refused. At their defaults they
+// are accepted (a printed pipeline gives every option).
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="mode=static init-scale=128 growth-interval=100" 2>&1 | FileCheck %s --check-prefix=STATICGROW
+// STATICGROW: mpc-loss-scaling: option growth-interval applies only with mode=dynamic or auto (here mode=static)
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="mode=static max-scale=1024" 2>&1 | FileCheck %s --check-prefix=STATICMAX
+// STATICMAX: mpc-loss-scaling: option max-scale applies only with mode=dynamic or auto (here mode=static)
+// RUN: not mpc-opt %s -split-input-file --mpc-loss-scaling="mode=none init-scale=8" 2>&1 | FileCheck %s --check-prefix=NONEINIT
+// NONEINIT: mpc-loss-scaling: option init-scale applies only with mode=dynamic, static or auto (here mode=none)
 
 // expected-error @+1 {{'func.func' op mpc-loss-scaling: no loss gradient seed (the constant --mpc-autodiff marks mpc.loss_seed); run it before canonicalization}}
 func.func @train_step(%x: tensor<f32>) -> tensor<f32> {

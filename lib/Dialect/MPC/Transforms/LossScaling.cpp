@@ -44,6 +44,35 @@ struct LossScalingPass
           << mode << "' (expected auto, dynamic, static or none)";
       return signalPassFailure();
     }
+    // A dynamic scale's options with mode=static, or any scale's with
+    // mode=none, set away from their defaults did nothing: refused (mode=
+    // auto decides for the step, so it takes them all). At their defaults
+    // they read back, as a printed pipeline gives every option.
+    if (mode == "static" || mode == "none") {
+      const LossScalingPassOptions defaults;
+      struct Use {
+        const char *option;
+        bool changed;
+      } uses[] = {
+          {"init-scale", initScale != defaults.initScale},
+          {"growth-factor", growthFactor != defaults.growthFactor},
+          {"backoff-factor", backoffFactor != defaults.backoffFactor},
+          {"growth-interval", growthInterval != defaults.growthInterval},
+          {"hysteresis", hysteresis != defaults.hysteresis},
+          {"min-scale", minScale != defaults.minScale},
+          {"max-scale", maxScale != defaults.maxScale},
+      };
+      for (const Use &use : uses) {
+        bool staticOne = StringRef(use.option) == "init-scale";
+        if (use.changed && (mode == "none" || !staticOne)) {
+          module.emitError("mpc-loss-scaling: option ")
+              << use.option << " applies only with mode="
+              << (staticOne ? "dynamic, static or auto" : "dynamic or auto")
+              << " (here mode=" << mode << ")";
+          return signalPassFailure();
+        }
+      }
+    }
     constexpr double inf = std::numeric_limits<double>::infinity();
     const char *pass = "mpc-loss-scaling";
     if (failed(checkOption(module, pass, "init-scale", initScale,
