@@ -512,6 +512,14 @@ int main(int argc, char **argv) {
     return fail("-O must be 0, 1, 2 or 3, got " + std::to_string(optLevel));
   if (outputFile.getNumOccurrences() == 0 && !printPipeline)
     return fail("no output file: give -o FILE");
+  // The output's folder, checked before the compile rather than by the
+  // first file written into it (the object, OUT.o, named in that error).
+  if (!printPipeline && outputFile != "-") {
+    StringRef dir = llvm::sys::path::parent_path(outputFile.getValue());
+    if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
+      return fail("-o " + outputFile + ": the folder " + dir +
+                  " does not exist");
+  }
   if (printPipeline) {
     // Options that shape only what is written after the passes are left
     // out of a printed pipeline; the user hears which, so a compile line
