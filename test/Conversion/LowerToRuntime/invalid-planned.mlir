@@ -78,7 +78,7 @@ func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{no entry function @train_step to lower (functions: @a, @b); name one with entry=NAME}}
+// expected-error @+1 {{no entry function @train_step to lower (functions: @a, @b); name one with entry=NAME (mpc-compile's --entry=NAME)}}
 module {
   func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>

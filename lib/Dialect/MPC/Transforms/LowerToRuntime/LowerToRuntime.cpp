@@ -952,7 +952,7 @@ void LowerToRuntimePass::runOnOperation() {
       names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
     module.emitError("no entry function @")
         << entry << " to lower (functions: " << (names.empty() ? "none" : names)
-        << "); name one with entry=NAME";
+        << "); name one with entry=NAME (mpc-compile's --entry=NAME)";
     return signalPassFailure();
   }
 
