@@ -575,13 +575,32 @@ static llvm::Error loadData(const std::string &path, const Model &model,
     return err;
   samples = -1;
   for (const TensorInfo &in : model.inputs) {
-    const Array *found = nullptr;
-    for (const auto &[name, array] : arrays)
+    Array *found = nullptr;
+    for (auto &[name, array] : arrays)
       if (name == in.name)
         found = &array;
     if (!found)
       return bad("no array '" + in.name + "' for the step input of that name");
     std::vector<int64_t> sampleShape(in.shape.begin() + 1, in.shape.end());
+    // 64-bit integers (numpy's default, PyTorch's class labels) for a
+    // 32-bit input: narrowed where every value fits, else refused naming
+    // the first that does not.
+    if (found->dtype == "i64" && in.dtype == "i32") {
+      size_t count = found->data.size() / sizeof(int64_t);
+      std::vector<char> narrowed(count * sizeof(int32_t));
+      for (size_t i = 0; i < count; ++i) {
+        int64_t v;
+        std::memcpy(&v, found->data.data() + i * sizeof(v), sizeof(v));
+        if (v < INT32_MIN || v > INT32_MAX)
+          return bad("array '" + in.name + "' (i64) holds " + llvm::Twine(v) +
+                     " at element " + llvm::Twine(int64_t(i)) +
+                     ", beyond the step input's i32");
+        int32_t w = static_cast<int32_t>(v);
+        std::memcpy(narrowed.data() + i * sizeof(w), &w, sizeof(w));
+      }
+      found->data = std::move(narrowed);
+      found->dtype = "i32";
+    }
     if (found->dtype != in.dtype)
       return bad("array '" + in.name + "' has dtype " + found->dtype +
                  ", the step input is " + in.dtype);
