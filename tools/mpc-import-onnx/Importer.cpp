@@ -723,6 +723,15 @@ private:
   std::string globals, body, currentName;
   size_t currentIndex = 0;
   int next = 0;
+
+  /// Makes node i of the graph the current one: its index and its name
+  /// (an unnamed node is OpType_<index>, as the locations say).
+  void enterNode(size_t i) {
+    const Node &node = graph.nodes[i];
+    currentIndex = i;
+    currentName =
+        node.name.empty() ? node.opType + "_" + std::to_string(i) : node.name;
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -4799,9 +4808,7 @@ std::string Emitter::run(std::string &mlir) {
     for (size_t i = 0; i < graph.nodes.size(); ++i)
       if (const Node &node = graph.nodes[i];
           llvm::is_contained(node.inputs, options.labels)) {
-        currentIndex = i;
-        currentName = node.name.empty() ? node.opType + "_" + std::to_string(i)
-                                        : node.name;
+        enterNode(i);
         return error(node, "reads '" + options.labels +
                                "', which --labels makes the loss's labels: "
                                "name the labels' own input (one no node "
@@ -4813,9 +4820,7 @@ std::string Emitter::run(std::string &mlir) {
     const Node &node = graph.nodes[i];
     if (covered.count(i))
       continue; // part of a GELU, emitted at its Erf
-    currentIndex = i;
-    currentName =
-        node.name.empty() ? node.opType + "_" + std::to_string(i) : node.name;
+    enterNode(i);
     if (!node.domain.empty() && node.domain != "ai.onnx")
       return error(node, "domain '" + node.domain + "' is not imported");
     std::string foldError;

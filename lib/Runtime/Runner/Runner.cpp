@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -973,10 +974,10 @@ int main(int argc, char **argv) {
       return fail("--epochs " + llvm::Twine(epochs.getValue()) + " of " +
                   llvm::Twine(batchesPerEpoch) +
                   " steps each is more steps than a 64-bit count holds");
-    total = steps; // fewer than the epochs' steps
+    total = std::numeric_limits<int64_t>::max(); // beyond any --steps
   }
-  if (steps >= 0 && (epochs < 0 || steps < total))
-    total = steps;
+  if (steps >= 0)
+    total = epochs >= 0 ? std::min<int64_t>(total, steps) : steps;
   std::unique_ptr<llvm::raw_fd_ostream> metrics;
   if (!metricsPath.empty() && worldRank == 0) {
     std::error_code ec;

@@ -46,32 +46,28 @@ struct LossScalingPass
     }
     // A dynamic scale's options with mode=static, or any scale's with
     // mode=none, set away from their defaults did nothing: refused (mode=
-    // auto decides for the step, so it takes them all). At their defaults
-    // they read back, as a printed pipeline gives every option.
-    if (mode == "static" || mode == "none") {
+    // auto decides for the step, so it takes them all).
+    {
       const LossScalingPassOptions defaults;
-      struct Use {
-        const char *option;
-        bool changed;
-      } uses[] = {
-          {"init-scale", initScale != defaults.initScale},
-          {"growth-factor", growthFactor != defaults.growthFactor},
-          {"backoff-factor", backoffFactor != defaults.backoffFactor},
-          {"growth-interval", growthInterval != defaults.growthInterval},
-          {"hysteresis", hysteresis != defaults.hysteresis},
-          {"min-scale", minScale != defaults.minScale},
-          {"max-scale", maxScale != defaults.maxScale},
-      };
-      for (const Use &use : uses) {
-        bool staticOne = StringRef(use.option) == "init-scale";
-        if (use.changed && (mode == "none" || !staticOne)) {
-          module.emitError("mpc-loss-scaling: option ")
-              << use.option << " applies only with mode="
-              << (staticOne ? "dynamic, static or auto" : "dynamic or auto")
-              << " (here mode=" << mode << ")";
-          return signalPassFailure();
-        }
-      }
+      bool scaled = mode != "none",
+           dynamic = mode != "none" && mode != "static";
+      const char *grows = "mode=dynamic or auto";
+      if (failed(checkOptionsApply(
+              module, "mpc-loss-scaling",
+              {{"init-scale", initScale != defaults.initScale, scaled,
+                "mode=dynamic, static or auto"},
+               {"growth-factor", growthFactor != defaults.growthFactor, dynamic,
+                grows},
+               {"backoff-factor", backoffFactor != defaults.backoffFactor,
+                dynamic, grows},
+               {"growth-interval", growthInterval != defaults.growthInterval,
+                dynamic, grows},
+               {"hysteresis", hysteresis != defaults.hysteresis, dynamic,
+                grows},
+               {"min-scale", minScale != defaults.minScale, dynamic, grows},
+               {"max-scale", maxScale != defaults.maxScale, dynamic, grows}},
+              "mode=" + mode.getValue())))
+        return signalPassFailure();
     }
     constexpr double inf = std::numeric_limits<double>::infinity();
     const char *pass = "mpc-loss-scaling";

@@ -135,54 +135,45 @@ struct OptimizerPass : public mpc::impl::OptimizerPassBase<OptimizerPass> {
     // An option of another kind or schedule is refused where it differs
     // from its default (as PyTorch's optimizers refuse a keyword they do
     // not take): kind=adam momentum=0.5 or gamma=0.5 with the constant
-    // schedule did nothing. A printed pipeline, which gives every option,
-    // gives the unused ones their defaults and reads back.
+    // schedule did nothing.
     {
       const OptimizerPassOptions defaults;
       bool isMomentum = kind == "momentum", cosine = schedule == "cosine",
            oneCycle = schedule == "one-cycle", stepped = schedule == "step";
       const char *adams = "kind=adam, adamw or lamb",
                  *cycle = "schedule=one-cycle";
-      struct Use {
-        const char *option;
-        bool changed, applies;
-        const char *where;
-      } uses[] = {
-          {"momentum", momentum != defaults.momentum, isMomentum,
-           "kind=momentum"},
-          {"nesterov", nesterov != defaults.nesterov, isMomentum,
-           "kind=momentum"},
-          {"beta1", beta1 != defaults.beta1, adam, adams},
-          {"beta2", beta2 != defaults.beta2, adam, adams},
-          {"eps", eps != defaults.eps, adam, adams},
-          {"bias-correction", biasCorrection != defaults.biasCorrection, adam,
-           adams},
-          {"adam-w-mode", lambDecoupled != defaults.lambDecoupled,
-           kind == "lamb", "kind=lamb"},
-          {"warmup-steps", warmupSteps != defaults.warmupSteps,
-           cosine || schedule == "linear-warmup",
-           "schedule=linear-warmup or cosine"},
-          {"total-steps", totalSteps != defaults.totalSteps, cosine || oneCycle,
-           "schedule=cosine or one-cycle"},
-          {"min-lr", minLr != defaults.minLr, cosine, "schedule=cosine"},
-          {"gamma", gamma != defaults.gamma,
-           stepped || schedule == "exponential",
-           "schedule=step or exponential"},
-          {"step-size", stepSize != defaults.stepSize, stepped,
-           "schedule=step"},
-          {"pct-start", pctStart != defaults.pctStart, oneCycle, cycle},
-          {"div-factor", divFactor != defaults.divFactor, oneCycle, cycle},
-          {"final-div-factor", finalDivFactor != defaults.finalDivFactor,
-           oneCycle, cycle},
-          {"three-phase", threePhase != defaults.threePhase, oneCycle, cycle},
-      };
-      for (const Use &use : uses)
-        if (use.changed && !use.applies) {
-          module.emitError("mpc-optimizer: option ")
-              << use.option << " applies only with " << use.where
-              << " (here kind=" << kind << ", schedule=" << schedule << ")";
-          return signalPassFailure();
-        }
+      if (failed(checkOptionsApply(
+              module, "mpc-optimizer",
+              {{"momentum", momentum != defaults.momentum, isMomentum,
+                "kind=momentum"},
+               {"nesterov", nesterov != defaults.nesterov, isMomentum,
+                "kind=momentum"},
+               {"beta1", beta1 != defaults.beta1, adam, adams},
+               {"beta2", beta2 != defaults.beta2, adam, adams},
+               {"eps", eps != defaults.eps, adam, adams},
+               {"bias-correction", biasCorrection != defaults.biasCorrection,
+                adam, adams},
+               {"adam-w-mode", lambDecoupled != defaults.lambDecoupled,
+                kind == "lamb", "kind=lamb"},
+               {"warmup-steps", warmupSteps != defaults.warmupSteps,
+                cosine || schedule == "linear-warmup",
+                "schedule=linear-warmup or cosine"},
+               {"total-steps", totalSteps != defaults.totalSteps,
+                cosine || oneCycle, "schedule=cosine or one-cycle"},
+               {"min-lr", minLr != defaults.minLr, cosine, "schedule=cosine"},
+               {"gamma", gamma != defaults.gamma,
+                stepped || schedule == "exponential",
+                "schedule=step or exponential"},
+               {"step-size", stepSize != defaults.stepSize, stepped,
+                "schedule=step"},
+               {"pct-start", pctStart != defaults.pctStart, oneCycle, cycle},
+               {"div-factor", divFactor != defaults.divFactor, oneCycle, cycle},
+               {"final-div-factor", finalDivFactor != defaults.finalDivFactor,
+                oneCycle, cycle},
+               {"three-phase", threePhase != defaults.threePhase, oneCycle,
+                cycle}},
+              "kind=" + kind.getValue() + ", schedule=" + schedule.getValue())))
+        return signalPassFailure();
     }
     constexpr double inf = std::numeric_limits<double>::infinity();
     const char *pass = "mpc-optimizer";

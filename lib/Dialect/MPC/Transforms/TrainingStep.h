@@ -66,6 +66,30 @@ inline LogicalResult checkOption(ModuleOp module, StringRef pass,
                                 << ", got " << optionNumber(value);
 }
 
+/// A pass option that means something only with some values of the others
+/// (another optimizer kind, schedule or scaling mode): `changed` when it
+/// differs from its default, `applies` when it is used, `where` saying when.
+struct OptionUse {
+  const char *option;
+  bool changed, applies;
+  const char *where;
+};
+
+/// Refuses the first option of `uses` that is changed but not used (it
+/// would do nothing); an error on the module names it, where it applies
+/// and `here`, the settings that leave it unused. An option at its
+/// default passes: a printed pipeline gives every option.
+inline LogicalResult checkOptionsApply(ModuleOp module, StringRef pass,
+                                       ArrayRef<OptionUse> uses,
+                                       StringRef here) {
+  for (const OptionUse &use : uses)
+    if (use.changed && !use.applies)
+      return module.emitError(pass)
+             << ": option " << use.option << " applies only with " << use.where
+             << " (here " << here << ")";
+  return success();
+}
+
 /// A new private global `name` at the start of the module (after `after`
 /// when given); null, with an error naming `pass`, when the symbol exists.
 /// A pass that creates many passes its `symbols` table (kept up to date):
