@@ -25,6 +25,7 @@
 #include <set>
 #include <sstream>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,6 +115,218 @@ std::string copyTensor(const onnx::TensorProto &t, TensorValue &value) {
                 [](int32_t v) { return static_cast<uint8_t>(v); });
   return "tensor '" + t.name() + "' stores " + e +
          " elements in a way mpc does not read";
+}
+
+/// The folder a file's relative references start from.
+std::string folderOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// A byte count or offset as ONNX's external data entries write it:
+/// decimal digits only, at most 2^62.
+bool parseByteCount(const std::string &text, uint64_t &out) {
+  if (text.empty() || text.size() > 19)
+    return false;
+  out = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    out = out * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return out <= (uint64_t(1) << 62);
+}
+
+/// Reads the data of `t`, which ONNX's external data format keeps in a
+/// file (the entries location, offset, length; checksum is not verified),
+/// into `bytes`. `location` must stay below `folder` (the model's): a
+/// relative path without "..", as ONNX's checker requires since 1.13.
+std::string readExternal(const onnx::TensorProto &t, const std::string &folder,
+                         std::vector<char> &bytes) {
+  const std::string what =
+      t.name().empty() ? "the tensor" : "tensor '" + t.name() + "'";
+  std::string location;
+  uint64_t offset = 0, length = 0;
+  bool haveLocation = false, haveLength = false;
+  std::set<std::string> seen;
+  for (const auto &e : t.external_data()) {
+    if (!seen.insert(e.key()).second)
+      return what + ": its external data gives '" + e.key() + "' twice";
+    if (e.key() == "location") {
+      location = e.value(), haveLocation = true;
+    } else if (e.key() == "offset" || e.key() == "length") {
+      uint64_t value = 0;
+      if (!parseByteCount(e.value(), value))
+        return what + ": its external data's " + e.key() + " '" + e.value() +
+               "' is not a byte count";
+      if (e.key() == "offset")
+        offset = value;
+      else
+        length = value, haveLength = true;
+    } else if (e.key() != "checksum") {
+      return what + ": its external data has the entry '" + e.key() +
+             "', which mpc does not know (it reads location, offset and "
+             "length)";
+    }
+  }
+  if (!haveLocation || location.empty())
+    return what + " keeps its data in an external file but names none (no "
+                  "'location' entry)";
+  bool escapes = location[0] == '/';
+  for (size_t start = 0; start <= location.size();) {
+    size_t end = location.find('/', start);
+    if (end == std::string::npos)
+      end = location.size();
+    escapes = escapes || location.compare(start, end - start, "..") == 0;
+    start = end + 1;
+  }
+  if (escapes)
+    return what + ": its external data's location '" + location +
+           "' is not below the model's folder (it must be a relative path "
+           "without '..')";
+  if (t.has_raw_data() || t.float_data_size() || t.int32_data_size() ||
+      t.int64_data_size() || t.double_data_size() || t.string_data_size() ||
+      t.uint64_data_size())
+    return what +
+           " keeps its data both in the model and in the external "
+           "file '" +
+           location + "'";
+  std::string element = elementName(t.data_type());
+  int elementSize = elementBytes(element);
+  if (elementSize == 0)
+    return what + " has element type " + element +
+           ", which mpc does not import";
+  uint64_t need = static_cast<uint64_t>(elementSize);
+  for (int64_t d : t.dims()) {
+    if (d < 0 ||
+        (d > 0 && need > (uint64_t(1) << 42) / static_cast<uint64_t>(d)))
+      return what + " has an invalid or huge shape";
+    need *= static_cast<uint64_t>(d);
+  }
+  std::string file = folder + "/" + location;
+  struct stat status;
+  if (stat(file.c_str(), &status) != 0)
+    return what + ": cannot open its external data file '" + file +
+           "': " + std::strerror(errno);
+  if (!S_ISREG(status.st_mode))
+    return what + ": its external data file '" + file +
+           "' is not a regular file";
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    return what + ": cannot open its external data file '" + file +
+           "': " + std::strerror(errno);
+  uint64_t size = static_cast<uint64_t>(status.st_size);
+  if (offset > size)
+    return what + ": its external data's offset " + std::to_string(offset) +
+           " is past the end of '" + file + "' (" + std::to_string(size) +
+           " bytes)";
+  if (!haveLength)
+    length = size - offset;
+  else if (length > size - offset)
+    return what + ": its external data (" + std::to_string(length) +
+           " bytes at offset " + std::to_string(offset) +
+           ") runs past the end of '" + file + "' (" + std::to_string(size) +
+           " bytes)";
+  if (length != need) {
+    std::string shape;
+    for (int64_t d : t.dims())
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    return what + ": its external data holds " + std::to_string(length) +
+           " bytes (in '" + file + "'" +
+           (haveLength ? std::string() : ", to its end") + "); its shape " +
+           (shape.empty() ? std::string("(a scalar)") : shape) + " of " +
+           element + " needs " + std::to_string(need);
+  }
+  bytes.assign(static_cast<size_t>(need), 0);
+  in.seekg(static_cast<std::streamoff>(offset));
+  if (need && !in.read(bytes.data(), static_cast<std::streamsize>(need)))
+    return what + ": cannot read its external data from '" + file + "'";
+  return "";
+}
+
+/// Makes `t` hold its external data itself (raw_data), as if it had
+/// never been external.
+std::string internalize(onnx::TensorProto &t, const std::string &folder) {
+  std::vector<char> bytes;
+  if (std::string err = readExternal(t, folder, bytes); !err.empty())
+    return err;
+  t.set_raw_data(std::string(bytes.begin(), bytes.end()));
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto::DEFAULT);
+  return "";
+}
+
+/// External data below this many bytes (and every integer tensor: shapes,
+/// axes, indices) is read into the model before ONNX's checker and shape
+/// inference, which may read such values; larger float tensors are kept
+/// out of what ONNX's library processes (see detachExternal).
+constexpr uint64_t kInternalizeBelow = 1024;
+
+/// Reads the external data of `model` (whose file is in `folder`): the
+/// tensor attributes' and small or integer initializers' into the model;
+/// larger float initializers into `detached`, each replaced in the graph by
+/// an input of its type. ONNX's checker (which in libonnx 1.12 looks for
+/// the files relative to the working directory) and shape inference then
+/// see only what they need, and the model that goes to and from the child
+/// process (prepareIsolated) stays small: a protobuf message cannot be
+/// serialized past 2 GB, which is why large models keep their weights
+/// outside.
+std::string detachExternal(onnx::ModelProto &model, const std::string &folder,
+                           std::vector<TensorValue> &detached) {
+  onnx::GraphProto *g = model.mutable_graph();
+  for (auto &n : *g->mutable_node())
+    for (auto &a : *n.mutable_attribute()) {
+      std::vector<onnx::TensorProto *> tensors;
+      if (a.has_t())
+        tensors.push_back(a.mutable_t());
+      for (auto &t : *a.mutable_tensors())
+        tensors.push_back(&t);
+      for (onnx::TensorProto *t : tensors)
+        if (t->data_location() == onnx::TensorProto::EXTERNAL)
+          if (std::string err = internalize(*t, folder); !err.empty())
+            return "node '" + n.name() + "' (" + n.op_type() + "): " + err;
+    }
+  std::set<std::string> inputs;
+  for (const auto &v : g->input())
+    inputs.insert(v.name());
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  for (auto &t : *g->mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) {
+      kept.Add(std::move(t));
+      continue;
+    }
+    std::string element = elementName(t.data_type());
+    uint64_t size = static_cast<uint64_t>(std::max(elementBytes(element), 1));
+    for (int64_t d : t.dims())
+      size = d >= 0 && size < kInternalizeBelow ? size * d : size;
+    if (!isFloat(element) || size < kInternalizeBelow) {
+      if (std::string err = internalize(t, folder); !err.empty())
+        return err;
+      kept.Add(std::move(t));
+      continue;
+    }
+    TensorValue value;
+    value.name = t.name();
+    value.type.element = element;
+    value.type.hasShape = true;
+    value.type.dims.assign(t.dims().begin(), t.dims().end());
+    if (std::string err = readExternal(t, folder, value.bytes); !err.empty())
+      return err;
+    detached.push_back(std::move(value));
+    if (inputs.insert(t.name()).second) {
+      onnx::ValueInfoProto *v = g->add_input();
+      v->set_name(t.name());
+      auto *type = v->mutable_type()->mutable_tensor_type();
+      type->set_elem_type(t.data_type());
+      auto *shape = type->mutable_shape();
+      for (int64_t d : t.dims())
+        shape->add_dim()->set_dim_value(d);
+    }
+  }
+  g->mutable_initializer()->Swap(&kept);
+  return "";
 }
 
 std::string copyAttribute(const onnx::AttributeProto &a, Attribute &out) {
@@ -588,21 +801,40 @@ std::string load(const std::string &path,
   onnx::ModelProto model;
   if (!model.ParseFromIstream(&file))
     return path + ": not an ONNX model (the protobuf does not parse)";
+  // The initializers' order, which the detached ones keep.
+  std::vector<std::string> order;
+  for (const auto &t : model.graph().initializer())
+    order.push_back(t.name());
+  std::vector<TensorValue> detached;
+  if (std::string err = detachExternal(model, folderOf(path), detached);
+      !err.empty())
+    return path + ": " + err;
   if (std::string err =
           prepareIsolated(path, shapes, model, graph.originalOpset);
       !err.empty())
     return err;
   onnx::GraphProto *g = model.mutable_graph();
-  std::vector<std::string> initializers;
-  for (const auto &t : g->initializer())
-    initializers.push_back(t.name());
-  g = model.mutable_graph();
+  std::map<std::string, TensorValue> values;
+  for (TensorValue &value : detached)
+    values[value.name] = std::move(value);
+  std::set<std::string> listed(order.begin(), order.end());
   for (const auto &t : g->initializer()) {
     TensorValue value;
     if (std::string err = copyTensor(t, value); !err.empty())
       return err;
-    graph.types[t.name()] = value.type;
-    graph.initializers.push_back(std::move(value));
+    if (listed.insert(t.name()).second)
+      order.push_back(t.name()); // one the converter added
+    values[t.name()] = std::move(value);
+  }
+  std::vector<std::string> initializers;
+  for (const std::string &name : order) {
+    auto it = values.find(name);
+    if (it == values.end())
+      continue; // one the converter removed
+    graph.types[name] = it->second.type;
+    graph.initializers.push_back(std::move(it->second));
+    values.erase(it);
+    initializers.push_back(name);
   }
   for (const auto &v : g->input()) {
     graph.types[v.name()] = typeOf(v.type());
