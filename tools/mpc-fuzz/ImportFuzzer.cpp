@@ -93,6 +93,8 @@ static bool importAndVerify(const Graph &graph, const ImportOptions &options,
     }
     return false;
   }
+  if (!fillWeights(*module, graph).empty())
+    std::abort(); // the importer's own placeholders
   ScopedQuiet quiet(ctx);
   if (options.loss.empty())
     return true;

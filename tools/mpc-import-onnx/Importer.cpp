@@ -4728,17 +4728,29 @@ std::string Emitter::run(std::string &mlir) {
              ", which mpc does not import";
     v.ssa = "%w" + std::to_string(argIndex++);
     std::string type = mlirType(t.type);
-    std::string value =
-        t.bytes.empty() ? "dense<0.0>" : "dense<\"" + hexOf(t.bytes) + "\">";
+    // The value is a placeholder marked with the initializer's index,
+    // which fillWeights replaces with its bytes after parsing: the
+    // weights, most of a large model, never pass through text.
+    size_t index = static_cast<size_t>(&t - graph.initializers.data());
+    std::string marker = t.bytes.empty() ? std::string()
+                                         : std::string(kWeightMarker) + " = " +
+                                               std::to_string(index) + " : i64";
     if (trainable.match(t.name)) {
       globalNames.insert(t.name);
       bool isFrozen = !options.frozen.empty() && frozen.match(t.name);
-      globals += mutableGlobal(t.name, value, type, t.name, isFrozen);
+      std::string attrs = isFrozen ? "mpc.frozen" : "";
+      if (!marker.empty())
+        attrs += (attrs.empty() ? "" : ", ") + marker;
+      globals += "ml_program.global private mutable @" + quoted(t.name) +
+                 "(dense<0.0> : " + type + ") : " + type +
+                 (attrs.empty() ? "" : " {" + attrs + "}") + at(t.name, 0) +
+                 "\n";
       loads += "    " + v.ssa + " = ml_program.global_load @" + quoted(t.name) +
                " : " + type + at(t.name, 0) + "\n";
     } else {
-      loads += "    " + v.ssa + " = mpc.constant " + value + " : " + type +
-               at(t.name, 0) + "\n";
+      loads += "    " + v.ssa + " = mpc.constant " +
+               (marker.empty() ? "" : "{" + marker + "} ") +
+               "dense<0.0> : " + type + at(t.name, 0) + "\n";
     }
     values[t.name] = v;
   }

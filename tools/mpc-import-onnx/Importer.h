@@ -58,8 +58,20 @@ struct ImportOptions {
 
 /// The graph as the text of an MLIR module (func, ml_program and mpc
 /// dialects), or an error message naming the node, its op type and opset.
+/// The float initializers' values in it are placeholders (dense<0.0>)
+/// marked with kWeightMarker: fillWeights puts their values in after
+/// parsing.
 std::string importGraph(const Graph &graph, const ImportOptions &options,
                         std::string &mlir);
+
+/// The attribute (an index into Graph::initializers) that marks a
+/// placeholder value in what importGraph wrote.
+constexpr const char *kWeightMarker = "mpc.import_weight";
+
+/// Replaces each marked placeholder in `module` (parsed from what
+/// importGraph wrote for `graph`) with its initializer's bytes, and drops
+/// the marks: "" or an error message.
+std::string fillWeights(mlir::ModuleOp module, const Graph &graph);
 
 /// Parses and verifies what importGraph wrote, in `context` (the mpc,
 /// func and ml_program dialects loaded): "" and `module`, or an error

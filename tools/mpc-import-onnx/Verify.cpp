@@ -57,8 +57,11 @@ std::string mpc::onnx_import::parseImported(
     return mlir::success();
   });
   llvm::SourceMgr sourceMgr;
+  // The text itself, not a copy (it may hold gigabytes of weights).
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, sourceName), llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBuffer(text, sourceName,
+                                       /*RequiresNullTerminator=*/true),
+      llvm::SMLoc());
   module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (module && mlir::succeeded(mlir::verify(*module)))
     return "";
@@ -69,4 +72,36 @@ std::string mpc::onnx_import::parseImported(
          (first.empty() ? std::string("no diagnostic") : first) +
          "): the model's types disagree where ONNX's shape inference does "
          "not check them, or mpc-import-onnx has a bug";
+}
+
+std::string mpc::onnx_import::fillWeights(mlir::ModuleOp module,
+                                          const Graph &graph) {
+  std::string error;
+  module.walk([&](mlir::Operation *op) {
+    auto index = op->getAttrOfType<mlir::IntegerAttr>(kWeightMarker);
+    if (!index)
+      return;
+    op->removeAttr(kWeightMarker);
+    auto value = op->getAttrOfType<mlir::DenseElementsAttr>("value");
+    int64_t i = index.getInt();
+    if (!value || i < 0 ||
+        i >= static_cast<int64_t>(graph.initializers.size())) {
+      error = "mpc-import-onnx has a bug: a weight's placeholder does not "
+              "name an initializer";
+      return;
+    }
+    const std::vector<char> &bytes = graph.initializers[i].bytes;
+    auto type = llvm::cast<mlir::ShapedType>(value.getType());
+    bool splat = false;
+    llvm::ArrayRef<char> raw(bytes.data(), bytes.size());
+    if (!mlir::DenseElementsAttr::isValidRawBuffer(type, raw, splat)) {
+      error = "initializer '" + graph.initializers[i].name + "' holds " +
+              std::to_string(bytes.size()) +
+              " bytes, which its type does "
+              "not";
+      return;
+    }
+    op->setAttr("value", mlir::DenseElementsAttr::getFromRawBuffer(type, raw));
+  });
+  return error;
 }

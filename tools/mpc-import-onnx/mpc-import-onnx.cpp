@@ -221,6 +221,12 @@ int main(int argc, char **argv) {
           parseImported(text, options.sourceName, context, module);
       !err.empty())
     return fail(inputFile + ": " + err);
+  std::string().swap(text);
+  if (std::string err = fillWeights(*module, graph); !err.empty())
+    return fail(inputFile + ": " + err);
+  // Each copy of the weights held past its use adds their size to the
+  // import's peak memory (the printer makes a hex copy of each).
+  graph = Graph();
 
   std::string error;
   auto output = mlir::openOutputFile(outputFile, &error);
