@@ -834,9 +834,15 @@ int main(int argc, char **argv) {
       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                       : llvm::CodeGenOptLevel::Aggressive;
+  // The medium code model: constants past 64 KiB (the initial weights
+  // copied from read-only data) go to .lrodata, addressed with 64 bits,
+  // which the linker places apart from the code. With the small model,
+  // 2 GiB of weights put the runtime's own constants out of reach of its
+  // code (a relocation out of range at the link).
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, codegenLevel));
+      llvm::CodeModel::Medium, codegenLevel));
+  machine->setLargeDataThreshold(64 << 10);
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
   TimingScope optimizeTime = timeRoot.nest("LLVM optimisation");

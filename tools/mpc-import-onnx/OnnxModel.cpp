@@ -292,7 +292,11 @@ std::string detachExternal(onnx::ModelProto &model, const std::string &folder,
   for (const auto &v : g->input())
     inputs.insert(v.name());
   google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  std::set<std::string> names;
   for (auto &t : *g->mutable_initializer()) {
+    // One detached and one kept would both reach the import.
+    if (!names.insert(t.name()).second)
+      return "the model has two initializers named '" + t.name() + "'";
     if (t.data_location() != onnx::TensorProto::EXTERNAL) {
       kept.Add(std::move(t));
       continue;

@@ -116,11 +116,12 @@ func::FuncOp ModuleSymbols::declare(StringRef name, TypeRange args,
 
 StringRef ModuleSymbols::constant(StringRef prefix, Attribute data,
                                   Type llvmType) {
-  std::string key;
-  llvm::raw_string_ostream os(key);
-  os << prefix << ':' << data;
-  auto it = uniqued.find(key);
-  if (it != uniqued.end())
+  // Attributes are uniqued by the context: equal data is the same
+  // attribute (keyed by its text, a large weight cost seconds and its
+  // size twice over in hex).
+  llvm::DenseMap<Attribute, StringRef> &same = uniqued[prefix];
+  auto it = same.find(data);
+  if (it != same.end())
     return it->second;
   std::string name = (prefix + Twine(counter++)).str();
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -128,7 +129,7 @@ StringRef ModuleSymbols::constant(StringRef prefix, Attribute data,
                                        /*isConstant=*/true,
                                        LLVM::Linkage::Internal, name, data);
   StringRef symbol = global.getSymName();
-  uniqued[key] = symbol;
+  same[data] = symbol;
   return symbol;
 }
 

@@ -70,7 +70,8 @@ public:
 
 private:
   llvm::StringMap<func::FuncOp> declared;
-  llvm::StringMap<StringRef> uniqued;
+  /// The constants' symbols by prefix and data.
+  llvm::StringMap<llvm::DenseMap<Attribute, StringRef>> uniqued;
   unsigned counter = 0;
 };
 
