@@ -383,6 +383,61 @@ static LogicalResult addStage(PassManager &pm,
   return failure();
 }
 
+/// `printed` (a pass manager's textual pipeline) with each number given
+/// in `stages`' options written as given where MLIR printed another: MLIR
+/// prints a pass's floating-point options to 7 significant digits, so
+/// lr=0.0001234567891 printed as 1.234568e-04, which reads back as
+/// another rate. The k-th stage of a pass is the k-th "PASS{" printed.
+static std::string
+restoreGivenNumbers(std::string printed,
+                    ArrayRef<mlir::mpc::PipelineStage> stages) {
+  llvm::StringMap<size_t> seen; // the stages of each pass so far
+  for (const mlir::mpc::PipelineStage &stage : stages) {
+    size_t occurrence = seen[stage.pass]++;
+    std::string head = stage.pass + "{";
+    size_t begin = std::string::npos;
+    for (size_t from = 0, k = 0;; ++k) {
+      size_t at = printed.find(head, from);
+      while (at != std::string::npos && at > 0 && printed[at - 1] != '(' &&
+             printed[at - 1] != ',')
+        at = printed.find(head, at + 1);
+      if (at == std::string::npos || k == occurrence) {
+        begin = at;
+        break;
+      }
+      from = at + 1;
+    }
+    if (begin == std::string::npos)
+      continue;
+    begin += head.size();
+    SmallVector<StringRef> words;
+    StringRef(stage.options).split(words, ' ', -1, /*KeepEmpty=*/false);
+    for (StringRef word : words) {
+      auto [key, given] = word.split('=');
+      double givenValue, printedValue;
+      if (given.empty() || given.getAsDouble(givenValue))
+        continue; // not a number
+      size_t end = printed.find('}', begin);
+      if (end == std::string::npos)
+        break;
+      std::string pattern = (key + "=").str();
+      size_t at = begin;
+      while ((at = printed.find(pattern, at)) != std::string::npos &&
+             at < end && printed[at - 1] != '{' && printed[at - 1] != ' ')
+        ++at;
+      if (at == std::string::npos || at >= end)
+        continue;
+      size_t valueBegin = at + pattern.size();
+      size_t valueEnd = printed.find_first_of(" }", valueBegin);
+      StringRef value(printed.data() + valueBegin, valueEnd - valueBegin);
+      if (value.getAsDouble(printedValue) || printedValue == givenValue)
+        continue;
+      printed.replace(valueBegin, valueEnd - valueBegin, given.str());
+    }
+  }
+  return printed;
+}
+
 /// Names the entry function's arguments after their SSA names in the source
 /// (`%x` -> mpc.name = "x"), the names the runner looks for in the data.
 static void nameArguments(ModuleOp module, const AsmParserState &state) {
@@ -759,7 +814,8 @@ int main(int argc, char **argv) {
     }
   };
   bool added = true; // until a pass refuses its options
-  for (const mlir::mpc::PipelineStage &stage : mlir::mpc::stepPipeline(step))
+  std::vector<mlir::mpc::PipelineStage> stages = mlir::mpc::stepPipeline(step);
+  for (const mlir::mpc::PipelineStage &stage : stages)
     added = added && succeeded(addStage(pm, stage, flagsOf(stage.role)));
   if (!added)
     return 1;
@@ -767,15 +823,16 @@ int main(int argc, char **argv) {
     // Printed only where the text reads back as the same passes: MLIR
     // prints an option's value as it is, so a value holding the pipeline
     // syntax's braces or commas would read back as other passes.
-    std::string text, again;
-    llvm::raw_string_ostream os(text), reprinted(again);
+    std::string printed, again;
+    llvm::raw_string_ostream os(printed), reprinted(again);
     pm.printAsTextualPipeline(os);
+    std::string text = restoreGivenNumbers(printed, stages);
     std::string reason;
     llvm::raw_string_ostream why(reason);
     FailureOr<OpPassManager> parsed = parsePassPipeline(text, why);
     if (succeeded(parsed))
       parsed->printAsTextualPipeline(reprinted);
-    if (failed(parsed) || again != text)
+    if (failed(parsed) || again != printed)
       return fail("--print-pipeline: an option's value holds the "
                   "pipeline syntax's braces or commas, so the printed "
                   "pipeline would read back as other passes; nothing is "
