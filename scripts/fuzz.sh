@@ -76,6 +76,18 @@ PY
 # the ops it imports (test/Import/node-tests.txt; about 330).
 cp "$MPC_ROOT"/test/Import/Inputs/*.onnx "$MPC_ROOT"/test/Import/Inputs/fuzz/*.onnx \
   "$seeds/import/"
+# ... two of them keeping their weights in external data files. The
+# fuzzer writes each input into TMPDIR, where their data files are: the
+# references (location, offset, length), mutated, reach the importer's
+# reader of them, and unmutated its whole path.
+export TMPDIR="$FUZZ_BUILD/fuzz-tmp"
+mkdir -p "$TMPDIR"
+for model in mlp-static encoder; do
+  python3 "$MPC_ROOT/test/Import/externalize.py" \
+    "$MPC_ROOT/test/Import/Inputs/$model.onnx" "$TMPDIR/$model.onnx" \
+    --one-file "$model.bin" --attributes
+  mv "$TMPDIR/$model.onnx" "$seeds/import/$model-external.onnx"
+done
 nodes=/usr/share/libonnx-testdata/data/node
 if [ -d "$nodes" ]; then
   grep -v '^#' "$MPC_ROOT/test/Import/node-tests.txt" | awk 'NF { print $2 }' |

@@ -6,7 +6,7 @@ standard library only:
 
   externalize.py IN OUT [--one-file NAME] [--threshold BYTES]
                  [--align BYTES] [--attributes] [--no-length]
-                 [--keep-raw] [--set KEY=VALUE]...
+                 [--keep-raw] [--set KEY=VALUE]... [--add KEY=VALUE]...
 
 Tensors whose raw_data holds at least --threshold bytes (default 0: all
 with raw_data) move to files beside OUT: one file per tensor, named after
@@ -15,8 +15,8 @@ it (PyTorch's layout), or all in --one-file NAME at offsets aligned to
 nodes' values) too. --no-length leaves out the length entries (the data
 then runs to the end of its file). --set KEY=VALUE writes KEY's entry as
 VALUE in every moved tensor (adding it where there is none), and
---keep-raw leaves the data in the model as well, for tests of malformed
-references.
+--add KEY=VALUE one more entry after them, and --keep-raw leaves the data
+in the model as well, for tests of malformed references.
 """
 import argparse
 import os
@@ -129,6 +129,7 @@ class Writer:
         dropped = (13, 14) if self.a.keep_raw else (9, 13, 14)
         kept = [(n, w, v) for n, w, v in items if n not in dropped]
         kept += [(13, 2, entry(k, v)) for k, v in entries.items()]
+        kept += [(13, 2, entry(*kv.split("=", 1))) for kv in self.a.add]
         kept.append((14, 0, varint(1)))  # data_location = EXTERNAL
         return encode(kept)
 
@@ -164,6 +165,7 @@ def main():
     p.add_argument("--no-length", action="store_true")
     p.add_argument("--keep-raw", action="store_true")
     p.add_argument("--set", action="append", default=[])
+    p.add_argument("--add", action="append", default=[])
     a = p.parse_args()
     folder = os.path.dirname(os.path.abspath(a.output))
     os.makedirs(folder, exist_ok=True)
