@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """A model with one large weight (standard library only):
 
-  wide_matmul.py make OUT.onnx ROWS COLS
-      x [4, ROWS] @ w [ROWS, COLS] -> y, and a target input t [4, COLS]
-      (for --loss mse --labels t); w's elements all differ in turn. One
-      batch of zeros for each input in OUT.data/x.npy and t.npy
+  wide_matmul.py make OUT.mlir ROWS COLS
+      the loss mse(x [4, ROWS] @ w [ROWS, COLS], t [4, COLS]), w a
+      trainable global whose elements all differ in turn; one batch of
+      zeros for each input in OUT.data/x.npy and t.npy
   wide_matmul.py check CKPT.safetensors ROWS COLS
       exit 0 when the checkpoint's "w" holds exactly those elements
 """
@@ -12,10 +12,6 @@ import json
 import os
 import struct
 import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "Import"))
-from make_newer_opsets import FLOAT, model, node, tensor  # noqa: E402
 
 
 def weights(rows, cols):
@@ -39,11 +35,19 @@ def main():
     mode, path, rows, cols = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
     w = weights(rows, cols)
     if mode == "make":
-        with open(path, "wb") as f:
-            f.write(model([node("MatMul", ["x", "w"], ["y"], "mm")],
-                          [("x", [4, rows]), ("t", [4, cols])],
-                          [("y", [4, cols])], 17,
-                          [tensor("w", [rows, cols], FLOAT, w)]))
+        w_type = "tensor<%dx%dxf32>" % (rows, cols)
+        x_type, y_type = "tensor<4x%dxf32>" % rows, "tensor<4x%dxf32>" % cols
+        hex_w = struct.pack("<%df" % len(w), *w).hex().upper()
+        with open(path, "w") as f:
+            f.write(
+                "ml_program.global private mutable @w(dense<\"0x%s\"> : %s)"
+                " : %s\n" % (hex_w, w_type, w_type) +
+                "func.func @loss(%%x: %s, %%t: %s) -> tensor<f32> {\n"
+                % (x_type, y_type) +
+                "  %%w = ml_program.global_load @w : %s\n" % w_type +
+                "  %%y = mpc.matmul %%x, %%w : %s, %s\n" % (x_type, w_type) +
+                "  %%l = mpc.mse %%y, %%t : %s, %s\n" % (y_type, y_type) +
+                "  return %l : tensor<f32>\n}\n")
         os.makedirs(path + ".data", exist_ok=True)
         npy(os.path.join(path + ".data", "x.npy"), [4, rows])
         npy(os.path.join(path + ".data", "t.npy"), [4, cols])
