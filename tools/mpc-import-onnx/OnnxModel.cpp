@@ -1007,7 +1007,8 @@ std::string loadTensor(const std::string &path, TensorValue &value) {
   if (!t.ParseFromIstream(&file))
     return path + ": not a serialized ONNX tensor";
   try {
-    return copyTensor(t, value);
+    std::string err = copyTensor(t, value);
+    return err.empty() ? err : path + ": " + err;
   } catch (const std::exception &e) {
     return path + ": " + e.what();
   }
