@@ -21,16 +21,7 @@ in the model as well, for tests of malformed references.
 import argparse
 import os
 
-
-def varint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
+from make_newer_opsets import varint
 
 
 def read_varint(data, i):
