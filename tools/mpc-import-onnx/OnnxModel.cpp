@@ -1007,8 +1007,7 @@ std::string loadTensor(const std::string &path, TensorValue &value) {
   if (!t.ParseFromIstream(&file))
     return path + ": not a serialized ONNX tensor";
   try {
-    std::string err = copyTensor(t, value);
-    return err.empty() ? err : path + ": " + err;
+    return copyTensor(t, value);
   } catch (const std::exception &e) {
     return path + ": " + e.what();
   }
