@@ -220,13 +220,18 @@ private:
   }
   void line(const std::string &text) { body += "    " + text + loc() + "\n"; }
   /// A mutable global's line, @symbol(value : type), located at the
-  /// graph value `source`.
+  /// graph value `source`; `attribute` ("name = value") is added to its
+  /// attributes where given.
   std::string mutableGlobal(const std::string &symbol, const std::string &value,
                             const std::string &type, const std::string &source,
-                            bool frozen = false) {
+                            bool frozen = false,
+                            const std::string &attribute = "") {
+    std::string attrs = frozen ? "mpc.frozen" : "";
+    if (!attribute.empty())
+      attrs += (attrs.empty() ? "" : ", ") + attribute;
     return "ml_program.global private mutable @" + quoted(symbol) + "(" +
            value + " : " + type + ") : " + type +
-           (frozen ? " {mpc.frozen}" : "") + at(source, 0) + "\n";
+           (attrs.empty() ? "" : " {" + attrs + "}") + at(source, 0) + "\n";
   }
 
   /// Why the graph output `name` has no value to return: an integer
@@ -4738,13 +4743,8 @@ std::string Emitter::run(std::string &mlir) {
     if (trainable.match(t.name)) {
       globalNames.insert(t.name);
       bool isFrozen = !options.frozen.empty() && frozen.match(t.name);
-      std::string attrs = isFrozen ? "mpc.frozen" : "";
-      if (!marker.empty())
-        attrs += (attrs.empty() ? "" : ", ") + marker;
-      globals += "ml_program.global private mutable @" + quoted(t.name) +
-                 "(dense<0.0> : " + type + ") : " + type +
-                 (attrs.empty() ? "" : " {" + attrs + "}") + at(t.name, 0) +
-                 "\n";
+      globals +=
+          mutableGlobal(t.name, "dense<0.0>", type, t.name, isFrozen, marker);
       loads += "    " + v.ssa + " = ml_program.global_load @" + quoted(t.name) +
                " : " + type + at(t.name, 0) + "\n";
     } else {

@@ -96,9 +96,7 @@ std::string mpc::onnx_import::fillWeights(mlir::ModuleOp module,
     llvm::ArrayRef<char> raw(bytes.data(), bytes.size());
     if (!mlir::DenseElementsAttr::isValidRawBuffer(type, raw, splat)) {
       error = "initializer '" + graph.initializers[i].name + "' holds " +
-              std::to_string(bytes.size()) +
-              " bytes, which its type does "
-              "not";
+              std::to_string(bytes.size()) + " bytes, which its type does not";
       return;
     }
     op->setAttr("value", mlir::DenseElementsAttr::getFromRawBuffer(type, raw));
