@@ -275,7 +275,9 @@ static cl::opt<std::string> dataParallel(
     cl::desc("Data-parallel training over the ranks of an mpirun job (with "
              "--train; --mpc-data-parallel): gradients summed in buckets, "
              "the same update on every rank. Optionally the pass's options, "
-             "e.g. --data-parallel=\"bucket-bytes=4194304 bf16-reduce=bf16\""),
+             "e.g. --data-parallel=\"bucket-bytes=4194304 bf16-reduce=bf16\", "
+             "or --data-parallel=sync-batch-norm=true (batch norms with "
+             "every rank's statistics, PyTorch's SyncBatchNorm)"),
     cl::value_desc("OPTIONS"), cl::ValueOptional, cl::init(""),
     cl::cat(category));
 static cl::opt<std::string> checkNumerics(

@@ -546,6 +546,33 @@ MPCRT_DECLARE_NN(f16, uint16_t)
 MPCRT_DECLARE_NN(bf16, uint16_t)
 MPCRT_DECLARE_NN(f32, float)
 MPCRT_DECLARE_NN(f64, double)
+
+/* mpc.batch_norm {sync} and its backward (the CPU backend): the same
+ * arguments and results as mpcrt_batch_norm_* and
+ * mpcrt_batch_norm_backward_*, with the statistics of every rank of a
+ * data-parallel job (PyTorch's SyncBatchNorm). The forward sums each
+ * channel's values and row counts over the ranks, then the squared
+ * deviations from that mean; the backward sums sum(dy) and sum(dy * xhat)
+ * for the input's gradient, while gamma's and beta's gradients stay the
+ * rank's own sums (the data-parallel reduction adds them). Sums go
+ * through the function mpcrt_set_rank_sum gave (none: the rank's own, the
+ * same bits as mpcrt_batch_norm_*). */
+#define MPCRT_DECLARE_SYNC_NN(SUFFIX, T)                                       \
+  void mpcrt_sync_batch_norm_##SUFFIX(                                         \
+      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
+      const void *beta, void *running_mean, void *running_var, T *output,      \
+      float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
+      double momentum, double epsilon, int32_t activation);                    \
+  void mpcrt_sync_batch_norm_backward_##SUFFIX(                                \
+      const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
+      const void *gamma, const float *saved_mean, const float *saved_invstd,   \
+      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
+      const void *beta_addend);
+MPCRT_DECLARE_SYNC_NN(f16, uint16_t)
+MPCRT_DECLARE_SYNC_NN(bf16, uint16_t)
+MPCRT_DECLARE_SYNC_NN(f32, float)
+MPCRT_DECLARE_SYNC_NN(f64, double)
 #undef MPCRT_DECLARE_NN
 
 /* ---- Loss scaling. Scalars are passed by pointer: they live on the device,
@@ -808,6 +835,12 @@ void mpcrt_comm_finalize(void);
  * keys its Philox streams with seed ^ (r * 0x9e3779b97f4a7c15), so rank 0
  * draws the masks of a single-process run. Set before the first step. */
 void mpcrt_set_rank(int32_t rank);
+
+/* The sum over the ranks that mpcrt_sync_batch_norm_* use: `count`
+ * doubles summed in place, in rank order, the same bits on every rank
+ * (the training executable gives mpcrt_comm_host_sum). Null (the
+ * default): each rank's own. */
+void mpcrt_set_rank_sum(void (*sum)(double *values, int64_t count));
 
 #ifdef __cplusplus
 }

@@ -150,33 +150,72 @@ void applyBatchNorm(const T *x, T *y, int64_t rows, int64_t c,
   });
 }
 
+/// The sum over the ranks of a synchronised batch norm
+/// (mpcrt_set_rank_sum); null: each rank's own statistics.
+static void (*rankSum)(double *, int64_t) = nullptr;
+
+extern "C" void mpcrt_set_rank_sum(void (*sum)(double *, int64_t)) {
+  rankSum = sum;
+}
+
+/// A synchronised batch norm's per-channel sums (and, where `rows` is
+/// given, its row count) summed over the ranks in place: each value
+/// widened to double, summed in rank order, rounded back once; the same
+/// bits on every rank. Without a rank sum, or on one rank, unchanged.
+template <typename A, size_t N>
+void sumOverRanks(std::vector<std::array<A, N>> &sums, int64_t *rows) {
+  if (!rankSum)
+    return;
+  std::vector<double> values;
+  values.reserve(sums.size() * N + 1);
+  for (const std::array<A, N> &s : sums)
+    for (A v : s)
+      values.push_back(static_cast<double>(v));
+  if (rows)
+    values.push_back(static_cast<double>(*rows));
+  rankSum(values.data(), static_cast<int64_t>(values.size()));
+  size_t i = 0;
+  for (std::array<A, N> &s : sums)
+    for (A &v : s)
+      v = static_cast<A>(values[i++]);
+  if (rows)
+    *rows = static_cast<int64_t>(values[i]);
+}
+
 template <typename T>
 void batchNorm(const T *x, mpcrt_dtype pd, const void *gamma, const void *beta,
                void *runningMean, void *runningVar, T *y, float *savedMean,
                float *savedInvstd, int64_t rows, int64_t c, double momentum,
-               double eps, bool relu) {
+               double eps, bool relu, bool sync = false) {
   using S = Storage<T>;
   using A = typename S::Acc;
-  if (rows == 0) { // no statistics: running ones untouched, saved ones 0
+  // Two passes (mean, then squared deviations), as before; synchronised,
+  // each pass's sums are over every rank (a rank with no rows still takes
+  // its part in both).
+  auto sum = channelSums<A, 1>(rows, c, [&](int64_t r, int64_t ch) {
+    return std::array<A, 1>{S::load(x[r * c + ch])};
+  });
+  int64_t total = rows;
+  if (sync)
+    sumOverRanks(sum, &total);
+  if (total == 0) { // no statistics: running ones untouched, saved ones 0
     std::fill(savedMean, savedMean + c, 0.0f);
     std::fill(savedInvstd, savedInvstd + c, 0.0f);
     return;
   }
-  // Two passes (mean, then squared deviations), as before.
-  auto sum = channelSums<A, 1>(rows, c, [&](int64_t r, int64_t ch) {
-    return std::array<A, 1>{S::load(x[r * c + ch])};
-  });
   std::vector<A> mean(c), invstds(c), scale(c), shift(c);
   for (int64_t ch = 0; ch < c; ++ch)
-    mean[ch] = sum[ch][0] / static_cast<A>(rows);
+    mean[ch] = sum[ch][0] / static_cast<A>(total);
   auto squares = channelSums<A, 1>(rows, c, [&](int64_t r, int64_t ch) {
     A d = S::load(x[r * c + ch]) - mean[ch];
     return std::array<A, 1>{d * d};
   });
+  if (sync)
+    sumOverRanks(squares, nullptr);
   for (int64_t ch = 0; ch < c; ++ch) {
     A var = squares[ch][0];
-    A biased = var / static_cast<A>(rows);
-    A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
+    A biased = var / static_cast<A>(total);
+    A unbiased = total > 1 ? var / static_cast<A>(total - 1) : biased;
     A invstd = A(1) / std::sqrt(biased + static_cast<A>(eps));
     savedMean[ch] = static_cast<float>(mean[ch]);
     savedInvstd[ch] = static_cast<float>(invstd);
@@ -218,7 +257,7 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
                        const float *savedInvstd, T *dx, void *dgamma,
                        void *dbeta, int64_t rows, int64_t c, const T *output,
                        const void *beta, const void *gammaAddend,
-                       const void *betaAddend) {
+                       const void *betaAddend, bool sync = false) {
   using S = Storage<T>;
   using A = typename S::Acc;
   // Gamma and beta as the forward applied them (for the ReLU's output
@@ -250,14 +289,22 @@ void batchNormBackward(const T *dy, const T *x, mpcrt_dtype pd,
     A d = gradAt(r * c + ch, ch, xhat);
     return std::array<A, 2>{d, d * xhat};
   });
+  // Gamma's and beta's gradients are this rank's sums (a data-parallel
+  // step sums them over the ranks with the other gradients); the input's
+  // gradient takes the means over every rank's rows when synchronised.
+  for (int64_t ch = 0; ch < c; ++ch) {
+    storeSumAny(pd, dgamma, gammaAddend, ch, sums[ch][1]);
+    storeSumAny(pd, dbeta, betaAddend, ch, sums[ch][0]);
+  }
+  int64_t total = rows;
+  if (sync)
+    sumOverRanks(sums, &total);
   std::vector<A> k(c), meanDy(c), meanDyXhat(c);
-  A n = static_cast<A>(rows);
+  A n = static_cast<A>(total);
   for (int64_t ch = 0; ch < c; ++ch) {
     k[ch] = scale[ch] * A(savedInvstd[ch]);
     meanDy[ch] = sums[ch][0] / n;
     meanDyXhat[ch] = sums[ch][1] / n;
-    storeSumAny(pd, dgamma, gammaAddend, ch, sums[ch][1]);
-    storeSumAny(pd, dbeta, betaAddend, ch, sums[ch][0]);
   }
   forRows(rows, c, [&](int64_t r) {
     for (int64_t ch = 0; ch < c; ++ch) {
@@ -1049,6 +1096,24 @@ void mpcrt_attention_backward(
                       reinterpret_cast<const T *>(input), pd, gamma, sm, si,   \
                       reinterpret_cast<T *>(dx), dg, db, rows, c,              \
                       reinterpret_cast<const T *>(out), beta, ga, ba);         \
+  }                                                                            \
+  void mpcrt_sync_batch_norm_##SUFFIX(                                         \
+      const ABI_T *input, mpcrt_dtype pd, const void *gamma, const void *beta, \
+      void *rm, void *rv, ABI_T *output, float *sm, float *si, int64_t rows,   \
+      int64_t c, double momentum, double epsilon, int32_t activation) {        \
+    batchNorm(reinterpret_cast<const T *>(input), pd, gamma, beta, rm, rv,     \
+              reinterpret_cast<T *>(output), sm, si, rows, c, momentum,        \
+              epsilon, activation == MPCRT_RELU, /*sync=*/true);               \
+  }                                                                            \
+  void mpcrt_sync_batch_norm_backward_##SUFFIX(                                \
+      const ABI_T *dy, const ABI_T *input, mpcrt_dtype pd, const void *gamma,  \
+      const float *sm, const float *si, ABI_T *dx, void *dg, void *db,         \
+      int64_t rows, int64_t c, const ABI_T *out, const void *beta,             \
+      const void *ga, const void *ba) {                                        \
+    batchNormBackward(                                                         \
+        reinterpret_cast<const T *>(dy), reinterpret_cast<const T *>(input),   \
+        pd, gamma, sm, si, reinterpret_cast<T *>(dx), dg, db, rows, c,         \
+        reinterpret_cast<const T *>(out), beta, ga, ba, /*sync=*/true);        \
   }                                                                            \
   void mpcrt_max_pool2d_##SUFFIX(const ABI_T *x, ABI_T *y,                     \
                                  const mpcrt_pool2d_shape *s) {                \

@@ -44,6 +44,9 @@ void mpcrt_where(int32_t element_bytes, const uint8_t *condition,
 // The rank whose masks dropout draws: read when a launch is recorded.
 static int32_t dropoutRank = 0;
 void mpcrt_set_rank(int32_t rank) { dropoutRank = rank; }
+// No synchronised batch norm here yet (the lowering refuses one for this
+// backend): the rank sum is not used.
+void mpcrt_set_rank_sum(void (*)(double *, int64_t)) {}
 // The step runs on the device: host threads do nothing for it.
 void mpcrt_set_threads(int32_t) {}
 int32_t mpcrt_threads(void) { return 1; }

@@ -641,6 +641,8 @@ int main(int argc, char **argv) {
     ~Finalize() { mpcrt_comm_finalize(); }
   } finalize;
   mpcrt_set_rank(worldRank);
+  // A synchronised batch norm's statistics are summed over the ranks.
+  mpcrt_set_rank_sum(mpcrt_comm_host_sum);
   if (worldRank != 0) {
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) {

@@ -346,6 +346,26 @@ func.func @batch_norm_backward_saved_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16
 
 // -----
 
+// The backward of a synchronised batch norm takes the means over every
+// rank; one that disagrees with its forward is refused either way.
+func.func @batch_norm_backward_unsynced(%x: tensor<2x8xf32>, %g: tensor<8xf32>) {
+  %y, %rm, %rv, %m, %s = mpc.batch_norm %x, %g, %g, %g, %g {sync} : tensor<2x8xf32>, tensor<8xf32>
+  // expected-error @+1 {{'mpc.batch_norm_backward' op is the backward of a batch norm with `sync` and must have `sync` too (its input's gradient takes the means over every rank)}}
+  %dx, %dg, %db = mpc.batch_norm_backward %y, %x, %g, %m, %s : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_synced(%x: tensor<2x8xf32>, %g: tensor<8xf32>) {
+  %y, %rm, %rv, %m, %s = mpc.batch_norm %x, %g, %g, %g, %g : tensor<2x8xf32>, tensor<8xf32>
+  // expected-error @+1 {{'mpc.batch_norm_backward' op has `sync` but its forward batch norm has not (the statistics it reads are the rank's own)}}
+  %dx, %dg, %db = mpc.batch_norm_backward %y, %x, %g, %m, %s {sync} : tensor<2x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @batch_norm_backward_saved_invstd_type(%dy: tensor<2x8xf16>, %c: tensor<8xf16>, %m: tensor<8xf32>, %s: tensor<8xf64>) {
   // expected-error @+1 {{'mpc.batch_norm_backward' op failed to verify that the saved invstd is f32 of gamma's shape}}
   %0:3 = "mpc.batch_norm_backward"(%dy, %dy, %c, %m, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<2x8xf16>, tensor<2x8xf16>, tensor<8xf16>, tensor<8xf32>, tensor<8xf64>) -> (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>)

@@ -351,6 +351,16 @@ func.func @batch_norm_low_precision_parameters(%x: tensor<2x8xf16>, %g: tensor<8
   return %m, %dg : tensor<8xf32>, tensor<8xf16>
 }
 
+// A synchronised batch norm (sync-batch-norm) and its backward.
+// CHECK-LABEL: func @sync_batch_norm
+func.func @sync_batch_norm(%x: tensor<2x4x4x8xf16>, %g: tensor<8xf32>) -> tensor<2x4x4x8xf16> {
+  // CHECK: %[[Y:.*]], %{{.*}}, %{{.*}}, %[[M:.*]], %[[S:.*]] = mpc.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu", sync} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  %y, %rm, %rv, %m, %s = mpc.batch_norm %x, %g, %g, %g, %g {sync, activation = "relu"} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  // CHECK: mpc.batch_norm_backward %[[Y]], %{{.*}}, %{{.*}}, %[[M]], %[[S]] beta(%{{.*}} : tensor<8xf32>) {activation = "relu", sync} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  %dx, %dg, %db = mpc.batch_norm_backward %y, %x, %g, %m, %s beta(%g : tensor<8xf32>) {activation = "relu", sync} : tensor<2x4x4x8xf16>, tensor<8xf32>
+  return %dx : tensor<2x4x4x8xf16>
+}
+
 // CHECK-LABEL: func @data_movement
 func.func @data_movement(%x: tensor<2x4x8xf32>, %ids: tensor<2x4xi32>, %table: tensor<100x8xf32>) {
   // CHECK: mpc.reshape %{{.*}} : tensor<2x4x8xf32> -> tensor<8x8xf32>

@@ -187,6 +187,227 @@ TEST(BatchNorm, ForwardRunningStatsAndBackward) {
   }
 }
 
+/// A second rank of a synchronised batch norm, simulated: the rank sum
+/// adds what a rank holding `x` and `dy` ([rows, c], f64) contributes to
+/// each of the three sums in turn (the forward's channel sums and row
+/// count, its squared deviations from the mean they give, the backward's
+/// sum(dy), sum(dy * xhat) and row count), computed as the kernel would.
+struct OtherRank {
+  std::vector<double> x, dy;
+  int64_t rows = 0, c = 0;
+  const std::vector<float> *savedMean = nullptr, *savedInvstd = nullptr;
+  std::vector<double> mean;
+  int calls = 0;
+};
+OtherRank *otherRank = nullptr;
+
+void addOtherRank(double *v, int64_t n) {
+  OtherRank &o = *otherRank;
+  int64_t c = o.c;
+  switch (o.calls++) {
+  case 0: // sum(x) per channel, then the row count
+    ASSERT_EQ(n, c + 1);
+    o.mean.assign(c, 0);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t r = 0; r < o.rows; ++r)
+        v[ch] += o.x[r * c + ch];
+      o.mean[ch] = v[ch] / (v[c] + o.rows);
+    }
+    v[c] += o.rows;
+    return;
+  case 1: // squared deviations from the mean of every rank
+    ASSERT_EQ(n, c);
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t r = 0; r < o.rows; ++r)
+        v[ch] +=
+            (o.x[r * c + ch] - o.mean[ch]) * (o.x[r * c + ch] - o.mean[ch]);
+    return;
+  case 2: // per channel sum(dy), sum(dy * xhat); then the row count
+    ASSERT_EQ(n, 2 * c + 1);
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t r = 0; r < o.rows; ++r) {
+        double xhat = (o.x[r * c + ch] - double((*o.savedMean)[ch])) *
+                      double((*o.savedInvstd)[ch]);
+        v[2 * ch] += o.dy[r * c + ch];
+        v[2 * ch + 1] += o.dy[r * c + ch] * xhat;
+      }
+    v[2 * c] += o.rows;
+    return;
+  default:
+    FAIL() << "a fourth rank sum";
+  }
+}
+
+/// Sets the runtime's rank sum for a test's scope.
+struct RankSumScope {
+  explicit RankSumScope(void (*sum)(double *, int64_t)) {
+    mpcrt_set_rank_sum(sum);
+  }
+  ~RankSumScope() { mpcrt_set_rank_sum(nullptr); }
+};
+
+// mpc.batch_norm {sync} on rank 0 of two (7 and 13 rows; the second rank
+// simulated by the rank sum) normalises with the statistics of all 20
+// rows: its results are the first 7 rows of an unsynchronised batch norm
+// over both ranks' rows, its running statistics that batch norm's (the
+// unbiased variance over 20 rows). Its backward's input gradient is that
+// batch norm's backward's first 7 rows, while gamma's and beta's
+// gradients are the rank's own sums (the data-parallel reduction adds the
+// other rank's): bit for bit a batch norm backward of the 7 rows alone with
+// the same saved statistics. f64, against the runtime's own unsynchronised
+// kernels (whose f64 results the test above checks against formulas); sums
+// in another order, so within 1e-12.
+TEST(BatchNorm, SyncUsesTheStatisticsOfEveryRank) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows0 = 7, rows1 = 13, rows = rows0 + rows1, c = 5;
+  const double momentum = 0.3, eps = 1e-3;
+  auto x = rng.vec(rows * c, -2, 3), dy = rng.vec(rows * c),
+       g = rng.vec(c, 0.5, 1.5), b = rng.vec(c);
+  std::vector<double> rm0 = rng.vec(c), rv0 = rng.vec(c, 0.5, 2);
+  // Unsynchronised, over every rank's rows.
+  std::vector<double> rmAll = rm0, rvAll = rv0, yAll(rows * c);
+  std::vector<float> smAll(c), siAll(c);
+  mpcrt_batch_norm_f64(x.data(), MPCRT_F64, g.data(), b.data(), rmAll.data(),
+                       rvAll.data(), yAll.data(), smAll.data(), siAll.data(),
+                       rows, c, momentum, eps, MPCRT_ACTIVATION_NONE);
+  // Synchronised, on rank 0's rows.
+  OtherRank other;
+  other.x.assign(x.begin() + rows0 * c, x.end());
+  other.dy.assign(dy.begin() + rows0 * c, dy.end());
+  other.rows = rows1;
+  other.c = c;
+  otherRank = &other;
+  RankSumScope scope(addOtherRank);
+  std::vector<double> rm = rm0, rv = rv0, y(rows0 * c), dx(rows0 * c), dg(c),
+                      db(c);
+  std::vector<float> sm(c), si(c);
+  mpcrt_sync_batch_norm_f64(x.data(), MPCRT_F64, g.data(), b.data(), rm.data(),
+                            rv.data(), y.data(), sm.data(), si.data(), rows0, c,
+                            momentum, eps, MPCRT_ACTIVATION_NONE);
+  ASSERT_EQ(other.calls, 2);
+  for (int64_t i = 0; i < rows0 * c; ++i)
+    ASSERT_NEAR(y[i], yAll[i], 1e-12) << i;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    EXPECT_NEAR(rm[ch], rmAll[ch], 1e-12) << ch;
+    EXPECT_NEAR(rv[ch], rvAll[ch], 1e-12) << ch;
+    EXPECT_NEAR(sm[ch], smAll[ch], 1e-6 * (1 + std::fabs(smAll[ch]))) << ch;
+    EXPECT_NEAR(si[ch], siAll[ch], 1e-6 * si[ch]) << ch;
+  }
+  // The check has teeth: rank 0's rows alone give other statistics.
+  {
+    std::vector<double> rmOwn = rm0, rvOwn = rv0, yOwn(rows0 * c);
+    std::vector<float> smOwn(c), siOwn(c);
+    mpcrt_batch_norm_f64(x.data(), MPCRT_F64, g.data(), b.data(), rmOwn.data(),
+                         rvOwn.data(), yOwn.data(), smOwn.data(), siOwn.data(),
+                         rows0, c, momentum, eps, MPCRT_ACTIVATION_NONE);
+    double apart = 0;
+    for (int64_t ch = 0; ch < c; ++ch)
+      apart = std::max(apart, std::fabs(rvOwn[ch] - rvAll[ch]));
+    EXPECT_GT(apart, 1e-3);
+  }
+
+  other.savedMean = &sm;
+  other.savedInvstd = &si;
+  mpcrt_sync_batch_norm_backward_f64(
+      dy.data(), x.data(), MPCRT_F64, g.data(), sm.data(), si.data(), dx.data(),
+      dg.data(), db.data(), rows0, c, nullptr, nullptr, nullptr, nullptr);
+  ASSERT_EQ(other.calls, 3);
+  // Every rank's rows through the unsynchronised backward, with the same
+  // saved statistics.
+  std::vector<double> dxAll(rows * c), dgAll(c), dbAll(c);
+  mpcrt_batch_norm_backward_f64(dy.data(), x.data(), MPCRT_F64, g.data(),
+                                sm.data(), si.data(), dxAll.data(),
+                                dgAll.data(), dbAll.data(), rows, c, nullptr,
+                                nullptr, nullptr, nullptr);
+  for (int64_t i = 0; i < rows0 * c; ++i)
+    ASSERT_NEAR(dx[i], dxAll[i], 1e-12 * (1 + std::fabs(dxAll[i]))) << i;
+  // Gamma's and beta's gradients: rank 0's rows alone, bit for bit.
+  std::vector<double> dxOwn(rows0 * c), dgOwn(c), dbOwn(c);
+  mpcrt_batch_norm_backward_f64(dy.data(), x.data(), MPCRT_F64, g.data(),
+                                sm.data(), si.data(), dxOwn.data(),
+                                dgOwn.data(), dbOwn.data(), rows0, c, nullptr,
+                                nullptr, nullptr, nullptr);
+  EXPECT_EQ(dg, dgOwn);
+  EXPECT_EQ(db, dbOwn);
+  EXPECT_NE(dx, dxOwn) << "the input's gradient takes every rank's means";
+  otherRank = nullptr;
+}
+
+// Without a rank sum (a job of one), or with one that leaves the sums as
+// they are, a synchronised batch norm and its backward compute what the
+// unsynchronised ones compute, bit for bit, in every type and with a fused
+// ReLU: the sums go through double and back without a rounding.
+TEST(BatchNorm, SyncOnOneRankEqualsTheUnsyncedBitForBit) {
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed));
+  const int64_t rows = 33, c = 7, n = rows * c;
+  auto xs = rng.vec(n, -2, 3), dys = rng.vec(n);
+  std::vector<float> g(c), b(c);
+  for (int64_t ch = 0; ch < c; ++ch)
+    g[ch] = float(rng.uniform(0.5, 1.5)), b[ch] = float(rng.uniform());
+  for (bool hook : {false, true}) {
+    RankSumScope scope(hook ? +[](double *, int64_t) {} : nullptr);
+    for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
+      for (int32_t act :
+           {int32_t(MPCRT_ACTIVATION_NONE), int32_t(MPCRT_RELU)}) {
+        SCOPED_TRACE("dtype " + std::to_string(d) + ", activation " +
+                     std::to_string(act) + (hook ? ", rank sum" : ""));
+        int64_t bytes = d == MPCRT_F64 ? 8 : d == MPCRT_F32 ? 4 : 2;
+        std::vector<uint8_t> x(n * bytes), dy(n * bytes);
+        mpcrt_cast(MPCRT_F64, xs.data(), d, x.data(), n);
+        mpcrt_cast(MPCRT_F64, dys.data(), d, dy.data(), n);
+        std::vector<uint8_t> y[2], dx[2];
+        std::vector<float> rm[2], rv[2], sm[2], si[2], dg[2], db[2];
+        for (int sync = 0; sync < 2; ++sync) {
+          y[sync].resize(n * bytes);
+          dx[sync].resize(n * bytes);
+          rm[sync].assign(c, 0.25f);
+          rv[sync].assign(c, 2.0f);
+          sm[sync].resize(c);
+          si[sync].resize(c);
+          dg[sync].resize(c);
+          db[sync].resize(c);
+          const void *out = act == MPCRT_RELU ? y[sync].data() : nullptr;
+#define RUN(SUFFIX, T)                                                         \
+  do {                                                                         \
+    auto fwd =                                                                 \
+        sync ? mpcrt_sync_batch_norm_##SUFFIX : mpcrt_batch_norm_##SUFFIX;     \
+    auto bwd = sync ? mpcrt_sync_batch_norm_backward_##SUFFIX                  \
+                    : mpcrt_batch_norm_backward_##SUFFIX;                      \
+    fwd(reinterpret_cast<const T *>(x.data()), MPCRT_F32, g.data(), b.data(),  \
+        rm[sync].data(), rv[sync].data(),                                      \
+        reinterpret_cast<T *>(y[sync].data()), sm[sync].data(),                \
+        si[sync].data(), rows, c, 0.1, 1e-5, act);                             \
+    bwd(reinterpret_cast<const T *>(dy.data()),                                \
+        reinterpret_cast<const T *>(x.data()), MPCRT_F32, g.data(),            \
+        sm[sync].data(), si[sync].data(),                                      \
+        reinterpret_cast<T *>(dx[sync].data()), dg[sync].data(),               \
+        db[sync].data(), rows, c, reinterpret_cast<const T *>(out), nullptr,   \
+        nullptr, nullptr);                                                     \
+  } while (0)
+          if (d == MPCRT_F16)
+            RUN(f16, uint16_t);
+          else if (d == MPCRT_BF16)
+            RUN(bf16, uint16_t);
+          else if (d == MPCRT_F32)
+            RUN(f32, float);
+          else
+            RUN(f64, double);
+#undef RUN
+        }
+        EXPECT_EQ(y[0], y[1]);
+        EXPECT_EQ(rm[0], rm[1]);
+        EXPECT_EQ(rv[0], rv[1]);
+        EXPECT_EQ(sm[0], sm[1]);
+        EXPECT_EQ(si[0], si[1]);
+        EXPECT_EQ(dx[0], dx[1]);
+        EXPECT_EQ(dg[0], dg[1]);
+        EXPECT_EQ(db[0], db[1]);
+      }
+  }
+}
+
 // A batch norm with a fused ReLU computes what mpc.relu of its result and
 // mpc.relu_grad before its backward compute, bit for bit, for f16 and f32:
 // the ReLU applies to the rounded result and the gradient through it is

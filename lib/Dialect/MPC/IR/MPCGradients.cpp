@@ -459,7 +459,7 @@ LogicalResult vjp(Operation *op, OpBuilder &b, ArrayRef<Value> gs, Grads &out) {
             b, loc, g, op.getInput(), op.getGamma(), op.getSavedMean(),
             op.getSavedInvstd(), relu ? op.getResult() : Value(), Value(),
             /*gamma_addend=*/Value(), /*beta_addend=*/Value(),
-            op.getActivationAttr());
+            op.getActivationAttr(), op.getSyncAttr());
         out[0] = back.getGradInput();
         out[1] = back.getGradGamma();
         out[2] = back.getGradBeta();

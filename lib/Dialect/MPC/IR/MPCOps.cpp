@@ -1185,6 +1185,16 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
   if (failed(checkParamAddends(adaptor.getGammaAddend(),
                                adaptor.getBetaAddend(), *gamma, diag)))
     return failure();
+  // A synchronised forward's gradient needs the means over every rank: a
+  // backward that disagrees would be silently wrong on several ranks.
+  if (auto forward = adaptor.getSavedMean().getDefiningOp<BatchNormOp>();
+      forward && forward.getSync() != bool(adaptor.getSync()))
+    return diag(forward.getSync()
+                    ? "is the backward of a batch norm with `sync` and must "
+                      "have `sync` too (its input's gradient takes the "
+                      "means over every rank)"
+                    : "has `sync` but its forward batch norm has not (the "
+                      "statistics it reads are the rank's own)");
   results.append({*input, *gamma, *gamma});
   return success();
 }

@@ -191,11 +191,34 @@ struct DataParallelPass
       close(entry.second);
     step->setAttr("mpc.data_parallel", b.getUnitAttr());
 
-    // Batch norm's running statistics, averaged over ranks at checkpoints.
+    // Synchronised batch norms: the statistics of every rank's samples, in
+    // the step and its micro-step, forward and backward alike.
+    if (syncBatchNorm) {
+      int64_t norms = 0;
+      for (func::FuncOp f : {step, micro}) {
+        if (!f)
+          continue;
+        f.walk([&](Operation *op) {
+          if (auto bn = dyn_cast<BatchNormOp>(op)) {
+            bn.setSync(true);
+            ++norms;
+          } else if (auto back = dyn_cast<BatchNormBackwardOp>(op)) {
+            back.setSync(true);
+          }
+        });
+      }
+      if (norms == 0)
+        step.emitWarning(kPass)
+            << ": sync-batch-norm=true, but the step has no batch norm";
+    }
+
+    // Batch norm's running statistics, averaged over ranks at checkpoints
+    // (a synchronised one's are the same on every rank already).
     step.walk([&](ml_program::GlobalStoreOp store) {
       Value v = throughCasts(store.getValue());
       auto bn = v.getDefiningOp<BatchNormOp>();
-      if (!bn || (v != bn.getNewRunningMean() && v != bn.getNewRunningVar()))
+      if (!bn || bn.getSync() ||
+          (v != bn.getNewRunningMean() && v != bn.getNewRunningVar()))
         return;
       if (auto global = module.lookupSymbol<ml_program::GlobalOp>(
               store.getGlobal().getLeafReference()))

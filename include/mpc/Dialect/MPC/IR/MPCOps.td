@@ -941,9 +941,20 @@ def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor
     `--mpc-fuse` builds it from a batch norm whose result only a ReLU (and
     that ReLU's gradients) read.
 
+    With `sync` (PyTorch's `SyncBatchNorm`) the statistics are those of
+    every rank of a data-parallel job together: each channel's sum and row
+    count, then its squared deviations from that mean, summed over the
+    ranks in rank order (every rank computes the same bits), so the
+    running statistics are the same on every rank. `--mpc-data-parallel`
+    sets it with `sync-batch-norm=true`, on the forward and backward ops;
+    in a job of one rank the op computes what it computes without `sync`,
+    bit for bit.
+
     ```mlir
     %y, %rm, %rv, %mean, %invstd = mpc.batch_norm %x, %g, %b, %m, %v
         {momentum = 0.1 : f64, epsilon = 1.0e-5 : f64}
+        : tensor<8x32x32x64xf32>, tensor<64xf32>
+    %y, %rm, %rv, %mean, %invstd = mpc.batch_norm %x, %g, %b, %m, %v {sync}
         : tensor<8x32x32x64xf32>, tensor<64xf32>
     ```
   }];
@@ -952,7 +963,8 @@ def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor
                        MPC_FloatTensor:$running_var,
                        DefaultValuedAttr<F64Attr, "0.1">:$momentum,
                        DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                       UnitAttr:$sync);
   let results = (outs MPC_FloatTensor:$result,
                       MPC_FloatTensor:$new_running_mean,
                       MPC_FloatTensor:$new_running_var,
@@ -1027,6 +1039,14 @@ def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
     and the sum rounded again, as a separate `mpc.add` computes it.
     `--mpc-fuse`'s `weight-grad-sums` folds such adds.
 
+    With `sync`, the backward of a `sync` forward: the input's gradient
+    takes the means of the gradient and of its product with the
+    normalised input over every rank's rows (summed in rank order), while
+    gamma's and beta's gradients stay the rank's own sums, which the
+    data-parallel reduction sums with the other gradients. The verifier
+    requires `sync` on both or neither where the saved statistics come
+    from an `mpc.batch_norm`.
+
     ```mlir
     %dx, %dg, %db = mpc.batch_norm_backward %dy, %x, %g, %mean, %invstd
         : tensor<8x32x32x64xf32>, tensor<64xf32>
@@ -1048,7 +1068,8 @@ def MPC_BatchNormBackwardOp : MPC_Op<"batch_norm_backward", "Fp32", [Pure,
                        Optional<MPC_FloatTensor>:$beta,
                        Optional<MPC_FloatTensor>:$gamma_addend,
                        Optional<MPC_FloatTensor>:$beta_addend,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                       UnitAttr:$sync);
   let results = (outs MPC_FloatTensor:$grad_input, MPC_FloatTensor:$grad_gamma,
                       MPC_FloatTensor:$grad_beta);
   let assemblyFormat = "$grad `,` $input `,` $gamma `,` $saved_mean `,` "

@@ -281,7 +281,13 @@ def DataParallelPass : Pass<"mpc-data-parallel", "ModuleOp"> {
       with no further collective;
     - the globals batch norm's running statistics are stored in are marked
       `mpc.rank_mean`: the executable averages them over the ranks when it
-      writes a checkpoint.
+      writes a checkpoint;
+    - `sync-batch-norm=true` (PyTorch's `SyncBatchNorm`): every
+      `mpc.batch_norm` of the step (and of its accumulation micro-step)
+      and its `mpc.batch_norm_backward` get `sync`, normalising with the
+      statistics of all ranks' samples together. Their running statistics
+      are then the same on every rank and are not marked `mpc.rank_mean`;
+      a step without a batch norm gets a warning.
 
     Gradients that are constants (a parameter the loss does not depend on)
     are the same on every rank and are not reduced.
@@ -300,6 +306,9 @@ def DataParallelPass : Pass<"mpc-data-parallel", "ModuleOp"> {
            "Bytes of gradients per bucket (default 25 MiB, as PyTorch DDP)">,
     Option<"bf16Reduce", "bf16-reduce", "std::string", /*default=*/"\"f32\"",
            "The type bf16 gradients are summed in: f32 or bf16">,
+    Option<"syncBatchNorm", "sync-batch-norm", "bool", /*default=*/"false",
+           "Batch norms normalise with the statistics of every rank's "
+           "samples (PyTorch's SyncBatchNorm)">,
   ];
   let dependentDialects = ["::mlir::mpc::MPCDialect",
                            "::mlir::ml_program::MLProgramDialect"];

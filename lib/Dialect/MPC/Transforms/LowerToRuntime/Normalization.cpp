@@ -214,7 +214,10 @@ LogicalResult batchNorm(BatchNormOp op, Lowering &l) {
   // buffer is then the operand's, and copy() copies nothing).
   l.copy(out[1], l.ptr(op.getRunningMean()), param);
   l.copy(out[2], l.ptr(op.getRunningVar()), param);
-  l.call("mpcrt_batch_norm_" + suffix(type.getElementType()),
+  // With sync: the statistics of every rank (mpcrt_sync_batch_norm_*).
+  l.call(std::string(op.getSync() ? "mpcrt_sync_batch_norm_"
+                                  : "mpcrt_batch_norm_") +
+             suffix(type.getElementType()),
          {l.ptr(op.getInput()), l.i32(dtypeCode(param.getElementType())),
           l.ptr(op.getGamma()), l.ptr(op.getBeta()), out[1], out[2], out[0],
           out[3], out[4], l.i64(type.getNumElements() / c), l.i64(c),
@@ -247,7 +250,9 @@ LogicalResult batchNormBackward(BatchNormBackwardOp op, Lowering &l) {
   auto type = tensorType(op.getInput());
   auto param = tensorType(op.getGamma());
   int64_t c = param.getNumElements();
-  l.call("mpcrt_batch_norm_backward_" + suffix(type.getElementType()),
+  l.call(std::string(op.getSync() ? "mpcrt_sync_batch_norm_backward_"
+                                  : "mpcrt_batch_norm_backward_") +
+             suffix(type.getElementType()),
          {l.ptr(op.getGrad()), l.ptr(op.getInput()),
           l.i32(dtypeCode(param.getElementType())), l.ptr(op.getGamma()),
           l.ptr(op.getSavedMean()), l.ptr(op.getSavedInvstd()), dx, dg, db,
