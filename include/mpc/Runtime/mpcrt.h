@@ -555,8 +555,11 @@ MPCRT_DECLARE_NN(f64, double)
  * deviations from that mean; the backward sums sum(dy) and sum(dy * xhat)
  * for the input's gradient, while gamma's and beta's gradients stay the
  * rank's own sums (the data-parallel reduction adds them). Sums go
- * through the function mpcrt_set_rank_sum gave (none: the rank's own, the
- * same bits as mpcrt_batch_norm_*). */
+ * through the function mpcrt_set_rank_sum gave on the CPU backend, and on
+ * the CUDA backend as each rank's per-channel moments (or sums), in
+ * double, gathered by the function mpcrt_set_rank_gather gave and combined
+ * in rank order on the device (none: the rank's own, the same bits as
+ * mpcrt_batch_norm_*). Every rank has the same rows. */
 #define MPCRT_DECLARE_SYNC_NN(SUFFIX, T)                                       \
   void mpcrt_sync_batch_norm_##SUFFIX(                                         \
       const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
@@ -826,6 +829,11 @@ void mpcrt_comm_all_reduce_wait(int32_t slot);
 void mpcrt_comm_host_sum(double *values, int64_t count);
 /* Host memory: all[r] = rank r's `value` (all holds size() values). */
 void mpcrt_comm_host_gather(uint64_t value, uint64_t *all);
+/* The backend's memory (the device's on CUDA, in order on its stream):
+ * every rank's `bytes` at `mine` into `all` (size() * bytes), rank r's at
+ * all + r * bytes; what a synchronised batch norm exchanges on a device.
+ * `mine` may be `all` + rank() * bytes. */
+void mpcrt_comm_all_gather(const void *mine, void *all, int64_t bytes);
 /* Ends this rank with exit status `code`, its output flushed, and with it
  * the job: the launcher ends the other ranks (never returns). */
 void mpcrt_comm_abort(int32_t code);
@@ -841,6 +849,13 @@ void mpcrt_set_rank(int32_t rank);
  * (the training executable gives mpcrt_comm_host_sum). Null (the
  * default): each rank's own. */
 void mpcrt_set_rank_sum(void (*sum)(double *values, int64_t count));
+/* The gather over the `ranks` ranks of a job that a device backend's
+ * mpcrt_sync_batch_norm_* use (the training executable gives
+ * mpcrt_comm_all_gather). Null, or one rank (the default): each rank's
+ * own. The CPU backend uses mpcrt_set_rank_sum's instead. */
+void mpcrt_set_rank_gather(int32_t ranks,
+                           void (*gather)(const void *mine, void *all,
+                                          int64_t bytes));
 
 #ifdef __cplusplus
 }

@@ -158,6 +158,11 @@ extern "C" void mpcrt_set_rank_sum(void (*sum)(double *, int64_t)) {
   rankSum = sum;
 }
 
+/// The device backends' exchange; this backend sums on the host.
+extern "C" void mpcrt_set_rank_gather(int32_t,
+                                      void (*)(const void *, void *, int64_t)) {
+}
+
 /// A synchronised batch norm's per-channel sums (and, where `rows` is
 /// given, its row count) summed over the ranks in place: each value
 /// widened to double, summed in rank order, rounded back once; the same

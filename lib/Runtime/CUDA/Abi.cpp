@@ -44,9 +44,13 @@ void mpcrt_where(int32_t element_bytes, const uint8_t *condition,
 // The rank whose masks dropout draws: read when a launch is recorded.
 static int32_t dropoutRank = 0;
 void mpcrt_set_rank(int32_t rank) { dropoutRank = rank; }
-// No synchronised batch norm here yet (the lowering refuses one for this
-// backend): the rank sum is not used.
+// A synchronised batch norm exchanges its statistics on the device
+// (mpcrt_set_rank_gather); the host rank sum is the CPU backend's.
 void mpcrt_set_rank_sum(void (*)(double *, int64_t)) {}
+void mpcrt_set_rank_gather(int32_t ranks,
+                           void (*gather)(const void *, void *, int64_t)) {
+  setRankGather(ranks, gather);
+}
 // The step runs on the device: host threads do nothing for it.
 void mpcrt_set_threads(int32_t) {}
 int32_t mpcrt_threads(void) { return 1; }
@@ -456,6 +460,26 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
     batchNorm(DTYPE, input, param_dtype, gamma, beta, running_mean,            \
               running_var, output, saved_mean, saved_invstd, rows, c,          \
               momentum, epsilon, activation == MPCRT_RELU);                    \
+  }                                                                            \
+  void mpcrt_sync_batch_norm_##SUFFIX(                                         \
+      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
+      const void *beta, void *running_mean, void *running_var, T *output,      \
+      float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
+      double momentum, double epsilon, int32_t activation) {                   \
+    batchNorm(DTYPE, input, param_dtype, gamma, beta, running_mean,            \
+              running_var, output, saved_mean, saved_invstd, rows, c,          \
+              momentum, epsilon, activation == MPCRT_RELU, /*sync=*/true);     \
+  }                                                                            \
+  void mpcrt_sync_batch_norm_backward_##SUFFIX(                                \
+      const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
+      const void *gamma, const float *saved_mean, const float *saved_invstd,   \
+      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
+      const void *beta_addend) {                                               \
+    batchNormBackward(DTYPE, grad_output, input, param_dtype, gamma,           \
+                      saved_mean, saved_invstd, grad_input, grad_gamma,        \
+                      grad_beta, rows, c, output, beta, gamma_addend,          \
+                      beta_addend, /*sync=*/true);                             \
   }                                                                            \
   void mpcrt_batch_norm_inference_##SUFFIX(                                    \
       const T *input, mpcrt_dtype param_dtype, const void *gamma,              \

@@ -269,6 +269,24 @@ void mpcrt_comm_host_gather(uint64_t value, uint64_t *all) {
   hostAllGather(&value, sizeof value, all);
 }
 
+void mpcrt_comm_all_gather(const void *mine, void *all, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  char *slot = static_cast<char *>(all) + bytes * rank;
+  cudaStream_t s = mpcrt::cuda::stream();
+  if (!joined || size == 1) {
+    if (mine != slot)
+      checkCuda(cudaMemcpyAsync(slot, mine, size_t(bytes),
+                                cudaMemcpyDeviceToDevice, s),
+                "cudaMemcpyAsync");
+    return;
+  }
+  // On the backend's stream, as the buckets' sums: ordered with the
+  // kernels around it and recorded into the step's graph with them.
+  check(nccl.allGather(mine, all, size_t(bytes), ncclChar, comm, s),
+        "ncclAllGather");
+}
+
 void mpcrt_comm_abort(int32_t code) {
   std::fflush(stdout);
   std::fflush(stderr);

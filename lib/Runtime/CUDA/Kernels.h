@@ -351,7 +351,7 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *runningMean,
                void *runningVar, void *output, float *savedMean,
                float *savedInvstd, int64_t rows, int64_t c, double momentum,
-               double epsilon, bool relu = false);
+               double epsilon, bool relu = false, bool sync = false);
 void batchNormInference(mpcrt_dtype dtype, const void *input,
                         mpcrt_dtype paramDtype, const void *gamma,
                         const void *beta, const void *runningMean,
@@ -369,7 +369,12 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        void *gradGamma, void *gradBeta, int64_t rows, int64_t c,
                        const void *output = nullptr, const void *beta = nullptr,
                        const void *gammaAddend = nullptr,
-                       const void *betaAddend = nullptr);
+                       const void *betaAddend = nullptr, bool sync = false);
+/// `sync` above: the statistics (and the backward's means) of every rank,
+/// each rank's moments or sums gathered by `gather` over `ranks` ranks
+/// (mpcrt_set_rank_gather; one rank or none: the rank's own).
+void setRankGather(int32_t ranks,
+                   void (*gather)(const void *, void *, int64_t));
 void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,
                const mpcrt_pool2d_shape &shape);
 /// With an addend (`addendRow` elements from one (n, h, w) position to the

@@ -133,9 +133,12 @@ template <typename T, typename A> struct StoreStatistics {
   double momentum, eps;
   __device__ void operator()(int64_t, int64_t ch,
                              const Partial<A, 3> &s) const {
-    A mean = Storage<T>::load(x[ch]) + s.v[1], var = s.v[2];
-    A biased = var / static_cast<A>(rows);
-    A unbiased = rows > 1 ? var / static_cast<A>(rows - 1) : biased;
+    finish(ch, Storage<T>::load(x[ch]) + s.v[1], s.v[2], rows);
+  }
+  /// Channel ch's mean and sum of squared deviations over `count` rows.
+  __device__ void finish(int64_t ch, A mean, A var, int64_t count) const {
+    A biased = var / static_cast<A>(count);
+    A unbiased = count > 1 ? var / static_cast<A>(count - 1) : biased;
     A invstd = A(1) / sqrt(biased + static_cast<A>(eps));
     storeChannel(stats, c, ch, mean, invstd, pd, gamma, beta);
     savedMean[ch] = static_cast<float>(mean);
@@ -148,6 +151,63 @@ template <typename T, typename A> struct StoreStatistics {
                  momentum * static_cast<double>(unbiased));
   }
 };
+
+/// A synchronised batch norm's exchange (setRankGather): the job's ranks
+/// and the function that gathers their values on the stream.
+int32_t gatherRanks = 1;
+void (*rankGather)(const void *, void *, int64_t) = nullptr;
+
+/// Every rank's `values` doubles at `mine`, in rank order: `all` after the
+/// gather (ranks * values), or `mine` itself in a job of one.
+const double *gatherOverRanks(const double *mine, double *all, int64_t values) {
+  if (gatherRanks <= 1 || !rankGather)
+    return mine;
+  rankGather(mine, all, values * int64_t(sizeof(double)));
+  return all;
+}
+
+/// A rank's moments of each channel, for a synchronised batch norm, in
+/// double: {count, mean (the channel's first value added back), sum of
+/// squared deviations}.
+template <typename T, typename A> struct StoreRankMoments {
+  const T *x; // the channels' first values, row 0 (ChannelMoments)
+  double *mine;
+  __device__ void operator()(int64_t, int64_t ch,
+                             const Partial<A, 3> &s) const {
+    mine[3 * ch] = static_cast<double>(s.v[0]);
+    mine[3 * ch + 1] = static_cast<double>(Storage<T>::load(x[ch])) +
+                       static_cast<double>(s.v[1]);
+    mine[3 * ch + 2] = static_cast<double>(s.v[2]);
+  }
+};
+
+/// Every rank's moments of channel ch combined in rank order (Chan, Golub
+/// and LeVeque, in double), then what StoreStatistics stores. The same
+/// bits on every rank; in a job of one those of StoreStatistics alone (a
+/// single rounding of exact double sums and quotients of A values).
+template <typename T, typename A>
+__global__ void syncStatisticsKernel(const double *all, int32_t ranks,
+                                     StoreStatistics<T, A> store) {
+  int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (ch >= store.c)
+    return;
+  double n = 0, mean = 0, squares = 0;
+  for (int32_t r = 0; r < ranks; ++r) {
+    const double *m = all + (int64_t(r) * store.c + ch) * 3;
+    if (m[0] == 0)
+      continue;
+    if (n == 0) {
+      n = m[0], mean = m[1], squares = m[2];
+      continue;
+    }
+    double total = n + m[0], delta = m[1] - mean, share = m[0] / total;
+    mean += delta * share;
+    squares += m[2] + delta * delta * n * share;
+    n = total;
+  }
+  store.finish(ch, static_cast<A>(mean), static_cast<A>(squares),
+               static_cast<int64_t>(n));
+}
 
 /// The gradient reaching a batch norm: dy, or with a fused ReLU (its output
 /// `out`) relu_grad(dy, out), rounded as mpc.relu_grad rounds it.
@@ -356,6 +416,40 @@ template <typename A> struct StoreBatchNormGrads {
   }
 };
 
+/// A synchronised backward's own sums: the parameters' gradients as
+/// StoreBatchNormGrads stores them, and sum(d), sum(d xhat) per channel
+/// in double for the other ranks.
+template <typename A> struct StoreRankGradSums {
+  mpcrt_dtype pd;
+  void *dgamma, *dbeta;
+  const void *gammaAddend, *betaAddend;
+  double *mine;
+  __device__ void operator()(int64_t, int64_t ch,
+                             const Partial<A, 2> &s) const {
+    mine[2 * ch] = static_cast<double>(s.v[0]);
+    mine[2 * ch + 1] = static_cast<double>(s.v[1]);
+    storeSumAny(pd, dgamma, gammaAddend, ch, s.v[1]);
+    storeSumAny(pd, dbeta, betaAddend, ch, s.v[0]);
+  }
+};
+
+/// The means over every rank's rows of d and d xhat (the ranks' sums
+/// added in rank order, in double) where StoreBatchNormGrads puts them.
+template <typename A>
+__global__ void syncGradMeansKernel(const double *all, int32_t ranks, A *stats,
+                                    int64_t c, double rows) {
+  int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (ch >= c)
+    return;
+  double dy = 0, dyXhat = 0;
+  for (int32_t r = 0; r < ranks; ++r) {
+    dy += all[(int64_t(r) * c + ch) * 2];
+    dyXhat += all[(int64_t(r) * c + ch) * 2 + 1];
+  }
+  stats[ch] = static_cast<A>(dy / rows);
+  stats[c + ch] = static_cast<A>(dyXhat / rows);
+}
+
 /// dx = gamma invstd (d - mean(d) - xhat mean(d xhat)), d the gradient
 /// reaching the norm (read the Way BatchNormGradTerms reads it), as the
 /// CPU reference forms it; N channels per access. The channels' values N
@@ -438,13 +532,21 @@ unsigned channelGroupBlocks(int64_t vectors, int64_t cv) {
 
 /// Scratch for a batch norm: `arrays` c values of type A per channel (its
 /// statistics and parameters), then the partials.
+/// A synchronised batch norm's takes `doubles` more after them
+/// (`exchange`: its own values and every rank's).
 template <typename A, int K>
 A *batchNormScratch(const ColumnPlan &p, int64_t c, int64_t arrays,
-                    Partial<A, K> *&partials) {
+                    Partial<A, K> *&partials, int64_t doubles = 0,
+                    double **exchange = nullptr) {
   int64_t statBytes = (arrays * c * int64_t(sizeof(A)) + 15) / 16 * 16;
-  char *base = reinterpret_cast<char *>(
-      scratchF32((statBytes + partialBytes<A, K>(p) + 3) / 4));
+  int64_t bytes = statBytes + partialBytes<A, K>(p);
+  int64_t exchangeAt = (bytes + 15) / 16 * 16;
+  if (doubles > 0)
+    bytes = exchangeAt + doubles * int64_t(sizeof(double));
+  char *base = reinterpret_cast<char *>(scratchF32((bytes + 3) / 4));
   partials = reinterpret_cast<Partial<A, K> *>(base + statBytes);
+  if (exchange)
+    *exchange = reinterpret_cast<double *>(base + exchangeAt);
   return reinterpret_cast<A *>(base);
 }
 
@@ -864,9 +966,11 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *runningMean,
                void *runningVar, void *output, float *savedMean,
                float *savedInvstd, int64_t rows, int64_t c, double momentum,
-               double epsilon, bool relu) {
+               double epsilon, bool relu, bool sync) {
   if (c == 0)
     return;
+  // Synchronised, every rank has these rows (the same compiled shape): a
+  // job with none exchanges nothing on any rank.
   if (rows == 0) { // no statistics: running ones untouched, saved ones 0
     zero(savedMean, c * sizeof(float));
     zero(savedInvstd, c * sizeof(float));
@@ -878,14 +982,27 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     const T *x = static_cast<const T *>(input);
     ColumnPlan plan = planColumns<T>(1, rows, c);
     Partial<A, 3> *partials;
-    A *stats = batchNormScratch(plan, c, 4, partials);
-    reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
-                    FoldMoments<A>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
-                    StoreStatistics<T, A>{x, stats, paramDtype, gamma, beta,
-                                          runningMean, runningVar, savedMean,
-                                          savedInvstd, rows, c, momentum,
-                                          epsilon},
-                    partials);
+    int64_t ranks = sync && rankGather ? std::max(gatherRanks, 1) : 1;
+    double *mine = nullptr;
+    A *stats = batchNormScratch(plan, c, 4, partials,
+                                sync ? 3 * c * (1 + ranks) : 0, &mine);
+    StoreStatistics<T, A> store{x,           stats,       paramDtype, gamma,
+                                beta,        runningMean, runningVar, savedMean,
+                                savedInvstd, rows,        c,          momentum,
+                                epsilon};
+    if (!sync) {
+      reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
+                      FoldMoments<A>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
+                      store, partials);
+    } else {
+      // This rank's moments, every rank's gathered, combined in rank order.
+      reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
+                      FoldMoments<A>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
+                      StoreRankMoments<T, A>{x, mine}, partials);
+      const double *all = gatherOverRanks(mine, mine + 3 * c, 3 * c);
+      syncStatisticsKernel<T, A>
+          <<<blocksFor(c), kThreads, 0, stream()>>>(all, int32_t(ranks), store);
+    }
     applyBatchNorm(x, stats, static_cast<T *>(output), rows, c, relu);
   });
   MPCRT_CUDA_LAUNCHED("batch_norm");
@@ -917,7 +1034,8 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const float *savedInvstd, void *gradInput,
                        void *gradGamma, void *gradBeta, int64_t rows, int64_t c,
                        const void *output, const void *beta,
-                       const void *gammaAddend, const void *betaAddend) {
+                       const void *gammaAddend, const void *betaAddend,
+                       bool sync) {
   if (c == 0)
     return;
   if (rows == 0) { // the parameter gradients are sums of nothing
@@ -935,19 +1053,35 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     Partial<A, 2> *partials;
     // The ReLU's output formed again (no output read): beta too.
     bool formed = !out && beta;
-    A *stats = batchNormScratch(plan, c, formed ? 6 : 5, partials);
+    int64_t ranks = sync && rankGather ? std::max(gatherRanks, 1) : 1;
+    double *mine = nullptr;
+    A *stats = batchNormScratch(plan, c, formed ? 6 : 5, partials,
+                                sync ? 2 * c * (1 + ranks) : 0, &mine);
     channelParamsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
         paramDtype, gamma, formed ? beta : nullptr, savedMean, savedInvstd,
         stats, c);
     T *dx = static_cast<T *>(gradInput);
     auto run = [&](auto way) {
       constexpr NormGrad Way = decltype(way)::value;
-      reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, stats, c},
-                      SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-                      StoreBatchNormGrads<A>{stats, paramDtype, gradGamma,
-                                             gradBeta, gammaAddend, betaAddend,
-                                             c, rows},
-                      partials);
+      if (!sync) {
+        reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, stats, c},
+                        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+                        StoreBatchNormGrads<A>{stats, paramDtype, gradGamma,
+                                               gradBeta, gammaAddend,
+                                               betaAddend, c, rows},
+                        partials);
+      } else {
+        // The parameters' gradients from this rank's sums; the input's
+        // from every rank's, gathered and added in rank order.
+        reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, stats, c},
+                        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+                        StoreRankGradSums<A>{paramDtype, gradGamma, gradBeta,
+                                             gammaAddend, betaAddend, mine},
+                        partials);
+        const double *all = gatherOverRanks(mine, mine + 2 * c, 2 * c);
+        syncGradMeansKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
+            all, int32_t(ranks), stats, c, double(rows) * double(ranks));
+      }
       withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
         constexpr int N = decltype(width)::value;
         withIndexFor(rows * c, [&](auto *i) {
@@ -966,6 +1100,12 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
       run(std::integral_constant<NormGrad, NormGrad::Plain>{});
   });
   MPCRT_CUDA_LAUNCHED("batch_norm_backward");
+}
+
+void setRankGather(int32_t ranks,
+                   void (*gather)(const void *, void *, int64_t)) {
+  gatherRanks = ranks;
+  rankGather = gather;
 }
 
 void maxPool2d(mpcrt_dtype dtype, const void *input, void *output,

@@ -219,6 +219,22 @@ void mpcrt_comm_host_gather(uint64_t value, uint64_t *all) {
     die("MPI_Allgather failed");
 }
 
+void mpcrt_comm_all_gather(const void *mine, void *all, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  char *slot = static_cast<char *>(all) + bytes * rank;
+  if (size == 1) {
+    if (mine != slot)
+      std::memmove(slot, mine, size_t(bytes));
+    return;
+  }
+  if (bytes >= INT_MAX)
+    die("gather too large");
+  if (MPI_Allgather(mine == slot ? MPI_IN_PLACE : mine, int(bytes), MPI_BYTE,
+                    all, int(bytes), MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
+    die("MPI_Allgather failed");
+}
+
 void mpcrt_comm_abort(int32_t code) { leave(code); }
 
 void mpcrt_comm_finalize(void) {

@@ -641,8 +641,10 @@ int main(int argc, char **argv) {
     ~Finalize() { mpcrt_comm_finalize(); }
   } finalize;
   mpcrt_set_rank(worldRank);
-  // A synchronised batch norm's statistics are summed over the ranks.
+  // A synchronised batch norm's statistics are summed over the ranks (on
+  // the host, or gathered in the device's memory).
   mpcrt_set_rank_sum(mpcrt_comm_host_sum);
+  mpcrt_set_rank_gather(worldSize, mpcrt_comm_all_gather);
   if (worldRank != 0) {
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) {

@@ -13,10 +13,9 @@
 // place), and so does the backward that forms the ReLU's mask again.
 // RUN: sed 's/%2:2 = mpc.dropout %1#0/%r = mpc.relu %1#0 : tensor<4x5xf32>\n  %2:2 = mpc.dropout %r/' %S/../../e2e/Inputs/eval-bn.txt > %t.relu.mlir
 // RUN: mpc-opt %t.relu.mlir --mpc-autodiff --mpc-optimizer --mpc-data-parallel=sync-batch-norm=true --mpc-fuse | FileCheck %s --check-prefix=FUSED
-// The CPU backend calls the synchronised kernels; the CUDA backend has none
-// yet and says so at the op.
+// Both backends call the synchronised kernels.
 // RUN: mpc-opt %S/../../e2e/Inputs/eval-bn.txt --mpc-autodiff --mpc-optimizer --mpc-data-parallel=sync-batch-norm=true --mpc-plan-memory --mpc-lower-to-runtime | FileCheck %s --check-prefix=LOWER
-// RUN: not mpc-opt %S/../../e2e/Inputs/eval-bn.txt --mpc-autodiff --mpc-optimizer --mpc-data-parallel=sync-batch-norm=true --mpc-plan-memory --mpc-lower-to-runtime=backend=cuda 2>&1 | FileCheck %s --check-prefix=CUDA
+// RUN: mpc-opt %S/../../e2e/Inputs/eval-bn.txt --mpc-autodiff --mpc-optimizer --mpc-data-parallel=sync-batch-norm=true --mpc-plan-memory --mpc-lower-to-runtime=backend=cuda | FileCheck %s --check-prefix=LOWER
 // A step without a batch norm gets a warning.
 // RUN: mpc-opt %S/data-parallel.mlir --mpc-autodiff --mpc-optimizer --mpc-data-parallel=sync-batch-norm=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=NONE
 
@@ -58,7 +57,5 @@
 // LOWER-NOT: call @mpcrt_batch_norm_
 // LOWER: call @mpcrt_sync_batch_norm_backward_f32(
 // LOWER-NOT: call @mpcrt_batch_norm_
-
-// CUDA: error: 'mpc.batch_norm' op with `sync` (sync-batch-norm) is not implemented on the CUDA backend yet; use --backend=cpu, or leave sync-batch-norm out (each rank's own statistics)
 
 // NONE: warning: mpc-data-parallel: sync-batch-norm=true, but the step has no batch norm

@@ -208,6 +208,169 @@ TEST_F(Nn, BatchNormInferenceMatchesTheReference) {
         }
 }
 
+/// A second rank of a synchronised batch norm, simulated through the rank
+/// gather: `record` keeps what the rank running now contributes (its
+/// moments or sums) as the second rank's; otherwise the gather returns the
+/// running rank's values as rank 0's and the recorded ones as rank 1's.
+struct SecondRank {
+  static inline bool record = true;
+  static inline uint8_t *recorded = nullptr;
+  static void gather(const void *mine, void *all, int64_t bytes) {
+    uint8_t *out = static_cast<uint8_t *>(all);
+    if (record)
+      copy(recorded, mine, bytes);
+    copy(out, mine, bytes);
+    copy(out + bytes, record ? mine : recorded, bytes);
+  }
+};
+
+// mpc.batch_norm {sync} on the device, rank 0 of two with 96 rows each (the
+// second rank's moments and gradient sums recorded from a run on its own
+// rows, then gathered as NCCL gathers them): its results are the first 96
+// rows of the CPU reference's plain batch norm over both ranks' 192, with
+// its running statistics; the backward's input gradient those rows of the
+// reference's backward over 192 rows with the same saved statistics, and
+// gamma's and beta's gradients the reference's over rank 0's rows alone.
+// Channels of a 16-byte vector and not (16, 13). In a job of one (no
+// gather) the synchronised kernels give the plain kernels' bits.
+TEST_F(Nn, SyncBatchNormMatchesTheReferenceOverEveryRanksRows) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Reset {
+    ~Reset() { setRankGather(1, nullptr); }
+  } reset;
+  for (mpcrt_dtype d : kTypes)
+    for (int64_t c : {16, 13}) {
+      SCOPED_TRACE("dtype " + std::to_string(d) + ", " + std::to_string(c) +
+                   " channels");
+      mpcrt_dtype pd = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+      const int64_t rows = 96, n = rows * c, eb = bytesOf(d);
+      auto x = randomOf(rng, d, 2 * n, -2, 3),
+           dy = randomOf(rng, d, 2 * n, -1, 1);
+      auto gamma = randomOf(rng, pd, c, 0.5, 1.5),
+           beta = randomOf(rng, pd, c, -0.5, 0.5);
+      auto rm = randomOf(rng, pd, c, -0.1, 0.1),
+           rv = randomOf(rng, pd, c, 1, 2);
+      // The reference's forward over both ranks' rows.
+      std::vector<uint8_t> yAll(2 * n * eb), rmWant = rm, rvWant = rv;
+      std::vector<float> meanAll(c), invAll(c);
+#define CALL(SUFFIX, T, STAT)                                                  \
+  mpcrt_batch_norm_##SUFFIX(reinterpret_cast<const T *>(x.data()), pd,         \
+                            gamma.data(), beta.data(), rmWant.data(),          \
+                            rvWant.data(), reinterpret_cast<T *>(yAll.data()), \
+                            meanAll.data(), invAll.data(), 2 * rows, c, 0.1,   \
+                            1e-5, MPCRT_ACTIVATION_NONE)
+      MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+      uint8_t *dX = upload(x), *dDy = upload(dy), *dG = upload(gamma),
+              *dB = upload(beta);
+      uint8_t *x0 = dX, *x1 = dX + n * eb, *dy0 = dDy, *dy1 = dDy + n * eb;
+      SecondRank::recorded = deviceBuffer<uint8_t>(3 * c * sizeof(double));
+      setRankGather(2, SecondRank::gather);
+      // Rank 1's moments, then rank 0's statistics over both.
+      SecondRank::record = true;
+      batchNorm(d, x1, pd, dG, dB, upload(rm), upload(rv),
+                deviceBuffer<uint8_t>(n * eb), deviceBuffer<float>(c),
+                deviceBuffer<float>(c), rows, c, 0.1, 1e-5, false, true);
+      SecondRank::record = false;
+      uint8_t *dRm = upload(rm), *dRv = upload(rv),
+              *gy = deviceBuffer<uint8_t>(n * eb);
+      float *gMean = deviceBuffer<float>(c), *gInv = deviceBuffer<float>(c);
+      batchNorm(d, x0, pd, dG, dB, dRm, dRv, gy, gMean, gInv, rows, c, 0.1,
+                1e-5, false, true);
+      double acc = d == MPCRT_F64 ? 1e-12 : 1e-5;
+      std::vector<uint8_t> y0(yAll.begin(), yAll.begin() + n * eb);
+      expectNear(d, y0, download(gy, n * eb), relOf(d) * 2, acc * 8,
+                 "sync batch_norm");
+      expectNear(pd, rmWant, download(dRm, rm.size()), 1e-6, acc,
+                 "running_mean");
+      expectNear(pd, rvWant, download(dRv, rv.size()), 1e-6, acc,
+                 "running_var");
+      std::vector<float> mean = download(gMean, c), invstd = download(gInv, c);
+      for (int64_t ch = 0; ch < c; ++ch) {
+        EXPECT_NEAR(mean[ch], meanAll[ch], 1e-5 * (1 + std::fabs(meanAll[ch])));
+        EXPECT_NEAR(invstd[ch], invAll[ch], 1e-5 * invAll[ch]);
+      }
+      // Rank 1's sums with those statistics, then rank 0's backward.
+      SecondRank::recorded = deviceBuffer<uint8_t>(2 * c * sizeof(double));
+      SecondRank::record = true;
+      batchNormBackward(d, dy1, x1, pd, dG, gMean, gInv,
+                        deviceBuffer<uint8_t>(n * eb),
+                        deviceBuffer<uint8_t>(c * bytesOf(pd)),
+                        deviceBuffer<uint8_t>(c * bytesOf(pd)), rows, c,
+                        nullptr, nullptr, nullptr, nullptr, true);
+      SecondRank::record = false;
+      uint8_t *gdx = deviceBuffer<uint8_t>(n * eb),
+              *gdg = deviceBuffer<uint8_t>(c * bytesOf(pd)),
+              *gdb = deviceBuffer<uint8_t>(c * bytesOf(pd));
+      batchNormBackward(d, dy0, x0, pd, dG, gMean, gInv, gdx, gdg, gdb, rows, c,
+                        nullptr, nullptr, nullptr, nullptr, true);
+      // The reference: every rank's rows for the input's gradient, rank
+      // 0's alone for gamma's and beta's.
+      std::vector<uint8_t> dxAll(2 * n * eb), dxOwn(n * eb),
+          dgAll(c * bytesOf(pd)), dbAll(dgAll.size()), dgOwn(dgAll.size()),
+          dbOwn(dgAll.size());
+#define CALL(SUFFIX, T, STAT)                                                  \
+  do {                                                                         \
+    mpcrt_batch_norm_backward_##SUFFIX(                                        \
+        reinterpret_cast<const T *>(dy.data()),                                \
+        reinterpret_cast<const T *>(x.data()), pd, gamma.data(), mean.data(),  \
+        invstd.data(), reinterpret_cast<T *>(dxAll.data()), dgAll.data(),      \
+        dbAll.data(), 2 * rows, c, nullptr, nullptr, nullptr, nullptr);        \
+    mpcrt_batch_norm_backward_##SUFFIX(                                        \
+        reinterpret_cast<const T *>(dy.data()),                                \
+        reinterpret_cast<const T *>(x.data()), pd, gamma.data(), mean.data(),  \
+        invstd.data(), reinterpret_cast<T *>(dxOwn.data()), dgOwn.data(),      \
+        dbOwn.data(), rows, c, nullptr, nullptr, nullptr, nullptr);            \
+  } while (0)
+      MPCRT_FOR_DTYPE(d, CALL);
+#undef CALL
+      std::vector<uint8_t> dx0(dxAll.begin(), dxAll.begin() + n * eb);
+      expectNear(d, dx0, download(gdx, n * eb), relOf(d) * 2, acc * 16,
+                 "sync batch_norm dx");
+      expectNear(pd, dgOwn, download(gdg, dgOwn.size()), 1e-5, acc * rows,
+                 "dgamma");
+      expectNear(pd, dbOwn, download(gdb, dbOwn.size()), 1e-5, acc * rows,
+                 "dbeta");
+      // The check has teeth: rank 0's rows alone give another gradient.
+      EXPECT_NE(dx0, dxOwn);
+
+      // A job of one: the plain kernels' bits.
+      setRankGather(1, nullptr);
+      uint8_t *outs[2][8];
+      for (int sync = 0; sync < 2; ++sync) {
+        uint8_t **o = outs[sync];
+        o[0] = upload(rm), o[1] = upload(rv),
+        o[2] = deviceBuffer<uint8_t>(n * eb);
+        o[3] = deviceBuffer<uint8_t>(c * 4),
+        o[4] = deviceBuffer<uint8_t>(c * 4);
+        o[5] = deviceBuffer<uint8_t>(n * eb);
+        o[6] = deviceBuffer<uint8_t>(c * bytesOf(pd));
+        o[7] = deviceBuffer<uint8_t>(c * bytesOf(pd));
+        auto *m = reinterpret_cast<float *>(o[3]),
+             *s = reinterpret_cast<float *>(o[4]);
+        batchNorm(d, x0, pd, dG, dB, o[0], o[1], o[2], m, s, rows, c, 0.1, 1e-5,
+                  false, sync);
+        batchNormBackward(d, dy0, x0, pd, dG, m, s, o[5], o[6], o[7], rows, c,
+                          nullptr, nullptr, nullptr, nullptr, sync);
+      }
+      size_t sizes[8] = {rm.size(),
+                         rv.size(),
+                         size_t(n * eb),
+                         size_t(c * 4),
+                         size_t(c * 4),
+                         size_t(n * eb),
+                         size_t(c * bytesOf(pd)),
+                         size_t(c * bytesOf(pd))};
+      for (int k = 0; k < 8; ++k)
+        EXPECT_EQ(download(outs[0][k], sizes[k]),
+                  download(outs[1][k], sizes[k]))
+            << "output " << k << " of a job of one";
+      setRankGather(2, SecondRank::gather);
+      if (HasFatalFailure())
+        return;
+    }
+}
+
 TEST_F(Nn, BatchNormPoolingUpsamplingMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (mpcrt_dtype d : kTypes) {

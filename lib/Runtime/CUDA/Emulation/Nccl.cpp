@@ -183,17 +183,21 @@ ncclResult_t allReduce(const void *send, void *recv, size_t count,
 ncclResult_t allGather(const void *send, void *recv, size_t count,
                        ncclDataType_t type, ncclComm_t c, cudaStream_t stream) {
   size_t bytes = count * bytesOf(type);
-  if (bytes > kChunk)
-    return ncclInvalidArgument;
   checkAccessible("ncclAllGather", 0, send);
   checkAccessible("ncclAllGather", 1, recv);
   enqueue(stream, [=] {
-    std::memcpy(c->slots + kChunk * c->rank, send, bytes);
-    barrier(*c);
-    for (int r = 0; r < c->size; ++r)
-      std::memcpy(static_cast<char *>(recv) + bytes * r, c->slots + kChunk * r,
-                  bytes);
-    barrier(*c);
+    // A slot at a time; in place (send = recv + rank * bytes) too: a
+    // rank's own part is read before any rank writes it back.
+    for (size_t at = 0; at < bytes; at += kChunk) {
+      size_t n = bytes - at < kChunk ? bytes - at : kChunk;
+      std::memcpy(c->slots + kChunk * c->rank,
+                  static_cast<const char *>(send) + at, n);
+      barrier(*c);
+      for (int r = 0; r < c->size; ++r)
+        std::memcpy(static_cast<char *>(recv) + bytes * r + at,
+                    c->slots + kChunk * r, n);
+      barrier(*c);
+    }
   });
   return ncclSuccess;
 }

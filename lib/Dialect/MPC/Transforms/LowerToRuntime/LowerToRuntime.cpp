@@ -938,21 +938,6 @@ void LowerToRuntimePass::runOnOperation() {
     return signalPassFailure();
   }
   symbols.constantsInState = backend == "cuda";
-  // Synchronised batch norms have CPU kernels only so far.
-  if (backend == "cuda") {
-    WalkResult synced = module.walk([&](Operation *op) {
-      auto bn = dyn_cast<BatchNormOp>(op);
-      if (!bn || !bn.getSync())
-        return WalkResult::advance();
-      bn.emitOpError("with `sync` (sync-batch-norm) is not implemented on "
-                     "the CUDA backend yet; use --backend=cpu, or leave "
-                     "sync-batch-norm out (each rank's own statistics)");
-      return WalkResult::interrupt();
-    });
-    if (synced.wasInterrupted())
-      return signalPassFailure();
-  }
-
   // The entry function: `entry`, or the only function there is.
   SmallVector<func::FuncOp> funcs;
   for (auto fn : module.getOps<func::FuncOp>())
