@@ -10,7 +10,11 @@
       second), kills that process with SIGKILL, and checks that COMMAND
       ends with a non-zero status within B seconds; prints how it ended.
       A job still running after B seconds is killed and the check fails.
+  data_parallel.py position CHECKPOINT
+      Prints the data position a checkpoint records ("epoch E, sample S":
+      the next step's first sample is S of epoch E's order).
 """
+import json
 import os
 import random
 import signal
@@ -114,6 +118,14 @@ def main():
         print("killed rank %d: the job ended with status %d within %g s"
               % (rank, job.returncode, bound))
         sys.stdout.write(messages())
+    elif cmd == "position":
+        with open(args[0], "rb") as f:
+            size = struct.unpack("<Q", f.read(8))[0]
+            meta = json.loads(f.read(size))["__metadata__"]
+        if "mpc.data_epoch" not in meta:
+            fail(args[0] + ": no data position")
+        print("epoch %s, sample %s" % (meta["mpc.data_epoch"],
+                                       meta["mpc.data_offset"]))
     else:
         fail("unknown command " + cmd)
 

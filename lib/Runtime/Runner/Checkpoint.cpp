@@ -52,7 +52,8 @@ static std::string safetensorsDtype(StringRef dtype) {
 }
 
 Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
-                                   const char *state, int64_t worldSize) {
+                                   const char *state, int64_t worldSize,
+                                   DataPosition position) {
   std::string data;
   llvm::json::Object header;
   for (const TensorInfo &g : model.globals) {
@@ -71,6 +72,10 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
                           {"mpc.crc32", kCrcPlaceholder}};
   if (model.dataParallel)
     meta["mpc.world_size"] = std::to_string(worldSize);
+  if (position.epoch >= 0 && position.offset >= 0) {
+    meta["mpc.data_epoch"] = std::to_string(position.epoch);
+    meta["mpc.data_offset"] = std::to_string(position.offset);
+  }
   header["__metadata__"] = std::move(meta);
   std::string json;
   llvm::raw_string_ostream(json) << llvm::json::Value(std::move(header));
@@ -179,7 +184,7 @@ std::string mpc::runner::firstNonFinite(const Model &model, const char *state) {
 Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,
                                   char *state, bool all,
                                   std::vector<std::string> *loaded,
-                                  int64_t *worldSize) {
+                                  int64_t *worldSize, DataPosition *position) {
   auto bad = [&](const llvm::Twine &what) {
     return createStringError(path + ": " + what);
   };
@@ -250,6 +255,22 @@ Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,
             ours ? meta->getString("mpc.world_size") : std::nullopt)
       if (n->getAsInteger(10, *worldSize) || *worldSize < 1)
         return bad("corrupt header: bad mpc.world_size '" + *n + "'");
+  }
+  if (position) {
+    *position = DataPosition();
+    std::optional<StringRef> epoch =
+        ours ? meta->getString("mpc.data_epoch") : std::nullopt;
+    std::optional<StringRef> offset =
+        ours ? meta->getString("mpc.data_offset") : std::nullopt;
+    if (epoch.has_value() != offset.has_value())
+      return bad("corrupt header: mpc.data_epoch and mpc.data_offset come "
+                 "together");
+    if (epoch &&
+        (epoch->getAsInteger(10, position->epoch) || position->epoch < 0))
+      return bad("corrupt header: bad mpc.data_epoch '" + *epoch + "'");
+    if (offset &&
+        (offset->getAsInteger(10, position->offset) || position->offset < 0))
+      return bad("corrupt header: bad mpc.data_offset '" + *offset + "'");
   }
   std::vector<char> staged(state, state + model.stateBytes);
   for (const auto &[key, value] : *header) {

@@ -81,11 +81,20 @@ struct Array {
 llvm::Error readArrays(const std::string &path,
                        std::vector<std::pair<std::string, Array>> &arrays);
 
+/// Where a run stands in its data between steps: the next step's first
+/// sample is at `offset` of epoch `epoch`'s order (both -1: not known, a
+/// checkpoint written before they were recorded).
+struct DataPosition {
+  int64_t epoch = -1, offset = -1;
+};
+
 /// safetensors checkpoints of the state buffer: every global by name.
 /// Writing goes to a temporary file renamed over `path` when complete.
-/// A data-parallel job's checkpoint records its number of ranks.
+/// A data-parallel job's checkpoint records its number of ranks; every
+/// checkpoint records the data position where it is known.
 llvm::Error writeCheckpoint(const std::string &path, const Model &model,
-                            const char *state, int64_t worldSize = 1);
+                            const char *state, int64_t worldSize = 1,
+                            DataPosition position = {});
 /// Checks, before training, that a checkpoint can be written at `path`: its
 /// folder exists and is writable, and `path` is a regular file or absent
 /// (never a device, a folder or another special file). Removes the
@@ -102,11 +111,12 @@ std::string firstNonFinite(const Model &model, const char *state);
 /// (resume); otherwise the ones present are loaded (init) and returned
 /// (a data-parallel job's 1/N global is skipped when the model has none).
 /// `worldSize` receives the number of ranks that wrote it (1 when it does
-/// not say).
+/// not say), `position` its data position (-1s when it does not say).
 llvm::Error readCheckpoint(const std::string &path, const Model &model,
                            char *state, bool all,
                            std::vector<std::string> *loaded = nullptr,
-                           int64_t *worldSize = nullptr);
+                           int64_t *worldSize = nullptr,
+                           DataPosition *position = nullptr);
 
 } // namespace mpc::runner
 

@@ -852,17 +852,15 @@ int main(int argc, char **argv) {
     guards.check(Guards::kState, "the copies of the loaded weights");
     mpcrt_download(hostState.data, state.data, model.stateBytes);
   }
+  // Where the data stands: a resumed run goes on from the checkpoint's
+  // position, whatever its number of ranks or batch (a step then takes
+  // this job's samples from there).
+  int64_t written = 1;
+  DataPosition resumed;
   if (!resumePath.empty()) {
-    int64_t written = 1;
     if (llvm::Error err = readCheckpoint(resumePath, model, hostState.data,
-                                         true, nullptr, &written))
+                                         true, nullptr, &written, &resumed))
       return fail(std::move(err));
-    if (model.dataParallel && written != worldSize)
-      return fail(resumePath + ": written by a job of " + llvm::Twine(written) +
-                  " ranks, and this job has " + llvm::Twine(worldSize) +
-                  "; resume with mpirun -np " + llvm::Twine(written) +
-                  " (each rank's samples and the samples of a step depend on "
-                  "the number of ranks)");
     mpcrt_upload(state.data, hostState.data, model.stateBytes);
   }
   // The mean over ranks is folded into the gradient seed: 1/N.
@@ -913,6 +911,20 @@ int main(int argc, char **argv) {
                 " micro-batches) is not a whole number of optimizer steps of " +
                 llvm::Twine(micro) + " micro-batches");
   firstStep /= micro;
+  // The samples one step takes over every rank, and the data position of
+  // the next step. A checkpoint that records no position (written before
+  // positions were) was written by steps of this job's batch on its own
+  // number of ranks.
+  const int64_t stepSamples = batch * micro * worldSize;
+  DataPosition position{0, 0};
+  if (resumed.epoch >= 0) {
+    position = resumed;
+  } else if (firstStep > 0) {
+    int64_t before = batch * micro * written;
+    int64_t perEpoch = std::max<int64_t>(samples / before, 1);
+    position = {firstStep / perEpoch, (firstStep % perEpoch) * before};
+  }
+
   // Batch norm's running statistics (the globals marked mpc.rank_mean) are
   // each rank's own: replaces them, in the backend's state and in
   // hostState, by their mean over the ranks. Returns their values before,
@@ -962,23 +974,55 @@ int main(int argc, char **argv) {
       llvm::errs() << "warning: the state holds a non-finite value (" << bad
                    << "); writing it to " << checkpointPath << " anyway\n";
     }
-    return writeCheckpoint(checkpointPath, model, hostState.data, worldSize);
+    return writeCheckpoint(checkpointPath, model, hostState.data, worldSize,
+                           position);
   };
   auto readGlobal = [&](const TensorInfo &g) {
     mpcrt_download(hostState.data + g.offset, state.data + g.offset, g.bytes);
     return hostState.data + g.offset;
   };
 
+  // A step that would run past its epoch's whole steps starts the next
+  // epoch (the last samples of an epoch that make no whole step are left
+  // out, as PyTorch's drop_last).
+  auto startStep = [&]() {
+    if (position.offset + stepSamples > samples)
+      position = {position.epoch + 1, 0};
+  };
+  if (!evalOnly)
+    startStep();
+  if (!resumePath.empty() && model.dataParallel && written != worldSize &&
+      worldRank == 0)
+    llvm::errs() << "note: " << resumePath << " was written by a job of "
+                 << written << " ranks and this job has " << worldSize
+                 << ": a step now takes " << stepSamples << " samples (it took "
+                 << batch * micro * written << "); training goes on from "
+                 << "sample " << position.offset << " of epoch "
+                 << position.epoch << "\n";
   // The last step: --steps, --epochs' passes, whichever comes first where
-  // both are given (one epoch where neither is).
+  // both are given (one epoch where neither is). The passes end where the
+  // data position reaches epoch --epochs: from step 0, --epochs times the
+  // steps of an epoch.
   int64_t total = batchesPerEpoch;
-  if (epochs >= 0 &&
-      llvm::MulOverflow(epochs.getValue(), batchesPerEpoch, total)) {
-    if (steps < 0)
-      return fail("--epochs " + llvm::Twine(epochs.getValue()) + " of " +
-                  llvm::Twine(batchesPerEpoch) +
-                  " steps each is more steps than a 64-bit count holds");
-    total = std::numeric_limits<int64_t>::max(); // beyond any --steps
+  if (!evalOnly) {
+    int64_t passes = epochs >= 0 ? epochs.getValue() : 1, rest = 0;
+    bool overflow = false;
+    if (passes > position.epoch) {
+      int64_t left = (samples - position.offset) / stepSamples;
+      overflow = llvm::MulOverflow(passes - position.epoch - 1, batchesPerEpoch,
+                                   rest) ||
+                 llvm::AddOverflow(rest, left, rest) ||
+                 llvm::AddOverflow(rest, firstStep, total);
+    } else {
+      total = firstStep;
+    }
+    if (overflow) {
+      if (steps < 0)
+        return fail("--epochs " + llvm::Twine(epochs.getValue()) + " of " +
+                    llvm::Twine(batchesPerEpoch) +
+                    " steps each is more steps than a 64-bit count holds");
+      total = std::numeric_limits<int64_t>::max(); // beyond any --steps
+    }
   }
   if (steps >= 0)
     total = epochs >= 0 ? std::min<int64_t>(total, steps) : steps;
@@ -1075,15 +1119,16 @@ int main(int argc, char **argv) {
   // Copies samples order[first], order[first + 1], ... (file order when
   // `order` is empty) of `from` into the input buffers and uploads them.
   // With N ranks, position p of this rank's samples is position
-  // p * N + rank of `order`.
+  // base + p * N + rank of `order`.
   std::vector<int64_t> rows(batch);
   auto stage = [&](const std::vector<const Array *> &from,
-                   const std::vector<int64_t> &order, int64_t first,
-                   const ResidentData *resident) {
+                   const std::vector<int64_t> &order, int64_t base,
+                   int64_t first, const ResidentData *resident) {
     if (resident) { // gathered and widened in the backend's memory
       for (int64_t r = 0; r < batch; ++r)
-        rows[r] = order.empty() ? first + r
-                                : order[(first + r) * worldSize + worldRank];
+        rows[r] = order.empty()
+                      ? first + r
+                      : order[base + (first + r) * worldSize + worldRank];
       for (size_t i = 0; i < model.inputs.size(); ++i)
         mpcrt_gather_rows(resident->buffers[i], resident->stored[i], inputs[i],
                           resident->type[i], resident->sampleElements[i],
@@ -1093,9 +1138,9 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < model.inputs.size(); ++i) {
       int64_t sampleBytes = model.inputs[i].bytes / batch;
       for (int64_t r = 0; r < batch; ++r) {
-        int64_t sample = order.empty()
-                             ? first + r
-                             : order[(first + r) * worldSize + worldRank];
+        int64_t sample =
+            order.empty() ? first + r
+                          : order[base + (first + r) * worldSize + worldRank];
         std::memcpy(inputBuffers[i]->data + r * sampleBytes,
                     from[i]->data.data() + sample * sampleBytes, sampleBytes);
       }
@@ -1126,7 +1171,7 @@ int main(int argc, char **argv) {
     std::vector<double> sums(model.evalOutputs.size(), 0.0);
     // Rank r evaluates batches r, r + N, ...; the sums are added up.
     for (int64_t k = worldRank; k < batches; k += worldSize) {
-      stage(valSources, {}, k * batch, residentVal.get());
+      stage(valSources, {}, 0, k * batch, residentVal.get());
       run(evalEntry);
       for (size_t i = 0; i < sums.size(); ++i) {
         char value[8];
@@ -1355,15 +1400,16 @@ int main(int argc, char **argv) {
   }
   for (int64_t step = firstStep; step < total; ++step) {
     trained = true;
-    int64_t epoch = step / batchesPerEpoch, first = step % batchesPerEpoch;
-    if (epoch != orderEpoch) {
-      order = permutation(samples, epoch);
-      orderEpoch = epoch;
+    startStep();
+    if (position.epoch != orderEpoch) {
+      order = permutation(samples, position.epoch);
+      orderEpoch = position.epoch;
     }
     for (int64_t j = 0; j < micro; ++j) {
-      stage(sources, order, (first * micro + j) * batch, residentTrain.get());
+      stage(sources, order, position.offset, j * batch, residentTrain.get());
       run(j + 1 < micro ? microEntry : stepEntry);
     }
+    position.offset += stepSamples;
     ++stepsSinceLog;
     int64_t done = step + 1;
     if (done % logEvery == 0 || done == total) {
