@@ -615,6 +615,10 @@ int main(int argc, char **argv) {
     if (option->getNumOccurrences() > 0 && !needs)
       return fail("--" + option->ArgStr + " applies only with " + name +
                   "; add " + name + " or drop it");
+  // O0 computes everything in f32: a low-precision type would be ignored.
+  if (amp == "O0" && dtype.getNumOccurrences() > 0)
+    return fail("--dtype applies only with --amp=O1, O2 or O3 (O0 computes "
+                "in f32); drop --dtype or pick a level that uses it");
 
   bool parallel = dataParallel.getNumOccurrences() > 0;
   if (links && parallel && backend == "cpu" && !config::haveMpi)
