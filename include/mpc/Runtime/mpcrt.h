@@ -475,22 +475,27 @@ typedef struct mpcrt_pool2d_shape {
   int32_t count_include_pad;
 } mpcrt_pool2d_shape;
 
-#define MPCRT_DECLARE_NN(SUFFIX, T)                                            \
-  void mpcrt_batch_norm_##SUFFIX(                                              \
+/* mpcrt_batch_norm_* and mpcrt_batch_norm_backward_* (NAME empty), or
+ * the synchronised ones (NAME sync_, below). */
+#define MPCRT_DECLARE_BATCH_NORM(NAME, SUFFIX, T)                              \
+  void mpcrt_##NAME##batch_norm_##SUFFIX(                                      \
       const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
       const void *beta, void *running_mean, void *running_var, T *output,      \
       float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
       double momentum, double epsilon, int32_t activation);                    \
-  void mpcrt_batch_norm_inference_##SUFFIX(                                    \
-      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
-      const void *beta, const void *running_mean, const void *running_var,     \
-      T *output, int64_t rows, int64_t c, double epsilon, int32_t activation); \
-  void mpcrt_batch_norm_backward_##SUFFIX(                                     \
+  void mpcrt_##NAME##batch_norm_backward_##SUFFIX(                             \
       const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
       const void *gamma, const float *saved_mean, const float *saved_invstd,   \
       T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
       int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
-      const void *beta_addend);                                                \
+      const void *beta_addend);
+
+#define MPCRT_DECLARE_NN(SUFFIX, T)                                            \
+  MPCRT_DECLARE_BATCH_NORM(, SUFFIX, T)                                        \
+  void mpcrt_batch_norm_inference_##SUFFIX(                                    \
+      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
+      const void *beta, const void *running_mean, const void *running_var,     \
+      T *output, int64_t rows, int64_t c, double epsilon, int32_t activation); \
   void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape);             \
   void mpcrt_max_pool2d_backward_##SUFFIX(const T *grad_output,                \
@@ -547,7 +552,7 @@ MPCRT_DECLARE_NN(bf16, uint16_t)
 MPCRT_DECLARE_NN(f32, float)
 MPCRT_DECLARE_NN(f64, double)
 
-/* mpc.batch_norm {sync} and its backward (the CPU backend): the same
+/* mpc.batch_norm {sync} and its backward (both backends): the same
  * arguments and results as mpcrt_batch_norm_* and
  * mpcrt_batch_norm_backward_*, with the statistics of every rank of a
  * data-parallel job (PyTorch's SyncBatchNorm). The forward sums each
@@ -560,23 +565,12 @@ MPCRT_DECLARE_NN(f64, double)
  * double, gathered by the function mpcrt_set_rank_gather gave and combined
  * in rank order on the device (none: the rank's own, the same bits as
  * mpcrt_batch_norm_*). Every rank has the same rows. */
-#define MPCRT_DECLARE_SYNC_NN(SUFFIX, T)                                       \
-  void mpcrt_sync_batch_norm_##SUFFIX(                                         \
-      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
-      const void *beta, void *running_mean, void *running_var, T *output,      \
-      float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
-      double momentum, double epsilon, int32_t activation);                    \
-  void mpcrt_sync_batch_norm_backward_##SUFFIX(                                \
-      const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
-      const void *gamma, const float *saved_mean, const float *saved_invstd,   \
-      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
-      int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
-      const void *beta_addend);
-MPCRT_DECLARE_SYNC_NN(f16, uint16_t)
-MPCRT_DECLARE_SYNC_NN(bf16, uint16_t)
-MPCRT_DECLARE_SYNC_NN(f32, float)
-MPCRT_DECLARE_SYNC_NN(f64, double)
+MPCRT_DECLARE_BATCH_NORM(sync_, f16, uint16_t)
+MPCRT_DECLARE_BATCH_NORM(sync_, bf16, uint16_t)
+MPCRT_DECLARE_BATCH_NORM(sync_, f32, float)
+MPCRT_DECLARE_BATCH_NORM(sync_, f64, double)
 #undef MPCRT_DECLARE_NN
+#undef MPCRT_DECLARE_BATCH_NORM
 
 /* ---- Loss scaling. Scalars are passed by pointer: they live on the device,
  * and the host never reads them inside a step. */

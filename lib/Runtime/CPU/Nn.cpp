@@ -1075,24 +1075,18 @@ void mpcrt_attention_backward(
   });
 }
 
-#define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
-  void mpcrt_batch_norm_##SUFFIX(                                              \
+// mpcrt_batch_norm_* and its backward (NAME empty), or the synchronised
+// mpcrt_sync_batch_norm_* (NAME sync_, SYNC true).
+#define MPCRT_DEFINE_BATCH_NORM(NAME, SUFFIX, ABI_T, T, SYNC)                  \
+  void mpcrt_##NAME##batch_norm_##SUFFIX(                                      \
       const ABI_T *input, mpcrt_dtype pd, const void *gamma, const void *beta, \
       void *rm, void *rv, ABI_T *output, float *sm, float *si, int64_t rows,   \
       int64_t c, double momentum, double epsilon, int32_t activation) {        \
     batchNorm(reinterpret_cast<const T *>(input), pd, gamma, beta, rm, rv,     \
               reinterpret_cast<T *>(output), sm, si, rows, c, momentum,        \
-              epsilon, activation == MPCRT_RELU);                              \
+              epsilon, activation == MPCRT_RELU, SYNC);                        \
   }                                                                            \
-  void mpcrt_batch_norm_inference_##SUFFIX(                                    \
-      const ABI_T *input, mpcrt_dtype pd, const void *gamma, const void *beta, \
-      const void *rm, const void *rv, ABI_T *output, int64_t rows, int64_t c,  \
-      double epsilon, int32_t activation) {                                    \
-    batchNormInference(reinterpret_cast<const T *>(input), pd, gamma, beta,    \
-                       rm, rv, reinterpret_cast<T *>(output), rows, c,         \
-                       epsilon, activation == MPCRT_RELU);                     \
-  }                                                                            \
-  void mpcrt_batch_norm_backward_##SUFFIX(                                     \
+  void mpcrt_##NAME##batch_norm_backward_##SUFFIX(                             \
       const ABI_T *dy, const ABI_T *input, mpcrt_dtype pd, const void *gamma,  \
       const float *sm, const float *si, ABI_T *dx, void *dg, void *db,         \
       int64_t rows, int64_t c, const ABI_T *out, const void *beta,             \
@@ -1100,25 +1094,19 @@ void mpcrt_attention_backward(
     batchNormBackward(reinterpret_cast<const T *>(dy),                         \
                       reinterpret_cast<const T *>(input), pd, gamma, sm, si,   \
                       reinterpret_cast<T *>(dx), dg, db, rows, c,              \
-                      reinterpret_cast<const T *>(out), beta, ga, ba);         \
-  }                                                                            \
-  void mpcrt_sync_batch_norm_##SUFFIX(                                         \
+                      reinterpret_cast<const T *>(out), beta, ga, ba, SYNC);   \
+  }
+
+#define MPCRT_DEFINE(SUFFIX, ABI_T, T)                                         \
+  MPCRT_DEFINE_BATCH_NORM(, SUFFIX, ABI_T, T, false)                           \
+  MPCRT_DEFINE_BATCH_NORM(sync_, SUFFIX, ABI_T, T, true)                       \
+  void mpcrt_batch_norm_inference_##SUFFIX(                                    \
       const ABI_T *input, mpcrt_dtype pd, const void *gamma, const void *beta, \
-      void *rm, void *rv, ABI_T *output, float *sm, float *si, int64_t rows,   \
-      int64_t c, double momentum, double epsilon, int32_t activation) {        \
-    batchNorm(reinterpret_cast<const T *>(input), pd, gamma, beta, rm, rv,     \
-              reinterpret_cast<T *>(output), sm, si, rows, c, momentum,        \
-              epsilon, activation == MPCRT_RELU, /*sync=*/true);               \
-  }                                                                            \
-  void mpcrt_sync_batch_norm_backward_##SUFFIX(                                \
-      const ABI_T *dy, const ABI_T *input, mpcrt_dtype pd, const void *gamma,  \
-      const float *sm, const float *si, ABI_T *dx, void *dg, void *db,         \
-      int64_t rows, int64_t c, const ABI_T *out, const void *beta,             \
-      const void *ga, const void *ba) {                                        \
-    batchNormBackward(                                                         \
-        reinterpret_cast<const T *>(dy), reinterpret_cast<const T *>(input),   \
-        pd, gamma, sm, si, reinterpret_cast<T *>(dx), dg, db, rows, c,         \
-        reinterpret_cast<const T *>(out), beta, ga, ba, /*sync=*/true);        \
+      const void *rm, const void *rv, ABI_T *output, int64_t rows, int64_t c,  \
+      double epsilon, int32_t activation) {                                    \
+    batchNormInference(reinterpret_cast<const T *>(input), pd, gamma, beta,    \
+                       rm, rv, reinterpret_cast<T *>(output), rows, c,         \
+                       epsilon, activation == MPCRT_RELU);                     \
   }                                                                            \
   void mpcrt_max_pool2d_##SUFFIX(const ABI_T *x, ABI_T *y,                     \
                                  const mpcrt_pool2d_shape *s) {                \
@@ -1207,5 +1195,6 @@ void mpcrt_attention_backward(
   }
 MPCRT_FOR_EACH_DTYPE(MPCRT_DEFINE)
 #undef MPCRT_DEFINE
+#undef MPCRT_DEFINE_BATCH_NORM
 
 } // extern "C"

@@ -432,6 +432,30 @@ MPCRT_DEFINE(f32, float, MPCRT_F32)
 MPCRT_DEFINE(f64, double, MPCRT_F64)
 #undef MPCRT_DEFINE
 
+// mpcrt_batch_norm_* and its backward (NAME empty), or the synchronised
+// mpcrt_sync_batch_norm_* (NAME sync_, SYNC true).
+#define MPCRT_DEFINE_BATCH_NORM(NAME, SUFFIX, T, DTYPE, SYNC)                  \
+  void mpcrt_##NAME##batch_norm_##SUFFIX(                                      \
+      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
+      const void *beta, void *running_mean, void *running_var, T *output,      \
+      float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
+      double momentum, double epsilon, int32_t activation) {                   \
+    batchNorm(DTYPE, input, param_dtype, gamma, beta, running_mean,            \
+              running_var, output, saved_mean, saved_invstd, rows, c,          \
+              momentum, epsilon, activation == MPCRT_RELU, SYNC);              \
+  }                                                                            \
+  void mpcrt_##NAME##batch_norm_backward_##SUFFIX(                             \
+      const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
+      const void *gamma, const float *saved_mean, const float *saved_invstd,   \
+      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
+      int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
+      const void *beta_addend) {                                               \
+    batchNormBackward(DTYPE, grad_output, input, param_dtype, gamma,           \
+                      saved_mean, saved_invstd, grad_input, grad_gamma,        \
+                      grad_beta, rows, c, output, beta, gamma_addend,          \
+                      beta_addend, SYNC);                                      \
+  }
+
 #define MPCRT_DEFINE(SUFFIX, T, DTYPE)                                         \
   void mpcrt_conv2d_##SUFFIX(const T *input, const T *filter, T *output,       \
                              const mpcrt_conv2d_shape *shape) {                \
@@ -452,35 +476,8 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
       const mpcrt_conv2d_shape *shape) {                                       \
     conv2dBackwardFilter(DTYPE, grad_output, input, grad_filter, *shape);      \
   }                                                                            \
-  void mpcrt_batch_norm_##SUFFIX(                                              \
-      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
-      const void *beta, void *running_mean, void *running_var, T *output,      \
-      float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
-      double momentum, double epsilon, int32_t activation) {                   \
-    batchNorm(DTYPE, input, param_dtype, gamma, beta, running_mean,            \
-              running_var, output, saved_mean, saved_invstd, rows, c,          \
-              momentum, epsilon, activation == MPCRT_RELU);                    \
-  }                                                                            \
-  void mpcrt_sync_batch_norm_##SUFFIX(                                         \
-      const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
-      const void *beta, void *running_mean, void *running_var, T *output,      \
-      float *saved_mean, float *saved_invstd, int64_t rows, int64_t c,         \
-      double momentum, double epsilon, int32_t activation) {                   \
-    batchNorm(DTYPE, input, param_dtype, gamma, beta, running_mean,            \
-              running_var, output, saved_mean, saved_invstd, rows, c,          \
-              momentum, epsilon, activation == MPCRT_RELU, /*sync=*/true);     \
-  }                                                                            \
-  void mpcrt_sync_batch_norm_backward_##SUFFIX(                                \
-      const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
-      const void *gamma, const float *saved_mean, const float *saved_invstd,   \
-      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
-      int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
-      const void *beta_addend) {                                               \
-    batchNormBackward(DTYPE, grad_output, input, param_dtype, gamma,           \
-                      saved_mean, saved_invstd, grad_input, grad_gamma,        \
-                      grad_beta, rows, c, output, beta, gamma_addend,          \
-                      beta_addend, /*sync=*/true);                             \
-  }                                                                            \
+  MPCRT_DEFINE_BATCH_NORM(, SUFFIX, T, DTYPE, false)                           \
+  MPCRT_DEFINE_BATCH_NORM(sync_, SUFFIX, T, DTYPE, true)                       \
   void mpcrt_batch_norm_inference_##SUFFIX(                                    \
       const T *input, mpcrt_dtype param_dtype, const void *gamma,              \
       const void *beta, const void *running_mean, const void *running_var,     \
@@ -489,17 +486,6 @@ MPCRT_DEFINE(f64, double, MPCRT_F64)
     batchNormInference(DTYPE, input, param_dtype, gamma, beta, running_mean,   \
                        running_var, output, rows, c, epsilon,                  \
                        activation == MPCRT_RELU);                              \
-  }                                                                            \
-  void mpcrt_batch_norm_backward_##SUFFIX(                                     \
-      const T *grad_output, const T *input, mpcrt_dtype param_dtype,           \
-      const void *gamma, const float *saved_mean, const float *saved_invstd,   \
-      T *grad_input, void *grad_gamma, void *grad_beta, int64_t rows,          \
-      int64_t c, const T *output, const void *beta, const void *gamma_addend,  \
-      const void *beta_addend) {                                               \
-    batchNormBackward(DTYPE, grad_output, input, param_dtype, gamma,           \
-                      saved_mean, saved_invstd, grad_input, grad_gamma,        \
-                      grad_beta, rows, c, output, beta, gamma_addend,          \
-                      beta_addend);                                            \
   }                                                                            \
   void mpcrt_max_pool2d_##SUFFIX(const T *input, T *output,                    \
                                  const mpcrt_pool2d_shape *shape) {            \
@@ -576,6 +562,7 @@ MPCRT_DEFINE(bf16, uint16_t, MPCRT_BF16)
 MPCRT_DEFINE(f32, float, MPCRT_F32)
 MPCRT_DEFINE(f64, double, MPCRT_F64)
 #undef MPCRT_DEFINE
+#undef MPCRT_DEFINE_BATCH_NORM
 
 #define MPCRT_DEFINE(SUFFIX, T, DTYPE, STAT)                                   \
   void mpcrt_binary_##SUFFIX(mpcrt_binary_op op, const T *lhs,                 \
