@@ -3,7 +3,8 @@
 // The first byte of an input picks the reader, the rest is the file:
 // 0 an .npy array, 1 an .npz archive, 2 a safetensors checkpoint read with
 // --resume semantics into a small model (globals w: f32[2, 3], b: f16[4]
-// and the step counter), 3 the same with --init semantics. Errors are the
+// and the step counter; its metadata's number of ranks and data position
+// too), 3 the same with --init semantics. Errors are the
 // expected outcome; a crash or a sanitizer report is a finding. The
 // readers take paths, so the input is written to a file first.
 //
@@ -55,8 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::consumeError(readArrays(path, arrays));
   } else {
     std::vector<char> state(model().stateBytes, 0);
-    llvm::consumeError(
-        readCheckpoint(path, model(), state.data(), /*all=*/mode == 2));
+    int64_t worldSize = 0;
+    DataPosition position;
+    llvm::consumeError(readCheckpoint(path, model(), state.data(),
+                                      /*all=*/mode == 2, nullptr, &worldSize,
+                                      &position));
   }
   std::remove(path.c_str());
   return 0;

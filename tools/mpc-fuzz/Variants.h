@@ -33,8 +33,8 @@ namespace mpc::fuzz {
 
 /// The mpc-compile options an input is compiled with.
 struct Variant {
-  bool cuda, dataParallel, gradStats, pad, checkNumerics, evalAmp,
-      recomputeFirst;
+  bool cuda, dataParallel, syncBatchNorm, gradStats, pad, checkNumerics,
+      evalAmp, recomputeFirst;
   const char *level, *dtype;
 };
 
@@ -59,6 +59,7 @@ inline Variant pipelineVariant(const uint8_t *data, size_t size) {
   v.recomputeFirst = (h >> 10 & 1) != 0;
   v.level = levels[h >> 11 & 3];
   v.dtype = (h >> 13 & 1) != 0 ? "bf16" : "f16";
+  v.syncBatchNorm = v.dataParallel && (h >> 14 & 1) != 0;
   return v;
 }
 
@@ -87,7 +88,8 @@ inferencePipeline(const Variant &v, const std::string &entry) {
 /// mpc-compile --train of the loss function `loss` into `step` in the
 /// variant: `accumulate` micro-batches, Adam, the evaluation step `eval`
 /// where not empty (at the training level with the variant's evalAmp),
-/// the data-parallel sums in buckets of 4 KiB.
+/// the data-parallel sums in buckets of 4 KiB (with synchronised batch
+/// norms in half of those variants).
 inline mlir::mpc::StepPipelineOptions
 trainingPipeline(const Variant &v, const std::string &loss,
                  const std::string &step, int accumulate,
@@ -100,7 +102,9 @@ trainingPipeline(const Variant &v, const std::string &loss,
   o.eval = eval;
   o.evalPrecision = v.evalAmp ? "amp" : "f32";
   o.dataParallel = v.dataParallel;
-  o.dataParallelOptions = "bucket-bytes=4096";
+  o.dataParallelOptions = v.syncBatchNorm
+                              ? "bucket-bytes=4096 sync-batch-norm=true"
+                              : "bucket-bytes=4096";
   o.gradStats = v.gradStats;
   return o;
 }
