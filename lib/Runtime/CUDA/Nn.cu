@@ -157,10 +157,16 @@ template <typename T, typename A> struct StoreStatistics {
 int32_t gatherRanks = 1;
 void (*rankGather)(const void *, void *, int64_t) = nullptr;
 
+/// The ranks a batch norm's statistics come from: 1 unless synchronised
+/// in a job of several with a gather.
+int32_t ranksOf(bool sync) {
+  return sync && rankGather ? std::max(gatherRanks, 1) : 1;
+}
+
 /// Every rank's `values` doubles at `mine`, in rank order: `all` after the
 /// gather (ranks * values), or `mine` itself in a job of one.
 const double *gatherOverRanks(const double *mine, double *all, int64_t values) {
-  if (gatherRanks <= 1 || !rankGather)
+  if (ranksOf(true) == 1)
     return mine;
   rankGather(mine, all, values * int64_t(sizeof(double)));
   return all;
@@ -982,7 +988,7 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     const T *x = static_cast<const T *>(input);
     ColumnPlan plan = planColumns<T>(1, rows, c);
     Partial<A, 3> *partials;
-    int64_t ranks = sync && rankGather ? std::max(gatherRanks, 1) : 1;
+    int32_t ranks = ranksOf(sync);
     double *mine = nullptr;
     A *stats = batchNormScratch(plan, c, 4, partials,
                                 sync ? 3 * c * (1 + ranks) : 0, &mine);
@@ -990,18 +996,19 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                                 beta,        runningMean, runningVar, savedMean,
                                 savedInvstd, rows,        c,          momentum,
                                 epsilon};
-    if (!sync) {
+    auto moments = [&](auto finish) {
       reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
                       FoldMoments<A>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
-                      store, partials);
+                      finish, partials);
+    };
+    if (!sync) {
+      moments(store);
     } else {
       // This rank's moments, every rank's gathered, combined in rank order.
-      reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
-                      FoldMoments<A>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
-                      StoreRankMoments<T, A>{x, mine}, partials);
+      moments(StoreRankMoments<T, A>{x, mine});
       const double *all = gatherOverRanks(mine, mine + 3 * c, 3 * c);
       syncStatisticsKernel<T, A>
-          <<<blocksFor(c), kThreads, 0, stream()>>>(all, int32_t(ranks), store);
+          <<<blocksFor(c), kThreads, 0, stream()>>>(all, ranks, store);
     }
     applyBatchNorm(x, stats, static_cast<T *>(output), rows, c, relu);
   });
@@ -1053,7 +1060,7 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     Partial<A, 2> *partials;
     // The ReLU's output formed again (no output read): beta too.
     bool formed = !out && beta;
-    int64_t ranks = sync && rankGather ? std::max(gatherRanks, 1) : 1;
+    int32_t ranks = ranksOf(sync);
     double *mine = nullptr;
     A *stats = batchNormScratch(plan, c, formed ? 6 : 5, partials,
                                 sync ? 2 * c * (1 + ranks) : 0, &mine);
@@ -1063,24 +1070,22 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     T *dx = static_cast<T *>(gradInput);
     auto run = [&](auto way) {
       constexpr NormGrad Way = decltype(way)::value;
-      if (!sync) {
+      auto sums = [&](auto finish) {
         reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, stats, c},
-                        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-                        StoreBatchNormGrads<A>{stats, paramDtype, gradGamma,
-                                               gradBeta, gammaAddend,
-                                               betaAddend, c, rows},
+                        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}}, finish,
                         partials);
+      };
+      if (!sync) {
+        sums(StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta,
+                                    gammaAddend, betaAddend, c, rows});
       } else {
         // The parameters' gradients from this rank's sums; the input's
         // from every rank's, gathered and added in rank order.
-        reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, stats, c},
-                        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-                        StoreRankGradSums<A>{paramDtype, gradGamma, gradBeta,
-                                             gammaAddend, betaAddend, mine},
-                        partials);
+        sums(StoreRankGradSums<A>{paramDtype, gradGamma, gradBeta, gammaAddend,
+                                  betaAddend, mine});
         const double *all = gatherOverRanks(mine, mine + 2 * c, 2 * c);
         syncGradMeansKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
-            all, int32_t(ranks), stats, c, double(rows) * double(ranks));
+            all, ranks, stats, c, double(rows) * double(ranks));
       }
       withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
         constexpr int N = decltype(width)::value;
