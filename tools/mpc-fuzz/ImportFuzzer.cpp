@@ -93,8 +93,26 @@ static bool importAndVerify(const Graph &graph, const ImportOptions &options,
     }
     return false;
   }
-  if (!fillWeights(*module, graph).empty())
-    std::abort(); // the importer's own placeholders
+  // What mpc-import-onnx writes (the large weights' hex from their bytes)
+  // must be what MLIR prints after fillWeights, byte for byte.
+  {
+    mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
+    WeightKeys keys;
+    if (!placeWeights(*copy, graph, keys).empty())
+      std::abort(); // the importer's own placeholders
+    auto flags = mlir::OpPrintingFlags().enableDebugInfo(true, false);
+    std::string written, printed;
+    llvm::raw_string_ostream writtenOs(written), printedOs(printed);
+    printWithWeights(*copy, graph, keys, flags, writtenOs);
+    if (!fillWeights(*module, graph).empty())
+      std::abort();
+    module->print(printedOs, flags);
+    if (written != printed) {
+      llvm::errs() << "mpc-fuzz-import: the written module differs from "
+                      "the printed one\n";
+      std::abort();
+    }
+  }
   ScopedQuiet quiet(ctx);
   if (options.loss.empty())
     return true;

@@ -73,6 +73,27 @@ constexpr const char *kWeightMarker = "mpc.import_weight";
 /// the marks: "" or an error message.
 std::string fillWeights(mlir::ModuleOp module, const Graph &graph);
 
+/// The resource keys standing in for the weights printWithWeights writes
+/// (kWeightKey and a number), each with its index into
+/// Graph::initializers, in the order of their ops.
+using WeightKeys = std::vector<std::pair<std::string, int64_t>>;
+constexpr const char *kWeightKey = "mpc_import_weight_";
+
+/// As fillWeights, except for the weights MLIR's printer would write as
+/// hex (over 1 KiB and not a splat): those get a `dense_resource` without
+/// data, whose key goes to `keys`, so that the context never holds a copy
+/// of them. "" or an error message (and nothing is written).
+std::string placeWeights(mlir::ModuleOp module, const Graph &graph,
+                         WeightKeys &keys);
+
+/// Prints `module` (after placeWeights) to `os` as MLIR's printer would
+/// print it after fillWeights, byte for byte: each key's weight written
+/// as hex straight from the graph's bytes, a piece at a time, where the
+/// printer would build the hex of a whole weight in memory (twice).
+void printWithWeights(mlir::ModuleOp module, const Graph &graph,
+                      const WeightKeys &keys, mlir::OpPrintingFlags flags,
+                      llvm::raw_ostream &os);
+
 /// Parses and verifies what importGraph wrote, in `context` (the mpc,
 /// func and ml_program dialects loaded): "" and `module`, or an error
 /// message naming the node whose ops do not verify (Verify.cpp).

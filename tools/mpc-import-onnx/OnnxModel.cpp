@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -25,6 +26,8 @@
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -260,21 +263,24 @@ std::string internalize(onnx::TensorProto &t, const std::string &folder) {
 
 /// External data below this many bytes (and every integer tensor: shapes,
 /// axes, indices) is read into the model before ONNX's checker and shape
-/// inference, which may read such values; larger float tensors are kept
-/// out of what ONNX's library processes (see detachExternal).
+/// inference, which may read such values; larger float tensors, external
+/// or not, are kept out of what ONNX's library processes (see
+/// detachWeights).
 constexpr uint64_t kInternalizeBelow = 1024;
 
 /// Reads the external data of `model` (whose file is in `folder`): the
-/// tensor attributes' and small or integer initializers' into the model;
-/// larger float initializers into `detached`, each replaced in the graph by
-/// an input of its type. ONNX's checker (which in libonnx 1.12 looks for
-/// the files relative to the working directory) and shape inference then
-/// see only what they need, and the model that goes to and from the child
-/// process (prepareIsolated) stays small: a protobuf message cannot be
+/// tensor attributes' and small or integer initializers' into the model.
+/// Float initializers of kInternalizeBelow bytes or more, external or held
+/// in the model, go to `detached` instead, each replaced in the graph by an
+/// input of its type. ONNX's checker (which in libonnx 1.12 looks for the
+/// files relative to the working directory) and shape inference then see
+/// only what they need, and the model that goes to and from the child
+/// process (prepareIsolated) stays small: the weights are neither
+/// serialized, piped nor parsed again, and a protobuf message cannot be
 /// serialized past 2 GB, which is why large models keep their weights
 /// outside.
-std::string detachExternal(onnx::ModelProto &model, const std::string &folder,
-                           std::vector<TensorValue> &detached) {
+std::string detachWeights(onnx::ModelProto &model, const std::string &folder,
+                          std::vector<TensorValue> &detached) {
   onnx::GraphProto *g = model.mutable_graph();
   for (auto &n : *g->mutable_node())
     for (auto &a : *n.mutable_attribute()) {
@@ -297,27 +303,32 @@ std::string detachExternal(onnx::ModelProto &model, const std::string &folder,
     // One detached and one kept would both reach the import.
     if (!names.insert(t.name()).second)
       return "the model has two initializers named '" + t.name() + "'";
-    if (t.data_location() != onnx::TensorProto::EXTERNAL) {
-      kept.Add(std::move(t));
-      continue;
-    }
+    bool external = t.data_location() == onnx::TensorProto::EXTERNAL;
     std::string element = elementName(t.data_type());
     uint64_t size = static_cast<uint64_t>(std::max(elementBytes(element), 1));
     for (int64_t d : t.dims())
       size = d >= 0 && size < kInternalizeBelow ? size * d : size;
     if (!isFloat(element) || size < kInternalizeBelow) {
-      if (std::string err = internalize(t, folder); !err.empty())
-        return err;
+      if (external)
+        if (std::string err = internalize(t, folder); !err.empty())
+          return err;
       kept.Add(std::move(t));
       continue;
     }
     TensorValue value;
-    value.name = t.name();
-    value.type.element = element;
-    value.type.hasShape = true;
-    value.type.dims.assign(t.dims().begin(), t.dims().end());
-    if (std::string err = readExternal(t, folder, value.bytes); !err.empty())
-      return err;
+    if (external) {
+      value.name = t.name();
+      value.type.element = element;
+      value.type.hasShape = true;
+      value.type.dims.assign(t.dims().begin(), t.dims().end());
+      if (std::string err = readExternal(t, folder, value.bytes); !err.empty())
+        return err;
+    } else {
+      if (std::string err = copyTensor(t, value); !err.empty())
+        return err;
+      // Its bytes are in `value` now; the model's copy goes.
+      t.clear_raw_data();
+    }
     detached.push_back(std::move(value));
     if (inputs.insert(t.name()).second) {
       onnx::ValueInfoProto *v = g->add_input();
@@ -796,21 +807,53 @@ prepareIsolated(const std::string &path,
   return "";
 }
 
+/// Parses the protobuf message in the file at `path`: from the file
+/// mapped into memory where it is a regular file protobuf can take whole
+/// (a string field, a tensor's raw data, is then one copy, where a stream
+/// grows it piece by piece), else from a stream. "" when it parsed,
+/// otherwise why not ("cannot open", or empty for a message that does
+/// not parse).
+std::string parseFile(const std::string &path,
+                      google::protobuf::MessageLite &message, bool &parsed) {
+  parsed = false;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return "cannot open";
+  struct stat info;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
+      info.st_size <= INT_MAX) {
+    size_t size = static_cast<size_t>(info.st_size);
+    void *data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (data == MAP_FAILED)
+      return "cannot read";
+    parsed = message.ParseFromArray(data, static_cast<int>(size));
+    munmap(data, size);
+    return "";
+  }
+  close(fd);
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return "cannot open";
+  parsed = message.ParseFromIstream(&file);
+  return "";
+}
+
 std::string load(const std::string &path,
                  const std::map<std::string, std::vector<int64_t>> &shapes,
                  Graph &graph) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return path + ": cannot open";
   onnx::ModelProto model;
-  if (!model.ParseFromIstream(&file))
+  bool parsed;
+  if (std::string err = parseFile(path, model, parsed); !err.empty())
+    return path + ": " + err;
+  if (!parsed)
     return path + ": not an ONNX model (the protobuf does not parse)";
   // The initializers' order, which the detached ones keep.
   std::vector<std::string> order;
   for (const auto &t : model.graph().initializer())
     order.push_back(t.name());
   std::vector<TensorValue> detached;
-  if (std::string err = detachExternal(model, folderOf(path), detached);
+  if (std::string err = detachWeights(model, folderOf(path), detached);
       !err.empty())
     return path + ": " + err;
   if (std::string err =
@@ -1000,11 +1043,11 @@ std::string inferNode(const Node &node,
 }
 
 std::string loadTensor(const std::string &path, TensorValue &value) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return path + ": cannot open";
   onnx::TensorProto t;
-  if (!t.ParseFromIstream(&file))
+  bool parsed;
+  if (std::string err = parseFile(path, t, parsed); !err.empty())
+    return path + ": " + err;
+  if (!parsed)
     return path + ": not a serialized ONNX tensor";
   try {
     return copyTensor(t, value);

@@ -222,21 +222,22 @@ int main(int argc, char **argv) {
       !err.empty())
     return fail(inputFile + ": " + err);
   std::string().swap(text);
-  if (std::string err = fillWeights(*module, graph); !err.empty())
+  WeightKeys keys;
+  if (std::string err = placeWeights(*module, graph, keys); !err.empty())
     return fail(inputFile + ": " + err);
-  // Each copy of the weights held past its use adds their size to the
-  // import's peak memory (the printer makes a hex copy of each).
-  graph = Graph();
 
   std::string error;
   auto output = mlir::openOutputFile(outputFile, &error);
   if (!output)
     return fail(error);
   // With the ONNX node names and positions as locations: what
-  // --check-numerics and diagnostics name.
-  module->print(output->os(),
-                mlir::OpPrintingFlags().enableDebugInfo(/*enable=*/true,
-                                                        /*pretty=*/false));
+  // --check-numerics and diagnostics name. The large weights go from the
+  // graph's bytes to the file: no copy of them in the context, no hex of
+  // them in memory.
+  printWithWeights(*module, graph, keys,
+                   mlir::OpPrintingFlags().enableDebugInfo(/*enable=*/true,
+                                                           /*pretty=*/false),
+                   output->os());
   output->keep();
   return 0;
 }
