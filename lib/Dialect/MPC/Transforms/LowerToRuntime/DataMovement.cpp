@@ -67,29 +67,29 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
            << "; integer splats are stored expanded, at most "
            << kMaxExpandedSplatBytes << " bytes";
   // LLVM arrays are one-dimensional: the data goes flat.
-  Attribute data = dense.reshape(
-      RankedTensorType::get({type.getNumElements()}, type.getElementType()));
+  auto [data, flatElement] = flatConstant(dense, type);
   if (element.isInteger(1)) { // bytes, as the runtime stores masks
     SmallVector<int8_t> bytes;
     for (bool v : dense.getValues<bool>())
       bytes.push_back(v);
-    element = IntegerType::get(op.getContext(), 8);
+    flatElement = IntegerType::get(op.getContext(), 8);
     data = DenseElementsAttr::get(
-        RankedTensorType::get({type.getNumElements()}, element),
+        RankedTensorType::get({type.getNumElements()}, flatElement),
         ArrayRef(bytes));
   }
   // Splats are stored expanded: kernels read every element.
   if (dense.isSplat())
     data = DenseElementsAttr::get(
-        RankedTensorType::get({type.getNumElements()}, element),
+        RankedTensorType::get({type.getNumElements()}, flatElement),
         SmallVector<Attribute>(
             type.getNumElements(),
             cast<DenseElementsAttr>(data).getSplatValue<Attribute>()));
-  int64_t count = std::max<int64_t>(1, type.getNumElements());
+  int64_t count =
+      std::max<int64_t>(1, cast<DenseElementsAttr>(data).getNumElements());
   StringRef symbol = l.symbols.constant(
-      "__mpc_const_", data, LLVM::LLVMArrayType::get(element, count));
+      "__mpc_const_", data, LLVM::LLVMArrayType::get(flatElement, count));
   if (l.symbols.constantsInState) {
-    int64_t bytes = count * ((element.getIntOrFloatBitWidth() + 7) / 8);
+    int64_t bytes = count * ((flatElement.getIntOrFloatBitWidth() + 7) / 8);
     l.bind(op.getResult(),
            l.offset(l.state, l.symbols.stateConstant(symbol, bytes)));
     return success();

@@ -133,6 +133,20 @@ StringRef ModuleSymbols::constant(StringRef prefix, Attribute data,
   return symbol;
 }
 
+std::pair<Attribute, Type> lowering::flatConstant(DenseElementsAttr dense,
+                                                  RankedTensorType type) {
+  Type element = type.getElementType();
+  if (!dense.isSplat() && bytesOf(type) >= kByteArrayFrom) {
+    auto i8 = IntegerType::get(type.getContext(), 8);
+    return {DenseElementsAttr::getFromRawBuffer(
+                RankedTensorType::get({bytesOf(type)}, i8), dense.getRawData()),
+            i8};
+  }
+  return {
+      dense.reshape(RankedTensorType::get({type.getNumElements()}, element)),
+      element};
+}
+
 int64_t ModuleSymbols::stateConstant(StringRef symbol, int64_t bytes) {
   auto [it, inserted] = stateConstantOffsets.try_emplace(symbol, 0);
   if (!inserted)
@@ -858,10 +872,8 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
       l.call("mpcrt_fill", {dtype, p, l.i64(count), l.f64(v)});
       continue;
     }
-    Type llvmElement = element.isInteger(1) ? b.getI8Type() : element;
     // LLVM arrays are one-dimensional: the data goes flat.
-    Attribute data = dense.reshape(
-        RankedTensorType::get({type.getNumElements()}, type.getElementType()));
+    auto [data, llvmElement] = flatConstant(dense, type);
     if (element.isInteger(1)) {
       SmallVector<int8_t> bytes;
       for (bool v : dense.getValues<bool>())
@@ -869,9 +881,12 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
       data = DenseElementsAttr::get(
           RankedTensorType::get({type.getNumElements()}, b.getI8Type()),
           ArrayRef(bytes));
+      llvmElement = b.getI8Type();
     }
     StringRef symbol = symbols.constant(
-        "__mpc_init_", data, LLVM::LLVMArrayType::get(llvmElement, count));
+        "__mpc_init_", data,
+        LLVM::LLVMArrayType::get(
+            llvmElement, cast<DenseElementsAttr>(data).getNumElements()));
     l.call("mpcrt_copy", {p, l.addressOf(symbol), l.i64(byteSize(type))});
   }
   l.call("mpcrt_zero", {l.offset(state, symbols.stepOffset), l.i64(8)});
