@@ -58,7 +58,10 @@ work = sys.argv[1]
 with open(work + "/initial.safetensors", "rb") as f:
     size = struct.unpack("<Q", f.read(8))[0]
     header = json.loads(f.read(size))
-    name = [k for k in header if k != "__metadata__"][0]
+    # The weight: the largest tensor.
+    name = max((k for k in header if k != "__metadata__"),
+               key=lambda k: header[k]["data_offsets"][1] -
+               header[k]["data_offsets"][0])
     begin, end = header[name]["data_offsets"]
     f.seek(8 + size + begin)
     data = f.read(end - begin)

@@ -502,146 +502,17 @@ static LogicalResult checkRunnable(ModuleOp module) {
   return success();
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  registerAllPasses();
-  mlir::mpc::registerMPCPasses();
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "mpc-compile: compiles a training graph into a standalone training "
-      "executable\n");
-
-  if (backend != "cpu" && backend != "cuda")
-    return fail("unknown backend '" + backend + "' (expected cpu or cuda)");
-  // What this build lacks matters only to what it links: a printed
-  // pipeline needs none of it.
-  const bool links = !printPipeline;
-  if (links && emulateCuda && !config::haveCudaEmulation)
-    return fail("--emulate-cuda: the host emulation of the CUDA backend is "
-                "not part of this build (CUDA's headers were not found)");
-  if (links && backend == "cuda" && !config::haveCudaRuntime && !emulateCuda)
-    return fail(std::string("the CUDA backend (libmpcrt-cuda) is not part "
-                            "of this build; use --backend=cpu") +
-                (config::haveCudaEmulation
-                     ? ", or --emulate-cuda to run its code on the host"
-                     : ""));
-  if (!amp.empty() && amp != "O0" && amp != "O1" && amp != "O2" && amp != "O3")
-    return fail("unknown --amp level '" + amp + "' (expected O0..O3)");
-  if (dtype != "f16" && dtype != "bf16")
-    return fail("unknown --dtype '" + dtype + "' (expected f16 or bf16)");
-  if (evalPrecision != "f32" && evalPrecision != "amp")
-    return fail("unknown --eval-precision '" + evalPrecision +
-                "' (expected f32 or amp)");
-  if (noEval && evalPrecision.getNumOccurrences() > 0)
-    return fail("--eval-precision and --no-eval contradict each other");
-  if (noFuse && fusionReport.getNumOccurrences() > 0)
-    return fail("--fusion-report and --no-fuse contradict each other");
-  if (noFuse && fuseAttention)
-    return fail("--fuse-attention and --no-fuse contradict each other");
-  if (noFuse && noRecomputeMoves)
-    return fail("--no-recompute-moves and --no-fuse contradict each other");
-  if (noFuse && noRowTransposes)
-    return fail("--no-row-transposes and --no-fuse contradict each other");
-  if (noFuse && noConcatConvs)
-    return fail("--no-concat-convs and --no-fuse contradict each other");
-  if (noFuse && keepProbabilities)
-    return fail("--keep-probabilities and --no-fuse contradict each other");
-  if (noFuse && noRecomputeInBackward)
-    return fail(
-        "--no-recompute-in-backward and --no-fuse contradict each other");
-  if (keepProbabilities && noRecomputeInBackward)
-    return fail("--no-recompute-in-backward and --keep-probabilities "
-                "contradict each other (kept probabilities are not computed "
-                "again)");
-  if (noFuse && noFuseWeightGradSums)
-    return fail(
-        "--no-fuse-weight-grad-sums and --no-fuse contradict each other");
-  if (arenaGuards.getNumOccurrences() > 0 &&
-      (arenaGuards < 1 || arenaGuards > (int64_t(1) << 30)))
-    return fail("--arena-guards must be between 1 and 1073741824 bytes, "
-                "got " +
-                std::to_string(arenaGuards));
-  if (opsPerPart < 0)
-    return fail("--ops-per-part must be 0 (one function) or positive, got " +
-                std::to_string(opsPerPart));
-  if (optLevel > 3)
-    return fail("-O must be 0, 1, 2 or 3, got " + std::to_string(optLevel));
-  if (outputFile.getNumOccurrences() == 0 && !printPipeline)
-    return fail("no output file: give -o FILE");
-  // The output's folder, checked before the compile rather than by the
-  // first file written into it (the object, OUT.o, named in that error).
-  if (!printPipeline && outputFile != "-") {
-    StringRef dir = llvm::sys::path::parent_path(outputFile.getValue());
-    if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
-      return fail("-o " + outputFile + ": the folder " + dir +
-                  " does not exist");
-  }
-  if (printPipeline) {
-    // Options that shape only what is written after the passes are left
-    // out of a printed pipeline; the user hears which, so a compile line
-    // with --print-pipeline added still prints, and says what it skipped.
-    std::string ignored;
-    for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &outputFile, &emit, &saveTemps, &optLevel, &emulateCuda,
-             &racecheck})
-      if (option->getNumOccurrences() > 0)
-        ignored += (ignored.empty() ? "-" : ", -") +
-                   std::string(option->ArgStr.size() > 1 ? "-" : "") +
-                   option->ArgStr.str();
-    if (!ignored.empty())
-      llvm::errs() << "mpc-compile: warning: --print-pipeline compiles "
-                      "nothing; ignored: "
-                   << ignored << " (they shape what is built after the "
-                   << "passes)\n";
-  }
-  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
-    return fail("unknown --emit '" + emit +
-                "' (expected mlir, llvm, obj or exe)");
-  // Options that only mean something with another one are not ignored.
-  for (auto [option, needs, name] :
-       {std::tuple<cl::Option *, bool, const char *>{&dtype, !amp.empty(),
-                                                     "--amp"},
-        {&precisionReport, !amp.empty(), "--amp"},
-        {&padForTensorCores, !amp.empty(), "--amp"},
-        {&optimizer, train, "--train"},
-        {&lossScaling, train, "--train"},
-        {&clipGradNorm, train, "--train"},
-        {&accumulate, train, "--train"},
-        {&evalPrecision, train, "--train"},
-        {&noEval, train, "--train"},
-        {&lossFunction, train, "--train"},
-        {&dataParallel, train, "--train"}})
-    if (option->getNumOccurrences() > 0 && !needs)
-      return fail("--" + option->ArgStr + " applies only with " + name +
-                  "; add " + name + " or drop it");
-  // O0 computes everything in f32: a low-precision type would be ignored.
-  if (amp == "O0" && dtype.getNumOccurrences() > 0)
-    return fail("--dtype applies only with --amp=O1, O2 or O3 (O0 computes "
-                "in f32); drop --dtype or pick a level that uses it");
-
-  bool parallel = dataParallel.getNumOccurrences() > 0;
-  if (links && parallel && backend == "cpu" && !config::haveMpi)
-    return fail("--data-parallel on the CPU backend needs MPI, which this "
-                "build did not find (install libopenmpi-dev and "
-                "reconfigure)");
-  if (racecheck && !emulateCuda)
-    return fail("--racecheck needs --emulate-cuda");
-  if (links && racecheck && StringRef(config::runtimeCudaRacecheckLibs).empty())
-    return fail("--racecheck: the race check of the CUDA emulation is not "
-                "part of this build (it is left out beside other "
-                "sanitizers)");
-  if (emulateCuda && backend != "cuda")
-    return fail("--emulate-cuda needs --backend=cuda");
-  if (links && emulateCuda && parallel &&
-      StringRef(config::commNcclEmulatedLib).empty())
-    return fail("--emulate-cuda --data-parallel needs NCCL's header "
-                "(nccl.h), which this build did not find");
-  if (links && parallel && backend == "cuda" && !emulateCuda &&
-      !config::haveNccl)
-    return fail("--data-parallel on the CUDA backend needs NCCL's header "
-                "(nccl.h), which this build did not find");
-
+/// Parses and verifies the input, runs the pipeline and translates the
+/// result to LLVM IR (`llvmModule`, in `llvmContext`), in an MLIR context
+/// of its own that is gone when this returns: with it go the module's
+/// copies of the weights (the parsed values and their flat arrays, twice
+/// the weights' size). An exit code where the compile ends here (an
+/// error, --print-pipeline, --emit=mlir), none to go on. `stem` names the
+/// temporary files.
+static std::optional<int> toLLVMIR(bool parallel, TimingScope &timeRoot,
+                                   llvm::LLVMContext &llvmContext,
+                                   std::unique_ptr<llvm::Module> &llvmModule,
+                                   std::string &stem) {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -652,6 +523,7 @@ int main(int argc, char **argv) {
   // An error names its op and location; the whole module is not printed.
   context.printOpOnDiagnostic(false);
 
+  TimingScope parseTime = timeRoot.nest("parsing and verification");
   std::string error;
   auto buffer = openInputFile(inputFile, &error);
   if (!buffer)
@@ -678,6 +550,7 @@ int main(int argc, char **argv) {
   }
   if (failed(verify(*module)))
     return 1;
+  parseTime.stop();
   // The names the training passes give the functions they add: taken
   // already, the passes' own errors would name their options, not ours.
   if (train && module->lookupSymbol(entry))
@@ -687,11 +560,6 @@ int main(int argc, char **argv) {
     return fail("the model already defines @eval_step, the name of the "
                 "evaluation step; rename it or pass --no-eval");
   nameArguments(*module, asmState);
-
-  // Timing of every phase (--timing): printed when `timer` goes.
-  DefaultTimingManager timer;
-  timer.setEnabled(timing);
-  TimingScope timeRoot = timer.getRootScope();
 
   // The pipeline, as mpc-opt's passes, each added on its own: a flag's
   // words reach only their pass (they cannot close its options and name
@@ -851,7 +719,7 @@ int main(int argc, char **argv) {
   passTime.stop();
   if (failed(checkRunnable(*module)))
     return 1;
-  std::string stem = outputFile;
+  stem = outputFile;
   if (saveTemps &&
       failed(writeFile(stem + ".mpc.mlir",
                        [&](llvm::raw_ostream &os) { module->print(os); })))
@@ -874,16 +742,170 @@ int main(int argc, char **argv) {
     return failed(writeFile(outputFile,
                             [&](llvm::raw_ostream &os) { module->print(os); }));
 
-  // LLVM IR, optimised for the host.
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  llvm::LLVMContext llvmContext;
   TimingScope translateTime = timeRoot.nest("translation to LLVM IR");
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext, "mpc-model");
+  llvmModule = translateModuleToLLVMIR(*module, llvmContext, "mpc-model");
   translateTime.stop();
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
+  return std::nullopt;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  mlir::mpc::registerMPCPasses();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "mpc-compile: compiles a training graph into a standalone training "
+      "executable\n");
+
+  if (backend != "cpu" && backend != "cuda")
+    return fail("unknown backend '" + backend + "' (expected cpu or cuda)");
+  // What this build lacks matters only to what it links: a printed
+  // pipeline needs none of it.
+  const bool links = !printPipeline;
+  if (links && emulateCuda && !config::haveCudaEmulation)
+    return fail("--emulate-cuda: the host emulation of the CUDA backend is "
+                "not part of this build (CUDA's headers were not found)");
+  if (links && backend == "cuda" && !config::haveCudaRuntime && !emulateCuda)
+    return fail(std::string("the CUDA backend (libmpcrt-cuda) is not part "
+                            "of this build; use --backend=cpu") +
+                (config::haveCudaEmulation
+                     ? ", or --emulate-cuda to run its code on the host"
+                     : ""));
+  if (!amp.empty() && amp != "O0" && amp != "O1" && amp != "O2" && amp != "O3")
+    return fail("unknown --amp level '" + amp + "' (expected O0..O3)");
+  if (dtype != "f16" && dtype != "bf16")
+    return fail("unknown --dtype '" + dtype + "' (expected f16 or bf16)");
+  if (evalPrecision != "f32" && evalPrecision != "amp")
+    return fail("unknown --eval-precision '" + evalPrecision +
+                "' (expected f32 or amp)");
+  if (noEval && evalPrecision.getNumOccurrences() > 0)
+    return fail("--eval-precision and --no-eval contradict each other");
+  if (noFuse && fusionReport.getNumOccurrences() > 0)
+    return fail("--fusion-report and --no-fuse contradict each other");
+  if (noFuse && fuseAttention)
+    return fail("--fuse-attention and --no-fuse contradict each other");
+  if (noFuse && noRecomputeMoves)
+    return fail("--no-recompute-moves and --no-fuse contradict each other");
+  if (noFuse && noRowTransposes)
+    return fail("--no-row-transposes and --no-fuse contradict each other");
+  if (noFuse && noConcatConvs)
+    return fail("--no-concat-convs and --no-fuse contradict each other");
+  if (noFuse && keepProbabilities)
+    return fail("--keep-probabilities and --no-fuse contradict each other");
+  if (noFuse && noRecomputeInBackward)
+    return fail(
+        "--no-recompute-in-backward and --no-fuse contradict each other");
+  if (keepProbabilities && noRecomputeInBackward)
+    return fail("--no-recompute-in-backward and --keep-probabilities "
+                "contradict each other (kept probabilities are not computed "
+                "again)");
+  if (noFuse && noFuseWeightGradSums)
+    return fail(
+        "--no-fuse-weight-grad-sums and --no-fuse contradict each other");
+  if (arenaGuards.getNumOccurrences() > 0 &&
+      (arenaGuards < 1 || arenaGuards > (int64_t(1) << 30)))
+    return fail("--arena-guards must be between 1 and 1073741824 bytes, "
+                "got " +
+                std::to_string(arenaGuards));
+  if (opsPerPart < 0)
+    return fail("--ops-per-part must be 0 (one function) or positive, got " +
+                std::to_string(opsPerPart));
+  if (optLevel > 3)
+    return fail("-O must be 0, 1, 2 or 3, got " + std::to_string(optLevel));
+  if (outputFile.getNumOccurrences() == 0 && !printPipeline)
+    return fail("no output file: give -o FILE");
+  // The output's folder, checked before the compile rather than by the
+  // first file written into it (the object, OUT.o, named in that error).
+  if (!printPipeline && outputFile != "-") {
+    StringRef dir = llvm::sys::path::parent_path(outputFile.getValue());
+    if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
+      return fail("-o " + outputFile + ": the folder " + dir +
+                  " does not exist");
+  }
+  if (printPipeline) {
+    // Options that shape only what is written after the passes are left
+    // out of a printed pipeline; the user hears which, so a compile line
+    // with --print-pipeline added still prints, and says what it skipped.
+    std::string ignored;
+    for (cl::Option *option : std::initializer_list<cl::Option *>{
+             &outputFile, &emit, &saveTemps, &optLevel, &emulateCuda,
+             &racecheck})
+      if (option->getNumOccurrences() > 0)
+        ignored += (ignored.empty() ? "-" : ", -") +
+                   std::string(option->ArgStr.size() > 1 ? "-" : "") +
+                   option->ArgStr.str();
+    if (!ignored.empty())
+      llvm::errs() << "mpc-compile: warning: --print-pipeline compiles "
+                      "nothing; ignored: "
+                   << ignored << " (they shape what is built after the "
+                   << "passes)\n";
+  }
+  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "exe")
+    return fail("unknown --emit '" + emit +
+                "' (expected mlir, llvm, obj or exe)");
+  // Options that only mean something with another one are not ignored.
+  for (auto [option, needs, name] :
+       {std::tuple<cl::Option *, bool, const char *>{&dtype, !amp.empty(),
+                                                     "--amp"},
+        {&precisionReport, !amp.empty(), "--amp"},
+        {&padForTensorCores, !amp.empty(), "--amp"},
+        {&optimizer, train, "--train"},
+        {&lossScaling, train, "--train"},
+        {&clipGradNorm, train, "--train"},
+        {&accumulate, train, "--train"},
+        {&evalPrecision, train, "--train"},
+        {&noEval, train, "--train"},
+        {&lossFunction, train, "--train"},
+        {&dataParallel, train, "--train"}})
+    if (option->getNumOccurrences() > 0 && !needs)
+      return fail("--" + option->ArgStr + " applies only with " + name +
+                  "; add " + name + " or drop it");
+  // O0 computes everything in f32: a low-precision type would be ignored.
+  if (amp == "O0" && dtype.getNumOccurrences() > 0)
+    return fail("--dtype applies only with --amp=O1, O2 or O3 (O0 computes "
+                "in f32); drop --dtype or pick a level that uses it");
+
+  bool parallel = dataParallel.getNumOccurrences() > 0;
+  if (links && parallel && backend == "cpu" && !config::haveMpi)
+    return fail("--data-parallel on the CPU backend needs MPI, which this "
+                "build did not find (install libopenmpi-dev and "
+                "reconfigure)");
+  if (racecheck && !emulateCuda)
+    return fail("--racecheck needs --emulate-cuda");
+  if (links && racecheck && StringRef(config::runtimeCudaRacecheckLibs).empty())
+    return fail("--racecheck: the race check of the CUDA emulation is not "
+                "part of this build (it is left out beside other "
+                "sanitizers)");
+  if (emulateCuda && backend != "cuda")
+    return fail("--emulate-cuda needs --backend=cuda");
+  if (links && emulateCuda && parallel &&
+      StringRef(config::commNcclEmulatedLib).empty())
+    return fail("--emulate-cuda --data-parallel needs NCCL's header "
+                "(nccl.h), which this build did not find");
+  if (links && parallel && backend == "cuda" && !emulateCuda &&
+      !config::haveNccl)
+    return fail("--data-parallel on the CUDA backend needs NCCL's header "
+                "(nccl.h), which this build did not find");
+
+  // Timing of every phase (--timing): printed when `timer` goes.
+  DefaultTimingManager timer;
+  timer.setEnabled(timing);
+  TimingScope timeRoot = timer.getRootScope();
+
+  // LLVM IR, optimised for the host. Its context goes after code
+  // generation: the weights' constant array with it.
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto llvmContext = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvmModule;
+  std::string stem;
+  if (std::optional<int> rc =
+          toLLVMIR(parallel, timeRoot, *llvmContext, llvmModule, stem))
+    return *rc;
+  std::string error;
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
@@ -937,6 +959,9 @@ int main(int argc, char **argv) {
     codegen.run(*llvmModule);
     object.keep();
   }
+  // The object holds everything now; the link needs the memory more.
+  llvmModule.reset();
+  llvmContext.reset();
   if (emit == "obj")
     return 0;
 
