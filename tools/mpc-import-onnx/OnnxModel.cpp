@@ -13,7 +13,12 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA1.h"
+
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -23,6 +28,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -142,17 +148,45 @@ bool parseByteCount(const std::string &text, uint64_t &out) {
   return out <= (uint64_t(1) << 62);
 }
 
+/// The SHA-1 of the file at `path` (whose stat() is `status`) in
+/// lower-case hex, each file hashed once (a model's tensors often share
+/// one file) unless its size or time of change differ; "" when it cannot
+/// be read.
+std::string fileSha1(const std::string &path, const struct stat &status) {
+  static std::map<std::string, std::string> digests;
+  std::string key = path + '\0' + std::to_string(status.st_size) + '\0' +
+                    std::to_string(status.st_mtim.tv_sec) + '.' +
+                    std::to_string(status.st_mtim.tv_nsec);
+  auto it = digests.find(key);
+  if (it != digests.end())
+    return it->second;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "";
+  llvm::SHA1 sha;
+  std::vector<char> chunk(1 << 20);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    sha.update(llvm::StringRef(chunk.data(), static_cast<size_t>(in.gcount())));
+  }
+  if (in.bad())
+    return "";
+  std::array<uint8_t, 20> digest = sha.final();
+  return digests[key] = llvm::toHex(digest, /*LowerCase=*/true);
+}
+
 /// Reads the data of `t`, which ONNX's external data format keeps in a
-/// file (the entries location, offset, length; checksum is not verified),
-/// into `bytes`. `location` must stay below `folder` (the model's): a
-/// relative path without "..", as ONNX's checker requires since 1.13.
+/// file (the entries location, offset, length and checksum: the SHA-1 of
+/// the whole file, checked where given), into `bytes`. `location` must stay
+/// below `folder` (the model's): a relative path without "..", as ONNX's
+/// checker requires since 1.13.
 std::string readExternal(const onnx::TensorProto &t, const std::string &folder,
                          std::vector<char> &bytes) {
   const std::string what =
       t.name().empty() ? "the tensor" : "tensor '" + t.name() + "'";
-  std::string location;
+  std::string location, checksum;
   uint64_t offset = 0, length = 0;
-  bool haveLocation = false, haveLength = false;
+  bool haveLocation = false, haveLength = false, haveChecksum = false;
   std::set<std::string> seen;
   for (const auto &e : t.external_data()) {
     if (!seen.insert(e.key()).second)
@@ -168,10 +202,15 @@ std::string readExternal(const onnx::TensorProto &t, const std::string &folder,
         offset = value;
       else
         length = value, haveLength = true;
-    } else if (e.key() != "checksum") {
+    } else if (e.key() == "checksum") {
+      checksum = e.value(), haveChecksum = true;
+      if (checksum.size() != 40 || !llvm::all_of(checksum, llvm::isHexDigit))
+        return what + ": its external data's checksum '" + checksum +
+               "' is not a SHA-1 digest (40 hex digits)";
+    } else {
       return what + ": its external data has the entry '" + e.key() +
-             "', which mpc does not know (it reads location, offset and "
-             "length)";
+             "', which mpc does not know (it reads location, offset, "
+             "length and checksum)";
     }
   }
   if (!haveLocation || location.empty())
@@ -241,6 +280,15 @@ std::string readExternal(const onnx::TensorProto &t, const std::string &folder,
            (haveLength ? std::string() : ", to its end") + "); its shape " +
            (shape.empty() ? std::string("(a scalar)") : shape) + " of " +
            element + " needs " + std::to_string(need);
+  }
+  if (haveChecksum) {
+    std::string digest = fileSha1(file, status);
+    if (digest.empty())
+      return what + ": cannot read its external data file '" + file + "'";
+    if (!llvm::StringRef(digest).equals_insensitive(checksum))
+      return what + ": its external data file '" + file + "' has SHA-1 " +
+             digest + ", not the model's checksum " + checksum +
+             " (the file is not the one the model was saved with)";
   }
   bytes.assign(static_cast<size_t>(need), 0);
   in.seekg(static_cast<std::streamoff>(offset));
