@@ -54,19 +54,27 @@ static std::string safetensorsDtype(StringRef dtype) {
 Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
                                    const char *state, int64_t worldSize,
                                    DataPosition position) {
-  std::string data;
+  // The data are the globals in order, written and summed straight from
+  // the state: no copy of them (a whole state's worth, more while it
+  // grew) is made here.
   llvm::json::Object header;
+  int64_t end = 0;
   for (const TensorInfo &g : model.globals) {
     llvm::json::Array shape;
     for (int64_t d : g.shape)
       shape.push_back(d);
-    int64_t begin = data.size();
-    data.append(state + g.offset, g.bytes);
-    header[g.name] = llvm::json::Object{
-        {"dtype", safetensorsDtype(g.dtype)},
-        {"shape", std::move(shape)},
-        {"data_offsets", llvm::json::Array{begin, int64_t(data.size())}}};
+    int64_t begin = end;
+    end += g.bytes;
+    header[g.name] =
+        llvm::json::Object{{"dtype", safetensorsDtype(g.dtype)},
+                           {"shape", std::move(shape)},
+                           {"data_offsets", llvm::json::Array{begin, end}}};
   }
+  auto dataOf = [&](const TensorInfo &g) {
+    return llvm::ArrayRef<uint8_t>(
+        reinterpret_cast<const uint8_t *>(state + g.offset),
+        static_cast<size_t>(g.bytes));
+  };
   llvm::json::Object meta{{"format", "mpc"},
                           {"mpc.entry", model.entry},
                           {"mpc.crc32", kCrcPlaceholder}};
@@ -83,8 +91,14 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
   char size[8];
   for (int i = 0; i < 8; ++i)
     size[i] = char(uint64_t(json.size()) >> (8 * i));
-  std::string crc = llvm::utohexstr(fileCrc(StringRef(size, 8), json, data),
-                                    /*LowerCase=*/true);
+  // (zlib's CRC of a null buffer is its initial value, not the CRC so
+  // far: an empty global adds nothing.)
+  uint32_t sum = llvm::crc32(llvm::arrayRefFromStringRef(StringRef(size, 8)));
+  sum = llvm::crc32(sum, llvm::arrayRefFromStringRef(json));
+  for (const TensorInfo &g : model.globals)
+    if (g.bytes > 0)
+      sum = llvm::crc32(sum, dataOf(g));
+  std::string crc = llvm::utohexstr(sum, /*LowerCase=*/true);
   crc.insert(0, 8 - crc.size(), '0');
   size_t at = json.find(kCrcPlaceholder);
   json.replace(at, crc.size(), crc);
@@ -99,7 +113,8 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os.write(size, 8);
     os << json;
-    os.write(data.data(), data.size());
+    for (const TensorInfo &g : model.globals)
+      os.write(state + g.offset, static_cast<size_t>(g.bytes));
     os.flush();
     if (os.has_error() || ::fsync(fd) != 0) {
       std::string message = os.error().message();
