@@ -101,6 +101,14 @@ static std::string placeholder(mlir::Operation *op, const Graph &graph,
   return "";
 }
 
+/// Gives `op` the value `bytes` of `type`.
+static void setValue(mlir::Operation *op, mlir::ShapedType type,
+                     const std::vector<char> &bytes) {
+  op->setAttr("value",
+              mlir::DenseElementsAttr::getFromRawBuffer(
+                  type, llvm::ArrayRef<char>(bytes.data(), bytes.size())));
+}
+
 std::string mpc::onnx_import::fillWeights(mlir::ModuleOp module,
                                           const Graph &graph) {
   std::string error;
@@ -112,10 +120,7 @@ std::string mpc::onnx_import::fillWeights(mlir::ModuleOp module,
     if (error = placeholder(op, graph, i, type); !error.empty())
       return;
     op->removeAttr(kWeightMarker);
-    const std::vector<char> &bytes = graph.initializers[i].bytes;
-    op->setAttr("value",
-                mlir::DenseElementsAttr::getFromRawBuffer(
-                    type, llvm::ArrayRef<char>(bytes.data(), bytes.size())));
+    setValue(op, type, graph.initializers[i].bytes);
   });
   return error;
 }
@@ -151,9 +156,7 @@ std::string mpc::onnx_import::placeWeights(mlir::ModuleOp module,
     op->removeAttr(kWeightMarker);
     const std::vector<char> &bytes = graph.initializers[i].bytes;
     if (!printedAsHex(bytes, type)) {
-      op->setAttr("value",
-                  mlir::DenseElementsAttr::getFromRawBuffer(
-                      type, llvm::ArrayRef<char>(bytes.data(), bytes.size())));
+      setValue(op, type, bytes);
       return;
     }
     // A resource without data: the printer writes its key, and nothing
@@ -200,13 +203,8 @@ void mpc::onnx_import::printWithWeights(mlir::ModuleOp module,
       if (!value)
         return;
       for (const auto &[key, i] : keys)
-        if (key == value.getRawHandle().getKey()) {
-          const std::vector<char> &bytes = graph.initializers[i].bytes;
-          op->setAttr("value",
-                      mlir::DenseElementsAttr::getFromRawBuffer(
-                          value.getType(),
-                          llvm::ArrayRef<char>(bytes.data(), bytes.size())));
-        }
+        if (key == value.getRawHandle().getKey())
+          setValue(op, value.getType(), graph.initializers[i].bytes);
     });
     module->print(os, flags);
     return;
