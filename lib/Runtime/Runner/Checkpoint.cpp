@@ -37,12 +37,17 @@ using llvm::StringRef;
 /// The CRC's value while it is computed: eight hex digits, all zero.
 static constexpr const char *kCrcPlaceholder = "00000000";
 
+/// The CRC-32 `crc` continued over `bytes`. zlib's CRC of a null buffer
+/// is its initial value, not the CRC so far: empty bytes add nothing.
+static uint32_t crcOver(uint32_t crc, StringRef bytes) {
+  return bytes.empty() ? crc
+                       : llvm::crc32(crc, llvm::arrayRefFromStringRef(bytes));
+}
+
 /// CRC-32 of the size field, the header (with the CRC as the placeholder)
 /// and the data.
 static uint32_t fileCrc(StringRef size, StringRef header, StringRef data) {
-  uint32_t crc = llvm::crc32(llvm::arrayRefFromStringRef(size));
-  crc = llvm::crc32(crc, llvm::arrayRefFromStringRef(header));
-  return llvm::crc32(crc, llvm::arrayRefFromStringRef(data));
+  return crcOver(crcOver(crcOver(0, size), header), data);
 }
 
 static std::string safetensorsDtype(StringRef dtype) {
@@ -70,11 +75,6 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
                            {"shape", std::move(shape)},
                            {"data_offsets", llvm::json::Array{begin, end}}};
   }
-  auto dataOf = [&](const TensorInfo &g) {
-    return llvm::ArrayRef<uint8_t>(
-        reinterpret_cast<const uint8_t *>(state + g.offset),
-        static_cast<size_t>(g.bytes));
-  };
   llvm::json::Object meta{{"format", "mpc"},
                           {"mpc.entry", model.entry},
                           {"mpc.crc32", kCrcPlaceholder}};
@@ -91,13 +91,9 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
   char size[8];
   for (int i = 0; i < 8; ++i)
     size[i] = char(uint64_t(json.size()) >> (8 * i));
-  // (zlib's CRC of a null buffer is its initial value, not the CRC so
-  // far: an empty global adds nothing.)
-  uint32_t sum = llvm::crc32(llvm::arrayRefFromStringRef(StringRef(size, 8)));
-  sum = llvm::crc32(sum, llvm::arrayRefFromStringRef(json));
+  uint32_t sum = fileCrc(StringRef(size, 8), json, StringRef());
   for (const TensorInfo &g : model.globals)
-    if (g.bytes > 0)
-      sum = llvm::crc32(sum, dataOf(g));
+    sum = crcOver(sum, StringRef(state + g.offset, g.bytes));
   std::string crc = llvm::utohexstr(sum, /*LowerCase=*/true);
   crc.insert(0, 8 - crc.size(), '0');
   size_t at = json.find(kCrcPlaceholder);

@@ -67,7 +67,8 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
            << "; integer splats are stored expanded, at most "
            << kMaxExpandedSplatBytes << " bytes";
   // LLVM arrays are one-dimensional: the data goes flat.
-  auto [data, flatElement] = flatConstant(dense, type);
+  Attribute data;
+  Type flatElement;
   if (element.isInteger(1)) { // bytes, as the runtime stores masks
     SmallVector<int8_t> bytes;
     for (bool v : dense.getValues<bool>())
@@ -76,6 +77,8 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
     data = DenseElementsAttr::get(
         RankedTensorType::get({type.getNumElements()}, flatElement),
         ArrayRef(bytes));
+  } else {
+    std::tie(data, flatElement) = flatConstant(dense, type);
   }
   // Splats are stored expanded: kernels read every element.
   if (dense.isSplat())

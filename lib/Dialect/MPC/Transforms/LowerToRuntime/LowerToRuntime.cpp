@@ -873,15 +873,18 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
       continue;
     }
     // LLVM arrays are one-dimensional: the data goes flat.
-    auto [data, llvmElement] = flatConstant(dense, type);
+    Attribute data;
+    Type llvmElement;
     if (element.isInteger(1)) {
       SmallVector<int8_t> bytes;
       for (bool v : dense.getValues<bool>())
         bytes.push_back(v);
-      data = DenseElementsAttr::get(
-          RankedTensorType::get({type.getNumElements()}, b.getI8Type()),
-          ArrayRef(bytes));
       llvmElement = b.getI8Type();
+      data = DenseElementsAttr::get(
+          RankedTensorType::get({type.getNumElements()}, llvmElement),
+          ArrayRef(bytes));
+    } else {
+      std::tie(data, llvmElement) = flatConstant(dense, type);
     }
     StringRef symbol = symbols.constant(
         "__mpc_init_", data,

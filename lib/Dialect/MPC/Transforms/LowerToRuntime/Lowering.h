@@ -87,9 +87,10 @@ inline constexpr int64_t kMaxExpandedSplatBytes = 16 << 20;
 /// threshold for large data, too.
 inline constexpr int64_t kByteArrayFrom = 64 << 10;
 
-/// The value of the flat LLVM array holding `dense` (of `type`, not a
-/// splat, booleans already bytes) and the array's element type: its
-/// elements, or its bytes from kByteArrayFrom on.
+/// The value of the flat LLVM array holding `dense` (of `type`, not
+/// booleans: their bytes are made apart) and the array's element type:
+/// its elements, or its bytes from kByteArrayFrom on (splats: their
+/// elements).
 std::pair<Attribute, Type> flatConstant(DenseElementsAttr dense,
                                         RankedTensorType type);
 
