@@ -423,6 +423,18 @@ public:
     }
     return bits >> (i % 4) & 1;
   }
+  /// The keep bits of group q's four elements 4q .. 4q + 3 (bit e:
+  /// element 4q + e) from one Philox call; all four at p = 0. Where a
+  /// kernel's group of four is a Philox group (its first element a
+  /// multiple of 4), one call site instead of operator()'s four: each of
+  /// those is a copy of the Philox rounds in the kernel's code.
+  MPCRT_HD uint32_t group(uint64_t q) const {
+    if (p == 0)
+      return 0xF;
+    uint32_t words[4];
+    dropoutWords(seed, step, q, words);
+    return keepBitsOf(words, threshold);
+  }
 
 private:
   double p;

@@ -98,14 +98,85 @@ __device__ void loadParams(mpcrt_dtype dtype, const void *p, int64_t c0, int n,
   });
 }
 
+/// Gamma and beta as a layer norm's rows read them, up to four
+/// neighbouring elements at a time in the accumulator type A, from global
+/// memory in their own type: a switch over the parameter types at every
+/// access (each case a copy of the access in the kernel's code).
+template <typename A> struct GlobalParams {
+  mpcrt_dtype dtype;
+  const void *gamma, *beta;
+  __device__ void gammaAt(int64_t c0, int n, A (&v)[4]) const {
+    loadParams(dtype, gamma, c0, n, v);
+  }
+  __device__ void betaAt(int64_t c0, int n, A (&v)[4]) const {
+    loadParams(dtype, beta, c0, n, v);
+  }
+};
+
+/// Gamma and beta as GlobalParams gives them, from copies in A that the
+/// block staged in shared memory (stageParams): no switch in the rows'
+/// loops. Groups start at multiples of 4 (forGroups), and a whole group
+/// of f32 is one 16-byte access.
+template <typename A> struct StagedParams {
+  const A *gamma, *beta;
+  __device__ static void at(const A *p, int64_t c0, int n, A (&v)[4]) {
+    if constexpr (sizeof(A) == 4) {
+      Vec<A, 4> g = loadVec<4>(p, c0, true, n);
+      for (int e = 0; e < n; ++e)
+        v[e] = g.v[e];
+    } else {
+      for (int e = 0; e < n; ++e)
+        v[e] = p[c0 + e];
+    }
+  }
+  __device__ void gammaAt(int64_t c0, int n, A (&v)[4]) const {
+    at(gamma, c0, n, v);
+  }
+  __device__ void betaAt(int64_t c0, int n, A (&v)[4]) const {
+    at(beta, c0, n, v);
+  }
+};
+
+/// Calls f(params) with a layer norm kernel's gamma and beta (beta null
+/// where the kernel does not read it) as its rows read them. Where a warp
+/// takes a row (Warp: rows of at most kWarpRowLimit elements), the block
+/// first stages them in shared memory in A (StagedParams: every thread
+/// takes part, then a barrier; converted as loadParams converts them).
+/// Read with a switch at every access instead (GlobalParams), the f16
+/// warp kernels' code was four times as long: 6586 lines of PTX against
+/// 1588 for the layer norm backward's row kernel, its instruction cache
+/// missed, and its build took twice as long. Rows of a block each keep
+/// GlobalParams: their length has no bound that shared memory takes.
+template <bool Warp, typename A, typename F>
+__device__ void withParams(mpcrt_dtype dtype, const void *gamma,
+                           const void *beta, int64_t cols, F f) {
+  if constexpr (Warp) {
+    __shared__ __align__(16) A staged[2][kWarpRowLimit];
+    dispatch(dtype, [&](auto *t) {
+      using P = MPCRT_TYPE(t);
+      auto *g = static_cast<const P *>(gamma),
+           *b = static_cast<const P *>(beta);
+      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+        staged[0][c] = static_cast<A>(Storage<P>::load(g[c]));
+        if (b)
+          staged[1][c] = static_cast<A>(Storage<P>::load(b[c]));
+      }
+    });
+    __syncthreads();
+    f(StagedParams<A>{staged[0], staged[1]});
+  } else {
+    f(GlobalParams<A>{dtype, gamma, beta});
+  }
+}
+
 /// Row `r` of a layer norm by a team (RowTeam: the block, or a warp for
 /// rows of up to 1024 elements): two-pass statistics of `row`, y. Each
 /// thread takes four neighbouring elements at a time (Vector: as
 /// withGroupsOf, a full group as one access; the same groups and order
 /// either way).
-template <typename Team, bool Vector, typename T, typename Stat>
-__device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
-                             const void *gamma, const void *beta, T *y,
+template <typename Team, bool Vector, typename T, typename Stat,
+          typename Params>
+__device__ void layerNormRow(const T *row, const Params &params, T *y,
                              Stat *mean, Stat *rstd, int64_t r, int64_t cols,
                              double epsilon) {
   using S = Storage<T>;
@@ -134,8 +205,8 @@ __device__ void layerNormRow(const T *row, mpcrt_dtype paramDtype,
   forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
     Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
     A g[4], b[4];
-    loadParams(paramDtype, gamma, c0, n, g);
-    loadParams(paramDtype, beta, c0, n, b);
+    params.gammaAt(c0, n, g);
+    params.betaAt(c0, n, b);
     Vec<T, 4> out;
     for (int e = 0; e < n; ++e)
       out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * g[e] + b[e]);
@@ -160,9 +231,12 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
                     const void *beta, T *y, Stat *mean, Stat *rstd,
                     int64_t rows, int64_t cols, double epsilon) {
   using Team = RowTeam<Warp>;
-  for (int64_t r = Team::first(); r < rows; r += Team::stride())
-    layerNormRow<Team, Vector>(x + r * cols, paramDtype, gamma, beta, y, mean,
-                               rstd, r, cols, epsilon);
+  using A = typename Storage<T>::Acc;
+  withParams<Warp, A>(paramDtype, gamma, beta, cols, [&](const auto &params) {
+    for (int64_t r = Team::first(); r < rows; r += Team::stride())
+      layerNormRow<Team, Vector>(x + r * cols, params, y, mean, rstd, r, cols,
+                                 epsilon);
+  });
 }
 
 /// mpc.add_layer_norm, a block per row or (Warp) a warp per row: the sum
@@ -181,25 +255,30 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
   using Team = RowTeam<Warp>;
   A scale = static_cast<A>(1 / (1 - p));
   formulas::KeepBits keep(p, seed, *step);
-  for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
-    T *row = sum + r * cols;
-    const T *res = residual + (r % residualRows) * cols;
-    forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
-      int64_t i0 = r * cols + c0;
-      Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
-                rs = loadVec<4>(res, c0, Vector, n), out;
-      for (int e = 0; e < n; ++e) {
-        A d = p == 0         ? S::load(xs.v[e])
-              : keep(i0 + e) ? S::load(S::store(S::load(xs.v[e]) * scale))
-                             : A(0);
-        out.v[e] = S::store(d + S::load(rs.v[e]));
-      }
-      storeVec(row, c0, Vector, out, n);
-    });
-    Team::sync(); // layerNormRow reads the other threads' sums
-    layerNormRow<Team, Vector>(static_cast<const T *>(row), paramDtype, gamma,
-                               beta, y, mean, rstd, r, cols, epsilon);
-  }
+  withParams<Warp, A>(paramDtype, gamma, beta, cols, [&](const auto &params) {
+    for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
+      T *row = sum + r * cols;
+      const T *res = residual + (r % residualRows) * cols;
+      forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
+        int64_t i0 = r * cols + c0;
+        Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
+                  rs = loadVec<4>(res, c0, Vector, n), out;
+        // Whole groups (Vector) start at multiples of 4: a Philox group each.
+        uint32_t bits = Vector ? keep.group(static_cast<uint64_t>(i0) / 4) : 0;
+        for (int e = 0; e < n; ++e) {
+          bool kept = Vector ? (bits >> e & 1) != 0 : keep(i0 + e);
+          A d = p == 0 ? S::load(xs.v[e])
+                : kept ? S::load(S::store(S::load(xs.v[e]) * scale))
+                       : A(0);
+          out.v[e] = S::store(d + S::load(rs.v[e]));
+        }
+        storeVec(row, c0, Vector, out, n);
+      });
+      Team::sync(); // layerNormRow reads the other threads' sums
+      layerNormRow<Team, Vector>(static_cast<const T *>(row), params, y, mean,
+                                 rstd, r, cols, epsilon);
+    }
+  });
 }
 
 /// No parameter-gradient terms taken (layerNormBackwardRow's default).
@@ -214,12 +293,12 @@ struct NoParamTerms {
 /// element's parameter-gradient terms, dy and xhat, go to terms(g, e, dy,
 /// xhat) (g the group's ordinal, forGroupsIndexed's; e the element's in
 /// it), from the same loads.
-template <typename Team, bool Vector, typename T, typename Stat, typename Emit,
-          typename Terms = NoParamTerms>
+template <typename Team, bool Vector, typename T, typename Stat,
+          typename Params, typename Emit, typename Terms = NoParamTerms>
 __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
-                                     const Stat *rstd, mpcrt_dtype paramDtype,
-                                     const void *gamma, int64_t r, int64_t cols,
-                                     Emit emit, Terms terms = {}) {
+                                     const Stat *rstd, const Params &params,
+                                     int64_t r, int64_t cols, Emit emit,
+                                     Terms terms = {}) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
@@ -229,7 +308,7 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
     A g[4];
-    loadParams(paramDtype, gamma, c0, k, g);
+    params.gammaAt(c0, k, g);
     for (int e = 0; e < k; ++e) {
       A xhat = (S::load(xs.v[e]) - mu) * inv;
       A gdy = g[e] * S::load(ds.v[e]);
@@ -248,7 +327,7 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
     Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
               ds = loadVec<4>(dy, i0, Vector, k);
     A g[4], v[4];
-    loadParams(paramDtype, gamma, c0, k, g);
+    params.gammaAt(c0, k, g);
     for (int e = 0; e < k; ++e) {
       A xhat = (S::load(xs.v[e]) - mu) * inv;
       A d = S::load(ds.v[e]);
@@ -287,10 +366,13 @@ template <typename T, bool Vector> struct StoreAddGradients {
     Vec<T, 4> ds, res, out;
     if (dsum)
       ds = loadVec<4>(dsum, i0, Vector, n);
+    // Whole groups (Vector) start at multiples of 4: a Philox group each.
+    uint32_t bits = Vector ? keep.group(static_cast<uint64_t>(i0) / 4) : 0;
     for (int e = 0; e < n; ++e) {
       A g = dsum ? v[e] + S::load(ds.v[e]) : v[e];
+      bool kept = Vector ? (bits >> e & 1) != 0 : keep(i0 + e);
       res.v[e] = S::store(g);
-      out.v[e] = S::store(keep(i0 + e) ? (p == 0 ? g : g * scale) : A(0));
+      out.v[e] = S::store(kept ? (p == 0 ? g : g * scale) : A(0));
     }
     storeVec(dresidual, i0, Vector, res, n);
     storeVec(dx, i0, Vector, out, n);
@@ -326,10 +408,14 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
                             const void *gamma, Emits emits, int64_t rows,
                             int64_t cols) {
   using Team = RowTeam<Warp>;
+  using A = typename Storage<T>::Acc;
   auto emit = emits.make();
-  for (int64_t r = Team::first(); r < rows; r += Team::stride())
-    layerNormBackwardRow<Team, Vector>(dy, x, mean, rstd, paramDtype, gamma, r,
-                                       cols, emit);
+  withParams<Warp, A>(
+      paramDtype, gamma, nullptr, cols, [&](const auto &params) {
+        for (int64_t r = Team::first(); r < rows; r += Team::stride())
+          layerNormBackwardRow<Team, Vector>(dy, x, mean, rstd, params, r, cols,
+                                             emit);
+      });
 }
 
 /// The blocks the row kernel of a layer norm backward with its parameter
@@ -380,15 +466,18 @@ __global__ void __launch_bounds__(kThreads, 2) layerNormBackwardSumsKernel(
   const int warp = threadIdx.x / 32;
   const int64_t r0 = blockIdx.x * rowsPerBlock;
   const int64_t r1 = r0 + rowsPerBlock < rows ? r0 + rowsPerBlock : rows;
-  for (int64_t r = r0 + warp; r < r1; r += kWarps)
-    layerNormBackwardRow<Team, true>(
-        dy, x, mean, rstd, paramDtype, gamma, r, cols, emit,
-        [&](int g, int e, A d, A xhat) {
-          if (g < Groups) { // always: cols <= 128 Groups
-            gammaSums[g][e] += d * xhat;
-            betaSums[g][e] += d;
-          }
-        });
+  withParams<true, A>(paramDtype, gamma, nullptr, cols,
+                      [&](const auto &params) {
+                        for (int64_t r = r0 + warp; r < r1; r += kWarps)
+                          layerNormBackwardRow<Team, true>(
+                              dy, x, mean, rstd, params, r, cols, emit,
+                              [&](int g, int e, A d, A xhat) {
+                                if (g < Groups) { // always: cols <= 128 Groups
+                                  gammaSums[g][e] += d * xhat;
+                                  betaSums[g][e] += d;
+                                }
+                              });
+                      });
   __shared__ A upper[2][kWarps / 2][kWarpRowLimit];
   for (int half = kWarps / 2; half > 0; half /= 2) {
     if (warp >= half && warp < 2 * half)
