@@ -127,6 +127,26 @@ template <typename A, int K, typename Combine> struct FoldByCombining {
 /// What a load whose terms need nothing per column reads once per thread.
 struct NoColumnValues {};
 
+/// The rows' loads columnPartials (below) has in flight a thread (U, below):
+/// Load::kRowsInFlight where a load declares it, else 4 where a row's
+/// terms take at most 8 values of a thread, 2 beyond.
+template <typename Load, int N, int K, typename = void>
+constexpr int kRowsInFlight = N * K <= 8 ? 4 : 2;
+template <typename Load, int N, int K>
+constexpr int
+    kRowsInFlight<Load, N, K, std::void_t<decltype(Load::kRowsInFlight)>> =
+        N > 1 ? Load::kRowsInFlight : 4;
+
+/// Whether a load caps pass 1's registers: Load::kMinBlocks
+/// blocks of kThreads a multiprocessor (at most 65536 / (kThreads *
+/// kMinBlocks) registers), the kernel's bounded instance; others take its
+/// instance without bounds, as ptxas sizes it.
+template <typename Load, typename = void>
+constexpr bool kBoundedPartials = false;
+template <typename Load>
+constexpr bool kBoundedPartials<Load, std::void_t<decltype(Load::kMinBlocks)>> =
+    true;
+
 /// Pass 1: block (tile, chunk, o) reduces its columns over its rows: each
 /// thread N columns of every rowLanes-th row (fold), then each column's
 /// row lanes in order (combine). load.column<N>(o, col, whole) reads what
@@ -136,9 +156,9 @@ struct NoColumnValues {};
 /// of row r.
 template <typename A, int K, int N, typename Load, typename Combine,
           typename Fold>
-__global__ void columnPartialsKernel(Load load, Combine combine, Fold folder,
-                                     Partial<A, K> init, ColumnPlan p,
-                                     Partial<A, K> *partials) {
+__device__ void columnPartials(Load load, Combine combine, Fold folder,
+                               Partial<A, K> init, ColumnPlan p,
+                               Partial<A, K> *partials) {
   __shared__ Partial<A, K> lanes[kThreads * N]; // [row lane][lane][k]
   int lane = threadIdx.x % p.lanes, rowLane = threadIdx.x / p.lanes;
   int64_t first = blockIdx.x * p.tileCols(), col = first + lane * N;
@@ -153,7 +173,7 @@ __global__ void columnPartialsKernel(Load load, Combine combine, Fold folder,
   // U rows' loads are issued before their terms are folded (in row order,
   // as one row at a time would): a loop that loaded a row and folded it
   // before loading the next kept one load per thread in flight.
-  constexpr int U = N * K <= 8 ? 4 : 2;
+  constexpr int U = kRowsInFlight<Load, N, K>;
   // The rows' loops once for each value of p.whole, so that no branch on
   // it is left in them: behind one, the compiler kept a load's per-column
   // values (a batch norm's mean and invstd) in the loop instead of
@@ -174,24 +194,31 @@ __global__ void columnPartialsKernel(Load load, Combine combine, Fold folder,
       for (int k = 0; k < N; ++k)
         state[k] = folder.start(t[k]);
     }
-    for (; r + (U - 1) * step < r1; r += U * step) {
-      Partial<A, K> t[U][N];
+    // V rows' loads at a time, then their terms folded in row order.
+    auto rows = [&](auto batch) {
+      constexpr int V = decltype(batch)::value;
+      for (; r + (V - 1) * step < r1; r += V * step) {
+        Partial<A, K> t[V][N];
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-        load.template terms<N>(o, r + u * step, col, whole.value, column, t[u]);
+        for (int u = 0; u < V; ++u)
+          load.template terms<N>(o, r + u * step, col, whole.value, column,
+                                 t[u]);
 #pragma unroll
-      for (int u = 0; u < U; ++u)
+        for (int u = 0; u < V; ++u)
 #pragma unroll
-        for (int k = 0; k < N; ++k)
-          folder.add(state[k], t[u][k]);
+          for (int k = 0; k < N; ++k)
+            folder.add(state[k], t[u][k]);
+      }
+    };
+    rows(std::integral_constant<int, U>());
+    // Past U = 4, the last rows (fewer than U) 4 and 2 at a time before
+    // one at a time: a thread of 4 to 7 rows took a load's latency for
+    // each.
+    if constexpr (U > 4) {
+      rows(std::integral_constant<int, 4>());
+      rows(std::integral_constant<int, 2>());
     }
-    for (; r < r1; r += step) {
-      Partial<A, K> t[N];
-      load.template terms<N>(o, r, col, whole.value, column, t);
-#pragma unroll
-      for (int k = 0; k < N; ++k)
-        folder.add(state[k], t[k]);
-    }
+    rows(std::integral_constant<int, 1>());
 #pragma unroll
     for (int k = 0; k < N; ++k)
       acc[k] = folder.partial(state[k]);
@@ -213,6 +240,24 @@ __global__ void columnPartialsKernel(Load load, Combine combine, Fold folder,
       sum = combine(sum, lanes[y * p.tileCols() + threadIdx.x]);
     partials[(chunk * p.outer + o) * p.cols + mine] = sum;
   }
+}
+
+/// Pass 1 as a kernel: without launch bounds, or (kBoundedPartials) with
+/// the load's.
+template <typename A, int K, int N, typename Load, typename Combine,
+          typename Fold>
+__global__ void columnPartialsKernel(Load load, Combine combine, Fold folder,
+                                     Partial<A, K> init, ColumnPlan p,
+                                     Partial<A, K> *partials) {
+  columnPartials<A, K, N>(load, combine, folder, init, p, partials);
+}
+template <typename A, int K, int N, typename Load, typename Combine,
+          typename Fold>
+__global__ void __launch_bounds__(kThreads, Load::kMinBlocks)
+    boundedColumnPartialsKernel(Load load, Combine combine, Fold folder,
+                                Partial<A, K> init, ColumnPlan p,
+                                Partial<A, K> *partials) {
+  columnPartials<A, K, N>(load, combine, folder, init, p, partials);
 }
 
 /// Pass 2 with few chunks: a thread per column, its chunks in order,
@@ -342,12 +387,19 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine, Fold fold,
   ColumnPlan plan = p;
   plan.whole = load.aligned();
   constexpr int kWide = 16 / sizeof(typename Load::Element);
+  auto launch = [&](auto width) {
+    constexpr int N = decltype(width)::value;
+    if constexpr (kBoundedPartials<Load>)
+      boundedColumnPartialsKernel<A, K, N><<<grid, kThreads, 0, stream()>>>(
+          load, combine, fold, init, plan, partials);
+    else
+      columnPartialsKernel<A, K, N><<<grid, kThreads, 0, stream()>>>(
+          load, combine, fold, init, plan, partials);
+  };
   if (p.width == kWide && kWide > 1)
-    columnPartialsKernel<A, K, kWide><<<grid, kThreads, 0, stream()>>>(
-        load, combine, fold, init, plan, partials);
+    launch(std::integral_constant<int, kWide>());
   else
-    columnPartialsKernel<A, K, 1><<<grid, kThreads, 0, stream()>>>(
-        load, combine, fold, init, plan, partials);
+    launch(std::integral_constant<int, 1>());
   finishColumnsOf(p, combine, init, finish, partials);
 }
 

@@ -35,6 +35,16 @@ namespace {
 /// thread). StoreStatistics adds the first value back.
 template <typename T> struct ChannelMoments {
   using Element = T;
+  /// Eight rows' 16-byte loads in flight a thread, three blocks a
+  /// multiprocessor (at most 85 registers: ptxas gives the f16 and bf16
+  /// forms 79-80, no spills): 96 KiB in flight a multiprocessor, where two
+  /// rows (the default for its 24 values a row) and four blocks took 32
+  /// KiB. On an H100 that pass reached 61% of the DRAM's peak, 57% of its
+  /// stalls on loads (docs/Benchmarks.md, 2026-12-05). Four rows under
+  /// four blocks' 64 registers spilled 208 bytes; uncapped, 96 registers
+  /// (two blocks: no more in flight than before).
+  static constexpr int kRowsInFlight = 8;
+  static constexpr int kMinBlocks = 3;
   const T *x;
   int64_t c;
   using A = typename Storage<T>::Acc;
