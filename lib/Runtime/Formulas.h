@@ -435,6 +435,25 @@ public:
     dropoutWords(seed, step, q, words);
     return keepBitsOf(words, threshold);
   }
+  /// The keep bits of the `count` (at most 32) elements from `first`
+  /// (bit e: element first + e), their groups' calls in a loop: one copy
+  /// of the Philox rounds in a kernel's code where calls of operator()
+  /// for each element of an unrolled loop each inlined one.
+  MPCRT_HD uint64_t run(uint64_t first, int count) const {
+    uint64_t all = (uint64_t(1) << count) - 1;
+    if (p == 0)
+      return all;
+    uint64_t q0 = first / 4;
+    int offset = static_cast<int>(first % 4);
+    int groups = (offset + count + 3) / 4;
+    uint64_t bits = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (int g = 0; g < groups; ++g)
+      bits |= uint64_t(group(q0 + g)) << (4 * g);
+    return bits >> offset & all;
+  }
 
 private:
   double p;

@@ -479,12 +479,16 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     float next = fmaxf(run, most);
     float alpha = run == -INFINITY ? 0.0f : expf(run - next), sum = 0;
     __syncwarp(); // every lane has read its scores: P goes over them
+    // The lane's Half keys' bits, their Philox groups in a loop.
+    uint64_t bits =
+        rowLive ? keeps.run((h * m.sq + i) * m.sk + k0 + half * Half, Half)
+                : ~uint64_t(0);
 #pragma unroll
     for (int e = 0; e < Half; ++e) {
       int64_t j = k0 + half * Half + e;
       float p = s[e] == -INFINITY ? 0.0f : expf(s[e] - next);
       sum += p;
-      bool kept = !rowLive || j >= m.sk || keeps((h * m.sq + i) * m.sk + j);
+      bool kept = !rowLive || j >= m.sk || (bits >> e & 1);
       pw[r * 2 * LDS + half * Half + e] =
           Storage<T>::store(kept ? p * keep : 0.0f);
     }
@@ -584,13 +588,16 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     }
     __syncwarp();
     float ds[Half];
+    // The lane's Half keys' bits, their Philox groups in a loop.
+    uint64_t bits =
+        rowLive ? keeps.run((h * m.sq + i) * m.sk + k0 + half * Half, Half) : 0;
 #pragma unroll
     for (int e = 0; e < Half; ++e) {
       int64_t j = k0 + half * Half + e;
       ds[e] = 0;
       if (rowLive && j < m.sk) {
         float p = expf(score(i, j, sw[r * LDS + half * Half + e]) - rowLse);
-        float z = keeps((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
+        float z = bits >> e & 1 ? keep : 0.0f;
         if (!score.filled(i, j))
           ds[e] = score.scale * p * (gw[r * LDS + half * Half + e] * z - dot);
       }
@@ -675,6 +682,15 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
     }
     __syncwarp();
     float pd[Seen][4], ds[Seen][4];
+    // The bits of the lane's four keys of each of its Seen queries (bits
+    // 4 n .. 4 n + 3), their Philox groups in a loop.
+    uint64_t bits = 0;
+#pragma unroll 1
+    for (int n = 0; n < Seen; ++n)
+      bits |=
+          keeps.run(
+              (h * m.sq + q0 + qt + 8 * n) * m.sk + k0 + 16 * warp + 4 * kg, 4)
+          << (4 * n);
 #pragma unroll
     for (int n = 0; n < Seen; ++n)
 #pragma unroll
@@ -684,7 +700,7 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
         pd[n][kk] = ds[n][kk] = 0;
         if (j < m.sk && i < m.sq) {
           float p = expf(score(i, j, sw[kr * LDS + t]) - stats[t]);
-          float z = keeps((h * m.sq + i) * m.sk + j) ? keep : 0.0f;
+          float z = bits >> (4 * n + kk) & 1 ? keep : 0.0f;
           pd[n][kk] = p * z;
           if (!score.filled(i, j))
             ds[n][kk] =
