@@ -127,9 +127,10 @@ template <typename A, int K, typename Combine> struct FoldByCombining {
 /// What a load whose terms need nothing per column reads once per thread.
 struct NoColumnValues {};
 
-/// The rows' loads columnPartials (below) has in flight a thread (U, below):
-/// Load::kRowsInFlight where a load declares it, else 4 where a row's
-/// terms take at most 8 values of a thread, 2 beyond.
+/// How many rows' loads a thread of columnPartials (below) has in flight
+/// at a time (its U): Load::kRowsInFlight where a load declares it (for
+/// several columns a thread; one keeps 4), else 4 where a row's terms
+/// take at most 8 values of a thread, 2 beyond.
 template <typename Load, int N, int K, typename = void>
 constexpr int kRowsInFlight = N * K <= 8 ? 4 : 2;
 template <typename Load, int N, int K>
@@ -137,10 +138,12 @@ constexpr int
     kRowsInFlight<Load, N, K, std::void_t<decltype(Load::kRowsInFlight)>> =
         N > 1 ? Load::kRowsInFlight : 4;
 
-/// Whether a load caps pass 1's registers: Load::kMinBlocks
-/// blocks of kThreads a multiprocessor (at most 65536 / (kThreads *
-/// kMinBlocks) registers), the kernel's bounded instance; others take its
-/// instance without bounds, as ptxas sizes it.
+/// Whether a load caps pass 1's registers: Load::kMinBlocks blocks of
+/// kThreads a multiprocessor (at most 65536 / (kThreads * kMinBlocks)
+/// registers) in the kernel's bounded instance. Other loads take the
+/// instance without bounds, which ptxas sizes as it sees fit: bounds on
+/// every load (as 1024 threads, what an unbounded kernel may be launched
+/// with) made the batch norm backward's sums spill.
 template <typename Load, typename = void>
 constexpr bool kBoundedPartials = false;
 template <typename Load>

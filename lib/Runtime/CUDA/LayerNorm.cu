@@ -114,7 +114,7 @@ template <typename A> struct GlobalParams {
 };
 
 /// Gamma and beta as GlobalParams gives them, from copies in A that the
-/// block staged in shared memory (stageParams): no switch in the rows'
+/// block staged in shared memory (withParams): no switch in the rows'
 /// loops. Groups start at multiples of 4 (forGroups), and a whole group
 /// of f32 is one 16-byte access.
 template <typename A> struct StagedParams {
@@ -143,10 +143,12 @@ template <typename A> struct StagedParams {
 /// first stages them in shared memory in A (StagedParams: every thread
 /// takes part, then a barrier; converted as loadParams converts them).
 /// Read with a switch at every access instead (GlobalParams), the f16
-/// warp kernels' code was four times as long: 6586 lines of PTX against
-/// 1588 for the layer norm backward's row kernel, its instruction cache
-/// missed, and its build took twice as long. Rows of a block each keep
-/// GlobalParams: their length has no bound that shared memory takes.
+/// warp kernels' code was 2-4 times as long (PTX of the layer norm
+/// backward's row kernel: 6586 lines against 1466; the file's, 285 K
+/// against 136 K with the dropout change of StoreAddGradients), and the
+/// residual backward's top stall on an H100 was instruction fetch. Rows
+/// of a block each keep GlobalParams: their length has no bound that
+/// shared memory takes.
 template <bool Warp, typename A, typename F>
 __device__ void withParams(mpcrt_dtype dtype, const void *gamma,
                            const void *beta, int64_t cols, F f) {

@@ -109,6 +109,34 @@ TEST(Dropout, IntegerThresholdKeepsWhatTheFractionKeeps) {
   }
 }
 
+// The kernels' ways of drawing keep bits several at a time give each
+// element the bit the per-element call gives it: a group's four from one
+// Philox call, and a run of up to 32 from any first element (aligned to
+// its group or not) from its groups in turn; all kept at p = 0.
+TEST(Dropout, GroupAndRunBitsAreThePerElementBits) {
+  for (double p : {0.0, 0.1, 0.5, 0.9}) {
+    mpcrt::formulas::KeepBits one(p, 0x5eed1234abcdull, 77),
+        several(p, 0x5eed1234abcdull, 77);
+    for (uint64_t q :
+         {uint64_t(0), uint64_t(1), uint64_t(12345), (uint64_t(1) << 33) + 5}) {
+      uint32_t bits = several.group(q);
+      for (int e = 0; e < 4; ++e)
+        ASSERT_EQ(bits >> e & 1, one(int64_t(4 * q) + e) ? 1u : 0u)
+            << "p " << p << " group " << q << " element " << e;
+    }
+    for (uint64_t first : {uint64_t(0), uint64_t(1), uint64_t(2), uint64_t(3),
+                           uint64_t(4093), (uint64_t(1) << 33) + 2})
+      for (int count : {1, 3, 4, 5, 16, 31, 32}) {
+        uint64_t bits = several.run(first, count);
+        EXPECT_EQ(bits >> count, 0u) << "p " << p << " count " << count;
+        for (int e = 0; e < count; ++e)
+          ASSERT_EQ(bits >> e & 1, one(int64_t(first) + e) ? 1u : 0u)
+              << "p " << p << " first " << first << " count " << count
+              << " element " << e;
+      }
+  }
+}
+
 TEST(Dropout, SeededMaskScalingAndBackward) {
   const int64_t n = 100000;
   std::vector<float> x(n, 1.5f), y(n), dy(n, 2.0f), dx(n);
