@@ -67,19 +67,7 @@ LogicalResult constant(ConstantOp op, Lowering &l) {
            << "; integer splats are stored expanded, at most "
            << kMaxExpandedSplatBytes << " bytes";
   // LLVM arrays are one-dimensional: the data goes flat.
-  Attribute data;
-  Type flatElement;
-  if (element.isInteger(1)) { // bytes, as the runtime stores masks
-    SmallVector<int8_t> bytes;
-    for (bool v : dense.getValues<bool>())
-      bytes.push_back(v);
-    flatElement = IntegerType::get(op.getContext(), 8);
-    data = DenseElementsAttr::get(
-        RankedTensorType::get({type.getNumElements()}, flatElement),
-        ArrayRef(bytes));
-  } else {
-    std::tie(data, flatElement) = flatConstant(dense, type);
-  }
+  auto [data, flatElement] = flatConstant(dense, type);
   // Splats are stored expanded: kernels read every element.
   if (dense.isSplat())
     data = DenseElementsAttr::get(

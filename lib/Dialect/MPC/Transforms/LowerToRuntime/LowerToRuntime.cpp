@@ -136,6 +136,16 @@ StringRef ModuleSymbols::constant(StringRef prefix, Attribute data,
 std::pair<Attribute, Type> lowering::flatConstant(DenseElementsAttr dense,
                                                   RankedTensorType type) {
   Type element = type.getElementType();
+  if (element.isInteger(1)) { // bytes, as the runtime stores masks
+    auto i8 = IntegerType::get(type.getContext(), 8);
+    SmallVector<int8_t> bytes;
+    for (bool v : dense.getValues<bool>())
+      bytes.push_back(v);
+    return {DenseElementsAttr::get(
+                RankedTensorType::get({type.getNumElements()}, i8),
+                ArrayRef(bytes)),
+            i8};
+  }
   if (!dense.isSplat() && bytesOf(type) >= kByteArrayFrom) {
     auto i8 = IntegerType::get(type.getContext(), 8);
     return {DenseElementsAttr::getFromRawBuffer(
@@ -873,19 +883,7 @@ void LowerToRuntimePass::emitInitializers(ModuleOp module,
       continue;
     }
     // LLVM arrays are one-dimensional: the data goes flat.
-    Attribute data;
-    Type llvmElement;
-    if (element.isInteger(1)) {
-      SmallVector<int8_t> bytes;
-      for (bool v : dense.getValues<bool>())
-        bytes.push_back(v);
-      llvmElement = b.getI8Type();
-      data = DenseElementsAttr::get(
-          RankedTensorType::get({type.getNumElements()}, llvmElement),
-          ArrayRef(bytes));
-    } else {
-      std::tie(data, llvmElement) = flatConstant(dense, type);
-    }
+    auto [data, llvmElement] = flatConstant(dense, type);
     StringRef symbol = symbols.constant(
         "__mpc_init_", data,
         LLVM::LLVMArrayType::get(

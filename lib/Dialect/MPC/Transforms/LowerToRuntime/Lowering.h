@@ -87,10 +87,10 @@ inline constexpr int64_t kMaxExpandedSplatBytes = 16 << 20;
 /// threshold for large data, too.
 inline constexpr int64_t kByteArrayFrom = 64 << 10;
 
-/// The value of the flat LLVM array holding `dense` (of `type`, not
-/// booleans: their bytes are made apart) and the array's element type:
-/// its elements, or its bytes from kByteArrayFrom on (splats: their
-/// elements).
+/// The value of the flat LLVM array holding `dense` (of `type`) and the
+/// array's element type: its elements, or its bytes from kByteArrayFrom
+/// on (splats: their elements); booleans a byte each, as the runtime
+/// stores masks.
 std::pair<Attribute, Type> flatConstant(DenseElementsAttr dense,
                                         RankedTensorType type);
 
