@@ -3,9 +3,10 @@
 // Built for the race check (lib/Runtime/CUDA/Emulation/Racecheck.cpp): the
 // races a GPU may or may not show (a missing __syncthreads, warp code that
 // counts on lanes running in step, blocks adding to one value without
-// atomics) stop the run with a message naming the hazard and the threads,
-// and the code that orders its accesses (barriers, __syncwarp, shuffles,
-// atomics, separate blocks' shared memory, separate launches) runs
+// atomics, a last block reading what no fence ordered) stop the run with a
+// message naming the hazard and the threads, and the code that orders its
+// accesses (barriers, __syncwarp, shuffles, atomics, fences and atomics
+// between blocks, separate blocks' shared memory, separate launches) runs
 // through.
 //
 //===----------------------------------------------------------------------===//
@@ -102,6 +103,37 @@ __global__ void readWhileUpdatedKernel(unsigned *count, unsigned *seen) {
     atomicAdd(count, 1u);
   else
     seen[blockIdx.x] = *count;
+}
+
+/// How lastBlockKernel's blocks order their stores before the last block
+/// reads them.
+enum class Fence { None, EachThread, AfterBarrier };
+
+/// Each block's 32 threads store twice their values, then count the block
+/// in with an atomic increment; the last block to count in adds every
+/// block's stores, thread t its element t of each. The stores are ordered
+/// before the reads by a __threadfence of each thread after its store, or
+/// of thread 0 after a barrier, or (Fence::None) not at all.
+__global__ void lastBlockKernel(const float *in, float *stored, unsigned *count,
+                                float *total, Fence fence) {
+  __shared__ bool last;
+  int t = threadIdx.x, i = blockIdx.x * 32 + t;
+  stored[i] = 2 * in[i];
+  if (fence == Fence::EachThread)
+    __threadfence();
+  __syncthreads();
+  if (t == 0) {
+    if (fence == Fence::AfterBarrier)
+      __threadfence();
+    last = atomicInc(count, gridDim.x - 1) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last)
+    return;
+  float sum = 0;
+  for (unsigned b = 0; b < gridDim.x; ++b)
+    sum += stored[b * 32 + t];
+  total[t] = sum;
 }
 
 /// Each thread writes its own element of a half or byte array, next to
@@ -224,6 +256,30 @@ TEST(Racecheck, OrderedAccessesRunThrough) {
   std::vector<uint8_t> hostBytes(64);
   cudaMemcpy(hostBytes.data(), bytes, 64, cudaMemcpyDeviceToHost);
   EXPECT_EQ(hostBytes[63], 63);
+  // The last block of four reads what the others stored and fenced
+  // before counting in, fenced by each thread or after a barrier; the
+  // count wraps to 0 for the next launch.
+  float *in4 = deviceIota<float>(4 * 32), *stored, *total;
+  unsigned *count;
+  cudaMalloc(&stored, 4 * 32 * sizeof(float));
+  cudaMalloc(&total, 32 * sizeof(float));
+  cudaMalloc(&count, sizeof(unsigned));
+  cudaMemset(count, 0, sizeof(unsigned));
+  for (Fence fence : {Fence::EachThread, Fence::AfterBarrier}) {
+    cudaMemset(total, 0, 32 * sizeof(float));
+    lastBlockKernel<<<4, 32>>>(in4, stored, count, total, fence);
+    std::vector<float> sums(32);
+    cudaMemcpy(sums.data(), total, 32 * sizeof(float), cudaMemcpyDeviceToHost);
+    for (int t = 0; t < 32; ++t) // 2 (t + 1 + t + 33 + t + 65 + t + 97)
+      EXPECT_EQ(sums[t], 2.0f * (4 * t + 196));
+  }
+  unsigned left = 1;
+  cudaMemcpy(&left, count, sizeof(unsigned), cudaMemcpyDeviceToHost);
+  EXPECT_EQ(left, 0u);
+  cudaFree(in4);
+  cudaFree(stored);
+  cudaFree(total);
+  cudaFree(count);
   cudaFree(in);
   cudaFree(out);
   cudaFree(halves);
@@ -287,6 +343,23 @@ TEST(RacecheckDeathTest, RacesStopWithTheHazardAndTheThreads) {
       },
       "data race \\((read after write|write after read) hazard\\) on byte 0 "
       "of a device allocation of 2 bytes");
+  // The last block reading stores no fence ordered.
+  float *stored, *total;
+  cudaMalloc(&stored, 2 * 32 * sizeof(float));
+  cudaMalloc(&total, 32 * sizeof(float));
+  cudaMemset(counts, 0, sizeof(unsigned));
+  EXPECT_DEATH(
+      {
+        lastBlockKernel<<<2, 32>>>(in, stored, counts, total, Fence::None);
+        cudaDeviceSynchronize();
+      },
+      "data race \\(read after write hazard\\) on byte [0-9]+ of a device "
+      "allocation of 256 bytes: thread \\([0-9]+,0,0\\) of block "
+      "\\((0|1),0,0\\) wrote it, thread \\([0-9]+,0,0\\) of block "
+      "\\((0|1),0,0\\) reads it .*threads of different blocks of one launch "
+      "are not ordered \\(a __threadfence and an atomic");
+  cudaFree(stored);
+  cudaFree(total);
   EXPECT_DEATH(
       {
         unorderedKernel<<<1, 2>>>(out, out + 1);

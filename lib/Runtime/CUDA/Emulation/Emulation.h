@@ -246,13 +246,19 @@ T __shfl_down_sync(unsigned, T value, unsigned delta, int width = 32) {
 #ifdef MPC_EMULATION_RACECHECK
 namespace mpcemu {
 void atomicAccess(const void *address, size_t bytes);
+/// A __threadfence of the running thread (Racecheck.cpp: what it orders
+/// between blocks).
+void fenceAccess();
 }
+inline void __threadfence() { ::mpcemu::fenceAccess(); }
 #define MPCEMU_ATOMIC(address)                                                 \
   ::mpcemu::atomicAccess(address, sizeof(*(address)))
 #define MPCEMU_ATOMIC_FUNCTION __attribute__((no_sanitize("thread")))
 #else
 #define MPCEMU_ATOMIC(address) ((void)0)
 #define MPCEMU_ATOMIC_FUNCTION
+// The threads run one at a time: every store is seen at once.
+inline void __threadfence() {}
 #endif
 template <typename T, typename U>
 MPCEMU_ATOMIC_FUNCTION T atomicAdd(T *address, U value) {
@@ -277,6 +283,14 @@ MPCEMU_ATOMIC_FUNCTION T atomicMin(T *address, U value) {
     *address = static_cast<T>(value);
   return old;
 }
+/// CUDA's wrapping increment: 0 where the old value is at least `limit`.
+MPCEMU_ATOMIC_FUNCTION inline unsigned atomicInc(unsigned *address,
+                                                 unsigned limit) {
+  MPCEMU_ATOMIC(address);
+  unsigned old = *address;
+  *address = old >= limit ? 0u : old + 1u;
+  return old;
+}
 template <typename T, typename U, typename V>
 MPCEMU_ATOMIC_FUNCTION T atomicCAS(T *address, U compare, V value) {
   MPCEMU_ATOMIC(address);
@@ -285,6 +299,10 @@ MPCEMU_ATOMIC_FUNCTION T atomicCAS(T *address, U compare, V value) {
     *address = static_cast<T>(value);
   return old;
 }
+
+/// A load that bypasses a GPU's L1 (not coherent between multiprocessors):
+/// here, a load.
+template <typename T> T __ldcg(const T *address) { return *address; }
 
 inline int __float_as_int(float x) {
   int i;

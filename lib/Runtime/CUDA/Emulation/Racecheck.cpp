@@ -8,7 +8,10 @@
 // (Emulation.h's RaceClock). Two accesses of one launch to one byte, one a
 // write, conflict unless one thread made both, or one block with a
 // __syncthreads between, or one warp with a __syncwarp or a shuffle
-// between; atomics do not conflict with atomics. A conflicting write that
+// between, or blocks that a __threadfence and atomics order (a block
+// counting itself in after storing its results, the last one reading them:
+// see orderedBetweenBlocks); atomics do not conflict with atomics. A
+// conflicting write that
 // leaves the byte as it was (blocks storing the 1 a flag already holds)
 // is not reported, nor a read that conflicts only with such writes: the
 // result is the same in any order. A conflict stops the run with what
@@ -26,12 +29,14 @@
 #include "Racecheck.h"
 #include "Emulation.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <cxxabi.h>
@@ -211,10 +216,99 @@ bool current(const Access &a, const Region &r) {
          (!r.shared || a.block == raceClock.block);
 }
 
+/// Order between blocks of one launch, as CUDA's "last block" pattern
+/// makes it: each block stores its results, fences (__threadfence) and
+/// counts itself in with an atomic; the block whose atomic counts last
+/// reads the others' results. Modelled per block, not per instruction:
+/// - a block's atomic *releases* the block's accesses that a fence before
+///   the atomic orders: the fencing thread's own accesses up to the
+///   fence's barrier interval, and every thread's before a barrier that
+///   precedes the fence (the fence itself the atomic's thread's, or before
+///   a barrier that precedes the atomic);
+/// - a block's atomic *acquires* what earlier blocks released, for its
+///   thread's accesses and for every thread's past the next barrier.
+/// Blocks run one after another, so every release of another block comes
+/// before the running block's atomics. What the model does not see: an
+/// access of the fencing (or the atomic's) thread after its fence (or
+/// before its atomic) in the same barrier interval counts as before (or
+/// after) it.
+struct Release {
+  int64_t before = -1;         // every thread's accesses in intervals below
+  std::vector<int32_t> fenced; // a thread's own, up to this interval (or -1)
+};
+struct RunningBlock {
+  uint32_t launch = 0, block = 0;
+  std::vector<int32_t> fences; // each thread's last fence's interval, or -1
+  bool fenced = false;
+  std::vector<bool> acquiredBy; // threads whose atomic acquired
+  int64_t acquiredAt = -1;      // the first acquiring atomic's interval
+};
+uint32_t releasesLaunch = 0;
+std::unordered_map<uint32_t, Release> releases; // by block
+RunningBlock runningBlock;
+
+RunningBlock &running() {
+  if (releasesLaunch != raceClock.launch) {
+    releases.clear();
+    releasesLaunch = raceClock.launch;
+  }
+  RunningBlock &b = runningBlock;
+  if (b.launch != raceClock.launch || b.block != raceClock.block) {
+    const dim3 &d = builtins.blockDim;
+    size_t threads = size_t(d.x) * d.y * d.z;
+    b = RunningBlock();
+    b.launch = raceClock.launch;
+    b.block = raceClock.block;
+    b.fences.assign(threads, -1);
+    b.acquiredBy.assign(threads, false);
+  }
+  return b;
+}
+
+/// The running thread's atomic: what it releases and acquires.
+void atomicOrders() {
+  RunningBlock &b = running();
+  uint32_t t = raceClock.thread, interval = *raceClock.blockBarriers;
+  if (!b.acquiredBy[t]) {
+    b.acquiredBy[t] = true;
+    if (b.acquiredAt < 0)
+      b.acquiredAt = interval;
+  }
+  if (!b.fenced)
+    return;
+  Release r;
+  r.fenced.assign(b.fences.size(), -1);
+  for (size_t u = 0; u < b.fences.size(); ++u) {
+    int32_t f = b.fences[u];
+    if (f < 0 || (u != t && uint32_t(f) >= interval))
+      continue;
+    r.fenced[u] = f;
+    r.before = std::max<int64_t>(r.before, f);
+  }
+  if (r.before >= 0)
+    releases[raceClock.block] = std::move(r);
+}
+
+/// Whether `a`, of another block of this launch, was released before the
+/// running block acquired it for `b`.
+bool orderedBetweenBlocks(const Access &a, const Access &b) {
+  RunningBlock &o = running();
+  auto it = releases.find(a.block);
+  if (it == releases.end())
+    return false;
+  const Release &r = it->second;
+  bool released = int64_t(a.blockBarriers) < r.before ||
+                  (a.thread < r.fenced.size() &&
+                   r.fenced[a.thread] >= int64_t(a.blockBarriers));
+  return released &&
+         ((b.thread < o.acquiredBy.size() && o.acquiredBy[b.thread]) ||
+          (o.acquiredAt >= 0 && int64_t(b.blockBarriers) > o.acquiredAt));
+}
+
 /// Whether `a` (current) happened before `b`, the running thread's.
 bool ordered(const Access &a, const Access &b) {
   if (a.block != b.block)
-    return false;
+    return orderedBetweenBlocks(a, b);
   if (a.thread == b.thread)
     return true;
   if (a.blockBarriers != b.blockBarriers)
@@ -256,7 +350,9 @@ std::string codeAt(const void *pc) {
                          const void *pc) {
   const char *how =
       earlier.block != later.block
-          ? "threads of different blocks of one launch are not ordered"
+          ? "threads of different blocks of one launch are not ordered (a "
+            "__threadfence and an atomic in the first, an atomic in the "
+            "second, would order them)"
       : earlier.thread / 32 == later.thread / 32
           ? "no __syncthreads, __syncwarp or shuffle between"
           : "no __syncthreads between";
@@ -389,6 +485,16 @@ bool hooked = [] {
 
 void atomicAccess(const void *address, size_t bytes) {
   write(address, bytes, true, __builtin_return_address(0));
+  if (raceClock.running)
+    atomicOrders();
+}
+
+void fenceAccess() {
+  if (!raceClock.running)
+    return;
+  RunningBlock &b = running();
+  b.fences[raceClock.thread] = int32_t(*raceClock.blockBarriers);
+  b.fenced = true;
 }
 
 } // namespace mpcemu
