@@ -38,6 +38,9 @@ struct ColumnPlan {
   int64_t outer, rows, cols, chunks, chunkRows, tiles;
   int width, lanes;
   bool whole;
+  /// The last block of each tile combines the tile's chunks in the same
+  /// launch (planColumns' one-launch cut).
+  bool oneLaunch = false;
   __host__ __device__ int rowLanes() const { return kThreads / lanes; }
   __host__ __device__ int64_t tileCols() const {
     return int64_t(lanes) * width;
@@ -48,20 +51,59 @@ struct ColumnPlan {
 /// 4096 x 32 unless setColumnPartialsTarget (Kernels.h) changed it.
 int64_t columnPartialsTarget();
 
+/// Whether planColumns may cut a reduction for one launch
+/// (setColumnsInOneLaunch, Kernels.h).
+bool columnsInOneLaunch();
+
+/// The most chunks of a one-launch cut: the last block of a tile reads
+/// its columns' partials of each (a few loads a thread, from L2).
+constexpr int64_t kOneLaunchChunks = 32;
+/// The fewest blocks a one-launch cut whose rows would make more chunks
+/// may have: fewer, and the rows take the two-launch cut, whose chunks are
+/// as many as the partials target allows.
+constexpr int64_t kOneLaunchBlocks = 256;
+
+/// The lanes, tiles and grid bounds of a cut with at most `lanes` lanes
+/// across; false where the grid cannot hold it.
+inline bool cutColumns(ColumnPlan &p, int lanes) {
+  p.lanes = lanes;
+  int64_t groups = (p.cols + p.width - 1) / p.width;
+  while (p.lanes > 1 && p.lanes / 2 >= groups)
+    p.lanes /= 2;
+  p.tiles = (p.cols + p.tileCols() - 1) / p.tileCols();
+  return p.outer >= 1 && p.outer <= 65535 && p.tiles >= 1 &&
+         p.tiles <= (int64_t(1) << 31) - 1 && p.rows >= 1;
+}
+
 /// The plan for a shape of T, or one with chunks == 0 when the grid cannot
 /// hold it (outer beyond a grid's z dimension): the caller keeps its own
 /// kernel. `whole` is filled in by reduceColumnsOf.
+///
+/// One launch where the rows make at most kOneLaunchChunks chunks of at
+/// least 4 rows a row lane, or where that many chunks still make
+/// kOneLaunchBlocks blocks: 8 lanes across (128 bytes of a row where the
+/// columns are read 16 bytes at a time, 32 element by element), so that
+/// a tile's last block combines few columns' chunks (BERT's 4096 x 768 bias
+/// gradient: 12 tiles of 64 columns, 32 chunks of 128 rows, 384 blocks).
+/// Otherwise two launches: 32 lanes across and chunks for about the
+/// partials target, combined by finishColumnsOf.
 template <typename T>
 ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   constexpr int kWide = 16 / sizeof(T);
   int width = cols % kWide == 0 ? kWide : 1;
   ColumnPlan p{outer, rows, cols, 0, 0, 0, width, 32, false};
-  int64_t groups = (cols + p.width - 1) / p.width;
-  while (p.lanes > 1 && p.lanes / 2 >= groups)
-    p.lanes /= 2;
-  p.tiles = (cols + p.tileCols() - 1) / p.tileCols();
-  if (outer < 1 || outer > 65535 || p.tiles < 1 ||
-      p.tiles > (int64_t(1) << 31) - 1 || rows < 1)
+  if (columnsInOneLaunch() && cutColumns(p, width > 1 ? 8 : 32)) {
+    int64_t minChunkRows = std::max<int64_t>(32, 4 * p.rowLanes());
+    int64_t byRows = (rows + minChunkRows - 1) / minChunkRows;
+    int64_t chunks = std::min(byRows, kOneLaunchChunks);
+    if (chunks == byRows || p.tiles * outer * chunks >= kOneLaunchBlocks) {
+      p.chunkRows = (rows + chunks - 1) / chunks;
+      p.chunks = (rows + p.chunkRows - 1) / p.chunkRows;
+      p.oneLaunch = true;
+      return p;
+    }
+  }
+  if (!cutColumns(p, 32))
     return p;
   // About 4096 x 32 columns' worth of chunks (the same cut on every
   // device; only mpc-bench-kernels --sweep changes it), so that the
@@ -150,19 +192,17 @@ template <typename Load>
 constexpr bool kBoundedPartials<Load, std::void_t<decltype(Load::kMinBlocks)>> =
     true;
 
-/// Pass 1: block (tile, chunk, o) reduces its columns over its rows: each
-/// thread N columns of every rowLanes-th row (fold), then each column's
-/// row lanes in order (combine). load.column<N>(o, col, whole) reads what
-/// the columns col .. col + N - 1 need for every row (a batch norm's
+/// Pass 1's folds: block (tile, chunk, o) reduces its columns over its
+/// rows, each thread N columns of every rowLanes-th row, into `lanes`
+/// ([row lane][column of the tile], kThreads * N of them, in shared
+/// memory), then waits for the block. load.column<N>(o, col, whole) reads
+/// what the columns col .. col + N - 1 need for every row (a batch norm's
 /// per-channel values; nothing for a plain sum), once per thread;
 /// load.terms<N>(o, r, col, whole, column, t) gives those columns' terms
 /// of row r.
-template <typename A, int K, int N, typename Load, typename Combine,
-          typename Fold>
-__device__ void columnPartials(Load load, Combine combine, Fold folder,
-                               Partial<A, K> init, ColumnPlan p,
-                               Partial<A, K> *partials) {
-  __shared__ Partial<A, K> lanes[kThreads * N]; // [row lane][lane][k]
+template <typename A, int K, int N, typename Load, typename Fold>
+__device__ void foldTile(Load load, Fold folder, Partial<A, K> init,
+                         ColumnPlan p, Partial<A, K> *lanes) {
   int lane = threadIdx.x % p.lanes, rowLane = threadIdx.x / p.lanes;
   int64_t first = blockIdx.x * p.tileCols(), col = first + lane * N;
   int64_t o = blockIdx.z, chunk = blockIdx.y;
@@ -236,13 +276,150 @@ __device__ void columnPartials(Load load, Combine combine, Fold folder,
   for (int k = 0; k < N; ++k)
     lanes[threadIdx.x * N + k] = acc[k];
   __syncthreads();
-  int64_t mine = first + threadIdx.x;
+}
+
+/// Pass 1: foldTile, then each column's row lanes in order (combine),
+/// written to the chunk's partials.
+template <typename A, int K, int N, typename Load, typename Combine,
+          typename Fold>
+__device__ void columnPartials(Load load, Combine combine, Fold folder,
+                               Partial<A, K> init, ColumnPlan p,
+                               Partial<A, K> *partials) {
+  __shared__ Partial<A, K> lanes[kThreads * N]; // [row lane][lane][k]
+  foldTile<A, K, N>(load, folder, init, p, lanes);
+  int64_t first = blockIdx.x * p.tileCols(), mine = first + threadIdx.x;
+  int64_t o = blockIdx.z, chunk = blockIdx.y;
   if (threadIdx.x < p.tileCols() && mine < p.cols) {
     Partial<A, K> sum = lanes[threadIdx.x]; // row lane 0's
     for (int y = 1; y < p.rowLanes(); ++y)
       sum = combine(sum, lanes[y * p.tileCols() + threadIdx.x]);
     partials[(chunk * p.outer + o) * p.cols + mine] = sum;
   }
+}
+
+/// A partial another block stored, read past L1 (which is not kept
+/// coherent with other multiprocessors' stores).
+template <typename A, int K>
+__device__ Partial<A, K> loadStored(const Partial<A, K> *at) {
+  Partial<A, K> v;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    v.v[k] = __ldcg(&at->v[k]);
+  return v;
+}
+
+/// `count` values of each of a block's `columns` columns (a power of two
+/// that divides kThreads), value(c, j) for j < count, combined in a fixed
+/// order: thread t takes column t % columns and the (t / columns)-th of
+/// kThreads / columns segments of consecutive values, in order (4 loads
+/// at a time), then thread c (< columns) the segments' results in order.
+/// The result is column c's in thread c; `init` stands in for the values
+/// of an empty segment, which are never combined.
+template <typename A, int K, typename Combine, typename Value>
+__device__ Partial<A, K> combineInSegments(Combine combine, Partial<A, K> init,
+                                           int columns, int64_t count,
+                                           Value value) {
+  __shared__ Partial<A, K> segments[kThreads];
+  const int c = threadIdx.x % columns, l = threadIdx.x / columns;
+  const int64_t per = (count + kThreads / columns - 1) / (kThreads / columns);
+  int64_t j = l * per;
+  const int64_t end = j + per < count ? j + per : count;
+  Partial<A, K> acc = init;
+  if (j < end) {
+    acc = value(c, j++);
+    for (; j + 3 < end; j += 4) {
+      Partial<A, K> t[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        t[u] = value(c, j + u);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        acc = combine(acc, t[u]);
+    }
+    for (; j < end; ++j)
+      acc = combine(acc, value(c, j));
+  }
+  __syncthreads(); // an earlier call's segments read
+  segments[threadIdx.x] = acc;
+  __syncthreads();
+  if (l == 0)
+    for (int s = 1; s < kThreads / columns && s * per < count; ++s)
+      acc = combine(acc, segments[s * columns + c]);
+  return acc;
+}
+
+/// A whole reduction in one launch (a one-launch plan): foldTile, each
+/// column's row lanes combined (combineInSegments), and with one chunk
+/// handed to finish(o, col, total) at once. With more, each block stores
+/// its chunk's partials, fences and counts itself in at its tile's
+/// counter in `arrivals` (tile-major per outer index, each 0 before the
+/// launch); the block that arrives last sets the counter back to 0 and
+/// combines the tile's chunks in chunk order (combineInSegments again),
+/// whichever block it is: the order depends on the shape only.
+template <typename A, int K, int N, typename Load, typename Combine,
+          typename Fold, typename Finish>
+__device__ void columnsInOneLaunch(Load load, Combine combine, Fold folder,
+                                   Partial<A, K> init, ColumnPlan p,
+                                   Partial<A, K> *partials, unsigned *arrivals,
+                                   Finish finish) {
+  __shared__ Partial<A, K> lanes[kThreads * N]; // [row lane][lane][k]
+  __shared__ bool last;
+  foldTile<A, K, N>(load, folder, init, p, lanes);
+  const int columns = static_cast<int>(p.tileCols());
+  const int64_t first = blockIdx.x * int64_t(columns);
+  const int64_t o = blockIdx.z, chunk = blockIdx.y;
+  const int64_t col = first + threadIdx.x;
+  const bool mine = int(threadIdx.x) < columns && col < p.cols;
+  Partial<A, K> sum = combineInSegments<A, K>(
+      combine, init, columns, p.rowLanes(),
+      [&](int c, int64_t y) { return lanes[y * columns + c]; });
+  if (p.chunks == 1) {
+    if (mine)
+      finish(o, col, sum);
+    return;
+  }
+  if (mine)
+    partials[(chunk * p.outer + o) * p.cols + col] = sum;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned n = static_cast<unsigned>(p.chunks);
+    last = atomicInc(&arrivals[o * p.tiles + blockIdx.x], n - 1) == n - 1;
+    __threadfence();
+  }
+  __syncthreads();
+  if (!last)
+    return;
+  Partial<A, K> total = combineInSegments<A, K>(
+      combine, init, columns, p.chunks, [&](int c, int64_t k) {
+        return first + c < p.cols
+                   ? loadStored(
+                         &partials[(k * p.outer + o) * p.cols + first + c])
+                   : init;
+      });
+  if (mine)
+    finish(o, col, total);
+}
+
+/// columnsInOneLaunch as a kernel, without or with the load's bounds.
+template <typename A, int K, int N, typename Load, typename Combine,
+          typename Fold, typename Finish>
+__global__ void columnsInOneLaunchKernel(Load load, Combine combine,
+                                         Fold folder, Partial<A, K> init,
+                                         ColumnPlan p, Partial<A, K> *partials,
+                                         unsigned *arrivals, Finish finish) {
+  columnsInOneLaunch<A, K, N>(load, combine, folder, init, p, partials,
+                              arrivals, finish);
+}
+template <typename A, int K, int N, typename Load, typename Combine,
+          typename Fold, typename Finish>
+__global__ void __launch_bounds__(kThreads, Load::kMinBlocks)
+    boundedColumnsInOneLaunchKernel(Load load, Combine combine, Fold folder,
+                                    Partial<A, K> init, ColumnPlan p,
+                                    Partial<A, K> *partials, unsigned *arrivals,
+                                    Finish finish) {
+  columnsInOneLaunch<A, K, N>(load, combine, folder, init, p, partials,
+                              arrivals, finish);
 }
 
 /// Pass 1 as a kernel: without launch bounds, or (kBoundedPartials) with
@@ -377,7 +554,8 @@ void finishColumnsOf(const ColumnPlan &p, Combine combine, Partial<A, K> init,
         combine, p, partials, finish);
 }
 
-/// Both passes on the stream; `partials` holds partialBytes<A, K>(p).
+/// Both passes on the stream (one launch for a one-launch plan);
+/// `partials` holds partialBytes<A, K>(p).
 /// `init` is the combination's identity; `fold` how a thread folds its
 /// rows (FoldByCombining where the caller gives none).
 template <typename A, int K, typename Load, typename Combine, typename Fold,
@@ -392,7 +570,16 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine, Fold fold,
   constexpr int kWide = 16 / sizeof(typename Load::Element);
   auto launch = [&](auto width) {
     constexpr int N = decltype(width)::value;
-    if constexpr (kBoundedPartials<Load>)
+    if (p.oneLaunch) {
+      unsigned *arrivals = columnArrivals(p.tiles * p.outer);
+      if constexpr (kBoundedPartials<Load>)
+        boundedColumnsInOneLaunchKernel<A, K, N>
+            <<<grid, kThreads, 0, stream()>>>(load, combine, fold, init, plan,
+                                              partials, arrivals, finish);
+      else
+        columnsInOneLaunchKernel<A, K, N><<<grid, kThreads, 0, stream()>>>(
+            load, combine, fold, init, plan, partials, arrivals, finish);
+    } else if constexpr (kBoundedPartials<Load>)
       boundedColumnPartialsKernel<A, K, N><<<grid, kThreads, 0, stream()>>>(
           load, combine, fold, init, plan, partials);
     else
@@ -403,7 +590,8 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine, Fold fold,
     launch(std::integral_constant<int, kWide>());
   else
     launch(std::integral_constant<int, 1>());
-  finishColumnsOf(p, combine, init, finish, partials);
+  if (!p.oneLaunch)
+    finishColumnsOf(p, combine, init, finish, partials);
 }
 
 template <typename A, int K, typename Load, typename Combine, typename Finish>

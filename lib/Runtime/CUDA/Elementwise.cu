@@ -729,9 +729,25 @@ template <typename G, typename A> struct StoreSums {
 namespace {
 /// planColumns' target (columnPartialsTarget).
 int64_t partialsTarget = 4096 * 32;
+/// Whether planColumns may cut for one launch (columnsInOneLaunch).
+bool oneLaunch = true;
 } // namespace
 
 int64_t columnPartialsTarget() { return partialsTarget; }
+
+bool columnsInOneLaunch() { return oneLaunch; }
+
+bool setColumnsInOneLaunch(bool on) { return std::exchange(oneLaunch, on); }
+
+int columnReductionLaunches(mpcrt_dtype dtype, int64_t outer, int64_t rows,
+                            int64_t cols) {
+  int launches = 0;
+  dispatch(dtype, [&](auto *t) {
+    ColumnPlan p = planColumns<MPCRT_TYPE(t)>(outer, rows, cols);
+    launches = p.chunks == 0 ? 0 : p.oneLaunch ? 1 : 2;
+  });
+  return launches;
+}
 
 int64_t setColumnPartialsTarget(int64_t partials) {
   return std::exchange(partialsTarget, std::max<int64_t>(partials, 1));

@@ -52,6 +52,10 @@ void markOp(const char *name);
 /// An f32 scratch buffer of at least `elements` (one per process, grown
 /// as needed; the first step runs before a graph is captured).
 float *scratchF32(int64_t elements);
+/// At least `count` counters, each 0 (one set per process, grown as
+/// scratchF32): the column reductions' arrivals of a tile's blocks, which
+/// the last block to arrive sets back to 0 (Columns.cuh).
+unsigned *columnArrivals(int64_t count);
 /// Which of two values the environment variable `variable` holds: false
 /// for `first` (also unset or empty: the default), true for `second`.
 /// Another value stops the program with an error that says what each
@@ -271,6 +275,16 @@ int64_t setLayerNormSumBlocks(int64_t blocks);
 /// column sums); returns the target before (mpc-bench-kernels --sweep:
 /// results change in the last bits with the cut).
 int64_t setColumnPartialsTarget(int64_t partials);
+/// Whether a column reduction whose rows make at most 32 chunks (or
+/// enough blocks at 32) runs as one launch, the last block of each tile
+/// combining its chunks (the default), rather than as a first pass and a
+/// second launch; returns the setting before (tests, mpc-bench-kernels).
+bool setColumnsInOneLaunch(bool on);
+/// The launches of a column reduction of `outer` [rows, cols] arrays of
+/// `dtype` as planColumns cuts it: 1 or 2, 0 where the grid cannot hold
+/// it (tests, mpc-bench-kernels).
+int columnReductionLaunches(mpcrt_dtype dtype, int64_t outer, int64_t rows,
+                            int64_t cols);
 /// The accesses per thread the batch norms' elementwise kernels are
 /// launched for (4 by default); returns the number before
 /// (mpc-bench-kernels --sweep).

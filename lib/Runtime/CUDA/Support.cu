@@ -232,6 +232,27 @@ float *scratchF32(int64_t elements) {
   return buffer;
 }
 
+unsigned *columnArrivals(int64_t count) {
+  static unsigned *buffer = nullptr;
+  static int64_t capacity = 0;
+  if (capacity < count &&
+      captureFailure("the column reductions' counters would grow during "
+                     "capture"))
+    return buffer;
+  if (capacity < count) {
+    // Every counter is 0 between launches (the last block of a tile sets
+    // it back), so the new ones start from 0 as the old ones were.
+    bool freed = releaseGrown(buffer);
+    MPCRT_CUDA_CHECK(cudaMalloc(&buffer, count * sizeof(unsigned)));
+    MPCRT_CUDA_CHECK(
+        cudaMemsetAsync(buffer, 0, count * sizeof(unsigned), stream()));
+    countDeviceBytes((count - (freed ? capacity : 0)) *
+                     int64_t(sizeof(unsigned)));
+    capacity = count;
+  }
+  return buffer;
+}
+
 namespace {
 int64_t heldBytes = 0;
 /// The size of every buffer allocate() handed out, for release().

@@ -559,47 +559,66 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
 }
 
 // Column sums of small integers are exact in any order, so every cut of
-// the rows into chunks and every way the second pass combines them must
-// give the exact sums: a chunk lost or counted twice shows. The shapes
-// take each second pass (Columns.cuh): 4 chunks or fewer (a thread per
-// column: 40 rows), 32 lanes per column (4096 x 768, BERT's bias
-// gradients: 128 chunks of 32 rows) and 128 (16384 x 128 in f32: 512
-// chunks), with 16-byte groups of columns and without (127 columns: the
-// second pass's last block of 8 columns part empty).
+// the rows into chunks and every way the chunks are combined must give
+// the exact sums: a chunk lost or counted twice shows. Each shape runs in
+// both ways (setColumnsInOneLaunch):
+// - one launch, the last block of a tile combining its chunks: one chunk
+//   (40 rows), 32 chunks of 128 rows (4096 x 768, BERT's bias gradients:
+//   12 tiles of 64 columns), 32 capped chunks of 132 rows (4224 x 512:
+//   256 blocks), 32 lanes across element by element (1000 x 127);
+// - two launches, where 32 chunks make too few blocks: 16384 x 128 and
+//   3000 x 127;
+// - and two launches for every shape, the second pass in each of its
+//   forms: 4 chunks or fewer (a thread per column), 32 lanes per column
+//   (128 chunks of 4096 x 768) and 128 (16384 x 128 in f32: 512 chunks),
+//   with 16-byte groups of columns and without (127 columns: the second
+//   pass's last block of 8 columns part empty).
+// Every dtype in turn runs a shape again: the counters of the tiles'
+// arrivals are back at 0 after each launch.
 TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   struct Case {
     int64_t rows, cols;
+    int launches; // in f16, with one-launch cuts allowed
   };
   std::uniform_int_distribution<int> small(-4, 4);
   // Rows of 768 also with the input 1 element past an aligned start,
   // where the columns would be read 16 bytes at a time: element by
   // element.
-  for (int64_t offset : {int64_t(0), int64_t(1)})
-    for (Case c :
-         {Case{40, 24}, Case{4096, 768}, Case{16384, 128}, Case{3000, 127}})
-      for (mpcrt_dtype d : kTypes) {
-        if (offset != 0 && c.cols != 768)
-          continue;
-        int64_t n = c.rows * c.cols;
-        std::vector<double> x(n), want(c.cols, 0.0);
-        for (int64_t i = 0; i < n; ++i) {
-          x[i] = small(rng);
-          want[i % c.cols] += x[i];
+  for (bool oneLaunch : {true, false})
+    for (int64_t offset : {int64_t(0), int64_t(1)})
+      for (Case c :
+           {Case{40, 24, 1}, Case{4096, 768, 1}, Case{4224, 512, 1},
+            Case{1000, 127, 1}, Case{16384, 128, 2}, Case{3000, 127, 2}})
+        for (mpcrt_dtype d : kTypes) {
+          if (offset != 0 && c.cols != 768)
+            continue;
+          bool before = setColumnsInOneLaunch(oneLaunch);
+          if (d == MPCRT_F16)
+            ASSERT_EQ(columnReductionLaunches(d, 1, c.rows, c.cols),
+                      oneLaunch ? c.launches : 2)
+                << c.rows << "x" << c.cols;
+          int64_t n = c.rows * c.cols;
+          std::vector<double> x(n), want(c.cols, 0.0);
+          for (int64_t i = 0; i < n; ++i) {
+            x[i] = small(rng);
+            want[i % c.cols] += x[i];
+          }
+          Buffer in{d, std::vector<uint8_t>(n * bytesOf(d))};
+          mpcrt_cast(MPCRT_F64, x.data(), d, in.bytes.data(), n);
+          mpcrt_dtype acc = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
+          uint8_t *sums = deviceBuffer<uint8_t>(c.cols * bytesOf(acc));
+          columnSums(d, acc, uploadAt(in.bytes, offset * bytesOf(d)), sums,
+                     c.rows, c.cols);
+          EXPECT_EQ(setColumnsInOneLaunch(before), oneLaunch);
+          Buffer got{acc, download(sums, c.cols * bytesOf(acc))};
+          std::vector<double> g = got.values();
+          for (int64_t j = 0; j < c.cols; ++j)
+            ASSERT_EQ(g[j], want[j])
+                << c.rows << "x" << c.cols << " of dtype " << d << ", offset "
+                << offset << ", column " << j << ", one launch " << oneLaunch;
+          releaseOwned();
         }
-        Buffer in{d, std::vector<uint8_t>(n * bytesOf(d))};
-        mpcrt_cast(MPCRT_F64, x.data(), d, in.bytes.data(), n);
-        mpcrt_dtype acc = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
-        uint8_t *sums = deviceBuffer<uint8_t>(c.cols * bytesOf(acc));
-        columnSums(d, acc, uploadAt(in.bytes, offset * bytesOf(d)), sums,
-                   c.rows, c.cols);
-        Buffer got{acc, download(sums, c.cols * bytesOf(acc))};
-        std::vector<double> g = got.values();
-        for (int64_t j = 0; j < c.cols; ++j)
-          ASSERT_EQ(g[j], want[j])
-              << c.rows << "x" << c.cols << " of dtype " << d << ", offset "
-              << offset << ", column " << j;
-      }
 }
 
 TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
