@@ -336,12 +336,19 @@ void elementwise() {
 }
 
 void columnSumCases() {
-  for (int64_t cols : {kHidden, kFfn}) {
-    Buffers b;
-    void *in = b.random(MPCRT_F16, kRows * cols), *out = b.empty(cols * 4);
-    report("column_sums", dims({kRows, cols}), "f16->f32",
-           2.0 * kRows * cols + 4.0 * cols,
-           [&] { columnSums(MPCRT_F16, MPCRT_F32, in, out, kRows, cols); });
+  // BERT's bias gradients in one launch (the last block of each tile of
+  // 64 columns combining its 32 chunks), then as a first pass and a
+  // second launch (setColumnsInOneLaunch(false), the cut before).
+  for (bool oneLaunch : {true, false}) {
+    bool before = setColumnsInOneLaunch(oneLaunch);
+    for (int64_t cols : {kHidden, kFfn}) {
+      Buffers b;
+      void *in = b.random(MPCRT_F16, kRows * cols), *out = b.empty(cols * 4);
+      report(oneLaunch ? "column_sums" : "column_sums_two_launches",
+             dims({kRows, cols}), "f16->f32", 2.0 * kRows * cols + 4.0 * cols,
+             [&] { columnSums(MPCRT_F16, MPCRT_F32, in, out, kRows, cols); });
+    }
+    setColumnsInOneLaunch(before);
   }
   // One long row: the sum of the UNet head's [16, 128, 128, 1] output
   // gradient (its bias gradient), in segments.
@@ -537,6 +544,21 @@ void rowCases() {
                                   nullptr, kRows, kHidden, 0.1, 42, step);
            });
     setLayerNormRowSums(rowSums);
+    // The column reduction's way again as a first pass and a second
+    // launch (the cut before setColumnsInOneLaunch's default).
+    bool oneLaunch = setColumnsInOneLaunch(false);
+    report("layer_norm_backward_two_launches", dims({kRows, kHidden}), "f16",
+           6.0 * n, [&] {
+             layerNormBackward(MPCRT_F16, g, x, mean, rstd, MPCRT_F32, gamma,
+                               dx, dg, db, nullptr, nullptr, kRows, kHidden);
+           });
+    report("add_layer_norm_backward_two_launches", dims({kRows, kHidden}),
+           "f16", 8.0 * n, [&] {
+             addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
+                                  MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
+                                  nullptr, kRows, kHidden, 0.1, 42, step);
+           });
+    setColumnsInOneLaunch(oneLaunch);
   }
 }
 

@@ -59,9 +59,11 @@ bool columnsInOneLaunch();
 /// its columns' partials of each (a few loads a thread, from L2).
 constexpr int64_t kOneLaunchChunks = 32;
 /// The fewest blocks a one-launch cut whose rows would make more chunks
-/// may have: fewer, and the rows take the two-launch cut, whose chunks are
-/// as many as the partials target allows.
-constexpr int64_t kOneLaunchBlocks = 256;
+/// may have (about 4 a multiprocessor of an H100): fewer, and the rows
+/// take the two-launch cut, whose chunks are as many as the partials
+/// target allows (a UNet batch norm of 16384 rows of 512 channels: 512
+/// blocks of 64 rows in two launches, not 256 of 512 rows in one).
+constexpr int64_t kOneLaunchBlocks = 512;
 
 /// The lanes, tiles and grid bounds of a cut with at most `lanes` lanes
 /// across; false where the grid cannot hold it.

@@ -564,10 +564,10 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
 // both ways (setColumnsInOneLaunch):
 // - one launch, the last block of a tile combining its chunks: one chunk
 //   (40 rows), 32 chunks of 128 rows (4096 x 768, BERT's bias gradients:
-//   12 tiles of 64 columns), 32 capped chunks of 132 rows (4224 x 512:
-//   256 blocks), 32 lanes across element by element (1000 x 127);
-// - two launches, where 32 chunks make too few blocks: 16384 x 128 and
-//   3000 x 127;
+//   12 tiles of 64 columns), 32 capped chunks of 130 rows (4160 x 1024:
+//   512 blocks), 32 lanes across element by element (1000 x 127);
+// - two launches, where 32 chunks make too few blocks: 16384 x 128,
+//   4224 x 512 (256 blocks) and 3000 x 127;
 // - and two launches for every shape, the second pass in each of its
 //   forms: 4 chunks or fewer (a thread per column), 32 lanes per column
 //   (128 chunks of 4096 x 768) and 128 (16384 x 128 in f32: 512 chunks),
@@ -588,7 +588,7 @@ TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
   for (bool oneLaunch : {true, false})
     for (int64_t offset : {int64_t(0), int64_t(1)})
       for (Case c :
-           {Case{40, 24, 1}, Case{4096, 768, 1}, Case{4224, 512, 1},
+           {Case{40, 24, 1}, Case{4096, 768, 1}, Case{4160, 1024, 1},
             Case{1000, 127, 1}, Case{16384, 128, 2}, Case{3000, 127, 2}})
         for (mpcrt_dtype d : kTypes) {
           if (offset != 0 && c.cols != 768)
