@@ -338,9 +338,9 @@ void elementwise() {
 void columnSumCases() {
   // BERT's bias gradients in one launch (the last block of each tile of
   // 64 columns combining its 32 chunks), then as a first pass and a
-  // second launch (setColumnsInOneLaunch(false), the cut before).
+  // second launch (setReductionsInOneLaunch(false), the cut before).
   for (bool oneLaunch : {true, false}) {
-    bool before = setColumnsInOneLaunch(oneLaunch);
+    bool before = setReductionsInOneLaunch(oneLaunch);
     for (int64_t cols : {kHidden, kFfn}) {
       Buffers b;
       void *in = b.random(MPCRT_F16, kRows * cols), *out = b.empty(cols * 4);
@@ -348,7 +348,7 @@ void columnSumCases() {
              dims({kRows, cols}), "f16->f32", 2.0 * kRows * cols + 4.0 * cols,
              [&] { columnSums(MPCRT_F16, MPCRT_F32, in, out, kRows, cols); });
     }
-    setColumnsInOneLaunch(before);
+    setReductionsInOneLaunch(before);
   }
   // One long row: the sum of the UNet head's [16, 128, 128, 1] output
   // gradient (its bias gradient), in segments.
@@ -356,6 +356,12 @@ void columnSumCases() {
   void *in = b.random(MPCRT_F32, kPixels), *out = b.empty(4);
   report("reduce_sum_row", dims({1, kPixels}), "f32", 4.0 * kPixels,
          [&] { reduce(MPCRT_F32, MPCRT_REDUCE_SUM, in, out, 1, kPixels, 1); });
+  // Its segments' sums added by a second launch (the way before).
+  bool before = setReductionsInOneLaunch(false);
+  report("reduce_sum_row_two_launches", dims({1, kPixels}), "f32",
+         4.0 * kPixels,
+         [&] { reduce(MPCRT_F32, MPCRT_REDUCE_SUM, in, out, 1, kPixels, 1); });
+  setReductionsInOneLaunch(before);
 }
 
 /// A weight gradient added to its f32 gradient accumulator (gradient
@@ -545,8 +551,8 @@ void rowCases() {
            });
     setLayerNormRowSums(rowSums);
     // The column reduction's way again as a first pass and a second
-    // launch (the cut before setColumnsInOneLaunch's default).
-    bool oneLaunch = setColumnsInOneLaunch(false);
+    // launch (the cut before setReductionsInOneLaunch's default).
+    bool oneLaunch = setReductionsInOneLaunch(false);
     report("layer_norm_backward_two_launches", dims({kRows, kHidden}), "f16",
            6.0 * n, [&] {
              layerNormBackward(MPCRT_F16, g, x, mean, rstd, MPCRT_F32, gamma,
@@ -558,7 +564,7 @@ void rowCases() {
                                   MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
                                   nullptr, kRows, kHidden, 0.1, 42, step);
            });
-    setColumnsInOneLaunch(oneLaunch);
+    setReductionsInOneLaunch(oneLaunch);
   }
 }
 

@@ -52,8 +52,8 @@ struct ColumnPlan {
 int64_t columnPartialsTarget();
 
 /// Whether planColumns may cut a reduction for one launch
-/// (setColumnsInOneLaunch, Kernels.h).
-bool columnsInOneLaunch();
+/// (setReductionsInOneLaunch, Kernels.h).
+bool reductionsInOneLaunch();
 
 /// The most chunks of a one-launch cut: the last block of a tile reads
 /// its columns' partials of each (a few loads a thread, from L2).
@@ -94,7 +94,7 @@ ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   constexpr int kWide = 16 / sizeof(T);
   int width = cols % kWide == 0 ? kWide : 1;
   ColumnPlan p{outer, rows, cols, 0, 0, 0, width, 32, false};
-  if (columnsInOneLaunch() && cutColumns(p, width > 1 ? 8 : 32)) {
+  if (reductionsInOneLaunch() && cutColumns(p, width > 1 ? 8 : 32)) {
     int64_t minChunkRows = std::max<int64_t>(32, 4 * p.rowLanes());
     int64_t byRows = (rows + minChunkRows - 1) / minChunkRows;
     int64_t chunks = std::min(byRows, kOneLaunchChunks);
@@ -313,10 +313,11 @@ __device__ Partial<A, K> loadStored(const Partial<A, K> *at) {
 /// `count` values of each of a block's `columns` columns (a power of two
 /// that divides kThreads), value(c, j) for j < count, combined in a fixed
 /// order: thread t takes column t % columns and the (t / columns)-th of
-/// kThreads / columns segments of consecutive values, in order (4 loads
-/// at a time), then thread c (< columns) the segments' results in order.
-/// The result is column c's in thread c; `init` stands in for the values
-/// of an empty segment, which are never combined.
+/// kThreads / columns segments of consecutive values, combined in order
+/// from `init` (up to 8 loads in flight before they are combined: a
+/// one-launch plan's segments hold at most 8, one round trip), then
+/// thread c (< columns) the segments' results in order. The result is
+/// column c's in thread c.
 template <typename A, int K, typename Combine, typename Value>
 __device__ Partial<A, K> combineInSegments(Combine combine, Partial<A, K> init,
                                            int columns, int64_t count,
@@ -324,22 +325,19 @@ __device__ Partial<A, K> combineInSegments(Combine combine, Partial<A, K> init,
   __shared__ Partial<A, K> segments[kThreads];
   const int c = threadIdx.x % columns, l = threadIdx.x / columns;
   const int64_t per = (count + kThreads / columns - 1) / (kThreads / columns);
-  int64_t j = l * per;
-  const int64_t end = j + per < count ? j + per : count;
+  const int64_t begin = l * per;
+  const int64_t end = begin + per < count ? begin + per : count;
   Partial<A, K> acc = init;
-  if (j < end) {
-    acc = value(c, j++);
-    for (; j + 3 < end; j += 4) {
-      Partial<A, K> t[4];
+  for (int64_t j = begin; j < end; j += 8) {
+    Partial<A, K> t[8];
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
+    for (int u = 0; u < 8; ++u)
+      if (j + u < end)
         t[u] = value(c, j + u);
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
+    for (int u = 0; u < 8; ++u)
+      if (j + u < end)
         acc = combine(acc, t[u]);
-    }
-    for (; j < end; ++j)
-      acc = combine(acc, value(c, j));
   }
   __syncthreads(); // an earlier call's segments read
   segments[threadIdx.x] = acc;
@@ -380,9 +378,10 @@ __device__ void columnsInOneLaunch(Load load, Combine combine, Fold folder,
       finish(o, col, sum);
     return;
   }
-  if (mine)
+  if (mine) {
     partials[(chunk * p.outer + o) * p.cols + col] = sum;
-  __threadfence();
+    __threadfence();
+  }
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned n = static_cast<unsigned>(p.chunks);
@@ -573,7 +572,7 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine, Fold fold,
   auto launch = [&](auto width) {
     constexpr int N = decltype(width)::value;
     if (p.oneLaunch) {
-      unsigned *arrivals = columnArrivals(p.tiles * p.outer);
+      unsigned *arrivals = arrivalCounters(p.tiles * p.outer);
       if constexpr (kBoundedPartials<Load>)
         boundedColumnsInOneLaunchKernel<A, K, N>
             <<<grid, kThreads, 0, stream()>>>(load, combine, fold, init, plan,

@@ -308,6 +308,49 @@ __global__ void reduceRowsKernel(mpcrt_reduce_op op, const In *in, Out *out,
                                                : acc);
 }
 
+/// reduceRowsKernel's two launches over segments as one: block (row,
+/// segment) reduces its segment into partials[row * segments + segment]
+/// (segments: the grid's y), fences and counts itself in at the row's
+/// counter in `arrivals`; the row's last block to arrive sets the counter
+/// back to 0 and reduces the row's partials as the second launch does
+/// (the same order: the same bits).
+template <typename T>
+__global__ void reduceRowSegmentsKernel(mpcrt_reduce_op op, const T *in,
+                                        typename Storage<T>::Acc *partials,
+                                        T *out, int64_t length, int64_t segment,
+                                        unsigned *arrivals) {
+  using A = typename Storage<T>::Acc;
+  __shared__ bool last;
+  const T *row = in + blockIdx.x * length;
+  const bool max = op == MPCRT_REDUCE_MAX;
+  auto add = [&](A acc, A x) {
+    return max ? (isnan(x) || x > acc ? x : acc) : acc + x;
+  };
+  int64_t first = blockIdx.y * segment, end = min(first + segment, length);
+  A acc = max ? A(-INFINITY) : A(0);
+  for (int64_t r = first + threadIdx.x; r < end; r += blockDim.x)
+    acc = add(acc, Storage<T>::load(row[r]));
+  acc = max ? blockReduce<A, true>(acc) : blockReduce<A>(acc);
+  const unsigned segments = gridDim.y;
+  A *mine = partials + int64_t(blockIdx.x) * segments;
+  if (threadIdx.x == 0) {
+    mine[blockIdx.y] = acc;
+    __threadfence();
+    last = atomicInc(&arrivals[blockIdx.x], segments - 1) == segments - 1;
+    __threadfence();
+  }
+  __syncthreads();
+  if (!last)
+    return;
+  acc = max ? A(-INFINITY) : A(0);
+  for (int64_t r = threadIdx.x; r < segments; r += blockDim.x)
+    acc = add(acc, __ldcg(&mine[r]));
+  acc = max ? blockReduce<A, true>(acc) : blockReduce<A>(acc);
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = Storage<T>::store(
+        op == MPCRT_REDUCE_MEAN ? acc / static_cast<A>(length) : acc);
+}
+
 template <typename T>
 __global__ void reduceMaxBackwardKernel(const T *grad, const T *in,
                                         const T *max, T *out, int64_t outer,
@@ -672,13 +715,19 @@ void reduce(mpcrt_dtype dtype, mpcrt_reduce_op op, const void *input, void *out,
       segments = (reduced + segment - 1) / segment;
       auto *partials = reinterpret_cast<A *>(
           scratchF32(outer * segments * int64_t(sizeof(A) / 4)));
-      reduceRowsKernel<T, A><<<dim3(static_cast<unsigned>(outer),
-                                    static_cast<unsigned>(segments)),
-                               kThreads, 0, stream()>>>(
-          op, static_cast<const T *>(input), partials, reduced, segment, 0);
-      reduceRowsKernel<A, T>
-          <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
-              op, partials, static_cast<T *>(out), segments, segments, reduced);
+      dim3 grid(static_cast<unsigned>(outer), static_cast<unsigned>(segments));
+      if (reductionsInOneLaunch()) {
+        reduceRowSegmentsKernel<T><<<grid, kThreads, 0, stream()>>>(
+            op, static_cast<const T *>(input), partials, static_cast<T *>(out),
+            reduced, segment, arrivalCounters(outer));
+      } else {
+        reduceRowsKernel<T, A><<<grid, kThreads, 0, stream()>>>(
+            op, static_cast<const T *>(input), partials, reduced, segment, 0);
+        reduceRowsKernel<A, T>
+            <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
+                op, partials, static_cast<T *>(out), segments, segments,
+                reduced);
+      }
     } else if (inner == 1 && reduced >= 64 && outer < (int64_t(1) << 31)) {
       reduceRowsKernel<T, T>
           <<<static_cast<unsigned>(outer), kThreads, 0, stream()>>>(
@@ -735,9 +784,9 @@ bool oneLaunch = true;
 
 int64_t columnPartialsTarget() { return partialsTarget; }
 
-bool columnsInOneLaunch() { return oneLaunch; }
+bool reductionsInOneLaunch() { return oneLaunch; }
 
-bool setColumnsInOneLaunch(bool on) { return std::exchange(oneLaunch, on); }
+bool setReductionsInOneLaunch(bool on) { return std::exchange(oneLaunch, on); }
 
 int columnReductionLaunches(mpcrt_dtype dtype, int64_t outer, int64_t rows,
                             int64_t cols) {

@@ -53,9 +53,10 @@ void markOp(const char *name);
 /// as needed; the first step runs before a graph is captured).
 float *scratchF32(int64_t elements);
 /// At least `count` counters, each 0 (one set per process, grown as
-/// scratchF32): the column reductions' arrivals of a tile's blocks, which
-/// the last block to arrive sets back to 0 (Columns.cuh).
-unsigned *columnArrivals(int64_t count);
+/// scratchF32): how many blocks of a tile (a column reduction's,
+/// Columns.cuh) or of a row (a row reduction's segments) have stored their
+/// partials; the last block to arrive sets its counter back to 0.
+unsigned *arrivalCounters(int64_t count);
 /// Which of two values the environment variable `variable` holds: false
 /// for `first` (also unset or empty: the default), true for `second`.
 /// Another value stops the program with an error that says what each
@@ -276,10 +277,12 @@ int64_t setLayerNormSumBlocks(int64_t blocks);
 /// results change in the last bits with the cut).
 int64_t setColumnPartialsTarget(int64_t partials);
 /// Whether a column reduction whose rows make at most 32 chunks (or
-/// enough blocks at 32) runs as one launch, the last block of each tile
-/// combining its chunks (the default), rather than as a first pass and a
-/// second launch; returns the setting before (tests, mpc-bench-kernels).
-bool setColumnsInOneLaunch(bool on);
+/// enough blocks at 32), and a reduction of few long rows cut into
+/// segments, run as one launch, the last block of each tile or row
+/// combining the partials (the default), rather than as a first pass and
+/// a second launch; returns the setting before (tests,
+/// mpc-bench-kernels).
+bool setReductionsInOneLaunch(bool on);
 /// The launches of a column reduction of `outer` [rows, cols] arrays of
 /// `dtype` as planColumns cuts it: 1 or 2, 0 where the grid cannot hold
 /// it (tests, mpc-bench-kernels).

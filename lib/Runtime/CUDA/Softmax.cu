@@ -573,11 +573,12 @@ softmaxDropoutBackwardKernel(G grad, In input, X gradInput, X dropped,
 /// Cross-entropy, pass 1: block r's row term, max + log(sum exp) minus
 /// the target-weighted logits (x[y] without label smoothing; 0 for an
 /// ignored label, and for one outside [0, classes), which pass 2 records).
+/// Thread 0 stores the terms.
 template <typename T, typename A>
-__global__ void
-crossEntropyRowsKernel(const T *logits, const void *labels, int32_t bits,
-                       A *terms, int64_t rows, int64_t classes,
-                       formulas::IgnoredLabel ignored, double smoothing) {
+__device__ void
+crossEntropyRows(const T *logits, const void *labels, int32_t bits, A *terms,
+                 int64_t rows, int64_t classes, formulas::IgnoredLabel ignored,
+                 double smoothing) {
   using S = Storage<T>;
   formulas::LabelSmoothing<A> target(smoothing, classes);
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -613,20 +614,20 @@ __device__ int64_t countedRows(const void *labels, int32_t bits, int64_t rows,
   return static_cast<int64_t>(blockReduce<double>(counted));
 }
 
-/// Pass 2, one block: the row terms summed in a fixed order (each thread's
-/// rows in turn, then the block's tree), divided by the rows counted for a
-/// mean, and the first row whose label is neither ignored nor in [0,
-/// classes) recorded.
+/// Pass 2, one block: the row terms (other blocks' stores, read past L1)
+/// summed in a fixed order (each thread's rows in turn, then the block's
+/// tree), divided by the rows counted for a mean, and the first row whose
+/// label is neither ignored nor in [0, classes) recorded.
 template <typename T, typename A>
-__global__ void
-crossEntropySumKernel(const A *terms, const void *labels, int32_t bits, T *loss,
-                      int64_t rows, int64_t classes, bool mean,
-                      formulas::IgnoredLabel ignored, unsigned long long *bad) {
+__device__ void
+crossEntropySum(const A *terms, const void *labels, int32_t bits, T *loss,
+                int64_t rows, int64_t classes, bool mean,
+                formulas::IgnoredLabel ignored, unsigned long long *bad) {
   using S = Storage<T>;
   A total = 0;
   int64_t firstBad = -1;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
-    total += terms[r];
+    total += __ldcg(&terms[r]);
     int64_t y = formulas::indexAt(labels, bits, r);
     if (!ignored(y) && (y < 0 || y >= classes) && firstBad < 0)
       firstBad = r;
@@ -644,6 +645,30 @@ crossEntropySumKernel(const A *terms, const void *labels, int32_t bits, T *loss,
     *loss =
         S::store(mean && counted > 0 ? total / static_cast<A>(counted) : total);
   }
+}
+
+/// Both passes in one launch: each block's rows (pass 1), then thread 0
+/// fences its terms and counts the block in at *arrivals (0 before the
+/// launch); the block that arrives last sets it back to 0 and runs pass 2.
+/// The terms and their order are the two launches' (the same bits).
+template <typename T, typename A>
+__global__ void
+crossEntropyKernel(const T *logits, const void *labels, int32_t bits, A *terms,
+                   T *loss, int64_t rows, int64_t classes, bool mean,
+                   formulas::IgnoredLabel ignored, double smoothing,
+                   unsigned long long *bad, unsigned *arrivals) {
+  __shared__ bool last;
+  crossEntropyRows<T, A>(logits, labels, bits, terms, rows, classes, ignored,
+                         smoothing);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicInc(arrivals, gridDim.x - 1) == gridDim.x - 1;
+    __threadfence();
+  }
+  __syncthreads();
+  if (last)
+    crossEntropySum<T, A>(terms, labels, bits, loss, rows, classes, mean,
+                          ignored, bad);
 }
 
 /// The backward's divisor for a mean that ignores a label: the rows
@@ -862,16 +887,14 @@ void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
-    // One block per row, then one block for the sum (the row terms in the
+    // One block per row, the last to finish summing the row terms (in the
     // f32 scratch buffer; f64 terms take two of its elements each).
     auto *terms = reinterpret_cast<A *>(
         scratchF32((rows > 0 ? rows : 1) * int64_t(sizeof(A) / 4)));
-    crossEntropyRowsKernel<T, A><<<blocksFor(rows, 1), kThreads, 0, stream()>>>(
-        static_cast<const T *>(logits), labels, labelBits, terms, rows, classes,
-        ignored, smoothing);
-    crossEntropySumKernel<T, A><<<1, kThreads, 0, stream()>>>(
-        terms, labels, labelBits, static_cast<T *>(loss), rows, classes, mean,
-        ignored, &deviceErrors()->label);
+    crossEntropyKernel<T, A><<<blocksFor(rows, 1), kThreads, 0, stream()>>>(
+        static_cast<const T *>(logits), labels, labelBits, terms,
+        static_cast<T *>(loss), rows, classes, mean, ignored, smoothing,
+        &deviceErrors()->label, arrivalCounters(1));
   });
   MPCRT_CUDA_LAUNCHED("cross_entropy");
 }

@@ -232,7 +232,7 @@ float *scratchF32(int64_t elements) {
   return buffer;
 }
 
-unsigned *columnArrivals(int64_t count) {
+unsigned *arrivalCounters(int64_t count) {
   static unsigned *buffer = nullptr;
   static int64_t capacity = 0;
   if (capacity < count &&

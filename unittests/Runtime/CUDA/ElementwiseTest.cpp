@@ -558,10 +558,41 @@ TEST_F(Elementwise, ReductionsMatchTheReference) {
         }
 }
 
+// Few long rows are cut into segments; the row's last block to arrive
+// adds the segments' partials in the order the second launch did, so one
+// launch gives the second launch's bits (setReductionsInOneLaunch), for
+// every op and dtype, every row of several, and again after the counters
+// went back to 0.
+TEST_F(Elementwise, RowSegmentsInOneLaunchEqualTwoLaunchesBitForBit) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Case {
+    int64_t outer, reduced;
+  };
+  for (Case c : {Case{3, 70001}, Case{1, 4099}, Case{2, 262144}})
+    for (mpcrt_dtype d : kTypes)
+      for (mpcrt_reduce_op op :
+           {MPCRT_REDUCE_SUM, MPCRT_REDUCE_MEAN, MPCRT_REDUCE_MAX}) {
+        Buffer in = randomBuffer(rng, d, c.outer * c.reduced, -1, 1);
+        uint8_t *dIn = upload(in.bytes);
+        size_t bytes = c.outer * bytesOf(d);
+        std::vector<uint8_t> got[2];
+        for (bool oneLaunch : {false, true}) {
+          uint8_t *out = deviceBuffer<uint8_t>(bytes);
+          bool before = setReductionsInOneLaunch(oneLaunch);
+          reduce(d, op, dIn, out, c.outer, c.reduced, 1);
+          EXPECT_EQ(setReductionsInOneLaunch(before), oneLaunch);
+          got[oneLaunch] = download(out, bytes);
+        }
+        ASSERT_EQ(got[1], got[0]) << c.outer << "x" << c.reduced << " of dtype "
+                                  << d << ", op " << op;
+        releaseOwned();
+      }
+}
+
 // Column sums of small integers are exact in any order, so every cut of
 // the rows into chunks and every way the chunks are combined must give
 // the exact sums: a chunk lost or counted twice shows. Each shape runs in
-// both ways (setColumnsInOneLaunch):
+// both ways (setReductionsInOneLaunch):
 // - one launch, the last block of a tile combining its chunks: one chunk
 //   (40 rows), 32 chunks of 128 rows (4096 x 768, BERT's bias gradients:
 //   12 tiles of 64 columns), 32 capped chunks of 130 rows (4160 x 1024:
@@ -593,7 +624,7 @@ TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
         for (mpcrt_dtype d : kTypes) {
           if (offset != 0 && c.cols != 768)
             continue;
-          bool before = setColumnsInOneLaunch(oneLaunch);
+          bool before = setReductionsInOneLaunch(oneLaunch);
           if (d == MPCRT_F16)
             ASSERT_EQ(columnReductionLaunches(d, 1, c.rows, c.cols),
                       oneLaunch ? c.launches : 2)
@@ -610,7 +641,7 @@ TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
           uint8_t *sums = deviceBuffer<uint8_t>(c.cols * bytesOf(acc));
           columnSums(d, acc, uploadAt(in.bytes, offset * bytesOf(d)), sums,
                      c.rows, c.cols);
-          EXPECT_EQ(setColumnsInOneLaunch(before), oneLaunch);
+          EXPECT_EQ(setReductionsInOneLaunch(before), oneLaunch);
           Buffer got{acc, download(sums, c.cols * bytesOf(acc))};
           std::vector<double> g = got.values();
           for (int64_t j = 0; j < c.cols; ++j)
