@@ -912,30 +912,34 @@ __global__ void upsampleBackwardKernel(const T *dy, T *dx, Upsample<I> u) {
   }
 }
 
-/// Pass 1: block b's sum of the terms of its grid-stride elements.
+/// A pointwise loss in one launch: block b sums the terms of its
+/// grid-stride elements into partials[b], fences and counts itself in at
+/// *arrivals (0 before the launch); the block that arrives last sets it
+/// back to 0 and sums the blocks' partials in a fixed order (a grid that
+/// depends on the count only), then takes the mean.
 template <typename T, typename A>
-__global__ void pointwiseLossPartialsKernel(int32_t kind, const T *x,
-                                            const T *t, A *partials,
-                                            int64_t count) {
+__global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
+                                    A *partials, T *loss, int64_t count,
+                                    bool mean, unsigned *arrivals) {
   using S = Storage<T>;
+  __shared__ bool last;
   A sum = 0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     sum += formulas::pointwiseLoss(kind, S::load(x[i]), S::load(t[i]));
   sum = blockReduce(sum);
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     partials[blockIdx.x] = sum;
-}
-
-/// Pass 2, one block: the blocks' sums in a fixed order (a grid that
-/// depends on the count only), then the mean.
-template <typename T, typename A>
-__global__ void pointwiseLossSumKernel(const A *partials, int64_t blocks,
-                                       T *loss, int64_t count, bool mean) {
-  using S = Storage<T>;
-  A sum = 0;
-  for (int64_t b = threadIdx.x; b < blocks; b += blockDim.x)
-    sum += partials[b];
+    __threadfence();
+    last = atomicInc(arrivals, gridDim.x - 1) == gridDim.x - 1;
+    __threadfence();
+  }
+  __syncthreads();
+  if (!last)
+    return;
+  sum = 0;
+  for (int64_t b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+    sum += __ldcg(&partials[b]);
   sum = blockReduce(sum);
   // Nothing to average: 0 (not 0/0), as the reference.
   if (threadIdx.x == 0)
@@ -1273,15 +1277,13 @@ void pointwiseLoss(mpcrt_dtype dtype, int32_t kind, const void *input,
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
     // At most 1024 blocks of partial sums (in the f32 scratch buffer; f64
-    // sums take two of its elements each), then one block.
+    // sums take two of its elements each), the last of them adding them.
     unsigned blocks = std::min(blocksFor(count), 1024u);
     auto *partials =
         reinterpret_cast<A *>(scratchF32(blocks * int64_t(sizeof(A) / 4)));
-    pointwiseLossPartialsKernel<T, A><<<blocks, kThreads, 0, stream()>>>(
+    pointwiseLossKernel<T, A><<<blocks, kThreads, 0, stream()>>>(
         kind, static_cast<const T *>(input), static_cast<const T *>(target),
-        partials, count);
-    pointwiseLossSumKernel<T, A><<<1, kThreads, 0, stream()>>>(
-        partials, blocks, static_cast<T *>(loss), count, mean);
+        partials, static_cast<T *>(loss), count, mean, arrivalCounters(1));
   });
   MPCRT_CUDA_LAUNCHED("pointwise_loss");
 }
