@@ -18,11 +18,11 @@
 //
 // mpc-bench-kernels --sweep [--filter TEXT]: the batch norms and column
 // sums again at other settings of the runtime's two launch knobs, the
-// column reductions' cut (setColumnPartialsTarget: 32 K to 512 K
-// partials, 128 K the default) and the batch norms' accesses per thread
-// (setChannelVectorsPerThread: 1 to 16, 4 the default), the setting in
-// each line's shape ("... partials=131072"): what a choice of those
-// defaults would gain, measured rather than guessed.
+// two-launch column reductions' cut (setColumnPartialsTarget: 32 K to
+// 512 K partials, 128 K the default; the `_two_launches` lines) and the batch
+// norms' accesses per thread (setChannelVectorsPerThread: 1 to 16, 4 the
+// default), the setting in each line's shape ("... partials=131072"): what a
+// choice of those defaults would gain, measured rather than guessed.
 //
 // mpc-bench-kernels --profile --only NAME [--index K]: for a profiler
 // (bench/ncu_kernels.py runs it under Nsight Compute with
@@ -672,6 +672,23 @@ void batchNormCases() {
            batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
                              dx, dg, db, kPixels, kWidth);
          });
+  // The two above with the column reductions in two launches (the cut
+  // before setReductionsInOneLaunch's default; the one --sweep's partials
+  // target changes).
+  {
+    bool oneLaunch = setReductionsInOneLaunch(false);
+    report("batch_norm_two_launches", dims({16, 128, 128, kWidth}), "f16",
+           4.0 * n, [&] {
+             batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y,
+                       mean, invstd, kPixels, kWidth, 0.1, 1e-5);
+           });
+    report("batch_norm_backward_two_launches", dims({16, 128, 128, kWidth}),
+           "f16", 6.0 * n, [&] {
+             batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
+                               dx, dg, db, kPixels, kWidth);
+           });
+    setReductionsInOneLaunch(oneLaunch);
+  }
   // With a fused ReLU: its mask from the output read (at least dy, x and
   // the output read, dx written), or formed again from x and beta (the
   // default of mpc-compile: the bytes of the plain backward).

@@ -27,6 +27,12 @@ template <typename A, int K> struct Partial {
   A v[K];
 };
 
+/// The chunks of a one-launch cut's group: the last block of a group
+/// combines their partials (up to 8 loads a thread, from L2), and where a
+/// tile has several groups, the last of the groups' last blocks combines
+/// the groups' results (at most kOneLaunchChunks of them).
+constexpr int64_t kOneLaunchChunks = 32;
+
 /// How a [outer, rows, cols] reduction is cut: blocks of `lanes` threads
 /// across the columns, each taking `width` neighbouring columns, times
 /// kThreads / lanes row lanes, over `chunks` row ranges of `chunkRows` x
@@ -39,8 +45,12 @@ struct ColumnPlan {
   int width, lanes;
   bool whole;
   /// The last block of each tile combines the tile's chunks in the same
-  /// launch (planColumns' one-launch cut).
+  /// launch (planColumns' one-launch cut), in groups of kOneLaunchChunks
+  /// where there are more.
   bool oneLaunch = false;
+  __host__ __device__ int64_t groups() const {
+    return (chunks + kOneLaunchChunks - 1) / kOneLaunchChunks;
+  }
   __host__ __device__ int rowLanes() const { return kThreads / lanes; }
   __host__ __device__ int64_t tileCols() const {
     return int64_t(lanes) * width;
@@ -54,16 +64,6 @@ int64_t columnPartialsTarget();
 /// Whether planColumns may cut a reduction for one launch
 /// (setReductionsInOneLaunch, Kernels.h).
 bool reductionsInOneLaunch();
-
-/// The most chunks of a one-launch cut: the last block of a tile reads
-/// its columns' partials of each (a few loads a thread, from L2).
-constexpr int64_t kOneLaunchChunks = 32;
-/// The fewest blocks a one-launch cut whose rows would make more chunks
-/// may have (about 4 a multiprocessor of an H100): fewer, and the rows
-/// take the two-launch cut, whose chunks are as many as the partials
-/// target allows (a UNet batch norm of 16384 rows of 512 channels: 512
-/// blocks of 64 rows in two launches, not 256 of 512 rows in one).
-constexpr int64_t kOneLaunchBlocks = 512;
 
 /// The lanes, tiles and grid bounds of a cut with at most `lanes` lanes
 /// across; false where the grid cannot hold it.
@@ -81,14 +81,17 @@ inline bool cutColumns(ColumnPlan &p, int lanes) {
 /// hold it (outer beyond a grid's z dimension): the caller keeps its own
 /// kernel. `whole` is filled in by reduceColumnsOf.
 ///
-/// One launch where the rows make at most kOneLaunchChunks chunks of at
-/// least 4 rows a row lane, or where that many chunks still make
-/// kOneLaunchBlocks blocks: 8 lanes across (128 bytes of a row where the
+/// One launch wherever the grid holds it (chunks of at least 4 rows a row
+/// lane, at most kOneLaunchChunks^2 of them, longer where the rows need):
+/// 8 lanes across (128 bytes of a row where the
 /// columns are read 16 bytes at a time, 32 element by element), so that
-/// a tile's last block combines few columns' chunks (BERT's 4096 x 768 bias
-/// gradient: 12 tiles of 64 columns, 32 chunks of 128 rows, 384 blocks).
-/// Otherwise two launches: 32 lanes across and chunks for about the
-/// partials target, combined by finishColumnsOf.
+/// a group's last block combines few columns' chunks (BERT's 4096 x 768
+/// bias gradient: 12 tiles of 64 columns, one group of 32 chunks of 128
+/// rows, 384 blocks; the UNet's first batch norm, 262144 rows of 128
+/// channels: 2 tiles, 32 groups of 32 chunks of 256 rows, 2048 blocks).
+/// Otherwise (or with setReductionsInOneLaunch(false)) two launches: 32
+/// lanes across and chunks for about the partials target, combined by
+/// finishColumnsOf.
 template <typename T>
 ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   constexpr int kWide = 16 / sizeof(T);
@@ -97,13 +100,11 @@ ColumnPlan planColumns(int64_t outer, int64_t rows, int64_t cols) {
   if (reductionsInOneLaunch() && cutColumns(p, width > 1 ? 8 : 32)) {
     int64_t minChunkRows = std::max<int64_t>(32, 4 * p.rowLanes());
     int64_t byRows = (rows + minChunkRows - 1) / minChunkRows;
-    int64_t chunks = std::min(byRows, kOneLaunchChunks);
-    if (chunks == byRows || p.tiles * outer * chunks >= kOneLaunchBlocks) {
-      p.chunkRows = (rows + chunks - 1) / chunks;
-      p.chunks = (rows + p.chunkRows - 1) / p.chunkRows;
-      p.oneLaunch = true;
-      return p;
-    }
+    int64_t chunks = std::min(byRows, kOneLaunchChunks * kOneLaunchChunks);
+    p.chunkRows = (rows + chunks - 1) / chunks;
+    p.chunks = (rows + p.chunkRows - 1) / p.chunkRows;
+    p.oneLaunch = true;
+    return p;
   }
   if (!cutColumns(p, 32))
     return p;
@@ -137,9 +138,18 @@ inline ColumnPlan chunkPlan(int64_t outer, int64_t rows, int64_t cols,
   return ColumnPlan{outer, rows, cols, chunks, chunkRows, 0, 1, 32, false};
 }
 
-/// Bytes of the partials a plan writes.
+/// Bytes of the partials a plan writes (a one-launch plan's groups'
+/// results after its chunks').
 template <typename A, int K> int64_t partialBytes(const ColumnPlan &p) {
-  return p.chunks * p.outer * p.cols * int64_t(sizeof(Partial<A, K>));
+  int64_t groups = p.oneLaunch && p.groups() > 1 ? p.groups() : 0;
+  return (p.chunks + groups) * p.outer * p.cols *
+         int64_t(sizeof(Partial<A, K>));
+}
+
+/// The counters a one-launch plan's blocks count themselves in at: one
+/// per tile and group, then one per tile for the groups.
+inline int64_t arrivalsOf(const ColumnPlan &p) {
+  return p.tiles * p.outer * (p.groups() + 1);
 }
 
 /// Sum of K values (the default combination).
@@ -315,7 +325,8 @@ __device__ Partial<A, K> loadStored(const Partial<A, K> *at) {
 /// order: thread t takes column t % columns and the (t / columns)-th of
 /// kThreads / columns segments of consecutive values, combined in order
 /// from `init` (up to 8 loads in flight before they are combined: a
-/// one-launch plan's segments hold at most 8, one round trip), then
+/// one-launch plan's segments hold at most 8, one round trip; 4 of wider
+/// partials), then
 /// thread c (< columns) the segments' results in order. The result is
 /// column c's in thread c.
 template <typename A, int K, typename Combine, typename Value>
@@ -327,15 +338,18 @@ __device__ Partial<A, K> combineInSegments(Combine combine, Partial<A, K> init,
   const int64_t per = (count + kThreads / columns - 1) / (kThreads / columns);
   const int64_t begin = l * per;
   const int64_t end = begin + per < count ? begin + per : count;
+  // 8 in flight, 4 of partials past 12 bytes (f64 moments: 8 spilled in
+  // the batch norm statistics' kernel, capped at 85 registers).
+  constexpr int kBatch = sizeof(Partial<A, K>) <= 12 ? 8 : 4;
   Partial<A, K> acc = init;
-  for (int64_t j = begin; j < end; j += 8) {
-    Partial<A, K> t[8];
+  for (int64_t j = begin; j < end; j += kBatch) {
+    Partial<A, K> t[kBatch];
 #pragma unroll
-    for (int u = 0; u < 8; ++u)
+    for (int u = 0; u < kBatch; ++u)
       if (j + u < end)
         t[u] = value(c, j + u);
 #pragma unroll
-    for (int u = 0; u < 8; ++u)
+    for (int u = 0; u < kBatch; ++u)
       if (j + u < end)
         acc = combine(acc, t[u]);
   }
@@ -351,11 +365,15 @@ __device__ Partial<A, K> combineInSegments(Combine combine, Partial<A, K> init,
 /// A whole reduction in one launch (a one-launch plan): foldTile, each
 /// column's row lanes combined (combineInSegments), and with one chunk
 /// handed to finish(o, col, total) at once. With more, each block stores
-/// its chunk's partials, fences and counts itself in at its tile's
-/// counter in `arrivals` (tile-major per outer index, each 0 before the
+/// its chunk's partials, fences and counts itself in at its group's
+/// counter in `arrivals` (arrivalsOf(p) of them, each 0 before the
 /// launch); the block that arrives last sets the counter back to 0 and
-/// combines the tile's chunks in chunk order (combineInSegments again),
-/// whichever block it is: the order depends on the shape only.
+/// combines the group's chunks in chunk order (combineInSegments again),
+/// whichever block it is: the order depends on the shape only. Where the
+/// tile has several groups, that block stores the group's result after
+/// the chunks' partials and counts itself in at the tile's counter the
+/// same way, and the last to arrive there combines the groups' results in
+/// group order.
 template <typename A, int K, int N, typename Load, typename Combine,
           typename Fold, typename Finish>
 __device__ void columnsInOneLaunch(Load load, Combine combine, Fold folder,
@@ -373,33 +391,55 @@ __device__ void columnsInOneLaunch(Load load, Combine combine, Fold folder,
   Partial<A, K> sum = combineInSegments<A, K>(
       combine, init, columns, p.rowLanes(),
       [&](int c, int64_t y) { return lanes[y * columns + c]; });
-  if (p.chunks == 1) {
-    if (mine)
-      finish(o, col, sum);
-    return;
+  // Stores `value` at `slot` of `at` ([slot][outer][cols]) and counts the
+  // block in at `counter`, which `blocks` blocks count at: whether it came
+  // last.
+  auto arrive = [&](Partial<A, K> *at, int64_t slot, Partial<A, K> value,
+                    unsigned *counter, int64_t blocks) {
+    if (mine) {
+      at[(slot * p.outer + o) * p.cols + col] = value;
+      __threadfence();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned n = static_cast<unsigned>(blocks);
+      last = atomicInc(counter, n - 1) == n - 1;
+      __threadfence();
+    }
+    __syncthreads();
+    return last;
+  };
+  // Slots `from` .. `from + count - 1` of `at`, combined in order.
+  auto combineStored = [&](const Partial<A, K> *at, int64_t from,
+                           int64_t count) {
+    return combineInSegments<A, K>(
+        combine, init, columns, count, [&](int c, int64_t k) {
+          return first + c < p.cols
+                     ? loadStored(
+                           &at[((from + k) * p.outer + o) * p.cols + first + c])
+                     : init;
+        });
+  };
+  if (p.chunks > 1) {
+    const int64_t groups = p.groups(), tile = o * p.tiles + blockIdx.x;
+    const int64_t group = chunk / kOneLaunchChunks;
+    const int64_t from = group * kOneLaunchChunks;
+    const int64_t members =
+        p.chunks - from < kOneLaunchChunks ? p.chunks - from : kOneLaunchChunks;
+    if (!arrive(partials, chunk, sum, &arrivals[tile * groups + group],
+                members))
+      return;
+    sum = combineStored(partials, from, members);
+    if (groups > 1) {
+      Partial<A, K> *results = partials + p.chunks * p.outer * p.cols;
+      if (!arrive(results, group, sum,
+                  &arrivals[p.tiles * p.outer * groups + tile], groups))
+        return;
+      sum = combineStored(results, 0, groups);
+    }
   }
-  if (mine) {
-    partials[(chunk * p.outer + o) * p.cols + col] = sum;
-    __threadfence();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned n = static_cast<unsigned>(p.chunks);
-    last = atomicInc(&arrivals[o * p.tiles + blockIdx.x], n - 1) == n - 1;
-    __threadfence();
-  }
-  __syncthreads();
-  if (!last)
-    return;
-  Partial<A, K> total = combineInSegments<A, K>(
-      combine, init, columns, p.chunks, [&](int c, int64_t k) {
-        return first + c < p.cols
-                   ? loadStored(
-                         &partials[(k * p.outer + o) * p.cols + first + c])
-                   : init;
-      });
   if (mine)
-    finish(o, col, total);
+    finish(o, col, sum);
 }
 
 /// columnsInOneLaunch as a kernel, without or with the load's bounds.
@@ -572,7 +612,7 @@ void reduceColumnsOf(const ColumnPlan &p, Load load, Combine combine, Fold fold,
   auto launch = [&](auto width) {
     constexpr int N = decltype(width)::value;
     if (p.oneLaunch) {
-      unsigned *arrivals = arrivalCounters(p.tiles * p.outer);
+      unsigned *arrivals = arrivalCounters(arrivalsOf(p));
       if constexpr (kBoundedPartials<Load>)
         boundedColumnsInOneLaunchKernel<A, K, N>
             <<<grid, kThreads, 0, stream()>>>(load, combine, fold, init, plan,

@@ -25,6 +25,9 @@ public:
   mpcrt::test::AddLayerNormRun
   addLayerNormRun(mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c,
                   bool plain, int64_t offset = 0);
+  /// BatchNormOverManyChunksMatchesFloat64's check, at the reductions'
+  /// setting of the moment.
+  void checkBatchNormOverManyChunks();
 };
 
 // The shared helpers (AddLayerNormCheck.h), under this file's names.
@@ -790,11 +793,24 @@ TEST_F(Nn, BatchNormStatisticsMatchFloat64OnAnOffsetChannel) {
 
 // A batch norm over so many rows that its column reductions cut them into
 // more than 256 chunks (300000 rows of 4 f32 channels: 293 chunks of
-// 1024), whose second pass combines each channel's chunks by 128 lanes in
-// a fixed tree (Columns.cuh): the statistics (moments) and the backward's
-// parameter sums against float64 sums of the same values.
+// 1024), in one launch (10 groups of up to 32 chunks, then the groups'
+// results) and in two (setReductionsInOneLaunch(false): the second pass
+// combines each channel's chunks by 128 lanes in a fixed tree;
+// Columns.cuh): the statistics (moments) and the backward's parameter
+// sums against float64 sums of the same values.
 TEST_F(Nn, BatchNormOverManyChunksMatchesFloat64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
+  for (bool oneLaunch : {true, false}) {
+    SCOPED_TRACE(oneLaunch ? "one launch" : "two launches");
+    bool before = setReductionsInOneLaunch(oneLaunch);
+    checkBatchNormOverManyChunks();
+    setReductionsInOneLaunch(before);
+    if (HasFailure())
+      return;
+  }
+}
+
+void Nn::checkBatchNormOverManyChunks() {
   const int64_t rows = 300000, c = 4, n = rows * c;
   const double offset[c] = {100, -3, 0, 1};
   std::normal_distribution<double> normal;
@@ -835,6 +851,7 @@ TEST_F(Nn, BatchNormOverManyChunksMatchesFloat64) {
     EXPECT_NEAR(dbeta[ch], sumDy, 1e-5 * sumAbs) << "channel " << ch;
     EXPECT_NEAR(dgamma[ch], sumDyXhat, 1e-5 * sumAbs) << "channel " << ch;
   }
+  releaseOwned();
 }
 
 // The launch settings mpc-bench-kernels --sweep turns: the batch norms'
