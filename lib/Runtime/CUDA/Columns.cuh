@@ -83,12 +83,12 @@ inline bool cutColumns(ColumnPlan &p, int lanes) {
 ///
 /// One launch wherever the grid holds it (chunks of at least 4 rows a row
 /// lane, at most kOneLaunchChunks^2 of them, longer where the rows need):
-/// 8 lanes across (128 bytes of a row where the
-/// columns are read 16 bytes at a time, 32 element by element), so that
-/// a group's last block combines few columns' chunks (BERT's 4096 x 768
-/// bias gradient: 12 tiles of 64 columns, one group of 32 chunks of 128
-/// rows, 384 blocks; the UNet's first batch norm, 262144 rows of 128
-/// channels: 2 tiles, 32 groups of 32 chunks of 256 rows, 2048 blocks).
+/// 8 lanes across (128 bytes of a row where the columns are read 16 bytes
+/// at a time, 32 element by element), so that a group's last block
+/// combines few columns' chunks (BERT's 4096 x 768 bias gradient: 12
+/// tiles of 64 columns, one group of 32 chunks of 128 rows, 384 blocks;
+/// the UNet's first batch norm, 262144 rows of 128 channels: 2 tiles, 32
+/// groups of 32 chunks of 256 rows, 2048 blocks).
 /// Otherwise (or with setReductionsInOneLaunch(false)) two launches: 32
 /// lanes across and chunks for about the partials target, combined by
 /// finishColumnsOf.
