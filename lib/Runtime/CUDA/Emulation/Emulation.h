@@ -249,7 +249,7 @@ void atomicAccess(const void *address, size_t bytes);
 /// A __threadfence of the running thread (Racecheck.cpp: what it orders
 /// between blocks).
 void fenceAccess();
-}
+} // namespace mpcemu
 inline void __threadfence() { ::mpcemu::fenceAccess(); }
 #define MPCEMU_ATOMIC(address)                                                 \
   ::mpcemu::atomicAccess(address, sizeof(*(address)))
