@@ -381,7 +381,6 @@ __device__ void columnsInOneLaunch(Load load, Combine combine, Fold folder,
                                    Partial<A, K> *partials, unsigned *arrivals,
                                    Finish finish) {
   __shared__ Partial<A, K> lanes[kThreads * N]; // [row lane][lane][k]
-  __shared__ bool last;
   foldTile<A, K, N>(load, folder, init, p, lanes);
   const int columns = static_cast<int>(p.tileCols());
   const int64_t first = blockIdx.x * int64_t(columns);
@@ -400,14 +399,7 @@ __device__ void columnsInOneLaunch(Load load, Combine combine, Fold folder,
       at[(slot * p.outer + o) * p.cols + col] = value;
       __threadfence();
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned n = static_cast<unsigned>(blocks);
-      last = atomicInc(counter, n - 1) == n - 1;
-      __threadfence();
-    }
-    __syncthreads();
-    return last;
+    return arrivesLast(counter, static_cast<unsigned>(blocks));
   };
   // Slots `from` .. `from + count - 1` of `at`, combined in order.
   auto combineStored = [&](const Partial<A, K> *at, int64_t from,

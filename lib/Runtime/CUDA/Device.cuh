@@ -313,6 +313,23 @@ template <typename A, bool Max = false> __device__ A blockReduce(A v) {
   return total;
 }
 
+/// Whether the calling block is the last of `blocks` to count itself in
+/// at *counter (0 before the first arrives; the last sets it back to 0),
+/// returned to every thread of the block. A thread that stored what the
+/// last block reads fences (__threadfence) before the call; thread 0's
+/// atomic follows a barrier, and its fence after it orders the last
+/// block's reads of the others' stores (read them past L1: __ldcg).
+__device__ inline bool arrivesLast(unsigned *counter, unsigned blocks) {
+  __shared__ bool last;
+  __syncthreads(); // every store fenced; `last` of an earlier call read
+  if (threadIdx.x == 0) {
+    last = atomicInc(counter, blocks - 1) == blocks - 1;
+    __threadfence();
+  }
+  __syncthreads();
+  return last;
+}
+
 /// Sum (or max, a NaN winning) over a warp's 32 lanes in a fixed butterfly
 /// order, returned to every lane.
 template <typename A, bool Max = false> __device__ A warpReduce(A v) {

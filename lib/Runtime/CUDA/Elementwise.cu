@@ -320,7 +320,6 @@ __global__ void reduceRowSegmentsKernel(mpcrt_reduce_op op, const T *in,
                                         T *out, int64_t length, int64_t segment,
                                         unsigned *arrivals) {
   using A = typename Storage<T>::Acc;
-  __shared__ bool last;
   const T *row = in + blockIdx.x * length;
   const bool max = op == MPCRT_REDUCE_MAX;
   auto add = [&](A acc, A x) {
@@ -336,11 +335,8 @@ __global__ void reduceRowSegmentsKernel(mpcrt_reduce_op op, const T *in,
   if (threadIdx.x == 0) {
     mine[blockIdx.y] = acc;
     __threadfence();
-    last = atomicInc(&arrivals[blockIdx.x], segments - 1) == segments - 1;
-    __threadfence();
   }
-  __syncthreads();
-  if (!last)
+  if (!arrivesLast(&arrivals[blockIdx.x], segments))
     return;
   acc = max ? A(-INFINITY) : A(0);
   for (int64_t r = threadIdx.x; r < segments; r += blockDim.x)
@@ -778,7 +774,7 @@ template <typename G, typename A> struct StoreSums {
 namespace {
 /// planColumns' target (columnPartialsTarget).
 int64_t partialsTarget = 4096 * 32;
-/// Whether planColumns may cut for one launch (columnsInOneLaunch).
+/// Whether reductions may run in one launch (reductionsInOneLaunch).
 bool oneLaunch = true;
 } // namespace
 

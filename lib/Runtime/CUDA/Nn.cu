@@ -922,7 +922,6 @@ __global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
                                     A *partials, T *loss, int64_t count,
                                     bool mean, unsigned *arrivals) {
   using S = Storage<T>;
-  __shared__ bool last;
   A sum = 0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
@@ -931,11 +930,8 @@ __global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = sum;
     __threadfence();
-    last = atomicInc(arrivals, gridDim.x - 1) == gridDim.x - 1;
-    __threadfence();
   }
-  __syncthreads();
-  if (!last)
+  if (!arrivesLast(arrivals, gridDim.x))
     return;
   sum = 0;
   for (int64_t b = threadIdx.x; b < gridDim.x; b += blockDim.x)

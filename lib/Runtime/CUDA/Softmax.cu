@@ -657,16 +657,11 @@ crossEntropyKernel(const T *logits, const void *labels, int32_t bits, A *terms,
                    T *loss, int64_t rows, int64_t classes, bool mean,
                    formulas::IgnoredLabel ignored, double smoothing,
                    unsigned long long *bad, unsigned *arrivals) {
-  __shared__ bool last;
   crossEntropyRows<T, A>(logits, labels, bits, terms, rows, classes, ignored,
                          smoothing);
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0)
     __threadfence();
-    last = atomicInc(arrivals, gridDim.x - 1) == gridDim.x - 1;
-    __threadfence();
-  }
-  __syncthreads();
-  if (last)
+  if (arrivesLast(arrivals, gridDim.x))
     crossEntropySum<T, A>(terms, labels, bits, loss, rows, classes, mean,
                           ignored, bad);
 }

@@ -236,12 +236,13 @@ unsigned *arrivalCounters(int64_t count) {
   static unsigned *buffer = nullptr;
   static int64_t capacity = 0;
   if (capacity < count &&
-      captureFailure("the column reductions' counters would grow during "
+      captureFailure("the reductions' arrival counters would grow during "
                      "capture"))
     return buffer;
   if (capacity < count) {
-    // Every counter is 0 between launches (the last block of a tile sets
-    // it back), so the new ones start from 0 as the old ones were.
+    // Every counter is 0 between launches (the last block to arrive sets
+    // it back: arrivesLast), so the new ones start from 0 as the old ones
+    // were.
     bool freed = releaseGrown(buffer);
     MPCRT_CUDA_CHECK(cudaMalloc(&buffer, count * sizeof(unsigned)));
     MPCRT_CUDA_CHECK(
