@@ -533,6 +533,27 @@ void rowCases() {
                                   MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
                                   nullptr, kRows, kHidden, 0.1, 42, step);
            });
+    // With the input gradient's sums, the bias gradient of the layer
+    // before the norm (--mpc-fuse's norm-bias-grads: BERT's attention
+    // output and second feed-forward layer), taken by the parameter sums'
+    // reduction reading dx again (2 bytes an element more), against the
+    // backward and a column_sums of dx of their own, timed as one.
+    void *dxSums = b.empty(kHidden * 4);
+    report("add_layer_norm_backward_input_sums", dims({kRows, kHidden}), "f16",
+           10.0 * n, [&] {
+             addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
+                                  MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
+                                  nullptr, kRows, kHidden, 0.1, 42, step,
+                                  dxSums);
+           });
+    report("add_layer_norm_backward_then_column_sums", dims({kRows, kHidden}),
+           "f16", 10.0 * n, [&] {
+             addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
+                                  MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
+                                  nullptr, kRows, kHidden, 0.1, 42, step);
+             columnSums(MPCRT_F16, MPCRT_F32, dx, dxSums, kRows, kHidden,
+                        nullptr);
+           });
     // The two above with gamma's and beta's sums taken by the row kernel
     // as it reads dy and x (MPC_CUDA_NORM_SUMS=rows) instead of the
     // column reduction reading them again (the default: 3-4% faster on an

@@ -197,6 +197,13 @@ static cl::opt<bool> noRowTransposes(
              "with; the same values to rounding (the products take their "
              "rows in another order), more copies"),
     cl::cat(category));
+static cl::opt<bool> noNormBiasGrads(
+    "no-norm-bias-grads",
+    cl::desc("Sum the bias gradient of a linear layer before a residual "
+             "layer norm in a reduction of its own, reading the input "
+             "gradient again (--mpc-fuse's norm-bias-grads=false), instead "
+             "of in the norm backward's column reduction; the same values"),
+    cl::cat(category));
 static cl::opt<bool> noFuseWeightGradSums(
     "no-fuse-weight-grad-sums",
     cl::desc("Round each weight gradient to f16/bf16 before adding it to its "
@@ -645,6 +652,8 @@ static std::optional<int> toLLVMIR(bool parallel, TimingScope &timeRoot,
     later += " concat-convs=false";
   if (noFuseWeightGradSums)
     later += " weight-grad-sums=false";
+  if (noNormBiasGrads)
+    later += " norm-bias-grads=false";
   step.laterFuseOptions = later;
   if (padForTensorCores.getNumOccurrences() > 0)
     step.pad = padForTensorCores;
@@ -791,6 +800,8 @@ int main(int argc, char **argv) {
     return fail("--no-recompute-moves and --no-fuse contradict each other");
   if (noFuse && noRowTransposes)
     return fail("--no-row-transposes and --no-fuse contradict each other");
+  if (noFuse && noNormBiasGrads)
+    return fail("--no-norm-bias-grads and --no-fuse contradict each other");
   if (noFuse && noConcatConvs)
     return fail("--no-concat-convs and --no-fuse contradict each other");
   if (noFuse && keepProbabilities)

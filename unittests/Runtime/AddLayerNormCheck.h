@@ -43,6 +43,9 @@ struct AddLayerNormCase {
 struct AddLayerNormBuffers {
   std::vector<uint8_t> x, residual, gamma, beta, grad, sumGrad;
   std::vector<uint8_t> sum, y, mean, rstd, dx, dresidual, dgamma, dbeta;
+  /// grad_input's column sums (mpcrt.h's grad_x_sums: f32, f64 for f64),
+  /// where the run takes them; a run that leaves them empty is not asked.
+  std::vector<uint8_t> dxSums;
 };
 
 using AddLayerNormRun = std::function<void(AddLayerNormBuffers &)>;
@@ -78,6 +81,7 @@ inline void checkAddLayerNorm(mpcrt_dtype dt, const AddLayerNormCase &c,
     out->assign(c.rows * elementBytes(stat), 0);
   for (auto *out : {&b.dgamma, &b.dbeta})
     out->assign(c.cols * elementBytes(param), 0);
+  b.dxSums.assign(c.cols * elementBytes(param), 0);
   run(b);
 
   std::vector<double> g = valuesOf(param, b.gamma),
@@ -158,6 +162,25 @@ inline void checkAddLayerNorm(mpcrt_dtype dt, const AddLayerNormCase &c,
         << "grad_gamma " << j << " dtype " << dt;
     ASSERT_LE(std::fabs(gotDb[j] - dbeta[j]), sumSlack * dbAbs[j])
         << "grad_beta " << j << " dtype " << dt;
+  }
+  // The input gradient's column sums: of the backend's own grad_input
+  // values (exact in float64), each a sum of `rows` terms in the
+  // accumulation type, in any order: within gamma_(rows-1) of the sum of
+  // their magnitudes (Higham 4.2), the accumulation type their type.
+  if (b.dxSums.empty())
+    return;
+  std::vector<double> gotDx = valuesOf(dt, b.dx),
+                      gotSums = valuesOf(param, b.dxSums);
+  double terms = static_cast<double>(c.rows > 1 ? c.rows - 1 : 0);
+  double gammaN = terms * uAcc / (1 - terms * uAcc);
+  for (int64_t j = 0; j < c.cols; ++j) {
+    double exact = 0, magnitude = 0;
+    for (int64_t row = 0; row < c.rows; ++row) {
+      exact += gotDx[row * c.cols + j];
+      magnitude += std::fabs(gotDx[row * c.cols + j]);
+    }
+    ASSERT_LE(std::fabs(gotSums[j] - exact), gammaN * magnitude)
+        << "grad_input's sum " << j << " dtype " << dt;
   }
 }
 

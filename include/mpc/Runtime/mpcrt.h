@@ -438,7 +438,10 @@ void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,
  * dropped value and the sum are each rounded to `dtype`, as the separate ops
  * round them. Backward: ds = the layer norm's input gradient (+ grad_sum when
  * not null), in f32, rounded once to grad_residual; grad_x = ds through the
- * same dropout; grad_gamma, grad_beta as mpcrt_layer_norm_backward_*. */
+ * same dropout; grad_gamma, grad_beta as mpcrt_layer_norm_backward_*.
+ * grad_x_sums, where not null (`cols` of f32, f64 for f64), gets grad_x's
+ * column sums: each over the rows of the rounded grad_x values, in that
+ * type, as mpcrt_matmul_bias_grad sums its gradient. */
 void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                           const void *residual, mpcrt_dtype param_dtype,
                           const void *gamma, const void *beta, void *sum,
@@ -451,7 +454,7 @@ void mpcrt_add_layer_norm_backward(
     const void *gamma, void *grad_x, void *grad_residual, void *grad_gamma,
     void *grad_beta, const void *gamma_addend, const void *beta_addend,
     int64_t rows, int64_t cols, double dropout_p, uint64_t seed,
-    const int64_t *step);
+    const int64_t *step, void *grad_x_sums);
 
 /* Training-mode batch norm, channels last: input [rows, c] with rows =
  * N*H*W. Updates running statistics in place (unbiased variance), saves

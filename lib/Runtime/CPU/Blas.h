@@ -33,6 +33,13 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const double *a, int64_t lda, const double *b, int64_t ldb,
           double beta, double *c, int64_t ldc);
 
+/// The sums of the `n` columns of `b` (`k` rows of `in`) into `sums` of
+/// `out` (`in` itself, or f32 for f16/bf16), each over the rows in order
+/// in the accumulation type; with `addend` (of `out`), each sum rounded,
+/// added to it and rounded again. mpcrt_matmul_bias_grad's bias sums.
+void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *b,
+                const void *addend, void *sums, int64_t n, int64_t k);
+
 /// The number of threads of the CPU kernels.
 int threadCount();
 /// Sets it (at least 1).

@@ -316,16 +316,15 @@ void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
                           m, n, k, trans_a != 0, trans_b != 0, activation);
 }
 
-namespace {
-/// mpcrt_matmul_bias_grad's column sums: `out` is the sums' type (the type
-/// pairs are the epilogues').
-void biasGradSums(mpcrt_dtype in, mpcrt_dtype out, const void *b,
-                  const void *bias_addend, void *bias_grad, int64_t n,
-                  int64_t k) {
-  MPCRT_EPILOGUE_DISPATCH("mpcrt_matmul_bias_grad", biasGradSums, b,
-                          bias_addend, bias_grad, n, k);
+} // extern "C"
+
+// The type pairs are the epilogues'.
+void mpcrt::columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *b,
+                       const void *addend, void *sums, int64_t n, int64_t k) {
+  MPCRT_EPILOGUE_DISPATCH("column sums", biasGradSums, b, addend, sums, n, k);
 }
-} // namespace
+
+extern "C" {
 
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             const void *a, const void *b, const void *addend,
@@ -346,8 +345,8 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
              static_cast<T *>(c), 1, m, n, k, trans_a != 0, false);
     });
   // The sums of B's n columns, or of A's m ([k, m]).
-  biasGradSums(in, grad, sums_of_a ? a : b, bias_addend, bias_grad,
-               sums_of_a ? m : n, k);
+  columnSums(in, grad, sums_of_a ? a : b, bias_addend, bias_grad,
+             sums_of_a ? m : n, k);
 }
 
 void mpcrt_softmax_mixed(mpcrt_dtype in, const void *input, mpcrt_dtype out,

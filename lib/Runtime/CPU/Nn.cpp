@@ -1006,7 +1006,7 @@ void mpcrt_add_layer_norm_backward(
     const void *gamma, void *grad_x, void *grad_residual, void *grad_gamma,
     void *grad_beta, const void *gamma_addend, const void *beta_addend,
     int64_t rows, int64_t cols, double dropout_p, uint64_t seed,
-    const int64_t *step) {
+    const int64_t *step, void *grad_x_sums) {
   dispatch(dtype, [&](auto *t) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = typename Storage<T>::Acc;
@@ -1018,6 +1018,10 @@ void mpcrt_add_layer_norm_backward(
         grad_beta, gamma_addend, beta_addend, rows, cols, dropout_p,
         formulas::rankSeed(seed, dropoutRank), *step);
   });
+  // The input gradient's column sums, as mpcrt_matmul_bias_grad's.
+  if (grad_x_sums)
+    columnSums(dtype, dtype == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32, grad_x,
+               nullptr, grad_x_sums, cols, rows);
 }
 
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,

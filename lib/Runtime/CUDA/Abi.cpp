@@ -339,11 +339,12 @@ void mpcrt_add_layer_norm_backward(
     const void *gamma, void *grad_x, void *grad_residual, void *grad_gamma,
     void *grad_beta, const void *gamma_addend, const void *beta_addend,
     int64_t rows, int64_t cols, double dropout_p, uint64_t seed,
-    const int64_t *step) {
+    const int64_t *step, void *grad_x_sums) {
   addLayerNormBackward(dtype, grad, grad_sum, sum, mean, rstd, param_dtype,
                        gamma, grad_x, grad_residual, grad_gamma, grad_beta,
                        gamma_addend, beta_addend, rows, cols, dropout_p,
-                       mpcrt::formulas::rankSeed(seed, dropoutRank), step);
+                       mpcrt::formulas::rankSeed(seed, dropoutRank), step,
+                       grad_x_sums);
 }
 
 void mpcrt_attention(mpcrt_dtype dtype, const void *query, const void *key,

@@ -304,7 +304,9 @@ void layerNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        int64_t rows, int64_t cols);
 
 /// mpcrt_add_layer_norm and its backward (mpcrt.h); `step` is the device
-/// step counter.
+/// step counter. The backward's gradXSums (mpcrt.h's grad_x_sums) come
+/// from its parameter sums' column reduction, as a third sum, in the order
+/// columnSums of gradX takes them: the same bits.
 void addLayerNorm(mpcrt_dtype dtype, const void *x, const void *residual,
                   mpcrt_dtype paramDtype, const void *gamma, const void *beta,
                   void *sum, void *y, void *mean, void *rstd, int64_t rows,
@@ -317,7 +319,8 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
                           void *gradX, void *gradResidual, void *gradGamma,
                           void *gradBeta, const void *gammaAddend,
                           const void *betaAddend, int64_t rows, int64_t cols,
-                          double dropoutP, uint64_t seed, const int64_t *step);
+                          double dropoutP, uint64_t seed, const int64_t *step,
+                          void *gradXSums = nullptr);
 
 // Data movement, embedding, dropout (mpcrt_strided_copy, ...). Strides and
 // shapes are host arrays.

@@ -550,6 +550,43 @@ template <typename A> struct StoreParamGrads {
     storeSumAny(paramDtype, dbeta, betaAddend, c, s.v[1]);
   }
 };
+
+/// LayerNormParamTerms and a third term, the input gradient gx the row
+/// kernel has written (its element as columnSums' ReduceTerm loads it):
+/// the bias gradient of the layer before the norm (mpcrt.h's grad_x_sums).
+template <typename T, typename Stat> struct LayerNormParamAndInputTerms {
+  using Element = T;
+  LayerNormParamTerms<T, Stat> param;
+  const T *gx;
+  using A = typename Storage<T>::Acc;
+  bool aligned() const { return param.aligned() && alignedTo(gx, 16); }
+  template <int N>
+  __device__ NoColumnValues column(int64_t, int64_t, bool) const {
+    return {};
+  }
+  template <int N>
+  __device__ void terms(int64_t o, int64_t r, int64_t c, bool whole,
+                        NoColumnValues none, Partial<A, 3> (&t)[N]) const {
+    Partial<A, 2> two[N];
+    param.template terms<N>(o, r, c, whole, none, two);
+    Vec<T, N> g = loadVec<N>(gx, r * param.cols + c, whole);
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      t[k] = {{two[k].v[0], two[k].v[1], Storage<T>::load(g.v[k])}};
+  }
+};
+
+/// StoreParamGrads and the input gradient's sums, in A (as columnSums
+/// stores an f32 sum of f16/bf16 values, or of its own type's).
+template <typename A> struct StoreParamAndInputGrads {
+  StoreParamGrads<A> param;
+  A *inputSums;
+  __device__ void operator()(int64_t o, int64_t c,
+                             const Partial<A, 3> &s) const {
+    param(o, c, {{s.v[0], s.v[1]}});
+    inputSums[c] = s.v[2];
+  }
+};
 } // namespace
 
 namespace {
@@ -588,22 +625,33 @@ void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
 namespace {
 /// layer_norm_backward's parameter gradients: the column sums of dy * xhat
 /// and dy, in the same fixed order on every GPU, added to their addends
-/// where not null.
+/// where not null; with gxSums, the column sums of the input gradient gx
+/// too (in the plan and order of columnSums of gx: the same bits).
 template <typename T, typename Stat>
 void layerNormParamGrads(const T *dy, const T *x, const Stat *mean,
                          const Stat *rstd, mpcrt_dtype paramDtype,
                          void *gradGamma, void *gradBeta,
                          const void *gammaAddend, const void *betaAddend,
-                         int64_t rows, int64_t cols) {
+                         int64_t rows, int64_t cols, const T *gx,
+                         void *gxSums) {
   using A = typename Storage<T>::Acc;
   ColumnPlan plan = planColumns<T>(1, rows, cols);
+  LayerNormParamTerms<T, Stat> terms{dy, x, mean, rstd, cols};
+  StoreParamGrads<A> store{paramDtype, gradGamma, gradBeta, gammaAddend,
+                           betaAddend};
+  if (gxSums) {
+    auto *partials = reinterpret_cast<Partial<A, 3> *>(
+        scratchF32((partialBytes<A, 3>(plan) + 3) / 4));
+    reduceColumnsOf(plan, LayerNormParamAndInputTerms<T, Stat>{terms, gx},
+                    SumOf<A, 3>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
+                    StoreParamAndInputGrads<A>{store, static_cast<A *>(gxSums)},
+                    partials);
+    return;
+  }
   auto *partials = reinterpret_cast<Partial<A, 2> *>(
       scratchF32((partialBytes<A, 2>(plan) + 3) / 4));
-  reduceColumnsOf(plan, LayerNormParamTerms<T, Stat>{dy, x, mean, rstd, cols},
-                  SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
-                  StoreParamGrads<A>{paramDtype, gradGamma, gradBeta,
-                                     gammaAddend, betaAddend},
-                  partials);
+  reduceColumnsOf(plan, terms, SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}},
+                  store, partials);
 }
 
 /// Whether a layer norm backward's row kernel can take the parameter sums
@@ -668,24 +716,27 @@ void layerNormBackwardSummed(const T *dy, const T *x, const Stat *mean,
 
 /// A layer norm backward of rows of `cols` elements whose row kernel is
 /// taken by teams of W (a warp: withRowTeamFor) with V (withGroupsOf):
-/// layerNormBackwardSummed where it can take the parameter sums, else the
-/// row kernel and the column reduction (layerNormParamGrads).
+/// layerNormBackwardSummed where it can take the parameter sums (and no
+/// input gradient's sums, gxSums, are asked for), else the row kernel and
+/// the column reduction (layerNormParamGrads), which reads the input
+/// gradient gx the row kernel wrote for gxSums.
 template <typename T, bool W, bool V, typename Stat, typename Emits>
 void layerNormBackwardOf(const T *dy, const T *x, const Stat *mean,
                          const Stat *rstd, mpcrt_dtype paramDtype,
                          const void *gamma, Emits emits, void *gradGamma,
                          void *gradBeta, const void *gammaAddend,
                          const void *betaAddend, int64_t rows, int64_t cols,
-                         unsigned grid) {
+                         unsigned grid, const T *gx = nullptr,
+                         void *gxSums = nullptr) {
   if constexpr (kRowParamSums<T, W, V>)
-    if (rowSums())
+    if (rowSums() && !gxSums)
       return layerNormBackwardSummed(dy, x, mean, rstd, paramDtype, gamma,
                                      emits, gradGamma, gradBeta, gammaAddend,
                                      betaAddend, rows, cols);
   layerNormBackwardKernel<T, Stat, W, V><<<grid, kThreads, 0, stream()>>>(
       dy, x, mean, rstd, paramDtype, gamma, emits, rows, cols);
   layerNormParamGrads(dy, x, mean, rstd, paramDtype, gradGamma, gradBeta,
-                      gammaAddend, betaAddend, rows, cols);
+                      gammaAddend, betaAddend, rows, cols, gx, gxSums);
 }
 
 /// The parameter gradients of no rows: zeros, or the addends.
@@ -769,10 +820,15 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
                           void *gradX, void *gradResidual, void *gradGamma,
                           void *gradBeta, const void *gammaAddend,
                           const void *betaAddend, int64_t rows, int64_t cols,
-                          double dropoutP, uint64_t seed, const int64_t *step) {
-  if (rows == 0)
+                          double dropoutP, uint64_t seed, const int64_t *step,
+                          void *gradXSums) {
+  if (rows == 0) {
+    if (gradXSums)
+      sumsOfNoRows(gradXSums, nullptr,
+                   cols * (dtype == MPCRT_F64 ? 8 : int64_t(sizeof(float))));
     return paramGradsOfNoRows(paramDtype, gradGamma, gradBeta, gammaAddend,
                               betaAddend, cols);
+  }
   if (cols == 0)
     return;
   dispatch(dtype, [&](auto *t) {
@@ -793,9 +849,10 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
                                      dropoutP,
                                      seed,
                                      step};
-            layerNormBackwardOf<T, W, V>(dy, x, m, s, paramDtype, gamma, emits,
-                                         gradGamma, gradBeta, gammaAddend,
-                                         betaAddend, rows, cols, grid);
+            layerNormBackwardOf<T, W, V>(
+                dy, x, m, s, paramDtype, gamma, emits, gradGamma, gradBeta,
+                gammaAddend, betaAddend, rows, cols, grid,
+                static_cast<const T *>(gradX), gradXSums);
           });
     });
   });

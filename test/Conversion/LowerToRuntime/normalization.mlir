@@ -76,6 +76,21 @@ func.func @layer_norm_addends(%x: tensor<4x8xf32>, %dy: tensor<4x8xf32>, %mean: 
 
 // -----
 
+// The input gradient's sums (input_sums): a null pointer last without
+// them, their buffer (32 bytes of f32 after the other results') with.
+// CHECK-LABEL: func.func @add_layer_norm_input_sums(
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_add_layer_norm_backward({{.*}}, %arg1, %[[NULL]]) :
+// CHECK: %[[SUMS:.*]] = llvm.getelementptr %arg0[%c1280_i64]
+// CHECK: call @mpcrt_add_layer_norm_backward({{.*}}, %arg1, %[[SUMS]]) :
+func.func @add_layer_norm_input_sums(%dy: tensor<4x8xf16>, %x: tensor<4x8xf16>, %mean: tensor<4xf32>, %g: tensor<8xf32>) -> (tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>) {
+  %a:4 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  %b:5 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g {input_sums} : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  return %a#0, %b#4, %b#0 : tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @batch_norm(
 // CHECK-DAG: %[[RM:.*]] = llvm.getelementptr %arg0[%c[[RMO:[0-9]+]]_i64]
 // CHECK-DAG: %[[RV:.*]] = llvm.getelementptr %arg0[%c[[RVO:[0-9]+]]_i64]

@@ -473,6 +473,24 @@ func.func @add_layer_norm_backward_sum_grad(%x: tensor<4x8xf16>, %d: tensor<4x8x
 
 // -----
 
+// With input_sums the op has a fifth result, the sums in f32.
+func.func @add_layer_norm_backward_input_sums_count(%x: tensor<4x8xf16>, %m: tensor<4xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{operation defines 5 results but was provided 4 to bind}}
+  %0:4 = mpc.add_layer_norm_backward %x, %x, %m, %m, %g {input_sums} : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_backward_input_sums_type(%x: tensor<4x8xf16>, %m: tensor<4xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{'mpc.add_layer_norm_backward' op inferred type(s) 'tensor<4x8xf16>', 'tensor<4x8xf16>', 'tensor<8xf32>', 'tensor<8xf32>', 'tensor<8xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf16>', 'tensor<4x8xf16>', 'tensor<8xf32>', 'tensor<8xf32>', 'tensor<8xf16>'}}
+  // expected-error @+1 {{'mpc.add_layer_norm_backward' op failed to infer returned types}}
+  %0:5 = "mpc.add_layer_norm_backward"(%x, %x, %m, %m, %g) <{input_sums, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0>}> : (tensor<4x8xf16>, tensor<4x8xf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf16>)
+  return
+}
+
+// -----
+
 func.func @softmax_dropout_p(%x: tensor<4x8xf16>) {
   // expected-error @+1 {{'mpc.softmax_dropout' op expects p in [0, 1), got 1}}
   %0 = mpc.softmax_dropout %x {p = 1.0 : f64, seed = 1 : i64} : tensor<4x8xf16>

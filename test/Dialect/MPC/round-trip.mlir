@@ -535,3 +535,15 @@ func.func @attention_bias(%q: tensor<8x4x16x64xf16>, %k: tensor<8x4x16x64xf16>, 
   %dq, %dk, %dv = mpc.attention_backward %g, %q, %k, %v, %o, %l bias(%b : tensor<8x1x1x16xf32>) {scale = 0.125 : f64} : tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>, tensor<8x4x16xf32>
   return %o, %dq : tensor<8x4x16x64xf16>, tensor<8x4x16x64xf16>
 }
+
+// The input gradient's column sums (input_sums): a fifth result of the
+// accumulation type, f32 for f16/bf16 and f32, f64 for f64.
+// CHECK-LABEL: func @add_layer_norm_backward_input_sums
+// CHECK: %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[H:[^ ]*]] = mpc.add_layer_norm_backward %{{.*}} {dropout_p = 1.000000e-01 : f64, input_sums, seed = 7 : i64} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+// CHECK: %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[D:[^ ]*]] = mpc.add_layer_norm_backward %{{.*}} sum_grad(%{{.*}} : tensor<4x8xf64>) {input_sums} : tensor<4x8xf64>, tensor<4xf64>, tensor<8xf64>
+// CHECK: return %[[H]], %[[D]] : tensor<8xf32>, tensor<8xf64>
+func.func @add_layer_norm_backward_input_sums(%x: tensor<2x4x8xf16>, %s: tensor<2x4xf32>, %g: tensor<8xf32>, %x64: tensor<4x8xf64>, %s64: tensor<4xf64>, %g64: tensor<8xf64>) -> (tensor<8xf32>, tensor<8xf64>) {
+  %h:5 = mpc.add_layer_norm_backward %x, %x, %s, %s, %g {dropout_p = 0.1, seed = 7, input_sums} : tensor<2x4x8xf16>, tensor<2x4xf32>, tensor<8xf32>
+  %d:5 = mpc.add_layer_norm_backward %x64, %x64, %s64, %s64, %g64 sum_grad(%x64 : tensor<4x8xf64>) {input_sums} : tensor<4x8xf64>, tensor<4xf64>, tensor<8xf64>
+  return %h#4, %d#4 : tensor<8xf32>, tensor<8xf64>
+}

@@ -906,7 +906,19 @@ TEST(Nn, AddLayerNormMatchesFloat64) {
               dt, b.grad.data(), b.sumGrad.empty() ? nullptr : b.sumGrad.data(),
               b.sum.data(), b.mean.data(), b.rstd.data(), param, b.gamma.data(),
               b.dx.data(), b.dresidual.data(), b.dgamma.data(), b.dbeta.data(),
-              nullptr, nullptr, c.rows, c.cols, c.p, c.seed, &c.step);
+              nullptr, nullptr, c.rows, c.cols, c.p, c.seed, &c.step,
+              b.dxSums.data());
+          // The sums as mpcrt_matmul_bias_grad's bias gradient of the same
+          // gradient (the product a 1-column x^T dx), bit for bit.
+          mpcrt_dtype sums = param;
+          std::vector<uint8_t> ones(c.rows * mpcrt::test::elementBytes(dt)),
+              product(c.cols * 8), biasGrad(b.dxSums.size());
+          std::vector<double> one(c.rows, 1.0);
+          mpcrt_cast(MPCRT_F64, one.data(), dt, ones.data(), c.rows);
+          mpcrt_matmul_bias_grad(dt, dt, sums, ones.data(), b.dx.data(),
+                                 nullptr, product.data(), nullptr,
+                                 biasGrad.data(), 1, c.cols, c.rows, 1, 0);
+          EXPECT_EQ(biasGrad, b.dxSums) << "the bias gradient's sums";
         };
       });
 }
@@ -960,7 +972,7 @@ TEST(Nn, GradientAddendsEqualASeparateAdd) {
           mpcrt_add_layer_norm_backward(
               c.dt, c.dy.data(), nullptr, sum.data(), mean.data(), rstd.data(),
               c.param, c.gamma.data(), dx.data(), dres.data(), dg.data(),
-              db.data(), gp, bp, c.rows, c.cols, 0, 1, &step);
+              db.data(), gp, bp, c.rows, c.cols, 0, 1, &step, nullptr);
           return;
         }
 #define CALL(SUFFIX, T, STAT)                                                  \
@@ -1022,7 +1034,7 @@ void checkAgainstUnfusedOps(mpcrt_dtype dt, Dropout dropout, Binary binary) {
   mpcrt_add_layer_norm_backward(dt, dy.data(), nullptr, sum.data(), mean.data(),
                                 rstd.data(), MPCRT_F32, gamma.data(), dx.data(),
                                 dres.data(), dg.data(), db.data(), nullptr,
-                                nullptr, rows, cols, p, seed, &step);
+                                nullptr, rows, cols, p, seed, &step, nullptr);
 
   std::vector<uint8_t> dropped(bytes), mask(n), sum2(bytes), y2(bytes),
       dx2(bytes), dres2(bytes);

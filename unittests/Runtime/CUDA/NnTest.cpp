@@ -1567,6 +1567,30 @@ Nn::addLayerNormRun(mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c,
     addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma, dx,
                          dres, dg, db, nullptr, nullptr, c.rows, c.cols, c.p,
                          c.seed, step);
+    // Again with the input gradient's sums: columnSums' of it, bit for bit
+    // (the bias gradient mpcrt_matmul_bias_grad would take of it), and the
+    // other results those of the backward without them (gamma's and
+    // beta's sums too, unless MPC_CUDA_NORM_SUMS=rows had that backward
+    // take those in its row kernel, in another order).
+    uint8_t *dxSums = buffer(b.dxSums), *columns = buffer(b.dxSums),
+            *dx2 = rowsBuffer(b.dx), *dres2 = rowsBuffer(b.dresidual),
+            *dg2 = buffer(b.dgamma), *db2 = buffer(b.dbeta);
+    addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma, dx2,
+                         dres2, dg2, db2, nullptr, nullptr, c.rows, c.cols, c.p,
+                         c.seed, step, dxSums);
+    columnSums(dt, param, dx, columns, c.rows, c.cols, nullptr);
+    b.dxSums = download(dxSums, b.dxSums.size());
+    EXPECT_EQ(download(columns, b.dxSums.size()), b.dxSums)
+        << "the input gradient's sums against columnSums";
+    EXPECT_EQ(download(dx2, b.dx.size()), download(dx, b.dx.size()));
+    EXPECT_EQ(download(dres2, b.dresidual.size()),
+              download(dres, b.dresidual.size()));
+    bool rowSums = setLayerNormRowSums(false);
+    setLayerNormRowSums(rowSums);
+    if (!rowSums) {
+      EXPECT_EQ(download(dg2, b.dgamma.size()), download(dg, b.dgamma.size()));
+      EXPECT_EQ(download(db2, b.dbeta.size()), download(db, b.dbeta.size()));
+    }
     b.sum = download(sum, b.sum.size());
     b.y = download(y, b.y.size());
     b.mean = download(mean, b.mean.size());

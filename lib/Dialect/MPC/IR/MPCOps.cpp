@@ -1080,6 +1080,13 @@ LogicalResult AddLayerNormBackwardOp::inferReturnTypes(
                                adaptor.getBetaAddend(), *gamma, diag)))
     return failure();
   results.append({*sum, *sum, *gamma, *gamma});
+  // The input gradient's sums over its rows, in the accumulation type.
+  if (adaptor.getInputSums()) {
+    Type element = sum->getElementType();
+    if (!element.isF64())
+      element = Float32Type::get(element.getContext());
+    results.push_back(RankedTensorType::get({sum->getShape().back()}, element));
+  }
   return success();
 }
 

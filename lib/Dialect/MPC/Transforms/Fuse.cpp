@@ -2256,6 +2256,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       else
         widen = nullptr;
     }
+    if (widen && normBiasGrads && sumInNorm(reduce, widen))
+      return;
     int64_t n = in.getShape().back(), rows = in.getNumElements() / n;
     // The first such product in program order: a matmul, or a matmul_add
     // (the weight gradient summed into an accumulator: its addend).
@@ -2327,6 +2329,40 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     if (weightGradSums)
       sumBiasGrad(fused);
     remark(fused);
+  }
+
+  /// `reduce` of `widen`'s f16/bf16 gradient to f32 (over every dimension
+  /// but the last), where that gradient is an mpc.add_layer_norm_backward's
+  /// input gradient: the op again with `input_sums`, whose fifth result
+  /// (the same sums, in the same f32) replaces the reduce. Returns whether
+  /// it did.
+  bool sumInNorm(ReduceSumOp reduce, CastOp widen) {
+    auto back = widen.getInput().getDefiningOp<AddLayerNormBackwardOp>();
+    if (!back || back.getInputSums() ||
+        widen.getInput() != back.getGradInput() ||
+        back->getBlock() != reduce->getBlock())
+      return false;
+    // The replaced ops in program order (a widening cast read elsewhere
+    // stays, and is not one of them).
+    SmallVector<Operation *> parts{back, reduce};
+    if (widen->hasOneUse())
+      parts.insert(parts.begin() + 1, widen);
+    OpBuilder b(back);
+    auto summing = AddLayerNormBackwardOp::create(
+        b, fusedLocation(&getContext(), parts), back.getGrad(), back.getSum(),
+        back.getMean(), back.getRstd(), back.getGamma(), back.getSumGrad(),
+        back.getGammaAddend(), back.getBetaAddend(), back.getDropoutPAttr(),
+        back.getSeedAttr(), b.getUnitAttr());
+    summing->setDiscardableAttrs(back->getDiscardableAttrDictionary());
+    for (unsigned i = 0; i < 4; ++i)
+      back->getResult(i).replaceAllUsesWith(summing->getResult(i));
+    reduce.getResult().replaceAllUsesWith(summing.getGradInputSums());
+    back.erase();
+    reduce.erase();
+    if (widen->use_empty())
+      widen.erase();
+    remark(summing);
+    return true;
   }
 
   /// The bias gradient of `fused` summed into an accumulator: its

@@ -697,6 +697,9 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
     else if (auto back = dyn_cast<BatchNormBackwardOp>(op);
              back && back.getActivation() != "none")
       ++plan.fused[("mpc.batch_norm_backward " + back.getActivation()).str()];
+    else if (auto back = dyn_cast<AddLayerNormBackwardOp>(op);
+             back && back.getInputSums())
+      ++plan.fused["mpc.add_layer_norm_backward input_sums"];
     else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp,
                  MatmulAddOp, DropoutAddOp, AddLayerNormOp,
                  AddLayerNormBackwardOp, SoftmaxDropoutOp,

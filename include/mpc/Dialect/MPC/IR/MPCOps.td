@@ -898,8 +898,21 @@ def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",
     `beta` are `mpc.layer_norm_backward`'s, in gamma's type, added to
     `gamma_addend` and `beta_addend` where given as that op adds them.
 
+    With `input_sums`, a fifth result `grad_input_sums` holds the input
+    gradient's sums over every dimension but the last: each the sum, in
+    the accumulation type (f32, f64 for f64), of the rounded `grad_input`
+    values, in that type: the values of `mpc.reduce_sum` of the widened
+    gradient, or of `mpc.matmul_bias_grad`'s bias gradient of it. That is
+    the bias gradient of the linear layer whose output the input is;
+    `--mpc-fuse` (`norm-bias-grads`) moves it here from the layer's
+    weight-gradient GEMM, so that the column reduction reading the
+    gradient for `gamma` and `beta` reads it too, and no reduction of its
+    own reads it again.
+
     ```mlir
     %dx, %dr, %dg, %db = mpc.add_layer_norm_backward %dy, %s, %mean, %rstd, %g {dropout_p = 0.1 : f64, seed = 104 : i64}
+        : tensor<8x128x256xf16>, tensor<8x128xf32>, tensor<256xf32>
+    %dx2, %dr2, %dg2, %db2, %dbias = mpc.add_layer_norm_backward %dy, %s, %mean, %rstd, %g {input_sums}
         : tensor<8x128x256xf16>, tensor<8x128xf32>, tensor<256xf32>
     ```
   }];
@@ -910,10 +923,12 @@ def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",
                        Optional<MPC_FloatTensor>:$gamma_addend,
                        Optional<MPC_FloatTensor>:$beta_addend,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
-                       DefaultValuedAttr<I64Attr, "0">:$seed);
+                       DefaultValuedAttr<I64Attr, "0">:$seed,
+                       UnitAttr:$input_sums);
   let results = (outs MPC_FloatTensor:$grad_input,
                       MPC_FloatTensor:$grad_residual,
-                      MPC_FloatTensor:$grad_gamma, MPC_FloatTensor:$grad_beta);
+                      MPC_FloatTensor:$grad_gamma, MPC_FloatTensor:$grad_beta,
+                      Optional<MPC_FloatTensor>:$grad_input_sums);
   let assemblyFormat = "$grad `,` $sum `,` $mean `,` $rstd `,` $gamma "
       "(`sum_grad` `(` $sum_grad^ `:` type($sum_grad) `)`)? "
       "(`gamma_addend` `(` $gamma_addend^ `:` type($gamma_addend) `)`)? "

@@ -457,6 +457,15 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     gradient plus a data gradient) becomes one `mpc.matmul_add`, the GEMM
     with the tensor as its C matrix.
 
+    With `norm-bias-grads` (and `epilogues`), such a reduction of an
+    f16/bf16 gradient widened to f32 whose gradient is the input gradient
+    of an `mpc.add_layer_norm_backward` (the linear layer's output feeds
+    the residual norm, as in a transformer's attention output and second
+    feed-forward layer) becomes that op's `input_sums` result instead: its
+    column reduction for `gamma` and `beta` reads the gradient it has just
+    written and sums it too, in the order a reduction of its own would, so
+    the values are the same; the weight gradient stays a plain product.
+
     With `weight-grad-sums` (and `epilogues`), in gradient accumulation's
     micro-batch step: a weight gradient's product added to its f32
     accumulator (through the widening cast) becomes that `mpc.matmul_add`,
@@ -674,6 +683,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "weight gradient is then never rounded, nor does it overflow; "
            "bias, layer-norm and embedding gradients are added to their "
            "accumulators by the ops that compute them">,
+    Option<"normBiasGrads", "norm-bias-grads", "bool", /*default=*/"true",
+           "With `epilogues`: take the f32 sums of an f16/bf16 "
+           "mpc.add_layer_norm_backward's input gradient (the bias "
+           "gradient of the linear layer before the norm) in the norm's "
+           "column reduction (its `input_sums`), not in a reduction of "
+           "their own">,
     Option<"rowTransposes", "row-transposes", "bool", /*default=*/"true",
            "Move a transpose that keeps the innermost dimension through the "
            "row-wise ops that read it or make its input (products by one "

@@ -185,18 +185,37 @@ LogicalResult addLayerNormBackward(AddLayerNormBackwardOp op, Lowering &l) {
         db = l.result(op, 3);
   if (!dx || !dr || !dg || !db)
     return failure();
+  // The input gradient's sums (input_sums), or null.
+  Value sums;
+  if (op.getGradInputSums()) {
+    if (!(sums = l.result(op, 4)))
+      return failure();
+  } else {
+    sums = l.null();
+  }
   auto type = tensorType(op.getSum());
   auto [rows, cols] = layerNormRows(type, -1);
   l.call("mpcrt_add_layer_norm_backward",
-         {l.i32(dtypeCode(type.getElementType())), l.ptr(op.getGrad()),
-          l.ptrOrNull(op.getSumGrad()), l.ptr(op.getSum()), l.ptr(op.getMean()),
+         {l.i32(dtypeCode(type.getElementType())),
+          l.ptr(op.getGrad()),
+          l.ptrOrNull(op.getSumGrad()),
+          l.ptr(op.getSum()),
+          l.ptr(op.getMean()),
           l.ptr(op.getRstd()),
           l.i32(dtypeCode(tensorType(op.getGamma()).getElementType())),
-          l.ptr(op.getGamma()), dx, dr, dg, db,
-          l.ptrOrNull(op.getGammaAddend()), l.ptrOrNull(op.getBetaAddend()),
-          l.i64(rows), l.i64(cols), l.f64(op.getDropoutP().convertToDouble()),
+          l.ptr(op.getGamma()),
+          dx,
+          dr,
+          dg,
+          db,
+          l.ptrOrNull(op.getGammaAddend()),
+          l.ptrOrNull(op.getBetaAddend()),
+          l.i64(rows),
+          l.i64(cols),
+          l.f64(op.getDropoutP().convertToDouble()),
           l.i64(static_cast<int64_t>(op.getSeed())),
-          l.offset(l.state, l.symbols.stepOffset)});
+          l.offset(l.state, l.symbols.stepOffset),
+          sums});
   return success();
 }
 
