@@ -325,28 +325,37 @@ __global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
 }
 
 /// A batch norm backward's per-channel values in the accumulator type,
-/// stats[k c + ch]: k = 0, 1 the sums of dy and dy * xhat
-/// (StoreBatchNormGrads), 2 the saved mean, 3 the saved invstd, 4 gamma,
-/// and with a fused ReLU's output formed again 5 beta
-/// (channelParamsKernel, before the sums). The kernels read them N
-/// channels at a time (c and the group's first channel are multiples of
-/// N, and the scratch is aligned).
-template <typename A>
-__global__ void channelParamsKernel(mpcrt_dtype pd, const void *gamma,
-                                    const void *beta, const float *savedMean,
-                                    const float *savedInvstd, A *stats,
-                                    int64_t c) {
-  for (int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; ch < c;
-       ch += int64_t(gridDim.x) * blockDim.x) {
-    stats[2 * c + ch] = static_cast<A>(savedMean[ch]);
-    stats[3 * c + ch] = static_cast<A>(savedInvstd[ch]);
-    stats[4 * c + ch] = static_cast<A>(loadAny(pd, gamma, ch));
-    if (beta)
-      stats[5 * c + ch] = static_cast<A>(loadAny(pd, beta, ch));
+/// stats[k c + ch]: k = 0, 1 the means of dy and dy * xhat, 2 the saved
+/// mean, 3 the saved invstd, 4 gamma, and with a fused ReLU's output
+/// formed again 5 beta, all stored by the sums' finish (BatchNormParams::
+/// store: StoreBatchNormGrads, or syncGradMeansKernel). The kernels read
+/// them N channels at a time (c and the group's first channel are
+/// multiples of N, and the scratch is aligned).
+template <typename A> struct BatchNormParams {
+  mpcrt_dtype pd;
+  const void *gamma, *beta; // beta null unless the output is formed again
+  const float *savedMean, *savedInvstd;
+  /// Channel ch's saved statistics and parameters in A, as stats holds
+  /// them.
+  __device__ A mean(int64_t ch) const { return A(savedMean[ch]); }
+  __device__ A invstd(int64_t ch) const { return A(savedInvstd[ch]); }
+  __device__ A gammaOf(int64_t ch) const {
+    return static_cast<A>(loadAny(pd, gamma, ch));
   }
-}
+  __device__ A betaOf(int64_t ch) const {
+    return static_cast<A>(loadAny(pd, beta, ch));
+  }
+  /// Stores them at stats[2 c + ch] and on.
+  __device__ void store(A *stats, int64_t c, int64_t ch) const {
+    stats[2 * c + ch] = mean(ch);
+    stats[3 * c + ch] = invstd(ch);
+    stats[4 * c + ch] = gammaOf(ch);
+    if (beta)
+      stats[5 * c + ch] = betaOf(ch);
+  }
+};
 
-/// N channels' values of array k of stats (channelParamsKernel).
+/// N channels' values of array k of stats (BatchNormParams).
 template <int N, typename A>
 __device__ Vec<A, N> channelValues(const A *stats, int64_t c, int k,
                                    int64_t ch) {
@@ -367,7 +376,7 @@ template <typename T, NormGrad Way> struct BatchNormGradTerms {
   using Element = T;
   using A = typename Storage<T>::Acc;
   const T *dy, *x, *output; // output: a fused ReLU's (ReadOutput)
-  const A *stats;           // channelParamsKernel's
+  BatchNormParams<A> params;
   int64_t c;
   bool aligned() const {
     return alignedTo(dy, 16) && alignedTo(x, 16) && alignedTo(output, 16);
@@ -379,13 +388,15 @@ template <typename T, NormGrad Way> struct BatchNormGradTerms {
   };
   template <int N>
   __device__ Channels<N> column(int64_t, int64_t ch, bool) const {
-    Channels<N> v{channelValues<N>(stats, c, 2, ch),
-                  channelValues<N>(stats, c, 3, ch),
-                  {},
-                  {}};
-    if constexpr (Way == NormGrad::FormOutput) {
-      v.gamma = channelValues<N>(stats, c, 4, ch);
-      v.beta = channelValues<N>(stats, c, 5, ch);
+    Channels<N> v{};
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      v.mean.v[k] = params.mean(ch + k);
+      v.invstd.v[k] = params.invstd(ch + k);
+      if constexpr (Way == NormGrad::FormOutput) {
+        v.gamma.v[k] = params.gammaOf(ch + k);
+        v.beta.v[k] = params.betaOf(ch + k);
+      }
     }
     return v;
   }
@@ -414,12 +425,13 @@ template <typename T, NormGrad Way> struct BatchNormGradTerms {
 };
 
 /// Per channel: the means of dy and dy * xhat over the rows into
-/// stats[ch], stats[c + ch] (beside channelParamsKernel's values, read N
-/// channels at a time by batchNormGradInputKernel), and the parameters'
-/// gradients (the sums, added to their addends where given).
+/// stats[ch], stats[c + ch], the saved statistics and parameters beside
+/// them (BatchNormParams::store; all read N channels at a time by
+/// batchNormGradInputKernel), and the parameters' gradients (the sums,
+/// added to their addends where given).
 template <typename A> struct StoreBatchNormGrads {
   A *stats;
-  mpcrt_dtype pd;
+  BatchNormParams<A> params;
   void *dgamma, *dbeta;
   const void *gammaAddend, *betaAddend;
   int64_t c, rows;
@@ -427,8 +439,9 @@ template <typename A> struct StoreBatchNormGrads {
                              const Partial<A, 2> &s) const {
     stats[ch] = s.v[0] / static_cast<A>(rows);
     stats[c + ch] = s.v[1] / static_cast<A>(rows);
-    storeSumAny(pd, dgamma, gammaAddend, ch, s.v[1]);
-    storeSumAny(pd, dbeta, betaAddend, ch, s.v[0]);
+    params.store(stats, c, ch);
+    storeSumAny(params.pd, dgamma, gammaAddend, ch, s.v[1]);
+    storeSumAny(params.pd, dbeta, betaAddend, ch, s.v[0]);
   }
 };
 
@@ -450,13 +463,16 @@ template <typename A> struct StoreRankGradSums {
 };
 
 /// The means over every rank's rows of d and d xhat (the ranks' sums
-/// added in rank order, in double) where StoreBatchNormGrads puts them.
+/// added in rank order, in double) where StoreBatchNormGrads puts them,
+/// and the saved statistics and parameters beside them.
 template <typename A>
 __global__ void syncGradMeansKernel(const double *all, int32_t ranks, A *stats,
-                                    int64_t c, double rows) {
+                                    int64_t c, double rows,
+                                    BatchNormParams<A> params) {
   int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (ch >= c)
     return;
+  params.store(stats, c, ch);
   double dy = 0, dyXhat = 0;
   for (int32_t r = 0; r < ranks; ++r) {
     dy += all[(int64_t(r) * c + ch) * 2];
@@ -469,8 +485,8 @@ __global__ void syncGradMeansKernel(const double *all, int32_t ranks, A *stats,
 /// dx = gamma invstd (d - mean(d) - xhat mean(d xhat)), d the gradient
 /// reaching the norm (read the Way BatchNormGradTerms reads it), as the
 /// CPU reference forms it; N channels per access. The channels' values N
-/// at a time from stats (5 (6) c values, StoreBatchNormGrads and
-/// channelParamsKernel), gamma invstd formed once per group.
+/// at a time from stats (5 (6) c values, StoreBatchNormGrads), gamma
+/// invstd formed once per group.
 template <typename T, int N, typename I, NormGrad Way>
 __global__ void batchNormGradInputKernel(const T *dy, const T *x,
                                          const T *output,
@@ -1074,19 +1090,21 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     double *mine = nullptr;
     A *stats = batchNormScratch(plan, c, formed ? 6 : 5, partials,
                                 sync ? 2 * c * (1 + ranks) : 0, &mine);
-    channelParamsKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
-        paramDtype, gamma, formed ? beta : nullptr, savedMean, savedInvstd,
-        stats, c);
+    // The sums' terms read the saved statistics (and gamma and beta) as
+    // they are; their finish stores them into stats beside the means for
+    // the input gradient's kernel: no launch of their own.
+    BatchNormParams<A> params{paramDtype, gamma, formed ? beta : nullptr,
+                              savedMean, savedInvstd};
     T *dx = static_cast<T *>(gradInput);
     auto run = [&](auto way) {
       constexpr NormGrad Way = decltype(way)::value;
       auto sums = [&](auto finish) {
-        reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, stats, c},
+        reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, params, c},
                         SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}}, finish,
                         partials);
       };
       if (!sync) {
-        sums(StoreBatchNormGrads<A>{stats, paramDtype, gradGamma, gradBeta,
+        sums(StoreBatchNormGrads<A>{stats, params, gradGamma, gradBeta,
                                     gammaAddend, betaAddend, c, rows});
       } else {
         // The parameters' gradients from this rank's sums; the input's
@@ -1095,7 +1113,7 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                                   betaAddend, mine});
         const double *all = gatherOverRanks(mine, mine + 2 * c, 2 * c);
         syncGradMeansKernel<A><<<blocksFor(c), kThreads, 0, stream()>>>(
-            all, ranks, stats, c, double(rows) * double(ranks));
+            all, ranks, stats, c, double(rows) * double(ranks), params);
       }
       withVectorsOf<T>(c, {dy, x, dx, out ? out : dy}, [&](auto width) {
         constexpr int N = decltype(width)::value;
