@@ -825,7 +825,7 @@ void addLayerNormBackward(mpcrt_dtype dtype, const void *grad,
   if (rows == 0) {
     if (gradXSums)
       sumsOfNoRows(gradXSums, nullptr,
-                   cols * (dtype == MPCRT_F64 ? 8 : int64_t(sizeof(float))));
+                   cols * bytesOf(dtype == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32));
     return paramGradsOfNoRows(paramDtype, gradGamma, gradBeta, gammaAddend,
                               betaAddend, cols);
   }

@@ -183,16 +183,10 @@ LogicalResult addLayerNorm(AddLayerNormOp op, Lowering &l) {
 LogicalResult addLayerNormBackward(AddLayerNormBackwardOp op, Lowering &l) {
   Value dx = l.result(op, 0), dr = l.result(op, 1), dg = l.result(op, 2),
         db = l.result(op, 3);
-  if (!dx || !dr || !dg || !db)
-    return failure();
   // The input gradient's sums (input_sums), or null.
-  Value sums;
-  if (op.getGradInputSums()) {
-    if (!(sums = l.result(op, 4)))
-      return failure();
-  } else {
-    sums = l.null();
-  }
+  Value sums = op.getGradInputSums() ? l.result(op, 4) : l.null();
+  if (!dx || !dr || !dg || !db || !sums)
+    return failure();
   auto type = tensorType(op.getSum());
   auto [rows, cols] = layerNormRows(type, -1);
   l.call("mpcrt_add_layer_norm_backward",
