@@ -6,9 +6,14 @@
 # sanitized build (scripts/fuzz.sh; MPC_FUZZ_SECONDS per target, default
 # 30, 0 skips). Exits non-zero on any failure.
 set -euo pipefail
-# Each phase's heading says when it began (seconds since the start), so a
-# log shows where a run's time goes.
-phase() { echo "== $* (at ${SECONDS}s)"; }
+# Each phase's heading says when it began (seconds since the start) and
+# the disk space left where the tests write, so a log shows where a run's
+# time goes and a run that filled its disk (SIGBUS in a tool writing an
+# mmap'ed output, "No space left") says so.
+phase() {
+  echo "== $* (at ${SECONDS}s; $(df -Ph "${MPC_BUILD:-.}" 2>/dev/null |
+    awk 'NR == 2 { print $4 }') free)"
+}
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 # The independent oracles some tests use (PyTorch exports and trains the

@@ -209,9 +209,18 @@ def core(failure):
 
 
 def each_case(args, run, cases):
-    """run(args, test) of every case, args.jobs at a time, in order."""
+    """run(args, test) of every case, args.jobs at a time, in order. Each
+    case's executables (a few MB each, hundreds of cases) are removed once
+    it has run, unless --keep-executables: its model.mlir rebuilds them."""
+    def one(case):
+        result = run(args, case[1])
+        if not args.keep_executables:
+            for root, _, files in os.walk(os.path.join(args.work, case[1])):
+                if "step" in files:
+                    os.remove(os.path.join(root, "step"))
+        return result
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        return list(pool.map(lambda c: run(args, c[1]), cases))
+        return list(pool.map(one, cases))
 
 
 def report(counts, summary, wrong):
@@ -272,6 +281,8 @@ def main():
     p.add_argument("--grad-rtol", type=float, default=1e-4,
                    help="with --gradients: tolerance relative to the "
                    "element's reference gradient")
+    p.add_argument("--keep-executables", action="store_true",
+                   help="keep each case's compiled step in --work")
     p.add_argument("--record", action="store_true",
                    help="print each case's result in the list's format")
     p.add_argument("list")
