@@ -439,9 +439,10 @@ void mpcrt_dropout_add(mpcrt_dtype dtype, const void *x, const void *residual,
  * round them. Backward: ds = the layer norm's input gradient (+ grad_sum when
  * not null), in f32, rounded once to grad_residual; grad_x = ds through the
  * same dropout; grad_gamma, grad_beta as mpcrt_layer_norm_backward_*.
- * grad_x_sums, where not null (`cols` of f32, f64 for f64), gets grad_x's
- * column sums: each over the rows of the rounded grad_x values, in that
- * type, as mpcrt_matmul_bias_grad sums its gradient. */
+ * grad_x or grad_residual may be null: not written (grad_x not with
+ * grad_x_sums). grad_x_sums, where not null (`cols` of f32, f64 for f64), gets
+ * grad_x's column sums: each over the rows of the rounded grad_x values, in
+ * that type, as mpcrt_matmul_bias_grad sums its gradient. */
 void mpcrt_add_layer_norm(mpcrt_dtype dtype, const void *x,
                           const void *residual, mpcrt_dtype param_dtype,
                           const void *gamma, const void *beta, void *sum,

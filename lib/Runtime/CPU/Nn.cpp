@@ -916,8 +916,10 @@ void addLayerNormBackward(const T *dy, const T *dsum, const T *sum,
           A v = values[c];
           if (dsum)
             v += S::load(dsum[i]);
-          dresidual[i] = S::store(v);
-          dx[i] = S::store(p == 0 ? v : keeps(i) ? v * scale : A(0));
+          if (dresidual)
+            dresidual[i] = S::store(v);
+          if (dx)
+            dx[i] = S::store(p == 0 ? v : keeps(i) ? v * scale : A(0));
         }
       });
 }

@@ -376,8 +376,10 @@ template <typename T, bool Vector> struct StoreAddGradients {
       res.v[e] = S::store(g);
       out.v[e] = S::store(kept ? (p == 0 ? g : g * scale) : A(0));
     }
-    storeVec(dresidual, i0, Vector, res, n);
-    storeVec(dx, i0, Vector, out, n);
+    if (dresidual)
+      storeVec(dresidual, i0, Vector, res, n);
+    if (dx)
+      storeVec(dx, i0, Vector, out, n);
   }
 };
 

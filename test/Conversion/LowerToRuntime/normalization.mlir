@@ -77,16 +77,28 @@ func.func @layer_norm_addends(%x: tensor<4x8xf32>, %dy: tensor<4x8xf32>, %mean: 
 // -----
 
 // The input gradient's sums (input_sums): a null pointer last without
-// them, their buffer (32 bytes of f32 after the other results') with.
+// them, their buffer with. A residual gradient nobody reads has a null
+// pointer (not written), and an input gradient nobody reads likewise, but
+// for one whose sums the kernel takes (it reads it back).
 // CHECK-LABEL: func.func @add_layer_norm_input_sums(
-// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK: call @mpcrt_add_layer_norm_backward({{.*}}, %arg1, %[[NULL]]) :
-// CHECK: %[[SUMS:.*]] = llvm.getelementptr %arg0[%c1280_i64]
-// CHECK: call @mpcrt_add_layer_norm_backward({{.*}}, %arg1, %[[SUMS]]) :
-func.func @add_layer_norm_input_sums(%dy: tensor<4x8xf16>, %x: tensor<4x8xf16>, %mean: tensor<4xf32>, %g: tensor<8xf32>) -> (tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>) {
+// CHECK: %[[NR:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[NS:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_add_layer_norm_backward({{(%[^,]+, ){8,8}%}}{{[^,]+}}, %[[NR]], {{.*}}, %arg1, %[[NS]]) :
+// CHECK: %[[NR2:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[SUMS:.*]] = llvm.getelementptr %arg0[%c1024_i64]
+// CHECK: call @mpcrt_add_layer_norm_backward({{(%[^,]+, ){8,8}%}}{{[^,]+}}, %[[NR2]], {{.*}}, %arg1, %[[SUMS]]) :
+// CHECK: %[[DX3:.*]] = llvm.getelementptr %arg0[%c512_i64{{(_[0-9]+)?}}]
+// CHECK: %[[NR3:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @mpcrt_add_layer_norm_backward({{(%[^,]+, ){8,8}%}}[[DX3]], %[[NR3]], {{.*}}, %arg1, %{{[^,]+}}) :
+// CHECK: %[[NX4:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[DR4:.*]] = llvm.getelementptr %arg0[%c512_i64{{(_[0-9]+)?}}]
+// CHECK: call @mpcrt_add_layer_norm_backward({{(%[^,]+, ){8,8}%}}[[NX4]], %[[DR4]], {{.*}}, %arg1, %{{[^,]+}}) :
+func.func @add_layer_norm_input_sums(%dy: tensor<4x8xf16>, %x: tensor<4x8xf16>, %mean: tensor<4xf32>, %g: tensor<8xf32>) -> (tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>) {
   %a:4 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
   %b:5 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g {input_sums} : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
-  return %a#0, %b#4, %b#0 : tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>
+  %c:5 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g {input_sums} : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  %d:4 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g {dropout_p = 0.1 : f64} : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  return %a#0, %b#4, %b#0, %c#4, %d#1 : tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>
 }
 
 // -----

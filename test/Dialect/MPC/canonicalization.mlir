@@ -477,3 +477,22 @@ func.func @broadcast_kept(%a: tensor<8x1xf32>, %b: tensor<8x1xf32>) -> (tensor<8
   %3 = mpc.exp %0 : tensor<8x16xf32>
   return %2, %3 : tensor<8x16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// Without dropout an add-layer-norm backward's residual gradient is its
+// input gradient, bit for bit: the residual's readers read the input's.
+// With dropout the two differ, and both stay read.
+// CHECK-LABEL: func @add_layer_norm_backward_one_gradient
+// CHECK: %[[DX:.*]], %{{.*}}, %{{.*}}, %{{.*}} = mpc.add_layer_norm_backward %arg0, %arg1, %arg2, %arg3, %arg4 :
+// CHECK: %[[PX:.*]], %[[PR:.*]], %{{.*}}, %{{.*}} = mpc.add_layer_norm_backward %arg0, %arg1, %arg2, %arg3, %arg4 {dropout_p = 1.000000e-01 : f64, seed = 3 : i64}
+// CHECK: %[[S:.*]] = mpc.add %[[DX]], %[[DX]]
+// CHECK: %[[T:.*]] = mpc.add %[[PX]], %[[PR]]
+// CHECK: return %[[S]], %[[T]], %[[DX]]
+func.func @add_layer_norm_backward_one_gradient(%dy: tensor<4x8xf16>, %s: tensor<4x8xf16>, %mean: tensor<4xf32>, %rstd: tensor<4xf32>, %g: tensor<8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>) {
+  %dx, %dr, %dg, %db = mpc.add_layer_norm_backward %dy, %s, %mean, %rstd, %g : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  %px, %pr, %pg, %pb = mpc.add_layer_norm_backward %dy, %s, %mean, %rstd, %g {dropout_p = 0.1 : f64, seed = 3 : i64} : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  %0 = mpc.add %dx, %dr : tensor<4x8xf16>, tensor<4x8xf16>
+  %1 = mpc.add %px, %pr : tensor<4x8xf16>, tensor<4x8xf16>
+  return %0, %1, %dr : tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>
+}

@@ -443,3 +443,19 @@ func.func @softmax_dropout_backward_apart(%x: tensor<64x64xf16>, %w: tensor<64x6
   %dt = mpc.softmax_dropout_backward %h, %s {p = 0.1 : f64, seed = 3 : i64} : tensor<64x64xf16>
   return %ds, %h, %dt : tensor<64x64xf32>, tensor<64x64xf16>, tensor<64x64xf16>
 }
+
+// -----
+
+// An add-layer-norm backward's input or residual gradient nobody reads
+// takes no buffer (-1: the kernel does not write it), but for an input
+// gradient whose sums it computes (input_sums), which it reads back.
+// CHECK-LABEL: func @add_layer_norm_backward_unread
+// CHECK: mpc.add_layer_norm_backward {{.*}} {mpc.offsets = array<i64: 0, -1, {{[0-9]+}}, {{[0-9]+}}>}
+// CHECK: mpc.add_layer_norm_backward {{.*}}, mpc.offsets = array<i64: -1, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>}
+// CHECK: mpc.add_layer_norm_backward {{.*}} {input_sums, mpc.offsets = array<i64: {{[0-9]+}}, -1, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>}
+func.func @add_layer_norm_backward_unread(%dy: tensor<4x8xf16>, %x: tensor<4x8xf16>, %mean: tensor<4xf32>, %g: tensor<8xf32>) -> (tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>) {
+  %a:4 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  %b:4 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g {dropout_p = 0.1 : f64} : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  %c:5 = mpc.add_layer_norm_backward %dy, %x, %mean, %mean, %g {input_sums} : tensor<4x8xf16>, tensor<4xf32>, tensor<8xf32>
+  return %a#0, %a#2, %b#1, %b#3, %c#4 : tensor<4x8xf16>, tensor<8xf32>, tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>
+}

@@ -1069,6 +1069,22 @@ void checkAgainstUnfusedOps(mpcrt_dtype dt, Dropout dropout, Binary binary) {
   EXPECT_EQ(dx, dx2);
   EXPECT_EQ(dg, dg2);
   EXPECT_EQ(db, db2);
+
+  // Each gradient alone (the other null, not written; what the memory plan
+  // gives a gradient nobody reads): the same bits.
+  std::vector<uint8_t> dx3(bytes), dres3(bytes);
+  std::vector<float> dg3(cols), db3(cols);
+  mpcrt_add_layer_norm_backward(
+      dt, dy.data(), nullptr, sum.data(), mean.data(), rstd.data(), MPCRT_F32,
+      gamma.data(), dx3.data(), nullptr, dg3.data(), db3.data(), nullptr,
+      nullptr, rows, cols, p, seed, &step, nullptr);
+  mpcrt_add_layer_norm_backward(dt, dy.data(), nullptr, sum.data(), mean.data(),
+                                rstd.data(), MPCRT_F32, gamma.data(), nullptr,
+                                dres3.data(), dg3.data(), db3.data(), nullptr,
+                                nullptr, rows, cols, p, seed, &step, nullptr);
+  EXPECT_EQ(dx3, dx);
+  EXPECT_EQ(dres3, dres);
+  EXPECT_EQ(dg3, dg);
 }
 
 /// mpcrt_dropout_add against mpcrt_dropout_* then mpcrt_binary_* ADD (the

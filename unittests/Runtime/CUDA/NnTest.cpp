@@ -1585,6 +1585,21 @@ Nn::addLayerNormRun(mpcrt_dtype dt, const mpcrt::test::AddLayerNormCase &c,
     EXPECT_EQ(download(dx2, b.dx.size()), download(dx, b.dx.size()));
     EXPECT_EQ(download(dres2, b.dresidual.size()),
               download(dres, b.dresidual.size()));
+    // Each gradient alone (the other null, not written; what the memory
+    // plan gives a gradient nobody reads): the same bits.
+    uint8_t *dx3 = rowsBuffer(b.dx), *dres3 = rowsBuffer(b.dresidual),
+            *dg3 = buffer(b.dgamma), *db3 = buffer(b.dbeta);
+    addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma, dx3,
+                         nullptr, dg3, db3, nullptr, nullptr, c.rows, c.cols,
+                         c.p, c.seed, step);
+    addLayerNormBackward(dt, grad, sumGrad, sum, mean, rstd, param, gamma,
+                         nullptr, dres3, dg3, db3, nullptr, nullptr, c.rows,
+                         c.cols, c.p, c.seed, step);
+    EXPECT_EQ(download(dx3, b.dx.size()), download(dx, b.dx.size()))
+        << "the input gradient without the residual's";
+    EXPECT_EQ(download(dres3, b.dresidual.size()),
+              download(dres, b.dresidual.size()))
+        << "the residual gradient without the input's";
     bool rowSums = setLayerNormRowSums(false);
     setLayerNormRowSums(rowSums);
     if (!rowSums) {

@@ -1090,6 +1090,17 @@ LogicalResult AddLayerNormBackwardOp::inferReturnTypes(
   return success();
 }
 
+/// Without dropout the residual's gradient is the input's, bit for bit (the
+/// runtime rounds the same f32 value to both): its readers read the input's,
+/// and the kernel writes one tensor where it wrote two.
+LogicalResult AddLayerNormBackwardOp::canonicalize(AddLayerNormBackwardOp op,
+                                                   PatternRewriter &rewriter) {
+  if (!op.getDropoutP().isZero() || op.getGradResidual().use_empty())
+    return failure();
+  rewriter.replaceAllUsesWith(op.getGradResidual(), op.getGradInput());
+  return success();
+}
+
 /// Checks an NC or NHWC input against per-channel `[C]` parameters.
 static LogicalResult checkBatchNormShapes(RankedTensorType input,
                                           RankedTensorType channel,

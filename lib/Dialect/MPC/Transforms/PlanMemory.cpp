@@ -463,6 +463,14 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       if (isa<UnscaleAndCheckOp>(op) && result.use_empty() &&
           result != op->getResults().back())
         continue;
+      // Nor an add-layer-norm backward's input or residual gradient
+      // (canonicalization leaves the residual's unread without dropout),
+      // but for an input gradient its kernel sums (input_sums).
+      if (auto back = dyn_cast<AddLayerNormBackwardOp>(op);
+          back && result.use_empty() &&
+          (result == back.getGradResidual() ||
+           (result == back.getGradInput() && !back.getInputSums())))
+        continue;
       int64_t here = order[op];
       // Given its buffer before its op: a concatenation a transpose
       // (below) was written into.

@@ -909,6 +909,12 @@ def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",
     gradient for `gamma` and `beta` reads it too, and no reduction of its
     own reads it again.
 
+    With `dropout_p` 0 the input's and the residual's gradients are the
+    same values, bit for bit: canonicalization has the residual
+    gradient's readers read `grad_input` (so `input_sums` can sum it for
+    either operand's bias), and `--mpc-plan-memory` gives a result nobody
+    reads no buffer: the kernel does not write it.
+
     ```mlir
     %dx, %dr, %dg, %db = mpc.add_layer_norm_backward %dy, %s, %mean, %rstd, %g {dropout_p = 0.1 : f64, seed = 104 : i64}
         : tensor<8x128x256xf16>, tensor<8x128xf32>, tensor<256xf32>
@@ -934,6 +940,7 @@ def MPC_AddLayerNormBackwardOp : MPC_Op<"add_layer_norm_backward", "Promote",
       "(`gamma_addend` `(` $gamma_addend^ `:` type($gamma_addend) `)`)? "
       "(`beta_addend` `(` $beta_addend^ `:` type($beta_addend) `)`)? "
       "attr-dict `:` type($grad) `,` type($mean) `,` type($gamma)";
+  let hasCanonicalizeMethod = 1;
 }
 
 def MPC_BatchNormOp : MPC_Op<"batch_norm", "Fp32", [Pure, MPC_InferTypeOpAdaptor,
