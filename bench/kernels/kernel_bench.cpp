@@ -533,6 +533,23 @@ void rowCases() {
                                   MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
                                   nullptr, kRows, kHidden, 0.1, 42, step);
            });
+    // Without dropout (the imported PyTorch encoder's x + f(x)): both
+    // gradients written, as before, against the input's alone, the
+    // residual's null (its readers read the input's: the same values, one
+    // write fewer).
+    report("add_layer_norm_backward_no_dropout", dims({kRows, kHidden}), "f16",
+           8.0 * n, [&] {
+             addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
+                                  MPCRT_F32, gamma, dx, dres, dg, db, nullptr,
+                                  nullptr, kRows, kHidden, 0, 42, step);
+           });
+    report("add_layer_norm_backward_no_dropout_one_gradient",
+           dims({kRows, kHidden}), "f16", 6.0 * n, [&] {
+             addLayerNormBackward(MPCRT_F16, g, nullptr, sum, mean, rstd,
+                                  MPCRT_F32, gamma, dx, nullptr, dg, db,
+                                  nullptr, nullptr, kRows, kHidden, 0, 42,
+                                  step);
+           });
     // With the input gradient's sums, the bias gradient of the layer
     // before the norm (--mpc-fuse's norm-bias-grads: BERT's attention
     // output and second feed-forward layer), taken by the parameter sums'
