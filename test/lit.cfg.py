@@ -61,6 +61,20 @@ if config.mpc_have_mpi and shutil.which("mpirun"):
     # Containers often forbid the cross-memory attach of Open MPI's shared
     # memory transport; copies through the shared segment always work.
     config.environment["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
+# A tmpfs of a test's own (as root, where mounts are allowed): a disk that
+# fills, for what the tools do then (Tools/full-disk.test).
+import tempfile
+_probe = tempfile.mkdtemp()
+try:
+    if os.geteuid() == 0 and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", _probe],
+            capture_output=True).returncode == 0:
+        if subprocess.run(["umount", _probe],
+                          capture_output=True).returncode == 0:
+            config.available_features.add("tmpfs-mount")
+    os.rmdir(_probe)
+except OSError:
+    pass
 # The CUDA backend is built (a GPU may still be absent).
 if config.mpc_have_cuda:
     config.available_features.add("cuda-backend")

@@ -333,6 +333,29 @@ static cl::opt<unsigned> optLevel(
              "stays linear in the length of the step)"),
     cl::init(0), cl::Prefix, cl::cat(category));
 
+/// Removes what a linker killed while writing `output` left beside it:
+/// lld writes "NAME.tmpXXXXXXX" (7 hex digits) and renames it to NAME at
+/// the end.
+static void removeLinkerTemporaries(StringRef output) {
+  SmallString<256> dir(output);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  std::string prefix = (llvm::sys::path::filename(output) + ".tmp").str();
+  std::error_code ec;
+  SmallVector<std::string> leftovers;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    if (!name.consume_front(prefix) || name.size() != 7)
+      continue;
+    if (llvm::all_of(name, [](char c) { return llvm::isHexDigit(c); }))
+      leftovers.push_back(it->path());
+  }
+  for (const std::string &path : leftovers)
+    llvm::sys::fs::remove(path);
+}
+
 /// Runs lld's ELF driver on `argv` (argv[0] names the linker) in this
 /// process: its exit code. Only where the build links lld's library.
 static int linkInProcess(ArrayRef<const char *> argv) {
@@ -475,6 +498,19 @@ static void nameArguments(ModuleOp module, const AsmParserState &state) {
   }
 }
 
+/// Whether `os`, written to `path`, took every byte: where it did not (a
+/// full disk), the error naming the file, and the stream's error cleared
+/// (an uncleared one aborts the process when the stream closes).
+static bool wroteAll(llvm::raw_fd_ostream &os, StringRef path) {
+  os.flush();
+  if (!os.has_error())
+    return true;
+  llvm::errs() << "mpc-compile: error: " << path << ": " << os.error().message()
+               << "\n";
+  os.clear_error();
+  return false;
+}
+
 static LogicalResult writeFile(StringRef path,
                                function_ref<void(llvm::raw_ostream &)> write) {
   std::string error;
@@ -484,6 +520,9 @@ static LogicalResult writeFile(StringRef path,
     return failure();
   }
   write(file->os());
+  // Not kept where it is incomplete: the partial file is removed.
+  if (!wroteAll(file->os(), path))
+    return failure();
   file->keep();
   return success();
 }
@@ -968,6 +1007,8 @@ int main(int argc, char **argv) {
                                      llvm::CodeGenFileType::ObjectFile))
       return fail("the target cannot emit object files");
     codegen.run(*llvmModule);
+    if (!wroteAll(object.os(), objectPath))
+      return 1;
     object.keep();
   }
   // The object holds everything now; the link needs the memory more.
@@ -1030,9 +1071,26 @@ int main(int argc, char **argv) {
   // load LLVM again (about 0.05 s of a small compile's 0.26 s).
   // MPC_LINK_IN_PROCESS=0 runs the linker as a process instead.
   const char *inProcessEnv = std::getenv("MPC_LINK_IN_PROCESS");
+  // lld writes the executable through a mapping of the file (its
+  // --no-mmap-output-file does not change that): on a full disk a write
+  // there is a SIGBUS. Where little space is left the link runs as a
+  // process of its own, whose crash is reported below, not this
+  // process's.
+  std::optional<uint64_t> freeBytes;
+  {
+    SmallString<256> dir(outputFile);
+    llvm::sys::path::remove_filename(dir);
+    if (dir.empty())
+      dir = ".";
+    if (llvm::ErrorOr<llvm::sys::fs::space_info> space =
+            llvm::sys::fs::disk_space(dir))
+      freeBytes = space->available;
+  }
+  constexpr uint64_t kLinkHeadroom = uint64_t(1) << 30;
   bool inProcess = MPC_LINK_IN_PROCESS &&
                    !StringRef(config::linkerCommand).empty() &&
-                   !(inProcessEnv && StringRef(inProcessEnv) == "0");
+                   !(inProcessEnv && StringRef(inProcessEnv) == "0") &&
+                   (!freeBytes || *freeBytes >= kLinkHeadroom);
   TimingScope linkTime =
       timeRoot.nest(inProcess ? "linking (lld in process)" : "linking");
   int rc;
@@ -1049,8 +1107,16 @@ int main(int argc, char **argv) {
   linkTime.stop();
   if (!keepObject)
     llvm::sys::fs::remove(objectPath);
-  if (rc != 0)
+  if (rc != 0) {
+    // A linker that crashed leaves its temporary output (lld's
+    // "NAME.tmp" and 7 hex digits, beside NAME): removed.
+    removeLinkerTemporaries(output);
+    std::string space;
+    if (freeBytes && *freeBytes < kLinkHeadroom)
+      space = " (" + std::to_string(*freeBytes >> 10) +
+              " KiB free where it is written: the disk may be full)";
     return fail("linking " + output + " failed" +
-                (linkError.empty() ? "" : ": " + linkError));
+                (linkError.empty() ? "" : ": " + linkError) + space);
+  }
   return 0;
 }
