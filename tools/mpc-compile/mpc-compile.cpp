@@ -498,19 +498,6 @@ static void nameArguments(ModuleOp module, const AsmParserState &state) {
   }
 }
 
-/// Whether `os`, written to `path`, took every byte: where it did not (a
-/// full disk), the error naming the file, and the stream's error cleared
-/// (an uncleared one aborts the process when the stream closes).
-static bool wroteAll(llvm::raw_fd_ostream &os, StringRef path) {
-  os.flush();
-  if (!os.has_error())
-    return true;
-  llvm::errs() << "mpc-compile: error: " << path << ": " << os.error().message()
-               << "\n";
-  os.clear_error();
-  return false;
-}
-
 static LogicalResult writeFile(StringRef path,
                                function_ref<void(llvm::raw_ostream &)> write) {
   std::string error;
@@ -521,7 +508,7 @@ static LogicalResult writeFile(StringRef path,
   }
   write(file->os());
   // Not kept where it is incomplete: the partial file is removed.
-  if (!wroteAll(file->os(), path))
+  if (!mlir::mpc::wroteAll(file->os(), path, "mpc-compile", llvm::errs()))
     return failure();
   file->keep();
   return success();
@@ -1007,7 +994,8 @@ int main(int argc, char **argv) {
                                      llvm::CodeGenFileType::ObjectFile))
       return fail("the target cannot emit object files");
     codegen.run(*llvmModule);
-    if (!wroteAll(object.os(), objectPath))
+    if (!mlir::mpc::wroteAll(object.os(), objectPath, "mpc-compile",
+                             llvm::errs()))
       return 1;
     object.keep();
   }

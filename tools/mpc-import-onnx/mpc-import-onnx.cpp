@@ -13,6 +13,7 @@
 #include "Importer.h"
 #include "OnnxModel.h"
 
+#include "mpc/Dialect/MPC/IR/InputLimits.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -238,6 +239,11 @@ int main(int argc, char **argv) {
                    mlir::OpPrintingFlags().enableDebugInfo(/*enable=*/true,
                                                            /*pretty=*/false),
                    output->os());
+  // Not kept where it is incomplete (a full disk): the partial file is
+  // removed.
+  if (!mlir::mpc::wroteAll(output->os(), outputFile, "mpc-import-onnx",
+                           llvm::errs()))
+    return 1;
   output->keep();
   return 0;
 }

@@ -66,6 +66,10 @@ int main(int argc, char **argv) {
   }
   if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
     return 1;
+  // Not kept where it is incomplete (a full disk): the partial file is
+  // removed.
+  if (!mpc::wroteAll(output->os(), outputFile, "mpc-opt", llvm::errs()))
+    return 1;
   output->keep();
   return 0;
 }

@@ -81,3 +81,13 @@ LogicalResult mlir::mpc::checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
   }
   return success();
 }
+
+bool mlir::mpc::wroteAll(llvm::raw_fd_ostream &os, StringRef path,
+                         StringRef tool, llvm::raw_ostream &errs) {
+  os.flush();
+  if (!os.has_error())
+    return true;
+  errs << tool << ": error: " << path << ": " << os.error().message() << "\n";
+  os.clear_error();
+  return false;
+}

@@ -5,7 +5,9 @@
 // "(((") overflows the stack before any error is reported; and it crashes
 // on a dense array of `index` elements (`array<index: 1>`: it takes index
 // for an integer or float type and asks for its bit width). Every mpc tool
-// that parses textual IR checks the text first.
+// that parses textual IR checks the text first. And what they write: a
+// stream that could not write every byte (a full disk) is an error naming
+// the file, not LLVM's abort when the stream closes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::mpc {
 
@@ -30,6 +33,13 @@ constexpr unsigned kMaxNesting = 256;
 LogicalResult checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
                                  llvm::raw_ostream &os,
                                  unsigned limit = kMaxNesting);
+
+/// Whether `os`, written to `path`, took every byte (flushed first). Where
+/// it did not, prints "TOOL: error: PATH: REASON" to `errs` and clears the
+/// stream's error (an uncleared one aborts the process when the stream
+/// closes): the caller then does not keep the file.
+bool wroteAll(llvm::raw_fd_ostream &os, StringRef path, StringRef tool,
+              llvm::raw_ostream &errs);
 
 } // namespace mlir::mpc
 
