@@ -62,7 +62,7 @@ if config.mpc_have_mpi and shutil.which("mpirun"):
     # memory transport; copies through the shared segment always work.
     config.environment["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
 # A tmpfs of a test's own (as root, where mounts are allowed): a disk that
-# fills, for what the tools do then (Tools/full-disk.test).
+# fills, for what the tools do then (Tools/ and Import/full-disk.test).
 import tempfile
 _probe = tempfile.mkdtemp()
 try:

@@ -333,14 +333,20 @@ static cl::opt<unsigned> optLevel(
              "stays linear in the length of the step)"),
     cl::init(0), cl::Prefix, cl::cat(category));
 
+/// The folder `path` is written in ("." for a bare file name).
+static SmallString<256> folderOf(StringRef path) {
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return dir;
+}
+
 /// Removes what a linker killed while writing `output` left beside it:
 /// lld writes "NAME.tmpXXXXXXX" (7 hex digits) and renames it to NAME at
 /// the end.
 static void removeLinkerTemporaries(StringRef output) {
-  SmallString<256> dir(output);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
+  SmallString<256> dir = folderOf(output);
   std::string prefix = (llvm::sys::path::filename(output) + ".tmp").str();
   std::error_code ec;
   SmallVector<std::string> leftovers;
@@ -1065,15 +1071,9 @@ int main(int argc, char **argv) {
   // process of its own, whose crash is reported below, not this
   // process's.
   std::optional<uint64_t> freeBytes;
-  {
-    SmallString<256> dir(outputFile);
-    llvm::sys::path::remove_filename(dir);
-    if (dir.empty())
-      dir = ".";
-    if (llvm::ErrorOr<llvm::sys::fs::space_info> space =
-            llvm::sys::fs::disk_space(dir))
-      freeBytes = space->available;
-  }
+  if (llvm::ErrorOr<llvm::sys::fs::space_info> space =
+          llvm::sys::fs::disk_space(folderOf(outputFile)))
+    freeBytes = space->available;
   constexpr uint64_t kLinkHeadroom = uint64_t(1) << 30;
   bool inProcess = MPC_LINK_IN_PROCESS &&
                    !StringRef(config::linkerCommand).empty() &&
