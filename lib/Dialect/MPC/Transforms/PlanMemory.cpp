@@ -2,6 +2,7 @@
 
 #include "StateLayout.h"
 #include "TypeUtils.h"
+#include "Unwritten.h"
 #include "Views.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
@@ -459,17 +460,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type)
         continue;
-      // Unscaled gradients nobody reads are not written (check only).
-      if (isa<UnscaleAndCheckOp>(op) && result.use_empty() &&
-          result != op->getResults().back())
-        continue;
-      // Nor an add-layer-norm backward's input or residual gradient
-      // (canonicalization leaves the residual's unread without dropout),
-      // but for an input gradient its kernel sums (input_sums).
-      if (auto back = dyn_cast<AddLayerNormBackwardOp>(op);
-          back && result.use_empty() &&
-          (result == back.getGradResidual() ||
-           (result == back.getGradInput() && !back.getInputSums())))
+      // A result its kernel leaves unwritten has no buffer (Unwritten.h).
+      if (isLeftUnwritten(cast<OpResult>(result)))
         continue;
       int64_t here = order[op];
       // Given its buffer before its op: a concatenation a transpose

@@ -11,6 +11,7 @@
 #ifndef MPC_LIB_DIALECT_MPC_TRANSFORMS_LOWERTORUNTIME_LOWERING_H
 #define MPC_LIB_DIALECT_MPC_TRANSFORMS_LOWERTORUNTIME_LOWERING_H
 
+#include "../Unwritten.h"
 #include "../Views.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -117,6 +118,11 @@ public:
   /// the global the plan computes it in (mpc.in_globals), bound to the
   /// result; null with an error when the op has no plan.
   Value result(Operation *op, unsigned i);
+  /// result, or a null pointer where the op's kernel leaves the result
+  /// unwritten (Unwritten.h: the plan gave it no buffer).
+  Value resultOrNull(Operation *op, unsigned i) {
+    return isLeftUnwritten(op->getResult(i)) ? null() : result(op, i);
+  }
   /// The state-buffer pointer of a global.
   Value global(StringRef name);
 

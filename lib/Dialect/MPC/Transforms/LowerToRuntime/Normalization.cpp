@@ -181,14 +181,10 @@ LogicalResult addLayerNorm(AddLayerNormOp op, Lowering &l) {
 }
 
 LogicalResult addLayerNormBackward(AddLayerNormBackwardOp op, Lowering &l) {
-  // An input or residual gradient nobody reads has no buffer (null: not
-  // written; --mpc-plan-memory), but for an input gradient it sums.
-  auto gradient = [&](unsigned i) {
-    bool summed = i == 0 && op.getInputSums();
-    return op->getResult(i).use_empty() && !summed ? l.null() : l.result(op, i);
-  };
-  Value dx = gradient(0), dr = gradient(1), dg = l.result(op, 2),
-        db = l.result(op, 3);
+  // An input or residual gradient nobody reads is not written (null), but
+  // for an input gradient the kernel sums (Unwritten.h).
+  Value dx = l.resultOrNull(op, 0), dr = l.resultOrNull(op, 1),
+        dg = l.result(op, 2), db = l.result(op, 3);
   // The input gradient's sums (input_sums), or null.
   Value sums = op.getGradInputSums() ? l.result(op, 4) : l.null();
   if (!dx || !dr || !dg || !db || !sums)

@@ -47,8 +47,8 @@ LogicalResult unscaleAndCheck(UnscaleAndCheckOp op, Lowering &l) {
              .getElementType()
              .isF32())
       return op.emitOpError("is lowered with f32 unscaled gradients only");
-    // An unscaled gradient nobody reads has no buffer: check only.
-    Value out = op.getUnscaled()[i].use_empty() ? l.null() : l.result(op, i);
+    // An unscaled gradient nobody reads is not written: check only.
+    Value out = l.resultOrNull(op, i);
     if (!out)
       return failure();
     unscaled.push_back(out);
