@@ -348,7 +348,13 @@ private:
       return error(node, "ONNX's shape inference gives output '" +
                              node.outputs[i] + "' no shape");
     for (int64_t d : found->dims)
-      if (d < 0)
+      if (d < -1) // -1: no size given (OnnxModel.cpp)
+        return error(node, "ONNX's shape inference gives output '" +
+                               node.outputs[i] + "' a size of " +
+                               std::to_string(d) +
+                               ": the node's attributes do not fit its "
+                               "inputs");
+      else if (d < 0)
         return error(node,
                      "output '" + node.outputs[i] + "' has a dynamic shape");
     bool isInt = found->element == "int64" || found->element == "int32";
@@ -514,6 +520,7 @@ private:
   std::string convShapes(const Node &node, const Value &x, const Value &w,
                          int64_t groups, const std::vector<int64_t> &strides,
                          const std::vector<int64_t> &dilations);
+  std::string kernelShape(const Node &node, const Value &w);
   std::string matmul(const Node &node);
   std::string gemm(const Node &node);
   std::string softmax(const Node &node, const std::string &op);
@@ -2933,7 +2940,24 @@ std::string Emitter::convShapes(const Node &node, const Value &x,
         (*v)[0] > kWindowLimit || (*v)[1] > kWindowLimit)
       return error(node, "strides and dilations must be two numbers "
                          "between 1 and 2^20 each");
-  return "";
+  return kernelShape(node, w);
+}
+
+/// A kernel_shape attribute must give the filter's own [kh, kw] (its last
+/// two dimensions, in a convolution and a transposed one): ONNX's
+/// inference takes the attribute's where the two differ.
+std::string Emitter::kernelShape(const Node &node, const Value &w) {
+  auto it = node.attributes.find("kernel_shape");
+  if (it == node.attributes.end())
+    return "";
+  std::vector<int64_t> own(w.type.dims.end() - 2, w.type.dims.end());
+  if (it->second.ints == own)
+    return "";
+  std::string given;
+  for (int64_t k : it->second.ints)
+    given += (given.empty() ? "" : ", ") + std::to_string(k);
+  return error(node, "kernel_shape [" + given + "] is not the filter's " +
+                         mlirType(w.type) + " kernel");
 }
 
 std::string Emitter::conv(const Node &node) {
@@ -3322,6 +3346,8 @@ std::string Emitter::convTranspose(const Node &node) {
       w.type.dims[0] != x.type.dims[1])
     return error(node, "the group count must divide the input channels, "
                        "which the filter's first dimension must equal");
+  if (auto e = kernelShape(node, w); !e.empty())
+    return e;
   auto ints = [&](const char *name, int64_t dflt) {
     auto it = node.attributes.find(name);
     return it == node.attributes.end() ? std::vector<int64_t>{dflt, dflt}

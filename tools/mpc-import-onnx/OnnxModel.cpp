@@ -693,6 +693,15 @@ std::string prepare(const std::string &path,
   originalOpset = declared;
   if (originalOpset == 0)
     return path + ": the model imports no version of the default ONNX opset";
+  // ONNX's shape inference divides by a window op's strides unchecked
+  // (SIGFPE in libonnx 1.12 for a stride of 0).
+  for (const auto &n : model.graph().node())
+    for (const auto &a : n.attribute())
+      if (a.name() == "strides")
+        for (int64_t v : a.ints())
+          if (v < 1)
+            return path + ": node '" + n.name() + "' (" + n.op_type() +
+                   "): strides must be at least 1, not " + std::to_string(v);
   if (defaultOpset(model) != kOpset) {
     try {
       model = onnx::version_conversion::ConvertVersion(model, kOpset);
