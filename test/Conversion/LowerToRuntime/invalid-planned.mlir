@@ -121,3 +121,18 @@ func.func @attention_rank(%q: tensor<1x1x1x1x1x1x2x4x8xf32>, %m: tensor<1x1x1x1x
   %o, %lse = mpc.attention %q, %q, %q mask(%m : tensor<1x1x1x1x1x1x1x1x4xi1>) {scale = 0.35 : f64, mask_value = -1.0e4 : f64} : tensor<1x1x1x1x1x1x2x4x8xf32>, tensor<1x1x1x1x1x1x2x4x8xf32>, tensor<1x1x1x1x1x1x2x4x8xf32>
   return %o : tensor<1x1x1x1x1x1x2x4x8xf32>
 }
+
+// -----
+
+// No update kernel for these types.
+ml_program.global private mutable @w(#mpc.init<zeros>) : tensor<4xf64>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+
+func.func @train_step(%g: tensor<4xf32>) -> tensor<4xf32> {
+  %w = ml_program.global_load @w : tensor<4xf64>
+  %lr = ml_program.global_load @lr : tensor<f32>
+  // expected-error @+1 {{'mpc.sgd_update' op has no runtime kernel for 'f64' parameters with 'f32' gradients}}
+  %0 = mpc.sgd_update %w, %g lr(%lr) : tensor<4xf64>, tensor<4xf32>
+  ml_program.global_store @w = %0 : tensor<4xf64>
+  return %g : tensor<4xf32>
+}

@@ -9,6 +9,8 @@
 // TWICE: mpc-check-numerics: the module is already instrumented
 // RUN: not mpc-opt %s --mpc-check-numerics=phases=optimizer 2>&1 | FileCheck %s --check-prefix=NONE
 // NONE: mpc-check-numerics: no floating-point result to check
+// RUN: not mpc-opt %S/Inputs/two-blocks.mlir --mpc-check-numerics 2>&1 | FileCheck %s --check-prefix=TWOBLOCKS
+// TWOBLOCKS: two-blocks.mlir:2:1: error: 'func.func' op mpc-check-numerics: the step must have a single block
 // The lowering needs the records the pass makes.
 // RUN: not mpc-opt %s --mpc-plan-memory --mpc-lower-to-runtime 2>&1 | FileCheck %s --check-prefix=LOWER
 // LOWER: 'mpc.numerics_begin' op needs the global @mpc_numerics_first; run --mpc-check-numerics, which makes it

@@ -59,3 +59,21 @@ func.func @train_step_accumulate(%g: tensor<4xf32>) -> tensor<f32> attributes {m
   %s = mpc.reduce_sum %g {dims = array<i64: 0>} : tensor<4xf32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// A step of two blocks.
+ml_program.global private mutable @w(#mpc.init<zeros>) : tensor<4xf32>
+ml_program.global private @lr(dense<0.1> : tensor<f32>) : tensor<f32>
+
+// expected-error @+1 {{'func.func' op mpc-data-parallel: the step must have a single block}}
+func.func @train_step(%g: tensor<4xf32>) -> tensor<f32> {
+  %seed = mpc.constant {mpc.loss_seed} dense<1.0> : tensor<f32>
+  %w = ml_program.global_load @w : tensor<4xf32>
+  %lr = ml_program.global_load @lr : tensor<f32>
+  %0 = mpc.sgd_update %w, %g lr(%lr) : tensor<4xf32>, tensor<4xf32>
+  ml_program.global_store @w = %0 : tensor<4xf32>
+  cf.br ^bb1
+^bb1:
+  return %seed : tensor<f32>
+}

@@ -30,3 +30,12 @@ func.func @loss(%x: tensor<4xf32>) -> (tensor<f32>, tensor<4xi1>) {
   %l = mpc.reduce_sum %y {dims = array<i64: 0>} : tensor<4xf32>
   return %l, %m : tensor<f32>, tensor<4xi1>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op mpc-eval-step: the loss function must have a single block}}
+func.func @loss(%x: tensor<f32>) -> tensor<f32> {
+  cf.br ^bb1
+^bb1:
+  return %x : tensor<f32>
+}

@@ -67,3 +67,21 @@ module {
     return
   }
 }
+
+// -----
+
+// An accumulation micro-step whose loss gradient seed is gone.
+module {
+  ml_program.global private mutable @w(dense<1.0> : tensor<4xf32>) : tensor<4xf32>
+  func.func @train_step(%g: tensor<4xf32>, %lr: tensor<f32>) {
+    %s = mpc.constant {mpc.loss_seed} dense<1.0> : tensor<f32>
+    %w = ml_program.global_load @w : tensor<4xf32>
+    %0 = mpc.sgd_update %w, %g lr(%lr) : tensor<4xf32>, tensor<4xf32>
+    ml_program.global_store @w = %0 : tensor<4xf32>
+    return
+  }
+  // expected-error @+1 {{'func.func' op mpc-loss-scaling: no loss gradient seed in the micro-step}}
+  func.func @train_step_accumulate(%g: tensor<4xf32>) attributes {mpc.accumulates = @train_step} {
+    return
+  }
+}

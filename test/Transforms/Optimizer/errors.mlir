@@ -6,6 +6,7 @@
 // SCHEDULE: mpc-optimizer: unknown schedule 'poly' (expected constant, linear-warmup, cosine, one-cycle, step or exponential)
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=step gamma=0.5" 2>&1 | FileCheck %s --check-prefix=STEPSIZE
 // STEPSIZE: error: 'mpc.lr_schedule' op expects step_size >= 1 for a step schedule, got 0
+// STEPSIZE: error: mpc-optimizer: invalid schedule options
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=exponential gamma=0" 2>&1 | FileCheck %s --check-prefix=GAMMA
 // GAMMA: mpc-optimizer: option gamma must be a finite number > 0, got 0
 // RUN: not mpc-opt %s -split-input-file --mpc-optimizer="schedule=one-cycle total-steps=100 pct-start=1" 2>&1 | FileCheck %s --check-prefix=PCT

@@ -106,3 +106,15 @@ func.func @fused(%a: tensor<16x16xf16>, %b: tensor<16x10xf16>, %bias: tensor<10x
   %3 = mpc.matmul_activation_grad %a, %b, %c {activation = "relu"} : tensor<16x16xf16>, tensor<16x10xf16>, tensor<16x10xf16> -> tensor<16x10xf16>
   return %0, %1, %2, %3 : tensor<16x10xf16>, tensor<16x10xf16>, tensor<16x10xf16>, tensor<16x10xf16>
 }
+
+// -----
+
+// A convolution of 3 input channels (to 8: 167% more work, over the
+// default 100%) is left alone.
+// CHECK-LABEL: func.func @conv_left_alone
+// CHECK-NEXT: mpc.conv2d %arg0, %arg1 {{.*}} : tensor<2x8x8x3xf16>, tensor<16x3x3x3xf16>
+// REMARK: remark: 'mpc.conv2d': not padded for Tensor Cores: 167% more work than the convolution (max-extra-work 1)
+func.func @conv_left_alone(%x: tensor<2x8x8x3xf16>, %w: tensor<16x3x3x3xf16>) -> tensor<2x8x8x16xf16> {
+  %y = mpc.conv2d %x, %w {padding = array<i64: 1, 1>} : tensor<2x8x8x3xf16>, tensor<16x3x3x3xf16>
+  return %y : tensor<2x8x8x16xf16>
+}
