@@ -100,30 +100,38 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
   json.replace(at, crc.size(), crc);
 
   // Atomic: a complete temporary file, flushed, renamed over the target.
+  // A failure names the checkpoint and says whether one is left there.
   std::string temp = path + ".tmp." + std::to_string(::getpid());
+  auto failed = [&](const std::string &why) {
+    llvm::sys::fs::remove(temp);
+    return createStringError(path + ": cannot write the checkpoint: " + why +
+                             (llvm::sys::fs::exists(path)
+                                  ? " (the previous checkpoint is kept)"
+                                  : ""));
+  };
   {
     int fd;
     if (std::error_code ec = llvm::sys::fs::openFileForWrite(
             temp, fd, llvm::sys::fs::CD_CreateAlways))
-      return createStringError(temp + ": " + ec.message());
+      return failed(temp + ": " + ec.message());
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os.write(size, 8);
     os << json;
     for (const TensorInfo &g : model.globals)
       os.write(state + g.offset, static_cast<size_t>(g.bytes));
     os.flush();
-    if (os.has_error() || ::fsync(fd) != 0) {
-      std::string message = os.error().message();
+    std::string why;
+    if (os.has_error())
+      why = os.error().message();
+    else if (::fsync(fd) != 0)
+      why = std::strerror(errno);
+    if (!why.empty()) {
       os.clear_error();
-      llvm::sys::fs::remove(temp);
-      return createStringError("writing " + temp + ": " + message);
+      return failed(why);
     }
   }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return createStringError("renaming " + temp + " to " + path + ": " +
-                             ec.message());
-  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path))
+    return failed("renaming " + temp + ": " + ec.message());
   return Error::success();
 }
 
