@@ -463,9 +463,11 @@ static llvm::Error writeNumericsReport(const std::string &path,
     return llvm::createStringError(path + ": " + ec.message());
   out << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
   out.close();
-  if (out.has_error())
-    return llvm::createStringError(
-        path + ": cannot write the report: " + out.error().message());
+  if (out.has_error()) {
+    std::string why = out.error().message();
+    out.clear_error(); // else its destructor aborts
+    return llvm::createStringError(path + ": cannot write the report: " + why);
+  }
   return llvm::Error::success();
 }
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReportFile.h"
 #include "TrainingStep.h"
 #include "TypeUtils.h"
 
@@ -931,7 +932,8 @@ struct AssignPrecisionPass
       writeTable(file->os(), assigner, level, dtype);
     else
       writeJson(file->os(), assigner, level, dtype);
-    file->keep();
+    if (failed(keepReport(*file, out, module, "mpc-assign-precision")))
+      return signalPassFailure();
   }
 };
 

@@ -18,6 +18,7 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 
+#include "ReportFile.h"
 #include "RowTransposes.h"
 #include "TypeUtils.h"
 
@@ -410,8 +411,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
     });
     file->os() << "\n";
-    file->keep();
-    return success();
+    return keepReport(*file, report, getOperation(), "mpc-fuse");
   }
 
   /// With `remarks`: what a fused op replaced, at the fused op.

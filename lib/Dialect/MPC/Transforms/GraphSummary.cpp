@@ -1,5 +1,6 @@
 //===- GraphSummary.cpp - per-graph op and parameter summary --------------===//
 
+#include "ReportFile.h"
 #include "TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
@@ -86,7 +87,8 @@ struct GraphSummaryPass : public impl::GraphSummaryPassBase<GraphSummaryPass> {
       for (auto &[opName, count] : counts)
         os << llvm::formatv("    {0,-32} {1,6}\n", opName, count);
     }
-    file->keep();
+    if (failed(keepReport(*file, output, module, "mpc-graph-summary")))
+      return signalPassFailure();
     markAllAnalysesPreserved();
   }
 };

@@ -1,5 +1,6 @@
 //===- PlanMemory.cpp - static arena planning by liveness -----------------===//
 
+#include "ReportFile.h"
 #include "StateLayout.h"
 #include "TypeUtils.h"
 #include "Unwritten.h"
@@ -1019,7 +1020,8 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
     }
     writeReport(file->os(), tallyGlobals(module), layOutState(module).bytes,
                 plans);
-    file->keep();
+    if (failed(keepReport(*file, out, module, "mpc-plan-memory")))
+      return signalPassFailure();
   }
 };
 } // namespace
