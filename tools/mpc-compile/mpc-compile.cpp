@@ -791,8 +791,20 @@ static std::optional<int> toLLVMIR(bool parallel, TimingScope &timeRoot,
   return std::nullopt;
 }
 
+static int compile(int argc, char **argv);
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  int status = compile(argc, argv);
+  // What went to standard output (--print-pipeline, --emit=... -o -)
+  // reached it, or an error: a failed stream aborts when it closes.
+  if (!mlir::mpc::wroteAll(llvm::outs(), "standard output", "mpc-compile",
+                           llvm::errs()))
+    return 1;
+  return status;
+}
+
+static int compile(int argc, char **argv) {
   registerAllPasses();
   mlir::mpc::registerMPCPasses();
   cl::HideUnrelatedOptions(category);

@@ -626,7 +626,24 @@ static llvm::Error loadData(const std::string &path, const Model &model,
   return llvm::Error::success();
 }
 
+static int train(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  int status = train(argc, argv);
+  // The progress lines reached standard output, or an error: a failed
+  // stream aborts the process when it closes ("IO failure on output
+  // stream").
+  llvm::raw_fd_ostream &out = llvm::outs();
+  out.flush();
+  if (out.has_error()) {
+    llvm::errs() << "error: standard output: " << out.error().message() << "\n";
+    out.clear_error();
+    return 1;
+  }
+  return status;
+}
+
+static int train(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
