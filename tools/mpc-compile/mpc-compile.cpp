@@ -564,7 +564,7 @@ static std::optional<int> toLLVMIR(bool parallel, TimingScope &timeRoot,
 
   TimingScope parseTime = timeRoot.nest("parsing and verification");
   std::string error;
-  auto buffer = openInputFile(inputFile, &error);
+  auto buffer = mlir::mpc::openSourceFile(inputFile, &error);
   if (!buffer)
     return fail(error);
   llvm::SourceMgr sourceMgr;

@@ -43,9 +43,10 @@ int main(int argc, char **argv) {
         MlirOptMain(argc, argv, inputFile, outputFile, registry));
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mpc::openSourceFile(inputFile, &error);
   if (!input) {
-    llvm::errs() << error << "\n";
+    llvm::errs() << "mpc-opt: error: " << error << "\n";
     return 1;
   }
   {

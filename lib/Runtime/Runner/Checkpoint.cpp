@@ -207,10 +207,9 @@ Error mpc::runner::readCheckpoint(const std::string &path, const Model &model,
   auto bad = [&](const llvm::Twine &what) {
     return createStringError(path + ": " + what);
   };
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  auto buffer = readWholeFile(path);
   if (!buffer)
-    return bad(buffer.getError().message());
+    return buffer.takeError();
   StringRef bytes = (*buffer)->getBuffer();
   if (bytes.size() < 8)
     return bad("not a safetensors checkpoint (" + llvm::Twine(bytes.size()) +

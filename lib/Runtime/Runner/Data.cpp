@@ -351,6 +351,28 @@ static Error parseNpz(StringRef zip, const std::string &file,
   return Error::success();
 }
 
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mpc::runner::readWholeFile(const std::string &path) {
+  namespace fs = llvm::sys::fs;
+  fs::file_status status;
+  if (std::error_code ec = fs::status(path, status))
+    return createStringError(path + ": " + ec.message());
+  fs::file_type type = status.type();
+  if (type != fs::file_type::regular_file && type != fs::file_type::fifo_file)
+    return createStringError(path + ": not a regular file (" +
+                             (type == fs::file_type::directory_file ? "a folder"
+                              : type == fs::file_type::character_file ||
+                                      type == fs::file_type::block_file
+                                  ? "a device"
+                                  : "a socket or other special file") +
+                             "); give a file");
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return createStringError(path + ": " + buffer.getError().message());
+  return std::move(*buffer);
+}
+
 Error mpc::runner::readArrays(
     const std::string &path,
     std::vector<std::pair<std::string, Array>> &arrays) {
@@ -369,10 +391,9 @@ Error mpc::runner::readArrays(
         return err;
     return Error::success();
   }
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  auto buffer = readWholeFile(path);
   if (!buffer)
-    return createStringError(path + ": " + buffer.getError().message());
+    return buffer.takeError();
   StringRef bytes = (*buffer)->getBuffer();
   if (StringRef(path).ends_with(".npz"))
     return parseNpz(bytes, path, arrays);

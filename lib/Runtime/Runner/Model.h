@@ -4,9 +4,11 @@
 #define MPC_LIB_RUNTIME_RUNNER_MODEL_H
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,12 @@ struct Array {
   std::vector<int64_t> shape;
   std::vector<char> data;
 };
+
+/// The whole of the file at `path` (mapped where the system can), or why
+/// not, naming the file. A regular file or a pipe: a device, a socket or a
+/// folder is refused (/dev/zero never ends; the readers take files whole).
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readWholeFile(const std::string &path);
 
 /// Reads every array of an .npz archive, or every .npy file of a directory,
 /// or one .npy file (named after its stem). Errors name the file.

@@ -2,7 +2,9 @@
 
 #include "mpc/Dialect/MPC/IR/InputLimits.h"
 
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -90,4 +92,27 @@ bool mlir::mpc::wroteAll(llvm::raw_fd_ostream &os, StringRef path,
   errs << tool << ": error: " << path << ": " << os.error().message() << "\n";
   os.clear_error();
   return false;
+}
+
+std::unique_ptr<llvm::MemoryBuffer>
+mlir::mpc::openSourceFile(StringRef path, std::string *error) {
+  namespace fs = llvm::sys::fs;
+  fs::file_status status;
+  if (path != "-" && !fs::status(path, status)) {
+    fs::file_type type = status.type();
+    if (type != fs::file_type::regular_file &&
+        type != fs::file_type::fifo_file) {
+      if (error)
+        *error = (path + ": not a regular file (" +
+                  (type == fs::file_type::directory_file ? "a folder"
+                   : type == fs::file_type::character_file ||
+                           type == fs::file_type::block_file
+                       ? "a device"
+                       : "a socket or other special file") +
+                  "); give a file")
+                     .str();
+      return nullptr;
+    }
+  }
+  return openInputFile(path, error);
 }

@@ -13,6 +13,7 @@
 #include "TrainingStep.h"
 #include "TypeUtils.h"
 
+#include "mpc/Dialect/MPC/IR/InputLimits.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Dialect/MPC/Transforms/PrecisionPolicy.h"
@@ -871,7 +872,7 @@ struct AssignPrecisionPass
     std::string error;
     if (!policy.empty()) {
       std::string errorMessage;
-      auto file = openInputFile(policy, &errorMessage);
+      auto file = openSourceFile(policy, &errorMessage);
       if (!file)
         return fail("mpc-assign-precision: cannot read policy file: " +
                     errorMessage);

@@ -15,8 +15,12 @@
 #define MPC_DIALECT_MPC_IR_INPUTLIMITS_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
 
 namespace mlir::mpc {
 
@@ -40,6 +44,12 @@ LogicalResult checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
 /// closes): the caller then does not keep the file.
 bool wroteAll(llvm::raw_fd_ostream &os, StringRef path, StringRef tool,
               llvm::raw_ostream &errs);
+
+/// mlir::openInputFile, refusing what never ends or is no file: a device
+/// (/dev/zero, read whole, hung the tools), a folder, a socket. A regular
+/// file, a pipe and "-" (standard input) are read.
+std::unique_ptr<llvm::MemoryBuffer> openSourceFile(StringRef path,
+                                                   std::string *error);
 
 } // namespace mlir::mpc
 
