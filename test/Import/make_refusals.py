@@ -64,6 +64,11 @@ avgkernel0   AveragePool with a kernel of 0
 convtdil0    ConvTranspose with a dilation of 0
 convtpads    ConvTranspose padded beyond its output (inferred size -4)
 
+and two that import but take no loss:
+
+notbool      Not of a bool [3, 4] (a bool output: --loss mse refuses it)
+rank3        Relu of [2, 3, 4] (--loss cross_entropy needs [batch, classes])
+
 and one it takes:
 
 boolmask     Where of a BOOL initializer [2, 2] (a registered bool buffer,
@@ -364,6 +369,12 @@ def main():
             [node("ConvTranspose", ["x", "w"], ["y"], "convt",
                   [attr_ints("pads", [10, 10, 0, 0])])],
             [("x", [1, 2, 4, 4])], ["y"], w2133),
+        "notbool": model(
+            [node("Not", ["x"], ["y"], "not")],
+            [("x", [3, 4], BOOL)], [("y", [3, 4], BOOL)], 17),
+        "rank3": model(
+            [node("Relu", ["x"], ["y"], "relu")],
+            [("x", [2, 3, 4])], [("y", [2, 3, 4])], 17),
         "boolmask": model(
             [node("Where", ["mask", "x", "y"], ["z"], "where")],
             [("x", [2, 2]), ("y", [2, 2])], [("z", [2, 2])], 17,

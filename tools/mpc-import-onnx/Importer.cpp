@@ -4943,6 +4943,9 @@ std::string Emitter::run(std::string &mlir) {
     if (found == values.end() || found->second.ssa.empty())
       return notComputed(graph.outputs[0].first);
     const Value &logits = found->second;
+    if (!isFloat(logits.type.element))
+      return "--loss " + options.loss + " needs a floating-point output; '" +
+             graph.outputs[0].first + "' is " + mlirType(logits.type);
     // cross_entropy: integer class labels, one per row of [batch,
     // classes] logits; mse and bce_with_logits: float targets shaped like
     // the output (a UNet's mask).
