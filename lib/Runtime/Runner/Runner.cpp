@@ -11,12 +11,14 @@
 #include "mpc/Runtime/mpcrt.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -628,6 +630,55 @@ static llvm::Error loadData(const std::string &path, const Model &model,
 
 static int train(int argc, char **argv);
 
+/// Whether paths `a` and `b` name one file: the same file where both exist
+/// (links and other spellings included), else the same absolute path.
+static bool sameFile(const std::string &a, const std::string &b) {
+  namespace fs = llvm::sys::fs;
+  bool same = false;
+  if (fs::exists(a) && fs::exists(b))
+    return !fs::equivalent(a, b, same) && same;
+  auto absolute = [](const std::string &p) {
+    llvm::SmallString<256> path(p);
+    fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    return std::string(path);
+  };
+  return absolute(a) == absolute(b);
+}
+
+/// An error where --checkpoint, --metrics or --numerics-report names the
+/// file of an input (--data, --val-data, --init, --resume: but --resume
+/// and --checkpoint may name one file, a run continued in place) or of
+/// another output.
+static llvm::Error checkOutputsApart() {
+  const std::pair<const char *, const cl::opt<std::string> *> outputs[] = {
+      {"--checkpoint", &checkpointPath},
+      {"--metrics", &metricsPath},
+      {"--numerics-report", &numericsReport}};
+  const std::pair<const char *, const cl::opt<std::string> *> inputs[] = {
+      {"--data", &dataPath},
+      {"--val-data", &valDataPath},
+      {"--init", &initPath},
+      {"--resume", &resumePath}};
+  for (size_t i = 0; i < std::size(outputs); ++i) {
+    const auto &[name, path] = outputs[i];
+    if (path->empty() || *path == "-")
+      continue;
+    for (const auto &[input, from] : inputs)
+      if (!from->empty() && !(path == &checkpointPath && from == &resumePath) &&
+          sameFile(*path, *from))
+        return llvm::createStringError(
+            llvm::Twine(name) + " " + *path + " is the file of " + input +
+            ": the run would write over it; name another file");
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second->empty() && sameFile(*path, *outputs[j].second))
+        return llvm::createStringError(llvm::Twine(name) + " " + *path +
+                                       " is also " + outputs[j].first +
+                                       "'s file; name another file");
+  }
+  return llvm::Error::success();
+}
+
 int main(int argc, char **argv) {
   int status = train(argc, argv);
   // The progress lines reached standard output, or an error: a failed
@@ -704,6 +755,11 @@ static int train(int argc, char **argv) {
     return fail("--batch-size " + llvm::Twine(batchSize.getValue()) +
                 " does not match the batch size the step was compiled for (" +
                 llvm::Twine(batch) + "); recompile the model for another size");
+  // No output is written over an input or another output (the dataset,
+  // the initial weights and the other outputs are the user's): checked
+  // now, before anything is opened for writing.
+  if (llvm::Error err = checkOutputsApart())
+    return fail(std::move(err));
   // Where the checkpoint goes is checked now, not after the whole run.
   if (!checkpointPath.empty() && worldRank == 0)
     if (llvm::Error err = prepareCheckpoint(checkpointPath, llvm::errs()))
