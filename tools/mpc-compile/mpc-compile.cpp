@@ -872,6 +872,28 @@ static int compile(int argc, char **argv) {
     return fail("-O must be 0, 1, 2 or 3, got " + std::to_string(optLevel));
   if (outputFile.getNumOccurrences() == 0 && !printPipeline)
     return fail("no output file: give -o FILE");
+  // Nothing is written over the model or another output.
+  {
+    std::vector<std::pair<std::string, std::string>> outputs;
+    if (!printPipeline && outputFile != "-")
+      outputs.push_back({"-o", outputFile});
+    for (auto [flag, path] : {std::pair{"--fusion-report", &fusionReport},
+                              {"--memory-report", &memoryReport},
+                              {"--precision-report", &precisionReport}})
+      if (!path->empty() && *path != "-")
+        outputs.push_back({flag, *path});
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const auto &[flag, path] = outputs[i];
+      if (inputFile != "-" && mlir::mpc::sameFile(path, inputFile))
+        return fail(flag + " " + path +
+                    " is the input file: the compile would write over it; "
+                    "name another file");
+      for (size_t j = 0; j < i; ++j)
+        if (mlir::mpc::sameFile(path, outputs[j].second))
+          return fail(flag + " " + path + " is also " + outputs[j].first +
+                      "'s file; name another file");
+    }
+  }
   // The output's folder, checked before the compile rather than by the
   // first file written into it (the object, OUT.o, named in that error).
   if (!printPipeline && outputFile != "-") {

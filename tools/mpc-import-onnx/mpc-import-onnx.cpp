@@ -119,6 +119,11 @@ int main(int argc, char **argv) {
                               "mpc-import-onnx: an ONNX model to an mpc "
                               "training graph\n");
 
+  if (outputFile != "-" && inputFile != "-" &&
+      mlir::mpc::sameFile(outputFile, inputFile))
+    return fail("-o " + outputFile +
+                " is the model's file: the import would write over it; name "
+                "another file");
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const std::string &spec : inputShapes) {
     auto [name, dims] = llvm::StringRef(spec).split('=');

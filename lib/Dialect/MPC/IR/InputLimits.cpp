@@ -5,6 +5,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -115,4 +116,18 @@ mlir::mpc::openSourceFile(StringRef path, std::string *error) {
     }
   }
   return openInputFile(path, error);
+}
+
+bool mlir::mpc::sameFile(StringRef a, StringRef b) {
+  namespace fs = llvm::sys::fs;
+  bool same = false;
+  if (fs::exists(a) && fs::exists(b))
+    return !fs::equivalent(a, b, same) && same;
+  auto absolute = [](StringRef p) {
+    llvm::SmallString<256> path(p);
+    fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    return std::string(path);
+  };
+  return absolute(a) == absolute(b);
 }

@@ -51,6 +51,11 @@ bool wroteAll(llvm::raw_fd_ostream &os, StringRef path, StringRef tool,
 std::unique_ptr<llvm::MemoryBuffer> openSourceFile(StringRef path,
                                                    std::string *error);
 
+/// Whether paths `a` and `b` name one file: the same file where both exist
+/// (links and other spellings included), else the same absolute path with
+/// its dots removed. A tool refuses to write its output over its input.
+bool sameFile(StringRef a, StringRef b);
+
 } // namespace mlir::mpc
 
 #endif
