@@ -901,6 +901,8 @@ static int compile(int argc, char **argv) {
     if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
       return fail("-o " + outputFile + ": the folder " + dir +
                   " does not exist");
+    if (llvm::sys::fs::is_directory(outputFile.getValue()))
+      return fail("-o " + outputFile + " is a folder; name a file");
   }
   if (printPipeline) {
     // Options that shape only what is written after the passes are left
