@@ -14,6 +14,7 @@
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
 #include "mpc/Dialect/MPC/Transforms/Pipeline.h"
+#include "mpc/Support/Files.h"
 
 #include "CompileConfig.h"
 #include "Model.h"
@@ -884,12 +885,12 @@ static int compile(int argc, char **argv) {
         outputs.push_back({flag, *path});
     for (size_t i = 0; i < outputs.size(); ++i) {
       const auto &[flag, path] = outputs[i];
-      if (inputFile != "-" && mlir::mpc::sameFile(path, inputFile))
+      if (inputFile != "-" && ::mpc::files::sameFile(path, inputFile))
         return fail(flag + " " + path +
                     " is the input file: the compile would write over it; "
                     "name another file");
       for (size_t j = 0; j < i; ++j)
-        if (mlir::mpc::sameFile(path, outputs[j].second))
+        if (::mpc::files::sameFile(path, outputs[j].second))
           return fail(flag + " " + path + " is also " + outputs[j].first +
                       "'s file; name another file");
     }

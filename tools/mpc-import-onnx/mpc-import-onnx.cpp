@@ -15,6 +15,7 @@
 
 #include "mpc/Dialect/MPC/IR/InputLimits.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
+#include "mpc/Support/Files.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -120,7 +121,7 @@ int main(int argc, char **argv) {
                               "training graph\n");
 
   if (outputFile != "-" && inputFile != "-" &&
-      mlir::mpc::sameFile(outputFile, inputFile))
+      ::mpc::files::sameFile(outputFile, inputFile))
     return fail("-o " + outputFile +
                 " is the model's file: the import would write over it; name "
                 "another file");

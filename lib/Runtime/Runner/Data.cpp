@@ -2,6 +2,8 @@
 
 #include "Model.h"
 
+#include "mpc/Support/Files.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/FileSystem.h"
@@ -353,19 +355,8 @@ static Error parseNpz(StringRef zip, const std::string &file,
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 mpc::runner::readWholeFile(const std::string &path) {
-  namespace fs = llvm::sys::fs;
-  fs::file_status status;
-  if (std::error_code ec = fs::status(path, status))
-    return createStringError(path + ": " + ec.message());
-  fs::file_type type = status.type();
-  if (type != fs::file_type::regular_file && type != fs::file_type::fifo_file)
-    return createStringError(path + ": not a regular file (" +
-                             (type == fs::file_type::directory_file ? "a folder"
-                              : type == fs::file_type::character_file ||
-                                      type == fs::file_type::block_file
-                                  ? "a device"
-                                  : "a socket or other special file") +
-                             "); give a file");
+  if (std::string why = mpc::files::notAFile(path); !why.empty())
+    return createStringError(why);
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)

@@ -9,16 +9,15 @@
 #include "Model.h"
 
 #include "mpc/Runtime/mpcrt.h"
+#include "mpc/Support/Files.h"
 
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -630,22 +629,6 @@ static llvm::Error loadData(const std::string &path, const Model &model,
 
 static int train(int argc, char **argv);
 
-/// Whether paths `a` and `b` name one file: the same file where both exist
-/// (links and other spellings included), else the same absolute path.
-static bool sameFile(const std::string &a, const std::string &b) {
-  namespace fs = llvm::sys::fs;
-  bool same = false;
-  if (fs::exists(a) && fs::exists(b))
-    return !fs::equivalent(a, b, same) && same;
-  auto absolute = [](const std::string &p) {
-    llvm::SmallString<256> path(p);
-    fs::make_absolute(path);
-    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
-    return std::string(path);
-  };
-  return absolute(a) == absolute(b);
-}
-
 /// An error where --checkpoint, --metrics or --numerics-report names the
 /// file of an input (--data, --val-data, --init, --resume: but --resume
 /// and --checkpoint may name one file, a run continued in place) or of
@@ -666,12 +649,13 @@ static llvm::Error checkOutputsApart() {
       continue;
     for (const auto &[input, from] : inputs)
       if (!from->empty() && !(path == &checkpointPath && from == &resumePath) &&
-          sameFile(*path, *from))
+          mpc::files::sameFile(*path, *from))
         return llvm::createStringError(
             llvm::Twine(name) + " " + *path + " is the file of " + input +
             ": the run would write over it; name another file");
     for (size_t j = 0; j < i; ++j)
-      if (!outputs[j].second->empty() && sameFile(*path, *outputs[j].second))
+      if (!outputs[j].second->empty() &&
+          mpc::files::sameFile(*path, *outputs[j].second))
         return llvm::createStringError(llvm::Twine(name) + " " + *path +
                                        " is also " + outputs[j].first +
                                        "'s file; name another file");

@@ -2,10 +2,10 @@
 
 #include "mpc/Dialect/MPC/IR/InputLimits.h"
 
+#include "mpc/Support/Files.h"
+
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -97,37 +97,11 @@ bool mlir::mpc::wroteAll(llvm::raw_fd_ostream &os, StringRef path,
 
 std::unique_ptr<llvm::MemoryBuffer>
 mlir::mpc::openSourceFile(StringRef path, std::string *error) {
-  namespace fs = llvm::sys::fs;
-  fs::file_status status;
-  if (path != "-" && !fs::status(path, status)) {
-    fs::file_type type = status.type();
-    if (type != fs::file_type::regular_file &&
-        type != fs::file_type::fifo_file) {
-      if (error)
-        *error = (path + ": not a regular file (" +
-                  (type == fs::file_type::directory_file ? "a folder"
-                   : type == fs::file_type::character_file ||
-                           type == fs::file_type::block_file
-                       ? "a device"
-                       : "a socket or other special file") +
-                  "); give a file")
-                     .str();
-      return nullptr;
-    }
+  if (std::string why = path == "-" ? "" : ::mpc::files::notAFile(path);
+      !why.empty()) {
+    if (error)
+      *error = why;
+    return nullptr;
   }
   return openInputFile(path, error);
-}
-
-bool mlir::mpc::sameFile(StringRef a, StringRef b) {
-  namespace fs = llvm::sys::fs;
-  bool same = false;
-  if (fs::exists(a) && fs::exists(b))
-    return !fs::equivalent(a, b, same) && same;
-  auto absolute = [](StringRef p) {
-    llvm::SmallString<256> path(p);
-    fs::make_absolute(path);
-    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
-    return std::string(path);
-  };
-  return absolute(a) == absolute(b);
 }

@@ -45,16 +45,11 @@ LogicalResult checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
 bool wroteAll(llvm::raw_fd_ostream &os, StringRef path, StringRef tool,
               llvm::raw_ostream &errs);
 
-/// mlir::openInputFile, refusing what never ends or is no file: a device
-/// (/dev/zero, read whole, hung the tools), a folder, a socket. A regular
-/// file, a pipe and "-" (standard input) are read.
+/// mlir::openInputFile, refusing what never ends or is no file
+/// (mpc::files::notAFile: a device, a folder, a socket). A regular file, a
+/// pipe and "-" (standard input) are read.
 std::unique_ptr<llvm::MemoryBuffer> openSourceFile(StringRef path,
                                                    std::string *error);
-
-/// Whether paths `a` and `b` name one file: the same file where both exist
-/// (links and other spellings included), else the same absolute path with
-/// its dots removed. A tool refuses to write its output over its input.
-bool sameFile(StringRef a, StringRef b);
 
 } // namespace mlir::mpc
 

@@ -1,0 +1,61 @@
+//===- Files.h - which paths the tools and the runner read or write -------===//
+//
+// Shared by the compiler's tools (mpc-opt, mpc-compile, mpc-import-onnx)
+// and the training executable's runner, which links LLVM's support library
+// but not MLIR: what may be read whole, and whether two paths name one
+// file (an output is never written over an input).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPC_SUPPORT_FILES_H
+#define MPC_SUPPORT_FILES_H
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <string>
+
+namespace mpc::files {
+
+/// Why `path` cannot be read whole ("PATH: not a regular file (a device);
+/// give a file"), or "" where it can: a regular file or a pipe (a missing
+/// path too: its opener says so). A device never ends (/dev/zero, read
+/// whole, hung the readers); a folder or a socket holds no file.
+inline std::string notAFile(llvm::StringRef path) {
+  namespace fs = llvm::sys::fs;
+  fs::file_status status;
+  if (fs::status(path, status))
+    return "";
+  fs::file_type type = status.type();
+  if (type == fs::file_type::regular_file || type == fs::file_type::fifo_file)
+    return "";
+  const char *what = type == fs::file_type::directory_file ? "a folder"
+                     : type == fs::file_type::character_file ||
+                             type == fs::file_type::block_file
+                         ? "a device"
+                         : "a socket or other special file";
+  return (path + ": not a regular file (" + what + "); give a file").str();
+}
+
+/// Whether paths `a` and `b` name one file: the same file where both exist
+/// (links and other spellings included), else the same absolute path with
+/// its dots removed.
+inline bool sameFile(llvm::StringRef a, llvm::StringRef b) {
+  namespace fs = llvm::sys::fs;
+  bool same = false;
+  if (fs::exists(a) && fs::exists(b))
+    return !fs::equivalent(a, b, same) && same;
+  auto absolute = [](llvm::StringRef p) {
+    llvm::SmallString<256> path(p);
+    fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    return std::string(path);
+  };
+  return absolute(a) == absolute(b);
+}
+
+} // namespace mpc::files
+
+#endif // MPC_SUPPORT_FILES_H
