@@ -2953,11 +2953,9 @@ std::string Emitter::kernelShape(const Node &node, const Value &w) {
   std::vector<int64_t> own(w.type.dims.end() - 2, w.type.dims.end());
   if (it->second.ints == own)
     return "";
-  std::string given;
-  for (int64_t k : it->second.ints)
-    given += (given.empty() ? "" : ", ") + std::to_string(k);
-  return error(node, "kernel_shape [" + given + "] is not the filter's " +
-                         mlirType(w.type) + " kernel");
+  return error(node, "kernel_shape [" + join(it->second.ints) +
+                         "] is not the filter's " + mlirType(w.type) +
+                         " kernel");
 }
 
 std::string Emitter::conv(const Node &node) {
