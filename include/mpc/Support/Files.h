@@ -2,8 +2,9 @@
 //
 // Shared by the compiler's tools (mpc-opt, mpc-compile, mpc-import-onnx)
 // and the training executable's runner, which links LLVM's support library
-// but not MLIR: what may be read whole, and whether two paths name one
-// file (an output is never written over an input).
+// but not MLIR: what may be read whole, whether two paths name one file
+// (an output is never written over an input), and whether a written
+// stream took every byte (a full disk).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 
@@ -54,6 +56,18 @@ inline bool sameFile(llvm::StringRef a, llvm::StringRef b) {
     return std::string(path);
   };
   return absolute(a) == absolute(b);
+}
+
+/// Why `os` did not take every byte written to it (flushed first), or ""
+/// where it did. The stream's error is cleared: an uncleared one aborts
+/// the process when the stream closes ("IO failure on output stream").
+inline std::string writeError(llvm::raw_fd_ostream &os) {
+  os.flush();
+  if (!os.has_error())
+    return "";
+  std::string why = os.error().message();
+  os.clear_error();
+  return why;
 }
 
 } // namespace mpc::files

@@ -12,6 +12,8 @@
 
 #include "Model.h"
 
+#include "mpc/Support/Files.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/FileSystem.h"
@@ -119,16 +121,11 @@ Error mpc::runner::writeCheckpoint(const std::string &path, const Model &model,
     os << json;
     for (const TensorInfo &g : model.globals)
       os.write(state + g.offset, static_cast<size_t>(g.bytes));
-    os.flush();
-    std::string why;
-    if (os.has_error())
-      why = os.error().message();
-    else if (::fsync(fd) != 0)
+    std::string why = mpc::files::writeError(os);
+    if (why.empty() && ::fsync(fd) != 0)
       why = std::strerror(errno);
-    if (!why.empty()) {
-      os.clear_error();
+    if (!why.empty())
       return failed(why);
-    }
   }
   if (std::error_code ec = llvm::sys::fs::rename(temp, path))
     return failed("renaming " + temp + ": " + ec.message());

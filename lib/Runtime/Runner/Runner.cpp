@@ -464,11 +464,8 @@ static llvm::Error writeNumericsReport(const std::string &path,
     return llvm::createStringError(path + ": " + ec.message());
   out << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
   out.close();
-  if (out.has_error()) {
-    std::string why = out.error().message();
-    out.clear_error(); // else its destructor aborts
+  if (std::string why = mpc::files::writeError(out); !why.empty())
     return llvm::createStringError(path + ": cannot write the report: " + why);
-  }
   return llvm::Error::success();
 }
 
@@ -668,11 +665,8 @@ int main(int argc, char **argv) {
   // The progress lines reached standard output, or an error: a failed
   // stream aborts the process when it closes ("IO failure on output
   // stream").
-  llvm::raw_fd_ostream &out = llvm::outs();
-  out.flush();
-  if (out.has_error()) {
-    llvm::errs() << "error: standard output: " << out.error().message() << "\n";
-    out.clear_error();
+  if (std::string why = mpc::files::writeError(llvm::outs()); !why.empty()) {
+    llvm::errs() << "error: standard output: " << why << "\n";
     return 1;
   }
   return status;
@@ -1257,13 +1251,9 @@ static int train(int argc, char **argv) {
        << " ms)";
     if (metrics) {
       *metrics << llvm::json::Value(std::move(line)) << "\n";
-      metrics->flush();
-      if (metrics->has_error()) {
-        std::string why = metrics->error().message();
-        metrics->clear_error();
+      if (std::string why = mpc::files::writeError(*metrics); !why.empty())
         return llvm::createStringError(metricsPath +
                                        ": cannot write the metrics: " + why);
-      }
     }
     llvm::outs() << (terminal ? "\r" : "") << text
                  << (terminal ? "\033[K\n" : "\n");
@@ -1511,12 +1501,8 @@ static int train(int argc, char **argv) {
           line["grad_nonfinite"] = counts[3] / n;
         }
         *metrics << llvm::json::Value(std::move(line)) << "\n";
-        metrics->flush();
-        if (metrics->has_error()) {
-          std::string why = metrics->error().message();
-          metrics->clear_error();
+        if (std::string why = mpc::files::writeError(*metrics); !why.empty())
           return fail(metricsPath + ": cannot write the metrics: " + why);
-        }
       }
       if (terminal) {
         int filled = int(30.0 * done / std::max<int64_t>(total, 1));

@@ -85,13 +85,16 @@ LogicalResult mlir::mpc::checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
   return success();
 }
 
+std::string mlir::mpc::writeError(llvm::raw_fd_ostream &os) {
+  return ::mpc::files::writeError(os);
+}
+
 bool mlir::mpc::wroteAll(llvm::raw_fd_ostream &os, StringRef path,
                          StringRef tool, llvm::raw_ostream &errs) {
-  os.flush();
-  if (!os.has_error())
+  std::string why = ::mpc::files::writeError(os);
+  if (why.empty())
     return true;
-  errs << tool << ": error: " << path << ": " << os.error().message() << "\n";
-  os.clear_error();
+  errs << tool << ": error: " << path << ": " << why << "\n";
   return false;
 }
 

@@ -11,6 +11,8 @@
 #ifndef MPC_LIB_DIALECT_MPC_TRANSFORMS_REPORTFILE_H
 #define MPC_LIB_DIALECT_MPC_TRANSFORMS_REPORTFILE_H
 
+#include "mpc/Dialect/MPC/IR/InputLimits.h"
+
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -21,14 +23,9 @@ namespace mlir::mpc {
 /// REASON"), the stream's error cleared and the file not kept.
 inline LogicalResult keepReport(llvm::ToolOutputFile &file, StringRef path,
                                 Operation *at, StringRef pass) {
-  llvm::raw_fd_ostream &os = file.os();
-  os.flush();
-  if (os.has_error()) {
-    at->emitError(pass) << ": cannot write the report " << path << ": "
-                        << os.error().message();
-    os.clear_error();
-    return failure();
-  }
+  if (std::string why = writeError(file.os()); !why.empty())
+    return at->emitError(pass)
+           << ": cannot write the report " << path << ": " << why;
   file.keep();
   return success();
 }

@@ -38,6 +38,12 @@ LogicalResult checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
                                  llvm::raw_ostream &os,
                                  unsigned limit = kMaxNesting);
 
+/// Why `os` did not take every byte (flushed first), or "": the stream's
+/// error cleared (mpc/Support/Files.h's writeError, for code that sees
+/// mlir::mpc, whose `mpc::` the global namespace of that header would make
+/// ambiguous).
+std::string writeError(llvm::raw_fd_ostream &os);
+
 /// Whether `os`, written to `path`, took every byte (flushed first). Where
 /// it did not, prints "TOOL: error: PATH: REASON" to `errs` and clears the
 /// stream's error (an uncleared one aborts the process when the stream
