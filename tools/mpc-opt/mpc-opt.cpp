@@ -59,10 +59,20 @@ int main(int argc, char **argv) {
     if (failed(mpc::checkBeforeParsing(check, llvm::errs())))
       return 1;
   }
+  // Opening the output empties it: never the input, which the parser may
+  // read from a mapping of the file (a bus error), and which is the
+  // user's.
+  if (inputFile != "-" && outputFile != "-" &&
+      mpc::sameFile(outputFile, inputFile)) {
+    llvm::errs() << "mpc-opt: error: -o " << outputFile
+                 << " is the input file: mpc-opt would write over it; name "
+                    "another file\n";
+    return 1;
+  }
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFile, &error);
   if (!output) {
-    llvm::errs() << error << "\n";
+    llvm::errs() << "mpc-opt: error: " << error << "\n";
     return 1;
   }
   if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))

@@ -89,6 +89,10 @@ std::string mlir::mpc::writeError(llvm::raw_fd_ostream &os) {
   return ::mpc::files::writeError(os);
 }
 
+bool mlir::mpc::sameFile(StringRef a, StringRef b) {
+  return ::mpc::files::sameFile(a, b);
+}
+
 bool mlir::mpc::wroteAll(llvm::raw_fd_ostream &os, StringRef path,
                          StringRef tool, llvm::raw_ostream &errs) {
   std::string why = ::mpc::files::writeError(os);

@@ -916,19 +916,18 @@ struct AssignPrecisionPass
         report.empty() ? clPrecisionReport.getValue() : report.getValue();
     if (out.empty())
       return;
-    std::string errorMessage;
-    auto file = openOutputFile(out, &errorMessage);
-    if (!file)
-      return fail("mpc-assign-precision: cannot open report output: " +
-                  errorMessage);
-    bool table =
-        reportFormat == "table" ||
-        (reportFormat == "auto" && out == "-" && file->os().is_displayed());
+    // Checked before the file is opened, which would empty it.
     if (reportFormat != "auto" && reportFormat != "table" &&
         reportFormat != "json")
       return fail("mpc-assign-precision: report-format must be json, table "
                   "or auto, got '" +
                   reportFormat + "'");
+    auto file = openReport(out, module, "mpc-assign-precision");
+    if (!file)
+      return signalPassFailure();
+    bool table =
+        reportFormat == "table" ||
+        (reportFormat == "auto" && out == "-" && file->os().is_displayed());
     if (table)
       writeTable(file->os(), assigner, level, dtype);
     else

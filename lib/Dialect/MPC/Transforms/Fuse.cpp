@@ -347,11 +347,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
   /// Every fused op of the module, as JSON: its function, kind, location
   /// and the ops it replaced.
   LogicalResult writeReport() {
-    std::string error;
-    auto file = openOutputFile(report, &error);
+    auto file = openReport(report, getOperation(), "mpc-fuse");
     if (!file)
-      return emitError(getOperation().getLoc())
-             << "mpc-fuse: cannot open report output: " << error;
+      return failure();
     llvm::json::OStream json(file->os(), 2);
     json.object([&] {
       json.attributeArray("fused", [&] {

@@ -24,12 +24,9 @@ struct GraphSummaryPass : public impl::GraphSummaryPassBase<GraphSummaryPass> {
   void runOnOperation() override {
     if (failed(verifyTrainingGraph(getOperation())))
       return signalPassFailure();
-    std::string error;
-    auto file = openOutputFile(output, &error);
-    if (!file) {
-      getOperation().emitError("cannot open summary output: ") << error;
+    auto file = openReport(output, getOperation(), "mpc-graph-summary");
+    if (!file)
       return signalPassFailure();
-    }
     llvm::raw_ostream &os = file->os();
     ModuleOp module = getOperation();
 

@@ -1011,13 +1011,9 @@ struct PlanMemoryPass : public impl::PlanMemoryPassBase<PlanMemoryPass> {
         report.empty() ? clMemoryReport.getValue() : report.getValue();
     if (out.empty())
       return;
-    std::string error;
-    auto file = openOutputFile(out, &error);
-    if (!file) {
-      emitError(module.getLoc())
-          << "mpc-plan-memory: cannot open report output: " << error;
+    auto file = openReport(out, module, "mpc-plan-memory");
+    if (!file)
       return signalPassFailure();
-    }
     writeReport(file->os(), tallyGlobals(module), layOutState(module).bytes,
                 plans);
     if (failed(keepReport(*file, out, module, "mpc-plan-memory")))

@@ -44,6 +44,10 @@ LogicalResult checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
 /// ambiguous).
 std::string writeError(llvm::raw_fd_ostream &os);
 
+/// Whether paths `a` and `b` name one file (mpc/Support/Files.h's
+/// sameFile, for code that sees mlir::mpc).
+bool sameFile(StringRef a, StringRef b);
+
 /// Whether `os`, written to `path`, took every byte (flushed first). Where
 /// it did not, prints "TOOL: error: PATH: REASON" to `errs` and clears the
 /// stream's error (an uncleared one aborts the process when the stream
