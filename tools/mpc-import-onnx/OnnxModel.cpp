@@ -179,9 +179,10 @@ std::string fileSha1(const std::string &path, const struct stat &status) {
 /// file (the entries location, offset, length and checksum: the SHA-1 of
 /// the whole file, checked where given), into `bytes`. `location` must stay
 /// below `folder` (the model's): a relative path without "..", as ONNX's
-/// checker requires since 1.13.
+/// checker requires since 1.13. The file's path goes into `files`.
 std::string readExternal(const onnx::TensorProto &t, const std::string &folder,
-                         std::vector<char> &bytes) {
+                         std::vector<char> &bytes,
+                         std::set<std::string> &files) {
   const std::string what =
       t.name().empty() ? "the tensor" : "tensor '" + t.name() + "'";
   std::string location, checksum;
@@ -248,6 +249,7 @@ std::string readExternal(const onnx::TensorProto &t, const std::string &folder,
     need *= static_cast<uint64_t>(d);
   }
   std::string file = folder + "/" + location;
+  files.insert(file);
   struct stat status;
   if (stat(file.c_str(), &status) != 0)
     return what + ": cannot open its external data file '" + file +
@@ -299,9 +301,10 @@ std::string readExternal(const onnx::TensorProto &t, const std::string &folder,
 
 /// Makes `t` hold its external data itself (raw_data), as if it had
 /// never been external.
-std::string internalize(onnx::TensorProto &t, const std::string &folder) {
+std::string internalize(onnx::TensorProto &t, const std::string &folder,
+                        std::set<std::string> &files) {
   std::vector<char> bytes;
-  if (std::string err = readExternal(t, folder, bytes); !err.empty())
+  if (std::string err = readExternal(t, folder, bytes, files); !err.empty())
     return err;
   t.set_raw_data(std::string(bytes.begin(), bytes.end()));
   t.clear_external_data();
@@ -326,9 +329,10 @@ constexpr uint64_t kInternalizeBelow = 1024;
 /// process (prepareIsolated) stays small: the weights are neither
 /// serialized, piped nor parsed again, and a protobuf message cannot be
 /// serialized past 2 GB, which is why large models keep their weights
-/// outside.
+/// outside. The external data files read go into `files`.
 std::string detachWeights(onnx::ModelProto &model, const std::string &folder,
-                          std::vector<TensorValue> &detached) {
+                          std::vector<TensorValue> &detached,
+                          std::set<std::string> &files) {
   onnx::GraphProto *g = model.mutable_graph();
   for (auto &n : *g->mutable_node())
     for (auto &a : *n.mutable_attribute()) {
@@ -339,7 +343,7 @@ std::string detachWeights(onnx::ModelProto &model, const std::string &folder,
         tensors.push_back(&t);
       for (onnx::TensorProto *t : tensors)
         if (t->data_location() == onnx::TensorProto::EXTERNAL)
-          if (std::string err = internalize(*t, folder); !err.empty())
+          if (std::string err = internalize(*t, folder, files); !err.empty())
             return "node '" + n.name() + "' (" + n.op_type() + "): " + err;
     }
   std::set<std::string> inputs;
@@ -358,7 +362,7 @@ std::string detachWeights(onnx::ModelProto &model, const std::string &folder,
       size = d >= 0 && size < kInternalizeBelow ? size * d : size;
     if (!isFloat(element) || size < kInternalizeBelow) {
       if (external)
-        if (std::string err = internalize(t, folder); !err.empty())
+        if (std::string err = internalize(t, folder, files); !err.empty())
           return err;
       kept.Add(std::move(t));
       continue;
@@ -369,7 +373,8 @@ std::string detachWeights(onnx::ModelProto &model, const std::string &folder,
       value.type.element = element;
       value.type.hasShape = true;
       value.type.dims.assign(t.dims().begin(), t.dims().end());
-      if (std::string err = readExternal(t, folder, value.bytes); !err.empty())
+      if (std::string err = readExternal(t, folder, value.bytes, files);
+          !err.empty())
         return err;
     } else {
       if (std::string err = copyTensor(t, value); !err.empty())
@@ -910,7 +915,8 @@ std::string load(const std::string &path,
   for (const auto &t : model.graph().initializer())
     order.push_back(t.name());
   std::vector<TensorValue> detached;
-  if (std::string err = detachWeights(model, folderOf(path), detached);
+  if (std::string err =
+          detachWeights(model, folderOf(path), detached, graph.dataFiles);
       !err.empty())
     return path + ": " + err;
   if (std::string err =

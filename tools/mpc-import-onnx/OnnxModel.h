@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,8 @@ struct Graph {
   /// Every value's type after shape inference.
   std::map<std::string, TensorType> types;
   int64_t originalOpset = 0;
+  /// The files its external data was read from (beside the model).
+  std::set<std::string> dataFiles;
 };
 
 /// Reads, checks, converts and types the model at `path`; `shapes` binds

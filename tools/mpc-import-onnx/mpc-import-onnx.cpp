@@ -109,7 +109,7 @@ static cl::opt<bool> testGradients(
     cl::init(false), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << "error: " << message << "\n";
+  llvm::errs() << "mpc-import-onnx: error: " << message << "\n";
   return 1;
 }
 
@@ -197,6 +197,7 @@ int main(int argc, char **argv) {
   options.sourceName = llvm::sys::path::filename(inputFile).str();
   if (testGradients && testData.empty())
     return fail("--test-gradients needs --test-data");
+  std::vector<std::string> testFiles;
   if (!testData.empty()) {
     options.testCase = true;
     options.testGradients = testGradients;
@@ -212,7 +213,21 @@ int main(int argc, char **argv) {
         if (std::string err = loadTensor(path.str().str(), value); !err.empty())
           return fail(err);
         into->push_back(std::move(value));
+        testFiles.push_back(path.str().str());
       }
+  }
+  // Nor over a file the model's weights or test data were read from.
+  if (outputFile != "-") {
+    for (const std::string &file : graph.dataFiles)
+      if (::mpc::files::sameFile(outputFile, file))
+        return fail("-o " + outputFile + " is the model's external data file " +
+                    file +
+                    ": the import would write over it; name another "
+                    "file");
+    for (const std::string &file : testFiles)
+      if (::mpc::files::sameFile(outputFile, file))
+        return fail("-o " + outputFile + " is the test data file " + file +
+                    ": the import would write over it; name another file");
   }
   std::string text;
   if (std::string err = importGraph(graph, options, text); !err.empty())
