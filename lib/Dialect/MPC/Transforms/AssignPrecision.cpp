@@ -922,6 +922,10 @@ struct AssignPrecisionPass
       return fail("mpc-assign-precision: report-format must be json, table "
                   "or auto, got '" +
                   reportFormat + "'");
+    if (!policy.empty() && out != "-" && sameFile(out, policy))
+      return fail("mpc-assign-precision: the report " + out +
+                  " is the policy file: writing it would lose the policy; "
+                  "name another file");
     auto file = openReport(out, module, "mpc-assign-precision");
     if (!file)
       return signalPassFailure();
