@@ -1025,22 +1025,39 @@ static int compile(int argc, char **argv) {
       return 0;
   }
 
+  // The object to link: a file of its own beside the output
+  // (mpc-compile-XXXXXXXX.o), not OUT.o, which may be a file of the
+  // user's (or the model) that the compile would overwrite and remove;
+  // OUT.o only where --save-temps asks for it.
   std::string objectPath = emit == "obj" ? outputFile.getValue() : stem + ".o";
+  int objectFd = -1;
+  if (emit != "obj" && !saveTemps) {
+    SmallString<256> pattern = folderOf(outputFile), unique;
+    llvm::sys::path::append(pattern, "mpc-compile-%%%%%%%%.o");
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueFile(pattern, objectFd, unique))
+      return fail(pattern + ": " + ec.message());
+    objectPath = unique.str().str();
+  }
   {
     std::error_code ec;
-    llvm::ToolOutputFile object(objectPath, ec, llvm::sys::fs::OF_None);
+    std::optional<llvm::ToolOutputFile> object;
+    if (objectFd >= 0)
+      object.emplace(objectPath, objectFd);
+    else
+      object.emplace(objectPath, ec, llvm::sys::fs::OF_None);
     if (ec)
       return fail(objectPath + ": " + ec.message());
     TimingScope codegenTime = timeRoot.nest("code generation");
     llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, object.os(), nullptr,
+    if (machine->addPassesToEmitFile(codegen, object->os(), nullptr,
                                      llvm::CodeGenFileType::ObjectFile))
       return fail("the target cannot emit object files");
     codegen.run(*llvmModule);
-    if (!mlir::mpc::wroteAll(object.os(), objectPath, "mpc-compile",
+    if (!mlir::mpc::wroteAll(object->os(), objectPath, "mpc-compile",
                              llvm::errs()))
       return 1;
-    object.keep();
+    object->keep();
   }
   // The object holds everything now; the link needs the memory more.
   llvmModule.reset();
