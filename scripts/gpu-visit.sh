@@ -42,7 +42,10 @@
 #                                      s); one
 #                                      visit.tar.gz and summary.txt in
 #                                      $RESULTS (what comes back from a
-#                                      GPU machine is a few files).
+#                                      GPU machine is a few files),
+#                                      packed again after each part: a
+#                                      command stopped at its limit
+#                                      returns the parts it finished.
 #                                      ALL_PARTS (default "check bert
 #                                      unet mlp") chooses the parts, in
 #                                      their order; with ncu, it takes at
@@ -180,71 +183,13 @@ PY
   touch "$VISIT"
 }
 
-# every RESULTS: PART=all, each part's results in a folder of its own
-# there, packed into RESULTS/visit.tar.gz; every table in summary.txt.
-every() {
-  local results=$1 work="${TMPDIR:-/tmp}/mpc-gpu-visit-all"
-  local start
-  start=$(date +%s)
-  rm -rf "$work"
-  mkdir -p "$work" "$results"
-  local status=0 parts="${ALL_PARTS:-check bert unet mlp}" part
-  for part in $parts; do
-    case "$part" in
-    check | ncu | bert | unet | mlp) ;;
-    *)
-      echo "gpu-visit: ALL_PARTS may hold check, ncu, bert, unet and mlp" \
-        "(got '$part')" >&2
-      return 2
-      ;;
-    esac
-  done
-  case " $parts " in
-  *" check "*)
-    DEADLINE="${CHECK_DEADLINE:-280}" PART=check RESULTS="$work" \
-      "${BASH_SOURCE[0]}" > "$work/check.out" 2>&1 || status=1
-    ;;
-  esac
-  # Each later part's share of what is left: the profiling part (the
-  # sweep and Nsight Compute) 150 s at most, BERT the most of the models
-  # (its peers compile a 12-layer encoder), the MLP the least.
-  local model left limit
-  for model in $parts; do
-    [ "$model" = check ] && continue
-    left=$((start + ${ALL_DEADLINE:-560} - $(date +%s)))
-    case $model in
-    ncu) limit=$((left < 150 ? left : 150)) ;;
-    bert) limit=$((left / 2)) ;;
-    unet) limit=$((left * 3 / 5)) ;;
-    mlp) limit=$left ;;
-    esac
-    if [ "$model" = ncu ]; then
-      if [ "$limit" -lt 40 ]; then
-        echo "ncu: no time left" > "$work/ncu.out"
-        status=1
-        continue
-      fi
-      NCU_DEADLINE=$((limit - 30)) PART=ncu RESULTS="$work" \
-        timeout --kill-after=5 "$limit" "${BASH_SOURCE[0]}" \
-        > "$work/ncu.out" 2>&1 || status=1
-      continue
-    fi
-    if [ "$limit" -lt 20 ]; then
-      echo "$model: no time left (ALL_DEADLINE=${ALL_DEADLINE:-560} s)" \
-        > "$work/$model.out"
-      status=1
-      continue
-    fi
-    local code=0
-    LEVELS="$(all_levels $model)" PART=$model RESULTS="$work" \
-      PEERS="${PEERS-$(all_peers $model)}" timeout --kill-after=5 "$limit" \
-      "${BASH_SOURCE[0]}" \
-      > "$work/$model.out" 2>&1 || code=$?
-    if [ $code != 0 ]; then
-      echo "$model: exit $code (124: out of its $limit s)" >> "$work/$model.out"
-      status=1
-    fi
-  done
+# pack RESULTS WORK PARTS: summary.txt (every finished part's table) and
+# visit.tar.gz (WORK, every part's results) in RESULTS, each replaced
+# whole. PART=all packs after each part, so a command stopped at its
+# limit (what is under $OUT still comes back) returns the parts it
+# finished.
+pack() {
+  local results=$1 work=$2 parts=$3 model
   {
     if [ -f "$work/check.out" ]; then
       echo "== check"
@@ -278,10 +223,87 @@ every() {
         head -n 14 "$work/$model/$model-O2.op-times.md"
         tail -n 1 "$work/$model/$model-O2.op-times.md"
       fi
-      tail -n 3 "$work/$model.out"
+      if [ -f "$work/$model.out" ]; then
+        tail -n 3 "$work/$model.out"
+      else
+        echo "$model: not run (the command stopped before it)"
+      fi
     done
-  } > "$results/summary.txt"
-  tar -czf "$results/visit.tar.gz" -C "$work" .
+  } > "$results/summary.txt.tmp"
+  tar -czf "$results/visit.tar.gz.tmp" -C "$work" .
+  mv "$results/summary.txt.tmp" "$results/summary.txt"
+  mv "$results/visit.tar.gz.tmp" "$results/visit.tar.gz"
+}
+
+# every RESULTS: PART=all, each part's results in a folder of its own
+# there, packed into RESULTS/visit.tar.gz; every table in summary.txt.
+every() {
+  local results=$1 work="${TMPDIR:-/tmp}/mpc-gpu-visit-all"
+  local start
+  start=$(date +%s)
+  rm -rf "$work"
+  mkdir -p "$work" "$results"
+  local status=0 parts="${ALL_PARTS:-check bert unet mlp}" part
+  for part in $parts; do
+    case "$part" in
+    check | ncu | bert | unet | mlp) ;;
+    *)
+      echo "gpu-visit: ALL_PARTS may hold check, ncu, bert, unet and mlp" \
+        "(got '$part')" >&2
+      return 2
+      ;;
+    esac
+  done
+  case " $parts " in
+  *" check "*)
+    DEADLINE="${CHECK_DEADLINE:-280}" PART=check RESULTS="$work" \
+      "${BASH_SOURCE[0]}" > "$work/check.out" 2>&1 || status=1
+    pack "$results" "$work" "$parts"
+    ;;
+  esac
+  # Each later part's share of what is left: the profiling part (the
+  # sweep and Nsight Compute) 150 s at most, BERT the most of the models
+  # (its peers compile a 12-layer encoder), the MLP the least.
+  local model left limit
+  for model in $parts; do
+    [ "$model" = check ] && continue
+    left=$((start + ${ALL_DEADLINE:-560} - $(date +%s)))
+    case $model in
+    ncu) limit=$((left < 150 ? left : 150)) ;;
+    bert) limit=$((left / 2)) ;;
+    unet) limit=$((left * 3 / 5)) ;;
+    mlp) limit=$left ;;
+    esac
+    if [ "$model" = ncu ]; then
+      if [ "$limit" -lt 40 ]; then
+        echo "ncu: no time left" > "$work/ncu.out"
+        status=1
+        continue
+      fi
+      NCU_DEADLINE=$((limit - 30)) PART=ncu RESULTS="$work" \
+        timeout --kill-after=5 "$limit" "${BASH_SOURCE[0]}" \
+        > "$work/ncu.out" 2>&1 || status=1
+      pack "$results" "$work" "$parts"
+      continue
+    fi
+    if [ "$limit" -lt 20 ]; then
+      echo "$model: no time left (ALL_DEADLINE=${ALL_DEADLINE:-560} s)" \
+        > "$work/$model.out"
+      status=1
+      continue
+    fi
+    local code=0
+    LEVELS="$(all_levels $model)" PART=$model RESULTS="$work" \
+      PEERS="${PEERS-$(all_peers $model)}" timeout --kill-after=5 "$limit" \
+      "${BASH_SOURCE[0]}" \
+      > "$work/$model.out" 2>&1 || code=$?
+    if [ $code != 0 ]; then
+      echo "$model: exit $code (124: out of its $limit s)" >> "$work/$model.out"
+      status=1
+    fi
+    pack "$results" "$work" "$parts"
+  done
+  pack "$results" "$work" "$parts"
   cat "$results/summary.txt"
   return $status
 }
