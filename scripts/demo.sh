@@ -17,8 +17,9 @@ for model in mlp bert_encoder unet; do
 done
 
 # Training: compile the MLP's hand-written training step into an executable
-# (CPU reference backend) and train it on a synthetic 10-class dataset.
-demo="$MPC_BUILD/demo"
+# (CPU reference backend) and train it on a synthetic 10-class dataset,
+# in MPC_DEMO_DIR (default build/demo).
+demo="${MPC_DEMO_DIR:-$MPC_BUILD/demo}"
 mkdir -p "$demo"
 if [[ ! -f "$demo/mlp_train.npz" ]]; then
   python3 "$MPC_ROOT/scripts/make_dataset.py" --samples 1024 --noise 4 \

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GlobalRoles.h"
 #include "ReportFile.h"
 #include "TrainingStep.h"
 #include "TypeUtils.h"
@@ -629,8 +630,13 @@ void Assigner::record(Operation *op, StringRef function, StringRef category,
 
 void Assigner::tally(llvm::MapVector<Type, int64_t> &activations,
                      llvm::MapVector<Type, int64_t> &weights) {
+  // The weights: the globals GlobalRoles.h calls parameters (not the
+  // optimizer state, running statistics or constants of a graph that has
+  // them).
+  llvm::StringMap<GlobalRole> roles = globalRoles(module);
   for (auto global : module.getOps<ml_program::GlobalOp>())
-    if (RankedTensorType t = floatTensor(global.getType()))
+    if (RankedTensorType t = floatTensor(global.getType());
+        t && roles.lookup(global.getSymName()) == GlobalRole::Parameter)
       weights[t.getElementType()] += byteSize(t);
   module.walk([&](Operation *op) {
     if (isa<ml_program::GlobalLoadOp, ModuleOp, func::FuncOp>(op))

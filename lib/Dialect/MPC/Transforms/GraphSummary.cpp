@@ -1,5 +1,6 @@
 //===- GraphSummary.cpp - per-graph op and parameter summary --------------===//
 
+#include "GlobalRoles.h"
 #include "ReportFile.h"
 #include "TypeUtils.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
@@ -30,12 +31,9 @@ struct GraphSummaryPass : public impl::GraphSummaryPassBase<GraphSummaryPass> {
     llvm::raw_ostream &os = file->os();
     ModuleOp module = getOperation();
 
-    // A global the graph writes is state (e.g. BatchNorm running
-    // statistics); one it only reads is a trainable parameter.
-    llvm::DenseSet<StringRef> written;
-    module.walk([&](ml_program::GlobalStoreOp store) {
-      written.insert(store.getGlobal().getLeafReference());
-    });
+    // Parameters, optimizer state, other state (e.g. BatchNorm running
+    // statistics) and constants, by the rule of GlobalRoles.h.
+    llvm::StringMap<GlobalRole> roles = globalRoles(module);
     struct Tally {
       int64_t count = 0, elements = 0, bytes = 0;
       void add(RankedTensorType type) {
@@ -44,18 +42,28 @@ struct GraphSummaryPass : public impl::GraphSummaryPassBase<GraphSummaryPass> {
         bytes += byteSize(type);
       }
     };
-    Tally params, state;
+    Tally params, state, optimizerState, constants;
     llvm::MapVector<Type, Tally> paramsByType;
     for (auto global : module.getOps<ml_program::GlobalOp>()) {
       auto type = dyn_cast<RankedTensorType>(global.getType());
       if (!type || !type.hasStaticShape())
         continue;
-      if (written.contains(global.getSymName())) {
+      switch (roles.lookup(global.getSymName())) {
+      case GlobalRole::Parameter:
+        params.add(type);
+        paramsByType[type.getElementType()].add(type);
+        break;
+      case GlobalRole::OptimizerState:
+        optimizerState.add(type);
         state.add(type);
-        continue;
+        break;
+      case GlobalRole::OtherState:
+        state.add(type);
+        break;
+      case GlobalRole::Constant:
+        constants.add(type);
+        break;
       }
-      params.add(type);
-      paramsByType[type.getElementType()].add(type);
     }
     StringRef name = module.getName() ? *module.getName() : "module";
     os << llvm::formatv("{0}: {1} parameters, {2} elements, {3} bytes; "
@@ -67,6 +75,12 @@ struct GraphSummaryPass : public impl::GraphSummaryPassBase<GraphSummaryPass> {
       type.print(os);
       os << llvm::formatv(": {0}, {1} bytes\n", tally.count, tally.bytes);
     }
+    if (optimizerState.count)
+      os << llvm::formatv("  optimizer state: {0}, {1} bytes\n",
+                          optimizerState.count, optimizerState.bytes);
+    if (constants.count)
+      os << llvm::formatv("  constants: {0}, {1} bytes\n", constants.count,
+                          constants.bytes);
 
     for (auto func : module.getOps<func::FuncOp>()) {
       llvm::MapVector<StringRef, int64_t> counts;

@@ -1,5 +1,6 @@
 //===- PlanMemory.cpp - static arena planning by liveness -----------------===//
 
+#include "GlobalRoles.h"
 #include "ReportFile.h"
 #include "StateLayout.h"
 #include "TypeUtils.h"
@@ -860,46 +861,22 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
 /// only read), other state (what graphs write otherwise: running statistics,
 /// loss-scale state, step counters).
 struct GlobalTally {
-  llvm::MapVector<Type, int64_t> parameters, optimizerState, otherState;
+  llvm::MapVector<Type, int64_t> parameters, optimizerState, otherState,
+      constants;
 };
 
 GlobalTally tallyGlobals(ModuleOp module) {
-  llvm::StringMap<int> role; // 0 parameter, 1 optimizer state, 2 other state
-  auto globalOf = [](Value v) -> StringRef {
-    if (auto load = v.getDefiningOp<ml_program::GlobalLoadOp>())
-      return load.getGlobal().getLeafReference();
-    return {};
-  };
-  module.walk([&](Operation *op) {
-    if (auto sgd = dyn_cast<SGDUpdateOp>(op)) {
-      if (sgd.getMomentumBuffer())
-        role[globalOf(sgd.getMomentumBuffer())] = 1;
-    } else if (auto adam = dyn_cast<AdamUpdateOp>(op)) {
-      role[globalOf(adam.getExpAvg())] = 1;
-      role[globalOf(adam.getExpAvgSq())] = 1;
-    }
-  });
-  DenseSet<StringRef> updatedParams;
-  module.walk([&](Operation *op) {
-    if (isa<SGDUpdateOp, AdamUpdateOp>(op))
-      updatedParams.insert(globalOf(op->getOperand(0)));
-  });
-  module.walk([&](ml_program::GlobalStoreOp store) {
-    StringRef name = store.getGlobal().getLeafReference();
-    if (!role.count(name) && !updatedParams.contains(name))
-      role[name] = 2;
-  });
+  llvm::StringMap<GlobalRole> roles = globalRoles(module);
   GlobalTally tally;
   for (auto global : module.getOps<ml_program::GlobalOp>()) {
     auto type = dyn_cast<RankedTensorType>(global.getType());
     if (!type)
       continue;
-    // Low-precision copies are parameters whatever writes them.
-    int r =
-        global->hasAttr("mpc.master") ? 0 : role.lookup(global.getSymName());
-    auto &bucket = r == 1   ? tally.optimizerState
-                   : r == 2 ? tally.otherState
-                            : tally.parameters;
+    GlobalRole role = roles.lookup(global.getSymName());
+    auto &bucket = role == GlobalRole::OptimizerState ? tally.optimizerState
+                   : role == GlobalRole::OtherState   ? tally.otherState
+                   : role == GlobalRole::Constant     ? tally.constants
+                                                      : tally.parameters;
     bucket[type.getElementType()] += byteSize(type);
   }
   return tally;
@@ -926,6 +903,7 @@ void writeReport(llvm::raw_ostream &os, const GlobalTally &globals,
     byType("parameters", globals.parameters);
     byType("optimizer_state", globals.optimizerState);
     byType("other_state", globals.otherState);
+    byType("constants", globals.constants);
     json.attribute("state_buffer_bytes", stateBytes);
     json.attributeArray("functions", [&] {
       for (const FunctionPlan &p : plans)

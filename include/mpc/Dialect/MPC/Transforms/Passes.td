@@ -232,10 +232,13 @@ def EvalStepPass : Pass<"mpc-eval-step", "ModuleOp"> {
 def GraphSummaryPass : Pass<"mpc-graph-summary", "ModuleOp"> {
   let summary = "Prints a summary of each graph: ops by kind and parameters";
   let description = [{
-    Writes, for the module, its trainable parameters (globals no function
-    writes: count, elements, bytes, by element type) and its state (globals
-    written by `ml_program.global_store`, e.g. BatchNorm running statistics),
-    then for each function its op counts by name. The IR is unchanged.
+    Writes, for the module, its trainable parameters (what an optimizer
+    update updates, a mutable global no op writes, a low-precision copy of
+    a master weight: count, elements, bytes, by element type), its state
+    (every other global the graph writes: the updates' optimizer state,
+    listed apart, and e.g. BatchNorm running statistics) and its constants
+    (immutable globals), then for each function its op counts by name. The
+    IR is unchanged.
 
     ```
     $ mpc-opt --mpc-graph-summary examples/mlp.mlir -o /dev/null
@@ -939,7 +942,8 @@ def PlanMemoryPass : Pass<"mpc-plan-memory", "ModuleOp"> {
     Each op gets `mpc.offsets` (one offset per result, -1 where not in the
     arena) and each function `mpc.arena_bytes`. `report=FILE|-` (or
     `--mpc-memory-report`) writes the peak split into parameters,
-    optimizer state, other state, gradients and activations, by dtype.
+    optimizer state, other state, constants (as `--mpc-graph-summary`
+    sorts globals), gradients and activations, by dtype.
 
     `guard=N` (`mpc-compile --arena-guards`) places every buffer with N
     bytes after its end that no other buffer takes during the whole
