@@ -203,7 +203,7 @@ def gradient_case(args, test):
 def core(failure):
     """A failure without the model's path and the node's name and opset:
     the part of the message that depends on the refusal only."""
-    failure = re.sub(r"^import: (mpc-import-onnx: )?error: .*?model\.onnx: ",
+    failure = re.sub(r"^import: mpc-import-onnx: error: .*?model\.onnx: ",
                      "", failure)
     failure = re.sub(r"^node '[^']*' \([^)]*\): ", "", failure)
     return failure
