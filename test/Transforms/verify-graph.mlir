@@ -108,3 +108,16 @@ func.func @blocks() {
 ^bb1(%a: tensor<?xf32>):
   return
 }
+
+// -----
+
+// An initial value of another element type or shape than the global's
+// (ml_program's verifier takes either; the lowering read the value as the
+// global's type, past the end of its data).
+// expected-error @+1 {{global @counts: its initial value is 'tensor<5x4xi68>', not the global's type 'tensor<5x4xi64>'}}
+ml_program.global private mutable @counts(dense<0> : tensor<5x4xi68>) : tensor<5x4xi64>
+
+// -----
+
+// expected-error @+1 {{global @first: its initial value is 'tensor<2xi32>', not the global's type 'tensor<i32>'}}
+ml_program.global private mutable @first(dense<0> : tensor<2xi32>) : tensor<i32>

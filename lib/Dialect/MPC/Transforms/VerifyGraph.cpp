@@ -65,6 +65,14 @@ static LogicalResult verifyGlobal(ml_program::GlobalOp global) {
       })))
     return failure();
   auto type = cast<RankedTensorType>(global.getType());
+  // ml_program.global's own verifier does not compare them: a dense value
+  // of another shape or element type was read as the global's (past the
+  // end of its data, found by the pipeline fuzzer).
+  if (auto elements = dyn_cast_or_null<ElementsAttr>(global.getValueAttr());
+      elements && elements.getType() != type)
+    return global.emitError("global @")
+           << global.getSymName() << ": its initial value is "
+           << elements.getType() << ", not the global's type " << type;
   auto init = dyn_cast_or_null<InitAttr>(global.getValueAttr());
   if (!init)
     return success();
