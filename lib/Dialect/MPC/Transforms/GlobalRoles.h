@@ -1,8 +1,9 @@
 //===- GlobalRoles.h - what each global of a training graph holds ---------===//
 //
-// --mpc-graph-summary and --mpc-plan-memory's report both sort a module's
-// globals into parameters, optimizer state, other state and constants;
-// this header is the one rule they read.
+// --mpc-graph-summary, --mpc-plan-memory's report and the weight bytes of
+// --mpc-assign-precision's report sort a module's globals into parameters,
+// optimizer state, other state and constants; this header is the one rule
+// they read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,9 +26,8 @@ enum class GlobalRole { Parameter, OptimizerState, OtherState, Constant };
 /// - optimizer state: an mpc.sgd_update's momentum buffer or an
 ///   mpc.adam_update's moments;
 /// - a parameter: what an update op updates, a global no op writes (a
-///   forward graph's weights),
-///   and a low-precision copy of a master weight (`mpc.master`), whatever
-///   writes it;
+///   forward graph's weights), and a low-precision copy of a master weight
+///   (`mpc.master`), whatever writes it;
 /// - other state: any other global the graph writes (batch norms' running
 ///   statistics, the loss scale, step counters).
 inline llvm::StringMap<GlobalRole> globalRoles(ModuleOp module) {
