@@ -796,6 +796,7 @@ static int compile(int argc, char **argv);
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  ::mpc::files::reportFatalErrorsAs("mpc-compile");
   int status = compile(argc, argv);
   // What went to standard output (--print-pipeline, --emit=... -o -)
   // reached it, or an error: a failed stream aborts when it closes.

@@ -115,6 +115,7 @@ static int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  ::mpc::files::reportFatalErrorsAs("mpc-import-onnx");
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "mpc-import-onnx: an ONNX model to an mpc "

@@ -9,6 +9,7 @@
 #include "mpc/Dialect/MPC/IR/InputLimits.h"
 #include "mpc/Dialect/MPC/IR/MPCOps.h"
 #include "mpc/Dialect/MPC/Transforms/Passes.h"
+#include "mpc/Support/Files.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -24,14 +25,15 @@ using namespace mlir;
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  ::mpc::files::reportFatalErrorsAs("mpc-opt");
   registerAllPasses();
-  mpc::registerMPCPasses();
-  mpc::registerMPCPipelines();
+  mlir::mpc::registerMPCPasses();
+  mlir::mpc::registerMPCPipelines();
 
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
-  registry.insert<mpc::MPCDialect>();
+  registry.insert<mlir::mpc::MPCDialect>();
 
   auto [inputFile, outputFile] = registerAndParseCLIOptions(
       argc, argv, "mpc optimizer driver: training graphs and AMP passes\n",
@@ -44,7 +46,7 @@ int main(int argc, char **argv) {
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =
-      mpc::openSourceFile(inputFile, &error);
+      mlir::mpc::openSourceFile(inputFile, &error);
   if (!input) {
     llvm::errs() << "mpc-opt: error: " << error << "\n";
     return 1;
@@ -56,14 +58,14 @@ int main(int argc, char **argv) {
                                          input->getBufferIdentifier(),
                                          /*RequiresNullTerminator=*/false),
         llvm::SMLoc());
-    if (failed(mpc::checkBeforeParsing(check, llvm::errs())))
+    if (failed(mlir::mpc::checkBeforeParsing(check, llvm::errs())))
       return 1;
   }
   // Opening the output empties it: never the input, which the parser may
   // read from a mapping of the file (a bus error), and which is the
   // user's.
   if (inputFile != "-" && outputFile != "-" &&
-      mpc::sameFile(outputFile, inputFile)) {
+      mlir::mpc::sameFile(outputFile, inputFile)) {
     llvm::errs() << "mpc-opt: error: -o " << outputFile
                  << " is the input file: mpc-opt would write over it; name "
                     "another file\n";
@@ -79,7 +81,7 @@ int main(int argc, char **argv) {
     return 1;
   // Not kept where it is incomplete (a full disk): the partial file is
   // removed.
-  if (!mpc::wroteAll(output->os(), outputFile, "mpc-opt", llvm::errs()))
+  if (!mlir::mpc::wroteAll(output->os(), outputFile, "mpc-opt", llvm::errs()))
     return 1;
   output->keep();
   return 0;

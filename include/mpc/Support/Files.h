@@ -13,10 +13,13 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace mpc::files {
@@ -68,6 +71,29 @@ inline std::string writeError(llvm::raw_fd_ostream &os) {
   std::string why = os.error().message();
   os.clear_error();
   return why;
+}
+
+/// Has LLVM's fatal errors speak as `program`'s own: "PROGRAM: error: ..."
+/// ("error: ..." where `program` is null, as the training executable's
+/// messages read), exit status 1. The one a user meets is a stream that
+/// failed when it closed: `--help`, `--version` or a listing to a full
+/// disk, which LLVM reports as "LLVM ERROR: IO failure on output stream:
+/// No space left on device"; it reads "cannot write the output: No space
+/// left on device". `program` must outlive the process's exit (a string
+/// literal).
+inline void reportFatalErrorsAs(const char *program) {
+  llvm::install_fatal_error_handler(
+      [](void *data, const char *reason, bool) {
+        static constexpr char kStream[] = "IO failure on output stream: ";
+        const char *name = static_cast<const char *>(data);
+        bool stream = std::strncmp(reason, kStream, sizeof kStream - 1) == 0;
+        std::fprintf(stderr, "%s%serror: %s%s\n", name ? name : "",
+                     name ? ": " : "",
+                     stream ? "cannot write the output: " : "",
+                     stream ? reason + sizeof kStream - 1 : reason);
+        std::fflush(stderr);
+      },
+      const_cast<char *>(program));
 }
 
 } // namespace mpc::files

@@ -661,6 +661,7 @@ static llvm::Error checkOutputsApart() {
 }
 
 int main(int argc, char **argv) {
+  mpc::files::reportFatalErrorsAs(nullptr);
   int status = train(argc, argv);
   // The progress lines reached standard output, or an error: a failed
   // stream aborts the process when it closes ("IO failure on output
