@@ -30,6 +30,11 @@ einsums: attention and projections written with torch.einsum
 causal:  self-attention masked by torch.triu(ones) (Trilu, then a float
          to bool Cast, masked_fill's Where), x.repeat (Tile) and
          torch.cumsum (CumSum); 5 steps of 8 features
+decoder: nn.TransformerDecoderLayer (dropout 0, batch_first) with the
+         causal mask nn.Transformer.generate_square_subsequent_mask
+         writes, torch.triu of a tensor of -inf (Trilu of infinities,
+         added to the scores), and cross-attention to a 3-step memory;
+         6 steps of 8 features
 stats:   a layer of statistics: x.std and torch.var (their element count a
          ReduceProd of the shape, folded), torch.logsumexp, x.amin
          (ReduceMin), torch.sign and torch.flip (a Slice with step -1);
@@ -300,6 +305,21 @@ class Causal(nn.Module):
         return self.head(torch.cumsum(y, dim=1).mean(1) * 0.3)
 
 
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 16)
+        self.layer = nn.TransformerDecoderLayer(16, 2, 32, dropout=0.0,
+                                                batch_first=True)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = self.embed(x)
+        t = h.shape[1]
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        return self.head(self.layer(h, h[:, :3], tgt_mask=mask).mean(1))
+
+
 class Stats(nn.Module):
     def __init__(self):
         super().__init__()
@@ -413,6 +433,7 @@ def main():
                                ("vit", ViT(), (3, 16, 16)),
                                ("einsums", Einsums(), (6, 8)),
                                ("causal", Causal(), (5, 8)),
+                               ("decoder", Decoder(), (6, 8)),
                                ("stats", Stats(), (8,)),
                                ("lstm", Recurrent(True), (5, 8)),
                                ("gru", Recurrent(False), (5, 8)),

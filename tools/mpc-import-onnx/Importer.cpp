@@ -1262,9 +1262,10 @@ std::string Emitter::recurrent(const Node &node) {
 }
 
 /// Trilu: the upper (or lower) triangle of the last two axes, from the
-/// diagonal `k` (a constant input) on; the rest zero (false): the data
-/// times a constant 0/1 mask broadcast over the leading axes, or for a
-/// boolean mask a where.
+/// diagonal `k` (a constant input) on; the rest zero (false): a where of
+/// a constant boolean mask broadcast over the leading axes. Not the data
+/// times a 0/1 mask: a causal mask is torch.triu of -inf, and -inf times
+/// 0 is NaN where Trilu gives 0.
 std::string Emitter::trilu(const Node &node) {
   Value x;
   TensorType type;
@@ -1286,31 +1287,36 @@ std::string Emitter::trilu(const Node &node) {
   int64_t rows = x.type.dims[rank - 2], cols = x.type.dims[rank - 1];
   if (rows * cols > (int64_t(1) << 24))
     return error(node, "a mask of more than 2^24 elements is not imported");
-  std::vector<bool> keep(static_cast<size_t>(rows * cols));
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      keep[static_cast<size_t>(i * cols + j)] = upper ? j - i >= k : j - i <= k;
-  TensorType maskType{x.type.element, {rows, cols}, true};
-  std::string ssa = fresh();
-  if (x.type.element == "bool") {
-    std::vector<std::string> items;
-    for (bool b : keep)
-      items.push_back(b ? "true" : "false");
-    std::string mask = fresh();
-    line(mask + " = mpc.constant dense<" + nested(items, maskType.dims) +
-         "> : " + mlirType(maskType));
-    std::string no = fresh();
-    line(no + " = mpc.constant dense<false> : tensor<i1>");
-    line(ssa + " = mpc.where " + mask + ", " + x.ssa + ", " + no + " : " +
-         mlirType(maskType) + ", " + mlirType(x.type) + ", tensor<i1>");
-    return define(node, 0, ssa, type);
-  }
-  if (x.type.element != "float" && x.type.element != "double")
+  if (x.type.element != "bool" && x.type.element != "float" &&
+      x.type.element != "double")
     return error(node, "takes f32, f64 or boolean data");
-  std::vector<double> ones(keep.begin(), keep.end());
-  std::string mask = denseConstant(ones, maskType);
-  line(ssa + " = mpc.mul " + x.ssa + ", " + mask + " : " + mlirType(x.type) +
-       ", " + mlirType(maskType));
+  // Element (i, j) is kept where j >= i + k (upper; j <= i + k lower): a
+  // compare of the column indices [1, cols] with the rows' i + k [rows,
+  // 1], k clamped to where the mask stops changing (i + k fits in i32).
+  k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
+  std::vector<std::string> colIds, rowIds;
+  for (int64_t j = 0; j < cols; ++j)
+    colIds.push_back(std::to_string(j));
+  for (int64_t i = 0; i < rows; ++i)
+    rowIds.push_back(std::to_string(i + k));
+  TensorType colType{"int32", {1, cols}, true},
+      rowType{"int32", {rows, 1}, true};
+  TensorType maskType{"bool", {rows, cols}, true};
+  TensorType zeroType{x.type.element, {}, true};
+  std::string colSsa = fresh(), rowSsa = fresh(), mask = fresh(),
+              zero = fresh(), ssa = fresh();
+  line(colSsa + " = mpc.constant dense<" + nested(colIds, colType.dims) +
+       "> : " + mlirType(colType));
+  line(rowSsa + " = mpc.constant dense<" + nested(rowIds, rowType.dims) +
+       "> : " + mlirType(rowType));
+  line(mask + " = mpc.compare \"" + (upper ? "ge" : "le") + "\", " + colSsa +
+       ", " + rowSsa + " : " + mlirType(colType) + ", " + mlirType(rowType));
+  line(zero + " = mpc.constant dense<" +
+       (x.type.element == "bool" ? "false" : "0.000000e+00") +
+       "> : " + mlirType(zeroType));
+  line(ssa + " = mpc.where " + mask + ", " + x.ssa + ", " + zero + " : " +
+       mlirType(maskType) + ", " + mlirType(x.type) + ", " +
+       mlirType(zeroType));
   return define(node, 0, ssa, type);
 }
 
