@@ -35,6 +35,15 @@ decoder: nn.TransformerDecoderLayer (dropout 0, batch_first) with the
          writes, torch.triu of a tensor of -inf (Trilu of infinities,
          added to the scores), and cross-attention to a 3-step memory;
          6 steps of 8 features
+llama:   a LLaMA-style block: RMSNorm (x.pow(2).mean, torch.rsqrt), a
+         packed QKV split into heads, rotary embeddings from cos and sin
+         tables held as buffers (rotate_half: slices, a negation, a
+         concat), a causal mask torch.triu of -inf added to the scores,
+         a SwiGLU feed-forward (F.silu(w1 g) * w3 g); 6 steps of 8
+padmask: nn.MultiheadAttention with a key_padding_mask computed from the
+         input (x > 1) and joined to a constant first column by
+         torch.cat (a Concat of a constant mask and a computed one), its
+         averaged attention weights used too; 6 steps of 8
 stats:   a layer of statistics: x.std and torch.var (their element count a
          ReduceProd of the shape, folded), torch.logsumexp, x.amin
          (ReduceMin), torch.sign and torch.flip (a Slice with step -1);
@@ -320,6 +329,66 @@ class Decoder(nn.Module):
         return self.head(self.layer(h, h[:, :3], tgt_mask=mask).mean(1))
 
 
+class RMSNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * \
+            self.weight
+
+
+class Llama(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 16)
+        self.norm1, self.norm2 = RMSNorm(16), RMSNorm(16)
+        self.qkv = nn.Linear(16, 48, bias=False)
+        self.out = nn.Linear(16, 16, bias=False)
+        self.w1 = nn.Linear(16, 32, bias=False)
+        self.w3 = nn.Linear(16, 32, bias=False)
+        self.w2 = nn.Linear(32, 16, bias=False)
+        self.head = nn.Linear(16, 5)
+        angles = torch.arange(6.0)[:, None] * \
+            10000 ** (-torch.arange(0, 8, 2.0) / 8)[None]
+        angles = torch.cat([angles, angles], -1)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
+
+    def rotate(self, x):
+        half = torch.cat((-x[..., 4:], x[..., :4]), -1)
+        return x * self.cos + half * self.sin
+
+    def forward(self, x):
+        h = self.embed(x)
+        b, t, _ = h.shape
+        q, k, v = (p.view(b, t, 2, 8).transpose(1, 2)
+                   for p in self.qkv(self.norm1(h)).split(16, -1))
+        scores = self.rotate(q) @ self.rotate(k).transpose(-1, -2) / 8 ** 0.5
+        scores = scores + torch.triu(torch.full((t, t), float("-inf")), 1)
+        y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, 16)
+        h = h + self.out(y)
+        g = self.norm2(h)
+        h = h + self.w2(F.silu(self.w1(g)) * self.w3(g))
+        return self.head(h[:, -1])
+
+
+class PadMask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 16)
+        self.attention = nn.MultiheadAttention(16, 4, batch_first=True)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = self.embed(x)
+        pad = x[..., 0] > 1.0
+        pad = torch.cat([torch.zeros_like(pad[:, :1]), pad[:, 1:]], 1)
+        y, w = self.attention(h, h, h, key_padding_mask=pad)
+        return self.head(y.mean(1) + w.mean(1).sum(-1, keepdim=True))
+
+
 class Stats(nn.Module):
     def __init__(self):
         super().__init__()
@@ -434,6 +503,8 @@ def main():
                                ("einsums", Einsums(), (6, 8)),
                                ("causal", Causal(), (5, 8)),
                                ("decoder", Decoder(), (6, 8)),
+                               ("llama", Llama(), (6, 8)),
+                               ("padmask", PadMask(), (6, 8)),
                                ("stats", Stats(), (8,)),
                                ("lstm", Recurrent(True), (5, 8)),
                                ("gru", Recurrent(False), (5, 8)),

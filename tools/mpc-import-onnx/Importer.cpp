@@ -2579,7 +2579,10 @@ std::string Emitter::concat(const Node &node) {
   int64_t along = 0, twinElements = 0, otherElements = 0;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     Value &v = parts[i];
-    if (auto e = input(node, i, v); !e.empty())
+    // A constant mask (torch.zeros_like of a mask) joins masks as data.
+    if (auto e =
+            type.element == "bool" ? dataInput(node, i, v) : input(node, i, v);
+        !e.empty())
       return e;
     bool fits = v.type.dims.size() == type.dims.size();
     for (int64_t d = 0; fits && d < rank; ++d)
