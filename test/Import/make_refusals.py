@@ -21,6 +21,11 @@ lstmlens     LSTM whose sequence_lens is a graph input
 lstmstate    LSTM whose initial_h is [1, 1, 3] for a hidden size of 2
 trilubig     Trilu of [8192, 4096] (a mask of 2^25 elements)
 trilu16      Trilu of float16 data
+d2smode      DepthToSpace with mode 'XYZ'
+d2sblock     DepthToSpace of 3 channels by blocks of 2
+d2sblock0    DepthToSpace with a blocksize of 0
+d2sbig       DepthToSpace with a blocksize of 70000
+s2dsize      SpaceToDepth of a 3x4 image by blocks of 2
 tilebig      Tile repeating an axis 5000 times
 tileinput    Tile whose repeats are a graph input
 cumsumbig    CumSum along an axis of 8192
@@ -216,6 +221,26 @@ def main():
         "trilubig": model(
             [node("Trilu", ["x"], ["y"], "trilu")],
             [("x", [8192, 4096])], [("y", [8192, 4096])], 17),
+        "d2smode": model(
+            [node("DepthToSpace", ["x"], ["y"], "d2s",
+                  [attr_i("blocksize", 2), attr_s("mode", "XYZ")])],
+            [("x", [1, 4, 2, 2])], [("y", [1, 1, 4, 4])], 17),
+        "d2sblock": model(
+            [node("DepthToSpace", ["x"], ["y"], "d2s",
+                  [attr_i("blocksize", 2)])],
+            [("x", [1, 3, 2, 2])], [("y", [1, 0, 4, 4])], 17),
+        "d2sblock0": model(
+            [node("DepthToSpace", ["x"], ["y"], "d2s",
+                  [attr_i("blocksize", 0)])],
+            [("x", [1, 4, 2, 2])], [("y", [1, 4, 2, 2])], 17),
+        "d2sbig": model(
+            [node("DepthToSpace", ["x"], ["y"], "d2s",
+                  [attr_i("blocksize", 70000)])],
+            [("x", [1, 4, 2, 2])], [("y", [1, 0, 140000, 140000])], 17),
+        "s2dsize": model(
+            [node("SpaceToDepth", ["x"], ["y"], "s2d",
+                  [attr_i("blocksize", 2)])],
+            [("x", [1, 1, 3, 4])], [("y", [1, 4, 1, 2])], 17),
         "trilu16": model(
             [node("Trilu", ["x"], ["y"], "trilu")],
             [("x", [3, 3], FLOAT16)], [("y", [3, 3], FLOAT16)], 17),

@@ -44,6 +44,9 @@ padmask: nn.MultiheadAttention with a key_padding_mask computed from the
          input (x > 1) and joined to a constant first column by
          torch.cat (a Concat of a constant mask and a computed one), its
          averaged attention weights used too; 6 steps of 8
+pixel:   a convolution to 12 channels, nn.PixelShuffle(2) (DepthToSpace,
+         mode CRD), tanh, nn.PixelUnshuffle(2) (a reshape, transpose and
+         reshape), a 1x1 convolution; 3x8x8 images
 stats:   a layer of statistics: x.std and torch.var (their element count a
          ReduceProd of the shape, folded), torch.logsumexp, x.amin
          (ReduceMin), torch.sign and torch.flip (a Slice with step -1);
@@ -389,6 +392,20 @@ class PadMask(nn.Module):
         return self.head(y.mean(1) + w.mean(1).sum(-1, keepdim=True))
 
 
+class Pixel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 12, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+        self.unshuffle = nn.PixelUnshuffle(2)
+        self.project = nn.Conv2d(12, 4, 1)
+        self.head = nn.Linear(4, 5)
+
+    def forward(self, x):
+        y = torch.tanh(self.shuffle(self.conv(x)))
+        return self.head(self.project(self.unshuffle(y)).mean((2, 3)))
+
+
 class Stats(nn.Module):
     def __init__(self):
         super().__init__()
@@ -611,6 +628,7 @@ def main():
     y = image_case(out, "select", 9, Select)
     image_case(out, "upsample", 11, Upsample, y)
     image_case(out, "shuffle", 10, Shuffle, y)
+    image_case(out, "pixel", 12, Pixel, y)
 
 
 def image_case(out, name, seed, make, y=None):

@@ -550,6 +550,9 @@ private:
   std::string activation(const Node &node);
   std::string einsum(const Node &node);
   std::string trilu(const Node &node);
+  /// DepthToSpace (PyTorch's PixelShuffle) and SpaceToDepth: a reshape, a
+  /// transpose and a reshape of the channels-last values.
+  std::string depthSpace(const Node &node, bool toSpace);
   std::string recurrent(const Node &node);
   std::string tile(const Node &node);
   std::string cumSum(const Node &node);
@@ -1318,6 +1321,70 @@ std::string Emitter::trilu(const Node &node) {
        mlirType(maskType) + ", " + mlirType(x.type) + ", " +
        mlirType(zeroType));
   return define(node, 0, ssa, type);
+}
+
+std::string Emitter::depthSpace(const Node &node, bool toSpace) {
+  Value x;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (x.type.dims.size() != 4)
+    return error(node, "takes [N, C, H, W] data");
+  int64_t b = intAttr(node, "blocksize", 0);
+  if (b < 1 || b > (int64_t(1) << 16))
+    return error(node, "blocksize must be given, from 1 to 65536 (got " +
+                           std::to_string(b) + ")");
+  auto modeAttr = node.attributes.find("mode");
+  std::string mode =
+      modeAttr == node.attributes.end() ? "DCR" : modeAttr->second.s;
+  if (toSpace && mode != "DCR" && mode != "CRD")
+    return error(node, "mode " + mode + " is not one of DCR and CRD");
+  int64_t n = x.type.dims[0], c = x.type.dims[1], h = x.type.dims[2],
+          w = x.type.dims[3], hb, wb, cbb;
+  if (__builtin_mul_overflow(h, b * b, &hb) ||
+      __builtin_mul_overflow(w, b * b, &wb) ||
+      __builtin_mul_overflow(c, b * b, &cbb))
+    return error(node, "the output's dimensions overflow 64 bits");
+  if (toSpace ? c % (b * b) != 0 : h % b != 0 || w % b != 0)
+    return error(node, toSpace ? "the channels (" + std::to_string(c) +
+                                     ") are not a multiple of blocksize^2"
+                               : "the height and width (" + std::to_string(h) +
+                                     ", " + std::to_string(w) +
+                                     ") are not multiples of blocksize");
+  // Checked before the output's type, which ONNX's inference gives with
+  // the sizes rounded down (0 channels for 3 by blocks of 2).
+  TensorType type;
+  if (auto e = outputType(node, 0, type, x.type.element == "int32"); !e.empty())
+    return e;
+  std::vector<int64_t> want =
+      toSpace ? std::vector<int64_t>{n, c / (b * b), h * b, w * b}
+              : std::vector<int64_t>{n, c * b * b, h / b, w / b};
+  if (type.dims != want)
+    return error(node, "the model gives the output the type " + mlirType(type) +
+                           ", not " +
+                           mlirType(TensorType{type.element, want, true}));
+  // Channels last, [N, H, W, C]: DCR splits the channels as (b1, b2, c),
+  // CRD as (c, b1, b2); both put b1 after H and b2 after W. SpaceToDepth
+  // splits H and W and gathers (b1, b2, c) as DCR's channels.
+  TensorType nhwc;
+  std::string v = toNHWC(x, nhwc);
+  TensorType split = nhwc, moved = nhwc, out = nhwc;
+  std::vector<int64_t> perm;
+  if (toSpace) {
+    int64_t k = c / (b * b);
+    split.dims = mode == "DCR" ? std::vector<int64_t>{n, h, w, b, b, k}
+                               : std::vector<int64_t>{n, h, w, k, b, b};
+    perm = mode == "DCR" ? std::vector<int64_t>{0, 1, 3, 2, 4, 5}
+                         : std::vector<int64_t>{0, 1, 4, 2, 5, 3};
+    moved.dims = {n, h, b, w, b, k};
+    out.dims = {n, h * b, w * b, k};
+  } else {
+    split.dims = {n, h / b, b, w / b, b, c};
+    perm = {0, 1, 3, 2, 4, 5};
+    moved.dims = {n, h / b, w / b, b, b, c};
+    out.dims = {n, h / b, w / b, c * b * b};
+  }
+  std::string t = transposeOf(reshapeOf(v, nhwc, split), split, perm);
+  return define(node, 0, toNCHW(reshapeOf(t, moved, out), out), type);
 }
 
 /// Tile by constant repeats: per axis, the copies joined by one concat
@@ -4614,6 +4681,10 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Reshape", 14}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Flatten", 13}, [this](const Node &n) { return reshapeTo(n); }},
       {{"Transpose", 13}, [this](const Node &n) { return transpose(n); }},
+      {{"DepthToSpace", 13},
+       [this](const Node &n) { return depthSpace(n, /*toSpace=*/true); }},
+      {{"SpaceToDepth", 13},
+       [this](const Node &n) { return depthSpace(n, /*toSpace=*/false); }},
       {{"Identity", 16}, [this](const Node &n) { return identity(n); }},
       {{"Constant", 13}, [this](const Node &n) { return constant(n); }},
       {{"Dropout", 13}, [this](const Node &n) { return dropout(n); }},
