@@ -36,8 +36,25 @@ LogicalResult mlir::mpc::checkBeforeParsing(const llvm::SourceMgr &sourceMgr,
   // pops nothing); the parser stops at a real mismatch before it could
   // nest deeper, so the count never falls below the parser's depth.
   SmallVector<char, 64> open;
+  // After `{-#`: the file's resources, whose blobs are hex strings that
+  // start with their alignment (4 bytes, little-endian). MLIR's parser
+  // refuses one that is not a power of two but 0, which it then passes
+  // to the allocator ("LLVM ERROR: out of memory", an abort).
+  bool resources = false;
   for (size_t i = 0, n = text.size(); i < n; ++i) {
     char c = text[i];
+    if (c == '"' && resources && text.substr(i + 1).starts_with("0x") &&
+        text.substr(i + 3, 8) == "00000000") {
+      sourceMgr.PrintMessage(
+          os, llvm::SMLoc::getFromPointer(text.data() + i),
+          llvm::SourceMgr::DK_Error,
+          "a resource blob whose alignment (its first 4 bytes) is 0: mpc "
+          "does not parse one (MLIR's parser would crash); give a power of "
+          "two");
+      return failure();
+    }
+    if (c == '{' && text.substr(i).starts_with("{-#"))
+      resources = true;
     if (c == '"') { // a string literal, with its escapes
       for (++i; i < n && text[i] != '"'; ++i)
         if (text[i] == '\\')
