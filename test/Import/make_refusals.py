@@ -26,6 +26,9 @@ d2sblock     DepthToSpace of 3 channels by blocks of 2
 d2sblock0    DepthToSpace with a blocksize of 0
 d2sbig       DepthToSpace with a blocksize of 70000
 s2dsize      SpaceToDepth of a 3x4 image by blocks of 2
+geindex      GatherElements of [2, 3] by a constant index 5 along axis 1
+gewide       GatherElements of [2, 3] by indices [3, 3] along axis 1
+gebig        GatherElements of [1, 70000] by indices [1, 4000]
 tilebig      Tile repeating an axis 5000 times
 tileinput    Tile whose repeats are a graph input
 cumsumbig    CumSum along an axis of 8192
@@ -241,6 +244,20 @@ def main():
             [node("SpaceToDepth", ["x"], ["y"], "s2d",
                   [attr_i("blocksize", 2)])],
             [("x", [1, 1, 3, 4])], [("y", [1, 4, 1, 2])], 17),
+        "geindex": model(
+            [node("GatherElements", ["x", "i"], ["y"], "ge",
+                  [attr_i("axis", 1)])],
+            [("x", [2, 3])], [("y", [2, 2])], 17,
+            [tensor("i", [2, 2], INT64, [0, 5, 1, 2])]),
+        "gewide": model(
+            [node("GatherElements", ["x", "i"], ["y"], "ge",
+                  [attr_i("axis", 1)])],
+            [("x", [2, 3]), ("i", [3, 3], INT64)], [("y", [3, 3])], 17),
+        "gebig": model(
+            [node("GatherElements", ["x", "i"], ["y"], "ge",
+                  [attr_i("axis", 1)])],
+            [("x", [1, 70000]), ("i", [1, 4000], INT64)], [("y", [1, 4000])],
+            17),
         "trilu16": model(
             [node("Trilu", ["x"], ["y"], "trilu")],
             [("x", [3, 3], FLOAT16)], [("y", [3, 3], FLOAT16)], 17),

@@ -47,6 +47,10 @@ padmask: nn.MultiheadAttention with a key_padding_mask computed from the
 pixel:   a convolution to 12 channels, nn.PixelShuffle(2) (DepthToSpace,
          mode CRD), tanh, nn.PixelUnshuffle(2) (a reshape, transpose and
          reshape), a 1x1 convolution; 3x8x8 images
+gathered: torch.gather twice (GatherElements): by a constant index
+         buffer (a permutation of the features), and a loss written by
+         hand in the graph, -log_softmax(logits).gather(1, labels)
+         (indices that are a graph input) averaged; 8 features
 stats:   a layer of statistics: x.std and torch.var (their element count a
          ReduceProd of the shape, folded), torch.logsumexp, x.amin
          (ReduceMin), torch.sign and torch.flip (a Slice with step -1);
@@ -406,6 +410,21 @@ class Pixel(nn.Module):
         return self.head(self.project(self.unshuffle(y)).mean((2, 3)))
 
 
+class Gathered(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 5)
+        self.register_buffer("order", torch.tensor([[3, 1, 0, 2, 7, 5, 4,
+                                                      6]]))
+
+    def forward(self, x, labels):
+        h = self.fc(x)
+        h = torch.tanh(h) + torch.gather(h, 1, self.order.expand(4, 8))
+        logp = torch.log_softmax(self.head(h), 1)
+        return -torch.gather(logp, 1, labels.long()[:, None]).mean()
+
+
 class Stats(nn.Module):
     def __init__(self):
         super().__init__()
@@ -615,6 +634,28 @@ def main():
             opt.step()
             losses.append(float(loss))
         write_trace(out, name, losses)
+    torch.manual_seed(8)
+    model = Gathered()
+    x = torch.randn(32, 8)
+    y = torch.randint(0, 5, (32,), dtype=torch.int32)
+    numpy.savez(os.path.join(out, "gathered-data.npz"), x=x.numpy(),
+                y=y.numpy())
+    torch.onnx.export(copy.deepcopy(model), (x[:4], y[:4]),
+                      os.path.join(out, "gathered.onnx"),
+                      input_names=["x", "y"], output_names=["loss"],
+                      opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    losses = []
+    for i in range(10):
+        k = i % 8
+        loss = model(x[k * 4:(k + 1) * 4], y[k * 4:(k + 1) * 4])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    write_trace(out, "gathered", losses)
     # Token ids a third of which are the padding index 0.
     torch.manual_seed(6)
     model = Padded()

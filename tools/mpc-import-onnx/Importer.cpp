@@ -550,6 +550,10 @@ private:
   std::string activation(const Node &node);
   std::string einsum(const Node &node);
   std::string trilu(const Node &node);
+  /// GatherElements (torch.gather): each output element picked from its
+  /// row of the data along the axis by a mask of the index against the
+  /// row's positions, summed over them.
+  std::string gatherElements(const Node &node);
   /// DepthToSpace (PyTorch's PixelShuffle) and SpaceToDepth: a reshape, a
   /// transpose and a reshape of the channels-last values.
   std::string depthSpace(const Node &node, bool toSpace);
@@ -1321,6 +1325,97 @@ std::string Emitter::trilu(const Node &node) {
        mlirType(maskType) + ", " + mlirType(x.type) + ", " +
        mlirType(zeroType));
   return define(node, 0, ssa, type);
+}
+
+std::string Emitter::gatherElements(const Node &node) {
+  Value x, index;
+  if (auto e = input(node, 0, x); !e.empty())
+    return e;
+  if (x.type.element != "float" && x.type.element != "double" &&
+      x.type.element != "float16" && x.type.element != "bfloat16")
+    return error(node, "takes float data");
+  auto known = values.find(node.inputs.size() > 1 ? node.inputs[1] : "");
+  bool constant = known != values.end() && known->second.constantInts;
+  std::vector<int64_t> ints =
+      constant ? known->second.ints : std::vector<int64_t>{};
+  if (auto e = dataInput(node, 1, index, "int32"); !e.empty())
+    return e;
+  if (index.type.element != "int32")
+    return error(node, "takes indices that are constants or an integer "
+                       "graph input");
+  int64_t rank = static_cast<int64_t>(x.type.dims.size());
+  int64_t axis = intAttr(node, "axis", 0);
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis < 0 || axis >= rank)
+    return error(node, "the axis is out of range");
+  if (static_cast<int64_t>(index.type.dims.size()) != rank)
+    return error(node, "the indices " + mlirType(index.type) +
+                           " must have the data's rank");
+  const std::vector<int64_t> &dims = index.type.dims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && dims[d] > x.type.dims[d])
+      return error(node, "the indices " + mlirType(index.type) +
+                             " are larger than the data " + mlirType(x.type) +
+                             " along axis " + std::to_string(d));
+  int64_t n = x.type.dims[axis];
+  for (int64_t i : ints)
+    if (i < -n || i >= n)
+      return error(node, "index " + std::to_string(i) +
+                             " is out of range for an axis of " +
+                             std::to_string(n));
+  // The mask is [..., m, n, ...]: the indices' elements times the axis.
+  if (elementCount(index.type) > (int64_t(1) << 28) / n)
+    return error(node, "a mask of more than 2^28 elements (the indices' "
+                       "elements times the axis) is not imported");
+  TensorType type;
+  if (auto e = outputType(node, 0, type); !e.empty())
+    return e;
+  // The data cut to the indices' sizes on the other axes, a unit axis
+  // before the gathered one; the indices with a unit axis after it; the
+  // positions 0..n-1 (and -n..-1, ONNX's negative indices) along it.
+  std::vector<int64_t> cut = dims;
+  cut[axis] = n;
+  std::string data = x.ssa;
+  TensorType cutType = x.type;
+  if (cut != x.type.dims) {
+    cutType.dims = cut;
+    data = sliceOf(x.ssa, x.type, std::vector<int64_t>(rank, 0), cut);
+  }
+  TensorType dataUp = cutType, indexUp = index.type, posType{"int32", {}, true};
+  dataUp.dims.insert(dataUp.dims.begin() + axis, 1);
+  indexUp.dims.insert(indexUp.dims.begin() + axis + 1, 1);
+  posType.dims.assign(rank + 1, 1);
+  posType.dims[axis + 1] = n;
+  std::vector<std::string> pos, neg;
+  for (int64_t k = 0; k < n; ++k) {
+    pos.push_back(std::to_string(k));
+    neg.push_back(std::to_string(k - n));
+  }
+  std::string posSsa = fresh(), negSsa = fresh(), hit = fresh(),
+              hitNeg = fresh(), zero = floatConstant(0.0, x.type.element),
+              fromEnd = fresh(), picked = fresh(), sum = fresh();
+  std::string dataSsa = reshapeOf(data, cutType, dataUp),
+              indexSsa = reshapeOf(index.ssa, index.type, indexUp);
+  line(posSsa + " = mpc.constant dense<" + nested(pos, posType.dims) +
+       "> : " + mlirType(posType));
+  line(negSsa + " = mpc.constant dense<" + nested(neg, posType.dims) +
+       "> : " + mlirType(posType));
+  line(hit + " = mpc.compare \"eq\", " + indexSsa + ", " + posSsa + " : " +
+       mlirType(indexUp) + ", " + mlirType(posType));
+  line(hitNeg + " = mpc.compare \"eq\", " + indexSsa + ", " + negSsa + " : " +
+       mlirType(indexUp) + ", " + mlirType(posType));
+  TensorType wide = type, maskType{"bool", {}, true};
+  wide.dims.insert(wide.dims.begin() + axis + 1, n);
+  maskType.dims = wide.dims;
+  std::string scalar = "tensor<" + mlirElement(x.type.element) + ">";
+  line(fromEnd + " = mpc.where " + hitNeg + ", " + dataSsa + ", " + zero +
+       " : " + mlirType(maskType) + ", " + mlirType(dataUp) + ", " + scalar);
+  line(picked + " = mpc.where " + hit + ", " + dataSsa + ", " + fromEnd +
+       " : " + mlirType(maskType) + ", " + mlirType(dataUp) + ", " +
+       mlirType(wide));
+  line(sum + " = mpc.reduce_sum " + picked + " {dims = array<i64: " +
+       std::to_string(axis + 1) + ">} : " + mlirType(wide));
+  return define(node, 0, sum, type);
 }
 
 std::string Emitter::depthSpace(const Node &node, bool toSpace) {
@@ -4691,6 +4786,8 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"LayerNormalization", 17},
        [this](const Node &n) { return layerNorm(n); }},
       {{"Gather", 13}, [this](const Node &n) { return gather(n); }},
+      {{"GatherElements", 13},
+       [this](const Node &n) { return gatherElements(n); }},
       {{"ReduceMean", 13},
        [this](const Node &n) { return reduce(n, "reduce_mean", false); }},
       {{"ReduceSum", 13},
