@@ -50,6 +50,51 @@ std::string locationOf(Location loc) {
   return s;
 }
 
+/// Whether a dense float value holds an infinity.
+bool holdsInfinity(Attribute value) {
+  auto dense = dyn_cast_or_null<DenseFPElementsAttr>(value);
+  return dense && llvm::any_of(dense.getValues<APFloat>(),
+                               [](const APFloat &x) { return x.isInfinity(); });
+}
+
+/// The values that hold infinities by design: constants (and globals'
+/// initial values) with an infinity, a causal or padding mask of -inf
+/// (torch.triu of -inf, nn.MultiheadAttention's key_padding_mask), and
+/// what carries such a value's elements on unchanged where they are
+/// infinite (a where choosing it, a sum with it, a move or cast of it):
+/// the masked scores. Checked, each would be reported as the step's first
+/// non-finite value at every step; they are not checked, and the op that
+/// makes them finite (the softmax) is, so a NaN in them is reported
+/// there.
+llvm::DenseSet<Value> intendedInfinities(func::FuncOp fn,
+                                         SymbolTable &symbols) {
+  llvm::DenseSet<Value> marked;
+  for (Operation &op : fn.getBody().front()) {
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      if (holdsInfinity(c.getValue()))
+        marked.insert(c.getResult());
+      continue;
+    }
+    if (isa<ml_program::GlobalLoadOp, ml_program::GlobalLoadConstOp>(op)) {
+      auto name = isa<ml_program::GlobalLoadOp>(op)
+                      ? cast<ml_program::GlobalLoadOp>(op).getGlobal()
+                      : cast<ml_program::GlobalLoadConstOp>(op).getGlobal();
+      auto global =
+          symbols.lookup<ml_program::GlobalOp>(name.getLeafReference());
+      if (global && global.getValue() && holdsInfinity(*global.getValue()))
+        marked.insert(op.getResult(0));
+      continue;
+    }
+    if (!isa<WhereOp, AddOp, SubOp, MulOp, NegOp, CastOp, ReshapeOp,
+             TransposeOp, BroadcastToOp, SliceOp, ConcatOp>(op))
+      continue;
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return marked.contains(v); }))
+      marked.insert(op.getResult(0));
+  }
+  return marked;
+}
+
 bool isOptimizer(Operation *op) {
   return isa<UnscaleAndCheckOp, ClipGradNormOp, GradStatsOp, SGDUpdateOp,
              AdamUpdateOp, UpdateLossScaleOp>(op);
@@ -200,6 +245,7 @@ struct CheckNumericsPass
       llvm::DenseSet<Operation *> forward;
       if (!eval)
         forward = forwardOps(fn, symbols);
+      llvm::DenseSet<Value> intended = intendedInfinities(fn, symbols);
       bool optimizer = false;
       for (Operation &op : fn.getBody().front()) {
         optimizer |= isOptimizer(&op);
@@ -213,7 +259,8 @@ struct CheckNumericsPass
         if (!wanted.contains(opPhase))
           continue;
         for (Value r : op.getResults()) {
-          if (!floatTensor(r.getType()) || r.use_empty())
+          if (!floatTensor(r.getType()) || r.use_empty() ||
+              intended.contains(r))
             continue;
           // Unscaled gradients nobody reads are not even written.
           if (isa<UnscaleAndCheckOp>(op))
