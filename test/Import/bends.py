@@ -40,6 +40,12 @@ CASES = {
     "elu": ("Elu", [attr_f("alpha", 0.5)], [], [-1.0, 0.0, 1.0],
             lambda x: F.elu(x, 0.5)),
     "selu": ("Selu", [], [], [-1.0, 0.0, 1.0], F.selu),
+    "celu": ("Celu", [attr_f("alpha", 0.5)], [], [-1.0, 0.0, 1.0],
+             lambda x: F.celu(x, 0.5)),
+    "hardshrink": ("Shrink", [attr_f("lambd", 0.5)], [],
+                   [-1.0, -0.5, 0.0, 0.5, 1.0], lambda x: F.hardshrink(x, 0.5)),
+    "softshrink": ("Shrink", [attr_f("lambd", 0.5), attr_f("bias", 0.5)], [],
+                   [-1.0, -0.5, 0.0, 0.5, 1.0], lambda x: F.softshrink(x, 0.5)),
 }
 
 

@@ -26,6 +26,7 @@ d2sblock     DepthToSpace of 3 channels by blocks of 2
 d2sblock0    DepthToSpace with a blocksize of 0
 d2sbig       DepthToSpace with a blocksize of 70000
 s2dsize      SpaceToDepth of a 3x4 image by blocks of 2
+celu0        Celu with an alpha of 0
 geindex      GatherElements of [2, 3] by a constant index 5 along axis 1
 gewide       GatherElements of [2, 3] by indices [3, 3] along axis 1
 gebig        GatherElements of [1, 70000] by indices [1, 4000]
@@ -244,6 +245,9 @@ def main():
             [node("SpaceToDepth", ["x"], ["y"], "s2d",
                   [attr_i("blocksize", 2)])],
             [("x", [1, 1, 3, 4])], [("y", [1, 4, 1, 2])], 17),
+        "celu0": model(
+            [node("Celu", ["x"], ["y"], "celu", [attr_f("alpha", 0.0)])],
+            [("x", [2, 3])], [("y", [2, 3])], 17),
         "geindex": model(
             [node("GatherElements", ["x", "i"], ["y"], "ge",
                   [attr_i("axis", 1)])],

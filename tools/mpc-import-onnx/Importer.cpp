@@ -970,11 +970,27 @@ std::string Emitter::activation(const Node &node) {
     line(e + " = mpc.exp " + clamped + " : " + t);
     line(l + " = mpc.log " + binary("add", e, one, scalar) + " : " + t);
     y = select(above, x.ssa, t, l, t);
+  } else if (op == "Shrink") {
+    // x < -lambd ? x + bias : (x > lambd ? x - bias : 0 x): PyTorch's
+    // hardshrink (bias 0) and softshrink (bias lambd); the gradient 0 on
+    // [-lambd, lambd], its ends included, as PyTorch's; a NaN stays NaN.
+    double lambd = floatAttr(node, "lambd", 0.5);
+    std::string bias =
+        floatConstant(floatAttr(node, "bias", 0.0), type.element);
+    std::string below = floatConstant(-lambd, type.element),
+                above = floatConstant(lambd, type.element),
+                zero = floatConstant(0, type.element);
+    std::string inner = select(compare("gt", x.ssa, above, scalar),
+                               binary("sub", x.ssa, bias, scalar), t,
+                               binary("mul", x.ssa, zero, scalar), t);
+    y = select(compare("lt", x.ssa, below, scalar),
+               binary("add", x.ssa, bias, scalar), t, inner, t);
   } else { // Elu: x > 0 ? x : alpha (exp(x) - 1), exp of min(x, 0) only
            // (an overflowing exp of the unselected side would make its
            // zero gradient NaN), x itself at 0 (its gradient alpha there,
-           // as PyTorch's); Selu is gamma times that.
-    bool selu = op == "Selu";
+           // as PyTorch's); Selu is gamma times that; Celu takes the exp
+           // of x / alpha (its gradient 1 at 0, as PyTorch's).
+    bool selu = op == "Selu", celu = op == "Celu";
     std::string zero = floatConstant(0, type.element);
     std::string one = floatConstant(1, type.element);
     std::string alpha = floatConstant(
@@ -982,6 +998,12 @@ std::string Emitter::activation(const Node &node) {
         type.element);
     std::string negative =
         select(compare("gt", x.ssa, zero, scalar), zero, scalar, x.ssa, t);
+    if (celu) {
+      double a = floatAttr(node, "alpha", 1.0);
+      if (!(a != 0) || !std::isfinite(a))
+        return error(node, "alpha must be finite and nonzero");
+      negative = binary("div", negative, alpha, scalar);
+    }
     std::string e = fresh();
     line(e + " = mpc.exp " + negative + " : " + t);
     std::string below =
@@ -4807,6 +4829,8 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"HardSigmoid", 6}, [this](const Node &n) { return activation(n); }},
       {{"HardSwish", 14}, [this](const Node &n) { return activation(n); }},
       {{"Elu", 6}, [this](const Node &n) { return activation(n); }},
+      {{"Celu", 12}, [this](const Node &n) { return activation(n); }},
+      {{"Shrink", 9}, [this](const Node &n) { return activation(n); }},
       {{"Selu", 6}, [this](const Node &n) { return activation(n); }},
       {{"Softplus", 1}, [this](const Node &n) { return activation(n); }},
       {{"Softsign", 1}, [this](const Node &n) { return activation(n); }},
