@@ -20,6 +20,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cstring>
+
 namespace mlir::mpc {
 #define GEN_PASS_DEF_CHECKNUMERICSPASS
 #include "mpc/Dialect/MPC/Transforms/Passes.h.inc"
@@ -50,11 +52,38 @@ std::string locationOf(Location loc) {
   return s;
 }
 
-/// Whether a dense float value holds an infinity.
+/// Whether a dense float value holds an infinity: a splat by its one
+/// value (a splat of 16 GiB is one element here), f16, bf16, f32 and f64
+/// by the bits of their stored elements (a model's weights pass through
+/// here), other types element by element.
 bool holdsInfinity(Attribute value) {
   auto dense = dyn_cast_or_null<DenseFPElementsAttr>(value);
-  return dense && llvm::any_of(dense.getValues<APFloat>(),
-                               [](const APFloat &x) { return x.isInfinity(); });
+  if (!dense)
+    return false;
+  if (dense.isSplat())
+    return dense.getSplatValue<APFloat>().isInfinity();
+  auto type = cast<FloatType>(dense.getElementType());
+  ArrayRef<char> raw = dense.getRawData();
+  auto scan = [&](auto word, uint64_t magnitude, uint64_t infinity) {
+    using Word = decltype(word);
+    for (size_t at = 0; at + sizeof(Word) <= raw.size(); at += sizeof(Word)) {
+      Word bits;
+      std::memcpy(&bits, raw.data() + at, sizeof(Word));
+      if ((bits & magnitude) == infinity)
+        return true;
+    }
+    return false;
+  };
+  if (type.isF16())
+    return scan(uint16_t(), 0x7fff, 0x7c00);
+  if (type.isBF16())
+    return scan(uint16_t(), 0x7fff, 0x7f80);
+  if (type.isF32())
+    return scan(uint32_t(), 0x7fffffff, 0x7f800000);
+  if (type.isF64())
+    return scan(uint64_t(), 0x7fffffffffffffffULL, 0x7ff0000000000000ULL);
+  return llvm::any_of(dense.getValues<APFloat>(),
+                      [](const APFloat &x) { return x.isInfinity(); });
 }
 
 /// The values that hold infinities by design: constants (and globals'
