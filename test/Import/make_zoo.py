@@ -617,45 +617,14 @@ def main():
             numpy.savez(os.path.join(out, name + "-data.npz"), x=ids.numpy(),
                         y=targets.numpy())
         torch.manual_seed(7)
-        model = MaskedTokens(flat)
-        torch.onnx.export(copy.deepcopy(model), (ids[:4], targets[:4]),
-                          os.path.join(out, name + ".onnx"),
-                          input_names=["x", "y"], output_names=["loss"],
-                          opset_version=17,
-                          training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False)
-        opt = torch.optim.SGD(model.parameters(), lr=0.05)
-        losses = []
-        for i in range(10):
-            k = i % 8
-            loss = model(ids[k * 4:(k + 1) * 4], targets[k * 4:(k + 1) * 4])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(float(loss))
-        write_trace(out, name, losses)
+        loss_case(out, name, MaskedTokens(flat), ids, targets)
     torch.manual_seed(8)
     model = Gathered()
-    x = torch.randn(32, 8)
-    y = torch.randint(0, 5, (32,), dtype=torch.int32)
-    numpy.savez(os.path.join(out, "gathered-data.npz"), x=x.numpy(),
-                y=y.numpy())
-    torch.onnx.export(copy.deepcopy(model), (x[:4], y[:4]),
-                      os.path.join(out, "gathered.onnx"),
-                      input_names=["x", "y"], output_names=["loss"],
-                      opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    losses = []
-    for i in range(10):
-        k = i % 8
-        loss = model(x[k * 4:(k + 1) * 4], y[k * 4:(k + 1) * 4])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(float(loss))
-    write_trace(out, "gathered", losses)
+    features = torch.randn(32, 8)
+    classes = torch.randint(0, 5, (32,), dtype=torch.int32)
+    numpy.savez(os.path.join(out, "gathered-data.npz"), x=features.numpy(),
+                y=classes.numpy())
+    loss_case(out, "gathered", model, features, classes)
     # Token ids a third of which are the padding index 0.
     torch.manual_seed(6)
     model = Padded()
@@ -670,6 +639,28 @@ def main():
     image_case(out, "upsample", 11, Upsample, y)
     image_case(out, "shuffle", 10, Shuffle, y)
     image_case(out, "pixel", 12, Pixel, y)
+
+
+def loss_case(out, name, model, x, y):
+    """A model whose loss is in its graph, forward(x, y) -> loss, exported
+    with inputs x and y, and PyTorch's 10 SGD steps (lr 0.05, batch 4,
+    file order) on them."""
+    torch.onnx.export(copy.deepcopy(model), (x[:4], y[:4]),
+                      os.path.join(out, name + ".onnx"),
+                      input_names=["x", "y"], output_names=["loss"],
+                      opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    losses = []
+    for i in range(10):
+        k = i % (x.shape[0] // 4)
+        loss = model(x[k * 4:(k + 1) * 4], y[k * 4:(k + 1) * 4])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    write_trace(out, name, losses)
 
 
 def image_case(out, name, seed, make, y=None):
