@@ -1332,17 +1332,20 @@ std::string Emitter::trilu(const Node &node) {
       rowType{"int32", {rows, 1}, true};
   TensorType maskType{"bool", {rows, cols}, true};
   TensorType zeroType{x.type.element, {}, true};
-  std::string colSsa = fresh(), rowSsa = fresh(), mask = fresh(),
-              zero = fresh(), ssa = fresh();
+  std::string colSsa = fresh(), rowSsa = fresh(), mask = fresh(), zero;
   line(colSsa + " = mpc.constant dense<" + nested(colIds, colType.dims) +
        "> : " + mlirType(colType));
   line(rowSsa + " = mpc.constant dense<" + nested(rowIds, rowType.dims) +
        "> : " + mlirType(rowType));
   line(mask + " = mpc.compare \"" + (upper ? "ge" : "le") + "\", " + colSsa +
        ", " + rowSsa + " : " + mlirType(colType) + ", " + mlirType(rowType));
-  line(zero + " = mpc.constant dense<" +
-       (x.type.element == "bool" ? "false" : "0.000000e+00") +
-       "> : " + mlirType(zeroType));
+  if (x.type.element == "bool") {
+    zero = fresh();
+    line(zero + " = mpc.constant dense<false> : " + mlirType(zeroType));
+  } else {
+    zero = floatConstant(0, x.type.element);
+  }
+  std::string ssa = fresh();
   line(ssa + " = mpc.where " + mask + ", " + x.ssa + ", " + zero + " : " +
        mlirType(maskType) + ", " + mlirType(x.type) + ", " +
        mlirType(zeroType));

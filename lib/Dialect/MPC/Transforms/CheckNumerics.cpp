@@ -95,8 +95,11 @@ bool holdsInfinity(Attribute value) {
 /// non-finite value at every step; they are not checked, and the op that
 /// makes them finite (the softmax) is, so a NaN in them is reported
 /// there.
-llvm::DenseSet<Value> intendedInfinities(func::FuncOp fn,
-                                         SymbolTable &symbols) {
+/// `globalsWithInfinity` remembers each global's answer across the
+/// step's functions (a model's weights are read once).
+llvm::DenseSet<Value>
+intendedInfinities(func::FuncOp fn, SymbolTable &symbols,
+                   DenseMap<Operation *, bool> &globalsWithInfinity) {
   llvm::DenseSet<Value> marked;
   for (Operation &op : fn.getBody().front()) {
     if (auto c = dyn_cast<ConstantOp>(op)) {
@@ -110,7 +113,12 @@ llvm::DenseSet<Value> intendedInfinities(func::FuncOp fn,
                       : cast<ml_program::GlobalLoadConstOp>(op).getGlobal();
       auto global =
           symbols.lookup<ml_program::GlobalOp>(name.getLeafReference());
-      if (global && global.getValue() && holdsInfinity(*global.getValue()))
+      if (!global)
+        continue;
+      auto [it, fresh] = globalsWithInfinity.try_emplace(global, false);
+      if (fresh && global.getValue())
+        it->second = holdsInfinity(*global.getValue());
+      if (it->second)
         marked.insert(op.getResult(0));
       continue;
     }
@@ -264,6 +272,7 @@ struct CheckNumericsPass
     SmallVector<Attribute> table;
     DenseMap<Value, int64_t> indexOf;
     SmallVector<std::pair<func::FuncOp, std::pair<int64_t, int64_t>>> ranges;
+    DenseMap<Operation *, bool> globalsWithInfinity;
     for (func::FuncOp fn : funcs) {
       if (!fn.getBody().hasOneBlock()) {
         fn.emitOpError(kPass) << ": the step must have a single block";
@@ -274,7 +283,8 @@ struct CheckNumericsPass
       llvm::DenseSet<Operation *> forward;
       if (!eval)
         forward = forwardOps(fn, symbols);
-      llvm::DenseSet<Value> intended = intendedInfinities(fn, symbols);
+      llvm::DenseSet<Value> intended =
+          intendedInfinities(fn, symbols, globalsWithInfinity);
       bool optimizer = false;
       for (Operation &op : fn.getBody().front()) {
         optimizer |= isOptimizer(&op);
