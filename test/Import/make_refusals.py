@@ -27,6 +27,8 @@ d2sblock0    DepthToSpace with a blocksize of 0
 d2sbig       DepthToSpace with a blocksize of 70000
 s2dsize      SpaceToDepth of a 3x4 image by blocks of 2
 celu0        Celu with an alpha of 0
+eyerank      EyeLike of a [2, 3, 4] input
+eyebig       EyeLike of a [8192, 4096] input (2^25 elements)
 geindex      GatherElements of [2, 3] by a constant index 5 along axis 1
 gewide       GatherElements of [2, 3] by indices [3, 3] along axis 1
 gebig        GatherElements of [1, 70000] by indices [1, 4000]
@@ -248,6 +250,12 @@ def main():
         "celu0": model(
             [node("Celu", ["x"], ["y"], "celu", [attr_f("alpha", 0.0)])],
             [("x", [2, 3])], [("y", [2, 3])], 17),
+        "eyerank": model(
+            [node("EyeLike", ["x"], ["y"], "eye")],
+            [("x", [2, 3, 4])], [("y", [2, 3, 4])], 17),
+        "eyebig": model(
+            [node("EyeLike", ["x"], ["y"], "eye")],
+            [("x", [8192, 4096])], [("y", [8192, 4096])], 17),
         "geindex": model(
             [node("GatherElements", ["x", "i"], ["y"], "ge",
                   [attr_i("axis", 1)])],

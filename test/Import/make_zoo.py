@@ -396,6 +396,45 @@ class PadMask(nn.Module):
         return self.head(y.mean(1) + w.mean(1).sum(-1, keepdim=True))
 
 
+class Triangles(nn.Module):
+    """Masks of booleans cut to a triangle: torch.tril of a mask computed
+    from the data, torch.eye's boolean diagonal joined to it, a constant
+    torch.triu of boolean ones (folded), and a float torch.eye added."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 16)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = self.embed(x)
+        t = x.shape[1]
+        scores = h @ h.transpose(1, 2) / 4.0 + torch.eye(t)
+        keep = torch.tril(x[:, :, None, 0] > x[:, None, :, 1])
+        keep = keep | torch.eye(t, dtype=torch.bool)
+        scores = scores.masked_fill(~keep, -1e4)
+        future = torch.triu(torch.ones(t, t, dtype=torch.bool), 1)
+        scores = scores.masked_fill(future, float("-inf"))
+        return self.head((scores.softmax(-1) @ h).mean(1))
+
+
+class MaskBuffer(nn.Module):
+    """A causal mask of -inf registered as a float buffer: an initializer
+    in the export, like the weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 16)
+        self.head = nn.Linear(16, 5)
+        self.register_buffer("mask",
+                             torch.full((6, 6), float("-inf")).triu(1))
+
+    def forward(self, x):
+        h = self.embed(x)
+        scores = h @ h.transpose(1, 2) / 4.0 + self.mask
+        return self.head((scores.softmax(-1) @ h).mean(1))
+
+
 class Pixel(nn.Module):
     def __init__(self):
         super().__init__()
@@ -541,6 +580,8 @@ def main():
                                ("decoder", Decoder(), (6, 8)),
                                ("llama", Llama(), (6, 8)),
                                ("padmask", PadMask(), (6, 8)),
+                               ("triangles", Triangles(), (6, 8)),
+                               ("maskbuffer", MaskBuffer(), (6, 8)),
                                ("stats", Stats(), (8,)),
                                ("lstm", Recurrent(True), (5, 8)),
                                ("gru", Recurrent(False), (5, 8)),

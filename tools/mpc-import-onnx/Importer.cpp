@@ -49,6 +49,32 @@ std::vector<int64_t> channelsLastDims(const std::vector<int64_t> &nchw) {
   return {nchw[0], nchw[2], nchw[3], nchw[1]};
 }
 
+/// Whether a float tensor's bytes hold an infinity or a NaN: an exponent
+/// of all ones, read from the raw bits of each element.
+bool holdsNonFinite(const TensorValue &t) {
+  auto scan = [&](auto word, uint64_t exponent) {
+    using Word = decltype(word);
+    size_t n = t.bytes.size() / sizeof(Word);
+    for (size_t i = 0; i < n; ++i) {
+      Word bits;
+      std::memcpy(&bits, t.bytes.data() + i * sizeof(Word), sizeof(Word));
+      if ((bits & exponent) == exponent)
+        return true;
+    }
+    return false;
+  };
+  const std::string &e = t.type.element;
+  if (e == "float")
+    return scan(uint32_t(0), 0x7f800000u);
+  if (e == "double")
+    return scan(uint64_t(0), 0x7ff0000000000000ull);
+  if (e == "float16")
+    return scan(uint16_t(0), 0x7c00u);
+  if (e == "bfloat16")
+    return scan(uint16_t(0), 0x7f80u);
+  return false;
+}
+
 /// The elements of a static type (the loader bounds every value's count
 /// by 2^40, so the product cannot overflow).
 int64_t elementCount(const TensorType &t) {
@@ -199,6 +225,9 @@ public:
       : graph(graph), options(options) {}
 
   std::string run(std::string &mlir);
+  /// What the import decided that the user should hear of (importGraph's
+  /// notes).
+  std::vector<std::string> notes;
 
 private:
   std::string testLoss(const Value &output);
@@ -550,6 +579,8 @@ private:
   std::string activation(const Node &node);
   std::string einsum(const Node &node);
   std::string trilu(const Node &node);
+  /// EyeLike (torch.eye): ones on a diagonal of its input's rank-2 shape.
+  std::string eyeLike(const Node &node);
   /// GatherElements (torch.gather): each output element picked from its
   /// row of the data along the axis by a mask of the index against the
   /// row's positions, summed over them.
@@ -1292,13 +1323,22 @@ std::string Emitter::recurrent(const Node &node) {
 
 /// Trilu: the upper (or lower) triangle of the last two axes, from the
 /// diagonal `k` (a constant input) on; the rest zero (false): a where of
-/// a constant boolean mask broadcast over the leading axes. Not the data
+/// a constant boolean mask broadcast over the leading axes (a constant
+/// mask's Trilu is folded by foldInts). Not the data
 /// times a 0/1 mask: a causal mask is torch.triu of -inf, and -inf times
 /// 0 is NaN where Trilu gives 0.
 std::string Emitter::trilu(const Node &node) {
   Value x;
   TensorType type;
-  if (auto e = inputAndType(node, x, type); !e.empty())
+  // A constant mask as data (it is folded unless it is a graph output);
+  // integers are refused as input() refuses them.
+  auto known = values.find(node.inputs.empty() ? "" : node.inputs[0]);
+  bool constantMask = known != values.end() && known->second.constantInts &&
+                      known->second.type.element == "bool";
+  if (auto e = constantMask ? dataInput(node, 0, x) : input(node, 0, x);
+      !e.empty())
+    return e;
+  if (auto e = outputType(node, 0, type); !e.empty())
     return e;
   size_t rank = x.type.dims.size();
   if (rank < 2 || type.dims != x.type.dims)
@@ -1339,17 +1379,78 @@ std::string Emitter::trilu(const Node &node) {
        "> : " + mlirType(rowType));
   line(mask + " = mpc.compare \"" + (upper ? "ge" : "le") + "\", " + colSsa +
        ", " + rowSsa + " : " + mlirType(colType) + ", " + mlirType(rowType));
-  if (x.type.element == "bool") {
-    zero = fresh();
-    line(zero + " = mpc.constant dense<false> : " + mlirType(zeroType));
-  } else {
-    zero = floatConstant(0, x.type.element);
-  }
+  // mpc.where selects floating-point values: a mask is cut as numbers
+  // (1 and 0) and compared with 0 again.
+  bool mask01 = x.type.element == "bool";
+  std::string element = mask01 ? "float" : x.type.element;
+  std::string data = mask01 ? maskAsNumbers(x.ssa, x.type, element) : x.ssa;
+  TensorType dataType = x.type;
+  dataType.element = zeroType.element = element;
+  zero = floatConstant(0, element);
   std::string ssa = fresh();
-  line(ssa + " = mpc.where " + mask + ", " + x.ssa + ", " + zero + " : " +
-       mlirType(maskType) + ", " + mlirType(x.type) + ", " +
+  line(ssa + " = mpc.where " + mask + ", " + data + ", " + zero + " : " +
+       mlirType(maskType) + ", " + mlirType(dataType) + ", " +
        mlirType(zeroType));
+  if (mask01) {
+    std::string kept = ssa;
+    ssa = fresh();
+    line(ssa + " = mpc.compare \"gt\", " + kept + ", " + zero + " : " +
+         mlirType(dataType) + ", " + mlirType(zeroType));
+  }
   return define(node, 0, ssa, type);
+}
+
+/// EyeLike: ones where the column is the row plus k, zeros elsewhere, in
+/// the shape of its input (only the shape is read), up to 2^24 elements.
+/// Integer and boolean eyes are compile-time values like other constant
+/// masks; a float eye is a compare of column and row indices made
+/// numbers, O(rows + cols) text.
+std::string Emitter::eyeLike(const Node &node) {
+  auto it = values.find(node.inputs.empty() ? "" : node.inputs[0]);
+  if (it == values.end())
+    return error(node, "input 0 is missing");
+  const std::vector<int64_t> &dims = it->second.type.dims;
+  if (dims.size() != 2 || dims[0] <= 0 || dims[1] <= 0)
+    return error(node, "takes an input of rank 2 with static sizes, not " +
+                           mlirType(it->second.type));
+  TensorType type;
+  if (auto e = outputType(node, 0, type, /*intData=*/true); !e.empty())
+    return e;
+  if (type.dims != dims)
+    return error(node, "ONNX's shape inference gives the output the type " +
+                           mlirType(type) + ", not the input's shape");
+  int64_t rows = dims[0], cols = dims[1];
+  int64_t k = std::clamp<int64_t>(intAttr(node, "k", 0), -rows, cols);
+  if (rows > (int64_t(1) << 24) / cols)
+    return error(node, "an eye of more than 2^24 elements is not imported");
+  if (!isFloat(type.element)) {
+    Value v;
+    v.constantInts = true;
+    v.type = type;
+    if (type.element == "int32")
+      v.type.element = "int64"; // a compile-time value, not i32 data
+    v.ints.assign(static_cast<size_t>(rows * cols), 0);
+    for (int64_t i = 0; i < rows; ++i)
+      if (i + k >= 0 && i + k < cols)
+        v.ints[static_cast<size_t>(i * cols + i + k)] = 1;
+    values[node.outputs[0]] = v;
+    return "";
+  }
+  std::vector<std::string> colIds, rowIds;
+  for (int64_t j = 0; j < cols; ++j)
+    colIds.push_back(std::to_string(j));
+  for (int64_t i = 0; i < rows; ++i)
+    rowIds.push_back(std::to_string(i + k));
+  TensorType colType{"int32", {1, cols}, true},
+      rowType{"int32", {rows, 1}, true}, maskType{"bool", dims, true};
+  std::string colSsa = fresh(), rowSsa = fresh(), mask = fresh();
+  line(colSsa + " = mpc.constant dense<" + nested(colIds, colType.dims) +
+       "> : " + mlirType(colType));
+  line(rowSsa + " = mpc.constant dense<" + nested(rowIds, rowType.dims) +
+       "> : " + mlirType(rowType));
+  line(mask + " = mpc.compare \"eq\", " + colSsa + ", " + rowSsa + " : " +
+       mlirType(colType) + ", " + mlirType(rowType));
+  return define(node, 0, maskAsNumbers(mask, maskType, type.element), type);
 }
 
 std::string Emitter::gatherElements(const Node &node) {
@@ -4504,7 +4605,7 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
   static const std::set<std::string> folded = {
       "Gather",    "Unsqueeze", "Squeeze", "Concat",     "Cast",    "Mul",
       "Div",       "Add",       "Sub",     "Identity",   "Reshape", "Slice",
-      "Transpose", "Equal",     "Where",   "ReduceProd", "Expand"};
+      "Transpose", "Equal",     "Where",   "ReduceProd", "Expand",  "Trilu"};
   if (!folded.count(node.opType) || node.inputs.empty())
     return false;
   // A graph output is computed by the op's emitter, not folded away.
@@ -4633,6 +4734,27 @@ bool Emitter::foldInts(const Node &node, std::string &err) {
     }
     if (static_cast<int64_t>(v.ints.size()) != elementCount(type))
       return false;
+  } else if (op == "Trilu") {
+    // A constant mask's triangle (torch.triu of a boolean ones): element
+    // (i, j) of the last two axes kept where j >= i + k (j <= i + k for
+    // the lower one), the rest 0.
+    const std::vector<int64_t> &dims = types[0].dims;
+    size_t rank = dims.size();
+    if (rank < 2 || in.size() > 2 || (in.size() == 2 && in[1].size() != 1) ||
+        static_cast<int64_t>(in[0].size()) != elementCount(types[0]) ||
+        dims != type.dims)
+      return false;
+    int64_t k = in.size() == 2 ? in[1][0] : 0;
+    int64_t rows = dims[rank - 2], cols = dims[rank - 1];
+    k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
+    bool upper = intAttr(node, "upper", 1) != 0;
+    v.ints = in[0];
+    for (size_t e = 0; e < v.ints.size(); ++e) {
+      int64_t j = static_cast<int64_t>(e) % cols,
+              i = static_cast<int64_t>(e) / cols % rows;
+      if (upper ? j < i + k : j > i + k)
+        v.ints[e] = 0;
+    }
   } else if (op == "Equal" || op == "Where") {
     // PyTorch's expand(n, -1): the -1 entries of a shape replaced by ones
     // (Equal, Where), element by element, a single element broadcast.
@@ -4887,6 +5009,7 @@ std::map<std::pair<std::string, int>, Emitter::Emit> Emitter::emitters() {
       {{"Erf", 13}, [this](const Node &n) { return erf(n); }},
       {{"Einsum", 12}, [this](const Node &n) { return einsum(n); }},
       {{"Trilu", 14}, [this](const Node &n) { return trilu(n); }},
+      {{"EyeLike", 9}, [this](const Node &n) { return eyeLike(n); }},
       {{"LSTM", 14}, [this](const Node &n) { return recurrent(n); }},
       {{"GRU", 14}, [this](const Node &n) { return recurrent(n); }},
       {{"Tile", 13}, [this](const Node &n) { return tile(n); }},
@@ -4971,6 +5094,16 @@ std::string Emitter::run(std::string &mlir) {
     if (trainable.match(t.name)) {
       globalNames.insert(t.name);
       bool isFrozen = !options.frozen.empty() && frozen.match(t.name);
+      // A float buffer holding -inf (a causal mask PyTorch registered) is
+      // an initializer like the weights; trained, its finite entries would
+      // move. No weight holds an infinity or a NaN: such an initializer
+      // is kept frozen, as PyTorch keeps the buffer.
+      if (!isFrozen && holdsNonFinite(t)) {
+        isFrozen = true;
+        notes.push_back("initializer '" + t.name + "' " + type +
+                        " holds infinities or NaNs: kept frozen (a mask or "
+                        "buffer, not a weight), not trained");
+      }
       globals +=
           mutableGlobal(t.name, "dense<0.0>", type, t.name, isFrozen, marker);
       loads += "    " + v.ssa + " = ml_program.global_load @" + quoted(t.name) +
@@ -5196,6 +5329,11 @@ std::string Emitter::run(std::string &mlir) {
 
 std::string mpc::onnx_import::importGraph(const Graph &graph,
                                           const ImportOptions &options,
-                                          std::string &mlir) {
-  return Emitter(graph, options).run(mlir);
+                                          std::string &mlir,
+                                          std::vector<std::string> *notes) {
+  Emitter emitter(graph, options);
+  std::string err = emitter.run(mlir);
+  if (notes)
+    *notes = std::move(emitter.notes);
+  return err;
 }

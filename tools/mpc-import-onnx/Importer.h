@@ -60,9 +60,11 @@ struct ImportOptions {
 /// dialects), or an error message naming the node, its op type and opset.
 /// The float initializers' values in it are placeholders (dense<0.0>)
 /// marked with kWeightMarker: fillWeights puts their values in after
-/// parsing.
+/// parsing. `notes`, where given, gets what the import decided that the
+/// user should hear of (an initializer of infinities kept frozen).
 std::string importGraph(const Graph &graph, const ImportOptions &options,
-                        std::string &mlir);
+                        std::string &mlir,
+                        std::vector<std::string> *notes = nullptr);
 
 /// The attribute (an index into Graph::initializers) that marks a
 /// placeholder value in what importGraph wrote.

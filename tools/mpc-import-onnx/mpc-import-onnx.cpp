@@ -78,7 +78,8 @@ static cl::opt<std::string> frozen(
     cl::desc("Regex over initializer names: of the --trainable ones, those "
              "that match are kept as frozen globals (mpc.frozen: in "
              "checkpoints, never trained), as PyTorch's buffers are "
-             "(default: none)"),
+             "(default: none; one holding infinities or NaNs, a mask, is "
+             "kept frozen anyway, with a note)"),
     cl::init(""), cl::cat(category));
 static cl::list<std::string> paddingIdx(
     "padding-idx",
@@ -231,8 +232,12 @@ int main(int argc, char **argv) {
                     ": the import would write over it; name another file");
   }
   std::string text;
-  if (std::string err = importGraph(graph, options, text); !err.empty())
+  std::vector<std::string> notes;
+  if (std::string err = importGraph(graph, options, text, &notes); !err.empty())
     return fail(inputFile + ": " + err);
+  for (const std::string &note : notes)
+    llvm::errs() << "mpc-import-onnx: note: " << inputFile << ": " << note
+                 << "\n";
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::mpc::MPCDialect, mlir::func::FuncDialect,
