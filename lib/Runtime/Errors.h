@@ -8,6 +8,8 @@
 #ifndef MPC_LIB_RUNTIME_ERRORS_H
 #define MPC_LIB_RUNTIME_ERRORS_H
 
+#include "mpc/Runtime/Report.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,10 +19,9 @@ namespace mpcrt::errors {
 /// An embedding index outside [0, rows) at `position` of the indices of the
 /// op `where` (a location and op name).
 [[noreturn]] inline void badIndex(int64_t position, const char *where) {
-  std::fprintf(stderr,
-               "error: %s: index out of range at position %lld of the "
-               "indices\n",
-               where, static_cast<long long>(position));
+  mpcrt::errors::reportError("%s: index out of range at position %lld of the "
+                             "indices\n",
+                             where, static_cast<long long>(position));
   std::exit(1);
 }
 
@@ -29,16 +30,16 @@ namespace mpcrt::errors {
 [[noreturn]] inline void badLabel(int64_t position, int64_t classes,
                                   const char *where) {
   if (classes >= 0)
-    std::fprintf(stderr,
-                 "error: %s: label out of range [0, %lld) at position %lld "
-                 "of the labels\n",
-                 where, static_cast<long long>(classes),
-                 static_cast<long long>(position));
+    mpcrt::errors::reportError(
+        "%s: label out of range [0, %lld) at position %lld "
+        "of the labels\n",
+        where, static_cast<long long>(classes),
+        static_cast<long long>(position));
   else
-    std::fprintf(stderr,
-                 "error: %s: label out of range [0, classes) at position "
-                 "%lld of the labels\n",
-                 where, static_cast<long long>(position));
+    mpcrt::errors::reportError(
+        "%s: label out of range [0, classes) at position "
+        "%lld of the labels\n",
+        where, static_cast<long long>(position));
   std::exit(1);
 }
 

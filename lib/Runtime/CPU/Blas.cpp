@@ -2,6 +2,7 @@
 
 #include "Blas.h"
 #include "Parallel.h"
+#include "mpc/Runtime/Report.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cblas.h>
@@ -57,13 +58,12 @@ void checkAddressSpace() {
       munmap(room, need);
       return;
     }
-    std::fprintf(stderr,
-                 "error: the address-space limit (ulimit -v: %llu MiB) "
-                 "leaves no room for OpenBLAS's work buffers (128 MiB for "
-                 "each of %d threads); raise the limit or run fewer threads "
-                 "(--threads)\n",
-                 static_cast<unsigned long long>(limit.rlim_cur >> 20),
-                 threadCount());
+    mpcrt::errors::reportError(
+        "the address-space limit (ulimit -v: %llu MiB) "
+        "leaves no room for OpenBLAS's work buffers (128 MiB for "
+        "each of %d threads); raise the limit or run fewer threads "
+        "(--threads)\n",
+        static_cast<unsigned long long>(limit.rlim_cur >> 20), threadCount());
     // Not exit(): its handlers may map memory too (and spin as OpenBLAS
     // would).
     std::fflush(nullptr);

@@ -13,6 +13,7 @@
 #include "Parallel.h"
 #include "Softmax.h"
 #include "Storage.h"
+#include "mpc/Runtime/Report.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <algorithm>
@@ -267,7 +268,7 @@ void mpcrt_cast(mpcrt_dtype from, const void *input, mpcrt_dtype to,
       return KERNEL<F16, float>(__VA_ARGS__);                                  \
     if (out == MPCRT_F32 && in == MPCRT_BF16)                                  \
       return KERNEL<BF16, float>(__VA_ARGS__);                                 \
-    std::fprintf(stderr, "error: " NAME ": unsupported types\n");              \
+    mpcrt::errors::reportError("" NAME ": unsupported types\n");               \
     std::exit(1);                                                              \
   } while (false)
 
@@ -332,8 +333,8 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             int64_t m, int64_t n, int64_t k, int32_t trans_a,
                             int32_t sums_of_a) {
   if (sums_of_a && !trans_a) {
-    std::fprintf(stderr, "error: mpcrt_matmul_bias_grad: the sums of A need "
-                         "A transposed ([k, m])\n");
+    mpcrt::errors::reportError("mpcrt_matmul_bias_grad: the sums of A need "
+                               "A transposed ([k, m])\n");
     std::exit(1);
   }
   if (addend)

@@ -10,6 +10,7 @@
 #ifndef MPC_RUNTIME_CPU_STORAGE_H
 #define MPC_RUNTIME_CPU_STORAGE_H
 
+#include "mpc/Runtime/Report.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cmath>
@@ -223,8 +224,8 @@ template <typename F> void dispatchMixable(mpcrt_dtype dtype, F f) {
   case MPCRT_F32:
     return f(static_cast<float *>(nullptr));
   default:
-    std::fprintf(stderr, "error: a mixed-type kernel takes f16, bf16 and "
-                         "f32 only\n");
+    mpcrt::errors::reportError("a mixed-type kernel takes f16, bf16 and "
+                               "f32 only\n");
     std::exit(1);
   }
 }

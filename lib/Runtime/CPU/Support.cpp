@@ -33,10 +33,10 @@ static int64_t memoryLimit() {
     char *end = nullptr;
     long long value = text ? std::strtoll(text, &end, 10) : -1;
     if (text && (end == text || *end != '\0' || value < 0)) {
-      std::fprintf(stderr,
-                   "error: MPCRT_MEMORY_LIMIT must be a number of bytes, not "
-                   "'%s'\n",
-                   text);
+      mpcrt::errors::reportError(
+          "MPCRT_MEMORY_LIMIT must be a number of bytes, not "
+          "'%s'\n",
+          text);
       std::exit(1);
     }
     return static_cast<int64_t>(value);
@@ -66,18 +66,18 @@ void *mpcrt_buffer_alloc(int64_t bytes) {
       static_cast<size_t>(std::max<int64_t>(256, (bytes + 255) / 256 * 256));
   if (memoryLimit() >= 0 &&
       heldBytes + static_cast<int64_t>(size) > memoryLimit()) {
-    std::fprintf(stderr,
-                 "error: cannot allocate %lld bytes: the buffers would hold "
-                 "%lld, more than MPCRT_MEMORY_LIMIT (%lld)\n",
-                 static_cast<long long>(bytes),
-                 static_cast<long long>(heldBytes + int64_t(size)),
-                 static_cast<long long>(memoryLimit()));
+    mpcrt::errors::reportError(
+        "cannot allocate %lld bytes: the buffers would hold "
+        "%lld, more than MPCRT_MEMORY_LIMIT (%lld)\n",
+        static_cast<long long>(bytes),
+        static_cast<long long>(heldBytes + int64_t(size)),
+        static_cast<long long>(memoryLimit()));
     std::exit(1);
   }
   void *buffer = std::aligned_alloc(256, size);
   if (!buffer) {
-    std::fprintf(stderr, "error: cannot allocate %lld bytes\n",
-                 static_cast<long long>(bytes));
+    mpcrt::errors::reportError("cannot allocate %lld bytes\n",
+                               static_cast<long long>(bytes));
     std::exit(1);
   }
   std::memset(buffer, 0, size);

@@ -11,6 +11,7 @@
 #include "Formulas.h"
 #include "Parallel.h"
 #include "Storage.h"
+#include "mpc/Runtime/Report.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <atomic>
@@ -139,10 +140,10 @@ template <typename F> void dispatchPair(mpcrt_dtype p, mpcrt_dtype g, F f) {
     return f(static_cast<P *>(nullptr), static_cast<G *>(nullptr));
   MPCRT_FOR_EACH_OPTIMIZER_PAIR(MPCRT_CASE)
 #undef MPCRT_CASE
-  std::fprintf(stderr,
-               "error: optimizer update: unsupported types (parameter %d, "
-               "gradient %d)\n",
-               int(p), int(g));
+  mpcrt::errors::reportError(
+      "optimizer update: unsupported types (parameter %d, "
+      "gradient %d)\n",
+      int(p), int(g));
   std::exit(1);
 }
 

@@ -260,10 +260,10 @@ static void requireMixable(std::initializer_list<mpcrt_dtype> types,
     return;
   for (mpcrt_dtype t : types)
     if (t != MPCRT_F16 && t != MPCRT_BF16 && t != MPCRT_F32) {
-      std::fprintf(stderr,
-                   "error: %s: a mixed-type kernel takes f16, bf16 and f32 "
-                   "only\n",
-                   name);
+      mpcrt::errors::reportError(
+          "%s: a mixed-type kernel takes f16, bf16 and f32 "
+          "only\n",
+          name);
       std::exit(1);
     }
 }

@@ -23,6 +23,7 @@
 #include "Comm/Job.h"
 #include "Kernels.h"
 
+#include "mpc/Runtime/Report.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cuda_runtime.h>
@@ -60,7 +61,7 @@ int rank = 0, size = 1, localRank = 0;
 bool joined = false;
 
 [[noreturn]] void die(const std::string &what) {
-  std::fprintf(stderr, "error: rank %d: %s\n", rank, what.c_str());
+  mpcrt::errors::reportError("rank %d: %s\n", rank, what.c_str());
   std::fflush(stderr);
   if (comm && nccl.commAbort)
     nccl.commAbort(comm);
@@ -92,9 +93,9 @@ void load() {
   void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!handle) {
     const char *why = dlerror();
-    die("CUDA backend: cannot load NCCL (" + file +
-        "): " + (why ? why : "not found") +
-        "\nnote: put the folder that holds libnccl.so.2 on "
+    die("CUDA backend: cannot load NCCL (" + file + "): " +
+        (why ? why : "not found") + "\n" + mpcrt::errors::prefix("note").text +
+        "put the folder that holds libnccl.so.2 on "
         "LD_LIBRARY_PATH, or set MPC_NCCL_LIBRARY to the file; "
         "mpc-cuda-env finds it (also inside PyTorch's nvidia/* packages)");
   }
@@ -214,14 +215,13 @@ int32_t mpcrt_comm_init(void) {
   size = launch.size;
   localRank = launch.localRank;
   if (size < 1 || rank < 0 || rank >= size) {
-    std::fprintf(stderr, "error: the launcher says rank %d of %d\n", rank,
-                 size);
+    mpcrt::errors::reportError("the launcher says rank %d of %d\n", rank, size);
     return 1;
   }
   load(); // a missing library is reported first
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "error: rank %d: no CUDA device\n", rank);
+    mpcrt::errors::reportError("rank %d: no CUDA device\n", rank);
     return 1;
   }
   // One GPU per rank, before the backend creates its context and stream.

@@ -19,6 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Kernels.h"
 #include "Libraries.h"
 
@@ -49,8 +51,8 @@ void checkDnn(cudnnStatus_t status, const char *what) {
       captureFailure(std::string(what) + ": " +
                      dnn().cudnnGetErrorString(status)))
     return;
-  std::fprintf(stderr, "error: cuDNN: %s: %s\n", what,
-               dnn().cudnnGetErrorString(status));
+  mpcrt::errors::reportError("cuDNN: %s: %s\n", what,
+                             dnn().cudnnGetErrorString(status));
   std::exit(1);
 }
 #define MPCRT_DNN_CHECK(call) checkDnn((call), #call)
@@ -222,12 +224,12 @@ constexpr int kTimings = 3;
 
 [[noreturn]] void noAlgorithm(Kind kind, const mpcrt_conv2d_shape &s,
                               const char *why) {
-  std::fprintf(stderr,
-               "error: cuDNN: no %s algorithm ran for a %lldx%lldx%lldx%lld "
-               "(NHWC) convolution to %lld channels of this type: %s\n",
-               kKindNames[kind], static_cast<long long>(s.n),
-               static_cast<long long>(s.h), static_cast<long long>(s.w),
-               static_cast<long long>(s.c), static_cast<long long>(s.o), why);
+  mpcrt::errors::reportError(
+      "cuDNN: no %s algorithm ran for a %lldx%lldx%lldx%lld "
+      "(NHWC) convolution to %lld channels of this type: %s\n",
+      kKindNames[kind], static_cast<long long>(s.n),
+      static_cast<long long>(s.h), static_cast<long long>(s.w),
+      static_cast<long long>(s.c), static_cast<long long>(s.o), why);
   std::exit(1);
 }
 

@@ -1,5 +1,7 @@
 //===- Data.cu - strided copies, embedding, dropout on the device ---------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Device.cuh"
 #include "Formulas.h"
 
@@ -774,8 +776,8 @@ void embeddingBackward(mpcrt_dtype dtype, const void *gradOutput,
     if (count * d == 0 || v == 0)
       return;
     if (count > INT32_MAX || v > UINT32_MAX) {
-      std::fprintf(stderr, "error: CUDA backend: embedding backward of more "
-                           "than 2^31 indices or 2^32 rows\n");
+      mpcrt::errors::reportError("CUDA backend: embedding backward of more "
+                                 "than 2^31 indices or 2^32 rows\n");
       std::exit(1);
     }
     int64_t padded = 1;

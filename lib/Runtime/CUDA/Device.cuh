@@ -4,6 +4,8 @@
 #ifndef MPC_LIB_RUNTIME_CUDA_DEVICE_CUH
 #define MPC_LIB_RUNTIME_CUDA_DEVICE_CUH
 
+#include "mpc/Runtime/Report.h"
+
 #include "Kernels.h"
 
 #include <cuda_bf16.h>
@@ -455,8 +457,8 @@ template <int N>
 Layout<N> layoutOf(const char *what, const int64_t *shape, int32_t rank,
                    const int64_t *const (&strides)[N], int64_t &count) {
   if (rank > kMaxRank) {
-    std::fprintf(stderr, "error: CUDA backend: %s of rank %d (at most %d)\n",
-                 what, rank, kMaxRank);
+    mpcrt::errors::reportError("CUDA backend: %s of rank %d (at most %d)\n",
+                               what, rank, kMaxRank);
     std::exit(1);
   }
   Layout<N> s{};

@@ -1,5 +1,7 @@
 //===- Libraries.cpp - cuBLASLt and cuDNN, loaded at run time -------------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Libraries.h"
 
 #include <dlfcn.h>
@@ -30,15 +32,14 @@ const Library kCudnn = {"cuDNN", "libcudnn.so." MPCRT_STRINGIFY(CUDNN_MAJOR),
 
 [[noreturn]] void cannotLoad(const Library &library, const std::string &file,
                              const std::string &why) {
-  std::fprintf(
-      stderr,
-      "error: CUDA backend: cannot load %s (%s): %s\n"
-      "note: put the folder that holds %s on LD_LIBRARY_PATH, or set %s to "
+  mpcrt::errors::reportError(
+      "CUDA backend: cannot load %s (%s): %s\n"
+      "%sput the folder that holds %s on LD_LIBRARY_PATH, or set %s to "
       "the file; `mpc-cuda-env` finds CUDA's libraries (in the toolkit, in a "
       "cuDNN install or inside PyTorch's nvidia/* packages) and runs a "
       "program with them: mpc-cuda-env ./train ...\n",
-      library.what, file.c_str(), why.c_str(), library.soname,
-      library.variable);
+      library.what, file.c_str(), why.c_str(),
+      mpcrt::errors::prefix("note").text, library.soname, library.variable);
   std::exit(1);
 }
 

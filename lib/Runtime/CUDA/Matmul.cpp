@@ -40,6 +40,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Kernels.h"
 #include "Libraries.h"
 
@@ -65,8 +67,8 @@ void checkLt(cublasStatus_t status, const char *what) {
       captureFailure(std::string(what) + ": " +
                      lt().cublasLtGetStatusString(status)))
     return;
-  std::fprintf(stderr, "error: cuBLASLt: %s: %s\n", what,
-               lt().cublasLtGetStatusString(status));
+  mpcrt::errors::reportError("cuBLASLt: %s: %s\n", what,
+                             lt().cublasLtGetStatusString(status));
   std::exit(1);
 }
 #define MPCRT_LT_CHECK(call) checkLt((call), #call)
@@ -130,8 +132,8 @@ struct Context {
   Context() {
     MPCRT_LT_CHECK(lt().cublasLtCreate(&handle));
     if (cudaMalloc(&workspace, kWorkspaceBytes) != cudaSuccess) {
-      std::fprintf(stderr, "error: CUDA: cannot allocate the cuBLASLt "
-                           "workspace\n");
+      mpcrt::errors::reportError("CUDA: cannot allocate the cuBLASLt "
+                                 "workspace\n");
       std::exit(1);
     }
     countDeviceBytes(kWorkspaceBytes);
@@ -283,11 +285,11 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
                     biasDtype, nullptr);
   }
   if (!chooseAlgorithm(plan, alignA, alignB, alignC, narrow)) {
-    std::fprintf(stderr,
-                 "error: cuBLASLt: no algorithm for a %lldx%lldx%lld matmul "
-                 "(batch %lld)\n",
-                 static_cast<long long>(m), static_cast<long long>(n),
-                 static_cast<long long>(k), static_cast<long long>(batch));
+    mpcrt::errors::reportError(
+        "cuBLASLt: no algorithm for a %lldx%lldx%lld matmul "
+        "(batch %lld)\n",
+        static_cast<long long>(m), static_cast<long long>(n),
+        static_cast<long long>(k), static_cast<long long>(batch));
     std::exit(1);
   }
   return plan;
@@ -552,8 +554,8 @@ void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                     const void *biasAddend, void *biasGrad, int64_t m,
                     int64_t n, int64_t k, bool transA, bool sumsOfA) {
   if (sumsOfA && !transA) {
-    std::fprintf(stderr, "error: CUDA backend: mpcrt_matmul_bias_grad: the "
-                         "sums of A need A transposed ([k, m])\n");
+    mpcrt::errors::reportError("CUDA backend: mpcrt_matmul_bias_grad: the "
+                               "sums of A need A transposed ([k, m])\n");
     std::exit(1);
   }
   // The summed operand: B's n columns, or A's m ([k, m]).

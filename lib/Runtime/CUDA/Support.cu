@@ -1,5 +1,7 @@
 //===- Support.cu - context, memory, fills and counters on the device -----===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Device.cuh"
 #include "Formulas.h"
 #include "Libraries.h"
@@ -43,8 +45,8 @@ void check(cudaError_t status, const char *what) {
     cudaGetLastError(); // clear a non-sticky error
     return;
   }
-  std::fprintf(stderr, "error: CUDA: %s: %s\n", what,
-               cudaGetErrorString(status));
+  mpcrt::errors::reportError("CUDA: %s: %s\n", what,
+                             cudaGetErrorString(status));
   std::exit(1);
 }
 
@@ -86,8 +88,8 @@ OpTimes *opTimes() {
       return nullptr;
     std::FILE *out = std::fopen(path, "w");
     if (!out) {
-      std::fprintf(stderr, "error: MPC_CUDA_OP_TIMES: cannot write '%s': %s\n",
-                   path, std::strerror(errno));
+      mpcrt::errors::reportError("MPC_CUDA_OP_TIMES: cannot write '%s': %s\n",
+                                 path, std::strerror(errno));
       std::exit(1);
     }
     auto *t = new OpTimes{out, {}, nullptr};
@@ -144,7 +146,7 @@ void initialize() {
     loadLibraries();
     std::string why;
     if (!deviceAvailable(&why)) {
-      std::fprintf(stderr, "error: CUDA backend: %s\n", why.c_str());
+      mpcrt::errors::reportError("CUDA backend: %s\n", why.c_str());
       std::exit(1);
     }
     deviceErrors();
@@ -207,10 +209,10 @@ bool environmentChoice(const char *variable, const char *first,
     return false;
   if (std::strcmp(v, second) == 0)
     return true;
-  std::fprintf(stderr,
-               "error: %s is '%s': it takes '%s' (%s, the default) or '%s' "
-               "(%s)\n",
-               variable, v, first, firstMeans, second, secondMeans);
+  mpcrt::errors::reportError(
+      "%s is '%s': it takes '%s' (%s, the default) or '%s' "
+      "(%s)\n",
+      variable, v, first, firstMeans, second, secondMeans);
   std::exit(1);
 }
 
@@ -302,7 +304,7 @@ cudaGraphExec_t recorded[MPCRT_GRAPH_SLOTS] = {};
 /// The slot's recording, or a message and exit for a slot out of range.
 cudaGraphExec_t &recordedIn(int slot) {
   if (slot < 0 || slot >= MPCRT_GRAPH_SLOTS) {
-    std::fprintf(stderr, "error: CUDA: no step graph slot %d\n", slot);
+    mpcrt::errors::reportError("CUDA: no step graph slot %d\n", slot);
     std::exit(1);
   }
   return recorded[slot];
@@ -311,8 +313,8 @@ cudaGraphExec_t &recordedIn(int slot) {
 
 void graphBegin() {
   if (opTimes()) {
-    std::fprintf(stderr, "error: MPC_CUDA_OP_TIMES times each call of an "
-                         "eager step: run with --no-graph\n");
+    mpcrt::errors::reportError("MPC_CUDA_OP_TIMES times each call of an "
+                               "eager step: run with --no-graph\n");
     std::exit(1);
   }
   MPCRT_CUDA_CHECK(
@@ -349,10 +351,9 @@ bool graphEnd(int slot) {
   cudaGetLastError();
   static bool warned = false;
   if (!warned)
-    std::fprintf(stderr,
-                 "warning: CUDA Graph capture of the step failed (%s); "
-                 "steps run eagerly\n",
-                 captureError.c_str());
+    mpcrt::errors::reportWarning("CUDA Graph capture of the step failed (%s); "
+                                 "steps run eagerly\n",
+                                 captureError.c_str());
   warned = true;
   captureError.clear();
   return false;
@@ -361,8 +362,8 @@ bool graphEnd(int slot) {
 void graphLaunch(int slot) {
   cudaGraphExec_t exec = recordedIn(slot);
   if (!exec) {
-    std::fprintf(stderr, "error: CUDA: no step graph was recorded in slot %d\n",
-                 slot);
+    mpcrt::errors::reportError("CUDA: no step graph was recorded in slot %d\n",
+                               slot);
     std::exit(1);
   }
   MPCRT_CUDA_CHECK(cudaGraphLaunch(exec, stream()));
@@ -535,10 +536,9 @@ void gatherRows(const void *src, mpcrt_dtype from, void *dst, mpcrt_dtype to,
     rawBytes = static_cast<int32_t>(bytesOf(from));
   if (rawBytes != 0 && rawBytes != 1 && rawBytes != 2 && rawBytes != 4 &&
       rawBytes != 8) {
-    std::fprintf(stderr,
-                 "error: CUDA backend: gather_rows of %d-byte "
-                 "elements\n",
-                 rawBytes);
+    mpcrt::errors::reportError("CUDA backend: gather_rows of %d-byte "
+                               "elements\n",
+                               rawBytes);
     std::exit(1);
   }
   int64_t outRow = rowElements * (rawBytes > 0 ? rawBytes : bytesOf(to));

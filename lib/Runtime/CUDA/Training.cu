@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Device.cuh"
 #include "Formulas.h"
 
@@ -641,8 +643,8 @@ void dispatchPair(mpcrt_dtype p, mpcrt_dtype g, const char *what, F f) {
   if (p == MPCRT_BF16 && g == MPCRT_F32)
     return f(static_cast<__nv_bfloat16 *>(nullptr),
              static_cast<float *>(nullptr));
-  std::fprintf(stderr, "error: %s: unsupported parameter/gradient types\n",
-               what);
+  mpcrt::errors::reportError("%s: unsupported parameter/gradient types\n",
+                             what);
   std::exit(1);
 }
 

@@ -15,6 +15,7 @@
 
 #include "Job.h"
 
+#include "mpc/Runtime/Report.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <mpi.h>
@@ -43,7 +44,7 @@ int rank = 0, size = 1, localRank = 0;
 }
 
 [[noreturn]] void die(const char *what) {
-  std::fprintf(stderr, "error: rank %d: %s\n", rank, what);
+  mpcrt::errors::reportError("rank %d: %s\n", rank, what);
   leave(1);
 }
 
@@ -93,7 +94,7 @@ int32_t mpcrt_comm_init(void) {
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
       MPI_SUCCESS) {
-    std::fprintf(stderr, "error: MPI_Init failed\n");
+    mpcrt::errors::reportError("MPI_Init failed\n");
     return 1;
   }
   joined = true;

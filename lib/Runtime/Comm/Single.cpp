@@ -8,6 +8,7 @@
 
 #include "Job.h"
 
+#include "mpc/Runtime/Report.h"
 #include "mpc/Runtime/mpcrt.h"
 
 #include <cstdio>
@@ -19,11 +20,11 @@ extern "C" {
 int32_t mpcrt_comm_init(void) {
   mpcrt::comm::Launch launch = mpcrt::comm::launchOf();
   if (launch.size > 1) {
-    std::fprintf(stderr,
-                 "error: this executable was compiled without "
-                 "--data-parallel but runs as rank %d of %d; compile it with "
-                 "mpc-compile --data-parallel, or run one process\n",
-                 launch.rank, launch.size);
+    mpcrt::errors::reportError(
+        "this executable was compiled without "
+        "--data-parallel but runs as rank %d of %d; compile it with "
+        "mpc-compile --data-parallel, or run one process\n",
+        launch.rank, launch.size);
     return 1;
   }
   return 0;

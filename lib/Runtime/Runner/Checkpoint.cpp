@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Model.h"
+#include "mpc/Runtime/Report.h"
 
 #include "mpc/Support/Files.h"
 
@@ -162,7 +163,7 @@ Error mpc::runner::prepareCheckpoint(const std::string &path,
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
       continue; // its writer still runs (or is not ours to judge)
     if (!fs::remove(it->path()))
-      notes << "note: removed " << it->path()
+      notes << mpcrt::errors::prefix("note").text << "removed " << it->path()
             << ", left by a checkpoint write that did not finish\n";
   }
   return Error::success();

@@ -8,6 +8,7 @@
 
 #include "Model.h"
 
+#include "mpc/Runtime/Report.h"
 #include "mpc/Runtime/mpcrt.h"
 #include "mpc/Support/Files.h"
 
@@ -172,7 +173,7 @@ static int worldRank = 0, worldSize = 1;
 static int fail(const llvm::Twine &message) {
   // One write: the ranks of a job share the stream, and a line written in
   // pieces interleaves with theirs.
-  std::string line = "error: " +
+  std::string line = mpcrt::errors::prefix("error").text +
                      (worldSize > 1 ? "rank " + std::to_string(worldRank) + ": "
                                     : std::string()) +
                      message.str() + "\n";
@@ -254,9 +255,9 @@ public:
         continue;
       int64_t count = std::count_if(changed, end,
                                     [](unsigned char c) { return c != 0xFF; });
-      llvm::errs() << "error: " << when << ": a kernel wrote past " << r.where
-                   << ": " << count << " of the " << r.bytes
-                   << " guard bytes after " << r.what
+      llvm::errs() << mpcrt::errors::prefix("error").text << when
+                   << ": a kernel wrote past " << r.where << ": " << count
+                   << " of the " << r.bytes << " guard bytes after " << r.what
                    << " changed, the first at byte " << (changed - read.begin())
                    << " after its end\n";
       std::exit(1);
@@ -291,8 +292,8 @@ struct Buffer {
       p = std::aligned_alloc(256, static_cast<size_t>(std::max<int64_t>(
                                       256, (bytes + 255) / 256 * 256)));
     if (!p) {
-      llvm::errs() << "error: cannot allocate " << bytes
-                   << " bytes of host memory\n";
+      llvm::errs() << mpcrt::errors::prefix("error").text << "cannot allocate "
+                   << bytes << " bytes of host memory\n";
       std::exit(1);
     }
     return static_cast<char *>(p);
@@ -661,13 +662,15 @@ static llvm::Error checkOutputsApart() {
 }
 
 int main(int argc, char **argv) {
-  mpc::files::reportFatalErrorsAs(nullptr);
+  mpcrt::errors::setProgramName(argc > 0 ? argv[0] : "train");
+  mpc::files::reportFatalErrorsAs(mpcrt::errors::programName());
   int status = train(argc, argv);
   // The progress lines reached standard output, or an error: a failed
   // stream aborts the process when it closes ("IO failure on output
   // stream").
   if (std::string why = mpc::files::writeError(llvm::outs()); !why.empty()) {
-    llvm::errs() << "error: standard output: " << why << "\n";
+    llvm::errs() << mpcrt::errors::prefix("error").text
+                 << "standard output: " << why << "\n";
     return 1;
   }
   return status;
@@ -864,12 +867,15 @@ static int train(int argc, char **argv) {
   // State: initializers, then --init, then --resume.
   Guards guards(model, arena.data, state.data);
   if (!model.arenaGuards.empty() && worldRank == 0)
-    llvm::errs() << llvm::formatv(
-        "note: compiled with --arena-guards: {0} guards of {1} bytes after "
-        "the arena's buffers and {2} after the globals are checked after "
-        "every call, and the arena is filled with 0xFF before it\n",
-        model.arenaGuards.size(), model.arenaGuards.front().bytes,
-        model.stateGuard > 0 ? model.globals.size() : 0);
+    llvm::errs()
+        << mpcrt::errors::prefix("note").text
+        << llvm::formatv(
+               "compiled with --arena-guards: {0} guards of {1} bytes after "
+               "the arena's buffers and {2} after the globals are checked "
+               "after "
+               "every call, and the arena is filled with 0xFF before it\n",
+               model.arenaGuards.size(), model.arenaGuards.front().bytes,
+               model.stateGuard > 0 ? model.globals.size() : 0);
   mpc_init_globals(state.data);
   guards.check(Guards::kState, "the initialisation of the globals");
   const TensorInfo *stepGlobal = nullptr, *lossScale = nullptr,
@@ -1020,12 +1026,14 @@ static int train(int argc, char **argv) {
     std::string bad = firstNonFinite(model, hostState.data);
     if (!bad.empty()) {
       if (llvm::sys::fs::exists(checkpointPath)) {
-        llvm::errs() << "warning: the state holds a non-finite value (" << bad
-                     << "); " << checkpointPath
+        llvm::errs() << mpcrt::errors::prefix("warning").text
+                     << "the state holds a non-finite value (" << bad << "); "
+                     << checkpointPath
                      << " is kept as it was, not overwritten\n";
         return llvm::Error::success();
       }
-      llvm::errs() << "warning: the state holds a non-finite value (" << bad
+      llvm::errs() << mpcrt::errors::prefix("warning").text
+                   << "the state holds a non-finite value (" << bad
                    << "); writing it to " << checkpointPath << " anyway\n";
     }
     return writeCheckpoint(checkpointPath, model, hostState.data, worldSize,
@@ -1047,8 +1055,9 @@ static int train(int argc, char **argv) {
     startStep();
   if (!resumePath.empty() && model.dataParallel && written != worldSize &&
       worldRank == 0)
-    llvm::errs() << "note: " << resumePath << " was written by a job of "
-                 << written << " ranks and this job has " << worldSize
+    llvm::errs() << mpcrt::errors::prefix("note").text << resumePath
+                 << " was written by a job of " << written
+                 << " ranks and this job has " << worldSize
                  << ": a step now takes " << stepSamples << " samples (it took "
                  << batch * micro * written << "); training goes on from "
                  << "sample " << position.offset << " of epoch "

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Emulation.h"
 
 #include <ucontext.h>
@@ -49,8 +51,8 @@ void atLaunchEnd(void (*hook)()) { launchEndHooks().push_back(hook); }
 namespace {
 
 [[noreturn]] void fail(const char *file, int line, const char *what) {
-  std::fprintf(stderr, "error: CUDA emulation: kernel launched at %s:%d: %s\n",
-               file, line, what);
+  mpcrt::errors::reportError("CUDA emulation: kernel launched at %s:%d: %s\n",
+                             file, line, what);
   std::abort();
 }
 
@@ -632,8 +634,8 @@ cudaError_t copyBytes(void *dst, const void *src, size_t bytes) {
   auto *d = static_cast<char *>(dst);
   auto *s = static_cast<const char *>(src);
   if (bytes && d < s + bytes && s < d + bytes) {
-    std::fprintf(stderr, "error: CUDA emulation: cudaMemcpy between "
-                         "overlapping ranges\n");
+    mpcrt::errors::reportError("CUDA emulation: cudaMemcpy between "
+                               "overlapping ranges\n");
     std::abort();
   }
   if (bytes) // CUDA takes null pointers for no bytes
@@ -656,11 +658,11 @@ bool mpcemu::deviceAccessible(const void *p) {
 void mpcemu::checkAccessible(const char *where, size_t index, const void *p) {
   if (deviceAccessible(p))
     return;
-  std::fprintf(stderr,
-               "error: CUDA emulation: %s: argument %zu (%p) is host memory "
-               "that the device cannot address (neither cudaMalloc's nor "
-               "cudaHostAlloc's)\n",
-               where, index, p);
+  mpcrt::errors::reportError(
+      "CUDA emulation: %s: argument %zu (%p) is host memory "
+      "that the device cannot address (neither cudaMalloc's nor "
+      "cudaHostAlloc's)\n",
+      where, index, p);
   std::abort();
 }
 
@@ -684,9 +686,9 @@ void checkDirection(const char *call, void *dst, const void *src,
     wrong = "its destination is device memory";
   if (!wrong)
     return;
-  std::fprintf(stderr,
-               "error: CUDA emulation: %s from %p to %p of direction %d: %s\n",
-               call, src, dst, int(kind), wrong);
+  mpcrt::errors::reportError(
+      "CUDA emulation: %s from %p to %p of direction %d: %s\n", call, src, dst,
+      int(kind), wrong);
   std::abort();
 }
 } // namespace

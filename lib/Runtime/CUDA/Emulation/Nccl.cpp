@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Nccl.h"
 
 #include <cuda_bf16.h>
@@ -47,8 +49,8 @@ namespace {
 constexpr size_t kChunk = 1 << 20;
 
 [[noreturn]] void fail(const ncclComm &c, const std::string &what) {
-  std::fprintf(stderr, "error: rank %d: emulated NCCL: %s\n", c.rank,
-               what.c_str());
+  mpcrt::errors::reportError("rank %d: emulated NCCL: %s\n", c.rank,
+                             what.c_str());
   std::exit(1);
 }
 

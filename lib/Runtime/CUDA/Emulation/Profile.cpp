@@ -30,6 +30,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Emulation.h"
 #include "Racecheck.h"
 
@@ -169,10 +171,9 @@ void write() {
   FILE *out =
       profile->path == "-" ? stderr : std::fopen(profile->path.c_str(), "w");
   if (!out) {
-    std::fprintf(stderr,
-                 "error: CUDA emulation: cannot write the profile to "
-                 "'%s'\n",
-                 profile->path.c_str());
+    mpcrt::errors::reportError("CUDA emulation: cannot write the profile to "
+                               "'%s'\n",
+                               profile->path.c_str());
     return;
   }
   std::vector<const void *> pcs;

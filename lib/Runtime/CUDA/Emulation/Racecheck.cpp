@@ -26,6 +26,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpc/Runtime/Report.h"
+
 #include "Racecheck.h"
 #include "Emulation.h"
 
@@ -356,9 +358,8 @@ std::string codeAt(const void *pc) {
       : earlier.thread / 32 == later.thread / 32
           ? "no __syncthreads, __syncwarp or shuffle between"
           : "no __syncthreads between";
-  std::fprintf(
-      stderr,
-      "error: CUDA emulation: kernel launched at %s:%d: data race (%s hazard) "
+  mpcrt::errors::reportError(
+      "CUDA emulation: kernel launched at %s:%d: data race (%s hazard) "
       "on byte %zu of %s of %zu bytes: %s %s, %s %s%s; %s\n",
       raceClock.file, raceClock.line, hazard, offset,
       r.shared ? "shared memory" : "a device allocation", r.bytes,
