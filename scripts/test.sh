@@ -18,7 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 # The independent oracles some tests use (PyTorch exports and trains the
 # models the importer is checked against): Debian's, when missing.
-mpc_install_missing python3-torch python3-numpy
+mpc_install_missing python3-torch python3-torchvision python3-numpy
 
 status=0
 phase "lit: check-mpc"

@@ -33,6 +33,11 @@ if subprocess.run(["/usr/bin/python3", "-c", "import torch, numpy"],
                   capture_output=True).returncode == 0:
     config.available_features.add("torch")
     config.substitutions.append(("%torch_python", "/usr/bin/python3"))
+    # torchvision's models (Debian's python3-torchvision): REQUIRES:
+    # torchvision.
+    if subprocess.run(["/usr/bin/python3", "-c", "import torchvision"],
+                      capture_output=True).returncode == 0:
+        config.available_features.add("torchvision")
 # ONNX's backend node tests, from Debian's libonnx-testdata.
 config.substitutions.append(
     ("%onnx_node_tests", "/usr/share/libonnx-testdata/data/node"))
