@@ -28,6 +28,7 @@ d2sbig       DepthToSpace with a blocksize of 70000
 s2dsize      SpaceToDepth of a 3x4 image by blocks of 2
 celu0        Celu with an alpha of 0
 eyerank      EyeLike of a [2, 3, 4] input
+twoheads     two outputs (logits and an auxiliary head), for --loss
 eyebig       EyeLike of a [8192, 4096] input (2^25 elements)
 geindex      GatherElements of [2, 3] by a constant index 5 along axis 1
 gewide       GatherElements of [2, 3] by indices [3, 3] along axis 1
@@ -250,6 +251,11 @@ def main():
         "celu0": model(
             [node("Celu", ["x"], ["y"], "celu", [attr_f("alpha", 0.0)])],
             [("x", [2, 3])], [("y", [2, 3])], 17),
+        "twoheads": model(
+            [node("Relu", ["x"], ["logits"], "relu"),
+             node("Sigmoid", ["x"], ["aux"], "sigmoid")],
+            [("x", [2, 3]), ("y", [2], INT64)],
+            [("logits", [2, 3]), ("aux", [2, 3])], 17),
         "eyerank": model(
             [node("EyeLike", ["x"], ["y"], "eye")],
             [("x", [2, 3, 4])], [("y", [2, 3, 4])], 17),

@@ -5270,10 +5270,23 @@ std::string Emitter::run(std::string &mlir) {
     results = loss;
     resultTypes = "tensor<f32>";
   } else if (!options.loss.empty()) {
-    if (graph.outputs.size() != 1)
+    if (graph.outputs.size() != 1) {
+      // The first 8 outputs' names.
+      std::string names;
+      for (size_t i = 0; i < graph.outputs.size() && i < 8; ++i)
+        names += (i ? ", '" : "'") + graph.outputs[i].first + "'";
+      if (graph.outputs.size() > 8)
+        names += ", ...";
       return "--loss needs a graph with one output (the logits); this one "
              "has " +
-             std::to_string(graph.outputs.size());
+             std::to_string(graph.outputs.size()) +
+             (names.empty() ? std::string()
+                            : " (" + names +
+                                  "): export the logits alone (for "
+                                  "torchvision's GoogLeNet and Inception, "
+                                  "aux_logits=False) or write the whole "
+                                  "loss into the model");
+    }
     auto found = values.find(graph.outputs[0].first);
     if (found == values.end() || found->second.ssa.empty())
       return notComputed(graph.outputs[0].first);
