@@ -529,6 +529,28 @@ private:
     }
     return define(node, 0, toNCHW(y, yt), type);
   }
+  /// A [rows, cols] boolean mask of column index `predicate` row index
+  /// plus k (Trilu's triangles, EyeLike's diagonal): a compare of the
+  /// column indices [1, cols] with the rows' i + k [rows, 1], O(rows +
+  /// cols) text; k must keep i + k within i32. Its SSA name.
+  std::string diagonalMask(int64_t rows, int64_t cols, int64_t k,
+                           const char *predicate) {
+    std::vector<std::string> colIds, rowIds;
+    for (int64_t j = 0; j < cols; ++j)
+      colIds.push_back(std::to_string(j));
+    for (int64_t i = 0; i < rows; ++i)
+      rowIds.push_back(std::to_string(i + k));
+    TensorType colType{"int32", {1, cols}, true},
+        rowType{"int32", {rows, 1}, true};
+    std::string colSsa = fresh(), rowSsa = fresh(), mask = fresh();
+    line(colSsa + " = mpc.constant dense<" + nested(colIds, colType.dims) +
+         "> : " + mlirType(colType));
+    line(rowSsa + " = mpc.constant dense<" + nested(rowIds, rowType.dims) +
+         "> : " + mlirType(rowType));
+    line(mask + " = mpc.compare " + quoted(predicate) + ", " + colSsa + ", " +
+         rowSsa + " : " + mlirType(colType) + ", " + mlirType(rowType));
+    return mask;
+  }
   /// A mask as numbers of `element`: 1 where it holds, 0 elsewhere.
   std::string maskAsNumbers(const std::string &mask, const TensorType &type,
                             const std::string &element) {
@@ -1363,22 +1385,9 @@ std::string Emitter::trilu(const Node &node) {
   // compare of the column indices [1, cols] with the rows' i + k [rows,
   // 1], k clamped to where the mask stops changing (i + k fits in i32).
   k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
-  std::vector<std::string> colIds, rowIds;
-  for (int64_t j = 0; j < cols; ++j)
-    colIds.push_back(std::to_string(j));
-  for (int64_t i = 0; i < rows; ++i)
-    rowIds.push_back(std::to_string(i + k));
-  TensorType colType{"int32", {1, cols}, true},
-      rowType{"int32", {rows, 1}, true};
   TensorType maskType{"bool", {rows, cols}, true};
   TensorType zeroType{x.type.element, {}, true};
-  std::string colSsa = fresh(), rowSsa = fresh(), mask = fresh(), zero;
-  line(colSsa + " = mpc.constant dense<" + nested(colIds, colType.dims) +
-       "> : " + mlirType(colType));
-  line(rowSsa + " = mpc.constant dense<" + nested(rowIds, rowType.dims) +
-       "> : " + mlirType(rowType));
-  line(mask + " = mpc.compare \"" + (upper ? "ge" : "le") + "\", " + colSsa +
-       ", " + rowSsa + " : " + mlirType(colType) + ", " + mlirType(rowType));
+  std::string mask = diagonalMask(rows, cols, k, upper ? "ge" : "le"), zero;
   // mpc.where selects floating-point values: a mask is cut as numbers
   // (1 and 0) and compared with 0 again.
   bool mask01 = x.type.element == "bool";
@@ -1436,20 +1445,8 @@ std::string Emitter::eyeLike(const Node &node) {
     values[node.outputs[0]] = v;
     return "";
   }
-  std::vector<std::string> colIds, rowIds;
-  for (int64_t j = 0; j < cols; ++j)
-    colIds.push_back(std::to_string(j));
-  for (int64_t i = 0; i < rows; ++i)
-    rowIds.push_back(std::to_string(i + k));
-  TensorType colType{"int32", {1, cols}, true},
-      rowType{"int32", {rows, 1}, true}, maskType{"bool", dims, true};
-  std::string colSsa = fresh(), rowSsa = fresh(), mask = fresh();
-  line(colSsa + " = mpc.constant dense<" + nested(colIds, colType.dims) +
-       "> : " + mlirType(colType));
-  line(rowSsa + " = mpc.constant dense<" + nested(rowIds, rowType.dims) +
-       "> : " + mlirType(rowType));
-  line(mask + " = mpc.compare \"eq\", " + colSsa + ", " + rowSsa + " : " +
-       mlirType(colType) + ", " + mlirType(rowType));
+  TensorType maskType{"bool", dims, true};
+  std::string mask = diagonalMask(rows, cols, k, "eq");
   return define(node, 0, maskAsNumbers(mask, maskType, type.element), type);
 }
 

@@ -28,8 +28,8 @@
 
 #include "mpc/Runtime/Report.h"
 
-#include "Racecheck.h"
 #include "Emulation.h"
+#include "Racecheck.h"
 
 #include <algorithm>
 #include <cstdio>
