@@ -79,12 +79,16 @@ convtpads    ConvTranspose padded beyond its output (inferred size -4)
 and two that import but take no loss:
 
 notbool      Not of a bool [3, 4] (a bool output: --loss mse refuses it)
-rank3        Relu of [2, 3, 4] (--loss cross_entropy needs [batch, classes])
+rank1        Relu of [3] (--loss cross_entropy needs [batch, classes, ...])
+twoshapes    two outputs of [2, 3] and [2, 4] (--loss-output: one shape)
+twotypes     two outputs, f32 and f16 (--loss-output: one element type)
 
-and one it takes:
+and two it takes:
 
 boolmask     Where of a BOOL initializer [2, 2] (a registered bool buffer,
              a causal mask) between x and y
+rank3        Relu of [2, 3, 4] (--loss cross_entropy: 3 classes, labels
+             [2, 4], as PyTorch's K-dimensional cross_entropy)
 """
 import os
 import sys
@@ -435,6 +439,19 @@ def main():
         "rank3": model(
             [node("Relu", ["x"], ["y"], "relu")],
             [("x", [2, 3, 4])], [("y", [2, 3, 4])], 17),
+        "rank1": model(
+            [node("Relu", ["x"], ["y"], "relu")],
+            [("x", [3])], [("y", [3])], 17),
+        "twoshapes": model(
+            [node("Relu", ["x"], ["logits"], "relu"),
+             node("Concat", ["x", "x"], ["wide"], "concat",
+                  [attr_i("axis", 1)])],
+            [("x", [2, 3])], [("logits", [2, 3]), ("wide", [2, 6])], 17),
+        "twotypes": model(
+            [node("Relu", ["x"], ["logits"], "relu"),
+             node("Cast", ["x"], ["half"], "cast", [attr_i("to", FLOAT16)])],
+            [("x", [2, 3])],
+            [("logits", [2, 3]), ("half", [2, 3], FLOAT16)], 17),
         "boolmask": model(
             [node("Where", ["mask", "x", "y"], ["z"], "where")],
             [("x", [2, 2]), ("y", [2, 2])], [("z", [2, 2])], 17,

@@ -560,10 +560,10 @@ class Positions(nn.Module):
         return self.head((self.emb(ids) + self.emb(pos)).mean(1))
 
 
-def export(out, name, model, x):
+def export(out, name, model, x, outputs=("logits",)):
     torch.onnx.export(copy.deepcopy(model), x[:4],
                       os.path.join(out, name + ".onnx"), input_names=["x"],
-                      output_names=["logits"], opset_version=17,
+                      output_names=list(outputs), opset_version=17,
                       training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False)
 

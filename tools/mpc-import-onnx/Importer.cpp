@@ -5267,52 +5267,117 @@ std::string Emitter::run(std::string &mlir) {
     results = loss;
     resultTypes = "tensor<f32>";
   } else if (!options.loss.empty()) {
-    if (graph.outputs.size() != 1) {
-      // The first 8 outputs' names.
-      std::string names;
-      for (size_t i = 0; i < graph.outputs.size() && i < 8; ++i)
-        names += (i ? ", '" : "'") + graph.outputs[i].first + "'";
-      if (graph.outputs.size() > 8)
-        names += ", ...";
+    // The outputs the loss is of: those --loss-output names, or the
+    // graph's single one.
+    std::vector<std::pair<std::string, double>> terms = options.lossOutputs;
+    // The first 8 outputs' names.
+    std::string names;
+    for (size_t i = 0; i < graph.outputs.size() && i < 8; ++i)
+      names += (i ? ", '" : "'") + graph.outputs[i].first + "'";
+    if (graph.outputs.size() > 8)
+      names += ", ...";
+    if (terms.empty() && graph.outputs.size() != 1)
       return "--loss needs a graph with one output (the logits); this one "
              "has " +
              std::to_string(graph.outputs.size()) +
-             (names.empty() ? std::string()
-                            : " (" + names +
-                                  "): export the logits alone (for "
-                                  "torchvision's GoogLeNet and Inception, "
-                                  "aux_logits=False) or write the whole "
-                                  "loss into the model");
+             (names.empty()
+                  ? std::string()
+                  : " (" + names +
+                        "): name the ones the loss is of, each with its "
+                        "weight, with --loss-output NAME[=WEIGHT] "
+                        "(torchvision's GoogLeNet: --loss-output logits "
+                        "--loss-output aux1=0.3 --loss-output aux2=0.3, "
+                        "weighed as in its paper)");
+    if (terms.empty())
+      terms.emplace_back(graph.outputs[0].first, 1.0);
+    std::vector<const Value *> outputs;
+    for (const auto &term : terms) {
+      const std::string &name = term.first;
+      if (!llvm::any_of(graph.outputs,
+                        [&](const auto &o) { return o.first == name; }))
+        return "--loss-output '" + name +
+               "' is not an output of the graph; its outputs are " + names;
+      auto found = values.find(name);
+      if (found == values.end() || found->second.ssa.empty())
+        return notComputed(name);
+      const Value &logits = found->second;
+      if (!isFloat(logits.type.element))
+        return "--loss " + options.loss + " needs a floating-point output; '" +
+               name + "' is " + mlirType(logits.type);
+      if (!outputs.empty() && logits.type.dims != outputs[0]->type.dims)
+        return "the outputs of --loss-output share the labels, so they must "
+               "have one shape; '" +
+               terms[0].first + "' is " + mlirType(outputs[0]->type) + ", '" +
+               name + "' is " + mlirType(logits.type);
+      if (!outputs.empty() && logits.type.element != outputs[0]->type.element)
+        return "the outputs of --loss-output must have one element type; '" +
+               terms[0].first + "' is " + mlirType(outputs[0]->type) + ", '" +
+               name + "' is " + mlirType(logits.type);
+      outputs.push_back(&logits);
     }
-    auto found = values.find(graph.outputs[0].first);
-    if (found == values.end() || found->second.ssa.empty())
-      return notComputed(graph.outputs[0].first);
-    const Value &logits = found->second;
-    if (!isFloat(logits.type.element))
-      return "--loss " + options.loss + " needs a floating-point output; '" +
-             graph.outputs[0].first + "' is " + mlirType(logits.type);
+    const TensorType &outputType = outputs[0]->type;
     // cross_entropy: integer class labels, one per row of [batch,
-    // classes] logits; mse and bce_with_logits: float targets shaped like
-    // the output (a UNet's mask).
+    // classes] logits, or per position of [batch, classes, d...] ones (a
+    // segmentation's, PyTorch's K-dimensional cross_entropy); mse and
+    // bce_with_logits: float targets shaped like the output (a UNet's
+    // mask).
     bool classes = options.loss == "cross_entropy";
-    if (classes && logits.type.dims.size() != 2)
-      return "--loss cross_entropy needs [batch, classes] logits; '" +
-             graph.outputs[0].first + "' is " + mlirType(logits.type);
-    TensorType labelType =
-        classes ? TensorType{"int32", {logits.type.dims[0]}, true}
-                : logits.type;
+    int64_t rank = static_cast<int64_t>(outputType.dims.size());
+    if (classes && rank < 2)
+      return "--loss cross_entropy needs [batch, classes] or [batch, "
+             "classes, d...] logits; '" +
+             terms[0].first + "' is " + mlirType(outputType);
+    TensorType labelType = outputType;
+    // [N, C, d...]: the classes moved last, [N, d..., C], rows of the op.
+    std::vector<int64_t> perm{0};
+    for (int64_t d = 2; d < rank; ++d)
+      perm.push_back(d);
+    perm.push_back(1);
+    TensorType rowsType = outputType;
+    if (classes) {
+      labelType = TensorType{"int32", outputType.dims, true};
+      labelType.dims.erase(labelType.dims.begin() + 1);
+      for (int64_t d = 0; d < rank; ++d)
+        rowsType.dims[d] = outputType.dims[perm[d]];
+    }
     args += (args.empty() ? "" : ", ") + std::string("%labels: ") +
             mlirType(labelType) + " {mpc.name = " + quoted(options.labels) +
             "}" + at(options.labels, 0);
     currentName = "loss";
     currentIndex = graph.nodes.size();
-    line("%loss = mpc." + options.loss + " " + logits.ssa + ", %labels" +
-         (classes ? crossEntropyAttrs(options.ignoreIndex,
-                                      options.labelSmoothing, false)
-                  : "") +
-         " : " + mlirType(logits.type) + ", " + mlirType(labelType));
-    results = "%loss";
-    resultTypes = "tensor<" + mlirElement(logits.type.element) + ">";
+    std::string lossType = "tensor<" + mlirElement(outputType.element) + ">";
+    std::string total;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      std::string logits = outputs[i]->ssa;
+      TensorType type = outputType;
+      if (classes && rank > 2) {
+        logits = transposeOf(logits, outputType, perm);
+        type = rowsType;
+      }
+      std::string term = terms.size() == 1 ? "%loss" : fresh();
+      line(term + " = mpc." + options.loss + " " + logits + ", %labels" +
+           (classes ? crossEntropyAttrs(options.ignoreIndex,
+                                        options.labelSmoothing, false)
+                    : "") +
+           " : " + mlirType(type) + ", " + mlirType(labelType));
+      if (terms[i].second != 1) {
+        std::string weight = floatConstant(terms[i].second, outputType.element),
+                    weighted = fresh();
+        line(weighted + " = mpc.mul " + term + ", " + weight + " : " +
+             lossType + ", " + lossType);
+        term = weighted;
+      }
+      if (total.empty()) {
+        total = term;
+      } else {
+        std::string sum = i + 1 == terms.size() ? "%loss" : fresh();
+        line(sum + " = mpc.add " + total + ", " + term + " : " + lossType +
+             ", " + lossType);
+        total = sum;
+      }
+    }
+    results = total;
+    resultTypes = lossType;
   } else {
     if (graph.outputs.empty())
       return "the graph has no outputs: nothing to compute";

@@ -25,6 +25,10 @@ struct ImportOptions {
   /// The graph input holding the integer class labels (with --loss); it
   /// becomes the function's last argument, tensor<B x i32>.
   std::string labels;
+  /// With --loss: the outputs the loss is of and each one's weight (the
+  /// loss is the weighted sum, all against the same labels); empty: the
+  /// graph's single output, weight 1.
+  std::vector<std::pair<std::string, double>> lossOutputs;
   /// With --loss cross_entropy: its label_smoothing and ignore_index.
   double labelSmoothing = 0;
   std::optional<int64_t> ignoreIndex;

@@ -32,6 +32,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cmath>
+
 using namespace mpc::onnx_import;
 namespace cl = llvm::cl;
 
@@ -58,6 +60,14 @@ static cl::opt<std::string> labels(
              "last argument (i32, one per row of the logits); a graph input "
              "of that name is replaced by it"),
     cl::init(""), cl::cat(category));
+static cl::list<std::string> lossOutputs(
+    "loss-output",
+    cl::desc("With --loss: an output the loss is of, and its weight (default "
+             "1); the loss is the weighted sum over the outputs named, all "
+             "against the same labels (an auxiliary head: "
+             "--loss-output logits --loss-output aux=0.4). Without it the "
+             "graph must have one output (repeatable)"),
+    cl::value_desc("NAME[=WEIGHT]"), cl::cat(category));
 static cl::opt<double> labelSmoothing(
     "label-smoothing",
     cl::desc("With --loss cross_entropy: PyTorch's label_smoothing, in [0, 1] "
@@ -150,6 +160,8 @@ int main(int argc, char **argv) {
     return fail("--loss needs --labels NAME (the labels' or targets' input)");
   if (loss.empty() && !labels.empty())
     return fail("--labels needs --loss (the loss the labels feed)");
+  if (loss.empty() && !lossOutputs.empty())
+    return fail("--loss-output needs --loss (the loss of the outputs named)");
   // The function's name as MLIR writes a symbol bare (and mpc-compile's
   // --loss and --entry take it): a letter or '_', then letters, digits,
   // '_', '$' or '.'.
@@ -183,6 +195,20 @@ int main(int argc, char **argv) {
   options.loss = loss;
   options.labels = labels;
   options.labelSmoothing = labelSmoothing;
+  for (const std::string &spec : lossOutputs) {
+    auto [name, weightText] = llvm::StringRef(spec).split('=');
+    double weight = 1;
+    if (name.empty() || (spec.find('=') != std::string::npos &&
+                         (weightText.trim().getAsDouble(weight) ||
+                          !std::isfinite(weight) || weight <= 0)))
+      return fail("--loss-output expects NAME or NAME=WEIGHT (a finite "
+                  "weight > 0), not '" +
+                  spec + "'");
+    for (const auto &[seen, unused] : options.lossOutputs)
+      if (seen == name)
+        return fail("--loss-output names '" + name + "' twice");
+    options.lossOutputs.emplace_back(name.str(), weight);
+  }
   if (ignoring)
     options.ignoreIndex = ignoreIndex;
   options.trainable = trainable;
