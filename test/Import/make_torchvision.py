@@ -21,7 +21,12 @@ same labels: GoogLeNet's two auxiliary classifiers weighed 0.3 as in its
 paper, DeepLabV3's auxiliary head 0.5 as in torchvision's segmentation
 training, which also ignores the label 255 (IGNORE): a tenth of the
 pixels carry it here.
+
+NAME-torch-eval.json holds PyTorch's evaluation of the exported state
+(eval mode, the first output alone), as the runner's --eval-only gives
+it.
 """
+import json
 import os
 import sys
 
@@ -95,6 +100,26 @@ def trace(model, heads, x, y, steps):
     return losses
 
 
+def evaluate(model, x, y):
+    """PyTorch's evaluation as the runner's --val-data does it: eval mode,
+    the means over the batches of 4 of the first output's loss and top-1
+    accuracy (per position, the ignored label left out)."""
+    model.eval()
+    losses, accuracies = [], []
+    with torch.no_grad():
+        for k in range(x.shape[0] // 4):
+            labels = y[k * 4:(k + 1) * 4].long()
+            logits = model(x[k * 4:(k + 1) * 4])[0]
+            losses.append(float(torch.nn.functional.cross_entropy(
+                logits, labels, ignore_index=IGNORE)))
+            kept = labels != IGNORE
+            accuracies.append(float(
+                (logits.argmax(1) == labels)[kept].float().mean()))
+    model.train()
+    return {"val_loss": sum(losses) / len(losses),
+            "val_accuracy": sum(accuracies) / len(accuracies)}
+
+
 def main():
     out = sys.argv[1]
     for spec in sys.argv[2:]:
@@ -115,6 +140,8 @@ def main():
         # As in make_zoo.py: the export's trace ran once in training mode.
         with torch.no_grad():
             model.train()(x[:4])
+        with open(os.path.join(out, name + "-torch-eval.json"), "w") as f:
+            json.dump(evaluate(model, x, y), f)
         write_trace(out, name, trace(model.train(), heads, x, y,
                                      int(steps or 2)))
 

@@ -5355,11 +5355,19 @@ std::string Emitter::run(std::string &mlir) {
         type = rowsType;
       }
       std::string term = terms.size() == 1 ? "%loss" : fresh();
+      std::string attrs = classes
+                              ? crossEntropyAttrs(options.ignoreIndex,
+                                                  options.labelSmoothing, false)
+                              : "";
+      // Where the loss is built from several (or weighted), the first
+      // output's is what evaluation reports (mpc-eval-step), as PyTorch
+      // evaluates GoogLeNet on its main logits alone.
+      if (i == 0 && (terms.size() > 1 || terms[0].second != 1))
+        attrs = attrs.empty()
+                    ? " {mpc.eval_loss}"
+                    : attrs.substr(0, attrs.size() - 1) + ", mpc.eval_loss}";
       line(term + " = mpc." + options.loss + " " + logits + ", %labels" +
-           (classes ? crossEntropyAttrs(options.ignoreIndex,
-                                        options.labelSmoothing, false)
-                    : "") +
-           " : " + mlirType(type) + ", " + mlirType(labelType));
+           attrs + " : " + mlirType(type) + ", " + mlirType(labelType));
       if (terms[i].second != 1) {
         std::string weight = floatConstant(terms[i].second, outputType.element),
                     weighted = fresh();

@@ -219,8 +219,8 @@ int64_t crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
   using A = typename S::Acc;
   int64_t bad = firstBadLabel(labels, bits, rows, classes, ignored);
   formulas::LabelSmoothing<A> target(smoothing, classes);
-  // Each row's term in parallel, summed in row order: lse minus the
-  // target-weighted logits (x[y] alone without smoothing).
+  // Each row's term in parallel, summed pairwise in a fixed order: lse
+  // minus the target-weighted logits (x[y] alone without smoothing).
   std::vector<A> terms(static_cast<size_t>(rows), A(0));
   parallelFor(rows, grainFor(4 * classes), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -238,9 +238,7 @@ int64_t crossEntropy(const T *logits, const void *labels, int32_t bits, T *loss,
       terms[r] = logSumExp<T, A>(row, classes) - picked;
     }
   });
-  A total = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    total += terms[r];
+  A total = pairwiseSum(terms.data(), rows);
   // No row counted (an empty batch, every label ignored): loss 0, not the
   // 0/0 of a mean over no rows.
   int64_t counted = countedRows(labels, bits, rows, ignored);

@@ -47,6 +47,22 @@ inline int64_t grainFor(int64_t work) {
   return std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(work, 1));
 }
 
+/// The sum of v[0, n) in a fixed order: runs of up to 64 in order, their
+/// sums halved pairwise, so that the rounding error grows with log2(n)
+/// units of roundoff, not n (a mean of 262,144 per-pixel cross-entropies
+/// summed in order was 1e-5 off in f32, and 0.4% off where every term was
+/// alike).
+template <typename A> A pairwiseSum(const A *v, int64_t n) {
+  if (n <= 64) {
+    A sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sum += v[i];
+    return sum;
+  }
+  int64_t half = n / 2;
+  return pairwiseSum(v, half) + pairwiseSum(v + half, n - half);
+}
+
 /// start + the sum of term(i) over [0, n): partial sums over blocks of
 /// `block` indices (each in index order, the blocks in parallel), added to
 /// start in block order, so the same whatever the thread count.

@@ -39,3 +39,22 @@ func.func @loss(%x: tensor<f32>) -> tensor<f32> {
 ^bb1:
   return %x : tensor<f32>
 }
+
+// -----
+
+func.func @loss(%x: tensor<4x5xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  %a = mpc.cross_entropy %x, %y {mpc.eval_loss} : tensor<4x5xf32>, tensor<4xi32>
+  // expected-error @+1 {{'mpc.cross_entropy' op mpc-eval-step: a second op marked mpc.eval_loss (one names the evaluation's loss)}}
+  %b = mpc.cross_entropy %x, %y {mpc.eval_loss} : tensor<4x5xf32>, tensor<4xi32>
+  %l = mpc.add %a, %b : tensor<f32>, tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @loss(%x: tensor<4x5xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  // expected-error @+1 {{'mpc.relu' op mpc-eval-step: mpc.eval_loss marks an op whose result is not a scalar loss of the returned loss's type}}
+  %r = mpc.relu %x {mpc.eval_loss} : tensor<4x5xf32>
+  %l = mpc.cross_entropy %r, %y : tensor<4x5xf32>, tensor<4xi32>
+  return %l : tensor<f32>
+}

@@ -27,6 +27,9 @@ using namespace mlir::mpc;
 namespace {
 
 constexpr const char *kPass = "mpc-eval-step";
+/// Marks the loss an evaluation step reports where the returned loss is
+/// built from several (mpc-import-onnx's --loss-output).
+constexpr const char *kEvalLoss = "mpc.eval_loss";
 
 /// Batch norm on its running statistics (with its fused ReLU).
 void inferenceBatchNorm(BatchNormOp bn) {
@@ -92,10 +95,44 @@ struct EvalStepPass : public mpc::impl::EvalStepPassBase<EvalStepPass> {
       }
     }
     auto ret = cast<func::ReturnOp>(eval.getBody().front().getTerminator());
-    SmallVector<Value> results{ret.getOperand(0)};
+    // The loss evaluation reports: the one op marked kEvalLoss (the main
+    // head's, of a loss summed over several heads: PyTorch's GoogLeNet
+    // evaluates its main logits alone), else the returned one.
+    Value loss = ret.getOperand(0);
+    Operation *marked = nullptr;
+    WalkResult walk = eval.walk([&](Operation *op) {
+      if (!op->hasAttr(kEvalLoss))
+        return WalkResult::advance();
+      if (marked) {
+        op->emitOpError(kPass) << ": a second op marked " << kEvalLoss
+                               << " (one names the evaluation's loss)";
+        return WalkResult::interrupt();
+      }
+      auto type = op->getNumResults() == 1
+                      ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                      : RankedTensorType();
+      if (!type || type.getRank() != 0 ||
+          !isa<FloatType>(type.getElementType()) ||
+          type != cast<RankedTensorType>(loss.getType())) {
+        op->emitOpError(kPass)
+            << ": " << kEvalLoss
+            << " marks an op whose result is not a scalar loss of the "
+               "returned loss's type";
+        return WalkResult::interrupt();
+      }
+      marked = op;
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted()) {
+      eval.erase();
+      return signalPassFailure();
+    }
+    if (marked)
+      loss = marked->getResult(0);
+    SmallVector<Value> results{loss};
     SmallVector<StringRef> names{"loss"};
     b.setInsertionPoint(ret);
-    if (auto ce = ret.getOperand(0).getDefiningOp<CrossEntropyOp>()) {
+    if (auto ce = loss.getDefiningOp<CrossEntropyOp>()) {
       results.push_back(AccuracyOp::create(b, ce.getLoc(), ce.getInput(),
                                            ce.getTarget(),
                                            ce.getIgnoreIndexAttr()));

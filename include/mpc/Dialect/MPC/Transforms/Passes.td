@@ -206,6 +206,12 @@ def EvalStepPass : Pass<"mpc-eval-step", "ModuleOp"> {
     - when the loss is an `mpc.cross_entropy`, a second result, the top-1
       `mpc.accuracy` of its logits and labels.
 
+    The loss it reports is the function's first result, or the op marked
+    `mpc.eval_loss` (one, of a scalar result of the loss's type) where
+    there is one: the main head's of a loss summed over several heads
+    (`mpc-import-onnx --loss-output`), as PyTorch evaluates GoogLeNet on its
+    main logits alone. What only the other heads read is not computed.
+
     `precision=f32` (the default, PyTorch's advice to evaluate without
     autocast) marks the step `mpc.keep_f32`: `--mpc-assign-precision` leaves
     it in f32, reading the f32 master weights (at O3, which has none, the
