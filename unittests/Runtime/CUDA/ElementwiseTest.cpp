@@ -380,6 +380,38 @@ TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
       }
 }
 
+// A segmentation's mean over the 65,536 pixels of a [4, 128, 128] label
+// map, each row's logits alike (an untrained head: every term log 5, its
+// rounding the same in every row). Within 14 units of roundoff of the
+// float64 mean: a term's own rounding (4 u), a thread's compensated sum of
+// its 256 rows (2 u) and the block's tree of 256 partial sums (8 u).
+// Summed plainly, each thread's rows were 18 u off here (and 220 u for
+// 262,144 pixels); the CPU reference sums pairwise.
+TEST_F(Elementwise, TheCrossEntropyMeanOfManyRowsKeepsItsAccuracy) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t rows = int64_t(4) * 128 * 128, cols = 5;
+  std::uniform_real_distribution<float> logit(-0.1f, 0.1f);
+  std::vector<float> x(rows * cols);
+  std::vector<int32_t> labels(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::fill_n(&x[r * cols], cols, logit(rng));
+    labels[r] = static_cast<int32_t>(rng() % cols);
+  }
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      sum += std::exp(double(x[r * cols + c]));
+    total += std::log(sum) - x[r * cols + labels[r]];
+  }
+  double want = total / rows;
+  float *loss = deviceBuffer<float>(1);
+  crossEntropy(MPCRT_F32, upload(x), upload(labels), 32, loss, rows, cols,
+               true);
+  EXPECT_EQ(takeDeviceErrors().label, 0);
+  EXPECT_NEAR(download(loss, 1)[0], want, (4 + 2 + 8) * 0x1p-24 * want);
+}
+
 TEST_F(Elementwise, BadLabelsAreSkippedAndRecordedAsTheReferenceDoes) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t rows = 37, cols = 11;
