@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -3125,6 +3126,26 @@ std::string Emitter::padNHWC(const std::string &x, TensorType &type,
   return out;
 }
 
+/// A number for a message: 9 significant digits.
+static std::string shortNumber(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", v);
+  return buffer;
+}
+
+/// The smallest and the largest positive normal numbers of a float
+/// element type.
+static std::pair<double, double> normalRange(const std::string &element) {
+  if (element == "float16")
+    return {std::ldexp(1.0, -14), 65504.0};
+  if (element == "bfloat16")
+    return {std::ldexp(1.0, -126), std::ldexp(255.0, 120)};
+  if (element == "double")
+    return {std::numeric_limits<double>::min(),
+            std::numeric_limits<double>::max()};
+  return {std::numeric_limits<float>::min(), std::numeric_limits<float>::max()};
+}
+
 /// Negative infinity as an MLIR literal of the element type.
 static const char *minusInfinity(const std::string &element) {
   if (element == "float16")
@@ -5309,6 +5330,15 @@ std::string Emitter::run(std::string &mlir) {
                "have one shape; '" +
                terms[0].first + "' is " + mlirType(outputs[0]->type) + ", '" +
                name + "' is " + mlirType(logits.type);
+      // The weight as the loss's type holds it: a normal number (one
+      // that rounds to infinity or to 0, or loses bits as a subnormal,
+      // would poison or lose the head).
+      auto [smallest, largest] = normalRange(logits.type.element);
+      if (term.second < smallest || term.second > largest)
+        return "--loss-output " + name + "=" + shortNumber(term.second) +
+               ": the weight must be a normal " +
+               mlirElement(logits.type.element) + " number, from " +
+               shortNumber(smallest) + " to " + shortNumber(largest);
       if (!outputs.empty() && logits.type.element != outputs[0]->type.element)
         return "the outputs of --loss-output must have one element type; '" +
                terms[0].first + "' is " + mlirType(outputs[0]->type) + ", '" +
