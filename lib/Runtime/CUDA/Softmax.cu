@@ -570,10 +570,17 @@ softmaxDropoutBackwardKernel(G grad, In input, X gradInput, X dropped,
   }
 }
 
-/// Cross-entropy, pass 1: block r's row term, max + log(sum exp) minus
-/// the target-weighted logits (x[y] without label smoothing; 0 for an
-/// ignored label, and for one outside [0, classes), which pass 2 records).
-/// Thread 0 stores the terms.
+/// Rows of at most 32 classes (a segmentation's pixels) take a thread
+/// each, their classes in order as the CPU reference takes them, where a
+/// block per row would leave all but a few of its threads idle.
+__host__ __device__ inline bool narrowRows(int64_t classes) {
+  return classes <= 32;
+}
+
+/// Cross-entropy, pass 1: block r's row term (a narrow row's: thread r's), max
+/// + log(sum exp) minus the target-weighted logits (x[y] without label
+/// smoothing; 0 for an ignored label, and for one outside [0, classes), which
+/// pass 2 records). Thread 0 stores the terms.
 template <typename T, typename A>
 __device__ void
 crossEntropyRows(const T *logits, const void *labels, int32_t bits, A *terms,
@@ -581,6 +588,29 @@ crossEntropyRows(const T *logits, const void *labels, int32_t bits, A *terms,
                  double smoothing) {
   using S = Storage<T>;
   formulas::LabelSmoothing<A> target(smoothing, classes);
+  if (narrowRows(classes)) {
+    for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows;
+         r += int64_t(gridDim.x) * blockDim.x) {
+      const T *row = logits + r * classes;
+      int64_t y = formulas::indexAt(labels, bits, r);
+      if (ignored(y) || y < 0 || y >= classes) {
+        terms[r] = A(0);
+        continue;
+      }
+      A max = A(-INFINITY), sum = 0, each = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        max = fmax(max, S::load(row[c]));
+      for (int64_t c = 0; c < classes; ++c)
+        sum += exp(S::load(row[c]) - max);
+      if (smoothing != 0) {
+        for (int64_t c = 0; c < classes; ++c)
+          each += S::load(row[c]);
+        each = target.onEach * each;
+      }
+      terms[r] = max + log(sum) - (target.onLabel * S::load(row[y]) + each);
+    }
+    return;
+  }
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T *row = logits + r * classes;
     int64_t y = formulas::indexAt(labels, bits, r);
@@ -697,6 +727,31 @@ crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
   formulas::LabelSmoothing<A> target(smoothing, classes);
   int64_t divisor = !mean ? 1 : counted ? *counted : rows;
   A scale = divisor > 0 ? S::load(*gradLoss) / static_cast<A>(divisor) : A(0);
+  if (narrowRows(classes)) {
+    for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows;
+         r += int64_t(gridDim.x) * blockDim.x) {
+      const T *row = logits + r * classes;
+      T *out = grad + r * classes;
+      int64_t y = formulas::indexAt(labels, bits, r);
+      if (ignored(y) || y < 0 || y >= classes) {
+        if (!ignored(y))
+          recordError(bad, r);
+        for (int64_t c = 0; c < classes; ++c)
+          out[c] = S::store(A(0));
+        continue;
+      }
+      A max = A(-INFINITY), sum = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        max = fmax(max, S::load(row[c]));
+      for (int64_t c = 0; c < classes; ++c)
+        sum += exp(S::load(row[c]) - max);
+      A lse = max + log(sum);
+      for (int64_t c = 0; c < classes; ++c)
+        out[c] = S::store(scale *
+                          (exp(S::load(row[c]) - lse) - target.target(c == y)));
+    }
+    return;
+  }
   const T *row = logits + blockIdx.x * classes;
   int64_t y = formulas::indexAt(labels, bits, blockIdx.x);
   if (ignored(y) || y < 0 || y >= classes) {
@@ -889,14 +944,16 @@ void crossEntropy(mpcrt_dtype dtype, const void *logits, const void *labels,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
-    // One block per row, the last to finish summing the row terms (in the
-    // f32 scratch buffer; f64 terms take two of its elements each).
+    // One block per row (a thread per narrow row), the last to finish
+    // summing the row terms (in the f32 scratch buffer; f64 terms take two
+    // of its elements each).
     auto *terms = reinterpret_cast<A *>(
         scratchF32((rows > 0 ? rows : 1) * int64_t(sizeof(A) / 4)));
-    crossEntropyKernel<T, A><<<blocksFor(rows, 1), kThreads, 0, stream()>>>(
-        static_cast<const T *>(logits), labels, labelBits, terms,
-        static_cast<T *>(loss), rows, classes, mean, ignored, smoothing,
-        &deviceErrors()->label, arrivalCounters(1));
+    crossEntropyKernel<T, A>
+        <<<blocksFor(rows, narrowRows(classes) ? kThreads : 1), kThreads, 0,
+           stream()>>>(static_cast<const T *>(logits), labels, labelBits, terms,
+                       static_cast<T *>(loss), rows, classes, mean, ignored,
+                       smoothing, &deviceErrors()->label, arrivalCounters(1));
   });
   MPCRT_CUDA_LAUNCHED("cross_entropy");
 }
@@ -998,7 +1055,8 @@ void crossEntropyBackward(mpcrt_dtype dtype, const void *gradLoss,
   dispatch(dtype, [&](auto *t) {
     using T = MPCRT_TYPE(t);
     crossEntropyBackwardKernel<T>
-        <<<static_cast<unsigned>(rows), kThreads, 0, stream()>>>(
+        <<<narrowRows(classes) ? blocksFor(rows) : static_cast<unsigned>(rows),
+           kThreads, 0, stream()>>>(
             static_cast<const T *>(gradLoss), static_cast<const T *>(logits),
             labels, labelBits, static_cast<T *>(gradLogits), classes, rows,
             mean, ignored, smoothing, counted, &deviceErrors()->label);

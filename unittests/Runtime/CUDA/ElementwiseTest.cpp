@@ -384,7 +384,8 @@ TEST_F(Elementwise, UnaryOpsAndGradientsMatchTheReference) {
 // map, each row's logits alike (an untrained head: every term log 5, its
 // rounding the same in every row). Within 14 units of roundoff of the
 // float64 mean: a term's own rounding (4 u), a thread's compensated sum of
-// its 256 rows (2 u) and the block's tree of 256 partial sums (8 u).
+// its 256 rows (2 u) and the block's tree of 256 partial sums (8 u). The
+// rows, of 5 classes, take a thread each.
 // Summed plainly, each thread's rows were 18 u off here (and 220 u for
 // 262,144 pixels); the CPU reference sums pairwise.
 TEST_F(Elementwise, TheCrossEntropyMeanOfManyRowsKeepsItsAccuracy) {
@@ -687,8 +688,10 @@ TEST_F(Elementwise, SoftmaxAndCrossEntropyMatchTheReference) {
   const int64_t rows = 37;
   // Rows a warp holds with 1, 2, 8 and 32 elements a lane (the last ones
   // partly; 256 and 1000 in groups of 4 moved as one access, 45 one element
-  // at a time), and rows past 1024 (a block per row).
-  for (int64_t cols : {1, 45, 256, 1000, 1029})
+  // at a time), and rows past 1024 (a block per row). The cross-entropy
+  // takes rows of up to 32 classes a thread each (5, 32), longer ones a
+  // block each (33 and up).
+  for (int64_t cols : {1, 5, 32, 33, 45, 256, 1000, 1029})
     for (mpcrt_dtype d : kTypes) {
       SCOPED_TRACE("cols " + std::to_string(cols));
       Buffer in = randomBuffer(rng, d, rows * cols, -8, 8);
