@@ -684,10 +684,11 @@ crossEntropySum(const A *terms, const void *labels, int32_t bits, T *loss,
   }
 }
 
-/// Both passes in one launch: each block's rows (pass 1), then thread 0
-/// fences its terms and counts the block in at *arrivals (0 before the
-/// launch); the block that arrives last sets it back to 0 and runs pass 2.
-/// The terms and their order are the two launches' (the same bits).
+/// Both passes in one launch: each block's rows (pass 1), then the threads
+/// that stored terms fence them and thread 0 counts the block in at *arrivals
+/// (0 before the launch); the block that arrives last sets it back to 0 and
+/// runs pass 2. The terms and their order are the two launches' (the same
+/// bits).
 template <typename T, typename A>
 __global__ void
 crossEntropyKernel(const T *logits, const void *labels, int32_t bits, A *terms,
@@ -696,7 +697,9 @@ crossEntropyKernel(const T *logits, const void *labels, int32_t bits, A *terms,
                    unsigned long long *bad, unsigned *arrivals) {
   crossEntropyRows<T, A>(logits, labels, bits, terms, rows, classes, ignored,
                          smoothing);
-  if (threadIdx.x == 0)
+  // Whichever threads stored terms (thread 0 of a block per row, every
+  // thread of narrow rows) fence them before the block counts itself in.
+  if (threadIdx.x == 0 || narrowRows(classes))
     __threadfence();
   if (arrivesLast(arrivals, gridDim.x))
     crossEntropySum<T, A>(terms, labels, bits, loss, rows, classes, mean,
