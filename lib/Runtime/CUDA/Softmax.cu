@@ -580,7 +580,8 @@ __host__ __device__ inline bool narrowRows(int64_t classes) {
 /// Cross-entropy, pass 1: block r's row term (a narrow row's: thread r's), max
 /// + log(sum exp) minus the target-weighted logits (x[y] without label
 /// smoothing; 0 for an ignored label, and for one outside [0, classes), which
-/// pass 2 records). Thread 0 stores the terms.
+/// pass 2 records). Thread 0 stores a block's term, each thread a narrow
+/// row's.
 template <typename T, typename A>
 __device__ void
 crossEntropyRows(const T *logits, const void *labels, int32_t bits, A *terms,
@@ -656,8 +657,8 @@ crossEntropySum(const A *terms, const void *labels, int32_t bits, T *loss,
   using S = Storage<T>;
   // Each thread's rows compensated (Kahan): its sum's error stays a few
   // units of roundoff however many rows it adds (1024 for a 256 x 256
-  // label map of batch 4, which summed plainly were 13 units off where
-  // every term was alike, an untrained head's).
+  // label map of batch 4: summed plainly, 65,536 alike terms, an untrained
+  // head's, were 18 units off, and 262,144 220).
   A total = 0, lost = 0;
   int64_t firstBad = -1;
   for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
