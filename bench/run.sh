@@ -99,6 +99,7 @@ level_options() {
   O2) amp=(--amp=O2 --dtype=f16) ;;
   O2-nofuse) amp=(--amp=O2 --dtype=f16 --no-fuse) ;;
   O2-attn) amp=(--amp=O2 --dtype=f16 --fuse-attention) ;;
+  O2-headcopies) amp=(--amp=O2 --dtype=f16 --no-head-products) ;;
   O2-keepcasts) amp=(--amp=O2 --dtype=f16 --no-fold-casts) ;;
   O2-keepprobs) amp=(--amp=O2 --dtype=f16 --keep-probabilities) ;;
   O2-copyprobs) amp=(--amp=O2 --dtype=f16 --no-recompute-in-backward) ;;
@@ -122,7 +123,8 @@ level_options() {
 for level in $LEVELS; do
   if ! level_options "$level"; then
     echo "bench/run.sh: unknown level '$level' in LEVELS (known: fp32" \
-      "fp32-nofuse O2 O2-nofuse O2-attn O2-keepcasts O2-keepprobs" \
+      "fp32-nofuse O2 O2-nofuse O2-attn O2-headcopies O2-keepcasts" \
+      "O2-keepprobs" \
       "O2-copyprobs" \
       "O2-keepmoves O2-wholeconcats" \
       "O2-check" \

@@ -80,7 +80,7 @@ levels() {
   if [ -n "$LEVELS" ]; then
     echo "$LEVELS"
   elif [ "$1" = bert ]; then
-    echo "fp32 O2 O2-attn O2-rowsums O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
+    echo "fp32 O2 O2-headcopies O2-attn O2-rowsums O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
     echo "fp32 O2 O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
   else
@@ -92,7 +92,9 @@ levels() {
 # (O2-check; BERT's and the MLP's), evaluation at the training level
 # against f32 (O2-evalamp, with EVAL=1; the MLP), for the MLP mpc's own
 # fp32 step (BERT's, 60.69 ms on an H200, is 4.99x its O2 step), for BERT
-# fused attention (O2-attn: whether the CUDA default may fuse it; 1.98x
+# its heads' transposes copied as before mpc.heads_matmul
+# (O2-headcopies: whether cuBLASLt's pointer-array products beat the
+# copies), fused attention (O2-attn: whether the CUDA default may fuse it; 1.98x
 # the unfused step on 2026-12-04) and its layer norms' gamma and beta
 # sums by the backward's row kernel (O2-rowsums, the O2 executable again
 # with MPC_CUDA_NORM_SUMS=rows: 1.02x the default column reduction's step
@@ -106,7 +108,7 @@ levels() {
 # step) and evaluation (11.7x f32's) are measured and not open.
 all_levels() {
   case "$1" in
-  bert) echo "O2 O2-attn O2-rowsums O2-check" ;;
+  bert) echo "O2 O2-headcopies O2-attn O2-rowsums O2-check" ;;
   unet) echo "O2 O2-wholeconcats O2-keepmoves" ;;
   *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac

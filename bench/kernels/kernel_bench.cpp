@@ -916,6 +916,56 @@ void convolutionCases() {
   }
 }
 
+/// An unfused attention's products at BERT's shape (8 x 12 heads, sequence
+/// 512, head size 64, f16) with the heads where the projections put them
+/// ([8, 512, 12, 64], rows 768 apart): the scores q k^T and the context p
+/// v written back to [8, 512, 12, 64], each as --no-head-products runs it
+/// (the heads' transposes copied, then one strided-batch GEMM; for the
+/// context the copy after it), and as mpc.heads_matmul does: one
+/// pointer-array cuBLASLt call, and the loop of strided batches (one call
+/// per batch index, 8). Compute-bound lines (TFLOP/s of the product), to
+/// compare with each other.
+void headProductCases() {
+  int64_t n = kRows * kHidden, scores = 8 * kHeads * kSeq * kSeq;
+  Buffers b;
+  void *q = b.random(MPCRT_F16, n), *k = b.random(MPCRT_F16, n, 2),
+       *p = b.random(MPCRT_F16, scores, 3), *s = b.empty(scores * 2),
+       *qt = b.empty(n * 2), *kt = b.empty(n * 2), *o = b.empty(n * 2),
+       *ot = b.empty(n * 2);
+  int64_t heads[] = {8, kHeads, kSeq, kHead};
+  int64_t fromRows[] = {kSeq * kHidden, kHead, kHidden, 1};
+  int64_t back[] = {8, kSeq, kHeads, kHead};
+  int64_t fromHeads[] = {kHeads * kSeq * kHead, kHead, kSeq * kHead, 1};
+  double flop = 2.0 * 8 * kHeads * kSeq * kSeq * kHead;
+  std::string shape = dims({8, kSeq, kHeads, kHead});
+  const int64_t rows[] = {kSeq * kHidden, kHead, kHidden},
+                ordered[] = {kHeads * kSeq * kSeq, kSeq * kSeq, kSeq};
+  reportRate("heads_scores_copies", shape, flop, [&] {
+    stridedCopy(q, 0, fromRows, qt, heads, 4, 2);
+    stridedCopy(k, 0, fromRows, kt, heads, 4, 2);
+    matmul(MPCRT_F16, qt, kSeq * kHead, kt, kSeq * kHead, s, 8 * kHeads, kSeq,
+           kSeq, kHead, false, true);
+  });
+  reportRate("heads_context_copies", shape, flop, [&] {
+    matmul(MPCRT_F16, p, kSeq * kSeq, kt, kSeq * kHead, o, 8 * kHeads, kSeq,
+           kHead, kSeq, false, false);
+    stridedCopy(o, 0, fromHeads, ot, back, 4, 2);
+  });
+  for (bool loop : {false, true}) {
+    bool before = setHeadProductsLoop(loop);
+    std::string way = loop ? "_loop" : "_pointers";
+    reportRate("heads_scores" + way, shape, flop, [&] {
+      stridedMatmul(MPCRT_F16, q, rows, k, rows, s, ordered, 8, kHeads, kSeq,
+                    kSeq, kHead, false, true);
+    });
+    reportRate("heads_context" + way, shape, flop, [&] {
+      stridedMatmul(MPCRT_F16, p, ordered, k, rows, ot, rows, 8, kHeads, kSeq,
+                    kHead, kSeq, false, false);
+    });
+    setHeadProductsLoop(before);
+  }
+}
+
 /// mpc.attention at BERT's shape (8 x 12 heads, sequence 512, head size
 /// 64, f16, dropout 0.1, no mask), forward and backward, in the flash
 /// kernels and in the chunked path (cuBLASLt products, a chunk's scores in
@@ -1049,6 +1099,7 @@ int main(int argc, char **argv) {
   batchNormCases();
   optimizerCases();
   attentionCases();
+  headProductCases();
   convolutionCases();
   if (profile && matched == 0) {
     std::fprintf(stderr, "error: mpc-bench-kernels: no line is named '%s'\n",

@@ -12,6 +12,7 @@
 // CHECK-DAG: remark: precision category of 'mpc.matmul_bias_grad': lowp
 // CHECK-DAG: remark: precision category of 'mpc.matmul_activation_grad': lowp
 // CHECK-DAG: remark: precision category of 'mpc.matmul_add': lowp
+// CHECK-DAG: remark: precision category of 'mpc.heads_matmul': lowp
 // CHECK-DAG: remark: precision category of 'mpc.dropout_add': promote
 // CHECK-DAG: remark: precision category of 'mpc.attention': lowp
 // fp32
@@ -97,4 +98,4 @@
 // CHECK-DAG: remark: precision category of 'mpc.numerics_begin': follow
 // CHECK-DAG: remark: precision category of 'mpc.numerics_end': follow
 
-// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 91
+// RUN: mpc-opt %S/../Dialect/MPC/round-trip.mlir --mpc-print-precision-categories -o /dev/null 2>&1 | grep -o "category of '[a-z_.0-9]*'" | sort -u | count 92

@@ -198,6 +198,13 @@ static cl::opt<bool> noRowTransposes(
              "with; the same values to rounding (the products take their "
              "rows in another order), more copies"),
     cl::cat(category));
+static cl::opt<bool> noHeadProducts(
+    "no-head-products",
+    cl::desc("Copy the heads' transposes around an unfused attention's "
+             "products (--mpc-fuse's head-products=false), instead of having "
+             "the products read and write the [B, S, H, D] rows in place "
+             "(mpc.heads_matmul); the same values, a copy more for each"),
+    cl::cat(category));
 static cl::opt<bool> noNormBiasGrads(
     "no-norm-bias-grads",
     cl::desc("Sum the bias gradient of a linear layer before a residual "
@@ -687,6 +694,8 @@ static std::optional<int> toLLVMIR(bool parallel, TimingScope &timeRoot,
     later += " weight-grad-sums=false";
   if (noNormBiasGrads)
     later += " norm-bias-grads=false";
+  if (noHeadProducts)
+    later += " head-products=false";
   step.laterFuseOptions = later;
   if (padForTensorCores.getNumOccurrences() > 0)
     step.pad = padForTensorCores;
@@ -846,6 +855,8 @@ static int compile(int argc, char **argv) {
     return fail("--no-recompute-moves and --no-fuse contradict each other");
   if (noFuse && noRowTransposes)
     return fail("--no-row-transposes and --no-fuse contradict each other");
+  if (noFuse && noHeadProducts)
+    return fail("--no-head-products and --no-fuse contradict each other");
   if (noFuse && noNormBiasGrads)
     return fail("--no-norm-bias-grads and --no-fuse contradict each other");
   if (noFuse && noConcatConvs)

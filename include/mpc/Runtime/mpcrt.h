@@ -61,6 +61,19 @@ MPCRT_DECLARE_MATMUL(f32, float)
 MPCRT_DECLARE_MATMUL(f64, double)
 #undef MPCRT_DECLARE_MATMUL
 
+/* mpc.heads_matmul: C[p][q] = op(A[p][q]) x op(B[p][q]) for p in
+ * [0, outer) and q in [0, inner), with A, B, C, m, n, k and the transposes
+ * as mpcrt_matmul_*, of `dtype` (f16, bf16, f32 or f64), and each matrix's
+ * place given by three strides in elements: matrix [p][q] of X starts at
+ * X + p * x_strides[0] + q * x_strides[1] and its rows are x_strides[2]
+ * apart (at least its row's length). */
+void mpcrt_strided_matmul(mpcrt_dtype dtype, const void *a,
+                          const int64_t *a_strides, const void *b,
+                          const int64_t *b_strides, void *c,
+                          const int64_t *c_strides, int64_t outer,
+                          int64_t inner, int64_t m, int64_t n, int64_t k,
+                          int32_t trans_a, int32_t trans_b);
+
 /* mpc.fused_matmul: C[b] = act(op(A[b]) x op(B[b]) + bias) with A, B, the
  * strides and the transposes as mpcrt_matmul_*, `bias` a vector of n added
  * to every row and `activation` MPCRT_RELU, MPCRT_GELU_TANH or

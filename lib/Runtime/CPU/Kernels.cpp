@@ -94,6 +94,56 @@ void matmul(const T *a, int64_t aStride, const T *b, int64_t bStride, O *c,
   }
 }
 
+/// mpcrt_strided_matmul: each matrix where its strides put it. The same
+/// BLAS calls as matmul's on the same values: f32 and f64 matrices read
+/// and written in place (BLAS's leading dimensions), f16/bf16 ones widened
+/// into scratch rows and the f32 product rounded into C's rows.
+template <typename T>
+void stridedMatmul(const T *a, const int64_t *as, const T *b, const int64_t *bs,
+                   T *c, const int64_t *cs, int64_t outer, int64_t inner,
+                   int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
+  using S = Storage<T>;
+  using Acc = typename S::Acc;
+  if (m == 0 || n == 0)
+    return;
+  int64_t aRows = transA ? k : m, aCols = transA ? m : k;
+  int64_t bRows = transB ? n : k, bCols = transB ? k : n;
+  // Rows of `cols` elements `ld` apart, widened into dense scratch `slot`.
+  auto dense = [](const T *x, int64_t rows, int64_t cols, int64_t ld,
+                  int slot) {
+    Acc *out = scratch<Acc>(slot, rows * cols);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j)
+        out[r * cols + j] = S::load(x[r * ld + j]);
+    return out;
+  };
+  for (int64_t p = 0; p < outer; ++p)
+    for (int64_t q = 0; q < inner; ++q) {
+      const T *ap = a + p * as[0] + q * as[1];
+      const T *bp = b + p * bs[0] + q * bs[1];
+      T *cp = c + p * cs[0] + q * cs[1];
+      if constexpr (std::is_same_v<T, Acc>) {
+        if (k == 0) {
+          for (int64_t i = 0; i < m; ++i)
+            std::fill(cp + i * cs[2], cp + i * cs[2] + n, Acc(0));
+          continue;
+        }
+        gemm(transA, transB, m, n, k, ap, as[2], bp, bs[2], Acc(0), cp, cs[2]);
+      } else {
+        const Acc *aw = dense(ap, aRows, aCols, as[2], 0);
+        const Acc *bw = dense(bp, bRows, bCols, bs[2], 1);
+        Acc *out = scratch<Acc>(2, m * n);
+        if (k == 0)
+          std::fill(out, out + m * n, Acc(0));
+        else
+          gemm(transA, transB, m, n, k, aw, aCols, bw, bCols, Acc(0), out, n);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j)
+            cp[i * cs[2] + j] = S::store(out[i * n + j]);
+      }
+    }
+}
+
 /// act(op(A) op(B) + bias), the bias and activation applied to the f32
 /// sum; `pre`, when given, gets the sum before the activation.
 template <typename T, typename O>
@@ -293,6 +343,20 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
   MPCRT_EPILOGUE_DISPATCH("mpcrt_fused_matmul", fusedMatmul, a, a_batch_stride,
                           b, b_batch_stride, bias, c, pre, batch, m, n, k,
                           trans_a != 0, trans_b != 0, activation);
+}
+
+void mpcrt_strided_matmul(mpcrt_dtype dtype, const void *a,
+                          const int64_t *a_strides, const void *b,
+                          const int64_t *b_strides, void *c,
+                          const int64_t *c_strides, int64_t outer,
+                          int64_t inner, int64_t m, int64_t n, int64_t k,
+                          int32_t trans_a, int32_t trans_b) {
+  dispatch(dtype, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    stridedMatmul(static_cast<const T *>(a), a_strides,
+                  static_cast<const T *>(b), b_strides, static_cast<T *>(c),
+                  c_strides, outer, inner, m, n, k, trans_a != 0, trans_b != 0);
+  });
 }
 
 void mpcrt_matmul_add(mpcrt_dtype in, mpcrt_dtype out, const void *a,

@@ -390,6 +390,16 @@ void mpcrt_fused_matmul(mpcrt_dtype in, mpcrt_dtype out, const void *a,
               batch, m, n, k, trans_a != 0, trans_b != 0, activation);
 }
 
+void mpcrt_strided_matmul(mpcrt_dtype dtype, const void *a,
+                          const int64_t *a_strides, const void *b,
+                          const int64_t *b_strides, void *c,
+                          const int64_t *c_strides, int64_t outer,
+                          int64_t inner, int64_t m, int64_t n, int64_t k,
+                          int32_t trans_a, int32_t trans_b) {
+  stridedMatmul(dtype, a, a_strides, b, b_strides, c, c_strides, outer, inner,
+                m, n, k, trans_a != 0, trans_b != 0);
+}
+
 void mpcrt_matmul_add(mpcrt_dtype in, mpcrt_dtype out, const void *a,
                       int64_t a_batch_stride, const void *b,
                       int64_t b_batch_stride, const void *addend, void *c,

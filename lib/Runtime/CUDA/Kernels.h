@@ -474,6 +474,21 @@ void matmulTo(mpcrt_dtype in, mpcrt_dtype out, const void *a,
               void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
               bool transA, bool transB);
 
+// mpcrt_strided_matmul: matrices `strides` apart in a two-dimensional
+// batch (see mpcrt.h), each with its rows' leading dimension: one
+// strided-batch cuBLASLt call where the batch is one stride apart after
+// all, else one pointer-array call (MPC_CUDA_HEAD_PRODUCTS, Matmul.cpp),
+// else a strided-batch call per index of the smaller batch dimension.
+void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
+                   const void *b, const int64_t *bStrides, void *c,
+                   const int64_t *cStrides, int64_t outer, int64_t inner,
+                   int64_t m, int64_t n, int64_t k, bool transA, bool transB);
+
+// Whether stridedMatmul takes its loop of strided batches where it would
+// take pointer arrays (MPC_CUDA_HEAD_PRODUCTS=loop); returns the choice
+// before. For the kernel benchmark's lines of both.
+bool setHeadProductsLoop(bool loop);
+
 // mpcrt_fused_matmul: the bias and activation in cuBLASLt's epilogue
 // (BIAS, RELU_BIAS, GELU_BIAS; GELU_AUX_BIAS with the pre-activation), or,
 // where cuBLASLt has no algorithm for it, the plain GEMM followed by

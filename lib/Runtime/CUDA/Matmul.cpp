@@ -53,6 +53,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -441,7 +442,290 @@ const float *productInScratch(mpcrt_dtype in, const void *a,
   return product;
 }
 
+/// setHeadProductsLoop's choice: -1 (none: the environment's), 0 or 1.
+int headProductsChoice = -1;
+
+/// MPC_CUDA_HEAD_PRODUCTS: how a product of matrices not one stride apart
+/// (mpcrt_strided_matmul's two-dimensional batch) runs: `pointers` (unset
+/// or empty: one cuBLASLt call in its pointer-array batch mode, where the
+/// heuristic has an algorithm for it) or `loop` (a strided-batch call per
+/// index of the smaller batch dimension); read once.
+bool headProductsLoop() {
+  static const bool loop = environmentChoice(
+      "MPC_CUDA_HEAD_PRODUCTS", "pointers",
+      "one cuBLASLt call with arrays of the matrices' addresses", "loop",
+      "a strided-batch call per index of the smaller batch dimension");
+  return headProductsChoice < 0 ? loop : headProductsChoice == 1;
+}
+
+/// A strided product's plan: dtype, leading dimensions (A, B, C), batch,
+/// batch strides (A, B, C; unused with pointer arrays), pointer arrays, m,
+/// n, k, transposes, alignments (A, B, C).
+using StridedKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
+                              int64_t, int64_t, bool, int64_t, int64_t, int64_t,
+                              bool, bool, uint32_t, uint32_t, uint32_t>;
+
+/// The arrays of matrix addresses of a pointer-array product, in device
+/// memory: cuBLASLt's A (our B), its B (our A), then C (also D).
+using TableKey =
+    std::tuple<const void *, const void *, const void *, int64_t, int64_t,
+               int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
+
+struct StridedContext {
+  std::map<StridedKey, std::unique_ptr<Plan>> plans; // null: no algorithm
+  std::map<TableKey, const void **> tables;
+  std::mutex mutex;
+};
+
+StridedContext &stridedContext() {
+  static StridedContext *ctx = new StridedContext(); // lives with the process
+  return *ctx;
+}
+
+/// One of the strided product's matrices as cuBLASLt reads it.
+struct Operand {
+  const void *base;
+  const int64_t *strides; // [outer, inner, row]
+};
+
+/// The largest power of two up to 256 dividing every matrix's address of
+/// `x` (its base, and its batch strides in bytes where they are used).
+uint32_t alignmentOf(Operand x, int64_t outer, int64_t inner,
+                     int64_t elementBytes) {
+  uint32_t align = alignmentOf(x.base);
+  auto of = [&](int64_t stride) {
+    return alignmentOf(reinterpret_cast<const void *>(
+        static_cast<uintptr_t>(stride * elementBytes)));
+  };
+  if (outer > 1)
+    align = std::min(align, of(x.strides[0]));
+  if (inner > 1)
+    align = std::min(align, of(x.strides[1]));
+  return align;
+}
+
+/// The plan of a product of `batch` matrices, strided (strides A, B, C) or
+/// through pointer arrays; null where the heuristic has no algorithm.
+Plan *stridedPlan(mpcrt_dtype dtype, const int64_t ld[3], int64_t batch,
+                  const int64_t stride[3], bool pointers, int64_t m, int64_t n,
+                  int64_t k, bool transA, bool transB,
+                  const uint32_t align[3]) {
+  StridedContext &ctx = stridedContext();
+  StridedKey key{dtype,     ld[0],     ld[1],    ld[2],    batch,   stride[0],
+                 stride[1], stride[2], pointers, m,        n,       k,
+                 transA,    transB,    align[0], align[1], align[2]};
+  auto it = ctx.plans.find(key);
+  if (it != ctx.plans.end())
+    return it->second.get();
+  bool f64 = dtype == MPCRT_F64;
+  auto plan = std::make_unique<Plan>();
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
+      &plan->op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+      f64 ? CUDA_R_64F : CUDA_R_32F));
+  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+      plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+      plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  cudaDataType type = cudaType(dtype);
+  // Row-major rows x cols with rows `ld` apart is column-major cols x rows
+  // with leading dimension ld.
+  auto make = [&](int64_t rows, int64_t cols, int64_t leading,
+                  int64_t batchStride) {
+    cublasLtMatrixLayout_t l;
+    MPCRT_LT_CHECK(
+        lt().cublasLtMatrixLayoutCreate(&l, type, cols, rows, leading));
+    if (batch > 1 || pointers) {
+      int32_t count = static_cast<int32_t>(batch);
+      MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
+          l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    }
+    if (pointers) {
+      uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+      MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
+          l, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof(mode)));
+    } else if (batch > 1) {
+      MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
+          l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batchStride,
+          sizeof(batchStride)));
+    }
+    return l;
+  };
+  // cuBLASLt's A is our B, its B our A (see the file comment).
+  plan->a = make(transB ? n : k, transB ? k : n, ld[1], stride[1]);
+  plan->b = make(transA ? k : m, transA ? m : k, ld[0], stride[0]);
+  plan->c = make(m, n, ld[2], stride[2]);
+  bool narrowOut = dtype == MPCRT_F16 || dtype == MPCRT_BF16;
+  if (!chooseAlgorithm(*plan, align[0], align[1], align[2], narrowOut)) {
+    lt().cublasLtMatmulDescDestroy(plan->op);
+    for (cublasLtMatrixLayout_t l : {plan->a, plan->b, plan->c})
+      lt().cublasLtMatrixLayoutDestroy(l);
+    plan.reset();
+  }
+  return ctx.plans.emplace(key, std::move(plan)).first->second.get();
+}
+
+/// Where the arrays of a product of `count` matrices lie apart, in
+/// pointers: each starts 256 bytes aligned, as cudaMalloc's memory does.
+int64_t tableStride(int64_t count) { return (count + 31) / 32 * 32; }
+
+/// The device arrays of the product's matrix addresses (see TableKey),
+/// made on the first call outside a graph capture (a capture cannot copy
+/// them from the host); null during a capture that meets a new product.
+const void **pointerTables(const Operand ops[3], int64_t outer, int64_t inner,
+                           mpcrt_dtype dtype) {
+  StridedContext &ctx = stridedContext();
+  TableKey key{ops[0].base,
+               ops[1].base,
+               ops[2].base,
+               ops[0].strides[0],
+               ops[0].strides[1],
+               ops[1].strides[0],
+               ops[1].strides[1],
+               ops[2].strides[0],
+               ops[2].strides[1],
+               outer,
+               inner,
+               dtype};
+  auto it = ctx.tables.find(key);
+  if (it != ctx.tables.end())
+    return it->second;
+  if (capturingGraph())
+    return nullptr;
+  int64_t count = outer * inner, bytes = bytesOf(dtype);
+  int64_t apart = tableStride(count);
+  std::vector<const void *> host(3 * apart);
+  // cuBLASLt's A (our B), B (our A), then C.
+  const Operand *order[3] = {&ops[1], &ops[0], &ops[2]};
+  for (int t = 0; t < 3; ++t)
+    for (int64_t p = 0; p < outer; ++p)
+      for (int64_t q = 0; q < inner; ++q)
+        host[t * apart + p * inner + q] =
+            static_cast<const char *>(order[t]->base) +
+            (p * order[t]->strides[0] + q * order[t]->strides[1]) * bytes;
+  const void **device = nullptr;
+  size_t size = host.size() * sizeof(void *);
+  MPCRT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&device), size));
+  countDeviceBytes(int64_t(size));
+  MPCRT_CUDA_CHECK(
+      cudaMemcpy(device, host.data(), size, cudaMemcpyHostToDevice));
+  ctx.tables.emplace(key, device);
+  return device;
+}
+
 } // namespace
+
+bool setHeadProductsLoop(bool loop) {
+  bool before = headProductsLoop();
+  headProductsChoice = loop ? 1 : 0;
+  return before;
+}
+
+void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
+                   const void *b, const int64_t *bStrides, void *c,
+                   const int64_t *cStrides, int64_t outer, int64_t inner,
+                   int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
+  if (m == 0 || n == 0 || outer == 0 || inner == 0)
+    return;
+  int64_t bytes = bytesOf(dtype);
+  const Operand ops[3] = {{a, aStrides}, {b, bStrides}, {c, cStrides}};
+  const int64_t ld[3] = {aStrides[2], bStrides[2], cStrides[2]};
+  if (k == 0) { // the result's matrices tile C: zero it all
+    zero(c, outer * inner * m * n * bytes);
+    return;
+  }
+  uint32_t align[3];
+  for (int i = 0; i < 3; ++i)
+    align[i] = alignmentOf(ops[i], outer, inner, bytes);
+  float one = 1.0f, zeroF = 0.0f;
+  double oneD = 1.0, zeroD = 0.0;
+  bool f64 = dtype == MPCRT_F64;
+  const void *alpha = f64 ? static_cast<const void *>(&oneD) : &one;
+  const void *beta = f64 ? static_cast<const void *>(&zeroD) : &zeroF;
+  Context &ltContext = context();
+  auto run = [&](const Plan &plan, const void *cublasA, const void *cublasB,
+                 void *cd) {
+    MPCRT_LT_CHECK(lt().cublasLtMatmul(
+        ltContext.handle, plan.op, alpha, cublasA, plan.a, cublasB, plan.b,
+        beta, cd, plan.c, cd, plan.c, &plan.algo, ltContext.workspace,
+        kWorkspaceBytes, stream()));
+  };
+  StridedContext &ctx = stridedContext();
+  std::lock_guard<std::mutex> lock(ctx.mutex);
+  std::lock_guard<std::mutex> ltLock(ltContext.mutex);
+  // One stride apart after all (the heads' product of one batch or one
+  // head, or matrices stored in order): one strided batch.
+  auto collapses = [&](int64_t (&stride)[3]) {
+    for (int i = 0; i < 3; ++i) {
+      const int64_t *x = ops[i].strides;
+      if (outer == 1)
+        stride[i] = x[1];
+      else if (inner == 1)
+        stride[i] = x[0];
+      else if (x[0] == inner * x[1])
+        stride[i] = x[1];
+      else
+        return false;
+    }
+    return true;
+  };
+  int64_t strides[3];
+  if (collapses(strides)) {
+    Plan *plan = stridedPlan(dtype, ld, outer * inner, strides, false, m, n, k,
+                             transA, transB, align);
+    if (!plan) {
+      mpcrt::errors::reportError(
+          "cuBLASLt: no algorithm for a %lldx%lldx%lld strided matmul (batch "
+          "%lld)\n",
+          static_cast<long long>(m), static_cast<long long>(n),
+          static_cast<long long>(k), static_cast<long long>(outer * inner));
+      std::exit(1);
+    }
+    run(*plan, b, a, c);
+    markOp("matmul");
+    return;
+  }
+  if (!headProductsLoop()) {
+    const int64_t none[3] = {0, 0, 0};
+    Plan *plan = stridedPlan(dtype, ld, outer * inner, none, true, m, n, k,
+                             transA, transB, align);
+    const void **tables =
+        plan ? pointerTables(ops, outer, inner, dtype) : nullptr;
+    if (tables) {
+      int64_t apart = tableStride(outer * inner);
+      run(*plan, tables, tables + apart,
+          const_cast<void **>(tables + 2 * apart));
+      markOp("matmul");
+      return;
+    }
+  }
+  // A strided batch along one dimension, a call per index of the other
+  // (the fewer calls).
+  bool alongInner = inner >= outer;
+  int64_t calls = alongInner ? outer : inner,
+          batch = alongInner ? inner : outer;
+  for (int i = 0; i < 3; ++i)
+    strides[i] = ops[i].strides[alongInner ? 1 : 0];
+  Plan *plan = stridedPlan(dtype, ld, batch, strides, false, m, n, k, transA,
+                           transB, align);
+  if (!plan) {
+    mpcrt::errors::reportError(
+        "cuBLASLt: no algorithm for a %lldx%lldx%lld strided matmul (batch "
+        "%lld)\n",
+        static_cast<long long>(m), static_cast<long long>(n),
+        static_cast<long long>(k), static_cast<long long>(batch));
+    std::exit(1);
+  }
+  for (int64_t i = 0; i < calls; ++i) {
+    auto at = [&](const Operand &x) {
+      return static_cast<const char *>(x.base) +
+             i * x.strides[alongInner ? 0 : 1] * bytes;
+    };
+    run(*plan, at(ops[1]), at(ops[0]), const_cast<char *>(at(ops[2])));
+  }
+  markOp("matmul");
+}
 
 void matmulTo(mpcrt_dtype in, mpcrt_dtype out, const void *a,
               int64_t aBatchStride, const void *b, int64_t bBatchStride,

@@ -78,3 +78,39 @@ func.func @conv_add(%a: tensor<2x8x8x8xf16>, %b: tensor<2x8x8x8xf16>, %w: tensor
   %y2 = mpc.conv2d %a, %w addend(%y1 : tensor<2x8x8x8xf16>) {padding = array<i64: 1, 1>} : tensor<2x8x8x8xf16>, tensor<8x3x3x8xf16>
   return %y1, %y2 : tensor<2x8x8x8xf16>, tensor<2x8x8x8xf16>
 }
+
+// -----
+
+// mpc.heads_matmul: each operand's strides (its [B, H] matrices, its rows)
+// from its stored shape. [2, 6, 3, 4] stored heads-second is [B = 2, R =
+// 6, H = 3, C = 4]: matrices R H C = 72 and C = 4 apart, rows H C = 12
+// apart; [2, 3, 6, 6] in order: 108, 36 and 6. The scores q k^T (both
+// heads-second, B transposed): outer 2, inner 3, m = n = 6, k = 4; the
+// context p v written heads-second: m = 6, n = 4, k = 6.
+// CHECK-DAG: llvm.mlir.global internal constant @[[HEADS:__mpc_i64_[0-9]+]](dense<[72, 4, 12]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[ROWS:__mpc_i64_[0-9]+]](dense<[108, 36, 6]> : tensor<3xi64>)
+// CHECK-LABEL: func.func @heads_matmul(
+// CHECK: %[[A1:.*]] = llvm.mlir.addressof @[[HEADS]]
+// CHECK: %[[B1:.*]] = llvm.mlir.addressof @[[HEADS]]
+// CHECK: %[[C1:.*]] = llvm.mlir.addressof @[[ROWS]]
+// CHECK: call @mpcrt_strided_matmul(%c0_i32{{(_[0-9]+)?}}, %{{.*}}, %[[A1]], %{{.*}}, %[[B1]], %{{.*}}, %[[C1]], %c2_i64{{(_[0-9]+)?}}, %c3_i64{{(_[0-9]+)?}}, %c6_i64{{(_[0-9]+)?}}, %c6_i64{{(_[0-9]+)?}}, %c4_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
+// CHECK: %[[A2:.*]] = llvm.mlir.addressof @[[ROWS]]
+// CHECK: %[[B2:.*]] = llvm.mlir.addressof @[[HEADS]]
+// CHECK: %[[C2:.*]] = llvm.mlir.addressof @[[HEADS]]
+// CHECK: call @mpcrt_strided_matmul(%c0_i32{{(_[0-9]+)?}}, %{{.*}}, %[[A2]], %{{.*}}, %[[B2]], %{{.*}}, %[[C2]], %c2_i64{{(_[0-9]+)?}}, %c3_i64{{(_[0-9]+)?}}, %c6_i64{{(_[0-9]+)?}}, %c4_i64{{(_[0-9]+)?}}, %c6_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
+func.func @heads_matmul(%q: tensor<2x6x3x4xf16>, %k: tensor<2x6x3x4xf16>, %p: tensor<2x3x6x6xf16>) -> (tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16>) {
+  %s = mpc.heads_matmul %q, %k {a_bshd, b_bshd, transpose_b} : tensor<2x6x3x4xf16>, tensor<2x6x3x4xf16> -> tensor<2x3x6x6xf16>
+  %o = mpc.heads_matmul %p, %k {b_bshd, result_bshd} : tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16> -> tensor<2x6x3x4xf16>
+  return %s, %o : tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16>
+}
+
+// -----
+
+// A transposed operand stored heads-second: k is its second dimension
+// ([B, K, H, M]), here 5.
+// CHECK-LABEL: func.func @heads_matmul_transposed(
+// CHECK: call @mpcrt_strided_matmul(%c2_i32{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{(_[0-9]+)?}}, %c3_i64{{(_[0-9]+)?}}, %c4_i64{{(_[0-9]+)?}}, %c7_i64{{(_[0-9]+)?}}, %c5_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
+func.func @heads_matmul_transposed(%a: tensor<2x5x3x4xf32>, %b: tensor<2x3x5x7xf32>) -> tensor<2x3x4x7xf32> {
+  %0 = mpc.heads_matmul %a, %b {a_bshd, transpose_a} : tensor<2x5x3x4xf32>, tensor<2x3x5x7xf32> -> tensor<2x3x4x7xf32>
+  return %0 : tensor<2x3x4x7xf32>
+}

@@ -543,3 +543,45 @@ func.func @attention_bias_type(%q: tensor<2x4x8xf16>, %k: tensor<2x6x8xf16>, %v:
   %o, %l = mpc.attention %q, %k, %v bias(%b : tensor<2x1x6xf16>) {scale = 1.0 : f64} : tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x8xf16>
   return
 }
+
+// -----
+
+func.func @heads_matmul_rank(%a: tensor<6x3x4xf16>, %b: tensor<2x3x4x6xf16>) {
+  // expected-error @+1 {{'mpc.heads_matmul' op expects a of rank 4, got 'tensor<6x3x4xf16>'}}
+  %0 = mpc.heads_matmul %a, %b : tensor<6x3x4xf16>, tensor<2x3x4x6xf16> -> tensor<2x3x6x6xf16>
+  return
+}
+
+// -----
+
+func.func @heads_matmul_types(%a: tensor<2x3x6x4xf16>, %b: tensor<2x3x4x6xf32>) {
+  // expected-error @+1 {{'mpc.heads_matmul' op expects a and b of the same element type, got 'f16' and 'f32'}}
+  %0 = mpc.heads_matmul %a, %b : tensor<2x3x6x4xf16>, tensor<2x3x4x6xf32> -> tensor<2x3x6x6xf16>
+  return
+}
+
+// -----
+
+func.func @heads_matmul_k(%a: tensor<2x6x3x4xf16>, %b: tensor<2x3x5x6xf16>) {
+  // expected-error @+1 {{'mpc.heads_matmul' op expects equal contracting dimensions, got K = 4 for a and 5 for b}}
+  %0 = mpc.heads_matmul %a, %b {a_bshd} : tensor<2x6x3x4xf16>, tensor<2x3x5x6xf16> -> tensor<2x3x6x6xf16>
+  return
+}
+
+// -----
+
+// Read in order, a [2, 6, 3, 4] operand's batch is [2, 6], not the
+// result's [2, 3]: its flag is missing.
+func.func @heads_matmul_batch(%a: tensor<2x6x3x4xf16>, %b: tensor<2x3x4x6xf16>) {
+  // expected-error @+1 {{'mpc.heads_matmul' op expects the batch dimensions [B, H] of a ([2, 6]), b ([2, 3]) and the result ([2, 3]) to be equal, as read in their layouts}}
+  %0 = mpc.heads_matmul %a, %b : tensor<2x6x3x4xf16>, tensor<2x3x4x6xf16> -> tensor<2x3x3x6xf16>
+  return
+}
+
+// -----
+
+func.func @heads_matmul_result(%a: tensor<2x6x3x4xf16>, %b: tensor<2x3x4x5xf16>) {
+  // expected-error @+1 {{'mpc.heads_matmul' op expects a result of 6 x 5 matrices (as read in its layout), got 3 x 5}}
+  %0 = mpc.heads_matmul %a, %b {a_bshd, result_bshd} : tensor<2x6x3x4xf16>, tensor<2x3x4x5xf16> -> tensor<2x3x3x5xf16>
+  return
+}

@@ -135,6 +135,17 @@ func.func @matmul_add(%dy: tensor<8x16x64xf16>, %w: tensor<32x64xf16>, %g: tenso
   return %0, %1 : tensor<8x16x32xf16>, tensor<8x16x32xf32>
 }
 
+// CHECK-LABEL: func @heads_matmul
+func.func @heads_matmul(%q: tensor<2x6x3x4xf16>, %k: tensor<2x6x3x4xf16>, %p: tensor<2x3x6x6xf16>) -> (tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16>, tensor<2x3x4x4xf16>) {
+  // CHECK: mpc.heads_matmul %{{.*}}, %{{.*}} {a_bshd, b_bshd, transpose_b} : tensor<2x6x3x4xf16>, tensor<2x6x3x4xf16> -> tensor<2x3x6x6xf16>
+  %s = mpc.heads_matmul %q, %k {a_bshd, b_bshd, transpose_b} : tensor<2x6x3x4xf16>, tensor<2x6x3x4xf16> -> tensor<2x3x6x6xf16>
+  // CHECK: mpc.heads_matmul %{{.*}}, %{{.*}} {b_bshd, result_bshd} : tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16> -> tensor<2x6x3x4xf16>
+  %o = mpc.heads_matmul %p, %k {b_bshd, result_bshd} : tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16> -> tensor<2x6x3x4xf16>
+  // CHECK: mpc.heads_matmul %{{.*}}, %{{.*}} {a_bshd, b_bshd, transpose_a} : tensor<2x6x3x4xf16>, tensor<2x6x3x4xf16> -> tensor<2x3x4x4xf16>
+  %g = mpc.heads_matmul %q, %k {a_bshd, b_bshd, transpose_a} : tensor<2x6x3x4xf16>, tensor<2x6x3x4xf16> -> tensor<2x3x4x4xf16>
+  return %s, %o, %g : tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16>, tensor<2x3x4x4xf16>
+}
+
 // CHECK-LABEL: func @matmul_activation_grad
 func.func @matmul_activation_grad(%dy: tensor<8x16x64xf16>, %w: tensor<32x64xf16>, %h: tensor<8x16x32xf16>, %pre: tensor<8x16x32xf32>) -> (tensor<8x16x32xf16>, tensor<8x16x32xf32>) {
   // CHECK: mpc.matmul_activation_grad %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu", transpose_b} : tensor<8x16x64xf16>, tensor<32x64xf16>, tensor<8x16x32xf16> -> tensor<8x16x32xf16>

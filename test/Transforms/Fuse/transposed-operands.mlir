@@ -1,6 +1,6 @@
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false" | FileCheck %s
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false transposed-operands=false" | FileCheck %s --check-prefix=OFF
-// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false head-products=false" | FileCheck %s
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false head-products=false transposed-operands=false" | FileCheck %s --check-prefix=OFF
+// RUN: mpc-opt %s -split-input-file --mpc-fuse="epilogues=false attention=false head-products=false remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
 // A linear layer written x @ transpose(W) with W stored [out, in] (an ONNX
 // export of nn.Linear on 3-D inputs), the data gradient dy @ transpose(W)^T

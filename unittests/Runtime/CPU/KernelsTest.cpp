@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../FusedMatmulCheck.h"
+#include "../StridedMatmulCheck.h"
 #include "TestSupport.h"
 #include "mpc/Runtime/mpcrt.h"
 
@@ -456,6 +457,26 @@ TEST(Kernels, FusedMatmulMatchesFloat64) {
           mpcrt_fused_matmul(in, out, a.data(), aStride, b.data(), bStride,
                              bias.data(), c.data(), pre ? pre->data() : nullptr,
                              s.batch, s.m, s.n, s.k, s.transA, s.transB, act);
+        };
+      });
+}
+
+TEST(Kernels, StridedMatmulMatchesFloat64) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllStridedMatmuls(
+      rng, [](mpcrt_dtype d, const mpcrt::test::StridedMatmulShape &s) {
+        return [=](const std::vector<uint8_t> &a,
+                   const mpcrt::test::Strides &as,
+                   const std::vector<uint8_t> &b,
+                   const mpcrt::test::Strides &bs, std::vector<uint8_t> &c,
+                   const mpcrt::test::Strides &cs, int64_t offset) {
+          int64_t bytes = mpcrt::test::elementBytes(d) * offset;
+          mpcrt_strided_matmul(d, a.data() + bytes, as.data(), b.data() + bytes,
+                               bs.data(), c.data() + bytes, cs.data(), s.outer,
+                               s.inner, s.m, s.n, s.k, s.transA, s.transB);
         };
       });
 }

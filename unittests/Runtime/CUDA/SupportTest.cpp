@@ -1,6 +1,7 @@
 //===- SupportTest.cpp - CUDA casts, fills and matmul vs references -------===//
 
 #include "../FusedMatmulCheck.h"
+#include "../StridedMatmulCheck.h"
 #include "CudaTest.h"
 
 #include <algorithm>
@@ -280,6 +281,28 @@ TEST_F(Support, MatmulMatchesFloat64) {
         if (HasFatalFailure())
           return;
       }
+}
+
+// The pointer-array product where the emulated heuristic offers it
+// (MPC_EMULATION_ORDER=reverse, ctest's second pass), the loop of strided
+// batches otherwise; one stride apart, one strided batch.
+TEST_F(Support, StridedMatmulMatchesFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  mpcrt::test::checkAllStridedMatmuls(
+      rng, [this](mpcrt_dtype d, const mpcrt::test::StridedMatmulShape &s) {
+        return
+            [=](const std::vector<uint8_t> &a, const mpcrt::test::Strides &as,
+                const std::vector<uint8_t> &b, const mpcrt::test::Strides &bs,
+                std::vector<uint8_t> &c, const mpcrt::test::Strides &cs,
+                int64_t offset) {
+              int64_t bytes = mpcrt::test::elementBytes(d) * offset;
+              uint8_t *dC = upload(c);
+              stridedMatmul(d, upload(a) + bytes, as.data(), upload(b) + bytes,
+                            bs.data(), dC + bytes, cs.data(), s.outer, s.inner,
+                            s.m, s.n, s.k, s.transA, s.transB);
+              c = download(dC, c.size());
+            };
+      });
 }
 
 TEST_F(Support, FusedMatmulMatchesFloat64) {

@@ -459,6 +459,50 @@ LogicalResult MatmulAddOp::verify() {
   return success();
 }
 
+LogicalResult HeadsMatmulOp::verify() {
+  Diag diag(getLoc(), getOperationName());
+  auto a = staticTensor(getA(), "a", diag);
+  auto b = staticTensor(getB(), "b", diag);
+  auto c = staticTensor(getResult(), "the result", diag);
+  if (failed(a) || failed(b) || failed(c) ||
+      failed(checkSameElementType(*a, "a", *b, "b", diag)) ||
+      failed(checkSameElementType(*a, "a", *c, "the result", diag)) ||
+      failed(checkRank(*a, "a", 4, diag)) ||
+      failed(checkRank(*b, "b", 4, diag)) ||
+      failed(checkRank(*c, "the result", 4, diag)))
+    return failure();
+  // Each as the product reads or writes it: [B, H, rows, columns].
+  auto logical = [](RankedTensorType t, bool bshd) {
+    SmallVector<int64_t> shape(t.getShape());
+    if (bshd)
+      std::swap(shape[1], shape[2]);
+    return shape;
+  };
+  SmallVector<int64_t> as = logical(*a, getABshd()),
+                       bs = logical(*b, getBBshd()),
+                       cs = logical(*c, getResultBshd());
+  int64_t m = as[2], ka = as[3], kb = bs[2], n = bs[3];
+  if (getTransposeA())
+    std::swap(m, ka);
+  if (getTransposeB())
+    std::swap(kb, n);
+  if (ka != kb)
+    return diag("expects equal contracting dimensions, got K = ", ka,
+                " for a and ", kb, " for b");
+  ArrayRef<int64_t> batch = ArrayRef<int64_t>(cs).take_front(2);
+  if (ArrayRef<int64_t>(as).take_front(2) != batch ||
+      ArrayRef<int64_t>(bs).take_front(2) != batch)
+    return diag("expects the batch dimensions [B, H] of a (",
+                shapeStr(ArrayRef<int64_t>(as).take_front(2)), "), b (",
+                shapeStr(ArrayRef<int64_t>(bs).take_front(2)),
+                ") and the result (", shapeStr(batch),
+                ") to be equal, as read in their layouts");
+  if (cs[2] != m || cs[3] != n)
+    return diag("expects a result of ", m, " x ", n,
+                " matrices (as read in its layout), got ", cs[2], " x ", cs[3]);
+  return success();
+}
+
 LogicalResult MatmulActivationGradOp::verify() {
   Diag diag(getLoc(), getOperationName());
   StringRef act = getActivation();

@@ -21,6 +21,7 @@
 #include "ReportFile.h"
 #include "RowTransposes.h"
 #include "TypeUtils.h"
+#include "Views.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -356,7 +357,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         getOperation().walk([&](Operation *op) {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
                    MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp,
-                   SoftmaxDropoutOp, SoftmaxDropoutBackwardOp>(op) &&
+                   SoftmaxDropoutOp, SoftmaxDropoutBackwardOp, HeadsMatmulOp>(
+                  op) &&
               !isFusedNorm(op) && !hasFoldedParts(op) &&
               !hasGradientAddends(op) && !isConcatOfSliceGrads(op) &&
               !isDecomposedNorm(op) && !isSplitConcatConv(op))
@@ -564,8 +566,131 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         if (!f.getBody().empty())
           recomputeMovesOf(f.getBody().front());
       });
+    // Last: the products the patterns above match (the softmax's, the
+    // attention's) are then still mpc.matmul.
+    if (headProducts)
+      foldHeadProductTransposes();
     if (!report.empty() && failed(writeReport()))
       signalPassFailure();
+  }
+
+  /// Whether `t` swaps the middle dimensions of a rank-4 tensor (the heads'
+  /// transpose, `[B, S, H, D]` to `[B, H, S, D]` and back).
+  static bool swapsMiddle(TransposeOp t) {
+    return t.getPermutation() == ArrayRef<int64_t>{0, 2, 1, 3} &&
+           typeOf(t.getInput()).hasStaticShape();
+  }
+
+  /// Whether `op` is a product mpc.heads_matmul can take: a heads_matmul,
+  /// or an mpc.matmul of rank-4 operands and result whose batch dimensions
+  /// are the result's (none broadcast).
+  static bool headsProduct(Operation *op) {
+    if (isa<HeadsMatmulOp>(op))
+      return true;
+    auto mm = dyn_cast<MatmulOp>(op);
+    if (!mm)
+      return false;
+    ArrayRef<int64_t> c = mm.getType().getShape();
+    return c.size() == 4 && llvm::all_of(mm->getOperands(), [&](Value v) {
+             ArrayRef<int64_t> s = typeOf(v).getShape();
+             return s.size() == 4 && s.take_front(2) == c.take_front(2);
+           });
+  }
+
+  /// `op` (headsProduct) as an mpc.heads_matmul, made in its place where it
+  /// is an mpc.matmul.
+  HeadsMatmulOp asHeadsProduct(Operation *op) {
+    if (auto heads = dyn_cast<HeadsMatmulOp>(op))
+      return heads;
+    auto mm = cast<MatmulOp>(op);
+    OpBuilder b(mm);
+    auto heads = HeadsMatmulOp::create(b, mm.getLoc(), mm.getType(), mm.getA(),
+                                       mm.getB(), mm.getTransposeA(),
+                                       mm.getTransposeB(), false, false, false);
+    if (Attribute precision = mm->getAttr("mpc.precision"))
+      heads->setAttr("mpc.precision", precision);
+    mm.getResult().replaceAllUsesWith(heads.getResult());
+    mm.erase();
+    return heads;
+  }
+
+  /// `--mpc-fuse`'s head-products: each `mpc.transpose [0, 2, 1, 3]`
+  /// (rank 4) read only as operands of rank-4 products (no batch dimension
+  /// broadcast) is read by them in place, an mpc.heads_matmul flag for
+  /// each (a second transpose of a flagged operand clears its flag); one
+  /// that is not, but is the only reader of such a product, is written by
+  /// it (`result_bshd`, toggled likewise). The transpose's copy is gone
+  /// either way: the product reads, or writes, rows of the heads'
+  /// `[B, S, H, D]` layout, `H * D` apart. The same sums in the same order.
+  void foldHeadProductTransposes() {
+    SmallVector<TransposeOp> transposes;
+    getOperation().walk([&](TransposeOp t) {
+      if (swapsMiddle(t))
+        transposes.push_back(t);
+    });
+    for (TransposeOp t : transposes)
+      foldHeadTranspose(t);
+  }
+
+  /// foldHeadProductTransposes' fold of one transpose (in program order; a
+  /// transpose of a transpose whose readers took it is visited again, as
+  /// then only they may read the inner one).
+  void foldHeadTranspose(TransposeOp t) {
+    Value input = t.getInput();
+    // A slice's heads (a packed projection's thirds, through reshapes) the
+    // memory plan gives the transpose as a view, which the products would
+    // read only dense; a transpose written into a concatenation's window
+    // (their gradients) saves its copy there: both stay transposes.
+    Value source = input;
+    while (auto reshape = source.getDefiningOp<ReshapeOp>())
+      source = reshape.getInput();
+    if (source.getDefiningOp<SliceOp>() || concatWindowOf(t))
+      return;
+    if (!t->use_empty() && llvm::all_of(t->getUses(), [](OpOperand &use) {
+          return use.getOperandNumber() < 2 && headsProduct(use.getOwner());
+        })) {
+      SmallVector<std::pair<Operation *, unsigned>> readers;
+      for (OpOperand &use : t->getUses())
+        readers.push_back({use.getOwner(), use.getOperandNumber()});
+      DenseMap<Operation *, HeadsMatmulOp> made;
+      for (auto [reader, side] : readers) {
+        HeadsMatmulOp &heads = made[reader];
+        if (!heads)
+          heads = asHeadsProduct(reader);
+        heads->setOperand(side, input);
+        if (side == 0)
+          heads.setABshd(!heads.getABshd());
+        else
+          heads.setBBshd(!heads.getBBshd());
+        if (remarks)
+          emitRemark(heads.getLoc())
+              << "folded: mpc.transpose [0, 2, 1, 3] into the product's "
+              << (side == 0 ? "a" : "b") << " (mpc.heads_matmul)";
+      }
+      t.erase();
+      if (auto inner = input.getDefiningOp<TransposeOp>();
+          inner && swapsMiddle(inner))
+        foldHeadTranspose(inner);
+      return;
+    }
+    Operation *producer = input.getDefiningOp();
+    if (!producer || !input.hasOneUse() || !headsProduct(producer))
+      return;
+    HeadsMatmulOp heads = asHeadsProduct(producer);
+    OpBuilder b(t);
+    auto written = HeadsMatmulOp::create(
+        b, fusedLocation(&getContext(), {heads, t}), t.getType(), heads.getA(),
+        heads.getB(), heads.getTransposeA(), heads.getTransposeB(),
+        heads.getABshd(), heads.getBBshd(), !heads.getResultBshd());
+    if (Attribute precision = heads->getAttr("mpc.precision"))
+      written->setAttr("mpc.precision", precision);
+    if (remarks)
+      emitRemark(written.getLoc())
+          << "folded: mpc.transpose [0, 2, 1, 3] into the product's result "
+             "(mpc.heads_matmul)";
+    t.getResult().replaceAllUsesWith(written.getResult());
+    t.erase();
+    heads.erase();
   }
 
   /// `add(g, max_pool2d_backward(dy, x))` (either order), the pool's

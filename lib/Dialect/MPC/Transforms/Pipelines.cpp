@@ -45,7 +45,7 @@ mlir::mpc::stepPipeline(const StepPipelineOptions &o) {
   // views).
   if (o.fuse)
     add(Role::ForwardFuse, "mpc-fuse",
-        words({"epilogues=false",
+        words({"epilogues=false head-products=false",
                o.recomputeBeforeAutodiff
                    ? ""
                    : "recompute-moves=false concat-convs=false",

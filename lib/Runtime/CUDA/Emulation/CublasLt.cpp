@@ -1,8 +1,12 @@
 //===- CublasLt.cpp - the cuBLASLt calls of the backend, on the host ------===//
 //
 // The GEMMs as the backend asks for them: column-major layouts with
-// leading dimensions, transposes, strided batches, f16/bf16/f32/f64
-// matrices, f32 or f64 compute and scalars, D = alpha op(A) op(B) + beta C.
+// leading dimensions, transposes, strided batches (and arrays of the
+// matrices' addresses, CUBLASLT_BATCH_MODE_POINTER_ARRAY, which the
+// heuristic offers only with MPC_EMULATION_ORDER=reverse, as it does
+// epilogues, so that the backend's fallback runs in the first pass),
+// f16/bf16/f32/f64 matrices, f32 or f64 compute and scalars, D = alpha op(A)
+// op(B) + beta C.
 //
 // Epilogues, as cuBLASLt's documentation defines them, are offered only
 // with MPC_EMULATION_ORDER=reverse (the second ctest pass): otherwise the
@@ -49,6 +53,9 @@ struct Layout {
   int64_t ld;
   int32_t batch = 1;
   int64_t stride = 0;
+  // CUBLASLT_BATCH_MODE_POINTER_ARRAY: the matrix argument is a device
+  // array of `batch` matrix addresses, read when the product runs.
+  bool pointers = false;
 };
 
 struct Desc {
@@ -152,7 +159,14 @@ cublasStatus_t layoutSet(cublasLtMatrixLayout_t l,
   else if (attribute == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET &&
            bytes == 8)
     std::memcpy(&layout.stride, value, 8);
-  else
+  else if (attribute == CUBLASLT_MATRIX_LAYOUT_BATCH_MODE && bytes == 4) {
+    uint32_t mode;
+    std::memcpy(&mode, value, 4);
+    if (mode != CUBLASLT_BATCH_MODE_STRIDED &&
+        mode != CUBLASLT_BATCH_MODE_POINTER_ARRAY)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    layout.pointers = mode == CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+  } else
     return CUBLAS_STATUS_INVALID_VALUE;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -236,6 +250,10 @@ bool fits(const Desc &d, const Layout &a, const Layout &b, const Layout &c,
   for (const Layout *l : {&a, &b, &c})
     if (l->batch != batch && l->batch != 1)
       return false;
+  // Pointer arrays for all four matrices or none, of one batch count.
+  for (const Layout *l : {&a, &b, &c})
+    if (l->pointers != dl.pointers || (l->pointers && l->batch != batch))
+      return false;
   return true;
 }
 
@@ -252,6 +270,11 @@ cublasStatus_t heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t d,
   const Desc &desc = *descOf(d);
   cublasLtEpilogue_t e = desc.epilogue;
   bool offered = e == CUBLASLT_EPILOGUE_DEFAULT;
+  // Pointer arrays in the other order only (as epilogues): the backend's
+  // strided products then take their per-batch loop in the first order
+  // and the pointer arrays in the second, without an epilogue.
+  if (layoutOf(dl)->pointers)
+    offered = offered && otherOrderRequested();
   // Epilogues in the other order only (see the file comment).
   if (otherOrderRequested() &&
       (addsBias(e) || biasGradient(e) || e == CUBLASLT_EPILOGUE_DGELU)) {
@@ -288,9 +311,9 @@ cublasStatus_t heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t d,
 /// which the compiler vectorises across D's columns without reordering any
 /// element's sum.
 template <typename Acc>
-void multiply(const Desc &d, const Layout &a, const void *A, const Layout &b,
-              const void *B, const Layout &c, const void *C, const Layout &dd,
-              void *D, double alpha, double beta) {
+void multiply(const Desc &d, const Layout &a, const void *As, const Layout &b,
+              const void *Bs, const Layout &c, const void *Cs, const Layout &dd,
+              void *Ds, double alpha, double beta) {
   auto [m, k] = shapeOf(a, d.transA);
   uint64_t n = dd.cols;
   cudaDataType biasType = d.biasType == -1 ? dd.type : cudaDataType(d.biasType),
@@ -302,8 +325,14 @@ void multiply(const Desc &d, const Layout &a, const void *A, const Layout &b,
   std::vector<Acc> opA(m * k), opB(k * n), row(n);
   for (int32_t batch = 0; batch < dd.batch; ++batch) {
     auto offset = [&](const Layout &l) {
-      return l.batch == 1 ? 0 : batch * l.stride;
+      return l.batch == 1 || l.pointers ? 0 : batch * l.stride;
     };
+    // The batch's matrix: its address from the array, or the argument.
+    auto matrix = [&](const Layout &l, const void *x) {
+      return l.pointers ? static_cast<const void *const *>(x)[batch] : x;
+    };
+    const void *A = matrix(a, As), *B = matrix(b, Bs), *C = matrix(c, Cs);
+    void *D = const_cast<void *>(matrix(dd, Ds));
     for (uint64_t i = 0; i < m; ++i)
       for (uint64_t p = 0; p < k; ++p)
         opA[i * k + p] = static_cast<Acc>(

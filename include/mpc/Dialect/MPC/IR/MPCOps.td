@@ -260,6 +260,46 @@ def MPC_MatmulOp : MPC_Op<"matmul", "Lowp", [Pure, MPC_InferTypeOpAdaptor]> {
   let assemblyFormat = "$a `,` $b attr-dict `:` type($a) `,` type($b)";
 }
 
+def MPC_HeadsMatmulOp : MPC_Op<"heads_matmul", "Lowp", [Pure]> {
+  let summary = "Batched product of rank-4 operands, some stored heads-second";
+  let description = [{
+    `mpc.matmul` of rank-4 operands whose two batch dimensions (`[B, H]`)
+    are the same on `a`, `b` and the result, where any of the three may be
+    stored with its two middle dimensions swapped: with `a_bshd` the
+    operand `a` is `[B, M, H, K]` (`[B, K, H, M]` with `transpose_a`) and
+    the product reads it as `mpc.transpose` `[0, 2, 1, 3]` of it would give
+    it; `b_bshd` likewise; with `result_bshd` the result is written as
+    `[B, M, H, N]`, the transpose of the product. An attention's heads are
+    so read from, and written to, the `[batch, sequence, heads, head size]`
+    rows the projections use, with no transpose copied in between: each
+    matrix of the batch is `rows` rows `H * columns` elements apart
+    (cuBLASLt's leading dimension), the batch two-dimensional.
+    Accumulation is f32 (f64 for f64), rounded once to the operands'
+    element type, as `mpc.matmul`.
+
+    `--mpc-fuse` (`head-products`, after differentiation) builds it from
+    the `mpc.transpose [0, 2, 1, 3]` copies around rank-4 products; it has
+    no gradient of its own.
+
+    ```mlir
+    %s = mpc.heads_matmul %q, %k {a_bshd, b_bshd, transpose_b}
+        : tensor<8x512x12x64xf16>, tensor<8x512x12x64xf16>
+          -> tensor<8x12x512x512xf16>
+    %o = mpc.heads_matmul %p, %v {b_bshd, result_bshd}
+        : tensor<8x12x512x512xf16>, tensor<8x512x12x64xf16>
+          -> tensor<8x512x12x64xf16>
+    ```
+  }];
+  let arguments = (ins MPC_FloatTensor:$a, MPC_FloatTensor:$b,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       UnitAttr:$a_bshd, UnitAttr:$b_bshd,
+                       UnitAttr:$result_bshd);
+  let results = (outs MPC_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b attr-dict `:` type($a) `,` type($b) `->` "
+      "type($result)";
+  let hasVerifier = 1;
+}
+
 def MPC_FusedMatmulOp : MPC_Op<"fused_matmul", "Lowp", [Pure]> {
   let summary = "Matrix product with a bias and activation epilogue";
   let description = [{

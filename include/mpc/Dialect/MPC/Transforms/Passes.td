@@ -728,6 +728,11 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "split a transpose read only by matmuls that makes the "
            "innermost dimension the second innermost into their flags and "
            "a transpose that keeps it innermost">,
+    Option<"headProducts", "head-products", "bool", /*default=*/"true",
+           "Read and write the heads' transposes (mpc.transpose [0, 2, 1, 3] "
+           "of rank 4) around rank-4 products in place, as "
+           "mpc.heads_matmul, instead of copying them (after "
+           "differentiation: mpc.heads_matmul has no gradient)">,
     Option<"sliceGrads", "slice-grads", "bool", /*default=*/"true",
            "Make a sum of slices' gradients (mpc.slice_backward) whose "
            "slices tile their input along one axis one mpc.concat of the "

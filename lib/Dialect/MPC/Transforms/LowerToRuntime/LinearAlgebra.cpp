@@ -69,6 +69,36 @@ LogicalResult matmul(MatmulOp op, Lowering &l) {
   return success();
 }
 
+/// mpc.heads_matmul as mpcrt_strided_matmul: each operand's strides of
+/// its [B, H] matrices and of its rows, from its stored shape: [B, H, R,
+/// C] is (H R C, R C, C); [B, R, H, C] with the middle dimensions swapped
+/// (`bshd`) is (R H C, C, H C).
+LogicalResult headsMatmul(HeadsMatmulOp op, Lowering &l) {
+  Value out = l.result(op, 0);
+  if (!out)
+    return failure();
+  auto strides = [&](Value v, bool bshd) {
+    ArrayRef<int64_t> s = tensorType(v).getShape();
+    int64_t matrices = s[1] * s[2] * s[3];
+    return bshd ? l.i64Array({matrices, s[3], s[2] * s[3]})
+                : l.i64Array({matrices, s[2] * s[3], s[3]});
+  };
+  RankedTensorType a = tensorType(op.getA());
+  ArrayRef<int64_t> c = op.getType().getShape();
+  int64_t outer = c[0], inner = op.getResultBshd() ? c[2] : c[1];
+  int64_t m = op.getResultBshd() ? c[1] : c[2], n = c[3];
+  int64_t k = op.getTransposeA() ? a.getDimSize(op.getABshd() ? 1 : 2)
+                                 : a.getDimSize(3);
+  l.call("mpcrt_strided_matmul",
+         {l.i32(dtypeCode(a.getElementType())), l.ptr(op.getA()),
+          strides(op.getA(), op.getABshd()), l.ptr(op.getB()),
+          strides(op.getB(), op.getBBshd()), out,
+          strides(op.getResult(), op.getResultBshd()), l.i64(outer),
+          l.i64(inner), l.i64(m), l.i64(n), l.i64(k), l.i32(op.getTransposeA()),
+          l.i32(op.getTransposeB())});
+  return success();
+}
+
 LogicalResult fusedMatmul(FusedMatmulOp op, Lowering &l) {
   Value out = l.result(op, 0);
   Value pre = op.getPreActivation() ? l.result(op, 1) : l.null();
@@ -172,6 +202,7 @@ std::optional<LogicalResult> lowering::lowerLinearAlgebra(Operation *op,
                                                           Lowering &l) {
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](MatmulOp op) { return matmul(op, l); })
+      .Case([&](HeadsMatmulOp op) { return headsMatmul(op, l); })
       .Case([&](FusedMatmulOp op) { return fusedMatmul(op, l); })
       .Case([&](MatmulBiasGradOp op) { return matmulBiasGrad(op, l); })
       .Case([&](MatmulAddOp op) { return matmulAdd(op, l); })
