@@ -577,6 +577,19 @@ __host__ __device__ inline bool narrowRows(int64_t classes) {
   return classes <= 32;
 }
 
+/// A narrow row's maximum and sum of exp(x - max), by its one thread, the
+/// classes in order: the forward's and the backward's, the same bits.
+template <typename T, typename A>
+__device__ void narrowRowStatistics(const T *row, int64_t classes, A &max,
+                                    A &sum) {
+  max = A(-INFINITY);
+  sum = 0;
+  for (int64_t c = 0; c < classes; ++c)
+    max = fmax(max, Storage<T>::load(row[c]));
+  for (int64_t c = 0; c < classes; ++c)
+    sum += exp(Storage<T>::load(row[c]) - max);
+}
+
 /// Cross-entropy, pass 1: block r's row term (a narrow row's: thread r's), max
 /// + log(sum exp) minus the target-weighted logits (x[y] without label
 /// smoothing; 0 for an ignored label, and for one outside [0, classes), which
@@ -598,11 +611,8 @@ crossEntropyRows(const T *logits, const void *labels, int32_t bits, A *terms,
         terms[r] = A(0);
         continue;
       }
-      A max = A(-INFINITY), sum = 0, each = 0;
-      for (int64_t c = 0; c < classes; ++c)
-        max = fmax(max, S::load(row[c]));
-      for (int64_t c = 0; c < classes; ++c)
-        sum += exp(S::load(row[c]) - max);
+      A max, sum, each = 0;
+      narrowRowStatistics(row, classes, max, sum);
       if (smoothing != 0) {
         for (int64_t c = 0; c < classes; ++c)
           each += S::load(row[c]);
@@ -744,11 +754,8 @@ crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
           out[c] = S::store(A(0));
         continue;
       }
-      A max = A(-INFINITY), sum = 0;
-      for (int64_t c = 0; c < classes; ++c)
-        max = fmax(max, S::load(row[c]));
-      for (int64_t c = 0; c < classes; ++c)
-        sum += exp(S::load(row[c]) - max);
+      A max, sum;
+      narrowRowStatistics(row, classes, max, sum);
       A lse = max + log(sum);
       for (int64_t c = 0; c < classes; ++c)
         out[c] = S::store(scale *
