@@ -146,19 +146,65 @@ Context &context() {
   return *ctx;
 }
 
+/// A column-major rows x cols layout, its columns `ld` apart (0: rows),
+/// of `batch` matrices `stride` apart, or through arrays of their
+/// addresses (`pointers`, CUBLASLT_BATCH_MODE_POINTER_ARRAY).
 cublasLtMatrixLayout_t layout(cudaDataType type, int64_t rows, int64_t cols,
-                              int64_t batch, int64_t stride) {
+                              int64_t batch, int64_t stride, int64_t ld = 0,
+                              bool pointers = false) {
   cublasLtMatrixLayout_t l;
-  MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutCreate(&l, type, rows, cols, rows));
-  if (batch > 1) {
+  MPCRT_LT_CHECK(
+      lt().cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld ? ld : rows));
+  if (batch > 1 || pointers) {
     int32_t count = static_cast<int32_t>(batch);
     MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
         l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+  }
+  if (pointers) {
+    uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+    MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
+        l, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof(mode)));
+  } else if (batch > 1) {
     MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
         l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
         sizeof(stride)));
   }
   return l;
+}
+
+/// A product's descriptor: f32 compute (f64 for f64 operands) and our
+/// transposes as cuBLASLt's (its A is our B, its B our A: see the file
+/// comment).
+cublasLtMatmulDesc_t productDesc(mpcrt_dtype in, bool transA, bool transB) {
+  bool f64 = in == MPCRT_F64;
+  cublasLtMatmulDesc_t op;
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
+      &op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+      f64 ? CUDA_R_64F : CUDA_R_32F));
+  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+      op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
+      op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  return op;
+}
+
+/// Destroys a plan's descriptors (one the heuristic found nothing for).
+void destroyDescriptors(Plan &plan) {
+  lt().cublasLtMatmulDescDestroy(plan.op);
+  for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
+    lt().cublasLtMatrixLayoutDestroy(l);
+}
+
+/// Stops the program: cuBLASLt has no algorithm for the product.
+[[noreturn]] void noAlgorithm(const char *what, int64_t m, int64_t n, int64_t k,
+                              int64_t batch) {
+  mpcrt::errors::reportError(
+      "cuBLASLt: no algorithm for a %lldx%lldx%lld %s (batch %lld)\n",
+      static_cast<long long>(m), static_cast<long long>(n),
+      static_cast<long long>(k), what, static_cast<long long>(batch));
+  std::exit(1);
 }
 
 cudaDataType cudaType(mpcrt_dtype dtype) {
@@ -219,19 +265,9 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
               bool transB, uint32_t alignA, uint32_t alignB, uint32_t alignC,
               cublasLtEpilogue_t epilogue, mpcrt_dtype biasDtype,
               const void *aux) {
-  bool f64 = in == MPCRT_F64;
   bool narrow = out == MPCRT_F16 || out == MPCRT_BF16;
   Plan plan;
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
-      &plan.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
-      f64 ? CUDA_R_64F : CUDA_R_32F));
-  // cuBLASLt's A is our B, its B our A (see the file comment).
-  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-      plan.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-      plan.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  plan.op = productDesc(in, transA, transB);
   cudaDataType type = cudaType(in);
   plan.a = layout(type, transB ? k : n, transB ? n : k, batch, bStride);
   plan.b = layout(type, transA ? m : k, transA ? k : m, batch, aStride);
@@ -278,21 +314,13 @@ Plan makePlan(mpcrt_dtype in, mpcrt_dtype out, int64_t aStride, int64_t bStride,
     // No algorithm with this epilogue: the plain GEMM (then our kernel),
     // planned on fresh descriptors: the epilogue's bias and auxiliary
     // attributes left on these make the heuristic find nothing at all.
-    lt().cublasLtMatmulDescDestroy(plan.op);
-    for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
-      lt().cublasLtMatrixLayoutDestroy(l);
+    destroyDescriptors(plan);
     return makePlan(in, out, aStride, bStride, batch, m, n, k, transA, transB,
                     alignA, alignB, alignC, CUBLASLT_EPILOGUE_DEFAULT,
                     biasDtype, nullptr);
   }
-  if (!chooseAlgorithm(plan, alignA, alignB, alignC, narrow)) {
-    mpcrt::errors::reportError(
-        "cuBLASLt: no algorithm for a %lldx%lldx%lld matmul "
-        "(batch %lld)\n",
-        static_cast<long long>(m), static_cast<long long>(n),
-        static_cast<long long>(k), static_cast<long long>(batch));
-    std::exit(1);
-  }
+  if (!chooseAlgorithm(plan, alignA, alignB, alignC, narrow))
+    noAlgorithm("matmul", m, n, k, batch);
   return plan;
 }
 
@@ -517,50 +545,19 @@ Plan *stridedPlan(mpcrt_dtype dtype, const int64_t ld[3], int64_t batch,
   auto it = ctx.plans.find(key);
   if (it != ctx.plans.end())
     return it->second.get();
-  bool f64 = dtype == MPCRT_F64;
   auto plan = std::make_unique<Plan>();
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescCreate(
-      &plan->op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
-      f64 ? CUDA_R_64F : CUDA_R_32F));
-  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-      plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
-  MPCRT_LT_CHECK(lt().cublasLtMatmulDescSetAttribute(
-      plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  plan->op = productDesc(dtype, transA, transB);
   cudaDataType type = cudaType(dtype);
-  // Row-major rows x cols with rows `ld` apart is column-major cols x rows
-  // with leading dimension ld.
-  auto make = [&](int64_t rows, int64_t cols, int64_t leading,
-                  int64_t batchStride) {
-    cublasLtMatrixLayout_t l;
-    MPCRT_LT_CHECK(
-        lt().cublasLtMatrixLayoutCreate(&l, type, cols, rows, leading));
-    if (batch > 1 || pointers) {
-      int32_t count = static_cast<int32_t>(batch);
-      MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
-          l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-    }
-    if (pointers) {
-      uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
-      MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
-          l, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof(mode)));
-    } else if (batch > 1) {
-      MPCRT_LT_CHECK(lt().cublasLtMatrixLayoutSetAttribute(
-          l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batchStride,
-          sizeof(batchStride)));
-    }
-    return l;
-  };
-  // cuBLASLt's A is our B, its B our A (see the file comment).
-  plan->a = make(transB ? n : k, transB ? k : n, ld[1], stride[1]);
-  plan->b = make(transA ? k : m, transA ? m : k, ld[0], stride[0]);
-  plan->c = make(m, n, ld[2], stride[2]);
+  // cuBLASLt's A is our B, its B our A (see the file comment): row-major
+  // rows x cols with rows `ld` apart is column-major cols x rows.
+  plan->a = layout(type, transB ? k : n, transB ? n : k, batch, stride[1],
+                   ld[1], pointers);
+  plan->b = layout(type, transA ? m : k, transA ? k : m, batch, stride[0],
+                   ld[0], pointers);
+  plan->c = layout(type, n, m, batch, stride[2], ld[2], pointers);
   bool narrowOut = dtype == MPCRT_F16 || dtype == MPCRT_BF16;
   if (!chooseAlgorithm(*plan, align[0], align[1], align[2], narrowOut)) {
-    lt().cublasLtMatmulDescDestroy(plan->op);
-    for (cublasLtMatrixLayout_t l : {plan->a, plan->b, plan->c})
-      lt().cublasLtMatrixLayoutDestroy(l);
+    destroyDescriptors(*plan);
     plan.reset();
   }
   return ctx.plans.emplace(key, std::move(plan)).first->second.get();
@@ -674,14 +671,8 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
   if (collapses(strides)) {
     Plan *plan = stridedPlan(dtype, ld, outer * inner, strides, false, m, n, k,
                              transA, transB, align);
-    if (!plan) {
-      mpcrt::errors::reportError(
-          "cuBLASLt: no algorithm for a %lldx%lldx%lld strided matmul (batch "
-          "%lld)\n",
-          static_cast<long long>(m), static_cast<long long>(n),
-          static_cast<long long>(k), static_cast<long long>(outer * inner));
-      std::exit(1);
-    }
+    if (!plan)
+      noAlgorithm("strided matmul", m, n, k, outer * inner);
     run(*plan, b, a, c);
     markOp("matmul");
     return;
@@ -709,14 +700,8 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
     strides[i] = ops[i].strides[alongInner ? 1 : 0];
   Plan *plan = stridedPlan(dtype, ld, batch, strides, false, m, n, k, transA,
                            transB, align);
-  if (!plan) {
-    mpcrt::errors::reportError(
-        "cuBLASLt: no algorithm for a %lldx%lldx%lld strided matmul (batch "
-        "%lld)\n",
-        static_cast<long long>(m), static_cast<long long>(n),
-        static_cast<long long>(k), static_cast<long long>(batch));
-    std::exit(1);
-  }
+  if (!plan)
+    noAlgorithm("strided matmul", m, n, k, batch);
   for (int64_t i = 0; i < calls; ++i) {
     auto at = [&](const Operand &x) {
       return static_cast<const char *>(x.base) +

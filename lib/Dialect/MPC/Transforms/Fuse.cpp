@@ -676,21 +676,18 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     Operation *producer = input.getDefiningOp();
     if (!producer || !input.hasOneUse() || !headsProduct(producer))
       return;
+    // The product writes the transpose's value: its result takes the
+    // transpose's type and its flag toggles, in place.
     HeadsMatmulOp heads = asHeadsProduct(producer);
-    OpBuilder b(t);
-    auto written = HeadsMatmulOp::create(
-        b, fusedLocation(&getContext(), {heads, t}), t.getType(), heads.getA(),
-        heads.getB(), heads.getTransposeA(), heads.getTransposeB(),
-        heads.getABshd(), heads.getBBshd(), !heads.getResultBshd());
-    if (Attribute precision = heads->getAttr("mpc.precision"))
-      written->setAttr("mpc.precision", precision);
+    heads->setLoc(fusedLocation(&getContext(), {heads, t}));
+    heads.getResult().setType(t.getType());
+    heads.setResultBshd(!heads.getResultBshd());
     if (remarks)
-      emitRemark(written.getLoc())
+      emitRemark(heads.getLoc())
           << "folded: mpc.transpose [0, 2, 1, 3] into the product's result "
              "(mpc.heads_matmul)";
-    t.getResult().replaceAllUsesWith(written.getResult());
+    t.getResult().replaceAllUsesWith(heads.getResult());
     t.erase();
-    heads.erase();
   }
 
   /// `add(g, max_pool2d_backward(dy, x))` (either order), the pool's
