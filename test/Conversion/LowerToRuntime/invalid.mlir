@@ -127,3 +127,16 @@ func.func @train_step(%x: tensor<4xf32>) -> tensor<2x2xf32> attributes {mpc.aren
     }
   }
 #-}
+
+// -----
+
+// A slice planned as a view, then read by a heads product that cannot
+// take it (every other column: its matrices' rows are not contiguous).
+func.func @stale_heads_view(%x: tensor<2x6x8xf32>, %w: tensor<8x24xf32>, %k: tensor<2x6x3x4xf32>) -> tensor<2x3x6x6xf32> attributes {mpc.arena_bytes = 2048 : i64} {
+  %0 = mpc.matmul %x, %w {mpc.offsets = array<i64: 0>} : tensor<2x6x8xf32>, tensor<8x24xf32>
+  // expected-error @+1 {{'mpc.slice' op shares its operand's buffer (a view) but is read by an op that takes no strides; run --mpc-plan-memory again after changing the graph}}
+  %1 = mpc.slice %0 {mpc.offsets = array<i64: 0>, offsets = array<i64: 0, 0, 0>, sizes = array<i64: 2, 6, 12>, strides = array<i64: 1, 1, 2>} : tensor<2x6x24xf32>
+  %2 = mpc.reshape %1 {mpc.offsets = array<i64: 0>} : tensor<2x6x12xf32> -> tensor<2x6x3x4xf32>
+  %3 = mpc.heads_matmul %2, %k {a_bshd, b_bshd, mpc.offsets = array<i64: 1280>, transpose_b} : tensor<2x6x3x4xf32>, tensor<2x6x3x4xf32> -> tensor<2x3x6x6xf32>
+  return %3 : tensor<2x3x6x6xf32>
+}

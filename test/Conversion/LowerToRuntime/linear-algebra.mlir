@@ -106,6 +106,51 @@ func.func @heads_matmul(%q: tensor<2x6x3x4xf16>, %k: tensor<2x6x3x4xf16>, %p: te
 
 // -----
 
+// mpc.heads_matmul reading a packed projection's thirds where they lie
+// (views, --mpc-plan-memory): each operand's strides are the view's, [2,
+// 6, 3, 4] inside [2, 6, 24] heads-second: matrices 144 and 4 apart, rows
+// 24 apart; the keys 12 elements (24 bytes) into the projection.
+// CHECK-DAG: llvm.mlir.global internal constant @[[PACKED:__mpc_i64_[0-9]+]](dense<[144, 4, 24]> : tensor<3xi64>)
+// CHECK-LABEL: func.func @heads_matmul_views(
+// CHECK: call @mpcrt_matmul_f16(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[P:[^,]*]],
+// CHECK: %[[K:.*]] = llvm.getelementptr %[[P]][%c24_i64{{(_[0-9]+)?}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[KS:.*]] = llvm.mlir.addressof @[[PACKED]]
+// CHECK: call @mpcrt_strided_matmul(%c0_i32{{(_[0-9]+)?}}, %[[P]], %{{.*}}, %[[K]], %[[KS]],
+// CHECK-NOT: mpcrt_strided_copy
+func.func @heads_matmul_views(%x: tensor<2x6x8xf16>, %w: tensor<8x24xf16>) -> tensor<2x3x6x6xf16> {
+  %p = mpc.matmul %x, %w : tensor<2x6x8xf16>, tensor<8x24xf16>
+  %q0 = mpc.slice %p {offsets = array<i64: 0, 0, 0>, sizes = array<i64: 2, 6, 12>} : tensor<2x6x24xf16>
+  %k0 = mpc.slice %p {offsets = array<i64: 0, 0, 12>, sizes = array<i64: 2, 6, 12>} : tensor<2x6x24xf16>
+  %q = mpc.reshape %q0 : tensor<2x6x12xf16> -> tensor<2x6x3x4xf16>
+  %k = mpc.reshape %k0 : tensor<2x6x12xf16> -> tensor<2x6x3x4xf16>
+  %s = mpc.heads_matmul %q, %k {a_bshd, b_bshd, transpose_b} : tensor<2x6x3x4xf16>, tensor<2x6x3x4xf16> -> tensor<2x3x6x6xf16>
+  return %s : tensor<2x3x6x6xf16>
+}
+
+// -----
+
+// mpc.heads_matmul writing its result into its concatenation's window
+// (--mpc-plan-memory: a packed projection's gradient): the concatenation's
+// buffer 12 elements (24 bytes) in, the result's strides the window's
+// ([2, 6, 3, 4] heads-second inside [2, 6, 24]: 144, 4 and rows 24
+// apart). The concatenation scatters only its other operand.
+// CHECK-DAG: llvm.mlir.global internal constant @[[WINDOW:__mpc_i64_[0-9]+]](dense<[144, 4, 24]> : tensor<3xi64>)
+// CHECK-LABEL: func.func @heads_matmul_window(
+// CHECK: %[[W:.*]] = llvm.getelementptr %arg0[%c24_i64{{(_[0-9]+)?}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[WS:.*]] = llvm.mlir.addressof @[[WINDOW]]
+// CHECK: call @mpcrt_strided_matmul(%c0_i32{{(_[0-9]+)?}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[W]], %[[WS]],
+// CHECK-COUNT-1: call @mpcrt_strided_scatter(
+// CHECK-NOT: call @mpcrt_strided_scatter(
+// CHECK: return
+func.func @heads_matmul_window(%p: tensor<2x3x6x6xf16>, %v: tensor<2x6x3x4xf16>, %dk: tensor<2x6x12xf16>) -> tensor<2x6x24xf16> {
+  %dq = mpc.heads_matmul %p, %v {b_bshd, result_bshd} : tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16> -> tensor<2x6x3x4xf16>
+  %dqr = mpc.reshape %dq : tensor<2x6x3x4xf16> -> tensor<2x6x12xf16>
+  %c = mpc.concat %dk, %dqr {axis = 2 : i64} : tensor<2x6x12xf16>, tensor<2x6x12xf16>
+  return %c : tensor<2x6x24xf16>
+}
+
+// -----
+
 // A transposed operand stored heads-second: k is its second dimension
 // ([B, K, H, M]), here 5.
 // CHECK-LABEL: func.func @heads_matmul_transposed(

@@ -96,18 +96,18 @@ func.func @kept(%x: tensor<2x6x3x4xf16>, %y: tensor<2x6x1x4xf16>, %w: tensor<2x3
 // -----
 
 // A packed projection's thirds (slices, split into heads by reshapes)
-// stay transposes, which the memory plan reads as views of the
-// projection (the products would read them only dense); so does a
-// transpose written into a concatenation's window (the thirds'
-// gradients), where the plan puts its copy.
+// are read in place by the products too (the memory plan then reads them
+// as views of the projection, their rows 3 E apart), and a transpose
+// read only by a concatenation (the thirds' gradients) is written by its
+// product (the plan puts it in the concatenation's window).
 // CHECK-LABEL: func @packed
-// CHECK: %[[Q:.*]] = mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x3x4xf16>
-// CHECK: %[[K:.*]] = mpc.transpose %{{.*}} {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x3x4xf16>
-// CHECK: %[[S:.*]] = mpc.matmul %[[Q]], %[[K]] {transpose_b}
-// CHECK: %[[G:.*]] = mpc.matmul %[[S]], %[[K]]
-// CHECK: mpc.transpose %[[G]] {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x3x6x4xf16>
-// CHECK: mpc.concat
-// CHECK-NOT: mpc.heads_matmul
+// CHECK: %[[Q:.*]] = mpc.reshape %{{.*}} : tensor<2x6x12xf16> -> tensor<2x6x3x4xf16>
+// CHECK: %[[K:.*]] = mpc.reshape %{{.*}} : tensor<2x6x12xf16> -> tensor<2x6x3x4xf16>
+// CHECK: %[[S:.*]] = mpc.heads_matmul %[[Q]], %[[K]] {a_bshd, b_bshd, transpose_b}
+// CHECK: %[[G:.*]] = mpc.heads_matmul %[[S]], %[[K]] {b_bshd, result_bshd} : tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16> -> tensor<2x6x3x4xf16>
+// CHECK: %[[R:.*]] = mpc.reshape %[[G]] : tensor<2x6x3x4xf16> -> tensor<2x6x12xf16>
+// CHECK: mpc.concat %[[R]], %arg1
+// CHECK-NOT: mpc.transpose
 func.func @packed(%p: tensor<2x6x24xf16>, %x: tensor<2x6x12xf16>) -> (tensor<2x3x6x6xf16>, tensor<2x6x24xf16>) {
   %q0 = mpc.slice %p {offsets = array<i64: 0, 0, 0>, sizes = array<i64: 2, 6, 12>} : tensor<2x6x24xf16>
   %k0 = mpc.slice %p {offsets = array<i64: 0, 0, 12>, sizes = array<i64: 2, 6, 12>} : tensor<2x6x24xf16>
@@ -122,3 +122,4 @@ func.func @packed(%p: tensor<2x6x24xf16>, %x: tensor<2x6x12xf16>) -> (tensor<2x3
   %c = mpc.concat %gr, %x {axis = 2} : tensor<2x6x12xf16>, tensor<2x6x12xf16>
   return %s, %c : tensor<2x3x6x6xf16>, tensor<2x6x24xf16>
 }
+

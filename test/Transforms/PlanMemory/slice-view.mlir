@@ -181,3 +181,35 @@ func.func @pool_addend(%dy: tensor<2x4x4x4xf32>, %x: tensor<2x8x8x4xf32>, %w: te
   %1 = mpc.max_pool2d_backward %dy, %x addend(%b : tensor<2x8x8x4xf32>) {kernel = array<i64: 2, 2>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
   return %0, %1 : tensor<2x8x8x4xf32>, tensor<2x8x8x4xf32>
 }
+
+// -----
+
+// A packed projection's thirds, split into heads, read by mpc.heads_matmul
+// in place (their matrices row-major, rows 24 elements apart): views of
+// the projection. A third taking every other column (its rows not
+// contiguous) is copied into a buffer of its own.
+// CHECK-LABEL: func @heads_operands
+// CHECK: %[[P:.*]] = mpc.matmul {{.*}}{mpc.offsets = array<i64: 0>}
+// CHECK: %[[Q:.*]] = mpc.slice %[[P]] {mpc.offsets = array<i64: 0>,
+// CHECK: %[[K:.*]] = mpc.slice %[[P]] {mpc.offsets = array<i64: 0>,
+// CHECK: mpc.reshape %[[Q]] {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.reshape %[[K]] {mpc.offsets = array<i64: 0>}
+// CHECK: mpc.heads_matmul {{.*}}{a_bshd, b_bshd, mpc.offsets = array<i64: {{[1-9][0-9]*}}>, transpose_b}
+// CHECK: %[[E:.*]] = mpc.slice %[[P]] {mpc.offsets = array<i64: [[C:[1-9][0-9]*]]>,
+// CHECK: mpc.reshape %[[E]] {mpc.offsets = array<i64: [[C]]>}
+// NOREUSE-LABEL: func @heads_operands
+// NOREUSE: mpc.slice {{.*}}{mpc.offsets = array<i64: {{[1-9][0-9]*}}>, offsets = array<i64: 0, 0, 12>
+// REPORT: "function": "heads_operands",
+// REPORT: "slice_views": 2,
+func.func @heads_operands(%x: tensor<2x6x8xf32>, %w: tensor<8x24xf32>) -> (tensor<2x3x6x6xf32>, tensor<2x3x6x6xf32>) {
+  %p = mpc.matmul %x, %w : tensor<2x6x8xf32>, tensor<8x24xf32>
+  %q0 = mpc.slice %p {offsets = array<i64: 0, 0, 0>, sizes = array<i64: 2, 6, 12>} : tensor<2x6x24xf32>
+  %k0 = mpc.slice %p {offsets = array<i64: 0, 0, 12>, sizes = array<i64: 2, 6, 12>} : tensor<2x6x24xf32>
+  %q = mpc.reshape %q0 : tensor<2x6x12xf32> -> tensor<2x6x3x4xf32>
+  %k = mpc.reshape %k0 : tensor<2x6x12xf32> -> tensor<2x6x3x4xf32>
+  %s = mpc.heads_matmul %q, %k {a_bshd, b_bshd, transpose_b} : tensor<2x6x3x4xf32>, tensor<2x6x3x4xf32> -> tensor<2x3x6x6xf32>
+  %e0 = mpc.slice %p {offsets = array<i64: 0, 0, 0>, sizes = array<i64: 2, 6, 12>, strides = array<i64: 1, 1, 2>} : tensor<2x6x24xf32>
+  %e = mpc.reshape %e0 : tensor<2x6x12xf32> -> tensor<2x6x3x4xf32>
+  %t = mpc.heads_matmul %e, %q {a_bshd, b_bshd, transpose_b} : tensor<2x6x3x4xf32>, tensor<2x6x3x4xf32> -> tensor<2x3x6x6xf32>
+  return %s, %t : tensor<2x3x6x6xf32>, tensor<2x3x6x6xf32>
+}

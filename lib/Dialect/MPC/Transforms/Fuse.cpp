@@ -634,18 +634,11 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
 
   /// foldHeadProductTransposes' fold of one transpose (in program order; a
   /// transpose of a transpose whose readers took it is visited again, as
-  /// then only they may read the inner one).
+  /// then only they may read the inner one). A packed projection's thirds,
+  /// split into heads by reshapes of slices, are read so too: the memory
+  /// plan makes them views of the projection (Views.h takesStrided).
   void foldHeadTranspose(TransposeOp t) {
     Value input = t.getInput();
-    // A slice's heads (a packed projection's thirds, through reshapes) the
-    // memory plan gives the transpose as a view, which the products would
-    // read only dense; a transpose written into a concatenation's window
-    // (their gradients) saves its copy there: both stay transposes.
-    Value source = input;
-    while (auto reshape = source.getDefiningOp<ReshapeOp>())
-      source = reshape.getInput();
-    if (source.getDefiningOp<SliceOp>() || concatWindowOf(t))
-      return;
     if (!t->use_empty() && llvm::all_of(t->getUses(), [](OpOperand &use) {
           return use.getOperandNumber() < 2 && headsProduct(use.getOwner());
         })) {

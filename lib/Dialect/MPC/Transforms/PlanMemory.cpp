@@ -311,7 +311,8 @@ struct FunctionPlan {
   int64_t snapshots = 0;
   // Slices read in their operand's buffer (Views.h).
   int64_t sliceViews = 0;
-  // Transposes written into their concatenation's buffer (Views.h).
+  // Transposes and heads products written into their concatenation's
+  // buffer (Views.h).
   int64_t concatWindows = 0;
   // Bytes of gradients and activations live at the peak, by dtype.
   llvm::MapVector<Type, int64_t> gradients, activations;
@@ -421,8 +422,8 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
   // Slices read in their operand's buffer, and reshapes of them: where
   // their elements lie in it (Views.h).
   DenseMap<Value, View> views;
-  // Transposes written into their concatenation's buffer, and reshapes of
-  // them (concatWindowOf).
+  // Transposes and heads products written into their concatenation's
+  // buffer, and reshapes of them (concatWindowOf, headsWindowOf).
   DenseSet<Value> windows;
   auto lastUse = [&](Value v) {
     int64_t end = order[v.getDefiningOp()];
@@ -559,27 +560,33 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
       // written into the concatenation's window (Views.h): it takes the
       // concatenation's buffer, which then lives from the first such
       // transpose on, and the concat copies only its other operands. Not
-      // for a transpose of a view (the scatter reads its input dense).
+      // for a transpose of a view (the scatter reads its input dense). A
+      // heads product read so writes its matrices there itself, its rows
+      // the concatenation's apart (headsWindowOf).
+      Value whole;
       if (auto transpose = dyn_cast<TransposeOp>(op);
           transpose && reuse && !views.contains(transpose.getInput())) {
-        std::optional<ConcatWindow> window = concatWindowOf(transpose);
-        Value whole = window ? window->concat.getResult() : Value();
-        if (whole && !readByAllReduce(whole)) {
-          int64_t id;
-          if (auto it = bufferOf.find(whole); it != bufferOf.end()) {
-            id = it->second;
-          } else {
-            auto wholeType = cast<RankedTensorType>(whole.getType());
-            id = buffers.size();
-            bufferOf[whole] = id;
-            buffers.push_back({byteSize(wholeType), here, lastUse(whole), -1,
-                               wholeType.getElementType(), isGradient(whole)});
-          }
-          bufferOf[result] = id;
-          windows.insert(result);
-          ++plan.concatWindows;
-          continue;
+        if (std::optional<ConcatWindow> window = concatWindowOf(transpose))
+          whole = window->concat.getResult();
+      } else if (auto heads = dyn_cast<HeadsMatmulOp>(op); heads && reuse) {
+        if (std::optional<HeadsWindow> window = headsWindowOf(heads))
+          whole = window->concat.getResult();
+      }
+      if (whole && !readByAllReduce(whole)) {
+        int64_t id;
+        if (auto it = bufferOf.find(whole); it != bufferOf.end()) {
+          id = it->second;
+        } else {
+          auto wholeType = cast<RankedTensorType>(whole.getType());
+          id = buffers.size();
+          bufferOf[whole] = id;
+          buffers.push_back({byteSize(wholeType), here, lastUse(whole), -1,
+                             wholeType.getElementType(), isGradient(whole)});
         }
+        bufferOf[result] = id;
+        windows.insert(result);
+        ++plan.concatWindows;
+        continue;
       }
       // An all-reduce sums in place: its results are its operands' buffers,
       // unless a buffer is already another bucket's member (a sum summed

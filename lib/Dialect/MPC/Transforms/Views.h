@@ -23,6 +23,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <array>
 #include <optional>
 
 namespace mlir::mpc {
@@ -206,14 +207,43 @@ inline std::optional<int64_t> rowStrideOf(ArrayRef<int64_t> shape,
   return row ? row : std::optional<int64_t>(shape.back());
 }
 
+/// The strides mpcrt_strided_matmul takes for an operand of
+/// mpc.heads_matmul of `shape` (rank 4) read with `strides`: along B, along
+/// H, and between the matrices' rows; `bshd` where it is stored `[B, R, H,
+/// C]`. std::nullopt where its matrices are not row-major with rows at
+/// least a row apart (what BLAS's and cuBLASLt's leading dimension
+/// takes): its last stride 1 (or one column), and nothing negative.
+inline std::optional<std::array<int64_t, 3>>
+headsOperandStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
+                    bool bshd) {
+  if (shape.size() != 4 || strides.size() != 4 ||
+      (shape[3] != 1 && strides[3] != 1) ||
+      llvm::any_of(strides, [](int64_t s) { return s < 0; }))
+    return std::nullopt;
+  std::array<int64_t, 3> s =
+      bshd ? std::array<int64_t, 3>{strides[0], strides[2], strides[1]}
+           : std::array<int64_t, 3>{strides[0], strides[1], strides[2]};
+  if (s[2] < shape[3])
+    return std::nullopt;
+  return s;
+}
+
 /// Whether `use` is read through `strides` by an op that takes that
 /// operand with strides: every operand of readsOperandsStrided's ops; a
-/// max pool gradient's addend whose rows lie evenly apart (rowStrideOf).
+/// max pool gradient's addend whose rows lie evenly apart (rowStrideOf);
+/// an operand of mpc.heads_matmul whose matrices are row-major
+/// (headsOperandStrides: a packed projection's third, split into heads).
 inline bool takesStrided(OpOperand &use, ArrayRef<int64_t> shape,
                          ArrayRef<int64_t> strides) {
   Operation *user = use.getOwner();
   if (readsOperandsStrided(user))
     return true;
+  if (auto heads = dyn_cast<HeadsMatmulOp>(user))
+    return use.getOperandNumber() < 2 &&
+           headsOperandStrides(shape, strides,
+                               use.getOperandNumber() == 0 ? heads.getABshd()
+                                                           : heads.getBBshd())
+               .has_value();
   auto pool = dyn_cast<MaxPool2DBackwardOp>(user);
   return pool && pool.getAddend() && &use == &pool.getAddendMutable()[0] &&
          rowStrideOf(shape, strides).has_value();
@@ -276,22 +306,18 @@ struct ConcatWindow {
   SmallVector<int64_t> shape, strides;
 };
 
-/// The window of the concatenation a transpose is written into, when its
-/// one reader (through reshapes, each with one reader) is one operand of
-/// a concat: the scatter of its input into the concatenation's buffer,
-/// the operand's window taken back through the reshapes and the
-/// transpose (regroupedLoop: the input's dimensions, each split into
-/// runs of the refinement of the operand's and the transpose's shapes,
-/// at the window's strides). The plan then gives the transpose the
-/// concatenation's buffer and the lowering scatters the transpose's
-/// input straight into the window, which the concat does not copy again:
-/// a packed projection's three gradients, transposed back from heads,
-/// are written once. std::nullopt otherwise.
-inline std::optional<ConcatWindow> concatWindowOf(TransposeOp transpose) {
-  auto type = dyn_cast<RankedTensorType>(transpose.getType());
-  if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
-    return std::nullopt;
-  Value piece = transpose.getResult();
+/// Where `v` lands in a concatenation: its one reader, through reshapes
+/// each with one reader, one operand of a concat of static shape. The
+/// concat, the piece it reads (`v` or the last reshape), and the window's
+/// view of the concatenation's buffer (the piece's offset along the axis
+/// and the concatenation's dense strides). std::nullopt otherwise.
+struct PieceWindow {
+  ConcatOp concat;
+  Value piece;
+  View window;
+};
+inline std::optional<PieceWindow> windowIn(Value v) {
+  Value piece = v;
   while (piece.hasOneUse())
     if (auto reshape = dyn_cast<ReshapeOp>(*piece.getUsers().begin()))
       piece = reshape.getResult();
@@ -312,6 +338,28 @@ inline std::optional<ConcatWindow> concatWindowOf(TransposeOp transpose) {
   for (Value before : concat->getOperands().take_front(use.getOperandNumber()))
     position += cast<RankedTensorType>(before.getType()).getDimSize(axis);
   View window = denseView(whole.getShape());
+  window.offset = position * window.strides[axis];
+  return PieceWindow{concat, piece, std::move(window)};
+}
+
+/// The window of the concatenation a transpose is written into, when its
+/// one reader (through reshapes, each with one reader) is one operand of
+/// a concat (windowIn): the scatter of its input into the concatenation's
+/// buffer, the operand's window taken back through the reshapes and the
+/// transpose (regroupedLoop: the input's dimensions, each split into
+/// runs of the refinement of the operand's and the transpose's shapes,
+/// at the window's strides). The plan then gives the transpose the
+/// concatenation's buffer and the lowering scatters the transpose's
+/// input straight into the window, which the concat does not copy again:
+/// a packed projection's three gradients, transposed back from heads,
+/// are written once. std::nullopt otherwise.
+inline std::optional<ConcatWindow> concatWindowOf(TransposeOp transpose) {
+  auto type = dyn_cast<RankedTensorType>(transpose.getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
+    return std::nullopt;
+  std::optional<PieceWindow> in = windowIn(transpose.getResult());
+  if (!in)
+    return std::nullopt;
   // The input's dimension j is the result's dimension d where
   // permutation[d] = j.
   ArrayRef<int64_t> permutation = transpose.getPermutation();
@@ -319,12 +367,43 @@ inline std::optional<ConcatWindow> concatWindowOf(TransposeOp transpose) {
   for (auto [d, j] : llvm::enumerate(permutation))
     inputOrder[j] = d;
   std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> loop =
-      regroupedLoop(cast<RankedTensorType>(piece.getType()).getShape(),
-                    window.strides, type.getShape(), inputOrder);
+      regroupedLoop(cast<RankedTensorType>(in->piece.getType()).getShape(),
+                    in->window.strides, type.getShape(), inputOrder);
   if (!loop)
     return std::nullopt;
-  return ConcatWindow{concat, position * window.strides[axis],
-                      std::move(loop->first), std::move(loop->second)};
+  return ConcatWindow{in->concat, in->window.offset, std::move(loop->first),
+                      std::move(loop->second)};
+}
+
+/// The window of the concatenation an mpc.heads_matmul writes its result
+/// into, when the result's one reader (through reshapes, each with one
+/// reader) is one operand of a concat (windowIn) and the window's rows
+/// take the result's matrices (headsOperandStrides): a packed
+/// projection's three gradients, each written heads-second by its
+/// product into its third of the packed gradient (rows 3 H D apart). The
+/// window's offset in the concatenation and the result's three strides.
+struct HeadsWindow {
+  ConcatOp concat;
+  int64_t offset;
+  std::array<int64_t, 3> strides;
+};
+inline std::optional<HeadsWindow> headsWindowOf(HeadsMatmulOp op) {
+  auto type = dyn_cast<RankedTensorType>(op.getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
+    return std::nullopt;
+  std::optional<PieceWindow> in = windowIn(op.getResult());
+  if (!in)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> s =
+      reshapedStrides(cast<RankedTensorType>(in->piece.getType()).getShape(),
+                      in->window.strides, type.getShape());
+  if (!s)
+    return std::nullopt;
+  std::optional<std::array<int64_t, 3>> strides =
+      headsOperandStrides(type.getShape(), *s, op.getResultBshd());
+  if (!strides)
+    return std::nullopt;
+  return HeadsWindow{in->concat, in->window.offset, *strides};
 }
 
 } // namespace mlir::mpc

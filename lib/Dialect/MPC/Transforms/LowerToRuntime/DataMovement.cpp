@@ -261,13 +261,15 @@ LogicalResult concat(ConcatOp op, Lowering &l) {
   int64_t position = 0;
   for (Value input : op.getInputs()) {
     auto in = tensorType(input);
-    // A transpose (perhaps through reshapes) the plan wrote into its
-    // window already.
+    // A transpose or a heads product (perhaps through reshapes) the plan
+    // wrote into its window already.
     Value piece = input;
     while (auto reshape = piece.getDefiningOp<ReshapeOp>())
       piece = reshape.getInput();
     auto transpose = piece.getDefiningOp<TransposeOp>();
-    if (!transpose || !writtenInConcat(transpose))
+    auto heads = piece.getDefiningOp<HeadsMatmulOp>();
+    if (!(transpose && writtenInConcat(transpose)) &&
+        !(heads && headsWrittenInConcat(heads)))
       stridedScatter(l, l.ptr(input), out, position * dense[axis], dense,
                      SmallVector<int64_t>(in.getShape()), elementBytes(in));
     position += in.getDimSize(axis);
@@ -276,6 +278,14 @@ LogicalResult concat(ConcatOp op, Lowering &l) {
 }
 
 } // namespace
+
+std::optional<HeadsWindow> lowering::headsWrittenInConcat(HeadsMatmulOp op) {
+  std::optional<HeadsWindow> window = headsWindowOf(op);
+  std::optional<int64_t> at = plannedOffset(op.getResult());
+  if (!window || !at || *at != plannedOffset(window->concat.getResult()))
+    return std::nullopt;
+  return window;
+}
 
 std::optional<std::pair<Value, View>> lowering::viewOf(Value v) {
   if (auto slice = v.getDefiningOp<SliceOp>()) {

@@ -70,31 +70,67 @@ LogicalResult matmul(MatmulOp op, Lowering &l) {
 }
 
 /// mpc.heads_matmul as mpcrt_strided_matmul: each operand's strides of
-/// its [B, H] matrices and of its rows, from its stored shape: [B, H, R,
-/// C] is (H R C, R C, C); [B, R, H, C] with the middle dimensions swapped
-/// (`bshd`) is (R H C, C, H C).
+/// its [B, H] matrices and of its rows (Views.h headsOperandStrides), from
+/// the strides it is read with: a dense [B, H, R, C] is (H R C, R C, C);
+/// a dense [B, R, H, C] with the middle dimensions swapped (`bshd`) is
+/// (R H C, C, H C); a view (a packed projection's third, split into
+/// heads) its own, from the projection's buffer. A result the plan put in
+/// its concatenation's window (headsWindowOf) is written there, at the
+/// window's strides.
 LogicalResult headsMatmul(HeadsMatmulOp op, Lowering &l) {
-  Value out = l.result(op, 0);
+  // Written into its concatenation's window: the concatenation's buffer,
+  // at the window's offset, with its rows' strides.
+  std::optional<HeadsWindow> window = headsWrittenInConcat(op);
+  Value out;
+  if (window) {
+    Value whole = l.result(window->concat, 0);
+    if (!whole)
+      return failure();
+    l.bind(op.getResult(), whole);
+    RankedTensorType type = op.getType();
+    out = l.offset(whole,
+                   window->offset * (bytesOf(type) / type.getNumElements()));
+  } else {
+    out = l.result(op, 0);
+  }
   if (!out)
     return failure();
-  auto strides = [&](Value v, bool bshd) {
-    ArrayRef<int64_t> s = tensorType(v).getShape();
-    int64_t matrices = s[1] * s[2] * s[3];
-    return bshd ? l.i64Array({matrices, s[3], s[2] * s[3]})
-                : l.i64Array({matrices, s[2] * s[3], s[3]});
+  struct Operand {
+    Value pointer, strides;
   };
-  RankedTensorType a = tensorType(op.getA());
-  ArrayRef<int64_t> c = op.getType().getShape();
-  int64_t outer = c[0], inner = op.getResultBshd() ? c[2] : c[1];
-  int64_t m = op.getResultBshd() ? c[1] : c[2], n = c[3];
-  int64_t k = op.getTransposeA() ? a.getDimSize(op.getABshd() ? 1 : 2)
-                                 : a.getDimSize(3);
+  auto operand = [&](Value pointer, ArrayRef<int64_t> shape,
+                     ArrayRef<int64_t> own, bool bshd) -> FailureOr<Operand> {
+    std::optional<std::array<int64_t, 3>> s =
+        headsOperandStrides(shape, own, bshd);
+    // The slice's lowering refuses such a view first (its readers must
+    // take it: Views.h takesStrided).
+    if (!s)
+      return op.emitOpError("internal error: an operand whose matrices are "
+                            "not row-major");
+    return Operand{pointer, l.i64Array(*s)};
+  };
+  auto input = [&](Value v, bool bshd) {
+    auto [pointer, own] = stridedOperand(v, l);
+    return operand(pointer, tensorType(v).getShape(), own, bshd);
+  };
+  ArrayRef<int64_t> shape = op.getType().getShape();
+  FailureOr<Operand> a = input(op.getA(), op.getABshd()),
+                     b = input(op.getB(), op.getBBshd()),
+                     c = window ? FailureOr<Operand>(
+                                      Operand{out, l.i64Array(window->strides)})
+                                : operand(out, shape, strides(shape),
+                                          op.getResultBshd());
+  if (failed(a) || failed(b) || failed(c))
+    return failure();
+  RankedTensorType aType = tensorType(op.getA());
+  int64_t outer = shape[0], inner = op.getResultBshd() ? shape[2] : shape[1];
+  int64_t m = op.getResultBshd() ? shape[1] : shape[2], n = shape[3];
+  int64_t k = op.getTransposeA() ? aType.getDimSize(op.getABshd() ? 1 : 2)
+                                 : aType.getDimSize(3);
   l.call("mpcrt_strided_matmul",
-         {l.i32(dtypeCode(a.getElementType())), l.ptr(op.getA()),
-          strides(op.getA(), op.getABshd()), l.ptr(op.getB()),
-          strides(op.getB(), op.getBBshd()), out,
-          strides(op.getResult(), op.getResultBshd()), l.i64(outer),
-          l.i64(inner), l.i64(m), l.i64(n), l.i64(k), l.i32(op.getTransposeA()),
+         {l.i32(dtypeCode(aType.getElementType())), a->pointer, a->strides,
+          b->pointer, b->strides, out, c->strides, l.i64(outer), l.i64(inner),
+          l.i64(m), l.i64(n), l.i64(k), l.i32(op.getTransposeA()),
           l.i32(op.getTransposeB())});
   return success();
 }

@@ -199,6 +199,9 @@ int64_t bytesOf(RankedTensorType type);
 /// through strides, and it is not copied): the value whose buffer it lies
 /// in, and where.
 std::optional<std::pair<Value, View>> viewOf(Value v);
+/// Where the plan wrote `op`'s result into its concatenation's window (the
+/// concatenation's buffer, Views.h headsWindowOf): the window.
+std::optional<HeadsWindow> headsWrittenInConcat(HeadsMatmulOp op);
 /// How a reader that takes strides reads `v`: the pointer to its first
 /// element and its strides, in elements (a view's, or its own dense ones).
 std::pair<Value, SmallVector<int64_t>> stridedOperand(Value v, Lowering &l);
