@@ -924,7 +924,11 @@ void convolutionCases() {
 /// context the copy after it), and as mpc.heads_matmul does: one
 /// pointer-array cuBLASLt call, and the loop of strided batches (one call
 /// per batch index, 8). Compute-bound lines (TFLOP/s of the product), to
-/// compare with each other.
+/// compare with each other. Then the same out of a packed QKV projection
+/// ([8, 512, 2304], rows 3 * 768 apart): the scores from the queries' and
+/// keys' thirds (their views copied into heads, then the GEMM; or read in
+/// place), and a third's gradient p^T dy written into its window of the
+/// packed gradient (the GEMM, then its scatter there; or written in place).
 void headProductCases() {
   int64_t n = kRows * kHidden, scores = 8 * kHeads * kSeq * kSeq;
   Buffers b;
@@ -964,6 +968,31 @@ void headProductCases() {
     });
     setHeadProductsLoop(before);
   }
+  void *qkv = b.random(MPCRT_F16, 3 * n, 4), *whole = b.empty(3 * n * 2);
+  const void *keys = static_cast<const char *>(qkv) + kHidden * 2;
+  void *window = static_cast<char *>(whole) + kHidden * 2;
+  int64_t fromPacked[] = {kSeq * 3 * kHidden, kHead, 3 * kHidden, 1};
+  const int64_t packed[] = {kSeq * 3 * kHidden, kHead, 3 * kHidden},
+                headsOrdered[] = {kHeads * kSeq * kHead, kSeq * kHead, kHead};
+  reportRate("heads_scores_packed_copies", shape, flop, [&] {
+    stridedCopy(qkv, 0, fromPacked, qt, heads, 4, 2);
+    stridedCopy(qkv, kHidden, fromPacked, kt, heads, 4, 2);
+    matmul(MPCRT_F16, qt, kSeq * kHead, kt, kSeq * kHead, s, 8 * kHeads, kSeq,
+           kSeq, kHead, false, true);
+  });
+  reportRate("heads_scores_packed_pointers", shape, flop, [&] {
+    stridedMatmul(MPCRT_F16, qkv, packed, keys, packed, s, ordered, 8, kHeads,
+                  kSeq, kSeq, kHead, false, true);
+  });
+  reportRate("heads_grad_window_copies", shape, flop, [&] {
+    matmul(MPCRT_F16, p, kSeq * kSeq, kt, kSeq * kHead, o, 8 * kHeads, kSeq,
+           kHead, kSeq, true, false);
+    stridedScatter(o, whole, kHidden, fromPacked, heads, 4, 2);
+  });
+  reportRate("heads_grad_window_pointers", shape, flop, [&] {
+    stridedMatmul(MPCRT_F16, p, ordered, kt, headsOrdered, window, packed, 8,
+                  kHeads, kSeq, kHead, kSeq, true, false);
+  });
 }
 
 /// mpc.attention at BERT's shape (8 x 12 heads, sequence 512, head size

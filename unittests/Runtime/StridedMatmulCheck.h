@@ -32,6 +32,10 @@ namespace mpcrt::test {
 struct StridedMatmulShape {
   int64_t outer, inner, m, n, k;
   bool transA, transB, aBshd, bBshd, cBshd;
+  // Each heads-second operand the first third of a packed [outer, rows, 3,
+  // inner, cols] tensor (a packed projection's view, a packed gradient's
+  // window): its rows 3 inner cols apart, the rest of the tensor not its.
+  bool packed = false;
 };
 
 using Strides = std::array<int64_t, 3>;
@@ -46,10 +50,12 @@ using StridedMatmulRun = std::function<void(
 
 /// The strides of [outer, inner] matrices of rows x cols, stored in order
 /// or heads-second ([outer, rows, inner, cols]), as the lowering gives
-/// them.
-inline Strides stridesOf(int64_t inner, int64_t rows, int64_t cols, bool bshd) {
+/// them; heads-second inside rows `wide` times as long (a third of a
+/// packed tensor: `wide` 3).
+inline Strides stridesOf(int64_t inner, int64_t rows, int64_t cols, bool bshd,
+                         int64_t wide = 1) {
   int64_t matrices = inner * rows * cols;
-  return bshd ? Strides{matrices, cols, inner * cols}
+  return bshd ? Strides{wide * matrices, cols, wide * inner * cols}
               : Strides{matrices, rows * cols, cols};
 }
 
@@ -62,12 +68,13 @@ inline void checkStridedMatmul(mpcrt_dtype d, const StridedMatmulShape &s,
   constexpr int64_t kOffset = 1, kGuard = 8;
   int64_t aRows = s.transA ? s.k : s.m, aCols = s.transA ? s.m : s.k;
   int64_t bRows = s.transB ? s.n : s.k, bCols = s.transB ? s.k : s.n;
-  Strides as = stridesOf(s.inner, aRows, aCols, s.aBshd),
-          bs = stridesOf(s.inner, bRows, bCols, s.bBshd),
-          cs = stridesOf(s.inner, s.m, s.n, s.cBshd);
-  int64_t aCount = s.outer * s.inner * aRows * aCols,
-          bCount = s.outer * s.inner * bRows * bCols,
-          cCount = s.outer * s.inner * s.m * s.n;
+  int64_t wide = s.packed ? 3 : 1;
+  Strides as = stridesOf(s.inner, aRows, aCols, s.aBshd, wide),
+          bs = stridesOf(s.inner, bRows, bCols, s.bBshd, wide),
+          cs = stridesOf(s.inner, s.m, s.n, s.cBshd, wide);
+  int64_t aCount = s.outer * s.inner * aRows * aCols * (s.aBshd ? wide : 1),
+          bCount = s.outer * s.inner * bRows * bCols * (s.bBshd ? wide : 1),
+          cCount = s.outer * s.inner * s.m * s.n * (s.cBshd ? wide : 1);
   std::vector<double> a, b, guard;
   std::vector<uint8_t> aBytes = randomOf(d, kOffset + aCount + kGuard, rng, a),
                        bBytes = randomOf(d, kOffset + bCount + kGuard, rng, b),
@@ -86,6 +93,16 @@ inline void checkStridedMatmul(mpcrt_dtype d, const StridedMatmulShape &s,
   auto at = [&](const Strides &st, int64_t p, int64_t q, int64_t r, int64_t j) {
     return kOffset + p * st[0] + q * st[1] + r * st[2] + j;
   };
+  // What lies between C's rows (the rest of a packed tensor) untouched.
+  std::vector<bool> result(c.size(), false);
+  for (int64_t p = 0; p < s.outer; ++p)
+    for (int64_t q = 0; q < s.inner; ++q)
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j)
+          result[at(cs, p, q, i, j)] = true;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (!result[i])
+      ASSERT_EQ(c[i], guard[i]) << "element " << i << ", not C's";
   for (int64_t p = 0; p < s.outer; ++p)
     for (int64_t q = 0; q < s.inner; ++q)
       for (int64_t i = 0; i < s.m; ++i)
@@ -113,7 +130,10 @@ inline void checkStridedMatmul(mpcrt_dtype d, const StridedMatmulShape &s,
 /// and their gradients, transposed as the backward reads them), odd sizes
 /// (rows of 5 and 3 elements, no vector width), one outer or one inner
 /// index (which a backend may take as one strided batch), matrices stored
-/// in order (also one stride apart), and an empty contraction.
+/// in order (also one stride apart), an empty contraction, and heads-second
+/// operands and results inside packed tensors (rows three times their
+/// length apart: a packed projection's thirds read, its gradient's
+/// windows written), an empty contraction among them.
 inline void
 checkAllStridedMatmuls(std::mt19937 &rng,
                        const std::function<StridedMatmulRun(
@@ -126,7 +146,13 @@ checkAllStridedMatmuls(std::mt19937 &rng,
       {1, 4, 6, 5, 9, false, false, true, false, true},
       {3, 1, 6, 5, 9, false, true, false, true, false},
       {2, 3, 4, 6, 5, false, false, false, false, false},
-      {2, 2, 4, 3, 0, false, false, true, true, true}};
+      {2, 2, 4, 3, 0, false, false, true, true, true},
+      {2, 3, 16, 16, 8, false, true, true, true, false, true},  // q k^T
+      {2, 3, 16, 8, 16, false, false, false, true, true, true}, // p v
+      {2, 3, 16, 8, 16, true, false, false, true, true, true},  // p^T dy
+      {3, 2, 5, 7, 3, true, true, true, true, true, true},
+      {1, 4, 6, 5, 9, false, false, true, false, true, true},
+      {2, 2, 4, 3, 0, false, false, true, true, true, true}};
   for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64})
     for (const StridedMatmulShape &s : shapes) {
       checkStridedMatmul(d, s, rng, backend(d, s));

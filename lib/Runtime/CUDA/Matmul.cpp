@@ -342,14 +342,17 @@ cublasLtEpilogue_t epilogueOf(int32_t activation) {
 /// neither add to an in-place sum again nor overwrite what another operand
 /// may share with `c`; where that buffer cannot be had, to `c` itself,
 /// unless the product adds to `c` in place (`inPlace`: then the heuristic's
-/// first stays, untimed). `run(algo, d)` runs the product with D = d.
+/// first stays, untimed). `bytes` < 0: to `c` itself (a strided product,
+/// whose D is the layout's matrices or a table of their addresses; it reads
+/// no C and shares nothing with its operands). `run(algo, d)` runs the
+/// product with D = d.
 template <typename Run>
 void measure(Plan &plan, int64_t bytes, bool inPlace, void *c, Run run,
              int64_t batch, int64_t m, int64_t n, int64_t k) {
   if (plan.candidates.size() < 2)
     return;
-  void *d = nullptr;
-  if (cudaMalloc(&d, size_t(bytes)) != cudaSuccess) {
+  void *d = c;
+  if (bytes >= 0 && cudaMalloc(&d, size_t(bytes)) != cudaSuccess) {
     (void)cudaGetLastError();
     if (inPlace)
       return;
@@ -628,8 +631,23 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
   int64_t bytes = bytesOf(dtype);
   const Operand ops[3] = {{a, aStrides}, {b, bStrides}, {c, cStrides}};
   const int64_t ld[3] = {aStrides[2], bStrides[2], cStrides[2]};
-  if (k == 0) { // the result's matrices tile C: zero it all
-    zero(c, outer * inner * m * n * bytes);
+  if (k == 0) {
+    // Zeros: all of C where its matrices tile it (stored in order or
+    // heads-second); otherwise (rows wider than the matrices: a window of
+    // a packed tensor) zeros scattered into the matrices' rows.
+    const int64_t *s = cStrides;
+    int64_t count = outer * inner * m * n;
+    bool tiles = (s[2] == n && s[1] == m * n && s[0] == inner * m * n) ||
+                 (s[1] == n && s[2] == inner * n && s[0] == m * inner * n);
+    if (tiles) {
+      zero(c, count * bytes);
+      return;
+    }
+    float *zeros = scratchF32((count * bytes + 3) / 4);
+    zero(zeros, count * bytes);
+    const int64_t shape[4] = {outer, inner, m, n},
+                  strides[4] = {s[0], s[1], s[2], 1};
+    stridedScatter(zeros, c, 0, strides, shape, 4, int32_t(bytes));
     return;
   }
   uint32_t align[3];
@@ -641,12 +659,28 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
   const void *alpha = f64 ? static_cast<const void *>(&oneD) : &one;
   const void *beta = f64 ? static_cast<const void *>(&zeroD) : &zeroF;
   Context &ltContext = context();
-  auto run = [&](const Plan &plan, const void *cublasA, const void *cublasB,
-                 void *cd) {
-    MPCRT_LT_CHECK(lt().cublasLtMatmul(
-        ltContext.handle, plan.op, alpha, cublasA, plan.a, cublasB, plan.b,
-        beta, cd, plan.c, cd, plan.c, &plan.algo, ltContext.workspace,
-        kWorkspaceBytes, stream()));
+  auto launch = [&](const Plan &plan, const cublasLtMatmulAlgo_t &algo,
+                    const void *cublasA, const void *cublasB, void *cd) {
+    return lt().cublasLtMatmul(ltContext.handle, plan.op, alpha, cublasA,
+                               plan.a, cublasB, plan.b, beta, cd, plan.c, cd,
+                               plan.c, &algo, ltContext.workspace,
+                               kWorkspaceBytes, stream());
+  };
+  // With MPC_CUBLASLT_ALGORITHMS=measure, a plan's candidates are timed on
+  // its first call outside a capture (one call of the loop's), written
+  // into C.
+  auto run = [&](Plan &plan, const void *cublasA, const void *cublasB, void *cd,
+                 int64_t batch) {
+    if (measuring() && !plan.timed && !capturingGraph()) {
+      plan.timed = true;
+      measure(
+          plan, -1, false, cd,
+          [&](const cublasLtMatmulAlgo_t &algo, void *d) {
+            return launch(plan, algo, cublasA, cublasB, d);
+          },
+          batch, m, n, k);
+    }
+    MPCRT_LT_CHECK(launch(plan, plan.algo, cublasA, cublasB, cd));
   };
   StridedContext &ctx = stridedContext();
   std::lock_guard<std::mutex> lock(ctx.mutex);
@@ -673,7 +707,7 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
                              transA, transB, align);
     if (!plan)
       noAlgorithm("strided matmul", m, n, k, outer * inner);
-    run(*plan, b, a, c);
+    run(*plan, b, a, c, outer * inner);
     markOp("matmul");
     return;
   }
@@ -686,7 +720,7 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
     if (tables) {
       int64_t apart = tableStride(outer * inner);
       run(*plan, tables, tables + apart,
-          const_cast<void **>(tables + 2 * apart));
+          const_cast<void **>(tables + 2 * apart), outer * inner);
       markOp("matmul");
       return;
     }
@@ -707,7 +741,7 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
       return static_cast<const char *>(x.base) +
              i * x.strides[alongInner ? 0 : 1] * bytes;
     };
-    run(*plan, at(ops[1]), at(ops[0]), const_cast<char *>(at(ops[2])));
+    run(*plan, at(ops[1]), at(ops[0]), const_cast<char *>(at(ops[2])), batch);
   }
   markOp("matmul");
 }
