@@ -306,17 +306,21 @@ struct ConcatWindow {
   SmallVector<int64_t> shape, strides;
 };
 
-/// Where `v` lands in a concatenation: its one reader, through reshapes
-/// each with one reader, one operand of a concat of static shape. The
-/// concat, the piece it reads (`v` or the last reshape), and the window's
-/// view of the concatenation's buffer (the piece's offset along the axis
-/// and the concatenation's dense strides). std::nullopt otherwise.
+/// Where `v` (of static shape, with elements) lands in a concatenation:
+/// its one reader, through reshapes each with one reader, one operand of
+/// a concat of static shape. The concat, the piece it reads (`v` or the
+/// last reshape), and the window's view of the concatenation's buffer (the
+/// piece's offset along the axis and the concatenation's dense strides).
+/// std::nullopt otherwise.
 struct PieceWindow {
   ConcatOp concat;
   Value piece;
   View window;
 };
 inline std::optional<PieceWindow> windowIn(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
+    return std::nullopt;
   Value piece = v;
   while (piece.hasOneUse())
     if (auto reshape = dyn_cast<ReshapeOp>(*piece.getUsers().begin()))
@@ -354,9 +358,6 @@ inline std::optional<PieceWindow> windowIn(Value v) {
 /// a packed projection's three gradients, transposed back from heads,
 /// are written once. std::nullopt otherwise.
 inline std::optional<ConcatWindow> concatWindowOf(TransposeOp transpose) {
-  auto type = dyn_cast<RankedTensorType>(transpose.getType());
-  if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
-    return std::nullopt;
   std::optional<PieceWindow> in = windowIn(transpose.getResult());
   if (!in)
     return std::nullopt;
@@ -368,7 +369,8 @@ inline std::optional<ConcatWindow> concatWindowOf(TransposeOp transpose) {
     inputOrder[j] = d;
   std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> loop =
       regroupedLoop(cast<RankedTensorType>(in->piece.getType()).getShape(),
-                    in->window.strides, type.getShape(), inputOrder);
+                    in->window.strides, transpose.getType().getShape(),
+                    inputOrder);
   if (!loop)
     return std::nullopt;
   return ConcatWindow{in->concat, in->window.offset, std::move(loop->first),
@@ -388,9 +390,7 @@ struct HeadsWindow {
   std::array<int64_t, 3> strides;
 };
 inline std::optional<HeadsWindow> headsWindowOf(HeadsMatmulOp op) {
-  auto type = dyn_cast<RankedTensorType>(op.getType());
-  if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
-    return std::nullopt;
+  RankedTensorType type = op.getType();
   std::optional<PieceWindow> in = windowIn(op.getResult());
   if (!in)
     return std::nullopt;
