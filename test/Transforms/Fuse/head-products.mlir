@@ -123,3 +123,45 @@ func.func @packed(%p: tensor<2x6x24xf16>, %x: tensor<2x6x12xf16>) -> (tensor<2x3
   return %s, %c : tensor<2x3x6x6xf16>, tensor<2x6x24xf16>
 }
 
+
+// -----
+
+// nn.MultiheadAttention's heads, merged with the batch: [B, S, H, D]
+// transposed to [B, H, S, D] and viewed as [B H, S, D] for rank-3
+// products, the context viewed back as [B, H, S, D] and transposed. Each
+// product is split into the heads' [B, H] (its other operands viewed so,
+// its result viewed back for its other readers), and the transposes are
+// then read and written in place as for rank-4 products. Left rank 3: a
+// product whose batch no heads' transpose splits, and one that
+// broadcasts a batch dimension.
+// CHECK-LABEL: func @merged
+// CHECK-NOT: mpc.transpose
+// CHECK: %[[S:.*]] = mpc.heads_matmul %arg0, %arg1 {a_bshd, b_bshd, transpose_b} : tensor<2x6x3x4xf16>, tensor<2x6x3x4xf16> -> tensor<2x3x6x6xf16>
+// CHECK: %[[SM:.*]] = mpc.reshape %[[S]] : tensor<2x3x6x6xf16> -> tensor<6x6x6xf16>
+// CHECK: %[[P:.*]] = mpc.softmax %[[SM]]
+// CHECK: %[[PS:.*]] = mpc.reshape %[[P]] : tensor<6x6x6xf16> -> tensor<2x3x6x6xf16>
+// CHECK: %[[O:.*]] = mpc.heads_matmul %[[PS]], %arg2 {b_bshd, result_bshd} : tensor<2x3x6x6xf16>, tensor<2x6x3x4xf16> -> tensor<2x6x3x4xf16>
+// CHECK: mpc.matmul %[[P]], %arg3 : tensor<6x6x6xf16>, tensor<6x6x4xf16>
+// CHECK: mpc.matmul %[[P]], %arg4 : tensor<6x6x6xf16>, tensor<1x6x4xf16>
+// CHECK-NOT: mpc.transpose
+// CHECK: return %[[O]]
+// OFF-LABEL: func @merged
+// OFF-COUNT-4: mpc.transpose
+// OFF-NOT: mpc.heads_matmul
+// REMARK: remark: split: the batch of a rank-3 product into the heads' [2, 3]
+func.func @merged(%q: tensor<2x6x3x4xf16>, %k: tensor<2x6x3x4xf16>, %v: tensor<2x6x3x4xf16>, %w: tensor<6x6x4xf16>, %u: tensor<1x6x4xf16>) -> (tensor<2x6x3x4xf16>, tensor<6x6x4xf16>, tensor<6x6x4xf16>) {
+  %qt = mpc.transpose %q {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x3x4xf16>
+  %qm = mpc.reshape %qt : tensor<2x3x6x4xf16> -> tensor<6x6x4xf16>
+  %kt = mpc.transpose %k {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x3x4xf16>
+  %km = mpc.reshape %kt : tensor<2x3x6x4xf16> -> tensor<6x6x4xf16>
+  %vt = mpc.transpose %v {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x6x3x4xf16>
+  %vm = mpc.reshape %vt : tensor<2x3x6x4xf16> -> tensor<6x6x4xf16>
+  %s = mpc.matmul %qm, %km {transpose_b} : tensor<6x6x4xf16>, tensor<6x6x4xf16>
+  %p = mpc.softmax %s {axis = 2 : i64} : tensor<6x6x6xf16>
+  %o = mpc.matmul %p, %vm : tensor<6x6x6xf16>, tensor<6x6x4xf16>
+  %os = mpc.reshape %o : tensor<6x6x4xf16> -> tensor<2x3x6x4xf16>
+  %ot = mpc.transpose %os {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x3x6x4xf16>
+  %x = mpc.matmul %p, %w : tensor<6x6x6xf16>, tensor<6x6x4xf16>
+  %y = mpc.matmul %p, %u : tensor<6x6x6xf16>, tensor<1x6x4xf16>
+  return %ot, %x, %y : tensor<2x6x3x4xf16>, tensor<6x6x4xf16>, tensor<6x6x4xf16>
+}

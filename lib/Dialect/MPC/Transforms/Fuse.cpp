@@ -27,6 +27,7 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -568,8 +569,10 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       });
     // Last: the products the patterns above match (the softmax's, the
     // attention's) are then still mpc.matmul.
-    if (headProducts)
+    if (headProducts) {
+      liftMergedHeadsProducts();
       foldHeadProductTransposes();
+    }
     if (!report.empty() && failed(writeReport()))
       signalPassFailure();
   }
@@ -612,6 +615,105 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     mm.getResult().replaceAllUsesWith(heads.getResult());
     mm.erase();
     return heads;
+  }
+
+  /// The `[B, H]` split of a rank-3 product's batch of `B H` matrices that
+  /// a heads' transpose beside it gives (a PyTorch
+  /// `nn.MultiheadAttention`'s heads, merged with the batch): an operand
+  /// that is a reshape merging the leading two dimensions of an
+  /// `mpc.transpose [0, 2, 1, 3]`'s `[B, H, R, C]`, or a result whose one
+  /// reader is a reshape to `[B, H, M, N]` read by such a transpose.
+  /// std::nullopt otherwise, or where the product broadcasts its batch.
+  static std::optional<std::pair<int64_t, int64_t>> mergedHeadsOf(MatmulOp mm) {
+    RankedTensorType c = mm.getType();
+    if (c.getRank() != 3 || !c.hasStaticShape() ||
+        llvm::any_of(mm->getOperands(), [&](Value v) {
+          RankedTensorType t = typeOf(v);
+          return t.getRank() != 3 || !t.hasStaticShape() ||
+                 t.getDimSize(0) != c.getDimSize(0);
+        }))
+      return std::nullopt;
+    auto splits = [](RankedTensorType merged, RankedTensorType split) {
+      return split.getRank() == 4 &&
+             split.getDimSize(0) * split.getDimSize(1) ==
+                 merged.getDimSize(0) &&
+             split.getShape().drop_front(2) == merged.getShape().drop_front(1);
+    };
+    for (Value v : mm->getOperands())
+      if (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+        auto t = reshape.getInput().getDefiningOp<TransposeOp>();
+        RankedTensorType split = typeOf(reshape.getInput());
+        if (t && swapsMiddle(t) && splits(typeOf(v), split))
+          return std::make_pair(split.getDimSize(0), split.getDimSize(1));
+      }
+    if (!mm->hasOneUse())
+      return std::nullopt;
+    auto reshape = dyn_cast<ReshapeOp>(*mm->getUsers().begin());
+    if (!reshape || !reshape->hasOneUse() ||
+        !splits(c, typeOf(reshape.getResult())))
+      return std::nullopt;
+    auto t = dyn_cast<TransposeOp>(*reshape->getUsers().begin());
+    if (!t || !swapsMiddle(t))
+      return std::nullopt;
+    RankedTensorType split = typeOf(reshape.getResult());
+    return std::make_pair(split.getDimSize(0), split.getDimSize(1));
+  }
+
+  /// head-products' first step: each rank-3 product whose batch a heads'
+  /// transpose splits (mergedHeadsOf) becomes the rank-4 product of its
+  /// operands split into `[B, H]` (the transpose's `[B, H, R, C]` itself
+  /// where the operand merged it), its result merged again for its other
+  /// readers (a reshape to `[B, H, M, N]` reading it is the product
+  /// itself); the reshapes left unread go. The same products: only views
+  /// change, so foldHeadProductTransposes then finds the transposes beside
+  /// rank-4 products.
+  void liftMergedHeadsProducts() {
+    SmallVector<std::pair<MatmulOp, std::pair<int64_t, int64_t>>> products;
+    getOperation().walk([&](MatmulOp mm) {
+      if (std::optional<std::pair<int64_t, int64_t>> heads = mergedHeadsOf(mm))
+        products.push_back({mm, *heads});
+    });
+    llvm::SetVector<Operation *> unread;
+    for (auto [mm, heads] : products) {
+      auto [heads0, heads1] = heads;
+      OpBuilder b(mm);
+      auto split = [&](RankedTensorType t) {
+        SmallVector<int64_t> shape{heads0, heads1};
+        llvm::append_range(shape, t.getShape().drop_front(1));
+        return RankedTensorType::get(shape, t.getElementType());
+      };
+      auto lift = [&](Value v) -> Value {
+        RankedTensorType to = split(typeOf(v));
+        if (auto reshape = v.getDefiningOp<ReshapeOp>();
+            reshape && typeOf(reshape.getInput()) == to) {
+          unread.insert(reshape);
+          return reshape.getInput();
+        }
+        return ReshapeOp::create(b, v.getLoc(), to, v);
+      };
+      Value a = lift(mm.getA()), bb = lift(mm.getB());
+      auto lifted = MatmulOp::create(b, mm.getLoc(), split(mm.getType()), a, bb,
+                                     mm.getTransposeA(), mm.getTransposeB());
+      if (Attribute precision = mm->getAttr("mpc.precision"))
+        lifted->setAttr("mpc.precision", precision);
+      for (OpOperand &use : llvm::make_early_inc_range(mm->getUses()))
+        if (auto reshape = dyn_cast<ReshapeOp>(use.getOwner());
+            reshape && reshape.getType() == lifted.getType()) {
+          reshape.getResult().replaceAllUsesWith(lifted.getResult());
+          reshape.erase();
+        }
+      if (!mm->use_empty())
+        mm.getResult().replaceAllUsesWith(
+            ReshapeOp::create(b, mm.getLoc(), mm.getType(), lifted));
+      mm.erase();
+      if (remarks)
+        emitRemark(lifted.getLoc())
+            << "split: the batch of a rank-3 product into the heads' ["
+            << heads0 << ", " << heads1 << "]";
+    }
+    for (Operation *reshape : unread)
+      if (reshape->use_empty())
+        reshape->erase();
   }
 
   /// `--mpc-fuse`'s head-products: each `mpc.transpose [0, 2, 1, 3]`

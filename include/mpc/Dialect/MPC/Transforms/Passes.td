@@ -732,7 +732,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "Read and write the heads' transposes (mpc.transpose [0, 2, 1, 3] "
            "of rank 4) around rank-4 products in place, as "
            "mpc.heads_matmul, instead of copying them (after "
-           "differentiation: mpc.heads_matmul has no gradient)">,
+           "differentiation: mpc.heads_matmul has no gradient); rank-3 "
+           "products over the batch and heads merged are split into "
+           "[B, H] first">,
     Option<"sliceGrads", "slice-grads", "bool", /*default=*/"true",
            "Make a sum of slices' gradients (mpc.slice_backward) whose "
            "slices tile their input along one axis one mpc.concat of the "
