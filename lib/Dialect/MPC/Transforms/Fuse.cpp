@@ -549,6 +549,17 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       for (Operation *product : products)
         foldScale(product);
     }
+    // After attention and the scales, which fold a query's scale into
+    // their own where they can.
+    if (scaleMoves) {
+      SmallVector<Operation *> scalings;
+      getOperation().walk([&](Operation *op) {
+        if (isa<MulOp, DivOp>(op))
+          scalings.push_back(op);
+      });
+      for (Operation *op : scalings)
+        moveScaleAboveMoves(op);
+    }
     // After the casts and scales: the softmax then reads the scores
     // themselves, at their type, with its scale.
     if (softmaxDropout) {
@@ -615,6 +626,52 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     mm.getResult().replaceAllUsesWith(heads.getResult());
     mm.erase();
     return heads;
+  }
+
+  /// `--mpc-fuse`'s scale-moves: `v * c`, `c * v` or `v / c` (`c` an
+  /// `mpc.constant` of one element) whose `v` is a chain of reshapes and
+  /// transposes of `x`, each read only by the next and `v` only by the
+  /// scaling, scales `x` instead, the chain then moving the scaled values:
+  /// the same values bit for bit (the scaling is elementwise).
+  /// nn.MultiheadAttention divides its queries by sqrt(D) after their
+  /// heads' transpose; moved before it, the transpose meets the product,
+  /// whose heads head-products then reads in place.
+  void moveScaleAboveMoves(Operation *op) {
+    std::optional<std::pair<double, Value>> scaled = scaleOf(op);
+    if (!scaled)
+      return;
+    Value v = scaled->second;
+    unsigned side = op->getOperand(0) == v ? 0 : 1;
+    Value c = op->getOperand(1 - side);
+    auto constant = c.getDefiningOp<ConstantOp>();
+    if (!constant || typeOf(v) != typeOf(op->getResult(0)))
+      return;
+    Operation *first = nullptr;
+    Value x = v;
+    while (x.hasOneUse() &&
+           isa_and_nonnull<ReshapeOp, TransposeOp>(x.getDefiningOp()) &&
+           x.getDefiningOp()->getBlock() == op->getBlock()) {
+      first = x.getDefiningOp();
+      x = first->getOperand(0);
+    }
+    if (!first || typeOf(c).getRank() > typeOf(x).getRank())
+      return;
+    OpBuilder b(first);
+    if (constant->getBlock() != first->getBlock() ||
+        !constant->isBeforeInBlock(first))
+      c = b.clone(*constant)->getResult(0);
+    Operation *moved = b.clone(*op);
+    moved->setOperand(side, x);
+    moved->setOperand(1 - side, c);
+    moved->getResult(0).setType(typeOf(x));
+    first->setOperand(0, moved->getResult(0));
+    if (remarks)
+      emitRemark(op->getLoc())
+          << "moved: " << op->getName()
+          << " by a constant before the reshapes and transposes it read";
+    op->getResult(0).replaceAllUsesWith(v);
+    op->erase();
+    eraseIfDead(constant.getResult());
   }
 
   /// The `[B, H]` split of a rank-3 product's batch of `B H` matrices that

@@ -619,6 +619,15 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     (head sizes 16, 64, 256) the values are the same bit for bit, with
     another they differ by that one rounding.
 
+    With `scale-moves`, after the scales: an `mpc.mul` or `mpc.div` of a
+    chain of `mpc.reshape` and `mpc.transpose` ops (each read only by the
+    next, the last only by the scaling) by an `mpc.constant` of one
+    element scales the chain's input instead, the chain moving the scaled
+    values (the same values): a query that `nn.MultiheadAttention`
+    divides by `sqrt(d)` after its heads' transpose, where no softmax
+    takes the scale (a masked attention), then meets its product with its
+    transpose, which `head-products` reads in place.
+
     With `softmax-dropout`, after the scales: an `mpc.softmax` over the
     last axis whose result is not rounded (f32; f64 for f64), read only by
     an `mpc.dropout` and by `mpc.softmax_backward` ops of its scale whose
@@ -735,6 +744,11 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "differentiation: mpc.heads_matmul has no gradient); rank-3 "
            "products over the batch and heads merged are split into "
            "[B, H] first">,
+    Option<"scaleMoves", "scale-moves", "bool", /*default=*/"true",
+           "Move a multiplication or division by a one-element constant "
+           "of reshapes and transposes (each read only by the next) "
+           "before them (an attention's queries scaled after their heads' "
+           "transpose); the same values">,
     Option<"sliceGrads", "slice-grads", "bool", /*default=*/"true",
            "Make a sum of slices' gradients (mpc.slice_backward) whose "
            "slices tile their input along one axis one mpc.concat of the "
