@@ -432,6 +432,18 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       fuse(op);
   }
 
+  /// eachOp for the ops that may scale a value: every mpc.mul and
+  /// mpc.div.
+  template <typename F> void eachScaling(F fuse) {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<MulOp, DivOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops)
+      fuse(op);
+  }
+
   void runOnOperation() override {
     // First: the heads' transposes it composes are then the ones the
     // attention patterns and the memory plan's views read.
@@ -540,26 +552,12 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     }
     // After the casts: the softmax then reads the scaled product itself,
     // and its gradient writes what the scaling reads.
-    if (scales) {
-      SmallVector<Operation *> products;
-      getOperation().walk([&](Operation *op) {
-        if (isa<MulOp, DivOp>(op))
-          products.push_back(op);
-      });
-      for (Operation *product : products)
-        foldScale(product);
-    }
+    if (scales)
+      eachScaling([&](Operation *op) { foldScale(op); });
     // After attention and the scales, which fold a query's scale into
     // their own where they can.
-    if (scaleMoves) {
-      SmallVector<Operation *> scalings;
-      getOperation().walk([&](Operation *op) {
-        if (isa<MulOp, DivOp>(op))
-          scalings.push_back(op);
-      });
-      for (Operation *op : scalings)
-        moveScaleAboveMoves(op);
-    }
+    if (scaleMoves)
+      eachScaling([&](Operation *op) { moveScaleAboveMoves(op); });
     // After the casts and scales: the softmax then reads the scores
     // themselves, at their type, with its scale.
     if (softmaxDropout) {

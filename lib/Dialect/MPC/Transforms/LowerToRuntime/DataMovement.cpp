@@ -126,14 +126,22 @@ LogicalResult reshape(ReshapeOp op, Lowering &l) {
   return success();
 }
 
-/// Where the plan wrote `transpose` into its concatenation's window (the
-/// concatenation's buffer, Views.h): the window's scatter.
-std::optional<ConcatWindow> writtenInConcat(TransposeOp op) {
-  std::optional<ConcatWindow> window = concatWindowOf(op);
-  std::optional<int64_t> at = plannedOffset(op.getResult());
+/// `window`, the concatenation's window `result` may be written into,
+/// where the plan gave `result` the concatenation's buffer (the same
+/// offset); std::nullopt otherwise.
+template <typename Window>
+std::optional<Window> plannedInWindow(std::optional<Window> window,
+                                      Value result) {
+  std::optional<int64_t> at = plannedOffset(result);
   if (!window || !at || *at != plannedOffset(window->concat.getResult()))
     return std::nullopt;
   return window;
+}
+
+/// Where the plan wrote `transpose` into its concatenation's window (the
+/// concatenation's buffer, Views.h): the window's scatter.
+std::optional<ConcatWindow> writtenInConcat(TransposeOp op) {
+  return plannedInWindow(concatWindowOf(op), op.getResult());
 }
 
 /// Whether `v` is a reshape the plan made a view without strides of its
@@ -280,11 +288,7 @@ LogicalResult concat(ConcatOp op, Lowering &l) {
 } // namespace
 
 std::optional<HeadsWindow> lowering::headsWrittenInConcat(HeadsMatmulOp op) {
-  std::optional<HeadsWindow> window = headsWindowOf(op);
-  std::optional<int64_t> at = plannedOffset(op.getResult());
-  if (!window || !at || *at != plannedOffset(window->concat.getResult()))
-    return std::nullopt;
-  return window;
+  return plannedInWindow(headsWindowOf(op), op.getResult());
 }
 
 std::optional<std::pair<Value, View>> lowering::viewOf(Value v) {
