@@ -566,6 +566,26 @@ Plan *stridedPlan(mpcrt_dtype dtype, const int64_t ld[3], int64_t batch,
   return ctx.plans.emplace(key, std::move(plan)).first->second.get();
 }
 
+/// Drops a pointer-array plan that cuBLASLt refused when called (`status`),
+/// so that stridedPlan answers null for it from now on (the products of
+/// its key take the loop of strided batches), and says so on stderr.
+void refusedPointerArrays(Plan *plan, cublasStatus_t status, int64_t m,
+                          int64_t n, int64_t k, int64_t batch) {
+  StridedContext &ctx = stridedContext();
+  for (auto &[key, held] : ctx.plans)
+    if (held.get() == plan) {
+      destroyDescriptors(*held);
+      held.reset();
+    }
+  std::fprintf(stderr,
+               "mpc: cuBLASLt refused the %lldx%lldx%lld product through "
+               "pointer arrays (batch %lld): %s; it runs as strided batches, "
+               "a call per index of the smaller batch dimension\n",
+               static_cast<long long>(m), static_cast<long long>(n),
+               static_cast<long long>(k), static_cast<long long>(batch),
+               lt().cublasLtGetStatusString(status));
+}
+
 /// Where the arrays of a product of `count` matrices lie apart, in
 /// pointers: each starts 256 bytes aligned, as cudaMalloc's memory does.
 int64_t tableStride(int64_t count) { return (count + 31) / 32 * 32; }
@@ -680,7 +700,7 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
           },
           batch, m, n, k);
     }
-    MPCRT_LT_CHECK(launch(plan, plan.algo, cublasA, cublasB, cd));
+    return launch(plan, plan.algo, cublasA, cublasB, cd);
   };
   StridedContext &ctx = stridedContext();
   std::lock_guard<std::mutex> lock(ctx.mutex);
@@ -707,7 +727,7 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
                              transA, transB, align);
     if (!plan)
       noAlgorithm("strided matmul", m, n, k, outer * inner);
-    run(*plan, b, a, c, outer * inner);
+    MPCRT_LT_CHECK(run(*plan, b, a, c, outer * inner));
     markOp("matmul");
     return;
   }
@@ -719,10 +739,19 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
         plan ? pointerTables(ops, outer, inner, dtype) : nullptr;
     if (tables) {
       int64_t apart = tableStride(outer * inner);
-      run(*plan, tables, tables + apart,
-          const_cast<void **>(tables + 2 * apart), outer * inner);
-      markOp("matmul");
-      return;
+      cublasStatus_t status =
+          run(*plan, tables, tables + apart,
+              const_cast<void **>(tables + 2 * apart), outer * inner);
+      if (status == CUBLAS_STATUS_SUCCESS || capturingGraph()) {
+        MPCRT_LT_CHECK(status);
+        markOp("matmul");
+        return;
+      }
+      // Offered by the heuristic but refused when called (a plan's first
+      // call is outside a capture: its tables are made there): the plan
+      // is dropped and the product, and every later one of its plan, runs
+      // as the loop below.
+      refusedPointerArrays(plan, status, m, n, k, outer * inner);
     }
   }
   // A strided batch along one dimension, a call per index of the other
@@ -741,7 +770,8 @@ void stridedMatmul(mpcrt_dtype dtype, const void *a, const int64_t *aStrides,
       return static_cast<const char *>(x.base) +
              i * x.strides[alongInner ? 0 : 1] * bytes;
     };
-    run(*plan, at(ops[1]), at(ops[0]), const_cast<char *>(at(ops[2])), batch);
+    MPCRT_LT_CHECK(run(*plan, at(ops[1]), at(ops[0]),
+                       const_cast<char *>(at(ops[2])), batch));
   }
   markOp("matmul");
 }

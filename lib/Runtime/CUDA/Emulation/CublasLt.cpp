@@ -4,7 +4,10 @@
 // leading dimensions, transposes, strided batches (and arrays of the
 // matrices' addresses, CUBLASLT_BATCH_MODE_POINTER_ARRAY, which the
 // heuristic offers only with MPC_EMULATION_ORDER=reverse, as it does
-// epilogues, so that the backend's fallback runs in the first pass),
+// epilogues, so that the backend's fallback runs in the first pass; with
+// MPC_EMULATION_REFUSE=pointer-arrays it offers them in either order and
+// the call answers CUBLAS_STATUS_NOT_SUPPORTED, a heuristic promising what
+// its kernels then refuse),
 // f16/bf16/f32/f64 matrices, f32 or f64 compute and scalars, D = alpha op(A)
 // op(B) + beta C.
 //
@@ -39,6 +42,7 @@
 #include "Formulas.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -72,6 +76,25 @@ struct Desc {
   int64_t auxLd = 0, auxBatchStride = 0;
   int32_t auxType = -1;
 };
+
+/// MPC_EMULATION_REFUSE=pointer-arrays (see the file comment); any other
+/// value stops the program.
+bool refusePointerArrays() {
+  static const bool refuse = [] {
+    const char *what = std::getenv("MPC_EMULATION_REFUSE");
+    if (!what || !*what)
+      return false;
+    if (std::string(what) == "pointer-arrays")
+      return true;
+    std::fprintf(stderr,
+                 "error: MPC_EMULATION_REFUSE is '%s': it takes "
+                 "'pointer-arrays' (cuBLASLt's pointer-array products offered "
+                 "and then refused)\n",
+                 what);
+    std::exit(1);
+  }();
+  return refuse;
+}
 
 bool addsBias(cublasLtEpilogue_t e) {
   return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS ||
@@ -274,7 +297,7 @@ cublasStatus_t heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t d,
   // strided products then take their per-batch loop in the first order
   // and the pointer arrays in the second, without an epilogue.
   if (layoutOf(dl)->pointers)
-    offered = offered && otherOrderRequested();
+    offered = offered && (otherOrderRequested() || refusePointerArrays());
   // Epilogues in the other order only (see the file comment).
   if (otherOrderRequested() &&
       (addsBias(e) || biasGradient(e) || e == CUBLASLT_EPILOGUE_DGELU)) {
@@ -403,6 +426,8 @@ cublasStatus_t matmul(cublasLtHandle_t, cublasLtMatmulDesc_t dp,
                dd = *layoutOf(dl);
   if (!fits(d, a, b, c, dd))
     return CUBLAS_STATUS_INVALID_VALUE;
+  if (dd.pointers && refusePointerArrays())
+    return CUBLAS_STATUS_NOT_SUPPORTED;
   if (d.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
     // Only what the heuristic offers (the backend asks it first).
     int found = 0;
