@@ -637,6 +637,19 @@ void movementCases() {
   int64_t tShape[] = {kHidden, kRows}, tStrides[] = {1, kHidden};
   report("transpose_last", dims({kRows, kHidden}), "f16", 4.0 * n,
          [&] { stridedCopy(in, 0, tStrides, out, tShape, 2, 2); });
+  // The same f16 transpose from an odd offset, so that its pairs do not
+  // lie on 4 bytes: the element kernel (two 64-byte accesses a warp where
+  // the pairs take one of 128), against the line above in the same run;
+  // and the f32 transpose (the element kernel, 4-byte elements).
+  {
+    void *shifted = b.random(MPCRT_F16, n + 1), *wide = b.random(MPCRT_F32, n),
+         *wideOut = b.empty(n * 4);
+    report("transpose_last_elements", dims({kRows, kHidden}) + " offset 1",
+           "f16", 4.0 * n,
+           [&] { stridedCopy(shifted, 1, tStrides, out, tShape, 2, 2); });
+    report("transpose_last", dims({kRows, kHidden}), "f32", 8.0 * n,
+           [&] { stridedCopy(wide, 0, tStrides, wideOut, tShape, 2, 4); });
+  }
   // Dropout with its mask, and its backward.
   int64_t m = kRows * kFfn;
   void *x = b.random(MPCRT_F16, m), *y = b.empty(m * 2);

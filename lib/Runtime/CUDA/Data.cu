@@ -71,6 +71,34 @@ template <int T, typename F> __device__ void forTile(int tx, int ty, F f) {
       f(tx + 32 * a, ty + kTileRows * b);
 }
 
+/// A tile's batch: one a block, blockIdx.y + gridDim.y * blockIdx.z
+/// (tileGrid), so that the tile's offsets are not kept across a loop over
+/// batches (the compiler hoisted them out of it: the element kernels took
+/// 80 registers a thread, 3 blocks of 256 a multiprocessor, and the pairs'
+/// 108; without the loop 40 and 32, ptxas for sm_90); false for the
+/// blocks past the last batch.
+__device__ inline bool tileBatch(const Tiled &t, int64_t &b) {
+  b = blockIdx.y + int64_t(gridDim.y) * blockIdx.z;
+  return b < t.batches;
+}
+
+/// The most blocks a grid's y and z dimensions hold.
+constexpr int64_t kGridYZ = 65535;
+/// The batches along a tiled grid's y dimension, at most (the rest along
+/// z): kGridYZ but in tests (setTiledBatchesAlongY).
+int64_t tiledBatchesAlongY = kGridYZ;
+
+/// The grid of a tiled plan of elements of `bytes`: a block per tile (x)
+/// and batch (y and z: tileBatch).
+dim3 tileGrid(const Tiled &t, int64_t bytes) {
+  const int64_t tile = tileFor(bytes);
+  int64_t tiles = (t.rows + tile - 1) / tile * t.tilesPerRow;
+  int64_t y = std::min(t.batches, tiledBatchesAlongY),
+          z = (t.batches + y - 1) / y;
+  return dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(y),
+              static_cast<unsigned>(z));
+}
+
 template <typename E>
 __global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
                                 bool scatter) {
@@ -83,37 +111,118 @@ __global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
   int64_t r0 = int64_t(blockIdx.x / t.tilesPerRow) * T,
           c0 = int64_t(blockIdx.x % t.tilesPerRow) * T;
   int tx = threadIdx.x, ty = threadIdx.y;
-  for (int64_t b = blockIdx.y; b < t.batches; b += gridDim.y) {
-    int64_t strided = offset, dense = 0;
-    forPositions(t.batch, b, [&](int d, int64_t at) {
-      strided += at * t.batch.strides[0][d];
-      dense += at * t.batch.strides[1][d];
+  int64_t b;
+  if (!tileBatch(t, b))
+    return;
+  int64_t strided = offset, dense = 0;
+  forPositions(t.batch, b, [&](int d, int64_t at) {
+    strided += at * t.batch.strides[0][d];
+    dense += at * t.batch.strides[1][d];
+  });
+  // tile[a][b]: on the strided side's turn, row r0 + b and column c0 + a;
+  // on the dense side's, row r0 + a and column c0 + b.
+  if (!scatter) {
+    forTile<T>(tx, ty, [&](int i, int j) {
+      if (r0 + i < t.rows && c0 + j < t.cols)
+        tile[j][i] = in[strided + r0 + i + (c0 + j) * t.colStride];
     });
-    // tile[a][b]: on the strided side's turn, row r0 + b and column c0 + a;
-    // on the dense side's, row r0 + a and column c0 + b.
-    if (!scatter) {
-      forTile<T>(tx, ty, [&](int i, int j) {
-        if (r0 + i < t.rows && c0 + j < t.cols)
-          tile[j][i] = in[strided + r0 + i + (c0 + j) * t.colStride];
-      });
-      __syncthreads();
-      forTile<T>(tx, ty, [&](int i, int j) {
-        if (r0 + j < t.rows && c0 + i < t.cols)
-          out[dense + (r0 + j) * t.rowStride + c0 + i] = tile[i][j];
-      });
-    } else {
-      forTile<T>(tx, ty, [&](int i, int j) {
-        if (r0 + j < t.rows && c0 + i < t.cols)
-          tile[j][i] = in[dense + (r0 + j) * t.rowStride + c0 + i];
-      });
-      __syncthreads();
-      forTile<T>(tx, ty, [&](int i, int j) {
-        if (r0 + i < t.rows && c0 + j < t.cols)
-          out[strided + r0 + i + (c0 + j) * t.colStride] = tile[i][j];
-      });
-    }
     __syncthreads();
+    forTile<T>(tx, ty, [&](int i, int j) {
+      if (r0 + j < t.rows && c0 + i < t.cols)
+        out[dense + (r0 + j) * t.rowStride + c0 + i] = tile[i][j];
+    });
+  } else {
+    forTile<T>(tx, ty, [&](int i, int j) {
+      if (r0 + j < t.rows && c0 + i < t.cols)
+        tile[j][i] = in[dense + (r0 + j) * t.rowStride + c0 + i];
+    });
+    __syncthreads();
+    forTile<T>(tx, ty, [&](int i, int j) {
+      if (r0 + i < t.rows && c0 + j < t.cols)
+        out[strided + r0 + i + (c0 + j) * t.colStride] = tile[i][j];
+    });
   }
+}
+
+/// tiledCopyKernel for 2-byte elements moved two at a time: each access a
+/// pair of neighbours along the side's contiguous dimension (4 bytes), so
+/// that a warp's load or store covers 128 contiguous bytes in one
+/// instruction, where the element kernel took two of 64 bytes (and as many
+/// shared-memory accesses). Element (u, v) of the tile is read at
+/// in[source + u + v * sourceStride] and written to out[dest + v + u *
+/// destStride]: a thread loads the pairs along u at v and v + 1, and
+/// exchanges their halves into the pairs along v at u and u + 1, which go
+/// through shared memory to the threads that store them. The tile's rows
+/// (u) hold 32 pairs each, the pair at v / 2 stored in word (v / 2) ^ (u /
+/// 2): a warp's 32 stores (rows 2 t or 2 t + 1 of lanes t, one pair
+/// column) and its 32 loads (one row) each meet 32 different banks. Taken
+/// where every pair lies whole in its tensor and on 4 bytes (pairsFit).
+struct Sides {
+  int64_t us, vs;                   // the extents along u and v
+  int64_t sourceStride, destStride; // per v on the source, per u on the dest
+};
+
+__global__ void tiledPairsKernel(const uint16_t *in, int64_t offset,
+                                 uint16_t *out, Tiled t, bool scatter) {
+  constexpr int T = tileFor(2);
+  static_assert(T == 64 && kTileRows == 8, "a warp per 64-element row");
+  __shared__ uint32_t tile[T][T / 2];
+  const Sides sides = scatter ? Sides{t.cols, t.rows, t.rowStride, t.colStride}
+                              : Sides{t.rows, t.cols, t.colStride, t.rowStride};
+  int64_t r0 = int64_t(blockIdx.x / t.tilesPerRow) * T,
+          c0 = int64_t(blockIdx.x % t.tilesPerRow) * T;
+  const int64_t u0 = scatter ? c0 : r0, v0 = scatter ? r0 : c0;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  int64_t b;
+  if (!tileBatch(t, b))
+    return;
+  int64_t strided = offset, dense = 0;
+  forPositions(t.batch, b, [&](int d, int64_t at) {
+    strided += at * t.batch.strides[0][d];
+    dense += at * t.batch.strides[1][d];
+  });
+  const int64_t source = scatter ? dense : strided,
+                dest = scatter ? strided : dense;
+  // The pairs at u0 + 2 tx of the columns v0 + 2 p and v0 + 2 p + 1.
+  const bool uInside = u0 + 2 * tx < sides.us;
+  const uint16_t *from = in + source + u0 + v0 * sides.sourceStride;
+  const int64_t across = sides.sourceStride;
+#pragma unroll
+  for (int q = 0; q < T / 2 / kTileRows; ++q) {
+    const int p = ty + kTileRows * q;
+    if (!uInside || v0 + 2 * p >= sides.vs)
+      continue;
+    const int64_t at = 2 * tx + 2 * p * across;
+    uint32_t x0 = *reinterpret_cast<const uint32_t *>(from + at),
+             x1 = *reinterpret_cast<const uint32_t *>(from + at + across);
+    // (u, v) (u, v + 1), then (u + 1, v) (u + 1, v + 1): low halves
+    // first.
+    tile[2 * tx][p ^ tx] = (x0 & 0xffffu) | (x1 << 16);
+    tile[2 * tx + 1][p ^ tx] = (x0 >> 16) | (x1 & 0xffff0000u);
+  }
+  __syncthreads();
+  const bool vInside = v0 + 2 * tx < sides.vs;
+  uint16_t *to = out + dest + v0 + u0 * sides.destStride;
+  const int64_t down = sides.destStride;
+#pragma unroll
+  for (int q = 0; q < T / kTileRows; ++q) {
+    const int u = ty + kTileRows * q;
+    if (vInside && u0 + u < sides.us)
+      *reinterpret_cast<uint32_t *>(to + 2 * tx + u * down) =
+          tile[u][tx ^ (u / 2)];
+  }
+}
+
+/// Whether tiledPairsKernel takes the tiled plan `t` of 2-byte elements
+/// from `in` at `offset` to `out` (or back): every extent and stride even,
+/// the offset too, and both pointers on 4 bytes, so that each pair is
+/// whole and aligned on both sides.
+bool pairsFit(const Tiled &t, const void *in, int64_t offset, const void *out) {
+  bool even = t.rows % 2 == 0 && t.cols % 2 == 0 && t.colStride % 2 == 0 &&
+              t.rowStride % 2 == 0 && offset % 2 == 0;
+  for (int d = 0; d < t.batch.rank && even; ++d)
+    even = t.batch.strides[0][d] % 2 == 0 && t.batch.strides[1][d] % 2 == 0;
+  return even && alignedTo(in, 4) && alignedTo(out, 4);
 }
 
 /// The tiled plan of a merged copy, or false when it is not a transpose
@@ -155,7 +264,8 @@ bool planTiled(const Layout<1> &s, int32_t bytes, Tiled &t) {
     ++t.batch.rank;
     t.batches *= s.dims[d];
   }
-  return true;
+  // Else more batches than a grid's y and z dimensions hold.
+  return t.batches <= tiledBatchesAlongY * kGridYZ;
 }
 
 /// A block per index (embeddingGrid): its row across the threads, N
@@ -659,15 +769,19 @@ void strided(const void *in, int64_t offset, const int64_t *strides, void *out,
   // 16-byte pieces).
   Tiled t;
   if (planTiled(s, bytes, t)) {
+    if (bytes == 2 && pairsFit(t, in, offset, out)) {
+      tiledPairsKernel<<<tileGrid(t, 2), dim3(32, kTileRows), 0, stream()>>>(
+          static_cast<const uint16_t *>(in), offset,
+          static_cast<uint16_t *>(out), t, scatter);
+      MPCRT_CUDA_LAUNCHED(scatter ? "strided_scatter" : "strided_copy");
+      return;
+    }
     withElementOf(bytes, [&](auto *e) {
       using E = MPCRT_TYPE(e);
-      constexpr int64_t tile = tileFor(sizeof(E));
-      int64_t tiles = (t.rows + tile - 1) / tile * t.tilesPerRow;
-      dim3 grid(static_cast<unsigned>(tiles),
-                static_cast<unsigned>(std::min<int64_t>(t.batches, 65535)));
-      tiledCopyKernel<E><<<grid, dim3(32, kTileRows), 0, stream()>>>(
-          static_cast<const E *>(in), offset, static_cast<E *>(out), t,
-          scatter);
+      tiledCopyKernel<E>
+          <<<tileGrid(t, sizeof(E)), dim3(32, kTileRows), 0, stream()>>>(
+              static_cast<const E *>(in), offset, static_cast<E *>(out), t,
+              scatter);
     });
     MPCRT_CUDA_LAUNCHED(scatter ? "strided_scatter" : "strided_copy");
     return;
@@ -730,12 +844,21 @@ void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,
   strided(input, offset, inStrides, output, shape, rank, bytes, false);
 }
 
-bool stridedCopyTiles(const int64_t *strides, const int64_t *shape,
-                      int32_t rank, int32_t bytes) {
+int64_t setTiledBatchesAlongY(int64_t most) {
+  int64_t before = tiledBatchesAlongY;
+  tiledBatchesAlongY = std::clamp<int64_t>(most, 1, kGridYZ);
+  return before;
+}
+
+int32_t stridedCopyTiles(const void *input, int64_t offset,
+                         const int64_t *strides, const void *output,
+                         const int64_t *shape, int32_t rank, int32_t bytes) {
   Tiled t;
   int64_t count;
-  return planTiled(layoutOf("strided copy", shape, rank, {strides}, count),
-                   bytes, t);
+  if (!planTiled(layoutOf("strided copy", shape, rank, {strides}, count), bytes,
+                 t))
+    return 0;
+  return bytes == 2 && pairsFit(t, input, offset, output) ? 2 : 1;
 }
 
 void stridedScatter(const void *input, void *output, int64_t offset,

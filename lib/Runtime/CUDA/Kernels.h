@@ -330,10 +330,17 @@ void stridedCopy(const void *input, int64_t offset, const int64_t *inStrides,
 void stridedScatter(const void *input, void *output, int64_t offset,
                     const int64_t *outStrides, const int64_t *shape,
                     int32_t rank, int32_t bytes);
-/// Whether a strided copy (or scatter) of this layout is moved through
-/// shared-memory tiles: a transpose of the innermost dimension (for tests).
-bool stridedCopyTiles(const int64_t *strides, const int64_t *shape,
-                      int32_t rank, int32_t bytes);
+/// How a strided copy (or scatter) of this layout between these pointers
+/// is moved through shared-memory tiles (a transpose of the innermost
+/// dimension): the elements of each access, 1, or 2 (2-byte elements in
+/// pairs), or 0 where it is not tiled (for tests).
+int32_t stridedCopyTiles(const void *input, int64_t offset,
+                         const int64_t *strides, const void *output,
+                         const int64_t *shape, int32_t rank, int32_t bytes);
+/// The batches of a tiled copy along its grid's y dimension, at most
+/// (1 to 65535, the default; the rest along z); returns the value before
+/// (for tests).
+int64_t setTiledBatchesAlongY(int64_t most);
 /// Rows outside [0, v) give zeros and are recorded on the device, not
 /// returned (see takeDeviceErrors).
 void embedding(mpcrt_dtype dtype, const void *table, int64_t v, int64_t d,

@@ -923,13 +923,14 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
   // broadcasts, a source that is not 16-byte aligned, a negative stride,
   // and transposes of the innermost dimension, which go through
   // shared-memory tiles (partial tiles at both edges, batches on either
-  // side of the transposed pair).
+  // side of the transposed pair), 2-byte elements in pairs where every
+  // extent, stride and the offset are even and the pointers on 4 bytes.
   struct Case {
     std::vector<int64_t> shape, strides;
     int64_t offset, sourceElements;
     int32_t bytes;
-    int64_t misalign; // bytes added to both pointers
-    bool tiled = false;
+    int64_t misalign;  // bytes added to both pointers
+    int32_t tiles = 0; // stridedCopyTiles: 0 untiled, 1 elements, 2 pairs
   };
   const Case cases[] = {
       // [2, 5, 3, 64] f16 to [2, 3, 5, 64]: 128-byte runs.
@@ -948,14 +949,24 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
       // [45, 37] f16 to [37, 45] (one partial 64 x 64 tile); [2, 130, 70]
       // f16 to [2, 70, 130], 2 bytes off (two by three tiles, partial at
       // both far edges, a batch of two).
-      {{37, 45}, {1, 37}, 0, 1665, 2, 0, true},
-      {{2, 70, 130}, {9100, 1, 70}, 0, 18200, 2, 2, true},
+      {{37, 45}, {1, 37}, 0, 1665, 2, 0, 1},
+      {{2, 70, 130}, {9100, 1, 70}, 0, 18200, 2, 2, 1},
+      // The same on 4 bytes, in pairs: at offset 0, at offset 2 of a larger
+      // buffer, and at offset 1 (elements).
+      {{2, 70, 130}, {9100, 1, 70}, 0, 18200, 2, 0, 2},
+      {{2, 70, 130}, {9100, 1, 70}, 2, 18204, 2, 0, 2},
+      {{2, 70, 130}, {9100, 1, 70}, 1, 18204, 2, 0, 1},
+      // [66, 3, 34] f16 to [34, 3, 66] (the batch between the transposed
+      // pair): in pairs; with the source's batches an odd 2245 elements
+      // apart, elements.
+      {{34, 3, 66}, {1, 2244, 34}, 0, 6732, 2, 0, 2},
+      {{34, 3, 66}, {1, 2245, 34}, 0, 6735, 2, 0, 1},
       // [3, 40, 2, 33] f32 to [3, 33, 2, 40], from offset 5 of a larger
       // buffer, 4 bytes off 16-byte alignment.
-      {{3, 33, 2, 40}, {2640, 1, 33, 66}, 5, 7925, 4, 4, true},
+      {{3, 33, 2, 40}, {2640, 1, 33, 66}, 5, 7925, 4, 4, 1},
       // [70, 20] bytes to [20, 70]; [16, 64] f64 to [64, 16], 8 bytes off.
-      {{20, 70}, {1, 20}, 0, 1400, 1, 1, true},
-      {{64, 16}, {1, 64}, 0, 1024, 8, 8, true},
+      {{20, 70}, {1, 20}, 0, 1400, 1, 1, 1},
+      {{64, 16}, {1, 64}, 0, 1024, 8, 8, 1},
       // Rows read backwards (a negative stride: 64-bit indices).
       {{6, 10}, {10, -1}, 9, 60, 4, 0},
       // A column of 3 and one of 15 are not worth a tile.
@@ -969,8 +980,6 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
     int32_t rank = static_cast<int32_t>(c.shape.size());
     SCOPED_TRACE("case of " + std::to_string(count) + " elements, offset " +
                  std::to_string(c.offset));
-    EXPECT_EQ(stridedCopyTiles(c.strides.data(), c.shape.data(), rank, c.bytes),
-              c.tiled);
     std::vector<uint8_t> src(c.sourceElements * c.bytes);
     for (uint8_t &b : src)
       b = static_cast<uint8_t>(rng());
@@ -980,12 +989,27 @@ TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
     uint8_t *dSrc = deviceBuffer<uint8_t>(src.size() + 16) + c.misalign;
     copyToDevice(dSrc, src.data(), src.size());
     uint8_t *dOut = deviceBuffer<uint8_t>(want.size() + 16) + c.misalign;
+    EXPECT_EQ(stridedCopyTiles(dSrc, c.offset, c.strides.data(), dOut,
+                               c.shape.data(), rank, c.bytes),
+              c.tiles);
     stridedCopy(dSrc, c.offset, c.strides.data(), dOut, c.shape.data(), rank,
                 c.bytes);
     std::vector<uint8_t> got(want.size());
     synchronize();
     copyToHost(got.data(), dOut, got.size());
     EXPECT_EQ(got, want) << "gather";
+    if (c.tiles > 0) {
+      // The batches two along the grid's y dimension, the rest along z
+      // (as past 65535 batches), the last row of a batch of 3 half empty.
+      EXPECT_EQ(setTiledBatchesAlongY(2), 65535);
+      zero(dOut, int64_t(want.size()));
+      stridedCopy(dSrc, c.offset, c.strides.data(), dOut, c.shape.data(), rank,
+                  c.bytes);
+      synchronize();
+      copyToHost(got.data(), dOut, got.size());
+      EXPECT_EQ(setTiledBatchesAlongY(65535), 2);
+      EXPECT_EQ(got, want) << "gather, batches along y and z";
+    }
     if (c.strides[0] == 0)
       continue; // a broadcast scatters several elements to one
     // Scattered back over zeros: the source's elements the copy read.

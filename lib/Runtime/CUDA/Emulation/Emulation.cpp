@@ -10,6 +10,7 @@
 
 #include "Emulation.h"
 
+#include <cuda_profiler_api.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -698,6 +699,22 @@ cudaError_t cudaGetDeviceCount(int *count) {
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+cudaError_t cudaGetDevice(int *device) {
+  *device = 0;
+  return cudaSuccess;
+}
+// The one attribute asked for (by mpc-bench-kernels, to size the buffer
+// that flushes the cache between timings): an L2 of 4 MiB.
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute,
+                                   int device) {
+  if (device != 0 || attribute != cudaDevAttrL2CacheSize)
+    return cudaErrorInvalidValue;
+  *value = 4 << 20;
+  return cudaSuccess;
+}
+// No profiler to start or stop (mpc-bench-kernels --profile).
+cudaError_t cudaProfilerStart() { return cudaSuccess; }
+cudaError_t cudaProfilerStop() { return cudaSuccess; }
 cudaError_t cudaGetLastError() {
   cudaError_t e = mpcemu::lastError;
   mpcemu::lastError = cudaSuccess;
