@@ -723,6 +723,23 @@ void batchNormCases() {
            batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
                              dx, dg, db, kPixels, kWidth);
          });
+  // The two above with their second passes (the normalisation, the input
+  // gradient) from the tensor's start, as before they ran from its end
+  // (setBatchNormSecondPassReversed), in the same build.
+  {
+    bool reversed = setBatchNormSecondPassReversed(false);
+    report("batch_norm_forward_order", dims({16, 128, 128, kWidth}), "f16",
+           4.0 * n, [&] {
+             batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y,
+                       mean, invstd, kPixels, kWidth, 0.1, 1e-5);
+           });
+    report("batch_norm_backward_forward_order", dims({16, 128, 128, kWidth}),
+           "f16", 6.0 * n, [&] {
+             batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
+                               dx, dg, db, kPixels, kWidth);
+           });
+    setBatchNormSecondPassReversed(reversed);
+  }
   // The two above with the column reductions in two launches (the cut
   // before setReductionsInOneLaunch's default; the one --sweep's partials
   // target changes).

@@ -292,6 +292,11 @@ int columnReductionLaunches(mpcrt_dtype dtype, int64_t outer, int64_t rows,
 /// launched for (4 by default); returns the number before
 /// (mpc-bench-kernels --sweep).
 int64_t setChannelVectorsPerThread(int64_t vectors);
+/// Whether a batch norm's second pass (the forward's normalisation, the
+/// backward's input gradient) runs from the tensor's end, where its first
+/// pass ended (true, the default) or from its start; returns the value
+/// before (tests, mpc-bench-kernels: the same results either way).
+bool setBatchNormSecondPassReversed(bool reversed);
 /// mean and rstd are f32 (f64 for f64 inputs).
 void layerNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                const void *gamma, const void *beta, void *output, void *mean,

@@ -855,8 +855,9 @@ void Nn::checkBatchNormOverManyChunks() {
 }
 
 // The launch settings mpc-bench-kernels --sweep turns: the batch norms'
-// accesses per thread change their elementwise kernels' grid only (the
-// same bits), the column reductions' cut the order of the statistics'
+// accesses per thread and the order of their second passes change their
+// elementwise kernels' grid and order only (the same bits), the column
+// reductions' cut the order of the statistics'
 // and gradients' sums only (the same results to rounding).
 TEST_F(Nn, BatchNormLaunchSettingsOfTheSweepKeepItsResults) {
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -886,6 +887,21 @@ TEST_F(Nn, BatchNormLaunchSettingsOfTheSweepKeepItsResults) {
                    download(gi, c),     download(gdg, c),     download(gdb, c)};
   };
   Results base = run();
+  // The second passes from the tensor's start instead of its end: the
+  // same bits, with a thread's channels fixed (4 accesses a thread) and
+  // not (1 and 16: the grid's stride a multiple of the channels' groups
+  // or not, as channelGroupBlocks finds it).
+  for (int64_t vectors : {1, 4, 16}) {
+    SCOPED_TRACE(std::to_string(vectors) + " accesses per thread, forwards");
+    EXPECT_TRUE(setBatchNormSecondPassReversed(false));
+    setChannelVectorsPerThread(vectors);
+    Results r = run();
+    setChannelVectorsPerThread(4);
+    EXPECT_FALSE(setBatchNormSecondPassReversed(true));
+    EXPECT_EQ(r.y, base.y);
+    EXPECT_EQ(r.dx, base.dx);
+    EXPECT_EQ(0, std::memcmp(r.dgamma.data(), base.dgamma.data(), c * 4));
+  }
   for (int64_t vectors : {1, 16}) {
     SCOPED_TRACE(std::to_string(vectors) + " accesses per thread");
     EXPECT_EQ(setChannelVectorsPerThread(vectors), 4);
