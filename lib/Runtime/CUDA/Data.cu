@@ -71,15 +71,25 @@ template <int T, typename F> __device__ void forTile(int tx, int ty, F f) {
       f(tx + 32 * a, ty + kTileRows * b);
 }
 
-/// A tile's batch: one a block, blockIdx.y + gridDim.y * blockIdx.z
-/// (tileGrid), so that the tile's offsets are not kept across a loop over
-/// batches (the compiler hoisted them out of it: the element kernels took
-/// 80 registers a thread, 3 blocks of 256 a multiprocessor, and the pairs'
-/// 108; without the loop 40 and 32, ptxas for sm_90); false for the
-/// blocks past the last batch.
-__device__ inline bool tileBatch(const Tiled &t, int64_t &b) {
-  b = blockIdx.y + int64_t(gridDim.y) * blockIdx.z;
-  return b < t.batches;
+/// A block's batch of tiles: one a block, blockIdx.y + gridDim.y *
+/// blockIdx.z (tileGrid), so that the tile's offsets are not kept across
+/// a loop over batches (the compiler hoisted them out of it: the element
+/// kernels took 80 registers a thread, 3 blocks of 256 a multiprocessor,
+/// and the pairs' 108; without the loop 40 and 32, ptxas for sm_90).
+/// False for the blocks past the last batch; else the batch's offsets on
+/// the strided side (from `offset`) and on the dense side.
+__device__ inline bool tileBatch(const Tiled &t, int64_t offset,
+                                 int64_t &strided, int64_t &dense) {
+  int64_t b = blockIdx.y + int64_t(gridDim.y) * blockIdx.z;
+  if (b >= t.batches)
+    return false;
+  strided = offset;
+  dense = 0;
+  forPositions(t.batch, b, [&](int d, int64_t at) {
+    strided += at * t.batch.strides[0][d];
+    dense += at * t.batch.strides[1][d];
+  });
+  return true;
 }
 
 /// The most blocks a grid's y and z dimensions hold.
@@ -111,14 +121,9 @@ __global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
   int64_t r0 = int64_t(blockIdx.x / t.tilesPerRow) * T,
           c0 = int64_t(blockIdx.x % t.tilesPerRow) * T;
   int tx = threadIdx.x, ty = threadIdx.y;
-  int64_t b;
-  if (!tileBatch(t, b))
+  int64_t strided, dense;
+  if (!tileBatch(t, offset, strided, dense))
     return;
-  int64_t strided = offset, dense = 0;
-  forPositions(t.batch, b, [&](int d, int64_t at) {
-    strided += at * t.batch.strides[0][d];
-    dense += at * t.batch.strides[1][d];
-  });
   // tile[a][b]: on the strided side's turn, row r0 + b and column c0 + a;
   // on the dense side's, row r0 + a and column c0 + b.
   if (!scatter) {
@@ -173,14 +178,9 @@ __global__ void tiledPairsKernel(const uint16_t *in, int64_t offset,
           c0 = int64_t(blockIdx.x % t.tilesPerRow) * T;
   const int64_t u0 = scatter ? c0 : r0, v0 = scatter ? r0 : c0;
   const int tx = threadIdx.x, ty = threadIdx.y;
-  int64_t b;
-  if (!tileBatch(t, b))
+  int64_t strided, dense;
+  if (!tileBatch(t, offset, strided, dense))
     return;
-  int64_t strided = offset, dense = 0;
-  forPositions(t.batch, b, [&](int d, int64_t at) {
-    strided += at * t.batch.strides[0][d];
-    dense += at * t.batch.strides[1][d];
-  });
   const int64_t source = scatter ? dense : strided,
                 dest = scatter ? strided : dense;
   // The pairs at u0 + 2 tx of the columns v0 + 2 p and v0 + 2 p + 1.
