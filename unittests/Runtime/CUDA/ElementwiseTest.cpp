@@ -800,7 +800,9 @@ TEST_F(Elementwise, MixedTypeSoftmaxMatchesTheReference) {
         SCOPED_TRACE("cols " + std::to_string(cols) + " types " +
                      std::to_string(in) + " " + std::to_string(out) +
                      " offset " + std::to_string(offset));
-        auto at = [&](mpcrt_dtype d) { return offset * bytesOf(d); };
+        auto at = [shift = offset](mpcrt_dtype d) {
+          return shift * bytesOf(d);
+        };
         Buffer x = randomBuffer(rng, in, rows * cols, -8, 8);
         Buffer dy = randomBuffer(rng, in, rows * cols, -1, 1);
         uint8_t *dX = uploadAt(x.bytes, at(in)),
