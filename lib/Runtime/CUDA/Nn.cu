@@ -707,22 +707,46 @@ __device__ WindowMax<T, N, I> maxOf(const Vec<T, N> *x, const Pool<I> &s,
     m.at[k] = -1;
     nan[k] = false;
   }
-  for (I y = w.y0; y < w.y1; ++y)
-    for (I xx = w.x0; xx < w.x1; ++xx) {
-      I i = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
-      Vec<T, N> v = x[i];
+  // The window's positions in order, kAhead loads at a time issued before
+  // any is compared (a 2x2 window's four in flight together, where a load
+  // waited for the comparisons of the one before), from a cursor (y, xx)
+  // rather than a division per position.
+  constexpr int kAhead = 4;
+  I y = w.y0, xx = w.x0;
+  if (w.x0 >= w.x1)
+    y = w.y1; // no columns: an empty window
+  while (y < w.y1) {
+    Vec<T, N> v[kAhead];
+    I at[kAhead];
+    int loaded = 0;
+#pragma unroll
+    for (int a = 0; a < kAhead; ++a)
+      if (y < w.y1) {
+        at[a] = ((w.n * s.h + y) * s.w + xx) * s.c + w.ch;
+        v[a] = x[at[a]];
+        loaded = a + 1;
+        if (++xx == w.x1) {
+          xx = w.x0;
+          ++y;
+        }
+      }
+#pragma unroll
+    for (int a = 0; a < kAhead; ++a) {
+      if (a >= loaded)
+        break;
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         if (nan[k])
           continue;
-        auto a = S::load(v.v[k]);
-        nan[k] = isnan(a);
-        if (nan[k] || m.at[k] < 0 || a > S::load(m.value.v[k])) {
-          m.value.v[k] = v.v[k];
-          m.at[k] = i;
+        auto value = S::load(v[a].v[k]);
+        nan[k] = isnan(value);
+        if (nan[k] || m.at[k] < 0 || value > S::load(m.value.v[k])) {
+          m.value.v[k] = v[a].v[k];
+          m.at[k] = at[a];
         }
       }
     }
+  }
   return m;
 }
 
