@@ -708,55 +708,39 @@ void batchNormCases() {
        *dg = b.empty(kWidth * 4), *db = b.empty(kWidth * 4);
   auto *mean = static_cast<float *>(b.empty(kWidth * 4));
   auto *invstd = static_cast<float *>(b.empty(kWidth * 4));
-  report("batch_norm", dims({16, 128, 128, kWidth}), "f16", 4.0 * n, [&] {
+  const std::string shape = dims({16, 128, 128, kWidth});
+  auto forward = [&] {
     batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y, mean,
               invstd, kPixels, kWidth, 0.1, 1e-5);
-  });
+  };
+  auto backward = [&] {
+    batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd, dx, dg,
+                      db, kPixels, kWidth);
+  };
+  // The forward and the backward again, their names ending in `suffix`.
+  auto both = [&](const std::string &suffix) {
+    report("batch_norm" + suffix, shape, "f16", 4.0 * n, forward);
+    report("batch_norm_backward" + suffix, shape, "f16", 6.0 * n, backward);
+  };
+  report("batch_norm", shape, "f16", 4.0 * n, forward);
   // The evaluation step's batch norm with its ReLU (x read, y written).
-  report("batch_norm_inference", dims({16, 128, 128, kWidth}), "f16", 4.0 * n,
-         [&] {
-           batchNormInference(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean,
-                              runVar, y, kPixels, kWidth, 1e-5, true);
-         });
-  report("batch_norm_backward", dims({16, 128, 128, kWidth}), "f16", 6.0 * n,
-         [&] {
-           batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
-                             dx, dg, db, kPixels, kWidth);
-         });
+  report("batch_norm_inference", shape, "f16", 4.0 * n, [&] {
+    batchNormInference(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y,
+                       kPixels, kWidth, 1e-5, true);
+  });
+  report("batch_norm_backward", shape, "f16", 6.0 * n, backward);
   // The two above with their second passes (the normalisation, the input
   // gradient) from the tensor's start, as before they ran from its end
   // (setBatchNormSecondPassReversed), in the same build.
-  {
-    bool reversed = setBatchNormSecondPassReversed(false);
-    report("batch_norm_forward_order", dims({16, 128, 128, kWidth}), "f16",
-           4.0 * n, [&] {
-             batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y,
-                       mean, invstd, kPixels, kWidth, 0.1, 1e-5);
-           });
-    report("batch_norm_backward_forward_order", dims({16, 128, 128, kWidth}),
-           "f16", 6.0 * n, [&] {
-             batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
-                               dx, dg, db, kPixels, kWidth);
-           });
-    setBatchNormSecondPassReversed(reversed);
-  }
+  bool reversed = setBatchNormSecondPassReversed(false);
+  both("_forward_order");
+  setBatchNormSecondPassReversed(reversed);
   // The two above with the column reductions in two launches (the cut
   // before setReductionsInOneLaunch's default; the one --sweep's partials
   // target changes).
-  {
-    bool oneLaunch = setReductionsInOneLaunch(false);
-    report("batch_norm_two_launches", dims({16, 128, 128, kWidth}), "f16",
-           4.0 * n, [&] {
-             batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y,
-                       mean, invstd, kPixels, kWidth, 0.1, 1e-5);
-           });
-    report("batch_norm_backward_two_launches", dims({16, 128, 128, kWidth}),
-           "f16", 6.0 * n, [&] {
-             batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
-                               dx, dg, db, kPixels, kWidth);
-           });
-    setReductionsInOneLaunch(oneLaunch);
-  }
+  bool oneLaunch = setReductionsInOneLaunch(false);
+  both("_two_launches");
+  setReductionsInOneLaunch(oneLaunch);
   // With a fused ReLU: its mask from the output read (at least dy, x and
   // the output read, dx written), or formed again from x and beta (the
   // default of mpc-compile: the bytes of the plain backward).
