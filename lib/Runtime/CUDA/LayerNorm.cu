@@ -84,6 +84,39 @@ __device__ void forGroups(int64_t cols, F f) {
                                    [&](int, int64_t c0, int n) { f(c0, n); });
 }
 
+/// A team member's groups of a row of T, loaded by its first pass over the
+/// row (first) and read again by the later passes (again), which take the
+/// same groups (forGroupsIndexed's ordinal g). Where the groups are
+/// unrolled (kUnrolledGroups: g a constant) they stay in registers, so the
+/// later passes load nothing: a pass that stores as it goes (the output,
+/// the input gradient) otherwise loads each group from L1 only after the
+/// previous group's store, which might alias it, one round trip after
+/// another. Elsewhere, or without Hold, each pass loads its groups again.
+template <typename Team, typename T, bool Whole, bool Hold = true>
+struct HeldGroups {
+  static constexpr bool kHeld = Hold && kUnrolledGroups<Team, T, Whole>;
+  Vec<T, 4> held[kHeld ? kLaneGroups : 1];
+  __device__ Vec<T, 4> first(const T *p, int g, int64_t i0, int n) {
+    Vec<T, 4> v = loadVec<4>(p, i0, Whole, n);
+    if constexpr (kHeld)
+      held[g] = v;
+    return v;
+  }
+  /// Group g as the first pass loaded it or, where it is not held, as
+  /// memory holds it now (the row's own writes since included).
+  __device__ Vec<T, 4> again(const T *p, int g, int64_t i0, int n) const {
+    if constexpr (kHeld)
+      return held[g];
+    else
+      return loadVec<4>(p, i0, Whole, n);
+  }
+  /// Group g's values, written by this member to the row's memory too.
+  __device__ void keep(int g, const Vec<T, 4> &v) {
+    if constexpr (kHeld)
+      held[g] = v;
+  }
+};
+
 /// Elements c0..c0+n-1 (n <= 4) of a parameter vector of type `dtype`
 /// (gamma, beta), as one access where the group is whole and aligned.
 template <typename A>
@@ -175,24 +208,28 @@ __device__ void withParams(mpcrt_dtype dtype, const void *gamma,
 /// rows of up to 1024 elements): two-pass statistics of `row`, y. Each
 /// thread takes four neighbouring elements at a time (Vector: as
 /// withGroupsOf, a full group as one access; the same groups and order
-/// either way).
-template <typename Team, bool Vector, typename T, typename Stat,
+/// either way). `groups` holds the member's groups of `row` where Written
+/// (mpc.add_layer_norm's sums, just written by this member), else the
+/// first pass loads them.
+template <typename Team, bool Vector, bool Written, typename T, typename Stat,
           typename Params>
 __device__ void layerNormRow(const T *row, const Params &params, T *y,
                              Stat *mean, Stat *rstd, int64_t r, int64_t cols,
-                             double epsilon) {
+                             double epsilon,
+                             HeldGroups<Team, T, Vector> &groups) {
   using S = Storage<T>;
   using A = typename S::Acc;
   A sum = 0;
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
-    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
+  forGroupsIndexed<Team, T, Vector>(cols, [&](int g, int64_t c0, int n) {
+    Vec<T, 4> v =
+        Written ? groups.again(row, g, c0, n) : groups.first(row, g, c0, n);
     for (int e = 0; e < n; ++e)
       sum += S::load(v.v[e]);
   });
   A mu = Team::template reduce<A>(sum) / static_cast<A>(cols);
   A var = 0; // biased, two-pass
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
-    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
+  forGroupsIndexed<Team, T, Vector>(cols, [&](int g, int64_t c0, int n) {
+    Vec<T, 4> v = groups.again(row, g, c0, n);
     for (int e = 0; e < n; ++e) {
       A d = S::load(v.v[e]) - mu;
       var += d * d;
@@ -204,14 +241,14 @@ __device__ void layerNormRow(const T *row, const Params &params, T *y,
     mean[r] = static_cast<Stat>(mu);
     rstd[r] = static_cast<Stat>(inv);
   }
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
-    Vec<T, 4> v = loadVec<4>(row, c0, Vector, n);
-    A g[4], b[4];
-    params.gammaAt(c0, n, g);
-    params.betaAt(c0, n, b);
+  forGroupsIndexed<Team, T, Vector>(cols, [&](int g, int64_t c0, int n) {
+    Vec<T, 4> v = groups.again(row, g, c0, n);
+    A gs[4], bs[4];
+    params.gammaAt(c0, n, gs);
+    params.betaAt(c0, n, bs);
     Vec<T, 4> out;
     for (int e = 0; e < n; ++e)
-      out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * g[e] + b[e]);
+      out.v[e] = S::store((S::load(v.v[e]) - mu) * inv * gs[e] + bs[e]);
     storeVec(y + r * cols, c0, Vector, out, n);
   });
 }
@@ -235,9 +272,11 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
   using Team = RowTeam<Warp>;
   using A = typename Storage<T>::Acc;
   withParams<Warp, A>(paramDtype, gamma, beta, cols, [&](const auto &params) {
-    for (int64_t r = Team::first(); r < rows; r += Team::stride())
-      layerNormRow<Team, Vector>(x + r * cols, params, y, mean, rstd, r, cols,
-                                 epsilon);
+    for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
+      HeldGroups<Team, T, Vector> groups;
+      layerNormRow<Team, Vector, false>(x + r * cols, params, y, mean, rstd, r,
+                                        cols, epsilon, groups);
+    }
   });
 }
 
@@ -261,7 +300,8 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
     for (int64_t r = Team::first(); r < rows; r += Team::stride()) {
       T *row = sum + r * cols;
       const T *res = residual + (r % residualRows) * cols;
-      forGroups<Team, T, Vector>(cols, [&](int64_t c0, int n) {
+      HeldGroups<Team, T, Vector> groups;
+      forGroupsIndexed<Team, T, Vector>(cols, [&](int g, int64_t c0, int n) {
         int64_t i0 = r * cols + c0;
         Vec<T, 4> xs = loadVec<4>(x, i0, Vector, n),
                   rs = loadVec<4>(res, c0, Vector, n), out;
@@ -275,10 +315,14 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
           out.v[e] = S::store(d + S::load(rs.v[e]));
         }
         storeVec(row, c0, Vector, out, n);
+        groups.keep(g, out);
       });
-      Team::sync(); // layerNormRow reads the other threads' sums
-      layerNormRow<Team, Vector>(static_cast<const T *>(row), params, y, mean,
-                                 rstd, r, cols, epsilon);
+      // Where the sums are not held, layerNormRow reads the other
+      // threads' sums from memory.
+      if constexpr (!HeldGroups<Team, T, Vector>::kHeld)
+        Team::sync();
+      layerNormRow<Team, Vector, true>(static_cast<const T *>(row), params, y,
+                                       mean, rstd, r, cols, epsilon, groups);
     }
   });
 }
@@ -294,9 +338,11 @@ struct NoParamTerms {
 /// (Vector: as withGroupsOf, a full group read as one access). Each
 /// element's parameter-gradient terms, dy and xhat, go to terms(g, e, dy,
 /// xhat) (g the group's ordinal, forGroupsIndexed's; e the element's in
-/// it), from the same loads.
-template <typename Team, bool Vector, typename T, typename Stat,
-          typename Params, typename Emit, typename Terms = NoParamTerms>
+/// it), from the same loads. Hold: the first pass's loads kept in
+/// registers for the second (HeldGroups).
+template <typename Team, bool Vector, bool Hold = true, typename T,
+          typename Stat, typename Params, typename Emit,
+          typename Terms = NoParamTerms>
 __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
                                      const Stat *rstd, const Params &params,
                                      int64_t r, int64_t cols, Emit emit,
@@ -305,10 +351,11 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   using A = typename S::Acc;
   A mu = static_cast<A>(mean[r]), inv = static_cast<A>(rstd[r]);
   A sumGdy = 0, sumGdyXhat = 0;
-  forGroups<Team, T, Vector>(cols, [&](int64_t c0, int k) {
+  HeldGroups<Team, T, Vector, Hold> xGroups, dyGroups;
+  forGroupsIndexed<Team, T, Vector>(cols, [&](int group, int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
-    Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
-              ds = loadVec<4>(dy, i0, Vector, k);
+    Vec<T, 4> xs = xGroups.first(x, group, i0, k),
+              ds = dyGroups.first(dy, group, i0, k);
     A g[4];
     params.gammaAt(c0, k, g);
     for (int e = 0; e < k; ++e) {
@@ -326,8 +373,8 @@ __device__ void layerNormBackwardRow(const T *dy, const T *x, const Stat *mean,
   A meanGdy = sumGdy / n, meanGdyXhat = sumGdyXhat / n;
   forGroupsIndexed<Team, T, Vector>(cols, [&](int group, int64_t c0, int k) {
     int64_t i0 = r * cols + c0;
-    Vec<T, 4> xs = loadVec<4>(x, i0, Vector, k),
-              ds = loadVec<4>(dy, i0, Vector, k);
+    Vec<T, 4> xs = xGroups.again(x, group, i0, k),
+              ds = dyGroups.again(dy, group, i0, k);
     A g[4], v[4];
     params.gammaAt(c0, k, g);
     for (int e = 0; e < k; ++e) {
@@ -460,6 +507,10 @@ __global__ void __launch_bounds__(kThreads, 2) layerNormBackwardSumsKernel(
   static_assert(kUnrolledGroups<Team, T, true> && Groups <= kLaneGroups,
                 "registers per group");
   constexpr int kWarps = kThreads / 32;
+  // The row's groups held for the second pass where they fit beside the
+  // sums: with 8 groups, held rows spill under the 2 blocks' 128
+  // registers (ptxas sm_90: 64 bytes in the residual variant).
+  constexpr bool kHold = Groups <= 6;
   A gammaSums[Groups][4], betaSums[Groups][4];
 #pragma unroll
   for (int g = 0; g < Groups; ++g)
@@ -473,7 +524,7 @@ __global__ void __launch_bounds__(kThreads, 2) layerNormBackwardSumsKernel(
   withParams<true, A>(paramDtype, gamma, nullptr, cols,
                       [&](const auto &params) {
                         for (int64_t r = r0 + warp; r < r1; r += kWarps)
-                          layerNormBackwardRow<Team, true>(
+                          layerNormBackwardRow<Team, true, kHold>(
                               dy, x, mean, rstd, params, r, cols, emit,
                               [&](int g, int e, A d, A xhat) {
                                 if (g < Groups) { // always: cols <= 128 Groups
