@@ -36,7 +36,7 @@ void withGroupsOf(int64_t cols, std::initializer_list<const void *> pointers,
     f(std::false_type{});
 }
 
-/// Whether forGroups unrolls a team member's groups (below).
+/// Whether forGroupsIndexed unrolls a team member's groups (below).
 template <typename Team, typename T, bool Whole>
 constexpr bool kUnrolledGroups = Team::kWarp && Whole && sizeof(T) == 2;
 
@@ -44,21 +44,20 @@ constexpr bool kUnrolledGroups = Team::kWarp && Whole && sizeof(T) == 2;
 /// most.
 constexpr int kLaneGroups = int(kWarpRowLimit / 128);
 
-/// forGroups (below) calls f(c0, n) for a team member's groups of a row of
-/// `cols` elements:
-/// up to four neighbours c0 .. c0 + n - 1, every 4 * Team::size()-th from
-/// 4 * Team::rank(), in increasing order (the same groups and order for
-/// every pass over the row). With Whole (rows of a multiple of 4, as
-/// withGroupsOf's Vector) n is 4. A warp's rows are at most kWarpRowLimit
-/// long, so its lanes take at most kWarpRowLimit / 128 groups each; that
-/// loop is unrolled, so that the groups' loads are in flight
+/// forGroupsIndexed (below) calls f(g, c0, n) for a team member's groups
+/// of a row of `cols` elements, g the group's ordinal among the member's
+/// groups (a constant of the unrolled loop, so that per-group registers
+/// stay registers): up to four neighbours c0 .. c0 + n - 1, every
+/// 4 * Team::size()-th from 4 * Team::rank(), in increasing order (the
+/// same groups and order for every pass over the row). With Whole (rows of a
+/// multiple of 4, as withGroupsOf's Vector) n is 4. A warp's rows are at most
+/// kWarpRowLimit long, so its lanes take at most kWarpRowLimit / 128 groups
+/// each; that loop is unrolled, so that the groups' loads are in flight
 /// together rather than one after another (a warp per row puts all 4096
 /// rows of a BERT-base batch in one wave, whose time is one row's chain of
 /// loads). That is done for whole rows of 16-bit T only, the AMP steps'
 /// case: every unrolled instantiation costs the build about as much as
-/// the rest of its file's kernels. forGroupsIndexed calls f(g, c0, n)
-/// with the group's ordinal g among the member's groups too (a constant
-/// of the unrolled loop, so that per-group registers stay registers).
+/// the rest of its file's kernels.
 template <typename Team, typename T, bool Whole, typename F>
 __device__ void forGroupsIndexed(int64_t cols, F f) {
   auto size = [&](int64_t c0) {
@@ -78,12 +77,6 @@ __device__ void forGroupsIndexed(int64_t cols, F f) {
   }
 }
 
-template <typename Team, typename T, bool Whole, typename F>
-__device__ void forGroups(int64_t cols, F f) {
-  forGroupsIndexed<Team, T, Whole>(cols,
-                                   [&](int, int64_t c0, int n) { f(c0, n); });
-}
-
 /// A team member's groups of a row of T, loaded by its first pass over the
 /// row (first) and read again by the later passes (again), which take the
 /// same groups (forGroupsIndexed's ordinal g). Where the groups are
@@ -98,8 +91,7 @@ struct HeldGroups {
   Vec<T, 4> held[kHeld ? kLaneGroups : 1];
   __device__ Vec<T, 4> first(const T *p, int g, int64_t i0, int n) {
     Vec<T, 4> v = loadVec<4>(p, i0, Whole, n);
-    if constexpr (kHeld)
-      held[g] = v;
+    keep(g, v);
     return v;
   }
   /// Group g as the first pass loaded it or, where it is not held, as
@@ -148,7 +140,7 @@ template <typename A> struct GlobalParams {
 
 /// Gamma and beta as GlobalParams gives them, from copies in A that the
 /// block staged in shared memory (withParams): no switch in the rows'
-/// loops. Groups start at multiples of 4 (forGroups), and a whole group
+/// loops. Groups start at multiples of 4 (forGroupsIndexed), and a whole group
 /// of f32 is one 16-byte access.
 template <typename A> struct StagedParams {
   const A *gamma, *beta;
@@ -254,7 +246,7 @@ __device__ void layerNormRow(const T *row, const Params &params, T *y,
 }
 
 /// The blocks per multiprocessor that the layer norms' unrolled kernels
-/// (forGroups: a warp's whole rows of 16-bit T) ask ptxas to fit: 4, at
+/// (forGroupsIndexed: a warp's whole rows of 16-bit T) ask ptxas to fit: 4, at
 /// most 64 registers. Uncapped they take 78 to 86, so 3 blocks (24 warps)
 /// fit a multiprocessor and BERT-base's 4096 rows of a batch, a warp each,
 /// run in two rounds on 132 multiprocessors (3168 at a time); at 4 blocks
