@@ -754,6 +754,47 @@ void batchNormCases() {
            batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
                              dx, dg, db, kPixels, kWidth, nullptr, beta);
          });
+  // Our forward with its ReLU (the UNet's: the same bytes as without).
+  report("batch_norm_relu", shape, "f16", 4.0 * n, [&] {
+    batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y, mean,
+              invstd, kPixels, kWidth, 0.1, 1e-5, /*relu=*/true);
+  });
+  // cuDNN's batch norm on the same tensors, the peer of the lines above
+  // (PyTorch's channels-last training calls: NHWC, the persistent spatial
+  // mode; Kernels.h): plain, and with cuDNN's fused ReLU, whose backward
+  // reads the mask its forward left in the reserve space where ours forms
+  // it again. The bytes counted as ours are. A case cuDNN refuses gives a
+  // note on stderr and no line.
+  for (bool relu : {false, true}) {
+    const CudnnBatchNormShape s{16, 128, 128, kWidth, relu};
+    const std::string name = relu ? "batch_norm_relu" : "batch_norm";
+    if (!selected(name + "_cudnn") && !selected(name + "_backward_cudnn"))
+      continue;
+    size_t reserveBytes = cudnnBatchNormReserveBytes(MPCRT_F16, s);
+    void *reserve = reserveBytes ? b.empty(int64_t(reserveBytes)) : nullptr;
+    void *peerMean = b.empty(kWidth * 4), *peerInvstd = b.empty(kWidth * 4);
+    auto peerForward = [&] {
+      return cudnnBatchNorm(MPCRT_F16, s, x, gamma, beta, runMean, runVar, y,
+                            peerMean, peerInvstd, 0.1, 1e-5, reserve,
+                            reserveBytes);
+    };
+    auto peerBackward = [&] {
+      return cudnnBatchNormBackward(MPCRT_F16, s, g, x, y, gamma, beta,
+                                    peerMean, peerInvstd, dx, dg, db, 1e-5,
+                                    reserve, reserveBytes);
+    };
+    // Once untimed: the backward's statistics, output and reserve space.
+    if (!peerForward() || !peerBackward()) {
+      std::fprintf(stderr,
+                   "mpc-bench-kernels: cuDNN answers NOT_SUPPORTED for its "
+                   "batch norm%s at %s: no %s_cudnn lines\n",
+                   relu ? " with ReLU" : "", shape.c_str(), name.c_str());
+      continue;
+    }
+    report(name + "_cudnn", shape, "f16", 4.0 * n, [&] { peerForward(); });
+    report(name + "_backward_cudnn", shape, "f16", 6.0 * n,
+           [&] { peerBackward(); });
+  }
   // The skip connection's concatenation: half of the channels of a
   // [16, 128, 128, 2W] tensor written from a [16, 128, 128, W] one (x read,
   // half of y written: 128-byte runs, moved 16 bytes at a time).

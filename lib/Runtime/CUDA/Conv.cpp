@@ -27,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -441,6 +442,157 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
             k.beta(dtype), p.w, gradFilter);
       });
   markOp("conv2d_backward_filter");
+}
+
+// cuDNN's batch norm, the peer of ours (Kernels.h): the calls of PyTorch's
+// channels-last training, on descriptors made once per shape.
+namespace {
+
+constexpr cudnnBatchNormMode_t kPeerMode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+
+struct BatchNormPeer {
+  cudnnTensorDescriptor_t x = nullptr, params = nullptr;
+  cudnnActivationDescriptor_t relu = nullptr;
+  cudnnBatchNormOps_t ops(bool relu) const {
+    return relu ? CUDNN_BATCHNORM_OPS_BN_ACTIVATION : CUDNN_BATCHNORM_OPS_BN;
+  }
+  cudnnActivationDescriptor_t activation(bool relu) const {
+    return relu ? this->relu : nullptr;
+  }
+};
+
+const BatchNormPeer &batchNormPeer(mpcrt_dtype dtype,
+                                   const CudnnBatchNormShape &s) {
+  static std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>,
+                  BatchNormPeer>
+      peers;
+  Context &ctx = context();
+  std::lock_guard<std::mutex> lock(ctx.mutex);
+  auto key = std::make_tuple(int(dtype), s.n, s.h, s.w, s.c);
+  auto it = peers.find(key);
+  if (it != peers.end())
+    return it->second;
+  for (int64_t extent : {s.n, s.h, s.w, s.c})
+    if (extent < 1 || extent > INT32_MAX) {
+      mpcrt::errors::reportError(
+          "cuDNN batch norm: the extents of [%lld, %lld, %lld, %lld] must "
+          "each be between 1 and 2^31 - 1\n",
+          (long long)s.n, (long long)s.h, (long long)s.w, (long long)s.c);
+      std::exit(1);
+    }
+  const Cudnn &api = dnn();
+  cudnnDataType_t type = dtype == MPCRT_F16    ? CUDNN_DATA_HALF
+                         : dtype == MPCRT_BF16 ? CUDNN_DATA_BFLOAT16
+                         : dtype == MPCRT_F32  ? CUDNN_DATA_FLOAT
+                                               : CUDNN_DATA_DOUBLE;
+  BatchNormPeer p;
+  MPCRT_DNN_CHECK(api.cudnnCreateTensorDescriptor(&p.x));
+  MPCRT_DNN_CHECK(api.cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NHWC, type,
+                                                 narrow(s.n), narrow(s.c),
+                                                 narrow(s.h), narrow(s.w)));
+  MPCRT_DNN_CHECK(api.cudnnCreateTensorDescriptor(&p.params));
+  MPCRT_DNN_CHECK(api.cudnnDeriveBNTensorDescriptor(p.params, p.x, kPeerMode));
+  MPCRT_DNN_CHECK(api.cudnnCreateActivationDescriptor(&p.relu));
+  MPCRT_DNN_CHECK(api.cudnnSetActivationDescriptor(
+      p.relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  return peers.emplace(key, p).first->second;
+}
+
+/// Whether `status` of `what` is NOT_SUPPORTED (false: success); another
+/// failure stops the program.
+bool refused(cudnnStatus_t status, const char *what) {
+  if (tryAnother(status))
+    return true;
+  checkDnn(status, what);
+  return false;
+}
+
+/// The context's workspace, grown to `bytes`, or the program stops.
+void *peerWorkspace(size_t bytes) {
+  Context &ctx = context();
+  if (!ctx.reserve(bytes)) {
+    mpcrt::errors::reportError(
+        "cuDNN batch norm: cannot allocate its workspace of %zu bytes\n",
+        bytes);
+    std::exit(1);
+  }
+  return ctx.workspace;
+}
+
+} // namespace
+
+size_t cudnnBatchNormReserveBytes(mpcrt_dtype dtype,
+                                  const CudnnBatchNormShape &s) {
+  const BatchNormPeer &p = batchNormPeer(dtype, s);
+  size_t bytes = 0;
+  if (refused(dnn().cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+                  context().handle, kPeerMode, p.ops(s.relu),
+                  p.activation(s.relu), p.x, &bytes),
+              "cudnnGetBatchNormalizationTrainingExReserveSpaceSize"))
+    return 0;
+  return bytes;
+}
+
+bool cudnnBatchNorm(mpcrt_dtype dtype, const CudnnBatchNormShape &s,
+                    const void *input, const void *gamma, const void *beta,
+                    void *runningMean, void *runningVar, void *output,
+                    void *savedMean, void *savedInvstd, double momentum,
+                    double epsilon, void *reserve, size_t reserveBytes) {
+  const BatchNormPeer &p = batchNormPeer(dtype, s);
+  Context &ctx = context();
+  const Cudnn &api = dnn();
+  Scalars k;
+  size_t bytes = 0;
+  if (refused(api.cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+                  ctx.handle, kPeerMode, p.ops(s.relu), p.x, nullptr, p.x,
+                  p.params, p.activation(s.relu), &bytes),
+              "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize"))
+    return false;
+  void *workspace = peerWorkspace(bytes);
+  if (refused(api.cudnnBatchNormalizationForwardTrainingEx(
+                  ctx.handle, kPeerMode, p.ops(s.relu), k.alpha(dtype),
+                  k.beta(dtype), p.x, input, nullptr, nullptr, p.x, output,
+                  p.params, gamma, beta, momentum, runningMean, runningVar,
+                  epsilon, savedMean, savedInvstd, p.activation(s.relu),
+                  workspace, bytes, reserve, reserveBytes),
+              "cudnnBatchNormalizationForwardTrainingEx"))
+    return false;
+  markOp("batch_norm_cudnn");
+  return true;
+}
+
+bool cudnnBatchNormBackward(mpcrt_dtype dtype, const CudnnBatchNormShape &s,
+                            const void *gradOutput, const void *input,
+                            const void *output, const void *gamma,
+                            const void *beta, const void *savedMean,
+                            const void *savedInvstd, void *gradInput,
+                            void *gradGamma, void *gradBeta, double epsilon,
+                            void *reserve, size_t reserveBytes) {
+  const BatchNormPeer &p = batchNormPeer(dtype, s);
+  Context &ctx = context();
+  const Cudnn &api = dnn();
+  Scalars k;
+  // The output (y) and beta take part only with the activation.
+  cudnnTensorDescriptor_t y = s.relu ? p.x : nullptr;
+  size_t bytes = 0;
+  if (refused(api.cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+                  ctx.handle, kPeerMode, p.ops(s.relu), p.x, y, p.x, nullptr,
+                  p.x, p.params, p.activation(s.relu), &bytes),
+              "cudnnGetBatchNormalizationBackwardExWorkspaceSize"))
+    return false;
+  void *workspace = peerWorkspace(bytes);
+  if (refused(api.cudnnBatchNormalizationBackwardEx(
+                  ctx.handle, kPeerMode, p.ops(s.relu), k.alpha(dtype),
+                  k.beta(dtype), k.alpha(dtype), k.beta(dtype), p.x, input, y,
+                  s.relu ? output : nullptr, p.x, gradOutput, nullptr, nullptr,
+                  p.x, gradInput, p.params, gamma, s.relu ? beta : nullptr,
+                  gradGamma, gradBeta, epsilon, savedMean, savedInvstd,
+                  p.activation(s.relu), workspace, bytes, reserve,
+                  reserveBytes),
+              "cudnnBatchNormalizationBackwardEx"))
+    return false;
+  markOp("batch_norm_backward_cudnn");
+  return true;
 }
 
 } // namespace mpcrt::cuda

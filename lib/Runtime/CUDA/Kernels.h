@@ -444,6 +444,37 @@ void conv2dBackwardFilter(mpcrt_dtype dtype, const void *gradOutput,
                           const void *input, void *gradFilter,
                           const mpcrt_conv2d_shape &shape);
 
+/// cuDNN's own batch norm, the peer of batchNorm and batchNormBackward:
+/// cudnnBatchNormalizationForwardTrainingEx and BackwardEx on NHWC
+/// [n, h, w, c] with f32 parameters (f64 for f64), in
+/// CUDNN_BATCHNORM_SPATIAL_PERSISTENT mode, as PyTorch's channels-last
+/// training calls them; with `relu`, cuDNN's fused activation
+/// (CUDNN_BATCHNORM_OPS_BN_ACTIVATION), whose backward reads the forward's
+/// reserve space (and the output and beta) where ours forms the mask
+/// again. Compiled programs do not run it: mpc-bench-kernels times it beside
+/// ours, and a unit test checks that it computes what ours does. Each
+/// returns false, having run nothing, where cuDNN answers NOT_SUPPORTED;
+/// another failure stops the program.
+struct CudnnBatchNormShape {
+  int64_t n, h, w, c;
+  bool relu;
+};
+/// The reserve space the forward leaves for the backward, in bytes.
+size_t cudnnBatchNormReserveBytes(mpcrt_dtype dtype,
+                                  const CudnnBatchNormShape &shape);
+bool cudnnBatchNorm(mpcrt_dtype dtype, const CudnnBatchNormShape &shape,
+                    const void *input, const void *gamma, const void *beta,
+                    void *runningMean, void *runningVar, void *output,
+                    void *savedMean, void *savedInvstd, double momentum,
+                    double epsilon, void *reserve, size_t reserveBytes);
+bool cudnnBatchNormBackward(mpcrt_dtype dtype, const CudnnBatchNormShape &shape,
+                            const void *gradOutput, const void *input,
+                            const void *output, const void *gamma,
+                            const void *beta, const void *savedMean,
+                            const void *savedInvstd, void *gradInput,
+                            void *gradGamma, void *gradBeta, double epsilon,
+                            void *reserve, size_t reserveBytes);
+
 // mpc.attention and its backward (mpcrt_attention*): cuBLASLt products
 // over chunks of heads, one block per score row between them, only a
 // chunk's scores in scratch at a time; `step` is the device step counter

@@ -42,13 +42,20 @@ namespace mpcrt::cuda {
   X(cublasLtMatrixLayoutSetAttribute)
 
 #define MPCRT_CUDNN_FUNCTIONS(X)                                               \
+  X(cudnnBatchNormalizationBackwardEx)                                         \
+  X(cudnnBatchNormalizationForwardTrainingEx)                                  \
   X(cudnnConvolutionBackwardData)                                              \
   X(cudnnConvolutionBackwardFilter)                                            \
   X(cudnnConvolutionForward)                                                   \
   X(cudnnCreate)                                                               \
+  X(cudnnCreateActivationDescriptor)                                           \
   X(cudnnCreateConvolutionDescriptor)                                          \
   X(cudnnCreateFilterDescriptor)                                               \
   X(cudnnCreateTensorDescriptor)                                               \
+  X(cudnnDeriveBNTensorDescriptor)                                             \
+  X(cudnnGetBatchNormalizationBackwardExWorkspaceSize)                         \
+  X(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize)                  \
+  X(cudnnGetBatchNormalizationTrainingExReserveSpaceSize)                      \
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7)                               \
   X(cudnnGetConvolutionBackwardDataWorkspaceSize)                              \
   X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)                             \
@@ -57,6 +64,7 @@ namespace mpcrt::cuda {
   X(cudnnGetConvolutionForwardWorkspaceSize)                                   \
   X(cudnnGetErrorString)                                                       \
   X(cudnnGetVersion)                                                           \
+  X(cudnnSetActivationDescriptor)                                              \
   X(cudnnSetConvolution2dDescriptor)                                           \
   X(cudnnSetConvolutionGroupCount)                                             \
   X(cudnnSetConvolutionMathType)                                               \

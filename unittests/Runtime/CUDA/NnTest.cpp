@@ -734,6 +734,91 @@ TEST_F(Nn, BatchNormReluMaskFormedAgainEqualsTheOutputsBitForBit) {
       }
 }
 
+// cuDNN's batch norm (the peer mpc-bench-kernels times beside ours,
+// Kernels.h) computes what ours does: the forward's output, saved and
+// running statistics, and the backward's gradients, with and without the
+// fused ReLU (cuDNN's backward reading its forward's reserve space, ours
+// forming the mask again), within the rounding of the two orders of
+// summation. A case cuDNN answers NOT_SUPPORTED for is said and skipped.
+TEST_F(Nn, CudnnBatchNormComputesWhatOursDoes) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const CudnnBatchNormShape shapes[] = {{2, 5, 7, 24, false},
+                                        {1, 9, 3, 5, false}};
+  for (CudnnBatchNormShape s : shapes)
+    for (bool relu : {false, true})
+      for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32}) {
+        s.relu = relu;
+        const int64_t c = s.c, rows = s.n * s.h * s.w, n = rows * c;
+        const int64_t e = bytesOf(d);
+        SCOPED_TRACE("dtype " + std::to_string(d) + ", " +
+                     std::to_string(rows) + " x " + std::to_string(c) +
+                     (relu ? ", ReLU" : ""));
+        auto x = randomOf(rng, d, n, -2, 3), dy = randomOf(rng, d, n, -1, 1);
+        auto gamma = randomOf(rng, MPCRT_F32, c, 0.5, 1.5),
+             beta = randomOf(rng, MPCRT_F32, c, -0.5, 0.5),
+             rm = randomOf(rng, MPCRT_F32, c, -0.1, 0.1),
+             rv = randomOf(rng, MPCRT_F32, c, 1, 2);
+        uint8_t *gx = upload(x), *gdy = upload(dy), *gGamma = upload(gamma),
+                *gBeta = upload(beta);
+        // [0]: ours, [1]: cuDNN's.
+        uint8_t *y[2], *dx[2], *rmOf[2] = {upload(rm), upload(rm)},
+                               *rvOf[2] = {upload(rv), upload(rv)};
+        float *mean[2], *invstd[2], *dg[2], *db[2];
+        for (int k = 0; k < 2; ++k) {
+          y[k] = deviceBuffer<uint8_t>(n * e);
+          dx[k] = deviceBuffer<uint8_t>(n * e);
+          mean[k] = deviceBuffer<float>(c);
+          invstd[k] = deviceBuffer<float>(c);
+          dg[k] = deviceBuffer<float>(c);
+          db[k] = deviceBuffer<float>(c);
+        }
+        batchNorm(d, gx, MPCRT_F32, gGamma, gBeta, rmOf[0], rvOf[0], y[0],
+                  mean[0], invstd[0], rows, c, 0.1, 1e-5, relu);
+        batchNormBackward(d, gdy, gx, MPCRT_F32, gGamma, mean[0], invstd[0],
+                          dx[0], dg[0], db[0], rows, c, nullptr,
+                          relu ? gBeta : nullptr);
+        size_t reserveBytes = cudnnBatchNormReserveBytes(d, s);
+        void *reserve =
+            reserveBytes ? deviceBuffer<uint8_t>(reserveBytes) : nullptr;
+        if (!cudnnBatchNorm(d, s, gx, gGamma, gBeta, rmOf[1], rvOf[1], y[1],
+                            mean[1], invstd[1], 0.1, 1e-5, reserve,
+                            reserveBytes) ||
+            !cudnnBatchNormBackward(d, s, gdy, gx, y[1], gGamma, gBeta, mean[1],
+                                    invstd[1], dx[1], dg[1], db[1], 1e-5,
+                                    reserve, reserveBytes)) {
+          std::printf("cuDNN answers NOT_SUPPORTED for this case\n");
+          continue;
+        }
+        // The statistics: f32 sums of `rows` terms of magnitude 3 in
+        // either order, a few ulps of float apart.
+        auto floats = [&](float *p) {
+          return download(reinterpret_cast<uint8_t *>(p), 4 * c);
+        };
+        expectNear(MPCRT_F32, floats(mean[0]), floats(mean[1]), 1e-5, 1e-6,
+                   "saved mean");
+        expectNear(MPCRT_F32, floats(invstd[0]), floats(invstd[1]), 1e-5, 0,
+                   "saved invstd");
+        expectNear(MPCRT_F32, download(rmOf[0], 4 * c),
+                   download(rmOf[1], 4 * c), 1e-5, 1e-7, "running mean");
+        expectNear(MPCRT_F32, download(rvOf[0], 4 * c),
+                   download(rvOf[1], 4 * c), 1e-5, 0, "running var");
+        // Outputs of magnitude up to about 8, each rounded once to the
+        // element type from values a few float ulps apart: an ulp of the
+        // type apart at most.
+        expectNear(d, download(y[0], n * e), download(y[1], n * e),
+                   relOf(d) * 2, 1e-5 * 8, "output");
+        expectNear(d, download(dx[0], n * e), download(dx[1], n * e),
+                   relOf(d) * 2, 1e-5 * 16, "input gradient");
+        // Sums of `rows` products of magnitude up to about 3.
+        expectNear(MPCRT_F32, floats(dg[0]), floats(dg[1]), 1e-5, 1e-6 * rows,
+                   "gamma gradient");
+        expectNear(MPCRT_F32, floats(db[0]), floats(db[1]), 1e-5, 1e-6 * rows,
+                   "beta gradient");
+        if (HasFailure())
+          return;
+      }
+}
+
 // Batch norm's statistics in one pass over its input (count, mean and
 // squared deviations combined pairwise over 10 chunks of rows of 64 row
 // lanes each) against float64 two-pass statistics of the same rounded

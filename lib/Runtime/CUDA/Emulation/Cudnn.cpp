@@ -13,13 +13,26 @@
 // caller's). A descriptor whose sizes do not fit the convolution is
 // CUDNN_STATUS_BAD_PARAM, as cuDNN answers.
 //
+// Batch norm's training calls (the peer of the backend's own kernels,
+// Kernels.h) over NHWC tensors, per channel (spatial modes), with the
+// activation ReLU or none: float64 sums, the running variance unbiased,
+// the saved inverse standard deviation 1/sqrt(biased variance + eps), as
+// cuDNN documents them. With the activation, the forward leaves a bit per
+// element in the reserve space (whether the activation passed it) and the
+// backward reads that mask, so a backward given another reserve space
+// computes another gradient; it also requires the output and beta, as
+// cuDNN's does. In the other order the calls ask for a workspace of 4 KiB,
+// which they fill with 0xff bytes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Cudnn.h"
 
 #include "Device.cuh"
 
+#include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 namespace mpcemu {
@@ -353,9 +366,338 @@ cudnnStatus_t backwardFilter(cudnnHandle_t h, const void *alpha,
                 alpha, x, nullptr, dy, beta, dw);
 }
 
+struct Activation {
+  cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
+  cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+};
+
+cudnnStatus_t createActivation(cudnnActivationDescriptor_t *d) {
+  *d = as<cudnnActivationStruct>(new Activation{});
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t setActivation(cudnnActivationDescriptor_t d,
+                            cudnnActivationMode_t mode,
+                            cudnnNanPropagation_t nan, double) {
+  if (mode != CUDNN_ACTIVATION_RELU)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  *as<Activation>(d) = {mode, nan};
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t deriveBatchNorm(cudnnTensorDescriptor_t derived,
+                              cudnnTensorDescriptor_t xd,
+                              cudnnBatchNormMode_t mode) {
+  if (mode == CUDNN_BATCHNORM_PER_ACTIVATION)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  const Tensor &x = *as<Tensor>(xd);
+  *as<Tensor>(derived) = {x.type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE
+                                                      : CUDNN_DATA_FLOAT,
+                          1, x.c, 1, 1};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/// A batch norm's operands as its descriptors give them.
+struct BatchNormProblem {
+  Tensor x;
+  cudnnDataType_t params = CUDNN_DATA_FLOAT;
+  bool relu = false, propagateNan = false;
+  int64_t rows() const { return int64_t(x.n) * x.h * x.w; }
+  int64_t count() const { return rows() * x.c; }
+  /// The reserve space: a bit per element with the activation.
+  size_t reserve() const { return relu ? size_t(count() + 7) / 8 : 0; }
+};
+
+/// The problem, or a status other than SUCCESS where the call is not one
+/// this emulation (or cuDNN) accepts: spatial modes, the activation ReLU
+/// or none, every tensor of x's descriptor, the parameters 1 x C x 1 x 1.
+cudnnStatus_t
+batchNormProblem(cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+                 cudnnActivationDescriptor_t activation,
+                 cudnnTensorDescriptor_t xd,
+                 std::initializer_list<cudnnTensorDescriptor_t> same,
+                 cudnnTensorDescriptor_t paramsDesc, BatchNormProblem *p) {
+  if (mode == CUDNN_BATCHNORM_PER_ACTIVATION ||
+      ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  if (!xd || (ops == CUDNN_BATCHNORM_OPS_BN_ACTIVATION && !activation))
+    return CUDNN_STATUS_BAD_PARAM;
+  p->x = *as<Tensor>(xd);
+  for (cudnnTensorDescriptor_t d : same) {
+    if (!d)
+      return CUDNN_STATUS_BAD_PARAM;
+    const Tensor &t = *as<Tensor>(d);
+    if (t.type != p->x.type || t.n != p->x.n || t.c != p->x.c ||
+        t.h != p->x.h || t.w != p->x.w)
+      return CUDNN_STATUS_BAD_PARAM;
+  }
+  p->params =
+      p->x.type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  if (paramsDesc) {
+    const Tensor &t = *as<Tensor>(paramsDesc);
+    if (t.type != p->params || t.n != 1 || t.c != p->x.c || t.h != 1 ||
+        t.w != 1)
+      return CUDNN_STATUS_BAD_PARAM;
+  }
+  p->relu = ops == CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+  if (p->relu)
+    p->propagateNan = as<Activation>(activation)->nan == CUDNN_PROPAGATE_NAN;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/// The workspace of every batch-norm call: none, 4 KiB in the other order.
+size_t batchNormWorkspace() { return otherOrderRequested() ? 4096 : 0; }
+
+/// Whether `given` bytes at `p` hold `needed` (null only where none are
+/// needed), checked as device memory; with `overwrite` (a workspace),
+/// filled with 0xff bytes before the call runs.
+bool spaceGiven(cudaStream_t stream, const char *what, void *p, size_t given,
+                size_t needed, bool overwrite) {
+  if (!needed)
+    return true;
+  if (!p || given < needed)
+    return false;
+  checkAccessible(what, 0, p);
+  checkAccessible(what, 1, static_cast<char *>(p) + needed);
+  if (overwrite)
+    enqueue(stream, [=] { std::memset(p, 0xff, needed); });
+  return true;
+}
+
+/// A host scaling factor: double for double data, float otherwise.
+double scalar(const BatchNormProblem &p, const void *v) {
+  return p.params == CUDNN_DATA_DOUBLE ? *static_cast<const double *>(v)
+                                       : *static_cast<const float *>(v);
+}
+
+/// out[i] = alpha v + beta out[i] (out not read where beta is 0).
+void blend(cudnnDataType_t type, void *out, int64_t i, double v, double alpha,
+           double beta) {
+  double r = alpha * v;
+  if (beta != 0)
+    r += beta * load(type, out, i);
+  store(type, out, i, r);
+}
+
+cudnnStatus_t batchNormForwardWorkspace(
+    cudnnHandle_t, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+    cudnnTensorDescriptor_t xd, cudnnTensorDescriptor_t zd,
+    cudnnTensorDescriptor_t yd, cudnnTensorDescriptor_t paramsDesc,
+    cudnnActivationDescriptor_t activation, size_t *bytes) {
+  BatchNormProblem p;
+  if (zd)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  cudnnStatus_t status =
+      batchNormProblem(mode, ops, activation, xd, {yd}, paramsDesc, &p);
+  if (status == CUDNN_STATUS_SUCCESS)
+    *bytes = batchNormWorkspace();
+  return status;
+}
+cudnnStatus_t batchNormBackwardWorkspace(
+    cudnnHandle_t, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+    cudnnTensorDescriptor_t xd, cudnnTensorDescriptor_t yd,
+    cudnnTensorDescriptor_t dyd, cudnnTensorDescriptor_t dzd,
+    cudnnTensorDescriptor_t dxd, cudnnTensorDescriptor_t paramsDesc,
+    cudnnActivationDescriptor_t activation, size_t *bytes) {
+  BatchNormProblem p;
+  if (dzd)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  cudnnStatus_t status = batchNormProblem(
+      mode, ops, activation, xd,
+      ops == CUDNN_BATCHNORM_OPS_BN_ACTIVATION
+          ? std::initializer_list<cudnnTensorDescriptor_t>{yd, dyd, dxd}
+          : std::initializer_list<cudnnTensorDescriptor_t>{dyd, dxd},
+      paramsDesc, &p);
+  if (status == CUDNN_STATUS_SUCCESS)
+    *bytes = batchNormWorkspace();
+  return status;
+}
+cudnnStatus_t batchNormReserve(cudnnHandle_t, cudnnBatchNormMode_t mode,
+                               cudnnBatchNormOps_t ops,
+                               cudnnActivationDescriptor_t activation,
+                               cudnnTensorDescriptor_t xd, size_t *bytes) {
+  BatchNormProblem p;
+  cudnnStatus_t status =
+      batchNormProblem(mode, ops, activation, xd, {}, nullptr, &p);
+  if (status == CUDNN_STATUS_SUCCESS)
+    *bytes = p.reserve();
+  return status;
+}
+
+cudnnStatus_t batchNormForward(
+    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+    const void *alphaP, const void *betaP, cudnnTensorDescriptor_t xd,
+    const void *x, cudnnTensorDescriptor_t zd, const void *z,
+    cudnnTensorDescriptor_t yd, void *y, cudnnTensorDescriptor_t paramsDesc,
+    const void *gamma, const void *beta, double factor, void *runningMean,
+    void *runningVar, double epsilon, void *savedMean, void *savedInvstd,
+    cudnnActivationDescriptor_t activation, void *workspace,
+    size_t workspaceBytes, void *reserve, size_t reserveBytes) {
+  BatchNormProblem p;
+  if (zd || z)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  cudnnStatus_t status =
+      batchNormProblem(mode, ops, activation, xd, {yd}, paramsDesc, &p);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!x || !y || !gamma || !beta || epsilon < CUDNN_BN_MIN_EPSILON ||
+      (!runningMean) != (!runningVar) || (!savedMean) != (!savedInvstd))
+    return CUDNN_STATUS_BAD_PARAM;
+  cudaStream_t stream = as<Handle>(h)->stream;
+  if (!spaceGiven(stream, "a cuDNN batch norm's reserve space", reserve,
+                  reserveBytes, p.reserve(), false) ||
+      !spaceGiven(stream, "a cuDNN batch norm's workspace", workspace,
+                  workspaceBytes, batchNormWorkspace(), true))
+    return CUDNN_STATUS_BAD_PARAM;
+  const void *operands[] = {x,           y,          gamma,     beta,
+                            runningMean, runningVar, savedMean, savedInvstd};
+  for (size_t i = 0; i < 8; ++i)
+    checkAccessible("a cuDNN batch norm", i, operands[i]);
+  double alpha = scalar(p, alphaP), blendBeta = scalar(p, betaP);
+  enqueue(stream, [=] {
+    const int64_t rows = p.rows(), c = p.x.c;
+    cudnnDataType_t t = p.x.type, pt = p.params;
+    auto *mask = static_cast<uint8_t *>(reserve);
+    if (p.relu)
+      std::memset(mask, 0, p.reserve());
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double sum = 0, squares = 0;
+      for (int64_t r = 0; r < rows; ++r)
+        sum += load(t, x, r * c + ch);
+      double mean = sum / double(rows);
+      for (int64_t r = 0; r < rows; ++r) {
+        double d = load(t, x, r * c + ch) - mean;
+        squares += d * d;
+      }
+      double var = squares / double(rows);
+      double invstd = 1 / std::sqrt(var + epsilon);
+      if (runningMean) {
+        double unbiased = rows > 1 ? squares / double(rows - 1) : var;
+        store(pt, runningMean, ch,
+              (1 - factor) * load(pt, runningMean, ch) + factor * mean);
+        store(pt, runningVar, ch,
+              (1 - factor) * load(pt, runningVar, ch) + factor * unbiased);
+      }
+      if (savedMean) {
+        store(pt, savedMean, ch, mean);
+        store(pt, savedInvstd, ch, invstd);
+      }
+      double g = load(pt, gamma, ch), b = load(pt, beta, ch);
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t i = r * c + ch;
+        double v = g * (load(t, x, i) - mean) * invstd + b;
+        if (p.relu) {
+          if (v > 0)
+            mask[i / 8] |= uint8_t(1u << (i % 8));
+          else if (!(p.propagateNan && std::isnan(v)))
+            v = 0;
+        }
+        blend(t, y, i, v, alpha, blendBeta);
+      }
+    }
+  });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t batchNormBackward(
+    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+    const void *alphaDataP, const void *betaDataP, const void *alphaParamP,
+    const void *betaParamP, cudnnTensorDescriptor_t xd, const void *x,
+    cudnnTensorDescriptor_t yd, const void *y, cudnnTensorDescriptor_t dyd,
+    const void *dy, cudnnTensorDescriptor_t dzd, void *dz,
+    cudnnTensorDescriptor_t dxd, void *dx, cudnnTensorDescriptor_t paramsDesc,
+    const void *gamma, const void *beta, void *dGamma, void *dBeta,
+    double epsilon, const void *savedMean, const void *savedInvstd,
+    cudnnActivationDescriptor_t activation, void *workspace,
+    size_t workspaceBytes, void *reserve, size_t reserveBytes) {
+  BatchNormProblem p;
+  if (dzd || dz)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  bool relu = ops == CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+  cudnnStatus_t status = batchNormProblem(
+      mode, ops, activation, xd,
+      relu ? std::initializer_list<cudnnTensorDescriptor_t>{yd, dyd, dxd}
+           : std::initializer_list<cudnnTensorDescriptor_t>{dyd, dxd},
+      paramsDesc, &p);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!x || !dy || !dx || !gamma || !dGamma || !dBeta ||
+      epsilon < CUDNN_BN_MIN_EPSILON || (!savedMean) != (!savedInvstd) ||
+      (relu && (!y || !beta)))
+    return CUDNN_STATUS_BAD_PARAM;
+  cudaStream_t stream = as<Handle>(h)->stream;
+  if (!spaceGiven(stream, "a cuDNN batch norm's reserve space", reserve,
+                  reserveBytes, p.reserve(), false) ||
+      !spaceGiven(stream, "a cuDNN batch norm's workspace", workspace,
+                  workspaceBytes, batchNormWorkspace(), true))
+    return CUDNN_STATUS_BAD_PARAM;
+  const void *operands[] = {x,    y,      dy,    dx,        gamma,
+                            beta, dGamma, dBeta, savedMean, savedInvstd};
+  for (size_t i = 0; i < 10; ++i)
+    checkAccessible("a cuDNN batch norm backward", i, operands[i]);
+  double alphaData = scalar(p, alphaDataP), betaData = scalar(p, betaDataP),
+         alphaParam = scalar(p, alphaParamP), betaParam = scalar(p, betaParamP);
+  enqueue(stream, [=] {
+    const int64_t rows = p.rows(), c = p.x.c;
+    cudnnDataType_t t = p.x.type, pt = p.params;
+    const auto *mask = static_cast<const uint8_t *>(reserve);
+    // The gradient reaching the batch norm: dy where the activation
+    // passed the element (the forward's mask), 0 elsewhere.
+    auto gradAt = [&](int64_t i) {
+      if (p.relu && !(mask[i / 8] & (1u << (i % 8))))
+        return 0.0;
+      return load(t, dy, i);
+    };
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double mean, invstd;
+      if (savedMean) {
+        mean = load(pt, savedMean, ch);
+        invstd = load(pt, savedInvstd, ch);
+      } else {
+        double sum = 0, squares = 0;
+        for (int64_t r = 0; r < rows; ++r)
+          sum += load(t, x, r * c + ch);
+        mean = sum / double(rows);
+        for (int64_t r = 0; r < rows; ++r) {
+          double d = load(t, x, r * c + ch) - mean;
+          squares += d * d;
+        }
+        invstd = 1 / std::sqrt(squares / double(rows) + epsilon);
+      }
+      double sumDy = 0, sumDyXhat = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t i = r * c + ch;
+        double g = gradAt(i);
+        sumDy += g;
+        sumDyXhat += g * (load(t, x, i) - mean) * invstd;
+      }
+      blend(pt, dGamma, ch, sumDyXhat, alphaParam, betaParam);
+      blend(pt, dBeta, ch, sumDy, alphaParam, betaParam);
+      double scale = load(pt, gamma, ch) * invstd, n = double(rows);
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t i = r * c + ch;
+        double xhat = (load(t, x, i) - mean) * invstd;
+        blend(t, dx, i, scale * (gradAt(i) - sumDy / n - xhat * sumDyXhat / n),
+              alphaData, betaData);
+      }
+    }
+  });
+  return CUDNN_STATUS_SUCCESS;
+}
+
 } // namespace
 
 void fillCudnn(mpcrt::cuda::Cudnn &t) {
+  // Batch norm's training calls and their descriptors.
+  t.cudnnBatchNormalizationBackwardEx = batchNormBackward;
+  t.cudnnBatchNormalizationForwardTrainingEx = batchNormForward;
+  t.cudnnCreateActivationDescriptor = createActivation;
+  t.cudnnDeriveBNTensorDescriptor = deriveBatchNorm;
+  t.cudnnGetBatchNormalizationBackwardExWorkspaceSize =
+      batchNormBackwardWorkspace;
+  t.cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize =
+      batchNormForwardWorkspace;
+  t.cudnnGetBatchNormalizationTrainingExReserveSpaceSize = batchNormReserve;
+  t.cudnnSetActivationDescriptor = setActivation;
+
   // The three directions' workspace queries.
   t.cudnnGetConvolutionForwardWorkspaceSize =
       [](cudnnHandle_t, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
