@@ -73,7 +73,10 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # the peer that times convolutions is amp-benchmark). O2-rowsums runs
 # it with MPC_CUDA_NORM_SUMS=rows (the layer norms' gamma and beta
 # gradients by the backward's row kernel as it reads its inputs, instead
-# of by the default column reduction reading them again).
+# of by the default column reduction reading them again). O2-pdl runs
+# it with MPC_CUDA_PDL=on (the step graph's kernels launched while the
+# kernel before them runs, waiting in their prologue: Programmatic
+# Dependent Launch; the same results).
 LEVELS="${LEVELS:-fp32 O2}"
 # EVAL=1: each build's evaluation step is timed too (mpc_eval: the
 # training data as validation data, EVALS evaluations, the first one
@@ -117,6 +120,11 @@ level_options() {
     exe_level=O2
     run_env=(MPC_CUDA_NORM_SUMS=rows)
     ;;
+  O2-pdl)
+    amp=(--amp=O2 --dtype=f16)
+    exe_level=O2
+    run_env=(MPC_CUDA_PDL=on)
+    ;;
   *) return 1 ;;
   esac
 }
@@ -128,7 +136,7 @@ for level in $LEVELS; do
       "O2-copyprobs" \
       "O2-keepmoves O2-wholeconcats" \
       "O2-check" \
-      "O2-evalamp O2-measure O2-rowsums)" >&2
+      "O2-evalamp O2-measure O2-rowsums O2-pdl)" >&2
     exit 2
   fi
 done

@@ -80,9 +80,9 @@ levels() {
   if [ -n "$LEVELS" ]; then
     echo "$LEVELS"
   elif [ "$1" = bert ]; then
-    echo "fp32 O2 O2-headcopies O2-attn O2-rowsums O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
+    echo "fp32 O2 O2-pdl O2-headcopies O2-attn O2-rowsums O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
-    echo "fp32 O2 O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
+    echo "fp32 O2 O2-pdl O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
   else
     echo "fp32 O2 O2-check O2-evalamp"
   fi
@@ -102,14 +102,17 @@ levels() {
 # and upsampling kept for the backward pass instead of computed again
 # (O2-keepmoves: 0.995x the step for 97 MiB more on 2026-12-04, within
 # the spread) and its concatenations written and convolved whole
-# (O2-wholeconcats: 1.03x). O2 first: a part cut short has measured it.
+# (O2-wholeconcats: 1.03x); for both, the step graph's kernels launched
+# programmatically (O2-pdl, the O2 executable again with MPC_CUDA_PDL=on:
+# whether the gaps between kernels shrink; never run on a GPU before).
+# O2 first: a part cut short has measured it.
 # The products' and convolutions' algorithms timed (O2-measure: 1.02x
 # the heuristics' step on both models), the UNet's checks (1.32x its O2
 # step) and evaluation (11.7x f32's) are measured and not open.
 all_levels() {
   case "$1" in
-  bert) echo "O2 O2-headcopies O2-attn O2-rowsums O2-check" ;;
-  unet) echo "O2 O2-wholeconcats O2-keepmoves" ;;
+  bert) echo "O2 O2-pdl O2-headcopies O2-attn O2-rowsums O2-check" ;;
+  unet) echo "O2 O2-pdl O2-wholeconcats O2-keepmoves" ;;
   *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac
 }

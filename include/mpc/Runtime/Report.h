@@ -93,6 +93,15 @@ reportWarning(const char *format, ...) {
   va_end(args);
 }
 
+/// "NAME: note: " and the formatted message (which ends its own line).
+MPCRT_REPORT_UNINSTRUMENTED __attribute__((format(printf, 1, 2))) inline void
+reportNote(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vreport("note", format, args);
+  va_end(args);
+}
+
 } // namespace mpcrt::errors
 
 #endif // MPC_RUNTIME_REPORT_H

@@ -120,6 +120,7 @@ __global__ void probabilitiesKernel(const typename Storage<T>::Acc *scores,
                                     T *probs, typename Storage<T>::Acc *lse,
                                     Dims m, int64_t h0, int64_t rows,
                                     const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using Tm = RowTeam<Warp>;
@@ -154,6 +155,7 @@ __global__ void scoreGradKernel(const typename Storage<T>::Acc *scores,
                                 const typename Storage<T>::Acc *lse, T *pd,
                                 T *ds, Dims m, int64_t h0, int64_t rows,
                                 const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   int64_t t = *step;
@@ -418,6 +420,7 @@ __global__ void __launch_bounds__(Flash<MC>::kForwardWarps * 32)
     flashForwardKernel(const T *q, const T *k, const T *v, T *o, float *lse,
                        Dims m, int64_t queryTiles, bool vectors,
                        const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using F = Flash<MC>;
   constexpr int Rows = 16 * F::kForwardWarps, Bc = F::KeyTile, LDT = F::LDT,
                 LDS = Bc + 4, Half = Bc / 2;
@@ -523,6 +526,7 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
                          const T *o, const float *lse, float *rowDots, T *dq,
                          Dims m, int64_t queryTiles, bool vectors,
                          const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using F = Flash<MC>;
   constexpr int Rows = 16 * F::Warps, Bc = F::OtherTile, LDT = F::LDT,
                 LDS = Bc + 4, Half = Bc / 2;
@@ -622,6 +626,7 @@ __global__ void __launch_bounds__(Flash<MC>::Warps * 32)
                             const float *lse, const float *rowDots, T *dk,
                             T *dv, Dims m, int64_t keyTiles, bool vectors,
                             const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using F = Flash<MC>;
   constexpr int Rows = 16 * F::Warps, Bq = F::OtherTile, LDT = F::LDT,
                 LDS = Bq + 4, Seen = Bq / 8;

@@ -441,6 +441,7 @@ __global__ void columnsInOneLaunchKernel(Load load, Combine combine,
                                          Fold folder, Partial<A, K> init,
                                          ColumnPlan p, Partial<A, K> *partials,
                                          unsigned *arrivals, Finish finish) {
+  MPCRT_KERNEL_PROLOGUE();
   columnsInOneLaunch<A, K, N>(load, combine, folder, init, p, partials,
                               arrivals, finish);
 }
@@ -451,6 +452,7 @@ __global__ void __launch_bounds__(kThreads, Load::kMinBlocks)
                                     Partial<A, K> init, ColumnPlan p,
                                     Partial<A, K> *partials, unsigned *arrivals,
                                     Finish finish) {
+  MPCRT_KERNEL_PROLOGUE();
   columnsInOneLaunch<A, K, N>(load, combine, folder, init, p, partials,
                               arrivals, finish);
 }
@@ -462,6 +464,7 @@ template <typename A, int K, int N, typename Load, typename Combine,
 __global__ void columnPartialsKernel(Load load, Combine combine, Fold folder,
                                      Partial<A, K> init, ColumnPlan p,
                                      Partial<A, K> *partials) {
+  MPCRT_KERNEL_PROLOGUE();
   columnPartials<A, K, N>(load, combine, folder, init, p, partials);
 }
 template <typename A, int K, int N, typename Load, typename Combine,
@@ -470,6 +473,7 @@ __global__ void __launch_bounds__(kThreads, Load::kMinBlocks)
     boundedColumnPartialsKernel(Load load, Combine combine, Fold folder,
                                 Partial<A, K> init, ColumnPlan p,
                                 Partial<A, K> *partials) {
+  MPCRT_KERNEL_PROLOGUE();
   columnPartials<A, K, N>(load, combine, folder, init, p, partials);
 }
 
@@ -479,6 +483,7 @@ template <typename A, int K, typename Combine, typename Finish>
 __global__ void columnFinishKernel(Combine combine, ColumnPlan p,
                                    const Partial<A, K> *partials,
                                    Finish finish) {
+  MPCRT_KERNEL_PROLOGUE();
   int64_t outputs = p.outer * p.cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < outputs;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -509,6 +514,7 @@ __global__ void __launch_bounds__(kFinishOutputs *Lanes)
     columnFinishLanesKernel(Combine combine, ColumnPlan p,
                             const Partial<A, K> *partials, Partial<A, K> init,
                             Finish finish) {
+  MPCRT_KERNEL_PROLOGUE();
   constexpr int kPerWarp = 32 / kFinishOutputs; // chunk lanes in a warp
   constexpr int kWarps = Lanes / kPerWarp;
   static_assert(kWarps % kPerWarp == 0 && kWarps / kPerWarp <= 32,

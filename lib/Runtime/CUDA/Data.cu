@@ -25,6 +25,7 @@ constexpr int kStridedAhead = 4;
 template <typename E, typename I>
 __global__ void stridedCopyKernel(const E *in, I offset, E *out, Layout<1> s,
                                   I count, bool scatter) {
+  MPCRT_KERNEL_PROLOGUE();
   E v[kStridedAhead];
   if (scatter)
     gridStrideAhead<kStridedAhead>(
@@ -112,6 +113,7 @@ dim3 tileGrid(const Tiled &t, int64_t bytes) {
 template <typename E>
 __global__ void tiledCopyKernel(const E *in, int64_t offset, E *out, Tiled t,
                                 bool scatter) {
+  MPCRT_KERNEL_PROLOGUE();
   constexpr int T = tileFor(sizeof(E));
   // Rows an odd number of 4-byte words apart (E of 1 and 2 bytes: 17 and
   // 33 words; wider: T + 1 elements), so that a warp reading a column
@@ -169,6 +171,7 @@ struct Sides {
 
 __global__ void tiledPairsKernel(const uint16_t *in, int64_t offset,
                                  uint16_t *out, Tiled t, bool scatter) {
+  MPCRT_KERNEL_PROLOGUE();
   constexpr int T = tileFor(2);
   static_assert(T == 64 && kTileRows == 8, "a warp per 64-element row");
   __shared__ uint32_t tile[T][T / 2];
@@ -275,6 +278,7 @@ template <typename T, int N>
 __global__ void
 embeddingKernel(const T *table, int64_t v, int64_t d, const void *indices,
                 int32_t bits, int64_t count, T *out, unsigned long long *bad) {
+  MPCRT_KERNEL_PROLOGUE();
   using V = Vec<T, N>;
   const int64_t vectors = d / N;
   for (int64_t i = blockIdx.x; i < count; i += gridDim.x) {
@@ -369,6 +373,7 @@ template <typename Source>
 __global__ void __launch_bounds__(kSortChunk / 2)
     bitonicChunkKernel(uint64_t *keys, Source source, int64_t n, int64_t kFrom,
                        int64_t kTo) {
+  MPCRT_KERNEL_PROLOGUE();
   __shared__ uint64_t buffers[2][kSortChunk];
   const int t = threadIdx.x, e0 = 2 * t;
   const int64_t base = blockIdx.x * n;
@@ -437,6 +442,7 @@ __device__ inline int64_t pairStart(int64_t q, int64_t j) {
 /// The stage (k, j) of pairs further apart than a chunk, in memory.
 __global__ void bitonicStageKernel(uint64_t *keys, int64_t padded, int64_t k,
                                    int64_t j) {
+  MPCRT_KERNEL_PROLOGUE();
   for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        q < padded / 2; q += int64_t(gridDim.x) * blockDim.x) {
     int64_t i = pairStart(q, j);
@@ -546,6 +552,7 @@ template <typename T, bool Add, int N>
 __global__ void embeddingSegmentKernel(const T *dy, const uint64_t *keys,
                                        int64_t count, int64_t d, T *gradTable,
                                        typename Storage<T>::Acc *partials) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -611,6 +618,7 @@ template <typename T, bool Add, int N>
 __global__ void
 embeddingRunSumKernel(const uint64_t *keys, int64_t count, int64_t d,
                       T *gradTable, const typename Storage<T>::Acc *partials) {
+  MPCRT_KERNEL_PROLOGUE();
   using A = typename Storage<T>::Acc;
   constexpr int kLoads = 4;
   constexpr int64_t L = formulas::kEmbeddingSegment;
@@ -672,6 +680,7 @@ embeddingRunSumKernel(const uint64_t *keys, int64_t count, int64_t d,
 template <typename T, typename TO, bool Vector>
 __global__ void dropoutKernel(const T *x, TO *y, uint8_t *mask, int64_t count,
                               double p, uint64_t seed, const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using SO = Storage<TO>;
   using A = decltype(typename S::Acc() + typename SO::Acc());
@@ -719,6 +728,7 @@ __global__ void dropoutKernel(const T *x, TO *y, uint8_t *mask, int64_t count,
 template <typename T, bool Vector>
 __global__ void dropoutBackwardKernel(const T *dy, const uint8_t *mask, T *dx,
                                       int64_t count, double p) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));

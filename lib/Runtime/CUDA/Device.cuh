@@ -29,6 +29,27 @@ void check(cudaError_t status, const char *what);
 /// Threads per block of every kernel (a multiple of the warp size).
 constexpr int kThreads = 256;
 
+/// The first statement of every kernel of the backend (a lit test,
+/// test/Tools/cuda-kernel-prologues.test, holds every __global__ body to
+/// it). On sm_90 and later it waits for the grids this one depends on
+/// programmatically (a step graph's programmatic edges, MPC_CUDA_PDL=on:
+/// this grid's blocks may be resident before those grids finish) to
+/// complete and their memory to be visible, so that nothing of the kernel
+/// reads or writes before; then it lets the grids that depend on this one
+/// launch, to wait in turn. Launched the ordinary way, the wait returns at
+/// once. No-op in the emulation.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MPCRT_KERNEL_PROLOGUE()                                                \
+  do {                                                                         \
+    asm volatile("griddepcontrol.wait;" ::: "memory");                         \
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");            \
+  } while (0)
+#else
+#define MPCRT_KERNEL_PROLOGUE()                                                \
+  do {                                                                         \
+  } while (0)
+#endif
+
 /// Bad embedding indices and class labels met by kernels: 1 + the position
 /// of the first of each, 0 if none. Kept on the device, so a step never
 /// waits; read (in stream order) and cleared by takeDeviceErrors().

@@ -41,6 +41,7 @@ __device__ void offsetsOf(const Layout<2> &shape, I i, I &l, I &r) {
 template <typename T, typename I>
 __global__ void binaryKernel(mpcrt_binary_op op, const T *lhs, const T *rhs,
                              T *out, Layout<2> shape, I count) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < count;
        i += I(gridDim.x) * blockDim.x) {
@@ -57,6 +58,7 @@ template <typename T, int N>
 __global__ void binaryVectorKernel(mpcrt_binary_op op, const T *lhs,
                                    const T *rhs, T *out, Layout<2> shape,
                                    uint32_t vectors) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using V = Vec<T, N>;
   int last = shape.rank - 1;
@@ -87,6 +89,7 @@ __global__ void binaryVectorKernel(mpcrt_binary_op op, const T *lhs,
 template <typename T>
 __global__ void unaryKernel(mpcrt_unary_op op, const T *in, T *out,
                             int64_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
@@ -98,6 +101,7 @@ __global__ void unaryKernel(mpcrt_unary_op op, const T *in, T *out,
 template <typename T, typename G = T>
 __global__ void unaryGradKernel(mpcrt_unary_op op, const G *grad,
                                 const T *saved, T *out, int64_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
@@ -111,6 +115,7 @@ __global__ void unaryGradKernel(mpcrt_unary_op op, const G *grad,
 template <typename T, int N, typename Op>
 __global__ void mapKernel(Op op, const T *a, const T *b, T *out,
                           uint32_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   using V = Vec<T, N>;
   uint32_t stride = gridDim.x * blockDim.x,
            first = blockIdx.x * blockDim.x + threadIdx.x;
@@ -187,6 +192,7 @@ template <typename F> bool withUnaryOp(mpcrt_unary_op op, F f) {
 template <typename T, int N>
 __global__ void scalarMapKernel(mpcrt_binary_op op, const T *a, const T *scalar,
                                 bool scalarLeft, T *out, uint32_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using V = Vec<T, N>;
   auto c = S::load(*scalar);
@@ -264,6 +270,7 @@ template <typename T>
 __global__ void reduceColumnsKernel(mpcrt_reduce_op op, const T *in, T *out,
                                     int64_t outer, int64_t reduced,
                                     int64_t inner) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -292,6 +299,7 @@ template <typename In, typename Out>
 __global__ void reduceRowsKernel(mpcrt_reduce_op op, const In *in, Out *out,
                                  int64_t length, int64_t segment,
                                  int64_t divisor) {
+  MPCRT_KERNEL_PROLOGUE();
   using A = typename Storage<Out>::Acc;
   const In *row = in + blockIdx.x * length;
   int64_t first = blockIdx.y * segment, last = min(first + segment, length);
@@ -319,6 +327,7 @@ __global__ void reduceRowSegmentsKernel(mpcrt_reduce_op op, const T *in,
                                         typename Storage<T>::Acc *partials,
                                         T *out, int64_t length, int64_t segment,
                                         unsigned *arrivals) {
+  MPCRT_KERNEL_PROLOGUE();
   using A = typename Storage<T>::Acc;
   const T *row = in + blockIdx.x * length;
   const bool max = op == MPCRT_REDUCE_MAX;
@@ -351,6 +360,7 @@ template <typename T>
 __global__ void reduceMaxBackwardKernel(const T *grad, const T *in,
                                         const T *max, T *out, int64_t outer,
                                         int64_t reduced, int64_t inner) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -374,6 +384,7 @@ template <typename T>
 __global__ void dropoutAddKernel(const T *x, const T *residual, T *y,
                                  int64_t count, double p, uint64_t seed,
                                  const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = static_cast<A>(1 / (1 - p));
@@ -447,6 +458,7 @@ template <typename T, typename P>
 __global__ void biasActivationKernel(const P *product, T *c, const T *bias,
                                      T *pre, int64_t count, int64_t n,
                                      int32_t activation) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -554,6 +566,7 @@ __device__ double loadAs(int32_t element, const void *base, int64_t at) {
 __global__ void compareKernel(mpcrt_predicate predicate, int32_t element,
                               const void *lhs, const void *rhs, uint8_t *out,
                               Layout<2> s, int64_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t l = offsetOf(s, 0, i), r = offsetOf(s, 1, i);
@@ -569,6 +582,7 @@ __global__ void compareKernel(mpcrt_predicate predicate, int32_t element,
 __global__ void whereKernel(int32_t bytes, const uint8_t *condition,
                             const char *lhs, const char *rhs, char *out,
                             Layout<3> s, int64_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     const char *from = condition[offsetOf(s, 0, i)]

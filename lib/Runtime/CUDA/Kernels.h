@@ -96,6 +96,22 @@ int64_t freeBytes();
 void graphBegin();
 bool graphEnd(int slot = 0);
 void graphLaunch(int slot = 0);
+/// Whether graphEnd makes the dependencies between a step graph's kernels
+/// programmatic (Programmatic Dependent Launch, sm_90 and later): an edge
+/// from any kernel node to a node of one of the backend's own kernels,
+/// whose prologue (MPCRT_KERNEL_PROLOGUE, Device.cuh) waits for the grids
+/// before it, so that its launch and its blocks' scheduling overlap the
+/// kernel before it. Off by default; MPC_CUDA_PDL=on turns it on, read at
+/// the first graphEnd unless set here; returns the setting before (tests).
+/// The emulation's graphs are lists of work without edges: nothing to
+/// change there.
+bool setProgrammaticEdges(bool on);
+/// The dependencies the last graphEnd made programmatic, and the edges
+/// between kernel nodes it found (tests, the note MPC_CUDA_PDL=on prints).
+struct ProgrammaticEdges {
+  int64_t made = 0, betweenKernels = 0;
+};
+ProgrammaticEdges lastProgrammaticEdges();
 /// Frees a buffer replaced by a larger one, unless a recorded graph may
 /// address it (then it is kept to the end of the process); returns whether
 /// it was freed.

@@ -261,6 +261,7 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
     layerNormKernel(const T *x, mpcrt_dtype paramDtype, const void *gamma,
                     const void *beta, T *y, Stat *mean, Stat *rstd,
                     int64_t rows, int64_t cols, double epsilon) {
+  MPCRT_KERNEL_PROLOGUE();
   using Team = RowTeam<Warp>;
   using A = typename Storage<T>::Acc;
   withParams<Warp, A>(paramDtype, gamma, beta, cols, [&](const auto &params) {
@@ -283,6 +284,7 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
                        Stat *mean, Stat *rstd, int64_t rows, int64_t cols,
                        int64_t residualRows, double epsilon, double p,
                        uint64_t seed, const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using Team = RowTeam<Warp>;
@@ -450,6 +452,7 @@ __global__ void __launch_bounds__(kThreads, kLayerNormBlocks<T, Warp, Vector>)
                             const Stat *rstd, mpcrt_dtype paramDtype,
                             const void *gamma, Emits emits, int64_t rows,
                             int64_t cols) {
+  MPCRT_KERNEL_PROLOGUE();
   using Team = RowTeam<Warp>;
   using A = typename Storage<T>::Acc;
   auto emit = emits.make();
@@ -494,6 +497,7 @@ __global__ void __launch_bounds__(kThreads, 2) layerNormBackwardSumsKernel(
     mpcrt_dtype paramDtype, const void *gamma, int64_t rows, int64_t cols,
     int64_t rowsPerBlock, Emits emits,
     Partial<typename Storage<T>::Acc, 2> *partials) {
+  MPCRT_KERNEL_PROLOGUE();
   using A = typename Storage<T>::Acc;
   using Team = RowTeam<true>;
   static_assert(kUnrolledGroups<Team, T, true> && Groups <= kLaneGroups,

@@ -204,6 +204,7 @@ template <typename T, typename A> struct StoreRankMoments {
 template <typename T, typename A>
 __global__ void syncStatisticsKernel(const double *all, int32_t ranks,
                                      StoreStatistics<T, A> store) {
+  MPCRT_KERNEL_PROLOGUE();
   int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (ch >= store.c)
     return;
@@ -296,6 +297,7 @@ template <typename T, int N, typename I>
 __global__ void
 batchNormApplyKernel(const T *x, const typename Storage<T>::Acc *stats, T *y,
                      I vectors, I cv, bool relu, SecondPass pass) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -338,6 +340,7 @@ __global__ void runningStatisticsKernel(mpcrt_dtype pd, const void *runningMean,
                                         const void *runningVar,
                                         const void *gamma, const void *beta,
                                         A *stats, int64_t c, double eps) {
+  MPCRT_KERNEL_PROLOGUE();
   for (int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; ch < c;
        ch += int64_t(gridDim.x) * blockDim.x) {
     storeChannel(stats, c, ch, static_cast<A>(loadAny(pd, runningMean, ch)),
@@ -492,6 +495,7 @@ template <typename A>
 __global__ void syncGradMeansKernel(const double *all, int32_t ranks, A *stats,
                                     int64_t c, double rows,
                                     BatchNormParams<A> params) {
+  MPCRT_KERNEL_PROLOGUE();
   int64_t ch = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (ch >= c)
     return;
@@ -515,6 +519,7 @@ __global__ void
 batchNormGradInputKernel(const T *dy, const T *x, const T *output,
                          const typename Storage<T>::Acc *stats, T *dx,
                          I vectors, I cv, SecondPass pass) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -760,6 +765,7 @@ __device__ I argmaxOf(const T *x, const Pool<I> &s, const Window<I> &w) {
 /// accesses).
 template <typename T, int N, typename I>
 __global__ void maxPoolKernel(const T *x, T *y, Pool<I> s, I count) {
+  MPCRT_KERNEL_PROLOGUE();
   using V = Vec<T, N>;
   for (I out = blockIdx.x * I(blockDim.x) + threadIdx.x; out < count;
        out += I(gridDim.x) * blockDim.x)
@@ -805,6 +811,7 @@ template <typename I> __device__ Held<I> heldBy(const Pool<I> &s, I in) {
 template <typename T, typename I>
 __global__ void maxPoolBackwardKernel(const T *dy, const T *x, T *dx, Pool<I> s,
                                       I count, const T *addend, I row) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   for (I in = blockIdx.x * I(blockDim.x) + threadIdx.x; in < count;
@@ -832,6 +839,7 @@ template <typename T, int N, typename I>
 __global__ void maxPoolBackwardWindowsKernel(const T *dy, const T *x, T *dx,
                                              Pool<I> s, I count,
                                              const T *addend, I row) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -868,6 +876,7 @@ __global__ void maxPoolBackwardWindowsKernel(const T *dy, const T *x, T *dx,
 
 template <typename T, typename I>
 __global__ void avgPoolKernel(const T *x, T *y, Pool<I> s, I count) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   for (I out = blockIdx.x * I(blockDim.x) + threadIdx.x; out < count;
@@ -883,6 +892,7 @@ __global__ void avgPoolKernel(const T *x, T *y, Pool<I> s, I count) {
 
 template <typename T, typename I>
 __global__ void avgPoolBackwardKernel(const T *dy, T *dx, Pool<I> s, I count) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   for (I in = blockIdx.x * I(blockDim.x) + threadIdx.x; in < count;
@@ -930,6 +940,7 @@ Upsample<I> upsampleOf(int64_t n, int64_t h, int64_t w, int64_t cv, int64_t sh,
 
 template <typename T, int N, typename I>
 __global__ void upsampleKernel(const T *x, T *y, Upsample<I> u) {
+  MPCRT_KERNEL_PROLOGUE();
   using V = Vec<T, N>;
   I h = u.h, w = u.w, cv = u.cv, sh = u.sh, sw = u.sw;
   I count = u.n * h * w * cv, wo = w * sw;
@@ -950,6 +961,7 @@ __global__ void upsampleKernel(const T *x, T *y, Upsample<I> u) {
 /// sh x sw outputs in order (rows, then columns).
 template <typename T, int N, typename I>
 __global__ void upsampleBackwardKernel(const T *dy, T *dx, Upsample<I> u) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
@@ -986,6 +998,7 @@ template <typename T, typename A>
 __global__ void pointwiseLossKernel(int32_t kind, const T *x, const T *t,
                                     A *partials, T *loss, int64_t count,
                                     bool mean, unsigned *arrivals) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   A sum = 0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
@@ -1011,6 +1024,7 @@ template <typename T>
 __global__ void pointwiseLossBackwardKernel(int32_t kind, const T *dl,
                                             const T *x, const T *t, T *dx,
                                             int64_t count, bool mean) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   A scale = S::load(*dl) / (mean ? static_cast<A>(count) : A(1));

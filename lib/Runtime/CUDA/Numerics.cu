@@ -17,6 +17,7 @@ namespace {
 
 __global__ void numericsBeginKernel(int32_t *first, float *amax,
                                     int64_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i == 0)
     *first = static_cast<int32_t>(count);
@@ -162,6 +163,7 @@ __device__ Tally tallyChunk(const T *input, int64_t begin, int64_t end) {
 /// maxima and counts do not depend on the order).
 __global__ void checkKernel(CheckList list, int32_t *first, float *amax,
                             unsigned long long *counts) {
+  MPCRT_KERNEL_PROLOGUE();
   int t = tensorOfBlock(list, blockIdx.x);
   int64_t chunk = blockIdx.x - list.firstBlock[t];
   int64_t n = list.size[t];
@@ -219,6 +221,7 @@ __global__ void checkKernel(CheckList list, int32_t *first, float *amax,
 __global__ void numericsEndKernel(const int32_t *first, int64_t count,
                                   const int64_t *step, int64_t *events,
                                   const float *amax, float *eventAmax) {
+  MPCRT_KERNEL_PROLOGUE();
   if (*first >= count)
     return;
   int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -233,6 +236,7 @@ __global__ void numericsEndKernel(const int32_t *first, int64_t count,
 
 __global__ void numericsCountKernel(const int32_t *first, int64_t count,
                                     int64_t *events) {
+  MPCRT_KERNEL_PROLOGUE();
   if (*first < count)
     ++events[0];
 }

@@ -202,6 +202,7 @@ template <typename In, typename Out, int K, bool Full>
 __global__ void softmaxWarpKernel(In input, Out output, int64_t rows,
                                   int64_t cols, bool whole, bool logarithm,
                                   double scale) {
+  MPCRT_KERNEL_PROLOGUE();
   fullRowShape<K, Full>(cols, whole);
   using A = decltype(typename In::Acc() + typename Out::Acc());
   constexpr bool Short = kShortSoftmax<In, Out>;
@@ -228,6 +229,7 @@ __global__ void softmaxBackwardWarpKernel(G grad, Y output, X gradInput,
                                           int64_t rows, int64_t cols,
                                           bool whole, bool logarithm,
                                           double scale) {
+  MPCRT_KERNEL_PROLOGUE();
   fullRowShape<K, Full>(cols, whole);
   using A = decltype(typename G::Acc() + typename Y::Acc() + typename X::Acc());
   A s = static_cast<A>(scale);
@@ -287,6 +289,7 @@ void withFullRows(int64_t cols, bool whole, F f) {
 template <typename In, typename Out>
 __global__ void softmaxKernel(In input, Out output, int64_t cols,
                               bool logarithm, double scale) {
+  MPCRT_KERNEL_PROLOGUE();
   using A = decltype(typename In::Acc() + typename Out::Acc());
   A s = static_cast<A>(scale);
   int64_t base = blockIdx.x * cols;
@@ -304,6 +307,7 @@ template <typename G, typename Y, typename X>
 __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
                                       int64_t cols, bool logarithm,
                                       double scale) {
+  MPCRT_KERNEL_PROLOGUE();
   using A = decltype(typename G::Acc() + typename Y::Acc() + typename X::Acc());
   A s = static_cast<A>(scale);
   int64_t base = blockIdx.x * cols;
@@ -433,6 +437,7 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
     softmaxDropoutWarpKernel(In input, Out output, int64_t rows, int64_t cols,
                              bool whole, double scale, double p, uint64_t seed,
                              const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   fullRowShape<K, Full>(cols, whole);
   using A = decltype(typename In::Acc() + typename Out::Acc());
   constexpr bool Short = kShortSoftmax<In, Out>;
@@ -464,6 +469,7 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
                                      int64_t rows, int64_t cols, bool whole,
                                      double scale, double p, uint64_t seed,
                                      const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   fullRowShape<K, Full>(cols, whole);
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
@@ -512,6 +518,7 @@ template <typename In, typename Out>
 __global__ void softmaxDropoutKernel(In input, Out output, int64_t cols,
                                      double scale, double p, uint64_t seed,
                                      const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using A = decltype(typename In::Acc() + typename Out::Acc());
   A s = static_cast<A>(scale), kept = static_cast<A>(1 / (1 - p));
   int64_t t = *step;
@@ -535,6 +542,7 @@ __global__ void
 softmaxDropoutBackwardKernel(G grad, In input, X gradInput, X dropped,
                              int64_t cols, double scale, double p,
                              uint64_t seed, const int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
   using A =
       decltype(typename G::Acc() + typename In::Acc() + typename X::Acc());
   using AG = typename G::Acc;
@@ -706,6 +714,7 @@ crossEntropyKernel(const T *logits, const void *labels, int32_t bits, A *terms,
                    T *loss, int64_t rows, int64_t classes, bool mean,
                    formulas::IgnoredLabel ignored, double smoothing,
                    unsigned long long *bad, unsigned *arrivals) {
+  MPCRT_KERNEL_PROLOGUE();
   crossEntropyRows<T, A>(logits, labels, bits, terms, rows, classes, ignored,
                          smoothing);
   // Whichever threads stored terms (thread 0 of a block per row, every
@@ -723,6 +732,7 @@ __global__ void crossEntropyCountKernel(const void *labels, int32_t bits,
                                         int64_t rows,
                                         formulas::IgnoredLabel ignored,
                                         int64_t *counted) {
+  MPCRT_KERNEL_PROLOGUE();
   int64_t n = countedRows(labels, bits, rows, ignored);
   if (threadIdx.x == 0)
     *counted = n;
@@ -736,6 +746,7 @@ crossEntropyBackwardKernel(const T *gradLoss, const T *logits,
                            int64_t classes, int64_t rows, bool mean,
                            formulas::IgnoredLabel ignored, double smoothing,
                            const int64_t *counted, unsigned long long *bad) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   formulas::LabelSmoothing<A> target(smoothing, classes);
@@ -977,6 +988,7 @@ __global__ void accuracyCountKernel(const T *logits, const void *labels,
                                     int32_t bits, unsigned *count, int64_t rows,
                                     int64_t classes,
                                     formulas::IgnoredLabel ignored) {
+  MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using Warp = RowTeam<true>;
@@ -1023,6 +1035,7 @@ __global__ void accuracyCountKernel(const T *logits, const void *labels,
 __global__ void accuracyFinishKernel(float *accuracy, const void *labels,
                                      int32_t bits, int64_t rows,
                                      formulas::IgnoredLabel ignored) {
+  MPCRT_KERNEL_PROLOGUE();
   int64_t counted = countedRows(labels, bits, rows, ignored);
   if (threadIdx.x == 0) {
     unsigned count = *reinterpret_cast<unsigned *>(accuracy);

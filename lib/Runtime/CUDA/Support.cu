@@ -301,6 +301,82 @@ IndexErrors takeDeviceErrors() {
 namespace {
 cudaGraphExec_t recorded[MPCRT_GRAPH_SLOTS] = {};
 
+/// setProgrammaticEdges: 1 on, 0 off, -1 not read yet.
+int programmaticEdges = -1;
+ProgrammaticEdges lastEdges;
+
+bool programmaticEdgesOn() {
+  if (programmaticEdges < 0)
+    programmaticEdges = environmentChoice(
+        "MPC_CUDA_PDL", "off",
+        "a step graph's kernels each wait for the one before to finish "
+        "before they launch",
+        "on",
+        "the backend's kernels launch while the kernel before them runs "
+        "and wait in their prologue: Programmatic Dependent Launch");
+  return programmaticEdges;
+}
+
+#ifndef MPC_CUDA_EMULATION
+/// Whether `node` is a kernel node of one of the backend's own kernels
+/// (mpcrt::cuda's, each beginning with MPCRT_KERNEL_PROLOGUE): the
+/// runtime names the kernels it registered; a library's kernel (cuBLASLt,
+/// cuDNN) it does not.
+bool ownKernel(cudaGraphNode_t node) {
+  cudaGraphNodeType type;
+  if (cudaGraphNodeGetType(node, &type) != cudaSuccess ||
+      type != cudaGraphNodeTypeKernel)
+    return false;
+  cudaKernelNodeParams params = {};
+  const char *name = nullptr;
+  bool own = cudaGraphKernelNodeGetParams(node, &params) == cudaSuccess &&
+             params.func &&
+             cudaFuncGetName(&name, params.func) == cudaSuccess && name &&
+             std::strstr(name, "5mpcrt4cuda");
+  cudaGetLastError(); // a library's function is not an error to keep
+  return own;
+}
+
+/// Makes each full-completion edge from a kernel node to a node of the
+/// backend's own kernels programmatic (the upstream's programmatic port:
+/// the downstream may launch once every block of the upstream has begun
+/// its prologue's trigger or exited, and waits in its own prologue for the
+/// upstream to complete).
+ProgrammaticEdges makeEdgesProgrammatic(cudaGraph_t graph) {
+  ProgrammaticEdges counts;
+  size_t count = 0;
+  MPCRT_CUDA_CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &count));
+  std::vector<cudaGraphNode_t> from(count), to(count);
+  std::vector<cudaGraphEdgeData> data(count);
+  if (count)
+    MPCRT_CUDA_CHECK(
+        cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &count));
+  for (size_t e = 0; e < count; ++e) {
+    cudaGraphNodeType fromType;
+    MPCRT_CUDA_CHECK(cudaGraphNodeGetType(from[e], &fromType));
+    cudaGraphNodeType toType;
+    MPCRT_CUDA_CHECK(cudaGraphNodeGetType(to[e], &toType));
+    if (fromType != cudaGraphNodeTypeKernel ||
+        toType != cudaGraphNodeTypeKernel)
+      continue;
+    ++counts.betweenKernels;
+    if (data[e].type != cudaGraphDependencyTypeDefault ||
+        data[e].from_port != cudaGraphKernelNodePortDefault ||
+        !ownKernel(to[e]))
+      continue;
+    cudaGraphEdgeData programmatic = {};
+    programmatic.from_port = cudaGraphKernelNodePortProgrammatic;
+    programmatic.type = cudaGraphDependencyTypeProgrammatic;
+    MPCRT_CUDA_CHECK(
+        cudaGraphRemoveDependencies(graph, &from[e], &to[e], &data[e], 1));
+    MPCRT_CUDA_CHECK(
+        cudaGraphAddDependencies(graph, &from[e], &to[e], &programmatic, 1));
+    ++counts.made;
+  }
+  return counts;
+}
+#endif
+
 /// The slot's recording, or a message and exit for a slot out of range.
 cudaGraphExec_t &recordedIn(int slot) {
   if (slot < 0 || slot >= MPCRT_GRAPH_SLOTS) {
@@ -331,6 +407,19 @@ bool graphEnd(int slot) {
   if (status != cudaSuccess && captureError.empty())
     captureError =
         std::string("cudaStreamEndCapture: ") + cudaGetErrorString(status);
+  if (captureError.empty() && programmaticEdgesOn()) {
+#ifndef MPC_CUDA_EMULATION
+    lastEdges = makeEdgesProgrammatic(graph);
+    static bool noted = false;
+    if (!noted)
+      mpcrt::errors::reportNote(
+          "MPC_CUDA_PDL=on: %lld of the step graph's %lld dependencies "
+          "between kernels made programmatic\n",
+          static_cast<long long>(lastEdges.made),
+          static_cast<long long>(lastEdges.betweenKernels));
+    noted = true;
+#endif
+  }
   if (captureError.empty()) {
     cudaGraphExec_t exec = nullptr;
     status = cudaGraphInstantiate(&exec, graph, 0);
@@ -358,6 +447,14 @@ bool graphEnd(int slot) {
   captureError.clear();
   return false;
 }
+
+bool setProgrammaticEdges(bool on) {
+  bool before = programmaticEdgesOn();
+  programmaticEdges = on;
+  return before;
+}
+
+ProgrammaticEdges lastProgrammaticEdges() { return lastEdges; }
 
 void graphLaunch(int slot) {
   cudaGraphExec_t exec = recordedIn(slot);
@@ -503,6 +600,7 @@ struct GatherRows {
 __global__ void gatherRowsKernel(const void *src, mpcrt_dtype from, void *dst,
                                  mpcrt_dtype to, int64_t rowElements,
                                  GatherRows rows, int count, int rawBytes) {
+  MPCRT_KERNEL_PROLOGUE();
   int64_t total = count * rowElements;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
@@ -602,6 +700,7 @@ namespace {
 
 __global__ void fillKernel(mpcrt_dtype dtype, void *dst, int64_t count,
                            double value) {
+  MPCRT_KERNEL_PROLOGUE();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     storeAny(dtype, dst, i, value);
@@ -612,6 +711,7 @@ __global__ void fillKernel(mpcrt_dtype dtype, void *dst, int64_t count,
 __global__ void fillRandomKernel(mpcrt_dtype dtype, void *dst, int64_t count,
                                  bool normal, double a, double b,
                                  uint64_t seed) {
+  MPCRT_KERNEL_PROLOGUE();
   int64_t pairs = (count + 1) / 2;
   for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < pairs;
        q += int64_t(gridDim.x) * blockDim.x) {
@@ -659,6 +759,7 @@ template <typename To, typename From> __device__ To convert(From v) {
 /// elements); the last count % N one at a time.
 template <typename From, typename To, int N>
 __global__ void castKernel(const From *input, To *output, uint32_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   uint32_t stride = gridDim.x * blockDim.x,
            first = blockIdx.x * blockDim.x + threadIdx.x;
   uint32_t vectors = count / N;
@@ -677,19 +778,25 @@ __global__ void castKernel(const From *input, To *output, uint32_t count) {
 /// Counts of 2^31 elements and more (beyond a 32-bit grid stride).
 __global__ void castLargeKernel(mpcrt_dtype from, const void *input,
                                 mpcrt_dtype to, void *output, int64_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     storeAny(to, output, i, loadAny(from, input, i));
 }
 
-__global__ void incrementStepKernel(int64_t *step) { ++*step; }
+__global__ void incrementStepKernel(int64_t *step) {
+  MPCRT_KERNEL_PROLOGUE();
+  ++*step;
+}
 
 __global__ void incrementI32Kernel(const int32_t *in, int32_t *out,
                                    const uint8_t *skip) {
+  MPCRT_KERNEL_PROLOGUE();
   *out = skip && *skip ? *in : *in + 1;
 }
 
 __global__ void lrScheduleKernel(const int32_t *step, float *lr, LrSchedule s) {
+  MPCRT_KERNEL_PROLOGUE();
   double rate = formulas::learningRate(
       *step, s.kind, s.base, s.warmup, s.total, s.minLr, s.gamma, s.stepSize,
       s.pctStart, s.divFactor, s.finalDivFactor, s.threePhase);
@@ -699,6 +806,7 @@ __global__ void lrScheduleKernel(const int32_t *step, float *lr, LrSchedule s) {
 /// mpc.cast from i32: to f32 (nearest even), then to To as from f32.
 template <typename To>
 __global__ void castI32Kernel(const int32_t *in, To *out, int64_t count) {
+  MPCRT_KERNEL_PROLOGUE();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     if constexpr (std::is_same_v<To, double>)

@@ -84,6 +84,7 @@ __device__ void forEachGradient(const TensorList &list, int t, int64_t begin,
 
 __global__ void unscaleAndCheckKernel(TensorList list, const float *scale,
                                       uint8_t *foundInf) {
+  MPCRT_KERNEL_PROLOGUE();
   int t = tensorOfBlock(list, blockIdx.x);
   int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
   int64_t end = min(begin + kChunk, list.size[t]);
@@ -115,6 +116,7 @@ __global__ void unscaleAndCheckKernel(TensorList list, const float *scale,
 /// the norm) non-finite: that is the check.
 __global__ void sumSquaresKernel(TensorList list, double *partials,
                                  int64_t base) {
+  MPCRT_KERNEL_PROLOGUE();
   int t = tensorOfBlock(list, blockIdx.x);
   int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
   int64_t end = min(begin + kChunk, list.size[t]);
@@ -134,6 +136,7 @@ __global__ void clipFactorKernel(const double *partials, int64_t count,
                                  const float *scale, double maxNorm,
                                  float *invScale, float *norm,
                                  uint8_t *foundInf) {
+  MPCRT_KERNEL_PROLOGUE();
   double sum = 0;
   for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
     sum += partials[i];
@@ -144,6 +147,7 @@ __global__ void clipFactorKernel(const double *partials, int64_t count,
 
 __global__ void gradStatsKernel(TensorList list, const float *scale,
                                 unsigned long long *stats) {
+  MPCRT_KERNEL_PROLOGUE();
   int t = tensorOfBlock(list, blockIdx.x);
   int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
   int64_t end = min(begin + kChunk, list.size[t]);
@@ -217,6 +221,7 @@ __global__ void updateLossScaleKernel(float *scale, int32_t *growthTracker,
                                       int64_t growthInterval,
                                       int64_t hysteresis, double minScale,
                                       double maxScale) {
+  MPCRT_KERNEL_PROLOGUE();
   formulas::updateLossScale(scale, growthTracker, hysteresisTracker,
                             *foundInf != 0, growthFactor, backoffFactor,
                             growthInterval, hysteresis, minScale, maxScale);
@@ -298,6 +303,7 @@ __global__ void sgdKernel(P *param, const G *grad, const float *lr, P *buffer,
                           mpcrt_dtype copyDtype, void *copy, int64_t count,
                           double momentum, double dampening, bool nesterov,
                           double weightDecay) {
+  MPCRT_KERNEL_PROLOGUE();
   using Acc = typename Storage<P>::Acc;
   bool skip = foundInf && *foundInf;
   const formulas::Sgd<Acc> rule =
@@ -357,6 +363,7 @@ adamKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const float *lr,
            mpcrt_dtype copyDtype, void *copy, int64_t count, double beta1,
            double beta2, double eps, double weightDecay, bool decoupled,
            bool biasCorrection) {
+  MPCRT_KERNEL_PROLOGUE();
   using Acc = typename Storage<P>::Acc;
   bool skip = foundInf && *foundInf;
   const formulas::Adam<Acc> rule =
@@ -406,6 +413,7 @@ __global__ void sgdMultiKernel(UpdateList list, const float *lr,
                                const uint8_t *foundInf, const float *invScale,
                                double momentum, double dampening, bool nesterov,
                                double weightDecay) {
+  MPCRT_KERNEL_PROLOGUE();
   using Acc = typename Storage<P>::Acc;
   int t = tensorOfBlock(list, blockIdx.x);
   int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
@@ -478,6 +486,7 @@ lambNormsMultiKernel(UpdateList list, const int32_t *step,
                      const uint8_t *foundInf, const float *invScale,
                      double beta1, double beta2, double eps, double weightDecay,
                      bool decoupled, bool biasCorrection, double *partials) {
+  MPCRT_KERNEL_PROLOGUE();
   using Acc = typename Storage<P>::Acc;
   if (foundInf && *foundInf)
     return;
@@ -498,6 +507,7 @@ lambNormsMultiKernel(UpdateList list, const int32_t *step,
 __global__ void lambRatesMultiKernel(UpdateList list, const double *partials,
                                      const float *lr, const uint8_t *foundInf,
                                      double *rates) {
+  MPCRT_KERNEL_PROLOGUE();
   if (foundInf && *foundInf)
     return;
   int t = blockIdx.x;
@@ -520,6 +530,7 @@ __global__ void lambMultiKernel(UpdateList list, const int32_t *step,
                                 double beta1, double beta2, double eps,
                                 double weightDecay, bool decoupled,
                                 bool biasCorrection, const double *rates) {
+  MPCRT_KERNEL_PROLOGUE();
   using Acc = typename Storage<P>::Acc;
   int t = tensorOfBlock(list, blockIdx.x);
   int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
@@ -544,6 +555,7 @@ __global__ void adamMultiKernel(UpdateList list, const float *lr,
                                 const float *invScale, double beta1,
                                 double beta2, double eps, double weightDecay,
                                 bool decoupled, bool biasCorrection) {
+  MPCRT_KERNEL_PROLOGUE();
   using Acc = typename Storage<P>::Acc;
   int t = tensorOfBlock(list, blockIdx.x);
   int64_t begin = (blockIdx.x - list.firstBlock[t]) * kChunk;
@@ -572,6 +584,7 @@ __global__ void lambNormsKernel(const P *param, const G *grad, const P *expAvg,
                                 int64_t count, double beta1, double beta2,
                                 double eps, double weightDecay, bool decoupled,
                                 bool biasCorrection, double *partials) {
+  MPCRT_KERNEL_PROLOGUE();
   using Acc = typename Storage<P>::Acc;
   if (foundInf && *foundInf)
     return;
@@ -587,6 +600,7 @@ __global__ void lambNormsKernel(const P *param, const G *grad, const P *expAvg,
 __global__ void lambRateKernel(const double *partials, int64_t blocks,
                                const float *lr, const uint8_t *foundInf,
                                double *rate) {
+  MPCRT_KERNEL_PROLOGUE();
   if (foundInf && *foundInf)
     return;
   double ps = 0, us = 0;
@@ -608,6 +622,7 @@ lambKernel(P *param, const G *grad, P *expAvg, P *expAvgSq, const int32_t *step,
            mpcrt_dtype copyDtype, void *copy, int64_t count, double beta1,
            double beta2, double eps, double weightDecay, bool decoupled,
            bool biasCorrection, const double *rate) {
+  MPCRT_KERNEL_PROLOGUE();
   using Acc = typename Storage<P>::Acc;
   bool skip = foundInf && *foundInf;
   const formulas::Lamb<Acc> rule(

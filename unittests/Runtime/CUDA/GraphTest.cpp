@@ -90,6 +90,70 @@ TEST_F(Graph, ReplayIsBitIdenticalToEager) {
   EXPECT_EQ(results(), eager);
 }
 
+// With programmatic edges (MPC_CUDA_PDL=on) each kernel of the backend
+// may launch while the kernel before it runs and waits in its prologue:
+// a chain of kernels each reading what the one before wrote, a cuBLASLt
+// product (a library's kernel: its incoming edge stays as it was) and a
+// one-launch column reduction (its counters left at 0 for the next)
+// replays the eager results bit for bit, again and again. On a GPU the
+// edges into the backend's kernels are programmatic; the emulation's
+// graphs have no edges.
+TEST_F(Graph, ProgrammaticEdgesReplayBitIdenticalToEager) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t m = 256, n = 96, k = 64;
+  uint16_t *a = upload(randomHalf(rng, m * k)),
+           *b = upload(randomHalf(rng, k * n));
+  uint16_t *t = deviceBuffer<uint16_t>(m * k),
+           *c = deviceBuffer<uint16_t>(m * n),
+           *r = deviceBuffer<uint16_t>(m * n),
+           *e = deviceBuffer<uint16_t>(m * n),
+           *half = deviceBuffer<uint16_t>(n);
+  float *sums = deviceBuffer<float>(n);
+  auto step = [&] {
+    unary(MPCRT_F16, MPCRT_TANH, a, t, m * k);
+    matmul(MPCRT_F16, t, 0, b, 0, c, 1, m, n, k, false, false);
+    unary(MPCRT_F16, MPCRT_RELU, c, r, m * n);
+    columnSums(MPCRT_F16, MPCRT_F32, r, sums, m, n);
+    cast(MPCRT_F32, sums, MPCRT_F16, half, n);
+    unary(MPCRT_F16, MPCRT_EXP, r, e, m * n);
+  };
+  auto results = [&] {
+    std::vector<uint16_t> all = download(c, m * n);
+    for (const uint16_t *p : {r, e}) {
+      std::vector<uint16_t> more = download(p, m * n);
+      all.insert(all.end(), more.begin(), more.end());
+    }
+    std::vector<uint16_t> last = download(half, n);
+    all.insert(all.end(), last.begin(), last.end());
+    return all;
+  };
+  bool before = setProgrammaticEdges(true);
+  step();
+  std::vector<uint16_t> eager = results();
+  for (uint16_t *p : {c, r, e})
+    fill(MPCRT_F16, p, m * n, 7.0);
+  fill(MPCRT_F16, half, n, 7.0);
+  testing::internal::CaptureStderr();
+  graphBegin();
+  step();
+  bool recorded = graphEnd();
+  std::string said = testing::internal::GetCapturedStderr();
+  setProgrammaticEdges(before);
+  ASSERT_TRUE(recorded) << said;
+  ProgrammaticEdges edges = lastProgrammaticEdges();
+#ifndef MPC_CUDA_EMULATION
+  // relu, the column sums, the cast and exp each after a kernel.
+  EXPECT_GE(edges.made, 4) << said;
+  EXPECT_LE(edges.made, edges.betweenKernels);
+#else
+  EXPECT_EQ(edges.made, 0);
+#endif
+  for (int replay = 0; replay < 3; ++replay) {
+    graphLaunch();
+    EXPECT_EQ(results(), eager) << "replay " << replay;
+  }
+}
+
 TEST_F(Graph, AFailedCaptureWarnsOnceAndLeavesTheBackendEager) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t n = 1000;
