@@ -907,6 +907,40 @@ void optimizerCases() {
       1 / 1.3);
 }
 
+/// The gaps between a step graph's kernels: 100 dependent elementwise
+/// kernels over BERT's 4096 x 768 f16 rows (each negating what the one
+/// before wrote), recorded as a graph and replayed, with the graph's
+/// dependencies as captured (`graph_chain`) and made programmatic
+/// (`graph_chain_pdl`, MPC_CUDA_PDL=on's graph): the difference over 100
+/// is what Programmatic Dependent Launch saves at a boundary between two
+/// of the backend's kernels. The bytes are the 100 kernels'.
+void graphChainCases() {
+  constexpr int kChain = 100;
+  const int64_t n = kRows * kHidden;
+  Buffers b;
+  void *x[2] = {b.random(MPCRT_F16, n), b.empty(n * 2)};
+  for (bool programmatic : {false, true}) {
+    const std::string kernel = programmatic ? "graph_chain_pdl" : "graph_chain";
+    if (!selected(kernel))
+      continue;
+    bool before = setProgrammaticEdges(programmatic);
+    graphBegin();
+    for (int i = 0; i < kChain; ++i)
+      unary(MPCRT_F16, MPCRT_NEG, x[i % 2], x[(i + 1) % 2], n);
+    bool recorded = graphEnd(0);
+    setProgrammaticEdges(before);
+    if (!recorded) {
+      std::fprintf(stderr,
+                   "mpc-bench-kernels: the chain's capture failed: no %s "
+                   "line\n",
+                   kernel.c_str());
+      continue;
+    }
+    report(kernel, "100 x unary 4096x768", "f16", kChain * 4.0 * n,
+           [&] { graphLaunch(0); });
+  }
+}
+
 /// The UNet's two skip concatenations convolved (3 x 3, padding 1, f16):
 /// the parts, `[16, 64, 64, 256]` twice to 256 channels and
 /// `[16, 128, 128, 128]` twice to 128, written into their concatenation
@@ -1182,6 +1216,7 @@ int main(int argc, char **argv) {
   movementCases();
   batchNormCases();
   optimizerCases();
+  graphChainCases();
   attentionCases();
   headProductCases();
   convolutionCases();
