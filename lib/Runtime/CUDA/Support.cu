@@ -413,8 +413,8 @@ bool graphEnd(int slot) {
     static bool noted = false;
     if (!noted)
       mpcrt::errors::reportNote(
-          "MPC_CUDA_PDL=on: %lld of the step graph's %lld dependencies "
-          "between kernels made programmatic\n",
+          "step graph: %lld of its %lld dependencies between kernels made "
+          "programmatic (Programmatic Dependent Launch)\n",
           static_cast<long long>(lastEdges.made),
           static_cast<long long>(lastEdges.betweenKernels));
     noted = true;
