@@ -15,7 +15,8 @@
 # found), runs the CUDA unit tests plainly and under compute-sanitizer
 # (memcheck; racecheck on the kernels with shared memory), trains the MLP
 # on the GPU at fp32, O1 f16 and O2 bf16 against loss curves the CPU
-# reference computed in the build phase, checks graph replay against eager
+# reference computed in the build phase, checks graph replay (also with
+# programmatic dependencies, MPC_CUDA_PDL=on) against eager
 # and the memory plan against one without reuse and one with guards
 # (--arena-guards), bit for bit, trains
 # with gradient accumulation and evaluation against the
@@ -393,6 +394,14 @@ replay() {
     "graph replay and eager steps agree bit for bit" --no-graph
 }
 
+# The same with the step graph's kernel dependencies made programmatic
+# (MPC_CUDA_PDL=on, docs/CUDA.md): each kernel waits in its prologue for
+# the one before, so the losses are the same bits.
+replay_programmatic() {
+  MPC_CUDA_PDL=on same_as_o2bf16 curve-o2bf16 programmatic \
+    "with programmatic dependencies the graph replay agrees bit for bit"
+}
+
 plan_reuse() {
   same_as_o2bf16 curve-o2bf16-noreuse noreuse \
     "the step planned without memory reuse agrees bit for bit"
@@ -595,6 +604,7 @@ run() {
     part "curve-$name" 45 curve "$name"
   done
   part graph-replay 45 replay
+  part graph-replay-pdl 45 replay_programmatic
   part plan-reuse 45 plan_reuse
   part accumulate-eval 60 accumulate_eval
   part data-parallel 60 data_parallel
