@@ -766,7 +766,7 @@ void batchNormCases() {
   // it again. The bytes counted as ours are. A case cuDNN refuses gives a
   // note on stderr and no line.
   for (bool relu : {false, true}) {
-    const CudnnBatchNormShape s{16, 128, 128, kWidth, relu};
+    const CudnnBatchNormShape s{16, kPixels / (16 * 128), 128, kWidth, relu};
     const std::string name = relu ? "batch_norm_relu" : "batch_norm";
     if (!selected(name + "_cudnn") && !selected(name + "_backward_cudnn"))
       continue;
