@@ -110,6 +110,9 @@ bool setProgrammaticEdges(bool on);
 /// between kernel nodes it found (tests, the note MPC_CUDA_PDL=on prints).
 struct ProgrammaticEdges {
   int64_t made = 0, betweenKernels = 0;
+  /// Why the runtime refused to make one (the conversion stops there and
+  /// keeps that edge as it was), or null.
+  const char *refusal = nullptr;
 };
 ProgrammaticEdges lastProgrammaticEdges();
 /// Frees a buffer replaced by a larger one, unless a recorded graph may

@@ -369,8 +369,17 @@ ProgrammaticEdges makeEdgesProgrammatic(cudaGraph_t graph) {
     programmatic.type = cudaGraphDependencyTypeProgrammatic;
     MPCRT_CUDA_CHECK(
         cudaGraphRemoveDependencies(graph, &from[e], &to[e], &data[e], 1));
-    MPCRT_CUDA_CHECK(
-        cudaGraphAddDependencies(graph, &from[e], &to[e], &programmatic, 1));
+    cudaError_t status =
+        cudaGraphAddDependencies(graph, &from[e], &to[e], &programmatic, 1);
+    if (status != cudaSuccess) {
+      // A driver without programmatic edges: the edge as it was, and the
+      // rest of the graph as captured.
+      (void)cudaGetLastError();
+      MPCRT_CUDA_CHECK(
+          cudaGraphAddDependencies(graph, &from[e], &to[e], &data[e], 1));
+      counts.refusal = cudaGetErrorString(status);
+      break;
+    }
     ++counts.made;
   }
   return counts;
@@ -411,7 +420,12 @@ bool graphEnd(int slot) {
 #ifndef MPC_CUDA_EMULATION
     lastEdges = makeEdgesProgrammatic(graph);
     static bool noted = false;
-    if (!noted)
+    if (!noted && lastEdges.refusal)
+      mpcrt::errors::reportWarning(
+          "step graph: the CUDA runtime refused a programmatic dependency "
+          "(%s); %lld were made, the rest kept as captured\n",
+          lastEdges.refusal, static_cast<long long>(lastEdges.made));
+    else if (!noted)
       mpcrt::errors::reportNote(
           "step graph: %lld of its %lld dependencies between kernels made "
           "programmatic (Programmatic Dependent Launch)\n",
