@@ -17,6 +17,10 @@
 // and orders them fastest first; `heuristic` (the default) keeps cuDNN's
 // ranking.
 //
+// Last, cuDNN's own batch norm, the peer of the backend's (Kernels.h):
+// mpc-bench-kernels times it and a test compares it with ours; compiled
+// programs do not call it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "mpc/Runtime/Report.h"
