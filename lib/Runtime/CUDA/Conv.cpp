@@ -135,12 +135,17 @@ Context &context() {
 
 int narrow(int64_t v) { return static_cast<int>(v); }
 
+/// cuDNN's name of the element type.
+cudnnDataType_t dataTypeOf(mpcrt_dtype dtype) {
+  return dtype == MPCRT_F16    ? CUDNN_DATA_HALF
+         : dtype == MPCRT_BF16 ? CUDNN_DATA_BFLOAT16
+         : dtype == MPCRT_F32  ? CUDNN_DATA_FLOAT
+                               : CUDNN_DATA_DOUBLE;
+}
+
 ConvPlan makePlan(mpcrt_dtype dtype, const mpcrt_conv2d_shape &s) {
   const Cudnn &api = dnn();
-  cudnnDataType_t type = dtype == MPCRT_F16    ? CUDNN_DATA_HALF
-                         : dtype == MPCRT_BF16 ? CUDNN_DATA_BFLOAT16
-                         : dtype == MPCRT_F32  ? CUDNN_DATA_FLOAT
-                                               : CUDNN_DATA_DOUBLE;
+  cudnnDataType_t type = dataTypeOf(dtype);
   ConvPlan p;
   p.compute = dtype == MPCRT_F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   p.lowPrecision = dtype == MPCRT_F16 || dtype == MPCRT_BF16;
@@ -485,10 +490,7 @@ const BatchNormPeer &batchNormPeer(mpcrt_dtype dtype,
       std::exit(1);
     }
   const Cudnn &api = dnn();
-  cudnnDataType_t type = dtype == MPCRT_F16    ? CUDNN_DATA_HALF
-                         : dtype == MPCRT_BF16 ? CUDNN_DATA_BFLOAT16
-                         : dtype == MPCRT_F32  ? CUDNN_DATA_FLOAT
-                                               : CUDNN_DATA_DOUBLE;
+  cudnnDataType_t type = dataTypeOf(dtype);
   BatchNormPeer p;
   MPCRT_DNN_CHECK(api.cudnnCreateTensorDescriptor(&p.x));
   MPCRT_DNN_CHECK(api.cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NHWC, type,

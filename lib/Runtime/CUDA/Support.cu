@@ -318,15 +318,11 @@ bool programmaticEdgesOn() {
 }
 
 #ifndef MPC_CUDA_EMULATION
-/// Whether `node` is a kernel node of one of the backend's own kernels
+/// Whether the kernel node `node` runs one of the backend's own kernels
 /// (mpcrt::cuda's, each beginning with MPCRT_KERNEL_PROLOGUE): the
 /// runtime names the kernels it registered; a library's kernel (cuBLASLt,
 /// cuDNN) it does not.
 bool ownKernel(cudaGraphNode_t node) {
-  cudaGraphNodeType type;
-  if (cudaGraphNodeGetType(node, &type) != cudaSuccess ||
-      type != cudaGraphNodeTypeKernel)
-    return false;
   cudaKernelNodeParams params = {};
   const char *name = nullptr;
   bool own = cudaGraphKernelNodeGetParams(node, &params) == cudaSuccess &&

@@ -462,6 +462,34 @@ bool spaceGiven(cudaStream_t stream, const char *what, void *p, size_t given,
   return true;
 }
 
+/// Whether a batch-norm call was given the reserve space and the
+/// workspace it needs (spaceGiven; the workspace overwritten).
+bool spacesGiven(cudaStream_t stream, const BatchNormProblem &p, void *reserve,
+                 size_t reserveBytes, void *workspace, size_t workspaceBytes) {
+  return spaceGiven(stream, "a cuDNN batch norm's reserve space", reserve,
+                    reserveBytes, p.reserve(), false) &&
+         spaceGiven(stream, "a cuDNN batch norm's workspace", workspace,
+                    workspaceBytes, batchNormWorkspace(), true);
+}
+
+/// Channel `ch`'s mean and sum of squared deviations over `rows` rows of
+/// `c` elements of `type`, in two float64 passes.
+struct Moments {
+  double mean, squares;
+};
+Moments channelMoments(cudnnDataType_t type, const void *x, int64_t rows,
+                       int64_t c, int64_t ch) {
+  double sum = 0, squares = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    sum += load(type, x, r * c + ch);
+  double mean = sum / double(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    double d = load(type, x, r * c + ch) - mean;
+    squares += d * d;
+  }
+  return {mean, squares};
+}
+
 /// A host scaling factor: double for double data, float otherwise.
 double scalar(const BatchNormProblem &p, const void *v) {
   return p.params == CUDNN_DATA_DOUBLE ? *static_cast<const double *>(v)
@@ -542,10 +570,7 @@ cudnnStatus_t batchNormForward(
       (!runningMean) != (!runningVar) || (!savedMean) != (!savedInvstd))
     return CUDNN_STATUS_BAD_PARAM;
   cudaStream_t stream = as<Handle>(h)->stream;
-  if (!spaceGiven(stream, "a cuDNN batch norm's reserve space", reserve,
-                  reserveBytes, p.reserve(), false) ||
-      !spaceGiven(stream, "a cuDNN batch norm's workspace", workspace,
-                  workspaceBytes, batchNormWorkspace(), true))
+  if (!spacesGiven(stream, p, reserve, reserveBytes, workspace, workspaceBytes))
     return CUDNN_STATUS_BAD_PARAM;
   const void *operands[] = {x,           y,          gamma,     beta,
                             runningMean, runningVar, savedMean, savedInvstd};
@@ -559,14 +584,7 @@ cudnnStatus_t batchNormForward(
     if (p.relu)
       std::memset(mask, 0, p.reserve());
     for (int64_t ch = 0; ch < c; ++ch) {
-      double sum = 0, squares = 0;
-      for (int64_t r = 0; r < rows; ++r)
-        sum += load(t, x, r * c + ch);
-      double mean = sum / double(rows);
-      for (int64_t r = 0; r < rows; ++r) {
-        double d = load(t, x, r * c + ch) - mean;
-        squares += d * d;
-      }
+      auto [mean, squares] = channelMoments(t, x, rows, c, ch);
       double var = squares / double(rows);
       double invstd = 1 / std::sqrt(var + epsilon);
       if (runningMean) {
@@ -624,10 +642,7 @@ cudnnStatus_t batchNormBackward(
       (relu && (!y || !beta)))
     return CUDNN_STATUS_BAD_PARAM;
   cudaStream_t stream = as<Handle>(h)->stream;
-  if (!spaceGiven(stream, "a cuDNN batch norm's reserve space", reserve,
-                  reserveBytes, p.reserve(), false) ||
-      !spaceGiven(stream, "a cuDNN batch norm's workspace", workspace,
-                  workspaceBytes, batchNormWorkspace(), true))
+  if (!spacesGiven(stream, p, reserve, reserveBytes, workspace, workspaceBytes))
     return CUDNN_STATUS_BAD_PARAM;
   const void *operands[] = {x,    y,      dy,    dx,        gamma,
                             beta, dGamma, dBeta, savedMean, savedInvstd};
@@ -652,15 +667,9 @@ cudnnStatus_t batchNormBackward(
         mean = load(pt, savedMean, ch);
         invstd = load(pt, savedInvstd, ch);
       } else {
-        double sum = 0, squares = 0;
-        for (int64_t r = 0; r < rows; ++r)
-          sum += load(t, x, r * c + ch);
-        mean = sum / double(rows);
-        for (int64_t r = 0; r < rows; ++r) {
-          double d = load(t, x, r * c + ch) - mean;
-          squares += d * d;
-        }
-        invstd = 1 / std::sqrt(squares / double(rows) + epsilon);
+        Moments m = channelMoments(t, x, rows, c, ch);
+        mean = m.mean;
+        invstd = 1 / std::sqrt(m.squares / double(rows) + epsilon);
       }
       double sumDy = 0, sumDyXhat = 0;
       for (int64_t r = 0; r < rows; ++r) {
