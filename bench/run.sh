@@ -76,7 +76,10 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # of by the default column reduction reading them again). O2-pdl runs
 # it with MPC_CUDA_PDL=on (the step graph's kernels launched while the
 # kernel before them runs, waiting in their prologue: Programmatic
-# Dependent Launch; the same results).
+# Dependent Launch; the same results). O2-bngroups runs it with
+# MPC_CUDA_BN_GROUPS=l2 (each batch norm's two passes over one group of
+# channels after another, a group's bytes within half the L2, so that the
+# second pass reads them from L2 rather than memory).
 LEVELS="${LEVELS:-fp32 O2}"
 # EVAL=1: each build's evaluation step is timed too (mpc_eval: the
 # training data as validation data, EVALS evaluations, the first one
@@ -125,6 +128,11 @@ level_options() {
     exe_level=O2
     run_env=(MPC_CUDA_PDL=on)
     ;;
+  O2-bngroups)
+    amp=(--amp=O2 --dtype=f16)
+    exe_level=O2
+    run_env=(MPC_CUDA_BN_GROUPS=l2)
+    ;;
   *) return 1 ;;
   esac
 }
@@ -136,7 +144,7 @@ for level in $LEVELS; do
       "O2-copyprobs" \
       "O2-keepmoves O2-wholeconcats" \
       "O2-check" \
-      "O2-evalamp O2-measure O2-rowsums O2-pdl)" >&2
+      "O2-evalamp O2-measure O2-rowsums O2-pdl O2-bngroups)" >&2
     exit 2
   fi
 done

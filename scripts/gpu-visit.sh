@@ -82,7 +82,7 @@ levels() {
   elif [ "$1" = bert ]; then
     echo "fp32 O2 O2-pdl O2-headcopies O2-attn O2-rowsums O2-measure O2-keepcasts O2-keepprobs O2-copyprobs O2-check O2-evalamp"
   elif [ "$1" = unet ]; then
-    echo "fp32 O2 O2-pdl O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
+    echo "fp32 O2 O2-pdl O2-bngroups O2-measure O2-nofuse O2-keepmoves O2-wholeconcats O2-check O2-evalamp"
   else
     echo "fp32 O2 O2-check O2-evalamp"
   fi
@@ -104,7 +104,11 @@ levels() {
 # the spread) and its concatenations written and convolved whole
 # (O2-wholeconcats: 1.03x); for both, the step graph's kernels launched
 # programmatically (O2-pdl, the O2 executable again with MPC_CUDA_PDL=on:
-# whether the gaps between kernels shrink; never run on a GPU before).
+# whether the gaps between kernels shrink; never run on a GPU before);
+# for the UNet its batch norms over groups of channels sized to the L2
+# (O2-bngroups, the O2 executable again with MPC_CUDA_BN_GROUPS=l2:
+# whether their second passes' bytes from L2 pay for the launches; never
+# run on a GPU before).
 # O2 first: a part cut short has measured it.
 # The products' and convolutions' algorithms timed (O2-measure: 1.02x
 # the heuristics' step on both models), the UNet's checks (1.32x its O2
@@ -112,7 +116,7 @@ levels() {
 all_levels() {
   case "$1" in
   bert) echo "O2 O2-pdl O2-headcopies O2-attn O2-rowsums O2-check" ;;
-  unet) echo "O2 O2-pdl O2-wholeconcats O2-keepmoves" ;;
+  unet) echo "O2 O2-pdl O2-bngroups O2-wholeconcats O2-keepmoves" ;;
   *) echo "O2 O2-check O2-evalamp fp32" ;;
   esac
 }

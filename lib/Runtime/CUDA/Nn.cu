@@ -277,9 +277,10 @@ template <typename I> struct ThreadGroup {
 /// its sums), both from the end (`reversed`, the default): the first pass
 /// reads the tensor from its first rows to its last, so what it read last
 /// is the likeliest to be still in L2 when the second pass begins, which
-/// reads that first. A 16x128x128x128 f16 tensor is 32 MiB, under an
+/// reads that first. A 16x128x128x128 f16 tensor is 64 MiB, over an
 /// H100's 50 MiB of L2: the normalisation found 52% of its bytes there
-/// in the first order. The same values in either order.
+/// in the first order (setBatchNormGroupBytes takes groups of channels
+/// that fit). The same values in either order.
 struct SecondPass {
   bool reversed;
   /// The index the pass takes for gridStrideAhead's `v` of `vectors`.
@@ -289,29 +290,44 @@ struct SecondPass {
 };
 bool secondPassReversed = true;
 
+/// The channels a batch norm's elementwise pass runs over: all of a row's
+/// cv accesses, or a group of gv (a power of two below cv) from access
+/// `first` of each row (setBatchNormGroupBytes). The kernel counts the
+/// group's accesses, rows x gv, and at() places them in [rows, cv].
+template <typename I> struct ChannelGroup {
+  I cv, gv, first;
+  int shift; // log2(gv)
+  __device__ I at(I v) const {
+    return gv == cv ? v : (v >> shift) * cv + first + (v & (gv - 1));
+  }
+};
+
 /// y = (x - mean) * invstd * gamma + beta over [rows, c] (with a fused ReLU
 /// of the rounded value), N channels of a row per access (c = cv * N); the
 /// channels' mean, invstd, gamma and beta N at a time from stats (4 c
 /// values, storeChannel).
 template <typename T, int N, typename I>
-__global__ void
-batchNormApplyKernel(const T *x, const typename Storage<T>::Acc *stats, T *y,
-                     I vectors, I cv, bool relu, SecondPass pass) {
+__global__ void batchNormApplyKernel(const T *x,
+                                     const typename Storage<T>::Acc *stats,
+                                     T *y, I vectors, ChannelGroup<I> channels,
+                                     bool relu, SecondPass pass) {
   MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
   using P = Vec<A, N>;
-  auto *params = reinterpret_cast<const P *>(stats);
+  const I cv = channels.cv;
+  auto *params = reinterpret_cast<const P *>(stats) + channels.first;
   P mean, invstd, gamma, beta;
   I loaded = -1; // the group whose values the thread holds
-  ThreadGroup<I> groups(cv, vectors, pass.reversed);
+  ThreadGroup<I> groups(channels.gv, vectors, pass.reversed);
   constexpr int kAhead = 4;
   V in[kAhead];
   gridStrideAhead<kAhead>(
       vectors,
       [&](I v, int a) {
-        in[a] = reinterpret_cast<const V *>(x)[pass.at(v, vectors)];
+        in[a] =
+            reinterpret_cast<const V *>(x)[channels.at(pass.at(v, vectors))];
       },
       [&](I v, int a) {
         v = pass.at(v, vectors);
@@ -329,7 +345,7 @@ batchNormApplyKernel(const T *x, const typename Storage<T>::Acc *stats, T *y,
           if (relu)
             out.v[k] = S::store(formulas::unary(MPCRT_RELU, S::load(out.v[k])));
         }
-        reinterpret_cast<V *>(y)[v] = out;
+        reinterpret_cast<V *>(y)[channels.at(v)] = out;
       });
 }
 
@@ -518,22 +534,23 @@ template <typename T, int N, typename I, NormGrad Way>
 __global__ void
 batchNormGradInputKernel(const T *dy, const T *x, const T *output,
                          const typename Storage<T>::Acc *stats, T *dx,
-                         I vectors, I cv, SecondPass pass) {
+                         I vectors, ChannelGroup<I> channels, SecondPass pass) {
   MPCRT_KERNEL_PROLOGUE();
   using S = Storage<T>;
   using A = typename S::Acc;
   using V = Vec<T, N>;
   using P = Vec<A, N>;
-  auto *params = reinterpret_cast<const P *>(stats);
+  const I cv = channels.cv;
+  auto *params = reinterpret_cast<const P *>(stats) + channels.first;
   P meanDy, meanDyXhat, mean, invstd, k, gamma, beta;
   I loaded = -1; // the group whose values the thread holds
-  ThreadGroup<I> groups(cv, vectors, pass.reversed);
+  ThreadGroup<I> groups(channels.gv, vectors, pass.reversed);
   constexpr int kAhead = 2;
   V g[kAhead], in[kAhead], out[kAhead];
   gridStrideAhead<kAhead>(
       vectors,
       [&](I v, int a) {
-        v = pass.at(v, vectors);
+        v = channels.at(pass.at(v, vectors));
         g[a] = reinterpret_cast<const V *>(dy)[v];
         in[a] = reinterpret_cast<const V *>(x)[v];
         if constexpr (Way == NormGrad::ReadOutput)
@@ -567,7 +584,7 @@ batchNormGradInputKernel(const T *dy, const T *x, const T *output,
           result.v[j] =
               S::store(k.v[j] * (d - meanDy.v[j] - xhat * meanDyXhat.v[j]));
         }
-        reinterpret_cast<V *>(dx)[v] = result;
+        reinterpret_cast<V *>(dx)[channels.at(v)] = result;
       });
 }
 
@@ -1034,25 +1051,100 @@ __global__ void pointwiseLossBackwardKernel(int32_t kind, const T *dl,
                                                          S::load(t[i])));
 }
 
-/// y = (x - mean) * invstd * gamma + beta (then a ReLU) with each
-/// channel's values in stats as storeChannel lays them out, 16 bytes at a
-/// time where the channels and pointers allow.
+/// setBatchNormGroupBytes: -1 until MPC_CUDA_BN_GROUPS is read.
+int64_t groupBytes = -1;
+/// lastBatchNormGroups.
+int64_t lastGroups = 1;
+
+int64_t batchNormGroupBytes() {
+  if (groupBytes < 0) {
+    bool l2 = environmentChoice(
+        "MPC_CUDA_BN_GROUPS", "off",
+        "a batch norm's passes each run over every channel at once", "l2",
+        "a batch norm runs both its passes over one group of channels, then "
+        "over the next, each group's bytes within half the L2");
+    groupBytes = 0;
+    if (l2) {
+      int device = 0, bytes = 0;
+      MPCRT_CUDA_CHECK(cudaGetDevice(&device));
+      MPCRT_CUDA_CHECK(
+          cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+      groupBytes = bytes / 2;
+    }
+  }
+  return groupBytes;
+}
+
+/// The channels of each group a batch norm over [rows, c] of T runs over,
+/// its second pass reading `arrays` such tensors again: c where they fit
+/// setBatchNormGroupBytes' bytes, where it is 0, or where no group can be
+/// formed. A group is a power of two of the elementwise kernels' 16-byte
+/// accesses, at least two (32 bytes of a row: a whole sector), that
+/// divides the row's accesses; so groups need every pointer on 16 bytes
+/// and c a multiple of 16 bytes' elements, as those accesses do.
+template <typename T>
+int64_t groupChannels(int64_t rows, int64_t c, int arrays, bool sync,
+                      std::initializer_list<const void *> pointers) {
+  constexpr int64_t N = 16 / sizeof(T);
+  int64_t budget = sync ? 0 : batchNormGroupBytes();
+  int64_t perChannel = rows * arrays * int64_t(sizeof(T));
+  if (budget <= 0 || c % N != 0 || perChannel * c <= budget)
+    return c;
+  for (const void *p : pointers)
+    if (!alignedTo(p, 16))
+      return c;
+  int64_t cv = c / N, best = 0;
+  for (int64_t g = 2; g < cv && cv % g == 0 && perChannel * g * N <= budget;
+       g *= 2)
+    best = g;
+  return best ? best * N : c;
+}
+
+/// The group of cg channels from channel ch0 of [rows, c] in accesses of n
+/// channels (cg == c: every channel).
+template <typename I>
+ChannelGroup<I> channelGroupOf(int64_t c, int64_t ch0, int64_t cg, int n) {
+  return {I(c / n), I(cg / n), I(ch0 / n),
+          cg == c ? 0 : __builtin_ctzll(uint64_t(cg / n))};
+}
+
+/// p advanced by `channels` values of dtype; null stays null.
+const void *channelsOn(const void *p, mpcrt_dtype dtype, int64_t channels) {
+  return p ? static_cast<const char *>(p) + channels * bytesOf(dtype) : p;
+}
+void *channelsOn(void *p, mpcrt_dtype dtype, int64_t channels) {
+  return p ? static_cast<char *>(p) + channels * bytesOf(dtype) : p;
+}
+
+/// y = (x - mean) * invstd * gamma + beta (then a ReLU) over channels ch0
+/// to ch0 + cg of [rows, c] (cg 0: every channel) with each channel's
+/// values in stats as storeChannel lays them out, 16 bytes at a time where
+/// the channels and pointers allow (always where cg < c: groupChannels).
 template <typename T, typename A>
 void applyBatchNorm(const T *x, const A *stats, T *y, int64_t rows, int64_t c,
-                    bool relu) {
+                    bool relu, int64_t ch0 = 0, int64_t cg = 0) {
+  cg = cg ? cg : c;
   withVectorsOf<T>(c, {x, y}, [&](auto width) {
     constexpr int N = decltype(width)::value;
     withIndexFor(rows * c, [&](auto *i) {
       using I = MPCRT_TYPE(i);
-      batchNormApplyKernel<T, N, I>
-          <<<channelGroupBlocks(rows * c / N, c / N), kThreads, 0, stream()>>>(
-              x, stats, y, I(rows * c / N), I(c / N), relu,
-              SecondPass{secondPassReversed});
+      batchNormApplyKernel<T, N, I><<<channelGroupBlocks(rows * cg / N, cg / N),
+                                      kThreads, 0, stream()>>>(
+          x, stats, y, I(rows * cg / N), channelGroupOf<I>(c, ch0, cg, N), relu,
+          SecondPass{secondPassReversed});
     });
   });
 }
 
 } // namespace
+
+int64_t setBatchNormGroupBytes(int64_t bytes) {
+  int64_t before = batchNormGroupBytes();
+  groupBytes = std::max<int64_t>(bytes, 0);
+  return before;
+}
+
+int64_t lastBatchNormGroups() { return lastGroups; }
 
 bool setBatchNormSecondPassReversed(bool reversed) {
   return std::exchange(secondPassReversed, reversed);
@@ -1080,31 +1172,51 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     using T = MPCRT_TYPE(t);
     using A = typename Storage<T>::Acc;
     const T *x = static_cast<const T *>(input);
-    ColumnPlan plan = planColumns<T>(1, rows, c);
+    T *y = static_cast<T *>(output);
+    // Both passes over each group of cg channels in turn (all of them
+    // unless setBatchNormGroupBytes says otherwise).
+    int64_t cg = groupChannels<T>(rows, c, 1, sync, {x, y});
+    lastGroups = c / cg;
+    ColumnPlan plan = planColumns<T>(1, rows, cg);
     Partial<A, 3> *partials;
     int32_t ranks = ranksOf(sync);
     double *mine = nullptr;
     A *stats = batchNormScratch(plan, c, 4, partials,
                                 sync ? 3 * c * (1 + ranks) : 0, &mine);
-    StoreStatistics<T, A> store{x,           stats,       paramDtype, gamma,
-                                beta,        runningMean, runningVar, savedMean,
-                                savedInvstd, rows,        c,          momentum,
-                                epsilon};
-    auto moments = [&](auto finish) {
-      reduceColumnsOf(plan, ChannelMoments<T>{x, c}, CombineMoments<A>{},
-                      FoldMoments<A>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
-                      finish, partials);
-    };
-    if (!sync) {
-      moments(store);
-    } else {
-      // This rank's moments, every rank's gathered, combined in rank order.
-      moments(StoreRankMoments<T, A>{x, mine});
-      const double *all = gatherOverRanks(mine, mine + 3 * c, 3 * c);
-      syncStatisticsKernel<T, A>
-          <<<blocksFor(c), kThreads, 0, stream()>>>(all, ranks, store);
+    for (int64_t ch0 = 0; ch0 < c; ch0 += cg) {
+      // The group's channels: its columns of x, stats' arrays (c apart)
+      // and the per-channel arrays from channel ch0 on.
+      const T *xg = x + ch0;
+      StoreStatistics<T, A> store{xg,
+                                  stats + ch0,
+                                  paramDtype,
+                                  channelsOn(gamma, paramDtype, ch0),
+                                  channelsOn(beta, paramDtype, ch0),
+                                  channelsOn(runningMean, paramDtype, ch0),
+                                  channelsOn(runningVar, paramDtype, ch0),
+                                  savedMean + ch0,
+                                  savedInvstd + ch0,
+                                  rows,
+                                  c,
+                                  momentum,
+                                  epsilon};
+      auto moments = [&](auto finish) {
+        reduceColumnsOf(plan, ChannelMoments<T>{xg, c}, CombineMoments<A>{},
+                        FoldMoments<A>{}, Partial<A, 3>{{A(0), A(0), A(0)}},
+                        finish, partials);
+      };
+      if (!sync) {
+        moments(store);
+      } else {
+        // This rank's moments, every rank's gathered, combined in rank
+        // order (one group: groupChannels).
+        moments(StoreRankMoments<T, A>{x, mine});
+        const double *all = gatherOverRanks(mine, mine + 3 * c, 3 * c);
+        syncStatisticsKernel<T, A>
+            <<<blocksFor(c), kThreads, 0, stream()>>>(all, ranks, store);
+      }
+      applyBatchNorm(x, stats, y, rows, c, relu, ch0, cg);
     }
-    applyBatchNorm(x, stats, static_cast<T *>(output), rows, c, relu);
   });
   MPCRT_CUDA_LAUNCHED("batch_norm");
 }
@@ -1150,33 +1262,47 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     const T *dy = static_cast<const T *>(gradOutput);
     const T *x = static_cast<const T *>(input);
     const T *out = static_cast<const T *>(output);
-    ColumnPlan plan = planColumns<T>(1, rows, c);
-    Partial<A, 2> *partials;
     // The ReLU's output formed again (no output read): beta too.
     bool formed = !out && beta;
+    T *dx = static_cast<T *>(gradInput);
+    // Both passes over each group of cg channels in turn (all of them
+    // unless setBatchNormGroupBytes says otherwise): the second reads dy
+    // and x again, and a read output.
+    int64_t cg = groupChannels<T>(rows, c, out ? 3 : 2, sync, {dy, x, dx, out});
+    lastGroups = c / cg;
+    ColumnPlan plan = planColumns<T>(1, rows, cg);
+    Partial<A, 2> *partials;
     int32_t ranks = ranksOf(sync);
     double *mine = nullptr;
     A *stats = batchNormScratch(plan, c, formed ? 6 : 5, partials,
                                 sync ? 2 * c * (1 + ranks) : 0, &mine);
-    // The sums' terms read the saved statistics (and gamma and beta) as
-    // they are; their finish stores them into stats beside the means for
-    // the input gradient's kernel: no launch of their own.
-    BatchNormParams<A> params{paramDtype, gamma, formed ? beta : nullptr,
-                              savedMean, savedInvstd};
-    T *dx = static_cast<T *>(gradInput);
-    auto run = [&](auto way) {
+    auto run = [&](auto way, int64_t ch0) {
       constexpr NormGrad Way = decltype(way)::value;
+      // The sums' terms read the saved statistics (and gamma and beta) as
+      // they are; their finish stores them into stats beside the means for
+      // the input gradient's kernel: no launch of their own. All from the
+      // group's first channel, ch0, on.
+      BatchNormParams<A> params{paramDtype, channelsOn(gamma, paramDtype, ch0),
+                                formed ? channelsOn(beta, paramDtype, ch0)
+                                       : nullptr,
+                                savedMean + ch0, savedInvstd + ch0};
+      const T *outg = out ? out + ch0 : nullptr;
       auto sums = [&](auto finish) {
-        reduceColumnsOf(plan, BatchNormGradTerms<T, Way>{dy, x, out, params, c},
-                        SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}}, finish,
-                        partials);
+        reduceColumnsOf(
+            plan,
+            BatchNormGradTerms<T, Way>{dy + ch0, x + ch0, outg, params, c},
+            SumOf<A, 2>{}, Partial<A, 2>{{A(0), A(0)}}, finish, partials);
       };
       if (!sync) {
-        sums(StoreBatchNormGrads<A>{stats, params, gradGamma, gradBeta,
-                                    gammaAddend, betaAddend, c, rows});
+        sums(StoreBatchNormGrads<A>{
+            stats + ch0, params, channelsOn(gradGamma, paramDtype, ch0),
+            channelsOn(gradBeta, paramDtype, ch0),
+            channelsOn(gammaAddend, paramDtype, ch0),
+            channelsOn(betaAddend, paramDtype, ch0), c, rows});
       } else {
         // The parameters' gradients from this rank's sums; the input's
-        // from every rank's, gathered and added in rank order.
+        // from every rank's, gathered and added in rank order (one group:
+        // groupChannels).
         sums(StoreRankGradSums<A>{paramDtype, gradGamma, gradBeta, gammaAddend,
                                   betaAddend, mine});
         const double *all = gatherOverRanks(mine, mine + 2 * c, 2 * c);
@@ -1188,18 +1314,21 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
         withIndexFor(rows * c, [&](auto *i) {
           using I = MPCRT_TYPE(i);
           batchNormGradInputKernel<T, N, I, Way>
-              <<<channelGroupBlocks(rows * c / N, c / N), kThreads, 0,
-                 stream()>>>(dy, x, out, stats, dx, I(rows * c / N), I(c / N),
+              <<<channelGroupBlocks(rows * cg / N, cg / N), kThreads, 0,
+                 stream()>>>(dy, x, out, stats, dx, I(rows * cg / N),
+                             channelGroupOf<I>(c, ch0, cg, N),
                              SecondPass{secondPassReversed});
         });
       });
     };
-    if (out)
-      run(std::integral_constant<NormGrad, NormGrad::ReadOutput>{});
-    else if (formed)
-      run(std::integral_constant<NormGrad, NormGrad::FormOutput>{});
-    else
-      run(std::integral_constant<NormGrad, NormGrad::Plain>{});
+    for (int64_t ch0 = 0; ch0 < c; ch0 += cg) {
+      if (out)
+        run(std::integral_constant<NormGrad, NormGrad::ReadOutput>{}, ch0);
+      else if (formed)
+        run(std::integral_constant<NormGrad, NormGrad::FormOutput>{}, ch0);
+      else
+        run(std::integral_constant<NormGrad, NormGrad::Plain>{}, ch0);
+    }
   });
   MPCRT_CUDA_LAUNCHED("batch_norm_backward");
 }

@@ -1016,6 +1016,151 @@ TEST_F(Nn, BatchNormLaunchSettingsOfTheSweepKeepItsResults) {
   }
 }
 
+TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // setBatchNormGroupBytes: both passes over groups of 16 and of 32 of 64
+  // channels (4 and 2 groups; budgets of exactly those groups' bytes) give
+  // what one pass over every channel gives, within the rounding of the
+  // statistics' sums taken in another cut. The backward takes the saved
+  // statistics of the forward over every channel, so that the ReLU's mask
+  // it forms is the same. Plain, with the ReLU's output read and formed,
+  // with addends to the parameter gradients. A budget under two 16-byte
+  // accesses of a row, a pointer off 16 bytes, channels that are not a
+  // multiple of 16 bytes and a synchronised norm: one group, the same
+  // bits.
+  const int64_t c = 64, rows = 37 * 41, n = rows * c;
+  for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32}) {
+    SCOPED_TRACE("dtype " + std::to_string(d));
+    const int64_t e = bytesOf(d);
+    auto x = randomOf(rng, d, n, -2, 3), dy = randomOf(rng, d, n, -1, 1);
+    std::vector<float> gamma =
+                           valuesAsFloat(randomOf(rng, MPCRT_F32, c, 0.5, 1.5)),
+                       beta = valuesAsFloat(randomOf(rng, MPCRT_F32, c, -1, 1)),
+                       addend =
+                           valuesAsFloat(randomOf(rng, MPCRT_F32, c, -1, 1));
+    std::vector<float> rm(c, 0.25f), rv(c, 2);
+    uint8_t *gx = upload(x), *gdy = upload(dy);
+    float *gGamma = upload(gamma), *gBeta = upload(beta);
+    struct Forward {
+      std::vector<uint8_t> y;
+      std::vector<float> mean, invstd, rm, rv;
+    };
+    auto forward = [&](bool relu, int64_t budget) {
+      int64_t before = setBatchNormGroupBytes(budget);
+      uint8_t *gy = deviceBuffer<uint8_t>(n * e);
+      float *gm = deviceBuffer<float>(c), *gi = deviceBuffer<float>(c),
+            *grm = upload(rm), *grv = upload(rv);
+      batchNorm(d, gx, MPCRT_F32, gGamma, gBeta, grm, grv, gy, gm, gi, rows, c,
+                0.1, 1e-5, relu);
+      setBatchNormGroupBytes(before);
+      return Forward{download(gy, n * e), download(gm, c), download(gi, c),
+                     download(grm, c), download(grv, c)};
+    };
+    struct Backward {
+      std::vector<uint8_t> dx;
+      std::vector<float> dgamma, dbeta;
+    };
+    // way: 0 plain, 1 the ReLU's output read, 2 formed again.
+    auto backward = [&](const Forward &f, int way, bool addends,
+                        int64_t budget) {
+      int64_t before = setBatchNormGroupBytes(budget);
+      uint8_t *gdx = deviceBuffer<uint8_t>(n * e);
+      float *gdg = deviceBuffer<float>(c), *gdb = deviceBuffer<float>(c);
+      batchNormBackward(
+          d, gdy, gx, MPCRT_F32, gGamma, upload(f.mean), upload(f.invstd), gdx,
+          gdg, gdb, rows, c, way == 1 ? upload(f.y) : nullptr,
+          way == 2 ? gBeta : nullptr, addends ? upload(addend) : nullptr,
+          addends ? upload(addend) : nullptr);
+      setBatchNormGroupBytes(before);
+      return Backward{download(gdx, n * e), download(gdg, c), download(gdb, c)};
+    };
+    auto expectClose = [&](const std::vector<float> &want,
+                           const std::vector<float> &got, double rel,
+                           const char *what) {
+      for (int64_t k = 0; k < c; ++k)
+        EXPECT_NEAR(got[k], want[k], rel * (1 + std::fabs(want[k])))
+            << what << " channel " << k;
+    };
+    // The statistics' sums in f32 (f16, bf16 and f32 inputs) in another
+    // cut: a few units of f32's rounding in the mean and invstd, and so
+    // an ulp of the output type in y and dx.
+    const double stat = 1e-5, sums = 1e-4;
+    for (bool relu : {false, true}) {
+      SCOPED_TRACE(relu ? "with the ReLU" : "without the ReLU");
+      Forward all = forward(relu, 0);
+      ASSERT_EQ(lastBatchNormGroups(), 1);
+      for (int64_t cg : {16, 32}) {
+        SCOPED_TRACE(std::to_string(cg) + " channels a group");
+        Forward f = forward(relu, rows * e * cg);
+        ASSERT_EQ(lastBatchNormGroups(), c / cg);
+        expectClose(all.mean, f.mean, stat, "saved mean");
+        expectClose(all.invstd, f.invstd, stat, "saved invstd");
+        expectClose(all.rm, f.rm, stat, "running mean");
+        expectClose(all.rv, f.rv, stat, "running var");
+        expectNear(d, all.y, f.y, relOf(d) * 2, 1e-3, "batch_norm");
+        for (int way : {0, 1, 2}) {
+          if (relu != (way != 0))
+            continue;
+          for (bool addends : {false, true}) {
+            SCOPED_TRACE("backward way " + std::to_string(way) +
+                         (addends ? ", addends" : ""));
+            Backward one = backward(all, way, addends, 0);
+            ASSERT_EQ(lastBatchNormGroups(), 1);
+            int64_t arrays = way == 1 ? 3 : 2;
+            Backward b = backward(all, way, addends, rows * e * cg * arrays);
+            ASSERT_EQ(lastBatchNormGroups(), c / cg);
+            expectClose(one.dgamma, b.dgamma, sums, "dgamma");
+            expectClose(one.dbeta, b.dbeta, sums, "dbeta");
+            expectNear(d, one.dx, b.dx, relOf(d) * 4, 1e-3, "dx");
+            if (HasFatalFailure())
+              return;
+          }
+        }
+      }
+      // Budgets a group cannot meet (two 16-byte accesses of a row at
+      // least): one group, the same bits.
+      Forward small = forward(relu, rows * 16);
+      EXPECT_EQ(lastBatchNormGroups(), 1);
+      EXPECT_EQ(small.y, all.y);
+    }
+    // A pointer off 16 bytes (the input one element on): one group.
+    {
+      uint8_t *shifted = uploadAt(x, e);
+      uint8_t *gy = deviceBuffer<uint8_t>(n * e);
+      float *gm = deviceBuffer<float>(c), *gi = deviceBuffer<float>(c);
+      int64_t before = setBatchNormGroupBytes(rows * e * 16);
+      batchNorm(d, shifted, MPCRT_F32, gGamma, gBeta, upload(rm), upload(rv),
+                gy, gm, gi, rows, c, 0.1, 1e-5);
+      EXPECT_EQ(lastBatchNormGroups(), 1);
+      // Synchronised (a job of one): one group.
+      batchNorm(d, gx, MPCRT_F32, gGamma, gBeta, upload(rm), upload(rv), gy, gm,
+                gi, rows, c, 0.1, 1e-5, false, /*sync=*/true);
+      EXPECT_EQ(lastBatchNormGroups(), 1);
+      batchNormBackward(d, gdy, gx, MPCRT_F32, gGamma, gm, gi, gy,
+                        deviceBuffer<float>(c), deviceBuffer<float>(c), rows, c,
+                        nullptr, nullptr, nullptr, nullptr, /*sync=*/true);
+      EXPECT_EQ(lastBatchNormGroups(), 1);
+      // 40 channels: 80 or 160 bytes a row, 5 or 10 accesses, no power of
+      // two of them divides (f32: 10 accesses, groups of 2 would; f16
+      // and bf16: 5, none).
+      int64_t c40 = 40;
+      batchNorm(d, gx, MPCRT_F32, gGamma, gBeta, upload(rm), upload(rv), gy, gm,
+                gi, rows * c / c40 / 2, c40, 0.1, 1e-5);
+      EXPECT_EQ(lastBatchNormGroups(), d == MPCRT_F32 ? 5 : 1);
+      setBatchNormGroupBytes(before);
+    }
+  }
+}
+
+TEST_F(Nn, BatchNormGroupsFollowTheEnvironment) {
+  // MPC_CUDA_BN_GROUPS=l2 (ctest's emulated-bn-groups.l2) groups within
+  // half the device's L2 (the emulation's 4 MiB); unset, no groups.
+  const char *v = std::getenv("MPC_CUDA_BN_GROUPS");
+  int64_t want = v && std::strcmp(v, "l2") == 0 ? 2 << 20 : 0;
+  EXPECT_EQ(setBatchNormGroupBytes(12345), want);
+  EXPECT_EQ(setBatchNormGroupBytes(want), 12345);
+}
+
 TEST_F(Nn, StridedCopiesOfEveryLayoutMatchTheReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   // Each case, gathered (and scattered back) byte for byte as the CPU
