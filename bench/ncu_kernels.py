@@ -36,14 +36,17 @@ import time
 
 # The lines profiled by default: those short of 0.7 of the copy rate on
 # 2026-12-04 (docs/Benchmarks.md), the batch norms' whole family, and
-# cuDNN's batch norm last (its DRAM bytes say whether it reads the tensor
-# once; after the others, so that the deadline cuts it first).
+# cuDNN's batch norm, then ours over groups of channels sized to the L2,
+# last (their DRAM bytes say whether cuDNN reads the tensor once and
+# whether our groups' second passes read theirs from L2; after the
+# others, so that the deadline cuts them first).
 DEFAULT_LINES = [
     "batch_norm", "batch_norm_inference", "batch_norm_backward",
     "batch_norm_relu_backward_formed", "layer_norm_backward",
     "add_layer_norm_backward", "embedding_backward", "check_numerics",
     "column_sums", "unary_gelu", "softmax_dropout", "transpose_last",
     "batch_norm_relu_cudnn", "batch_norm_relu_backward_cudnn",
+    "batch_norm_l2_groups",
 ]
 
 SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats",
