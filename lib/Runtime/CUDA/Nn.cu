@@ -1159,6 +1159,7 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
                void *runningVar, void *output, float *savedMean,
                float *savedInvstd, int64_t rows, int64_t c, double momentum,
                double epsilon, bool relu, bool sync) {
+  lastGroups = 1;
   if (c == 0)
     return;
   // Synchronised, every rank has these rows (the same compiled shape): a
@@ -1210,7 +1211,7 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
       } else {
         // This rank's moments, every rank's gathered, combined in rank
         // order (one group: groupChannels).
-        moments(StoreRankMoments<T, A>{x, mine});
+        moments(StoreRankMoments<T, A>{xg, mine});
         const double *all = gatherOverRanks(mine, mine + 3 * c, 3 * c);
         syncStatisticsKernel<T, A>
             <<<blocksFor(c), kThreads, 0, stream()>>>(all, ranks, store);
@@ -1249,6 +1250,7 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
                        const void *output, const void *beta,
                        const void *gammaAddend, const void *betaAddend,
                        bool sync) {
+  lastGroups = 1;
   if (c == 0)
     return;
   if (rows == 0) { // the parameter gradients are sums of nothing
