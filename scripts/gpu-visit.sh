@@ -213,6 +213,27 @@ pack() {
       grep -E '\| (slower|faster) \|$' "$against" || true
       tail -n 1 "$against"
     fi
+    # The defaults that wait for these timings, each with its verdict
+    # (bench/decide.py; its table of lines in visit.tar.gz: decisions.md).
+    local kernels=() steps=() args=() file
+    for file in "$work"/check/kernels.jsonl "$work"/check/.logs/current-*.jsonl; do
+      if [ -f "$file" ]; then kernels+=("$file"); fi
+    done
+    for model in bert unet mlp; do
+      file="$work/$model/results.jsonl"
+      if [ -f "$file" ]; then steps+=("$file"); fi
+    done
+    if [ ${#kernels[@]} -gt 0 ]; then args+=(--kernels "${kernels[@]}"); fi
+    if [ ${#steps[@]} -gt 0 ]; then args+=(--steps "${steps[@]}"); fi
+    if [ ${#args[@]} -gt 0 ]; then
+      echo "== decisions (the lines in visit.tar.gz: decisions.md)"
+      if python3 "$ROOT/bench/decide.py" "${args[@]}" \
+        > "$work/decisions.md"; then
+        grep '^- ' "$work/decisions.md" | grep -v ': not timed:' || true
+      else
+        echo "bench/decide.py failed"
+      fi
+    fi
     if [ -f "$work/ncu.out" ]; then
       echo "== ncu (the sweep in visit.tar.gz: ncu/sweep.md)"
       if [ -f "$work/ncu/table.md" ]; then
