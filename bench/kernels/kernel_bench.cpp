@@ -17,11 +17,13 @@
 // as their parts: compute-bound, so those lines give TFLOP/s instead.
 //
 // mpc-bench-kernels --sweep [--filter TEXT]: the batch norms and column
-// sums again at other settings of the runtime's two launch knobs, the
+// sums again at other settings of the runtime's launch knobs, the
 // two-launch column reductions' cut (setColumnPartialsTarget: 32 K to
 // 512 K partials, 128 K the default; the `_two_launches` lines) and the batch
 // norms' accesses per thread (setChannelVectorsPerThread: 1 to 16, 4 the
-// default), the setting in each line's shape ("... partials=131072"): what a
+// default), and the batch norms over groups of channels within a quarter
+// to all of the L2 (setBatchNormGroupBytes; 0, none, the default), the
+// setting in each line's shape ("... partials=131072"): what a
 // choice of those defaults would gain, measured rather than guessed.
 //
 // mpc-bench-kernels --profile --only NAME [--index K]: for a profiler
@@ -1183,8 +1185,9 @@ void attentionCases() {
 }
 
 /// --sweep: the batch norms and column sums at each cut of the column
-/// reductions, then the batch norms at each count of accesses per thread,
-/// the setting named in the lines' shapes; the defaults among them.
+/// reductions, then the batch norms at each count of accesses per thread
+/// and over groups of channels within each share of the L2, the setting
+/// named in the lines' shapes; the defaults among them.
 void sweepCases() {
   for (int64_t partials : {32768, 65536, 131072, 262144, 524288}) {
     int64_t before = setColumnPartialsTarget(partials);
@@ -1198,6 +1201,16 @@ void sweepCases() {
     setting = "vectors/thread=" + std::to_string(vectors);
     batchNormCases();
     setChannelVectorsPerThread(before);
+  }
+  // The batch norms over groups of channels within a quarter, half,
+  // three quarters and all of the L2 (the lines other than the _groups
+  // ones: those set their own).
+  for (int64_t eighths : {2, 4, 6, 8}) {
+    int64_t bytes = l2Bytes * eighths / 8;
+    int64_t before = setBatchNormGroupBytes(bytes);
+    setting = "group_bytes=" + std::to_string(bytes);
+    batchNormCases();
+    setBatchNormGroupBytes(before);
   }
   setting.clear();
 }
