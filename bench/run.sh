@@ -78,8 +78,8 @@ read -r -a COMPILE_FLAGS <<< "${COMPILE_FLAGS:-}"
 # kernel before them runs, waiting in their prologue: Programmatic
 # Dependent Launch; the same results). O2-bngroups runs it with
 # MPC_CUDA_BN_GROUPS=l2 (each batch norm's two passes over one group of
-# channels after another, a group's bytes within half the L2, so that the
-# second pass reads them from L2 rather than memory).
+# channels after another, the bytes a group's second pass reads and
+# writes within the L2, so that it reads from L2 rather than memory).
 LEVELS="${LEVELS:-fp32 O2}"
 # EVAL=1: each build's evaluation step is timed too (mpc_eval: the
 # training data as validation data, EVALS evaluations, the first one

@@ -21,8 +21,8 @@
 // two-launch column reductions' cut (setColumnPartialsTarget: 32 K to
 // 512 K partials, 128 K the default; the `_two_launches` lines) and the batch
 // norms' accesses per thread (setChannelVectorsPerThread: 1 to 16, 4 the
-// default), and the batch norms over groups of channels within a quarter
-// to all of the L2 (setBatchNormGroupBytes; 0, none, the default), the
+// default), and the batch norms over groups of channels within half to
+// twice the L2 (setBatchNormGroupBytes; 0, none, the default), the
 // setting in each line's shape ("... partials=131072"): what a
 // choice of those defaults would gain, measured rather than guessed.
 //
@@ -745,14 +745,15 @@ void batchNormCases() {
   bool oneLaunch = setReductionsInOneLaunch(false);
   both("_two_launches");
   setReductionsInOneLaunch(oneLaunch);
-  // Both passes over one group of channels after another, a group's bytes
-  // that the second pass reads again within half the L2
-  // (MPC_CUDA_BN_GROUPS=l2: on a 50 MiB L2 the forward in 4 groups of 32
-  // channels, the backwards in 8 of 16) and within a quarter, in the same
+  // Both passes over one group of channels after another, the bytes a
+  // group's second pass reads and writes within the L2
+  // (MPC_CUDA_BN_GROUPS=l2: on a 50 MiB L2 the forward and the backwards
+  // in 4 groups of 32 channels) and within twice the L2 (2 groups of 64:
+  // half the launches, part of the second pass from memory), in the same
   // build; the groups in the shape.
-  for (int64_t share : {2, 4}) {
-    const std::string suffix = share == 2 ? "_l2_groups" : "_l2_quarter_groups";
-    int64_t before = setBatchNormGroupBytes(l2Bytes / share);
+  for (int64_t l2s : {1, 2}) {
+    const std::string suffix = l2s == 1 ? "_l2_groups" : "_2l2_groups";
+    int64_t before = setBatchNormGroupBytes(l2Bytes * l2s);
     auto groups = [&](const std::function<void()> &run) {
       run();
       return shape + ", " + std::to_string(lastBatchNormGroups()) + " groups";
@@ -1186,7 +1187,7 @@ void attentionCases() {
 
 /// --sweep: the batch norms and column sums at each cut of the column
 /// reductions, then the batch norms at each count of accesses per thread
-/// and over groups of channels within each share of the L2, the setting
+/// and over groups of channels within each multiple of the L2, the setting
 /// named in the lines' shapes; the defaults among them.
 void sweepCases() {
   for (int64_t partials : {32768, 65536, 131072, 262144, 524288}) {
@@ -1202,11 +1203,11 @@ void sweepCases() {
     batchNormCases();
     setChannelVectorsPerThread(before);
   }
-  // The batch norms over groups of channels within a quarter, half,
-  // three quarters and all of the L2 (the lines other than the _groups
-  // ones: those set their own).
-  for (int64_t eighths : {2, 4, 6, 8}) {
-    int64_t bytes = l2Bytes * eighths / 8;
+  // The batch norms over groups of channels within half, one, one and a
+  // half and two times the L2 (the lines other than the _groups ones:
+  // those set their own).
+  for (int64_t halves : {1, 2, 3, 4}) {
+    int64_t bytes = l2Bytes * halves / 2;
     int64_t before = setBatchNormGroupBytes(bytes);
     setting = "group_bytes=" + std::to_string(bytes);
     batchNormCases();

@@ -316,16 +316,17 @@ int64_t setChannelVectorsPerThread(int64_t vectors);
 /// pass ended (true, the default) or from its start; returns the value
 /// before (tests, mpc-bench-kernels: the same results either way).
 bool setBatchNormSecondPassReversed(bool reversed);
-/// The bytes a batch norm's second pass may read again from L2: where the
-/// tensors that pass reads again (the forward's input; the backward's
-/// input, gradient and a read ReLU output) take more, batchNorm and
-/// batchNormBackward run both passes over one group of channels, then
-/// both over the next, each group's bytes within this, so that the second
-/// pass finds them in L2 instead of memory. 0 runs each pass over every
-/// channel at once. Unset, MPC_CUDA_BN_GROUPS decides at the first batch
-/// norm: `off` (the default) 0, `l2` half the device's L2. Returns the
-/// value before (tests, mpc-bench-kernels). Not for synchronised batch
-/// norms, whose exchange is over every channel.
+/// The bytes a batch norm's second pass may read and write within L2:
+/// where the tensors that pass reads again and writes (the forward's input
+/// and output; the backward's input, gradient, a read ReLU output and the
+/// input gradient) take more, batchNorm and batchNormBackward run both
+/// passes over one group of channels, then both over the next, each
+/// group's bytes within this, so that the second pass finds what it reads
+/// in L2 instead of memory. 0 runs each pass over every channel at once.
+/// Unset, MPC_CUDA_BN_GROUPS decides at the first batch norm: `off` (the
+/// default) 0, `l2` the device's L2. Returns the value before (tests,
+/// mpc-bench-kernels). Not for synchronised batch norms, whose exchange is
+/// over every channel.
 int64_t setBatchNormGroupBytes(int64_t bytes);
 /// The groups of channels the last batchNorm or batchNormBackward ran
 /// over (1: all channels at once; tests, mpc-bench-kernels).

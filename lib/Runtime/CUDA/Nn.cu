@@ -1062,26 +1062,34 @@ int64_t batchNormGroupBytes() {
         "MPC_CUDA_BN_GROUPS", "off",
         "a batch norm's passes each run over every channel at once", "l2",
         "a batch norm runs both its passes over one group of channels, then "
-        "over the next, each group's bytes within half the L2");
+        "over the next, the bytes each group's second pass reads and writes "
+        "within the L2");
     groupBytes = 0;
     if (l2) {
       int device = 0, bytes = 0;
       MPCRT_CUDA_CHECK(cudaGetDevice(&device));
       MPCRT_CUDA_CHECK(
           cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
-      groupBytes = bytes / 2;
+      groupBytes = bytes;
     }
   }
   return groupBytes;
 }
 
+/// The fewest 16-byte accesses of a row a group of channels takes: 64
+/// bytes, HBM3's burst, so that each row's part of a group is read from
+/// memory whole (a group of 32 bytes would leave half of each burst to a
+/// group that comes later, by when the L2 has let it go).
+constexpr int64_t kGroupAccesses = 4;
+
 /// The channels of each group a batch norm over [rows, c] of T runs over,
-/// its second pass reading `arrays` such tensors again: c where they fit
-/// setBatchNormGroupBytes' bytes, where it is 0, or where no group can be
-/// formed. A group is a power of two of the elementwise kernels' 16-byte
-/// accesses, at least two (32 bytes of a row: a whole sector), that
-/// divides the row's accesses; so groups need every pointer on 16 bytes
-/// and c a multiple of 16 bytes' elements, as those accesses do.
+/// its second pass reading and writing `arrays` such tensors (the
+/// forward's x and y; the backward's dy, x, dx and a read output): c where
+/// those bytes fit setBatchNormGroupBytes' bytes, where it is 0, or where
+/// no group can be formed. A group is a power of two of the elementwise
+/// kernels' 16-byte accesses, at least kGroupAccesses, that divides the
+/// row's accesses; so groups need every pointer on 16 bytes and c a
+/// multiple of 16 bytes' elements, as those accesses do.
 template <typename T>
 int64_t groupChannels(int64_t rows, int64_t c, int arrays, bool sync,
                       std::initializer_list<const void *> pointers) {
@@ -1094,9 +1102,10 @@ int64_t groupChannels(int64_t rows, int64_t c, int arrays, bool sync,
     if (!alignedTo(p, 16))
       return c;
   int64_t cv = c / N, best = 0;
-  for (int64_t g = 2; g < cv && cv % g == 0 && perChannel * g * N <= budget;
+  for (int64_t g = 1; g < cv && cv % g == 0 && perChannel * g * N <= budget;
        g *= 2)
-    best = g;
+    if (g >= kGroupAccesses)
+      best = g;
   return best ? best * N : c;
 }
 
@@ -1176,7 +1185,7 @@ void batchNorm(mpcrt_dtype dtype, const void *input, mpcrt_dtype paramDtype,
     T *y = static_cast<T *>(output);
     // Both passes over each group of cg channels in turn (all of them
     // unless setBatchNormGroupBytes says otherwise).
-    int64_t cg = groupChannels<T>(rows, c, 1, sync, {x, y});
+    int64_t cg = groupChannels<T>(rows, c, 2, sync, {x, y});
     lastGroups = c / cg;
     ColumnPlan plan = planColumns<T>(1, rows, cg);
     Partial<A, 3> *partials;
@@ -1269,8 +1278,8 @@ void batchNormBackward(mpcrt_dtype dtype, const void *gradOutput,
     T *dx = static_cast<T *>(gradInput);
     // Both passes over each group of cg channels in turn (all of them
     // unless setBatchNormGroupBytes says otherwise): the second reads dy
-    // and x again, and a read output.
-    int64_t cg = groupChannels<T>(rows, c, out ? 3 : 2, sync, {dy, x, dx, out});
+    // and x again, and a read output, and writes dx.
+    int64_t cg = groupChannels<T>(rows, c, out ? 4 : 3, sync, {dy, x, dx, out});
     lastGroups = c / cg;
     ColumnPlan plan = planColumns<T>(1, rows, cg);
     Partial<A, 2> *partials;

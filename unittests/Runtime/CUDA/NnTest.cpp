@@ -1018,17 +1018,18 @@ TEST_F(Nn, BatchNormLaunchSettingsOfTheSweepKeepItsResults) {
 
 TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  // setBatchNormGroupBytes: both passes over groups of 16 and of 32 of 64
-  // channels (4 and 2 groups; budgets of exactly those groups' bytes) give
-  // what one pass over every channel gives, within the rounding of the
-  // statistics' sums taken in another cut. The backward takes the saved
+  // setBatchNormGroupBytes: both passes over groups of 32 and of 64 of 128
+  // channels (4 and 2 groups; budgets of exactly the bytes those groups'
+  // second passes read and write) give what one pass over every channel
+  // gives, within the rounding of the statistics' sums taken in another
+  // cut. The backward takes the saved
   // statistics of the forward over every channel, so that the ReLU's mask
   // it forms is the same. Plain, with the ReLU's output read and formed,
   // with addends to the parameter gradients. A budget under two 16-byte
   // accesses of a row, a pointer off 16 bytes, channels that are not a
   // multiple of 16 bytes and a synchronised norm: one group, the same
-  // bits.
-  const int64_t c = 64, rows = 37 * 41, n = rows * c;
+  // bits; a row of 12 accesses in 3 groups of 4.
+  const int64_t c = 128, rows = 37 * 41, n = rows * c;
   for (mpcrt_dtype d : {MPCRT_F16, MPCRT_BF16, MPCRT_F32}) {
     SCOPED_TRACE("dtype " + std::to_string(d));
     const int64_t e = bytesOf(d);
@@ -1089,9 +1090,10 @@ TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
       SCOPED_TRACE(relu ? "with the ReLU" : "without the ReLU");
       Forward all = forward(relu, 0);
       ASSERT_EQ(lastBatchNormGroups(), 1);
-      for (int64_t cg : {16, 32}) {
+      for (int64_t cg : {32, 64}) {
         SCOPED_TRACE(std::to_string(cg) + " channels a group");
-        Forward f = forward(relu, rows * e * cg);
+        // The normalisation reads x and writes y.
+        Forward f = forward(relu, rows * e * 2 * cg);
         ASSERT_EQ(lastBatchNormGroups(), c / cg);
         expectClose(all.mean, f.mean, stat, "saved mean");
         expectClose(all.invstd, f.invstd, stat, "saved invstd");
@@ -1106,7 +1108,9 @@ TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
                          (addends ? ", addends" : ""));
             Backward one = backward(all, way, addends, 0);
             ASSERT_EQ(lastBatchNormGroups(), 1);
-            int64_t arrays = way == 1 ? 3 : 2;
+            // The input gradient's pass reads dy, x (and the output) and
+            // writes dx.
+            int64_t arrays = way == 1 ? 4 : 3;
             Backward b = backward(all, way, addends, rows * e * cg * arrays);
             ASSERT_EQ(lastBatchNormGroups(), c / cg);
             expectClose(one.dgamma, b.dgamma, sums, "dgamma");
@@ -1117,9 +1121,9 @@ TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
           }
         }
       }
-      // Budgets a group cannot meet (two 16-byte accesses of a row at
-      // least): one group, the same bits.
-      Forward small = forward(relu, rows * 16);
+      // Budgets a group cannot meet (four 16-byte accesses of a row at
+      // least, 64 bytes): one group, the same bits.
+      Forward small = forward(relu, rows * 64);
       EXPECT_EQ(lastBatchNormGroups(), 1);
       EXPECT_EQ(small.y, all.y);
     }
@@ -1128,7 +1132,7 @@ TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
       uint8_t *shifted = uploadAt(x, e);
       uint8_t *gy = deviceBuffer<uint8_t>(n * e);
       float *gm = deviceBuffer<float>(c), *gi = deviceBuffer<float>(c);
-      int64_t before = setBatchNormGroupBytes(rows * e * 16);
+      int64_t before = setBatchNormGroupBytes(rows * e * 2 * 32);
       batchNorm(d, shifted, MPCRT_F32, gGamma, gBeta, upload(rm), upload(rv),
                 gy, gm, gi, rows, c, 0.1, 1e-5);
       EXPECT_EQ(lastBatchNormGroups(), 1);
@@ -1140,13 +1144,14 @@ TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
                         deviceBuffer<float>(c), deviceBuffer<float>(c), rows, c,
                         nullptr, nullptr, nullptr, nullptr, /*sync=*/true);
       EXPECT_EQ(lastBatchNormGroups(), 1);
-      // 40 channels: 80 or 160 bytes a row, 5 or 10 accesses, no power of
-      // two of them divides (f32: 10 accesses, groups of 2 would; f16
-      // and bf16: 5, none).
-      int64_t c40 = 40;
+      // 48 channels: f32 rows of 12 accesses, 3 groups of 4 (16 channels,
+      // 64 bytes); f16 and bf16 rows of 6, which no power of two of 4 or
+      // more divides: one group.
+      const int64_t c48 = 48, rows48 = n / c48 / 2;
+      setBatchNormGroupBytes(rows48 * 8 * 16);
       batchNorm(d, gx, MPCRT_F32, gGamma, gBeta, upload(rm), upload(rv), gy, gm,
-                gi, rows * c / c40 / 2, c40, 0.1, 1e-5);
-      EXPECT_EQ(lastBatchNormGroups(), d == MPCRT_F32 ? 5 : 1);
+                gi, rows48, c48, 0.1, 1e-5);
+      EXPECT_EQ(lastBatchNormGroups(), d == MPCRT_F32 ? 3 : 1);
       setBatchNormGroupBytes(before);
     }
   }
@@ -1154,9 +1159,9 @@ TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
 
 TEST_F(Nn, BatchNormGroupsFollowTheEnvironment) {
   // MPC_CUDA_BN_GROUPS=l2 (ctest's emulated-bn-groups.l2) groups within
-  // half the device's L2 (the emulation's 4 MiB); unset, no groups.
+  // the device's L2 (the emulation's 4 MiB); unset, no groups.
   const char *v = std::getenv("MPC_CUDA_BN_GROUPS");
-  int64_t want = v && std::strcmp(v, "l2") == 0 ? 2 << 20 : 0;
+  int64_t want = v && std::strcmp(v, "l2") == 0 ? 4 << 20 : 0;
   EXPECT_EQ(setBatchNormGroupBytes(12345), want);
   EXPECT_EQ(setBatchNormGroupBytes(want), 12345);
 }
