@@ -234,6 +234,17 @@ pack() {
         echo "bench/decide.py failed"
       fi
     fi
+    # What the runs said that a default waits for: cuBLASLt refusing
+    # pointer-array products (they then ran as strided batches), and the
+    # step graphs' programmatic dependencies (MPC_CUDA_PDL=on).
+    local said
+    said=$(cat "$work"/*.out "$work"/*/bench.log 2> /dev/null |
+      grep -E "cuBLASLt refused the .* through pointer arrays|step graph: " |
+      sort | uniq -c | sort -rn | head -n 10)
+    if [ -n "$said" ]; then
+      echo "== the runs' notes (each with its count)"
+      echo "$said"
+    fi
     if [ -f "$work/ncu.out" ]; then
       echo "== ncu (the sweep in visit.tar.gz: ncu/sweep.md)"
       if [ -f "$work/ncu/table.md" ]; then
