@@ -10,7 +10,9 @@ results.jsonl (mpc's levels' step times, per model).
 For each choice the backend or the compiler makes by a default that no
 GPU has confirmed, the lines that time the default against the other
 way: the same shape and dtype (the other line's shape may go on, as in
-"..., 4 groups" or "... offset 1"), or the same model's step. Each pair
+"..., 4 groups" or "... offset 1"; a line whose shape says ", 1 groups"
+ran as the default does and pairs with nothing), or the same model's
+step. Each pair
 is "faster" or "slower" (the other way against the default) past 5%,
 "same" within it. A choice's verdict: "change" where the other way is
 faster on every pair, "keep" where it is faster on none, "mixed" where
@@ -150,7 +152,8 @@ def kernel_pairs(times, order, mine, theirs, dtype):
             continue
         for other, other_shape, other_dt in order:
             if (other == theirs and other_dt == dt and
-                    other_shape.startswith(shape)):
+                    other_shape.startswith(shape) and
+                    not other_shape.endswith(", 1 groups")):
                 label = "%s against %s, %s %s" % (theirs, mine, other_shape,
                                                   dt)
                 yield (label.rstrip(), times[(kernel, shape, dt)],
