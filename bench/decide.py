@@ -20,10 +20,12 @@ some pairs say each, "not timed" where no pair was. Prints a Markdown
 table of the pairs, then one line per choice.
 """
 import argparse
-import json
+import os
 import sys
 
-MARGIN = 0.05
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "kernels"))
+from compare import MARGIN, json_lines, least_times  # noqa: E402
 
 # name, how it is set, the default, the other way, kernel pairs (the
 # default's line, the other way's line, dtype or None for any), step
@@ -93,39 +95,10 @@ CHOICES = [
 ]
 
 
-def read_lines(paths):
-    """Each path's JSON lines, in order."""
-    for path in paths:
-        with open(path) as f:
-            for number, text in enumerate(f, 1):
-                if not text.strip():
-                    continue
-                try:
-                    yield json.loads(text)
-                except ValueError:
-                    sys.exit("decide.py: %s:%d: not a JSON line" % (path,
-                                                                    number))
-
-
-def kernel_times(paths):
-    """{(kernel, shape, dtype): least ms}, and the keys in first order."""
-    best, order = {}, []
-    for line in read_lines(paths):
-        if "kernel" not in line or "ms" not in line:
-            continue
-        key = (line["kernel"], line.get("shape", ""), line.get("dtype", ""))
-        if key not in best:
-            order.append(key)
-            best[key] = line["ms"]
-        else:
-            best[key] = min(best[key], line["ms"])
-    return best, order
-
-
 def step_times(paths):
     """{(model, impl): ms per step} of mpc's levels, the last of each."""
     steps, order = {}, []
-    for line in read_lines(paths):
+    for line in json_lines(paths, "decide.py"):
         if "ms_per_step" not in line or "model" not in line:
             continue
         key = (line["model"], line["impl"])
@@ -189,7 +162,9 @@ def main():
     args = parser.parse_args()
     if not args.kernels and not args.steps:
         parser.error("give --kernels, --steps or both")
-    times, order = kernel_times(args.kernels)
+    times, order = least_times(
+        line for line in json_lines(args.kernels, "decide.py")
+        if "kernel" in line and "ms" in line)
     steps, step_order = step_times(args.steps)
     print("| choice | lines | default ms | other ms | other/default |"
           " verdict |")

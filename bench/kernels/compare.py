@@ -19,21 +19,32 @@ import sys
 MARGIN = 0.05
 
 
-def least_times(paths):
-    best, order = {}, []
+def json_lines(paths, tool="compare.py"):
+    """Each path's JSON lines, in order; a line that is not JSON stops the
+    run with its file and number."""
     for path in paths:
         with open(path) as f:
-            for text in f:
+            for number, text in enumerate(f, 1):
                 if not text.strip():
                     continue
-                line = json.loads(text)
-                key = (line["kernel"], line.get("shape", ""),
-                       line.get("dtype", ""))
-                if key not in best:
-                    order.append(key)
-                    best[key] = line["ms"]
-                else:
-                    best[key] = min(best[key], line["ms"])
+                try:
+                    yield json.loads(text)
+                except ValueError:
+                    sys.exit("%s: %s:%d: not a JSON line" % (tool, path,
+                                                             number))
+
+
+def least_times(lines):
+    """{(kernel, shape, dtype): least ms} over kernel lines, and the keys
+    in first order."""
+    best, order = {}, []
+    for line in lines:
+        key = (line["kernel"], line.get("shape", ""), line.get("dtype", ""))
+        if key not in best:
+            order.append(key)
+            best[key] = line["ms"]
+        else:
+            best[key] = min(best[key], line["ms"])
     return best, order
 
 
@@ -55,8 +66,8 @@ def main():
     parser.add_argument("--current", nargs="+", required=True)
     parser.add_argument("--json", help="also write the rows as JSON lines")
     args = parser.parse_args()
-    base, base_order = least_times(args.baseline)
-    now, now_order = least_times(args.current)
+    base, base_order = least_times(json_lines(args.baseline))
+    now, now_order = least_times(json_lines(args.current))
     keys = now_order + [k for k in base_order if k not in now]
     rows = []
     for key in keys:
