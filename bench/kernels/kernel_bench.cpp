@@ -721,6 +721,11 @@ void batchNormCases() {
     batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd, dx, dg,
                       db, kPixels, kWidth);
   };
+  // With a fused ReLU whose output is formed again from x and beta.
+  auto formed = [&] {
+    batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd, dx, dg,
+                      db, kPixels, kWidth, nullptr, beta);
+  };
   // The forward and the backward again, their names ending in `suffix`.
   auto both = [&](const std::string &suffix) {
     report("batch_norm" + suffix, shape, "f16", 4.0 * n, forward);
@@ -763,10 +768,6 @@ void batchNormCases() {
     if (selected("batch_norm_backward" + suffix))
       report("batch_norm_backward" + suffix, groups(backward), "f16", 6.0 * n,
              backward);
-    auto formed = [&] {
-      batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd, dx, dg,
-                        db, kPixels, kWidth, nullptr, beta);
-    };
     if (selected("batch_norm_relu_backward_formed" + suffix))
       report("batch_norm_relu_backward_formed" + suffix, groups(formed), "f16",
              6.0 * n, formed);
@@ -781,10 +782,7 @@ void batchNormCases() {
                              dx, dg, db, kPixels, kWidth, y);
          });
   report("batch_norm_relu_backward_formed", dims({16, 128, 128, kWidth}), "f16",
-         6.0 * n, [&] {
-           batchNormBackward(MPCRT_F16, g, x, MPCRT_F32, gamma, mean, invstd,
-                             dx, dg, db, kPixels, kWidth, nullptr, beta);
-         });
+         6.0 * n, formed);
   // Our forward with its ReLU (the UNet's: the same bytes as without).
   report("batch_norm_relu", shape, "f16", 4.0 * n, [&] {
     batchNorm(MPCRT_F16, x, MPCRT_F32, gamma, beta, runMean, runVar, y, mean,
