@@ -324,10 +324,14 @@ __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
 }
 
 /// mpc.softmax_dropout's keep bits of one row's elements [first, first +
-/// cols) (at most kWarpRowLimit), for a warp: its lanes draw the row's
-/// Philox groups in turn, one call per four elements as mpcrt_dropout_*,
-/// into `nibbles` (bit e of byte g - first / 4: element 4 g + e), which
-/// every lane then reads (laneBits).
+/// cols) (at most kWarpRowLimit), for a warp, one Philox call per four
+/// elements as mpcrt_dropout_* (lane bits: laneBits' bit k, the lane's
+/// element k). Where a lane's groups of four are whole Philox groups
+/// (kGroup<K> is 4, the row's groups whole: its first element and its
+/// length multiples of 4), group j of lane l is the row's Philox group 32
+/// j + l, and each lane draws its own groups' bits into a register. Other
+/// rows' lanes draw the row's Philox groups in turn into `nibbles` (bit e
+/// of byte g - first / 4: element 4 g + e), which every lane then reads.
 /// At p = 0 (an evaluation step) every element is kept and no bits are
 /// drawn.
 struct WarpKeeps {
@@ -380,16 +384,44 @@ struct WarpKeeps {
     }
     return bits;
   }
+  /// The lane's bits of the row at `first` (laneBits'), where `whole`
+  /// says the row moves in whole groups (wholeGroups: its length a
+  /// multiple of kGroup<K>; rows start at multiples of their length). Its
+  /// own groups' Philox calls in a loop (one copy of the rounds in the
+  /// kernel's code), without the nibbles and the warp's two
+  /// synchronisations, where its groups of four are Philox groups.
+  template <int K>
+  __device__ uint32_t lanes(int64_t first, int64_t cols, bool whole) {
+    if (kGroup<K> != 4 || !whole || first % 4 != 0 || p == 0) {
+      fill(first, cols);
+      return laneBits<K>(first, cols);
+    }
+    const int lane = threadIdx.x % 32;
+    const uint64_t threshold = formulas::keepThreshold(p);
+    uint32_t bits = 0;
+#pragma unroll 1
+    for (int q = 0; q < K; q += 4) {
+      int64_t c = laneColumn<K>(int64_t(lane), q);
+      if (c >= cols)
+        break; // the lane's later groups lie further along the row
+      uint32_t words[4];
+      formulas::dropoutWords(seed, step, static_cast<uint64_t>(first + c) / 4,
+                             words);
+      bits |= formulas::keepBitsOf(words, threshold) << q;
+    }
+    return bits;
+  }
 };
 
 /// The bytes WarpKeeps takes per warp: a row of kWarpRowLimit elements
 /// not starting at a multiple of 4 spans one group more.
 constexpr int kWarpKeepBytes = kWarpRowLimit / 4 + 1;
 
-/// Calls body(base, v, sum, keeps) for each of the warp's rows of
+/// Calls body(base, v, sum, bits) for each of the warp's rows of
 /// softmax(s * input) (rows of at most 32 K elements): v and sum as
 /// warpShifted<Short> leaves them with `exps` (the probabilities are
-/// SoftmaxMath<Short>'s v / sum), keeps the row's dropout bits. The
+/// SoftmaxMath<Short>'s v / sum), bits the lane's dropout bits of the row
+/// (WarpKeeps::lanes; bit k: element k of the lane kept). The
 /// forward and its backward compute the same probabilities where both
 /// take the same Short (every operand f16 or bf16, or not all).
 template <bool Short, int K, typename In, typename A, typename Body>
@@ -405,9 +437,9 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
     // The row's loads first, its keep bits drawn while they are in
     // flight, then warpShifted's arithmetic.
     loadLanes(input, base, cols, whole, A(0), v);
-    keeps.fill(base, cols);
+    uint32_t bits = keeps.lanes<K>(base, cols, whole);
     warpShift<Short>(cols, s, v, sum, true);
-    body(base, v, sum, keeps);
+    body(base, v, sum, bits);
   }
 }
 
@@ -444,10 +476,9 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
   A kept = static_cast<A>(1 / (1 - p));
   forEachDroppedRow<Short, K>(
       input, rows, cols, whole, static_cast<A>(scale), p, seed, step,
-      [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
+      [&](int64_t base, A(&v)[K], A sum, uint32_t bits) {
         // Every element's probability computed (0 past the row), then
         // selected by its bit: no branch that the lanes take apart.
-        uint32_t bits = keeps.laneBits<K>(base, cols);
         SoftmaxMath<Short, A> math(sum);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
@@ -479,10 +510,9 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
   AG kept = static_cast<AG>(1 / (1 - p));
   forEachDroppedRow<Short, K>(
       input, rows, cols, whole, s, p, seed, step,
-      [&](int64_t base, A(&v)[K], A sum, const WarpKeeps &keeps) {
+      [&](int64_t base, A(&v)[K], A sum, uint32_t bits) {
         AG g[K];
         loadLanes(grad, base, cols, whole, AG(0), g);
-        uint32_t bits = keeps.laneBits<K>(base, cols);
         SoftmaxMath<Short, A> math(sum);
         A d[K], dot = 0;
 #pragma unroll

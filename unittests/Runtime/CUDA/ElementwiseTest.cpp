@@ -861,10 +861,15 @@ TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
   // p = 0: every element kept, no bits drawn. Rows of 512 (a warp's
   // lanes filled exactly), at p = 0.3, also with every row tensor 1 element
   // past an aligned start (no group of the row aligned) and 4 (16-bit groups
-  // aligned to their 8 bytes only).
+  // aligned to their 8 bytes only). The warp kernels' rows of 200, 512,
+  // 1020 and 1024 have whole Philox groups, which each lane draws for its
+  // own elements (200 and 1020 leave some lanes' last groups past the
+  // row); rows of 45 and 64 (a lane's groups of 1 and 2) and rows 1
+  // element off draw the row's groups into shared memory first; rows of
+  // 1029 take a block.
   for (int64_t offset : {int64_t(0), int64_t(1), int64_t(4)})
     for (double p : {0.3, 0.0})
-      for (int64_t cols : {45, 64, 200, 512, 1029})
+      for (int64_t cols : {45, 64, 200, 512, 1020, 1024, 1029})
         for (auto [in, out] : pairs) {
           if (offset != 0 && (cols != 512 || p == 0))
             continue;
