@@ -462,8 +462,12 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
 /// instructions, which take many warps in flight to keep a multiprocessor
 /// busy; uncapped, ptxas gave the f16 forward 72 registers and the
 /// backward 96 (3 and 2 blocks), capped at most 64 and 80 with nothing
-/// spilled. Longer rows, f64 and mixed types spill when capped, so they
-/// are not.
+/// spilled. The backward of rows that fill the lanes exactly (Full:
+/// BERT's 512) fits 4 blocks, 64 registers, with nothing spilled and the
+/// same instructions (ptxas sm_90, its lanes' keep bits drawn in
+/// registers; at 4 blocks the other forms spill 32 to 36 bytes, and at 5
+/// the forward 36). Longer rows, f64 and mixed types spill when capped, so
+/// they are not.
 template <typename Access>
 constexpr bool kCappable =
     !std::is_same_v<Access, AnyFloat> && sizeof(typename Access::Acc) == 4;
@@ -507,7 +511,8 @@ __global__ void __launch_bounds__(kThreads, cappedBlocks<K, In, Out>(4))
 /// `dropped` has data (its accessor of X's, every type the same), the
 /// forward's result too: its kernel's arithmetic, in the same A and Short.
 template <typename G, typename In, typename X, int K, bool Full>
-__global__ void __launch_bounds__(kThreads, cappedBlocks<K, G, In, X>(3))
+__global__ void __launch_bounds__(kThreads,
+                                  cappedBlocks<K, G, In, X>(Full ? 4 : 3))
     softmaxDropoutBackwardWarpKernel(G grad, In input, X gradInput, X dropped,
                                      int64_t rows, int64_t cols, bool whole,
                                      double scale, double p, uint64_t seed,
