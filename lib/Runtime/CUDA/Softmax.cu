@@ -339,9 +339,9 @@ __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
 /// cols) (at most kWarpRowLimit), for a warp, one Philox call per four
 /// elements as mpcrt_dropout_* (lane bits: laneBits' bit k, the lane's
 /// element k). Where a lane's groups of four are whole Philox groups
-/// (kGroup<K> is 4, the row's groups whole: its first element and its
-/// length multiples of 4), group j of lane l is the row's Philox group 32
-/// j + l, and each lane draws its own groups' bits into a register. Other
+/// (kGroup<K> is 4, the row's first element and its length multiples of
+/// 4), group j of lane l is the row's Philox group 32 j + l, and each lane
+/// draws its own groups' bits into a register. Other
 /// rows' lanes draw the row's Philox groups in turn into `nibbles` (bit e
 /// of byte g - first / 4: element 4 g + e), which every lane then reads.
 /// At p = 0 (an evaluation step) every element is kept and no bits are
@@ -396,15 +396,15 @@ struct WarpKeeps {
     }
     return bits;
   }
-  /// The lane's bits of the row at `first` (laneBits'), where `whole`
-  /// says the row moves in whole groups (wholeGroups: its length a
-  /// multiple of kGroup<K>; rows start at multiples of their length). Its
-  /// own groups' Philox calls in a loop (one copy of the rounds in the
-  /// kernel's code), without the nibbles and the warp's two
-  /// synchronisations, where its groups of four are Philox groups.
-  template <int K>
-  __device__ uint32_t lanes(int64_t first, int64_t cols, bool whole) {
-    if (kGroup<K> != 4 || !whole || first % 4 != 0 || p == 0) {
+  /// The lane's bits of the row at `first` (laneBits'): its own groups'
+  /// Philox calls in a loop (one copy of the rounds in the kernel's
+  /// code), without the nibbles and the warp's two synchronisations,
+  /// where its groups of four are Philox groups: groups of four
+  /// (kGroup<K>) in a row that starts and ends at multiples of 4, however
+  /// the row lies in memory (the groups are columns, whether or not they
+  /// move as one access).
+  template <int K> __device__ uint32_t lanes(int64_t first, int64_t cols) {
+    if (kGroup<K> != 4 || first % 4 != 0 || cols % 4 != 0 || p == 0) {
       fill(first, cols);
       return laneBits<K>(first, cols);
     }
@@ -449,7 +449,7 @@ __device__ void forEachDroppedRow(const In &input, int64_t rows, int64_t cols,
     // The row's loads first, its keep bits drawn while they are in
     // flight, then warpShifted's arithmetic.
     loadLanes(input, base, cols, whole, A(0), v);
-    uint32_t bits = keeps.lanes<K>(base, cols, whole);
+    uint32_t bits = keeps.lanes<K>(base, cols);
     warpShift<Short>(cols, s, v, sum, true);
     body(base, v, sum, bits);
   }

@@ -864,12 +864,13 @@ TEST_F(Elementwise, SoftmaxDropoutMatchesTheReference) {
   // aligned to their 8 bytes only). The warp kernels' rows of 200, 512,
   // 1020 and 1024 have whole Philox groups, which each lane draws for its
   // own elements (200 and 1020 leave some lanes' last groups past the
-  // row); rows of 45 and 64 (a lane's groups of 1 and 2) and rows 1
-  // element off draw the row's groups into shared memory first; rows of
+  // row), also where the row lies 1 element off; rows of 45 and 64 (a
+  // lane's groups of 1 and 2) and of 202 (rows starting 2 elements past a
+  // Philox group) draw the row's groups into shared memory first; rows of
   // 1029 take a block.
   for (int64_t offset : {int64_t(0), int64_t(1), int64_t(4)})
     for (double p : {0.3, 0.0})
-      for (int64_t cols : {45, 64, 200, 512, 1020, 1024, 1029})
+      for (int64_t cols : {45, 64, 200, 202, 512, 1020, 1024, 1029})
         for (auto [in, out] : pairs) {
           if (offset != 0 && (cols != 512 || p == 0))
             continue;
