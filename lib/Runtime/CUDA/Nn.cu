@@ -1102,10 +1102,9 @@ int64_t groupChannels(int64_t rows, int64_t c, int arrays, bool sync,
     if (!alignedTo(p, 16))
       return c;
   int64_t cv = c / N, best = 0;
-  for (int64_t g = 1; g < cv && cv % g == 0 && perChannel * g * N <= budget;
-       g *= 2)
-    if (g >= kGroupAccesses)
-      best = g;
+  for (int64_t g = kGroupAccesses;
+       g < cv && cv % g == 0 && perChannel * g * N <= budget; g *= 2)
+    best = g;
   return best ? best * N : c;
 }
 

@@ -341,9 +341,9 @@ __global__ void softmaxBackwardKernel(G grad, Y output, X gradInput,
 /// element k). Where a lane's groups of four are whole Philox groups
 /// (kGroup<K> is 4, the row's first element and its length multiples of
 /// 4), group j of lane l is the row's Philox group 32 j + l, and each lane
-/// draws its own groups' bits into a register. Other
-/// rows' lanes draw the row's Philox groups in turn into `nibbles` (bit e
-/// of byte g - first / 4: element 4 g + e), which every lane then reads.
+/// draws its own groups' bits into a register. Other rows' lanes draw the
+/// row's Philox groups in turn into `nibbles` (bit e of byte g - first /
+/// 4: element 4 g + e), which every lane then reads.
 /// At p = 0 (an evaluation step) every element is kept and no bits are
 /// drawn.
 struct WarpKeeps {

@@ -1025,7 +1025,7 @@ TEST_F(Nn, BatchNormOverGroupsOfChannelsKeepsItsResults) {
   // cut. The backward takes the saved
   // statistics of the forward over every channel, so that the ReLU's mask
   // it forms is the same. Plain, with the ReLU's output read and formed,
-  // with addends to the parameter gradients. A budget under two 16-byte
+  // with addends to the parameter gradients. A budget under four 16-byte
   // accesses of a row, a pointer off 16 bytes, channels that are not a
   // multiple of 16 bytes and a synchronised norm: one group, the same
   // bits; a row of 12 accesses in 3 groups of 4.
