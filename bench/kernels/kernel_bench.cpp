@@ -354,6 +354,27 @@ void columnSumCases() {
     }
     setReductionsInOneLaunch(before);
   }
+  // An attention's query, key and value bias gradients (--mpc-fuse's
+  // sibling-bias-grads): three 4096 x 768 gradients in one launch, against
+  // a column reduction each.
+  {
+    Buffers b;
+    const void *ins[3];
+    void *outs[3];
+    for (int i = 0; i < 3; ++i) {
+      ins[i] = b.random(MPCRT_F16, kRows * kHidden);
+      outs[i] = b.empty(kHidden * 4);
+    }
+    double bytes = 3 * (2.0 * kRows * kHidden + 4.0 * kHidden);
+    std::string shape = "3 x " + dims({kRows, kHidden});
+    report("column_sums_siblings", shape, "f16->f32", bytes, [&] {
+      columnSumsOfList(MPCRT_F16, MPCRT_F32, 3, ins, outs, kRows, kHidden);
+    });
+    report("column_sums_each", shape, "f16->f32", bytes, [&] {
+      for (int i = 0; i < 3; ++i)
+        columnSums(MPCRT_F16, MPCRT_F32, ins[i], outs[i], kRows, kHidden);
+    });
+  }
   // One long row: the sum of the UNet head's [16, 128, 128, 1] output
   // gradient (its bias gradient), in segments.
   Buffers b;

@@ -212,6 +212,14 @@ static cl::opt<bool> noNormBiasGrads(
              "gradient again (--mpc-fuse's norm-bias-grads=false), instead "
              "of in the norm backward's column reduction; the same values"),
     cl::cat(category));
+static cl::opt<bool> noSiblingBiasGrads(
+    "no-sibling-bias-grads",
+    cl::desc("Sum the bias gradients of linear layers that read one input "
+             "(an attention's query, key and value projections) in a "
+             "reduction each (--mpc-fuse's sibling-bias-grads=false), "
+             "instead of in one mpc.column_sums (one launch on CUDA); the "
+             "same values"),
+    cl::cat(category));
 static cl::opt<bool> noFuseWeightGradSums(
     "no-fuse-weight-grad-sums",
     cl::desc("Round each weight gradient to f16/bf16 before adding it to its "
@@ -694,6 +702,8 @@ static std::optional<int> toLLVMIR(bool parallel, TimingScope &timeRoot,
     later += " weight-grad-sums=false";
   if (noNormBiasGrads)
     later += " norm-bias-grads=false";
+  if (noSiblingBiasGrads)
+    later += " sibling-bias-grads=false";
   if (noHeadProducts)
     later += " head-products=false";
   step.laterFuseOptions = later;
@@ -859,6 +869,8 @@ static int compile(int argc, char **argv) {
     return fail("--no-head-products and --no-fuse contradict each other");
   if (noFuse && noNormBiasGrads)
     return fail("--no-norm-bias-grads and --no-fuse contradict each other");
+  if (noFuse && noSiblingBiasGrads)
+    return fail("--no-sibling-bias-grads and --no-fuse contradict each other");
   if (noFuse && noConcatConvs)
     return fail("--no-concat-convs and --no-fuse contradict each other");
   if (noFuse && keepProbabilities)

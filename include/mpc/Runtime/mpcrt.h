@@ -134,6 +134,14 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             int64_t m, int64_t n, int64_t k, int32_t trans_a,
                             int32_t sums_of_a);
 
+/* mpc.column_sums: sums[i][j], the sum of column j of inputs[i] ([rows,
+ * cols] of type `in`) over its rows, for each i < count, as
+ * mpcrt_matmul_bias_grad sums its gradient: accumulated in f32 (f64 for
+ * f64) and rounded once to `out` (`in`, or f32 for f16/bf16). */
+void mpcrt_column_sums(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
+                       const void *const *inputs, void *const *sums,
+                       int64_t rows, int64_t cols);
+
 /* mpc.softmax / mpc.log_softmax along the last axis of `rows` rows of
  * `cols` elements (the lowering transposes other axes last), and their
  * backward from the forward's output. */

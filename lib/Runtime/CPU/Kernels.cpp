@@ -391,6 +391,13 @@ void mpcrt::columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *b,
 
 extern "C" {
 
+void mpcrt_column_sums(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
+                       const void *const *inputs, void *const *sums,
+                       int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < count; ++i)
+    columnSums(in, out, inputs[i], nullptr, sums[i], cols, rows);
+}
+
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             const void *a, const void *b, const void *addend,
                             void *c, const void *bias_addend, void *bias_grad,

@@ -420,6 +420,12 @@ void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
                        batch, m, n, k, trans_a != 0, trans_b != 0, activation);
 }
 
+void mpcrt_column_sums(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
+                       const void *const *inputs, void *const *sums,
+                       int64_t rows, int64_t cols) {
+  columnSumsOfList(in, out, count, inputs, sums, rows, cols);
+}
+
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
                             const void *a, const void *b, const void *addend,
                             void *c, const void *bias_addend, void *bias_grad,

@@ -839,6 +839,101 @@ void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
   MPCRT_CUDA_LAUNCHED("column_sums");
 }
 
+namespace {
+/// The terms of a list of [rows, cols] arrays, array o at blockIdx.z:
+/// its address chosen once per thread (column<N>), the rows' loads those
+/// of ReduceTerm of that array.
+template <typename T> struct ListTerms {
+  using Element = T;
+  using A = typename Storage<T>::Acc;
+  const T *in[kColumnSumsList];
+  int count;
+  int64_t cols;
+  bool aligned() const {
+    for (int i = 0; i < count; ++i)
+      if (!alignedTo(in[i], 16))
+        return false;
+    return true;
+  }
+  struct Array {
+    const T *in;
+  };
+  template <int N> __device__ Array column(int64_t o, int64_t, bool) const {
+    const T *mine = in[0];
+#pragma unroll
+    for (int i = 1; i < kColumnSumsList; ++i)
+      if (o == i)
+        mine = in[i];
+    return {mine};
+  }
+  template <int N>
+  __device__ void terms(int64_t, int64_t r, int64_t j, bool whole, Array a,
+                        Partial<A, 1> (&t)[N]) const {
+    Vec<T, N> v = loadVec<N>(a.in, r * cols + j, whole);
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      t[k] = {{Storage<T>::load(v.v[k])}};
+  }
+};
+
+/// Array o's column sums stored as G in sums[o].
+template <typename G, typename A> struct StoreListSums {
+  G *sums[kColumnSumsList];
+  __device__ void operator()(int64_t o, int64_t j,
+                             const Partial<A, 1> &s) const {
+    G *mine = sums[0];
+#pragma unroll
+    for (int i = 1; i < kColumnSumsList; ++i)
+      if (o == i)
+        mine = sums[i];
+    mine[j] = Storage<G>::store(s.v[0]);
+  }
+};
+} // namespace
+
+void columnSumsOfList(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
+                      const void *const *inputs, void *const *sums,
+                      int64_t rows, int64_t cols) {
+  if (cols == 0 || count <= 0)
+    return;
+  if (rows == 0) {
+    for (int64_t i = 0; i < count; ++i)
+      sumsOfNoRows(sums[i], nullptr, cols * bytesOf(out));
+    return;
+  }
+  dispatch(in, [&](auto *t) {
+    using T = MPCRT_TYPE(t);
+    using A = typename Storage<T>::Acc;
+    // Each array cut as columnSums cuts it alone (planColumns of one),
+    // the arrays along the grid's z.
+    ColumnPlan single = planColumns<T>(1, rows, cols);
+    for (int64_t first = 0; first < count; first += kColumnSumsList) {
+      int n =
+          static_cast<int>(std::min<int64_t>(kColumnSumsList, count - first));
+      ColumnPlan plan = single;
+      plan.outer = n;
+      auto *partials = reinterpret_cast<Partial<A, 1> *>(
+          scratchF32((partialBytes<A, 1>(plan) + 3) / 4));
+      ListTerms<T> terms{{}, n, cols};
+      for (int i = 0; i < n; ++i)
+        terms.in[i] = static_cast<const T *>(inputs[first + i]);
+      auto run = [&](auto finish) {
+        for (int i = 0; i < n; ++i)
+          finish.sums[i] =
+              static_cast<std::remove_reference_t<decltype(finish.sums[0])>>(
+                  sums[first + i]);
+        reduceColumnsOf(plan, terms, SumOf<A, 1>{}, Partial<A, 1>{{A(0)}},
+                        finish, partials);
+      };
+      if (out == in)
+        run(StoreListSums<T, A>{});
+      else if constexpr (std::is_same_v<A, float>)
+        run(StoreListSums<float, A>{});
+    }
+  });
+  MPCRT_CUDA_LAUNCHED("column_sums");
+}
+
 void reduceMaxBackward(mpcrt_dtype dtype, const void *grad, const void *input,
                        const void *max, void *gradInput, int64_t outer,
                        int64_t reduced, int64_t inner) {

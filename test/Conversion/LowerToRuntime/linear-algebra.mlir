@@ -159,3 +159,18 @@ func.func @heads_matmul_transposed(%a: tensor<2x5x3x4xf32>, %b: tensor<2x3x5x7xf
   %0 = mpc.heads_matmul %a, %b {a_bshd, transpose_a} : tensor<2x5x3x4xf32>, tensor<2x3x5x7xf32> -> tensor<2x3x4x7xf32>
   return %0 : tensor<2x3x4x7xf32>
 }
+
+// -----
+
+// Column sums of sibling layers' gradients: one call, the matrices' and
+// the sums' addresses in two arrays (count 3, rows 64, columns 32, f16 in,
+// f32 out).
+// CHECK-LABEL: func.func @column_sums(
+// CHECK: %[[IN:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: %[[OUT:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: call @mpcrt_column_sums(%c0_i32{{(_[0-9]+)?}}, %c2_i32{{(_[0-9]+)?}}, %c3_i64{{(_[0-9]+)?}}, %[[IN]], %[[OUT]], %c64_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}})
+// CHECK-NOT: call @mpcrt_column_sums
+func.func @column_sums(%dq: tensor<64x32xf16>, %dk: tensor<64x32xf16>, %dv: tensor<64x32xf16>) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) {
+  %0:3 = mpc.column_sums %dq, %dk, %dv : tensor<64x32xf16>, tensor<64x32xf16>, tensor<64x32xf16>
+  return %0#0, %0#1, %0#2 : tensor<32xf32>, tensor<32xf32>, tensor<32xf32>
+}

@@ -442,6 +442,39 @@ func.func @conv_transpose_rank(%x: tensor<2x4x4x8xf32>, %w: tensor<8x2x2xf32>) {
 
 // -----
 
+func.func @column_sums_none() {
+  // expected-error @+2 {{'mpc.column_sums' op expects at least one matrix}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "mpc.column_sums"() : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @column_sums_rank(%a: tensor<2x4x5xf16>) {
+  // expected-error @+1 {{'mpc.column_sums' op expects matrices of rank 2, got 'tensor<2x4x5xf16>'}}
+  %0 = mpc.column_sums %a : tensor<2x4x5xf16>
+  return
+}
+
+// -----
+
+func.func @column_sums_types(%a: tensor<4x5xf16>, %b: tensor<4x6xf16>) {
+  // expected-error @+1 {{'mpc.column_sums' op expects matrices of one type, got 'tensor<4x5xf16>' and 'tensor<4x6xf16>'}}
+  %0:2 = mpc.column_sums %a, %b : tensor<4x5xf16>, tensor<4x6xf16>
+  return
+}
+
+// -----
+
+func.func @column_sums_dynamic(%a: tensor<?x5xf16>) {
+  // expected-error @+1 {{'mpc.column_sums' op expects inputs to have a static shape (dynamic shapes are not supported), got 'tensor<?x5xf16>'}}
+  %0 = mpc.column_sums %a : tensor<?x5xf16>
+  return
+}
+
+// -----
+
 func.func @bias_grad_rank(%a: tensor<2x4x5xf16>, %b: tensor<2x4x8xf16>) {
   // expected-error @+1 {{'mpc.matmul_bias_grad' op expects two matrices (the bias gradient sums b's rows), got 'tensor<2x4x5xf16>' and 'tensor<2x4x8xf16>'}}
   %0:2 = mpc.matmul_bias_grad %a, %b {transpose_a} : tensor<2x4x5xf16>, tensor<2x4x8xf16>

@@ -197,6 +197,16 @@ func.func @matmul_bias_grad_bias_addend(%x: tensor<1024x256xf16>, %dy: tensor<10
   return %0#0, %0#1, %1#0, %1#1 : tensor<256x64xf32>, tensor<64xf32>, tensor<256x64xf16>, tensor<64xf32>
 }
 
+// Sibling layers' bias gradients: f32 sums of f16 matrices, f64 of f64.
+// CHECK-LABEL: func @column_sums
+func.func @column_sums(%dq: tensor<64x32xf16>, %dk: tensor<64x32xf16>, %g: tensor<5x3xf64>) -> (tensor<32xf32>, tensor<32xf32>, tensor<3xf64>) {
+  // CHECK: %{{.*}}:2 = mpc.column_sums %{{.*}}, %{{.*}} : tensor<64x32xf16>, tensor<64x32xf16>
+  %0:2 = mpc.column_sums %dq, %dk : tensor<64x32xf16>, tensor<64x32xf16>
+  // CHECK: %{{.*}} = mpc.column_sums %{{.*}} : tensor<5x3xf64>
+  %1 = mpc.column_sums %g : tensor<5x3xf64>
+  return %0#0, %0#1, %1 : tensor<32xf32>, tensor<32xf32>, tensor<3xf64>
+}
+
 // CHECK-LABEL: func @attention
 func.func @attention(%q: tensor<8x4x128x64xf16>, %k: tensor<8x4x96x64xf16>, %v: tensor<8x4x96x32xf16>, %g: tensor<8x4x128x32xf16>) -> (tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>) {
   // CHECK: %[[O:.*]], %[[LSE:.*]] = mpc.attention %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>

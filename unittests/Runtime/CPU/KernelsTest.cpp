@@ -544,6 +544,41 @@ TEST(Kernels, MatmulBiasGradMatchesFloat64) {
       });
 }
 
+// mpcrt_column_sums of several matrices (sibling layers' bias gradients)
+// gives each the sums mpcrt_matmul_bias_grad takes of it alone, bit for
+// bit, in every type (f32 sums of f16 and bf16), at rows and columns of
+// no block's multiple.
+TEST(Kernels, ColumnSumsOfAListEqualEachMatmulBiasGradsSums) {
+  std::mt19937 rng(std::random_device{}());
+  unsigned seed = rng();
+  rng.seed(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t m = 3, n = 301, k = 517, count = 3;
+  for (mpcrt_dtype in : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64}) {
+    mpcrt_dtype grad = in == MPCRT_F16 || in == MPCRT_BF16 ? MPCRT_F32 : in;
+    std::vector<double> values;
+    std::vector<uint8_t> x = mpcrt::test::randomOf(in, k * m, rng, values);
+    std::vector<std::vector<uint8_t>> dy, want, got;
+    std::vector<const void *> inputs;
+    std::vector<void *> sums;
+    for (int64_t i = 0; i < count; ++i) {
+      dy.push_back(mpcrt::test::randomOf(in, k * n, rng, values));
+      want.emplace_back(n * mpcrt::test::elementBytes(grad));
+      got.emplace_back(n * mpcrt::test::elementBytes(grad), 0xff);
+      std::vector<uint8_t> c(m * n * mpcrt::test::elementBytes(in));
+      mpcrt_matmul_bias_grad(in, in, grad, x.data(), dy[i].data(), nullptr,
+                             c.data(), nullptr, want[i].data(), m, n, k, 1, 0);
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      inputs.push_back(dy[i].data());
+      sums.push_back(got[i].data());
+    }
+    mpcrt_column_sums(in, grad, count, inputs.data(), sums.data(), k, n);
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(got[i], want[i]) << "matrix " << i << " of dtype " << in;
+  }
+}
+
 TEST(Kernels, MatmulBiasGradBiasAddendEqualsASeparateAdd) {
   std::mt19937 rng(std::random_device{}());
   unsigned seed = rng();

@@ -563,6 +563,30 @@ MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
+LogicalResult ColumnSumsOp::inferReturnTypes(MLIRContext *context,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  Diag diag(loc, getOperationName());
+  if (adaptor.getInputs().empty())
+    return diag("expects at least one matrix");
+  RankedTensorType first;
+  for (Value input : adaptor.getInputs()) {
+    auto type = staticTensor(input, "inputs", diag);
+    if (failed(type) || failed(checkRank(*type, "matrices", 2, diag)))
+      return failure();
+    if (!first)
+      first = *type;
+    else if (*type != first)
+      return diag("expects matrices of one type, got ", first, " and ", *type);
+    Type element = type->getElementType();
+    Type sums = element.isF16() || element.isBF16() ? Float32Type::get(context)
+                                                    : element;
+    results.push_back(RankedTensorType::get({type->getDimSize(1)}, sums));
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

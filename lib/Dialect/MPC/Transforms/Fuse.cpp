@@ -27,6 +27,7 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -357,9 +358,9 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       json.attributeArray("fused", [&] {
         getOperation().walk([&](Operation *op) {
           if (!isa<FusedMatmulOp, MatmulBiasGradOp, MatmulActivationGradOp,
-                   MatmulAddOp, DropoutAddOp, AttentionOp, AddLayerNormOp,
-                   SoftmaxDropoutOp, SoftmaxDropoutBackwardOp, HeadsMatmulOp>(
-                  op) &&
+                   MatmulAddOp, ColumnSumsOp, DropoutAddOp, AttentionOp,
+                   AddLayerNormOp, SoftmaxDropoutOp, SoftmaxDropoutBackwardOp,
+                   HeadsMatmulOp>(op) &&
               !isFusedNorm(op) && !hasFoldedParts(op) &&
               !hasGradientAddends(op) && !isConcatOfSliceGrads(op) &&
               !isDecomposedNorm(op) && !isSplitConcatConv(op))
@@ -533,6 +534,8 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
         for (Operation *op : paramGrads)
           sumParamGrads(op);
       }
+      if (siblingBiasGrads)
+        sumSiblingBiasGrads();
     }
     if (poolGradSums)
       eachOp<AddOp>([&](AddOp add) { addToPoolGrad(add); });
@@ -2599,6 +2602,115 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
     if (weightGradSums)
       sumBiasGrad(fused);
     remark(fused);
+  }
+
+  /// `sibling-bias-grads`: the f32 bias gradients of mpc.matmul_bias_grad
+  /// ops of one block with f16/bf16 operands whose weight gradients read
+  /// the same layer input and whose summed operands have one type, and
+  /// that add to no bias accumulator, taken by one mpc.column_sums just
+  /// before the last of them; each op becomes its product alone (a
+  /// matmul, or a matmul_add with its addend). A sum read before that
+  /// place keeps its op. The sums are each operand's own, column by
+  /// column, as the op's were.
+  void sumSiblingBiasGrads() {
+    using Key = std::tuple<Block *, Value, Type>;
+    llvm::MapVector<Key, SmallVector<MatmulBiasGradOp>> groups;
+    getOperation().walk([&](MatmulBiasGradOp op) {
+      Value summed = op.getBiasOfA() ? op.getA() : op.getB();
+      Value input = op.getBiasOfA() ? op.getB() : op.getA();
+      Type element = typeOf(summed).getElementType();
+      if (!op.getBiasAddend() && (element.isF16() || element.isBF16()))
+        groups[Key{op->getBlock(), input, summed.getType()}].push_back(op);
+    });
+    for (auto &[key, group] : groups) {
+      if (group.size() < 2)
+        continue;
+      Operation *last = group.back();
+      Block *block = last->getBlock();
+      SmallVector<MatmulBiasGradOp> members;
+      for (MatmulBiasGradOp op : group) {
+        bool readLater =
+            llvm::all_of(op.getBiasGrad().getUsers(), [&](auto *u) {
+              Operation *at = block->findAncestorOpInBlock(*u);
+              return at && at != last && last->isBeforeInBlock(at);
+            });
+        if (op == last || readLater)
+          members.push_back(op);
+      }
+      if (members.size() < 2)
+        continue;
+      // The sums' parts (the casts and reductions each op took) and each
+      // product's own location.
+      SmallVector<Location> sumLocs;
+      SmallVector<Attribute> sumNames;
+      // Each matrix summed once (a gradient whose weight is read both
+      // ways, [in, out] and [out, in], has one sum).
+      SmallVector<Value> summed;
+      SmallVector<unsigned> sumOf;
+      OpBuilder b(last);
+      for (MatmulBiasGradOp op : members) {
+        Value matrix = op.getBiasOfA() ? op.getA() : op.getB();
+        sumOf.push_back(llvm::find(summed, matrix) - summed.begin());
+        if (sumOf.back() == summed.size())
+          summed.push_back(matrix);
+        auto fused = dyn_cast<FusedLoc>(op->getLoc());
+        auto names = fused ? dyn_cast_or_null<ArrayAttr>(fused.getMetadata())
+                           : ArrayAttr();
+        if (!names || names.size() != fused.getLocations().size()) {
+          sumLocs.push_back(op->getLoc());
+          sumNames.push_back(b.getStringAttr(op->getName().getStringRef()));
+          continue;
+        }
+        for (auto [name, part] : llvm::zip_equal(names, fused.getLocations()))
+          if (!isProductName(name)) {
+            sumLocs.push_back(part);
+            sumNames.push_back(name);
+          }
+      }
+      auto sums = ColumnSumsOp::create(
+          b, FusedLoc::get(sumLocs, b.getArrayAttr(sumNames), &getContext()),
+          summed);
+      remark(sums);
+      for (auto [i, op] : llvm::enumerate(members)) {
+        OpBuilder at(op);
+        Location loc = productLocation(op);
+        Operation *product =
+            op.getAddend()
+                ? MatmulAddOp::create(at, loc, op.getResult().getType(),
+                                      op.getA(), op.getB(), op.getAddend(),
+                                      op.getTransposeAAttr(), UnitAttr())
+                      .getOperation()
+                : MatmulOp::create(at, loc, op.getResult().getType(), op.getA(),
+                                   op.getB(), op.getTransposeAAttr(),
+                                   UnitAttr())
+                      .getOperation();
+        if (Attribute precision = op->getAttr("mpc.precision"))
+          product->setAttr("mpc.precision", precision);
+        op.getResult().replaceAllUsesWith(product->getResult(0));
+        op.getBiasGrad().replaceAllUsesWith(sums.getSums()[sumOf[i]]);
+        op.erase();
+      }
+    }
+  }
+
+  /// Whether a fused location's part name is a product's.
+  static bool isProductName(Attribute name) {
+    auto s = dyn_cast<StringAttr>(name);
+    return s && (s.getValue() == MatmulOp::getOperationName() ||
+                 s.getValue() == MatmulAddOp::getOperationName());
+  }
+
+  /// The location of `op`'s product: its part's where the op was fused
+  /// from one, else the op's.
+  static Location productLocation(MatmulBiasGradOp op) {
+    auto fused = dyn_cast<FusedLoc>(op->getLoc());
+    auto names =
+        fused ? dyn_cast_or_null<ArrayAttr>(fused.getMetadata()) : ArrayAttr();
+    if (names && names.size() == fused.getLocations().size())
+      for (auto [name, part] : llvm::zip_equal(names, fused.getLocations()))
+        if (isProductName(name))
+          return part;
+    return op->getLoc();
   }
 
   /// `reduce` of `widen`'s f16/bf16 gradient to f32 (over every dimension

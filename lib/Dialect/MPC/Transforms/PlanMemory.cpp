@@ -710,7 +710,7 @@ FailureOr<FunctionPlan> planFunction(func::FuncOp func, int64_t alignment,
              back && back.getInputSums())
       ++plan.fused["mpc.add_layer_norm_backward input_sums"];
     else if (isa<AttentionOp, AttentionBackwardOp, MatmulBiasGradOp,
-                 MatmulAddOp, DropoutAddOp, AddLayerNormOp,
+                 ColumnSumsOp, MatmulAddOp, DropoutAddOp, AddLayerNormOp,
                  AddLayerNormBackwardOp, SoftmaxDropoutOp,
                  SoftmaxDropoutBackwardOp>(op))
       ++plan.fused[op->getName().getStringRef().str()];

@@ -481,6 +481,33 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
   ];
 }
 
+def MPC_ColumnSumsOp : MPC_Op<"column_sums", "Follow",
+    [Pure, MPC_InferTypeOpAdaptor]> {
+  let summary = "Column sums of several matrices of one type in one reduction";
+  let description = [{
+    Each result is the sum of the operand of the same position over its
+    rows: for `[R, N]` operands, `[N]` results, accumulated in f32 (f64
+    for f64) and rounded once to f32 for f16/bf16 operands (the operands'
+    type otherwise), the values `mpc.matmul_bias_grad`'s `bias_grad`
+    takes. The operands share one type. On CUDA all of them are one
+    launch (the bias gradients of sibling linear layers, such as an
+    attention's query, key and value projections); each column's sum is
+    the one a reduction of that operand alone gives, bit for bit.
+
+    `--mpc-fuse`'s `sibling-bias-grads` builds it from the f32 bias
+    gradients of `mpc.matmul_bias_grad` ops that read one layer input;
+    it has no gradient of its own.
+
+    ```mlir
+    %dbq, %dbk, %dbv = mpc.column_sums %dq, %dk, %dv
+        : tensor<4096x768xf16>, tensor<4096x768xf16>, tensor<4096x768xf16>
+    ```
+  }];
+  let arguments = (ins Variadic<MPC_FloatTensor>:$inputs);
+  let results = (outs Variadic<MPC_FloatTensor>:$sums);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
 def MPC_AttentionOp : MPC_Op<"attention", "Lowp",
     [Pure, MPC_InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "Fused scaled dot-product attention with dropout";

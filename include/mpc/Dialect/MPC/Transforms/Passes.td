@@ -475,6 +475,16 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     written and sums it too, in the order a reduction of its own would, so
     the values are the same; the weight gradient stays a plain product.
 
+    With `sibling-bias-grads` (and `epilogues`), the f32 bias gradients
+    of `mpc.matmul_bias_grad` ops with f16/bf16 operands of one type
+    whose weight gradients read the same layer input (an attention's
+    query, key and value projections) and that add to no accumulator are
+    taken by one `mpc.column_sums`, placed before the last of them; each
+    op becomes its weight gradient's product alone (`mpc.matmul`, or
+    `mpc.matmul_add` with an addend). A sum read before that place stays
+    with its op. The values are the same: each column is summed as its
+    own reduction sums it.
+
     With `weight-grad-sums` (and `epilogues`), in gradient accumulation's
     micro-batch step: a weight gradient's product added to its f32
     accumulator (through the widening cast) becomes that `mpc.matmul_add`,
@@ -707,6 +717,12 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
            "gradient of the linear layer before the norm) in the norm's "
            "column reduction (its `input_sums`), not in a reduction of "
            "their own">,
+    Option<"siblingBiasGrads", "sibling-bias-grads", "bool",
+           /*default=*/"true",
+           "With `epilogues`: sum the f32 bias gradients of f16/bf16 "
+           "linear layers that read one input (an attention's query, key "
+           "and value projections) in one mpc.column_sums, not one "
+           "reduction each">,
     Option<"rowTransposes", "row-transposes", "bool", /*default=*/"true",
            "Move a transpose that keeps the innermost dimension through the "
            "row-wise ops that read it or make its input (products by one "

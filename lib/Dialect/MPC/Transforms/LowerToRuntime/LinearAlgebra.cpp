@@ -199,6 +199,25 @@ LogicalResult matmulBiasGrad(MatmulBiasGradOp op, Lowering &l) {
   return success();
 }
 
+LogicalResult columnSums(ColumnSumsOp op, Lowering &l) {
+  SmallVector<Value> inputs, sums;
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    Value out = l.result(op, i);
+    if (!out)
+      return failure();
+    inputs.push_back(l.ptr(input));
+    sums.push_back(out);
+  }
+  RankedTensorType type = tensorType(op.getInputs().front());
+  l.call("mpcrt_column_sums",
+         {l.i32(dtypeCode(type.getElementType())),
+          l.i32(dtypeCode(cast<RankedTensorType>(op.getSums().front().getType())
+                              .getElementType())),
+          l.i64(inputs.size()), l.pointerArray(inputs), l.pointerArray(sums),
+          l.i64(type.getDimSize(0)), l.i64(type.getDimSize(1))});
+  return success();
+}
+
 /// mpcrt_conv2d_shape of the forward convolution from its input, filter and
 /// output shapes.
 Value convShape(Lowering &l, ArrayRef<int64_t> x, ArrayRef<int64_t> w,
@@ -241,6 +260,7 @@ std::optional<LogicalResult> lowering::lowerLinearAlgebra(Operation *op,
       .Case([&](HeadsMatmulOp op) { return headsMatmul(op, l); })
       .Case([&](FusedMatmulOp op) { return fusedMatmul(op, l); })
       .Case([&](MatmulBiasGradOp op) { return matmulBiasGrad(op, l); })
+      .Case([&](ColumnSumsOp op) { return columnSums(op, l); })
       .Case([&](MatmulAddOp op) { return matmulAdd(op, l); })
       .Case([&](MatmulActivationGradOp op) {
         return matmulActivationGrad(op, l);
