@@ -467,6 +467,15 @@ func.func @column_sums_types(%a: tensor<4x5xf16>, %b: tensor<4x6xf16>) {
 
 // -----
 
+func.func @column_sums_result_type(%a: tensor<4x5xf16>) {
+  // expected-error @+2 {{'mpc.column_sums' op inferred type(s) 'tensor<5xf32>' are incompatible with return type(s) of operation 'tensor<5xf16>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "mpc.column_sums"(%a) : (tensor<4x5xf16>) -> tensor<5xf16>
+  return
+}
+
+// -----
+
 func.func @column_sums_dynamic(%a: tensor<?x5xf16>) {
   // expected-error @+1 {{'mpc.column_sums' op expects inputs to have a static shape (dynamic shapes are not supported), got 'tensor<?x5xf16>'}}
   %0 = mpc.column_sums %a : tensor<?x5xf16>
