@@ -137,10 +137,12 @@ void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
 /* mpc.column_sums: sums[i][j], the sum of column j of inputs[i] ([rows,
  * cols] of type `in`) over its rows, for each i < count, as
  * mpcrt_matmul_bias_grad sums its gradient: accumulated in f32 (f64 for
- * f64) and rounded once to `out` (`in`, or f32 for f16/bf16). */
+ * f64) and rounded once to `out` (`in`, or f32 for f16/bf16); where
+ * `addends` is not null, then added to addends[i][j] (of type `out`) and
+ * rounded again, as its bias_addend. sums[i] may be addends[i]. */
 void mpcrt_column_sums(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
-                       const void *const *inputs, void *const *sums,
-                       int64_t rows, int64_t cols);
+                       const void *const *inputs, const void *const *addends,
+                       void *const *sums, int64_t rows, int64_t cols);
 
 /* mpc.softmax / mpc.log_softmax along the last axis of `rows` rows of
  * `cols` elements (the lowering transposes other axes last), and their

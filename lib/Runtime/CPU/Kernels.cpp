@@ -392,10 +392,11 @@ void mpcrt::columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *b,
 extern "C" {
 
 void mpcrt_column_sums(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
-                       const void *const *inputs, void *const *sums,
-                       int64_t rows, int64_t cols) {
+                       const void *const *inputs, const void *const *addends,
+                       void *const *sums, int64_t rows, int64_t cols) {
   for (int64_t i = 0; i < count; ++i)
-    columnSums(in, out, inputs[i], nullptr, sums[i], cols, rows);
+    columnSums(in, out, inputs[i], addends ? addends[i] : nullptr, sums[i],
+               cols, rows);
 }
 
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,

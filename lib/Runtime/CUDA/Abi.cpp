@@ -421,9 +421,9 @@ void mpcrt_matmul_activation_grad(mpcrt_dtype in, mpcrt_dtype out,
 }
 
 void mpcrt_column_sums(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
-                       const void *const *inputs, void *const *sums,
-                       int64_t rows, int64_t cols) {
-  columnSumsOfList(in, out, count, inputs, sums, rows, cols);
+                       const void *const *inputs, const void *const *addends,
+                       void *const *sums, int64_t rows, int64_t cols) {
+  columnSumsOfList(in, out, count, inputs, sums, rows, cols, addends);
 }
 
 void mpcrt_matmul_bias_grad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,

@@ -876,29 +876,37 @@ template <typename T> struct ListTerms {
   }
 };
 
-/// Array o's column sums stored as G in sums[o].
+/// Array o's column sums stored as G in sums[o]; where addends[o] is not
+/// null, each rounded to G, added to the addend's element and rounded
+/// again (StoreSums').
 template <typename G, typename A> struct StoreListSums {
   G *sums[kColumnSumsList];
+  const G *addends[kColumnSumsList];
   __device__ void operator()(int64_t o, int64_t j,
                              const Partial<A, 1> &s) const {
     G *mine = sums[0];
+    const G *addend = addends[0];
 #pragma unroll
     for (int i = 1; i < kColumnSumsList; ++i)
-      if (o == i)
+      if (o == i) {
         mine = sums[i];
-    mine[j] = Storage<G>::store(s.v[0]);
+        addend = addends[i];
+      }
+    mine[j] =
+        addend ? storeAdded(addend[j], s.v[0]) : Storage<G>::store(s.v[0]);
   }
 };
 } // namespace
 
 void columnSumsOfList(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
                       const void *const *inputs, void *const *sums,
-                      int64_t rows, int64_t cols) {
+                      int64_t rows, int64_t cols, const void *const *addends) {
   if (cols == 0 || count <= 0)
     return;
   if (rows == 0) {
     for (int64_t i = 0; i < count; ++i)
-      sumsOfNoRows(sums[i], nullptr, cols * bytesOf(out));
+      sumsOfNoRows(sums[i], addends ? addends[i] : nullptr,
+                   cols * bytesOf(out));
     return;
   }
   dispatch(in, [&](auto *t) {
@@ -918,10 +926,13 @@ void columnSumsOfList(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
       for (int i = 0; i < n; ++i)
         terms.in[i] = static_cast<const T *>(inputs[first + i]);
       auto run = [&](auto finish) {
-        for (int i = 0; i < n; ++i)
-          finish.sums[i] =
-              static_cast<std::remove_reference_t<decltype(finish.sums[0])>>(
-                  sums[first + i]);
+        using G = std::remove_pointer_t<
+            std::remove_reference_t<decltype(finish.sums[0])>>;
+        for (int i = 0; i < n; ++i) {
+          finish.sums[i] = static_cast<G *>(sums[first + i]);
+          finish.addends[i] =
+              addends ? static_cast<const G *>(addends[first + i]) : nullptr;
+        }
         reduceColumnsOf(plan, terms, SumOf<A, 1>{}, Partial<A, 1>{{A(0)}},
                         finish, partials);
       };

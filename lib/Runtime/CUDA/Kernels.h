@@ -614,13 +614,15 @@ void matmulBiasGrad(mpcrt_dtype in, mpcrt_dtype out, mpcrt_dtype grad,
 void sumsOfNoRows(void *sums, const void *addend, int64_t bytes);
 void columnSums(mpcrt_dtype in, mpcrt_dtype out, const void *input, void *sums,
                 int64_t rows, int64_t cols, const void *addend = nullptr);
-// columnSums of each of `count` arrays of one shape and type (without an
-// addend), the arrays of kColumnSumsList at a time in one launch: the
-// same cut of each, so the same bits as a call for each.
+// columnSums of each of `count` arrays of one shape and type, with
+// addends[i] as array i's addend where `addends` is not null, the arrays
+// kColumnSumsList at a time in one launch: the same cut of each, so the
+// same bits as a call for each.
 constexpr int kColumnSumsList = 8;
 void columnSumsOfList(mpcrt_dtype in, mpcrt_dtype out, int64_t count,
                       const void *const *inputs, void *const *sums,
-                      int64_t rows, int64_t cols);
+                      int64_t rows, int64_t cols,
+                      const void *const *addends = nullptr);
 
 // mpc.dropout_add: y = dropout(x) + residual (residual may be null), the
 // dropout kernel's bits, each step rounded as the separate ops round it.

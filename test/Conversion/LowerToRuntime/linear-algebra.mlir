@@ -166,11 +166,26 @@ func.func @heads_matmul_transposed(%a: tensor<2x5x3x4xf32>, %b: tensor<2x3x5x7xf
 // the sums' addresses in two arrays (count 3, rows 64, columns 32, f16 in,
 // f32 out).
 // CHECK-LABEL: func.func @column_sums(
+// No addends: a null array.
 // CHECK: %[[IN:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: %[[OUT:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
-// CHECK: call @mpcrt_column_sums(%c0_i32{{(_[0-9]+)?}}, %c2_i32{{(_[0-9]+)?}}, %c3_i64{{(_[0-9]+)?}}, %[[IN]], %[[OUT]], %c64_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}})
+// CHECK: call @mpcrt_column_sums(%c0_i32{{(_[0-9]+)?}}, %c2_i32{{(_[0-9]+)?}}, %c3_i64{{(_[0-9]+)?}}, %[[IN]], %[[NONE]], %[[OUT]], %c64_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}})
 // CHECK-NOT: call @mpcrt_column_sums
 func.func @column_sums(%dq: tensor<64x32xf16>, %dk: tensor<64x32xf16>, %dv: tensor<64x32xf16>) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) {
   %0:3 = mpc.column_sums %dq, %dk, %dv : tensor<64x32xf16>, tensor<64x32xf16>, tensor<64x32xf16>
   return %0#0, %0#1, %0#2 : tensor<32xf32>, tensor<32xf32>, tensor<32xf32>
+}
+
+// -----
+
+// With addends (accumulators): their addresses in a third array.
+// CHECK-LABEL: func.func @column_sums_addends(
+// CHECK: %[[IN:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: %[[ADD:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: %[[OUT:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: call @mpcrt_column_sums(%c1_i32{{(_[0-9]+)?}}, %c2_i32{{(_[0-9]+)?}}, %c2_i64{{(_[0-9]+)?}}, %[[IN]], %[[ADD]], %[[OUT]], %c64_i64{{(_[0-9]+)?}}, %c32_i64{{(_[0-9]+)?}})
+func.func @column_sums_addends(%dq: tensor<64x32xbf16>, %dk: tensor<64x32xbf16>, %aq: tensor<32xf32>, %ak: tensor<32xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
+  %0:2 = mpc.column_sums %dq, %dk addends(%aq, %ak) : tensor<64x32xbf16>, tensor<64x32xbf16> addends(tensor<32xf32>, tensor<32xf32>)
+  return %0#0, %0#1 : tensor<32xf32>, tensor<32xf32>
 }

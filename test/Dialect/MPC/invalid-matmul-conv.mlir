@@ -445,7 +445,7 @@ func.func @conv_transpose_rank(%x: tensor<2x4x4x8xf32>, %w: tensor<8x2x2xf32>) {
 func.func @column_sums_none() {
   // expected-error @+2 {{'mpc.column_sums' op expects at least one matrix}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = "mpc.column_sums"() : () -> tensor<4xf32>
+  %0 = "mpc.column_sums"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> tensor<4xf32>
   return
 }
 
@@ -470,7 +470,23 @@ func.func @column_sums_types(%a: tensor<4x5xf16>, %b: tensor<4x6xf16>) {
 func.func @column_sums_result_type(%a: tensor<4x5xf16>) {
   // expected-error @+2 {{'mpc.column_sums' op inferred type(s) 'tensor<5xf32>' are incompatible with return type(s) of operation 'tensor<5xf16>'}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = "mpc.column_sums"(%a) : (tensor<4x5xf16>) -> tensor<5xf16>
+  %0 = "mpc.column_sums"(%a) <{operandSegmentSizes = array<i32: 1, 0>}> : (tensor<4x5xf16>) -> tensor<5xf16>
+  return
+}
+
+// -----
+
+func.func @column_sums_addend_count(%a: tensor<4x5xf16>, %b: tensor<4x5xf16>, %s: tensor<5xf32>) {
+  // expected-error @+1 {{'mpc.column_sums' op expects an addend for each matrix or none, got 1 for 2}}
+  %0:2 = mpc.column_sums %a, %b addends(%s) : tensor<4x5xf16>, tensor<4x5xf16> addends(tensor<5xf32>)
+  return
+}
+
+// -----
+
+func.func @column_sums_addend_type(%a: tensor<4x5xf16>, %s: tensor<5xf16>) {
+  // expected-error @+1 {{'mpc.column_sums' op expects addends of the sums' type 'tensor<5xf32>', got 'tensor<5xf16>'}}
+  %0 = mpc.column_sums %a addends(%s) : tensor<4x5xf16> addends(tensor<5xf16>)
   return
 }
 

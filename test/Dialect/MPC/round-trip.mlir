@@ -207,6 +207,14 @@ func.func @column_sums(%dq: tensor<64x32xf16>, %dk: tensor<64x32xf16>, %g: tenso
   return %0#0, %0#1, %1 : tensor<32xf32>, tensor<32xf32>, tensor<3xf64>
 }
 
+// Summed into accumulators (gradient accumulation).
+// CHECK-LABEL: func @column_sums_addends
+func.func @column_sums_addends(%dq: tensor<64x32xbf16>, %dk: tensor<64x32xbf16>, %aq: tensor<32xf32>, %ak: tensor<32xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
+  // CHECK: %{{.*}}:2 = mpc.column_sums %{{.*}}, %{{.*}} addends(%{{.*}}, %{{.*}}) : tensor<64x32xbf16>, tensor<64x32xbf16> addends(tensor<32xf32>, tensor<32xf32>)
+  %0:2 = mpc.column_sums %dq, %dk addends(%aq, %ak) : tensor<64x32xbf16>, tensor<64x32xbf16> addends(tensor<32xf32>, tensor<32xf32>)
+  return %0#0, %0#1 : tensor<32xf32>, tensor<32xf32>
+}
+
 // CHECK-LABEL: func @attention
 func.func @attention(%q: tensor<8x4x128x64xf16>, %k: tensor<8x4x96x64xf16>, %v: tensor<8x4x96x32xf16>, %g: tensor<8x4x128x32xf16>) -> (tensor<8x4x128x32xf16>, tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>) {
   // CHECK: %[[O:.*]], %[[LSE:.*]] = mpc.attention %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : tensor<8x4x128x64xf16>, tensor<8x4x96x64xf16>, tensor<8x4x96x32xf16>

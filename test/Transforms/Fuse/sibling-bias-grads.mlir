@@ -111,18 +111,37 @@ func.func @sums_of_a(%x: tensor<64x32xf16>, %dq: tensor<64x16xf16>, %dk: tensor<
 // -----
 
 // Not siblings: other inputs, other shapes of gradient, f32 operands
-// (whose sums cuBLASLt's epilogue takes with the product), and sums
-// added to a bias accumulator each keep their op.
+// (whose sums cuBLASLt's epilogue takes with the product), and a sum
+// added to a bias accumulator beside one that is not: each keeps its op.
 // CHECK-LABEL: func @apart
-// CHECK-COUNT-7: mpc.matmul_bias_grad
+// CHECK-COUNT-6: mpc.matmul_bias_grad
 // CHECK-NOT: mpc.column_sums
-func.func @apart(%x: tensor<64x32xf16>, %y: tensor<64x32xf16>, %dq: tensor<64x16xf16>, %dk: tensor<64x16xf16>, %dw: tensor<64x8xf16>, %x32: tensor<64x32xf32>, %d32: tensor<64x16xf32>, %e32: tensor<64x16xf32>, %bacc: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {
+func.func @apart(%x: tensor<64x32xf16>, %y: tensor<64x32xf16>, %dq: tensor<64x16xf16>, %dk: tensor<64x16xf16>, %dw: tensor<64x8xf16>, %x32: tensor<64x32xf32>, %d32: tensor<64x16xf32>, %e32: tensor<64x16xf32>, %bacc: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {
   %a:2 = mpc.matmul_bias_grad %x, %dq {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>
   %b:2 = mpc.matmul_bias_grad %y, %dk {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>
   %c:2 = mpc.matmul_bias_grad %y, %dw {transpose_a} : tensor<64x32xf16>, tensor<64x8xf16>
   %d:2 = mpc.matmul_bias_grad %x32, %d32 {transpose_a} : tensor<64x32xf32>, tensor<64x16xf32>
   %e:2 = mpc.matmul_bias_grad %x32, %e32 {transpose_a} : tensor<64x32xf32>, tensor<64x16xf32>
   %f:2 = mpc.matmul_bias_grad %x, %dk bias(%bacc) {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16> bias(tensor<16xf32>)
-  %g:2 = mpc.matmul_bias_grad %x, %dk bias(%bacc) {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16> bias(tensor<16xf32>)
-  return %a#1, %b#1, %c#1, %d#1, %e#1, %f#1, %g#1 : tensor<16xf32>, tensor<16xf32>, tensor<8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+  return %a#1, %b#1, %c#1, %d#1, %e#1, %f#1 : tensor<16xf32>, tensor<16xf32>, tensor<8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Gradient accumulation's micro-batch step: each bias gradient summed
+// into its accumulator (a bias addend) becomes one of the column sums'
+// addends, each its own even where two ops sum one gradient.
+// CHECK-LABEL: func @accumulated
+// CHECK-NEXT: %[[WQ:.*]] = mpc.matmul_add %arg0, %arg1, %arg2 {transpose_a}
+// CHECK-NEXT: %[[WK:.*]] = mpc.matmul %arg0, %arg1 {transpose_a}
+// CHECK-NEXT: %[[B:.*]]:3 = mpc.column_sums %arg1, %arg1, %arg1 addends(%arg3, %arg4, %arg5) : tensor<64x16xf16>, tensor<64x16xf16>, tensor<64x16xf16> addends(tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+// CHECK-NEXT: %[[WT:.*]] = mpc.matmul %arg1, %arg0 {transpose_a}
+// CHECK-NEXT: return %[[WQ]], %[[B]]#0, %[[WK]], %[[B]]#1, %[[WT]], %[[B]]#2
+// OFF-LABEL: func @accumulated
+// OFF-COUNT-3: mpc.matmul_bias_grad
+func.func @accumulated(%x: tensor<64x32xf16>, %dq: tensor<64x16xf16>, %aw: tensor<32x16xf32>, %b1: tensor<16xf32>, %b2: tensor<16xf32>, %b3: tensor<16xf32>) -> (tensor<32x16xf32>, tensor<16xf32>, tensor<32x16xf16>, tensor<16xf32>, tensor<16x32xf16>, tensor<16xf32>) {
+  %q:2 = mpc.matmul_bias_grad %x, %dq, %aw bias(%b1) {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16>, tensor<32x16xf32> bias(tensor<16xf32>)
+  %k:2 = mpc.matmul_bias_grad %x, %dq bias(%b2) {transpose_a} : tensor<64x32xf16>, tensor<64x16xf16> bias(tensor<16xf32>)
+  %t:2 = mpc.matmul_bias_grad %dq, %x bias(%b3) {bias_of_a, transpose_a} : tensor<64x16xf16>, tensor<64x32xf16> bias(tensor<16xf32>)
+  return %q#0, %q#1, %k#0, %k#1, %t#0, %t#1 : tensor<32x16xf32>, tensor<16xf32>, tensor<32x16xf16>, tensor<16xf32>, tensor<16x32xf16>, tensor<16xf32>
 }

@@ -547,36 +547,50 @@ TEST(Kernels, MatmulBiasGradMatchesFloat64) {
 // mpcrt_column_sums of several matrices (sibling layers' bias gradients)
 // gives each the sums mpcrt_matmul_bias_grad takes of it alone, bit for
 // bit, in every type (f32 sums of f16 and bf16), at rows and columns of
-// no block's multiple.
+// no block's multiple; with addends (accumulators, apart and in place)
+// the sums its bias addend gives.
 TEST(Kernels, ColumnSumsOfAListEqualEachMatmulBiasGradsSums) {
   std::mt19937 rng(std::random_device{}());
   unsigned seed = rng();
   rng.seed(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t m = 3, n = 301, k = 517, count = 3;
-  for (mpcrt_dtype in : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64}) {
-    mpcrt_dtype grad = in == MPCRT_F16 || in == MPCRT_BF16 ? MPCRT_F32 : in;
-    std::vector<double> values;
-    std::vector<uint8_t> x = mpcrt::test::randomOf(in, k * m, rng, values);
-    std::vector<std::vector<uint8_t>> dy, want, got;
-    std::vector<const void *> inputs;
-    std::vector<void *> sums;
-    for (int64_t i = 0; i < count; ++i) {
-      dy.push_back(mpcrt::test::randomOf(in, k * n, rng, values));
-      want.emplace_back(n * mpcrt::test::elementBytes(grad));
-      got.emplace_back(n * mpcrt::test::elementBytes(grad), 0xff);
-      std::vector<uint8_t> c(m * n * mpcrt::test::elementBytes(in));
-      mpcrt_matmul_bias_grad(in, in, grad, x.data(), dy[i].data(), nullptr,
-                             c.data(), nullptr, want[i].data(), m, n, k, 1, 0);
+  enum class With { None, Apart, InPlace };
+  for (With with : {With::None, With::Apart, With::InPlace})
+    for (mpcrt_dtype in : {MPCRT_F16, MPCRT_BF16, MPCRT_F32, MPCRT_F64}) {
+      mpcrt_dtype grad = in == MPCRT_F16 || in == MPCRT_BF16 ? MPCRT_F32 : in;
+      int64_t bytes = n * mpcrt::test::elementBytes(grad);
+      std::vector<double> values;
+      std::vector<uint8_t> x = mpcrt::test::randomOf(in, k * m, rng, values);
+      std::vector<std::vector<uint8_t>> dy, addend, want, got;
+      std::vector<const void *> inputs, addends;
+      std::vector<void *> sums;
+      for (int64_t i = 0; i < count; ++i) {
+        dy.push_back(mpcrt::test::randomOf(in, k * n, rng, values));
+        addend.push_back(mpcrt::test::randomOf(grad, n, rng, values));
+        want.emplace_back(bytes);
+        std::vector<uint8_t> c(m * n * mpcrt::test::elementBytes(in));
+        mpcrt_matmul_bias_grad(in, in, grad, x.data(), dy[i].data(), nullptr,
+                               c.data(),
+                               with == With::None ? nullptr : addend[i].data(),
+                               want[i].data(), m, n, k, 1, 0);
+        got.push_back(with == With::InPlace
+                          ? addend[i]
+                          : std::vector<uint8_t>(bytes, 0xff));
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        inputs.push_back(dy[i].data());
+        addends.push_back(with == With::InPlace ? got[i].data()
+                                                : addend[i].data());
+        sums.push_back(got[i].data());
+      }
+      mpcrt_column_sums(in, grad, count, inputs.data(),
+                        with == With::None ? nullptr : addends.data(),
+                        sums.data(), k, n);
+      for (int64_t i = 0; i < count; ++i)
+        ASSERT_EQ(got[i], want[i]) << "matrix " << i << " of dtype " << in
+                                   << ", addends " << int(with);
     }
-    for (int64_t i = 0; i < count; ++i) {
-      inputs.push_back(dy[i].data());
-      sums.push_back(got[i].data());
-    }
-    mpcrt_column_sums(in, grad, count, inputs.data(), sums.data(), k, n);
-    for (int64_t i = 0; i < count; ++i)
-      ASSERT_EQ(got[i], want[i]) << "matrix " << i << " of dtype " << in;
-  }
 }
 
 TEST(Kernels, MatmulBiasGradBiasAddendEqualsASeparateAdd) {

@@ -684,42 +684,50 @@ TEST_F(Elementwise, ColumnSumsOfEveryCutAreExact) {
 // group of 32 chunks each), one chunk (40 x 24), several groups (4224 x
 // 512: 33 chunks), element by element (3000 x 127), an array of the list
 // 1 element past an aligned start (all then element by element), and a
-// list longer than a launch takes (9: 8 and 1).
+// list longer than a launch takes (9: 8 and 1); with addends
+// (accumulators) apart and in place, those columnSums adds.
 TEST_F(Elementwise, ColumnSumsOfAListEqualEachArraysOwnBitForBit) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   struct Case {
     int64_t count, rows, cols;
     bool misaligned;
+    int addends; // 0: none, 1: apart, 2: in place
   };
   for (bool oneLaunch : {true, false})
-    for (Case c : {Case{3, 4096, 768, false}, Case{2, 40, 24, false},
-                   Case{2, 4224, 512, false}, Case{5, 3000, 127, false},
-                   Case{3, 520, 64, true}, Case{9, 96, 40, false}})
+    for (Case c : {Case{3, 4096, 768, false, 0}, Case{2, 40, 24, false, 0},
+                   Case{2, 4224, 512, false, 1}, Case{5, 3000, 127, false, 2},
+                   Case{3, 520, 64, true, 1}, Case{9, 96, 40, false, 2},
+                   Case{3, 96, 40, false, 0}})
       for (mpcrt_dtype d : kTypes) {
         if (c.rows * c.cols > 8192 && d != MPCRT_F16 && d != MPCRT_F32)
           continue; // the large shapes in one 2-byte and one 4-byte type
         SCOPED_TRACE(std::to_string(c.count) + " of " + std::to_string(c.rows) +
                      "x" + std::to_string(c.cols) + ", dtype " +
                      std::to_string(d) + ", one launch " +
-                     std::to_string(oneLaunch));
+                     std::to_string(oneLaunch) + ", addends " +
+                     std::to_string(c.addends));
         bool before = setReductionsInOneLaunch(oneLaunch);
         mpcrt_dtype acc = d == MPCRT_F64 ? MPCRT_F64 : MPCRT_F32;
         size_t bytes = c.cols * bytesOf(acc);
-        std::vector<const void *> inputs;
+        std::vector<const void *> inputs, addends;
         std::vector<void *> sums;
         std::vector<std::vector<uint8_t>> want;
         for (int64_t i = 0; i < c.count; ++i) {
           Buffer in = randomBuffer(rng, d, c.rows * c.cols, -1, 1);
+          Buffer addend = randomBuffer(rng, acc, c.cols, -4, 4);
           size_t offset = c.misaligned && i == 1 ? bytesOf(d) : 0;
           uint8_t *dIn = uploadAt(in.bytes, offset);
+          uint8_t *dAddend = c.addends ? upload(addend.bytes) : nullptr;
           uint8_t *alone = deviceBuffer<uint8_t>(bytes);
-          columnSums(d, acc, dIn, alone, c.rows, c.cols);
+          columnSums(d, acc, dIn, alone, c.rows, c.cols, dAddend);
           want.push_back(download(alone, bytes));
           inputs.push_back(dIn);
-          sums.push_back(deviceBuffer<uint8_t>(bytes));
+          addends.push_back(dAddend);
+          sums.push_back(c.addends == 2 ? dAddend
+                                        : deviceBuffer<uint8_t>(bytes));
         }
         columnSumsOfList(d, acc, c.count, inputs.data(), sums.data(), c.rows,
-                         c.cols);
+                         c.cols, c.addends ? addends.data() : nullptr);
         EXPECT_EQ(setReductionsInOneLaunch(before), oneLaunch);
         for (int64_t i = 0; i < c.count; ++i)
           ASSERT_EQ(download(static_cast<uint8_t *>(sums[i]), bytes), want[i])

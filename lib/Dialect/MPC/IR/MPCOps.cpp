@@ -584,6 +584,14 @@ LogicalResult ColumnSumsOp::inferReturnTypes(MLIRContext *context,
                                                     : element;
     results.push_back(RankedTensorType::get({type->getDimSize(1)}, sums));
   }
+  ValueRange addends = adaptor.getAddends();
+  if (!addends.empty() && addends.size() != results.size())
+    return diag("expects an addend for each matrix or none, got ",
+                addends.size(), " for ", results.size());
+  for (auto [addend, result] : llvm::zip(addends, results))
+    if (addend.getType() != result)
+      return diag("expects addends of the sums' type ", result, ", got ",
+                  addend.getType());
   return success();
 }
 

@@ -2606,21 +2606,23 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
 
   /// `sibling-bias-grads`: the f32 bias gradients of mpc.matmul_bias_grad
   /// ops of one block with f16/bf16 operands whose weight gradients read
-  /// the same layer input and whose summed operands have one type, and
-  /// that add to no bias accumulator, taken by one mpc.column_sums just
-  /// before the last of them; each op becomes its product alone (a
-  /// matmul, or a matmul_add with its addend). A sum read before that
-  /// place keeps its op. The sums are each operand's own, column by
-  /// column, as the op's were.
+  /// the same layer input and whose summed operands have one type, all
+  /// with bias addends (accumulators) or all without, taken by one
+  /// mpc.column_sums (with the addends) just before the last of them; each
+  /// op becomes its product alone (a matmul, or a matmul_add with its
+  /// addend). A sum read before that place keeps its op. The sums are
+  /// each operand's own, column by column, as the op's were.
   void sumSiblingBiasGrads() {
-    using Key = std::tuple<Block *, Value, Type>;
+    using Key = std::tuple<Block *, Value, Type, unsigned>;
     llvm::MapVector<Key, SmallVector<MatmulBiasGradOp>> groups;
     getOperation().walk([&](MatmulBiasGradOp op) {
       Value summed = op.getBiasOfA() ? op.getA() : op.getB();
       Value input = op.getBiasOfA() ? op.getB() : op.getA();
       Type element = typeOf(summed).getElementType();
-      if (!op.getBiasAddend() && (element.isF16() || element.isBF16()))
-        groups[Key{op->getBlock(), input, summed.getType()}].push_back(op);
+      if (element.isF16() || element.isBF16())
+        groups[Key{op->getBlock(), input, summed.getType(),
+                   op.getBiasAddend() ? 1u : 0u}]
+            .push_back(op);
     });
     for (auto &[key, group] : groups) {
       if (group.size() < 2)
@@ -2644,15 +2646,21 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       SmallVector<Location> sumLocs;
       SmallVector<Attribute> sumNames;
       // Each matrix summed once (a gradient whose weight is read both
-      // ways, [in, out] and [out, in], has one sum).
-      SmallVector<Value> summed;
+      // ways, [in, out] and [out, in], has one sum), except into
+      // accumulators of their own.
+      SmallVector<Value> summed, addends;
       SmallVector<unsigned> sumOf;
       OpBuilder b(last);
       for (MatmulBiasGradOp op : members) {
         Value matrix = op.getBiasOfA() ? op.getA() : op.getB();
-        sumOf.push_back(llvm::find(summed, matrix) - summed.begin());
-        if (sumOf.back() == summed.size())
+        Value addend = op.getBiasAddend();
+        sumOf.push_back(addend ? summed.size()
+                               : llvm::find(summed, matrix) - summed.begin());
+        if (sumOf.back() == summed.size()) {
           summed.push_back(matrix);
+          if (addend)
+            addends.push_back(addend);
+        }
         auto fused = dyn_cast<FusedLoc>(op->getLoc());
         auto names = fused ? dyn_cast_or_null<ArrayAttr>(fused.getMetadata())
                            : ArrayAttr();
@@ -2669,7 +2677,7 @@ struct FusePass : public mpc::impl::FusePassBase<FusePass> {
       }
       auto sums = ColumnSumsOp::create(
           b, FusedLoc::get(sumLocs, b.getArrayAttr(sumNames), &getContext()),
-          summed);
+          summed, addends);
       remark(sums);
       for (auto [i, op] : llvm::enumerate(members)) {
         OpBuilder at(op);

@@ -60,6 +60,8 @@ Value accumulatedAddend(Operation *op, unsigned result) {
     return accumulate.getAddend();
   if (auto grads = dyn_cast<MatmulBiasGradOp>(op))
     return result == 0 ? grads.getAddend() : grads.getBiasAddend();
+  if (auto sums = dyn_cast<ColumnSumsOp>(op))
+    return sums.getAddends().empty() ? Value() : sums.getAddends()[result];
   if (auto back = dyn_cast<LayerNormBackwardOp>(op))
     return result == 1   ? back.getGammaAddend()
            : result == 2 ? back.getBetaAddend()

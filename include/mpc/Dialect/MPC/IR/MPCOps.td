@@ -482,7 +482,7 @@ def MPC_MatmulBiasGradOp : MPC_Op<"matmul_bias_grad", "Lowp",
 }
 
 def MPC_ColumnSumsOp : MPC_Op<"column_sums", "Follow",
-    [Pure, MPC_InferTypeOpAdaptor]> {
+    [Pure, MPC_InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "Column sums of several matrices of one type in one reduction";
   let description = [{
     Each result is the sum of the operand of the same position over its
@@ -494,6 +494,13 @@ def MPC_ColumnSumsOp : MPC_Op<"column_sums", "Follow",
     attention's query, key and value projections); each column's sum is
     the one a reduction of that operand alone gives, bit for bit.
 
+    With `addends` (one per operand, each of its result's type), each
+    result is its sums rounded to their type, the addend added and the
+    result rounded again: a separate `add`'s values, as
+    `mpc.matmul_bias_grad`'s `bias_addend` (bias gradients summed into
+    their accumulators; the memory plan may give a result its addend's
+    buffer).
+
     `--mpc-fuse`'s `sibling-bias-grads` builds it from the f32 bias
     gradients of `mpc.matmul_bias_grad` ops that read one layer input;
     it has no gradient of its own.
@@ -501,11 +508,16 @@ def MPC_ColumnSumsOp : MPC_Op<"column_sums", "Follow",
     ```mlir
     %dbq, %dbk, %dbv = mpc.column_sums %dq, %dk, %dv
         : tensor<4096x768xf16>, tensor<4096x768xf16>, tensor<4096x768xf16>
+    %sq, %sk = mpc.column_sums %dq, %dk addends(%accq, %acck)
+        : tensor<4096x768xf16>, tensor<4096x768xf16>
+          addends(tensor<768xf32>, tensor<768xf32>)
     ```
   }];
-  let arguments = (ins Variadic<MPC_FloatTensor>:$inputs);
+  let arguments = (ins Variadic<MPC_FloatTensor>:$inputs,
+                       Variadic<MPC_FloatTensor>:$addends);
   let results = (outs Variadic<MPC_FloatTensor>:$sums);
-  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let assemblyFormat = "$inputs (`addends` `(` $addends^ `)`)? attr-dict `:` "
+      "type($inputs) (`addends` `(` type($addends)^ `)`)?";
 }
 
 def MPC_AttentionOp : MPC_Op<"attention", "Lowp",

@@ -478,8 +478,9 @@ def FusePass : Pass<"mpc-fuse", "ModuleOp"> {
     With `sibling-bias-grads` (and `epilogues`), the f32 bias gradients
     of `mpc.matmul_bias_grad` ops with f16/bf16 operands of one type
     whose weight gradients read the same layer input (an attention's
-    query, key and value projections) and that add to no accumulator are
-    taken by one `mpc.column_sums`, placed before the last of them; each
+    query, key and value projections), all added to accumulators (their
+    `bias_addend`s) or none, are taken by one `mpc.column_sums` (with the
+    accumulators as its `addends`), placed before the last of them; each
     op becomes its weight gradient's product alone (`mpc.matmul`, or
     `mpc.matmul_add` with an addend). A sum read before that place stays
     with its op. The values are the same: each column is summed as its

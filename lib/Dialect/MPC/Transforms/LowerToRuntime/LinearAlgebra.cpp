@@ -200,7 +200,7 @@ LogicalResult matmulBiasGrad(MatmulBiasGradOp op, Lowering &l) {
 }
 
 LogicalResult columnSums(ColumnSumsOp op, Lowering &l) {
-  SmallVector<Value> inputs, sums;
+  SmallVector<Value> inputs, addends, sums;
   for (auto [i, input] : llvm::enumerate(op.getInputs())) {
     Value out = l.result(op, i);
     if (!out)
@@ -208,13 +208,17 @@ LogicalResult columnSums(ColumnSumsOp op, Lowering &l) {
     inputs.push_back(l.ptr(input));
     sums.push_back(out);
   }
+  for (Value addend : op.getAddends())
+    addends.push_back(l.ptr(addend));
   RankedTensorType type = tensorType(op.getInputs().front());
   l.call("mpcrt_column_sums",
          {l.i32(dtypeCode(type.getElementType())),
           l.i32(dtypeCode(cast<RankedTensorType>(op.getSums().front().getType())
                               .getElementType())),
-          l.i64(inputs.size()), l.pointerArray(inputs), l.pointerArray(sums),
-          l.i64(type.getDimSize(0)), l.i64(type.getDimSize(1))});
+          l.i64(inputs.size()), l.pointerArray(inputs),
+          addends.empty() ? l.null() : l.pointerArray(addends),
+          l.pointerArray(sums), l.i64(type.getDimSize(0)),
+          l.i64(type.getDimSize(1))});
   return success();
 }
 
