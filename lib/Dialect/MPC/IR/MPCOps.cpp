@@ -518,6 +518,15 @@ LogicalResult MatmulActivationGradOp::verify() {
   return success();
 }
 
+/// The type column sums of `element` values are kept in: f32 for f16
+/// and bf16, the values' own otherwise (mpc.matmul_bias_grad's bias
+/// gradient, mpc.column_sums).
+static Type biasSumsType(Type element) {
+  return element.isF16() || element.isBF16()
+             ? Float32Type::get(element.getContext())
+             : element;
+}
+
 LogicalResult
 MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                    Adaptor adaptor,
@@ -537,9 +546,7 @@ MatmulBiasGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
     return diag("expects transpose_a with bias_of_a (the sums of a over the "
                 "contraction dimension, its rows)");
   Type element = b.getElementType();
-  Type sums = element.isF16() || element.isBF16()
-                  ? Float32Type::get(element.getContext())
-                  : element;
+  Type sums = biasSumsType(element);
   auto product = RankedTensorType::get(*shape, element);
   if (Value addend = adaptor.getAddend()) {
     // The sum has the addend's type: the product's, or f32 for f16/bf16.
@@ -579,10 +586,8 @@ LogicalResult ColumnSumsOp::inferReturnTypes(MLIRContext *context,
       first = *type;
     else if (*type != first)
       return diag("expects matrices of one type, got ", first, " and ", *type);
-    Type element = type->getElementType();
-    Type sums = element.isF16() || element.isBF16() ? Float32Type::get(context)
-                                                    : element;
-    results.push_back(RankedTensorType::get({type->getDimSize(1)}, sums));
+    results.push_back(RankedTensorType::get(
+        {type->getDimSize(1)}, biasSumsType(type->getElementType())));
   }
   ValueRange addends = adaptor.getAddends();
   if (!addends.empty() && addends.size() != results.size())
